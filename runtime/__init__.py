@@ -1,0 +1,1 @@
+"""skillrt: durable, cancellable, resumable AI tasks."""

@@ -1,0 +1,182 @@
+"""``SkillContext``: everything a skill gets from the runtime, and nothing more.
+
+A skill reaches the model, the blog, the locks and the event bus only through its context.
+``step(name, fn)`` makes work durable: the first run stores ``fn``'s JSON result in the task's
+journal before returning it; a resumed task gets the stored result without running ``fn``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+from skillrt.abort import AbortSignal
+from skillrt.exceptions import UserError
+from skillrt.settings import RuntimeConfig
+
+if TYPE_CHECKING:
+    import structlog
+
+    from skillrt.llm.taskllm import TaskLLM
+    from skillrt.storage.files import FileStore
+    from skillrt.storage.locks import FileLockManager
+    from skillrt.storage.memory import BlogMemory
+
+__all__ = ["SkillContext", "TaskEvents", "TaskInput", "detect_language"]
+
+T = TypeVar("T")
+
+Language = Literal["zh", "en"]
+
+
+def detect_language(text: str) -> Language:
+    """``zh`` when the text has Chinese characters (Han script), else ``en``."""
+    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    letters = sum(1 for ch in text if ch.isalpha())
+    return "zh" if han and han >= 0.2 * letters else "en"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskInput:
+    """What the user asked, with the editor context a blog tool passed along."""
+
+    text: str
+    language: Language = "en"
+    current_file: str | None = None
+    selected_text: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def say(self, zh: str, en: str) -> str:
+        """Pick the reply in the user's language."""
+        return zh if self.language == "zh" else en
+
+
+class TaskEvents(Protocol):
+    """The event bus, bound to one task: ``ctx.events.emit("agent:status", message=...)``."""
+
+    def emit(self, event_type: str, **data: Any) -> None: ...
+
+
+class _TaskHost(Protocol):
+    """What the runtime provides behind a context (implemented by the runtime's task)."""
+
+    def journal_get(self, name: str) -> tuple[bool, Any]: ...
+    def journal_put(self, name: str, value: Any) -> None: ...
+    def before_step(self, name: str) -> None: ...
+    def report_progress(self, progress: dict[str, Any]) -> None: ...
+    async def wait_for_answer(self, question: str) -> str: ...
+
+
+class SkillContext:
+    """The task a skill runs in: ids, signal, input, model, memory, files, locks, events."""
+
+    __slots__ = (
+        "_asks",
+        "_host",
+        "config",
+        "events",
+        "files",
+        "input",
+        "llm",
+        "locks",
+        "logger",
+        "memory",
+        "session_id",
+        "signal",
+        "task_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        task_id: str,
+        session_id: str,
+        signal: AbortSignal,
+        input: TaskInput,
+        llm: TaskLLM,
+        memory: BlogMemory,
+        files: FileStore,
+        locks: FileLockManager,
+        events: TaskEvents,
+        logger: structlog.stdlib.BoundLogger,
+        config: RuntimeConfig,
+        host: _TaskHost,
+    ) -> None:
+        self.task_id = task_id
+        self.session_id = session_id
+        self.signal = signal
+        self.input = input
+        self.llm = llm
+        self.memory = memory
+        self.files = files
+        self.locks = locks
+        self.events = events
+        self.logger = logger
+        self.config = config
+        self._host = host
+        self._asks = 0
+
+    def progress(
+        self,
+        step: int,
+        total: int,
+        message: str,
+        detail: str | None = None,
+    ) -> None:
+        """Report progress: emits ``task:progress`` (with a percent) and records it."""
+        total = max(total, 1)
+        step = max(0, min(step, total))
+        percent = round(100.0 * step / total, 1)
+        self._host.report_progress(
+            {
+                "step": step,
+                "total_steps": total,
+                "message": message,
+                "detail": detail,
+                "percent": percent,
+            }
+        )
+
+    async def step(self, name: str, fn: Callable[[], Awaitable[T] | T]) -> T:
+        """Run ``fn`` once, durably.
+
+        The result must be JSON-serialisable; it is stored in the journal before this returns
+        and returned as its JSON round trip (so the first run and a resumed run see the same
+        value). Checks the abort signal and a pending pause before running.
+        """
+        found, value = self._host.journal_get(name)
+        if found:
+            return value  # type: ignore[no-any-return]
+        self.signal.raise_if_aborted()
+        self._host.before_step(name)
+        out = fn()
+        result = await out if inspect.isawaitable(out) else out
+        try:
+            stored = json.loads(json.dumps(result, ensure_ascii=False, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise UserError(
+                f"step {name!r} returned {type(result).__name__}, which is not JSON-serialisable"
+                f" ({exc}); return dicts, lists, strings and numbers"
+            ) from exc
+        self.signal.raise_if_aborted()
+        self._host.journal_put(name, stored)
+        return stored  # type: ignore[no-any-return]
+
+    async def ask(self, question: str) -> str:
+        """Ask the user; the task waits in WAITING_INPUT until the session's next input.
+
+        The answer is journalled, so a resumed task does not ask again.
+        """
+        self._asks += 1
+
+        async def wait() -> str:
+            return await self._host.wait_for_answer(question)
+
+        return await self.step(f"ask#{self._asks}", wait)
+
+    def say(self, zh: str, en: str) -> str:
+        """Pick the reply in the user's language."""
+        return self.input.say(zh, en)

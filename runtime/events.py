@@ -1,0 +1,103 @@
+"""One event bus. Every event is ``{type, task_id, data, timestamp}``.
+
+Subscribers are sync or async callables; ``on`` returns the function that unsubscribes. A
+subscriber that raises is logged and skipped: it never breaks the task that emitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+__all__ = ["EVENT_TYPES", "Event", "EventBus", "EventCallback"]
+
+EVENT_TYPES: frozenset[str] = frozenset(
+    {
+        "runtime:initialized",
+        "runtime:checkpoints_loaded",
+        "state:changed",
+        "task:started",
+        "task:progress",
+        "task:waiting_input",
+        "task:completed",
+        "task:aborted",
+        "task:stream",
+        "task:metrics",
+        "agent:status",
+        "agent:reasoned",
+        "agent:action",
+        "browser:navigated",
+        "browser:action_started",
+        "browser:action_completed",
+        "ai:generation",
+        "ai:generation:error",
+    }
+)
+"""The names of DESIGN.md; ``task:stream`` (model text deltas for live display) is ours."""
+
+_log = structlog.get_logger("skillrt.events")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: str
+    task_id: str | None
+    data: dict[str, Any] = field(default_factory=dict)
+    timestamp: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "task_id": self.task_id,
+            "data": self.data,
+            "timestamp": self.timestamp,
+        }
+
+
+EventCallback = Callable[[Event], object]
+
+
+class EventBus:
+    """Publish/subscribe by event type; ``"*"`` subscribes to everything."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._subscribers: dict[str, list[EventCallback]] = {}
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
+        self._subscribers.setdefault(event_type, []).append(callback)
+
+        def unsubscribe() -> None:
+            callbacks = self._subscribers.get(event_type, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
+
+        return unsubscribe
+
+    def emit(self, event_type: str, task_id: str | None = None, **data: Any) -> Event:
+        event = Event(event_type, task_id, data, self._clock())
+        callbacks = [*self._subscribers.get(event_type, ()), *self._subscribers.get("*", ())]
+        for callback in callbacks:
+            try:
+                out = callback(event)
+                if inspect.isawaitable(out):
+                    task = asyncio.ensure_future(out)
+                    self._pending.add(task)
+                    task.add_done_callback(self._async_done)
+            except Exception as exc:
+                _log.error(
+                    "agent.error", where="event subscriber", event=event_type, error=str(exc)
+                )
+        return event
+
+    def _async_done(self, task: asyncio.Task[Any]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("agent.error", where="event subscriber", error=str(task.exception()))

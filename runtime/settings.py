@@ -1,0 +1,236 @@
+"""``RuntimeConfig``: every setting, from four layers.
+
+Lowest to highest: ``config/default.toml`` shipped in the package, then
+``~/.config/skillrt/config.toml`` (``$XDG_CONFIG_HOME`` honoured), then ``./skillrt.toml``
+(or the file named by ``SKILLRT_CONFIG``), then ``SKILLRT_*`` environment variables
+(``SKILLRT_LLM__MODEL`` for nested keys), then keyword arguments.
+
+A malformed file fails at start-up with ``ConfigError`` naming the file, the key and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from skillrt.exceptions import ConfigError
+
+__all__ = [
+    "BrowserConfig",
+    "BudgetConfig",
+    "LLMConfig",
+    "RuntimeConfig",
+    "SearchConfig",
+    "config_files",
+    "load_config",
+]
+
+ENV_PREFIX = "SKILLRT_"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BudgetConfig(_Section):
+    """Per-task limits; exceeding one stops the task with ``BudgetExceeded``."""
+
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, ge=0)
+
+
+class LLMConfig(_Section):
+    provider: Literal["auto", "openai", "local", "scripted"] = "auto"
+    model: str = ""
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    # local (llama.cpp)
+    model_path: Path | None = None
+    n_ctx: int = Field(default=4096, ge=256)
+    n_threads: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    # scripted (a ScriptedModel script in JSON, for end-to-end tests of the CLI)
+    script_path: Path | None = None
+
+
+class SearchConfig(_Section):
+    provider: Literal["searxng", "duckduckgo", "brave"] = "duckduckgo"
+    url: str | None = None
+    api_key: SecretStr | None = None
+    max_results: int = Field(default=5, ge=1, le=20)
+
+
+class BrowserConfig(_Section):
+    backend: Literal["http", "chromium"] = "http"
+    chromium_path: Path | None = None
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    allow_private: list[str] = Field(default_factory=list)
+    timeout_s: float = Field(default=20.0, gt=0)
+    max_steps: int = Field(default=15, ge=1)
+    max_failures: int = Field(default=3, ge=1)
+    max_actions_per_step: int = Field(default=3, ge=1)
+    planning_interval: int = Field(default=3, ge=1)
+    observation_tokens: int = Field(default=2000, ge=100)
+    max_page_bytes: int = Field(default=5_000_000, ge=1000)
+    read_concurrency: int = Field(default=4, ge=1)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+
+
+class RuntimeConfig(BaseSettings):
+    """All settings of a runtime. ``RuntimeConfig()`` reads the files and the environment."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    content_root: Path = Path()
+    state_dir: Path | None = None
+    posts_dir: str = "posts"
+    session_id: str | None = None
+
+    log_level: Literal["debug", "info", "warning", "error"] = "warning"
+    log_format: Literal["console", "json"] = "console"
+    log_file: Path | None = None
+    secrets: list[SecretStr] = Field(default_factory=list)
+
+    watchdog_timeout_s: float = Field(default=300.0, gt=0)
+    checkpoints: bool = True
+    checkpoint_max_age_h: float = Field(default=24.0, gt=0)
+    history_limit: int = Field(default=1000, ge=1)
+    lock_expiry_s: float = Field(default=300.0, gt=0)
+
+    intent_cache_size: int = Field(default=50, ge=1)
+    intent_cache_ttl_s: float = Field(default=600.0, gt=0)
+    confidence_threshold: float = Field(default=0.6, ge=0, le=1)
+    max_input_chars: int = Field(default=100_000, ge=1)
+
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    browser: BrowserConfig = Field(default_factory=BrowserConfig)
+
+    @property
+    def root(self) -> Path:
+        """The content root, absolute."""
+        return self.content_root.expanduser().resolve()
+
+    @property
+    def state_path(self) -> Path:
+        """The state folder: ``state_dir`` or ``<content_root>/.skillrt``, absolute."""
+        if self.state_dir is not None:
+            return self.state_dir.expanduser().resolve()
+        return self.root / ".skillrt"
+
+    def secret_values(self) -> list[str]:
+        """Every configured secret, for the log redactor."""
+        values = [s.get_secret_value() for s in self.secrets]
+        for key in (self.llm.api_key, self.browser.search.api_key):
+            if key is not None:
+                values.append(key.get_secret_value())
+        return [v for v in values if v]
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        files = [_TomlSource(settings_cls, path) for path in reversed(config_files())]
+        return (init_settings, env_settings, *files)
+
+
+def _user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "skillrt" / "config.toml"
+
+
+def config_files() -> list[Path]:
+    """The config files in force, lowest priority first (the shipped default is first)."""
+    files: list[Path] = [Path(str(resources.files("skillrt.config").joinpath("default.toml")))]
+    user = _user_config_path()
+    if user.is_file():
+        files.append(user)
+    explicit = os.environ.get(ENV_PREFIX + "CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"${ENV_PREFIX}CONFIG", "path", "an existing file", explicit)
+        files.append(path)
+    elif Path("skillrt.toml").is_file():
+        files.append(Path("skillrt.toml").resolve())
+    return files
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), "(syntax)", f"valid TOML ({exc})") from exc
+    except OSError as exc:
+        raise ConfigError(str(path), "(file)", f"a readable file ({exc.strerror})") from exc
+
+
+class _TomlSource(InitSettingsSource):
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        self.path = path
+        self.data = _read_toml(path)
+        super().__init__(settings_cls, self.data)
+
+
+def _has_key(data: dict[str, Any], loc: tuple[str | int, ...]) -> bool:
+    node: Any = data
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _env_name(loc: tuple[str | int, ...]) -> str:
+    return ENV_PREFIX + "__".join(str(p) for p in loc).upper()
+
+
+def load_config(**overrides: Any) -> RuntimeConfig:
+    """Build a ``RuntimeConfig``, turning validation errors into a ``ConfigError`` with a source."""
+    try:
+        return RuntimeConfig(**overrides)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = tuple(error["loc"])
+        key = ".".join(str(p) for p in loc)
+        expected = error["msg"]
+        got = error.get("input")
+        if loc and _has_key(overrides, loc):
+            source = "keyword arguments"
+        elif loc and (_env_name(loc) in os.environ or _env_name(loc[:1]) in os.environ):
+            source = f"${_env_name(loc)}"
+        else:
+            source = "config"
+            for path in reversed(config_files()):
+                if _has_key(_read_toml(path), loc):
+                    source = str(path)
+                    break
+        raise ConfigError(source, key, expected, None if isinstance(got, dict) else got) from exc

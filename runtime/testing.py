@@ -1,0 +1,229 @@
+"""Test models: real implementations of the LLM protocol, used in tests instead of mocks.
+
+``ScriptedModel`` answers from a queue; ``FunctionModel`` answers with a callable. Both honour
+the abort signal, stream their answer through ``stream_cb`` and report usage like a provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from pydantic import BaseModel
+
+from skillrt.abort import AbortSignal
+from skillrt.exceptions import ScriptExhausted, UserError
+from skillrt.llm.base import (
+    LLMMessage,
+    LLMResult,
+    StreamCallback,
+    Usage,
+    call_stream_cb,
+    estimate_tokens,
+    parse_structured,
+)
+
+__all__ = ["Answer", "FunctionModel", "ModelOptions", "ScriptedModel"]
+
+Answer: TypeAlias = str | dict[str, Any] | BaseModel | LLMResult | BaseException
+"""What a test model can give: text, a JSON object, a model, a full result, or an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelOptions:
+    """The keyword arguments of a ``chat`` call, as a ``FunctionModel`` callable sees them."""
+
+    response_model: type[BaseModel] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    stream: bool = False
+
+
+async def _sleep_or_abort(seconds: float, signal: AbortSignal | None) -> None:
+    if seconds <= 0:
+        return
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=seconds)
+    finally:
+        waiter.cancel()
+    signal.raise_if_aborted()
+
+
+def _chunks(text: str) -> Iterable[str]:
+    """Split text into word-sized deltas (CJK text one character at a time)."""
+    word = ""
+    for ch in text:
+        word += ch
+        if ch.isspace() or ord(ch) > 0x2E80:
+            yield word
+            word = ""
+    if word:
+        yield word
+
+
+class _TestModel:
+    __test__ = False
+
+    def __init__(self, *, model: str, delay: float, chunk_delay: float) -> None:
+        self._model = model
+        self.delay = delay
+        self.chunk_delay = chunk_delay
+        self.calls: list[list[LLMMessage]] = []
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def call_count(self) -> int:
+        return len(self.calls)
+
+    async def _finish(
+        self,
+        answer: Answer,
+        messages: Sequence[LLMMessage],
+        signal: AbortSignal | None,
+        response_model: type[BaseModel] | None,
+        stream_cb: StreamCallback | None,
+    ) -> LLMResult:
+        await _sleep_or_abort(self.delay, signal)
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, LLMResult):
+            return answer
+        if isinstance(answer, BaseModel):
+            content = answer.model_dump_json()
+        elif isinstance(answer, dict):
+            content = json.dumps(answer, ensure_ascii=False)
+        else:
+            content = answer
+        parsed = None
+        if response_model is not None:
+            parsed = parse_structured(
+                answer if isinstance(answer, dict) else content, response_model
+            )
+        if stream_cb is not None:
+            for delta in _chunks(content):
+                if signal is not None:
+                    signal.raise_if_aborted()
+                await call_stream_cb(stream_cb, delta)
+                await _sleep_or_abort(self.chunk_delay, signal)
+        if signal is not None:
+            signal.raise_if_aborted()
+        prompt = sum(estimate_tokens(m["content"]) for m in messages)
+        usage = Usage(prompt_tokens=prompt, completion_tokens=estimate_tokens(content))
+        return LLMResult(content=content, parsed=parsed, usage=usage, cost=0.0, model=self._model)
+
+
+class ScriptedModel(_TestModel):
+    """Answers from a script, in order. Asked once more than it has answers, it raises.
+
+    ``ScriptedModel(["an outline", {"type": "SUMMARIZE", "confidence": 0.9}])``; a dict is
+    sent as JSON and validated against ``response_model`` when one is given; an exception in
+    the script is raised by that call. ``delay`` waits before each answer and ``chunk_delay``
+    between streamed chunks, both cut short by the abort signal.
+    """
+
+    def __init__(
+        self,
+        answers: Iterable[Answer],
+        *,
+        model: str = "scripted",
+        delay: float = 0.0,
+        chunk_delay: float = 0.0,
+    ) -> None:
+        super().__init__(model=model, delay=delay, chunk_delay=chunk_delay)
+        self._answers: list[Answer] = list(answers)
+
+    @classmethod
+    def from_file(cls, path: str | Path, **kwargs: Any) -> ScriptedModel:
+        """Load a script from JSON: a list of answers, or ``{"answers": [...], "delay": s}``."""
+        source = Path(path)
+        try:
+            data = json.loads(source.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UserError(f"cannot read model script {source}: {exc}") from exc
+        if isinstance(data, dict):
+            answers = data.get("answers")
+            for key in ("delay", "chunk_delay", "model"):
+                if key in data:
+                    kwargs.setdefault(key, data[key])
+        else:
+            answers = data
+        if not isinstance(answers, list):
+            raise UserError(f"model script {source}: expected a list of answers")
+        return cls(answers, **kwargs)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._answers)
+
+    def add(self, *answers: Answer) -> None:
+        self._answers.extend(answers)
+
+    async def chat(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        signal: AbortSignal | None = None,
+        response_model: type[BaseModel] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stream_cb: StreamCallback | None = None,
+    ) -> LLMResult:
+        if signal is not None:
+            signal.raise_if_aborted()
+        self.calls.append(list(messages))
+        if not self._answers:
+            raise ScriptExhausted(
+                f"ScriptedModel has no answer left for call {len(self.calls)}",
+                provider="scripted",
+                model=self._model,
+            )
+        answer = self._answers.pop(0)
+        return await self._finish(answer, messages, signal, response_model, stream_cb)
+
+
+ModelFunction = Callable[[list[LLMMessage], ModelOptions], Answer | Awaitable[Answer]]
+
+
+class FunctionModel(_TestModel):
+    """Answers with ``fn(messages, options)``, a sync or async callable returning an Answer."""
+
+    def __init__(
+        self,
+        fn: ModelFunction,
+        *,
+        model: str = "function",
+        delay: float = 0.0,
+        chunk_delay: float = 0.0,
+    ) -> None:
+        super().__init__(model=model, delay=delay, chunk_delay=chunk_delay)
+        self.fn = fn
+
+    async def chat(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        signal: AbortSignal | None = None,
+        response_model: type[BaseModel] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stream_cb: StreamCallback | None = None,
+    ) -> LLMResult:
+        if signal is not None:
+            signal.raise_if_aborted()
+        self.calls.append(list(messages))
+        options = ModelOptions(response_model, max_tokens, temperature, stream_cb is not None)
+        out = self.fn(list(messages), options)
+        answer: Answer = await out if inspect.isawaitable(out) else out
+        return await self._finish(answer, messages, signal, response_model, stream_cb)

@@ -1,0 +1,37 @@
+"""The task record: everything needed to show, resume or audit a task. JSON only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["SCHEMA_VERSION", "TaskRecord"]
+
+SCHEMA_VERSION = 1
+
+
+class TaskRecord(BaseModel):
+    """One task, as checkpointed. ``steps`` is the journal: step name -> JSON result, in order."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    schema_version: int = SCHEMA_VERSION
+    id: str
+    session_id: str
+    state: str
+    intent: dict[str, Any] = Field(default_factory=dict)
+    raw_input: str = ""
+    context: dict[str, Any] = Field(default_factory=dict)
+    skill: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    steps: dict[str, Any] = Field(default_factory=dict)
+    progress: dict[str, Any] = Field(default_factory=dict)
+    tokens: int = 0
+    cost: float = 0.0
+    created_at: float
+    updated_at: float
+    last_error: str | None = None
+    error_reason: str | None = None
+    question: str | None = None
+    result: dict[str, Any] | None = None
