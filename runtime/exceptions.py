@@ -8,6 +8,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
     ├── UserError                    a usage mistake: fix the call, the input or the config
     │   ├── ConfigError              a config file or variable is malformed (file, key, expected)
     │   ├── PathNotAllowed           a path escapes the content root, or is malformed
+    │   ├── InvalidFrontmatter       a post's YAML frontmatter cannot be read (path, reason)
     │   ├── MissingDependency        an optional extra is not installed (says what to install)
     │   └── UnknownSkill             no skill of that name is registered
     ├── ModelRetry                   a signal back to the model: its output was unusable, try again
@@ -45,6 +46,7 @@ __all__ = [
     "CheckpointCorrupt",
     "ConfigError",
     "FileChanged",
+    "InvalidFrontmatter",
     "InvalidTransition",
     "LockConflict",
     "MissingDependency",
@@ -93,6 +95,13 @@ class PathNotAllowed(UserError):
         self.path = path
         self.reason = reason
         super().__init__(f"path not allowed: {path!r}: {reason}")
+
+
+class InvalidFrontmatter(UserError):
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: unreadable frontmatter: {reason}")
 
 
 class MissingDependency(UserError):
