@@ -1,0 +1,145 @@
+"""EntityGraph and BlogMemory: links from wikilinks and tags, extraction, incremental updates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from skillrt.storage.graph import EntityGraph, ExtractedEntity
+from skillrt.storage.memory import BlogMemory
+from tests.blog import POST_COUNT, copy_blog
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[BlogMemory]:
+    mem = BlogMemory(copy_blog(tmp_path / "blog"), tmp_path / "state")
+    mem.refresh()
+    yield mem
+    mem.close()
+
+
+def test_memory_is_lazy(tmp_path: Path) -> None:
+    mem = BlogMemory(tmp_path / "no-blog-yet", tmp_path / "state")
+    assert not (tmp_path / "state").exists()
+    mem.close()
+    assert not (tmp_path / "state").exists()
+
+
+def test_graph_from_wikilinks_and_tags(memory: BlogMemory) -> None:
+    graph = memory.graph
+    assert len(graph.posts()) == POST_COUNT
+    # [[rust-lifetimes|...]] in the body and wikiLinks in the frontmatter, [[Rust 借用与引用]]
+    # by title, [[rust-borrowing#悬垂引用]] with a heading, [[rust-borrowing]] by file name.
+    assert graph.backlinks("posts/rust-borrowing.md") == [
+        "posts/notes/weekly-review.md",
+        "posts/rust-lifetimes.md",
+        "posts/rust-smart-pointers.md",
+    ]
+    assert graph.backlinks("posts/rust-lifetimes.md") == ["posts/rust-borrowing.md"]
+    # Tags are entities; the string "rust, python" tags the weekly review.
+    tagged = {r.name for r in graph.related("rust") if r.node == "post"}
+    assert tagged == {
+        "posts/rust-borrowing.md",
+        "posts/rust-lifetimes.md",
+        "posts/rust-smart-pointers.md",
+        "posts/notes/weekly-review.md",
+    }
+    # An unresolved link is a "note" entity, like Obsidian's unwritten notes.
+    assert graph.entity("Unwritten Ideas") == {
+        "name": "Unwritten Ideas",
+        "type": "note",
+        "description": "",
+    }
+    exported = graph.export_json()
+    json.dumps(exported)  # JSON values only
+    assert {"posts", "entities", "links"} <= set(exported)
+    assert any(
+        link["source"] == "posts/knowledge-graph-notes.md"
+        and link["target"] == "posts/database-indexing.md"
+        for link in exported["links"]
+    )
+
+
+def test_related_for_a_post(memory: BlogMemory) -> None:
+    related = memory.graph.related("posts/rust-borrowing.md")
+    posts = [r.name for r in related if r.node == "post"]
+    assert "posts/rust-lifetimes.md" in posts and "posts/rust-smart-pointers.md" in posts
+    assert {"rust", "所有权"} <= {r.name for r in related if r.node == "entity"}
+
+
+def test_refresh_of_an_unchanged_blog_leaves_the_graph_alone(memory: BlogMemory) -> None:
+    before = memory.graph.export_json()
+    report = memory.refresh()
+    assert report.unchanged == POST_COUNT
+    assert memory.sync_graph().empty
+    assert memory.graph.export_json() == before
+
+
+def test_extraction_is_incremental(memory: BlogMemory) -> None:
+    extracted = [
+        ExtractedEntity(
+            name="Rust", type="language", description="A systems language", mentions=["Rust 中"]
+        ),
+        ExtractedEntity(name="借用检查器", type="concept", mentions=["借用检查器的价值"]),
+    ]
+    delta = memory.update_post_graph("posts/rust-borrowing.md", extracted)
+    assert delta.entities_added == ["借用检查器"]  # "Rust" existed as a tag: one node
+    assert len(delta.links_added) == 2 and all(x.kind == "mention" for x in delta.links_added)
+    assert memory.graph.entity("rust") == {
+        "name": "Rust",
+        "type": "language",
+        "description": "A systems language",
+    }
+    assert memory.graph.post_state("posts/rust-borrowing.md")[1] is True
+    # The same extraction again: nothing to write.
+    assert memory.update_post_graph("posts/rust-borrowing.md", extracted).empty
+    # Structural refresh of an unchanged post keeps the extraction.
+    assert memory.update_post_graph("posts/rust-borrowing.md", None).empty
+    # A new extraction without 借用检查器 removes the entity no post mentions any more.
+    delta = memory.update_post_graph("posts/rust-borrowing.md", extracted[:1])
+    assert delta.entities_removed == ["借用检查器"]
+    assert len(delta.links_removed) == 1
+
+
+def test_changed_post_updates_links(memory: BlogMemory) -> None:
+    post = memory.content_root / "posts" / "docker-basics.md"
+    text = post.read_text(encoding="utf-8").replace("[[git-workflow]]", "[[sqlite-fts5]]")
+    post.write_text(text.replace("tags: [docker, 运维]", "tags: [docker, 容器]"), encoding="utf-8")
+    memory.refresh()
+    graph = memory.graph
+    assert "posts/docker-basics.md" not in graph.backlinks("posts/git-workflow.md")
+    assert "posts/docker-basics.md" in graph.backlinks("posts/sqlite-fts5.md")
+    assert graph.entity("运维") is None  # no post is tagged 运维 any more
+    assert graph.entity("容器") is not None
+
+
+def test_new_post_resolves_a_dangling_link(memory: BlogMemory) -> None:
+    (memory.content_root / "posts" / "unwritten-ideas.md").write_text(
+        "---\ntitle: Unwritten Ideas\n---\nNow written.\n", encoding="utf-8"
+    )
+    memory.refresh()
+    assert memory.graph.backlinks("posts/unwritten-ideas.md") == ["posts/notes/weekly-review.md"]
+    assert memory.graph.entity("Unwritten Ideas") is None
+
+
+def test_removed_post_leaves_the_graph(memory: BlogMemory) -> None:
+    (memory.content_root / "posts" / "ml-intro.md").unlink()
+    memory.refresh()
+    assert "posts/ml-intro.md" not in memory.graph.posts()
+    assert memory.graph.entity("机器学习") is None
+    assert memory.graph.backlinks("posts/python-generators.md") == ["posts/python-asyncio.md"]
+
+
+def test_graph_alone(tmp_path: Path) -> None:
+    graph = EntityGraph(tmp_path / "g.sqlite3")
+    delta = graph.update_post("a.md", "h1", ["b.md", "Idea"], ["x"], None, posts=["b.md"])
+    assert sorted(delta.entities_added) == ["Idea", "x"]
+    assert graph.backlinks("b.md") == ["a.md"]
+    delta = graph.remove_post("a.md")
+    assert sorted(delta.entities_removed) == ["Idea", "x"]
+    assert len(delta.links_removed) == 3
+    assert graph.export_json() == {"posts": [], "entities": [], "links": []}
+    graph.close()
