@@ -1,0 +1,105 @@
+"""History on real SQLite: per session, newest first, bounded, JSON only, durable."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillrt.exceptions import UserError
+from skillrt.storage.history import History
+
+
+def task(n: int, session: str = "s1", **extra: Any) -> dict[str, Any]:
+    return {
+        "task_id": f"t{n}",
+        "session_id": session,
+        "skill": "WriteArticle",
+        "intent": "WRITE_ARTICLE",
+        "state": "COMPLETED",
+        "tokens": 10 * n,
+        "cost": 0.001 * n,
+        "started_at": 1000.0 + n,
+        "finished_at": 1001.0 + n,
+        "message": f"写好了第 {n} 篇",
+        **extra,
+    }
+
+
+@pytest.fixture(params=["disk", "memory"])
+def history(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[History]:
+    made = History(tmp_path / "state" if request.param == "disk" else None, limit=5)
+    yield made
+    made.close()
+
+
+def test_tasks_newest_first_per_session(history: History) -> None:
+    for n in range(3):
+        history.add_task(task(n, "s1"))
+    history.add_task(task(3, "s2"))
+    assert [t["task_id"] for t in history.tasks()] == ["t3", "t2", "t1", "t0"]
+    assert [t["task_id"] for t in history.tasks("s1")] == ["t2", "t1", "t0"]
+    assert [t["task_id"] for t in history.tasks("s1", limit=2)] == ["t2", "t1"]
+    assert history.tasks("nobody") == []
+    assert history.tasks("s1")[0] == task(2, "s1")
+
+
+def test_a_task_has_one_entry(history: History) -> None:
+    history.add_task(task(1, state="ERROR"))
+    history.add_task(task(2))
+    history.add_task(task(1, state="COMPLETED"))  # resumed and finished
+    entries = history.tasks()
+    assert [(t["task_id"], t["state"]) for t in entries] == [
+        ("t1", "COMPLETED"),
+        ("t2", "COMPLETED"),
+    ]
+
+
+def test_messages_newest_first_per_session(history: History) -> None:
+    history.add_message("s1", {"role": "user", "content": "写一篇文章"})
+    history.add_message("s2", {"role": "user", "content": "other"})
+    history.add_message("s1", {"role": "assistant", "content": "好的"})
+    assert [m["content"] for m in history.messages("s1")] == ["好的", "写一篇文章"]
+    assert [m["content"] for m in history.messages("s1", limit=1)] == ["好的"]
+    assert [m["content"] for m in history.messages("s2")] == ["other"]
+
+
+def test_bounded_oldest_dropped(history: History) -> None:
+    for n in range(12):
+        history.add_task(task(n, "s1" if n % 2 else "s2"))
+        history.add_message("s1", {"n": n})
+    assert [t["task_id"] for t in history.tasks(limit=50)] == ["t11", "t10", "t9", "t8", "t7"]
+    assert [m["n"] for m in history.messages("s1", limit=50)] == [11, 10, 9, 8, 7]
+
+
+def test_entries_must_be_json(history: History) -> None:
+    with pytest.raises(UserError, match="not JSON-serialisable"):
+        history.add_task(task(1, started_at=object()))
+    with pytest.raises(UserError, match="not JSON-serialisable"):
+        history.add_message("s1", {"content": float("nan")})
+    with pytest.raises(UserError, match="task_id"):
+        history.add_task({"session_id": "s1"})
+    assert history.tasks() == []
+
+
+def test_durable_and_stored_as_json_text(tmp_path: Path) -> None:
+    history = History(tmp_path / "state")
+    history.add_task(task(1))
+    history.add_message("s1", {"role": "user", "content": "你好"})
+    history.close()
+
+    with sqlite3.connect(tmp_path / "state" / "history.db") as db:
+        for table in ("tasks", "messages"):
+            for value_type, data in db.execute(f"SELECT typeof(data), data FROM {table}"):
+                assert value_type == "text"
+                json.loads(data)
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+    reopened = History(tmp_path / "state")
+    assert reopened.tasks("s1") == [task(1)]
+    assert reopened.messages("s1") == [{"role": "user", "content": "你好"}]
+    reopened.close()
