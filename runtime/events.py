@@ -93,7 +93,7 @@ class EventBus:
                     task.add_done_callback(self._async_done)
             except Exception as exc:
                 _log.error(
-                    "agent.error", where="event subscriber", event=event_type, error=str(exc)
+                    "agent.error", where="event subscriber", event_type=event_type, error=str(exc)
                 )
         return event
 

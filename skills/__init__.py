@@ -1,1 +1,21 @@
-"""(filled in below)"""
+"""The builtin skills: writing (the blog) and browsing (the web).
+
+Advertised to the runtime through the ``skillrt.skills`` entry point, so the runtime never
+imports this package (arrows point one way: skills -> runtime -> storage).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillrt.skill import Skill
+
+__all__ = ["builtin_skills"]
+
+
+def builtin_skills() -> list[Skill[Any]]:
+    """Every builtin skill, freshly imported."""
+    from skillrt.skills.browsing import browsing_skills
+    from skillrt.skills.writing import writing_skills
+
+    return [*writing_skills(), *browsing_skills()]

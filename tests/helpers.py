@@ -1,0 +1,43 @@
+"""Small builders shared by tests (real runtime, real stores, test models)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from skillrt import LLM, AgentRuntime, Event, Skill, load_config
+
+
+class Recorder:
+    """Collects every event of a runtime, in order."""
+
+    def __init__(self, runtime: AgentRuntime) -> None:
+        self.events: list[Event] = []
+        runtime.on("*", self.events.append)
+
+    def types(self, task_id: str | None = None) -> list[str]:
+        return [e.type for e in self.events if task_id is None or e.task_id == task_id]
+
+    def of(self, event_type: str) -> list[Event]:
+        return [e for e in self.events if e.type == event_type]
+
+
+def make_runtime(
+    root: Path,
+    llm: LLM,
+    skills: list[Skill[Any]] | None = None,
+    **overrides: Any,
+) -> AgentRuntime:
+    """A runtime over ``root`` (the blog) with its state in ``root/.skillrt``."""
+    config = load_config(content_root=root, **overrides)
+    return AgentRuntime(config, llm=llm, skills=skills if skills is not None else [])
+
+
+class NoParams(BaseModel):
+    pass
+
+
+class TopicParams(BaseModel):
+    topic: str

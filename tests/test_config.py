@@ -1,0 +1,90 @@
+"""Config layering and clear errors for malformed files."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from skillrt import ConfigError, load_config
+from skillrt.logs import Redactor, make_logger
+from skillrt.settings import config_files
+
+
+def test_defaults_come_from_the_packaged_file(isolated: Path) -> None:
+    config = load_config()
+    assert config.watchdog_timeout_s == 300
+    assert config.intent_cache_size == 50
+    assert config.state_path == (isolated / ".skillrt").resolve()
+    assert config_files()[0].name == "default.toml"
+
+
+def test_layers_override_in_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = isolated.parent / "xdg" / "skillrt" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('watchdog_timeout_s = 100\nposts_dir = "blog"\n[llm]\nmodel = "user"\n')
+    (isolated / "skillrt.toml").write_text("watchdog_timeout_s = 50\n[llm]\ntimeout_s = 5\n")
+    monkeypatch.setenv("SKILLRT_LLM__MODEL", "from-env")
+    config = load_config(history_limit=7)
+    assert config.watchdog_timeout_s == 50  # ./skillrt.toml beats the user file
+    assert config.posts_dir == "blog"  # the user file beats the default
+    assert config.llm.model == "from-env"  # the environment beats files
+    assert config.llm.timeout_s == 5  # sections merge key by key
+    assert config.history_limit == 7  # keywords beat everything
+
+
+def test_malformed_value_names_file_key_and_expectation(isolated: Path) -> None:
+    (isolated / "skillrt.toml").write_text('[llm]\ntimeout_s = "soon"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert info.value.source.endswith("skillrt.toml")
+    assert info.value.key == "llm.timeout_s"
+    assert "number" in info.value.expected
+    assert "skillrt.toml: llm.timeout_s: expected" in str(info.value)
+
+
+def test_unknown_key_is_refused(isolated: Path) -> None:
+    (isolated / "skillrt.toml").write_text("watchdog_timeuot_s = 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert info.value.key == "watchdog_timeuot_s"
+
+
+def test_toml_syntax_error(isolated: Path) -> None:
+    (isolated / "skillrt.toml").write_text("this is = = not toml\n")
+    with pytest.raises(ConfigError, match=r"skillrt.toml: \(syntax\): expected valid TOML"):
+        load_config()
+
+
+def test_bad_environment_variable(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLRT_WATCHDOG_TIMEOUT_S", "-1")
+    with pytest.raises(ConfigError) as info:
+        load_config()
+    assert info.value.source == "$SKILLRT_WATCHDOG_TIMEOUT_S"
+
+
+def test_logs_are_json_lines_and_secrets_are_redacted(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-envkey-0123456789abcdef")
+    config = load_config(log_format="json", log_level="info", secrets=["hunter2-secret"])
+    out = io.StringIO()
+    logger = make_logger(config, Redactor(config.secret_values()), stream=out)
+    logger.info(
+        "agent.input.received",
+        input="my password is hunter2-secret and key sk-envkey-0123456789abcdef",
+        api_key="plain",
+        nested={"authorization": "Bearer abcdefghijklmnopqrstuvwxyz"},
+    )
+    logger.debug("agent.state.changed")  # below the level: dropped
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1
+    entry = json.loads(lines[0])
+    assert entry["event"] == "agent.input.received"
+    assert entry["level"] == "info"
+    text = lines[0]
+    assert "hunter2-secret" not in text and "sk-envkey" not in text and "plain" not in text
+    assert "abcdefghijklmnop" not in text
+    assert entry["input"].count("***") == 2

@@ -1,0 +1,110 @@
+"""The transition table, exhaustively, and the watchdog timer."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from skillrt.exceptions import InvalidTransition
+from skillrt.machine import TRANSITIONS, WATCHED_STATES, State, TaskMachine
+
+ALLOWED = {
+    ("IDLE", "UNDERSTANDING"),
+    ("UNDERSTANDING", "PLANNING"),
+    ("UNDERSTANDING", "ERROR"),
+    ("UNDERSTANDING", "CANCELLED"),
+    ("UNDERSTANDING", "IDLE"),
+    ("PLANNING", "EXECUTING"),
+    ("PLANNING", "WAITING_INPUT"),
+    ("PLANNING", "ERROR"),
+    ("PLANNING", "CANCELLED"),
+    ("PLANNING", "IDLE"),
+    ("EXECUTING", "WAITING_INPUT"),
+    ("EXECUTING", "PAUSED"),
+    ("EXECUTING", "COMPLETED"),
+    ("EXECUTING", "ERROR"),
+    ("EXECUTING", "CANCELLED"),
+    ("WAITING_INPUT", "EXECUTING"),
+    ("WAITING_INPUT", "ERROR"),
+    ("WAITING_INPUT", "CANCELLED"),
+    ("WAITING_INPUT", "IDLE"),
+    ("PAUSED", "PLANNING"),
+    ("PAUSED", "EXECUTING"),
+    ("PAUSED", "CANCELLED"),
+    ("PAUSED", "IDLE"),
+    ("COMPLETED", "IDLE"),
+    ("ERROR", "IDLE"),
+    ("CANCELLED", "IDLE"),
+}
+
+
+def _machine(initial: State, changes: list[tuple[State, State]] | None = None) -> TaskMachine:
+    log = changes if changes is not None else []
+    return TaskMachine(
+        "t1",
+        watchdog_s=300,
+        on_change=lambda a, b: log.append((a, b)),
+        on_timeout=lambda s, t: None,
+        initial=initial,
+    )
+
+
+def test_the_table_is_the_design_table() -> None:
+    table = {(a.value, b.value) for a, dests in TRANSITIONS.items() for b in dests}
+    assert table == ALLOWED
+
+
+@pytest.mark.parametrize(("source", "dest"), list(itertools.product(State, State)))
+def test_every_pair_of_states(source: State, dest: State) -> None:
+    changes: list[tuple[State, State]] = []
+    machine = _machine(source, changes)
+    if (source.value, dest.value) in ALLOWED:
+        machine.to(dest)
+        assert machine.current is dest
+        assert changes == [(source, dest)]
+    else:
+        with pytest.raises(InvalidTransition) as info:
+            machine.to(dest)
+        assert machine.current is source  # never silently moved
+        assert changes == []
+        assert info.value.source == source.value and info.value.dest == dest.value
+
+
+def test_machines_are_independent() -> None:
+    a, b = _machine(State.IDLE), _machine(State.IDLE)
+    a.to(State.UNDERSTANDING)
+    assert a.current is State.UNDERSTANDING
+    assert b.current is State.IDLE
+
+
+async def test_watchdog_fires_only_in_watched_states() -> None:
+    fired: list[tuple[State, float]] = []
+    machine = TaskMachine(
+        "t2",
+        watchdog_s=0.05,
+        on_change=lambda a, b: None,
+        on_timeout=lambda s, t: fired.append((s, t)),
+    )
+    machine.to(State.UNDERSTANDING)
+    machine.to(State.PLANNING)  # leaving UNDERSTANDING stops its timer
+    await asyncio.sleep(0.03)
+    machine.to(State.EXECUTING)
+    await asyncio.sleep(0.03)
+    assert fired == []  # neither state lasted 50 ms
+    await asyncio.sleep(0.05)
+    assert fired == [(State.EXECUTING, 0.05)]
+    assert State.EXECUTING in WATCHED_STATES
+
+
+async def test_watchdog_stops_when_leaving_watched_states() -> None:
+    fired: list[State] = []
+    machine = TaskMachine(
+        "t3", watchdog_s=0.02, on_change=lambda a, b: None, on_timeout=lambda s, t: fired.append(s)
+    )
+    machine.to(State.UNDERSTANDING)
+    machine.to(State.PLANNING)
+    machine.to(State.WAITING_INPUT)  # a person may take as long as they like
+    await asyncio.sleep(0.06)
+    assert fired == []
