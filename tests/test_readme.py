@@ -1,0 +1,38 @@
+"""The README's examples run (docs that run)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_readme_starts_with_two_setup_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    first = re.search(r"```sh\n(.*?)```", text, re.DOTALL)
+    assert first is not None
+    commands = [line for line in first.group(1).splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert "skillrt chat" in commands[0]
+    assert "pytest" in commands[1]
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python -m pytest" in ci and "'.[dev,local,browser]'" in ci
+
+
+def test_api_example_runs(isolated: Path) -> None:
+    [example] = [b for b in python_blocks() if "asyncio.run(main())" in b]
+    script = isolated / "example.py"
+    script.write_text(example, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert "50% drafting" in out
+    assert "100% done" in out
+    assert "COMPLETED frogs | old pond / a frog jumps in / the sound of water" in out
