@@ -23,9 +23,11 @@ __all__ = [
     "LLMResult",
     "StreamCallback",
     "Usage",
+    "bound_messages",
     "call_stream_cb",
     "estimate_tokens",
     "parse_structured",
+    "truncate_middle",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -41,8 +43,12 @@ class LLMMessage(TypedDict):
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one call. ``estimated`` is True when the provider reported no counts and they
+    were estimated from the text (``estimate_tokens``)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -52,14 +58,19 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.estimated or other.estimated,
         )
 
     def to_dict(self) -> dict[str, int]:
-        return {
+        """The counts; ``"estimated": 1`` is added only when they were estimated."""
+        out = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
         }
+        if self.estimated:
+            out["estimated"] = 1
+        return out
 
 
 @dataclass(slots=True)
@@ -106,6 +117,47 @@ def estimate_tokens(text: str) -> int:
     """A rough token count (about four characters a token, one a CJK character)."""
     cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
     return cjk + max(0, len(text) - cjk + 3) // 4
+
+
+def truncate_middle(text: str, max_chars: int) -> str:
+    """``text`` cut to at most ``max_chars`` by removing its middle, with a marker saying so."""
+    if len(text) <= max_chars:
+        return text
+    marker = f"\n[... {len(text)} characters cut ...]\n"  # the longest the count can be
+    if max_chars <= len(marker):
+        return text[: max(0, max_chars)]
+    keep = max_chars - len(marker)
+    marker = f"\n[... {len(text) - keep} characters cut ...]\n"
+    head = keep - keep // 2
+    tail = keep // 2
+    return text[:head] + marker + (text[len(text) - tail :] if tail else "")
+
+
+def bound_messages(messages: Sequence[LLMMessage], max_chars: int) -> list[LLMMessage]:
+    """The conversation fitted into ``max_chars`` characters in all, in its order.
+
+    System messages are kept (cut from the middle only if together they would take more than
+    half the budget); every other message is cut from the middle to fit what is left; then
+    the oldest non-system messages are dropped, never the newest, until the whole fits.
+    """
+    n_system = sum(1 for m in messages if m["role"] == "system")
+    system_cap = max(1, (max_chars // 2) // max(1, n_system))
+    out: list[LLMMessage] = [
+        {"role": m["role"], "content": truncate_middle(m["content"], system_cap)}
+        if m["role"] == "system"
+        else {"role": m["role"], "content": m["content"]}
+        for m in messages
+    ]
+    left = max(1, max_chars - sum(len(m["content"]) for m in out if m["role"] == "system"))
+    for m in out:
+        if m["role"] != "system":
+            m["content"] = truncate_middle(m["content"], left)
+    while sum(len(m["content"]) for m in out if m["role"] != "system") > left:
+        others = [i for i, m in enumerate(out) if m["role"] != "system"]
+        if len(others) <= 1:
+            break
+        del out[others[0]]
+    return out
 
 
 async def call_stream_cb(stream_cb: StreamCallback | None, delta: str) -> None:
