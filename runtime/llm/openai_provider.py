@@ -1,0 +1,613 @@
+"""The ``openai`` provider: any OpenAI-compatible chat endpoint through the ``openai`` SDK.
+
+OpenAI, DeepSeek, Qwen, Ollama, vLLM, LM Studio, a llama.cpp server: anything that speaks
+``POST /chat/completions``. Every call streams (so an abort closes the connection at once and
+``timeout_s`` bounds each wait for data, not the length of a long answer). The SDK's own
+retries are off; this module retries 429, 5xx, timeouts and connection errors with
+exponential backoff and jitter, honouring ``Retry-After``, and maps every failure to the
+``ProviderError`` tree in ``skillrt.exceptions``.
+
+Structured output uses the server's JSON-schema ``response_format`` when it accepts one; when
+it does not (a 400 naming ``response_format``/``json_schema``, remembered per instance, or
+``structured_output="prompt"``) the schema goes into the system message and the answer is
+parsed, repaired once, and retried a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import email.utils
+import json
+import random
+import re
+import time
+from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+
+import httpx2
+import openai
+import structlog
+from pydantic import BaseModel
+
+from skillrt.abort import AbortSignal
+from skillrt.exceptions import (
+    AuthenticationError,
+    BadRequest,
+    PermissionDenied,
+    ProviderError,
+    ProviderUnavailable,
+    RateLimited,
+    StructuredOutputError,
+    TaskCancelled,
+)
+from skillrt.llm.base import (
+    LLMMessage,
+    LLMResult,
+    StreamCallback,
+    Usage,
+    bound_messages,
+    call_stream_cb,
+    estimate_tokens,
+    parse_structured,
+    truncate_middle,
+)
+from skillrt.llm.prices import PriceTable
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
+__all__ = ["DEFAULT_OPENAI_MODEL", "OpenAIProvider", "StructuredMode"]
+
+T = TypeVar("T")
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+StructuredMode = Literal["auto", "json_schema", "prompt"]
+"""``auto``: JSON-schema ``response_format``, falling back to prompting when the server refuses
+it; ``json_schema``: always the server's schema support; ``prompt``: never send it."""
+
+_log = structlog.get_logger("skillrt.llm")
+
+_SCHEMA_INSTRUCTIONS = (
+    "Answer with one JSON object and nothing else: no prose before or after it, no Markdown "
+    "code fences. The object must match this JSON schema:\n{schema}"
+)
+_REPAIR_REQUEST = (
+    "That answer could not be used: {error}\n"
+    "Reply with only the corrected JSON object, matching the schema."
+)
+_SCHEMA_WORDS = ("response_format", "json_schema", "response format", "json schema")
+
+
+@dataclass(slots=True)
+class _Exchange:
+    """One completed HTTP exchange."""
+
+    content: str
+    usage: Usage
+    model: str
+
+
+@dataclass(slots=True)
+class _Progress:
+    """Whether any text of this call has reached the caller (then it cannot be retried)."""
+
+    streamed: bool = False
+
+
+def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _error_detail(exc: openai.APIStatusError) -> tuple[str, str]:
+    """``(message, code)`` from an error response body, bounded."""
+    body: object = exc.body
+    code = ""
+    message = ""
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping):
+            message = str(error.get("message") or "")
+            code = str(error.get("code") or error.get("type") or "")
+            param = error.get("param")
+            if param:
+                message = f"{message} (param: {param})"
+        elif isinstance(error, str):
+            message = error
+    if not message:
+        message = exc.message
+    return truncate_middle(message, 500), code
+
+
+def _strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """A copy of ``schema`` in OpenAI's strict form, or None if it cannot be strict.
+
+    Strict needs every object closed (``additionalProperties: false``) with every property
+    required; a free-form ``dict`` field cannot be expressed, so such schemas go non-strict.
+    """
+    strict = copy.deepcopy(schema)
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, list):
+            return all(visit(item) for item in node)
+        if not isinstance(node, dict):
+            return True
+        if "$ref" in node:
+            for key in [k for k in node if k != "$ref"]:
+                del node[key]
+            return True
+        node.pop("default", None)
+        if node.get("type") == "object" or "properties" in node:
+            extra = node.get("additionalProperties")
+            if not node.get("properties") or extra not in (None, False):
+                return False
+            node["additionalProperties"] = False
+            node["required"] = list(node["properties"])
+        return all(visit(value) for value in node.values())
+
+    return strict if visit(strict) else None
+
+
+def _response_format(response_model: type[BaseModel], schema: dict[str, Any]) -> dict[str, Any]:
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", response_model.__name__)[:64] or "answer"
+    strict = _strict_schema(schema)
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": name,
+            "schema": strict if strict is not None else schema,
+            "strict": strict is not None,
+        },
+    }
+
+
+def _with_schema_instructions(
+    messages: Sequence[LLMMessage], schema: dict[str, Any]
+) -> list[LLMMessage]:
+    instructions = _SCHEMA_INSTRUCTIONS.format(schema=json.dumps(schema, ensure_ascii=False))
+    out: list[LLMMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
+    if out and out[0]["role"] == "system":
+        out[0]["content"] = f"{out[0]['content']}\n\n{instructions}"
+    else:
+        out.insert(0, {"role": "system", "content": instructions})
+    return out
+
+
+def _mentions(exc: ProviderError, words: Sequence[str]) -> bool:
+    text = str(exc).lower()
+    return any(word in text for word in words)
+
+
+class OpenAIProvider:
+    """An OpenAI-compatible chat endpoint, implementing the ``LLM`` protocol.
+
+    ``timeout_s`` bounds every wait on the network (connecting, sending, the response headers,
+    each streamed chunk): a stalled server fails after it, a stream that keeps flowing is not
+    cut. ``max_retries`` counts retries after the first attempt. ``max_prompt_chars`` bounds
+    the text sent per call (``bound_messages``). ``max_tokens`` and ``temperature`` are
+    defaults for calls that do not give their own.
+    """
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str = DEFAULT_OPENAI_MODEL,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        prices: PriceTable | None = None,
+        structured_output: StructuredMode = "auto",
+        structured_retries: int = 2,
+        max_prompt_chars: int = 200_000,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        retry_base_s: float = 0.5,
+        retry_max_s: float = 8.0,
+        retry_after_cap_s: float = 30.0,
+    ) -> None:
+        self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
+        self._api_key = api_key
+        self._model = model or DEFAULT_OPENAI_MODEL
+        self.timeout_s = timeout_s
+        self.max_retries = max(0, max_retries)
+        self.prices = prices if prices is not None else PriceTable.load()
+        self.structured_output: StructuredMode = structured_output
+        self.structured_retries = max(0, structured_retries)
+        self.max_prompt_chars = max_prompt_chars
+        self.default_max_tokens = max_tokens
+        self.default_temperature = temperature
+        self.retry_base_s = retry_base_s
+        self.retry_max_s = retry_max_s
+        self.retry_after_cap_s = retry_after_cap_s
+        # What this server turned out not to accept, learnt from its 400 answers.
+        self.native_schema: bool | None = {"auto": None, "json_schema": True, "prompt": False}[
+            structured_output
+        ]
+        self._stream_usage = True
+        self._max_tokens_key = "max_tokens"
+        self._send_temperature = True
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(base_url={self.base_url!r}, model={self._model!r})"
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    # --- the protocol ------------------------------------------------------------------------
+
+    async def chat(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        signal: AbortSignal | None = None,
+        response_model: type[BaseModel] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stream_cb: StreamCallback | None = None,
+    ) -> LLMResult:
+        if signal is not None:
+            signal.raise_if_aborted()
+        bounded = bound_messages(messages, self.max_prompt_chars)
+        max_tokens = max_tokens if max_tokens is not None else self.default_max_tokens
+        temperature = temperature if temperature is not None else self.default_temperature
+        if response_model is not None:
+            work = self._structured(bounded, response_model, max_tokens, temperature, stream_cb)
+            return await self._abortable(work, signal)
+        exchange = await self._abortable(
+            self._complete(bounded, max_tokens, temperature, stream_cb, None), signal
+        )
+        return LLMResult(
+            content=exchange.content,
+            usage=exchange.usage,
+            cost=self._cost(exchange.model, exchange.usage),
+            model=exchange.model,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (of the client made on the running event loop)."""
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.close()
+
+    # --- cancellation ------------------------------------------------------------------------
+
+    async def _abortable(self, work: Coroutine[Any, Any, T], signal: AbortSignal | None) -> T:
+        """Run ``work`` in a task that the abort signal cancels, closing any open stream."""
+        if signal is None:
+            return await work
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(work)
+
+        def on_abort(_reason: str) -> None:
+            try:
+                same_loop = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                same_loop = False
+            if same_loop:
+                task.cancel()
+            else:
+                loop.call_soon_threadsafe(task.cancel)
+
+        remove = signal.add_callback(on_abort)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            caller_cancelled = current is not None and current.cancelling() > 0
+            if signal.aborted and task.cancelled() and not caller_cancelled:
+                raise TaskCancelled(signal.reason or "cancelled") from None
+            raise
+        finally:
+            remove()
+
+    # --- one completion, with retries --------------------------------------------------------
+
+    def _client_for_loop(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # Pooled connections belong to one event loop; a new loop gets a new client.
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key or "no-key",
+                base_url=self.base_url,
+                timeout=httpx2.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0)),
+                max_retries=0,
+            )
+            self._client_loop = loop
+        return self._client
+
+    def _request(
+        self,
+        messages: Sequence[LLMMessage],
+        max_tokens: int | None,
+        temperature: float | None,
+        response_format: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self._stream_usage:
+            options["stream_options"] = {"include_usage": True}
+        if max_tokens is not None:
+            options[self._max_tokens_key] = max_tokens
+        if temperature is not None and self._send_temperature:
+            options["temperature"] = temperature
+        if response_format is not None:
+            options["response_format"] = response_format
+        return options
+
+    def _adapt(self, exc: BadRequest, options: Mapping[str, Any]) -> bool:
+        """Learn from a 400 that names a parameter this server refuses; True to try again."""
+        text = str(exc).lower()
+        if "stream_options" in options and ("stream_options" in text or "include_usage" in text):
+            self._stream_usage = False
+        elif "max_tokens" in options and "max_completion_tokens" in text:
+            self._max_tokens_key = "max_completion_tokens"
+        elif "temperature" in options and "temperature" in text and "support" in text:
+            self._send_temperature = False
+        else:
+            return False
+        _log.info("llm.adapted", provider=self.provider, model=self._model, error=str(exc))
+        return True
+
+    def _retry_delay(self, attempt: int, exc: ProviderError) -> float:
+        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            return min(exc.retry_after, self.retry_after_cap_s) + random.uniform(
+                0, self.retry_base_s / 2
+            )
+        ceiling = min(self.retry_max_s, self.retry_base_s * 2.0**attempt)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    async def _complete(
+        self,
+        messages: Sequence[LLMMessage],
+        max_tokens: int | None,
+        temperature: float | None,
+        stream_cb: StreamCallback | None,
+        response_format: dict[str, Any] | None,
+    ) -> _Exchange:
+        progress = _Progress()
+        attempt = 0
+        while True:
+            options = self._request(messages, max_tokens, temperature, response_format)
+            try:
+                return await self._exchange(messages, options, stream_cb, progress)
+            except BadRequest as exc:
+                if self._adapt(exc, options):
+                    continue
+                raise
+            except (RateLimited, ProviderUnavailable) as exc:
+                if progress.streamed or attempt >= self.max_retries:
+                    raise
+                delay = self._retry_delay(attempt, exc)
+                attempt += 1
+                _log.info(
+                    "llm.retry",
+                    provider=self.provider,
+                    model=self._model,
+                    attempt=attempt,
+                    delay_s=round(delay, 3),
+                    error=str(exc),
+                )
+                await asyncio.sleep(delay)
+
+    async def _exchange(
+        self,
+        messages: Sequence[LLMMessage],
+        options: dict[str, Any],
+        stream_cb: StreamCallback | None,
+        progress: _Progress,
+    ) -> _Exchange:
+        client = self._client_for_loop()
+        try:
+            stream = await client.chat.completions.create(
+                model=self._model,
+                messages=cast("list[ChatCompletionMessageParam]", list(messages)),
+                stream=True,
+                **options,
+            )
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc) from exc
+        parts: list[str] = []
+        usage: Usage | None = None
+        model = ""
+        finished = False
+        try:
+            async for chunk in stream:
+                model = getattr(chunk, "model", None) or model
+                reported = getattr(chunk, "usage", None)
+                if reported is not None:
+                    usage = Usage(
+                        getattr(reported, "prompt_tokens", 0) or 0,
+                        getattr(reported, "completion_tokens", 0) or 0,
+                    )
+                for choice in getattr(chunk, "choices", None) or ():
+                    if getattr(choice, "index", 0) != 0:
+                        continue
+                    delta = getattr(choice, "delta", None)
+                    text = getattr(delta, "content", None) if delta is not None else None
+                    if text:
+                        parts.append(text)
+                        if stream_cb is not None:
+                            progress.streamed = True
+                            await call_stream_cb(stream_cb, text)
+                    if getattr(choice, "finish_reason", None):
+                        finished = True
+        except openai.APIConnectionError as exc:
+            if isinstance(exc, openai.APITimeoutError):
+                raise self._map_error(exc) from exc
+            raise self._truncated(len("".join(parts)), exc.__cause__ or exc) from exc
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc) from exc
+        except json.JSONDecodeError as exc:
+            raise ProviderUnavailable(
+                f"{self.base_url}: malformed data in the response stream: {exc}",
+                provider=self.provider,
+                model=self._model,
+            ) from exc
+        finally:
+            await stream.close()
+        content = "".join(parts)
+        if not finished:
+            raise self._truncated(len(content), None)
+        if usage is None:
+            usage = Usage(
+                sum(estimate_tokens(m["content"]) for m in messages),
+                estimate_tokens(content),
+                estimated=True,
+            )
+        return _Exchange(content=content, usage=usage, model=model or self._model)
+
+    def _truncated(self, received: int, cause: BaseException | None) -> ProviderUnavailable:
+        why = f": {cause!r}" if cause is not None else ""
+        return ProviderUnavailable(
+            f"{self.base_url}: the response stream of model {self._model} ended before the model "
+            f"finished (truncated after {received} characters){why}",
+            provider=self.provider,
+            model=self._model,
+        )
+
+    def _map_error(self, exc: openai.OpenAIError) -> ProviderError:
+        p, m = self.provider, self._model
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            detail, code = _error_detail(exc)
+            message = f"{self.base_url}: HTTP {status} for model {self._model}: {detail}"
+            if status == 401:
+                return AuthenticationError(
+                    f"{message} (check the key: SKILLRT_LLM__API_KEY or OPENAI_API_KEY)",
+                    status=status,
+                    provider=p,
+                    model=m,
+                )
+            if status == 403:
+                return PermissionDenied(message, status=status, provider=p, model=m)
+            if status == 429 and code == "insufficient_quota":
+                return PermissionDenied(
+                    f"{message} (quota exhausted)", status=status, provider=p, model=m
+                )
+            if status == 429:
+                retry_after = parse_retry_after(exc.response.headers)
+                return RateLimited(
+                    message, retry_after=retry_after, status=status, provider=p, model=m
+                )
+            if status in (408, 409) or status >= 500:
+                return ProviderUnavailable(message, status=status, provider=p, model=m)
+            return BadRequest(message, status=status, provider=p, model=m)
+        if isinstance(exc, openai.APITimeoutError):
+            return ProviderUnavailable(
+                f"{self.base_url}: no answer within {self.timeout_s:g} s (model {self._model})",
+                provider=p,
+                model=m,
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return ProviderUnavailable(
+                f"{self.base_url}: connection failed (model {self._model}): {cause!r}",
+                provider=p,
+                model=m,
+            )
+        return ProviderUnavailable(
+            f"{self.base_url}: {exc} (model {self._model})", provider=p, model=m
+        )
+
+    def _cost(self, model: str, usage: Usage) -> float | None:
+        cost = self.prices.cost(model, usage)
+        return self.prices.cost(self._model, usage) if cost is None else cost
+
+    # --- structured output -------------------------------------------------------------------
+
+    async def _structured(
+        self,
+        messages: list[LLMMessage],
+        response_model: type[BaseModel],
+        max_tokens: int | None,
+        temperature: float | None,
+        stream_cb: StreamCallback | None,
+    ) -> LLMResult:
+        """Ask for JSON matching ``response_model``: native schema, or prompt + repair + retry.
+
+        Each round is one call plus, if its answer does not validate, one repair call; at most
+        ``1 + structured_retries`` rounds. Only the answer that validated reaches ``stream_cb``.
+        """
+        schema = response_model.model_json_schema()
+        total = Usage()
+        model = self._model
+        raw = ""
+        error = ""
+        rounds = 1 + self.structured_retries
+        done = 0
+        while done < rounds:
+            native = self.native_schema is not False
+            convo = list(messages) if native else _with_schema_instructions(messages, schema)
+            fmt = _response_format(response_model, schema) if native else None
+            try:
+                exchange = await self._complete(convo, max_tokens, temperature, None, fmt)
+            except BadRequest as exc:
+                if native and self.structured_output == "auto" and _mentions(exc, _SCHEMA_WORDS):
+                    self.native_schema = False
+                    _log.info("llm.structured_fallback", model=self._model, error=str(exc))
+                    continue
+                raise
+            if native and self.native_schema is None:
+                self.native_schema = True
+            for attempt in ("answer", "repair"):
+                if attempt == "repair":
+                    repair: list[LLMMessage] = [
+                        *convo,
+                        {"role": "assistant", "content": truncate_middle(raw, 20_000)},
+                        {
+                            "role": "user",
+                            "content": _REPAIR_REQUEST.format(error=truncate_middle(error, 2000)),
+                        },
+                    ]
+                    repair = bound_messages(repair, self.max_prompt_chars)
+                    exchange = await self._complete(repair, max_tokens, temperature, None, fmt)
+                total += exchange.usage
+                model = exchange.model
+                raw = exchange.content
+                try:
+                    parsed = parse_structured(raw, response_model)
+                except StructuredOutputError as exc:
+                    error = str(exc)
+                    continue
+                await call_stream_cb(stream_cb, raw)
+                return LLMResult(
+                    content=raw,
+                    parsed=parsed,
+                    usage=total,
+                    cost=self._cost(model, total),
+                    model=model,
+                )
+            done += 1
+        raise StructuredOutputError(
+            f"{self.base_url}: model {model} gave no answer matching {response_model.__name__} "
+            f"in {rounds} round(s) of answer and repair: {truncate_middle(error, 1000)}",
+            raw=raw,
+            provider=self.provider,
+            model=model,
+        )
