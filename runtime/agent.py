@@ -36,7 +36,7 @@ from skillrt.exceptions import (
 )
 from skillrt.llm.base import LLM
 from skillrt.llm.taskllm import TaskLLM
-from skillrt.logs import Redactor, make_logger
+from skillrt.logs import Redactor, make_logger, open_log_file
 from skillrt.machine import TERMINAL_STATES, State
 from skillrt.messages import ChatMessage, TaskSummary, new_id
 from skillrt.router import IntentRouter, ParsedIntent
@@ -104,11 +104,15 @@ class AgentRuntime:
         self.session_id = self.config.session_id or new_id()
         self.events = EventBus(clock=self.clock)
         self.redactor = Redactor(self.config.secret_values())
-        self.logger = make_logger(self.config, self.redactor).bind(session_id=self.session_id)
+        self._log_file = open_log_file(self.config)
+        self.logger = make_logger(self.config, self.redactor, self._log_file).bind(
+            session_id=self.session_id
+        )
         self.costs = CostTracker()
         self.llm_reason = "injected" if llm is not None else ""
         self._llm = llm
         self._store = store
+        self._owns_store = store is None
         self.router = IntentRouter(
             llm,
             cache_size=self.config.intent_cache_size,
@@ -877,9 +881,15 @@ class AgentRuntime:
         self._close_stores()
 
     def _close_stores(self) -> None:
-        for closable in (self._store, self.history, self.memory):
+        for closable in (self._store, self.history, self.memory, self.locks):
             if closable is not None:
                 closable.close()
+        if self._owns_store:
+            self._store = None
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+            self.logger = make_logger(self.config, self.redactor).bind(session_id=self.session_id)
         self._initialized = False
 
     def _close_sync(self) -> None:

@@ -18,7 +18,7 @@ import structlog
 
 from skillrt.settings import RuntimeConfig
 
-__all__ = ["LOG_EVENTS", "Redactor", "make_logger"]
+__all__ = ["LOG_EVENTS", "Redactor", "make_logger", "open_log_file"]
 
 LOG_EVENTS = (
     "agent.input.received",
@@ -77,25 +77,27 @@ class Redactor:
         return redacted
 
 
+def open_log_file(config: RuntimeConfig) -> TextIO | None:
+    """The JSON-lines log file of ``config.log_file`` (appended), or None. The caller closes it."""
+    if config.log_file is None:
+        return None
+    path = Path(config.log_file).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.open("a", encoding="utf-8", buffering=1)
+
+
 def make_logger(
     config: RuntimeConfig, redactor: Redactor, stream: TextIO | None = None
 ) -> structlog.stdlib.BoundLogger:
-    """A logger for one runtime: console lines on stderr, or JSON lines (to ``log_file``)."""
+    """A logger for one runtime: console lines on stderr, or JSON lines (always in a file)."""
     level = getattr(logging, config.log_level.upper())
-    out: TextIO
-    if config.log_file is not None:
-        path = Path(config.log_file).expanduser()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        out = path.open("a", encoding="utf-8")
-    else:
-        out = stream or sys.stderr
     renderer: Any = (
         structlog.processors.JSONRenderer(ensure_ascii=False)
         if config.log_format == "json" or config.log_file is not None
         else structlog.dev.ConsoleRenderer(colors=False)
     )
     logger: structlog.stdlib.BoundLogger = structlog.wrap_logger(
-        structlog.PrintLogger(out),
+        structlog.PrintLogger(stream or sys.stderr),
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
