@@ -54,6 +54,7 @@ from skillrt.storage.locks import FileLockManager
 from skillrt.storage.memory import BlogMemory
 from skillrt.storage.records import TaskRecord
 from skillrt.task import PauseRequested, Task
+from skillrt.taskfiles import TaskFiles
 
 __all__ = ["AgentRuntime"]
 
@@ -582,9 +583,9 @@ class AgentRuntime:
             return task.record.tokens, task.record.cost
 
         logger = self.logger.bind(task_id=task.id, skill=task.record.skill)
-        files = self.files.for_task(task.id) if self.files is not None else None
-        if files is None or self.locks is None or self.memory is None:
+        if self.files is None or self.locks is None or self.memory is None:
             raise UserError("the runtime is not initialised: await runtime.initialize() first")
+        files = TaskFiles(self.files, task.id, logger)
         return SkillContext(
             task_id=task.id,
             session_id=task.record.session_id,

@@ -74,3 +74,29 @@ async def test_keys_never_reach_the_state_folder(
     assert KEY.encode() not in state
     assert CONFIGURED.encode() not in state
     assert b"sk-test" not in state
+
+
+async def test_file_saves_are_logged(isolated: Path) -> None:
+    @skill(name="Saver", params=TopicParams, intents=["WRITE_ARTICLE"])
+    async def saver(ctx: SkillContext, params: TopicParams) -> SkillResult:
+        path, digest = ctx.files.write("posts/saved.md", "# hello\n")
+        return SkillResult(data={"path": ctx.files.relative(path), "sha": digest})
+
+    log = isolated / "log.jsonl"
+    rt = make_runtime(
+        isolated, FunctionModel(lambda m, o: "x"), [saver], log_file=log, log_level="info"
+    )
+    msg = await rt.process_input("write an article about saving")
+    await rt.close()
+    assert msg.data["path"] == "posts/saved.md"
+    assert (isolated / "posts" / "saved.md").read_text() == "# hello\n"
+    lines = [line for line in log.read_text().splitlines() if "agent.file.saved" in line]
+    assert len(lines) == 1 and '"path": "posts/saved.md"' in lines[0]
+    events = [line.split('"event": "')[1].split('"')[0] for line in log.read_text().splitlines()]
+    for name in (
+        "agent.input.received",
+        "agent.intent.parsed",
+        "agent.skill.started",
+        "agent.task.completed",
+    ):
+        assert name in events
