@@ -1,5 +1,48 @@
-"""The LLM layer: one protocol, several providers."""
+"""The LLM layer: one protocol, several providers.
+
+The providers import their SDKs, so they are loaded on first use:
+``from skillrt.llm import OpenAIProvider`` imports ``openai`` only then.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from skillrt.llm.base import LLM, LLMMessage, LLMResult, StreamCallback, Usage
 
-__all__ = ["LLM", "LLMMessage", "LLMResult", "StreamCallback", "Usage"]
+if TYPE_CHECKING:
+    from skillrt.llm.local import LocalProvider
+    from skillrt.llm.openai_provider import OpenAIProvider
+    from skillrt.llm.prices import Price, PriceTable
+    from skillrt.llm.select import create_llm, describe_llm
+
+__all__ = [
+    "LLM",
+    "LLMMessage",
+    "LLMResult",
+    "LocalProvider",
+    "OpenAIProvider",
+    "Price",
+    "PriceTable",
+    "StreamCallback",
+    "Usage",
+    "create_llm",
+    "describe_llm",
+]
+
+_LAZY = {
+    "LocalProvider": "skillrt.llm.local",
+    "OpenAIProvider": "skillrt.llm.openai_provider",
+    "Price": "skillrt.llm.prices",
+    "PriceTable": "skillrt.llm.prices",
+    "create_llm": "skillrt.llm.select",
+    "describe_llm": "skillrt.llm.select",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skillrt.llm' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

