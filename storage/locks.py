@@ -68,6 +68,9 @@ class FileLockManager:
         """Take the lock on ``path`` for ``task_id`` (again, if it holds it already).
 
         Raises ``LockConflict`` naming the holder at once, or after ``wait`` seconds of trying.
+        ``path`` is the key as given (``FileStore`` passes the path relative to its root).
+        Waiting blocks the calling thread: it is meant for a holder in another process or
+        thread; a task of the same event loop cannot release its lock meanwhile.
         """
         deadline = None if wait is None else time.monotonic() + max(wait, 0.0)
         tries_left = None if wait is None else int(max(wait, 0.0) / _POLL_S) + 1
