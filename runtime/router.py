@@ -14,6 +14,7 @@ enum of intent types; ``IntentType`` is a plain string.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -204,8 +205,8 @@ class IntentTable:
 
     @classmethod
     def default(cls) -> IntentTable:
-        ref = resources.files("skillrt.config").joinpath("intents.toml")
-        return cls._from_text(ref.read_text(encoding="utf-8"), "skillrt/config/intents.toml")
+        """The packaged table, compiled once per process (tables are never changed)."""
+        return _default_table()
 
     @classmethod
     def load(cls, path: str | Path) -> IntentTable:
@@ -294,6 +295,12 @@ class IntentTable:
                     )
                 )
         return cls(specs, patterns, source)
+
+
+@functools.cache
+def _default_table() -> IntentTable:
+    ref = resources.files("skillrt.config").joinpath("intents.toml")
+    return IntentTable._from_text(ref.read_text(encoding="utf-8"), "skillrt/config/intents.toml")
 
 
 # --- parameters ---------------------------------------------------------------------------------
