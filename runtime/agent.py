@@ -310,7 +310,11 @@ class AgentRuntime:
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
-        self.store.save(TaskRecord.model_validate(self.redactor(record.model_dump())))
+        text = record.model_dump_json()
+        if self.redactor.is_clean(text):  # the common case: a copy without the redaction walk
+            self.store.save(TaskRecord.model_validate_json(text))
+        else:
+            self.store.save(TaskRecord.model_validate(self.redactor(record.model_dump())))
 
     def _on_state_change(self, task: Task, source: State, dest: State) -> None:
         task.record.state = dest.value
@@ -436,13 +440,16 @@ class AgentRuntime:
 
     # --- the task driver -------------------------------------------------------------------
 
-    async def _route(self, task: Task) -> tuple[Skill[Any], Any] | None:
+    async def _route(self, task: Task, llm: TaskLLM) -> tuple[Skill[Any], Any] | None:
         """UNDERSTANDING and PLANNING: the skill and its params, or None after replying."""
         say = task.input.say
         task.to(State.UNDERSTANDING)
         task.controller.signal.raise_if_aborted()
         intent: ParsedIntent = await self.router.parse(
-            task.input.text, self._route_context(task), signal=task.controller.signal
+            task.input.text,
+            self._route_context(task),
+            signal=task.controller.signal,
+            llm=llm,  # routing's model call counts towards the task's cost and budget
         )
         task.record.intent = intent.model_dump(mode="json")
         self.logger.info(
@@ -500,9 +507,11 @@ class AgentRuntime:
         """Run one task to an outcome. Every exit path releases locks and records the end."""
         say = task.input.say
         started = time.perf_counter()
+        logger = self.logger.bind(task_id=task.id)
+        llm = self._task_llm(task, logger)
         try:
             if route:
-                routed = await self._route(task)
+                routed = await self._route(task, llm)
                 if routed is None:
                     return
                 skill, params = routed
@@ -520,7 +529,9 @@ class AgentRuntime:
             task.to(State.EXECUTING)
             self.events.emit("task:started", task.id, skill=skill.name, intent=task.record.intent)
             self.logger.info("agent.skill.started", task_id=task.id, skill=skill.name)
-            result = await skill.run(self._context(task), params)
+            result = await skill.run(
+                self._context(task, llm, logger.bind(skill=skill.name)), params
+            )
             if not isinstance(result, SkillResult):
                 raise TypeError(
                     f"skill {skill.name} returned {type(result).__name__}, not SkillResult"
@@ -568,7 +579,9 @@ class AgentRuntime:
                     )
                 )
 
-    def _context(self, task: Task) -> SkillContext:
+    def _task_llm(self, task: Task, logger: structlog.stdlib.BoundLogger) -> TaskLLM:
+        """The model as this task sees it: its signal, its budget, its cost."""
+
         def sink(model: str, tokens: int, cost: float | None) -> tuple[int, float]:
             task.record.tokens += tokens
             task.record.cost += cost or 0.0
@@ -582,7 +595,19 @@ class AgentRuntime:
             )
             return task.record.tokens, task.record.cost
 
-        logger = self.logger.bind(task_id=task.id, skill=task.record.skill)
+        return TaskLLM(
+            self.llm,
+            signal=task.controller.signal,
+            budget=self.config.budget,
+            sink=sink,
+            emit=task.emit,
+            logger=logger,
+            used=(task.record.tokens, task.record.cost),
+        )
+
+    def _context(
+        self, task: Task, llm: TaskLLM, logger: structlog.stdlib.BoundLogger
+    ) -> SkillContext:
         if self.files is None or self.locks is None or self.memory is None:
             raise UserError("the runtime is not initialised: await runtime.initialize() first")
         files = TaskFiles(self.files, task.id, logger)
@@ -591,15 +616,7 @@ class AgentRuntime:
             session_id=task.record.session_id,
             signal=task.controller.signal,
             input=task.input,
-            llm=TaskLLM(
-                self.llm,
-                signal=task.controller.signal,
-                budget=self.config.budget,
-                sink=sink,
-                emit=task.emit,
-                logger=logger,
-                used=(task.record.tokens, task.record.cost),
-            ),
+            llm=llm,
             memory=self.memory,
             files=files,
             locks=self.locks,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import UserError
@@ -32,11 +33,22 @@ T = TypeVar("T")
 Language = Literal["zh", "en"]
 
 
+_NOT_WORDS = re.compile(r"\S*[/.\\:@]\S*")  # paths, URLs, file names, addresses
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
 def detect_language(text: str) -> Language:
-    """``zh`` when the text has Chinese characters (Han script), else ``en``."""
+    """``zh`` when Chinese carries the sentence, else ``en``.
+
+    English technical terms inside Chinese sentences are common ("写一篇关于 Rust 所有权的文章"),
+    and paths or URLs say nothing about the language ("把 posts/old-draft.md 删掉"), so: drop
+    paths and URLs, then Chinese wins when its characters outnumber twice the English words.
+    """
     han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
-    letters = sum(1 for ch in text if ch.isalpha())
-    return "zh" if han and han >= 0.2 * letters else "en"
+    if not han:
+        return "en"
+    words = len(_LATIN_WORD.findall(_NOT_WORDS.sub(" ", text)))
+    return "zh" if han >= 2 * words else "en"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +151,12 @@ class SkillContext:
                 "percent": percent,
             }
         )
+
+    @overload
+    async def step(self, name: str, fn: Callable[[], Awaitable[T]]) -> T: ...
+
+    @overload
+    async def step(self, name: str, fn: Callable[[], T]) -> T: ...
 
     async def step(self, name: str, fn: Callable[[], Awaitable[T] | T]) -> T:
         """Run ``fn`` once, durably.
