@@ -1,0 +1,164 @@
+"""``SafeFetcher``: HTTP requests that pass the firewall at every hop and stay within a size cap.
+
+httpx is created with ``follow_redirects=False``; redirects are followed here (at most
+``max_redirects``), each ``Location`` checked by the firewall before it is requested. 301, 302
+and 303 turn a POST into a GET, 307 and 308 keep the method and body. Bodies are read (decoded) as
+a stream and cut at ``max_bytes`` (the page is marked truncated, not refused). Cookies live in
+the client and so survive across requests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode, urljoin
+
+import httpx
+
+from skillrt.exceptions import BrowserError
+from skillrt.skills.browsing.firewall import URLFirewall
+
+__all__ = ["DEFAULT_USER_AGENT", "Fetched", "SafeFetcher"]
+
+DEFAULT_USER_AGENT = "Mozilla/5.0 (compatible; skillrt/0.1; +https://pypi.org/project/skillrt/)"
+MAX_REDIRECTS = 10
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class Fetched:
+    """A response, after redirects: final URL, status, content type and (capped) body."""
+
+    url: str
+    status: int
+    content_type: str
+    body: bytes
+    truncated: bool = False
+    redirects: list[str] = field(default_factory=list)
+    encoding: str | None = None
+
+    @property
+    def is_html(self) -> bool:
+        return self.content_type in ("text/html", "application/xhtml+xml", "")
+
+    @property
+    def is_text(self) -> bool:
+        ct = self.content_type
+        return ct.startswith("text/") or ct.endswith(("json", "xml", "javascript"))
+
+    def text(self) -> str:
+        encoding = self.encoding
+        if encoding is None and self.is_html:
+            found = _META_CHARSET.search(self.body[:4096])
+            encoding = found.group(1).decode("ascii") if found else None
+        try:
+            return self.body.decode(encoding or "utf-8", errors="replace")
+        except LookupError:
+            return self.body.decode("utf-8", errors="replace")
+
+
+class SafeFetcher:
+    """Firewalled, size-capped, redirect-checked requests through one httpx client."""
+
+    def __init__(
+        self,
+        firewall: URLFirewall,
+        *,
+        timeout_s: float = 20.0,
+        max_bytes: int = 5_000_000,
+        user_agent: str = DEFAULT_USER_AGENT,
+        max_redirects: int = MAX_REDIRECTS,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.firewall = firewall
+        self.max_bytes = max_bytes
+        self.max_redirects = max_redirects
+        self.client = httpx.AsyncClient(
+            follow_redirects=False,
+            timeout=httpx.Timeout(timeout_s),
+            headers={
+                "User-Agent": user_agent,
+                "Accept-Language": "en, zh;q=0.8, *;q=0.5",
+                "Accept-Encoding": "gzip, deflate",
+            },
+            transport=transport,
+            trust_env=False,
+        )
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        data: list[tuple[str, str]] | None = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Fetched:
+        """Send a request; follow redirects, checking each hop; read at most ``max_bytes``.
+
+        Raises ``URLNotAllowed`` when the firewall refuses the URL or a hop, and
+        ``BrowserError`` for network failures, timeouts and redirect loops.
+        """
+        hops: list[str] = []
+        request_url = str(httpx.URL(url, params=params)) if params else url
+        for _ in range(self.max_redirects + 1):
+            await self.firewall.check(request_url)
+            try:
+                response = await self._send(method, request_url, data, headers)
+            except httpx.TimeoutException as exc:
+                raise BrowserError(f"timed out fetching {request_url}: {exc!r}") from exc
+            except httpx.HTTPError as exc:
+                raise BrowserError(f"could not fetch {request_url}: {exc}") from exc
+            if isinstance(response, Fetched):
+                response.redirects = hops
+                return response
+            status, location = response
+            hops.append(request_url)
+            request_url = urljoin(request_url, location)
+            if status in (301, 302, 303) and method != "HEAD":
+                method, data = "GET", None
+        raise BrowserError(f"more than {self.max_redirects} redirects from {url}")
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        data: list[tuple[str, str]] | None,
+        headers: dict[str, str] | None,
+    ) -> Fetched | tuple[int, str]:
+        body = None
+        send_headers = dict(headers or {})
+        if data is not None:
+            body = urlencode(data).encode()
+            send_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        request = self.client.build_request(method, url, content=body, headers=send_headers)
+        response = await self.client.send(request, stream=True)
+        try:
+            location = response.headers.get("location")
+            if response.is_redirect and location:
+                return response.status_code, location
+            chunks: list[bytes] = []
+            size = 0
+            truncated = False
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > self.max_bytes:
+                    truncated = True
+                    break
+            raw = b"".join(chunks)
+            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            return Fetched(
+                url=str(response.url),
+                status=response.status_code,
+                content_type=content_type,
+                body=raw[: self.max_bytes],
+                truncated=truncated or len(raw) > self.max_bytes,
+                encoding=response.charset_encoding,
+            )
+        finally:
+            await response.aclose()
