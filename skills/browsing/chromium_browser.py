@@ -1,0 +1,458 @@
+"""``ChromiumBrowser``: Playwright driving an installed Chromium (``skillrt[browser]``).
+
+Playwright is imported when the browser first starts, and fails with ``MissingDependency``
+when it is missing. Chromium is the one at ``browser.chromium_path`` or ``/usr/bin/chromium``
+(Debian's package), launched headless without a sandbox, GPU, QUIC, first-run, background
+networking, component updates or sync, with a fresh temporary profile (Playwright creates one
+per launch and removes it at close). ``playwright install`` is not needed.
+
+The firewall sees every request: a route on the context checks each URL, fetches allowed
+ones itself without following redirects, and refuses the rest. A redirect of a navigation is
+answered with a small page that refreshes to the target, so the browser requests the next hop
+itself and the route checks it too; redirects of other requests are followed in the route,
+each hop checked. WebSockets are refused (only http and https are allowed). A navigation the
+firewall refused raises ``URLNotAllowed`` after the page is put back where it was.
+
+Observations use the same rules as the HTTP backend: a JavaScript snippet lists the elements
+(and tags each with ``data-skillrt-idx``), the readable text comes from the rendered DOM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag, urljoin
+
+from skillrt.exceptions import BrowserError, MissingDependency, URLNotAllowed
+from skillrt.skills.browsing.actions import (
+    ActionResult,
+    BackAction,
+    BrowserAction,
+    ClickAction,
+    GotoAction,
+    ScrollAction,
+    SelectAction,
+    SubmitAction,
+    TypeAction,
+)
+from skillrt.skills.browsing.browser import absolute_url, resolve_element
+from skillrt.skills.browsing.chromium_js import (
+    EXTRACT_ELEMENTS,
+    IS_REDIRECT_STUB,
+    SUBMIT_FORM,
+    TAG_ATTRIBUTE,
+)
+from skillrt.skills.browsing.fetcher import DEFAULT_USER_AGENT, MAX_REDIRECTS
+from skillrt.skills.browsing.html_extract import readable_text
+from skillrt.skills.browsing.observation import (
+    PASSWORD_FILLED,
+    Element,
+    ElementSignature,
+    Observation,
+    Viewport,
+    compose_observation,
+)
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser as PWBrowser
+    from playwright.async_api import BrowserContext, Page, Playwright, Route, WebSocketRoute
+
+    from skillrt.settings import BrowserConfig
+    from skillrt.skills.browsing.firewall import URLFirewall
+
+__all__ = ["CHROMIUM_ARGS", "ChromiumBrowser", "find_chromium"]
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
+MAX_HISTORY = 20
+ACT_TIMEOUT_MS = 5000.0
+"""How long a click, fill or select waits for its element to be actionable."""
+
+
+def find_chromium(configured: Path | None = None) -> Path | None:
+    """The Chromium to launch: the configured path, else Debian's, else None (Playwright's)."""
+    if configured is not None:
+        return configured.expanduser()
+    return DEBIAN_CHROMIUM if DEBIAN_CHROMIUM.exists() else None
+
+
+def _stub(target: str) -> str:
+    quoted = html.escape(target, quote=True)
+    return (
+        f'<!doctype html><meta name="skillrt-redirect" content="{quoted}">'
+        f'<meta http-equiv="refresh" content="0;url={quoted}"><title>Redirecting</title>'
+    )
+
+
+def _element(item: dict[str, Any]) -> Element:
+    signature = ElementSignature(
+        role=item["role"],
+        text=item["text"],
+        id=item["id"],
+        name=item["name"],
+        aria_label=item["aria_label"],
+        href=item["href"],
+        placeholder=item["placeholder"],
+        type=item["type"],
+    )
+    value = PASSWORD_FILLED if item["filled"] else item["value"]
+    return Element(
+        index=item["index"],
+        role=item["role"],
+        text=item["text"],
+        signature=signature,
+        tag=item["tag"],
+        href=item["href"] or None,
+        value=value,
+        options=tuple(item["options"]),
+        selected=tuple(item["selected"]),
+        checked=item["checked"],
+        disabled=item["disabled"],
+    )
+
+
+class ChromiumBrowser:
+    """A Chromium tab behind the URL firewall. Starts on first use; ``close()`` ends it."""
+
+    def __init__(
+        self,
+        config: BrowserConfig,
+        firewall: URLFirewall,
+        *,
+        executable_path: Path | None = None,
+        user_agent: str | None = DEFAULT_USER_AGENT,
+    ) -> None:
+        self.firewall = firewall
+        self.executable_path = executable_path or find_chromium(config.chromium_path)
+        self.timeout_ms = config.timeout_s * 1000
+        self.act_timeout_ms = min(self.timeout_ms, ACT_TIMEOUT_MS)
+        self.max_bytes = config.max_page_bytes
+        self.observation_tokens = config.observation_tokens
+        self.user_agent = user_agent
+        self._pw: Playwright | None = None
+        self._browser: PWBrowser | None = None
+        self._context: BrowserContext | None = None
+        self._page: Page | None = None
+        self._refused: list[tuple[str, str]] = []
+        self._history: list[str] = []
+        self._elements: list[Element] = []
+        self._viewport = Viewport()
+        self._seen: tuple[str, frozenset[ElementSignature]] | None = None
+        self._last_field: int | None = None
+        self._title = ""
+
+    # --- life cycle -----------------------------------------------------------------------
+
+    async def _ensure(self) -> Page:
+        if self._page is not None:
+            return self._page
+        try:
+            from playwright.async_api import async_playwright
+        except ImportError as exc:
+            raise MissingDependency(
+                "the chromium browsing backend",
+                "browser",
+                "It drives an installed Chromium (e.g. apt install chromium); "
+                "`playwright install` is not needed.",
+            ) from exc
+        if self.executable_path is not None and not self.executable_path.exists():
+            raise BrowserError(f"no Chromium at {self.executable_path}", recoverable=False)
+        self._pw = await async_playwright().start()
+        try:
+            self._browser = await self._pw.chromium.launch(
+                executable_path=str(self.executable_path) if self.executable_path else None,
+                headless=True,
+                args=CHROMIUM_ARGS,
+                timeout=self.timeout_ms,
+            )
+            self._context = await self._browser.new_context(
+                service_workers="block", accept_downloads=False, user_agent=self.user_agent
+            )
+            await self._context.route("**/*", self._route)
+            await self._context.route_web_socket("**/*", self._refuse_socket)
+            self._page = await self._context.new_page()
+        except Exception as exc:
+            await self.close()
+            raise BrowserError(f"cannot start Chromium: {exc}", recoverable=False) from exc
+        self._page.set_default_timeout(self.timeout_ms)
+        return self._page
+
+    async def close(self) -> None:
+        browser, pw = self._browser, self._pw
+        self._page = self._context = self._browser = None
+        self._pw = None
+        try:
+            if browser is not None:
+                await browser.close()
+        finally:
+            if pw is not None:
+                await pw.stop()
+
+    # --- the firewall in the route --------------------------------------------------------
+
+    async def _route(self, route: Route) -> None:
+        request = route.request
+        url = request.url
+        navigation = request.is_navigation_request()
+        main_frame = navigation and request.frame.parent_frame is None
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                await self.firewall.check(url)
+            except URLNotAllowed as exc:
+                if main_frame:
+                    self._refused.append((url, exc.reason))
+                await route.abort("blockedbyclient")
+                return
+            try:
+                response = await route.fetch(url=url, max_redirects=0, timeout=self.timeout_ms)
+            except Exception:
+                await route.abort("failed")
+                return
+            location = response.headers.get("location")
+            if not (300 <= response.status < 400 and location):
+                break
+            url = urljoin(url, location)
+            if navigation:
+                await route.fulfill(status=200, content_type="text/html", body=_stub(url))
+                return
+        else:
+            await route.abort("failed")
+            return
+        body = await response.body()
+        if len(body) <= self.max_bytes:
+            await route.fulfill(response=response)
+        elif navigation:
+            headers = {k: v for k, v in response.headers.items()
+                       if k.lower() not in ("content-length", "content-encoding")}  # fmt: skip
+            await route.fulfill(
+                status=response.status, headers=headers, body=body[: self.max_bytes]
+            )
+        else:
+            await route.abort("failed")
+
+    async def _refuse_socket(self, ws: WebSocketRoute) -> None:
+        await ws.close(code=1008, reason="WebSockets are not allowed")
+
+    async def _settle(self, page: Page) -> None:
+        """Wait until the page loaded and any redirect stub has been followed."""
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        while time.monotonic() < deadline:
+            try:
+                await page.wait_for_load_state("load", timeout=self.timeout_ms)
+                if not await page.evaluate(IS_REDIRECT_STUB):
+                    break
+            except Exception as exc:
+                if "closed" in str(exc).lower():
+                    raise BrowserError(f"Chromium went away: {exc}", recoverable=False) from exc
+            await asyncio.sleep(0.05)
+        if self._refused:
+            url, reason = self._refused[-1]
+            self._refused.clear()
+            if page.url.startswith("chrome-error:") and self._history:
+                await page.goto(self._history[-1], wait_until="load")
+            raise URLNotAllowed(url, reason)
+        if page.url.startswith(("http:", "https:")):
+            if not self._history or self._history[-1] != page.url:
+                self._history.append(page.url)
+                del self._history[:-MAX_HISTORY]
+            self._viewport.reset()
+            self._title = await page.title()
+
+    # --- the protocol ---------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return self._history[-1] if self._history else ""
+
+    @property
+    def title(self) -> str:
+        return self._title
+
+    async def goto(self, url: str) -> None:
+        target = absolute_url(url, self.url)
+        await self.firewall.check(target)  # refuses what the route never sees (file:, chrome:)
+        page = await self._ensure()
+        self._refused.clear()
+        try:
+            await page.goto(target, wait_until="load", timeout=self.timeout_ms)
+        except Exception as exc:
+            if not self._refused:
+                raise _browser_error(exc) from exc
+        await self._settle(page)
+
+    async def observe(self) -> Observation:
+        if self._page is None or not self._history:
+            return Observation(url="about:blank", title="", elements=[], text="", truncated=False)
+        self._elements = await self._extract(self._page)
+        text = readable_text(await self._page.content())
+        key = urldefrag(self.url)[0]
+        previous = self._seen[1] if self._seen and self._seen[0] == key else None
+        observation = compose_observation(
+            self.url,
+            self.title,
+            self._elements,
+            text,
+            budget_tokens=self.observation_tokens,
+            viewport=self._viewport,
+            previous=previous,
+        )
+        self._seen = (key, frozenset(e.signature for e in self._elements))
+        return observation
+
+    async def page_text(self) -> str:
+        if self._page is None:
+            return ""
+        return readable_text(await self._page.content())
+
+    async def back(self) -> None:
+        if len(self._history) < 2:
+            return
+        self._history.pop()
+        previous = self._history.pop()
+        await self.goto(previous)
+
+    async def act(
+        self, action: BrowserAction, target: ElementSignature | None = None
+    ) -> ActionResult:
+        name = action.action
+        if isinstance(action, GotoAction):
+            await self.goto(action.url)
+            return self._navigated(name)
+        if isinstance(action, BackAction):
+            if len(self._history) < 2:
+                return ActionResult.failed(name, "there is no previous page")
+            await self.back()
+            return self._navigated(name)
+        if isinstance(action, ScrollAction):
+            moved = self._viewport.scroll(action.direction)
+            if self._page is not None:
+                sign = -1 if action.direction == "up" else 1
+                await self._page.evaluate(f"window.scrollBy(0, {sign} * window.innerHeight * 0.8)")
+            message = f"scrolled {action.direction}" if moved else "already at the edge"
+            return ActionResult(
+                name, success=moved, message=message, error=None if moved else message
+            )
+        page = self._page
+        if page is None:
+            return ActionResult.failed(name, "no page is open")
+        if isinstance(action, SubmitAction) and action.index is None:
+            return await self._submit(page, self._last_field)
+        index = action.index
+        if index is None:
+            return ActionResult.failed(name, "no element given")
+        self._elements = await self._extract(page)
+        element, how, error = resolve_element(self._elements, index, target)
+        if element is None:
+            return ActionResult.failed(name, error, stale=True)
+        if element.disabled:
+            return ActionResult.failed(name, f"element [{element.index}] is disabled")
+        try:
+            result = await self._on_element(page, action, element)
+        except (URLNotAllowed, BrowserError):
+            raise
+        except Exception as exc:
+            if not await page.locator(f'[{TAG_ATTRIBUTE}="{element.index}"]').count():
+                error = f"element [{element.index}] vanished while acting on it"
+                return ActionResult.failed(name, error, stale=True)
+            raise _browser_error(exc) from exc
+        if result.success and result.resolved_by is None:
+            result.resolved_by = how
+        return result
+
+    # --- helpers --------------------------------------------------------------------------
+
+    async def _extract(self, page: Page) -> list[Element]:
+        try:
+            items = await page.evaluate(EXTRACT_ELEMENTS)
+        except Exception as exc:
+            raise _browser_error(exc) from exc
+        return [_element(item) for item in items]
+
+    def _navigated(self, name: str) -> ActionResult:
+        return ActionResult(name, message=f"opened {self.url}", navigated=True, url=self.url)
+
+    async def _on_element(
+        self, page: Page, action: BrowserAction, element: Element
+    ) -> ActionResult:
+        locator = page.locator(f'[{TAG_ATTRIBUTE}="{element.index}"]')
+        name = action.action
+        if isinstance(action, TypeAction):
+            if element.role not in ("textbox", "searchbox"):
+                return ActionResult.failed(
+                    name, f"[{element.index}] is a {element.role}, not a text field"
+                )
+            await locator.fill(action.text, timeout=self.act_timeout_ms)
+            self._last_field = element.index
+            return ActionResult(name, message=f"typed into [{element.index}]")
+        if isinstance(action, SelectAction):
+            if element.role not in ("combobox", "listbox"):
+                return ActionResult.failed(
+                    name, f"[{element.index}] is a {element.role}, not a drop-down"
+                )
+            want = action.option.strip().casefold()
+            for match in (
+                lambda o: o.casefold() == want,
+                lambda o: o.casefold().startswith(want),
+                lambda o: want in o.casefold(),
+            ):
+                hits = [o for o in element.options if match(o)]
+                if hits:
+                    await locator.select_option(label=hits[0], timeout=self.act_timeout_ms)
+                    self._last_field = element.index
+                    return ActionResult(name, message=f'selected "{hits[0]}" in [{element.index}]')
+            try:
+                await locator.select_option(value=action.option, timeout=self.act_timeout_ms)
+                return ActionResult(
+                    name, message=f'selected "{action.option}" in [{element.index}]'
+                )
+            except Exception:
+                shown = ", ".join(f'"{o}"' for o in element.options[:20])
+                return ActionResult.failed(
+                    name, f'no option "{action.option}" in [{element.index}]; options: {shown}'
+                )
+        if isinstance(action, SubmitAction) and element.role != "button":
+            return await self._submit(page, element.index)
+        if isinstance(action, ClickAction | SubmitAction):
+            return await self._click(page, locator, element)
+        return ActionResult.failed(name, f"{name} does not take an element")
+
+    async def _click(self, page: Page, locator: Any, element: Element) -> ActionResult:
+        before = len(self._history), page.url
+        self._refused.clear()
+        await locator.click(timeout=self.act_timeout_ms)
+        await asyncio.sleep(0.05)  # let a navigation the click started begin
+        await self._settle(page)
+        if (len(self._history), page.url) != before:
+            return self._navigated("click")
+        if element.role in ("textbox", "searchbox", "combobox", "listbox"):
+            self._last_field = element.index
+        return ActionResult("click", message=f"clicked [{element.index}]")
+
+    async def _submit(self, page: Page, index: int | None) -> ActionResult:
+        handle = None
+        if index is not None:
+            handle = await page.query_selector(f'[{TAG_ATTRIBUTE}="{index}"]')
+        self._refused.clear()
+        if not await page.evaluate(SUBMIT_FORM, handle):
+            return ActionResult.failed("submit", "which form? give the index of one of its fields")
+        await asyncio.sleep(0.05)
+        await self._settle(page)
+        return self._navigated("submit")
+
+
+def _browser_error(exc: BaseException) -> BrowserError:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    closed = any(s in text.lower() for s in ("has been closed", "target closed", "crashed"))
+    return BrowserError(f"Chromium: {text}", recoverable=not closed)
