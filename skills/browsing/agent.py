@@ -1,0 +1,415 @@
+"""The browsing executor: a planner and a navigator taking turns over one browser (seeds 000, 002).
+
+Each step observes the page; the planner runs at the first step, every ``planning_interval``
+steps (every step when following a predefined plan), after an action failed twice and when
+the navigator says ``done``; then the navigator proposes up to ``max_actions_per_step``
+actions, which run in order. Only the planner ends the task.
+
+The loop stops at ``max_steps``, after ``max_failures`` consecutive failed steps, and when the
+same actions are proposed a third time on an unchanged page (the second time they are skipped
+and the model is told so). Errors the model caused (a bad index, an unparseable answer, a
+network failure, a URL the firewall refused) are recorded on the step and count as failures;
+fatal errors end the task at once: an abort, an exceeded budget, a fatal provider error
+(authentication, permission, bad request), a browser that cannot go on, and a start URL the
+firewall refuses. A URL refused mid-task is not fatal: the page may have planted it (prompt
+injection), so the request is refused, logged (``browser.url_refused``) and reported to the
+model as that action's error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from skillrt.exceptions import BrowserError, ProviderError, URLNotAllowed
+from skillrt.skills.browsing.actions import (
+    BROWSER_ACTIONS,
+    ActionResult,
+    DoneAction,
+    ExtractAction,
+    describe_action,
+    run_action,
+)
+from skillrt.skills.browsing.prompts import (
+    fence_untrusted,
+    new_nonce,
+    system_message,
+    truncate_tokens,
+)
+from skillrt.skills.browsing.schemas import (
+    ExtractOutput,
+    NavigatorOutput,
+    NavigatorState,
+    PlannerOutput,
+    PredefinedPlannerOutput,
+)
+
+if TYPE_CHECKING:
+    from skillrt.context import SkillContext
+    from skillrt.llm.base import LLMMessage
+    from skillrt.skills.browsing.actions import Action, BrowserAction
+    from skillrt.skills.browsing.browser import Browser
+    from skillrt.skills.browsing.observation import Observation
+    from skillrt.skills.browsing.plans import PredefinedPlan
+
+__all__ = ["AgentResult", "AgentStep", "BrowserAgent", "EndReason"]
+
+EndReason = Literal["completed", "max_steps", "max_failures", "repeated_action"]
+HISTORY_IN_PROMPT = 12
+EXTRACTS_IN_PROMPT = 6
+Plan = PlannerOutput | PredefinedPlannerOutput
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(slots=True)
+class AgentStep:
+    """One turn of the loop, appended to the history whatever happened."""
+
+    number: int
+    url: str = ""
+    plan: Plan | None = None
+    state: NavigatorState | None = None
+    actions: list[str] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
+    error: str | None = None
+    refused: list[str] = field(default_factory=list)
+    nudge: str | None = None
+
+    def summary(self) -> str:
+        where = f" at {self.url}" if self.url else ""
+        done = "; ".join(self.results) or ("skipped: " + self.nudge if self.nudge else "-")
+        error = f" [error: {self.error}]" if self.error and self.error not in done else ""
+        return f"Step {self.number}{where}: {done}{error}"
+
+
+@dataclass(slots=True)
+class AgentResult:
+    success: bool
+    answer: str
+    reason: EndReason
+    detail: str
+    url: str
+    steps: list[AgentStep]
+
+
+def _fatal(exc: BaseException) -> bool:
+    if isinstance(exc, ProviderError):
+        return exc.fatal
+    if isinstance(exc, BrowserError):
+        return not exc.recoverable
+    return True
+
+
+class BrowserAgent:
+    """Runs one web task in one browser. ``run()`` returns an ``AgentResult`` or raises."""
+
+    def __init__(
+        self,
+        ctx: SkillContext,
+        browser: Browser,
+        task: str,
+        *,
+        start_url: str | None = None,
+        plan: PredefinedPlan | None = None,
+    ) -> None:
+        cfg = ctx.config.browser
+        self.ctx = ctx
+        self.browser = browser
+        self.task = task
+        self.start_url = start_url
+        self.predefined = plan
+        self.max_steps = cfg.max_steps
+        self.max_failures = cfg.max_failures
+        self.max_actions = cfg.max_actions_per_step
+        self.interval = cfg.planning_interval
+        self.text_tokens = cfg.observation_tokens * 3
+        self.history: list[AgentStep] = []
+        self.failures = 0
+        self.plan: Plan | None = None
+        self.memory = ""
+        self.extracted: list[str] = []
+        self.pending_answer: str | None = None
+        self.replan = True
+        self._repeats: Counter[str] = Counter()
+        self._nudge: str | None = None
+        self._rejected = False
+
+    # --- the loop -------------------------------------------------------------------------
+
+    async def run(self) -> AgentResult:
+        self._status(f"Starting: {self.task}")
+        if self.start_url:
+            await self.browser.goto(self.start_url)  # refused or unreachable: fatal
+            self._navigated()
+        while len(self.history) < self.max_steps:
+            self.ctx.signal.raise_if_aborted()
+            step = AgentStep(number=len(self.history) + 1)
+            outcome: AgentResult | None = None
+            try:
+                outcome = await self._step(step)
+            except (BrowserError, ProviderError) as exc:
+                if _fatal(exc):
+                    raise
+                step.error = f"{type(exc).__name__}: {exc}"
+            finally:
+                self.history.append(step)
+            if step.error:
+                self.failures += 1
+            elif step.nudge is None:  # a skipped (repeated) step neither fails nor succeeds
+                self.failures = 0
+            if outcome is not None:
+                return outcome
+            if self.failures >= self.max_failures:
+                detail = f"{self.failures} steps failed in a row; last error: {step.error}"
+                return self._end("max_failures", detail)
+        return self._end("max_steps", f"no answer within {self.max_steps} steps")
+
+    async def _step(self, step: AgentStep) -> AgentResult | None:
+        observation = await self.browser.observe()
+        step.url = observation.url
+        self.ctx.progress(step.number, self.max_steps, f"Step {step.number}", observation.url)
+        if self._should_plan(step.number):
+            plan = await self._plan(step, observation)
+            if plan.done:
+                return self._finish(plan)
+        output = await self._navigate(step, observation)
+        actions = output.actions[: self.max_actions]
+        if not actions:
+            step.error = "the navigator proposed no action"
+            return None
+        if self._repeated(step, observation, actions):
+            if step.nudge is None:
+                return self._end("repeated_action", "the same actions kept repeating")
+            return None
+        for action in actions:
+            self.ctx.signal.raise_if_aborted()
+            if not await self._execute(step, action, observation):
+                break
+        return None
+
+    def _should_plan(self, number: int) -> bool:
+        if self.predefined is not None or self.replan or self.pending_answer is not None:
+            return True
+        return (number - 1) % self.interval == 0
+
+    # --- the model calls ------------------------------------------------------------------
+
+    async def _ask(self, kind: str, body: str, model: type[M], nonce: str) -> M:
+        messages: list[LLMMessage] = [
+            system_message(kind, nonce, max_actions=self.max_actions),
+            {"role": "user", "content": body},
+        ]
+        result = await self.ctx.llm.chat(messages, response_model=model)
+        return result.parsed_as(model)
+
+    async def _plan(self, step: AgentStep, observation: Observation) -> Plan:
+        nonce = new_nonce()
+        prompt = self._planner_prompt(observation, nonce)
+        plan: Plan
+        if self.predefined is None:
+            plan = await self._ask("planner", prompt, PlannerOutput, nonce)
+        else:
+            plan = await self._ask("predefined", prompt, PredefinedPlannerOutput, nonce)
+        step.plan = plan
+        self.plan = plan
+        self.replan = False
+        self._rejected = self.pending_answer is not None and not plan.done
+        if not plan.done:
+            self.pending_answer = None
+        self.ctx.events.emit(
+            "agent:reasoned",
+            role="planner",
+            reasoning=plan.step_by_step_reasoning,
+            proposed_actions=list(plan.proposed_actions),
+            done=plan.done,
+        )
+        return plan
+
+    async def _navigate(self, step: AgentStep, observation: Observation) -> NavigatorOutput:
+        nonce = new_nonce()
+        prompt = self._navigator_prompt(observation, nonce)
+        output = await self._ask("navigator", prompt, NavigatorOutput, nonce)
+        self._nudge = None
+        step.state = output.current_state
+        if output.current_state.memory:
+            self.memory = output.current_state.memory[:2000]
+        self.ctx.events.emit(
+            "agent:reasoned",
+            role="navigator",
+            reasoning=output.current_state.evaluation_previous_goal,
+            next_goal=output.current_state.next_goal,
+        )
+        if output.current_state.next_goal:
+            self._status(output.current_state.next_goal)
+        return output
+
+    async def _extract(self, question: str) -> str:
+        nonce = new_nonce()
+        text = truncate_tokens(await self.browser.page_text(), self.text_tokens)
+        body = f"Question: {question}\nPage: {self.browser.url}\n{fence_untrusted(text, nonce)}"
+        parsed = await self._ask("extract", body, ExtractOutput, nonce)
+        return parsed.answer if parsed.found else f"(not on this page) {parsed.answer}"
+
+    # --- actions --------------------------------------------------------------------------
+
+    async def _execute(self, step: AgentStep, action: Action, seen: Observation) -> bool:
+        """Run one action; False stops the rest of the step's actions."""
+        described = describe_action(action)
+        step.actions.append(described)
+        index = getattr(action, "index", None)
+        value = next(
+            (getattr(action, k) for k in ("url", "text", "option") if hasattr(action, k)), None
+        )
+        self.ctx.events.emit("agent:action", action=action.action, ref=index, value=value)
+        if isinstance(action, DoneAction):
+            self.pending_answer = action.answer
+            step.results.append(f"done: {truncate_tokens(action.answer, 200)}")
+            return False
+        if isinstance(action, ExtractAction):
+            answer = await self._extract(action.question)
+            self.extracted.append(f"{action.question} -> {truncate_tokens(answer, 300)}")
+            step.results.append(f"{described} -> {truncate_tokens(answer, 120)}")
+            return True
+        if not isinstance(action, BROWSER_ACTIONS):
+            raise TypeError(f"unknown action {action!r}")
+        self.ctx.events.emit("browser:action_started", action=action.action, ref=index, value=value)
+        result = await self._act(step, action, seen, described)
+        self.ctx.events.emit(
+            "browser:action_completed",
+            action=action.action,
+            success=result.success,
+            error=result.error,
+            is_recoverable=result.is_recoverable,
+            resolved_by=result.resolved_by,
+        )
+        if result.navigated:
+            self._navigated()
+        step.results.append(f"{described}: {result.summary()}")
+        if not result.success:
+            step.error = result.error
+            self.replan = self.replan or result.stale
+            return False
+        return True
+
+    async def _act(
+        self, step: AgentStep, action: BrowserAction, seen: Observation, described: str
+    ) -> ActionResult:
+        try:
+            return await run_action(self.browser, action, seen)
+        except URLNotAllowed as exc:
+            step.refused.append(exc.url)
+            self.ctx.logger.warning(
+                "browser.url_refused", url=exc.url, reason=exc.reason, action=described
+            )
+            error = f"refused by the URL firewall: {exc.url} ({exc.reason})"
+            return ActionResult.failed(action.action, error)
+        except BrowserError as exc:
+            if not exc.recoverable:
+                raise
+            return ActionResult.failed(action.action, str(exc))
+
+    def _repeated(self, step: AgentStep, observation: Observation, actions: list[Action]) -> bool:
+        """Whether these actions were already proposed on this very page (then nudge or stop)."""
+        described = [describe_action(a) for a in actions]
+        key = hashlib.sha256(
+            "\n".join([observation.fingerprint(), *described]).encode()
+        ).hexdigest()
+        self._repeats[key] += 1
+        if self._repeats[key] == 1:
+            return False
+        if self._repeats[key] == 2:
+            step.nudge = (
+                f"You already proposed {'; '.join(described)} on this same page and it did not "
+                "help. Do something different (another element, another page, or done)."
+            )
+            self._nudge = step.nudge
+            self._status("The same actions were proposed again on an unchanged page")
+        return True
+
+    # --- prompts --------------------------------------------------------------------------
+
+    def _common_prompt(self) -> list[str]:
+        lines = [f"Task: {self.task}"]
+        if self.start_url:
+            lines.append(f"Start URL: {self.start_url}")
+        earlier = len(self.history) - HISTORY_IN_PROMPT
+        if self.history:
+            lines.append(
+                "Steps so far:" + (f" ({earlier} earlier steps not shown)" if earlier > 0 else "")
+            )
+            lines.extend(
+                truncate_tokens(s.summary(), 150) for s in self.history[-HISTORY_IN_PROMPT:]
+            )
+        if self.memory:
+            lines.append(f"Navigator memory: {self.memory}")
+        return lines
+
+    def _page_block(self, observation: Observation, nonce: str) -> str:
+        parts = []
+        if self.extracted:
+            parts.append(
+                "Extracted so far:\n"
+                + "\n".join(f"- {e}" for e in self.extracted[-EXTRACTS_IN_PROMPT:])
+            )
+        parts.append(observation.render())
+        return (
+            f"Current page (step {len(self.history) + 1} of {self.max_steps}):\n"
+            + fence_untrusted("\n\n".join(parts), nonce)
+        )
+
+    def _planner_prompt(self, observation: Observation, nonce: str) -> str:
+        lines = self._common_prompt()
+        if self.predefined is not None:
+            lines.append(f"Predefined plan {self.predefined.name!r}: {self.predefined.goal}")
+            lines.extend(f"{i}. {s}" for i, s in enumerate(self.predefined.steps, 1))
+            todo = self.plan.todo_markdown if isinstance(self.plan, PredefinedPlannerOutput) else ""
+            lines.append("Checklist so far:\n" + (todo or self.predefined.todo_markdown()))
+        if self.pending_answer is not None:
+            lines.append(f"The navigator says the task is done. Its answer: {self.pending_answer}")
+        lines.append(self._page_block(observation, nonce))
+        return "\n".join(lines)
+
+    def _navigator_prompt(self, observation: Observation, nonce: str) -> str:
+        lines = self._common_prompt()
+        plan = self.plan
+        if isinstance(plan, PredefinedPlannerOutput) and plan.todo_markdown:
+            lines.append("Checklist (from the planner):\n" + plan.todo_markdown)
+        if plan is not None and plan.proposed_actions:
+            lines.append(
+                "Planner's next steps:\n" + "\n".join(f"- {a}" for a in plan.proposed_actions)
+            )
+        if self._rejected:
+            lines.append("The planner did not accept your answer yet; keep going.")
+        if self._nudge:
+            lines.append(f"NOTE: {self._nudge}")
+        lines.append(self._page_block(observation, nonce))
+        return "\n".join(lines)
+
+    # --- ends -----------------------------------------------------------------------------
+
+    def _finish(self, plan: Plan) -> AgentResult:
+        answer = plan.final_answer.strip() or (self.pending_answer or "").strip()
+        self._status("Task complete")
+        return AgentResult(
+            True,
+            answer,
+            "completed",
+            "the planner confirmed the task is complete",
+            self.browser.url,
+            self.history,
+        )
+
+    def _end(self, reason: EndReason, detail: str) -> AgentResult:
+        self._status(f"Stopped: {detail}")
+        answer = self.pending_answer or (self.plan.final_answer if self.plan else "") or ""
+        return AgentResult(False, answer, reason, detail, self.browser.url, self.history)
+
+    def _status(self, message: str) -> None:
+        self.ctx.events.emit("agent:status", message=message)
+
+    def _navigated(self) -> None:
+        self.ctx.events.emit("browser:navigated", url=self.browser.url, title=self.browser.title)
