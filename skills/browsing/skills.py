@@ -1,0 +1,146 @@
+"""The browsing skills: ``Browse`` (carry out a web task) and ``ResearchWeb`` (cited answers)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any, Literal
+
+import structlog
+from pydantic import BaseModel, Field
+
+from skillrt.context import SkillContext
+from skillrt.exceptions import UserError
+from skillrt.skill import Skill, SkillResult, skill
+from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
+from skillrt.skills.browsing.browser import Browser, open_browser
+from skillrt.skills.browsing.plans import plan_from
+from skillrt.skills.browsing.research import research
+
+__all__ = [
+    "BrowseParams",
+    "ResearchParams",
+    "browse",
+    "browsing_skills",
+    "close_pending_browsers",
+    "research_web",
+]
+
+_URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
+_closing: set[asyncio.Task[None]] = set()
+_log = structlog.get_logger("skillrt.browsing")
+
+_REASONS_ZH = {
+    "max_steps": "步数用完",
+    "max_failures": "连续失败过多",
+    "repeated_action": "反复执行相同操作",
+    "completed": "完成",
+}
+
+
+class BrowseParams(BaseModel):
+    task: str = Field(default="", description="What to do on the web, in words")
+    url: str | None = Field(default=None, description="Where to start")
+    plan: str | list[str] | None = Field(
+        default=None, description="A predefined plan's name (config/plans) or its steps"
+    )
+    backend: Literal["http", "chromium"] | None = None
+
+
+class ResearchParams(BaseModel):
+    question: str = ""
+    topic: str = ""
+    max_pages: int = Field(default=5, ge=1, le=20)
+    note: bool = Field(default=False, description="A Markdown research note, not a short answer")
+
+
+def _close_in_background(browser: Browser) -> None:
+    """Close a browser without making a cancelled task wait for it."""
+
+    async def close() -> None:
+        try:
+            await browser.close()
+        except Exception as exc:
+            _log.warning("browser.close_failed", error=str(exc))
+
+    task = asyncio.ensure_future(close())
+    _closing.add(task)
+    task.add_done_callback(_closing.discard)
+
+
+async def close_pending_browsers() -> None:
+    """Wait for the browsers that cancelled tasks left closing (for hosts shutting down)."""
+    if _closing:
+        await asyncio.gather(*list(_closing), return_exceptions=True)
+
+
+def _as_dict(result: AgentResult) -> dict[str, Any]:
+    return {
+        "success": result.success,
+        "answer": result.answer,
+        "reason": result.reason,
+        "detail": result.detail,
+        "url": result.url,
+        "steps": [s.summary() for s in result.steps],
+    }
+
+
+@skill(
+    name="Browse",
+    intents=["BROWSE"],
+    params=BrowseParams,
+    description="Carry out a web task: open pages, follow links, fill in forms, report back",
+)
+async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
+    """Browse the web for a task, with the planner/navigator loop, and report the answer."""
+    task = params.task.strip() or ctx.input.text.strip()
+    if not task:
+        raise UserError("Browse needs a task")
+    found = _URL.search(task)
+    start = params.url or (found.group(0).rstrip(".,;:!?") if found else None)
+    plan = plan_from(params.plan)
+    browser = open_browser(ctx.config.browser, backend=params.backend)
+
+    async def run() -> dict[str, Any]:
+        agent = BrowserAgent(ctx, browser, task, start_url=start, plan=plan)
+        return _as_dict(await agent.run())
+
+    try:
+        outcome: dict[str, Any] = await ctx.step("browse", run)
+    except BaseException:
+        _close_in_background(browser)
+        raise
+    await browser.close()
+    steps = len(outcome["steps"])
+    data = {**outcome, "plan": plan.name if plan else None}
+    if outcome["success"]:
+        source = ctx.say(f"\n\n来源：{outcome['url']}", f"\n\nSource: {outcome['url']}")
+        answer = outcome["answer"] or ctx.say("任务已完成。", "Done.")
+        return SkillResult(success=True, message=answer + source, data=data)
+    reason = outcome["reason"]
+    message = ctx.say(
+        f"浏览任务未完成（{_REASONS_ZH.get(reason, reason)}，共 {steps} 步）：{outcome['detail']}",
+        f"The browsing task did not finish ({reason}, {steps} steps): {outcome['detail']}",
+    )
+    if outcome["answer"]:
+        message += ctx.say("\n\n目前的结果：", "\n\nWhat was found so far: ") + outcome["answer"]
+    return SkillResult(success=False, message=message, data=data)
+
+
+@skill(
+    name="ResearchWeb",
+    intents=["RESEARCH_WEB"],
+    params=ResearchParams,
+    description="Search the web, read the top pages and answer with checked citations",
+)
+async def research_web(ctx: SkillContext, params: ResearchParams) -> SkillResult:
+    """Research a question on the web: an answer (or a note) citing only pages it read."""
+    question = params.question.strip() or params.topic.strip() or ctx.input.text.strip()
+    if not question:
+        raise UserError("ResearchWeb needs a question or a topic")
+    return await research(ctx, question, params.max_pages, params.note)
+
+
+def browsing_skills() -> list[Skill[Any]]:
+    """The browsing skills, for the runtime's builtin list."""
+    return [browse, research_web]
