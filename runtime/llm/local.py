@@ -231,9 +231,7 @@ class LocalProvider:
         self._name = model or None
         self.default_max_tokens = max_tokens
         self.default_temperature = temperature
-        self._executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="skillrt-llama"
-        )
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()
         self._llama: Any = None
@@ -263,7 +261,15 @@ class LocalProvider:
 
     async def load(self) -> None:
         """Load the model now (it is otherwise loaded by the first call), off the event loop."""
-        await asyncio.wrap_future(self._executor.submit(self._load))
+        await asyncio.wrap_future(self._worker().submit(self._load))
+
+    def _worker(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The one thread that touches the ``Llama`` object (made again after ``close``)."""
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="skillrt-llama"
+            )
+        return self._executor
 
     def _load(self) -> Any:
         with self._load_lock:
@@ -325,7 +331,9 @@ class LocalProvider:
         """Stop any generation, end the worker thread and free the model."""
         if self._current_stop is not None:
             self._current_stop.set()
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
         llama, self._llama = self._llama, None
         if llama is not None:
             llama.close()
@@ -437,7 +445,7 @@ class LocalProvider:
                 stop.set()
 
         job = _Job(messages, max_tokens, temperature, schema, stop, emit)
-        future = self._executor.submit(self._generate, job)
+        future = self._worker().submit(self._generate, job)
         waiter = asyncio.wrap_future(future)
 
         def finished(done: asyncio.Future[_Generated]) -> None:
