@@ -521,6 +521,25 @@ def test_price_table_matching() -> None:
     assert "gpt-4.1-mini" in prices
 
 
+def test_user_prices_override_the_shipped_ones(isolated: Any) -> None:
+    from skillrt.llm.prices import user_prices_path
+
+    path = user_prices_path()
+    assert str(path).startswith(str(isolated.parent))  # the test's own XDG_CONFIG_HOME
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        '[models]\n"gpt-4o" = { input = 1, output = 1 }\n"my-llama" = { input = 0, output = 0 }\n'
+        '[patterns]\n"local:*" = { input = 5, output = 5 }\n'
+    )
+    prices = PriceTable.load()
+    usage = Usage(1_000_000, 0)
+    assert prices.cost("gpt-4o", usage) == 1
+    assert prices.cost("gpt-4o-2024-08-06", usage) == 1
+    assert prices.cost("my-llama", usage) == 0
+    assert prices.cost("local:x", usage) == 5  # the user's pattern wins
+    assert prices.cost("gpt-4o-mini", usage) == pytest.approx(0.15)  # the rest is kept
+
+
 def test_price_table_rejects_bad_data(tmp_path: Any) -> None:
     from skillrt.exceptions import ConfigError
 

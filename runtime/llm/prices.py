@@ -9,6 +9,7 @@ TOML file, which is the data; this module is the small reader.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ from typing import Any
 from skillrt.exceptions import ConfigError
 from skillrt.llm.base import Usage
 
-__all__ = ["Price", "PriceTable"]
+__all__ = ["Price", "PriceTable", "user_prices_path"]
 
 _PER_TOKENS = 1_000_000
 
@@ -48,6 +49,45 @@ def _price(source: str, key: str, value: object) -> Price:
     if price.input < 0 or price.output < 0:
         raise ConfigError(source, key, "prices >= 0", value)
     return price
+
+
+def user_prices_path() -> Path:
+    """Where a user's own prices go: ``$XDG_CONFIG_HOME/skillrt/prices.toml``."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "skillrt" / "prices.toml"
+
+
+def _parse(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "(syntax)", f"valid TOML ({exc})") from exc
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), "(file)", f"a readable file ({exc.strerror})") from exc
+    return _parse(text, str(path))
+
+
+def _overlay(base: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
+    suffixes = [
+        *base.get("match", {}).get("dated_suffixes", []),
+        *user.get("match", {}).get("dated_suffixes", []),
+    ]
+    user_patterns = user.get("patterns", {})
+    shipped_patterns = base.get("patterns", {}).items()
+    return {
+        "match": {"dated_suffixes": suffixes},
+        "models": {**base.get("models", {}), **user.get("models", {})},
+        # The user's patterns first (first match wins), then the shipped ones they do not redo.
+        "patterns": {
+            **user_patterns,
+            **{k: v for k, v in shipped_patterns if k not in user_patterns},
+        },
+    }
 
 
 class PriceTable:
@@ -87,21 +127,20 @@ class PriceTable:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> PriceTable:
-        """Read the shipped ``prices.toml``, or the file at ``path``."""
-        if path is None:
-            text = resources.files("skillrt.config").joinpath("prices.toml").read_text("utf-8")
-            source = "prices.toml (shipped)"
-        else:
-            source = str(path)
-            try:
-                text = Path(path).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise ConfigError(source, "(file)", f"a readable file ({exc.strerror})") from exc
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(source, "(syntax)", f"valid TOML ({exc})") from exc
-        return cls.from_dict(data, source=source)
+        """The shipped ``prices.toml`` with the user's ``~/.config/skillrt/prices.toml`` (when
+        it exists; ``$XDG_CONFIG_HOME`` honoured) laid over it, or only the file at ``path``.
+
+        The user file has the same layout; its models and patterns replace or add to the
+        shipped ones (its patterns are tried first), its dated suffixes are added.
+        """
+        if path is not None:
+            return cls.from_dict(_read(Path(path)), source=str(path))
+        shipped = resources.files("skillrt.config").joinpath("prices.toml").read_text("utf-8")
+        data = _parse(shipped, "prices.toml (shipped)")
+        user = user_prices_path()
+        if user.is_file():
+            data = _overlay(data, _read(user))
+        return cls.from_dict(data, source=str(user) if user.is_file() else "prices.toml")
 
     def price(self, model: str) -> Price | None:
         """The price of ``model``, or None when it is unpriced."""
