@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, MutableMapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -34,6 +35,20 @@ LOG_EVENTS = (
 
 REDACTED = "***"
 _SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|password|secret|token)$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _is_secret_key(key: str) -> bool:
+    # Cached: the same few keys (a task record's, a log event's) come back at every save and
+    # log line, and the regex search per key was most of the cost of redacting a record.
+    return _SECRET_KEYS.search(key) is not None
+
+
+# A JSON object key that _SECRET_KEYS would match, as it appears in JSON text: its name, then
+# the closing quote (``$`` also matches before a final newline, escaped in JSON as \n).
+_SECRET_KEYS_IN_JSON = re.compile(
+    r'(api[_-]?key|authorization|password|secret|token)(?:\\n)?"', re.IGNORECASE
+)
 # Key shapes worth catching even when nobody configured them (OpenAI-style, bearer tokens).
 _KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+[A-Za-z0-9._\-]{16,})")
 _ENV_SECRETS = ("OPENAI_API_KEY", "SKILLRT_LLM__API_KEY", "SKILLRT_BROWSER__SEARCH__API_KEY")
@@ -46,6 +61,9 @@ class Redactor:
         values = {s for s in secrets if s and len(s) >= 4}
         values.update(v for name in _ENV_SECRETS if len(v := os.environ.get(name, "")) >= 4)
         self._secrets = sorted(values, key=len, reverse=True)
+        # A secret JSON would escape (quotes, backslashes, control characters) might not be
+        # found in JSON text as it is: then ``is_clean`` always says no.
+        self._json_scan = all(s.isprintable() and '"' not in s and "\\" not in s for s in values)
 
     def text(self, value: str) -> str:
         for secret in self._secrets:
@@ -55,6 +73,16 @@ class Redactor:
             value = _KEY_SHAPES.sub(REDACTED, value)
         return value
 
+    def is_clean(self, json_text: str) -> bool:
+        """True when JSON text certainly holds nothing to redact: no secret value, nothing
+        key-shaped, no key named like a secret. A cheap scan that lets a caller skip the walk
+        of ``__call__``; a False may be a false alarm (then walk)."""
+        if not self._json_scan or "sk-" in json_text or "Bearer" in json_text:
+            return False
+        if any(secret in json_text for secret in self._secrets):
+            return False
+        return _SECRET_KEYS_IN_JSON.search(json_text) is None
+
     def __call__(self, value: Any) -> Any:
         """Redact a JSON-like value (strings inside dicts and lists, keys named like secrets)."""
         if isinstance(value, str):
@@ -62,7 +90,7 @@ class Redactor:
         if isinstance(value, dict):
             return {
                 k: REDACTED
-                if isinstance(k, str) and _SECRET_KEYS.search(k) and isinstance(v, str) and v
+                if isinstance(v, str) and v and isinstance(k, str) and _is_secret_key(k)
                 else self(v)
                 for k, v in value.items()
             }

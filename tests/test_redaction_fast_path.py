@@ -1,0 +1,77 @@
+"""``Redactor.is_clean``: the cheap scan that lets a checkpoint save skip the redaction walk
+must never say "clean" when the walk would have changed something."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillrt.logs import Redactor
+from skillrt.storage.records import TaskRecord
+
+
+def record(**fields: object) -> TaskRecord:
+    base: dict[str, object] = {
+        "id": "t1",
+        "session_id": "s",
+        "state": "EXECUTING",
+        "raw_input": "write an article about Rust ownership",
+        "intent": {"type": "WRITE_ARTICLE", "confidence": 0.9, "tokens": 0},
+        "steps": {"outline": "1. intro", "n": [1, 2.5, None, True]},
+        "created_at": 1.0,
+        "updated_at": 2.0,
+    }
+    base.update(fields)
+    return TaskRecord.model_validate(base)
+
+
+def walked(redactor: Redactor, rec: TaskRecord) -> TaskRecord:
+    return TaskRecord.model_validate(redactor(rec.model_dump()))
+
+
+def test_a_plain_record_is_clean_and_the_walk_would_not_change_it() -> None:
+    redactor = Redactor(["cfg-secret-value-42"])
+    rec = record()
+    assert redactor.is_clean(rec.model_dump_json())
+    assert walked(redactor, rec) == rec
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"raw_input": "use cfg-secret-value-42 please"},
+        {"steps": {"a": ["x", {"deep": "…cfg-secret-value-42…"}]}},
+        {"raw_input": "my key is sk-abcdefghijklmnopqrstuvwxyz"},
+        {"context": {"header": "Bearer abcdefghijklmnopqrstuvwxyz"}},
+        {"context": {"api_key": "v"}},
+        {"context": {"OPENAI-API-KEY": "v"}},
+        {"params": {"Authorization": "v"}},
+        {"steps": {"db_password": "v"}},
+        {"steps": {"client_secret": "v"}},
+        {"progress": {"refresh_token": "v"}},
+        {"progress": {"token\n": "v"}},  # the key regex's $ matches before a final newline
+        {"result": {"nested": {"ApiKey": "v"}}},
+    ],
+)
+def test_anything_the_walk_would_redact_is_not_clean(fields: dict[str, object]) -> None:
+    redactor = Redactor(["cfg-secret-value-42"])
+    rec = record(**fields)
+    assert walked(redactor, rec) != rec  # the walk does redact something here
+    assert not redactor.is_clean(rec.model_dump_json())
+
+
+def test_secrets_from_the_environment_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "plain-env-key-0001")
+    redactor = Redactor()
+    assert not redactor.is_clean(record(raw_input="x plain-env-key-0001 y").model_dump_json())
+
+
+@pytest.mark.parametrize("secret", ['with"quote', "back\\slash", "tab\there", "密钥\x00nul"])
+def test_a_secret_json_would_escape_turns_the_scan_off(secret: str) -> None:
+    redactor = Redactor([secret])
+    assert not redactor.is_clean(record().model_dump_json())
+
+
+def test_non_ascii_secrets_are_found_as_written() -> None:
+    redactor = Redactor(["秘密钥匙-一二三"])
+    assert not redactor.is_clean(record(raw_input="用 秘密钥匙-一二三 登录").model_dump_json())
+    assert redactor.is_clean(record(raw_input="用别的登录").model_dump_json())
