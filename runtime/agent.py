@@ -320,7 +320,10 @@ class AgentRuntime:
         task.record.state = dest.value
         self.logger.debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
         self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
-        if dest not in TERMINAL_STATES:  # terminal states are saved by _finish with the result
+        # Terminal states are saved by _finish with the result. PLANNING is not saved: it is
+        # always left before the next await (to EXECUTING, which is saved, or to an ending), so
+        # its checkpoint would be one more fsync that the next one overwrites at once.
+        if dest not in TERMINAL_STATES and dest is not State.PLANNING:
             self._save(task)
 
     def _on_watchdog(self, task: Task, state: State, timeout_s: float) -> None:
