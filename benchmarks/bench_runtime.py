@@ -1,0 +1,520 @@
+"""Runtime benchmarks: per-task overhead against LangGraph, 1,000 concurrent tasks, resume.
+
+Each public function returns a result dict (``name``, ``title``, ``params``, ``rows``,
+``details``); ``python -m benchmarks`` prints them. The concurrency benchmark runs in a
+subprocess (``python -m benchmarks.bench_runtime concurrency ...``) so that its peak RSS is
+its own.
+
+Equivalent work on both sides of the per-task comparison: three steps that do no work (they
+return a small constant; ``context`` echoes the topic), each made durable before the next one
+starts. LangGraph's nodes call no model, so neither do skillrt's steps in the headline row;
+routing is a regex hit (each task has its own topic, so the router cache cannot answer). A
+second skillrt row has every step call ``ctx.llm.chat`` once on a ``FunctionModel`` that
+answers at once, to show what the model path (budget, usage, events) adds; it has no
+LangGraph counterpart. Two more rows split the cost: skillrt with ``checkpoints = false``
+(in-memory store and history) and LangGraph with SQLite ``synchronous=OFF`` (every write
+made, no fsync), i.e. each framework's CPU cost without the disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from benchmarks._common import peak_rss_mb, percentile, row, temp_dir
+
+__all__ = [
+    "concurrency",
+    "make_runtime",
+    "per_task_overhead",
+    "resume_startup",
+    "three_step_skill",
+]
+
+PROMPT = "write an article about topic {i}"
+"""The input of task ``i``: a regex hit for WRITE_ARTICLE with its own topic."""
+
+
+class TopicParams(BaseModel):
+    topic: str
+
+
+def three_step_skill(*, model_calls: bool) -> Any:
+    """The benchmark task: context -> outline -> content, each a durable ``ctx.step``.
+
+    With ``model_calls`` every step asks the model once (``ctx.llm.chat``) and keeps its
+    answer; without, the steps return constants.
+    """
+    from skillrt import SkillContext, SkillResult, skill
+
+    @skill(name="Bench3", params=TopicParams, intents=["WRITE_ARTICLE"], description="bench")
+    async def bench3(ctx: SkillContext, params: TopicParams) -> SkillResult:
+        async def ask(what: str) -> str:
+            return (await ctx.llm.chat([{"role": "user", "content": what}])).content
+
+        if model_calls:
+            await ctx.step("context", lambda: ask(f"context {params.topic}"))
+            await ctx.step("outline", lambda: ask(f"outline {params.topic}"))
+            await ctx.step("content", lambda: ask(f"write {params.topic}"))
+        else:
+            await ctx.step("context", lambda: {"topic": params.topic})
+            await ctx.step("outline", lambda: "outline")
+            await ctx.step("content", lambda: "content")
+        return SkillResult(message="done", data={"topic": params.topic})
+
+    return bench3
+
+
+def make_runtime(
+    root: Path,
+    *,
+    model_calls: bool = False,
+    delay_s: float = 0.0,
+    checkpoints: bool = True,
+    history_limit: int = 1000,
+) -> Any:
+    """A runtime over an empty blog in ``root`` with the three-step skill and a FunctionModel.
+
+    The model answers "ok" at once, or after ``delay_s`` (an ``asyncio.sleep``).
+    """
+    from skillrt import AgentRuntime, load_config
+    from skillrt.testing import FunctionModel, ModelOptions
+
+    async def answer(messages: list[Any], options: ModelOptions) -> str:
+        if delay_s > 0:
+            await asyncio.sleep(delay_s)
+        return "ok"
+
+    config = load_config(
+        content_root=root,
+        state_dir=root / ".skillrt",
+        checkpoints=checkpoints,
+        history_limit=history_limit,
+        log_level="warning",
+    )
+    model = FunctionModel(answer, model="bench")
+    return AgentRuntime(config, llm=model, skills=[three_step_skill(model_calls=model_calls)])
+
+
+# --- 1. per-task overhead ---------------------------------------------------------------------
+
+
+async def _skillrt_task(rt: Any, i: int) -> float:
+    started = time.perf_counter()
+    msg = await rt.process_input(PROMPT.format(i=i))
+    elapsed = time.perf_counter() - started
+    if msg.state != "COMPLETED" or msg.data.get("topic") != f"topic {i}":
+        raise RuntimeError(f"skillrt task {i} did not complete: {msg.state} {msg.content!r}")
+    return elapsed
+
+
+def _stats(seconds: list[float]) -> dict[str, float]:
+    return {
+        "mean_us": statistics.fmean(seconds) * 1e6,
+        "p50_us": percentile(seconds, 0.5) * 1e6,
+        "p95_us": percentile(seconds, 0.95) * 1e6,
+        "n": len(seconds),
+    }
+
+
+async def _count_writes(root: Path) -> dict[str, float]:
+    """Durable writes of one skillrt task: checkpoint saves/deletes and history commits."""
+    from skillrt.storage.checkpoints import CheckpointStore
+
+    counts = {"checkpoint_saves": 0, "checkpoint_deletes": 0, "history_commits": 0}
+
+    class CountingStore(CheckpointStore):
+        def save(self, record: Any) -> None:
+            counts["checkpoint_saves"] += 1
+            super().save(record)
+
+        def delete(self, task_id: str) -> bool:
+            counts["checkpoint_deletes"] += 1
+            return super().delete(task_id)
+
+    rt = make_runtime(root)
+    rt._store = CountingStore(root / ".skillrt" / "checkpoints")
+    await rt.initialize()
+    history = rt.history
+
+    def counting(fn: Callable[..., None]) -> Callable[..., None]:
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            counts["history_commits"] += 1
+            fn(*args, **kwargs)
+
+        return wrapper
+
+    history.add_task = counting(history.add_task)
+    history.add_message = counting(history.add_message)
+    tasks = 10
+    for i in range(tasks):
+        await _skillrt_task(rt, i)
+    await rt.close()
+    return {key: value / tasks for key, value in counts.items()}
+
+
+def per_task_overhead(tasks: int = 600, rounds: int = 3, warmup: int = 30) -> dict[str, Any]:
+    """µs per three-step durable task: skillrt against LangGraph + SqliteSaver, same run.
+
+    The sides alternate in ``rounds`` blocks of ``tasks / rounds`` tasks each, so that drift
+    on the machine (other load, disk cache) falls on all of them alike.
+    """
+    return asyncio.run(_per_task(tasks, rounds, warmup))
+
+
+async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
+    from benchmarks import _langgraph
+
+    have_langgraph = _langgraph.available()
+    per_round = max(1, tasks // rounds)
+    times: dict[str, list[float]] = {}
+    with temp_dir("pertask") as base, contextlib.ExitStack() as stack:
+        # Every side is a callable running task i; the LangGraph ones are plain functions.
+        lg: dict[str, Callable[[int], float]] = {}
+        if have_langgraph:
+            for name, sync in (("langgraph", "FULL"), ("langgraph_nofsync", "OFF")):
+                (base / name).mkdir()
+                runner = _langgraph.langgraph_runner(base / name, synchronous=sync)
+                lg[name] = stack.enter_context(runner)
+        sides: dict[str, Any] = {}
+        for name, kwargs in (
+            ("skillrt", {}),
+            ("skillrt_memory", {"checkpoints": False}),
+            ("skillrt_model", {"model_calls": True}),
+        ):
+            (base / name).mkdir()
+            sides[name] = make_runtime(base / name, **kwargs)
+            await sides[name].initialize()
+        times = {name: [] for name in (*lg, *sides)}
+        try:
+            counter = 0
+            for _ in range(warmup):
+                counter += 1
+                for run in lg.values():
+                    run(counter)
+                for rt in sides.values():
+                    await _skillrt_task(rt, counter)
+            for _ in range(rounds):
+                for name, run in lg.items():
+                    for _ in range(per_round):
+                        counter += 1
+                        times[name].append(run(counter))
+                for name, rt in sides.items():
+                    for _ in range(per_round):
+                        counter += 1
+                        times[name].append(await _skillrt_task(rt, counter))
+            recorded = len(sides["skillrt"].history.tasks(limit=10**6))
+        finally:
+            for rt in sides.values():
+                await rt.close()
+        lg_rows = _langgraph.checkpoint_rows(base / "langgraph") if have_langgraph else (0, 0)
+        (base / "count").mkdir()
+        writes = await _count_writes(base / "count")
+
+    stats = {name: _stats(values) for name, values in times.items()}
+    on_us = stats["skillrt"]["mean_us"]
+    off_us = stats["skillrt_memory"]["mean_us"]
+    lg_us = stats["langgraph"]["mean_us"] if have_langgraph else None
+    rows = []
+    if lg_us is not None:
+        rows.append(row("LangGraph StateGraph + SqliteSaver, durability=sync", lg_us, "µs/task"))
+    rows.append(row("skillrt process_input, checkpoints on", on_us, "µs/task"))
+    if lg_us is not None:
+        ratio = on_us / lg_us
+        rows.append(
+            row("skillrt / LangGraph (durable)", ratio, "x", target="≤ 0.20", met=ratio <= 0.2)
+        )
+    else:
+        rows.append(
+            row(
+                "skillrt / LangGraph",
+                None,
+                note="langgraph not installed: pip install -e '.[bench]'",
+            )
+        )
+    rows.append(
+        row(
+            "skillrt, checkpoints on, each step calls the model",
+            stats["skillrt_model"]["mean_us"],
+            "µs/task",
+            note="a FunctionModel answering at once; no LangGraph counterpart",
+        )
+    )
+    saves, deletes, history = (
+        writes["checkpoint_saves"],
+        writes["checkpoint_deletes"],
+        writes["history_commits"],
+    )
+    rows.append(
+        row(
+            "skillrt fsynced commits per task",
+            saves + deletes + history,
+            "",
+            note=f"{saves:g} checkpoint saves, {deletes:g} delete, {history:g} history",
+        )
+    )
+    if have_langgraph:
+        n_lg = len(times["langgraph"]) + warmup
+        rows.append(
+            row(
+                "LangGraph fsynced commits per task",
+                (lg_rows[0] + lg_rows[1]) / n_lg,
+                "",
+                note=f"{lg_rows[0] / n_lg:g} checkpoints, {lg_rows[1] / n_lg:g} writes",
+            )
+        )
+    rows.append(row("skillrt process_input, checkpoints off", off_us, "µs/task"))
+    if have_langgraph:
+        nofsync_us = stats["langgraph_nofsync"]["mean_us"]
+        rows.append(row("LangGraph, SQLite synchronous=OFF (no fsync)", nofsync_us, "µs/task"))
+        rows.append(
+            row(
+                "skillrt (checkpoints off) / LangGraph (no fsync)",
+                off_us / nofsync_us,
+                "x",
+                note="each framework's CPU cost without the disk",
+            )
+        )
+    return {
+        "name": "per_task",
+        "title": "1. Per-task overhead: 3 empty durable steps",
+        "params": {"tasks_per_side": per_round * rounds, "rounds": rounds, "warmup": warmup},
+        "rows": rows,
+        "details": {
+            "stats": stats,
+            "skillrt_writes_per_task": writes,
+            "skillrt_history_entries": recorded,
+            "langgraph_version": _langgraph.langgraph_version() if have_langgraph else None,
+        },
+    }
+
+
+# --- 2. concurrency ----------------------------------------------------------------------------
+
+
+async def _concurrency_child(tasks: int, delay_s: float, checkpoints: bool) -> dict[str, Any]:
+    with temp_dir("concurrency") as root:
+        rt = make_runtime(
+            root,
+            model_calls=True,
+            delay_s=delay_s,
+            checkpoints=checkpoints,
+            history_limit=max(1000, tasks * 2),
+        )
+        await rt.initialize()
+        rss_before = peak_rss_mb()
+        started = time.perf_counter()
+        messages = await asyncio.gather(
+            *(rt.process_input(PROMPT.format(i=i)) for i in range(tasks))
+        )
+        wall = time.perf_counter() - started
+        completed = sum(1 for m in messages if m.state == "COMPLETED")
+        recorded = rt.history.tasks(limit=tasks + 10)
+        recorded_ok = sum(1 for entry in recorded if entry.get("state") == "COMPLETED")
+        left = rt.store.all_ids()
+        calls = rt.llm.call_count
+        await rt.close()
+    return {
+        "tasks": tasks,
+        "wall_s": wall,
+        "completed": completed,
+        "recorded": recorded_ok,
+        "model_calls": calls,
+        "records_left": len(left),
+        "rss_before_mb": rss_before,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def concurrency(
+    tasks: int = 1000, delay_s: float = 0.1, checkpoints: bool = True
+) -> dict[str, Any]:
+    """``tasks`` tasks at once, each three model calls of ``delay_s``: wall time, RSS, records.
+
+    Runs in a subprocess so that the peak RSS is this benchmark's alone.
+    """
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_runtime",
+        "concurrency",
+        "--tasks",
+        str(tasks),
+        "--delay",
+        str(delay_s),
+        "--checkpoints" if checkpoints else "--no-checkpoints",
+    ]
+    root = str(Path(__file__).resolve().parent.parent)  # so the child finds `benchmarks`
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"concurrency subprocess failed ({done.returncode}):\n{done.stderr[-4000:]}"
+        )
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    ideal = 3 * delay_s
+    ratio = out["wall_s"] / ideal
+    all_ok = (
+        out["completed"] == tasks and out["recorded"] == tasks and out["model_calls"] == 3 * tasks
+    )
+    label = "on" if checkpoints else "off"
+    rows = [
+        row(
+            f"wall time, {tasks} tasks x 3 calls of {delay_s * 1000:g} ms (checkpoints {label})",
+            out["wall_s"],
+            "s",
+        ),
+        row(
+            "wall time / ideal",
+            ratio,
+            "x",
+            target="≤ 2.0",
+            met=ratio <= 2.0,
+            note=f"ideal {ideal:g} s",
+        ),
+        row(
+            "peak RSS (subprocess)",
+            out["peak_rss_mb"],
+            "MiB",
+            note=f"{out['rss_before_mb']:.0f} MiB before the tasks",
+        ),
+        row(
+            "tasks completed / recorded in history",
+            f"{out['completed']}/{out['recorded']} of {tasks}",
+            "",
+            met=all_ok,
+            note=f"{out['model_calls']} model calls, {out['records_left']} checkpoint records left",
+        ),
+    ]
+    return {
+        "name": f"concurrency_checkpoints_{label}",
+        "title": f"2. Concurrency: {tasks} tasks at once (checkpoints {label})",
+        "params": {"tasks": tasks, "delay_s": delay_s, "checkpoints": checkpoints},
+        "rows": rows,
+        "details": out,
+    }
+
+
+# --- 4. resume at start-up -------------------------------------------------------------------
+
+
+def resume_startup(records: int = 10_000) -> dict[str, Any]:
+    """Time a fresh runtime's ``initialize()`` that loads ``records`` unfinished tasks."""
+    return asyncio.run(_resume(records))
+
+
+async def _resume(records: int) -> dict[str, Any]:
+    from skillrt.storage.checkpoints import CheckpointStore
+    from skillrt.storage.records import TaskRecord
+
+    with temp_dir("resume") as root:
+        now = time.time()
+        store = CheckpointStore(root / ".skillrt" / "checkpoints")
+        write_started = time.perf_counter()
+        for i in range(records):
+            store.save(
+                TaskRecord(
+                    id=f"task{i:06d}",
+                    session_id="bench",
+                    state="EXECUTING",
+                    intent={
+                        "type": "WRITE_ARTICLE",
+                        "confidence": 0.95,
+                        "parameters": {"topic": f"topic {i}"},
+                    },
+                    raw_input=PROMPT.format(i=i),
+                    skill="Bench3",
+                    params={"topic": f"topic {i}"},
+                    steps={"context": {"topic": f"topic {i}"}, "outline": "outline"},
+                    progress={"step": 2, "total_steps": 3, "message": "outline", "percent": 66.7},
+                    created_at=now - 60,
+                    updated_at=now - 30 + i * 1e-3,
+                )
+            )
+        write_s = time.perf_counter() - write_started
+        store.close()
+
+        load_store = CheckpointStore(root / ".skillrt" / "checkpoints")
+        started = time.perf_counter()
+        loaded = load_store.load_recent(max_age_s=24 * 3600, now=time.time())
+        load_s = time.perf_counter() - started
+        load_store.close()
+
+        rt = make_runtime(root)
+        started = time.perf_counter()
+        await rt.initialize()
+        init_s = time.perf_counter() - started
+        resumable = len(rt.get_resumable_tasks())
+        await rt.close()
+
+        empty = root / "empty"
+        empty.mkdir()
+        rt = make_runtime(empty)
+        started = time.perf_counter()
+        await rt.initialize()
+        empty_s = time.perf_counter() - started
+        await rt.close()
+    rows = [
+        row(
+            f"initialize() with {records} unfinished tasks",
+            init_s * 1000,
+            "ms",
+            note=f"{resumable} offered for resume",
+        ),
+        row(
+            "  of which CheckpointStore.load_recent",
+            load_s * 1000,
+            "ms",
+            note=f"{len(loaded.records)} records parsed",
+        ),
+        row("initialize() with no tasks", empty_s * 1000, "ms"),
+        row("per restored task", (init_s - empty_s) / records * 1e6, "µs"),
+    ]
+    return {
+        "name": "resume",
+        "title": f"4. Resume at start-up: {records} unfinished task records",
+        "params": {"records": records},
+        "rows": rows,
+        "details": {
+            "initialize_s": init_s,
+            "load_recent_s": load_s,
+            "empty_initialize_s": empty_s,
+            "resumable": resumable,
+            "write_s": write_s,
+            "write_us_per_record": write_s / records * 1e6,
+        },
+    }
+
+
+# --- subprocess entry point ------------------------------------------------------------------
+
+
+def _main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_runtime")
+    sub = parser.add_subparsers(dest="command", required=True)
+    conc = sub.add_parser("concurrency", help="run the concurrency benchmark in this process")
+    conc.add_argument("--tasks", type=int, default=1000)
+    conc.add_argument("--delay", type=float, default=0.1)
+    conc.add_argument("--checkpoints", action=argparse.BooleanOptionalAction, default=True)
+    args = parser.parse_args(argv)
+    result = asyncio.run(_concurrency_child(args.tasks, args.delay, args.checkpoints))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    _main()

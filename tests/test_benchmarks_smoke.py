@@ -1,0 +1,99 @@
+"""The benchmarks keep working: every benchmark function at tiny sizes, and the entry point.
+
+Not timed tests: nothing here checks a figure, only that each benchmark runs, checks what
+it claims to check (tasks completed, recorded) and returns rows. The LangGraph side and the
+profiles need the ``bench`` extra and are skipped without it (CI does not install it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import __main__ as entry
+from benchmarks import bench_routing, bench_runtime
+
+HAVE_LANGGRAPH = importlib.util.find_spec("langgraph") is not None
+HAVE_PYINSTRUMENT = importlib.util.find_spec("pyinstrument") is not None
+
+
+def check(result: dict[str, Any]) -> dict[str, Any]:
+    assert result["name"] and result["title"]
+    assert result["rows"], "a benchmark returns at least one row"
+    for r in result["rows"]:
+        assert set(r) >= {"metric", "value", "unit", "target", "met", "note"}
+    json.dumps(result, default=str)  # the report is written as JSON
+    return result
+
+
+def test_per_task_overhead_runs_both_sides() -> None:
+    result = check(bench_runtime.per_task_overhead(tasks=3, rounds=1, warmup=1))
+    stats = result["details"]["stats"]
+    assert {"skillrt", "skillrt_memory", "skillrt_model"} <= set(stats)
+    assert ("langgraph" in stats) is HAVE_LANGGRAPH
+    writes = result["details"]["skillrt_writes_per_task"]
+    assert writes["checkpoint_saves"] >= 3  # one per durable step at least
+
+
+def test_concurrency_completes_and_records_every_task() -> None:
+    result = check(bench_runtime.concurrency(tasks=8, delay_s=0.01, checkpoints=True))
+    details = result["details"]
+    assert details["completed"] == details["recorded"] == 8
+    assert details["model_calls"] == 24
+    assert details["records_left"] == 0
+    assert details["peak_rss_mb"] > 0
+
+
+def test_resume_startup_restores_every_record() -> None:
+    result = check(bench_runtime.resume_startup(records=25))
+    assert result["details"]["resumable"] == 25
+
+
+def test_routing_measures_the_three_paths() -> None:
+    result = check(bench_routing.routing(passes=1))
+    details = result["details"]
+    assert details["regex_inputs"] > 0
+    assert details["stats"]["cache_hit"]["n"] == details["regex_inputs"] + details["model_inputs"]
+    assert details["stats"]["model_miss_all"]["n"] == details["samples"]
+
+
+@pytest.mark.skipif(not HAVE_PYINSTRUMENT, reason="pyinstrument is in the bench extra")
+def test_profiles_run(tmp_path: Path) -> None:
+    from benchmarks import bench_profile
+
+    per_task = check(bench_profile.profile_per_task(tasks=3, html_dir=tmp_path))
+    assert per_task["details"]["checkpoints_on"]["areas"]
+    conc = check(bench_profile.profile_concurrency(tasks=5, delay_s=0.01))
+    assert conc["details"]["checkpoints_off"]["completed"] == 5
+    assert (tmp_path / "per_task_checkpoints_on.html").is_file()
+
+
+def test_every_suite_resolves_or_says_why_not() -> None:
+    for suite in entry.SUITES:
+        fn, why = entry._resolve(suite)
+        assert (fn is None) == (why is not None), suite.name
+        if fn is not None:
+            entry._accepted(fn, {**suite.full, "quick": True})  # the sizes fit the signature
+
+
+def test_entry_point_writes_json_and_markdown(tmp_path: Path) -> None:
+    out, md = tmp_path / "results.json", tmp_path / "table.md"
+    code = entry.main(["--quick", "--only", "routing", "--out", str(out), "--markdown", str(md)])
+    assert code == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["machine"]["cores"] and report["machine"]["python"]
+    assert [r["name"] for r in report["results"]] == ["routing"]
+    assert "| benchmark | metric |" in md.read_text(encoding="utf-8")
+
+
+def test_results_without_rows_are_flattened() -> None:
+    suite = entry.Suite("other", "bench_other", "fn")
+    result = entry.normalise(suite, {"latency": {"p99_ms": 1.5}, "ok": True})
+    assert [(r["metric"], r["value"]) for r in result["rows"]] == [
+        ("latency.p99_ms", 1.5),
+        ("ok", True),
+    ]
