@@ -16,7 +16,7 @@ from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from skillrt.skills.browsing.observation import Element, ElementSignature
+from skillrt.skills.browsing.observation import PASSWORD_FILLED, Element, ElementSignature
 
 __all__ = ["ParsedPage", "accessible_text", "parse_page", "readable_text"]
 
@@ -220,7 +220,9 @@ def _make_element(
     if node.tag == "input" and kind not in ("submit", "image", "button", "reset"):
         if kind in ("checkbox", "radio"):
             checked = "checked" in node.attributes
-        elif kind != "password":
+        elif kind == "password":
+            value = PASSWORD_FILLED if _attr(node, "value") else None
+        else:
             value = _attr(node, "value") or None
     elif node.tag == "textarea":
         value = node.text(deep=True).strip() or None
