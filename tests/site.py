@@ -284,6 +284,15 @@ setTimeout(() => render(2), DELAY);
         )
         self._send(200, _page("Harbour news", body))
 
+    def page_embeds(self, method: str, q: dict[str, list[str]], form: dict[str, list[str]]) -> None:
+        body = (
+            "<h1>Embeds</h1><p>A page that embeds things it should not.</p>"
+            '<img src="http://10.0.0.1/pixel.png" alt="pixel">'
+            '<iframe src="http://evil.example/frame"></iframe>'
+            '<img src="/go-private" alt="redirected pixel">'
+        )
+        self._send(200, _page("Embeds", body))
+
     def page_go_private(
         self, method: str, q: dict[str, list[str]], form: dict[str, list[str]]
     ) -> None:
@@ -329,6 +338,9 @@ setTimeout(() => render(2), DELAY);
             }
             for slug in _search_any(query)
         ]
+        results.append(  # a result the firewall must refuse to read
+            {"url": "http://10.0.0.1/internal", "title": "Internal", "content": "", "engine": "x"}
+        )
         payload = {"query": query, "number_of_results": len(results), "results": results}
         self._send(200, json.dumps(payload).encode(), "application/json")
 
@@ -376,6 +388,9 @@ def _search_any(query: str) -> list[str]:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     site: TestSite
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that hang up early (timeouts, aborts) are expected here; stay quiet."""
 
 
 class TestSite:

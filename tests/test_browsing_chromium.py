@@ -1,0 +1,155 @@
+"""ChromiumBrowser on the local site: the same observations as HTTP, the firewall in the route.
+
+Marked ``chromium``: skipped with the reason when Playwright or Chromium is missing, and a
+failure instead when ``SKILLRT_REQUIRE_CHROMIUM=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from skillrt import load_config
+from skillrt.exceptions import MissingDependency, URLNotAllowed
+from skillrt.skills.browsing import (
+    ChromiumBrowser,
+    ClickAction,
+    HttpBrowser,
+    Observation,
+    SubmitAction,
+    TypeAction,
+    URLFirewall,
+    run_action,
+)
+from skillrt.skills.browsing.chromium_browser import CHROMIUM_ARGS
+from tests.browsing_support import require_chromium
+from tests.site import SECRET_NUMBER, TARGET_CODE, TestSite
+
+pytestmark = pytest.mark.chromium
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[TestSite]:
+    with TestSite() as running:
+        yield running
+
+
+def firewall() -> URLFirewall:
+    return URLFirewall(allow_private=["127.0.0.1"], deny=["evil.example"])
+
+
+@pytest.fixture
+async def chromium() -> AsyncIterator[ChromiumBrowser]:
+    require_chromium()
+    browser = ChromiumBrowser(load_config().browser, firewall())
+    yield browser
+    await browser.close()
+
+
+def elements_of(observation: Observation) -> list[str]:
+    return [e.render(observation.url) for e in observation.elements]
+
+
+@pytest.mark.parametrize("path", ["/search", "/login", "/articles/", "/results?q=rust"])
+async def test_observations_match_the_http_backend(
+    site: TestSite, chromium: ChromiumBrowser, path: str
+) -> None:
+    http = HttpBrowser(load_config().browser, firewall())
+    try:
+        await http.goto(site.url(path))
+        await chromium.goto(site.url(path))
+        plain, rendered = await http.observe(), await chromium.observe()
+    finally:
+        await http.close()
+    assert elements_of(rendered) == elements_of(plain)
+    assert rendered.title == plain.title
+    assert rendered.text == plain.text
+
+
+async def test_log_in_and_read_the_account(site: TestSite, chromium: ChromiumBrowser) -> None:
+    await chromium.goto(site.url("/login"))
+    obs = await chromium.observe()
+    assert "prefilled-secret" not in obs.render()
+    await chromium.act(TypeAction(index=5, text="alice"), obs.elements[4].signature)
+    await chromium.act(TypeAction(index=6, text="wonderland"))
+    shown = (await chromium.observe()).render()
+    assert "wonderland" not in shown
+    assert '[6] textbox "Password" type=password value=<filled>' in shown
+    result = await chromium.act(SubmitAction())
+    assert result.navigated and chromium.url == site.url("/account")
+    assert SECRET_NUMBER in (await chromium.observe()).text
+
+
+async def test_a_re_rendered_element_is_found_by_signature(
+    site: TestSite, chromium: ChromiumBrowser
+) -> None:
+    await chromium.goto(site.url("/live-reorder?ms=300"))
+    seen = await chromium.observe()
+    target = next(e for e in seen.elements if e.text == "Target")
+    await asyncio.sleep(0.6)  # the list is rebuilt (new nodes, another order)
+    result = await run_action(chromium, ClickAction(index=target.index), seen)
+    assert result.success and result.resolved_by == "signature"
+    assert TARGET_CODE in (await chromium.observe()).text
+
+
+async def test_refused_navigations_leave_the_page_where_it_was(
+    site: TestSite, chromium: ChromiumBrowser
+) -> None:
+    await chromium.goto(site.url("/news"))
+    obs = await chromium.observe()
+    prize = next(e for e in obs.elements if e.text == "Claim your prize")
+    with pytest.raises(URLNotAllowed, match=r"denied by rule 'evil\.example'"):
+        await chromium.act(ClickAction(index=prize.index))
+    assert chromium.url == site.url("/news")
+    assert "harbour festival" in (await chromium.observe()).text
+    for url, why in (
+        ("file:///etc/passwd", "scheme file:"),
+        ("chrome://settings", "scheme chrome:"),
+        (site.url("/go-ten"), "private address"),
+    ):
+        with pytest.raises(URLNotAllowed, match=why):
+            await chromium.goto(url)
+    assert chromium.url == site.url("/news")
+
+
+async def test_subresources_the_firewall_refuses_do_not_break_the_page(
+    site: TestSite, chromium: ChromiumBrowser
+) -> None:
+    await chromium.goto(site.url("/embeds"))
+    obs = await chromium.observe()
+    assert obs.title == "Embeds" and "should not" in obs.text
+    assert "GET /go-private" in site.requests  # the image's redirect was fetched, its hop refused
+
+
+async def test_allowed_redirects_are_followed_hop_by_hop(
+    site: TestSite, chromium: ChromiumBrowser
+) -> None:
+    await chromium.goto(site.url("/hop1"))
+    assert chromium.url == site.url("/articles/lighthouses")
+    assert chromium.title == "Lighthouses"
+
+
+def test_launch_arguments() -> None:
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ):
+        assert flag in CHROMIUM_ARGS
+
+
+async def test_without_playwright_the_backend_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "playwright.async_api", None)
+    browser = ChromiumBrowser(load_config().browser, firewall())
+    with pytest.raises(MissingDependency, match=r"pip install 'skillrt\[browser\]'"):
+        await browser.goto("http://127.0.0.1:9/")

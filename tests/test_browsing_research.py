@@ -1,0 +1,212 @@
+"""Search providers and ResearchWeb: citations point only at pages that were read."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+from skillrt import load_config
+from skillrt.abort import AbortController
+from skillrt.context import SkillContext, TaskInput
+from skillrt.exceptions import BrowserError, ConfigError
+from skillrt.settings import SearchConfig
+from skillrt.skills.browsing import URLFirewall, check_citations, search_provider
+from skillrt.skills.browsing.fetcher import SafeFetcher
+from skillrt.skills.browsing.research import research
+from tests.browsing_support import make_runtime, research_model
+from tests.site import TestSite
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[TestSite]:
+    with TestSite() as running:
+        yield running
+
+
+def fetcher() -> SafeFetcher:
+    return SafeFetcher(URLFirewall(allow_private=["127.0.0.1"]), timeout_s=5)
+
+
+@pytest.mark.parametrize(
+    ("provider", "path", "key"),
+    [
+        ("searxng", "/searx", None),
+        ("duckduckgo", "/ddg/html/", None),
+        ("brave", "/brave/res/v1/web/search", "brave-test-key"),
+    ],
+)
+async def test_search_providers_parse_their_formats(
+    site: TestSite, provider: str, path: str, key: str | None
+) -> None:
+    config = SearchConfig(provider=provider, url=site.url(path), api_key=key)  # type: ignore[arg-type]
+    client = fetcher()
+    try:
+        results = await search_provider(config, client).search("capital of Atlantis", 5)
+    finally:
+        await client.aclose()
+    assert results[0].title == "Atlantis"
+    assert results[0].url == site.url("/articles/atlantis")
+    assert results[0].snippet.startswith("Atlantis is a legendary island.")
+    assert all(r.url.startswith("http") for r in results)
+
+
+async def test_brave_with_a_bad_key_is_a_fatal_error(site: TestSite) -> None:
+    config = SearchConfig(
+        provider="brave", url=site.url("/brave/res/v1/web/search"), api_key="nope"
+    )  # type: ignore[arg-type]
+    client = fetcher()
+    try:
+        with pytest.raises(BrowserError, match="HTTP 401") as info:
+            await search_provider(config, client).search("atlantis", 3)
+    finally:
+        await client.aclose()
+    assert info.value.recoverable is False
+
+
+def test_providers_need_their_settings() -> None:
+    client = fetcher()
+    with pytest.raises(ConfigError, match=r"browser\.search\.url"):
+        search_provider(SearchConfig(provider="searxng"), client)
+    with pytest.raises(ConfigError, match=r"browser\.search\.api_key"):
+        search_provider(SearchConfig(provider="brave"), client)
+
+
+def test_citations_are_checked_and_renumbered() -> None:
+    sources = [{"url": "https://a.example/"}, {"url": "https://b.example/"}]
+    checked = check_citations(
+        "B says so [2]. A agrees [1, 2]. Nobody read this [3]. "
+        "See [B](https://b.example/) or [a fake](https://fake.example/x)."
+        "\n\n## Sources\n1. made up",
+        sources,
+    )
+    assert checked.text == (
+        "B says so [1]. A agrees [2][1]. Nobody read this. See [B](https://b.example/) or a fake."
+    )
+    assert checked.cited == [2, 1]
+    assert checked.invalid == [3]
+    assert checked.unlinked == ["https://fake.example/x"]
+
+
+ANSWER = (
+    "The capital of Atlantis is Poseidonia [1]. Its harbour had three rings of water [1][7]. "
+    "Modern lighthouses use Fresnel lenses [2]. More in [this study](http://fake.example/study).\n\n"
+    "Sources:\n[1] something invented"
+)
+
+
+@pytest.mark.parametrize("note", [True, False])
+async def test_research_cites_only_pages_it_read(
+    site: TestSite, tmp_path: Path, note: bool
+) -> None:
+    model = research_model(ANSWER, queries=["capital of Atlantis", "lighthouses lenses"])
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})
+    try:
+        msg = await rt.run_skill(
+            "ResearchWeb", {"question": "What is the capital of Atlantis?", "note": note}
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    data = msg.data
+    read = data["pages_read"]
+    assert read == [site.url("/articles/atlantis"), site.url("/articles/lighthouses")]
+    assert "http://10.0.0.1/internal" not in read  # the firewall kept it out
+    assert [s["url"] for s in data["sources"]] == read
+    for number in map(int, re.findall(r"\[(\d+)\]", data["answer"])):
+        assert 1 <= number <= len(data["sources"])
+    assert data["invalid_citations"] == [7]
+    assert data["unlinked_urls"] == ["http://fake.example/study"]
+    assert "fake.example" not in msg.content and "[7]" not in msg.content
+    assert "something invented" not in msg.content
+    assert "2 citation(s) pointing at pages that were not read were removed." in msg.content
+    for path in ("/articles/atlantis", "/articles/lighthouses"):
+        assert f"GET {path}" in site.requests
+    if note:
+        assert msg.content.startswith("# Atlantis\n")
+        assert f"## Sources\n\n1. [Atlantis]({site.url('/articles/atlantis')})" in msg.content
+    else:
+        assert msg.content.startswith("The capital of Atlantis is Poseidonia [1].")
+
+
+async def test_research_replies_in_the_users_language(site: TestSite, tmp_path: Path) -> None:
+    model = research_model("亚特兰蒂斯的首都是波塞多尼亚 [1]。", queries=["capital of Atlantis"])
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": "亚特兰蒂斯的首都是哪里？"})
+    finally:
+        await rt.close()
+    assert "**来源**" in msg.content
+
+
+async def test_no_readable_page_is_a_clear_failure(site: TestSite, tmp_path: Path) -> None:
+    model = research_model("unused", queries=["zzzz nothing matches"])
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"topic": "zzzz"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR"
+    assert "No page could be found and read" in msg.content
+
+
+class Journal:
+    """A tiny task host: the journal of durable steps, kept across two runs."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, Any] = {}
+
+    def journal_get(self, name: str) -> tuple[bool, Any]:
+        return (name in self.steps, self.steps.get(name))
+
+    def journal_put(self, name: str, value: Any) -> None:
+        self.steps[name] = value
+
+    def before_step(self, name: str) -> None:
+        pass
+
+    def report_progress(self, progress: dict[str, Any]) -> None:
+        pass
+
+    async def wait_for_answer(self, question: str) -> str:
+        raise AssertionError("no questions here")
+
+
+class Events:
+    def emit(self, event_type: str, **data: Any) -> None:
+        pass
+
+
+async def test_a_resumed_research_does_not_search_or_fetch_again(
+    site: TestSite, tmp_path: Path
+) -> None:
+    config = load_config(
+        content_root=tmp_path,
+        browser={
+            "allow_private": ["127.0.0.1"],
+            "search": {"provider": "searxng", "url": site.url("/searx")},
+        },
+    )
+    journal = Journal()
+
+    def context(model: Any) -> SkillContext:
+        return SkillContext(
+            task_id="t1", session_id="s1", signal=AbortController().signal,
+            input=TaskInput(text="capital of Atlantis"), llm=model, memory=None,  # type: ignore[arg-type]
+            files=None, locks=None, events=Events(), logger=structlog.get_logger(),  # type: ignore[arg-type]
+            config=config, host=journal,
+        )  # fmt: skip
+
+    first_model = research_model(ANSWER, queries=["capital of Atlantis", "lighthouses lenses"])
+    first = await research(context(first_model), "capital of Atlantis", 5, False)
+    before = len(site.requests)
+    second_model = research_model("never asked")
+    second = await research(context(second_model), "capital of Atlantis", 5, False)
+    assert second.message == first.message
+    assert len(site.requests) == before  # no search, no page fetched again
+    assert second_model.call_count == 0
+    assert {k.split(":")[1] for k in journal.steps} == {"queries", "search", "page", "answer"}
