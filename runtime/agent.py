@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
+import structlog
 from pydantic import ValidationError
 
 from skillrt.context import SkillContext, TaskInput, detect_language
