@@ -115,6 +115,7 @@ class AgentRuntime:
         self._llm = llm
         self._store = store
         self._owns_store = store is None
+        self._owns_llm = llm is None
         self.router = IntentRouter(
             llm,
             cache_size=self.config.intent_cache_size,
@@ -900,6 +901,10 @@ class AgentRuntime:
                 self.abort(task.id)
         if runners:
             await asyncio.gather(*runners, return_exceptions=True)
+        aclose = getattr(self._llm, "aclose", None)
+        if self._owns_llm and aclose is not None:  # a model we made (connections, llama.cpp)
+            await aclose()
+            self._llm = None
         self._close_stores()
 
     def _close_stores(self) -> None:
