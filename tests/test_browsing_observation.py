@@ -187,3 +187,14 @@ def test_plans_from_steps_and_unknown_names() -> None:
         plan_from("no-such-plan")
     with pytest.raises(UserError, match="not a plan name"):
         load_plan("../default")
+
+
+def test_repeated_links_are_listed_once() -> None:
+    html = (
+        "<a href='/e'>Error</a> <a href='/x'>Other</a> <a href='/e'>Error</a> <a href='/e'>Err</a>"
+    )
+    page = parse_page(html, "https://x.example/")
+    obs = compose_observation(page.url, "t", page.elements, "", budget_tokens=500)
+    assert [e.index for e in obs.elements] == [1, 2, 4]
+    assert obs.repeated_links == 1
+    assert "(1 repeated links, same text and target, not listed)" in obs.render()

@@ -148,7 +148,8 @@ class Observation:
 
     ``elements`` and ``text`` are the window shown; ``elements_above``/``elements_below`` and
     ``text_above``/``text_below`` say what scrolling would reveal. ``truncated`` is True when
-    anything was left out.
+    anything was left out. Links repeating an earlier link's text and target are not listed
+    (``repeated_links`` counts them): the listed one does the same.
     """
 
     url: str
@@ -158,6 +159,7 @@ class Observation:
     truncated: bool
     elements_above: int = 0
     elements_below: int = 0
+    repeated_links: int = 0
     text_above: bool = False
     text_below: bool = False
     note: str = ""
@@ -175,6 +177,10 @@ class Observation:
         lines.extend(e.render(self.url) for e in self.elements)
         if self.elements_below:
             lines.append(f"... {self.elements_below} more elements below (scroll down)")
+        if self.repeated_links:
+            lines.append(
+                f"({self.repeated_links} repeated links, same text and target, not listed)"
+            )
         lines.append("Text:")
         if self.text_above:
             lines.append("... (text above; scroll up)")
@@ -237,6 +243,20 @@ def _mark_new(
     return [dataclasses.replace(e, is_new=e.signature not in seen) for e in elements]
 
 
+def _without_repeated_links(elements: list[Element]) -> tuple[list[Element], int]:
+    """Drop links whose text and target repeat an earlier link (they act the same)."""
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for element in elements:
+        if element.role == "link" and element.href:
+            key = (element.text, element.href)
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(element)
+    return kept, len(elements) - len(kept)
+
+
 def _fit_text(text: str, start: int, budget: int) -> tuple[str, int]:
     """The longest run of whole lines of ``text[start:]`` within ``budget`` tokens, and its end.
 
@@ -288,7 +308,7 @@ def compose_observation(
     among them are marked new. ``viewport`` says which window to show and learns where it ended.
     """
     view = viewport or Viewport()
-    marked = _mark_new(elements, previous)
+    marked, repeated = _without_repeated_links(_mark_new(elements, previous))
     header = f"URL: {url}\nTitle: {title}\nElements:\nText:\n{note}"
     remaining = max(budget_tokens - estimate_tokens(header) - 16, 40)
     element_budget = int(remaining * ELEMENT_SHARE) if text.strip() else remaining
@@ -317,6 +337,7 @@ def compose_observation(
         truncated=start > 0 or more_elements or text_start > 0 or more_text,
         elements_above=start,
         elements_below=len(marked) - element_end,
+        repeated_links=repeated,
         text_above=text_start > 0,
         text_below=more_text,
         note=note,
