@@ -919,6 +919,10 @@ class AgentRuntime:
             self.logger = make_logger(self.config, self.redactor).bind(session_id=self.session_id)
         self._initialized = False
 
+    def close_sync(self) -> None:
+        """``close`` for synchronous callers (those that used ``process_input_sync``)."""
+        self._close_sync()
+
     def _close_sync(self) -> None:
         if self._sync_loop is not None and not self._sync_loop.is_closed():
             self._sync_loop.run_until_complete(self.close())

@@ -352,7 +352,7 @@ def test_process_input_sync(isolated: Path) -> None:
     rt = make_runtime(isolated, ScriptedModel(["o", "c", "o2", "c2"]), [writer([])])
     assert rt.process_input_sync("write an article about sync").state == "COMPLETED"
     assert rt.process_input_sync("write an article about sync again").state == "COMPLETED"
-    AgentRuntime.reset_instance()
+    rt.close_sync()
 
 
 async def test_process_input_sync_refuses_inside_a_loop(isolated: Path) -> None:
