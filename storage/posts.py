@@ -32,7 +32,15 @@ from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 from skillrt.storage.markdown import post_fields, split_post
 from skillrt.storage.wikilinks import normalize_target
 
-__all__ = ["IndexReport", "Post", "PostHit", "PostIndex", "PostMeta", "query_terms"]
+__all__ = [
+    "IndexReport",
+    "Post",
+    "PostHit",
+    "PostIndex",
+    "PostMeta",
+    "make_snippet",
+    "query_terms",
+]
 
 SCHEMA_VERSION = 1
 MAX_QUERY_CHARS = 500
