@@ -1,0 +1,140 @@
+"""Prompts of the writing skills, and the size bounds on everything sent to a model.
+
+Every text that goes into a prompt passes through ``clip`` with a limit from this module, so a
+10,000-character topic or a huge post never becomes an unbounded request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from skillrt.llm.base import LLMMessage
+
+__all__ = [
+    "CONTEXT_SNIPPET_CHARS",
+    "PROMPT_BODY_CHARS",
+    "clip",
+    "language_name",
+    "messages",
+    "related_block",
+    "strip_fences",
+]
+
+PROMPT_BODY_CHARS = 12_000  # a post or a selection given to a model whole
+CONTEXT_SNIPPET_CHARS = 600  # each related post quoted as context
+SECTION_TAIL_CHARS = 600  # the end of the previous section, for continuity
+
+_FENCED = re.compile(r"\A\s*(`{3,}|~{3,})[\w+-]*[ \t]*\n(.*?)\n\1\s*\Z", re.S)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters (at a line or word end when one is close)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    for sep in ("\n", "。", ". ", " "):
+        at = cut.rfind(sep)
+        if at >= limit * 0.8:
+            cut = cut[: at + len(sep)]
+            break
+    return cut.rstrip() + " …"
+
+
+def language_name(language: str) -> str:
+    return "简体中文" if language == "zh" else "English"
+
+
+def messages(system: str, user: str) -> list[LLMMessage]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def related_block(posts: Iterable[dict[str, str]], *, with_links: bool = True) -> str:
+    """Related posts as a prompt block: title, the link name to use, a snippet."""
+    lines: list[str] = []
+    for post in posts:
+        link = f" — link: [[{post['link']}]]" if with_links and post.get("link") else ""
+        lines.append(f"- {clip(post['title'], 200)} ({post['path']}){link}")
+        if post.get("snippet"):
+            lines.append(f"  > {clip(post['snippet'], CONTEXT_SNIPPET_CHARS)}")
+    return "\n".join(lines)
+
+
+def strip_fences(text: str) -> str:
+    """A model's answer without a code fence wrapped around all of it."""
+    match = _FENCED.match(text)
+    return match.group(2) if match else text.strip()
+
+
+def bullet_list(items: Sequence[str]) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+# --- WriteArticle ----------------------------------------------------------------------------
+
+OUTLINE_SYSTEM = (
+    "You are an experienced technical blogger. Plan an article: a title, 3 to 6 sections "
+    "(a heading and a few key points each) and up to 5 short tags. Write everything in {lang}. "
+    'Answer with JSON only: {{"title": "...", "description": "one sentence", '
+    '"tags": ["..."], "sections": [{{"heading": "...", "points": ["..."]}}]}}'
+)
+
+SECTION_SYSTEM = (
+    "You are an experienced technical blogger writing one section of an article in {lang}, "
+    "in Markdown. Write only the body of the section: no section heading, no title, no "
+    "preamble. Use code blocks where they help. You may link to the related posts listed, "
+    "with the exact [[link]] given; never invent other links."
+)
+
+# --- EditContent -----------------------------------------------------------------------------
+
+EDIT_SYSTEM = (
+    "You are a careful editor of Markdown blog posts. Apply the instruction to the text you "
+    "are given and answer with the revised text only: no explanation, no code fence around "
+    "it. Keep the Markdown structure, code blocks and [[wikilinks]] unless the instruction "
+    "says otherwise. Keep the text's language unless asked to translate."
+)
+
+# --- Summarize -------------------------------------------------------------------------------
+
+SUMMARY_PART_SYSTEM = (
+    "Summarise this part of a longer text in {lang}: the main points as a short list, "
+    "keeping names, numbers and conclusions. Answer with the summary only."
+)
+SUMMARY_COMBINE_SYSTEM = (
+    "These are summaries of consecutive parts of one text. Combine them into one summary in "
+    "{lang}: a one-sentence gist, then the key points as a list. No repetition, no preamble."
+)
+SUMMARY_SYSTEM = (
+    "Summarise the text in {lang}: a one-sentence gist, then the key points as a short list. "
+    "Answer with the summary only."
+)
+
+# --- AnswerQuestion --------------------------------------------------------------------------
+
+NO_ANSWER = "NO_ANSWER"
+ANSWER_SYSTEM = (
+    "You answer questions about a blog using only the numbered sources, which are excerpts of "
+    "its posts. Answer in {lang}. Cite every source you use with its Markdown link exactly as "
+    "given, e.g. [Title](posts/x.md). Do not cite anything else and do not invent links. "
+    f"If the sources do not contain the answer, reply with {NO_ANSWER} and nothing else."
+)
+
+# --- CodeExplain -----------------------------------------------------------------------------
+
+EXPLAIN_SYSTEM = (
+    "You explain code to a blog's readers in {lang}: what it does, how, step by step, and any "
+    "pitfalls. Use Markdown; quote short pieces of the code when you refer to them."
+)
+
+# --- UpdateGraph -----------------------------------------------------------------------------
+
+EXTRACT_SYSTEM = (
+    "Extract the important entities of a blog post: technologies, languages, tools, concepts, "
+    "people, organisations. For each give its name as written in the post, a type (language, "
+    "tool, concept, person, organization, library, other), a one-sentence description, and up "
+    "to 3 short quotes from the post that mention it. At most 15 entities. Answer with JSON "
+    'only: {"entities": [{"name": "...", "type": "...", "description": "...", '
+    '"mentions": ["..."]}]}'
+)
