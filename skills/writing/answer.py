@@ -1,0 +1,238 @@
+"""AnswerQuestion: answer from the blog's posts, citing them; CodeExplain: explain code.
+
+Citations are checked after the model answers: a Markdown link or ``[[wikilink]]`` that does
+not name an existing post is replaced by its plain text, so only real posts are cited. When
+the index finds nothing, the reply says so without calling the model; when the model finds the
+sources do not answer the question (``NO_ANSWER``), the reply says so too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from skillrt import SkillContext, SkillResult, skill
+from skillrt.exceptions import PathNotAllowed
+from skillrt.storage.markdown import split_post
+from skillrt.storage.posts import make_snippet, query_terms
+
+from .common import failure, friendly_errors, refresh_memory
+from .prompts import (
+    ANSWER_SYSTEM,
+    EXPLAIN_SYSTEM,
+    NO_ANSWER,
+    PROMPT_BODY_CHARS,
+    clip,
+    language_name,
+    messages,
+)
+
+__all__ = ["AnswerParams", "ExplainParams", "answer_question", "code_blocks", "explain_code"]
+
+MAX_QUESTION_CHARS = 2000
+SOURCES = 5
+SOURCE_CHARS = 1500
+_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]{1,300})\]\(\s*<?([^)\s>]{1,500})>?(?:\s+\"[^\"]*\")?\s*\)")
+_WIKILINK = re.compile(r"\[\[([^\[\]\n|#]{1,300})(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]{1,300}))?\]\]")
+_FENCE = re.compile(r"^(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.S | re.M)
+
+
+class AnswerParams(BaseModel):
+    question: str
+
+
+class ExplainParams(BaseModel):
+    question: str = ""
+    code: str | None = None
+    path: str | None = None
+
+
+def _post_for_link(ctx: SkillContext, target: str) -> str | None:
+    """The indexed post a link target names (a path, ./path, /path, or a note name)."""
+    target = target.split("#", 1)[0].strip()
+    if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):
+        return None  # an URL or another scheme: not a post of this blog
+    candidate = target
+    while candidate.startswith(("./", "/")):
+        candidate = candidate.removeprefix("./").removeprefix("/")
+    try:
+        post = ctx.memory.posts.get(candidate)
+    except PathNotAllowed:
+        post = None
+    if post is not None:
+        return post.path
+    return ctx.memory.resolve_link(candidate)
+
+
+def check_citations(ctx: SkillContext, answer: str) -> tuple[str, list[str]]:
+    """``answer`` with links to missing posts made plain text, and the posts cited."""
+    cited: list[str] = []
+
+    def markdown_link(match: re.Match[str]) -> str:
+        path = _post_for_link(ctx, match.group(2))
+        if path is None:
+            return match.group(1)
+        if path not in cited:
+            cited.append(path)
+        return f"[{match.group(1)}]({path})"
+
+    def wikilink(match: re.Match[str]) -> str:
+        text = match.group(2) or match.group(1)
+        path = _post_for_link(ctx, match.group(1))
+        if path is None:
+            return text
+        if path not in cited:
+            cited.append(path)
+        return match.group(0)
+
+    checked = _MD_LINK.sub(markdown_link, answer)
+    return _WIKILINK.sub(wikilink, checked), cited
+
+
+async def _find_sources(ctx: SkillContext, question: str) -> list[dict[str, str]]:
+    await refresh_memory(ctx)
+    sources: list[dict[str, str]] = []
+    terms = query_terms(question).all
+    for hit in ctx.memory.posts.search(question, SOURCES):
+        post = ctx.memory.posts.get(hit.path)
+        excerpt = make_snippet(post.body, terms, SOURCE_CHARS) if post else hit.snippet
+        sources.append({"path": hit.path, "title": hit.title, "excerpt": excerpt})
+    return sources
+
+
+def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
+    return SkillResult(
+        message=ctx.say(
+            f"博客里没有找到关于“{clip(question, 80)}”的内容，所以我无法根据博客回答这个问题。",
+            f"The blog has nothing on “{clip(question, 80)}”, so I cannot answer this from it.",
+        ),
+        data={"found": False, "citations": []},
+        next_steps=[ctx.say("写一篇关于它的文章", "Write an article about it")],
+    )
+
+
+@skill(
+    name="AnswerQuestion",
+    intents=["ANSWER_QUESTION"],
+    params=AnswerParams,
+    description="Answer a question from the blog's posts, citing them",
+)
+@friendly_errors
+async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResult:
+    question = " ".join(params.question.split())
+    if not question:
+        return failure(ctx, "请告诉我你的问题。", "What is your question?")
+    question = clip(question, MAX_QUESTION_CHARS)
+    ctx.progress(1, 2, ctx.say("在博客中查找", "Searching the blog"))
+    sources: list[dict[str, str]] = await ctx.step("sources", lambda: _find_sources(ctx, question))
+    if not sources:
+        return _nothing_found(ctx, question)
+    ctx.progress(2, 2, ctx.say("组织回答", "Writing the answer"))
+    numbered = "\n\n".join(
+        f"[{i}] [{s['title']}]({s['path']})\n{s['excerpt']}" for i, s in enumerate(sources, 1)
+    )
+    system = ANSWER_SYSTEM.format(lang=language_name(ctx.input.language))
+
+    async def answer() -> str:
+        prompt = f"Sources:\n\n{numbered}\n\nQuestion: {question}"
+        result = await ctx.llm.chat(messages(system, prompt), max_tokens=1024)
+        return result.content.strip()
+
+    raw: str = await ctx.step("answer", answer)
+    if not raw or raw.strip(" .。").upper().startswith(NO_ANSWER):
+        return _nothing_found(ctx, question)
+    text, cited = check_citations(ctx, raw)
+    if not cited:  # the model answered without citing: list the posts it was given
+        links = "\n".join(f"- [{s['title']}]({s['path']})" for s in sources[:3])
+        text += ctx.say(f"\n\n参考文章：\n{links}", f"\n\nSources:\n{links}")
+        cited = [s["path"] for s in sources[:3]]
+    return SkillResult(
+        message=text,
+        data={"found": True, "citations": cited, "sources": [s["path"] for s in sources]},
+    )
+
+
+def code_blocks(markdown: str) -> list[dict[str, str]]:
+    """The fenced code blocks of a Markdown text: language (may be empty) and code."""
+    return [
+        {"language": m.group(2).strip().split(" ")[0], "code": m.group(3).rstrip("\n")}
+        for m in _FENCE.finditer(markdown)
+    ]
+
+
+def _pick_block(blocks: list[dict[str, str]], question: str) -> dict[str, str]:
+    """The block the question points at: by number (``第 2 个``, ``block 2``), language, or the
+    first."""
+    number = re.search(
+        r"(?:第\s*(\d+)\s*(?:个|段|块))|(?:(?:block|snippet)\s*#?\s*(\d+))", question, re.I
+    )
+    if number:
+        index = int(number.group(1) or number.group(2)) - 1
+        if 0 <= index < len(blocks):
+            return blocks[index]
+    words = set(re.findall(r"[a-z+#]+", question.lower()))
+    for block in blocks:
+        if block["language"] and block["language"].lower() in words:
+            return block
+    return blocks[0]
+
+
+def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> dict[str, Any] | None:
+    if params.code and params.code.strip():
+        return {"code": params.code, "language": "", "source": "code"}
+    if ctx.input.selected_text and ctx.input.selected_text.strip():
+        return {"code": ctx.input.selected_text, "language": "", "source": "selection"}
+    target = params.path or ctx.input.current_file
+    if not target:
+        return None
+    path = ctx.files.relative(target)
+    text, _ = ctx.files.read(path)
+    blocks = code_blocks(split_post(text, path)[1])
+    if not blocks:
+        return {"code": "", "language": "", "source": path}
+    block = _pick_block(blocks, params.question or ctx.input.text)
+    return {**block, "source": path}
+
+
+@skill(
+    name="CodeExplain",
+    intents=["CODE_EXPLAIN"],
+    params=ExplainParams,
+    description="Explain the selected code or a code block of the current post",
+)
+@friendly_errors
+async def explain_code(ctx: SkillContext, params: ExplainParams) -> SkillResult:
+    found = _code_to_explain(ctx, params)
+    if found is None or not found["code"].strip():
+        where = f"`{found['source']}` " if found else ""
+        return failure(
+            ctx,
+            f"{where}没有找到要解释的代码。请选中代码，或打开一篇含代码块的文章。",
+            f"I found no code to explain {where}. Select some code or open a post with a "
+            "code block.",
+            error="no_code",
+        )
+    code = clip(found["code"], PROMPT_BODY_CHARS)
+    truncated = len(found["code"]) > PROMPT_BODY_CHARS
+    ctx.progress(1, 1, ctx.say("解释代码", "Explaining the code"))
+    system = EXPLAIN_SYSTEM.format(lang=language_name(ctx.input.language))
+    question = clip(params.question or ctx.input.text, 500)
+
+    async def explain() -> str:
+        prompt = f"Question: {question}\n\n```{found['language']}\n{code}\n```"
+        result = await ctx.llm.chat(messages(system, prompt), max_tokens=1200)
+        return result.content.strip()
+
+    text: str = await ctx.step("explain", explain)
+    if truncated:
+        text += ctx.say(
+            f"\n\n（代码较长，只解释了前 {PROMPT_BODY_CHARS} 个字符。）",
+            f"\n\n(The code is long; only its first {PROMPT_BODY_CHARS} characters "
+            "were explained.)",
+        )
+    return SkillResult(
+        message=text,
+        data={"source": found["source"], "language": found["language"], "truncated": truncated},
+    )
