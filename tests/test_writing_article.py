@@ -1,0 +1,244 @@
+"""WriteArticle end to end through the runtime: Chinese and English, progress, cost, graph,
+slug clashes, target paths, abort mid-content, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import frontmatter
+import pytest
+
+from skillrt import AgentRuntime, Event
+from skillrt.testing import FunctionModel, ScriptedModel
+from tests.blog import POST_COUNT, copy_blog
+from tests.writing_support import (
+    OUTLINE_ZH,
+    SECTION_ZH,
+    WritingModelFn,
+    en_script,
+    writing_runtime,
+    zh_script,
+)
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+def posts_in(blog: Path) -> set[str]:
+    return {p.relative_to(blog).as_posix() for p in (blog / "posts").rglob("*.md")}
+
+
+async def started(rt: AgentRuntime) -> AgentRuntime:
+    await rt.initialize()
+    return rt
+
+
+async def test_write_article_in_chinese_end_to_end(blog: Path) -> None:
+    llm = ScriptedModel(zh_script())
+    rt = await started(writing_runtime(blog, llm))
+    events: list[Event] = []
+    rt.on("*", events.append)
+
+    msg = await rt.process_input("写一篇关于 Rust 所有权的文章")
+
+    assert msg.state == "COMPLETED", msg.content
+    path = msg.data["path"]
+    assert path == "posts/rust-suo-you-quan.md"  # pinyin slug of the topic
+    assert "已写好文章" in msg.content and path in msg.content
+    post = frontmatter.load(blog / path)
+    assert post["title"] == OUTLINE_ZH["title"]
+    assert str(post["date"])[:4].isdigit()
+    assert post["tags"] == ["rust", "所有权"]
+    assert post["description"] == OUTLINE_ZH["description"]
+    # wikiLinks name posts that exist, and Rust posts come first.
+    assert post["wikiLinks"][0] == "rust-borrowing"
+    for name in post["wikiLinks"]:
+        target = rt.memory.resolve_link(name)
+        assert target is not None and (blog / target).is_file(), name
+    assert "## 什么是所有权" in post.content and "## 移动与复制" in post.content
+    assert post.content.count("## 什么是所有权") == 1  # the repeated heading was dropped
+    assert msg.data["word_count"] > 30
+    assert msg.data["outline"].startswith("# Rust 所有权")
+
+    # Entity graph: the new post links to the posts it used; extracted entities are nodes.
+    graph = rt.memory.graph
+    assert path in graph.backlinks("posts/rust-borrowing.md")
+    assert graph.post_state(path) is not None and graph.post_state(path)[1] is True
+    assert graph.entity("Copy trait") == {
+        "name": "Copy trait",
+        "type": "concept",
+        "description": "Types copied on assignment.",
+    }
+    assert msg.data["graph"]["links_added"] >= 4
+
+    # Progress events in order, all from this task; cost and tokens recorded.
+    progress = [e for e in events if e.type == "task:progress"]
+    assert [e.data["step"] for e in progress] == [1, 2, 3, 3, 4, 5]
+    assert all(e.task_id == msg.task_id for e in progress)
+    percents = [e.data["percent"] for e in progress]
+    assert percents == sorted(percents) and percents[-1] == 100.0
+    assert any(e.type == "task:stream" for e in events)  # the content was streamed
+    assert llm.remaining == 0 and llm.call_count == 4
+    assert msg.tokens > 0 and msg.cost == 0.0
+    assert rt.costs.task(msg.task_id).tokens == msg.tokens
+    assert rt.locks is not None and rt.locks.held_by(msg.task_id) == []
+    # The index knows the new post at once.
+    assert rt.memory.posts.search("所有权", 10)[0].path in {path, "posts/rust-borrowing.md"}
+    assert len(rt.memory.posts) == POST_COUNT + 1
+    await rt.close()
+
+
+async def test_write_article_in_english_end_to_end(blog: Path) -> None:
+    llm = ScriptedModel(en_script())
+    rt = await started(writing_runtime(blog, llm))
+    progress: list[Event] = []
+    rt.on("task:progress", progress.append)
+
+    msg = await rt.process_input("write an article about Rust ownership")
+
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == "posts/rust-ownership.md"
+    assert msg.content.startswith("Wrote “Understanding Rust Ownership”")
+    post = frontmatter.load(blog / msg.data["path"])
+    assert post["title"] == "Understanding Rust Ownership"
+    assert post["wikiLinks"] and all(rt.memory.resolve_link(n) for n in post["wikiLinks"])
+    assert [e.data["message"] for e in progress][:2] == [
+        "Finding related posts",
+        "Drafting the outline",
+    ]
+    assert [e.data["detail"] for e in progress if e.data["step"] == 3] == [
+        "What ownership means",
+        "Moves and copies",
+        "Borrowing instead of moving",
+    ]
+    assert msg.data["word_count"] > 20  # English: words
+    assert msg.data["next_steps"]
+    await rt.close()
+
+
+async def test_slug_clash_gets_a_suffix_never_an_overwrite(blog: Path) -> None:
+    original = "---\ntitle: Mine\n---\n\nDo not overwrite me.\n"
+    (blog / "posts" / "rust-ownership.md").write_text(original, encoding="utf-8")
+    rt = await started(writing_runtime(blog, ScriptedModel(en_script() + en_script())))
+    first = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
+    second = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
+    assert first.data["path"] == "posts/rust-ownership-2.md"
+    assert second.data["path"] == "posts/rust-ownership-3.md"
+    assert (blog / "posts" / "rust-ownership.md").read_text(encoding="utf-8") == original
+    assert "already existed" in first.content
+    await rt.close()
+
+
+async def test_target_path_inside_the_blog(blog: Path) -> None:
+    rt = await started(writing_runtime(blog, FunctionModel(WritingModelFn())))
+    msg = await rt.run_skill(
+        "WriteArticle", {"topic": "Rust ownership", "target_path": "posts/drafts/own"}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == "posts/drafts/own.md"
+    assert (blog / "posts" / "drafts" / "own.md").is_file()
+    await rt.close()
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["../outside.md", "/etc/passwd.md", "posts/../../x.md", ".skillrt/evil.md", "~/x.md"],
+)
+async def test_target_path_outside_the_blog_is_refused(blog: Path, target: str) -> None:
+    llm = FunctionModel(WritingModelFn())
+    rt = await started(writing_runtime(blog, llm))
+    before = posts_in(blog)
+    msg = await rt.run_skill("WriteArticle", {"topic": "Rust ownership", "target_path": target})
+    assert msg.data.get("error") == "path_not_allowed", msg.content
+    assert "not allowed" in msg.content
+    assert llm.call_count == 0  # refused before any money was spent
+    assert posts_in(blog) == before
+    assert not (blog.parent / "outside.md").exists() and not (blog.parent / "x.md").exists()
+    assert rt.state.value == "IDLE"
+    await rt.close()
+
+
+async def test_a_10000_character_topic_gets_a_clear_reply(blog: Path) -> None:
+    llm = FunctionModel(WritingModelFn())
+    rt = await started(writing_runtime(blog, llm))
+    before = posts_in(blog)
+    msg = await rt.run_skill("WriteArticle", {"topic": "所有权" * 3334})
+    assert msg.data.get("error") == "topic_too_long"
+    assert "太长" in msg.content or "too long" in msg.content
+    # Through the chat as well: a clear reply, nothing written, the runtime usable after.
+    chat = await rt.process_input("写一篇关于" + "很长的主题" * 2000 + "的文章")
+    assert chat.content and posts_in(blog) == before
+    assert llm.call_count == 0 or all(k != "section" for k in llm.fn.kinds)
+    ok = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
+    assert ok.state == "COMPLETED"
+    await rt.close()
+
+
+async def test_empty_topic_is_refused(blog: Path) -> None:
+    rt = await started(writing_runtime(blog, FunctionModel(WritingModelFn())))
+    msg = await rt.run_skill("WriteArticle", {"topic": "   "})
+    assert msg.state != "COMPLETED" and "topic" in msg.content
+    await rt.close()
+
+
+async def test_abort_during_content_generation(blog: Path) -> None:
+    long_section = "所有权" * 400
+    llm = ScriptedModel([OUTLINE_ZH, long_section, *SECTION_ZH], chunk_delay=0.01)
+    rt = await started(writing_runtime(blog, llm))
+    before = posts_in(blog)
+    streaming = asyncio.Event()
+    rt.on("task:stream", lambda e: streaming.set())
+
+    task = asyncio.create_task(rt.process_input("写一篇关于 Rust 所有权的文章"))
+    await asyncio.wait_for(streaming.wait(), 10)
+    started_at = asyncio.get_running_loop().time()
+    assert rt.abort() is True
+    msg = await asyncio.wait_for(task, 5)
+    assert asyncio.get_running_loop().time() - started_at < 1.0
+
+    assert msg.state == "CANCELLED"
+    assert rt.state.value == "IDLE"
+    assert posts_in(blog) == before  # no file written
+    assert not list((blog / "posts").glob(".skillrt-*.tmp"))
+    assert rt.locks is not None and rt.locks.held_by(msg.task_id) == []
+    assert "取消" in msg.content
+    await rt.close()
+
+
+async def test_a_blog_with_a_broken_post_still_works(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog", broken=True)
+    rt = await started(writing_runtime(blog, ScriptedModel(en_script())))
+    msg = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
+    assert msg.state == "COMPLETED", msg.content
+    assert "broken-frontmatter" not in str(frontmatter.load(blog / msg.data["path"])["wikiLinks"])
+    await rt.close()
+
+
+async def test_outline_given_by_the_user_and_markdown_fallback(blog: Path) -> None:
+    fn = WritingModelFn()
+    rt = await started(writing_runtime(blog, FunctionModel(fn)))
+    msg = await rt.run_skill(
+        "WriteArticle",
+        {
+            "topic": "Rust ownership",
+            "outline": "# My Title\n- First part\n  - a point\n- Second part",
+            "length": "short",
+            "extract_entities": False,
+        },
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert fn.kinds == ["section", "section"]  # no outline call, no extraction
+    assert msg.data["sections"] == ["First part", "Second part"]
+    assert msg.data["title"] == "My Title"
+
+    # A model that answers the outline in Markdown instead of JSON: still an outline.
+    llm = ScriptedModel(["# Rust Title\n\n## One\n## Two", "one", "two", {"entities": []}])
+    rt2 = await started(writing_runtime(blog, llm, state_dir=blog.parent / "state2"))
+    msg = await rt2.run_skill("WriteArticle", {"topic": "Rust moves"})
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["sections"] == ["One", "Two"]
+    await rt.close()
+    await rt2.close()
