@@ -28,10 +28,37 @@ from skillrt.llm.base import (
     parse_structured,
 )
 
-__all__ = ["Answer", "FunctionModel", "ModelOptions", "ScriptedModel"]
+__all__ = ["Answer", "Delayed", "FunctionModel", "ModelOptions", "ScriptedModel"]
 
-Answer: TypeAlias = str | dict[str, Any] | BaseModel | LLMResult | BaseException
-"""What a test model can give: text, a JSON object, a model, a full result, or an error."""
+
+@dataclass(frozen=True, slots=True)
+class Delayed:
+    """One scripted answer with its own timing: wait ``delay`` seconds before it (on top of the
+    model's ``delay``) and ``chunk_delay`` between its streamed chunks. Makes one call slow."""
+
+    answer: Answer
+    delay: float = 0.0
+    chunk_delay: float | None = None
+
+
+Answer: TypeAlias = str | dict[str, Any] | BaseModel | LLMResult | BaseException | Delayed
+"""What a test model can give: text, a JSON object, a model, a full result, an error, or
+any of those ``Delayed``."""
+
+_TIMING_KEYS = frozenset({"$answer", "$delay", "$chunk_delay"})
+
+
+def _answer_from_json(item: Any) -> Answer:
+    """A script item: ``{"$answer": ..., "$delay": s, "$chunk_delay": s}`` is a ``Delayed``
+    answer (the ``$`` keys cannot clash with a JSON answer's own keys); anything else as is."""
+    if isinstance(item, dict) and "$answer" in item and set(item) <= _TIMING_KEYS:
+        chunk_delay = item.get("$chunk_delay")
+        return Delayed(
+            _answer_from_json(item["$answer"]),
+            delay=float(item.get("$delay", 0.0)),
+            chunk_delay=None if chunk_delay is None else float(chunk_delay),
+        )
+    return item  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +122,12 @@ class _TestModel:
         response_model: type[BaseModel] | None,
         stream_cb: StreamCallback | None,
     ) -> LLMResult:
+        chunk_delay = self.chunk_delay
+        while isinstance(answer, Delayed):
+            await _sleep_or_abort(answer.delay, signal)
+            if answer.chunk_delay is not None:
+                chunk_delay = answer.chunk_delay
+            answer = answer.answer
         await _sleep_or_abort(self.delay, signal)
         if isinstance(answer, BaseException):
             raise answer
@@ -116,7 +149,7 @@ class _TestModel:
                 if signal is not None:
                     signal.raise_if_aborted()
                 await call_stream_cb(stream_cb, delta)
-                await _sleep_or_abort(self.chunk_delay, signal)
+                await _sleep_or_abort(chunk_delay, signal)
         if signal is not None:
             signal.raise_if_aborted()
         prompt = sum(estimate_tokens(m["content"]) for m in messages)
@@ -146,7 +179,11 @@ class ScriptedModel(_TestModel):
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> ScriptedModel:
-        """Load a script from JSON: a list of answers, or ``{"answers": [...], "delay": s}``."""
+        """Load a script from JSON: a list of answers, or ``{"answers": [...], "delay": s}``.
+
+        ``delay``, ``chunk_delay`` and ``model`` at the top apply to every answer; one answer
+        written ``{"$answer": ..., "$delay": s, "$chunk_delay": s}`` is slow on its own.
+        """
         source = Path(path)
         try:
             data = json.loads(source.read_text(encoding="utf-8"))
@@ -161,7 +198,7 @@ class ScriptedModel(_TestModel):
             answers = data
         if not isinstance(answers, list):
             raise UserError(f"model script {source}: expected a list of answers")
-        return cls(answers, **kwargs)
+        return cls([_answer_from_json(item) for item in answers], **kwargs)
 
     @property
     def remaining(self) -> int:
