@@ -1,0 +1,219 @@
+"""The ``skillrt`` commands (Typer). Each command is a thin shell over the runtime."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skillrt.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    fail,
+    find_task,
+    make_runtime,
+    open_config,
+    user_errors,
+)
+from skillrt.cli.display import tasks_table
+from skillrt.cli.doctor import run_checks
+from skillrt.cli.oneshot import OneShot
+from skillrt.cli.readers import make_reader
+from skillrt.cli.repl import Repl
+from skillrt.messages import TaskSummary
+from skillrt.settings import RuntimeConfig
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="skillrt",
+    help="Write, edit and research your Markdown blog with durable, cancellable AI tasks.",
+    add_completion=False,
+    pretty_exceptions_enable=False,  # tracebacks with locals could show keys
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+Root = Annotated[
+    Path | None,
+    typer.Option(
+        "--root",
+        "-C",
+        help="The blog folder, as if started there (default: the current folder,"
+        " or $SKILLRT_CONTENT_ROOT).",
+        show_default=False,
+    ),
+]
+Verbose = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Debug logs on stderr (else JSON in the state folder)."),
+]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+Answers = Annotated[
+    list[str] | None,
+    typer.Option("--answer", "-a", help="Answer the task's next question (repeatable)."),
+]
+TaskId = Annotated[str, typer.Argument(help="A task id; a unique prefix is enough.")]
+
+
+@app.callback(invoke_without_command=True)
+def _default(ctx: typer.Context) -> None:
+    """Without a command, start the chat."""
+    if ctx.invoked_subcommand is None:
+        chat(root=None, verbose=False)
+
+
+@app.command()
+def chat(root: Root = None, verbose: Verbose = False) -> None:
+    """Chat with your blog: type requests, watch tasks run; Ctrl-C cancels, Ctrl-D quits."""
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        runtime = make_runtime(config)
+        reader = make_reader(config.state_path / "input-history")
+        status = asyncio.run(Repl(runtime, Console(), reader).run())
+    raise typer.Exit(status)
+
+
+@app.command()
+def run(
+    text: Annotated[str, typer.Argument(help="The request, e.g. 'write an article about Rust'.")],
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="The post the request is about.")
+    ] = None,
+    selection: Annotated[
+        str | None, typer.Option("--selection", help="Selected text the request is about.")
+    ] = None,
+    answer: Answers = None,
+    as_json: Json = False,
+    root: Root = None,
+    verbose: Verbose = False,
+) -> None:
+    """Run one task and exit: 0 done, 1 failed, 2 bad input, 3 unfinished, 130 cancelled."""
+    with user_errors():
+        context: dict[str, str] = {}
+        if file is not None:
+            context["current_file"] = str(file)
+        if selection is not None:
+            context["selected_text"] = selection
+        config = open_config(root, verbose=verbose)
+        shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
+        status = asyncio.run(shot.run(text, context))
+    raise typer.Exit(status)
+
+
+@app.command()
+def resume(
+    task_id: TaskId,
+    answer: Answers = None,
+    as_json: Json = False,
+    root: Root = None,
+    verbose: Verbose = False,
+) -> None:
+    """Continue a task from its last completed step (exit status as for run)."""
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
+        status = asyncio.run(shot.resume(task_id))
+    raise typer.Exit(status)
+
+
+async def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
+    runtime = make_runtime(config, with_model=False)
+    await runtime.initialize()
+    try:
+        return runtime.get_resumable_tasks()
+    finally:
+        await runtime.close()
+
+
+@app.command()
+def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
+    """List the tasks that can be resumed (paused, or cut off by a crash)."""
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        found = asyncio.run(_resumable(config))
+    if as_json:
+        print(json.dumps([t.model_dump(mode="json") for t in found], ensure_ascii=False))
+        return
+    console = Console()
+    if not found:
+        console.print("No resumable tasks.")
+        return
+    console.print(tasks_table(found))
+
+
+async def _abandon(config: RuntimeConfig, prefix: str) -> str:
+    runtime = make_runtime(config, with_model=False)
+    await runtime.initialize()
+    try:
+        task = find_task(prefix, runtime.get_resumable_tasks())
+        if not await runtime.abandon_task(task.id):
+            raise fail(f"task {task.id} cannot be abandoned now")
+        return task.id
+    finally:
+        await runtime.close()
+
+
+@app.command()
+def abandon(task_id: TaskId, root: Root = None, verbose: Verbose = False) -> None:
+    """Give up a resumable task for good."""
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        done = asyncio.run(_abandon(config, task_id))
+    print(f"abandoned {done}")
+
+
+@app.command()
+def doctor(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
+    """Show the config files, model, folders, index and browser skillrt would use here."""
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        checks = run_checks(config)
+    failed = any(c.status == "fail" for c in checks)
+    if as_json:
+        print(json.dumps({"ok": not failed, "checks": [c.to_dict() for c in checks]}))
+    else:
+        table = Table(box=None, show_header=False, pad_edge=False)
+        table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True)
+        table.add_column(overflow="fold")
+        marks = {"ok": "ok", "warn": "warn", "fail": "FAIL", "info": ""}
+        for check in checks:
+            table.add_row(marks[check.status], check.name, check.value)
+        Console().print(table, highlight=False)
+    raise typer.Exit(EXIT_FAILED if failed else EXIT_OK)
+
+
+@app.command()
+def index(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
+    """Re-index the posts (full-text index and link graph); only changed posts are read."""
+    from skillrt.storage.memory import BlogMemory
+
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        memory = BlogMemory(config.root, config.state_path, config.posts_dir)
+        try:
+            report = memory.refresh()
+            total = len(memory.posts)
+        finally:
+            memory.close()
+    if as_json:
+        print(json.dumps({"posts": total, **report.to_dict()}, ensure_ascii=False))
+        return
+    print(
+        f"{total} posts indexed in {config.root / config.posts_dir}: {len(report.added)} added,"
+        f" {len(report.updated)} updated, {len(report.removed)} removed,"
+        f" {report.unchanged} unchanged"
+    )
+    for path, reason in report.errors:
+        print(f"  skipped {path}: {reason}", file=sys.stderr)
+
+
+def main() -> None:
+    """The ``skillrt`` console script (also ``python -m skillrt``)."""
+    app(prog_name="skillrt")

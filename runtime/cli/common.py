@@ -1,0 +1,211 @@
+"""What every command shares: exit codes, config, logging, the runtime, task ids, errors."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import structlog
+from pydantic import BaseModel
+
+from skillrt.abort import AbortSignal
+from skillrt.agent import AgentRuntime
+from skillrt.exceptions import UserError
+from skillrt.llm.base import LLMMessage, LLMResult, StreamCallback
+from skillrt.messages import ChatMessage, TaskSummary
+from skillrt.settings import RuntimeConfig, load_config
+
+__all__ = [
+    "EXIT_CANCELLED",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_UNFINISHED",
+    "EXIT_USAGE",
+    "NoModel",
+    "close_runtime",
+    "exit_code",
+    "fail",
+    "find_task",
+    "flush_logs",
+    "make_runtime",
+    "open_config",
+    "user_errors",
+]
+
+EXIT_OK = 0
+"""The task completed, or the input got an answer."""
+EXIT_FAILED = 1
+"""The task failed (ERROR: the skill failed, the model failed, watchdog, budget)."""
+EXIT_USAGE = 2
+"""Bad usage: a config error, bad input, a request to rephrase, no skill for it, no such task."""
+EXIT_UNFINISHED = 3
+"""The task stopped unfinished and can be resumed: paused, or waiting for an answer."""
+EXIT_CANCELLED = 130
+"""The task was cancelled (Ctrl-C), as a shell reports SIGINT."""
+
+_USAGE_OUTCOMES = frozenset({"rephrase", "no_skill", "bad_params"})
+_FAILED_OUTCOMES = frozenset({"failed", "watchdog", "budget"})
+
+
+def exit_code(message: ChatMessage) -> int:
+    """The exit status of ``skillrt run`` / ``resume`` for the reply that ended the task."""
+    outcome = message.data.get("outcome")
+    if message.state == "WAITING_INPUT" or outcome == "paused":
+        return EXIT_UNFINISHED
+    if outcome == "cancelled" or message.state == "CANCELLED":
+        return EXIT_CANCELLED
+    if outcome in _FAILED_OUTCOMES or message.state == "ERROR":
+        return EXIT_FAILED
+    if outcome in _USAGE_OUTCOMES or "error" in message.data:
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+class CliError(UserError):
+    """A usage mistake found by the command line itself (an unknown task id...)."""
+
+
+def fail(message: str) -> CliError:
+    return CliError(message)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A ``UserError`` (config, usage) becomes one line on stderr and exit status 2, with no
+    traceback; Ctrl-C before a command could install its own handler exits 130 quietly."""
+    try:
+        yield
+    except UserError as exc:
+        print(f"skillrt: error: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        print(file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_CANCELLED) from None
+
+
+# --- config and logging -----------------------------------------------------------------
+
+
+def open_config(root: Path | None, *, verbose: bool = False, **overrides: Any) -> RuntimeConfig:
+    """The config, as if started in ``root`` (like ``git -C``), with logging set up.
+
+    Logs stay off the screen: JSON lines go to ``<state>/logs/skillrt.log`` unless the config
+    names a ``log_file``; ``--verbose`` sends them to stderr at debug level instead.
+    """
+    if root is not None:
+        target = root.expanduser()
+        if not target.is_dir():
+            raise fail(f"the content root {str(root)!r} is not a folder")
+        os.chdir(target)
+        overrides.setdefault("content_root", Path.cwd())
+    config = load_config(**overrides)
+    if verbose:
+        config = config.model_copy(update={"log_level": "debug", "log_file": None})
+    elif config.log_file is None:
+        config = config.model_copy(update={"log_file": config.state_path / "logs" / "skillrt.log"})
+    _configure_library_logging(config, verbose)
+    return config
+
+
+def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> None:
+    """The CLI is the application: route stdlib and global structlog loggers like ours."""
+    level = logging.DEBUG if verbose else getattr(logging, config.log_level.upper())
+    handler: logging.Handler
+    if config.log_file is not None:
+        path = Path(config.log_file).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+        stream: Any = handler.stream
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        stream = sys.stderr
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(ensure_ascii=False),
+        ],
+        logger_factory=structlog.WriteLoggerFactory(file=stream),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        cache_logger_on_first_use=False,
+    )
+
+
+def flush_logs() -> None:
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
+# --- the runtime ------------------------------------------------------------------------
+
+
+class NoModel:
+    """The model of commands that never call one (tasks, abandon, doctor, index): loading
+    the embedded model just to list tasks would take seconds for nothing."""
+
+    @property
+    def model(self) -> str:
+        return "none"
+
+    async def chat(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        signal: AbortSignal | None = None,
+        response_model: type[BaseModel] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stream_cb: StreamCallback | None = None,
+    ) -> LLMResult:
+        raise UserError("this command does not load a model")
+
+
+def make_runtime(config: RuntimeConfig, *, with_model: bool = True) -> AgentRuntime:
+    """A runtime for one command (a plain instance; the CLI needs no singleton)."""
+    return AgentRuntime(config, llm=None if with_model else NoModel())
+
+
+async def close_runtime(runtime: AgentRuntime, exit_status: int) -> None:
+    """Close the runtime at the end of a command.
+
+    A task still waiting for an answer is left as a crash would leave it: its checkpoint is
+    already durable, and the next start offers it for resume. (``AgentRuntime.close()`` would
+    cancel it and drop the checkpoint.) So the process ends here, with ``exit_status``.
+    """
+    if runtime.current_task_id is not None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        flush_logs()
+        os._exit(exit_status)
+    await runtime.close()
+
+
+def find_task(prefix: str, tasks: Sequence[TaskSummary]) -> TaskSummary:
+    """The task whose id starts with ``prefix``; a unique prefix is enough."""
+    prefix = prefix.strip()
+    if not prefix:
+        raise fail("give a task id (a unique prefix is enough)")
+    exact = [t for t in tasks if t.id == prefix]
+    if exact:
+        return exact[0]
+    matches = [t for t in tasks if t.id.startswith(prefix)]
+    if not matches:
+        known = ", ".join(t.id[:8] for t in tasks) or "none"
+        raise fail(f"no resumable task {prefix!r} (resumable: {known})")
+    if len(matches) > 1:
+        raise fail(
+            f"task id {prefix!r} is ambiguous: {', '.join(t.id for t in matches)}; type more of it"
+        )
+    return matches[0]

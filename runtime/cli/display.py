@@ -1,0 +1,274 @@
+"""How a task looks on a terminal: progress, status, streamed text, the reply, its cost.
+
+Two ways to draw, picked from the console:
+
+- live (an interactive terminal): one ``rich.live.Live`` region holding a status line with a
+  spinner, a progress bar and the tail of the streamed model text (dim); it is cleared when
+  the task ends and the reply is printed as Markdown in its place;
+- lines (a dumb terminal, a pipe, a log file): one plain line per progress step or status,
+  the streamed text written as it comes (terminals only), then the reply.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.progress_bar import ProgressBar
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from skillrt.agent import AgentRuntime
+from skillrt.events import Event
+from skillrt.messages import ChatMessage, TaskSummary
+
+__all__ = ["Display", "age", "cost_line", "task_status", "tasks_table"]
+
+_STREAM_TAIL_LINES = 6
+_QUIET_STATES = frozenset({"IDLE", "WAITING_INPUT"})  # no cost line for these replies
+
+
+def cost_line(
+    tokens: int, cost: float, seconds: float | None = None, unpriced: bool = False
+) -> str:
+    """``1,234 tokens · $0.0012 · 3.4 s`` (``unpriced`` when the model has no price)."""
+    parts = [f"{tokens:,} tokens", "unpriced" if unpriced else f"${cost:.4f}"]
+    if seconds is not None:
+        parts.append(f"{seconds:.1f} s")
+    return " · ".join(parts)
+
+
+class Display:
+    """Renders one runtime's task events on ``console`` (see the module docstring)."""
+
+    def __init__(self, console: Console, *, show_stream: bool | None = None) -> None:
+        self.console = console
+        self.live_mode = console.is_terminal and not console.is_dumb_terminal
+        self.show_stream = console.is_terminal if show_stream is None else show_stream
+        self._live: Live | None = None
+        self._spinner = Spinner("dots")
+        self._started = 0.0
+        self._reset()
+
+    def _reset(self) -> None:
+        self._status = ""
+        self._progress: dict[str, Any] | None = None
+        self._last_line = ""
+        self._stream = ""
+        self._mid_line = False
+
+    # --- events ------------------------------------------------------------------------
+
+    def attach(self, runtime: AgentRuntime) -> Callable[[], None]:
+        """Subscribe to the runtime's events; returns the function that unsubscribes."""
+        offs = [
+            runtime.on("task:progress", self._on_progress),
+            runtime.on("agent:status", self._on_status),
+            runtime.on("task:stream", self._on_stream),
+            runtime.on("ai:generation", self._on_generation),
+        ]
+
+        def detach() -> None:
+            for off in offs:
+                off()
+
+        return detach
+
+    def _on_progress(self, event: Event) -> None:
+        self._progress = dict(event.data)
+        self._status = ""
+        if not self.live_mode:
+            data = event.data
+            line = f"[{data.get('step')}/{data.get('total_steps')}] {data.get('message', '')}"
+            if data.get("detail"):
+                line += f" ({data['detail']})"
+            self._line(line)
+        self._refresh()
+
+    def _on_status(self, event: Event) -> None:
+        message = str(event.data.get("message") or "")
+        self._status = message
+        if not self.live_mode and message:
+            self._line(f"… {message}")
+        self._refresh()
+
+    def _on_stream(self, event: Event) -> None:
+        delta = str(event.data.get("delta") or "")
+        if not delta or not self.show_stream:
+            return
+        if self.live_mode:
+            self._stream = (self._stream + delta)[-4000:]
+            self._refresh()
+            return
+        self.console.print(Text(delta, style="dim"), end="", soft_wrap=True, highlight=False)
+        self._mid_line = not delta.endswith("\n")
+
+    def _on_generation(self, _event: Event) -> None:
+        """A model call ended: the next call's streamed text starts on a new line."""
+        if self._stream and not self._stream.endswith("\n"):
+            self._stream += "\n"
+        self._end_stream_line()
+
+    def _line(self, line: str) -> None:
+        if line == self._last_line:
+            return
+        self._last_line = line
+        self._end_stream_line()
+        self.console.print(Text(line, style="dim"), soft_wrap=True, highlight=False)
+
+    def _end_stream_line(self) -> None:
+        if self._mid_line:
+            self.console.print()
+            self._mid_line = False
+
+    # --- the live region -----------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        if self._live is not None:
+            self._live.refresh()
+
+    def _render(self) -> RenderableType:
+        rows: list[RenderableType] = []
+        progress = self._progress
+        headline = self._status or (str(progress.get("message", "")) if progress else "")
+        self._spinner.update(text=Text(headline or "working…", style="dim"))
+        rows.append(self._spinner)
+        if progress is not None:
+            bar = Table.grid(padding=(0, 1))
+            bar.add_row(
+                ProgressBar(total=100, completed=float(progress.get("percent") or 0), width=30),
+                Text(
+                    f"{progress.get('step')}/{progress.get('total_steps')}"
+                    f" {progress.get('message', '')}",
+                    style="dim",
+                    overflow="ellipsis",
+                    no_wrap=True,
+                ),
+            )
+            rows.append(bar)
+        if self._stream:
+            width = max(20, self.console.width)
+            lines = self._stream.splitlines()[-_STREAM_TAIL_LINES:]
+            tail = "\n".join(line[: width - 1] for line in lines)
+            rows.append(Text(tail, style="dim", no_wrap=True, overflow="ellipsis"))
+        return Group(*rows)
+
+    # --- a task's life -------------------------------------------------------------------
+
+    def start(self) -> None:
+        """A task starts: draw the live region (live mode)."""
+        self._reset()
+        self._started = time.monotonic()
+        if self.live_mode:
+            self._live = Live(
+                get_renderable=self._render,
+                console=self.console,
+                transient=True,
+                refresh_per_second=8,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._live.start()
+
+    def stop(self) -> None:
+        """The task ended: clear the live region, end a streamed line."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        self._end_stream_line()
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self._started if self._started else 0.0
+
+    def note(self, text: str) -> None:
+        """A short dim remark (``Cancelling…``), above the live region if there is one."""
+        if self._live is not None:
+            self._live.console.print(Text(text, style="dim"), highlight=False)
+        else:
+            self._end_stream_line()
+            self.console.print(Text(text, style="dim"), highlight=False)
+
+    def reply(
+        self,
+        message: ChatMessage,
+        out: Console | None = None,
+        *,
+        unpriced: bool = False,
+        markdown: bool | None = None,
+    ) -> None:
+        """Print the reply (Markdown), its saved path and next steps on ``out`` (the display's
+        console by default), then one dim cost line on the display's console."""
+        out = out or self.console
+        if markdown is None:
+            markdown = out.is_terminal
+        if markdown:
+            out.print(Markdown(message.content))
+        else:
+            out.print(message.content, markup=False, highlight=False, soft_wrap=True)
+        data = message.data
+        path = data.get("path")
+        if isinstance(path, str) and path not in message.content:
+            out.print(Text(f"saved: {path}", style="dim"), highlight=False)
+        steps = data.get("next_steps")
+        if isinstance(steps, list) and steps:
+            out.print(Text("next: " + " · ".join(str(s) for s in steps), style="dim"))
+        if message.task_id and (message.tokens or message.state not in _QUIET_STATES):
+            line = cost_line(message.tokens, message.cost, self.elapsed or None, unpriced)
+            self.console.print(Text(f"{line} · {message.state.lower()}", style="dim"))
+
+
+def age(timestamp: float, now: float | None = None) -> str:
+    """``42 s ago``, ``5 min ago``, ``3 h ago``, ``2 d ago``."""
+    seconds = max(0.0, (time.time() if now is None else now) - timestamp)
+    if seconds < 60:
+        return f"{seconds:.0f} s ago"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min ago"
+    if seconds < 86400:
+        return f"{seconds / 3600:.0f} h ago"
+    return f"{seconds / 86400:.0f} d ago"
+
+
+_STOPPED_BECAUSE = {
+    "CRASH": "interrupted",
+    "WATCHDOG_TIMEOUT": "timed out",
+    "PROVIDER_UNAVAILABLE": "model down",
+}
+
+
+def task_status(task: TaskSummary) -> str:
+    """Why a resumable task stopped, in a word or two."""
+    if task.error_reason:
+        return _STOPPED_BECAUSE.get(task.error_reason, task.error_reason.lower())
+    return task.state.lower().replace("_", " ")
+
+
+def tasks_table(tasks: Sequence[TaskSummary]) -> Table:
+    """Resumable tasks: id, why it stopped, skill, where it got to, when, the request."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("id", no_wrap=True, min_width=16)
+    table.add_column("status", no_wrap=True)
+    table.add_column("skill", no_wrap=True)
+    table.add_column("done", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    table.add_column("request", overflow="fold", ratio=1)
+    for task in tasks:
+        progress = task.progress or {}
+        done = f"{task.steps_done} steps"
+        if progress:
+            done = f"{progress.get('step')}/{progress.get('total_steps')}, " + done
+        table.add_row(
+            task.id,
+            task_status(task),
+            task.skill or "-",
+            done,
+            age(task.updated_at),
+            task.description[:120],
+        )
+    return table

@@ -1,0 +1,156 @@
+"""``skillrt doctor``: what skillrt would use here, and what is missing. Loads no model."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from skillrt import __version__
+from skillrt.settings import RuntimeConfig, config_files
+
+__all__ = ["Check", "run_checks"]
+
+Status = Literal["ok", "warn", "fail", "info"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    value: str
+    status: Status = "ok"
+    detail: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "value": self.value, "status": self.status}
+        if self.detail is not None:
+            out["detail"] = self.detail
+        return out
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _model(config: RuntimeConfig) -> list[Check]:
+    try:
+        from skillrt.llm.select import describe_llm
+    except ImportError as exc:
+        return [Check("model", f"model selection is not available ({exc})", "fail")]
+    try:
+        info = describe_llm(config)
+    except Exception as exc:  # a broken provider setting is a finding, not a crash
+        return [Check("model", f"{type(exc).__name__}: {exc}", "fail")]
+    provider = str(info.get("provider", config.llm.provider))
+    model = str(info.get("model") or "(default)")
+    reason = info.get("reason")
+    value = f"{provider} · {model}" + (f" ({reason})" if reason else "")
+    problem = info.get("problem") or info.get("error")
+    ready = info.get("available", info.get("ready", True))
+    status: Status = "fail" if problem or ready is False else "ok"
+    checks = [Check("model", value + (f": {problem}" if problem else ""), status, dict(info))]
+    if provider == "local":
+        llama = _version("llama_cpp_python")
+        checks.append(
+            Check(
+                "llama.cpp",
+                llama or "not installed: pip install 'skillrt[local]'",
+                "ok" if llama else "fail",
+            )
+        )
+    return checks
+
+
+def _content(config: RuntimeConfig) -> list[Check]:
+    root = config.root
+    if not root.is_dir():
+        return [Check("content root", f"{root} (missing)", "fail")]
+    posts = root / config.posts_dir
+    count = sum(1 for _ in posts.rglob("*.md")) if posts.is_dir() else 0
+    checks = [Check("content root", str(root))]
+    if posts.is_dir():
+        checks.append(Check("posts", f"{posts} ({count} Markdown files)"))
+    else:
+        checks.append(Check("posts", f"{posts} (missing; created on the first write)", "warn"))
+    return checks
+
+
+def _state(config: RuntimeConfig) -> list[Check]:
+    state = config.state_path
+    if state.is_dir():
+        writable = os.access(state, os.W_OK)
+        checks = [
+            Check(
+                "state folder",
+                str(state) + ("" if writable else " (not writable)"),
+                "ok" if writable else "fail",
+            )
+        ]
+    else:
+        parent_ok = os.access(state.parent, os.W_OK)
+        checks = [
+            Check("state folder", f"{state} (created on first use)", "ok" if parent_ok else "fail")
+        ]
+    index = state / "index" / "posts.sqlite3"
+    if index.is_file():
+        from skillrt.storage.posts import PostIndex
+
+        try:
+            posts = PostIndex(index, config.root, config.posts_dir)
+            try:
+                checks.append(Check("index", f"{len(posts)} posts indexed"))
+            finally:
+                posts.close()
+        except Exception as exc:  # a damaged index is reported, `skillrt index` rebuilds it
+            checks.append(Check("index", f"unreadable ({exc}); run skillrt index", "warn"))
+    else:
+        checks.append(Check("index", "not built yet; run skillrt index", "warn"))
+    return checks
+
+
+def _browser(config: RuntimeConfig) -> list[Check]:
+    checks = [Check("browser backend", config.browser.backend, "info")]
+    configured = config.browser.chromium_path
+    found = (
+        str(configured)
+        if configured is not None and Path(configured).exists()
+        else next(
+            (
+                p
+                for name in ("chromium", "chromium-browser", "google-chrome")
+                if (p := shutil.which(name))
+            ),
+            None,
+        )
+    )
+    wanted = config.browser.backend == "chromium"
+    bad: Status = "fail" if wanted else "warn"
+    checks.append(Check("chromium", found or "not found", "ok" if found else bad))
+    playwright = _version("playwright")
+    checks.append(
+        Check(
+            "playwright",
+            playwright or "not installed: pip install 'skillrt[browser]'",
+            "ok" if playwright else bad,
+        )
+    )
+    return checks
+
+
+def run_checks(config: RuntimeConfig) -> list[Check]:
+    """Every finding, in display order. Reads files only; loads no model, starts no browser."""
+    files = [str(p) for p in config_files()]
+    checks = [
+        Check("skillrt", f"{__version__} (Python {platform.python_version()})", "info"),
+        Check("config files", ", ".join(files), "info", {"files": files}),
+    ]
+    for group in (_model, _content, _state, _browser):
+        checks.extend(group(config))
+    return checks

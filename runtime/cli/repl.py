@@ -1,0 +1,362 @@
+"""``skillrt chat``: the chat REPL.
+
+One task at a time. While a task runs, the REPL owns SIGINT and SIGTSTP: Ctrl-C cancels the
+task (it ends CANCELLED and the REPL prompts again), Ctrl-Z pauses it at its next step. At the
+prompt, Ctrl-C or Ctrl-D on an empty line quits. When a skill asks a question, the prompt shows
+it and the next line answers it (``process_input`` routes it to the waiting task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from skillrt import __version__
+from skillrt.agent import AgentRuntime
+from skillrt.cli.common import close_runtime, find_task
+from skillrt.cli.display import Display, age, cost_line, tasks_table
+from skillrt.cli.readers import LineReader
+from skillrt.exceptions import UserError
+from skillrt.machine import State
+from skillrt.messages import ChatMessage
+
+__all__ = ["Repl"]
+
+_PROMPT = "› "
+_QUIT = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Command:
+    usage: str
+    help: str
+    run: Callable[[Repl, str], Awaitable[object]]
+    listed: bool = True
+
+
+class Repl:
+    """The chat loop over one runtime (see the module docstring)."""
+
+    def __init__(self, runtime: AgentRuntime, console: Console, reader: LineReader) -> None:
+        self.rt = runtime
+        self.console = console
+        self.reader = reader
+        self.display = Display(console)
+        self._running: asyncio.Future[ChatMessage | None] | None = None
+        self._interrupts = 0
+        self._question: str | None = None
+
+    # --- the loop ------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        detach = self.display.attach(self.rt)
+        try:
+            await self._start()
+            while True:
+                try:
+                    line = await self.reader.read(self._prompt())
+                except EOFError:
+                    break
+                except KeyboardInterrupt:
+                    if self._pending_question() is not None:
+                        await self._cancel_waiting()
+                        continue
+                    break
+                line = line.strip()
+                if not line:
+                    continue
+                if line.startswith("/") and self._is_command(line):
+                    if await self._command(line) is _QUIT:
+                        break
+                    continue
+                await self._task(self.rt.process_input(line))
+        finally:
+            detach()
+            loop.remove_signal_handler(signal.SIGINT)
+        await self._shutdown()
+        return 0
+
+    async def _start(self) -> None:
+        with self._status("Loading the model…"):
+            await self.rt.initialize()
+        config = self.rt.config
+        model = self.rt.llm.model
+        self._info(f"skillrt {__version__} · model {model} ({self.rt.llm_reason or 'configured'})")
+        self._info(f"blog: {config.root}")
+        resumable = self.rt.get_resumable_tasks()
+        if resumable:
+            n = len(resumable)
+            self.console.print(
+                f"[bold]{n} unfinished task{'s' if n > 1 else ''} can be resumed[/]"
+                " (/resume ID, /abandon ID):"
+            )
+            self.console.print(tasks_table(resumable))
+        self._info("Type a request; /help lists commands. Ctrl-C cancels a task, Ctrl-D quits.")
+
+    async def _shutdown(self) -> None:
+        waiting = self.rt.current_task_id
+        if waiting is not None:  # close_runtime leaves it checkpointed, as a crash would
+            self._info(f"Task {waiting} is waiting for an answer; it will be offered for resume.")
+        await close_runtime(self.rt, 0)
+
+    def _prompt(self) -> str:
+        question = self._pending_question()
+        if question is None:
+            return _PROMPT
+        first = question.strip().splitlines()[0] if question.strip() else "answer"
+        if len(first) <= max(20, self.console.width - 10):
+            return f"{first} {_PROMPT}"
+        return f"answer {_PROMPT}"
+
+    def _pending_question(self) -> str | None:
+        if self._question is not None and self.rt.state is not State.WAITING_INPUT:
+            self._question = None
+        return self._question
+
+    # --- running a task ----------------------------------------------------------------------
+
+    async def _task(self, work: Awaitable[ChatMessage | None]) -> ChatMessage | None:
+        """Run one task (new, answered or resumed) with Ctrl-C cancelling it."""
+        loop = asyncio.get_running_loop()
+        self._interrupts = 0
+        self.display.start()
+        running: asyncio.Future[ChatMessage | None] = asyncio.ensure_future(work)
+        self._running = running
+        has_tstp = hasattr(signal, "SIGTSTP")
+        if has_tstp:
+            loop.add_signal_handler(signal.SIGTSTP, self._on_sigtstp)
+        message: ChatMessage | None = None
+        try:
+            message = await running
+        except asyncio.CancelledError:
+            if not running.cancelled():
+                raise
+            self.display.note("Stopped waiting for the task.")
+        except UserError as exc:
+            self.display.stop()
+            self.console.print(f"[red]error:[/] {escape(str(exc))}")
+        finally:
+            self._running = None
+            if has_tstp:
+                loop.remove_signal_handler(signal.SIGTSTP)
+            self.display.stop()
+        if message is not None:
+            self._show(message)
+        return message
+
+    def _show(self, message: ChatMessage) -> None:
+        if message.state == State.WAITING_INPUT.value:
+            self._question = str(message.data.get("question") or message.content)
+            if self._prompt() == f"answer {_PROMPT}" or message.content != self._question:
+                self.display.reply(message)
+            return
+        self._question = None
+        unpriced = (
+            bool(message.task_id) and self.rt.costs.task(message.task_id or "").unpriced_calls > 0
+        )
+        self.display.reply(message, unpriced=unpriced)
+
+    def _on_sigint(self) -> None:
+        if self._running is None:
+            self.reader.interrupt()  # SIGINT at the prompt (a plain reader, or kill -INT)
+            return
+        self._interrupts += 1
+        if self._interrupts == 1:
+            self.rt.abort()
+            self.display.note("Cancelling the task… (Ctrl-C again to stop waiting for it)")
+        elif self._interrupts == 2:
+            self.rt.abort()
+            self.display.note("Still stopping… (Ctrl-C once more to stop waiting)")
+        else:
+            self._running.cancel()
+
+    def _on_sigtstp(self) -> None:
+        if self.rt.pause():
+            self.display.note("Pausing at the next step… (/resume ID continues it later)")
+
+    async def _cancel_waiting(self) -> None:
+        task_id = self.rt.current_task_id
+        if task_id is not None and self.rt.abort(task_id):
+            await asyncio.sleep(0)  # let the task record its end
+            self._info(f"Cancelled task {task_id}.")
+        self._question = None
+
+    # --- slash commands ------------------------------------------------------------------
+
+    def _is_command(self, line: str) -> bool:
+        """A known /command; anything else starting with / answers a question if one waits."""
+        name = line[1:].split(maxsplit=1)[0].lower() if len(line) > 1 else ""
+        return name in COMMANDS or self._pending_question() is None
+
+    async def _command(self, line: str) -> object:
+        name, _, arg = line[1:].partition(" ")
+        command = COMMANDS.get(name.lower())
+        if command is None:
+            self.console.print(f"Unknown command /{escape(name)}; /help lists the commands.")
+            return None
+        try:
+            return await command.run(self, arg.strip())
+        except UserError as exc:
+            self.console.print(f"[red]error:[/] {escape(str(exc))}")
+            return None
+
+    async def cmd_help(self, _arg: str) -> None:
+        table = Table(box=None, show_header=False, pad_edge=False)
+        table.add_column(no_wrap=True)
+        table.add_column()
+        for command in COMMANDS.values():
+            if command.listed:
+                table.add_row(Text(command.usage), Text(command.help))
+        self.console.print(table)
+        self._info("Ctrl-C cancels a running task, Ctrl-Z pauses it; Ctrl-C or Ctrl-D quits.")
+
+    async def cmd_tasks(self, _arg: str) -> None:
+        question = self._pending_question()
+        if question is not None:
+            self.console.print(
+                f"Task {self.rt.current_task_id} waits for your answer: {escape(question)}"
+            )
+        tasks = self.rt.get_resumable_tasks()
+        if not tasks:
+            self.console.print("No resumable tasks.")
+            return
+        self.console.print(tasks_table(tasks))
+
+    async def cmd_resume(self, arg: str) -> None:
+        task = find_task(arg, self.rt.get_resumable_tasks())
+        self._info(f"Resuming {task.id}: {task.description[:60]}")
+        message = await self._task(self.rt.resume_task(task.id))
+        if message is None and not self._interrupts:
+            self.console.print(f"Task {task.id} cannot be resumed now.")
+
+    async def cmd_abandon(self, arg: str) -> None:
+        task = find_task(arg, self.rt.get_resumable_tasks())
+        if await self.rt.abandon_task(task.id):
+            self.console.print(f"Abandoned task {task.id}.")
+        else:
+            self.console.print(f"Task {task.id} cannot be abandoned now.")
+
+    async def cmd_cancel(self, arg: str) -> None:
+        if not arg:
+            if self._pending_question() is None:
+                self.console.print("No task is waiting; Ctrl-C cancels a running task.")
+                return
+            await self._cancel_waiting()
+            return
+        task = find_task(arg, self.rt.get_resumable_tasks())
+        if self.rt.abort(task.id):
+            self.console.print(f"Cancelled task {task.id}.")
+        else:
+            self.console.print(f"Task {task.id} cannot be cancelled now.")
+
+    async def cmd_pause(self, _arg: str) -> None:
+        if self.rt.pause():
+            self.console.print("Pausing at the next step.")
+            return
+        if self._pending_question() is not None:
+            self.console.print(
+                "The task is waiting for your answer; answer it, /cancel it, or quit (it stays"
+                " resumable)."
+            )
+        else:
+            self.console.print("No task is running; press Ctrl-Z while one runs to pause it.")
+
+    async def cmd_cost(self, _arg: str) -> None:
+        totals = self.rt.costs.session(self.rt.session_id)
+        line = cost_line(totals.tokens, totals.cost)
+        extra = f", {totals.unpriced_calls} unpriced" if totals.unpriced_calls else ""
+        calls = f"{totals.calls} model call{'' if totals.calls == 1 else 's'}"
+        self.console.print(f"This session: {calls}{extra}, {line}")
+
+    async def cmd_history(self, arg: str) -> None:
+        history = self.rt.history
+        if history is None:
+            self.console.print("No history.")
+            return
+        every = arg.strip().lower() == "all"
+        entries = history.tasks(None if every else self.rt.session_id, limit=20)
+        if not entries:
+            self.console.print(
+                "No tasks yet" + ("." if every else " in this session (/history all).")
+            )
+            return
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        for column in ("when", "state", "skill", "tokens", "request"):
+            table.add_column(column, no_wrap=column != "request", overflow="fold")
+        for entry in reversed(entries):
+            table.add_row(
+                age(float(entry.get("finished_at") or entry.get("started_at") or 0)),
+                str(entry.get("state", "")),
+                str(entry.get("skill") or "-"),
+                f"{int(entry.get('tokens') or 0):,}",
+                str(entry.get("input", ""))[:80],
+            )
+        self.console.print(table)
+
+    async def cmd_model(self, _arg: str) -> None:
+        config = self.rt.config.llm
+        self.console.print(f"model: {self.rt.llm.model}")
+        self.console.print(f"provider: {config.provider} ({self.rt.llm_reason or 'configured'})")
+
+    async def cmd_quit(self, _arg: str) -> object:
+        return _QUIT
+
+    # --- output helpers ------------------------------------------------------------------
+
+    def _info(self, text: str) -> None:
+        self.console.print(Text(text, style="dim"), highlight=False)
+
+    def _status(self, text: str) -> _Status:
+        return _Status(self.console, text, live=self.display.live_mode)
+
+
+class _Status:
+    """A spinner on interactive terminals, nothing elsewhere."""
+
+    def __init__(self, console: Console, text: str, *, live: bool) -> None:
+        self.console = console
+        self.text = text
+        self.live = live
+        self._status: Status | None = None
+
+    def __enter__(self) -> None:
+        if self.live:
+            self._status = self.console.status(self.text)
+            self._status.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+COMMANDS: dict[str, _Command] = {
+    "help": _Command("/help", "this list", Repl.cmd_help),
+    "tasks": _Command(
+        "/tasks", "tasks that can be resumed (and one waiting for you)", Repl.cmd_tasks
+    ),
+    "resume": _Command(
+        "/resume ID", "continue a task from its last completed step", Repl.cmd_resume
+    ),
+    "abandon": _Command("/abandon ID", "give up a resumable task for good", Repl.cmd_abandon),
+    "cancel": _Command(
+        "/cancel [ID]", "cancel the task waiting for an answer (or ID)", Repl.cmd_cancel
+    ),
+    "pause": _Command("/pause", "pause the running task at its next step", Repl.cmd_pause),
+    "cost": _Command("/cost", "tokens and money of this session", Repl.cmd_cost),
+    "history": _Command("/history [all]", "tasks of this session (or all)", Repl.cmd_history),
+    "model": _Command("/model", "the model in use and why", Repl.cmd_model),
+    "quit": _Command("/quit", "leave (also /exit, Ctrl-D)", Repl.cmd_quit),
+    "exit": _Command("/exit", "leave", Repl.cmd_quit, listed=False),
+}
+"""The slash commands; an ID may be a unique prefix."""
