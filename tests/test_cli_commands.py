@@ -1,0 +1,259 @@
+"""``skillrt run / tasks / resume / abandon / doctor / index`` as real processes.
+
+Each test runs ``python -m skillrt`` on a copy of the fixture blog with the ``scripted``
+provider (a JSON script of model answers in the test's folder): no network model.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.cli_support import (
+    article,
+    cli_env,
+    make_blog,
+    read_until,
+    skillrt,
+    start_skillrt,
+    write_script,
+)
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return make_blog(tmp_path)
+
+
+def test_run_writes_an_article_and_prints_the_message_as_json(blog: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", article("Rust Ownership", ["Owners own.", "Moves."]))
+    done = skillrt(
+        "run",
+        "--json",
+        "write an article about Rust ownership",
+        env=cli_env(blog, script),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    message = json.loads(done.stdout)
+    assert message["state"] == "COMPLETED"
+    assert message["data"]["outcome"] == "done"
+    path = blog / message["data"]["path"]
+    assert path.is_file()
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\n") and "Owners own." in text and "Moves." in text
+    # progress went to stderr, not into the JSON
+    assert "[1/5]" in done.stderr and "[5/5]" in done.stderr
+
+
+def test_run_prints_markdown_and_a_cost_line(blog: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", article("Go Channels", ["Send.", "Receive."]))
+    done = skillrt(
+        "run", "write an article about Go channels", env=cli_env(blog, script), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "posts/go-channels.md" in done.stdout
+    assert "tokens · $" in done.stderr and "completed" in done.stderr
+
+
+def test_run_exit_code_1_when_the_task_fails(blog: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [])  # the model has nothing to say
+    done = skillrt(
+        "run",
+        "--json",
+        "write an article about Rust ownership",
+        env=cli_env(blog, script),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stderr
+    message = json.loads(done.stdout)
+    assert message["state"] == "ERROR"
+    assert not list((blog / "posts").glob("rust-ownership*.md"))
+
+
+def test_run_exit_code_2_when_the_request_is_unclear(blog: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"type": "UNKNOWN", "confidence": 0.1}] * 3)
+    done = skillrt("run", "--json", "blorp", env=cli_env(blog, script), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout)["data"]["outcome"] == "rephrase"
+    empty = skillrt("run", "   ", env=cli_env(blog, script), cwd=tmp_path)
+    assert empty.returncode == 2
+
+
+def test_ctrl_c_cancels_run_with_exit_code_130(blog: Path, tmp_path: Path) -> None:
+    answers = article("Slow Topic", ["first", "second"])
+    answers[1] = {"$answer": "first", "$delay": 60}
+    script = write_script(tmp_path / "s.json", answers)
+    proc = start_skillrt(
+        "run",
+        "--json",
+        "write an article about slow topic",
+        env=cli_env(blog, script),
+        cwd=tmp_path,
+    )
+    try:
+        read_until(proc.stderr, "Writing section 1")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert json.loads(out)["state"] == "CANCELLED"
+    assert not list((blog / "posts").glob("slow-topic*.md"))
+    listed = skillrt("tasks", "--json", env=cli_env(blog, script), cwd=tmp_path)
+    assert json.loads(listed.stdout) == []  # a cancelled task is not offered for resume
+
+
+def test_a_crashed_run_is_listed_and_resumed_without_repeating_steps(
+    blog: Path, tmp_path: Path
+) -> None:
+    first = article("Rust Ownership", ["Section one, paid for once.", "never sent"])
+    first[2] = {"$answer": "never sent", "$delay": 120}  # section 2 hangs: the crash hits here
+    env = cli_env(blog, write_script(tmp_path / "first.json", first))
+    proc = start_skillrt("run", "write an article about Rust ownership", env=env, cwd=tmp_path)
+    try:
+        read_until(proc.stderr, "Writing section 2")
+        proc.kill()  # SIGKILL: no clean-up at all
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+        proc.communicate()
+
+    # Exactly the answers of the steps that were not done: section 2, then the entities.
+    # A repeated outline or section 1 would use them up and the task would fail.
+    rest = ["Section two, after the crash.", first[3]]
+    env = cli_env(blog, write_script(tmp_path / "rest.json", rest))
+    listed = skillrt("tasks", "--json", env=env, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    tasks = json.loads(listed.stdout)
+    assert len(tasks) == 1
+    task = tasks[0]
+    assert task["skill"] == "WriteArticle"
+    assert task["error_reason"] == "CRASH"
+    assert task["steps_done"] >= 3  # context, outline, section:1
+    table = skillrt("tasks", env=env, cwd=tmp_path)
+    assert task["id"] in table.stdout and "interrupted" in table.stdout
+
+    resumed = skillrt("resume", "--json", task["id"][:6], env=env, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    message = json.loads(resumed.stdout)
+    assert message["state"] == "COMPLETED"
+    text = (blog / message["data"]["path"]).read_text(encoding="utf-8")
+    assert "Section one, paid for once." in text
+    assert "Section two, after the crash." in text
+    assert "never sent" not in text
+    after = skillrt("tasks", "--json", env=env, cwd=tmp_path)
+    assert json.loads(after.stdout) == []
+
+
+def test_resume_and_abandon_refuse_unknown_ids(blog: Path, tmp_path: Path) -> None:
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    for command in ("resume", "abandon"):
+        done = skillrt(command, "nope", env=env, cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.strip() == "skillrt: error: no resumable task 'nope' (resumable: none)"
+
+
+def test_abandon_a_crashed_task(blog: Path, tmp_path: Path) -> None:
+    answers = article("Abandoned", ["one", "two"])
+    answers[1] = {"$answer": "one", "$delay": 120}
+    env = cli_env(blog, write_script(tmp_path / "s.json", answers))
+    proc = start_skillrt("run", "write an article about abandoned things", env=env, cwd=tmp_path)
+    try:
+        read_until(proc.stderr, "Writing section 1")
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+        proc.communicate()
+    [task] = json.loads(skillrt("tasks", "--json", env=env, cwd=tmp_path).stdout)
+    done = skillrt("abandon", task["id"][:5], env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"abandoned {task['id']}"
+    assert json.loads(skillrt("tasks", "--json", env=env, cwd=tmp_path).stdout) == []
+
+
+def test_bad_config_is_one_clear_line_and_exit_2(blog: Path, tmp_path: Path) -> None:
+    env = cli_env(blog, tmp_path / "missing.json")
+    (tmp_path / "skillrt.toml").write_text('[llm]\ntimeout_s = "soon"\n')
+    for args in (["run", "hello"], ["chat"], ["tasks"], ["doctor"]):
+        done = skillrt(*args, env=env, cwd=tmp_path, input="")
+        assert done.returncode == 2, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, done.stderr
+        assert lines[0].startswith("skillrt: error: ")
+        assert "skillrt.toml: llm.timeout_s: expected" in lines[0]
+        assert "Traceback" not in done.stderr
+
+
+def test_a_missing_model_script_is_a_clear_error(blog: Path, tmp_path: Path) -> None:
+    env = cli_env(blog, tmp_path / "missing.json")
+    done = skillrt("run", "write an article about Rust", env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("skillrt: error: cannot read model script")
+    assert "Traceback" not in done.stderr
+
+
+def test_a_missing_root_is_a_clear_error(tmp_path: Path) -> None:
+    env = cli_env(tmp_path, tmp_path / "s.json")
+    done = skillrt("tasks", "--root", str(tmp_path / "nowhere"), env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "is not a folder" in done.stderr
+
+
+def test_doctor_reports_what_it_would_use(blog: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [])
+    env = cli_env(blog, script)
+    done = skillrt("doctor", "--json", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["ok"] is True
+    assert checks["config files"]["detail"]["files"][0].endswith("default.toml")
+    assert checks["model"]["value"].startswith("scripted")
+    assert checks["model"]["detail"]["reason"] == "provider scripted is configured (llm.provider)"
+    assert checks["content root"]["value"] == str(blog.resolve())
+    assert checks["state folder"]["value"].startswith(str(blog.resolve() / ".skillrt"))
+    assert checks["index"]["status"] == "warn"  # not built yet
+    assert {"chromium", "playwright", "browser backend"} <= set(checks)
+
+    indexed = skillrt("index", env=env, cwd=tmp_path)
+    assert indexed.returncode == 0, indexed.stderr
+    n = len(list((blog / "posts").rglob("*.md")))
+    assert indexed.stdout.startswith(f"{n} posts indexed")
+    again = json.loads(skillrt("index", "--json", env=env, cwd=tmp_path).stdout)
+    assert again["posts"] == n and again["added"] == [] and again["unchanged"] == n
+
+    text = skillrt("doctor", env=env, cwd=tmp_path)
+    assert text.returncode == 0
+    assert f"{n} posts indexed" in text.stdout
+    assert "scripted" in text.stdout
+
+
+def test_doctor_fails_when_the_model_cannot_work(blog: Path, tmp_path: Path) -> None:
+    env = cli_env(blog, tmp_path / "missing.json")
+    done = skillrt("doctor", env=env, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "FAIL" in done.stdout and "script_path" in done.stdout
+
+
+def test_piped_chat_reads_lines_and_quits_at_the_end(blog: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", article("Docker", ["Images.", "Containers."]))
+    done = skillrt(
+        "chat",
+        env=cli_env(blog, script),
+        cwd=tmp_path,
+        input="write an article about Docker\n/tasks\n/cost\n/nonsense\n",
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "model scripted" in out
+    assert "posts/docker.md" in out
+    assert "No resumable tasks." in out
+    assert "This session: 4 model calls" in out
+    assert "Unknown command /nonsense" in out
+    assert done.stderr == ""  # logs go to the state folder, not the screen
+    assert (blog / ".skillrt" / "logs" / "skillrt.log").is_file()
