@@ -64,11 +64,11 @@ def en_script() -> list[Answer]:
     return [OUTLINE_EN, *SECTION_EN, EXTRACTION]
 
 
-def writing_runtime(blog: Path, llm: LLM, **overrides: Any) -> AgentRuntime:
+def writing_runtime(blog: Path, model: LLM, **overrides: Any) -> AgentRuntime:
     """A runtime over ``blog`` with its state beside it and only the writing skills."""
     overrides.setdefault("state_dir", blog.parent / "state")
     config = load_config(content_root=blog, **overrides)
-    return AgentRuntime(config, llm=llm, skills=writing_skills())
+    return AgentRuntime(config, llm=model, skills=writing_skills())
 
 
 def prompt_kind(messages: list[LLMMessage]) -> str:
