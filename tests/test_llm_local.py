@@ -165,11 +165,10 @@ async def test_abort_stops_generation_within_200_ms(local: LocalProvider) -> Non
     elapsed = time.perf_counter() - aborted_at[0]
     assert elapsed < 0.2
     assert len(deltas) < 10
-    # The model is free again at once.
-    started = time.perf_counter()
+    # The model is free again: the next call gets its own short answer.
     result = await local.chat([{"role": "user", "content": "Hi"}], max_tokens=4)
     assert result.usage.completion_tokens <= 4
-    assert time.perf_counter() - started < 2
+    assert len(deltas) < 10  # and nothing more of the aborted story arrived meanwhile
 
 
 @pytest.mark.local_model
@@ -198,17 +197,23 @@ async def test_abort_from_another_task_and_while_waiting_for_the_model(
 
 @pytest.mark.local_model
 async def test_cancelling_the_calling_task_stops_generation(local: LocalProvider) -> None:
+    deltas: list[str] = []
     running = asyncio.Event()
-    call = asyncio.create_task(
-        local.chat(STORY, max_tokens=400, stream_cb=lambda _d: running.set())
-    )
+
+    def collect(delta: str) -> None:
+        deltas.append(delta)
+        running.set()
+
+    call = asyncio.create_task(local.chat(STORY, max_tokens=400, stream_cb=collect))
     await running.wait()
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    started = time.perf_counter()
+    at_cancel = len(deltas)
+    # The next call waits for the model to be free: had the cancelled generation run on to
+    # 400 tokens, it would have delivered them first.
     await local.chat([{"role": "user", "content": "Hi"}], max_tokens=2)
-    assert time.perf_counter() - started < 2  # the cancelled generation did not run on
+    assert len(deltas) <= at_cancel + 2  # at most a token in flight, not the rest of 400
 
 
 @pytest.mark.local_model
