@@ -251,8 +251,11 @@ class _Handler(BaseHTTPRequestHandler):
     def page_live_reorder(
         self, method: str, q: dict[str, list[str]], form: dict[str, list[str]]
     ) -> None:
-        """Renders its list at load, then once more (new nodes, rotated) after ``ms``."""
-        delay = int(q.get("ms", ["500"])[0])
+        """Rebuilds its list (new nodes, rotated) 100 ms after it is first observed.
+
+        "Observed" is when the browsing agent tags the links (``data-skillrt-idx``), so the
+        page always changes between the observation and the action, however slow the machine.
+        """
         script = """
 <script>
 const names = ["Alpha", "Beta", "Gamma", "Delta", "Target"];
@@ -268,8 +271,13 @@ function render(shift) {
   document.body.dataset.renders = String(shift + 1);
 }
 render(0);
-setTimeout(() => render(2), DELAY);
-</script>""".replace("DELAY", str(delay))
+const watcher = new MutationObserver(() => {
+  watcher.disconnect();
+  setTimeout(() => render(2), 100);
+});
+watcher.observe(document.getElementById("items"),
+                {subtree: true, attributes: true, attributeFilter: ["data-skillrt-idx"]});
+</script>"""
         body = f'<h1>Live list</h1><ul id="items"></ul>{script}'
         self._send(200, _page("Live list", body))
 

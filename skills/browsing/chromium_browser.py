@@ -263,12 +263,20 @@ class ChromiumBrowser:
             if page.url.startswith("chrome-error:") and self._history:
                 await page.goto(self._history[-1], wait_until="load")
             raise URLNotAllowed(url, reason)
-        if page.url.startswith(("http:", "https:")):
-            if not self._history or self._history[-1] != page.url:
-                self._history.append(page.url)
-                del self._history[:-MAX_HISTORY]
+        await self._follow(page)
+
+    async def _follow(self, page: Page) -> None:
+        """Note where the page is now (a script or a late redirect may have moved it)."""
+        if not page.url.startswith(("http:", "https:")):
+            return
+        if not self._history or self._history[-1] != page.url:
+            self._history.append(page.url)
+            del self._history[:-MAX_HISTORY]
             self._viewport.reset()
+        try:
             self._title = await page.title()
+        except Exception as exc:
+            raise _browser_error(exc) from exc
 
     # --- the protocol ---------------------------------------------------------------------
 
@@ -295,6 +303,7 @@ class ChromiumBrowser:
     async def observe(self) -> Observation:
         if self._page is None or not self._history:
             return Observation(url="about:blank", title="", elements=[], text="", truncated=False)
+        await self._follow(self._page)
         self._elements = await self._extract(self._page)
         text = readable_text(await self._page.content())
         key = urldefrag(self.url)[0]
