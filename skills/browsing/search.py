@@ -50,7 +50,8 @@ class SearchProvider(Protocol):
 
 def _clean(text: str) -> str:
     if "<" in text:
-        text = LexborHTMLParser(f"<body>{text}</body>").body.text(deep=True)  # type: ignore[union-attr]
+        body = LexborHTMLParser(f"<body>{text}</body>").body
+        text = body.text(deep=True) if body is not None else text
     return " ".join(text.split())
 
 
