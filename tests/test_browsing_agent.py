@@ -209,6 +209,28 @@ async def test_reordered_elements_are_found_by_signature(site: TestSite, tmp_pat
     assert resolved == ["index", "signature"]
 
 
+@pytest.mark.chromium
+async def test_a_re_rendered_page_is_handled_by_signature_on_chromium(
+    site: TestSite, tmp_path: Path
+) -> None:
+    require_chromium()
+
+    def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+        if page.path == "/live-reorder":  # rebuilt in another order right after this observation
+            return [{"action": "click", "index": page.find("link", "Target")}]
+        code = re.search(r"The code is (\d+)", page.text)
+        return [{"action": "done", "answer": code.group(1) if code else "no code"}]
+
+    rt = make_runtime(tmp_path, agent_model(policy, delay=0.2))
+    events = Recorder(rt)
+    msg = await run_browse(
+        rt, task="Find the target's code", url=site.url("/live-reorder"), backend="chromium"
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert TARGET_CODE in msg.content
+    assert [e["resolved_by"] for e in events.of("browser:action_completed")] == ["signature"]
+
+
 async def test_only_the_planner_ends_the_task(site: TestSite, tmp_path: Path) -> None:
     verdicts: list[bool] = []
 
