@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,10 +83,19 @@ ACT_TIMEOUT_MS = 5000.0
 
 
 def find_chromium(configured: Path | None = None) -> Path | None:
-    """The Chromium to launch: the configured path, else Debian's, else None (Playwright's)."""
+    """The Chromium to launch: the configured path, Debian's, one on PATH, else None.
+
+    None leaves the choice to Playwright (its own download, if ``playwright install`` ran).
+    """
     if configured is not None:
         return configured.expanduser()
-    return DEBIAN_CHROMIUM if DEBIAN_CHROMIUM.exists() else None
+    if DEBIAN_CHROMIUM.exists():
+        return DEBIAN_CHROMIUM
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return Path(found)
+    return None
 
 
 def _stub(target: str) -> str:
