@@ -47,18 +47,23 @@ TargetType = Literal["post", "entity"]
 
 
 class ExtractedEntity(BaseModel):
-    """One entity an LLM found in a post (also the structured-output schema for it)."""
+    """One entity an LLM found in a post (also the structured-output schema for it).
 
-    name: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
-    type: str = Field(default="concept", max_length=40)
-    description: str = Field(default="", max_length=2000)
-    mentions: list[str] = Field(default_factory=list, max_length=50)
+    No length limits in the schema: a grammar-constrained local model expands every bound
+    into its grammar (which llama.cpp refuses past a size); the graph clips names (120
+    characters), types (40), descriptions (500) and mentions (5 of 200) when storing them.
+    """
+
+    name: str = Field(min_length=1)
+    type: str = "concept"
+    description: str = ""
+    mentions: list[str] = Field(default_factory=list)
 
 
 class Extraction(BaseModel):
     """The structured answer of an entity-extraction call."""
 
-    entities: list[ExtractedEntity] = Field(default_factory=list, max_length=100)
+    entities: list[ExtractedEntity] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
