@@ -34,7 +34,7 @@ async def extract_entities(ctx: SkillContext, title: str, body: str) -> list[Ext
     """Ask the model for a post's entities; an answer that never fits the schema raises."""
     prompt = f"Title: {clip(title, 200)}\n\n{clip(body, PROMPT_BODY_CHARS)}"
     result = await ctx.llm.chat(
-        messages(EXTRACT_SYSTEM, prompt), response_model=Extraction, max_tokens=1500
+        messages(EXTRACT_SYSTEM, prompt), response_model=Extraction, max_tokens=800
     )
     entities = result.parsed_as(Extraction).entities
     seen: set[str] = set()

@@ -59,6 +59,7 @@ _LENGTHS = {"short": (150, 300), "medium": (300, 600), "long": (600, 1200)}
 _LENGTH_WORDS = {"短": "short", "中": "medium", "长": "long"}
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*$")
 
 
 class WriteParams(BaseModel):
@@ -184,7 +185,7 @@ async def _make_outline(
 
 def _clean_section(text: str, heading: str) -> str:
     text = strip_fences(text)
-    lines = text.strip().splitlines()
+    lines = [line for line in text.strip().splitlines() if not _EMPTY_HEADING.match(line)]
     while lines and (not lines[0].strip() or _HEADING.match(lines[0])):
         lines.pop(0)  # the model repeated the title or the heading
     return clip("\n".join(lines), MAX_SECTION_CHARS) or heading
