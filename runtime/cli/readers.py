@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Protocol
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 __all__ = ["LineReader", "PlainReader", "PromptReader", "make_reader"]
 
@@ -30,38 +33,61 @@ class PromptReader:
 
     def __init__(self, history_file: Path) -> None:
         history_file.parent.mkdir(parents=True, exist_ok=True)
-        self.session: PromptSession[str] = PromptSession(history=FileHistory(str(history_file)))
+        self.session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history_file)), key_bindings=_clear_line_on_ctrl_c()
+        )
+        self._reading: asyncio.Task[str | None] | None = None
         self._interrupted = False
 
     async def read(self, prompt: str) -> str:
-        while True:
-            try:
-                # The REPL owns SIGINT (it cancels tasks); at the prompt Ctrl-C is a key anyway.
-                return await self.session.prompt_async(
-                    prompt, handle_sigint=False, pre_run=self._check_interrupted
-                )
-            except KeyboardInterrupt:
-                if self.session.default_buffer.text.strip():
-                    continue  # Ctrl-C on a typed line clears it, as shells do
+        if self._take_interrupt():  # a SIGINT came while no prompt was up (model loading)
+            raise KeyboardInterrupt
+        reading = asyncio.ensure_future(self._prompt(prompt))
+        self._reading = reading
+        try:
+            line = await reading
+        except asyncio.CancelledError:
+            if not (reading.cancelled() and self._take_interrupt()):
                 raise
+            line = None
+        finally:
+            self._reading = None
+        if line is None:
+            raise KeyboardInterrupt
+        return line
 
-    def _check_interrupted(self) -> None:
-        if self._interrupted:
-            self._interrupted = False
-            self.session.app.exit(exception=KeyboardInterrupt())
+    def _take_interrupt(self) -> bool:
+        interrupted, self._interrupted = self._interrupted, False
+        return interrupted
+
+    async def _prompt(self, prompt: str) -> str | None:
+        """The prompt in its own task (so ``interrupt`` can cancel it); None for Ctrl-C. A
+        KeyboardInterrupt must not leave a task: asyncio would re-raise it out of the loop."""
+        try:
+            # The REPL owns SIGINT (it cancels tasks); at the prompt Ctrl-C is a key anyway.
+            return await self.session.prompt_async(prompt, handle_sigint=False)
+        except KeyboardInterrupt:
+            return None
 
     def interrupt(self) -> None:
-        """SIGINT while the terminal was not in raw mode yet: end the prompt that is starting."""
-        app = self.session.app
-        if app.is_running and not _future_done(app):
-            app.exit(exception=KeyboardInterrupt())
-        else:
-            self._interrupted = True
+        """A SIGINT while no task runs: the terminal was not in raw mode yet (a dumb terminal
+        prints the prompt first), or someone ran ``kill -INT``. The prompt ends as for Ctrl-C."""
+        self._interrupted = True
+        if self._reading is not None and not self._reading.done():
+            self._reading.cancel()
 
 
-def _future_done(app: object) -> bool:
-    future = getattr(app, "future", None)
-    return future is None or bool(future.done())
+def _clear_line_on_ctrl_c() -> KeyBindings:
+    """Ctrl-C on a typed line clears it, as shells do; on an empty line it ends the prompt
+    (prompt_toolkit's own binding). Eager, so it also wins in a dumb terminal's prompt."""
+    bindings = KeyBindings()
+    has_text = Condition(lambda: bool(get_app().current_buffer.text))
+
+    @bindings.add("c-c", eager=True, filter=has_text)
+    def _clear(event: KeyPressEvent) -> None:
+        event.current_buffer.reset()
+
+    return bindings
 
 
 class PlainReader:

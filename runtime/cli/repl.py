@@ -58,33 +58,37 @@ class Repl:
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
+        # Installed until the very end: a Ctrl-C pressed again while quitting changes nothing.
         loop.add_signal_handler(signal.SIGINT, self._on_sigint)
         detach = self.display.attach(self.rt)
         try:
             await self._start()
-            while True:
-                try:
-                    line = await self.reader.read(self._prompt())
-                except EOFError:
-                    break
-                except KeyboardInterrupt:
-                    if self._pending_question() is not None:
-                        await self._cancel_waiting()
-                        continue
-                    break
-                line = line.strip()
-                if not line:
-                    continue
-                if line.startswith("/") and self._is_command(line):
-                    if await self._command(line) is _QUIT:
-                        break
-                    continue
-                await self._task(self.rt.process_input(line))
+            await self._loop()
+            await self._shutdown()
         finally:
             detach()
             loop.remove_signal_handler(signal.SIGINT)
-        await self._shutdown()
         return 0
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                line = await self.reader.read(self._prompt())
+            except EOFError:
+                return
+            except KeyboardInterrupt:
+                if self._pending_question() is not None:
+                    await self._cancel_waiting()
+                    continue
+                return
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("/") and self._is_command(line):
+                if await self._command(line) is _QUIT:
+                    return
+                continue
+            await self._task(self.rt.process_input(line))
 
     async def _start(self) -> None:
         with self._status("Loading the model…"):
