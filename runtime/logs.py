@@ -44,11 +44,24 @@ def _is_secret_key(key: str) -> bool:
     return _SECRET_KEYS.search(key) is not None
 
 
-# A JSON object key that _SECRET_KEYS would match, as it appears in JSON text: its name, then
-# the closing quote (``$`` also matches before a final newline, escaped in JSON as \n).
-_SECRET_KEYS_IN_JSON = re.compile(
-    r'(api[_-]?key|authorization|password|secret|token)(?:\\n)?"', re.IGNORECASE
-)
+# What _SECRET_KEYS matches, as plain lowercase words: in ASCII text, re.IGNORECASE is plain
+# ASCII case folding, so finding these in the lowercased text is the same test.
+_SECRET_KEY_WORDS = ("apikey", "api_key", "api-key", "authorization", "password", "secret", "token")
+
+
+def _names_a_secret_key(lowered_json: str) -> bool:
+    """True when lowercased ASCII JSON text may have a key _SECRET_KEYS matches: one of the
+    words right before a closing quote (or before an escaped final newline, which ``$`` allows)."""
+    for word in _SECRET_KEY_WORDS:
+        at = lowered_json.find(word)
+        while at != -1:
+            end = at + len(word)
+            if lowered_json.startswith('"', end) or lowered_json.startswith('\\n"', end):
+                return True
+            at = lowered_json.find(word, end)
+    return False
+
+
 # Key shapes worth catching even when nobody configured them (OpenAI-style, bearer tokens).
 _KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+[A-Za-z0-9._\-]{16,})")
 _ENV_SECRETS = ("OPENAI_API_KEY", "SKILLRT_LLM__API_KEY", "SKILLRT_BROWSER__SEARCH__API_KEY")
@@ -76,12 +89,15 @@ class Redactor:
     def is_clean(self, json_text: str) -> bool:
         """True when JSON text certainly holds nothing to redact: no secret value, nothing
         key-shaped, no key named like a secret. A cheap scan that lets a caller skip the walk
-        of ``__call__``; a False may be a false alarm (then walk)."""
-        if not self._json_scan or "sk-" in json_text or "Bearer" in json_text:
+        of ``__call__``; False may be a false alarm (then walk). Text that is not all ASCII is
+        never called clean (Unicode case folding is left to the walk)."""
+        if not self._json_scan or not json_text.isascii():
+            return False
+        if "sk-" in json_text or "Bearer" in json_text:
             return False
         if any(secret in json_text for secret in self._secrets):
             return False
-        return _SECRET_KEYS_IN_JSON.search(json_text) is None
+        return not _names_a_secret_key(json_text.lower())
 
     def __call__(self, value: Any) -> Any:
         """Redact a JSON-like value (strings inside dicts and lists, keys named like secrets)."""

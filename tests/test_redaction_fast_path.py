@@ -50,6 +50,8 @@ def test_a_plain_record_is_clean_and_the_walk_would_not_change_it() -> None:
         {"progress": {"refresh_token": "v"}},
         {"progress": {"token\n": "v"}},  # the key regex's $ matches before a final newline
         {"result": {"nested": {"ApiKey": "v"}}},
+        {"result": {"nested": {"X-API_KEY": "v"}}},
+        {"context": {"paſſword": "v"}},  # re.IGNORECASE folds ſ to s: not ASCII, so walked
     ],
 )
 def test_anything_the_walk_would_redact_is_not_clean(fields: dict[str, object]) -> None:
@@ -71,7 +73,14 @@ def test_a_secret_json_would_escape_turns_the_scan_off(secret: str) -> None:
     assert not redactor.is_clean(record().model_dump_json())
 
 
-def test_non_ascii_secrets_are_found_as_written() -> None:
+def test_text_that_is_not_ascii_is_never_clean() -> None:
     redactor = Redactor(["秘密钥匙-一二三"])
     assert not redactor.is_clean(record(raw_input="用 秘密钥匙-一二三 登录").model_dump_json())
-    assert redactor.is_clean(record(raw_input="用别的登录").model_dump_json())
+    assert not redactor.is_clean(record(raw_input="用别的登录").model_dump_json())
+
+
+def test_words_that_only_look_like_secret_keys_are_clean() -> None:
+    redactor = Redactor()
+    rec = record(raw_input="a token of thanks, secrets of APIs", steps={"tokens": 3, "keys": "x"})
+    assert walked(redactor, rec) == rec
+    assert redactor.is_clean(rec.model_dump_json())
