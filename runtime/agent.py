@@ -396,8 +396,11 @@ class AgentRuntime:
         return await self._await_outcome(task, task.outcome)
 
     def _waiting_task(self, session_id: str) -> Task | None:
+        # Runs at every input over every live task (1,000 at once in the benchmark), so it
+        # reads the machine's raw state string instead of building a State per task.
+        waiting = State.WAITING_INPUT.value
         for task in reversed(self._tasks.values()):
-            if task.state is State.WAITING_INPUT and task.record.session_id == session_id:
+            if task.machine.state == waiting and task.record.session_id == session_id:
                 return task
         return None
 

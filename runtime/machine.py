@@ -72,6 +72,10 @@ def _build_machine() -> Machine:
     return machine
 
 
+_BY_VALUE: dict[str, State] = {s.value: s for s in State}
+"""``State(value)`` as a dict lookup: the enum call costs a microsecond, and the runtime asks a
+task's state at every input (looking for a task that waits for an answer) and transition."""
+
 _MACHINE = _build_machine()
 _EVENTS: dict[str, Any] = {s.value: _MACHINE.events[f"go_{s.value}"] for s in State}
 
@@ -106,7 +110,7 @@ class TaskMachine:
 
     @property
     def current(self) -> State:
-        return State(self.state)
+        return _BY_VALUE[self.state]
 
     def can(self, dest: State) -> bool:
         return dest in TRANSITIONS[self.current]
@@ -131,8 +135,8 @@ class TaskMachine:
         self._stop_watchdog()
 
     def _after_state_change(self, event: Any) -> None:
-        source = State(event.transition.source)
-        dest = State(event.transition.dest)
+        source = _BY_VALUE[event.transition.source]
+        dest = _BY_VALUE[event.transition.dest]
         self._stop_watchdog()
         if dest in WATCHED_STATES:
             self._start_watchdog(dest)
