@@ -181,7 +181,7 @@ def test_split_parts_respects_the_budget() -> None:
 
 
 async def test_summarize_pasted_text_and_nothing(blog: Path) -> None:
-    rt = writing_runtime(blog, ScriptedModel(["A short summary."]))
+    rt = writing_runtime(blog, ScriptedModel(["A short summary.", "摘要。"]))
     await rt.initialize()
     pasted = "Summarize this: " + "Generators yield values lazily and keep their state. " * 3
     msg = await rt.run_skill("Summarize", {"text": pasted})
@@ -190,6 +190,11 @@ async def test_summarize_pasted_text_and_nothing(blog: Path) -> None:
     assert empty.data.get("error") == "no_source"
     url = await rt.run_skill("Summarize", {"url": "https://example.com"})
     assert url.data.get("error") == "url_not_supported"
+    pasted_with_url = await rt.process_input(
+        "总结一下这段文字：异步编程让一个线程同时处理许多网络请求，详见 example.com 上的文档，"
+        "关键是不要在协程里阻塞事件循环。"
+    )
+    assert pasted_with_url.data.get("source") == "text", pasted_with_url.content
     await rt.close()
 
 

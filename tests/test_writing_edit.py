@@ -185,4 +185,7 @@ async def test_delete_by_title_and_missing_post(blog: Path) -> None:
     assert done.data["deleted"] is True
     missing = await rt.run_skill("DeleteArticle", {"path": "posts/nope.md"})
     assert missing.data.get("error") == "not_found"
+    (blog / "config.toml").write_text("x = 1\n")
+    other = await rt.run_skill("DeleteArticle", {"path": "config.toml"})
+    assert other.data.get("error") == "not_a_post" and (blog / "config.toml").exists()
     await rt.close()

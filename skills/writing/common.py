@@ -36,6 +36,7 @@ __all__ = [
     "MAX_INSTRUCTION_CHARS",
     "MAX_TITLE_CHARS",
     "MAX_TOPIC_CHARS",
+    "POST_SUFFIXES",
     "failure",
     "friendly_errors",
     "new_post_text",

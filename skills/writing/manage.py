@@ -12,6 +12,7 @@ from skillrt import SkillContext, SkillResult, skill
 
 from .common import (
     MAX_TITLE_CHARS,
+    POST_SUFFIXES,
     failure,
     friendly_errors,
     new_post_text,
@@ -130,6 +131,13 @@ async def delete_article(ctx: SkillContext, params: DeleteParams) -> SkillResult
         )
     if not ctx.files.exists(path):
         return failure(ctx, f"`{path}` 不存在。", f"`{path}` does not exist.", error="not_found")
+    if not path.lower().endswith(POST_SUFFIXES):
+        return failure(
+            ctx,
+            f"`{path}` 不是文章（只能删除 .md 文件）。",
+            f"`{path}` is not a post; only Markdown files (.md) can be deleted here.",
+            error="not_a_post",
+        )
     post = ctx.memory.posts.get(path)
     title = post.title if post is not None else path
     answer = await ctx.ask(

@@ -111,7 +111,8 @@ def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | Non
 @friendly_errors
 async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
     say = ctx.say
-    if params.url and not (params.path or params.text or ctx.input.selected_text):
+    source = _source(ctx, params)
+    if (source is None or not source[1].strip()) and params.url:
         return failure(
             ctx,
             "总结网页需要先读取它：请让我“研究”这个网址，或把网页内容粘贴过来。",
@@ -119,7 +120,6 @@ async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
             "paste the page's text.",
             error="url_not_supported",
         )
-    source = _source(ctx, params)
     if source is None or not source[1].strip():
         return failure(
             ctx,
