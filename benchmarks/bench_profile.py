@@ -23,7 +23,7 @@ __all__ = ["available", "profile_concurrency", "profile_per_task"]
 AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # (area, substrings of "function file"); the first match along a sample's stack wins,
     # searched from the leaf up, so a commit inside the checkpoint store counts as SQLite.
-    ("event loop idle (select/epoll)", ("select selectors.py", "poll selectors.py")),
+    ("event loop idle (select/epoll)", ("/selectors.py",)),
     ("SQLite execute/commit (fsync)", ("execute ", "commit ", "executescript ")),
     ("pydantic (dump/validate)", ("/pydantic/", "/pydantic_core/", "model_dump", "model_validate")),
     ("redaction (Redactor)", ("skillrt/logs.py", "runtime/logs.py")),

@@ -1,8 +1,9 @@
 """The benchmarks keep working: every benchmark function at tiny sizes, and the entry point.
 
 Not timed tests: nothing here checks a figure, only that each benchmark runs, checks what
-it claims to check (tasks completed, recorded) and returns rows. The LangGraph side and the
-profiles need the ``bench`` extra and are skipped without it (CI does not install it).
+it claims to check (tasks completed, recorded) and returns rows. The LangGraph side, the
+profiles and the observation benchmark need the ``bench`` extra and are skipped without it
+(CI does not install it).
 """
 
 from __future__ import annotations
@@ -72,7 +73,24 @@ def test_profiles_run(tmp_path: Path) -> None:
     assert (tmp_path / "per_task_checkpoints_on.html").is_file()
 
 
+def test_abort_latency_runs() -> None:
+    from benchmarks import bench_llm
+
+    result = check(bench_llm.abort_latency(aborts=4, quick=True))
+    assert result["details"]
+
+
+@pytest.mark.slow
+def test_observation_size_runs() -> None:
+    pytest.importorskip("markdownify")  # in the bench extra
+    from benchmarks import bench_observation
+
+    check(bench_observation.observation_size())
+
+
 def test_every_suite_resolves_or_says_why_not() -> None:
+    # local_model_speed is only resolved, not run: loading the model takes ~15 s, and
+    # tests/test_llm_local.py already runs it.
     for suite in entry.SUITES:
         fn, why = entry._resolve(suite)
         assert (fn is None) == (why is not None), suite.name
