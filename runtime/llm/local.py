@@ -187,20 +187,6 @@ class _Generated:
     finish_reason: str | None
 
 
-class _TokenCounter:
-    """A logits processor that only counts: the prompt length, then one call per sampled token."""
-
-    def __init__(self) -> None:
-        self.prompt = 0
-        self.sampled = 0
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        if self.sampled == 0:
-            self.prompt = len(input_ids)
-        self.sampled += 1
-        return scores
-
-
 class LocalProvider:
     """A GGUF model in-process, implementing the ``LLM`` protocol.
 
@@ -343,8 +329,11 @@ class LocalProvider:
 
     # --- generation (on the worker thread) ----------------------------------------------------
 
-    def _fit(self, llama: Any, messages: list[LLMMessage], max_tokens: int) -> list[LLMMessage]:
-        """Cut the conversation from the middle until it fits the context with the answer."""
+    def _fit(
+        self, llama: Any, messages: list[LLMMessage], max_tokens: int
+    ) -> tuple[list[LLMMessage], int]:
+        """Cut the conversation from the middle until it fits the context with the answer.
+        Returns the messages and their length in tokens (without the chat template's own)."""
         budget = max(64, self.n_ctx - max_tokens - 8 * len(messages) - 16)
 
         def count(msgs: list[LLMMessage]) -> int:
@@ -358,17 +347,15 @@ class LocalProvider:
             chars = max(100, int(chars * budget / tokens * 0.9))
             messages = bound_messages(messages, chars)
             tokens = count(messages)
-        return messages
+        return messages, tokens
 
     def _generate(self, job: _Job) -> _Generated:
         if job.stop.is_set():
             return _Generated("", Usage(), None)
         llama = self._load()
-        llama_cpp = _import_llama_cpp()
         with self._generate_lock:
             max_tokens = min(job.max_tokens, self.n_ctx // 2)
-            messages = self._fit(llama, job.messages, max_tokens)
-            counter = _TokenCounter()
+            messages, prompt_tokens = self._fit(llama, job.messages, max_tokens)
             options: dict[str, Any] = {}
             if job.schema is not None:
                 options["grammar"] = self._grammar(job.schema)
@@ -382,7 +369,6 @@ class LocalProvider:
                     max_tokens=max_tokens,
                     temperature=job.temperature,
                     seed=self.seed,
-                    logits_processor=llama_cpp.LogitsProcessorList([counter]),
                     **options,
                 )
                 try:
@@ -403,9 +389,13 @@ class LocalProvider:
                 raise self._error(exc) from exc
             finally:
                 self._current_stop = None
-        completion = counter.sampled - (1 if finish == "stop" else 0)  # the end token is not text
-        usage = Usage(counter.prompt, max(0, completion))
-        return _Generated("".join(parts), usage, finish)
+        # Counted by tokenizing rather than with a logits processor: a Python callback in
+        # llama.cpp's sampler chain is a known source of crashes (access violations) in
+        # llama-cpp-python, and we saw one segfault a test run here.
+        text = "".join(parts)
+        completion = len(llama.tokenize(text.encode(), add_bos=False)) if text else 0
+        usage = Usage(prompt_tokens + 4 * len(messages), completion)
+        return _Generated(text, usage, finish)
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
         llama_cpp = _import_llama_cpp()
