@@ -208,3 +208,36 @@ def test_ctrl_z_pauses_a_task_and_resume_continues_it(blog: Path, tmp_path: Path
     assert quit_with_ctrl_d(child) == 0
     text = (blog / "posts" / "rust-ownership.md").read_text(encoding="utf-8")
     assert "One." in text and "Two." in text
+
+
+def test_a_question_is_answered_cancelled_or_kept_for_later(blog: Path, tmp_path: Path) -> None:
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    child = spawn_chat(env, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("delete posts/docker-basics.md")
+    child.expect("Answer yes or no")
+    child.expect(f"answer {PROMPT}")  # too long for the prompt: shown above it
+    child.sendline("no")
+    child.expect("was not deleted")
+    child.expect(PROMPT)
+
+    child.sendline("delete posts/docker-basics.md")
+    child.expect(f"answer {PROMPT}")
+    time.sleep(0.5)  # raw mode: Ctrl-C is a key, and cancels the task that asked
+    child.sendintr()
+    child.expect(r"Cancelled task [0-9a-f]{16}")
+    child.expect(PROMPT)
+
+    child.sendline("delete posts/docker-basics.md")
+    child.expect(f"answer {PROMPT}")
+    assert quit_with_ctrl_d(child) == 0  # quitting keeps the question for later
+    assert (blog / "posts" / "docker-basics.md").is_file()
+
+    child = spawn_chat(env, tmp_path)
+    child.expect("1 unfinished task can be resumed")
+    child.expect("interrupted +DeleteArticle")
+    child.expect(PROMPT)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -106,11 +106,11 @@ class OneShot:
         if self.as_json:
             sys.stdout.write(message.model_dump_json() + "\n")
             sys.stdout.flush()
-            return
-        unpriced = bool(message.task_id) and (
-            self.runtime.costs.task(message.task_id or "").unpriced_calls > 0
-        )
-        self.display.reply(message, self.out, unpriced=unpriced)
+        else:
+            unpriced = bool(message.task_id) and (
+                self.runtime.costs.task(message.task_id or "").unpriced_calls > 0
+            )
+            self.display.reply(message, self.out, unpriced=unpriced)
         if exit_code(message) == EXIT_UNFINISHED and message.task_id:
             self.err.print(
                 f"The task is unfinished; continue it with: skillrt resume {message.task_id}"
