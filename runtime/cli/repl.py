@@ -95,7 +95,8 @@ class Repl:
             await self.rt.initialize()
         config = self.rt.config
         model = self.rt.llm.model
-        self._info(f"skillrt {__version__} · model {model} ({self.rt.llm_reason or 'configured'})")
+        self.console.print(f"skillrt {__version__} · model [bold]{escape(model)}[/]")
+        self._info(f"  {self.rt.llm_reason or 'configured'}")
         self._info(f"blog: {config.root}")
         resumable = self.rt.get_resumable_tasks()
         if resumable:
