@@ -162,6 +162,15 @@ def _status(r: dict[str, Any]) -> str:
     return "met" if r["met"] else "NOT met"
 
 
+def _machine_line(m: dict[str, Any]) -> str:
+    load = m.get("load_avg")
+    loaded = f", load average {load[0]:g} at the start" if load else ""
+    return (
+        f"{m['cpu']}, {m['cores']} cores, {m['memory_gb']} GiB RAM, {m['os']}, {m['python']},"
+        f" {m['date']}{loaded}"
+    )
+
+
 def print_table(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -170,10 +179,7 @@ def print_table(report: dict[str, Any]) -> None:
     console = Console(width=None if sys.stdout.isatty() else 160)
     table = Table(
         title=f"skillrt benchmarks ({'quick' if report['quick'] else 'full'} run)",
-        caption=(
-            f"{m['cpu']}, {m['cores']} cores, {m['memory_gb']} GiB, {m['os']}, "
-            f"{m['python']}, {m['date']}"
-        ),
+        caption=_machine_line(m),
         show_lines=False,
     )
     table.add_column("metric")
@@ -201,9 +207,8 @@ def markdown(report: dict[str, Any]) -> str:
     """The table as Markdown, with the machine it ran on."""
     m = report["machine"]
     lines = [
-        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GiB RAM, {m['os']}, "
-        f"{m['python']}; run {m['date']} ({'quick' if report['quick'] else 'full'} run, "
-        f"{report['duration_s']:.0f} s).",
+        f"Machine: {_machine_line(m)}; {'quick' if report['quick'] else 'full'} run,"
+        f" {report['duration_s']:.0f} s.",
         "",
         "| benchmark | metric | value | unit | target | status | note |",
         "| --- | --- | ---: | --- | --- | --- | --- |",

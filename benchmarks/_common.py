@@ -35,12 +35,16 @@ def _cpu_model() -> str:
 
 
 def machine() -> dict[str, Any]:
-    """CPU model, cores, memory, OS, Python and the date: what a figure depends on."""
+    """CPU model, cores, memory, OS, Python, the date and the load: what a figure depends on."""
     try:
         pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         memory_gb: float | None = round(pages / 2**30, 1)
     except (ValueError, OSError, AttributeError):
         memory_gb = None
+    try:
+        load: list[float] | None = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
     return {
         "cpu": _cpu_model(),
         "cores": os.cpu_count(),
@@ -48,6 +52,7 @@ def machine() -> dict[str, Any]:
         "os": f"{platform.system()} {platform.release()}",
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "load_avg": load,  # 1, 5, 15 min at the start: other work on the machine skews timings
     }
 
 
