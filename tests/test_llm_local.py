@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from skillrt.abort import AbortController
-from skillrt.exceptions import MissingDependency, TaskCancelled
+from skillrt.exceptions import MissingDependency, StructuredOutputError, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage
 from skillrt.llm.local import LocalProvider, default_model_path, grammar_schema
 
@@ -68,10 +68,7 @@ def local(local_model_available: None, shared_local: LocalProvider) -> LocalProv
 def test_grammar_schema_bounds_what_a_small_model_can_write() -> None:
     schema = ParsedIntent.model_json_schema()
     bounded = grammar_schema(schema, "bounded")
-    assert bounded["properties"]["parameters"]["additionalProperties"] == {
-        "type": "string",
-        "maxLength": 80,
-    }
+    assert bounded["properties"]["parameters"]["additionalProperties"] == {"type": "string"}
     assert bounded["additionalProperties"] is False
     minimal = grammar_schema(schema, "minimal")
     assert minimal["properties"]["parameters"]["properties"] == {}
@@ -79,12 +76,43 @@ def test_grammar_schema_bounds_what_a_small_model_can_write() -> None:
     assert "maxLength" not in schema["properties"].get("parameters", {})  # the input is untouched
 
     class Outline(BaseModel):
-        title: str
+        title: str = Field(max_length=200)
         sections: list[str]
 
     outline = grammar_schema(Outline.model_json_schema(), "minimal")
-    assert outline["properties"]["title"]["maxLength"] == 60
+    # Schema string lengths never reach the grammar (nested expansions crashed llama.cpp);
+    # only the minimal pass caps strings, short.
+    assert outline["properties"]["title"]["maxLength"] == 40
+    assert (
+        "maxLength"
+        not in grammar_schema(Outline.model_json_schema(), "bounded")["properties"]["title"]
+    )
     assert outline["properties"]["sections"]["maxItems"] == 3
+
+
+@pytest.mark.local_model
+async def test_a_schema_with_long_string_limits_does_not_crash(local: LocalProvider) -> None:
+    class Entity(BaseModel):
+        name: str = Field(max_length=400)
+        description: str = Field(max_length=400)
+
+    class Extraction(BaseModel):
+        entities: list[Entity] = Field(max_length=12)
+
+    try:
+        result = await local.chat(
+            [
+                {
+                    "role": "user",
+                    "content": "List the entities in: Rust has ownership and borrowing.",
+                }
+            ],
+            response_model=Extraction,
+            max_tokens=120,
+        )
+    except StructuredOutputError:
+        pytest.fail("the minimal pass must always produce schema-valid JSON")
+    assert isinstance(result.parsed, Extraction)
 
 
 def test_missing_llama_cpp_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

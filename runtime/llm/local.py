@@ -101,20 +101,26 @@ atexit.register(_close_llama_cpp_devnull)
 
 # --- JSON schema for the grammar --------------------------------------------------------------
 
-_STRING_LIMITS = {"bounded": 400, "minimal": 60}
 _ARRAY_LIMITS = {"bounded": 12, "minimal": 3}
+_MINIMAL_STRING = 40
 
 
 def grammar_schema(schema: dict[str, Any], level: str) -> dict[str, Any]:
     """A stricter copy of ``schema`` that a small model cannot run away in.
 
-    Strings and arrays get a maximum length, open objects (``dict`` fields) get short string
-    values (``bounded``) or are closed to ``{}`` (``minimal``, the fallback that always ends).
+    Arrays get a maximum length, open objects (``dict`` fields) get string values
+    (``bounded``) or are closed to ``{}`` (``minimal``, the fallback that always ends).
     Everything it allows is still valid for the original schema's model (unless that model
-    demands longer values), and the answer is validated against the model anyway.
+    demands more items), and the answer is validated against the model anyway.
+
+    String lengths from the schema are dropped: llama.cpp's converter writes ``maxLength: 400``
+    as 400 nested optional groups, and grammars like that crashed llama.cpp (a segfault in
+    sampling) in our runs. ``max_tokens`` bounds a runaway string instead and validation
+    enforces the lengths; only the ``minimal`` fallback caps strings, at a short length that
+    expands safely, so that pass always ends inside its token budget.
     """
     out = copy.deepcopy(schema)
-    text_cap, items_cap = _STRING_LIMITS[level], _ARRAY_LIMITS[level]
+    items_cap = _ARRAY_LIMITS[level]
 
     def visit(node: Any) -> None:
         if isinstance(node, list):
@@ -124,8 +130,12 @@ def grammar_schema(schema: dict[str, Any], level: str) -> dict[str, Any]:
         if not isinstance(node, dict):
             return
         kind = node.get("type")
-        if kind == "string" and not {"enum", "const", "pattern", "format", "maxLength"} & set(node):
-            node["maxLength"] = max(text_cap, int(node.get("minLength", 0)))
+        if kind == "string":
+            node.pop("maxLength", None)
+            node.pop("minLength", None)
+            if level == "minimal" and not {"enum", "const", "pattern", "format"} & set(node):
+                node["maxLength"] = _MINIMAL_STRING  # short enough to expand safely; ends
+
         elif kind == "array" and "maxItems" not in node:
             node["maxItems"] = max(items_cap, int(node.get("minItems", 0)))
         elif kind == "object" and not node.get("properties"):
@@ -134,7 +144,7 @@ def grammar_schema(schema: dict[str, Any], level: str) -> dict[str, Any]:
                 node["properties"] = {}
                 node["additionalProperties"] = False
             elif extra in (None, True):
-                node["additionalProperties"] = {"type": "string", "maxLength": 80}
+                node["additionalProperties"] = {"type": "string"}
         elif kind == "object":
             node["additionalProperties"] = False
         for value in node.values():
