@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "current_rss_mb",
     "machine",
     "peak_rss_mb",
     "percentile",
@@ -90,6 +91,18 @@ def peak_rss_mb() -> float:
     """This process's peak resident set size in MiB (``ru_maxrss`` is KiB on Linux)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 1024 / (1024 if sys.platform == "darwin" else 1)
+
+
+def current_rss_mb() -> float | None:
+    """This process's resident set size now, in MiB (Linux ``/proc``; None elsewhere)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from benchmarks._common import peak_rss_mb, percentile, row, temp_dir
+from benchmarks._common import current_rss_mb, peak_rss_mb, percentile, row, temp_dir
 
 __all__ = [
     "concurrency",
@@ -231,10 +231,22 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
     on_us = stats["skillrt"]["mean_us"]
     off_us = stats["skillrt_memory"]["mean_us"]
     lg_us = stats["langgraph"]["mean_us"] if have_langgraph else None
+
+    def _p(name: str) -> str:
+        st = stats[name]
+        return f"mean; p50 {st['p50_us']:,.0f}, p95 {st['p95_us']:,.0f}"
+
     rows = []
     if lg_us is not None:
-        rows.append(row("LangGraph StateGraph + SqliteSaver, durability=sync", lg_us, "µs/task"))
-    rows.append(row("skillrt process_input, checkpoints on", on_us, "µs/task"))
+        rows.append(
+            row(
+                "LangGraph StateGraph + SqliteSaver, durability=sync",
+                lg_us,
+                "µs/task",
+                note=_p("langgraph"),
+            )
+        )
+    rows.append(row("skillrt process_input, checkpoints on", on_us, "µs/task", note=_p("skillrt")))
     if lg_us is not None:
         ratio = on_us / lg_us
         rows.append(
@@ -286,10 +298,19 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
                 note=f"{lg_rows[0] / n_lg:g} checkpoints, {lg_rows[1] / n_lg:g} writes",
             )
         )
-    rows.append(row("skillrt process_input, checkpoints off", off_us, "µs/task"))
+    rows.append(
+        row("skillrt process_input, checkpoints off", off_us, "µs/task", note=_p("skillrt_memory"))
+    )
     if have_langgraph:
         nofsync_us = stats["langgraph_nofsync"]["mean_us"]
-        rows.append(row("LangGraph, SQLite synchronous=OFF (no fsync)", nofsync_us, "µs/task"))
+        rows.append(
+            row(
+                "LangGraph, SQLite synchronous=OFF (no fsync)",
+                nofsync_us,
+                "µs/task",
+                note=_p("langgraph_nofsync"),
+            )
+        )
         rows.append(
             row(
                 "skillrt (checkpoints off) / LangGraph (no fsync)",
@@ -328,7 +349,7 @@ async def _concurrency_child(tasks: int, delay_s: float, checkpoints: bool) -> d
             history_limit=max(1000, tasks * 2),
         )
         await rt.initialize()
-        rss_before = peak_rss_mb()
+        rss_before = current_rss_mb() or peak_rss_mb()
         started = time.perf_counter()
         messages = await asyncio.gather(
             *(rt.process_input(PROMPT.format(i=i)) for i in range(tasks))
@@ -405,7 +426,7 @@ def concurrency(
             "peak RSS (subprocess)",
             out["peak_rss_mb"],
             "MiB",
-            note=f"{out['rss_before_mb']:.0f} MiB before the tasks",
+            note=f"{out['rss_before_mb']:.0f} MiB just before the tasks (imports, runtime)",
         ),
         row(
             "tasks completed / recorded in history",
