@@ -54,6 +54,7 @@ from skillrt.storage.history import History
 from skillrt.storage.locks import FileLockManager
 from skillrt.storage.memory import BlogMemory
 from skillrt.storage.records import TaskRecord
+from skillrt.storage.runlocks import RunLocks
 from skillrt.task import PauseRequested, Task
 from skillrt.taskfiles import TaskFiles
 
@@ -132,6 +133,7 @@ class AgentRuntime:
         self.locks: FileLockManager | None = None
         self.files: FileStore | None = None
         self.memory: BlogMemory | None = None
+        self.runlocks: RunLocks | None = None
 
     # --- singleton -------------------------------------------------------------------------
 
@@ -222,6 +224,8 @@ class AgentRuntime:
         self.locks = FileLockManager(state / "locks", expiry_s=cfg.lock_expiry_s)
         self.files = FileStore(cfg.root, locks=self.locks, trash_dir=state / "trash")
         self.memory = BlogMemory(cfg.root, state, cfg.posts_dir)
+        # Only durable tasks can be resumed by another process, so only they need run locks.
+        self.runlocks = RunLocks(state / "locks" / "running") if cfg.checkpoints else None
         return self.store.load_recent(max_age_s=cfg.checkpoint_max_age_h * 3600, now=self.clock())
 
     def _restore(self, loaded: LoadResult) -> None:
@@ -392,7 +396,7 @@ class AgentRuntime:
             if isinstance(context.get(key), str):
                 context[key] = context[key][:_CONTEXT_LIMIT]
         task = self._new_task(text, context, session_id)
-        task.runner = asyncio.create_task(self._drive(task, route=True))
+        self._start(task, route=True)
         return await self._await_outcome(task, task.outcome)
 
     def _waiting_task(self, session_id: str) -> Task | None:
@@ -424,13 +428,23 @@ class AgentRuntime:
             raise UnknownSkill(name, list(self.skills))
         context = dict(context or {})
         session_id = str(context.pop("session_id", None) or self.session_id)
-        text = str(params.get("text") or params.get("topic") or params.get("question") or name)
-        task = self._new_task(self._clean(text), context, session_id)
+        # The params' words stand for the request (its language decides the reply's).
+        words = [v for k, v in params.items() if isinstance(v, str) and k not in ("path", "url")]
+        text = self._clean(" ".join(words)[:2000]) or name
+        task = self._new_task(text, context, session_id)
         task.record.intent = {"type": "DIRECT", "confidence": 1.0, "parameters": params}
         task.record.skill = name
         task.record.params = dict(params)
-        task.runner = asyncio.create_task(self._drive(task, route=False))
+        self._start(task, route=False)
         return await self._await_outcome(task, task.outcome)
+
+    def _start(self, task: Task, *, route: bool) -> bool:
+        """Run the task in its own asyncio task, holding its run lock; False if another process
+        holds it (the task is running there)."""
+        if self.runlocks is not None and not self.runlocks.hold(task.id):
+            return False
+        task.runner = asyncio.create_task(self._drive(task, route=route))
+        return True
 
     def process_input_sync(self, text: str, context: dict[str, Any] | None = None) -> ChatMessage:
         """``process_input`` for synchronous callers (not from inside a running event loop)."""
@@ -577,6 +591,8 @@ class AgentRuntime:
             task.machine.stop()
             if self.locks is not None:
                 self.locks.release_task_locks(task.id)
+            if self.runlocks is not None:
+                self.runlocks.release(task.id)
             if not task.outcome.done():  # a bug above must not leave the caller waiting forever
                 self.logger.error(
                     "agent.error", task_id=task.id, error="task ended without a reply"
@@ -669,8 +685,22 @@ class AgentRuntime:
         )
 
     def _stopped(self, task: Task) -> None:
-        """Cancelled by the user, or stopped by the watchdog (already in ERROR)."""
+        """Cancelled by the user, stopped by the watchdog (already in ERROR) or by close()."""
         say = task.input.say
+        if task.end_reason == "shutdown":  # left as a crash would leave it: resumable
+            task.record.error_reason = "INTERRUPTED"
+            self._save(task)
+            task.deliver(
+                self._reply(
+                    say(
+                        "运行时已关闭；该任务可在下次启动时恢复。",
+                        "The runtime closed; the task can be resumed at the next start.",
+                    ),
+                    task_id=task.id,
+                    outcome="interrupted",
+                )
+            )
+            return
         if task.end_reason == "watchdog":
             self.events.emit(
                 "task:aborted", task.id, reason="watchdog", message=task.record.last_error
@@ -813,11 +843,15 @@ class AgentRuntime:
 
     def get_resumable_tasks(self) -> list[TaskSummary]:
         """Tasks to resume: paused, restored from a checkpoint, or stopped by an outage."""
+        locks = self.runlocks
         return [
             self._summary(t.record)
             for t in self._tasks.values()
-            if t.state is State.PAUSED
-            or (t.state is State.ERROR and t.record.error_reason in RESUMABLE_ERRORS)
+            if (
+                t.state is State.PAUSED
+                or (t.state is State.ERROR and t.record.error_reason in RESUMABLE_ERRORS)
+            )
+            and (locks is None or t.runner is not None or not locks.running_elsewhere(t.id))
         ]
 
     def _summary(self, record: TaskRecord) -> TaskSummary:
@@ -838,7 +872,8 @@ class AgentRuntime:
         )
 
     async def resume_task(self, task_id: str) -> ChatMessage | None:
-        """Continue a task from its last completed step. None if there is no such resumable task."""
+        """Continue a task from its last completed step. None if there is no such resumable
+        task; a reply saying so if another process is running it right now."""
         await self.initialize()
         task = self._tasks.get(task_id)
         if task is None or (task.runner is not None and not task.runner.done()):
@@ -847,17 +882,30 @@ class AgentRuntime:
             task.machine.force(State.PAUSED)
         if task.state is not State.PAUSED:
             return None
+        if self.runlocks is not None and self.runlocks.running_elsewhere(task.id):
+            return self._reply(
+                task.input.say(
+                    f"任务 {task.id} 正在另一个进程中运行，无法在这里恢复。",
+                    f"Task {task.id} is running in another process; it cannot be resumed here.",
+                ),
+                task_id=task.id,
+                error="running_elsewhere",
+            )
         task.pause_requested = False
         task.end_reason = None
         task.record.error_reason = None
         task.record.last_error = None
+        # Answers to its questions come from whoever resumed it (a new process has a new session).
+        task.record.session_id = self.session_id
         task.new_controller()
         outcome = task.next_outcome()
         if task.record.skill is None:  # it crashed before routing finished: route again
             task.to(State.IDLE)
-            task.runner = asyncio.create_task(self._drive(task, route=True))
+            route = True
         else:
-            task.runner = asyncio.create_task(self._drive(task, route=False))
+            route = False
+        if not self._start(task, route=route):
+            return None
         return await self._await_outcome(task, outcome)
 
     async def abandon_task(self, task_id: str) -> bool:
@@ -897,13 +945,19 @@ class AgentRuntime:
     # --- shutdown --------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Cancel running tasks (they stay resumable only if already checkpointed) and close."""
+        """Stop running tasks and close. Stopped tasks stay resumable, from their last completed
+        step, as after a crash (closing is not the user cancelling them)."""
         runners = [t.runner for t in self._tasks.values() if t.runner and not t.runner.done()]
         for task in list(self._tasks.values()):
             if task.runner is not None and not task.runner.done():
-                self.abort(task.id)
+                task.end_reason = "shutdown"
+                task.controller.abort("shutdown")
+                task.runner.cancel()
         if runners:
             await asyncio.gather(*runners, return_exceptions=True)
+        for task in self._tasks.values():  # a runner cancelled before it began never replied
+            if not task.outcome.done():
+                task.deliver(self._reply("The runtime closed.", task_id=task.id, outcome="closed"))
         aclose = getattr(self._llm, "aclose", None)
         if self._owns_llm and aclose is not None:  # a model we made (connections, llama.cpp)
             await aclose()
@@ -911,7 +965,7 @@ class AgentRuntime:
         self._close_stores()
 
     def _close_stores(self) -> None:
-        for closable in (self._store, self.history, self.memory, self.locks):
+        for closable in (self._store, self.history, self.memory, self.locks, self.runlocks):
             if closable is not None:
                 closable.close()
         if self._owns_store:

@@ -279,11 +279,6 @@ def test_a_question_ends_run_with_exit_3_unless_answered(blog: Path, tmp_path: P
     assert not (blog / "posts" / "docker-basics.md").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runtime: a task resumed by another process keeps its old session_id, so"
-    " process_input() does not route the answer to it (reported to the lead)",
-)
 def test_resume_answers_the_question_again(blog: Path, tmp_path: Path) -> None:
     env = cli_env(blog, write_script(tmp_path / "s.json", []))
     asked = skillrt("run", "--json", "delete posts/docker-basics.md", env=env, cwd=tmp_path)

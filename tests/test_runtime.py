@@ -383,3 +383,53 @@ async def test_builtin_skills_are_registered_by_default(isolated: Path) -> None:
     assert {"WriteArticle", "EditContent", "Summarize", "AnswerQuestion", "Browse"} <= set(
         rt.skills
     )
+
+
+def asker_skill() -> Any:
+    @skill(name="Asker", params=NoParams, intents=["SUMMARIZE"])
+    async def asker(ctx: SkillContext, params: NoParams) -> SkillResult:
+        await ctx.step("before", lambda: "done before asking")
+        reply = await ctx.ask("Which one?")
+        return SkillResult(message=f"you said {reply}")
+
+    return asker
+
+
+async def test_close_keeps_unfinished_tasks_and_a_new_process_answers_them(isolated: Path) -> None:
+    first = make_runtime(isolated, ScriptedModel([]), [asker_skill()])
+    asked = await first.process_input("summarize the week")
+    assert asked.state == "WAITING_INPUT"
+    await first.close()  # closing is not cancelling: the task stays resumable
+    second = make_runtime(isolated, ScriptedModel([]), [asker_skill()])
+    await second.initialize()
+    [summary] = second.get_resumable_tasks()
+    assert summary.id == asked.task_id and summary.steps_done == 1
+    again = await second.resume_task(summary.id)
+    assert again is not None and again.state == "WAITING_INPUT"
+    done = await second.process_input("the second one")  # this session now owns the task
+    assert done.state == "COMPLETED" and done.content == "you said the second one"
+    assert second.get_resumable_tasks() == []
+    await second.close()
+
+
+async def test_a_task_running_elsewhere_is_not_offered_or_resumed(isolated: Path) -> None:
+    gate = asyncio.Event()
+
+    async def answer(messages: list[Any], options: Any) -> str:
+        await gate.wait()
+        return "text"
+
+    owner = make_runtime(isolated, FunctionModel(answer), [writer([])])
+    job = asyncio.create_task(owner.process_input("write an article about sharing"))
+    while owner.state is not State.EXECUTING:
+        await asyncio.sleep(0.005)
+    task_id = owner.current_task_id or ""
+    other = make_runtime(isolated, ScriptedModel([]), [writer([])])  # as a second process would
+    await other.initialize()
+    assert other.get_resumable_tasks() == []  # its checkpoint looks unfinished, but it runs
+    refused = await other.resume_task(task_id)
+    assert refused is not None and refused.data["error"] == "running_elsewhere"
+    gate.set()
+    assert (await job).state == "COMPLETED"
+    await owner.close()
+    await other.close()

@@ -178,17 +178,10 @@ def make_runtime(config: RuntimeConfig, *, with_model: bool = True) -> AgentRunt
 
 
 async def close_runtime(runtime: AgentRuntime, exit_status: int) -> None:
-    """Close the runtime at the end of a command.
-
-    A task still waiting for an answer is left as a crash would leave it: its checkpoint is
-    already durable, and the next start offers it for resume. (``AgentRuntime.close()`` would
-    cancel it and drop the checkpoint.) So the process ends here, with ``exit_status``.
-    """
-    if runtime.current_task_id is not None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        flush_logs()
-        os._exit(exit_status)
+    """Close the runtime at the end of a command. A task still running or waiting for an
+    answer is stopped and stays resumable (``AgentRuntime.close()`` keeps its checkpoint), so
+    the next start offers it."""
+    del exit_status  # the caller exits with it after this returns
     await runtime.close()
 
 

@@ -1,0 +1,57 @@
+"""Run locks across real processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from skillrt.storage.runlocks import RunLocks
+
+
+def test_hold_release_and_probe(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "runs"
+    locks = RunLocks(tmp_path)
+    assert locks.running_elsewhere("t1") is False
+    assert locks.hold("t1") is True
+    assert locks.hold("t1") is True  # re-entrant for its holder
+    other = RunLocks(tmp_path)  # a second holder (as another runtime would be)
+    assert other.hold("t1") is False
+    assert other.running_elsewhere("t1") is True
+    locks.release("t1")
+    assert other.running_elsewhere("t1") is False
+    assert other.hold("t1") is True
+    other.close()
+    assert list(tmp_path.iterdir()) == []  # released locks leave no files behind
+
+
+def test_a_live_process_holds_and_a_killed_one_frees(tmp_path: Path) -> None:
+    code = textwrap.dedent(
+        f"""
+        import sys, time
+        from pathlib import Path
+        from skillrt.storage.runlocks import RunLocks
+        locks = RunLocks(Path({str(tmp_path)!r}))
+        assert locks.hold("task-x")
+        print("held", flush=True)
+        time.sleep(60)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "held"
+        here = RunLocks(tmp_path)
+        assert here.running_elsewhere("task-x") is True
+        assert here.hold("task-x") is False
+        child.kill()
+        child.wait(timeout=10)
+        assert here.running_elsewhere("task-x") is False  # the kernel dropped the lock
+        assert here.hold("task-x") is True
+        here.close()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
