@@ -45,6 +45,7 @@ ROUTING_SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ("新建一篇文章 标题为 Rust 入门", "CREATE_ARTICLE", {"title": "Rust 入门"}),
     ("创建一篇标题为《周报》的文章", "CREATE_ARTICLE", {"title": "周报"}),
     ("新建一篇空白文章", "CREATE_ARTICLE", {}),
+    ("新建一篇文章《Go 泛型》", "CREATE_ARTICLE", {"title": "Go 泛型"}),
     (
         "create a new post titled Getting Started with Zig",
         "CREATE_ARTICLE",
