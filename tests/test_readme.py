@@ -36,3 +36,10 @@ def test_api_example_runs(isolated: Path) -> None:
     assert "50% drafting" in out
     assert "100% done" in out
     assert "COMPLETED frogs | old pond / a frog jumps in / the sound of water" in out
+
+
+def test_every_python_example_compiles() -> None:
+    blocks = python_blocks()
+    assert len(blocks) >= 3
+    for block in blocks:
+        compile(block, "README.md", "exec")  # examples that need a network are at least valid
