@@ -87,22 +87,33 @@ def percentile(values: list[float], q: float) -> float:
     return cuts[min(len(cuts) - 1, max(0, round(q * 1000) - 1))]
 
 
+def _proc_status_mb(field: str) -> float | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
 def peak_rss_mb() -> float:
-    """This process's peak resident set size in MiB (``ru_maxrss`` is KiB on Linux)."""
+    """This process's peak resident set size in MiB.
+
+    ``VmHWM`` from ``/proc`` where there is one: ``ru_maxrss`` survives fork and exec on
+    Linux, so a subprocess would report its parent's peak when that was higher.
+    """
+    hwm = _proc_status_mb("VmHWM")
+    if hwm is not None:
+        return hwm
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 1024 / (1024 if sys.platform == "darwin" else 1)
 
 
 def current_rss_mb() -> float | None:
     """This process's resident set size now, in MiB (Linux ``/proc``; None elsewhere)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+    return _proc_status_mb("VmRSS")
 
 
 @contextmanager

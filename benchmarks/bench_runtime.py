@@ -378,7 +378,8 @@ def concurrency(
 ) -> dict[str, Any]:
     """``tasks`` tasks at once, each three model calls of ``delay_s``: wall time, RSS, records.
 
-    Runs in a subprocess so that the peak RSS is this benchmark's alone.
+    Runs in a subprocess so that the peak RSS is this benchmark's alone (read as ``VmHWM``:
+    Linux carries ``ru_maxrss`` over fork and exec, so it would show the parent's peak).
     """
     cmd = [
         sys.executable,
