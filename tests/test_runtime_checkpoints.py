@@ -1,0 +1,129 @@
+"""Checkpoints through the runtime: the resume window, a corrupt record, a corrupt database."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from skillrt import State
+from skillrt.storage.checkpoints import CheckpointStore
+from skillrt.storage.records import TaskRecord
+from skillrt.testing import FunctionModel, ScriptedModel
+
+from .helpers import Recorder, make_runtime
+from .test_runtime import writer
+
+HOUR = 3600.0
+
+
+def _record(task_id: str, updated_at: float, state: str = "EXECUTING") -> TaskRecord:
+    return TaskRecord(
+        id=task_id,
+        session_id="old-session",
+        state=state,
+        raw_input="write an article about resuming",
+        skill="Writer",
+        params={"topic": "resuming"},
+        steps={"context": {"topic": "resuming"}},
+        created_at=updated_at - 10,
+        updated_at=updated_at,
+    )
+
+
+def _seed(state_dir: Path, records: list[TaskRecord]) -> None:
+    store = CheckpointStore(state_dir / "checkpoints")
+    for record in records:
+        store.save(record)
+    store.close()
+
+
+async def test_only_unfinished_tasks_inside_the_window_come_back(isolated: Path) -> None:
+    now = 1_800_000_000.0
+    _seed(
+        isolated / ".skillrt",
+        [
+            _record("fresh", now - 2 * HOUR),
+            _record("waiting", now - 1 * HOUR, state="WAITING_INPUT"),
+            _record("stale", now - 30 * HOUR),
+            _record("done", now - 1 * HOUR, state="COMPLETED"),
+            _record("cancelled", now - 1 * HOUR, state="CANCELLED"),
+        ],
+    )
+    rt = make_runtime(isolated, ScriptedModel(["outline", "content"]), [writer([])])
+    rt.clock = lambda: now
+    events = Recorder(rt)
+    await rt.initialize()
+    assert {t.id for t in rt.get_resumable_tasks()} == {"fresh", "waiting"}
+    [loaded] = events.of("runtime:checkpoints_loaded")
+    assert {t["id"] for t in loaded.data["tasks"]} == {"fresh", "waiting"}
+    assert loaded.data["quarantined"] == []
+    msg = await rt.resume_task("fresh")
+    assert msg is not None and msg.state == "COMPLETED"
+    await rt.close()
+
+
+async def test_a_corrupt_record_is_quarantined_and_the_rest_load(isolated: Path) -> None:
+    now = 1_800_000_000.0
+    state = isolated / ".skillrt"
+    _seed(state, [_record("good", now - HOUR), _record("bad", now - HOUR)])
+    db = state / "checkpoints" / "cache" / "cache.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE Cache SET value = ? WHERE key = ?", ("{not json", "bad"))
+    rt = make_runtime(isolated, ScriptedModel([]), [writer([])])
+    rt.clock = lambda: now
+    events = Recorder(rt)
+    await rt.initialize()
+    assert [t.id for t in rt.get_resumable_tasks()] == ["good"]
+    [loaded] = events.of("runtime:checkpoints_loaded")
+    assert len(loaded.data["quarantined"]) == 1 and "'bad'" in loaded.data["quarantined"][0]
+    moved = list((state / "checkpoints" / "quarantine").iterdir())
+    assert [p.read_bytes() for p in moved] == [b"{not json"]  # kept, not lost
+    await rt.close()
+
+
+async def test_a_corrupt_database_is_moved_aside_and_the_runtime_starts(isolated: Path) -> None:
+    state = isolated / ".skillrt"
+    _seed(state, [_record("lost", 1_800_000_000.0)])
+    db = state / "checkpoints" / "cache" / "cache.db"
+    db.write_bytes(b"this is not a database" * 100)
+    for extra in ("cache.db-wal", "cache.db-shm"):
+        (db.parent / extra).unlink(missing_ok=True)
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "fine"), [writer([])])
+    events = Recorder(rt)
+    await rt.initialize()
+    [loaded] = events.of("runtime:checkpoints_loaded")
+    assert loaded.data["tasks"] == []
+    assert "unreadable" in loaded.data["quarantined"][0]
+    assert any(p.name.startswith("cache-") for p in (db.parent.parent / "quarantine").iterdir())
+    msg = await rt.process_input("write an article about starting over")
+    assert msg.state == "COMPLETED"  # a fresh store works
+    assert rt.state is State.IDLE
+    await rt.close()
+
+
+async def test_a_paused_task_survives_a_restart_with_its_tokens(isolated: Path) -> None:
+    gate = asyncio.Event()
+
+    async def answer(messages: list[Any], options: Any) -> str:
+        await gate.wait()  # holds the outline call until the pause is asked for
+        return "an outline of some length"
+
+    model = FunctionModel(answer)
+    rt = make_runtime(isolated, model, [writer([])])
+    job = asyncio.create_task(rt.process_input("write an article about costs"))
+    while not model.calls:
+        await asyncio.sleep(0.005)
+    task_id = rt.current_task_id
+    assert rt.pause() is True
+    gate.set()
+    paused = await job
+    assert paused.state == "PAUSED" and paused.tokens > 0
+    await rt.close()
+    again = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [writer([])])
+    await again.initialize()
+    [summary] = again.get_resumable_tasks()
+    assert summary.id == task_id
+    assert summary.tokens == paused.tokens and summary.steps_done == 2
+    await again.close()
