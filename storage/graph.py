@@ -17,16 +17,16 @@ that, and skips a post whose content hash and extraction are unchanged. Values a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
-import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from skillrt.storage.sqlite import SQLiteCache
 
 __all__ = [
     "EntityGraph",
@@ -41,6 +41,20 @@ SCHEMA_VERSION = 1
 MAX_NAME_CHARS = 120
 MAX_DESCRIPTION_CHARS = 500
 MAX_MENTIONS = 5
+
+_TABLES = ("entities", "posts", "links")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entities (
+    key TEXT PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS posts (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, extracted INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL, target TEXT NOT NULL, target_type TEXT NOT NULL,
+    kind TEXT NOT NULL, evidence TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (source, target, target_type, kind));
+CREATE INDEX IF NOT EXISTS links_target ON links(target, target_type);
+"""
 
 LinkKind = Literal["wikilink", "tag", "mention"]
 TargetType = Literal["post", "entity"]
@@ -148,67 +162,11 @@ class _Entity:
     description: str
 
 
-class EntityGraph:
+class EntityGraph(SQLiteCache):
     """The graph in ``db_path``. Thread-safe behind one lock."""
 
     def __init__(self, db_path: Path) -> None:
-        self.db_path = Path(db_path)
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        try:
-            self._db = self._connect()
-        except sqlite3.DatabaseError:
-            for suffix in ("", "-wal", "-shm"):
-                part = self.db_path.with_name(self.db_path.name + suffix)
-                if part.exists():
-                    part.replace(part.with_name(part.name + ".corrupt"))
-            self._db = self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.db_path, check_same_thread=False, timeout=10.0)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA busy_timeout=10000")
-            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                db.executescript(
-                    "DROP TABLE IF EXISTS entities; DROP TABLE IF EXISTS posts;"
-                    "DROP TABLE IF EXISTS links;"
-                )
-            db.executescript(
-                """
-                CREATE TABLE IF NOT EXISTS entities (
-                    key TEXT PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
-                    description TEXT NOT NULL DEFAULT '');
-                CREATE TABLE IF NOT EXISTS posts (
-                    path TEXT PRIMARY KEY, hash TEXT NOT NULL, extracted INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS links (
-                    source TEXT NOT NULL, target TEXT NOT NULL, target_type TEXT NOT NULL,
-                    kind TEXT NOT NULL, evidence TEXT NOT NULL DEFAULT '[]',
-                    PRIMARY KEY (source, target, target_type, kind));
-                CREATE INDEX IF NOT EXISTS links_target ON links(target, target_type);
-                """
-            )
-            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            db.commit()
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    @contextlib.contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                yield self._db
-            except BaseException:
-                self._db.rollback()
-                raise
-            else:
-                self._db.commit()
+        super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
 
     # --- updates -------------------------------------------------------------------------
 

@@ -16,20 +16,18 @@ The database is a cache of the blog: if it is unreadable it is moved aside and r
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
 import sqlite3
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 from skillrt.storage.markdown import post_fields, split_post
+from skillrt.storage.sqlite import SQLiteCache
 from skillrt.storage.wikilinks import normalize_target
 
 __all__ = [
@@ -66,6 +64,21 @@ _EN_STOP_WORDS = (
     "please tell explain describe you your our their there here its it's an of on in to"
 )
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
+
+_TABLES = ("posts", "posts_fts", "names", "broken")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS posts (
+    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, hash TEXT NOT NULL,
+    title TEXT NOT NULL, date TEXT, tags TEXT NOT NULL, description TEXT NOT NULL,
+    aliases TEXT NOT NULL, wikilinks TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS posts_fts USING fts5(
+    path, title, aliases, tags, description, body, tokenize='trigram');
+CREATE TABLE IF NOT EXISTS names (
+    key TEXT NOT NULL, path TEXT NOT NULL, rank INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS names_key ON names(key);
+CREATE TABLE IF NOT EXISTS broken (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT NOT NULL);
+"""
 
 _SHORT_TERM_SQL = (
     "SELECT f.rowid, f.title, p.tags, f.body FROM posts_fts f JOIN posts p ON p.id = f.rowid"
@@ -218,7 +231,7 @@ def make_snippet(body: str, terms: tuple[str, ...], width: int = 160) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
-class PostIndex:
+class PostIndex(SQLiteCache):
     """Full-text index of the posts under ``content_root / posts_dir`` in ``db_path``.
 
     Thread-safe (one connection behind a lock), so callers may run ``refresh()`` in a worker
@@ -226,75 +239,9 @@ class PostIndex:
     """
 
     def __init__(self, db_path: Path, content_root: Path, posts_dir: str = "posts") -> None:
-        self.db_path = Path(db_path)
         self.content_root = Path(content_root).expanduser().resolve()
         self.posts_dir = posts_dir.strip("/") or "."
-        self._lock = threading.RLock()
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = self._open()
-
-    # --- database ------------------------------------------------------------------------
-
-    def _open(self) -> sqlite3.Connection:
-        try:
-            return self._connect()
-        except sqlite3.DatabaseError:
-            self._quarantine()
-            return self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.db_path, check_same_thread=False, timeout=10.0)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA busy_timeout=10000")
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                db.executescript(
-                    "DROP TABLE IF EXISTS posts; DROP TABLE IF EXISTS posts_fts;"
-                    "DROP TABLE IF EXISTS names; DROP TABLE IF EXISTS broken;"
-                )
-            db.executescript(
-                """
-                CREATE TABLE IF NOT EXISTS posts (
-                    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, hash TEXT NOT NULL,
-                    title TEXT NOT NULL, date TEXT, tags TEXT NOT NULL, description TEXT NOT NULL,
-                    aliases TEXT NOT NULL, wikilinks TEXT NOT NULL);
-                CREATE VIRTUAL TABLE IF NOT EXISTS posts_fts USING fts5(
-                    path, title, aliases, tags, description, body, tokenize='trigram');
-                CREATE TABLE IF NOT EXISTS names (
-                    key TEXT NOT NULL, path TEXT NOT NULL, rank INTEGER NOT NULL);
-                CREATE INDEX IF NOT EXISTS names_key ON names(key);
-                CREATE TABLE IF NOT EXISTS broken (
-                    path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT NOT NULL);
-                """
-            )
-            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            db.commit()
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
-
-    def _quarantine(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            part = self.db_path.with_name(self.db_path.name + suffix)
-            if part.exists():
-                part.replace(part.with_name(part.name + ".corrupt"))
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    @contextlib.contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                yield self._db
-            except BaseException:
-                self._db.rollback()
-                raise
-            else:
-                self._db.commit()
+        super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
 
     # --- files ---------------------------------------------------------------------------
 
