@@ -158,6 +158,12 @@ class ActionResult:
     def failed(cls, action: str, error: str, *, stale: bool = False) -> ActionResult:
         return cls(action=action, success=False, error=error, stale=stale)
 
+    @classmethod
+    def scrolled(cls, action: str, direction: str, moved: bool) -> ActionResult:
+        """A scroll's result: failed (with the same message) when there was nothing that way."""
+        message = f"scrolled {direction}" if moved else "already at the edge"
+        return cls(action, success=moved, message=message, error=None if moved else message)
+
     def summary(self) -> str:
         if not self.success:
             return f"failed: {self.error}"

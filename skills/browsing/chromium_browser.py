@@ -25,7 +25,7 @@ import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urljoin
 
 from skillrt.exceptions import BrowserError, MissingDependency, URLNotAllowed
 from skillrt.skills.browsing.actions import (
@@ -53,6 +53,7 @@ from skillrt.skills.browsing.observation import (
     Element,
     ElementSignature,
     Observation,
+    SeenElements,
     Viewport,
     compose_observation,
 )
@@ -159,7 +160,7 @@ class ChromiumBrowser:
         self._history: list[str] = []
         self._elements: list[Element] = []
         self._viewport = Viewport()
-        self._seen: tuple[str, frozenset[ElementSignature]] | None = None
+        self._seen = SeenElements()
         self._last_field: int | None = None
         self._title = ""
 
@@ -316,8 +317,6 @@ class ChromiumBrowser:
         await self._follow(self._page)
         self._elements = await self._extract(self._page)
         text = readable_text(await self._page.content())
-        key = urldefrag(self.url)[0]
-        previous = self._seen[1] if self._seen and self._seen[0] == key else None
         observation = compose_observation(
             self.url,
             self.title,
@@ -325,9 +324,9 @@ class ChromiumBrowser:
             text,
             budget_tokens=self.observation_tokens,
             viewport=self._viewport,
-            previous=previous,
+            previous=self._seen.previous(self.url),
         )
-        self._seen = (key, frozenset(e.signature for e in self._elements))
+        self._seen.remember(self.url, self._elements)
         return observation
 
     async def page_text(self) -> str:
@@ -359,10 +358,7 @@ class ChromiumBrowser:
             if self._page is not None:
                 sign = -1 if action.direction == "up" else 1
                 await self._page.evaluate(f"window.scrollBy(0, {sign} * window.innerHeight * 0.8)")
-            message = f"scrolled {action.direction}" if moved else "already at the edge"
-            return ActionResult(
-                name, success=moved, message=message, error=None if moved else message
-            )
+            return ActionResult.scrolled(name, action.direction, moved)
         page = self._page
         if page is None:
             return ActionResult.failed(name, "no page is open")

@@ -35,6 +35,7 @@ from skillrt.skills.browsing.observation import (
     Element,
     ElementSignature,
     Observation,
+    SeenElements,
     Viewport,
     compose_observation,
 )
@@ -91,7 +92,7 @@ class HttpBrowser:
         self._page: _Page | None = None
         self._history: list[_Page] = []
         self._viewport = Viewport()
-        self._seen: tuple[str, frozenset[ElementSignature]] | None = None
+        self._seen = SeenElements()
         self._last_field: int | None = None
 
     # --- the protocol ---------------------------------------------------------------------
@@ -112,8 +113,6 @@ class HttpBrowser:
             return Observation(url="about:blank", title="", elements=[], text="", truncated=False)
         page = self._page
         elements = [self._live(e, page) for e in page.parsed.elements]
-        key = urldefrag(self.url)[0]
-        previous = self._seen[1] if self._seen and self._seen[0] == key else None
         observation = compose_observation(
             self.url,
             self.title,
@@ -121,10 +120,10 @@ class HttpBrowser:
             page.parsed.text,
             budget_tokens=self.observation_tokens,
             viewport=self._viewport,
-            previous=previous,
+            previous=self._seen.previous(self.url),
             note=page.note,
         )
-        self._seen = (key, frozenset(e.signature for e in elements))
+        self._seen.remember(self.url, elements)
         return observation
 
     async def page_text(self) -> str:
@@ -145,10 +144,7 @@ class HttpBrowser:
             return self._navigated(name)
         if isinstance(action, ScrollAction):
             moved = self._viewport.scroll(action.direction)
-            message = f"scrolled {action.direction}" if moved else "already at the edge"
-            return ActionResult(
-                name, success=moved, message=message, error=None if moved else message
-            )
+            return ActionResult.scrolled(name, action.direction, moved)
         if isinstance(action, SubmitAction) and action.index is None:
             return await self._submit(None, None)
         index = action.index

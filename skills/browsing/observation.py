@@ -27,7 +27,7 @@ import dataclasses
 import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 from skillrt.llm.base import estimate_tokens
 
@@ -36,6 +36,7 @@ __all__ = [
     "Element",
     "ElementSignature",
     "Observation",
+    "SeenElements",
     "Viewport",
     "compose_observation",
     "find_by_signature",
@@ -232,6 +233,24 @@ class Viewport:
         if self._more_text:
             self.text_start = self._text_end
         return True
+
+
+class SeenElements:
+    """The signatures an observation showed, and of which page (its URL without fragment).
+
+    ``previous(url)`` gives them back for the next observation of the same page, so that
+    ``compose_observation`` marks the elements not among them as new; None on another page.
+    """
+
+    def __init__(self) -> None:
+        self._seen: tuple[str, frozenset[ElementSignature]] | None = None
+
+    def previous(self, url: str) -> frozenset[ElementSignature] | None:
+        seen = self._seen
+        return seen[1] if seen and seen[0] == urldefrag(url)[0] else None
+
+    def remember(self, url: str, elements: Iterable[Element]) -> None:
+        self._seen = (urldefrag(url)[0], frozenset(e.signature for e in elements))
 
 
 def _mark_new(
