@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from skillrt.exceptions import CheckpointCorrupt, UserError
+from skillrt.storage.files import fsync_dir
 from skillrt.storage.records import SCHEMA_VERSION, TaskRecord
 
 __all__ = ["CheckpointStore", "LoadResult", "MemoryCheckpointStore", "TaskStore"]
@@ -143,14 +144,6 @@ def _safe_name(task_id: str) -> str:
     return cleaned
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _dump(record: TaskRecord) -> str:
     try:
         return record.model_dump_json()
@@ -228,7 +221,7 @@ class CheckpointStore:
             fh.write(row.value or b"")
             fh.flush()
             os.fsync(fh.fileno())
-        _fsync_dir(self.quarantine_dir)
+        fsync_dir(self.quarantine_dir)
         self._cache._sql("DELETE FROM Cache WHERE rowid = ?", (row.rowid,))
         _log.error(
             "agent.error",
@@ -244,8 +237,8 @@ class CheckpointStore:
         self.quarantine_dir.mkdir(parents=True, exist_ok=True)
         target = self.quarantine_dir / f"cache-{_stamp()}"
         os.replace(self.cache_dir, target)
-        _fsync_dir(self.quarantine_dir)
-        _fsync_dir(self.directory)
+        fsync_dir(self.quarantine_dir)
+        fsync_dir(self.directory)
         self._reports.append(
             f"checkpoint database {self.cache_dir} unreadable ({detail}); moved to {target}"
         )

@@ -36,7 +36,7 @@ from pathlib import Path
 from skillrt.exceptions import FileChanged, PathNotAllowed, UserError
 from skillrt.storage.locks import FileLockManager
 
-__all__ = ["STATE_FOLDER", "FileStore", "sha256_hex"]
+__all__ = ["STATE_FOLDER", "FileStore", "fsync_dir", "sha256_hex"]
 
 STATE_FOLDER = ".skillrt"
 _MAX_NAME_BYTES = 255
@@ -49,7 +49,8 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Flush a folder's entries (a rename or a new name in it) to disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -280,7 +281,7 @@ class FileStore:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         return target, digest
 
     def _lock(self, rel: str, wait: float | None) -> None:
@@ -338,6 +339,6 @@ class FileStore:
             if exc.errno != errno.EXDEV:
                 raise
             shutil.move(target, dest)  # another filesystem: copy, then remove the original
-        _fsync_dir(dest_dir)
-        _fsync_dir(target.parent)
+        fsync_dir(dest_dir)
+        fsync_dir(target.parent)
         return dest
