@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import row, temp_dir
-from benchmarks.bench_runtime import PROMPT, make_runtime
+from benchmarks.bench_runtime import PROMPT, concurrency_runtime, make_runtime
 
 __all__ = ["available", "profile_concurrency", "profile_per_task"]
 
@@ -189,13 +189,7 @@ def profile_concurrency(
             async def run(
                 profiler: Any, root: Path = root, checkpoints: bool = checkpoints
             ) -> dict[str, Any]:
-                rt = make_runtime(
-                    root,
-                    model_calls=True,
-                    delay_s=delay_s,
-                    checkpoints=checkpoints,
-                    history_limit=max(1000, tasks * 2),
-                )
+                rt = concurrency_runtime(root, tasks, delay_s, checkpoints)
                 await rt.initialize()
                 loop = asyncio.get_running_loop()
                 profiler.start()

@@ -108,6 +108,17 @@ def make_runtime(
     return AgentRuntime(config, llm=model, skills=[three_step_skill(model_calls=model_calls)])
 
 
+def concurrency_runtime(root: Path, tasks: int, delay_s: float, checkpoints: bool) -> Any:
+    """The runtime the concurrency benchmark (and its profile) runs ``tasks`` tasks at once on."""
+    return make_runtime(
+        root,
+        model_calls=True,
+        delay_s=delay_s,
+        checkpoints=checkpoints,
+        history_limit=max(1000, tasks * 2),
+    )
+
+
 # --- 1. per-task overhead ---------------------------------------------------------------------
 
 
@@ -341,13 +352,7 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
 
 async def _concurrency_child(tasks: int, delay_s: float, checkpoints: bool) -> dict[str, Any]:
     with temp_dir("concurrency") as root:
-        rt = make_runtime(
-            root,
-            model_calls=True,
-            delay_s=delay_s,
-            checkpoints=checkpoints,
-            history_limit=max(1000, tasks * 2),
-        )
+        rt = concurrency_runtime(root, tasks, delay_s, checkpoints)
         await rt.initialize()
         rss_before = current_rss_mb() or peak_rss_mb()
         started = time.perf_counter()
