@@ -72,6 +72,19 @@ def _json(body: bytes, provider: str) -> Any:
         raise BrowserError(f"{provider} answered with something that is not JSON: {exc}") from exc
 
 
+def _json_results(items: Any, snippet_key: str) -> list[SearchResult]:
+    """The hits of a JSON search API: objects with ``title``, ``url`` and a snippet."""
+    return [
+        SearchResult(
+            _clean(str(r.get("title", ""))),
+            str(r.get("url", "")),
+            _clean(str(r.get(snippet_key, ""))),
+        )
+        for r in items
+        if isinstance(r, dict)
+    ]
+
+
 class SearxngSearch:
     """A SearXNG instance's JSON API (``format=json`` must be enabled on the instance)."""
 
@@ -87,13 +100,7 @@ class SearxngSearch:
         if fetched.status != 200:
             raise BrowserError(f"searxng answered HTTP {fetched.status}")
         data = _json(fetched.body, "searxng")
-        results = [
-            SearchResult(_clean(str(r.get("title", ""))), str(r.get("url", "")),
-                         _clean(str(r.get("content", ""))))
-            for r in data.get("results", [])
-            if isinstance(r, dict)
-        ]  # fmt: skip
-        return _keep(results, max_results)
+        return _keep(_json_results(data.get("results", []), "content"), max_results)
 
 
 class DuckDuckGoSearch:
@@ -164,13 +171,7 @@ class BraveSearch:
             )
         data = _json(fetched.body, "brave")
         web = data.get("web", {}) if isinstance(data, dict) else {}
-        results = [
-            SearchResult(_clean(str(r.get("title", ""))), str(r.get("url", "")),
-                         _clean(str(r.get("description", ""))))
-            for r in web.get("results", [])
-            if isinstance(r, dict)
-        ]  # fmt: skip
-        return _keep(results, max_results)
+        return _keep(_json_results(web.get("results", []), "description"), max_results)
 
 
 def search_provider(config: SearchConfig, fetcher: SafeFetcher) -> SearchProvider:
