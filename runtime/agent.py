@@ -236,6 +236,7 @@ class AgentRuntime:
                 continue
             if record.state not in ("PAUSED", "ERROR"):
                 record.error_reason = record.error_reason or "CRASH"
+            record.state = State.PAUSED.value  # loaded as PAUSED (until resumed or abandoned)
             task = self._make_task(record, initial=State.PAUSED)
             task.outcome.cancel()  # nobody awaits a restored task until it is resumed
             self._tasks[record.id] = task

@@ -42,6 +42,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
 """The names of DESIGN.md; ``task:stream`` (model text deltas for live display) is ours."""
 
 _log = structlog.get_logger("skillrt.events")
+_EVENT_KEYS = ("type", "task_id", "data", "timestamp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,18 @@ class Event:
     task_id: str | None
     data: dict[str, Any] = field(default_factory=dict)
     timestamp: float = 0.0
+
+    def __getitem__(self, key: str) -> Any:
+        """``event["data"]`` as well as ``event.data``: DESIGN.md describes events as mappings."""
+        if key not in _EVENT_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in _EVENT_KEYS else default
+
+    def keys(self) -> tuple[str, ...]:
+        return _EVENT_KEYS
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -433,3 +433,15 @@ async def test_a_task_running_elsewhere_is_not_offered_or_resumed(isolated: Path
     assert (await job).state == "COMPLETED"
     await owner.close()
     await other.close()
+
+
+async def test_events_read_as_attributes_or_mappings(isolated: Path) -> None:
+    rt = make_runtime(isolated, ScriptedModel(["o", "c"]), [writer([])])
+    seen: list[Any] = []
+    rt.on("task:progress", seen.append)
+    await rt.process_input("write an article about events")
+    first = seen[0]
+    assert first["type"] == first.type == "task:progress"
+    assert first["data"]["step"] == first.data["step"] == 1
+    assert dict(first) == first.to_dict()
+    assert set(first.to_dict()) == {"type", "task_id", "data", "timestamp"}

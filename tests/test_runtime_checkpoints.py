@@ -56,6 +56,7 @@ async def test_only_unfinished_tasks_inside_the_window_come_back(isolated: Path)
     events = Recorder(rt)
     await rt.initialize()
     assert {t.id for t in rt.get_resumable_tasks()} == {"fresh", "waiting"}
+    assert {t.state for t in rt.get_resumable_tasks()} == {"PAUSED"}  # loaded as PAUSED
     [loaded] = events.of("runtime:checkpoints_loaded")
     assert {t["id"] for t in loaded.data["tasks"]} == {"fresh", "waiting"}
     assert loaded.data["quarantined"] == []
