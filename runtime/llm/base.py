@@ -28,6 +28,7 @@ __all__ = [
     "estimate_tokens",
     "parse_structured",
     "truncate_middle",
+    "with_system_text",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -157,6 +158,17 @@ def bound_messages(messages: Sequence[LLMMessage], max_chars: int) -> list[LLMMe
         if len(others) <= 1:
             break
         del out[others[0]]
+    return out
+
+
+def with_system_text(messages: Sequence[LLMMessage], text: str) -> list[LLMMessage]:
+    """A copy of ``messages`` with ``text`` after the first message's content if it is the
+    system message, else in a system message put first."""
+    out: list[LLMMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
+    if out and out[0]["role"] == "system":
+        out[0]["content"] = f"{out[0]['content']}\n\n{text}"
+    else:
+        out.insert(0, {"role": "system", "content": text})
     return out
 
 

@@ -48,6 +48,7 @@ from skillrt.llm.base import (
     bound_messages,
     call_stream_cb,
     parse_structured,
+    with_system_text,
 )
 from skillrt.llm.prices import PriceTable
 
@@ -522,12 +523,7 @@ class LocalProvider:
         """Grammar-constrained JSON: first with bounded fields, then (if that answer ran out of
         tokens or did not validate) with open objects closed, which always ends quickly."""
         schema = response_model.model_json_schema()
-        instructions = schema_instructions(schema)
-        convo = list(messages)
-        if convo and convo[0]["role"] == "system":
-            convo[0] = {"role": "system", "content": f"{convo[0]['content']}\n\n{instructions}"}
-        else:
-            convo.insert(0, {"role": "system", "content": instructions})
+        convo = with_system_text(messages, schema_instructions(schema))
         total = Usage()
         error: StructuredOutputError | None = None
         raw = ""

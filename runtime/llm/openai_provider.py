@@ -52,6 +52,7 @@ from skillrt.llm.base import (
     estimate_tokens,
     parse_structured,
     truncate_middle,
+    with_system_text,
 )
 from skillrt.llm.prices import PriceTable
 
@@ -186,12 +187,7 @@ def _with_schema_instructions(
     messages: Sequence[LLMMessage], schema: dict[str, Any]
 ) -> list[LLMMessage]:
     instructions = _SCHEMA_INSTRUCTIONS.format(schema=json.dumps(schema, ensure_ascii=False))
-    out: list[LLMMessage] = [{"role": m["role"], "content": m["content"]} for m in messages]
-    if out and out[0]["role"] == "system":
-        out[0]["content"] = f"{out[0]['content']}\n\n{instructions}"
-    else:
-        out.insert(0, {"role": "system", "content": instructions})
-    return out
+    return with_system_text(messages, instructions)
 
 
 def _mentions(exc: ProviderError, words: Sequence[str]) -> bool:
