@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import structlog
 from pydantic import ValidationError
 
+from skillrt.committer import Committer
 from skillrt.context import SkillContext, TaskInput, detect_language
 from skillrt.cost import CostTracker
 from skillrt.events import EventBus, EventCallback
@@ -134,6 +135,7 @@ class AgentRuntime:
         self.files: FileStore | None = None
         self.memory: BlogMemory | None = None
         self.runlocks: RunLocks | None = None
+        self.committer: Committer | None = None
 
     # --- singleton -------------------------------------------------------------------------
 
@@ -218,6 +220,9 @@ class AgentRuntime:
                 if cfg.checkpoints
                 else MemoryCheckpointStore()
             )
+        self.committer = Committer(
+            self._store, threaded=not isinstance(self._store, MemoryCheckpointStore)
+        )
         self.history = History(
             state / "history" if cfg.checkpoints else None, limit=cfg.history_limit
         )
@@ -295,6 +300,7 @@ class AgentRuntime:
             on_change=self._on_state_change,
             on_timeout=self._on_watchdog,
             save=self._save,
+            durable=self._durable,
             emit=_BoundEvents(self.events, record.id).emit,
         )
 
@@ -314,14 +320,33 @@ class AgentRuntime:
         return task
 
     def _save(self, task: Task) -> None:
+        """Queue the task's checkpoint (a redacted copy) for the next group commit."""
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
         text = record.model_dump_json()
         if self.redactor.is_clean(text):  # the common case: a copy without the redaction walk
-            self.store.save(TaskRecord.model_validate_json(text))
+            copy = TaskRecord.model_validate_json(text)
         else:
-            self.store.save(TaskRecord.model_validate(self.redactor(record.model_dump())))
+            copy = TaskRecord.model_validate(self.redactor(record.model_dump()))
+        self._committer().put(copy)
+
+    def _committer(self) -> Committer:
+        if self.committer is None:
+            raise UserError("the runtime is not initialised: await runtime.initialize() first")
+        return self.committer
+
+    async def _durable(self) -> None:
+        """Wait until every queued checkpoint is on disk."""
+        await self._committer().durable()
+
+    def _deliver(self, task: Task, message: ChatMessage) -> None:
+        """Hand the reply over; from inside the task's runner, only once its end is durable
+        (the runner delivers ``task.final`` after waiting for the commit)."""
+        if task.runner is not None and task.runner is asyncio.current_task():
+            task.final = message
+        else:
+            task.deliver(message)
 
     def _on_state_change(self, task: Task, source: State, dest: State) -> None:
         task.record.state = dest.value
@@ -594,6 +619,12 @@ class AgentRuntime:
                 self.locks.release_task_locks(task.id)
             if self.runlocks is not None:
                 self.runlocks.release(task.id)
+            try:
+                await self._durable()  # the end is on disk before the caller hears of it
+            except Exception as exc:  # the store failed: say so, but still reply
+                self.logger.error("agent.error", task_id=task.id, error=f"checkpoint: {exc}")
+            if task.final is not None:
+                task.deliver(task.final)
             if not task.outcome.done():  # a bug above must not leave the caller waiting forever
                 self.logger.error(
                     "agent.error", task_id=task.id, error="task ended without a reply"
@@ -691,7 +722,8 @@ class AgentRuntime:
         if task.end_reason == "shutdown":  # left as a crash would leave it: resumable
             task.record.error_reason = "INTERRUPTED"
             self._save(task)
-            task.deliver(
+            self._deliver(
+                task,
                 self._reply(
                     say(
                         "运行时已关闭；该任务可在下次启动时恢复。",
@@ -699,7 +731,7 @@ class AgentRuntime:
                     ),
                     task_id=task.id,
                     outcome="interrupted",
-                )
+                ),
             )
             return
         if task.end_reason == "watchdog":
@@ -767,7 +799,7 @@ class AgentRuntime:
         if keep:
             self._save(task)
         else:
-            self.store.delete(task.id)
+            self._committer().delete(task.id)
             self._tasks.pop(task.id, None)
         if kind not in ("rephrase", "no_skill", "bad_params") and self.history is not None:
             self.history.add_task(
@@ -786,7 +818,8 @@ class AgentRuntime:
                     "error": record.last_error,
                 }
             )
-        task.deliver(
+        self._deliver(
+            task,
             ChatMessage(
                 content=content,
                 task_id=task.id,
@@ -794,7 +827,7 @@ class AgentRuntime:
                 tokens=record.tokens if tokens is None else tokens,
                 cost=record.cost if cost is None else cost,
                 data={**(data or {}), "outcome": kind},
-            )
+            ),
         )
 
     def _record_message(
@@ -920,7 +953,8 @@ class AgentRuntime:
         if task.state is State.PAUSED:
             task.to(State.CANCELLED)
         task.end_reason = "abandoned"
-        self.store.delete(task.id)
+        self._committer().delete(task.id)
+        await self._durable()
         self._tasks.pop(task.id, None)
         if self.locks is not None:
             self.locks.release_task_locks(task.id)
@@ -959,6 +993,8 @@ class AgentRuntime:
         for task in self._tasks.values():  # a runner cancelled before it began never replied
             if not task.outcome.done():
                 task.deliver(self._reply("The runtime closed.", task_id=task.id, outcome="closed"))
+        if self.committer is not None:
+            await self.committer.durable()
         aclose = getattr(self._llm, "aclose", None)
         if self._owns_llm and aclose is not None:  # a model we made (connections, llama.cpp)
             await aclose()
@@ -966,6 +1002,9 @@ class AgentRuntime:
         self._close_stores()
 
     def _close_stores(self) -> None:
+        if self.committer is not None:
+            self.committer.flush_sync()  # anything queued since (a synchronous close)
+            self.committer = None
         for closable in (self._store, self.history, self.memory, self.locks, self.runlocks):
             if closable is not None:
                 closable.close()

@@ -8,7 +8,7 @@ The runtime (``agent.py``) drives it; nothing here knows about routing or skills
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from skillrt.abort import AbortController
@@ -40,6 +40,7 @@ class Task:
         on_change: Callable[[Task, State, State], None],
         on_timeout: Callable[[Task, State, float], None],
         save: Callable[[Task], None],
+        durable: Callable[[], Awaitable[None]],
         emit: Callable[..., None],
     ) -> None:
         self.id = record.id
@@ -58,8 +59,10 @@ class Task:
         self.outcome: asyncio.Future[ChatMessage] = asyncio.get_running_loop().create_future()
         self.answer: asyncio.Future[str] | None = None
         self.pause_requested = False
-        self.end_reason: str | None = None  # cancelled | watchdog | budget | failed
+        self.end_reason: str | None = None  # cancelled | watchdog | budget | failed | shutdown
+        self.final: ChatMessage | None = None  # the reply, delivered once the end is durable
         self._save = save
+        self._durable = durable
         self.emit = emit
 
     # --- state ---------------------------------------------------------------------------
@@ -92,9 +95,11 @@ class Task:
             return True, steps[name]
         return False, None
 
-    def journal_put(self, name: str, value: Any) -> None:
+    async def journal_put(self, name: str, value: Any) -> None:
+        """Journal a step's result; returns once it is on disk (with the group commit)."""
         self.record.steps[name] = value
         self._save(self)
+        await self._durable()
 
     def before_step(self, name: str) -> None:
         if self.pause_requested:
@@ -108,6 +113,7 @@ class Task:
         self.to(State.WAITING_INPUT)
         self.record.question = question
         self._save(self)
+        await self._durable()  # the question survives a crash before anyone sees it
         loop = asyncio.get_running_loop()
         self.answer = loop.create_future()
         self.emit("task:waiting_input", question=question)

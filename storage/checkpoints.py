@@ -69,6 +69,7 @@ class TaskStore(Protocol):
     """Where the runtime keeps task records. ``CheckpointStore`` and ``MemoryCheckpointStore``."""
 
     def save(self, record: TaskRecord) -> None: ...
+    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None: ...
     def get(self, task_id: str) -> TaskRecord | None: ...
     def delete(self, task_id: str) -> bool: ...
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult: ...
@@ -296,6 +297,25 @@ class CheckpointStore:
                 self._recover(exc)
                 return False
 
+    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
+        """Save and delete many records in one transaction: one fsync for all of them (the
+        runtime's group commit). All of it is on disk when this returns, or none of it."""
+        texts = [(record.id, _dump(record), record.updated_at) for record in saves]
+
+        def write() -> None:
+            with self._cache.transact():
+                for task_id, text, updated_at in texts:
+                    self._cache.set(task_id, text, tag=updated_at)
+                for task_id in deletes:
+                    self._cache.delete(task_id)
+
+        with self._lock:
+            try:
+                write()
+            except sqlite3.DatabaseError as exc:
+                self._recover(exc)
+                write()
+
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:
         """Records with ``updated_at >= now - max_age_s`` (any state), newest first.
 
@@ -370,6 +390,13 @@ class MemoryCheckpointStore:
     def delete(self, task_id: str) -> bool:
         with self._lock:
             return self._data.pop(task_id, None) is not None
+
+    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
+        texts = [(record.id, _dump(record)) for record in saves]
+        with self._lock:
+            self._data.update(texts)
+            for task_id in deletes:
+                self._data.pop(task_id, None)
 
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:
         cutoff = now - max_age_s

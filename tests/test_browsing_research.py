@@ -163,7 +163,7 @@ class Journal:
     def journal_get(self, name: str) -> tuple[bool, Any]:
         return (name in self.steps, self.steps.get(name))
 
-    def journal_put(self, name: str, value: Any) -> None:
+    async def journal_put(self, name: str, value: Any) -> None:
         self.steps[name] = value
 
     def before_step(self, name: str) -> None:

@@ -1,0 +1,102 @@
+"""Group commit: the checkpoint writes of every task, a transaction (one fsync) per round.
+
+With one fsync per write, a thousand tasks each journalling a step queue up a thousand fsyncs
+on the event loop. Here writes are queued (the latest per task wins), a single flusher applies
+everything queued in one transaction, off the event loop, and whoever needs durability awaits
+it: ``ctx.step`` before it returns, a task's ending before its reply is delivered. State
+changes are queued without waiting; they reach the disk with the next round, at the latest
+with the step that follows them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+
+from skillrt.storage.checkpoints import TaskStore
+from skillrt.storage.records import TaskRecord
+
+__all__ = ["Committer"]
+
+_log = structlog.get_logger("skillrt.committer")
+
+
+class Committer:
+    def __init__(self, store: TaskStore, *, threaded: bool = True) -> None:
+        self.store = store
+        self._threaded = threaded  # False for the in-memory store: nothing to wait for
+        self._ops: dict[str, TaskRecord | None] = {}  # task id -> record to save, None: delete
+        self._waiters: list[asyncio.Future[None]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self.rounds = 0
+
+    def put(self, record: TaskRecord) -> None:
+        """Queue a save of ``record`` (a copy the caller no longer changes)."""
+        self._ops[record.id] = record
+        self._kick()
+
+    def delete(self, task_id: str) -> None:
+        self._ops[task_id] = None
+        self._kick()
+
+    async def durable(self) -> None:
+        """Return once everything queued so far is on disk (raises what the store raised)."""
+        if not self._ops and (self._flusher is None or self._flusher.done()):
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        self._kick()
+        await asyncio.shield(waiter)
+
+    def flush_sync(self) -> None:
+        """Apply what is queued now, on this thread (at close, or without a running loop)."""
+        ops, self._ops = self._ops, {}
+        if ops:
+            self._apply(ops)
+
+    def _kick(self) -> None:
+        if self._flusher is not None and not self._flusher.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a synchronous caller): write at once
+            self.flush_sync()
+            return
+        self._flusher = loop.create_task(self._run())
+
+    def _apply(self, ops: dict[str, TaskRecord | None]) -> None:
+        saves = [record for record in ops.values() if record is not None]
+        deletes = [task_id for task_id, record in ops.items() if record is None]
+        apply = getattr(self.store, "apply", None)
+        if apply is not None:
+            apply(saves, deletes)
+        else:  # a store without batches: one write at a time
+            for record in saves:
+                self.store.save(record)
+            for task_id in deletes:
+                self.store.delete(task_id)
+        self.rounds += 1
+
+    async def _run(self) -> None:
+        while self._ops or self._waiters:
+            await asyncio.sleep(0)  # let the tasks that are ready queue their writes first
+            ops, self._ops = self._ops, {}
+            waiters, self._waiters = self._waiters, []
+            error: BaseException | None = None
+            if ops:
+                try:
+                    if self._threaded:
+                        await asyncio.to_thread(self._apply, ops)
+                    else:
+                        self._apply(ops)
+                except Exception as exc:
+                    error = exc
+                    _log.error("agent.error", where="checkpoint commit", error=str(exc))
+            for waiter in waiters:
+                if waiter.done():
+                    continue
+                if error is None:
+                    waiter.set_result(None)
+                else:
+                    waiter.set_exception(error)
