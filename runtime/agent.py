@@ -41,6 +41,7 @@ from skillrt.llm.taskllm import TaskLLM
 from skillrt.logs import Redactor, make_logger, open_log_file
 from skillrt.machine import TERMINAL_STATES, State
 from skillrt.messages import ChatMessage, TaskSummary, new_id
+from skillrt.replies import reply
 from skillrt.router import IntentRouter, ParsedIntent
 from skillrt.settings import RuntimeConfig, load_config
 from skillrt.skill import Skill, SkillResult
@@ -76,17 +77,6 @@ def _load_entry_point_skills() -> list[Skill[Any]]:
         provider = ep.load()
         found.extend(provider() if callable(provider) else provider)
     return found
-
-
-class _BoundEvents:
-    __slots__ = ("_bus", "_task_id")
-
-    def __init__(self, bus: EventBus, task_id: str) -> None:
-        self._bus = bus
-        self._task_id = task_id
-
-    def emit(self, event_type: str, **data: Any) -> None:
-        self._bus.emit(event_type, self._task_id, **data)
 
 
 class AgentRuntime:
@@ -301,7 +291,7 @@ class AgentRuntime:
             on_timeout=self._on_watchdog,
             save=self._save,
             durable=self._durable,
-            emit=_BoundEvents(self.events, record.id).emit,
+            emit=self.events.bind(record.id).emit,
         )
 
     def _new_task(self, text: str, context: dict[str, Any], session_id: str) -> Task:
@@ -391,24 +381,15 @@ class AgentRuntime:
         except UserError as exc:
             return self._reply(str(exc), error="bad_input")
         lang = detect_language(text)
-        say = TaskInput(text=text, language=lang).say
         if not text:
             return self._reply(
-                say(
-                    "请输入要做的事情，例如：写一篇关于 Rust 所有权的文章。",
-                    "Please type a request, for example: write an article about Rust ownership.",
-                ),
+                reply("empty_input", lang),
                 error="empty_input",
             )
         limit = self.config.max_input_chars
         if len(text) > limit:
             return self._reply(
-                say(
-                    f"输入太长（{len(text)} 个字符，上限 {limit}）。"
-                    "请缩短后再试，或把内容保存为文件后让我处理该文件。",
-                    f"That input is too long ({len(text)} characters; the limit is {limit})."
-                    " Shorten it, or save it to a file and ask me to work on the file.",
-                ),
+                reply("input_too_long", lang, chars=len(text), limit=limit),
                 error="input_too_long",
             )
         self.logger.info("agent.input.received", input=text[:100], chars=len(text))
@@ -490,7 +471,6 @@ class AgentRuntime:
 
     async def _route(self, task: Task, llm: TaskLLM) -> tuple[Skill[Any], Any] | None:
         """UNDERSTANDING and PLANNING: the skill and its params, or None after replying."""
-        say = task.input.say
         task.to(State.UNDERSTANDING)
         task.controller.signal.raise_if_aborted()
         intent: ParsedIntent = await self.router.parse(
@@ -517,10 +497,7 @@ class AgentRuntime:
             task.to(State.IDLE)
             self._finish(
                 task,
-                say(
-                    f"抱歉，我暂时无法处理这个请求（{intent.type}）。",
-                    f"Sorry, I cannot handle that request yet ({intent.type}).",
-                ),
+                reply("no_skill", task.input.language, intent=intent.type),
                 kind="no_skill",
             )
             return None
@@ -531,10 +508,7 @@ class AgentRuntime:
             missing = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
             self._finish(
                 task,
-                say(
-                    f"这个请求缺少必要的信息（{missing}），请补充后再试。",
-                    f"That request is missing something I need ({missing}); please add it.",
-                ),
+                reply("bad_params", task.input.language, missing=missing),
                 kind="bad_params",
             )
             return None
@@ -553,7 +527,6 @@ class AgentRuntime:
 
     async def _drive(self, task: Task, *, route: bool) -> None:
         """Run one task to an outcome. Every exit path releases locks and records the end."""
-        say = task.input.say
         started = time.perf_counter()
         logger = self.logger.bind(task_id=task.id)
         llm = self._task_llm(task, logger)
@@ -589,10 +562,7 @@ class AgentRuntime:
             task.to(State.PAUSED)
             self._finish(
                 task,
-                say(
-                    f"任务已暂停（{task.id}），可用 resume 继续。",
-                    f"Task paused ({task.id}); resume it to continue.",
-                ),
+                reply("paused", task.input.language, task=task.id),
                 kind="paused",
             )
         except asyncio.CancelledError:
@@ -630,9 +600,7 @@ class AgentRuntime:
                     "agent.error", task_id=task.id, error="task ended without a reply"
                 )
                 task.deliver(
-                    self._reply(
-                        say("任务异常结束。", "The task ended unexpectedly."), task_id=task.id
-                    )
+                    self._reply(reply("ended_unexpectedly", task.input.language), task_id=task.id)
                 )
 
     def _task_llm(self, task: Task, logger: structlog.stdlib.BoundLogger) -> TaskLLM:
@@ -676,7 +644,7 @@ class AgentRuntime:
             memory=self.memory,
             files=files,
             locks=self.locks,
-            events=_BoundEvents(self.events, task.id),
+            events=self.events.bind(task.id),
             logger=logger,
             config=self.config,
             host=task,
@@ -718,17 +686,13 @@ class AgentRuntime:
 
     def _stopped(self, task: Task) -> None:
         """Cancelled by the user, stopped by the watchdog (already in ERROR) or by close()."""
-        say = task.input.say
         if task.end_reason == "shutdown":  # left as a crash would leave it: resumable
             task.record.error_reason = "INTERRUPTED"
             self._save(task)
             self._deliver(
                 task,
                 self._reply(
-                    say(
-                        "运行时已关闭；该任务可在下次启动时恢复。",
-                        "The runtime closed; the task can be resumed at the next start.",
-                    ),
+                    reply("interrupted", task.input.language),
                     task_id=task.id,
                     outcome="interrupted",
                 ),
@@ -741,11 +705,7 @@ class AgentRuntime:
             self.logger.error("agent.error", task_id=task.id, error=task.record.last_error)
             self._finish(
                 task,
-                say(
-                    f"任务超时已停止（{task.record.last_error}）。可以恢复该任务（{task.id}）继续。",
-                    f"The task timed out and was stopped ({task.record.last_error})."
-                    f" You can resume it ({task.id}).",
-                ),
+                reply("watchdog", task.input.language, error=task.record.last_error, task=task.id),
                 kind="watchdog",
             )
             return
@@ -754,10 +714,9 @@ class AgentRuntime:
             task.to(State.CANCELLED)
         self.events.emit("task:aborted", task.id, reason="cancelled")
         self.logger.info("agent.task.cancelled", task_id=task.id)
-        self._finish(task, say("任务已取消。", "Task cancelled."), kind="cancelled")
+        self._finish(task, reply("cancelled", task.input.language), kind="cancelled")
 
     def _failed(self, task: Task, exc: Exception, *, reason: str, error_reason: str) -> None:
-        say = task.input.say
         task.end_reason = reason
         task.record.last_error = f"{type(exc).__name__}: {exc}"
         task.record.error_reason = error_reason
@@ -765,18 +724,10 @@ class AgentRuntime:
             task.to(State.ERROR)
         self.events.emit("task:aborted", task.id, reason=reason, message=str(exc))
         self.logger.error("agent.error", task_id=task.id, error=task.record.last_error)
-        if reason == "budget":
-            content = say(
-                f"任务超出预算，已停止：{exc}",
-                f"The task went over its budget and was stopped: {exc}",
-            )
-        else:
-            content = say(f"执行过程中出现错误：{exc}", f"The task failed: {exc}")
+        lang = task.input.language
+        content = reply("budget" if reason == "budget" else "failed", lang, error=exc)
         if error_reason in RESUMABLE_ERRORS:
-            content += say(
-                f"\n\n可以稍后恢复该任务（{task.id}）。",
-                f"\n\nYou can resume it later ({task.id}).",
-            )
+            content += reply("resumable", lang, task=task.id)
         self._finish(task, content, kind=reason)
 
     def _finish(
@@ -801,23 +752,8 @@ class AgentRuntime:
         else:
             self._committer().delete(task.id)
             self._tasks.pop(task.id, None)
-        if kind not in ("rephrase", "no_skill", "bad_params") and self.history is not None:
-            self.history.add_task(
-                {
-                    "task_id": task.id,
-                    "session_id": record.session_id,
-                    "skill": record.skill,
-                    "intent": record.intent.get("type"),
-                    "state": state.value,
-                    "input": self.redactor.text(record.raw_input[:500]),
-                    "tokens": record.tokens,
-                    "cost": record.cost,
-                    "started_at": record.created_at,
-                    "finished_at": self.clock(),
-                    "message": self.redactor.text(content[:2000]),
-                    "error": record.last_error,
-                }
-            )
+        if kind not in ("rephrase", "no_skill", "bad_params"):
+            self._add_history(record, state.value, content)
         self._deliver(
             task,
             ChatMessage(
@@ -828,6 +764,27 @@ class AgentRuntime:
                 cost=record.cost if cost is None else cost,
                 data={**(data or {}), "outcome": kind},
             ),
+        )
+
+    def _add_history(self, record: TaskRecord, state: str, message: str) -> None:
+        """One history entry for a task that ended (redacted like its checkpoint)."""
+        if self.history is None:
+            return
+        self.history.add_task(
+            {
+                "task_id": record.id,
+                "session_id": record.session_id,
+                "skill": record.skill,
+                "intent": record.intent.get("type"),
+                "state": state,
+                "input": self.redactor.text(record.raw_input[:500]),
+                "tokens": record.tokens,
+                "cost": record.cost,
+                "started_at": record.created_at,
+                "finished_at": self.clock(),
+                "message": self.redactor.text(message[:2000]),
+                "error": record.last_error,
+            }
         )
 
     def _record_message(
@@ -918,10 +875,7 @@ class AgentRuntime:
             return None
         if self.runlocks is not None and self.runlocks.running_elsewhere(task.id):
             return self._reply(
-                task.input.say(
-                    f"任务 {task.id} 正在另一个进程中运行，无法在这里恢复。",
-                    f"Task {task.id} is running in another process; it cannot be resumed here.",
-                ),
+                reply("running_elsewhere", task.input.language, task=task.id),
                 task_id=task.id,
                 error="running_elsewhere",
             )
@@ -958,23 +912,7 @@ class AgentRuntime:
         self._tasks.pop(task.id, None)
         if self.locks is not None:
             self.locks.release_task_locks(task.id)
-        if self.history is not None:
-            self.history.add_task(
-                {
-                    "task_id": task.id,
-                    "session_id": task.record.session_id,
-                    "skill": task.record.skill,
-                    "intent": task.record.intent.get("type"),
-                    "state": "ABANDONED",
-                    "input": self.redactor.text(task.record.raw_input[:500]),
-                    "tokens": task.record.tokens,
-                    "cost": task.record.cost,
-                    "started_at": task.record.created_at,
-                    "finished_at": self.clock(),
-                    "message": "abandoned",
-                    "error": task.record.last_error,
-                }
-            )
+        self._add_history(task.record, "ABANDONED", "abandoned")
         return True
 
     # --- shutdown --------------------------------------------------------------------------

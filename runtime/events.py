@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-__all__ = ["EVENT_TYPES", "Event", "EventBus", "EventCallback"]
+__all__ = ["EVENT_TYPES", "Event", "EventBus", "EventCallback", "TaskEmitter"]
 
 EVENT_TYPES: frozenset[str] = frozenset(
     {
@@ -110,7 +110,24 @@ class EventBus:
                 )
         return event
 
+    def bind(self, task_id: str) -> TaskEmitter:
+        """An emitter for one task: ``emit(type, **data)`` with the task id filled in."""
+        return TaskEmitter(self, task_id)
+
     def _async_done(self, task: asyncio.Task[Any]) -> None:
         self._pending.discard(task)
         if not task.cancelled() and task.exception() is not None:
             _log.error("agent.error", where="event subscriber", error=str(task.exception()))
+
+
+class TaskEmitter:
+    """The bus, bound to one task (what a skill sees as ``ctx.events``)."""
+
+    __slots__ = ("_bus", "_task_id")
+
+    def __init__(self, bus: EventBus, task_id: str) -> None:
+        self._bus = bus
+        self._task_id = task_id
+
+    def emit(self, event_type: str, **data: Any) -> None:
+        self._bus.emit(event_type, self._task_id, **data)
