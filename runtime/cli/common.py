@@ -27,11 +27,9 @@ __all__ = [
     "EXIT_UNFINISHED",
     "EXIT_USAGE",
     "NoModel",
-    "close_runtime",
     "exit_code",
     "fail",
     "find_task",
-    "flush_logs",
     "make_runtime",
     "open_config",
     "user_errors",
@@ -143,11 +141,6 @@ def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> None:
     )
 
 
-def flush_logs() -> None:
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-
-
 # --- the runtime ------------------------------------------------------------------------
 
 
@@ -175,14 +168,6 @@ class NoModel:
 def make_runtime(config: RuntimeConfig, *, with_model: bool = True) -> AgentRuntime:
     """A runtime for one command (a plain instance; the CLI needs no singleton)."""
     return AgentRuntime(config, llm=None if with_model else NoModel())
-
-
-async def close_runtime(runtime: AgentRuntime, exit_status: int) -> None:
-    """Close the runtime at the end of a command. A task still running or waiting for an
-    answer is stopped and stays resumable (``AgentRuntime.close()`` keeps its checkpoint), so
-    the next start offers it."""
-    del exit_status  # the caller exits with it after this returns
-    await runtime.close()
 
 
 def find_task(prefix: str, tasks: Sequence[TaskSummary]) -> TaskSummary:

@@ -15,7 +15,6 @@ from rich.console import Console
 from skillrt.agent import AgentRuntime
 from skillrt.cli.common import (
     EXIT_UNFINISHED,
-    close_runtime,
     exit_code,
     fail,
     find_task,
@@ -71,7 +70,7 @@ class OneShot:
             loop.remove_signal_handler(signal.SIGINT)
         status = exit_code(message)
         self._print(message)
-        await close_runtime(self.runtime, status)
+        await self.runtime.close()  # a task still waiting for an answer stays resumable
         return status
 
     async def _step(self, work: Callable[[], Awaitable[ChatMessage]]) -> ChatMessage:

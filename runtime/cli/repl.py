@@ -21,7 +21,7 @@ from rich.text import Text
 
 from skillrt import __version__
 from skillrt.agent import AgentRuntime
-from skillrt.cli.common import close_runtime, find_task
+from skillrt.cli.common import find_task
 from skillrt.cli.display import Display, age, cost_line, tasks_table
 from skillrt.cli.readers import LineReader
 from skillrt.exceptions import UserError
@@ -110,9 +110,9 @@ class Repl:
 
     async def _shutdown(self) -> None:
         waiting = self.rt.current_task_id
-        if waiting is not None:  # close_runtime leaves it checkpointed, as a crash would
+        if waiting is not None:  # close() stops it and keeps its checkpoint, as a crash would
             self._info(f"Task {waiting} is waiting for an answer; it will be offered for resume.")
-        await close_runtime(self.rt, 0)
+        await self.rt.close()
 
     def _prompt(self) -> str:
         question = self._pending_question()
