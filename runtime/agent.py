@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import structlog
 from pydantic import ValidationError
@@ -57,6 +57,10 @@ from skillrt.storage.locks import FileLockManager
 from skillrt.storage.memory import BlogMemory
 from skillrt.storage.records import TaskRecord
 from skillrt.storage.runlocks import RunLocks
+
+if TYPE_CHECKING:
+    from skillrt.shared import Failover, SharedStore
+    from skillrt.storage.pg import PgHistory, PgRunLocks
 from skillrt.task import PauseRequested, Task
 from skillrt.taskfiles import TaskFiles
 
@@ -120,12 +124,15 @@ class AgentRuntime:
         self._initialized = False
         self._init_lock: asyncio.Lock | None = None
         self._sync_loop: asyncio.AbstractEventLoop | None = None
-        self.history: History | None = None
+        self.history: History | PgHistory | None = None
         self.locks: FileLockManager | None = None
         self.files: FileStore | None = None
         self.memory: BlogMemory | None = None
-        self.runlocks: RunLocks | None = None
+        self.runlocks: RunLocks | PgRunLocks | None = None
         self.committer: Committer | None = None
+        self._shared: SharedStore | None = None  # the PostgreSQL store, when state_url is set
+        self._failover: Failover | None = None
+        self._adopted: set[asyncio.Task[Any]] = set()
 
     # --- singleton -------------------------------------------------------------------------
 
@@ -184,6 +191,13 @@ class AgentRuntime:
             loaded = await asyncio.to_thread(self._open)
             self._restore(loaded)
             self._initialized = True
+            if self._shared is not None and self.config.failover:
+                from skillrt.shared import Failover
+
+                self._failover = Failover(
+                    self._shared.runlocks, self._adopt, interval_s=self.config.lease_s / 3
+                )
+                self._failover.start()
             self.events.emit(
                 "runtime:initialized",
                 None,
@@ -204,6 +218,11 @@ class AgentRuntime:
             self.router.llm = self._llm
         elif self.router.llm is None:
             self.router.llm = self._llm
+        if cfg.state_url is not None and cfg.checkpoints and self._store is None:
+            from skillrt.shared import open_shared
+
+            self._shared = open_shared(cfg)
+            self._store = self._shared.store
         if self._store is None:
             self._store = (
                 CheckpointStore(state / "checkpoints")
@@ -213,14 +232,24 @@ class AgentRuntime:
         self.committer = Committer(
             self._store, threaded=not isinstance(self._store, MemoryCheckpointStore)
         )
-        self.history = History(
-            state / "history" if cfg.checkpoints else None, limit=cfg.history_limit
+        shared = self._shared
+        self.history = (
+            shared.history
+            if shared is not None
+            else History(state / "history" if cfg.checkpoints else None, limit=cfg.history_limit)
         )
-        self.locks = FileLockManager(state / "locks", expiry_s=cfg.lock_expiry_s)
+        self.locks = (
+            shared.locks
+            if shared is not None
+            else FileLockManager(state / "locks", expiry_s=cfg.lock_expiry_s)
+        )
         self.files = FileStore(cfg.root, locks=self.locks, trash_dir=state / "trash")
         self.memory = BlogMemory(cfg.root, state, cfg.posts_dir)
         # Only durable tasks can be resumed by another process, so only they need run locks.
-        self.runlocks = RunLocks(state / "locks" / "running") if cfg.checkpoints else None
+        if shared is not None:
+            self.runlocks = shared.runlocks
+        else:
+            self.runlocks = RunLocks(state / "locks" / "running") if cfg.checkpoints else None
         return self.store.load_recent(max_age_s=cfg.checkpoint_max_age_h * 3600, now=self.clock())
 
     def _restore(self, loaded: LoadResult) -> None:
@@ -896,6 +925,31 @@ class AgentRuntime:
             return None
         return await self._await_outcome(task, outcome)
 
+    async def _adopt(self, task_id: str) -> None:
+        """Take over a task whose worker died (the shared store's failover) and run it on.
+
+        The lease is taken first, atomically: of several workers looking, one wins. The record
+        is read afresh, so the journal is the dead worker's last committed one.
+        """
+        runlocks, store = self.runlocks, self._store
+        if runlocks is None or store is None:
+            return
+        local = self._tasks.get(task_id)
+        if local is not None and local.runner is not None and not local.runner.done():
+            return
+        if not await asyncio.to_thread(runlocks.hold, task_id):
+            return  # another worker was faster
+        record = await asyncio.to_thread(store.get, task_id)
+        if record is None or not self._is_resumable(record):
+            await asyncio.to_thread(runlocks.release, task_id)
+            return
+        self._tasks.pop(task_id, None)  # any copy here is older than the store's
+        self._restore(LoadResult(records=[record]))
+        self.logger.info("agent.task.adopted", task_id=task_id, error_reason="CRASH")
+        runner = asyncio.create_task(self.resume_task(task_id))
+        self._adopted.add(runner)
+        runner.add_done_callback(self._adopted.discard)
+
     async def abandon_task(self, task_id: str) -> bool:
         """Give up a paused or failed task for good: it is no longer offered for resume."""
         await self.initialize()
@@ -920,6 +974,9 @@ class AgentRuntime:
     async def close(self) -> None:
         """Stop running tasks and close. Stopped tasks stay resumable, from their last completed
         step, as after a crash (closing is not the user cancelling them)."""
+        if self._failover is not None:
+            await self._failover.stop()
+            self._failover = None
         runners = [t.runner for t in self._tasks.values() if t.runner and not t.runner.done()]
         for task in list(self._tasks.values()):
             if task.runner is not None and not task.runner.done():
@@ -946,6 +1003,10 @@ class AgentRuntime:
         for closable in (self._store, self.history, self.memory, self.locks, self.runlocks):
             if closable is not None:
                 closable.close()
+        if self._shared is not None:  # after its parts: they use its connections
+            self._shared.close()
+            self._shared = None
+            self._store = None
         if self._owns_store:
             self._store = None
         if self._log_file is not None:

@@ -20,6 +20,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
         ├── LockConflict             another task holds the lock on a path (names the holder)
         ├── FileChanged              a file changed on disk since it was read
         ├── CheckpointCorrupt        a checkpoint record or database could not be read
+        ├── StoreUnavailable         the shared task store cannot be used (unreachable, schema)
         ├── TaskNotFound             no task record with that id
         ├── URLNotAllowed            the URL firewall refused a URL (says why)
         ├── BrowserError             a page action failed (recoverable or not)
@@ -59,6 +60,7 @@ __all__ = [
     "RunError",
     "ScriptExhausted",
     "SkillrtError",
+    "StoreUnavailable",
     "StructuredOutputError",
     "TaskCancelled",
     "TaskNotFound",
@@ -186,6 +188,17 @@ class CheckpointCorrupt(RunError):
         self.where = where
         self.detail = detail
         super().__init__(f"corrupt checkpoint {where}: {detail}")
+
+
+class StoreUnavailable(RunError):
+    """The shared task store (PostgreSQL) cannot be used: unreachable, or on another schema.
+
+    ``reason`` is a stable code: ``unreachable``, ``schema_newer``, ``lease_lost``.
+    """
+
+    def __init__(self, message: str, *, reason: str = "unreachable") -> None:
+        self.reason = reason
+        super().__init__(message)
 
 
 class TaskNotFound(RunError):

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -115,6 +115,11 @@ class RuntimeConfig(BaseSettings):
 
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
     checkpoints: bool = True
+    # The shared task store: unset = the embedded SQLite store in state_dir; "postgresql://…"
+    # = PostgreSQL shared by several workers (extra ``postgres``). See storage/pg.py.
+    state_url: str | None = None
+    lease_s: float = Field(default=30.0, gt=0)  # a dead worker's tasks are free after this
+    failover: bool = True  # resume a dead worker's running tasks here automatically
     checkpoint_max_age_h: float = Field(default=24.0, gt=0)
     history_limit: int = Field(default=1000, ge=1)
     lock_expiry_s: float = Field(default=300.0, gt=0)
@@ -132,6 +137,15 @@ class RuntimeConfig(BaseSettings):
     def root(self) -> Path:
         """The content root, absolute."""
         return self.content_root.expanduser().resolve()
+
+    @field_validator("state_url")
+    @classmethod
+    def _check_state_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("state_url must be a postgresql:// URL (or unset for SQLite)")
+        return value
 
     @property
     def state_path(self) -> Path:

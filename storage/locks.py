@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import filelock
 
@@ -40,7 +41,7 @@ _POLL_S = 0.05
 class _Held:
     task_id: str
     acquired_at: float
-    os_lock: filelock.BaseFileLock
+    os_lock: Any  # a filelock lock here; a subclass's own handle (see _os_acquire)
 
 
 class FileLockManager:
@@ -138,18 +139,26 @@ class FileLockManager:
                     return held.task_id
                 held.acquired_at = now  # re-entrant: refresh the age
                 return None
-            os_lock = filelock.FileLock(self._lock_file(path), thread_local=False)
-            try:
-                os_lock.acquire(blocking=False)
-            except filelock.Timeout:
-                return self._read_holder(path)
-            try:
-                self._write_holder(path, task_id)
-            except BaseException:
-                os_lock.release()
-                raise
-            self._held[path] = _Held(task_id, now, os_lock)
+            handle = self._os_acquire(path, task_id)
+            if isinstance(handle, str):
+                return handle
+            self._held[path] = _Held(task_id, now, handle)
             return None
+
+    def _os_acquire(self, path: str, task_id: str) -> Any:
+        """Take the cross-process lock of ``path`` without waiting: a handle that
+        ``_release_os_lock`` gives back, or a ``str`` naming the holder when it is taken."""
+        os_lock = filelock.FileLock(self._lock_file(path), thread_local=False)
+        try:
+            os_lock.acquire(blocking=False)
+        except filelock.Timeout:
+            return self._read_holder(path)
+        try:
+            self._write_holder(path, task_id)
+        except BaseException:
+            os_lock.release()
+            raise
+        return os_lock
 
     def _expire(self) -> None:
         """Free every lock older than ``expiry_s``. Called with the mutex held."""

@@ -25,6 +25,7 @@ from .crash_child import TARGET, article_text
 CHILD = Path(__file__).with_name("crash_child.py")
 OUTLINE, CONTENT = "Rust 所有权", "所有权规则：每个值都有一个所有者。"
 STEPS = ["context", "outline", "content", "save"]
+_STORE_SETTINGS = ("SKILLRT_STATE_URL", "SKILLRT_LEASE_S", "SKILLRT_FAILOVER")
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Scenario:
     base: Path
     big: bool = False
     proc: subprocess.Popen[str] | None = None
+    state_url: str | None = None
     saw_temp_file: bool = False
     log: list[str] = field(default_factory=list)
 
@@ -50,6 +52,15 @@ class Scenario:
 
     def env(self, script: list[str], crash_at: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+        # The shared-store tests run this one on PostgreSQL: keep the store's settings, with a
+        # database per scenario (the scenarios run side by side, each a blog of its own).
+        env.update({k: v for k, v in os.environ.items() if k in _STORE_SETTINGS})
+        if "SKILLRT_STATE_URL" in env:
+            if self.state_url is None:
+                from .pg_support import database_beside
+
+                self.state_url = database_beside(env["SKILLRT_STATE_URL"])
+            env["SKILLRT_STATE_URL"] = self.state_url
         env.update(
             XDG_CONFIG_HOME=str(self.base / "xdg"),
             CRASH_AT=crash_at,

@@ -115,6 +115,35 @@ def _state(config: RuntimeConfig) -> list[Check]:
     return checks
 
 
+def _store(config: RuntimeConfig) -> list[Check]:
+    """The task store; for PostgreSQL its schema and the live workers (read only)."""
+    if config.state_url is None:
+        where = config.state_path / "checkpoints"
+        return [Check("task store", f"SQLite in {where} (set state_url to share one)", "info")]
+    from skillrt.storage.pg import inspect_database, redact_url
+
+    url = redact_url(config.state_url)
+    try:
+        info = inspect_database(config.state_url, stale_s=config.lease_s)
+    except ImportError:
+        return [Check("task store", f"{url}: pip install 'skillrt[postgres]'", "fail")]
+    except Exception as exc:  # an unreachable server is a finding, not a crash
+        return [Check("task store", f"{url}: cannot connect ({type(exc).__name__})", "fail")]
+    schema, ours = info["schema"], info["package_schema"]
+    status: Status = "ok" if schema == ours else ("fail" if schema > ours else "warn")
+    note = {0: " (empty: created at first start)"}.get(schema, "")
+    if schema > ours:
+        note = f" (newer than this skillrt's {ours}: upgrade skillrt)"
+    elif 0 < schema < ours:
+        note = f" (migrated to {ours} at the next start)"
+    workers = info["workers"]
+    names = ", ".join(str(w["worker_id"]) for w in workers) or "none"
+    return [
+        Check("task store", f"PostgreSQL {url}, schema {schema}{note}", status, info),
+        Check("workers", f"{len(workers)} live: {names}; {info['tasks']} task records", "info"),
+    ]
+
+
 def _browser(config: RuntimeConfig) -> list[Check]:
     checks = [Check("browser backend", config.browser.backend, "info")]
     configured = config.browser.chromium_path
@@ -151,6 +180,6 @@ def run_checks(config: RuntimeConfig) -> list[Check]:
         Check("skillrt", f"{__version__} (Python {platform.python_version()})", "info"),
         Check("config files", ", ".join(files), "info", {"files": files}),
     ]
-    for group in (_model, _content, _state, _browser):
+    for group in (_model, _content, _state, _store, _browser):
         checks.extend(group(config))
     return checks

@@ -1,0 +1,129 @@
+"""A real, throwaway PostgreSQL cluster for the shared-store tests.
+
+``initdb`` and ``pg_ctl`` (Debian's ``postgresql``) make and start a cluster in a temporary
+folder on a free loopback port, once per test session; each test gets a database of its own.
+When PostgreSQL or psycopg is missing the tests are skipped with the reason, unless
+``SKILLRT_REQUIRE_POSTGRES=1`` (CI), where they fail instead. As root (CI), the cluster runs as
+the ``postgres`` user: PostgreSQL refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REQUIRE_POSTGRES = os.environ.get("SKILLRT_REQUIRE_POSTGRES") == "1"
+"""Read at import: the shared conftest clears SKILLRT_* variables before each test."""
+
+
+def _unavailable(reason: str) -> None:
+    if REQUIRE_POSTGRES:
+        pytest.fail(reason + " (SKILLRT_REQUIRE_POSTGRES=1)")
+    pytest.skip(reason)
+
+
+def _bindir() -> Path | None:
+    found = shutil.which("pg_ctl")
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+    for folder in ([str(Path(found).resolve().parent)] if found else []) + candidates:
+        if (Path(folder) / "initdb").exists() and (Path(folder) / "pg_ctl").exists():
+            return Path(folder)
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class PgCluster:
+    host: str
+    port: int
+    user: str
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://{self.user}@{self.host}:{self.port}/{database}"
+
+    def create_database(self) -> str:
+        return database_beside(self.url())
+
+
+def database_beside(url: str) -> str:
+    """A new empty database on the server of ``url``; its URL."""
+    import psycopg
+
+    name = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        _unavailable("psycopg is not installed: pip install 'skillrt[postgres]'")
+    bindir = _bindir()
+    if bindir is None:
+        _unavailable("PostgreSQL (initdb, pg_ctl) is not installed: apt-get install postgresql")
+        raise AssertionError("unreachable")
+    as_root = os.geteuid() == 0
+    run_as: list[str] = []
+    if as_root:
+        try:
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            _unavailable("running as root and there is no postgres user to run the server")
+            raise
+        run_as = ["runuser", "-u", "postgres", "--"]
+    base = Path(tempfile.mkdtemp(prefix="skillrt-pg-"))
+    data, sockets = base / "data", base / "sock"
+    sockets.mkdir()
+    if as_root:
+        os.chown(base, pw.pw_uid, pw.pw_gid)
+        os.chown(sockets, pw.pw_uid, pw.pw_gid)
+    user = "skillrt"
+    port = _free_port()
+    subprocess.run(
+        [*run_as, str(bindir / "initdb"), "-D", str(data), "-U", user, "--auth=trust", "-E",
+         "UTF8", "--no-sync"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    options = (
+        f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
+        "-c full_page_writes=off -c max_connections=200"
+    )
+    subprocess.run(
+        [*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l",
+         str(base / "server.log"), "-w", "-t", "60", "start"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    try:
+        yield PgCluster("127.0.0.1", port, user)
+    finally:
+        subprocess.run(
+            [*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+            capture_output=True,
+        )  # fmt: skip
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PgCluster) -> str:
+    """A fresh, empty database on the session's cluster."""
+    return pg_cluster.create_database()

@@ -1,0 +1,398 @@
+"""The PostgreSQL shared store against a real server: the store contract on both stores,
+leases and fencing, advisory file locks across processes, migrations, failover of a killed
+worker's task, and the runtime's checkpoint and crash-resume tests run on PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillrt.exceptions import LockConflict, StoreUnavailable
+from skillrt.storage.checkpoints import CheckpointStore
+from skillrt.storage.history import History
+from skillrt.storage.records import TaskRecord
+from skillrt.testing import FunctionModel
+
+from .helpers import make_runtime
+from .pg_support import PgCluster, pg_cluster, pg_url
+from .test_crash_resume import test_killed_tasks_resume_from_their_last_completed_step
+from .test_runtime import writer
+from .test_runtime_checkpoints import test_a_paused_task_survives_a_restart_with_its_tokens
+
+__all__ = ["pg_cluster", "pg_url"]  # fixtures, imported for pytest
+
+HERE = Path(__file__).parent
+
+
+def _record(task_id: str, updated_at: float, state: str = "EXECUTING", **extra: Any) -> TaskRecord:
+    return TaskRecord(
+        id=task_id,
+        session_id="s",
+        state=state,
+        raw_input="write about stores",
+        skill="Writer",
+        steps={"outline": {"text": "一个大纲"}},
+        created_at=updated_at - 1,
+        updated_at=updated_at,
+        **extra,
+    )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    """(task store, history) of each kind."""
+    if request.param == "sqlite":
+        store, history = CheckpointStore(tmp_path / "cp"), History(tmp_path / "h", limit=3)
+        yield store, history
+        store.close()
+        history.close()
+        return
+    from skillrt.storage.pg import PgBackend, PgHistory, PgTaskStore
+
+    url = request.getfixturevalue("pg_url")
+    backend = PgBackend(url)
+    yield PgTaskStore(backend), PgHistory(backend, limit=3)
+    backend.close()
+
+
+# --- the contract, on both stores ------------------------------------------------------------
+
+
+def test_records_round_trip_and_load_newest_first(stores: tuple[Any, Any]) -> None:
+    store, _ = stores
+    now = 1_800_000_000.0
+    store.save(_record("a", now - 10))
+    store.apply([_record("b", now - 5), _record("old", now - 10_000)], [])
+    assert store.get("a") == _record("a", now - 10)
+    assert store.get("missing") is None
+    loaded = store.load_recent(max_age_s=3600, now=now)
+    assert [r.id for r in loaded.records] == ["b", "a"]  # "old" is outside the window
+    assert store.all_ids() == ["a", "b", "old"]
+
+
+def test_apply_saves_and_deletes_together(stores: tuple[Any, Any]) -> None:
+    store, _ = stores
+    store.save(_record("gone", 1.0))
+    store.apply([_record("kept", 2.0, tokens=7)], ["gone"])
+    assert store.all_ids() == ["kept"]
+    kept = store.get("kept")
+    assert kept is not None and kept.tokens == 7
+    assert store.delete("kept") is True and store.delete("kept") is False
+
+
+def test_history_replaces_a_task_entry_and_keeps_the_newest(stores: tuple[Any, Any]) -> None:
+    _, history = stores
+    for n in range(5):
+        history.add_task({"task_id": f"t{n}", "session_id": "s", "state": "COMPLETED"})
+    history.add_task({"task_id": "t4", "session_id": "s", "state": "ERROR"})
+    entries = history.tasks("s")
+    ids = [e["task_id"] for e in entries]
+    assert ids[:2] == ["t4", "t3"] and len(ids) <= 3  # newest first, at most `limit` kept
+    assert entries[0]["state"] == "ERROR"
+    history.add_message("s", {"role": "user", "content": "你好"})
+    history.add_message("other", {"role": "user", "content": "hi"})
+    assert history.messages("s") == [{"role": "user", "content": "你好"}]
+
+
+# --- PostgreSQL only ---------------------------------------------------------------------------
+
+
+def test_a_corrupt_record_is_quarantined_not_fatal(pg_url: str) -> None:
+    import psycopg
+
+    from skillrt.storage.pg import PgBackend, PgTaskStore
+
+    backend = PgBackend(pg_url)
+    store = PgTaskStore(backend)
+    store.save(_record("good", 10.0))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO skillrt_tasks VALUES ('bad', 'EXECUTING', 11.0, '{not json')")
+    loaded = store.load_recent(max_age_s=100, now=20.0)
+    assert [r.id for r in loaded.records] == ["good"]
+    assert len(loaded.quarantined) == 1 and "'bad'" in loaded.quarantined[0]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT task_id FROM skillrt_quarantine").fetchall() == [("bad",)]
+    backend.close()
+
+
+def test_leases_expire_and_fence_the_worker_that_lost_them(pg_url: str) -> None:
+    from skillrt.storage.pg import PgBackend, PgRunLocks, PgTaskStore
+
+    a, b = PgBackend(pg_url, worker_id="A"), PgBackend(pg_url, worker_id="B")
+    locks_a, locks_b = PgRunLocks(a, lease_s=0.6), PgRunLocks(b, lease_s=0.6)
+    store_a = PgTaskStore(a)
+    store_a.save(_record("t", 1.0))
+    assert locks_a.hold("t") is True
+    assert locks_b.hold("t") is False and locks_b.running_elsewhere("t") is True
+    time.sleep(1.0)  # A keeps renewing: its lease holds
+    assert locks_b.hold("t") is False
+    assert locks_b.orphans(("EXECUTING",)) == []
+    locks_a._stop.set()  # A stops renewing, as a dead or frozen worker would
+    locks_a._thread.join()
+    time.sleep(1.0)
+    assert locks_b.orphans(("EXECUTING",)) == ["t"]
+    assert locks_b.hold("t") is True  # taken over
+    with pytest.raises(StoreUnavailable) as caught:  # A may no longer journal the task
+        store_a.apply([_record("t", 2.0, tokens=99)], [])
+    assert caught.value.reason == "lease_lost"
+    record = PgTaskStore(b).get("t")
+    assert record is not None and record.tokens == 0
+    locks_b.close()
+    assert locks_a.running_elsewhere("t") is False  # released on close
+    a.close()
+    b.close()
+
+
+def test_advisory_file_locks_name_the_holder_across_workers(pg_url: str, tmp_path: Path) -> None:
+    from skillrt.storage.pg import PgBackend, PgFileLocks
+
+    a, b = PgBackend(pg_url, worker_id="A"), PgBackend(pg_url, worker_id="B")
+    blog = tmp_path / "blog"
+    locks_a, locks_b = PgFileLocks(a, blog), PgFileLocks(b, blog)
+    other_blog = PgFileLocks(b, tmp_path / "other")
+    locks_a.acquire("posts/x.md", "task-1")
+    with pytest.raises(LockConflict) as caught:
+        locks_b.acquire("posts/x.md", "task-2")
+    assert "task-1" in str(caught.value) and "A" in str(caught.value)
+    other_blog.acquire("posts/x.md", "task-3")  # another content root: another lock
+    assert locks_a.release("posts/x.md", "task-1") is True
+    locks_b.acquire("posts/x.md", "task-2")
+    for locks in (locks_a, locks_b, other_blog):
+        locks.close()
+    a.close()
+    b.close()
+
+
+COUNTER = """
+import sys
+from pathlib import Path
+from skillrt.exceptions import FileChanged, LockConflict
+from skillrt.storage.files import FileStore
+from skillrt.storage.pg import PgBackend, PgFileLocks
+url, root, task, rounds = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+backend = PgBackend(url, worker_id=task)
+locks = PgFileLocks(backend, root)
+files = FileStore(root, locks=locks).for_task(task)
+print("ready", flush=True)
+sys.stdin.readline()
+retries = 0
+for _ in range(rounds):
+    while True:
+        text, digest = files.read("count.txt")
+        try:
+            files.write("count.txt", str(int(text) + 1), expected_hash=digest, wait=20)
+            break
+        except FileChanged:
+            retries += 1
+        finally:
+            locks.release_task_locks(task)
+print(retries, flush=True)
+locks.close()
+backend.close()
+"""
+
+
+def test_two_workers_lose_no_update_over_500_rounds(pg_url: str, tmp_path: Path) -> None:
+    from skillrt.storage.files import FileStore
+
+    root = tmp_path / "blog"
+    FileStore(root).write("count.txt", "0")
+    rounds = 250
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", COUNTER, pg_url, str(root), f"worker-{n}", str(rounds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    retries = 0
+    try:
+        for child in children:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        for child in children:
+            out, _ = child.communicate(timeout=240)
+            assert child.returncode == 0
+            retries += int(out.strip())
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    assert (root / "count.txt").read_text() == str(2 * rounds)  # 500 updates, none lost
+    assert retries > 0  # they really did race: the hash check caught the other's write
+
+
+def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str) -> None:
+    import psycopg
+
+    from skillrt.storage.pg import PgBackend, PgRunLocks, PgTaskStore
+    from skillrt.storage.pg_schema import SCHEMA_VERSION, migrate
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert migrate(conn, target=SCHEMA_VERSION - 1) == (0, SCHEMA_VERSION - 1)
+        conn.execute(
+            "INSERT INTO skillrt_tasks VALUES ('old', 'PAUSED', 5.0, %s)",
+            (_record("old", 5.0, state="PAUSED").model_dump_json(),),
+        )
+        assert conn.execute("SELECT to_regclass('skillrt_leases')").fetchone() == (None,)
+    backend = PgBackend(pg_url)
+    assert (backend.migrated_from, backend.schema_version) == (SCHEMA_VERSION - 1, SCHEMA_VERSION)
+    old = PgTaskStore(backend).get("old")
+    assert old is not None and old.state == "PAUSED"  # data kept across the migration
+    locks = PgRunLocks(backend, lease_s=5)
+    assert locks.hold("old") is True  # the new tables work
+    locks.close()
+    backend.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE skillrt_schema SET version = %s", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreUnavailable) as caught:
+        PgBackend(pg_url)
+    assert caught.value.reason == "schema_newer" and "upgrade skillrt" in str(caught.value)
+
+
+async def test_a_runtime_on_a_newer_schema_or_no_server_fails_clearly(
+    pg_url: str, isolated: Path
+) -> None:
+    import psycopg
+
+    from skillrt.storage.pg import PgBackend
+
+    PgBackend(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE skillrt_schema SET version = 999")
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [], state_url=pg_url)
+    with pytest.raises(StoreUnavailable, match="newer than this skillrt"):
+        await rt.initialize()
+    dead = "postgresql://nobody:secret@127.0.0.1:1/none"
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [], state_url=dead)
+    with pytest.raises(StoreUnavailable) as caught:
+        await rt.initialize()
+    assert "secret" not in str(caught.value) and "127.0.0.1:1" in str(caught.value)
+
+
+async def test_a_runtime_runs_and_resumes_tasks_on_postgres(pg_url: str, isolated: Path) -> None:
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "text"), [writer([])], state_url=pg_url)
+    msg = await rt.process_input("write an article about shared stores")
+    assert msg.state == "COMPLETED"
+    history = rt.history
+    assert history is not None and history.tasks()[0]["task_id"] == msg.task_id
+    await rt.close()
+    assert not (isolated / ".skillrt" / "checkpoints").exists()  # nothing went to SQLite
+
+
+def test_doctor_shows_the_store_its_schema_and_live_workers(pg_url: str, isolated: Path) -> None:
+    import json
+
+    import psycopg
+
+    from skillrt.storage.pg import PgBackend
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLRT_")}
+
+    def doctor() -> dict[str, Any]:
+        out = subprocess.run(
+            [sys.executable, "-m", "skillrt", "doctor", "--json"],
+            env={**env, "SKILLRT_STATE_URL": pg_url},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "Traceback" not in out.stderr
+        return {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+
+    empty = doctor()["task store"]
+    assert "schema 0" in empty["value"] and "PostgreSQL" in empty["value"]
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # doctor migrated nothing
+        assert conn.execute("SELECT to_regclass('skillrt_tasks')").fetchone() == (None,)
+    backend = PgBackend(pg_url, worker_id="worker-on-host-a")
+    checks = doctor()
+    assert checks["task store"]["status"] == "ok" and "schema 2" in checks["task store"]["value"]
+    assert "worker-on-host-a" in checks["workers"]["value"]
+    backend.close()
+    checks = doctor()
+    assert "0 live" in checks["workers"]["value"]
+
+
+def _wait_for(path: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path.name} did not appear within {timeout} s")
+        time.sleep(0.05)
+
+
+def test_a_killed_workers_task_is_finished_by_another_once(pg_url: str, tmp_path: Path) -> None:
+    blog, work = tmp_path / "blog", tmp_path / "run"
+    blog.mkdir()
+    work.mkdir()
+    lease_s = 1.5
+    env = {**os.environ, "LEASE_S": str(lease_s), "PYTHONPATH": str(HERE.parent)}
+    worker = [sys.executable, str(HERE / "pg_worker.py"), pg_url, str(blog), str(work)]
+    first = subprocess.Popen([*worker, "w1", "start"], env={**env, "HANG_AT": "3"})
+    others = [subprocess.Popen([*worker, name], env=env) for name in ("w2", "w3")]
+    try:
+        _wait_for(work / "hanging", 60)  # w1 is in step 3, steps 1-2 journalled
+        first.kill()
+        first.wait()
+        killed_at = time.monotonic()
+        log = work / "steps.log"
+        deadline = killed_at + lease_s + 20
+        while "done" not in log.read_text(encoding="utf-8"):
+            assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
+            time.sleep(0.1)
+        taken_over_in = time.monotonic() - killed_at
+    finally:
+        (work / "stop").write_text("stop", encoding="utf-8")
+        for proc in others:
+            proc.wait(timeout=60)
+        first.kill()
+    lines = [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+    runs = [step for step, _ in lines]
+    assert runs.count("step1") == 1 and runs.count("step2") == 1  # never again, anywhere
+    assert runs.count("step4") == 1 and runs.count("step5") == 1 and runs.count("done") == 1
+    assert {who for step, who in lines if step == "step1"} == {"w1"}
+    finisher = {who for step, who in lines if step == "done"}
+    assert finisher in ({"w2"}, {"w3"})
+    assert taken_over_in < lease_s + 20
+    assert all(proc.returncode == 0 for proc in others)
+
+
+# --- the runtime's checkpoint and crash-resume tests, again on PostgreSQL ---------------------
+
+
+@pytest.fixture
+def on_postgres(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("SKILLRT_STATE_URL", pg_url)
+    monkeypatch.setenv("SKILLRT_LEASE_S", "0.5")  # a killed process's lease frees quickly
+    monkeypatch.setenv("SKILLRT_FAILOVER", "false")  # these tests resume by hand
+    return pg_url
+
+
+@pytest.mark.usefixtures("on_postgres")
+def test_killed_tasks_resume_on_postgres(tmp_path: Path) -> None:
+    test_killed_tasks_resume_from_their_last_completed_step(tmp_path)
+
+
+@pytest.mark.usefixtures("on_postgres")
+async def test_a_paused_task_survives_a_restart_on_postgres(isolated: Path) -> None:
+    await test_a_paused_task_survives_a_restart_with_its_tokens(isolated)
+
+
+def test_cluster_fixture_is_real(pg_cluster: PgCluster) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+        (version,) = conn.execute("SHOW server_version_num").fetchone()
+    assert int(version) >= 130000
