@@ -74,8 +74,9 @@ def bullet_list(items: Sequence[str]) -> str:
 # --- WriteArticle ----------------------------------------------------------------------------
 
 OUTLINE_SYSTEM = (
-    "You are an experienced technical blogger. Plan an article: a title, 3 to 6 sections "
-    "(a heading and a few key points each) and up to 5 short tags. Write everything in {lang}. "
+    "You are an experienced technical blogger. Plan an article: a title, {sections} sections "
+    "(a heading and a few key points each) and up to 5 short tags. The title names the topic "
+    "in your own words; never reuse a related post's title. Write everything in {lang}. "
     'Answer with JSON only: {{"title": "...", "description": "one sentence", '
     '"tags": ["..."], "sections": [{{"heading": "...", "points": ["..."]}}]}}'
 )

@@ -33,6 +33,7 @@ from .common import (
     slug_for,
     today,
 )
+from .lengths import ArticleLength, parse_length, strip_length_words
 from .prompts import (
     OUTLINE_SYSTEM,
     SECTION_SYSTEM,
@@ -51,12 +52,11 @@ __all__ = ["Outline", "OutlineSection", "WriteParams", "write_article"]
 TOTAL_STEPS = 5
 CONTEXT_POSTS = 4
 MAX_SECTIONS = 8
+MAX_TITLE_CHARS = 120
 MAX_TAGS = 6
 MAX_OUTLINE_CHARS = 4000
 MAX_SECTION_CHARS = 20_000
-# Words per section (Chinese: characters per section) for each length.
-_LENGTHS = {"short": (150, 300), "medium": (300, 600), "long": (600, 1200)}
-_LENGTH_WORDS = {"短": "short", "中": "medium", "长": "long"}
+_PATHISH = re.compile(r"[/\\]|\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*$")
@@ -85,14 +85,28 @@ class Outline(BaseModel):
     sections: list[OutlineSection] = Field(min_length=1)
 
 
-def _words_per_section(length: str | None, language: str, sections: int) -> int:
-    text = (length or "medium").strip().lower()
-    text = _LENGTH_WORDS.get(text[:1], text) if text else "medium"
-    digits = re.sub(r"\D", "", text)
-    if digits:
-        return max(80, min(int(digits[:6]) // max(sections, 1), 2000))
-    en, zh = _LENGTHS.get(text, _LENGTHS["medium"])
-    return zh if language == "zh" else en
+def article_length(params: WriteParams, request: str) -> ArticleLength:
+    """The length asked for: the ``length`` parameter, else read from the request itself."""
+    return parse_length(params.length) or parse_length(request) or ArticleLength()
+
+
+def choose_title(proposed: str, topic: str, related: list[dict[str, str]]) -> str:
+    """The article's title: the model's proposal only when it is built on the topic and is
+    not a related post's title or path (a small model copies those); else the topic."""
+    title = " ".join(str(proposed or "").split()).strip("#*\"'“”《》 ")
+    folded = title.casefold()
+    taken = {" ".join(r.get("title", "").split()).casefold() for r in related}
+    taken |= {r.get("path", "").casefold() for r in related}
+    if (
+        title
+        and len(title) <= MAX_TITLE_CHARS
+        and " ".join(topic.split()).casefold() in folded
+        and folded not in taken
+        and not any(t and t in folded for t in taken if len(t) > len(topic))
+        and not _PATHISH.search(title)
+    ):
+        return title
+    return clip(topic[:1].upper() + topic[1:], MAX_TITLE_CHARS)
 
 
 def outline_from_text(text: str, topic: str) -> dict[str, Any]:
@@ -122,7 +136,13 @@ def outline_from_text(text: str, topic: str) -> dict[str, Any]:
     return {"title": title or topic, "description": "", "tags": [], "sections": sections}
 
 
-def _clean_outline(outline: dict[str, Any], topic: str) -> dict[str, Any]:
+def _clean_outline(
+    outline: dict[str, Any],
+    topic: str,
+    *,
+    max_sections: int = MAX_SECTIONS,
+    related: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
     tags: list[str] = []
     for tag in outline.get("tags", []):
         tag = " ".join(str(tag).split()).lstrip("#")[:30]
@@ -133,10 +153,10 @@ def _clean_outline(outline: dict[str, Any], topic: str) -> dict[str, Any]:
             "heading": clip(str(s["heading"]).strip("# "), 120) or f"Part {i}",
             "points": [clip(str(p), 200) for p in s.get("points", [])][:8],
         }
-        for i, s in enumerate(outline["sections"][:MAX_SECTIONS], 1)
+        for i, s in enumerate(outline["sections"][: min(max_sections, MAX_SECTIONS)], 1)
     ]
     return {
-        "title": clip(str(outline.get("title") or topic), 120),
+        "title": choose_title(str(outline.get("title") or ""), topic, related or []),
         "description": clip(str(outline.get("description") or ""), 300),
         "tags": tags[:MAX_TAGS],
         "sections": sections,
@@ -162,25 +182,35 @@ async def _find_related(ctx: SkillContext, topic: str) -> list[dict[str, str]]:
 
 
 async def _make_outline(
-    ctx: SkillContext, topic: str, params: WriteParams, related: list[dict[str, str]], lang: str
+    ctx: SkillContext,
+    topic: str,
+    params: WriteParams,
+    related: list[dict[str, str]],
+    lang: str,
+    length: ArticleLength,
 ) -> dict[str, Any]:
+    most = length.max_sections()
     if params.outline and params.outline.strip():
-        return _clean_outline(outline_from_text(params.outline, topic), topic)
+        given = outline_from_text(params.outline, topic)
+        cleaned = _clean_outline(given, topic, max_sections=MAX_SECTIONS, related=related)
+        return {**cleaned, "title": clip(given["title"], MAX_TITLE_CHARS)}  # the user's own
     prompt = f"Topic: {topic}\nStyle: {clip(params.style or 'technical blog post', 100)}\n"
     if related:
         prompt += (
             "\nRelated posts already on the blog (build on them, do not repeat them):\n"
             + related_block(related, with_links=False)
         )
-    system = OUTLINE_SYSTEM.format(lang=language_name(lang))
+    system = OUTLINE_SYSTEM.format(
+        lang=language_name(lang), sections=f"{length.min_sections()} to {most}"
+    )
     try:
-        result = await ctx.llm.chat(
-            messages(system, prompt), response_model=Outline, max_tokens=800
+        result = await ctx.llm.chat(  # a title, tags and a few lines per section
+            messages(system, prompt), response_model=Outline, max_tokens=200 + 100 * most
         )
         outline = result.parsed_as(Outline).model_dump()
     except StructuredOutputError as exc:
         outline = outline_from_text(exc.raw, topic)  # a Markdown outline is still an outline
-    return _clean_outline(outline, topic)
+    return _clean_outline(outline, topic, max_sections=most, related=related)
 
 
 def _clean_section(text: str, heading: str) -> str:
@@ -307,7 +337,7 @@ def _reply(
 @friendly_errors
 async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     say = ctx.say
-    topic = " ".join(params.topic.split())
+    topic = strip_length_words(" ".join(params.topic.split()))
     if not topic:
         return failure(ctx, "请告诉我文章的主题。", "Please tell me the article's topic.")
     if len(topic) > MAX_TOPIC_CHARS:
@@ -321,6 +351,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             error="topic_too_long",
         )
     lang = ctx.input.language
+    length = article_length(params, ctx.input.text)
     style = clip(params.style or say("技术博客", "technical blog post"), 100)
     wanted = post_path(ctx, params.target_path, slug_for(topic, f"post-{ctx.task_id[:8]}"))
 
@@ -329,10 +360,10 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
 
     ctx.progress(2, TOTAL_STEPS, say("生成大纲", "Drafting the outline"))
     outline: dict[str, Any] = await ctx.step(
-        "outline", lambda: _make_outline(ctx, topic, params, related, lang)
+        "outline", lambda: _make_outline(ctx, topic, params, related, lang, length)
     )
     sections = outline["sections"]
-    words = _words_per_section(params.length, lang, len(sections))
+    words = length.words_per_section(lang, len(sections))
 
     bodies: list[str] = []
     for i, section in enumerate(sections):
@@ -400,6 +431,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "sections": [s["heading"] for s in sections],
             "tags": outline["tags"],
             "word_count": doc["word_count"],
+            "length": length.describe(),
             "related": [r["path"] for r in related],
             "wiki_links": [r["link"] for r in related],
             "graph": graph,
