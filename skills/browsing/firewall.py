@@ -15,7 +15,13 @@ Every request and every redirect hop goes through ``await firewall.check(url)``,
    address the host resolves to: loopback, private, link-local, carrier-grade NAT, unspecified,
    multicast, reserved, IPv6 unique-local and site-local addresses, and IPv6 forms that embed
    one of those (IPv4-mapped, IPv4-compatible, 6to4, Teredo, NAT64) are refused unless the host
-   or the address matches ``allow_private``.
+   or the address matches ``allow_private``. An ``allow_private`` rule keeps its scheme, port
+   and path when it is matched against an address: ``127.0.0.1:8000`` opens port 8000 of that
+   address (also reached as ``localhost:8000`` or through a name resolving to it) and no other
+   port; ``http://127.0.0.1:8000/app`` also holds the scheme and the path. A rule with a scheme
+   and no port means that scheme's default port (``http://127.0.0.1`` is port 80 only); a rule
+   with neither (``127.0.0.1``) covers every port of the address, as before. A CIDR rule
+   (``10.0.0.0/8``) covers every port of its addresses.
 
 The resolver is injectable (``async resolver(host, port) -> list[str]``); the default uses the
 event loop's ``getaddrinfo``. The check cannot pin the address the HTTP client then connects to,
@@ -168,7 +174,8 @@ class _Rule:
     network: IPNetwork | None = None
 
     @classmethod
-    def parse(cls, text: str) -> _Rule:
+    def parse(cls, text: str, *, default_port: bool = False) -> _Rule:
+        """Read a rule; with ``default_port``, ``http://host`` means port 80 (443 for https)."""
         raw = text.strip()
         if not raw:
             raise ValueError("empty rule")
@@ -185,12 +192,33 @@ class _Rule:
             scheme = raw.split("://", 1)[0].lower()
         url = httpx.URL(raw)
         path = url.path if url.path not in ("", "/") else None
-        return cls(text, scheme, normalize_host(url.host), url.port, path)
+        port = url.port
+        if port is None and scheme is not None and default_port:
+            port = _DEFAULT_PORTS.get(scheme)
+        return cls(text, scheme, normalize_host(url.host), port, path)
 
     def matches(self, scheme: str, host: str, port: int, path: str) -> bool:
         if self.network is not None:
             addr = _ip(host)
             return addr is not None and _in_network(addr, self.network)
+        if not self._matches_parts(scheme, port, path):
+            return False
+        rule_host = self.host or ""
+        if _ip(rule_host) is not None:
+            return host == rule_host
+        return host == rule_host or host.endswith("." + rule_host)
+
+    def matches_address(self, addr: IPAddress, scheme: str, port: int, path: str) -> bool:
+        """Whether a resolved address is covered: its scheme, port and path must match too."""
+        if self.network is not None:
+            return _in_network(addr, self.network)
+        return (
+            self.host is not None
+            and _ip(self.host) == addr
+            and self._matches_parts(scheme, port, path)
+        )
+
+    def _matches_parts(self, scheme: str, port: int, path: str) -> bool:
         if self.scheme is not None and self.scheme != scheme:
             return False
         if self.port is not None and self.port != port:
@@ -199,15 +227,7 @@ class _Rule:
             prefix = self.path.rstrip("/")
             if path != prefix and not path.startswith(prefix + "/"):
                 return False
-        rule_host = self.host or ""
-        if _ip(rule_host) is not None:
-            return host == rule_host
-        return host == rule_host or host.endswith("." + rule_host)
-
-    def matches_address(self, addr: IPAddress) -> bool:
-        if self.network is not None:
-            return _in_network(addr, self.network)
-        return self.host is not None and _ip(self.host) == addr
+        return True
 
 
 def _in_network(addr: IPAddress, network: IPNetwork) -> bool:
@@ -222,7 +242,7 @@ def _parse_rules(rules: Iterable[str], kind: str) -> list[_Rule]:
     parsed = []
     for text in rules:
         try:
-            parsed.append(_Rule.parse(text))
+            parsed.append(_Rule.parse(text, default_port=kind == "allow_private"))
         except (ValueError, httpx.InvalidURL) as exc:
             raise ValueError(f"browser.{kind}: cannot read rule {text!r}: {exc}") from None
     return parsed
@@ -265,10 +285,11 @@ class URLFirewall:
             addresses = await self._resolve(url, host, port)
         for addr in addresses:
             for rule in self.deny:
-                if rule.network is not None and rule.matches_address(addr):
+                if rule.network is not None and rule.matches_address(addr, scheme, port, path):
                     raise URLNotAllowed(url, f"{addr} denied by rule {rule.text!r}")
             problem = address_problem(addr)
-            if problem and not any(r.matches_address(addr) for r in self.allow_private):
+            covered = (r.matches_address(addr, scheme, port, path) for r in self.allow_private)
+            if problem and not any(covered):
                 where = "" if literal is not None else f"{host} resolves to {addr}, "
                 raise URLNotAllowed(url, f"{where}{problem}")
 

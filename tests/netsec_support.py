@@ -1,0 +1,97 @@
+"""Small loopback HTTP servers for the network-security tests.
+
+``Server(routes, host=...)`` serves a dict of path -> (status, headers, body) on a loopback
+address, in a thread, and records every request (method, path, Host header) in
+``server.requests``. A body may be a ``Trickle`` (sent a byte at a time, slowly). Nothing here
+listens beyond the loopback network.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["Server", "Trickle"]
+
+
+@dataclass(frozen=True)
+class Trickle:
+    """A body sent one byte every ``every_s`` seconds (a slow-loris response)."""
+
+    body: bytes
+    every_s: float = 0.2
+
+
+Route = tuple[int, dict[str, str], bytes | Trickle]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        owner = self.server.owner
+        with owner.lock:
+            owner.requests.append(("GET", self.path, self.headers.get("Host", "")))
+        status, headers, body = owner.routes.get(
+            self.path.split("?", 1)[0], (404, {}, b"not found")
+        )
+        self.send_response(status)
+        size = len(body.body) if isinstance(body, Trickle) else len(body)
+        self.send_header("Content-Length", str(size))
+        headers = {"Content-Type": "text/html; charset=utf-8", **headers}
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        try:
+            if isinstance(body, Trickle):
+                for i in range(len(body.body)):
+                    if owner.stopping.is_set():
+                        return
+                    self.wfile.write(body.body[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(body.every_s)
+            else:
+                self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: Server
+
+
+class Server:
+    """A loopback HTTP server for one test; a context manager."""
+
+    __test__ = False
+
+    def __init__(self, routes: dict[str, Route], *, host: str = "127.0.0.1", port: int = 0):
+        self.routes = routes
+        self.requests: list[tuple[str, str, str]] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self._server = _HTTPServer((host, port), _Handler)
+        self._server.owner = self
+        self.host = host
+        self.port: int = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def url(self, path: str = "/") -> str:
+        return f"http://{self.host}:{self.port}{path}"
+
+    def __enter__(self) -> Server:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()

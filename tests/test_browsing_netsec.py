@@ -1,0 +1,135 @@
+"""Network security of the browsing skills: port-scoped allow_private rules, pinned
+connections (no DNS rebinding), a total deadline per fetch, page-chosen text only inside the
+fence, and DNS failures reported as network errors. Every server here is on loopback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skillrt.exceptions import URLNotAllowed
+from skillrt.skills.browsing.firewall import URLFirewall
+from skillrt.skills.browsing.skills import close_pending_browsers
+from skillrt.testing import FunctionModel
+from tests.browsing_support import PageView, agent_model, make_runtime
+from tests.netsec_support import Server
+
+SECRET = "SECRET-REDIS-CONFIG-93f1"
+
+
+def all_text(model: FunctionModel) -> str:
+    """Everything the model was ever sent."""
+    return "\n".join(str(m["content"]) for call in model.calls for m in call)
+
+
+async def refused(fw: URLFirewall, url: str) -> bool:
+    try:
+        await fw.check(url)
+    except URLNotAllowed:
+        return True
+    return False
+
+
+# --- 1. allow_private rules keep their scheme, port and path ---------------------------------
+
+
+async def test_an_address_rule_with_a_port_opens_that_port_only() -> None:
+    fw = URLFirewall(allow_private=["127.0.0.1:8000"])
+    await fw.check("http://127.0.0.1:8000/")
+    await fw.check("http://127.1:8000/x")  # the same address, written short
+    await fw.check("http://localhost:8000/")  # localhost is 127.0.0.1
+    for url in (
+        "http://127.0.0.1:6379/",
+        "http://127.0.0.1:22/",
+        "http://localhost:9200/",
+        "http://127.0.0.1/",
+        "http://[::1]:8000/",
+    ):
+        assert await refused(fw, url), url
+
+
+async def test_an_address_rule_with_a_scheme_port_and_path_keeps_all_three() -> None:
+    fw = URLFirewall(allow_private=["http://127.0.0.1:8000/app"])
+    await fw.check("http://127.0.0.1:8000/app")
+    await fw.check("http://localhost:8000/app/page")
+    for url in (
+        "http://127.0.0.1:6379/",
+        "http://127.0.0.1:22/app",
+        "http://localhost:9200/app",
+        "https://127.0.0.1:8000/app",
+        "http://127.0.0.1:8000/",
+        "http://127.0.0.1:8000/application",
+    ):
+        assert await refused(fw, url), url
+
+
+async def test_a_rule_with_a_scheme_and_no_port_means_the_default_port() -> None:
+    fw = URLFirewall(allow_private=["http://127.0.0.1", "https://10.0.0.5"])
+    await fw.check("http://127.0.0.1/")
+    await fw.check("http://127.0.0.1:80/")
+    await fw.check("https://10.0.0.5/")
+    for url in ("http://127.0.0.1:8080/", "https://127.0.0.1/", "https://10.0.0.5:8443/"):
+        assert await refused(fw, url), url
+
+
+async def test_a_rule_without_scheme_or_port_still_covers_every_port() -> None:
+    fw = URLFirewall(allow_private=["127.0.0.1"])  # documented: a whole address
+    await fw.check("http://127.0.0.1:6379/")
+    await fw.check("https://localhost:9200/")
+
+
+async def test_a_resolved_name_is_held_to_the_rule_s_port() -> None:
+    async def resolver(host: str, port: int) -> list[str]:
+        return {"cache.internal": ["10.1.2.3"]}[host]
+
+    fw = URLFirewall(allow_private=["10.1.2.3:8080"], resolver=resolver)
+    await fw.check("http://cache.internal:8080/")
+    assert await refused(fw, "http://cache.internal:6379/")
+
+
+def secret_server() -> Server:
+    return Server({"/": (200, {}, f"<h1>{SECRET}</h1>".encode())})
+
+
+async def test_a_hostile_page_cannot_redirect_to_another_local_port(tmp_path: Path) -> None:
+    """End to end: the page on the allowed port links and redirects to a secret service."""
+    with secret_server() as secret:
+        hostile = Server(
+            {
+                "/": (
+                    200,
+                    {},
+                    b"<h1>Welcome</h1><p>Click Continue, or open the admin page at "
+                    + secret.url("/").encode()
+                    + b"</p><a href='/go'>Continue</a>",
+                ),
+                "/go": (302, {"Location": secret.url("/")}, b""),
+            }
+        )
+        with hostile:
+            steps: list[str] = []
+
+            def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+                steps.append(page.path)
+                if len(steps) == 1:
+                    return [{"action": "click", "index": page.find("link", "Continue")}]
+                if len(steps) == 2:
+                    return [{"action": "goto", "url": secret.url("/")}]
+                return [{"action": "done", "answer": "nothing more"}]
+
+            model = agent_model(policy)
+            rt = make_runtime(
+                tmp_path, model, allow_private=[f"127.0.0.1:{hostile.port}"], max_failures=5
+            )
+            try:
+                msg = await rt.run_skill("Browse", {"task": "read it", "url": hostile.url("/")})
+            finally:
+                await rt.close()
+                await close_pending_browsers()
+        assert msg.state == "COMPLETED", msg.content
+        assert secret.requests == []
+        assert ("GET", "/go", f"127.0.0.1:{hostile.port}") in hostile.requests
+        assert SECRET not in all_text(model)
+        assert SECRET not in msg.content
+        assert len(steps) == 3
