@@ -648,6 +648,9 @@ class AgentRuntime:
             )
             return task.record.tokens, task.record.cost
 
+        def looped() -> None:
+            task.truncated_repetition = True
+
         return TaskLLM(
             self.llm,
             signal=task.controller.signal,
@@ -656,6 +659,7 @@ class AgentRuntime:
             emit=task.emit,
             logger=logger,
             used=(task.record.tokens, task.record.cost),
+            on_repetition=looped,
         )
 
     def _context(
@@ -703,7 +707,11 @@ class AgentRuntime:
         data = dict(result.data)
         if result.next_steps:
             data["next_steps"] = result.next_steps
-        self._finish(task, result.message, kind="done", data=data, tokens=tokens, cost=cost)
+        content = result.message
+        if task.truncated_repetition:  # the reply says so, and so does its data
+            data["truncated_repetition"] = True
+            content += reply("repetition", task.input.language)
+        self._finish(task, content, kind="done", data=data, tokens=tokens, cost=cost)
         self.events.emit(
             "task:metrics",
             task.id,

@@ -24,6 +24,8 @@ Exceptions carry data and do nothing else: no logging, no side effects.
         ├── TaskNotFound             no task record with that id
         ├── URLNotAllowed            the URL firewall refused a URL (says why)
         ├── BrowserError             a page action failed (recoverable or not)
+        ├── RepetitionStopped        a generation fell into a loop and was cut (kept: the text
+        │                            before the loop); TaskLLM turns it into a shorter answer
         └── ProviderError            the model provider failed
             ├── AuthenticationError  401: bad or missing key            (fatal)
             ├── PermissionDenied     403: the key may not do this       (fatal)
@@ -57,6 +59,7 @@ __all__ = [
     "ProviderError",
     "ProviderUnavailable",
     "RateLimited",
+    "RepetitionStopped",
     "RunError",
     "ScriptExhausted",
     "SkillrtError",
@@ -218,6 +221,21 @@ class BrowserError(RunError):
     def __init__(self, message: str, *, recoverable: bool = True) -> None:
         self.recoverable = recoverable
         super().__init__(message)
+
+
+class RepetitionStopped(RunError):
+    """A streamed generation repeated itself far past normal use and was stopped.
+
+    ``kept`` is the text before the loop (plus one copy of the repeated part when that is a
+    sentence rather than a few characters), ``unit`` the
+    repeated part, ``streamed`` how many characters had arrived when it was stopped.
+    """
+
+    def __init__(self, kept: str, *, unit: str, streamed: int) -> None:
+        self.kept = kept
+        self.unit = unit
+        self.streamed = streamed
+        super().__init__(f"the model repeated {unit[:40]!r} over and over; stopped it")
 
 
 class ProviderError(RunError):

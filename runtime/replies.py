@@ -50,6 +50,11 @@ REPLIES: dict[str, tuple[str, str]] = {
         "任务 {task} 正在另一个进程中运行，无法在这里恢复。",
         "Task {task} is running in another process; it cannot be resumed here.",
     ),
+    "repetition": (
+        "\n\n（模型开始不断重复，已在重复处截断；上面是截断前的内容。）",
+        "\n\n(The model started repeating itself and was stopped there; the text above is "
+        "what came before.)",
+    ),
     "ended_unexpectedly": ("任务异常结束。", "The task ended unexpectedly."),
 }
 

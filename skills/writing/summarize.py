@@ -28,10 +28,13 @@ from .prompts import (
     messages,
 )
 
-__all__ = ["SummarizeParams", "split_parts", "summarize"]
+__all__ = ["SummarizeParams", "split_parts", "summarize", "summary_tokens"]
 
 MAX_PARTS = 24
 MAX_ROUNDS = 3
+MIN_SUMMARY_TOKENS = 160
+PART_SUMMARY_TOKENS = 400
+FINAL_SUMMARY_TOKENS = 700
 MIN_PASTED_CHARS = 40
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _LEAD_IN = re.compile(r"^.{0,60}?[:：\n]\s*", re.S)
@@ -143,8 +146,10 @@ async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
     total = len(parts) + 1
 
     async def ask(system: str, content: str) -> str:
+        final = system is not SUMMARY_PART_SYSTEM
         result = await ctx.llm.chat(
-            messages(system.format(lang=lang), content), max_tokens=min(1024, budget)
+            messages(system.format(lang=lang), content),
+            max_tokens=summary_tokens(content, final=final),
         )
         return result.content.strip()
 
@@ -175,6 +180,13 @@ async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
         else say("总结：", "Summary:")
     )
     return SkillResult(message=f"{header}\n\n{summary}", data={**label, "summary": summary})
+
+
+def summary_tokens(content: str, *, final: bool) -> int:
+    """``max_tokens`` for a summary: about a third of what it summarises, within bounds (a
+    part's summary is a short list; the final one a gist and its points)."""
+    cap = FINAL_SUMMARY_TOKENS if final else PART_SUMMARY_TOKENS
+    return max(MIN_SUMMARY_TOKENS, min(cap, estimate_tokens(content) // 3))
 
 
 async def _combine(

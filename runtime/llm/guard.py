@@ -1,0 +1,130 @@
+"""A repetition guard for streamed generations: stop a model that loops, keep what came before.
+
+Small models fall into loops (``1. 1. 1. …`` until ``max_tokens``; one sentence again and
+again). The guard watches the stream as it arrives and raises ``RepetitionStopped`` when
+
+- the end of the text is one unit repeated far past normal use: a unit of ``p`` characters
+  (1 to ``max_period``) repeated at least ``max(min_repeats, min_span / p)`` times, so 300
+  identical characters, ``1. `` a hundred times, or a 100-character paragraph four times; or
+- one line (list markers and numbering ignored, at least ``min_line_chars`` long) makes up
+  ``line_repeats`` of the last ``2 * line_repeats`` lines (``1. x`` / ``2. x`` / ``3. x``…).
+
+Ordinary Markdown stays well below both: a table rule or a horizontal line is far shorter
+than ``min_span``, and repeated lines in code rarely fill half of a window of sixteen.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+
+from skillrt.exceptions import RepetitionStopped
+
+__all__ = ["RepetitionGuard"]
+
+_LINE_PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
+_HAS_WORD = re.compile(r"[^\W\d_]")
+
+
+class RepetitionGuard:
+    """Feed it each streamed delta; it raises ``RepetitionStopped`` when the text loops."""
+
+    __slots__ = (
+        "_lines",
+        "_partial",
+        "_parts",
+        "_since_check",
+        "_size",
+        "_tail",
+        "check_every",
+        "line_repeats",
+        "max_period",
+        "min_line_chars",
+        "min_repeats",
+        "min_span",
+    )
+
+    def __init__(
+        self,
+        *,
+        min_span: int = 300,
+        min_repeats: int = 4,
+        max_period: int = 200,
+        line_repeats: int = 8,
+        min_line_chars: int = 12,
+        check_every: int = 16,
+    ) -> None:
+        self.min_span = min_span
+        self.min_repeats = min_repeats
+        self.max_period = max_period
+        self.line_repeats = line_repeats
+        self.min_line_chars = min_line_chars
+        self.check_every = check_every
+        self._parts: list[str] = []
+        self._size = 0
+        self._tail = ""
+        self._since_check = 0
+        self._partial = ""
+        # (normalised line, offset of its start, offset of its end) of the recent lines
+        self._lines: deque[tuple[str, int, int]] = deque(maxlen=2 * line_repeats)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def _window(self) -> int:
+        return max(self.min_span, self.min_repeats * self.max_period) + self.max_period
+
+    def feed(self, delta: str) -> None:
+        """Take one delta; raises ``RepetitionStopped`` when the text now loops."""
+        if not delta:
+            return
+        start = self._size
+        self._parts.append(delta)
+        self._size += len(delta)
+        self._tail = (self._tail + delta)[-self._window() :]
+        self._since_check += len(delta)
+        self._feed_lines(delta, start)
+        if self._since_check >= self.check_every:
+            self._since_check = 0
+            self._check_period()
+
+    def _check_period(self) -> None:
+        tail = self._tail
+        for period in range(1, self.max_period + 1):
+            span = period * max(self.min_repeats, math.ceil(self.min_span / period))
+            if span > len(tail):
+                continue
+            window = tail[-span:]
+            if window[period:] == window[:-period]:
+                text = self.text
+                begin = len(text) - span
+                while begin > 0 and text[begin - 1] == text[begin - 1 + period]:
+                    begin -= 1
+                unit = text[begin : begin + period]
+                # One copy of a sentence-sized unit is content; ``1. `` or ``=`` is not.
+                keep = begin + period if len(unit.strip()) >= self.min_line_chars else begin
+                raise RepetitionStopped(text[:keep].rstrip(), unit=unit, streamed=len(text))
+
+    def _feed_lines(self, delta: str, start: int) -> None:
+        offset = start - len(self._partial)
+        pieces = (self._partial + delta).split("\n")
+        self._partial = pieces.pop()
+        for line in pieces:
+            end = offset + len(line)
+            key = _LINE_PREFIX.sub("", line).strip()
+            if key:
+                self._lines.append((key, offset, end))
+                self._check_lines(key)
+            offset = end + 1
+
+    def _check_lines(self, key: str) -> None:
+        if len(key) < self.min_line_chars or not _HAS_WORD.search(key):
+            return
+        same = [(begin, end) for k, begin, end in self._lines if k == key]
+        if len(same) < self.line_repeats:
+            return
+        text = self.text
+        cut = same[0][1]  # keep everything up to the end of the first copy in the window
+        raise RepetitionStopped(text[:cut].rstrip(), unit=key, streamed=len(text))

@@ -1,0 +1,169 @@
+"""Output guards: a looping generation is stopped early and kept up to the loop, whatever the
+provider or skill; summaries get a max_tokens sized to the job; a reply that rich's Markdown
+would render to (almost) nothing is shown as plain text; llama.cpp's repeat penalty is on."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+from rich.console import Console
+
+from skillrt import AgentRuntime, Event, SkillContext, SkillResult, load_config, skill
+from skillrt.cli.display import Display, renders_faithfully
+from skillrt.exceptions import RepetitionStopped
+from skillrt.llm.guard import RepetitionGuard
+from skillrt.llm.local import DEFAULT_REPEAT_PENALTY
+from skillrt.llm.select import create_llm
+from skillrt.messages import ChatMessage
+from skillrt.skills.writing import writing_skills
+from skillrt.skills.writing.summarize import summary_tokens
+from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
+
+LOOP = "1. " * 341
+DEGENERATE = "Here is the answer.\n\n" + LOOP + "\n\nSources: [Rust](posts/rust.md)"
+ARTICLE = """# Ownership in Rust
+
+Every value has one owner. When the owner goes out of scope, the value is dropped.
+
+| kind | moves | copies |
+|------|-------|--------|
+| String | yes | no |
+| i32 | no | yes |
+
+- Moves transfer ownership.
+- Borrows lend it for a while.
+- Lifetimes say for how long.
+
+```rust
+fn main() {
+    let a = String::from("hi");
+    let b = a;
+    println!("{b}");
+}
+```
+
+---
+
+1. Read the chapter on ownership.
+2. Write a small program that moves a String.
+3. Borrow it instead and compare.
+"""
+
+
+def feed_all(guard: RepetitionGuard, text: str, chunk: int = 3) -> int:
+    """Feed ``text`` in small chunks; returns how many characters went in before a stop."""
+    fed = 0
+    for i in range(0, len(text), chunk):
+        guard.feed(text[i : i + chunk])
+        fed = i + chunk
+    return fed
+
+
+def test_guard_stops_a_loop_early_and_keeps_what_came_before() -> None:
+    guard = RepetitionGuard()
+    with pytest.raises(RepetitionStopped) as caught:
+        feed_all(guard, DEGENERATE)
+    stop = caught.value
+    assert stop.kept == "Here is the answer."  # the loop's few characters are not content
+    assert stop.streamed < len("Here is the answer.\n\n") + 400  # stopped within ~100 repeats
+    assert stop.unit.strip() == "1."
+
+
+def test_guard_catches_a_numbered_line_repeated() -> None:
+    text = "Intro.\n" + "".join(f"{i}. The article talks about Rust.\n" for i in range(1, 40))
+    guard = RepetitionGuard()
+    with pytest.raises(RepetitionStopped) as caught:
+        feed_all(guard, text, chunk=5)
+    assert caught.value.kept == "Intro.\n1. The article talks about Rust."
+    assert caught.value.streamed < len(text) // 2
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64])
+def test_guard_leaves_ordinary_markdown_alone(chunk: int) -> None:
+    guard = RepetitionGuard()
+    assert feed_all(guard, ARTICLE * 3 + "=" * 80 + "\n" + "中文段落。" * 30, chunk) > 0
+    assert guard.text.startswith("# Ownership")
+
+
+class Ask(BaseModel):
+    question: str
+
+
+@skill(name="Echo", intents=["ANSWER_QUESTION"], params=Ask, description="stream an answer")
+async def echo(ctx: SkillContext, params: Ask) -> SkillResult:
+    result = await ctx.llm.chat([{"role": "user", "content": params.question}], max_tokens=4000)
+    return SkillResult(message=result.content, data={"cut": result.truncated_repetition})
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_runtime_stops_a_scripted_loop_and_the_reply_is_shown(
+    tmp_path: Path, language: str
+) -> None:
+    model = ScriptedModel([DEGENERATE])
+    config = load_config(content_root=tmp_path, state_dir=tmp_path / "state")
+    rt = AgentRuntime(config, llm=model, skills=[echo])
+    await rt.initialize()
+    streamed: list[Event] = []
+    rt.on("task:stream", streamed.append)
+    question = "why?" if language == "en" else "为什么？"
+    try:
+        msg = await rt.run_skill("Echo", {"question": question}, context={"language": language})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert len(streamed) < 150  # of 341+ deltas: the stream was cut, not run to the end
+    assert msg.data["truncated_repetition"] is True and msg.data["cut"] is True
+    assert msg.content.startswith("Here is the answer.")
+    assert ("重复" in msg.content) == (language == "zh")
+    assert ("repeating" in msg.content) == (language == "en")
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100, color_system=None)
+    Display(console).reply(msg)
+    shown = out.getvalue()
+    assert "Here is the answer." in shown and ("stopped there" in shown or "截断" in shown)
+
+
+def test_a_reply_that_renders_to_nothing_is_shown_as_plain_text() -> None:
+    assert not renders_faithfully(DEGENERATE)
+    assert renders_faithfully(ARTICLE)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100, color_system=None)
+    Display(console).reply(ChatMessage(content=DEGENERATE, state="COMPLETED"))
+    shown = out.getvalue()
+    assert "1. 1. 1." in shown and "Sources: [Rust](posts/rust.md)" in shown
+
+
+async def test_summaries_ask_for_tokens_sized_to_the_part(tmp_path: Path) -> None:
+    asked: list[int | None] = []
+
+    def answer(messages: object, options: ModelOptions) -> str:
+        asked.append(options.max_tokens)
+        return "- a point"
+
+    config = load_config(content_root=tmp_path, state_dir=tmp_path / "state")
+    rt = AgentRuntime(config, llm=FunctionModel(answer), skills=writing_skills())
+    await rt.initialize()
+    try:
+        long_text = "Rust ownership moves values between owners. " * 800  # several parts
+        msg = await rt.run_skill("Summarize", {"text": long_text})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert len(asked) > 2
+    assert all(t is not None and t <= 700 for t in asked)
+    assert summary_tokens("x " * 10, final=False) == 160
+    assert summary_tokens("word " * 5000, final=False) == 400
+    assert summary_tokens("word " * 5000, final=True) == 700
+
+
+def test_local_provider_uses_the_repeat_penalty_by_default(tmp_path: Path) -> None:
+    assert DEFAULT_REPEAT_PENALTY > 1.0
+    config = load_config(content_root=tmp_path, llm={"provider": "local"})
+    assert config.llm.repeat_penalty == DEFAULT_REPEAT_PENALTY
+    llm, _ = create_llm(config)
+    assert getattr(llm, "repeat_penalty", None) == DEFAULT_REPEAT_PENALTY
+    off = load_config(content_root=tmp_path, llm={"provider": "local", "repeat_penalty": 1.0})
+    assert getattr(create_llm(off)[0], "repeat_penalty", None) == 1.0
