@@ -29,6 +29,7 @@ from skillrt.cost import CostTracker
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import (
     BudgetExceeded,
+    HostUnresolved,
     InvalidTransition,
     ProviderUnavailable,
     RateLimited,
@@ -762,7 +763,10 @@ class AgentRuntime:
         self.events.emit("task:aborted", task.id, reason=reason, message=str(exc))
         self.logger.error("agent.error", task_id=task.id, error=task.record.last_error)
         lang = task.input.language
-        content = reply("budget" if reason == "budget" else "failed", lang, error=exc)
+        error: object = exc
+        if isinstance(exc, HostUnresolved):  # a network problem, said in the user's language
+            error = reply("no_network", lang, host=exc.host)
+        content = reply("budget" if reason == "budget" else "failed", lang, error=error)
         if error_reason in RESUMABLE_ERRORS:
             content += reply("resumable", lang, task=task.id)
         self._finish(task, content, kind=reason)

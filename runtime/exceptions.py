@@ -24,6 +24,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
         ├── TaskNotFound             no task record with that id
         ├── URLNotAllowed            the URL firewall refused a URL (says why)
         ├── BrowserError             a page action failed (recoverable or not)
+        │   └── HostUnresolved       a host name did not resolve (no network?), not a refusal
         ├── RepetitionStopped        a generation fell into a loop and was cut (kept: the text
         │                            before the loop); TaskLLM turns it into a shorter answer
         └── ProviderError            the model provider failed
@@ -49,6 +50,7 @@ __all__ = [
     "CheckpointCorrupt",
     "ConfigError",
     "FileChanged",
+    "HostUnresolved",
     "InvalidFrontmatter",
     "InvalidTransition",
     "LockConflict",
@@ -221,6 +223,19 @@ class BrowserError(RunError):
     def __init__(self, message: str, *, recoverable: bool = True) -> None:
         self.recoverable = recoverable
         super().__init__(message)
+
+
+class HostUnresolved(BrowserError):
+    """A host name did not resolve: a network problem (no network, no DNS), not a refusal.
+
+    The message names the host only, never the URL (which a model may have invented).
+    """
+
+    def __init__(self, host: str, url: str, detail: str = "") -> None:
+        self.host = host
+        self.url = url
+        self.detail = detail
+        super().__init__(f"cannot resolve host {host} (no network?)")
 
 
 class RepetitionStopped(RunError):

@@ -44,6 +44,7 @@ REPLIES: dict[str, tuple[str, str]] = {
         "任务超出预算，已停止：{error}",
         "The task went over its budget and was stopped: {error}",
     ),
+    "no_network": ("无法解析主机 {host}（没有网络？）", "cannot resolve host {host} (no network?)"),
     "failed": ("执行过程中出现错误：{error}", "The task failed: {error}"),
     "resumable": ("\n\n可以稍后恢复该任务（{task}）。", "\n\nYou can resume it later ({task})."),
     "running_elsewhere": (

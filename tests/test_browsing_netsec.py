@@ -8,7 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillrt.exceptions import URLNotAllowed
+import pytest
+from pydantic import BaseModel
+
+from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
+from skillrt.exceptions import BrowserError, HostUnresolved, URLNotAllowed
+from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.firewall import URLFirewall
 from skillrt.skills.browsing.skills import close_pending_browsers
 from skillrt.testing import FunctionModel
@@ -133,3 +138,63 @@ async def test_a_hostile_page_cannot_redirect_to_another_local_port(tmp_path: Pa
         assert SECRET not in all_text(model)
         assert SECRET not in msg.content
         assert len(steps) == 3
+
+
+# --- 5. a DNS failure is a network error, not a refusal ----------------------------------------
+
+
+async def no_dns(host: str, port: int) -> list[str]:
+    raise OSError(-3, "Temporary failure in name resolution")
+
+
+INVENTED = "https://www.google.com/search?q=%E5%86%85%E5%8D%B7%E5%8C%96+invented-by-the-model"
+
+
+async def test_a_name_that_does_not_resolve_is_a_network_error_not_a_refusal() -> None:
+    fw = URLFirewall(resolver=no_dns)
+    with pytest.raises(HostUnresolved) as info:
+        await fw.check(INVENTED)
+    assert not isinstance(info.value, URLNotAllowed)
+    assert isinstance(info.value, BrowserError) and info.value.recoverable
+    assert str(info.value) == "cannot resolve host www.google.com (no network?)"
+    assert info.value.url == INVENTED and "name resolution" in info.value.detail
+
+
+class FetchParams(BaseModel):
+    url: str = ""
+    question: str = ""
+
+
+@skill(name="FetchNoDNS", params=FetchParams)
+async def fetch_without_dns(ctx: SkillContext, params: FetchParams) -> SkillResult:
+    """Fetches through the real SafeFetcher and firewall, with a resolver that always fails."""
+    fetcher = SafeFetcher(URLFirewall(resolver=no_dns), timeout_s=5)
+    try:
+        fetched = await fetcher.request("GET", params.url)
+    finally:
+        await fetcher.aclose()
+    return SkillResult(success=True, message=str(fetched.status))
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("what is involution", "The task failed: cannot resolve host www.google.com (no network?)"),
+        ("内卷化是什么意思", "执行过程中出现错误：无法解析主机 www.google.com（没有网络？）"),
+    ],
+)
+async def test_a_dns_failure_reads_as_a_network_error_in_the_user_s_language(
+    tmp_path: Path, question: str, expected: str
+) -> None:
+    rt = AgentRuntime(
+        config=load_config(content_root=tmp_path, checkpoints=False),
+        llm=FunctionModel(lambda messages, options: "unused"),
+        skills=[fetch_without_dns],
+    )
+    try:
+        msg = await rt.run_skill("FetchNoDNS", {"url": INVENTED, "question": question})
+    finally:
+        await rt.close()
+    assert msg.content.startswith(expected), msg.content
+    assert "URL not allowed" not in msg.content and "不允许" not in msg.content
+    assert "search?q=" not in msg.content and "invented" not in msg.content

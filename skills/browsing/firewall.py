@@ -24,8 +24,12 @@ Every request and every redirect hop goes through ``await firewall.check(url)``,
    (``10.0.0.0/8``) covers every port of its addresses.
 
 The resolver is injectable (``async resolver(host, port) -> list[str]``); the default uses the
-event loop's ``getaddrinfo``. The check cannot pin the address the HTTP client then connects to,
-so a DNS server that answers differently a moment later (rebinding) is out of its reach.
+event loop's ``getaddrinfo``. A name that does not resolve (or not within
+``resolve_timeout_s``) raises ``HostUnresolved``, a ``BrowserError``: a network problem ("cannot
+resolve host x (no network?)"), not a refusal, and its message names the host, not the URL.
+
+The check cannot pin the address the HTTP client then connects to, so a DNS server that
+answers differently a moment later (rebinding) is out of its reach.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from skillrt.exceptions import URLNotAllowed
+from skillrt.exceptions import HostUnresolved, URLNotAllowed
 
 __all__ = ["Resolver", "URLFirewall", "default_resolver", "normalize_host"]
 
@@ -321,7 +325,7 @@ class URLFirewall:
             async with asyncio.timeout(self._resolve_timeout_s):
                 found = await self._resolver(host, port)
         except (OSError, TimeoutError) as exc:
-            raise URLNotAllowed(url, f"cannot resolve {host}: {exc or 'timed out'}") from None
+            raise HostUnresolved(host, url, str(exc) or "timed out") from None
         addresses = [a for a in (_ip(str(x).split("%", 1)[0]) for x in found) if a is not None]
         if not addresses:
             raise URLNotAllowed(url, f"{host} resolves to no address")
