@@ -81,10 +81,24 @@ def test_guard_catches_a_numbered_line_repeated() -> None:
     assert caught.value.streamed < len(text) // 2
 
 
+def test_guard_catches_a_short_line_looping() -> None:
+    # What SmolLM2-135M wrote for a section of 写一篇关于躺平的短文 before the guard.
+    text = "躺平\n- 躺平\n" + "".join(
+        f"{'  ' if i % 3 else ''}- 走走走{'；' if i % 4 == 0 else ''}\n" for i in range(60)
+    )
+    guard = RepetitionGuard()
+    with pytest.raises(RepetitionStopped) as caught:
+        feed_all(guard, text, chunk=2)
+    assert caught.value.kept == "躺平\n- 躺平\n- 走走走；"
+    assert caught.value.streamed < len(text) // 2
+
+
 @pytest.mark.parametrize("chunk", [1, 7, 64])
 def test_guard_leaves_ordinary_markdown_alone(chunk: int) -> None:
     guard = RepetitionGuard()
-    assert feed_all(guard, ARTICLE * 3 + "=" * 80 + "\n" + "中文段落。" * 30, chunk) > 0
+    code = "def f():\n" + "".join(f"    if x{i}:\n        pass\n" for i in range(6)) + "end\n" * 5
+    text = ARTICLE * 3 + "=" * 80 + "\n" + "中文段落。" * 30 + "\n" + code
+    assert feed_all(guard, text, chunk) > 0
     assert guard.text.startswith("# Ownership")
 
 

@@ -6,8 +6,10 @@ again). The guard watches the stream as it arrives and raises ``RepetitionStoppe
 - the end of the text is one unit repeated far past normal use: a unit of ``p`` characters
   (1 to ``max_period``) repeated at least ``max(min_repeats, min_span / p)`` times, so 300
   identical characters, ``1. `` a hundred times, or a 100-character paragraph four times; or
-- one line (list markers and numbering ignored, at least ``min_line_chars`` long) makes up
-  ``line_repeats`` of the last ``2 * line_repeats`` lines (``1. x`` / ``2. x`` / ``3. x``…).
+- one line (list markers, numbering and end punctuation ignored) makes up ``line_repeats``
+  of the last ``2 * line_repeats`` lines (``1. x`` / ``2. x`` / ``3. x``…), or three
+  quarters of them for a short line (under ``min_line_chars``, a CJK character counting
+  two: ``- 走走走`` twenty times).
 
 Ordinary Markdown stays well below both: a table rule or a horizontal line is far shorter
 than ``min_span``, and repeated lines in code rarely fill half of a window of sixteen.
@@ -24,6 +26,7 @@ from skillrt.exceptions import RepetitionStopped
 __all__ = ["RepetitionGuard"]
 
 _LINE_PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
+_LINE_SUFFIX = re.compile(r"[\s;；。，,.!！?？:：、]+$")
 _HAS_WORD = re.compile(r"[^\W\d_]")
 
 
@@ -113,17 +116,23 @@ class RepetitionGuard:
         self._partial = pieces.pop()
         for line in pieces:
             end = offset + len(line)
-            key = _LINE_PREFIX.sub("", line).strip()
+            key = _LINE_SUFFIX.sub("", _LINE_PREFIX.sub("", line))
             if key:
                 self._lines.append((key, offset, end))
                 self._check_lines(key)
             offset = end + 1
 
     def _check_lines(self, key: str) -> None:
-        if len(key) < self.min_line_chars or not _HAS_WORD.search(key):
+        if not _HAS_WORD.search(key):
             return
+        width = sum(2 if ord(ch) > 0x2E80 else 1 for ch in key)
+        if width < 2:
+            return
+        needed = self.line_repeats
+        if width < self.min_line_chars:  # "end", "走走走": only when they fill the window
+            needed = (3 * self._lines.maxlen) // 4 if self._lines.maxlen else needed
         same = [(begin, end) for k, begin, end in self._lines if k == key]
-        if len(same) < self.line_repeats:
+        if len(same) < needed:
             return
         text = self.text
         cut = same[0][1]  # keep everything up to the end of the first copy in the window
