@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import structlog
 from pydantic import ValidationError
 
+from skillrt.checkpointing import checkpoint_copy
 from skillrt.committer import Committer
 from skillrt.context import SkillContext, TaskInput, detect_language
 from skillrt.cost import CostTracker
@@ -340,16 +341,15 @@ class AgentRuntime:
         return task
 
     def _save(self, task: Task) -> None:
-        """Queue the task's checkpoint (a redacted copy) for the next group commit."""
+        """Queue the task's checkpoint for the next group commit (see ``checkpoint_copy``)."""
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
-        text = record.model_dump_json()
-        if self.redactor.is_clean(text):  # the common case: a copy without the redaction walk
-            copy = TaskRecord.model_validate_json(text)
+        copy = checkpoint_copy(record, self.redactor)
+        if copy is None:  # its request holds a secret: kept in memory only
+            self._committer().delete(record.id)
         else:
-            copy = TaskRecord.model_validate(self.redactor(record.model_dump()))
-        self._committer().put(copy)
+            self._committer().put(copy)
 
     def _committer(self) -> Committer:
         if self.committer is None:

@@ -7,6 +7,7 @@ journal before returning it; a resumed task gets the stored result without runni
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import re
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from skillrt.abort import AbortSignal
-from skillrt.exceptions import UserError
+from skillrt.exceptions import FileChanged, UserError
 from skillrt.settings import RuntimeConfig
 
 if TYPE_CHECKING:
@@ -182,6 +183,28 @@ class SkillContext:
         self.signal.raise_if_aborted()
         await self._host.journal_put(name, stored)
         return stored  # type: ignore[no-any-return]
+
+    async def read(self, name: str, path: str) -> tuple[str, str]:
+        """Read a blog file as the durable step ``name``: ``(text, sha256)``.
+
+        The journal keeps a reference (``{"path", "sha256"}``), never the text, so a checkpoint
+        stays small and holds nothing of the post. A resumed task reads the file again and gets
+        ``FileChanged`` if its bytes are no longer those of the first read. The read runs off
+        the event loop (``FileStore.read`` refuses what is not a regular file, or too big).
+        """
+        found, ref = self._host.journal_get(name)
+        if not found:
+            self.signal.raise_if_aborted()
+            self._host.before_step(name)
+        text, digest = await asyncio.to_thread(self.files.read, path)
+        if found:
+            expected = ref.get("sha256") if isinstance(ref, dict) else None
+            if expected != digest:
+                raise FileChanged(self.files.relative(path), str(expected), digest)
+            return text, digest
+        self.signal.raise_if_aborted()
+        await self._host.journal_put(name, {"path": self.files.relative(path), "sha256": digest})
+        return text, digest
 
     async def ask(self, question: str) -> str:
         """Ask the user; the task waits in WAITING_INPUT until the session's next input.

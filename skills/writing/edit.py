@@ -9,7 +9,6 @@ the user has (and its formatting and comments) survives. The reply carries a uni
 from __future__ import annotations
 
 import difflib
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -47,12 +46,6 @@ def unified_diff(old: str, new: str, path: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def _read(ctx: SkillContext, path: str) -> dict[str, Any]:
-    text, digest = ctx.files.read(path)
-    split_post(text, path)  # refuses a post whose frontmatter cannot be read
-    return {"text": text, "hash": digest}
-
-
 @skill(
     name="EditContent",
     intents=["EDIT_CONTENT"],
@@ -84,8 +77,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     selection = params.selected_text or ctx.input.selected_text or ""
 
     ctx.progress(1, 3, say("读取文件", "Reading the file"), path)
-    read: dict[str, Any] = await ctx.step("read", lambda: _read(ctx, path))
-    block, body = split_frontmatter_block(read["text"])
+    text, digest = await ctx.read("read", path)
+    split_post(text, path)  # refuses a post whose frontmatter cannot be read
+    block, body = split_frontmatter_block(text)
     if selection.strip():
         where = body.find(selection)
         if where < 0:
@@ -133,7 +127,7 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
             new_body = "\n" + new_body
     new_text = block + new_body
     diff = unified_diff(body, new_body, path)
-    if new_text == read["text"]:
+    if new_text == text:
         return SkillResult(
             message=say("内容没有变化，文件未改动。", "Nothing changed; the file is untouched."),
             data={"path": path, "diff": "", "changed": False},
@@ -144,8 +138,8 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     def save() -> dict[str, str]:
         if ctx.files.hash_of(path) == text_hash(new_text):
             return {"hash": text_hash(new_text)}  # saved before a crash cut the task off
-        _, digest = ctx.files.write(path, new_text, expected_hash=read["hash"])
-        return {"hash": digest}
+        _, written = ctx.files.write(path, new_text, expected_hash=digest)
+        return {"hash": written}
 
     saved = await ctx.step("save", save)
     ctx.logger.info("agent.file.saved", path=path, hash=saved["hash"])

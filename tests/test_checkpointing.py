@@ -1,0 +1,56 @@
+"""``checkpoint_copy``: secrets are kept out of a checkpoint, never replaced by ``***`` in what
+a resumed skill reads back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillrt.checkpointing import checkpoint_copy
+from skillrt.logs import Redactor
+from skillrt.storage.records import TaskRecord
+
+SECRET = "cfg-secret-value-42"
+KEY = "sk-proj-abcdefghijklmnopqrstuvwx1234"
+
+
+def record(**fields: Any) -> TaskRecord:
+    base: dict[str, Any] = {"id": "t1", "session_id": "s", "state": "EXECUTING"}
+    return TaskRecord(created_at=1.0, updated_at=1.0, **{**base, **fields})
+
+
+def test_a_clean_record_is_copied_whole_and_independent() -> None:
+    rec = record(raw_input="write about rust", steps={"outline": {"title": "Rust"}})
+    copy = checkpoint_copy(rec, Redactor([SECRET]))
+    assert copy == rec
+    assert copy is not None
+    rec.steps["more"] = 1
+    assert "more" not in copy.steps
+
+
+def test_the_journal_stops_before_the_first_step_holding_a_secret() -> None:
+    steps = {"read": {"path": "a.md"}, "edit": f"export K={KEY}", "save": {"hash": "ab"}}
+    copy = checkpoint_copy(record(steps=steps), Redactor())
+    assert copy is not None
+    assert copy.steps == {"read": {"path": "a.md"}}  # edit and what follows run again
+    assert "***" not in copy.model_dump_json()
+
+
+def test_fields_only_people_see_are_redacted() -> None:
+    rec = record(
+        last_error=f"boom {SECRET}",
+        progress={"message": f"using {KEY}"},
+        result={"message": SECRET},
+        question=f"is {SECRET} right?",
+    )
+    copy = checkpoint_copy(rec, Redactor([SECRET]))
+    assert copy is not None
+    text = copy.model_dump_json()
+    assert SECRET not in text and KEY not in text
+    assert copy.last_error == "boom ***"
+
+
+def test_a_request_holding_a_secret_is_not_checkpointed() -> None:
+    redactor = Redactor([SECRET])
+    assert checkpoint_copy(record(raw_input=f"log in with {SECRET}"), redactor) is None
+    assert checkpoint_copy(record(params={"path": KEY}), redactor) is None
+    assert checkpoint_copy(record(context={"selected_text": KEY}), redactor) is None
