@@ -5,16 +5,19 @@ fence, and DNS failures reported as network errors. Every server here is on loop
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from pydantic import BaseModel
 
 from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
 from skillrt.exceptions import BrowserError, HostUnresolved, URLNotAllowed
 from skillrt.skills.browsing.fetcher import SafeFetcher
-from skillrt.skills.browsing.firewall import URLFirewall
+from skillrt.skills.browsing.firewall import Approval, URLFirewall
+from skillrt.skills.browsing.pinning import PinnedTransport, pinned
 from skillrt.skills.browsing.skills import close_pending_browsers
 from skillrt.testing import FunctionModel
 from tests.browsing_support import PageView, agent_model, make_runtime
@@ -198,3 +201,104 @@ async def test_a_dns_failure_reads_as_a_network_error_in_the_user_s_language(
     assert msg.content.startswith(expected), msg.content
     assert "URL not allowed" not in msg.content and "不允许" not in msg.content
     assert "search?q=" not in msg.content and "invented" not in msg.content
+
+
+# --- 2. connections go to the address the firewall checked (no DNS rebinding) ------------------
+
+
+class Rebinding:
+    """A hostile DNS for ``rebind.test``: 127.0.0.2 the first time, 127.0.0.1 afterwards.
+
+    It answers the firewall (as its resolver) and, through ``socket.getaddrinfo``, anything
+    else in the process that resolves the name, as a real rebinding DNS server would.
+    """
+
+    def __init__(self, first: str = "127.0.0.2", then: str = "127.0.0.1") -> None:
+        self.answers = [first, then]
+        self.asked = 0
+
+    def answer(self) -> str:
+        self.asked += 1
+        return self.answers[0] if self.asked == 1 else self.answers[1]
+
+    async def resolver(self, host: str, port: int) -> list[str]:
+        if host != "rebind.test":
+            raise OSError(f"{host}: name not known")
+        return [self.answer()]
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        real = socket.getaddrinfo
+
+        def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+            if host in ("rebind.test", b"rebind.test"):
+                return real(self.answer(), port, *args, **kwargs)
+            return real(host, port, *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def two_servers(good: dict[str, Any], secret: dict[str, Any]) -> tuple[Server, Server]:
+    """A good server on 127.0.0.2:P and a secret one on 127.0.0.1:P (the same port)."""
+    for _ in range(20):
+        first = Server(good, host="127.0.0.2")
+        try:
+            return first, Server(secret, host="127.0.0.1", port=first.port)
+        except OSError:  # that port is taken on 127.0.0.1: try another
+            first.__exit__()
+    raise RuntimeError("no port free on both 127.0.0.1 and 127.0.0.2")
+
+
+async def test_a_rebinding_dns_cannot_move_the_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dns = Rebinding()
+    dns.install(monkeypatch)
+    good, secret = two_servers(
+        {"/": (200, {}, b"<h1>good page</h1>")}, {"/": (200, {}, SECRET.encode())}
+    )
+    with good, secret:
+        fw = URLFirewall(allow_private=[f"127.0.0.2:{good.port}"], resolver=dns.resolver)
+        fetcher = SafeFetcher(fw, timeout_s=5)
+        try:
+            fetched = await fetcher.request("GET", f"http://rebind.test:{good.port}/")
+        finally:
+            await fetcher.aclose()
+    assert fetched.status == 200 and b"good page" in fetched.body
+    assert good.requests == [("GET", "/", f"rebind.test:{good.port}")]  # the Host kept
+    assert secret.requests == []
+    assert dns.asked == 1  # resolved once, by the firewall
+
+
+async def test_a_redirect_hop_is_checked_and_pinned_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    dns = Rebinding()
+    dns.install(monkeypatch)
+    good, secret = two_servers({}, {"/": (200, {}, SECRET.encode())})
+    good.routes["/"] = (302, {"Location": f"http://rebind.test:{good.port}/next"}, b"")
+    good.routes["/next"] = (200, {}, b"next")
+    with good, secret:
+        fw = URLFirewall(allow_private=[f"127.0.0.2:{good.port}"], resolver=dns.resolver)
+        fetcher = SafeFetcher(fw, timeout_s=5)
+        try:
+            with pytest.raises(URLNotAllowed, match=r"resolves to 127\.0\.0\.1"):
+                await fetcher.request("GET", f"http://rebind.test:{good.port}/")
+        finally:
+            await fetcher.aclose()
+    assert [r[1] for r in good.requests] == ["/"]
+    assert secret.requests == []
+
+
+async def test_a_connection_nobody_approved_is_refused() -> None:
+    with secret_server() as secret:
+        client = httpx.AsyncClient(transport=PinnedTransport())
+        try:
+            with pytest.raises(httpx.ConnectError, match="no address was approved"):
+                await client.get(secret.url("/"))
+            other_port = Approval("127.0.0.1", secret.port + 1, ("127.0.0.1",))
+            with (
+                pinned(other_port),
+                pytest.raises(httpx.ConnectError, match="no address was approved"),
+            ):
+                await client.get(secret.url("/"))
+        finally:
+            await client.aclose()
+    assert secret.requests == []

@@ -1,7 +1,9 @@
 """``SafeFetcher``: HTTP requests that pass the firewall at every hop and stay within a size cap.
 
 httpx is created with ``follow_redirects=False``; redirects are followed here (at most
-``max_redirects``), each ``Location`` checked by the firewall before it is requested. 301, 302
+``max_redirects``), each ``Location`` checked by the firewall before it is requested. Each
+request and hop connects only to the addresses the firewall approved for it
+(``PinnedTransport``; a ``transport`` given for tests replaces it). 301, 302
 and 303 turn a POST into a GET, 307 and 308 keep the method and body. Bodies are read (decoded) as
 a stream and cut at ``max_bytes`` (the page is marked truncated, not refused). Cookies live in
 the client and so survive across requests.
@@ -18,6 +20,7 @@ import httpx
 
 from skillrt.exceptions import BrowserError
 from skillrt.skills.browsing.firewall import URLFirewall
+from skillrt.skills.browsing.pinning import PinnedTransport, pinned
 
 __all__ = ["DEFAULT_USER_AGENT", "Fetched", "SafeFetcher"]
 
@@ -82,7 +85,7 @@ class SafeFetcher:
                 "Accept-Language": "en, zh;q=0.8, *;q=0.5",
                 "Accept-Encoding": "gzip, deflate",
             },
-            transport=transport,
+            transport=transport if transport is not None else PinnedTransport(),
             trust_env=False,
         )
 
@@ -106,9 +109,10 @@ class SafeFetcher:
         hops: list[str] = []
         request_url = str(httpx.URL(url, params=params)) if params else url
         for _ in range(self.max_redirects + 1):
-            await self.firewall.check(request_url)
+            approval = await self.firewall.approve(request_url)
             try:
-                response = await self._send(method, request_url, data, headers)
+                with pinned(approval):  # connect to the checked addresses, not to a new answer
+                    response = await self._send(method, request_url, data, headers)
             except httpx.TimeoutException as exc:
                 raise BrowserError(f"timed out fetching {request_url}: {exc!r}") from exc
             except httpx.HTTPError as exc:

@@ -28,8 +28,10 @@ event loop's ``getaddrinfo``. A name that does not resolve (or not within
 ``resolve_timeout_s``) raises ``HostUnresolved``, a ``BrowserError``: a network problem ("cannot
 resolve host x (no network?)"), not a refusal, and its message names the host, not the URL.
 
-The check cannot pin the address the HTTP client then connects to, so a DNS server that
-answers differently a moment later (rebinding) is out of its reach.
+``approve(url)`` returns the addresses it checked (an ``Approval``); the HTTP backend connects
+to those and to nothing else (``pinning.py``), so a DNS server that answers differently a
+moment later (rebinding) cannot move the connection. ``check(url)`` is ``approve`` without the
+answer, for callers that cannot pin (the Chromium backend).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import httpx
 
 from skillrt.exceptions import HostUnresolved, URLNotAllowed
 
-__all__ = ["Resolver", "URLFirewall", "default_resolver", "normalize_host"]
+__all__ = ["Approval", "Resolver", "URLFirewall", "default_resolver", "normalize_host"]
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 """``async resolver(host, port) -> [address, ...]``."""
@@ -167,6 +169,15 @@ def address_problem(addr: IPAddress) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Approval:
+    """What the firewall approved for one URL: its host, port and the addresses to connect to."""
+
+    host: str
+    port: int
+    addresses: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Rule:
     """One allow/deny/allow_private entry, parsed."""
 
@@ -272,14 +283,21 @@ class URLFirewall:
 
     async def check(self, url: str) -> None:
         """Return when ``url`` may be fetched; raise ``URLNotAllowed`` (with why) when not."""
+        await self.approve(url)
+
+    async def approve(self, url: str) -> Approval:
+        """Check ``url`` and return the addresses its host resolved to, all of them approved.
+
+        Connect to these addresses and to nothing else (``pinning.PinnedTransport``): asking
+        DNS again could give another answer. Raises ``URLNotAllowed`` or ``HostUnresolved``.
+        """
         scheme, host, port, path = self._split(url)
         for rule in self.deny:
             if rule.matches(scheme, host, port, path):
                 raise URLNotAllowed(url, f"denied by rule {rule.text!r}")
         if self.allow and not any(r.matches(scheme, host, port, path) for r in self.allow):
             raise URLNotAllowed(url, "not in the allow list")
-        if self._private_ok(scheme, host, port, path):
-            return
+        named = self._private_ok(scheme, host, port, path)
         literal = _ip(host)
         if host == "localhost" or host.endswith(".localhost"):  # loopback by definition (RFC 6761)
             addresses: list[IPAddress] = [ipaddress.IPv4Address("127.0.0.1")]
@@ -291,11 +309,14 @@ class URLFirewall:
             for rule in self.deny:
                 if rule.network is not None and rule.matches_address(addr, scheme, port, path):
                     raise URLNotAllowed(url, f"{addr} denied by rule {rule.text!r}")
+            if named:  # an allow_private rule names this host: any address it resolves to
+                continue
             problem = address_problem(addr)
             covered = (r.matches_address(addr, scheme, port, path) for r in self.allow_private)
             if problem and not any(covered):
                 where = "" if literal is not None else f"{host} resolves to {addr}, "
                 raise URLNotAllowed(url, f"{where}{problem}")
+        return Approval(host, port, tuple(str(a) for a in addresses))
 
     def _split(self, url: str) -> tuple[str, str, int, str]:
         scheme = url.split(":", 1)[0].strip().lower() if ":" in url else ""
