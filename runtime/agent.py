@@ -102,8 +102,8 @@ class AgentRuntime:
         self.config = config if config is not None else load_config()
         self.clock = clock or time.time
         self.session_id = self.config.session_id or new_id()
-        self.events = EventBus(clock=self.clock)
         self.redactor = Redactor(self.config.secret_values())
+        self.events = EventBus(clock=self.clock, redactor=self.redactor)
         self._log_file = open_log_file(self.config)
         self.logger = make_logger(self.config, self.redactor, self._log_file).bind(
             session_id=self.session_id
@@ -422,7 +422,7 @@ class AgentRuntime:
                 reply("input_too_long", lang, chars=len(text), limit=limit),
                 error="input_too_long",
             )
-        self.logger.info("agent.input.received", input=text[:100], chars=len(text))
+        self.logger.info("agent.input.received", input=self._shown(text, 100), chars=len(text))
         self._record_message(session_id, "user", text)
         waiting = self._waiting_task(session_id)
         if waiting is not None and waiting.answer is not None:
@@ -807,26 +807,36 @@ class AgentRuntime:
             ),
         )
 
+    def _shown(self, text: str, limit: int) -> str:
+        """``text`` as people see it (history, logs, summaries): redacted, *then* cut, so no
+        secret survives as a prefix where the cut falls."""
+        return self.redactor.text(text)[:limit]
+
+    def _shown_error(self, record: TaskRecord) -> str | None:
+        error = record.last_error
+        return None if error is None else self._shown(error, 2000)
+
     def _add_history(self, record: TaskRecord, state: str, message: str) -> None:
-        """One history entry for a task that ended (redacted like its checkpoint)."""
+        """One history entry for a task that ended: every field redacted, texts before cutting."""
         if self.history is None:
             return
-        self.history.add_task(
+        entry = self.redactor(
             {
                 "task_id": record.id,
                 "session_id": record.session_id,
                 "skill": record.skill,
                 "intent": record.intent.get("type"),
                 "state": state,
-                "input": self.redactor.text(record.raw_input[:500]),
+                "input": self._shown(record.raw_input, 500),
                 "tokens": record.tokens,
                 "cost": record.cost,
                 "started_at": record.created_at,
                 "finished_at": self.clock(),
-                "message": self.redactor.text(message[:2000]),
-                "error": record.last_error,
+                "message": self._shown(message, 2000),
+                "error": self._shown_error(record),
             }
         )
+        self.history.add_task(entry)
 
     def _record_message(
         self, session_id: str, role: str, content: str, task_id: str | None = None
@@ -836,7 +846,7 @@ class AgentRuntime:
                 session_id,
                 {
                     "role": role,
-                    "content": self.redactor.text(content[:4000]),
+                    "content": self._shown(content, 4000),
                     "task_id": task_id,
                     "at": self.clock(),
                 },
@@ -892,13 +902,13 @@ class AgentRuntime:
             state=record.state,
             skill=record.skill,
             intent=record.intent.get("type") if record.intent else None,
-            description=record.raw_input[:200],
+            description=self._shown(record.raw_input, 200),
             created_at=record.created_at,
             updated_at=record.updated_at,
             steps_done=len(record.steps),
             progress=record.progress,
             error_reason=record.error_reason,
-            last_error=record.last_error,
+            last_error=self._shown_error(record),
             tokens=record.tokens,
             cost=record.cost,
         )

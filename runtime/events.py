@@ -15,6 +15,8 @@ from typing import Any
 
 import structlog
 
+from skillrt.logs import Redactor
+
 __all__ = ["EVENT_TYPES", "Event", "EventBus", "EventCallback", "TaskEmitter"]
 
 EVENT_TYPES: frozenset[str] = frozenset(
@@ -79,8 +81,11 @@ EventCallback = Callable[[Event], object]
 class EventBus:
     """Publish/subscribe by event type; ``"*"`` subscribes to everything."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.time, *, redactor: Redactor | None = None
+    ) -> None:
         self._clock = clock
+        self._redactor = redactor or Redactor()
         self._subscribers: dict[str, list[EventCallback]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
 
@@ -95,8 +100,10 @@ class EventBus:
         return unsubscribe
 
     def emit(self, event_type: str, task_id: str | None = None, **data: Any) -> Event:
-        event = Event(event_type, task_id, data, self._clock())
         callbacks = [*self._subscribers.get(event_type, ()), *self._subscribers.get("*", ())]
+        # Events are shown to people (progress lines, a server's stream): redacted, like logs.
+        shown = self._redactor(data) if callbacks else data
+        event = Event(event_type, task_id, shown, self._clock())
         for callback in callbacks:
             try:
                 out = callback(event)
