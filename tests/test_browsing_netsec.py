@@ -6,6 +6,7 @@ fence, and DNS failures reported as network errors. Every server here is on loop
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,12 @@ from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
 from skillrt.exceptions import BrowserError, HostUnresolved, URLNotAllowed
 from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.firewall import Approval, URLFirewall
+from skillrt.skills.browsing.http_browser import HttpBrowser
 from skillrt.skills.browsing.pinning import PinnedTransport, pinned
 from skillrt.skills.browsing.skills import close_pending_browsers
 from skillrt.testing import FunctionModel
 from tests.browsing_support import PageView, agent_model, make_runtime
-from tests.netsec_support import Server
+from tests.netsec_support import Server, Trickle
 
 SECRET = "SECRET-REDIS-CONFIG-93f1"
 
@@ -302,3 +304,40 @@ async def test_a_connection_nobody_approved_is_refused() -> None:
         finally:
             await client.aclose()
     assert secret.requests == []
+
+
+# --- 3. a total deadline per fetch ---------------------------------------------------------------
+
+
+def trickling_server() -> Server:
+    """A page whose 200-byte body arrives one byte every 0.2 s (40 s in all)."""
+    body = b"<html><body>" + b"x" * 188
+    return Server({"/slow": (200, {}, Trickle(body, every_s=0.2))})
+
+
+async def test_a_trickling_body_is_cut_at_the_fetch_deadline() -> None:
+    with trickling_server() as server:
+        fetcher = SafeFetcher(URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]), timeout_s=1)
+        started = time.monotonic()
+        try:
+            with pytest.raises(BrowserError, match=r"timed out fetching .*within 1 s") as info:
+                await fetcher.request("GET", server.url("/slow"))
+        finally:
+            await fetcher.aclose()
+        took = time.monotonic() - started
+    assert info.value.recoverable
+    assert took < 10, took  # a generous bound: the whole body would take 40 s
+
+
+async def test_the_http_browser_s_timeout_covers_the_whole_body(tmp_path: Path) -> None:
+    with trickling_server() as server:
+        config = load_config(content_root=tmp_path, browser={"timeout_s": 1}).browser
+        browser = HttpBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
+        started = time.monotonic()
+        try:
+            with pytest.raises(BrowserError, match="timed out"):
+                await browser.goto(server.url("/slow"))
+        finally:
+            await browser.close()
+        assert time.monotonic() - started < 10
+        assert browser.url == ""  # nothing half-loaded became the page

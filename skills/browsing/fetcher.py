@@ -5,12 +5,14 @@ httpx is created with ``follow_redirects=False``; redirects are followed here (a
 request and hop connects only to the addresses the firewall approved for it
 (``PinnedTransport``; a ``transport`` given for tests replaces it). 301, 302
 and 303 turn a POST into a GET, 307 and 308 keep the method and body. Bodies are read (decoded) as
-a stream and cut at ``max_bytes`` (the page is marked truncated, not refused). Cookies live in
+a stream and cut at ``max_bytes`` (the page is marked truncated, not refused). ``timeout_s``
+is a total deadline per request: all hops and the whole body. Cookies live in
 the client and so survive across requests.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,6 +77,7 @@ class SafeFetcher:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.firewall = firewall
+        self.timeout_s = timeout_s
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
         self.client = httpx.AsyncClient(
@@ -103,11 +106,30 @@ class SafeFetcher:
     ) -> Fetched:
         """Send a request; follow redirects, checking each hop; read at most ``max_bytes``.
 
-        Raises ``URLNotAllowed`` when the firewall refuses the URL or a hop, and
-        ``BrowserError`` for network failures, timeouts and redirect loops.
+        ``timeout_s`` bounds the whole of it: every hop, and the body to its last byte (a page
+        trickling its body is cut there, not only when it pauses longer than that). Raises
+        ``URLNotAllowed`` when the firewall refuses the URL or a hop, and ``BrowserError`` for
+        network failures, timeouts and redirect loops.
         """
-        hops: list[str] = []
         request_url = str(httpx.URL(url, params=params)) if params else url
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                return await self._follow(method, request_url, data, headers)
+        except TimeoutError:
+            raise BrowserError(
+                f"timed out fetching {request_url}: no complete answer within "
+                f"{self.timeout_s:g} s (browser.timeout_s)"
+            ) from None
+
+    async def _follow(
+        self,
+        method: str,
+        url: str,
+        data: list[tuple[str, str]] | None,
+        headers: dict[str, str] | None,
+    ) -> Fetched:
+        hops: list[str] = []
+        request_url = url
         for _ in range(self.max_redirects + 1):
             approval = await self.firewall.approve(request_url)
             try:
