@@ -45,7 +45,7 @@ from skillrt.machine import TERMINAL_STATES, State
 from skillrt.messages import ChatMessage, TaskSummary, new_id
 from skillrt.replies import reply
 from skillrt.router import IntentRouter, ParsedIntent
-from skillrt.settings import RuntimeConfig, load_config
+from skillrt.settings import RuntimeConfig, load_config, make_state_dir
 from skillrt.skill import Skill, SkillResult
 from skillrt.storage.checkpoints import (
     CheckpointStore,
@@ -211,8 +211,7 @@ class AgentRuntime:
     def _open(self) -> LoadResult:
         """Blocking part of ``initialize`` (run in a thread): open everything, read checkpoints."""
         cfg = self.config
-        state = cfg.state_path
-        state.mkdir(parents=True, exist_ok=True)
+        state = make_state_dir(cfg.state_path)
         if self._llm is None:
             from skillrt.llm.select import create_llm
 

@@ -15,9 +15,18 @@ import os
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -26,6 +35,7 @@ from pydantic_settings import (
 )
 
 from skillrt.exceptions import ConfigError
+from skillrt.storage.layout import BlogLayout, configured_layout, detect_layout
 
 __all__ = [
     "BrowserConfig",
@@ -35,6 +45,7 @@ __all__ = [
     "SearchConfig",
     "config_files",
     "load_config",
+    "make_state_dir",
 ]
 
 ENV_PREFIX = "SKILLRT_"
@@ -106,7 +117,8 @@ class RuntimeConfig(BaseSettings):
 
     content_root: Path = Path()
     state_dir: Path | None = None
-    posts_dir: str = "posts"
+    # Unset (or empty): detected from the blog's layout (storage/layout.py), see ``layout``.
+    posts_dir: str = ""
     session_id: str | None = None
 
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
@@ -133,6 +145,24 @@ class RuntimeConfig(BaseSettings):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
+
+    _layout: BlogLayout | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _find_posts(self) -> Self:
+        if not self.posts_dir.strip():
+            found = detect_layout(self.root)
+            self.posts_dir = found.posts_dir
+            self._layout = found
+        return self
+
+    @property
+    def layout(self) -> BlogLayout:
+        """Where the posts are and why: detected, or ``posts_dir`` as configured."""
+        layout = self._layout
+        if layout is not None and layout.posts_dir == (self.posts_dir.strip("/") or "."):
+            return layout
+        return configured_layout(self.root, self.posts_dir)
 
     @property
     def root(self) -> Path:
@@ -174,6 +204,22 @@ class RuntimeConfig(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         files = [_TomlSource(settings_cls, path) for path in reversed(config_files())]
         return (init_settings, env_settings, *files)
+
+
+STATE_GITIGNORE = (
+    "# Created by skillrt: its state (checkpoints, indexes, logs) stays out of git.\n*\n"
+)
+
+
+def make_state_dir(path: Path) -> Path:
+    """Create the state folder if needed; a folder made here gets a ``.gitignore`` holding
+    ``*`` (as pytest and mypy do for their caches), so it never lands in the blog's git."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)
+        gitignore = path / ".gitignore"
+        if not gitignore.exists():
+            gitignore.write_text(STATE_GITIGNORE, encoding="utf-8")
+    return path
 
 
 def _user_config_path() -> Path:

@@ -27,13 +27,17 @@ from skillrt.cli.oneshot import OneShot
 from skillrt.cli.readers import make_reader
 from skillrt.cli.repl import Repl
 from skillrt.messages import TaskSummary
-from skillrt.settings import RuntimeConfig
+from skillrt.settings import RuntimeConfig, make_state_dir
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="skillrt",
-    help="Write, edit and research your Markdown blog with durable, cancellable AI tasks.",
+    help="Write, edit and research your Markdown blog with durable, cancellable AI tasks.\n\n"
+    "Settings come from ./skillrt.toml, ~/.config/skillrt/config.toml and SKILLRT_* variables."
+    " The posts folder (posts_dir, SKILLRT_POSTS_DIR or --posts-dir) is detected when unset:"
+    " posts/, Hugo content/, Hexo source/_posts/, Jekyll _posts/, VitePress or MkDocs docs/,"
+    " an Obsidian vault; skillrt doctor shows what was found.",
     add_completion=False,
     pretty_exceptions_enable=False,  # tracebacks with locals could show keys
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -46,6 +50,14 @@ Root = Annotated[
         "-C",
         help="The blog folder, as if started there (default: the current folder,"
         " or $SKILLRT_CONTENT_ROOT).",
+        show_default=False,
+    ),
+]
+PostsDir = Annotated[
+    str | None,
+    typer.Option(
+        "--posts-dir",
+        help="The posts folder under the blog folder (setting posts_dir; default: detected).",
         show_default=False,
     ),
 ]
@@ -65,14 +77,14 @@ TaskId = Annotated[str, typer.Argument(help="A task id; a unique prefix is enoug
 def _default(ctx: typer.Context) -> None:
     """Without a command, start the chat."""
     if ctx.invoked_subcommand is None:
-        chat(root=None, verbose=False)
+        chat(root=None, posts_dir=None, verbose=False)
 
 
 @app.command()
-def chat(root: Root = None, verbose: Verbose = False) -> None:
+def chat(root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False) -> None:
     """Chat with your blog: type requests, watch tasks run; Ctrl-C cancels, Ctrl-D quits."""
     with user_errors():
-        config = open_config(root, verbose=verbose)
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         runtime = make_runtime(config)
         reader = make_reader(config.state_path / "input-history")
         status = asyncio.run(Repl(runtime, Console(), reader).run())
@@ -91,6 +103,7 @@ def run(
     answer: Answers = None,
     as_json: Json = False,
     root: Root = None,
+    posts_dir: PostsDir = None,
     verbose: Verbose = False,
 ) -> None:
     """Run one task and exit: 0 done, 1 failed, 2 bad input, 3 unfinished, 130 cancelled."""
@@ -100,7 +113,7 @@ def run(
             context["current_file"] = str(file)
         if selection is not None:
             context["selected_text"] = selection
-        config = open_config(root, verbose=verbose)
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
         status = asyncio.run(shot.run(text, context))
     raise typer.Exit(status)
@@ -112,11 +125,12 @@ def resume(
     answer: Answers = None,
     as_json: Json = False,
     root: Root = None,
+    posts_dir: PostsDir = None,
     verbose: Verbose = False,
 ) -> None:
     """Continue a task from its last completed step (exit status as for run)."""
     with user_errors():
-        config = open_config(root, verbose=verbose)
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
         status = asyncio.run(shot.resume(task_id))
     raise typer.Exit(status)
@@ -169,10 +183,14 @@ def abandon(task_id: TaskId, root: Root = None, verbose: Verbose = False) -> Non
 
 
 @app.command()
-def doctor(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
-    """Show the config files, model, folders, index and browser skillrt would use here."""
+def doctor(
+    as_json: Json = False, root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False
+) -> None:
+    """Show the config files, model, folders, index and browser skillrt would use here.
+
+    Writes nothing: no state folder, no log file, no index."""
     with user_errors():
-        config = open_config(root, verbose=verbose)
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir, log_to_file=False)
         checks = run_checks(config)
     failed = any(c.status == "fail" for c in checks)
     if as_json:
@@ -190,12 +208,15 @@ def doctor(as_json: Json = False, root: Root = None, verbose: Verbose = False) -
 
 
 @app.command()
-def index(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
+def index(
+    as_json: Json = False, root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False
+) -> None:
     """Re-index the posts (full-text index and link graph); only changed posts are read."""
     from skillrt.storage.memory import BlogMemory
 
     with user_errors():
-        config = open_config(root, verbose=verbose)
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        make_state_dir(config.state_path)
         memory = BlogMemory(config.root, config.state_path, config.posts_dir)
         try:
             report = memory.refresh()

@@ -18,7 +18,7 @@ from skillrt.agent import AgentRuntime
 from skillrt.exceptions import UserError
 from skillrt.llm.base import LLMMessage, LLMResult, StreamCallback
 from skillrt.messages import ChatMessage, TaskSummary
-from skillrt.settings import RuntimeConfig, load_config
+from skillrt.settings import RuntimeConfig, load_config, make_state_dir
 
 __all__ = [
     "EXIT_CANCELLED",
@@ -89,11 +89,20 @@ def user_errors() -> Iterator[None]:
 # --- config and logging -----------------------------------------------------------------
 
 
-def open_config(root: Path | None, *, verbose: bool = False, **overrides: Any) -> RuntimeConfig:
+def open_config(
+    root: Path | None,
+    *,
+    verbose: bool = False,
+    posts_dir: str | None = None,
+    log_to_file: bool = True,
+    **overrides: Any,
+) -> RuntimeConfig:
     """The config, as if started in ``root`` (like ``git -C``), with logging set up.
 
     Logs stay off the screen: JSON lines go to ``<state>/logs/skillrt.log`` unless the config
     names a ``log_file``; ``--verbose`` sends them to stderr at debug level instead.
+    ``log_to_file=False`` (``doctor``, which writes nothing) keeps them on stderr.
+    ``posts_dir`` is ``--posts-dir``: it beats the config files and the detection.
     """
     if root is not None:
         target = root.expanduser()
@@ -101,10 +110,14 @@ def open_config(root: Path | None, *, verbose: bool = False, **overrides: Any) -
             raise fail(f"the content root {str(root)!r} is not a folder")
         os.chdir(target)
         overrides.setdefault("content_root", Path.cwd())
+    if posts_dir is not None:
+        if not posts_dir.strip():
+            raise fail("--posts-dir needs a folder (relative to the blog folder)")
+        overrides["posts_dir"] = posts_dir
     config = load_config(**overrides)
     if verbose:
         config = config.model_copy(update={"log_level": "debug", "log_file": None})
-    elif config.log_file is None:
+    elif config.log_file is None and log_to_file:
         config = config.model_copy(update={"log_file": config.state_path / "logs" / "skillrt.log"})
     _configure_library_logging(config, verbose)
     return config
@@ -116,6 +129,8 @@ def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> None:
     handler: logging.Handler
     if config.log_file is not None:
         path = Path(config.log_file).expanduser()
+        if config.state_path in path.parents:  # <state>/logs: the state folder first
+            make_state_dir(config.state_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(path, encoding="utf-8")
         stream: Any = handler.stream

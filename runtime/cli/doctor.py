@@ -1,4 +1,6 @@
-"""``skillrt doctor``: what skillrt would use here, and what is missing. Loads no model."""
+"""``skillrt doctor``: what skillrt would use here, and what is missing. Loads no model and
+writes nothing: no state folder, no log, no index (the index is read through a read-only
+SQLite connection)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import importlib.metadata
 import os
 import platform
 import shutil
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -72,14 +75,36 @@ def _content(config: RuntimeConfig) -> list[Check]:
     root = config.root
     if not root.is_dir():
         return [Check("content root", f"{root} (missing)", "fail")]
-    posts = root / config.posts_dir
-    count = sum(1 for _ in posts.rglob("*.md")) if posts.is_dir() else 0
-    checks = [Check("content root", str(root))]
-    if posts.is_dir():
-        checks.append(Check("posts", f"{posts} ({count} Markdown files)"))
-    else:
-        checks.append(Check("posts", f"{posts} (missing; created on the first write)", "warn"))
+    layout = config.layout
+    detail = {
+        "posts_dir": layout.posts_dir,
+        "kind": layout.kind,
+        "reason": layout.reason,
+        "markdown_files": layout.markdown_files,
+    }
+    hint = layout.hint()
+    checks = [
+        Check("content root", str(root)),
+        Check("posts", layout.describe(), "warn" if hint else "ok", detail),
+    ]
+    if hint is not None:
+        checks.append(Check("hint", hint, "info"))
     return checks
+
+
+def _indexed_posts(index: Path) -> int:
+    """Rows in the post index, read without writing (no journal, no migration).
+
+    Without a ``-wal`` file (no one has the index open) it is opened immutable: even a
+    read-only connection to a WAL database would otherwise create ``-wal`` and ``-shm``."""
+    wal = index.with_name(index.name + "-wal")
+    uri = f"{index.resolve().as_uri()}?" + ("mode=ro" if wal.exists() else "immutable=1")
+    db = sqlite3.connect(uri, uri=True)
+    try:
+        row = db.execute("SELECT count(*) FROM posts").fetchone()
+    finally:
+        db.close()
+    return int(row[0])
 
 
 def _state(config: RuntimeConfig) -> list[Check]:
@@ -100,14 +125,8 @@ def _state(config: RuntimeConfig) -> list[Check]:
         ]
     index = state / "index" / "posts.sqlite3"
     if index.is_file():
-        from skillrt.storage.posts import PostIndex
-
         try:
-            posts = PostIndex(index, config.root, config.posts_dir)
-            try:
-                checks.append(Check("index", f"{len(posts)} posts indexed"))
-            finally:
-                posts.close()
+            checks.append(Check("index", f"{_indexed_posts(index)} posts indexed"))
         except Exception as exc:  # a damaged index is reported, `skillrt index` rebuilds it
             checks.append(Check("index", f"unreadable ({exc}); run skillrt index", "warn"))
     else:

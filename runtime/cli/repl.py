@@ -98,6 +98,10 @@ class Repl:
         self.console.print(f"skillrt {__version__} · model [bold]{escape(model)}[/]")
         self._info(f"  {self.rt.llm_reason or 'configured'}")
         self._info(f"blog: {config.root}")
+        layout = config.layout
+        self._info(f"posts: {layout.describe()}")
+        if (hint := layout.hint()) is not None:
+            self.console.print(Text(f"hint: {hint}", style="yellow"), highlight=False)
         resumable = self.rt.get_resumable_tasks()
         if resumable:
             n = len(resumable)

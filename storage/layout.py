@@ -1,0 +1,124 @@
+"""Where a blog keeps its posts: detected from the folder's layout when ``posts_dir`` is unset.
+
+In order (the first that fits wins):
+
+=============  =======================================================  ==================
+kind           recognised by                                            posts folder
+=============  =======================================================  ==================
+posts          ``posts/`` holding Markdown (skillrt's own default)      ``posts``
+obsidian       ``.obsidian/`` (an Obsidian vault)                       ``.`` (the vault)
+hugo           ``hugo.toml``/``config.toml``/... and ``content/``       ``content/posts``
+                                                                        or ``content``
+hexo           ``source/_posts/``                                       ``source/_posts``
+jekyll         ``_posts/``                                              ``_posts``
+vitepress      ``docs/.vitepress/``                                     ``docs``
+mkdocs         ``mkdocs.yml`` and ``docs/``                             ``docs``
+posts          an empty ``posts/``                                      ``posts``
+content, docs  ``content/`` or ``docs/`` holding Markdown               that folder
+default        nothing of the above                                     ``posts``
+=============  =======================================================  ==================
+
+Only reads the folder (``is_dir``, a bounded walk counting Markdown files); writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["BlogLayout", "configured_layout", "count_markdown", "detect_layout"]
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+MAX_COUNT = 100_000  # stop counting here: a huge tree is still "many"
+_HUGO_CONFIGS = (
+    "hugo.toml",
+    "hugo.yaml",
+    "hugo.yml",
+    "hugo.json",
+    "config.toml",
+    "config.yaml",
+    "config.yml",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BlogLayout:
+    """The posts folder (relative to the content root, ``.`` for the root), what kind of blog
+    that is, why, and how many Markdown files it holds (None when it does not exist)."""
+
+    posts_dir: str
+    kind: str
+    reason: str
+    markdown_files: int | None
+
+    def hint(self) -> str | None:
+        """What to do when the posts folder is missing or empty (None when it has posts)."""
+        where = f"{self.posts_dir}/" if self.posts_dir != "." else "the blog folder"
+        fix = "set posts_dir in skillrt.toml or pass --posts-dir to point at your Markdown"
+        if self.markdown_files is None:
+            return f"{where} does not exist yet (created on the first write); {fix}"
+        if self.markdown_files == 0:
+            return f"{where} holds no Markdown files yet; {fix}"
+        return None
+
+    def describe(self) -> str:
+        """One line: ``docs/ (VitePress: docs/.vitepress/ found) · 418 Markdown files``."""
+        where = f"{self.posts_dir}/" if self.posts_dir != "." else "./"
+        count = (
+            "missing" if self.markdown_files is None else f"{self.markdown_files} Markdown files"
+        )
+        return f"{where} ({self.reason}) · {count}"
+
+
+def count_markdown(folder: Path, limit: int = MAX_COUNT) -> int | None:
+    """Markdown files under ``folder`` (hidden folders and node_modules skipped, as the index
+    does), or None when it is not a folder."""
+    if not folder.is_dir():
+        return None
+    found = 0
+    for _dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "node_modules"]
+        found += sum(1 for f in filenames if f.lower().endswith(MARKDOWN_SUFFIXES))
+        if found >= limit:
+            break
+    return found
+
+
+def configured_layout(root: Path, posts_dir: str, source: str = "configured") -> BlogLayout:
+    """The layout of a ``posts_dir`` given in the config, the environment or ``--posts-dir``."""
+    rel = posts_dir.strip("/") or "."
+    return BlogLayout(rel, "configured", f"posts_dir set ({source})", count_markdown(root / rel))
+
+
+def detect_layout(root: Path) -> BlogLayout:
+    """The blog's posts folder, found from the layout of ``root`` (see the module docstring)."""
+
+    def layout(rel: str, kind: str, reason: str) -> BlogLayout:
+        return BlogLayout(rel, kind, reason, count_markdown(root / rel if rel != "." else root))
+
+    posts = count_markdown(root / "posts")
+    if posts:
+        return BlogLayout("posts", "posts", "posts/ holds Markdown", posts)
+    if (root / ".obsidian").is_dir():
+        return layout(".", "obsidian", "Obsidian vault: .obsidian/ found")
+    hugo = next((name for name in _HUGO_CONFIGS if (root / name).is_file()), None)
+    if hugo is not None and (root / "content").is_dir():
+        sub = "content/posts" if count_markdown(root / "content" / "posts") else "content"
+        return layout(sub, "hugo", f"Hugo site: {hugo} and content/ found")
+    if (root / "source" / "_posts").is_dir():
+        return layout("source/_posts", "hexo", "Hexo site: source/_posts/ found")
+    if (root / "_posts").is_dir():
+        return layout("_posts", "jekyll", "Jekyll site: _posts/ found")
+    if (root / "docs" / ".vitepress").is_dir():
+        return layout("docs", "vitepress", "VitePress site: docs/.vitepress/ found")
+    mkdocs = next((n for n in ("mkdocs.yml", "mkdocs.yaml") if (root / n).is_file()), None)
+    if mkdocs is not None and (root / "docs").is_dir():
+        return layout("docs", "mkdocs", f"MkDocs site: {mkdocs} and docs/ found")
+    if posts is not None:
+        return BlogLayout("posts", "posts", "posts/ found", posts)
+    counts = {name: count_markdown(root / name) or 0 for name in ("content", "docs")}
+    best = max(counts, key=lambda name: counts[name])
+    if counts[best]:
+        return BlogLayout(best, best, f"{best}/ holds Markdown", counts[best])
+    return BlogLayout("posts", "default", "no known blog layout found", None)
