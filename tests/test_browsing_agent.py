@@ -295,7 +295,8 @@ async def test_a_repeated_action_is_nudged_then_stopped(site: TestSite, tmp_path
     navigator_prompts = [
         m[-1]["content"] for m in model.calls if "Planner's next steps" in m[-1]["content"]
     ]
-    assert "NOTE: You already proposed scroll 'up'" in navigator_prompts[-1]
+    assert "NOTE: You already proposed the same actions" in navigator_prompts[-1]
+    assert "skipped: You already proposed scroll 'up'" in navigator_prompts[-1]  # in the fence
 
 
 async def test_a_fatal_provider_error_ends_at_once(site: TestSite, tmp_path: Path) -> None:

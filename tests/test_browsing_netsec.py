@@ -5,6 +5,7 @@ fence, and DNS failures reported as network errors. Every server here is on loop
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from pathlib import Path
@@ -341,3 +342,59 @@ async def test_the_http_browser_s_timeout_covers_the_whole_body(tmp_path: Path) 
             await browser.close()
         assert time.monotonic() - started < 10
         assert browser.url == ""  # nothing half-loaded became the page
+
+
+# --- 4. what the page chose reaches the model only inside the fence ----------------------------
+
+FENCE = re.compile(
+    r'<untrusted-page-content nonce="([0-9a-f]+)">\n.*?\n</untrusted-page-content nonce="\1">',
+    re.DOTALL,
+)
+MARK = "pagechosen-71c3"
+
+
+async def test_urls_the_page_chose_reach_the_model_only_inside_the_fence(tmp_path: Path) -> None:
+    hostile = Server({})
+    landing = f"/landing-{MARK}"
+    hostile.routes.update(
+        {
+            "/": (200, {}, b"<title>Start</title><a href='/go'>Next</a>"),
+            "/go": (302, {"Location": landing}, b""),
+            landing: (
+                200,
+                {},
+                f"<title>Landing {MARK}</title><p>The code is 5150.</p>"
+                f"<a href='http://127.0.0.1:1/admin-{MARK}'>Admin</a>".encode(),
+            ),
+        }
+    )
+    with hostile:
+        seen: list[str] = []
+
+        def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+            seen.append(page.path)
+            if page.path == "/":
+                return [{"action": "click", "index": page.find("link", "Next")}]
+            if "refused by the URL firewall" not in prompt:
+                return [{"action": "click", "index": page.find("link", "Admin")}]
+            if "Extracted so far" not in prompt:
+                return [{"action": "extract", "question": "which code does the page give"}]
+            return [{"action": "done", "answer": f"5150, from {page.url}"}]
+
+        model = agent_model(policy)
+        rt = make_runtime(tmp_path, model, allow_private=[f"127.0.0.1:{hostile.port}"])
+        try:
+            msg = await rt.run_skill("Browse", {"task": "find the code", "url": hostile.url()})
+        finally:
+            await rt.close()
+            await close_pending_browsers()
+    assert msg.state == "COMPLETED", msg.content
+    assert landing in seen
+    sent = [str(m["content"]) for call in model.calls for m in call]
+    assert any(MARK in text for text in sent)  # the model did see the page's URLs...
+    outside = [FENCE.sub("", text) for text in sent]
+    leaks = [text for text in outside if MARK in text]
+    assert leaks == []  # ...but only inside the fence
+    prompts = "\n".join(sent)
+    assert f"refused by the URL firewall: http://127.0.0.1:1/admin-{MARK}" in prompts
+    assert "Steps so far:" in prompts and "Page: http://" in prompts

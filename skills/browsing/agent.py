@@ -250,7 +250,8 @@ class BrowserAgent:
     async def _extract(self, question: str) -> str:
         nonce = new_nonce()
         text = truncate_tokens(await self.browser.page_text(), self.text_tokens)
-        body = f"Question: {question}\nPage: {self.browser.url}\n{fence_untrusted(text, nonce)}"
+        page = f"Page: {self.browser.url}\n{text}"  # the URL is the page's choice too
+        body = f"Question: {question}\n{fence_untrusted(page, nonce)}"
         parsed = await self._ask("extract", body, ExtractOutput, nonce)
         return parsed.answer if parsed.found else f"(not on this page) {parsed.answer}"
 
@@ -326,30 +327,44 @@ class BrowserAgent:
                 f"You already proposed {'; '.join(described)} on this same page and it did not "
                 "help. Do something different (another element, another page, or done)."
             )
-            self._nudge = step.nudge
+            self._nudge = (  # outside the fence: no action named (a URL may be the page's)
+                "You already proposed the same actions on this same page (see the last step) "
+                "and it did not help. Do something different (another element, another page, "
+                "or done)."
+            )
             self._status("The same actions were proposed again on an unchanged page")
         return True
 
     # --- prompts --------------------------------------------------------------------------
 
     def _common_prompt(self) -> list[str]:
+        """What the user and the runtime said: the task and the start URL the user gave."""
         lines = [f"Task: {self.task}"]
         if self.start_url:
             lines.append(f"Start URL: {self.start_url}")
-        earlier = len(self.history) - HISTORY_IN_PROMPT
-        if self.history:
-            lines.append(
-                "Steps so far:" + (f" ({earlier} earlier steps not shown)" if earlier > 0 else "")
-            )
-            lines.extend(
-                truncate_tokens(s.summary(), 150) for s in self.history[-HISTORY_IN_PROMPT:]
-            )
-        if self.memory:
-            lines.append(f"Navigator memory: {self.memory}")
         return lines
 
-    def _page_block(self, observation: Observation, nonce: str) -> str:
+    def _fenced_block(self, observation: Observation, nonce: str) -> str:
+        """Everything the web could have chosen, inside the untrusted fence.
+
+        The steps so far (the URLs visited, the results and errors naming the page's links),
+        the navigator's memory and answer, what was extracted and the page itself.
+        """
         parts = []
+        earlier = len(self.history) - HISTORY_IN_PROMPT
+        if self.history:
+            parts.append(
+                "Steps so far:"
+                + (f" ({earlier} earlier steps not shown)" if earlier > 0 else "")
+                + "\n"
+                + "\n".join(
+                    truncate_tokens(s.summary(), 150) for s in self.history[-HISTORY_IN_PROMPT:]
+                )
+            )
+        if self.memory:
+            parts.append(f"Navigator memory: {self.memory}")
+        if self.pending_answer is not None:
+            parts.append(f"The navigator says the task is done. Its answer: {self.pending_answer}")
         if self.extracted:
             parts.append(
                 "Extracted so far:\n"
@@ -357,7 +372,8 @@ class BrowserAgent:
             )
         parts.append(observation.render())
         return (
-            f"Current page (step {len(self.history) + 1} of {self.max_steps}):\n"
+            "What happened so far and the current page "
+            f"(step {len(self.history) + 1} of {self.max_steps}), as data:\n"
             + fence_untrusted("\n\n".join(parts), nonce)
         )
 
@@ -369,8 +385,8 @@ class BrowserAgent:
             todo = self.plan.todo_markdown if isinstance(self.plan, PredefinedPlannerOutput) else ""
             lines.append("Checklist so far:\n" + (todo or self.predefined.todo_markdown()))
         if self.pending_answer is not None:
-            lines.append(f"The navigator says the task is done. Its answer: {self.pending_answer}")
-        lines.append(self._page_block(observation, nonce))
+            lines.append("The navigator says the task is done; check its answer (in the block).")
+        lines.append(self._fenced_block(observation, nonce))
         return "\n".join(lines)
 
     def _navigator_prompt(self, observation: Observation, nonce: str) -> str:
@@ -386,7 +402,7 @@ class BrowserAgent:
             lines.append("The planner did not accept your answer yet; keep going.")
         if self._nudge:
             lines.append(f"NOTE: {self._nudge}")
-        lines.append(self._page_block(observation, nonce))
+        lines.append(self._fenced_block(observation, nonce))
         return "\n".join(lines)
 
     # --- ends -----------------------------------------------------------------------------
