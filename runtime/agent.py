@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import structlog
 from pydantic import ValidationError
@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from skillrt.checkpointing import checkpoint_copy
 from skillrt.committer import Committer
 from skillrt.context import SkillContext, TaskInput, detect_language
+from skillrt.conversation import Conversation, Sessions, focus_from_result
 from skillrt.cost import CostTracker
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import (
@@ -123,6 +124,8 @@ class AgentRuntime:
         for s in _load_entry_point_skills() if skills is None else skills:
             self.register_skill(s)
         self._tasks: dict[str, Task] = {}
+        # Each session's recent turns and focus (read back from the history once it is open).
+        self.sessions = Sessions(None, max_tokens=self.config.conversation.max_tokens)
         self._initialized = False
         self._init_lock: asyncio.Lock | None = None
         self._sync_loop: asyncio.AbstractEventLoop | None = None
@@ -244,6 +247,7 @@ class AgentRuntime:
             if shared is not None
             else FileLockManager(state / "locks", expiry_s=cfg.lock_expiry_s)
         )
+        self.sessions.reader = self.history.messages
         self.files = FileStore(cfg.root, locks=self.locks, trash_dir=state / "trash")
         self.memory = BlogMemory(cfg.root, state, cfg.posts_dir)
         # Only durable tasks can be resumed by another process, so only they need run locks.
@@ -431,9 +435,77 @@ class AgentRuntime:
         for key in ("selected_text",):
             if isinstance(context.get(key), str):
                 context[key] = context[key][:_CONTEXT_LIMIT]
+        self._apply_focus(context, session_id)
         task = self._new_task(text, context, session_id)
         self._start(task, route=True)
         return await self._await_outcome(task, task.outcome)
+
+    def _apply_focus(self, context: dict[str, Any], session_id: str) -> None:
+        """An open file a blog tool passed becomes the session's focus; without one, the focus
+        stands for it, so "make it shorter" acts on the post last worked on."""
+        current = context.get("current_file")
+        if isinstance(current, str) and current.strip():
+            try:
+                path = self._files().relative(current)
+            except UserError:
+                return
+            if path != self.sessions.focus(session_id):
+                self.sessions.set_focus(session_id, path)
+                self._record_focus(session_id)
+            return
+        focus = self.sessions.focus(session_id)
+        if focus is None:
+            return
+        if not self._files().exists(focus):  # deleted or moved outside skillrt
+            self.sessions.set_focus(session_id, None)
+            self._record_focus(session_id)
+            return
+        context["current_file"] = focus
+        context["focus"] = focus
+
+    def _files(self) -> FileStore:
+        if self.files is None:
+            raise UserError("the runtime is not initialised: await runtime.initialize() first")
+        return self.files
+
+    def conversation(self, session_id: str | None = None) -> Conversation:
+        """A session's recent turns (bounded by ``conversation.max_tokens``) and its focus."""
+        return self.sessions.conversation(session_id or self.session_id)
+
+    async def set_focus(self, path: str | None, *, session_id: str | None = None) -> str | None:
+        """Make ``path`` (a post of the blog) the session's focus, or clear it with None.
+
+        Returns the path relative to the blog. Raises ``UserError`` for a path outside the
+        blog or a file that does not exist.
+        """
+        await self.initialize()
+        session = session_id or self.session_id
+        rel: str | None = None
+        if path is not None:
+            rel = self._files().relative(path)
+            if not self._files().exists(rel):
+                raise UserError(f"{rel} does not exist")
+        self.sessions.set_focus(session, rel)
+        self._record_focus(session)
+        return self.sessions.focus(session)
+
+    def new_session(self, session_id: str | None = None) -> str:
+        """Start afresh: a new (or named) session becomes the default one; returns its id."""
+        self.session_id = session_id or new_id()
+        self.logger = self.logger.bind(session_id=self.session_id)
+        return self.session_id
+
+    def _record_focus(self, session_id: str) -> None:
+        if self.history is not None:
+            self.history.add_message(
+                session_id,
+                {
+                    "role": "system",
+                    "content": "",
+                    "focus": self.sessions.focus(session_id),
+                    "at": self.clock(),
+                },
+            )
 
     def _waiting_task(self, session_id: str) -> Task | None:
         # Runs at every input over every live task (1,000 at once in the benchmark), so it
@@ -451,7 +523,12 @@ class AgentRuntime:
             # The caller gave up (a host cancelled the coroutine, Ctrl-C): stop the task too.
             self.abort(task.id)
             raise
-        self._record_message(task.record.session_id, "assistant", message.content, task.id)
+        session_id = task.record.session_id
+        if message.state == State.COMPLETED.value:
+            changed, focus = focus_from_result(task.record.skill, message.data)
+            if changed:
+                self.sessions.set_focus(session_id, focus)
+        self._record_message(session_id, "assistant", message.content, task.id)
         return message
 
     async def run_skill(
@@ -552,6 +629,9 @@ class AgentRuntime:
             ctx["current_file"] = task.input.current_file
         if task.input.selected_text:
             ctx["has_selection"] = True
+        focus = task.input.extra.get("focus")
+        if isinstance(focus, str):
+            ctx["focus"] = focus
         return ctx
 
     async def _drive(self, task: Task, *, route: bool) -> None:
@@ -681,6 +761,7 @@ class AgentRuntime:
             logger=logger,
             config=self.config,
             host=task,
+            conversation=self.sessions.conversation(task.record.session_id),
         )
 
     # --- endings ---------------------------------------------------------------------------
@@ -838,18 +919,22 @@ class AgentRuntime:
         self.history.add_task(entry)
 
     def _record_message(
-        self, session_id: str, role: str, content: str, task_id: str | None = None
+        self,
+        session_id: str,
+        role: Literal["user", "assistant"],
+        content: str,
+        task_id: str | None = None,
     ) -> None:
+        """One chat message, kept as a turn of the session and in the history (an assistant
+        message records the session's focus as it is after it)."""
+        text = self._shown(content, 4000)
+        self.sessions.add_turn(session_id, role, text, task_id)
         if self.history is not None:
-            self.history.add_message(
-                session_id,
-                {
-                    "role": role,
-                    "content": self._shown(content, 4000),
-                    "task_id": task_id,
-                    "at": self.clock(),
-                },
-            )
+            entry: dict[str, Any] = {"role": role, "content": text, "task_id": task_id}
+            if role == "assistant":
+                entry["focus"] = self.sessions.focus(session_id)
+            entry["at"] = self.clock()
+            self.history.add_message(session_id, entry)
 
     # --- control ---------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from skillrt.abort import AbortSignal
+from skillrt.conversation import Conversation
 from skillrt.exceptions import FileChanged, UserError
 from skillrt.settings import RuntimeConfig
 
@@ -84,12 +85,14 @@ class _TaskHost(Protocol):
 
 
 class SkillContext:
-    """The task a skill runs in: ids, signal, input, model, memory, files, locks, events."""
+    """The task a skill runs in: ids, signal, input, conversation, model, memory, files,
+    locks, events."""
 
     __slots__ = (
         "_asks",
         "_host",
         "config",
+        "conversation",
         "events",
         "files",
         "input",
@@ -117,6 +120,7 @@ class SkillContext:
         logger: structlog.stdlib.BoundLogger,
         config: RuntimeConfig,
         host: _TaskHost,
+        conversation: Conversation | None = None,
     ) -> None:
         self.task_id = task_id
         self.session_id = session_id
@@ -131,6 +135,9 @@ class SkillContext:
         self.config = config
         self._host = host
         self._asks = 0
+        # The session's recent turns (bounded in tokens) and its focus, the post last worked
+        # on (see skillrt.conversation).
+        self.conversation = conversation or Conversation(session_id=session_id)
 
     def progress(
         self,

@@ -38,8 +38,10 @@ from skillrt.exceptions import ConfigError
 from skillrt.storage.layout import BlogLayout, configured_layout, detect_layout
 
 __all__ = [
+    "AnswerConfig",
     "BrowserConfig",
     "BudgetConfig",
+    "ConversationConfig",
     "LLMConfig",
     "RuntimeConfig",
     "SearchConfig",
@@ -60,6 +62,19 @@ class BudgetConfig(_Section):
 
     max_tokens: int | None = Field(default=None, ge=1)
     max_cost: float | None = Field(default=None, ge=0)
+
+
+class ConversationConfig(_Section):
+    """What a skill gets of its session (``ctx.conversation``)."""
+
+    max_tokens: int = Field(default=1500, ge=64)  # the recent turns sent to a model, at most
+
+
+class AnswerConfig(_Section):
+    """AnswerQuestion: when the blog has nothing on a question, also give a general answer
+    from the model, marked as not from the blog."""
+
+    general_fallback: bool = True
 
 
 class LLMConfig(_Section):
@@ -143,6 +158,8 @@ class RuntimeConfig(BaseSettings):
     max_input_chars: int = Field(default=100_000, ge=1)
 
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    conversation: ConversationConfig = Field(default_factory=ConversationConfig)
+    answer: AnswerConfig = Field(default_factory=AnswerConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
 

@@ -1,0 +1,140 @@
+"""Conversation context: each session's turns and focus, bounded, surviving a restart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
+from skillrt.conversation import Sessions, Turn, bound_turns, focus_from_result
+from skillrt.llm.base import LLMMessage, estimate_tokens
+from skillrt.skills.writing import writing_skills
+from skillrt.testing import FunctionModel, ModelOptions
+from tests.blog import copy_blog
+from tests.writing_support import WritingModelFn, writing_runtime
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+class Said(BaseModel):
+    text: str = ""
+
+
+def test_bound_turns_keeps_the_newest_within_the_bound() -> None:
+    turns = [
+        Turn("user" if i % 2 else "assistant", f"turn {i} " + "word " * 50) for i in range(200)
+    ]
+    kept = bound_turns(turns, 300)
+    assert kept[-1].content.startswith("turn 199")
+    assert sum(estimate_tokens(t.content) + 4 for t in kept) <= 300
+    assert [t.content.split()[1] for t in kept] == [str(i) for i in range(200 - len(kept), 200)]
+    huge = bound_turns([Turn("user", "x" * 100_000)], 200)
+    assert len(huge) == 1 and estimate_tokens(huge[0].content) <= 200
+
+
+def test_focus_from_result() -> None:
+    assert focus_from_result("WriteArticle", {"path": "posts/a.md"}) == (True, "posts/a.md")
+    assert focus_from_result("Summarize", {"source": "posts/b.md"}) == (True, "posts/b.md")
+    assert focus_from_result("Summarize", {"source": "selection"}) == (False, None)
+    assert focus_from_result("DeleteArticle", {"path": "posts/a.md", "deleted": True}) == (
+        True,
+        None,
+    )
+    assert focus_from_result("X", {"focus": "posts/c.md", "path": "posts/d.md"}) == (
+        True,
+        "posts/c.md",
+    )
+    assert focus_from_result("X", {"path": "https://example.com"}) == (False, None)
+
+
+def test_sessions_read_turns_and_focus_back_from_the_history() -> None:
+    stored = [  # newest first, as History.messages returns them
+        {"role": "assistant", "content": "Edited.", "focus": "posts/b.md", "task_id": "t2"},
+        {"role": "user", "content": "make it shorter"},
+        {"role": "system", "content": "", "focus": "posts/a.md"},
+        {"role": "user", "content": "hello"},
+    ]
+    sessions = Sessions(lambda sid, limit: stored if sid == "s1" else [], max_tokens=500)
+    conv = sessions.conversation("s1")
+    assert conv.focus == "posts/b.md"
+    assert [t.content for t in conv.turns] == ["hello", "make it shorter", "Edited."]
+    assert sessions.conversation("other").turns == ()
+
+
+async def test_a_200_turn_session_stays_within_the_bound(blog: Path) -> None:
+    seen: list[int] = []
+
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        seen.append(sum(estimate_tokens(m["content"]) for m in messages))
+        return "ok " * 40
+
+    @skill(name="Echo", params=Said, pattern=r"^echo (?P<text>.+)$")
+    async def echo(ctx: SkillContext, params: Said) -> SkillResult:
+        assert ctx.conversation.turns[-1].content == ctx.input.text
+        result = await ctx.llm.chat(ctx.conversation.messages())
+        return SkillResult(message=f"{params.text}: {result.content}")
+
+    config = load_config(content_root=blog, state_dir=blog.parent / "state")
+    config.conversation.max_tokens = 400
+    rt = AgentRuntime(config, llm=FunctionModel(model), skills=[echo])
+    await rt.initialize()
+    for i in range(100):
+        msg = await rt.process_input(f"echo number {i} " + "padding " * 30)
+        assert msg.state == "COMPLETED", msg.content
+    assert len(seen) == 100 and max(seen) <= 400
+    conv = rt.conversation()
+    assert conv.turns[-1].content.startswith("number 99")
+    assert len(conv.turns) < 200  # older turns were left out to keep within the bound
+    await rt.close()
+
+
+async def test_focus_follows_the_work_and_survives_a_restart(blog: Path) -> None:
+    fn = WritingModelFn()
+    rt = writing_runtime(blog, FunctionModel(fn), session_id="s-restart")
+    await rt.initialize()
+    msg = await rt.process_input("write an article about Rust ownership")
+    assert msg.state == "COMPLETED", msg.content
+    written = msg.data["path"]
+    assert rt.conversation().focus == written
+
+    msg = await rt.process_input("make it shorter")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == written
+    assert "(edit) answer" in (blog / written).read_text(encoding="utf-8")
+
+    opened = await rt.set_focus("posts/docker-basics.md")
+    assert opened == "posts/docker-basics.md"
+    await rt.close()
+
+    rt2 = writing_runtime(blog, FunctionModel(fn), session_id="s-restart")
+    await rt2.initialize()
+    conv = rt2.conversation()
+    assert conv.focus == "posts/docker-basics.md"
+    assert conv.turns[0].content == "write an article about Rust ownership"
+    msg = await rt2.process_input("summarize it")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == "posts/docker-basics.md"
+    await rt2.close()
+
+
+async def test_a_blog_tools_open_file_becomes_the_focus_per_session(blog: Path) -> None:
+    rt = AgentRuntime(
+        load_config(content_root=blog, state_dir=blog.parent / "state"),
+        llm=FunctionModel(WritingModelFn()),
+        skills=writing_skills(),
+    )
+    await rt.initialize()
+    ctx: dict[str, Any] = {"session_id": "a", "current_file": "posts/git-workflow.md"}
+    msg = await rt.process_input("summarize this post", context=ctx)
+    assert msg.data["source"] == "posts/git-workflow.md"
+    msg = await rt.process_input("summarize it", context={"session_id": "a"})
+    assert msg.data["source"] == "posts/git-workflow.md"
+    assert rt.conversation("a").focus == "posts/git-workflow.md"
+    assert rt.conversation("b").focus is None
+    await rt.close()
