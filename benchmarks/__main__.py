@@ -66,6 +66,13 @@ SUITES: tuple[Suite, ...] = (
     Suite("local_model", "bench_llm", "local_model_speed"),
     Suite("observation", "bench_observation", "observation_size"),
     Suite(
+        "postgres",
+        "bench_postgres",
+        "postgres_store",
+        {"tasks": 400, "concurrency": 8, "sequential": 150},
+        {"tasks": 40, "concurrency": 4, "sequential": 20},
+    ),
+    Suite(
         "profile_per_task",
         "bench_profile",
         "profile_per_task",

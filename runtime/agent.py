@@ -969,6 +969,8 @@ class AgentRuntime:
 
     def get_resumable_tasks(self) -> list[TaskSummary]:
         """Tasks to resume: paused, restored from a checkpoint, or stopped by an outage."""
+        if self._shared is not None:
+            self._sync_shared()
         locks = self.runlocks
         return [
             self._summary(t.record)
@@ -1001,6 +1003,8 @@ class AgentRuntime:
         """Continue a task from its last completed step. None if there is no such resumable
         task; a reply saying so if another process is running it right now."""
         await self.initialize()
+        if self._shared is not None:  # the store may know it better: another worker wrote it
+            await asyncio.to_thread(self._sync_shared, task_id)
         task = self._tasks.get(task_id)
         if task is None or (task.runner is not None and not task.runner.done()):
             return None
@@ -1030,6 +1034,37 @@ class AgentRuntime:
         if not self._start(task, route=route):
             return None
         return await self._await_outcome(task, outcome)
+
+    def _sync_shared(self, task_id: str | None = None) -> None:
+        """Bring the tasks this worker is not running in line with the shared store (one task,
+        or all in the resume window): other workers pause, finish and abandon tasks too, and a
+        copy read earlier must never be resumed over a newer journal."""
+        store = self._store
+        if store is None:
+            return
+        if task_id is None:
+            window = self.config.checkpoint_max_age_h * 3600
+            records = {
+                r.id: r for r in store.load_recent(max_age_s=window, now=self.clock()).records
+            }
+            ids = set(records) | set(self._tasks)
+        else:
+            record = store.get(task_id)
+            records = {task_id: record} if record is not None else {}
+            ids = {task_id}
+        for tid in ids:
+            local = self._tasks.get(tid)
+            if local is not None and (
+                (local.runner is not None and not local.runner.done())
+                or local.state not in (State.PAUSED, State.ERROR)
+            ):
+                continue  # running or finished here: this worker's copy is the newest
+            record = records.get(tid)
+            if record is None or not self._is_resumable(record):
+                self._tasks.pop(tid, None)
+            elif local is None or local.record.updated_at < record.updated_at:
+                self._tasks.pop(tid, None)
+                self._restore(LoadResult(records=[record]))
 
     async def _adopt(self, task_id: str) -> None:
         """Take over a task whose worker died (the shared store's failover) and run it on.

@@ -23,7 +23,12 @@ def test_readme_starts_with_two_setup_commands() -> None:
     assert "skillrt chat" in commands[0]
     assert "pytest" in commands[1]
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m pytest" in ci and "'.[dev,local,browser]'" in ci
+    # CI installs exactly what the README's test command installs, then runs the same pytest.
+    readme_install = re.search(r"pip install -e '(\.\[[a-z,]+\])'", commands[1])
+    ci_install = re.search(r"pip install -q -e '(\.\[[a-z,]+\])'", ci)
+    assert readme_install is not None and ci_install is not None
+    assert readme_install.group(1) == ci_install.group(1)
+    assert "python -m pytest" in ci and "python -m pytest" in commands[1]
 
 
 def test_api_example_runs(isolated: Path) -> None:

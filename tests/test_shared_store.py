@@ -4,6 +4,7 @@ worker's task, and the runtime's checkpoint and crash-resume tests run on Postgr
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from skillrt.exceptions import LockConflict, StoreUnavailable
 from skillrt.storage.checkpoints import CheckpointStore
 from skillrt.storage.history import History
 from skillrt.storage.records import TaskRecord
-from skillrt.testing import FunctionModel
+from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import make_runtime
 from .pg_support import PgCluster, pg_cluster, pg_url
@@ -292,6 +293,38 @@ async def test_a_runtime_runs_and_resumes_tasks_on_postgres(pg_url: str, isolate
     assert not (isolated / ".skillrt" / "checkpoints").exists()  # nothing went to SQLite
 
 
+async def test_a_task_paused_on_one_worker_is_resumed_on_another(
+    pg_url: str, isolated: Path
+) -> None:
+    gate = asyncio.Event()
+    calls_a: list[str] = []
+
+    async def held(messages: list[Any], options: Any) -> str:
+        await gate.wait()  # the outline call waits until the pause is asked for
+        return "an outline"
+
+    b = make_runtime(isolated, ScriptedModel(["the article"]), [writer(calls_b := [])],
+                     state_url=pg_url, failover=False)  # fmt: skip
+    await b.initialize()  # B starts first: the task does not exist yet
+    a = make_runtime(isolated, FunctionModel(held), [writer(calls_a)], state_url=pg_url,
+                     failover=False)  # fmt: skip
+    job = asyncio.create_task(a.process_input("write an article about leases"))
+    while not calls_a:
+        await asyncio.sleep(0.01)
+    task_id = a.current_task_id
+    assert task_id is not None and a.pause() is True
+    gate.set()
+    assert (await job).state == "PAUSED"
+    assert [t.id for t in b.get_resumable_tasks()] == [task_id]  # B sees A's paused task
+    done = await b.resume_task(task_id)
+    assert done is not None and done.state == "COMPLETED" and done.content == "Done: the article"
+    assert calls_b == ["content"]  # the outline A paid for is not asked for again
+    assert a.get_resumable_tasks() == []  # A's copy is stale: finished elsewhere
+    assert await a.resume_task(task_id) is None
+    await a.close()
+    await b.close()
+
+
 def test_doctor_shows_the_store_its_schema_and_live_workers(pg_url: str, isolated: Path) -> None:
     import json
 
@@ -396,3 +429,11 @@ def test_cluster_fixture_is_real(pg_cluster: PgCluster) -> None:
     with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
         (version,) = conn.execute("SHOW server_version_num").fetchone()
     assert int(version) >= 130000
+
+
+def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
+    from benchmarks.bench_postgres import postgres_store
+
+    result = postgres_store(tasks=8, concurrency=2, sequential=3)
+    assert set(result["rates"]) == {1, 2, 4} and all(r > 0 for r in result["rates"].values())
+    assert result["pg_us"] > 0 and result["sqlite_us"] > 0
