@@ -113,8 +113,22 @@ class _Disconnected(Exception):
 class OpenAIServer:
     """See the module docstring. ``start()``/``stop()`` or use it as a context manager."""
 
-    def __init__(self, *, reject_response_format: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        reject_response_format: bool = False,
+        refuse_format_types: tuple[str, ...] = (),
+        refuse_status: int = 500,
+        streams: Literal["sse", "json", "refuse"] = "sse",
+    ) -> None:
+        """``reject_response_format``: a 400 for any ``response_format``;
+        ``refuse_format_types``: ``refuse_status`` with llama-cpp-python's validation message
+        for those ``response_format`` types; ``streams``: ``json`` ignores ``stream`` and
+        answers with one JSON body, ``refuse`` answers 400 to ``stream: true``."""
         self.reject_response_format = reject_response_format
+        self.refuse_format_types = refuse_format_types
+        self.refuse_status = refuse_status
+        self.streams = streams
         self.default: Behaviour | Callable[[RecordedRequest], Behaviour] = Reply()
         self.requests: list[RecordedRequest] = []
         self.connections = 0
@@ -281,6 +295,14 @@ class OpenAIServer:
                 param="response_format",
                 code="invalid_request_error",
             )
+        elif (request.body.get("response_format") or {}).get("type") in self.refuse_format_types:
+            behaviour = Fail(
+                self.refuse_status,
+                "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}",
+            )
+        elif self.streams == "refuse" and request.body.get("stream"):
+            behaviour = Fail(400, "stream is not supported by this server", param="stream")
         else:
             behaviour = self._next_behaviour(request)
         request.behaviour = behaviour
@@ -327,7 +349,7 @@ class OpenAIServer:
             writer.write(self._head(200, headers) + data)
             await writer.drain()
             return True
-        if not request.body.get("stream"):
+        if not request.body.get("stream") or self.streams == "json":
             await self._send_json(writer, 200, self._completion(request, behaviour, model))
             return True
         return await self._stream(request, behaviour, model, reader, writer)

@@ -367,7 +367,7 @@ async def test_structured_output_with_server_schema_support(
     assert fmt["json_schema"]["name"] == "Intent"
     assert fmt["json_schema"]["strict"] is False  # a free-form dict cannot be strict
     assert server.chat_requests[0].body["messages"] == ASK  # no schema prompt needed
-    assert provider.native_schema is True
+    assert provider.structured_mode == "json_schema"
 
     outline = await provider.chat(ASK, response_model=Outline)
     assert outline.parsed_as(Outline).sections == ["a", "b"]
@@ -385,19 +385,85 @@ async def test_structured_output_falls_back_when_the_server_rejects_schemas(
         provider = make_provider(base_url=server.base_url)
         result = await provider.chat(ASK, response_model=Intent)
         assert result.parsed_as(Intent).confidence == 0.9
-        rejected, accepted = server.chat_requests
-        assert "response_format" in rejected.body
-        assert rejected.behaviour is not None and getattr(rejected.behaviour, "status", 0) == 400
+        schema_try, object_try, accepted = server.chat_requests
+        assert schema_try.body["response_format"]["type"] == "json_schema"
+        assert object_try.body["response_format"]["type"] == "json_object"
+        assert getattr(schema_try.behaviour, "status", 0) == 400
         assert "response_format" not in accepted.body
         system = accepted.body["messages"][0]
         assert system["role"] == "system"
         assert system["content"].startswith("You are a router.")
         assert '"confidence"' in system["content"]  # the schema is in the instructions
-        assert provider.native_schema is False
+        assert provider.structured_mode == "prompt"
         # Remembered: the next structured call goes straight to the prompt mode.
         await provider.chat(ASK, response_model=Intent)
+        assert len(server.chat_requests) == 4
+        assert "response_format" not in server.chat_requests[3].body
+
+
+async def test_auto_falls_back_on_a_500_naming_response_format(make_provider: Any) -> None:
+    # llama-cpp-python's server: json_schema is a 500 validation error, json_object works.
+    with OpenAIServer(refuse_format_types=("json_schema",), refuse_status=500) as server:
+        server.default = Reply(GOOD_INTENT)
+        provider = make_provider(base_url=server.base_url, max_retries=3)
+        result = await provider.chat(ASK, response_model=Intent)
+        assert result.parsed_as(Intent).type is IntentType.SUMMARIZE
+        refused, accepted = server.chat_requests  # the 500 is not retried as an outage
+        assert getattr(refused.behaviour, "status", 0) == 500
+        fmt = accepted.body["response_format"]
+        assert fmt == {"type": "json_object", "schema": Intent.model_json_schema()}
+        assert '"confidence"' in accepted.body["messages"][0]["content"]
+        assert provider.structured_mode == "json_object"
+        await provider.chat(ASK, response_model=Intent)  # learnt once for this provider
         assert len(server.chat_requests) == 3
-        assert "response_format" not in server.chat_requests[2].body
+        assert server.chat_requests[2].body["response_format"]["type"] == "json_object"
+
+
+async def test_a_500_without_format_words_is_an_outage_not_a_fallback(
+    server: OpenAIServer, make_provider: Any
+) -> None:
+    server.push(Fail(500, "model crashed"), Reply(GOOD_INTENT))
+    provider = make_provider()
+    result = await provider.chat(ASK, response_model=Intent)
+    assert result.parsed_as(Intent).confidence == 0.9
+    assert [r.body["response_format"]["type"] for r in server.chat_requests] == [
+        "json_schema",
+        "json_schema",
+    ]  # retried as an outage, the format kept
+    assert provider.structured_mode == "json_schema"
+
+
+async def test_fixed_modes_send_what_they_name(server: OpenAIServer, make_provider: Any) -> None:
+    server.default = Reply(GOOD_INTENT)
+    await make_provider(structured_output="json_object").chat(ASK, response_model=Intent)
+    await make_provider(structured_output="prompt").chat(ASK, response_model=Intent)
+    obj, prompt = server.chat_requests
+    assert obj.body["response_format"]["type"] == "json_object"
+    assert obj.body["response_format"]["schema"]["title"] == "Intent"
+    assert "response_format" not in prompt.body
+
+
+async def test_fixed_json_schema_mode_does_not_fall_back(make_provider: Any) -> None:
+    with OpenAIServer(refuse_format_types=("json_schema",), refuse_status=500) as server:
+        provider = make_provider(base_url=server.base_url, structured_output="json_schema")
+        with pytest.raises(ProviderUnavailable, match="response_format"):
+            await provider.chat(ASK, response_model=Intent)
+        assert len(server.chat_requests) == 1
+
+
+@pytest.mark.parametrize("streams", ["json", "refuse"])
+async def test_a_server_that_does_not_stream(streams: str, make_provider: Any) -> None:
+    with OpenAIServer(streams=streams) as server:  # type: ignore[arg-type]
+        server.default = Reply("hello there", prompt_tokens=7, completion_tokens=2)
+        provider = make_provider(base_url=server.base_url, max_retries=0)
+        seen: list[str] = []
+        result = await provider.chat(ASK, stream_cb=seen.append)
+        assert result.content == "hello there" and seen == ["hello there"]
+        assert result.usage == Usage(7, 2)  # the whole body's exact usage
+        assert provider.stream is False
+        await provider.chat(ASK)  # learnt: asked without streaming from then on
+        assert server.chat_requests[-1].body.get("stream") is False
+        assert "stream_options" not in server.chat_requests[-1].body
 
 
 async def test_prompt_mode_repairs_malformed_json(server: OpenAIServer, make_provider: Any) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.exceptions import UserError
+from skillrt.exceptions import ConfigError, UserError
 from skillrt.llm.local import LocalProvider
 from skillrt.llm.openai_provider import OpenAIProvider
 from skillrt.llm.select import create_llm, describe_llm
@@ -61,6 +61,29 @@ def test_auto_with_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(llm, OpenAIProvider)
     assert llm.base_url == "http://127.0.0.1:8080/v1"  # skillrt's own setting wins
     assert "llm.base_url" in why
+
+
+def test_structured_output_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLRT_LLM__BASE_URL", "http://127.0.0.1:8080/v1")
+    llm, _ = create_llm(load_config())
+    assert isinstance(llm, OpenAIProvider)
+    assert llm.structured_output == "auto" and llm.structured_mode == "json_schema"
+    monkeypatch.setenv("SKILLRT_LLM__STRUCTURED_OUTPUT", "json_object")
+    llm, _ = create_llm(load_config())
+    assert isinstance(llm, OpenAIProvider)
+    assert llm.structured_output == "json_object" and llm.structured_mode == "json_object"
+    monkeypatch.setenv("SKILLRT_LLM__STRUCTURED_OUTPUT", "xml")
+    with pytest.raises(ConfigError, match="structured_output"):
+        load_config()
+
+
+def test_structured_output_from_a_config_file(isolated: Path) -> None:
+    (isolated / "skillrt.toml").write_text(
+        '[llm]\nbase_url = "http://127.0.0.1:8080/v1"\nstructured_output = "prompt"\n'
+    )
+    llm, _ = create_llm(load_config())
+    assert isinstance(llm, OpenAIProvider)
+    assert llm.structured_mode == "prompt"
 
 
 def test_configured_openai_provider_talks_to_the_endpoint(server: OpenAIServer) -> None:

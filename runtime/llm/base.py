@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypedDict, TypeVar, runtime_checkable
 
@@ -26,7 +27,9 @@ __all__ = [
     "bound_messages",
     "call_stream_cb",
     "estimate_tokens",
+    "note_activity",
     "parse_structured",
+    "set_activity_listener",
     "truncate_middle",
     "with_system_text",
 ]
@@ -35,6 +38,23 @@ M = TypeVar("M", bound=BaseModel)
 
 StreamCallback = Callable[[str], object]
 """Receives each text delta as it arrives; may be sync or return an awaitable."""
+
+
+_activity: ContextVar[Callable[[], None] | None] = ContextVar("skillrt_activity", default=None)
+
+
+def set_activity_listener(listener: Callable[[], None] | None) -> None:
+    """Call ``listener`` whenever a model call of this context (this asyncio task and the tasks
+    it starts) receives data. The runtime points it at the task's stall watchdog."""
+    _activity.set(listener)
+
+
+def note_activity() -> None:
+    """A provider received bytes from its model (a chunk, a token): tell the listener, if any.
+    Cheap enough to call per chunk; safe to call where no listener is set."""
+    listener = _activity.get()
+    if listener is not None:
+        listener()
 
 
 class LLMMessage(TypedDict):

@@ -47,6 +47,7 @@ from skillrt.llm.base import (
     Usage,
     bound_messages,
     call_stream_cb,
+    note_activity,
     parse_structured,
     with_system_text,
 )
@@ -470,6 +471,7 @@ class LocalProvider:
         remove = signal.add_callback(on_abort) if signal is not None else None
         try:
             while (delta := await deltas.get()) is not None:
+                note_activity()  # the stall watchdog hears every token
                 if not stop.is_set():
                     await call_stream_cb(stream_cb, delta)
         except BaseException:

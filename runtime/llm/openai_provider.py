@@ -2,15 +2,21 @@
 
 OpenAI, DeepSeek, Qwen, Ollama, vLLM, LM Studio, a llama.cpp server: anything that speaks
 ``POST /chat/completions``. Every call streams (so an abort closes the connection at once and
-``timeout_s`` bounds each wait for data, not the length of a long answer). The SDK's own
+``timeout_s`` bounds each wait for data, not the length of a long answer); a server that does
+not stream (it refuses ``stream`` or answers with one JSON body) is asked without it from then
+on. Every chunk received is reported to ``note_activity`` (the stall watchdog). The SDK's own
 retries are off; this module retries 429, 5xx, timeouts and connection errors with
 exponential backoff and jitter, honouring ``Retry-After``, and maps every failure to the
 ``ProviderError`` tree in ``skillrt.exceptions``.
 
-Structured output uses the server's JSON-schema ``response_format`` when it accepts one; when
-it does not (a 400 naming ``response_format``/``json_schema``, remembered per instance, or
-``structured_output="prompt"``) the schema goes into the system message and the answer is
-parsed, repaired once, and retried a bounded number of times.
+Structured output (``structured_output``): ``json_schema`` sends OpenAI's JSON-schema
+``response_format``; ``json_object`` sends ``{"type": "json_object", "schema": …}`` (how
+llama-cpp-python's server takes a schema: it constrains sampling with a grammar) with the schema
+in the system message too; ``prompt`` only puts the schema in the system message. ``auto`` tries
+them in that order, moving on when the server answers any 4xx or 5xx whose body names
+``response_format``, ``json_schema`` or ``format``, and remembers what worked for the life of
+the provider. In every mode the answer is parsed, repaired once, and retried a bounded number
+of times.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from skillrt.llm.base import (
     bound_messages,
     call_stream_cb,
     estimate_tokens,
+    note_activity,
     parse_structured,
     truncate_middle,
     with_system_text,
@@ -66,9 +73,11 @@ T = TypeVar("T")
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
-StructuredMode = Literal["auto", "json_schema", "prompt"]
-"""``auto``: JSON-schema ``response_format``, falling back to prompting when the server refuses
-it; ``json_schema``: always the server's schema support; ``prompt``: never send it."""
+StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
+"""``auto``: ``json_schema``, then ``json_object``, then ``prompt``, each time the server refuses
+the format; the others: only that way (see the module docstring)."""
+_FixedMode = Literal["json_schema", "json_object", "prompt"]
+_AUTO_ORDER: tuple[_FixedMode, ...] = ("json_schema", "json_object", "prompt")
 
 _log = structlog.get_logger("skillrt.llm")
 
@@ -80,7 +89,8 @@ _REPAIR_REQUEST = (
     "That answer could not be used: {error}\n"
     "Reply with only the corrected JSON object, matching the schema."
 )
-_SCHEMA_WORDS = ("response_format", "json_schema", "response format", "json schema")
+_FORMAT_WORDS = ("response_format", "json_schema", "format")
+_NO_STREAM_WORDS = ("not supported", "unsupported", "not allowed", "does not support")
 
 
 @dataclass(slots=True)
@@ -183,16 +193,26 @@ def _response_format(response_model: type[BaseModel], schema: dict[str, Any]) ->
     }
 
 
+def _json_object_format(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "json_object", "schema": schema}
+
+
+def _format_refused(exc: ProviderError) -> bool:
+    """A 4xx or 5xx (not 429) whose body names the response format: the server refuses it."""
+    status = exc.status
+    if status is None or status == 429 or not 400 <= status < 600:
+        return False
+    cause = exc.__cause__
+    body: object = cause.body if isinstance(cause, openai.APIStatusError) else None
+    text = json.dumps(body, default=str) if body is not None else str(exc)
+    return any(word in text.lower() for word in _FORMAT_WORDS)
+
+
 def _with_schema_instructions(
     messages: Sequence[LLMMessage], schema: dict[str, Any]
 ) -> list[LLMMessage]:
     instructions = _SCHEMA_INSTRUCTIONS.format(schema=json.dumps(schema, ensure_ascii=False))
     return with_system_text(messages, instructions)
-
-
-def _mentions(exc: ProviderError, words: Sequence[str]) -> bool:
-    text = str(exc).lower()
-    return any(word in text for word in words)
 
 
 class OpenAIProvider:
@@ -224,6 +244,7 @@ class OpenAIProvider:
         retry_base_s: float = 0.5,
         retry_max_s: float = 8.0,
         retry_after_cap_s: float = 30.0,
+        stream: bool = True,
     ) -> None:
         self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
         self._api_key = api_key
@@ -239,10 +260,11 @@ class OpenAIProvider:
         self.retry_base_s = retry_base_s
         self.retry_max_s = retry_max_s
         self.retry_after_cap_s = retry_after_cap_s
-        # What this server turned out not to accept, learnt from its 400 answers.
-        self.native_schema: bool | None = {"auto": None, "json_schema": True, "prompt": False}[
-            structured_output
-        ]
+        # How structured calls are asked now; in auto, learnt from the server's refusals.
+        self.structured_mode: _FixedMode = (
+            "json_schema" if structured_output == "auto" else structured_output
+        )
+        self.stream = stream  # False once the server turned out not to stream
         self._stream_usage = True
         self._max_tokens_key = "max_tokens"
         self._send_temperature = True
@@ -346,7 +368,7 @@ class OpenAIProvider:
         response_format: dict[str, Any] | None,
     ) -> dict[str, Any]:
         options: dict[str, Any] = {}
-        if self._stream_usage:
+        if self._stream_usage and self.stream:
             options["stream_options"] = {"include_usage": True}
         if max_tokens is not None:
             options[self._max_tokens_key] = max_tokens
@@ -365,6 +387,8 @@ class OpenAIProvider:
             self._max_tokens_key = "max_completion_tokens"
         elif "temperature" in options and "temperature" in text and "support" in text:
             self._send_temperature = False
+        elif self.stream and "stream" in text and any(w in text for w in _NO_STREAM_WORDS):
+            self.stream = False
         else:
             return False
         _log.info("llm.adapted", provider=self.provider, model=self._model, error=str(exc))
@@ -391,12 +415,16 @@ class OpenAIProvider:
         while True:
             options = self._request(messages, max_tokens, temperature, response_format)
             try:
+                if not self.stream:
+                    return await self._whole(messages, options, stream_cb)
                 return await self._exchange(messages, options, stream_cb, progress)
             except BadRequest as exc:
                 if self._adapt(exc, options):
                     continue
                 raise
             except (RateLimited, ProviderUnavailable) as exc:
+                if response_format is not None and _format_refused(exc):
+                    raise  # a server that refuses the format refuses it again: no retry
                 if progress.streamed or attempt >= self.max_retries:
                     raise
                 delay = self._retry_delay(attempt, exc)
@@ -428,12 +456,25 @@ class OpenAIProvider:
             )
         except openai.OpenAIError as exc:
             raise self._map_error(exc) from exc
+        content_type = stream.response.headers.get("content-type", "")
+        if "json" in content_type and "event-stream" not in content_type:
+            # It ignored stream=true and sent the whole answer: read it, and stop asking.
+            self.stream = False
+            _log.info("llm.adapted", provider=self.provider, model=self._model, stream=False)
+            try:
+                raw = await stream.response.aread()
+            except httpx2.HTTPError as exc:
+                raise self._truncated(0, exc) from exc
+            finally:
+                await stream.close()
+            return await self._whole_answer(raw, messages, stream_cb)
         parts: list[str] = []
         usage: Usage | None = None
         model = ""
         finished = False
         try:
             async for chunk in stream:
+                note_activity()  # model bytes: the stall watchdog is pushed back
                 model = getattr(chunk, "model", None) or model
                 reported = getattr(chunk, "usage", None)
                 if reported is not None:
@@ -477,6 +518,57 @@ class OpenAIProvider:
                 estimated=True,
             )
         return _Exchange(content=content, usage=usage, model=model or self._model)
+
+    async def _whole(
+        self,
+        messages: Sequence[LLMMessage],
+        options: dict[str, Any],
+        stream_cb: StreamCallback | None,
+    ) -> _Exchange:
+        """One exchange without streaming (a server that does not stream)."""
+        client = self._client_for_loop()
+        try:
+            response = await client.chat.completions.with_raw_response.create(
+                model=self._model,
+                messages=cast("list[ChatCompletionMessageParam]", list(messages)),
+                stream=False,
+                **options,
+            )
+            raw = await response.http_response.aread()
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc) from exc
+        except httpx2.HTTPError as exc:
+            raise self._truncated(0, exc) from exc
+        return await self._whole_answer(raw, messages, stream_cb)
+
+    async def _whole_answer(
+        self, raw: bytes, messages: Sequence[LLMMessage], stream_cb: StreamCallback | None
+    ) -> _Exchange:
+        """An answer sent as one JSON body; its text goes to ``stream_cb`` in one piece."""
+        note_activity()
+        try:
+            body = json.loads(raw)
+            choice = next(c for c in body["choices"] if c.get("index", 0) == 0)
+            content = str((choice.get("message") or {}).get("content") or "")
+        except (ValueError, KeyError, TypeError, StopIteration, AttributeError) as exc:
+            raise ProviderUnavailable(
+                f"{self.base_url}: malformed answer (not a chat completion): {exc}",
+                provider=self.provider,
+                model=self._model,
+            ) from exc
+        reported = body.get("usage") if isinstance(body, dict) else None
+        if isinstance(reported, dict):
+            usage = Usage(
+                int(reported.get("prompt_tokens") or 0), int(reported.get("completion_tokens") or 0)
+            )
+        else:
+            usage = Usage(
+                sum(estimate_tokens(m["content"]) for m in messages),
+                estimate_tokens(content),
+                estimated=True,
+            )
+        await call_stream_cb(stream_cb, content)
+        return _Exchange(content=content, usage=usage, model=str(body.get("model") or self._model))
 
     def _truncated(self, received: int, cause: BaseException | None) -> ProviderUnavailable:
         why = f": {cause!r}" if cause is not None else ""
@@ -545,7 +637,7 @@ class OpenAIProvider:
         temperature: float | None,
         stream_cb: StreamCallback | None,
     ) -> LLMResult:
-        """Ask for JSON matching ``response_model``: native schema, or prompt + repair + retry.
+        """Ask for JSON matching ``response_model`` (``structured_mode``), repairing and retrying.
 
         Each round is one call plus, if its answer does not validate, one repair call; at most
         ``1 + structured_retries`` rounds. Only the answer that validated reaches ``stream_cb``.
@@ -558,19 +650,30 @@ class OpenAIProvider:
         rounds = 1 + self.structured_retries
         done = 0
         while done < rounds:
-            native = self.native_schema is not False
-            convo = list(messages) if native else _with_schema_instructions(messages, schema)
-            fmt = _response_format(response_model, schema) if native else None
+            mode = self.structured_mode
+            convo = (
+                list(messages)
+                if mode == "json_schema"
+                else _with_schema_instructions(messages, schema)
+            )
+            fmt: dict[str, Any] | None = None
+            if mode == "json_schema":
+                fmt = _response_format(response_model, schema)
+            elif mode == "json_object":
+                fmt = _json_object_format(schema)
             try:
                 exchange = await self._complete(convo, max_tokens, temperature, None, fmt)
-            except BadRequest as exc:
-                if native and self.structured_output == "auto" and _mentions(exc, _SCHEMA_WORDS):
-                    self.native_schema = False
-                    _log.info("llm.structured_fallback", model=self._model, error=str(exc))
-                    continue
-                raise
-            if native and self.native_schema is None:
-                self.native_schema = True
+            except ProviderError as exc:
+                if fmt is None or self.structured_output != "auto" or not _format_refused(exc):
+                    raise
+                self.structured_mode = _AUTO_ORDER[_AUTO_ORDER.index(mode) + 1]
+                _log.info(
+                    "llm.structured_fallback",
+                    model=self._model,
+                    mode=self.structured_mode,
+                    error=str(exc),
+                )
+                continue
             for attempt in ("answer", "repair"):
                 if attempt == "repair":
                     repair: list[LLMMessage] = [

@@ -97,6 +97,7 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
             prices=prices,
             max_tokens=llm.max_tokens,
             temperature=llm.temperature,
+            structured_output=llm.structured_output,
         )
         return provider, f"{choice.model} at {choice.base_url} ({choice.reason})"
     local = LocalProvider(
