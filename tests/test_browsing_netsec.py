@@ -398,3 +398,17 @@ async def test_urls_the_page_chose_reach_the_model_only_inside_the_fence(tmp_pat
     prompts = "\n".join(sent)
     assert f"refused by the URL firewall: http://127.0.0.1:1/admin-{MARK}" in prompts
     assert "Steps so far:" in prompts and "Page: http://" in prompts
+
+
+# --- 6. the attack campaign the README's figures come from -------------------------------------
+
+
+@pytest.mark.slow
+async def test_the_attack_campaign_holds_everywhere() -> None:
+    from benchmarks.attacks_netsec import campaign
+
+    result = await campaign(rounds=1)
+    assert result["ports"][0] >= 100 and result["rebinding"][0] >= 5
+    assert {family: held for family, (_, held) in result.items()} == {
+        family: tried for family, (tried, _) in result.items()
+    }
