@@ -8,6 +8,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
     ├── UserError                    a usage mistake: fix the call, the input or the config
     │   ├── ConfigError              a config file or variable is malformed (file, key, expected)
     │   ├── PathNotAllowed           a path escapes the content root, or is malformed
+    │   ├── FileMissing              a file to read does not exist (path relative to the root)
     │   ├── InvalidFrontmatter       a post's YAML frontmatter cannot be read (path, reason)
     │   ├── MissingDependency        an optional extra is not installed (says what to install)
     │   └── UnknownSkill             no skill of that name is registered
@@ -50,6 +51,7 @@ __all__ = [
     "CheckpointCorrupt",
     "ConfigError",
     "FileChanged",
+    "FileMissing",
     "HostUnresolved",
     "InvalidFrontmatter",
     "InvalidTransition",
@@ -102,6 +104,15 @@ class PathNotAllowed(UserError):
         self.path = path
         self.reason = reason
         super().__init__(f"path not allowed: {path!r}: {reason}")
+
+
+class FileMissing(UserError):
+    """A file to read does not exist; ``path`` is relative to the content root (an absolute
+    path of the machine never reaches a reply)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"{path} does not exist")
 
 
 class InvalidFrontmatter(UserError):

@@ -33,7 +33,7 @@ import stat
 import time
 from pathlib import Path
 
-from skillrt.exceptions import FileChanged, PathNotAllowed, UserError
+from skillrt.exceptions import FileChanged, FileMissing, PathNotAllowed, UserError
 from skillrt.storage.locks import FileLockManager
 
 __all__ = ["STATE_FOLDER", "FileStore", "fsync_dir", "sha256_hex"]
@@ -180,7 +180,12 @@ class FileStore:
     def read(self, path: str | Path) -> tuple[str, str]:
         """The file's UTF-8 text and the sha256 of its bytes (pass it to ``write`` later)."""
         target = self.resolve(path)
-        data = target.read_bytes()
+        try:
+            data = target.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileMissing(self.relative(target)) from None
+        except IsADirectoryError:
+            raise PathNotAllowed(self.relative(target), "a folder, not a file") from None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

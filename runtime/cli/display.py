@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from skillrt.agent import AgentRuntime
+from skillrt.cli.lines import line as say_line
 from skillrt.events import Event
 from skillrt.messages import ChatMessage, TaskSummary
 
@@ -226,6 +227,7 @@ class Display:
         *,
         unpriced: bool = False,
         markdown: bool | None = None,
+        language: str = "en",
     ) -> None:
         """Print the reply (Markdown), its saved path and next steps on ``out`` (the display's
         console by default), then one dim cost line on the display's console."""
@@ -239,10 +241,11 @@ class Display:
         data = message.data
         path = data.get("path")
         if isinstance(path, str) and path not in message.content:
-            out.print(Text(f"saved: {path}", style="dim"), highlight=False)
+            out.print(Text(say_line("saved", language, path=path), style="dim"), highlight=False)
         steps = data.get("next_steps")
         if isinstance(steps, list) and steps:
-            out.print(Text("next: " + " · ".join(str(s) for s in steps), style="dim"))
+            joined = " · ".join(str(s) for s in steps)
+            out.print(Text(say_line("next", language, steps=joined), style="dim"))
         if message.task_id and (message.tokens or message.state not in _QUIET_STATES):
             line = cost_line(message.tokens, message.cost, self.elapsed or None, unpriced)
             self.console.print(Text(f"{line} · {message.state.lower()}", style="dim"))

@@ -23,7 +23,9 @@ from skillrt import __version__
 from skillrt.agent import AgentRuntime
 from skillrt.cli.common import find_task
 from skillrt.cli.display import Display, age, cost_line, tasks_table
+from skillrt.cli.lines import line
 from skillrt.cli.readers import LineReader
+from skillrt.context import detect_language
 from skillrt.exceptions import UserError
 from skillrt.machine import State
 from skillrt.messages import ChatMessage
@@ -53,6 +55,7 @@ class Repl:
         self._running: asyncio.Future[ChatMessage | None] | None = None
         self._interrupts = 0
         self._question: str | None = None
+        self.language = "en"  # the session's: that of the last request typed
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -88,6 +91,8 @@ class Repl:
                 if await self._command(line) is _QUIT:
                     return
                 continue
+            if self._pending_question() is None:  # an answer ("y", "2") keeps the language
+                self.language = detect_language(line)
             await self._task(self.rt.process_input(line))
 
     async def _start(self) -> None:
@@ -115,7 +120,7 @@ class Repl:
     async def _shutdown(self) -> None:
         waiting = self.rt.current_task_id
         if waiting is not None:  # close() stops it and keeps its checkpoint, as a crash would
-            self._info(f"Task {waiting} is waiting for an answer; it will be offered for resume.")
+            self._info(self._say("waiting_at_exit", task=waiting))
         await self.rt.close()
 
     def _prompt(self) -> str:
@@ -150,10 +155,10 @@ class Repl:
         except asyncio.CancelledError:
             if not running.cancelled():
                 raise
-            self.display.note("Stopped waiting for the task.")
+            self.display.note(self._say("stopped_waiting"))
         except UserError as exc:
             self.display.stop()
-            self.console.print(f"[red]error:[/] {escape(str(exc))}")
+            self.console.print(Text(self._say("error", error=exc), style="red"), highlight=False)
         finally:
             self._running = None
             if has_tstp:
@@ -167,13 +172,13 @@ class Repl:
         if message.state == State.WAITING_INPUT.value:
             self._question = str(message.data.get("question") or message.content)
             if self._prompt() == f"answer {_PROMPT}" or message.content != self._question:
-                self.display.reply(message)
+                self.display.reply(message, language=self.language)
             return
         self._question = None
         unpriced = (
             bool(message.task_id) and self.rt.costs.task(message.task_id or "").unpriced_calls > 0
         )
-        self.display.reply(message, unpriced=unpriced)
+        self.display.reply(message, unpriced=unpriced, language=self.language)
 
     def _on_sigint(self) -> None:
         if self._running is None:
@@ -182,22 +187,22 @@ class Repl:
         self._interrupts += 1
         if self._interrupts == 1:
             self.rt.abort()
-            self.display.note("Cancelling the task… (Ctrl-C again to stop waiting for it)")
+            self.display.note(self._say("cancelling"))
         elif self._interrupts == 2:
             self.rt.abort()
-            self.display.note("Still stopping… (Ctrl-C once more to stop waiting)")
+            self.display.note(self._say("still_stopping"))
         else:
             self._running.cancel()
 
     def _on_sigtstp(self) -> None:
         if self.rt.pause():
-            self.display.note("Pausing at the next step… (/resume ID continues it later)")
+            self.display.note(self._say("pausing"))
 
     async def _cancel_waiting(self) -> None:
         task_id = self.rt.current_task_id
         if task_id is not None and self.rt.abort(task_id):
             await asyncio.sleep(0)  # let the task record its end
-            self._info(f"Cancelled task {task_id}.")
+            self._info(self._say("cancelled_task", task=task_id))
         self._question = None
 
     # --- slash commands ------------------------------------------------------------------
@@ -243,10 +248,10 @@ class Repl:
 
     async def cmd_resume(self, arg: str) -> None:
         task = find_task(arg, self.rt.get_resumable_tasks())
-        self._info(f"Resuming {task.id}: {task.description[:60]}")
+        self._info(self._say("resuming", task=task.id, what=task.description[:60]))
         message = await self._task(self.rt.resume_task(task.id))
         if message is None and not self._interrupts:
-            self.console.print(f"Task {task.id} cannot be resumed now.")
+            self.console.print(self._say("cannot_resume", task=task.id))
 
     async def cmd_abandon(self, arg: str) -> None:
         task = find_task(arg, self.rt.get_resumable_tasks())
@@ -264,13 +269,13 @@ class Repl:
             return
         task = find_task(arg, self.rt.get_resumable_tasks())
         if self.rt.abort(task.id):
-            self.console.print(f"Cancelled task {task.id}.")
+            self.console.print(self._say("cancelled_task", task=task.id))
         else:
             self.console.print(f"Task {task.id} cannot be cancelled now.")
 
     async def cmd_pause(self, _arg: str) -> None:
         if self.rt.pause():
-            self.console.print("Pausing at the next step.")
+            self.console.print(self._say("pause_requested"))
             return
         if self._pending_question() is not None:
             self.console.print(
@@ -313,14 +318,29 @@ class Repl:
         self.console.print(table)
 
     async def cmd_model(self, _arg: str) -> None:
-        config = self.rt.config.llm
-        self.console.print(f"model: {self.rt.llm.model}")
-        self.console.print(f"provider: {config.provider} ({self.rt.llm_reason or 'configured'})")
+        self.console.print(f"model: {self.rt.llm.model}", highlight=False)
+        if self.rt.llm_reason == "injected":
+            self.console.print("provider: given by the host program", highlight=False)
+            return
+        from skillrt.llm.select import describe_llm
+
+        info = describe_llm(self.rt.config)
+        rows = [("provider", str(info["provider"]))]
+        if info.get("model_path"):
+            rows.append(("file", str(info["model_path"])))
+        elif info["provider"] == "openai":
+            rows.append(("endpoint", f"{info['base_url']} (API key {info['api_key']})"))
+        rows.append(("why", str(info["reason"])))
+        for name, value in rows:
+            self.console.print(Text(f"{name}: {value}"), highlight=False)
 
     async def cmd_quit(self, _arg: str) -> object:
         return _QUIT
 
     # --- output helpers ------------------------------------------------------------------
+
+    def _say(self, key: str, **values: object) -> str:
+        return line(key, self.language, **values)
 
     def _info(self, text: str) -> None:
         self.console.print(Text(text, style="dim"), highlight=False)

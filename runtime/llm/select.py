@@ -85,7 +85,7 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
         from skillrt.testing import ScriptedModel
 
         model = ScriptedModel.from_file(llm.script_path)
-        return model, f"scripted answers from {llm.script_path} ({choice.reason})"
+        return model, f"scripted answers from {llm.script_path} · {choice.reason}"
     prices = PriceTable.load()
     if choice.provider == "openai":
         provider = OpenAIProvider(
@@ -99,7 +99,7 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
             temperature=llm.temperature,
             structured_output=llm.structured_output,
         )
-        return provider, f"{choice.model} at {choice.base_url} ({choice.reason})"
+        return provider, f"{choice.model} at {choice.base_url} · {choice.reason}"
     local = LocalProvider(
         model_path=choice.model_path,
         n_ctx=llm.n_ctx,
@@ -112,7 +112,7 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
         repeat_penalty=llm.repeat_penalty,
     )
     where = choice.model_path if choice.model_path is not None else "no GGUF file found"
-    return local, f"embedded {choice.model} via llama.cpp ({where}) ({choice.reason})"
+    return local, f"embedded {choice.model} via llama.cpp, {where} · {choice.reason}"
 
 
 def _local_problem(path: Path | None) -> str | None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import difflib
 import functools
 import hashlib
+import os
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,6 +27,7 @@ from slugify import slugify
 from skillrt import SkillContext, SkillResult
 from skillrt.exceptions import (
     FileChanged,
+    FileMissing,
     InvalidFrontmatter,
     LockConflict,
     PathNotAllowed,
@@ -39,6 +42,7 @@ __all__ = [
     "POST_SUFFIXES",
     "failure",
     "friendly_errors",
+    "nearest_posts",
     "new_post_text",
     "post_path",
     "refresh_memory",
@@ -54,6 +58,8 @@ MAX_TITLE_CHARS = 200
 MAX_INSTRUCTION_CHARS = 2000
 MAX_SLUG_CHARS = 60
 MAX_NAME_TRIES = 200
+MAX_SCANNED_POSTS = 20_000  # nearest_posts looks at no more files than this
+_OUTSIDE = ("content root", "home-folder")  # PathNotAllowed reasons meaning "not in the blog"
 POST_SUFFIXES = (".md", ".markdown")
 
 P = TypeVar("P", bound=BaseModel)
@@ -77,12 +83,32 @@ def friendly_errors(
         try:
             return await fn(ctx, params)
         except PathNotAllowed as exc:
+            if any(word in exc.reason for word in _OUTSIDE):
+                return failure(
+                    ctx,
+                    f"`{exc.path}` 在博客目录之外，我只读写博客目录里的文件，没有读取它。",
+                    f"`{exc.path}` is outside the blog; I only read and write files inside "
+                    "the blog folder, so I did not touch it.",
+                    error="path_not_allowed",
+                    outside_blog=True,
+                )
             return failure(
                 ctx,
                 f"路径不允许：`{exc.path}`（{exc.reason}）。请使用博客目录内的路径。",
                 f"That path is not allowed: `{exc.path}` ({exc.reason}). "
                 "Use a path inside the blog.",
                 error="path_not_allowed",
+            )
+        except FileMissing as exc:
+            near = nearest_posts(ctx, exc.path)
+            listed = "、".join(f"`{p}`" for p in near)
+            listed_en = ", ".join(f"`{p}`" for p in near)
+            return failure(
+                ctx,
+                f"`{exc.path}` 不存在。" + (f"你是不是要找：{listed}？" if near else ""),
+                f"`{exc.path}` does not exist." + (f" Did you mean {listed_en}?" if near else ""),
+                error="not_found",
+                suggestions=near,
             )
         except InvalidFrontmatter as exc:
             return failure(
@@ -109,6 +135,45 @@ def friendly_errors(
             )
 
     return run
+
+
+def _markdown_under(root: str, folder: str) -> list[str]:
+    base = os.path.join(root, folder) if folder != "." else root
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "node_modules")
+        for name in filenames:
+            if name.lower().endswith(POST_SUFFIXES):
+                found.append(
+                    os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+                )
+        if len(found) >= MAX_SCANNED_POSTS:
+            break
+    return found
+
+
+def nearest_posts(ctx: SkillContext, path: str, n: int = 3) -> list[str]:
+    """The blog's posts whose path or file name is closest to ``path`` (difflib), best first.
+
+    Looks in the posts folder and, when ``path`` names another folder of the blog, in that
+    folder too."""
+    root = str(ctx.files.root)
+    posts_dir = ctx.config.posts_dir.strip("/") or "."
+    known = _markdown_under(root, posts_dir)
+    folder = PurePosixPath(path).parent.as_posix()
+    inside = posts_dir == "." or folder == posts_dir or folder.startswith(posts_dir + "/")
+    if not inside and os.path.isdir(os.path.join(root, folder)):
+        seen = set(known)
+        known += [p for p in _markdown_under(root, folder) if p not in seen]
+    near = difflib.get_close_matches(path, known, n=n, cutoff=0.6)
+    by_name: dict[str, str] = {}
+    for post in known:
+        by_name.setdefault(PurePosixPath(post).stem.casefold(), post)
+    stem = PurePosixPath(path).stem.casefold()
+    for name in difflib.get_close_matches(stem, list(by_name), n=n, cutoff=0.6):
+        if by_name[name] not in near:
+            near.append(by_name[name])
+    return near[:n]
 
 
 def text_hash(text: str) -> str:

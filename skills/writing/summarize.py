@@ -37,6 +37,9 @@ PART_SUMMARY_TOKENS = 400
 FINAL_SUMMARY_TOKENS = 700
 MIN_PASTED_CHARS = 40
 _PARAGRAPHS = re.compile(r"\n\s*\n")
+_PATHLIKE = re.compile(
+    r"(?<![\w/.~-])(?:~|\.{1,2})?/?[\w.~-]+(?:/[\w.~-]*)+|(?<![\w/])[\w.-]+\.(?:md|markdown|mdx|txt)\b"
+)
 _LEAD_IN = re.compile(r"^.{0,60}?[:：\n]\s*", re.S)
 
 
@@ -80,6 +83,15 @@ def split_parts(text: str, budget_tokens: int) -> list[str]:
     return parts
 
 
+def _path_in(request: str) -> str | None:
+    """A path the request names that the router left alone (``总结 docs/../../etc/passwd``),
+    so that it is checked and refused by name instead of asking for a path."""
+    if "://" in request:
+        return None
+    match = _PATHLIKE.search(request)
+    return match.group(0) if match else None
+
+
 def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | None:
     """``(what, text)`` to summarise, or None when nothing was given."""
     if params.text and params.text.strip():
@@ -93,7 +105,8 @@ def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | Non
         pasted = _LEAD_IN.sub("", ctx.input.text.strip(), count=1)
         if len(pasted) >= MIN_PASTED_CHARS and pasted != ctx.input.text.strip():
             return "text", pasted
-        target = ctx.input.current_file
+        target = _path_in(ctx.input.text) if not params.url else None
+        target = target or ctx.input.current_file
     if not target:
         return None
     path = ctx.files.relative(target)

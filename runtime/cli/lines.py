@@ -1,0 +1,42 @@
+"""The REPL's own lines, in Chinese and English: a table, read by ``line``.
+
+The session's language is that of the user's last request (``detect_language``), so a
+Chinese session reads "正在取消任务…" where an English one reads "Cancelling the task…".
+"""
+
+from __future__ import annotations
+
+__all__ = ["LINES", "line"]
+
+LINES: dict[str, tuple[str, str]] = {
+    "cancelling": (
+        "正在取消任务…（再按一次 Ctrl-C 不再等待它）",
+        "Cancelling the task… (Ctrl-C again to stop waiting for it)",
+    ),
+    "still_stopping": (
+        "仍在停止…（再按一次 Ctrl-C 不再等待）",
+        "Still stopping… (Ctrl-C once more to stop waiting)",
+    ),
+    "pausing": (
+        "将在下一步暂停…（之后用 /resume ID 继续）",
+        "Pausing at the next step… (/resume ID continues it later)",
+    ),
+    "pause_requested": ("将在下一步暂停。", "Pausing at the next step."),
+    "stopped_waiting": ("不再等待该任务。", "Stopped waiting for the task."),
+    "cancelled_task": ("已取消任务 {task}。", "Cancelled task {task}."),
+    "waiting_at_exit": (
+        "任务 {task} 正在等待回答；下次启动时可以恢复它。",
+        "Task {task} is waiting for an answer; it will be offered for resume.",
+    ),
+    "resuming": ("正在恢复 {task}：{what}", "Resuming {task}: {what}"),
+    "cannot_resume": ("任务 {task} 现在无法恢复。", "Task {task} cannot be resumed now."),
+    "saved": ("已保存：{path}", "saved: {path}"),
+    "next": ("下一步：{steps}", "next: {steps}"),
+    "error": ("错误：{error}", "error: {error}"),
+}
+
+
+def line(key: str, language: str, **values: object) -> str:
+    """The line ``key`` in ``language`` ("zh" or anything else for English)."""
+    zh, en = LINES[key]
+    return (zh if language == "zh" else en).format(**values)

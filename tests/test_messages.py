@@ -1,0 +1,150 @@
+"""Messages that say what happened, in the user's language: a path outside the blog, a missing
+file with the nearest posts, the REPL's own lines, /model without nested reasons."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from rich.console import Console
+
+from skillrt.cli.display import Display
+from skillrt.cli.lines import LINES, line
+from skillrt.messages import ChatMessage
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog
+from tests.cli_support import article, cli_env, make_blog, skillrt, write_script
+from tests.writing_support import writing_runtime
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+@pytest.mark.parametrize(
+    ("request_text", "expected"),
+    [
+        ("总结 docs/../../../etc/passwd", "在博客目录之外"),
+        ("summarize docs/../../../etc/passwd", "is outside the blog"),
+        ("总结 /etc/passwd", "在博客目录之外"),
+        ("summarize ~/notes.md", "is outside the blog"),
+    ],
+)
+async def test_a_path_outside_the_blog_is_named_as_such(
+    blog: Path, request_text: str, expected: str
+) -> None:
+    model = ScriptedModel([])
+    rt = writing_runtime(blog, model)
+    try:
+        msg = await rt.process_input(request_text)
+    finally:
+        await rt.close()
+    assert expected in msg.content, msg.content
+    assert msg.data["error"] == "path_not_allowed" and msg.data["outside_blog"] is True
+    for asks_for_a_path in ("give a path", "给出路径", "要总结什么"):
+        assert asks_for_a_path not in msg.content
+    assert model.call_count == 0  # nothing was read, nothing sent to a model
+
+
+@pytest.mark.parametrize(
+    ("request_text", "expected"),
+    [
+        (
+            "summarize posts/rust-borowing.md",
+            "`posts/rust-borowing.md` does not exist. Did you mean `posts/rust-borrowing.md`",
+        ),
+        (
+            "总结 posts/rust-borowing.md",
+            "`posts/rust-borowing.md` 不存在。你是不是要找：`posts/rust-borrowing.md`",
+        ),
+        ("summarize posts/zzzz-qqqq.md", "`posts/zzzz-qqqq.md` does not exist."),
+        ("总结 docs/nonexistent.md", "`docs/nonexistent.md` 不存在。"),
+    ],
+)
+async def test_a_missing_file_is_named_with_the_nearest_posts(
+    blog: Path, request_text: str, expected: str
+) -> None:
+    rt = writing_runtime(blog, ScriptedModel([]))
+    try:
+        msg = await rt.process_input(request_text)
+    finally:
+        await rt.close()
+    assert expected in msg.content, msg.content
+    assert msg.data["error"] == "not_found"
+    assert "Errno" not in msg.content
+    assert str(blog.resolve()) not in msg.content and str(blog) not in msg.content
+
+
+def test_every_repl_line_has_both_languages() -> None:
+    for key, (zh, en) in LINES.items():
+        assert zh and en and zh != en, key
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in zh), key
+    assert line("cancelling", "zh").startswith("正在取消任务")
+    assert line("cancelling", "en").startswith("Cancelling the task")
+    assert line("pausing", "zh").startswith("将在下一步暂停")
+
+
+@pytest.mark.parametrize(("language", "saved"), [("zh", "已保存：posts/a.md"), ("en", "saved:")])
+def test_reply_labels_follow_the_language(language: str, saved: str) -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=100, color_system=None)
+    message = ChatMessage(content="Done.", data={"path": "posts/a.md", "next_steps": ["x"]})
+    Display(console).reply(message, language=language)
+    assert saved in out.getvalue()
+    assert ("下一步：x" in out.getvalue()) == (language == "zh")
+
+
+def test_chinese_session_cancels_and_pauses_in_chinese(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    slow = article("Rust", ["一。", "二。"])
+    slow[1] = {"$answer": "一。", "$delay": 60}  # cancelled while its first section is written
+    paused = article("Go", ["一。", "二。"])
+    paused[1] = {"$answer": "一。", "$delay": 1.5}  # the pause lands after this section
+    script = write_script(tmp_path / "s.json", [*slow[:2], *paused])
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "skillrt", "chat"],
+        env=cli_env(blog, script),
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 100),
+    )
+    child.logfile_read = sys.stdout
+    try:
+        child.expect("› ")
+        child.sendline("写一篇关于 Rust 所有权的文章")
+        child.expect("撰写第 1/2 节")
+        child.sendintr()
+        child.expect("正在取消任务…")
+        child.expect("任务已取消。")
+        child.expect("› ")
+        child.sendline("写一篇关于 Go 并发的文章")
+        child.expect("撰写第 1/2 节")
+        child.sendcontrol("z")
+        child.expect("将在下一步暂停…")
+        child.expect("任务已暂停")
+        child.expect("› ")
+        child.sendline("/quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+
+
+def test_model_command_says_its_reason_once(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    done = skillrt("chat", env=env, cwd=tmp_path, input="/model\n")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "model: scripted" in lines
+    assert "provider: scripted" in lines
+    assert "why: provider scripted is configured (llm.provider)" in lines
+    for text in lines:  # the banner and /model: no reason inside another's brackets
+        assert "((" not in text and "))" not in text, text
+    banner = " ".join(" ".join(lines[:4]).split())
+    assert "· provider scripted is configured (llm.provider)" in banner
