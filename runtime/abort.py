@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-import structlog
-
 from skillrt.exceptions import TaskCancelled
+from skillrt.logs import library_logger
 
 __all__ = ["AbortController", "AbortSignal"]
 
-_log = structlog.get_logger("skillrt.abort")
+_log = library_logger("skillrt.abort")  # stdlib logging: silent unless the host set it up
 
 
 class AbortSignal:

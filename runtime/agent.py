@@ -104,11 +104,12 @@ class AgentRuntime:
         self.clock = clock or time.time
         self.session_id = self.config.session_id or new_id()
         self.redactor = Redactor(self.config.secret_values())
-        self.events = EventBus(clock=self.clock, redactor=self.redactor)
         self._log_file = open_log_file(self.config)
+        # One bound, redacting logger, handed to every part that logs (see ``logs``).
         self.logger = make_logger(self.config, self.redactor, self._log_file).bind(
             session_id=self.session_id
         )
+        self.events = EventBus(clock=self.clock, redactor=self.redactor, logger=self.logger)
         self.costs = CostTracker()
         self.llm_reason = "injected" if llm is not None else ""
         self._llm = llm
@@ -119,6 +120,7 @@ class AgentRuntime:
             llm,
             cache_size=self.config.intent_cache_size,
             cache_ttl_s=self.config.intent_cache_ttl_s,
+            logger=self.logger,
         )
         self.skills: dict[str, Skill[Any]] = {}
         for s in _load_entry_point_skills() if skills is None else skills:
@@ -234,7 +236,9 @@ class AgentRuntime:
                 else MemoryCheckpointStore()
             )
         self.committer = Committer(
-            self._store, threaded=not isinstance(self._store, MemoryCheckpointStore)
+            self._store,
+            threaded=not isinstance(self._store, MemoryCheckpointStore),
+            logger=self.logger,
         )
         shared = self._shared
         self.history = (
@@ -1153,7 +1157,9 @@ class AgentRuntime:
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
+            # The file is closed: the runtime and its parts log to stderr from now on.
             self.logger = make_logger(self.config, self.redactor).bind(session_id=self.session_id)
+            self.events.logger = self.router.logger = self.logger
         self._initialized = False
 
     def close_sync(self) -> None:

@@ -14,17 +14,23 @@ import asyncio
 
 import structlog
 
+from skillrt.logs import library_logger
 from skillrt.storage.checkpoints import TaskStore
 from skillrt.storage.records import TaskRecord
 
 __all__ = ["Committer"]
 
-_log = structlog.get_logger("skillrt.committer")
-
 
 class Committer:
-    def __init__(self, store: TaskStore, *, threaded: bool = True) -> None:
+    def __init__(
+        self,
+        store: TaskStore,
+        *,
+        threaded: bool = True,
+        logger: structlog.stdlib.BoundLogger | None = None,
+    ) -> None:
         self.store = store
+        self.logger = logger or library_logger("skillrt.committer")
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
         self._ops: dict[str, TaskRecord | None] = {}  # task id -> record to save, None: delete
         self._waiters: list[asyncio.Future[None]] = []
@@ -92,7 +98,7 @@ class Committer:
                         self._apply(ops)
                 except Exception as exc:
                     error = exc
-                    _log.error("agent.error", where="checkpoint commit", error=str(exc))
+                    self.logger.error("agent.error", where="checkpoint commit", error=str(exc))
             for waiter in waiters:
                 if waiter.done():
                     continue

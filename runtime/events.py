@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-from skillrt.logs import Redactor
+from skillrt.logs import Redactor, library_logger
 
 __all__ = ["EVENT_TYPES", "Event", "EventBus", "EventCallback", "TaskEmitter"]
 
@@ -43,7 +43,6 @@ EVENT_TYPES: frozenset[str] = frozenset(
 )
 """The names of DESIGN.md; ``task:stream`` (model text deltas for live display) is ours."""
 
-_log = structlog.get_logger("skillrt.events")
 _EVENT_KEYS = ("type", "task_id", "data", "timestamp")
 
 
@@ -82,9 +81,14 @@ class EventBus:
     """Publish/subscribe by event type; ``"*"`` subscribes to everything."""
 
     def __init__(
-        self, clock: Callable[[], float] = time.time, *, redactor: Redactor | None = None
+        self,
+        clock: Callable[[], float] = time.time,
+        *,
+        redactor: Redactor | None = None,
+        logger: structlog.stdlib.BoundLogger | None = None,
     ) -> None:
         self._clock = clock
+        self.logger = logger or library_logger("skillrt.events")
         self._redactor = redactor or Redactor()
         self._subscribers: dict[str, list[EventCallback]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
@@ -112,7 +116,7 @@ class EventBus:
                     self._pending.add(task)
                     task.add_done_callback(self._async_done)
             except Exception as exc:
-                _log.error(
+                self.logger.error(
                     "agent.error", where="event subscriber", event_type=event_type, error=str(exc)
                 )
         return event
@@ -124,7 +128,7 @@ class EventBus:
     def _async_done(self, task: asyncio.Task[Any]) -> None:
         self._pending.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            _log.error("agent.error", where="event subscriber", error=str(task.exception()))
+            self.logger.error("agent.error", where="event subscriber", error=str(task.exception()))
 
 
 class TaskEmitter:

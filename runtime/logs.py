@@ -1,7 +1,13 @@
 """Structured logging: the seed's log events, console output for people, JSON lines on request.
 
-The runtime builds its own logger from its config (no global ``structlog.configure``), and a
-``Redactor`` removes API keys and configured secrets from every log line and checkpoint.
+The runtime builds its own logger from its config (no global ``structlog.configure``) and
+passes it to every part it owns (router, committer, event bus, skills, the task's model); a
+``Redactor`` removes API keys and configured secrets from every line. A part made on its own
+(an ``IntentRouter`` in a host's script, a provider, an abort callback) logs through the
+stdlib logger ``skillrt.<part>`` (``library_logger``), redacted, and silent until the host
+configures logging: ``skillrt`` carries a ``NullHandler``, as libraries should, so nothing
+reaches Python's last-resort handler. Redaction is for what people see: logs, history and
+events; what a step returns to a skill is never redacted (see ``checkpointing``).
 """
 
 from __future__ import annotations
@@ -9,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 from collections.abc import Iterable, MutableMapping
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +24,16 @@ import structlog
 
 from skillrt.settings import RuntimeConfig
 
-__all__ = ["LOG_EVENTS", "Redactor", "make_logger", "open_log_file"]
+__all__ = [
+    "LOG_EVENTS",
+    "RedactingFilter",
+    "Redactor",
+    "library_logger",
+    "make_logger",
+    "open_log_file",
+]
+
+logging.getLogger("skillrt").addHandler(logging.NullHandler())
 
 LOG_EVENTS = (
     "agent.input.received",
@@ -133,7 +147,9 @@ def open_log_file(config: RuntimeConfig) -> TextIO | None:
 def make_logger(
     config: RuntimeConfig, redactor: Redactor, stream: TextIO | None = None
 ) -> structlog.stdlib.BoundLogger:
-    """A logger for one runtime: console lines on stderr, or JSON lines (always in a file)."""
+    """A logger for one runtime: JSON lines in ``stream`` (the log file), else lines handed to
+    the stdlib logger ``skillrt.runtime``, which prints only where the host set logging up (the
+    CLI's ``--verbose`` does, on stderr). Filtered at ``config.log_level``, always redacted."""
     level = getattr(logging, config.log_level.upper())
     renderer: Any = (
         structlog.processors.JSONRenderer(ensure_ascii=False)
@@ -141,7 +157,9 @@ def make_logger(
         else structlog.dev.ConsoleRenderer(colors=False)
     )
     logger: structlog.stdlib.BoundLogger = structlog.wrap_logger(
-        structlog.PrintLogger(stream or sys.stderr),
+        structlog.PrintLogger(stream)
+        if stream is not None
+        else logging.getLogger("skillrt.runtime"),
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -152,3 +170,52 @@ def make_logger(
         wrapper_class=structlog.make_filtering_bound_logger(level),
     )
     return logger
+
+
+def library_logger(name: str, secrets: Iterable[str] = ()) -> structlog.stdlib.BoundLogger:
+    """The logger of a part that no runtime handed one: the stdlib logger ``name`` (under
+    ``skillrt``), so the host's logging configuration decides whether and where it prints
+    (nowhere by default). Lines are redacted (``secrets``, the environment's API keys, anything
+    key-shaped) before any handler sees them."""
+    values = tuple(secrets)
+    made: list[Redactor] = []
+
+    def redact(
+        logger: Any, method: str, event_dict: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        if not made:  # built at the first line: the environment is read then, not at import
+            made.append(Redactor(values))
+        return made[0].processor(logger, method, event_dict)
+
+    logger: structlog.stdlib.BoundLogger = structlog.wrap_logger(
+        logging.getLogger(name),
+        processors=[
+            structlog.stdlib.filter_by_level,
+            structlog.processors.format_exc_info,
+            redact,
+            structlog.processors.KeyValueRenderer(key_order=["event"], drop_missing=True),
+        ],
+        # Hands the stdlib logger only the rendered line (a traceback is in it, redacted).
+        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+    )
+    return logger
+
+
+class RedactingFilter(logging.Filter):
+    """A stdlib handler filter that redacts each record's message and traceback (the CLI puts
+    one on its handler, so other libraries' log lines are redacted too)."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = self.redactor.text(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redactor.text(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redactor.text(record.stack_info)
+        return True

@@ -35,6 +35,7 @@ from skillrt.abort import AbortSignal
 from skillrt.context import Language, detect_language
 from skillrt.exceptions import BudgetExceeded, ConfigError, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
+from skillrt.logs import library_logger
 
 if TYPE_CHECKING:
     from skillrt.skill import Skill
@@ -54,7 +55,6 @@ IntentType: TypeAlias = str
 
 UNKNOWN: IntentType = "UNKNOWN"
 
-_log = structlog.get_logger("skillrt.router")
 
 MAX_ROUTE_CHARS = 2000
 """Only this much of the request is matched and sent to the model (the intent is up front)."""
@@ -417,8 +417,10 @@ class IntentRouter:
         cache_ttl_s: float = 600.0,
         timer: Callable[[], float] = _monotonic,
         regex_trust: float = 0.8,
+        logger: structlog.stdlib.BoundLogger | None = None,
     ) -> None:
         self.llm = llm
+        self.logger = logger or library_logger("skillrt.router")
         if patterns is None:
             self.table = IntentTable.default()
         elif isinstance(patterns, IntentTable):
@@ -702,7 +704,7 @@ class IntentRouter:
         except (TaskCancelled, BudgetExceeded):
             raise
         except Exception as exc:
-            _log.warning(
+            self.logger.warning(
                 "agent.error",
                 where="intent_router.llm",
                 error_type=type(exc).__name__,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import logging
 import os
 import re
 import secrets
@@ -36,7 +37,6 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import diskcache
-import structlog
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
@@ -46,7 +46,20 @@ from skillrt.storage.records import SCHEMA_VERSION, TaskRecord
 
 __all__ = ["CheckpointStore", "LoadResult", "MemoryCheckpointStore", "TaskStore"]
 
-_log = structlog.get_logger("skillrt.storage")
+
+class _StdlibLog:
+    """The stdlib logger ``skillrt.storage``: silent until the host configures logging (this
+    layer imports nothing of the runtime, so it does not use the runtime's logger)."""
+
+    def __init__(self) -> None:
+        self._logger = logging.getLogger("skillrt.storage")
+
+    def error(self, event: str, **fields: Any) -> None:
+        if self._logger.isEnabledFor(logging.ERROR):
+            self._logger.error("%s %s", event, " ".join(f"{k}={v!r}" for k, v in fields.items()))
+
+
+_log = _StdlibLog()
 
 _CACHE_SETTINGS: dict[str, Any] = {
     "sqlite_synchronous": 2,  # FULL: the WAL is fsynced at every commit

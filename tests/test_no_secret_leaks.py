@@ -5,6 +5,9 @@ a task summary or stdout/stderr: texts are redacted before they are cut, every h
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,4 +93,60 @@ async def test_a_secret_given_as_a_path_stays_out_of_the_history_error(isolated:
         await rt.run_skill("Summarize", {"path": secret})
     await rt.close()
     seen = everything(rt, log, events, "")
+    assert leaks(seen, KEY, CONFIGURED) == []
+
+
+HOST = Path(__file__).with_name("leaky_host.py")
+BOOM = "sk-SECRETKEY123"
+
+
+def _host_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+    env.update(LEAK_SECRET=BOOM, PYTHONPATH=str(HOST.parent.parent), **extra)
+    return env
+
+
+@pytest.mark.parametrize("mode", ["unconfigured", "configured"])
+def test_a_host_program_sees_no_secret_whether_or_not_it_set_up_logging(
+    tmp_path: Path, mode: str
+) -> None:
+    # A configured host knows the key as an application does: from OPENAI_API_KEY.
+    extra = {"OPENAI_API_KEY": BOOM} if mode == "configured" else {}
+    done = subprocess.run(
+        [sys.executable, str(HOST), mode, str(tmp_path)],
+        env=_host_env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "routed: UNKNOWN" in done.stdout and "commit failed" in done.stdout
+    assert "runtime:" in done.stdout
+    output = done.stdout + done.stderr
+    assert leaks(output, BOOM) == []
+    if mode == "configured":  # the library's lines reached the host's handler, redacted
+        assert "intent_router.llm" in done.stderr and "event subscriber" in done.stderr
+        assert "abort callback" in done.stderr and "checkpoint commit" in done.stderr
+    else:  # nothing printed: the host configured no logging
+        assert done.stderr == ""
+
+
+@pytest.mark.parametrize("verbose", [False, True], ids=["log-file", "verbose"])
+def test_the_cli_leaks_no_configured_secret(tmp_path: Path, verbose: bool) -> None:
+    from .cli_support import cli_env, make_blog, skillrt, write_script
+
+    blog = make_blog(tmp_path)
+    script = write_script(tmp_path / "s.json", [])  # the model has nothing to say: it fails
+    env = cli_env(blog, script, SKILLRT_SECRETS=json.dumps([CONFIGURED]), SKILLRT_LOG_LEVEL="debug")
+    text = f"write an article about {'x' * 70} {CONFIGURED} and {KEY}"
+    args = ["run", "--json", *(["--verbose"] if verbose else []), text]
+    done = skillrt(*args, env=env, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    state = blog / ".skillrt"
+    log = state / "logs" / "skillrt.log"
+    logged = log.read_text(encoding="utf-8") if log.exists() else ""
+    assert (done.stderr if verbose else logged).count("agent.") >= 2  # lines were written
+    stored = b"".join(p.read_bytes() for p in state.rglob("*") if p.is_file())
+    seen = done.stdout + done.stderr + logged + stored.decode("utf-8", "replace")
     assert leaks(seen, KEY, CONFIGURED) == []

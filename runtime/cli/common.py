@@ -17,6 +17,7 @@ from skillrt.abort import AbortSignal
 from skillrt.agent import AgentRuntime
 from skillrt.exceptions import UserError
 from skillrt.llm.base import LLMMessage, LLMResult, StreamCallback
+from skillrt.logs import RedactingFilter, Redactor
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.settings import RuntimeConfig, load_config, make_state_dir
 
@@ -124,8 +125,10 @@ def open_config(
 
 
 def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> None:
-    """The CLI is the application: route stdlib and global structlog loggers like ours."""
+    """The CLI is the application: it owns the handlers. The library's stdlib loggers
+    (``skillrt.*``) and any other library's go where the runtime's lines go, redacted."""
     level = logging.DEBUG if verbose else getattr(logging, config.log_level.upper())
+    redactor = Redactor(config.secret_values())
     handler: logging.Handler
     if config.log_file is not None:
         path = Path(config.log_file).expanduser()
@@ -138,6 +141,7 @@ def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> None:
         handler = logging.StreamHandler(sys.stderr)
         stream = sys.stderr
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(redactor))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -148,6 +152,7 @@ def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            redactor.processor,
             structlog.processors.JSONRenderer(ensure_ascii=False),
         ],
         logger_factory=structlog.WriteLoggerFactory(file=stream),

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import httpx2
 import openai
-import structlog
 from pydantic import BaseModel
 
 from skillrt.abort import AbortSignal
@@ -62,6 +61,7 @@ from skillrt.llm.base import (
     with_system_text,
 )
 from skillrt.llm.prices import PriceTable
+from skillrt.logs import library_logger
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
@@ -79,7 +79,6 @@ the format; the others: only that way (see the module docstring)."""
 _FixedMode = Literal["json_schema", "json_object", "prompt"]
 _AUTO_ORDER: tuple[_FixedMode, ...] = ("json_schema", "json_object", "prompt")
 
-_log = structlog.get_logger("skillrt.llm")
 
 _SCHEMA_INSTRUCTIONS = (
     "Answer with one JSON object and nothing else: no prose before or after it, no Markdown "
@@ -248,6 +247,8 @@ class OpenAIProvider:
     ) -> None:
         self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
         self._api_key = api_key
+        # stdlib logging: silent unless the host set it up; the key itself is redacted
+        self._log = library_logger("skillrt.llm", [api_key] if api_key else [])
         self._model = model or DEFAULT_OPENAI_MODEL
         self.timeout_s = timeout_s
         self.max_retries = max(0, max_retries)
@@ -391,7 +392,7 @@ class OpenAIProvider:
             self.stream = False
         else:
             return False
-        _log.info("llm.adapted", provider=self.provider, model=self._model, error=str(exc))
+        self._log.info("llm.adapted", provider=self.provider, model=self._model, error=str(exc))
         return True
 
     def _retry_delay(self, attempt: int, exc: ProviderError) -> float:
@@ -429,7 +430,7 @@ class OpenAIProvider:
                     raise
                 delay = self._retry_delay(attempt, exc)
                 attempt += 1
-                _log.info(
+                self._log.info(
                     "llm.retry",
                     provider=self.provider,
                     model=self._model,
@@ -460,7 +461,7 @@ class OpenAIProvider:
         if "json" in content_type and "event-stream" not in content_type:
             # It ignored stream=true and sent the whole answer: read it, and stop asking.
             self.stream = False
-            _log.info("llm.adapted", provider=self.provider, model=self._model, stream=False)
+            self._log.info("llm.adapted", provider=self.provider, model=self._model, stream=False)
             try:
                 raw = await stream.response.aread()
             except httpx2.HTTPError as exc:
@@ -667,7 +668,7 @@ class OpenAIProvider:
                 if fmt is None or self.structured_output != "auto" or not _format_refused(exc):
                     raise
                 self.structured_mode = _AUTO_ORDER[_AUTO_ORDER.index(mode) + 1]
-                _log.info(
+                self._log.info(
                     "llm.structured_fallback",
                     model=self._model,
                     mode=self.structured_mode,

@@ -6,11 +6,11 @@ import asyncio
 import re
 from typing import Any, Literal
 
-import structlog
 from pydantic import BaseModel, Field
 
 from skillrt.context import SkillContext
 from skillrt.exceptions import UserError
+from skillrt.logs import library_logger
 from skillrt.skill import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
 from skillrt.skills.browsing.browser import Browser, open_browser
@@ -28,7 +28,7 @@ __all__ = [
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
 _closing: set[asyncio.Task[None]] = set()
-_log = structlog.get_logger("skillrt.browsing")
+_log = library_logger("skillrt.browsing")  # stdlib logging: silent unless the host sets it up
 
 _REASONS_ZH = {
     "max_steps": "步数用完",
