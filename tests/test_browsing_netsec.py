@@ -23,7 +23,7 @@ from skillrt.skills.browsing.http_browser import HttpBrowser
 from skillrt.skills.browsing.pinning import PinnedTransport, pinned
 from skillrt.skills.browsing.skills import close_pending_browsers
 from skillrt.testing import FunctionModel
-from tests.browsing_support import PageView, agent_model, make_runtime
+from tests.browsing_support import PageView, agent_model, make_runtime, require_chromium
 from tests.netsec_support import Server, Trickle
 
 SECRET = "SECRET-REDIS-CONFIG-93f1"
@@ -412,3 +412,28 @@ async def test_the_attack_campaign_holds_everywhere() -> None:
     assert {family: held for family, (_, held) in result.items()} == {
         family: tried for family, (tried, _) in result.items()
     }
+
+
+@pytest.mark.chromium
+async def test_chromium_itself_resolves_nothing_so_only_the_route_can_fetch() -> None:
+    """With the firewall's route removed, Chromium cannot reach a host by name or address."""
+    require_chromium()
+    from playwright.async_api import Error as PlaywrightError
+
+    from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
+
+    with secret_server() as secret:
+        fw = URLFirewall(allow_private=[f"127.0.0.1:{secret.port}"])
+        browser = ChromiumBrowser(load_config().browser, fw)
+        try:
+            await browser.goto(secret.url("/"))  # through the route: allowed, fetched
+            assert len(secret.requests) == 1
+            page = await browser._ensure()
+            assert browser._context is not None
+            await browser._context.unroute("**/*")  # a request that escaped the route
+            for url in (secret.url("/"), f"http://localhost:{secret.port}/"):
+                with pytest.raises(PlaywrightError, match="ERR_NAME_NOT_RESOLVED"):
+                    await page.goto(url)
+        finally:
+            await browser.close()
+    assert len(secret.requests) == 1

@@ -10,8 +10,12 @@ The firewall sees every request: a route on the context checks each URL, fetches
 ones itself without following redirects, and refuses the rest. A redirect of a navigation is
 answered with a small page that refreshes to the target, so the browser requests the next hop
 itself and the route checks it too; redirects of other requests are followed in the route,
-each hop checked. WebSockets are refused (only http and https are allowed). A navigation the
-firewall refused raises ``URLNotAllowed`` after the page is put back where it was.
+each hop checked. WebSockets are refused (only http and https are allowed). Chromium's own
+network stack resolves nothing (``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that
+escaped the route reaches no host; the route's fetch is Playwright's and resolves the name
+again after the check, so DNS rebinding is closed only in the HTTP backend (see the README).
+A navigation the firewall refused raises ``URLNotAllowed`` after the page is put back where
+it was.
 
 Observations use the same rules as the HTTP backend: a JavaScript snippet lists the elements
 (and tags each with ``data-skillrt-idx``), the readable text comes from the rendered DOM.
@@ -76,6 +80,9 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # Chromium's own network stack resolves nothing (IP literals included): every request
+    # must go through the firewall's route, whose fetch is made by Playwright, not by Chromium.
+    "--host-resolver-rules=MAP * ~NOTFOUND",
 ]
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 MAX_HISTORY = 20
