@@ -56,7 +56,7 @@ from skillrt.storage.checkpoints import (
 )
 from skillrt.storage.files import FileStore
 from skillrt.storage.history import History
-from skillrt.storage.locks import FileLockManager
+from skillrt.storage.locks import FileLockManager, blog_lock_dir
 from skillrt.storage.memory import BlogMemory
 from skillrt.storage.records import TaskRecord
 from skillrt.storage.runlocks import RunLocks
@@ -246,10 +246,12 @@ class AgentRuntime:
             if shared is not None
             else History(state / "history" if cfg.checkpoints else None, limit=cfg.history_limit)
         )
+        # A post's OS lock lives with the blog, not with this runtime's state: two runtimes
+        # whose state folders differ must still exclude each other on one post.
         self.locks = (
             shared.locks
             if shared is not None
-            else FileLockManager(state / "locks", expiry_s=cfg.lock_expiry_s)
+            else FileLockManager(blog_lock_dir(cfg.root), expiry_s=cfg.lock_expiry_s)
         )
         self.sessions.reader = self.history.messages
         self.files = FileStore(cfg.root, locks=self.locks, trash_dir=state / "trash")

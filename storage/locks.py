@@ -6,9 +6,12 @@ asks takes it over. Another task asking for a held lock fails fast with ``LockCo
 naming the holder, or waits up to ``wait`` seconds when it asks to.
 
 Each held lock is also an OS lock (``filelock``, one lock file per path, named by a hash of the
-path, in ``lock_dir``), so two processes sharing a state folder (a REPL and a blog tool) never
-write one file at once. Next to each lock file a small JSON sidecar names the holding task and
-process, so the other process's ``LockConflict`` can name the holder. The kernel drops an OS
+path, in ``lock_dir``), so two processes never write one file at once. The runtime puts
+``lock_dir`` in the *blog* (``blog_lock_dir``: ``<content root>/.skillrt/locks``), whatever its
+state folder: two runtimes over one blog with different state folders share the locks of its
+posts, so a hash check and the rename after it are atomic between them too. Next to each
+lock file a small JSON sidecar names the holding task and process, so the other process's
+``LockConflict`` can name the holder. The kernel drops an OS
 lock when its process dies, so a crashed process never leaves a path locked.
 
 Expiry is measured by this manager's clock, so it frees locks between the tasks of one
@@ -32,9 +35,18 @@ import filelock
 
 from skillrt.exceptions import LockConflict
 
-__all__ = ["FileLockManager"]
+__all__ = ["FileLockManager", "blog_lock_dir"]
 
 _POLL_S = 0.05
+
+
+_GITIGNORE = "# Created by skillrt: lock files stay out of git.\n*\n"
+
+
+def blog_lock_dir(content_root: Path) -> Path:
+    """Where the OS locks of a blog's posts live: ``<content root>/.skillrt/locks``, keyed to
+    the blog's real path (symlinks resolved), not to any runtime's state folder."""
+    return Path(content_root).expanduser().resolve() / ".skillrt" / "locks"
 
 
 @dataclass(slots=True)
@@ -167,7 +179,10 @@ class FileLockManager:
             self._release_os_lock(path, self._held.pop(path))
 
     def _lock_file(self, path: str) -> Path:
-        self.lock_dir.mkdir(parents=True, exist_ok=True)
+        if not self.lock_dir.is_dir():
+            self.lock_dir.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):  # only keeps lock files out of git
+                (self.lock_dir / ".gitignore").write_text(_GITIGNORE, encoding="utf-8")
         digest = hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return self.lock_dir / f"{digest}.lock"
 
