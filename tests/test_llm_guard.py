@@ -93,6 +93,16 @@ def test_guard_catches_a_short_line_looping() -> None:
     assert caught.value.streamed < len(text) // 2
 
 
+def test_guard_catches_a_cycle_of_lines() -> None:
+    # What SmolLM2-135M wrote for a section of 写一篇关于内卷化的短文 before the guard.
+    text = "Title:\n内卷化\n" + "".join(f"{i}. Title: \n- Key points:\n" for i in range(1, 60))
+    guard = RepetitionGuard()
+    with pytest.raises(RepetitionStopped) as caught:
+        feed_all(guard, text, chunk=4)
+    assert caught.value.kept == "Title:\n内卷化\n1. Title: \n- Key points:"
+    assert caught.value.streamed < len(text) // 2
+
+
 @pytest.mark.parametrize("chunk", [1, 7, 64])
 def test_guard_leaves_ordinary_markdown_alone(chunk: int) -> None:
     guard = RepetitionGuard()

@@ -9,7 +9,9 @@ again). The guard watches the stream as it arrives and raises ``RepetitionStoppe
 - one line (list markers, numbering and end punctuation ignored) makes up ``line_repeats``
   of the last ``2 * line_repeats`` lines (``1. x`` / ``2. x`` / ``3. x``…), or three
   quarters of them for a short line (under ``min_line_chars``, a CJK character counting
-  two: ``- 走走走`` twenty times).
+  two: ``- 走走走`` twenty times); or
+- the last ``2 * line_repeats`` lines are a cycle of at most ``max_cycle`` distinct lines
+  (``1. Title:`` / ``- Key points:`` / ``2. Title:`` / ``- Key points:``…).
 
 Ordinary Markdown stays well below both: a table rule or a horizontal line is far shorter
 than ``min_span``, and repeated lines in code rarely fill half of a window of sixteen.
@@ -42,6 +44,7 @@ class RepetitionGuard:
         "_tail",
         "check_every",
         "line_repeats",
+        "max_cycle",
         "max_period",
         "min_line_chars",
         "min_repeats",
@@ -55,6 +58,7 @@ class RepetitionGuard:
         min_repeats: int = 4,
         max_period: int = 200,
         line_repeats: int = 8,
+        max_cycle: int = 3,
         min_line_chars: int = 12,
         check_every: int = 16,
     ) -> None:
@@ -62,6 +66,7 @@ class RepetitionGuard:
         self.min_repeats = min_repeats
         self.max_period = max_period
         self.line_repeats = line_repeats
+        self.max_cycle = max_cycle
         self.min_line_chars = min_line_chars
         self.check_every = check_every
         self._parts: list[str] = []
@@ -122,7 +127,22 @@ class RepetitionGuard:
                 self._check_lines(key)
             offset = end + 1
 
+    def _check_cycle(self) -> None:
+        window = self._lines
+        if len(window) < (window.maxlen or 0):
+            return
+        keys = {key for key, _begin, _end in window}
+        if len(keys) > self.max_cycle or not all(_HAS_WORD.search(key) for key in keys):
+            return
+        ends: dict[str, int] = {}
+        for key, _begin, end in window:
+            ends.setdefault(key, end)
+        text = self.text
+        cut = max(ends.values())  # one turn of the cycle is kept
+        raise RepetitionStopped(text[:cut].rstrip(), unit=" / ".join(keys), streamed=len(text))
+
     def _check_lines(self, key: str) -> None:
+        self._check_cycle()
         if not _HAS_WORD.search(key):
             return
         width = sum(2 if ord(ch) > 0x2E80 else 1 for ch in key)

@@ -86,9 +86,10 @@ def friendly_errors(
             if any(word in exc.reason for word in _OUTSIDE):
                 return failure(
                     ctx,
-                    f"`{exc.path}` 在博客目录之外，我只读写博客目录里的文件，没有读取它。",
-                    f"`{exc.path}` is outside the blog; I only read and write files inside "
-                    "the blog folder, so I did not touch it.",
+                    f"`{exc.path}` 在博客目录之外，不允许访问：我只读写博客目录里的文件，"
+                    "没有碰它。",
+                    f"`{exc.path}` is outside the blog, so it is not allowed: I only read and "
+                    "write files inside the blog folder, and did not touch it.",
                     error="path_not_allowed",
                     outside_blog=True,
                 )
