@@ -171,7 +171,7 @@ def make_runtime(
     """A runtime with the browsing skills; ``browser`` overrides ``[browser]`` settings."""
     settings = {"allow_private": ["127.0.0.1"], "deny": ["evil.example"], **browser}
     loaded = load_config(
-        content_root=tmp_path, checkpoints=False, browser=settings, **(config or {})
+        content_root=tmp_path, browser=settings, **{"checkpoints": False, **(config or {})}
     )
     return AgentRuntime(config=loaded, llm=model, skills=browsing_skills())
 

@@ -136,6 +136,18 @@ def resume(
     raise typer.Exit(status)
 
 
+@app.command()
+def replay(
+    task_id: TaskId, as_json: Json = False, root: Root = None, verbose: Verbose = False
+) -> None:
+    """Run a recorded Browse task's actions again, without a model (exit status as for run)."""
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
+        status = asyncio.run(shot.skill("Browse", {"replay": task_id.strip()}))
+    raise typer.Exit(status)
+
+
 async def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
     runtime = make_runtime(config, with_model=False)
     await runtime.initialize()

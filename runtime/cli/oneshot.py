@@ -9,6 +9,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console
 
@@ -42,6 +43,9 @@ class OneShot:
 
     async def run(self, text: str, context: dict[str, str]) -> int:
         return await self._main(lambda: self.runtime.process_input(text, context))
+
+    async def skill(self, name: str, params: dict[str, Any]) -> int:
+        return await self._main(lambda: self.runtime.run_skill(name, params))
 
     async def resume(self, task_id: str) -> int:
         async def start() -> ChatMessage:

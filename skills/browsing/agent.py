@@ -18,10 +18,12 @@ model as that action's error.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -61,6 +63,7 @@ __all__ = ["AgentResult", "AgentStep", "BrowserAgent", "EndReason"]
 EndReason = Literal["completed", "max_steps", "max_failures", "repeated_action"]
 HISTORY_IN_PROMPT = 12
 EXTRACTS_IN_PROMPT = 6
+EXTRACTS_KEPT = 20
 Plan = PlannerOutput | PredefinedPlannerOutput
 M = TypeVar("M", bound=BaseModel)
 
@@ -78,6 +81,37 @@ class AgentStep:
     error: str | None = None
     refused: list[str] = field(default_factory=list)
     nudge: str | None = None
+    recorded: list[dict[str, Any]] = field(default_factory=list)  # for replay (replay.py)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "url": self.url,
+            "plan": None if self.plan is None else self.plan.model_dump(mode="json"),
+            "state": None if self.state is None else self.state.model_dump(mode="json"),
+            "actions": self.actions,
+            "results": self.results,
+            "error": self.error,
+            "refused": self.refused,
+            "nudge": self.nudge,
+            "recorded": self.recorded,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], plan_model: type[Plan]) -> AgentStep:
+        plan, state = data.get("plan"), data.get("state")
+        return cls(
+            number=int(data["number"]),
+            url=str(data.get("url", "")),
+            plan=None if plan is None else plan_model.model_validate(plan),
+            state=None if state is None else NavigatorState.model_validate(state),
+            actions=list(data.get("actions", [])),
+            results=list(data.get("results", [])),
+            error=data.get("error"),
+            refused=list(data.get("refused", [])),
+            nudge=data.get("nudge"),
+            recorded=list(data.get("recorded", [])),
+        )
 
     def summary(self) -> str:
         where = f" at {self.url}" if self.url else ""
@@ -137,36 +171,100 @@ class BrowserAgent:
         self._repeats: Counter[str] = Counter()
         self._nudge: str | None = None
         self._rejected = False
+        self.url = ""  # where the browser is (kept in the journal: a resume reopens it)
+        self._opened = False
 
     # --- the loop -------------------------------------------------------------------------
 
     async def run(self) -> AgentResult:
+        """The loop. Each turn is a durable step of the task (``browser-step-N``): its record
+        (the step, the agent's memory and plan, the URL reached, an outcome) is journalled, so
+        a resumed task replays the turns it had finished without a model call, reopens the last
+        URL and goes on from there; a pause takes effect between turns."""
         self._status(f"Starting: {self.task}")
-        if self.start_url:
-            await self.browser.goto(self.start_url)  # refused or unreachable: fatal
-            self._navigated()
         while len(self.history) < self.max_steps:
             self.ctx.signal.raise_if_aborted()
-            step = AgentStep(number=len(self.history) + 1)
-            outcome: AgentResult | None = None
-            try:
-                outcome = await self._step(step)
-            except (BrowserError, ProviderError) as exc:
-                if _fatal(exc):
-                    raise
-                step.error = f"{type(exc).__name__}: {exc}"
-            finally:
-                self.history.append(step)
-            if step.error:
-                self.failures += 1
-            elif step.nudge is None:  # a skipped (repeated) step neither fails nor succeeds
-                self.failures = 0
+            number = len(self.history) + 1
+            record = await self.ctx.step(f"browser-step-{number}", partial(self._live, number))
+            outcome = self._apply(record)
             if outcome is not None:
                 return outcome
             if self.failures >= self.max_failures:
-                detail = f"{self.failures} steps failed in a row; last error: {step.error}"
+                detail = (
+                    f"{self.failures} steps failed in a row; last error: {self.history[-1].error}"
+                )
                 return self._end("max_failures", detail)
         return self._end("max_steps", f"no answer within {self.max_steps} steps")
+
+    async def _live(self, number: int) -> dict[str, Any]:
+        """Run turn ``number`` for real (it is not in the journal yet): its record."""
+        if not self._opened:  # the start URL, or where a resumed task had got to
+            self._opened = True
+            target = self.url or self.start_url
+            if target:
+                await self.browser.goto(target)  # refused or unreachable: fatal
+                self._navigated()
+        step = AgentStep(number=number)
+        outcome: AgentResult | None = None
+        try:
+            outcome = await self._step(step)
+        except (BrowserError, ProviderError) as exc:
+            if _fatal(exc):
+                raise
+            step.error = f"{type(exc).__name__}: {exc}"
+        failures = self.failures + 1 if step.error else 0
+        if not step.error and step.nudge is not None:  # a skipped (repeated) step is neither
+            failures = self.failures
+        return {
+            "step": step.to_json(),
+            "url": self.browser.url,
+            "failures": failures,
+            "memory": self.memory,
+            "extracted": self.extracted[-EXTRACTS_KEPT:],
+            "pending_answer": self.pending_answer,
+            "replan": self.replan,
+            "rejected": self._rejected,
+            "nudge": self._nudge,
+            "plan": None if self.plan is None else self.plan.model_dump(mode="json"),
+            "repeats": dict(self._repeats),
+            "outcome": None
+            if outcome is None
+            else {
+                "success": outcome.success,
+                "answer": outcome.answer,
+                "reason": outcome.reason,
+                "detail": outcome.detail,
+            },
+        }
+
+    def _apply(self, record: dict[str, Any]) -> AgentResult | None:
+        """Take on the state a turn's record holds (after running it, or from the journal)."""
+        plan_model: type[Plan] = (
+            PlannerOutput if self.predefined is None else PredefinedPlannerOutput
+        )
+        self.history.append(AgentStep.from_json(record["step"], plan_model))
+        self.url = str(record.get("url") or self.url)
+        self.failures = int(record.get("failures", 0))
+        self.memory = str(record.get("memory") or "")
+        self.extracted = list(record.get("extracted") or [])
+        self.pending_answer = record.get("pending_answer")
+        self.replan = bool(record.get("replan"))
+        self._rejected = bool(record.get("rejected"))
+        self._nudge = record.get("nudge")
+        plan = record.get("plan")
+        self.plan = None if plan is None else plan_model.model_validate(plan)
+        self._repeats = Counter({str(k): int(v) for k, v in (record.get("repeats") or {}).items()})
+        outcome = record.get("outcome")
+        if outcome is None:
+            return None
+        return AgentResult(
+            bool(outcome["success"]),
+            str(outcome["answer"]),
+            outcome["reason"],
+            str(outcome["detail"]),
+            self.url,
+            self.history,
+        )
 
     async def _step(self, step: AgentStep) -> AgentResult | None:
         observation = await self.browser.observe()
@@ -279,6 +377,15 @@ class BrowserAgent:
             raise TypeError(f"unknown action {action!r}")
         self.ctx.events.emit("browser:action_started", action=action.action, ref=index, value=value)
         result = await self._act(step, action, seen, described)
+        target = seen.element(index) if index is not None else None
+        step.recorded.append(
+            {
+                "action": action.model_dump(mode="json"),
+                "signature": None if target is None else dataclasses.asdict(target.signature),
+                "url": seen.url,
+                "success": result.success,
+            }
+        )
         self.ctx.events.emit(
             "browser:action_completed",
             action=action.action,
@@ -415,14 +522,16 @@ class BrowserAgent:
             answer,
             "completed",
             "the planner confirmed the task is complete",
-            self.browser.url,
+            self.browser.url or self.url,
             self.history,
         )
 
     def _end(self, reason: EndReason, detail: str) -> AgentResult:
         self._status(f"Stopped: {detail}")
         answer = self.pending_answer or (self.plan.final_answer if self.plan else "") or ""
-        return AgentResult(False, answer, reason, detail, self.browser.url, self.history)
+        return AgentResult(
+            False, answer, reason, detail, self.browser.url or self.url, self.history
+        )
 
     def _status(self, message: str) -> None:
         self.ctx.events.emit("agent:status", message=message)

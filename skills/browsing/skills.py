@@ -15,6 +15,7 @@ from skillrt.skill import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
 from skillrt.skills.browsing.browser import Browser, open_browser
 from skillrt.skills.browsing.plans import plan_from
+from skillrt.skills.browsing.replay import load_recording, replay, save_recording
 from skillrt.skills.browsing.research import research
 
 __all__ = [
@@ -45,6 +46,9 @@ class BrowseParams(BaseModel):
         default=None, description="A predefined plan's name (config/plans) or its steps"
     )
     backend: Literal["http", "chromium"] | None = None
+    replay: str | None = Field(
+        default=None, description="Run a recorded Browse task again, without a model (its id)"
+    )
 
 
 class ResearchParams(BaseModel):
@@ -93,6 +97,8 @@ def _as_dict(result: AgentResult) -> dict[str, Any]:
 )
 async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
     """Browse the web for a task, with the planner/navigator loop, and report the answer."""
+    if params.replay:
+        return await _replay(ctx, params.replay, params.backend)
     task = params.task.strip() or ctx.input.text.strip()
     if not task:
         raise UserError("Browse needs a task")
@@ -101,16 +107,17 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
     plan = plan_from(params.plan)
     browser = open_browser(ctx.config.browser, backend=params.backend)
 
-    async def run() -> dict[str, Any]:
-        agent = BrowserAgent(ctx, browser, task, start_url=start, plan=plan)
-        return _as_dict(await agent.run())
-
+    recording = None
     try:
-        outcome: dict[str, Any] = await ctx.step("browse", run)
+        agent = BrowserAgent(ctx, browser, task, start_url=start, plan=plan)
+        outcome = _as_dict(await agent.run())  # every turn of the loop is a durable step
+        recording = save_recording(ctx, task, start, agent.history)
     except BaseException:
         _close_in_background(browser)
         raise
     await browser.close()
+    if recording is not None:
+        outcome["recording"] = str(recording)
     steps = len(outcome["steps"])
     data = {**outcome, "plan": plan.name if plan else None}
     if outcome["success"]:
@@ -125,6 +132,27 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
     if outcome["answer"]:
         message += ctx.say("\n\n目前的结果：", "\n\nWhat was found so far: ") + outcome["answer"]
     return SkillResult(success=False, message=message, data=data)
+
+
+async def _replay(
+    ctx: SkillContext, task_id: str, backend: Literal["http", "chromium"] | None
+) -> SkillResult:
+    """Run a recorded Browse task again without a model."""
+    recording = load_recording(ctx, task_id)
+    browser = open_browser(ctx.config.browser, backend=backend)
+    try:
+        done = await replay(ctx, browser, recording)
+    except BaseException:
+        _close_in_background(browser)
+        raise
+    url = browser.url
+    await browser.close()
+    data = {"replayed": task_id, "actions": done, "url": url}
+    message = ctx.say(
+        f"重放了任务 {task_id} 的 {len(done)} 个操作，停在 {url}",
+        f"Replayed {len(done)} actions of task {task_id}; now at {url}",
+    )
+    return SkillResult(success=True, message=message, data=data)
 
 
 @skill(

@@ -1,0 +1,130 @@
+"""Record a Browse task's actions and run them again without a model (nanobrowser's
+``replayHistory``).
+
+Every Browse task writes its recording to ``<state>/replays/<task id>.json``: the start URL
+and, for each action that succeeded, the action and the signature of the element it acted on
+(role, text, id, name, label, href, placeholder, type). ``replay`` opens the start URL and
+runs the actions in order. An action on an element finds it again *by its signature* on the
+page as it is now, so a reordered or re-rendered page still works; when no element matches
+well enough, replay stops there with an error naming the step, the element and the page.
+Typed text that looks like a secret is kept out of the recording (it must be typed again).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from skillrt.exceptions import BrowserError, UserError
+from skillrt.logs import Redactor
+from skillrt.skills.browsing.actions import BROWSER_ACTIONS, Action
+from skillrt.skills.browsing.observation import ElementSignature, find_by_signature
+
+if TYPE_CHECKING:
+    from skillrt.context import SkillContext
+    from skillrt.skills.browsing.agent import AgentStep
+    from skillrt.skills.browsing.browser import Browser
+
+__all__ = ["ReplayMismatch", "load_recording", "replay", "save_recording"]
+
+_ACTION = TypeAdapter(Action)
+_TASK_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+VERSION = 1
+
+
+class ReplayMismatch(BrowserError):
+    """A recorded step found no matching element on the page as it is now."""
+
+    def __init__(self, step: int, what: str, url: str) -> None:
+        self.step = step
+        self.what = what
+        self.page = url
+        super().__init__(
+            f"replay stopped at step {step}: no element like {what} on {url}", recoverable=False
+        )
+
+
+def _path(ctx: SkillContext, task_id: str) -> Path:
+    if not _TASK_ID.match(task_id):
+        raise UserError(f"not a task id: {task_id!r}")
+    return ctx.config.state_path / "replays" / f"{task_id}.json"
+
+
+def save_recording(
+    ctx: SkillContext, task: str, start_url: str | None, steps: list[AgentStep]
+) -> Path:
+    """Write this task's recording (atomically); returns its path."""
+    redactor = Redactor(ctx.config.secret_values())
+    actions = []
+    for step in steps:
+        for entry in step.recorded:
+            if not entry.get("success"):
+                continue
+            action = dict(entry["action"])
+            typed = str(action.get("text", ""))
+            if action.get("action") == "type" and redactor.text(typed) != typed:
+                action["text"] = ""  # a secret is not kept; replay types nothing there
+            actions.append({**entry, "action": action})
+    data = {"version": VERSION, "task": task, "start_url": start_url, "actions": actions}
+    target = _path(ctx, ctx.task_id)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".replay-", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+    os.replace(tmp, target)
+    return target
+
+
+def load_recording(ctx: SkillContext, task_id: str) -> dict[str, Any]:
+    path = _path(ctx, task_id)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"no recorded browsing task {task_id!r} to replay") from None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"the recording of task {task_id!r} cannot be read: {exc}") from None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        raise UserError(f"the recording of task {task_id!r} is not one this skillrt can replay")
+    return data
+
+
+async def replay(ctx: SkillContext, browser: Browser, recording: dict[str, Any]) -> list[str]:
+    """Run the recorded actions; returns what each did. Raises ``ReplayMismatch``."""
+    entries: list[dict[str, Any]] = list(recording.get("actions") or [])
+    start = recording.get("start_url") or (entries[0]["url"] if entries else None)
+    if start:
+        await browser.goto(str(start))
+    done: list[str] = []
+    for number, entry in enumerate(entries, 1):
+        ctx.signal.raise_if_aborted()
+        try:
+            action = _ACTION.validate_python(entry["action"])
+        except (ValidationError, KeyError) as exc:
+            raise UserError(f"replay step {number} is not a valid action: {exc}") from None
+        if not isinstance(action, BROWSER_ACTIONS):
+            continue  # extract and done need the model: nothing to redo
+        ctx.progress(number, len(entries), f"Replaying {action.action}", browser.url)
+        signature = None
+        if entry.get("signature"):
+            signature = ElementSignature(**entry["signature"])
+            observation = await browser.observe()
+            index = getattr(action, "index", None)
+            element = find_by_signature(signature, observation.elements, near=index)
+            if element is None:
+                label = signature.text or signature.name or signature.aria_label or signature.id
+                what = f'{signature.role} "{label}"'
+                raise ReplayMismatch(number, what, browser.url)
+            action = action.model_copy(update={"index": element.index})
+        result = await browser.act(action, signature)
+        if not result.success:
+            raise BrowserError(f"replay step {number} ({action.action}) failed: {result.error}")
+        index = getattr(action, "index", None)
+        where = f" [{index}]" if index is not None else ""
+        done.append(f"{number}. {action.action}{where} on {browser.url}")
+    return done
