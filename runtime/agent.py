@@ -14,9 +14,10 @@ table lacked; here that transition exists and any invalid one raises.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -60,6 +61,7 @@ from skillrt.storage.locks import FileLockManager, blog_lock_dir
 from skillrt.storage.memory import BlogMemory
 from skillrt.storage.records import TaskRecord
 from skillrt.storage.runlocks import RunLocks
+from skillrt.storage.tempfiles import remove_stale_temps
 
 if TYPE_CHECKING:
     from skillrt.shared import Failover, SharedStore
@@ -75,6 +77,24 @@ ACTIVE_STATES = frozenset(
 )
 RESUMABLE_ERRORS = frozenset({"WATCHDOG_TIMEOUT", "PROVIDER_UNAVAILABLE", "CRASH"})
 _CONTEXT_LIMIT = 20_000  # characters of selected text kept with a task
+
+
+def _as_dict(what: str, value: object) -> dict[str, Any]:
+    """A copy of ``value`` as a dict (None is empty); UserError for anything else."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise UserError(f"{what} must be a dict of names to values, not {type(value).__name__}")
+    return {str(k): v for k, v in value.items()}
+
+
+def params_problem(skill: str, exc: ValidationError) -> str:
+    """One line naming each bad field: ``Summarize: path: Field required``."""
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e.get('loc', ())) or 'params'}: {e['msg']}"
+        for e in exc.errors()
+    )
+    return f"Bad parameters for {skill}: {problems}"
 
 
 def _load_entry_point_skills() -> list[Skill[Any]]:
@@ -255,6 +275,10 @@ class AgentRuntime:
         )
         self.sessions.reader = self.history.messages
         self.files = FileStore(cfg.root, locks=self.locks, trash_dir=state / "trash")
+        # Temp files of writers killed mid-write (a live writer's is seconds old).
+        stale = remove_stale_temps(self.files.root)
+        if stale:
+            self.logger.info("agent.temp_files.removed", count=len(stale), paths=stale[:20])
         self.memory = BlogMemory(cfg.root, state, cfg.posts_dir)
         # Only durable tasks can be resumed by another process, so only they need run locks.
         if shared is not None:
@@ -413,12 +437,12 @@ class AgentRuntime:
     async def process_input(self, text: str, context: dict[str, Any] | None = None) -> ChatMessage:
         """Handle one chat input: answer a waiting question, or route it and run it as a task."""
         await self.initialize()
-        context = dict(context or {})
-        session_id = str(context.pop("session_id", None) or self.session_id)
         try:
+            context = _as_dict("context", context)
             text = self._clean(text)
         except UserError as exc:
             return self._reply(str(exc), error="bad_input")
+        session_id = str(context.pop("session_id", None) or self.session_id)
         lang = detect_language(text)
         if not text:
             return self._reply(
@@ -434,7 +458,9 @@ class AgentRuntime:
         self.logger.info("agent.input.received", input=self._shown(text, 100), chars=len(text))
         self._record_message(session_id, "user", text)
         waiting = self._waiting_task(session_id)
-        if waiting is not None and waiting.answer is not None:
+        # A task aborted a moment ago may still be WAITING_INPUT, its answer already cancelled:
+        # the input then starts a new task.
+        if waiting is not None and waiting.answer is not None and not waiting.answer.done():
             outcome = waiting.next_outcome()
             waiting.answer.set_result(text)
             return await self._await_outcome(waiting, outcome)
@@ -545,7 +571,11 @@ class AgentRuntime:
         skill = self.skills.get(name)
         if skill is None:
             raise UnknownSkill(name, list(self.skills))
-        context = dict(context or {})
+        try:
+            params = _as_dict("params", params)
+            context = _as_dict("context", context)
+        except UserError as exc:
+            return self._reply(str(exc), error="bad_params")
         session_id = str(context.pop("session_id", None) or self.session_id)
         # The params' words stand for the request (its language decides the reply's).
         words = [v for k, v in params.items() if isinstance(v, str) and k not in ("path", "url")]
@@ -659,7 +689,12 @@ class AgentRuntime:
                 found = self.skills.get(task.record.skill or "")
                 if found is None:
                     raise UnknownSkill(task.record.skill or "", list(self.skills))
-                skill, params = found, found.parse_params(task.record.params)
+                try:
+                    skill, params = found, found.parse_params(task.record.params)
+                except ValidationError as exc:
+                    task.to(State.IDLE)
+                    self._finish(task, params_problem(found.name, exc), kind="bad_params")
+                    return
             task.skill = skill
             task.machine.watchdog_s = skill.watchdog_s or self.config.watchdog_timeout_s
             task.to(State.EXECUTING)
@@ -842,20 +877,28 @@ class AgentRuntime:
 
     def _failed(self, task: Task, exc: Exception, *, reason: str, error_reason: str) -> None:
         task.end_reason = reason
-        task.record.last_error = f"{type(exc).__name__}: {exc}"
+        shown = self._blog_relative(str(exc))
+        task.record.last_error = f"{type(exc).__name__}: {shown}"
         task.record.error_reason = error_reason
         if task.state is not State.ERROR:
             task.to(State.ERROR)
-        self.events.emit("task:aborted", task.id, reason=reason, message=str(exc))
+        self.events.emit("task:aborted", task.id, reason=reason, message=shown)
         self.logger.error("agent.error", task_id=task.id, error=task.record.last_error)
         lang = task.input.language
-        error: object = exc
+        error: object = shown
         if isinstance(exc, HostUnresolved):  # a network problem, said in the user's language
             error = reply("no_network", lang, host=exc.host)
         content = reply("budget" if reason == "budget" else "failed", lang, error=error)
         if error_reason in RESUMABLE_ERRORS:
             content += reply("resumable", lang, task=task.id)
         self._finish(task, content, kind=reason)
+
+    def _blog_relative(self, text: str) -> str:
+        """``text`` with the blog's absolute path cut off its paths (``posts/a.md``, never
+        ``/home/me/blog/posts/a.md``): an error a library raised names files by full path."""
+        for root in {str(self.config.root), str(self.config.root.resolve())}:
+            text = text.replace(root + os.sep, "").replace(root, ".")
+        return text
 
     def _finish(
         self,

@@ -1,0 +1,117 @@
+"""Small things that used to raise raw exceptions or leak details: answering an aborted task,
+a context or params that is not a dict, pydantic's raw error, absolute blog paths in replies,
+temp files of killed writers."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from skillrt import SkillContext, SkillResult, skill
+from skillrt.testing import ScriptedModel
+
+from .helpers import make_runtime
+
+
+class AskParams(BaseModel):
+    topic: str
+    count: int = 1
+
+
+@skill(name="Asker", params=AskParams, intents=["WRITE_ARTICLE"])
+async def asker(ctx: SkillContext, params: AskParams) -> SkillResult:
+    answer = await ctx.ask("Which one?")
+    return SkillResult(message=f"got {answer}")
+
+
+@skill(name="Opener", params=AskParams, intents=["SUMMARIZE"])
+async def opener(ctx: SkillContext, params: AskParams) -> SkillResult:
+    # A library error naming the file by its absolute path, as open() does.
+    Path(ctx.config.root, "posts", f"{params.topic}.md").read_text(encoding="utf-8")
+    return SkillResult(message="read")
+
+
+async def test_answering_a_task_just_aborted_starts_a_new_one(isolated: Path) -> None:
+    rt = make_runtime(isolated, ScriptedModel([]), [asker])
+    try:
+        asked = await rt.run_skill("Asker", {"topic": "x"})
+        assert asked.state == "WAITING_INPUT"
+        assert rt.abort(asked.task_id)
+        reply = await rt.process_input("the first one")  # raised InvalidStateError before
+        assert reply.task_id != asked.task_id
+        assert rt.task_state(asked.task_id or "") in (None, "CANCELLED")
+    finally:
+        await rt.close()
+
+
+async def test_a_context_or_params_that_is_not_a_dict_gets_a_clear_reply(isolated: Path) -> None:
+    rt = make_runtime(isolated, ScriptedModel([]), [asker])
+    try:
+        for bad in (["a"], "text", 5):
+            reply = await rt.process_input("hello", bad)  # type: ignore[arg-type]
+            assert reply.data["error"] == "bad_input"
+            kind = type(bad).__name__
+            assert reply.content == f"context must be a dict of names to values, not {kind}"
+            reply = await rt.run_skill("Asker", bad)  # type: ignore[arg-type]
+            assert reply.data["error"] == "bad_params"
+            assert "params must be a dict" in reply.content
+            reply = await rt.run_skill("Asker", {"topic": "x"}, bad)  # type: ignore[arg-type]
+            assert "context must be a dict" in reply.content
+    finally:
+        await rt.close()
+
+
+async def test_bad_params_get_one_line_naming_the_field(isolated: Path) -> None:
+    rt = make_runtime(isolated, ScriptedModel([]), [asker])
+    try:
+        reply = await rt.run_skill("Asker", {"topic": "x", "count": "many"})
+        assert reply.content == (
+            "Bad parameters for Asker: count: Input should be a valid integer,"
+            " unable to parse string as an integer"
+        )
+        assert reply.data["outcome"] == "bad_params"
+        missing = await rt.run_skill("Asker", {})
+        assert missing.content == "Bad parameters for Asker: topic: Field required"
+        for message in (reply, missing):
+            assert "\n" not in message.content and "pydantic" not in message.content
+        assert rt.get_resumable_tasks() == []
+    finally:
+        await rt.close()
+
+
+async def test_a_missing_file_is_named_relative_to_the_blog(isolated: Path) -> None:
+    rt = make_runtime(isolated, ScriptedModel([]), [opener])
+    try:
+        reply = await rt.run_skill("Opener", {"topic": "nowhere"})
+        assert reply.state == "ERROR"
+        assert "posts/nowhere.md" in reply.content
+        root = str(rt.config.root)
+        assert root not in reply.content
+        assert rt.history is not None
+        entry = rt.history.tasks(limit=1)[0]
+        assert root not in entry["error"] and "posts/nowhere.md" in entry["error"]
+    finally:
+        await rt.close()
+
+
+async def test_stale_temp_files_are_removed_at_start_up(isolated: Path) -> None:
+    posts = isolated / "posts"
+    posts.mkdir()
+    old = posts / ".skillrt-0123456789abcdef.tmp"
+    fresh = posts / ".skillrt-fedcba9876543210.tmp"
+    other = posts / ".notes.tmp"
+    hidden = isolated / ".git" / ".skillrt-00aa.tmp"  # dot-folders are not walked
+    hidden.parent.mkdir()
+    for path in (old, fresh, other, hidden):
+        path.write_bytes(b"x" * 1000)
+    hour_ago = time.time() - 3700
+    for path in (old, other, hidden):
+        os.utime(path, (hour_ago, hour_ago))
+    rt = make_runtime(isolated, ScriptedModel([]), [])
+    await rt.initialize()
+    await rt.close()
+    assert not old.exists()
+    assert fresh.exists() and other.exists() and hidden.exists()
