@@ -119,6 +119,7 @@ class BrowserConfig(_Section):
     observation_tokens: int = Field(default=2000, ge=100)
     max_page_bytes: int = Field(default=5_000_000, ge=1000)
     read_concurrency: int = Field(default=4, ge=1)
+    follow_up_s: float = Field(default=600.0, ge=0)  # a session's next Browse starts there
     search: SearchConfig = Field(default_factory=SearchConfig)
 
 

@@ -190,3 +190,54 @@ def test_skillrt_replay_runs_a_recording_from_the_command_line(
     )  # fmt: skip
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     assert "no recorded browsing task" in missing.stdout + missing.stderr
+
+
+async def test_a_follow_up_in_the_session_continues_from_the_last_page(
+    site: TestSite, tmp_path: Path
+) -> None:
+    pages: list[str] = []
+
+    def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+        pages.append(page.path)
+        if page.path.startswith("/results"):
+            if "Atlantis" in prompt and "open the Atlantis result" in prompt:
+                return [{"action": "click", "index": page.find("link", "Atlantis")}]
+            return [{"action": "done", "answer": "on the results page"}]
+        if page.path.startswith("/articles/atlantis"):
+            return [{"action": "done", "answer": "opened the Atlantis article"}]
+        return [{"action": "done", "answer": "nothing here"}]
+
+    rt = make_runtime(tmp_path, agent_model(policy), {"checkpoints": True})
+    context = {"session_id": "browsing-session"}
+    first = await rt.run_skill(
+        "Browse", {"task": "search for capital", "url": site.url("/results?q=capital")}, context
+    )
+    assert first.state == "COMPLETED" and "/results" in first.data["url"]
+    pages.clear()
+    follow = await rt.run_skill("Browse", {"task": "now open the Atlantis result"}, context)
+    assert follow.state == "COMPLETED", follow.content
+    assert pages[0].startswith("/results")  # it began on the page the last task ended on
+    assert follow.data["url"].endswith("/articles/atlantis")
+    pages.clear()
+    other = await rt.run_skill("Browse", {"task": "now open the Atlantis result"},
+                               {"session_id": "another-session"})  # fmt: skip
+    assert not any(p.startswith("/results") for p in pages)  # no follow-up across sessions
+    assert other.state in ("COMPLETED", "ERROR")
+    await rt.close()
+    await close_pending_browsers()
+
+
+async def test_a_follow_up_window_of_zero_starts_afresh(site: TestSite, tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+        seen.append(page.path)
+        return [{"action": "done", "answer": "ok"}]
+
+    rt = make_runtime(tmp_path, agent_model(policy), {"checkpoints": True}, follow_up_s=0)
+    await rt.run_skill("Browse", {"task": "look", "url": site.url("/results?q=x")})
+    seen.clear()
+    await rt.run_skill("Browse", {"task": "and then?"})
+    assert not any(p.startswith("/results") for p in seen)
+    await rt.close()
+    await close_pending_browsers()

@@ -149,12 +149,16 @@ class BrowserAgent:
         *,
         start_url: str | None = None,
         plan: PredefinedPlan | None = None,
+        start_from_page: bool = False,
     ) -> None:
         cfg = ctx.config.browser
         self.ctx = ctx
         self.browser = browser
         self.task = task
         self.start_url = start_url
+        # A follow-up starts where the last task ended: a URL the web chose, so it is shown to
+        # the model only inside the fence (as the page's own URL), never as the user's.
+        self.start_from_page = start_from_page
         self.predefined = plan
         self.max_steps = cfg.max_steps
         self.max_failures = cfg.max_failures
@@ -447,7 +451,7 @@ class BrowserAgent:
     def _common_prompt(self) -> list[str]:
         """What the user and the runtime said: the task and the start URL the user gave."""
         lines = [f"Task: {self.task}"]
-        if self.start_url:
+        if self.start_url and not self.start_from_page:
             lines.append(f"Start URL: {self.start_url}")
         return lines
 

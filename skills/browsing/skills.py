@@ -14,6 +14,7 @@ from skillrt.logs import library_logger
 from skillrt.skill import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
 from skillrt.skills.browsing.browser import Browser, open_browser
+from skillrt.skills.browsing.followup import recall, remember
 from skillrt.skills.browsing.plans import plan_from
 from skillrt.skills.browsing.replay import load_recording, replay, save_recording
 from skillrt.skills.browsing.research import research
@@ -104,13 +105,20 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         raise UserError("Browse needs a task")
     found = _URL.search(task)
     start = params.url or (found.group(0).rstrip(".,;:!?") if found else None)
+    previous = recall(ctx) if start is None else None
+    if previous is not None:  # a follow-up: go on from the page the last task ended on
+        start = previous["url"]
+        task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
     plan = plan_from(params.plan)
     browser = open_browser(ctx.config.browser, backend=params.backend)
 
     recording = None
     try:
-        agent = BrowserAgent(ctx, browser, task, start_url=start, plan=plan)
+        agent = BrowserAgent(
+            ctx, browser, task, start_url=start, plan=plan, start_from_page=previous is not None
+        )
         outcome = _as_dict(await agent.run())  # every turn of the loop is a durable step
+        remember(ctx, url=outcome["url"], task=task)
         recording = save_recording(ctx, task, start, agent.history)
     except BaseException:
         _close_in_background(browser)

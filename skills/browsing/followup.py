@@ -1,0 +1,59 @@
+"""Follow-ups in a browsing session (nanobrowser's ``follow_up_task``).
+
+When a Browse task ends, the page it ended on is remembered for its session (in
+``<state>/browsing/``, one small JSON file per session). The session's next Browse task that
+names no URL of its own ("now open the second result") starts from that page instead of a
+blank one, for ``browser.follow_up_s`` seconds (600 by default; 0 turns it off).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillrt.context import SkillContext
+
+__all__ = ["recall", "remember"]
+
+
+def _path(ctx: SkillContext) -> Path:
+    name = hashlib.sha256(ctx.session_id.encode("utf-8")).hexdigest()[:32]
+    return ctx.config.state_path / "browsing" / f"{name}.json"
+
+
+def remember(ctx: SkillContext, *, url: str, task: str) -> None:
+    """Keep where this session's Browse task ended (best effort: a failure loses nothing)."""
+    if not url or ctx.config.browser.follow_up_s <= 0:
+        return
+    target = _path(ctx)
+    data = {"task_id": ctx.task_id, "url": url, "task": task[:500], "at": time.time()}
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".session-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False)
+        os.replace(tmp, target)
+    except OSError:
+        return
+
+
+def recall(ctx: SkillContext) -> dict[str, Any] | None:
+    """Where this session's last Browse task ended, if that was within ``follow_up_s``."""
+    window = ctx.config.browser.follow_up_s
+    if window <= 0:
+        return None
+    try:
+        data = json.loads(_path(ctx).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+        return None
+    if time.time() - float(data.get("at", 0)) > window:
+        return None
+    return data
