@@ -16,11 +16,13 @@ from skillrt.cli.display import Display, renders_faithfully
 from skillrt.exceptions import RepetitionStopped
 from skillrt.llm.guard import RepetitionGuard
 from skillrt.llm.local import DEFAULT_REPEAT_PENALTY
+from skillrt.llm.openai_provider import OpenAIProvider
 from skillrt.llm.select import create_llm
 from skillrt.messages import ChatMessage
 from skillrt.skills.writing import writing_skills
 from skillrt.skills.writing.summarize import summary_tokens
 from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
+from tests.openai_server import OpenAIServer, Reply
 
 LOOP = "1. " * 341
 DEGENERATE = "Here is the answer.\n\n" + LOOP + "\n\nSources: [Rust](posts/rust.md)"
@@ -148,6 +150,27 @@ async def test_runtime_stops_a_scripted_loop_and_the_reply_is_shown(
     Display(console).reply(msg)
     shown = out.getvalue()
     assert "Here is the answer." in shown and ("stopped there" in shown or "截断" in shown)
+
+
+async def test_the_guard_stops_a_real_provider_stream_too(tmp_path: Path) -> None:
+    with OpenAIServer() as server:
+        server.push(Reply(text=DEGENERATE, chunk_delay=0.002))
+        provider = OpenAIProvider(
+            base_url=server.base_url, api_key="sk-test", model="gpt-4o-mini", timeout_s=5.0
+        )
+        config = load_config(content_root=tmp_path, state_dir=tmp_path / "state")
+        rt = AgentRuntime(config, llm=provider, skills=[echo])
+        streamed: list[Event] = []
+        rt.on("task:stream", streamed.append)
+        try:
+            msg = await rt.run_skill("Echo", {"question": "why?"})
+        finally:
+            await rt.close()
+            await provider.aclose()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["truncated_repetition"] is True
+    assert msg.content.startswith("Here is the answer.")
+    assert len(streamed) < 150  # the connection was closed long before the 345th chunk
 
 
 def test_a_reply_that_renders_to_nothing_is_shown_as_plain_text() -> None:
