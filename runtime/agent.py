@@ -830,9 +830,10 @@ class AgentRuntime:
         if result.next_steps:
             data["next_steps"] = result.next_steps
         content = result.message
-        if task.truncated_repetition:  # the reply says so, and so does its data
+        if task.truncated_repetition:  # the data says so, and a reply built on the text too
             data["truncated_repetition"] = True
-            content += reply("repetition", task.input.language)
+            if result.success:
+                content += reply("repetition", task.input.language)
         self._finish(task, content, kind="done", data=data, tokens=tokens, cost=cost)
         self.events.emit(
             "task:metrics",

@@ -22,6 +22,7 @@ from skillrt.messages import ChatMessage
 from skillrt.skills.writing import writing_skills
 from skillrt.skills.writing.summarize import summary_tokens
 from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
+from tests.blog import copy_blog
 from tests.openai_server import OpenAIServer, Reply
 
 LOOP = "1. " * 341
@@ -171,6 +172,30 @@ async def test_the_guard_stops_a_real_provider_stream_too(tmp_path: Path) -> Non
     assert msg.data["truncated_repetition"] is True
     assert msg.content.startswith("Here is the answer.")
     assert len(streamed) < 150  # the connection was closed long before the 345th chunk
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [("make it shorter", "file is unchanged"), ("把它改得更简洁", "文件未改动")],
+)
+async def test_an_edit_cut_by_the_guard_is_not_saved(
+    tmp_path: Path, instruction: str, expected: str
+) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    post = blog / "posts" / "rust-borrowing.md"
+    before = post.read_bytes()
+    config = load_config(content_root=blog, state_dir=tmp_path / "state")
+    rt = AgentRuntime(config, llm=ScriptedModel([DEGENERATE]), skills=writing_skills())
+    try:
+        msg = await rt.run_skill(
+            "EditContent", {"instruction": instruction, "path": "posts/rust-borrowing.md"}
+        )
+    finally:
+        await rt.close()
+    assert expected in msg.content, msg.content
+    assert msg.data["error"] == "repetition" and msg.data["truncated_repetition"] is True
+    assert "the text above" not in msg.content and "截断前的内容" not in msg.content
+    assert post.read_bytes() == before
 
 
 def test_a_reply_that_renders_to_nothing_is_shown_as_plain_text() -> None:

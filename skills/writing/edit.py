@@ -9,6 +9,7 @@ the user has (and its formatting and comments) survives. The reply carries a uni
 from __future__ import annotations
 
 import difflib
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -105,14 +106,23 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
 
     ctx.progress(2, 3, say("修改中", "Editing"))
 
-    async def revise() -> str:
+    async def revise() -> dict[str, Any]:
         prompt = f"Instruction: {instruction}\n\nText:\n{original}"
         result = await ctx.llm.chat(
             messages(EDIT_SYSTEM, prompt), max_tokens=max(512, len(original))
         )
-        return strip_fences(result.content)
+        return {"text": strip_fences(result.content), "looped": result.truncated_repetition}
 
-    revised: str = await ctx.step("edit", revise)
+    edited: dict[str, Any] | str = await ctx.step("edit", revise)
+    revised = edited if isinstance(edited, str) else str(edited["text"])  # older journals: str
+    if isinstance(edited, dict) and edited.get("looped"):
+        return failure(  # a cut-short edit would lose the rest of the text
+            ctx,
+            "模型开始不断重复，修改被截断了；为了不丢失内容，文件未改动。请再试一次或换个说法。",
+            "The model started repeating itself and its edit was cut short; to keep your text "
+            "whole, the file is unchanged. Try again or rephrase the instruction.",
+            error="repetition",
+        )
     if not revised.strip():
         return failure(
             ctx,
