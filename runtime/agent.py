@@ -434,8 +434,17 @@ class AgentRuntime:
     def _reply(self, content: str, *, task_id: str | None = None, **data: Any) -> ChatMessage:
         return ChatMessage(content=content, task_id=task_id, state=self.state.value, data=data)
 
-    async def process_input(self, text: str, context: dict[str, Any] | None = None) -> ChatMessage:
-        """Handle one chat input: answer a waiting question, or route it and run it as a task."""
+    async def process_input(
+        self,
+        text: str,
+        context: dict[str, Any] | None = None,
+        *,
+        on_task: Callable[[str], None] | None = None,
+    ) -> ChatMessage:
+        """Handle one chat input: answer a waiting question, or route it and run it as a task.
+
+        ``on_task(task_id)`` is called with the task the input starts or answers, before any of
+        its events (a server streams them while the call runs)."""
         await self.initialize()
         try:
             context = _as_dict("context", context)
@@ -461,16 +470,41 @@ class AgentRuntime:
         # A task aborted a moment ago may still be WAITING_INPUT, its answer already cancelled:
         # the input then starts a new task.
         if waiting is not None and waiting.answer is not None and not waiting.answer.done():
-            outcome = waiting.next_outcome()
-            waiting.answer.set_result(text)
-            return await self._await_outcome(waiting, outcome)
+            return await self._give_answer(waiting, text, on_task)
         for key in ("selected_text",):
             if isinstance(context.get(key), str):
                 context[key] = context[key][:_CONTEXT_LIMIT]
         self._apply_focus(context, session_id)
         task = self._new_task(text, context, session_id)
+        if on_task is not None:
+            on_task(task.id)
         self._start(task, route=True)
         return await self._await_outcome(task, task.outcome)
+
+    async def _give_answer(
+        self, task: Task, text: str, on_task: Callable[[str], None] | None
+    ) -> ChatMessage:
+        if task.answer is None:
+            raise UserError(f"task {task.id} is not waiting for an answer")
+        if on_task is not None:
+            on_task(task.id)
+        outcome = task.next_outcome()
+        task.answer.set_result(text)
+        return await self._await_outcome(task, outcome)
+
+    async def answer_task(
+        self, task_id: str, text: str, *, on_task: Callable[[str], None] | None = None
+    ) -> ChatMessage | None:
+        """Answer the question task ``task_id`` is waiting on; None if it is not waiting."""
+        await self.initialize()
+        task = self._tasks.get(task_id)
+        if task is None or task.answer is None or task.answer.done():
+            return None
+        text = self._clean(text)
+        if not text:
+            raise UserError("the answer is empty")
+        self._record_message(task.record.session_id, "user", text)
+        return await self._give_answer(task, text, on_task)
 
     def _apply_focus(self, context: dict[str, Any], session_id: str) -> None:
         """An open file a blog tool passed becomes the session's focus; without one, the focus
@@ -564,7 +598,12 @@ class AgentRuntime:
         return message
 
     async def run_skill(
-        self, name: str, params: dict[str, Any], context: dict[str, Any] | None = None
+        self,
+        name: str,
+        params: dict[str, Any],
+        context: dict[str, Any] | None = None,
+        *,
+        on_task: Callable[[str], None] | None = None,
     ) -> ChatMessage:
         """Run a skill by name with explicit params, without routing (a blog tool's button)."""
         await self.initialize()
@@ -584,6 +623,8 @@ class AgentRuntime:
         task.record.intent = {"type": "DIRECT", "confidence": 1.0, "parameters": params}
         task.record.skill = name
         task.record.params = dict(params)
+        if on_task is not None:
+            on_task(task.id)
         self._start(task, route=False)
         return await self._await_outcome(task, task.outcome)
 
@@ -1032,9 +1073,25 @@ class AgentRuntime:
             and (locks is None or t.runner is not None or not locks.running_elsewhere(t.id))
         ]
 
+    def list_tasks(self) -> list[TaskSummary]:
+        """Every task this runtime holds: running, waiting for an answer, and resumable."""
+        resumable = {t.id for t in self.get_resumable_tasks()}
+        return [
+            self._summary(t.record)
+            for t in self._tasks.values()
+            if t.id in resumable or t.state in ACTIVE_STATES or t.state is State.IDLE
+        ]
+
+    def get_task(self, task_id: str) -> TaskSummary | None:
+        """One task this runtime holds (running, waiting or resumable), or None."""
+        task = self._tasks.get(task_id)
+        return None if task is None else self._summary(task.record)
+
     def _summary(self, record: TaskRecord) -> TaskSummary:
         return TaskSummary(
             id=record.id,
+            session_id=record.session_id,
+            question=record.question,
             state=record.state,
             skill=record.skill,
             intent=record.intent.get("type") if record.intent else None,
@@ -1049,9 +1106,16 @@ class AgentRuntime:
             cost=record.cost,
         )
 
-    async def resume_task(self, task_id: str) -> ChatMessage | None:
+    async def resume_task(
+        self,
+        task_id: str,
+        *,
+        session_id: str | None = None,
+        on_task: Callable[[str], None] | None = None,
+    ) -> ChatMessage | None:
         """Continue a task from its last completed step. None if there is no such resumable
-        task; a reply saying so if another process is running it right now."""
+        task; a reply saying so if another process is running it right now. Its questions are
+        then answered in ``session_id`` (default: this runtime's session)."""
         await self.initialize()
         if self._shared is not None:  # the store may know it better: another worker wrote it
             await asyncio.to_thread(self._sync_shared, task_id)
@@ -1073,7 +1137,7 @@ class AgentRuntime:
         task.record.error_reason = None
         task.record.last_error = None
         # Answers to its questions come from whoever resumed it (a new process has a new session).
-        task.record.session_id = self.session_id
+        task.record.session_id = session_id or self.session_id
         task.new_controller()
         outcome = task.next_outcome()
         if task.record.skill is None:  # it crashed before routing finished: route again
@@ -1081,6 +1145,8 @@ class AgentRuntime:
             route = True
         else:
             route = False
+        if on_task is not None:
+            on_task(task.id)
         if not self._start(task, route=route):
             return None
         return await self._await_outcome(task, outcome)

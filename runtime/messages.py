@@ -45,3 +45,5 @@ class TaskSummary(BaseModel):
     last_error: str | None = None
     tokens: int = 0
     cost: float = 0.0
+    session_id: str | None = None
+    question: str | None = None  # what a task waiting for input asked

@@ -45,6 +45,7 @@ __all__ = [
     "LLMConfig",
     "RuntimeConfig",
     "SearchConfig",
+    "ServeConfig",
     "config_files",
     "load_config",
     "make_state_dir",
@@ -123,6 +124,17 @@ class BrowserConfig(_Section):
     search: SearchConfig = Field(default_factory=SearchConfig)
 
 
+class ServeConfig(_Section):
+    """``skillrt serve``: the HTTP API and the web chat page (extra ``server``)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    token: SecretStr | None = None  # SKILLRT_SERVE__TOKEN; else <state>/serve-token
+    cors_origins: list[str] = Field(default_factory=list)  # browser origins allowed to call
+    allowed_hosts: list[str] = Field(default_factory=list)  # Host names besides the loopback
+    max_body_bytes: int = Field(default=1_000_000, ge=1024)
+
+
 class RuntimeConfig(BaseSettings):
     """All settings of a runtime. ``RuntimeConfig()`` reads the files and the environment."""
 
@@ -165,6 +177,7 @@ class RuntimeConfig(BaseSettings):
     answer: AnswerConfig = Field(default_factory=AnswerConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
 
     _layout: BlogLayout | None = PrivateAttr(default=None)
 
@@ -208,7 +221,7 @@ class RuntimeConfig(BaseSettings):
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor."""
         values = [s.get_secret_value() for s in self.secrets]
-        for key in (self.llm.api_key, self.browser.search.api_key):
+        for key in (self.llm.api_key, self.browser.search.api_key, self.serve.token):
             if key is not None:
                 values.append(key.get_secret_value())
         return [v for v in values if v]

@@ -247,6 +247,45 @@ def index(
         print(f"  skipped {path}: {reason}", file=sys.stderr)
 
 
+@app.command()
+def serve(
+    host: Annotated[
+        str | None,
+        typer.Option("--host", help="Address to listen on (default 127.0.0.1, serve.host)."),
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", "-p", help="Port (default 8765, serve.port; 0: any).")
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            help="Read the bearer token from this file (default <state>/serve-token, created"
+            " with mode 0600; $SKILLRT_SERVE__TOKEN overrides both).",
+            show_default=False,
+        ),
+    ] = None,
+    allow_remote: Annotated[
+        bool,
+        typer.Option("--allow-remote", help="Allow a non-loopback --host (the network sees it)."),
+    ] = False,
+    root: Root = None,
+    posts_dir: PostsDir = None,
+    verbose: Verbose = False,
+) -> None:
+    """Serve the HTTP API and the web chat page for blog tools (needs skillrt[server])."""
+    from skillrt.server import require_server
+
+    with user_errors():
+        require_server()
+        from skillrt.server.run import check_bind
+        from skillrt.server.run import serve as run_server
+
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        check_bind(host or config.serve.host, allow_remote)
+        run_server(config, host=host, port=port, token_file=token_file, allow_remote=allow_remote)
+
+
 def main() -> None:
     """The ``skillrt`` console script (also ``python -m skillrt``)."""
     app(prog_name="skillrt")

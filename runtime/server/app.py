@@ -1,0 +1,511 @@
+"""The ASGI app of ``skillrt serve``: the ``/v1`` API over one ``AgentRuntime``, and the page.
+
+One runtime serves many chat sessions, each named by the ``session_id`` of its requests.
+Calls that run a task answer with the ``ChatMessage`` as JSON, or, with ``Accept:
+text/event-stream``, stream the task's events as SSE and end with a ``message`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import HTMLResponse
+from starlette.staticfiles import StaticFiles
+
+from skillrt.agent import AgentRuntime
+from skillrt.cli.common import exit_code
+from skillrt.exceptions import UserError
+from skillrt.messages import ChatMessage, TaskSummary
+from skillrt.server.auth import BodyLimit, HostGuard, token_matches
+from skillrt.server.jobs import Call, Job, Jobs
+from skillrt.server.models import (
+    AnswerRequest,
+    InfoResponse,
+    InputRequest,
+    RequestContext,
+    ResumeRequest,
+    SkillInfo,
+    SkillRunRequest,
+    TaskControl,
+)
+from skillrt.server.problems import ProblemError, problem_response
+from skillrt.server.sse import Entry, EventLog, SSEResponse
+from skillrt.settings import ServeConfig
+
+__all__ = ["ServerState", "create_app"]
+
+_ACTIVE = frozenset({"IDLE", "UNDERSTANDING", "PLANNING", "EXECUTING", "WAITING_INPUT"})
+
+
+class ServerState:
+    """What the routes share: the runtime, the event journal, the calls in flight."""
+
+    def __init__(self, runtime: AgentRuntime, token: str, *, close_runtime: bool) -> None:
+        self.runtime = runtime
+        self.token = token
+        self.close_runtime = close_runtime
+        self.closing = False
+        self._log: EventLog | None = None
+        self._jobs: Jobs | None = None
+        self._unsubscribe: Any = None
+        self._closed: asyncio.Future[None] | None = None
+
+    @property
+    def log(self) -> EventLog:
+        if self._log is None:
+            raise RuntimeError("the server has not started")
+        return self._log
+
+    @property
+    def jobs(self) -> Jobs:
+        if self._jobs is None:
+            raise RuntimeError("the server has not started")
+        return self._jobs
+
+    async def start(self) -> None:
+        self._log = EventLog()
+        self._jobs = Jobs(self._log)
+        self._unsubscribe = self.runtime.on("*", self._log.on_event)
+        await self.runtime.initialize()
+
+    def begin_shutdown(self) -> None:
+        """SIGTERM: refuse new calls, stop running tasks (they stay resumable, as ``close()``
+        leaves them), let every stream end with its reply."""
+        if self._closed is None:
+            self._closed = asyncio.ensure_future(self._shutdown())
+
+    async def _shutdown(self) -> None:
+        self.closing = True
+        if self.close_runtime:
+            await self.runtime.close()
+        if self._jobs is not None:
+            await self._jobs.wait_all()
+        if self._log is not None:
+            self._log.close()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    async def stop(self) -> None:
+        self.begin_shutdown()
+        if self._closed is not None:
+            await self._closed
+
+    def task_running(self, task_id: str) -> bool:
+        if self.jobs.running_for(task_id):
+            return True
+        summary = self.runtime.get_task(task_id)
+        return summary is not None and summary.state in _ACTIVE
+
+
+def _state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.skillrt
+    return state
+
+
+def require_token(
+    request: Request, authorization: Annotated[str | None, Header()] = None
+) -> ServerState:
+    state = _state(request)
+    if not token_matches(authorization, state.token):
+        raise ProblemError(401, "unauthorized", "send Authorization: Bearer <token>")
+    if state.closing:
+        raise ProblemError(503, "shutting-down", "the server is stopping")
+    return state
+
+
+Server = Annotated[ServerState, Depends(require_token)]
+CancelOnDisconnect = Annotated[
+    bool,
+    Query(description="With SSE: cancel the task when the client goes away (default: keep it)."),
+]
+LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
+
+
+def _wants_sse(request: Request) -> bool:
+    return "text/event-stream" in request.headers.get("accept", "")
+
+
+def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
+    context = ctx.model_dump(exclude_none=True)
+    session = session_id or context.pop("session_id", None)
+    if session:
+        context["session_id"] = session
+    return context
+
+
+def _message_response(message: ChatMessage) -> JSONResponse:
+    return JSONResponse(
+        message.model_dump(mode="json"),
+        headers={"X-Skillrt-Exit-Code": str(exit_code(message))},
+    )
+
+
+async def _job_entries(state: ServerState, job: Job) -> AsyncIterator[Entry | None]:
+    await job.wait_bound()
+    if job.task_id is not None:
+        async for entry in state.log.follow_task(
+            job.task_id, job.start, running=lambda: not job.finished
+        ):
+            yield entry
+        if job.entry is None or job.entry.task_id is not None:
+            return
+    while not job.finished:
+        await state.log.wait(1.0)
+    if job.entry is not None and job.entry.task_id is None:
+        yield job.entry
+
+
+async def _answer(
+    request: Request, state: ServerState, call: Call, session: str | None, cancel: bool
+) -> Response | SSEResponse:
+    job = state.jobs.start(call, session)
+    if _wants_sse(request):
+
+        def gone() -> None:
+            if cancel and job.task_id is not None and not job.finished:
+                state.runtime.abort(job.task_id)
+
+        return SSEResponse(_job_entries(state, job), on_disconnect=gone)
+    message = await job.result()
+    if message is None:
+        raise ProblemError(409, "task-conflict", "the task cannot be resumed now")
+    return _message_response(message)
+
+
+def _known_task(state: ServerState, task_id: str) -> TaskSummary:
+    summary = state.runtime.get_task(task_id)
+    if summary is None:
+        raise ProblemError(404, "unknown-task", f"no task {task_id!r} is running or resumable")
+    return summary
+
+
+def _skill_info(state: ServerState) -> list[SkillInfo]:
+    return [
+        SkillInfo(
+            name=s.name,
+            description=s.description,
+            intents=list(s.intents),
+            params_schema=s.params.model_json_schema(),
+        )
+        for s in state.runtime.skills.values()
+    ]
+
+
+v1 = APIRouter(prefix="/v1")
+SSE_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The ChatMessage as JSON, or with Accept: text/event-stream the task's"
+        " events as SSE ending with a `message` event holding it.",
+        "content": {"text/event-stream": {}},
+    }
+}
+
+
+@v1.post("/input", response_model=ChatMessage, responses=SSE_DOC)
+async def post_input(
+    body: InputRequest,
+    request: Request,
+    state: Server,
+    cancel_on_disconnect: CancelOnDisconnect = False,
+) -> Any:
+    """Chat input, as ``process_input(text, context)``: a request, or the answer to a question."""
+    context = _context(body.context, body.session_id)
+
+    async def call(on_task: Any) -> ChatMessage | None:
+        return await state.runtime.process_input(body.text, context, on_task=on_task)
+
+    return await _answer(request, state, call, context.get("session_id"), cancel_on_disconnect)
+
+
+@v1.get("/skills", response_model=list[SkillInfo])
+async def get_skills(state: Server) -> Any:
+    """Every skill with its params JSON Schema, so a tool can build its buttons and forms."""
+    return _skill_info(state)
+
+
+@v1.post("/skills/{name}/run", response_model=ChatMessage, responses=SSE_DOC)
+async def run_skill(
+    name: str,
+    body: SkillRunRequest,
+    request: Request,
+    state: Server,
+    cancel_on_disconnect: CancelOnDisconnect = False,
+) -> Any:
+    """A skill by name with explicit params, as ``run_skill(name, params, context)``."""
+    skill = state.runtime.skills.get(name)
+    if skill is None:
+        known = ", ".join(sorted(state.runtime.skills))
+        raise ProblemError(404, "unknown-skill", f"no skill {name!r} (known: {known})")
+    try:
+        params = skill.parse_params(body.params).model_dump(mode="json")
+    except Exception as exc:
+        raise _params_error(exc) from None
+    context = _context(body.context, body.session_id)
+
+    async def call(on_task: Any) -> ChatMessage | None:
+        return await state.runtime.run_skill(name, params, context, on_task=on_task)
+
+    return await _answer(request, state, call, context.get("session_id"), cancel_on_disconnect)
+
+
+def _params_error(exc: Exception) -> ProblemError:
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return ProblemError(422, "invalid-request", str(exc))
+    errors: list[dict[str, Any]] = [
+        {"loc": ["body", "params", *e["loc"]], "msg": e["msg"], "type": e["type"]}
+        for e in exc.errors()
+    ]
+    detail = "; ".join(".".join(str(p) for p in e["loc"]) + ": " + str(e["msg"]) for e in errors)
+    return ProblemError(422, "invalid-request", detail, errors=errors)
+
+
+@v1.get("/tasks", response_model=list[TaskSummary])
+async def get_tasks(state: Server, session_id: str | None = None) -> Any:
+    """The running, waiting and resumable tasks (of one session, if given)."""
+    tasks = await asyncio.to_thread(state.runtime.list_tasks)
+    return [t for t in tasks if session_id is None or t.session_id == session_id]
+
+
+@v1.get("/tasks/{task_id}", response_model=TaskSummary)
+async def get_task(task_id: str, state: Server) -> Any:
+    return _known_task(state, task_id)
+
+
+def _control(state: ServerState, task_id: str, done: bool, verb: str) -> TaskControl:
+    if not done:
+        summary = _known_task(state, task_id)
+        raise ProblemError(
+            409, "task-conflict", f"task {task_id} cannot be {verb} now (it is {summary.state})"
+        )
+    now = state.runtime.get_task(task_id)
+    return TaskControl(task_id=task_id, ok=True, state=now.state if now else None)
+
+
+@v1.post("/tasks/{task_id}/abort", response_model=TaskControl)
+async def abort_task(task_id: str, state: Server) -> Any:
+    """Cancel the task now: its model stream and requests stop, its locks are released."""
+    return _control(state, task_id, state.runtime.abort(task_id), "cancelled")
+
+
+@v1.post("/tasks/{task_id}/pause", response_model=TaskControl)
+async def pause_task(task_id: str, state: Server) -> Any:
+    """Pause at the next step boundary; the running call then replies ``paused``."""
+    return _control(state, task_id, state.runtime.pause(task_id), "paused")
+
+
+@v1.post("/tasks/{task_id}/resume", response_model=ChatMessage, responses=SSE_DOC)
+async def resume_task(
+    task_id: str,
+    request: Request,
+    state: Server,
+    body: ResumeRequest | None = None,
+    cancel_on_disconnect: CancelOnDisconnect = False,
+) -> Any:
+    """Continue a paused or interrupted task from its last completed step."""
+    summary = _known_task(state, task_id)
+    if summary.state not in ("PAUSED", "ERROR") or state.jobs.running_for(task_id):
+        raise ProblemError(409, "task-conflict", f"task {task_id} is {summary.state}, not paused")
+    session = body.session_id if body is not None else None
+
+    async def call(on_task: Any) -> ChatMessage | None:
+        return await state.runtime.resume_task(task_id, session_id=session, on_task=on_task)
+
+    return await _answer(request, state, call, session, cancel_on_disconnect)
+
+
+@v1.post("/tasks/{task_id}/answer", response_model=ChatMessage, responses=SSE_DOC)
+async def answer_task(
+    task_id: str,
+    body: AnswerRequest,
+    request: Request,
+    state: Server,
+    cancel_on_disconnect: CancelOnDisconnect = False,
+) -> Any:
+    """Answer the question the task is waiting on; replies with its next outcome."""
+    summary = _known_task(state, task_id)
+    if summary.state != "WAITING_INPUT":
+        raise ProblemError(409, "task-conflict", f"task {task_id} is not waiting for an answer")
+
+    async def call(on_task: Any) -> ChatMessage | None:
+        return await state.runtime.answer_task(task_id, body.text, on_task=on_task)
+
+    return await _answer(request, state, call, summary.session_id, cancel_on_disconnect)
+
+
+@v1.delete("/tasks/{task_id}", response_model=TaskControl)
+async def abandon_task(task_id: str, state: Server) -> Any:
+    """Give up a paused or failed task for good (its journal is deleted)."""
+    _known_task(state, task_id)
+    done = await state.runtime.abandon_task(task_id)
+    if not done:
+        raise ProblemError(409, "task-conflict", f"task {task_id} is running; abort it first")
+    return TaskControl(task_id=task_id, ok=True, state="ABANDONED")
+
+
+def _after(last_event_id: str | None) -> int:
+    if last_event_id is None or not last_event_id.strip():
+        return 0
+    try:
+        return max(0, int(last_event_id.strip()))
+    except ValueError:
+        raise ProblemError(
+            422, "invalid-request", "Last-Event-ID must be an event id (a number)"
+        ) from None
+
+
+@v1.get("/tasks/{task_id}/events", responses={200: {"content": {"text/event-stream": {}}}})
+async def task_events(
+    task_id: str,
+    state: Server,
+    last_event_id: LastEventId = None,
+    cancel_on_disconnect: CancelOnDisconnect = False,
+) -> Any:
+    """The task's events after ``Last-Event-ID``, then live ones, ending with its reply."""
+    after = _after(last_event_id)
+    if not state.log.knows(task_id) and state.runtime.get_task(task_id) is None:
+        raise ProblemError(404, "unknown-task", f"no task {task_id!r}")
+
+    def gone() -> None:
+        if cancel_on_disconnect:
+            state.runtime.abort(task_id)
+
+    entries = state.log.follow_task(task_id, after, running=lambda: state.task_running(task_id))
+    return SSEResponse(entries, on_disconnect=gone)
+
+
+@v1.get("/events", responses={200: {"content": {"text/event-stream": {}}}})
+async def all_events(
+    state: Server, session_id: str | None = None, last_event_id: LastEventId = None
+) -> Any:
+    """Every event (of one session, if given), live, after ``Last-Event-ID`` if sent."""
+    after = _after(last_event_id) if last_event_id else state.log.seq
+    return SSEResponse(state.log.follow_all(after, session_id))
+
+
+@v1.get("/info", response_model=InfoResponse)
+async def info(state: Server) -> Any:
+    from skillrt import __version__
+
+    rt = state.runtime
+    return InfoResponse(
+        version=__version__,
+        model=rt.llm.model,
+        model_reason=rt.llm_reason,
+        content_root=str(rt.config.root),
+        posts_dir=rt.config.posts_dir,
+        session_id=rt.session_id,
+        skills=sorted(rt.skills),
+    )
+
+
+def _page() -> str:
+    return resources.files("skillrt.server").joinpath("static/index.html").read_text("utf-8")
+
+
+def create_app(
+    runtime: AgentRuntime,
+    *,
+    token: str,
+    serve: ServeConfig | None = None,
+    hosts: list[str] | None = None,
+    close_runtime: bool = True,
+) -> Any:
+    """The ASGI app (guards included) and, as ``app.state.skillrt``, its ``ServerState``."""
+    cfg = serve or runtime.config.serve
+    state = ServerState(runtime, token, close_runtime=close_runtime)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await state.start()
+        try:
+            yield
+        finally:
+            await state.stop()
+
+    api = FastAPI(
+        title="skillrt",
+        version=_version(),
+        docs_url=None,  # the docs pages load scripts from a CDN: none here
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    api.state.skillrt = state
+    api.include_router(v1)
+    _handlers(api)
+
+    @api.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "stopping" if state.closing else "ok"}
+
+    @api.get("/", include_in_schema=False)
+    async def page() -> HTMLResponse:
+        return HTMLResponse(_page(), headers={"Cache-Control": "no-store"})
+
+    api.mount("/static", StaticFiles(packages=[("skillrt.server", "static")]), name="static")
+    app: Any = api
+    if cfg.cors_origins:
+        app = CORSMiddleware(
+            app,
+            allow_origins=cfg.cors_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept"],
+            expose_headers=["X-Skillrt-Exit-Code"],
+            max_age=600,
+        )
+    app = BodyLimit(app, limit=cfg.max_body_bytes, problem=problem_response)
+    app = HostGuard(app, hosts=[*(hosts or []), *cfg.allowed_hosts], problem=problem_response)
+    app.state = api.state  # so app.state.skillrt reaches the state through the guards
+    return app
+
+
+def _version() -> str:
+    from skillrt import __version__
+
+    return __version__
+
+
+def _handlers(api: FastAPI) -> None:
+    @api.exception_handler(ProblemError)
+    async def on_problem(_: Request, exc: ProblemError) -> Response:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
+
+    @api.exception_handler(RequestValidationError)
+    async def on_invalid(_: Request, exc: RequestValidationError) -> Response:
+        errors = [
+            {
+                "loc": [str(p) for p in e.get("loc", ())],
+                "msg": e.get("msg", ""),
+                "type": e.get("type", ""),
+            }
+            for e in exc.errors()
+        ]
+        detail = "; ".join(".".join(e["loc"]) + ": " + e["msg"] for e in errors)
+        return problem_response(422, "invalid-request", detail, errors=errors)
+
+    @api.exception_handler(UserError)
+    async def on_user_error(_: Request, exc: UserError) -> Response:
+        return problem_response(422, "invalid-request", str(exc))
+
+    @api.exception_handler(StarletteHTTPException)
+    async def on_http(_: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 405:
+            return problem_response(405, "method-not-allowed", str(exc.detail))
+        if exc.status_code == 404:
+            return problem_response(404, "not-found", "no such endpoint")
+        return problem_response(exc.status_code, "invalid-request", str(exc.detail))
+
+    @api.exception_handler(Exception)
+    async def on_error(_: Request, exc: Exception) -> Response:
+        return problem_response(500, "internal", f"{type(exc).__name__}: {exc}")

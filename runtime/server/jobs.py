@@ -1,0 +1,100 @@
+"""Calls into the runtime that outlive their HTTP request.
+
+A call (``process_input``, ``run_skill``, ``resume_task``, ``answer_task``) runs as its own
+asyncio task held by the server, never by the request: a client that goes away leaves the
+task running, and can reattach to its events. Its reply is journaled as a ``message`` event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+
+from skillrt.messages import ChatMessage
+from skillrt.server.sse import Entry, EventLog
+
+__all__ = ["Job", "Jobs"]
+
+_log = structlog.get_logger("skillrt.server")
+
+Call = Callable[[Callable[[str], None]], Awaitable[ChatMessage | None]]
+
+
+class Job:
+    """One call: the task it acts on (known before its first event) and its reply."""
+
+    def __init__(self, log: EventLog, session_id: str | None) -> None:
+        self.log = log
+        self.session_id = session_id
+        self.task_id: str | None = None
+        self.start = 0  # the task's entries after this sequence number belong to this call
+        self.bound = asyncio.Event()
+        self.finished = False
+        self.future: asyncio.Future[ChatMessage | None] | None = None
+        self.entry: Entry | None = None  # the journaled reply
+
+    def on_task(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.start = self.log.seq
+        self.log.bind(task_id, self.session_id)
+        self.bound.set()
+
+    async def result(self) -> ChatMessage | None:
+        if self.future is None:
+            raise RuntimeError("job not started")
+        return await asyncio.shield(self.future)
+
+    async def wait_bound(self) -> None:
+        """Until the task is known, or the call ended without one."""
+        if self.future is None:
+            raise RuntimeError("job not started")
+        waiter: asyncio.Future[Any] = asyncio.ensure_future(self.bound.wait())
+        pending: set[asyncio.Future[Any]] = {waiter, self.future}
+        try:
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+
+
+class Jobs:
+    """The calls in flight, by task."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self._running: set[Job] = set()
+
+    def start(self, call: Call, session_id: str | None) -> Job:
+        job = Job(self.log, session_id)
+        job.future = asyncio.ensure_future(call(job.on_task))
+        self._running.add(job)
+        job.future.add_done_callback(lambda fut: self._done(job, fut))
+        return job
+
+    def _done(self, job: Job, fut: asyncio.Future[ChatMessage | None]) -> None:
+        self._running.discard(job)
+        try:
+            if fut.cancelled():
+                return
+            error = fut.exception()
+            if error is not None:
+                _log.error("agent.error", where="server call", error=repr(error))
+                return
+            message = fut.result()
+            if message is not None:
+                if message.task_id is None and job.task_id is not None:
+                    message = message.model_copy(update={"task_id": job.task_id})
+                job.entry = self.log.add_message(message)
+        finally:
+            job.finished = True
+            self.log.add_marker()
+
+    def running_for(self, task_id: str) -> bool:
+        return any(j.task_id == task_id for j in self._running)
+
+    async def wait_all(self) -> None:
+        futures: list[Any] = [j.future for j in self._running if j.future is not None]
+        if futures:
+            await asyncio.gather(*futures, return_exceptions=True)

@@ -1,0 +1,231 @@
+"""Server-sent events: the journal of every task's events, and the streams that follow it.
+
+Every runtime event the server sees gets a sequence number (one counter for the process) and
+is kept in its task's journal, so a client that lost its connection sends ``Last-Event-ID``
+and gets exactly the events after it, then the live ones. The reply that ends a call (the
+``ChatMessage``) is journaled too, as a ``message`` event: a stream ends with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.responses import Response
+
+from skillrt.events import Event
+from skillrt.messages import ChatMessage
+
+__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry"]
+
+PING_S = 15.0
+_TASKS_KEPT = 500  # journals of tasks nobody follows any more, newest kept
+_PER_TASK = 50_000  # events kept per task (a long article streams a few thousand deltas)
+_RECENT = 20_000  # events kept for /v1/events replays
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    seq: int
+    event: str
+    task_id: str | None
+    session_id: str | None
+    data: str  # JSON, encoded once for every stream that sends it
+
+
+def format_entry(entry: Entry) -> bytes:
+    return f"id: {entry.seq}\nevent: {entry.event}\ndata: {entry.data}\n\n".encode()
+
+
+class _TaskLog:
+    __slots__ = ("entries", "session_id")
+
+    def __init__(self, session_id: str | None) -> None:
+        self.session_id = session_id
+        self.entries: deque[Entry] = deque(maxlen=_PER_TASK)
+
+
+class EventLog:
+    """Journals runtime events per task (and all of them, recent first) for SSE streams."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self._tasks: OrderedDict[str, _TaskLog] = OrderedDict()
+        self._recent: deque[Entry] = deque(maxlen=_RECENT)
+        self._changed = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self.closed = False
+
+    # --- writing -------------------------------------------------------------------------
+
+    def bind(self, task_id: str, session_id: str | None) -> None:
+        """Say which session a task belongs to (before its events come)."""
+        log = self._tasks.get(task_id)
+        if log is None:
+            self._tasks[task_id] = _TaskLog(session_id)
+            self._trim()
+        else:
+            log.session_id = session_id or log.session_id
+            self._tasks.move_to_end(task_id)
+
+    def on_event(self, event: Event) -> None:
+        """The runtime's ``"*"`` subscriber."""
+        if threading.get_ident() != self._thread:  # a provider streaming from its own thread
+            self._loop.call_soon_threadsafe(self.on_event, event)
+            return
+        self.add(event.type, event.task_id, event.to_dict())
+
+    def add_message(self, message: ChatMessage) -> Entry:
+        return self.add("message", message.task_id, message.model_dump(mode="json"))
+
+    def add(self, event: str, task_id: str | None, payload: dict[str, Any]) -> Entry:
+        self.seq += 1
+        log = self._tasks.get(task_id) if task_id else None
+        if task_id and log is None:
+            log = self._tasks[task_id] = _TaskLog(None)
+            self._trim()
+        session = log.session_id if log is not None else None
+        entry = Entry(
+            self.seq, event, task_id, session, json.dumps(payload, ensure_ascii=False, default=str)
+        )
+        if log is not None:
+            log.entries.append(entry)
+        self._recent.append(entry)
+        self._wake()
+        return entry
+
+    def add_marker(self) -> None:
+        """Wake the followers without adding anything (a call ended with no reply)."""
+        self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def _trim(self) -> None:
+        while len(self._tasks) > _TASKS_KEPT:
+            self._tasks.popitem(last=False)
+
+    def close(self) -> None:
+        """The server is stopping: followers end after what they have."""
+        self.closed = True
+        self._wake()
+
+    # --- reading -------------------------------------------------------------------------
+
+    def knows(self, task_id: str) -> bool:
+        return task_id in self._tasks
+
+    def task_entries(self, task_id: str, after: int) -> list[Entry]:
+        log = self._tasks.get(task_id)
+        if log is None:
+            return []
+        return [e for e in log.entries if e.seq > after]
+
+    def recent_entries(self, after: int, session_id: str | None) -> list[Entry]:
+        return [
+            e
+            for e in self._recent
+            if e.seq > after and (session_id is None or e.session_id == session_id)
+        ]
+
+    async def wait(self, seconds: float) -> None:
+        """Until something is added (or ``seconds`` pass)."""
+        changed = self._changed
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), seconds)
+
+    async def follow_task(
+        self, task_id: str, after: int, *, running: Callable[[], bool]
+    ) -> AsyncIterator[Entry | None]:
+        """The task's entries after ``after``, then live ones, until a ``message`` entry; or
+        at once when nothing more can come (the task is not running). ``None`` = a ping."""
+        cursor = after
+        while True:
+            batch = self.task_entries(task_id, cursor)
+            for entry in batch:
+                cursor = entry.seq
+                yield entry
+                if entry.event == "message":
+                    return
+            if self.closed or (not batch and not running()):
+                return
+            changed = self._changed
+            try:
+                await asyncio.wait_for(changed.wait(), PING_S)
+            except TimeoutError:
+                yield None
+
+    async def follow_all(self, after: int, session_id: str | None) -> AsyncIterator[Entry | None]:
+        cursor = after
+        while not self.closed:
+            for entry in self.recent_entries(cursor, session_id):
+                cursor = entry.seq
+                yield entry
+            changed = self._changed
+            try:
+                await asyncio.wait_for(changed.wait(), PING_S)
+            except TimeoutError:
+                yield None
+
+
+class SSEResponse(Response):
+    """An ASGI response streaming ``text/event-stream``; it watches for the client leaving
+    at the same time (not only when a write fails), and calls ``on_disconnect`` then."""
+
+    def __init__(
+        self,
+        entries: AsyncIterator[Entry | None],
+        *,
+        on_disconnect: Callable[[], None] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.entries = entries
+        self.on_disconnect = on_disconnect
+        self.extra_headers = headers or {}
+        self.status_code = 200
+        self.background = None
+        self.init_headers({})
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-store"),
+            (b"x-accel-buffering", b"no"),
+            *((k.lower().encode(), v.encode()) for k, v in self.extra_headers.items()),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        stream = asyncio.ensure_future(self._stream(send))
+        listen = asyncio.ensure_future(self._listen(receive))
+        try:
+            done, _ = await asyncio.wait({stream, listen}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for fut in (stream, listen):
+                fut.cancel()
+            await asyncio.gather(stream, listen, return_exceptions=True)
+        finished = stream in done and not stream.cancelled() and stream.exception() is None
+        if not finished and self.on_disconnect is not None:
+            self.on_disconnect()
+        if finished:
+            with contextlib.suppress(OSError):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _stream(self, send: Any) -> None:
+        await send({"type": "http.response.body", "body": b": stream\n\n", "more_body": True})
+        async for entry in self.entries:
+            body = b": ping\n\n" if entry is None else format_entry(entry)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+
+    @staticmethod
+    async def _listen(receive: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return

@@ -1,0 +1,419 @@
+"""``skillrt serve``'s API on a real uvicorn server at 127.0.0.1 (ephemeral port), with test
+models: every endpoint, SSE order and reattach, abort, sessions, questions, bad requests."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skillrt.testing import FunctionModel
+from tests.server_support import LiveServer, StepModel, make_runtime, stream
+
+pytest.importorskip("fastapi")
+
+
+@pytest.fixture
+def model() -> StepModel:
+    return StepModel()
+
+
+@pytest.fixture
+def live(tmp_path: Path, model: StepModel) -> Iterator[LiveServer]:
+    server = LiveServer(make_runtime(tmp_path, FunctionModel(model, chunk_delay=0.01)))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def works(live: LiveServer) -> None:
+    """A normal request still works (after a bad one)."""
+    with live.client() as c:
+        r = c.post("/v1/skills/Steps/run", json={"params": {"topic": "ok", "steps": 1}})
+        assert r.status_code == 200, r.text
+        assert r.json()["state"] == "COMPLETED"
+
+
+def test_input_json_returns_the_chat_message(live: LiveServer) -> None:
+    with live.client() as c:
+        r = c.post("/v1/input", json={"text": "steps rust"})
+    assert r.status_code == 200, r.text
+    msg = r.json()
+    assert msg["state"] == "COMPLETED"
+    assert msg["content"].startswith("rust part 1 w0")
+    assert msg["data"]["parts"][2].startswith("rust part 3")
+    assert r.headers["x-skillrt-exit-code"] == "0"
+
+
+def test_sse_streams_events_in_order_ending_with_the_message(live: LiveServer) -> None:
+    with live.client() as c:
+        events = stream(c, "POST", "/v1/input", json={"text": "steps go"})
+    names = [e.event for e in events]
+    assert names[-1] == "message"
+    assert events[-1].data["state"] == "COMPLETED"
+    assert events[-1].data["content"].startswith("go part 1")
+    ids = [e.id for e in events]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)  # strictly increasing
+    assert names[0] == "state:changed"
+    assert names.index("task:started") < names.index("task:progress")
+    assert names.index("task:completed") < names.index("message")
+    steps = [e.data["data"]["step"] for e in events if e.event == "task:progress"]
+    assert steps == [1, 2, 3]
+    text = "".join(e.data["data"]["delta"] for e in events if e.event == "task:stream")
+    assert "go part 2 w0 w1 w2 w3" in text
+    task_ids = {e.data["task_id"] for e in events}
+    assert task_ids == {events[-1].data["task_id"]}
+
+
+def test_skills_list_has_params_schema(live: LiveServer) -> None:
+    with live.client() as c:
+        skills = {s["name"]: s for s in c.get("/v1/skills").json()}
+    steps = skills["Steps"]
+    assert steps["intents"] == ["STEPS"]
+    assert steps["params_schema"]["required"] == ["topic"]
+    assert steps["params_schema"]["properties"]["steps"]["default"] == 3
+    assert "WriteArticle" in skills and skills["WriteArticle"]["description"]
+
+
+def test_info_healthz_and_openapi(live: LiveServer, tmp_path: Path) -> None:
+    with live.client() as c:
+        info = c.get("/v1/info").json()
+        assert info["model"] == "function" and info["model_reason"] == "injected"
+        assert info["content_root"] == str((tmp_path / "blog").resolve())
+        assert "Steps" in info["skills"] and info["version"]
+        assert c.get("/healthz").json() == {"status": "ok"}
+        spec = c.get("/openapi.json").json()
+    paths = spec["paths"]
+    for path in (
+        "/v1/input",
+        "/v1/skills",
+        "/v1/skills/{name}/run",
+        "/v1/tasks",
+        "/v1/tasks/{task_id}",
+        "/v1/tasks/{task_id}/abort",
+        "/v1/tasks/{task_id}/pause",
+        "/v1/tasks/{task_id}/resume",
+        "/v1/tasks/{task_id}/answer",
+        "/v1/tasks/{task_id}/events",
+        "/v1/events",
+        "/v1/info",
+    ):
+        assert path in paths, path
+    assert "delete" in paths["/v1/tasks/{task_id}"]
+
+
+def _slow(live: LiveServer, model: StepModel) -> None:
+    model.words = 200  # a long stream: 200 words at 10 ms each per step
+
+
+def _wait_state(c: httpx.Client, task_id: str, state: str, timeout: float = 10) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = c.get(f"/v1/tasks/{task_id}")
+        if r.status_code == 200 and r.json()["state"] == state:
+            return r.json()
+        time.sleep(0.02)
+    raise AssertionError(f"task {task_id} never reached {state}: {r.text}")
+
+
+def test_dropped_client_leaves_the_task_running_and_reattach_loses_nothing(
+    live: LiveServer, model: StepModel
+) -> None:
+    model.words = 30
+    with live.client() as c:
+        first = stream(c, "POST", "/v1/input", json={"text": "steps reattach"}, stop_after=12)
+        task_id = first[0].data["task_id"]
+        assert c.get(f"/v1/tasks/{task_id}").json()["state"] == "EXECUTING"  # still running
+        rest = stream(
+            c, "GET", f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": str(first[-1].id)}
+        )
+        # Replaying the whole journal gives the same events: none lost, none repeated.
+        full = stream(c, "GET", f"/v1/tasks/{task_id}/events")
+    ids = [e.id for e in first + rest]
+    assert ids == [e.id for e in full]
+    assert len(set(ids)) == len(ids)
+    assert rest[-1].event == "message" and rest[-1].data["state"] == "COMPLETED"
+    assert rest[-1].data["data"]["parts"][2].startswith("reattach part 3")
+
+
+def test_cancel_on_disconnect_cancels_the_task(live: LiveServer, model: StepModel) -> None:
+    model.words = 200
+    with live.client() as c:
+        first = stream(
+            c,
+            "POST",
+            "/v1/input?cancel_on_disconnect=true",
+            json={"text": "steps gone"},
+            stop_after=8,
+        )
+        task_id = first[0].data["task_id"]
+        rest = stream(c, "GET", f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": "0"})
+    assert rest[-1].event == "message"
+    assert rest[-1].data["state"] == "CANCELLED"
+    assert len(model.calls) == 1  # the second step never began
+
+
+def test_abort_mid_stream_closes_the_model_stream(live: LiveServer, model: StepModel) -> None:
+    model.words = 300
+    events = []
+    task_id: list[str] = []
+    with live.client() as c:
+
+        def abort_soon() -> None:
+            while not task_id:
+                time.sleep(0.01)
+            time.sleep(0.3)
+            assert c.post(f"/v1/tasks/{task_id[0]}/abort").json()["ok"] is True
+
+        aborter = threading.Thread(target=abort_soon)
+        aborter.start()
+        headers = {"Accept": "text/event-stream"}
+        from tests.server_support import parse_sse
+
+        started = time.monotonic()
+        with c.stream("POST", "/v1/input", json={"text": "steps abort"}, headers=headers) as r:
+            for e in parse_sse(r.iter_lines()):
+                events.append(e)
+                if not task_id and e.data.get("task_id"):
+                    task_id.append(e.data["task_id"])
+        elapsed = time.monotonic() - started
+        aborter.join()
+        assert c.get(f"/v1/tasks/{task_id[0]}").status_code == 404  # gone: cancelled
+    assert events[-1].event == "message" and events[-1].data["state"] == "CANCELLED"
+    deltas = [e for e in events if e.event == "task:stream"]
+    assert 5 < len(deltas) < 150  # the stream stopped well before its 300 words
+    assert elapsed < 2.5
+    assert [e.data["data"]["reason"] for e in events if e.event == "task:aborted"] == ["cancelled"]
+    time.sleep(0.2)
+    assert len(model.calls) == 1
+
+
+def test_two_sessions_are_kept_apart(live: LiveServer) -> None:
+    with live.client() as c:
+        a = c.post("/v1/skills/Ask/run", json={"params": {}, "session_id": "alice"}).json()
+        b = c.post("/v1/skills/Ask/run", json={"params": {}, "session_id": "bob"}).json()
+        assert a["state"] == b["state"] == "WAITING_INPUT"
+        tasks = {t["id"]: t for t in c.get("/v1/tasks").json()}
+        assert tasks[a["task_id"]]["session_id"] == "alice"
+        assert tasks[b["task_id"]]["question"] == "Which colour?"
+        only_bob = c.get("/v1/tasks", params={"session_id": "bob"}).json()
+        assert [t["id"] for t in only_bob] == [b["task_id"]]
+        # Bob's plain input answers Bob's question, not Alice's.
+        rb = c.post("/v1/input", json={"text": "blue", "session_id": "bob"}).json()
+        assert rb["task_id"] == b["task_id"] and rb["content"] == "you said blue"
+        ra = c.post("/v1/input", json={"text": "red", "context": {"session_id": "alice"}}).json()
+        assert ra["task_id"] == a["task_id"] and ra["content"] == "you said red"
+
+
+def test_waiting_task_answered_over_http_with_sse(live: LiveServer) -> None:
+    with live.client() as c:
+        events = stream(c, "POST", "/v1/skills/Ask/run", json={"params": {"question": "Tea?"}})
+        assert events[-1].event == "message"
+        question = events[-1].data
+        assert question["state"] == "WAITING_INPUT" and question["content"] == "Tea?"
+        assert "task:waiting_input" in [e.event for e in events]
+        task_id = question["task_id"]
+        assert c.get(f"/v1/tasks/{task_id}").json()["question"] == "Tea?"
+        answered = stream(c, "POST", f"/v1/tasks/{task_id}/answer", json={"text": "yes please"})
+        assert answered[-1].data["content"] == "you said yes please"
+        assert answered[-1].data["state"] == "COMPLETED"
+        assert answered[0].id > events[-1].id  # only what came after the answer
+        r = c.post(f"/v1/tasks/{task_id}/answer", json={"text": "again"})
+        assert r.status_code == 404
+
+
+def test_pause_resume_and_abandon(live: LiveServer, model: StepModel) -> None:
+    model.words = 40
+    with live.client() as c:
+        first = stream(c, "POST", "/v1/input", json={"text": "steps pause"}, stop_after=3)
+        task_id = first[0].data["task_id"]
+        assert c.post(f"/v1/tasks/{task_id}/pause").json() == {
+            "task_id": task_id,
+            "ok": True,
+            "state": "EXECUTING",
+        }
+        paused = _wait_state(c, task_id, "PAUSED")
+        assert paused["steps_done"] == 1
+        listed = [t["id"] for t in c.get("/v1/tasks").json()]
+        assert task_id in listed
+        resumed = stream(c, "POST", f"/v1/tasks/{task_id}/resume", json={"session_id": "s2"})
+        assert resumed[-1].event == "message"
+        assert resumed[-1].data["state"] == "COMPLETED"
+        assert [e.data["data"]["step"] for e in resumed if e.event == "task:progress"] == [1, 2, 3]
+        assert len(model.calls) == 3  # the first step was not asked again
+        assert c.post(f"/v1/tasks/{task_id}/resume").status_code == 404
+
+        # Pause another, then abandon it: it is gone for good.
+        second = stream(c, "POST", "/v1/input", json={"text": "steps drop"}, stop_after=3)
+        other = second[0].data["task_id"]
+        c.post(f"/v1/tasks/{other}/pause")
+        _wait_state(c, other, "PAUSED")
+        gone = c.delete(f"/v1/tasks/{other}")
+        assert gone.json() == {"task_id": other, "ok": True, "state": "ABANDONED"}
+        assert c.get(f"/v1/tasks/{other}").status_code == 404
+        assert c.delete(f"/v1/tasks/{other}").status_code == 404
+
+
+def test_resume_json_and_conflicts(live: LiveServer, model: StepModel) -> None:
+    model.words = 40
+    with live.client() as c:
+        first = stream(c, "POST", "/v1/input", json={"text": "steps json"}, stop_after=3)
+        task_id = first[0].data["task_id"]
+        r = c.post(f"/v1/tasks/{task_id}/resume")  # running: not resumable
+        assert r.status_code == 409 and r.json()["code"] == "task-conflict"
+        r = c.delete(f"/v1/tasks/{task_id}")
+        assert r.status_code == 409
+        c.post(f"/v1/tasks/{task_id}/pause")
+        _wait_state(c, task_id, "PAUSED")
+        assert c.post(f"/v1/tasks/{task_id}/pause").status_code == 409
+        done = c.post(f"/v1/tasks/{task_id}/resume")
+        assert done.status_code == 200 and done.json()["state"] == "COMPLETED"
+    works(live)
+
+
+def test_events_stream_by_session(live: LiveServer) -> None:
+    seen = []
+    ready = threading.Event()
+
+    def follow() -> None:
+        with (
+            live.client() as c,
+            c.stream(
+                "GET",
+                "/v1/events",
+                params={"session_id": "watched"},
+                headers={"Accept": "text/event-stream"},
+            ) as r,
+        ):
+            from tests.server_support import parse_sse
+
+            ready.set()
+            for e in parse_sse(r.iter_lines()):
+                seen.append(e)
+                if e.event == "message":
+                    return
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    assert ready.wait(5)
+    time.sleep(0.2)
+    with live.client() as c:
+        other = c.post("/v1/input", json={"text": "steps other", "session_id": "elsewhere"})
+        mine = c.post("/v1/input", json={"text": "steps mine", "session_id": "watched"})
+    follower.join(10)
+    assert seen and seen[-1].event == "message"
+    assert {e.data["task_id"] for e in seen} == {mine.json()["task_id"]}
+    assert other.json()["task_id"] != mine.json()["task_id"]
+
+
+# --- bad requests, each followed by a request that works -----------------------------------
+
+
+def test_missing_or_wrong_token_is_401(live: LiveServer) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}, {"Authorization": "x"}):
+        r = httpx.get(f"{live.url}/v1/tasks", headers=headers)
+        assert r.status_code == 401
+        assert r.headers["content-type"] == "application/problem+json"
+        body = r.json()
+        assert body["code"] == "unauthorized" and body["type"] == "urn:skillrt:problem:unauthorized"
+        assert body["exit_code"] == 2 and body["status"] == 401
+        assert r.headers["www-authenticate"] == "Bearer"
+        works(live)
+    assert httpx.get(f"{live.url}/healthz").status_code == 200  # no token needed
+
+
+def test_bad_host_is_refused(live: LiveServer) -> None:
+    r = httpx.get(f"{live.url}/v1/tasks", headers={**live.headers(), "Host": "evil.example:80"})
+    assert r.status_code == 421 and r.json()["code"] == "bad-host"
+    works(live)
+    r = httpx.get(f"{live.url}/", headers={"Host": "rebind.attacker.test"})
+    assert r.status_code == 421
+    r = httpx.get(f"{live.url}/v1/tasks", headers={**live.headers(), "Host": "a b"})
+    assert r.status_code == 400
+    works(live)
+    ok = httpx.get(
+        f"{live.url}/v1/tasks", headers={**live.headers(), "Host": f"localhost:{live.port}"}
+    )
+    assert ok.status_code == 200
+
+
+def test_oversize_body_is_413(live: LiveServer) -> None:
+    with live.client() as c:
+        r = c.post("/v1/input", json={"text": "x" * 1_100_000})
+        assert r.status_code == 413 and r.json()["code"] == "too-large"
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it comes
+            yield b'{"text": "'
+            for _ in range(20):
+                yield b"y" * 100_000
+            yield b'"}'
+
+        r = c.post("/v1/input", content=chunks(), headers={"Content-Type": "application/json"})
+        assert r.status_code == 413
+    works(live)
+
+
+def test_malformed_json_and_wrong_params_are_422_naming_the_field(live: LiveServer) -> None:
+    with live.client() as c:
+        r = c.post("/v1/input", content=b"{not json", headers={"Content-Type": "application/json"})
+        assert r.status_code == 422 and r.json()["code"] == "invalid-request"
+        works(live)
+        r = c.post("/v1/input", json={"txt": "hello"})
+        assert r.status_code == 422
+        assert "body.text" in r.json()["detail"]
+        works(live)
+        r = c.post("/v1/skills/Steps/run", json={"params": {"steps": "many"}})
+        assert r.status_code == 422
+        detail = r.json()["detail"]
+        assert "params.topic" in detail and "params.steps" in detail
+        assert {tuple(e["loc"]) for e in r.json()["errors"]} >= {("body", "params", "topic")}
+        works(live)
+        r = c.get("/v1/tasks/x/events", headers={"Last-Event-ID": "abc"})
+        assert r.status_code == 422 and "Last-Event-ID" in r.json()["detail"]
+    works(live)
+
+
+def test_unknown_skill_or_task_is_404(live: LiveServer) -> None:
+    with live.client() as c:
+        r = c.post("/v1/skills/NoSuch/run", json={"params": {}})
+        assert r.status_code == 404 and r.json()["code"] == "unknown-skill"
+        assert "Steps" in r.json()["detail"]
+        works(live)
+        for method, path in (
+            ("GET", "/v1/tasks/nope"),
+            ("POST", "/v1/tasks/nope/abort"),
+            ("POST", "/v1/tasks/nope/pause"),
+            ("POST", "/v1/tasks/nope/resume"),
+            ("DELETE", "/v1/tasks/nope"),
+            ("GET", "/v1/tasks/nope/events"),
+        ):
+            r = c.request(method, path)
+            assert r.status_code == 404, (method, path)
+            assert r.json()["code"] == "unknown-task"
+            works(live)
+        r = c.post("/v1/tasks/nope/answer", json={"text": "x"})
+        assert r.status_code == 404
+        assert c.get("/v1/nothing-here").json()["code"] == "not-found"
+    works(live)
+
+
+def test_path_outside_the_blog_gets_the_runtimes_refusal(live: LiveServer, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("# secret\n", encoding="utf-8")
+    with live.client() as c:
+        r = c.post(
+            "/v1/skills/EditContent/run",
+            json={"params": {"path": "../secret.md", "instruction": "shorten it"}},
+        )
+    assert r.status_code == 200
+    msg = r.json()
+    assert msg["state"] == "ERROR"
+    assert "outside" in msg["content"] or "escape" in msg["content"], msg["content"]
+    assert r.headers["x-skillrt-exit-code"] == "1"
+    assert secret.read_text(encoding="utf-8") == "# secret\n"
+    works(live)
