@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+pytest.importorskip("fastapi")
+
 from skillrt.testing import FunctionModel
 from tests.server_support import LiveServer, StepModel, make_runtime, stream
-
-pytest.importorskip("fastapi")
 
 
 @pytest.fixture
