@@ -148,3 +148,21 @@ def test_model_command_says_its_reason_once(tmp_path: Path) -> None:
         assert "((" not in text and "))" not in text, text
     banner = " ".join(" ".join(lines[:4]).split())
     assert "· provider scripted is configured (llm.provider)" in banner
+
+
+@pytest.mark.parametrize(
+    ("request_text", "expected"),
+    [
+        ("总结 posts/zzzz-qqqq.md", ["不存在", "没有正在运行的任务", "没有任务在等待回答"]),
+        ("summarize posts/zzzz-qqqq.md", ["does not exist", "No task is running", "No task is"]),
+    ],
+)
+def test_slash_command_lines_follow_the_session_language(
+    tmp_path: Path, request_text: str, expected: list[str]
+) -> None:
+    blog = make_blog(tmp_path)
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    done = skillrt("chat", env=env, cwd=tmp_path, input=f"{request_text}\n/pause\n/cancel\n")
+    assert done.returncode == 0, done.stderr
+    for text in expected:
+        assert text in done.stdout, done.stdout

@@ -30,6 +30,21 @@ LINES: dict[str, tuple[str, str]] = {
     ),
     "resuming": ("正在恢复 {task}：{what}", "Resuming {task}: {what}"),
     "cannot_resume": ("任务 {task} 现在无法恢复。", "Task {task} cannot be resumed now."),
+    "cannot_cancel": ("任务 {task} 现在无法取消。", "Task {task} cannot be cancelled now."),
+    "abandoned": ("已放弃任务 {task}。", "Abandoned task {task}."),
+    "cannot_abandon": ("任务 {task} 现在无法放弃。", "Task {task} cannot be abandoned now."),
+    "nothing_waiting": (
+        "没有任务在等待回答；任务运行时按 Ctrl-C 取消它。",
+        "No task is waiting; Ctrl-C cancels a running task.",
+    ),
+    "pause_waiting": (
+        "任务正在等待你的回答：回答它、用 /cancel 取消，或退出（之后仍可恢复）。",
+        "The task is waiting for your answer; answer it, /cancel it, or quit (it stays resumable).",
+    ),
+    "pause_idle": (
+        "没有正在运行的任务；任务运行时按 Ctrl-Z 暂停它。",
+        "No task is running; press Ctrl-Z while one runs to pause it.",
+    ),
     "saved": ("已保存：{path}", "saved: {path}"),
     "next": ("下一步：{steps}", "next: {steps}"),
     "error": ("错误：{error}", "error: {error}"),

@@ -256,14 +256,14 @@ class Repl:
     async def cmd_abandon(self, arg: str) -> None:
         task = find_task(arg, self.rt.get_resumable_tasks())
         if await self.rt.abandon_task(task.id):
-            self.console.print(f"Abandoned task {task.id}.")
+            self.console.print(self._say("abandoned", task=task.id))
         else:
-            self.console.print(f"Task {task.id} cannot be abandoned now.")
+            self.console.print(self._say("cannot_abandon", task=task.id))
 
     async def cmd_cancel(self, arg: str) -> None:
         if not arg:
             if self._pending_question() is None:
-                self.console.print("No task is waiting; Ctrl-C cancels a running task.")
+                self.console.print(self._say("nothing_waiting"))
                 return
             await self._cancel_waiting()
             return
@@ -271,19 +271,16 @@ class Repl:
         if self.rt.abort(task.id):
             self.console.print(self._say("cancelled_task", task=task.id))
         else:
-            self.console.print(f"Task {task.id} cannot be cancelled now.")
+            self.console.print(self._say("cannot_cancel", task=task.id))
 
     async def cmd_pause(self, _arg: str) -> None:
         if self.rt.pause():
             self.console.print(self._say("pause_requested"))
             return
         if self._pending_question() is not None:
-            self.console.print(
-                "The task is waiting for your answer; answer it, /cancel it, or quit (it stays"
-                " resumable)."
-            )
+            self.console.print(self._say("pause_waiting"))
         else:
-            self.console.print("No task is running; press Ctrl-Z while one runs to pause it.")
+            self.console.print(self._say("pause_idle"))
 
     async def cmd_cost(self, _arg: str) -> None:
         totals = self.rt.costs.session(self.rt.session_id)
