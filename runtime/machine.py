@@ -6,20 +6,24 @@ invalid transitions, and its watchdog only relabelled the state while the work w
 each task is its own model, every allowed move is in the table, an invalid one raises
 ``InvalidTransition``, and the watchdog's expiry is handed to the owner, which cancels the
 running work.
+
+``transitions`` stays the definition: at import every pair of states is put to its machine and
+the answers become ``VALIDATED``, the table ``TaskMachine.to`` consults (a dict lookup; the
+library's event machinery cost ~35 µs a move). Watchdogs share one timer per event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable
 from enum import Enum, StrEnum
-from typing import Any, ClassVar
 
 from transitions import Machine, MachineError
 
 from skillrt.exceptions import InvalidTransition
 
-__all__ = ["TRANSITIONS", "WATCHED_STATES", "State", "TaskMachine"]
+__all__ = ["TRANSITIONS", "VALIDATED", "WATCHED_STATES", "State", "TaskMachine", "machine_decides"]
 
 
 class State(StrEnum):
@@ -55,6 +59,7 @@ TERMINAL_STATES: frozenset[State] = frozenset({S.COMPLETED, S.ERROR, S.CANCELLED
 
 
 def _build_machine() -> Machine:
+    """The ``transitions`` machine of the table: one ``go_<DEST>`` event per destination."""
     by_dest: dict[State, list[str | Enum]] = {}
     for source, dests in TRANSITIONS.items():
         for dest in dests:
@@ -64,12 +69,44 @@ def _build_machine() -> Machine:
         states=[s.value for s in State],
         initial=State.IDLE.value,
         auto_transitions=False,
-        send_event=True,
-        after_state_change="_after_state_change",
     )
     for dest, sources in by_dest.items():
         machine.add_transition(f"go_{dest.value}", sorted(sources, key=str), dest.value)
     return machine
+
+
+class _Probe:
+    """A model for asking the ``transitions`` machine one question."""
+
+    def __init__(self, state: str) -> None:
+        self.state = state
+
+
+def machine_decides(machine: Machine, source: State, dest: State) -> bool:
+    """What ``transitions`` decides for ``source -> dest``: does the event move a model there?"""
+    probe = _Probe(source.value)
+    try:
+        moved = machine.events[f"go_{dest.value}"].trigger(probe)
+    except MachineError:
+        return False
+    return bool(moved) and probe.state == dest.value
+
+
+def _validated_table(machine: Machine) -> dict[str, frozenset[str]]:
+    """Every pair of states put to ``transitions``; the answers, as ``source -> {dest}``.
+
+    This is what ``TaskMachine.to`` consults: a dict lookup instead of ~35 µs of the library's
+    event machinery per transition. It is derived from the library's own decisions, checked
+    here against ``TRANSITIONS`` (and by tests/test_machine.py for every pair).
+    """
+    table = {
+        source.value: frozenset(d.value for d in State if machine_decides(machine, source, d))
+        for source in State
+    }
+    expected = {s.value: frozenset(d.value for d in dests) for s, dests in TRANSITIONS.items()}
+    if table != expected:  # pragma: no cover - a broken table must not load
+        raise RuntimeError(f"transitions decides {table}, the table says {expected}")
+    return table
 
 
 _BY_VALUE: dict[str, State] = {s.value: s for s in State}
@@ -77,20 +114,87 @@ _BY_VALUE: dict[str, State] = {s.value: s for s in State}
 task's state at every input (looking for a task that waits for an answer) and transition."""
 
 _MACHINE = _build_machine()
-_EVENTS: dict[str, Any] = {s.value: _MACHINE.events[f"go_{s.value}"] for s in State}
+VALIDATED: dict[str, frozenset[str]] = _validated_table(_MACHINE)
+"""source -> allowed destinations, as ``transitions`` decided them at import."""
+
+_WATCHED: frozenset[str] = frozenset(s.value for s in WATCHED_STATES)
+
+
+class _Sweep:
+    """One timer per event loop for every watched task.
+
+    Deadlines live in a dict (machine -> loop time); the loop's single timer is set for the
+    earliest. Entering a watched state is a dict store (and a reschedule only when the new
+    deadline is the earliest); leaving is a dict pop. When the timer fires, every machine past
+    its deadline is told, and the timer is set for the next deadline.
+    """
+
+    __slots__ = ("deadlines", "timer", "when")
+
+    _SLACK = 0.001  # a timer may run a little early (the loop's clock resolution)
+
+    def __init__(self) -> None:
+        self.deadlines: dict[TaskMachine, float] = {}
+        self.timer: asyncio.TimerHandle | None = None
+        self.when = 0.0
+
+    def watch(self, loop: asyncio.AbstractEventLoop, machine: TaskMachine, deadline: float) -> None:
+        self.deadlines[machine] = deadline
+        if self.timer is None or deadline < self.when:
+            self._schedule(loop, deadline)
+
+    def unwatch(self, machine: TaskMachine) -> None:
+        # The timer is left to run even when nothing is watched: it finds nothing due and stops,
+        # and until then a new deadline (never earlier, for one watchdog_s) costs no reschedule.
+        self.deadlines.pop(machine, None)
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.when = when
+        self.timer = loop.call_at(when, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.timer = None
+        now = loop.time() + self._SLACK
+        due = [m for m, when in self.deadlines.items() if when <= now]
+        for machine in due:
+            del self.deadlines[machine]
+        if self.deadlines:
+            self._schedule(loop, min(self.deadlines.values()))
+        else:
+            self.when = 0.0
+        for machine in due:
+            machine._expire()
+
+
+_SWEEPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Sweep] = weakref.WeakKeyDictionary()
+
+
+def _sweep_for(loop: asyncio.AbstractEventLoop) -> _Sweep:
+    sweep = _SWEEPS.get(loop)
+    if sweep is None:
+        sweep = _SWEEPS[loop] = _Sweep()
+    return sweep
 
 
 class TaskMachine:
-    """A task's state, driven by the one shared machine, with its watchdog.
+    """A task's state, moved only along the validated table, with its watchdog.
 
     ``on_change(source, dest)`` runs after every change; ``on_timeout(state, timeout_s)``
-    runs when a watched state outlives ``watchdog_s``. Timers are asyncio timers on the
-    running loop; leaving the state cancels them.
+    runs when a watched state outlives ``watchdog_s``. Deadlines are kept by the running
+    loop's one sweep (``_Sweep``); leaving the state drops the deadline.
     """
 
-    _events: ClassVar[dict[str, Any]] = _EVENTS
-
-    state: str  # set by the machine
+    __slots__ = (
+        "__weakref__",
+        "_on_change",
+        "_on_timeout",
+        "_sweep",
+        "state",
+        "task_id",
+        "watchdog_s",
+    )
 
     def __init__(
         self,
@@ -105,56 +209,52 @@ class TaskMachine:
         self.watchdog_s = watchdog_s
         self._on_change = on_change
         self._on_timeout = on_timeout
-        self._timer: asyncio.TimerHandle | None = None
-        self.state = initial.value
+        self._sweep: _Sweep | None = None  # set while a deadline is watched
+        self.state: str = initial.value
 
     @property
     def current(self) -> State:
         return _BY_VALUE[self.state]
 
     def can(self, dest: State) -> bool:
-        return dest in TRANSITIONS[self.current]
+        return dest.value in VALIDATED[self.state]
 
     def to(self, dest: State) -> None:
         """Move to ``dest`` or raise ``InvalidTransition``."""
         source = self.state
-        try:
-            moved = self._events[dest.value].trigger(self)
-        except MachineError as exc:
-            raise InvalidTransition(self.task_id, source, dest.value) from exc
-        if not moved:  # pragma: no cover - no conditions are used, so a valid source moves
-            raise InvalidTransition(self.task_id, source, dest.value)
+        value = dest.value
+        if value not in VALIDATED[source]:
+            raise InvalidTransition(self.task_id, source, value)
+        self.state = value
+        if self._sweep is not None:
+            self._sweep.unwatch(self)
+            self._sweep = None
+        if value in _WATCHED:
+            self._watch()
+        self._on_change(_BY_VALUE[source], _BY_VALUE[value])
 
     def force(self, state: State) -> None:
         """Set the state without a transition (a task restored from a checkpoint)."""
-        self._stop_watchdog()
+        self.stop()
         self.state = state.value
 
     def stop(self) -> None:
         """Stop the watchdog (the task is over or is being dropped)."""
-        self._stop_watchdog()
+        if self._sweep is not None:
+            self._sweep.unwatch(self)
+            self._sweep = None
 
-    def _after_state_change(self, event: Any) -> None:
-        source = _BY_VALUE[event.transition.source]
-        dest = _BY_VALUE[event.transition.dest]
-        self._stop_watchdog()
-        if dest in WATCHED_STATES:
-            self._start_watchdog(dest)
-        self._on_change(source, dest)
-
-    def _start_watchdog(self, state: State) -> None:
+    def _watch(self) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return  # no loop (a synchronous test of the table): nothing to watch
-        self._timer = loop.call_later(self.watchdog_s, self._fire, state)
+        sweep = _sweep_for(loop)
+        sweep.watch(loop, self, loop.time() + self.watchdog_s)
+        self._sweep = sweep
 
-    def _stop_watchdog(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _fire(self, state: State) -> None:
-        self._timer = None
-        if self.state == state.value:
-            self._on_timeout(state, self.watchdog_s)
+    def _expire(self) -> None:
+        """The sweep found this machine past its deadline (it has already dropped it)."""
+        self._sweep = None
+        if self.state in _WATCHED:
+            self._on_timeout(_BY_VALUE[self.state], self.watchdog_s)

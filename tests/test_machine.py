@@ -8,7 +8,15 @@ import itertools
 import pytest
 
 from skillrt.exceptions import InvalidTransition
-from skillrt.machine import TRANSITIONS, WATCHED_STATES, State, TaskMachine
+from skillrt.machine import (
+    TRANSITIONS,
+    VALIDATED,
+    WATCHED_STATES,
+    State,
+    TaskMachine,
+    _build_machine,
+    machine_decides,
+)
 
 ALLOWED = {
     ("IDLE", "UNDERSTANDING"),
@@ -108,3 +116,48 @@ async def test_watchdog_stops_when_leaving_watched_states() -> None:
     machine.to(State.WAITING_INPUT)  # a person may take as long as they like
     await asyncio.sleep(0.06)
     assert fired == []
+
+
+@pytest.mark.parametrize(("source", "dest"), list(itertools.product(State, State)))
+def test_the_validated_table_is_what_transitions_decides(source: State, dest: State) -> None:
+    """For every pair: a fresh ``transitions`` machine, the precomputed table and
+    ``TaskMachine.to`` all agree."""
+    decided = machine_decides(_build_machine(), source, dest)
+    assert (dest.value in VALIDATED[source.value]) is decided
+    assert (dest in TRANSITIONS[source]) is decided
+    machine = _machine(source)
+    if decided:
+        machine.to(dest)
+        assert machine.current is dest
+    else:
+        with pytest.raises(InvalidTransition):
+            machine.to(dest)
+
+
+def test_the_validated_table_covers_every_state() -> None:
+    assert set(VALIDATED) == {s.value for s in State}
+
+
+async def test_one_sweep_serves_many_watchdogs() -> None:
+    """Machines with different deadlines, entered in any order, each fire once at their own
+    deadline; one that left its watched state in time never fires."""
+    fired: list[str] = []
+
+    def make(name: str, seconds: float) -> TaskMachine:
+        return TaskMachine(
+            name,
+            watchdog_s=seconds,
+            on_change=lambda a, b: None,
+            on_timeout=lambda s, t: fired.append(name),
+        )
+
+    slow, fast, left = make("slow", 0.09), make("fast", 0.03), make("left", 0.05)
+    for machine in (slow, fast, left):
+        machine.to(State.UNDERSTANDING)
+    await asyncio.sleep(0.01)
+    left.to(State.IDLE)
+    await asyncio.sleep(0.04)
+    assert fired == ["fast"]
+    await asyncio.sleep(0.07)
+    assert fired == ["fast", "slow"]
+    assert fast.current is State.UNDERSTANDING  # the owner decides what a timeout does
