@@ -120,6 +120,19 @@ ROUTING_SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ("make this intro shorter and punchier", "EDIT_CONTENT", {}),
     ("fix the typos in posts/go.md", "EDIT_CONTENT", {"path": "posts/go.md"}),
     ("remove the last paragraph", "EDIT_CONTENT", {}),
+    # follow-ups on the session's focus
+    ("make it shorter", "EDIT_CONTENT", {"instruction": "make it shorter"}),
+    ("把它改得更口语化", "EDIT_CONTENT", {}),
+    ("add a section about error handling to it", "EDIT_CONTENT", {}),
+    ("给它加一节关于错误处理的内容", "EDIT_CONTENT", {}),
+    ("delete it", "DELETE_ARTICLE", {}),
+    ("删掉它", "DELETE_ARTICLE", {}),
+    ("再写一篇类似的，关于 Go 的并发", "WRITE_ARTICLE", {"topic": "Go 的并发", "similar": "类似"}),
+    ("write a similar post about Go channels", "WRITE_ARTICLE", {"topic": "Go channels"}),
+    # TRANSLATE
+    ("把它翻译成英文", "TRANSLATE", {"language": "英文"}),
+    ("translate it into English", "TRANSLATE", {"language": "English"}),
+    ("translate posts/rust.md into Japanese", "TRANSLATE", {"path": "posts/rust.md"}),
 ]
 """(text, expected intent, expected parameters: a subset of what the router extracts)."""
 

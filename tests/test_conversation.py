@@ -138,3 +138,142 @@ async def test_a_blog_tools_open_file_becomes_the_focus_per_session(blog: Path) 
     assert rt.conversation("a").focus == "posts/git-workflow.md"
     assert rt.conversation("b").focus is None
     await rt.close()
+
+
+class FollowUpModel(WritingModelFn):
+    """The writing model, with every edit different (so each edit changes the file)."""
+
+    def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Any:
+        answer = super().__call__(messages, options)
+        if self.kinds[-1] == "edit":
+            return f"Edited body number {len(self.kinds)}.\n"
+        return answer
+
+
+def candidates(question: str) -> list[str]:
+    """The posts a "which post?" question lists, in order."""
+    import re
+
+    return re.findall(r"^\d+\. .*\(`([^`]+)`\)$", question, re.M)
+
+
+async def run_conversation(rt: AgentRuntime, session: str, steps: list[tuple[str, Any]]) -> int:
+    """Send each input; check the path it acted on (``data[key] == expected``). Returns how
+    many follow-ups (inputs after the first) acted on the right post."""
+    done = 0
+    for i, (text, check) in enumerate(steps):
+        msg = await rt.process_input(text, context={"session_id": session})
+        assert msg.state in ("COMPLETED", "WAITING_INPUT"), (text, msg.content)
+        check(msg)
+        done += i > 0
+    return done
+
+
+async def test_follow_ups_act_on_the_focus_in_english_and_chinese(blog: Path) -> None:
+    rt = writing_runtime(blog, FunctionModel(FollowUpModel()))
+    await rt.initialize()
+    state: dict[str, Any] = {}
+
+    def keep(name: str, key: str = "path") -> Any:
+        def check(msg: Any) -> None:
+            state[name] = msg.data[key]
+
+        return check
+
+    def on(name: str, key: str = "path") -> Any:
+        def check(msg: Any) -> None:
+            assert msg.state == "COMPLETED", msg.content
+            assert msg.data[key] == state[name], (msg.content, state)
+
+        return check
+
+    def asks(*words: str) -> Any:
+        def check(msg: Any) -> None:
+            assert msg.state == "WAITING_INPUT", msg.content
+            for word in words:
+                assert word in msg.content
+            state["choices"] = candidates(msg.content)
+
+        return check
+
+    def chose(index: int, key: str = "source") -> Any:
+        def check(msg: Any) -> None:
+            assert msg.state == "COMPLETED", msg.content
+            assert msg.data[key] == state["choices"][index]
+
+        return check
+
+    def deleted(name: str) -> Any:
+        def check(msg: Any) -> None:
+            assert msg.data["deleted"] is True and msg.data["path"] == state[name]
+            assert not (blog / state[name]).exists()
+
+        return check
+
+    def translated(name: str, source: str, lang: str) -> Any:
+        def check(msg: Any) -> None:
+            assert msg.state == "COMPLETED", msg.content
+            assert msg.data["source"] == state[source] and msg.data["language"] == lang
+            state[name] = msg.data["path"]
+            assert state[name].endswith(f"-{lang}.md")
+            text = (blog / state[name]).read_text(encoding="utf-8")
+            assert f"translation_of: {state[source]}" in text
+
+        return check
+
+    def similar(name: str, like: str) -> Any:
+        def check(msg: Any) -> None:
+            assert msg.state == "COMPLETED", msg.content
+            state[name] = msg.data["path"]
+            assert msg.data["related"][0] == state[like]
+
+        return check
+
+    english = [
+        ("write an article about Rust ownership", keep("A")),
+        ("make it shorter", on("A")),
+        ("summarize it", on("A", "source")),
+        ("add a section about error handling to it", on("A")),
+        ("shorten it", on("A")),
+        ("translate it into Chinese", translated("B", "A", "zh")),
+        ("make it more casual", on("B")),
+        ("write a similar post about Go channels", similar("C", "B")),
+        ("polish it", on("C")),
+        ("delete it", asks("Delete", "Answer yes or no")),
+        ("yes", deleted("C")),
+        ("summarize it", asks("Which post should I summarise?")),
+        ("1", chose(0)),
+    ]
+    chinese = [
+        ("写一篇关于 Rust 所有权的文章", keep("A")),
+        ("把它改得更口语化", on("A")),
+        ("让它更简洁一些", on("A")),
+        ("总结一下", on("A", "source")),
+        ("给它加一节关于错误处理的内容", on("A")),
+        ("把它翻译成英文", translated("B", "A", "en")),
+        ("再短一点", on("B")),
+        ("再写一篇类似的，关于 Go 的并发", similar("C", "B")),
+        ("删掉它", asks("确定要删除")),
+        ("是", deleted("C")),
+        ("把它改得更正式一点", asks("要修改哪篇文章？")),
+        ("2", chose(1, "path")),
+    ]
+    follow_ups = await run_conversation(rt, "en", english)
+    state.clear()
+    follow_ups += await run_conversation(rt, "zh", chinese)
+    assert follow_ups >= 20
+    await rt.close()
+
+
+async def test_a_follow_up_without_a_focus_asks_which_post(blog: Path) -> None:
+    rt = writing_runtime(blog, FunctionModel(FollowUpModel()))
+    await rt.initialize()
+    msg = await rt.process_input("translate it into English")
+    assert msg.state == "WAITING_INPUT"
+    listed = candidates(msg.content)
+    assert 2 <= len(listed) <= 5 and "Answer with a number or a name." in msg.content
+    msg = await rt.process_input("Docker Basics")  # answered by name
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == "posts/docker-basics.md"
+    assert rt.conversation().focus == msg.data["path"] == "posts/docker-basics-en.md"
+    await rt.close()

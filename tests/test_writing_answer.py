@@ -187,7 +187,9 @@ async def test_summarize_pasted_text_and_nothing(blog: Path) -> None:
     msg = await rt.run_skill("Summarize", {"text": pasted})
     assert msg.data["source"] == "text" and msg.content.endswith("A short summary.")
     empty = await rt.run_skill("Summarize", {})
-    assert empty.data.get("error") == "no_source"
+    assert empty.state == "WAITING_INPUT" and "Which post should I summarise?" in empty.content
+    empty = await rt.process_input("qqqq zzzz")
+    assert empty.data.get("error") == "no_post_chosen"
     url = await rt.run_skill("Summarize", {"url": "https://example.com"})
     assert url.data.get("error") == "url_not_supported"
     pasted_with_url = await rt.process_input(

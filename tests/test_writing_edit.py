@@ -104,7 +104,9 @@ async def test_edit_needs_a_file_and_a_found_selection(blog: Path) -> None:
     rt = writing_runtime(blog, ScriptedModel([]))
     await rt.initialize()
     msg = await rt.run_skill("EditContent", {"instruction": "shorter"})
-    assert msg.data.get("error") == "no_target"
+    assert msg.state == "WAITING_INPUT" and "Which post should I edit?" in msg.content
+    msg = await rt.process_input("qqqq zzzz")  # names no post: nothing is done
+    assert msg.state == "COMPLETED" and msg.data.get("error") == "no_post_chosen"
     msg = await rt.run_skill(
         "EditContent",
         {"instruction": "shorter", "path": POST, "selected_text": "text that is not there"},

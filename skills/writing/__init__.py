@@ -1,7 +1,7 @@
 """The writing skills: a blog author's everyday work on the Markdown posts.
 
 WriteArticle, EditContent, Summarize, AnswerQuestion, CodeExplain, UpdateGraph,
-CreateArticle and DeleteArticle. Each reports progress, makes every model call and side
+CreateArticle, DeleteArticle and Translate. Each reports progress, makes every model call and side
 effect a durable step, and replies in the user's language.
 """
 
@@ -20,6 +20,7 @@ def writing_skills() -> list[Skill[Any]]:
     from .edit import edit_content
     from .manage import create_article, delete_article
     from .summarize import summarize
+    from .translate import translate
     from .update_graph import update_graph
     from .write import write_article
 
@@ -32,4 +33,5 @@ def writing_skills() -> list[Skill[Any]]:
         update_graph,
         create_article,
         delete_article,
+        translate,
     ]

@@ -24,6 +24,7 @@ from .common import (
     split_frontmatter_block,
     text_hash,
 )
+from .pick import ask_for_post, no_post_chosen
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, messages, strip_fences
 
 __all__ = ["EditParams", "edit_content", "unified_diff"]
@@ -68,12 +69,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
         )
     target = params.path or ctx.input.current_file
     if not target:
-        return failure(
-            ctx,
-            "要修改哪个文件？请打开一篇文章或给出路径。",
-            "Which file should I edit? Open a post or give its path.",
-            error="no_target",
-        )
+        target = await ask_for_post(ctx, "修改", "edit")
+        if target is None:
+            return no_post_chosen(ctx)
     path = ctx.files.relative(target)
     selection = params.selected_text or ctx.input.selected_text or ""
 

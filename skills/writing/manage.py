@@ -22,6 +22,7 @@ from .common import (
     slug_for,
     today,
 )
+from .pick import ask_for_post, no_post_chosen
 
 __all__ = ["CreateParams", "DeleteParams", "create_article", "delete_article", "is_yes"]
 
@@ -122,6 +123,10 @@ def _find_target(ctx: SkillContext, params: DeleteParams) -> str | None:
 async def delete_article(ctx: SkillContext, params: DeleteParams) -> SkillResult:
     await asyncio.to_thread(ctx.memory.posts.refresh)
     path = _find_target(ctx, params)
+    if path is None and not (params.title and params.title.strip()):
+        path = await ask_for_post(ctx, "删除", "delete")
+        if path is None:
+            return no_post_chosen(ctx)
     if path is None:
         return failure(
             ctx,

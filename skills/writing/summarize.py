@@ -20,6 +20,7 @@ from skillrt.llm.base import estimate_tokens
 from skillrt.storage.markdown import split_post
 
 from .common import failure, friendly_errors
+from .pick import ask_for_post, no_post_chosen
 from .prompts import (
     SUMMARY_COMBINE_SYSTEM,
     SUMMARY_PART_SYSTEM,
@@ -109,6 +110,10 @@ def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | Non
         target = target or ctx.input.current_file
     if not target:
         return None
+    return _read_post(ctx, target)
+
+
+def _read_post(ctx: SkillContext, target: str) -> tuple[str, str]:
     path = ctx.files.relative(target)
     text, _ = ctx.files.read(path)
     try:
@@ -136,7 +141,12 @@ async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
             "paste the page's text.",
             error="url_not_supported",
         )
-    if source is None or not source[1].strip():
+    if source is None:
+        target = await ask_for_post(ctx, "总结", "summarise")
+        if target is None:
+            return no_post_chosen(ctx)
+        source = _read_post(ctx, target)
+    if not source[1].strip():
         return failure(
             ctx,
             "要总结什么？请选中文字、打开一篇文章、给出路径，或直接粘贴文字。",

@@ -69,6 +69,7 @@ class WriteParams(BaseModel):
     length: str | None = None  # short | medium | long, or a number of words
     target_path: str | None = None
     extract_entities: bool = True
+    similar: str | None = None  # set: like the session's focus ("another one like it")
 
 
 class OutlineSection(BaseModel):
@@ -171,10 +172,26 @@ def outline_markdown(outline: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-async def _find_related(ctx: SkillContext, topic: str) -> list[dict[str, str]]:
+async def _find_related(
+    ctx: SkillContext, topic: str, like: str | None = None
+) -> list[dict[str, str]]:
+    """Posts to link and quote; ``like`` (a post the new one should resemble) comes first."""
     await refresh_memory(ctx)
     related: list[dict[str, str]] = []
+    model = ctx.memory.posts.get(like) if like else None
+    if model is not None:
+        stem = PurePosixPath(model.path).stem
+        related.append(
+            {
+                "path": model.path,
+                "title": model.title,
+                "snippet": model.description or model.body[:300],
+                "link": stem if ctx.memory.resolve_link(stem) == model.path else model.path,
+            }
+        )
     for hit in ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS):
+        if model is not None and hit.path == model.path:
+            continue
         stem = PurePosixPath(hit.path).stem
         link = stem if ctx.memory.resolve_link(stem) == hit.path else hit.path.rsplit(".", 1)[0]
         related.append({"path": hit.path, "title": hit.title, "snippet": hit.snippet, "link": link})
@@ -195,6 +212,11 @@ async def _make_outline(
         cleaned = _clean_outline(given, topic, max_sections=MAX_SECTIONS, related=related)
         return {**cleaned, "title": clip(given["title"], MAX_TITLE_CHARS)}  # the user's own
     prompt = f"Topic: {topic}\nStyle: {clip(params.style or 'technical blog post', 100)}\n"
+    if params.similar and related:
+        prompt += (
+            f"Model the structure and tone on the post {clip(related[0]['title'], 200)!r} "
+            "(the first related post below), on the new topic.\n"
+        )
     if related:
         prompt += (
             "\nRelated posts already on the blog (build on them, do not repeat them):\n"
@@ -356,7 +378,10 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     wanted = post_path(ctx, params.target_path, slug_for(topic, f"post-{ctx.task_id[:8]}"))
 
     ctx.progress(1, TOTAL_STEPS, say("查找相关文章", "Finding related posts"))
-    related: list[dict[str, str]] = await ctx.step("context", lambda: _find_related(ctx, topic))
+    like = ctx.conversation.focus if params.similar else None
+    related: list[dict[str, str]] = await ctx.step(
+        "context", lambda: _find_related(ctx, topic, like)
+    )
 
     ctx.progress(2, TOTAL_STEPS, say("生成大纲", "Drafting the outline"))
     outline: dict[str, Any] = await ctx.step(
