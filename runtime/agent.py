@@ -25,6 +25,7 @@ import structlog
 from pydantic import ValidationError
 
 from skillrt.checkpointing import checkpoint_copy
+from skillrt.clarify import GUARDED_INTENTS, RouteQuestion, choose_question, confirm_question
 from skillrt.committer import Committer
 from skillrt.context import SkillContext, TaskInput, detect_language
 from skillrt.conversation import Conversation, Sessions, focus_from_result
@@ -46,7 +47,7 @@ from skillrt.logs import Redactor, make_logger, open_log_file
 from skillrt.machine import TERMINAL_STATES, State
 from skillrt.messages import ChatMessage, TaskSummary, new_id
 from skillrt.replies import reply
-from skillrt.router import IntentRouter, ParsedIntent
+from skillrt.router import CHAT, UNKNOWN, IntentRouter, ParsedIntent
 from skillrt.settings import RuntimeConfig, load_config, make_state_dir
 from skillrt.skill import Skill, SkillResult
 from skillrt.storage.checkpoints import (
@@ -201,6 +202,16 @@ class AgentRuntime:
     def register_skill(self, skill: Skill[Any]) -> None:
         self.skills[skill.name] = skill
         self.router.register_skill(skill)
+
+    @property
+    def router_trust(self) -> str:
+        """``llm.router_trust``, or when unset ``low`` for the embedded (local) model and
+        ``high`` for any other: under ``low`` a route only the model chose asks the user before
+        it reaches the web, deletes or writes."""
+        configured = self.config.llm.router_trust
+        if configured is not None:
+            return configured
+        return "low" if getattr(self._llm, "provider", None) == "local" else "high"
 
     def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
         """Subscribe to an event type (``"*"`` for all); returns the unsubscribe function."""
@@ -448,11 +459,13 @@ class AgentRuntime:
         await self.initialize()
         try:
             context = _as_dict("context", context)
-            text = self._clean(text)
+            raw, text = text, self._clean(text)
         except UserError as exc:
             return self._reply(str(exc), error="bad_input")
         session_id = str(context.pop("session_id", None) or self.session_id)
         lang = detect_language(text)
+        if raw.strip() and self.router.screen(raw) == "noise":
+            return self._reply(reply("noise_input", lang), error="noise_input")
         if not text:
             return self._reply(
                 reply("empty_input", lang),
@@ -470,7 +483,18 @@ class AgentRuntime:
         # A task aborted a moment ago may still be WAITING_INPUT, its answer already cancelled:
         # the input then starts a new task.
         if waiting is not None and waiting.answer is not None and not waiting.answer.done():
-            return await self._give_answer(waiting, text, on_task)
+            question = waiting.route_question
+            if question is None or question.interpret(text) is not None:
+                return await self._give_answer(waiting, text, on_task)
+            outcome = waiting.next_outcome()
+            waiting.answer.set_result(text)
+            await asyncio.shield(outcome)  # not an answer to routing's question: it is
+            # dropped, and the text is a new request
+        if self.router.screen(text) == "chat" and not self.router.handles(CHAT):
+            # Small talk or one short word: no task is started.
+            content = reply("small_talk", lang)
+            self._record_message(session_id, "assistant", content)
+            return self._reply(content, outcome="chat", intent=CHAT)
         for key in ("selected_text",):
             if isinstance(context.get(key), str):
                 context[key] = context[key][:_CONTEXT_LIMIT]
@@ -670,11 +694,39 @@ class AgentRuntime:
             confidence=intent.confidence,
             source=intent.source,
         )
-        if intent.confidence < self.config.confidence_threshold:
+        lang = task.input.language
+        if intent.type == CHAT and not self.router.handles(CHAT):
             task.to(State.IDLE)
+            self._finish(task, reply("small_talk", lang), kind="chat")
+            return None
+        question = self._route_question(task, intent)
+        if question is None and intent.confidence < self.config.confidence_threshold:
+            task.to(State.IDLE)  # nothing to offer (no skills): say what can be asked
             self._finish(task, self.router.rephrase_message(task.input.text), kind="rephrase")
             return None
         task.to(State.PLANNING)
+        if question is not None:
+            task.route_question = question
+            try:
+                answer = await task.wait_for_answer(question.text, then=None)
+            finally:
+                task.route_question = None
+            picked = question.interpret(answer)
+            if picked is None or picked == "no":
+                task.to(State.IDLE)
+                kind = "declined" if picked == "no" else "superseded"
+                self._finish(task, reply("declined", lang), kind=kind)
+                return None
+            intent = ParsedIntent(
+                type=picked.intent,
+                confidence=1.0,
+                parameters=picked.parameters,
+                raw=intent.raw,
+                source=intent.source,
+                language=intent.language,
+                model_confidence=intent.model_confidence,
+            )
+            task.record.intent = {**intent.model_dump(mode="json"), "chosen_by_user": True}
         skill = self.router.find_skill(intent)
         if skill is None:
             task.to(State.IDLE)
@@ -698,6 +750,35 @@ class AgentRuntime:
         task.record.skill = skill.name
         task.record.params = params.model_dump(mode="json")
         return skill, params
+
+    def _route_question(self, task: Task, intent: ParsedIntent) -> RouteQuestion | None:
+        """What to ask instead of running ``intent``: a yes/no question before a model-only
+        route reaches the web, deletes or writes under low trust; numbered choices when the
+        router is unsure. None: run it as it is (or nothing to offer)."""
+        text, lang = task.input.text, task.input.language
+        known = self.router.handles(intent.type)
+        if (
+            known
+            and intent.source == "llm"
+            and intent.type in GUARDED_INTENTS
+            and self.router_trust == "low"
+        ):
+            params = self.router.params_for(intent.type, text, intent.parameters)
+            return confirm_question(intent.type, params, text, lang)
+        if intent.confidence >= self.config.confidence_threshold and known:
+            return None
+        suggested = intent.type if intent.type not in (UNKNOWN, CHAT) else None
+        names = self.router.alternatives(text, suggested, self._route_context(task))
+        if not names:
+            return None
+        options = []
+        for name in names:
+            given = intent.parameters if name == intent.type else None
+            spec = self.router.table.specs.get(name)
+            skill = self.router.find_skill(ParsedIntent(type=name, confidence=1.0))
+            description = spec.description if spec else (skill.description if skill else name)
+            options.append((name, self.router.params_for(name, text, given), description))
+        return choose_question(options, text, lang)
 
     @staticmethod
     def _route_context(task: Task) -> dict[str, Any]:
@@ -964,7 +1045,7 @@ class AgentRuntime:
         else:
             self._committer().delete(task.id)
             self._tasks.pop(task.id, None)
-        if kind not in ("rephrase", "no_skill", "bad_params"):
+        if kind not in ("rephrase", "no_skill", "bad_params", "superseded"):
             self._add_history(record, state.value, content)
         self._deliver(
             task,

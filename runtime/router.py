@@ -32,6 +32,7 @@ from cachetools import TTLCache
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from skillrt.abort import AbortSignal
+from skillrt.clarify import is_noise, is_one_short_word, is_small_talk, score_suggestion
 from skillrt.context import Language, detect_language
 from skillrt.exceptions import BudgetExceeded, ConfigError, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from skillrt.skill import Skill
 
 __all__ = [
+    "CHAT",
     "UNKNOWN",
     "CacheInfo",
     "IntentRouter",
@@ -54,6 +56,9 @@ IntentType: TypeAlias = str
 """An intent name such as ``WRITE_ARTICLE``: any name a registered skill lists, or UNKNOWN."""
 
 UNKNOWN: IntentType = "UNKNOWN"
+CHAT: IntentType = "CHAT"
+"""Small talk: a greeting, thanks, an acknowledgement or one short word that matches nothing.
+Never sent to the model; a skill listing CHAT handles it, else the runtime answers briefly."""
 
 
 MAX_ROUTE_CHARS = 2000
@@ -104,6 +109,9 @@ class ParsedIntent(BaseModel):
     skill: str | None = None
     tokens: int = 0
     cost: float = 0.0
+    model_confidence: float | None = None
+    """What the model said of its own answer (``source == "llm"``): recorded, never used;
+    ``confidence`` is the router's score of the suggestion (see ``clarify.score_suggestion``)."""
 
 
 class CacheInfo(NamedTuple):
@@ -137,6 +145,7 @@ class _IntentEntry(BaseModel):
     text_param: str | None = None
     examples_zh: list[str] = Field(default_factory=list)
     examples_en: list[str] = Field(default_factory=list)
+    cues: list[str] = Field(default_factory=list)
     patterns: list[_PatternEntry] = Field(default_factory=list)
 
 
@@ -161,6 +170,7 @@ class IntentSpec:
     extract: tuple[re.Pattern[str], ...]
     examples_zh: tuple[str, ...]
     examples_en: tuple[str, ...]
+    cues: re.Pattern[str] | None = None  # the intent's keywords: evidence for a model's answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +289,11 @@ class IntentTable:
                 extract=tuple(extractors[e] for e in entry.extract),
                 examples_zh=tuple(entry.examples_zh),
                 examples_en=tuple(entry.examples_en),
+                cues=(
+                    compile_("|".join(f"(?:{c})" for c in entry.cues), f"intents.{name}.cues")
+                    if entry.cues
+                    else None
+                ),
             )
             for i, pat in enumerate(entry.patterns):
                 where = f"intents.{name}.patterns[{i}].regex"
@@ -361,6 +376,7 @@ class _Decision(NamedTuple):
     skill: str | None = None
     tokens: int = 0
     cost: float = 0.0
+    model_confidence: float | None = None
 
     def intent(self, raw: str, *, cached: bool = False) -> ParsedIntent:
         return ParsedIntent(
@@ -374,6 +390,7 @@ class _Decision(NamedTuple):
             skill=self.skill,
             tokens=0 if cached else self.tokens,
             cost=0.0 if cached else self.cost,
+            model_confidence=self.model_confidence,
         )
 
 
@@ -458,6 +475,10 @@ class IntentRouter:
         """The registered intent types, in the order skills were registered (no UNKNOWN)."""
         return self._intents
 
+    def handles(self, intent: IntentType) -> bool:
+        """Whether a registered skill lists ``intent``."""
+        return intent in self._by_intent
+
     @property
     def skills(self) -> tuple[Skill[Any], ...]:
         return tuple(self._skills.values())
@@ -532,16 +553,30 @@ class IntentRouter:
         routed = norm[:MAX_ROUTE_CHARS]
         # detect_language counts characters in Python; ASCII text has no Chinese in it.
         language: Language = "en" if routed.isascii() else detect_language(routed[:500])
-        result = self._match_table(routed, selection, current_file is not None)
+        result: _Decision | None = None
+        if len(routed) <= 40 and is_small_talk(routed):
+            result = _Decision(CHAT, 0.9, {}, "regex")
+        if result is None:
+            result = self._match_table(routed, selection, current_file is not None)
         if result is None:
             result = self._match_skill_patterns(routed)
+        if result is None and is_one_short_word(routed):
+            result = _Decision(CHAT, 0.9, {}, "regex")  # `clear`, `ok`: never a model's guess
         cacheable = result is not None
         model = llm if llm is not None else self.llm
         if model is not None and (result is None or result.confidence < self.regex_trust):
             answer = await self._ask_llm(model, routed, current_file, selection, signal)
             if answer is None:
                 cacheable = False  # a failure may be transient: ask again next time
-            elif result is None or answer.type != UNKNOWN:
+            elif answer.type != UNKNOWN:
+                hint = result.type if result is not None else None
+                score = score_suggestion(
+                    answer.type, routed, cues=self._cue_hits(routed), hint=hint
+                )
+                if result is None or score > result.confidence:
+                    result = answer._replace(confidence=score)
+                cacheable = True
+            elif result is None:
                 result = answer
                 cacheable = True
         if result is None:
@@ -550,6 +585,81 @@ class IntentRouter:
         if cacheable:
             self._cache[key] = result
         return result.intent(text)
+
+    def screen(self, text: str) -> Literal["noise", "chat"] | None:
+        """Whether ``text`` is no task: ``noise`` (mostly control characters) or ``chat`` (small
+        talk, or one short word that no pattern matches). Cheap; no model is asked."""
+        if is_noise(text[:MAX_ROUTE_CHARS]):
+            return "noise"
+        norm = normalize_text(text)
+        if not norm or len(norm) > 40:
+            return None
+        if is_small_talk(norm):
+            return "chat"
+        if (
+            is_one_short_word(norm)
+            and self._match_table(norm, True, True) is None
+            and self._match_skill_patterns(norm) is None
+        ):
+            return "chat"
+        return None
+
+    def _cue_hits(self, text: str) -> set[str]:
+        """The registered intents whose keywords (``cues`` in the table) appear in ``text``."""
+        hits: set[str] = set()
+        for name in self._intents:
+            spec = self.table.specs.get(name)
+            if spec is not None and spec.cues is not None and spec.cues.search(text):
+                hits.add(name)
+        return hits
+
+    def alternatives(
+        self, text: str, suggested: str | None = None, context: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """The likeliest registered intents for ``text``, best first (at most three): the
+        suggestion, what a weak pattern matched, intents whose keywords appear, then the
+        commonest requests (a question to the blog, a web search, an article)."""
+        norm = normalize_text(text)[:MAX_ROUTE_CHARS]
+        selection = bool(context and (context.get("selected_text") or context.get("has_selection")))
+        has_file = bool(context and context.get("current_file"))
+        ranked: list[str] = []
+        if suggested:
+            ranked.append(suggested)
+        weak = self._match_table(norm, selection, has_file)
+        if weak is not None:
+            ranked.append(weak.type)
+        cues = self._cue_hits(norm)
+        ranked.extend(n for n in self._intents if n in cues)
+        ranked.extend(("ANSWER_QUESTION", "RESEARCH_WEB", "WRITE_ARTICLE"))
+        out: list[str] = []
+        for name in ranked:
+            if name in self._by_intent and name not in (CHAT, UNKNOWN) and name not in out:
+                out.append(name)
+        return out[:3]
+
+    def params_for(
+        self, intent: str, text: str, given: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Parameters to run ``intent`` on ``text`` with when no pattern of it matched: what
+        was ``given`` (a model's answer), the intent's extractors, and the request itself for
+        its text parameter (question, instruction, task) or topic."""
+        norm = normalize_text(text)[:MAX_ROUTE_CHARS]
+        params = _sanitize_parameters(given or {})
+        spec = self.table.specs.get(intent)
+        if spec is None:
+            return params
+        for extractor in spec.extract:
+            m = extractor.search(norm)
+            if m is not None:
+                for name, value in m.groupdict().items():
+                    if value and name not in params:
+                        cleaned = _clean_value(name, value)
+                        if cleaned:
+                            params[name] = cleaned
+        for wanted in (spec.text_param, "topic"):
+            if wanted and wanted in (spec.text_param, *spec.params) and not params.get(wanted):
+                params[wanted] = norm[:MAX_PARAM_CHARS]
+        return params
 
     def _groups(self, ascii_only: bool, selection: bool, has_file: bool) -> _SearchGroups:
         """The active patterns (registered intents, usable in this context), as bound searches:
@@ -716,9 +826,11 @@ class IntentRouter:
         confidence = float(data["confidence"])
         if intent == UNKNOWN or not math.isfinite(confidence):
             confidence = 0.0
+        confidence = min(max(confidence, 0.0), 1.0)
         return _Decision(
             type=intent,
-            confidence=min(max(confidence, 0.0), 1.0),
+            confidence=0.0,  # the caller scores the suggestion; the model's own is recorded
+            model_confidence=confidence,
             parameters={} if intent == UNKNOWN else _sanitize_parameters(data["parameters"]),
             source="llm",
             tokens=result.usage.total_tokens,

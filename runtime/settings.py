@@ -95,6 +95,10 @@ class LLMConfig(_Section):
     n_threads: int | None = Field(default=None, ge=1)
     seed: int = 0
     repeat_penalty: float = Field(default=1.1, ge=1.0, le=2.0)
+    # How far the router trusts the model's routing: "low" (the default for the embedded
+    # model) means a model-only route never starts a web, write or delete task without the
+    # user's yes; unset = "low" for the local provider, "high" for any other.
+    router_trust: Literal["high", "low"] | None = None
     # scripted (a ScriptedModel script in JSON, for end-to-end tests of the CLI)
     script_path: Path | None = None
 

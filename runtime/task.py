@@ -18,6 +18,7 @@ from skillrt.messages import ChatMessage
 from skillrt.storage.records import TaskRecord
 
 if TYPE_CHECKING:
+    from skillrt.clarify import RouteQuestion
     from skillrt.skill import Skill
 
 __all__ = ["PauseRequested", "Task"]
@@ -62,6 +63,7 @@ class Task:
         self.end_reason: str | None = None  # cancelled | watchdog | budget | failed | shutdown
         self.final: ChatMessage | None = None  # the reply, delivered once the end is durable
         self.truncated_repetition = False  # a model call of this run looped and was cut
+        self.route_question: RouteQuestion | None = None  # asked by routing, not by the skill
         self._save = save
         self._durable = durable
         self.emit = emit
@@ -110,7 +112,8 @@ class Task:
         self.record.progress = progress
         self.emit("task:progress", **progress)
 
-    async def wait_for_answer(self, question: str) -> str:
+    async def wait_for_answer(self, question: str, *, then: State | None = State.EXECUTING) -> str:
+        """Ask, wait in WAITING_INPUT for the answer, then go to ``then`` (None: stay)."""
         self.to(State.WAITING_INPUT)
         self.record.question = question
         self._save(self)
@@ -133,5 +136,6 @@ class Task:
         finally:
             self.answer = None
         self.record.question = None
-        self.to(State.EXECUTING)
+        if then is not None:
+            self.to(then)
         return answer

@@ -193,7 +193,8 @@ async def test_concurrent_process_input_calls_are_independent(isolated: Path) ->
         ("", "empty_input"),
         ("   \n\t ", "empty_input"),
         ("x" * 1_000_000, "input_too_long"),
-        ("\x00\x01\x02\x7f", "empty_input"),
+        ("\x00\x01\x02\x7f", "noise_input"),
+        ("\x1b[A\x1b[B\x1b[D", "noise_input"),
     ],
 )
 async def test_bad_input_gets_a_clear_reply(isolated: Path, text: str, error: str) -> None:
@@ -223,15 +224,19 @@ async def test_non_text_input_is_a_clear_error(isolated: Path) -> None:
     assert "must be text" in msg.content
 
 
-async def test_low_confidence_asks_to_rephrase_in_the_users_language(isolated: Path) -> None:
+async def test_unclear_input_offers_choices_in_the_users_language(isolated: Path) -> None:
     model = ScriptedModel([{"type": "UNKNOWN", "confidence": 0.1, "parameters": {}}] * 2)
     rt = make_runtime(isolated, model, [writer([])])
-    zh = await rt.process_input("嗯嗯啊啊")
-    assert zh.state == "IDLE" and zh.data["outcome"] == "rephrase"
+    zh = await rt.process_input("嗯，那个东西你看着办吧")
+    assert zh.state == "WAITING_INPUT" and "1. " in zh.content
     assert any("\u4e00" <= ch <= "\u9fff" for ch in zh.content)
-    en = await rt.process_input("hmm hmm")
-    assert en.data["outcome"] == "rephrase"
+    no = await rt.process_input("算了")
+    assert no.state == "IDLE" and no.data["outcome"] == "declined"
+    en = await rt.process_input("hmm hmm, the thing")
+    assert en.state == "WAITING_INPUT" and "1. " in en.content
     assert not any("\u4e00" <= ch <= "\u9fff" for ch in en.content)
+    assert (await rt.process_input("no")).data["outcome"] == "declined"
+    assert rt.state is State.IDLE
 
 
 async def test_pause_at_step_boundary_then_resume_without_repeating(isolated: Path) -> None:

@@ -47,7 +47,7 @@ EXIT_UNFINISHED = 3
 EXIT_CANCELLED = 130
 """The task was cancelled (Ctrl-C), as a shell reports SIGINT."""
 
-_USAGE_OUTCOMES = frozenset({"rephrase", "no_skill", "bad_params"})
+_USAGE_OUTCOMES = frozenset({"rephrase", "no_skill", "bad_params", "chat"})
 _FAILED_OUTCOMES = frozenset({"failed", "watchdog", "budget"})
 
 

@@ -171,7 +171,12 @@ class Repl:
     def _show(self, message: ChatMessage) -> None:
         if message.state == State.WAITING_INPUT.value:
             self._question = str(message.data.get("question") or message.content)
-            if self._prompt() == f"answer {_PROMPT}" or message.content != self._question:
+            multiline = "\n" in self._question.strip()  # numbered choices: show them all
+            if (
+                multiline
+                or self._prompt() == f"answer {_PROMPT}"
+                or message.content != self._question
+            ):
                 self.display.reply(message, language=self.language)
             return
         self._question = None
