@@ -23,6 +23,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
         ├── CheckpointCorrupt        a checkpoint record or database could not be read
         ├── StoreUnavailable         the shared task store cannot be used (unreachable, schema)
         ├── TaskNotFound             no task record with that id
+        ├── ServerError              a skillrt server answered with a problem (status, code)
         ├── URLNotAllowed            the URL firewall refused a URL (says why)
         ├── BrowserError             a page action failed (recoverable or not)
         │   └── HostUnresolved       a host name did not resolve (no network?), not a refusal
@@ -66,6 +67,7 @@ __all__ = [
     "RepetitionStopped",
     "RunError",
     "ScriptExhausted",
+    "ServerError",
     "SkillrtError",
     "StoreUnavailable",
     "StructuredOutputError",
@@ -221,6 +223,16 @@ class TaskNotFound(RunError):
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
         super().__init__(f"no task {task_id!r}")
+
+
+class ServerError(RunError):
+    """A ``skillrt serve`` answered with an RFC 9457 problem (``skillrt.client``)."""
+
+    def __init__(self, status: int, code: str, detail: str) -> None:
+        self.status = status
+        self.code = code
+        self.detail = detail
+        super().__init__(f"{status} {code}: {detail}")
 
 
 class URLNotAllowed(RunError):

@@ -34,7 +34,7 @@ def server_token(config: RuntimeConfig, token_file: Path | None) -> tuple[str, P
     """The token, the file it is in (None when from the environment), whether it is new."""
     given = config.serve.token.get_secret_value() if config.serve.token else None
     if given:
-        return given, None, False
+        return load_token(Path(), given=given)[0], None, False
     path = token_file or make_state_dir(config.state_path) / "serve-token"
     token, created = load_token(path.expanduser())
     return token, path, created
