@@ -285,7 +285,12 @@ class AgentRuntime:
             else FileLockManager(blog_lock_dir(cfg.root), expiry_s=cfg.lock_expiry_s)
         )
         self.sessions.reader = self.history.messages
-        self.files = FileStore(cfg.root, locks=self.locks, trash_dir=state / "trash")
+        self.files = FileStore(
+            cfg.root,
+            locks=self.locks,
+            trash_dir=state / "trash",
+            max_read_bytes=cfg.max_post_bytes,
+        )
         # Temp files of writers killed mid-write (a live writer's is seconds old).
         stale = remove_stale_temps(self.files.root)
         if stale:

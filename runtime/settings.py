@@ -175,6 +175,8 @@ class RuntimeConfig(BaseSettings):
     intent_cache_ttl_s: float = Field(default=600.0, gt=0)
     confidence_threshold: float = Field(default=0.6, ge=0, le=1)
     max_input_chars: int = Field(default=100_000, ge=1)
+    # A blog file bigger than this is refused before it is read (2 MiB).
+    max_post_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)
 
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     conversation: ConversationConfig = Field(default_factory=ConversationConfig)

@@ -36,12 +36,24 @@ from pathlib import Path
 from skillrt.exceptions import FileChanged, FileMissing, PathNotAllowed, UserError
 from skillrt.storage.locks import FileLockManager
 
-__all__ = ["STATE_FOLDER", "FileStore", "fsync_dir", "sha256_hex"]
+__all__ = ["MAX_READ_BYTES", "STATE_FOLDER", "FileStore", "fsync_dir", "sha256_hex"]
 
 STATE_FOLDER = ".skillrt"
+MAX_READ_BYTES = 2 * 1024 * 1024  # the default of max_post_bytes
 _MAX_NAME_BYTES = 255
 _MAX_PATH_BYTES = 4096
 _DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
 
 
 def sha256_hex(data: bytes) -> str:
@@ -95,7 +107,9 @@ class FileStore:
         locks: FileLockManager | None = None,
         owner: str | None = None,
         trash_dir: Path | None = None,
+        max_read_bytes: int = MAX_READ_BYTES,
     ) -> None:
+        self.max_read_bytes = max_read_bytes
         self._given_root = Path(os.path.abspath(Path(root).expanduser()))
         self.root = self._given_root.resolve()
         self.locks = locks
@@ -108,7 +122,13 @@ class FileStore:
 
     def for_task(self, task_id: str) -> FileStore:
         """The same store, with writes locked for ``task_id``."""
-        return FileStore(self.root, locks=self.locks, owner=task_id, trash_dir=self.trash_dir)
+        return FileStore(
+            self.root,
+            locks=self.locks,
+            owner=task_id,
+            trash_dir=self.trash_dir,
+            max_read_bytes=self.max_read_bytes,
+        )
 
     # --- paths --------------------------------------------------------------------------------
 
@@ -178,14 +198,18 @@ class FileStore:
     # --- reading ------------------------------------------------------------------------------
 
     def read(self, path: str | Path) -> tuple[str, str]:
-        """The file's UTF-8 text and the sha256 of its bytes (pass it to ``write`` later)."""
+        """The file's UTF-8 text and the sha256 of its bytes (pass it to ``write`` later).
+
+        Only a regular file is read: a FIFO, a device or a socket is refused (``PathNotAllowed``)
+        before it is opened, and it is opened non-blocking, so nothing here can wait for a
+        writer. A file over ``max_read_bytes`` is refused (``UserError``) before it is read.
+        Blocking I/O: async callers run it in a thread (``asyncio.to_thread``).
+        """
         target = self.resolve(path)
         try:
-            data = target.read_bytes()
+            data = self._read_regular(target)
         except (FileNotFoundError, NotADirectoryError):
             raise FileMissing(self.relative(target)) from None
-        except IsADirectoryError:
-            raise PathNotAllowed(self.relative(target), "a folder, not a file") from None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -196,12 +220,50 @@ class FileStore:
         """The sha256 of the file's bytes, or None when there is no such file."""
         return self._hash_resolved(self.resolve(path))
 
-    @staticmethod
-    def _hash_resolved(target: Path) -> str | None:
+    def _hash_resolved(self, target: Path) -> str | None:
+        """The sha256 of a regular file's bytes; None when it is missing or not a regular file
+        (never opened then: a FIFO would block). Read in chunks, whatever its size."""
         try:
-            return sha256_hex(target.read_bytes())
+            info = os.stat(target)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None  # replaced by something else since the stat
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        return digest.hexdigest()
+
+    def _read_regular(self, target: Path) -> bytes:
+        """The bytes of ``target`` if it is a regular file within the size limit (see ``read``)."""
+        rel = target.relative_to(self.root).as_posix()
+        info = os.stat(target)  # before opening: opening a FIFO could block
+        if stat.S_ISDIR(info.st_mode):
+            raise PathNotAllowed(rel, "a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise PathNotAllowed(
+                rel, f"a {_kind(info.st_mode)}, not a regular file; not reading it"
+            )
+        self._check_size(rel, info.st_size)
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            opened = os.fstat(fh.fileno())
+            if not stat.S_ISREG(opened.st_mode):  # swapped for something else since the stat
+                raise PathNotAllowed(rel, f"a {_kind(opened.st_mode)}, not a regular file")
+            data = fh.read(self.max_read_bytes + 1)
+        self._check_size(rel, len(data))  # it grew since the stat
+        return data
+
+    def _check_size(self, rel: str, size: int) -> None:
+        if size > self.max_read_bytes:
+            raise UserError(
+                f"{rel} is {size / 1e6:.1f} MB, more than the {self.max_read_bytes / 1e6:.1f} MB "
+                "a post may have (max_post_bytes); not reading it"
+            )
 
     def exists(self, path: str | Path) -> bool:
         """Whether the path exists (file or folder)."""

@@ -8,6 +8,7 @@ sources do not answer the question (``NO_ANSWER``), the reply says so too.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -204,7 +205,7 @@ def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> dict[str, Any]
 )
 @friendly_errors
 async def explain_code(ctx: SkillContext, params: ExplainParams) -> SkillResult:
-    found = _code_to_explain(ctx, params)
+    found = await asyncio.to_thread(_code_to_explain, ctx, params)  # reads: off the loop
     if found is None or not found["code"].strip():
         where = f"`{found['source']}` " if found else ""
         return failure(

@@ -8,6 +8,7 @@ the user has (and its formatting and comments) survives. The reply carries a uni
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from typing import Any
 
@@ -149,8 +150,7 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
         _, written = ctx.files.write(path, new_text, expected_hash=digest)
         return {"hash": written}
 
-    saved = await ctx.step("save", save)
-    ctx.logger.info("agent.file.saved", path=path, hash=saved["hash"])
+    saved = await ctx.step("save", lambda: asyncio.to_thread(save))  # blocking I/O: a thread
     await ctx.step("index", lambda: refresh_memory(ctx))
     shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
     what = say("选中的文字", "the selection") if selection.strip() else say("正文", "the body")

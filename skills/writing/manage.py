@@ -81,7 +81,9 @@ async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult
     text: str = await ctx.step(
         "compose", lambda: new_post_text({"title": title, "date": today(), "tags": tags}, "")
     )
-    saved: dict[str, str] = await ctx.step("save", lambda: save_new_file(ctx, wanted, text))
+    saved: dict[str, str] = await ctx.step(
+        "save", lambda: asyncio.to_thread(save_new_file, ctx, wanted, text)
+    )
     ctx.progress(2, 2, ctx.say("更新索引", "Updating the index"))
     await ctx.step("index", lambda: refresh_memory(ctx))
     path = saved["path"]
@@ -164,7 +166,7 @@ async def delete_article(ctx: SkillContext, params: DeleteParams) -> SkillResult
             return {"trash": None}
         return {"trash": str(ctx.files.move_to_trash(path))}
 
-    moved = await ctx.step("trash", trash)
+    moved = await ctx.step("trash", lambda: asyncio.to_thread(trash))
     ctx.progress(2, 2, ctx.say("更新索引和知识图谱", "Updating the index and the graph"))
     await ctx.step("index", lambda: refresh_memory(ctx))
     return SkillResult(

@@ -7,6 +7,7 @@ step, then the part summaries are combined (in rounds, when they do not fit in o
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
 from collections.abc import Awaitable, Callable
@@ -132,7 +133,7 @@ def _read_post(ctx: SkillContext, target: str) -> tuple[str, str]:
 @friendly_errors
 async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
     say = ctx.say
-    source = _source(ctx, params)
+    source = await asyncio.to_thread(_source, ctx, params)  # reads a file: off the loop
     if (source is None or not source[1].strip()) and params.url:
         return failure(
             ctx,

@@ -421,7 +421,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
         "compose", lambda: _compose(ctx, outline, bodies, related, wanted)
     )
     saved: dict[str, str] = await ctx.step(
-        "save", lambda: save_new_file(ctx, doc["path"], doc["text"])
+        "save", lambda: asyncio.to_thread(save_new_file, ctx, doc["path"], doc["text"])
     )
     ctx.logger.info("agent.file.saved", path=saved["path"], hash=saved["hash"])
 
