@@ -929,7 +929,7 @@ class AgentRuntime:
             logger=logger,
             config=self.config,
             host=task,
-            conversation=self.sessions.conversation(task.record.session_id),
+            conversation=self.sessions.conversation_later(task.record.session_id),
         )
 
     # --- endings ---------------------------------------------------------------------------

@@ -90,9 +90,9 @@ class SkillContext:
 
     __slots__ = (
         "_asks",
+        "_conversation",
         "_host",
         "config",
-        "conversation",
         "events",
         "files",
         "input",
@@ -120,7 +120,7 @@ class SkillContext:
         logger: structlog.stdlib.BoundLogger,
         config: RuntimeConfig,
         host: _TaskHost,
-        conversation: Conversation | None = None,
+        conversation: Conversation | Callable[[], Conversation] | None = None,
     ) -> None:
         self.task_id = task_id
         self.session_id = session_id
@@ -136,8 +136,15 @@ class SkillContext:
         self._host = host
         self._asks = 0
         # The session's recent turns (bounded in tokens) and its focus, the post last worked
-        # on (see skillrt.conversation).
-        self.conversation = conversation or Conversation(session_id=session_id)
+        # on (see skillrt.conversation); a callable is asked once, when a skill first looks.
+        self._conversation = conversation or Conversation(session_id=session_id)
+
+    @property
+    def conversation(self) -> Conversation:
+        conversation = self._conversation
+        if not isinstance(conversation, Conversation):
+            conversation = self._conversation = conversation()
+        return conversation
 
     def progress(
         self,

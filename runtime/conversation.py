@@ -196,6 +196,18 @@ class Sessions:
             max_tokens=bound,
         )
 
+    def conversation_later(self, session_id: str) -> Callable[[], Conversation]:
+        """``conversation(session_id)`` as it stands now, bounded only when first asked for
+        (most skills never look: bounding 200 turns cost ~0.2 ms a task)."""
+        session = self._get(session_id)
+        turns, focus, bound = tuple(session.turns), session.focus, self.max_tokens
+        return lambda: Conversation(
+            session_id=session_id,
+            turns=bound_turns(turns, bound),
+            focus=focus,
+            max_tokens=bound,
+        )
+
     def forget(self, session_id: str) -> None:
         """Drop a session from memory (it is read back from the history when used again)."""
         self._sessions.pop(session_id, None)

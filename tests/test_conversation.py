@@ -276,4 +276,31 @@ async def test_a_follow_up_without_a_focus_asks_which_post(blog: Path) -> None:
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["source"] == "posts/docker-basics.md"
     assert rt.conversation().focus == msg.data["path"] == "posts/docker-basics-en.md"
+
+
+async def test_the_conversation_is_the_session_when_the_task_started(blog: Path) -> None:
+    """``ctx.conversation`` is bounded only when a skill first reads it, but it is the
+    session as it stood when the task started: a question and its answer asked later in the
+    task are not in it, and a skill that never reads it still sees its turns kept."""
+    seen: list[tuple[str, ...]] = []
+
+    @skill(name="Asker", params=Said, pattern=r"^ask (?P<text>.+)$")
+    async def asker(ctx: SkillContext, params: Said) -> SkillResult:
+        answer = await ctx.ask("which one?")
+        seen.append(tuple(t.content for t in ctx.conversation.turns))
+        return SkillResult(message=f"{params.text}: {answer}")
+
+    @skill(name="Quiet", params=Said, pattern=r"^quiet (?P<text>.+)$")
+    async def quiet(ctx: SkillContext, params: Said) -> SkillResult:
+        return SkillResult(message=params.text)
+
+    config = load_config(content_root=blog, state_dir=blog.parent / "state")
+    rt = AgentRuntime(config, llm=FunctionModel(lambda m, o: "ok"), skills=[asker, quiet])
+    await rt.initialize()
+    assert (await rt.process_input("quiet one")).state == "COMPLETED"
+    msg = await rt.process_input("ask two")
+    assert msg.state == "WAITING_INPUT"
+    msg = await rt.process_input("the second")
+    assert msg.state == "COMPLETED", msg.content
+    assert seen == [("quiet one", "one", "ask two")]
     await rt.close()
