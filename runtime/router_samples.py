@@ -129,6 +129,13 @@ ROUTING_SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ("删掉它", "DELETE_ARTICLE", {}),
     ("再写一篇类似的，关于 Go 的并发", "WRITE_ARTICLE", {"topic": "Go 的并发", "similar": "类似"}),
     ("write a similar post about Go channels", "WRITE_ARTICLE", {"topic": "Go channels"}),
+    # CHAT
+    ("hello", "CHAT", {}),
+    ("thanks!", "CHAT", {}),
+    ("why?", "CHAT", {}),
+    ("你好", "CHAT", {}),
+    ("谢谢", "CHAT", {}),
+    ("什么意思？", "CHAT", {}),
     # TRANSLATE
     ("把它翻译成英文", "TRANSLATE", {"language": "英文"}),
     ("translate it into English", "TRANSLATE", {"language": "English"}),

@@ -1,4 +1,4 @@
-"""The builtin skills: writing (the blog) and browsing (the web).
+"""The builtin skills: writing (the blog), browsing (the web) and chat (the rest).
 
 Advertised to the runtime through the ``skillrt.skills`` entry point, so the runtime never
 imports this package (arrows point one way: skills -> runtime -> storage).
@@ -16,6 +16,7 @@ __all__ = ["builtin_skills"]
 def builtin_skills() -> list[Skill[Any]]:
     """Every builtin skill, freshly imported."""
     from skillrt.skills.browsing import browsing_skills
+    from skillrt.skills.chat import chat
     from skillrt.skills.writing import writing_skills
 
-    return [*writing_skills(), *browsing_skills()]
+    return [*writing_skills(), *browsing_skills(), chat]

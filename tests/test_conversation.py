@@ -304,3 +304,109 @@ async def test_the_conversation_is_the_session_when_the_task_started(blog: Path)
     assert msg.state == "COMPLETED", msg.content
     assert seen == [("quiet one", "one", "ask two")]
     await rt.close()
+
+
+def chat_runtime(blog: Path, model: Any, **overrides: Any) -> AgentRuntime:
+    from skillrt.skills.chat import chat
+
+    config = load_config(content_root=blog, state_dir=blog.parent / "state", **overrides)
+    return AgentRuntime(config, llm=model, skills=[*writing_skills(), chat])
+
+
+async def test_hello_and_thanks_get_a_chat_reply_and_complete(blog: Path) -> None:
+    seen: list[list[LLMMessage]] = []
+
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        seen.append(messages)
+        return f"chat reply {len(seen)}"
+
+    rt = chat_runtime(blog, FunctionModel(model))
+    await rt.initialize()
+    for text in ("hello", "thanks", "你好", "谢谢！"):
+        msg = await rt.process_input(text)
+        assert msg.state == "COMPLETED", msg.content
+        assert msg.content == f"chat reply {len(seen)}" and msg.data["chat"] is True
+    # The model saw the conversation: the earlier turns, then the new input last.
+    assert [m["content"] for m in seen[-1][1:]] == [
+        "hello",
+        "chat reply 1",
+        "thanks",
+        "chat reply 2",
+        "你好",
+        "chat reply 3",
+        "谢谢！",
+    ]
+    await rt.close()
+
+
+async def test_small_talk_never_ends_in_error(blog: Path) -> None:
+    def broken(messages: list[LLMMessage], options: ModelOptions) -> str:
+        raise RuntimeError("the model fell over")
+
+    rt = chat_runtime(blog, FunctionModel(broken))
+    await rt.initialize()
+    msg = await rt.process_input("hello")
+    assert msg.state == "COMPLETED" and "Hello!" in msg.content and msg.data["fallback"]
+    msg = await rt.process_input("谢谢")
+    assert msg.state == "COMPLETED" and "不客气" in msg.content
+    msg = await rt.process_input("why?")
+    assert msg.state == "COMPLETED" and msg.content
+    await rt.close()
+
+
+async def test_why_is_answered_about_the_last_answer(blog: Path) -> None:
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        if messages[-1]["content"] == "什么意思？":
+            assert messages[-2]["role"] == "assistant"  # the last answer, just before
+            assert messages[-2]["content"].startswith("Summary of `posts/docker-basics.md`")
+            return "意思是：上面的总结列出了文章的要点。"
+        return WritingModelFn()(messages, options)
+
+    rt = chat_runtime(blog, FunctionModel(model))
+    await rt.initialize()
+    msg = await rt.process_input("summarize posts/docker-basics.md")
+    assert msg.state == "COMPLETED"
+    msg = await rt.process_input("什么意思？")
+    assert msg.state == "COMPLETED" and msg.content.startswith("意思是")
+    assert rt.conversation().focus == "posts/docker-basics.md"  # chat leaves the focus alone
+    await rt.close()
+
+
+async def test_a_question_the_blog_cannot_answer_gets_a_marked_general_answer(blog: Path) -> None:
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        assert "nothing on this question" in messages[0]["content"]
+        return "Paris is the capital of France."
+
+    rt = chat_runtime(blog, FunctionModel(model))
+    await rt.initialize()
+    msg = await rt.process_input("what is the capital of France?")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.content.startswith("The blog has nothing on “what is the capital of France?”.")
+    assert "**General answer (not from the blog):**\n\nParis is the capital" in msg.content
+    assert msg.data["found"] is False and msg.data["general"] is True
+    msg = await rt.process_input("法国的首都是哪里？")
+    assert "博客里没有关于" in msg.content and "一般性回答（不是来自博客）" in msg.content
+    await rt.close()
+
+    off = chat_runtime(blog, FunctionModel(model), answer={"general_fallback": False})
+    await off.initialize()
+    msg = await off.process_input("what is the capital of France?")
+    assert "The blog has nothing on" in msg.content and "General answer" not in msg.content
+    await off.close()
+
+
+async def test_a_200_turn_chat_sends_the_model_a_bounded_conversation(blog: Path) -> None:
+    sizes: list[int] = []
+
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        sizes.append(sum(estimate_tokens(m["content"]) + 4 for m in messages[1:]))
+        return "Hello again! " * 30
+
+    rt = chat_runtime(blog, FunctionModel(model), conversation={"max_tokens": 300})
+    await rt.initialize()
+    for i in range(100):
+        msg = await rt.process_input("hello" if i % 2 else "thanks")
+        assert msg.state == "COMPLETED"
+    assert len(sizes) == 100 and max(sizes) <= 300
+    assert len(rt.sessions._get(rt.session_id).turns) == 200  # all kept, only the newest sent
+    await rt.close()

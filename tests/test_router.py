@@ -118,9 +118,7 @@ async def test_only_weak_regex_matches_ask_the_model() -> None:
         "我在写代码",
         "写一个关于排序的函数",
         "更新",
-        "你好",
-        "今天天气不错",
-        "hello",
+        "今天天气不错",  # greetings ("你好", "hello") are CHAT: see the samples
         "I love writing",
         "update",
         "open posts/foo.md",  # a .md path is not a URL

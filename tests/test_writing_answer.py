@@ -53,7 +53,7 @@ async def test_answer_cites_only_posts_that_exist(blog: Path) -> None:
 
 async def test_a_question_the_blog_cannot_answer_says_so_without_the_model(blog: Path) -> None:
     llm = ScriptedModel([])
-    rt = writing_runtime(blog, llm)
+    rt = writing_runtime(blog, llm, answer={"general_fallback": False})
     await rt.initialize()
     msg = await rt.process_input("量子纠缠是什么？")
     assert msg.state == "COMPLETED", msg.content
@@ -65,7 +65,7 @@ async def test_a_question_the_blog_cannot_answer_says_so_without_the_model(blog:
 
 async def test_when_the_sources_do_not_answer_the_model_says_so(blog: Path) -> None:
     llm = ScriptedModel(["NO_ANSWER"])
-    rt = writing_runtime(blog, llm)
+    rt = writing_runtime(blog, llm, answer={"general_fallback": False})
     await rt.initialize()
     msg = await rt.run_skill("AnswerQuestion", {"question": "Who invented Python generators?"})
     assert msg.data["found"] is False and msg.data["citations"] == []

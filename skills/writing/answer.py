@@ -2,8 +2,9 @@
 
 Citations are checked after the model answers: a Markdown link or ``[[wikilink]]`` that does
 not name an existing post is replaced by its plain text, so only real posts are cited. When
-the index finds nothing, the reply says so without calling the model; when the model finds the
-sources do not answer the question (``NO_ANSWER``), the reply says so too.
+the index finds nothing, or the model finds the sources do not answer the question
+(``NO_ANSWER``), the reply says so, then (``answer.general_fallback``, on by default) gives a
+general answer from the model, marked as not from the blog.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from skillrt import SkillContext, SkillResult, skill
-from skillrt.exceptions import PathNotAllowed
+from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
+from skillrt.llm.base import LLMMessage
 from skillrt.storage.markdown import split_post
 from skillrt.storage.posts import make_snippet, query_terms
 
@@ -23,6 +25,7 @@ from .common import failure, friendly_errors, refresh_memory
 from .prompts import (
     ANSWER_SYSTEM,
     EXPLAIN_SYSTEM,
+    GENERAL_SYSTEM,
     NO_ANSWER,
     PROMPT_BODY_CHARS,
     clip,
@@ -103,7 +106,22 @@ async def _find_sources(ctx: SkillContext, question: str) -> list[dict[str, str]
     return sources
 
 
-def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
+async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
+    """The blog has nothing on it: say so, then (``answer.general_fallback``) a general
+    answer from the model, marked as not from the blog."""
+    if ctx.config.answer.general_fallback:
+        general = await ctx.step("general", lambda: _general_answer(ctx, question))
+        if general:
+            return SkillResult(
+                message=ctx.say(
+                    f"博客里没有关于“{clip(question, 80)}”的内容。\n\n"
+                    f"**一般性回答（不是来自博客）：**\n\n{general}",
+                    f"The blog has nothing on “{clip(question, 80)}”.\n\n"
+                    f"**General answer (not from the blog):**\n\n{general}",
+                ),
+                data={"found": False, "citations": [], "general": True},
+                next_steps=[ctx.say("写一篇关于它的文章", "Write an article about it")],
+            )
     return SkillResult(
         message=ctx.say(
             f"博客里没有找到关于“{clip(question, 80)}”的内容，所以我无法根据博客回答这个问题。",
@@ -129,7 +147,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     ctx.progress(1, 2, ctx.say("在博客中查找", "Searching the blog"))
     sources: list[dict[str, str]] = await ctx.step("sources", lambda: _find_sources(ctx, question))
     if not sources:
-        return _nothing_found(ctx, question)
+        return await _nothing_found(ctx, question)
     ctx.progress(2, 2, ctx.say("组织回答", "Writing the answer"))
     numbered = "\n\n".join(
         f"[{i}] [{s['title']}]({s['path']})\n{s['excerpt']}" for i, s in enumerate(sources, 1)
@@ -143,7 +161,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
 
     raw: str = await ctx.step("answer", answer)
     if not raw or raw.strip(" .。").upper().startswith(NO_ANSWER):
-        return _nothing_found(ctx, question)
+        return await _nothing_found(ctx, question)
     text, cited = check_citations(ctx, raw)
     if not cited:  # the model answered without citing: list the posts it was given
         links = "\n".join(f"- [{s['title']}]({s['path']})" for s in sources[:3])
@@ -153,6 +171,26 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         message=text,
         data={"found": True, "citations": cited, "sources": [s["path"] for s in sources]},
     )
+
+
+async def _general_answer(ctx: SkillContext, question: str) -> str:
+    """What the model knows, with the conversation; empty when it fails or says nothing."""
+    system = GENERAL_SYSTEM.format(lang=language_name(ctx.input.language))
+    turns = ctx.conversation.messages(exclude_last=True)
+    prompt: list[LLMMessage] = [
+        {"role": "system", "content": system},
+        *turns,
+        {"role": "user", "content": question},
+    ]
+    try:
+        result = await ctx.llm.chat(prompt, max_tokens=700)
+    except (TaskCancelled, BudgetExceeded):
+        raise
+    except Exception as exc:  # the blog's "nothing on this" still stands
+        ctx.logger.warning("agent.error", where="general_answer", error=f"{exc}"[:300])
+        return ""
+    text = result.content.strip()
+    return "" if text.upper().startswith(NO_ANSWER) else text
 
 
 def code_blocks(markdown: str) -> list[dict[str, str]]:

@@ -122,6 +122,11 @@ ANSWER_SYSTEM = (
     f"If the sources do not contain the answer, reply with {NO_ANSWER} and nothing else."
 )
 
+GENERAL_SYSTEM = (
+    "The author's blog has nothing on this question. Answer it briefly in {lang} from general "
+    "knowledge, without citing or inventing any post or link. If you do not know, say so."
+)
+
 # --- CodeExplain -----------------------------------------------------------------------------
 
 EXPLAIN_SYSTEM = (

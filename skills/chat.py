@@ -1,0 +1,86 @@
+"""Chat: greetings, thanks, general questions and questions about the last answer.
+
+The model answers with the session's recent turns (``ctx.conversation``, bounded in tokens),
+so "why?" or "什么意思？" refers to what was just said. Small talk never ends in an error: when
+the model fails or says nothing, a short reply of our own stands in.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from skillrt import SkillContext, SkillResult, skill
+from skillrt.exceptions import BudgetExceeded, TaskCancelled
+from skillrt.llm.base import LLMMessage
+
+__all__ = ["CHAT_SYSTEM", "ChatParams", "chat"]
+
+MAX_MESSAGE_CHARS = 2000
+MAX_REPLY_TOKENS = 400
+CHAT_SYSTEM = (
+    "You are skillrt, the assistant of the author of a Markdown blog. You can write, edit, "
+    "summarise and translate its posts, answer questions from them, and research the web. "
+    "Reply briefly and kindly in {lang}. When asked about your last answer (why? what does "
+    "that mean?), explain that answer. Never claim to have changed a post in this reply."
+)
+_GREETING = re.compile(
+    r"^(?:hi|hello|hey|howdy|good\s+\w+|你好|您好|嗨|哈喽|早|晚上好|下午好)", re.I
+)
+_THANKS = re.compile(r"^(?:thanks|thank\s+you|thx|ty|cheers|谢谢|多谢|谢了|感谢)", re.I)
+
+
+class ChatParams(BaseModel):
+    message: str = ""
+
+
+def _canned(ctx: SkillContext, text: str) -> str:
+    if _GREETING.match(text):
+        return ctx.say(
+            "你好！今天想写点什么？比如：写一篇关于 Rust 所有权的文章。",
+            "Hello! What shall we work on? For example: write an article about Rust ownership.",
+        )
+    if _THANKS.match(text):
+        return ctx.say("不客气！还有什么需要帮忙的吗？", "You're welcome! Anything else?")
+    return ctx.say(
+        "抱歉，我现在答不上来。可以换个问法，或者让我写、改、总结一篇文章。",
+        "Sorry, I have no answer to that right now. Ask me another way, or ask me to write, "
+        "edit or summarise a post.",
+    )
+
+
+@skill(
+    name="Chat",
+    intents=["CHAT"],
+    params=ChatParams,
+    description="Small talk and general questions, answered with the conversation so far",
+)
+async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
+    text = " ".join((params.message or ctx.input.text).split())[:MAX_MESSAGE_CHARS]
+    lang = "简体中文" if ctx.input.language == "zh" else "English"
+    history: list[LLMMessage] = ctx.conversation.messages()
+    if not history or history[-1]["role"] != "user":
+        history.append({"role": "user", "content": text})
+    prompt: list[LLMMessage] = [
+        {"role": "system", "content": CHAT_SYSTEM.format(lang=lang)},
+        *history,
+    ]
+    ctx.progress(1, 1, ctx.say("思考中", "Thinking"))
+
+    async def answer() -> str:
+        try:
+            result = await ctx.llm.chat(prompt, max_tokens=MAX_REPLY_TOKENS)
+        except (TaskCancelled, BudgetExceeded):
+            raise
+        except Exception as exc:  # small talk never fails: our own reply stands in
+            ctx.logger.warning("agent.error", where="chat", error=f"{type(exc).__name__}: {exc}")
+            return ""
+        return result.content.strip()
+
+    reply: str = await ctx.step("reply", answer)
+    fallback = not reply
+    return SkillResult(
+        message=_canned(ctx, text) if fallback else reply,
+        data={"chat": True, "fallback": fallback},
+    )
