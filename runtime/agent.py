@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import structlog
 from pydantic import ValidationError
 
-from skillrt.checkpointing import checkpoint_copy
+from skillrt.checkpointing import checkpoint_text
 from skillrt.clarify import GUARDED_INTENTS, RouteQuestion, choose_question, confirm_question
 from skillrt.committer import Committer
 from skillrt.context import SkillContext, TaskInput, detect_language
@@ -390,11 +390,11 @@ class AgentRuntime:
         return task
 
     def _save(self, task: Task) -> None:
-        """Queue the task's checkpoint for the next group commit (see ``checkpoint_copy``)."""
+        """Queue the task's checkpoint for the next group commit (see ``checkpoint_text``)."""
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
-        copy = checkpoint_copy(record, self.redactor)
+        copy = checkpoint_text(record, self.redactor)
         if copy is None:  # its request holds a secret: kept in memory only
             self._committer().delete(record.id)
         else:

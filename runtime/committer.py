@@ -16,7 +16,7 @@ import structlog
 
 from skillrt.logs import library_logger
 from skillrt.storage.checkpoints import TaskStore
-from skillrt.storage.records import TaskRecord
+from skillrt.storage.records import RecordText, TaskRecord
 
 __all__ = ["Committer"]
 
@@ -32,13 +32,14 @@ class Committer:
         self.store = store
         self.logger = logger or library_logger("skillrt.committer")
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
-        self._ops: dict[str, TaskRecord | None] = {}  # task id -> record to save, None: delete
+        # task id -> record to save (or its JSON text), None: delete
+        self._ops: dict[str, TaskRecord | RecordText | None] = {}
         self._waiters: list[asyncio.Future[None]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.rounds = 0
 
-    def put(self, record: TaskRecord) -> None:
-        """Queue a save of ``record`` (a copy the caller no longer changes)."""
+    def put(self, record: TaskRecord | RecordText) -> None:
+        """Queue a save of ``record`` (a copy the caller no longer changes, or its JSON text)."""
         self._ops[record.id] = record
         self._kick()
 
@@ -71,7 +72,7 @@ class Committer:
             return
         self._flusher = loop.create_task(self._run())
 
-    def _apply(self, ops: dict[str, TaskRecord | None]) -> None:
+    def _apply(self, ops: dict[str, TaskRecord | RecordText | None]) -> None:
         saves = [record for record in ops.values() if record is not None]
         deletes = [task_id for task_id, record in ops.items() if record is None]
         apply = getattr(self.store, "apply", None)
@@ -79,6 +80,8 @@ class Committer:
             apply(saves, deletes)
         else:  # a store without batches: one write at a time
             for record in saves:
+                if isinstance(record, RecordText):
+                    record = TaskRecord.model_validate_json(record.text)
                 self.store.save(record)
             for task_id in deletes:
                 self.store.delete(task_id)
