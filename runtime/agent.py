@@ -420,7 +420,8 @@ class AgentRuntime:
     def _on_state_change(self, task: Task, source: State, dest: State) -> None:
         task.record.state = dest.value
         self.logger.debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
-        self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
+        if self.events.listening("state:changed"):
+            self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
         # Terminal states are saved by _finish with the result. PLANNING is not saved: it is
         # always left before the next await (to EXECUTING, which is saved, or to an ending), so
         # its checkpoint would be one more fsync that the next one overwrites at once.
