@@ -16,15 +16,17 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import structlog
 from pydantic import ValidationError
 
-from skillrt.checkpointing import checkpoint_text
+from skillrt.checkpointing import checkpoint_copy
 from skillrt.clarify import GUARDED_INTENTS, RouteQuestion, choose_question, confirm_question
 from skillrt.committer import Committer
 from skillrt.context import SkillContext, TaskInput, detect_language
@@ -37,6 +39,8 @@ from skillrt.exceptions import (
     InvalidTransition,
     ProviderUnavailable,
     RateLimited,
+    SkillrtError,
+    StoreUnavailable,
     TaskCancelled,
     UnknownSkill,
     UserError,
@@ -56,6 +60,7 @@ from skillrt.storage.checkpoints import (
     MemoryCheckpointStore,
     TaskStore,
 )
+from skillrt.storage.faults import classify, unavailable
 from skillrt.storage.files import FileStore
 from skillrt.storage.history import History
 from skillrt.storage.locks import FileLockManager, blog_lock_dir
@@ -226,7 +231,16 @@ class AgentRuntime:
         async with self._init_lock:
             if self._initialized:  # another caller finished while we waited
                 return  # type: ignore[unreachable]
-            loaded = await asyncio.to_thread(self._open)
+            try:
+                loaded = await asyncio.to_thread(self._open)
+            except BaseException as exc:
+                self._close_stores()  # what opened before the fault
+                if isinstance(exc, sqlite3.Error | OSError):
+                    path = self.config.state_path
+                    raise unavailable(
+                        "state", path, classify(exc, path / ".gitignore"), exc
+                    ) from exc
+                raise
             self._restore(loaded)
             self._initialized = True
             if self._shared is not None and self.config.failover:
@@ -247,7 +261,7 @@ class AgentRuntime:
     def _open(self) -> LoadResult:
         """Blocking part of ``initialize`` (run in a thread): open everything, read checkpoints."""
         cfg = self.config
-        state = make_state_dir(cfg.state_path)
+        state = self._ensure_state()
         if self._llm is None:
             from skillrt.llm.select import create_llm
 
@@ -270,6 +284,7 @@ class AgentRuntime:
             self._store,
             threaded=not isinstance(self._store, MemoryCheckpointStore),
             logger=self.logger,
+            on_reset=self._checkpoint_all,
         )
         shared = self._shared
         self.history = (
@@ -284,7 +299,7 @@ class AgentRuntime:
             if shared is not None
             else FileLockManager(blog_lock_dir(cfg.root), expiry_s=cfg.lock_expiry_s)
         )
-        self.sessions.reader = self.history.messages
+        self.sessions.reader = self._history_messages
         self.files = FileStore(
             cfg.root,
             locks=self.locks,
@@ -301,7 +316,26 @@ class AgentRuntime:
             self.runlocks = shared.runlocks
         else:
             self.runlocks = RunLocks(state / "locks" / "running") if cfg.checkpoints else None
-        return self.store.load_recent(max_age_s=cfg.checkpoint_max_age_h * 3600, now=self.clock())
+        loaded = self.store.load_recent(max_age_s=cfg.checkpoint_max_age_h * 3600, now=self.clock())
+        if isinstance(self.history, History):  # a history file moved aside is reported too
+            loaded.quarantined.extend(self.history.quarantined)
+            self.history.quarantined.clear()
+        return loaded
+
+    def _ensure_state(self) -> Path:
+        """The state folder, made (again, if it was deleted) with its ``.gitignore``;
+        ``StoreUnavailable`` when it cannot be."""
+        path = self.config.state_path
+        if path.exists() and not path.is_dir():
+            raise StoreUnavailable(
+                f"skillrt cannot save its state: {path} is a file, not a folder. Move it away,"
+                " or point state_dir (SKILLRT_STATE_DIR) at a folder.",
+                reason="unusable",
+            )
+        try:
+            return make_state_dir(path)
+        except OSError as exc:
+            raise unavailable("state", path, classify(exc, path / ".gitignore"), exc) from exc
 
     def _restore(self, loaded: LoadResult) -> None:
         """Unfinished tasks from the checkpoints come back PAUSED, ready to resume."""
@@ -390,15 +424,23 @@ class AgentRuntime:
         return task
 
     def _save(self, task: Task) -> None:
-        """Queue the task's checkpoint for the next group commit (see ``checkpoint_text``)."""
+        """Queue the task's checkpoint for the next group commit (see ``checkpoint_copy``)."""
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
-        copy = checkpoint_text(record, self.redactor)
+        copy = checkpoint_copy(record, self.redactor)
         if copy is None:  # its request holds a secret: kept in memory only
             self._committer().delete(record.id)
         else:
             self._committer().put(copy)
+
+    def _checkpoint_all(self) -> None:
+        """The store started a fresh database (the old one was unreadable): every task it
+        should hold is written again from memory, so nothing the runtime holds is lost."""
+        for task in list(self._tasks.values()):
+            live = task.state is not State.IDLE and task.state not in TERMINAL_STATES
+            if live or self._kept_for_resume(task):
+                self._save(task)
 
     def _committer(self) -> Committer:
         if self.committer is None:
@@ -420,8 +462,7 @@ class AgentRuntime:
     def _on_state_change(self, task: Task, source: State, dest: State) -> None:
         task.record.state = dest.value
         self.logger.debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
-        if self.events.listening("state:changed"):
-            self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
+        self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
         # Terminal states are saved by _finish with the result. PLANNING is not saved: it is
         # always left before the next await (to EXECUTING, which is saved, or to an ending), so
         # its checkpoint would be one more fsync that the next one overwrites at once.
@@ -447,6 +488,16 @@ class AgentRuntime:
             raise UserError(f"input must be text (str), not {type(text).__name__}")
         text = text.encode("utf-8", "replace").decode("utf-8")
         return _CONTROL.sub("", text).strip()
+
+    def _storage_reply(self, exc: BaseException, *, task_id: str | None = None) -> ChatMessage:
+        """A fault of the state folder, as a reply: ERROR, one paragraph, nothing raised."""
+        self.logger.error("agent.error", where="storage", error=self._blog_relative(str(exc)))
+        return ChatMessage(
+            content=self._blog_relative(str(exc)),
+            task_id=task_id,
+            state=State.ERROR.value,
+            data={"outcome": "storage", "error": "storage"},
+        )
 
     def _reply(self, content: str, *, task_id: str | None = None, **data: Any) -> ChatMessage:
         return ChatMessage(content=content, task_id=task_id, state=self.state.value, data=data)
@@ -593,7 +644,8 @@ class AgentRuntime:
 
     def _record_focus(self, session_id: str) -> None:
         if self.history is not None:
-            self.history.add_message(
+            self._to_history(
+                self.history.add_message,
                 session_id,
                 {
                     "role": "system",
@@ -661,8 +713,13 @@ class AgentRuntime:
     def _start(self, task: Task, *, route: bool) -> bool:
         """Run the task in its own asyncio task, holding its run lock; False if another process
         holds it (the task is running there)."""
-        if self.runlocks is not None and not self.runlocks.hold(task.id):
-            return False
+        try:
+            if self.runlocks is not None and not self.runlocks.hold(task.id):
+                return False
+        except (SkillrtError, OSError) as exc:  # the state folder cannot be written
+            self._tasks.pop(task.id, None)
+            task.deliver(self._storage_reply(exc, task_id=task.id))
+            return True
         task.runner = asyncio.create_task(self._drive(task, route=route))
         return True
 
@@ -854,6 +911,8 @@ class AgentRuntime:
             self._failed(task, exc, reason="budget", error_reason="BUDGET_EXCEEDED")
         except (ProviderUnavailable, RateLimited) as exc:
             self._failed(task, exc, reason="failed", error_reason="PROVIDER_UNAVAILABLE")
+        except StoreUnavailable as exc:  # its checkpoint cannot be written: read-only, full
+            self._failed(task, exc, reason="failed", error_reason="STORAGE", kind="storage")
         except InvalidTransition as exc:
             if task.end_reason == "watchdog":
                 self._stopped(task)
@@ -871,6 +930,8 @@ class AgentRuntime:
                 await self._durable()  # the end is on disk before the caller hears of it
             except Exception as exc:  # the store failed: say so, but still reply
                 self.logger.error("agent.error", task_id=task.id, error=f"checkpoint: {exc}")
+                if task.final is not None and self._kept_for_resume(task):
+                    task.final = self._not_saved(task, exc)
             if task.final is not None:
                 task.deliver(task.final)
             if not task.outcome.done():  # a bug above must not leave the caller waiting forever
@@ -880,6 +941,33 @@ class AgentRuntime:
                 task.deliver(
                     self._reply(reply("ended_unexpectedly", task.input.language), task_id=task.id)
                 )
+
+    @staticmethod
+    def _kept_for_resume(task: Task) -> bool:
+        return (
+            task.end_reason == "shutdown"
+            or task.state is State.PAUSED
+            or (task.state is State.ERROR and task.record.error_reason in RESUMABLE_ERRORS)
+        )
+
+    def _not_saved(self, task: Task, exc: Exception) -> ChatMessage:
+        """The reply of a task that would be resumable had its checkpoint reached the disk:
+        never "paused, resume it" when a restart would not find it."""
+        error = self._blog_relative(str(exc))
+        task.record.error_reason = "STORAGE"
+        task.record.last_error = f"{type(exc).__name__}: {error}"
+        if task.state is not State.ERROR:
+            task.machine.force(State.ERROR)
+        self._tasks.pop(task.id, None)
+        self._add_history(task.record, State.ERROR.value, error)
+        return ChatMessage(
+            content=reply("not_saved", task.input.language, error=error),
+            task_id=task.id,
+            state=State.ERROR.value,
+            tokens=task.record.tokens,
+            cost=task.record.cost,
+            data={"outcome": "storage", "error": "storage"},
+        )
 
     def _task_llm(self, task: Task, logger: structlog.stdlib.BoundLogger) -> TaskLLM:
         """The model as this task sees it: its signal, its budget, its cost."""
@@ -1004,7 +1092,15 @@ class AgentRuntime:
         self.logger.info("agent.task.cancelled", task_id=task.id)
         self._finish(task, reply("cancelled", task.input.language), kind="cancelled")
 
-    def _failed(self, task: Task, exc: Exception, *, reason: str, error_reason: str) -> None:
+    def _failed(
+        self,
+        task: Task,
+        exc: Exception,
+        *,
+        reason: str,
+        error_reason: str,
+        kind: str | None = None,
+    ) -> None:
         task.end_reason = reason
         shown = self._blog_relative(str(exc))
         task.record.last_error = f"{type(exc).__name__}: {shown}"
@@ -1020,7 +1116,7 @@ class AgentRuntime:
         content = reply("budget" if reason == "budget" else "failed", lang, error=error)
         if error_reason in RESUMABLE_ERRORS:
             content += reply("resumable", lang, task=task.id)
-        self._finish(task, content, kind=reason)
+        self._finish(task, content, kind=kind or reason)
 
     def _blog_relative(self, text: str) -> str:
         """``text`` with the blog's absolute path cut off its paths (``posts/a.md``, never
@@ -1094,7 +1190,24 @@ class AgentRuntime:
                 "error": self._shown_error(record),
             }
         )
-        self.history.add_task(entry)
+        self._to_history(self.history.add_task, entry)
+
+    def _to_history(self, write: Callable[..., None], *args: Any) -> None:
+        """History is a record for people: a write that fails (a read-only or full disk) is
+        logged and never fails the task or the reply."""
+        try:
+            write(*args)
+        except (SkillrtError, sqlite3.Error, OSError) as exc:
+            self.logger.error("agent.error", where="history", error=self._blog_relative(str(exc)))
+
+    def _history_messages(self, session_id: str, limit: int) -> list[dict[str, Any]]:
+        if self.history is None:
+            return []
+        try:
+            return self.history.messages(session_id, limit)
+        except (SkillrtError, sqlite3.Error, OSError) as exc:
+            self.logger.error("agent.error", where="history", error=self._blog_relative(str(exc)))
+            return []
 
     def _record_message(
         self,
@@ -1112,7 +1225,7 @@ class AgentRuntime:
             if role == "assistant":
                 entry["focus"] = self.sessions.focus(session_id)
             entry["at"] = self.clock()
-            self.history.add_message(session_id, entry)
+            self._to_history(self.history.add_message, session_id, entry)
 
     # --- control ---------------------------------------------------------------------------
 

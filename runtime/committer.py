@@ -11,12 +11,13 @@ with the step that follows them.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import structlog
 
 from skillrt.logs import library_logger
 from skillrt.storage.checkpoints import TaskStore
-from skillrt.storage.records import RecordText, TaskRecord
+from skillrt.storage.records import TaskRecord
 
 __all__ = ["Committer"]
 
@@ -28,18 +29,22 @@ class Committer:
         *,
         threaded: bool = True,
         logger: structlog.stdlib.BoundLogger | None = None,
+        on_reset: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
+        # Called (on the event loop) when the store had to start a fresh database: whoever
+        # holds the live records queues them again, so what the old file lost is written back.
+        self.on_reset = on_reset
+        self._resets = getattr(store, "resets", 0)
         self.logger = logger or library_logger("skillrt.committer")
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
-        # task id -> record to save (or its JSON text), None: delete
-        self._ops: dict[str, TaskRecord | RecordText | None] = {}
+        self._ops: dict[str, TaskRecord | None] = {}  # task id -> record to save, None: delete
         self._waiters: list[asyncio.Future[None]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.rounds = 0
 
-    def put(self, record: TaskRecord | RecordText) -> None:
-        """Queue a save of ``record`` (a copy the caller no longer changes, or its JSON text)."""
+    def put(self, record: TaskRecord) -> None:
+        """Queue a save of ``record`` (a copy the caller no longer changes)."""
         self._ops[record.id] = record
         self._kick()
 
@@ -61,6 +66,10 @@ class Committer:
         ops, self._ops = self._ops, {}
         if ops:
             self._apply(ops)
+            self._after_reset()
+            ops, self._ops = self._ops, {}
+            if ops:
+                self._apply(ops)
 
     def _kick(self) -> None:
         if self._flusher is not None and not self._flusher.done():
@@ -72,7 +81,7 @@ class Committer:
             return
         self._flusher = loop.create_task(self._run())
 
-    def _apply(self, ops: dict[str, TaskRecord | RecordText | None]) -> None:
+    def _apply(self, ops: dict[str, TaskRecord | None]) -> None:
         saves = [record for record in ops.values() if record is not None]
         deletes = [task_id for task_id, record in ops.items() if record is None]
         apply = getattr(self.store, "apply", None)
@@ -80,12 +89,17 @@ class Committer:
             apply(saves, deletes)
         else:  # a store without batches: one write at a time
             for record in saves:
-                if isinstance(record, RecordText):
-                    record = TaskRecord.model_validate_json(record.text)
                 self.store.save(record)
             for task_id in deletes:
                 self.store.delete(task_id)
         self.rounds += 1
+
+    def _after_reset(self) -> None:
+        resets = getattr(self.store, "resets", 0)
+        if resets != self._resets:
+            self._resets = resets
+            if self.on_reset is not None:
+                self.on_reset()
 
     async def _run(self) -> None:
         while self._ops or self._waiters:
@@ -102,6 +116,7 @@ class Committer:
                 except Exception as exc:
                     error = exc
                     self.logger.error("agent.error", where="checkpoint commit", error=str(exc))
+                self._after_reset()
             for waiter in waiters:
                 if waiter.done():
                     continue

@@ -56,6 +56,11 @@ REPLIES: dict[str, tuple[str, str]] = {
         "\n\n(The model started repeating itself and was stopped there; the text above is "
         "what came before.)",
     ),
+    "not_saved": (
+        "任务已停止，但无法保存进度（{error}），重启后无法恢复。问题解决后请重新运行。",
+        "The task stopped, but its progress could not be saved ({error}), so it could not be"
+        " resumed after a restart. Run it again once that is fixed.",
+    ),
     "ended_unexpectedly": ("任务异常结束。", "The task ended unexpectedly."),
     # --- routing: questions asked instead of guessing (see clarify.py) ---
     "confirm_web": ("要在网上搜索「{what}」吗？(y/n)", "Search the web for “{what}”? (y/n)"),

@@ -9,9 +9,18 @@ text stored in the row itself. ``_JSONTextDisk`` refuses anything else, so diskc
 paths are never reached, and a row it did not write is treated as corrupt instead of unpickled.
 
 Nothing corrupt is fatal. A record that does not parse, has the wrong schema version or fails
-validation is moved aside into ``<directory>/quarantine/`` with its raw bytes; a database file
-SQLite cannot read is moved aside as a whole (``quarantine/cache-<time>/``) and a fresh one is
-created. Both are logged (``agent.error``) and reported by the next ``load_recent``.
+validation is moved aside into ``<directory>/quarantine/`` with its raw bytes; a database SQLite
+cannot read (not a database, another schema, a folder in its place, 0 bytes, truncated while
+open: "no such table") is moved aside as a whole (``quarantine/cache-<time>/``) and a fresh one
+is created. Both are logged (``agent.error``) and reported by the next ``load_recent``, the
+database with the ids of the tasks found in its raw bytes (the tasks it may have held).
+
+Other faults (see ``faults.py``): a deleted folder is created again and the records the open
+connection still reads are copied into it, so nothing is lost; a read-only folder or a full
+disk raise ``StoreUnavailable`` saying what to do, never a raw SQLite or OS error.
+
+One SQLite connection serves every thread (behind the store's lock), so ``close()`` closes
+all of it; diskcache would otherwise keep one per thread that ever touched the store.
 
 Layout under ``directory``::
 
@@ -31,7 +40,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -41,8 +50,9 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from skillrt.exceptions import CheckpointCorrupt, UserError
+from skillrt.storage.faults import classify, quarantine_file, scan_task_ids, unavailable
 from skillrt.storage.files import fsync_dir
-from skillrt.storage.records import SCHEMA_VERSION, RecordText, TaskRecord
+from skillrt.storage.records import SCHEMA_VERSION, TaskRecord
 
 __all__ = ["CheckpointStore", "LoadResult", "MemoryCheckpointStore", "TaskStore"]
 
@@ -66,6 +76,9 @@ _CACHE_SETTINGS: dict[str, Any] = {
     "sqlite_journal_mode": "wal",
     "eviction_policy": "none",  # a checkpoint store never evicts
     "statistics": 0,
+    # No memory-mapped reads: a database file cut short under a mapping kills the process
+    # with SIGBUS; read() calls instead see the short file and report it.
+    "sqlite_mmap_size": 0,
 }
 
 
@@ -82,7 +95,7 @@ class TaskStore(Protocol):
     """Where the runtime keeps task records. ``CheckpointStore`` and ``MemoryCheckpointStore``."""
 
     def save(self, record: TaskRecord) -> None: ...
-    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None: ...
+    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None: ...
     def get(self, task_id: str) -> TaskRecord | None: ...
     def delete(self, task_id: str) -> bool: ...
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult: ...
@@ -127,9 +140,40 @@ class _JSONTextDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache ships no
         return bytes(value) if isinstance(value, bytes | memoryview) else value
 
 
-def _is_corruption(exc: BaseException) -> bool:
-    """SQLite cannot read the file (not a database, malformed image); not a busy/locked error."""
-    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hints
+    """diskcache with one connection for every thread instead of one per thread: the store
+    serialises its calls with its own lock, and ``close()`` then really closes everything."""
+
+    def __init__(self, directory: str, **kwargs: Any) -> None:
+        self._one: sqlite3.Connection | None = None
+        self._one_pid = os.getpid()
+        super().__init__(directory, **kwargs)
+
+    @property
+    def _con(self) -> sqlite3.Connection:
+        if self._one is not None and self._one_pid != os.getpid():  # a forked child
+            self._one = None
+        if self._one is None:
+            con = sqlite3.connect(
+                os.path.join(self._directory, diskcache.core.DBNAME),
+                timeout=self._timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:  # per-connection pragmas (WAL, synchronous) as stored in Settings
+                stored = con.execute("SELECT key, value FROM Settings").fetchall()
+            except sqlite3.OperationalError:
+                stored = []
+            self._one, self._one_pid = con, os.getpid()
+            for key, value in stored:
+                if key.startswith("sqlite_"):
+                    self.reset(key, value, update=False)
+        return self._one
+
+    def close(self) -> None:
+        con, self._one = self._one, None
+        if con is not None:
+            con.close()
 
 
 @contextlib.contextmanager
@@ -158,9 +202,7 @@ def _safe_name(task_id: str) -> str:
     return cleaned
 
 
-def _dump(record: TaskRecord | RecordText) -> str:
-    if isinstance(record, RecordText):  # serialised by the runtime a moment ago
-        return record.text
+def _dump(record: TaskRecord) -> str:
     try:
         return record.model_dump_json()
     except PydanticSerializationError as exc:
@@ -195,19 +237,50 @@ class CheckpointStore:
         self.directory = Path(directory).expanduser().resolve()
         self.cache_dir = self.directory / "cache"
         self.quarantine_dir = self.directory / "quarantine"
+        self.db_path = self.cache_dir / diskcache.core.DBNAME
         self._lock = threading.RLock()
         self._reports: list[str] = []
-        self.directory.mkdir(parents=True, exist_ok=True)
-        try:
-            self._cache = self._new_cache()
-        except sqlite3.DatabaseError as exc:
-            if not _is_corruption(exc):
-                raise
-            self._move_database_aside(str(exc))
-            self._cache = self._new_cache()
+        self._identity: tuple[int, int] | None = None
+        self.resets = 0  # databases moved aside since opening: the runtime writes its records again
+        self._cache = self._open()
 
     def _new_cache(self) -> diskcache.Cache:
-        return diskcache.Cache(str(self.cache_dir), disk=_JSONTextDisk, **_CACHE_SETTINGS)
+        cache = _OneConnectionCache(
+            str(self.cache_dir), timeout=10, disk=_JSONTextDisk, **_CACHE_SETTINGS
+        )
+        try:  # diskcache made its tables if they were missing: are they the ones it reads?
+            cache._sql("SELECT rowid, key, raw, tag, mode, filename, value FROM Cache LIMIT 0")
+            st = os.stat(self.db_path)
+        except BaseException:
+            cache.close()
+            raise
+        self._identity = (st.st_dev, st.st_ino)
+        return cache
+
+    def _open(self) -> diskcache.Cache:
+        """Open the database: what cannot be read is moved aside, a missing folder made."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            fault = classify(exc, self.db_path)
+            raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+        if self.db_path.is_dir():
+            self._move_database_aside("a folder stands where the database file should be")
+        elif self.db_path.is_file() and self.db_path.stat().st_size == 0:
+            self._move_database_aside("the database file is empty (0 bytes)")
+        try:
+            return self._new_cache()
+        except (sqlite3.Error, OSError) as exc:
+            fault = classify(exc, self.db_path)
+            if fault not in ("corrupt", "missing"):
+                raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+            if fault == "corrupt":
+                self._move_database_aside(str(exc))
+        try:
+            return self._new_cache()
+        except (sqlite3.Error, OSError) as exc:
+            fault = classify(exc, self.db_path)
+            raise unavailable("task checkpoints", self.directory, fault, exc) from exc
 
     # --- reading rows -------------------------------------------------------------------------
 
@@ -250,13 +323,23 @@ class CheckpointStore:
         return f"task record {name!r}: {reason}; moved to {target}"
 
     def _move_database_aside(self, detail: str) -> None:
+        if not self.cache_dir.exists():
+            return
+        self.resets += 1
         self.quarantine_dir.mkdir(parents=True, exist_ok=True)
         target = self.quarantine_dir / f"cache-{_stamp()}"
         os.replace(self.cache_dir, target)
         fsync_dir(self.quarantine_dir)
         fsync_dir(self.directory)
+        name = diskcache.core.DBNAME
+        suspects = scan_task_ids(target / name, target / f"{name}-wal")
+        held = (
+            f"it may have held tasks {', '.join(suspects)}"
+            if suspects
+            else "no task could be found in it: any task it held is lost"
+        )
         self._reports.append(
-            f"checkpoint database {self.cache_dir} unreadable ({detail}); moved to {target}"
+            f"checkpoint database {self.cache_dir} unreadable ({detail}); moved to {target}; {held}"
         )
         _log.error(
             "agent.error",
@@ -267,25 +350,94 @@ class CheckpointStore:
             moved_to=str(target),
         )
 
-    def _recover(self, exc: sqlite3.DatabaseError) -> None:
-        """Re-raise unless SQLite found the file corrupt; then move it aside and start afresh."""
-        if not _is_corruption(exc):
-            raise exc
-        self._cache.close()
-        self._move_database_aside(str(exc))
-        self._cache = self._new_cache()
+    def _recover(self, exc: BaseException) -> None:
+        """After an error: a corrupt database is moved aside and a fresh one opened, a deleted
+        folder made again; anything else raises ``StoreUnavailable`` saying what to do."""
+        fault = classify(exc, self.db_path)
+        if fault == "corrupt":
+            self._cache.close()
+            self._move_database_aside(str(exc))
+            self._cache = self._open()
+        elif fault == "missing":
+            self._rescue()
+        else:
+            raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+
+    def _check_file(self) -> None:
+        """Before a write: if the database file was deleted (its folder removed under us),
+        copy what the open connection still reads into a new one, so nothing is lost; if
+        another file took its place, open that one."""
+        try:
+            st = os.stat(self.db_path)
+        except FileNotFoundError:
+            self._rescue()
+            return
+        except OSError as exc:
+            fault = classify(exc, self.db_path)
+            raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+        if (st.st_dev, st.st_ino) != self._identity:
+            self._cache.close()
+            self._cache = self._open()
+        elif st.st_size == 0:  # truncated under us: the open connection still reads it
+            self._rescue(truncated=True)
+
+    def _rescue(self, *, truncated: bool = False) -> None:
+        """The database file is gone or cut to 0 bytes: write a copy of what the still-open
+        connection reads (its cache and write-ahead log). If that copy is unreadable too, the
+        usual path applies: moved aside, the tasks found in it reported, a fresh one made."""
+        try:
+            old = self._cache._con
+            if truncated:
+                moved = quarantine_file(self.db_path, self.quarantine_dir)
+                self._reports.append(
+                    f"checkpoint database {self.db_path} was cut to 0 bytes while open; the"
+                    f" empty file moved to {moved}, its records copied from the open connection"
+                )
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            if not self.db_path.exists():
+                copy = sqlite3.connect(self.db_path)
+                try:
+                    old.backup(copy)
+                finally:
+                    copy.close()
+        except (sqlite3.Error, OSError) as exc:
+            fault = classify(exc, self.db_path)
+            self._cache.close()
+            if fault != "corrupt":
+                raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+            # The open connection could not be read whole either: what it held is lost.
+            self._move_database_aside(f"could not be copied from the open connection: {exc}")
+        finally:
+            self._cache.close()
+        self._cache = self._open()
+        _log.error(
+            "agent.error",
+            where="checkpoints",
+            detail="the checkpoint database was deleted or cut short; made again",
+            database=str(self.db_path),
+        )
 
     # --- the API ------------------------------------------------------------------------------
 
     def save(self, record: TaskRecord) -> None:
         """Write the record; it is on disk (WAL fsynced) when this returns."""
         text = _dump(record)
+        self._write(lambda: self._cache.set(record.id, text, tag=record.updated_at))
+
+    def _write(self, write: Callable[[], object]) -> None:
+        """Run ``write`` under the lock; after a corrupt or deleted database, once more on the
+        fresh one. Other faults raise ``StoreUnavailable``."""
         with self._lock:
             try:
-                self._cache.set(record.id, text, tag=record.updated_at)
-            except sqlite3.DatabaseError as exc:
+                self._check_file()
+                write()
+            except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
-                self._cache.set(record.id, text, tag=record.updated_at)
+                try:
+                    write()
+                except (sqlite3.Error, OSError) as again:
+                    fault = classify(again, self.db_path)
+                    raise unavailable("task checkpoints", self.directory, fault, again) from again
 
     def get(self, task_id: str) -> TaskRecord | None:
         """The record, or None when absent or corrupt (a corrupt one is quarantined)."""
@@ -299,7 +451,7 @@ class CheckpointStore:
                 except ValueError as exc:
                     self._reports.append(self._quarantine_row(rows[0], str(exc)))
                     return None
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 return None
 
@@ -308,11 +460,11 @@ class CheckpointStore:
         with self._lock:
             try:
                 return bool(self._cache.delete(task_id))
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 return False
 
-    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
+    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
         """Save and delete many records in one transaction: one fsync for all of them (the
         runtime's group commit). All of it is on disk when this returns, or none of it."""
         texts = [(record.id, _dump(record), record.updated_at) for record in saves]
@@ -324,12 +476,7 @@ class CheckpointStore:
                 for task_id in deletes:
                     self._cache.delete(task_id)
 
-        with self._lock:
-            try:
-                write()
-            except sqlite3.DatabaseError as exc:
-                self._recover(exc)
-                write()
+        self._write(write)
 
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:
         """Records with ``updated_at >= now - max_age_s`` (any state), newest first.
@@ -343,7 +490,7 @@ class CheckpointStore:
         with self._lock:
             try:
                 rows = self._rows()
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 rows = []
             with _gc_paused():
@@ -366,7 +513,7 @@ class CheckpointStore:
         with self._lock:
             try:
                 rows = self._cache._sql("SELECT key FROM Cache WHERE raw = 1").fetchall()
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 return []
         return sorted(key for (key,) in rows if isinstance(key, str))
@@ -406,7 +553,7 @@ class MemoryCheckpointStore:
         with self._lock:
             return self._data.pop(task_id, None) is not None
 
-    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
+    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
         texts = [(record.id, _dump(record)) for record in saves]
         with self._lock:
             self._data.update(texts)

@@ -9,17 +9,28 @@ pickle. Each table keeps at most ``limit`` entries; the oldest go first.
 
 A task has one entry: adding a task id again (a resumed task that finished) replaces the old
 entry and moves it to the front.
+
+Faults (see ``faults.py``): a file SQLite cannot read (not a database, another schema, a folder
+in its place, 0 bytes) is moved to ``quarantine/history.db-<time>`` and a fresh one started,
+listed in ``quarantined``; a deleted folder is made again and the open connection's entries
+copied into it; a read-only folder or a full disk raise ``StoreUnavailable``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from skillrt.exceptions import UserError
+from skillrt.storage.faults import classify, quarantine_file, unavailable
+
+_T = TypeVar("_T")
 
 __all__ = ["History"]
 
@@ -62,13 +73,106 @@ class History:
             directory.mkdir(parents=True, exist_ok=True)
             self.path = directory / "history.db"
             target = str(self.path)
-        self._mutex = threading.Lock()
-        self._db = sqlite3.connect(
-            target, timeout=30, isolation_level=None, check_same_thread=False
+        self._mutex = threading.RLock()
+        self.quarantined: list[str] = []  # what was moved aside, for the runtime to report
+        self._target = target
+        self._identity: tuple[int, int] | None = None
+        self._db = self._open()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self._target, timeout=10, isolation_level=None, check_same_thread=False
         )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
-        self._db.executescript(_SCHEMA)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
+            db.executescript(_SCHEMA)
+            db.execute("SELECT seq, task_id, session_id, data FROM tasks LIMIT 0")
+            db.execute("SELECT seq, session_id, data FROM messages LIMIT 0")
+            if self.path is not None:
+                st = os.stat(self.path)
+                self._identity = (st.st_dev, st.st_ino)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        path = self.path
+        if path is None:
+            return self._connect()
+        if path.is_dir():
+            self._quarantine(path, "a folder stands where the database file should be")
+        elif path.is_file() and path.stat().st_size == 0:
+            self._quarantine(path, "the database file is empty (0 bytes)")
+        try:
+            return self._connect()
+        except (sqlite3.Error, OSError) as exc:
+            fault = classify(exc, path)
+            if fault != "corrupt":
+                raise unavailable("history", path.parent, fault, exc) from exc
+            self._quarantine(path, str(exc))
+        try:
+            return self._connect()
+        except (sqlite3.Error, OSError) as exc:
+            raise unavailable("history", path.parent, classify(exc, path), exc) from exc
+
+    def _quarantine(self, path: Path, detail: str) -> None:
+        moved = quarantine_file(path, path.parent / "quarantine")
+        self.quarantined.append(f"history {path} unreadable ({detail}); moved to {moved}")
+
+    def _guarded(self, op: Callable[[], _T]) -> _T:
+        """Run ``op`` under the mutex. A deleted file is made again from the open connection
+        and a corrupt one moved aside, then ``op`` runs once more; other faults raise
+        ``StoreUnavailable``."""
+        with self._mutex:
+            path = self.path
+            if path is None:
+                return op()
+            try:
+                self._check_file(path)
+                return op()
+            except (sqlite3.Error, OSError) as exc:
+                fault = classify(exc, path)
+                if fault == "missing":
+                    self._rescue(path)
+                elif fault == "corrupt":
+                    self._db.close()
+                    self._quarantine(path, str(exc))
+                    self._db = self._open()
+                else:
+                    raise unavailable("history", path.parent, fault, exc) from exc
+                try:
+                    return op()
+                except (sqlite3.Error, OSError) as again:
+                    fault = classify(again, path)
+                    raise unavailable("history", path.parent, fault, again) from again
+
+    def _check_file(self, path: Path) -> None:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._rescue(path)
+            return
+        if (st.st_dev, st.st_ino) != self._identity:  # another file took its place
+            self._db.close()
+            self._db = self._open()
+
+    def _rescue(self, path: Path) -> None:
+        """The file is gone (its folder deleted): copy the open connection's database."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                copy = sqlite3.connect(path)
+                try:
+                    self._db.backup(copy)
+                finally:
+                    copy.close()
+        except (sqlite3.Error, OSError) as exc:
+            raise unavailable("history", path.parent, classify(exc, path), exc) from exc
+        finally:
+            self._db.close()
+        self._db = self._open()
 
     def add_task(self, entry: dict[str, Any]) -> None:
         """Record a task (task_id, session_id, skill, intent, state, tokens, cost, times, ...)."""
@@ -76,7 +180,8 @@ class History:
         if not isinstance(task_id, str) or not isinstance(session_id, str):
             raise UserError("a task history entry needs task_id and session_id strings")
         data = _to_json(f"history entry of task {task_id!r}", entry)
-        with self._mutex:
+
+        def write() -> None:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
@@ -86,14 +191,21 @@ class History:
                 )
                 self._trim("tasks")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
             self._db.execute("COMMIT")
+
+        self._guarded(write)
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(sqlite3.Error):  # the error may have ended the transaction
+            self._db.execute("ROLLBACK")
 
     def add_message(self, session_id: str, message: dict[str, Any]) -> None:
         """Record a chat message of ``session_id`` (role, content, ... as a JSON object)."""
         data = _to_json(f"chat message of session {session_id!r}", message)
-        with self._mutex:
+
+        def write() -> None:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute(
@@ -101,9 +213,11 @@ class History:
                 )
                 self._trim("messages")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
             self._db.execute("COMMIT")
+
+        self._guarded(write)
 
     def _trim(self, table: str) -> None:
         # seq only grows, and rows leave only from the bottom, so this keeps the newest `limit`.
@@ -120,17 +234,17 @@ class History:
         if session_id is not None:
             query = "SELECT data FROM tasks WHERE session_id = ? ORDER BY seq DESC LIMIT ?"
             params = (session_id, limit)
-        with self._mutex:
-            rows = self._db.execute(query, params).fetchall()
+        rows = self._guarded(lambda: self._db.execute(query, params).fetchall())
         return [json.loads(data) for (data,) in rows]
 
     def messages(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """Chat messages of ``session_id``, newest first."""
-        with self._mutex:
-            rows = self._db.execute(
+        rows = self._guarded(
+            lambda: self._db.execute(
                 "SELECT data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
                 (session_id, limit),
             ).fetchall()
+        )
         return [json.loads(data) for (data,) in rows]
 
     def close(self) -> None:

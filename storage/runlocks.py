@@ -16,6 +16,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from skillrt.storage.faults import classify, unavailable
+
 __all__ = ["RunLocks"]
 
 
@@ -34,7 +36,17 @@ class RunLocks:
         if task_id in self._held:
             return True
         path = self._path(task_id)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:  # the state folder was deleted: make the folder again
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError as again:
+                fault = classify(again, Path(path))
+                raise unavailable("run locks", self.directory, fault, again) from again
+        except OSError as exc:
+            raise unavailable("run locks", self.directory, classify(exc, Path(path)), exc) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -15,7 +16,8 @@ from pydantic import BaseModel
 
 from skillrt.abort import AbortSignal
 from skillrt.agent import AgentRuntime
-from skillrt.exceptions import UserError
+from skillrt.events import Event
+from skillrt.exceptions import StoreUnavailable, UserError
 from skillrt.llm.base import LLMMessage, LLMResult, StreamCallback
 from skillrt.logs import RedactingFilter, Redactor
 from skillrt.messages import ChatMessage, TaskSummary
@@ -25,6 +27,7 @@ __all__ = [
     "EXIT_CANCELLED",
     "EXIT_FAILED",
     "EXIT_OK",
+    "EXIT_STORAGE",
     "EXIT_UNFINISHED",
     "EXIT_USAGE",
     "NoModel",
@@ -46,6 +49,8 @@ EXIT_UNFINISHED = 3
 """The task stopped unfinished and can be resumed: paused, or waiting for an answer."""
 EXIT_CANCELLED = 130
 """The task was cancelled (Ctrl-C), as a shell reports SIGINT."""
+EXIT_STORAGE = 74
+"""The state folder cannot be used: read-only, full, not a folder (EX_IOERR of sysexits)."""
 
 _USAGE_OUTCOMES = frozenset({"rephrase", "no_skill", "bad_params", "chat"})
 _FAILED_OUTCOMES = frozenset({"failed", "watchdog", "budget"})
@@ -54,6 +59,8 @@ _FAILED_OUTCOMES = frozenset({"failed", "watchdog", "budget"})
 def exit_code(message: ChatMessage) -> int:
     """The exit status of ``skillrt run`` / ``resume`` for the reply that ended the task."""
     outcome = message.data.get("outcome")
+    if outcome == "storage":
+        return EXIT_STORAGE
     if message.state == "WAITING_INPUT" or outcome == "paused":
         return EXIT_UNFINISHED
     if outcome == "cancelled" or message.state == "CANCELLED":
@@ -82,6 +89,17 @@ def user_errors() -> Iterator[None]:
     except UserError as exc:
         print(f"skillrt: error: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(EXIT_USAGE) from None
+    except StoreUnavailable as exc:  # read-only, full, not a folder: said in one paragraph
+        print(f"skillrt: error: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_STORAGE) from None
+    except (sqlite3.Error, OSError) as exc:  # a storage fault no store turned into one
+        print(
+            f"skillrt: error: the state folder cannot be used ({type(exc).__name__}: {exc});"
+            " run skillrt doctor to see what is wrong.",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise SystemExit(EXIT_STORAGE) from None
     except KeyboardInterrupt:
         print(file=sys.stderr, flush=True)
         raise SystemExit(EXIT_CANCELLED) from None
@@ -120,23 +138,30 @@ def open_config(
         config = config.model_copy(update={"log_level": "debug", "log_file": None})
     elif config.log_file is None and log_to_file:
         config = config.model_copy(update={"log_file": config.state_path / "logs" / "skillrt.log"})
-    _configure_library_logging(config, verbose)
-    return config
+    return _configure_library_logging(config, verbose)
 
 
-def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> None:
+def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> RuntimeConfig:
     """The CLI is the application: it owns the handlers. The library's stdlib loggers
-    (``skillrt.*``) and any other library's go where the runtime's lines go, redacted."""
+    (``skillrt.*``) and any other library's go where the runtime's lines go, redacted.
+
+    A log file that cannot be written (a read-only or full state folder) is dropped: the
+    command still runs, and says what is wrong with the state folder itself."""
     level = logging.DEBUG if verbose else getattr(logging, config.log_level.upper())
     redactor = Redactor(config.secret_values())
     handler: logging.Handler
+    stream: Any
     if config.log_file is not None:
         path = Path(config.log_file).expanduser()
-        if config.state_path in path.parents:  # <state>/logs: the state folder first
-            make_state_dir(config.state_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(path, encoding="utf-8")
-        stream: Any = handler.stream
+        try:
+            if config.state_path in path.parents:  # <state>/logs: the state folder first
+                make_state_dir(config.state_path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(path, encoding="utf-8")
+            stream = handler.stream
+        except OSError:
+            config = config.model_copy(update={"log_file": None})
+            handler, stream = logging.NullHandler(), open(os.devnull, "w")  # noqa: SIM115
     else:
         handler = logging.StreamHandler(sys.stderr)
         stream = sys.stderr
@@ -159,6 +184,7 @@ def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> None:
         wrapper_class=structlog.make_filtering_bound_logger(level),
         cache_logger_on_first_use=False,
     )
+    return config
 
 
 # --- the runtime ------------------------------------------------------------------------
@@ -187,7 +213,15 @@ class NoModel:
 
 def make_runtime(config: RuntimeConfig, *, with_model: bool = True) -> AgentRuntime:
     """A runtime for one command (a plain instance; the CLI needs no singleton)."""
-    return AgentRuntime(config, llm=None if with_model else NoModel())
+    runtime = AgentRuntime(config, llm=None if with_model else NoModel())
+    runtime.on("runtime:checkpoints_loaded", _report_quarantine)
+    return runtime
+
+
+def _report_quarantine(event: Event) -> None:
+    """What start-up moved aside (an unreadable database or record), one line each."""
+    for note in event.data.get("quarantined", []):
+        print(f"skillrt: warning: {note}", file=sys.stderr, flush=True)
 
 
 def find_task(prefix: str, tasks: Sequence[TaskSummary]) -> TaskSummary:

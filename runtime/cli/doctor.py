@@ -107,8 +107,68 @@ def _indexed_posts(index: Path) -> int:
     return int(row[0])
 
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_LOW_DISK_BYTES = 50_000_000
+# The columns each database's code reads, by table: another schema is a finding.
+_SCHEMAS: dict[str, dict[str, tuple[str, ...]]] = {
+    "checkpoints": {"Cache": ("key", "raw", "tag", "mode", "filename", "value")},
+    "history": {"tasks": ("task_id", "session_id", "data"), "messages": ("session_id", "data")},
+}
+
+
+def _database(name: str, path: Path) -> Check | None:
+    """A problem with one of the state folder's databases (None when there is none), read
+    without writing: header, then tables and columns through an immutable connection."""
+    label = f"{name} database"
+    then = "moved aside with a timestamp at the next start"
+    if path.is_dir():
+        return Check(label, f"{path} is a folder, not a database file; {then}", "warn")
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        return Check(label, f"{path} cannot be read ({exc})", "fail")
+    if not header:
+        return Check(label, f"{path} is empty (0 bytes); {then}", "warn")
+    if header != _SQLITE_HEADER:
+        return Check(label, f"{path} is not a SQLite database (corrupt); {then}", "warn")
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?immutable=1", uri=True)
+        try:
+            for table, columns in _SCHEMAS[name].items():
+                have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if have and not set(columns) <= have:
+                    return Check(
+                        label, f"{path} has another schema (table {table}); {then}", "warn"
+                    )
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        return Check(label, f"{path} is unreadable ({exc}); {then}", "warn")
+    return Check(label, f"{path} ok")
+
+
+def _disk(state: Path) -> Check:
+    try:
+        free = shutil.disk_usage(state if state.is_dir() else state.parent).free
+    except OSError as exc:
+        return Check("disk", f"free space unknown ({exc})", "warn")
+    if free < _LOW_DISK_BYTES:
+        return Check("disk", f"{free // 1_000_000} MB free under {state}: nearly full", "fail")
+    return Check("disk", f"{free // 1_000_000_000} GB free", "ok")
+
+
 def _state(config: RuntimeConfig) -> list[Check]:
     state = config.state_path
+    if state.exists() and not state.is_dir():
+        return [
+            Check(
+                "state folder", f"{state} is a file, not a folder: move it or set state_dir", "fail"
+            ),
+            _disk(state),
+        ]
     if state.is_dir():
         writable = os.access(state, os.W_OK)
         checks = [
@@ -123,6 +183,14 @@ def _state(config: RuntimeConfig) -> list[Check]:
         checks = [
             Check("state folder", f"{state} (created on first use)", "ok" if parent_ok else "fail")
         ]
+    checks.append(_disk(state))
+    for name, path in (
+        ("checkpoints", state / "checkpoints" / "cache" / "cache.db"),
+        ("history", state / "history" / "history.db"),
+    ):
+        found = _database(name, path)
+        if found is not None:
+            checks.append(found)
     index = state / "index" / "posts.sqlite3"
     if index.is_file():
         try:

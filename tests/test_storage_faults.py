@@ -1,0 +1,450 @@
+"""Storage faults give clear errors and lose nothing, through the Python API and the CLI.
+
+Faults: a read-only, full or deleted state folder; a state path that is a file; a valid
+SQLite file with another schema, a folder, a corrupt file or 0 bytes in place of the
+checkpoint or history database; the checkpoint database cut to 0 bytes while open. A full
+disk is a file-size limit of 0 bytes (every write fails with EFBIG); read-only runs the process
+without the capabilities that let root write anyway (tests run as root).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
+from skillrt.testing import ScriptedModel
+
+from .cli_support import article, cli_env, make_blog, write_script
+from .helpers import Recorder, TopicParams
+
+CHILD = Path(__file__).with_name("fault_child.py")
+PR_CAPBSET_DROP = 24
+DAC_CAPS = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+
+
+def without_root_powers() -> None:
+    """In a child before exec: drop the capabilities that let root ignore file modes."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in DAC_CAPS:
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def disk_full() -> None:
+    """In a child before exec: every file write fails as on a full disk (EFBIG)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+def read_only(state: Path) -> None:
+    for folder, dirs, files in os.walk(state, topdown=False):
+        for name in files:
+            os.chmod(Path(folder) / name, 0o444)
+        for name in dirs:
+            os.chmod(Path(folder) / name, 0o555)
+    os.chmod(state, 0o555)
+
+
+def writable(state: Path) -> None:
+    for folder, _dirs, files in os.walk(state):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(Path(folder) / name, 0o644)
+
+
+def child(
+    blog: Path, fault: str, when: str, preexec: Callable[[], None] | None = None
+) -> dict[str, Any]:
+    """The host program of ``fault_child.py``: its one JSON line, after checking it printed
+    no traceback."""
+    done = subprocess.run(
+        [sys.executable, str(CHILD), str(blog), fault, when],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=preexec,
+        env={**os.environ, "PYTHONPATH": str(CHILD.parent.parent)},
+    )
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def cli(
+    blog: Path,
+    tmp_path: Path,
+    *args: str,
+    preexec: Callable[[], None] | None = None,
+    answers: list[Any] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    script = write_script(tmp_path / "script.json", answers or [])
+    done = subprocess.run(
+        [sys.executable, "-m", "skillrt", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=cli_env(blog, script),
+        preexec_fn=preexec,
+    )
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr
+    return done
+
+
+def one_paragraph(text: str) -> None:
+    assert text.strip() and "\n\n" not in text.strip()
+    assert len(text.strip().splitlines()) <= 3
+
+
+@pytest.fixture
+def root_can_be_limited() -> None:
+    if os.geteuid() == 0:
+        try:
+            subprocess.run(["true"], preexec_fn=without_root_powers, check=True)
+        except (subprocess.SubprocessError, OSError):
+            pytest.skip("cannot drop root's file capabilities here")
+
+
+# --- a skill that pauses after its first step ------------------------------------------------
+
+
+def runtime(blog: Path) -> AgentRuntime:
+    """A runtime over ``blog`` with one skill: two durable steps, pausing between them when
+    its topic is "pause"."""
+    rt = AgentRuntime(load_config(content_root=blog), llm=ScriptedModel([]), skills=[])
+
+    @skill(name="PauseAfterOne", params=TopicParams, intents=["WRITE_ARTICLE"])
+    async def pause_after_one(ctx: SkillContext, params: TopicParams) -> SkillResult:
+        await ctx.step("one", lambda: {"topic": params.topic})
+        if params.topic == "pause":
+            rt.pause(ctx.task_id)
+        await ctx.step("two", lambda: 2)
+        return SkillResult(message=f"done: {params.topic}")
+
+    rt.register_skill(pause_after_one)
+    return rt
+
+
+async def paused_task(blog: Path) -> str:
+    """A task paused after its first step, durably; the runtime closed."""
+    rt = runtime(blog)
+    message = await rt.run_skill("PauseAfterOne", {"topic": "pause"})
+    assert message.data["outcome"] == "paused"
+    await rt.close()
+    assert message.task_id is not None
+    return message.task_id
+
+
+# --- databases that cannot be read: moved aside, the runtime starts -------------------------
+
+
+def checkpoint_db(blog: Path) -> Path:
+    return blog / ".skillrt" / "checkpoints" / "cache" / "cache.db"
+
+
+def history_db(blog: Path) -> Path:
+    return blog / ".skillrt" / "history" / "history.db"
+
+
+def wrong_schema(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE Cache (x); CREATE TABLE tasks (x); CREATE TABLE messages (y);")
+    db.commit()
+    db.close()
+
+
+def folder_instead(path: Path) -> None:
+    path.unlink()
+    (path / "inside").mkdir(parents=True)
+
+
+def corrupt(path: Path) -> None:
+    with path.open("r+b") as fh:
+        fh.write(b"this is no database" * 10)
+
+
+def zero_bytes(path: Path) -> None:
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    path.write_bytes(b"")
+
+
+DAMAGES = {
+    "wrong_schema": wrong_schema,
+    "folder": folder_instead,
+    "corrupt": corrupt,
+    "zero_bytes": zero_bytes,
+}
+
+
+@pytest.mark.parametrize("which", ["checkpoints", "history"])
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+async def test_an_unreadable_database_is_moved_aside_and_the_runtime_starts(
+    tmp_path: Path, which: str, damage: str
+) -> None:
+    blog = tmp_path / "blog"
+    held = await paused_task(blog)
+    path = checkpoint_db(blog) if which == "checkpoints" else history_db(blog)
+    if damage != "zero_bytes":  # the records reach the main file (a WAL checkpoint)
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+    DAMAGES[damage](path)
+
+    rt = runtime(blog)
+    events = Recorder(rt)
+    await rt.initialize()  # raised on every start before
+    (loaded,) = events.of("runtime:checkpoints_loaded")
+    (note,) = loaded.data["quarantined"]
+    assert "moved to" in note and "quarantine" in note
+    quarantine = (path.parent.parent if which == "checkpoints" else path.parent) / "quarantine"
+    assert any(quarantine.iterdir())  # kept, with a timestamp in its name
+    if which == "checkpoints" and damage == "corrupt":
+        assert held in note  # the tasks it may have held are named
+    if which == "checkpoints" and damage == "zero_bytes":
+        assert "lost" in note
+    if which == "history":
+        assert [t.id for t in rt.get_resumable_tasks()] == [held]  # checkpoints untouched
+    done = await rt.run_skill("PauseAfterOne", {"topic": "after"})
+    assert done.state == "COMPLETED"
+    await rt.close()
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_cli_starts_and_warns_about_a_database_moved_aside(tmp_path: Path, damage: str) -> None:
+    blog = make_blog(tmp_path)
+    first = cli(blog, tmp_path, "tasks", "--json")
+    assert first.returncode == 0
+    DAMAGES[damage](checkpoint_db(blog))
+    if history_db(blog).exists():
+        DAMAGES[damage](history_db(blog))
+    answers = article("Rust Ownership", ["Owners own.", "Moves."])
+    done = cli(
+        blog, tmp_path, "run", "--json", "write an article about Rust ownership", answers=answers
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["state"] == "COMPLETED"
+    assert "skillrt: warning: checkpoint database" in done.stderr
+    doctor = cli(blog, tmp_path, "doctor", "--json")
+    assert "Traceback" not in doctor.stdout
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_doctor_names_a_damaged_database(tmp_path: Path, damage: str) -> None:
+    blog = make_blog(tmp_path)
+    assert cli(blog, tmp_path, "tasks").returncode == 0
+    DAMAGES[damage](checkpoint_db(blog))
+    done = cli(blog, tmp_path, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
+    found = checks["checkpoints database"]
+    assert found["status"] == "warn"
+    words = {
+        "wrong_schema": "another schema",
+        "folder": "is a folder",
+        "corrupt": "not a SQLite database",
+        "zero_bytes": "empty (0 bytes)",
+    }
+    assert words[damage] in found["value"] and "moved aside" in found["value"]
+
+
+# --- the state folder deleted or cut short while running: made again, nothing lost -----------
+
+
+async def test_a_deleted_state_folder_is_made_again_and_loses_nothing(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    held = await paused_task(blog)
+    rt = runtime(blog)
+    await rt.initialize()
+    state = rt.config.state_path
+    shutil.rmtree(state)
+    done = await rt.run_skill("PauseAfterOne", {"topic": "after"})  # raised OSError before
+    assert done.state == "COMPLETED"
+    paused = await rt.run_skill("PauseAfterOne", {"topic": "pause"})
+    assert paused.data["outcome"] == "paused"
+    await rt.close()
+    assert (state / ".gitignore").is_file() or (state / "checkpoints").is_dir()
+
+    again = runtime(blog)
+    await again.initialize()
+    resumable = {t.id for t in again.get_resumable_tasks()}
+    assert resumable == {held, paused.task_id}  # the one from before the deletion too
+    await again.close()
+
+
+def test_a_deleted_state_folder_through_the_api_and_the_cli(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    out = child(blog, "delete", "running")
+    assert [r["state"] for r in out["replies"][:2]] == ["COMPLETED", "COMPLETED"]
+    assert (blog / ".skillrt").is_dir()
+    shutil.rmtree(blog / ".skillrt")
+    answers = article("Rust Ownership", ["Owners own.", "Moves."])
+    done = cli(
+        blog, tmp_path, "run", "--json", "write an article about Rust ownership", answers=answers
+    )
+    assert done.returncode == 0
+
+
+async def test_a_checkpoint_database_cut_to_0_bytes_while_open(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    held = await paused_task(blog)
+    rt = runtime(blog)
+    await rt.initialize()
+    db = checkpoint_db(blog)
+    os.truncate(db, 0)
+    for suffix in ("-wal", "-shm"):
+        db.with_name(db.name + suffix).unlink(missing_ok=True)
+    started = time.monotonic()
+    done = await rt.run_skill("PauseAfterOne", {"topic": "after"})
+    assert done.state == "COMPLETED"
+    await rt.close()
+    again = runtime(blog)
+    await again.initialize()
+    assert time.monotonic() - started < 10  # reopening never waits on a stale lock
+    assert [t.id for t in again.get_resumable_tasks()] == [held]
+    await again.close()
+
+
+def test_a_checkpoint_database_cut_short_through_the_api(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    out = child(blog, "truncate", "running")
+    assert [r["state"] for r in out["replies"][:2]] == ["COMPLETED", "COMPLETED"]
+
+
+# --- a full disk, a read-only folder, a file in place of the folder: clear errors ------------
+
+
+def test_a_full_disk_gives_clear_replies_and_never_claims_a_pause(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    out = child(blog, "full", "running")
+    for message in out["replies"][:2]:
+        assert message["state"] == "ERROR" and message["outcome"] == "storage"
+        assert "full" in message["content"] and "Free some space" in message["content"]
+        one_paragraph(message["content"])
+    assert out["replies"][2]["content"]  # a chat input still gets an answer
+
+    paused = child(blog, "pause_full", "running")
+    first = paused["replies"][0]
+    assert first["state"] == "ERROR" and first["outcome"] == "storage"
+    assert "could not be saved" in first["content"]
+    assert "paused" not in first["content"].lower() and "resume it" not in first["content"]
+    assert paused["resumable"] == []
+
+    at_start = child(blog, "none", "start", preexec=disk_full)
+    assert at_start["init"] == "StoreUnavailable"
+    assert "full" in at_start["message"]
+
+
+def test_a_full_disk_through_the_cli(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    assert cli(blog, tmp_path, "tasks").returncode == 0
+    answers = article("Rust Ownership", ["Owners own.", "Moves."])
+    done = cli(
+        blog,
+        tmp_path,
+        "run",
+        "write an article about Rust ownership",
+        preexec=disk_full,
+        answers=answers,
+    )
+    assert done.returncode == 74
+    assert "full" in done.stderr
+    one_paragraph(done.stderr)
+
+
+@pytest.mark.usefixtures("root_can_be_limited")
+def test_a_read_only_state_folder_through_the_api(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    out = child(blog, "read_only", "running", preexec=without_root_powers)
+    for message in out["replies"][:2]:
+        assert message["state"] == "ERROR" and message["outcome"] == "storage"
+        assert "cannot be written" in message["content"] and "state_dir" in message["content"]
+        assert str(blog) not in message["content"]
+    writable(blog / ".skillrt")
+    assert child(blog, "none", "start")["replies"][0]["state"] == "COMPLETED"
+    read_only(blog / ".skillrt")
+    try:
+        at_start = child(blog, "none", "start", preexec=without_root_powers)
+    finally:
+        writable(blog / ".skillrt")
+    assert at_start["init"] == "StoreUnavailable"
+    assert "cannot be written" in at_start["message"]
+
+
+@pytest.mark.usefixtures("root_can_be_limited")
+def test_a_read_only_state_folder_through_the_cli(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    assert cli(blog, tmp_path, "tasks").returncode == 0
+    read_only(blog / ".skillrt")
+    try:
+        answers = article("Rust Ownership", ["Owners own.", "Moves."])
+        done = cli(
+            blog,
+            tmp_path,
+            "run",
+            "write an article about Rust ownership",
+            preexec=without_root_powers,
+            answers=answers,
+        )
+        listed = cli(blog, tmp_path, "tasks", preexec=without_root_powers)
+        doctor = cli(blog, tmp_path, "doctor", "--json", preexec=without_root_powers)
+    finally:
+        writable(blog / ".skillrt")
+    assert done.returncode == 74 and listed.returncode == 74
+    assert "cannot be written" in done.stderr
+    one_paragraph(done.stderr)
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["state folder"]["status"] == "fail"
+    assert "not writable" in checks["state folder"]["value"]
+
+
+async def test_a_file_in_place_of_the_state_folder(tmp_path: Path) -> None:
+    blog = make_blog(tmp_path)
+    (blog / ".skillrt").write_text("not a folder")
+    rt = runtime(blog)
+    from skillrt.exceptions import StoreUnavailable
+
+    with pytest.raises(StoreUnavailable, match="is a file, not a folder"):
+        await rt.initialize()
+    done = cli(blog, tmp_path, "tasks")
+    assert done.returncode == 74 and "is a file, not a folder" in done.stderr
+    doctor = cli(blog, tmp_path, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["state folder"]["status"] == "fail"
+
+
+# --- close() closes every connection --------------------------------------------------------
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def test_close_closes_every_sqlite_connection(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    counts = []
+    for n in range(3):
+        rt = runtime(blog)
+        await rt.initialize()
+        for i in range(3):  # commits run in worker threads
+            await rt.run_skill("PauseAfterOne", {"topic": f"t{n}-{i}"})
+        await rt.close()
+        counts.append(open_fds())
+    assert counts[0] == counts[1] == counts[2], counts
