@@ -106,7 +106,8 @@ def run(
     posts_dir: PostsDir = None,
     verbose: Verbose = False,
 ) -> None:
-    """Run one task and exit: 0 done, 1 failed, 2 bad input, 3 unfinished, 130 cancelled."""
+    """Run one task and exit: 0 done, 1 failed, 2 bad input, 3 unfinished, 74 state folder
+    unusable (read-only, full), 130 cancelled."""
     with user_errors():
         context: dict[str, str] = {}
         if file is not None:
