@@ -84,14 +84,7 @@ class Committer:
     def _apply(self, ops: dict[str, TaskRecord | None]) -> None:
         saves = [record for record in ops.values() if record is not None]
         deletes = [task_id for task_id, record in ops.items() if record is None]
-        apply = getattr(self.store, "apply", None)
-        if apply is not None:
-            apply(saves, deletes)
-        else:  # a store without batches: one write at a time
-            for record in saves:
-                self.store.save(record)
-            for task_id in deletes:
-                self.store.delete(task_id)
+        self.store.apply(saves, deletes)
         self.rounds += 1
 
     def _after_reset(self) -> None:

@@ -25,10 +25,15 @@ class CostTotals:
 
 
 class CostTracker:
-    """Adds up usage as it is recorded. A call of an unpriced model counts as unpriced, not free."""
+    """Adds up usage as it is recorded. A call of an unpriced model counts as unpriced, not free.
 
-    def __init__(self) -> None:
-        self.by_task: dict[str, CostTotals] = defaultdict(CostTotals)
+    Per task, only the ``keep_tasks`` most recent tasks are kept (a reply's caller reads its
+    task's totals just after it ends; a long-lived runtime must not grow for ever).
+    """
+
+    def __init__(self, *, keep_tasks: int = 1000) -> None:
+        self.keep_tasks = keep_tasks
+        self.by_task: dict[str, CostTotals] = {}
         self.by_skill: dict[str, CostTotals] = defaultdict(CostTotals)
         self.by_session: dict[str, CostTotals] = defaultdict(CostTotals)
         self.by_model: dict[str, CostTotals] = defaultdict(CostTotals)
@@ -43,7 +48,12 @@ class CostTracker:
         tokens: int,
         cost: float | None,
     ) -> None:
-        self.by_task[task_id].add(tokens, cost)
+        totals = self.by_task.get(task_id)
+        if totals is None:
+            totals = self.by_task[task_id] = CostTotals()
+            while len(self.by_task) > self.keep_tasks:  # the oldest task first
+                del self.by_task[next(iter(self.by_task))]
+        totals.add(tokens, cost)
         self.by_session[session_id].add(tokens, cost)
         self.by_model[model].add(tokens, cost)
         if skill:
@@ -54,6 +64,3 @@ class CostTracker:
 
     def session(self, session_id: str) -> CostTotals:
         return self.by_session.get(session_id) or CostTotals()
-
-    def forget_task(self, task_id: str) -> None:
-        self.by_task.pop(task_id, None)

@@ -17,31 +17,8 @@ import structlog
 
 from skillrt.logs import Redactor, library_logger
 
-__all__ = ["EVENT_TYPES", "Event", "EventBus", "EventCallback", "TaskEmitter"]
+__all__ = ["Event", "EventBus", "EventCallback", "TaskEmitter"]
 
-EVENT_TYPES: frozenset[str] = frozenset(
-    {
-        "runtime:initialized",
-        "runtime:checkpoints_loaded",
-        "state:changed",
-        "task:started",
-        "task:progress",
-        "task:waiting_input",
-        "task:completed",
-        "task:aborted",
-        "task:stream",
-        "task:metrics",
-        "agent:status",
-        "agent:reasoned",
-        "agent:action",
-        "browser:navigated",
-        "browser:action_started",
-        "browser:action_completed",
-        "ai:generation",
-        "ai:generation:error",
-    }
-)
-"""The names of DESIGN.md; ``task:stream`` (model text deltas for live display) is ours."""
 
 _EVENT_KEYS = ("type", "task_id", "data", "timestamp")
 

@@ -40,6 +40,8 @@ __all__ = ["MAX_READ_BYTES", "STATE_FOLDER", "FileStore", "fsync_dir", "sha256_h
 
 STATE_FOLDER = ".skillrt"
 MAX_READ_BYTES = 2 * 1024 * 1024  # the default of max_post_bytes
+# Never blocks on a FIFO; O_NONBLOCK and O_CLOEXEC do not exist on Windows (nor FIFOs).
+_READ_FLAGS: int = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _MAX_NAME_BYTES = 255
 _MAX_PATH_BYTES = 4096
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -227,7 +229,7 @@ class FileStore:
             info = os.stat(target)
             if not stat.S_ISREG(info.st_mode):
                 return None
-            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(target, _READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         digest = hashlib.sha256()
@@ -249,7 +251,7 @@ class FileStore:
                 rel, f"a {_kind(info.st_mode)}, not a regular file; not reading it"
             )
         self._check_size(rel, info.st_size)
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(target, _READ_FLAGS)
         with os.fdopen(fd, "rb") as fh:
             opened = os.fstat(fh.fileno())
             if not stat.S_ISREG(opened.st_mode):  # swapped for something else since the stat

@@ -386,15 +386,6 @@ class EntityGraph(SQLiteCache):
             ).fetchall()
         return [str(r[0]) for r in rows]
 
-    def outlinks(self, post: str) -> list[GraphLink]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT target, target_type, kind FROM links WHERE source = ?"
-                " ORDER BY kind, target",
-                (post,),
-            ).fetchall()
-        return [GraphLink(post, *row) for row in rows]
-
     def posts(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT path FROM posts ORDER BY path")]

@@ -11,14 +11,37 @@ is free to resume at once.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 from skillrt.storage.faults import classify, unavailable
 
+if sys.platform == "win32":  # no fcntl there: msvcrt's byte-range lock, also dropped at exit
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
 __all__ = ["RunLocks"]
+
+_OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)  # no O_CLOEXEC on Windows
 
 
 class RunLocks:
@@ -37,24 +60,24 @@ class RunLocks:
             return True
         path = self._path(task_id)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(path, _OPEN_FLAGS, 0o644)
         except FileNotFoundError:  # the state folder was deleted: make the folder again
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                fd = os.open(path, _OPEN_FLAGS, 0o644)
             except OSError as again:
                 fault = classify(again, Path(path))
                 raise unavailable("run locks", self.directory, fault, again) from again
         except OSError as exc:
             raise unavailable("run locks", self.directory, classify(exc, Path(path)), exc) from exc
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
+            locked = _try_lock(fd)
         except BaseException:
             os.close(fd)
             raise
+        if not locked:
+            os.close(fd)
+            return False
         self._held[task_id] = (fd, path)
         return True
 

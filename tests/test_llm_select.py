@@ -109,6 +109,7 @@ def test_configured_openai_provider_talks_to_the_endpoint(server: OpenAIServer) 
     assert server.chat_requests[0].headers["authorization"] == "Bearer sk-config"
 
 
+@pytest.mark.local_model  # describe_llm checks llama-cpp-python before the file
 def test_local_with_a_missing_model_file(tmp_path: Path) -> None:
     config = load_config(llm={"provider": "local", "model_path": str(tmp_path / "nope.gguf")})
     info = describe_llm(config)

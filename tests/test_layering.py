@@ -1,0 +1,121 @@
+"""Layering at import time, the curated public surface and imports that work on every OS.
+
+``skillrt`` loads its names lazily (PEP 562), so a part imports only what it needs: the
+storage layer loads nothing of the runtime but ``skillrt.exceptions``. As in httpx, every name
+in ``__all__`` is importable and the list is kept sorted.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import skillrt
+
+ROOT = Path(__file__).resolve().parent.parent
+STORAGE = sorted(
+    p.stem for p in (ROOT / "storage").glob("*.py") if p.stem not in ("__init__", "pg", "pg_schema")
+)
+
+
+def loaded_after(code: str) -> list[str]:
+    """The ``skillrt`` modules a fresh interpreter has loaded after running ``code``."""
+    report = "print(json.dumps(sorted(m for m in sys.modules if m.startswith('skillrt'))))"
+    probe = f"{code}\nimport sys, json\n{report}"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def runtime_modules(modules: list[str]) -> set[str]:
+    """The runtime's modules among ``modules`` (the storage and config layers left out)."""
+    return {m for m in modules if not m.startswith(("skillrt.storage", "skillrt.config"))}
+
+
+def test_importing_skillrt_loads_nothing_else() -> None:
+    assert loaded_after("import skillrt") == ["skillrt"]
+
+
+@pytest.mark.parametrize("module", ["skillrt.storage", *(f"skillrt.storage.{m}" for m in STORAGE)])
+def test_the_storage_layer_loads_only_the_exceptions_of_the_runtime(module: str) -> None:
+    assert runtime_modules(loaded_after(f"import {module}")) <= {"skillrt", "skillrt.exceptions"}
+
+
+def test_every_name_in_all_is_importable() -> None:
+    for name in skillrt.__all__:
+        assert getattr(skillrt, name) is not None, name
+    namespace: dict[str, object] = {}
+    exec("from skillrt import *", namespace)
+    assert set(skillrt.__all__) <= set(namespace)
+    with pytest.raises(AttributeError):
+        skillrt.NoSuchName  # noqa: B018
+
+
+def test_all_is_sorted_and_without_repeats() -> None:
+    def kind(name: str) -> tuple[int, str]:  # constants, then classes, then the rest
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    names = skillrt.__all__
+    assert len(names) == len(set(names))
+    assert names == sorted(names, key=kind)
+
+
+def test_all_names_come_from_their_modules() -> None:
+    """What ``__all__`` lists is exactly what the lazy table and the type-checking block name."""
+    tree = ast.parse((ROOT / "runtime" / "__init__.py").read_text(encoding="utf-8"))
+    typed: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("skillrt"):
+            typed.update(alias.asname or alias.name for alias in node.names)
+    lazy = set(skillrt._LAZY)  # type: ignore[attr-defined]
+    assert typed == lazy == set(skillrt.__all__) - {"__version__"}
+
+
+def _top_level_fcntl(path: Path) -> bool:
+    """Whether ``path`` imports fcntl outside an ``if sys.platform ...`` block."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Import) and any(a.name == "fcntl" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == "fcntl":
+            return True
+        if isinstance(node, ast.Try):
+            for inner in node.body:
+                if isinstance(inner, ast.Import) and any(a.name == "fcntl" for a in inner.names):
+                    return False  # a guarded import
+    return False
+
+
+def test_no_module_imports_fcntl_unguarded() -> None:
+    files = [
+        p for folder in ("runtime", "skills", "storage") for p in (ROOT / folder).rglob("*.py")
+    ]
+    assert [str(p.relative_to(ROOT)) for p in files if _top_level_fcntl(p)] == []
+
+
+def test_skillrt_imports_without_fcntl() -> None:
+    """As on Windows: no fcntl module at all."""
+    code = (
+        "import sys; sys.modules['fcntl'] = None\n"
+        "import skillrt, skillrt.exceptions, skillrt.storage, skillrt.storage.files\n"
+        "import skillrt.storage.checkpoints, skillrt.storage.history\n"
+        "from skillrt import State, skill, SkillResult, load_config"
+    )
+    assert "skillrt.storage.files" in loaded_after(code)
+
+
+def test_the_skill_decorator_survives_an_import_of_its_module() -> None:
+    code = (
+        "import skillrt.skill\n"
+        "from skillrt import skill\n"
+        "assert callable(skill) and skill.__module__ == 'skillrt.skill', skill\n"
+        "from skillrt.skill import Skill, SkillResult"
+    )
+    assert "skillrt.skill" in loaded_after(code)
