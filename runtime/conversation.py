@@ -208,6 +208,10 @@ class Sessions:
             max_tokens=bound,
         )
 
+    def turns(self, session_id: str) -> tuple[Turn, ...]:
+        """Every turn held for the session (unbounded; at most the newest 200)."""
+        return tuple(self._get(session_id).turns)
+
     def forget(self, session_id: str) -> None:
         """Drop a session from memory (it is read back from the history when used again)."""
         self._sessions.pop(session_id, None)

@@ -26,6 +26,7 @@ from skillrt.cli.doctor import run_checks
 from skillrt.cli.oneshot import OneShot
 from skillrt.cli.readers import make_reader
 from skillrt.cli.repl import Repl
+from skillrt.cli.sessions import choose_session
 from skillrt.messages import TaskSummary
 from skillrt.settings import RuntimeConfig, make_state_dir
 
@@ -77,17 +78,35 @@ TaskId = Annotated[str, typer.Argument(help="A task id; a unique prefix is enoug
 def _default(ctx: typer.Context) -> None:
     """Without a command, start the chat."""
     if ctx.invoked_subcommand is None:
-        chat(root=None, posts_dir=None, verbose=False)
+        chat(root=None, posts_dir=None, verbose=False, resume_last=False, session=None)
 
 
 @app.command()
-def chat(root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False) -> None:
+def chat(
+    root: Root = None,
+    posts_dir: PostsDir = None,
+    verbose: Verbose = False,
+    resume_last: Annotated[
+        bool,
+        typer.Option(
+            "--continue", "-c", help="Pick up the last session here: its turns and its focus."
+        ),
+    ] = False,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", "-s", help="Open the session of this name (made if new)."),
+    ] = None,
+) -> None:
     """Chat with your blog: type requests, watch tasks run; Ctrl-C cancels, Ctrl-D quits."""
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        config.session_id, continued = choose_session(
+            config.state_path, name=session, resume_last=resume_last
+        )
         runtime = make_runtime(config)
         reader = make_reader(config.state_path / "input-history")
-        status = asyncio.run(Repl(runtime, Console(), reader).run())
+        repl = Repl(runtime, Console(), reader, continuing=resume_last and not continued)
+        status = asyncio.run(repl.run())
     raise typer.Exit(status)
 
 

@@ -12,6 +12,7 @@ import asyncio
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from rich.console import Console
 from rich.markup import escape
@@ -25,6 +26,7 @@ from skillrt.cli.common import find_task
 from skillrt.cli.display import Display, age, cost_line, tasks_table
 from skillrt.cli.lines import line
 from skillrt.cli.readers import LineReader
+from skillrt.cli.sessions import remember_session
 from skillrt.context import detect_language
 from skillrt.exceptions import UserError
 from skillrt.machine import State
@@ -47,7 +49,14 @@ class _Command:
 class Repl:
     """The chat loop over one runtime (see the module docstring)."""
 
-    def __init__(self, runtime: AgentRuntime, console: Console, reader: LineReader) -> None:
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        console: Console,
+        reader: LineReader,
+        *,
+        continuing: bool = False,
+    ) -> None:
         self.rt = runtime
         self.console = console
         self.reader = reader
@@ -56,6 +65,7 @@ class Repl:
         self._interrupts = 0
         self._question: str | None = None
         self.language = "en"  # the session's: that of the last request typed
+        self._no_last_session = continuing  # --continue found no earlier session
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -107,6 +117,7 @@ class Repl:
         self._info(f"posts: {layout.describe()}")
         if (hint := layout.hint()) is not None:
             self.console.print(Text(f"hint: {hint}", style="yellow"), highlight=False)
+        self._session_banner()
         resumable = self.rt.get_resumable_tasks()
         if resumable:
             n = len(resumable)
@@ -123,10 +134,25 @@ class Repl:
             self._info(self._say("waiting_at_exit", task=waiting))
         await self.rt.close()
 
+    def _session_banner(self) -> None:
+        """Say which session this is (continued: how much it holds, and its focus)."""
+        remember_session(self.rt.config.state_path, self.rt.session_id)
+        if self._no_last_session:
+            self._info("No earlier session here; starting a new one.")
+        conversation = self.rt.conversation()
+        if conversation.turns:
+            n = len(self.rt.sessions.turns(self.rt.session_id))
+            focus = f"; focus {conversation.focus}" if conversation.focus else ""
+            self._info(f"Continuing session {self.rt.session_id}: {n} earlier messages{focus}.")
+            last_user = next((t for t in reversed(conversation.turns) if t.role == "user"), None)
+            if last_user is not None:
+                self.language = detect_language(last_user.content)
+
     def _prompt(self) -> str:
         question = self._pending_question()
         if question is None:
-            return _PROMPT
+            focus = self.rt.conversation().focus
+            return f"{PurePosixPath(focus).name} {_PROMPT}" if focus else _PROMPT
         first = question.strip().splitlines()[0] if question.strip() else "answer"
         if len(first) <= max(20, self.console.width - 10):
             return f"{first} {_PROMPT}"
@@ -336,6 +362,27 @@ class Repl:
         for name, value in rows:
             self.console.print(Text(f"{name}: {value}"), highlight=False)
 
+    async def cmd_new(self, _arg: str) -> None:
+        if self._pending_question() is not None:
+            self.console.print("A task is waiting for your answer; answer or /cancel it first.")
+            return
+        session = self.rt.new_session()
+        remember_session(self.rt.config.state_path, session)
+        self.console.print(f"New session {session}: no earlier turns, no focus.")
+
+    async def cmd_open(self, arg: str) -> None:
+        if not arg:
+            raise UserError("give a post's path, e.g. /open posts/rust-ownership.md")
+        path = await self.rt.set_focus(arg)
+        self.console.print(f"Focus: {path} (follow-ups such as “make it shorter” act on it)")
+
+    async def cmd_focus(self, _arg: str) -> None:
+        focus = self.rt.conversation().focus
+        if focus is None:
+            self.console.print("No focus yet: write, edit or summarise a post, or /open PATH.")
+        else:
+            self.console.print(f"Focus: {focus}")
+
     async def cmd_quit(self, _arg: str) -> object:
         return _QUIT
 
@@ -387,6 +434,9 @@ COMMANDS: dict[str, _Command] = {
     "cost": _Command("/cost", "tokens and money of this session", Repl.cmd_cost),
     "history": _Command("/history [all]", "tasks of this session (or all)", Repl.cmd_history),
     "model": _Command("/model", "the model in use and why", Repl.cmd_model),
+    "open": _Command("/open PATH", "make a post the focus (what “it” means)", Repl.cmd_open),
+    "focus": _Command("/focus", "the post follow-ups act on", Repl.cmd_focus),
+    "new": _Command("/new", "start a new session (no turns, no focus)", Repl.cmd_new),
     "quit": _Command("/quit", "leave (also /exit, Ctrl-D)", Repl.cmd_quit),
     "exit": _Command("/exit", "leave", Repl.cmd_quit, listed=False),
 }

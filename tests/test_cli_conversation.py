@@ -1,0 +1,111 @@
+"""The conversation in a real terminal: follow-ups, the focus in the prompt, ``--continue``
+after a restart, ``--session NAME``, ``/open``, ``/focus`` and ``/new`` (pexpect, scripted
+model)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.cli_support import article, cli_env, make_blog, write_script
+from tests.test_cli_chat import quit_with_ctrl_d
+
+TIMEOUT = 30
+
+
+def spawn(env: dict[str, str], cwd: Path, *args: str) -> pexpect.spawn:
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "skillrt", "chat", *args],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=TIMEOUT,
+        dimensions=(40, 120),
+    )
+    child.logfile_read = sys.stdout
+    return child
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return make_blog(tmp_path)
+
+
+def test_a_conversation_goes_on_after_a_restart(blog: Path, tmp_path: Path) -> None:
+    post = blog / "posts" / "rust-ownership.md"
+    first = [*article("Rust Ownership", ["One owner.", "Moves."]), "A much shorter body.\n"]
+    child = spawn(cli_env(blog, write_script(tmp_path / "a.json", first)), tmp_path)
+    child.expect("› ")
+    child.sendline("write an article about Rust ownership")
+    child.expect("posts/rust-ownership.md")
+    child.expect("rust-ownership.md › ")  # the prompt shows the focus
+    child.sendline("make it shorter")
+    child.expect("Edited the body of posts/rust-ownership.md")
+    child.expect("rust-ownership.md › ")
+    child.sendline("/focus")
+    child.expect("Focus: posts/rust-ownership.md")
+    assert quit_with_ctrl_d(child) == 0
+    assert "A much shorter body." in post.read_text(encoding="utf-8")
+
+    # A new process: --continue picks up the session, its turns and its focus.
+    second = ["Summary: ownership in one line.", "Rust 所有权", "每个值只有一个所有者。", "嗨！"]
+    env = cli_env(blog, write_script(tmp_path / "b.json", second))
+    child = spawn(env, tmp_path, "--continue")
+    child.expect(r"Continuing session [0-9a-f]{16}: 4 earlier messages; focus\s+posts/rust-own")
+    child.expect("rust-ownership.md › ")
+    child.sendline("summarize it")
+    child.expect("Summary of posts/rust-ownership.md")
+    child.expect("rust-ownership.md › ")
+    child.sendline("translate it into Chinese")
+    child.expect(r"as\s+posts/rust-ownership-zh\.md")
+    child.expect("rust-ownership-zh.md › ")  # the translation is the focus now
+    child.sendline("delete it")
+    child.expect("Answer yes or no")
+    child.sendline("yes")
+    child.expect(r"to\s+the\s+trash")
+    child.expect("\n› ")  # no focus any more
+    child.sendline("/open posts/docker-basics.md")
+    child.expect("Focus: posts/docker-basics.md")
+    child.expect("docker-basics.md › ")
+    child.sendline("你好")
+    child.expect("嗨！")
+    child.expect("completed")
+    child.sendline("/new")
+    child.expect(r"New session [0-9a-f]{16}: no earlier turns,\s+no focus")
+    child.sendline("/focus")
+    child.expect("No focus yet")
+    assert quit_with_ctrl_d(child) == 0
+    assert not (blog / "posts" / "rust-ownership-zh.md").exists()
+    assert post.is_file()
+
+    # --continue now picks up the new, empty session; a named session keeps its own focus.
+    child = spawn(env, tmp_path, "--continue")
+    child.expect("› ")
+    child.sendline("/focus")
+    child.expect("No focus yet")
+    assert quit_with_ctrl_d(child) == 0
+    child = spawn(env, tmp_path, "--session", "drafts")
+    child.expect("› ")
+    child.sendline("/open posts/git-workflow.md")
+    child.expect("git-workflow.md › ")
+    assert quit_with_ctrl_d(child) == 0
+    child = spawn(env, tmp_path, "--session", "drafts")
+    child.expect("git-workflow.md › ")
+    assert quit_with_ctrl_d(child) == 0
+
+
+def test_continue_without_an_earlier_session_starts_a_new_one(blog: Path, tmp_path: Path) -> None:
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    child = spawn(env, tmp_path, "--continue")
+    child.expect("No earlier session here; starting a new one.")
+    child.expect("› ")
+    assert quit_with_ctrl_d(child) == 0
+    child = spawn(env, tmp_path, "--session", "bad name")
+    child.expect("a session name is 1 to 100 letters")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2
