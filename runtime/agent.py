@@ -1446,7 +1446,10 @@ class AgentRuntime:
             if not task.outcome.done():
                 task.deliver(self._reply("The runtime closed.", task_id=task.id, outcome="closed"))
         if self.committer is not None:
-            await self.committer.durable()
+            try:
+                await self.committer.durable()
+            except Exception as exc:  # a full or read-only disk: closing still closes
+                self.logger.error("agent.error", where="close", error=self._blog_relative(str(exc)))
         aclose = getattr(self._llm, "aclose", None)
         if self._owns_llm and aclose is not None:  # a model we made (connections, llama.cpp)
             await aclose()
@@ -1455,7 +1458,10 @@ class AgentRuntime:
 
     def _close_stores(self) -> None:
         if self.committer is not None:
-            self.committer.flush_sync()  # anything queued since (a synchronous close)
+            try:
+                self.committer.flush_sync()  # anything queued since (a synchronous close)
+            except Exception as exc:  # a full or read-only disk: the stores still close
+                self.logger.error("agent.error", where="close", error=self._blog_relative(str(exc)))
             self.committer = None
         for closable in (self._store, self.history, self.memory, self.locks, self.runlocks):
             if closable is not None:

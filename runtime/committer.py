@@ -57,6 +57,9 @@ class Committer:
         if not self._ops and (self._flusher is None or self._flusher.done()):
             return
         waiter = asyncio.get_running_loop().create_future()
+        # A caller cancelled while waiting (a task stopped at shutdown) no longer reads the
+        # outcome: mark a failure as seen, so asyncio does not print it as never retrieved.
+        waiter.add_done_callback(_seen)
         self._waiters.append(waiter)
         self._kick()
         await asyncio.shield(waiter)
@@ -117,3 +120,8 @@ class Committer:
                     waiter.set_result(None)
                 else:
                     waiter.set_exception(error)
+
+
+def _seen(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()

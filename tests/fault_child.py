@@ -9,7 +9,8 @@ JSON line: what ``initialize`` raised, or each reply's state, outcome and text. 
 - ``read_only``: the state folder and everything in it made read-only (the test runs this
   process without the capabilities that let root write anyway);
 - ``truncate``: the checkpoint database is cut to 0 bytes (its WAL and index removed);
-- ``pause_full``: the disk fills between two steps, then the task is asked to pause.
+- ``pause_full``: the disk fills between two steps, then the task is asked to pause;
+- ``close_full``: the disk fills while a task runs, then the runtime is closed.
 """
 
 from __future__ import annotations
@@ -99,6 +100,19 @@ async def main(root: Path, fault: str, when: str) -> dict[str, Any]:
         await runtime.initialize()
     except SkillrtError as exc:
         return {"init": type(exc).__name__, "message": str(exc)}
+    if fault == "close_full":  # the disk fills while a task runs, then the program closes
+        started = asyncio.Event()
+
+        def hold(ctx: SkillContext) -> None:
+            started.set()
+
+        BREAK_MID_TASK.append(hold)
+        running = asyncio.ensure_future(runtime.run_skill("TwoSteps", {"topic": "slow"}))
+        await started.wait()
+        fill_disk()
+        await runtime.close()  # must not raise, and must not promise a resume
+        message = await running
+        return {"replies": [shown(message)], "closed": True}
     if fault == "pause_full":
 
         def pause_on_full_disk(ctx: SkillContext) -> None:

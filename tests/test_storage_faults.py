@@ -347,6 +347,11 @@ def test_a_full_disk_gives_clear_replies_and_never_claims_a_pause(tmp_path: Path
     assert "paused" not in first["content"].lower() and "resume it" not in first["content"]
     assert paused["resumable"] == []
 
+    closed = child(blog, "close_full", "running")
+    assert closed["closed"]
+    (last,) = closed["replies"]
+    assert "resume" not in last["content"].lower() or "could not be" in last["content"]
+
     at_start = child(blog, "none", "start", preexec=disk_full)
     assert at_start["init"] == "StoreUnavailable"
     assert "full" in at_start["message"]
