@@ -63,6 +63,7 @@ SUITES: tuple[Suite, ...] = (
     Suite("routing", "bench_routing", "routing", {"passes": 200}, {"passes": 20}),
     Suite("resume", "bench_runtime", "resume_startup", {"records": 10_000}, {"records": 1000}),
     Suite("abort", "bench_llm", "abort_latency"),
+    Suite("serve", "bench_serve", "serve_concurrency", {"clients": 200}, {"clients": 20}),
     Suite("local_model", "bench_llm", "local_model_speed"),
     Suite("observation", "bench_observation", "observation_size"),
     Suite(
@@ -97,7 +98,7 @@ def _resolve(suite: Suite) -> tuple[Callable[..., Any] | None, str | None]:
     try:
         module = importlib.import_module(qualified)
     except ModuleNotFoundError as exc:
-        if exc.name in (qualified, "langgraph", "pyinstrument"):
+        if exc.name in (qualified, "langgraph", "pyinstrument", "fastapi", "uvicorn"):
             return None, f"{qualified} is not available ({exc.name} missing)"
         raise
     fn = getattr(module, suite.function, None)

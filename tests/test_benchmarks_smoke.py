@@ -115,3 +115,14 @@ def test_results_without_rows_are_flattened() -> None:
         ("latency.p99_ms", 1.5),
         ("ok", True),
     ]
+
+
+def test_serve_benchmark_runs() -> None:
+    pytest.importorskip("fastapi")
+    from benchmarks import bench_serve
+
+    result = check(bench_serve.serve_concurrency(clients=5, steps=2, delay_s=0.01, requests=32))
+    details = result["details"]
+    assert details["completed"] == 5
+    assert details["first_event_ms"]["p99"] > 0
+    assert details["tasks_list_rps"] > 0

@@ -89,7 +89,7 @@ class Jobs:
                 job.entry = self.log.add_message(message)
         finally:
             job.finished = True
-            self.log.add_marker()
+            self.log.add_marker(job.task_id)
 
     def running_for(self, task_id: str) -> bool:
         return any(j.task_id == task_id for j in self._running)

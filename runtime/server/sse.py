@@ -44,11 +44,16 @@ def format_entry(entry: Entry) -> bytes:
 
 
 class _TaskLog:
-    __slots__ = ("entries", "session_id")
+    __slots__ = ("changed", "entries", "session_id")
 
     def __init__(self, session_id: str | None) -> None:
         self.session_id = session_id
         self.entries: deque[Entry] = deque(maxlen=_PER_TASK)
+        self.changed = asyncio.Event()  # replaced at each entry: followers of this task wait
+
+    def wake(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
 
 
 class EventLog:
@@ -97,12 +102,16 @@ class EventLog:
         )
         if log is not None:
             log.entries.append(entry)
+            log.wake()
         self._recent.append(entry)
         self._wake()
         return entry
 
-    def add_marker(self) -> None:
+    def add_marker(self, task_id: str | None = None) -> None:
         """Wake the followers without adding anything (a call ended with no reply)."""
+        log = self._tasks.get(task_id) if task_id else None
+        if log is not None:
+            log.wake()
         self._wake()
 
     def _wake(self) -> None:
@@ -116,6 +125,8 @@ class EventLog:
     def close(self) -> None:
         """The server is stopping: followers end after what they have."""
         self.closed = True
+        for log in self._tasks.values():
+            log.wake()
         self._wake()
 
     # --- reading -------------------------------------------------------------------------
@@ -127,7 +138,13 @@ class EventLog:
         log = self._tasks.get(task_id)
         if log is None:
             return []
-        return [e for e in log.entries if e.seq > after]
+        newer: list[Entry] = []
+        for entry in reversed(log.entries):  # from the end: only the new ones are read
+            if entry.seq <= after:
+                break
+            newer.append(entry)
+        newer.reverse()
+        return newer
 
     def recent_entries(self, after: int, session_id: str | None) -> list[Entry]:
         return [
@@ -149,6 +166,9 @@ class EventLog:
         at once when nothing more can come (the task is not running). ``None`` = a ping."""
         cursor = after
         while True:
+            log = self._tasks.get(task_id)
+            # Waited on before reading, so nothing added in between is missed.
+            changed = log.changed if log is not None else self._changed
             batch = self.task_entries(task_id, cursor)
             for entry in batch:
                 cursor = entry.seq
@@ -157,7 +177,8 @@ class EventLog:
                     return
             if self.closed or (not batch and not running()):
                 return
-            changed = self._changed
+            if batch:
+                continue  # the yields let others run: read again before waiting
             try:
                 await asyncio.wait_for(changed.wait(), PING_S)
             except TimeoutError:
