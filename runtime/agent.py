@@ -310,7 +310,7 @@ class AgentRuntime:
         stale = remove_stale_temps(self.files.root)
         if stale:
             self.logger.info("agent.temp_files.removed", count=len(stale), paths=stale[:20])
-        self.memory = BlogMemory(cfg.root, state, cfg.posts_dir)
+        self.memory = BlogMemory(cfg.root, state, cfg.posts_dir, max_post_bytes=cfg.max_post_bytes)
         # Only durable tasks can be resumed by another process, so only they need run locks.
         if shared is not None:
             self.runlocks = shared.runlocks

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from skillrt.storage.files import MAX_READ_BYTES
 from skillrt.storage.graph import EntityGraph, ExtractedEntity, GraphDelta
 from skillrt.storage.posts import IndexReport, PostIndex, PostMeta
 
@@ -24,7 +25,15 @@ __all__ = ["BlogMemory"]
 class BlogMemory:
     """The post index and the entity graph of one blog."""
 
-    def __init__(self, content_root: Path, state_dir: Path, posts_dir: str = "posts") -> None:
+    def __init__(
+        self,
+        content_root: Path,
+        state_dir: Path,
+        posts_dir: str = "posts",
+        *,
+        max_post_bytes: int = MAX_READ_BYTES,
+    ) -> None:
+        self.max_post_bytes = max_post_bytes
         self.content_root = Path(content_root)
         self.state_dir = Path(state_dir)
         self.posts_dir = posts_dir
@@ -41,7 +50,10 @@ class BlogMemory:
         with self._lock:
             if self._posts is None:
                 self._posts = PostIndex(
-                    self.index_dir / "posts.sqlite3", self.content_root, self.posts_dir
+                    self.index_dir / "posts.sqlite3",
+                    self.content_root,
+                    self.posts_dir,
+                    max_bytes=self.max_post_bytes,
                 )
             return self._posts
 

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
+from skillrt.storage.files import MAX_READ_BYTES
 from skillrt.storage.markdown import post_fields, split_post
 from skillrt.storage.sqlite import SQLiteCache
 from skillrt.storage.wikilinks import normalize_target
@@ -126,6 +127,10 @@ class PostHit:
             "score": self.score,
             "tags": list(self.tags),
         }
+
+
+def _too_big(size: int, limit: int) -> str:
+    return f"{size / 1e6:.1f} MB, more than the {limit / 1e6:.1f} MB a post may have; not indexed"
 
 
 @dataclass(slots=True)
@@ -238,7 +243,15 @@ class PostIndex(SQLiteCache):
     thread. Posts are named by their path relative to ``content_root``.
     """
 
-    def __init__(self, db_path: Path, content_root: Path, posts_dir: str = "posts") -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        content_root: Path,
+        posts_dir: str = "posts",
+        *,
+        max_bytes: int = MAX_READ_BYTES,
+    ) -> None:
+        self.max_bytes = max_bytes  # a bigger post is reported, never read
         self.content_root = Path(content_root).expanduser().resolve()
         self.posts_dir = posts_dir.strip("/") or "."
         super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
@@ -280,6 +293,10 @@ class PostIndex(SQLiteCache):
             broken = {row[0]: (row[1], row[2]) for row in db.execute("SELECT * FROM broken")}
             for rel in sorted(files):
                 try:
+                    size = files[rel].stat().st_size
+                    if size > self.max_bytes:
+                        report.errors.append((rel, _too_big(size, self.max_bytes)))
+                        continue
                     data = files[rel].read_bytes()
                 except OSError as exc:
                     report.errors.append((rel, f"unreadable: {exc.strerror or exc}"))

@@ -153,3 +153,22 @@ async def test_an_edit_journals_its_post_by_reference(isolated: Path) -> None:
     assert seen["path"] == "posts/long.md" and seen["length"] == len(
         (posts / "long.md").read_text(encoding="utf-8")
     )
+
+
+def test_the_index_reports_a_post_over_the_limit_without_reading_it(tmp_path: Path) -> None:
+    from skillrt.storage.memory import BlogMemory
+
+    posts = tmp_path / "posts"
+    posts.mkdir()
+    (posts / "ok.md").write_text("---\ntitle: OK\n---\n\nFine words.\n", encoding="utf-8")
+    with (posts / "big.md").open("wb") as fh:
+        fh.truncate(BIG)
+    os.mkfifo(posts / "pipe.md")
+    memory = BlogMemory(tmp_path, tmp_path / ".skillrt", "posts", max_post_bytes=1024 * 1024)
+    try:
+        report = memory.refresh()
+        assert report.added == ["posts/ok.md"]
+        assert [path for path, _ in report.errors] == ["posts/big.md"]
+        assert "not indexed" in report.errors[0][1]
+    finally:
+        memory.close()
