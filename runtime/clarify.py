@@ -40,6 +40,7 @@ GUARDED_INTENTS: Mapping[str, str] = {
     "WRITE_ARTICLE": "write",
     "CREATE_ARTICLE": "create",
     "EDIT_CONTENT": "edit",
+    "TRANSLATE": "translate",
 }
 """Intents whose skills reach the web, delete or write: a model-only route to one of them
 asks the user first when the router's trust in the model is low."""
@@ -216,6 +217,8 @@ _NAMES: Mapping[str, tuple[str, ...]] = {
     "BROWSE": ("browse", "browser", "open", "浏览器", "打开"),
     "CODE_EXPLAIN": ("explain", "code", "解释"),
     "UPDATE_GRAPH": ("graph", "index", "图谱", "索引"),
+    "TRANSLATE": ("translate", "translation", "翻译"),
+    "CHAT": ("chat", "talk", "聊天"),
 }
 _MAIN_PARAM = ("topic", "question", "instruction", "task", "title", "path", "url")
 _CONFIRM_KEY = {
@@ -225,6 +228,7 @@ _CONFIRM_KEY = {
     "write": "confirm_write",
     "create": "confirm_create",
     "edit": "confirm_edit",
+    "translate": "confirm_translate",
 }
 
 

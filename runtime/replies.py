@@ -73,6 +73,10 @@ REPLIES: dict[str, tuple[str, str]] = {
         "要写一篇关于「{what}」的文章吗？(y/n)",
         "Write an article about “{what}”? (y/n)",
     ),
+    "confirm_translate": (
+        "要把文章翻译成新的一篇（「{what}」）吗？(y/n)",
+        "Translate the post into a new one (“{what}”)? (y/n)",
+    ),
     "confirm_create": ("要新建文章「{what}」吗？(y/n)", "Create a new post “{what}”? (y/n)"),
     "confirm_edit": (
         "要按「{what}」修改内容吗？(y/n)",

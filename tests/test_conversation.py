@@ -410,3 +410,16 @@ async def test_a_200_turn_chat_sends_the_model_a_bounded_conversation(blog: Path
     assert len(sizes) == 100 and max(sizes) <= 300
     assert len(rt.sessions._get(rt.session_id).turns) == 200  # all kept, only the newest sent
     await rt.close()
+
+
+async def test_a_model_only_route_to_translate_asks_first_under_low_trust(blog: Path) -> None:
+    def model(messages: list[LLMMessage], options: ModelOptions) -> Any:
+        return {"type": "TRANSLATE", "confidence": 1.0, "parameters": {"language": "English"}}
+
+    rt = chat_runtime(blog, FunctionModel(model), llm={"router_trust": "low"})
+    await rt.initialize()
+    msg = await rt.process_input("嗯，那个东西你看着办吧", context={"current_file": "posts/x.md"})
+    assert msg.state == "WAITING_INPUT" and "翻译" in msg.content and "(y/n)" in msg.content
+    msg = await rt.process_input("n")
+    assert msg.state != "ERROR" and not list((blog / "posts").glob("*-en.md"))
+    await rt.close()
