@@ -1,4 +1,7 @@
-"""The README's examples run (docs that run)."""
+"""The README: its two setup commands match CI, and its example runs and prints what it says.
+
+Every other example, in the README and in docs/, is run by tests/test_docs.py.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+from tests.docs_support import README, examples
 
 
 def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    return [example.code for example in examples(README)]
 
 
 def test_readme_starts_with_two_setup_commands() -> None:
@@ -41,10 +44,3 @@ def test_api_example_runs(isolated: Path) -> None:
     assert "50% drafting" in out
     assert "100% done" in out
     assert "COMPLETED frogs | old pond / a frog jumps in / the sound of water" in out
-
-
-def test_every_python_example_compiles() -> None:
-    blocks = python_blocks()
-    assert len(blocks) >= 3
-    for block in blocks:
-        compile(block, "README.md", "exec")  # examples that need a network are at least valid
