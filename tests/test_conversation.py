@@ -423,3 +423,13 @@ async def test_a_model_only_route_to_translate_asks_first_under_low_trust(blog: 
     msg = await rt.process_input("n")
     assert msg.state != "ERROR" and not list((blog / "posts").glob("*-en.md"))
     await rt.close()
+
+
+async def test_a_url_to_summarise_is_not_taken_for_the_focus(blog: Path) -> None:
+    rt = chat_runtime(blog, FunctionModel(WritingModelFn()))
+    await rt.initialize()
+    await rt.set_focus("posts/docker-basics.md")
+    msg = await rt.process_input("summarize https://example.com/page")
+    assert msg.data.get("error") == "url_not_supported", msg.content
+    assert rt.conversation().focus == "posts/docker-basics.md"
+    await rt.close()

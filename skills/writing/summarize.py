@@ -107,8 +107,9 @@ def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | Non
         pasted = _LEAD_IN.sub("", ctx.input.text.strip(), count=1)
         if len(pasted) >= MIN_PASTED_CHARS and pasted != ctx.input.text.strip():
             return "text", pasted
-        target = _path_in(ctx.input.text) if not params.url else None
-        target = target or ctx.input.current_file
+        if params.url:  # a web page, not the open post (nor the session's focus)
+            return None
+        target = _path_in(ctx.input.text) or ctx.input.current_file
     if not target:
         return None
     return _read_post(ctx, target)
@@ -146,7 +147,7 @@ async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
         target = await ask_for_post(ctx, "总结", "summarise")
         if target is None:
             return no_post_chosen(ctx)
-        source = _read_post(ctx, target)
+        source = await asyncio.to_thread(_read_post, ctx, target)
     if not source[1].strip():
         return failure(
             ctx,
