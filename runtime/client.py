@@ -25,7 +25,7 @@ import httpx
 from skillrt.exceptions import ServerError, UnknownSkill
 from skillrt.messages import ChatMessage, TaskSummary
 
-__all__ = ["ServerEvent", "SkillrtClient"]
+__all__ = ["ServerError", "ServerEvent", "SkillrtClient"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -417,3 +417,45 @@ def test_path_outside_the_blog_gets_the_runtimes_refusal(live: LiveServer, tmp_p
     assert r.headers["x-skillrt-exit-code"] == "1"
     assert secret.read_text(encoding="utf-8") == "# secret\n"
     works(live)
+
+
+def test_cors_only_for_the_configured_origins(tmp_path: Path) -> None:
+    rt = make_runtime(
+        tmp_path, FunctionModel(StepModel()), serve={"cors_origins": ["http://editor.test"]}
+    )
+    server = LiveServer(rt)
+    try:
+        preflight = {
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization,content-type",
+        }
+        ok = httpx.options(
+            f"{server.url}/v1/input", headers={"Origin": "http://editor.test", **preflight}
+        )
+        assert ok.status_code == 200
+        assert ok.headers["access-control-allow-origin"] == "http://editor.test"
+        assert "authorization" in ok.headers["access-control-allow-headers"].lower()
+        bad = httpx.options(
+            f"{server.url}/v1/input", headers={"Origin": "http://evil.test", **preflight}
+        )
+        assert "access-control-allow-origin" not in bad.headers
+        r = httpx.get(
+            f"{server.url}/v1/tasks", headers={**server.headers(), "Origin": "http://editor.test"}
+        )
+        assert r.headers["access-control-allow-origin"] == "http://editor.test"
+    finally:
+        server.stop()
+
+
+def test_no_cors_by_default(live: LiveServer) -> None:
+    r = httpx.get(
+        f"{live.url}/v1/tasks", headers={**live.headers(), "Origin": "http://editor.test"}
+    )
+    assert r.status_code == 200
+    assert "access-control-allow-origin" not in r.headers
+    pre = httpx.options(
+        f"{live.url}/v1/input",
+        headers={"Origin": "http://editor.test", "Access-Control-Request-Method": "POST"},
+    )
+    assert "access-control-allow-origin" not in pre.headers
+    works(live)
