@@ -19,13 +19,23 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from benchmarks._common import percentile, row
 
-__all__ = ["routing", "sample_inputs"]
+__all__ = ["EVAL_PATH", "load_eval", "routing", "routing_eval", "sample_inputs"]
+
+EVAL_PATH = Path(__file__).resolve().parent.parent / "tests" / "data" / "routing_eval.tsv"
+"""The routing evaluation set: requests as people phrase them, with the intent expected."""
+
+_EVAL_CONTEXTS: dict[str, dict[str, Any] | None] = {
+    "-": None,
+    "selection": {"current_file": "posts/open.md", "selected_text": "fn main() {}"},
+    "file": {"current_file": "posts/open.md"},
+}
 
 
 class _NoParams(BaseModel):
@@ -63,6 +73,48 @@ def _router(llm: Any, *, patterns: bool = True) -> Any:
             )
         )
     return router
+
+
+def load_eval(path: Path = EVAL_PATH) -> list[tuple[str, str, dict[str, Any] | None, str]]:
+    """(split, expected intent, context, text) per row of the evaluation set."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#") or line.startswith("split\t"):
+            continue
+        split, intent, context, text = line.split("\t", 3)
+        rows.append((split, intent, _EVAL_CONTEXTS[context], text))
+    return rows
+
+
+async def _routing_eval(path: Path, passes: int) -> dict[str, Any]:
+    rows = load_eval(path)
+    router = _router(None)
+    by_split: dict[str, list[int]] = {}
+    misses: dict[str, list[tuple[str, str, str]]] = {}
+    for split, expected, context, text in rows:
+        got = (await router.parse(text, context)).type
+        by_split.setdefault(split, []).append(int(got == expected))
+        if got != expected:
+            misses.setdefault(split, []).append((text, expected, got))
+    times: list[int] = []
+    clock = time.perf_counter_ns
+    for _ in range(passes):
+        for _split, _expected, context, text in rows:
+            router.cache_clear()  # every parse on an empty cache
+            t0 = clock()
+            await router.parse(text, context)
+            times.append(clock() - t0)
+    accuracy = {k: sum(v) / len(v) for k, v in by_split.items()}
+    everything = [x for v in by_split.values() for x in v]
+    accuracy["all"] = sum(everything) / len(everything)
+    counts = {k: len(v) for k, v in by_split.items()} | {"all": len(everything)}
+    return {"accuracy": accuracy, "counts": counts, "misses": misses, "stats": _stats(times)}
+
+
+def routing_eval(path: Path = EVAL_PATH, passes: int = 20) -> dict[str, Any]:
+    """Accuracy of the regex path alone (no model) on the evaluation set, tuned and held-out
+    rows apart, and µs per input with an empty cache."""
+    return asyncio.run(_routing_eval(path, passes))
 
 
 def _stats(ns: list[int]) -> dict[str, float]:
@@ -135,12 +187,34 @@ async def _routing(passes: int) -> dict[str, Any]:
     }
 
 
-def routing(passes: int = 200) -> dict[str, Any]:
-    """µs per input for the regex path, a cache hit and a miss that asks a FunctionModel."""
+def routing(passes: int = 200, eval_passes: int = 20) -> dict[str, Any]:
+    """µs per input for the regex path, a cache hit and a miss that asks a FunctionModel; the
+    regex path's accuracy on the evaluation set (``tests/data/routing_eval.tsv``)."""
     out = asyncio.run(_routing(passes))
+    ev = routing_eval(passes=eval_passes)
+    acc, counts, ev_stats = ev["accuracy"], ev["counts"], ev["stats"]
     s = out["stats"]
     regex, hit, miss, miss_all = s["regex"], s["cache_hit"], s["model_miss"], s["model_miss_all"]
     rows = [
+        row(
+            f"regex path accuracy, evaluation set ({counts['all']} inputs)",
+            100 * acc["all"],
+            "%",
+            target=">= 95",
+            met=acc["all"] >= 0.95,
+            note=(
+                f"tuned rows {100 * acc.get('tune', 0):.1f}% of {counts.get('tune', 0)},"
+                f" held-out rows {100 * acc.get('held', 0):.1f}% of {counts.get('held', 0)}"
+            ),
+        ),
+        row(
+            f"regex path, evaluation set ({counts['all']} inputs, empty cache)",
+            ev_stats["mean_us"],
+            "µs/input",
+            target="<= 20",
+            met=ev_stats["mean_us"] <= 20,
+            note=f"p50 {ev_stats['p50_us']:.1f}, p99 {ev_stats['p99_us']:.1f}",
+        ),
         row(
             f"regex path ({out['regex_inputs']} of {out['samples']} samples)",
             regex["mean_us"],
@@ -178,5 +252,5 @@ def routing(passes: int = 200) -> dict[str, Any]:
         "title": "3. Routing: IntentRouter.parse over router_samples.SAMPLE_INPUTS",
         "params": {"passes": passes},
         "rows": rows,
-        "details": out,
+        "details": {**out, "eval": ev},
     }

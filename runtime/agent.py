@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import structlog
 from pydantic import ValidationError
 
-from skillrt.checkpointing import checkpoint_copy
+from skillrt.checkpointing import checkpoint_text
 from skillrt.clarify import GUARDED_INTENTS, RouteQuestion, choose_question, confirm_question
 from skillrt.committer import Committer
 from skillrt.context import SkillContext, TaskInput, detect_language
@@ -424,11 +424,11 @@ class AgentRuntime:
         return task
 
     def _save(self, task: Task) -> None:
-        """Queue the task's checkpoint for the next group commit (see ``checkpoint_copy``)."""
+        """Queue the task's checkpoint for the next group commit (see ``checkpoint_text``)."""
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
-        copy = checkpoint_copy(record, self.redactor)
+        copy = checkpoint_text(record, self.redactor)
         if copy is None:  # its request holds a secret: kept in memory only
             self._committer().delete(record.id)
         else:
@@ -462,7 +462,8 @@ class AgentRuntime:
     def _on_state_change(self, task: Task, source: State, dest: State) -> None:
         task.record.state = dest.value
         self.logger.debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
-        self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
+        if self.events.listening("state:changed"):
+            self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
         # Terminal states are saved by _finish with the result. PLANNING is not saved: it is
         # always left before the next await (to EXECUTING, which is saved, or to an ending), so
         # its checkpoint would be one more fsync that the next one overwrites at once.

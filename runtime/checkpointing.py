@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from skillrt.logs import Redactor
-from skillrt.storage.records import TaskRecord
+from skillrt.storage.records import RecordText, TaskRecord
 
-__all__ = ["checkpoint_copy"]
+__all__ = ["checkpoint_copy", "checkpoint_text"]
 
 _SHOWN = ("last_error", "progress", "result", "question")
 _REQUEST = ("raw_input", "context", "intent", "params")
@@ -48,3 +48,13 @@ def checkpoint_copy(record: TaskRecord, redactor: Redactor) -> TaskRecord | None
     for name in _SHOWN:
         setattr(copy, name, redactor(getattr(copy, name)))
     return copy
+
+
+def checkpoint_text(record: TaskRecord, redactor: Redactor) -> RecordText | None:
+    """``checkpoint_copy`` as JSON text, for the store: in the common case (nothing a secret
+    could hide in) the record is serialised once and neither parsed nor validated again."""
+    text = record.model_dump_json()
+    if redactor.is_clean(text):
+        return RecordText(record.id, record.state, record.updated_at, text)
+    copy = checkpoint_copy(record, redactor)
+    return None if copy is None else RecordText.of(copy)

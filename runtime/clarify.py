@@ -75,11 +75,11 @@ _SMALL_TALK = re.compile(
     r"bye|goodbye|see\s+you|cya|good\s+job|well\s+done|lol|haha|hmm+|um+|uh+|"
     r"how\s+are\s+you(?:\s+doing)?|what'?s\s+up|who\s+are\s+you|"
     r"你好|您好|嗨|哈喽|早上好|晚上好|下午好|早安|晚安|谢谢(?:你|您)?|多谢|感谢|辛苦了|好的|好|行|"
-    r"嗯+|哦+|噢+|啊+|哈+|收到|明白了?|知道了|不错|很好|太好了|再见|拜拜|你是谁|你好吗|在吗)"
+    r"[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了|再见|拜拜|你是谁|你好吗|在吗)"
     r"[\s!！.。~～?？,，、]*"
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{0,15}")
-_CJK_WORD = re.compile(r"[\u3400-\u9fff]{1,4}")
+_CJK_WORD = re.compile(r"[\u3400-\u9fff]{1,3}")
 _END = "!！.。~～?？,，、 "
 
 

@@ -17,7 +17,7 @@ import structlog
 
 from skillrt.logs import library_logger
 from skillrt.storage.checkpoints import TaskStore
-from skillrt.storage.records import TaskRecord
+from skillrt.storage.records import RecordText, TaskRecord
 
 __all__ = ["Committer"]
 
@@ -38,13 +38,14 @@ class Committer:
         self._resets = getattr(store, "resets", 0)
         self.logger = logger or library_logger("skillrt.committer")
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
-        self._ops: dict[str, TaskRecord | None] = {}  # task id -> record to save, None: delete
+        # task id -> record to save (or its JSON text), None: delete
+        self._ops: dict[str, TaskRecord | RecordText | None] = {}
         self._waiters: list[asyncio.Future[None]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.rounds = 0
 
-    def put(self, record: TaskRecord) -> None:
-        """Queue a save of ``record`` (a copy the caller no longer changes)."""
+    def put(self, record: TaskRecord | RecordText) -> None:
+        """Queue a save of ``record`` (a copy the caller no longer changes, or its JSON text)."""
         self._ops[record.id] = record
         self._kick()
 
@@ -84,7 +85,7 @@ class Committer:
             return
         self._flusher = loop.create_task(self._run())
 
-    def _apply(self, ops: dict[str, TaskRecord | None]) -> None:
+    def _apply(self, ops: dict[str, TaskRecord | RecordText | None]) -> None:
         saves = [record for record in ops.values() if record is not None]
         deletes = [task_id for task_id, record in ops.items() if record is None]
         self.store.apply(saves, deletes)

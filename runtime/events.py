@@ -1,7 +1,8 @@
 """One event bus. Every event is ``{type, task_id, data, timestamp}``.
 
 Subscribers are sync or async callables; ``on`` returns the function that unsubscribes. A
-subscriber that raises is logged and skipped: it never breaks the task that emitted.
+subscriber that raises is logged and skipped: it never breaks the task that emitted. With no
+subscriber for a type, ``emit`` builds nothing (``listening`` lets a caller skip its data too).
 """
 
 from __future__ import annotations
@@ -80,10 +81,21 @@ class EventBus:
 
         return unsubscribe
 
-    def emit(self, event_type: str, task_id: str | None = None, **data: Any) -> Event:
-        callbacks = [*self._subscribers.get(event_type, ()), *self._subscribers.get("*", ())]
+    def listening(self, event_type: str) -> bool:
+        """Whether anyone subscribes to ``event_type`` (or to everything): a hot caller asks
+        before it builds an event's data."""
+        subscribers = self._subscribers
+        return bool(subscribers.get(event_type) or subscribers.get("*"))
+
+    def emit(self, event_type: str, task_id: str | None = None, **data: Any) -> Event | None:
+        """Deliver an event to its subscribers; None (and nothing built) when there are none."""
+        subscribers = self._subscribers
+        own, every = subscribers.get(event_type), subscribers.get("*")
+        if not own and not every:
+            return None
+        callbacks = [*(own or ()), *(every or ())]
         # Events are shown to people (progress lines, a server's stream): redacted, like logs.
-        shown = self._redactor(data) if callbacks else data
+        shown = self._redactor(data)
         event = Event(event_type, task_id, shown, self._clock())
         for callback in callbacks:
             try:

@@ -40,7 +40,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -52,7 +52,7 @@ from pydantic_core import PydanticSerializationError
 from skillrt.exceptions import CheckpointCorrupt, UserError
 from skillrt.storage.faults import classify, quarantine_file, scan_task_ids, unavailable
 from skillrt.storage.files import fsync_dir
-from skillrt.storage.records import SCHEMA_VERSION, TaskRecord
+from skillrt.storage.records import SCHEMA_VERSION, RecordText, TaskRecord
 
 __all__ = ["CheckpointStore", "LoadResult", "MemoryCheckpointStore", "TaskStore"]
 
@@ -95,7 +95,7 @@ class TaskStore(Protocol):
     """Where the runtime keeps task records. ``CheckpointStore`` and ``MemoryCheckpointStore``."""
 
     def save(self, record: TaskRecord) -> None: ...
-    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None: ...
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None: ...
     def get(self, task_id: str) -> TaskRecord | None: ...
     def delete(self, task_id: str) -> bool: ...
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult: ...
@@ -202,7 +202,9 @@ def _safe_name(task_id: str) -> str:
     return cleaned
 
 
-def _dump(record: TaskRecord) -> str:
+def _dump(record: TaskRecord | RecordText) -> str:
+    if isinstance(record, RecordText):  # serialised by the runtime a moment ago
+        return record.text
     try:
         return record.model_dump_json()
     except PydanticSerializationError as exc:
@@ -464,7 +466,7 @@ class CheckpointStore:
                 self._recover(exc)
                 return False
 
-    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         """Save and delete many records in one transaction: one fsync for all of them (the
         runtime's group commit). All of it is on disk when this returns, or none of it."""
         texts = [(record.id, _dump(record), record.updated_at) for record in saves]
@@ -553,7 +555,7 @@ class MemoryCheckpointStore:
         with self._lock:
             return self._data.pop(task_id, None) is not None
 
-    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         texts = [(record.id, _dump(record)) for record in saves]
         with self._lock:
             self._data.update(texts)

@@ -31,7 +31,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 from skillrt.storage.checkpoints import LoadResult, _dump, _parse
 from skillrt.storage.locks import FileLockManager
 from skillrt.storage.pg_schema import SCHEMA_VERSION, migrate, schema_version
-from skillrt.storage.records import TaskRecord
+from skillrt.storage.records import RecordText, TaskRecord
 
 __all__ = [
     "PgBackend",
@@ -192,7 +192,7 @@ class PgTaskStore:
     def save(self, record: TaskRecord) -> None:
         self.apply([record], [])
 
-    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         """Save and delete in one transaction, committed when this returns.
 
         Records of tasks another live worker holds a lease on are not written; after the rest

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SCHEMA_VERSION", "TaskRecord"]
+__all__ = ["SCHEMA_VERSION", "RecordText", "TaskRecord"]
 
 SCHEMA_VERSION = 1
 
@@ -35,3 +35,18 @@ class TaskRecord(BaseModel):
     error_reason: str | None = None
     question: str | None = None
     result: dict[str, Any] | None = None
+
+
+class RecordText(NamedTuple):
+    """A record already serialised (``TaskRecord.model_dump_json()``) with the fields a store
+    indexes: what the runtime queues for a checkpoint, so that nothing parses or validates
+    again the JSON it has just written."""
+
+    id: str
+    state: str
+    updated_at: float
+    text: str
+
+    @classmethod
+    def of(cls, record: TaskRecord) -> RecordText:
+        return cls(record.id, record.state, record.updated_at, record.model_dump_json())

@@ -55,8 +55,10 @@ def test_resume_startup_restores_every_record() -> None:
 
 
 def test_routing_measures_the_three_paths() -> None:
-    result = check(bench_routing.routing(passes=1))
+    result = check(bench_routing.routing(passes=1, eval_passes=1))
     details = result["details"]
+    assert details["eval"]["counts"]["all"] >= 300  # the evaluation set's accuracy row
+    assert result["rows"][0]["unit"] == "%"
     assert details["regex_inputs"] > 0
     assert details["stats"]["cache_hit"]["n"] == details["regex_inputs"] + details["model_inputs"]
     assert details["stats"]["model_miss_all"]["n"] == details["samples"]

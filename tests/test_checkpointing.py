@@ -3,11 +3,13 @@ a resumed skill reads back."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from skillrt.checkpointing import checkpoint_copy
+from skillrt.checkpointing import checkpoint_copy, checkpoint_text
 from skillrt.logs import Redactor
-from skillrt.storage.records import TaskRecord
+from skillrt.storage.checkpoints import CheckpointStore, MemoryCheckpointStore
+from skillrt.storage.records import RecordText, TaskRecord
 
 SECRET = "cfg-secret-value-42"
 KEY = "sk-proj-abcdefghijklmnopqrstuvwx1234"
@@ -54,3 +56,26 @@ def test_a_request_holding_a_secret_is_not_checkpointed() -> None:
     assert checkpoint_copy(record(raw_input=f"log in with {SECRET}"), redactor) is None
     assert checkpoint_copy(record(params={"path": KEY}), redactor) is None
     assert checkpoint_copy(record(context={"selected_text": KEY}), redactor) is None
+
+
+def test_checkpoint_text_is_the_copy_as_json_and_stores_read_it_back(tmp_path: Path) -> None:
+    """What the runtime queues (JSON text, not validated again) is exactly the copy's JSON,
+    secrets handled alike, and each store reads it back as that record."""
+    redactor = Redactor([SECRET])
+    cases = [
+        record(raw_input="write about rust", steps={"outline": {"title": "Rust"}}),
+        record(steps={"read": {"path": "a.md"}, "edit": f"export K={KEY}"}),
+        record(last_error=f"boom {SECRET}", result={"message": SECRET}),
+        record(raw_input=f"log in with {SECRET}"),
+    ]
+    for i, rec in enumerate(cases):
+        rec.id = f"t{i}"
+        copy, text = checkpoint_copy(rec, redactor), checkpoint_text(rec, redactor)
+        if copy is None:
+            assert text is None
+            continue
+        assert text == RecordText.of(copy)
+        for store in (MemoryCheckpointStore(), CheckpointStore(tmp_path / f"cp{i}")):
+            store.apply([text], [])
+            assert store.get(rec.id) == copy
+            store.close()

@@ -1,0 +1,39 @@
+"""The event bus: nothing is built for an event nobody listens to; subscribers see it all."""
+
+from __future__ import annotations
+
+from skillrt.events import Event, EventBus
+from skillrt.logs import Redactor
+
+SECRET = "cfg-secret-value-42"
+
+
+def test_an_event_nobody_listens_to_builds_nothing() -> None:
+    bus = EventBus(clock=lambda: 1.0)
+    assert not bus.listening("task:progress")
+    assert bus.emit("task:progress", "t1", step=1) is None
+
+
+def test_subscribers_of_the_type_and_of_everything_get_the_event_redacted() -> None:
+    bus = EventBus(clock=lambda: 2.0, redactor=Redactor([SECRET]))
+    seen: list[tuple[str, Event]] = []
+    off = bus.on("task:progress", lambda e: seen.append(("own", e)))
+    bus.on("*", lambda e: seen.append(("all", e)))
+    assert bus.listening("task:progress") and bus.listening("task:started")
+    event = bus.emit("task:progress", "t1", message=f"using {SECRET}")
+    assert event is not None and event.data == {"message": "using ***"}
+    assert [who for who, _ in seen] == ["own", "all"]
+    assert seen[0][1] is event and event["timestamp"] == 2.0
+    off()
+    seen.clear()
+    bus.emit("task:progress", "t1", step=2)
+    assert [who for who, _ in seen] == ["all"]
+
+
+def test_listening_follows_unsubscribe() -> None:
+    bus = EventBus()
+    off = bus.on("state:changed", lambda e: None)
+    assert bus.listening("state:changed")
+    off()
+    assert not bus.listening("state:changed")
+    assert bus.emit("state:changed", "t1", **{"from": "IDLE", "to": "UNDERSTANDING"}) is None
