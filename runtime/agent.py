@@ -1123,7 +1123,11 @@ class AgentRuntime:
         """``text`` with the blog's absolute path cut off its paths (``posts/a.md``, never
         ``/home/me/blog/posts/a.md``): an error a library raised names files by full path."""
         for root in {str(self.config.root), str(self.config.root.resolve())}:
-            text = text.replace(root + os.sep, "").replace(root, ".")
+            if root == os.sep:
+                continue
+            # The root itself, or followed by a separator; not a longer name (/blog2).
+            pattern = re.escape(root) + r"(?:/|(?![\w.\-]))"
+            text = re.sub(pattern, lambda m: "" if m.group(0).endswith("/") else ".", text)
         return text
 
     def _finish(

@@ -115,3 +115,12 @@ async def test_stale_temp_files_are_removed_at_start_up(isolated: Path) -> None:
     await rt.close()
     assert not old.exists()
     assert fresh.exists() and other.exists() and hidden.exists()
+
+
+def test_only_the_blog_path_itself_is_cut_from_messages(isolated: Path) -> None:
+    rt = make_runtime(isolated, ScriptedModel([]), [])
+    root = str(rt.config.root)
+    text = f"no such file: '{root}/posts/x.md' under {root}; {root}2/x.md and {root}.old stay"
+    assert rt._blog_relative(text) == (
+        f"no such file: 'posts/x.md' under .; {root}2/x.md and {root}.old stay"
+    )
