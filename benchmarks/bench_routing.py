@@ -35,6 +35,8 @@ _EVAL_CONTEXTS: dict[str, dict[str, Any] | None] = {
     "-": None,
     "selection": {"current_file": "posts/open.md", "selected_text": "fn main() {}"},
     "file": {"current_file": "posts/open.md"},
+    # A follow-up: the session's focus, passed by the runtime as the open file.
+    "focus": {"current_file": "posts/open.md", "focus": "posts/open.md"},
 }
 
 

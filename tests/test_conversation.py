@@ -433,3 +433,20 @@ async def test_a_url_to_summarise_is_not_taken_for_the_focus(blog: Path) -> None
     assert msg.data.get("error") == "url_not_supported", msg.content
     assert rt.conversation().focus == "posts/docker-basics.md"
     await rt.close()
+
+
+def test_follow_ups_in_the_routing_evaluation_set_route_at_95_percent() -> None:
+    import asyncio
+
+    from benchmarks.bench_routing import _router, load_eval
+
+    rows = [r for r in load_eval() if r[2] is not None and "focus" in r[2]]
+    assert len(rows) >= 30
+    assert any(not text.isascii() for *_, text in rows) and any(t.isascii() for *_, t in rows)
+    router = _router(None)
+
+    async def route() -> list[bool]:
+        return [(await router.parse(text, ctx)).type == want for _, want, ctx, text in rows]
+
+    hits = asyncio.run(route())
+    assert sum(hits) / len(hits) >= 0.95, [r[3] for r, hit in zip(rows, hits) if not hit]
