@@ -449,4 +449,6 @@ def test_follow_ups_in_the_routing_evaluation_set_route_at_95_percent() -> None:
         return [(await router.parse(text, ctx)).type == want for _, want, ctx, text in rows]
 
     hits = asyncio.run(route())
-    assert sum(hits) / len(hits) >= 0.95, [r[3] for r, hit in zip(rows, hits) if not hit]
+    assert sum(hits) / len(hits) >= 0.95, [
+        r[3] for r, hit in zip(rows, hits, strict=True) if not hit
+    ]
