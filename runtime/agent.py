@@ -45,7 +45,7 @@ from skillrt.exceptions import (
     UnknownSkill,
     UserError,
 )
-from skillrt.llm.base import LLM
+from skillrt.llm.base import LLM, set_activity_listener
 from skillrt.llm.taskllm import TaskLLM
 from skillrt.logs import Redactor, make_logger, open_log_file
 from skillrt.machine import TERMINAL_STATES, State
@@ -406,6 +406,7 @@ class AgentRuntime:
             save=self._save,
             durable=self._durable,
             emit=self.events.bind(record.id).emit,
+            max_task_s=self.config.max_task_s,
         )
 
     def _new_task(self, text: str, context: dict[str, Any], session_id: str) -> Task:
@@ -474,7 +475,13 @@ class AgentRuntime:
         """The watchdog fired: ERROR now, cancel the running work, release its locks."""
         task.end_reason = "watchdog"
         task.record.error_reason = "WATCHDOG_TIMEOUT"
-        task.record.last_error = f"WATCHDOG_TIMEOUT: {state.value} lasted more than {timeout_s:g} s"
+        if task.machine.fired == "stall":
+            what = f"{state.value} made no progress for {timeout_s:g} s"
+        elif task.machine.fired == "cap":
+            what = f"{state.value} ran longer than max_task_s ({timeout_s:g} s)"
+        else:
+            what = f"{state.value} lasted more than {timeout_s:g} s"
+        task.record.last_error = f"WATCHDOG_TIMEOUT: {what}"
         task.to(State.ERROR)
         task.controller.abort("watchdog")
         if task.runner is not None and not task.runner.done():
@@ -861,6 +868,7 @@ class AgentRuntime:
         started = time.perf_counter()
         logger = self.logger.bind(task_id=task.id)
         llm = self._task_llm(task, logger)
+        set_activity_listener(task.machine.touch)  # model bytes of this task push it back
         try:
             if route:
                 routed = await self._route(task, llm)

@@ -15,6 +15,7 @@ library's event machinery cost ~35 µs a move). Watchdogs share one timer per ev
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import Callable
 from enum import Enum, StrEnum
@@ -181,16 +182,30 @@ def _sweep_for(loop: asyncio.AbstractEventLoop) -> _Sweep:
 class TaskMachine:
     """A task's state, moved only along the validated table, with its watchdog.
 
-    ``on_change(source, dest)`` runs after every change; ``on_timeout(state, timeout_s)``
-    runs when a watched state outlives ``watchdog_s``. Deadlines are kept by the running
-    loop's one sweep (``_Sweep``); leaving the state drops the deadline.
+    ``on_change(source, dest)`` runs after every change; ``on_timeout(state, seconds)`` runs
+    when the watchdog fires, with ``fired`` saying why:
+
+    - ``deadline``: UNDERSTANDING or PLANNING lasted ``watchdog_s`` (a short, fixed cap);
+    - ``stall``: EXECUTING saw nothing happen for ``watchdog_s``; ``touch()`` (progress, a
+      step, a streamed token, model bytes) pushes that deadline back, so steady work is never
+      stopped;
+    - ``cap``: EXECUTING time of this run passed ``max_task_s`` (None: no cap), whatever it did.
+
+    Deadlines are kept by the running loop's one sweep (``_Sweep``); leaving the state drops
+    the deadline. ``touch`` only stores a time (the sweep looks at it when the deadline comes),
+    so it is cheap and may be called from any thread.
     """
 
     __slots__ = (
         "__weakref__",
+        "_executed_s",
+        "_executing_since",
+        "_last_activity",
         "_on_change",
         "_on_timeout",
         "_sweep",
+        "fired",
+        "max_task_s",
         "state",
         "task_id",
         "watchdog_s",
@@ -204,9 +219,15 @@ class TaskMachine:
         on_change: Callable[[State, State], None],
         on_timeout: Callable[[State, float], None],
         initial: State = State.IDLE,
+        max_task_s: float | None = None,
     ) -> None:
         self.task_id = task_id
         self.watchdog_s = watchdog_s
+        self.max_task_s = max_task_s
+        self.fired = ""  # why the watchdog fired: deadline | stall | cap
+        self._last_activity = time.monotonic()
+        self._executed_s = 0.0  # EXECUTING time of this run before the current stretch
+        self._executing_since: float | None = None
         self._on_change = on_change
         self._on_timeout = on_timeout
         self._sweep: _Sweep | None = None  # set while a deadline is watched
@@ -226,9 +247,7 @@ class TaskMachine:
         if value not in VALIDATED[source]:
             raise InvalidTransition(self.task_id, source, value)
         self.state = value
-        if self._sweep is not None:
-            self._sweep.unwatch(self)
-            self._sweep = None
+        self.stop()
         if value in _WATCHED:
             self._watch()
         self._on_change(_BY_VALUE[source], _BY_VALUE[value])
@@ -243,18 +262,66 @@ class TaskMachine:
         if self._sweep is not None:
             self._sweep.unwatch(self)
             self._sweep = None
+        if self._executing_since is not None:
+            self._executed_s += time.monotonic() - self._executing_since
+            self._executing_since = None
+
+    def touch(self) -> None:
+        """Something happened: push the EXECUTING stall deadline back."""
+        self._last_activity = time.monotonic()
+
+    @property
+    def idle_s(self) -> float:
+        """Seconds since the last ``touch``."""
+        return time.monotonic() - self._last_activity
+
+    def _cap_left(self) -> float | None:
+        if self.max_task_s is None:
+            return None
+        running = time.monotonic() - self._executing_since if self._executing_since else 0.0
+        return self.max_task_s - self._executed_s - running
 
     def _watch(self) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return  # no loop (a synchronous test of the table): nothing to watch
+        wait = self.watchdog_s
+        if self.state == State.EXECUTING.value:
+            self.touch()
+            self._executing_since = time.monotonic()
+            cap = self._cap_left()
+            wait = wait if cap is None else max(0.0, min(wait, cap))
         sweep = _sweep_for(loop)
-        sweep.watch(loop, self, loop.time() + self.watchdog_s)
+        sweep.watch(loop, self, loop.time() + wait)
         self._sweep = sweep
 
     def _expire(self) -> None:
-        """The sweep found this machine past its deadline (it has already dropped it)."""
+        """The sweep found this machine past its deadline (it has already dropped it).
+
+        In EXECUTING the deadline is the earlier of the stall and the cap: if neither has
+        really passed (there was activity since), the next one is watched instead.
+        """
         self._sweep = None
-        if self.state in _WATCHED:
-            self._on_timeout(_BY_VALUE[self.state], self.watchdog_s)
+        if self.state not in _WATCHED:
+            return
+        state = _BY_VALUE[self.state]
+        if state is not State.EXECUTING:
+            self._fire(state, "deadline", self.watchdog_s)
+            return
+        cap = self._cap_left()
+        if cap is not None and cap <= _Sweep._SLACK:
+            self._fire(state, "cap", self.max_task_s or 0.0)
+            return
+        stall = self.watchdog_s - self.idle_s
+        if stall <= _Sweep._SLACK:
+            self._fire(state, "stall", self.watchdog_s)
+            return
+        loop = asyncio.get_running_loop()
+        sweep = _sweep_for(loop)
+        sweep.watch(loop, self, loop.time() + (stall if cap is None else min(stall, cap)))
+        self._sweep = sweep
+
+    def _fire(self, state: State, why: str, seconds: float) -> None:
+        self.fired = why
+        self._on_timeout(state, seconds)

@@ -161,6 +161,7 @@ class RuntimeConfig(BaseSettings):
     secrets: list[SecretStr] = Field(default_factory=list)
 
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
+    max_task_s: float | None = Field(default=None, gt=0)  # hard cap on EXECUTING; None: none
     checkpoints: bool = True
     # The shared task store: unset = the embedded SQLite store in state_dir; "postgresql://…"
     # = PostgreSQL shared by several workers (extra ``postgres``). See storage/pg.py.

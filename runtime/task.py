@@ -43,6 +43,7 @@ class Task:
         save: Callable[[Task], None],
         durable: Callable[[], Awaitable[None]],
         emit: Callable[..., None],
+        max_task_s: float | None = None,
     ) -> None:
         self.id = record.id
         self.record = record
@@ -54,6 +55,7 @@ class Task:
             on_change=lambda a, b: on_change(self, a, b),
             on_timeout=lambda s, t: on_timeout(self, s, t),
             initial=initial,
+            max_task_s=max_task_s,
         )
         self.skill: Skill[Any] | None = None
         self.runner: asyncio.Task[None] | None = None
@@ -101,15 +103,18 @@ class Task:
     async def journal_put(self, name: str, value: Any) -> None:
         """Journal a step's result; returns once it is on disk (with the group commit)."""
         self.record.steps[name] = value
+        self.machine.touch()
         self._save(self)
         await self._durable()
 
     def before_step(self, name: str) -> None:
+        self.machine.touch()
         if self.pause_requested:
             raise PauseRequested(name)
 
     def report_progress(self, progress: dict[str, Any]) -> None:
         self.record.progress = progress
+        self.machine.touch()
         self.emit("task:progress", **progress)
 
     async def wait_for_answer(self, question: str, *, then: State | None = State.EXECUTING) -> str:

@@ -161,3 +161,58 @@ async def test_one_sweep_serves_many_watchdogs() -> None:
     await asyncio.sleep(0.07)
     assert fired == ["fast", "slow"]
     assert fast.current is State.UNDERSTANDING  # the owner decides what a timeout does
+
+
+async def test_executing_is_a_stall_deadline_that_touch_pushes_back() -> None:
+    fired: list[tuple[State, float]] = []
+    machine = TaskMachine(
+        "t4",
+        watchdog_s=0.1,
+        on_change=lambda a, b: None,
+        on_timeout=lambda s, t: fired.append((s, t)),
+    )
+    machine.to(State.UNDERSTANDING)
+    machine.to(State.PLANNING)
+    machine.to(State.EXECUTING)
+    for _ in range(6):  # 0.3 s of activity, three times the deadline
+        await asyncio.sleep(0.05)
+        machine.touch()
+    assert fired == []
+    await asyncio.sleep(0.2)  # then quiet
+    assert fired == [(State.EXECUTING, 0.1)] and machine.fired == "stall"
+
+
+async def test_understanding_keeps_a_fixed_cap_whatever_happens() -> None:
+    fired: list[State] = []
+    machine = TaskMachine(
+        "t5", watchdog_s=0.1, on_change=lambda a, b: None, on_timeout=lambda s, t: fired.append(s)
+    )
+    machine.to(State.UNDERSTANDING)
+    for _ in range(4):
+        await asyncio.sleep(0.04)
+        machine.touch()
+    assert fired == [State.UNDERSTANDING] and machine.fired == "deadline"
+
+
+async def test_max_task_s_counts_executing_time_only() -> None:
+    fired: list[tuple[State, float]] = []
+    machine = TaskMachine(
+        "t6",
+        watchdog_s=10,
+        max_task_s=0.15,
+        on_change=lambda a, b: None,
+        on_timeout=lambda s, t: fired.append((s, t)),
+    )
+    machine.to(State.UNDERSTANDING)
+    machine.to(State.PLANNING)
+    machine.to(State.EXECUTING)
+    await asyncio.sleep(0.1)
+    machine.to(State.WAITING_INPUT)  # a person's time is not the task's
+    await asyncio.sleep(0.2)
+    assert fired == []
+    machine.to(State.EXECUTING)
+    await asyncio.sleep(0.03)
+    machine.touch()
+    assert fired == []
+    await asyncio.sleep(0.06)  # 0.1 + 0.09 > 0.15, although it is busy
+    assert fired == [(State.EXECUTING, 0.15)] and machine.fired == "cap"

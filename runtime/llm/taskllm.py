@@ -29,6 +29,7 @@ from skillrt.llm.base import (
     Usage,
     call_stream_cb,
     estimate_tokens,
+    note_activity,
 )
 from skillrt.llm.guard import RepetitionGuard
 from skillrt.settings import BudgetConfig
@@ -106,6 +107,7 @@ class TaskLLM:
 
         async def relay(delta: str) -> None:
             guard.feed(delta)  # raises RepetitionStopped before a looping delta goes out
+            note_activity()  # a streamed token pushes the stall watchdog back
             emit("task:stream", delta=delta)
             await call_stream_cb(stream_cb, delta)
 
