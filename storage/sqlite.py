@@ -3,7 +3,8 @@
 The post index and the entity graph keep caches of the blog in SQLite and open them the same
 way: WAL mode, a 10 s busy timeout, and the schema version in ``user_version`` (a database of
 another version has its tables dropped and created again). A file SQLite cannot read is moved
-aside (with its ``-wal`` and ``-shm``, each renamed ``*.corrupt``) and a new one is created.
+aside (with its ``-wal`` and ``-shm``, each renamed ``*.corrupt``) and a new one is created,
+at open or when a call finds it damaged while open (that call fails; the next one works).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+from skillrt.storage.faults import classify
 
 __all__ = ["SQLiteCache"]
 
@@ -68,8 +71,15 @@ class SQLiteCache:
         with self._lock:
             try:
                 yield self._db
-            except BaseException:
-                self._db.rollback()
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.rollback()
+                if isinstance(exc, sqlite3.Error) and classify(exc, self.db_path) == "corrupt":
+                    # Cut short or overwritten under us ("no such table"): this call fails,
+                    # the next one finds a fresh database that the refresh fills again.
+                    self._db.close()
+                    self._quarantine()
+                    self._db = self._connect()
                 raise
             else:
                 self._db.commit()

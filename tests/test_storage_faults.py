@@ -453,3 +453,27 @@ async def test_close_closes_every_sqlite_connection(tmp_path: Path) -> None:
         await rt.close()
         counts.append(open_fds())
     assert counts[0] == counts[1] == counts[2], counts
+
+
+# --- the post index: a cache of the blog, rebuilt ------------------------------------------
+
+
+def test_a_post_index_damaged_while_open_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
+    from skillrt.storage.posts import PostIndex
+
+    blog = make_blog(tmp_path)
+    db_path = tmp_path / "index" / "posts.sqlite3"
+    index = PostIndex(db_path, blog)
+    index.refresh()
+    assert index.search("asyncio")
+    other = sqlite3.connect(db_path)  # another program drops the table under it
+    other.execute("DROP TABLE posts")
+    other.commit()
+    other.close()
+    (blog / "posts" / "new.md").write_text("# New\n\nabout asyncio\n", encoding="utf-8")
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        index.refresh()
+    assert (tmp_path / "index" / "posts.sqlite3.corrupt").exists()  # moved aside
+    index.refresh()  # the next call works on a fresh index, filled again
+    assert index.search("asyncio")
+    index.close()
