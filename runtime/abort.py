@@ -1,6 +1,6 @@
 """Cancellation: an ``AbortController`` owns an ``AbortSignal`` that work can check or await.
 
-Modelled on the DOM's AbortController, as the seed uses it. The runtime pairs every signal
+Modelled on the DOM's AbortController. The runtime pairs every signal
 with the asyncio task running the skill, so an abort also cancels in-flight awaits (an LLM
 stream, an HTTP request) instead of waiting for the next check.
 """

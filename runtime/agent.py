@@ -3,12 +3,11 @@
 The runtime is a plain class whose collaborators (config, LLM, checkpoint store, clock,
 skills) are injected; ``get_instance()`` is a convenience singleton over it.
 
-Flow of ``process_input`` (seed 004, stage 3, done right): clean the input -> a task with its
+Flow of ``process_input``: clean the input -> a task with its
 own state machine -> UNDERSTANDING (route) -> PLANNING (find the skill, validate params) ->
 EXECUTING (run the skill in its own asyncio task, with an abort signal, progress, a journal) ->
 COMPLETED / ERROR / CANCELLED / PAUSED / WAITING_INPUT. Locks are released, cost and history
-recorded on every exit path. The seed set ERROR from UNDERSTANDING through a transition its
-table lacked; here that transition exists and any invalid one raises.
+recorded on every exit path. Every move is in the machine's table; an invalid one raises.
 """
 
 from __future__ import annotations

@@ -198,7 +198,7 @@ class Sessions:
 
     def conversation_later(self, session_id: str) -> Callable[[], Conversation]:
         """``conversation(session_id)`` as it stands now, bounded only when first asked for
-        (most skills never look: bounding 200 turns cost ~0.2 ms a task)."""
+        (most skills never look, and bounding a long session is not free)."""
         session = self._get(session_id)
         turns, focus, bound = tuple(session.turns), session.focus, self.max_tokens
         return lambda: Conversation(

@@ -1,4 +1,4 @@
-"""Structured logging: the seed's log events, console output for people, JSON lines on request.
+"""Structured logging: the ``agent.*`` log events, console output for people, JSON lines on request.
 
 The runtime builds its own logger from its config (no global ``structlog.configure``) and
 passes it to every part it owns (router, committer, event bus, skills, the task's model); a

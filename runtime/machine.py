@@ -1,15 +1,13 @@
 """The task life cycle: one shared ``transitions`` machine, one state per task, and a watchdog.
 
-The transition table is data (``TRANSITIONS``). The seed kept one global state for all tasks,
-lacked COMPLETED->IDLE, UNDERSTANDING->ERROR and any way out of PAUSED, silently ignored
-invalid transitions, and its watchdog only relabelled the state while the work went on. Here
-each task is its own model, every allowed move is in the table, an invalid one raises
-``InvalidTransition``, and the watchdog's expiry is handed to the owner, which cancels the
-running work.
+The transition table is data (``TRANSITIONS``). Each task is its own model, every allowed move
+is in the table, an invalid one raises ``InvalidTransition``, and the watchdog's expiry is
+handed to the owner, which cancels the running work.
 
 ``transitions`` stays the definition: at import every pair of states is put to its machine and
-the answers become ``VALIDATED``, the table ``TaskMachine.to`` consults (a dict lookup; the
-library's event machinery cost ~35 µs a move). Watchdogs share one timer per event loop.
+the answers become ``VALIDATED``, the table ``TaskMachine.to`` consults, so a move is a dict
+lookup rather than a pass through the library's event machinery. Watchdogs share one timer per
+event loop.
 """
 
 from __future__ import annotations
@@ -96,8 +94,8 @@ def machine_decides(machine: Machine, source: State, dest: State) -> bool:
 def _validated_table(machine: Machine) -> dict[str, frozenset[str]]:
     """Every pair of states put to ``transitions``; the answers, as ``source -> {dest}``.
 
-    This is what ``TaskMachine.to`` consults: a dict lookup instead of ~35 µs of the library's
-    event machinery per transition. It is derived from the library's own decisions, checked
+    This is what ``TaskMachine.to`` consults instead of the library's event machinery. It is
+    derived from the library's own decisions, checked
     here against ``TRANSITIONS`` (and by tests/test_machine.py for every pair).
     """
     table = {
@@ -111,8 +109,8 @@ def _validated_table(machine: Machine) -> dict[str, frozenset[str]]:
 
 
 _BY_VALUE: dict[str, State] = {s.value: s for s in State}
-"""``State(value)`` as a dict lookup: the enum call costs a microsecond, and the runtime asks a
-task's state at every input (looking for a task that waits for an answer) and transition."""
+"""``State(value)`` as a dict lookup, cheaper than the enum call: the runtime asks a task's
+state at every input (looking for a task that waits for an answer) and at every transition."""
 
 _MACHINE = _build_machine()
 VALIDATED: dict[str, frozenset[str]] = _validated_table(_MACHINE)

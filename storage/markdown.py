@@ -2,8 +2,8 @@
 
 The fields understood follow Hugo, Jekyll, VitePress and Obsidian: ``title``, ``date``,
 ``tags`` (a list, or one comma-separated string), ``description`` (or ``summary``),
-``aliases``, and the seed's ``wikiLinks``. Every other field is kept as it is when a post is
-written back: ``dump_post`` never sorts or drops keys.
+``aliases`` and ``wikiLinks`` (the notes a post links to). Every other field is kept as it is
+when a post is written back: ``dump_post`` never sorts or drops keys.
 """
 
 from __future__ import annotations

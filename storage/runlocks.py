@@ -1,7 +1,7 @@
 """Run locks: one OS lock per running task, so that no other process resumes it meanwhile.
 
-Each lock is ``flock`` on a small file per running task (direct ``fcntl.flock``: the
-``filelock`` library cost about 500 µs per task here, this about a fifth of that). A task's
+Each lock is ``flock`` on a small file per running task (direct ``fcntl.flock``, a
+fraction of what the ``filelock`` library costs per task). A task's
 checkpoint looks unfinished while it runs; without this, a second process (a REPL
 and a blog tool side by side, or ``skillrt resume`` next to a live chat) could offer it for
 resume and run it twice. The kernel drops the lock when its process dies, so a crashed task

@@ -3,7 +3,7 @@
 ``goto``, ``click``, ``type``, ``select``, ``submit``, ``scroll`` and ``back`` act on the
 browser; ``extract`` (a question over the page text) and ``done`` are the executor's.
 
-``run_action`` carries out a browser action the way seed 001 does: the index the model gave
+``run_action`` carries out a browser action: the index the model gave
 is looked up in the observation it saw, and the element's signature travels with the action;
 if the page changed and the index no longer points at that element, the browser re-finds it
 by signature; if that fails, the element map is refreshed and the action retried once. A
@@ -193,7 +193,7 @@ def target_of(action: BrowserAction, seen: Observation | None) -> ElementSignatu
 async def run_action(
     browser: Browser, action: BrowserAction, seen: Observation | None
 ) -> ActionResult:
-    """Act; on a stale target refresh the element map and retry once (seed 001)."""
+    """Act; on a stale target refresh the element map and retry once."""
     target = target_of(action, seen)
     result = await browser.act(action, target)
     if result.stale:

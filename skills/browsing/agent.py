@@ -1,4 +1,4 @@
-"""The browsing executor: a planner and a navigator taking turns over one browser (seeds 000, 002).
+"""The browsing executor: a planner and a navigator taking turns over one browser.
 
 Each step observes the page; the planner runs at the first step, every ``planning_interval``
 steps (every step when following a predefined plan), after an action failed twice and when

@@ -1,4 +1,4 @@
-"""Predefined plans: named step lists the planner follows as a checklist (seed 002).
+"""Predefined plans: named step lists the planner follows as a checklist.
 
 Plans ship as ``config/plans/<name>.toml`` (``name``, ``goal``, ``steps``) in the package
 ``skillrt.config`` and are read with ``importlib.resources``; a caller may also pass steps.

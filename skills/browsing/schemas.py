@@ -1,4 +1,4 @@
-"""The structured answers the browsing agent asks the model for (seeds 000 and 002).
+"""The structured answers the browsing agent asks the model for.
 
 ``NavigatorOutput``: the navigator's read of the page and the next actions.
 ``PlannerOutput``: the dynamic planner's report (``proposed_actions`` at most five).
