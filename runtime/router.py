@@ -37,6 +37,7 @@ from skillrt.context import Language, detect_language
 from skillrt.exceptions import BudgetExceeded, ConfigError, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
 from skillrt.logs import library_logger
+from skillrt.prefilter import required_literals, trigger_for
 
 if TYPE_CHECKING:
     from skillrt.skill import Skill
@@ -394,9 +395,16 @@ class _Decision(NamedTuple):
         )
 
 
-_SearchGroups: TypeAlias = tuple[
-    tuple[tuple[Callable[[str], "re.Match[str] | None"], IntentPattern], ...], ...
-]
+_Search: TypeAlias = Callable[[str], "re.Match[str] | None"]
+_Block: TypeAlias = tuple[_Search | None, tuple[tuple[_Search, IntentPattern], ...]]
+"""A run of patterns of one intent: a search for their keywords in the lowercased text (None:
+always try them), then each pattern's own search."""
+_SearchGroups: TypeAlias = tuple[tuple[_Block, ...], ...]
+
+
+@functools.cache
+def _literals(source: str) -> frozenset[str] | None:
+    return required_literals(source)
 
 
 _SYSTEM_RULES = (
@@ -413,6 +421,24 @@ _REPHRASE = {
     "zh": "我不太确定您的意思……能换个说法，或者说得更具体一些吗？例如：",
     "en": "I'm not sure what you mean… Could you rephrase it, or be more specific? For example:",
 }
+
+
+def _blocks(patterns: Sequence[IntentPattern]) -> tuple[_Block, ...]:
+    """Patterns in order, cut into runs of one intent whose keywords are known (one trigger
+    search for the run) and runs of patterns without known keywords (always searched)."""
+    runs: list[tuple[tuple[str, bool], list[IntentPattern]]] = []
+    for p in patterns:
+        key = (p.intent, _literals(p.regex.pattern) is None)
+        if runs and runs[-1][0] == key:
+            runs[-1][1].append(p)
+        else:
+            runs.append((key, [p]))
+    blocks: list[_Block] = []
+    for (_intent, unknown), run in runs:
+        trigger = None if unknown else trigger_for(_literals(p.regex.pattern) for p in run)
+        entries = tuple((p.regex.search, p) for p in run)
+        blocks.append((trigger.search if trigger is not None else None, entries))
+    return tuple(blocks)
 
 
 class IntentRouter:
@@ -438,14 +464,17 @@ class IntentRouter:
     ) -> None:
         self.llm = llm
         self.logger = logger or library_logger("skillrt.router")
+        # The packaged table is compiled at the first parse, not when a runtime is built; a
+        # table given here is checked now, so a malformed one fails at once.
+        self._table: IntentTable | None
         if patterns is None:
-            self.table = IntentTable.default()
+            self._table = None
         elif isinstance(patterns, IntentTable):
-            self.table = patterns
+            self._table = patterns
         elif isinstance(patterns, str | Path):
-            self.table = IntentTable.load(patterns)
+            self._table = IntentTable.load(patterns)
         else:
-            self.table = IntentTable.from_mapping(patterns)
+            self._table = IntentTable.from_mapping(patterns)
         self.regex_trust = regex_trust
         self._cache: TTLCache[_Route, _Decision] = TTLCache(
             maxsize=cache_size, ttl=cache_ttl_s, timer=timer
@@ -454,6 +483,13 @@ class IntentRouter:
         self._misses = 0
         self._skills: dict[str, Skill[Any]] = {}
         self._rebuild()
+
+    @property
+    def table(self) -> IntentTable:
+        """The regex table (the packaged one is compiled on first use)."""
+        if self._table is None:
+            self._table = IntentTable.default()
+        return self._table
 
     # --- registry ---------------------------------------------------------------------------
 
@@ -677,7 +713,7 @@ class IntentRouter:
                 )
 
             groups = tuple(
-                tuple((p.regex.search, p) for p in group if usable(p))
+                _blocks([p for p in group if usable(p)])
                 for group in (self.table.patterns, self.table.fallbacks)
             )
             self._search_groups[variant] = groups
@@ -686,15 +722,21 @@ class IntentRouter:
     def _match_table(self, text: str, selection: bool, has_file: bool) -> _Decision | None:
         best: IntentPattern | None = None
         best_match: re.Match[str] | None = None
+        lowered = text.lower()
         for group in self._groups(text.isascii(), selection, has_file):
             start = len(text) + 1
-            for search, p in group:
-                m = search(text)
-                # Patterns come in precedence order, so only a strictly earlier start wins.
-                if m is not None and m.start() < start:
-                    best, best_match, start = p, m, m.start()
-                    if start == 0:
-                        break
+            for trigger, entries in group:
+                if trigger is not None and trigger(lowered) is None:
+                    continue  # none of their keywords is in the text: none of them can match
+                for search, p in entries:
+                    m = search(text)
+                    # Patterns come in precedence order, so only a strictly earlier start wins.
+                    if m is not None and m.start() < start:
+                        best, best_match, start = p, m, m.start()
+                        if start == 0:
+                            break
+                if start == 0:
+                    break
             if best is not None:
                 break
         if best is None or best_match is None:

@@ -32,3 +32,34 @@ def test_the_regex_path_alone_routes_at_least_95_percent() -> None:
     assert accuracy["tune"] >= 0.95, misses.get("tune")
     # Held-out rows were never tuned on: this guards against regressions, not a target.
     assert accuracy["held"] >= 0.80, misses.get("held")
+
+
+def test_the_keyword_prefilter_never_skips_a_pattern_that_matches() -> None:
+    """Every pattern's required keywords appear in every text it matches (so skipping the
+    pattern when they are absent changes no result), over the evaluation set and the samples."""
+    from skillrt.prefilter import required_literals
+    from skillrt.router import normalize_text
+    from skillrt.router_samples import SAMPLE_INPUTS
+
+    table = IntentTable.default()
+    texts = [normalize_text(t) for *_, t in load_eval()] + [t for t, _ in SAMPLE_INPUTS]
+    texts += ["WRITE AN ARTICLE ABOUT ZIG", "Delete POSTS/OLD.md", "Ｓｕｍｍａｒｉｚｅ this"]
+    known = 0
+    for pattern in (*table.patterns, *table.fallbacks):
+        literals = required_literals(pattern.regex.pattern)
+        if literals is None:
+            continue
+        known += 1
+        for text in map(normalize_text, texts):
+            if pattern.regex.search(text):
+                assert any(word in text.lower() for word in literals), (pattern.where, text)
+    assert known >= 0.9 * (len(table.patterns) + len(table.fallbacks))
+
+
+async def test_the_packaged_table_is_compiled_at_the_first_parse() -> None:
+    from skillrt.router import IntentRouter
+
+    router = IntentRouter(None)
+    assert router._table is None  # building a runtime compiles no regex
+    await router.parse("write an article about Zig")
+    assert router._table is not None

@@ -1,0 +1,100 @@
+"""A keyword prefilter for the intent table: which patterns cannot match a text.
+
+``required_literals(source)`` reads a regular expression's parse tree and returns strings of
+which every match contains at least one (lowercased, for case-insensitive patterns), or None
+when no such set can be told (a pattern made only of classes, optional parts or anchors).
+``Trigger`` joins the sets of a run of patterns into one alternation of literals, searched
+once on the lowercased text: when it finds nothing, none of those patterns is tried. Skipping a
+pattern that cannot match changes no result; it only saves the search.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["required_literals", "trigger_for"]
+
+_MAX_CHARSET = 8  # a character class of up to this many literal characters counts
+
+
+def required_literals(source: str) -> frozenset[str] | None:
+    """Strings one of which every match of ``source`` contains, or None if none can be told."""
+    try:
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser as sre  # type: ignore[attr-defined]
+
+        tree = sre.parse(source, re.IGNORECASE)
+    except Exception:  # a future Python without these internals: no prefilter, same results
+        return None
+    found = _sequence(list(tree), c)
+    if found is None or not all(found):
+        return None
+    return frozenset(s.lower() for s in found)
+
+
+def _best(candidates: Iterable[frozenset[str]]) -> frozenset[str] | None:
+    """The most selective set: the longest shortest string, then the fewest strings."""
+    best: frozenset[str] | None = None
+    for cand in candidates:
+        if not cand or not all(cand):
+            continue
+        key = (min(len(s) for s in cand), -len(cand))
+        if best is None or key > (min(len(s) for s in best), -len(best)):
+            best = cand
+    return best
+
+
+def _sequence(items: list[Any], c: Any) -> frozenset[str] | None:
+    candidates: list[frozenset[str]] = []
+    run: list[str] = []
+    for op, av in items:
+        if op is c.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            candidates.append(frozenset({"".join(run)}))
+            run = []
+        found = _item(op, av, c)
+        if found is not None:
+            candidates.append(found)
+    if run:
+        candidates.append(frozenset({"".join(run)}))
+    return _best(candidates)
+
+
+def _item(op: Any, av: Any, c: Any) -> frozenset[str] | None:
+    if op is c.SUBPATTERN:
+        return _sequence(list(av[-1]), c)
+    if op is c.ATOMIC_GROUP:
+        return _sequence(list(av), c)
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+        low, _high, sub = av
+        return _sequence(list(sub), c) if low >= 1 else None
+    if op is c.BRANCH:
+        union: set[str] = set()
+        for branch in av[1]:
+            found = _sequence(list(branch), c)
+            if found is None:
+                return None
+            union |= found
+        return frozenset(union)
+    if op is c.IN:
+        if len(av) <= _MAX_CHARSET and all(o is c.LITERAL for o, _ in av):
+            return frozenset(chr(v) for _, v in av)
+        return None
+    return None
+
+
+def trigger_for(sets: Iterable[frozenset[str] | None]) -> re.Pattern[str] | None:
+    """One alternation of every literal of ``sets``, or None if any set is None (unknown)."""
+    literals: set[str] = set()
+    for found in sets:
+        if found is None:
+            return None
+        literals |= found
+    if not literals:
+        return None
+    ordered = sorted(literals, key=lambda s: (-len(s), s))
+    return re.compile("|".join(re.escape(s) for s in ordered))
