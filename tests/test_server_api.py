@@ -459,3 +459,19 @@ def test_no_cors_by_default(live: LiveServer) -> None:
     )
     assert "access-control-allow-origin" not in pre.headers
     works(live)
+
+
+def test_a_bad_answer_is_a_problem_in_json_and_in_sse(live: LiveServer) -> None:
+    with live.client() as c:
+        asked = c.post("/v1/skills/Ask/run", json={"params": {}}).json()
+        task_id = asked["task_id"]
+        r = c.post(f"/v1/tasks/{task_id}/answer", json={"text": "   "})
+        assert r.status_code == 422 and "empty" in r.json()["detail"]
+        events = stream(c, "POST", f"/v1/tasks/{task_id}/answer", json={"text": "\x00 "})
+        assert [e.event for e in events] == ["error"]
+        assert events[0].data["code"] == "invalid-request" and events[0].data["status"] == 422
+        # Still waiting, and a real answer works.
+        assert c.get(f"/v1/tasks/{task_id}").json()["state"] == "WAITING_INPUT"
+        done = c.post(f"/v1/tasks/{task_id}/answer", json={"text": "green"}).json()
+        assert done["content"] == "you said green"
+    works(live)

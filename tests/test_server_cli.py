@@ -164,3 +164,17 @@ async def test_client_mirrors_the_runtime_calls(live: LiveServer) -> None:
         with pytest.raises(ServerError) as err:
             await bad.list_tasks()
         assert err.value.status == 401 and err.value.code == "unauthorized"
+
+
+def test_without_the_server_extra_the_error_names_the_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from skillrt.exceptions import MissingDependency
+    from skillrt.server import require_server
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if not installed
+    with pytest.raises(MissingDependency) as err:
+        require_server()
+    assert "pip install 'skillrt[server]'" in str(err.value)

@@ -37,7 +37,7 @@ from skillrt.server.models import (
     SkillRunRequest,
     TaskControl,
 )
-from skillrt.server.problems import ProblemError, problem_response
+from skillrt.server.problems import ProblemError, problem_body, problem_response
 from skillrt.server.sse import Entry, EventLog, SSEResponse
 from skillrt.settings import ServeConfig
 
@@ -150,18 +150,31 @@ def _message_response(message: ChatMessage) -> JSONResponse:
 
 
 async def _job_entries(state: ServerState, job: Job) -> AsyncIterator[Entry | None]:
+    """The call's events, then its reply; or an ``error`` event holding a problem when the
+    call ended without one (a bad answer, a task that could not be resumed)."""
     await job.wait_bound()
     if job.task_id is not None:
         async for entry in state.log.follow_task(
             job.task_id, job.start, running=lambda: not job.finished
         ):
             yield entry
-        if job.entry is None or job.entry.task_id is not None:
-            return
     while not job.finished:
         await state.log.wait(1.0)
-    if job.entry is not None and job.entry.task_id is None:
-        yield job.entry
+    if job.entry is not None:
+        if job.entry.task_id is None:
+            yield job.entry
+        return
+    yield state.log.add("error", None, _failure(job))
+
+
+def _failure(job: Job) -> dict[str, Any]:
+    future = job.future
+    error = None if future is None or future.cancelled() else future.exception()
+    if isinstance(error, UserError):
+        return problem_body(422, "invalid-request", str(error))
+    if error is not None:
+        return problem_body(500, "internal", f"{type(error).__name__}: {error}")
+    return problem_body(409, "task-conflict", "the task cannot do that now")
 
 
 async def _answer(

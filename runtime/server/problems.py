@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-__all__ = ["PROBLEMS", "ProblemError", "problem_response"]
+__all__ = ["PROBLEMS", "ProblemError", "problem_body", "problem_response"]
 
 PROBLEMS: dict[str, tuple[str, int]] = {
     # code: (title, the CLI's exit status for the same cause)
@@ -43,15 +43,9 @@ class ProblemError(Exception):
         self.extra = extra
 
 
-def problem_response(
-    status: int,
-    code: str,
-    detail: str,
-    headers: dict[str, str] | None = None,
-    **extra: Any,
-) -> JSONResponse:
+def problem_body(status: int, code: str, detail: str, **extra: Any) -> dict[str, Any]:
     title, exit_code = PROBLEMS[code]
-    body = {
+    return {
         "type": problem_type(code),
         "title": title,
         "status": status,
@@ -60,6 +54,16 @@ def problem_response(
         "exit_code": exit_code,
         **extra,
     }
+
+
+def problem_response(
+    status: int,
+    code: str,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    body = problem_body(status, code, detail, **extra)
     return JSONResponse(
         body, status_code=status, media_type="application/problem+json", headers=headers
     )
