@@ -475,3 +475,42 @@ def test_a_bad_answer_is_a_problem_in_json_and_in_sse(live: LiveServer) -> None:
         done = c.post(f"/v1/tasks/{task_id}/answer", json={"text": "green"}).json()
         assert done["content"] == "you said green"
     works(live)
+
+
+def test_shutdown_refuses_new_calls_and_ends_streams_with_the_reply(
+    live: LiveServer, model: StepModel
+) -> None:
+    model.words = 400
+    with live.client() as c:
+        first = stream(c, "POST", "/v1/input", json={"text": "steps stop"}, stop_after=6)
+        task_id = first[0].data["task_id"]
+        follower: list = []
+        reader = threading.Thread(
+            target=lambda: follower.extend(
+                stream(c, "GET", f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": "0"})
+            )
+        )
+        reader.start()
+        time.sleep(0.3)
+        live.loop.call_soon_threadsafe(live.state.begin_shutdown)  # what SIGTERM does first
+        reader.join(10)
+        assert follower[-1].event == "message"
+        assert follower[-1].data["data"]["outcome"] == "interrupted"
+        r = c.get("/v1/tasks")
+        assert r.status_code == 503 and r.json()["code"] == "shutting-down"
+        assert c.get("/healthz").json() == {"status": "stopping"}
+    # The task stays resumable, as close() leaves it: a new runtime on the same state has it.
+    from skillrt import AgentRuntime
+
+    again = AgentRuntime(live.runtime.config, llm=FunctionModel(StepModel()))
+
+    async def resumable() -> list[str]:
+        await again.initialize()
+        try:
+            return [t.id for t in again.get_resumable_tasks()]
+        finally:
+            await again.close()
+
+    import asyncio
+
+    assert task_id in asyncio.run(resumable())
