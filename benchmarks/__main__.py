@@ -2,7 +2,7 @@
 
 Options: ``--quick`` (smaller sizes, for a check that everything runs), ``--only NAME,...``
 (suite names as listed by ``--list``), ``--out PATH`` (default ``benchmarks/results.json``),
-``--markdown PATH`` (the table as Markdown, for the README), ``--profile`` (also run the
+``--markdown PATH`` (the table as Markdown), ``--profile`` (also run the
 pyinstrument profiles; ``--profile-html DIR`` keeps their HTML reports).
 """
 

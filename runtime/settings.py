@@ -87,7 +87,7 @@ class LLMConfig(_Section):
     max_retries: int = Field(default=3, ge=0)
     temperature: float | None = None
     max_tokens: int | None = Field(default=None, ge=1)
-    # openai: how structured answers are asked (see README, "Structured output")
+    # openai: how structured answers are asked (docs/models.md, "Structured output")
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
     # local (llama.cpp)
     model_path: Path | None = None

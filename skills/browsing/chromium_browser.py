@@ -13,7 +13,7 @@ itself and the route checks it too; redirects of other requests are followed in 
 each hop checked. WebSockets are refused (only http and https are allowed). Chromium's own
 network stack resolves nothing (``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that
 escaped the route reaches no host; the route's fetch is Playwright's and resolves the name
-again after the check, so DNS rebinding is closed only in the HTTP backend (see the README).
+again after the check, so DNS rebinding is closed only in the HTTP backend (see docs/security.md).
 A navigation the firewall refused raises ``URLNotAllowed`` after the page is put back where
 it was.
 
