@@ -37,6 +37,7 @@ Language = Literal["zh", "en"]
 
 _NOT_WORDS = re.compile(r"\S*[/.\\:@]\S*")  # paths, URLs, file names, addresses
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_HAN = re.compile("[\u4e00-\u9fff\u3400-\u4dbf]")
 
 
 def detect_language(text: str) -> Language:
@@ -46,7 +47,7 @@ def detect_language(text: str) -> Language:
     and paths or URLs say nothing about the language ("把 posts/old-draft.md 删掉"), so: drop
     paths and URLs, then Chinese wins when its characters outnumber twice the English words.
     """
-    han = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    han = len(_HAN.findall(text))
     if not han:
         return "en"
     words = len(_LATIN_WORD.findall(_NOT_WORDS.sub(" ", text)))

@@ -21,6 +21,7 @@ import re
 import time
 import tomllib
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -28,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, cast
 
 import structlog
-from cachetools import TTLCache
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from skillrt.abort import AbortSignal
@@ -423,6 +423,42 @@ _REPHRASE = {
 }
 
 
+class _TtlLru:
+    """The router's cache: least recently used entries go first past ``maxsize``, and an entry
+    older than ``ttl`` is a miss (dropped when read). A few dict operations per call."""
+
+    __slots__ = ("_data", "_timer", "maxsize", "ttl")
+
+    def __init__(self, maxsize: int, ttl: float, timer: Callable[[], float]) -> None:
+        self._data: OrderedDict[_Route, tuple[_Decision, float]] = OrderedDict()
+        self.maxsize = maxsize
+        self.ttl = ttl
+        self._timer = timer
+
+    def get(self, key: _Route) -> _Decision | None:
+        item = self._data.get(key)
+        if item is None:
+            return None
+        if item[1] <= self._timer():
+            del self._data[key]
+            return None
+        self._data.move_to_end(key)
+        return item[0]
+
+    def put(self, key: _Route, value: _Decision) -> None:
+        data = self._data
+        data[key] = (value, self._timer() + self.ttl)
+        data.move_to_end(key)
+        if len(data) > self.maxsize:
+            data.popitem(last=False)
+
+    def clear(self) -> None:
+        self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
 def _blocks(patterns: Sequence[IntentPattern]) -> tuple[_Block, ...]:
     """Patterns in order, cut into runs of one intent whose keywords are known (one trigger
     search for the run) and runs of patterns without known keywords (always searched)."""
@@ -476,9 +512,7 @@ class IntentRouter:
         else:
             self._table = IntentTable.from_mapping(patterns)
         self.regex_trust = regex_trust
-        self._cache: TTLCache[_Route, _Decision] = TTLCache(
-            maxsize=cache_size, ttl=cache_ttl_s, timer=timer
-        )
+        self._cache = _TtlLru(cache_size, cache_ttl_s, timer)
         self._hits = 0
         self._misses = 0
         self._skills: dict[str, Skill[Any]] = {}
@@ -619,7 +653,7 @@ class IntentRouter:
             result = _Decision(UNKNOWN, 0.0, {}, "none")
         result = result._replace(language=language)
         if cacheable:
-            self._cache[key] = result
+            self._cache.put(key, result)
         return result.intent(text)
 
     def screen(self, text: str) -> Literal["noise", "chat"] | None:
@@ -908,7 +942,7 @@ class IntentRouter:
         return message
 
     def cache_info(self) -> CacheInfo:
-        return CacheInfo(self._hits, self._misses, len(self._cache), int(self._cache.maxsize))
+        return CacheInfo(self._hits, self._misses, len(self._cache), self._cache.maxsize)
 
     def cache_clear(self) -> None:
         self._cache.clear()
