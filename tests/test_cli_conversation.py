@@ -74,10 +74,10 @@ def test_a_conversation_goes_on_after_a_restart(blog: Path, tmp_path: Path) -> N
     child.sendline("你好")
     child.expect("嗨！")
     child.expect("completed")
-    child.sendline("/new")
-    child.expect(r"New session [0-9a-f]{16}: no earlier turns,\s+no focus")
+    child.sendline("/new")  # the REPL speaks the language of the last request: Chinese now
+    child.expect(r"新会话 [0-9a-f]{16}：没有之前的对话，也没有当前文章")
     child.sendline("/focus")
-    child.expect("No focus yet")
+    child.expect("还没有当前文章")
     assert quit_with_ctrl_d(child) == 0
     assert not (blog / "posts" / "rust-ownership-zh.md").exists()
     assert post.is_file()
@@ -109,3 +109,49 @@ def test_continue_without_an_earlier_session_starts_a_new_one(blog: Path, tmp_pa
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 2
+
+
+def test_a_chinese_conversation_goes_on_after_a_restart(blog: Path, tmp_path: Path) -> None:
+    first = article("Rust 所有权", ["每个值只有一个所有者。", "移动会转移所有权。"])
+    child = spawn(cli_env(blog, write_script(tmp_path / "a.json", first)), tmp_path)
+    child.expect("› ")
+    child.sendline("写一篇关于 Rust 所有权的文章")
+    child.expect("rust-suo-you-quan.md › ")
+    assert quit_with_ctrl_d(child) == 0
+
+    second = [
+        "口语化的正文。\n",  # the edit
+        "要点：所有权。",  # the summary
+        "Rust Ownership",  # the translation's title, then its body
+        "Every value has one owner.",
+        *article("Go 的并发", ["goroutine 很轻。", "channel 传递数据。"]),
+        "意思是那篇文章已移到回收站，可以找回。",  # chat
+    ]
+    child = spawn(cli_env(blog, write_script(tmp_path / "b.json", second)), tmp_path, "-c")
+    child.expect(r"继续会话 [0-9a-f]{16}：之前有 2 条消息；当前文章\s*posts/rust-suo-you-quan\.md")
+    child.expect("rust-suo-you-quan.md › ")
+    child.sendline("把它改得更口语化")
+    child.expect(r"已修改\s*posts/rust-suo-you-quan\.md")
+    child.expect("rust-suo-you-quan.md › ")
+    child.sendline("总结一下")
+    child.expect(r"posts/rust-suo-you-quan\.md\s*的总结")
+    child.expect("rust-suo-you-quan.md › ")
+    child.sendline("把它翻译成英文")
+    child.expect("rust-suo-you-quan-en.md › ")
+    child.sendline("再写一篇类似的，关于 Go 的并发")
+    child.expect("go-de-bing-fa.md › ")
+    child.sendline("删掉它")
+    child.expect("确定要删除")
+    child.sendline("是")
+    child.expect("回收站")
+    child.expect("\n› ")
+    child.sendline("什么意思？")
+    child.expect("意思是那篇文章已移到回收站")
+    child.sendline("/focus")
+    child.expect("还没有当前文章")
+    assert quit_with_ctrl_d(child) == 0
+    posts = blog / "posts"
+    assert "口语化的正文。" in (posts / "rust-suo-you-quan.md").read_text(encoding="utf-8")
+    translated = (posts / "rust-suo-you-quan-en.md").read_text(encoding="utf-8")
+    assert "Every value has one owner." in translated and "title: Rust Ownership" in translated
+    assert not (posts / "go-de-bing-fa.md").exists()

@@ -9,6 +9,36 @@ from __future__ import annotations
 __all__ = ["LINES", "line"]
 
 LINES: dict[str, tuple[str, str]] = {
+    "no_last_session": (
+        "这里没有之前的会话，开始新的会话。",
+        "No earlier session here; starting a new one.",
+    ),
+    "continuing": (
+        "继续会话 {session}：之前有 {count} 条消息{focus}。",
+        "Continuing session {session}: {count} earlier messages{focus}.",
+    ),
+    "continuing_focus": ("；当前文章 {focus}", "; focus {focus}"),
+    "answer_first": (
+        "有任务在等待你的回答；请先回答或用 /cancel 取消它。",
+        "A task is waiting for your answer; answer or /cancel it first.",
+    ),
+    "new_session": (
+        "新会话 {session}：没有之前的对话，也没有当前文章。",
+        "New session {session}: no earlier turns, no focus.",
+    ),
+    "open_usage": (
+        "请给出文章路径，例如 /open posts/rust-ownership.md",
+        "give a post's path, e.g. /open posts/rust-ownership.md",
+    ),
+    "focus_set": (
+        "当前文章：{focus}（“把它改短一点”之类的后续请求会作用于它）",
+        "Focus: {focus} (follow-ups such as “make it shorter” act on it)",
+    ),
+    "focus_is": ("当前文章：{focus}", "Focus: {focus}"),
+    "no_focus": (
+        "还没有当前文章：写、改或总结一篇文章，或用 /open PATH 打开一篇。",
+        "No focus yet: write, edit or summarise a post, or /open PATH.",
+    ),
     "cancelling": (
         "正在取消任务…（再按一次 Ctrl-C 不再等待它）",
         "Cancelling the task… (Ctrl-C again to stop waiting for it)",

@@ -137,16 +137,17 @@ class Repl:
     def _session_banner(self) -> None:
         """Say which session this is (continued: how much it holds, and its focus)."""
         remember_session(self.rt.config.state_path, self.rt.session_id)
-        if self._no_last_session:
-            self._info("No earlier session here; starting a new one.")
         conversation = self.rt.conversation()
+        last_user = next((t for t in reversed(conversation.turns) if t.role == "user"), None)
+        if last_user is not None:  # the session's language is that of its last request
+            self.language = detect_language(last_user.content)
+        if self._no_last_session:
+            self._info(self._say("no_last_session"))
         if conversation.turns:
             n = len(self.rt.sessions.turns(self.rt.session_id))
-            focus = f"; focus {conversation.focus}" if conversation.focus else ""
-            self._info(f"Continuing session {self.rt.session_id}: {n} earlier messages{focus}.")
-            last_user = next((t for t in reversed(conversation.turns) if t.role == "user"), None)
-            if last_user is not None:
-                self.language = detect_language(last_user.content)
+            focus = conversation.focus
+            shown = self._say("continuing_focus", focus=focus) if focus else ""
+            self._info(self._say("continuing", session=self.rt.session_id, count=n, focus=shown))
 
     def _prompt(self) -> str:
         question = self._pending_question()
@@ -364,24 +365,24 @@ class Repl:
 
     async def cmd_new(self, _arg: str) -> None:
         if self._pending_question() is not None:
-            self.console.print("A task is waiting for your answer; answer or /cancel it first.")
+            self.console.print(self._say("answer_first"))
             return
         session = self.rt.new_session()
         remember_session(self.rt.config.state_path, session)
-        self.console.print(f"New session {session}: no earlier turns, no focus.")
+        self.console.print(self._say("new_session", session=session))
 
     async def cmd_open(self, arg: str) -> None:
         if not arg:
-            raise UserError("give a post's path, e.g. /open posts/rust-ownership.md")
+            raise UserError(self._say("open_usage"))
         path = await self.rt.set_focus(arg)
-        self.console.print(f"Focus: {path} (follow-ups such as “make it shorter” act on it)")
+        self.console.print(self._say("focus_set", focus=path))
 
     async def cmd_focus(self, _arg: str) -> None:
         focus = self.rt.conversation().focus
         if focus is None:
-            self.console.print("No focus yet: write, edit or summarise a post, or /open PATH.")
+            self.console.print(self._say("no_focus"))
         else:
-            self.console.print(f"Focus: {focus}")
+            self.console.print(self._say("focus_is", focus=focus))
 
     async def cmd_quit(self, _arg: str) -> object:
         return _QUIT
