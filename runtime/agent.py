@@ -33,9 +33,11 @@ from skillrt.conversation import Conversation, Sessions, focus_from_result
 from skillrt.cost import CostTracker
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import (
+    AuthenticationError,
     BudgetExceeded,
     HostUnresolved,
     InvalidTransition,
+    PermissionDenied,
     ProviderUnavailable,
     RateLimited,
     SkillrtError,
@@ -51,7 +53,7 @@ from skillrt.machine import TERMINAL_STATES, State
 from skillrt.messages import ChatMessage, TaskSummary, new_id
 from skillrt.replies import reply
 from skillrt.router import CHAT, UNKNOWN, IntentRouter, ParsedIntent
-from skillrt.settings import RuntimeConfig, load_config, make_state_dir
+from skillrt.settings import BudgetConfig, RuntimeConfig, load_config, make_state_dir
 from skillrt.skill import Skill, SkillResult
 from skillrt.storage.checkpoints import (
     CheckpointStore,
@@ -80,7 +82,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 ACTIVE_STATES = frozenset(
     {State.UNDERSTANDING, State.PLANNING, State.EXECUTING, State.WAITING_INPUT}
 )
-RESUMABLE_ERRORS = frozenset({"WATCHDOG_TIMEOUT", "PROVIDER_UNAVAILABLE", "CRASH"})
+RESUMABLE_ERRORS = frozenset(
+    {"WATCHDOG_TIMEOUT", "PROVIDER_UNAVAILABLE", "CRASH", "BUDGET_EXCEEDED", "AUTH_FAILED"}
+)
+"""Errors that keep the journal: the task can go on from its last completed step (after a
+raised budget or a fixed key for the last two). Only ``abandon_task`` deletes it."""
 _CONTEXT_LIMIT = 20_000  # characters of selected text kept with a task
 
 
@@ -919,6 +925,8 @@ class AgentRuntime:
             self._failed(task, exc, reason="budget", error_reason="BUDGET_EXCEEDED")
         except (ProviderUnavailable, RateLimited) as exc:
             self._failed(task, exc, reason="failed", error_reason="PROVIDER_UNAVAILABLE")
+        except (AuthenticationError, PermissionDenied) as exc:  # a key to fix, then resume
+            self._failed(task, exc, reason="failed", error_reason="AUTH_FAILED")
         except StoreUnavailable as exc:  # its checkpoint cannot be written: read-only, full
             self._failed(task, exc, reason="failed", error_reason="STORAGE", kind="storage")
         except InvalidTransition as exc:
@@ -999,12 +1007,19 @@ class AgentRuntime:
         return TaskLLM(
             self.llm,
             signal=task.controller.signal,
-            budget=self.config.budget,
+            budget=self._budget(task),
             sink=sink,
             emit=task.emit,
             logger=logger,
             used=(task.record.tokens, task.record.cost),
             on_repetition=looped,
+        )
+
+    def _budget(self, task: Task) -> BudgetConfig:
+        """The task's budget: the config's, with the limits given at resume laid over it."""
+        given = task.record.budget or {}
+        return self.config.budget.model_copy(
+            update={k: v for k, v in given.items() if v is not None}
         )
 
     def _context(
@@ -1122,7 +1137,11 @@ class AgentRuntime:
         if isinstance(exc, HostUnresolved):  # a network problem, said in the user's language
             error = reply("no_network", lang, host=exc.host)
         content = reply("budget" if reason == "budget" else "failed", lang, error=error)
-        if error_reason in RESUMABLE_ERRORS:
+        if error_reason == "BUDGET_EXCEEDED":
+            content += reply("resume_budget", lang, task=task.id)
+        elif error_reason == "AUTH_FAILED":
+            content += reply("resume_auth", lang, task=task.id)
+        elif error_reason in RESUMABLE_ERRORS:
             content += reply("resumable", lang, task=task.id)
         self._finish(task, content, kind=kind or reason)
 
@@ -1322,12 +1341,20 @@ class AgentRuntime:
         self,
         task_id: str,
         *,
+        budget: BudgetConfig | Mapping[str, Any] | None = None,
         session_id: str | None = None,
         on_task: Callable[[str], None] | None = None,
     ) -> ChatMessage | None:
         """Continue a task from its last completed step. None if there is no such resumable
         task; a reply saying so if another process is running it right now. Its questions are
-        then answered in ``session_id`` (default: this runtime's session)."""
+        then answered in ``session_id`` (default: this runtime's session).
+
+        ``budget`` (``max_tokens``, ``max_cost``) replaces the task's limits where given, kept
+        with the task from then on; the tokens and cost it already used still count, so a task
+        stopped by its budget goes on once the limit is above them. Completed steps are not
+        asked again, so they are not paid for again.
+        """
+        limits = BudgetConfig.model_validate(budget) if budget is not None else None
         await self.initialize()
         if self._shared is not None:  # the store may know it better: another worker wrote it
             await asyncio.to_thread(self._sync_shared, task_id)
@@ -1344,6 +1371,11 @@ class AgentRuntime:
                 task_id=task.id,
                 error="running_elsewhere",
             )
+        if limits is not None:
+            task.record.budget = {
+                **(task.record.budget or {}),
+                **limits.model_dump(exclude_none=True),
+            }
         task.pause_requested = False
         task.end_reason = None
         task.record.error_reason = None

@@ -46,6 +46,17 @@ REPLIES: dict[str, tuple[str, str]] = {
     ),
     "no_network": ("无法解析主机 {host}（没有网络？）", "cannot resolve host {host} (no network?)"),
     "failed": ("执行过程中出现错误：{error}", "The task failed: {error}"),
+    "resume_budget": (
+        "\n\n已完成的步骤已保存。提高预算后可继续："
+        "skillrt resume {task} --max-tokens N --max-cost X",
+        "\n\nThe completed steps are kept. Raise the budget and go on: "
+        "skillrt resume {task} --max-tokens N --max-cost X",
+    ),
+    "resume_auth": (
+        "\n\n已完成的步骤已保存。修正密钥（SKILLRT_LLM__API_KEY）后可继续：skillrt resume {task}",
+        "\n\nThe completed steps are kept. Fix the key (SKILLRT_LLM__API_KEY) and go on: "
+        "skillrt resume {task}",
+    ),
     "resumable": ("\n\n可以稍后恢复该任务（{task}）。", "\n\nYou can resume it later ({task})."),
     "running_elsewhere": (
         "任务 {task} 正在另一个进程中运行，无法在这里恢复。",

@@ -35,6 +35,7 @@ class TaskRecord(BaseModel):
     error_reason: str | None = None
     question: str | None = None
     result: dict[str, Any] | None = None
+    budget: dict[str, Any] | None = None  # limits given at resume (max_tokens, max_cost)
 
 
 class RecordText(NamedTuple):

@@ -144,15 +144,27 @@ def resume(
     task_id: TaskId,
     answer: Answers = None,
     as_json: Json = False,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="The task's new token limit (all its calls)."),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0, help="The task's new cost limit in USD."),
+    ] = None,
     root: Root = None,
     posts_dir: PostsDir = None,
     verbose: Verbose = False,
 ) -> None:
-    """Continue a task from its last completed step (exit status as for run)."""
+    """Continue a task from its last completed step (exit status as for run); a task stopped
+    by its budget goes on with a raised --max-tokens / --max-cost, completed steps not paid
+    for again."""
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
-        status = asyncio.run(shot.resume(task_id))
+        budget = {"max_tokens": max_tokens, "max_cost": max_cost}
+        given = {k: v for k, v in budget.items() if v is not None}
+        status = asyncio.run(shot.resume(task_id, budget=given or None))
     raise typer.Exit(status)
 
 

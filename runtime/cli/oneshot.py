@@ -47,10 +47,10 @@ class OneShot:
     async def skill(self, name: str, params: dict[str, Any]) -> int:
         return await self._main(lambda: self.runtime.run_skill(name, params))
 
-    async def resume(self, task_id: str) -> int:
+    async def resume(self, task_id: str, budget: dict[str, Any] | None = None) -> int:
         async def start() -> ChatMessage:
             task = find_task(task_id, self.runtime.get_resumable_tasks())
-            message = await self.runtime.resume_task(task.id)
+            message = await self.runtime.resume_task(task.id, budget=budget)
             if message is None:
                 raise fail(f"task {task.id} cannot be resumed now")
             return message

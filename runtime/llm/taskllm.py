@@ -2,7 +2,9 @@
 
 It passes the task's abort signal to every call, streams text deltas to ``task:stream``,
 records usage and cost, emits ``ai:generation`` / ``ai:generation:error``, logs
-``agent.llm.called`` and enforces the task's token and money budget.
+``agent.llm.called`` and enforces the task's token and money budget: a call is refused with
+``BudgetExceeded`` once the task has used more than a limit (the call that went over still
+returns its answer: it is paid for).
 
 Every streamed (non-structured) call goes through a ``RepetitionGuard``: a model that falls
 into a loop is stopped there, whatever the provider, and the call returns the text before the
@@ -155,7 +157,8 @@ class TaskLLM:
             cost=result.cost,
             duration_s=round(duration, 4),
         )
-        self._check_budget()
+        # A call that went over the budget is paid for: its answer is returned (its step is
+        # journalled and kept); the next call is the one refused.
         return result
 
     def _cut_short(
