@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -36,6 +38,29 @@ def test_the_file_store_example_does_what_it_says(isolated: Path) -> None:
     assert (isolated / "posts" / "rust.md").read_text(encoding="utf-8") == "# Rust\nMore.\n"
     assert not (isolated / "posts" / "new.md").exists()
     assert list((isolated / ".skillrt" / "trash").rglob("new*.md"))
+
+
+def docs_hooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "scripts" / "docs_hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmark_table_comes_from_the_results_file(tmp_path: Path) -> None:
+    hooks = docs_hooks()
+    report = json.loads((ROOT / "benchmarks" / "published.json").read_text(encoding="utf-8"))
+    report["results"][0]["rows"][0]["value"] = 123456.0
+    fresh = tmp_path / "results.json"
+    fresh.write_text(json.dumps(report), encoding="utf-8")
+    page = hooks.on_page_markdown(f"# Benchmarks\n\n{hooks.MARKER}\n", page=None)
+    assert hooks.MARKER not in page and "| benchmark | metric |" in page
+    assert "123,456" not in page
+    # A fresh run is shown when named, and a missing file says how to make one.
+    assert "123,456" in hooks.results_table(fresh)
+    missing = hooks.results_table(tmp_path / "nothing.json")
+    assert "python -m benchmarks" in missing and "| benchmark |" not in missing
 
 
 def test_readme_links_to_docs_pages_that_exist() -> None:
