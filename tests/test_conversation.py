@@ -452,3 +452,16 @@ def test_follow_ups_in_the_routing_evaluation_set_route_at_95_percent() -> None:
     assert sum(hits) / len(hits) >= 0.95, [
         r[3] for r, hit in zip(rows, hits, strict=True) if not hit
     ]
+
+
+async def test_paths_outside_the_blog_in_the_conversation_are_not_offered(blog: Path) -> None:
+    rt = chat_runtime(blog, FunctionModel(WritingModelFn()))
+    await rt.initialize()
+    msg = await rt.process_input("what is in ../secret.md?")
+    assert msg.state == "COMPLETED", msg.content
+    assert "../secret.md" in rt.conversation().mentioned
+    msg = await rt.process_input("summarize it")
+    assert msg.state == "WAITING_INPUT", msg.content
+    listed = candidates(msg.content)
+    assert listed and all(p.startswith("posts/") for p in listed)
+    await rt.close()

@@ -11,6 +11,7 @@ import re
 from pathlib import PurePosixPath
 
 from skillrt import SkillContext, SkillResult
+from skillrt.exceptions import PathNotAllowed
 
 __all__ = ["ask_for_post", "likely_posts", "match_choice", "no_post_chosen"]
 
@@ -25,7 +26,10 @@ def likely_posts(ctx: SkillContext, k: int = MAX_CHOICES) -> list[tuple[str, str
 
     def add(path: str) -> None:
         if len(found) < k and path not in found:
-            post = posts.get(path)
+            try:
+                post = posts.get(path)
+            except PathNotAllowed:  # "../x.md" in a turn: not a post of this blog
+                return
             if post is not None:
                 found[path] = post.title
 
