@@ -57,6 +57,8 @@ from skillrt.settings import BudgetConfig, RuntimeConfig, load_config, make_stat
 from skillrt.skill import Skill, SkillResult
 from skillrt.storage.checkpoints import (
     CheckpointStore,
+    LazyLoad,
+    LazyRecord,
     LoadResult,
     MemoryCheckpointStore,
     TaskStore,
@@ -75,6 +77,7 @@ if TYPE_CHECKING:
     from skillrt.storage.pg import PgHistory, PgRunLocks
 from skillrt.task import PauseRequested, Task
 from skillrt.taskfiles import TaskFiles
+from skillrt.tasktable import TaskTable
 
 __all__ = ["AgentRuntime"]
 
@@ -156,7 +159,8 @@ class AgentRuntime:
         self.skills: dict[str, Skill[Any]] = {}
         for s in _load_entry_point_skills() if skills is None else skills:
             self.register_skill(s)
-        self._tasks: dict[str, Task] = {}
+        # Live tasks, and restored ones built only when asked for (see skillrt.tasktable).
+        self._tasks = TaskTable(self._parse_restored, self._build_restored)
         # Each session's recent turns and focus (read back from the history once it is open).
         self.sessions = Sessions(None, max_tokens=self.config.conversation.max_tokens)
         self._initialized = False
@@ -263,7 +267,7 @@ class AgentRuntime:
                 skills=sorted(self.skills),
             )
 
-    def _open(self) -> LoadResult:
+    def _open(self) -> LoadResult | LazyLoad:
         """Blocking part of ``initialize`` (run in a thread): open everything, read checkpoints."""
         cfg = self.config
         state = self._ensure_state()
@@ -321,7 +325,14 @@ class AgentRuntime:
             self.runlocks = shared.runlocks
         else:
             self.runlocks = RunLocks(state / "locks" / "running") if cfg.checkpoints else None
-        loaded = self.store.load_recent(max_age_s=cfg.checkpoint_max_age_h * 3600, now=self.clock())
+        window, now = cfg.checkpoint_max_age_h * 3600, self.clock()
+        store = self.store
+        # Summaries only (no record parsed) where the store can: tasks are built on resume.
+        loaded: LoadResult | LazyLoad = (
+            store.load_lazy(max_age_s=window, now=now)
+            if isinstance(store, CheckpointStore)
+            else store.load_recent(max_age_s=window, now=now)
+        )
         if isinstance(self.history, History):  # a history file moved aside is reported too
             loaded.quarantined.extend(self.history.quarantined)
             self.history.quarantined.clear()
@@ -342,30 +353,50 @@ class AgentRuntime:
         except OSError as exc:
             raise unavailable("state", path, classify(exc, path / ".gitignore"), exc) from exc
 
-    def _restore(self, loaded: LoadResult) -> None:
-        """Unfinished tasks from the checkpoints come back PAUSED, ready to resume."""
-        restored: list[TaskSummary] = []
-        for record in loaded.records:
-            if not self._is_resumable(record) or record.id in self._tasks:
+    def _restore(self, loaded: LoadResult | LazyLoad) -> None:
+        """Unfinished tasks from the checkpoints come back PAUSED, ready to resume. They stay
+        dormant in the task table (a summary and the record's JSON) until asked for."""
+        ids: list[str] = []
+        for entry in loaded.records:
+            if not self._is_resumable(entry) or entry.id in self._tasks:
                 continue
-            if record.state not in ("PAUSED", "ERROR"):
-                record.error_reason = record.error_reason or "CRASH"
-            record.state = State.PAUSED.value  # loaded as PAUSED (until resumed or abandoned)
-            task = self._make_task(record, initial=State.PAUSED)
-            task.outcome.cancel()  # nobody awaits a restored task until it is resumed
-            self._tasks[record.id] = task
-            restored.append(self._summary(record))
+            if isinstance(entry, TaskRecord):
+                self._as_restored(entry)
+            self._tasks.add_dormant(entry)
+            ids.append(entry.id)
         if loaded.quarantined:
             self.logger.error("agent.error", where="checkpoints", quarantined=loaded.quarantined)
-        self.events.emit(
-            "runtime:checkpoints_loaded",
-            None,
-            tasks=[t.model_dump() for t in restored],
-            quarantined=list(loaded.quarantined),
-        )
+        if self.events.listening("runtime:checkpoints_loaded"):
+            records = (self._tasks.record(task_id) for task_id in ids)
+            self.events.emit(
+                "runtime:checkpoints_loaded",
+                None,
+                tasks=[self._summary(r).model_dump() for r in records if r is not None],
+                quarantined=list(loaded.quarantined),
+            )
 
     @staticmethod
-    def _is_resumable(record: TaskRecord) -> bool:
+    def _as_restored(record: TaskRecord) -> TaskRecord:
+        if record.state not in ("PAUSED", "ERROR"):
+            record.error_reason = record.error_reason or "CRASH"
+        record.state = State.PAUSED.value  # loaded as PAUSED (until resumed or abandoned)
+        return record
+
+    def _parse_restored(self, entry: LazyRecord) -> TaskRecord | None:
+        """A dormant task's record, read from its JSON now (None: it did not validate)."""
+        store = self._store
+        if not isinstance(store, CheckpointStore):  # pragma: no cover - only it loads lazily
+            return None
+        record = store.parse_lazy(entry)
+        return None if record is None else self._as_restored(record)
+
+    def _build_restored(self, record: TaskRecord) -> Task:
+        task = self._make_task(record, initial=State.PAUSED)
+        task.outcome.cancel()  # nobody awaits a restored task until it is resumed
+        return task
+
+    @staticmethod
+    def _is_resumable(record: TaskRecord | LazyRecord) -> bool:
         if record.state == State.ERROR.value:
             return record.error_reason in RESUMABLE_ERRORS
         return record.state not in ("IDLE", "COMPLETED", "CANCELLED")
@@ -443,7 +474,7 @@ class AgentRuntime:
     def _checkpoint_all(self) -> None:
         """The store started a fresh database (the old one was unreadable): every task it
         should hold is written again from memory, so nothing the runtime holds is lost."""
-        for task in list(self._tasks.values()):
+        for task in self._tasks.everything():
             live = task.state is not State.IDLE and task.state not in TERMINAL_STATES
             if live or self._kept_for_resume(task):
                 self._save(task)
@@ -1294,7 +1325,12 @@ class AgentRuntime:
         if self._shared is not None:
             self._sync_shared()
         locks = self.runlocks
-        return [
+        restored = [  # dormant: PAUSED, not built yet, so not running here
+            self._summary(r)
+            for r in self._tasks.dormant_records()
+            if locks is None or not locks.running_elsewhere(r.id)
+        ]
+        return restored + [
             self._summary(t.record)
             for t in self._tasks.values()
             if (
@@ -1306,11 +1342,12 @@ class AgentRuntime:
 
     def list_tasks(self) -> list[TaskSummary]:
         """Every task this runtime holds: running, waiting for an answer, and resumable."""
-        resumable = {t.id for t in self.get_resumable_tasks()}
-        return [
+        resumable = self.get_resumable_tasks()
+        ids = {t.id for t in resumable}
+        return [t for t in resumable if t.id not in self._tasks.values_ids()] + [
             self._summary(t.record)
             for t in self._tasks.values()
-            if t.id in resumable or t.state in ACTIVE_STATES or t.state is State.IDLE
+            if t.id in ids or t.state in ACTIVE_STATES or t.state is State.IDLE
         ]
 
     def get_task(self, task_id: str) -> TaskSummary | None:

@@ -54,7 +54,14 @@ from skillrt.storage.faults import classify, quarantine_file, scan_task_ids, una
 from skillrt.storage.files import fsync_dir
 from skillrt.storage.records import SCHEMA_VERSION, RecordText, TaskRecord
 
-__all__ = ["CheckpointStore", "LoadResult", "MemoryCheckpointStore", "TaskStore"]
+__all__ = [
+    "CheckpointStore",
+    "LazyLoad",
+    "LazyRecord",
+    "LoadResult",
+    "MemoryCheckpointStore",
+    "TaskStore",
+]
 
 
 class _StdlibLog:
@@ -87,6 +94,25 @@ class LoadResult:
     """What ``load_recent`` found: the records in the window and what was moved aside."""
 
     records: list[TaskRecord] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
+
+
+class LazyRecord(NamedTuple):
+    """A record found by ``CheckpointStore.load_lazy``: the fields that decide whether its task
+    can be resumed, read by SQLite, and its JSON, parsed only when the task is wanted."""
+
+    id: str
+    state: str
+    error_reason: str | None
+    updated_at: float
+    text: bytes
+
+
+@dataclass(slots=True)
+class LazyLoad:
+    """What ``load_lazy`` found: records in the window, newest first, and what was moved aside."""
+
+    records: list[LazyRecord] = field(default_factory=list)
     quarantined: list[str] = field(default_factory=list)
 
 
@@ -509,6 +535,78 @@ class CheckpointStore:
             quarantined, self._reports = self._reports, []
         records.sort(key=lambda r: r.updated_at, reverse=True)
         return LoadResult(records=records, quarantined=quarantined)
+
+    _LAZY_QUERY = (
+        "SELECT rowid, key, raw, tag, mode, filename, CAST(value AS BLOB), ok,"
+        " CASE WHEN ok THEN json_extract(value, '$.state') END,"
+        " CASE WHEN ok THEN json_extract(value, '$.error_reason') END,"
+        " CASE WHEN ok THEN json_extract(value, '$.schema_version') END,"
+        " CASE WHEN ok THEN json_extract(value, '$.id') END,"
+        " CASE WHEN ok THEN json_extract(value, '$.updated_at') END"
+        " FROM (SELECT *, json_valid(value) AS ok FROM Cache)"
+    )
+
+    def load_lazy(self, *, max_age_s: float, now: float) -> LazyLoad:
+        """``load_recent`` without parsing the records: SQLite reads each one's id, state,
+        error reason, schema version and ``updated_at``; the JSON is kept for ``parse_lazy``.
+
+        A row whose JSON does not parse, or whose id, schema version or fields are off, goes
+        through ``load_recent``'s full check now (and is quarantined); a record whose JSON is
+        sound but fails validation is found, and quarantined, by ``parse_lazy``.
+        """
+        cutoff = now - max_age_s
+        found: list[LazyRecord] = []
+        with self._lock:
+            try:
+                rows = self._cache._sql(self._LAZY_QUERY).fetchall()
+            except (sqlite3.Error, OSError) as exc:
+                self._recover(exc)
+                rows = []
+            for rowid, key, raw, tag, mode, filename, value, ok, st, err, version, rid, at in rows:
+                if isinstance(tag, int | float) and tag < cutoff:
+                    continue  # outside the window: not even looked at
+                if (
+                    ok
+                    and raw
+                    and type(key) is str
+                    and rid == key
+                    and version == SCHEMA_VERSION
+                    and type(st) is str
+                    and (err is None or type(err) is str)
+                    and type(at) in (int, float)
+                    and mode == diskcache.core.MODE_RAW
+                    and filename is None
+                ):
+                    if at >= cutoff:
+                        found.append(LazyRecord(key, st, err, float(at), value))
+                    continue
+                row = _Row(rowid, key, raw, tag, mode, filename, value)
+                try:
+                    record = self._check(row)
+                except ValueError as exc:
+                    self._reports.append(self._quarantine_row(row, str(exc)))
+                    continue
+                if record.updated_at >= cutoff:  # sound once pydantic coerced it (a "1.5")
+                    found.append(
+                        LazyRecord(
+                            record.id,
+                            record.state,
+                            record.error_reason,
+                            record.updated_at,
+                            value or b"",
+                        )
+                    )
+            quarantined, self._reports = self._reports, []
+        found.sort(key=lambda r: r.updated_at, reverse=True)
+        return LazyLoad(records=found, quarantined=quarantined)
+
+    def parse_lazy(self, lazy: LazyRecord) -> TaskRecord | None:
+        """The record of a ``load_lazy`` entry; None when it does not validate (then it is read
+        again and quarantined, as ``get`` does) or is gone."""
+        try:
+            return _parse(lazy.id, lazy.text)
+        except ValueError:
+            return self.get(lazy.id)
 
     def all_ids(self) -> list[str]:
         """Every task id in the store, sorted."""

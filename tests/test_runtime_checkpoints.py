@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -128,3 +129,35 @@ async def test_a_paused_task_survives_a_restart_with_its_tokens(isolated: Path) 
     assert summary.id == task_id
     assert summary.tokens == paused.tokens and summary.steps_done == 2
     await again.close()
+
+
+async def test_restored_tasks_are_built_only_when_asked_for(isolated: Path) -> None:
+    """Start-up reads summaries: a record whose JSON parses but does not validate is found
+    (and quarantined, kept byte for byte) only when the tasks are listed; the others are listed
+    as PAUSED, can be cancelled in place, and resumed."""
+    now = 1_800_000_000.0
+    state = isolated / ".skillrt"
+    _seed(state, [_record(name, now - HOUR) for name in ("one", "two", "three", "odd")])
+    db = state / "checkpoints" / "cache" / "cache.db"
+    with sqlite3.connect(db) as conn:
+        (text,) = conn.execute("SELECT value FROM Cache WHERE key = 'odd'").fetchone()
+        odd = json.dumps({**json.loads(text), "tokens": "many"})  # sound JSON, not a record
+        conn.execute("UPDATE Cache SET value = ? WHERE key = 'odd'", (odd,))
+    rt = make_runtime(isolated, ScriptedModel(["outline", "content"]), [writer([])])
+    rt.clock = lambda: now
+    await rt.initialize()
+    quarantine = state / "checkpoints" / "quarantine"
+    assert not quarantine.exists()  # nothing parsed yet
+    assert rt.task_state("two") is State.PAUSED
+    assert rt.abort("two")  # a restored task cancelled in place
+    assert rt.task_state("two") is None  # over: no longer held or offered
+    listed = {t.id: t for t in rt.get_resumable_tasks()}
+    assert set(listed) == {"one", "three"}
+    assert {t.state for t in listed.values()} == {"PAUSED"}
+    assert listed["one"].error_reason == "CRASH" and listed["one"].steps_done == 1
+    assert [p.read_text() for p in quarantine.iterdir()] == [odd]
+    assert {t.id for t in rt.list_tasks()} == {"one", "three"}
+    msg = await rt.resume_task("three")
+    assert msg is not None and msg.state == "COMPLETED", msg.content
+    assert {t.id for t in rt.get_resumable_tasks()} == {"one"}
+    await rt.close()
