@@ -1156,7 +1156,8 @@ class AgentRuntime:
         kind: str | None = None,
     ) -> None:
         task.end_reason = reason
-        shown = self._blog_relative(str(exc))
+        # The error is shown to people (the reply, events, logs): redacted, unlike step results.
+        shown = self.redactor.text(self._blog_relative(str(exc)))
         task.record.last_error = f"{type(exc).__name__}: {shown}"
         task.record.error_reason = error_reason
         if task.state is not State.ERROR:

@@ -71,7 +71,7 @@ async def test_a_failing_task_with_secrets_at_every_cut_leaks_nothing(
     assert reply.state == "ERROR"
     await rt.close()
     captured = capsys.readouterr()
-    seen = everything(rt, log, events, captured.out + captured.err)
+    seen = everything(rt, log, events, captured.out + captured.err + reply.content)
     assert "agent.note" in seen and "boom" in seen  # the outputs were written
     assert leaks(seen, KEY, CONFIGURED) == []
 
