@@ -32,6 +32,10 @@ if TYPE_CHECKING:
         SkillContext,
         TaskInput,
     )
+    from skillrt.conversation import (
+        Conversation,
+        Turn,
+    )
     from skillrt.events import (
         Event,
         EventBus,
@@ -105,6 +109,7 @@ __all__ = [
     "ChatMessage",
     "CheckpointCorrupt",
     "ConfigError",
+    "Conversation",
     "Event",
     "EventBus",
     "FileChanged",
@@ -134,6 +139,7 @@ __all__ = [
     "TaskInput",
     "TaskNotFound",
     "TaskSummary",
+    "Turn",
     "URLNotAllowed",
     "UnknownSkill",
     "Usage",
@@ -156,6 +162,7 @@ _LAZY: dict[str, str] = {
     "ChatMessage": "skillrt.messages",
     "CheckpointCorrupt": "skillrt.exceptions",
     "ConfigError": "skillrt.exceptions",
+    "Conversation": "skillrt.conversation",
     "Event": "skillrt.events",
     "EventBus": "skillrt.events",
     "FileChanged": "skillrt.exceptions",
@@ -185,6 +192,7 @@ _LAZY: dict[str, str] = {
     "TaskInput": "skillrt.context",
     "TaskNotFound": "skillrt.exceptions",
     "TaskSummary": "skillrt.messages",
+    "Turn": "skillrt.conversation",
     "URLNotAllowed": "skillrt.exceptions",
     "UnknownSkill": "skillrt.exceptions",
     "Usage": "skillrt.llm.base",
