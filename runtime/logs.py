@@ -54,7 +54,8 @@ _SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|password|secret|token)$",
 @lru_cache(maxsize=4096)
 def _is_secret_key(key: str) -> bool:
     # Cached: the same few keys (a task record's, a log event's) come back at every save and
-    # log line, and the regex search per key was most of the cost of redacting a record.
+    # log line, and without the cache the regex search per key is most of the cost of
+    # redacting a record.
     return _SECRET_KEYS.search(key) is not None
 
 
