@@ -62,6 +62,7 @@ SUITES: tuple[Suite, ...] = (
     ),
     Suite("routing", "bench_routing", "routing", {"passes": 200}, {"passes": 20}),
     Suite("resume", "bench_runtime", "resume_startup", {"records": 10_000}, {"records": 1000}),
+    Suite("cli", "bench_cli", "cli_commands", {"runs": 5}, {"runs": 1, "tasks": 3}),
     Suite("abort", "bench_llm", "abort_latency"),
     Suite("serve", "bench_serve", "serve_concurrency", {"clients": 200}, {"clients": 20}),
     Suite("local_model", "bench_llm", "local_model_speed"),

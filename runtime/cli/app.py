@@ -21,16 +21,13 @@ from skillrt.cli.common import (
     open_config,
     user_errors,
 )
-from skillrt.cli.display import tasks_table
-from skillrt.cli.doctor import run_checks
-from skillrt.cli.oneshot import OneShot
-from skillrt.cli.readers import make_reader
-from skillrt.cli.repl import Repl
-from skillrt.cli.sessions import choose_session
 from skillrt.messages import TaskSummary
 from skillrt.settings import RuntimeConfig, make_state_dir
 
 __all__ = ["app", "main"]
+
+# The parts one command needs (the REPL and its line editor, the one-shot display, doctor's
+# checks) are imported in that command: `skillrt tasks` need not load prompt_toolkit.
 
 app = typer.Typer(
     name="skillrt",
@@ -98,6 +95,10 @@ def chat(
     ] = None,
 ) -> None:
     """Chat with your blog: type requests, watch tasks run; Ctrl-C cancels, Ctrl-D quits."""
+    from skillrt.cli.readers import make_reader
+    from skillrt.cli.repl import Repl
+    from skillrt.cli.sessions import choose_session
+
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         config.session_id, continued = choose_session(
@@ -127,6 +128,8 @@ def run(
 ) -> None:
     """Run one task and exit: 0 done, 1 failed, 2 bad input, 3 unfinished, 74 state folder
     unusable (read-only, full), 130 cancelled."""
+    from skillrt.cli.oneshot import OneShot
+
     with user_errors():
         context: dict[str, str] = {}
         if file is not None:
@@ -159,6 +162,8 @@ def resume(
     """Continue a task from its last completed step (exit status as for run); a task stopped
     by its budget goes on with a raised --max-tokens / --max-cost, completed steps not paid
     for again."""
+    from skillrt.cli.oneshot import OneShot
+
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
@@ -173,6 +178,8 @@ def replay(
     task_id: TaskId, as_json: Json = False, root: Root = None, verbose: Verbose = False
 ) -> None:
     """Run a recorded Browse task's actions again, without a model (exit status as for run)."""
+    from skillrt.cli.oneshot import OneShot
+
     with user_errors():
         config = open_config(root, verbose=verbose)
         shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
@@ -181,7 +188,7 @@ def replay(
 
 
 async def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
-    runtime = make_runtime(config, with_model=False)
+    runtime = make_runtime(config, with_model=False, with_skills=False)
     await runtime.initialize()
     try:
         return runtime.get_resumable_tasks()
@@ -192,6 +199,8 @@ async def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
 @app.command()
 def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
     """List the tasks that can be resumed (paused, or cut off by a crash)."""
+    from skillrt.cli.display import tasks_table
+
     with user_errors():
         config = open_config(root, verbose=verbose)
         found = asyncio.run(_resumable(config))
@@ -233,6 +242,8 @@ def doctor(
     """Show the config files, model, folders, index and browser skillrt would use here.
 
     Writes nothing: no state folder, no log file, no index."""
+    from skillrt.cli.doctor import run_checks
+
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir, log_to_file=False)
         checks = run_checks(config)

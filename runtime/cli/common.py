@@ -211,9 +211,14 @@ class NoModel:
         raise UserError("this command does not load a model")
 
 
-def make_runtime(config: RuntimeConfig, *, with_model: bool = True) -> AgentRuntime:
-    """A runtime for one command (a plain instance; the CLI needs no singleton)."""
-    runtime = AgentRuntime(config, llm=None if with_model else NoModel())
+def make_runtime(
+    config: RuntimeConfig, *, with_model: bool = True, with_skills: bool = True
+) -> AgentRuntime:
+    """A runtime for one command (a plain instance; the CLI needs no singleton). Without
+    skills (listing tasks) the skill packages, and the browser's imports, are not loaded."""
+    runtime = AgentRuntime(
+        config, llm=None if with_model else NoModel(), skills=None if with_skills else []
+    )
     runtime.on("runtime:checkpoints_loaded", _report_quarantine)
     return runtime
 

@@ -1,0 +1,109 @@
+"""``skillrt tasks`` and ``skillrt doctor`` as whole processes: what a person waits for.
+
+Each command runs as a subprocess (``python -m skillrt ...``) in a small blog with a few
+resumable tasks, ``runs`` times; the median wall time is reported. Two floors are measured
+the same way: the interpreter alone, and the interpreter importing the CLI's own libraries
+(typer, rich, pydantic), which no change in skillrt can go under.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks._common import row, temp_dir
+
+__all__ = ["cli_commands"]
+
+TARGET_MS = 250.0
+
+
+def _wall_ms(cmd: list[str], cwd: Path, env: dict[str, str], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+        times.append((time.perf_counter() - started) * 1000)
+        if done.returncode not in (0, 1):  # doctor exits 1 when a check fails (no model here)
+            raise RuntimeError(f"{cmd} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return statistics.median(times)
+
+
+def _seed(root: Path, tasks: int) -> None:
+    from skillrt.storage.checkpoints import CheckpointStore
+    from skillrt.storage.records import TaskRecord
+
+    (root / "posts").mkdir(parents=True)
+    (root / "posts" / "hello.md").write_text("# Hello\n\nA post.\n", encoding="utf-8")
+    store = CheckpointStore(root / ".skillrt" / "checkpoints")
+    now = time.time()
+    store.apply(
+        [
+            TaskRecord(
+                id=f"task{i:04d}",
+                session_id="bench",
+                state="EXECUTING",
+                raw_input=f"write an article about topic {i}",
+                skill="WriteArticle",
+                params={"topic": f"topic {i}"},
+                steps={"outline": "outline"},
+                created_at=now - 60,
+                updated_at=now - 30,
+            )
+            for i in range(tasks)
+        ],
+        [],
+    )
+    store.close()
+
+
+def cli_commands(runs: int = 5, tasks: int = 20) -> dict[str, Any]:
+    """Median wall time of ``skillrt tasks`` and ``skillrt doctor``, and the two floors."""
+    python = sys.executable
+    with temp_dir("cli") as root:
+        _seed(root, tasks)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLRT_")}
+        env["HOME"] = str(root)  # no user config file
+        figures = {
+            "tasks": _wall_ms([python, "-m", "skillrt", "tasks"], root, env, runs),
+            "doctor": _wall_ms([python, "-m", "skillrt", "doctor"], root, env, runs),
+            "python": _wall_ms([python, "-c", "pass"], root, env, runs),
+            "libraries": _wall_ms(
+                [python, "-c", "import typer, rich.console, rich.table, pydantic"],
+                root,
+                env,
+                runs,
+            ),
+        }
+    floor = f"floor: python alone {figures['python']:.0f} ms, + typer/rich/pydantic"
+    floor += f" {figures['libraries']:.0f} ms"
+    rows = [
+        row(
+            f"skillrt tasks (whole process, {tasks} resumable)",
+            figures["tasks"],
+            "ms",
+            target=f"≤ {TARGET_MS:.0f}",
+            met=figures["tasks"] <= TARGET_MS,
+            note=f"median of {runs}; {floor}",
+        ),
+        row(
+            "skillrt doctor (whole process)",
+            figures["doctor"],
+            "ms",
+            target=f"≤ {TARGET_MS:.0f}",
+            met=figures["doctor"] <= TARGET_MS,
+            note=f"median of {runs}",
+        ),
+    ]
+    return {
+        "name": "cli",
+        "title": "6. The CLI as a whole process",
+        "params": {"runs": runs, "tasks": tasks},
+        "rows": rows,
+        "details": figures,
+    }
