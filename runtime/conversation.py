@@ -14,7 +14,7 @@ with a ``path`` moves it there; a deleted post (``deleted: true``) is no longer 
 from __future__ import annotations
 
 import re
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -148,17 +148,23 @@ class Sessions:
 
     ``reader`` returns a session's stored messages (newest first); a message with a ``focus``
     key records the focus as it was then (``None`` when cleared). Only ``user`` and
-    ``assistant`` messages are turns.
+    ``assistant`` messages are turns. At most ``max_sessions`` are held in memory (a server
+    may see many); the least recently used is dropped and read back when it returns.
     """
 
-    def __init__(self, reader: HistoryReader | None, *, max_tokens: int = 1500) -> None:
+    def __init__(
+        self, reader: HistoryReader | None, *, max_tokens: int = 1500, max_sessions: int = 256
+    ) -> None:
         self.reader = reader
         self.max_tokens = max_tokens
-        self._sessions: dict[str, _Session] = {}
+        self.max_sessions = max(1, max_sessions)
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
 
     def _get(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
-        if session is None:
+        if session is not None:
+            self._sessions.move_to_end(session_id)
+        else:
             session = _Session()
             stored = self.reader(session_id, KEEP_TURNS * 2) if self.reader is not None else []
             focus_seen = False
@@ -174,7 +180,10 @@ class Sessions:
                     session.turns.append(
                         Turn(role, content, task_id if isinstance(task_id, str) else None)
                     )
-            self._sessions[session_id] = session
+            if self.reader is not None:  # before the history is open, nothing is kept
+                self._sessions[session_id] = session
+                while len(self._sessions) > self.max_sessions:
+                    self._sessions.popitem(last=False)
         return session
 
     def add_turn(self, session_id: str, role: Role, content: str, task_id: str | None) -> None:

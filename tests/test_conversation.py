@@ -465,3 +465,17 @@ async def test_paths_outside_the_blog_in_the_conversation_are_not_offered(blog: 
     listed = candidates(msg.content)
     assert listed and all(p.startswith("posts/") for p in listed)
     await rt.close()
+
+
+async def test_sessions_held_in_memory_are_bounded_and_read_back(blog: Path) -> None:
+    rt = chat_runtime(blog, FunctionModel(WritingModelFn()))
+    await rt.initialize()
+    rt.sessions.max_sessions = 3
+    for i in range(6):
+        msg = await rt.process_input("summarize posts/git-workflow.md", {"session_id": f"s{i}"})
+        assert msg.state == "COMPLETED"
+    assert len(rt.sessions._sessions) == 3
+    conv = rt.conversation("s0")  # dropped from memory, read back from the history
+    assert conv.focus == "posts/git-workflow.md"
+    assert conv.turns[0].content == "summarize posts/git-workflow.md"
+    await rt.close()
