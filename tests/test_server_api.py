@@ -514,3 +514,24 @@ def test_shutdown_refuses_new_calls_and_ends_streams_with_the_reply(
     import asyncio
 
     assert task_id in asyncio.run(resumable())
+
+
+async def test_task_list_while_many_tasks_start_and_end(live: LiveServer) -> None:
+    import asyncio
+
+    async with httpx.AsyncClient(base_url=live.url, headers=live.headers(), timeout=30) as c:
+
+        async def run(i: int) -> str:
+            r = await c.post("/v1/input", json={"text": f"steps many{i}", "session_id": f"s{i}"})
+            return str(r.json()["state"])
+
+        async def poll() -> list[int]:
+            codes = []
+            for _ in range(40):
+                codes.append((await c.get("/v1/tasks")).status_code)
+                await asyncio.sleep(0.005)
+            return codes
+
+        *states, codes = await asyncio.gather(*(run(i) for i in range(30)), poll())
+    assert states == ["COMPLETED"] * 30
+    assert set(codes) == {200}

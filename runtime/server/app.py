@@ -286,7 +286,7 @@ def _params_error(exc: Exception) -> ProblemError:
 @v1.get("/tasks", response_model=list[TaskSummary])
 async def get_tasks(state: Server, session_id: str | None = None) -> Any:
     """The running, waiting and resumable tasks (of one session, if given)."""
-    tasks = await asyncio.to_thread(state.runtime.list_tasks)
+    tasks = state.runtime.list_tasks()  # on the loop: the task table changes there
     return [t for t in tasks if session_id is None or t.session_id == session_id]
 
 
