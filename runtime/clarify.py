@@ -273,5 +273,5 @@ def choose_question(
         choices.append(Choice(intent, params, label, _NAMES.get(intent, ())))
     lines = [reply("choose", language)]
     lines += [f"{i}. {c.label}" for i, c in enumerate(choices, 1)]
-    lines.append(reply("choose_more", language))
+    lines += ["", reply("choose_more", language)]  # its own paragraph when rendered
     return RouteQuestion("choose", "\n".join(lines), choices)

@@ -241,3 +241,32 @@ def test_a_question_is_answered_cancelled_or_kept_for_later(blog: Path, tmp_path
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_unclear_input_shows_numbered_choices_and_a_model_only_search_asks(
+    blog: Path, tmp_path: Path
+) -> None:
+    answers = [
+        {"type": "UNKNOWN", "confidence": 0.0},
+        {"type": "RESEARCH_WEB", "confidence": 1.0, "parameters": {"topic": "flux"}},
+    ]
+    env = cli_env(blog, write_script(tmp_path / "s.json", answers), SKILLRT_LLM__ROUTER_TRUST="low")
+    child = spawn_chat(env, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("blorp the flux capacitor")
+    child.expect("Reply with a number")  # every choice is shown, not only the first line
+    child.expect(r"1\.? Answer from your blog")  # rendered as a Markdown list
+    child.expect(r"2\.? Search the web")
+    child.expect(r"3\.? Write an article: blorp the flux capacitor\s+\n")
+    child.expect("Or just type a new request")
+    child.expect(PROMPT)
+    child.sendline("no")
+    child.expect("OK, I won't.")
+    child.expect(PROMPT)
+    child.sendline("blorp the flux capacitor again")
+    child.expect(r"Search the web for “flux”\? \(y/n\)")
+    child.expect(PROMPT)
+    child.sendline("n")
+    child.expect("OK, I won't.")
+    child.expect(PROMPT)
+    assert quit_with_ctrl_d(child) == 0
