@@ -119,3 +119,16 @@ def test_the_skill_decorator_survives_an_import_of_its_module() -> None:
         "from skillrt.skill import Skill, SkillResult"
     )
     assert "skillrt.skill" in loaded_after(code)
+
+
+def test_no_module_logs_through_a_global_structlog_logger() -> None:
+    """A module-level ``structlog.get_logger()`` prints to stdout in a host that configured
+    nothing, unredacted; parts take the runtime's logger or ``library_logger`` instead."""
+    folders = [ROOT / "runtime", ROOT / "skills", ROOT / "storage"]
+    found = [
+        str(p.relative_to(ROOT))
+        for folder in folders
+        for p in folder.rglob("*.py")
+        if "structlog.get_logger(" in p.read_text(encoding="utf-8")
+    ]
+    assert found == []

@@ -11,14 +11,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import structlog
-
+from skillrt.logs import library_logger
 from skillrt.messages import ChatMessage
 from skillrt.server.sse import Entry, EventLog
 
 __all__ = ["Job", "Jobs"]
 
-_log = structlog.get_logger("skillrt.server")
+_log = library_logger("skillrt.server")  # stdlib logging: silent unless the host sets it up
 
 Call = Callable[[Callable[[str], None]], Awaitable[ChatMessage | None]]
 
