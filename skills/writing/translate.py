@@ -8,6 +8,7 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from pathlib import PurePosixPath
 from typing import Any
@@ -131,7 +132,9 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
         "translation_of": path,
     }
     new_text = new_post_text(fields, "\n\n".join(translated))
-    saved: dict[str, str] = await ctx.step("save", lambda: save_new_file(ctx, wanted, new_text))
+    saved: dict[str, str] = await ctx.step(
+        "save", lambda: asyncio.to_thread(save_new_file, ctx, wanted, new_text)
+    )
     await ctx.step("index", lambda: refresh_memory(ctx))
     new_path = saved["path"]
     return SkillResult(
