@@ -591,8 +591,9 @@ class AgentRuntime:
             waiting.answer.set_result(text)
             await asyncio.shield(outcome)  # not an answer to routing's question: it is
             # dropped, and the text is a new request
-        if self.router.screen(text) == "chat" and not self.router.handles(CHAT):
-            # Small talk or one short word: no task is started.
+        screened = self.router.screen(text)
+        if screened == "word" or (screened == "chat" and not self.router.handles(CHAT)):
+            # One short word, or small talk with no chat skill: no task is started.
             content = reply("small_talk", lang)
             self._record_message(session_id, "assistant", content)
             return self._reply(content, outcome="chat", intent=CHAT)

@@ -660,9 +660,10 @@ class IntentRouter:
             self._cache.put(key, result)
         return result.intent(text)
 
-    def screen(self, text: str) -> Literal["noise", "chat"] | None:
-        """Whether ``text`` is no task: ``noise`` (mostly control characters) or ``chat`` (small
-        talk, or one short word that no pattern matches). Cheap; no model is asked."""
+    def screen(self, text: str) -> Literal["noise", "chat", "word"] | None:
+        """Whether ``text`` is no task: ``noise`` (mostly control characters), ``chat`` (small
+        talk, which a chat skill may answer) or ``word`` (one short word that no pattern
+        matches: never a task, not even a chat). Cheap; no model is asked."""
         if is_noise(text[:MAX_ROUTE_CHARS]):
             return "noise"
         norm = normalize_text(text)
@@ -675,7 +676,7 @@ class IntentRouter:
             and self._match_table(norm, True, True) is None
             and self._match_skill_patterns(norm) is None
         ):
-            return "chat"
+            return "word"
         return None
 
     def _cue_hits(self, text: str) -> set[str]:

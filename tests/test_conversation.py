@@ -479,3 +479,16 @@ async def test_sessions_held_in_memory_are_bounded_and_read_back(blog: Path) -> 
     assert conv.focus == "posts/git-workflow.md"
     assert conv.turns[0].content == "summarize posts/git-workflow.md"
     await rt.close()
+
+
+async def test_one_short_word_starts_no_task_even_with_a_chat_skill(blog: Path) -> None:
+    model = FunctionModel(lambda messages, options: "a chat reply")
+    rt = chat_runtime(blog, model)
+    await rt.initialize()
+    for word in ("blorp", "clear"):
+        msg = await rt.process_input(word)
+        assert msg.task_id is None and msg.data["outcome"] == "chat", msg
+    assert model.call_count == 0
+    msg = await rt.process_input("hello")  # small talk: the Chat skill answers
+    assert msg.task_id is not None and msg.content == "a chat reply"
+    await rt.close()
