@@ -15,18 +15,23 @@ from skillrt import SkillContext, SkillResult, skill
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLMMessage
 
-__all__ = ["CHAT_SYSTEM", "ChatParams", "chat"]
+__all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "ChatParams", "chat"]
 
 MAX_MESSAGE_CHARS = 2000
-MAX_REPLY_TOKENS = 400
+MAX_REPLY_TOKENS = 300
 CHAT_SYSTEM = (
-    "You are skillrt, the assistant of the author of a Markdown blog. You can write, edit, "
-    "summarise and translate its posts, answer questions from them, and research the web. "
-    "Reply briefly and kindly in {lang}. When asked about your last answer (why? what does "
-    "that mean?), explain that answer. Never claim to have changed a post in this reply."
+    "You are skillrt, a helpful assistant for the author of a Markdown blog: you can write, "
+    "edit, summarise and translate its posts and answer questions from them. Reply briefly, "
+    "in one to three sentences, in {lang}."
 )
+ABOUT_LAST = "The user asks about your previous answer: explain that answer simply."
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|howdy|good\s+\w+|你好|您好|嗨|哈喽|早|晚上好|下午好)", re.I
+)
+_ABOUT_LAST = re.compile(
+    r"^(?:why|how\s+come|what\s+do\s+you\s+mean|what\s+does\s+(?:that|it)\s+mean|really|"
+    r"explain|tell\s+me\s+more|为什么|为啥|为何|什么意思|啥意思|这是什么意思|真的吗|详细说说|展开说说)",
+    re.I,
 )
 _THANKS = re.compile(r"^(?:thanks|thank\s+you|thx|ty|cheers|谢谢|多谢|谢了|感谢)", re.I)
 
@@ -62,10 +67,10 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     history: list[LLMMessage] = ctx.conversation.messages()
     if not history or history[-1]["role"] != "user":
         history.append({"role": "user", "content": text})
-    prompt: list[LLMMessage] = [
-        {"role": "system", "content": CHAT_SYSTEM.format(lang=lang)},
-        *history,
-    ]
+    system = CHAT_SYSTEM.format(lang=lang)
+    if _ABOUT_LAST.match(text) and ctx.conversation.last_answer is not None:
+        system += " " + ABOUT_LAST
+    prompt: list[LLMMessage] = [{"role": "system", "content": system}, *history]
     ctx.progress(1, 1, ctx.say("思考中", "Thinking"))
 
     async def answer() -> str:

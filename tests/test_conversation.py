@@ -357,6 +357,9 @@ async def test_small_talk_never_ends_in_error(blog: Path) -> None:
 async def test_why_is_answered_about_the_last_answer(blog: Path) -> None:
     def model(messages: list[LLMMessage], options: ModelOptions) -> str:
         if messages[-1]["content"] == "什么意思？":
+            from skillrt.skills.chat import ABOUT_LAST
+
+            assert messages[0]["content"].endswith(ABOUT_LAST)
             assert messages[-2]["role"] == "assistant"  # the last answer, just before
             assert messages[-2]["content"].startswith("Summary of `posts/docker-basics.md`")
             return "意思是：上面的总结列出了文章的要点。"
