@@ -600,7 +600,16 @@ async def _resume(records: int) -> dict[str, Any]:
         started = time.perf_counter()
         loaded = load_store.load_recent(max_age_s=24 * 3600, now=time.time())
         load_s = time.perf_counter() - started
+        started = time.perf_counter()
+        lazy = load_store.load_lazy(max_age_s=24 * 3600, now=time.time())
+        lazy_s = time.perf_counter() - started
         load_store.close()
+
+        warm = root / "warm"  # first-use costs (imports made on first use) paid here, untimed
+        warm.mkdir()
+        rt = make_runtime(warm)
+        await rt.initialize()
+        await rt.close()
 
         rt = make_runtime(root)
         started = time.perf_counter()
@@ -621,13 +630,21 @@ async def _resume(records: int) -> dict[str, Any]:
             f"initialize() with {records} unfinished tasks",
             init_s * 1000,
             "ms",
+            target="≤ 150",
+            met=init_s <= 0.15,
             note=f"{resumable} offered for resume",
         ),
         row(
-            "  of which CheckpointStore.load_recent",
+            "  of which CheckpointStore.load_lazy",
+            lazy_s * 1000,
+            "ms",
+            note=f"{len(lazy.records)} summaries read by SQLite; a Task is built on resume",
+        ),
+        row(
+            "  (CheckpointStore.load_recent, every record parsed)",
             load_s * 1000,
             "ms",
-            note=f"{len(loaded.records)} records parsed",
+            note=f"{len(loaded.records)} records; what initialize() did before",
         ),
         row("initialize() with no tasks", empty_s * 1000, "ms"),
         row("per restored task", (init_s - empty_s) / records * 1e6, "µs"),
@@ -640,6 +657,7 @@ async def _resume(records: int) -> dict[str, Any]:
         "details": {
             "initialize_s": init_s,
             "load_recent_s": load_s,
+            "load_lazy_s": lazy_s,
             "empty_initialize_s": empty_s,
             "resumable": resumable,
             "write_s": write_s,
