@@ -77,8 +77,13 @@ def test_run_exit_code_1_when_the_task_fails(blog: Path, tmp_path: Path) -> None
 def test_run_exit_codes_for_small_talk_and_unclear_requests(blog: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"type": "UNKNOWN", "confidence": 0.1}] * 3)
     done = skillrt("run", "--json", "blorp", env=cli_env(blog, script), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr  # one word: the Chat skill answers, no routing
-    assert json.loads(done.stdout)["data"]["chat"] is True
+    # One short word that no pattern knows is no task, not even a chat (issue 13): a short
+    # reply, exit 2. Greetings and thanks do go to the Chat skill.
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout)["data"]["outcome"] == "chat"
+    hello = skillrt("run", "--json", "hello", env=cli_env(blog, script), cwd=tmp_path)
+    assert hello.returncode == 0, hello.stderr
+    assert json.loads(hello.stdout)["data"]["chat"] is True
     unclear = skillrt("run", "--json", "blorp the flux", env=cli_env(blog, script), cwd=tmp_path)
     assert unclear.returncode == 3, unclear.stderr  # numbered choices wait for an answer
     assert "1. " in json.loads(unclear.stdout)["content"]
