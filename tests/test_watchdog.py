@@ -109,7 +109,7 @@ async def test_a_hung_model_call_is_stopped_and_the_task_stays_resumable(isolate
         took = time.monotonic() - started
         assert msg.state == "ERROR"
         assert "WATCHDOG_TIMEOUT" in msg.content and "no progress for 1 s" in msg.content
-        assert 1.0 <= took < 3.0  # at the stall deadline, not at the provider's 60 s timeout
+        assert 1.0 <= took < 5.0  # at the stall deadline, not at the provider's 60 s timeout
         hung = server.chat_requests[1]
         assert server.wait_for(lambda: hung.disconnected_at is not None, 2)  # connection closed
         assert [e.data["reason"] for e in events.of("task:aborted")] == ["watchdog"]
@@ -138,14 +138,14 @@ async def test_a_hung_model_call_is_stopped_and_the_task_stays_resumable(isolate
 
 
 async def test_max_task_s_caps_a_task_that_keeps_streaming(isolated: Path) -> None:
-    text = " ".join(f"w{i}" for i in range(40))
-    model = FunctionModel(lambda messages, options: text, chunk_delay=0.1)  # about 4 s
-    rt = make_runtime(isolated, model, [streamer(40)], watchdog_timeout_s=1.0, max_task_s=1.5)
+    text = " ".join(f"w{i}" for i in range(60))
+    model = FunctionModel(lambda messages, options: text, chunk_delay=0.1)  # about 6 s
+    rt = make_runtime(isolated, model, [streamer(60)], watchdog_timeout_s=1.0, max_task_s=1.5)
     started = time.monotonic()
     msg = await rt.run_skill("Streamer", {"topic": "go"})
     assert msg.state == "ERROR"
     assert "max_task_s" in msg.content
-    assert 1.5 <= time.monotonic() - started < 3.0
+    assert 1.5 <= time.monotonic() - started < 4.5  # the stream alone would take 6 s
     await rt.close()
 
 
