@@ -114,6 +114,10 @@ class Committer:
                     error = exc
                     self.logger.error("agent.error", where="checkpoint commit", error=str(exc))
                 self._after_reset()
+            if error is not None:
+                # Those who asked while this round was in flight may have data in it: they hear
+                # of its failure too (their writes, if queued later, are retried next round).
+                waiters, self._waiters = waiters + self._waiters, []
             for waiter in waiters:
                 if waiter.done():
                     continue

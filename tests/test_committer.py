@@ -4,10 +4,14 @@ that fails is reported, not hidden."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from skillrt import SkillContext, SkillResult, skill
+from skillrt.committer import Committer
 from skillrt.storage.checkpoints import CheckpointStore
 from skillrt.storage.records import TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
@@ -90,4 +94,44 @@ async def test_a_failing_store_fails_the_step_with_a_clear_reply(isolated: Path)
     again = await rt.process_input("write an article about space")
     assert again.state == "COMPLETED"  # the runtime is still usable
     await rt.close()
+    store.close()
+
+
+class SlowFailingStore(CheckpointStore):
+    """Its first commit waits until released, then fails (a disk filling up mid-commit)."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.applying = threading.Event()
+        self.release = threading.Event()
+        self.calls = 0
+
+    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            self.applying.set()
+            self.release.wait(10)
+            raise OSError(28, "No space left on device")
+        super().apply(saves, deletes)
+
+
+async def test_asking_while_a_failing_commit_is_in_flight_hears_the_failure(
+    isolated: Path,
+) -> None:
+    """A record queued before ``durable()`` may already be in the round being written: if that
+    round fails, ``durable()`` raises, even though a later round (with nothing queued) is fine."""
+    store = SlowFailingStore(isolated / "checkpoints")
+    committer = Committer(store)
+    record = TaskRecord(id="a" * 16, session_id="s", state="EXECUTING", created_at=1.0,
+                        updated_at=1.0)  # fmt: skip
+    committer.put(record)
+    first = asyncio.ensure_future(committer.durable())
+    await asyncio.to_thread(store.applying.wait, 10)  # the round holding the record is writing
+    second = asyncio.ensure_future(committer.durable())  # asked now: the record is in that round
+    await asyncio.sleep(0.05)
+    store.release.set()
+    for waiting in (first, second):
+        with pytest.raises(OSError, match="No space left"):
+            await waiting
+    assert store.get(record.id) is None  # and indeed it is not on disk
     store.close()
