@@ -132,11 +132,12 @@ def _is_post(value: object) -> bool:
 
 
 class _Session:
-    __slots__ = ("focus", "turns")
+    __slots__ = ("focus", "last_skill", "turns")
 
     def __init__(self) -> None:
         self.turns: deque[Turn] = deque(maxlen=KEEP_TURNS)
         self.focus: str | None = None
+        self.last_skill: str | None = None  # the skill of the session's last task
 
 
 HistoryReader = Callable[[str, int], list[dict[str, Any]]]
@@ -173,6 +174,8 @@ class Sessions:
                     value = entry["focus"]
                     session.focus = value if _is_post(value) else None
                     focus_seen = True
+                if session.last_skill is None and isinstance(entry.get("skill"), str):
+                    session.last_skill = entry["skill"]
             for entry in reversed(stored):
                 role, content = entry.get("role"), entry.get("content")
                 if role in ("user", "assistant") and isinstance(content, str):
@@ -194,6 +197,14 @@ class Sessions:
 
     def set_focus(self, session_id: str, path: str | None) -> None:
         self._get(session_id).focus = path if _is_post(path) else None
+
+    def last_skill(self, session_id: str) -> str | None:
+        """The skill of the session's last task (a browsing session's follow-ups go on)."""
+        return self._get(session_id).last_skill
+
+    def set_last_skill(self, session_id: str, skill: str | None) -> None:
+        if skill is not None:
+            self._get(session_id).last_skill = skill
 
     def conversation(self, session_id: str, *, max_tokens: int | None = None) -> Conversation:
         session = self._get(session_id)

@@ -73,6 +73,12 @@ REPLIES: dict[str, tuple[str, str]] = {
         " resumed after a restart. Run it again once that is fixed.",
     ),
     "ended_unexpectedly": ("任务异常结束。", "The task ended unexpectedly."),
+    "closed": ("运行时已关闭。", "The runtime closed."),
+    "memory_only": (
+        "\n\n注意：该任务的请求中含有密钥，因此只保存在内存中：skillrt 退出后将无法恢复。",
+        "\n\nNote: its request holds a secret, so it is kept in memory only: it cannot be"
+        " resumed once skillrt stops.",
+    ),
     # --- routing: questions asked instead of guessing (see clarify.py) ---
     "confirm_web": ("要在网上搜索「{what}」吗？(y/n)", "Search the web for “{what}”? (y/n)"),
     "confirm_browse": (

@@ -1,31 +1,72 @@
-"""A running task: its record, state machine, abort controller, journal and outcome channel.
+"""A task: its record, state machine, abort controller, journal and reply channel.
 
 ``Task`` is what a ``SkillContext`` talks to behind the scenes (the ``_TaskHost`` protocol):
 the journal of durable steps, progress, pauses at step boundaries and questions to the user.
-The runtime (``agent.py``) drives it; nothing here knows about routing or skills' logic.
+What it cannot do alone (saving its checkpoint, waiting for the disk, hearing of a state change
+or of its watchdog) it asks of one ``TaskOwner``, the driver that runs it (``driver.py``).
+
+Its words to its caller go through one ``ReplyChannel``: each question it asks, then its final
+reply, which is the result of its runner (the driver returns it once the ending is durable).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillrt.abort import AbortController
 from skillrt.context import TaskInput
 from skillrt.machine import State, TaskMachine
 from skillrt.messages import ChatMessage
+from skillrt.outcomes import End, Outcome
+from skillrt.replies import reply
 from skillrt.storage.records import TaskRecord
 
 if TYPE_CHECKING:
     from skillrt.clarify import RouteQuestion
     from skillrt.skill import Skill
 
-__all__ = ["PauseRequested", "Task"]
+__all__ = ["PauseRequested", "ReplyChannel", "Task", "TaskOwner"]
 
 
 class PauseRequested(Exception):
     """Raised at a step boundary when the task was asked to pause."""
+
+
+class TaskOwner(Protocol):
+    """What a task needs from whoever drives it."""
+
+    def state_changed(self, task: Task, source: State, dest: State) -> None: ...
+    def watchdog_fired(self, task: Task, state: State, seconds: float) -> None: ...
+    def save(self, task: Task) -> None: ...
+    async def durable(self) -> None: ...
+
+
+class ReplyChannel:
+    """One task's words to whoever waits on it.
+
+    A caller opens a turn (``open()``) before it starts, answers or resumes the task, then
+    awaits it. The next message the task sends completes the turn: a question it asks, or its
+    final reply when its runner ends. A message with no open turn is dropped (its caller gave up:
+    nobody will read it), so a turn never receives an earlier turn's message.
+    """
+
+    __slots__ = ("_turn",)
+
+    def __init__(self) -> None:
+        self._turn: asyncio.Future[ChatMessage] | None = None
+
+    def open(self) -> asyncio.Future[ChatMessage]:
+        turn = self._turn
+        if turn is None or turn.done():
+            turn = self._turn = asyncio.get_running_loop().create_future()
+        return turn
+
+    def send(self, message: ChatMessage) -> None:
+        turn = self._turn
+        if turn is not None and not turn.done():
+            turn.set_result(message)
 
 
 class Task:
@@ -36,39 +77,35 @@ class Task:
         record: TaskRecord,
         *,
         input: TaskInput,
+        owner: TaskOwner,
+        emit: Callable[..., None],
         watchdog_s: float,
         initial: State,
-        on_change: Callable[[Task, State, State], None],
-        on_timeout: Callable[[Task, State, float], None],
-        save: Callable[[Task], None],
-        durable: Callable[[], Awaitable[None]],
-        emit: Callable[..., None],
         max_task_s: float | None = None,
     ) -> None:
         self.id = record.id
         self.record = record
         self.input = input
+        self.owner = owner
+        self.emit = emit
         self.controller = AbortController()
         self.machine = TaskMachine(
             record.id,
             watchdog_s=watchdog_s,
-            on_change=lambda a, b: on_change(self, a, b),
-            on_timeout=lambda s, t: on_timeout(self, s, t),
+            on_change=self._changed,
+            on_timeout=self._timed_out,
             initial=initial,
             max_task_s=max_task_s,
         )
+        self.replies = ReplyChannel()
         self.skill: Skill[Any] | None = None
-        self.runner: asyncio.Task[None] | None = None
-        self.outcome: asyncio.Future[ChatMessage] = asyncio.get_running_loop().create_future()
+        self.runner: asyncio.Task[ChatMessage] | None = None
         self.answer: asyncio.Future[str] | None = None
         self.pause_requested = False
-        self.end_reason: str | None = None  # cancelled | watchdog | budget | failed | shutdown
-        self.final: ChatMessage | None = None  # the reply, delivered once the end is durable
+        self.end_reason: End | None = None
         self.truncated_repetition = False  # a model call of this run looped and was cut
         self.route_question: RouteQuestion | None = None  # asked by routing, not by the skill
-        self._save = save
-        self._durable = durable
-        self.emit = emit
+        self.memory_only = False  # its request holds a secret: never checkpointed
 
     # --- state ---------------------------------------------------------------------------
 
@@ -79,18 +116,50 @@ class Task:
     def to(self, dest: State) -> None:
         self.machine.to(dest)
 
+    def _changed(self, source: State, dest: State) -> None:
+        self.owner.state_changed(self, source, dest)
+
+    def _timed_out(self, state: State, seconds: float) -> None:
+        self.owner.watchdog_fired(self, state, seconds)
+
+    @property
+    def running(self) -> bool:
+        return self.runner is not None and not self.runner.done()
+
+    def ask_to_pause(self) -> bool:
+        """Pause at the next step boundary, if it is working (False if not)."""
+        if self.state not in (State.UNDERSTANDING, State.PLANNING, State.EXECUTING):
+            return False
+        self.pause_requested = True
+        return True
+
     def new_controller(self) -> None:
         self.controller = AbortController()
 
-    def deliver(self, message: ChatMessage) -> None:
-        """Hand a message to whoever awaits this task's outcome (once per outcome)."""
-        if not self.outcome.done():
-            self.outcome.set_result(message)
+    def start(self, work: Coroutine[Any, Any, ChatMessage]) -> None:
+        """Run ``work`` (the driver's run of this task); its result is the final reply."""
+        self.runner = asyncio.create_task(work)
+        self.runner.add_done_callback(self._ended)
 
-    def next_outcome(self) -> asyncio.Future[ChatMessage]:
-        if self.outcome.done():
-            self.outcome = asyncio.get_running_loop().create_future()
-        return self.outcome
+    def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
+        if not runner.cancelled() and runner.exception() is None:
+            self.replies.send(runner.result())
+            return
+        # Cancelled before it began (the runtime closed), or a bug in the driver: the caller
+        # still hears of it rather than waiting for ever.
+        key, outcome = (
+            ("closed", Outcome.CLOSED)
+            if runner.cancelled()
+            else ("ended_unexpectedly", Outcome.FAILED)
+        )
+        self.replies.send(
+            ChatMessage(
+                content=reply(key, self.input.language),
+                task_id=self.id,
+                state=self.state.value,
+                data={"outcome": outcome},
+            )
+        )
 
     # --- the _TaskHost protocol of SkillContext ---------------------------------------------
 
@@ -104,8 +173,8 @@ class Task:
         """Journal a step's result; returns once it is on disk (with the group commit)."""
         self.record.steps[name] = value
         self.machine.touch()
-        self._save(self)
-        await self._durable()
+        self.owner.save(self)
+        await self.owner.durable()
 
     def before_step(self, name: str) -> None:
         self.machine.touch()
@@ -121,12 +190,11 @@ class Task:
         """Ask, wait in WAITING_INPUT for the answer, then go to ``then`` (None: stay)."""
         self.to(State.WAITING_INPUT)
         self.record.question = question
-        self._save(self)
-        await self._durable()  # the question survives a crash before anyone sees it
-        loop = asyncio.get_running_loop()
-        self.answer = loop.create_future()
+        self.owner.save(self)
+        await self.owner.durable()  # the question survives a crash before anyone sees it
+        self.answer = asyncio.get_running_loop().create_future()
         self.emit("task:waiting_input", question=question)
-        self.deliver(
+        self.replies.send(
             ChatMessage(
                 content=question,
                 task_id=self.id,

@@ -1,26 +1,41 @@
 """The runtime's tasks by id: live ``Task`` objects, and restored ones not built yet.
 
-At start-up every resumable checkpoint used to become a full ``Task`` (futures, a machine, an
-abort controller, the language of its input): 10,000 of them cost a second before anyone asked
-for one. Here a restored record stays *dormant* (its id, state, and its JSON or record) until
-something asks for that task by id (resume, abandon, abort, get_task); only then is its record
-parsed and its ``Task`` built. ``get``, ``in`` and ``pop`` see both kinds; ``values()`` is the
-live tasks only, which is what the per-input scans (the foreground task, a task waiting for an
-answer) look at: a restored task is PAUSED and never foreground until it is resumed.
+A restored checkpoint stays *dormant* (its id, state, and its JSON or record) until something
+asks for that task by id (resume, abandon, abort, get_task); only then is its record parsed
+and its ``Task`` built, so a start with thousands of resumable tasks builds none of them.
+``get``, ``in`` and ``pop`` see both kinds; ``values()`` is the live tasks only, which is what
+the per-input scans (the foreground task, a task waiting for an answer) look at: a restored task
+is PAUSED and never foreground until it is resumed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, KeysView
+from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from skillrt.machine import State
+from skillrt.outcomes import ErrorReason, is_resumable
 from skillrt.storage.checkpoints import LazyRecord
 from skillrt.storage.records import TaskRecord
 
 if TYPE_CHECKING:
     from skillrt.task import Task
 
-__all__ = ["TaskTable"]
+__all__ = ["ACTIVE_STATES", "TaskTable", "as_restored"]
+
+ACTIVE_STATES = frozenset(
+    {State.UNDERSTANDING, State.PLANNING, State.EXECUTING, State.WAITING_INPUT}
+)
+"""A task in one of these is working, or waiting for its user."""
+
+
+def as_restored(record: TaskRecord) -> TaskRecord:
+    """A checkpointed record as the runtime holds it after a restart: PAUSED, and marked as cut
+    off by a crash unless it was paused or stopped by an error of its own."""
+    if record.state not in ("PAUSED", "ERROR"):
+        record.error_reason = record.error_reason or ErrorReason.CRASH
+    record.state = State.PAUSED.value
+    return record
 
 
 class TaskView(Protocol):
@@ -31,18 +46,26 @@ class TaskView(Protocol):
     def __len__(self) -> int: ...
 
 
-class TaskTable:
-    """``dict[str, Task]`` as the runtime uses it, plus dormant restored records."""
+def _no_parse(entry: LazyRecord) -> TaskRecord | None:  # pragma: no cover - set at initialize
+    return None
 
-    def __init__(
-        self,
-        parse: Callable[[LazyRecord], TaskRecord | None],
-        build: Callable[[TaskRecord], Task],
-    ) -> None:
+
+def _no_build(record: TaskRecord) -> Task:  # pragma: no cover - set at initialize
+    raise RuntimeError("the task table cannot build tasks before the runtime is initialised")
+
+
+class TaskTable:
+    """``dict[str, Task]`` as the runtime uses it, plus dormant restored records.
+
+    ``parse`` reads a dormant entry's record from its JSON (None: unusable, moved aside) and
+    ``build`` makes a restored ``Task`` of a record; both are given once the runtime is open.
+    """
+
+    def __init__(self) -> None:
         self._live: dict[str, Task] = {}
         self._dormant: dict[str, LazyRecord | TaskRecord] = {}
-        self._parse = parse  # the record of a dormant entry (None: unusable, moved aside)
-        self._build = build  # the restored Task of a record
+        self.parse: Callable[[LazyRecord], TaskRecord | None] = _no_parse
+        self.build: Callable[[TaskRecord], Task] = _no_build
 
     # --- what a dict offers -------------------------------------------------------------------
 
@@ -52,8 +75,12 @@ class TaskTable:
             record = self.record(task_id)
             self._dormant.pop(task_id, None)
             if record is not None:
-                task = self._live[task_id] = self._build(record)
+                task = self._live[task_id] = self.build(record)
         return task
+
+    def live(self, task_id: str) -> Task | None:
+        """A live task (never builds a dormant one)."""
+        return self._live.get(task_id)
 
     def __setitem__(self, task_id: str, task: Task) -> None:
         self._dormant.pop(task_id, None)
@@ -70,6 +97,18 @@ class TaskTable:
         """The live tasks (in the order they were made or built)."""
         return self._live.values()
 
+    def foreground(self) -> Task | None:
+        """The newest live task still working or waiting for an answer."""
+        return next((t for t in reversed(self._live.values()) if t.state in ACTIVE_STATES), None)
+
+    def waiting(self, session_id: str) -> Task | None:
+        """The newest task of ``session_id`` waiting for an answer."""
+        waiting = State.WAITING_INPUT.value  # the raw state: no State built per live task
+        for task in reversed(self._live.values()):
+            if task.machine.state == waiting and task.record.session_id == session_id:
+                return task
+        return None
+
     def values_ids(self) -> KeysView[str]:
         """The ids of the live tasks."""
         return self._live.keys()
@@ -81,23 +120,29 @@ class TaskTable:
     def __len__(self) -> int:
         return len(self._live) + len(self._dormant)
 
-    # --- dormant records ----------------------------------------------------------------------
+    # --- restored tasks -------------------------------------------------------------------------
 
-    def add_dormant(self, entry: LazyRecord | TaskRecord) -> None:
-        """A restored task, built when first asked for (the caller checked it is resumable)."""
-        if entry.id not in self._live:
-            self._dormant[entry.id] = entry
+    def restore(self, entries: Iterable[LazyRecord | TaskRecord]) -> list[str]:
+        """Add the resumable ones of ``entries`` (checkpoints read at start-up, or records
+        another worker wrote) as dormant tasks; returns their ids."""
+        ids: list[str] = []
+        for entry in entries:
+            if not is_resumable(entry) or entry.id in self:
+                continue
+            self._dormant[entry.id] = as_restored(entry) if isinstance(entry, TaskRecord) else entry
+            ids.append(entry.id)
+        return ids
 
     def record(self, task_id: str) -> TaskRecord | None:
         """A dormant task's record, parsed once (None: not dormant, or unusable and dropped)."""
         entry = self._dormant.get(task_id)
         if entry is None or isinstance(entry, TaskRecord):
             return entry
-        record = self._parse(entry)
-        if record is None:
+        parsed = self.parse(entry)
+        if parsed is None:
             self._dormant.pop(task_id, None)
-        else:
-            self._dormant[task_id] = record
+            return None
+        record = self._dormant[task_id] = as_restored(parsed)
         return record
 
     def dormant_records(self) -> list[TaskRecord]:
@@ -110,3 +155,22 @@ class TaskTable:
         for task_id in list(self._dormant):
             self.get(task_id)
         return list(self._live.values())
+
+    def sync(self, stored: Mapping[str, TaskRecord | None]) -> None:
+        """Bring the tasks not running here in line with a shared store's records (None: the
+        store no longer holds it). Other workers pause, finish and abandon tasks too, and a copy
+        read earlier must never be resumed over a newer journal. Builds no task."""
+        for task_id, record in stored.items():
+            local = self._live.get(task_id)
+            if local is not None and (local.running or local.state not in _SETTLED):
+                continue  # running or finished here: this worker's copy is the newest
+            if record is None or not is_resumable(record):
+                self.pop(task_id)
+                continue
+            held = local.record if local is not None else self.record(task_id)
+            if held is None or held.updated_at < record.updated_at:
+                self.pop(task_id)
+                self.restore([record])
+
+
+_SETTLED = frozenset({State.PAUSED, State.ERROR})

@@ -433,7 +433,7 @@ async def test_a_task_running_elsewhere_is_not_offered_or_resumed(isolated: Path
     await other.initialize()
     assert other.get_resumable_tasks() == []  # its checkpoint looks unfinished, but it runs
     refused = await other.resume_task(task_id)
-    assert refused is not None and refused.data["error"] == "running_elsewhere"
+    assert refused is not None and refused.data["error"] == "running_elsewhere", refused
     gate.set()
     assert (await job).state == "COMPLETED"
     await owner.close()

@@ -121,6 +121,6 @@ def test_only_the_blog_path_itself_is_cut_from_messages(isolated: Path) -> None:
     rt = make_runtime(isolated, ScriptedModel([]), [])
     root = str(rt.config.root)
     text = f"no such file: '{root}/posts/x.md' under {root}; {root}2/x.md and {root}.old stay"
-    assert rt._blog_relative(text) == (
+    assert rt.chatlog.blog_relative(text) == (
         f"no such file: 'posts/x.md' under .; {root}2/x.md and {root}.old stay"
     )

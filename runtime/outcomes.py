@@ -1,0 +1,85 @@
+"""How a task stops, as closed sets of names.
+
+- ``End``: why the task's run stopped (``Task.end_reason``): the user cancelled it, the
+  watchdog fired, its budget ran out, it failed, the runtime shut down, or it was abandoned.
+- ``ErrorReason``: the ``error_reason`` kept in an ERROR task's record (and a restored task's).
+  The ones in ``RESUMABLE_ERRORS`` keep the task's journal: it can go on from its last
+  completed step (after a raised budget or a fixed key for the last two). Only
+  ``abandon_task`` deletes it.
+- ``Outcome``: what a reply's ``data["outcome"]`` says happened.
+
+They are ``StrEnum``s, so a record, an event or a reply holds plain strings.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skillrt.storage.checkpoints import LazyRecord
+    from skillrt.storage.records import TaskRecord
+
+__all__ = ["RESUMABLE_ERRORS", "End", "ErrorReason", "Outcome", "is_resumable"]
+
+
+class End(StrEnum):
+    CANCELLED = "cancelled"
+    WATCHDOG = "watchdog"
+    BUDGET = "budget"
+    FAILED = "failed"
+    SHUTDOWN = "shutdown"
+    ABANDONED = "abandoned"
+
+
+class ErrorReason(StrEnum):
+    WATCHDOG_TIMEOUT = "WATCHDOG_TIMEOUT"
+    PROVIDER_UNAVAILABLE = "PROVIDER_UNAVAILABLE"
+    CRASH = "CRASH"
+    BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
+    AUTH_FAILED = "AUTH_FAILED"
+    STORAGE = "STORAGE"
+    INTERNAL = "INTERNAL"
+    SKILL_ERROR = "SKILL_ERROR"
+    INTERRUPTED = "INTERRUPTED"
+
+
+class Outcome(StrEnum):
+    DONE = "done"
+    CHAT = "chat"
+    REPHRASE = "rephrase"
+    DECLINED = "declined"
+    SUPERSEDED = "superseded"
+    NO_SKILL = "no_skill"
+    BAD_PARAMS = "bad_params"
+    PAUSED = "paused"
+    CANCELLED = "cancelled"
+    WATCHDOG = "watchdog"
+    BUDGET = "budget"
+    FAILED = "failed"
+    STORAGE = "storage"
+    INTERRUPTED = "interrupted"
+    CLOSED = "closed"
+
+
+RESUMABLE_ERRORS: frozenset[str] = frozenset(
+    {
+        ErrorReason.WATCHDOG_TIMEOUT,
+        ErrorReason.PROVIDER_UNAVAILABLE,
+        ErrorReason.CRASH,
+        ErrorReason.BUDGET_EXCEEDED,
+        ErrorReason.AUTH_FAILED,
+    }
+)
+
+UNRECORDED: frozenset[Outcome] = frozenset(
+    {Outcome.REPHRASE, Outcome.NO_SKILL, Outcome.BAD_PARAMS, Outcome.SUPERSEDED}
+)
+"""Endings that started no work: they get a reply but no history entry."""
+
+
+def is_resumable(record: TaskRecord | LazyRecord) -> bool:
+    """Can this checkpointed task go on: unfinished, or stopped by a resumable error?"""
+    if record.state == "ERROR":
+        return record.error_reason in RESUMABLE_ERRORS
+    return record.state not in ("IDLE", "COMPLETED", "CANCELLED")
