@@ -66,7 +66,7 @@ async def test_keys_never_reach_the_state_folder(
     rt.pause()
     gate.set()
     paused = await job
-    assert paused.state == "PAUSED"  # its checkpoint stays on disk
+    assert paused.state == "PAUSED"
     await rt.close()
     state = _all_bytes(isolated / ".skillrt")
     assert len(state) > 0
@@ -100,3 +100,55 @@ async def test_file_saves_are_logged(isolated: Path) -> None:
         "agent.task.completed",
     ):
         assert name in events
+
+
+async def test_a_paused_task_holding_a_secret_says_it_is_kept_in_memory_only(
+    isolated: Path,
+) -> None:
+    """Its request is never checkpointed (the secret must not rest on disk), so its reply must
+    not promise a resume after a restart; in this process it still resumes."""
+    gate = asyncio.Event()
+
+    async def held(messages: list[Any], options: Any) -> str:
+        await gate.wait()
+        return "text"
+
+    rt = make_runtime(isolated, FunctionModel(held), [leaky()], secrets=[CONFIGURED])
+    job = asyncio.create_task(rt.process_input(f"write an article about my key {KEY}"))
+    while rt.state is not State.EXECUTING:
+        await asyncio.sleep(0.005)
+    assert rt.pause() is True
+    gate.set()
+    paused = await job
+    assert paused.state == "PAUSED"
+    assert "kept in memory only" in paused.content and "cannot be resumed" in paused.content
+    other = make_runtime(isolated, FunctionModel(held), [leaky()], secrets=[CONFIGURED])
+    await other.initialize()
+    assert other.get_resumable_tasks() == []  # as its reply said: not on disk
+    await other.close()
+    assert paused.task_id is not None
+    resumed = await rt.resume_task(paused.task_id)
+    assert resumed is not None and resumed.state == "COMPLETED"
+    await rt.close()
+
+
+async def test_an_ordinary_paused_task_promises_nothing_more(isolated: Path) -> None:
+    gate = asyncio.Event()
+
+    async def held(messages: list[Any], options: Any) -> str:
+        await gate.wait()
+        return "text"
+
+    rt = make_runtime(isolated, FunctionModel(held), [leaky()])
+    job = asyncio.create_task(rt.process_input("write an article about tea"))
+    while rt.state is not State.EXECUTING:
+        await asyncio.sleep(0.005)
+    rt.pause()
+    gate.set()
+    paused = await job
+    assert paused.state == "PAUSED" and "memory only" not in paused.content
+    await rt.close()
+    other = make_runtime(isolated, FunctionModel(held), [leaky()])
+    await other.initialize()
+    assert [t.id for t in other.get_resumable_tasks()] == [paused.task_id]
+    await other.close()
