@@ -315,7 +315,7 @@ class AgentRuntime:
 
     async def _outcome(self, task: Task, turn: asyncio.Future[ChatMessage]) -> ChatMessage:
         try:
-            message = await asyncio.shield(turn)
+            message = await turn
         except asyncio.CancelledError:  # the caller gave up (a host cancelled, Ctrl-C): stop too
             self.abort(task.id)
             raise
@@ -443,6 +443,7 @@ class AgentRuntime:
     def _close_services(self) -> None:
         driver, self._driver, self._services = self._driver, None, None
         if driver is not None:
+            self.chatlog.flush()
             try:
                 driver.services.close()
             except Exception as exc:  # a full or read-only disk: the stores still close

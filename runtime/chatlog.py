@@ -5,10 +5,15 @@ Every text here is shown or stored for people, so it is redacted and *then* cut 
 straddles the cut must not survive as a prefix), and paths inside the blog are given relative
 to it. A write to the history that fails (a read-only or full disk) is logged and never fails a
 task or a reply: the history is a record, not the task's state.
+
+History writes are queued and written together, in one transaction, at the end of the event
+loop's turn, and at the latest before a reply reaches its caller: one commit for a chat turn,
+or for many tasks ending at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import sqlite3
@@ -48,13 +53,16 @@ class ChatLog:
         self.clock = clock
         self.logger = logger
         self.history: History | PgHistory | None = None  # once the runtime is open
+        self._tasks: list[dict[str, Any]] = []  # history writes not made yet
+        self._messages: list[tuple[str, dict[str, Any]]] = []
+        self._flush_due = False
         # Each session's recent turns and focus, read back from the history once it is open.
         self.sessions = Sessions(None, max_tokens=config.conversation.max_tokens)
         self._roots = [r for r in {str(config.root), str(config.root.resolve())} if r != os.sep]
 
     def open(self, history: History | PgHistory) -> None:
         self.history = history
-        self.sessions.reader = self._messages
+        self.sessions.reader = self._read_messages
 
     # --- texts shown to people --------------------------------------------------------------
 
@@ -101,9 +109,10 @@ class ChatLog:
         """One history entry for a task that ended: every field redacted, texts before cutting."""
         if self.history is None:
             return
-        error = record.last_error
-        entry = self.redactor(
-            {
+        error, text = record.last_error, self.redactor.text
+        entry = {
+            key: text(value) if isinstance(value, str) else value
+            for key, value in {
                 "task_id": record.id,
                 "session_id": record.session_id,
                 "skill": record.skill,
@@ -116,9 +125,10 @@ class ChatLog:
                 "finished_at": self.clock(),
                 "message": self.shown(message, 2000),
                 "error": None if error is None else self.shown(error, 2000),
-            }
-        )
-        self._write(self.history.add_task, entry)
+            }.items()
+        }
+        self._tasks.append(entry)
+        self._queued()
 
     def add_message(
         self,
@@ -139,7 +149,8 @@ class ChatLog:
                 if last_skill is not None:
                     entry["skill"] = last_skill
             entry["at"] = self.clock()
-            self._write(self.history.add_message, session_id, entry)
+            self._messages.append((session_id, entry))
+            self._queued()
 
     def add_reply(self, session_id: str, skill: str | None, message: ChatMessage) -> None:
         """A task's reply: a completed one may move the focus (the post it wrote or read)."""
@@ -149,12 +160,14 @@ class ChatLog:
             if changed:
                 self.sessions.set_focus(session_id, focus)
         self.add_message(session_id, "assistant", message.content, message.task_id)
+        self.flush()  # the history holds the turn before its caller hears the reply
 
     def set_focus(self, session_id: str, path: str | None) -> None:
         self.sessions.set_focus(session_id, path)
         if self.history is not None:
             entry = {"role": "system", "content": "", "focus": self.sessions.focus(session_id)}
-            self._write(self.history.add_message, session_id, {**entry, "at": self.clock()})
+            self._messages.append((session_id, {**entry, "at": self.clock()}))
+            self._queued()
 
     def focus_on(self, path: str | None, session_id: str, files: FileStore) -> str | None:
         """Set the session's focus to ``path`` (None clears it); returns it relative to the
@@ -190,17 +203,42 @@ class ChatLog:
         context["current_file"] = focus
         context["focus"] = focus
 
-    def _messages(self, session_id: str, limit: int) -> list[dict[str, Any]]:
+    def _queued(self) -> None:
+        if self._flush_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a synchronous caller: write now
+            self.flush()
+            return
+        self._flush_due = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write the queued history entries, in one transaction."""
+        self._flush_due = False
+        history, tasks, messages = self.history, self._tasks, self._messages
+        if history is None or not (tasks or messages):
+            return
+        self._tasks, self._messages = [], []
+        try:
+            add_batch = getattr(history, "add_batch", None)
+            if add_batch is not None:
+                add_batch(tasks, messages)
+            else:
+                for entry in tasks:
+                    history.add_task(entry)
+                for session_id, message in messages:
+                    history.add_message(session_id, message)
+        except _DB_FAULTS as exc:
+            self.logger.error("agent.error", where="history", error=self.blog_relative(str(exc)))
+
+    def _read_messages(self, session_id: str, limit: int) -> list[dict[str, Any]]:
         if self.history is None:
             return []
+        self.flush()
         try:
             return self.history.messages(session_id, limit)
         except _DB_FAULTS as exc:
             self.logger.error("agent.error", where="history", error=self.blog_relative(str(exc)))
             return []
-
-    def _write(self, write: Callable[..., None], *args: Any) -> None:
-        try:
-            write(*args)
-        except _DB_FAULTS as exc:
-            self.logger.error("agent.error", where="history", error=self.blog_relative(str(exc)))

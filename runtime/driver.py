@@ -231,7 +231,7 @@ class TaskDriver:
         """Wait until the ending is on disk. A task that would be resumable but whose checkpoint
         did not reach the disk never replies "paused, resume it"."""
         try:
-            await asyncio.shield(self.durable())
+            await self.durable()  # its own wait is shielded: a cancel stops only our waiting
         except asyncio.CancelledError:
             # Shut down meanwhile: the commit goes on without us.
             current = asyncio.current_task()
@@ -305,6 +305,8 @@ class TaskDriver:
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
+        if not self.services.journaled:
+            return
         copy = checkpoint_text(record, self.redactor)
         if copy is None:  # its request holds a secret: kept in memory only
             task.memory_only = True
@@ -595,6 +597,7 @@ class TaskDriver:
         task.to(State.CANCELLED)  # not running: cancel it in place
         self._stopped(task)
         self.services.locks.release_task_locks(task.id)
+        self.chatlog.flush()
         return True
 
     async def shutdown(self) -> None:
@@ -624,6 +627,7 @@ class TaskDriver:
         self.tasks.pop(task.id)
         await self.call(self.services.locks.release_task_locks, task.id)
         self.chatlog.add_task(task.record, "ABANDONED", "abandoned")
+        self.chatlog.flush()
         return True
 
     def _prepare_resume(self, task: Task, budget: BudgetConfig | None, session_id: str) -> bool:

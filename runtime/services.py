@@ -51,7 +51,9 @@ class _Closable(Protocol):
 @dataclass(frozen=True, slots=True)
 class Services:
     """The runtime's open parts. ``remote``: they talk to a database server (calls leave the
-    event loop); otherwise they are local files and quick."""
+    event loop); otherwise they are local files and quick. ``journaled``: tasks are
+    checkpointed (with ``checkpoints = false`` the store stays empty, and paused tasks resume
+    only in this process, from memory)."""
 
     store: TaskStore
     committer: Committer
@@ -62,6 +64,7 @@ class Services:
     runlocks: RunLocks | PgRunLocks | None
     shared: SharedStore | None = None
     owned: tuple[_Closable, ...] = field(default=())
+    journaled: bool = True  # False: checkpoints are off, and nothing is written to the store
 
     @property
     def remote(self) -> bool:
@@ -202,5 +205,6 @@ def _open(
         memory=memory,
         runlocks=runlocks,
         shared=shared,
+        journaled=cfg.checkpoints or given is not None,
         owned=(*opened[1:], opened[0]) if shared is not None else tuple(opened),
     )

@@ -219,6 +219,45 @@ class History:
 
         self._guarded(write)
 
+    def add_batch(
+        self, tasks: list[dict[str, Any]], messages: list[tuple[str, dict[str, Any]]]
+    ) -> None:
+        """Record task entries and chat messages (``(session_id, message)``) in one transaction:
+        what a chat turn writes, or what many tasks ending at once write, costs one commit."""
+        rows = []
+        for entry in tasks:
+            task_id, session_id = entry.get("task_id"), entry.get("session_id")
+            if not isinstance(task_id, str) or not isinstance(session_id, str):
+                raise UserError("a task history entry needs task_id and session_id strings")
+            rows.append(
+                (task_id, session_id, _to_json(f"history entry of task {task_id!r}", entry))
+            )
+        said = [(sid, _to_json(f"chat message of session {sid!r}", m)) for sid, m in messages]
+
+        def write() -> None:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                if rows:
+                    self._db.executemany(
+                        "DELETE FROM tasks WHERE task_id = ?", [(r[0],) for r in rows]
+                    )
+                    self._db.executemany(
+                        "INSERT INTO tasks (task_id, session_id, data) VALUES (?, ?, ?)", rows
+                    )
+                    self._trim("tasks")
+                if said:
+                    self._db.executemany(
+                        "INSERT INTO messages (session_id, data) VALUES (?, ?)", said
+                    )
+                    self._trim("messages")
+            except BaseException:
+                self._rollback()
+                raise
+            self._db.execute("COMMIT")
+
+        if rows or said:
+            self._guarded(write)
+
     def _trim(self, table: str) -> None:
         # seq only grows, and rows leave only from the bottom, so this keeps the newest `limit`.
         self._db.execute(
