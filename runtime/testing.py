@@ -2,6 +2,8 @@
 
 ``ScriptedModel`` answers from a queue; ``FunctionModel`` answers with a callable. Both honour
 the abort signal, stream their answer through ``stream_cb`` and report usage like a provider.
+A structured call validates the one answer it gets against ``response_model``; a test model
+never repairs or asks again, so every call takes exactly one answer.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -19,9 +22,10 @@ from pydantic import BaseModel
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import ScriptExhausted, UserError
 from skillrt.llm.base import (
+    BaseLLM,
     LLMMessage,
+    LLMRequest,
     LLMResult,
-    StreamCallback,
     Usage,
     call_stream_cb,
     estimate_tokens,
@@ -97,7 +101,7 @@ def _chunks(text: str) -> Iterable[str]:
         yield word
 
 
-class _TestModel:
+class _TestModel(BaseLLM):
     __test__ = False
 
     def __init__(self, *, model: str, delay: float, chunk_delay: float) -> None:
@@ -114,14 +118,20 @@ class _TestModel:
     def call_count(self) -> int:
         return len(self.calls)
 
-    async def _finish(
-        self,
-        answer: Answer,
-        messages: Sequence[LLMMessage],
-        signal: AbortSignal | None,
-        response_model: type[BaseModel] | None,
-        stream_cb: StreamCallback | None,
-    ) -> LLMResult:
+    @abstractmethod
+    async def _answer(self, request: LLMRequest) -> Answer:
+        """The answer to this call (the call is already recorded in ``calls``)."""
+
+    async def _generate(self, request: LLMRequest) -> LLMResult:
+        self.calls.append(list(request.messages))
+        answer = await self._answer(request)
+        return await self._finish(answer, request)
+
+    # One answer a call: validated against response_model in _finish, never repaired.
+    _generate_structured = _generate
+
+    async def _finish(self, answer: Answer, request: LLMRequest) -> LLMResult:
+        signal = request.signal
         chunk_delay = self.chunk_delay
         while isinstance(answer, Delayed):
             await _sleep_or_abort(answer.delay, signal)
@@ -140,19 +150,19 @@ class _TestModel:
         else:
             content = answer
         parsed = None
-        if response_model is not None:
+        if request.response_model is not None:
             parsed = parse_structured(
-                answer if isinstance(answer, dict) else content, response_model
+                answer if isinstance(answer, dict) else content, request.response_model
             )
-        if stream_cb is not None:
+        if request.stream_cb is not None:
             for delta in _chunks(content):
                 if signal is not None:
                     signal.raise_if_aborted()
-                await call_stream_cb(stream_cb, delta)
+                await call_stream_cb(request.stream_cb, delta)
                 await _sleep_or_abort(chunk_delay, signal)
         if signal is not None:
             signal.raise_if_aborted()
-        prompt = sum(estimate_tokens(m["content"]) for m in messages)
+        prompt = sum(estimate_tokens(m["content"]) for m in request.messages)
         usage = Usage(prompt_tokens=prompt, completion_tokens=estimate_tokens(content))
         return LLMResult(content=content, parsed=parsed, usage=usage, cost=0.0, model=self._model)
 
@@ -207,27 +217,14 @@ class ScriptedModel(_TestModel):
     def add(self, *answers: Answer) -> None:
         self._answers.extend(answers)
 
-    async def chat(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        signal: AbortSignal | None = None,
-        response_model: type[BaseModel] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stream_cb: StreamCallback | None = None,
-    ) -> LLMResult:
-        if signal is not None:
-            signal.raise_if_aborted()
-        self.calls.append(list(messages))
+    async def _answer(self, request: LLMRequest) -> Answer:
         if not self._answers:
             raise ScriptExhausted(
                 f"ScriptedModel has no answer left for call {len(self.calls)}",
                 provider="scripted",
                 model=self._model,
             )
-        answer = self._answers.pop(0)
-        return await self._finish(answer, messages, signal, response_model, stream_cb)
+        return self._answers.pop(0)
 
 
 ModelFunction = Callable[[list[LLMMessage], ModelOptions], Answer | Awaitable[Answer]]
@@ -247,20 +244,13 @@ class FunctionModel(_TestModel):
         super().__init__(model=model, delay=delay, chunk_delay=chunk_delay)
         self.fn = fn
 
-    async def chat(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        signal: AbortSignal | None = None,
-        response_model: type[BaseModel] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stream_cb: StreamCallback | None = None,
-    ) -> LLMResult:
-        if signal is not None:
-            signal.raise_if_aborted()
-        self.calls.append(list(messages))
-        options = ModelOptions(response_model, max_tokens, temperature, stream_cb is not None)
-        out = self.fn(list(messages), options)
+    async def _answer(self, request: LLMRequest) -> Answer:
+        options = ModelOptions(
+            request.response_model,
+            request.max_tokens,
+            request.temperature,
+            request.stream_cb is not None,
+        )
+        out = self.fn(list(request.messages), options)
         answer: Answer = await out if inspect.isawaitable(out) else out
-        return await self._finish(answer, messages, signal, response_model, stream_cb)
+        return answer

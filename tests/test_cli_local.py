@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -14,16 +13,10 @@ import pytest
 from tests.cli_support import make_blog
 from tests.test_cli_chat import PROMPT, quit_with_ctrl_d
 
-REQUIRE_LOCAL_MODEL = os.environ.get("SKILLRT_REQUIRE_LOCAL_MODEL") == "1"
-
 
 @pytest.mark.local_model
 @pytest.mark.slow
 def test_skillrt_chat_on_the_embedded_model(tmp_path: Path) -> None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        if REQUIRE_LOCAL_MODEL:
-            pytest.fail("llama_cpp is not importable (SKILLRT_REQUIRE_LOCAL_MODEL=1)")
-        pytest.skip("llama_cpp is not importable: pip install 'skillrt[local]'")
     blog = make_blog(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
     env.update(NO_COLOR="1", TERM="dumb", COLUMNS="100", PYTHONUNBUFFERED="1")

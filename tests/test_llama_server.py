@@ -26,6 +26,7 @@ from skillrt.llm.openai_provider import OpenAIProvider
 from tests import llama_server
 from tests.cli_support import skillrt
 from tests.helpers import Recorder, TopicParams, make_runtime
+from tests.recording_proxy import RecordingProxy, streamed_text
 
 pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
@@ -122,21 +123,42 @@ async def test_structured_json_schema_is_refused_by_this_server(provider: Any) -
         )
 
 
-async def test_structured_prompt_mode(provider: Any) -> None:
-    # No grammar: a 135M model may or may not write valid JSON; either it validates or the
-    # bounded retries end in StructuredOutputError with the raw text, never anything else.
-    llm = provider(structured_output="prompt", structured_retries=0)
-    try:
-        result = await llm.chat(
-            [{"role": "user", "content": "Give a title for a post about oolong tea."}],
-            response_model=Title,
-            max_tokens=60,
-        )
-    except StructuredOutputError as exc:
-        assert exc.raw is not None
-    else:
-        assert result.parsed_as(Title).title
+async def test_structured_prompt_mode(llama: llama_server.LlamaServer, provider: Any) -> None:
+    # What the client really sends and gets, through a recording proxy: no response_format in
+    # any request, the schema in the system message; then either an answer that validates or,
+    # after the answer and its repair (structured_retries=0: one round), StructuredOutputError
+    # carrying the model's last answer. A 135M model without a grammar may do either.
+    with RecordingProxy(llama.base_url) as proxy:
+        llm = provider(base_url=proxy.base_url, structured_output="prompt", structured_retries=0)
+        outcome: Any
+        try:
+            outcome = await llm.chat(
+                [{"role": "user", "content": "Give a title for a post about oolong tea."}],
+                response_model=Title,
+                max_tokens=60,
+            )
+        except StructuredOutputError as exc:
+            outcome = exc
+    sent = [e.request for e in proxy.exchanges]
+    answers = [streamed_text(e.response) for e in proxy.exchanges]
+    assert [e.status for e in proxy.exchanges] == [200] * len(sent)
+    assert 1 <= len(sent) <= 2
+    for body in sent:
+        assert "response_format" not in body
+        system = body["messages"][0]
+        assert system["role"] == "system" and '"title"' in system["content"]  # the schema
     assert llm.structured_mode == "prompt"
+    if len(sent) == 2:  # the first answer did not validate: the second request repairs it
+        repair = sent[1]["messages"]
+        assert repair[-2] == {"role": "assistant", "content": answers[0]}
+        assert "could not be used" in repair[-1]["content"]
+    if isinstance(outcome, StructuredOutputError):
+        assert len(sent) == 2  # the answer and its repair, then it stops
+        assert outcome.raw == answers[1]
+        assert "no answer matching Title in 2 request(s)" in str(outcome)
+    else:
+        assert outcome.content == answers[-1]  # the answer that validated
+        assert outcome.parsed_as(Title).title.strip()
 
 
 def test_write_article_through_the_cli(llama: llama_server.LlamaServer, tmp_path: Path) -> None:

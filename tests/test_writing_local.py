@@ -3,8 +3,6 @@ asserted, only a valid file with frontmatter and a non-empty body."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
 
 import frontmatter
@@ -13,16 +11,10 @@ import pytest
 from tests.blog import copy_blog
 from tests.writing_support import writing_runtime
 
-REQUIRE_LOCAL_MODEL = os.environ.get("SKILLRT_REQUIRE_LOCAL_MODEL") == "1"
-
 
 @pytest.mark.local_model
 @pytest.mark.slow
 async def test_write_article_on_the_local_model(tmp_path: Path) -> None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        if REQUIRE_LOCAL_MODEL:
-            pytest.fail("llama_cpp is not importable (SKILLRT_REQUIRE_LOCAL_MODEL=1)")
-        pytest.skip("llama_cpp is not importable: pip install 'skillrt[local]'")
     from skillrt.llm.local import LocalProvider
 
     blog = copy_blog(tmp_path / "blog")

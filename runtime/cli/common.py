@@ -12,13 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from pydantic import BaseModel
 
-from skillrt.abort import AbortSignal
 from skillrt.agent import AgentRuntime
 from skillrt.events import Event
 from skillrt.exceptions import StoreUnavailable, UserError
-from skillrt.llm.base import LLMMessage, LLMResult, StreamCallback
+from skillrt.llm.base import BaseLLM, LLMRequest, LLMResult
 from skillrt.logs import RedactingFilter, Redactor
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.settings import RuntimeConfig, load_config, make_state_dir
@@ -190,7 +188,7 @@ def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> RuntimeC
 # --- the runtime ------------------------------------------------------------------------
 
 
-class NoModel:
+class NoModel(BaseLLM):
     """The model of commands that never call one (tasks, abandon, doctor, index): loading
     the embedded model just to list tasks would take seconds for nothing."""
 
@@ -198,17 +196,10 @@ class NoModel:
     def model(self) -> str:
         return "none"
 
-    async def chat(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        signal: AbortSignal | None = None,
-        response_model: type[BaseModel] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stream_cb: StreamCallback | None = None,
-    ) -> LLMResult:
+    async def _generate(self, request: LLMRequest) -> LLMResult:
         raise UserError("this command does not load a model")
+
+    _generate_structured = _generate
 
 
 def make_runtime(

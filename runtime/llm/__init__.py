@@ -1,4 +1,4 @@
-"""The LLM layer: one protocol, several providers.
+"""The LLM layer: one protocol (``BaseLLM.chat``), several providers.
 
 The providers import their SDKs, so they are loaded on first use:
 ``from skillrt.llm import OpenAIProvider`` imports ``openai`` only then.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from skillrt.llm.base import LLM, LLMMessage, LLMResult, StreamCallback, Usage
+from skillrt.llm.base import LLM, BaseLLM, LLMMessage, LLMRequest, LLMResult, StreamCallback, Usage
 
 if TYPE_CHECKING:
     from skillrt.llm.local import LocalProvider
@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LLM",
+    "BaseLLM",
     "LLMMessage",
+    "LLMRequest",
     "LLMResult",
     "LocalProvider",
     "OpenAIProvider",

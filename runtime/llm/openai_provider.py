@@ -15,8 +15,8 @@ llama-cpp-python's server takes a schema: it constrains sampling with a grammar)
 in the system message too; ``prompt`` only puts the schema in the system message. ``auto`` tries
 them in that order, moving on when the server answers any 4xx or 5xx whose body names
 ``response_format``, ``json_schema`` or ``format``, and remembers what worked for the life of
-the provider. In every mode the answer is parsed, repaired once, and retried a bounded number
-of times.
+the provider. In every mode the answer goes through ``ask_structured``: parsed, repaired, asked
+again, every request (a refused one too) counted toward one bound.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import random
 import re
 import time
 from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import httpx2
@@ -44,23 +44,24 @@ from skillrt.exceptions import (
     ProviderError,
     ProviderUnavailable,
     RateLimited,
-    StructuredOutputError,
     TaskCancelled,
 )
 from skillrt.llm.base import (
+    BaseLLM,
     LLMMessage,
+    LLMRequest,
     LLMResult,
     StreamCallback,
     Usage,
     bound_messages,
     call_stream_cb,
-    estimate_tokens,
+    estimate_usage,
     note_activity,
-    parse_structured,
     truncate_middle,
     with_system_text,
 )
 from skillrt.llm.prices import PriceTable
+from skillrt.llm.structured import Attempt, Reply, ask_structured
 from skillrt.logs import library_logger
 
 if TYPE_CHECKING:
@@ -84,10 +85,6 @@ _SCHEMA_INSTRUCTIONS = (
     "Answer with one JSON object and nothing else: no prose before or after it, no Markdown "
     "code fences. The object must match this JSON schema:\n{schema}"
 )
-_REPAIR_REQUEST = (
-    "That answer could not be used: {error}\n"
-    "Reply with only the corrected JSON object, matching the schema."
-)
 _FORMAT_WORDS = ("response_format", "json_schema", "format")
 _NO_STREAM_WORDS = ("not supported", "unsupported", "not allowed", "does not support")
 
@@ -106,6 +103,37 @@ class _Progress:
     """Whether any text of this call has reached the caller (then it cannot be retried)."""
 
     streamed: bool = False
+
+
+@dataclass(slots=True)
+class _StreamReader:
+    """What the chunks of one streamed answer have said so far."""
+
+    parts: list[str] = field(default_factory=list)
+    usage: Usage | None = None
+    model: str = ""
+    finished: bool = False
+
+    def take(self, chunk: Any) -> str:
+        """Read one chunk; returns its text (of the first choice), or ""."""
+        self.model = getattr(chunk, "model", None) or self.model
+        reported = getattr(chunk, "usage", None)
+        if reported is not None:
+            self.usage = Usage(
+                getattr(reported, "prompt_tokens", 0) or 0,
+                getattr(reported, "completion_tokens", 0) or 0,
+            )
+        text = ""
+        for choice in getattr(chunk, "choices", None) or ():
+            if getattr(choice, "index", 0) != 0:
+                continue
+            delta = getattr(choice, "delta", None)
+            text = (getattr(delta, "content", None) if delta is not None else None) or ""
+            if text:
+                self.parts.append(text)
+            if getattr(choice, "finish_reason", None):
+                self.finished = True
+        return text
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -192,8 +220,15 @@ def _response_format(response_model: type[BaseModel], schema: dict[str, Any]) ->
     }
 
 
-def _json_object_format(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "json_object", "schema": schema}
+def _format_for(
+    mode: _FixedMode, response_model: type[BaseModel], schema: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The ``response_format`` a structured-output mode sends (``prompt``: none)."""
+    if mode == "json_schema":
+        return _response_format(response_model, schema)
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return None
 
 
 def _format_refused(exc: ProviderError) -> bool:
@@ -214,8 +249,8 @@ def _with_schema_instructions(
     return with_system_text(messages, instructions)
 
 
-class OpenAIProvider:
-    """An OpenAI-compatible chat endpoint, implementing the ``LLM`` protocol.
+class OpenAIProvider(BaseLLM):
+    """An OpenAI-compatible chat endpoint.
 
     ``timeout_s`` bounds every wait on the network (connecting, sending, the response headers,
     each streamed chunk): a stalled server fails after it, a stream that keeps flowing is not
@@ -281,33 +316,19 @@ class OpenAIProvider:
 
     # --- the protocol ------------------------------------------------------------------------
 
-    async def chat(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        signal: AbortSignal | None = None,
-        response_model: type[BaseModel] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stream_cb: StreamCallback | None = None,
-    ) -> LLMResult:
-        if signal is not None:
-            signal.raise_if_aborted()
-        bounded = bound_messages(messages, self.max_prompt_chars)
-        max_tokens = max_tokens if max_tokens is not None else self.default_max_tokens
-        temperature = temperature if temperature is not None else self.default_temperature
-        if response_model is not None:
-            work = self._structured(bounded, response_model, max_tokens, temperature, stream_cb)
-            return await self._abortable(work, signal)
-        exchange = await self._abortable(
-            self._complete(bounded, max_tokens, temperature, stream_cb, None), signal
-        )
+    async def _generate(self, request: LLMRequest) -> LLMResult:
+        bounded = bound_messages(request.messages, self.max_prompt_chars)
+        work = self._complete(bounded, request, request.stream_cb)
+        exchange = await self._abortable(work, request.signal)
         return LLMResult(
             content=exchange.content,
             usage=exchange.usage,
             cost=self._cost(exchange.model, exchange.usage),
             model=exchange.model,
         )
+
+    async def _generate_structured(self, request: LLMRequest) -> LLMResult:
+        return await self._abortable(self._structured(request), request.signal)
 
     async def aclose(self) -> None:
         """Close the HTTP connections (of the client made on the running event loop)."""
@@ -361,20 +382,16 @@ class OpenAIProvider:
             self._client_loop = loop
         return self._client
 
-    def _request(
-        self,
-        messages: Sequence[LLMMessage],
-        max_tokens: int | None,
-        temperature: float | None,
-        response_format: dict[str, Any] | None,
+    def _options(
+        self, request: LLMRequest, response_format: dict[str, Any] | None
     ) -> dict[str, Any]:
         options: dict[str, Any] = {}
         if self._stream_usage and self.stream:
             options["stream_options"] = {"include_usage": True}
-        if max_tokens is not None:
-            options[self._max_tokens_key] = max_tokens
-        if temperature is not None and self._send_temperature:
-            options["temperature"] = temperature
+        if request.max_tokens is not None:
+            options[self._max_tokens_key] = request.max_tokens
+        if request.temperature is not None and self._send_temperature:
+            options["temperature"] = request.temperature
         if response_format is not None:
             options["response_format"] = response_format
         return options
@@ -406,15 +423,15 @@ class OpenAIProvider:
     async def _complete(
         self,
         messages: Sequence[LLMMessage],
-        max_tokens: int | None,
-        temperature: float | None,
+        request: LLMRequest,
         stream_cb: StreamCallback | None,
-        response_format: dict[str, Any] | None,
+        response_format: dict[str, Any] | None = None,
     ) -> _Exchange:
+        """One answer to ``messages`` with ``request``'s options, retried as the module says."""
         progress = _Progress()
         attempt = 0
         while True:
-            options = self._request(messages, max_tokens, temperature, response_format)
+            options = self._options(request, response_format)
             try:
                 if not self.stream:
                     return await self._whole(messages, options, stream_cb)
@@ -459,46 +476,19 @@ class OpenAIProvider:
             raise self._map_error(exc) from exc
         content_type = stream.response.headers.get("content-type", "")
         if "json" in content_type and "event-stream" not in content_type:
-            # It ignored stream=true and sent the whole answer: read it, and stop asking.
-            self.stream = False
-            self._log.info("llm.adapted", provider=self.provider, model=self._model, stream=False)
-            try:
-                raw = await stream.response.aread()
-            except httpx2.HTTPError as exc:
-                raise self._truncated(0, exc) from exc
-            finally:
-                await stream.close()
-            return await self._whole_answer(raw, messages, stream_cb)
-        parts: list[str] = []
-        usage: Usage | None = None
-        model = ""
-        finished = False
+            return await self._unstreamed(stream, messages, stream_cb)
+        reader = _StreamReader()
         try:
             async for chunk in stream:
                 note_activity()  # model bytes: the stall watchdog is pushed back
-                model = getattr(chunk, "model", None) or model
-                reported = getattr(chunk, "usage", None)
-                if reported is not None:
-                    usage = Usage(
-                        getattr(reported, "prompt_tokens", 0) or 0,
-                        getattr(reported, "completion_tokens", 0) or 0,
-                    )
-                for choice in getattr(chunk, "choices", None) or ():
-                    if getattr(choice, "index", 0) != 0:
-                        continue
-                    delta = getattr(choice, "delta", None)
-                    text = getattr(delta, "content", None) if delta is not None else None
-                    if text:
-                        parts.append(text)
-                        if stream_cb is not None:
-                            progress.streamed = True
-                            await call_stream_cb(stream_cb, text)
-                    if getattr(choice, "finish_reason", None):
-                        finished = True
+                text = reader.take(chunk)
+                if text and stream_cb is not None:
+                    progress.streamed = True
+                    await call_stream_cb(stream_cb, text)
         except openai.APIConnectionError as exc:
             if isinstance(exc, openai.APITimeoutError):
                 raise self._map_error(exc) from exc
-            raise self._truncated(len("".join(parts)), exc.__cause__ or exc) from exc
+            raise self._truncated(len("".join(reader.parts)), exc.__cause__ or exc) from exc
         except openai.OpenAIError as exc:
             raise self._map_error(exc) from exc
         except json.JSONDecodeError as exc:
@@ -509,16 +499,26 @@ class OpenAIProvider:
             ) from exc
         finally:
             await stream.close()
-        content = "".join(parts)
-        if not finished:
+        content = "".join(reader.parts)
+        if not reader.finished:
             raise self._truncated(len(content), None)
-        if usage is None:
-            usage = Usage(
-                sum(estimate_tokens(m["content"]) for m in messages),
-                estimate_tokens(content),
-                estimated=True,
-            )
-        return _Exchange(content=content, usage=usage, model=model or self._model)
+        usage = reader.usage or estimate_usage(messages, content)
+        return _Exchange(content=content, usage=usage, model=reader.model or self._model)
+
+    async def _unstreamed(
+        self, stream: Any, messages: Sequence[LLMMessage], stream_cb: StreamCallback | None
+    ) -> _Exchange:
+        """The server ignored ``stream=true`` and sent the whole answer: read it, and stop
+        asking it to stream."""
+        self.stream = False
+        self._log.info("llm.adapted", provider=self.provider, model=self._model, stream=False)
+        try:
+            raw = await stream.response.aread()
+        except httpx2.HTTPError as exc:
+            raise self._truncated(0, exc) from exc
+        finally:
+            await stream.close()
+        return await self._whole_answer(raw, messages, stream_cb)
 
     async def _whole(
         self,
@@ -563,11 +563,7 @@ class OpenAIProvider:
                 int(reported.get("prompt_tokens") or 0), int(reported.get("completion_tokens") or 0)
             )
         else:
-            usage = Usage(
-                sum(estimate_tokens(m["content"]) for m in messages),
-                estimate_tokens(content),
-                estimated=True,
-            )
+            usage = estimate_usage(messages, content)
         await call_stream_cb(stream_cb, content)
         return _Exchange(content=content, usage=usage, model=str(body.get("model") or self._model))
 
@@ -630,84 +626,50 @@ class OpenAIProvider:
 
     # --- structured output -------------------------------------------------------------------
 
-    async def _structured(
-        self,
-        messages: list[LLMMessage],
-        response_model: type[BaseModel],
-        max_tokens: int | None,
-        temperature: float | None,
-        stream_cb: StreamCallback | None,
-    ) -> LLMResult:
-        """Ask for JSON matching ``response_model`` (``structured_mode``), repairing and retrying.
-
-        Each round is one call plus, if its answer does not validate, one repair call; at most
-        ``1 + structured_retries`` rounds. Only the answer that validated reaches ``stream_cb``.
-        """
+    async def _structured(self, request: LLMRequest) -> LLMResult:
+        """Ask for JSON matching ``request.response_model`` the way ``structured_mode`` says,
+        through ``ask_structured``: at most two requests (an answer and its repair) per round,
+        ``1 + structured_retries`` rounds, plus one request for each format ``auto`` can still
+        fall back from. A request the server refused counts too."""
+        response_model = request.output_model
         schema = response_model.model_json_schema()
-        total = Usage()
-        model = self._model
-        raw = ""
-        error = ""
-        rounds = 1 + self.structured_retries
-        done = 0
-        while done < rounds:
+        bounded = bound_messages(request.messages, self.max_prompt_chars)
+
+        async def ask(attempt: Attempt) -> Reply | None:
             mode = self.structured_mode
-            convo = (
-                list(messages)
-                if mode == "json_schema"
-                else _with_schema_instructions(messages, schema)
+            messages = (
+                bounded if mode == "json_schema" else _with_schema_instructions(bounded, schema)
             )
-            fmt: dict[str, Any] | None = None
-            if mode == "json_schema":
-                fmt = _response_format(response_model, schema)
-            elif mode == "json_object":
-                fmt = _json_object_format(schema)
+            convo = attempt.conversation(messages, self.max_prompt_chars)
+            fmt = _format_for(mode, response_model, schema)
             try:
-                exchange = await self._complete(convo, max_tokens, temperature, None, fmt)
+                exchange = await self._complete(convo, request, None, fmt)
             except ProviderError as exc:
-                if fmt is None or self.structured_output != "auto" or not _format_refused(exc):
+                if fmt is None or not self._fall_back(mode, exc):
                     raise
-                self.structured_mode = _AUTO_ORDER[_AUTO_ORDER.index(mode) + 1]
-                self._log.info(
-                    "llm.structured_fallback",
-                    model=self._model,
-                    mode=self.structured_mode,
-                    error=str(exc),
-                )
-                continue
-            for attempt in ("answer", "repair"):
-                if attempt == "repair":
-                    repair: list[LLMMessage] = [
-                        *convo,
-                        {"role": "assistant", "content": truncate_middle(raw, 20_000)},
-                        {
-                            "role": "user",
-                            "content": _REPAIR_REQUEST.format(error=truncate_middle(error, 2000)),
-                        },
-                    ]
-                    repair = bound_messages(repair, self.max_prompt_chars)
-                    exchange = await self._complete(repair, max_tokens, temperature, None, fmt)
-                total += exchange.usage
-                model = exchange.model
-                raw = exchange.content
-                try:
-                    parsed = parse_structured(raw, response_model)
-                except StructuredOutputError as exc:
-                    error = str(exc)
-                    continue
-                await call_stream_cb(stream_cb, raw)
-                return LLMResult(
-                    content=raw,
-                    parsed=parsed,
-                    usage=total,
-                    cost=self._cost(model, total),
-                    model=model,
-                )
-            done += 1
-        raise StructuredOutputError(
-            f"{self.base_url}: model {model} gave no answer matching {response_model.__name__} "
-            f"in {rounds} round(s) of answer and repair: {truncate_middle(error, 1000)}",
-            raw=raw,
+                return None
+            return Reply(exchange.content, exchange.usage, exchange.model)
+
+        fallbacks = 0
+        if self.structured_output == "auto":
+            fallbacks = len(_AUTO_ORDER) - 1 - _AUTO_ORDER.index(self.structured_mode)
+        return await ask_structured(
+            request,
+            ask,
+            attempts=2 * (1 + self.structured_retries) + fallbacks,
+            price=self._cost,
             provider=self.provider,
-            model=model,
+            model=self._model,
+            where=f"{self.base_url}: model {self._model}",
         )
+
+    def _fall_back(self, mode: _FixedMode, exc: ProviderError) -> bool:
+        """In ``auto``, when the server refused ``mode``'s format: move on to the next mode for
+        the life of the provider, and say so (True)."""
+        if self.structured_output != "auto" or not _format_refused(exc):
+            return False
+        self.structured_mode = _AUTO_ORDER[_AUTO_ORDER.index(mode) + 1]
+        self._log.info(
+            "llm.structured_fallback", model=self._model, mode=self.structured_mode, error=str(exc)
+        )
+        return True

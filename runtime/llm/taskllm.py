@@ -16,21 +16,21 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import structlog
-from pydantic import BaseModel
 
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, ProviderError, RepetitionStopped, TaskCancelled
 from skillrt.llm.base import (
     LLM,
+    BaseLLM,
     LLMMessage,
+    LLMRequest,
     LLMResult,
-    StreamCallback,
-    Usage,
     call_stream_cb,
-    estimate_tokens,
+    estimate_usage,
     note_activity,
 )
 from skillrt.llm.guard import RepetitionGuard
@@ -42,7 +42,7 @@ UsageSink = Callable[[str, int, float | None], tuple[int, float]]
 """``(model, tokens, cost) -> (task tokens so far, task cost so far)``."""
 
 
-class TaskLLM:
+class TaskLLM(BaseLLM):
     __slots__ = (
         "_budget",
         "_emit",
@@ -91,21 +91,21 @@ class TaskLLM:
         if self._budget.max_cost is not None and cost > self._budget.max_cost:
             raise BudgetExceeded("cost", self._budget.max_cost, cost)
 
-    async def chat(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        signal: AbortSignal | None = None,
-        response_model: type[BaseModel] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stream_cb: StreamCallback | None = None,
-    ) -> LLMResult:
+    async def _generate(self, request: LLMRequest) -> LLMResult:
+        return await self._call(request, guarded=True)
+
+    async def _generate_structured(self, request: LLMRequest) -> LLMResult:
+        return await self._call(request, guarded=False)
+
+    async def _call(self, request: LLMRequest, *, guarded: bool) -> LLMResult:
+        """``request`` sent to the provider with the task's signal, its free text streamed
+        through the repetition guard (``guarded``), accounted for."""
         self._check_budget()
-        signal = signal or self._signal
+        signal = request.signal or self._signal
         signal.raise_if_aborted()
         emit = self._emit
         guard = RepetitionGuard()
+        stream_cb = request.stream_cb
 
         async def relay(delta: str) -> None:
             guard.feed(delta)  # raises RepetitionStopped before a looping delta goes out
@@ -113,20 +113,14 @@ class TaskLLM:
             emit("task:stream", delta=delta)
             await call_stream_cb(stream_cb, delta)
 
+        request = replace(request, signal=signal, stream_cb=relay if guarded else stream_cb)
         started = time.perf_counter()
         try:
-            result = await self._llm.chat(
-                messages,
-                signal=signal,
-                response_model=response_model,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                stream_cb=relay if response_model is None else stream_cb,
-            )
+            result = await request.send(self._llm)
         except (TaskCancelled, asyncio.CancelledError):
             raise
         except RepetitionStopped as stopped:
-            result = self._cut_short(messages, stopped, guard.text)
+            result = self._cut_short(request.messages, stopped, guard.text)
         except Exception as exc:
             fatal = exc.fatal if isinstance(exc, ProviderError) else True
             emit(
@@ -137,12 +131,18 @@ class TaskLLM:
                 is_recoverable=not fatal,
             )
             raise
-        duration = time.perf_counter() - started
+        self._account(result, time.perf_counter() - started)
+        # A call that went over the budget is paid for: its answer is returned (its step is
+        # journalled and kept); the next call is the one refused.
+        return result
+
+    def _account(self, result: LLMResult, duration: float) -> None:
+        """Record the call's usage and cost, and say what it took."""
         self._used = self._sink(
             result.model or self._llm.model, result.usage.total_tokens, result.cost
         )
         usage: dict[str, Any] = result.usage.to_dict()
-        emit(
+        self._emit(
             "ai:generation",
             usage=usage,
             model=result.model,
@@ -157,9 +157,6 @@ class TaskLLM:
             cost=result.cost,
             duration_s=round(duration, 4),
         )
-        # A call that went over the budget is paid for: its answer is returned (its step is
-        # journalled and kept); the next call is the one refused.
-        return result
 
     def _cut_short(
         self, messages: Sequence[LLMMessage], stopped: RepetitionStopped, streamed: str
@@ -173,11 +170,7 @@ class TaskLLM:
         )
         if self._on_repetition is not None:
             self._on_repetition()
-        usage = Usage(
-            sum(estimate_tokens(m["content"]) for m in messages),
-            estimate_tokens(streamed),
-            estimated=True,
-        )
+        usage = estimate_usage(messages, streamed)
         return LLMResult(
             content=stopped.kept, usage=usage, model=self._llm.model, truncated_repetition=True
         )
