@@ -5,7 +5,8 @@ resume, abandon and cancel from the page, and send the current file and selectio
 
 With SKILLRT_UPDATE_SCREENSHOTS=1 it saves the README's screenshot (docs/serve-page.png), the
 blog then living at SKILLRT_SCREENSHOT_BLOG (default: ``my-blog`` in the test's folder; it must
-not exist, and is removed afterwards); otherwise the screenshot goes to the test's folder."""
+not exist, and is removed afterwards); otherwise the screenshot goes to the test's folder. The
+Chinese labels need a CJK font where the shot is taken (Debian: fonts-noto-cjk)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ from tests.writing_support import WritingModelFn, prompt_kind
 
 pytestmark = pytest.mark.chromium
 SCREENSHOT = Path(__file__).resolve().parent.parent / "docs" / "serve-page.png"
+# Read at import: the tests' own fixture clears SKILLRT_* from the environment.
 UPDATE = os.environ.get("SKILLRT_UPDATE_SCREENSHOTS") == "1"
+TIDY_BLOG = os.environ.get("SKILLRT_SCREENSHOT_BLOG")
 SECTION = (
     "Every value in Rust has exactly one owner, and when that owner goes out of scope the"
     " value is dropped. Moving a String hands the buffer to its new owner; integers are Copy,"
@@ -114,7 +117,7 @@ def blog(tmp_path: Path) -> Iterator[Path]:
     if not UPDATE:
         yield tmp_path / "blog"
         return
-    tidy = Path(os.environ.get("SKILLRT_SCREENSHOT_BLOG", tmp_path / "my-blog"))
+    tidy = Path(TIDY_BLOG) if TIDY_BLOG else tmp_path / "my-blog"
     if tidy.exists():
         pytest.fail(f"SKILLRT_SCREENSHOT_BLOG={tidy} exists: give a path that does not")
     try:
