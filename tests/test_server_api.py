@@ -197,6 +197,31 @@ def test_cancel_on_disconnect_closes_the_model_stream(tmp_path: Path) -> None:
             live.stop()
 
 
+async def test_a_stream_cancelled_as_an_event_comes_stops() -> None:
+    """The race that let a dropped stream follow its task to the end (so
+    ``cancel_on_disconnect`` came only then): the follower is cancelled in the same loop turn
+    as the event it waits for is set. It must stop, not read on."""
+    import asyncio
+
+    from skillrt.server.sse import EventLog
+
+    log = EventLog()
+    log.bind("t1", None)
+    got: list[str] = []
+
+    async def follow() -> None:
+        async for entry in log.follow_task("t1", 0, running=lambda: True):
+            got.append(entry.event if entry else "ping")
+
+    follower = asyncio.ensure_future(follow())
+    await asyncio.sleep(0.01)  # waiting for the task's next event now
+    log.add("task:stream", "t1", {"delta": "a"})
+    follower.cancel()
+    await asyncio.wait({follower}, timeout=2)
+    assert follower.cancelled()
+    assert got == []
+
+
 def test_abort_mid_stream_closes_the_model_stream(live: LiveServer, model: StepModel) -> None:
     model.words = 300
     events = []
