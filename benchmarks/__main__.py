@@ -65,6 +65,7 @@ SUITES: tuple[Suite, ...] = (
     Suite("cli", "bench_cli", "cli_commands", {"runs": 5}, {"runs": 1, "tasks": 3}),
     Suite("abort", "bench_llm", "abort_latency"),
     Suite("serve", "bench_serve", "serve_concurrency", {"clients": 200}, {"clients": 20}),
+    Suite("serve_disconnect", "bench_serve", "disconnect_abort", {"runs": 100}, {"runs": 20}),
     Suite("local_model", "bench_llm", "local_model_speed"),
     Suite("observation", "bench_observation", "observation_size"),
     Suite(

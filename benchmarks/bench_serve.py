@@ -9,6 +9,14 @@ text/event-stream`` and reads its stream to the final ``message``.
 Reported: wall time for all of them against the ideal (``steps × delay_s``: every task's calls
 overlap), p50/p99 time to the first event, and requests/s for ``GET /v1/tasks``.
 
+``disconnect_abort``: how fast ``?cancel_on_disconnect=true`` stops a task, against an abort
+in the same process. The model is the OpenAI-compatible test server (``tests/openai_server.py``,
+a real socket, slow tokens), which notes when its client closes the stream. Served: a client
+reads the SSE stream up to the first streamed token, then closes its socket; measured from the
+close to the model server seeing its stream closed, and to the task's ``CANCELLED``. In
+process: the same runtime, ``runtime.abort(task_id)`` at the first token, measured the same
+way. Everything runs in one process (the servers in their own threads), on one clock.
+
 Run alone: ``python -m benchmarks.bench_serve [--quick]`` (prints JSON).
 """
 
@@ -18,26 +26,31 @@ import argparse
 import asyncio
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks._common import machine, percentile, row, temp_dir
 
-__all__ = ["serve_concurrency"]
+if TYPE_CHECKING:
+    from skillrt import AgentRuntime, Skill
+    from tests.openai_server import OpenAIServer
+    from tests.server_support import LiveServer
+
+__all__ = ["disconnect_abort", "serve_concurrency"]
 
 _TOKEN = "bench-token-0123456789abcdef"
 
 
-def _serve(root: Path, delay_s: float) -> None:
-    """The server process: print the port, serve until stdin closes or SIGTERM."""
+def _steps_skill() -> Skill[Any]:
+    """``Steps``: one model call per step, ``steps`` of them, each a durable step."""
     from pydantic import BaseModel
 
-    from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
-    from skillrt.server.run import make_server
-    from skillrt.testing import FunctionModel
+    from skillrt import SkillContext, SkillResult, skill
 
     class Params(BaseModel):
         topic: str
@@ -56,10 +69,24 @@ def _serve(root: Path, delay_s: float) -> None:
             parts.append(await ctx.step(f"part{i}", call))
         return SkillResult(message=" ".join(parts))
 
+    return steps
+
+
+def _runtime(root: Path, llm: Any) -> AgentRuntime:
+    from skillrt import AgentRuntime, load_config
+
     (root / "posts").mkdir(parents=True, exist_ok=True)
     config = load_config(content_root=root, state_dir=root / ".state", log_level="error")
+    return AgentRuntime(config, llm=llm, skills=[_steps_skill()])
+
+
+def _serve(root: Path, delay_s: float) -> None:
+    """The server process: print the port, serve until stdin closes or SIGTERM."""
+    from skillrt.server.run import make_server
+    from skillrt.testing import FunctionModel
+
     llm = FunctionModel(lambda messages, options: "a short answer", delay=delay_s)
-    runtime = AgentRuntime(config, llm=llm, skills=[steps])
+    runtime = _runtime(root, llm)
     server = make_server(runtime, token=_TOKEN, host="127.0.0.1", port=0, log_level="error")
     server.on_started = lambda port: print(port, flush=True)
 
@@ -234,15 +261,172 @@ def serve_concurrency(
     }
 
 
+# --- cancel_on_disconnect against runtime.abort() ------------------------------------------
+
+_TASK_ID = re.compile(rb'"task_id": ?"([0-9a-f]+)"')
+
+
+def _drop_once(
+    live: LiveServer, upstream: OpenAIServer, cancelled: dict[str, float]
+) -> tuple[float, float]:
+    """One served run: read the SSE stream to the first token, close the socket; returns
+    (close -> model stream closed, close -> CANCELLED), in seconds."""
+    body = json.dumps({"params": {"topic": "served"}}).encode()
+    sock = socket.create_connection(("127.0.0.1", live.port))
+    try:
+        sock.sendall(
+            b"POST /v1/skills/Steps/run?cancel_on_disconnect=true HTTP/1.1\r\n"
+            b"Host: 127.0.0.1\r\nAuthorization: Bearer " + live.token.encode() + b"\r\n"
+            b"Accept: text/event-stream\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+        seen = b""
+        while b"event: task:stream" not in seen:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise RuntimeError(f"the stream ended before a token: {seen[:300]!r}")
+            seen += chunk
+    finally:
+        dropped_at = time.perf_counter()
+        sock.close()
+    found = _TASK_ID.search(seen)
+    if found is None:
+        raise RuntimeError(f"no task id in {seen[:300]!r}")
+    return _settled(upstream, cancelled, found.group(1).decode(), dropped_at)
+
+
+def _settled(
+    upstream: OpenAIServer, cancelled: dict[str, float], task_id: str, since: float
+) -> tuple[float, float]:
+    """Waits until the model server saw its stream close and the task is CANCELLED; returns
+    both moments less ``since``, in seconds."""
+    request = upstream.chat_requests[-1]
+    upstream.wait_for(lambda: request.disconnected_at is not None, 10)
+    closed_at = request.disconnected_at
+    if closed_at is None:
+        raise RuntimeError("the model server never saw its stream close")
+    deadline = time.monotonic() + 10
+    while task_id not in cancelled:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"task {task_id} was not cancelled")
+        time.sleep(0.001)
+    if len(upstream.chat_requests) != 1:
+        raise RuntimeError("a step after the first one ran")
+    upstream.reset()
+    return closed_at - since, cancelled[task_id] - since
+
+
+async def _abort_in_process(runtime: AgentRuntime) -> tuple[str, float]:
+    """Start the task, ``runtime.abort()`` it at its first token: (task id, abort time)."""
+    task_ids: list[str] = []
+    first_token = asyncio.Event()
+
+    def on_stream(event: Any) -> None:
+        if task_ids and event.task_id == task_ids[0]:
+            first_token.set()
+
+    unsubscribe = runtime.on("task:stream", on_stream)
+    try:
+        call = asyncio.ensure_future(
+            runtime.run_skill("Steps", {"topic": "local"}, on_task=task_ids.append)
+        )
+        await first_token.wait()
+        aborted_at = time.perf_counter()
+        runtime.abort(task_ids[0])
+        message = await call
+    finally:
+        unsubscribe()
+    if message.state != "CANCELLED":
+        raise RuntimeError(f"the task ended {message.state}")
+    return task_ids[0], aborted_at
+
+
+def _latencies(runs: int, chunk_delay: float) -> dict[str, list[float]]:
+    from skillrt.llm.openai_provider import OpenAIProvider
+    from tests.openai_server import OpenAIServer, Reply
+    from tests.server_support import LiveServer
+
+    out: dict[str, list[float]] = {
+        "served": [],
+        "served_cancel": [],
+        "local": [],
+        "local_cancel": [],
+    }
+    cancelled: dict[str, float] = {}
+
+    def on_state(event: Any) -> None:
+        if event.data.get("to") == "CANCELLED" and event.task_id:
+            cancelled[event.task_id] = time.perf_counter()
+
+    with temp_dir("disconnect") as root, OpenAIServer() as upstream:
+        upstream.default = Reply(" ".join(f"w{i}" for i in range(5000)), chunk_delay=chunk_delay)
+        provider = OpenAIProvider(
+            base_url=upstream.base_url, api_key="bench", model="gpt-4o-mini", max_retries=0
+        )
+        runtime = _runtime(root, provider)
+        runtime.on("state:changed", on_state)
+        live = LiveServer(runtime, token=_TOKEN)
+        try:
+            for _ in range(runs):
+                closed, done = _drop_once(live, upstream, cancelled)
+                out["served"].append(closed)
+                out["served_cancel"].append(done)
+                task_id, aborted_at = live.call(_abort_in_process(runtime))
+                closed, done = _settled(upstream, cancelled, task_id, aborted_at)
+                out["local"].append(closed)
+                out["local_cancel"].append(done)
+        finally:
+            live.call(provider.aclose())
+            live.stop()
+    return out
+
+
+def disconnect_abort(
+    runs: int = 100, chunk_delay: float = 0.005, quick: bool = False
+) -> dict[str, Any]:
+    """``runs`` served drops (``cancel_on_disconnect``) and ``runs`` in-process aborts, each
+    at the first token of a model that streams a token every ``chunk_delay`` seconds."""
+    if quick:
+        runs = min(runs, 20)
+    out = _latencies(runs, chunk_delay)
+    ms = {k: [v * 1000 for v in values] for k, values in out.items()}
+    stats = {
+        k: {"p50": percentile(v, 0.5), "p99": percentile(v, 0.99), "max": max(v)}
+        for k, v in ms.items()
+    }
+
+    def line(start: str, end: str, key: str) -> dict[str, Any]:
+        got = stats[key]
+        note = f"p99 {got['p99']:.2f}, max {got['max']:.2f}"
+        return row(f"{start} -> {end} (p50, {runs} runs)", got["p50"], "ms", note=note)
+
+    served, local = "client drops its SSE stream", "runtime.abort() in process"
+    rows = [
+        line(served, "model stream closed", "served"),
+        line(local, "model stream closed", "local"),
+        line(served, "task CANCELLED", "served_cancel"),
+        line(local, "task CANCELLED", "local_cancel"),
+    ]
+    return {
+        "name": "serve_disconnect",
+        "title": "skillrt serve: cancel_on_disconnect against an in-process abort",
+        "params": {"runs": runs, "chunk_delay_s": chunk_delay},
+        "rows": rows,
+        "details": {"runs": runs, "ms": stats},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_serve")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--disconnect", action="store_true", help="only disconnect_abort")
     parser.add_argument("--serve", nargs=2, metavar=("ROOT", "DELAY_S"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         _serve(Path(args.serve[0]), float(args.serve[1]))
         return
-    print(json.dumps({"machine": machine(), **serve_concurrency(quick=args.quick)}, default=str))
+    result = (disconnect_abort if args.disconnect else serve_concurrency)(quick=args.quick)
+    print(json.dumps({"machine": machine(), **result}, default=str))
 
 
 if __name__ == "__main__":

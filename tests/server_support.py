@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
-from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
+from skillrt import AgentRuntime, Skill, SkillContext, SkillResult, load_config, skill
 from skillrt.llm.base import LLMMessage
 from skillrt.server.run import Server, make_server
 from skillrt.skills import builtin_skills
@@ -80,15 +80,24 @@ class StepModel:
         return f"{topic} part {step} " + " ".join(f"w{i}" for i in range(self.words))
 
 
-def make_runtime(tmp: Path, llm: Any, **overrides: Any) -> AgentRuntime:
-    blog = tmp / "blog"
+def make_runtime(
+    tmp: Path,
+    llm: Any,
+    *,
+    blog: Path | None = None,
+    extra_skills: Sequence[Skill[Any]] = (),
+    **overrides: Any,
+) -> AgentRuntime:
+    """A runtime over a copy of the fixture blog (``tmp/blog`` unless ``blog`` is given) with
+    the built-in skills, ``Steps``, ``Ask`` and ``extra_skills``."""
+    blog = blog or tmp / "blog"
     if not blog.exists():
         from tests.blog import copy_blog
 
         copy_blog(blog)
     overrides.setdefault("state_dir", tmp / "state")
     config = load_config(content_root=blog, **overrides)
-    skills = [*builtin_skills(), steps_skill, ask_skill]
+    skills = [*builtin_skills(), steps_skill, ask_skill, *extra_skills]
     return AgentRuntime(config, llm=llm, skills=skills)
 
 

@@ -128,3 +128,12 @@ def test_serve_benchmark_runs() -> None:
     assert details["completed"] == 5
     assert details["first_event_ms"]["p99"] > 0
     assert details["tasks_list_rps"] > 0
+
+
+def test_serve_disconnect_benchmark_runs() -> None:
+    pytest.importorskip("fastapi")
+    from benchmarks import bench_serve
+
+    result = check(bench_serve.disconnect_abort(runs=2))
+    assert set(result["details"]["ms"]) == {"served", "served_cancel", "local", "local_cancel"}
+    assert all(stat["p50"] > 0 for stat in result["details"]["ms"].values())

@@ -158,6 +158,70 @@ def test_cancel_on_disconnect_cancels_the_task(live: LiveServer, model: StepMode
     assert len(model.calls) == 1  # the second step never began
 
 
+def test_cancel_on_disconnect_closes_the_model_stream(tmp_path: Path) -> None:
+    """The model is the OpenAI-compatible test server over a real socket: the client drops its
+    SSE connection mid-answer, the server side sees the model's stream closed, and step 2 of
+    the task never runs. (How fast: ``python -m benchmarks --only serve``.)"""
+    from skillrt.llm.openai_provider import OpenAIProvider
+    from tests.openai_server import OpenAIServer, Reply
+    from tests.server_support import parse_sse
+
+    words = 400
+    with OpenAIServer() as upstream:
+        upstream.default = Reply(" ".join(f"w{i}" for i in range(words)), chunk_delay=0.01)
+        provider = OpenAIProvider(
+            base_url=upstream.base_url, api_key="test", model="gpt-4o-mini", max_retries=0
+        )
+        live = LiveServer(make_runtime(tmp_path, provider))
+        try:
+            with live.client() as c:
+                path = "/v1/skills/Steps/run?cancel_on_disconnect=true"
+                body = {"params": {"topic": "gone", "steps": 3}}
+                headers = {"Accept": "text/event-stream"}
+                with c.stream("POST", path, json=body, headers=headers) as r:
+                    for event in parse_sse(r.iter_lines()):
+                        if event.event == "task:stream":
+                            task_id = event.data["task_id"]
+                            break  # and the connection closes
+                [request] = upstream.chat_requests
+                assert upstream.wait_for(lambda: request.disconnected_at is not None, 10)
+                assert request.finished_at is None and request.chunks_sent < words
+                rest = stream(
+                    c, "GET", f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": "0"}
+                )
+            assert rest[-1].event == "message" and rest[-1].data["state"] == "CANCELLED"
+            assert len(upstream.chat_requests) == 1  # step 2 never began
+            assert "part2" not in str(rest)
+        finally:
+            live.call(provider.aclose())
+            live.stop()
+
+
+async def test_a_stream_cancelled_as_an_event_comes_stops() -> None:
+    """The race that let a dropped stream follow its task to the end (so
+    ``cancel_on_disconnect`` came only then): the follower is cancelled in the same loop turn
+    as the event it waits for is set. It must stop, not read on."""
+    import asyncio
+
+    from skillrt.server.sse import EventLog
+
+    log = EventLog()
+    log.bind("t1", None)
+    got: list[str] = []
+
+    async def follow() -> None:
+        async for entry in log.follow_task("t1", 0, running=lambda: True):
+            got.append(entry.event if entry else "ping")
+
+    follower = asyncio.ensure_future(follow())
+    await asyncio.sleep(0.01)  # waiting for the task's next event now
+    log.add("task:stream", "t1", {"delta": "a"})
+    follower.cancel()
+    await asyncio.wait({follower}, timeout=2)
+    assert follower.cancelled()
+    assert got == []
+
+
 def test_abort_mid_stream_closes_the_model_stream(live: LiveServer, model: StepModel) -> None:
     model.words = 300
     events = []

@@ -201,6 +201,18 @@ def _known_task(state: ServerState, task_id: str) -> TaskSummary:
     return summary
 
 
+_SETTLE_S = 5.0  # a paused task's call returns once its end is durable: a commit away
+
+
+async def _stopped_task(state: ServerState, task_id: str) -> TaskSummary:
+    """The task; when it is paused or failed, once the call that ran it has returned."""
+    summary = _known_task(state, task_id)
+    if summary.state in ("PAUSED", "ERROR") and state.jobs.running_for(task_id):
+        await state.jobs.settle(task_id, _SETTLE_S)
+        summary = _known_task(state, task_id)
+    return summary
+
+
 def _skill_info(state: ServerState) -> list[SkillInfo]:
     return [
         SkillInfo(
@@ -326,7 +338,7 @@ async def resume_task(
     cancel_on_disconnect: CancelOnDisconnect = False,
 ) -> Any:
     """Continue a paused or interrupted task from its last completed step."""
-    summary = _known_task(state, task_id)
+    summary = await _stopped_task(state, task_id)
     if summary.state not in ("PAUSED", "ERROR") or state.jobs.running_for(task_id):
         raise ProblemError(409, "task-conflict", f"task {task_id} is {summary.state}, not paused")
     session = body.session_id if body is not None else None
@@ -359,7 +371,7 @@ async def answer_task(
 @v1.delete("/tasks/{task_id}", response_model=TaskControl)
 async def abandon_task(task_id: str, state: Server) -> Any:
     """Give up a paused or failed task for good (its journal is deleted)."""
-    _known_task(state, task_id)
+    await _stopped_task(state, task_id)
     done = await state.runtime.abandon_task(task_id)
     if not done:
         raise ProblemError(409, "task-conflict", f"task {task_id} is running; abort it first")

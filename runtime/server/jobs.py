@@ -93,6 +93,16 @@ class Jobs:
     def running_for(self, task_id: str) -> bool:
         return any(j.task_id == task_id for j in self._running)
 
+    async def settle(self, task_id: str, seconds: float) -> None:
+        """Wait (``seconds`` at most) for the calls on a task to return. A task is seen paused
+        or failed a moment before the call that ran it returns (its end is made durable
+        first); until then the runtime will not resume or abandon it."""
+        futures: list[Any] = [
+            j.future for j in self._running if j.task_id == task_id and j.future is not None
+        ]
+        if futures:
+            await asyncio.wait(futures, timeout=seconds)
+
     async def wait_all(self) -> None:
         futures: list[Any] = [j.future for j in self._running if j.future is not None]
         if futures:

@@ -39,6 +39,18 @@ class Entry:
     data: str  # JSON, encoded once for every stream that sends it
 
 
+async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
+    """Until ``event`` is set (True) or ``seconds`` pass (False). Not ``asyncio.wait_for``: on
+    Python 3.11 it drops a cancellation that comes as the event is set, and a stream then
+    outlives its client."""
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
 def format_entry(entry: Entry) -> bytes:
     return f"id: {entry.seq}\nevent: {entry.event}\ndata: {entry.data}\n\n".encode()
 
@@ -155,9 +167,7 @@ class EventLog:
 
     async def wait(self, seconds: float) -> None:
         """Until something is added (or ``seconds`` pass)."""
-        changed = self._changed
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(changed.wait(), seconds)
+        await _wait_set(self._changed, seconds)
 
     async def follow_task(
         self, task_id: str, after: int, *, running: Callable[[], bool]
@@ -179,9 +189,7 @@ class EventLog:
                 return
             if batch:
                 continue  # the yields let others run: read again before waiting
-            try:
-                await asyncio.wait_for(changed.wait(), PING_S)
-            except TimeoutError:
+            if not await _wait_set(changed, PING_S):
                 yield None
 
     async def follow_all(self, after: int, session_id: str | None) -> AsyncIterator[Entry | None]:
@@ -190,10 +198,7 @@ class EventLog:
             for entry in self.recent_entries(cursor, session_id):
                 cursor = entry.seq
                 yield entry
-            changed = self._changed
-            try:
-                await asyncio.wait_for(changed.wait(), PING_S)
-            except TimeoutError:
+            if not await _wait_set(self._changed, PING_S):
                 yield None
 
 
@@ -227,13 +232,13 @@ class SSEResponse(Response):
         listen = asyncio.ensure_future(self._listen(receive))
         try:
             done, _ = await asyncio.wait({stream, listen}, return_when=asyncio.FIRST_COMPLETED)
+            finished = stream in done and not stream.cancelled() and stream.exception() is None
+            if not finished and self.on_disconnect is not None:
+                self.on_disconnect()  # before the stream is stopped below, not after
         finally:
             for fut in (stream, listen):
                 fut.cancel()
             await asyncio.gather(stream, listen, return_exceptions=True)
-        finished = stream in done and not stream.cancelled() and stream.exception() is None
-        if not finished and self.on_disconnect is not None:
-            self.on_disconnect()
         if finished:
             with contextlib.suppress(OSError):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})

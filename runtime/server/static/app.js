@@ -11,6 +11,8 @@ const T = {
     resume: "Resume", abandon: "Abandon", attach: "Follow", working: "Working…",
     badToken: "The token was refused: paste the one skillrt serve printed.",
     reattached: "Reattached to the running task.", failed: "Request failed",
+    queued: "queued: sent when the current reply ends",
+    lost: "connection lost: a started task goes on; reload the page to follow it",
     lang: "中文",
   },
   zh: {
@@ -21,6 +23,8 @@ const T = {
     resume: "恢复", abandon: "放弃", attach: "跟随", working: "处理中…",
     badToken: "令牌无效：请粘贴 skillrt serve 打印的令牌。",
     reattached: "已重新连接到正在运行的任务。", failed: "请求失败",
+    queued: "排队中：当前回复结束后发送",
+    lost: "连接已断开：已开始的任务仍在继续；重新加载页面即可跟随",
     lang: "English",
   },
 };
@@ -32,8 +36,10 @@ const state = {
   session: localStorage.getItem("skillrt.session") || "",
   lang: localStorage.getItem("skillrt.lang") || (navigator.language.startsWith("zh") ? "zh" : "en"),
   running: null, // {taskId, lastId, bubble, text}
-  waiting: null, // {taskId, question}
-  busy: false,
+  waiting: null, // {taskId, question}: the question the next input answers
+  busy: false, // a call is running
+  queue: [], // [{text, context, bubble}]: sent while busy, sent in order once it ends
+  leaving: false, // the page is unloading: do not follow dropped streams again
 };
 if (!state.session) {
   state.session = "web-" + Math.random().toString(36).slice(2, 12);
@@ -120,6 +126,10 @@ async function* sse(res) {
 }
 
 // --- the chat -------------------------------------------------------------------------------
+//
+// One call runs at a time (a request, an answer, a resume, a reattach). The page is busy from
+// the moment a call starts; text sent while it is busy waits in a queue, shown in the chat,
+// and goes out when the call ends: to the task's question when the call ended with one.
 
 function bubble(role, text, cls) {
   const el = document.createElement("div");
@@ -130,8 +140,14 @@ function bubble(role, text, cls) {
   return el;
 }
 
+function addMeta(el, text) {
+  const meta = document.createElement("span");
+  meta.className = "meta";
+  meta.textContent = text;
+  el.appendChild(meta);
+}
+
 function showProgress(p) {
-  $("progress").hidden = false;
   let pct = typeof p.percent === "number" ? p.percent : (p.total_steps ? (100 * p.step) / p.total_steps : 0);
   pct = Math.max(0, Math.min(100, pct));
   $("bar-fill").style.width = pct + "%";
@@ -147,107 +163,176 @@ function remember() {
 
 function setBusy(busy) {
   state.busy = busy;
-  $("send").disabled = busy;
   $("cancel").disabled = !busy;
   $("pause").disabled = !busy;
-  if (!busy) $("progress").hidden = true;
+  $("progress").hidden = !busy;
+  if (busy) { $("bar-fill").style.width = "0"; $("progress-text").textContent = t("working"); }
+  for (const b of document.querySelectorAll("#tasks button.resume")) b.disabled = busy;
 }
 
-async function follow(res, running) {
+function showQuestion() {
+  const w = state.waiting;
+  $("question").hidden = !w || state.busy;
+  $("question-text").textContent = w ? w.question : "";
+}
+
+function newRunning(taskId, text) {
+  const running = { taskId, lastId: 0, text: text || "", pending: null, events: 0 };
+  running.bubble = bubble("assistant", text || t("working"), "streaming");
   state.running = running;
+  return running;
+}
+
+// Runs one call with the page busy; then sends what was queued meanwhile.
+async function run(call) {
   setBusy(true);
-  let final = null;
-  try {
-    for await (const ev of sse(res)) {
-      if (ev.id !== null) running.lastId = ev.id;
-      if (ev.event === "message") { final = ev.data; break; }
-      const taskId = ev.data.task_id;
-      if (taskId && !running.taskId) running.taskId = taskId;
-      if (ev.event === "task:stream") {
-        running.text += ev.data.data.delta;
-        running.bubble.textContent = running.text;
-        $("chat").scrollTop = $("chat").scrollHeight;
-      } else if (ev.event === "task:progress") {
-        showProgress(ev.data.data);
-      } else if (ev.event === "ai:generation" && running.text && !running.text.endsWith("\n")) {
-        running.text += "\n\n"; // one model call ended: the next one's text starts a paragraph
-      }
-      remember();
+  showQuestion();
+  try { await call(); }
+  catch (err) { bubble("assistant", t("failed") + ": " + err.message, "error"); }
+  finally {
+    state.running = null;
+    setBusy(false);
+    showQuestion();
+    refreshTasks();
+    const next = state.queue.shift();
+    if (next) send(next.text, next);
+  }
+}
+
+// One SSE response: updates the bubble; resolves to {final} (the ChatMessage) or {problem}.
+async function read(res, running) {
+  for await (const ev of sse(res)) {
+    if (ev.id !== null) running.lastId = ev.id;
+    if (ev.event === "message") return { final: ev.data };
+    if (ev.event === "error") return { problem: ev.data };
+    running.events += 1;
+    const taskId = ev.data.task_id;
+    if (taskId && !running.taskId) {
+      running.taskId = taskId;
+      if (running.pending) controlRunning(running.pending); // pressed before the task was known
+      refreshTasks();
     }
-  } catch (err) {
-    // The connection dropped (a reload, the network): the task goes on; reattach later.
-    return;
+    if (ev.event === "task:stream") {
+      running.text += ev.data.data.delta;
+      running.bubble.textContent = running.text;
+      $("chat").scrollTop = $("chat").scrollHeight;
+    } else if (ev.event === "task:progress") {
+      showProgress(ev.data.data);
+    } else if (ev.event === "ai:generation" && running.text && !running.text.endsWith("\n")) {
+      running.text += "\n\n"; // one model call ended: the next one's text starts a paragraph
+    }
+    remember();
+  }
+  throw new Error("the stream ended early");
+}
+
+// Follows a call's stream; a dropped connection is followed again from the last event seen
+// (the task goes on without us). {lost} when it cannot be reached again.
+async function follow(res, running) {
+  for (let attempt = 0; ; attempt++) {
+    try { return await read(res, running); }
+    catch (err) {
+      if (state.leaving || !running.taskId || attempt >= 3) return { lost: err.message };
+    }
+    try {
+      res = await fetch("/v1/tasks/" + running.taskId + "/events", {
+        headers: headers({ Accept: "text/event-stream", "Last-Event-ID": String(running.lastId) }),
+      });
+    } catch (err) { return { lost: err.message }; }
+    if (!res.ok) return { lost: String(res.status) };
+  }
+}
+
+async function post(path, body, running) {
+  let res;
+  try {
+    res = await fetch(path, {
+      method: "POST",
+      headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+      body: JSON.stringify(body),
+    });
+  } catch (err) { return { problem: { detail: err.message } }; } // it did not reach the server
+  if (!res.ok) {
+    if (res.status === 401) $("login").hidden = false;
+    const problem = await res.json().catch(() => ({}));
+    return { problem: Object.assign({ status: res.status, detail: String(res.status) }, problem) };
+  }
+  return follow(res, running);
+}
+
+// Shows how a call ended in its bubble.
+function settle(running, outcome) {
+  const el = running.bubble;
+  el.classList.remove("streaming");
+  if (outcome.lost) {
+    el.classList.add("error");
+    addMeta(el, t("lost"));
+    return; // the task may still run: the saved position lets a reload reattach
   }
   store.removeItem("skillrt.running");
-  state.running = null;
-  setBusy(false);
-  if (final) finish(running.bubble, final);
-  refreshTasks();
-}
-
-function finish(el, msg) {
-  el.classList.remove("streaming");
+  if (outcome.problem) {
+    el.classList.add("error");
+    el.textContent = t("failed") + ": " + (outcome.problem.detail || outcome.problem.status);
+    return;
+  }
+  const msg = outcome.final;
   el.textContent = msg.content;
-  const meta = document.createElement("span");
-  meta.className = "meta";
-  meta.textContent = msg.state + (msg.task_id ? " · " + msg.task_id : "");
-  el.appendChild(meta);
+  addMeta(el, msg.state + (msg.task_id ? " · " + msg.task_id : ""));
   if (msg.state === "ERROR" || msg.state === "CANCELLED") el.classList.add("error");
-  if (msg.state === "WAITING_INPUT") {
-    state.waiting = { taskId: msg.task_id, question: msg.content };
-    $("question").hidden = false;
-    $("question-text").textContent = msg.content;
-  }
+  if (msg.state === "WAITING_INPUT") state.waiting = { taskId: msg.task_id, question: msg.content };
 }
 
-async function stream(path, body, running) {
-  const res = await fetch(path, {
-    method: "POST",
-    headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) {
-    const data = await res.json().catch(() => ({}));
-    if (res.status === 401) $("login").hidden = false;
-    bubble("assistant", t("failed") + ": " + (data.detail || res.status), "error");
-    running.bubble.remove();
-    setBusy(false);
-    return;
-  }
-  await follow(res, running);
-}
-
-async function send(text) {
-  followUser(text);
-  bubble("user", text);
-  const running = { taskId: null, lastId: 0, text: "", bubble: bubble("assistant", t("working"), "streaming") };
-  const waiting = state.waiting;
-  state.waiting = null;
-  $("question").hidden = true;
-  if (waiting) {
-    running.taskId = waiting.taskId;
-    await stream("/v1/tasks/" + waiting.taskId + "/answer", { text }, running);
-    return;
-  }
-  const context = { session_id: state.session };
+function context() {
+  const ctx = { session_id: state.session };
   const file = $("current-file").value.trim();
   const selection = $("selection").value;
-  if (file) context.current_file = file;
-  if (selection.trim()) context.selected_text = selection;
-  await stream("/v1/input", { text, context }, running);
+  if (file) ctx.current_file = file;
+  if (selection.trim()) ctx.selected_text = selection;
+  return ctx;
 }
 
-async function reattach() {
+function queue(text) {
+  const item = { text, context: context(), bubble: bubble("user", text, "queued") };
+  addMeta(item.bubble, t("queued"));
+  state.queue.push(item);
+}
+
+// Sends one chat input: the answer to the question shown, or a new request.
+function send(text, queued) {
+  return run(async () => {
+    followUser(text);
+    if (queued) { // out of the queue: to the bottom of the chat, where its reply comes
+      queued.bubble.classList.remove("queued");
+      queued.bubble.textContent = text;
+      $("chat").appendChild(queued.bubble);
+    } else bubble("user", text);
+    const waiting = state.waiting;
+    const running = newRunning(waiting ? waiting.taskId : null);
+    if (!waiting) {
+      settle(running, await post("/v1/input", { text, context: queued ? queued.context : context() }, running));
+      return;
+    }
+    const outcome = await post("/v1/tasks/" + waiting.taskId + "/answer", { text }, running);
+    const taken = outcome.final || (outcome.lost && running.events > 0);
+    const gone = outcome.problem && [404, 409].includes(outcome.problem.status); // no question now
+    if ((taken || gone) && state.waiting === waiting) state.waiting = null;
+    settle(running, outcome);
+  });
+}
+
+function reattach() {
   const saved = JSON.parse(store.getItem("skillrt.running") || "null");
   if (!saved || !state.token) return;
-  const res = await fetch("/v1/tasks/" + saved.taskId + "/events", {
-    headers: headers({ Accept: "text/event-stream", "Last-Event-ID": String(saved.lastId || 0) }),
+  run(async () => {
+    const res = await fetch("/v1/tasks/" + saved.taskId + "/events", {
+      headers: headers({ Accept: "text/event-stream", "Last-Event-ID": String(saved.lastId || 0) }),
+    });
+    if (!res.ok) { store.removeItem("skillrt.running"); return; }
+    bubble("assistant", t("reattached"), "note meta");
+    const running = newRunning(saved.taskId, saved.text);
+    running.lastId = saved.lastId || 0;
+    settle(running, await follow(res, running));
   });
-  if (!res.ok) { store.removeItem("skillrt.running"); return; }
-  const note = bubble("assistant", t("reattached"), "note");
-  note.classList.add("meta");
-  const running = { taskId: saved.taskId, lastId: saved.lastId, text: saved.text || "", bubble: bubble("assistant", saved.text || t("working"), "streaming") };
-  await follow(res, running);
 }
 
 // --- tasks ----------------------------------------------------------------------------------
@@ -257,45 +342,67 @@ async function control(method, path) {
   refreshTasks();
 }
 
-async function resume(taskId) {
-  const running = { taskId, lastId: 0, text: "", bubble: bubble("assistant", t("working"), "streaming") };
-  await stream("/v1/tasks/" + taskId + "/resume", { session_id: state.session }, running);
+// Pause or cancel the running call's task (once its id is known).
+function controlRunning(verb) {
+  const r = state.running;
+  if (!r) return;
+  if (!r.taskId) { r.pending = verb; return; }
+  r.pending = null;
+  control("POST", "/v1/tasks/" + r.taskId + "/" + verb);
+}
+
+function resume(taskId) {
+  if (state.busy) return;
+  run(async () => {
+    const running = newRunning(taskId);
+    settle(running, await post("/v1/tasks/" + taskId + "/resume", { session_id: state.session }, running));
+  });
 }
 
 async function refreshTasks() {
   if (!state.token) return;
+  const waiting = state.waiting;
   let tasks = [];
   try { tasks = await api("GET", "/v1/tasks"); } catch (err) { return; }
+  const asks = tasks.some((task) => waiting && task.id === waiting.taskId && task.state === "WAITING_INPUT");
+  if (waiting && !asks && !state.busy && state.waiting === waiting) { // gone: cancelled, say
+    state.waiting = null;
+    showQuestion();
+  }
   const list = $("tasks");
   list.textContent = "";
   $("no-tasks").hidden = tasks.length > 0;
-  for (const task of tasks) {
-    const li = document.createElement("li");
-    li.dataset.taskId = task.id;
-    const head = document.createElement("div");
-    head.innerHTML = '<span class="state"></span> <span class="muted"></span>';
-    head.querySelector(".state").textContent = task.state;
-    head.querySelector(".muted").textContent = (task.skill || "") + " · " + task.id.slice(0, 8);
-    const desc = document.createElement("div");
-    desc.textContent = task.question ? "? " + task.question : task.description;
-    li.append(head, desc);
-    const actions = document.createElement("div");
-    actions.className = "actions";
-    const add = (label, fn, cls) => {
-      const b = document.createElement("button");
-      b.type = "button"; b.className = "small " + (cls || ""); b.textContent = t(label);
-      b.addEventListener("click", fn);
-      actions.appendChild(b);
-    };
-    if (task.state === "PAUSED" || task.state === "ERROR") {
-      add("resume", () => resume(task.id));
-      add("abandon", () => control("DELETE", "/v1/tasks/" + task.id), "danger");
-    } else if (task.state !== "WAITING_INPUT") {
-      add("cancel", () => control("POST", "/v1/tasks/" + task.id + "/abort"), "danger");
-    }
-    li.appendChild(actions);
-    list.appendChild(li);
+  for (const task of tasks) list.appendChild(taskItem(task));
+}
+
+function taskItem(task) {
+  const li = document.createElement("li");
+  li.dataset.taskId = task.id;
+  li.dataset.state = task.state;
+  const head = document.createElement("div");
+  head.innerHTML = '<span class="state"></span> <span class="muted"></span>';
+  head.querySelector(".state").textContent = task.state;
+  head.querySelector(".muted").textContent = (task.skill || "") + " · " + task.id.slice(0, 8);
+  const desc = document.createElement("div");
+  desc.textContent = task.question ? "? " + task.question : task.description;
+  li.append(head, desc);
+  const actions = document.createElement("div");
+  actions.className = "actions";
+  const add = (label, fn, danger) => {
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "small " + label + (danger ? " danger" : ""); b.textContent = t(label);
+    b.addEventListener("click", fn);
+    actions.appendChild(b);
+    return b;
+  };
+  if (task.state === "PAUSED" || task.state === "ERROR") {
+    add("resume", () => resume(task.id)).disabled = state.busy;
+    add("abandon", () => control("DELETE", "/v1/tasks/" + task.id), true);
+  } else if (task.state !== "WAITING_INPUT") {
+    add("cancel", () => control("POST", "/v1/tasks/" + task.id + "/abort"), true);
   }
+  li.appendChild(actions);
+  return li;
 }
 
 // --- wiring ---------------------------------------------------------------------------------
@@ -303,25 +410,23 @@ async function refreshTasks() {
 $("form").addEventListener("submit", (e) => {
   e.preventDefault();
   const text = $("text").value.trim();
-  if (!text || state.busy) return;
+  if (!text) return;
   $("text").value = "";
-  send(text);
+  if (state.busy) queue(text);
+  else send(text);
 });
 $("text").addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("form").requestSubmit(); }
 });
-$("cancel").addEventListener("click", () => {
-  if (state.running && state.running.taskId) control("POST", "/v1/tasks/" + state.running.taskId + "/abort");
-});
-$("pause").addEventListener("click", () => {
-  if (state.running && state.running.taskId) control("POST", "/v1/tasks/" + state.running.taskId + "/pause");
-});
+$("cancel").addEventListener("click", () => controlRunning("abort"));
+$("pause").addEventListener("click", () => controlRunning("pause"));
 $("lang").addEventListener("click", () => setLang(state.lang === "zh" ? "en" : "zh"));
 $("save-token").addEventListener("click", () => {
   store.setItem("skillrt.token", $("token").value.trim());
   loadToken();
   start();
 });
+for (const name of ["beforeunload", "pagehide"]) window.addEventListener(name, () => { state.leaving = true; });
 
 async function start() {
   if (!state.token) return;
