@@ -571,9 +571,7 @@ class TaskDriver:
             args = (services.store, self.tasks, self.config, self.clock, task_id)
             self.tasks.sync(await asyncio.to_thread(read_shared, *args))
         task = self.tasks.get(task_id)
-        if task is None or task.running:
-            return None
-        if not _resting(task):
+        if task is None or not await _settled_run(task) or not _resting(task):
             return None
         runlocks = services.runlocks
         if runlocks is not None and await self.call(runlocks.running_elsewhere, task.id):
@@ -617,7 +615,7 @@ class TaskDriver:
 
     async def abandon(self, task: Task) -> bool:
         """Give up a paused or failed task: its journal is deleted, its locks released."""
-        if task.running or task.state not in (State.PAUSED, State.ERROR):
+        if not await _settled_run(task) or task.state not in (State.PAUSED, State.ERROR):
             return False
         if task.state is State.PAUSED:
             task.to(State.CANCELLED)
@@ -656,3 +654,15 @@ def _resting(task: Task) -> bool:
     if task.state is State.ERROR:
         return task.record.error_reason in RESUMABLE_ERRORS
     return task.state is State.PAUSED
+
+
+async def _settled_run(task: Task, wait_s: float = 5.0) -> bool:
+    """Whether ``task`` is not running. One that already reads PAUSED or ERROR is only making
+    its end durable (a commit away): wait for that, up to ``wait_s``."""
+    runner = task.runner
+    if runner is None or runner.done():
+        return True
+    if task.state not in (State.PAUSED, State.ERROR):
+        return False
+    await asyncio.wait({runner}, timeout=wait_s)
+    return runner.done()
