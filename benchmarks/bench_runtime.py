@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -64,14 +65,18 @@ def three_step_skill(*, model_calls: bool) -> Any:
         async def ask(what: str) -> str:
             return (await ctx.llm.chat([{"role": "user", "content": what}])).content
 
+        async def const(value: Any) -> Any:
+            return value
+
+        # Async step functions run on the loop; a sync one would run in a thread (file I/O).
         if model_calls:
-            await ctx.step("context", lambda: ask(f"context {params.topic}"))
-            await ctx.step("outline", lambda: ask(f"outline {params.topic}"))
-            await ctx.step("content", lambda: ask(f"write {params.topic}"))
+            await ctx.step("context", partial(ask, f"context {params.topic}"))
+            await ctx.step("outline", partial(ask, f"outline {params.topic}"))
+            await ctx.step("content", partial(ask, f"write {params.topic}"))
         else:
-            await ctx.step("context", lambda: {"topic": params.topic})
-            await ctx.step("outline", lambda: "outline")
-            await ctx.step("content", lambda: "content")
+            await ctx.step("context", partial(const, {"topic": params.topic}))
+            await ctx.step("outline", partial(const, "outline"))
+            await ctx.step("content", partial(const, "content"))
         return SkillResult(message="done", data={"topic": params.topic})
 
     return bench3

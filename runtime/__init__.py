@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     )
     from skillrt.exceptions import (
         AuthenticationError,
+        BadParam,
         BadRequest,
         BrowserError,
         BudgetExceeded,
@@ -81,6 +82,9 @@ if TYPE_CHECKING:
         ChatMessage,
         TaskSummary,
     )
+    from skillrt.replies import (
+        Replies,
+    )
     from skillrt.router import (
         IntentRouter,
         ParsedIntent,
@@ -103,6 +107,7 @@ __all__ = [
     "AbortSignal",
     "AgentRuntime",
     "AuthenticationError",
+    "BadParam",
     "BadRequest",
     "BrowserError",
     "BudgetExceeded",
@@ -127,6 +132,7 @@ __all__ = [
     "ProviderError",
     "ProviderUnavailable",
     "RateLimited",
+    "Replies",
     "RunError",
     "RuntimeConfig",
     "Skill",
@@ -156,6 +162,7 @@ _LAZY: dict[str, str] = {
     "AbortSignal": "skillrt.abort",
     "AgentRuntime": "skillrt.agent",
     "AuthenticationError": "skillrt.exceptions",
+    "BadParam": "skillrt.exceptions",
     "BadRequest": "skillrt.exceptions",
     "BrowserError": "skillrt.exceptions",
     "BudgetExceeded": "skillrt.exceptions",
@@ -180,6 +187,7 @@ _LAZY: dict[str, str] = {
     "ProviderError": "skillrt.exceptions",
     "ProviderUnavailable": "skillrt.exceptions",
     "RateLimited": "skillrt.exceptions",
+    "Replies": "skillrt.replies",
     "RunError": "skillrt.exceptions",
     "RuntimeConfig": "skillrt.settings",
     "Skill": "skillrt.skill",

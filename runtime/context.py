@@ -3,6 +3,8 @@
 A skill reaches the model, the blog, the locks and the event bus only through its context.
 ``step(name, fn)`` makes work durable: the first run stores ``fn``'s JSON result in the task's
 journal before returning it; a resumed task gets the stored result without running ``fn``.
+With ``returns=Model`` the step gives back a ``Model`` both times (the journal holds its JSON).
+``reply(key, **values)`` reads the running skill's ``Replies`` in the user's language.
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
 from skillrt.abort import AbortSignal
 from skillrt.conversation import Conversation
-from skillrt.exceptions import FileChanged, UserError
+from skillrt.exceptions import CheckpointCorrupt, FileChanged, UserError
+from skillrt.replies import Replies
 from skillrt.settings import RuntimeConfig
 
 if TYPE_CHECKING:
@@ -31,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["SkillContext", "TaskEvents", "TaskInput", "detect_language"]
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 Language = Literal["zh", "en"]
 
@@ -101,6 +108,7 @@ class SkillContext:
         "locks",
         "logger",
         "memory",
+        "replies",
         "session_id",
         "signal",
         "task_id",
@@ -122,6 +130,7 @@ class SkillContext:
         config: RuntimeConfig,
         host: _TaskHost,
         conversation: Conversation | Callable[[], Conversation] | None = None,
+        replies: Replies | None = None,
     ) -> None:
         self.task_id = task_id
         self.session_id = session_id
@@ -136,6 +145,8 @@ class SkillContext:
         self.config = config
         self._host = host
         self._asks = 0
+        # The running skill's words, read by ``reply``; ``Skill.run`` binds its own table.
+        self.replies = replies if replies is not None else Replies()
         # The session's recent turns (bounded in tokens) and its focus, the post last worked
         # on (see skillrt.conversation); a callable is asked once, when a skill first looks.
         self._conversation = conversation or Conversation(session_id=session_id)
@@ -169,35 +180,44 @@ class SkillContext:
         )
 
     @overload
+    async def step(self, name: str, fn: Callable[[], object], *, returns: type[R]) -> R: ...
+
+    @overload
     async def step(self, name: str, fn: Callable[[], Awaitable[T]]) -> T: ...
 
     @overload
     async def step(self, name: str, fn: Callable[[], T]) -> T: ...
 
-    async def step(self, name: str, fn: Callable[[], Awaitable[T] | T]) -> T:
+    async def step(
+        self, name: str, fn: Callable[[], Any], *, returns: type[Any] | None = None
+    ) -> Any:
         """Run ``fn`` once, durably.
 
-        The result must be JSON-serialisable; it is stored in the journal before this returns
-        and returned as its JSON round trip (so the first run and a resumed run see the same
-        value). Checks the abort signal and a pending pause before running.
+        ``fn`` may be async (it runs on the event loop) or sync (it runs in a thread, so its
+        file I/O and fsyncs never hold the loop; a sync ``fn`` must not touch asyncio objects:
+        make it async to emit progress or events). Its result is stored in the journal before
+        this returns. Without ``returns`` the result must be JSON (dicts, lists, strings,
+        numbers) and this returns its JSON round trip; with ``returns=Model`` (a pydantic model,
+        or anything pydantic validates: a dataclass, ``list[Model]``) the journal holds the
+        result's JSON and this returns it validated as ``Model``. Either way the first run and
+        a resumed run see the same value. Checks the abort signal and a pending pause before
+        running.
         """
         found, value = self._host.journal_get(name)
         if found:
-            return value  # type: ignore[no-any-return]
+            return value if returns is None else _validated(name, value, returns)
         self.signal.raise_if_aborted()
         self._host.before_step(name)
-        out = fn()
-        result = await out if inspect.isawaitable(out) else out
-        try:
-            stored = json.loads(json.dumps(result, ensure_ascii=False, allow_nan=False))
-        except (TypeError, ValueError) as exc:
-            raise UserError(
-                f"step {name!r} returned {type(result).__name__}, which is not JSON-serialisable"
-                f" ({exc}); return dicts, lists, strings and numbers"
-            ) from exc
+        if inspect.iscoroutinefunction(fn):
+            result = await fn()
+        else:
+            result = await asyncio.to_thread(fn)
+            if inspect.isawaitable(result):  # a sync callable that made a coroutine
+                result = await result
+        stored = _as_json(name, result, typed=returns is not None)
         self.signal.raise_if_aborted()
         await self._host.journal_put(name, stored)
-        return stored  # type: ignore[no-any-return]
+        return stored if returns is None else _validated(name, stored, returns)
 
     async def read(self, name: str, path: str) -> tuple[str, str]:
         """Read a blog file as the durable step ``name``: ``(text, sha256)``.
@@ -233,6 +253,44 @@ class SkillContext:
 
         return await self.step(f"ask#{self._asks}", wait)
 
+    def reply(self, key: str, /, **values: object) -> str:
+        """The running skill's reply ``key`` (from its ``Replies``) in the user's language,
+        filled in with ``values``."""
+        return self.replies.text(key, self.input.language, **values)
+
     def say(self, zh: str, en: str) -> str:
-        """Pick the reply in the user's language."""
+        """Pick ``zh`` or ``en`` by the user's language (``reply`` reads a skill's table)."""
         return self.input.say(zh, en)
+
+
+def _as_json(name: str, result: object, *, typed: bool) -> Any:
+    """``result`` as the JSON the journal stores (a typed step's models become their JSON)."""
+    try:
+        value = to_jsonable_python(result) if typed else result
+        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError, PydanticSerializationError) as exc:
+        raise UserError(
+            f"step {name!r} returned {type(result).__name__}, which is not JSON-serialisable"
+            f" ({exc}); return dicts, lists, strings and numbers, or pydantic models with"
+            " returns="
+        ) from exc
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}  # one per type steps return (a handful)
+
+
+def _adapter(returns: Any) -> TypeAdapter[Any]:
+    adapter = _ADAPTERS.get(returns)
+    if adapter is None:
+        adapter = _ADAPTERS[returns] = TypeAdapter(returns)
+    return adapter
+
+
+def _validated(name: str, value: Any, returns: type[R]) -> R:
+    """A journalled step result as ``returns``; ``CheckpointCorrupt`` if it is not one."""
+    try:
+        validated: R = _adapter(returns).validate_python(value)
+    except ValidationError as exc:
+        shown = getattr(returns, "__name__", str(returns))
+        raise CheckpointCorrupt(f"step {name!r}", f"not a {shown}: {exc}") from exc
+    return validated

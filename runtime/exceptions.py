@@ -6,6 +6,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
 
     SkillrtError
     ├── UserError                    a usage mistake: fix the call, the input or the config
+    │   ├── BadParam                 a skill refuses a parameter: blank, too long... (field, reply)
     │   ├── ConfigError              a config file or variable is malformed (file, key, expected)
     │   ├── PathNotAllowed           a path escapes the content root, or is malformed
     │   ├── FileMissing              a file to read does not exist (path relative to the root)
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 __all__ = [
     "AuthenticationError",
+    "BadParam",
     "BadRequest",
     "BrowserError",
     "BudgetExceeded",
@@ -89,6 +91,22 @@ class SkillrtError(Exception):
 
 class UserError(SkillrtError):
     """The caller, the input or the configuration is wrong; retrying will not help."""
+
+
+class BadParam(UserError):
+    """A skill refuses a parameter's value (blank, too long, unknown...).
+
+    ``reply`` names the reply that says so in the user's language, looked up in the skill's
+    ``Replies`` (then the runtime's generic ones); it is also the result's ``data["error"]``.
+    ``values`` fill in that reply (``field`` is always there).
+    """
+
+    def __init__(self, field: str, reply: str, **values: object) -> None:
+        self.field = field
+        self.reply = reply
+        self.values = values
+        shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+        super().__init__(f"bad parameter {field!r}: {reply}" + (f" ({shown})" if shown else ""))
 
 
 class ConfigError(UserError):

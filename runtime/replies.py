@@ -1,4 +1,5 @@
-"""The runtime's own replies, in Chinese and English: a table, read by ``reply``.
+"""Replies in Chinese and English: the runtime's own table (``REPLIES``, read by ``reply``) and
+``Replies``, the table a skill module declares for its own words (read by ``ctx.reply``).
 
 Replies follow the user's language (``TaskInput.language``). Values are filled in with
 ``str.format``; what they contain (an error message, a path) is never re-parsed.
@@ -6,7 +7,11 @@ Replies follow the user's language (``TaskInput.language``). Values are filled i
 
 from __future__ import annotations
 
-__all__ = ["REPLIES", "reply"]
+from collections.abc import Iterator, Mapping
+
+from skillrt.exceptions import UserError
+
+__all__ = ["REPLIES", "Replies", "reply"]
 
 REPLIES: dict[str, tuple[str, str]] = {
     "empty_input": (
@@ -133,3 +138,47 @@ def reply(key: str, language: str, **values: object) -> str:
     """The reply ``key`` in ``language`` ("zh" or anything else for English)."""
     zh, en = REPLIES[key]
     return (zh if language == "zh" else en).format(**values)
+
+
+class Replies(Mapping[str, tuple[str, str]]):
+    """One module's replies: ``key -> (Chinese, English)``, read in the user's language.
+
+    A skill module declares its words once (``REPLIES = Replies({"saved": ("已保存 {path}",
+    "Saved {path}")})``), hands the table to ``@skill(replies=REPLIES)`` and reads it with
+    ``ctx.reply("saved", path=...)``. ``a | b`` is one table holding both (a helper module's
+    words joined to a skill's); a key in both must say the same thing in both.
+    """
+
+    __slots__ = ("_texts",)
+
+    def __init__(self, texts: Mapping[str, tuple[str, str]] | None = None) -> None:
+        for key, pair in (texts or {}).items():
+            if not (
+                isinstance(pair, tuple)
+                and len(pair) == 2
+                and all(isinstance(t, str) and t for t in pair)
+            ):
+                raise UserError(f"reply {key!r} must be a (Chinese, English) pair of texts")
+        self._texts: dict[str, tuple[str, str]] = dict(texts or {})
+
+    def __getitem__(self, key: str) -> tuple[str, str]:
+        return self._texts[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __or__(self, other: Replies) -> Replies:
+        clash = [k for k in other if k in self._texts and self._texts[k] != other[k]]
+        if clash:
+            raise UserError(f"replies {', '.join(map(repr, clash))} are worded twice, differently")
+        return Replies({**self._texts, **other})
+
+    def text(self, key: str, language: str, /, **values: object) -> str:
+        """The reply ``key`` in ``language`` ("zh", or English for anything else)."""
+        if key not in self._texts:
+            raise KeyError(f"no reply {key!r} in this table (known: {', '.join(sorted(self))})")
+        zh, en = self._texts[key]
+        return (zh if language == "zh" else en).format(**values)

@@ -1,4 +1,10 @@
-"""Skills: a name, a description, intents, a params model and ``async run(ctx, params)``."""
+"""Skills: a name, a description, intents, a params model, replies and ``async run(ctx, params)``.
+
+``Skill.run`` is the one place where a skill's refusals become replies: it checks the params'
+declared limits (``skillrt.params``) with the task's config, binds the skill's ``Replies`` to
+the context (``ctx.reply``), and answers the errors a user can fix (``skillrt.refusals``) with
+``SkillResult(success=False)`` in the user's language.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from skillrt.params import Chars, param_checks
+from skillrt.refusals import REFUSED, refusal
+from skillrt.replies import Replies
 
 if TYPE_CHECKING:
     from skillrt.context import SkillContext
@@ -39,7 +49,8 @@ class Skill(Generic[P]):
 
     ``intents`` are intent types (``WRITE_ARTICLE``); ``pattern`` is an optional regex that
     matches raw input when no intent type does. ``watchdog_s`` overrides the runtime's
-    watchdog for this skill's working states.
+    watchdog for this skill's working states. ``replies`` are the skill's words, read with
+    ``ctx.reply(key, **values)``.
     """
 
     name: str
@@ -49,9 +60,26 @@ class Skill(Generic[P]):
     intents: list[str] = field(default_factory=list)
     pattern: re.Pattern[str] | None = None
     watchdog_s: float | None = None
+    replies: Replies = field(default_factory=Replies)
+    _checks: list[tuple[str, Chars]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._checks = param_checks(self.params)
 
     async def run(self, ctx: SkillContext, params: P) -> SkillResult:
-        return await self.fn(ctx, params)
+        """Run the skill: its params checked, its replies bound to ``ctx``, and an error the
+        user can fix (``skillrt.refusals.REFUSED``) answered as a refusal."""
+        outer = ctx.replies
+        ctx.replies = self.replies
+        try:
+            for name, chars in self._checks:
+                chars.check(name, getattr(params, name), ctx.config)
+            return await self.fn(ctx, params)
+        except REFUSED as exc:
+            refused = refusal(ctx, exc)
+            return SkillResult(success=False, message=refused.message, data=refused.data)
+        finally:
+            ctx.replies = outer
 
     def parse_params(self, raw: dict[str, Any]) -> P:
         """Validate parameters from routing or a caller (unknown keys are ignored)."""
@@ -67,8 +95,13 @@ def skill(
     intents: list[str] | None = None,
     pattern: str | None = None,
     watchdog_s: float | None = None,
+    replies: Replies | None = None,
 ) -> Callable[[SkillFn[P]], Skill[P]]:
-    """Turn ``async def fn(ctx, params) -> SkillResult`` into a ``Skill``."""
+    """Turn ``async def fn(ctx, params) -> SkillResult`` into a ``Skill``.
+
+    ``replies``: the module's ``Replies`` table, which ``ctx.reply(key, **values)`` reads in the
+    user's language while the skill runs.
+    """
 
     def wrap(fn: SkillFn[P]) -> Skill[P]:
         return Skill(
@@ -79,6 +112,7 @@ def skill(
             intents=list(intents or []),
             pattern=re.compile(pattern, re.IGNORECASE) if pattern else None,
             watchdog_s=watchdog_s,
+            replies=replies if replies is not None else Replies(),
         )
 
     return wrap

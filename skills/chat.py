@@ -11,11 +11,11 @@ import re
 
 from pydantic import BaseModel
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLMMessage
 
-__all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "ChatParams", "chat"]
+__all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "REPLIES", "ChatParams", "chat"]
 
 MAX_MESSAGE_CHARS = 2000
 MAX_REPLY_TOKENS = 300
@@ -35,6 +35,23 @@ _ABOUT_LAST = re.compile(
 )
 _THANKS = re.compile(r"^(?:thanks|thank\s+you|thx|ty|cheers|谢谢|多谢|谢了|感谢)", re.I)
 
+REPLIES = Replies(
+    {
+        "thinking": ("思考中", "Thinking"),
+        # Our own replies, when the model fails or says nothing:
+        "greeting": (
+            "你好！今天想写点什么？比如：写一篇关于 Rust 所有权的文章。",
+            "Hello! What shall we work on? For example: write an article about Rust ownership.",
+        ),
+        "thanks": ("不客气！还有什么需要帮忙的吗？", "You're welcome! Anything else?"),
+        "no_answer": (
+            "抱歉，我现在答不上来。可以换个问法，或者让我写、改、总结一篇文章。",
+            "Sorry, I have no answer to that right now. Ask me another way, or ask me to write, "
+            "edit or summarise a post.",
+        ),
+    }
+)
+
 
 class ChatParams(BaseModel):
     message: str = ""
@@ -42,17 +59,10 @@ class ChatParams(BaseModel):
 
 def _canned(ctx: SkillContext, text: str) -> str:
     if _GREETING.match(text):
-        return ctx.say(
-            "你好！今天想写点什么？比如：写一篇关于 Rust 所有权的文章。",
-            "Hello! What shall we work on? For example: write an article about Rust ownership.",
-        )
+        return ctx.reply("greeting")
     if _THANKS.match(text):
-        return ctx.say("不客气！还有什么需要帮忙的吗？", "You're welcome! Anything else?")
-    return ctx.say(
-        "抱歉，我现在答不上来。可以换个问法，或者让我写、改、总结一篇文章。",
-        "Sorry, I have no answer to that right now. Ask me another way, or ask me to write, "
-        "edit or summarise a post.",
-    )
+        return ctx.reply("thanks")
+    return ctx.reply("no_answer")
 
 
 @skill(
@@ -60,6 +70,7 @@ def _canned(ctx: SkillContext, text: str) -> str:
     intents=["CHAT"],
     params=ChatParams,
     description="Small talk and general questions, answered with the conversation so far",
+    replies=REPLIES,
 )
 async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     text = " ".join((params.message or ctx.input.text).split())[:MAX_MESSAGE_CHARS]
@@ -71,7 +82,7 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     if _ABOUT_LAST.match(text) and ctx.conversation.last_answer is not None:
         system += " " + ABOUT_LAST
     prompt: list[LLMMessage] = [{"role": "system", "content": system}, *history]
-    ctx.progress(1, 1, ctx.say("思考中", "Thinking"))
+    ctx.progress(1, 1, ctx.reply("thinking"))
 
     async def answer() -> str:
         try:

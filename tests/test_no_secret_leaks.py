@@ -150,3 +150,30 @@ def test_the_cli_leaks_no_configured_secret(tmp_path: Path, verbose: bool) -> No
     stored = b"".join(p.read_bytes() for p in state.rglob("*") if p.is_file())
     seen = done.stdout + done.stderr + logged + stored.decode("utf-8", "replace")
     assert leaks(seen, KEY, CONFIGURED) == []
+
+
+async def test_a_failed_general_answer_logs_no_secret_cut_in_two(isolated: Path) -> None:
+    # The model's error names a secret across character 300, where a log line used to be cut
+    # before the logger redacted it: the prefix left of the cut was no longer the secret.
+    error = "x" * 280 + CONFIGURED + " and more"
+    assert error.index(CONFIGURED) < 300 - 12 < 300 < error.index(CONFIGURED) + len(CONFIGURED)
+
+    def failing(messages: Any, options: Any) -> str:
+        raise RuntimeError(error)
+
+    (isolated / "posts").mkdir()
+    log = isolated / "log.jsonl"
+    rt = make_runtime(
+        isolated,
+        FunctionModel(failing),
+        writing_skills(),
+        secrets=[CONFIGURED],
+        log_file=log,
+        log_level="debug",
+    )
+    msg = await rt.run_skill("AnswerQuestion", {"question": "What is a monad?"})
+    await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["found"] is False  # "nothing on this" stands
+    logged = log.read_text(encoding="utf-8")
+    assert "general_answer" in logged and "xxxx" in logged  # the failure was logged
+    assert leaks(logged + msg.content, CONFIGURED) == []

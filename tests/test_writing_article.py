@@ -4,6 +4,7 @@ slug clashes, target paths, abort mid-content, bad input."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import frontmatter
@@ -175,6 +176,19 @@ async def test_a_10000_character_topic_gets_a_clear_reply(blog: Path) -> None:
     ok = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
     assert ok.state == "COMPLETED"
     await rt.close()
+
+
+async def test_a_saved_article_is_logged_once(blog: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    model = FunctionModel(WritingModelFn())
+    rt = await started(writing_runtime(blog, model, log_file=log, log_level="info"))
+    msg = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    saved = [line for line in lines if line["event"] == "agent.file.saved"]
+    assert [line["path"] for line in saved] == [msg.data["path"]]  # by the file store, once
+    assert saved[0]["sha256"] == msg.data["hash"][:16]
 
 
 async def test_empty_topic_is_refused(blog: Path) -> None:

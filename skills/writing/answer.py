@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated
 
 from pydantic import BaseModel
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
 from skillrt.llm.base import LLMMessage
+from skillrt.params import Chars, PostPath
 from skillrt.storage.markdown import split_post
 from skillrt.storage.posts import make_snippet, query_terms
 
-from .common import failure, friendly_errors, refresh_memory
+from .common import refuse
 from .prompts import (
     ANSWER_SYSTEM,
     EXPLAIN_SYSTEM,
@@ -33,7 +36,14 @@ from .prompts import (
     messages,
 )
 
-__all__ = ["AnswerParams", "ExplainParams", "answer_question", "code_blocks", "explain_code"]
+__all__ = [
+    "AnswerParams",
+    "ExplainParams",
+    "Source",
+    "answer_question",
+    "code_blocks",
+    "explain_code",
+]
 
 MAX_QUESTION_CHARS = 2000
 SOURCES = 5
@@ -42,15 +52,69 @@ _MD_LINK = re.compile(r"(?<!!)\[([^\]\n]{1,300})\]\(\s*<?([^)\s>]{1,500})>?(?:\s
 _WIKILINK = re.compile(r"\[\[([^\[\]\n|#]{1,300})(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]{1,300}))?\]\]")
 _FENCE = re.compile(r"^(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.S | re.M)
 
+REPLIES = Replies(
+    {
+        "no_question": ("请告诉我你的问题。", "What is your question?"),
+        "question_too_long": (
+            "问题太长了（{chars} 个字符，最多 {limit}）。请简短地提问。",
+            "That question is too long ({chars} characters; at most {limit}). Ask it briefly.",
+        ),
+        "searching": ("在博客中查找", "Searching the blog"),
+        "answering": ("组织回答", "Writing the answer"),
+        "sources": ("\n\n参考文章：\n{links}", "\n\nSources:\n{links}"),
+        "general": (
+            "博客里没有关于“{question}”的内容。\n\n**一般性回答（不是来自博客）：**\n\n{answer}",
+            "The blog has nothing on “{question}”.\n\n**General answer (not from the blog):**"
+            "\n\n{answer}",
+        ),
+        "nothing": (
+            "博客里没有找到关于“{question}”的内容，所以我无法根据博客回答这个问题。",
+            "The blog has nothing on “{question}”, so I cannot answer this from it.",
+        ),
+        "write_about_it": ("写一篇关于它的文章", "Write an article about it"),
+        "no_code": (
+            "{where}没有找到要解释的代码。请选中代码，或打开一篇含代码块的文章。",
+            "I found no code to explain {where}. Select some code or open a post with a "
+            "code block.",
+        ),
+        "explaining": ("解释代码", "Explaining the code"),
+        "code_cut": (
+            "\n\n（代码较长，只解释了前 {limit} 个字符。）",
+            "\n\n(The code is long; only its first {limit} characters were explained.)",
+        ),
+    }
+)
+
+Question = Annotated[
+    str, Chars(MAX_QUESTION_CHARS, empty="no_question", too_long="question_too_long")
+]
+
 
 class AnswerParams(BaseModel):
-    question: str
+    question: Question
 
 
 class ExplainParams(BaseModel):
-    question: str = ""
-    code: str | None = None
-    path: str | None = None
+    question: Annotated[str | None, Chars()] = None
+    code: str | None = None  # kept as given: indentation matters
+    path: PostPath = None
+
+
+class Source(BaseModel):
+    """A post the index found for the question, with the excerpt the model is given."""
+
+    path: str
+    title: str
+    excerpt: str
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    """Code to explain: the code, its language (may be empty), and where it came from."""
+
+    code: str
+    language: str
+    source: str
 
 
 def _post_for_link(ctx: SkillContext, target: str) -> str | None:
@@ -95,41 +159,46 @@ def check_citations(ctx: SkillContext, answer: str) -> tuple[str, list[str]]:
     return _WIKILINK.sub(wikilink, checked), cited
 
 
-async def _find_sources(ctx: SkillContext, question: str) -> list[dict[str, str]]:
-    await refresh_memory(ctx)
-    sources: list[dict[str, str]] = []
+def _find_sources(ctx: SkillContext, question: str) -> list[Source]:
+    """The posts that best match ``question`` (the index refreshed first: blocking I/O)."""
+    ctx.memory.refresh()
+    sources: list[Source] = []
     terms = query_terms(question).all
     for hit in ctx.memory.posts.search(question, SOURCES):
         post = ctx.memory.posts.get(hit.path)
         excerpt = make_snippet(post.body, terms, SOURCE_CHARS) if post else hit.snippet
-        sources.append({"path": hit.path, "title": hit.title, "excerpt": excerpt})
+        sources.append(Source(path=hit.path, title=hit.title, excerpt=excerpt))
     return sources
 
 
 async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     """The blog has nothing on it: say so, then (``answer.general_fallback``) a general
     answer from the model, marked as not from the blog."""
+    shown = clip(question, 80)
+    next_steps = [ctx.reply("write_about_it")]
     if ctx.config.answer.general_fallback:
-        general = await ctx.step("general", lambda: _general_answer(ctx, question))
+        general: str = await ctx.step("general", partial(_general_answer, ctx, question))
         if general:
             return SkillResult(
-                message=ctx.say(
-                    f"博客里没有关于“{clip(question, 80)}”的内容。\n\n"
-                    f"**一般性回答（不是来自博客）：**\n\n{general}",
-                    f"The blog has nothing on “{clip(question, 80)}”.\n\n"
-                    f"**General answer (not from the blog):**\n\n{general}",
-                ),
+                message=ctx.reply("general", question=shown, answer=general),
                 data={"found": False, "citations": [], "general": True},
-                next_steps=[ctx.say("写一篇关于它的文章", "Write an article about it")],
+                next_steps=next_steps,
             )
     return SkillResult(
-        message=ctx.say(
-            f"博客里没有找到关于“{clip(question, 80)}”的内容，所以我无法根据博客回答这个问题。",
-            f"The blog has nothing on “{clip(question, 80)}”, so I cannot answer this from it.",
-        ),
+        message=ctx.reply("nothing", question=shown),
         data={"found": False, "citations": []},
-        next_steps=[ctx.say("写一篇关于它的文章", "Write an article about it")],
+        next_steps=next_steps,
     )
+
+
+async def _answer(ctx: SkillContext, question: str, sources: list[Source]) -> str:
+    numbered = "\n\n".join(
+        f"[{i}] [{s.title}]({s.path})\n{s.excerpt}" for i, s in enumerate(sources, 1)
+    )
+    system = ANSWER_SYSTEM.format(lang=language_name(ctx.input.language))
+    prompt = f"Sources:\n\n{numbered}\n\nQuestion: {question}"
+    result = await ctx.llm.chat(messages(system, prompt), max_tokens=1024)
+    return result.content.strip()
 
 
 @skill(
@@ -137,39 +206,26 @@ async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     intents=["ANSWER_QUESTION"],
     params=AnswerParams,
     description="Answer a question from the blog's posts, citing them",
+    replies=REPLIES,
 )
-@friendly_errors
 async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResult:
-    question = " ".join(params.question.split())
-    if not question:
-        return failure(ctx, "请告诉我你的问题。", "What is your question?")
-    question = clip(question, MAX_QUESTION_CHARS)
-    ctx.progress(1, 2, ctx.say("在博客中查找", "Searching the blog"))
-    sources: list[dict[str, str]] = await ctx.step("sources", lambda: _find_sources(ctx, question))
+    question = params.question
+    ctx.progress(1, 2, ctx.reply("searching"))
+    sources = await ctx.step("sources", partial(_find_sources, ctx, question), returns=list[Source])
     if not sources:
         return await _nothing_found(ctx, question)
-    ctx.progress(2, 2, ctx.say("组织回答", "Writing the answer"))
-    numbered = "\n\n".join(
-        f"[{i}] [{s['title']}]({s['path']})\n{s['excerpt']}" for i, s in enumerate(sources, 1)
-    )
-    system = ANSWER_SYSTEM.format(lang=language_name(ctx.input.language))
-
-    async def answer() -> str:
-        prompt = f"Sources:\n\n{numbered}\n\nQuestion: {question}"
-        result = await ctx.llm.chat(messages(system, prompt), max_tokens=1024)
-        return result.content.strip()
-
-    raw: str = await ctx.step("answer", answer)
+    ctx.progress(2, 2, ctx.reply("answering"))
+    raw: str = await ctx.step("answer", partial(_answer, ctx, question, sources))
     if not raw or raw.strip(" .。").upper().startswith(NO_ANSWER):
         return await _nothing_found(ctx, question)
     text, cited = check_citations(ctx, raw)
     if not cited:  # the model answered without citing: list the posts it was given
-        links = "\n".join(f"- [{s['title']}]({s['path']})" for s in sources[:3])
-        text += ctx.say(f"\n\n参考文章：\n{links}", f"\n\nSources:\n{links}")
-        cited = [s["path"] for s in sources[:3]]
+        links = "\n".join(f"- [{s.title}]({s.path})" for s in sources[:3])
+        text += ctx.reply("sources", links=links)
+        cited = [s.path for s in sources[:3]]
     return SkillResult(
         message=text,
-        data={"found": True, "citations": cited, "sources": [s["path"] for s in sources]},
+        data={"found": True, "citations": cited, "sources": [s.path for s in sources]},
     )
 
 
@@ -187,7 +243,8 @@ async def _general_answer(ctx: SkillContext, question: str) -> str:
     except (TaskCancelled, BudgetExceeded):
         raise
     except Exception as exc:  # the blog's "nothing on this" still stands
-        ctx.logger.warning("agent.error", where="general_answer", error=f"{exc}"[:300])
+        # Logged whole: the logger redacts it; a cut made first could keep a secret's prefix.
+        ctx.logger.warning("agent.error", where="general_answer", error=f"{exc}")
         return ""
     text = result.content.strip()
     return "" if text.upper().startswith(NO_ANSWER) else text
@@ -218,11 +275,12 @@ def _pick_block(blocks: list[dict[str, str]], question: str) -> dict[str, str]:
     return blocks[0]
 
 
-def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> dict[str, Any] | None:
+def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> Snippet | None:
+    """The code given, selected, or in the post (by the question's pick); reads: blocking."""
     if params.code and params.code.strip():
-        return {"code": params.code, "language": "", "source": "code"}
+        return Snippet(params.code, "", "code")
     if ctx.input.selected_text and ctx.input.selected_text.strip():
-        return {"code": ctx.input.selected_text, "language": "", "source": "selection"}
+        return Snippet(ctx.input.selected_text, "", "selection")
     target = params.path or ctx.input.current_file
     if not target:
         return None
@@ -230,9 +288,17 @@ def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> dict[str, Any]
     text, _ = ctx.files.read(path)
     blocks = code_blocks(split_post(text, path)[1])
     if not blocks:
-        return {"code": "", "language": "", "source": path}
+        return Snippet("", "", path)
     block = _pick_block(blocks, params.question or ctx.input.text)
-    return {**block, "source": path}
+    return Snippet(block["code"], block["language"], path)
+
+
+async def _explain(ctx: SkillContext, snippet: Snippet, question: str) -> str:
+    system = EXPLAIN_SYSTEM.format(lang=language_name(ctx.input.language))
+    code = clip(snippet.code, PROMPT_BODY_CHARS)
+    prompt = f"Question: {question}\n\n```{snippet.language}\n{code}\n```"
+    result = await ctx.llm.chat(messages(system, prompt), max_tokens=1200)
+    return result.content.strip()
 
 
 @skill(
@@ -240,38 +306,20 @@ def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> dict[str, Any]
     intents=["CODE_EXPLAIN"],
     params=ExplainParams,
     description="Explain the selected code or a code block of the current post",
+    replies=REPLIES,
 )
-@friendly_errors
 async def explain_code(ctx: SkillContext, params: ExplainParams) -> SkillResult:
-    found = await asyncio.to_thread(_code_to_explain, ctx, params)  # reads: off the loop
-    if found is None or not found["code"].strip():
-        where = f"`{found['source']}` " if found else ""
-        return failure(
-            ctx,
-            f"{where}没有找到要解释的代码。请选中代码，或打开一篇含代码块的文章。",
-            f"I found no code to explain {where}. Select some code or open a post with a "
-            "code block.",
-            error="no_code",
-        )
-    code = clip(found["code"], PROMPT_BODY_CHARS)
-    truncated = len(found["code"]) > PROMPT_BODY_CHARS
-    ctx.progress(1, 1, ctx.say("解释代码", "Explaining the code"))
-    system = EXPLAIN_SYSTEM.format(lang=language_name(ctx.input.language))
+    found = await asyncio.to_thread(_code_to_explain, ctx, params)  # not a step: not journalled
+    if found is None or not found.code.strip():
+        where = f"`{found.source}` " if found else ""
+        return refuse(ctx, "no_code", where=where)
+    ctx.progress(1, 1, ctx.reply("explaining"))
     question = clip(params.question or ctx.input.text, 500)
-
-    async def explain() -> str:
-        prompt = f"Question: {question}\n\n```{found['language']}\n{code}\n```"
-        result = await ctx.llm.chat(messages(system, prompt), max_tokens=1200)
-        return result.content.strip()
-
-    text: str = await ctx.step("explain", explain)
+    text: str = await ctx.step("explain", partial(_explain, ctx, found, question))
+    truncated = len(found.code) > PROMPT_BODY_CHARS
     if truncated:
-        text += ctx.say(
-            f"\n\n（代码较长，只解释了前 {PROMPT_BODY_CHARS} 个字符。）",
-            f"\n\n(The code is long; only its first {PROMPT_BODY_CHARS} characters "
-            "were explained.)",
-        )
+        text += ctx.reply("code_cut", limit=PROMPT_BODY_CHARS)
     return SkillResult(
         message=text,
-        data={"source": found["source"], "language": found["language"], "truncated": truncated},
+        data={"source": found.source, "language": found.language, "truncated": truncated},
     )

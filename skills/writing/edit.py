@@ -8,35 +8,106 @@ the user has (and its formatting and comments) survives. The reply carries a uni
 
 from __future__ import annotations
 
-import asyncio
 import difflib
-from typing import Any
+from functools import partial
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.params import Chars, PostPath
 from skillrt.storage.markdown import split_post
+from skillrt.storage.posts import IndexReport
 
-from .common import (
-    MAX_INSTRUCTION_CHARS,
-    failure,
-    friendly_errors,
-    refresh_memory,
-    split_frontmatter_block,
-    text_hash,
-)
+from . import pick
+from .common import MAX_INSTRUCTION_CHARS, refuse, split_frontmatter_block, text_hash
 from .pick import ask_for_post, no_post_chosen
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, messages, strip_fences
 
-__all__ = ["EditParams", "edit_content", "unified_diff"]
+__all__ = ["EditParams", "Revision", "edit_content", "unified_diff"]
 
 MAX_DIFF_IN_MESSAGE = 4000
 
+REPLIES = (
+    Replies(
+        {
+            "no_instruction": ("请说明要怎么修改。", "Please say how the text should change."),
+            "instruction_too_long": (
+                "修改说明太长了（最多 {limit} 个字符）。",
+                "The instruction is too long (at most {limit} characters).",
+            ),
+            "action": ("修改", "edit"),
+            "reading": ("读取文件", "Reading the file"),
+            "selection_not_found": (
+                "在文件正文里找不到选中的文字（文件可能已被修改），请重新选择。",
+                "The selected text is not in the file's body (it may have changed); "
+                "select it again.",
+            ),
+            "too_long": (
+                "要修改的内容太长（{chars} 个字符，最多 {limit}）。请选中一部分再修改。",
+                "The text to edit is too long ({chars} characters; at most {limit}). "
+                "Select a part of it and try again.",
+            ),
+            "editing": ("修改中", "Editing"),
+            "repetition": (
+                "模型开始不断重复，修改被截断了；为了不丢失内容，文件未改动。"
+                "请再试一次或换个说法。",
+                "The model started repeating itself and its edit was cut short; to keep your "
+                "text whole, the file is unchanged. Try again or rephrase the instruction.",
+            ),
+            "no_text": (
+                "模型没有返回修改后的文字，文件未改动。",
+                "The model returned no text; the file is unchanged.",
+            ),
+            "unchanged": (
+                "内容没有变化，文件未改动。",
+                "Nothing changed; the file is untouched.",
+            ),
+            "saving": ("保存", "Saving"),
+            "the_selection": ("选中的文字", "the selection"),
+            "the_body": ("正文", "the body"),
+            "edited": (
+                "已修改 `{path}` 的{what}，frontmatter 保持不变。\n\n```diff\n{diff}```",
+                "Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{diff}```",
+            ),
+        }
+    )
+    | pick.REPLIES
+)
+
+Instruction = Annotated[
+    str,
+    Chars(
+        MAX_INSTRUCTION_CHARS,
+        squash=False,
+        empty="no_instruction",
+        too_long="instruction_too_long",
+    ),
+]
+
 
 class EditParams(BaseModel):
-    instruction: str
-    path: str | None = None
-    selected_text: str | None = None
+    instruction: Instruction
+    path: PostPath = None
+    selected_text: str | None = None  # kept as given: it must match the file byte for byte
+
+
+class Revision(BaseModel):
+    """The model's edit, and whether it fell into a loop and was cut short."""
+
+    text: str
+    looped: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        return {"text": value} if isinstance(value, str) else value  # journals of old: text
+
+
+class Written(BaseModel):
+    """The sha256 of the saved post."""
+
+    hash: str
 
 
 def unified_diff(old: str, new: str, path: str) -> str:
@@ -49,116 +120,94 @@ def unified_diff(old: str, new: str, path: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
+def _span(body: str, selection: str) -> tuple[int, str] | None:
+    """Where the text to edit starts in ``body``, and the text: the selection, else the whole
+    body; None when the selection is not in the body."""
+    if not selection.strip():
+        return 0, body
+    where = body.find(selection)
+    return (where, selection) if where >= 0 else None
+
+
+def _splice(block: str, body: str, where: int, original: str, revised: str, whole: bool) -> str:
+    """The new body: ``revised`` in place of ``original`` (or of the whole body)."""
+    if not whole:
+        return body[:where] + revised + body[where + len(original) :]
+    new_body = revised if revised.endswith("\n") else revised + "\n"
+    if block and not new_body.startswith("\n") and body.startswith("\n"):
+        new_body = "\n" + new_body  # keep the blank line after the frontmatter
+    return new_body
+
+
+async def _revise(ctx: SkillContext, instruction: str, original: str) -> Revision:
+    prompt = f"Instruction: {instruction}\n\nText:\n{original}"
+    result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=max(512, len(original)))
+    return Revision(text=strip_fences(result.content), looped=result.truncated_repetition)
+
+
+def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
+    """Write ``new_text`` over the post read as ``digest`` (refused if it changed since)."""
+    if ctx.files.hash_of(path) == text_hash(new_text):
+        return Written(hash=text_hash(new_text))  # saved before a crash cut the task off
+    _, written = ctx.files.write(path, new_text, expected_hash=digest)
+    return Written(hash=written)
+
+
+async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
+    """The post to edit: the one named, the open one, else the one the user picks."""
+    target = params.path or ctx.input.current_file
+    if not target:
+        target = await ask_for_post(ctx, ctx.reply("action"))
+    return ctx.files.relative(target) if target else None
+
+
 @skill(
     name="EditContent",
     intents=["EDIT_CONTENT"],
     params=EditParams,
     description="Edit the selected text or the whole body of a post as instructed",
+    replies=REPLIES,
 )
-@friendly_errors
 async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
-    say = ctx.say
-    instruction = params.instruction.strip()
-    if not instruction:
-        return failure(ctx, "请说明要怎么修改。", "Please say how the text should change.")
-    if len(instruction) > MAX_INSTRUCTION_CHARS:
-        return failure(
-            ctx,
-            f"修改说明太长了（最多 {MAX_INSTRUCTION_CHARS} 个字符）。",
-            f"The instruction is too long (at most {MAX_INSTRUCTION_CHARS} characters).",
-            error="instruction_too_long",
-        )
-    target = params.path or ctx.input.current_file
-    if not target:
-        target = await ask_for_post(ctx, "修改", "edit")
-        if target is None:
-            return no_post_chosen(ctx)
-    path = ctx.files.relative(target)
+    path = await _post_to_edit(ctx, params)
+    if path is None:
+        return no_post_chosen(ctx)
     selection = params.selected_text or ctx.input.selected_text or ""
 
-    ctx.progress(1, 3, say("读取文件", "Reading the file"), path)
+    ctx.progress(1, 3, ctx.reply("reading"), path)
     text, digest = await ctx.read("read", path)
     split_post(text, path)  # refuses a post whose frontmatter cannot be read
     block, body = split_frontmatter_block(text)
-    if selection.strip():
-        where = body.find(selection)
-        if where < 0:
-            return failure(
-                ctx,
-                "在文件正文里找不到选中的文字（文件可能已被修改），请重新选择。",
-                "The selected text is not in the file's body (it may have changed); "
-                "select it again.",
-                error="selection_not_found",
-            )
-        original = selection
-    else:
-        where, original = 0, body
+    span = _span(body, selection)
+    if span is None:
+        return refuse(ctx, "selection_not_found")
+    where, original = span
     if len(original) > PROMPT_BODY_CHARS:
-        return failure(
-            ctx,
-            f"要修改的内容太长（{len(original)} 个字符，最多 {PROMPT_BODY_CHARS}）。"
-            "请选中一部分再修改。",
-            f"The text to edit is too long ({len(original)} characters; at most "
-            f"{PROMPT_BODY_CHARS}). Select a part of it and try again.",
-            error="too_long",
-        )
+        return refuse(ctx, "too_long", chars=len(original), limit=PROMPT_BODY_CHARS)
 
-    ctx.progress(2, 3, say("修改中", "Editing"))
-
-    async def revise() -> dict[str, Any]:
-        prompt = f"Instruction: {instruction}\n\nText:\n{original}"
-        result = await ctx.llm.chat(
-            messages(EDIT_SYSTEM, prompt), max_tokens=max(512, len(original))
-        )
-        return {"text": strip_fences(result.content), "looped": result.truncated_repetition}
-
-    edited: dict[str, Any] | str = await ctx.step("edit", revise)
-    revised = edited if isinstance(edited, str) else str(edited["text"])  # older journals: str
-    if isinstance(edited, dict) and edited.get("looped"):
-        return failure(  # a cut-short edit would lose the rest of the text
-            ctx,
-            "模型开始不断重复，修改被截断了；为了不丢失内容，文件未改动。请再试一次或换个说法。",
-            "The model started repeating itself and its edit was cut short; to keep your text "
-            "whole, the file is unchanged. Try again or rephrase the instruction.",
-            error="repetition",
-        )
-    if not revised.strip():
-        return failure(
-            ctx,
-            "模型没有返回修改后的文字，文件未改动。",
-            "The model returned no text; the file is unchanged.",
-        )
-    if selection.strip():
-        new_body = body[:where] + revised + body[where + len(original) :]
-    else:
-        new_body = revised if revised.endswith("\n") else revised + "\n"
-        if block and not new_body.startswith("\n") and body.startswith("\n"):
-            new_body = "\n" + new_body
-    new_text = block + new_body
-    diff = unified_diff(body, new_body, path)
-    if new_text == text:
-        return SkillResult(
-            message=say("内容没有变化，文件未改动。", "Nothing changed; the file is untouched."),
-            data={"path": path, "diff": "", "changed": False},
-        )
-
-    ctx.progress(3, 3, say("保存", "Saving"), path)
-
-    def save() -> dict[str, str]:
-        if ctx.files.hash_of(path) == text_hash(new_text):
-            return {"hash": text_hash(new_text)}  # saved before a crash cut the task off
-        _, written = ctx.files.write(path, new_text, expected_hash=digest)
-        return {"hash": written}
-
-    saved = await ctx.step("save", lambda: asyncio.to_thread(save))  # blocking I/O: a thread
-    await ctx.step("index", lambda: refresh_memory(ctx))
-    shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
-    what = say("选中的文字", "the selection") if selection.strip() else say("正文", "the body")
-    message = say(
-        f"已修改 `{path}` 的{what}，frontmatter 保持不变。\n\n```diff\n{shown}```",
-        f"Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{shown}```",
+    ctx.progress(2, 3, ctx.reply("editing"))
+    revision = await ctx.step(
+        "edit", partial(_revise, ctx, params.instruction, original), returns=Revision
     )
+    if revision.looped:  # a cut-short edit would lose the rest of the text
+        return refuse(ctx, "repetition")
+    if not revision.text.strip():
+        return refuse(ctx, "no_text")
+    new_body = _splice(block, body, where, original, revision.text, whole=not selection.strip())
+    if block + new_body == text:
+        return SkillResult(
+            message=ctx.reply("unchanged"), data={"path": path, "diff": "", "changed": False}
+        )
+
+    ctx.progress(3, 3, ctx.reply("saving"), path)
+    saved = await ctx.step(
+        "save", partial(_save, ctx, path, block + new_body, digest), returns=Written
+    )
+    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
+    diff = unified_diff(body, new_body, path)
+    shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
+    what = ctx.reply("the_selection" if selection.strip() else "the_body")
     return SkillResult(
-        message=message,
-        data={"path": path, "diff": diff, "changed": True, "hash": saved["hash"]},
+        message=ctx.reply("edited", path=path, what=what, diff=shown),
+        data={"path": path, "diff": diff, "changed": True, "hash": saved.hash},
     )

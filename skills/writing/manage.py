@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from functools import partial
+from typing import Annotated, Any
 
 from pydantic import BaseModel, field_validator
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.exceptions import FileMissing
+from skillrt.params import Chars, PostPath
+from skillrt.storage.posts import IndexReport
 
+from . import pick
 from .common import (
     MAX_TITLE_CHARS,
     POST_SUFFIXES,
-    failure,
-    friendly_errors,
+    Saved,
     new_post_text,
     post_path,
-    refresh_memory,
+    refuse,
     save_new_file,
     slug_for,
     today,
@@ -32,16 +36,63 @@ _YES = frozenset(
 )
 _PUNCT = re.compile(r"[\s!！.。,，~～]+")
 
+REPLIES = (
+    Replies(
+        {
+            "no_title": ("请告诉我文章的标题。", "Please give the post a title."),
+            "title_too_long": (
+                "标题太长了（{chars} 个字符，最多 {limit}）。",
+                "That title is too long ({chars} characters; at most {limit}).",
+            ),
+            "creating": ("创建文件", "Creating the file"),
+            "indexing": ("更新索引", "Updating the index"),
+            "name_taken": ("（`{wanted}` 已存在）", " (`{wanted}` already existed)"),
+            "created": (
+                "已创建空白文章《{title}》：`{path}`{note}。",
+                "Created “{title}” at `{path}`{note}.",
+            ),
+            "write_body": ("写正文", "Write the body"),
+            "add_tags": ("添加标签", "Add tags"),
+            "delete_action": ("删除", "delete"),
+            "no_target": (
+                "要删除哪篇文章？请给出路径（如 posts/x.md）或标题。",
+                "Which post should I delete? Give its path (like posts/x.md) or its title.",
+            ),
+            "not_a_post": (
+                "`{path}` 不是文章（只能删除 .md 文件）。",
+                "`{path}` is not a post; only Markdown files (.md) can be deleted here.",
+            ),
+            "confirm_delete": (
+                "确定要删除《{title}》（`{path}`）吗？文件会移到回收站，可以找回。"
+                "请回答“是”或“否”。",
+                "Delete “{title}” (`{path}`)? It will be moved to the trash, where you can get "
+                "it back. Answer yes or no.",
+            ),
+            "kept": ("好的，没有删除 `{path}`。", "OK, `{path}` was not deleted."),
+            "trashing": ("移到回收站", "Moving to the trash"),
+            "reindexing": ("更新索引和知识图谱", "Updating the index and the graph"),
+            "deleted": (
+                "已将《{title}》（`{path}`）移到回收站。",
+                "Moved “{title}” (`{path}`) to the trash.",
+            ),
+        }
+    )
+    | pick.REPLIES
+)
+
 
 def is_yes(answer: str) -> bool:
     """Whether an answer to a confirmation means yes (yes/y/是/确认..., nothing else)."""
     return _PUNCT.sub("", answer).casefold() in _YES
 
 
+Title = Annotated[str, Chars(MAX_TITLE_CHARS, empty="no_title", too_long="title_too_long")]
+
+
 class CreateParams(BaseModel):
-    title: str
+    title: Title
     tags: list[str] | None = None
-    path: str | None = None
+    path: PostPath = None
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -52,8 +103,14 @@ class CreateParams(BaseModel):
 
 
 class DeleteParams(BaseModel):
-    path: str | None = None
-    title: str | None = None
+    path: PostPath = None
+    title: Annotated[str | None, Chars()] = None
+
+
+class Trashed(BaseModel):
+    """Where the post went in the trash (None: it was gone already)."""
+
+    trash: str | None
 
 
 @skill(
@@ -61,58 +118,48 @@ class DeleteParams(BaseModel):
     intents=["CREATE_ARTICLE"],
     params=CreateParams,
     description="Create an empty post with frontmatter (never overwrites)",
+    replies=REPLIES,
 )
-@friendly_errors
 async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult:
-    title = " ".join(params.title.split())
-    if not title:
-        return failure(ctx, "请告诉我文章的标题。", "Please give the post a title.")
-    if len(title) > MAX_TITLE_CHARS:
-        return failure(
-            ctx,
-            f"标题太长了（{len(title)} 个字符，最多 {MAX_TITLE_CHARS}）。",
-            f"That title is too long ({len(title)} characters; at most {MAX_TITLE_CHARS}).",
-            error="title_too_long",
-        )
+    title = params.title
     tags = [" ".join(t.split()).lstrip("#")[:40] for t in params.tags or []]
     tags = list(dict.fromkeys(t for t in tags if t))[:MAX_TAGS]
     wanted = post_path(ctx, params.path, slug_for(title, f"post-{ctx.task_id[:8]}"))
-    ctx.progress(1, 2, ctx.say("创建文件", "Creating the file"))
+    ctx.progress(1, 2, ctx.reply("creating"))
     text: str = await ctx.step(
-        "compose", lambda: new_post_text({"title": title, "date": today(), "tags": tags}, "")
+        "compose", partial(new_post_text, {"title": title, "date": today(), "tags": tags}, "")
     )
-    saved: dict[str, str] = await ctx.step(
-        "save", lambda: asyncio.to_thread(save_new_file, ctx, wanted, text)
-    )
-    ctx.progress(2, 2, ctx.say("更新索引", "Updating the index"))
-    await ctx.step("index", lambda: refresh_memory(ctx))
-    path = saved["path"]
-    note = (
-        ""
-        if path == wanted
-        else ctx.say(f"（`{wanted}` 已存在）", f" (`{wanted}` already existed)")
-    )
+    saved = await ctx.step("save", partial(save_new_file, ctx, wanted, text), returns=Saved)
+    ctx.progress(2, 2, ctx.reply("indexing"))
+    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
+    note = "" if saved.path == wanted else ctx.reply("name_taken", wanted=wanted)
     return SkillResult(
-        message=ctx.say(
-            f"已创建空白文章《{title}》：`{path}`{note}。", f"Created “{title}” at `{path}`{note}."
-        ),
-        data={"path": path, "title": title, "tags": tags, "hash": saved["hash"]},
-        next_steps=[ctx.say("写正文", "Write the body"), ctx.say("添加标签", "Add tags")],
+        message=ctx.reply("created", title=title, path=saved.path, note=note),
+        data={"path": saved.path, "title": title, "tags": tags, "hash": saved.hash},
+        next_steps=[ctx.reply("write_body"), ctx.reply("add_tags")],
     )
 
 
 def _find_target(ctx: SkillContext, params: DeleteParams) -> str | None:
-    if params.path and params.path.strip():
-        return ctx.files.relative(params.path.strip())
-    if params.title and params.title.strip():
+    """The post named by path or title, else the open one (the index refreshed first)."""
+    ctx.memory.posts.refresh()
+    if params.path:
+        return ctx.files.relative(params.path)
+    if params.title:
         found = ctx.memory.resolve_link(params.title)
         if found is None:
             hits = ctx.memory.posts.search(params.title, 1)
-            found = hits[0].path if hits and hits[0].title == params.title.strip() else None
+            found = hits[0].path if hits and hits[0].title == params.title else None
         return found
     if ctx.input.current_file:
         return ctx.files.relative(ctx.input.current_file)
     return None
+
+
+def _trash(ctx: SkillContext, path: str) -> Trashed:
+    if not ctx.files.exists(path):  # moved before a crash cut the task off
+        return Trashed(trash=None)
+    return Trashed(trash=str(ctx.files.move_to_trash(path)))
 
 
 @skill(
@@ -120,58 +167,32 @@ def _find_target(ctx: SkillContext, params: DeleteParams) -> str | None:
     intents=["DELETE_ARTICLE"],
     params=DeleteParams,
     description="Delete a post: after confirmation it is moved to the trash, never erased",
+    replies=REPLIES,
 )
-@friendly_errors
 async def delete_article(ctx: SkillContext, params: DeleteParams) -> SkillResult:
-    await asyncio.to_thread(ctx.memory.posts.refresh)
-    path = _find_target(ctx, params)
-    if path is None and not (params.title and params.title.strip()):
-        path = await ask_for_post(ctx, "删除", "delete")
+    path = await asyncio.to_thread(_find_target, ctx, params)  # not a step: never journalled
+    if path is None and not params.title:
+        path = await ask_for_post(ctx, ctx.reply("delete_action"))
         if path is None:
             return no_post_chosen(ctx)
     if path is None:
-        return failure(
-            ctx,
-            "要删除哪篇文章？请给出路径（如 posts/x.md）或标题。",
-            "Which post should I delete? Give its path (like posts/x.md) or its title.",
-            error="no_target",
-        )
+        return refuse(ctx, "no_target")
     if not ctx.files.exists(path):
-        return failure(ctx, f"`{path}` 不存在。", f"`{path}` does not exist.", error="not_found")
+        raise FileMissing(path)
     if not path.lower().endswith(POST_SUFFIXES):
-        return failure(
-            ctx,
-            f"`{path}` 不是文章（只能删除 .md 文件）。",
-            f"`{path}` is not a post; only Markdown files (.md) can be deleted here.",
-            error="not_a_post",
-        )
+        return refuse(ctx, "not_a_post", path=path)
     post = ctx.memory.posts.get(path)
     title = post.title if post is not None else path
-    answer = await ctx.ask(
-        ctx.say(
-            f"确定要删除《{title}》（`{path}`）吗？文件会移到回收站，可以找回。请回答“是”或“否”。",
-            f"Delete “{title}” (`{path}`)? It will be moved to the trash, where you can get "
-            "it back. Answer yes or no.",
-        )
-    )
+    answer = await ctx.ask(ctx.reply("confirm_delete", title=title, path=path))
     if not is_yes(answer):
         return SkillResult(
-            message=ctx.say(f"好的，没有删除 `{path}`。", f"OK, `{path}` was not deleted."),
-            data={"path": path, "deleted": False},
+            message=ctx.reply("kept", path=path), data={"path": path, "deleted": False}
         )
-    ctx.progress(1, 2, ctx.say("移到回收站", "Moving to the trash"))
-
-    def trash() -> dict[str, Any]:
-        if not ctx.files.exists(path):  # moved before a crash cut the task off
-            return {"trash": None}
-        return {"trash": str(ctx.files.move_to_trash(path))}
-
-    moved = await ctx.step("trash", lambda: asyncio.to_thread(trash))
-    ctx.progress(2, 2, ctx.say("更新索引和知识图谱", "Updating the index and the graph"))
-    await ctx.step("index", lambda: refresh_memory(ctx))
+    ctx.progress(1, 2, ctx.reply("trashing"))
+    moved = await ctx.step("trash", partial(_trash, ctx, path), returns=Trashed)
+    ctx.progress(2, 2, ctx.reply("reindexing"))
+    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
-        message=ctx.say(
-            f"已将《{title}》（`{path}`）移到回收站。", f"Moved “{title}” (`{path}`) to the trash."
-        ),
-        data={"path": path, "deleted": True, "trash": moved["trash"]},
+        message=ctx.reply("deleted", title=title, path=path),
+        data={"path": path, "deleted": True, "trash": moved.trash},
     )

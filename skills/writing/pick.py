@@ -6,22 +6,38 @@ the request, then the newest. The answer may be a number, a path, a file name or
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import PurePosixPath
 
-from skillrt import SkillContext, SkillResult
+from skillrt import Replies, SkillContext, SkillResult
 from skillrt.exceptions import PathNotAllowed
 
-__all__ = ["ask_for_post", "likely_posts", "match_choice", "no_post_chosen"]
+__all__ = ["REPLIES", "ask_for_post", "likely_posts", "match_choice", "no_post_chosen"]
 
 MAX_CHOICES = 5
 _NUMBER = re.compile(r"^\s*(?:#|第|no\.?\s*)?\s*(\d{1,2})\s*(?:个|篇|号)?\s*[.。)）]?\s*$", re.I)
 
+# Joined to the replies of every skill that asks (``REPLIES = Replies({...}) | pick.REPLIES``).
+REPLIES = Replies(
+    {
+        "which_post": (
+            "要{action}哪篇文章？\n\n{lines}\n\n请回复编号或文章名。",
+            "Which post should I {action}?\n\n{lines}\n\nAnswer with a number or a name.",
+        ),
+        "no_post_chosen": (
+            "没有找到你说的那篇文章，所以什么都没做。可以给出路径（如 posts/x.md）再试一次。",
+            "I could not tell which post you meant, so nothing was done. Give its path "
+            "(like posts/x.md) and try again.",
+        ),
+    }
+)
+
 
 def likely_posts(ctx: SkillContext, k: int = MAX_CHOICES) -> list[tuple[str, str]]:
-    """``(path, title)`` of the posts the request most likely means, best first."""
+    """``(path, title)`` of the posts the request most likely means, best first (the index
+    refreshed first: blocking I/O, run it as a sync step)."""
     posts = ctx.memory.posts
+    posts.refresh()
     found: dict[str, str] = {}
 
     def add(path: str) -> None:
@@ -67,34 +83,18 @@ def match_choice(ctx: SkillContext, answer: str, choices: list[tuple[str, str]])
     return hits[0].path if hits else None
 
 
-async def ask_for_post(ctx: SkillContext, zh_action: str, en_action: str) -> str | None:
-    """Ask which post to act on (WAITING_INPUT); the chosen path, or None if none matched
-    (or the blog has no posts)."""
-    await asyncio.to_thread(ctx.memory.posts.refresh)
+async def ask_for_post(ctx: SkillContext, action: str) -> str | None:
+    """Ask which post to ``action`` (a verb in the user's language; WAITING_INPUT); the chosen
+    path, or None if none matched (or the blog has no posts)."""
     # A step, so a resumed task matches the answer against the list the user saw.
-    listed: list[list[str]] = await ctx.step(
-        "choices", lambda: [list(choice) for choice in likely_posts(ctx)]
-    )
-    choices = [(path, title) for path, title in listed]
+    choices = await ctx.step("choices", lambda: likely_posts(ctx), returns=list[tuple[str, str]])
     if not choices:
         return None
     lines = "\n".join(f"{i}. {title} (`{path}`)" for i, (path, title) in enumerate(choices, 1))
-    answer = await ctx.ask(
-        ctx.say(
-            f"要{zh_action}哪篇文章？\n\n{lines}\n\n请回复编号或文章名。",
-            f"Which post should I {en_action}?\n\n{lines}\n\nAnswer with a number or a name.",
-        )
-    )
+    answer = await ctx.ask(ctx.reply("which_post", action=action, lines=lines))
     return match_choice(ctx, answer, choices)
 
 
 def no_post_chosen(ctx: SkillContext) -> SkillResult:
     """The reply when the answer named no post: nothing was done (not an error)."""
-    return SkillResult(
-        message=ctx.say(
-            "没有找到你说的那篇文章，所以什么都没做。可以给出路径（如 posts/x.md）再试一次。",
-            "I could not tell which post you meant, so nothing was done. Give its path "
-            "(like posts/x.md) and try again.",
-        ),
-        data={"error": "no_post_chosen"},
-    )
+    return SkillResult(message=ctx.reply("no_post_chosen"), data={"error": "no_post_chosen"})

@@ -8,19 +8,20 @@ step, then the part summaries are combined (in rounds, when they do not fit in o
 from __future__ import annotations
 
 import asyncio
-import functools
 import re
-from collections.abc import Awaitable, Callable
-from typing import Any
+from functools import partial
+from typing import Annotated
 
 from pydantic import BaseModel
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.exceptions import InvalidFrontmatter
 from skillrt.llm.base import estimate_tokens
+from skillrt.params import Chars, PostPath
 from skillrt.storage.markdown import split_post
 
-from .common import failure, friendly_errors
+from . import pick
+from .common import refuse
 from .pick import ask_for_post, no_post_chosen
 from .prompts import (
     SUMMARY_COMBINE_SYSTEM,
@@ -44,12 +45,53 @@ _PATHLIKE = re.compile(
 )
 _LEAD_IN = re.compile(r"^.{0,60}?[:：\n]\s*", re.S)
 
+REPLIES = (
+    Replies(
+        {
+            "text_too_long": (
+                "要总结的文字太长了（{chars} 个字符，最多 {limit}）。请选择其中一段再总结。",
+                "The text to summarise is too long ({chars} characters; at most {limit}). "
+                "Select a part of it and try again.",
+            ),
+            "url_not_supported": (
+                "总结网页需要先读取它：请让我“研究”这个网址，或把网页内容粘贴过来。",
+                "To summarise a web page I need to read it first: ask me to research the URL, "
+                "or paste the page's text.",
+            ),
+            "action": ("总结", "summarise"),
+            "no_source": (
+                "要总结什么？请选中文字、打开一篇文章、给出路径，或直接粘贴文字。",
+                "What should I summarise? Select text, open a post, give a path, or paste the "
+                "text.",
+            ),
+            "too_long": (
+                "文本太长了（约 {tokens} 个 token，需要分成 {parts} 部分，最多 {limit} 部分）。"
+                "请选择其中一段再总结。",
+                "The text is too long (about {tokens} tokens, {parts} parts; at most {limit}). "
+                "Select a part of it and try again.",
+            ),
+            "summarising": ("总结中", "Summarising"),
+            "summarising_part": (
+                "总结第 {part}/{parts} 部分",
+                "Summarising part {part}/{parts}",
+            ),
+            "combining": ("合并各部分的总结", "Combining the summaries"),
+            "done": ("完成", "Done"),
+            "summary_of": ("`{what}` 的总结：", "Summary of `{what}`:"),
+            "summary": ("总结：", "Summary:"),
+        }
+    )
+    | pick.REPLIES
+)
+
+PastedText = Annotated[str | None, Chars("max_input_chars", squash=False, too_long="text_too_long")]
+
 
 class SummarizeParams(BaseModel):
-    path: str | None = None
-    text: str | None = None
-    title: str | None = None
-    url: str | None = None
+    path: PostPath = None
+    text: PastedText = None
+    title: Annotated[str | None, Chars()] = None
+    url: Annotated[str | None, Chars()] = None
 
 
 def _hard_split(text: str, budget: int) -> list[str]:
@@ -95,8 +137,8 @@ def _path_in(request: str) -> str | None:
 
 
 def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | None:
-    """``(what, text)`` to summarise, or None when nothing was given."""
-    if params.text and params.text.strip():
+    """``(what, text)`` to summarise, or None when nothing was given (reads a post: blocking)."""
+    if params.text:
         return "text", params.text
     if ctx.input.selected_text and ctx.input.selected_text.strip():
         return "selection", ctx.input.selected_text
@@ -130,81 +172,64 @@ def _read_post(ctx: SkillContext, target: str) -> tuple[str, str]:
     intents=["SUMMARIZE"],
     params=SummarizeParams,
     description="Summarise a post, the selected text or pasted text (long texts in parts)",
+    replies=REPLIES,
 )
-@friendly_errors
 async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
-    say = ctx.say
-    source = await asyncio.to_thread(_source, ctx, params)  # reads a file: off the loop
+    source = await asyncio.to_thread(_source, ctx, params)  # not a step: never journalled
     if (source is None or not source[1].strip()) and params.url:
-        return failure(
-            ctx,
-            "总结网页需要先读取它：请让我“研究”这个网址，或把网页内容粘贴过来。",
-            "To summarise a web page I need to read it first: ask me to research the URL, or "
-            "paste the page's text.",
-            error="url_not_supported",
-        )
+        return refuse(ctx, "url_not_supported")
     if source is None:
-        target = await ask_for_post(ctx, "总结", "summarise")
+        target = await ask_for_post(ctx, ctx.reply("action"))
         if target is None:
             return no_post_chosen(ctx)
         source = await asyncio.to_thread(_read_post, ctx, target)
-    if not source[1].strip():
-        return failure(
-            ctx,
-            "要总结什么？请选中文字、打开一篇文章、给出路径，或直接粘贴文字。",
-            "What should I summarise? Select text, open a post, give a path, or paste the text.",
-            error="no_source",
-        )
     what, text = source
-    lang = language_name(ctx.input.language)
+    if not text.strip():
+        return refuse(ctx, "no_source")
     budget = max(400, min(3000, ctx.config.llm.n_ctx // 2 - 300))
     parts = split_parts(text, budget)
     if len(parts) > MAX_PARTS:
-        return failure(
-            ctx,
-            f"文本太长了（约 {estimate_tokens(text)} 个 token，需要分成 {len(parts)} 部分，"
-            f"最多 {MAX_PARTS} 部分）。请选择其中一段再总结。",
-            f"The text is too long (about {estimate_tokens(text)} tokens, {len(parts)} parts; "
-            f"at most {MAX_PARTS}). Select a part of it and try again.",
-            error="too_long",
-        )
-    total = len(parts) + 1
-
-    async def ask(system: str, content: str) -> str:
-        final = system is not SUMMARY_PART_SYSTEM
-        result = await ctx.llm.chat(
-            messages(system.format(lang=lang), content),
-            max_tokens=summary_tokens(content, final=final),
-        )
-        return result.content.strip()
-
-    if len(parts) == 1:
-        ctx.progress(1, 2, say("总结中", "Summarising"))
-        summary: str = await ctx.step("summary", lambda: ask(SUMMARY_SYSTEM, parts[0]))
-        ctx.progress(2, 2, say("完成", "Done"))
-    else:
-        summaries: list[str] = []
-        for i, part in enumerate(parts, 1):
-            ctx.progress(
-                i, total, say(f"总结第 {i}/{len(parts)} 部分", f"Summarising part {i}/{len(parts)}")
-            )
-            summaries.append(
-                await ctx.step(
-                    f"part:{i}",
-                    functools.partial(
-                        ask, SUMMARY_PART_SYSTEM, f"Part {i} of {len(parts)}:\n\n{part}"
-                    ),
-                )
-            )
-        ctx.progress(total, total, say("合并各部分的总结", "Combining the summaries"))
-        summary = await _combine(ctx, summaries, budget, ask)
-    label: dict[str, Any] = {"source": what, "parts": len(parts)}
+        tokens = estimate_tokens(text)
+        return refuse(ctx, "too_long", tokens=tokens, parts=len(parts), limit=MAX_PARTS)
+    summary = await _summarise(ctx, parts, budget)
     header = (
-        say(f"`{what}` 的总结：", f"Summary of `{what}`:")
+        ctx.reply("summary_of", what=what)
         if what not in ("text", "selection")
-        else say("总结：", "Summary:")
+        else ctx.reply("summary")
     )
-    return SkillResult(message=f"{header}\n\n{summary}", data={**label, "summary": summary})
+    return SkillResult(
+        message=f"{header}\n\n{summary}",
+        data={"source": what, "parts": len(parts), "summary": summary},
+    )
+
+
+async def _ask(ctx: SkillContext, system: str, content: str) -> str:
+    """One summary call: ``system`` (in the user's language) over ``content``."""
+    lang = language_name(ctx.input.language)
+    result = await ctx.llm.chat(
+        messages(system.format(lang=lang), content),
+        max_tokens=summary_tokens(content, final=system is not SUMMARY_PART_SYSTEM),
+    )
+    return result.content.strip()
+
+
+async def _summarise(ctx: SkillContext, parts: list[str], budget: int) -> str:
+    """The summary of ``parts``: one call for one part, else one per part, then combined."""
+    if len(parts) == 1:
+        ctx.progress(1, 2, ctx.reply("summarising"))
+        summary: str = await ctx.step("summary", partial(_ask, ctx, SUMMARY_SYSTEM, parts[0]))
+        ctx.progress(2, 2, ctx.reply("done"))
+        return summary
+    total = len(parts) + 1
+    summaries: list[str] = []
+    for i, part in enumerate(parts, 1):
+        ctx.progress(i, total, ctx.reply("summarising_part", part=i, parts=len(parts)))
+        content = f"Part {i} of {len(parts)}:\n\n{part}"
+        summaries.append(
+            await ctx.step(f"part:{i}", partial(_ask, ctx, SUMMARY_PART_SYSTEM, content))
+        )
+    ctx.progress(total, total, ctx.reply("combining"))
+    return await _combine(ctx, summaries, budget)
 
 
 def summary_tokens(content: str, *, final: bool) -> int:
@@ -214,24 +239,19 @@ def summary_tokens(content: str, *, final: bool) -> int:
     return max(MIN_SUMMARY_TOKENS, min(cap, estimate_tokens(content) // 3))
 
 
-async def _combine(
-    ctx: SkillContext,
-    summaries: list[str],
-    budget: int,
-    ask: Callable[[str, str], Awaitable[str]],
-) -> str:
+async def _combine(ctx: SkillContext, summaries: list[str], budget: int) -> str:
     """Combine part summaries, in rounds of groups that fit the budget."""
     for level in range(1, MAX_ROUNDS + 1):
         groups = split_parts("\n\n".join(summaries), budget)
         if len(groups) == 1 or level == MAX_ROUNDS:
             joined = _hard_split("\n\n".join(groups), budget)[0]  # the last round must fit
             result: str = await ctx.step(
-                f"combine:{level}", functools.partial(ask, SUMMARY_COMBINE_SYSTEM, joined)
+                f"combine:{level}", partial(_ask, ctx, SUMMARY_COMBINE_SYSTEM, joined)
             )
             return result
         summaries = [
             await ctx.step(
-                f"combine:{level}:{j}", functools.partial(ask, SUMMARY_COMBINE_SYSTEM, group)
+                f"combine:{level}:{j}", partial(_ask, ctx, SUMMARY_COMBINE_SYSTEM, group)
             )
             for j, group in enumerate(groups, 1)
         ]

@@ -8,17 +8,20 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
-import asyncio
-import functools
+from functools import partial
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.exceptions import BadParam
+from skillrt.params import Chars, PostPath
 from skillrt.storage.markdown import split_post
+from skillrt.storage.posts import IndexReport
 
-from .common import failure, friendly_errors, new_post_text, refresh_memory, save_new_file
+from . import pick
+from .common import Saved, new_post_text, refuse, save_new_file
 from .pick import ask_for_post, no_post_chosen
 from .prompts import clip, messages, strip_fences
 from .summarize import split_parts
@@ -34,6 +37,35 @@ TRANSLATE_SYSTEM = (
 )
 TITLE_SYSTEM = "Translate this blog post title into {language}. Answer with the title only."
 
+REPLIES = (
+    Replies(
+        {
+            "unknown_language": (
+                "不认识这种语言：{language}（可选：{known}）。",
+                "I do not know the language {language!r} (known: {known}).",
+            ),
+            "action": ("翻译", "translate"),
+            "reading": ("读取文章", "Reading the post"),
+            "too_long": (
+                "文章太长了（{parts} 部分，最多 {limit}）。",
+                "The post is too long to translate ({parts} parts; at most {limit}).",
+            ),
+            "translating_part": ("翻译第 {part}/{parts} 部分", "Translating part {part}/{parts}"),
+            "no_translation": (
+                "模型没有返回译文，没有保存任何文件。",
+                "The model returned no translation; nothing was saved.",
+            ),
+            "saving": ("保存译文", "Saving the translation"),
+            "translated": (
+                "已把 `{path}` 翻译成{language}，保存为 `{new_path}`（《{title}》），原文未改动。",
+                "Translated `{path}` into {language} as `{new_path}` (“{title}”); the original "
+                "is unchanged.",
+            ),
+        }
+    )
+    | pick.REPLIES
+)
+
 _LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
     "en": ("English", ("en", "english", "英文", "英语")),
     "zh": ("Simplified Chinese", ("zh", "chinese", "mandarin", "中文", "汉语", "简体中文")),
@@ -46,8 +78,8 @@ _LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 class TranslateParams(BaseModel):
-    language: str = ""
-    path: str | None = None
+    language: Annotated[str | None, Chars()] = None  # None: the other of zh and en
+    path: PostPath = None
 
 
 def language_code(name: str) -> str | None:
@@ -59,89 +91,74 @@ def language_code(name: str) -> str | None:
     return None
 
 
+def _target_language(ctx: SkillContext, asked: str | None) -> str:
+    """The code of the language asked for; without one, the other of Chinese and English."""
+    if not asked:  # "translate it"
+        return "en" if ctx.input.language == "zh" else "zh"
+    code = language_code(asked)
+    if code is None:
+        known = ", ".join(names[0] for names in _LANGUAGES.values())
+        raise BadParam("language", "unknown_language", language=clip(asked, 40), known=known)
+    return code
+
+
+async def _ask(ctx: SkillContext, system: str, content: str, max_tokens: int) -> str:
+    result = await ctx.llm.chat(messages(system, content), max_tokens=max_tokens)
+    return strip_fences(result.content).strip()
+
+
+async def _translate_title(ctx: SkillContext, title: str, language: str) -> str:
+    system = TITLE_SYSTEM.format(language=language)
+    answer: str = await ctx.step("title", partial(_ask, ctx, system, clip(title, 200), 100))
+    return " ".join(answer.split()).strip("\"'“”《》") or title
+
+
+async def _translate_parts(ctx: SkillContext, parts: list[str], language: str) -> list[str]:
+    system = TRANSLATE_SYSTEM.format(language=language)
+    translated: list[str] = []
+    for i, part in enumerate(parts, 1):
+        ctx.progress(2, 3, ctx.reply("translating_part", part=i, parts=len(parts)))
+        ask = partial(_ask, ctx, system, part, 2 * PART_TOKENS)
+        translated.append(await ctx.step(f"part:{i}", ask))
+    return translated
+
+
 @skill(
     name="Translate",
     intents=["TRANSLATE"],
     params=TranslateParams,
     description="Translate a post into another language, saved as a new post beside it",
+    replies=REPLIES,
 )
-@friendly_errors
 async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
-    code = language_code(params.language) if params.language else None
-    if code is None and not params.language:  # "translate it": into the other language
-        code = "en" if ctx.input.language == "zh" else "zh"
-    if code is None:
-        known = ", ".join(names[0] for names in _LANGUAGES.values())
-        return failure(
-            ctx,
-            f"不认识这种语言：{clip(params.language, 40)}（可选：{known}）。",
-            f"I do not know the language {clip(params.language, 40)!r} (known: {known}).",
-            error="unknown_language",
-        )
+    code = _target_language(ctx, params.language)
     language = _LANGUAGES[code][0]
-    target = params.path or ctx.input.current_file
-    if not target:
-        target = await ask_for_post(ctx, "翻译", "translate")
-        if target is None:
-            return no_post_chosen(ctx)
+    target = params.path or ctx.input.current_file or await ask_for_post(ctx, ctx.reply("action"))
+    if target is None:
+        return no_post_chosen(ctx)
     path = ctx.files.relative(target)
-    ctx.progress(1, 3, ctx.say("读取文章", "Reading the post"), path)
+    ctx.progress(1, 3, ctx.reply("reading"), path)
     text, _ = await ctx.read("read", path)
     metadata, body = split_post(text, path)
     parts = split_parts(body, PART_TOKENS) if body.strip() else []
     if len(parts) > MAX_PARTS:
-        return failure(
-            ctx,
-            f"文章太长了（{len(parts)} 部分，最多 {MAX_PARTS}）。",
-            f"The post is too long to translate ({len(parts)} parts; at most {MAX_PARTS}).",
-            error="too_long",
-        )
-    system = TRANSLATE_SYSTEM.format(language=language)
-
-    async def ask(system: str, content: str, max_tokens: int) -> str:
-        result = await ctx.llm.chat(messages(system, content), max_tokens=max_tokens)
-        return strip_fences(result.content).strip()
-
+        return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
     title = str(metadata.get("title") or PurePosixPath(path).stem)
-    new_title: str = await ctx.step(
-        "title",
-        functools.partial(ask, TITLE_SYSTEM.format(language=language), clip(title, 200), 100),
-    )
-    new_title = " ".join(new_title.split()).strip("\"'“”《》") or title
-    translated: list[str] = []
-    for i, part in enumerate(parts, 1):
-        ctx.progress(
-            2, 3, ctx.say(f"翻译第 {i}/{len(parts)} 部分", f"Translating part {i}/{len(parts)}")
-        )
-        translated.append(
-            await ctx.step(f"part:{i}", functools.partial(ask, system, part, 2 * PART_TOKENS))
-        )
+    new_title = await _translate_title(ctx, title, language)
+    translated = await _translate_parts(ctx, parts, language)
     if parts and not any(t.strip() for t in translated):
-        return failure(
-            ctx,
-            "模型没有返回译文，没有保存任何文件。",
-            "The model returned no translation; nothing was saved.",
-        )
-    ctx.progress(3, 3, ctx.say("保存译文", "Saving the translation"))
+        return refuse(ctx, "no_translation")
+
+    ctx.progress(3, 3, ctx.reply("saving"))
     stem = PurePosixPath(path)
     wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
-    fields: dict[str, Any] = {
-        **metadata,
-        "title": new_title,
-        "lang": code,
-        "translation_of": path,
-    }
+    fields: dict[str, Any] = {**metadata, "title": new_title, "lang": code, "translation_of": path}
     new_text = new_post_text(fields, "\n\n".join(translated))
-    saved: dict[str, str] = await ctx.step(
-        "save", lambda: asyncio.to_thread(save_new_file, ctx, wanted, new_text)
-    )
-    await ctx.step("index", lambda: refresh_memory(ctx))
-    new_path = saved["path"]
+    saved = await ctx.step("save", partial(save_new_file, ctx, wanted, new_text), returns=Saved)
+    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
-        message=ctx.say(
-            f"已把 `{path}` 翻译成{language}，保存为 `{new_path}`（《{new_title}》），原文未改动。",
-            f"Translated `{path}` into {language} as `{new_path}` (“{new_title}”); the "
-            "original is unchanged.",
+        message=ctx.reply(
+            "translated", path=path, language=language, new_path=saved.path, title=new_title
         ),
-        data={"path": new_path, "source": path, "language": code, "title": new_title},
+        data={"path": saved.path, "source": path, "language": code, "title": new_title},
     )

@@ -8,26 +8,77 @@ content and extraction are unchanged since the last run are skipped unless ``for
 
 from __future__ import annotations
 
-import functools
-from typing import Any
+from functools import partial
 
 from pydantic import BaseModel
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.exceptions import StructuredOutputError
-from skillrt.storage.graph import ExtractedEntity, Extraction
+from skillrt.params import PostPath
+from skillrt.storage.graph import ExtractedEntity, Extraction, GraphDelta
 
-from .common import failure, friendly_errors, refresh_memory
+from .common import refuse
 from .prompts import EXTRACT_SYSTEM, PROMPT_BODY_CHARS, clip, messages
 
-__all__ = ["UpdateGraphParams", "extract_entities", "update_graph"]
+__all__ = ["PostGraph", "Scan", "UpdateGraphParams", "extract_entities", "update_graph"]
 
 MAX_ENTITIES = 15
+MAX_LISTED = 20
+
+REPLIES = Replies(
+    {
+        "scanning": ("扫描文章", "Scanning the posts"),
+        "not_found": (
+            "博客索引里没有 `{path}` 这篇文章。",
+            "There is no post `{path}` in the blog's index.",
+        ),
+        "extracting": ("提取实体 {i}/{n}", "Extracting entities {i}/{n}"),
+        "done": ("完成", "Done"),
+        "summary": (
+            "处理了 {done} 篇文章（{skipped} 篇未变化，已跳过）：新增实体 {entities_added} 个，"
+            "移除实体 {entities_removed} 个；新增链接 {links_added} 条，"
+            "移除链接 {links_removed} 条。",
+            "Processed {done} posts ({skipped} unchanged, skipped): {entities_added} entities "
+            "added, {entities_removed} removed; {links_added} links added, {links_removed} "
+            "removed.",
+        ),
+        "new_entities": ("\n\n新实体：{names}", "\n\nNew entities: {names}"),
+        "skipped_posts": (
+            "\n\n以下文章未能处理：\n{lines}",
+            "\n\nThese posts were skipped:\n{lines}",
+        ),
+    }
+)
 
 
 class UpdateGraphParams(BaseModel):
-    path: str | None = None
+    path: PostPath = None
     force: bool = False
+
+
+class Scan(BaseModel):
+    """What the scan found: the posts to extract, those skipped, the structural changes."""
+
+    todo: list[str]
+    skipped: int
+    structural: dict[str, int]  # GraphDelta.counts() of the wikilinks and tags
+    errors: list[tuple[str, str]]  # posts the index could not read: (path, reason)
+    found: bool
+
+
+class PostGraph(BaseModel):
+    """One post's extraction: the entities found and what the graph gained or lost."""
+
+    path: str
+    removed: bool = False  # the post is gone: its part of the graph was dropped
+    error: str | None = None
+    entities: list[str] = []
+    added: list[str] = []
+    removed_entities: list[str] = []
+    entities_added: int = 0
+    entities_removed: int = 0
+    links_added: int = 0
+    links_removed: int = 0
 
 
 async def extract_entities(ctx: SkillContext, title: str, body: str) -> list[ExtractedEntity]:
@@ -47,35 +98,75 @@ async def extract_entities(ctx: SkillContext, title: str, body: str) -> list[Ext
     return unique[:MAX_ENTITIES]
 
 
-async def _extract_and_apply(ctx: SkillContext, path: str) -> dict[str, Any]:
+async def _extract_and_apply(ctx: SkillContext, path: str) -> PostGraph:
     post = ctx.memory.posts.get(path)
     if post is None:
-        delta = ctx.memory.update_post_graph(path)
-        return {"path": path, "removed": True, **delta.counts()}
+        return _applied(path, ctx.memory.update_post_graph(path), removed=True)
     try:
         extracted = await extract_entities(ctx, post.title, post.body)
     except StructuredOutputError as exc:
-        return {"path": path, "error": f"the model's answer did not fit the schema ({exc})"[:300]}
+        error = f"the model's answer did not fit the schema ({exc})"[:300]
+        return PostGraph(path=path, error=error)
     delta = ctx.memory.update_post_graph(path, extracted)
-    return {
-        "path": path,
-        "entities": [e.name for e in extracted],
-        "added": delta.entities_added,
-        "removed_entities": delta.entities_removed,
-        **delta.counts(),
-    }
+    return _applied(path, delta, entities=[e.name for e in extracted])
 
 
-def _summary_lines(ctx: SkillContext, totals: dict[str, int], done: int, skipped: int) -> str:
-    return ctx.say(
-        f"处理了 {done} 篇文章（{skipped} 篇未变化，已跳过）："
-        f"新增实体 {totals['entities_added']} 个，"
-        f"移除实体 {totals['entities_removed']} 个；新增链接 {totals['links_added']} 条，"
-        f"移除链接 {totals['links_removed']} 条。",
-        f"Processed {done} posts ({skipped} unchanged, skipped): "
-        f"{totals['entities_added']} entities added, {totals['entities_removed']} removed; "
-        f"{totals['links_added']} links added, {totals['links_removed']} removed.",
+def _applied(
+    path: str, delta: GraphDelta, *, removed: bool = False, entities: list[str] | None = None
+) -> PostGraph:
+    return PostGraph(
+        path=path,
+        removed=removed,
+        entities=entities or [],
+        added=delta.entities_added,
+        removed_entities=delta.entities_removed,
+        entities_added=len(delta.entities_added),
+        entities_removed=len(delta.entities_removed),
+        links_added=len(delta.links_added),
+        links_removed=len(delta.links_removed),
     )
+
+
+def _scan(ctx: SkillContext, only: str | None, force: bool) -> Scan:
+    """Re-index, bring wikilinks and tags up to date, and list the posts to extract (blocking
+    I/O: a sync step)."""
+    report = ctx.memory.refresh()
+    structural = ctx.memory.sync_graph()
+    posts = ctx.memory.posts.all_posts()
+    if only is not None:
+        posts = [p for p in posts if p.path == only]
+    todo: list[str] = []
+    for post in posts:
+        state = ctx.memory.graph.post_state(post.path)
+        if force or state is None or state != (post.hash, True):
+            todo.append(post.path)
+    return Scan(
+        todo=todo,
+        skipped=len(posts) - len(todo),
+        structural=structural.counts(),
+        errors=report.errors,
+        found=bool(posts),
+    )
+
+
+def _message(
+    ctx: SkillContext, totals: dict[str, int], results: list[PostGraph], scan: Scan
+) -> str:
+    message = ctx.reply("summary", done=len(results), skipped=scan.skipped, **totals)
+    added = sorted({name for r in results for name in r.added})
+    if added:
+        names = ("、" if ctx.input.language == "zh" else ", ").join(added[:MAX_LISTED])
+        message += ctx.reply("new_entities", names=names)
+    errors = _errors(results, scan)
+    if errors:
+        lines = "\n".join(f"- `{e['path']}`: {e['error']}" for e in errors[:MAX_LISTED])
+        message += ctx.reply("skipped_posts", lines=lines)
+    return message
+
+
+def _errors(results: list[PostGraph], scan: Scan) -> list[dict[str, str]]:
+    failed = [{"path": r.path, "error": r.error} for r in results if r.error is not None]
+    return failed + [{"path": path, "error": reason} for path, reason in scan.errors]
 
 
 @skill(
@@ -83,65 +174,30 @@ def _summary_lines(ctx: SkillContext, totals: dict[str, int], done: int, skipped
     intents=["UPDATE_GRAPH"],
     params=UpdateGraphParams,
     description="Update the knowledge graph (entities and links) of one post or the whole blog",
+    replies=REPLIES,
 )
-@friendly_errors
 async def update_graph(ctx: SkillContext, params: UpdateGraphParams) -> SkillResult:
-    ctx.progress(1, 3, ctx.say("扫描文章", "Scanning the posts"))
+    ctx.progress(1, 3, ctx.reply("scanning"))
     only = ctx.files.relative(params.path) if params.path else None
-
-    async def scan() -> dict[str, Any]:
-        report = await refresh_memory(ctx)
-        structural = ctx.memory.sync_graph()
-        posts = ctx.memory.posts.all_posts()
-        if only is not None:
-            posts = [p for p in posts if p.path == only]
-        todo: list[str] = []
-        for post in posts:
-            state = ctx.memory.graph.post_state(post.path)
-            if params.force or state is None or state != (post.hash, True):
-                todo.append(post.path)
-        return {
-            "todo": todo,
-            "skipped": len(posts) - len(todo),
-            "structural": structural.counts(),
-            "errors": report["errors"],
-            "found": bool(posts),
-        }
-
-    scanned = await ctx.step("scan", scan)
-    if only is not None and not scanned["found"]:
-        return failure(
-            ctx,
-            f"博客索引里没有 `{only}` 这篇文章。",
-            f"There is no post `{only}` in the blog's index.",
-            error="not_found",
-        )
-    totals = dict(scanned["structural"])
-    todo: list[str] = scanned["todo"]
-    results: list[dict[str, Any]] = []
-    for i, path in enumerate(todo, 1):
-        ctx.progress(
-            2, 3, ctx.say(f"提取实体 {i}/{len(todo)}", f"Extracting entities {i}/{len(todo)}"), path
-        )
-        result = await ctx.step(f"extract:{path}", functools.partial(_extract_and_apply, ctx, path))
+    scan = await ctx.step("scan", partial(_scan, ctx, only, params.force), returns=Scan)
+    if only is not None and not scan.found:
+        return refuse(ctx, "not_found", path=only)
+    totals = dict(scan.structural)
+    results: list[PostGraph] = []
+    for i, path in enumerate(scan.todo, 1):
+        ctx.progress(2, 3, ctx.reply("extracting", i=i, n=len(scan.todo)), path)
+        extract = partial(_extract_and_apply, ctx, path)
+        result = await ctx.step(f"extract:{path}", extract, returns=PostGraph)
         results.append(result)
         for key in totals:
-            totals[key] += int(result.get(key, 0))
-    ctx.progress(3, 3, ctx.say("完成", "Done"))
-    errors = [r for r in results if "error" in r] + [
-        {"path": p, "error": reason} for p, reason in scanned["errors"]
-    ]
-    message = _summary_lines(ctx, totals, len(results), scanned["skipped"])
-    added = sorted({name for r in results for name in r.get("added", [])})
-    if added:
-        shown = "、".join(added[:20]) if ctx.input.language == "zh" else ", ".join(added[:20])
-        message += ctx.say(f"\n\n新实体：{shown}", f"\n\nNew entities: {shown}")
-    if errors:
-        lines = "\n".join(f"- `{e['path']}`: {e['error']}" for e in errors[:20])
-        message += ctx.say(
-            f"\n\n以下文章未能处理：\n{lines}", f"\n\nThese posts were skipped:\n{lines}"
-        )
+            totals[key] += getattr(result, key)
+    ctx.progress(3, 3, ctx.reply("done"))
     return SkillResult(
-        message=message,
-        data={**totals, "posts": results, "skipped": scanned["skipped"], "errors": errors},
+        message=_message(ctx, totals, results, scan),
+        data={
+            **totals,
+            "posts": [r.model_dump() for r in results],
+            "skipped": scan.skipped,
+            "errors": _errors(results, scan),
+        },
     )

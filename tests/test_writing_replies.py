@@ -1,0 +1,76 @@
+"""The builtin skills' words: one ``Replies`` table per module, holding exactly the replies its
+code asks for, each in Chinese and English with the same placeholders."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import string
+from types import ModuleType
+
+import pytest
+
+from skillrt.refusals import REFUSALS
+from skillrt.replies import Replies
+from skillrt.skills import builtin_skills
+from skillrt.skills.writing import pick
+
+MODULES = sorted({s.fn.__module__ for s in builtin_skills() if "browsing" not in s.fn.__module__})
+
+
+def _constants(node: ast.AST) -> set[str]:
+    return {
+        n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+
+
+def asked_for(module: ModuleType) -> set[str]:
+    """The reply keys a module's code names: ``ctx.reply(key)``, ``refuse(ctx, key)``,
+    ``BadParam(field, key)``, ``Chars(empty=key, too_long=key)``."""
+    keys: set[str] = set()
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "reply" and node.args:
+            keys |= _constants(node.args[0])
+        elif name in ("refuse", "BadParam") and len(node.args) > 1:
+            keys |= _constants(node.args[1])
+        elif name == "Chars":
+            keys |= {
+                k.value.value
+                for k in node.keywords
+                if k.arg in ("empty", "too_long") and isinstance(k.value, ast.Constant)
+            }
+    return keys
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
+    module = importlib.import_module(name)
+    table: Replies = module.REPLIES
+    uses_pick = any(getattr(module, n, None) is pick.ask_for_post for n in dir(module))
+    wanted = asked_for(module) | (asked_for(pick) if uses_pick else set())
+    assert set(table) == wanted  # nothing missing, nothing left over
+    skills = [s for s in builtin_skills() if s.fn.__module__ == name]
+    assert skills and all(s.replies is table for s in skills)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_reply_has_both_languages_with_the_same_placeholders(name: str) -> None:
+    table: Replies = importlib.import_module(name).REPLIES
+    for key, (zh, en) in (*table.items(), *REFUSALS.items()):
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in zh), key
+        assert zh != en and fields(zh) == fields(en), key
+
+
+def test_the_writing_skills_no_longer_say_inline() -> None:
+    for name in MODULES:
+        source = inspect.getsource(importlib.import_module(name))
+        assert ".say(" not in source, name
