@@ -42,13 +42,14 @@ class NoTask:
 Planned = tuple[Skill[Any], BaseModel] | NoTask
 
 
-def params_problem(skill: str, exc: ValidationError) -> str:
-    """One line naming each bad field: ``Summarize: path: Field required``."""
+def params_problem(skill: str, exc: ValidationError, language: str = "en") -> str:
+    """One line naming each bad field: ``Bad parameters for Summarize: path: Field required``
+    (pydantic's own words for each field, the line around them in the user's language)."""
     problems = "; ".join(
         f"{'.'.join(str(p) for p in e.get('loc', ())) or 'params'}: {e['msg']}"
         for e in exc.errors()
     )
-    return f"Bad parameters for {skill}: {problems}"
+    return reply("params_problem", language, skill=skill, problems=problems)
 
 
 def route_context(task: Task) -> dict[str, Any]:
@@ -136,7 +137,8 @@ class Planner:
         try:
             return skill, skill.parse_params(task.record.params)
         except ValidationError as exc:
-            return NoTask(Outcome.BAD_PARAMS, params_problem(skill.name, exc))
+            problem = params_problem(skill.name, exc, task.input.language)
+            return NoTask(Outcome.BAD_PARAMS, problem)
 
     def question(self, task: Task, intent: ParsedIntent) -> RouteQuestion | None:
         """What to ask instead of running ``intent``: a yes/no question before a model-only

@@ -32,6 +32,7 @@ REPLIES: dict[str, tuple[str, str]] = {
         "这个请求缺少必要的信息（{missing}），请补充后再试。",
         "That request is missing something I need ({missing}); please add it.",
     ),
+    "params_problem": ("{skill} 的参数有误：{problems}", "Bad parameters for {skill}: {problems}"),
     "paused": (
         "任务已暂停（{task}），可用 resume 继续。",
         "Task paused ({task}); resume it to continue.",

@@ -75,7 +75,9 @@ async def test_bad_params_get_one_line_naming_the_field(isolated: Path) -> None:
         assert reply.data["outcome"] == "bad_params"
         missing = await rt.run_skill("Asker", {})
         assert missing.content == "Bad parameters for Asker: topic: Field required"
-        for message in (reply, missing):
+        chinese = await rt.run_skill("Asker", {"topic": "关于所有权的文章", "count": "很多"})
+        assert chinese.content.startswith("Asker 的参数有误：count:")
+        for message in (reply, missing, chinese):
             assert "\n" not in message.content and "pydantic" not in message.content
         assert rt.get_resumable_tasks() == []
     finally:
