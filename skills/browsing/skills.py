@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from skillrt.context import SkillContext
-from skillrt.exceptions import UserError
-from skillrt.logs import library_logger
+from skillrt.exceptions import TaskCancelled, UserError
+from skillrt.logs import Redactor, library_logger
 from skillrt.skill import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
 from skillrt.skills.browsing.browser import Browser, open_browser
@@ -111,19 +112,19 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
     plan = plan_from(params.plan)
     browser = open_browser(ctx.config.browser, backend=params.backend)
-
-    recording = None
+    agent = BrowserAgent(
+        ctx, browser, task, start_url=start, plan=plan, start_from_page=previous is not None
+    )
     try:
-        agent = BrowserAgent(
-            ctx, browser, task, start_url=start, plan=plan, start_from_page=previous is not None
-        )
-        outcome = _as_dict(await agent.run())  # every turn of the loop is a durable step
-        remember(ctx, url=outcome["url"], task=task)
-        recording = save_recording(ctx, task, start, agent.history)
-    except BaseException:
+        result = await agent.run()  # every turn of the loop is a durable step
+    except BaseException as exc:
+        _record(ctx, agent, start, exc)
         _close_in_background(browser)
         raise
+    recording = _record(ctx, agent, start, result)
+    remember(ctx, url=result.url, task=agent.secrets.scrub(task))
     await browser.close()
+    outcome = _as_dict(result)
     if recording is not None:
         outcome["recording"] = str(recording)
     steps = len(outcome["steps"])
@@ -140,6 +141,32 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
     if outcome["answer"]:
         message += ctx.say("\n\n目前的结果：", "\n\nWhat was found so far: ") + outcome["answer"]
     return SkillResult(success=False, message=message, data=data)
+
+
+def _record(
+    ctx: SkillContext, agent: BrowserAgent, start: str | None, end: AgentResult | BaseException
+) -> Path | None:
+    """Write the task's replay recording, however it ended (a failure to write it is logged,
+    never raised over the task's own outcome)."""
+    status, detail = _how_it_ended(end)
+    redactor = Redactor(ctx.config.secret_values())  # these two are shown, never replayed
+    task, detail = (redactor.text(agent.secrets.scrub(t)) for t in (agent.task, detail))
+    try:
+        return save_recording(ctx, task, start, agent.history, status=status, detail=detail)
+    except OSError as exc:
+        _log.warning("browse.recording_failed", task_id=ctx.task_id, error=str(exc))
+        return None
+
+
+def _how_it_ended(end: AgentResult | BaseException) -> tuple[str, str]:
+    """The recording's ``status`` and ``detail``."""
+    if isinstance(end, AgentResult):
+        return ("completed" if end.success else "unfinished"), end.detail
+    if isinstance(end, asyncio.CancelledError | TaskCancelled):
+        return "cancelled", str(end) or "cancelled"
+    if type(end).__name__ == "PauseRequested":  # the runtime's pause at a step boundary
+        return "paused", "paused between steps; the resumed task records the rest"
+    return "failed", f"{type(end).__name__}: {end}"
 
 
 async def _replay(
