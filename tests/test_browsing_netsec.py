@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
 from skillrt.exceptions import BrowserError, HostUnresolved, URLNotAllowed
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.firewall import Approval, URLFirewall
 from skillrt.skills.browsing.http_browser import HttpBrowser
@@ -334,7 +335,7 @@ async def test_a_trickling_body_is_cut_at_the_fetch_deadline() -> None:
 
 async def test_the_http_browser_s_timeout_covers_the_whole_body(tmp_path: Path) -> None:
     with trickling_server() as server:
-        config = load_config(content_root=tmp_path, browser={"timeout_s": 1}).browser
+        config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 1}))
         browser = HttpBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
         started = time.monotonic()
         try:
@@ -372,7 +373,7 @@ async def test_the_chromium_browser_s_timeout_covers_every_hop_and_the_whole_bod
     from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
 
     with slow_hops_server() as server:
-        config = load_config(content_root=tmp_path, browser={"timeout_s": 1.5}).browser
+        config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 1.5}))
         fw = URLFirewall(allow_private=[f"127.0.0.1:{server.port}"])
         browser = ChromiumBrowser(config, fw)
         try:
@@ -399,7 +400,7 @@ async def test_a_click_into_a_slow_page_in_chromium_is_cut_at_the_deadline(
     from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
 
     with slow_hops_server() as server:
-        config = load_config(content_root=tmp_path, browser={"timeout_s": 1.5}).browser
+        config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 1.5}))
         browser = ChromiumBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
         try:
             await browser.goto(server.url("/ok"))
@@ -494,7 +495,7 @@ async def test_chromium_itself_resolves_nothing_so_only_the_route_can_fetch() ->
 
     with secret_server() as secret:
         fw = URLFirewall(allow_private=[f"127.0.0.1:{secret.port}"])
-        browser = ChromiumBrowser(load_config().browser, fw)
+        browser = ChromiumBrowser(browser_config(load_config()), fw)
         try:
             await browser.goto(secret.url("/"))  # through the route: allowed, fetched
             assert len(secret.requests) == 1

@@ -37,6 +37,7 @@ from skillrt.skills.browsing.actions import (
     describe_action,
     run_action,
 )
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.prompts import (
     fence_untrusted,
     new_nonce,
@@ -153,7 +154,7 @@ class BrowserAgent:
         plan: PredefinedPlan | None = None,
         start_from_page: bool = False,
     ) -> None:
-        cfg = ctx.config.browser
+        cfg = browser_config(ctx.config)
         self.ctx = ctx
         self.browser = browser
         self.task = task

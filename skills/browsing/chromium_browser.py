@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     )
     from playwright.async_api import Browser as PWBrowser
 
-    from skillrt.settings import BrowserConfig
+    from skillrt.skills.browsing.config import BrowserConfig
     from skillrt.skills.browsing.firewall import URLFirewall
 
 __all__ = ["CHROMIUM_ARGS", "ChromiumBrowser", "find_chromium"]

@@ -15,6 +15,7 @@ from skillrt.logs import Redactor, library_logger
 from skillrt.skill import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
 from skillrt.skills.browsing.browser import Browser, open_browser
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.followup import recall, remember
 from skillrt.skills.browsing.plans import plan_from
 from skillrt.skills.browsing.replay import load_recording, replay, save_recording
@@ -111,7 +112,7 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         start = previous["url"]
         task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
     plan = plan_from(params.plan)
-    browser = open_browser(ctx.config.browser, backend=params.backend)
+    browser = open_browser(browser_config(ctx.config), backend=params.backend)
     agent = BrowserAgent(
         ctx, browser, task, start_url=start, plan=plan, start_from_page=previous is not None
     )
@@ -174,7 +175,7 @@ async def _replay(
 ) -> SkillResult:
     """Run a recorded Browse task again without a model."""
     recording = load_recording(ctx, task_id)
-    browser = open_browser(ctx.config.browser, backend=backend)
+    browser = open_browser(browser_config(ctx.config), backend=backend)
     try:
         done = await replay(ctx, browser, recording)
     except BaseException:
