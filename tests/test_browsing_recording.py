@@ -145,6 +145,38 @@ async def test_a_cancelled_browse_is_recorded_as_cancelled(site: TestSite, tmp_p
     assert actions_of(recording) == STEPS_1_AND_2
 
 
+async def test_a_paused_browse_is_recorded_as_paused_then_whole_once_resumed(
+    site: TestSite, tmp_path: Path
+) -> None:
+    reached, gate = asyncio.Event(), asyncio.Event()
+
+    async def hook(n: int, page: PageView) -> None:
+        if n == 2:  # step 2's navigator waits until the pause is asked for
+            reached.set()
+            await gate.wait()
+
+    rt = make_runtime(tmp_path, hooked(agent_model(search_policy), hook), {"checkpoints": True})
+    try:
+        job = asyncio.create_task(rt.run_skill("Browse", {"task": TASK, "url": site.url("/")}))
+        await asyncio.wait_for(reached.wait(), 30)
+        task_id = rt.current_task_id
+        assert task_id is not None and rt.pause(task_id)
+        gate.set()
+        paused = await asyncio.wait_for(job, 30)
+        assert paused.state == "PAUSED"
+        halfway = recording_of(rt, task_id)
+        done = await rt.resume_task(task_id)
+        assert done is not None and done.state == "COMPLETED"
+        whole = recording_of(rt, task_id)
+    finally:
+        await rt.close()
+        await close_pending_browsers()
+    assert halfway["status"] == "paused"
+    assert actions_of(halfway) == STEPS_1_AND_2
+    assert whole["status"] == "completed"
+    assert actions_of(whole) == [*STEPS_1_AND_2, (3, "click", "Atlantis")]
+
+
 def test_a_resumed_browse_records_the_steps_from_before_the_crash(
     site: TestSite, tmp_path: Path
 ) -> None:
