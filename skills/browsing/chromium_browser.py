@@ -182,6 +182,7 @@ class ChromiumBrowser:
         self._seen = SeenElements()
         self._last_field: int | None = None
         self._title = ""
+        self._navigations = 0  # main-frame navigation requests the route has seen
 
     # --- life cycle -----------------------------------------------------------------------
 
@@ -238,6 +239,7 @@ class ChromiumBrowser:
         url = request.url
         navigation = request.is_navigation_request()
         main_frame = navigation and request.frame.parent_frame is None
+        self._navigations += main_frame
         deadline = time.monotonic() + self.timeout_s
         try:
             for _ in range(MAX_REDIRECTS + 1):
@@ -252,7 +254,7 @@ class ChromiumBrowser:
                 try:  # Playwright reads the whole body within the timeout (0 would mean none)
                     response = await route.fetch(url=url, max_redirects=0, timeout=max(left_ms, 1))
                 except Exception:
-                    await route.abort("timedout" if left_ms <= 1 else "failed")
+                    await route.abort("timedout" if time.monotonic() >= deadline else "failed")
                     return
                 location = response.headers.get("location")
                 if not (300 <= response.status < 400 and location):
@@ -501,8 +503,14 @@ class ChromiumBrowser:
     async def _click(self, page: Page, locator: Any, element: Element) -> ActionResult:
         before = len(self._history), page.url
         self._refused.clear()
-        await locator.click(timeout=self.act_timeout_ms)
-        async with self._deadline(page, f"what [{element.index}] opened"):
+        navigations = self._navigations
+        async with self._deadline(page, f"the page [{element.index}] opened"):
+            try:  # Playwright also waits here for a navigation the click started
+                await locator.click(timeout=self.act_timeout_ms)
+            except Exception:
+                if self._navigations == navigations:
+                    raise  # the click itself failed
+                # else only the page it opened is slow: the deadline bounds the wait for it
             await asyncio.sleep(0.05)  # let a navigation the click started begin
             await self._settle(page)
         if (len(self._history), page.url) != before:
