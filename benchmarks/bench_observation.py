@@ -97,10 +97,10 @@ def _markdown(html: str) -> str | None:
 async def _measure(urls: list[str], budget: int) -> list[dict[str, Any]]:
     from skillrt import load_config
     from skillrt.llm.base import estimate_tokens
-    from skillrt.skills.browsing import HttpBrowser, ScrollAction, URLFirewall
+    from skillrt.skills.browsing import HttpBrowser, ScrollAction, URLFirewall, browser_config
     from skillrt.skills.browsing.observation import compose_observation
 
-    config = load_config(browser={"observation_tokens": budget}).browser
+    config = browser_config(load_config(browser={"observation_tokens": budget}))
     browser = HttpBrowser(config, URLFirewall(allow_private=["127.0.0.1"]))
     out = []
     try:

@@ -7,15 +7,25 @@ Lowest to highest: ``config/default.toml`` shipped in the package, then
 
 A malformed file fails at start-up with ``ConfigError`` naming the file, the key and what
 was expected.
+
+A section a skill package owns (``[browser]``, with ``[browser.search]``, belongs to the
+browsing skills) is kept here as written, merged key by key across the layers like the others;
+the package validates it into its own model with ``validate_section``, and errors name their
+source the same way. Values under secret-named keys (``api_key``, ``token``, ``password``,
+``secret``) are held as ``SecretStr`` and redacted from logs. Packages list their sections
+under the ``skillrt.settings`` entry point group (name -> model), so ``skillrt doctor`` can
+check them without the runtime importing any skill.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from importlib import resources
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -39,19 +49,22 @@ from skillrt.storage.layout import BlogLayout, configured_layout, detect_layout
 
 __all__ = [
     "AnswerConfig",
-    "BrowserConfig",
     "BudgetConfig",
     "ConversationConfig",
     "LLMConfig",
     "RuntimeConfig",
-    "SearchConfig",
     "ServeConfig",
     "config_files",
     "load_config",
     "make_state_dir",
+    "section_models",
+    "validate_section",
 ]
 
 ENV_PREFIX = "SKILLRT_"
+SECTIONS_GROUP = "skillrt.settings"
+_SECRET_KEY = re.compile(r"(api[_-]?key|password|secret|token)$", re.IGNORECASE)
+M = TypeVar("M", bound=BaseModel)
 
 
 class _Section(BaseModel):
@@ -101,31 +114,6 @@ class LLMConfig(_Section):
     router_trust: Literal["high", "low"] | None = None
     # scripted (a ScriptedModel script in JSON, for end-to-end tests of the CLI)
     script_path: Path | None = None
-
-
-class SearchConfig(_Section):
-    provider: Literal["searxng", "duckduckgo", "brave"] = "duckduckgo"
-    url: str | None = None
-    api_key: SecretStr | None = None
-    max_results: int = Field(default=5, ge=1, le=20)
-
-
-class BrowserConfig(_Section):
-    backend: Literal["http", "chromium"] = "http"
-    chromium_path: Path | None = None
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-    allow_private: list[str] = Field(default_factory=list)
-    timeout_s: float = Field(default=20.0, gt=0)
-    max_steps: int = Field(default=15, ge=1)
-    max_failures: int = Field(default=3, ge=1)
-    max_actions_per_step: int = Field(default=3, ge=1)
-    planning_interval: int = Field(default=3, ge=1)
-    observation_tokens: int = Field(default=2000, ge=100)
-    max_page_bytes: int = Field(default=5_000_000, ge=1000)
-    read_concurrency: int = Field(default=4, ge=1)
-    follow_up_s: float = Field(default=600.0, ge=0)  # a session's next Browse starts there
-    search: SearchConfig = Field(default_factory=SearchConfig)
 
 
 class ServeConfig(_Section):
@@ -183,10 +171,17 @@ class RuntimeConfig(BaseSettings):
     conversation: ConversationConfig = Field(default_factory=ConversationConfig)
     answer: AnswerConfig = Field(default_factory=AnswerConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
-    browser: BrowserConfig = Field(default_factory=BrowserConfig)
+    # [browser] and [browser.search], as written: the browsing skills validate them
+    # (skillrt.skills.browsing.config.browser_config).
+    browser: dict[str, Any] = Field(default_factory=dict)
     serve: ServeConfig = Field(default_factory=ServeConfig)
 
     _layout: BlogLayout | None = PrivateAttr(default=None)
+    _keywords: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**values)
+        self._keywords = values  # so an error found later in a section can name its source
 
     @model_validator(mode="after")
     def _find_posts(self) -> Self:
@@ -209,6 +204,12 @@ class RuntimeConfig(BaseSettings):
         """The content root, absolute."""
         return self.content_root.expanduser().resolve()
 
+    @field_validator("browser")
+    @classmethod
+    def _hide_secrets(cls, value: dict[str, Any]) -> dict[str, Any]:
+        hidden: dict[str, Any] = _hidden(value)
+        return hidden
+
     @field_validator("state_url")
     @classmethod
     def _check_state_url(cls, value: str | None) -> str | None:
@@ -228,7 +229,7 @@ class RuntimeConfig(BaseSettings):
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor."""
         values = [s.get_secret_value() for s in self.secrets]
-        for key in (self.llm.api_key, self.browser.search.api_key, self.serve.token):
+        for key in (self.llm.api_key, self.serve.token, *_secrets_in(self.browser)):
             if key is not None:
                 values.append(key.get_secret_value())
         return [v for v in values if v]
@@ -244,6 +245,40 @@ class RuntimeConfig(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         files = [_TomlSource(settings_cls, path) for path in reversed(config_files())]
         return (init_settings, env_settings, *files)
+
+
+def _hidden(value: Any, key: str = "") -> Any:
+    """A raw section with the strings under secret-named keys wrapped in ``SecretStr``."""
+    if isinstance(value, dict):
+        return {k: _hidden(v, str(k)) for k, v in value.items()}
+    if isinstance(value, str) and _SECRET_KEY.search(key):
+        return SecretStr(value)
+    return value
+
+
+def _secrets_in(value: Any) -> list[SecretStr]:
+    if isinstance(value, SecretStr):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _secrets_in(v)]
+    return []
+
+
+def validate_section(config: RuntimeConfig, name: str, model: type[M]) -> M:
+    """The raw section ``name`` of ``config`` validated into ``model`` (the package that owns
+    the section calls this). Raises ``ConfigError`` naming the variable or file that set the
+    bad value, its key (``browser.timeout_s``) and what was expected."""
+    raw = getattr(config, name)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise _config_error(exc, (name,), config._keywords) from exc
+
+
+def section_models() -> dict[str, type[BaseModel]]:
+    """The sections installed packages validate (entry point group ``skillrt.settings``):
+    section name -> model. Loading one imports its package."""
+    return {ep.name: ep.load() for ep in entry_points(group=SECTIONS_GROUP)}
 
 
 STATE_GITIGNORE = (
@@ -319,19 +354,26 @@ def load_config(**overrides: Any) -> RuntimeConfig:
     try:
         return RuntimeConfig(**overrides)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = tuple(error["loc"])
-        key = ".".join(str(p) for p in loc)
-        expected = error["msg"]
-        got = error.get("input")
-        if loc and _has_key(overrides, loc):
-            source = "keyword arguments"
-        elif loc and (_env_name(loc) in os.environ or _env_name(loc[:1]) in os.environ):
-            source = f"${_env_name(loc)}"
-        else:
-            source = "config"
-            for path in reversed(config_files()):
-                if _has_key(_read_toml(path), loc):
-                    source = str(path)
-                    break
-        raise ConfigError(source, key, expected, None if isinstance(got, dict) else got) from exc
+        raise _config_error(exc, (), overrides) from exc
+
+
+def _config_error(
+    exc: ValidationError, prefix: tuple[str, ...], overrides: dict[str, Any]
+) -> ConfigError:
+    """The first error of ``exc`` as a ``ConfigError``: where the value came from (keyword
+    arguments, an environment variable, a config file), its dotted key, what was expected.
+    ``prefix`` is the section a model validated on its own (``("browser",)``)."""
+    error = exc.errors()[0]
+    loc = (*prefix, *error["loc"])
+    key = ".".join(str(p) for p in loc)
+    got = error.get("input")
+    got = None if isinstance(got, dict) else got
+    if loc and _has_key(overrides, loc):
+        return ConfigError("keyword arguments", key, error["msg"], got)
+    for end in range(len(loc), 0, -1):  # SKILLRT_BROWSER__TIMEOUT_S, then SKILLRT_BROWSER
+        if _env_name(loc[:end]) in os.environ:
+            return ConfigError(f"${_env_name(loc[:end])}", key, error["msg"], got)
+    for path in reversed(config_files()):
+        if _has_key(_read_toml(path), loc):
+            return ConfigError(str(path), key, error["msg"], got)
+    return ConfigError("config", key, error["msg"], got)

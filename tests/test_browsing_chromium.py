@@ -25,6 +25,7 @@ from skillrt.skills.browsing import (
     run_action,
 )
 from skillrt.skills.browsing.chromium_browser import CHROMIUM_ARGS
+from skillrt.skills.browsing.config import browser_config
 from tests.browsing_support import require_chromium
 from tests.site import SECRET_NUMBER, TARGET_CODE, TestSite
 
@@ -44,7 +45,7 @@ def firewall() -> URLFirewall:
 @pytest.fixture
 async def chromium() -> AsyncIterator[ChromiumBrowser]:
     require_chromium()
-    browser = ChromiumBrowser(load_config().browser, firewall())
+    browser = ChromiumBrowser(browser_config(load_config()), firewall())
     yield browser
     await browser.close()
 
@@ -57,7 +58,7 @@ def elements_of(observation: Observation) -> list[str]:
 async def test_observations_match_the_http_backend(
     site: TestSite, chromium: ChromiumBrowser, path: str
 ) -> None:
-    http = HttpBrowser(load_config().browser, firewall())
+    http = HttpBrowser(browser_config(load_config()), firewall())
     try:
         await http.goto(site.url(path))
         await chromium.goto(site.url(path))
@@ -150,6 +151,6 @@ async def test_without_playwright_the_backend_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "playwright.async_api", None)
-    browser = ChromiumBrowser(load_config().browser, firewall())
+    browser = ChromiumBrowser(browser_config(load_config()), firewall())
     with pytest.raises(MissingDependency, match=r"pip install 'skillrt\[browser\]'"):
         await browser.goto("http://127.0.0.1:9/")

@@ -24,6 +24,7 @@ from skillrt.skills.browsing import (
     run_action,
 )
 from skillrt.skills.browsing.actions import BrowserAction
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.observation import Element
 from tests.site import SECRET_NUMBER, TARGET_CODE, TestSite
 
@@ -35,7 +36,7 @@ def site() -> Iterator[TestSite]:
 
 
 def make_browser(**browser: object) -> HttpBrowser:
-    config = load_config(browser=browser).browser
+    config = browser_config(load_config(browser=browser))
     return HttpBrowser(config, URLFirewall(allow_private=["127.0.0.1"], deny=["evil.example"]))
 
 

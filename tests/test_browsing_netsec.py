@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
 from skillrt.exceptions import BrowserError, HostUnresolved, URLNotAllowed
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.firewall import Approval, URLFirewall
 from skillrt.skills.browsing.http_browser import HttpBrowser
@@ -310,10 +311,12 @@ async def test_a_connection_nobody_approved_is_refused() -> None:
 # --- 3. a total deadline per fetch ---------------------------------------------------------------
 
 
+TRICKLE = Trickle(b"<html><body>" + b"x" * 188, every_s=0.2)
+
+
 def trickling_server() -> Server:
     """A page whose 200-byte body arrives one byte every 0.2 s (40 s in all)."""
-    body = b"<html><body>" + b"x" * 188
-    return Server({"/slow": (200, {}, Trickle(body, every_s=0.2))})
+    return Server({"/slow": (200, {}, TRICKLE)})
 
 
 async def test_a_trickling_body_is_cut_at_the_fetch_deadline() -> None:
@@ -332,7 +335,7 @@ async def test_a_trickling_body_is_cut_at_the_fetch_deadline() -> None:
 
 async def test_the_http_browser_s_timeout_covers_the_whole_body(tmp_path: Path) -> None:
     with trickling_server() as server:
-        config = load_config(content_root=tmp_path, browser={"timeout_s": 1}).browser
+        config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 1}))
         browser = HttpBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
         started = time.monotonic()
         try:
@@ -342,6 +345,79 @@ async def test_the_http_browser_s_timeout_covers_the_whole_body(tmp_path: Path) 
             await browser.close()
         assert time.monotonic() - started < 10
         assert browser.url == ""  # nothing half-loaded became the page
+
+
+def slow_hops_server() -> Server:
+    """The trickle, behind a redirect; and three redirects whose bodies take 0.6 s each."""
+    hop = Trickle(b"moving", every_s=0.1)
+    return Server(
+        {
+            "/slow": (200, {}, TRICKLE),
+            "/via": (302, {"Location": "/slow"}, b""),
+            "/h1": (302, {"Location": "/h2"}, hop),
+            "/h2": (302, {"Location": "/h3"}, hop),
+            "/h3": (302, {"Location": "/end"}, hop),
+            "/end": (200, {}, b"<title>End</title><p>the end</p>"),
+            "/ok": (
+                200,
+                {},
+                b"<title>Fine</title><a href='/via'>Onward</a> <a href='/slow'>Slowly</a>",
+            ),
+        }
+    )
+
+
+@pytest.mark.chromium
+@pytest.mark.parametrize("path", ["/slow", "/via", "/h1"])
+async def test_the_chromium_browser_s_timeout_covers_every_hop_and_the_whole_body(
+    tmp_path: Path, path: str
+) -> None:
+    """A trickling body, the same behind a redirect, and hops each quick but slow together."""
+    require_chromium()
+    from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
+
+    with slow_hops_server() as server:
+        config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 1.5}))
+        fw = URLFirewall(allow_private=[f"127.0.0.1:{server.port}"])
+        browser = ChromiumBrowser(config, fw)
+        try:
+            await browser.goto(server.url("/ok"))  # Chromium started: time the fetch alone
+            started = time.monotonic()
+            with pytest.raises(BrowserError, match=r"timed out fetching .*within 1.5 s") as info:
+                await browser.goto(server.url(path))
+            took = time.monotonic() - started
+            assert info.value.recoverable
+            assert took < 6, took  # the trickle alone would take 40 s, the hops 1.8 s
+            assert browser.url == server.url("/ok")  # nothing half-loaded became the page
+            observed = await browser.observe()
+            assert observed.url == server.url("/ok") and "Onward" in observed.render()
+        finally:
+            await browser.close()
+
+
+@pytest.mark.chromium
+@pytest.mark.parametrize("link", ["Onward", "Slowly"])  # through a redirect, or straight
+async def test_a_click_into_a_slow_page_in_chromium_is_cut_at_the_deadline(
+    tmp_path: Path, link: str
+) -> None:
+    require_chromium()
+    from skillrt.skills.browsing.actions import ClickAction
+    from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
+
+    with slow_hops_server() as server:
+        config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 1.5}))
+        browser = ChromiumBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
+        try:
+            await browser.goto(server.url("/ok"))
+            observed = await browser.observe()
+            [element] = [e for e in observed.elements if e.text == link]
+            started = time.monotonic()
+            with pytest.raises(BrowserError, match="timed out fetching the page"):
+                await browser.act(ClickAction(action="click", index=element.index))
+            assert time.monotonic() - started < 6
+            assert browser.url == server.url("/ok")
+        finally:
+            await browser.close()
 
 
 # --- 4. what the page chose reaches the model only inside the fence ----------------------------
@@ -424,7 +500,7 @@ async def test_chromium_itself_resolves_nothing_so_only_the_route_can_fetch() ->
 
     with secret_server() as secret:
         fw = URLFirewall(allow_private=[f"127.0.0.1:{secret.port}"])
-        browser = ChromiumBrowser(load_config().browser, fw)
+        browser = ChromiumBrowser(browser_config(load_config()), fw)
         try:
             await browser.goto(secret.url("/"))  # through the route: allowed, fetched
             assert len(secret.requests) == 1

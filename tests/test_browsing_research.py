@@ -14,8 +14,8 @@ from skillrt import load_config
 from skillrt.abort import AbortController
 from skillrt.context import SkillContext, TaskInput
 from skillrt.exceptions import BrowserError, ConfigError
-from skillrt.settings import SearchConfig
 from skillrt.skills.browsing import URLFirewall, check_citations, search_provider
+from skillrt.skills.browsing.config import SearchConfig
 from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.research import research
 from tests.browsing_support import make_runtime, research_model

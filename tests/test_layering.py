@@ -132,3 +132,34 @@ def test_no_module_logs_through_a_global_structlog_logger() -> None:
         if "structlog.get_logger(" in p.read_text(encoding="utf-8")
     ]
     assert found == []
+
+
+def _imports_of(path: Path) -> list[str]:
+    """Every module ``path`` imports, wherever the import statement is."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append(node.module)
+            found.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_runtime_never_imports_a_skill() -> None:
+    """Arrows point one way (skills -> runtime -> storage): the runtime reaches the builtin
+    skills and the sections they own only through entry points."""
+    crossing = [
+        f"{path.relative_to(ROOT)}: {module}"
+        for path in sorted((ROOT / "runtime").rglob("*.py"))
+        for module in _imports_of(path)
+        if module == "skillrt.skills" or module.startswith("skillrt.skills.")
+    ]
+    assert crossing == []
+
+
+def test_loading_the_config_loads_no_skill() -> None:
+    """The browser settings are read as written; the browsing skills validate them."""
+    loaded = loaded_after("from skillrt import load_config\nload_config()")
+    assert "skillrt.settings" in loaded
+    assert [m for m in loaded if m.startswith("skillrt.skills")] == []

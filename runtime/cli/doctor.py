@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillrt import __version__
-from skillrt.settings import RuntimeConfig, config_files
+from skillrt.exceptions import ConfigError
+from skillrt.settings import RuntimeConfig, config_files, section_models, validate_section
 
 __all__ = ["Check", "run_checks"]
 
@@ -232,11 +233,13 @@ def _store(config: RuntimeConfig) -> list[Check]:
 
 
 def _browser(config: RuntimeConfig) -> list[Check]:
-    checks = [Check("browser backend", config.browser.backend, "info")]
-    configured = config.browser.chromium_path
+    """The browser the settings ask for (read as written: ``_sections`` validates them)."""
+    backend = str(config.browser.get("backend", "http"))
+    checks = [Check("browser backend", backend, "info")]
+    configured = config.browser.get("chromium_path")
     found = (
         str(configured)
-        if configured is not None and Path(configured).exists()
+        if configured and Path(str(configured)).expanduser().exists()
         else next(
             (
                 p
@@ -246,7 +249,7 @@ def _browser(config: RuntimeConfig) -> list[Check]:
             None,
         )
     )
-    wanted = config.browser.backend == "chromium"
+    wanted = backend == "chromium"
     bad: Status = "fail" if wanted else "warn"
     checks.append(Check("chromium", found or "not found", "ok" if found else bad))
     playwright = _version("playwright")
@@ -260,6 +263,23 @@ def _browser(config: RuntimeConfig) -> list[Check]:
     return checks
 
 
+def _sections(config: RuntimeConfig) -> list[Check]:
+    """The sections skill packages own (``[browser]``), validated by their models."""
+    try:
+        models = section_models()
+    except Exception as exc:  # a broken plug-in is a finding, not a crash
+        return [Check("settings", f"cannot load a section's model: {exc}", "fail")]
+    checks = []
+    for name, model in sorted(models.items()):
+        try:
+            validate_section(config, name, model)
+        except ConfigError as exc:
+            checks.append(Check(f"[{name}] settings", str(exc), "fail"))
+        else:
+            checks.append(Check(f"[{name}] settings", "valid", "ok"))
+    return checks
+
+
 def run_checks(config: RuntimeConfig) -> list[Check]:
     """Every finding, in display order. Reads files only; loads no model, starts no browser."""
     files = [str(p) for p in config_files()]
@@ -267,6 +287,6 @@ def run_checks(config: RuntimeConfig) -> list[Check]:
         Check("skillrt", f"{__version__} (Python {platform.python_version()})", "info"),
         Check("config files", ", ".join(files), "info", {"files": files}),
     ]
-    for group in (_model, _content, _state, _store, _browser):
+    for group in (_model, _content, _state, _store, _browser, _sections):
         checks.extend(group(config))
     return checks

@@ -4,8 +4,9 @@ The pieces, each usable on its own: ``URLFirewall`` (checked at every request an
 hop), the ``Browser`` protocol with ``HttpBrowser`` (httpx, no JavaScript) and
 ``ChromiumBrowser`` (Playwright driving an installed Chromium, ``skillrt[browser]``),
 ``Observation`` (indexed elements with signatures plus readable text, within a token budget),
-the ``Action`` union, ``BrowserAgent`` (the planner/navigator loop), search providers and
-predefined plans (``config/plans/*.toml``).
+the ``Action`` union, ``BrowserAgent`` (the planner/navigator loop), search providers,
+predefined plans (``config/plans/*.toml``) and the settings (``browser_config``: the
+``[browser]`` section as ``BrowserConfig``).
 """
 
 from skillrt.skills.browsing.actions import (
@@ -26,6 +27,7 @@ from skillrt.skills.browsing.actions import (
 from skillrt.skills.browsing.agent import AgentResult, AgentStep, BrowserAgent
 from skillrt.skills.browsing.browser import Browser, firewall_from_config, open_browser
 from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
+from skillrt.skills.browsing.config import BrowserConfig, SearchConfig, browser_config
 from skillrt.skills.browsing.firewall import URLFirewall, normalize_host
 from skillrt.skills.browsing.http_browser import HttpBrowser
 from skillrt.skills.browsing.observation import (
@@ -55,6 +57,7 @@ __all__ = [
     "Browser",
     "BrowserAction",
     "BrowserAgent",
+    "BrowserConfig",
     "ChromiumBrowser",
     "ClickAction",
     "DoneAction",
@@ -70,6 +73,7 @@ __all__ = [
     "PredefinedPlan",
     "PredefinedPlannerOutput",
     "ScrollAction",
+    "SearchConfig",
     "SearchResult",
     "SelectAction",
     "SubmitAction",
@@ -77,6 +81,7 @@ __all__ = [
     "URLFirewall",
     "available_plans",
     "browse",
+    "browser_config",
     "browsing_skills",
     "check_citations",
     "fence_untrusted",

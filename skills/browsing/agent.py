@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from skillrt.exceptions import BrowserError, ProviderError, URLNotAllowed
+from skillrt.logs import Redactor
 from skillrt.skills.browsing.actions import (
     BROWSER_ACTIONS,
     ActionResult,
@@ -36,6 +37,7 @@ from skillrt.skills.browsing.actions import (
     describe_action,
     run_action,
 )
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.prompts import (
     fence_untrusted,
     new_nonce,
@@ -49,6 +51,7 @@ from skillrt.skills.browsing.schemas import (
     PlannerOutput,
     PredefinedPlannerOutput,
 )
+from skillrt.skills.browsing.typed_secrets import TypedSecrets
 
 if TYPE_CHECKING:
     from skillrt.context import SkillContext
@@ -151,7 +154,7 @@ class BrowserAgent:
         plan: PredefinedPlan | None = None,
         start_from_page: bool = False,
     ) -> None:
-        cfg = ctx.config.browser
+        cfg = browser_config(ctx.config)
         self.ctx = ctx
         self.browser = browser
         self.task = task
@@ -177,14 +180,16 @@ class BrowserAgent:
         self._rejected = False
         self.url = ""  # where the browser is (kept in the journal: a resume reopens it)
         self._opened = False
+        self.secrets = TypedSecrets(Redactor(ctx.config.secret_values()))
 
     # --- the loop -------------------------------------------------------------------------
 
     async def run(self) -> AgentResult:
         """The loop. Each turn is a durable step of the task (``browser-step-N``): its record
-        (the step, the agent's memory and plan, the URL reached, an outcome) is journalled, so
-        a resumed task replays the turns it had finished without a model call, reopens the last
-        URL and goes on from there; a pause takes effect between turns."""
+        (the URL reached, the step's summary, actions and results, the agent's memory and plan,
+        an outcome) is journalled, so a resumed task replays the turns it had finished without
+        a model call, reopens the last URL and goes on from there; a pause takes effect between
+        turns. Secret typed text is not in the record (``typed_secrets``)."""
         self._status(f"Starting: {self.task}")
         while len(self.history) < self.max_steps:
             self.ctx.signal.raise_if_aborted()
@@ -219,8 +224,9 @@ class BrowserAgent:
         failures = self.failures + 1 if step.error else 0
         if not step.error and step.nudge is not None:  # a skipped (repeated) step is neither
             failures = self.failures
-        return {
+        record = {
             "step": step.to_json(),
+            "summary": step.summary(),
             "url": self.browser.url,
             "failures": failures,
             "memory": self.memory,
@@ -240,6 +246,7 @@ class BrowserAgent:
                 "detail": outcome.detail,
             },
         }
+        return dict(self.secrets.scrub(record))
 
     def _apply(self, record: dict[str, Any]) -> AgentResult | None:
         """Take on the state a turn's record holds (after running it, or from the journal)."""
@@ -361,11 +368,12 @@ class BrowserAgent:
 
     async def _execute(self, step: AgentStep, action: Action, seen: Observation) -> bool:
         """Run one action; False stops the rest of the step's actions."""
-        described = describe_action(action)
+        shown = self.secrets.shown(action, seen)  # secret typed text stays out of the record
+        described = describe_action(shown)
         step.actions.append(described)
         index = getattr(action, "index", None)
         value = next(
-            (getattr(action, k) for k in ("url", "text", "option") if hasattr(action, k)), None
+            (getattr(shown, k) for k in ("url", "text", "option") if hasattr(shown, k)), None
         )
         self.ctx.events.emit("agent:action", action=action.action, ref=index, value=value)
         if isinstance(action, DoneAction):
@@ -384,10 +392,11 @@ class BrowserAgent:
         target = seen.element(index) if index is not None else None
         step.recorded.append(
             {
-                "action": action.model_dump(mode="json"),
+                "action": shown.model_dump(mode="json"),
                 "signature": None if target is None else dataclasses.asdict(target.signature),
                 "url": seen.url,
                 "success": result.success,
+                "secret": shown is not action,
             }
         )
         self.ctx.events.emit(
@@ -426,7 +435,7 @@ class BrowserAgent:
 
     def _repeated(self, step: AgentStep, observation: Observation, actions: list[Action]) -> bool:
         """Whether these actions were already proposed on this very page (then nudge or stop)."""
-        described = [describe_action(a) for a in actions]
+        described = [describe_action(self.secrets.shown(a, observation)) for a in actions]
         key = hashlib.sha256(
             "\n".join([observation.fingerprint(), *described]).encode()
         ).hexdigest()

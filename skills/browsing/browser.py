@@ -2,7 +2,7 @@
 
 ::
 
-    browser = open_browser(config.browser, firewall)          # "http" unless configured
+    browser = open_browser(browser_config(config), firewall)  # "http" unless configured
     await browser.goto("https://example.com")
     observation = await browser.observe()
     result = await browser.act(ClickAction(index=3))
@@ -20,8 +20,8 @@ from typing import Literal, Protocol, runtime_checkable
 from urllib.parse import urljoin
 
 from skillrt.exceptions import UserError
-from skillrt.settings import BrowserConfig
 from skillrt.skills.browsing.actions import ActionResult, BrowserAction
+from skillrt.skills.browsing.config import BrowserConfig
 from skillrt.skills.browsing.firewall import URLFirewall
 from skillrt.skills.browsing.observation import (
     Element,

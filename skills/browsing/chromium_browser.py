@@ -15,7 +15,9 @@ network stack resolves nothing (``--host-resolver-rules="MAP * ~NOTFOUND"``), so
 escaped the route reaches no host; the route's fetch is Playwright's and resolves the name
 again after the check, so DNS rebinding is closed only in the HTTP backend (see docs/security.md).
 A navigation the firewall refused raises ``URLNotAllowed`` after the page is put back where
-it was.
+it was. ``browser.timeout_s`` is a total deadline per navigation (a ``goto``, or what a click or
+a submit opened): every hop, each body to its last byte and the page's load; past it the page
+is put back too and a recoverable ``BrowserError`` says it timed out.
 
 Observations use the same rules as the HTTP backend: a JavaScript snippet lists the elements
 (and tags each with ``data-skillrt-idx``), the readable text comes from the rendered DOM.
@@ -27,6 +29,8 @@ import asyncio
 import html
 import shutil
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -63,10 +67,17 @@ from skillrt.skills.browsing.observation import (
 )
 
 if TYPE_CHECKING:
+    from playwright.async_api import (
+        APIResponse,
+        BrowserContext,
+        Page,
+        Playwright,
+        Route,
+        WebSocketRoute,
+    )
     from playwright.async_api import Browser as PWBrowser
-    from playwright.async_api import BrowserContext, Page, Playwright, Route, WebSocketRoute
 
-    from skillrt.settings import BrowserConfig
+    from skillrt.skills.browsing.config import BrowserConfig
     from skillrt.skills.browsing.firewall import URLFirewall
 
 __all__ = ["CHROMIUM_ARGS", "ChromiumBrowser", "find_chromium"]
@@ -154,6 +165,7 @@ class ChromiumBrowser:
     ) -> None:
         self.firewall = firewall
         self.executable_path = executable_path or find_chromium(config.chromium_path)
+        self.timeout_s = config.timeout_s
         self.timeout_ms = config.timeout_s * 1000
         self.act_timeout_ms = min(self.timeout_ms, ACT_TIMEOUT_MS)
         self.max_bytes = config.max_page_bytes
@@ -170,6 +182,7 @@ class ChromiumBrowser:
         self._seen = SeenElements()
         self._last_field: int | None = None
         self._title = ""
+        self._navigations = 0  # main-frame navigation requests the route has seen
 
     # --- life cycle -----------------------------------------------------------------------
 
@@ -221,33 +234,45 @@ class ChromiumBrowser:
     # --- the firewall in the route --------------------------------------------------------
 
     async def _route(self, route: Route) -> None:
+        """Check and fetch one request; ``browser.timeout_s`` bounds all the hops it follows."""
         request = route.request
         url = request.url
         navigation = request.is_navigation_request()
         main_frame = navigation and request.frame.parent_frame is None
-        for _ in range(MAX_REDIRECTS + 1):
-            try:
-                await self.firewall.check(url)
-            except URLNotAllowed as exc:
-                if main_frame:
-                    self._refused.append((url, exc.reason))
-                await route.abort("blockedbyclient")
-                return
-            try:
-                response = await route.fetch(url=url, max_redirects=0, timeout=self.timeout_ms)
-            except Exception:
+        self._navigations += main_frame
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            for _ in range(MAX_REDIRECTS + 1):
+                try:
+                    await self.firewall.check(url)
+                except URLNotAllowed as exc:
+                    if main_frame:
+                        self._refused.append((url, exc.reason))
+                    await route.abort("blockedbyclient")
+                    return
+                left_ms = (deadline - time.monotonic()) * 1000
+                try:  # Playwright reads the whole body within the timeout (0 would mean none)
+                    response = await route.fetch(url=url, max_redirects=0, timeout=max(left_ms, 1))
+                except Exception:
+                    await route.abort("timedout" if time.monotonic() >= deadline else "failed")
+                    return
+                location = response.headers.get("location")
+                if not (300 <= response.status < 400 and location):
+                    break
+                url = urljoin(url, location)
+                if navigation:
+                    await route.fulfill(status=200, content_type="text/html", body=_stub(url))
+                    return
+            else:
                 await route.abort("failed")
                 return
-            location = response.headers.get("location")
-            if not (300 <= response.status < 400 and location):
-                break
-            url = urljoin(url, location)
-            if navigation:
-                await route.fulfill(status=200, content_type="text/html", body=_stub(url))
-                return
-        else:
-            await route.abort("failed")
-            return
+            await self._deliver(route, response, navigation)
+        except Exception as exc:  # the page went away (or was stopped) while this was fetched
+            if "closed" not in str(exc).lower() and "handled" not in str(exc).lower():
+                raise
+
+    async def _deliver(self, route: Route, response: APIResponse, navigation: bool) -> None:
+        """Hand a fetched answer to the page, cut at ``max_page_bytes``."""
         body = await response.body()
         if len(body) <= self.max_bytes:
             await route.fulfill(response=response)
@@ -263,12 +288,36 @@ class ChromiumBrowser:
     async def _refuse_socket(self, ws: WebSocketRoute) -> None:
         await ws.close(code=1008, reason="WebSockets are not allowed")
 
+    @asynccontextmanager
+    async def _deadline(self, page: Page, url: str) -> AsyncIterator[None]:
+        """``browser.timeout_s`` for a navigation as a whole: every hop (each redirect stub the
+        page follows), each body to its last byte and the page's load. When it passes, the
+        page stops loading and is put back where it was, so nothing half-loaded becomes the
+        page, and a recoverable ``BrowserError`` says so."""
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                yield
+        except TimeoutError:
+            await self._put_back(page)
+            raise BrowserError(
+                f"timed out fetching {url}: no complete answer within "
+                f"{self.timeout_s:g} s (browser.timeout_s)"
+            ) from None
+
+    async def _put_back(self, page: Page) -> None:
+        """Replace a navigation cut at its deadline with the last page (or a blank one): a new
+        navigation cancels the pending one, whose late answer or error page then lands nowhere."""
+        back = self._history[-1] if self._history else "about:blank"
+        with suppress(Exception):
+            async with asyncio.timeout(self.timeout_s):
+                await page.goto(back, wait_until="load")
+
     async def _settle(self, page: Page) -> None:
-        """Wait until the page loaded and any redirect stub has been followed."""
-        deadline = time.monotonic() + self.timeout_ms / 1000
-        while time.monotonic() < deadline:
+        """Wait until the page loaded and any redirect stub has been followed (callers bound
+        this with ``_deadline``)."""
+        while True:
             try:
-                await page.wait_for_load_state("load", timeout=self.timeout_ms)
+                await page.wait_for_load_state("load")
                 if not await page.evaluate(IS_REDIRECT_STUB):
                     break
             except Exception as exc:
@@ -311,12 +360,13 @@ class ChromiumBrowser:
         await self.firewall.check(target)  # refuses what the route never sees (file:, chrome:)
         page = await self._ensure()
         self._refused.clear()
-        try:
-            await page.goto(target, wait_until="load", timeout=self.timeout_ms)
-        except Exception as exc:
-            if not self._refused:
-                raise _browser_error(exc) from exc
-        await self._settle(page)
+        async with self._deadline(page, target):
+            try:
+                await page.goto(target, wait_until="load", timeout=0)  # the deadline bounds it
+            except Exception as exc:
+                if not self._refused:
+                    raise _browser_error(exc) from exc
+            await self._settle(page)
 
     async def observe(self) -> Observation:
         if self._page is None or not self._history:
@@ -453,9 +503,16 @@ class ChromiumBrowser:
     async def _click(self, page: Page, locator: Any, element: Element) -> ActionResult:
         before = len(self._history), page.url
         self._refused.clear()
-        await locator.click(timeout=self.act_timeout_ms)
-        await asyncio.sleep(0.05)  # let a navigation the click started begin
-        await self._settle(page)
+        navigations = self._navigations
+        async with self._deadline(page, f"the page [{element.index}] opened"):
+            try:  # Playwright also waits here for a navigation the click started
+                await locator.click(timeout=self.act_timeout_ms)
+            except Exception:
+                if self._navigations == navigations:
+                    raise  # the click itself failed
+                # else only the page it opened is slow: the deadline bounds the wait for it
+            await asyncio.sleep(0.05)  # let a navigation the click started begin
+            await self._settle(page)
         if (len(self._history), page.url) != before:
             return self._navigated("click")
         if element.role in ("textbox", "searchbox", "combobox", "listbox"):
@@ -469,8 +526,9 @@ class ChromiumBrowser:
         self._refused.clear()
         if not await page.evaluate(SUBMIT_FORM, handle):
             return ActionResult.failed("submit", "which form? give the index of one of its fields")
-        await asyncio.sleep(0.05)
-        await self._settle(page)
+        async with self._deadline(page, "the form's answer"):
+            await asyncio.sleep(0.05)
+            await self._settle(page)
         return self._navigated("submit")
 
 

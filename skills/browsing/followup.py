@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillrt.skills.browsing.config import browser_config
+
 if TYPE_CHECKING:
     from skillrt.context import SkillContext
 
@@ -29,7 +31,7 @@ def _path(ctx: SkillContext) -> Path:
 
 def remember(ctx: SkillContext, *, url: str, task: str) -> None:
     """Keep where this session's Browse task ended (best effort: a failure loses nothing)."""
-    if not url or ctx.config.browser.follow_up_s <= 0:
+    if not url or browser_config(ctx.config).follow_up_s <= 0:
         return
     target = _path(ctx)
     data = {"task_id": ctx.task_id, "url": url, "task": task[:500], "at": time.time()}
@@ -45,7 +47,7 @@ def remember(ctx: SkillContext, *, url: str, task: str) -> None:
 
 def recall(ctx: SkillContext) -> dict[str, Any] | None:
     """Where this session's last Browse task ended, if that was within ``follow_up_s``."""
-    window = ctx.config.browser.follow_up_s
+    window = browser_config(ctx.config).follow_up_s
     if window <= 0:
         return None
     try:

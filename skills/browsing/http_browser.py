@@ -43,7 +43,7 @@ from skillrt.skills.browsing.observation import (
 if TYPE_CHECKING:
     import httpx
 
-    from skillrt.settings import BrowserConfig
+    from skillrt.skills.browsing.config import BrowserConfig
     from skillrt.skills.browsing.firewall import URLFirewall
 
 __all__ = ["HttpBrowser"]

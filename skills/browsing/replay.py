@@ -1,13 +1,19 @@
 """Record a Browse task's actions and run them again without a model (nanobrowser's
 ``replayHistory``).
 
-Every Browse task writes its recording to ``<state>/replays/<task id>.json``: the start URL
-and, for each action that succeeded, the action and the signature of the element it acted on
-(role, text, id, name, label, href, placeholder, type). ``replay`` opens the start URL and
-runs the actions in order. An action on an element finds it again *by its signature* on the
-page as it is now, so a reordered or re-rendered page still works; when no element matches
-well enough, replay stops there with an error naming the step, the element and the page.
-Typed text that looks like a secret is kept out of the recording (it must be typed again).
+Every Browse task writes its recording to ``<state>/replays/<task id>.json`` when it ends,
+however it ends: completed, unfinished (out of steps, too many failures), failed or cancelled,
+as its ``status`` says. A resumed task records the steps from before the interruption too (they
+come back from its journal). The recording holds the start URL and, for each action that
+succeeded, the action and the signature of the element it acted on (role, text, id, name,
+label, href, placeholder, type).
+
+``replay`` opens the start URL and runs the actions in order. An action on an element finds it
+again *by its signature* on the page as it is now, so a reordered or re-rendered page still
+works; when no element matches well enough, replay stops there with an error naming the step,
+the element and the page. Secret typed text (a password field's, a key-shaped string) is not
+in the recording (``typed_secrets``): such an entry is marked ``secret`` and replay refuses the
+recording before it starts, saying which step needs the secret.
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter, ValidationError
 
 from skillrt.exceptions import BrowserError, UserError
-from skillrt.logs import Redactor
 from skillrt.skills.browsing.actions import BROWSER_ACTIONS, Action
 from skillrt.skills.browsing.observation import ElementSignature, find_by_signature
 
@@ -31,11 +36,12 @@ if TYPE_CHECKING:
     from skillrt.skills.browsing.agent import AgentStep
     from skillrt.skills.browsing.browser import Browser
 
-__all__ = ["ReplayMismatch", "load_recording", "replay", "save_recording"]
+__all__ = ["ReplayMismatch", "SecretNotRecorded", "load_recording", "replay", "save_recording"]
 
 _ACTION = TypeAdapter(Action)
 _TASK_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)  # 1: without status and secret marks
 
 
 class ReplayMismatch(BrowserError):
@@ -50,6 +56,17 @@ class ReplayMismatch(BrowserError):
         )
 
 
+class SecretNotRecorded(UserError):
+    """A recording that typed a secret, which it does not hold, cannot be replayed."""
+
+    def __init__(self, task_id: str, step: int, what: str) -> None:
+        self.step = step
+        super().__init__(
+            f"task {task_id} cannot be replayed: its step {step} typed a secret into {what}, "
+            "and recordings keep no secrets. Run the task again with Browse instead."
+        )
+
+
 def _path(ctx: SkillContext, task_id: str) -> Path:
     if not _TASK_ID.match(task_id):
         raise UserError(f"not a task id: {task_id!r}")
@@ -57,27 +74,41 @@ def _path(ctx: SkillContext, task_id: str) -> Path:
 
 
 def save_recording(
-    ctx: SkillContext, task: str, start_url: str | None, steps: list[AgentStep]
+    ctx: SkillContext,
+    task: str,
+    start_url: str | None,
+    steps: list[AgentStep],
+    *,
+    status: str,
+    detail: str = "",
 ) -> Path:
-    """Write this task's recording (atomically); returns its path."""
-    redactor = Redactor(ctx.config.secret_values())
-    actions = []
-    for step in steps:
-        for entry in step.recorded:
-            if not entry.get("success"):
-                continue
-            action = dict(entry["action"])
-            typed = str(action.get("text", ""))
-            if action.get("action") == "type" and redactor.text(typed) != typed:
-                action["text"] = ""  # a secret is not kept; replay types nothing there
-            actions.append({**entry, "action": action})
-    data = {"version": VERSION, "task": task, "start_url": start_url, "actions": actions}
+    """Write this task's recording (atomically); returns its path. ``status`` is how the task
+    ended (completed, unfinished, failed, cancelled) and ``detail`` why; secret typed text is
+    already out of ``steps`` (``typed_secrets``)."""
+    actions = [
+        {**entry, "step": step.number}
+        for step in steps
+        for entry in step.recorded
+        if entry.get("success")
+    ]
+    data = {
+        "version": VERSION,
+        "task": task,
+        "start_url": start_url,
+        "status": status,
+        "detail": detail,
+        "actions": actions,
+    }
     target = _path(ctx, ctx.task_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".replay-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False)
-    os.replace(tmp, target)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return target
 
 
@@ -89,13 +120,26 @@ def load_recording(ctx: SkillContext, task_id: str) -> dict[str, Any]:
         raise UserError(f"no recorded browsing task {task_id!r} to replay") from None
     except (OSError, ValueError) as exc:
         raise UserError(f"the recording of task {task_id!r} cannot be read: {exc}") from None
-    if not isinstance(data, dict) or data.get("version") != VERSION:
+    if not isinstance(data, dict) or data.get("version") not in READABLE:
         raise UserError(f"the recording of task {task_id!r} is not one this skillrt can replay")
+    data["task_id"] = task_id
     return data
+
+
+def _needs_secret(recording: dict[str, Any]) -> None:
+    """Refuse a recording with a secret typed text in it, before anything is replayed."""
+    for number, entry in enumerate(recording.get("actions") or [], 1):
+        if isinstance(entry, dict) and entry.get("secret"):
+            signature = entry.get("signature") or {}
+            label = signature.get("aria_label") or signature.get("name") or signature.get("id")
+            kind = "a password field" if signature.get("type") == "password" else "a text field"
+            what = f'{kind} ("{label}")' if label else kind
+            raise SecretNotRecorded(str(recording.get("task_id", "?")), number, what)
 
 
 async def replay(ctx: SkillContext, browser: Browser, recording: dict[str, Any]) -> list[str]:
     """Run the recorded actions; returns what each did. Raises ``ReplayMismatch``."""
+    _needs_secret(recording)
     entries: list[dict[str, Any]] = list(recording.get("actions") or [])
     start = recording.get("start_url") or (entries[0]["url"] if entries else None)
     if start:

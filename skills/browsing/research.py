@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from skillrt.exceptions import BrowserError, URLNotAllowed
 from skillrt.skill import SkillResult
 from skillrt.skills.browsing.browser import firewall_from_config
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.html_extract import parse_page
 from skillrt.skills.browsing.prompts import fence_untrusted, new_nonce, truncate_tokens
@@ -153,7 +154,7 @@ async def _answer(
     ctx: SkillContext, question: str, pages: list[dict[str, Any]], note: bool
 ) -> dict[str, str]:
     nonce = new_nonce()
-    per_page = max(300, ctx.config.browser.observation_tokens * 4 // len(pages))
+    per_page = max(300, browser_config(ctx.config).observation_tokens * 4 // len(pages))
     blocks = [
         f"[{i}] {p['title']} ({p['url']})\n{truncate_tokens(p['text'], per_page)}"
         for i, p in enumerate(pages, 1)
@@ -178,7 +179,7 @@ async def _answer(
 
 
 async def research(ctx: SkillContext, question: str, max_pages: int, note: bool) -> SkillResult:
-    cfg = ctx.config.browser
+    cfg = browser_config(ctx.config)
     ctx.progress(0, 4, ctx.say("拆分检索词", "Planning searches"))
     queries: list[str] = await ctx.step("research:queries", lambda: _sub_queries(ctx, question))
     fetcher = SafeFetcher(

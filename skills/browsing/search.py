@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 from selectolax.lexbor import LexborHTMLParser
 
 from skillrt.exceptions import BrowserError, ConfigError
-from skillrt.settings import SearchConfig
+from skillrt.skills.browsing.config import SearchConfig
 from skillrt.skills.browsing.fetcher import SafeFetcher
 
 __all__ = [

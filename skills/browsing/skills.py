@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from skillrt.context import SkillContext
-from skillrt.exceptions import UserError
-from skillrt.logs import library_logger
+from skillrt.exceptions import TaskCancelled, UserError
+from skillrt.logs import Redactor, library_logger
 from skillrt.skill import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
 from skillrt.skills.browsing.browser import Browser, open_browser
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.followup import recall, remember
 from skillrt.skills.browsing.plans import plan_from
 from skillrt.skills.browsing.replay import load_recording, replay, save_recording
@@ -110,20 +112,20 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         start = previous["url"]
         task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
     plan = plan_from(params.plan)
-    browser = open_browser(ctx.config.browser, backend=params.backend)
-
-    recording = None
+    browser = open_browser(browser_config(ctx.config), backend=params.backend)
+    agent = BrowserAgent(
+        ctx, browser, task, start_url=start, plan=plan, start_from_page=previous is not None
+    )
     try:
-        agent = BrowserAgent(
-            ctx, browser, task, start_url=start, plan=plan, start_from_page=previous is not None
-        )
-        outcome = _as_dict(await agent.run())  # every turn of the loop is a durable step
-        remember(ctx, url=outcome["url"], task=task)
-        recording = save_recording(ctx, task, start, agent.history)
-    except BaseException:
+        result = await agent.run()  # every turn of the loop is a durable step
+    except BaseException as exc:
+        _record(ctx, agent, start, exc)
         _close_in_background(browser)
         raise
+    recording = _record(ctx, agent, start, result)
+    remember(ctx, url=result.url, task=agent.secrets.scrub(task))
     await browser.close()
+    outcome = _as_dict(result)
     if recording is not None:
         outcome["recording"] = str(recording)
     steps = len(outcome["steps"])
@@ -142,12 +144,38 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
     return SkillResult(success=False, message=message, data=data)
 
 
+def _record(
+    ctx: SkillContext, agent: BrowserAgent, start: str | None, end: AgentResult | BaseException
+) -> Path | None:
+    """Write the task's replay recording, however it ended (a failure to write it is logged,
+    never raised over the task's own outcome)."""
+    status, detail = _how_it_ended(end)
+    redactor = Redactor(ctx.config.secret_values())  # these two are shown, never replayed
+    task, detail = (redactor.text(agent.secrets.scrub(t)) for t in (agent.task, detail))
+    try:
+        return save_recording(ctx, task, start, agent.history, status=status, detail=detail)
+    except OSError as exc:
+        _log.warning("browse.recording_failed", task_id=ctx.task_id, error=str(exc))
+        return None
+
+
+def _how_it_ended(end: AgentResult | BaseException) -> tuple[str, str]:
+    """The recording's ``status`` and ``detail``."""
+    if isinstance(end, AgentResult):
+        return ("completed" if end.success else "unfinished"), end.detail
+    if isinstance(end, asyncio.CancelledError | TaskCancelled):
+        return "cancelled", str(end) or "cancelled"
+    if type(end).__name__ == "PauseRequested":  # the runtime's pause at a step boundary
+        return "paused", "paused between steps; the resumed task records the rest"
+    return "failed", f"{type(end).__name__}: {end}"
+
+
 async def _replay(
     ctx: SkillContext, task_id: str, backend: Literal["http", "chromium"] | None
 ) -> SkillResult:
     """Run a recorded Browse task again without a model."""
     recording = load_recording(ctx, task_id)
-    browser = open_browser(ctx.config.browser, backend=backend)
+    browser = open_browser(browser_config(ctx.config), backend=backend)
     try:
         done = await replay(ctx, browser, recording)
     except BaseException:
