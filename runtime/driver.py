@@ -35,6 +35,7 @@ from skillrt.exceptions import (
     SkillrtError,
     StoreUnavailable,
     TaskCancelled,
+    TaskPaused,
 )
 from skillrt.llm.base import LLM, set_activity_listener
 from skillrt.llm.taskllm import TaskLLM
@@ -49,7 +50,7 @@ from skillrt.settings import BudgetConfig, RuntimeConfig
 from skillrt.skill import Skill, SkillResult
 from skillrt.storage.checkpoints import CheckpointStore, LazyLoad, LoadResult
 from skillrt.storage.records import TaskRecord
-from skillrt.task import PauseRequested, Task
+from skillrt.task import Task
 from skillrt.taskfiles import TaskFiles
 from skillrt.tasktable import ACTIVE_STATES, TaskTable
 
@@ -207,7 +208,7 @@ class TaskDriver:
             if not isinstance(result, SkillResult):
                 raise TypeError(f"skill {skill.name} returned {type(result).__name__}")
             return self._complete(task, result, time.perf_counter() - started)
-        except PauseRequested:
+        except TaskPaused:
             task.to(State.PAUSED)
             return self._finish(
                 task, reply("paused", task.input.language, task=task.id), Outcome.PAUSED

@@ -17,6 +17,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
     └── RunError                     the run failed
         ├── InvalidTransition        a state change the transition table does not allow
         ├── TaskCancelled            the task's abort signal fired (reason says why)
+        ├── TaskPaused               the task was asked to pause: raised at its next step
         ├── WatchdogTimeout          a working state lasted longer than its watchdog allows
         ├── BudgetExceeded           the task used more tokens or money than its budget
         ├── LockConflict             another task holds the lock on a path (names the holder)
@@ -75,6 +76,7 @@ __all__ = [
     "StructuredOutputError",
     "TaskCancelled",
     "TaskNotFound",
+    "TaskPaused",
     "URLNotAllowed",
     "UnknownSkill",
     "UserError",
@@ -184,6 +186,15 @@ class TaskCancelled(RunError):
     def __init__(self, reason: str = "cancelled") -> None:
         self.reason = reason
         super().__init__(f"task cancelled: {reason}")
+
+
+class TaskPaused(RunError):
+    """Raised at a step boundary (``ctx.step``) when the task was asked to pause. A skill lets
+    it through; the runtime ends the run PAUSED, resumable from that step."""
+
+    def __init__(self, step: str = "") -> None:
+        self.step = step
+        super().__init__(f"task paused before step {step!r}" if step else "task paused")
 
 
 class WatchdogTimeout(RunError):

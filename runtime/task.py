@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from skillrt.abort import AbortController
 from skillrt.context import TaskInput
+from skillrt.exceptions import TaskPaused
 from skillrt.machine import State, TaskMachine
 from skillrt.messages import ChatMessage
 from skillrt.outcomes import End, Outcome
@@ -27,11 +28,7 @@ if TYPE_CHECKING:
     from skillrt.clarify import RouteQuestion
     from skillrt.skill import Skill
 
-__all__ = ["PauseRequested", "ReplyChannel", "Task", "TaskOwner"]
-
-
-class PauseRequested(Exception):
-    """Raised at a step boundary when the task was asked to pause."""
+__all__ = ["ReplyChannel", "Task", "TaskOwner"]
 
 
 class TaskOwner(Protocol):
@@ -179,7 +176,7 @@ class Task:
     def before_step(self, name: str) -> None:
         self.machine.touch()
         if self.pause_requested:
-            raise PauseRequested(name)
+            raise TaskPaused(name)
 
     def report_progress(self, progress: dict[str, Any]) -> None:
         self.record.progress = progress

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from skillrt.context import SkillContext
-from skillrt.exceptions import TaskCancelled, UserError
+from skillrt.exceptions import TaskCancelled, TaskPaused, UserError
 from skillrt.logs import Redactor, library_logger
 from skillrt.skill import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
@@ -165,7 +165,7 @@ def _how_it_ended(end: AgentResult | BaseException) -> tuple[str, str]:
         return ("completed" if end.success else "unfinished"), end.detail
     if isinstance(end, asyncio.CancelledError | TaskCancelled):
         return "cancelled", str(end) or "cancelled"
-    if type(end).__name__ == "PauseRequested":  # the runtime's pause at a step boundary
+    if isinstance(end, TaskPaused):  # the runtime's pause at a step boundary
         return "paused", "paused between steps; the resumed task records the rest"
     return "failed", f"{type(end).__name__}: {end}"
 
