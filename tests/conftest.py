@@ -10,6 +10,11 @@ import pytest
 
 from skillrt import AgentRuntime
 
+# A throwaway PostgreSQL cluster, for every module that asks.
+from .pg_support import pg_cluster, pg_url
+
+__all__ = ["isolated", "pg_cluster", "pg_url"]
+
 
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
