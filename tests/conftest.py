@@ -10,10 +10,11 @@ import pytest
 
 from skillrt import AgentRuntime
 
-# A throwaway PostgreSQL cluster, for every module that asks.
+# A throwaway PostgreSQL cluster, and each task store in turn, for every module that asks.
 from .pg_support import pg_cluster, pg_url
+from .stores import store_kind
 
-__all__ = ["isolated", "pg_cluster", "pg_url"]
+__all__ = ["isolated", "pg_cluster", "pg_url", "store_kind"]
 
 
 @pytest.fixture(autouse=True)
