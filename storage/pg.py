@@ -347,29 +347,37 @@ class PgHistory:
         if not isinstance(task_id, str) or not isinstance(session_id, str):
             raise UserError("a task history entry needs task_id and session_id strings")
         data = self._json(f"history entry of task {task_id!r}", entry)
-        with self.backend.connection() as conn, conn.transaction():
-            conn.execute("DELETE FROM skillrt_history_tasks WHERE task_id = %s", (task_id,))
-            conn.execute(
-                "INSERT INTO skillrt_history_tasks (task_id, session_id, data) VALUES (%s, %s, %s)",
-                (task_id, session_id, data),
-            )
-            self._trim(conn, "skillrt_history_tasks")
+        # A replaced entry moves to the newest place: the seq its insert drew.
+        self._add(
+            "skillrt_history_tasks",
+            "INSERT INTO skillrt_history_tasks (task_id, session_id, data) VALUES (%s, %s, %s) "
+            "ON CONFLICT (task_id) DO UPDATE SET seq = EXCLUDED.seq, "
+            "session_id = EXCLUDED.session_id, data = EXCLUDED.data",
+            (task_id, session_id, data),
+        )
 
     def add_message(self, session_id: str, message: dict[str, Any]) -> None:
         data = self._json(f"chat message of session {session_id!r}", message)
-        with self.backend.connection() as conn, conn.transaction():
-            conn.execute(
-                "INSERT INTO skillrt_history_messages (session_id, data) VALUES (%s, %s)",
-                (session_id, data),
-            )
-            self._trim(conn, "skillrt_history_messages")
-
-    def _trim(self, conn: Any, table: str) -> None:
-        conn.execute(
-            # S608: the table name is one of two constants, never input.
-            f"DELETE FROM {table} WHERE seq <= (SELECT max(seq) FROM {table}) - %s",  # noqa: S608
-            (self.limit,),
+        self._add(
+            "skillrt_history_messages",
+            "INSERT INTO skillrt_history_messages (session_id, data) VALUES (%s, %s)",
+            (session_id, data),
         )
+
+    def _add(self, table: str, insert: str, params: tuple[Any, ...]) -> None:
+        """Run ``insert``, then trim ``table`` to its newest ``limit`` entries.
+
+        Through the bookkeeping pool: like the SQLite history (``synchronous=NORMAL``), an
+        entry survives a crash of this worker once this returns, and does not make the task
+        wait for the database's WAL flush (it is a record for people, not a checkpoint).
+        """
+        with self.backend.connection(durable=False) as conn:
+            conn.execute(insert, params)
+            conn.execute(
+                # S608: the table name is one of two constants, never input.
+                f"DELETE FROM {table} WHERE seq <= (SELECT max(seq) FROM {table}) - %s",  # noqa: S608
+                (self.limit,),
+            )
 
     def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         query = "SELECT data FROM skillrt_history_tasks ORDER BY seq DESC LIMIT %s"
