@@ -35,6 +35,7 @@ from benchmarks._common import percentile, row
 __all__ = ["postgres_store"]
 
 WORKER_COUNTS = (1, 2, 4)
+WARMUP = 24  # tasks each worker runs before the timed ones
 
 
 @dataclass(frozen=True)
@@ -126,12 +127,13 @@ async def _run_tasks(rt: Any, first: int, count: int, concurrency: int) -> list[
 
 
 def _worker(url: str | None, root: str, first: int, count: int, concurrency: int) -> None:
-    """A worker process: initialise, say ready, run its tasks on "go", print its wall and CPU
-    seconds, close on "close"."""
+    """A worker process: initialise and warm up (first-use imports, pools), say ready, run its
+    tasks on "go", print its wall and CPU seconds, close on "close"."""
 
     async def main() -> None:
         rt = _runtime(Path(root), url)
         await rt.initialize()
+        await _run_tasks(rt, first + count, WARMUP, concurrency)
         print("ready", flush=True)
         sys.stdin.readline()
         started, cpu = time.perf_counter(), time.process_time()
@@ -150,6 +152,11 @@ class _Run:
     server_cpu_us: float  # the database server's CPU per task (0 without one)
 
 
+def _median_run(runs: list[_Run]) -> _Run:
+    """The run of median rate (its CPU figures with it)."""
+    return sorted(runs, key=lambda run: run.rate)[len(runs) // 2]
+
+
 def _say(procs: list[subprocess.Popen[str]], line: str) -> None:
     for proc in procs:
         assert proc.stdin is not None
@@ -165,11 +172,11 @@ def _workers_run(
     url = cluster.url if cluster is not None else None
     procs = []
     for n in range(workers):
-        root = base / f"{'pg' if url else 'sqlite'}-w{workers}-{n}"
-        root.mkdir()
+        root = Path(tempfile.mkdtemp(prefix=f"{'pg' if url else 'sqlite'}-w{workers}-", dir=base))
+        first = n * (share + WARMUP)  # task numbers unique across the run's workers
         code = (
             "from benchmarks.bench_postgres import _worker; "
-            f"_worker({url!r}, {str(root)!r}, {n * share}, {share}, {concurrency})"
+            f"_worker({url!r}, {str(root)!r}, {first}, {share}, {concurrency})"
         )
         procs.append(
             subprocess.Popen(
@@ -311,7 +318,9 @@ def _timed_half(
     return _p50_p99(times)
 
 
-def _rate_rows(runs: dict[int, _Run], sqlite: _Run, concurrency: int) -> list[dict[str, Any]]:
+def _rate_rows(
+    runs: dict[int, _Run], sqlite: _Run, concurrency: int, rounds: int
+) -> list[dict[str, Any]]:
     rows = []
     for workers, run in runs.items():
         rows.append(
@@ -320,7 +329,8 @@ def _rate_rows(runs: dict[int, _Run], sqlite: _Run, concurrency: int) -> list[di
                 round(run.rate, 1),
                 "tasks/s",
                 note=(
-                    f"x{run.rate / runs[1].rate:.2f} of one worker; 3 durable steps per task; "
+                    f"median of {rounds}; x{run.rate / runs[1].rate:.2f} of one worker; "
+                    "3 durable steps per task; "
                     f"CPU per task: workers {run.worker_cpu_us:.0f} µs, "
                     f"server {run.server_cpu_us:.0f} µs"
                 ),
@@ -332,7 +342,7 @@ def _rate_rows(runs: dict[int, _Run], sqlite: _Run, concurrency: int) -> list[di
             round(sqlite.rate, 1),
             "tasks/s",
             note=(
-                f"postgres with 1 worker: x{runs[1].rate / sqlite.rate:.2f}; "
+                f"median of {rounds}; postgres with 1 worker: x{runs[1].rate / sqlite.rate:.2f}; "
                 f"CPU per task: worker {sqlite.worker_cpu_us:.0f} µs"
             ),
         )
@@ -341,16 +351,30 @@ def _rate_rows(runs: dict[int, _Run], sqlite: _Run, concurrency: int) -> list[di
 
 
 def postgres_store(
-    tasks: int = 400, concurrency: int = 8, sequential: int = 150, repeats: int = 300
+    tasks: int = 2000,
+    concurrency: int = 8,
+    sequential: int = 150,
+    repeats: int = 300,
+    rounds: int = 3,
 ) -> dict[str, Any]:
-    """Rows: tasks/s for 1, 2 and 4 workers on PostgreSQL and for 1 on SQLite; sequential
-    per-task time on both; the cost of each store call made outside the committer thread."""
+    """Rows: tasks/s for 1, 2 and 4 workers on PostgreSQL and for 1 on SQLite (the median of
+    ``rounds``, taken in turn so that a busy spell of the machine hits every setting alike);
+    sequential per-task time on both; the cost of each store call made outside the
+    committer thread."""
     rows: list[dict[str, Any]] = []
     with _cluster() as cluster, tempfile.TemporaryDirectory(prefix="skillrt-bench-") as tmp:
         base = Path(tmp)
-        runs = {w: _workers_run(cluster, base, w, tasks, concurrency) for w in WORKER_COUNTS}
-        sqlite = _workers_run(None, base, 1, tasks, concurrency)
-        rows += _rate_rows(runs, sqlite, concurrency)
+        settings: list[tuple[_Cluster | None, int]] = [(cluster, w) for w in WORKER_COUNTS]
+        settings.append((None, 1))
+        taken: dict[tuple[bool, int], list[_Run]] = {}
+        for _ in range(rounds):
+            for db, workers in settings:
+                run = _workers_run(db, base, workers, tasks, concurrency)
+                taken.setdefault((db is not None, workers), []).append(run)
+        median = {key: _median_run(found) for key, found in taken.items()}
+        runs = {w: median[(True, w)] for w in WORKER_COUNTS}
+        sqlite = median[(False, 1)]
+        rows += _rate_rows(runs, sqlite, concurrency, rounds)
 
         async def sequential_us(state_url: str | None, name: str) -> float:
             root = base / name

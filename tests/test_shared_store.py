@@ -541,7 +541,7 @@ def test_cluster_fixture_is_real(pg_cluster: PgCluster) -> None:
 def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
     from benchmarks.bench_postgres import postgres_store
 
-    result = postgres_store(tasks=8, concurrency=2, sequential=3, repeats=5)
+    result = postgres_store(tasks=8, concurrency=2, sequential=3, repeats=5, rounds=1)
     assert set(result["rates"]) == {1, 2, 4} and all(r > 0 for r in result["rates"].values())
     assert result["sqlite_rate"] > 0 and result["pg_us"] > 0 and result["sqlite_us"] > 0
     # CPU time comes in clock ticks (10 ms): a run this small may show none for the server.
