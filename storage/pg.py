@@ -9,19 +9,20 @@ pool). It keeps the embedded store's promises and adds what sharing needs:
   lease another live worker holds is refused (``StoreUnavailable(reason="lease_lost")``): a
   worker that lost its lease (paused by the OS, cut off) cannot journal a step the new owner
   is also running, so a completed step never runs twice on two workers.
-- ``PgHistory``: the same entries as the SQLite history.
+- ``PgHistory``: the same entries as the SQLite history, as durable (an entry survives a
+  crash of the worker once written; it does not wait for the WAL flush).
 - ``PgRunLocks``: run locks as **leases**. A worker holds a lease per task it runs and a
   thread renews them every ``lease_s / 3``; when a worker dies its leases expire after
   ``lease_s`` and another worker may take the tasks over (``orphans``).
 - ``PgFileLocks``: the per-path write locks, as PostgreSQL advisory locks keyed by the content
   root and the path, so workers on different machines never write one post at once.
 
-Two pools per process, both psycopg's synchronous ``ConnectionPool``. Checkpoints and history
-go through the *durable* one (each commit waits for the WAL flush). Leases, heartbeats and
-file-lock holders go through a *bookkeeping* one whose sessions run with
-``synchronous_commit = off``: a lost lease write after a database crash costs at most a
-takeover that fencing already guards, and it spares every task start and end a WAL flush
-(a few ms on a busy disk). The advisory locks themselves live in the server's memory.
+Two pools per process, both psycopg's synchronous ``ConnectionPool``. Checkpoints go through
+the *durable* one (each commit waits for the WAL flush), and so do the reads. Leases,
+heartbeats, file-lock holders and the history go through a *bookkeeping* one whose sessions
+run with ``synchronous_commit = off``: a lease write lost in a database crash costs at most a
+takeover that fencing already guards, and it spares every task start and end a WAL flush (a
+few ms on a busy disk). The advisory locks themselves live in the server's memory.
 
 The pools are synchronous on purpose. The storage protocols are synchronous: the runtime's
 committer applies each group commit in its own thread, and the lease renewal is a thread too.
