@@ -105,6 +105,7 @@ class PgBackend:
             f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         )
         connect = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout_s))}
+        self._connect = {**connect, "options": _NO_WAL_WAIT}  # a bookkeeping session's
         self._start(connect)
         self.pool = psycopg_pool.ConnectionPool(
             url, min_size=1, max_size=pool_size, kwargs=connect, open=False, name="skillrt"
@@ -113,7 +114,7 @@ class PgBackend:
             url,
             min_size=1,
             max_size=4,
-            kwargs={**connect, "options": _NO_WAL_WAIT},
+            kwargs=self._connect,
             open=False,
             name="skillrt-bookkeeping",
         )
@@ -168,7 +169,10 @@ class PgBackend:
 
     def dedicated(self) -> Any:
         """A bookkeeping connection of its own (not pooled), for session-level advisory locks."""
-        return self._psycopg.connect(self.url, autocommit=True, options=_NO_WAL_WAIT)
+        try:
+            return self._psycopg.connect(self.url, **self._connect)
+        except self._psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"PostgreSQL at {redact_url(self.url)}: {exc}") from exc
 
     def live_workers(self, stale_s: float) -> list[dict[str, Any]]:
         """Workers that sent a heartbeat within ``stale_s`` seconds, newest first."""
