@@ -72,8 +72,8 @@ SUITES: tuple[Suite, ...] = (
         "postgres",
         "bench_postgres",
         "postgres_store",
-        {"tasks": 400, "concurrency": 8, "sequential": 150},
-        {"tasks": 40, "concurrency": 4, "sequential": 20},
+        {"tasks": 2000, "concurrency": 8, "sequential": 150, "rounds": 3},
+        {"tasks": 40, "concurrency": 4, "sequential": 20, "rounds": 1, "repeats": 30},
     ),
     Suite(
         "profile_per_task",

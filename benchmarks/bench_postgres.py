@@ -1,11 +1,14 @@
 """The shared PostgreSQL store: tasks per second with 1, 2 and 4 worker processes on one
-database, and the per-task overhead against the embedded SQLite store in the same run.
+database, the per-task overhead against the embedded SQLite store in the same run, where the
+CPU goes, and what each store call the runtime makes outside its committer thread costs.
 
 A throwaway cluster (Debian's ``postgresql``: initdb and pg_ctl on a temp folder, a free
 loopback port, ``fsync`` and ``synchronous_commit`` on, as in production) is started for the
 run. Each task is the three-step durable skill of ``bench_runtime`` (no model wait), so the
-figures are the store's cost. Workers are separate processes started together; each runs its
-share of the tasks ``concurrency`` at a time.
+figures are the runtime's and the store's cost. Workers are separate processes started
+together; each runs its share of the tasks ``concurrency`` at a time. The CPU per task is
+measured on both sides: the workers' own CPU time, and the database server's (every process
+of the cluster, read from ``/proc``) over the same window.
 """
 
 from __future__ import annotations
@@ -22,17 +25,46 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import row
+from benchmarks._common import percentile, row
 
 __all__ = ["postgres_store"]
 
+WORKER_COUNTS = (1, 2, 4)
+WARMUP = 24  # tasks each worker runs before the timed ones
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    url: str
+    data: Path
+
+    def server_cpu_s(self) -> float:
+        """CPU seconds used so far by the cluster's live processes (postmaster and children)."""
+        try:
+            postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0.0
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                text = Path(stat).read_text()
+            except OSError:  # the process ended meanwhile
+                continue
+            fields = text.rsplit(")", 1)[1].split()
+            pid, ppid = int(stat.split("/")[2]), int(fields[1])
+            if postmaster in (pid, ppid):
+                total += int(fields[11]) + int(fields[12])  # utime + stime
+        return total / tick
+
 
 @contextlib.contextmanager
-def _cluster() -> Iterator[str]:
+def _cluster() -> Iterator[_Cluster]:
     bindirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
     if not bindirs:
         raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
@@ -47,35 +79,20 @@ def _cluster() -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     data = base / "data"
-    subprocess.run(
-        [*run_as, str(bindir / "initdb"), "-D", str(data), "-U", "bench", "--auth=trust"],
-        check=True,
-        capture_output=True,
-    )
+    initdb = [str(bindir / "initdb"), "-D", str(data), "-U", "bench", "--auth=trust"]
+    subprocess.run([*run_as, *initdb], check=True, capture_output=True)
     options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200"
+    log = str(base / "server.log")
+    pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data)]
     subprocess.run(
-        [
-            *run_as,
-            str(bindir / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            options,
-            "-l",
-            str(base / "server.log"),
-            "-w",
-            "start",
-        ],
+        [*run_as, *pg_ctl, "-o", options, "-l", log, "-w", "start"],
         check=True,
         capture_output=True,
     )
     try:
-        yield f"postgresql://bench@127.0.0.1:{port}/postgres"
+        yield _Cluster(f"postgresql://bench@127.0.0.1:{port}/postgres", data)
     finally:
-        subprocess.run(
-            [*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"],
-            capture_output=True,
-        )
+        subprocess.run([*run_as, *pg_ctl, "-m", "fast", "stop"], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -109,32 +126,57 @@ async def _run_tasks(rt: Any, first: int, count: int, concurrency: int) -> list[
     return times
 
 
-def _worker(url: str, root: str, first: int, count: int, concurrency: int) -> None:
-    """A worker process: initialise, wait for the go line, run its tasks, print the time."""
+def _worker(url: str | None, root: str, first: int, count: int, concurrency: int) -> None:
+    """A worker process: initialise and warm up (first-use imports, pools), say ready, run its
+    tasks on "go", print its wall and CPU seconds, close on "close"."""
 
     async def main() -> None:
         rt = _runtime(Path(root), url)
         await rt.initialize()
+        await _run_tasks(rt, first + count, WARMUP, concurrency)
         print("ready", flush=True)
         sys.stdin.readline()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await _run_tasks(rt, first, count, concurrency)
-        print(f"{time.perf_counter() - started:.6f}", flush=True)
+        print(f"{time.perf_counter() - started:.6f} {time.process_time() - cpu:.6f}", flush=True)
+        sys.stdin.readline()
         await rt.close()
 
     asyncio.run(main())
 
 
-def _workers_rate(url: str, base: Path, workers: int, tasks: int, concurrency: int) -> float:
-    """Tasks per second, all workers together, from "go" to the last one done."""
+@dataclass(frozen=True)
+class _Run:
+    rate: float  # tasks per second, all workers together, from "go" to the last one done
+    worker_cpu_us: float  # the workers' CPU per task
+    server_cpu_us: float  # the database server's CPU per task (0 without one)
+
+
+def _median_run(runs: list[_Run]) -> _Run:
+    """The run of median rate (its CPU figures with it)."""
+    return sorted(runs, key=lambda run: run.rate)[len(runs) // 2]
+
+
+def _say(procs: list[subprocess.Popen[str]], line: str) -> None:
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+
+
+def _workers_run(
+    cluster: _Cluster | None, base: Path, workers: int, tasks: int, concurrency: int
+) -> _Run:
+    """``workers`` processes on the cluster's database (None: each on its own SQLite)."""
     share = tasks // workers
+    url = cluster.url if cluster is not None else None
     procs = []
     for n in range(workers):
-        root = base / f"w{workers}-{n}"
-        root.mkdir()
+        root = Path(tempfile.mkdtemp(prefix=f"{'pg' if url else 'sqlite'}-w{workers}-", dir=base))
+        first = n * (share + WARMUP)  # task numbers unique across the run's workers
         code = (
             "from benchmarks.bench_postgres import _worker; "
-            f"_worker({url!r}, {str(root)!r}, {n * share}, {share}, {concurrency})"
+            f"_worker({url!r}, {str(root)!r}, {first}, {share}, {concurrency})"
         )
         procs.append(
             subprocess.Popen(
@@ -150,36 +192,189 @@ def _workers_rate(url: str, base: Path, workers: int, tasks: int, concurrency: i
             assert proc.stdout is not None
             if proc.stdout.readline().strip() != "ready":
                 raise RuntimeError("a worker did not start")
+        server_before = cluster.server_cpu_s() if cluster is not None else 0.0
         started = time.perf_counter()
+        _say(procs, "go")
+        worker_cpu = 0.0
         for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
+            assert proc.stdout is not None
+            fields = proc.stdout.readline().split()
+            if len(fields) != 2:
+                raise RuntimeError("a worker failed (see its error above)")
+            worker_cpu += float(fields[1])
+        elapsed = time.perf_counter() - started
+        server_cpu = (cluster.server_cpu_s() - server_before) if cluster is not None else 0.0
+        _say(procs, "close")
         for proc in procs:
             proc.communicate(timeout=600)
             if proc.returncode != 0:
                 raise RuntimeError(f"a worker failed with exit status {proc.returncode}")
-        return share * workers / (time.perf_counter() - started)
+        done = share * workers
+        return _Run(done / elapsed, worker_cpu / done * 1e6, server_cpu / done * 1e6)
     finally:
         for proc in procs:
             proc.kill()
 
 
-def postgres_store(tasks: int = 400, concurrency: int = 8, sequential: int = 150) -> dict[str, Any]:
-    """Rows: tasks/s for 1, 2 and 4 workers; sequential per-task µs on PostgreSQL and SQLite."""
-    rows: list[dict[str, Any]] = []
-    with _cluster() as url, tempfile.TemporaryDirectory(prefix="skillrt-bench-") as tmp:
-        base = Path(tmp)
-        rates = {w: _workers_rate(url, base, w, tasks, concurrency) for w in (1, 2, 4)}
-        for workers, rate in rates.items():
-            rows.append(
-                row(
-                    f"postgres: tasks/s, {workers} worker process(es) x {concurrency} at a time",
-                    round(rate, 1),
-                    "tasks/s",
-                    note=f"x{rate / rates[1]:.2f} of one worker; 3 durable steps per task",
-                )
+def _calls_us(url: str, base: Path, repeats: int) -> dict[str, tuple[float, float]]:
+    """p50 and p99 (µs) of each store call the runtime makes outside its committer thread,
+    against a table of 100 paused tasks; and one asyncio.to_thread round trip for scale."""
+    from skillrt.storage.pg import PgBackend, PgFileLocks, PgHistory, PgRunLocks, PgTaskStore
+    from skillrt.storage.records import TaskRecord
+
+    backend = PgBackend(url)
+    store, leases = PgTaskStore(backend), PgRunLocks(backend, lease_s=30)
+    history = PgHistory(backend)
+    files = PgFileLocks(backend, base / "calls-blog")
+    now = time.time()
+    paused = [
+        TaskRecord(
+            id=f"t{i}",
+            session_id="s",
+            state="PAUSED",
+            raw_input="write " * 40,
+            skill="Bench3",
+            steps={"outline": "o" * 400},
+            created_at=now - i - 1,
+            updated_at=now - i,
+        )
+        for i in range(100)
+    ]
+    store.apply(paused, [])
+    ids = [f"t{i}" for i in range(100)]
+
+    def hold_then_release() -> Callable[[], None]:
+        leases.hold("x")
+        return lambda: leases.release("x")
+
+    def lock_then_release() -> Callable[[], None]:
+        files.acquire("posts/a.md", "task")
+        return lambda: files.release_task_locks("task")
+
+    calls: dict[str, Callable[[], Any]] = {
+        "runlocks.running_elsewhere (one task)": lambda: leases.running_elsewhere("t0"),
+        "runlocks.held_elsewhere (100 tasks, batched)": lambda: leases.held_elsewhere(ids),
+        "store.get (resume: one record)": lambda: store.get("t0"),
+        "store.load_recent (listing: 100 records)": lambda: store.load_recent(
+            max_age_s=86_400, now=time.time()
+        ),
+        "history.add_task (task end)": lambda: history.add_task(
+            {"task_id": "h", "session_id": "s", "state": "COMPLETED", "message": "done " * 60}
+        ),
+        "history.add_message (a chat message)": lambda: history.add_message(
+            "s", {"role": "user", "content": "write an article about topic 1"}
+        ),
+    }
+    results = {
+        "runlocks.hold (task start)": _timed_half(hold_then_release, repeats, first=True),
+        "runlocks.release (task end)": _timed_half(hold_then_release, repeats),
+        **{name: _timed(call, repeats) for name, call in calls.items()},
+        "file lock acquire (a write; warm connection)": _timed_half(
+            lock_then_release, repeats, first=True
+        ),
+        "file lock release_task_locks (task end, 1 lock)": _timed_half(lock_then_release, repeats),
+    }
+
+    async def hops() -> tuple[float, float]:
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            await asyncio.to_thread(lambda: None)
+            times.append(time.perf_counter() - started)
+        return _p50_p99(times)
+
+    results["asyncio.to_thread round trip (for scale)"] = asyncio.run(hops())
+    files.close()
+    leases.close()
+    backend.close()
+    return results
+
+
+def _p50_p99(times: list[float]) -> tuple[float, float]:
+    return statistics.median(times) * 1e6, percentile(times, 0.99) * 1e6
+
+
+def _timed(call: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - started)
+    return _p50_p99(times)
+
+
+def _timed_half(
+    setup: Callable[[], Callable[[], None]], repeats: int, *, first: bool = False
+) -> tuple[float, float]:
+    """Time ``setup`` itself (``first``) or the call it returns; the other half untimed."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        second = setup()
+        middle = time.perf_counter()
+        second()
+        ended = time.perf_counter()
+        times.append(middle - started if first else ended - middle)
+    return _p50_p99(times)
+
+
+def _rate_rows(
+    runs: dict[int, _Run], sqlite: _Run, concurrency: int, rounds: int
+) -> list[dict[str, Any]]:
+    rows = []
+    for workers, run in runs.items():
+        rows.append(
+            row(
+                f"postgres: tasks/s, {workers} worker process(es) x {concurrency} at a time",
+                round(run.rate, 1),
+                "tasks/s",
+                note=(
+                    f"median of {rounds}; x{run.rate / runs[1].rate:.2f} of one worker; "
+                    "3 durable steps per task; "
+                    f"CPU per task: workers {run.worker_cpu_us:.0f} µs, "
+                    f"server {run.server_cpu_us:.0f} µs"
+                ),
             )
+        )
+    rows.append(
+        row(
+            f"sqlite: tasks/s, 1 worker process x {concurrency} at a time, same run",
+            round(sqlite.rate, 1),
+            "tasks/s",
+            note=(
+                f"median of {rounds}; postgres with 1 worker: x{runs[1].rate / sqlite.rate:.2f}; "
+                f"CPU per task: worker {sqlite.worker_cpu_us:.0f} µs"
+            ),
+        )
+    )
+    return rows
+
+
+def postgres_store(
+    tasks: int = 2000,
+    concurrency: int = 8,
+    sequential: int = 150,
+    repeats: int = 300,
+    rounds: int = 3,
+) -> dict[str, Any]:
+    """Rows: tasks/s for 1, 2 and 4 workers on PostgreSQL and for 1 on SQLite (the median of
+    ``rounds``, taken in turn so that a busy spell of the machine hits every setting alike);
+    sequential per-task time on both; the cost of each store call made outside the
+    committer thread."""
+    rows: list[dict[str, Any]] = []
+    with _cluster() as cluster, tempfile.TemporaryDirectory(prefix="skillrt-bench-") as tmp:
+        base = Path(tmp)
+        settings: list[tuple[_Cluster | None, int]] = [(cluster, w) for w in WORKER_COUNTS]
+        settings.append((None, 1))
+        taken: dict[tuple[bool, int], list[_Run]] = {}
+        for _ in range(rounds):
+            for db, workers in settings:
+                run = _workers_run(db, base, workers, tasks, concurrency)
+                taken.setdefault((db is not None, workers), []).append(run)
+        median = {key: _median_run(found) for key, found in taken.items()}
+        runs = {w: median[(True, w)] for w in WORKER_COUNTS}
+        sqlite = median[(False, 1)]
+        rows += _rate_rows(runs, sqlite, concurrency, rounds)
 
         async def sequential_us(state_url: str | None, name: str) -> float:
             root = base / name
@@ -191,7 +386,7 @@ def postgres_store(tasks: int = 400, concurrency: int = 8, sequential: int = 150
             await rt.close()
             return statistics.median(times) * 1e6
 
-        pg_us = asyncio.run(sequential_us(url, "seq-pg"))
+        pg_us = asyncio.run(sequential_us(cluster.url, "seq-pg"))
         sqlite_us = asyncio.run(sequential_us(None, "seq-sqlite"))
         rows.append(row("postgres: per-task time, one at a time (p50)", round(pg_us), "µs"))
         rows.append(
@@ -199,7 +394,23 @@ def postgres_store(tasks: int = 400, concurrency: int = 8, sequential: int = 150
                 "sqlite: per-task time, one at a time (p50), same run",
                 round(sqlite_us),
                 "µs",
-                note=f"postgres / sqlite = {pg_us / sqlite_us:.2f}",
+                note=f"postgres - sqlite = {pg_us - sqlite_us:+.0f} µs per task "
+                f"(x{pg_us / sqlite_us:.2f})",
             )
         )
-    return {"rows": rows, "rates": rates, "pg_us": pg_us, "sqlite_us": sqlite_us}
+        calls = _calls_us(cluster.url, base, repeats)
+        for name, (p50, p99) in calls.items():
+            rows.append(
+                row(f"postgres call: {name} (p50)", round(p50), "µs", note=f"p99 {p99:.0f} µs")
+            )
+    return {
+        "name": "postgres",
+        "title": "Shared PostgreSQL store",
+        "rows": rows,
+        "rates": {w: run.rate for w, run in runs.items()},
+        "sqlite_rate": sqlite.rate,
+        "cpu_us": {w: (run.worker_cpu_us, run.server_cpu_us) for w, run in runs.items()},
+        "pg_us": pg_us,
+        "sqlite_us": sqlite_us,
+        "calls_us": calls,
+    }

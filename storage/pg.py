@@ -9,15 +9,28 @@ pool). It keeps the embedded store's promises and adds what sharing needs:
   lease another live worker holds is refused (``StoreUnavailable(reason="lease_lost")``): a
   worker that lost its lease (paused by the OS, cut off) cannot journal a step the new owner
   is also running, so a completed step never runs twice on two workers.
-- ``PgHistory``: the same entries as the SQLite history.
+- ``PgHistory``: the same entries as the SQLite history, as durable (an entry survives a
+  crash of the worker once written; it does not wait for the WAL flush).
 - ``PgRunLocks``: run locks as **leases**. A worker holds a lease per task it runs and a
   thread renews them every ``lease_s / 3``; when a worker dies its leases expire after
   ``lease_s`` and another worker may take the tasks over (``orphans``).
 - ``PgFileLocks``: the per-path write locks, as PostgreSQL advisory locks keyed by the content
   root and the path, so workers on different machines never write one post at once.
 
-The storage protocols are synchronous (the runtime's committer applies writes in a worker
-thread), so this uses psycopg's synchronous ``ConnectionPool``; one pool per process.
+Two pools per process, both psycopg's synchronous ``ConnectionPool``. Checkpoints go through
+the *durable* one (each commit waits for the WAL flush), and so do the reads. Leases,
+heartbeats, file-lock holders and the history go through a *bookkeeping* one whose sessions
+run with ``synchronous_commit = off``: a lease write lost in a database crash costs at most a
+takeover that fencing already guards, and it spares every task start and end a WAL flush (a
+few ms on a busy disk). The advisory locks themselves live in the server's memory.
+
+The pools are synchronous on purpose. The storage protocols are synchronous: the runtime's
+committer applies each group commit in its own thread, and the lease renewal is a thread too.
+An asyncio pool belongs to one event loop, so those threads would have to hop onto the loop
+for every commit (tying step durability to the loop's responsiveness), and a runtime driven
+through ``process_input_sync`` would meet it on a loop of its own. The few calls the runtime
+makes per task outside those threads (take and give back a lease, look a task up) are single
+round trips, or batched (``PgRunLocks.held_elsewhere``), cheap to run in a thread.
 """
 
 from __future__ import annotations
@@ -52,6 +65,7 @@ __all__ = [
 ]
 
 _URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+_NO_WAL_WAIT = "-c synchronous_commit=off"  # the bookkeeping sessions' setting
 
 
 def redact_url(url: str) -> str:
@@ -69,10 +83,11 @@ def _modules() -> tuple[Any, Any]:
 
 
 class PgBackend:
-    """One connection pool to the database, the schema brought up to date, this worker's id.
+    """The database's two pools (durable and bookkeeping, see the module docstring), the
+    schema brought up to date, and this worker's id.
 
-    Raises ``StoreUnavailable`` when the server cannot be reached within ``connect_timeout_s``
-    or the database is on a newer schema than this package.
+    Raises ``StoreUnavailable`` when the server cannot be reached (at once when it refuses,
+    else within ``connect_timeout_s``) or the database is on a newer schema than this package.
     """
 
     def __init__(
@@ -89,47 +104,75 @@ class PgBackend:
         self.worker_id = worker_id or (
             f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         )
+        connect = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout_s))}
+        self._connect = {**connect, "options": _NO_WAL_WAIT}  # a bookkeeping session's
+        self._start(connect)
         self.pool = psycopg_pool.ConnectionPool(
+            url, min_size=1, max_size=pool_size, kwargs=connect, open=False, name="skillrt"
+        )
+        self.bookkeeping = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout_s))},
+            max_size=4,
+            kwargs=self._connect,
             open=False,
-            name="skillrt",
+            name="skillrt-bookkeeping",
         )
         try:
-            self.pool.open(wait=True, timeout=connect_timeout_s)
+            for pool in (self.pool, self.bookkeeping):
+                pool.open(wait=True, timeout=connect_timeout_s)
         except psycopg_pool.PoolTimeout as exc:
-            self.pool.close()
+            self._close_pools()
             raise StoreUnavailable(
                 f"cannot reach PostgreSQL at {redact_url(url)} within {connect_timeout_s:g} s "
                 "(is the server running, and state_url right?)"
             ) from exc
+
+    def _start(self, connect: dict[str, Any]) -> None:
+        """Connect once on its own, migrate the schema and register this worker.
+
+        A wrong URL or a server that is down is reported at once with the server's or the
+        client library's reason (a pool would retry until its timeout and say only that).
+        """
+        psycopg = self._psycopg
         try:
-            with self.pool.connection() as conn:
+            with psycopg.connect(self.url, **connect) as conn:
                 self.migrated_from, self.schema_version = migrate(conn)
                 conn.execute(
                     "INSERT INTO skillrt_workers (worker_id, host, pid) VALUES (%s, %s, %s) "
                     "ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now()",
                     (self.worker_id, socket.gethostname(), os.getpid()),
                 )
-        except BaseException:
-            self.pool.close()
-            raise
+        except psycopg.Error as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            password = psycopg.conninfo.conninfo_to_dict(self.url).get("password")
+            if password:
+                reason = reason.replace(str(password), "***")
+            raise StoreUnavailable(
+                f"cannot use PostgreSQL at {redact_url(self.url)}: {reason} "
+                "(is the server running, and state_url right?)"
+            ) from exc
 
     @contextlib.contextmanager
-    def connection(self) -> Iterator[Any]:
-        """A pooled connection (autocommit); database errors become ``StoreUnavailable``."""
+    def connection(self, *, durable: bool = True) -> Iterator[Any]:
+        """A pooled connection (autocommit); database errors become ``StoreUnavailable``.
+
+        ``durable=False``: a bookkeeping connection, whose commits do not wait for the WAL
+        flush (leases, heartbeats, lock holders; never checkpoints or history).
+        """
         psycopg = self._psycopg
         try:
-            with self.pool.connection() as conn:
+            with (self.pool if durable else self.bookkeeping).connection() as conn:
                 yield conn
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(f"PostgreSQL at {redact_url(self.url)}: {exc}") from exc
 
     def dedicated(self) -> Any:
-        """A connection of its own (not pooled), for session-level advisory locks."""
-        return self._psycopg.connect(self.url, autocommit=True)
+        """A bookkeeping connection of its own (not pooled), for session-level advisory locks."""
+        try:
+            return self._psycopg.connect(self.url, **self._connect)
+        except self._psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"PostgreSQL at {redact_url(self.url)}: {exc}") from exc
 
     def live_workers(self, stale_s: float) -> list[dict[str, Any]]:
         """Workers that sent a heartbeat within ``stale_s`` seconds, newest first."""
@@ -146,7 +189,7 @@ class PgBackend:
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
     def heartbeat(self) -> None:
-        with self.connection() as conn:
+        with self.connection(durable=False) as conn:
             conn.execute(
                 "UPDATE skillrt_workers SET heartbeat_at = now() WHERE worker_id = %s",
                 (self.worker_id,),
@@ -155,6 +198,10 @@ class PgBackend:
     def close(self) -> None:
         with contextlib.suppress(Exception), self.pool.connection(timeout=2) as conn:
             conn.execute("DELETE FROM skillrt_workers WHERE worker_id = %s", (self.worker_id,))
+        self._close_pools()
+
+    def _close_pools(self) -> None:
+        self.bookkeeping.close()
         self.pool.close()
 
 
@@ -202,12 +249,15 @@ class PgTaskStore:
         fenced: list[str] = []
         with self.backend.connection() as conn, conn.transaction():
             if rows:
-                taken = conn.execute(
-                    "SELECT task_id FROM skillrt_leases WHERE task_id = ANY(%s) "
-                    "AND worker_id <> %s AND expires_at > now() FOR SHARE",
-                    ([row[0] for row in rows], self.backend.worker_id),
+                # Every lease row of these tasks is locked, whoever holds it, and judged as it
+                # is once locked: a takeover in flight either commits first (and this write is
+                # fenced) or waits until this write is committed (and then reads it).
+                leases = conn.execute(
+                    "SELECT task_id, worker_id <> %s AND expires_at > now() FROM skillrt_leases "
+                    "WHERE task_id = ANY(%s) ORDER BY task_id FOR SHARE",
+                    (self.backend.worker_id, [row[0] for row in rows]),
                 ).fetchall()
-                fenced = [task_id for (task_id,) in taken]
+                fenced = [task_id for task_id, elsewhere in leases if elsewhere]
                 rows = [row for row in rows if row[0] not in fenced]
             if rows:
                 with conn.cursor() as cur:
@@ -302,29 +352,37 @@ class PgHistory:
         if not isinstance(task_id, str) or not isinstance(session_id, str):
             raise UserError("a task history entry needs task_id and session_id strings")
         data = self._json(f"history entry of task {task_id!r}", entry)
-        with self.backend.connection() as conn, conn.transaction():
-            conn.execute("DELETE FROM skillrt_history_tasks WHERE task_id = %s", (task_id,))
-            conn.execute(
-                "INSERT INTO skillrt_history_tasks (task_id, session_id, data) VALUES (%s, %s, %s)",
-                (task_id, session_id, data),
-            )
-            self._trim(conn, "skillrt_history_tasks")
+        # A replaced entry moves to the newest place: the seq its insert drew.
+        self._add(
+            "skillrt_history_tasks",
+            "INSERT INTO skillrt_history_tasks (task_id, session_id, data) VALUES (%s, %s, %s) "
+            "ON CONFLICT (task_id) DO UPDATE SET seq = EXCLUDED.seq, "
+            "session_id = EXCLUDED.session_id, data = EXCLUDED.data",
+            (task_id, session_id, data),
+        )
 
     def add_message(self, session_id: str, message: dict[str, Any]) -> None:
         data = self._json(f"chat message of session {session_id!r}", message)
-        with self.backend.connection() as conn, conn.transaction():
-            conn.execute(
-                "INSERT INTO skillrt_history_messages (session_id, data) VALUES (%s, %s)",
-                (session_id, data),
-            )
-            self._trim(conn, "skillrt_history_messages")
-
-    def _trim(self, conn: Any, table: str) -> None:
-        conn.execute(
-            # S608: the table name is one of two constants, never input.
-            f"DELETE FROM {table} WHERE seq <= (SELECT max(seq) FROM {table}) - %s",  # noqa: S608
-            (self.limit,),
+        self._add(
+            "skillrt_history_messages",
+            "INSERT INTO skillrt_history_messages (session_id, data) VALUES (%s, %s)",
+            (session_id, data),
         )
+
+    def _add(self, table: str, insert: str, params: tuple[Any, ...]) -> None:
+        """Run ``insert``, then trim ``table`` to its newest ``limit`` entries.
+
+        Through the bookkeeping pool: like the SQLite history (``synchronous=NORMAL``), an
+        entry survives a crash of this worker once this returns, and does not make the task
+        wait for the database's WAL flush (it is a record for people, not a checkpoint).
+        """
+        with self.backend.connection(durable=False) as conn:
+            conn.execute(insert, params)
+            conn.execute(
+                # S608: the table name is one of two constants, never input.
+                f"DELETE FROM {table} WHERE seq <= (SELECT max(seq) FROM {table}) - %s",  # noqa: S608
+                (self.limit,),
+            )
 
     def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         query = "SELECT data FROM skillrt_history_tasks ORDER BY seq DESC LIMIT %s"
@@ -371,7 +429,7 @@ class PgRunLocks:
 
     def hold(self, task_id: str) -> bool:
         """Take (or keep) the task's lease; False while another live worker holds it."""
-        with self.backend.connection() as conn:
+        with self.backend.connection(durable=False) as conn:
             row = conn.execute(
                 "INSERT INTO skillrt_leases (task_id, worker_id, expires_at) "
                 "VALUES (%s, %s, now() + make_interval(secs => %s)) "
@@ -390,14 +448,14 @@ class PgRunLocks:
     def release(self, task_id: str) -> None:
         with self._mutex:
             self._held.discard(task_id)
-        with self.backend.connection() as conn:
+        with self.backend.connection(durable=False) as conn:
             conn.execute(
                 "DELETE FROM skillrt_leases WHERE task_id = %s AND worker_id = %s",
                 (task_id, self.backend.worker_id),
             )
 
     def running_elsewhere(self, task_id: str) -> bool:
-        with self.backend.connection() as conn:
+        with self.backend.connection(durable=False) as conn:
             row = conn.execute(
                 "SELECT 1 FROM skillrt_leases WHERE task_id = %s AND worker_id <> %s "
                 "AND expires_at > now()",
@@ -405,9 +463,22 @@ class PgRunLocks:
             ).fetchone()
         return row is not None
 
+    def held_elsewhere(self, task_ids: Sequence[str]) -> set[str]:
+        """Of ``task_ids``, those another live worker holds: ``running_elsewhere`` for many
+        tasks in one round trip (listing resumable tasks asks it of each)."""
+        if not task_ids:
+            return set()
+        with self.backend.connection(durable=False) as conn:
+            rows = conn.execute(
+                "SELECT task_id FROM skillrt_leases WHERE task_id = ANY(%s) AND worker_id <> %s "
+                "AND expires_at > now()",
+                (list(task_ids), self.backend.worker_id),
+            ).fetchall()
+        return {task_id for (task_id,) in rows}
+
     def orphans(self, states: tuple[str, ...]) -> list[str]:
         """Tasks in one of ``states`` that no live worker holds: their worker died."""
-        with self.backend.connection() as conn:
+        with self.backend.connection(durable=False) as conn:
             rows = conn.execute(
                 "SELECT t.task_id FROM skillrt_tasks t WHERE t.state = ANY(%s) AND NOT EXISTS "
                 "(SELECT 1 FROM skillrt_leases l WHERE l.task_id = t.task_id "
@@ -418,7 +489,7 @@ class PgRunLocks:
 
     def renew(self) -> None:
         """Push back every lease this worker holds, and its heartbeat."""
-        with self.backend.connection() as conn, conn.transaction():
+        with self.backend.connection(durable=False) as conn, conn.transaction():
             conn.execute(
                 "UPDATE skillrt_leases SET expires_at = now() + make_interval(secs => %s) "
                 "WHERE worker_id = %s",
@@ -456,14 +527,17 @@ class PgFileLocks(FileLockManager):
     The key is a hash of the content root and the path, so every worker that mounts the blog
     at the same path shares the lock. A held lock keeps its own connection (session-level
     advisory locks live as long as their session); if the worker dies, the server drops the
-    session and the lock with it. Holders are named in ``skillrt_file_locks``.
+    session and the lock with it. Holders are named in ``skillrt_file_locks``. The lock calls
+    take the manager's mutex, which also guards the idle connections.
     """
 
     def __init__(self, backend: PgBackend, content_root: Path, *, expiry_s: float = 300.0) -> None:
         super().__init__(Path(content_root) / ".skillrt" / "locks", expiry_s=expiry_s)
         self.backend = backend
         self.content_root = Path(content_root).expanduser().resolve()
-        self._idle: list[Any] = []
+        # Connections that hold no lock now, kept for the next one; one is opened here so that
+        # a worker's first write does not wait for a connection (several ms).
+        self._idle: list[Any] = [backend.dedicated()]
 
     def _connection(self) -> Any:
         while self._idle:

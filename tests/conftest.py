@@ -38,6 +38,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(reason + " (SKILLRT_REQUIRE_LOCAL_MODEL=1)")
     pytest.skip(reason)
 
+# A throwaway PostgreSQL cluster, and each task store in turn, for every module that asks.
+from .pg_support import pg_cluster, pg_url
+from .stores import store_kind
+
+__all__ = ["isolated", "pg_cluster", "pg_url", "store_kind"]
+
 
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:

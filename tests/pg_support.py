@@ -67,8 +67,21 @@ def database_beside(url: str) -> str:
 
     name = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
+        # Copying the template's files is twice as quick as logging them (15's default), and
+        # keeps the WAL of a session's many databases small.
+        fast = conn.info.server_version >= 150000
+        conn.execute(f"CREATE DATABASE {name}" + (" STRATEGY = FILE_COPY" if fast else ""))
     return url.rsplit("/", 1)[0] + "/" + name
+
+
+def drop_database(url: str) -> None:
+    """Drop the database of ``url``, closing any session still on it (a test's leftovers)."""
+    import psycopg
+
+    server, name = url.rsplit("/", 1)
+    with psycopg.connect(server + "/postgres", autocommit=True) as conn:
+        force = " WITH (FORCE)" if conn.info.server_version >= 130000 else ""
+        conn.execute(f"DROP DATABASE IF EXISTS {name}{force}")
 
 
 @pytest.fixture(scope="session")
@@ -124,6 +137,8 @@ def pg_cluster() -> Iterator[PgCluster]:
 
 
 @pytest.fixture
-def pg_url(pg_cluster: PgCluster) -> str:
-    """A fresh, empty database on the session's cluster."""
-    return pg_cluster.create_database()
+def pg_url(pg_cluster: PgCluster) -> Iterator[str]:
+    """A fresh, empty database on the session's cluster, dropped after the test."""
+    url = pg_cluster.create_database()
+    yield url
+    drop_database(url)

@@ -8,8 +8,10 @@ from typing import Any
 
 from skillrt.checkpointing import checkpoint_copy, checkpoint_text
 from skillrt.logs import Redactor
-from skillrt.storage.checkpoints import CheckpointStore, MemoryCheckpointStore
+from skillrt.storage.checkpoints import MemoryCheckpointStore
 from skillrt.storage.records import RecordText, TaskRecord
+
+from .stores import StoreKind
 
 SECRET = "cfg-secret-value-42"
 KEY = "sk-proj-abcdefghijklmnopqrstuvwx1234"
@@ -58,9 +60,12 @@ def test_a_request_holding_a_secret_is_not_checkpointed() -> None:
     assert checkpoint_copy(record(context={"selected_text": KEY}), redactor) is None
 
 
-def test_checkpoint_text_is_the_copy_as_json_and_stores_read_it_back(tmp_path: Path) -> None:
+def test_checkpoint_text_is_the_copy_as_json_and_stores_read_it_back(
+    tmp_path: Path, store_kind: StoreKind
+) -> None:
     """What the runtime queues (JSON text, not validated again) is exactly the copy's JSON,
-    secrets handled alike, and each store reads it back as that record."""
+    secrets handled alike, and each store (in memory, and SQLite or PostgreSQL) reads it back
+    as that record."""
     redactor = Redactor([SECRET])
     cases = [
         record(raw_input="write about rust", steps={"outline": {"title": "Rust"}}),
@@ -75,7 +80,9 @@ def test_checkpoint_text_is_the_copy_as_json_and_stores_read_it_back(tmp_path: P
             assert text is None
             continue
         assert text == RecordText.of(copy)
-        for store in (MemoryCheckpointStore(), CheckpointStore(tmp_path / f"cp{i}")):
+        memory = MemoryCheckpointStore()
+        memory.apply([text], [])
+        assert memory.get(rec.id) == copy
+        with store_kind.open(tmp_path / f"state{i}") as store:
             store.apply([text], [])
             assert store.get(rec.id) == copy
-            store.close()

@@ -1,10 +1,11 @@
 """The group commit: a step is on disk when it returns, many tasks share commits, and a store
-that fails is reported, not hidden."""
+that fails is reported, not hidden. Every test runs on both task stores (``store_kind``)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,36 +13,41 @@ import pytest
 
 from skillrt import SkillContext, SkillResult, skill
 from skillrt.committer import Committer
-from skillrt.storage.checkpoints import CheckpointStore
-from skillrt.storage.records import TaskRecord
+from skillrt.storage.checkpoints import CheckpointStore, TaskStore
+from skillrt.storage.records import RecordText, TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import TopicParams, make_runtime
+from .stores import StoreKind
 from .test_runtime import writer
 
 
-class CountingStore(CheckpointStore):
-    def __init__(self, directory: Path) -> None:
-        super().__init__(directory)
+class CountingStore:
+    """The task store it wraps, counting the commits (``apply`` calls) and what they held."""
+
+    def __init__(self, inner: TaskStore) -> None:
+        self.inner = inner
         self.commits = 0
         self.records = 0
 
-    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         self.commits += 1
         self.records += len(saves) + len(deletes)
-        super().apply(saves, deletes)
+        self.inner.apply(saves, deletes)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
-async def test_a_step_is_on_disk_when_it_returns(isolated: Path) -> None:
+async def test_a_step_is_on_disk_when_it_returns(isolated: Path, store_kind: StoreKind) -> None:
     seen: list[dict[str, Any]] = []
 
     @skill(name="Checker", params=TopicParams, intents=["WRITE_ARTICLE"])
     async def checker(ctx: SkillContext, params: TopicParams) -> SkillResult:
         await ctx.step("first", lambda: {"n": 1})
         # Another connection to the database (as another process would read it) sees it now.
-        other = CheckpointStore(isolated / ".skillrt" / "checkpoints")
-        record = other.get(ctx.task_id)
-        other.close()
+        with store_kind.open(isolated / ".skillrt") as other:
+            record = other.get(ctx.task_id)
         seen.append(dict(record.steps) if record else {})
         return SkillResult(message="ok")
 
@@ -52,49 +58,53 @@ async def test_a_step_is_on_disk_when_it_returns(isolated: Path) -> None:
     await rt.close()
 
 
-async def test_concurrent_tasks_share_commits(isolated: Path) -> None:
+async def test_concurrent_tasks_share_commits(isolated: Path, store_kind: StoreKind) -> None:
     async def answer(messages: list[Any], options: Any) -> str:
         await asyncio.sleep(0.01)
         return "text"
 
-    store = CountingStore(isolated / ".skillrt" / "checkpoints")
-    rt = make_runtime(isolated, FunctionModel(answer), [writer([])])
-    rt._store = store  # an injected store (the runtime does not own it)
-    msgs = await asyncio.gather(
-        *(rt.process_input(f"write an article about topic {i}") for i in range(40))
-    )
-    assert {m.state for m in msgs} == {"COMPLETED"}
-    # Alone, each task needs at least 4 durable writes (3 steps, then its end): 160 commits.
-    # Together they share them (and a task's writes within one round coalesce).
-    assert store.records >= 40
-    assert store.commits <= 40
-    assert store.all_ids() == []  # every finished task's record is gone
-    await rt.close()
-    store.close()
+    with store_kind.open(isolated / ".skillrt") as inner:
+        store = CountingStore(inner)
+        rt = make_runtime(isolated, FunctionModel(answer), [writer([])])
+        rt._store = store  # an injected store (the runtime does not own it)
+        msgs = await asyncio.gather(
+            *(rt.process_input(f"write an article about topic {i}") for i in range(40))
+        )
+        assert {m.state for m in msgs} == {"COMPLETED"}
+        # Alone, each task needs at least 4 durable writes (3 steps, then its end): 160
+        # commits. Together they share them (and a task's writes within one round coalesce).
+        assert store.records >= 40
+        assert store.commits <= 40
+        assert store.all_ids() == []  # every finished task's record is gone
+        await rt.close()
 
 
-class FailingStore(CheckpointStore):
+class FailingStore(CountingStore):
+    """The task store it wraps, failing every commit while ``fail`` is set (a full disk)."""
+
     fail = False
 
-    def apply(self, saves: list[TaskRecord], deletes: list[str]) -> None:
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         if self.fail:
             raise OSError(28, "No space left on device")
         super().apply(saves, deletes)
 
 
-async def test_a_failing_store_fails_the_step_with_a_clear_reply(isolated: Path) -> None:
-    store = FailingStore(isolated / ".skillrt" / "checkpoints")
-    rt = make_runtime(isolated, ScriptedModel(["o", "c", "o", "c"]), [writer([])])
-    rt._store = store
-    store.fail = True
-    msg = await rt.process_input("write an article about full disks")
-    assert msg.state == "ERROR"
-    assert "No space left on device" in msg.content
-    store.fail = False
-    again = await rt.process_input("write an article about space")
-    assert again.state == "COMPLETED"  # the runtime is still usable
-    await rt.close()
-    store.close()
+async def test_a_failing_store_fails_the_step_with_a_clear_reply(
+    isolated: Path, store_kind: StoreKind
+) -> None:
+    with store_kind.open(isolated / ".skillrt") as inner:
+        store = FailingStore(inner)
+        rt = make_runtime(isolated, ScriptedModel(["o", "c", "o", "c"]), [writer([])])
+        rt._store = store  # an injected store (the runtime does not own it)
+        store.fail = True
+        msg = await rt.process_input("write an article about full disks")
+        assert msg.state == "ERROR"
+        assert "No space left on device" in msg.content
+        store.fail = False
+        again = await rt.process_input("write an article about space")
+        assert again.state == "COMPLETED"  # the runtime is still usable
+        await rt.close()
 
 
 class SlowFailingStore(CheckpointStore):

@@ -6,6 +6,8 @@ kills it at each step boundary and in the middle of the file write; a new proces
 the runtime, finds the task in ``get_resumable_tasks()`` and resumes it. Completed steps must
 not run again (each step logs its runs, so model calls are counted), and the saved article is
 either absent or complete, never torn. The five scenarios run side by side to keep it quick.
+It runs on both task stores (``store_kind``); on PostgreSQL each scenario has a database of
+its own, and the new process starts once the killed one's lease has expired.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .crash_child import TARGET, article_text
+from .pg_support import database_beside
+from .stores import StoreKind
 
 CHILD = Path(__file__).with_name("crash_child.py")
 OUTLINE, CONTENT = "Rust 所有权", "所有权规则：每个值都有一个所有者。"
 STEPS = ["context", "outline", "content", "save"]
-_STORE_SETTINGS = ("SKILLRT_STATE_URL", "SKILLRT_LEASE_S", "SKILLRT_FAILOVER")
 
 
 @dataclass
@@ -33,8 +36,8 @@ class Scenario:
     crash_at: str
     base: Path
     big: bool = False
+    store_env: dict[str, str] = field(default_factory=dict)  # the task store's settings
     proc: subprocess.Popen[str] | None = None
-    state_url: str | None = None
     saw_temp_file: bool = False
     log: list[str] = field(default_factory=list)
 
@@ -52,15 +55,7 @@ class Scenario:
 
     def env(self, script: list[str], crash_at: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
-        # The shared-store tests run this one on PostgreSQL: keep the store's settings, with a
-        # database per scenario (the scenarios run side by side, each a blog of its own).
-        env.update({k: v for k, v in os.environ.items() if k in _STORE_SETTINGS})
-        if "SKILLRT_STATE_URL" in env:
-            if self.state_url is None:
-                from .pg_support import database_beside
-
-                self.state_url = database_beside(env["SKILLRT_STATE_URL"])
-            env["SKILLRT_STATE_URL"] = self.state_url
+        env.update(self.store_env)
         env.update(
             XDG_CONFIG_HOME=str(self.base / "xdg"),
             CRASH_AT=crash_at,
@@ -87,8 +82,18 @@ class Scenario:
         return article_text(OUTLINE, CONTENT, big=self.big).encode()
 
 
-def make(tmp_path: Path, crash_at: str) -> Scenario:
-    scenario = Scenario(crash_at, tmp_path / crash_at.replace(":", "-"), big=crash_at == "in:save")
+def make(tmp_path: Path, crash_at: str, kind: StoreKind, *, first: bool) -> Scenario:
+    """A scenario with a blog of its own (on PostgreSQL also a database of its own: the
+    scenarios run side by side, and each resume finds exactly its own task)."""
+    store_env = kind.env()
+    if kind.state_url is not None and not first:
+        store_env["SKILLRT_STATE_URL"] = database_beside(kind.state_url)
+    scenario = Scenario(
+        crash_at,
+        tmp_path / crash_at.replace(":", "-"),
+        big=crash_at == "in:save",
+        store_env=store_env,
+    )
     (scenario.blog / "posts").mkdir(parents=True)
     (scenario.blog / "posts" / "hello.md").write_text("---\ntitle: Hello\n---\n\nHi.\n")
     scenario.work.mkdir()
@@ -131,9 +136,11 @@ def kill_at_its_point(scenario: Scenario) -> None:
     assert proc.returncode == -signal.SIGKILL
 
 
-def test_killed_tasks_resume_from_their_last_completed_step(tmp_path: Path) -> None:
+def test_killed_tasks_resume_from_their_last_completed_step(
+    tmp_path: Path, store_kind: StoreKind
+) -> None:
     points = ["after:context", "after:outline", "after:content", "in:save", "after:save"]
-    scenarios = [make(tmp_path, point) for point in points]
+    scenarios = [make(tmp_path, p, store_kind, first=n == 0) for n, p in enumerate(points)]
 
     # 1. Start every scenario, kill each where it asked to stop.
     for s in scenarios:
@@ -162,6 +169,7 @@ def test_killed_tasks_resume_from_their_last_completed_step(tmp_path: Path) -> N
     # 2. A new process per scenario: find the task, resume it. Its model gets only the
     #    answers of the steps not yet done, so a re-run completed step would run out of them.
     for s in scenarios:
+        store_kind.wait_for_dead_leases(s.store_env.get("SKILLRT_STATE_URL"))
         remaining = [
             a
             for a, step in ((OUTLINE, "outline"), (CONTENT, "content"))

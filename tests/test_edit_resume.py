@@ -1,6 +1,8 @@
 """EditContent killed (SIGKILL) during its model call, resumed by a new process, on a post
 that holds a key-shaped string: the post is byte-identical outside the edit (redaction never
-reaches what a step returns), and the checkpoint holds neither the key nor the post's text."""
+reaches what a step returns), and the checkpoint holds neither the key nor the post's text.
+On both task stores (``store_kind``): on PostgreSQL "the checkpoint" is every row the database
+holds, as well as the state folder."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.edit_crash_child import REVISED, SELECTION
+from tests.stores import StoreKind
 
 CHILD = Path(__file__).with_name("edit_crash_child.py")
 KEY = "sk-proj-abcdefghijklmnopqrstuvwx1234"
@@ -24,8 +27,9 @@ POST = (
 )
 
 
-def spawn(mode: str, blog: Path, state: Path, work: Path) -> subprocess.Popen[str]:
+def spawn(mode: str, blog: Path, state: Path, work: Path, kind: StoreKind) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+    env.update(kind.env())
     env["XDG_CONFIG_HOME"] = str(work / "xdg")
     env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
     return subprocess.Popen(
@@ -55,13 +59,9 @@ def kill_in_the_model_call(proc: subprocess.Popen[str], work: Path) -> None:
     assert proc.returncode == -signal.SIGKILL
 
 
-def _state_bytes(state: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in state.rglob("*") if p.is_file())
-
-
 @pytest.mark.parametrize("whole", [False, True], ids=["selection", "whole-body"])
 def test_an_edit_killed_in_its_model_call_resumes_without_touching_the_key(
-    tmp_path: Path, whole: bool
+    tmp_path: Path, whole: bool, store_kind: StoreKind
 ) -> None:
     blog, state, work = tmp_path / "blog", tmp_path / "state", tmp_path / "child"
     (blog / "posts").mkdir(parents=True)
@@ -71,13 +71,15 @@ def test_an_edit_killed_in_its_model_call_resumes_without_touching_the_key(
     if whole:
         (work / "whole").touch()
 
-    kill_in_the_model_call(spawn("start", blog, state, work), work)
+    kill_in_the_model_call(spawn("start", blog, state, work, store_kind), work)
     assert post.read_text(encoding="utf-8") == POST  # nothing written yet
-    on_disk = _state_bytes(state)
+    on_disk = store_kind.everything_stored(state)
+    assert b'"skill":"EditContent"' in on_disk  # the checkpoint is among what was searched
     assert KEY.encode() not in on_disk and KEY[:12].encode() not in on_disk
     assert b"The end." not in on_disk  # the read is journalled by reference, not by value
 
-    resumed = spawn("resume", blog, state, work)
+    store_kind.wait_for_dead_leases()
+    resumed = spawn("resume", blog, state, work, store_kind)
     out, err = resumed.communicate(timeout=60)
     assert resumed.returncode == 0, err
     report = json.loads(out.strip().splitlines()[-1])

@@ -1,6 +1,7 @@
 """Stops that keep paid work: a budget or authentication stop ends in ERROR with its journal
 kept; a raised budget or a fixed key lets it go on without asking the completed steps again;
-only abandon deletes the journal."""
+only abandon deletes the journal. Each test that keeps a task runs on both task stores
+(``store_kind``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from skillrt.testing import FunctionModel, ModelOptions
 from tests.cli_support import article, cli_env, make_blog, skillrt, write_script
 from tests.helpers import TopicParams, make_runtime
 from tests.openai_server import Fail, OpenAIServer, RecordedRequest, Reply
+from tests.stores import StoreKind
 
 STEPS = ["s1", "s2", "s3", "s4"]
 
@@ -48,6 +50,7 @@ def paid_model(calls: list[str]) -> FunctionModel:
     return FunctionModel(answer)
 
 
+@pytest.mark.usefixtures("store_kind")
 async def test_budget_stop_then_a_raised_budget_resumes_without_paying_again(
     isolated: Path,
 ) -> None:
@@ -84,6 +87,7 @@ async def test_budget_stop_then_a_raised_budget_resumes_without_paying_again(
     await rt.close()
 
 
+@pytest.mark.usefixtures("store_kind")
 async def test_a_raised_cost_limit_is_kept_with_the_task(isolated: Path) -> None:
     calls: list[str] = []
 
@@ -101,6 +105,7 @@ async def test_a_raised_cost_limit_is_kept_with_the_task(isolated: Path) -> None
     await rt.close()
 
 
+@pytest.mark.usefixtures("store_kind")
 async def test_only_abandon_deletes_a_stopped_task(isolated: Path) -> None:
     calls: list[str] = []
     rt = make_runtime(isolated, paid_model(calls), [stepper()], budget={"max_tokens": 100})
@@ -126,6 +131,7 @@ async def test_a_bad_budget_at_resume_is_refused(isolated: Path) -> None:
     await rt.close()
 
 
+@pytest.mark.usefixtures("store_kind")
 async def test_an_authentication_stop_resumes_with_a_fixed_key(isolated: Path) -> None:
     served: list[str] = []
 
@@ -162,11 +168,11 @@ async def test_an_authentication_stop_resumes_with_a_fixed_key(isolated: Path) -
         await new.aclose()
 
 
-def test_cli_resume_with_a_raised_budget(tmp_path: Path) -> None:
+def test_cli_resume_with_a_raised_budget(tmp_path: Path, store_kind: StoreKind) -> None:
     blog = make_blog(tmp_path)
     answers = article("Budget Things", ["Section one.", "Section two."])
     # The outline call goes over a 1-token budget (it is kept); section 1 is refused.
-    env = cli_env(blog, write_script(tmp_path / "first.json", answers[:1]))
+    env = cli_env(blog, write_script(tmp_path / "first.json", answers[:1]), **store_kind.env())
     env["SKILLRT_BUDGET__MAX_TOKENS"] = "1"
     ran = skillrt("run", "--json", "write an article about budget things", env=env, cwd=tmp_path)
     assert ran.returncode == 1, ran.stderr
@@ -174,7 +180,7 @@ def test_cli_resume_with_a_raised_budget(tmp_path: Path) -> None:
     assert stopped["state"] == "ERROR" and stopped["data"]["outcome"] == "budget"
 
     # Exactly the answers of the steps not done: a repeated outline would use them up.
-    env = cli_env(blog, write_script(tmp_path / "rest.json", answers[1:]))
+    env = cli_env(blog, write_script(tmp_path / "rest.json", answers[1:]), **store_kind.env())
     env["SKILLRT_BUDGET__MAX_TOKENS"] = "1"
     refused = skillrt("resume", "--json", stopped["task_id"][:8], env=env, cwd=tmp_path)
     assert refused.returncode == 1  # the same budget: refused again, nothing asked

@@ -1,4 +1,10 @@
-"""Checkpoints through the runtime: the resume window, a corrupt record, a corrupt database."""
+"""Checkpoints through the runtime: the resume window, a corrupt record, a corrupt database.
+
+Each test runs on both task stores (``store_kind``), except two that are about the SQLite
+store's own behaviour: a damaged database file moved aside (there is no file on PostgreSQL),
+and start-up reading summaries without parsing records (``CheckpointStore.load_lazy``; the
+shared store parses every record it loads, as it syncs with other workers on every listing).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from skillrt.storage.records import TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import Recorder, make_runtime
+from .stores import StoreKind
 from .test_runtime import writer
 
 HOUR = 3600.0
@@ -40,9 +47,17 @@ def _seed(state_dir: Path, records: list[TaskRecord]) -> None:
     store.close()
 
 
-async def test_only_unfinished_tasks_inside_the_window_come_back(isolated: Path) -> None:
+def _seed_kind(kind: StoreKind, state_dir: Path, records: list[TaskRecord]) -> None:
+    with kind.open(state_dir) as store:
+        store.apply(records, [])
+
+
+async def test_only_unfinished_tasks_inside_the_window_come_back(
+    isolated: Path, store_kind: StoreKind
+) -> None:
     now = 1_800_000_000.0
-    _seed(
+    _seed_kind(
+        store_kind,
         isolated / ".skillrt",
         [
             _record("fresh", now - 2 * HOUR),
@@ -66,13 +81,13 @@ async def test_only_unfinished_tasks_inside_the_window_come_back(isolated: Path)
     await rt.close()
 
 
-async def test_a_corrupt_record_is_quarantined_and_the_rest_load(isolated: Path) -> None:
+async def test_a_corrupt_record_is_quarantined_and_the_rest_load(
+    isolated: Path, store_kind: StoreKind
+) -> None:
     now = 1_800_000_000.0
     state = isolated / ".skillrt"
-    _seed(state, [_record("good", now - HOUR), _record("bad", now - HOUR)])
-    db = state / "checkpoints" / "cache" / "cache.db"
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE Cache SET value = ? WHERE key = ?", ("{not json", "bad"))
+    _seed_kind(store_kind, state, [_record("good", now - HOUR), _record("bad", now - HOUR)])
+    store_kind.corrupt(state, "bad", "{not json")
     rt = make_runtime(isolated, ScriptedModel([]), [writer([])])
     rt.clock = lambda: now
     events = Recorder(rt)
@@ -80,8 +95,7 @@ async def test_a_corrupt_record_is_quarantined_and_the_rest_load(isolated: Path)
     assert [t.id for t in rt.get_resumable_tasks()] == ["good"]
     [loaded] = events.of("runtime:checkpoints_loaded")
     assert len(loaded.data["quarantined"]) == 1 and "'bad'" in loaded.data["quarantined"][0]
-    moved = list((state / "checkpoints" / "quarantine").iterdir())
-    assert [p.read_bytes() for p in moved] == [b"{not json"]  # kept, not lost
+    assert store_kind.quarantined(state) == [b"{not json"]  # kept, not lost
     await rt.close()
 
 
@@ -105,7 +119,9 @@ async def test_a_corrupt_database_is_moved_aside_and_the_runtime_starts(isolated
     await rt.close()
 
 
-async def test_a_paused_task_survives_a_restart_with_its_tokens(isolated: Path) -> None:
+async def test_a_paused_task_survives_a_restart_with_its_tokens(
+    isolated: Path, store_kind: StoreKind
+) -> None:
     gate = asyncio.Event()
 
     async def answer(messages: list[Any], options: Any) -> str:

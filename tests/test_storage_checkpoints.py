@@ -1,4 +1,10 @@
-"""CheckpointStore on a real diskcache/SQLite: round trips, JSON only, the window, quarantine."""
+"""The task stores: round trips, the window, quarantine of a bad record, durability when a save
+returns; on SQLite (diskcache) also JSON only, never pickle, and a damaged database file.
+
+The contract tests run on every store: the embedded SQLite store, the in-memory one and the
+shared PostgreSQL store. Tests that damage or read the SQLite file itself (its rows' modes, a
+pickled row, an unreadable file, torn pages) are about that file and stay on SQLite.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +29,8 @@ from skillrt.storage.checkpoints import (
 )
 from skillrt.storage.records import SCHEMA_VERSION, TaskRecord
 
+from .stores import StoreKind
+
 NOW = 1_750_000_000.0
 
 
@@ -44,8 +52,12 @@ def record(task_id: str, *, updated_at: float = NOW, state: str = "EXECUTING") -
     )
 
 
-@pytest.fixture(params=["disk", "memory"])
+@pytest.fixture(params=["disk", "memory", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TaskStore]:
+    if request.param == "postgres":
+        with StoreKind("postgres", request.getfixturevalue("pg_url")).open(tmp_path) as shared:
+            yield shared
+        return
     made: TaskStore = (
         CheckpointStore(tmp_path / "ckpt") if request.param == "disk" else MemoryCheckpointStore()
     )
@@ -98,8 +110,7 @@ def test_window_excludes_old_records_newest_first(store: TaskStore) -> None:
     assert [r.id for r in loaded.records] == ["newest", "fresh", "edge"]
 
 
-def test_window_with_freezegun(tmp_path: Path) -> None:
-    store = CheckpointStore(tmp_path / "ckpt")
+def test_window_with_freezegun(store: TaskStore) -> None:
     with freeze_time("2025-03-01 12:00:00") as frozen:
         store.save(record("yesterday", updated_at=time.time()))
         frozen.tick(23 * 3600)
@@ -108,7 +119,9 @@ def test_window_with_freezegun(tmp_path: Path) -> None:
         loaded = store.load_recent(max_age_s=24 * 3600, now=time.time())
     assert [r.id for r in loaded.records] == ["today"]
     assert store.get("yesterday") is not None  # out of the window, not deleted
-    store.close()
+
+
+# SQLite only: how diskcache stores a value (PostgreSQL's column is text; nothing else fits).
 
 
 def test_values_are_json_text_never_pickle(tmp_path: Path) -> None:
@@ -159,41 +172,48 @@ def corrupt(directory: Path, task_id: str, value: object, mode: int = 1) -> None
             "no schema_version",
         ),
         (record("other").model_dump_json(), "stored under key"),
-        (b"\xff\xfe binary", "invalid record"),
     ],
 )
 def test_corrupt_record_is_quarantined_and_reported(
-    tmp_path: Path, value: object, why: str
+    store_kind: StoreKind, tmp_path: Path, value: str, why: str
 ) -> None:
-    directory = tmp_path / "ckpt"
-    store = CheckpointStore(directory)
-    store.save(record("good"))
-    store.save(record("bad"))
-    corrupt(directory, "bad", value)
-
-    loaded = store.load_recent(max_age_s=3600, now=NOW)
-    assert [r.id for r in loaded.records] == ["good"]
-    assert len(loaded.quarantined) == 1
-    assert "'bad'" in loaded.quarantined[0] and why in loaded.quarantined[0]
-    moved = list((directory / "quarantine").glob("record-bad-*.json"))
-    assert len(moved) == 1
-    expected = value if isinstance(value, bytes) else str(value).encode()
-    assert moved[0].read_bytes() == expected
-    assert store.all_ids() == ["good"]
-    assert store.load_recent(max_age_s=3600, now=NOW).quarantined == []  # reported once
-    store.close()
+    check_quarantine(store_kind, tmp_path, value, why)
 
 
-def test_get_of_a_corrupt_record_quarantines_it(tmp_path: Path) -> None:
-    directory = tmp_path / "ckpt"
-    store = CheckpointStore(directory)
-    store.save(record("bad"))
-    corrupt(directory, "bad", "[]")
-    assert store.get("bad") is None
-    assert store.all_ids() == []
-    reported = store.load_recent(max_age_s=3600, now=NOW).quarantined
-    assert len(reported) == 1 and "'bad'" in reported[0]
-    store.close()
+def test_a_value_that_is_not_utf8_is_quarantined(tmp_path: Path) -> None:
+    """SQLite only: a PostgreSQL text column cannot hold such bytes in the first place."""
+    check_quarantine(StoreKind("sqlite", None), tmp_path, b"\xff\xfe binary", "invalid record")
+
+
+def check_quarantine(kind: StoreKind, tmp_path: Path, value: str | bytes, why: str) -> None:
+    with kind.open(tmp_path) as store:
+        store.save(record("good"))
+        store.save(record("bad"))
+        kind.corrupt(tmp_path, "bad", value)
+
+        loaded = store.load_recent(max_age_s=3600, now=NOW)
+        assert [r.id for r in loaded.records] == ["good"]
+        assert len(loaded.quarantined) == 1
+        assert "'bad'" in loaded.quarantined[0] and why in loaded.quarantined[0]
+        expected = value if isinstance(value, bytes) else value.encode()
+        assert kind.quarantined(tmp_path, "bad") == [expected]  # kept byte for byte
+        assert store.all_ids() == ["good"]
+        assert store.load_recent(max_age_s=3600, now=NOW).quarantined == []  # reported once
+
+
+def test_get_of_a_corrupt_record_quarantines_it(store_kind: StoreKind, tmp_path: Path) -> None:
+    with store_kind.open(tmp_path) as store:
+        store.save(record("bad"))
+        store_kind.corrupt(tmp_path, "bad", "[]")
+        assert store.get("bad") is None
+        assert store.all_ids() == []
+        reported = store.load_recent(max_age_s=3600, now=NOW).quarantined
+        assert len(reported) == 1 and "'bad'" in reported[0]
+        assert store_kind.quarantined(tmp_path, "bad") == [b"[]"]
+
+
+# SQLite only from here to the durability test: a pickled row, an unreadable database file and
+# torn pages are what can go wrong with the diskcache file itself.
 
 
 class _Trap:
@@ -267,24 +287,30 @@ def test_damaged_pages_found_later_are_handled_too(tmp_path: Path) -> None:
     store.close()
 
 
-def test_save_is_durable_when_it_returns(tmp_path: Path) -> None:
+def test_save_is_durable_when_it_returns(store_kind: StoreKind, tmp_path: Path) -> None:
     """A child process saves, then dies without closing anything; the record is there."""
-    directory = tmp_path / "ckpt"
     code = (
         "import os, sys\n"
         "from pathlib import Path\n"
         "from skillrt.storage.checkpoints import CheckpointStore\n"
         "from skillrt.storage.records import TaskRecord\n"
-        "store = CheckpointStore(Path(sys.argv[1]))\n"
+        "if sys.argv[2]:\n"
+        "    from skillrt.storage.pg import PgBackend, PgTaskStore\n"
+        "    store = PgTaskStore(PgBackend(sys.argv[2]))\n"
+        "else:\n"
+        "    store = CheckpointStore(Path(sys.argv[1]) / 'checkpoints')\n"
         "store.save(TaskRecord(id='crash', session_id='s', state='EXECUTING',"
         " steps={'outline': ['a']}, created_at=1.0, updated_at=2.0))\n"
         "os._exit(0)\n"
     )
-    subprocess.run([sys.executable, "-c", code, str(directory)], check=True, timeout=30)
-    store = CheckpointStore(directory)
-    got = store.get("crash")
+    subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), store_kind.state_url or ""],
+        check=True,
+        timeout=30,
+    )
+    with store_kind.open(tmp_path) as store:
+        got = store.get("crash")
     assert got is not None and got.steps == {"outline": ["a"]}
-    store.close()
 
 
 def test_memory_store_copies_records(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ def test_hold_release_and_probe(tmp_path: Path) -> None:
     other = RunLocks(tmp_path)  # a second holder (as another runtime would be)
     assert other.hold("t1") is False
     assert other.running_elsewhere("t1") is True
+    assert other.held_elsewhere(["t1", "t2"]) == {"t1"}  # the same question for many tasks
     locks.release("t1")
     assert other.running_elsewhere("t1") is False
     assert other.hold("t1") is True

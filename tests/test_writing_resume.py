@@ -1,5 +1,6 @@
 """WriteArticle killed (SIGKILL) after its outline, resumed by a new process: the outline is
-not generated again, the article is saved once, complete, with valid frontmatter."""
+not generated again, the article is saved once, complete, with valid frontmatter. On both task
+stores (``store_kind``)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ from pathlib import Path
 import frontmatter
 
 from tests.blog import copy_blog
+from tests.stores import StoreKind
 from tests.writing_support import OUTLINE_EN
 
 CHILD = Path(__file__).with_name("writing_crash_child.py")
 
 
-def spawn(mode: str, blog: Path, state: Path, work: Path) -> subprocess.Popen[str]:
+def spawn(mode: str, blog: Path, state: Path, work: Path, kind: StoreKind) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+    env.update(kind.env())
     env["XDG_CONFIG_HOME"] = str(work / "xdg")
     return subprocess.Popen(
         [sys.executable, str(CHILD), mode, str(blog), str(state), str(work)],
@@ -38,14 +41,14 @@ def calls(work: Path) -> list[str]:
 
 
 def test_write_article_killed_after_the_outline_resumes_without_redoing_it(
-    tmp_path: Path,
+    tmp_path: Path, store_kind: StoreKind
 ) -> None:
     blog = copy_blog(tmp_path / "blog")
     state, work = tmp_path / "state", tmp_path / "child"
     work.mkdir()
     before = sorted(p.name for p in (blog / "posts").rglob("*.md"))
 
-    proc = spawn("start", blog, state, work)
+    proc = spawn("start", blog, state, work, store_kind)
     try:
         deadline = time.monotonic() + 60
         while not (work / "paused").exists() and proc.poll() is None:
@@ -63,7 +66,8 @@ def test_write_article_killed_after_the_outline_resumes_without_redoing_it(
     assert calls(work) == ["outline"]
     assert sorted(p.name for p in (blog / "posts").rglob("*.md")) == before  # nothing saved
 
-    resumed = spawn("resume", blog, state, work)
+    store_kind.wait_for_dead_leases()
+    resumed = spawn("resume", blog, state, work, store_kind)
     out, err = resumed.communicate(timeout=60)
     assert resumed.returncode == 0, err
     report = json.loads(out.strip().splitlines()[-1])
