@@ -98,7 +98,8 @@ class AgentRuntime:
         self.skills: dict[str, Skill[Any]] = {}
         for s in _entry_point_skills() if skills is None else skills:
             self.register_skill(s)
-        self.chatlog = ChatLog(self.config, self.redactor, self.clock, self.logger)
+        # The runtime's clock as it is when asked (a host or a test may swap it).
+        self.chatlog = ChatLog(self.config, self.redactor, lambda: self.clock(), self.logger)
         self.sessions = self.chatlog.sessions
         self._tasks = TaskTable()  # live tasks, and restored ones built only when asked for
         self._driver: TaskDriver | None = None  # with the services, once initialised

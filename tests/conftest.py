@@ -12,6 +12,10 @@ import pytest
 from skillrt import AgentRuntime
 from skillrt.llm.local import default_model_path
 
+# A throwaway PostgreSQL cluster, and each task store in turn, for every module that asks.
+from .pg_support import pg_cluster, pg_url
+from .stores import store_kind
+
 # Read at import: the autouse `isolated` fixture clears SKILLRT_* variables for each test.
 REQUIRE_LOCAL_MODEL = os.environ.get("SKILLRT_REQUIRE_LOCAL_MODEL") == "1"
 
@@ -38,9 +42,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(reason + " (SKILLRT_REQUIRE_LOCAL_MODEL=1)")
     pytest.skip(reason)
 
-# A throwaway PostgreSQL cluster, and each task store in turn, for every module that asks.
-from .pg_support import pg_cluster, pg_url
-from .stores import store_kind
 
 __all__ = ["isolated", "pg_cluster", "pg_url", "store_kind"]
 
