@@ -386,8 +386,11 @@ class AgentRuntime:
         return [self.chatlog.summary(record) for record in records]
 
     def get_task(self, task_id: str) -> TaskSummary | None:
-        """One task this runtime holds (running, waiting or resumable), or None."""
+        """One task this runtime holds (running, waiting or resumable), or None. With the shared
+        store, a task another worker paused or stopped is read from the store."""
         task = self._tasks.get(task_id)
+        if task is None and self._driver is not None:
+            task = self._driver.from_store(task_id)
         return None if task is None else self.chatlog.summary(task.record)
 
     async def resume_task(

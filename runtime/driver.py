@@ -535,13 +535,25 @@ class TaskDriver:
             from skillrt.shared import read_shared
 
             self.tasks.sync(read_shared(self.services.store, self.tasks, self.config, self.clock))
-        elsewhere = runlocks.running_elsewhere if runlocks is not None else (lambda _: False)
-        dormant = [r for r in self.tasks.dormant_records() if not elsewhere(r.id)]
-        return dormant + [
-            t.record
-            for t in self.tasks.values()
-            if _resting(t) and (t.runner is not None or not elsewhere(t.id))
+        dormant = self.tasks.dormant_records()
+        live = [t for t in self.tasks.values() if _resting(t)]
+        # A task that ran here is ours to run again; the others may be running elsewhere.
+        probed = [r.id for r in dormant] + [t.id for t in live if t.runner is None]
+        busy = runlocks.held_elsewhere(probed) if runlocks is not None and probed else set()
+        return [r for r in dormant if r.id not in busy] + [
+            t.record for t in live if t.id not in busy
         ]
+
+    def from_store(self, task_id: str) -> Task | None:
+        """A task this worker does not hold, as the shared store has it (None without one)."""
+        if self.services.shared is None:
+            return None
+        from skillrt.shared import read_shared
+
+        self.tasks.sync(
+            read_shared(self.services.store, self.tasks, self.config, self.clock, task_id)
+        )
+        return self.tasks.get(task_id)
 
     def held(self) -> list[TaskRecord]:
         """Every task this runtime holds: the resumable ones, then those working or waiting."""

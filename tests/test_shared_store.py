@@ -436,6 +436,8 @@ async def test_a_task_paused_on_one_worker_is_resumed_on_another(
     assert task_id is not None and a.pause() is True
     gate.set()
     assert (await job).state == "PAUSED"
+    seen = b.get_task(task_id)  # asked by id before any listing (a blog tool's GET /v1/tasks/ID)
+    assert seen is not None and seen.state == "PAUSED" and seen.steps_done == 2
     assert [t.id for t in b.get_resumable_tasks()] == [task_id]  # B sees A's paused task
     done = await b.resume_task(task_id)
     assert done is not None and done.state == "COMPLETED" and done.content == "Done: the article"
