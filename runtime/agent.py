@@ -138,10 +138,6 @@ class AgentRuntime:
         return self._driver
 
     @property
-    def services(self) -> Services:
-        return self._run.services
-
-    @property
     def llm(self) -> LLM:
         if self._llm is None:
             raise UserError("the runtime has no model yet: await runtime.initialize() first")
@@ -149,7 +145,7 @@ class AgentRuntime:
 
     @property
     def store(self) -> TaskStore:
-        return self.services.store
+        return self._run.services.store
 
     history: ServicePart[History | PgHistory] = ServicePart()
     locks: ServicePart[FileLockManager] = ServicePart()
@@ -260,7 +256,7 @@ class AgentRuntime:
             content = reply("small_talk", lang)  # one short word, or small talk with no chat skill
             self.chatlog.add_message(session_id, "assistant", content)
             return self._reply(content, outcome=Outcome.CHAT, intent=CHAT)
-        self.chatlog.apply_focus(context, session_id, self.services.files)
+        self.chatlog.apply_focus(context, session_id, self._run.services.files)
         task = self._run.new_task(text, context, session_id)
         return await self._turn(task, on_task, route=True)
 
@@ -340,7 +336,8 @@ class AgentRuntime:
         """Make ``path`` (a post of the blog) the session's focus, or clear it with None; returns
         it relative to the blog. ``UserError`` for a path outside the blog or a missing file."""
         await self.initialize()
-        return self.chatlog.focus_on(path, session_id or self.session_id, self.services.files)
+        files = self._run.services.files
+        return self.chatlog.focus_on(path, session_id or self.session_id, files)
 
     def new_session(self, session_id: str | None = None) -> str:
         """Start afresh: a new (or named) session becomes the default one; returns its id."""
