@@ -895,11 +895,13 @@ class IntentRouter:
         except (TaskCancelled, BudgetExceeded):
             raise
         except Exception as exc:
+            # Whole, never cut here: the logger redacts secrets, and a cut made before it would
+            # leave the prefix of a secret straddling the cut unrecognisable.
             self.logger.warning(
                 "agent.error",
                 where="intent_router.llm",
                 error_type=type(exc).__name__,
-                error=str(exc)[:300],
+                error=str(exc),
             )
             return None
         data = parsed.model_dump()
