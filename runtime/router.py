@@ -32,7 +32,13 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from skillrt.abort import AbortSignal
-from skillrt.clarify import is_noise, is_one_short_word, is_small_talk, score_suggestion
+from skillrt.clarify import (
+    is_greeting,
+    is_noise,
+    is_one_short_word,
+    is_small_talk,
+    score_suggestion,
+)
 from skillrt.context import Language, detect_language
 from skillrt.exceptions import BudgetExceeded, ConfigError, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
@@ -661,16 +667,19 @@ class IntentRouter:
         return result.intent(text)
 
     def screen(self, text: str) -> Literal["noise", "chat", "word"] | None:
-        """Whether ``text`` is no task: ``noise`` (mostly control characters), ``chat`` (small
-        talk, which a chat skill may answer) or ``word`` (one short word that no pattern
-        matches: never a task, not even a chat). Cheap; no model is asked."""
+        """Whether ``text`` is no task: ``noise`` (mostly control characters), ``chat`` (a
+        greeting or thanks, which a chat skill may answer) or ``word`` (an acknowledgement such
+        as ``ok`` or ``好的``, or one short word that no pattern matches: never a task, not even
+        a chat). Cheap; no model is asked."""
         if is_noise(text[:MAX_ROUTE_CHARS]):
             return "noise"
         norm = normalize_text(text)
         if not norm or len(norm) > 40:
             return None
-        if is_small_talk(norm):
+        if is_greeting(norm):
             return "chat"
+        if is_small_talk(norm):
+            return "word"  # an acknowledgement: nothing to answer
         if (
             is_one_short_word(norm)
             and self._match_table(norm, True, True) is None
