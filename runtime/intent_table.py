@@ -82,6 +82,7 @@ class IntentPattern:
     confidence: float
     fallback: bool
     chinese: bool  # lang = "zh": cannot match ASCII-only text
+    latin: bool  # lang = "en": cannot match text without an ASCII letter
     needs_selection: bool
     needs_file: bool
     needs_browsing: bool  # only right after a browsing task (a follow-up such as "go back")
@@ -207,6 +208,7 @@ class IntentTable:
                         confidence=entry.confidence if pat.confidence is None else pat.confidence,
                         fallback=pat.fallback,
                         chinese=pat.lang == "zh",
+                        latin=pat.lang == "en",
                         needs_selection="selection" in pat.requires,
                         needs_file="current_file" in pat.requires,
                         needs_browsing="browsing" in pat.requires,
