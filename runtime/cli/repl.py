@@ -361,7 +361,7 @@ class Repl:
                 rows.append(("model_endpoint", self._say("endpoint_key", url=url, state=state)))
             rows.append(("model_why", str(info["reason"])))
         for name, value in rows:
-            self._print(self._say("model_row", name=self._say(name), value=value))
+            self._print(self._say(name, value=value))
 
     async def cmd_new(self, _arg: str) -> None:
         if self._pending_question() is not None:
