@@ -28,6 +28,7 @@ from skillrt.logs import Redactor, make_logger, open_log_file
 from skillrt.machine import State
 from skillrt.messages import ChatMessage, TaskSummary, new_id
 from skillrt.outcomes import Outcome
+from skillrt.planning import route_context
 from skillrt.replies import reply
 from skillrt.router import CHAT, IntentRouter
 from skillrt.services import ServicePart, Services, open_services
@@ -251,12 +252,12 @@ class AgentRuntime:
                 return await self._answer(waiting, text, on_task)
             # Not an answer to routing's question: that is dropped, and the text is a new request.
             await asyncio.shield(self._answer(waiting, text, None, record=False))
-        screened = self.router.screen(text)
+        self.chatlog.apply_focus(context, session_id, self._run.services.files)
+        screened = self.router.screen(text, route_context(context))
         if screened == "word" or (screened == "chat" and not self.router.handles(CHAT)):
             content = reply("small_talk", lang)  # one short word, or small talk with no chat skill
             self.chatlog.add_message(session_id, "assistant", content)
             return self._reply(content, outcome=Outcome.CHAT, intent=CHAT)
-        self.chatlog.apply_focus(context, session_id, self._run.services.files)
         task = self._run.new_task(text, context, session_id)
         return await self._turn(task, on_task, route=True)
 

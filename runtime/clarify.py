@@ -2,9 +2,10 @@
 
 - ``is_noise``: an input that is mostly control characters (a pasted escape sequence, a stray
   key) is not a request at all.
-- ``is_small_talk``: a greeting, thanks, an acknowledgement or one short word (``clear``,
-  ``ok``) is not a task either; it routes to the ``CHAT`` intent, which a chat skill may
-  handle (the runtime replies briefly when none is registered).
+- ``is_small_talk``: a greeting, thanks or an acknowledgement routes to the ``CHAT`` intent.
+  Greetings and thanks (``is_greeting``) go to a chat skill when one is registered; an
+  acknowledgement (``ok``, ``好的``, ``嗯``) or any other one short word (``clear``) starts no
+  task at all, not even a chat: the runtime replies briefly.
 - ``score_suggestion``: the router's own score for an intent a model suggested, from the
   evidence in the text (keywords of that intent, a weak pattern match agreeing, length), never
   from the model's self-reported confidence: a 135M model saying 1.0 means nothing.
@@ -27,6 +28,7 @@ __all__ = [
     "RouteQuestion",
     "choose_question",
     "confirm_question",
+    "is_greeting",
     "is_noise",
     "is_one_short_word",
     "is_small_talk",
@@ -68,16 +70,22 @@ def is_noise(text: str) -> bool:
     return junk >= visible or not any(ch.isalnum() for ch in _ANSI.sub("", text))
 
 
-_SMALL_TALK = re.compile(
-    r"(?:hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening|night)|"
+_GREETING = (
+    r"hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening|night)|"
     r"thanks?(?:\s+(?:you|a\s+lot|so\s+much))?(?:\s+(?:very|so)\s+much)?|thank\s+you(?:\s+very\s+much)?|"
-    r"thx|ty|cheers|ok(?:ay)?|k|kk|cool|nice|great|got\s+it|sure|fine|alright|yes|no|yeah|nope|"
-    r"bye|goodbye|see\s+you|cya|good\s+job|well\s+done|lol|haha|hmm+|um+|uh+|"
+    r"thx|ty|cheers|bye|goodbye|see\s+you|cya|good\s+job|well\s+done|"
     r"how\s+are\s+you(?:\s+doing)?|what'?s\s+up|who\s+are\s+you|"
-    r"你好|您好|嗨|哈喽|早上好|晚上好|下午好|早安|晚安|谢谢(?:你|您)?|多谢|感谢|辛苦了|好的|好|行|"
-    r"[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了|再见|拜拜|你是谁|你好吗|在吗)"
-    r"[\s!！.。~～?？,，、]*"
+    r"你好|您好|嗨|哈喽|早上好|晚上好|下午好|早安|晚安|谢谢(?:你|您)?|多谢|感谢|辛苦了|"
+    r"再见|拜拜|你是谁|你好吗|在吗"
 )
+_ACKNOWLEDGEMENT = (
+    r"ok(?:ay)?|k|kk|cool|nice|great|got\s+it|sure|fine|alright|yes|no|yeah|nope|"
+    r"lol|haha|hmm+|um+|uh+|"
+    r"好的|好|行|[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了"
+)
+_END_PUNCT = r"[\s!！.。~～?？,，、]*"
+_SMALL_TALK = re.compile(f"(?:{_GREETING}|{_ACKNOWLEDGEMENT}){_END_PUNCT}")
+_GREETING_TALK = re.compile(f"(?:{_GREETING}){_END_PUNCT}")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{0,15}")
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{1,3}")
 _END = "!！.。~～?？,，、 "
@@ -86,6 +94,12 @@ _END = "!！.。~～?？,，、 "
 def is_small_talk(text: str) -> bool:
     """A greeting, thanks or acknowledgement, in Chinese or English (the whole input)."""
     return _SMALL_TALK.fullmatch(text.casefold()) is not None
+
+
+def is_greeting(text: str) -> bool:
+    """A greeting, thanks, a farewell or a social question (``who are you``): small talk a chat
+    skill answers. An acknowledgement (``ok``, ``好的``) is not one."""
+    return _GREETING_TALK.fullmatch(text.casefold()) is not None
 
 
 def is_one_short_word(text: str) -> bool:

@@ -28,13 +28,21 @@ def clean_text(text: object) -> str:
     return _CONTROL.sub("", text).strip()
 
 
+_SELECTION_LIMIT = 20_000  # characters of selected text kept with a task
+
+
 def as_dict(what: str, value: object) -> dict[str, Any]:
-    """A copy of ``value`` as a dict (None is empty); UserError for anything else."""
+    """A copy of ``value`` as a dict (None is empty); UserError for anything else. A context's
+    ``selected_text`` is kept to its first 20,000 characters."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise UserError(f"{what} must be a dict of names to values, not {type(value).__name__}")
-    return {str(k): v for k, v in value.items()}
+    copy = {str(k): v for k, v in value.items()}
+    selected = copy.get("selected_text")
+    if what == "context" and isinstance(selected, str) and len(selected) > _SELECTION_LIMIT:
+        copy["selected_text"] = selected[:_SELECTION_LIMIT]
+    return copy
 
 
 def refusal(

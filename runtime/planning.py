@@ -52,16 +52,17 @@ def params_problem(skill: str, exc: ValidationError, language: str = "en") -> st
     return reply("params_problem", language, skill=skill, problems=problems)
 
 
-def route_context(task: Task) -> dict[str, Any]:
-    """What the router may know besides the text: the open file, a selection, the focus, and
-    the skill of the session's last task (a browsing session's follow-ups)."""
+def route_context(context: Mapping[str, Any]) -> dict[str, Any]:
+    """What the router may know of a request's context besides its text: the open file, that
+    there is a selection, the focus, and the skill of the session's last task (a browsing
+    session's follow-ups)."""
     ctx: dict[str, Any] = {}
-    if task.input.current_file:
-        ctx["current_file"] = task.input.current_file
-    if task.input.selected_text:
+    if context.get("current_file"):
+        ctx["current_file"] = context["current_file"]
+    if context.get("selected_text"):
         ctx["has_selection"] = True
     for key in ("focus", "last_skill"):
-        value = task.input.extra.get(key)
+        value = context.get(key)
         if isinstance(value, str):
             ctx[key] = value
     return ctx
@@ -88,7 +89,7 @@ class Planner:
         task.controller.signal.raise_if_aborted()
         intent = await self.router.parse(
             task.input.text,
-            route_context(task),
+            route_context(task.record.context),
             signal=task.controller.signal,
             llm=llm,  # routing's model call counts towards the task's cost and budget
         )
@@ -153,7 +154,7 @@ class Planner:
         if intent.confidence >= self.config.confidence_threshold and known:
             return None
         suggested = intent.type if intent.type not in (UNKNOWN, CHAT) else None
-        names = router.alternatives(text, suggested, route_context(task))
+        names = router.alternatives(text, suggested, route_context(task.record.context))
         options = []
         for name in names:
             given = intent.parameters if name == intent.type else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import time
 from pathlib import Path
@@ -105,3 +106,103 @@ async def test_a_slow_answer_is_cut_short_by_the_abort_signal() -> None:
     with pytest.raises(TaskCancelled):
         await model.chat([{"role": "user", "content": "x"}], signal=controller.signal)
     assert time.perf_counter() - started < 1
+
+
+# --- the REPL's lines follow the session's language ---------------------------------------------
+
+
+class ListReader:
+    """Reads the given lines, then ends the input (Ctrl-D)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = list(lines)
+
+    async def read(self, prompt: str) -> str:
+        if not self.lines:
+            raise EOFError
+        return self.lines.pop(0)
+
+    def interrupt(self) -> None:
+        pass
+
+
+async def repl_output(tmp_path: Path, lines: list[str], *, injected: bool = False) -> str:
+    """What the chat REPL prints for ``lines`` (the scripted model, an empty blog)."""
+    from rich.console import Console
+
+    from skillrt import AgentRuntime, load_config
+    from skillrt.cli.repl import Repl
+
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"answers": []}), encoding="utf-8")
+    config = load_config(
+        content_root=blog, llm={"provider": "scripted", "script_path": str(script)}
+    )
+    rt = AgentRuntime(config, llm=ScriptedModel([]) if injected else None, skills=[])
+    console = Console(file=io.StringIO(), width=200, color_system=None, force_terminal=False)
+    await Repl(rt, console, ListReader(lines)).run()
+    output = console.file.getvalue()
+    assert isinstance(output, str)
+    return " ".join(output.split())  # one line: rich wraps and pads as it likes
+
+
+COMMAND_LINES = ["/help", "/tasks", "/cost", "/history", "/history all", "/model", "/nonsense"]
+
+
+@pytest.mark.parametrize(
+    ("first", "expected", "other_language"),
+    [
+        (
+            "好的",
+            [
+                "/help 本列表",
+                "/resume ID 从最后完成的一步继续任务",
+                "Ctrl-C 取消正在运行的任务，Ctrl-Z 暂停它；Ctrl-C 或 Ctrl-D 退出。",
+                "没有可恢复的任务。",
+                "本会话：0 次模型调用，0 tokens · $0.0000",
+                "本会话还没有任务（/history all 查看全部）。",
+                "还没有任务。",
+                "模型：scripted",
+                "提供方：scripted",
+                "原因：",
+                "未知命令 /nonsense；/help 列出所有命令。",
+            ],
+            ["this list", "No resumable tasks", "This session", "Unknown command", "model:"],
+        ),
+        (
+            "ok",
+            [
+                "/help this list",
+                "/resume ID continue a task from its last completed step",
+                "Ctrl-C cancels a running task, Ctrl-Z pauses it; Ctrl-C or Ctrl-D quits.",
+                "No resumable tasks.",
+                "This session: 0 model calls, 0 tokens · $0.0000",
+                "No tasks yet in this session (/history all).",
+                "No tasks yet.",
+                "model: scripted",
+                "provider: scripted",
+                "why: ",
+                "Unknown command /nonsense; /help lists the commands.",
+            ],
+            ["本列表", "没有可恢复", "本会话", "未知命令", "模型："],
+        ),
+    ],
+    ids=["zh", "en"],
+)
+async def test_every_repl_line_follows_the_sessions_language(
+    tmp_path: Path, first: str, expected: list[str], other_language: list[str]
+) -> None:
+    out = await repl_output(tmp_path, [first, *COMMAND_LINES])
+    for text in expected:
+        assert text in out, (text, out)
+    for text in other_language:  # nothing of the other language after the banner
+        assert text not in out, (text, out)
+
+
+async def test_model_given_by_the_host_is_said_in_the_sessions_language(tmp_path: Path) -> None:
+    zh = await repl_output(tmp_path / "zh", ["你好", "/model"], injected=True)
+    assert "提供方：由宿主程序提供" in zh
+    en = await repl_output(tmp_path / "en", ["hello", "/model"], injected=True)
+    assert "provider: given by the host program" in en

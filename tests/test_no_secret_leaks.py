@@ -177,3 +177,34 @@ async def test_a_failed_general_answer_logs_no_secret_cut_in_two(isolated: Path)
     logged = log.read_text(encoding="utf-8")
     assert "general_answer" in logged and "xxxx" in logged  # the failure was logged
     assert leaks(logged + msg.content, CONFIGURED) == []
+
+
+@pytest.mark.parametrize("secret", [KEY, CONFIGURED])
+async def test_a_routing_model_error_with_a_secret_at_the_cut_leaks_nothing(
+    isolated: Path, secret: str
+) -> None:
+    """The router logs a failing model's error: redacted whole, so a secret straddling where a
+    cut would fall (character 300) leaks no prefix."""
+    message = "m" * 282 + " " + secret + " " + "z" * 400
+    # 17 characters before the cut: too few after "sk-" for the key shape to be recognised.
+    assert message.index(secret) + 17 == 300
+
+    def failing(messages: Any, options: Any) -> str:
+        raise RuntimeError(message)
+
+    log = isolated / "log.jsonl"
+    rt = make_runtime(
+        isolated,
+        FunctionModel(failing),
+        [],
+        secrets=[CONFIGURED],
+        log_file=log,
+        log_level="debug",
+    )
+    await rt.initialize()
+    intent = await rt.router.parse("blorp the flux capacitor")  # no pattern: the model is asked
+    assert intent.type == "UNKNOWN"
+    await rt.close()
+    logged = log.read_text(encoding="utf-8")
+    assert "intent_router.llm" in logged and "mmmm" in logged  # the error was logged
+    assert leaks(logged, secret) == []

@@ -180,6 +180,55 @@ async def test_patterns_that_need_a_selection() -> None:
     assert (await router.parse("explain this")).type == "ANSWER_QUESTION"
 
 
+BROWSING = {"last_skill": "Browse"}
+"""The route context after a Browse task: the runtime passes the skill name of the session's
+most recent task as ``last_skill``."""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "now open the second result",
+        "点开第二个结果",
+        "go back",
+        "scroll down",
+        "click on Pricing",
+    ],
+)
+async def test_browsing_follow_ups_route_to_browse_only_after_a_browse_task(text: str) -> None:
+    router = make_router(None)
+    got = await router.parse(text, BROWSING)
+    assert (got.type, got.source, got.parameters["task"]) == ("BROWSE", "regex", text)
+    assert got.confidence >= router.regex_trust  # no model is asked to confirm it
+    for context in (
+        None,
+        {"last_skill": "WriteArticle"},
+        {"current_file": "posts/a.md", "focus": "posts/a.md"},
+    ):  # asked after the browsing one: a cached answer must not leak across contexts
+        assert (await router.parse(text, context)).type != "BROWSE", context
+
+
+def test_one_browsing_word_is_a_task_only_after_a_browse_task() -> None:
+    router = make_router(None)
+    assert router.screen("back") == "word" and router.screen("返回") == "word"
+    assert router.screen("back", BROWSING) is None and router.screen("返回", BROWSING) is None
+
+
+async def test_a_browsing_context_leaves_other_requests_alone() -> None:
+    router = make_router(None)
+    for text, intent in [
+        ("write an article about Zig", "WRITE_ARTICLE"),
+        ("summarize posts/zig.md", "SUMMARIZE"),
+        ("打开 https://example.com 看看价格", "BROWSE"),
+        ("hello", "CHAT"),
+    ]:
+        assert (await router.parse(text, BROWSING)).type == intent, text
+    # A browsing skill by another name counts too; a name no skill has does not.
+    router.register_skill(make_skill("Surf", ["BROWSE"]))
+    assert (await router.parse("go back", {"last_skill": "Surf"})).type == "BROWSE"
+    assert (await router.parse("go back", {"last_skill": "Nobody"})).type != "BROWSE"
+
+
 async def test_only_registered_intents_are_matched() -> None:
     router = make_router(None, intents=["SUMMARIZE"])
     assert router.intents == ("SUMMARIZE",)

@@ -254,3 +254,42 @@ async def test_a_chat_skill_gets_the_small_talk(isolated: Path) -> None:
     rt = make_runtime(isolated, always("RESEARCH_WEB"), skills)
     msg = await rt.process_input("hello")
     assert (msg.state, msg.content, seen) == ("COMPLETED", "hello to you", ["hello"])
+
+
+# --- with the default skills (the Chat skill registered) ----------------------------------------
+
+
+def recording_model() -> FunctionModel:
+    return FunctionModel(lambda messages, options: "Hello! How can I help?")
+
+
+@pytest.mark.parametrize(
+    "text", ["ok", "好的", "clear", "嗯", "OK!", "okay", "收到", "cool", "lol"]
+)
+async def test_one_short_word_starts_no_task_even_with_a_chat_skill(
+    isolated: Path, text: str
+) -> None:
+    model = recording_model()
+    rt = AgentRuntime(load_config(content_root=isolated), llm=model)  # the builtin skills
+    assert rt.router.handles("CHAT")
+    msg = await rt.process_input(text)
+    assert (msg.task_id, msg.state, msg.data["outcome"], msg.data["intent"]) == (
+        None,
+        "IDLE",
+        "chat",
+        "CHAT",
+    )
+    assert model.call_count == 0
+    assert msg.content  # a short reply, in the session's language
+    await rt.close()
+
+
+@pytest.mark.parametrize("text", ["hi", "hello", "thanks", "你好", "谢谢", "good morning", "再见"])
+async def test_greetings_and_thanks_go_to_the_chat_skill(isolated: Path, text: str) -> None:
+    model = recording_model()
+    rt = AgentRuntime(load_config(content_root=isolated), llm=model)
+    msg = await rt.process_input(text)
+    assert msg.state == "COMPLETED" and msg.task_id is not None
+    assert msg.data.get("chat") is True  # the Chat skill answered
+    assert model.call_count == 1  # the chat skill's reply; routing asked no model
+    await rt.close()

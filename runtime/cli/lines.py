@@ -75,6 +75,78 @@ LINES: dict[str, tuple[str, str]] = {
         "没有正在运行的任务；任务运行时按 Ctrl-Z 暂停它。",
         "No task is running; press Ctrl-Z while one runs to pause it.",
     ),
+    "unknown_command": (
+        "未知命令 /{name}；/help 列出所有命令。",
+        "Unknown command /{name}; /help lists the commands.",
+    ),
+    "keys": (
+        "Ctrl-C 取消正在运行的任务，Ctrl-Z 暂停它；Ctrl-C 或 Ctrl-D 退出。",
+        "Ctrl-C cancels a running task, Ctrl-Z pauses it; Ctrl-C or Ctrl-D quits.",
+    ),
+    "type_a_request": (
+        "输入请求；/help 列出命令。Ctrl-C 取消任务，Ctrl-D 退出。",
+        "Type a request; /help lists commands. Ctrl-C cancels a task, Ctrl-D quits.",
+    ),
+    "resumable_at_start": (
+        "有 {n} 个未完成的任务可以恢复（/resume ID，/abandon ID）：",
+        "{n} unfinished task{s} can be resumed (/resume ID, /abandon ID):",
+    ),
+    # /help: what each command does
+    "cmd_help": ("本列表", "this list"),
+    "cmd_tasks": (
+        "可以恢复的任务（以及等你回答的任务）",
+        "tasks that can be resumed (and one waiting for you)",
+    ),
+    "cmd_resume": ("从最后完成的一步继续任务", "continue a task from its last completed step"),
+    "cmd_abandon": ("彻底放弃一个可恢复的任务", "give up a resumable task for good"),
+    "cmd_cancel": (
+        "取消等待回答的任务（或指定 ID 的任务）",
+        "cancel the task waiting for an answer (or ID)",
+    ),
+    "cmd_pause": ("在下一步暂停正在运行的任务", "pause the running task at its next step"),
+    "cmd_cost": ("本会话用掉的 token 和费用", "tokens and money of this session"),
+    "cmd_history": ("本会话的任务（或全部任务）", "tasks of this session (or all)"),
+    "cmd_model": ("正在使用的模型及其原因", "the model in use and why"),
+    "cmd_open": (
+        "把一篇文章设为当前文章（“它”所指的文章）",
+        "make a post the focus (what “it” means)",
+    ),
+    "cmd_focus": ("后续请求作用的文章", "the post follow-ups act on"),
+    "cmd_new": (
+        "开始新会话（没有之前的对话和当前文章）",
+        "start a new session (no turns, no focus)",
+    ),
+    "cmd_quit": ("退出（也可以用 /exit 或 Ctrl-D）", "leave (also /exit, Ctrl-D)"),
+    "cmd_exit": ("退出", "leave"),
+    # /tasks, /cost, /history
+    "task_waits": (
+        "任务 {task} 在等你回答：{question}",
+        "Task {task} waits for your answer: {question}",
+    ),
+    "no_resumable": ("没有可恢复的任务。", "No resumable tasks."),
+    "session_cost": (
+        "本会话：{calls}{unpriced}，{cost}",
+        "This session: {calls}{unpriced}, {cost}",
+    ),
+    "model_calls": ("{n} 次模型调用", "{n} model call{s}"),
+    "unpriced_calls": ("（{n} 次未计价）", ", {n} unpriced"),
+    "no_history": ("没有历史记录。", "No history."),
+    "no_tasks_yet": ("还没有任务。", "No tasks yet."),
+    "no_tasks_in_session": (
+        "本会话还没有任务（/history all 查看全部）。",
+        "No tasks yet in this session (/history all).",
+    ),
+    "history_columns": ("时间|状态|技能|tokens|请求", "when|state|skill|tokens|request"),
+    # /model
+    "model_name": ("模型：{value}", "model: {value}"),
+    "model_provider": ("提供方：{value}", "provider: {value}"),
+    "model_file": ("文件：{value}", "file: {value}"),
+    "model_endpoint": ("端点：{value}", "endpoint: {value}"),
+    "model_why": ("原因：{value}", "why: {value}"),
+    "model_injected": ("由宿主程序提供", "given by the host program"),
+    "endpoint_key": ("{url}（API 密钥{state}）", "{url} (API key {state})"),
+    "key_set": ("已设置", "set"),
+    "key_not_set": ("未设置", "not set"),
     "saved": ("已保存：{path}", "saved: {path}"),
     "next": ("下一步：{steps}", "next: {steps}"),
     "error": ("错误：{error}", "error: {error}"),

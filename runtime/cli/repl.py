@@ -41,7 +41,7 @@ _QUIT = object()
 @dataclass(frozen=True, slots=True)
 class _Command:
     usage: str
-    help: str
+    help: str  # the key of its description in ``skillrt.cli.lines.LINES``
     run: Callable[[Repl, str], Awaitable[object]]
     listed: bool = True
 
@@ -121,12 +121,10 @@ class Repl:
         resumable = self.rt.get_resumable_tasks()
         if resumable:
             n = len(resumable)
-            self.console.print(
-                f"[bold]{n} unfinished task{'s' if n > 1 else ''} can be resumed[/]"
-                " (/resume ID, /abandon ID):"
-            )
+            said = self._say("resumable_at_start", n=n, s="s" if n > 1 else "")
+            self.console.print(Text(said, style="bold"), highlight=False)
             self.console.print(tasks_table(resumable))
-        self._info("Type a request; /help lists commands. Ctrl-C cancels a task, Ctrl-D quits.")
+        self._info(self._say("type_a_request"))
 
     async def _shutdown(self) -> None:
         waiting = self.rt.current_task_id
@@ -248,12 +246,12 @@ class Repl:
         name, _, arg = line[1:].partition(" ")
         command = COMMANDS.get(name.lower())
         if command is None:
-            self.console.print(f"Unknown command /{escape(name)}; /help lists the commands.")
+            self._print(self._say("unknown_command", name=name))
             return None
         try:
             return await command.run(self, arg.strip())
         except UserError as exc:
-            self.console.print(f"[red]error:[/] {escape(str(exc))}")
+            self.console.print(Text(self._say("error", error=exc), style="red"), highlight=False)
             return None
 
     async def cmd_help(self, _arg: str) -> None:
@@ -262,19 +260,18 @@ class Repl:
         table.add_column()
         for command in COMMANDS.values():
             if command.listed:
-                table.add_row(Text(command.usage), Text(command.help))
+                table.add_row(Text(command.usage), Text(self._say(command.help)))
         self.console.print(table)
-        self._info("Ctrl-C cancels a running task, Ctrl-Z pauses it; Ctrl-C or Ctrl-D quits.")
+        self._info(self._say("keys"))
 
     async def cmd_tasks(self, _arg: str) -> None:
         question = self._pending_question()
         if question is not None:
-            self.console.print(
-                f"Task {self.rt.current_task_id} waits for your answer: {escape(question)}"
-            )
+            task = self.rt.current_task_id
+            self._print(self._say("task_waits", task=task, question=question))
         tasks = self.rt.get_resumable_tasks()
         if not tasks:
-            self.console.print("No resumable tasks.")
+            self._print(self._say("no_resumable"))
             return
         self.console.print(tasks_table(tasks))
 
@@ -316,26 +313,27 @@ class Repl:
 
     async def cmd_cost(self, _arg: str) -> None:
         totals = self.rt.costs.session(self.rt.session_id)
-        line = cost_line(totals.tokens, totals.cost)
-        extra = f", {totals.unpriced_calls} unpriced" if totals.unpriced_calls else ""
-        calls = f"{totals.calls} model call{'' if totals.calls == 1 else 's'}"
-        self.console.print(f"This session: {calls}{extra}, {line}")
+        n = totals.unpriced_calls
+        unpriced = self._say("unpriced_calls", n=n) if n else ""
+        calls = self._say("model_calls", n=totals.calls, s="" if totals.calls == 1 else "s")
+        cost = cost_line(totals.tokens, totals.cost)
+        self._print(self._say("session_cost", calls=calls, unpriced=unpriced, cost=cost))
 
     async def cmd_history(self, arg: str) -> None:
         history = self.rt.history
         if history is None:
-            self.console.print("No history.")
+            self._print(self._say("no_history"))
             return
         every = arg.strip().lower() == "all"
         entries = history.tasks(None if every else self.rt.session_id, limit=20)
         if not entries:
-            self.console.print(
-                "No tasks yet" + ("." if every else " in this session (/history all).")
-            )
+            self._print(self._say("no_tasks_yet" if every else "no_tasks_in_session"))
             return
         table = Table(box=None, pad_edge=False, header_style="bold")
-        for column in ("when", "state", "skill", "tokens", "request"):
-            table.add_column(column, no_wrap=column != "request", overflow="fold")
+        *columns, last = self._say("history_columns").split("|")
+        for column in columns:
+            table.add_column(column, no_wrap=True)
+        table.add_column(last, overflow="fold")
         for entry in reversed(entries):
             table.add_row(
                 age(float(entry.get("finished_at") or entry.get("started_at") or 0)),
@@ -347,21 +345,23 @@ class Repl:
         self.console.print(table)
 
     async def cmd_model(self, _arg: str) -> None:
-        self.console.print(f"model: {self.rt.llm.model}", highlight=False)
+        rows = [("model_name", self.rt.llm.model)]
         if self.rt.llm_reason == "injected":
-            self.console.print("provider: given by the host program", highlight=False)
-            return
-        from skillrt.llm.select import describe_llm
+            rows.append(("model_provider", self._say("model_injected")))
+        else:
+            from skillrt.llm.select import describe_llm
 
-        info = describe_llm(self.rt.config)
-        rows = [("provider", str(info["provider"]))]
-        if info.get("model_path"):
-            rows.append(("file", str(info["model_path"])))
-        elif info["provider"] == "openai":
-            rows.append(("endpoint", f"{info['base_url']} (API key {info['api_key']})"))
-        rows.append(("why", str(info["reason"])))
+            info = describe_llm(self.rt.config)
+            rows.append(("model_provider", str(info["provider"])))
+            if info.get("model_path"):
+                rows.append(("model_file", str(info["model_path"])))
+            elif info["provider"] == "openai":
+                state = self._say("key_set" if info["api_key"] == "set" else "key_not_set")
+                url = str(info["base_url"])
+                rows.append(("model_endpoint", self._say("endpoint_key", url=url, state=state)))
+            rows.append(("model_why", str(info["reason"])))
         for name, value in rows:
-            self.console.print(Text(f"{name}: {value}"), highlight=False)
+            self._print(self._say(name, value=value))
 
     async def cmd_new(self, _arg: str) -> None:
         if self._pending_question() is not None:
@@ -392,6 +392,10 @@ class Repl:
     def _say(self, key: str, **values: object) -> str:
         return line(key, self.language, **values)
 
+    def _print(self, text: str) -> None:
+        """A line as it is: no markup read in it, nothing highlighted."""
+        self.console.print(Text(text), highlight=False)
+
     def _info(self, text: str) -> None:
         self.console.print(Text(text, style="dim"), highlight=False)
 
@@ -420,25 +424,19 @@ class _Status:
 
 
 COMMANDS: dict[str, _Command] = {
-    "help": _Command("/help", "this list", Repl.cmd_help),
-    "tasks": _Command(
-        "/tasks", "tasks that can be resumed (and one waiting for you)", Repl.cmd_tasks
-    ),
-    "resume": _Command(
-        "/resume ID", "continue a task from its last completed step", Repl.cmd_resume
-    ),
-    "abandon": _Command("/abandon ID", "give up a resumable task for good", Repl.cmd_abandon),
-    "cancel": _Command(
-        "/cancel [ID]", "cancel the task waiting for an answer (or ID)", Repl.cmd_cancel
-    ),
-    "pause": _Command("/pause", "pause the running task at its next step", Repl.cmd_pause),
-    "cost": _Command("/cost", "tokens and money of this session", Repl.cmd_cost),
-    "history": _Command("/history [all]", "tasks of this session (or all)", Repl.cmd_history),
-    "model": _Command("/model", "the model in use and why", Repl.cmd_model),
-    "open": _Command("/open PATH", "make a post the focus (what “it” means)", Repl.cmd_open),
-    "focus": _Command("/focus", "the post follow-ups act on", Repl.cmd_focus),
-    "new": _Command("/new", "start a new session (no turns, no focus)", Repl.cmd_new),
-    "quit": _Command("/quit", "leave (also /exit, Ctrl-D)", Repl.cmd_quit),
-    "exit": _Command("/exit", "leave", Repl.cmd_quit, listed=False),
+    "help": _Command("/help", "cmd_help", Repl.cmd_help),
+    "tasks": _Command("/tasks", "cmd_tasks", Repl.cmd_tasks),
+    "resume": _Command("/resume ID", "cmd_resume", Repl.cmd_resume),
+    "abandon": _Command("/abandon ID", "cmd_abandon", Repl.cmd_abandon),
+    "cancel": _Command("/cancel [ID]", "cmd_cancel", Repl.cmd_cancel),
+    "pause": _Command("/pause", "cmd_pause", Repl.cmd_pause),
+    "cost": _Command("/cost", "cmd_cost", Repl.cmd_cost),
+    "history": _Command("/history [all]", "cmd_history", Repl.cmd_history),
+    "model": _Command("/model", "cmd_model", Repl.cmd_model),
+    "open": _Command("/open PATH", "cmd_open", Repl.cmd_open),
+    "focus": _Command("/focus", "cmd_focus", Repl.cmd_focus),
+    "new": _Command("/new", "cmd_new", Repl.cmd_new),
+    "quit": _Command("/quit", "cmd_quit", Repl.cmd_quit),
+    "exit": _Command("/exit", "cmd_exit", Repl.cmd_quit, listed=False),
 }
 """The slash commands; an ID may be a unique prefix."""
