@@ -24,6 +24,7 @@ import structlog
 
 from skillrt.conversation import Sessions, focus_from_result
 from skillrt.exceptions import SkillrtError, UserError
+from skillrt.listing import summarize
 from skillrt.logs import Redactor
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.settings import RuntimeConfig
@@ -84,24 +85,7 @@ class ChatLog:
         return self.redactor.text(self.blog_relative(str(exc)))
 
     def summary(self, record: TaskRecord) -> TaskSummary:
-        error = record.last_error
-        return TaskSummary(
-            id=record.id,
-            session_id=record.session_id,
-            question=record.question,
-            state=record.state,
-            skill=record.skill,
-            intent=record.intent.get("type") if record.intent else None,
-            description=self.shown(record.raw_input, 200),
-            created_at=record.created_at,
-            updated_at=record.updated_at,
-            steps_done=len(record.steps),
-            progress=record.progress,
-            error_reason=record.error_reason,
-            last_error=None if error is None else self.shown(error, 2000),
-            tokens=record.tokens,
-            cost=record.cost,
-        )
+        return summarize(record, self.redactor)
 
     # --- the history and the sessions -------------------------------------------------------
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from skillrt.storage.checkpoints import LazyRecord
     from skillrt.storage.records import TaskRecord
 
-__all__ = ["RESUMABLE_ERRORS", "End", "ErrorReason", "Outcome", "is_resumable"]
+__all__ = ["RESUMABLE_ERRORS", "End", "ErrorReason", "Outcome", "as_restored", "is_resumable"]
 
 
 class End(StrEnum):
@@ -83,3 +83,12 @@ def is_resumable(record: TaskRecord | LazyRecord) -> bool:
     if record.state == "ERROR":
         return record.error_reason in RESUMABLE_ERRORS
     return record.state not in ("IDLE", "COMPLETED", "CANCELLED")
+
+
+def as_restored(record: TaskRecord) -> TaskRecord:
+    """A checkpointed record as the runtime holds it after a restart: PAUSED, and marked as cut
+    off by a crash unless it was paused or stopped by an error of its own."""
+    if record.state not in ("PAUSED", "ERROR"):
+        record.error_reason = record.error_reason or ErrorReason.CRASH
+    record.state = "PAUSED"
+    return record

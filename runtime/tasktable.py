@@ -14,28 +14,19 @@ from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from skillrt.machine import State
-from skillrt.outcomes import ErrorReason, is_resumable
+from skillrt.outcomes import as_restored, is_resumable
 from skillrt.storage.checkpoints import LazyRecord
 from skillrt.storage.records import TaskRecord
 
 if TYPE_CHECKING:
     from skillrt.task import Task
 
-__all__ = ["ACTIVE_STATES", "TaskTable", "as_restored"]
+__all__ = ["ACTIVE_STATES", "TaskTable"]
 
 ACTIVE_STATES = frozenset(
     {State.UNDERSTANDING, State.PLANNING, State.EXECUTING, State.WAITING_INPUT}
 )
 """A task in one of these is working, or waiting for its user."""
-
-
-def as_restored(record: TaskRecord) -> TaskRecord:
-    """A checkpointed record as the runtime holds it after a restart: PAUSED, and marked as cut
-    off by a crash unless it was paused or stopped by an error of its own."""
-    if record.state not in ("PAUSED", "ERROR"):
-        record.error_reason = record.error_reason or ErrorReason.CRASH
-    record.state = State.PAUSED.value
-    return record
 
 
 class TaskView(Protocol):

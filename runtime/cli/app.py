@@ -188,6 +188,10 @@ def replay(
 
 
 async def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
+    if config.state_url is None:  # the embedded store: read it, no runtime needed
+        from skillrt.listing import resumable_on_disk
+
+        return resumable_on_disk(config)
     runtime = make_runtime(config, with_model=False, with_skills=False)
     await runtime.initialize()
     try:

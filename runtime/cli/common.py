@@ -9,17 +9,19 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from skillrt.agent import AgentRuntime
-from skillrt.events import Event
 from skillrt.exceptions import StoreUnavailable, UserError
 from skillrt.llm.base import BaseLLM, LLMRequest, LLMResult
 from skillrt.logs import RedactingFilter, Redactor
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.settings import RuntimeConfig, load_config, make_state_dir
+
+if TYPE_CHECKING:
+    from skillrt.agent import AgentRuntime
+    from skillrt.events import Event
 
 __all__ = [
     "EXIT_CANCELLED",
@@ -207,6 +209,8 @@ def make_runtime(
 ) -> AgentRuntime:
     """A runtime for one command (a plain instance; the CLI needs no singleton). Without
     skills (listing tasks) the skill packages, and the browser's imports, are not loaded."""
+    from skillrt.agent import AgentRuntime  # the whole runtime: only for the commands that run
+
     runtime = AgentRuntime(
         config, llm=None if with_model else NoModel(), skills=None if with_skills else []
     )

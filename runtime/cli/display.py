@@ -15,7 +15,7 @@ import io
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -25,10 +25,12 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from skillrt.agent import AgentRuntime
 from skillrt.cli.lines import line as say_line
-from skillrt.events import Event
 from skillrt.messages import ChatMessage, TaskSummary
+
+if TYPE_CHECKING:
+    from skillrt.agent import AgentRuntime
+    from skillrt.events import Event
 
 __all__ = ["Display", "age", "cost_line", "renders_faithfully", "task_status", "tasks_table"]
 

@@ -61,6 +61,7 @@ from skillrt.llm.base import (
     with_system_text,
 )
 from skillrt.llm.prices import PriceTable
+from skillrt.llm.select import DEFAULT_OPENAI_MODEL, OPENAI_BASE_URL
 from skillrt.llm.structured import Attempt, Reply, ask_structured
 from skillrt.logs import library_logger
 
@@ -71,8 +72,6 @@ __all__ = ["DEFAULT_OPENAI_MODEL", "OpenAIProvider", "StructuredMode"]
 
 T = TypeVar("T")
 
-DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
 """``auto``: ``json_schema``, then ``json_object``, then ``prompt``, each time the server refuses

@@ -16,12 +16,16 @@ from typing import Any
 
 from skillrt.exceptions import UserError
 from skillrt.llm.base import LLM
-from skillrt.llm.local import LocalProvider, default_model_path
-from skillrt.llm.openai_provider import DEFAULT_OPENAI_MODEL, OPENAI_BASE_URL, OpenAIProvider
+from skillrt.llm.local import default_model_path
 from skillrt.llm.prices import PriceTable
 from skillrt.settings import RuntimeConfig
 
-__all__ = ["create_llm", "describe_llm"]
+__all__ = ["DEFAULT_OPENAI_MODEL", "OPENAI_BASE_URL", "create_llm", "describe_llm"]
+
+# Here, not in openai_provider: choosing and describing a model imports no provider (the
+# openai SDK alone takes a few hundred milliseconds to import, which `skillrt doctor` need not pay).
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,8 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
         return model, f"scripted answers from {llm.script_path} · {choice.reason}"
     prices = PriceTable.load()
     if choice.provider == "openai":
+        from skillrt.llm.openai_provider import OpenAIProvider
+
         provider = OpenAIProvider(
             base_url=choice.base_url,
             api_key=choice.api_key,
@@ -100,6 +106,8 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
             structured_output=llm.structured_output,
         )
         return provider, f"{choice.model} at {choice.base_url} · {choice.reason}"
+    from skillrt.llm.local import LocalProvider
+
     local = LocalProvider(
         model_path=choice.model_path,
         n_ctx=llm.n_ctx,
