@@ -12,14 +12,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 import structlog
 
 from skillrt.committer import Committer
-from skillrt.exceptions import StoreUnavailable
-from skillrt.settings import RuntimeConfig, make_state_dir
+from skillrt.settings import RuntimeConfig, ensure_state
 from skillrt.storage.checkpoints import (
     CheckpointStore,
     LazyLoad,
@@ -102,21 +100,6 @@ class ServicePart(Generic[T]):
     def __get__(self, instance: Any, owner: type) -> T | None:
         services = None if instance is None else instance._services
         return None if services is None else cast(T, getattr(services, self.name))
-
-
-def ensure_state(path: Path) -> Path:
-    """The state folder, made (again, if it was deleted) with its ``.gitignore``;
-    ``StoreUnavailable`` when it cannot be."""
-    if path.exists() and not path.is_dir():
-        raise StoreUnavailable(
-            f"skillrt cannot save its state: {path} is a file, not a folder. Move it away,"
-            " or point state_dir (SKILLRT_STATE_DIR) at a folder.",
-            reason="unusable",
-        )
-    try:
-        return make_state_dir(path)
-    except OSError as exc:
-        raise unavailable("state", path, classify(exc, path / ".gitignore"), exc) from exc
 
 
 def open_services(

@@ -44,7 +44,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from skillrt.exceptions import ConfigError
+from skillrt.exceptions import ConfigError, StoreUnavailable
+from skillrt.storage.faults import classify, unavailable
 from skillrt.storage.layout import BlogLayout, configured_layout, detect_layout
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "RuntimeConfig",
     "ServeConfig",
     "config_files",
+    "ensure_state",
     "load_config",
     "make_state_dir",
     "section_models",
@@ -295,6 +297,21 @@ def make_state_dir(path: Path) -> Path:
         if not gitignore.exists():
             gitignore.write_text(STATE_GITIGNORE, encoding="utf-8")
     return path
+
+
+def ensure_state(path: Path) -> Path:
+    """The state folder, made (again, if it was deleted) with its ``.gitignore``;
+    ``StoreUnavailable`` when it cannot be."""
+    if path.exists() and not path.is_dir():
+        raise StoreUnavailable(
+            f"skillrt cannot save its state: {path} is a file, not a folder. Move it away,"
+            " or point state_dir (SKILLRT_STATE_DIR) at a folder.",
+            reason="unusable",
+        )
+    try:
+        return make_state_dir(path)
+    except OSError as exc:
+        raise unavailable("state", path, classify(exc, path / ".gitignore"), exc) from exc
 
 
 def _user_config_path() -> Path:

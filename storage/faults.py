@@ -22,7 +22,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import resource
 import sqlite3
 import time
 from pathlib import Path
@@ -84,6 +83,10 @@ def classify(exc: BaseException, db_path: Path) -> Fault:
 
 def _file_size_limited() -> bool:
     """A file-size limit (``ulimit -f``) is set: SQLite reports reaching it as an I/O error."""
+    try:
+        import resource  # Unix only: elsewhere there is no file-size limit to run into
+    except ImportError:
+        return False
     soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     return soft != resource.RLIM_INFINITY
 

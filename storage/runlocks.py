@@ -30,40 +30,43 @@ __all__ = ["RunLocks"]
 
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)  # no O_CLOEXEC on Windows
 
-if sys.platform == "win32":  # no fcntl there: msvcrt's byte-range lock, also dropped at exit
-    import msvcrt
+try:
+    import fcntl
 
-    _OFD = False
+    _FCNTL = True
+except ImportError:  # Windows: msvcrt's byte-range lock, also dropped when the process ends
+    _FCNTL = False
 
-    def _try_lock(fd: int) -> bool:
+_OFD = _FCNTL and hasattr(fcntl, "F_OFD_SETLK")
+
+
+def _try_lock(fd: int) -> bool:
+    """An exclusive lock on the open file ``fd`` without waiting; False if another has it."""
+    if sys.platform == "win32":
+        import msvcrt
+
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         except OSError:
             return False
         return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
-else:
-    import fcntl
 
-    _OFD = hasattr(fcntl, "F_OFD_SETLK")
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+def _range(fd: int, kind: int, offset: int) -> bool:
+    """One byte at ``offset`` locked (F_WRLCK) or unlocked (F_UNLCK); False if another open
+    file holds it. ``struct flock`` laid out natively, ``l_pid`` 0 as OFD locks need."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("@hhqqi4x", kind, 0, offset, 1, 0))
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
             return False
-        return True
-
-    def _range(fd: int, kind: int, offset: int) -> bool:
-        """One byte at ``offset`` locked (F_WRLCK) or unlocked (F_UNLCK); False if another
-        open file holds it. ``struct flock`` laid out natively, ``l_pid`` 0 as OFD locks need."""
-        try:
-            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("@hhqqi4x", kind, 0, offset, 1, 0))
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
-                return False
-            raise
-        return True
+        raise
+    return True
 
 
 class RunLocks:

@@ -101,14 +101,16 @@ def test_no_module_imports_fcntl_unguarded() -> None:
 
 
 def test_skillrt_imports_without_fcntl() -> None:
-    """As on Windows: no fcntl module at all."""
+    """As on Windows: no fcntl or resource module at all."""
     code = (
-        "import sys; sys.modules['fcntl'] = None\n"
+        "import sys; sys.modules['fcntl'] = None; sys.modules['resource'] = None\n"
         "import skillrt, skillrt.exceptions, skillrt.storage, skillrt.storage.files\n"
         "import skillrt.storage.checkpoints, skillrt.storage.history\n"
-        "from skillrt import State, skill, SkillResult, load_config"
+        "from skillrt import AgentRuntime, State, skill, SkillResult, load_config\n"
+        "import skillrt.storage.faults, skillrt.listing, skillrt.services"
     )
-    assert "skillrt.storage.files" in loaded_after(code)
+    loaded = set(loaded_after(code))
+    assert {"skillrt.storage.files", "skillrt.agent", "skillrt.storage.faults"} <= loaded
 
 
 def test_the_skill_decorator_survives_an_import_of_its_module() -> None:

@@ -191,7 +191,10 @@ async def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
     if config.state_url is None:  # the embedded store: read it, no runtime needed
         from skillrt.listing import resumable_on_disk
 
-        return resumable_on_disk(config)
+        found, quarantined = resumable_on_disk(config)
+        for note in quarantined:  # as a runtime's start would report them
+            print(f"skillrt: warning: {note}", file=sys.stderr, flush=True)
+        return found
     runtime = make_runtime(config, with_model=False, with_skills=False)
     await runtime.initialize()
     try:
