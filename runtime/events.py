@@ -32,7 +32,8 @@ class Event:
     timestamp: float = 0.0
 
     def __getitem__(self, key: str) -> Any:
-        """``event["data"]`` as well as ``event.data``: DESIGN.md describes events as mappings."""
+        """``event["data"]`` as well as ``event.data``: an event reads as the mapping
+        ``{type, task_id, data, timestamp}`` the docs describe."""
         if key not in _EVENT_KEYS:
             raise KeyError(key)
         return getattr(self, key)

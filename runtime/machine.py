@@ -49,7 +49,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     S.ERROR: frozenset({S.IDLE}),
     S.CANCELLED: frozenset({S.IDLE}),
 }
-"""from -> allowed destinations (DESIGN.md, "Task life cycle")."""
+"""from -> allowed destinations (docs/design.md, "Task life cycle")."""
 
 WATCHED_STATES: frozenset[State] = frozenset({S.UNDERSTANDING, S.PLANNING, S.EXECUTING})
 """States in which a watchdog timer runs."""
