@@ -321,6 +321,8 @@ class TaskDriver:
 
     def state_changed(self, task: Task, source: State, dest: State) -> None:
         task.record.state = dest.value
+        if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
+            self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
         self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
         if self.events.listening("state:changed"):
             self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})

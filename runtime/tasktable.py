@@ -55,6 +55,7 @@ class TaskTable:
     def __init__(self) -> None:
         self._live: dict[str, Task] = {}
         self._dormant: dict[str, LazyRecord | TaskRecord] = {}
+        self._waiting: dict[str, dict[str, Task]] = {}  # session -> its tasks asking the user
         self.parse: Callable[[LazyRecord], TaskRecord | None] = _no_parse
         self.build: Callable[[TaskRecord], Task] = _no_build
 
@@ -82,7 +83,10 @@ class TaskTable:
 
     def pop(self, task_id: str, default: None = None) -> Task | None:
         self._dormant.pop(task_id, None)
-        return self._live.pop(task_id, default)
+        task = self._live.pop(task_id, default)
+        if task is not None:
+            self.note_waiting(task, False)
+        return task
 
     def values(self) -> TaskView:
         """The live tasks (in the order they were made or built)."""
@@ -93,12 +97,26 @@ class TaskTable:
         return next((t for t in reversed(self._live.values()) if t.state in ACTIVE_STATES), None)
 
     def waiting(self, session_id: str) -> Task | None:
-        """The newest task of ``session_id`` waiting for an answer."""
-        waiting = State.WAITING_INPUT.value  # the raw state: no State built per live task
-        for task in reversed(self._live.values()):
-            if task.machine.state == waiting and task.record.session_id == session_id:
-                return task
+        """The newest task of ``session_id`` waiting for an answer (asked at every input: a
+        lookup in the session's waiting tasks, not a scan of every live task)."""
+        asking = self._waiting.get(session_id)
+        if asking:
+            for task in reversed(asking.values()):
+                if task.machine.state == _WAITING and task.id in self._live:
+                    return task
         return None
+
+    def note_waiting(self, task: Task, waiting: bool) -> None:
+        """``task`` entered (True) or left (False) WAITING_INPUT."""
+        session = task.record.session_id
+        if waiting:
+            self._waiting.setdefault(session, {})[task.id] = task
+            return
+        asking = self._waiting.get(session)
+        if asking is not None:
+            asking.pop(task.id, None)
+            if not asking:
+                del self._waiting[session]
 
     def values_ids(self) -> KeysView[str]:
         """The ids of the live tasks."""
@@ -165,3 +183,4 @@ class TaskTable:
 
 
 _SETTLED = frozenset({State.PAUSED, State.ERROR})
+_WAITING = State.WAITING_INPUT.value

@@ -495,16 +495,35 @@ class CheckpointStore:
     def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         """Save and delete many records in one transaction: one fsync for all of them (the
         runtime's group commit). All of it is on disk when this returns, or none of it."""
-        texts = [(record.id, _dump(record), record.updated_at) for record in saves]
+        now = time.time()
+        # The rows diskcache's set() writes for a JSON text kept in the row (raw str key, no
+        # expiry, mode raw, no side file), as one statement for the whole round: set() would
+        # look each key up, then update or insert it, then cull, one record at a time.
+        rows = [
+            (record.id, 1, now, None, now, 0, record.updated_at, 0, diskcache.core.MODE_RAW,
+             None, _dump(record))
+            for record in saves
+        ]  # fmt: skip
+        gone = [(task_id,) for task_id in deletes if type(task_id) is str]
 
         def write() -> None:
             with self._cache.transact():
-                for task_id, text, updated_at in texts:
-                    self._cache.set(task_id, text, tag=updated_at)
-                for task_id in deletes:
-                    self._cache.delete(task_id)
+                db = self._cache._con
+                if rows:
+                    db.executemany(self._UPSERT, rows)
+                if gone:
+                    db.executemany("DELETE FROM Cache WHERE key = ? AND raw = 1", gone)
 
         self._write(write)
+
+    _UPSERT = (
+        "INSERT INTO Cache (key, raw, store_time, expire_time, access_time, access_count, tag,"
+        " size, mode, filename, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (key, raw) DO UPDATE SET store_time = excluded.store_time,"
+        " expire_time = NULL, access_time = excluded.access_time, access_count = 0,"
+        " tag = excluded.tag, size = 0, mode = excluded.mode, filename = NULL,"
+        " value = excluded.value"
+    )
 
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:
         """Records with ``updated_at >= now - max_age_s`` (any state), newest first.
