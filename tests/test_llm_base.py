@@ -8,7 +8,7 @@ import structlog
 from pydantic import BaseModel
 
 from skillrt.abort import AbortController
-from skillrt.cli.common import NoModel
+from skillrt.cli.nomodel import NoModel
 from skillrt.exceptions import StructuredOutputError, TaskCancelled
 from skillrt.llm.base import BaseLLM, LLMMessage
 from skillrt.llm.local import LocalProvider

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from skillrt.exceptions import StoreUnavailable, UserError
-from skillrt.llm.base import BaseLLM, LLMRequest, LLMResult
 from skillrt.logs import RedactingFilter, Redactor
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.settings import RuntimeConfig, load_config, make_state_dir
@@ -30,7 +29,6 @@ __all__ = [
     "EXIT_STORAGE",
     "EXIT_UNFINISHED",
     "EXIT_USAGE",
-    "NoModel",
     "exit_code",
     "fail",
     "find_task",
@@ -190,26 +188,13 @@ def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> RuntimeC
 # --- the runtime ------------------------------------------------------------------------
 
 
-class NoModel(BaseLLM):
-    """The model of commands that never call one (tasks, abandon, doctor, index): loading
-    the embedded model just to list tasks would take seconds for nothing."""
-
-    @property
-    def model(self) -> str:
-        return "none"
-
-    async def _generate(self, request: LLMRequest) -> LLMResult:
-        raise UserError("this command does not load a model")
-
-    _generate_structured = _generate
-
-
 def make_runtime(
     config: RuntimeConfig, *, with_model: bool = True, with_skills: bool = True
 ) -> AgentRuntime:
     """A runtime for one command (a plain instance; the CLI needs no singleton). Without
     skills (listing tasks) the skill packages, and the browser's imports, are not loaded."""
     from skillrt.agent import AgentRuntime  # the whole runtime: only for the commands that run
+    from skillrt.cli.nomodel import NoModel
 
     runtime = AgentRuntime(
         config, llm=None if with_model else NoModel(), skills=None if with_skills else []

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.progress_bar import ProgressBar
 from rich.spinner import Spinner
 from rich.table import Table
@@ -36,6 +35,14 @@ __all__ = ["Display", "age", "cost_line", "renders_faithfully", "task_status", "
 
 _STREAM_TAIL_LINES = 6
 _QUIET_STATES = frozenset({"IDLE", "WAITING_INPUT"})  # no cost line for these replies
+
+
+def _markdown(text: str) -> RenderableType:
+    from rich.markdown import Markdown  # markdown-it: only once a reply is shown
+
+    return Markdown(text)
+
+
 # What Markdown may legitimately hide: link targets, markup characters, spaces.
 _MARKUP = re.compile(r"\]\([^)\s]*\)|[\s#*_`>\-\[\]|~=+.:()]")
 _MIN_SHOWN = 0.5  # a rendering showing less than half the text's visible characters is wrong
@@ -56,7 +63,7 @@ def renders_faithfully(content: str, width: int = 100) -> bool:
         return True
     sink = io.StringIO()
     Console(file=sink, width=width, color_system=None, force_terminal=False).print(
-        Markdown(content)
+        _markdown(content)
     )
     return _visible(sink.getvalue()) >= expected * _MIN_SHOWN
 
@@ -237,7 +244,7 @@ class Display:
         if markdown is None:
             markdown = out.is_terminal
         if markdown and renders_faithfully(message.content, out.width):
-            out.print(Markdown(message.content))
+            out.print(_markdown(message.content))
         else:
             out.print(message.content, markup=False, highlight=False, soft_wrap=True)
         data = message.data
