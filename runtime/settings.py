@@ -94,7 +94,7 @@ class AnswerConfig(_Section):
 
 
 class LLMConfig(_Section):
-    provider: Literal["auto", "openai", "local", "scripted"] = "auto"
+    provider: Literal["auto", "openai", "local", "scripted", "python"] = "auto"
     model: str = ""
     base_url: str | None = None
     api_key: SecretStr | None = None
@@ -116,6 +116,9 @@ class LLMConfig(_Section):
     router_trust: Literal["high", "low"] | None = None
     # scripted (a ScriptedModel script in JSON, for end-to-end tests of the CLI)
     script_path: Path | None = None
+    # python: a model of your own, "package.module:name", a class or function that takes no
+    # arguments and returns the model (an object with the LLM protocol's chat)
+    factory: str | None = None
 
 
 class ServeConfig(_Section):

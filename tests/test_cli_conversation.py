@@ -4,6 +4,7 @@ model)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -155,3 +156,80 @@ def test_a_chinese_conversation_goes_on_after_a_restart(blog: Path, tmp_path: Pa
     translated = (posts / "rust-suo-you-quan-en.md").read_text(encoding="utf-8")
     assert "Every value has one owner." in translated and "title: Rust Ownership" in translated
     assert not (posts / "go-de-bing-fa.md").exists()
+
+
+# The follow-up conversations of tests/test_conversation.py, in a real terminal, across
+# restarts: each process picks the session up with --continue, its turns and its focus.
+# Each step: what is typed, what the reply must show, and what the prompt then shows: the focus
+# ("" for none), or "answer" while a question waits for its answer (the prompt shows the
+# question then); None marks a restart.
+ENGLISH: list[tuple[str, str, str] | None] = [
+    ("write an article about Rust ownership", r"posts/rust-ownership\.md", "rust-ownership.md"),
+    None,
+    ("make it shorter", r"Edited the body of\s+posts/rust-ownership\.md", "rust-ownership.md"),
+    ("summarize it", r"Summary of\s+posts/rust-ownership\.md", "rust-ownership.md"),
+    ("add a section about error handling to it", r"body of\s+posts/rust-ownership\.md",
+     "rust-ownership.md"),
+    ("shorten it", r"Edited the body of\s+posts/rust-ownership\.md", "rust-ownership.md"),
+    ("translate it into Chinese", r"as\s+posts/rust-ownership-zh\.md", "rust-ownership-zh.md"),
+    None,
+    ("make it more casual", r"body of\s+posts/rust-ownership-zh\.md", "rust-ownership-zh.md"),
+    ("write a similar post about Go channels", r"posts/go-channels\.md", "go-channels.md"),
+    ("polish it", r"Edited the body of\s+posts/go-channels\.md", "go-channels.md"),
+    ("delete it", "Answer yes or no", "answer"),
+    ("yes", r"to\s+the\s+trash", ""),
+    None,
+    ("summarize it", r"Which post should I summarise\?", "answer"),
+    ("1", r"Summary of\s+posts/rust-ownership-zh\.md", "rust-ownership-zh.md"),
+]  # fmt: skip
+CHINESE: list[tuple[str, str, str] | None] = [
+    ("写一篇关于 Rust 所有权的文章", r"posts/rust-suo-you-quan\.md", "rust-suo-you-quan.md"),
+    None,
+    ("把它改得更口语化", r"已修改\s*posts/rust-suo-you-quan\.md", "rust-suo-you-quan.md"),
+    ("让它更简洁一些", r"已修改\s*posts/rust-suo-you-quan\.md", "rust-suo-you-quan.md"),
+    ("总结一下", r"posts/rust-suo-you-quan\.md\s*的总结", "rust-suo-you-quan.md"),
+    ("给它加一节关于错误处理的内容", r"已修改\s*posts/rust-suo-you-quan\.md",
+     "rust-suo-you-quan.md"),
+    ("把它翻译成英文", r"posts/rust-suo-you-quan-en\.md", "rust-suo-you-quan-en.md"),
+    None,
+    ("再短一点", r"已修改\s*posts/rust-suo-you-quan-en\.md", "rust-suo-you-quan-en.md"),
+    ("再写一篇类似的，关于 Go 的并发", r"posts/go-de-bing-fa\.md", "go-de-bing-fa.md"),
+    ("删掉它", "确定要删除", "answer"),
+    ("是", "回收站", ""),
+    None,
+    ("把它改得更正式一点", "要修改哪篇文章？", "answer"),
+    ("2", r"已修改\s*posts/go-concurrency\.md", "go-concurrency.md"),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("steps", [ENGLISH, CHINESE], ids=["english", "chinese"])
+def test_every_follow_up_goes_on_across_restarts(
+    blog: Path, tmp_path: Path, steps: list[tuple[str, str, str] | None]
+) -> None:
+    env = cli_env(
+        blog,
+        write_script(tmp_path / "unused.json", []),
+        SKILLRT_LLM__PROVIDER="python",
+        SKILLRT_LLM__FACTORY="tests.writing_support:followup_model",
+        PYTHONPATH=str(Path(__file__).resolve().parent.parent),
+    )
+    child = spawn(env, tmp_path)
+    child.expect("› ")
+    follow_ups = restarts = 0
+    for i, step in enumerate(steps):
+        if step is None:  # quit, and a new process picks the session up
+            assert quit_with_ctrl_d(child) == 0
+            child = spawn(env, tmp_path, "--continue")
+            restarts += 1
+            continue
+        text, shown, focus = step
+        child.sendline(text)
+        child.expect(shown)
+        if focus == "answer":  # the prompt shows the question (or "answer" for a long one)
+            child.expect(" › ")
+        else:
+            child.expect(re.escape(f"{focus} › ") if focus else "\n› ")
+        follow_ups += i > 0
+    assert quit_with_ctrl_d(child) == 0
+    assert restarts == 3 and follow_ups >= 11

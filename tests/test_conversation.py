@@ -14,7 +14,7 @@ from skillrt.llm.base import LLMMessage, estimate_tokens
 from skillrt.skills.writing import writing_skills
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.blog import copy_blog
-from tests.writing_support import WritingModelFn, writing_runtime
+from tests.writing_support import FollowUpModel, WritingModelFn, writing_runtime
 
 
 @pytest.fixture
@@ -138,16 +138,6 @@ async def test_a_blog_tools_open_file_becomes_the_focus_per_session(blog: Path) 
     assert rt.conversation("a").focus == "posts/git-workflow.md"
     assert rt.conversation("b").focus is None
     await rt.close()
-
-
-class FollowUpModel(WritingModelFn):
-    """The writing model, with every edit different (so each edit changes the file)."""
-
-    def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Any:
-        answer = super().__call__(messages, options)
-        if self.kinds[-1] == "edit":
-            return f"Edited body number {len(self.kinds)}.\n"
-        return answer
 
 
 def candidates(question: str) -> list[str]:

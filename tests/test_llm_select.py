@@ -137,3 +137,23 @@ def test_scripted_needs_a_script(tmp_path: Path) -> None:
     assert describe_llm(load_config(llm={"provider": "scripted", "script_path": str(script)}))[
         "ready"
     ]
+
+
+def test_a_model_of_your_own_named_by_its_import_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLRT_LLM__PROVIDER", "python")
+    monkeypatch.setenv("SKILLRT_LLM__FACTORY", "tests.writing_support:followup_model")
+    llm, why = create_llm(load_config())
+    assert llm.model == "function" and "tests.writing_support:followup_model" in why
+    assert describe_llm(load_config())["ready"] is True
+    for bad, said in (
+        ("", "needs llm.factory"),
+        ("tests.writing_support", "needs llm.factory"),
+        ("tests.nowhere:make", "cannot be imported"),
+        ("tests.writing_support:nothing", "cannot be imported"),
+        ("tests.writing_support:OUTLINE_EN", "not a class or a function"),
+    ):
+        monkeypatch.setenv("SKILLRT_LLM__FACTORY", bad)
+        with pytest.raises(UserError, match=said):
+            create_llm(load_config())
+        info = describe_llm(load_config())
+        assert info["ready"] is False and said in info["problem"]

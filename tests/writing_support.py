@@ -109,3 +109,21 @@ class WritingModelFn:
             number = re.search(r"Write section (\d+)", messages[-1]["content"])
             return f"Section {number.group(1) if number else '?'} text about ownership."
         return f"({kind}) answer"
+
+
+class FollowUpModel(WritingModelFn):
+    """The writing model, with every edit different (so each edit changes the file)."""
+
+    def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Any:
+        answer = super().__call__(messages, options)
+        if self.kinds[-1] == "edit":
+            return f"Edited body number {len(self.kinds)}.\n"
+        return answer
+
+
+def followup_model() -> LLM:
+    """The follow-up model as a CLI process loads it: ``llm.provider = "python"``,
+    ``llm.factory = "tests.writing_support:followup_model"``."""
+    from skillrt.testing import FunctionModel
+
+    return FunctionModel(FollowUpModel())

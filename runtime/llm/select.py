@@ -30,7 +30,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 @dataclass(frozen=True, slots=True)
 class _Choice:
-    provider: str  # openai | local | scripted
+    provider: str  # openai | local | scripted | python
     model: str
     reason: str
     base_url: str | None = None
@@ -73,6 +73,8 @@ def _choose(config: RuntimeConfig) -> _Choice:
         path = path if path is not None else default_model_path()
         model = llm.model or (path.stem if path is not None else "SmolLM2-135M-Instruct")
         return _Choice("local", model, reason, model_path=path)
+    if provider == "python":
+        return _Choice("python", llm.model or llm.factory or "python", reason)
     return _Choice("scripted", llm.model or "scripted", reason)
 
 
@@ -90,6 +92,11 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
 
         model = ScriptedModel.from_file(llm.script_path)
         return model, f"scripted answers from {llm.script_path} · {choice.reason}"
+    if choice.provider == "python":
+        made = _factory(llm.factory)()
+        if not callable(getattr(made, "chat", None)):
+            raise UserError(f"llm.factory {llm.factory!r} made {type(made).__name__}, not a model")
+        return made, f"{llm.factory} · {choice.reason}"
     prices = PriceTable.load()
     if choice.provider == "openai":
         from skillrt.llm.openai_provider import OpenAIProvider
@@ -123,6 +130,23 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
     return local, f"embedded {choice.model} via llama.cpp, {where} · {choice.reason}"
 
 
+def _factory(spec: str | None) -> Any:
+    """``package.module:name`` imported: a class or function that makes the model."""
+    module, _, name = (spec or "").partition(":")
+    if not module or not name:
+        raise UserError(
+            "llm.provider = 'python' needs llm.factory (SKILLRT_LLM__FACTORY) as"
+            f" 'package.module:name', not {spec!r}"
+        )
+    try:
+        found = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise UserError(f"llm.factory {spec!r} cannot be imported: {exc}") from exc
+    if not callable(found):
+        raise UserError(f"llm.factory {spec!r} is not a class or a function")
+    return found
+
+
 def _local_problem(path: Path | None) -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return (
@@ -150,6 +174,11 @@ def describe_llm(config: RuntimeConfig) -> dict[str, Any]:
     elif choice.provider == "scripted":
         path = config.llm.script_path
         problem = None if path is not None and path.is_file() else "llm.script_path is not a file"
+    elif choice.provider == "python":
+        try:
+            _factory(config.llm.factory)
+        except UserError as exc:
+            problem = str(exc)
     elif choice.base_url == OPENAI_BASE_URL and not choice.api_key:
         problem = "api.openai.com needs an API key (SKILLRT_LLM__API_KEY or OPENAI_API_KEY)"
     return {
