@@ -43,6 +43,7 @@ class Committer:
         self._waiters: list[asyncio.Future[None]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.rounds = 0
+        self._crowded = False  # the last round had several waiters
 
     def put(self, record: TaskRecord | RecordText) -> None:
         """Queue a save of ``record`` (a copy the caller no longer changes, or its JSON text)."""
@@ -100,9 +101,14 @@ class Committer:
 
     async def _run(self) -> None:
         while self._ops or self._waiters:
-            await asyncio.sleep(0)  # let the tasks that are ready queue their writes first
+            # Let the tasks that are ready queue their writes first. When the last round woke
+            # several tasks (many run at once), they resume over the next two turns of the loop:
+            # wait for them too, for fewer and larger rounds.
+            for _ in range(2 if self._crowded else 1):
+                await asyncio.sleep(0)
             ops, self._ops = self._ops, {}
             waiters, self._waiters = self._waiters, []
+            self._crowded = len(waiters) > 1
             error: BaseException | None = None
             if ops:
                 try:
