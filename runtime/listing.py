@@ -12,9 +12,9 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from skillrt.logs import Redactor
 from skillrt.messages import TaskSummary
 from skillrt.outcomes import as_restored, is_resumable
+from skillrt.redaction import Redactor
 from skillrt.settings import RuntimeConfig, ensure_state
 from skillrt.storage.checkpoints import CheckpointStore
 from skillrt.storage.faults import classify, unavailable

@@ -13,19 +13,18 @@ events; what a step returns to a skill is never redacted (see ``checkpointing``)
 from __future__ import annotations
 
 import logging
-import os
-import re
 from collections.abc import Iterable, MutableMapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
 import structlog
 
+from skillrt.redaction import REDACTED, RedactingFilter, Redactor
 from skillrt.settings import RuntimeConfig
 
 __all__ = [
     "LOG_EVENTS",
+    "REDACTED",
     "RedactingFilter",
     "Redactor",
     "library_logger",
@@ -46,94 +45,6 @@ LOG_EVENTS = (
     "agent.task.cancelled",
     "agent.error",
 )
-
-REDACTED = "***"
-_SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|password|secret|token)$", re.IGNORECASE)
-
-
-@lru_cache(maxsize=4096)
-def _is_secret_key(key: str) -> bool:
-    # Cached: the same few keys (a task record's, a log event's) come back at every save and
-    # log line, and without the cache the regex search per key is most of the cost of
-    # redacting a record.
-    return _SECRET_KEYS.search(key) is not None
-
-
-# What _SECRET_KEYS matches, as plain lowercase words: in ASCII text, re.IGNORECASE is plain
-# ASCII case folding, so finding these in the lowercased text is the same test.
-_SECRET_KEY_WORDS = ("apikey", "api_key", "api-key", "authorization", "password", "secret", "token")
-
-
-def _names_a_secret_key(lowered_json: str) -> bool:
-    """True when lowercased ASCII JSON text may have a key _SECRET_KEYS matches: one of the
-    words right before a closing quote (or before an escaped final newline, which ``$`` allows)."""
-    for word in _SECRET_KEY_WORDS:
-        at = lowered_json.find(word)
-        while at != -1:
-            end = at + len(word)
-            if lowered_json.startswith('"', end) or lowered_json.startswith('\\n"', end):
-                return True
-            at = lowered_json.find(word, end)
-    return False
-
-
-# Key shapes worth catching even when nobody configured them (OpenAI-style, bearer tokens).
-_KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+[A-Za-z0-9._\-]{16,})")
-_ENV_SECRETS = ("OPENAI_API_KEY", "SKILLRT_LLM__API_KEY", "SKILLRT_BROWSER__SEARCH__API_KEY")
-
-
-class Redactor:
-    """Replaces secret values (configured, from the environment, or key-shaped) with ``***``."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        values = {s for s in secrets if s and len(s) >= 4}
-        values.update(v for name in _ENV_SECRETS if len(v := os.environ.get(name, "")) >= 4)
-        self._secrets = sorted(values, key=len, reverse=True)
-        # A secret JSON would escape (quotes, backslashes, control characters) might not be
-        # found in JSON text as it is: then ``is_clean`` always says no.
-        self._json_scan = all(s.isprintable() and '"' not in s and "\\" not in s for s in values)
-
-    def text(self, value: str) -> str:
-        for secret in self._secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        if "sk-" in value or "Bearer" in value:
-            value = _KEY_SHAPES.sub(REDACTED, value)
-        return value
-
-    def is_clean(self, json_text: str) -> bool:
-        """True when JSON text certainly holds nothing to redact: no secret value, nothing
-        key-shaped, no key named like a secret. A cheap scan that lets a caller skip the walk
-        of ``__call__``; False may be a false alarm (then walk). Text that is not all ASCII is
-        never called clean (Unicode case folding is left to the walk)."""
-        if not self._json_scan or not json_text.isascii():
-            return False
-        if "sk-" in json_text or "Bearer" in json_text:
-            return False
-        if any(secret in json_text for secret in self._secrets):
-            return False
-        return not _names_a_secret_key(json_text.lower())
-
-    def __call__(self, value: Any) -> Any:
-        """Redact a JSON-like value (strings inside dicts and lists, keys named like secrets)."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {
-                k: REDACTED
-                if isinstance(v, str) and v and isinstance(k, str) and _is_secret_key(k)
-                else self(v)
-                for k, v in value.items()
-            }
-        if isinstance(value, list | tuple):
-            return [self(v) for v in value]
-        return value
-
-    def processor(
-        self, _logger: Any, _name: str, event_dict: MutableMapping[str, Any]
-    ) -> MutableMapping[str, Any]:
-        redacted: MutableMapping[str, Any] = self(dict(event_dict))
-        return redacted
 
 
 def open_log_file(config: RuntimeConfig) -> TextIO | None:
@@ -200,23 +111,3 @@ def library_logger(name: str, secrets: Iterable[str] = ()) -> structlog.stdlib.B
         wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
     )
     return logger
-
-
-class RedactingFilter(logging.Filter):
-    """A stdlib handler filter that redacts each record's message and traceback (the CLI puts
-    one on its handler, so other libraries' log lines are redacted too)."""
-
-    def __init__(self, redactor: Redactor) -> None:
-        super().__init__()
-        self.redactor = redactor
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = self.redactor.text(record.getMessage())
-        record.args = None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = self.redactor.text(record.exc_text)
-        if record.stack_info:
-            record.stack_info = self.redactor.text(record.stack_info)
-        return True

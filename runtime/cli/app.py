@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -25,6 +25,15 @@ from skillrt.messages import TaskSummary
 from skillrt.settings import RuntimeConfig, make_state_dir
 
 __all__ = ["app", "main"]
+
+T = TypeVar("T")
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    import asyncio  # here: a command that runs nothing (skillrt tasks) does not load it
+
+    return asyncio.run(work)
+
 
 # The parts one command needs (the REPL and its line editor, the one-shot display, doctor's
 # checks) are imported in that command: `skillrt tasks` need not load prompt_toolkit.
@@ -107,7 +116,7 @@ def chat(
         runtime = make_runtime(config)
         reader = make_reader(config.state_path / "input-history")
         repl = Repl(runtime, Console(), reader, continuing=resume_last and not continued)
-        status = asyncio.run(repl.run())
+        status = _run(repl.run())
     raise typer.Exit(status)
 
 
@@ -138,7 +147,7 @@ def run(
             context["selected_text"] = selection
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
-        status = asyncio.run(shot.run(text, context))
+        status = _run(shot.run(text, context))
     raise typer.Exit(status)
 
 
@@ -169,7 +178,7 @@ def resume(
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
         budget = {"max_tokens": max_tokens, "max_cost": max_cost}
         given = {k: v for k, v in budget.items() if v is not None}
-        status = asyncio.run(shot.resume(task_id, budget=given or None))
+        status = _run(shot.resume(task_id, budget=given or None))
     raise typer.Exit(status)
 
 
@@ -183,11 +192,11 @@ def replay(
     with user_errors():
         config = open_config(root, verbose=verbose)
         shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
-        status = asyncio.run(shot.skill("Browse", {"replay": task_id.strip()}))
+        status = _run(shot.skill("Browse", {"replay": task_id.strip()}))
     raise typer.Exit(status)
 
 
-async def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
+def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
     if config.state_url is None:  # the embedded store: read it, no runtime needed
         from skillrt.listing import resumable_on_disk
 
@@ -195,6 +204,11 @@ async def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
         for note in quarantined:  # as a runtime's start would report them
             print(f"skillrt: warning: {note}", file=sys.stderr, flush=True)
         return found
+
+    return _run(_resumable_from(config))
+
+
+async def _resumable_from(config: RuntimeConfig) -> list[TaskSummary]:
     runtime = make_runtime(config, with_model=False, with_skills=False)
     await runtime.initialize()
     try:
@@ -210,7 +224,7 @@ def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) ->
 
     with user_errors():
         config = open_config(root, verbose=verbose)
-        found = asyncio.run(_resumable(config))
+        found = _resumable(config)
     if as_json:
         print(json.dumps([t.model_dump(mode="json") for t in found], ensure_ascii=False))
         return
@@ -238,7 +252,7 @@ def abandon(task_id: TaskId, root: Root = None, verbose: Verbose = False) -> Non
     """Give up a resumable task for good."""
     with user_errors():
         config = open_config(root, verbose=verbose)
-        done = asyncio.run(_abandon(config, task_id))
+        done = _run(_abandon(config, task_id))
     print(f"abandoned {done}")
 
 

@@ -11,11 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from skillrt.exceptions import StoreUnavailable, UserError
-from skillrt.logs import RedactingFilter, Redactor
 from skillrt.messages import ChatMessage, TaskSummary
+from skillrt.redaction import RedactingFilter, Redactor
 from skillrt.settings import RuntimeConfig, load_config, make_state_dir
 
 if TYPE_CHECKING:
@@ -29,6 +27,7 @@ __all__ = [
     "EXIT_STORAGE",
     "EXIT_UNFINISHED",
     "EXIT_USAGE",
+    "configure_structlog",
     "exit_code",
     "fail",
     "find_task",
@@ -139,6 +138,32 @@ def open_config(
     return _configure_library_logging(config, verbose)
 
 
+_STRUCTLOG: tuple[int, Any, Redactor] | None = None
+"""Where structlog's lines go (level, stream, redactor), once ``open_config`` decided it:
+configured when a command makes a runtime, so one that makes none loads no structlog."""
+
+
+def configure_structlog() -> None:
+    """Point structlog where ``open_config`` decided (before a command makes a runtime)."""
+    if _STRUCTLOG is None:
+        return
+    import structlog
+
+    level, stream, redactor = _STRUCTLOG
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            redactor.processor,
+            structlog.processors.JSONRenderer(ensure_ascii=False),
+        ],
+        logger_factory=structlog.WriteLoggerFactory(file=stream),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        cache_logger_on_first_use=False,
+    )
+
+
 def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> RuntimeConfig:
     """The CLI is the application: it owns the handlers. The library's stdlib loggers
     (``skillrt.*``) and any other library's go where the runtime's lines go, redacted.
@@ -170,18 +195,8 @@ def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> RuntimeC
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            redactor.processor,
-            structlog.processors.JSONRenderer(ensure_ascii=False),
-        ],
-        logger_factory=structlog.WriteLoggerFactory(file=stream),
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        cache_logger_on_first_use=False,
-    )
+    global _STRUCTLOG
+    _STRUCTLOG = (level, stream, redactor)  # set up with the first runtime (see make_runtime)
     return config
 
 
@@ -195,6 +210,8 @@ def make_runtime(
     skills (listing tasks) the skill packages, and the browser's imports, are not loaded."""
     from skillrt.agent import AgentRuntime  # the whole runtime: only for the commands that run
     from skillrt.cli.nomodel import NoModel
+
+    configure_structlog()
 
     runtime = AgentRuntime(
         config, llm=None if with_model else NoModel(), skills=None if with_skills else []
