@@ -105,14 +105,14 @@ async def test_a_fifo_and_a_50_mb_post_are_refused_while_another_task_runs(blog:
     assert (await other).content == "ticked"
     assert len(ticks) > during  # and went on after
     for name, path, reply, took in replies:
-        assert took < 5.0, (name, path, took)  # refused at once, not after reading
+        assert took < 1.0, (name, path, took)  # refused within a second, not after reading
         assert reply.state == "ERROR" or reply.data.get("error"), (name, reply)
         if path.endswith("fifo.md"):
             assert "FIFO" in reply.content, reply.content
         else:
             assert "MB" in reply.content and "max_post_bytes" in reply.content, reply.content
     gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert max(gaps) < 2.0  # the loop was never held (the old code: 5 s on the FIFO)
+    assert max(gaps) < 1.0  # the loop was never held (a blocked read would hold it 5 s)
     await rt.close()
     checkpoints = sum(p.stat().st_size for p in (blog / ".skillrt").rglob("*") if p.is_file())
     assert checkpoints < 5 * 1024 * 1024  # nothing of the 50 MB post was journalled
