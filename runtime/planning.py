@@ -146,7 +146,10 @@ class Planner:
         route reaches the web, deletes or writes under low trust; numbered choices when the
         router is unsure. None: run it as it is (or nothing to offer)."""
         text, lang, router = task.input.text, task.input.language, self.router
-        known = router.handles(intent.type)
+        # Known: a skill lists the intent, or a skill's own pattern decided it.
+        known = router.handles(intent.type) or (
+            intent.skill is not None and router.find_skill(intent) is not None
+        )
         guarded = intent.source == "llm" and intent.type in GUARDED_INTENTS
         if known and guarded and self.trust() == "low":
             params = router.params_for(intent.type, text, intent.parameters)

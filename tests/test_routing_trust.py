@@ -293,3 +293,23 @@ async def test_greetings_and_thanks_go_to_the_chat_skill(isolated: Path, text: s
     assert msg.data.get("chat") is True  # the Chat skill answered
     assert model.call_count == 1  # the chat skill's reply; routing asked no model
     await rt.close()
+
+
+async def test_a_skill_known_only_by_its_own_pattern_runs_when_the_pattern_matches(
+    isolated: Path,
+) -> None:
+    """A skill with a ``pattern`` and no intents is routed by that pattern, not questioned."""
+    from skillrt import skill
+
+    class Word(BaseModel):
+        word: str
+
+    @skill(name="Shout", params=Word, pattern=r"^shout (?P<word>\w+)$", description="Shout")
+    async def shout(ctx: SkillContext, params: Word) -> SkillResult:
+        return SkillResult(message=params.word.upper())
+
+    rt = AgentRuntime(load_config(content_root=isolated), llm=FunctionModel(lambda m, o: "x"),
+                      skills=[shout, *recording_skills([])])  # fmt: skip
+    msg = await rt.process_input("shout hello")
+    assert msg.state == "COMPLETED" and msg.content == "HELLO", msg.content
+    await rt.close()
