@@ -318,6 +318,20 @@ def _blocks(patterns: Sequence[IntentPattern], ascii_text: bool) -> tuple[_Block
     return tuple(blocks)
 
 
+def _extract(extractors: Sequence[re.Pattern[str]], text: str, params: dict[str, Any]) -> None:
+    """Fill ``params`` from the named groups of each extractor that matches ``text`` (a param
+    already set is kept)."""
+    for extractor in extractors:
+        m = extractor.search(text)
+        if m is None:
+            continue
+        for name, value in m.groupdict().items():
+            if value and name not in params:
+                cleaned = _clean_value(name, value)
+                if cleaned:
+                    params[name] = cleaned
+
+
 class IntentRouter:
     """Routes text to an intent and an intent to a skill.
 
@@ -579,14 +593,7 @@ class IntentRouter:
         spec = self.table.specs.get(intent)
         if spec is None:
             return params
-        for extractor in spec.extract:
-            m = extractor.search(norm)
-            if m is not None:
-                for name, value in m.groupdict().items():
-                    if value and name not in params:
-                        cleaned = _clean_value(name, value)
-                        if cleaned:
-                            params[name] = cleaned
+        _extract(spec.extract, norm, params)
         for wanted in (spec.text_param, "topic"):
             if wanted and wanted in (spec.text_param, *spec.params) and not params.get(wanted):
                 params[wanted] = norm[:MAX_PARAM_CHARS]
@@ -650,14 +657,7 @@ class IntentRouter:
                 cleaned = _clean_value(name, value)
                 if cleaned:
                     params[name] = cleaned
-        for extractor in spec.extract:
-            m = extractor.search(text)
-            if m is not None:
-                for name, value in m.groupdict().items():
-                    if value and name not in params:
-                        cleaned = _clean_value(name, value)
-                        if cleaned:
-                            params[name] = cleaned
+        _extract(spec.extract, text, params)
         if spec.text_param and spec.text_param not in params:
             params[spec.text_param] = text[:MAX_PARAM_CHARS]
         return _Decision(best.intent, best.confidence, params, "regex")
