@@ -169,9 +169,10 @@ class TaskDriver:
         runlocks = self.services.runlocks
         try:  # the run lock: no other process runs (or resumes) this task meanwhile
             if runlocks is not None and not await self.call(runlocks.hold, task.id):
-                return self._reply(
-                    task, reply("running_elsewhere", task.input.language, task=task.id)
-                )
+                if task.state is State.IDLE and not task.record.steps:
+                    self.tasks.pop(task.id)  # nothing of it ran here: not ours to keep
+                content = reply("running_elsewhere", task.input.language, task=task.id)
+                return self._reply(task, content, error="running_elsewhere")
         except (SkillrtError, OSError) as exc:  # the state folder cannot be written
             self.tasks.pop(task.id)
             return self.storage_reply(exc, task_id=task.id)
