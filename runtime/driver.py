@@ -181,10 +181,20 @@ class TaskDriver:
             message = await self._run(task, route=route)
         finally:
             task.machine.stop()
+            await self._release(task)
+        return await self._settled(task, message)
+
+    async def _release(self, task: Task) -> None:
+        """The task's post locks and run lock, released; a store that fails here (a database
+        gone away) is logged, and its locks expire or die with the process."""
+        runlocks = self.services.runlocks
+        try:
             await self.call(self.services.locks.release_task_locks, task.id)
             if runlocks is not None:
                 await self.call(runlocks.release, task.id)
-        return await self._settled(task, message)
+        except (SkillrtError, OSError) as exc:
+            self.logger().error("agent.error", task_id=task.id, where="locks",
+                                error=self.chatlog.error_text(exc))  # fmt: skip
 
     async def _run(self, task: Task, *, route: bool) -> ChatMessage:
         started = time.perf_counter()
