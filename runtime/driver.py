@@ -37,6 +37,7 @@ from skillrt.exceptions import (
     TaskCancelled,
     TaskPaused,
 )
+from skillrt.inputs import clean_text
 from skillrt.llm.base import LLM, set_activity_listener
 from skillrt.llm.taskllm import TaskLLM
 from skillrt.machine import TERMINAL_STATES, State
@@ -144,7 +145,7 @@ class TaskDriver:
         """A task that runs ``skill`` with ``params``, without routing (a blog tool's button)."""
         # The params' words stand for the request (its language decides the reply's).
         words = [v for k, v in params.items() if isinstance(v, str) and k not in ("path", "url")]
-        text = " ".join(words)[:2000].strip() or skill
+        text = clean_text(" ".join(words)[:2000]) or skill
         task = self.new_task(text, context, session_id)
         task.record.intent = {"type": "DIRECT", "confidence": 1.0, "parameters": params}
         task.record.skill, task.record.params = skill, dict(params)
@@ -371,11 +372,7 @@ class TaskDriver:
 
     @staticmethod
     def kept_for_resume(task: Task) -> bool:
-        return (
-            task.end_reason is End.SHUTDOWN
-            or task.state is State.PAUSED
-            or (task.state is State.ERROR and task.record.error_reason in RESUMABLE_ERRORS)
-        )
+        return task.end_reason is End.SHUTDOWN or _resting(task)
 
     def _complete(self, task: Task, result: SkillResult, duration_s: float) -> ChatMessage:
         record = task.record

@@ -126,3 +126,16 @@ def test_only_the_blog_path_itself_is_cut_from_messages(isolated: Path) -> None:
     assert rt.chatlog.blog_relative(text) == (
         f"no such file: 'posts/x.md' under .; {root}2/x.md and {root}.old stay"
     )
+
+
+async def test_a_skill_run_by_name_stands_for_its_request_without_control_characters(
+    isolated: Path,
+) -> None:
+    rt = make_runtime(isolated, ScriptedModel([]), [asker])
+    try:
+        waiting = await rt.run_skill("Asker", {"topic": "tea\x1b[31m \x07time"})
+        assert waiting.state == "WAITING_INPUT" and waiting.task_id is not None
+        summary = rt.get_task(waiting.task_id)
+        assert summary is not None and summary.description == "tea[31m time"
+    finally:
+        await rt.close()
