@@ -35,8 +35,8 @@ def _wall_ms(cmd: list[str], cwd: Path, env: dict[str, str], runs: int) -> float
 
 
 def _seed(root: Path, tasks: int) -> None:
-    from skillrt.storage.checkpoints import CheckpointStore
-    from skillrt.storage.records import TaskRecord
+    from skillrt._state.embedded.checkpoints import CheckpointStore
+    from skillrt._state.records import TaskRecord
 
     (root / "posts").mkdir(parents=True)
     (root / "posts" / "hello.md").write_text("# Hello\n\nA post.\n", encoding="utf-8")

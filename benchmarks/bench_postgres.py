@@ -219,8 +219,14 @@ def _workers_run(
 def _calls_us(url: str, base: Path, repeats: int) -> dict[str, tuple[float, float]]:
     """p50 and p99 (µs) of each store call the runtime makes outside its committer thread,
     against a table of 100 paused tasks; and one asyncio.to_thread round trip for scale."""
-    from skillrt.storage.pg import PgBackend, PgFileLocks, PgHistory, PgRunLocks, PgTaskStore
-    from skillrt.storage.records import TaskRecord
+    from skillrt._state.postgres.store import (
+        PgBackend,
+        PgFileLocks,
+        PgHistory,
+        PgRunLocks,
+        PgTaskStore,
+    )
+    from skillrt._state.records import TaskRecord
 
     backend = PgBackend(url)
     store, leases = PgTaskStore(backend), PgRunLocks(backend, lease_s=30)

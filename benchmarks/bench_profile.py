@@ -26,7 +26,7 @@ AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("event loop idle (select/epoll)", ("/selectors.py",)),
     ("SQLite execute/commit (fsync)", ("execute ", "commit ", "executescript ")),
     ("pydantic (dump/validate)", ("/pydantic/", "/pydantic_core/", "model_dump", "model_validate")),
-    ("redaction (Redactor)", ("skillrt/logs.py", "runtime/logs.py")),
+    ("redaction (Redactor)", ("_io/logs.py", "_io/redaction.py")),
     ("transitions (state machine lib)", ("/transitions/",)),
     ("structlog", ("/structlog/",)),
     ("json", ("/json/",)),
@@ -57,7 +57,7 @@ def _split(frame_info: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-_OWN = ("runtime/", "storage/", "skills/", "benchmarks/", "/skillrt/")
+_OWN = ("runtime/", "skills/", "benchmarks/", "/skillrt/")
 
 
 def _area(frames: list[tuple[str, str, str]]) -> str:
@@ -106,7 +106,7 @@ def summarise(session: Any, top: int = 12) -> dict[str, Any]:
         "samples": session.sample_count,
         "top_self": ranked(self_time, top),
         "top_inclusive_skillrt": ranked(
-            {k: v for k, v in incl_time.items() if "runtime/" in k or "storage/" in k}, top
+            {k: v for k, v in incl_time.items() if "runtime/" in k}, top
         ),
         "areas": ranked(areas, len(areas)),
     }

@@ -59,8 +59,8 @@ class _NoParams(BaseModel):
 
 
 def sample_inputs() -> list[tuple[str, dict[str, Any] | None]]:
-    """(text, context) pairs from ``skillrt.router_samples.SAMPLE_INPUTS`` (no context)."""
-    from skillrt.router_samples import SAMPLE_INPUTS
+    """(text, context) pairs from ``skillrt._routing.samples.SAMPLE_INPUTS`` (no context)."""
+    from skillrt._routing.samples import SAMPLE_INPUTS
 
     return [(text, None) for text, _intent in SAMPLE_INPUTS]
 
@@ -69,7 +69,7 @@ def _router(llm: Any, *, patterns: bool = True) -> Any:
     """A router with a skill for every intent of the table; without ``patterns`` the regex
     table is emptied (same intents), so every input goes to the model."""
     from skillrt import IntentRouter, Skill, SkillResult
-    from skillrt.router import IntentTable
+    from skillrt._routing.router import IntentTable
 
     async def noop(ctx: Any, params: _NoParams) -> SkillResult:
         return SkillResult()

@@ -151,7 +151,7 @@ def _p50_ratio(stats: dict[str, dict[str, float]], a: str, b: str) -> float:
 
 async def _count_writes(root: Path) -> dict[str, float]:
     """Durable writes of one skillrt task: checkpoint saves/deletes and history commits."""
-    from skillrt.storage.checkpoints import CheckpointStore
+    from skillrt._state.embedded.checkpoints import CheckpointStore
 
     counts = {
         "checkpoint_commits": 0,
@@ -193,8 +193,8 @@ def fsync_floor(directory: Path, samples: int = 200) -> dict[str, float]:
     ``fdatasync`` after a 1 KiB overwrite in a preallocated file (what SQLite's WAL does), one
     record's group commit (``CheckpointStore.apply``: a SQLite transaction, synchronous=FULL),
     and an ``asyncio.to_thread`` round trip doing nothing."""
-    from skillrt.storage.checkpoints import CheckpointStore
-    from skillrt.storage.records import TaskRecord
+    from skillrt._state.embedded.checkpoints import CheckpointStore
+    from skillrt._state.records import TaskRecord
 
     path = directory / "fsync-probe"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
@@ -579,8 +579,8 @@ def resume_startup(records: int = 10_000) -> dict[str, Any]:
 
 
 async def _resume(records: int) -> dict[str, Any]:
-    from skillrt.storage.checkpoints import CheckpointStore
-    from skillrt.storage.records import TaskRecord
+    from skillrt._state.embedded.checkpoints import CheckpointStore
+    from skillrt._state.records import TaskRecord
 
     with temp_dir("resume") as root:
         now = time.time()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from skillrt._io.logs import library_logger
 from skillrt.exceptions import TaskCancelled
-from skillrt.logs import library_logger
 
 __all__ = ["AbortController", "AbortSignal"]
 

@@ -15,38 +15,38 @@ from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from skillrt.chatlog import ChatLog
-from skillrt.context import detect_language
-from skillrt.conversation import Conversation
-from skillrt.cost import CostTracker
-from skillrt.driver import TaskDriver
+from skillrt._chat.chatlog import ChatLog
+from skillrt._io.logs import Redactor, make_logger, open_log_file
+from skillrt._io.syncloop import SyncLoop
+from skillrt._routing.inputs import as_dict, clean_text, refusal
+from skillrt._routing.router import CHAT, IntentRouter
+from skillrt._state.embedded.checkpoints import LazyLoad, LoadResult, TaskStore
+from skillrt._tasks.driver import TaskDriver
+from skillrt._tasks.machine import State
+from skillrt._tasks.planning import route_context
+from skillrt._tasks.task import Task
+from skillrt._tasks.tasktable import TaskTable
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import UnknownSkill, UserError
-from skillrt.inputs import as_dict, clean_text, refusal
 from skillrt.llm.base import LLM
-from skillrt.logs import Redactor, make_logger, open_log_file
-from skillrt.machine import State
+from skillrt.llm.cost import CostTracker
 from skillrt.messages import ChatMessage, TaskSummary, new_id
 from skillrt.outcomes import Outcome
-from skillrt.planning import route_context
-from skillrt.replies import reply
-from skillrt.router import CHAT, IntentRouter
 from skillrt.services import ServicePart, Services, open_services
 from skillrt.settings import BudgetConfig, RuntimeConfig, load_config
-from skillrt.skill import Skill
-from skillrt.storage.checkpoints import LazyLoad, LoadResult, TaskStore
-from skillrt.syncloop import SyncLoop
-from skillrt.task import Task
-from skillrt.tasktable import TaskTable
+from skillrt.skill.context import detect_language
+from skillrt.skill.conversation import Conversation
+from skillrt.skill.definition import Skill
+from skillrt.skill.replies import reply
 
 if TYPE_CHECKING:
-    from skillrt.shared import Failover
-    from skillrt.storage.files import FileStore
-    from skillrt.storage.history import History
-    from skillrt.storage.locks import FileLockManager
-    from skillrt.storage.memory import BlogMemory
-    from skillrt.storage.pg import PgHistory, PgRunLocks
-    from skillrt.storage.runlocks import RunLocks
+    from skillrt._state.embedded.history import History
+    from skillrt._state.embedded.runlocks import RunLocks
+    from skillrt._state.postgres.store import PgHistory, PgRunLocks
+    from skillrt._tasks.failover import Failover
+    from skillrt.blog.files import FileStore
+    from skillrt.blog.locks import FileLockManager
+    from skillrt.blog.memory import BlogMemory
 
 __all__ = ["AgentRuntime"]
 
@@ -199,7 +199,7 @@ class AgentRuntime:
             self._driver.restore(loaded)
             self._services = services
             if services.shared is not None and self.config.failover:
-                from skillrt.shared import Failover
+                from skillrt._tasks.failover import Failover
 
                 every = self.config.lease_s / 3
                 self._failover = Failover(services, self._tasks, self._adopted, interval_s=every)

@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 
-from skillrt.logs import Redactor, library_logger
+from skillrt._io.logs import Redactor, library_logger
 
 __all__ = ["Event", "EventBus", "EventCallback", "TaskEmitter"]
 

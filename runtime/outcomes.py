@@ -7,6 +7,8 @@
   completed step (after a raised budget or a fixed key for the last two). Only
   ``abandon_task`` deletes it.
 - ``Outcome``: what a reply's ``data["outcome"]`` says happened.
+- ``exit_code``: the exit status of ``skillrt run`` for a reply (also sent by ``skillrt serve``
+  as ``X-Skillrt-Exit-Code``).
 
 They are ``StrEnum``s, so a record, an event or a reply holds plain strings.
 """
@@ -17,10 +19,25 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from skillrt.storage.checkpoints import LazyRecord
-    from skillrt.storage.records import TaskRecord
+    from skillrt._state.embedded.checkpoints import LazyRecord
+    from skillrt._state.records import TaskRecord
+    from skillrt.messages import ChatMessage
 
-__all__ = ["RESUMABLE_ERRORS", "End", "ErrorReason", "Outcome", "as_restored", "is_resumable"]
+__all__ = [
+    "EXIT_CANCELLED",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_STORAGE",
+    "EXIT_UNFINISHED",
+    "EXIT_USAGE",
+    "RESUMABLE_ERRORS",
+    "End",
+    "ErrorReason",
+    "Outcome",
+    "as_restored",
+    "exit_code",
+    "is_resumable",
+]
 
 
 class End(StrEnum):
@@ -92,3 +109,36 @@ def as_restored(record: TaskRecord) -> TaskRecord:
         record.error_reason = record.error_reason or ErrorReason.CRASH
     record.state = "PAUSED"
     return record
+
+
+EXIT_OK = 0
+"""The task completed, or the input got an answer."""
+EXIT_FAILED = 1
+"""The task failed (ERROR: the skill failed, the model failed, watchdog, budget)."""
+EXIT_USAGE = 2
+"""Bad usage: a config error, bad input, a request to rephrase, no skill for it, no such task."""
+EXIT_UNFINISHED = 3
+"""The task stopped unfinished and can be resumed: paused, or waiting for an answer."""
+EXIT_CANCELLED = 130
+"""The task was cancelled (Ctrl-C), as a shell reports SIGINT."""
+EXIT_STORAGE = 74
+"""The state folder cannot be used: read-only, full, not a folder (EX_IOERR of sysexits)."""
+
+_USAGE_OUTCOMES = frozenset({"rephrase", "no_skill", "bad_params", "chat"})
+_FAILED_OUTCOMES = frozenset({"failed", "watchdog", "budget"})
+
+
+def exit_code(message: ChatMessage) -> int:
+    """The exit status of ``skillrt run`` / ``resume`` for the reply that ended the task."""
+    outcome = message.data.get("outcome")
+    if outcome == "storage":
+        return EXIT_STORAGE
+    if message.state == "WAITING_INPUT" or outcome == "paused":
+        return EXIT_UNFINISHED
+    if outcome == "cancelled" or message.state == "CANCELLED":
+        return EXIT_CANCELLED
+    if outcome in _FAILED_OUTCOMES or message.state == "ERROR":
+        return EXIT_FAILED
+    if outcome in _USAGE_OUTCOMES or "error" in message.data:
+        return EXIT_USAGE
+    return EXIT_OK

@@ -16,26 +16,26 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 import structlog
 
-from skillrt.committer import Committer
-from skillrt.settings import RuntimeConfig, ensure_state
-from skillrt.storage.checkpoints import (
+from skillrt._io.faults import classify, unavailable
+from skillrt._state.embedded.checkpoints import (
     CheckpointStore,
     LazyLoad,
     LoadResult,
     MemoryCheckpointStore,
     TaskStore,
 )
-from skillrt.storage.faults import classify, unavailable
-from skillrt.storage.files import FileStore
-from skillrt.storage.history import History
-from skillrt.storage.locks import FileLockManager, blog_lock_dir
-from skillrt.storage.memory import BlogMemory
-from skillrt.storage.runlocks import RunLocks
-from skillrt.storage.tempfiles import remove_stale_temps
+from skillrt._state.embedded.committer import Committer
+from skillrt._state.embedded.history import History
+from skillrt._state.embedded.runlocks import RunLocks
+from skillrt.blog.files import FileStore
+from skillrt.blog.locks import FileLockManager, blog_lock_dir
+from skillrt.blog.memory import BlogMemory
+from skillrt.blog.tempfiles import remove_stale_temps
+from skillrt.settings import RuntimeConfig, ensure_state
 
 if TYPE_CHECKING:
-    from skillrt.shared import SharedStore
-    from skillrt.storage.pg import PgHistory, PgRunLocks
+    from skillrt._state.postgres.store import PgHistory, PgRunLocks
+    from skillrt._tasks.failover import SharedStore
 
 __all__ = ["ServicePart", "Services", "open_services"]
 
@@ -133,7 +133,7 @@ def _open(
     state = ensure_state(cfg.state_path)
     shared: SharedStore | None = None
     if cfg.state_url is not None and cfg.checkpoints and given is None:
-        from skillrt.shared import open_shared
+        from skillrt._tasks.failover import open_shared
 
         shared = open_shared(cfg)
         opened.append(shared)  # closed last: its parts use its connections

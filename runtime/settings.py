@@ -44,9 +44,9 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from skillrt._io.faults import classify, unavailable
+from skillrt._io.layout import BlogLayout, configured_layout, detect_layout
 from skillrt.exceptions import ConfigError, StoreUnavailable
-from skillrt.storage.faults import classify, unavailable
-from skillrt.storage.layout import BlogLayout, configured_layout, detect_layout
 
 __all__ = [
     "AnswerConfig",

@@ -1,7 +1,7 @@
 """MkDocs hooks for the docs site (named in mkdocs.yml; run by ``mkdocs build``).
 
 - ``on_startup`` lays the package out as it is installed, as links under ``build/docs/``:
-  pyproject maps ``runtime/`` to ``skillrt`` (and ``skills/``, ``storage/``, ``config/``
+  pyproject maps ``runtime/`` to ``skillrt`` (and ``skills/``, ``config/``
   below it), and mkdocstrings reads source files by their import path.
 - ``on_page_markdown`` puts the benchmark table into ``benchmarks.md`` where it says
   ``<!-- benchmark-results -->``, rendered from ``benchmarks/published.json`` (or from the
@@ -31,7 +31,7 @@ def link_package_tree() -> Path:
     package.mkdir(parents=True)
     for entry in (ROOT / "runtime").iterdir():
         (package / entry.name).symlink_to(entry)
-    for sub in ("skills", "storage", "config"):
+    for sub in ("skills", "config"):
         (package / sub).symlink_to(ROOT / sub)
     return TREE
 

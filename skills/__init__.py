@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillrt.skill import Skill
+from skillrt.skill.definition import Skill
 
 __all__ = ["builtin_skills"]
 

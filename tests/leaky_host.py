@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from skillrt import AbortController, AgentRuntime, EventBus, IntentRouter, load_config
-from skillrt.committer import Committer
-from skillrt.storage.checkpoints import MemoryCheckpointStore
-from skillrt.storage.records import TaskRecord
+from skillrt._state.embedded.checkpoints import MemoryCheckpointStore
+from skillrt._state.embedded.committer import Committer
+from skillrt._state.records import TaskRecord
 from skillrt.testing import FunctionModel
 
 SECRET = os.environ["LEAK_SECRET"]

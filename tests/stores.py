@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.storage.checkpoints import CheckpointStore, TaskStore
+from skillrt._state.embedded.checkpoints import CheckpointStore, TaskStore
 
 __all__ = ["LEASE_S", "StoreKind", "store_kind"]
 
@@ -63,7 +63,7 @@ class StoreKind:
             finally:
                 store.close()
             return
-        from skillrt.storage.pg import PgBackend, PgTaskStore
+        from skillrt._state.postgres.store import PgBackend, PgTaskStore
 
         backend = PgBackend(self.state_url)
         try:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from skillrt import AgentRuntime, load_config
+from skillrt._io.layout import detect_layout
 from skillrt.settings import make_state_dir
-from skillrt.storage.layout import detect_layout
 from skillrt.testing import ScriptedModel
 from tests.cli_support import cli_env, make_blog, skillrt, write_script
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from skillrt.storage.files import FileStore
-from skillrt.storage.locks import blog_lock_dir
+from skillrt.blog.files import FileStore
+from skillrt.blog.locks import blog_lock_dir
 from skillrt.testing import ScriptedModel
 
 from .helpers import make_runtime

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 from skillrt import AgentRuntime, load_config
+from skillrt._state.embedded.checkpoints import CheckpointStore
+from skillrt._state.records import TaskRecord
 from skillrt.exceptions import AuthenticationError
 from skillrt.llm.base import LLMMessage
 from skillrt.skills.browsing import browsing_skills
 from skillrt.skills.browsing.schemas import NavigatorOutput
 from skillrt.skills.browsing.skills import close_pending_browsers
 from skillrt.skills.browsing.typed_secrets import SECRET_TEXT
-from skillrt.storage.checkpoints import CheckpointStore
-from skillrt.storage.records import TaskRecord
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.browsing_support import PageView, agent_model, make_runtime, page_in
 from tests.site import SECRET_NUMBER, TestSite

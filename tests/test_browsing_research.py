@@ -12,8 +12,8 @@ import structlog
 
 from skillrt import load_config
 from skillrt.abort import AbortController
-from skillrt.context import SkillContext, TaskInput
 from skillrt.exceptions import BrowserError, ConfigError
+from skillrt.skill.context import SkillContext, TaskInput
 from skillrt.skills.browsing import URLFirewall, check_citations, search_provider
 from skillrt.skills.browsing.config import SearchConfig
 from skillrt.skills.browsing.fetcher import SafeFetcher

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillrt.checkpointing import checkpoint_copy, checkpoint_text
-from skillrt.logs import Redactor
-from skillrt.storage.checkpoints import MemoryCheckpointStore
-from skillrt.storage.records import RecordText, TaskRecord
+from skillrt._io.logs import Redactor
+from skillrt._state.embedded.checkpoints import MemoryCheckpointStore
+from skillrt._state.records import RecordText, TaskRecord
+from skillrt._tasks.checkpointing import checkpoint_copy, checkpoint_text
 
 from .stores import StoreKind
 

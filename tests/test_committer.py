@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from skillrt import SkillContext, SkillResult, skill
-from skillrt.committer import Committer
-from skillrt.storage.checkpoints import CheckpointStore, TaskStore
-from skillrt.storage.records import RecordText, TaskRecord
+from skillrt._state.embedded.checkpoints import CheckpointStore, TaskStore
+from skillrt._state.embedded.committer import Committer
+from skillrt._state.records import RecordText, TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import TopicParams, make_runtime

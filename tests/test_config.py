@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillrt import ConfigError, load_config
-from skillrt.logs import Redactor, make_logger
+from skillrt._io.logs import Redactor, make_logger
 from skillrt.settings import config_files
 
 

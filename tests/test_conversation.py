@@ -9,8 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
-from skillrt.conversation import Sessions, Turn, bound_turns, focus_from_result
 from skillrt.llm.base import LLMMessage, estimate_tokens
+from skillrt.skill.conversation import Sessions, Turn, bound_turns, focus_from_result
 from skillrt.skills.writing import writing_skills
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.blog import copy_blog

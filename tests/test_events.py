@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from skillrt._io.logs import Redactor
 from skillrt.events import Event, EventBus
-from skillrt.logs import Redactor
 
 SECRET = "cfg-secret-value-42"
 

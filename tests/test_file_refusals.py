@@ -16,8 +16,8 @@ import pytest
 from pydantic import BaseModel
 
 from skillrt import PathNotAllowed, SkillContext, SkillResult, UserError, skill
+from skillrt.blog.files import FileStore
 from skillrt.skills.writing import writing_skills
-from skillrt.storage.files import FileStore
 from skillrt.testing import FunctionModel
 
 from .helpers import make_runtime
@@ -156,7 +156,7 @@ async def test_an_edit_journals_its_post_by_reference(isolated: Path) -> None:
 
 
 def test_the_index_reports_a_post_over_the_limit_without_reading_it(tmp_path: Path) -> None:
-    from skillrt.storage.memory import BlogMemory
+    from skillrt.blog.memory import BlogMemory
 
     posts = tmp_path / "posts"
     posts.mkdir()

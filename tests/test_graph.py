@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.storage.graph import EntityGraph, ExtractedEntity
-from skillrt.storage.memory import BlogMemory
+from skillrt.blog.graph import EntityGraph, ExtractedEntity
+from skillrt.blog.memory import BlogMemory
 from tests.blog import POST_COUNT, copy_blog
 
 

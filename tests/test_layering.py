@@ -18,9 +18,7 @@ import pytest
 import skillrt
 
 ROOT = Path(__file__).resolve().parent.parent
-STORAGE = sorted(
-    p.stem for p in (ROOT / "storage").glob("*.py") if p.stem not in ("__init__", "pg", "pg_schema")
-)
+BLOG = sorted(p.stem for p in (ROOT / "runtime" / "blog").glob("*.py") if p.stem != "__init__")
 
 
 def loaded_after(code: str) -> list[str]:
@@ -35,16 +33,18 @@ def loaded_after(code: str) -> list[str]:
 
 
 def runtime_modules(modules: list[str]) -> set[str]:
-    """The runtime's modules among ``modules`` (the storage and config layers left out)."""
-    return {m for m in modules if not m.startswith(("skillrt.storage", "skillrt.config"))}
+    """The modules of ``modules`` above the blog (the blog, ``_io`` and config left out)."""
+    return {
+        m for m in modules if not m.startswith(("skillrt.blog", "skillrt._io", "skillrt.config"))
+    }
 
 
 def test_importing_skillrt_loads_nothing_else() -> None:
     assert loaded_after("import skillrt") == ["skillrt"]
 
 
-@pytest.mark.parametrize("module", ["skillrt.storage", *(f"skillrt.storage.{m}" for m in STORAGE)])
-def test_the_storage_layer_loads_only_the_exceptions_of_the_runtime(module: str) -> None:
+@pytest.mark.parametrize("module", ["skillrt.blog", *(f"skillrt.blog.{m}" for m in BLOG)])
+def test_the_blog_layer_loads_only_the_exceptions_of_the_runtime(module: str) -> None:
     assert runtime_modules(loaded_after(f"import {module}")) <= {"skillrt", "skillrt.exceptions"}
 
 
@@ -94,9 +94,7 @@ def _top_level_fcntl(path: Path) -> bool:
 
 
 def test_no_module_imports_fcntl_unguarded() -> None:
-    files = [
-        p for folder in ("runtime", "skills", "storage") for p in (ROOT / folder).rglob("*.py")
-    ]
+    files = [p for folder in ("runtime", "skills") for p in (ROOT / folder).rglob("*.py")]
     assert [str(p.relative_to(ROOT)) for p in files if _top_level_fcntl(p)] == []
 
 
@@ -104,29 +102,29 @@ def test_skillrt_imports_without_fcntl() -> None:
     """As on Windows: no fcntl or resource module at all."""
     code = (
         "import sys; sys.modules['fcntl'] = None; sys.modules['resource'] = None\n"
-        "import skillrt, skillrt.exceptions, skillrt.storage, skillrt.storage.files\n"
-        "import skillrt.storage.checkpoints, skillrt.storage.history\n"
+        "import skillrt, skillrt.exceptions, skillrt.storage, skillrt.blog.files\n"
+        "import skillrt._state.embedded.checkpoints, skillrt._state.embedded.history\n"
         "from skillrt import AgentRuntime, State, skill, SkillResult, load_config\n"
-        "import skillrt.storage.faults, skillrt.listing, skillrt.services"
+        "import skillrt._io.faults, skillrt._state.listing, skillrt.services"
     )
     loaded = set(loaded_after(code))
-    assert {"skillrt.storage.files", "skillrt.agent", "skillrt.storage.faults"} <= loaded
+    assert {"skillrt.blog.files", "skillrt.agent", "skillrt._io.faults"} <= loaded
 
 
 def test_the_skill_decorator_survives_an_import_of_its_module() -> None:
     code = (
-        "import skillrt.skill\n"
+        "import skillrt.skill.definition\n"
         "from skillrt import skill\n"
-        "assert callable(skill) and skill.__module__ == 'skillrt.skill', skill\n"
-        "from skillrt.skill import Skill, SkillResult"
+        "assert callable(skill) and skill.__module__ == 'skillrt.skill.definition', skill\n"
+        "from skillrt.skill.definition import Skill, SkillResult"
     )
-    assert "skillrt.skill" in loaded_after(code)
+    assert "skillrt.skill.definition" in loaded_after(code)
 
 
 def test_no_module_logs_through_a_global_structlog_logger() -> None:
     """A module-level ``structlog.get_logger()`` prints to stdout in a host that configured
     nothing, unredacted; parts take the runtime's logger or ``library_logger`` instead."""
-    folders = [ROOT / "runtime", ROOT / "skills", ROOT / "storage"]
+    folders = [ROOT / "runtime", ROOT / "skills"]
     found = [
         str(p.relative_to(ROOT))
         for folder in folders

@@ -7,8 +7,7 @@ import itertools
 
 import pytest
 
-from skillrt.exceptions import InvalidTransition
-from skillrt.machine import (
+from skillrt._tasks.machine import (
     TRANSITIONS,
     VALIDATED,
     WATCHED_STATES,
@@ -17,6 +16,7 @@ from skillrt.machine import (
     _build_machine,
     machine_decides,
 )
+from skillrt.exceptions import InvalidTransition
 
 ALLOWED = {
     ("IDLE", "UNDERSTANDING"),

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from skillrt import Event, SkillContext, SkillResult, skill
+from skillrt._state.embedded.history import History
 from skillrt.skills.writing import writing_skills
-from skillrt.storage.history import History
 from skillrt.testing import FunctionModel
 
 from .helpers import TopicParams, make_runtime

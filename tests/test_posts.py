@@ -9,10 +9,10 @@ from pathlib import Path
 import frontmatter
 import pytest
 
+from skillrt.blog.markdown import dump_post, split_post, word_count
+from skillrt.blog.posts import MAX_QUERY_CHARS, PostIndex, query_terms
+from skillrt.blog.wikilinks import parse_wikilinks, wikilink_targets
 from skillrt.exceptions import InvalidFrontmatter
-from skillrt.storage.markdown import dump_post, split_post, word_count
-from skillrt.storage.posts import MAX_QUERY_CHARS, PostIndex, query_terms
-from skillrt.storage.wikilinks import parse_wikilinks, wikilink_targets
 from tests.blog import POST_COUNT, copy_blog
 
 
@@ -119,7 +119,7 @@ def test_refresh_parses_only_what_changed(
     ix = PostIndex(tmp_path / "posts.sqlite3", blog)
     ix.refresh()
     parsed: list[str] = []
-    import skillrt.storage.posts as posts_module
+    import skillrt.blog.posts as posts_module
 
     real = posts_module.split_post
 

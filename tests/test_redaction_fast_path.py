@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillrt.logs import Redactor
-from skillrt.storage.records import TaskRecord
+from skillrt._io.logs import Redactor
+from skillrt._state.records import TaskRecord
 
 
 def record(**fields: object) -> TaskRecord:

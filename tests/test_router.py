@@ -12,8 +12,16 @@ import pytest
 from freezegun import freeze_time
 from pydantic import BaseModel
 
+from skillrt._routing.router import (
+    CHAT,
+    UNKNOWN,
+    IntentRouter,
+    IntentTable,
+    ParsedIntent,
+    normalize_text,
+)
+from skillrt._routing.samples import ROUTING_SAMPLES, SAMPLE_INPUTS
 from skillrt.abort import AbortController
-from skillrt.context import detect_language
 from skillrt.exceptions import (
     BudgetExceeded,
     ConfigError,
@@ -22,9 +30,8 @@ from skillrt.exceptions import (
     TaskCancelled,
 )
 from skillrt.llm.base import LLMMessage, LLMResult
-from skillrt.router import CHAT, UNKNOWN, IntentRouter, IntentTable, ParsedIntent, normalize_text
-from skillrt.router_samples import ROUTING_SAMPLES, SAMPLE_INPUTS
-from skillrt.skill import Skill, SkillResult, skill
+from skillrt.skill.context import detect_language
+from skillrt.skill.definition import Skill, SkillResult, skill
 from skillrt.testing import Answer, FunctionModel, ModelOptions, ScriptedModel
 
 ALL_INTENTS = list(IntentTable.default().specs)
@@ -377,7 +384,7 @@ async def test_any_model_failure_becomes_unknown(
 ) -> None:
     model = answering(answer)
     router = make_router(model, intents=["SUMMARIZE", "WRITE_ARTICLE"])
-    with caplog.at_level(logging.WARNING, logger="skillrt.router"):
+    with caplog.at_level(logging.WARNING, logger="skillrt._routing.router"):
         got = await router.parse(VAGUE)
     assert (got.type, got.confidence, got.source) == (UNKNOWN, 0.0, "none")
     assert any(

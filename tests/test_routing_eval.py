@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.bench_routing import load_eval, routing_eval
-from skillrt.router import IntentTable
+from skillrt._routing.router import IntentTable
 
 
 def test_the_set_is_large_bilingual_and_covers_every_intent() -> None:
@@ -52,9 +52,9 @@ def test_the_regex_path_alone_routes_at_least_95_percent(
 def test_the_keyword_prefilter_never_skips_a_pattern_that_matches() -> None:
     """Every pattern's required keywords appear in every text it matches (so skipping the
     pattern when they are absent changes no result), over the evaluation set and the samples."""
-    from skillrt.prefilter import required_literals
-    from skillrt.router import normalize_text
-    from skillrt.router_samples import SAMPLE_INPUTS
+    from skillrt._routing.prefilter import required_literals
+    from skillrt._routing.router import normalize_text
+    from skillrt._routing.samples import SAMPLE_INPUTS
 
     table = IntentTable.default()
     texts = [normalize_text(t) for *_, t in load_eval()] + [t for t, _ in SAMPLE_INPUTS]
@@ -72,7 +72,7 @@ def test_the_keyword_prefilter_never_skips_a_pattern_that_matches() -> None:
 
 
 async def test_the_packaged_table_is_compiled_at_the_first_parse() -> None:
-    from skillrt.router import IntentRouter
+    from skillrt._routing.router import IntentRouter
 
     router = IntentRouter(None)
     assert router._table is None  # building a runtime compiles no regex
@@ -84,7 +84,7 @@ def test_a_trigger_finds_exactly_the_texts_that_hold_one_of_its_keywords() -> No
     """The trie a trigger is written as finds a keyword wherever a plain `in` does."""
     import random
 
-    from skillrt.prefilter import trigger_for
+    from skillrt._routing.prefilter import trigger_for
 
     rng = random.Random(13)
     for _ in range(2000):
@@ -104,8 +104,8 @@ def test_a_trigger_finds_exactly_the_texts_that_hold_one_of_its_keywords() -> No
 
 
 def test_anchored_patterns_are_told_and_only_match_at_the_start() -> None:
-    from skillrt.prefilter import anchored
-    from skillrt.router import normalize_text
+    from skillrt._routing.prefilter import anchored
+    from skillrt._routing.router import normalize_text
 
     assert anchored("^abc") and anchored("(?:^a|^b)c") and anchored("^(?:a|b)$")
     assert not anchored("abc") and not anchored("(?:^a|b)") and not anchored("a^")
@@ -125,8 +125,8 @@ def test_what_the_router_skips_by_script_cannot_match() -> None:
     a match."""
     import re
 
-    from skillrt.prefilter import required_literals
-    from skillrt.router import _ascii, normalize_text
+    from skillrt._routing.prefilter import required_literals
+    from skillrt._routing.router import _ascii, normalize_text
 
     table = IntentTable.default()
     for pattern in (*table.patterns, *table.fallbacks):

@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel
 
 from skillrt import AgentRuntime, Skill, SkillContext, SkillResult, load_config
+from skillrt._tasks.machine import State
 from skillrt.llm.base import LLMMessage
-from skillrt.machine import State
 from skillrt.testing import Answer, FunctionModel, ModelOptions
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from skillrt import State
-from skillrt.storage.checkpoints import CheckpointStore
-from skillrt.storage.records import TaskRecord
+from skillrt._state.embedded.checkpoints import CheckpointStore
+from skillrt._state.records import TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import Recorder, make_runtime

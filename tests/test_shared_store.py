@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from skillrt._state.embedded.checkpoints import CheckpointStore
+from skillrt._state.embedded.history import History
+from skillrt._state.records import TaskRecord
 from skillrt.exceptions import LockConflict, StoreUnavailable
-from skillrt.storage.checkpoints import CheckpointStore
-from skillrt.storage.history import History
-from skillrt.storage.records import TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import make_runtime
@@ -53,7 +53,7 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any
         store.close()
         history.close()
         return
-    from skillrt.storage.pg import PgBackend, PgHistory, PgTaskStore
+    from skillrt._state.postgres.store import PgBackend, PgHistory, PgTaskStore
 
     url = request.getfixturevalue("pg_url")
     backend = PgBackend(url)
@@ -106,7 +106,7 @@ def test_history_replaces_a_task_entry_and_keeps_the_newest(stores: tuple[Any, A
 def test_a_corrupt_record_is_quarantined_not_fatal(pg_url: str) -> None:
     import psycopg
 
-    from skillrt.storage.pg import PgBackend, PgTaskStore
+    from skillrt._state.postgres.store import PgBackend, PgTaskStore
 
     backend = PgBackend(pg_url)
     store = PgTaskStore(backend)
@@ -122,7 +122,7 @@ def test_a_corrupt_record_is_quarantined_not_fatal(pg_url: str) -> None:
 
 
 def test_leases_expire_and_fence_the_worker_that_lost_them(pg_url: str) -> None:
-    from skillrt.storage.pg import PgBackend, PgRunLocks, PgTaskStore
+    from skillrt._state.postgres.store import PgBackend, PgRunLocks, PgTaskStore
 
     a, b = PgBackend(pg_url, worker_id="A"), PgBackend(pg_url, worker_id="B")
     locks_a, locks_b = PgRunLocks(a, lease_s=0.6), PgRunLocks(b, lease_s=0.6)
@@ -150,7 +150,7 @@ def test_leases_expire_and_fence_the_worker_that_lost_them(pg_url: str) -> None:
 
 
 def test_advisory_file_locks_name_the_holder_across_workers(pg_url: str, tmp_path: Path) -> None:
-    from skillrt.storage.pg import PgBackend, PgFileLocks
+    from skillrt._state.postgres.store import PgBackend, PgFileLocks
 
     a, b = PgBackend(pg_url, worker_id="A"), PgBackend(pg_url, worker_id="B")
     blog = tmp_path / "blog"
@@ -173,8 +173,8 @@ COUNTER = """
 import sys
 from pathlib import Path
 from skillrt.exceptions import FileChanged, LockConflict
-from skillrt.storage.files import FileStore
-from skillrt.storage.pg import PgBackend, PgFileLocks
+from skillrt.blog.files import FileStore
+from skillrt._state.postgres.store import PgBackend, PgFileLocks
 url, root, task, rounds = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 backend = PgBackend(url, worker_id=task)
 locks = PgFileLocks(backend, root)
@@ -199,7 +199,7 @@ backend.close()
 
 
 def test_two_workers_lose_no_update_over_500_rounds(pg_url: str, tmp_path: Path) -> None:
-    from skillrt.storage.files import FileStore
+    from skillrt.blog.files import FileStore
 
     root = tmp_path / "blog"
     FileStore(root).write("count.txt", "0")
@@ -236,8 +236,8 @@ def test_two_workers_lose_no_update_over_500_rounds(pg_url: str, tmp_path: Path)
 def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str) -> None:
     import psycopg
 
-    from skillrt.storage.pg import PgBackend, PgRunLocks, PgTaskStore
-    from skillrt.storage.pg_schema import SCHEMA_VERSION, migrate
+    from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate
+    from skillrt._state.postgres.store import PgBackend, PgRunLocks, PgTaskStore
 
     with psycopg.connect(pg_url, autocommit=True) as conn:
         assert migrate(conn, target=SCHEMA_VERSION - 1) == (0, SCHEMA_VERSION - 1)
@@ -263,7 +263,7 @@ def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str)
 
 STARTER = """
 import sys
-from skillrt.storage.pg import PgBackend
+from skillrt._state.postgres.store import PgBackend
 sys.stdin.readline()
 backend = PgBackend(sys.argv[1])
 print(backend.migrated_from, backend.schema_version, flush=True)
@@ -274,7 +274,7 @@ backend.close()
 def test_workers_starting_together_migrate_a_fresh_database_once(pg_url: str) -> None:
     import psycopg
 
-    from skillrt.storage.pg_schema import _MIGRATION_LOCK, SCHEMA_VERSION
+    from skillrt._state.postgres.schema import _MIGRATION_LOCK, SCHEMA_VERSION
 
     starters = [
         subprocess.Popen(
@@ -325,7 +325,7 @@ def test_a_takeover_in_flight_fences_a_write_or_reads_it(pg_url: str) -> None:
     then is refused: B never reads a journal older than what A managed to commit."""
     import psycopg
 
-    from skillrt.storage.pg import PgBackend, PgRunLocks, PgTaskStore
+    from skillrt._state.postgres.store import PgBackend, PgRunLocks, PgTaskStore
 
     a = PgBackend(pg_url, worker_id="A")
     locks_a, store_a = PgRunLocks(a, lease_s=0.3), PgTaskStore(a)
@@ -362,7 +362,7 @@ def _apply(store: Any) -> BaseException | None:
 
 
 def test_leases_held_elsewhere_are_found_in_one_call(pg_url: str) -> None:
-    from skillrt.storage.pg import PgBackend, PgRunLocks
+    from skillrt._state.postgres.store import PgBackend, PgRunLocks
 
     a, b = PgBackend(pg_url, worker_id="A"), PgBackend(pg_url, worker_id="B")
     locks_a, locks_b = PgRunLocks(a, lease_s=30), PgRunLocks(b, lease_s=30)
@@ -386,7 +386,7 @@ async def test_a_runtime_on_a_newer_schema_or_no_server_fails_clearly(
 ) -> None:
     import psycopg
 
-    from skillrt.storage.pg import PgBackend
+    from skillrt._state.postgres.store import PgBackend
 
     PgBackend(pg_url).close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
@@ -453,7 +453,7 @@ def test_doctor_shows_the_store_its_schema_and_live_workers(pg_url: str, isolate
 
     import psycopg
 
-    from skillrt.storage.pg import PgBackend
+    from skillrt._state.postgres.store import PgBackend
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLRT_")}
 

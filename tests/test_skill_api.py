@@ -23,9 +23,9 @@ from skillrt import (
     load_config,
     skill,
 )
-from skillrt.params import Chars, LongText, PostPath, Text
-from skillrt.storage.checkpoints import CheckpointStore
-from skillrt.storage.records import TaskRecord
+from skillrt._state.embedded.checkpoints import CheckpointStore
+from skillrt._state.records import TaskRecord
+from skillrt.skill.params import Chars, LongText, PostPath, Text
 from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import TopicParams, make_runtime

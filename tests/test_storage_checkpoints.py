@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from skillrt.storage.checkpoints import (
+from skillrt._state.embedded.checkpoints import (
     CheckpointStore,
     LoadResult,
     MemoryCheckpointStore,
     TaskStore,
 )
-from skillrt.storage.records import SCHEMA_VERSION, TaskRecord
+from skillrt._state.records import SCHEMA_VERSION, TaskRecord
 
 from .stores import StoreKind
 
@@ -292,10 +292,10 @@ def test_save_is_durable_when_it_returns(store_kind: StoreKind, tmp_path: Path) 
     code = (
         "import os, sys\n"
         "from pathlib import Path\n"
-        "from skillrt.storage.checkpoints import CheckpointStore\n"
-        "from skillrt.storage.records import TaskRecord\n"
+        "from skillrt._state.embedded.checkpoints import CheckpointStore\n"
+        "from skillrt._state.records import TaskRecord\n"
         "if sys.argv[2]:\n"
-        "    from skillrt.storage.pg import PgBackend, PgTaskStore\n"
+        "    from skillrt._state.postgres.store import PgBackend, PgTaskStore\n"
         "    store = PgTaskStore(PgBackend(sys.argv[2]))\n"
         "else:\n"
         "    store = CheckpointStore(Path(sys.argv[1]) / 'checkpoints')\n"

@@ -463,7 +463,7 @@ async def test_close_closes_every_sqlite_connection(tmp_path: Path) -> None:
 
 
 def test_a_post_index_damaged_while_open_is_moved_aside_and_rebuilt(tmp_path: Path) -> None:
-    from skillrt.storage.posts import PostIndex
+    from skillrt.blog.posts import PostIndex
 
     blog = make_blog(tmp_path)
     db_path = tmp_path / "index" / "posts.sqlite3"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from skillrt.blog.files import FileStore
+from skillrt.blog.locks import FileLockManager
 from skillrt.exceptions import FileChanged, LockConflict, PathNotAllowed, UserError
-from skillrt.storage.files import FileStore
-from skillrt.storage.locks import FileLockManager
 
 
 @pytest.fixture
@@ -242,7 +242,7 @@ def test_task_views_take_and_keep_the_lock(root: Path, tmp_path: Path) -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from skillrt.storage.files import FileStore
+from skillrt.blog.files import FileStore
 files = FileStore(Path(sys.argv[1]))
 a, b = "A" * 3_000_000, "B" * 3_000_000
 print("ready", flush=True)

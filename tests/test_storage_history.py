@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from skillrt._state.embedded.history import History
 from skillrt.exceptions import UserError
-from skillrt.storage.history import History
 
 
 def task(n: int, session: str = "s1", **extra: Any) -> dict[str, Any]:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
+from skillrt.blog.files import FileStore
+from skillrt.blog.locks import FileLockManager
 from skillrt.exceptions import LockConflict
-from skillrt.storage.files import FileStore
-from skillrt.storage.locks import FileLockManager
 
 
 @pytest.fixture
@@ -116,8 +116,8 @@ COUNTER = """
 import sys
 from pathlib import Path
 from skillrt.exceptions import LockConflict
-from skillrt.storage.files import FileStore
-from skillrt.storage.locks import FileLockManager
+from skillrt.blog.files import FileStore
+from skillrt.blog.locks import FileLockManager
 root, lock_dir, task, rounds = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 locks = FileLockManager(lock_dir)
 files = FileStore(root, locks=locks).for_task(task)
@@ -173,8 +173,8 @@ def test_two_processes_lose_no_update(tmp_path: Path) -> None:
 HOLDER = """
 import sys
 from pathlib import Path
-from skillrt.storage.files import FileStore
-from skillrt.storage.locks import FileLockManager
+from skillrt.blog.files import FileStore
+from skillrt.blog.locks import FileLockManager
 locks = FileLockManager(Path(sys.argv[2]))
 files = FileStore(Path(sys.argv[1]), locks=locks).for_task("child-task")
 files.write("posts/a.md", "from the child")  # takes the lock and keeps it

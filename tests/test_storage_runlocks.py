@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from skillrt.storage.runlocks import RunLocks
+from skillrt._state.embedded.runlocks import RunLocks
 
 
 def test_hold_release_and_probe(tmp_path: Path) -> None:
@@ -49,7 +49,7 @@ def test_a_live_process_holds_and_a_killed_one_frees(tmp_path: Path) -> None:
         f"""
         import sys, time
         from pathlib import Path
-        from skillrt.storage.runlocks import RunLocks
+        from skillrt._state.embedded.runlocks import RunLocks
         locks = RunLocks(Path({str(tmp_path)!r}))
         assert locks.hold("task-x")
         print("held", flush=True)

@@ -11,9 +11,9 @@ from typing import Any
 import frontmatter
 import pytest
 
+from skillrt._state.embedded.checkpoints import CheckpointStore
+from skillrt._state.records import TaskRecord
 from skillrt.llm.base import LLMMessage
-from skillrt.storage.checkpoints import CheckpointStore
-from skillrt.storage.records import TaskRecord
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.blog import copy_blog
 from tests.writing_support import EXTRACTION, OUTLINE_EN, prompt_kind, writing_runtime

@@ -11,8 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from skillrt.refusals import REFUSALS
-from skillrt.replies import Replies
+from skillrt.skill.refusals import REFUSALS
+from skillrt.skill.replies import Replies
 from skillrt.skills import builtin_skills
 from skillrt.skills.writing import pick
 

@@ -198,7 +198,7 @@ def replay(
 
 def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
     if config.state_url is None:  # the embedded store: read it, no runtime needed
-        from skillrt.listing import resumable_on_disk
+        from skillrt._state.listing import resumable_on_disk
 
         found, quarantined = resumable_on_disk(config)
         for note in quarantined:  # as a runtime's start would report them
@@ -288,7 +288,7 @@ def index(
     as_json: Json = False, root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False
 ) -> None:
     """Re-index the posts (full-text index and link graph); only changed posts are read."""
-    from skillrt.storage.memory import BlogMemory
+    from skillrt.blog.memory import BlogMemory
 
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)

@@ -11,9 +11,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillrt._io.redaction import RedactingFilter, Redactor
 from skillrt.exceptions import StoreUnavailable, UserError
-from skillrt.messages import ChatMessage, TaskSummary
-from skillrt.redaction import RedactingFilter, Redactor
+from skillrt.messages import TaskSummary
+from skillrt.outcomes import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_STORAGE,
+    EXIT_UNFINISHED,
+    EXIT_USAGE,
+    exit_code,
+)
 from skillrt.settings import RuntimeConfig, load_config, make_state_dir
 
 if TYPE_CHECKING:
@@ -35,38 +44,6 @@ __all__ = [
     "open_config",
     "user_errors",
 ]
-
-EXIT_OK = 0
-"""The task completed, or the input got an answer."""
-EXIT_FAILED = 1
-"""The task failed (ERROR: the skill failed, the model failed, watchdog, budget)."""
-EXIT_USAGE = 2
-"""Bad usage: a config error, bad input, a request to rephrase, no skill for it, no such task."""
-EXIT_UNFINISHED = 3
-"""The task stopped unfinished and can be resumed: paused, or waiting for an answer."""
-EXIT_CANCELLED = 130
-"""The task was cancelled (Ctrl-C), as a shell reports SIGINT."""
-EXIT_STORAGE = 74
-"""The state folder cannot be used: read-only, full, not a folder (EX_IOERR of sysexits)."""
-
-_USAGE_OUTCOMES = frozenset({"rephrase", "no_skill", "bad_params", "chat"})
-_FAILED_OUTCOMES = frozenset({"failed", "watchdog", "budget"})
-
-
-def exit_code(message: ChatMessage) -> int:
-    """The exit status of ``skillrt run`` / ``resume`` for the reply that ended the task."""
-    outcome = message.data.get("outcome")
-    if outcome == "storage":
-        return EXIT_STORAGE
-    if message.state == "WAITING_INPUT" or outcome == "paused":
-        return EXIT_UNFINISHED
-    if outcome == "cancelled" or message.state == "CANCELLED":
-        return EXIT_CANCELLED
-    if outcome in _FAILED_OUTCOMES or message.state == "ERROR":
-        return EXIT_FAILED
-    if outcome in _USAGE_OUTCOMES or "error" in message.data:
-        return EXIT_USAGE
-    return EXIT_OK
 
 
 class CliError(UserError):

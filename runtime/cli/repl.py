@@ -21,16 +21,16 @@ from rich.table import Table
 from rich.text import Text
 
 from skillrt import __version__
+from skillrt._tasks.machine import State
 from skillrt.agent import AgentRuntime
 from skillrt.cli.common import find_task
 from skillrt.cli.display import Display, age, cost_line, tasks_table
 from skillrt.cli.lines import line
 from skillrt.cli.readers import LineReader
 from skillrt.cli.sessions import remember_session
-from skillrt.context import detect_language
 from skillrt.exceptions import UserError
-from skillrt.machine import State
 from skillrt.messages import ChatMessage
+from skillrt.skill.context import detect_language
 
 __all__ = ["Repl"]
 

@@ -1,7 +1,7 @@
 """Which chat session ``skillrt chat`` opens: a new one, the last one, or a named one.
 
 The id of the last session used in a blog is kept in ``<state>/last-session``; its turns and
-focus are in the history, which the runtime reads back (see ``skillrt.conversation``).
+focus are in the history, which the runtime reads back (see ``skillrt.skill.conversation``).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ import httpx2
 import openai
 from pydantic import BaseModel
 
+from skillrt._io.logs import library_logger
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import (
     AuthenticationError,
@@ -63,7 +64,6 @@ from skillrt.llm.base import (
 from skillrt.llm.prices import PriceTable
 from skillrt.llm.select import DEFAULT_OPENAI_MODEL, OPENAI_BASE_URL
 from skillrt.llm.structured import Attempt, Reply, ask_structured
-from skillrt.logs import library_logger
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

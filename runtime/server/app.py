@@ -21,10 +21,11 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
 
+from skillrt._io.validation import problems
 from skillrt.agent import AgentRuntime
-from skillrt.cli.common import exit_code
 from skillrt.exceptions import UserError
 from skillrt.messages import ChatMessage, TaskSummary
+from skillrt.outcomes import exit_code
 from skillrt.server.auth import BodyLimit, HostGuard, token_matches
 from skillrt.server.jobs import Call, Job, Jobs
 from skillrt.server.models import (
@@ -287,12 +288,8 @@ def _params_error(exc: Exception) -> ProblemError:
 
     if not isinstance(exc, ValidationError):
         return ProblemError(422, "invalid-request", str(exc))
-    errors: list[dict[str, Any]] = [
-        {"loc": ["body", "params", *e["loc"]], "msg": e["msg"], "type": e["type"]}
-        for e in exc.errors()
-    ]
-    detail = "; ".join(".".join(str(p) for p in e["loc"]) + ": " + str(e["msg"]) for e in errors)
-    return ProblemError(422, "invalid-request", detail, errors=errors)
+    found = problems(exc.errors(), prefix=("body", "params"))
+    return ProblemError(422, "invalid-request", found.line, errors=found.rows)
 
 
 @v1.get("/tasks", response_model=list[TaskSummary])
@@ -508,16 +505,8 @@ def _handlers(api: FastAPI) -> None:
 
     @api.exception_handler(RequestValidationError)
     async def on_invalid(_: Request, exc: RequestValidationError) -> Response:
-        errors = [
-            {
-                "loc": [str(p) for p in e.get("loc", ())],
-                "msg": e.get("msg", ""),
-                "type": e.get("type", ""),
-            }
-            for e in exc.errors()
-        ]
-        detail = "; ".join(".".join(e["loc"]) + ": " + e["msg"] for e in errors)
-        return problem_response(422, "invalid-request", detail, errors=errors)
+        found = problems(exc.errors())
+        return problem_response(422, "invalid-request", found.line, errors=found.rows)
 
     @api.exception_handler(UserError)
     async def on_user_error(_: Request, exc: UserError) -> Response:

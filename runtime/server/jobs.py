@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from skillrt.logs import library_logger
+from skillrt._io.logs import library_logger
 from skillrt.messages import ChatMessage
 from skillrt.server.sse import Entry, EventLog
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from skillrt._io.logs import Redactor
 from skillrt.exceptions import BrowserError, ProviderError, URLNotAllowed
-from skillrt.logs import Redactor
 from skillrt.skills.browsing.actions import (
     BROWSER_ACTIONS,
     ActionResult,
@@ -54,8 +54,8 @@ from skillrt.skills.browsing.schemas import (
 from skillrt.skills.browsing.typed_secrets import TypedSecrets
 
 if TYPE_CHECKING:
-    from skillrt.context import SkillContext
     from skillrt.llm.base import LLMMessage
+    from skillrt.skill.context import SkillContext
     from skillrt.skills.browsing.actions import Action, BrowserAction
     from skillrt.skills.browsing.browser import Browser
     from skillrt.skills.browsing.observation import Observation

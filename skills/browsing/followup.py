@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from skillrt.skills.browsing.config import browser_config
 
 if TYPE_CHECKING:
-    from skillrt.context import SkillContext
+    from skillrt.skill.context import SkillContext
 
 __all__ = ["recall", "remember"]
 

@@ -32,7 +32,7 @@ from skillrt.skills.browsing.actions import BROWSER_ACTIONS, Action
 from skillrt.skills.browsing.observation import ElementSignature, find_by_signature
 
 if TYPE_CHECKING:
-    from skillrt.context import SkillContext
+    from skillrt.skill.context import SkillContext
     from skillrt.skills.browsing.agent import AgentStep
     from skillrt.skills.browsing.browser import Browser
 

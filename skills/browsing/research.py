@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from skillrt.exceptions import BrowserError, URLNotAllowed
-from skillrt.skill import SkillResult
+from skillrt.skill.definition import SkillResult
 from skillrt.skills.browsing.browser import firewall_from_config
 from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.fetcher import SafeFetcher
@@ -30,8 +30,8 @@ from skillrt.skills.browsing.prompts import fence_untrusted, new_nonce, truncate
 from skillrt.skills.browsing.search import search_provider
 
 if TYPE_CHECKING:
-    from skillrt.context import SkillContext
     from skillrt.llm.base import LLMMessage
+    from skillrt.skill.context import SkillContext
 
 __all__ = ["CheckedCitations", "ResearchAnswer", "SubQueries", "check_citations", "research"]
 

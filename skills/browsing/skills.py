@@ -9,10 +9,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from skillrt.context import SkillContext
+from skillrt._io.logs import Redactor, library_logger
 from skillrt.exceptions import TaskCancelled, TaskPaused, UserError
-from skillrt.logs import Redactor, library_logger
-from skillrt.skill import Skill, SkillResult, skill
+from skillrt.skill.context import SkillContext
+from skillrt.skill.definition import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
 from skillrt.skills.browsing.browser import Browser, open_browser
 from skillrt.skills.browsing.config import browser_config

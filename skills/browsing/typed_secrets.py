@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from skillrt.skills.browsing.actions import TypeAction
 
 if TYPE_CHECKING:
-    from skillrt.logs import Redactor
+    from skillrt._io.logs import Redactor
     from skillrt.skills.browsing.actions import Action
     from skillrt.skills.browsing.observation import Observation
 

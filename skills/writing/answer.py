@@ -18,11 +18,11 @@ from typing import Annotated
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.markdown import split_post
+from skillrt.blog.posts import make_snippet, query_terms
 from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
 from skillrt.llm.base import LLMMessage
-from skillrt.params import Chars, PostPath
-from skillrt.storage.markdown import split_post
-from skillrt.storage.posts import make_snippet, query_terms
+from skillrt.skill.params import Chars, PostPath
 
 from .common import refuse
 from .prompts import (

@@ -21,8 +21,8 @@ from pydantic import BaseModel
 from slugify import slugify
 
 from skillrt import SkillContext, SkillResult
+from skillrt.blog.markdown import dump_post
 from skillrt.exceptions import PathNotAllowed, UserError
-from skillrt.storage.markdown import dump_post
 
 __all__ = [
     "MAX_INSTRUCTION_CHARS",

@@ -15,9 +15,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, model_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.params import Chars, PostPath
-from skillrt.storage.markdown import split_post
-from skillrt.storage.posts import IndexReport
+from skillrt.blog.markdown import split_post
+from skillrt.blog.posts import IndexReport
+from skillrt.skill.params import Chars, PostPath
 
 from . import pick
 from .common import MAX_INSTRUCTION_CHARS, refuse, split_frontmatter_block, text_hash

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, field_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.posts import IndexReport
 from skillrt.exceptions import FileMissing
-from skillrt.params import Chars, PostPath
-from skillrt.storage.posts import IndexReport
+from skillrt.skill.params import Chars, PostPath
 
 from . import pick
 from .common import (

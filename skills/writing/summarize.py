@@ -15,10 +15,10 @@ from typing import Annotated
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.markdown import split_post
 from skillrt.exceptions import InvalidFrontmatter
 from skillrt.llm.base import estimate_tokens
-from skillrt.params import Chars, PostPath
-from skillrt.storage.markdown import split_post
+from skillrt.skill.params import Chars, PostPath
 
 from . import pick
 from .common import refuse

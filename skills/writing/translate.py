@@ -15,10 +15,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.markdown import split_post
+from skillrt.blog.posts import IndexReport
 from skillrt.exceptions import BadParam
-from skillrt.params import Chars, PostPath
-from skillrt.storage.markdown import split_post
-from skillrt.storage.posts import IndexReport
+from skillrt.skill.params import Chars, PostPath
 
 from . import pick
 from .common import Saved, new_post_text, refuse, save_new_file

@@ -13,9 +13,9 @@ from functools import partial
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.graph import ExtractedEntity, Extraction, GraphDelta
 from skillrt.exceptions import StructuredOutputError
-from skillrt.params import PostPath
-from skillrt.storage.graph import ExtractedEntity, Extraction, GraphDelta
+from skillrt.skill.params import PostPath
 
 from .common import refuse
 from .prompts import EXTRACT_SYSTEM, PROMPT_BODY_CHARS, clip, messages

@@ -21,9 +21,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.markdown import word_count
 from skillrt.exceptions import StructuredOutputError
-from skillrt.params import Chars, PostPath
-from skillrt.storage.markdown import word_count
+from skillrt.skill.params import Chars, PostPath
 
 from .common import (
     MAX_TOPIC_CHARS,
@@ -469,7 +469,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     compose = partial(_compose, outline, bodies, related, wanted)
     draft = await ctx.step("compose", compose, returns=Draft)
     save = partial(save_new_file, ctx, draft.path, draft.text)
-    saved = await ctx.step("save", save, returns=Saved)  # TaskFiles logs agent.file.saved
+    saved = await ctx.step("save", save, returns=Saved)  # ctx.files logs agent.file.saved
 
     ctx.progress(5, TOTAL_STEPS, ctx.reply("updating_graph"))
     body = "\n\n".join(bodies)

@@ -1,0 +1,228 @@
+"""What the runtime keeps for people: chat turns, each session's focus, the history of tasks,
+and the summaries and error texts it shows.
+
+Every text here is shown or stored for people, so it is redacted and *then* cut (a secret that
+straddles the cut must not survive as a prefix), and paths inside the blog are given relative
+to it. A write to the history that fails (a read-only or full disk) is logged and never fails a
+task or a reply: the history is a record, not the task's state.
+
+History writes are queued and written together, in one transaction, at the end of the event
+loop's turn, and at the latest before a reply reaches its caller: one commit for a chat turn,
+or for many tasks ending at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+import structlog
+
+from skillrt._io.logs import Redactor
+from skillrt._state.listing import summarize
+from skillrt._state.records import TaskRecord
+from skillrt.exceptions import SkillrtError, UserError
+from skillrt.messages import ChatMessage, TaskSummary
+from skillrt.settings import RuntimeConfig
+from skillrt.skill.conversation import Sessions, focus_from_result
+
+if TYPE_CHECKING:
+    from skillrt._state.embedded.history import History
+    from skillrt._state.postgres.store import PgHistory
+    from skillrt.blog.files import FileStore
+
+__all__ = ["ChatLog"]
+
+_DB_FAULTS = (SkillrtError, sqlite3.Error, OSError)
+
+
+class ChatLog:
+    """The sessions (turns and focus) and the history, as people see them."""
+
+    def __init__(
+        self,
+        config: RuntimeConfig,
+        redactor: Redactor,
+        clock: Callable[[], float],
+        logger: structlog.stdlib.BoundLogger,
+    ) -> None:
+        self.redactor = redactor
+        self.clock = clock
+        self.logger = logger
+        self.history: History | PgHistory | None = None  # once the runtime is open
+        self._tasks: list[dict[str, Any]] = []  # history writes not made yet
+        self._messages: list[tuple[str, dict[str, Any]]] = []
+        self._flush_due = False
+        # Each session's recent turns and focus, read back from the history once it is open.
+        self.sessions = Sessions(None, max_tokens=config.conversation.max_tokens)
+        self._roots = [r for r in {str(config.root), str(config.root.resolve())} if r != os.sep]
+
+    def open(self, history: History | PgHistory) -> None:
+        self.history = history
+        self.sessions.reader = self._read_messages
+
+    # --- texts shown to people --------------------------------------------------------------
+
+    def shown(self, text: str, limit: int) -> str:
+        """``text`` redacted, *then* cut."""
+        return self.redactor.text(text)[:limit]
+
+    def blog_relative(self, text: str) -> str:
+        """``text`` with the blog's absolute path cut off its paths (``posts/a.md``, never
+        ``/home/me/blog/posts/a.md``): an error a library raised names files by full path."""
+        for root in self._roots:
+            # The root itself, or followed by a separator; not a longer name (/blog2).
+            pattern = re.escape(root) + r"(?:/|(?![\w.\-]))"
+            text = re.sub(pattern, lambda m: "" if m.group(0).endswith("/") else ".", text)
+        return text
+
+    def error_text(self, exc: BaseException) -> str:
+        """An exception's message as it may be shown: blog-relative and redacted."""
+        return self.redactor.text(self.blog_relative(str(exc)))
+
+    def summary(self, record: TaskRecord) -> TaskSummary:
+        return summarize(record, self.redactor)
+
+    # --- the history and the sessions -------------------------------------------------------
+
+    def add_task(self, record: TaskRecord, state: str, message: str) -> None:
+        """One history entry for a task that ended: every field redacted, texts before cutting."""
+        if self.history is None:
+            return
+        error, text = record.last_error, self.redactor.text
+        entry = {
+            key: text(value) if isinstance(value, str) else value
+            for key, value in {
+                "task_id": record.id,
+                "session_id": record.session_id,
+                "skill": record.skill,
+                "intent": record.intent.get("type"),
+                "state": state,
+                "input": self.shown(record.raw_input, 500),
+                "tokens": record.tokens,
+                "cost": record.cost,
+                "started_at": record.created_at,
+                "finished_at": self.clock(),
+                "message": self.shown(message, 2000),
+                "error": None if error is None else self.shown(error, 2000),
+            }.items()
+        }
+        self._tasks.append(entry)
+        self._queued()
+
+    def add_message(
+        self,
+        session_id: str,
+        role: Literal["user", "assistant"],
+        content: str,
+        task_id: str | None = None,
+    ) -> None:
+        """One chat message, kept as a turn of the session and in the history (an assistant
+        message records the session's focus, and its last skill, as they are after it)."""
+        text = self.shown(content, 4000)
+        self.sessions.add_turn(session_id, role, text, task_id)
+        if self.history is not None:
+            entry: dict[str, Any] = {"role": role, "content": text, "task_id": task_id}
+            if role == "assistant":
+                entry["focus"] = self.sessions.focus(session_id)
+                last_skill = self.sessions.last_skill(session_id)
+                if last_skill is not None:
+                    entry["skill"] = last_skill
+            entry["at"] = self.clock()
+            self._messages.append((session_id, entry))
+            self._queued()
+
+    def add_reply(self, session_id: str, skill: str | None, message: ChatMessage) -> None:
+        """A task's reply: a completed one may move the focus (the post it wrote or read)."""
+        self.sessions.set_last_skill(session_id, skill)
+        if message.state == "COMPLETED":
+            changed, focus = focus_from_result(skill, message.data)
+            if changed:
+                self.sessions.set_focus(session_id, focus)
+        self.add_message(session_id, "assistant", message.content, message.task_id)
+        self.flush()  # the history holds the turn before its caller hears the reply
+
+    def set_focus(self, session_id: str, path: str | None) -> None:
+        self.sessions.set_focus(session_id, path)
+        if self.history is not None:
+            entry = {"role": "system", "content": "", "focus": self.sessions.focus(session_id)}
+            self._messages.append((session_id, {**entry, "at": self.clock()}))
+            self._queued()
+
+    def focus_on(self, path: str | None, session_id: str, files: FileStore) -> str | None:
+        """Set the session's focus to ``path`` (None clears it); returns it relative to the
+        blog. ``UserError`` for a path outside the blog or a file that does not exist."""
+        rel = None if path is None else files.relative(path)
+        if rel is not None and not files.exists(rel):
+            raise UserError(f"{rel} does not exist")
+        self.set_focus(session_id, rel)
+        return self.sessions.focus(session_id)
+
+    def apply_focus(self, context: dict[str, Any], session_id: str, files: FileStore) -> None:
+        """An open file a blog tool passed becomes the session's focus; without one, the focus
+        stands for it, so "make it shorter" acts on the post last worked on. The skill of the
+        session's last task goes along too (a browsing session's follow-ups)."""
+        last_skill = self.sessions.last_skill(session_id)
+        if last_skill is not None:
+            context["last_skill"] = last_skill
+        current = context.get("current_file")
+        if isinstance(current, str) and current.strip():
+            try:
+                path = files.relative(current)
+            except UserError:
+                return
+            if path != self.sessions.focus(session_id):
+                self.set_focus(session_id, path)
+            return
+        focus = self.sessions.focus(session_id)
+        if focus is None:
+            return
+        if not files.exists(focus):  # deleted or moved outside skillrt
+            self.set_focus(session_id, None)
+            return
+        context["current_file"] = focus
+        context["focus"] = focus
+
+    def _queued(self) -> None:
+        if self._flush_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a synchronous caller: write now
+            self.flush()
+            return
+        self._flush_due = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write the queued history entries, in one transaction."""
+        self._flush_due = False
+        history, tasks, messages = self.history, self._tasks, self._messages
+        if history is None or not (tasks or messages):
+            return
+        self._tasks, self._messages = [], []
+        try:
+            add_batch = getattr(history, "add_batch", None)
+            if add_batch is not None:
+                add_batch(tasks, messages)
+            else:
+                for entry in tasks:
+                    history.add_task(entry)
+                for session_id, message in messages:
+                    history.add_message(session_id, message)
+        except _DB_FAULTS as exc:
+            self.logger.error("agent.error", where="history", error=self.blog_relative(str(exc)))
+
+    def _read_messages(self, session_id: str, limit: int) -> list[dict[str, Any]]:
+        if self.history is None:
+            return []
+        self.flush()
+        try:
+            return self.history.messages(session_id, limit)
+        except _DB_FAULTS as exc:
+            self.logger.error("agent.error", where="history", error=self.blog_relative(str(exc)))
+            return []

@@ -1,0 +1,291 @@
+"""What the runtime does when it is not sure what an input means.
+
+- ``is_noise``: an input that is mostly control characters (a pasted escape sequence, a stray
+  key) is not a request at all.
+- ``is_small_talk``: a greeting, thanks or an acknowledgement routes to the ``CHAT`` intent.
+  Greetings and thanks (``is_greeting``) go to a chat skill when one is registered; an
+  acknowledgement (``ok``, ``好的``, ``嗯``) or any other one short word (``clear``) starts no
+  task at all, not even a chat: the runtime replies briefly.
+- ``score_suggestion``: the router's own score for an intent a model suggested, from the
+  evidence in the text (keywords of that intent, a weak pattern match agreeing, length), never
+  from the model's self-reported confidence: a 135M model saying 1.0 means nothing.
+- ``RouteQuestion``: what is asked instead of guessing. ``confirm`` is a yes/no question
+  before a model-only route reaches the web, deletes or writes under ``llm.router_trust =
+  "low"``; ``choose`` offers the likeliest two or three actions as numbered choices.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "GUARDED_INTENTS",
+    "Choice",
+    "RouteQuestion",
+    "choose_question",
+    "confirm_question",
+    "is_greeting",
+    "is_noise",
+    "is_one_short_word",
+    "is_small_talk",
+    "score_suggestion",
+]
+
+GUARDED_INTENTS: Mapping[str, str] = {
+    "RESEARCH_WEB": "web",
+    "BROWSE": "browse",
+    "DELETE_ARTICLE": "delete",
+    "WRITE_ARTICLE": "write",
+    "CREATE_ARTICLE": "create",
+    "EDIT_CONTENT": "edit",
+    "TRANSLATE": "translate",
+}
+"""Intents whose skills reach the web, delete or write: a model-only route to one of them
+asks the user first when the router's trust in the model is low."""
+
+# --- noise and small talk -----------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_JUNK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+
+
+def is_noise(text: str) -> bool:
+    """Whether ``text`` is mostly control characters (escape sequences count whole), so that
+    what is left is no request anyone typed."""
+    stripped = _ANSI.sub(lambda m: "\x00" * len(m.group()), text)
+    junk = visible = 0
+    for ch in stripped:
+        if ch in "\t\n\r ":
+            continue
+        if ch == "\ufffd" or unicodedata.category(ch) in _JUNK_CATEGORIES:
+            junk += 1
+        else:
+            visible += 1
+    if junk == 0:
+        return False
+    return junk >= visible or not any(ch.isalnum() for ch in _ANSI.sub("", text))
+
+
+_GREETING = (
+    r"hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening|night)|"
+    r"thanks?(?:\s+(?:you|a\s+lot|so\s+much))?(?:\s+(?:very|so)\s+much)?|thank\s+you(?:\s+very\s+much)?|"
+    r"thx|ty|cheers|bye|goodbye|see\s+you|cya|good\s+job|well\s+done|"
+    r"how\s+are\s+you(?:\s+doing)?|what'?s\s+up|who\s+are\s+you|"
+    r"你好|您好|嗨|哈喽|早上好|晚上好|下午好|早安|晚安|谢谢(?:你|您)?|多谢|感谢|辛苦了|"
+    r"再见|拜拜|你是谁|你好吗|在吗"
+)
+_ACKNOWLEDGEMENT = (
+    r"ok(?:ay)?|k|kk|cool|nice|great|got\s+it|sure|fine|alright|yes|no|yeah|nope|"
+    r"lol|haha|hmm+|um+|uh+|"
+    r"好的|好|行|[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了"
+)
+_END_PUNCT = r"[\s!！.。~～?？,，、]*"
+_SMALL_TALK = re.compile(f"(?:{_GREETING}|{_ACKNOWLEDGEMENT}){_END_PUNCT}")
+_GREETING_TALK = re.compile(f"(?:{_GREETING}){_END_PUNCT}")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{0,15}")
+_CJK_WORD = re.compile(r"[\u3400-\u9fff]{1,3}")
+_END = "!！.。~～?？,，、 "
+
+
+def is_small_talk(text: str) -> bool:
+    """A greeting, thanks or acknowledgement, in Chinese or English (the whole input)."""
+    return _SMALL_TALK.fullmatch(text.casefold()) is not None
+
+
+def is_greeting(text: str) -> bool:
+    """A greeting, thanks, a farewell or a social question (``who are you``): small talk a chat
+    skill answers. An acknowledgement (``ok``, ``好的``) is not one."""
+    return _GREETING_TALK.fullmatch(text.casefold()) is not None
+
+
+def is_one_short_word(text: str) -> bool:
+    """One short word and nothing else: ``clear``, ``ok``, ``吃饭`` (the caller checks first that
+    no pattern of the table matches it)."""
+    core = text.strip(_END)
+    return bool(core) and (
+        _WORD.fullmatch(core) is not None or _CJK_WORD.fullmatch(core) is not None
+    )
+
+
+# --- scoring a model's suggestion ---------------------------------------------------------------
+
+_PRIOR = {"ANSWER_QUESTION": 0.05}
+
+
+def score_suggestion(
+    intent: str,
+    text: str,
+    *,
+    cues: Iterable[str],
+    hint: str | None,
+) -> float:
+    """The router's confidence in a model's suggested ``intent`` for ``text``.
+
+    ``cues`` are the intents whose keywords appear in the text; ``hint`` is the intent a weak
+    pattern of the table matched (below the router's trust in its patterns), if any. A
+    suggestion with no evidence scores 0.3, under the default threshold of 0.6, so it is asked
+    about rather than run; one whose keywords appear scores about 0.75.
+    """
+    cue_set = set(cues)
+    score = 0.3 + _PRIOR.get(intent, 0.0)
+    if intent in cue_set:
+        score += 0.45
+    elif cue_set:
+        score -= 0.15  # the text has another intent's words, none of this one's
+    if hint == intent:
+        score += 0.15
+    elif hint is not None:
+        score -= 0.1
+    core = text.strip(_END)
+    if len(core) < 4 or (core.isascii() and " " not in core):
+        score -= 0.15
+    return round(min(max(score, 0.0), 0.95), 3)
+
+
+# --- questions instead of guesses ---------------------------------------------------------------
+
+_YES = frozenset(
+    {"y", "yes", "yeah", "yep", "yup", "sure", "ok", "okay", "go", "go ahead", "do it",
+     "please do", "yes please", "是", "是的", "好", "好的", "要", "对", "对的", "可以", "行",
+     "确定", "确认", "去吧", "搜吧", "没问题"}
+)  # fmt: skip
+_NO = frozenset(
+    {"n", "no", "nope", "nah", "cancel", "stop", "never", "0", "never mind", "no thanks",
+     "don't", "dont", "不", "不要", "否", "不用", "算了", "取消", "别", "不是", "不对", "停"}
+)  # fmt: skip
+_ORDINALS = {
+    "1": 0, "2": 1, "3": 2, "一": 0, "二": 1, "三": 2, "第一": 0, "第二": 1, "第三": 2,
+    "第一个": 0, "第二个": 1, "第三个": 2, "first": 0, "second": 1, "third": 2,
+    "one": 0, "two": 1, "three": 2,
+}  # fmt: skip
+_NUMBER = re.compile(
+    r"^(?:#|no\.?\s*|option\s+|选项?\s*|选择?\s*|第)?(\d{1,2}|[一二三])\s*(?:个|号)?$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One action offered: an intent, the parameters it runs with, how it is shown, and the
+    words that name it in an answer (besides its number)."""
+
+    intent: str
+    parameters: dict[str, Any]
+    label: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class RouteQuestion:
+    """A question the router's uncertainty made the runtime ask, and how to read the answer."""
+
+    kind: Literal["confirm", "choose"]
+    text: str
+    choices: list[Choice] = field(default_factory=list)
+
+    def interpret(self, answer: str) -> Choice | Literal["no"] | None:
+        """The chosen action, ``"no"``, or None when the answer is neither (a new request)."""
+        norm = unicodedata.normalize("NFKC", answer).casefold().strip().strip(_END).strip()
+        norm = " ".join(norm.split())
+        if not norm:
+            return "no"
+        if self.kind == "confirm":
+            if norm in _YES or norm == "1":
+                return self.choices[0]
+            if norm in _NO:
+                return "no"
+            return None
+        if norm in _NO:
+            return "no"
+        index = _ORDINALS.get(norm)
+        if index is None:
+            m = _NUMBER.match(norm)
+            if m is not None:
+                digits = m.group(1)
+                index = int(digits) - 1 if digits.isdigit() else _ORDINALS[digits]
+        if index is not None:
+            return self.choices[index] if 0 <= index < len(self.choices) else "no"
+        named = [
+            c
+            for c in self.choices
+            if norm == c.intent.casefold() or norm == c.label.casefold() or norm in c.names
+        ]
+        if len(named) == 1:
+            return named[0]
+        return None
+
+
+# --- building the questions ---------------------------------------------------------------------
+
+_NAMES: Mapping[str, tuple[str, ...]] = {
+    "ANSWER_QUESTION": ("answer", "ask", "blog", "回答", "问答", "博客"),
+    "RESEARCH_WEB": ("search", "web", "research", "搜索", "搜", "网上", "上网"),
+    "WRITE_ARTICLE": ("write", "article", "写", "写文章"),
+    "CREATE_ARTICLE": ("create", "new", "新建", "创建"),
+    "EDIT_CONTENT": ("edit", "修改", "改"),
+    "SUMMARIZE": ("summarize", "summarise", "summary", "总结"),
+    "DELETE_ARTICLE": ("delete", "删除"),
+    "BROWSE": ("browse", "browser", "open", "浏览器", "打开"),
+    "CODE_EXPLAIN": ("explain", "code", "解释"),
+    "UPDATE_GRAPH": ("graph", "index", "图谱", "索引"),
+    "TRANSLATE": ("translate", "translation", "翻译"),
+    "CHAT": ("chat", "talk", "聊天"),
+}
+_MAIN_PARAM = ("topic", "question", "instruction", "task", "title", "path", "url")
+_CONFIRM_KEY = {
+    "web": "confirm_web",
+    "browse": "confirm_browse",
+    "delete": "confirm_delete",
+    "write": "confirm_write",
+    "create": "confirm_create",
+    "edit": "confirm_edit",
+    "translate": "confirm_translate",
+}
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _what(params: Mapping[str, Any], text: str) -> str:
+    for name in _MAIN_PARAM:
+        value = params.get(name)
+        if isinstance(value, str) and value.strip():
+            return _short(value)
+    return _short(text)
+
+
+def confirm_question(
+    intent: str, params: dict[str, Any], text: str, language: str
+) -> RouteQuestion:
+    """The yes/no question asked before a model-only route to a guarded intent runs."""
+    from skillrt.skill.replies import reply
+
+    what = _what(params, text)
+    if intent == "DELETE_ARTICLE" and not (params.get("path") or params.get("title")):
+        what = reply("the_current_post", language)
+    key = _CONFIRM_KEY[GUARDED_INTENTS[intent]]
+    choice = Choice(intent, params, what, _NAMES.get(intent, ()))
+    return RouteQuestion("confirm", reply(key, language, what=what), [choice])
+
+
+def choose_question(
+    options: Iterable[tuple[str, dict[str, Any], str]], text: str, language: str
+) -> RouteQuestion:
+    """Numbered choices: ``options`` are (intent, parameters, description of the intent)."""
+    from skillrt.skill.replies import REPLIES, reply
+
+    choices: list[Choice] = []
+    for intent, params, description in options:
+        key = f"act_{intent}"
+        what = _what(params, text)
+        label = reply(key, language, what=what) if key in REPLIES else f"{description}: {what}"
+        choices.append(Choice(intent, params, label, _NAMES.get(intent, ())))
+    lines = [reply("choose", language)]
+    lines += [f"{i}. {c.label}" for i, c in enumerate(choices, 1)]
+    lines += ["", reply("choose_more", language)]  # its own paragraph when rendered
+    return RouteQuestion("choose", "\n".join(lines), choices)

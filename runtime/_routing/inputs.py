@@ -1,0 +1,59 @@
+"""Checks on what a caller hands the runtime, before any task exists.
+
+Text is cleaned (invalid UTF-8 replaced, control characters dropped, whitespace trimmed); a
+context or params that is not a mapping is a ``UserError``; and an input that must start no
+task (mostly control characters, empty, too long) gets a reply in the user's language saying
+why, with an error code in its data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from skillrt._routing.router import IntentRouter
+from skillrt.exceptions import UserError
+from skillrt.skill.replies import reply
+
+__all__ = ["as_dict", "clean_text", "refusal"]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise UserError(f"input must be text (str), not {type(text).__name__}")
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return _CONTROL.sub("", text).strip()
+
+
+_SELECTION_LIMIT = 20_000  # characters of selected text kept with a task
+
+
+def as_dict(what: str, value: object) -> dict[str, Any]:
+    """A copy of ``value`` as a dict (None is empty); UserError for anything else. A context's
+    ``selected_text`` is kept to its first 20,000 characters."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise UserError(f"{what} must be a dict of names to values, not {type(value).__name__}")
+    copy = {str(k): v for k, v in value.items()}
+    selected = copy.get("selected_text")
+    if what == "context" and isinstance(selected, str) and len(selected) > _SELECTION_LIMIT:
+        copy["selected_text"] = selected[:_SELECTION_LIMIT]
+    return copy
+
+
+def refusal(
+    raw: str, text: str, limit: int, router: IntentRouter, language: str
+) -> tuple[str, str] | None:
+    """``(reply, error code)`` for an input that starts no task, else None. ``raw`` is the
+    input as given, ``text`` as cleaned."""
+    if raw.strip() and router.screen(raw) == "noise":
+        return reply("noise_input", language), "noise_input"
+    if not text:
+        return reply("empty_input", language), "empty_input"
+    if len(text) > limit:
+        return reply("input_too_long", language, chars=len(text), limit=limit), "input_too_long"
+    return None

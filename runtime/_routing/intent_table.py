@@ -1,0 +1,224 @@
+"""The intent table: ``config/intents.toml`` (or another table) read, checked and compiled.
+
+``IntentTable`` holds each intent's spec (what the LLM prompt and the rephrase reply say about
+it) and its patterns in precedence order; the router (``skillrt._routing.router``) searches them. A
+malformed table raises ``ConfigError`` naming the file, the key and what was expected. The
+file's own comments say how patterns are written and matched.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from skillrt.exceptions import ConfigError
+
+__all__ = ["IntentPattern", "IntentSpec", "IntentTable"]
+
+_UNKNOWN = "UNKNOWN"  # the router's answer when nothing fits: no table may define it
+
+
+class _PatternEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    regex: str
+    lang: Literal["zh", "en", "any"] = "any"
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    fallback: bool = False
+    requires: list[Literal["selection", "current_file", "browsing"]] = Field(default_factory=list)
+
+
+class _IntentEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str
+    priority: int = 50
+    confidence: float = Field(default=0.9, ge=0.0, le=1.0)
+    params: list[str] = Field(default_factory=list)
+    extract: list[str] = Field(default_factory=list)
+    text_param: str | None = None
+    examples_zh: list[str] = Field(default_factory=list)
+    examples_en: list[str] = Field(default_factory=list)
+    cues: list[str] = Field(default_factory=list)
+    patterns: list[_PatternEntry] = Field(default_factory=list)
+
+
+class _TableFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    fragments: dict[str, str] = Field(default_factory=dict)
+    extractors: dict[str, str] = Field(default_factory=dict)
+    intents: dict[str, _IntentEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class IntentSpec:
+    """One intent of the table: what the LLM prompt and the rephrase reply say about it."""
+
+    name: str
+    description: str
+    priority: int
+    params: tuple[str, ...]
+    text_param: str | None
+    extract: tuple[re.Pattern[str], ...]
+    examples_zh: tuple[str, ...]
+    examples_en: tuple[str, ...]
+    cues: re.Pattern[str] | None = None  # the intent's keywords: evidence for a model's answer
+
+
+@dataclass(frozen=True, slots=True)
+class IntentPattern:
+    intent: str
+    regex: re.Pattern[str]
+    confidence: float
+    fallback: bool
+    chinese: bool  # lang = "zh": cannot match ASCII-only text
+    latin: bool  # lang = "en": cannot match text without an ASCII letter
+    needs_selection: bool
+    needs_file: bool
+    needs_browsing: bool  # only right after a browsing task (a follow-up such as "go back")
+    where: str  # "intents.X.patterns[i]", for messages
+
+
+_FRAGMENT = re.compile(r"\{\{(\w+)\}\}")
+_INTENT_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+
+
+class IntentTable:
+    """The compiled regex table: intents with their specs, patterns in precedence order.
+
+    Load it with ``IntentTable.load(path)``, ``IntentTable.from_mapping(data)`` or
+    ``IntentTable.default()`` (the packaged ``config/intents.toml``). A malformed table raises
+    ``ConfigError`` naming the file, the key and what was expected.
+    """
+
+    __slots__ = ("fallbacks", "patterns", "source", "specs")
+
+    def __init__(
+        self,
+        specs: Mapping[str, IntentSpec],
+        patterns: Sequence[IntentPattern],
+        source: str = "<table>",
+    ) -> None:
+        self.specs: dict[str, IntentSpec] = dict(specs)
+        self.source = source
+        rank = {name: -spec.priority for name, spec in self.specs.items()}
+        # Stable sort: higher priority first, then the order the patterns were written in.
+        ordered = sorted(patterns, key=lambda p: rank.get(p.intent, 0))
+        self.patterns: tuple[IntentPattern, ...] = tuple(p for p in ordered if not p.fallback)
+        self.fallbacks: tuple[IntentPattern, ...] = tuple(p for p in ordered if p.fallback)
+
+    @classmethod
+    def default(cls) -> IntentTable:
+        """The packaged table, compiled once per process (tables are never changed)."""
+        return _default_table()
+
+    @classmethod
+    def load(cls, path: str | Path) -> IntentTable:
+        source = Path(path)
+        try:
+            text = source.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(str(source), "(file)", "a readable intents table", str(exc)) from exc
+        return cls._from_text(text, str(source))
+
+    @classmethod
+    def _from_text(cls, text: str, source: str) -> IntentTable:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(source, "(file)", "valid TOML", str(exc)) from exc
+        return cls.from_mapping(data, source)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str = "<mapping>") -> IntentTable:
+        try:
+            table = _TableFile.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(part) for part in first["loc"]) or "(root)"
+            raise ConfigError(source, key, first["msg"], first.get("input")) from exc
+
+        def expand(regex: str, where: str) -> str:
+            for _ in range(5):
+                if "{{" not in regex:
+                    return regex
+                try:
+                    regex = _FRAGMENT.sub(lambda m: table.fragments[m.group(1)], regex)
+                except KeyError as exc:
+                    raise ConfigError(
+                        source, where, f"a defined fragment (known: {sorted(table.fragments)})"
+                    ) from exc
+            raise ConfigError(source, where, "fragments nested at most 5 deep")
+
+        def compile_(regex: str, where: str) -> re.Pattern[str]:
+            try:
+                return re.compile(expand(regex, where), re.IGNORECASE)
+            except re.error as exc:
+                raise ConfigError(source, where, "a valid regular expression", str(exc)) from exc
+
+        extractors = {
+            name: compile_(regex, f"extractors.{name}") for name, regex in table.extractors.items()
+        }
+        specs: dict[str, IntentSpec] = {}
+        patterns: list[IntentPattern] = []
+        for name, entry in table.intents.items():
+            if not _INTENT_NAME.fullmatch(name) or name == _UNKNOWN:
+                raise ConfigError(
+                    source, f"intents.{name}", "an UPPER_SNAKE name other than UNKNOWN"
+                )
+            missing = [e for e in entry.extract if e not in extractors]
+            if missing:
+                raise ConfigError(
+                    source,
+                    f"intents.{name}.extract",
+                    f"extractors among {sorted(extractors)}",
+                    missing,
+                )
+            specs[name] = IntentSpec(
+                name=name,
+                description=entry.description,
+                priority=entry.priority,
+                params=tuple(entry.params),
+                text_param=entry.text_param,
+                extract=tuple(extractors[e] for e in entry.extract),
+                examples_zh=tuple(entry.examples_zh),
+                examples_en=tuple(entry.examples_en),
+                cues=(
+                    compile_("|".join(f"(?:{c})" for c in entry.cues), f"intents.{name}.cues")
+                    if entry.cues
+                    else None
+                ),
+            )
+            for i, pat in enumerate(entry.patterns):
+                where = f"intents.{name}.patterns[{i}].regex"
+                patterns.append(
+                    IntentPattern(
+                        intent=name,
+                        regex=compile_(pat.regex, where),
+                        confidence=entry.confidence if pat.confidence is None else pat.confidence,
+                        fallback=pat.fallback,
+                        chinese=pat.lang == "zh",
+                        latin=pat.lang == "en",
+                        needs_selection="selection" in pat.requires,
+                        needs_file="current_file" in pat.requires,
+                        needs_browsing="browsing" in pat.requires,
+                        where=where,
+                    )
+                )
+        return cls(specs, patterns, source)
+
+
+@functools.cache
+def _default_table() -> IntentTable:
+    ref = resources.files("skillrt.config").joinpath("intents.toml")
+    return IntentTable._from_text(ref.read_text(encoding="utf-8"), "skillrt/config/intents.toml")

@@ -1,0 +1,1 @@
+"""The embedded state backend: SQLite files in the state folder (the default)."""

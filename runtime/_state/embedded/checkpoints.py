@@ -1,0 +1,696 @@
+"""Task records, durably: ``CheckpointStore`` on diskcache, ``MemoryCheckpointStore`` in memory.
+
+Durability: the store is a diskcache ``Cache`` (SQLite in WAL mode with ``synchronous=FULL``),
+so ``save`` has fsynced the write-ahead log before it returns; a process crash or a power cut
+after that keeps the record (given a disk that honours fsync).
+
+JSON only, never pickle: keys are task ids stored as SQLite TEXT, values are the record's JSON
+text stored in the row itself. ``_JSONTextDisk`` refuses anything else, so diskcache's pickling
+paths are never reached, and a row it did not write is treated as corrupt instead of unpickled.
+
+Nothing corrupt is fatal. A record that does not parse, has the wrong schema version or fails
+validation is moved aside into ``<directory>/quarantine/`` with its raw bytes; a database SQLite
+cannot read (not a database, another schema, a folder in its place, 0 bytes, truncated while
+open: "no such table") is moved aside as a whole (``quarantine/cache-<time>/``) and a fresh one
+is created. Both are logged (``agent.error``) and reported by the next ``load_recent``, the
+database with the ids of the tasks found in its raw bytes (the tasks it may have held).
+
+Other faults (see ``faults.py``): a deleted folder is created again and the records the open
+connection still reads are copied into it, so nothing is lost; a read-only folder or a full
+disk raise ``StoreUnavailable`` saying what to do, never a raw SQLite or OS error.
+
+One SQLite connection serves every thread (behind the store's lock), so ``close()`` closes
+all of it; diskcache would otherwise keep one per thread that ever touched the store.
+
+Layout under ``directory``::
+
+    cache/          the diskcache (cache.db and its WAL)
+    quarantine/     records and whole databases moved aside
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import logging
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import diskcache
+from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
+
+from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
+from skillrt._state.records import SCHEMA_VERSION, RecordText, TaskRecord
+from skillrt.blog.files import fsync_dir
+from skillrt.exceptions import CheckpointCorrupt, UserError
+
+__all__ = [
+    "CheckpointStore",
+    "LazyLoad",
+    "LazyRecord",
+    "LoadResult",
+    "MemoryCheckpointStore",
+    "TaskStore",
+]
+
+
+class _StdlibLog:
+    """The stdlib logger ``skillrt.storage``: silent until the host configures logging (this
+    layer imports nothing of the runtime, so it does not use the runtime's logger)."""
+
+    def __init__(self) -> None:
+        self._logger = logging.getLogger("skillrt.storage")
+
+    def error(self, event: str, **fields: Any) -> None:
+        if self._logger.isEnabledFor(logging.ERROR):
+            self._logger.error("%s %s", event, " ".join(f"{k}={v!r}" for k, v in fields.items()))
+
+
+_log = _StdlibLog()
+
+_CACHE_SETTINGS: dict[str, Any] = {
+    "sqlite_synchronous": 2,  # FULL: the WAL is fsynced at every commit
+    "sqlite_journal_mode": "wal",
+    "eviction_policy": "none",  # a checkpoint store never evicts
+    "statistics": 0,
+    # No memory-mapped reads: a database file cut short under a mapping kills the process
+    # with SIGBUS; read() calls instead see the short file and report it.
+    "sqlite_mmap_size": 0,
+}
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """What ``load_recent`` found: the records in the window and what was moved aside."""
+
+    records: list[TaskRecord] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
+
+
+class LazyRecord(NamedTuple):
+    """A record found by ``CheckpointStore.load_lazy``: the fields that decide whether its task
+    can be resumed, read by SQLite, and its JSON, parsed only when the task is wanted."""
+
+    id: str
+    state: str
+    error_reason: str | None
+    updated_at: float
+    text: bytes
+
+
+@dataclass(slots=True)
+class LazyLoad:
+    """What ``load_lazy`` found: records in the window, newest first, and what was moved aside."""
+
+    records: list[LazyRecord] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class TaskStore(Protocol):
+    """Where the runtime keeps task records. ``CheckpointStore`` and ``MemoryCheckpointStore``."""
+
+    def save(self, record: TaskRecord) -> None: ...
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None: ...
+    def get(self, task_id: str) -> TaskRecord | None: ...
+    def delete(self, task_id: str) -> bool: ...
+    def load_recent(self, *, max_age_s: float, now: float) -> LoadResult: ...
+    def all_ids(self) -> list[str]: ...
+    def close(self) -> None: ...
+
+
+class _Row(NamedTuple):
+    rowid: int
+    key: object
+    raw_key: int
+    tag: object
+    mode: int
+    filename: str | None
+    value: bytes | None
+
+
+class _JSONTextDisk(diskcache.Disk):  # type: ignore[misc]  # diskcache ships no type hints
+    """Keys and values as SQLite TEXT in the row. Anything else is refused, so nothing pickles."""
+
+    def put(self, key: object) -> tuple[str, bool]:
+        if type(key) is not str:
+            raise TypeError(f"checkpoint keys are str task ids, not {type(key).__name__}")
+        return key, True
+
+    def get(self, key: object, raw: bool) -> object:
+        # A row written by something else (raw=False means a pickled key): hand back the bytes,
+        # never unpickle them. ``all_ids`` skips keys that are not str.
+        return key
+
+    def store(
+        self, value: object, read: bool, key: object = diskcache.UNKNOWN
+    ) -> tuple[int, int, None, str]:
+        if read or type(value) is not str:
+            raise TypeError("checkpoint values are JSON text (str)")
+        # Always in the row, whatever its size: diskcache's side files are not fsynced.
+        return 0, diskcache.core.MODE_RAW, None, value
+
+    def fetch(self, mode: int, filename: str | None, value: object, read: bool) -> object:
+        if read or mode != diskcache.core.MODE_RAW or filename is not None:
+            raise CheckpointCorrupt("diskcache row", f"stored in mode {mode}, not as JSON text")
+        return bytes(value) if isinstance(value, bytes | memoryview) else value
+
+
+class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hints
+    """diskcache with one connection for every thread instead of one per thread: the store
+    serialises its calls with its own lock, and ``close()`` then really closes everything."""
+
+    def __init__(self, directory: str, **kwargs: Any) -> None:
+        self._one: sqlite3.Connection | None = None
+        self._one_pid = os.getpid()
+        super().__init__(directory, **kwargs)
+
+    @property
+    def _con(self) -> sqlite3.Connection:
+        if self._one is not None and self._one_pid != os.getpid():  # a forked child
+            self._one = None
+        if self._one is None:
+            con = sqlite3.connect(
+                os.path.join(self._directory, diskcache.core.DBNAME),
+                timeout=self._timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:  # per-connection pragmas (WAL, synchronous) as stored in Settings
+                stored = con.execute("SELECT key, value FROM Settings").fetchall()
+            except sqlite3.OperationalError:
+                stored = []
+            self._one, self._one_pid = con, os.getpid()
+            for key, value in stored:
+                if key.startswith("sqlite_"):
+                    self.reset(key, value, update=False)
+        return self._one
+
+    def close(self) -> None:
+        con, self._one = self._one, None
+        if con is not None:
+            con.close()
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while a bulk load builds thousands of records (it creates no
+    cycles); the collector's repeated passes over the growing heap otherwise double the time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _stamp() -> str:
+    now = time.time()
+    base = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
+    return f"{base}-{secrets.token_hex(3)}"
+
+
+def _safe_name(task_id: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]", "_", task_id)[:64].strip(".") or "record"
+    if cleaned != task_id:
+        cleaned += "-" + hashlib.sha256(task_id.encode("utf-8", "replace")).hexdigest()[:8]
+    return cleaned
+
+
+def _dump(record: TaskRecord | RecordText) -> str:
+    if isinstance(record, RecordText):  # serialised by the runtime a moment ago
+        return record.text
+    try:
+        return record.model_dump_json()
+    except PydanticSerializationError as exc:
+        raise UserError(f"task record {record.id!r} is not JSON-serialisable: {exc}") from exc
+
+
+def _parse(task_id: str, raw: bytes | None) -> TaskRecord:
+    """Parse a stored value; raises ValueError saying why it is unusable."""
+    if not raw:
+        raise ValueError("empty value")
+    try:
+        record = TaskRecord.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise ValueError(
+            f"invalid record ({exc.error_count()} errors; {loc}: {first['msg']})"
+        ) from exc
+    if "schema_version" not in record.model_fields_set:
+        raise ValueError("record has no schema_version")
+    if record.schema_version != SCHEMA_VERSION:
+        raise ValueError(f"schema_version {record.schema_version}, expected {SCHEMA_VERSION}")
+    if record.id != task_id:
+        raise ValueError(f"record id {record.id!r} stored under key {task_id!r}")
+    return record
+
+
+class CheckpointStore:
+    """Task records in a diskcache under ``directory`` (see the module docstring)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory).expanduser().resolve()
+        self.cache_dir = self.directory / "cache"
+        self.quarantine_dir = self.directory / "quarantine"
+        self.db_path = self.cache_dir / diskcache.core.DBNAME
+        self._lock = threading.RLock()
+        self._reports: list[str] = []
+        self._identity: tuple[int, int] | None = None
+        self.resets = 0  # databases moved aside since opening: the runtime writes its records again
+        self._cache = self._open()
+
+    def _new_cache(self) -> diskcache.Cache:
+        cache = _OneConnectionCache(
+            str(self.cache_dir), timeout=10, disk=_JSONTextDisk, **_CACHE_SETTINGS
+        )
+        try:  # diskcache made its tables if they were missing: are they the ones it reads?
+            cache._sql("SELECT rowid, key, raw, tag, mode, filename, value FROM Cache LIMIT 0")
+            st = os.stat(self.db_path)
+        except BaseException:
+            cache.close()
+            raise
+        self._identity = (st.st_dev, st.st_ino)
+        return cache
+
+    def _open(self) -> diskcache.Cache:
+        """Open the database: what cannot be read is moved aside, a missing folder made."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            fault = classify(exc, self.db_path)
+            raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+        if self.db_path.is_dir():
+            self._move_database_aside("a folder stands where the database file should be")
+        elif self.db_path.is_file() and self.db_path.stat().st_size == 0:
+            self._move_database_aside("the database file is empty (0 bytes)")
+        try:
+            return self._new_cache()
+        except (sqlite3.Error, OSError) as exc:
+            fault = classify(exc, self.db_path)
+            if fault not in ("corrupt", "missing"):
+                raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+            if fault == "corrupt":
+                self._move_database_aside(str(exc))
+        try:
+            return self._new_cache()
+        except (sqlite3.Error, OSError) as exc:
+            fault = classify(exc, self.db_path)
+            raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+
+    # --- reading rows -------------------------------------------------------------------------
+
+    def _rows(self, where: str = "", params: tuple[object, ...] = ()) -> list[_Row]:
+        # Reads go to diskcache's Cache table directly, through its own connection: one query
+        # for a bulk load instead of a lookup per key, the updated_at tag to skip old records
+        # unparsed, and values as bytes so that not even a bad text encoding can break a read.
+        query = "SELECT rowid, key, raw, tag, mode, filename, CAST(value AS BLOB) FROM Cache"
+        return [_Row(*row) for row in self._cache._sql(query + where, params).fetchall()]
+
+    def _check(self, row: _Row) -> TaskRecord:
+        """The row's record; ValueError saying why it is unusable."""
+        if not row.raw_key or not isinstance(row.key, str):
+            raise ValueError("key is not a task id")
+        if row.mode != diskcache.core.MODE_RAW or row.filename is not None:
+            raise ValueError(f"stored in diskcache mode {row.mode}, not as JSON text")
+        return _parse(row.key, row.value)
+
+    # --- moving aside -------------------------------------------------------------------------
+
+    def _quarantine_row(self, row: _Row, reason: str) -> str:
+        """Write the raw value to ``quarantine/`` (fsynced), then drop the row."""
+        name = row.key if isinstance(row.key, str) else f"row{row.rowid}"
+        self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+        target = self.quarantine_dir / f"record-{_safe_name(name)}-{_stamp()}.json"
+        with target.open("xb") as fh:
+            fh.write(row.value or b"")
+            fh.flush()
+            os.fsync(fh.fileno())
+        fsync_dir(self.quarantine_dir)
+        self._cache._sql("DELETE FROM Cache WHERE rowid = ?", (row.rowid,))
+        _log.error(
+            "agent.error",
+            where="checkpoints",
+            error="CheckpointCorrupt",
+            task_id=name,
+            detail=reason,
+            moved_to=str(target),
+        )
+        return f"task record {name!r}: {reason}; moved to {target}"
+
+    def _move_database_aside(self, detail: str) -> None:
+        if not self.cache_dir.exists():
+            return
+        self.resets += 1
+        self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+        target = self.quarantine_dir / f"cache-{_stamp()}"
+        os.replace(self.cache_dir, target)
+        fsync_dir(self.quarantine_dir)
+        fsync_dir(self.directory)
+        name = diskcache.core.DBNAME
+        suspects = scan_task_ids(target / name, target / f"{name}-wal")
+        held = (
+            f"it may have held tasks {', '.join(suspects)}"
+            if suspects
+            else "no task could be found in it: any task it held is lost"
+        )
+        self._reports.append(
+            f"checkpoint database {self.cache_dir} unreadable ({detail}); moved to {target}; {held}"
+        )
+        _log.error(
+            "agent.error",
+            where="checkpoints",
+            error="CheckpointCorrupt",
+            detail=detail,
+            database=str(self.cache_dir),
+            moved_to=str(target),
+        )
+
+    def _recover(self, exc: BaseException) -> None:
+        """After an error: a corrupt database is moved aside and a fresh one opened, a deleted
+        folder made again; anything else raises ``StoreUnavailable`` saying what to do."""
+        fault = classify(exc, self.db_path)
+        if fault == "corrupt":
+            self._cache.close()
+            self._move_database_aside(str(exc))
+            self._cache = self._open()
+        elif fault == "missing":
+            self._rescue()
+        else:
+            raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+
+    def _check_file(self) -> None:
+        """Before a write: if the database file was deleted (its folder removed under us),
+        copy what the open connection still reads into a new one, so nothing is lost; if
+        another file took its place, open that one."""
+        try:
+            st = os.stat(self.db_path)
+        except FileNotFoundError:
+            self._rescue()
+            return
+        except OSError as exc:
+            fault = classify(exc, self.db_path)
+            raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+        if (st.st_dev, st.st_ino) != self._identity:
+            self._cache.close()
+            self._cache = self._open()
+        elif st.st_size == 0:  # truncated under us: the open connection still reads it
+            self._rescue(truncated=True)
+
+    def _rescue(self, *, truncated: bool = False) -> None:
+        """The database file is gone or cut to 0 bytes: write a copy of what the still-open
+        connection reads (its cache and write-ahead log). If that copy is unreadable too, the
+        usual path applies: moved aside, the tasks found in it reported, a fresh one made."""
+        try:
+            old = self._cache._con
+            if truncated:
+                moved = quarantine_file(self.db_path, self.quarantine_dir)
+                self._reports.append(
+                    f"checkpoint database {self.db_path} was cut to 0 bytes while open; the"
+                    f" empty file moved to {moved}, its records copied from the open connection"
+                )
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            if not self.db_path.exists():
+                copy = sqlite3.connect(self.db_path)
+                try:
+                    old.backup(copy)
+                finally:
+                    copy.close()
+        except (sqlite3.Error, OSError) as exc:
+            fault = classify(exc, self.db_path)
+            self._cache.close()
+            if fault != "corrupt":
+                raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+            # The open connection could not be read whole either: what it held is lost.
+            self._move_database_aside(f"could not be copied from the open connection: {exc}")
+        finally:
+            self._cache.close()
+        self._cache = self._open()
+        _log.error(
+            "agent.error",
+            where="checkpoints",
+            detail="the checkpoint database was deleted or cut short; made again",
+            database=str(self.db_path),
+        )
+
+    # --- the API ------------------------------------------------------------------------------
+
+    def save(self, record: TaskRecord) -> None:
+        """Write the record; it is on disk (WAL fsynced) when this returns."""
+        text = _dump(record)
+        self._write(lambda: self._cache.set(record.id, text, tag=record.updated_at))
+
+    def _write(self, write: Callable[[], object]) -> None:
+        """Run ``write`` under the lock; after a corrupt or deleted database, once more on the
+        fresh one. Other faults raise ``StoreUnavailable``."""
+        with self._lock:
+            try:
+                self._check_file()
+                write()
+            except (sqlite3.Error, OSError) as exc:
+                self._recover(exc)
+                try:
+                    write()
+                except (sqlite3.Error, OSError) as again:
+                    fault = classify(again, self.db_path)
+                    raise unavailable("task checkpoints", self.directory, fault, again) from again
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """The record, or None when absent or corrupt (a corrupt one is quarantined)."""
+        with self._lock:
+            try:
+                rows = self._rows(" WHERE key = ? AND raw = 1", (task_id,))
+                if not rows:
+                    return None
+                try:
+                    return self._check(rows[0])
+                except ValueError as exc:
+                    self._reports.append(self._quarantine_row(rows[0], str(exc)))
+                    return None
+            except (sqlite3.Error, OSError) as exc:
+                self._recover(exc)
+                return None
+
+    def delete(self, task_id: str) -> bool:
+        """Remove a record; True when there was one."""
+        with self._lock:
+            try:
+                return bool(self._cache.delete(task_id))
+            except (sqlite3.Error, OSError) as exc:
+                self._recover(exc)
+                return False
+
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
+        """Save and delete many records in one transaction: one fsync for all of them (the
+        runtime's group commit). All of it is on disk when this returns, or none of it."""
+        now = time.time()
+        # The rows diskcache's set() writes for a JSON text kept in the row (raw str key, no
+        # expiry, mode raw, no side file), as one statement for the whole round: set() would
+        # look each key up, then update or insert it, then cull, one record at a time.
+        rows = [
+            (record.id, 1, now, None, now, 0, record.updated_at, 0, diskcache.core.MODE_RAW,
+             None, _dump(record))
+            for record in saves
+        ]  # fmt: skip
+        gone = [(task_id,) for task_id in deletes if type(task_id) is str]
+
+        def write() -> None:
+            with self._cache.transact():
+                db = self._cache._con
+                if rows:
+                    db.executemany(self._UPSERT, rows)
+                if gone:
+                    db.executemany("DELETE FROM Cache WHERE key = ? AND raw = 1", gone)
+
+        self._write(write)
+
+    _UPSERT = (
+        "INSERT INTO Cache (key, raw, store_time, expire_time, access_time, access_count, tag,"
+        " size, mode, filename, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (key, raw) DO UPDATE SET store_time = excluded.store_time,"
+        " expire_time = NULL, access_time = excluded.access_time, access_count = 0,"
+        " tag = excluded.tag, size = 0, mode = excluded.mode, filename = NULL,"
+        " value = excluded.value"
+    )
+
+    def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:
+        """Records with ``updated_at >= now - max_age_s`` (any state), newest first.
+
+        ``quarantined`` describes everything moved aside since the store was opened or since
+        the last ``load_recent``: corrupt records found now or by ``get``, and a database moved
+        aside at open or later.
+        """
+        cutoff = now - max_age_s
+        records: list[TaskRecord] = []
+        with self._lock:
+            try:
+                rows = self._rows()
+            except (sqlite3.Error, OSError) as exc:
+                self._recover(exc)
+                rows = []
+            with _gc_paused():
+                for row in rows:
+                    if isinstance(row.tag, int | float) and row.tag < cutoff:
+                        continue  # outside the window: not even parsed
+                    try:
+                        record = self._check(row)
+                    except ValueError as exc:
+                        self._reports.append(self._quarantine_row(row, str(exc)))
+                        continue
+                    if record.updated_at >= cutoff:
+                        records.append(record)
+            quarantined, self._reports = self._reports, []
+        records.sort(key=lambda r: r.updated_at, reverse=True)
+        return LoadResult(records=records, quarantined=quarantined)
+
+    _LAZY_QUERY = (
+        "SELECT rowid, key, raw, tag, mode, filename, CAST(value AS BLOB), ok,"
+        " CASE WHEN ok THEN json_extract(value, '$.state') END,"
+        " CASE WHEN ok THEN json_extract(value, '$.error_reason') END,"
+        " CASE WHEN ok THEN json_extract(value, '$.schema_version') END,"
+        " CASE WHEN ok THEN json_extract(value, '$.id') END,"
+        " CASE WHEN ok THEN json_extract(value, '$.updated_at') END"
+        " FROM (SELECT *, json_valid(value) AS ok FROM Cache)"
+    )
+
+    def load_lazy(self, *, max_age_s: float, now: float) -> LazyLoad:
+        """``load_recent`` without parsing the records: SQLite reads each one's id, state,
+        error reason, schema version and ``updated_at``; the JSON is kept for ``parse_lazy``.
+
+        A row whose JSON does not parse, or whose id, schema version or fields are off, goes
+        through ``load_recent``'s full check now (and is quarantined); a record whose JSON is
+        sound but fails validation is found, and quarantined, by ``parse_lazy``.
+        """
+        cutoff = now - max_age_s
+        found: list[LazyRecord] = []
+        with self._lock:
+            try:
+                rows = self._cache._sql(self._LAZY_QUERY).fetchall()
+            except (sqlite3.Error, OSError) as exc:
+                self._recover(exc)
+                rows = []
+            for rowid, key, raw, tag, mode, filename, value, ok, st, err, version, rid, at in rows:
+                if isinstance(tag, int | float) and tag < cutoff:
+                    continue  # outside the window: not even looked at
+                if (
+                    ok
+                    and raw
+                    and type(key) is str
+                    and rid == key
+                    and version == SCHEMA_VERSION
+                    and type(st) is str
+                    and (err is None or type(err) is str)
+                    and type(at) in (int, float)
+                    and mode == diskcache.core.MODE_RAW
+                    and filename is None
+                ):
+                    if at >= cutoff:
+                        found.append(LazyRecord(key, st, err, float(at), value))
+                    continue
+                row = _Row(rowid, key, raw, tag, mode, filename, value)
+                try:
+                    record = self._check(row)
+                except ValueError as exc:
+                    self._reports.append(self._quarantine_row(row, str(exc)))
+                    continue
+                if record.updated_at >= cutoff:  # sound once pydantic coerced it (a "1.5")
+                    found.append(
+                        LazyRecord(
+                            record.id,
+                            record.state,
+                            record.error_reason,
+                            record.updated_at,
+                            value or b"",
+                        )
+                    )
+            quarantined, self._reports = self._reports, []
+        found.sort(key=lambda r: r.updated_at, reverse=True)
+        return LazyLoad(records=found, quarantined=quarantined)
+
+    def parse_lazy(self, lazy: LazyRecord) -> TaskRecord | None:
+        """The record of a ``load_lazy`` entry; None when it does not validate (then it is read
+        again and quarantined, as ``get`` does) or is gone."""
+        try:
+            return _parse(lazy.id, lazy.text)
+        except ValueError:
+            return self.get(lazy.id)
+
+    def all_ids(self) -> list[str]:
+        """Every task id in the store, sorted."""
+        with self._lock:
+            try:
+                rows = self._cache._sql("SELECT key FROM Cache WHERE raw = 1").fetchall()
+            except (sqlite3.Error, OSError) as exc:
+                self._recover(exc)
+                return []
+        return sorted(key for (key,) in rows if isinstance(key, str))
+
+    def close(self) -> None:
+        """Close the database connection (reopened on next use)."""
+        with self._lock:
+            self._cache.close()
+
+    def __enter__(self) -> CheckpointStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class MemoryCheckpointStore:
+    """The same API in memory, for tests and ``checkpoints = false``. Records round-trip JSON."""
+
+    __test__ = False
+
+    def __init__(self) -> None:
+        self._data: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def save(self, record: TaskRecord) -> None:
+        text = _dump(record)
+        with self._lock:
+            self._data[record.id] = text
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        with self._lock:
+            text = self._data.get(task_id)
+        return None if text is None else TaskRecord.model_validate_json(text)
+
+    def delete(self, task_id: str) -> bool:
+        with self._lock:
+            return self._data.pop(task_id, None) is not None
+
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
+        texts = [(record.id, _dump(record)) for record in saves]
+        with self._lock:
+            self._data.update(texts)
+            for task_id in deletes:
+                self._data.pop(task_id, None)
+
+    def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:
+        cutoff = now - max_age_s
+        with self._lock:
+            texts = list(self._data.values())
+        records = [TaskRecord.model_validate_json(t) for t in texts]
+        records = [r for r in records if r.updated_at >= cutoff]
+        records.sort(key=lambda r: r.updated_at, reverse=True)
+        return LoadResult(records=records)
+
+    def all_ids(self) -> list[str]:
+        with self._lock:
+            return sorted(self._data)
+
+    def close(self) -> None:
+        """Nothing to close; the records stay (the store is the process's memory)."""

@@ -1,0 +1,292 @@
+"""``History``: what tasks ran and what was said, per session, newest first, bounded.
+
+One SQLite file (``history.db`` in ``directory``; in memory when ``directory`` is None) in WAL
+mode with ``synchronous=NORMAL``: an entry survives a process crash once ``add_*`` returns, and
+a power cut may lose the last few (never corrupting the file). History is a record for people;
+resuming reads only the checkpoints, which are fsynced at every write, so the history does not
+pay three fsyncs per task for a guarantee nothing relies on. Entries are JSON text, never
+pickle. Each table keeps at most ``limit`` entries; the oldest go first.
+
+A task has one entry: adding a task id again (a resumed task that finished) replaces the old
+entry and moves it to the front.
+
+Faults (see ``faults.py``): a file SQLite cannot read (not a database, another schema, a folder
+in its place, 0 bytes) is moved to ``quarantine/history.db-<time>`` and a fresh one started,
+listed in ``quarantined``; a deleted folder is made again and the open connection's entries
+copied into it; a read-only folder or a full disk raise ``StoreUnavailable``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from skillrt._io.faults import classify, quarantine_file, unavailable
+from skillrt.exceptions import UserError
+
+_T = TypeVar("_T")
+
+__all__ = ["History"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_session ON tasks (session_id, seq);
+CREATE TABLE IF NOT EXISTS messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, seq);
+"""
+
+
+def _to_json(what: str, entry: dict[str, Any]) -> str:
+    try:
+        return json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{what} is not JSON-serialisable: {exc}") from exc
+
+
+class History:
+    """Task and chat history in SQLite (see the module docstring)."""
+
+    def __init__(self, directory: Path | None, *, limit: int = 1000) -> None:
+        if limit < 1:
+            raise UserError(f"History limit must be at least 1, got {limit}")
+        self.limit = limit
+        if directory is None:
+            self.path: Path | None = None
+            target = ":memory:"
+        else:
+            directory = Path(directory).expanduser().resolve()
+            directory.mkdir(parents=True, exist_ok=True)
+            self.path = directory / "history.db"
+            target = str(self.path)
+        self._mutex = threading.RLock()
+        self.quarantined: list[str] = []  # what was moved aside, for the runtime to report
+        self._target = target
+        self._identity: tuple[int, int] | None = None
+        self._db = self._open()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self._target, timeout=10, isolation_level=None, check_same_thread=False
+        )
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # see the module docstring
+            db.executescript(_SCHEMA)
+            db.execute("SELECT seq, task_id, session_id, data FROM tasks LIMIT 0")
+            db.execute("SELECT seq, session_id, data FROM messages LIMIT 0")
+            if self.path is not None:
+                st = os.stat(self.path)
+                self._identity = (st.st_dev, st.st_ino)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open(self) -> sqlite3.Connection:
+        path = self.path
+        if path is None:
+            return self._connect()
+        if path.is_dir():
+            self._quarantine(path, "a folder stands where the database file should be")
+        elif path.is_file() and path.stat().st_size == 0:
+            self._quarantine(path, "the database file is empty (0 bytes)")
+        try:
+            return self._connect()
+        except (sqlite3.Error, OSError) as exc:
+            fault = classify(exc, path)
+            if fault != "corrupt":
+                raise unavailable("history", path.parent, fault, exc) from exc
+            self._quarantine(path, str(exc))
+        try:
+            return self._connect()
+        except (sqlite3.Error, OSError) as exc:
+            raise unavailable("history", path.parent, classify(exc, path), exc) from exc
+
+    def _quarantine(self, path: Path, detail: str) -> None:
+        moved = quarantine_file(path, path.parent / "quarantine")
+        self.quarantined.append(f"history {path} unreadable ({detail}); moved to {moved}")
+
+    def _guarded(self, op: Callable[[], _T]) -> _T:
+        """Run ``op`` under the mutex. A deleted file is made again from the open connection
+        and a corrupt one moved aside, then ``op`` runs once more; other faults raise
+        ``StoreUnavailable``."""
+        with self._mutex:
+            path = self.path
+            if path is None:
+                return op()
+            try:
+                self._check_file(path)
+                return op()
+            except (sqlite3.Error, OSError) as exc:
+                fault = classify(exc, path)
+                if fault == "missing":
+                    self._rescue(path)
+                elif fault == "corrupt":
+                    self._db.close()
+                    self._quarantine(path, str(exc))
+                    self._db = self._open()
+                else:
+                    raise unavailable("history", path.parent, fault, exc) from exc
+                try:
+                    return op()
+                except (sqlite3.Error, OSError) as again:
+                    fault = classify(again, path)
+                    raise unavailable("history", path.parent, fault, again) from again
+
+    def _check_file(self, path: Path) -> None:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._rescue(path)
+            return
+        if (st.st_dev, st.st_ino) != self._identity:  # another file took its place
+            self._db.close()
+            self._db = self._open()
+
+    def _rescue(self, path: Path) -> None:
+        """The file is gone (its folder deleted): copy the open connection's database."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                copy = sqlite3.connect(path)
+                try:
+                    self._db.backup(copy)
+                finally:
+                    copy.close()
+        except (sqlite3.Error, OSError) as exc:
+            raise unavailable("history", path.parent, classify(exc, path), exc) from exc
+        finally:
+            self._db.close()
+        self._db = self._open()
+
+    def add_task(self, entry: dict[str, Any]) -> None:
+        """Record a task (task_id, session_id, skill, intent, state, tokens, cost, times, ...)."""
+        task_id, session_id = entry.get("task_id"), entry.get("session_id")
+        if not isinstance(task_id, str) or not isinstance(session_id, str):
+            raise UserError("a task history entry needs task_id and session_id strings")
+        data = _to_json(f"history entry of task {task_id!r}", entry)
+
+        def write() -> None:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
+                self._db.execute(
+                    "INSERT INTO tasks (task_id, session_id, data) VALUES (?, ?, ?)",
+                    (task_id, session_id, data),
+                )
+                self._trim("tasks")
+            except BaseException:
+                self._rollback()
+                raise
+            self._db.execute("COMMIT")
+
+        self._guarded(write)
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(sqlite3.Error):  # the error may have ended the transaction
+            self._db.execute("ROLLBACK")
+
+    def add_message(self, session_id: str, message: dict[str, Any]) -> None:
+        """Record a chat message of ``session_id`` (role, content, ... as a JSON object)."""
+        data = _to_json(f"chat message of session {session_id!r}", message)
+
+        def write() -> None:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT INTO messages (session_id, data) VALUES (?, ?)", (session_id, data)
+                )
+                self._trim("messages")
+            except BaseException:
+                self._rollback()
+                raise
+            self._db.execute("COMMIT")
+
+        self._guarded(write)
+
+    def add_batch(
+        self, tasks: list[dict[str, Any]], messages: list[tuple[str, dict[str, Any]]]
+    ) -> None:
+        """Record task entries and chat messages (``(session_id, message)``) in one transaction:
+        what a chat turn writes, or what many tasks ending at once write, costs one commit."""
+        rows = []
+        for entry in tasks:
+            task_id, session_id = entry.get("task_id"), entry.get("session_id")
+            if not isinstance(task_id, str) or not isinstance(session_id, str):
+                raise UserError("a task history entry needs task_id and session_id strings")
+            rows.append(
+                (task_id, session_id, _to_json(f"history entry of task {task_id!r}", entry))
+            )
+        said = [(sid, _to_json(f"chat message of session {sid!r}", m)) for sid, m in messages]
+
+        def write() -> None:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                if rows:
+                    self._db.executemany(
+                        "DELETE FROM tasks WHERE task_id = ?", [(r[0],) for r in rows]
+                    )
+                    self._db.executemany(
+                        "INSERT INTO tasks (task_id, session_id, data) VALUES (?, ?, ?)", rows
+                    )
+                    self._trim("tasks")
+                if said:
+                    self._db.executemany(
+                        "INSERT INTO messages (session_id, data) VALUES (?, ?)", said
+                    )
+                    self._trim("messages")
+            except BaseException:
+                self._rollback()
+                raise
+            self._db.execute("COMMIT")
+
+        if rows or said:
+            self._guarded(write)
+
+    def _trim(self, table: str) -> None:
+        # seq only grows, and rows leave only from the bottom, so this keeps the newest `limit`.
+        self._db.execute(
+            # S608: the table name is one of two constants, never input.
+            f"DELETE FROM {table} WHERE seq <= (SELECT MAX(seq) FROM {table}) - ?",  # noqa: S608
+            (self.limit,),
+        )
+
+    def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Task entries, newest first; of one session when ``session_id`` is given."""
+        query = "SELECT data FROM tasks ORDER BY seq DESC LIMIT ?"
+        params: tuple[Any, ...] = (limit,)
+        if session_id is not None:
+            query = "SELECT data FROM tasks WHERE session_id = ? ORDER BY seq DESC LIMIT ?"
+            params = (session_id, limit)
+        rows = self._guarded(lambda: self._db.execute(query, params).fetchall())
+        return [json.loads(data) for (data,) in rows]
+
+    def messages(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Chat messages of ``session_id``, newest first."""
+        rows = self._guarded(
+            lambda: self._db.execute(
+                "SELECT data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+                (session_id, limit),
+            ).fetchall()
+        )
+        return [json.loads(data) for (data,) in rows]
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._mutex:
+            self._db.close()

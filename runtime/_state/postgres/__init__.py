@@ -1,0 +1,1 @@
+"""The shared state backend: one PostgreSQL database for several workers (extra ``postgres``)."""

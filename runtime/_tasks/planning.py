@@ -1,0 +1,196 @@
+"""UNDERSTANDING and PLANNING: from a task's input to a skill and its checked params.
+
+The router proposes an intent (its regex table first, then the model's suggestion, which the
+router scores against the text). Before a route runs, the planner may ask the user instead of
+guessing: a yes/no question before a route only the model chose reaches the web, deletes or
+writes under low trust, or numbered choices when the router is unsure (see ``clarify.py``).
+Whatever ends here without a skill to run (small talk with no chat skill, a declined question,
+missing params) is a ``NoTask``: the reply says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from pydantic import BaseModel, ValidationError
+
+from skillrt._io.validation import problems
+from skillrt._routing.clarify import (
+    GUARDED_INTENTS,
+    RouteQuestion,
+    choose_question,
+    confirm_question,
+)
+from skillrt._routing.router import CHAT, UNKNOWN, IntentRouter, ParsedIntent
+from skillrt._tasks.machine import State
+from skillrt._tasks.task import Task
+from skillrt.exceptions import UnknownSkill
+from skillrt.llm.taskllm import TaskLLM
+from skillrt.outcomes import Outcome
+from skillrt.settings import RuntimeConfig
+from skillrt.skill.definition import Skill
+from skillrt.skill.replies import reply
+
+__all__ = ["NoTask", "Planner", "params_problem"]
+
+
+@dataclass(frozen=True, slots=True)
+class NoTask:
+    """Planning ended without a skill to run."""
+
+    outcome: Outcome
+    content: str
+
+
+Planned = tuple[Skill[Any], BaseModel] | NoTask
+
+
+def params_problem(skill: str, exc: ValidationError, language: str = "en") -> str:
+    """One line naming each bad field: ``Bad parameters for Summarize: path: Field required``
+    (pydantic's own words for each field, the line around them in the user's language)."""
+    return reply("params_problem", language, skill=skill, problems=problems(exc.errors()).line)
+
+
+def route_context(context: Mapping[str, Any]) -> dict[str, Any]:
+    """What the router may know of a request's context besides its text: the open file, that
+    there is a selection, the focus, and the skill of the session's last task (a browsing
+    session's follow-ups)."""
+    ctx: dict[str, Any] = {}
+    if context.get("current_file"):
+        ctx["current_file"] = context["current_file"]
+    if context.get("selected_text"):
+        ctx["has_selection"] = True
+    for key in ("focus", "last_skill"):
+        value = context.get(key)
+        if isinstance(value, str):
+            ctx[key] = value
+    return ctx
+
+
+class Planner:
+    def __init__(
+        self,
+        router: IntentRouter,
+        skills: Mapping[str, Skill[Any]],
+        config: RuntimeConfig,
+        trust: Callable[[], str],
+        logger: Callable[[], structlog.stdlib.BoundLogger],
+    ) -> None:
+        self.router = router
+        self.skills = skills
+        self.config = config
+        self.trust = trust  # llm.router_trust as it stands (it depends on the model)
+        self.logger = logger
+
+    async def plan(self, task: Task, llm: TaskLLM) -> Planned:
+        """Route the task's input, ask first where that is wiser, and check the params."""
+        task.to(State.UNDERSTANDING)
+        task.controller.signal.raise_if_aborted()
+        intent = await self.router.parse(
+            task.input.text,
+            route_context(task.record.context),
+            signal=task.controller.signal,
+            llm=llm,  # routing's model call counts towards the task's cost and budget
+        )
+        task.record.intent = intent.model_dump(mode="json")
+        self.logger().info(
+            "agent.intent.parsed",
+            task_id=task.id,
+            type=intent.type,
+            confidence=intent.confidence,
+            source=intent.source,
+        )
+        lang = task.input.language
+        if intent.type == CHAT and not self.router.handles(CHAT):
+            return NoTask(Outcome.CHAT, reply("small_talk", lang))
+        question = self.question(task, intent)
+        if question is None and intent.confidence < self.config.confidence_threshold:
+            # Nothing to offer (no skills): say what can be asked.
+            return NoTask(Outcome.REPHRASE, self.router.rephrase_message(task.input.text))
+        task.to(State.PLANNING)
+        if question is not None:
+            chosen = await self._ask(task, question, intent)
+            if isinstance(chosen, NoTask):
+                return chosen
+            intent = chosen
+        skill = self.router.find_skill(intent)
+        if skill is None:
+            return NoTask(Outcome.NO_SKILL, reply("no_skill", lang, intent=intent.type))
+        try:
+            params = skill.parse_params(intent.parameters)
+        except ValidationError as exc:
+            missing = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
+            return NoTask(Outcome.BAD_PARAMS, reply("bad_params", lang, missing=missing))
+        task.record.skill = skill.name
+        task.record.params = params.model_dump(mode="json")
+        return skill, params
+
+    def plan_direct(self, task: Task) -> Planned:
+        """A task whose skill is known (run by name, or resumed): check its params."""
+        if task.state is State.IDLE:
+            task.to(State.UNDERSTANDING)
+        task.to(State.PLANNING)
+        task.controller.signal.raise_if_aborted()
+        skill = self.skills.get(task.record.skill or "")
+        if skill is None:
+            raise UnknownSkill(task.record.skill or "", list(self.skills))
+        try:
+            return skill, skill.parse_params(task.record.params)
+        except ValidationError as exc:
+            problem = params_problem(skill.name, exc, task.input.language)
+            return NoTask(Outcome.BAD_PARAMS, problem)
+
+    def question(self, task: Task, intent: ParsedIntent) -> RouteQuestion | None:
+        """What to ask instead of running ``intent``: a yes/no question before a model-only
+        route reaches the web, deletes or writes under low trust; numbered choices when the
+        router is unsure. None: run it as it is (or nothing to offer)."""
+        text, lang, router = task.input.text, task.input.language, self.router
+        # Known: a skill lists the intent, or a skill's own pattern decided it.
+        known = router.handles(intent.type) or (
+            intent.skill is not None and router.find_skill(intent) is not None
+        )
+        guarded = intent.source == "llm" and intent.type in GUARDED_INTENTS
+        if known and guarded and self.trust() == "low":
+            params = router.params_for(intent.type, text, intent.parameters)
+            return confirm_question(intent.type, params, text, lang)
+        if intent.confidence >= self.config.confidence_threshold and known:
+            return None
+        suggested = intent.type if intent.type not in (UNKNOWN, CHAT) else None
+        names = router.alternatives(text, suggested, route_context(task.record.context))
+        options = []
+        for name in names:
+            given = intent.parameters if name == intent.type else None
+            spec = router.table.specs.get(name)
+            skill = router.find_skill(ParsedIntent(type=name, confidence=1.0))
+            description = spec.description if spec else (skill.description if skill else name)
+            options.append((name, router.params_for(name, text, given), description))
+        return choose_question(options, text, lang) if options else None
+
+    async def _ask(
+        self, task: Task, question: RouteQuestion, intent: ParsedIntent
+    ) -> ParsedIntent | NoTask:
+        """Ask ``question`` and read the answer: the intent the user picked, or a ``NoTask``
+        (declined, or the answer was a new request instead)."""
+        task.route_question = question
+        try:
+            answer = await task.wait_for_answer(question.text, then=None)
+        finally:
+            task.route_question = None
+        picked = question.interpret(answer)
+        if picked is None or picked == "no":
+            outcome = Outcome.DECLINED if picked == "no" else Outcome.SUPERSEDED
+            return NoTask(outcome, reply("declined", task.input.language))
+        chosen = ParsedIntent(
+            type=picked.intent,
+            confidence=1.0,
+            parameters=picked.parameters,
+            raw=intent.raw,
+            source=intent.source,
+            language=intent.language,
+            model_confidence=intent.model_confidence,
+        )
+        task.record.intent = {**chosen.model_dump(mode="json"), "chosen_by_user": True}
+        return chosen

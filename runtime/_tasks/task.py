@@ -1,0 +1,211 @@
+"""A task: its record, state machine, abort controller, journal and reply channel.
+
+``Task`` is what a ``SkillContext`` talks to behind the scenes (the ``_TaskHost`` protocol):
+the journal of durable steps, progress, pauses at step boundaries and questions to the user.
+What it cannot do alone (saving its checkpoint, waiting for the disk, hearing of a state change
+or of its watchdog) it asks of one ``TaskOwner``, the driver that runs it (``driver.py``).
+
+Its words to its caller go through one ``ReplyChannel``: each question it asks, then its final
+reply, which is the result of its runner (the driver returns it once the ending is durable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol
+
+from skillrt._state.records import TaskRecord
+from skillrt._tasks.machine import State, TaskMachine
+from skillrt.abort import AbortController
+from skillrt.exceptions import TaskPaused
+from skillrt.messages import ChatMessage
+from skillrt.outcomes import End, Outcome
+from skillrt.skill.context import TaskInput
+from skillrt.skill.replies import reply
+
+if TYPE_CHECKING:
+    from skillrt._routing.clarify import RouteQuestion
+    from skillrt.skill.definition import Skill
+
+__all__ = ["ReplyChannel", "Task", "TaskOwner"]
+
+
+class TaskOwner(Protocol):
+    """What a task needs from whoever drives it."""
+
+    def state_changed(self, task: Task, source: State, dest: State) -> None: ...
+    def watchdog_fired(self, task: Task, state: State, seconds: float) -> None: ...
+    def save(self, task: Task) -> None: ...
+    async def durable(self) -> None: ...
+
+
+class ReplyChannel:
+    """One task's words to whoever waits on it.
+
+    A caller opens a turn (``open()``) before it starts, answers or resumes the task, then
+    awaits it. The next message the task sends completes the turn: a question it asks, or its
+    final reply when its runner ends. A message with no open turn is dropped (its caller gave up:
+    nobody will read it), so a turn never receives an earlier turn's message.
+    """
+
+    __slots__ = ("_turn",)
+
+    def __init__(self) -> None:
+        self._turn: asyncio.Future[ChatMessage] | None = None
+
+    def open(self) -> asyncio.Future[ChatMessage]:
+        turn = self._turn
+        if turn is None or turn.done():
+            turn = self._turn = asyncio.get_running_loop().create_future()
+        return turn
+
+    def send(self, message: ChatMessage) -> None:
+        turn = self._turn
+        if turn is not None and not turn.done():
+            turn.set_result(message)
+
+
+class Task:
+    """One task. Owned by the runtime; a skill sees it only through its context."""
+
+    def __init__(
+        self,
+        record: TaskRecord,
+        *,
+        input: TaskInput,
+        owner: TaskOwner,
+        emit: Callable[..., None],
+        watchdog_s: float,
+        initial: State,
+        max_task_s: float | None = None,
+    ) -> None:
+        self.id = record.id
+        self.record = record
+        self.input = input
+        self.owner = owner
+        self.emit = emit
+        self.controller = AbortController()
+        self.machine = TaskMachine(
+            record.id,
+            watchdog_s=watchdog_s,
+            on_change=self._changed,
+            on_timeout=self._timed_out,
+            initial=initial,
+            max_task_s=max_task_s,
+        )
+        self.replies = ReplyChannel()
+        self.skill: Skill[Any] | None = None
+        self.runner: asyncio.Task[ChatMessage] | None = None
+        self.answer: asyncio.Future[str] | None = None
+        self.pause_requested = False
+        self.end_reason: End | None = None
+        self.truncated_repetition = False  # a model call of this run looped and was cut
+        self.route_question: RouteQuestion | None = None  # asked by routing, not by the skill
+        self.memory_only = False  # its request holds a secret: never checkpointed
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        return self.machine.current
+
+    def to(self, dest: State) -> None:
+        self.machine.to(dest)
+
+    def _changed(self, source: State, dest: State) -> None:
+        self.owner.state_changed(self, source, dest)
+
+    def _timed_out(self, state: State, seconds: float) -> None:
+        self.owner.watchdog_fired(self, state, seconds)
+
+    @property
+    def running(self) -> bool:
+        return self.runner is not None and not self.runner.done()
+
+    def ask_to_pause(self) -> bool:
+        """Pause at the next step boundary, if it is working (False if not)."""
+        if self.state not in (State.UNDERSTANDING, State.PLANNING, State.EXECUTING):
+            return False
+        self.pause_requested = True
+        return True
+
+    def new_controller(self) -> None:
+        self.controller = AbortController()
+
+    def start(self, work: Coroutine[Any, Any, ChatMessage]) -> None:
+        """Run ``work`` (the driver's run of this task); its result is the final reply."""
+        self.runner = asyncio.create_task(work)
+        self.runner.add_done_callback(self._ended)
+
+    def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
+        if not runner.cancelled() and runner.exception() is None:
+            self.replies.send(runner.result())
+            return
+        # Cancelled before it began (the runtime closed), or a bug in the driver: the caller
+        # still hears of it rather than waiting for ever.
+        key, outcome = (
+            ("closed", Outcome.CLOSED)
+            if runner.cancelled()
+            else ("ended_unexpectedly", Outcome.FAILED)
+        )
+        self.replies.send(
+            ChatMessage(
+                content=reply(key, self.input.language),
+                task_id=self.id,
+                state=self.state.value,
+                data={"outcome": outcome},
+            )
+        )
+
+    # --- the _TaskHost protocol of SkillContext ---------------------------------------------
+
+    def journal_get(self, name: str) -> tuple[bool, Any]:
+        steps = self.record.steps
+        if name in steps:
+            return True, steps[name]
+        return False, None
+
+    async def journal_put(self, name: str, value: Any) -> None:
+        """Journal a step's result; returns once it is on disk (with the group commit)."""
+        self.record.steps[name] = value
+        self.machine.touch()
+        self.owner.save(self)
+        await self.owner.durable()
+
+    def before_step(self, name: str) -> None:
+        self.machine.touch()
+        if self.pause_requested:
+            raise TaskPaused(name)
+
+    def report_progress(self, progress: dict[str, Any]) -> None:
+        self.record.progress = progress
+        self.machine.touch()
+        self.emit("task:progress", **progress)
+
+    async def wait_for_answer(self, question: str, *, then: State | None = State.EXECUTING) -> str:
+        """Ask, wait in WAITING_INPUT for the answer, then go to ``then`` (None: stay)."""
+        self.to(State.WAITING_INPUT)
+        self.record.question = question
+        self.owner.save(self)
+        await self.owner.durable()  # the question survives a crash before anyone sees it
+        self.answer = asyncio.get_running_loop().create_future()
+        self.emit("task:waiting_input", question=question)
+        self.replies.send(
+            ChatMessage(
+                content=question,
+                task_id=self.id,
+                state=State.WAITING_INPUT.value,
+                tokens=self.record.tokens,
+                cost=self.record.cost,
+                data={"question": question},
+            )
+        )
+        try:
+            answer = await self.answer
+        finally:
+            self.answer = None
+        self.record.question = None
+        if then is not None:
+            self.to(then)
+        return answer

@@ -1,0 +1,420 @@
+"""``FileStore``: every read and write of the blog, under one content root.
+
+Paths are checked before anything touches the disk: a path that leaves the root (``..``, an
+absolute path elsewhere, a symlink out, ``~``), a NUL or control character, a backslash or a
+Windows drive, an over-long name, or an empty path raises ``PathNotAllowed``. The runtime's
+state folder (``.skillrt``, the trash and the lock folder) is refused for writes.
+
+A write is atomic: the content goes to a temp file in the target's folder, is flushed and
+fsynced, renamed over the target with ``os.replace``, and the folder is fsynced. A crash at any
+moment leaves the old file or the new one, never a mix; a failed write removes its temp file.
+
+``write(..., expected_hash=h)`` refuses (``FileChanged``, naming the file) to overwrite a file
+whose bytes no longer hash to ``h``: someone edited it since it was read. ``create_only=True``
+refuses to replace an existing file with a ``UserError`` naming it (creation is atomic: the
+temp file is hard-linked into place, which fails if the name exists).
+
+With a ``FileLockManager`` and an owner (``for_task(task_id)``), a write first takes the lock
+on the file for that task (fail fast with ``LockConflict``, or ``wait=`` seconds) and keeps it;
+the runtime releases a task's locks when it ends. The hash check and the rename happen while
+that lock, an OS lock too, is held, so two processes never interleave them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import errno
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from skillrt.blog.locks import FileLockManager
+from skillrt.exceptions import FileChanged, FileMissing, PathNotAllowed, UserError
+
+__all__ = ["MAX_READ_BYTES", "STATE_FOLDER", "FileStore", "fsync_dir", "sha256_hex"]
+
+STATE_FOLDER = ".skillrt"
+MAX_READ_BYTES = 2 * 1024 * 1024  # the default of max_post_bytes
+# Never blocks on a FIFO; O_NONBLOCK and O_CLOEXEC do not exist on Windows (nor FIFOs).
+_READ_FLAGS: int = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+SavedHook = Callable[[Path, int, str], None]
+"""Called after a write with the saved path, its size in bytes and its sha256."""
+
+_MAX_NAME_BYTES = 255
+_MAX_PATH_BYTES = 4096
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "special file"
+
+
+def sha256_hex(data: bytes) -> str:
+    """The hex sha256 of ``data``: the hash ``read`` and ``write`` return."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a folder's entries (a rename or a new name in it) to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Glob over posix relative paths: ``**/`` any folders or none, ``*`` and ``?`` in one name."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]+/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end].replace("\\", "\\\\")
+            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+class FileStore:
+    """Checked, atomic, optionally locked file access under ``root`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        locks: FileLockManager | None = None,
+        owner: str | None = None,
+        trash_dir: Path | None = None,
+        max_read_bytes: int = MAX_READ_BYTES,
+    ) -> None:
+        self.max_read_bytes = max_read_bytes
+        self._given_root = Path(os.path.abspath(Path(root).expanduser()))
+        self.root = self._given_root.resolve()
+        self.locks = locks
+        self.owner = owner
+        self.on_saved: SavedHook | None = None
+        self.trash_dir = (
+            Path(trash_dir).expanduser().resolve()
+            if trash_dir is not None
+            else self.root / STATE_FOLDER / "trash"
+        )
+
+    def for_task(self, task_id: str, *, on_saved: SavedHook | None = None) -> FileStore:
+        """The same store (its root and trash already resolved: resolving them again costs a
+        syscall per path component), with writes locked for ``task_id``; ``on_saved(path, size,
+        sha256)`` is called after every write."""
+        view = copy.copy(self)
+        view.owner = task_id
+        view.on_saved = on_saved
+        return view
+
+    # --- paths --------------------------------------------------------------------------------
+
+    def resolve(self, path: str | Path) -> Path:
+        """The absolute path of ``path`` inside the root; ``PathNotAllowed`` if it is not."""
+        text = os.fspath(path) if isinstance(path, os.PathLike) else path
+        if not isinstance(text, str):
+            raise PathNotAllowed(repr(path), "not a path string")
+        if not text.strip():
+            raise PathNotAllowed(text, "empty path")
+        if "\x00" in text:
+            raise PathNotAllowed(text, "contains a NUL byte")
+        if any(ord(ch) < 32 or ch == "\x7f" for ch in text):
+            raise PathNotAllowed(text, "contains a control character")
+        if "\\" in text or _DRIVE.match(text):
+            raise PathNotAllowed(text, "a Windows path (drive, UNC or backslash); use a/b.md")
+        if len(text.encode("utf-8", "surrogatepass")) > _MAX_PATH_BYTES:
+            raise PathNotAllowed(text[:80] + "...", f"longer than {_MAX_PATH_BYTES} bytes")
+        if text.startswith("~"):
+            raise PathNotAllowed(text, "a home-folder path; give a path inside the content root")
+        if text.startswith("/"):
+            text = self._inside_root(text)
+        parts: list[str] = []
+        for part in text.split("/"):
+            if len(part.encode("utf-8", "surrogatepass")) > _MAX_NAME_BYTES:
+                raise PathNotAllowed(text, f"a name longer than {_MAX_NAME_BYTES} bytes")
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not parts:
+                    raise PathNotAllowed(text, "escapes the content root (..)")
+                parts.pop()
+            else:
+                parts.append(part)
+        if not parts:
+            raise PathNotAllowed(text, "names the content root itself, not a file")
+        try:
+            resolved = self.root.joinpath(*parts).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop
+            raise PathNotAllowed(text, f"cannot be resolved ({exc})") from exc
+        if resolved == self.root or not resolved.is_relative_to(self.root):
+            raise PathNotAllowed(text, "a symlink leads outside the content root")
+        return resolved
+
+    def _inside_root(self, text: str) -> str:
+        """An absolute path, as a path relative to the root; refused when outside it."""
+        norm = Path(os.path.normpath(text))
+        for base in (self.root, self._given_root):
+            if norm.is_relative_to(base):
+                return norm.relative_to(base).as_posix()
+        raise PathNotAllowed(text, "an absolute path outside the content root")
+
+    def relative(self, path: str | Path) -> str:
+        """``path`` relative to the root, posix style (``posts/a.md``)."""
+        return self.resolve(path).relative_to(self.root).as_posix()
+
+    def _resolve_for_write(self, path: str | Path) -> tuple[Path, str]:
+        target = self.resolve(path)
+        rel = target.relative_to(self.root).as_posix()
+        protected = [self.root / STATE_FOLDER, self.trash_dir]
+        if self.locks is not None:
+            protected.append(self.locks.lock_dir)
+        if any(target.is_relative_to(p) for p in protected):
+            raise PathNotAllowed(rel, "inside the runtime's state folder")
+        return target, rel
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def read(self, path: str | Path) -> tuple[str, str]:
+        """The file's UTF-8 text and the sha256 of its bytes (pass it to ``write`` later).
+
+        Only a regular file is read: a FIFO, a device or a socket is refused (``PathNotAllowed``)
+        before it is opened, and it is opened non-blocking, so nothing here can wait for a
+        writer. A file over ``max_read_bytes`` is refused (``UserError``) before it is read.
+        Blocking I/O: async callers run it in a thread (``asyncio.to_thread``).
+        """
+        target = self.resolve(path)
+        try:
+            data = self._read_regular(target)
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileMissing(self.relative(target)) from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{self.relative(target)} is not UTF-8 text ({exc.reason})") from exc
+        return text, sha256_hex(data)
+
+    def hash_of(self, path: str | Path) -> str | None:
+        """The sha256 of the file's bytes, or None when there is no such file."""
+        return self._hash_resolved(self.resolve(path))
+
+    def _hash_resolved(self, target: Path) -> str | None:
+        """The sha256 of a regular file's bytes; None when it is missing or not a regular file
+        (never opened then: a FIFO would block). Read in chunks, whatever its size."""
+        try:
+            info = os.stat(target)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            fd = os.open(target, _READ_FLAGS)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None  # replaced by something else since the stat
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        return digest.hexdigest()
+
+    def _read_regular(self, target: Path) -> bytes:
+        """The bytes of ``target`` if it is a regular file within the size limit (see ``read``)."""
+        rel = target.relative_to(self.root).as_posix()
+        info = os.stat(target)  # before opening: opening a FIFO could block
+        if stat.S_ISDIR(info.st_mode):
+            raise PathNotAllowed(rel, "a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise PathNotAllowed(
+                rel, f"a {_kind(info.st_mode)}, not a regular file; not reading it"
+            )
+        self._check_size(rel, info.st_size)
+        fd = os.open(target, _READ_FLAGS)
+        with os.fdopen(fd, "rb") as fh:
+            opened = os.fstat(fh.fileno())
+            if not stat.S_ISREG(opened.st_mode):  # swapped for something else since the stat
+                raise PathNotAllowed(rel, f"a {_kind(opened.st_mode)}, not a regular file")
+            data = fh.read(self.max_read_bytes + 1)
+        self._check_size(rel, len(data))  # it grew since the stat
+        return data
+
+    def _check_size(self, rel: str, size: int) -> None:
+        if size > self.max_read_bytes:
+            raise UserError(
+                f"{rel} is {size / 1e6:.1f} MB, more than the {self.max_read_bytes / 1e6:.1f} MB "
+                "a post may have (max_post_bytes); not reading it"
+            )
+
+    def exists(self, path: str | Path) -> bool:
+        """Whether the path exists (file or folder)."""
+        return self.resolve(path).exists()
+
+    def list(self, pattern: str = "**/*.md") -> list[str]:
+        """Files matching ``pattern`` (relative, posix, sorted); dot-folders and dot-files skipped.
+
+        ``**/`` matches any folders or none; ``*`` and ``?`` stay within one name. Symlinked
+        folders are not followed, and a symlinked file is listed only if it stays in the root.
+        """
+        if (
+            not pattern
+            or pattern.startswith(("/", "~"))
+            or "\\" in pattern
+            or "\x00" in pattern
+            or ".." in pattern.split("/")
+        ):
+            raise PathNotAllowed(pattern, "a pattern must be relative to the content root")
+        regex = _glob_regex(pattern)
+        found: list[str] = []
+        for folder, dirs, files in os.walk(self.root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            base = Path(folder)
+            for name in files:
+                if name.startswith("."):
+                    continue
+                full = base / name
+                rel = full.relative_to(self.root).as_posix()
+                if not regex.fullmatch(rel):
+                    continue
+                if full.is_symlink() and not self._stays_inside(full):
+                    continue
+                if full.is_file():
+                    found.append(rel)
+        return sorted(found)
+
+    def _stays_inside(self, link: Path) -> bool:
+        try:
+            return link.resolve().is_relative_to(self.root)
+        except (OSError, RuntimeError):  # a symlink loop
+            return False
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def write(
+        self,
+        path: str | Path,
+        content: str,
+        *,
+        expected_hash: str | None = None,
+        create_only: bool = False,
+        wait: float | None = None,
+    ) -> tuple[Path, str]:
+        """Write ``content`` (UTF-8) atomically; returns (absolute path, sha256 of the bytes).
+
+        ``expected_hash``: the hash ``read`` returned; if the file changed or vanished since,
+        raises ``FileChanged`` and leaves it alone. ``create_only``: raise ``UserError`` if the
+        file exists. ``wait``: seconds to wait for another task's lock (default: fail fast).
+        """
+        if expected_hash is not None and create_only:
+            raise UserError("write: expected_hash and create_only cannot be combined")
+        target, rel = self._resolve_for_write(path)
+        data = content.encode("utf-8")
+        digest = sha256_hex(data)
+        self._lock(rel, wait)
+        if target.is_dir():
+            raise UserError(f"{rel} is a folder, not a file")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._write_temp(target, data)
+        try:
+            if create_only:
+                self._create(tmp, target, rel)
+            else:
+                if expected_hash is not None:
+                    actual = self._hash_resolved(target)
+                    if actual != expected_hash:
+                        raise FileChanged(rel, expected_hash, actual)
+                with contextlib.suppress(FileNotFoundError):
+                    os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+                os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        fsync_dir(target.parent)
+        if self.on_saved is not None:
+            self.on_saved(target, len(data), digest)
+        return target, digest
+
+    def _lock(self, rel: str, wait: float | None) -> None:
+        if self.locks is not None and self.owner is not None:
+            self.locks.acquire(rel, self.owner, wait=wait)
+
+    @staticmethod
+    def _write_temp(target: Path, data: bytes) -> Path:
+        """A new temp file beside ``target`` holding ``data``, flushed and fsynced."""
+        tmp = target.parent / f".skillrt-{secrets.token_hex(8)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        return tmp
+
+    @staticmethod
+    def _create(tmp: Path, target: Path, rel: str) -> None:
+        """Put ``tmp`` at ``target`` only if nothing is there (atomic where hard links work)."""
+        exists = UserError(f"{rel} already exists; not overwriting it (pick another name)")
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise exists from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+                raise
+            # No hard links on this filesystem: check, then rename (guarded by the lock if any).
+            if target.exists():
+                raise exists from None
+            os.replace(tmp, target)
+
+    def move_to_trash(self, path: str | Path) -> Path:
+        """Move the file into the trash folder as ``<name>.<time><suffix>``; never deletes."""
+        target, rel = self._resolve_for_write(path)
+        if not target.is_file():
+            raise UserError(f"{rel} is not a file; nothing to move to the trash")
+        self._lock(rel, None)
+        now = time.time()
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{now % 1:.6f}"[1:]
+        dest_dir = self.trash_dir / Path(rel).parent
+        dest = dest_dir / f"{target.stem}.{stamp}{target.suffix}"
+        while dest.exists():
+            dest = dest_dir / f"{target.stem}.{stamp}-{secrets.token_hex(2)}{target.suffix}"
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(target, dest)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            shutil.move(target, dest)  # another filesystem: copy, then remove the original
+        fsync_dir(dest_dir)
+        fsync_dir(target.parent)
+        return dest

@@ -1,0 +1,413 @@
+"""``EntityGraph``: what the blog's posts link to and talk about, in SQLite.
+
+Nodes are posts (named by their path) and entities (a name, a type, a description). Edges go
+from a post to a post or an entity, with a kind:
+
+- ``wikilink``: ``[[Note]]`` in the body or the ``wikiLinks`` field; to a post when the link
+  resolves (the caller resolves it), else to an entity of type ``note`` (a note not written
+  yet, as Obsidian shows it);
+- ``tag``: a frontmatter tag, to an entity of type ``tag``;
+- ``mention``: an entity an LLM extraction found in the post (its quotes kept as evidence).
+
+Entities are keyed by their folded name, so the tag ``rust`` and the language ``Rust`` are one
+node. An entity no post links to any more is removed. Updates are incremental per post:
+``update_post`` computes the difference between the post's old and new links and writes only
+that, and skips a post whose content hash and extraction are unchanged. Values are JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from skillrt.blog.sqlite import SQLiteCache
+
+__all__ = [
+    "EntityGraph",
+    "ExtractedEntity",
+    "Extraction",
+    "GraphDelta",
+    "GraphLink",
+    "Related",
+]
+
+SCHEMA_VERSION = 1
+MAX_NAME_CHARS = 120
+MAX_DESCRIPTION_CHARS = 500
+MAX_MENTIONS = 5
+
+_TABLES = ("entities", "posts", "links")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entities (
+    key TEXT PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS posts (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, extracted INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL, target TEXT NOT NULL, target_type TEXT NOT NULL,
+    kind TEXT NOT NULL, evidence TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (source, target, target_type, kind));
+CREATE INDEX IF NOT EXISTS links_target ON links(target, target_type);
+"""
+
+LinkKind = Literal["wikilink", "tag", "mention"]
+TargetType = Literal["post", "entity"]
+
+
+class ExtractedEntity(BaseModel):
+    """One entity an LLM found in a post (also the structured-output schema for it).
+
+    No length limits in the schema: a grammar-constrained local model expands every bound
+    into its grammar (which llama.cpp refuses past a size); the graph clips names (120
+    characters), types (40), descriptions (500) and mentions (5 of 200) when storing them.
+    """
+
+    name: str = Field(min_length=1)
+    type: str = "concept"
+    description: str = ""
+    mentions: list[str] = Field(default_factory=list)
+
+
+class Extraction(BaseModel):
+    """The structured answer of an entity-extraction call."""
+
+    entities: list[ExtractedEntity] = Field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphLink:
+    source: str
+    target: str
+    target_type: TargetType
+    kind: LinkKind
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "target_type": self.target_type,
+            "kind": self.kind,
+        }
+
+
+@dataclass(slots=True)
+class GraphDelta:
+    """What an update changed: entity names and links added and removed."""
+
+    entities_added: list[str] = field(default_factory=list)
+    entities_removed: list[str] = field(default_factory=list)
+    links_added: list[GraphLink] = field(default_factory=list)
+    links_removed: list[GraphLink] = field(default_factory=list)
+
+    def __iadd__(self, other: GraphDelta) -> GraphDelta:
+        self.entities_added += other.entities_added
+        self.entities_removed += other.entities_removed
+        self.links_added += other.links_added
+        self.links_removed += other.links_removed
+        return self
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.entities_added or self.entities_removed or self.links_added or self.links_removed
+        )
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "entities_added": len(self.entities_added),
+            "entities_removed": len(self.entities_removed),
+            "links_added": len(self.links_added),
+            "links_removed": len(self.links_removed),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entities_added": list(self.entities_added),
+            "entities_removed": list(self.entities_removed),
+            "links_added": [link.to_dict() for link in self.links_added],
+            "links_removed": [link.to_dict() for link in self.links_removed],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A neighbour in the graph: a post or an entity, how it is linked, and how strongly."""
+
+    name: str
+    node: TargetType
+    type: str
+    kinds: tuple[str, ...]
+    weight: int
+
+
+def entity_key(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _clean(text: str, limit: int) -> str:
+    return " ".join(text.split())[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class _Entity:
+    key: str
+    name: str
+    type: str
+    description: str
+
+
+class EntityGraph(SQLiteCache):
+    """The graph in ``db_path``. Thread-safe behind one lock."""
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
+
+    # --- updates -------------------------------------------------------------------------
+
+    def post_state(self, path: str) -> tuple[str, bool] | None:
+        """``(content_hash, extracted)`` as last recorded for a post, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT hash, extracted FROM posts WHERE path = ?", (path,)
+            ).fetchone()
+        return None if row is None else (str(row[0]), bool(row[1]))
+
+    def update_post(
+        self,
+        path: str,
+        content_hash: str,
+        wikilinks: Iterable[str],
+        tags: Iterable[str],
+        extracted: Sequence[ExtractedEntity] | None = None,
+        *,
+        posts: Iterable[str] = (),
+    ) -> GraphDelta:
+        """Replace one post's links by these, writing only the difference.
+
+        ``wikilinks`` are link targets: a target that is in ``posts`` (post paths, as the
+        caller resolved them) links to that post, any other to a ``note`` entity.
+        ``extracted`` is an LLM extraction of this version of the post; ``None`` keeps the
+        previous extraction if the hash is unchanged and drops it if the post changed.
+        """
+        post_paths = set(posts)
+        wanted: dict[tuple[str, TargetType, LinkKind], list[str]] = {}
+        entities: dict[str, _Entity] = {}
+
+        def want_entity(name: str, type_: str, description: str = "") -> str | None:
+            name = _clean(name, MAX_NAME_CHARS)
+            key = entity_key(name)
+            if not key:
+                return None
+            known = entities.get(key)
+            if known is None or (known.type in ("tag", "note") and type_ not in ("tag", "note")):
+                entities[key] = _Entity(key, name, type_, _clean(description, 500))
+            return key
+
+        for target in wikilinks:
+            target = target.strip()
+            if target in post_paths:
+                wanted[(target, "post", "wikilink")] = []
+            elif (key := want_entity(target, "note")) is not None:
+                wanted[(key, "entity", "wikilink")] = []
+        for tag in tags:
+            if (key := want_entity(tag, "tag")) is not None:
+                wanted[(key, "entity", "tag")] = []
+
+        with self._tx() as db:
+            state = db.execute(
+                "SELECT hash, extracted FROM posts WHERE path = ?", (path,)
+            ).fetchone()
+            keep_mentions = extracted is None and state is not None and state[0] == content_hash
+            if keep_mentions:
+                for target, evidence in db.execute(
+                    "SELECT target, evidence FROM links WHERE source = ? AND kind = 'mention'",
+                    (path,),
+                ):
+                    wanted[(target, "entity", "mention")] = json.loads(evidence)
+            for item in extracted or ():
+                description = _clean(item.description, MAX_DESCRIPTION_CHARS)
+                key = want_entity(item.name, _clean(item.type, 40) or "concept", description)
+                if key is not None:
+                    quotes = [_clean(m, 200) for m in item.mentions if m.strip()]
+                    wanted[(key, "entity", "mention")] = quotes[:MAX_MENTIONS]
+            extracted_flag = bool(state[1]) if keep_mentions and state else extracted is not None
+            db.execute(
+                "INSERT INTO posts (path, hash, extracted) VALUES (?, ?, ?)"
+                " ON CONFLICT(path) DO UPDATE SET hash = excluded.hash,"
+                " extracted = excluded.extracted",
+                (path, content_hash, int(extracted_flag)),
+            )
+            return self._apply(db, path, wanted, entities)
+
+    def remove_post(self, path: str) -> GraphDelta:
+        """Drop a post's outgoing links (links to it from other posts stay: they exist)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM posts WHERE path = ?", (path,))
+            return self._apply(db, path, {}, {})
+
+    def _apply(
+        self,
+        db: sqlite3.Connection,
+        source: str,
+        wanted: dict[tuple[str, TargetType, LinkKind], list[str]],
+        entities: dict[str, _Entity],
+    ) -> GraphDelta:
+        delta = GraphDelta()
+        current = {
+            (row[0], row[1], row[2]): row[3]
+            for row in db.execute(
+                "SELECT target, target_type, kind, evidence FROM links WHERE source = ?",
+                (source,),
+            )
+        }
+        for key, entity in entities.items():
+            row = db.execute("SELECT type, description FROM entities WHERE key = ?", (key,))
+            found = row.fetchone()
+            if found is None:
+                db.execute(
+                    "INSERT INTO entities (key, name, type, description) VALUES (?, ?, ?, ?)",
+                    (key, entity.name, entity.type, entity.description),
+                )
+                delta.entities_added.append(entity.name)
+            elif entity.type not in ("tag", "note"):
+                db.execute(
+                    "UPDATE entities SET name = ?, type = ?, description = ? WHERE key = ?",
+                    (entity.name, entity.type, entity.description or found[1], key),
+                )
+        for link in sorted(set(current) - set(wanted)):
+            db.execute(
+                "DELETE FROM links WHERE source = ? AND target = ? AND target_type = ?"
+                " AND kind = ?",
+                (source, *link),
+            )
+            delta.links_removed.append(GraphLink(source, *link))
+        for link, evidence in sorted(wanted.items()):
+            text = json.dumps(evidence, ensure_ascii=False)
+            if link not in current:
+                delta.links_added.append(GraphLink(source, *link))
+            elif current[link] == text:
+                continue
+            db.execute(
+                "INSERT OR REPLACE INTO links (source, target, target_type, kind, evidence)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (source, *link, text),
+            )
+        for target, _type, _kind in {link for link in current if link[1] == "entity"}:
+            still = db.execute(
+                "SELECT 1 FROM links WHERE target = ? AND target_type = 'entity' LIMIT 1",
+                (target,),
+            ).fetchone()
+            if still is None:
+                row = db.execute("SELECT name FROM entities WHERE key = ?", (target,)).fetchone()
+                if row is not None:
+                    db.execute("DELETE FROM entities WHERE key = ?", (target,))
+                    delta.entities_removed.append(str(row[0]))
+        return delta
+
+    # --- queries -------------------------------------------------------------------------
+
+    def entity(self, name: str) -> dict[str, str] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT name, type, description FROM entities WHERE key = ?", (entity_key(name),)
+            ).fetchone()
+        return None if row is None else {"name": row[0], "type": row[1], "description": row[2]}
+
+    def entities(self) -> list[dict[str, str]]:
+        """Every entity: ``key`` (what links target), name, type and description."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT key, name, type, description FROM entities ORDER BY key"
+            ).fetchall()
+        return [{"key": r[0], "name": r[1], "type": r[2], "description": r[3]} for r in rows]
+
+    def related(self, entity: str, limit: int = 20) -> list[Related]:
+        """The neighbours of an entity (by name) or a post (by path).
+
+        For an entity: the posts linking to it, then the entities those posts also link to,
+        ranked by the number of posts shared. For a post: the posts linking to it and those it
+        links to, then its entities. Posts come first; within a group, the strongest first.
+        """
+        key = entity_key(entity)
+        found: dict[tuple[TargetType, str], tuple[set[str], int]] = {}
+
+        def add(node: TargetType, name: str, kind: str) -> None:
+            kinds, weight = found.get((node, name), (set(), 0))
+            kinds.add(kind)
+            found[(node, name)] = (kinds, weight + 1)
+
+        with self._lock:
+            db = self._db
+            is_entity = db.execute("SELECT 1 FROM entities WHERE key = ?", (key,)).fetchone()
+            target, target_type = (key, "entity") if is_entity else (entity, "post")
+            incoming = db.execute(
+                "SELECT source, kind FROM links WHERE target = ? AND target_type = ?",
+                (target, target_type),
+            ).fetchall()
+            for source, kind in incoming:
+                add("post", source, kind)
+            sources = {src for src, _ in incoming} if is_entity else {entity}
+            for source in sorted(sources):
+                for other, other_type, kind in db.execute(
+                    "SELECT target, target_type, kind FROM links WHERE source = ?", (source,)
+                ):
+                    same = (other, other_type) == (target, target_type)
+                    if not same and (other_type == "entity" or not is_entity):
+                        add(other_type, other, kind)
+            types = dict(db.execute("SELECT key, type FROM entities").fetchall())
+            names = dict(db.execute("SELECT key, name FROM entities").fetchall())
+        out = [
+            Related(
+                names.get(name, name) if node == "entity" else name,
+                node,
+                types.get(name, "entity") if node == "entity" else "post",
+                tuple(sorted(kinds)),
+                weight,
+            )
+            for (node, name), (kinds, weight) in found.items()
+            if node == "post" or name in names
+        ]
+        out.sort(key=lambda r: (r.node != "post", -r.weight, r.name))
+        return out[:limit]
+
+    def backlinks(self, post: str) -> list[str]:
+        """The posts whose wikilinks point at ``post`` (a path), sorted."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT DISTINCT source FROM links WHERE target = ? AND target_type = 'post'"
+                " AND kind = 'wikilink' ORDER BY source",
+                (post,),
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def posts(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT path FROM posts ORDER BY path")]
+
+    def export_json(self) -> dict[str, Any]:
+        """The whole graph as JSON-ready data: posts, entities and links."""
+        with self._lock:
+            posts = [
+                {"path": r[0], "hash": r[1], "extracted": bool(r[2])}
+                for r in self._db.execute("SELECT path, hash, extracted FROM posts ORDER BY path")
+            ]
+            links = [
+                {
+                    "source": r[0],
+                    "target": r[1],
+                    "target_type": r[2],
+                    "kind": r[3],
+                    "evidence": json.loads(r[4]),
+                }
+                for r in self._db.execute(
+                    "SELECT source, target, target_type, kind, evidence FROM links"
+                    " ORDER BY source, kind, target"
+                )
+            ]
+        return {"posts": posts, "entities": self.entities(), "links": links}

@@ -1,0 +1,142 @@
+"""Markdown posts with YAML frontmatter: read, normalise and write them with python-frontmatter.
+
+The fields understood follow Hugo, Jekyll, VitePress and Obsidian: ``title``, ``date``,
+``tags`` (a list, or one comma-separated string), ``description`` (or ``summary``),
+``aliases`` and ``wikiLinks`` (the notes a post links to). Every other field is kept as it is
+when a post is written back: ``dump_post`` never sorts or drops keys.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import frontmatter
+import yaml
+
+from skillrt.blog.wikilinks import normalize_target, wikilink_targets
+from skillrt.exceptions import InvalidFrontmatter
+
+__all__ = ["PostFields", "dump_post", "post_fields", "split_post", "word_count"]
+
+_OPEN = re.compile(r"\A---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def split_post(text: str, path: str = "") -> tuple[dict[str, Any], str]:
+    """``(frontmatter, body)`` of a post. A post without frontmatter has ``{}``.
+
+    Raises ``InvalidFrontmatter`` when the block is not closed, is not valid YAML, or is not
+    a mapping (python-frontmatter alone would silently treat those as body text).
+    """
+    text = text.removeprefix("\ufeff")
+    opening = _OPEN.match(text)
+    if opening is None:
+        return {}, text.strip("\n")
+    closing = _CLOSE.search(text, opening.end())
+    if closing is None:
+        raise InvalidFrontmatter(path, "the '---' block is never closed")
+    raw = text[opening.end() : closing.start()]
+    body = text[closing.end() :]
+    try:
+        data = yaml.load(raw, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise InvalidFrontmatter(path, _yaml_reason(exc, text[: opening.end()])) from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InvalidFrontmatter(path, f"expected a mapping of fields, got {type(data).__name__}")
+    return {str(k): v for k, v in data.items()}, body.lstrip("\r\n").rstrip()
+
+
+def _yaml_reason(exc: yaml.YAMLError, before: str) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        line = exc.problem_mark.line + before.count("\n") + 1
+        return f"invalid YAML at line {line}: {exc.problem or exc.context or 'syntax error'}"
+    return "invalid YAML: " + " ".join(str(exc).split())[:200]
+
+
+def dump_post(metadata: Mapping[str, Any], body: str) -> str:
+    """A post as text: YAML frontmatter (key order kept, Unicode as is) then the body."""
+    post = frontmatter.Post(body.strip("\n"))
+    post.metadata = dict(metadata)
+    text: str = frontmatter.dumps(post, sort_keys=False)
+    return text.rstrip("\n") + "\n"
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    return " ".join(str(value).split())
+
+
+def _as_list(value: Any) -> list[str]:
+    """A tag-like field: a list, or a string separated by commas (or spaces when no comma)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        parts = value.split(",") if "," in value else value.split()
+    elif isinstance(value, list | tuple | set):
+        parts = [_as_text(v) for v in value if v is not None and not isinstance(v, dict | list)]
+    else:
+        parts = [_as_text(value)]
+    out: list[str] = []
+    for part in parts:
+        item = part.strip().lstrip("#").strip()
+        if item and item not in out:
+            out.append(item)
+    return out
+
+
+def _link_name(value: str) -> str:
+    value = value.strip()
+    if value.startswith("[[") and value.endswith("]]"):
+        value = value[2:-2]
+    return value.split("|", 1)[0].split("#", 1)[0].strip()
+
+
+@dataclass(frozen=True, slots=True)
+class PostFields:
+    """The fields of a post the index and graph use, normalised."""
+
+    title: str
+    date: str | None
+    tags: tuple[str, ...]
+    description: str
+    aliases: tuple[str, ...]
+    wikilinks: tuple[str, ...]
+
+
+def post_fields(metadata: Mapping[str, Any], body: str, stem: str) -> PostFields:
+    """Normalise frontmatter: title falls back to the first ``# heading``, then the file name."""
+    title = _as_text(metadata.get("title"))
+    if not title:
+        heading = _HEADING.search(body)
+        title = heading.group(1).strip() if heading else stem
+    date = _as_text(metadata.get("date")) or None
+    description = _as_text(metadata.get("description") or metadata.get("summary"))
+    tags = _as_list(metadata.get("tags", metadata.get("tag")))
+    aliases = _as_list(metadata.get("aliases", metadata.get("alias")))
+    links = wikilink_targets(body)
+    seen = {normalize_target(t) for t in links}
+    for raw in _as_list(metadata.get("wikiLinks", metadata.get("wikilinks"))):
+        name = _link_name(raw)
+        if name and normalize_target(name) not in seen:
+            seen.add(normalize_target(name))
+            links.append(name)
+    return PostFields(title, date, tuple(tags), description, tuple(aliases), tuple(links))
+
+
+def word_count(text: str) -> int:
+    """Words of a text, counting each Chinese character as one (as Chinese writers count)."""
+    han = len(_HAN.findall(text))
+    words = len(_WORD.findall(_HAN.sub(" ", text)))
+    return han + words

@@ -1,0 +1,125 @@
+"""``BlogMemory``: the blog's post index and entity graph, opened on first use.
+
+The runtime builds one per content root (``BlogMemory(config.root, config.state_path,
+config.posts_dir)``) and hands it to skills as ``ctx.memory``. Constructing it does no I/O;
+the databases (``<state_dir>/index/posts.sqlite3`` and ``graph.sqlite3``) are opened by the
+first use of ``.posts`` or ``.graph``.
+
+``refresh()`` re-indexes changed posts and keeps the graph's structural links (wikilinks and
+tags) in step with the index; LLM extraction is the ``UpdateGraph`` skill's job.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from skillrt.blog.files import MAX_READ_BYTES
+from skillrt.blog.graph import EntityGraph, ExtractedEntity, GraphDelta
+from skillrt.blog.posts import IndexReport, PostIndex, PostMeta
+
+__all__ = ["BlogMemory"]
+
+
+class BlogMemory:
+    """The post index and the entity graph of one blog."""
+
+    def __init__(
+        self,
+        content_root: Path,
+        state_dir: Path,
+        posts_dir: str = "posts",
+        *,
+        max_post_bytes: int = MAX_READ_BYTES,
+    ) -> None:
+        self.max_post_bytes = max_post_bytes
+        self.content_root = Path(content_root)
+        self.state_dir = Path(state_dir)
+        self.posts_dir = posts_dir
+        self._lock = threading.Lock()
+        self._posts: PostIndex | None = None
+        self._graph: EntityGraph | None = None
+
+    @property
+    def index_dir(self) -> Path:
+        return self.state_dir / "index"
+
+    @property
+    def posts(self) -> PostIndex:
+        with self._lock:
+            if self._posts is None:
+                self._posts = PostIndex(
+                    self.index_dir / "posts.sqlite3",
+                    self.content_root,
+                    self.posts_dir,
+                    max_bytes=self.max_post_bytes,
+                )
+            return self._posts
+
+    @property
+    def graph(self) -> EntityGraph:
+        with self._lock:
+            if self._graph is None:
+                self._graph = EntityGraph(self.index_dir / "graph.sqlite3")
+            return self._graph
+
+    def refresh(self) -> IndexReport:
+        """Re-index changed posts and bring the graph's wikilinks and tags up to date."""
+        report = self.posts.refresh()
+        self.sync_graph(relink=bool(report.added or report.removed))
+        return report
+
+    def sync_graph(self, *, relink: bool = False) -> GraphDelta:
+        """Update the graph for posts whose hash it has not seen, and drop removed posts.
+
+        ``relink`` re-resolves every post's wikilinks (after posts were added or removed, a
+        link may now point at a post, or no longer); unchanged links are not rewritten.
+        """
+        delta = GraphDelta()
+        graph = self.graph
+        indexed = {meta.path: meta for meta in self.posts.all_posts()}
+        for path in graph.posts():
+            if path not in indexed:
+                delta += graph.remove_post(path)
+        for path, meta in indexed.items():
+            state = graph.post_state(path)
+            if relink or state is None or state[0] != meta.hash:
+                delta += self._update(meta, None)
+        return delta
+
+    def update_post_graph(
+        self, path: str, extracted: Sequence[ExtractedEntity] | None = None
+    ) -> GraphDelta:
+        """Update one post's node: its wikilinks, tags and (when given) an LLM extraction."""
+        meta = self.posts.get(path)
+        if meta is None:
+            return self.graph.remove_post(self.posts.relpath(path))
+        return self._update(meta, extracted)
+
+    def _update(self, meta: PostMeta, extracted: Sequence[ExtractedEntity] | None) -> GraphDelta:
+        targets: list[str] = []
+        post_paths: set[str] = set()
+        for link in meta.wikilinks:
+            resolved = self.posts.resolve_link(link)
+            if resolved is not None:
+                post_paths.add(resolved)
+            target = resolved or link
+            if target != meta.path and target not in targets:
+                targets.append(target)
+        return self.graph.update_post(
+            meta.path, meta.hash, targets, meta.tags, extracted, posts=post_paths
+        )
+
+    def resolve_link(self, target: str) -> str | None:
+        """The path of the post a ``[[target]]`` names, or None."""
+        return self.posts.resolve_link(target)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._posts is not None:
+                self._posts.close()
+                self._posts = None
+            if self._graph is not None:
+                self._graph.close()
+                self._graph = None

@@ -1,0 +1,494 @@
+"""``PostIndex``: full-text search over the blog's Markdown posts (SQLite FTS5, trigram).
+
+The trigram tokenizer indexes every three-character window, so Chinese text (which has no
+spaces) matches as well as English. A query is never passed to FTS5 as syntax: it is split
+into terms, each quoted. Terms shorter than three characters cannot use a trigram index;
+those (``闭包``, ``Go``) are matched with ``LIKE`` and scored in Python. Chinese runs are cut
+at common function words (的, 是, 什么, 如何, ...) and long runs are searched as their
+overlapping trigrams, so ``Rust 的所有权是什么`` finds a post about ``所有权``.
+
+``refresh()`` is incremental: every post is hashed (sha256); only new or changed posts are
+parsed. A post whose frontmatter cannot be read is reported in ``IndexReport.errors`` and
+skipped; it stays reported (without being parsed again) until it changes.
+
+The database is a cache of the blog: if it is unreadable it is moved aside and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from skillrt.blog.files import MAX_READ_BYTES
+from skillrt.blog.markdown import post_fields, split_post
+from skillrt.blog.sqlite import SQLiteCache
+from skillrt.blog.wikilinks import normalize_target
+from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
+
+__all__ = [
+    "IndexReport",
+    "Post",
+    "PostHit",
+    "PostIndex",
+    "PostMeta",
+    "make_snippet",
+    "query_terms",
+]
+
+SCHEMA_VERSION = 1
+MAX_QUERY_CHARS = 500
+MAX_TERMS = 24
+MAX_POST_BYTES = 5_000_000
+POST_SUFFIXES = (".md", ".markdown")
+
+# Column weights for bm25: path, title, aliases, tags, description, body.
+_WEIGHTS = (2.0, 10.0, 6.0, 5.0, 3.0, 1.0)
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_HAN}]+|[^\W_]+(?:[+#]+|(?:[.\-'][^\W_]+)+)?")
+_IS_HAN = re.compile(rf"[{_HAN}]")
+_HEADING_LINE = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
+# Function words that separate the content words of a Chinese question or request.
+_ZH_STOP = re.compile(
+    "什么|怎么|怎样|如何|为什么|哪些|哪个|关于|一篇|一下|文章|博客|请问|介绍|"
+    "可以|能否|是否|我们|你们|他们|这个|那个|这些|那些|以及|还有|"
+    "[的了是在和与及或吗呢吧啊呀请写把被对从让给就也都还又很]"
+)
+_EN_STOP_WORDS = (
+    "the and for with what how why when where which who about into from that this these those "
+    "are was were is be been does did can could should would will write article post blog "
+    "please tell explain describe you your our their there here its it's an of on in to"
+)
+_EN_STOP = frozenset(_EN_STOP_WORDS.split())
+
+_TABLES = ("posts", "posts_fts", "names", "broken")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS posts (
+    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, hash TEXT NOT NULL,
+    title TEXT NOT NULL, date TEXT, tags TEXT NOT NULL, description TEXT NOT NULL,
+    aliases TEXT NOT NULL, wikilinks TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS posts_fts USING fts5(
+    path, title, aliases, tags, description, body, tokenize='trigram');
+CREATE TABLE IF NOT EXISTS names (
+    key TEXT NOT NULL, path TEXT NOT NULL, rank INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS names_key ON names(key);
+CREATE TABLE IF NOT EXISTS broken (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT NOT NULL);
+"""
+
+_SHORT_TERM_SQL = (
+    "SELECT f.rowid, f.title, p.tags, f.body FROM posts_fts f JOIN posts p ON p.id = f.rowid"
+    " WHERE f.title LIKE ?1 ESCAPE '\\' OR f.tags LIKE ?1 ESCAPE '\\'"
+    " OR f.body LIKE ?1 ESCAPE '\\' LIMIT 500"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PostMeta:
+    """A post as indexed. ``path`` is relative to the content root, with ``/``."""
+
+    path: str
+    title: str
+    date: str | None
+    tags: tuple[str, ...]
+    description: str
+    aliases: tuple[str, ...]
+    wikilinks: tuple[str, ...]
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Post(PostMeta):
+    """A post with its body (the Markdown after the frontmatter)."""
+
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class PostHit:
+    """A search result; ``score`` is higher for better matches."""
+
+    path: str
+    title: str
+    snippet: str
+    score: float
+    tags: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "title": self.title,
+            "snippet": self.snippet,
+            "score": self.score,
+            "tags": list(self.tags),
+        }
+
+
+def _too_big(size: int, limit: int) -> str:
+    return f"{size / 1e6:.1f} MB, more than the {limit / 1e6:.1f} MB a post may have; not indexed"
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What a ``refresh()`` did. Paths are relative to the content root."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": list(self.added),
+            "updated": list(self.updated),
+            "removed": list(self.removed),
+            "unchanged": self.unchanged,
+            "errors": [list(e) for e in self.errors],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Terms:
+    fts: tuple[str, ...]  # three characters or more: FTS5 phrases
+    short: tuple[str, ...]  # one or two characters of Chinese, two of anything else: LIKE
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return self.fts + self.short
+
+
+def _trigrams(run: str) -> list[str]:
+    return [run[i : i + 3] for i in range(len(run) - 2)]
+
+
+def query_terms(query: str) -> _Terms:
+    """Split a user query into search terms (bounded in length and number)."""
+    query = "".join(ch if ch.isprintable() else " " for ch in query[:MAX_QUERY_CHARS])
+    fts: list[str] = []
+    short: list[str] = []
+
+    def add(bucket: list[str], term: str) -> None:
+        if term not in fts and term not in short and len(fts) + len(short) < MAX_TERMS:
+            bucket.append(term)
+
+    for token in _TOKEN.findall(query.casefold()):
+        if _IS_HAN.match(token):
+            for piece in _ZH_STOP.split(token):
+                if len(piece) == 3:
+                    add(fts, piece)
+                elif len(piece) > 3:
+                    for gram in _trigrams(piece):
+                        add(fts, gram)
+                elif len(piece) == 2:
+                    add(short, piece)
+            continue
+        if token in _EN_STOP:
+            continue
+        if len(token) > 4 and token.endswith("s") and not token.endswith("ss"):
+            token = token[:-1]
+        if len(token) >= 3:
+            add(fts, token)
+        elif len(token) == 2:
+            add(short, token)
+    return _Terms(tuple(fts), tuple(short))
+
+
+def _fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _like_pattern(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _short_term_score(term: str, title: str, tags: tuple[str, ...], body: str) -> float:
+    pattern = re.compile(
+        re.escape(term) if _IS_HAN.search(term) else rf"(?<![^\W_]){re.escape(term)}(?![^\W_])",
+        re.IGNORECASE,
+    )
+    score = 3.0 if pattern.search(title) else 0.0
+    score += 2.0 if any(tag.casefold() == term for tag in tags) else 0.0
+    score += 0.2 * min(len(pattern.findall(body)), 5)
+    return score
+
+
+def make_snippet(body: str, terms: tuple[str, ...], width: int = 160) -> str:
+    """About ``width`` characters of ``body`` around the first matching term, on one line."""
+    text = " ".join(_HEADING_LINE.sub(" ", body).split())
+    folded = text.casefold()
+    positions = [p for p in (folded.find(t) for t in terms if t) if p >= 0]
+    if not positions:
+        return text[:width] + ("…" if len(text) > width else "")
+    start = max(0, min(positions) - width // 3)
+    end = min(len(text), start + width)
+    start = max(0, end - width)
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+class PostIndex(SQLiteCache):
+    """Full-text index of the posts under ``content_root / posts_dir`` in ``db_path``.
+
+    Thread-safe (one connection behind a lock), so callers may run ``refresh()`` in a worker
+    thread. Posts are named by their path relative to ``content_root``.
+    """
+
+    def __init__(
+        self,
+        db_path: Path,
+        content_root: Path,
+        posts_dir: str = "posts",
+        *,
+        max_bytes: int = MAX_READ_BYTES,
+    ) -> None:
+        self.max_bytes = max_bytes  # a bigger post is reported, never read
+        self.content_root = Path(content_root).expanduser().resolve()
+        self.posts_dir = posts_dir.strip("/") or "."
+        super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
+
+    # --- files ---------------------------------------------------------------------------
+
+    def _scan(self) -> dict[str, Path]:
+        base = (self.content_root / self.posts_dir).resolve()
+        found: dict[str, Path] = {}
+        if not base.is_dir() or not base.is_relative_to(self.content_root):
+            return found
+        for path in base.rglob("*"):
+            if path.suffix.lower() not in POST_SUFFIXES or not path.is_file():
+                continue
+            rel_parts = path.relative_to(self.content_root).parts
+            if any(part.startswith(".") or part == "node_modules" for part in rel_parts):
+                continue
+            if not path.resolve().is_relative_to(self.content_root):
+                continue  # a symlink out of the blog
+            found[PurePosixPath(*rel_parts).as_posix()] = path
+        return found
+
+    def relpath(self, path: str | Path) -> str:
+        """A post path as the index names it (relative, ``/``); refuses paths out of the blog."""
+        raw = Path(path)
+        full = Path(os.path.normpath(raw if raw.is_absolute() else self.content_root / raw))
+        if full == self.content_root or not full.is_relative_to(self.content_root):
+            raise PathNotAllowed(str(path), "outside the content root")
+        return full.relative_to(self.content_root).as_posix()
+
+    # --- indexing ------------------------------------------------------------------------
+
+    def refresh(self) -> IndexReport:
+        """Bring the index up to date with the files; only new or changed posts are parsed."""
+        report = IndexReport()
+        files = self._scan()
+        with self._tx() as db:
+            known = dict(db.execute("SELECT path, hash FROM posts").fetchall())
+            broken = {row[0]: (row[1], row[2]) for row in db.execute("SELECT * FROM broken")}
+            for rel in sorted(files):
+                try:
+                    size = files[rel].stat().st_size
+                    if size > self.max_bytes:
+                        report.errors.append((rel, _too_big(size, self.max_bytes)))
+                        continue
+                    data = files[rel].read_bytes()
+                except OSError as exc:
+                    report.errors.append((rel, f"unreadable: {exc.strerror or exc}"))
+                    continue
+                digest = hashlib.sha256(data).hexdigest()
+                if known.get(rel) == digest:
+                    report.unchanged += 1
+                    continue
+                if rel in broken and broken[rel][0] == digest:
+                    report.errors.append((rel, broken[rel][1]))
+                    continue
+                reason = self._index_one(db, rel, data, digest)
+                if reason is not None:
+                    db.execute(
+                        "INSERT OR REPLACE INTO broken VALUES (?, ?, ?)", (rel, digest, reason)
+                    )
+                    report.errors.append((rel, reason))
+                    if rel in known:
+                        self._delete(db, rel)
+                        report.removed.append(rel)
+                    continue
+                db.execute("DELETE FROM broken WHERE path = ?", (rel,))
+                (report.updated if rel in known else report.added).append(rel)
+            for rel in sorted(set(known) - set(files)):
+                self._delete(db, rel)
+                report.removed.append(rel)
+            for rel in set(broken) - set(files):
+                db.execute("DELETE FROM broken WHERE path = ?", (rel,))
+        return report
+
+    def _index_one(self, db: sqlite3.Connection, rel: str, data: bytes, digest: str) -> str | None:
+        """Parse and store one post; returns why it was skipped, or None."""
+        if len(data) > MAX_POST_BYTES:
+            return f"too large ({len(data)} bytes; the limit is {MAX_POST_BYTES})"
+        try:
+            text = data.decode("utf-8")
+            metadata, body = split_post(text, rel)
+        except UnicodeDecodeError:
+            return "not UTF-8 text"
+        except InvalidFrontmatter as exc:
+            return exc.reason
+        stem = PurePosixPath(rel).stem
+        fields = post_fields(metadata, body, stem)
+        self._delete(db, rel)
+        cur = db.execute(
+            "INSERT INTO posts (path, hash, title, date, tags, description, aliases, wikilinks)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                rel,
+                digest,
+                fields.title,
+                fields.date,
+                json.dumps(fields.tags, ensure_ascii=False),
+                fields.description,
+                json.dumps(fields.aliases, ensure_ascii=False),
+                json.dumps(fields.wikilinks, ensure_ascii=False),
+            ),
+        )
+        db.execute(
+            "INSERT INTO posts_fts (rowid, path, title, aliases, tags, description, body)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                cur.lastrowid,
+                rel,
+                fields.title,
+                " ".join(fields.aliases),
+                " ".join(fields.tags),
+                fields.description,
+                body,
+            ),
+        )
+        without_ext = rel.rsplit(".", 1)[0]
+        names = [(without_ext, 0), (stem, 1), (fields.title, 2)]
+        names += [(alias, 3) for alias in fields.aliases]
+        if self.posts_dir != "." and without_ext.startswith(self.posts_dir + "/"):
+            names.append((without_ext[len(self.posts_dir) + 1 :], 0))
+        db.executemany(
+            "INSERT INTO names (key, path, rank) VALUES (?, ?, ?)",
+            [(normalize_target(name), rel, rank) for name, rank in names if name],
+        )
+        return None
+
+    def _delete(self, db: sqlite3.Connection, rel: str) -> None:
+        row = db.execute("SELECT id FROM posts WHERE path = ?", (rel,)).fetchone()
+        if row is None:
+            return
+        db.execute("DELETE FROM posts_fts WHERE rowid = ?", (row[0],))
+        db.execute("DELETE FROM posts WHERE id = ?", (row[0],))
+        db.execute("DELETE FROM names WHERE path = ?", (rel,))
+
+    # --- queries -------------------------------------------------------------------------
+
+    def search(self, query: str, k: int = 10, *, snippet_chars: int = 160) -> list[PostHit]:
+        """The ``k`` posts that match ``query`` best (title and tags weigh most)."""
+        terms = query_terms(query)
+        k = max(1, min(k, 100))
+        if not terms.all:
+            return []
+        scores: dict[int, float] = {}
+        with self._lock:
+            if terms.fts:
+                expr = " OR ".join(_fts_phrase(t) for t in terms.fts)
+                rows = self._db.execute(
+                    "SELECT rowid, bm25(posts_fts, ?, ?, ?, ?, ?, ?) FROM posts_fts"
+                    " WHERE posts_fts MATCH ? ORDER BY 2 LIMIT 200",
+                    (*_WEIGHTS, expr),
+                ).fetchall()
+                for rowid, rank in rows:
+                    scores[rowid] = -float(rank)
+            for term in terms.short:
+                rows = self._db.execute(_SHORT_TERM_SQL, (_like_pattern(term),)).fetchall()
+                for rowid, title, tags, body in rows:
+                    bonus = _short_term_score(term, title, tuple(json.loads(tags)), body)
+                    if bonus > 0:
+                        scores[rowid] = scores.get(rowid, 0.0) + bonus
+            best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
+            hits: list[PostHit] = []
+            for rowid, score in best:
+                row = self._db.execute(
+                    "SELECT p.path, p.title, p.tags, f.body FROM posts p"
+                    " JOIN posts_fts f ON f.rowid = p.id WHERE p.id = ?",
+                    (rowid,),
+                ).fetchone()
+                if row is None:
+                    continue
+                path, title, tags, body = row
+                hits.append(
+                    PostHit(
+                        path=path,
+                        title=title,
+                        snippet=make_snippet(body, terms.all, snippet_chars),
+                        score=round(score, 4),
+                        tags=tuple(json.loads(tags)),
+                    )
+                )
+        return hits
+
+    def build_context(self, topic: str, k: int = 5, *, snippet_chars: int = 300) -> list[PostHit]:
+        """The posts most related to ``topic``, with a longer snippet for a prompt."""
+        return self.search(topic, k, snippet_chars=snippet_chars)
+
+    def get(self, path: str | Path) -> Post | None:
+        """One indexed post with its body, or None."""
+        try:
+            rel = self.relpath(path)
+        except PathNotAllowed:
+            return None
+        with self._lock:
+            row = self._db.execute(
+                "SELECT p.path, p.title, p.date, p.tags, p.description, p.aliases, p.wikilinks,"
+                " p.hash, f.body FROM posts p JOIN posts_fts f ON f.rowid = p.id"
+                " WHERE p.path = ?",
+                (rel,),
+            ).fetchone()
+        if row is None:
+            return None
+        return Post(**self._meta_fields(row[:8]), body=row[8])
+
+    def all_posts(self) -> list[PostMeta]:
+        """Every indexed post (without bodies), by path."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, title, date, tags, description, aliases, wikilinks, hash"
+                " FROM posts ORDER BY path"
+            ).fetchall()
+        return [PostMeta(**self._meta_fields(row)) for row in rows]
+
+    def resolve_link(self, target: str) -> str | None:
+        """The post a ``[[target]]`` names (by path, file name, title, then alias), or None."""
+        key = normalize_target(target)
+        if not key:
+            return None
+        with self._lock:
+            row = self._db.execute(
+                "SELECT path FROM names WHERE key = ? ORDER BY rank, path LIMIT 1", (key,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM posts").fetchone()[0])
+
+    @staticmethod
+    def _meta_fields(row: tuple[Any, ...]) -> dict[str, Any]:
+        path, title, date, tags, description, aliases, wikilinks, digest = row
+        return {
+            "path": path,
+            "title": title,
+            "date": date,
+            "tags": tuple(json.loads(tags)),
+            "description": description,
+            "aliases": tuple(json.loads(aliases)),
+            "wikilinks": tuple(json.loads(wikilinks)),
+            "hash": digest,
+        }

@@ -1,0 +1,36 @@
+"""The skill author's API: declare a skill, and everything its ``run`` receives.
+
+::
+
+    from skillrt.skill import SkillContext, SkillResult, skill
+
+A skill is a function decorated with ``skill`` (``definition``); it receives a
+``SkillContext`` (``context``) and returns a ``SkillResult``. Its params may use the text types
+of ``params``; the errors a user can fix become replies through ``refusals``; its words in
+Chinese and English are a ``Replies`` table (``replies``); ``ctx.conversation`` is a
+``Conversation`` (``conversation``).
+"""
+
+from skillrt.skill.context import SkillContext, TaskInput
+from skillrt.skill.conversation import Conversation, Turn
+from skillrt.skill.definition import Skill, SkillResult, skill
+from skillrt.skill.params import Chars, LongText, PostPath, Text
+from skillrt.skill.refusals import REFUSED, refusal
+from skillrt.skill.replies import Replies
+
+__all__ = [
+    "REFUSED",
+    "Chars",
+    "Conversation",
+    "LongText",
+    "PostPath",
+    "Replies",
+    "Skill",
+    "SkillContext",
+    "SkillResult",
+    "TaskInput",
+    "Text",
+    "Turn",
+    "refusal",
+    "skill",
+]

@@ -1,0 +1,296 @@
+"""``SkillContext``: everything a skill gets from the runtime, and nothing more.
+
+A skill reaches the model, the blog, the locks and the event bus only through its context.
+``step(name, fn)`` makes work durable: the first run stores ``fn``'s JSON result in the task's
+journal before returning it; a resumed task gets the stored result without running ``fn``.
+With ``returns=Model`` the step gives back a ``Model`` both times (the journal holds its JSON).
+``reply(key, **values)`` reads the running skill's ``Replies`` in the user's language.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from skillrt.abort import AbortSignal
+from skillrt.exceptions import CheckpointCorrupt, FileChanged, UserError
+from skillrt.settings import RuntimeConfig
+from skillrt.skill.conversation import Conversation
+from skillrt.skill.replies import Replies
+
+if TYPE_CHECKING:
+    import structlog
+
+    from skillrt.blog.files import FileStore
+    from skillrt.blog.locks import FileLockManager
+    from skillrt.blog.memory import BlogMemory
+    from skillrt.llm.taskllm import TaskLLM
+
+__all__ = ["SkillContext", "TaskEvents", "TaskInput", "detect_language"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+Language = Literal["zh", "en"]
+
+
+_NOT_WORDS = re.compile(r"\S*[/.\\:@]\S*")  # paths, URLs, file names, addresses
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_HAN = re.compile("[\u4e00-\u9fff\u3400-\u4dbf]")
+
+
+def detect_language(text: str) -> Language:
+    """``zh`` when Chinese carries the sentence, else ``en``.
+
+    English technical terms inside Chinese sentences are common ("写一篇关于 Rust 所有权的文章"),
+    and paths or URLs say nothing about the language ("把 posts/old-draft.md 删掉"), so: drop
+    paths and URLs, then Chinese wins when its characters outnumber twice the English words.
+    """
+    han = len(_HAN.findall(text))
+    if not han:
+        return "en"
+    words = len(_LATIN_WORD.findall(_NOT_WORDS.sub(" ", text)))
+    return "zh" if han >= 2 * words else "en"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskInput:
+    """What the user asked, with the editor context a blog tool passed along."""
+
+    text: str
+    language: Language = "en"
+    current_file: str | None = None
+    selected_text: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def say(self, zh: str, en: str) -> str:
+        """Pick the reply in the user's language."""
+        return zh if self.language == "zh" else en
+
+
+class TaskEvents(Protocol):
+    """The event bus, bound to one task: ``ctx.events.emit("agent:status", message=...)``."""
+
+    def emit(self, event_type: str, **data: Any) -> None: ...
+
+
+class _TaskHost(Protocol):
+    """What the runtime provides behind a context (implemented by the runtime's task)."""
+
+    def journal_get(self, name: str) -> tuple[bool, Any]: ...
+    async def journal_put(self, name: str, value: Any) -> None: ...
+    def before_step(self, name: str) -> None: ...
+    def report_progress(self, progress: dict[str, Any]) -> None: ...
+    async def wait_for_answer(self, question: str) -> str: ...
+
+
+class SkillContext:
+    """The task a skill runs in: ids, signal, input, conversation, model, memory, files,
+    locks, events."""
+
+    __slots__ = (
+        "_asks",
+        "_conversation",
+        "_host",
+        "config",
+        "events",
+        "files",
+        "input",
+        "llm",
+        "locks",
+        "logger",
+        "memory",
+        "replies",
+        "session_id",
+        "signal",
+        "task_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        task_id: str,
+        session_id: str,
+        signal: AbortSignal,
+        input: TaskInput,
+        llm: TaskLLM,
+        memory: BlogMemory,
+        files: FileStore,
+        locks: FileLockManager,
+        events: TaskEvents,
+        logger: structlog.stdlib.BoundLogger,
+        config: RuntimeConfig,
+        host: _TaskHost,
+        conversation: Conversation | Callable[[], Conversation] | None = None,
+        replies: Replies | None = None,
+    ) -> None:
+        self.task_id = task_id
+        self.session_id = session_id
+        self.signal = signal
+        self.input = input
+        self.llm = llm
+        self.memory = memory
+        self.files = files
+        self.locks = locks
+        self.events = events
+        self.logger = logger
+        self.config = config
+        self._host = host
+        self._asks = 0
+        # The running skill's words, read by ``reply``; ``Skill.run`` binds its own table.
+        self.replies = replies if replies is not None else Replies()
+        # The session's recent turns (bounded in tokens) and its focus, the post last worked
+        # on (see skillrt.skill.conversation); a callable is asked once, when a skill first looks.
+        self._conversation = conversation or Conversation(session_id=session_id)
+
+    @property
+    def conversation(self) -> Conversation:
+        conversation = self._conversation
+        if not isinstance(conversation, Conversation):
+            conversation = self._conversation = conversation()
+        return conversation
+
+    def progress(
+        self,
+        step: int,
+        total: int,
+        message: str,
+        detail: str | None = None,
+    ) -> None:
+        """Report progress: emits ``task:progress`` (with a percent) and records it."""
+        total = max(total, 1)
+        step = max(0, min(step, total))
+        percent = round(100.0 * step / total, 1)
+        self._host.report_progress(
+            {
+                "step": step,
+                "total_steps": total,
+                "message": message,
+                "detail": detail,
+                "percent": percent,
+            }
+        )
+
+    @overload
+    async def step(self, name: str, fn: Callable[[], object], *, returns: type[R]) -> R: ...
+
+    @overload
+    async def step(self, name: str, fn: Callable[[], Awaitable[T]]) -> T: ...
+
+    @overload
+    async def step(self, name: str, fn: Callable[[], T]) -> T: ...
+
+    async def step(
+        self, name: str, fn: Callable[[], Any], *, returns: type[Any] | None = None
+    ) -> Any:
+        """Run ``fn`` once, durably.
+
+        ``fn`` may be async (it runs on the event loop) or sync (it runs in a thread, so its
+        file I/O and fsyncs never hold the loop; a sync ``fn`` must not touch asyncio objects:
+        make it async to emit progress or events). Its result is stored in the journal before
+        this returns. Without ``returns`` the result must be JSON (dicts, lists, strings,
+        numbers) and this returns its JSON round trip; with ``returns=Model`` (a pydantic model,
+        or anything pydantic validates: a dataclass, ``list[Model]``) the journal holds the
+        result's JSON and this returns it validated as ``Model``. Either way the first run and
+        a resumed run see the same value. Checks the abort signal and a pending pause before
+        running.
+        """
+        found, value = self._host.journal_get(name)
+        if found:
+            return value if returns is None else _validated(name, value, returns)
+        self.signal.raise_if_aborted()
+        self._host.before_step(name)
+        if inspect.iscoroutinefunction(fn):
+            result = await fn()
+        else:
+            result = await asyncio.to_thread(fn)
+            if inspect.isawaitable(result):  # a sync callable that made a coroutine
+                result = await result
+        stored = _as_json(name, result, typed=returns is not None)
+        self.signal.raise_if_aborted()
+        await self._host.journal_put(name, stored)
+        return stored if returns is None else _validated(name, stored, returns)
+
+    async def read(self, name: str, path: str) -> tuple[str, str]:
+        """Read a blog file as the durable step ``name``: ``(text, sha256)``.
+
+        The journal keeps a reference (``{"path", "sha256"}``), never the text, so a checkpoint
+        stays small and holds nothing of the post. A resumed task reads the file again and gets
+        ``FileChanged`` if its bytes are no longer those of the first read. The read runs off
+        the event loop (``FileStore.read`` refuses what is not a regular file, or too big).
+        """
+        found, ref = self._host.journal_get(name)
+        if not found:
+            self.signal.raise_if_aborted()
+            self._host.before_step(name)
+        text, digest = await asyncio.to_thread(self.files.read, path)
+        if found:
+            expected = ref.get("sha256") if isinstance(ref, dict) else None
+            if expected != digest:
+                raise FileChanged(self.files.relative(path), str(expected), digest)
+            return text, digest
+        self.signal.raise_if_aborted()
+        await self._host.journal_put(name, {"path": self.files.relative(path), "sha256": digest})
+        return text, digest
+
+    async def ask(self, question: str) -> str:
+        """Ask the user; the task waits in WAITING_INPUT until the session's next input.
+
+        The answer is journalled, so a resumed task does not ask again.
+        """
+        self._asks += 1
+
+        async def wait() -> str:
+            return await self._host.wait_for_answer(question)
+
+        return await self.step(f"ask#{self._asks}", wait)
+
+    def reply(self, key: str, /, **values: object) -> str:
+        """The running skill's reply ``key`` (from its ``Replies``) in the user's language,
+        filled in with ``values``."""
+        return self.replies.text(key, self.input.language, **values)
+
+    def say(self, zh: str, en: str) -> str:
+        """Pick ``zh`` or ``en`` by the user's language (``reply`` reads a skill's table)."""
+        return self.input.say(zh, en)
+
+
+def _as_json(name: str, result: object, *, typed: bool) -> Any:
+    """``result`` as the JSON the journal stores (a typed step's models become their JSON)."""
+    try:
+        value = to_jsonable_python(result) if typed else result
+        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError, PydanticSerializationError) as exc:
+        raise UserError(
+            f"step {name!r} returned {type(result).__name__}, which is not JSON-serialisable"
+            f" ({exc}); return dicts, lists, strings and numbers, or pydantic models with"
+            " returns="
+        ) from exc
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}  # one per type steps return (a handful)
+
+
+def _adapter(returns: Any) -> TypeAdapter[Any]:
+    adapter = _ADAPTERS.get(returns)
+    if adapter is None:
+        adapter = _ADAPTERS[returns] = TypeAdapter(returns)
+    return adapter
+
+
+def _validated(name: str, value: Any, returns: type[R]) -> R:
+    """A journalled step result as ``returns``; ``CheckpointCorrupt`` if it is not one."""
+    try:
+        validated: R = _adapter(returns).validate_python(value)
+    except ValidationError as exc:
+        shown = getattr(returns, "__name__", str(returns))
+        raise CheckpointCorrupt(f"step {name!r}", f"not a {shown}: {exc}") from exc
+    return validated

@@ -1,0 +1,118 @@
+"""Skills: a name, a description, intents, a params model, replies and ``async run(ctx, params)``.
+
+``Skill.run`` is the one place where a skill's refusals become replies: it checks the params'
+declared limits (``skillrt.skill.params``) with the task's config, binds the skill's ``Replies`` to
+the context (``ctx.reply``), and answers the errors a user can fix (``skillrt.skill.refusals``) with
+``SkillResult(success=False)`` in the user's language.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillrt.skill.params import Chars, param_checks
+from skillrt.skill.refusals import REFUSED, refusal
+from skillrt.skill.replies import Replies
+
+if TYPE_CHECKING:
+    from skillrt.skill.context import SkillContext
+
+__all__ = ["Skill", "SkillResult", "skill"]
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class SkillResult(BaseModel):
+    """What a skill returns. ``message`` is Markdown for the user, in the user's language."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    success: bool = True
+    message: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+    tokens: int = 0
+    cost: float = 0.0
+    next_steps: list[str] = Field(default_factory=list)
+
+
+SkillFn = Callable[["SkillContext", P], Awaitable[SkillResult]]
+
+
+@dataclass(eq=False)
+class Skill(Generic[P]):
+    """A registered capability. Build one with the ``@skill`` decorator or directly.
+
+    ``intents`` are intent types (``WRITE_ARTICLE``); ``pattern`` is an optional regex that
+    matches raw input when no intent type does. ``watchdog_s`` overrides the runtime's
+    watchdog for this skill's working states. ``replies`` are the skill's words, read with
+    ``ctx.reply(key, **values)``.
+    """
+
+    name: str
+    description: str
+    params: type[P]
+    fn: SkillFn[P]
+    intents: list[str] = field(default_factory=list)
+    pattern: re.Pattern[str] | None = None
+    watchdog_s: float | None = None
+    replies: Replies = field(default_factory=Replies)
+    _checks: list[tuple[str, Chars]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._checks = param_checks(self.params)
+
+    async def run(self, ctx: SkillContext, params: P) -> SkillResult:
+        """Run the skill: its params checked, its replies bound to ``ctx``, and an error the
+        user can fix (``skillrt.skill.refusals.REFUSED``) answered as a refusal."""
+        outer = ctx.replies
+        ctx.replies = self.replies
+        try:
+            for name, chars in self._checks:
+                chars.check(name, getattr(params, name), ctx.config)
+            return await self.fn(ctx, params)
+        except REFUSED as exc:
+            refused = refusal(ctx, exc)
+            return SkillResult(success=False, message=refused.message, data=refused.data)
+        finally:
+            ctx.replies = outer
+
+    def parse_params(self, raw: dict[str, Any]) -> P:
+        """Validate parameters from routing or a caller (unknown keys are ignored)."""
+        known = {k: v for k, v in raw.items() if k in self.params.model_fields}
+        return self.params.model_validate(known)
+
+
+def skill(
+    *,
+    name: str,
+    params: type[P],
+    description: str = "",
+    intents: list[str] | None = None,
+    pattern: str | None = None,
+    watchdog_s: float | None = None,
+    replies: Replies | None = None,
+) -> Callable[[SkillFn[P]], Skill[P]]:
+    """Turn ``async def fn(ctx, params) -> SkillResult`` into a ``Skill``.
+
+    ``replies``: the module's ``Replies`` table, which ``ctx.reply(key, **values)`` reads in the
+    user's language while the skill runs.
+    """
+
+    def wrap(fn: SkillFn[P]) -> Skill[P]:
+        return Skill(
+            name=name,
+            description=description or (fn.__doc__ or "").strip().split("\n")[0],
+            params=params,
+            fn=fn,
+            intents=list(intents or []),
+            pattern=re.compile(pattern, re.IGNORECASE) if pattern else None,
+            watchdog_s=watchdog_s,
+            replies=replies if replies is not None else Replies(),
+        )
+
+    return wrap
