@@ -219,8 +219,8 @@ def _workers_run(
 def _calls_us(url: str, base: Path, repeats: int) -> dict[str, tuple[float, float]]:
     """p50 and p99 (µs) of each store call the runtime makes outside its committer thread,
     against a table of 100 paused tasks; and one asyncio.to_thread round trip for scale."""
-    from skillrt._state.postgres.store import (
-        PgBackend,
+    from skillrt._state.postgres import (
+        PgDatabase,
         PgFileLocks,
         PgHistory,
         PgRunLocks,
@@ -228,7 +228,7 @@ def _calls_us(url: str, base: Path, repeats: int) -> dict[str, tuple[float, floa
     )
     from skillrt._state.records import TaskRecord
 
-    backend = PgBackend(url)
+    backend = PgDatabase(url)
     store, leases = PgTaskStore(backend), PgRunLocks(backend, lease_s=30)
     history = PgHistory(backend)
     files = PgFileLocks(backend, base / "calls-blog")

@@ -20,7 +20,7 @@ from skillrt._io.logs import Redactor, make_logger, open_log_file
 from skillrt._io.syncloop import SyncLoop
 from skillrt._routing.inputs import as_dict, clean_text, refusal
 from skillrt._routing.router import CHAT, IntentRouter
-from skillrt._state.embedded.checkpoints import LazyLoad, LoadResult, TaskStore
+from skillrt._state.protocol import HistoryStore, LazyLoad, LoadResult, RunLockTable, TaskStore
 from skillrt._tasks.driver import TaskDriver
 from skillrt._tasks.machine import State
 from skillrt._tasks.planning import route_context
@@ -40,9 +40,6 @@ from skillrt.skill.definition import Skill
 from skillrt.skill.replies import reply
 
 if TYPE_CHECKING:
-    from skillrt._state.embedded.history import History
-    from skillrt._state.embedded.runlocks import RunLocks
-    from skillrt._state.postgres.store import PgHistory, PgRunLocks
     from skillrt._tasks.failover import Failover
     from skillrt.blog.files import FileStore
     from skillrt.blog.locks import FileLockManager
@@ -146,13 +143,13 @@ class AgentRuntime:
 
     @property
     def store(self) -> TaskStore:
-        return self._run.services.store
+        return self._run.state.store
 
-    history: ServicePart[History | PgHistory] = ServicePart()
+    history: ServicePart[HistoryStore] = ServicePart()
     locks: ServicePart[FileLockManager] = ServicePart()
     files: ServicePart[FileStore] = ServicePart()
     memory: ServicePart[BlogMemory] = ServicePart()
-    runlocks: ServicePart[RunLocks | PgRunLocks] = ServicePart()
+    runlocks: ServicePart[RunLockTable] = ServicePart()
 
     @property
     def router_trust(self) -> str:
@@ -185,7 +182,9 @@ class AgentRuntime:
             self.chatlog.open(services.history)
             self._driver = TaskDriver(
                 config=self.config,
-                services=services,
+                state=services.state,
+                files=services.files,
+                memory=services.memory,
                 llm=self.llm,
                 tasks=self._tasks,
                 router=self.router,
@@ -198,11 +197,11 @@ class AgentRuntime:
             )
             self._driver.restore(loaded)
             self._services = services
-            if services.shared is not None and self.config.failover:
+            if services.state.shared and self.config.failover:
                 from skillrt._tasks.failover import Failover
 
-                every = self.config.lease_s / 3
-                self._failover = Failover(services, self._tasks, self._adopted, interval_s=every)
+                every, state = self.config.lease_s / 3, services.state
+                self._failover = Failover(state, self._tasks, self._adopted, interval_s=every)
                 self._failover.start()
             self.events.emit("runtime:initialized", None, session_id=self.session_id,
                              model=self.llm.model, skills=sorted(self.skills))  # fmt: skip
@@ -216,7 +215,8 @@ class AgentRuntime:
         self.router.llm = self.router.llm or self._llm
         services = open_services(self.config, store=self._store, logger=self.logger,
                                  on_reset=self._checkpoint_all)  # fmt: skip
-        return services, services.load_resumable(self.config, now=self.clock())
+        window = self.config.checkpoint_max_age_h * 3600
+        return services, services.state.load_resumable(max_age_s=window, now=self.clock())
 
     def _checkpoint_all(self) -> None:  # the store had to start a fresh database
         if self._driver is not None:
@@ -252,7 +252,7 @@ class AgentRuntime:
                 return await self._answer(waiting, text, on_task)
             # Not an answer to routing's question: that is dropped, and the text is a new request.
             await asyncio.shield(self._answer(waiting, text, None, record=False))
-        self.chatlog.apply_focus(context, session_id, self._run.services.files)
+        self.chatlog.apply_focus(context, session_id, self._run.files)
         screened = self.router.screen(text, route_context(context))
         if screened == "word" or (screened == "chat" and not self.router.handles(CHAT)):
             content = reply("small_talk", lang)  # one short word, or small talk with no chat skill
@@ -337,7 +337,7 @@ class AgentRuntime:
         """Make ``path`` (a post of the blog) the session's focus, or clear it with None; returns
         it relative to the blog. ``UserError`` for a path outside the blog or a missing file."""
         await self.initialize()
-        files = self._run.services.files
+        files = self._run.files
         return self.chatlog.focus_on(path, session_id or self.session_id, files)
 
     def new_session(self, session_id: str | None = None) -> str:
@@ -443,11 +443,11 @@ class AgentRuntime:
         self._close_services()
 
     def _close_services(self) -> None:
-        driver, self._driver, self._services = self._driver, None, None
-        if driver is not None:
+        services, self._driver, self._services = self._services, None, None
+        if services is not None:
             self.chatlog.flush()
             try:
-                driver.services.close()
+                services.close()
             except Exception as exc:  # a full or read-only disk: the stores still close
                 self.logger.error("agent.error", where="close", error=self.chatlog.error_text(exc))
         if self._log_file is not None:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from skillrt import AbortController, AgentRuntime, EventBus, IntentRouter, load_config
+from skillrt._state.committer import Committer
 from skillrt._state.embedded.checkpoints import MemoryCheckpointStore
-from skillrt._state.embedded.committer import Committer
 from skillrt._state.records import TaskRecord
 from skillrt.testing import FunctionModel
 

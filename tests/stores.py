@@ -63,9 +63,9 @@ class StoreKind:
             finally:
                 store.close()
             return
-        from skillrt._state.postgres.store import PgBackend, PgTaskStore
+        from skillrt._state.postgres import PgDatabase, PgTaskStore
 
-        backend = PgBackend(self.state_url)
+        backend = PgDatabase(self.state_url)
         try:
             yield PgTaskStore(backend)
         finally:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from skillrt import SkillContext, SkillResult, skill
+from skillrt._state.committer import Committer
 from skillrt._state.embedded.checkpoints import CheckpointStore, TaskStore
-from skillrt._state.embedded.committer import Committer
 from skillrt._state.records import RecordText, TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 

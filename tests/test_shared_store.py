@@ -53,10 +53,10 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any
         store.close()
         history.close()
         return
-    from skillrt._state.postgres.store import PgBackend, PgHistory, PgTaskStore
+    from skillrt._state.postgres import PgDatabase, PgHistory, PgTaskStore
 
     url = request.getfixturevalue("pg_url")
-    backend = PgBackend(url)
+    backend = PgDatabase(url)
     yield PgTaskStore(backend), PgHistory(backend, limit=3)
     backend.close()
 
@@ -106,9 +106,9 @@ def test_history_replaces_a_task_entry_and_keeps_the_newest(stores: tuple[Any, A
 def test_a_corrupt_record_is_quarantined_not_fatal(pg_url: str) -> None:
     import psycopg
 
-    from skillrt._state.postgres.store import PgBackend, PgTaskStore
+    from skillrt._state.postgres import PgDatabase, PgTaskStore
 
-    backend = PgBackend(pg_url)
+    backend = PgDatabase(pg_url)
     store = PgTaskStore(backend)
     store.save(_record("good", 10.0))
     with psycopg.connect(pg_url, autocommit=True) as conn:
@@ -122,9 +122,9 @@ def test_a_corrupt_record_is_quarantined_not_fatal(pg_url: str) -> None:
 
 
 def test_leases_expire_and_fence_the_worker_that_lost_them(pg_url: str) -> None:
-    from skillrt._state.postgres.store import PgBackend, PgRunLocks, PgTaskStore
+    from skillrt._state.postgres import PgDatabase, PgRunLocks, PgTaskStore
 
-    a, b = PgBackend(pg_url, worker_id="A"), PgBackend(pg_url, worker_id="B")
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
     locks_a, locks_b = PgRunLocks(a, lease_s=0.6), PgRunLocks(b, lease_s=0.6)
     store_a = PgTaskStore(a)
     store_a.save(_record("t", 1.0))
@@ -150,9 +150,9 @@ def test_leases_expire_and_fence_the_worker_that_lost_them(pg_url: str) -> None:
 
 
 def test_advisory_file_locks_name_the_holder_across_workers(pg_url: str, tmp_path: Path) -> None:
-    from skillrt._state.postgres.store import PgBackend, PgFileLocks
+    from skillrt._state.postgres import PgDatabase, PgFileLocks
 
-    a, b = PgBackend(pg_url, worker_id="A"), PgBackend(pg_url, worker_id="B")
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
     blog = tmp_path / "blog"
     locks_a, locks_b = PgFileLocks(a, blog), PgFileLocks(b, blog)
     other_blog = PgFileLocks(b, tmp_path / "other")
@@ -174,9 +174,9 @@ import sys
 from pathlib import Path
 from skillrt.exceptions import FileChanged, LockConflict
 from skillrt.blog.files import FileStore
-from skillrt._state.postgres.store import PgBackend, PgFileLocks
+from skillrt._state.postgres import PgDatabase, PgFileLocks
 url, root, task, rounds = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-backend = PgBackend(url, worker_id=task)
+backend = PgDatabase(url, worker_id=task)
 locks = PgFileLocks(backend, root)
 files = FileStore(root, locks=locks).for_task(task)
 print("ready", flush=True)
@@ -236,8 +236,8 @@ def test_two_workers_lose_no_update_over_500_rounds(pg_url: str, tmp_path: Path)
 def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str) -> None:
     import psycopg
 
+    from skillrt._state.postgres import PgDatabase, PgRunLocks, PgTaskStore
     from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate
-    from skillrt._state.postgres.store import PgBackend, PgRunLocks, PgTaskStore
 
     with psycopg.connect(pg_url, autocommit=True) as conn:
         assert migrate(conn, target=SCHEMA_VERSION - 1) == (0, SCHEMA_VERSION - 1)
@@ -246,7 +246,7 @@ def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str)
             (_record("old", 5.0, state="PAUSED").model_dump_json(),),
         )
         assert conn.execute("SELECT to_regclass('skillrt_leases')").fetchone() == (None,)
-    backend = PgBackend(pg_url)
+    backend = PgDatabase(pg_url)
     assert (backend.migrated_from, backend.schema_version) == (SCHEMA_VERSION - 1, SCHEMA_VERSION)
     old = PgTaskStore(backend).get("old")
     assert old is not None and old.state == "PAUSED"  # data kept across the migration
@@ -257,15 +257,15 @@ def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("UPDATE skillrt_schema SET version = %s", (SCHEMA_VERSION + 1,))
     with pytest.raises(StoreUnavailable) as caught:
-        PgBackend(pg_url)
+        PgDatabase(pg_url)
     assert caught.value.reason == "schema_newer" and "upgrade skillrt" in str(caught.value)
 
 
 STARTER = """
 import sys
-from skillrt._state.postgres.store import PgBackend
+from skillrt._state.postgres import PgDatabase
 sys.stdin.readline()
-backend = PgBackend(sys.argv[1])
+backend = PgDatabase(sys.argv[1])
 print(backend.migrated_from, backend.schema_version, flush=True)
 backend.close()
 """
@@ -325,9 +325,9 @@ def test_a_takeover_in_flight_fences_a_write_or_reads_it(pg_url: str) -> None:
     then is refused: B never reads a journal older than what A managed to commit."""
     import psycopg
 
-    from skillrt._state.postgres.store import PgBackend, PgRunLocks, PgTaskStore
+    from skillrt._state.postgres import PgDatabase, PgRunLocks, PgTaskStore
 
-    a = PgBackend(pg_url, worker_id="A")
+    a = PgDatabase(pg_url, worker_id="A")
     locks_a, store_a = PgRunLocks(a, lease_s=0.3), PgTaskStore(a)
     store_a.save(_record("t", 1.0))
     assert locks_a.hold("t")
@@ -362,9 +362,9 @@ def _apply(store: Any) -> BaseException | None:
 
 
 def test_leases_held_elsewhere_are_found_in_one_call(pg_url: str) -> None:
-    from skillrt._state.postgres.store import PgBackend, PgRunLocks
+    from skillrt._state.postgres import PgDatabase, PgRunLocks
 
-    a, b = PgBackend(pg_url, worker_id="A"), PgBackend(pg_url, worker_id="B")
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
     locks_a, locks_b = PgRunLocks(a, lease_s=30), PgRunLocks(b, lease_s=30)
     for task_id in ("a1", "a2"):
         assert locks_a.hold(task_id)
@@ -386,9 +386,9 @@ async def test_a_runtime_on_a_newer_schema_or_no_server_fails_clearly(
 ) -> None:
     import psycopg
 
-    from skillrt._state.postgres.store import PgBackend
+    from skillrt._state.postgres import PgDatabase
 
-    PgBackend(pg_url).close()
+    PgDatabase(pg_url).close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("UPDATE skillrt_schema SET version = 999")
     rt = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [], state_url=pg_url)
@@ -453,7 +453,7 @@ def test_doctor_shows_the_store_its_schema_and_live_workers(pg_url: str, isolate
 
     import psycopg
 
-    from skillrt._state.postgres.store import PgBackend
+    from skillrt._state.postgres import PgDatabase
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLRT_")}
 
@@ -472,7 +472,7 @@ def test_doctor_shows_the_store_its_schema_and_live_workers(pg_url: str, isolate
     assert "schema 0" in empty["value"] and "PostgreSQL" in empty["value"]
     with psycopg.connect(pg_url, autocommit=True) as conn:  # doctor migrated nothing
         assert conn.execute("SELECT to_regclass('skillrt_tasks')").fetchone() == (None,)
-    backend = PgBackend(pg_url, worker_id="worker-on-host-a")
+    backend = PgDatabase(pg_url, worker_id="worker-on-host-a")
     checks = doctor()
     assert checks["task store"]["status"] == "ok" and "schema 2" in checks["task store"]["value"]
     assert "worker-on-host-a" in checks["workers"]["value"]

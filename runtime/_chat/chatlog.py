@@ -31,8 +31,7 @@ from skillrt.settings import RuntimeConfig
 from skillrt.skill.conversation import Sessions, focus_from_result
 
 if TYPE_CHECKING:
-    from skillrt._state.embedded.history import History
-    from skillrt._state.postgres.store import PgHistory
+    from skillrt._state.protocol import HistoryStore
     from skillrt.blog.files import FileStore
 
 __all__ = ["ChatLog"]
@@ -53,7 +52,7 @@ class ChatLog:
         self.redactor = redactor
         self.clock = clock
         self.logger = logger
-        self.history: History | PgHistory | None = None  # once the runtime is open
+        self.history: HistoryStore | None = None  # once the runtime is open
         self._tasks: list[dict[str, Any]] = []  # history writes not made yet
         self._messages: list[tuple[str, dict[str, Any]]] = []
         self._flush_due = False
@@ -61,7 +60,7 @@ class ChatLog:
         self.sessions = Sessions(None, max_tokens=config.conversation.max_tokens)
         self._roots = [r for r in {str(config.root), str(config.root.resolve())} if r != os.sep]
 
-    def open(self, history: History | PgHistory) -> None:
+    def open(self, history: HistoryStore) -> None:
         self.history = history
         self.sessions.reader = self._read_messages
 
@@ -206,14 +205,7 @@ class ChatLog:
             return
         self._tasks, self._messages = [], []
         try:
-            add_batch = getattr(history, "add_batch", None)
-            if add_batch is not None:
-                add_batch(tasks, messages)
-            else:
-                for entry in tasks:
-                    history.add_task(entry)
-                for session_id, message in messages:
-                    history.add_message(session_id, message)
+            history.add_batch(tasks, messages)
         except _DB_FAULTS as exc:
             self.logger.error("agent.error", where="history", error=self.blog_relative(str(exc)))
 

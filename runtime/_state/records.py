@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
-__all__ = ["SCHEMA_VERSION", "RecordText", "TaskRecord"]
+from skillrt.exceptions import UserError
+
+__all__ = ["SCHEMA_VERSION", "RecordText", "TaskRecord", "dump_record", "parse_record"]
 
 SCHEMA_VERSION = 1
 
@@ -51,3 +54,34 @@ class RecordText(NamedTuple):
     @classmethod
     def of(cls, record: TaskRecord) -> RecordText:
         return cls(record.id, record.state, record.updated_at, record.model_dump_json())
+
+
+def dump_record(record: TaskRecord | RecordText) -> str:
+    """The record's JSON (``UserError`` if a value in it is not JSON)."""
+    if isinstance(record, RecordText):  # serialised by the runtime a moment ago
+        return record.text
+    try:
+        return record.model_dump_json()
+    except PydanticSerializationError as exc:
+        raise UserError(f"task record {record.id!r} is not JSON-serialisable: {exc}") from exc
+
+
+def parse_record(task_id: str, raw: bytes | None) -> TaskRecord:
+    """Parse a stored value; raises ValueError saying why it is unusable."""
+    if not raw:
+        raise ValueError("empty value")
+    try:
+        record = TaskRecord.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise ValueError(
+            f"invalid record ({exc.error_count()} errors; {loc}: {first['msg']})"
+        ) from exc
+    if "schema_version" not in record.model_fields_set:
+        raise ValueError("record has no schema_version")
+    if record.schema_version != SCHEMA_VERSION:
+        raise ValueError(f"schema_version {record.schema_version}, expected {SCHEMA_VERSION}")
+    if record.id != task_id:
+        raise ValueError(f"record id {record.id!r} stored under key {task_id!r}")
+    return record

@@ -23,7 +23,7 @@ import structlog
 from skillrt._chat.chatlog import ChatLog
 from skillrt._routing.inputs import clean_text
 from skillrt._routing.router import IntentRouter
-from skillrt._state.embedded.checkpoints import CheckpointStore, LazyLoad, LoadResult
+from skillrt._state.protocol import LazyLoad, LoadResult, StateBackend
 from skillrt._state.records import TaskRecord
 from skillrt._tasks.checkpointing import checkpoint_text
 from skillrt._tasks.machine import TERMINAL_STATES, State
@@ -31,6 +31,7 @@ from skillrt._tasks.planning import NoTask, Planner
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import ACTIVE_STATES, TaskTable
 from skillrt.blog.files import FileStore, SavedHook
+from skillrt.blog.memory import BlogMemory
 from skillrt.events import EventBus
 from skillrt.exceptions import (
     AuthenticationError,
@@ -50,7 +51,6 @@ from skillrt.llm.cost import CostTracker
 from skillrt.llm.taskllm import TaskLLM
 from skillrt.messages import ChatMessage, new_id
 from skillrt.outcomes import RESUMABLE_ERRORS, UNRECORDED, End, ErrorReason, Outcome
-from skillrt.services import Services
 from skillrt.settings import BudgetConfig, RuntimeConfig
 from skillrt.skill.context import SkillContext, TaskInput, detect_language
 from skillrt.skill.definition import Skill, SkillResult
@@ -90,7 +90,9 @@ class TaskDriver:
         self,
         *,
         config: RuntimeConfig,
-        services: Services,
+        state: StateBackend,
+        files: FileStore,
+        memory: BlogMemory,
         llm: LLM,
         tasks: TaskTable,
         router: IntentRouter,
@@ -102,7 +104,9 @@ class TaskDriver:
         logger: Callable[[], structlog.stdlib.BoundLogger],
     ) -> None:
         self.config = config
-        self.services = services
+        self.state = state
+        self.files = files
+        self.memory = memory
         self.llm = llm
         self.tasks = tasks
         self.planner = Planner(router, skills, config, trust, logger)
@@ -167,19 +171,12 @@ class TaskDriver:
         task.start(self.drive(task, route=route))
         return turn
 
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """A call to the stores: off the event loop when they talk to a database server."""
-        if self.services.remote:
-            return await asyncio.to_thread(fn, *args)
-        return fn(*args)
-
     # --- one run ------------------------------------------------------------------------------
 
     async def drive(self, task: Task, *, route: bool) -> ChatMessage:
         """Run one task to an ending; returns its reply once the ending is on disk."""
-        runlocks = self.services.runlocks
         try:  # the run lock: no other process runs (or resumes) this task meanwhile
-            if runlocks is not None and not await self.call(runlocks.hold, task.id):
+            if not await self.state.hold(task.id):
                 if task.state is State.IDLE and not task.record.steps:
                     self.tasks.pop(task.id)  # nothing of it ran here: not ours to keep
                 content = reply("running_elsewhere", task.input.language, task=task.id)
@@ -198,11 +195,8 @@ class TaskDriver:
     async def _release(self, task: Task) -> None:
         """The task's post locks and run lock, released; a store that fails here (a database
         gone away) is logged, and its locks expire or die with the process."""
-        runlocks = self.services.runlocks
         try:
-            await self.call(self.services.locks.release_task_locks, task.id)
-            if runlocks is not None:
-                await self.call(runlocks.release, task.id)
+            await self.state.release(task.id)
         except (SkillrtError, OSError) as exc:
             self.logger().error("agent.error", task_id=task.id, where="locks",
                                 error=self.chatlog.error_text(exc))  # fmt: skip
@@ -304,16 +298,15 @@ class TaskDriver:
     def _context(
         self, task: Task, llm: TaskLLM, logger: structlog.stdlib.BoundLogger
     ) -> SkillContext:
-        services = self.services
         return SkillContext(
             task_id=task.id,
             session_id=task.record.session_id,
             signal=task.controller.signal,
             input=task.input,
             llm=llm,
-            memory=services.memory,
-            files=services.files.for_task(task.id, on_saved=saved_logger(services.files, logger)),
-            locks=services.locks,
+            memory=self.memory,
+            files=self.files.for_task(task.id, on_saved=saved_logger(self.files, logger)),
+            locks=self.state.locks,
             events=self.events.bind(task.id),
             logger=logger,
             config=self.config,
@@ -328,18 +321,18 @@ class TaskDriver:
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
-        if not self.services.journaled:
+        if not self.state.journaled:
             return
         copy = checkpoint_text(record, self.redactor)
         if copy is None:  # its request holds a secret: kept in memory only
             task.memory_only = True
-            self.services.committer.delete(record.id)
+            self.state.committer.delete(record.id)
         else:
-            self.services.committer.put(copy)
+            self.state.committer.put(copy)
 
     async def durable(self) -> None:
         """Wait until every queued checkpoint is on disk."""
-        await self.services.committer.durable()
+        await self.state.committer.durable()
 
     def state_changed(self, task: Task, source: State, dest: State) -> None:
         task.record.state = dest.value
@@ -367,8 +360,7 @@ class TaskDriver:
         task.controller.abort("watchdog")
         if task.running and task.runner is not None:
             task.runner.cancel()
-        if not self.services.remote:  # a database's locks are released by the runner's end
-            self.services.locks.release_task_locks(task.id)
+        self.state.release_soon(task.id)  # the runner's end releases them all
 
     def checkpoint_all(self) -> None:
         """The store started a fresh database (the old one was unreadable): every task it
@@ -482,7 +474,7 @@ class TaskDriver:
             if task.memory_only:
                 content += reply("memory_only", task.input.language)
         else:
-            self.services.committer.delete(task.id)
+            self.state.committer.delete(task.id)
             self.tasks.pop(task.id)
         if outcome not in UNRECORDED:
             self.chatlog.add_task(record, state.value, content)
@@ -533,9 +525,8 @@ class TaskDriver:
     def restore(self, loaded: LoadResult | LazyLoad) -> None:
         """Unfinished tasks from the checkpoints come back PAUSED, ready to resume. They stay
         dormant in the task table (a summary and the record's JSON) until asked for."""
-        store, tasks = self.services.store, self.tasks
-        if isinstance(store, CheckpointStore):
-            tasks.parse = store.parse_lazy
+        tasks = self.tasks
+        tasks.parse = self.state.parse
         tasks.build = lambda record: self.make_task(record, initial=State.PAUSED)
         ids = tasks.restore(loaded.records)
         if loaded.quarantined:
@@ -550,30 +541,27 @@ class TaskDriver:
     def resumable(self) -> list[TaskRecord]:
         """The records of the tasks to offer for resume: paused, restored, or stopped by an
         outage, and not running in another process right now."""
-        runlocks = self.services.runlocks
-        if self.services.shared is not None:
-            from skillrt._tasks.failover import read_shared
-
-            self.tasks.sync(read_shared(self.services.store, self.tasks, self.config, self.clock))
+        self.tasks.sync(self._newer())
         dormant = self.tasks.dormant_records()
         live = [t for t in self.tasks.values() if _resting(t)]
         # A task that ran here is ours to run again; the others may be running elsewhere.
         probed = [r.id for r in dormant] + [t.id for t in live if t.runner is None]
-        busy = runlocks.held_elsewhere(probed) if runlocks is not None and probed else set()
+        busy = self.state.held_elsewhere(probed)
         return [r for r in dormant if r.id not in busy] + [
             t.record for t in live if t.id not in busy
         ]
 
     def from_store(self, task_id: str) -> Task | None:
         """A task this worker does not hold, as the shared store has it (None without one)."""
-        if self.services.shared is None:
+        if not self.state.shared:
             return None
-        from skillrt._tasks.failover import read_shared
-
-        self.tasks.sync(
-            read_shared(self.services.store, self.tasks, self.config, self.clock, task_id)
-        )
+        self.tasks.sync(self._newer(task_id))
         return self.tasks.get(task_id)
+
+    def _newer(self, task_id: str | None = None) -> dict[str, TaskRecord | None]:
+        """What another worker wrote that this runtime does not hold yet (blocking)."""
+        window = self.config.checkpoint_max_age_h * 3600
+        return self.state.newer(list(self.tasks), task_id, max_age_s=window, now=self.clock())
 
     def held(self) -> list[TaskRecord]:
         """Every task this runtime holds: the resumable ones, then those working or waiting."""
@@ -597,17 +585,12 @@ class TaskDriver:
         return self.start(task, route=route)
 
     async def _resumable_task(self, task_id: str) -> Task | ChatMessage | None:
-        services = self.services
-        if services.shared is not None:  # the store may know it better: another worker wrote it
-            from skillrt._tasks.failover import read_shared
-
-            args = (services.store, self.tasks, self.config, self.clock, task_id)
-            self.tasks.sync(await asyncio.to_thread(read_shared, *args))
+        # The store may know it better: another worker wrote it.
+        self.tasks.sync(await asyncio.to_thread(self._newer, task_id))
         task = self.tasks.get(task_id)
         if task is None or not await _settled_run(task) or not _resting(task):
             return None
-        runlocks = services.runlocks
-        if runlocks is not None and await self.call(runlocks.running_elsewhere, task.id):
+        if await self.state.running_elsewhere(task.id):
             content = reply("running_elsewhere", task.input.language, task=task.id)
             return self._reply(task, content, error="running_elsewhere")
         return task
@@ -627,7 +610,7 @@ class TaskDriver:
             return False
         task.to(State.CANCELLED)  # not running: cancel it in place
         self._stopped(task)
-        self.services.locks.release_task_locks(task.id)
+        self.state.release_soon(task.id)
         self.chatlog.flush()
         return True
 
@@ -653,10 +636,10 @@ class TaskDriver:
         if task.state is State.PAUSED:
             task.to(State.CANCELLED)
         task.end_reason = End.ABANDONED
-        self.services.committer.delete(task.id)
+        self.state.committer.delete(task.id)
         await self.durable()
         self.tasks.pop(task.id)
-        await self.call(self.services.locks.release_task_locks, task.id)
+        await self.state.release(task.id)
         self.chatlog.add_task(task.record, "ABANDONED", "abandoned")
         self.chatlog.flush()
         return True

@@ -208,7 +208,7 @@ def _store(config: RuntimeConfig) -> list[Check]:
     if config.state_url is None:
         where = config.state_path / "checkpoints"
         return [Check("task store", f"SQLite in {where} (set state_url to share one)", "info")]
-    from skillrt._state.postgres.store import inspect_database, redact_url
+    from skillrt._state.postgres import inspect_database, redact_url
 
     url = redact_url(config.state_url)
     try:

@@ -41,18 +41,22 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple
 
 import diskcache
-from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError
 
 from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
-from skillrt._state.records import SCHEMA_VERSION, RecordText, TaskRecord
+from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, TaskStore
+from skillrt._state.records import (
+    SCHEMA_VERSION,
+    RecordText,
+    TaskRecord,
+    dump_record,
+    parse_record,
+)
 from skillrt.blog.files import fsync_dir
-from skillrt.exceptions import CheckpointCorrupt, UserError
+from skillrt.exceptions import CheckpointCorrupt
 
 __all__ = [
     "CheckpointStore",
@@ -87,46 +91,6 @@ _CACHE_SETTINGS: dict[str, Any] = {
     # with SIGBUS; read() calls instead see the short file and report it.
     "sqlite_mmap_size": 0,
 }
-
-
-@dataclass(slots=True)
-class LoadResult:
-    """What ``load_recent`` found: the records in the window and what was moved aside."""
-
-    records: list[TaskRecord] = field(default_factory=list)
-    quarantined: list[str] = field(default_factory=list)
-
-
-class LazyRecord(NamedTuple):
-    """A record found by ``CheckpointStore.load_lazy``: the fields that decide whether its task
-    can be resumed, read by SQLite, and its JSON, parsed only when the task is wanted."""
-
-    id: str
-    state: str
-    error_reason: str | None
-    updated_at: float
-    text: bytes
-
-
-@dataclass(slots=True)
-class LazyLoad:
-    """What ``load_lazy`` found: records in the window, newest first, and what was moved aside."""
-
-    records: list[LazyRecord] = field(default_factory=list)
-    quarantined: list[str] = field(default_factory=list)
-
-
-@runtime_checkable
-class TaskStore(Protocol):
-    """Where the runtime keeps task records. ``CheckpointStore`` and ``MemoryCheckpointStore``."""
-
-    def save(self, record: TaskRecord) -> None: ...
-    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None: ...
-    def get(self, task_id: str) -> TaskRecord | None: ...
-    def delete(self, task_id: str) -> bool: ...
-    def load_recent(self, *, max_age_s: float, now: float) -> LoadResult: ...
-    def all_ids(self) -> list[str]: ...
-    def close(self) -> None: ...
 
 
 class _Row(NamedTuple):
@@ -228,36 +192,6 @@ def _safe_name(task_id: str) -> str:
     return cleaned
 
 
-def _dump(record: TaskRecord | RecordText) -> str:
-    if isinstance(record, RecordText):  # serialised by the runtime a moment ago
-        return record.text
-    try:
-        return record.model_dump_json()
-    except PydanticSerializationError as exc:
-        raise UserError(f"task record {record.id!r} is not JSON-serialisable: {exc}") from exc
-
-
-def _parse(task_id: str, raw: bytes | None) -> TaskRecord:
-    """Parse a stored value; raises ValueError saying why it is unusable."""
-    if not raw:
-        raise ValueError("empty value")
-    try:
-        record = TaskRecord.model_validate_json(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else {"msg": str(exc)}
-        loc = ".".join(str(p) for p in first.get("loc", ()))
-        raise ValueError(
-            f"invalid record ({exc.error_count()} errors; {loc}: {first['msg']})"
-        ) from exc
-    if "schema_version" not in record.model_fields_set:
-        raise ValueError("record has no schema_version")
-    if record.schema_version != SCHEMA_VERSION:
-        raise ValueError(f"schema_version {record.schema_version}, expected {SCHEMA_VERSION}")
-    if record.id != task_id:
-        raise ValueError(f"record id {record.id!r} stored under key {task_id!r}")
-    return record
-
-
 class CheckpointStore:
     """Task records in a diskcache under ``directory`` (see the module docstring)."""
 
@@ -325,7 +259,7 @@ class CheckpointStore:
             raise ValueError("key is not a task id")
         if row.mode != diskcache.core.MODE_RAW or row.filename is not None:
             raise ValueError(f"stored in diskcache mode {row.mode}, not as JSON text")
-        return _parse(row.key, row.value)
+        return parse_record(row.key, row.value)
 
     # --- moving aside -------------------------------------------------------------------------
 
@@ -449,7 +383,7 @@ class CheckpointStore:
 
     def save(self, record: TaskRecord) -> None:
         """Write the record; it is on disk (WAL fsynced) when this returns."""
-        text = _dump(record)
+        text = dump_record(record)
         self._write(lambda: self._cache.set(record.id, text, tag=record.updated_at))
 
     def _write(self, write: Callable[[], object]) -> None:
@@ -501,7 +435,7 @@ class CheckpointStore:
         # look each key up, then update or insert it, then cull, one record at a time.
         rows = [
             (record.id, 1, now, None, now, 0, record.updated_at, 0, diskcache.core.MODE_RAW,
-             None, _dump(record))
+             None, dump_record(record))
             for record in saves
         ]  # fmt: skip
         gone = [(task_id,) for task_id in deletes if type(task_id) is str]
@@ -623,7 +557,7 @@ class CheckpointStore:
         """The record of a ``load_lazy`` entry; None when it does not validate (then it is read
         again and quarantined, as ``get`` does) or is gone."""
         try:
-            return _parse(lazy.id, lazy.text)
+            return parse_record(lazy.id, lazy.text)
         except ValueError:
             return self.get(lazy.id)
 
@@ -659,7 +593,7 @@ class MemoryCheckpointStore:
         self._lock = threading.Lock()
 
     def save(self, record: TaskRecord) -> None:
-        text = _dump(record)
+        text = dump_record(record)
         with self._lock:
             self._data[record.id] = text
 
@@ -673,7 +607,7 @@ class MemoryCheckpointStore:
             return self._data.pop(task_id, None) is not None
 
     def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
-        texts = [(record.id, _dump(record)) for record in saves]
+        texts = [(record.id, dump_record(record)) for record in saves]
         with self._lock:
             self._data.update(texts)
             for task_id in deletes:

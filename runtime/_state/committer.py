@@ -16,7 +16,7 @@ from collections.abc import Callable
 import structlog
 
 from skillrt._io.logs import library_logger
-from skillrt._state.embedded.checkpoints import TaskStore
+from skillrt._state.protocol import TaskStore
 from skillrt._state.records import RecordText, TaskRecord
 
 __all__ = ["Committer"]
@@ -36,7 +36,7 @@ class Committer:
         # holds the live records queues them again, so what the old file lost is written back.
         self.on_reset = on_reset
         self._resets = getattr(store, "resets", 0)
-        self.logger = logger or library_logger("skillrt._state.embedded.committer")
+        self.logger = logger or library_logger("skillrt._state.committer")
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
         # task id -> record to save (or its JSON text), None: delete
         self._ops: dict[str, TaskRecord | RecordText | None] = {}

@@ -1,0 +1,124 @@
+"""``PgTaskStore``: checkpoints and the step journal in ``skillrt_tasks``.
+
+``apply`` is one transaction, committed (WAL flushed, ``synchronous_commit`` as the server sets
+it: on by default) before it returns, so a step is durable before ``ctx.step`` returns, as with
+SQLite. A write for a task whose lease another live worker holds is refused
+(``StoreUnavailable(reason="lease_lost")``): a worker that lost its lease (paused by the OS, cut
+off) cannot journal a step the new owner is also running, so a completed step never runs twice
+on two workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from skillrt._state.protocol import LoadResult
+from skillrt._state.records import RecordText, TaskRecord, dump_record, parse_record
+from skillrt.exceptions import StoreUnavailable
+
+if TYPE_CHECKING:
+    from skillrt._state.postgres.database import PgDatabase
+
+__all__ = ["PgTaskStore"]
+
+
+class PgTaskStore:
+    """Task records in ``skillrt_tasks`` (the ``TaskStore`` protocol; see the module docstring)."""
+
+    def __init__(self, db: PgDatabase) -> None:
+        self.db = db
+        self._reports: list[str] = []
+
+    def save(self, record: TaskRecord) -> None:
+        self.apply([record], [])
+
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
+        """Save and delete in one transaction, committed when this returns.
+
+        Records of tasks another live worker holds a lease on are not written; after the rest
+        is committed this raises ``StoreUnavailable(reason="lease_lost")`` naming them.
+        """
+        rows = [(r.id, r.state, r.updated_at, dump_record(r)) for r in saves]
+        fenced: list[str] = []
+        with self.db.connection() as conn, conn.transaction():
+            if rows:
+                # Every lease row of these tasks is locked, whoever holds it, and judged as it
+                # is once locked: a takeover in flight either commits first (and this write is
+                # fenced) or waits until this write is committed (and then reads it).
+                leases = conn.execute(
+                    "SELECT task_id, worker_id <> %s AND expires_at > now() FROM skillrt_leases "
+                    "WHERE task_id = ANY(%s) ORDER BY task_id FOR SHARE",
+                    (self.db.worker_id, [row[0] for row in rows]),
+                ).fetchall()
+                fenced = [task_id for task_id, elsewhere in leases if elsewhere]
+                rows = [row for row in rows if row[0] not in fenced]
+            if rows:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO skillrt_tasks (task_id, state, updated_at, record) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT (task_id) DO UPDATE SET "
+                        "state = EXCLUDED.state, updated_at = EXCLUDED.updated_at, "
+                        "record = EXCLUDED.record",
+                        rows,
+                    )
+            if deletes:
+                conn.execute("DELETE FROM skillrt_tasks WHERE task_id = ANY(%s)", (deletes,))
+        if fenced:
+            raise StoreUnavailable(
+                f"task(s) {', '.join(fenced)} now run on another worker (this worker's lease "
+                "expired); not writing their checkpoints",
+                reason="lease_lost",
+            )
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        with self.db.connection() as conn:
+            row = conn.execute(
+                "SELECT record FROM skillrt_tasks WHERE task_id = %s", (task_id,)
+            ).fetchone()
+        if row is None:
+            return None
+        try:
+            return parse_record(task_id, row[0].encode("utf-8"))
+        except ValueError as exc:
+            self._reports.append(self._quarantine(task_id, row[0], str(exc)))
+            return None
+
+    def delete(self, task_id: str) -> bool:
+        with self.db.connection() as conn:
+            cur = conn.execute("DELETE FROM skillrt_tasks WHERE task_id = %s", (task_id,))
+            return bool(cur.rowcount)
+
+    def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:
+        cutoff = now - max_age_s
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                "SELECT task_id, record FROM skillrt_tasks WHERE updated_at >= %s "
+                "ORDER BY updated_at DESC",
+                (cutoff,),
+            ).fetchall()
+        records: list[TaskRecord] = []
+        for task_id, text in rows:
+            try:
+                records.append(parse_record(task_id, text.encode("utf-8")))
+            except ValueError as exc:
+                self._reports.append(self._quarantine(task_id, text, str(exc)))
+        quarantined, self._reports = self._reports, []
+        return LoadResult(records=records, quarantined=quarantined)
+
+    def all_ids(self) -> list[str]:
+        with self.db.connection() as conn:
+            rows = conn.execute("SELECT task_id FROM skillrt_tasks ORDER BY task_id").fetchall()
+        return [task_id for (task_id,) in rows]
+
+    def close(self) -> None:
+        """Nothing of its own to close: the database owns the pool."""
+
+    def _quarantine(self, task_id: str, text: str, reason: str) -> str:
+        with self.db.connection() as conn, conn.transaction():
+            conn.execute(
+                "INSERT INTO skillrt_quarantine (task_id, reason, record) VALUES (%s, %s, %s)",
+                (task_id, reason, text),
+            )
+            conn.execute("DELETE FROM skillrt_tasks WHERE task_id = %s", (task_id,))
+        return f"task record {task_id!r}: {reason}; moved to the skillrt_quarantine table"

@@ -1,0 +1,184 @@
+"""The state backend: one protocol for where tasks are kept, whichever store keeps them.
+
+A backend holds four parts and says how to reach them from the event loop:
+
+- ``store`` (``TaskStore``): task records, each with its journal of completed steps (the
+  checkpoint), written in rounds by the group ``committer``;
+- ``history`` (``HistoryStore``): what ended, and the chat turns of each session, bounded;
+- ``runlocks`` (``RunLockTable``): who runs a task right now (OS locks in the state folder, or
+  leases in a database), so no other process resumes it meanwhile;
+- ``locks`` (``FileLockManager``): per-post write locks, with their OS (or database) half.
+
+The task code sees only ``StateBackend``: its calls that may block are coroutines here, and each
+implementation decides how they leave the event loop. The embedded backend
+(``skillrt._state.embedded``) keeps SQLite files in the state folder; the PostgreSQL one
+(``skillrt._state.postgres``) a database several workers share. ``skillrt._state.open`` picks
+one at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+
+from skillrt._state.records import RecordText, TaskRecord
+
+if TYPE_CHECKING:
+    from skillrt._state.committer import Committer
+    from skillrt.blog.locks import FileLockManager
+
+__all__ = [
+    "HistoryStore",
+    "LazyLoad",
+    "LazyRecord",
+    "LoadResult",
+    "RunLockTable",
+    "StateBackend",
+    "TaskStore",
+]
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """What ``load_recent`` found: the records in the window and what was moved aside."""
+
+    records: list[TaskRecord] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
+
+
+class LazyRecord(NamedTuple):
+    """A record found by a lazy load: the fields that decide whether its task can be resumed,
+    and its JSON, parsed only when the task is wanted."""
+
+    id: str
+    state: str
+    error_reason: str | None
+    updated_at: float
+    text: bytes
+
+
+@dataclass(slots=True)
+class LazyLoad:
+    """What a lazy load found: records in the window, newest first, and what was moved aside."""
+
+    records: list[LazyRecord] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class TaskStore(Protocol):
+    """Where task records are kept (a record holds the task's journal)."""
+
+    def save(self, record: TaskRecord) -> None: ...
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None: ...
+    def get(self, task_id: str) -> TaskRecord | None: ...
+    def delete(self, task_id: str) -> bool: ...
+    def load_recent(self, *, max_age_s: float, now: float) -> LoadResult: ...
+    def all_ids(self) -> list[str]: ...
+    def close(self) -> None: ...
+
+
+class HistoryStore(Protocol):
+    """Task entries and chat messages per session, newest first, bounded."""
+
+    def add_task(self, entry: dict[str, Any]) -> None: ...
+    def add_message(self, session_id: str, message: dict[str, Any]) -> None: ...
+    def add_batch(
+        self, tasks: list[dict[str, Any]], messages: list[tuple[str, dict[str, Any]]]
+    ) -> None: ...
+    def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]: ...
+    def messages(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]: ...
+    def close(self) -> None: ...
+
+
+class RunLockTable(Protocol):
+    """Who runs which task now. ``hold`` is re-entrant for its holder."""
+
+    def hold(self, task_id: str) -> bool: ...
+    def release(self, task_id: str) -> None: ...
+    def running_elsewhere(self, task_id: str) -> bool: ...
+    def held_elsewhere(self, task_ids: Sequence[str]) -> set[str]: ...
+    def close(self) -> None: ...
+
+
+class StateBackend(Protocol):
+    """Where the runtime keeps its tasks (see the module docstring)."""
+
+    @property
+    def store(self) -> TaskStore: ...
+    @property
+    def history(self) -> HistoryStore: ...
+    @property
+    def locks(self) -> FileLockManager: ...
+    @property
+    def committer(self) -> Committer: ...
+    @property
+    def runlocks(self) -> RunLockTable | None:
+        """None where tasks are not journalled (``checkpoints = false``): nothing can resume
+        them elsewhere, so nothing needs to lock them."""
+        ...
+
+    @property
+    def journaled(self) -> bool:
+        """False: checkpoints are off and nothing is written to the store (paused tasks resume
+        only in this process, from memory)."""
+        ...
+
+    @property
+    def shared(self) -> bool:
+        """Other workers write to this store too: what it holds may be newer than what this
+        runtime holds, and a task whose worker died is taken over (failover)."""
+        ...
+
+    # --- run locks and post locks (coroutines: a database call leaves the event loop) --------
+
+    async def hold(self, task_id: str) -> bool:
+        """Take the task's run lock; False if another process holds it. True without locks."""
+        ...
+
+    async def release(self, task_id: str) -> None:
+        """Release the task's post locks and its run lock."""
+        ...
+
+    def release_soon(self, task_id: str) -> None:
+        """Release the task's post locks now if that does not block, else leave it to
+        ``release`` (a watchdog that fired calls this from the event loop)."""
+        ...
+
+    async def running_elsewhere(self, task_id: str) -> bool: ...
+
+    def held_elsewhere(self, task_ids: Sequence[str]) -> set[str]:
+        """Of ``task_ids``, those another process runs now."""
+        ...
+
+    # --- records ------------------------------------------------------------------------------
+
+    def load_resumable(self, *, max_age_s: float, now: float) -> LoadResult | LazyLoad:
+        """The checkpoints of the resume window (lazily where the store can), and what was
+        moved aside as unreadable."""
+        ...
+
+    def parse(self, record: LazyRecord) -> TaskRecord | None:
+        """The full record of a lazily loaded one (None: unusable, moved aside, or gone)."""
+        ...
+
+    def newer(
+        self, held: Sequence[str], task_id: str | None = None, *, max_age_s: float, now: float
+    ) -> dict[str, TaskRecord | None]:
+        """What another worker may have written since this runtime last read: one task, or every
+        task of the resume window and every one of ``held`` (None: the store no longer has it).
+        Empty where nobody else writes. Blocking."""
+        ...
+
+    async def read(self, task_id: str) -> TaskRecord | None:
+        """One record as the store has it now."""
+        ...
+
+    def orphans(self, states: tuple[str, ...]) -> list[str]:
+        """Tasks left in ``states`` by a worker that died (empty where there are no leases)."""
+        ...
+
+    def close(self) -> None:
+        """Write what is still queued, then close every part this backend opened."""
+        ...
