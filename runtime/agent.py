@@ -21,9 +21,9 @@ from skillrt._io.syncloop import SyncLoop
 from skillrt._routing.inputs import as_dict, clean_text, refusal
 from skillrt._routing.router import CHAT, IntentRouter
 from skillrt._state.protocol import HistoryStore, LazyLoad, LoadResult, RunLockTable, TaskStore
-from skillrt._tasks.driver import TaskDriver
 from skillrt._tasks.machine import State
 from skillrt._tasks.planning import route_context
+from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.events import EventBus, EventCallback
@@ -195,7 +195,7 @@ class AgentRuntime:
                 chatlog=self.chatlog,
                 logger=lambda: self.logger,
             )
-            self._driver.restore(loaded)
+            self._driver.inventory.restore(loaded)
             self._services = services
             if services.state.shared and self.config.failover:
                 from skillrt._tasks.failover import Failover
@@ -220,7 +220,7 @@ class AgentRuntime:
 
     def _checkpoint_all(self) -> None:  # the store had to start a fresh database
         if self._driver is not None:
-            self._driver.checkpoint_all()
+            self._driver.checkpoints.save_all()
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -366,7 +366,7 @@ class AgentRuntime:
     def abort(self, task_id: str | None = None) -> bool:
         """Cancel a task (the foreground one when None): its signal fires, its work stops now."""
         task = self._tasks.get(task_id or self.current_task_id or "")
-        return task is not None and self._run.abort(task)
+        return task is not None and self._run.inventory.abort(task)
 
     def pause(self, task_id: str | None = None) -> bool:
         """Ask a running task to pause at its next step boundary."""
@@ -375,12 +375,12 @@ class AgentRuntime:
 
     def get_resumable_tasks(self) -> list[TaskSummary]:
         """Tasks to resume: paused, restored from a checkpoint, or stopped by an outage."""
-        records = [] if self._driver is None else self._driver.resumable()
+        records = [] if self._driver is None else self._driver.inventory.resumable()
         return [self.chatlog.summary(record) for record in records]
 
     def list_tasks(self) -> list[TaskSummary]:
         """Every task this runtime holds: running, waiting for an answer, and resumable."""
-        records = [] if self._driver is None else self._driver.held()
+        records = [] if self._driver is None else self._driver.inventory.held()
         return [self.chatlog.summary(record) for record in records]
 
     def get_task(self, task_id: str) -> TaskSummary | None:
@@ -388,7 +388,7 @@ class AgentRuntime:
         store, a task another worker paused or stopped is read from the store."""
         task = self._tasks.get(task_id)
         if task is None and self._driver is not None:
-            task = self._driver.from_store(task_id)
+            task = self._driver.inventory.from_store(task_id)
         return None if task is None else self.chatlog.summary(task.record)
 
     async def resume_task(
@@ -407,7 +407,7 @@ class AgentRuntime:
         with the task; what it used already still counts."""
         limits = BudgetConfig.model_validate(budget) if budget is not None else None
         await self.initialize()
-        resumed = await self._run.resume(task_id, limits, session_id or self.session_id)
+        resumed = await self._run.inventory.resume(task_id, limits, session_id or self.session_id)
         if not isinstance(resumed, asyncio.Future):
             return resumed
         task = self._tasks.get(task_id)
@@ -424,7 +424,7 @@ class AgentRuntime:
         """Give up a paused or failed task for good: it is no longer offered for resume."""
         await self.initialize()
         task = self._tasks.get(task_id)
-        return task is not None and await self._run.abandon(task)
+        return task is not None and await self._run.inventory.abandon(task)
 
     # --- shutdown ------------------------------------------------------------------------------
 
@@ -435,7 +435,7 @@ class AgentRuntime:
             await self._failover.stop()
             self._failover = None
         if self._driver is not None:
-            await self._driver.shutdown()
+            await self._driver.inventory.shutdown()
         aclose = getattr(self._llm, "aclose", None)
         if self._owns_llm and aclose is not None:  # a model we made (connections, llama.cpp)
             await aclose()

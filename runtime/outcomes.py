@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from skillrt._state.embedded.checkpoints import LazyRecord
+    from skillrt._state.protocol import LazyRecord
     from skillrt._state.records import TaskRecord
     from skillrt.messages import ChatMessage
 

@@ -105,7 +105,7 @@ def test_skillrt_imports_without_fcntl() -> None:
         "import skillrt, skillrt.exceptions, skillrt.storage, skillrt.blog.files\n"
         "import skillrt._state.embedded.checkpoints, skillrt._state.embedded.history\n"
         "from skillrt import AgentRuntime, State, skill, SkillResult, load_config\n"
-        "import skillrt._io.faults, skillrt._state.listing, skillrt.services"
+        "import skillrt._io.faults, skillrt._state.summary, skillrt.services"
     )
     loaded = set(loaded_after(code))
     assert {"skillrt.blog.files", "skillrt.agent", "skillrt._io.faults"} <= loaded
@@ -163,3 +163,55 @@ def test_loading_the_config_loads_no_skill() -> None:
     loaded = loaded_after("from skillrt import load_config\nload_config()")
     assert "skillrt.settings" in loaded
     assert [m for m in loaded if m.startswith("skillrt.skills")] == []
+
+
+def test_the_package_root_holds_at_most_twelve_modules() -> None:
+    """Concerns live in subpackages; the root keeps the facade and the lowest layer."""
+    root = sorted(p.name for p in (ROOT / "runtime").glob("*.py"))
+    assert len(root) <= 12, root
+
+
+def _names_in(path: Path) -> set[str]:
+    """Every identifier, attribute and imported name in ``path``'s code (not its docstrings)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.alias):
+            found.update(node.name.split("."))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.update(node.module.split("."))
+    return found
+
+
+def test_the_task_life_cycle_never_asks_which_backend_it_has() -> None:
+    """No branch on the backend's kind in _tasks/: it names neither implementation nor a
+    part of one, nor asks whether the store is remote; the protocol's calls decide."""
+    kinds = {"CheckpointStore", "MemoryCheckpointStore", "PgTaskStore", "PgDatabase", "History",
+             "RunLocks", "EmbeddedBackend", "PostgresBackend", "state_url", "remote", "embedded",
+             "postgres", "sqlite3", "psycopg"}  # fmt: skip
+    found = {
+        f"{path.relative_to(ROOT)}: {sorted(kinds & _names_in(path))}"
+        for path in sorted((ROOT / "runtime" / "_tasks").glob("*.py"))
+        if kinds & _names_in(path)
+    }
+    assert found == set()
+
+
+def test_old_import_paths_give_the_moved_modules() -> None:
+    """Every module path the docs named before the rooms still imports, as the module itself."""
+    import importlib
+
+    moved = skillrt._MOVED  # type: ignore[attr-defined]
+    assert len(moved) >= 40
+    for old, new in moved.items():
+        assert importlib.import_module(old) is importlib.import_module(new), old
+    from skillrt.context import SkillContext
+    from skillrt.storage.files import FileStore
+    from skillrt.storage.locks import FileLockManager
+
+    assert SkillContext is skillrt.SkillContext
+    assert FileStore.__module__ == "skillrt.blog.files"
+    assert FileLockManager.__module__ == "skillrt.blog.locks"

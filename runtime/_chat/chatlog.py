@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import structlog
 
 from skillrt._io.logs import Redactor
-from skillrt._state.listing import summarize
 from skillrt._state.records import TaskRecord
+from skillrt._state.summary import summarize
 from skillrt.exceptions import SkillrtError, UserError
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.settings import RuntimeConfig

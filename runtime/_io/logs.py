@@ -15,12 +15,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import structlog
 
 from skillrt._io.redaction import REDACTED, RedactingFilter, Redactor
-from skillrt.settings import RuntimeConfig
+
+if TYPE_CHECKING:
+    from skillrt.settings import RuntimeConfig
 
 __all__ = [
     "LOG_EVENTS",

@@ -1,4 +1,5 @@
-"""What a task's checkpoint holds: the record as the skill sees it, never a redacted copy of it.
+"""A task's checkpoint: what it holds (the record as the skill sees it, never a redacted copy
+of it), and ``Checkpoints``, which queues it for the state backend's group commit.
 
 Redaction is for what people are shown (logs, history, events). A checkpoint is read back by
 the task itself when it is resumed, so it must hold what the skill saw, byte for byte: a post
@@ -16,12 +17,17 @@ kept *out* of the checkpoint instead of being masked in it:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from skillrt._io.logs import Redactor
+from skillrt._state.protocol import StateBackend
 from skillrt._state.records import RecordText, TaskRecord
+from skillrt._tasks.machine import TERMINAL_STATES, State
+from skillrt._tasks.task import Task
+from skillrt._tasks.tasktable import TaskTable
 
-__all__ = ["checkpoint_copy", "checkpoint_text"]
+__all__ = ["Checkpoints", "checkpoint_copy", "checkpoint_text"]
 
 _SHOWN = ("last_error", "progress", "result", "question")
 _REQUEST = ("raw_input", "context", "intent", "params")
@@ -58,3 +64,53 @@ def checkpoint_text(record: TaskRecord, redactor: Redactor) -> RecordText | None
         return RecordText(record.id, record.state, record.updated_at, text)
     copy = checkpoint_copy(record, redactor)
     return None if copy is None else RecordText.of(copy)
+
+
+class Checkpoints:
+    """Each task's checkpoint, queued for the backend's group commit.
+
+    ``save`` queues the record (``checkpoint_text``: a task whose request holds a secret is kept
+    in memory only); ``durable`` waits until everything queued is on disk; ``drop`` queues the
+    deletion of a task that ended for good.
+    """
+
+    def __init__(
+        self,
+        state: StateBackend,
+        tasks: TaskTable,
+        redactor: Redactor,
+        clock: Callable[[], float],
+        resumable: Callable[[Task], bool],
+    ) -> None:
+        self.state = state
+        self.tasks = tasks
+        self.redactor = redactor
+        self.clock = clock
+        self.resumable = resumable
+
+    def save(self, task: Task) -> None:
+        record = task.record
+        record.updated_at = self.clock()
+        record.state = task.state.value
+        if not self.state.journaled:
+            return
+        copy = checkpoint_text(record, self.redactor)
+        if copy is None:  # its request holds a secret: kept in memory only
+            task.memory_only = True
+            self.state.committer.delete(record.id)
+        else:
+            self.state.committer.put(copy)
+
+    def drop(self, task_id: str) -> None:
+        self.state.committer.delete(task_id)
+
+    async def durable(self) -> None:
+        await self.state.committer.durable()
+
+    def save_all(self) -> None:
+        """The store started a fresh database (the old one was unreadable): every task it
+        should hold is written again from memory, so nothing the runtime holds is lost."""
+        for task in self.tasks.everything():
+            live = task.state is not State.IDLE and task.state not in TERMINAL_STATES
+            if live or self.resumable(task):
+                self.save(task)

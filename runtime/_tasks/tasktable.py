@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from skillrt._state.embedded.checkpoints import LazyRecord
+from skillrt._state.protocol import LazyRecord
 from skillrt._state.records import TaskRecord
 from skillrt._tasks.machine import State
 from skillrt.outcomes import as_restored, is_resumable

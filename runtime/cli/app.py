@@ -198,7 +198,7 @@ def replay(
 
 def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
     if config.state_url is None:  # the embedded store: read it, no runtime needed
-        from skillrt._state.listing import resumable_on_disk
+        from skillrt._state.embedded.offline import resumable_on_disk
 
         found, quarantined = resumable_on_disk(config)
         for note in quarantined:  # as a runtime's start would report them

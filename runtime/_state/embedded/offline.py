@@ -1,10 +1,9 @@
-"""Task summaries, and the resumable tasks of a blog read straight from its checkpoints.
+"""The resumable tasks of a blog, read straight from its checkpoints, without a runtime.
 
-``summarize`` is how every listing shows a task (``get_resumable_tasks``, ``skillrt tasks``,
-``GET /v1/tasks``): texts redacted, then cut. ``resumable_on_disk`` is what ``skillrt tasks``
-prints without opening a runtime (no model, no blog memory, no history): the embedded store's
-unfinished checkpoints in the resume window that no other process is running right now. It
-opens the state folder as a runtime's start does (and fails as that would).
+``resumable_on_disk`` is what ``skillrt tasks`` prints without opening a runtime (no model, no
+blog memory, no history): the embedded store's unfinished checkpoints in the resume window that
+no other process is running right now. It opens the state folder as a runtime's start does (and
+fails as that would).
 """
 
 from __future__ import annotations
@@ -16,36 +15,12 @@ from skillrt._io.faults import classify, unavailable
 from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.embedded.runlocks import RunLocks
-from skillrt._state.records import TaskRecord
+from skillrt._state.summary import summarize
 from skillrt.messages import TaskSummary
 from skillrt.outcomes import as_restored, is_resumable
 from skillrt.settings import RuntimeConfig, ensure_state
 
-__all__ = ["resumable_on_disk", "summarize"]
-
-
-def summarize(record: TaskRecord, redactor: Redactor) -> TaskSummary:
-    def shown(text: str, limit: int) -> str:
-        return redactor.text(text)[:limit]
-
-    error = record.last_error
-    return TaskSummary(
-        id=record.id,
-        session_id=record.session_id,
-        question=record.question,
-        state=record.state,
-        skill=record.skill,
-        intent=record.intent.get("type") if record.intent else None,
-        description=shown(record.raw_input, 200),
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-        steps_done=len(record.steps),
-        progress=record.progress,
-        error_reason=record.error_reason,
-        last_error=None if error is None else shown(error, 2000),
-        tokens=record.tokens,
-        cost=record.cost,
-    )
+__all__ = ["resumable_on_disk"]
 
 
 def resumable_on_disk(config: RuntimeConfig) -> tuple[list[TaskSummary], list[str]]:

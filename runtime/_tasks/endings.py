@@ -1,0 +1,216 @@
+"""How a task ends: one ending per way out, each recording the task and building its reply.
+
+Whatever stops a task (done, failed, cancelled, paused, the watchdog, its budget, a shutdown)
+becomes one call here. ``finish`` records the end: the checkpoint is kept (the task can be
+resumed) or deleted, and the history gets an entry; it returns the ``ChatMessage`` the caller
+hears once the run loop has waited for the ending to be on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from skillrt._chat.chatlog import ChatLog
+from skillrt._tasks.checkpointing import Checkpoints
+from skillrt._tasks.machine import State
+from skillrt._tasks.task import Task
+from skillrt._tasks.tasktable import TaskTable
+from skillrt.events import EventBus
+from skillrt.exceptions import HostUnresolved
+from skillrt.messages import ChatMessage
+from skillrt.outcomes import RESUMABLE_ERRORS, UNRECORDED, End, ErrorReason, Outcome
+from skillrt.skill.definition import SkillResult
+from skillrt.skill.replies import reply
+
+__all__ = ["Endings", "resting"]
+
+_RESUME_HINTS = {
+    ErrorReason.BUDGET_EXCEEDED: "resume_budget",
+    ErrorReason.AUTH_FAILED: "resume_auth",
+}
+
+
+def resting(task: Task) -> bool:
+    """Paused, or stopped by an error it can go on from."""
+    if task.state is State.ERROR:
+        return task.record.error_reason in RESUMABLE_ERRORS
+    return task.state is State.PAUSED
+
+
+def kept_for_resume(task: Task) -> bool:
+    """Whether the task's checkpoint outlives this run: a shutdown, or a resting task."""
+    return task.end_reason is End.SHUTDOWN or resting(task)
+
+
+class Endings:
+    """The endings of the runtime's tasks (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        checkpoints: Checkpoints,
+        tasks: TaskTable,
+        events: EventBus,
+        chatlog: ChatLog,
+        logger: Callable[[], structlog.stdlib.BoundLogger],
+    ) -> None:
+        self.checkpoints = checkpoints
+        self.tasks = tasks
+        self.events = events
+        self.chatlog = chatlog
+        self.logger = logger
+
+    def complete(self, task: Task, result: SkillResult, duration_s: float) -> ChatMessage:
+        """The skill returned: COMPLETED, or ERROR when its result says it failed."""
+        record = task.record
+        tokens, cost = record.tokens or result.tokens, record.cost or result.cost
+        record.result = result.model_dump(mode="json")
+        if result.success:
+            task.to(State.COMPLETED)
+            self.events.emit("task:completed", task.id, result=record.result)
+            self.logger().info(
+                "agent.task.completed",
+                task_id=task.id,
+                duration_s=round(duration_s, 3),
+                tokens=tokens,
+                cost=cost,
+            )
+        else:
+            record.last_error = result.message
+            task.to(State.ERROR)
+            task.end_reason = End.FAILED
+            self.events.emit("task:aborted", task.id, reason=End.FAILED, message=result.message)
+        data = dict(result.data)
+        if result.next_steps:
+            data["next_steps"] = result.next_steps
+        content = result.message
+        if task.truncated_repetition:  # the data says so, and a reply built on the text too
+            data["truncated_repetition"] = True
+            if result.success:
+                content += reply("repetition", task.input.language)
+        message = self.finish(task, content, Outcome.DONE, data=data, tokens=tokens, cost=cost)
+        self.events.emit(
+            "task:metrics",
+            task.id,
+            duration_s=round(duration_s, 4),
+            tokens=tokens,
+            cost=cost,
+            steps=len(record.steps),
+        )
+        return message
+
+    def paused(self, task: Task) -> ChatMessage:
+        task.to(State.PAUSED)
+        return self.finish(task, reply("paused", task.input.language, task=task.id), Outcome.PAUSED)
+
+    def stopped(self, task: Task) -> ChatMessage:
+        """Cancelled by the user, stopped by the watchdog or by close()."""
+        lang = task.input.language
+        if task.end_reason is End.SHUTDOWN:  # left as a crash would leave it: resumable
+            task.record.error_reason = ErrorReason.INTERRUPTED
+            self.checkpoints.save(task)
+            return reply_of(task, reply("interrupted", lang), outcome=Outcome.INTERRUPTED)
+        if task.end_reason is End.WATCHDOG:
+            if task.state is not State.ERROR:
+                task.to(State.ERROR)
+            error = task.record.last_error
+            self.events.emit("task:aborted", task.id, reason=End.WATCHDOG, message=error)
+            self.logger().error("agent.error", task_id=task.id, error=error)
+            content = reply("watchdog", lang, error=error, task=task.id)
+            return self.finish(task, content, Outcome.WATCHDOG)
+        task.end_reason = End.CANCELLED
+        if task.state is not State.CANCELLED:
+            task.to(State.CANCELLED)
+        self.events.emit("task:aborted", task.id, reason=End.CANCELLED)
+        self.logger().info("agent.task.cancelled", task_id=task.id)
+        return self.finish(task, reply("cancelled", lang), Outcome.CANCELLED)
+
+    def failed(
+        self, task: Task, exc: Exception, end: End, error_reason: ErrorReason
+    ) -> ChatMessage:
+        task.end_reason = end
+        # The error is shown to people (the reply, events, logs): redacted, unlike step results.
+        shown = self.chatlog.error_text(exc)
+        task.record.last_error = f"{type(exc).__name__}: {shown}"
+        task.record.error_reason = error_reason
+        if task.state is not State.ERROR:
+            task.to(State.ERROR)
+        self.events.emit("task:aborted", task.id, reason=end, message=shown)
+        self.logger().error("agent.error", task_id=task.id, error=task.record.last_error)
+        lang = task.input.language
+        error: object = shown
+        if isinstance(exc, HostUnresolved):  # a network problem, said in the user's language
+            error = reply("no_network", lang, host=exc.host)
+        content = reply("budget" if end is End.BUDGET else "failed", lang, error=error)
+        if error_reason in RESUMABLE_ERRORS:
+            content += reply(_RESUME_HINTS.get(error_reason, "resumable"), lang, task=task.id)
+        outcome = Outcome.STORAGE if error_reason is ErrorReason.STORAGE else Outcome(end.value)
+        return self.finish(task, content, outcome)
+
+    def finish(
+        self,
+        task: Task,
+        content: str,
+        outcome: Outcome,
+        *,
+        data: dict[str, Any] | None = None,
+        tokens: int | None = None,
+        cost: float | None = None,
+    ) -> ChatMessage:
+        """Record the end (checkpoint or its deletion, history); returns the reply."""
+        record, state = task.record, task.state
+        record.state = state.value
+        if kept_for_resume(task):
+            self.checkpoints.save(task)
+            if task.memory_only:
+                content += reply("memory_only", task.input.language)
+        else:
+            self.checkpoints.drop(task.id)
+            self.tasks.pop(task.id)
+        if outcome not in UNRECORDED:
+            self.chatlog.add_task(record, state.value, content)
+        return ChatMessage(
+            content=content,
+            task_id=task.id,
+            state=state.value,
+            tokens=record.tokens if tokens is None else tokens,
+            cost=record.cost if cost is None else cost,
+            data={**(data or {}), "outcome": outcome},
+        )
+
+    def not_saved(self, task: Task, exc: Exception) -> ChatMessage:
+        """The reply of a task that would be resumable had its checkpoint reached the disk."""
+        error = self.chatlog.error_text(exc)
+        task.record.error_reason = ErrorReason.STORAGE
+        task.record.last_error = f"{type(exc).__name__}: {error}"
+        if task.state is not State.ERROR:
+            task.machine.force(State.ERROR)
+        self.tasks.pop(task.id)
+        self.chatlog.add_task(task.record, State.ERROR.value, error)
+        return ChatMessage(
+            content=reply("not_saved", task.input.language, error=error),
+            task_id=task.id,
+            state=State.ERROR.value,
+            tokens=task.record.tokens,
+            cost=task.record.cost,
+            data={"outcome": Outcome.STORAGE, "error": "storage"},
+        )
+
+    def storage_reply(self, exc: BaseException, *, task_id: str | None = None) -> ChatMessage:
+        """A fault of the state folder, as a reply: ERROR, one paragraph, nothing raised."""
+        error = self.chatlog.error_text(exc)
+        self.logger().error("agent.error", where="storage", error=error)
+        return ChatMessage(
+            content=error,
+            task_id=task_id,
+            state=State.ERROR.value,
+            data={"outcome": Outcome.STORAGE, "error": "storage"},
+        )
+
+
+def reply_of(task: Task, content: str, **data: Any) -> ChatMessage:
+    """A reply of ``task`` as it stands, with ``data``."""
+    return ChatMessage(content=content, task_id=task.id, state=task.state.value, data=data)

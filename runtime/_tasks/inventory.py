@@ -1,0 +1,216 @@
+"""The runtime's tasks as a whole: restored at start, listed, resumed, aborted, abandoned, stopped.
+
+``Inventory`` answers for every task the runtime holds, running or not: which can be resumed
+(and are not running in another process), starting one again, cancelling one, giving one up,
+and stopping them all at shutdown. A task that must run again goes back to the run loop
+(``TaskDriver.start``); the ones a peer worker wrote are read from the shared store first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import structlog
+
+from skillrt._chat.chatlog import ChatLog
+from skillrt._state.protocol import LazyLoad, LoadResult, StateBackend
+from skillrt._state.records import TaskRecord
+from skillrt._tasks.checkpointing import Checkpoints
+from skillrt._tasks.endings import Endings, reply_of, resting
+from skillrt._tasks.machine import TERMINAL_STATES, State
+from skillrt._tasks.task import Task
+from skillrt._tasks.tasktable import ACTIVE_STATES, TaskTable
+from skillrt.events import EventBus
+from skillrt.messages import ChatMessage
+from skillrt.outcomes import End
+from skillrt.settings import BudgetConfig, RuntimeConfig
+from skillrt.skill.replies import reply
+
+if TYPE_CHECKING:
+    from skillrt._tasks.run import TaskDriver
+
+__all__ = ["Inventory"]
+
+
+class Inventory:
+    """The runtime's tasks (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        config: RuntimeConfig,
+        state: StateBackend,
+        tasks: TaskTable,
+        driver: TaskDriver,
+        checkpoints: Checkpoints,
+        endings: Endings,
+        events: EventBus,
+        chatlog: ChatLog,
+        logger: Callable[[], structlog.stdlib.BoundLogger],
+    ) -> None:
+        self.config = config
+        self.state = state
+        self.tasks = tasks
+        self.driver = driver
+        self.checkpoints = checkpoints
+        self.endings = endings
+        self.events = events
+        self.chatlog = chatlog
+        self.clock = chatlog.clock
+        self.logger = logger
+
+    def restore(self, loaded: LoadResult | LazyLoad) -> None:
+        """Unfinished tasks from the checkpoints come back PAUSED, ready to resume. They stay
+        dormant in the task table (a summary and the record's JSON) until asked for."""
+        tasks = self.tasks
+        tasks.parse = self.state.parse
+        tasks.build = lambda record: self.driver.make_task(record, initial=State.PAUSED)
+        ids = tasks.restore(loaded.records)
+        if loaded.quarantined:
+            self.logger().error("agent.error", where="checkpoints", quarantined=loaded.quarantined)
+        if self.events.listening("runtime:checkpoints_loaded"):
+            records = (tasks.record(task_id) for task_id in ids)
+            summaries = [self.chatlog.summary(r).model_dump() for r in records if r is not None]
+            quarantined = list(loaded.quarantined)
+            self.events.emit("runtime:checkpoints_loaded", None, tasks=summaries,
+                             quarantined=quarantined)  # fmt: skip
+
+    def resumable(self) -> list[TaskRecord]:
+        """The records of the tasks to offer for resume: paused, restored, or stopped by an
+        outage, and not running in another process right now."""
+        self.tasks.sync(self._newer())
+        dormant = self.tasks.dormant_records()
+        live = [t for t in self.tasks.values() if resting(t)]
+        # A task that ran here is ours to run again; the others may be running elsewhere.
+        probed = [r.id for r in dormant] + [t.id for t in live if t.runner is None]
+        busy = self.state.held_elsewhere(probed)
+        return [r for r in dormant if r.id not in busy] + [
+            t.record for t in live if t.id not in busy
+        ]
+
+    def from_store(self, task_id: str) -> Task | None:
+        """A task this worker does not hold, as a shared store has it (None without one)."""
+        if not self.state.shared:
+            return None
+        self.tasks.sync(self._newer(task_id))
+        return self.tasks.get(task_id)
+
+    def _newer(self, task_id: str | None = None) -> dict[str, TaskRecord | None]:
+        """What another worker wrote that this runtime does not hold yet (blocking)."""
+        window = self.config.checkpoint_max_age_h * 3600
+        return self.state.newer(list(self.tasks), task_id, max_age_s=window, now=self.clock())
+
+    def held(self) -> list[TaskRecord]:
+        """Every task this runtime holds: the resumable ones, then those working or waiting."""
+        resumable = self.resumable()
+        ids, live = {r.id for r in resumable}, self.tasks.values_ids()
+        return [r for r in resumable if r.id not in live] + [
+            t.record
+            for t in self.tasks.values()
+            if t.id in ids or t.state in ACTIVE_STATES or t.state is State.IDLE
+        ]
+
+    async def resume(
+        self, task_id: str, budget: BudgetConfig | None, session_id: str
+    ) -> asyncio.Future[ChatMessage] | ChatMessage | None:
+        """Start a resumable task again: the turn its caller awaits, a reply saying it runs in
+        another process, or None (no such resumable task here)."""
+        task = await self._resumable_task(task_id)
+        if not isinstance(task, Task):
+            return task
+        route = _prepare_resume(task, budget, session_id)
+        return self.driver.start(task, route=route)
+
+    async def _resumable_task(self, task_id: str) -> Task | ChatMessage | None:
+        if self.state.shared:  # the store may know it better: another worker wrote it
+            self.tasks.sync(await asyncio.to_thread(self._newer, task_id))
+        task = self.tasks.get(task_id)
+        if task is None or not await _settled_run(task) or not resting(task):
+            return None
+        if await self.state.running_elsewhere(task.id):
+            content = reply("running_elsewhere", task.input.language, task=task.id)
+            return reply_of(task, content, error="running_elsewhere")
+        return task
+
+    def abort(self, task: Task) -> bool:
+        """Cancel ``task``: its signal fires and its work stops now (see ``AgentRuntime.abort``)."""
+        if task.state in TERMINAL_STATES:
+            return False
+        task.end_reason = task.end_reason or End.CANCELLED
+        task.controller.abort("cancelled")
+        if task.state is State.IDLE:  # its runner has not started: it stops at its first check
+            return task.runner is not None
+        if task.running and task.runner is not None:
+            task.runner.cancel()
+            return True
+        if task.state is not State.PAUSED:
+            return False
+        self.endings.stopped(task)  # not running: cancelled in place
+        self.state.release_soon(task.id)
+        self.chatlog.flush()
+        return True
+
+    async def shutdown(self) -> None:
+        """Stop the running tasks, leaving them resumable, and wait for the last commit."""
+        runners = []
+        for task in list(self.tasks.values()):
+            if task.running and task.runner is not None:
+                task.end_reason = End.SHUTDOWN
+                task.controller.abort("shutdown")
+                task.runner.cancel()
+                runners.append(task.runner)
+        await asyncio.gather(*runners, return_exceptions=True)
+        try:
+            await self.checkpoints.durable()
+        except Exception as exc:  # a full or read-only disk: closing still closes
+            self.logger().error("agent.error", where="close", error=self.chatlog.error_text(exc))
+
+    async def abandon(self, task: Task) -> bool:
+        """Give up a paused or failed task: its journal is deleted, its locks released."""
+        if not await _settled_run(task) or task.state not in (State.PAUSED, State.ERROR):
+            return False
+        if task.state is State.PAUSED:
+            task.to(State.CANCELLED)
+        task.end_reason = End.ABANDONED
+        self.checkpoints.drop(task.id)
+        await self.checkpoints.durable()
+        self.tasks.pop(task.id)
+        await self.state.release(task.id)
+        self.chatlog.add_task(task.record, "ABANDONED", "abandoned")
+        self.chatlog.flush()
+        return True
+
+
+def _prepare_resume(task: Task, budget: BudgetConfig | None, session_id: str) -> bool:
+    """Make a paused (or resumably failed) task ready to run again; returns whether it must
+    be routed again (it was cut off before routing finished)."""
+    if task.state is State.ERROR:
+        task.machine.force(State.PAUSED)
+    if budget is not None:
+        limits = budget.model_dump(exclude_none=True)
+        task.record.budget = {**(task.record.budget or {}), **limits}
+    task.pause_requested = False
+    task.end_reason = None
+    task.record.error_reason = None
+    task.record.last_error = None
+    # Answers to its questions come from whoever resumed it (a new process has a new session).
+    task.record.session_id = session_id
+    task.new_controller()
+    if task.record.skill is None:
+        task.to(State.IDLE)
+        return True
+    return False
+
+
+async def _settled_run(task: Task, wait_s: float = 5.0) -> bool:
+    """Whether ``task`` is not running. One that already reads PAUSED or ERROR is only making
+    its end durable (a commit away): wait for that, up to ``wait_s``."""
+    runner = task.runner
+    if runner is None or runner.done():
+        return True
+    if task.state not in (State.PAUSED, State.ERROR):
+        return False
+    await asyncio.wait({runner}, timeout=wait_s)
+    return runner.done()

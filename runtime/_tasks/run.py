@@ -1,0 +1,362 @@
+"""``TaskDriver``: the run loop, which takes a task from its input to its reply.
+
+``drive`` is the body of a task's runner: take the run lock, plan (route, or check the params
+of a skill run by name), execute the skill with its context, and end. Every way out (done,
+failed, cancelled, paused, the watchdog, a shutdown) becomes one ending (``endings.py``) that
+records the task and builds its reply; ``drive`` waits until that ending is durable and
+*returns* the reply, so the runner's result is what the caller hears.
+
+The driver is also each task's ``TaskOwner``: it queues checkpoints (``checkpointing.py``),
+hears state changes, and stops a task whose watchdog fired (the run loop then ends it).
+The runtime's tasks as a whole (restore, list, resume, abort, abandon, shut down) are the
+``inventory``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from skillrt._chat.chatlog import ChatLog
+from skillrt._routing.inputs import clean_text
+from skillrt._routing.router import IntentRouter
+from skillrt._state.protocol import StateBackend
+from skillrt._state.records import TaskRecord
+from skillrt._tasks.checkpointing import Checkpoints
+from skillrt._tasks.endings import Endings, kept_for_resume, reply_of
+from skillrt._tasks.inventory import Inventory
+from skillrt._tasks.machine import TERMINAL_STATES, State
+from skillrt._tasks.planning import NoTask, Planner
+from skillrt._tasks.task import Task
+from skillrt._tasks.tasktable import TaskTable
+from skillrt.blog.files import FileStore, SavedHook
+from skillrt.blog.memory import BlogMemory
+from skillrt.events import EventBus
+from skillrt.exceptions import (
+    AuthenticationError,
+    BudgetExceeded,
+    InvalidTransition,
+    PermissionDenied,
+    ProviderUnavailable,
+    RateLimited,
+    SkillrtError,
+    StoreUnavailable,
+    TaskCancelled,
+    TaskPaused,
+)
+from skillrt.llm.base import LLM, set_activity_listener
+from skillrt.llm.cost import CostTracker
+from skillrt.llm.taskllm import TaskLLM
+from skillrt.messages import ChatMessage, new_id
+from skillrt.outcomes import End, ErrorReason
+from skillrt.settings import RuntimeConfig
+from skillrt.skill.context import SkillContext, TaskInput, detect_language
+from skillrt.skill.definition import Skill, SkillResult
+from skillrt.skill.replies import reply
+
+__all__ = ["TaskDriver", "saved_logger"]
+
+# Exceptions that end a task in ERROR: (why it stopped, the record's error_reason, the outcome).
+_FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], End, ErrorReason], ...] = (
+    (BudgetExceeded, End.BUDGET, ErrorReason.BUDGET_EXCEEDED),
+    ((ProviderUnavailable, RateLimited), End.FAILED, ErrorReason.PROVIDER_UNAVAILABLE),
+    ((AuthenticationError, PermissionDenied), End.FAILED, ErrorReason.AUTH_FAILED),
+    (StoreUnavailable, End.FAILED, ErrorReason.STORAGE),  # its checkpoint cannot be written
+    (Exception, End.FAILED, ErrorReason.SKILL_ERROR),
+)
+
+
+def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> SavedHook:
+    """The hook that logs ``agent.file.saved`` for every write of one task."""
+
+    def saved(path: Path, size: int, digest: str) -> None:
+        logger.info("agent.file.saved", path=files.relative(path), size=size, sha256=digest[:16])
+
+    return saved
+
+
+class TaskDriver:
+    """Runs the runtime's tasks (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        config: RuntimeConfig,
+        state: StateBackend,
+        files: FileStore,
+        memory: BlogMemory,
+        llm: LLM,
+        tasks: TaskTable,
+        router: IntentRouter,
+        skills: Mapping[str, Skill[Any]],
+        trust: Callable[[], str],
+        events: EventBus,
+        costs: CostTracker,
+        chatlog: ChatLog,
+        logger: Callable[[], structlog.stdlib.BoundLogger],
+    ) -> None:
+        self.config = config
+        self.state = state
+        self.files = files
+        self.memory = memory
+        self.llm = llm
+        self.tasks = tasks
+        self.planner = Planner(router, skills, config, trust, logger)
+        self.events = events
+        self.costs = costs
+        self.chatlog = chatlog
+        self.clock = chatlog.clock
+        self.logger = logger
+        self.checkpoints = Checkpoints(state, tasks, chatlog.redactor, self.clock, kept_for_resume)
+        self.endings = Endings(
+            checkpoints=self.checkpoints, tasks=tasks, events=events, chatlog=chatlog, logger=logger
+        )
+        self.inventory = Inventory(
+            config=config,
+            state=state,
+            tasks=tasks,
+            driver=self,
+            checkpoints=self.checkpoints,
+            endings=self.endings,
+            events=events,
+            chatlog=chatlog,
+            logger=logger,
+        )
+
+    # --- tasks --------------------------------------------------------------------------------
+
+    def make_task(self, record: TaskRecord, *, initial: State) -> Task:
+        context, text = record.context, record.raw_input
+        task_input = TaskInput(
+            text=text,
+            language=detect_language(text),
+            current_file=context.get("current_file"),
+            selected_text=context.get("selected_text"),
+            extra={k: v for k, v in context.items() if k not in ("current_file", "selected_text")},
+        )
+        return Task(
+            record,
+            input=task_input,
+            owner=self,
+            emit=self.events.bind(record.id).emit,
+            watchdog_s=self.config.watchdog_timeout_s,
+            initial=initial,
+            max_task_s=self.config.max_task_s,
+        )
+
+    def new_task(self, text: str, context: dict[str, Any], session_id: str) -> Task:
+        now = self.clock()
+        record = TaskRecord(
+            id=new_id(),
+            session_id=session_id,
+            state=State.IDLE.value,
+            raw_input=text,
+            context=context,
+            created_at=now,
+            updated_at=now,
+        )
+        task = self.make_task(record, initial=State.IDLE)
+        self.tasks[task.id] = task
+        return task
+
+    def direct_task(
+        self, skill: str, params: dict[str, Any], context: dict[str, Any], session_id: str
+    ) -> Task:
+        """A task that runs ``skill`` with ``params``, without routing (a blog tool's button)."""
+        # The params' words stand for the request (its language decides the reply's).
+        words = [v for k, v in params.items() if isinstance(v, str) and k not in ("path", "url")]
+        text = clean_text(" ".join(words)[:2000]) or skill
+        task = self.new_task(text, context, session_id)
+        task.record.intent = {"type": "DIRECT", "confidence": 1.0, "parameters": params}
+        task.record.skill, task.record.params = skill, dict(params)
+        return task
+
+    def start(self, task: Task, *, route: bool) -> asyncio.Future[ChatMessage]:
+        """Run the task in its own asyncio task; returns the turn its caller awaits."""
+        turn = task.replies.open()
+        task.start(self.drive(task, route=route))
+        return turn
+
+    # --- one run ------------------------------------------------------------------------------
+
+    async def drive(self, task: Task, *, route: bool) -> ChatMessage:
+        """Run one task to an ending; returns its reply once the ending is on disk."""
+        try:  # the run lock: no other process runs (or resumes) this task meanwhile
+            if not await self.state.hold(task.id):
+                if task.state is State.IDLE and not task.record.steps:
+                    self.tasks.pop(task.id)  # nothing of it ran here: not ours to keep
+                content = reply("running_elsewhere", task.input.language, task=task.id)
+                return reply_of(task, content, error="running_elsewhere")
+        except (SkillrtError, OSError) as exc:  # the state folder cannot be written
+            self.tasks.pop(task.id)
+            return self.endings.storage_reply(exc, task_id=task.id)
+        set_activity_listener(task.machine.touch)  # model bytes of this task push it back
+        try:
+            message = await self._run(task, route=route)
+        finally:
+            task.machine.stop()
+            await self._release(task)
+        return await self._settled(task, message)
+
+    async def _release(self, task: Task) -> None:
+        """The task's post locks and run lock, released; a store that fails here (a database
+        gone away) is logged, and its locks expire or die with the process."""
+        try:
+            await self.state.release(task.id)
+        except (SkillrtError, OSError) as exc:
+            self.logger().error("agent.error", task_id=task.id, where="locks",
+                                error=self.chatlog.error_text(exc))  # fmt: skip
+
+    async def _run(self, task: Task, *, route: bool) -> ChatMessage:
+        started = time.perf_counter()
+        logger = self.logger().bind(task_id=task.id)
+        llm = self._task_llm(task, logger)
+        endings = self.endings
+        try:
+            planned = (
+                await self.planner.plan(task, llm) if route else self.planner.plan_direct(task)
+            )
+            if isinstance(planned, NoTask):
+                task.to(State.IDLE)
+                return endings.finish(task, planned.content, planned.outcome)
+            skill, params = planned
+            task.skill = skill
+            task.machine.watchdog_s = skill.watchdog_s or self.config.watchdog_timeout_s
+            task.to(State.EXECUTING)
+            self.events.emit("task:started", task.id, skill=skill.name, intent=task.record.intent)
+            logger.info("agent.skill.started", skill=skill.name)
+            result = await skill.run(
+                self._context(task, llm, logger.bind(skill=skill.name)), params
+            )
+            if not isinstance(result, SkillResult):
+                raise TypeError(f"skill {skill.name} returned {type(result).__name__}")
+            return endings.complete(task, result, time.perf_counter() - started)
+        except TaskPaused:
+            return endings.paused(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            return endings.stopped(task)
+        except TaskCancelled:
+            return endings.stopped(task)
+        except InvalidTransition as exc:  # a bug of the life cycle, never the skill's
+            return endings.failed(task, exc, End.FAILED, ErrorReason.INTERNAL)
+        except Exception as exc:
+            end, error_reason = next((e, r) for kind, e, r in _FAILURES if isinstance(exc, kind))
+            return endings.failed(task, exc, end, error_reason)
+
+    async def _settled(self, task: Task, message: ChatMessage) -> ChatMessage:
+        """Wait until the ending is on disk. A task that would be resumable but whose checkpoint
+        did not reach the disk never replies "paused, resume it"."""
+        try:
+            await self.durable()  # its own wait is shielded: a cancel stops only our waiting
+        except asyncio.CancelledError:
+            # Shut down meanwhile: the commit goes on without us.
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+        except Exception as exc:  # the store failed: say so, but still reply
+            self.logger().error("agent.error", task_id=task.id, error=f"checkpoint: {exc}")
+            if kept_for_resume(task):
+                return self.endings.not_saved(task, exc)
+        return message
+
+    def _task_llm(self, task: Task, logger: structlog.stdlib.BoundLogger) -> TaskLLM:
+        """The model as this task sees it: its signal, its budget, its cost."""
+        record = task.record
+
+        def sink(model: str, tokens: int, cost: float | None) -> tuple[int, float]:
+            record.tokens += tokens
+            record.cost += cost or 0.0
+            self.costs.record(
+                task_id=task.id,
+                session_id=record.session_id,
+                skill=record.skill,
+                model=model,
+                tokens=tokens,
+                cost=cost,
+            )
+            return record.tokens, record.cost
+
+        def looped() -> None:
+            task.truncated_repetition = True
+
+        given = record.budget or {}  # limits given at resume, laid over the config's
+        budget = self.config.budget.model_copy(
+            update={k: v for k, v in given.items() if v is not None}
+        )
+        return TaskLLM(
+            self.llm,
+            signal=task.controller.signal,
+            budget=budget,
+            sink=sink,
+            emit=task.emit,
+            logger=logger,
+            used=(record.tokens, record.cost),
+            on_repetition=looped,
+        )
+
+    def _context(
+        self, task: Task, llm: TaskLLM, logger: structlog.stdlib.BoundLogger
+    ) -> SkillContext:
+        return SkillContext(
+            task_id=task.id,
+            session_id=task.record.session_id,
+            signal=task.controller.signal,
+            input=task.input,
+            llm=llm,
+            memory=self.memory,
+            files=self.files.for_task(task.id, on_saved=saved_logger(self.files, logger)),
+            locks=self.state.locks,
+            events=self.events.bind(task.id),
+            logger=logger,
+            config=self.config,
+            host=task,
+            conversation=self.chatlog.sessions.conversation_later(task.record.session_id),
+        )
+
+    # --- the TaskOwner protocol -----------------------------------------------------------------
+
+    def save(self, task: Task) -> None:
+        """Queue the task's checkpoint for the next group commit."""
+        self.checkpoints.save(task)
+
+    async def durable(self) -> None:
+        """Wait until every queued checkpoint is on disk."""
+        await self.checkpoints.durable()
+
+    def state_changed(self, task: Task, source: State, dest: State) -> None:
+        task.record.state = dest.value
+        if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
+            self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
+        self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
+        if self.events.listening("state:changed"):
+            self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
+        # Endings are saved by finish with the result. PLANNING is not saved: it is always left
+        # before the next await (to EXECUTING, which is saved, or to an ending), so its
+        # checkpoint would be one more write that the next one overwrites at once.
+        if dest not in TERMINAL_STATES and dest is not State.PLANNING:
+            self.save(task)
+
+    def watchdog_fired(self, task: Task, state: State, timeout_s: float) -> None:
+        """Stop the running work now; the run loop ends the task in ERROR (``stopped``) and
+        releases its locks. The post locks go at once where that does not block."""
+        task.end_reason = End.WATCHDOG
+        task.record.error_reason = ErrorReason.WATCHDOG_TIMEOUT
+        why = {
+            "stall": f"{state.value} made no progress for {timeout_s:g} s",
+            "cap": f"{state.value} ran longer than max_task_s ({timeout_s:g} s)",
+        }.get(task.machine.fired, f"{state.value} lasted more than {timeout_s:g} s")
+        task.record.last_error = f"WATCHDOG_TIMEOUT: {why}"
+        task.controller.abort("watchdog")
+        self.state.release_soon(task.id)
+        if task.running and task.runner is not None:
+            task.runner.cancel()
+        else:  # pragma: no cover - a watched state is only ever entered by a running task
+            self.endings.stopped(task)
