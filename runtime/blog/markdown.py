@@ -15,51 +15,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import frontmatter
-import yaml
 
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.wikilinks import normalize_target, wikilink_targets
-from skillrt.exceptions import InvalidFrontmatter
 
 __all__ = ["PostFields", "dump_post", "post_fields", "split_post", "word_count"]
 
-_OPEN = re.compile(r"\A---[ \t]*\r?\n")
-_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 
 
 def split_post(text: str, path: str = "") -> tuple[dict[str, Any], str]:
-    """``(frontmatter, body)`` of a post. A post without frontmatter has ``{}``.
+    """``(frontmatter, body)`` of a post, its frontmatter in YAML, TOML or JSON (see
+    ``skillrt.blog.frontmatter``). A post without frontmatter has ``{}``.
 
-    Raises ``InvalidFrontmatter`` when the block is not closed, is not valid YAML, or is not
-    a mapping (python-frontmatter alone would silently treat those as body text).
+    Raises ``InvalidFrontmatter`` when the block is not closed, is not valid in its format, or
+    is not a mapping (python-frontmatter alone would silently treat those as body text).
     """
-    text = text.removeprefix("\ufeff")
-    opening = _OPEN.match(text)
-    if opening is None:
-        return {}, text.strip("\n")
-    closing = _CLOSE.search(text, opening.end())
-    if closing is None:
-        raise InvalidFrontmatter(path, "the '---' block is never closed")
-    raw = text[opening.end() : closing.start()]
-    body = text[closing.end() :]
-    try:
-        data = yaml.load(raw, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        raise InvalidFrontmatter(path, _yaml_reason(exc, text[: opening.end()])) from exc
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise InvalidFrontmatter(path, f"expected a mapping of fields, got {type(data).__name__}")
-    return {str(k): v for k, v in data.items()}, body.lstrip("\r\n").rstrip()
-
-
-def _yaml_reason(exc: yaml.YAMLError, before: str) -> str:
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
-        line = exc.problem_mark.line + before.count("\n") + 1
-        return f"invalid YAML at line {line}: {exc.problem or exc.context or 'syntax error'}"
-    return "invalid YAML: " + " ".join(str(exc).split())[:200]
+    found = split_frontmatter(text, path)
+    if found.format is None:
+        return {}, text.removeprefix("\ufeff").strip("\n")
+    return found.fields(), found.body.lstrip("\r\n").rstrip()
 
 
 def dump_post(metadata: Mapping[str, Any], body: str) -> str:
