@@ -178,7 +178,7 @@ async def _routing(passes: int) -> dict[str, Any]:
         return answer
 
     model = FunctionModel(reply, model="bench-router")
-    router = _router(model)
+    router = _router(model, classifier=False)
 
     # Which path does each sample take? (one untimed pass on an empty cache)
     regex_inputs: list[tuple[str, dict[str, Any] | None]] = []
@@ -197,7 +197,7 @@ async def _routing(passes: int) -> dict[str, Any]:
         "model_miss": [],
         "model_miss_all": [],
     }
-    llm_only = _router(model, patterns=False)
+    llm_only = _router(model, patterns=False, classifier=False)
     clock = time.perf_counter_ns
     for _ in range(passes):
         router.cache_clear()

@@ -739,6 +739,30 @@ def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
         for _ in range(10):
             text = vary(rng, fill(rng, template, zh, topics), zh)
             rows.append(("held" if held else "train", intent, "-", text))
+    # Edits of the selected text (pass 2: a selection is not always code).
+    for text in [
+        "reword this",
+        "make this shorter",
+        "fix the grammar here",
+        "rewrite this part",
+        "make it more formal",
+        "改得简洁一点",
+        "润色这段",
+        "把这段改通顺",
+        "这段写得更生动些",
+        "translate this into English",
+        "summarize the selection",
+        "总结一下选中的内容",
+    ]:
+        label = (
+            "TRANSLATE"
+            if "translate" in text
+            else "SUMMARIZE"
+            if "summar" in text or "总结" in text
+            else "EDIT_CONTENT"
+        )
+        for _ in range(4):
+            rows.append(("train", label, "selection", vary(rng, text, not text.isascii())))
     # Code explanations with a selection, and a selection without code.
     for text in ["explain this", "what does this do", "解释一下这段", "这段代码干嘛的",
                  "walk me through it", "这个函数什么意思"]:  # fmt: skip

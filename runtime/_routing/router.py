@@ -210,6 +210,12 @@ _DISPUTED = 0.75
 """The confidence of a route the table and the classifier disagree on: above the runtime's
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
 
+_CONTRARY = 0.5
+"""How sure the classifier must be of another intent to dispute a table match."""
+_NONE_FITS = 0.3
+"""The confidence left to the classifier's guess when the model says none of its candidates
+fits (below the runtime's confidence_threshold: numbered choices)."""
+
 _LATIN = re.compile("[A-Za-z]")  # an English pattern needs one of these to match
 
 _Search: TypeAlias = Callable[[str], "re.Match[str] | None"]
@@ -586,9 +592,9 @@ class IntentRouter:
             result = _Decision(CHAT, 0.9, {}, "regex")  # `clear`, `ok`: never a model's guess
             small_talk = True
         ranked = [] if small_talk else self.ranked(routed, context)
-        result = self._weigh(result, ranked, routed)
+        result, disputed = self._weigh(result, ranked, routed)
         cacheable = result is not None
-        model = (llm if llm is not None else self.llm) if ask_model else None
+        model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
         if model is not None and (result is None or result.confidence < self.regex_trust):
             candidates = tuple(n for n, _ in ranked[:3]) or self._intents
             facts = _facts(current_file, selection, browsing)
@@ -613,6 +619,9 @@ class IntentRouter:
             elif result is None:
                 result = answer._replace(type=UNKNOWN, parameters={})
                 cacheable = True
+            else:  # the model finds none of the candidates fits: the classifier's guess is one
+                result = result._replace(confidence=min(result.confidence, _NONE_FITS))
+                cacheable = True
         if result is None:
             result = _Decision(UNKNOWN, 0.0, {}, "none")
         result = result._replace(language=language)
@@ -622,23 +631,25 @@ class IntentRouter:
 
     def _weigh(
         self, result: _Decision | None, ranked: Sequence[tuple[str, float]], text: str
-    ) -> _Decision | None:
-        """The table's decision, the classifier's, or both: the classifier decides when no
-        pattern did, agrees with a pattern (which keeps its parameters), or overrules one when
-        it is at least ``override`` sure of another intent."""
+    ) -> tuple[_Decision | None, bool]:
+        """The table's decision, the classifier's, or both, and whether they disputed it: the
+        classifier decides when no pattern did, agrees with a pattern (which keeps its
+        parameters), or overrules one when it is at least ``override`` sure of another
+        intent. A dispute (the classifier at least ``_CONTRARY`` sure of another intent) is no
+        question for a model: the route runs if it only reads, and asks the user otherwise."""
         if not ranked or (result is not None and result.type == CHAT):
-            return result
+            return result, False
         best, p = ranked[0]
         if result is not None and result.confidence < self.regex_trust and result.skill is None:
             result = None  # the table keeps its high-precision rules: a weak match is a guess
-        if result is not None and result.type == best:
-            return result._replace(confidence=max(result.confidence, round(p, 3)))
-        # They disagree: whichever is taken, it is less sure than either says (a write, delete
-        # or web task asks first below ``act_threshold``).
-        if result is not None and (p < self.override or result.skill is not None):
-            return result._replace(confidence=min(result.confidence, _DISPUTED))
-        decided = _Decision(best, round(p, 3), self.params_for(best, text), "classifier")
-        return decided if result is None else decided._replace(confidence=_DISPUTED)
+        if result is None:
+            return _Decision(best, round(p, 3), self.params_for(best, text), "classifier"), False
+        if result.type == best or p < _CONTRARY:
+            return result._replace(confidence=max(result.confidence, round(p, 3))), False
+        if p < self.override or result.skill is not None:
+            return result._replace(confidence=min(result.confidence, _DISPUTED)), True
+        decided = _Decision(best, _DISPUTED, self.params_for(best, text), "classifier")
+        return decided, True
 
     def screen(
         self, text: str, context: Mapping[str, Any] | None = None

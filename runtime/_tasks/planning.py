@@ -163,7 +163,8 @@ class Planner:
         # likeliest actions to pick from: "我是不是写过…" is likelier a question than a yes.
         held_back = effect and holds_back(text)
         if effect and spec is not None and not held_back:
-            if intent.source == "llm" or intent.confidence < self.config.act_threshold:
+            likely = intent.confidence >= self.config.confidence_threshold
+            if intent.source == "llm" or (likely and intent.confidence < self.config.act_threshold):
                 params = router.params_for(intent.type, text, intent.parameters)
                 return confirm_question(spec, params, text, lang)
         if intent.confidence >= self.config.confidence_threshold and known and not held_back:
