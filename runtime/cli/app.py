@@ -21,6 +21,7 @@ from skillrt.cli.common import (
     open_config,
     user_errors,
 )
+from skillrt.exceptions import UserError
 from skillrt.messages import TaskSummary
 from skillrt.settings import RuntimeConfig, make_state_dir
 
@@ -191,8 +192,13 @@ def replay(
 
     with user_errors():
         config = open_config(root, verbose=verbose)
-        shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
-        status = _run(shot.skill("Browse", {"replay": task_id.strip()}))
+        runtime = make_runtime(config, with_model=False)
+        # The skill that replays recordings is the one taking a `replay` parameter.
+        replaying = [s.name for s in runtime.skills.values() if "replay" in s.params.model_fields]
+        if not replaying:
+            raise UserError("no registered skill replays recorded tasks")
+        shot = OneShot(runtime, as_json=as_json)
+        status = _run(shot.skill(replaying[0], {"replay": task_id.strip()}))
     raise typer.Exit(status)
 
 
@@ -293,14 +299,18 @@ def index(
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         make_state_dir(config.state_path)
-        memory = BlogMemory(config.root, config.state_path, config.posts_dir)
+        memory = BlogMemory(
+            config.root, config.state_path, config.posts_dir, drafts_dir=config.layout.drafts_dir
+        )
         try:
             report = memory.refresh()
-            total = len(memory.posts)
+            items = [post.to_item() for post in memory.posts.all_posts()]
+            total = len(items)
         finally:
             memory.close()
     if as_json:
-        print(json.dumps({"posts": total, **report.to_dict()}, ensure_ascii=False))
+        data = {"posts": total, "items": items, **report.to_dict()}
+        print(json.dumps(data, ensure_ascii=False))
         return
     print(
         f"{total} posts indexed in {config.root / config.posts_dir}: {len(report.added)} added,"
