@@ -99,7 +99,11 @@ def open_services(
         if stale:
             logger.info("agent.temp_files.removed", count=len(stale), paths=stale[:20])
         memory = BlogMemory(
-            cfg.root, cfg.state_path, cfg.posts_dir, max_post_bytes=cfg.max_post_bytes
+            cfg.root,
+            cfg.state_path,
+            cfg.posts_dir,
+            max_post_bytes=cfg.max_post_bytes,
+            drafts_dir=cfg.layout.drafts_dir,
         )
         return Services(state=state, files=files, memory=memory)
     except BaseException as exc:

@@ -93,6 +93,23 @@ class AnswerConfig(_Section):
     general_fallback: bool = True
 
 
+class NewPostConfig(_Section):
+    """How new posts look. ``format`` ``auto``: the format most of the blog's posts use;
+    ``template``: a post (path relative to the blog) whose frontmatter format, keys and
+    values new posts take, filled where skillrt knows the value (docs/writing.md)."""
+
+    format: Literal["auto", "yaml", "toml", "json"] = "auto"
+    template: str | None = None
+
+
+class DraftsConfig(_Section):
+    """Posts skillrt writes are drafts, marked the blog's way (``mark``); drafts are left out
+    of answers and related posts until published (``in_answers`` false)."""
+
+    mark: bool = True
+    in_answers: bool = False
+
+
 class LLMConfig(_Section):
     provider: Literal["auto", "openai", "local", "scripted", "python"] = "auto"
     model: str = ""
@@ -175,6 +192,8 @@ class RuntimeConfig(BaseSettings):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     conversation: ConversationConfig = Field(default_factory=ConversationConfig)
     answer: AnswerConfig = Field(default_factory=AnswerConfig)
+    new_post: NewPostConfig = Field(default_factory=NewPostConfig)
+    drafts: DraftsConfig = Field(default_factory=DraftsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     # [browser] and [browser.search], as written: the browsing skills validate them
     # (skillrt.skills.browsing.config.browser_config).

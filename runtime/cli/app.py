@@ -293,14 +293,18 @@ def index(
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         make_state_dir(config.state_path)
-        memory = BlogMemory(config.root, config.state_path, config.posts_dir)
+        memory = BlogMemory(
+            config.root, config.state_path, config.posts_dir, drafts_dir=config.layout.drafts_dir
+        )
         try:
             report = memory.refresh()
-            total = len(memory.posts)
+            items = [post.to_item() for post in memory.posts.all_posts()]
+            total = len(items)
         finally:
             memory.close()
     if as_json:
-        print(json.dumps({"posts": total, **report.to_dict()}, ensure_ascii=False))
+        data = {"posts": total, "items": items, **report.to_dict()}
+        print(json.dumps(data, ensure_ascii=False))
         return
     print(
         f"{total} posts indexed in {config.root / config.posts_dir}: {len(report.added)} added,"
