@@ -21,6 +21,7 @@ from skillrt.cli.common import (
     open_config,
     user_errors,
 )
+from skillrt.exceptions import UserError
 from skillrt.messages import TaskSummary
 from skillrt.settings import RuntimeConfig, make_state_dir
 
@@ -191,8 +192,13 @@ def replay(
 
     with user_errors():
         config = open_config(root, verbose=verbose)
-        shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
-        status = _run(shot.skill("Browse", {"replay": task_id.strip()}))
+        runtime = make_runtime(config, with_model=False)
+        # The skill that replays recordings is the one taking a `replay` parameter.
+        replaying = [s.name for s in runtime.skills.values() if "replay" in s.params.model_fields]
+        if not replaying:
+            raise UserError("no registered skill replays recorded tasks")
+        shot = OneShot(runtime, as_json=as_json)
+        status = _run(shot.skill(replaying[0], {"replay": task_id.strip()}))
     raise typer.Exit(status)
 
 
