@@ -7,6 +7,7 @@ params model), so a refusal names the same fields with the same words.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +56,7 @@ def _skill_tool(skill: Skill[Any]) -> types.Tool:
     )
 
 
-def list_tools(skills: dict[str, Skill[Any]]) -> list[types.Tool]:
+def list_tools(skills: Mapping[str, Skill[Any]]) -> list[types.Tool]:
     """Every skill as a tool, then ``ask`` and ``answer`` (a skill of the same name wins)."""
     tools = [_skill_tool(s) for s in skills.values()]
     if ASK not in skills:
@@ -106,7 +107,9 @@ def _text(arguments: dict[str, Any], key: str) -> str:
     return value
 
 
-def parse_call(skills: dict[str, Skill[Any]], name: str, arguments: dict[str, Any] | None) -> Call:
+def parse_call(
+    skills: Mapping[str, Skill[Any]], name: str, arguments: dict[str, Any] | None
+) -> Call:
     """The call, checked; ``Refused`` for an unknown tool or bad arguments."""
     args = arguments or {}
     if not isinstance(args, dict):
