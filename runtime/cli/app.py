@@ -384,6 +384,20 @@ def serve(
         )
 
 
+@app.command("mcp")
+def mcp_server(root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False) -> None:
+    """Serve the skills as MCP tools on stdin and stdout, for editors and agents such as Claude
+    Desktop, Claude Code and Cursor (needs skillrt[mcp]; docs/mcp.md)."""
+    from skillrt.mcp import require_mcp
+
+    with user_errors():
+        require_mcp("skillrt mcp")
+        from skillrt.mcp.server.stdio import serve_stdio
+
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        _run(serve_stdio(make_runtime(config)))
+
+
 def main() -> None:
     """The ``skillrt`` console script (also ``python -m skillrt``)."""
     app(prog_name="skillrt")

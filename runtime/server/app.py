@@ -27,7 +27,7 @@ from skillrt.agent import AgentRuntime
 from skillrt.exceptions import UserError
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.outcomes import exit_code
-from skillrt.server.auth import BodyLimit, HostGuard, token_matches
+from skillrt.server.auth import BearerGuard, BodyLimit, HostGuard, token_matches
 from skillrt.server.jobs import Call, Job, Jobs
 from skillrt.server.models import (
     AnswerRequest,
@@ -69,6 +69,7 @@ class ServerState:
         self._jobs: Jobs | None = None
         self._unsubscribe: Any = None
         self._closed: asyncio.Future[None] | None = None
+        self.mcp: Any = None  # the MCP endpoint at /mcp, when the mcp extra is installed
 
     @property
     def log(self) -> EventLog:
@@ -87,6 +88,8 @@ class ServerState:
         self._jobs = Jobs(self._log)
         self._unsubscribe = self.runtime.on("*", self._log.on_event)
         await self.runtime.initialize()
+        if self.mcp is not None:
+            await self.mcp.start()
 
     def begin_shutdown(self) -> None:
         """SIGTERM: refuse new calls, stop running tasks (they stay resumable, as ``close()``
@@ -109,6 +112,8 @@ class ServerState:
         self.begin_shutdown()
         if self._closed is not None:
             await self._closed
+        if self.mcp is not None:  # here, in the lifespan's task, which started it
+            await self.mcp.stop()
 
     def task_running(self, task_id: str) -> bool:
         if self.jobs.running_for(task_id):
@@ -492,6 +497,7 @@ def create_app(
         return HTMLResponse(_page(), headers={"Cache-Control": "no-store", **PAGE_HEADERS})
 
     api.mount("/static", StaticFiles(packages=[("skillrt.server", "static")]), name="static")
+    _mount_mcp(api, state)
     app: Any = api
     if cfg.cors_origins:
         app = CORSMiddleware(
@@ -506,6 +512,21 @@ def create_app(
     app = HostGuard(app, hosts=[*(hosts or []), *cfg.allowed_hosts], problem=problem_response)
     app.state = api.state  # so app.state.skillrt reaches the state through the guards
     return app
+
+
+def _mount_mcp(api: FastAPI, state: ServerState) -> None:
+    """MCP over streamable HTTP at ``/mcp`` behind the same token (and, outside, the same Host
+    guard and body limit), when the ``mcp`` extra is installed."""
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None:
+        return
+    from skillrt.mcp.server.http import McpEndpoint
+
+    state.mcp = McpEndpoint(state.runtime)
+    guarded = BearerGuard(state.mcp, token=lambda: state.token, problem=problem_response)
+    endpoint: Any = guarded  # an ASGI app: Starlette routes to it as it is
+    api.add_route("/mcp", endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
 
 
 def _version() -> str:
