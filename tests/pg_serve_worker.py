@@ -8,8 +8,8 @@ served over HTTP on 127.0.0.1 (its port written to ``WORK/port-NAME``), with two
   when it really runs, reports progress and streams a line, then sleeps ``step_s``;
 - ``Asks``: asks a question, then completes with the answer in its reply.
 
-Every 10 ms it measures how late the event loop wakes; the largest delay since start is kept
-in ``WORK/lag-NAME`` (ms). It stops on SIGTERM.
+Every 10 ms it measures how late the event loop wakes; each delay of 20 ms or more is appended
+to ``WORK/lag-NAME`` with its time. It stops on SIGTERM.
 """
 
 from __future__ import annotations
@@ -75,14 +75,14 @@ async def _value(value: str) -> str:
 
 
 async def watch_loop(path: Path) -> None:
-    worst = 0.0
+    """Append ``<unix time> <ms>`` to ``path`` each time the loop wakes 20 ms late or more."""
     while True:
         started = time.perf_counter()
         await asyncio.sleep(0.01)
         late = (time.perf_counter() - started - 0.01) * 1000
-        if late > worst:
-            worst = late
-            path.write_text(f"{worst:.1f}", encoding="utf-8")
+        if late >= 20:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(f"{time.time():.3f} {late:.1f}\n")
 
 
 async def main() -> None:
