@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
 from skillrt.exceptions import BadParam
@@ -123,6 +124,19 @@ async def _translate_parts(ctx: SkillContext, parts: list[str], language: str) -
     return translated
 
 
+def _translated_post(
+    source: Frontmatter, title: str, code: str, path: str, translated: list[str]
+) -> str:
+    """The translation's text: the original's frontmatter in its own format (order, comments
+    and the other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
+    translated parts (a frontmatter block the model put in front of a part is dropped)."""
+    body = "\n\n".join(strip_frontmatter(part)[0].strip("\n") for part in translated)
+    fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
+    if source.format is None:
+        return new_post_text(fields, body)
+    return source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
+
+
 @skill(
     name="Translate",
     intents=["TRANSLATE"],
@@ -139,6 +153,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     path = ctx.files.relative(target)
     ctx.progress(1, 3, ctx.reply("reading"), path)
     text, _ = await ctx.read("read", path)
+    source = split_frontmatter(text, path)  # YAML, TOML or JSON: the model never sees it
     metadata, body = split_post(text, path)
     parts = split_parts(body, PART_TOKENS) if body.strip() else []
     if len(parts) > MAX_PARTS:
@@ -152,8 +167,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     ctx.progress(3, 3, ctx.reply("saving"))
     stem = PurePosixPath(path)
     wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
-    fields: dict[str, Any] = {**metadata, "title": new_title, "lang": code, "translation_of": path}
-    new_text = new_post_text(fields, "\n\n".join(translated))
+    new_text = _translated_post(source, new_title, code, path, translated)
     saved = await ctx.step("save", partial(save_new_file, ctx, wanted, new_text), returns=Saved)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
