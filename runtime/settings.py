@@ -93,6 +93,23 @@ class AnswerConfig(_Section):
     general_fallback: bool = True
 
 
+class NewPostConfig(_Section):
+    """How new posts look. ``format`` ``auto``: the format most of the blog's posts use;
+    ``template``: a post (path relative to the blog) whose frontmatter format, keys and
+    values new posts take, filled where skillrt knows the value (docs/writing.md)."""
+
+    format: Literal["auto", "yaml", "toml", "json"] = "auto"
+    template: str | None = None
+
+
+class DraftsConfig(_Section):
+    """Posts skillrt writes are drafts, marked the blog's way (``mark``); drafts are left out
+    of answers and related posts until published (``in_answers`` false)."""
+
+    mark: bool = True
+    in_answers: bool = False
+
+
 class LLMConfig(_Section):
     provider: Literal["auto", "openai", "local", "scripted", "python"] = "auto"
     model: str = ""
@@ -130,6 +147,11 @@ class ServeConfig(_Section):
     cors_origins: list[str] = Field(default_factory=list)  # browser origins allowed to call
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names besides the loopback
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    # The request line and headers together; beyond it: 431 before anything is parsed.
+    max_header_bytes: int = Field(default=65_536, ge=4096)
+    # HTTPS: both or neither. A non-loopback host needs them, or --insecure (plain HTTP).
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
 
 
 class RuntimeConfig(BaseSettings):
@@ -175,6 +197,8 @@ class RuntimeConfig(BaseSettings):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     conversation: ConversationConfig = Field(default_factory=ConversationConfig)
     answer: AnswerConfig = Field(default_factory=AnswerConfig)
+    new_post: NewPostConfig = Field(default_factory=NewPostConfig)
+    drafts: DraftsConfig = Field(default_factory=DraftsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     # [browser] and [browser.search], as written: the browsing skills validate them
     # (skillrt.skills.browsing.config.browser_config).

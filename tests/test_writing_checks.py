@@ -22,7 +22,7 @@ from skillrt.skills.writing.checks import (
 from skillrt.skills.writing.scaffold import Scaffold
 from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
 from tests.blog import copy_blog
-from tests.writing_support import OUTLINE_EN, EXTRACTION, prompt_kind, writing_runtime
+from tests.writing_support import EXTRACTION, OUTLINE_EN, prompt_kind, writing_runtime
 
 POST = "posts/rust-borrowing.md"
 
@@ -65,10 +65,10 @@ def test_scaffolding_copied_whole_is_stripped_and_a_marker_in_prose_fails() -> N
     )
     scaffold = Scaffold([prompt], fragments=["(topic: rust; style: technical blog post)"])
     echoed = "Write section 1 of 2: Moves\nKey points:\n- a String moves\n- integers copy\n\nBody."
-    assert scaffold.strip(echoed).text == "Body." and not scaffold.strip(echoed).left
+    assert scaffold.clean(echoed).text == "Body." and not scaffold.clean(echoed).left
     fragment = "Moves (topic: rust; style: technical blog post) are cheap."
-    assert scaffold.strip(fragment).text == "Moves are cheap."
-    ambiguous = scaffold.strip("As the Key points: say, Write section 3 of 9 now.")
+    assert scaffold.clean(fragment).text == "Moves are cheap."
+    ambiguous = scaffold.clean("As the Key points: say, Write section 3 of 9 now.")
     assert ambiguous.left  # a marker inside a sentence: not stripped, the check fails
 
 

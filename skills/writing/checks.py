@@ -103,7 +103,7 @@ def _listed(items: Iterable[str]) -> str:
 
 def no_scaffolding(scaffold: Scaffold) -> Check:
     def check(generated: Generated) -> Verdict:
-        stripped = scaffold.strip(generated.text)
+        stripped = scaffold.clean(generated.text)
         if stripped.left:
             return Verdict(
                 "no_scaffolding",

@@ -2,8 +2,11 @@
 
 The file is read (text and hash) in a durable step before the model is asked; the save passes
 that hash to ``FileStore.write``, which refuses (``FileChanged``) if the file changed on disk
-meanwhile, e.g. in the user's editor. The frontmatter block is kept byte for byte: every field
-the user has (and its formatting and comments) survives. The reply carries a unified diff.
+meanwhile, e.g. in the user's editor. The frontmatter block (YAML ``---``, TOML ``+++`` or
+JSON, ``skillrt.blog.frontmatter``) is cut off before the model is asked and written back byte
+for byte: every field the user has (and its formatting and comments) survives, and a
+frontmatter block at the top of the model's reply is dropped, never written as the post's.
+The reply carries a unified diff.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, model_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.markdown import split_post
+from skillrt.blog.frontmatter import split_frontmatter, strip_frontmatter
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.skill.context import detect_language
@@ -40,7 +43,7 @@ from .checks import (
     wikilinks,
     without_none,
 )
-from .common import MAX_INSTRUCTION_CHARS, refuse, split_frontmatter_block, text_hash
+from .common import MAX_INSTRUCTION_CHARS, refuse, text_hash
 from .pick import ask_for_post, no_post_chosen
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .scaffold import Scaffold
@@ -167,12 +170,21 @@ def _splice(block: str, body: str, where: int, original: str, revised: str, whol
     return new_body
 
 
+def _without_frontmatter(revised: str, original: str) -> str:
+    """The model's text without a frontmatter block it put in front (it echoed the post's, or
+    made one up): a reply is never written as the post's frontmatter. Kept when the text sent
+    began with such a block itself."""
+    if strip_frontmatter(original)[1]:
+        return revised
+    return strip_frontmatter(revised)[0]
+
+
 async def _revise(ctx: SkillContext, instruction: str, original: str, note: str) -> Generated:
     prompt = edit_prompt(instruction, original) + note
     limit = max(512, len(original))
     result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=limit)
     return Generated(
-        text=strip_fences(result.content),
+        text=_without_frontmatter(strip_fences(result.content), original),
         looped=result.truncated_repetition,
         cut=result.usage.completion_tokens >= limit,
     )
@@ -247,8 +259,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
     text, digest = await ctx.read("read", path)
-    split_post(text, path)  # refuses a post whose frontmatter cannot be read
-    block, body = split_frontmatter_block(text)
+    post = split_frontmatter(text, path)  # YAML, TOML or JSON; the model never sees it
+    post.fields()  # refuses a post whose frontmatter cannot be read
+    block, body = post.block, post.body
     span = _span(body, selection)
     if span is None:
         return refuse(ctx, "selection_not_found")

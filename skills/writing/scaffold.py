@@ -62,7 +62,7 @@ class Scaffold:
         )
         self.fragments = tuple(f for f in fragments if f.strip())
 
-    def strip(self, text: str) -> Stripped:
+    def clean(self, text: str) -> Stripped:
         removed: list[str] = []
         for fragment in self.fragments:
             if fragment in text:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
@@ -146,7 +147,7 @@ def part_checks(ctx: SkillContext, system: str, part: str, code: str) -> list[Ch
 def frontmatter_check(source: dict[str, Any], new_text: str, path: str) -> Verdict:
     """The translation's frontmatter holds every field of the source's, unchanged, except
     the ones the translation sets."""
-    metadata, _ = split_post(new_text, path)
+    metadata = split_frontmatter(new_text, path).fields()
     changed = [
         key
         for key in source
@@ -180,6 +181,19 @@ async def _translate_parts(
     return translated
 
 
+def _translated_post(
+    source: Frontmatter, title: str, code: str, path: str, translated: list[str]
+) -> str:
+    """The translation's text: the original's frontmatter in its own format (order, comments
+    and the other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
+    translated parts (a frontmatter block the model put in front of a part is dropped)."""
+    body = "\n\n".join(strip_frontmatter(part)[0].strip("\n") for part in translated)
+    fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
+    if source.format is None:
+        return new_post_text(fields, body)
+    return source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
+
+
 @skill(
     name="Translate",
     intents=["TRANSLATE"],
@@ -196,6 +210,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     path = ctx.files.relative(target)
     ctx.progress(1, 3, ctx.reply("reading"), path)
     text, _ = await ctx.read("read", path)
+    source = split_frontmatter(text, path)  # YAML, TOML or JSON: the model never sees it
     metadata, body = split_post(text, path)
     parts = split_parts(body, PART_TOKENS) if body.strip() else []
     if len(parts) > MAX_PARTS:
@@ -212,10 +227,9 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     ctx.progress(3, 3, ctx.reply("saving"))
     stem = PurePosixPath(path)
     wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
-    fields: dict[str, Any] = {**metadata, "title": new_title, "lang": code, "translation_of": path}
-    new_text = new_post_text(fields, "\n\n".join(translated))
+    new_text = _translated_post(source, new_title, code, path, translated)
     report = quality_report(results)
-    kept = frontmatter_check(metadata, new_text, path)
+    kept = frontmatter_check(source.fields(), new_text, path)
     report.append({"name": kept.name, "passed": kept.passed, "reason": kept.reason, "attempts": 1})
     if not kept.passed:
         return refuse(ctx, "frontmatter_changed", reason=kept.reason)
