@@ -196,7 +196,7 @@ class AgentRuntime:
             if self._driver is not None:  # another caller finished while we waited
                 return  # type: ignore[unreachable]
             services, loaded = await asyncio.to_thread(self._open)
-            self.chatlog.open(services.history)
+            self.chatlog.open(services.history, services.state.committer)
             self._driver = TaskDriver(
                 config=self.config,
                 state=services.state,
@@ -365,6 +365,7 @@ class AgentRuntime:
             self.abort(task.id)
             raise
         self.chatlog.add_reply(task.record.session_id, task.record.skill, message)
+        await self.chatlog.written()  # the history holds the turn before its caller hears it
         return message
 
     def _reply(self, content: str, *, task_id: str | None = None, **data: Any) -> ChatMessage:

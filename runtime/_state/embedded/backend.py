@@ -153,7 +153,7 @@ class EmbeddedBackend:
 
     def close(self) -> None:
         try:
-            self.committer.flush_sync()
+            self.committer.close()
         finally:
             for part in self._owned:
                 part.close()

@@ -152,7 +152,7 @@ class PostgresBackend:
     def close(self) -> None:
         """Write what is queued, then close the parts; the database (its pools) last."""
         try:
-            self.committer.flush_sync()
+            self.committer.close()
         finally:
             parts = (self.control, self.store, self.history, self.locks, self.runlocks)
             for part in (*parts, self.database):
