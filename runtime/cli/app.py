@@ -343,6 +343,20 @@ def serve(
         bool,
         typer.Option("--allow-remote", help="Allow a non-loopback --host (the network sees it)."),
     ] = False,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option("--tls-cert", help="Serve HTTPS with this certificate (PEM; serve.tls_cert)."),
+    ] = None,
+    tls_key: Annotated[
+        Path | None,
+        typer.Option("--tls-key", help="The certificate's private key (PEM; serve.tls_key)."),
+    ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure", help="With --allow-remote: plain HTTP (a proxy in front adds TLS)."
+        ),
+    ] = False,
     root: Root = None,
     posts_dir: PostsDir = None,
     verbose: Verbose = False,
@@ -352,12 +366,22 @@ def serve(
 
     with user_errors():
         require_server()
-        from skillrt.server.run import check_bind
+        from skillrt.server.run import check_bind, tls_files
         from skillrt.server.run import serve as run_server
 
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
-        check_bind(host or config.serve.host, allow_remote)
-        run_server(config, host=host, port=port, token_file=token_file, allow_remote=allow_remote)
+        tls = tls_files(config, tls_cert, tls_key)
+        check_bind(host or config.serve.host, allow_remote, tls=tls, insecure=insecure)
+        run_server(
+            config,
+            host=host,
+            port=port,
+            token_file=token_file,
+            allow_remote=allow_remote,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            insecure=insecure,
+        )
 
 
 @app.command("mcp")

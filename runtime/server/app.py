@@ -8,6 +8,7 @@ text/event-stream``, stream the task's events as SSE and end with a ``message`` 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -44,6 +45,15 @@ from skillrt.settings import ServeConfig
 
 __all__ = ["ServerState", "create_app"]
 
+# The page loads only its own script and style, and no other site may frame it (clickjacking).
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self';"
+    " img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none';"
+    " frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 _ACTIVE = frozenset({"IDLE", "UNDERSTANDING", "PLANNING", "EXECUTING", "WAITING_INPUT"})
 
 
@@ -74,7 +84,7 @@ class ServerState:
         return self._jobs
 
     async def start(self) -> None:
-        self._log = EventLog()
+        self._log = EventLog(self.runtime.redactor)
         self._jobs = Jobs(self._log)
         self._unsubscribe = self.runtime.on("*", self._log.on_event)
         await self.runtime.initialize()
@@ -148,9 +158,10 @@ def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
     return context
 
 
-def _message_response(message: ChatMessage) -> JSONResponse:
+def _message_response(state: ServerState, message: ChatMessage) -> JSONResponse:
+    """The reply as JSON, redacted (an echoing model may repeat a key or the token)."""
     return JSONResponse(
-        message.model_dump(mode="json"),
+        state.runtime.redactor(message.model_dump(mode="json")),
         headers={"X-Skillrt-Exit-Code": str(exit_code(message))},
     )
 
@@ -197,7 +208,7 @@ async def _answer(
     message = await job.result()
     if message is None:
         raise ProblemError(409, "task-conflict", "the task cannot be resumed now")
-    return _message_response(message)
+    return _message_response(state, message)
 
 
 def _known_task(state: ServerState, task_id: str) -> TaskSummary:
@@ -450,6 +461,7 @@ def create_app(
 ) -> Any:
     """The ASGI app (guards included) and, as ``app.state.skillrt``, its ``ServerState``."""
     cfg = serve or runtime.config.serve
+    runtime.redactor.add(token)  # the active token is a secret: no reply, event or log shows it
     state = ServerState(runtime, token, close_runtime=close_runtime)
 
     @asynccontextmanager
@@ -465,6 +477,7 @@ def create_app(
         version=_version(),
         docs_url=None,  # the docs pages load scripts from a CDN: none here
         redoc_url=None,
+        openapi_url=None,  # served below, behind the token
         lifespan=lifespan,
     )
     api.state.skillrt = state
@@ -475,9 +488,13 @@ def create_app(
     async def healthz() -> dict[str, str]:
         return {"status": "stopping" if state.closing else "ok"}
 
+    @api.get("/openapi.json", include_in_schema=False)
+    async def openapi(_: Server) -> dict[str, Any]:
+        return api.openapi()
+
     @api.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
-        return HTMLResponse(_page(), headers={"Cache-Control": "no-store"})
+        return HTMLResponse(_page(), headers={"Cache-Control": "no-store", **PAGE_HEADERS})
 
     api.mount("/static", StaticFiles(packages=[("skillrt.server", "static")]), name="static")
     _mount_mcp(api, state)
@@ -518,20 +535,40 @@ def _version() -> str:
     return __version__
 
 
+def _redacted(request: Request, response: JSONResponse) -> JSONResponse:
+    """An error reply with its body redacted: a message may name a path or echo input that
+    holds a secret."""
+    redactor = _state(request).runtime.redactor
+    text = bytes(response.body).decode("utf-8")
+    if redactor.is_clean(text):
+        return response
+    body = redactor(json.loads(text))
+    return JSONResponse(
+        body,
+        status_code=response.status_code,
+        media_type=response.media_type,
+        headers={k: v for k, v in response.headers.items() if k.lower() == "www-authenticate"},
+    )
+
+
 def _handlers(api: FastAPI) -> None:
     @api.exception_handler(ProblemError)
-    async def on_problem(_: Request, exc: ProblemError) -> Response:
+    async def on_problem(request: Request, exc: ProblemError) -> Response:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
+        return _redacted(
+            request, problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
+        )
 
     @api.exception_handler(RequestValidationError)
-    async def on_invalid(_: Request, exc: RequestValidationError) -> Response:
+    async def on_invalid(request: Request, exc: RequestValidationError) -> Response:
         found = problems(exc.errors())
-        return problem_response(422, "invalid-request", found.line, errors=found.rows)
+        return _redacted(
+            request, problem_response(422, "invalid-request", found.line, errors=found.rows)
+        )
 
     @api.exception_handler(UserError)
-    async def on_user_error(_: Request, exc: UserError) -> Response:
-        return problem_response(422, "invalid-request", str(exc))
+    async def on_user_error(request: Request, exc: UserError) -> Response:
+        return _redacted(request, problem_response(422, "invalid-request", str(exc)))
 
     @api.exception_handler(StarletteHTTPException)
     async def on_http(_: Request, exc: StarletteHTTPException) -> Response:
@@ -542,5 +579,5 @@ def _handlers(api: FastAPI) -> None:
         return problem_response(exc.status_code, "invalid-request", str(exc.detail))
 
     @api.exception_handler(Exception)
-    async def on_error(_: Request, exc: Exception) -> Response:
-        return problem_response(500, "internal", f"{type(exc).__name__}: {exc}")
+    async def on_error(request: Request, exc: Exception) -> Response:
+        return _redacted(request, problem_response(500, "internal", f"{type(exc).__name__}: {exc}"))

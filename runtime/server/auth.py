@@ -109,7 +109,8 @@ Scope = dict[str, Any]
 
 
 class HostGuard:
-    """ASGI middleware: 400 for a missing or malformed Host, 421 for one not on the list."""
+    """ASGI middleware: 400 for a missing, repeated or malformed Host, 421 for one not on the
+    list."""
 
     def __init__(self, app: Any, *, hosts: Iterable[str], problem: Any) -> None:
         self.app = app
@@ -120,12 +121,9 @@ class HostGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        header = None
-        for key, value in scope.get("headers", ()):
-            if key == b"host":
-                header = value.decode("latin-1")
-                break
-        verdict = host_allowed(header, self.allowed)
+        found = [v for k, v in scope.get("headers", ()) if k == b"host"]
+        header = found[0].decode("latin-1") if len(found) == 1 else None
+        verdict = host_allowed(header, self.allowed)  # two Host headers: no valid one
         if verdict is True:
             await self.app(scope, receive, send)
             return
