@@ -186,7 +186,7 @@ class AgentRuntime:
                 return  # type: ignore[unreachable]
             services, loaded = await asyncio.to_thread(self._open)
             await self._open_tools()
-            self.chatlog.open(services.history)
+            self.chatlog.open(services.history, services.state.committer)
             self._driver = TaskDriver(
                 config=self.config,
                 state=services.state,
@@ -341,6 +341,7 @@ class AgentRuntime:
             self.abort(task.id)
             raise
         self.chatlog.add_reply(task.record.session_id, task.record.skill, message)
+        await self.chatlog.written()  # the history holds the turn before its caller hears it
         return message
 
     def _reply(self, content: str, *, task_id: str | None = None, **data: Any) -> ChatMessage:
