@@ -56,6 +56,7 @@ __all__ = [
     "McpConfig",
     "McpServerConfig",
     "RuntimeConfig",
+    "SecretEntry",
     "ServeConfig",
     "config_files",
     "ensure_state",
@@ -206,6 +207,16 @@ class McpConfig(_Section):
 _SECRET_ENV = re.compile(r"(key|password|secret|token|credential|auth)", re.IGNORECASE)
 
 
+class SecretEntry(_Section):
+    """A secret bound to the origins it may go to: ``{value = "…", origins = ["https://x"]}``.
+
+    A plain string in ``secrets`` is the same with no origins: the browsing skills bind it to
+    the origin their task started on."""
+
+    value: SecretStr
+    origins: list[str] = Field(default_factory=list)  # scheme://host[:port]
+
+
 class RuntimeConfig(BaseSettings):
     """All settings of a runtime. ``RuntimeConfig()`` reads the files and the environment."""
 
@@ -225,7 +236,7 @@ class RuntimeConfig(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
     log_format: Literal["console", "json"] = "console"
     log_file: Path | None = None
-    secrets: list[SecretStr] = Field(default_factory=list)
+    secrets: list[SecretStr | SecretEntry] = Field(default_factory=list)
 
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
     max_task_s: float | None = Field(default=None, gt=0)  # hard cap on EXECUTING; None: none
@@ -310,7 +321,9 @@ class RuntimeConfig(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor."""
-        values = [s.get_secret_value() for s in self.secrets]
+        values = [
+            (s if isinstance(s, SecretStr) else s.value).get_secret_value() for s in self.secrets
+        ]
         for key in (self.llm.api_key, self.serve.token, *_secrets_in(self.browser)):
             if key is not None:
                 values.append(key.get_secret_value())
