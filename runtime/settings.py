@@ -246,6 +246,11 @@ class RuntimeConfig(BaseSettings):
     state_url: str | None = None
     lease_s: float = Field(default=30.0, gt=0)  # a dead worker's tasks are free after this
     failover: bool = True  # resume a dead worker's running tasks here automatically
+    # This worker's name in the shared store. Unset: from the host and the state folder, so a
+    # restarted worker is the same worker and takes its own tasks back at once.
+    worker_id: str | None = None
+    # The longest a call to the shared store may wait (a pool connection, a statement).
+    store_timeout_s: float = Field(default=5.0, gt=0)
     checkpoint_max_age_h: float = Field(default=24.0, gt=0)
     history_limit: int = Field(default=1000, ge=1)
     lock_expiry_s: float = Field(default=300.0, gt=0)
