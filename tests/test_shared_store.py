@@ -202,6 +202,7 @@ def test_two_workers_lose_no_update_over_500_rounds(pg_url: str, tmp_path: Path)
     from skillrt.blog.files import FileStore
 
     root = tmp_path / "blog"
+    root.mkdir()  # a FileStore no longer makes its content root
     FileStore(root).write("count.txt", "0")
     rounds = 250
     children = [
