@@ -8,6 +8,7 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.conventions import DRAFT_FOLDERS
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
@@ -23,6 +25,7 @@ from skillrt.skill.params import Chars, PostPath
 
 from . import pick
 from .common import Saved, new_post_text, refuse, save_new_file
+from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
 from .pick import ask_for_post, no_post_chosen
 from .prompts import clip, messages, strip_fences
 from .summarize import split_parts
@@ -65,6 +68,7 @@ REPLIES = (
         }
     )
     | pick.REPLIES
+    | DRAFT_REPLIES
 )
 
 _LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -125,16 +129,35 @@ async def _translate_parts(ctx: SkillContext, parts: list[str], language: str) -
 
 
 def _translated_post(
-    source: Frontmatter, title: str, code: str, path: str, translated: list[str]
-) -> str:
-    """The translation's text: the original's frontmatter in its own format (order, comments
-    and the other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
-    translated parts (a frontmatter block the model put in front of a part is dropped)."""
+    ctx: SkillContext,
+    source: Frontmatter,
+    title: str,
+    code: str,
+    path: str,
+    translated: list[str],
+) -> NewPost:
+    """The translation: the original's frontmatter in its own format (order, comments and the
+    other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
+    translated parts (a frontmatter block the model put in front of a part is dropped). Saved
+    beside the original as ``<name>-<code>``; a draft (``drafts.mark``) in the blog's drafts
+    folder where it has one, else with a ``draft`` field. Blocking I/O: a sync step."""
     body = "\n\n".join(strip_frontmatter(part)[0].strip("\n") for part in translated)
+    stem = PurePosixPath(path)
+    wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
     fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
+    in_drafts = any(part in DRAFT_FOLDERS for part in stem.parts[:-1])
+    draft = ctx.config.drafts.mark and not in_drafts
+    drafts_dir = blog_style(ctx).drafts_dir if draft else None
+    if drafts_dir:
+        name = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", PurePosixPath(wanted).name)
+        wanted = f"{drafts_dir}/{name}"
+    elif draft:
+        fields["draft"] = True
     if source.format is None:
-        return new_post_text(fields, body)
-    return source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
+        text = new_post_text(fields, body)
+    else:
+        text = source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
+    return NewPost(path=wanted, text=text, draft=draft or in_drafts)
 
 
 @skill(
@@ -165,14 +188,14 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
         return refuse(ctx, "no_translation")
 
     ctx.progress(3, 3, ctx.reply("saving"))
-    stem = PurePosixPath(path)
-    wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
-    new_text = _translated_post(source, new_title, code, path, translated)
-    saved = await ctx.step("save", partial(save_new_file, ctx, wanted, new_text), returns=Saved)
+    compose = partial(_translated_post, ctx, source, new_title, code, path, translated)
+    post = await ctx.step("compose", compose, returns=NewPost)
+    saved = await ctx.step("save", partial(save_new_file, ctx, post.path, post.text), returns=Saved)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
             "translated", path=path, language=language, new_path=saved.path, title=new_title
-        ),
+        )
+        + draft_note(ctx, saved.path, post.text),
         data={"path": saved.path, "source": path, "language": code, "title": new_title},
     )

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
@@ -28,13 +28,12 @@ from skillrt.skill.params import Chars, PostPath
 from .common import (
     MAX_TOPIC_CHARS,
     Saved,
-    new_post_text,
     post_path,
     save_new_file,
     slug_for,
-    today,
 )
 from .lengths import ArticleLength, parse_length, strip_length_words
+from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .prompts import (
     OUTLINE_SYSTEM,
     SECTION_SYSTEM,
@@ -70,39 +69,45 @@ _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*$")
 
-REPLIES = Replies(
-    {
-        "no_topic": ("请告诉我文章的主题。", "Please tell me the article's topic."),
-        "topic_too_long": (
-            "主题太长了（{chars} 个字符，最多 {limit}）。请用一句话说明主题；"
-            "长的资料可以先保存成文件，再让我总结或参考它。",
-            "That topic is too long ({chars} characters; at most {limit}). Give the topic in "
-            "a sentence; save long material to a file and ask me to summarise or use it.",
-        ),
-        "default_style": ("技术博客", "technical blog post"),
-        "finding_related": ("查找相关文章", "Finding related posts"),
-        "outlining": ("生成大纲", "Drafting the outline"),
-        "writing_section": ("撰写第 {i}/{n} 节", "Writing section {i}/{n}"),
-        "saving": ("保存文章", "Saving the article"),
-        "updating_graph": ("更新知识图谱", "Updating the knowledge graph"),
-        "wrote": (
-            "已写好文章《{title}》，保存在 `{path}`（约 {words} 字）。",
-            "Wrote “{title}” and saved it to `{path}` ({words} words).",
-        ),
-        "name_taken": ("`{wanted}` 已存在，所以换了一个文件名。", " `{wanted}` already existed."),
-        "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
-        "linked": (
-            "\n\n**关联的文章**（已写入 wikiLinks）\n{links}",
-            "\n\n**Linked posts**\n{links}",
-        ),
-        "graph": (
-            "\n\n知识图谱：新增实体 {entities_added} 个，新增链接 {links_added} 条。",
-            "\n\nKnowledge graph: {entities_added} entities and {links_added} links added.",
-        ),
-        "polish": ("润色或扩写某一节", "Polish or expand a section"),
-        "add_code": ("补充代码示例", "Add code examples"),
-        "write_related": ("写一篇相关的文章", "Write a related article"),
-    }
+REPLIES = (
+    Replies(
+        {
+            "no_topic": ("请告诉我文章的主题。", "Please tell me the article's topic."),
+            "topic_too_long": (
+                "主题太长了（{chars} 个字符，最多 {limit}）。请用一句话说明主题；"
+                "长的资料可以先保存成文件，再让我总结或参考它。",
+                "That topic is too long ({chars} characters; at most {limit}). Give the topic in "
+                "a sentence; save long material to a file and ask me to summarise or use it.",
+            ),
+            "default_style": ("技术博客", "technical blog post"),
+            "finding_related": ("查找相关文章", "Finding related posts"),
+            "outlining": ("生成大纲", "Drafting the outline"),
+            "writing_section": ("撰写第 {i}/{n} 节", "Writing section {i}/{n}"),
+            "saving": ("保存文章", "Saving the article"),
+            "updating_graph": ("更新知识图谱", "Updating the knowledge graph"),
+            "wrote": (
+                "已写好文章《{title}》，保存在 `{path}`（约 {words} 字）。",
+                "Wrote “{title}” and saved it to `{path}` ({words} words).",
+            ),
+            "name_taken": (
+                "`{wanted}` 已存在，所以换了一个文件名。",
+                " `{wanted}` already existed.",
+            ),
+            "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
+            "linked": (
+                "\n\n**关联的文章**（已写入 wikiLinks）\n{links}",
+                "\n\n**Linked posts**\n{links}",
+            ),
+            "graph": (
+                "\n\n知识图谱：新增实体 {entities_added} 个，新增链接 {links_added} 条。",
+                "\n\nKnowledge graph: {entities_added} entities and {links_added} links added.",
+            ),
+            "polish": ("润色或扩写某一节", "Polish or expand a section"),
+            "add_code": ("补充代码示例", "Add code examples"),
+            "write_related": ("写一篇相关的文章", "Write a related article"),
+        }
+    )
+    | DRAFT_REPLIES
 )
 
 Topic = Annotated[
@@ -151,6 +156,7 @@ class Draft(BaseModel):
     path: str
     text: str
     word_count: int
+    draft: bool = False
 
 
 class GraphUpdate(BaseModel):
@@ -264,7 +270,8 @@ def _find_related(ctx: SkillContext, topic: str, like: str | None) -> list[Relat
                 link=stem if ctx.memory.resolve_link(stem) == model.path else model.path,
             )
         )
-    for hit in ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS):
+    drafts = ctx.config.drafts.in_answers  # drafts are not built on or linked until published
+    for hit in ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS, drafts=drafts):
         if model is not None and hit.path == model.path:
             continue
         stem = PurePosixPath(hit.path).stem
@@ -387,17 +394,31 @@ async def _write_sections(
     return bodies
 
 
-def _compose(outline: Outline, bodies: list[str], related: list[RelatedPost], path: str) -> Draft:
+def _compose(
+    ctx: SkillContext,
+    target: str | None,
+    slug: str,
+    outline: Outline,
+    bodies: list[str],
+    related: list[RelatedPost],
+) -> Draft:
+    """The post in the blog's style (format, keys, file name, folder; a draft when
+    ``drafts.mark``): blocking I/O, a sync step."""
     body = "\n\n".join(
         f"## {section.heading}\n\n{text}"
         for section, text in zip(outline.sections, bodies, strict=True)
     )
-    metadata: dict[str, Any] = {"title": outline.title, "date": today()}
-    if outline.description:
-        metadata["description"] = outline.description
-    metadata["tags"] = outline.tags
-    metadata["wikiLinks"] = [post.link for post in related]
-    return Draft(path=path, text=new_post_text(metadata, body), word_count=word_count(body))
+    post = compose_new_post(
+        ctx,
+        target=target,
+        title=outline.title,
+        slug=slug,
+        body=body,
+        tags=outline.tags,
+        description=outline.description,
+        links=[post.link for post in related],
+    )
+    return Draft(path=post.path, text=post.text, word_count=word_count(body), draft=post.draft)
 
 
 async def _update_entities(
@@ -433,7 +454,7 @@ def _message(
     text += ctx.reply("outline", headings="\n".join(f"- {s.heading}" for s in outline.sections))
     if related:
         text += ctx.reply("linked", links="\n".join(f"- [{r.title}]({r.path})" for r in related))
-    return text + ctx.reply("graph", **graph.model_dump())
+    return text + ctx.reply("graph", **graph.model_dump()) + draft_note(ctx, saved.path, draft.text)
 
 
 @skill(
@@ -446,7 +467,8 @@ def _message(
 async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     topic, lang = params.topic, ctx.input.language
     length = article_length(params, ctx.input.text)
-    wanted = post_path(ctx, params.target_path, slug_for(topic, f"post-{ctx.task_id[:8]}"))
+    slug = slug_for(topic, f"post-{ctx.task_id[:8]}")
+    post_path(ctx, params.target_path, slug)  # a path out of the blog is refused at once
 
     ctx.progress(1, TOTAL_STEPS, ctx.reply("finding_related"))
     like = ctx.conversation.focus if params.similar else None
@@ -466,7 +488,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     )
 
     ctx.progress(4, TOTAL_STEPS, ctx.reply("saving"))
-    compose = partial(_compose, outline, bodies, related, wanted)
+    compose = partial(_compose, ctx, params.target_path, slug, outline, bodies, related)
     draft = await ctx.step("compose", compose, returns=Draft)
     save = partial(save_new_file, ctx, draft.path, draft.text)
     saved = await ctx.step("save", save, returns=Saved)  # ctx.files logs agent.file.saved
@@ -487,6 +509,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "sections": [s.heading for s in outline.sections],
             "tags": outline.tags,
             "word_count": draft.word_count,
+            "draft": draft.draft,
             "length": length.describe(),
             "related": [r.path for r in related],
             "wiki_links": [r.link for r in related],
