@@ -95,7 +95,6 @@ class AgentRuntime:
             cache_ttl_s=self.config.intent_cache_ttl_s,
             logger=self.logger,
         )
-        self.skills: dict[str, Skill[Any]] = {}
         for s in _entry_point_skills() if skills is None else skills:
             self.register_skill(s)
         # The runtime's clock as it is when asked (a host or a test may swap it).
@@ -162,8 +161,13 @@ class AgentRuntime:
             return self.config.llm.router_trust
         return "low" if getattr(self._llm, "provider", None) == "local" else "high"
 
+    @property
+    def skills(self) -> Mapping[str, Skill[Any]]:
+        """The registered skills by name: the router's registry (the one registry there is), read
+        only; add one with ``register_skill``."""
+        return self.router.registry
+
     def register_skill(self, skill: Skill[Any]) -> None:
-        self.skills[skill.name] = skill
         self.router.register_skill(skill)
 
     def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:

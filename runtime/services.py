@@ -94,6 +94,8 @@ def open_services(
             locks=state.locks,
             trash_dir=cfg.state_path / "trash",
             max_read_bytes=cfg.max_post_bytes,
+            posts_dir=cfg.posts_dir,  # skills write posts only: Markdown under this folder
+            state_dir=cfg.state_path,
         )
         stale = remove_stale_temps(files.root)  # temp files of writers killed mid-write
         if stale:

@@ -147,6 +147,11 @@ class ServeConfig(_Section):
     cors_origins: list[str] = Field(default_factory=list)  # browser origins allowed to call
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names besides the loopback
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    # The request line and headers together; beyond it: 431 before anything is parsed.
+    max_header_bytes: int = Field(default=65_536, ge=4096)
+    # HTTPS: both or neither. A non-loopback host needs them, or --insecure (plain HTTP).
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
 
 
 class RuntimeConfig(BaseSettings):

@@ -55,7 +55,6 @@ from skillrt.skills.browsing.chromium_js import (
     TAG_ATTRIBUTE,
 )
 from skillrt.skills.browsing.fetcher import DEFAULT_USER_AGENT, MAX_REDIRECTS
-from skillrt.skills.browsing.html_extract import readable_text
 from skillrt.skills.browsing.observation import (
     PASSWORD_FILLED,
     Element,
@@ -65,6 +64,7 @@ from skillrt.skills.browsing.observation import (
     Viewport,
     compose_observation,
 )
+from skillrt.skills.browsing.page_reader import read_text
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -170,6 +170,7 @@ class ChromiumBrowser:
         self.act_timeout_ms = min(self.timeout_ms, ACT_TIMEOUT_MS)
         self.max_bytes = config.max_page_bytes
         self.observation_tokens = config.observation_tokens
+        self.parse_timeout_s = config.parse_timeout_s
         self.user_agent = user_agent
         self._pw: Playwright | None = None
         self._browser: PWBrowser | None = None
@@ -373,7 +374,7 @@ class ChromiumBrowser:
             return Observation(url="about:blank", title="", elements=[], text="", truncated=False)
         await self._follow(self._page)
         self._elements = await self._extract(self._page)
-        text = readable_text(await self._page.content())
+        text = await read_text(await self._page.content(), self.url, timeout_s=self.parse_timeout_s)
         observation = compose_observation(
             self.url,
             self.title,
@@ -389,7 +390,8 @@ class ChromiumBrowser:
     async def page_text(self) -> str:
         if self._page is None:
             return ""
-        return readable_text(await self._page.content())
+        html = await self._page.content()
+        return await read_text(html, self.url, timeout_s=self.parse_timeout_s)
 
     async def back(self) -> None:
         if len(self._history) < 2:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborNode
 
 from skillrt.skills.browsing.actions import (
     ActionResult,
@@ -29,7 +29,7 @@ from skillrt.skills.browsing.actions import (
 )
 from skillrt.skills.browsing.browser import absolute_url, resolve_element
 from skillrt.skills.browsing.fetcher import DEFAULT_USER_AGENT, Fetched, SafeFetcher
-from skillrt.skills.browsing.html_extract import ParsedPage, parse_page
+from skillrt.skills.browsing.html_extract import ParsedPage
 from skillrt.skills.browsing.observation import (
     PASSWORD_FILLED,
     Element,
@@ -39,6 +39,7 @@ from skillrt.skills.browsing.observation import (
     Viewport,
     compose_observation,
 )
+from skillrt.skills.browsing.page_reader import read_page
 
 if TYPE_CHECKING:
     import httpx
@@ -89,6 +90,7 @@ class HttpBrowser:
             transport=transport,
         )
         self.observation_tokens = config.observation_tokens
+        self.parse_timeout_s = config.parse_timeout_s
         self._page: _Page | None = None
         self._history: list[_Page] = []
         self._viewport = Viewport()
@@ -173,20 +175,14 @@ class HttpBrowser:
 
     async def _load(self, method: str, url: str, data: list[tuple[str, str]] | None = None) -> None:
         fetched = await self.fetcher.request(method, url, data=data)
-        if fetched.is_html:
-            parsed = parse_page(fetched.text(), fetched.url)
-        else:
-            title = urlsplit(fetched.url).path.rsplit("/", 1)[-1] or fetched.url
-            parsed = ParsedPage(LexborHTMLParser(""), fetched.url, fetched.url, title)
-            if fetched.is_text:
-                parsed.text = fetched.text()[:200_000]
-            else:
-                parsed.text = f"(a {fetched.content_type} file of {len(fetched.body)} bytes)"
+        parsed = await read_page(fetched, timeout_s=self.parse_timeout_s)  # off the loop
         notes = []
         if fetched.status >= 400:
             notes.append(f"HTTP {fetched.status}")
         if fetched.truncated:
             notes.append(f"page cut at {self.fetcher.max_bytes} bytes")
+        if parsed.cut:
+            notes.append(parsed.cut)
         if self._page is not None:
             self._history.append(self._page)
             del self._history[:-MAX_HISTORY]
