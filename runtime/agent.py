@@ -359,7 +359,9 @@ class AgentRuntime:
         files = self._run.files
         posts_dir = self.config.posts_dir
         done = await asyncio.to_thread(publish_post, files, target, posts_dir=posts_dir, day=day)
-        await asyncio.to_thread(self.memory.refresh)
+        memory = self.memory
+        if memory is not None:
+            await asyncio.to_thread(memory.refresh)
         if done.moved_from is not None and done.moved_from == focus:
             self.chatlog.focus_on(done.path, session, files)
         return done

@@ -27,12 +27,18 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skillrt.blog.conventions import DATE_FIELDS, DRAFT_FOLDERS, post_stem
-from skillrt.blog.frontmatter import Format, Frontmatter, render_frontmatter, split_frontmatter
+from skillrt.blog.frontmatter import (
+    FORMATS,
+    Format,
+    Frontmatter,
+    render_frontmatter,
+    split_frontmatter,
+)
 from skillrt.blog.posts import PostMeta
 from skillrt.exceptions import InvalidFrontmatter
 
@@ -194,8 +200,11 @@ def post_style(
         drafts = None
     dated = sorted(posts, key=lambda m: (m.draft, m.date is None, _neg(m.date), m.path))
     sample = dated[:SAMPLE]
-    heads = [(meta, _read_head(root / meta.path)) for meta in sample]
-    heads = [(meta, head) for meta, head in heads if head is not None]
+    heads: list[tuple[PostMeta, Frontmatter]] = []
+    for meta in sample:
+        head = _read_head(root / meta.path)
+        if head is not None:
+            heads.append((meta, head))
     published = [meta for meta in dated if not meta.draft and not _in_drafts(meta.path)]
     bundles = sum(post_stem(m.path) != PurePosixPath(m.path).stem for m in published)
     prefixed = sum(bool(_DATE_PREFIX.match(post_stem(m.path))) for m in published)
@@ -244,13 +253,9 @@ def post_style(
 
 
 def _with_format(style: PostStyle, fmt: str) -> PostStyle:
-    if fmt in ("yaml", "toml", "json"):
-        return PostStyle(**{**_as_dict(style), "format": fmt})
-    return style
-
-
-def _as_dict(style: PostStyle) -> dict[str, Any]:
-    return {name: getattr(style, name) for name in PostStyle.__dataclass_fields__}
+    formats: dict[str, Format] = {name: name for name in FORMATS}
+    chosen = formats.get(fmt)  # "auto": the blog's own
+    return style if chosen is None else replace(style, format=chosen)
 
 
 def _neg(date: str | None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from pydantic import BaseModel
@@ -92,7 +93,7 @@ def compose_new_post(
     if target:  # the folder is the user's: a draft there is marked by its field
         path = post_path(ctx, target, slug)
         in_drafts = any(part in DRAFT_FOLDERS for part in PurePosixPath(path).parts[:-1])
-        style = PostStyle(**{**_fields(style), "drafts_dir": None})
+        style = replace(style, drafts_dir=None)
         draft = draft and not in_drafts
         marked = draft or in_drafts
     else:
@@ -108,10 +109,6 @@ def compose_new_post(
         links=links,
     )
     return NewPost(path=path, text=text, draft=marked)
-
-
-def _fields(style: PostStyle) -> dict[str, object]:
-    return {name: getattr(style, name) for name in PostStyle.__dataclass_fields__}
 
 
 def draft_note(ctx: SkillContext, path: str, text: str) -> str:
