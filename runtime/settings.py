@@ -54,6 +54,7 @@ __all__ = [
     "ConversationConfig",
     "LLMConfig",
     "RuntimeConfig",
+    "SecretEntry",
     "ServeConfig",
     "config_files",
     "ensure_state",
@@ -154,6 +155,16 @@ class ServeConfig(_Section):
     tls_key: Path | None = None
 
 
+class SecretEntry(_Section):
+    """A secret bound to the origins it may go to: ``{value = "…", origins = ["https://x"]}``.
+
+    A plain string in ``secrets`` is the same with no origins: the browsing skills bind it to
+    the origin their task started on."""
+
+    value: SecretStr
+    origins: list[str] = Field(default_factory=list)  # scheme://host[:port]
+
+
 class RuntimeConfig(BaseSettings):
     """All settings of a runtime. ``RuntimeConfig()`` reads the files and the environment."""
 
@@ -173,7 +184,7 @@ class RuntimeConfig(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
     log_format: Literal["console", "json"] = "console"
     log_file: Path | None = None
-    secrets: list[SecretStr] = Field(default_factory=list)
+    secrets: list[SecretStr | SecretEntry] = Field(default_factory=list)
 
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
     max_task_s: float | None = Field(default=None, gt=0)  # hard cap on EXECUTING; None: none
@@ -183,6 +194,11 @@ class RuntimeConfig(BaseSettings):
     state_url: str | None = None
     lease_s: float = Field(default=30.0, gt=0)  # a dead worker's tasks are free after this
     failover: bool = True  # resume a dead worker's running tasks here automatically
+    # This worker's name in the shared store. Unset: from the host and the state folder, so a
+    # restarted worker is the same worker and takes its own tasks back at once.
+    worker_id: str | None = None
+    # The longest a call to the shared store may wait (a pool connection, a statement).
+    store_timeout_s: float = Field(default=5.0, gt=0)
     checkpoint_max_age_h: float = Field(default=24.0, gt=0)
     history_limit: int = Field(default=1000, ge=1)
     lock_expiry_s: float = Field(default=300.0, gt=0)
@@ -257,7 +273,9 @@ class RuntimeConfig(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor."""
-        values = [s.get_secret_value() for s in self.secrets]
+        values = [
+            (s if isinstance(s, SecretStr) else s.value).get_secret_value() for s in self.secrets
+        ]
         for key in (self.llm.api_key, self.serve.token, *_secrets_in(self.browser)):
             if key is not None:
                 values.append(key.get_secret_value())
