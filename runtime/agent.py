@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from skillrt.blog.files import FileStore
     from skillrt.blog.locks import FileLockManager
     from skillrt.blog.memory import BlogMemory
+    from skillrt.mcp.client.toolbox import McpToolBox
 
 __all__ = ["AgentRuntime"]
 
@@ -108,6 +109,7 @@ class AgentRuntime:
         self._sync = SyncLoop()  # for synchronous callers
         self._failover: Failover | None = None
         self._remote: Remote | None = None  # requests to and from other workers
+        self._toolbox: McpToolBox | None = None  # [mcp.servers]: their tools, ctx.tools
 
     @classmethod
     def get_instance(
@@ -198,6 +200,7 @@ class AgentRuntime:
             if self._driver is not None:  # another caller finished while we waited
                 return  # type: ignore[unreachable]
             services, loaded = await asyncio.to_thread(self._open)
+            await self._open_tools()
             self.chatlog.open(services.history, services.state.committer)
             self._driver = TaskDriver(
                 config=self.config,
@@ -213,6 +216,7 @@ class AgentRuntime:
                 costs=self.costs,
                 chatlog=self.chatlog,
                 logger=lambda: self.logger,
+                tools=self._toolbox,
             )
             self._driver.inventory.restore(loaded)
             self._services = services
@@ -245,6 +249,21 @@ class AgentRuntime:
                                  on_reset=self._checkpoint_all)  # fmt: skip
         window = self.config.checkpoint_max_age_h * 3600
         return services, services.state.load_resumable(max_age_s=window, now=self.clock())
+
+    async def _open_tools(self) -> None:
+        """The MCP servers of ``[mcp.servers]``: their tools become skills (extra ``mcp``)."""
+        if not self.config.mcp.servers or self._toolbox is not None:
+            return
+        from skillrt.mcp.client import open_toolbox
+
+        trust = lambda: self.router_trust  # noqa: E731 - read when a tool is called
+        logs = self.config.state_path / "logs"  # each stdio server's stderr: logs/mcp-NAME.log
+        self._toolbox, found = await open_toolbox(
+            self.config.mcp, trust=trust, logger=self.logger, log_dir=logs
+        )
+        for tool_skill in found:
+            if tool_skill.name not in self.skills:  # a skill of the same name keeps its place
+                self.register_skill(tool_skill)
 
     def _checkpoint_all(self) -> None:  # the store had to start a fresh database
         if self._driver is not None:
@@ -585,6 +604,9 @@ class AgentRuntime:
             self._remote = None
         if self._driver is not None:
             await self._driver.inventory.shutdown()
+        if self._toolbox is not None:  # after the tasks: a stopping task may still call a tool
+            await self._toolbox.aclose()
+            self._toolbox = None
         aclose = getattr(self._llm, "aclose", None)
         if self._owns_llm and aclose is not None:  # a model we made (connections, llama.cpp)
             await aclose()
