@@ -10,6 +10,7 @@ convenience singleton over the class.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
@@ -26,6 +27,7 @@ from skillrt._tasks.planning import route_context
 from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
+from skillrt.blog.publish import Published, publish_post
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import StoreUnavailable, UnknownSkill, UserError
 from skillrt.llm.base import LLM
@@ -406,6 +408,26 @@ class AgentRuntime:
         await self.initialize()
         files = self._run.files
         return self.chatlog.focus_on(path, session_id or self.session_id, files)
+
+    async def publish(self, path: str | None = None, *, session_id: str | None = None) -> Published:
+        """Publish a draft (``path``, else the session's focus): its draft mark taken off the
+        blog's way (``skillrt.blog.publish``), the index refreshed so answers may use it."""
+        await self.initialize()
+        session = session_id or self.session_id
+        focus = self.conversation(session).focus
+        target = path or focus
+        if not target:
+            raise UserError("which post should be published? Give its path")
+        day = dt.date.fromtimestamp(time.time())
+        files = self._run.files
+        posts_dir = self.config.posts_dir
+        done = await asyncio.to_thread(publish_post, files, target, posts_dir=posts_dir, day=day)
+        memory = self.memory
+        if memory is not None:
+            await asyncio.to_thread(memory.refresh)
+        if done.moved_from is not None and done.moved_from == focus:
+            self.chatlog.focus_on(done.path, session, files)
+        return done
 
     def new_session(self, session_id: str | None = None) -> str:
         """Start afresh: a new (or named) session becomes the default one; returns its id."""

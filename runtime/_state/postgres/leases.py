@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from skillrt._state.postgres.database import clean_text
 from skillrt.exceptions import UserError
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class PgRunLocks:
                 "expires_at = EXCLUDED.expires_at "
                 "WHERE skillrt_leases.worker_id = EXCLUDED.worker_id "
                 "OR skillrt_leases.expires_at <= now() RETURNING task_id",
-                (task_id, self.db.worker_id, self.lease_s),
+                (clean_text(task_id), self.db.worker_id, self.lease_s),
             ).fetchone()
         if row is None:
             return False
@@ -62,7 +63,7 @@ class PgRunLocks:
         with self.db.connection(durable=False) as conn:
             conn.execute(
                 "DELETE FROM skillrt_leases WHERE task_id = %s AND worker_id = %s",
-                (task_id, self.db.worker_id),
+                (clean_text(task_id), self.db.worker_id),
             )
 
     def running_elsewhere(self, task_id: str) -> bool:
@@ -70,7 +71,7 @@ class PgRunLocks:
             row = conn.execute(
                 "SELECT 1 FROM skillrt_leases WHERE task_id = %s AND worker_id <> %s "
                 "AND expires_at > now()",
-                (task_id, self.db.worker_id),
+                (clean_text(task_id), self.db.worker_id),
             ).fetchone()
         return row is not None
 
@@ -83,7 +84,7 @@ class PgRunLocks:
             rows = conn.execute(
                 "SELECT task_id FROM skillrt_leases WHERE task_id = ANY(%s) AND worker_id <> %s "
                 "AND expires_at > now()",
-                (list(task_ids), self.db.worker_id),
+                (clean_text(list(task_ids)), self.db.worker_id),
             ).fetchall()
         return {task_id for (task_id,) in rows}
 
