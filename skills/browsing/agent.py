@@ -282,7 +282,8 @@ class BrowserAgent:
     async def _step(self, step: AgentStep) -> AgentResult | None:
         observation = await self.browser.observe()
         step.url = observation.url
-        self.ctx.progress(step.number, self.max_steps, f"Step {step.number}", observation.url)
+        where = self.secrets.redact(observation.url)
+        self.ctx.progress(step.number, self.max_steps, f"Step {step.number}", where)
         if self._should_plan(step.number):
             plan = await self._plan(step, observation)
             if plan.done:
@@ -432,7 +433,10 @@ class BrowserAgent:
         except URLNotAllowed as exc:
             step.refused.append(exc.url)
             self.ctx.logger.warning(
-                "browser.url_refused", url=exc.url, reason=exc.reason, action=described
+                "browser.url_refused",
+                url=self.secrets.redact(exc.url),
+                reason=self.secrets.redact(exc.reason),
+                action=described,
             )
             error = f"refused by the URL firewall: {exc.url} ({exc.reason})"
             return ActionResult.failed(action.action, error)
@@ -558,4 +562,5 @@ class BrowserAgent:
         self.ctx.events.emit("agent:status", message=message)
 
     def _navigated(self) -> None:
-        self.ctx.events.emit("browser:navigated", url=self.browser.url, title=self.browser.title)
+        url, title = self.secrets.redact([self.browser.url, self.browser.title])
+        self.ctx.events.emit("browser:navigated", url=url, title=title)
