@@ -52,9 +52,11 @@ __all__ = [
     "AnswerConfig",
     "BudgetConfig",
     "ConversationConfig",
+    "EditConfig",
     "LLMConfig",
     "RuntimeConfig",
     "ServeConfig",
+    "UndoConfig",
     "config_files",
     "ensure_state",
     "load_config",
@@ -138,6 +140,20 @@ class LLMConfig(_Section):
     factory: str | None = None
 
 
+class UndoConfig(_Section):
+    """``[undo]``: the versions kept before each write, for ``skillrt undo``."""
+
+    keep: int = Field(default=50, ge=0)  # at most this many (oldest dropped); 0 keeps none
+
+
+class EditConfig(_Section):
+    """``[edit]``: how EditContent writes."""
+
+    # Show the diff and ask yes/no before writing. None: in the chat yes, for `run` and HTTP
+    # no; a request's context {"confirm": bool} (--yes, confirm=false) decides over both.
+    confirm: bool | None = None
+
+
 class ServeConfig(_Section):
     """``skillrt serve``: the HTTP API and the web chat page (extra ``server``)."""
 
@@ -204,6 +220,8 @@ class RuntimeConfig(BaseSettings):
     # (skillrt.skills.browsing.config.browser_config).
     browser: dict[str, Any] = Field(default_factory=dict)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    undo: UndoConfig = Field(default_factory=UndoConfig)
+    edit: EditConfig = Field(default_factory=EditConfig)
 
     _layout: BlogLayout | None = PrivateAttr(default=None)
     _keywords: dict[str, Any] = PrivateAttr(default_factory=dict)

@@ -112,6 +112,10 @@ LINES: dict[str, tuple[str, str]] = {
         "make a post the focus (what “it” means)",
     ),
     "cmd_focus": ("后续请求作用的文章", "the post follow-ups act on"),
+    "cmd_undo": (
+        "撤销最近一次写入（或对 PATH 的最近一次写入），逐字节恢复",
+        "undo the last write (or the last one of PATH), byte for byte",
+    ),
     "cmd_new": (
         "开始新会话（没有之前的对话和当前文章）",
         "start a new session (no turns, no focus)",

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from skillrt.blog.files import FileStore
     from skillrt.blog.locks import FileLockManager
     from skillrt.blog.memory import BlogMemory
+    from skillrt.blog.versions import VersionStore
     from skillrt.llm.taskllm import TaskLLM
 
 __all__ = ["SkillContext", "TaskEvents", "TaskInput", "detect_language"]
@@ -112,6 +113,7 @@ class SkillContext:
         "session_id",
         "signal",
         "task_id",
+        "versions",
     )
 
     def __init__(
@@ -131,6 +133,7 @@ class SkillContext:
         host: _TaskHost,
         conversation: Conversation | Callable[[], Conversation] | None = None,
         replies: Replies | None = None,
+        versions: VersionStore | None = None,
     ) -> None:
         self.task_id = task_id
         self.session_id = session_id
@@ -143,6 +146,8 @@ class SkillContext:
         self.events = events
         self.logger = logger
         self.config = config
+        # The versions kept before each write, for undo (None: a context without them).
+        self.versions = versions
         self._host = host
         self._asks = 0
         # The running skill's words, read by ``reply``; ``Skill.run`` binds its own table.
