@@ -10,6 +10,7 @@ convenience singleton over the class.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
@@ -26,9 +27,10 @@ from skillrt._tasks.planning import route_context
 from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
+from skillrt.blog.publish import Published, publish_post
 from skillrt.blog.versions import NothingToUndo
 from skillrt.events import EventBus, EventCallback
-from skillrt.exceptions import FileChanged, UnknownSkill, UserError
+from skillrt.exceptions import FileChanged, StoreUnavailable, UnknownSkill, UserError
 from skillrt.llm.base import LLM
 from skillrt.llm.cost import CostTracker
 from skillrt.messages import ChatMessage, TaskSummary, new_id
@@ -42,9 +44,11 @@ from skillrt.skill.replies import reply
 
 if TYPE_CHECKING:
     from skillrt._tasks.failover import Failover
+    from skillrt._tasks.remote import Remote
     from skillrt.blog.files import FileStore
     from skillrt.blog.locks import FileLockManager
     from skillrt.blog.memory import BlogMemory
+    from skillrt.mcp.client.toolbox import McpToolBox
 
 __all__ = ["AgentRuntime"]
 
@@ -105,6 +109,8 @@ class AgentRuntime:
         self._init_lock: asyncio.Lock | None = None
         self._sync = SyncLoop()  # for synchronous callers
         self._failover: Failover | None = None
+        self._remote: Remote | None = None  # requests to and from other workers
+        self._toolbox: McpToolBox | None = None  # [mcp.servers]: their tools, ctx.tools
 
     @classmethod
     def get_instance(
@@ -145,6 +151,17 @@ class AgentRuntime:
     def store(self) -> TaskStore:
         return self._run.state.store
 
+    @property
+    def store_available(self) -> bool:
+        """False while the task store does not answer (a database outage): new work is
+        refused until it does (``skillrt serve`` answers 503 with ``Retry-After``)."""
+        return self._driver is None or self._driver.state.available
+
+    @property
+    def worker_id(self) -> str | None:
+        """This worker's name in a shared store (None with the embedded one)."""
+        return None if self._remote is None else self._remote.control.worker_id
+
     history: ServicePart[HistoryStore] = ServicePart()
     locks: ServicePart[FileLockManager] = ServicePart()
     files: ServicePart[FileStore] = ServicePart()
@@ -184,6 +201,7 @@ class AgentRuntime:
             if self._driver is not None:  # another caller finished while we waited
                 return  # type: ignore[unreachable]
             services, loaded = await asyncio.to_thread(self._open)
+            await self._open_tools()
             self.chatlog.open(services.history, services.state.committer)
             self._driver = TaskDriver(
                 config=self.config,
@@ -200,9 +218,19 @@ class AgentRuntime:
                 costs=self.costs,
                 chatlog=self.chatlog,
                 logger=lambda: self.logger,
+                tools=self._toolbox,
             )
             self._driver.inventory.restore(loaded)
             self._services = services
+            control = services.state.control
+            if control is not None:
+                from skillrt._tasks.remote import Remote
+
+                self._remote = Remote(control, tasks=self._tasks, events=self.events,
+                                      inventory=self._driver.inventory, answer=self._answer_here,
+                                      logger=lambda: self.logger,
+                                      wait_s=self.config.store_timeout_s)  # fmt: skip
+                self._remote.start()
             if services.state.shared and self.config.failover:
                 from skillrt._tasks.failover import Failover
 
@@ -223,6 +251,21 @@ class AgentRuntime:
                                  on_reset=self._checkpoint_all)  # fmt: skip
         window = self.config.checkpoint_max_age_h * 3600
         return services, services.state.load_resumable(max_age_s=window, now=self.clock())
+
+    async def _open_tools(self) -> None:
+        """The MCP servers of ``[mcp.servers]``: their tools become skills (extra ``mcp``)."""
+        if not self.config.mcp.servers or self._toolbox is not None:
+            return
+        from skillrt.mcp.client import open_toolbox
+
+        trust = lambda: self.router_trust  # noqa: E731 - read when a tool is called
+        logs = self.config.state_path / "logs"  # each stdio server's stderr: logs/mcp-NAME.log
+        self._toolbox, found = await open_toolbox(
+            self.config.mcp, trust=trust, logger=self.logger, log_dir=logs
+        )
+        for tool_skill in found:
+            if tool_skill.name not in self.skills:  # a skill of the same name keeps its place
+                self.register_skill(tool_skill)
 
     def _checkpoint_all(self) -> None:  # the store had to start a fresh database
         if self._driver is not None:
@@ -290,16 +333,31 @@ class AgentRuntime:
     async def answer_task(
         self, task_id: str, text: str, *, on_task: OnTask = None
     ) -> ChatMessage | None:
-        """Answer the question task ``task_id`` is waiting on; None if it is not waiting."""
+        """Answer the question task ``task_id`` is waiting on; None if it is not waiting. A
+        task waiting on another worker gets the answer there, and its next reply comes back."""
         await self.initialize()
-        task = self._tasks.get(task_id)
-        if task is None or task.answer is None or task.answer.done():
-            return None
         text = clean_text(text)
+        task = self._tasks.live(task_id)
+        if task is None or task.answer is None or task.answer.done():
+            if self._remote is None or (task is not None and task.running):
+                return None
+            if not text:
+                raise UserError("the answer is empty")
+            if on_task is not None:
+                on_task(task_id)
+            answer = await self._remote.ask(task_id, "answer", text)
+            if answer is None or not answer.get("ok"):
+                return None
+            return ChatMessage.model_validate(answer["message"])
         if not text:
             raise UserError("the answer is empty")
         self.chatlog.add_message(task.record.session_id, "user", text)
         return await self._answer(task, text, on_task)
+
+    async def _answer_here(self, task: Task, text: str) -> ChatMessage:
+        """An answer sent from another worker to a task waiting here."""
+        self.chatlog.add_message(task.record.session_id, "user", text)
+        return await self._answer(task, text, None)
 
     async def _answer(
         self, task: Task, text: str, on_task: OnTask, *, record: bool = True
@@ -313,6 +371,12 @@ class AgentRuntime:
         return await self._outcome(task, turn) if record else await turn
 
     async def _turn(self, task: Task, on_task: OnTask, *, route: bool) -> ChatMessage:
+        if not self.store_available:  # fail fast: the task could not keep a single step
+            self._tasks.pop(task.id)
+            raise StoreUnavailable(
+                "the task store does not answer (an outage); new tasks are refused until it does",
+                reason="unreachable",
+            )
         if on_task is not None:
             on_task(task.id)
         return await self._outcome(task, self._run.start(task, route=route))
@@ -347,6 +411,26 @@ class AgentRuntime:
         files = self._run.files
         return self.chatlog.focus_on(path, session_id or self.session_id, files)
 
+    async def publish(self, path: str | None = None, *, session_id: str | None = None) -> Published:
+        """Publish a draft (``path``, else the session's focus): its draft mark taken off the
+        blog's way (``skillrt.blog.publish``), the index refreshed so answers may use it."""
+        await self.initialize()
+        session = session_id or self.session_id
+        focus = self.conversation(session).focus
+        target = path or focus
+        if not target:
+            raise UserError("which post should be published? Give its path")
+        day = dt.date.fromtimestamp(time.time())
+        files = self._run.files
+        posts_dir = self.config.posts_dir
+        done = await asyncio.to_thread(publish_post, files, target, posts_dir=posts_dir, day=day)
+        memory = self.memory
+        if memory is not None:
+            await asyncio.to_thread(memory.refresh)
+        if done.moved_from is not None and done.moved_from == focus:
+            self.chatlog.focus_on(done.path, session, files)
+        return done
+
     def new_session(self, session_id: str | None = None) -> str:
         """Start afresh: a new (or named) session becomes the default one; returns its id."""
         self.session_id = session_id or new_id()
@@ -371,14 +455,52 @@ class AgentRuntime:
         return task.state if task else None
 
     def abort(self, task_id: str | None = None) -> bool:
-        """Cancel a task (the foreground one when None): its signal fires, its work stops now."""
-        task = self._tasks.get(task_id or self.current_task_id or "")
-        return task is not None and self._run.inventory.abort(task)
+        """Cancel a task (the foreground one when None): its signal fires, its work stops now.
+        A task another worker runs is cancelled there (the request is recorded at once; that
+        worker acts within a second)."""
+        return self._control_now(task_id, "abort")
 
     def pause(self, task_id: str | None = None) -> bool:
-        """Ask a running task to pause at its next step boundary."""
-        task = self._tasks.get(task_id or self.current_task_id or "")
-        return task is not None and task.ask_to_pause()
+        """Ask a running task to pause at its next step boundary (on whichever worker runs it)."""
+        return self._control_now(task_id, "pause")
+
+    async def abort_task(self, task_id: str) -> bool:
+        """``abort``, waiting for the answer of the worker that runs the task."""
+        return await self._control(task_id, "abort")
+
+    async def pause_task(self, task_id: str) -> bool:
+        """``pause``, waiting for the answer of the worker that runs the task."""
+        return await self._control(task_id, "pause")
+
+    def _act_here(self, task: Task | None, verb: str) -> bool:
+        if task is None:
+            return False
+        return self._run.inventory.abort(task) if verb == "abort" else task.ask_to_pause()
+
+    def _control_now(self, task_id: str | None, verb: str) -> bool:
+        task_id = task_id or self.current_task_id or ""
+        task = self._tasks.get(task_id)
+        if (task is not None and task.running) or self._remote is None or not task_id:
+            return self._act_here(task, verb)
+        # Not running here: maybe on another worker. Never act on a copy of a task that
+        # another worker runs (its checkpoint is that worker's).
+        try:
+            if self._remote.ask_soon(task_id, verb):
+                return True
+        except StoreUnavailable as exc:
+            self.logger.error("agent.error", task_id=task_id, where=verb, error=str(exc))
+            return False
+        return self._act_here(task, verb)
+
+    async def _control(self, task_id: str, verb: str) -> bool:
+        await self.initialize()
+        task = self._tasks.get(task_id)
+        if (task is not None and task.running) or self._remote is None:
+            return self._act_here(task, verb)
+        answer = await self._remote.ask(task_id, verb)
+        if answer is not None:
+            return bool(answer.get("ok"))
+        return self._act_here(task, verb)
 
     def get_resumable_tasks(self) -> list[TaskSummary]:
         """Tasks to resume: paused, restored from a checkpoint, or stopped by an outage."""
@@ -386,17 +508,55 @@ class AgentRuntime:
         return [self.chatlog.summary(record) for record in records]
 
     def list_tasks(self) -> list[TaskSummary]:
-        """Every task this runtime holds: running, waiting for an answer, and resumable."""
+        """Every task this runtime holds (running, waiting for an answer, resumable) and, with a
+        shared store, those running on other workers, in their true state. Blocking: from the
+        event loop, ``await list_tasks_async()``."""
         records = [] if self._driver is None else self._driver.inventory.held()
         return [self.chatlog.summary(record) for record in records]
 
+    async def list_tasks_async(self) -> list[TaskSummary]:
+        """``list_tasks`` with the store read in a thread (bounded by ``store_timeout_s``)."""
+        await self.initialize()
+        inventory = self._run.inventory
+        records = inventory.held(await inventory.snapshot_async())
+        return [self.chatlog.summary(record) for record in records]
+
     def get_task(self, task_id: str) -> TaskSummary | None:
-        """One task this runtime holds (running, waiting or resumable), or None. With the shared
-        store, a task another worker paused or stopped is read from the store."""
-        task = self._tasks.get(task_id)
-        if task is None and self._driver is not None:
-            task = self._driver.inventory.from_store(task_id)
-        return None if task is None else self.chatlog.summary(task.record)
+        """One task (running, waiting or resumable), or None. With the shared store, a task
+        another worker runs, paused or stopped is read from the store, in its true state.
+        Blocking for such a task: from the event loop, ``await get_task_async(id)``."""
+        task = self._tasks.live(task_id)
+        if task is not None and (task.running or self._remote is None):
+            return self.chatlog.summary(task.record)
+        record = None if self._driver is None else self._driver.inventory.from_store(task_id)
+        if record is None:
+            task = self._tasks.get(task_id)
+            record = None if task is None else task.record
+        return None if record is None else self.chatlog.summary(record)
+
+    async def get_task_async(self, task_id: str) -> TaskSummary | None:
+        """``get_task`` with the store read in a thread (bounded by ``store_timeout_s``)."""
+        await self.initialize()
+        task = self._tasks.live(task_id)
+        if task is not None and (task.running or self._remote is None):
+            return self.chatlog.summary(task.record)
+        inventory = self._run.inventory
+        record = None
+        if self._remote is not None:
+            record = inventory.from_store(task_id, await inventory.snapshot_async(task_id))
+        if record is None:
+            task = self._tasks.get(task_id)
+            record = None if task is None else task.record
+        return None if record is None else self.chatlog.summary(record)
+
+    async def follow_task(self, task_id: str) -> asyncio.Future[ChatMessage | None] | None:
+        """Have the events of a task another worker runs emitted here too (its progress and
+        streamed text, for an SSE client on this worker); the future is its reply. None when
+        no other worker runs it."""
+        await self.initialize()
+        if self._remote is None or self._tasks.live(task_id) is not None:
+            return None
+        return await self._remote.follow(task_id)
 
     async def resume_task(
         self,
@@ -470,8 +630,14 @@ class AgentRuntime:
         if self._failover is not None:
             await self._failover.stop()
             self._failover = None
+        if self._remote is not None:
+            await self._remote.stop()
+            self._remote = None
         if self._driver is not None:
             await self._driver.inventory.shutdown()
+        if self._toolbox is not None:  # after the tasks: a stopping task may still call a tool
+            await self._toolbox.aclose()
+            self._toolbox = None
         aclose = getattr(self._llm, "aclose", None)
         if self._owns_llm and aclose is not None:  # a model we made (connections, llama.cpp)
             await aclose()

@@ -97,6 +97,7 @@ def open_services(
             trash_dir=cfg.state_path / "trash",
             max_read_bytes=cfg.max_post_bytes,
             posts_dir=cfg.posts_dir,  # skills write posts only: Markdown under this folder
+            drafts_dir=cfg.layout.drafts_dir,  # and in the blog's drafts folder (_drafts/)
             state_dir=cfg.state_path,
         )
         stale = remove_stale_temps(files.root)  # temp files of writers killed mid-write

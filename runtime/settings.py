@@ -54,7 +54,10 @@ __all__ = [
     "ConversationConfig",
     "EditConfig",
     "LLMConfig",
+    "McpConfig",
+    "McpServerConfig",
     "RuntimeConfig",
+    "SecretEntry",
     "ServeConfig",
     "UndoConfig",
     "config_files",
@@ -170,6 +173,66 @@ class ServeConfig(_Section):
     tls_key: Path | None = None
 
 
+class McpServerConfig(_Section):
+    """One MCP server skillrt uses (``[mcp.servers.NAME]``): a program it starts (stdio) or
+    a URL (streamable HTTP). Its tools become skills; ``tools`` limits which."""
+
+    command: str | None = None  # stdio: the program to start
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)  # added to a safe minimal environment
+    cwd: Path | None = None
+    url: str | None = None  # streamable HTTP, e.g. http://127.0.0.1:3001/mcp
+    headers: dict[str, str] = Field(default_factory=dict)  # e.g. Authorization (kept secret)
+    tools: list[str] | None = None  # the tools allowed; unset: all of them
+    read_only: list[str] = Field(default_factory=list)  # tools that neither write nor go online
+    examples: dict[str, list[str]] = Field(default_factory=dict)  # tool -> example requests
+    timeout_s: float = Field(default=60.0, gt=0)  # a connection, or one call
+    skills: bool = True  # register its tools as skills (false: only ctx.tools.call)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Self:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a program to start) or url, not both")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must be an http:// or https:// URL")
+        return self
+
+
+class McpConfig(_Section):
+    """``[mcp]``: the MCP servers whose tools skillrt uses (extra ``mcp``)."""
+
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, value: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", name):
+                raise ValueError(f"server name {name!r}: a letter, then letters, digits, _ or -")
+        return value
+
+    def secret_values(self) -> list[str]:
+        """Header values and environment values under secret-named keys."""
+        found: list[str] = []
+        for server in self.servers.values():
+            found.extend(server.headers.values())
+            found.extend(v for k, v in server.env.items() if _SECRET_ENV.search(k))
+        return found
+
+
+_SECRET_ENV = re.compile(r"(key|password|secret|token|credential|auth)", re.IGNORECASE)
+
+
+class SecretEntry(_Section):
+    """A secret bound to the origins it may go to: ``{value = "…", origins = ["https://x"]}``.
+
+    A plain string in ``secrets`` is the same with no origins: the browsing skills bind it to
+    the origin their task started on."""
+
+    value: SecretStr
+    origins: list[str] = Field(default_factory=list)  # scheme://host[:port]
+
+
 class RuntimeConfig(BaseSettings):
     """All settings of a runtime. ``RuntimeConfig()`` reads the files and the environment."""
 
@@ -189,7 +252,7 @@ class RuntimeConfig(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
     log_format: Literal["console", "json"] = "console"
     log_file: Path | None = None
-    secrets: list[SecretStr] = Field(default_factory=list)
+    secrets: list[SecretStr | SecretEntry] = Field(default_factory=list)
 
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
     max_task_s: float | None = Field(default=None, gt=0)  # hard cap on EXECUTING; None: none
@@ -199,6 +262,11 @@ class RuntimeConfig(BaseSettings):
     state_url: str | None = None
     lease_s: float = Field(default=30.0, gt=0)  # a dead worker's tasks are free after this
     failover: bool = True  # resume a dead worker's running tasks here automatically
+    # This worker's name in the shared store. Unset: from the host and the state folder, so a
+    # restarted worker is the same worker and takes its own tasks back at once.
+    worker_id: str | None = None
+    # The longest a call to the shared store may wait (a pool connection, a statement).
+    store_timeout_s: float = Field(default=5.0, gt=0)
     checkpoint_max_age_h: float = Field(default=24.0, gt=0)
     history_limit: int = Field(default=1000, ge=1)
     lock_expiry_s: float = Field(default=300.0, gt=0)
@@ -220,6 +288,7 @@ class RuntimeConfig(BaseSettings):
     # (skillrt.skills.browsing.config.browser_config).
     browser: dict[str, Any] = Field(default_factory=dict)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
     undo: UndoConfig = Field(default_factory=UndoConfig)
     edit: EditConfig = Field(default_factory=EditConfig)
 
@@ -275,10 +344,13 @@ class RuntimeConfig(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor."""
-        values = [s.get_secret_value() for s in self.secrets]
+        values = [
+            (s if isinstance(s, SecretStr) else s.value).get_secret_value() for s in self.secrets
+        ]
         for key in (self.llm.api_key, self.serve.token, *_secrets_in(self.browser)):
             if key is not None:
                 values.append(key.get_secret_value())
+        values.extend(self.mcp.secret_values())
         return [v for v in values if v]
 
     @classmethod

@@ -160,3 +160,32 @@ class HttpServer:
                 self.proc.terminate()
             self.proc.wait(30)
         self.log.close()
+
+
+NODE_DIR = Path(__file__).resolve().parent / ".node" / "node_modules"
+REQUIRE_NODE = "SKILLRT_REQUIRE_MCP_NODE"  # CI: fail instead of skipping when missing
+
+
+def node_package(name: str, entry: str) -> Path:
+    """A file of an npm package installed in ``tests/.node`` (``.ci/run`` installs them), or
+    a skip (a failure with ``SKILLRT_REQUIRE_MCP_NODE=1``) when it is missing."""
+    import shutil
+
+    import pytest
+
+    path = NODE_DIR / name / entry
+    if path.is_file() and shutil.which("node"):
+        return path
+    reason = f"{name} is not installed in tests/.node (npm install --prefix tests/.node {name})"
+    if os.environ.get(REQUIRE_NODE) == "1" or REQUIRED_NODE:
+        pytest.fail(reason + f" ({REQUIRE_NODE}=1)")
+    pytest.skip(reason)
+
+
+REQUIRED_NODE = os.environ.get(REQUIRE_NODE) == "1"  # read at import: tests clear SKILLRT_*
+
+
+def everything_server() -> dict[str, Any]:
+    """``[mcp.servers.everything]`` for ``@modelcontextprotocol/server-everything`` (stdio)."""
+    entry = node_package("@modelcontextprotocol/server-everything", "dist/index.js")
+    return {"command": "node", "args": [str(entry), "stdio"], "timeout_s": 30}

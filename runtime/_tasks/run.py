@@ -59,6 +59,7 @@ from skillrt.settings import RuntimeConfig
 from skillrt.skill.context import SkillContext, TaskInput, detect_language
 from skillrt.skill.definition import Skill, SkillResult
 from skillrt.skill.replies import reply
+from skillrt.skill.tools import ToolBox
 
 __all__ = ["TaskDriver", "saved_logger"]
 
@@ -101,8 +102,10 @@ class TaskDriver:
         costs: CostTracker,
         chatlog: ChatLog,
         logger: Callable[[], structlog.stdlib.BoundLogger],
+        tools: ToolBox | None = None,
     ) -> None:
         self.config = config
+        self.tools = tools  # the MCP servers' tools behind ctx.tools (None: none configured)
         self.state = state
         self.files = files
         self.memory = memory
@@ -323,6 +326,7 @@ class TaskDriver:
             config=self.config,
             host=task,
             conversation=self.chatlog.sessions.conversation_later(task.record.session_id),
+            tools=self.tools,
         )
 
     # --- the TaskOwner protocol -----------------------------------------------------------------

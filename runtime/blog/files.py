@@ -127,9 +127,13 @@ class FileStore:
         max_read_bytes: int = MAX_READ_BYTES,
         posts_dir: str | None = None,
         state_dir: Path | None = None,
+        drafts_dir: str | None = None,
     ) -> None:
         self.max_read_bytes = max_read_bytes
         self.posts_dir = None if posts_dir is None else (posts_dir.strip("/") or ".")
+        # The blog's drafts folder beside the posts (Jekyll's _drafts/): posts are written
+        # there too (new drafts) when ``posts_dir`` limits writes.
+        self.drafts_dir = drafts_dir.strip("/") if drafts_dir and drafts_dir.strip("/") else None
         self._given_root = Path(os.path.abspath(Path(root).expanduser()))
         self.root = self._given_root.resolve()
         self.locks = locks
@@ -230,7 +234,10 @@ class FileStore:
         if self.posts_dir is not None:
             if not rel.lower().endswith(POST_SUFFIXES):
                 raise PathNotAllowed(rel, "not a post (only .md and .markdown files are written)")
-            if self.posts_dir != "." and not PurePosixPath(rel).is_relative_to(self.posts_dir):
+            inside = [d for d in (self.posts_dir, self.drafts_dir) if d is not None]
+            if self.posts_dir != "." and not any(
+                PurePosixPath(rel).is_relative_to(folder) for folder in inside
+            ):
                 raise PathNotAllowed(rel, f"outside the posts folder {self.posts_dir}/")
         return target, rel
 

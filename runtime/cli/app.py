@@ -361,6 +361,55 @@ def index(
 
 
 @app.command()
+def publish(
+    path: Annotated[str, typer.Argument(help="The draft to publish, relative to the blog.")],
+    as_json: Json = False,
+    root: Root = None,
+    posts_dir: PostsDir = None,
+    verbose: Verbose = False,
+) -> None:
+    """Publish a draft: take its draft mark off (draft = true, draft: true, published: false)
+    or move it out of _drafts/; every other byte stays. Answers may use it afterwards."""
+    import datetime as dt
+    import time
+
+    from skillrt.blog.files import FileStore
+    from skillrt.blog.memory import BlogMemory
+    from skillrt.blog.publish import publish_post
+
+    with user_errors():
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        make_state_dir(config.state_path)
+        files = FileStore(
+            config.root,
+            trash_dir=config.state_path / "trash",
+            max_read_bytes=config.max_post_bytes,
+        )
+        day = dt.date.fromtimestamp(time.time())
+        done = publish_post(files, path, posts_dir=config.posts_dir, day=day)
+        memory = BlogMemory(
+            config.root, config.state_path, config.posts_dir, drafts_dir=config.layout.drafts_dir
+        )
+        try:
+            memory.refresh()
+        finally:
+            memory.close()
+    if as_json:
+        data = {
+            "path": done.path,
+            "changed": done.changed,
+            "moved_from": done.moved_from,
+            "removed": list(done.removed),
+        }
+        print(json.dumps(data, ensure_ascii=False))
+    elif not done.changed:
+        print(f"{done.path} is not a draft; nothing changed.")
+    else:
+        moved = f" (moved from {done.moved_from})" if done.moved_from else ""
+        print(f"Published {done.path}{moved}.")
+
+
+@app.command()
 def serve(
     host: Annotated[
         str | None,

@@ -381,6 +381,14 @@ class Repl:
         path = await self.rt.set_focus(arg)
         self.console.print(self._say("focus_set", focus=path))
 
+    async def cmd_publish(self, arg: str) -> None:
+        done = await self.rt.publish(arg.strip() or None)
+        if not done.changed:
+            self.console.print(self._say("not_a_draft", path=done.path))
+            return
+        moved = self._say("published_moved", source=done.moved_from) if done.moved_from else ""
+        self.console.print(self._say("published", path=done.path, moved=moved))
+
     async def cmd_undo(self, arg: str) -> None:
         message = await self.rt.undo(arg.strip() or None, language=self.language)
         self.display.reply(message, language=self.language)
@@ -443,6 +451,7 @@ COMMANDS: dict[str, _Command] = {
     "model": _Command("/model", "cmd_model", Repl.cmd_model),
     "open": _Command("/open PATH", "cmd_open", Repl.cmd_open),
     "focus": _Command("/focus", "cmd_focus", Repl.cmd_focus),
+    "publish": _Command("/publish [PATH]", "cmd_publish", Repl.cmd_publish),
     "undo": _Command("/undo [PATH]", "cmd_undo", Repl.cmd_undo),
     "new": _Command("/new", "cmd_new", Repl.cmd_new),
     "quit": _Command("/quit", "cmd_quit", Repl.cmd_quit),

@@ -8,7 +8,8 @@ and 303 turn a POST into a GET, 307 and 308 keep the method and body. Bodies are
 stream and decoded here (``decoding.CappedDecoder``: gzip and deflate, each step at most
 256 KB) and cut at ``max_bytes`` decoded (the page is marked truncated, not refused). ``timeout_s``
 is a total deadline per request: all hops and the whole body. Cookies live in
-the client and so survive across requests.
+the client and so survive across requests. With a ``guard`` (``SecretGuard``), every request
+and hop is checked for a secret in its URL or body before the firewall sees it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urljoin
 
 import httpx
@@ -25,6 +26,9 @@ from skillrt.exceptions import BrowserError
 from skillrt.skills.browsing.decoding import CappedDecoder
 from skillrt.skills.browsing.firewall import URLFirewall
 from skillrt.skills.browsing.pinning import PinnedTransport, pinned
+
+if TYPE_CHECKING:
+    from skillrt.skills.browsing.secret_guard import SecretGuard
 
 __all__ = ["DEFAULT_USER_AGENT", "Fetched", "SafeFetcher"]
 
@@ -77,8 +81,10 @@ class SafeFetcher:
         user_agent: str = DEFAULT_USER_AGENT,
         max_redirects: int = MAX_REDIRECTS,
         transport: httpx.AsyncBaseTransport | None = None,
+        guard: SecretGuard | None = None,
     ) -> None:
         self.firewall = firewall
+        self.guard = guard
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
@@ -133,6 +139,8 @@ class SafeFetcher:
         hops: list[str] = []
         request_url = url
         for _ in range(self.max_redirects + 1):
+            if self.guard is not None:  # first: a refusal must not show the secret in its URL
+                self.guard.check_request(request_url, urlencode(data).encode() if data else None)
             approval = await self.firewall.approve(request_url)
             try:
                 with pinned(approval):  # connect to the checked addresses, not to a new answer

@@ -126,17 +126,38 @@ def _is_hidden(node: LexborNode) -> bool:
 class _Labels:
     """``label[for]`` texts and id lookups, built once per document."""
 
-    def __init__(self, tree: LexborHTMLParser, clock: _Clock) -> None:
+    def __init__(self) -> None:
         self.by_for: dict[str, str] = {}
-        for label in tree.css("label[for]"):
-            clock.tick()
-            key = _attr(label, "for")
-            if key and key not in self.by_for:
-                self.by_for[key] = _squash(label.text(deep=True, separator=" "))
         self.by_id: dict[str, LexborNode] = {}
-        for node in tree.css("[id]"):
-            clock.tick()
+
+    def see(self, node: LexborNode) -> None:
+        attrs = node.attributes
+        if "id" in attrs:
             self.by_id.setdefault(_attr(node, "id"), node)
+        if node.tag == "label" and "for" in attrs:
+            key = _attr(node, "for")
+            if key and key not in self.by_for:
+                self.by_for[key] = _squash(node.text(deep=True, separator=" "))
+
+
+def _scan(tree: LexborHTMLParser, clock: _Clock) -> tuple[_Labels, list[LexborNode]]:
+    """One walk over the elements: the labels and ids, and the candidate elements in document
+    order. A generator walk, not ``tree.css``: a selector builds its whole result list in one
+    C call, holding the GIL (300,000 links would stall every other thread, the loop too)."""
+    labels = _Labels()
+    candidates: list[LexborNode] = []
+    if tree.root is None:
+        return labels, candidates
+    for node in tree.root.traverse():
+        clock.tick()
+        labels.see(node)
+        if (
+            node.tag in _CANDIDATE_TAGS
+            or "role" in node.attributes
+            or "onclick" in (node.attributes)
+        ):
+            candidates.append(node)
+    return labels, candidates
 
 
 def _wrapping_label(node: LexborNode) -> str:
@@ -220,7 +241,7 @@ def _role_and_type(node: LexborNode, scripting: bool) -> tuple[str, str] | None:
     return None
 
 
-_CANDIDATES = "a, button, input, textarea, select, summary, [role], [onclick]"
+_CANDIDATE_TAGS = frozenset({"a", "button", "input", "textarea", "select", "summary"})
 
 
 def _options(node: LexborNode) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -305,8 +326,8 @@ def parse_page(
     page = ParsedPage(tree=tree, url=url, base_url=base_url, title=title)
     clock = _Clock(deadline)
     try:
-        labels = _Labels(tree, clock)
-        for node in tree.css(_CANDIDATES):
+        labels, candidates = _scan(tree, clock)
+        for node in candidates:
             clock.tick()
             found = _role_and_type(node, scripting)
             if found is None or _is_hidden(node):
@@ -416,12 +437,26 @@ def _readable(
     out = [] if out is None else out
     root = tree.css_first("main, [role=main]")
     if root is None:
-        articles = tree.css("article")
-        root = articles[0] if len(articles) == 1 else tree.body
+        root = _single_article(tree, clock) or tree.body
     if root is None:
         return ""
     _walk(root, out, 0, clock)
     return _lines(out, max_chars)
+
+
+def _single_article(tree: LexborHTMLParser, clock: _Clock) -> LexborNode | None:
+    """The page's ``article`` when it has exactly one (walked, not selected: see ``_scan``)."""
+    first = tree.css_first("article")
+    if first is None or tree.root is None:
+        return None
+    seen = 0
+    for node in tree.root.traverse():
+        clock.tick()
+        if node.tag == "article":
+            seen += 1
+            if seen > 1:
+                return None
+    return first
 
 
 def _lines(out: list[str], max_chars: int) -> str:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from skillrt.skills.browsing.config import BrowserConfig
     from skillrt.skills.browsing.firewall import URLFirewall
+    from skillrt.skills.browsing.secret_guard import SecretGuard
 
 __all__ = ["HttpBrowser"]
 
@@ -81,13 +82,16 @@ class HttpBrowser:
         *,
         user_agent: str = DEFAULT_USER_AGENT,
         transport: httpx.AsyncBaseTransport | None = None,
+        guard: SecretGuard | None = None,
     ) -> None:
+        self.guard = guard
         self.fetcher = SafeFetcher(
             firewall,
             timeout_s=config.timeout_s,
             max_bytes=config.max_page_bytes,
             user_agent=user_agent,
             transport=transport,
+            guard=guard,
         )
         self.observation_tokens = config.observation_tokens
         self.parse_timeout_s = config.parse_timeout_s
@@ -221,6 +225,9 @@ class HttpBrowser:
         if isinstance(action, TypeAction):
             if role not in ("textbox", "searchbox"):
                 return ActionResult.failed(name, f"[{element.index}] is a {role}, not a text field")
+            if self.guard is not None:  # before typing: is the secret allowed on this origin?
+                password = element.signature.type == "password"
+                self.guard.check_type(action.text, self.url, password_field=password)
             page.values[element.index] = action.text
             self._last_field = element.index
             return ActionResult(name, message=f"typed into [{element.index}]")

@@ -95,9 +95,16 @@ def post_path(ctx: SkillContext, target: str | None, slug: str) -> str:
 def _candidates(rel: str) -> list[str]:
     path = PurePosixPath(rel)
     stem, suffix = path.stem, path.suffix
-    names = [rel] + [
-        (path.parent / f"{stem}-{n}{suffix}").as_posix() for n in range(2, MAX_NAME_TRIES)
-    ]
+    if path.name == "index.md" and path.parent.name:  # a page bundle: another folder
+        folder = path.parent
+        names = [rel] + [
+            (folder.parent / f"{folder.name}-{n}" / path.name).as_posix()
+            for n in range(2, MAX_NAME_TRIES)
+        ]
+    else:
+        names = [rel] + [
+            (path.parent / f"{stem}-{n}{suffix}").as_posix() for n in range(2, MAX_NAME_TRIES)
+        ]
     return [name.removeprefix("./") for name in names]
 
 
