@@ -16,13 +16,14 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 import structlog
 
 from skillrt._io.faults import classify, unavailable
+from skillrt._io.private import make_private
 from skillrt._state.open import open_state
 from skillrt._state.protocol import StateBackend, TaskStore
 from skillrt.blog.files import FileStore
 from skillrt.blog.memory import BlogMemory
 from skillrt.blog.tempfiles import remove_stale_temps
 from skillrt.blog.versions import VersionStore
-from skillrt.settings import RuntimeConfig
+from skillrt.settings import STATE_GITIGNORE, RuntimeConfig
 
 __all__ = ["ServicePart", "Services", "open_services"]
 
@@ -110,6 +111,7 @@ def open_services(
             max_post_bytes=cfg.max_post_bytes,
             drafts_dir=cfg.layout.drafts_dir,
         )
+        make_private(cfg.state_path, STATE_GITIGNORE)  # 0700 folders, 0600 files (see private)
         versions = VersionStore(cfg.state_path / "versions", keep=cfg.undo.keep)
         return Services(state=state, files=files, memory=memory, versions=versions)
     except BaseException as exc:

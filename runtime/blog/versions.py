@@ -105,7 +105,7 @@ class VersionStore:
         if self.keep_at_most <= 0:
             return
         tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         if any(self.folder.glob(f"*-{tag}.json")):
             return
         rel = files.relative(path)
