@@ -392,6 +392,7 @@ def make_state_dir(path: Path) -> Path:
     ``*`` (as pytest and mypy do for their caches), so it never lands in the blog's git."""
     if not path.is_dir():
         path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o700)  # private: checkpoints, history and logs hold the drafts and chats
         gitignore = path / ".gitignore"
         if not gitignore.exists():
             gitignore.write_text(STATE_GITIGNORE, encoding="utf-8")

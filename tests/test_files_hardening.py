@@ -168,3 +168,32 @@ def test_temp_files_of_a_dead_writer_are_removed_at_the_next_start(tmp_path: Pat
     removed = remove_stale_temps(root)
     assert removed == [f"posts/{left.name}"]
     assert not left.exists() and live.exists()
+
+
+def test_the_state_folder_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts" / "a.md").write_text("# A\n\nText.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+    script = tmp_path / "s.json"
+    script.write_text('{"answers": ["A summary."]}')
+    env.update(
+        SKILLRT_LLM__PROVIDER="scripted",
+        SKILLRT_LLM__SCRIPT_PATH=str(script),
+        SKILLRT_CONTENT_ROOT=str(blog),
+    )
+    code = "import os, sys; os.umask(0o022); from skillrt.cli import main; sys.argv[1:] = "
+    args = ["run", "summarize posts/a.md"]
+    done = subprocess.run(
+        [sys.executable, "-c", code + repr(args) + "; main()"],
+        env=env, cwd=blog, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = blog / ".skillrt"
+    found = [state, *state.rglob("*")]
+    assert any(p.name.endswith(".db") for p in found)  # the checkpoints and history exist
+    for path in found:
+        if path.is_symlink():
+            continue
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, (str(path.relative_to(blog)), oct(mode))

@@ -20,7 +20,7 @@ from skillrt.cli.common import (
     fail,
     find_task,
 )
-from skillrt.cli.display import Display
+from skillrt.cli.display import Display, redacted
 from skillrt.cli.readers import PromptReader
 from skillrt.messages import ChatMessage
 
@@ -86,7 +86,7 @@ class OneShot:
             self.display.stop()
 
     async def _answer(self, message: ChatMessage) -> str | None:
-        question = str(message.data.get("question") or message.content)
+        question = self.runtime.redactor.text(str(message.data.get("question") or message.content))
         if self.answers:
             answer = self.answers.pop(0)
             self.err.print(f"? {question}\n  {answer}", markup=False, highlight=False)
@@ -107,7 +107,7 @@ class OneShot:
 
     def _print(self, message: ChatMessage) -> None:
         if self.as_json:
-            sys.stdout.write(message.model_dump_json() + "\n")
+            sys.stdout.write(redacted(self.runtime.redactor, message).model_dump_json() + "\n")
             sys.stdout.flush()
         else:
             unpriced = bool(message.task_id) and (

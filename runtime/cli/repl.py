@@ -195,7 +195,8 @@ class Repl:
 
     def _show(self, message: ChatMessage) -> None:
         if message.state == State.WAITING_INPUT.value:
-            self._question = str(message.data.get("question") or message.content)
+            question = str(message.data.get("question") or message.content)
+            self._question = self.rt.redactor.text(question)  # shown in the prompt
             multiline = "\n" in self._question.strip()  # numbered choices: show them all
             if (
                 multiline

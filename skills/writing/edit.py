@@ -22,6 +22,7 @@ from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.frontmatter import split_frontmatter, strip_frontmatter
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
+from skillrt.exceptions import FileChanged
 from skillrt.skill.context import detect_language
 from skillrt.skill.params import Chars, PostPath
 
@@ -84,6 +85,11 @@ REPLIES = (
             "edited": (
                 "已修改 `{path}` 的{what}，frontmatter 保持不变。\n\n```diff\n{diff}```",
                 "Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{diff}```",
+            ),
+            "edited_before_restart": (
+                "`{path}` 在中断之前已经修改并保存好了，frontmatter 保持不变。",
+                "`{path}` was edited and saved before the interruption; the frontmatter is "
+                "unchanged.",
             ),
         }
     )
@@ -236,6 +242,15 @@ def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
     return Written(hash=written)
 
 
+async def _saved_before_restart(ctx: SkillContext, path: str) -> bool:
+    """Whether the post changed since the journalled read because this task's own save landed
+    and the process died before the save was journalled: the post then holds exactly the
+    text whose hash the ``target`` step journalled just before saving. (Without this, a kill
+    right after the rename made the resumed task fail with "changed on disk".)"""
+    target: str = await ctx.step("target", partial(str, ""))  # journalled: the hash aimed at
+    return bool(target) and ctx.files.hash_of(path) == target
+
+
 async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
     """The post to edit: the one named, the open one, else the one the user picks."""
     target = params.path or ctx.input.current_file
@@ -258,7 +273,15 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     selection = params.selected_text or ctx.input.selected_text or ""
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
-    text, digest = await ctx.read("read", path)
+    try:
+        text, digest = await ctx.read("read", path)
+    except FileChanged:
+        if await _saved_before_restart(ctx, path):
+            return SkillResult(
+                message=ctx.reply("edited_before_restart", path=path),
+                data={"path": path, "diff": "", "changed": True, "hash": ctx.files.hash_of(path)},
+            )
+        raise
     post = split_frontmatter(text, path)  # YAML, TOML or JSON; the model never sees it
     post.fields()  # refuses a post whose frontmatter cannot be read
     block, body = post.block, post.body
@@ -288,6 +311,7 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
         )
 
     ctx.progress(3, 3, ctx.reply("saving"), path)
+    await ctx.step("target", partial(text_hash, block + new_body))  # see _saved_before_restart
     saved = await ctx.step(
         "save", partial(_save, ctx, path, block + new_body, digest), returns=Written
     )
