@@ -22,6 +22,7 @@ from slugify import slugify
 from skillrt import SkillContext, SkillResult
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.markdown import dump_post
+from skillrt.blog.versions import Action
 from skillrt.exceptions import PathNotAllowed, UserError
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_TOPIC_CHARS",
     "POST_SUFFIXES",
     "Saved",
+    "keep_version",
     "new_post_text",
     "post_path",
     "refuse",
@@ -123,6 +125,7 @@ def save_new_file(ctx: SkillContext, rel: str, text: str) -> Saved:
             return Saved(path=name, hash=digest)
         if existing is not None or ctx.files.exists(name):
             continue
+        keep_version(ctx, name, "create", step=f"save:{name}", after=digest)
         try:
             _, written = ctx.files.write(name, text, create_only=True)
         except UserError:
@@ -131,6 +134,15 @@ def save_new_file(ctx: SkillContext, rel: str, text: str) -> Saved:
             raise
         return Saved(path=name, hash=written)
     raise UserError(f"no free file name near {rel} after {MAX_NAME_TRIES} tries")
+
+
+def keep_version(
+    ctx: SkillContext, path: str, action: Action, *, step: str, after: str | None
+) -> None:
+    """Keep the post as it is before the write ``step`` of this task (for ``skillrt undo``).
+    Blocking file I/O: call it from a sync step, before the write."""
+    if ctx.versions is not None:
+        ctx.versions.keep(ctx.files, path, action, key=f"{ctx.task_id}:{step}", after=after)
 
 
 def new_post_text(metadata: Mapping[str, Any], body: str) -> str:

@@ -44,7 +44,8 @@ from .checks import (
     wikilinks,
     without_none,
 )
-from .common import MAX_INSTRUCTION_CHARS, refuse, text_hash
+from .common import MAX_INSTRUCTION_CHARS, keep_version, refuse, text_hash
+from .manage import is_yes
 from .pick import ask_for_post, no_post_chosen
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .scaffold import Scaffold
@@ -80,6 +81,11 @@ REPLIES = (
                 "Nothing changed; the file is untouched.",
             ),
             "saving": ("保存", "Saving"),
+            "confirm": (
+                "要这样修改 `{path}` 吗？\n\n```diff\n{diff}```\n\n请回答“是”或“否”。",
+                "Write this change to `{path}`?\n\n```diff\n{diff}```\n\nAnswer yes or no.",
+            ),
+            "not_written": ("好的，`{path}` 没有改动。", "OK, `{path}` was left as it was."),
             "the_selection": ("选中的文字", "the selection"),
             "the_body": ("正文", "the body"),
             "edited": (
@@ -238,8 +244,17 @@ def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
     """Write ``new_text`` over the post read as ``digest`` (refused if it changed since)."""
     if ctx.files.hash_of(path) == text_hash(new_text):
         return Written(hash=text_hash(new_text))  # saved before a crash cut the task off
+    if ctx.files.hash_of(path) == digest:  # the original, kept for undo (once per task)
+        keep_version(ctx, path, "edit", step="save", after=text_hash(new_text))
     _, written = ctx.files.write(path, new_text, expected_hash=digest)
     return Written(hash=written)
+
+
+def _confirming(ctx: SkillContext) -> bool:
+    """Whether to show the diff and ask before writing: the request's ``confirm`` (the chat
+    sends true, ``--yes`` and ``confirm=false`` false), else ``edit.confirm``, else no."""
+    asked = ctx.input.extra.get("confirm")
+    return asked if isinstance(asked, bool) else ctx.config.edit.confirm is True
 
 
 async def _saved_before_restart(ctx: SkillContext, path: str) -> bool:
@@ -310,14 +325,19 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
             data={"path": path, "diff": "", "changed": False, "checks": report},
         )
 
+    diff = unified_diff(body, new_body, path)
+    shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
+    if _confirming(ctx) and not is_yes(await ctx.ask(ctx.reply("confirm", path=path, diff=shown))):
+        return SkillResult(
+            message=ctx.reply("not_written", path=path),
+            data={"path": path, "diff": diff, "changed": False, "written": False, "checks": report},
+        )
     ctx.progress(3, 3, ctx.reply("saving"), path)
     await ctx.step("target", partial(text_hash, block + new_body))  # see _saved_before_restart
     saved = await ctx.step(
         "save", partial(_save, ctx, path, block + new_body, digest), returns=Written
     )
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
-    diff = unified_diff(body, new_body, path)
-    shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
     what = ctx.reply("the_selection" if selection.strip() else "the_body")
     return SkillResult(
         message=ctx.reply("edited", path=path, what=what, diff=shown),
