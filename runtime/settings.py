@@ -52,6 +52,7 @@ __all__ = [
     "AnswerConfig",
     "BudgetConfig",
     "ConversationConfig",
+    "EditConfig",
     "LLMConfig",
     "McpConfig",
     "McpServerConfig",
@@ -59,6 +60,7 @@ __all__ = [
     "RuntimeConfig",
     "SecretEntry",
     "ServeConfig",
+    "UndoConfig",
     "config_files",
     "ensure_state",
     "load_config",
@@ -154,6 +156,20 @@ class QueueConfig(_Section):
     concurrency: int = Field(default=8, ge=0)  # 0: this worker queues work but takes none
     limits: dict[str, int] = Field(default_factory=dict)
     poll_s: float = Field(default=1.0, gt=0)  # looks for work missed by a notification
+
+
+class UndoConfig(_Section):
+    """``[undo]``: the versions kept before each write, for ``skillrt undo``."""
+
+    keep: int = Field(default=50, ge=0)  # at most this many (oldest dropped); 0 keeps none
+
+
+class EditConfig(_Section):
+    """``[edit]``: how EditContent writes."""
+
+    # Show the diff and ask yes/no before writing. None: in the chat yes, for `run` and HTTP
+    # no; a request's context {"confirm": bool} (--yes, confirm=false) decides over both.
+    confirm: bool | None = None
 
 
 class ServeConfig(_Section):
@@ -289,6 +305,8 @@ class RuntimeConfig(BaseSettings):
     serve: ServeConfig = Field(default_factory=ServeConfig)
     queue: QueueConfig = Field(default_factory=QueueConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    undo: UndoConfig = Field(default_factory=UndoConfig)
+    edit: EditConfig = Field(default_factory=EditConfig)
 
     _layout: BlogLayout | None = PrivateAttr(default=None)
     _keywords: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -408,6 +426,7 @@ def make_state_dir(path: Path) -> Path:
     ``*`` (as pytest and mypy do for their caches), so it never lands in the blog's git."""
     if not path.is_dir():
         path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o700)  # private: checkpoints, history and logs hold the drafts and chats
         gitignore = path / ".gitignore"
         if not gitignore.exists():
             gitignore.write_text(STATE_GITIGNORE, encoding="utf-8")

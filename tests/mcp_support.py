@@ -162,13 +162,15 @@ class HttpServer:
         self.log.close()
 
 
-NODE_DIR = Path(__file__).resolve().parent / ".node" / "node_modules"
-REQUIRE_NODE = "SKILLRT_REQUIRE_MCP_NODE"  # CI: fail instead of skipping when missing
+NODE_DIR = Path(__file__).resolve().parent / "node" / "node_modules"
+# CI sets one of these: a missing npm package then fails the test instead of skipping it.
+REQUIRE_NODE = ("SKILLRT_REQUIRE_MCP_INSPECTOR", "SKILLRT_REQUIRE_MCP_NODE")
+REQUIRED_NODE = any(os.environ.get(name) == "1" for name in REQUIRE_NODE)  # read at import
 
 
 def node_package(name: str, entry: str) -> Path:
-    """A file of an npm package installed in ``tests/.node`` (``.ci/run`` installs them), or
-    a skip (a failure with ``SKILLRT_REQUIRE_MCP_NODE=1``) when it is missing."""
+    """A file of an npm package installed in ``tests/node`` (``npm ci --prefix tests/node``),
+    or a skip when it is missing (a failure with ``SKILLRT_REQUIRE_MCP_INSPECTOR=1``)."""
     import shutil
 
     import pytest
@@ -176,13 +178,10 @@ def node_package(name: str, entry: str) -> Path:
     path = NODE_DIR / name / entry
     if path.is_file() and shutil.which("node"):
         return path
-    reason = f"{name} is not installed in tests/.node (npm install --prefix tests/.node {name})"
-    if os.environ.get(REQUIRE_NODE) == "1" or REQUIRED_NODE:
-        pytest.fail(reason + f" ({REQUIRE_NODE}=1)")
+    reason = f"{name} is not installed in tests/node (run: npm ci --prefix tests/node)"
+    if REQUIRED_NODE:
+        pytest.fail(reason + " (SKILLRT_REQUIRE_MCP_INSPECTOR=1)")
     pytest.skip(reason)
-
-
-REQUIRED_NODE = os.environ.get(REQUIRE_NODE) == "1"  # read at import: tests clear SKILLRT_*
 
 
 def everything_server() -> dict[str, Any]:

@@ -271,3 +271,30 @@ async def test_server_everything_tools_are_skills_used_in_tasks(tmp_path: Path) 
         assert "42" in summed.content
     finally:
         await rt.close()
+
+
+def test_doctor_lists_the_mcp_servers_and_whether_they_answer(tmp_path: Path) -> None:
+    from .cli_support import cli_env, skillrt, write_script
+
+    blog = copy_blog(tmp_path / "blog")
+    server = notes(tmp_path)
+    (tmp_path / "skillrt.toml").write_text(
+        "[mcp.servers.notes]\n"
+        f"command = {json.dumps(server['command'])}\n"
+        f"args = {json.dumps(server['args'])}\n"
+        f"env = {{ NOTES_FILE = {json.dumps(str(tmp_path / 'n.txt'))},"
+        f" NOTES_LOG = {json.dumps(str(tmp_path / 'n.log'))} }}\n"
+        "[mcp.servers.gone]\n"
+        'url = "http://127.0.0.1:9/mcp"\n'
+        "timeout_s = 5\n",
+        encoding="utf-8",
+    )
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    done = skillrt("doctor", "--json", env=env, cwd=tmp_path, timeout=120)
+    report = json.loads(done.stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["MCP server notes"]["status"] == "ok"
+    assert "3 tools (add_note, list_notes, tag_note)" in checks["MCP server notes"]["value"]
+    assert checks["MCP server gone"]["status"] == "fail"
+    assert "unavailable" in checks["MCP server gone"]["value"]
+    assert report["ok"] is False and done.returncode != 0

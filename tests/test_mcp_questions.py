@@ -162,3 +162,15 @@ async def test_posts_are_resources_and_prompts_ask_for_the_work(
     message = written.messages[0].content
     assert isinstance(message, types.TextContent)
     assert "write an article about tide pools" in message.text
+
+
+async def test_tools_say_what_they_do_and_that_they_run_as_tasks(runtime: AgentRuntime) -> None:
+    async with connect(runtime) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert all(t.execution and t.execution.taskSupport == "optional" for t in tools.values())
+    write, summary, delete = tools["WriteArticle"], tools["Summarize"], tools["DeleteArticle"]
+    assert write.annotations is not None and write.annotations.readOnlyHint is False
+    assert summary.annotations is not None and summary.annotations.readOnlyHint is True
+    assert delete.annotations is not None and delete.annotations.destructiveHint is True
+    research = tools["ResearchWeb"].annotations
+    assert research is not None and research.openWorldHint is True

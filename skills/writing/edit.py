@@ -22,6 +22,7 @@ from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.frontmatter import split_frontmatter, strip_frontmatter
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
+from skillrt.exceptions import FileChanged
 from skillrt.skill.context import detect_language
 from skillrt.skill.params import Chars, PostPath
 
@@ -43,7 +44,8 @@ from .checks import (
     wikilinks,
     without_none,
 )
-from .common import MAX_INSTRUCTION_CHARS, refuse, text_hash
+from .common import MAX_INSTRUCTION_CHARS, keep_version, refuse, text_hash
+from .manage import is_yes
 from .pick import ask_for_post, no_post_chosen
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .scaffold import Scaffold
@@ -79,11 +81,21 @@ REPLIES = (
                 "Nothing changed; the file is untouched.",
             ),
             "saving": ("保存", "Saving"),
+            "confirm": (
+                "要这样修改 `{path}` 吗？\n\n```diff\n{diff}```\n\n请回答“是”或“否”。",
+                "Write this change to `{path}`?\n\n```diff\n{diff}```\n\nAnswer yes or no.",
+            ),
+            "not_written": ("好的，`{path}` 没有改动。", "OK, `{path}` was left as it was."),
             "the_selection": ("选中的文字", "the selection"),
             "the_body": ("正文", "the body"),
             "edited": (
                 "已修改 `{path}` 的{what}，frontmatter 保持不变。\n\n```diff\n{diff}```",
                 "Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{diff}```",
+            ),
+            "edited_before_restart": (
+                "`{path}` 在中断之前已经修改并保存好了，frontmatter 保持不变。",
+                "`{path}` was edited and saved before the interruption; the frontmatter is "
+                "unchanged.",
             ),
         }
     )
@@ -232,8 +244,26 @@ def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
     """Write ``new_text`` over the post read as ``digest`` (refused if it changed since)."""
     if ctx.files.hash_of(path) == text_hash(new_text):
         return Written(hash=text_hash(new_text))  # saved before a crash cut the task off
+    if ctx.files.hash_of(path) == digest:  # the original, kept for undo (once per task)
+        keep_version(ctx, path, "edit", step="save", after=text_hash(new_text))
     _, written = ctx.files.write(path, new_text, expected_hash=digest)
     return Written(hash=written)
+
+
+def _confirming(ctx: SkillContext) -> bool:
+    """Whether to show the diff and ask before writing: the request's ``confirm`` (the chat
+    sends true, ``--yes`` and ``confirm=false`` false), else ``edit.confirm``, else no."""
+    asked = ctx.input.extra.get("confirm")
+    return asked if isinstance(asked, bool) else ctx.config.edit.confirm is True
+
+
+async def _saved_before_restart(ctx: SkillContext, path: str) -> bool:
+    """Whether the post changed since the journalled read because this task's own save landed
+    and the process died before the save was journalled: the post then holds exactly the
+    text whose hash the ``target`` step journalled just before saving. (Without this, a kill
+    right after the rename made the resumed task fail with "changed on disk".)"""
+    target: str = await ctx.step("target", partial(str, ""))  # journalled: the hash aimed at
+    return bool(target) and ctx.files.hash_of(path) == target
 
 
 async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
@@ -258,7 +288,15 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     selection = params.selected_text or ctx.input.selected_text or ""
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
-    text, digest = await ctx.read("read", path)
+    try:
+        text, digest = await ctx.read("read", path)
+    except FileChanged:
+        if await _saved_before_restart(ctx, path):
+            return SkillResult(
+                message=ctx.reply("edited_before_restart", path=path),
+                data={"path": path, "diff": "", "changed": True, "hash": ctx.files.hash_of(path)},
+            )
+        raise
     post = split_frontmatter(text, path)  # YAML, TOML or JSON; the model never sees it
     post.fields()  # refuses a post whose frontmatter cannot be read
     block, body = post.block, post.body
@@ -287,13 +325,19 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
             data={"path": path, "diff": "", "changed": False, "checks": report},
         )
 
+    diff = unified_diff(body, new_body, path)
+    shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
+    if _confirming(ctx) and not is_yes(await ctx.ask(ctx.reply("confirm", path=path, diff=shown))):
+        return SkillResult(
+            message=ctx.reply("not_written", path=path),
+            data={"path": path, "diff": diff, "changed": False, "written": False, "checks": report},
+        )
     ctx.progress(3, 3, ctx.reply("saving"), path)
+    await ctx.step("target", partial(text_hash, block + new_body))  # see _saved_before_restart
     saved = await ctx.step(
         "save", partial(_save, ctx, path, block + new_body, digest), returns=Written
     )
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
-    diff = unified_diff(body, new_body, path)
-    shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
     what = ctx.reply("the_selection" if selection.strip() else "the_body")
     return SkillResult(
         message=ctx.reply("edited", path=path, what=what, diff=shown),

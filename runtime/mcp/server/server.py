@@ -140,7 +140,8 @@ class McpServer:
 
         async def tools() -> list[types.Tool]:
             await rt.initialize()
-            return list_tools(rt.skills)
+            effects = {name: spec.effect for name, spec in rt.router.specs.items()}
+            return list_tools(rt.skills, effects)
 
         async def resources() -> list[types.Resource]:
             return await list_posts(rt)
