@@ -246,7 +246,7 @@ def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str)
             "INSERT INTO skillrt_tasks VALUES ('old', 'PAUSED', 5.0, %s)",
             (_record("old", 5.0, state="PAUSED").model_dump_json(),),
         )
-        assert conn.execute("SELECT to_regclass('skillrt_control')").fetchone() == (None,)
+        assert conn.execute("SELECT to_regclass('skillrt_queue')").fetchone() == (None,)
     backend = PgDatabase(pg_url)
     assert (backend.migrated_from, backend.schema_version) == (SCHEMA_VERSION - 1, SCHEMA_VERSION)
     old = PgTaskStore(backend).get("old")
