@@ -28,8 +28,9 @@ from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.blog.publish import Published, publish_post
+from skillrt.blog.versions import NothingToUndo
 from skillrt.events import EventBus, EventCallback
-from skillrt.exceptions import StoreUnavailable, UnknownSkill, UserError
+from skillrt.exceptions import FileChanged, StoreUnavailable, UnknownSkill, UserError
 from skillrt.llm.base import LLM
 from skillrt.llm.cost import CostTracker
 from skillrt.messages import ChatMessage, TaskSummary, new_id
@@ -207,6 +208,7 @@ class AgentRuntime:
                 state=services.state,
                 files=services.files,
                 memory=services.memory,
+                versions=services.versions,
                 llm=self.llm,
                 tasks=self._tasks,
                 router=self.router,
@@ -590,6 +592,35 @@ class AgentRuntime:
         await self.initialize()
         task = self._tasks.get(task_id)
         return task is not None and await self._run.inventory.abandon(task)
+
+    async def undo(self, path: str | None = None, *, language: str = "en") -> ChatMessage:
+        """Restore the version kept before the last write (of ``path``, or of any post) byte
+        for byte: an edit is undone, a created post goes to the trash, a deleted one comes back.
+        Refused, changing nothing, when the post changed since (``data["error"]``)."""
+        await self.initialize()
+        services = self._run
+        owner = f"undo-{new_id()}"
+        files = services.files.for_task(owner)  # the post's lock, as a task would take it
+        try:
+            done = await asyncio.to_thread(services.versions.undo, files, path)
+        except NothingToUndo as exc:
+            where = f" ({exc.path})" if exc.path else ""
+            return self._undo_refused(reply("nothing_to_undo", language, path=where))
+        except FileChanged as exc:
+            return self._undo_refused(reply("undo_changed", language, path=exc.path), "changed")
+        except UserError as exc:
+            return self._undo_refused(reply("undo_refused", language, error=exc), "refused")
+        finally:
+            await asyncio.to_thread(services.state.locks.release_task_locks, owner)
+        await asyncio.to_thread(services.memory.refresh)
+        content = reply(f"undone_{done.action}", language, path=done.path)
+        data = {"path": done.path, "action": done.action, "undone_task": done.task_id}
+        return ChatMessage(content=content, state="COMPLETED", data={**data, "outcome": "done"})
+
+    def _undo_refused(self, content: str, error: str = "nothing_to_undo") -> ChatMessage:
+        return ChatMessage(
+            content=content, state="ERROR", data={"outcome": Outcome.REFUSED, "error": error}
+        )
 
     # --- shutdown ------------------------------------------------------------------------------
 

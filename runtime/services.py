@@ -22,6 +22,7 @@ from skillrt._state.protocol import StateBackend, TaskStore
 from skillrt.blog.files import FileStore
 from skillrt.blog.memory import BlogMemory
 from skillrt.blog.tempfiles import remove_stale_temps
+from skillrt.blog.versions import VersionStore
 from skillrt.settings import STATE_GITIGNORE, RuntimeConfig
 
 __all__ = ["ServicePart", "Services", "open_services"]
@@ -40,6 +41,7 @@ class Services:
     state: StateBackend
     files: FileStore
     memory: BlogMemory
+    versions: VersionStore
 
     # The state backend's parts by name, for the runtime's attributes (rt.store, rt.history...).
     @property
@@ -110,7 +112,8 @@ def open_services(
             drafts_dir=cfg.layout.drafts_dir,
         )
         make_private(cfg.state_path, STATE_GITIGNORE)  # 0700 folders, 0600 files (see private)
-        return Services(state=state, files=files, memory=memory)
+        versions = VersionStore(cfg.state_path / "versions", keep=cfg.undo.keep)
+        return Services(state=state, files=files, memory=memory, versions=versions)
     except BaseException as exc:
         for part in reversed(opened):
             part.close()

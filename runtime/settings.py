@@ -52,12 +52,14 @@ __all__ = [
     "AnswerConfig",
     "BudgetConfig",
     "ConversationConfig",
+    "EditConfig",
     "LLMConfig",
     "McpConfig",
     "McpServerConfig",
     "RuntimeConfig",
     "SecretEntry",
     "ServeConfig",
+    "UndoConfig",
     "config_files",
     "ensure_state",
     "load_config",
@@ -139,6 +141,20 @@ class LLMConfig(_Section):
     # python: a model of your own, "package.module:name", a class or function that takes no
     # arguments and returns the model (an object with the LLM protocol's chat)
     factory: str | None = None
+
+
+class UndoConfig(_Section):
+    """``[undo]``: the versions kept before each write, for ``skillrt undo``."""
+
+    keep: int = Field(default=50, ge=0)  # at most this many (oldest dropped); 0 keeps none
+
+
+class EditConfig(_Section):
+    """``[edit]``: how EditContent writes."""
+
+    # Show the diff and ask yes/no before writing. None: in the chat yes, for `run` and HTTP
+    # no; a request's context {"confirm": bool} (--yes, confirm=false) decides over both.
+    confirm: bool | None = None
 
 
 class ServeConfig(_Section):
@@ -273,6 +289,8 @@ class RuntimeConfig(BaseSettings):
     browser: dict[str, Any] = Field(default_factory=dict)
     serve: ServeConfig = Field(default_factory=ServeConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    undo: UndoConfig = Field(default_factory=UndoConfig)
+    edit: EditConfig = Field(default_factory=EditConfig)
 
     _layout: BlogLayout | None = PrivateAttr(default=None)
     _keywords: dict[str, Any] = PrivateAttr(default_factory=dict)

@@ -36,6 +36,7 @@ from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.blog.files import FileStore, SavedHook
 from skillrt.blog.memory import BlogMemory
+from skillrt.blog.versions import VersionStore
 from skillrt.events import EventBus
 from skillrt.exceptions import (
     AuthenticationError,
@@ -91,6 +92,7 @@ class TaskDriver:
         state: StateBackend,
         files: FileStore,
         memory: BlogMemory,
+        versions: VersionStore,
         llm: LLM,
         tasks: TaskTable,
         router: IntentRouter,
@@ -107,6 +109,7 @@ class TaskDriver:
         self.state = state
         self.files = files
         self.memory = memory
+        self.versions = versions
         self.llm = llm
         self.tasks = tasks
         self.planner = Planner(router, skills, config, trust, logger)
@@ -316,6 +319,7 @@ class TaskDriver:
             llm=llm,
             memory=self.memory,
             files=self.files.for_task(task.id, on_saved=saved_logger(self.files, logger)),
+            versions=self.versions,
             locks=self.state.locks,
             events=self.events.bind(task.id),
             logger=logger,

@@ -85,7 +85,7 @@ TaskId = Annotated[str, typer.Argument(help="A task id; a unique prefix is enoug
 def _default(ctx: typer.Context) -> None:
     """Without a command, start the chat."""
     if ctx.invoked_subcommand is None:
-        chat(root=None, posts_dir=None, verbose=False, resume_last=False, session=None)
+        chat(root=None, posts_dir=None, verbose=False, resume_last=False, session=None, yes=False)
 
 
 @app.command()
@@ -103,6 +103,9 @@ def chat(
         str | None,
         typer.Option("--session", "-s", help="Open the session of this name (made if new)."),
     ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Write edits without showing the diff first.")
+    ] = False,
 ) -> None:
     """Chat with your blog: type requests, watch tasks run; Ctrl-C cancels, Ctrl-D quits."""
     from skillrt.cli.readers import make_reader
@@ -116,7 +119,13 @@ def chat(
         )
         runtime = make_runtime(config)
         reader = make_reader(config.state_path / "input-history")
-        repl = Repl(runtime, Console(), reader, continuing=resume_last and not continued)
+        repl = Repl(
+            runtime,
+            Console(),
+            reader,
+            continuing=resume_last and not continued,
+            confirm=False if yes else None,
+        )
         status = _run(repl.run())
     raise typer.Exit(status)
 
@@ -132,6 +141,14 @@ def run(
     ] = None,
     answer: Answers = None,
     as_json: Json = False,
+    confirm: Annotated[
+        bool | None,
+        typer.Option(
+            "--confirm/--yes",
+            help="Show an edit's diff and ask before writing (--yes: never ask). "
+            "Default: edit.confirm, else no.",
+        ),
+    ] = None,
     root: Root = None,
     posts_dir: PostsDir = None,
     verbose: Verbose = False,
@@ -141,7 +158,9 @@ def run(
     from skillrt.cli.oneshot import OneShot
 
     with user_errors():
-        context: dict[str, str] = {}
+        context: dict[str, str | bool] = {}
+        if confirm is not None:
+            context["confirm"] = confirm
         if file is not None:
             context["current_file"] = str(file)
         if selection is not None:
@@ -149,6 +168,26 @@ def run(
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
         status = _run(shot.run(text, context))
+    raise typer.Exit(status)
+
+
+@app.command()
+def undo(
+    path: Annotated[
+        str | None, typer.Argument(help="The post; without it, the last post written.")
+    ] = None,
+    as_json: Json = False,
+    root: Root = None,
+    verbose: Verbose = False,
+) -> None:
+    """Restore the version kept before the last write (of PATH), byte for byte: an edit undone,
+    a new post moved to the trash, a deleted one brought back. Exit 0 done, 1 refused."""
+    from skillrt.cli.oneshot import OneShot
+
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
+        status = _run(shot.undo(path))
     raise typer.Exit(status)
 
 

@@ -119,6 +119,10 @@ LINES: dict[str, tuple[str, str]] = {
     "published_moved": ("（从 {source} 移来）", " (moved from {source})"),
     "not_a_draft": ("{path} 不是草稿，没有改动。", "{path} is not a draft; nothing changed."),
     "cmd_focus": ("后续请求作用的文章", "the post follow-ups act on"),
+    "cmd_undo": (
+        "撤销最近一次写入（或对 PATH 的最近一次写入），逐字节恢复",
+        "undo the last write (or the last one of PATH), byte for byte",
+    ),
     "cmd_new": (
         "开始新会话（没有之前的对话和当前文章）",
         "start a new session (no turns, no focus)",

@@ -41,11 +41,14 @@ class OneShot:
         self.display = Display(self.err)
         self._interrupts = 0
 
-    async def run(self, text: str, context: dict[str, str]) -> int:
+    async def run(self, text: str, context: dict[str, str | bool]) -> int:
         return await self._main(lambda: self.runtime.process_input(text, context))
 
     async def skill(self, name: str, params: dict[str, Any]) -> int:
         return await self._main(lambda: self.runtime.run_skill(name, params))
+
+    async def undo(self, path: str | None) -> int:
+        return await self._main(lambda: self.runtime.undo(path))
 
     async def resume(self, task_id: str, budget: dict[str, Any] | None = None) -> int:
         async def start() -> ChatMessage:

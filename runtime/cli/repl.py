@@ -56,8 +56,12 @@ class Repl:
         reader: LineReader,
         *,
         continuing: bool = False,
+        confirm: bool | None = None,
     ) -> None:
         self.rt = runtime
+        # Edits show their diff and ask before writing (edit.confirm; --yes turns it off).
+        edit_confirm = runtime.config.edit.confirm
+        self.confirm = confirm if confirm is not None else edit_confirm is not False
         self.console = console
         self.reader = reader
         self.display = Display(console)
@@ -103,7 +107,7 @@ class Repl:
                 continue
             if self._pending_question() is None:  # an answer ("y", "2") keeps the language
                 self.language = detect_language(line)
-            await self._task(self.rt.process_input(line))
+            await self._task(self.rt.process_input(line, {"confirm": self.confirm}))
 
     async def _start(self) -> None:
         with self._status("Loading the model…"):
@@ -386,6 +390,10 @@ class Repl:
         moved = self._say("published_moved", source=done.moved_from) if done.moved_from else ""
         self.console.print(self._say("published", path=done.path, moved=moved))
 
+    async def cmd_undo(self, arg: str) -> None:
+        message = await self.rt.undo(arg.strip() or None, language=self.language)
+        self.display.reply(message, language=self.language)
+
     async def cmd_focus(self, _arg: str) -> None:
         focus = self.rt.conversation().focus
         if focus is None:
@@ -445,6 +453,7 @@ COMMANDS: dict[str, _Command] = {
     "open": _Command("/open PATH", "cmd_open", Repl.cmd_open),
     "focus": _Command("/focus", "cmd_focus", Repl.cmd_focus),
     "publish": _Command("/publish [PATH]", "cmd_publish", Repl.cmd_publish),
+    "undo": _Command("/undo [PATH]", "cmd_undo", Repl.cmd_undo),
     "new": _Command("/new", "cmd_new", Repl.cmd_new),
     "quit": _Command("/quit", "cmd_quit", Repl.cmd_quit),
     "exit": _Command("/exit", "cmd_exit", Repl.cmd_quit, listed=False),

@@ -38,6 +38,7 @@ from skillrt.server.models import (
     SkillInfo,
     SkillRunRequest,
     TaskControl,
+    UndoRequest,
 )
 from skillrt.server.problems import ProblemError, problem_body, problem_response
 from skillrt.server.sse import Entry, EventLog, SSEResponse
@@ -282,6 +283,14 @@ async def post_input(
         return await state.runtime.process_input(body.text, context, on_task=on_task)
 
     return await _answer(request, state, call, context.get("session_id"), cancel_on_disconnect)
+
+
+@v1.post("/undo", response_model=ChatMessage)
+async def post_undo(body: UndoRequest, state: Server) -> Any:
+    """Restore the version kept before the last write (of ``path``) byte for byte, as
+    ``undo(path)``: an edit undone, a new post to the trash, a deleted post back."""
+    message = await state.runtime.undo(body.path, language=body.language)
+    return _message_response(state, message)
 
 
 @v1.get("/skills", response_model=list[SkillInfo])

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from skillrt.blog.files import FileStore
     from skillrt.blog.locks import FileLockManager
     from skillrt.blog.memory import BlogMemory
+    from skillrt.blog.versions import VersionStore
     from skillrt.llm.taskllm import TaskLLM
 
 __all__ = ["SkillContext", "TaskEvents", "TaskInput", "detect_language"]
@@ -114,6 +115,7 @@ class SkillContext:
         "signal",
         "task_id",
         "tools",
+        "versions",
     )
 
     def __init__(
@@ -134,6 +136,7 @@ class SkillContext:
         conversation: Conversation | Callable[[], Conversation] | None = None,
         replies: Replies | None = None,
         tools: ToolBox | None = None,
+        versions: VersionStore | None = None,
     ) -> None:
         self.task_id = task_id
         self.session_id = session_id
@@ -146,6 +149,8 @@ class SkillContext:
         self.events = events
         self.logger = logger
         self.config = config
+        # The versions kept before each write, for undo (None: a context without them).
+        self.versions = versions
         self._host = host
         self._asks = 0
         # The running skill's words, read by ``reply``; ``Skill.run`` binds its own table.

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from skillrt.exceptions import BrowserError, URLNotAllowed
 from skillrt.skill.definition import SkillResult
-from skillrt.skills.browsing.browser import firewall_from_config
+from skillrt.skills.browsing.backends import firewall_from_config
 from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.page_reader import read_page

@@ -15,7 +15,8 @@ from skillrt.exceptions import TaskCancelled, TaskPaused, UserError
 from skillrt.skill.context import SkillContext
 from skillrt.skill.definition import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
-from skillrt.skills.browsing.browser import Browser, open_browser
+from skillrt.skills.browsing.backends import open_browser
+from skillrt.skills.browsing.browser import Browser
 from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.followup import recall, remember
 from skillrt.skills.browsing.plans import plan_from

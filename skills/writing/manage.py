@@ -19,6 +19,7 @@ from .common import (
     MAX_TITLE_CHARS,
     POST_SUFFIXES,
     Saved,
+    keep_version,
     post_path,
     refuse,
     save_new_file,
@@ -170,6 +171,7 @@ def _find_target(ctx: SkillContext, params: DeleteParams) -> str | None:
 def _trash(ctx: SkillContext, path: str) -> Trashed:
     if not ctx.files.exists(path):  # moved before a crash cut the task off
         return Trashed(trash=None)
+    keep_version(ctx, path, "delete", step="trash", after=None)  # for undo: back from the trash
     return Trashed(trash=str(ctx.files.move_to_trash(path)))
 
 
