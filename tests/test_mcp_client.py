@@ -298,3 +298,40 @@ def test_doctor_lists_the_mcp_servers_and_whether_they_answer(tmp_path: Path) ->
     assert checks["MCP server gone"]["status"] == "fail"
     assert "unavailable" in checks["MCP server gone"]["value"]
     assert report["ok"] is False and done.returncode != 0
+
+
+class RouteModel(ArgsModel):
+    """The model routes every request to ``intent`` with ``text``."""
+
+    def __init__(self, intent: str, text: str) -> None:
+        super().__init__()
+        self.intent, self.text = intent, text
+
+    def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        if options.response_model is not None:
+            return {"type": self.intent, "confidence": 0.95, "parameters": {"text": self.text}}
+        return super().__call__(messages, options)
+
+
+async def test_a_model_only_route_to_a_tool_that_writes_asks_first_under_low_trust(
+    tmp_path: Path,
+) -> None:
+    model = RouteModel("MCP_NOTES_ADD_NOTE", "buy milk")
+    low = {"router_trust": "low"}
+    rt = runtime_for(tmp_path, model, {"notes": notes(tmp_path)}, llm=low)
+    try:
+        asked = await rt.process_input("remember that I need to buy milk")
+        assert asked.state == "WAITING_INPUT"
+        assert asked.content.startswith("Use the tool add_note of notes for")
+        declined = await rt.process_input("no")
+        assert calls(tmp_path) == []
+        assert declined.data["outcome"] == "declined"
+        await rt.process_input("remember that I need to buy milk")
+        done = await rt.process_input("yes")
+        assert done.content == "noted: buy milk"
+        model.intent = "MCP_NOTES_LIST_NOTES"  # read-only: no question
+        listed = await rt.process_input("list notes")
+        assert listed.state == "COMPLETED" and listed.content == "buy milk"
+    finally:
+        await rt.close()
+    assert [c["tool"] for c in calls(tmp_path)] == ["add_note", "list_notes"]

@@ -168,3 +168,24 @@ async def test_dates_in_questions_filter_and_say_when_nothing_matches(tmp_path: 
     hits = rt.memory.posts.search("Announcing", 5)
     assert [h.path for h in hits] == ["content/Rust-1.78.0.md", "content/Rust-1.77.0.md"]
     await rt.close()
+
+
+async def test_publish_in_the_chat_acts_on_the_focus(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from skillrt.cli.repl import Repl
+    from tests.test_cli_units import ListReader
+
+    root = copy_fixture("hugo", tmp_path / "hugo")
+    post = root / "content/posts/toml-post.md"
+    rt = writing_runtime(root, ScriptedModel([]))
+    console = Console(file=io.StringIO(), width=200, color_system=None, force_terminal=False)
+    lines = ["/open content/posts/toml-post.md", "/publish", "/publish"]
+    await Repl(rt, console, ListReader(lines)).run()
+    output = " ".join(console.file.getvalue().split())
+    assert "Published content/posts/toml-post.md." in output
+    assert "content/posts/toml-post.md is not a draft; nothing changed." in output
+    assert "draft" not in post.read_text(encoding="utf-8")
+    await rt.close()  # the REPL closed it already: a second close is harmless

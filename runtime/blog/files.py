@@ -57,6 +57,8 @@ _READ_FLAGS: int = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_C
 SavedHook = Callable[[Path, int, str], None]
 """Called after a write with the saved path, its size in bytes and its sha256."""
 
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)*$", re.IGNORECASE)
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _MAX_NAME_BYTES = 255
 _MAX_PATH_BYTES = 4096
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -210,6 +212,11 @@ class FileStore:
                 return norm.relative_to(base).as_posix()
         raise PathNotAllowed(text, "an absolute path outside the content root")
 
+    def writable(self, path: str | Path) -> str:
+        """``path`` relative to the root if ``write`` may write it (``PathNotAllowed`` if not):
+        a skill checks a target before it spends anything on its content."""
+        return self._resolve_for_write(path)[1]
+
     def relative(self, path: str | Path) -> str:
         """``path`` relative to the root, posix style (``posts/a.md``)."""
         return self.resolve(path).relative_to(self.root).as_posix()
@@ -229,8 +236,15 @@ class FileStore:
         return target, rel
 
     def _resolve_for_write(self, path: str | Path) -> tuple[Path, str]:
-        """``_resolve_private``; with ``posts_dir`` set, only a post: Markdown under it."""
+        """``_resolve_private``, no name Windows reserves or that reorders text (bidi
+        controls: ``gpj.md`` shown as ``dm.jpg``); with ``posts_dir`` set, only a post:
+        Markdown under it."""
         target, rel = self._resolve_private(path)
+        for part in PurePosixPath(rel).parts:
+            if _RESERVED.match(part) or part.endswith((".", " ")):
+                raise PathNotAllowed(rel, f"{part!r} is a name Windows reserves")
+            if any(ch in _BIDI for ch in part):
+                raise PathNotAllowed(rel, "a name with a bidirectional control character")
         if self.posts_dir is not None:
             if not rel.lower().endswith(POST_SUFFIXES):
                 raise PathNotAllowed(rel, "not a post (only .md and .markdown files are written)")

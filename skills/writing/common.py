@@ -79,15 +79,19 @@ def slug_for(text: str, fallback: str) -> str:
 
 
 def post_path(ctx: SkillContext, target: str | None, slug: str) -> str:
-    """The relative path to save a new post at: ``target`` (checked) or ``<posts>/<slug>.md``."""
+    """The relative path to save a new post at: ``target`` (checked) or ``<posts>/<slug>.md``.
+    A ``target`` ending in ``/`` or naming a folder is where ``<slug>.md`` goes (``posts/`` was
+    saved as ``posts.md``)."""
     if target:
         rel = ctx.files.relative(target)
+        if target.rstrip().endswith("/") or ctx.files.resolve(rel).is_dir():
+            return ctx.files.writable(f"{rel}/{slug}.md")
         if not rel.lower().endswith(POST_SUFFIXES):
             rel += ".md"
             ctx.files.relative(rel)
         if any(part.startswith(".") for part in PurePosixPath(rel).parts):
             raise PathNotAllowed(target, "inside a hidden folder (posts there are not indexed)")
-        return rel
+        return ctx.files.writable(rel)
     posts_dir = ctx.config.posts_dir.strip("/") or "."
     return ctx.files.relative(f"{posts_dir}/{slug}.md")
 

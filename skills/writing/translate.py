@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.conventions import DRAFT_FOLDERS
+from skillrt.blog.conventions import DRAFT_FOLDERS, post_stem
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
@@ -196,11 +196,14 @@ def _translated_post(
     """The translation: the original's frontmatter in its own format (order, comments and the
     other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
     translated parts (a frontmatter block the model put in front of a part is dropped). Saved
-    beside the original as ``<name>-<code>``; a draft (``drafts.mark``) in the blog's drafts
-    folder where it has one, else with a ``draft`` field. Blocking I/O: a sync step."""
+    beside the original as ``<name>-<code>`` (a page bundle as ``<slug>-<code>/index.md``);
+    a draft (``drafts.mark``) in the blog's drafts folder where it has one, else with a
+    ``draft`` field. Blocking I/O: a sync step."""
     body = "\n\n".join(strip_frontmatter(part)[0].strip("\n") for part in translated)
     stem = PurePosixPath(path)
     wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
+    if post_stem(path) != stem.stem:  # a page bundle: a bundle beside it, slug-en/index.md
+        wanted = str(stem.parent.with_name(f"{stem.parent.name}-{code}") / stem.name)
     fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
     in_drafts = any(part in DRAFT_FOLDERS for part in stem.parts[:-1])
     draft = ctx.config.drafts.mark and not in_drafts
