@@ -70,7 +70,7 @@ class Params(BaseModel):
 
 @skill(name="UseNotes", params=Params, description="Calls one notes tool and shows it fenced")
 async def use_notes(ctx: SkillContext, params: Params) -> SkillResult:
-    args = {"text": params.text} if params.tool == "add_note" else {}
+    args: dict[str, Any] = {"text": params.text} if params.tool == "add_note" else {}
     output = await ctx.tools.call("notes", params.tool, args)
     return SkillResult(
         success=not output.is_error,
@@ -231,6 +231,35 @@ async def test_under_low_trust_a_tool_that_writes_asks_first(tmp_path: Path) -> 
         await rt.close()
 
 
+async def test_an_aborted_task_cancels_its_tool_call_on_the_server(tmp_path: Path) -> None:
+    import asyncio
+
+    rt = runtime_for(tmp_path, ArgsModel(), {"notes": notes(tmp_path)})
+    try:
+        await rt.initialize()
+        started: list[str] = []
+        running = asyncio.ensure_future(
+            rt.run_skill("UseNotes", {"tool": "wait_a_while"}, on_task=started.append)
+        )
+        for _ in range(500):
+            if any(c.get("event") == "started" for c in calls(tmp_path)):
+                break
+            await asyncio.sleep(0.02)
+        assert rt.abort(started[0])
+        message = await asyncio.wait_for(running, 30)
+        assert message.state == "CANCELLED"
+        for _ in range(250):
+            if any(c.get("event") == "cancelled" for c in calls(tmp_path)):
+                break
+            await asyncio.sleep(0.02)
+        # The server heard of it and stopped the tool; the connection still serves.
+        assert [c["event"] for c in calls(tmp_path)] == ["started", "cancelled"]
+        listed = await rt.run_skill("UseNotes", {"tool": "list_notes"})
+        assert listed.content == "(no notes)"
+    finally:
+        await rt.close()
+
+
 async def test_a_server_that_cannot_start_is_left_out_and_doctor_says_so(tmp_path: Path) -> None:
     servers = {
         "notes": notes(tmp_path),
@@ -250,7 +279,7 @@ async def test_a_server_that_cannot_start_is_left_out_and_doctor_says_so(tmp_pat
     finally:
         await rt.close()
     found = {name: (ok, text) for name, ok, text in await check_servers(rt.config.mcp)}
-    assert found["notes"][0] is True and "3 tools" in found["notes"][1]
+    assert found["notes"][0] is True and "4 tools" in found["notes"][1]
     assert found["broken"][0] is False and "unavailable" in found["broken"][1]
 
 
@@ -294,7 +323,7 @@ def test_doctor_lists_the_mcp_servers_and_whether_they_answer(tmp_path: Path) ->
     report = json.loads(done.stdout)
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["MCP server notes"]["status"] == "ok"
-    assert "3 tools (add_note, list_notes, tag_note)" in checks["MCP server notes"]["value"]
+    assert "4 tools (add_note, list_notes, tag_note, wait_a_while)" in checks["MCP server notes"]["value"]
     assert checks["MCP server gone"]["status"] == "fail"
     assert "unavailable" in checks["MCP server gone"]["value"]
     assert report["ok"] is False and done.returncode != 0
