@@ -323,7 +323,10 @@ def test_doctor_lists_the_mcp_servers_and_whether_they_answer(tmp_path: Path) ->
     report = json.loads(done.stdout)
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["MCP server notes"]["status"] == "ok"
-    assert "4 tools (add_note, list_notes, tag_note, wait_a_while)" in checks["MCP server notes"]["value"]
+    assert (
+        "4 tools (add_note, list_notes, tag_note, wait_a_while)"
+        in checks["MCP server notes"]["value"]
+    )
     assert checks["MCP server gone"]["status"] == "fail"
     assert "unavailable" in checks["MCP server gone"]["value"]
     assert report["ok"] is False and done.returncode != 0
