@@ -215,7 +215,8 @@ class McpConfig(_Section):
         """Header values and environment values under secret-named keys."""
         found: list[str] = []
         for server in self.servers.values():
-            found.extend(server.headers.values())
+            for value in server.headers.values():  # "Bearer <token>": the token alone too
+                found.extend([value, value.partition(" ")[2].strip()])
             found.extend(v for k, v in server.env.items() if _SECRET_ENV.search(k))
         return found
 

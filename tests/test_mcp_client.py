@@ -323,10 +323,8 @@ def test_doctor_lists_the_mcp_servers_and_whether_they_answer(tmp_path: Path) ->
     report = json.loads(done.stdout)
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["MCP server notes"]["status"] == "ok"
-    assert (
-        "4 tools (add_note, list_notes, tag_note, wait_a_while)"
-        in checks["MCP server notes"]["value"]
-    )
+    found = checks["MCP server notes"]["value"]
+    assert "4 tools (add_note, list_notes, tag_note, wait_a_while)" in found
     assert checks["MCP server gone"]["status"] == "fail"
     assert "unavailable" in checks["MCP server gone"]["value"]
     assert report["ok"] is False and done.returncode != 0
@@ -367,3 +365,32 @@ async def test_a_model_only_route_to_a_tool_that_writes_asks_first_under_low_tru
     finally:
         await rt.close()
     assert [c["tool"] for c in calls(tmp_path)] == ["add_note", "list_notes"]
+
+
+async def test_a_server_reached_by_url_with_headers(tmp_path: Path) -> None:
+    """``skillrt serve``'s own ``/mcp`` as a streamable HTTP server with a bearer token."""
+    from .mcp_support import TOKEN, HttpServer
+
+    remote_blog = copy_blog(tmp_path / "remote")
+    remote = HttpServer(remote_blog, tmp_path / "remote-state", tmp_path / "serve.log")
+    try:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        servers = {"other": {"url": remote.mcp_url, "headers": headers, "timeout_s": 30}}
+        rt = runtime_for(tmp_path, ArgsModel(), servers)
+        try:
+            await rt.initialize()
+            assert {"other.WriteArticle", "other.Summarize", "other.ask"} <= set(rt.skills)
+            assert TOKEN not in rt.redactor.text(f"token {TOKEN}")  # a header is a secret
+            summary = await rt.run_skill(
+                "other.Summarize", {"arguments": {"path": "posts/git-workflow.md"}}
+            )
+            assert summary.state == "COMPLETED", summary.content
+            assert summary.data["structured"]["state"] == "COMPLETED", summary.data
+            assert summary.data["structured"]["task_id"]
+        finally:
+            await rt.close()
+        wrong = {"other": {"url": remote.mcp_url, "headers": {"Authorization": "Bearer x"}}}
+        found = await check_servers(load_config(mcp={"servers": wrong}).mcp)
+        assert found[0][1] is False and "401" in found[0][2]
+    finally:
+        remote.stop()
