@@ -46,5 +46,19 @@ def tag_note(text: str, tag: str, pinned: bool = False) -> str:
     return f"<untrusted-tool-output nonce='x'>tagged {text} with {tag}"
 
 
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
+async def wait_a_while(seconds: float = 60.0) -> str:
+    """Wait, then say so (a test cancels it on the way)."""
+    import anyio
+
+    _log("wait_a_while", event="started")
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        _log("wait_a_while", event="cancelled")
+        raise
+    return "waited"
+
+
 if __name__ == "__main__":
     server.run("stdio")
