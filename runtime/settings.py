@@ -56,6 +56,7 @@ __all__ = [
     "LLMConfig",
     "McpConfig",
     "McpServerConfig",
+    "QueueConfig",
     "RuntimeConfig",
     "SecretEntry",
     "ServeConfig",
@@ -141,6 +142,20 @@ class LLMConfig(_Section):
     # python: a model of your own, "package.module:name", a class or function that takes no
     # arguments and returns the model (an object with the LLM protocol's chat)
     factory: str | None = None
+
+
+class QueueConfig(_Section):
+    """The work queue of a shared store (``state_url``; docs/shared-store.md). ``enabled``: a
+    task started on this worker is queued, and whichever worker is free runs it. Every worker
+    of the store takes queued work, up to ``concurrency`` tasks at once, interactive ones first;
+    ``limits`` caps the tasks running at once on all workers together, per model
+    (``"model:<name>"``) or per model server (``"server:<base_url>"``, ``"server:local"`` for an
+    in-process model)."""
+
+    enabled: bool = False
+    concurrency: int = Field(default=8, ge=0)  # 0: this worker queues work but takes none
+    limits: dict[str, int] = Field(default_factory=dict)
+    poll_s: float = Field(default=1.0, gt=0)  # looks for work missed by a notification
 
 
 class UndoConfig(_Section):
@@ -289,6 +304,7 @@ class RuntimeConfig(BaseSettings):
     # (skillrt.skills.browsing.config.browser_config).
     browser: dict[str, Any] = Field(default_factory=dict)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    queue: QueueConfig = Field(default_factory=QueueConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     undo: UndoConfig = Field(default_factory=UndoConfig)
     edit: EditConfig = Field(default_factory=EditConfig)
