@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
@@ -21,7 +22,14 @@ from skillrt._io.logs import Redactor, make_logger, open_log_file
 from skillrt._io.syncloop import SyncLoop
 from skillrt._routing.inputs import as_dict, clean_text, refusal
 from skillrt._routing.router import CHAT, IntentRouter
-from skillrt._state.protocol import HistoryStore, LazyLoad, LoadResult, RunLockTable, TaskStore
+from skillrt._state.protocol import (
+    HistoryStore,
+    LazyLoad,
+    LoadResult,
+    QueuedTask,
+    RunLockTable,
+    TaskStore,
+)
 from skillrt._tasks.machine import State
 from skillrt._tasks.planning import route_context
 from skillrt._tasks.run import TaskDriver
@@ -44,6 +52,7 @@ from skillrt.skill.replies import reply
 
 if TYPE_CHECKING:
     from skillrt._tasks.failover import Failover
+    from skillrt._tasks.queueing import QueueTaker
     from skillrt._tasks.remote import Remote
     from skillrt.blog.files import FileStore
     from skillrt.blog.locks import FileLockManager
@@ -110,6 +119,7 @@ class AgentRuntime:
         self._sync = SyncLoop()  # for synchronous callers
         self._failover: Failover | None = None
         self._remote: Remote | None = None  # requests to and from other workers
+        self._taker: QueueTaker | None = None  # takes work from the shared queue
         self._toolbox: McpToolBox | None = None  # [mcp.servers]: their tools, ctx.tools
 
     @classmethod
@@ -231,6 +241,15 @@ class AgentRuntime:
                                       logger=lambda: self.logger,
                                       wait_s=self.config.store_timeout_s)  # fmt: skip
                 self._remote.start()
+            queue = services.state.queue
+            if queue is not None:
+                from skillrt._tasks.queueing import QueueTaker
+
+                keys = [f"model:{self.llm.model}", f"server:{self.config.llm.base_url or 'local'}"]
+                self._taker = QueueTaker(queue, config=self.config.queue, keys=keys,
+                                         run=self._run_queued, logger=lambda: self.logger,
+                                         available=lambda: self.store_available)  # fmt: skip
+                self._taker.start()
             if services.state.shared and self.config.failover:
                 from skillrt._tasks.failover import Failover
 
@@ -274,12 +293,19 @@ class AgentRuntime:
     # --- input ---------------------------------------------------------------------------------
 
     async def process_input(
-        self, text: str, context: dict[str, Any] | None = None, *, on_task: OnTask = None
+        self,
+        text: str,
+        context: dict[str, Any] | None = None,
+        *,
+        on_task: OnTask = None,
+        background: bool = False,
     ) -> ChatMessage:
         """Handle one chat input: answer a waiting question, or route it and run it as a task.
 
         ``on_task(task_id)`` is called with the task the input starts or answers, before any of
-        its events (a server streams them while the call runs)."""
+        its events (a server streams them while the call runs). With the shared store's queue
+        on (``[queue] enabled``), the task may run on another worker; its reply comes back
+        here. ``background``: after the interactive work waiting in the queue."""
         await self.initialize()
         try:
             context, raw, text = as_dict("context", context), text, clean_text(text)
@@ -308,7 +334,7 @@ class AgentRuntime:
             self.chatlog.add_message(session_id, "assistant", content)
             return self._reply(content, outcome=Outcome.CHAT, intent=CHAT)
         task = self._run.new_task(text, context, session_id)
-        return await self._turn(task, on_task, route=True)
+        return await self._turn(task, on_task, route=True, background=background)
 
     async def run_skill(
         self,
@@ -317,8 +343,10 @@ class AgentRuntime:
         context: dict[str, Any] | None = None,
         *,
         on_task: OnTask = None,
+        background: bool = False,
     ) -> ChatMessage:
-        """Run a skill by name with explicit params, without routing (a blog tool's button)."""
+        """Run a skill by name with explicit params, without routing (a blog tool's button).
+        Queued like ``process_input`` when the shared store's queue is on."""
         await self.initialize()
         if name not in self.skills:
             raise UnknownSkill(name, list(self.skills))
@@ -328,7 +356,7 @@ class AgentRuntime:
             return self._reply(str(exc), error="bad_params")
         session_id = str(context.pop("session_id", None) or self.session_id)
         task = self._run.direct_task(name, params, context, session_id)
-        return await self._turn(task, on_task, route=False)
+        return await self._turn(task, on_task, route=False, background=background)
 
     async def answer_task(
         self, task_id: str, text: str, *, on_task: OnTask = None
@@ -370,7 +398,9 @@ class AgentRuntime:
         task.answer.set_result(text)
         return await self._outcome(task, turn) if record else await turn
 
-    async def _turn(self, task: Task, on_task: OnTask, *, route: bool) -> ChatMessage:
+    async def _turn(
+        self, task: Task, on_task: OnTask, *, route: bool, background: bool = False
+    ) -> ChatMessage:
         if not self.store_available:  # fail fast: the task could not keep a single step
             self._tasks.pop(task.id)
             raise StoreUnavailable(
@@ -379,6 +409,50 @@ class AgentRuntime:
             )
         if on_task is not None:
             on_task(task.id)
+        if self._run.state.queue is not None and self.config.queue.enabled:
+            return await self._queued(task, route=route, priority=0 if background else 10)
+        return await self._outcome(task, self._run.start(task, route=route))
+
+    async def _queued(self, task: Task, *, route: bool, priority: int) -> ChatMessage:
+        """Put the task in the shared queue and wait for its reply, from whichever worker ran
+        it. A caller that gives up takes it back out, or cancels it where it runs."""
+        queue = self._run.state.queue
+        if queue is None:  # pragma: no cover - checked by the caller
+            raise UserError("no work queue")
+        self._tasks.pop(task.id)  # it runs where it is taken
+        record = task.record
+        request = {
+            "route": route,
+            "text": record.raw_input,
+            "context": record.context,
+            "session_id": record.session_id,
+            "skill": None if route else record.skill,
+            "params": record.params,
+        }
+        request_id = await queue.put(task.id, json.dumps(request, ensure_ascii=False), priority)
+        try:
+            text = await queue.result(request_id)
+        except asyncio.CancelledError:
+            if not await asyncio.shield(queue.withdraw(request_id)):
+                self.abort(task.id)
+            raise
+        if text is None:  # its worker died; failover goes on with it, its reply to the history
+            content = reply("running_elsewhere", task.input.language, task=task.id)
+            return self._reply(content, task_id=task.id, error="running_elsewhere")
+        return ChatMessage.model_validate_json(text)
+
+    async def _run_queued(self, entry: QueuedTask) -> ChatMessage:
+        """A task another worker (or this one) queued, run here as its caller asked."""
+        request = json.loads(entry.request)
+        context, session_id = dict(request.get("context") or {}), str(request["session_id"])
+        route = bool(request.get("route", True))
+        if route:
+            task = self._run.new_task(request["text"], context, session_id, entry.task_id)
+        else:
+            params = dict(request.get("params") or {})
+            task = self._run.direct_task(
+                request["skill"], params, context, session_id, entry.task_id
+            )
         return await self._outcome(task, self._run.start(task, route=route))
 
     async def _outcome(self, task: Task, turn: asyncio.Future[ChatMessage]) -> ChatMessage:
@@ -630,11 +704,16 @@ class AgentRuntime:
         if self._failover is not None:
             await self._failover.stop()
             self._failover = None
+        taker, self._taker = self._taker, None
+        if taker is not None:
+            await taker.stop()  # no more work taken
+        if self._driver is not None:
+            await self._driver.inventory.shutdown()
+        if taker is not None:
+            await taker.drain()  # the replies of the tasks it took, to their callers
         if self._remote is not None:
             await self._remote.stop()
             self._remote = None
-        if self._driver is not None:
-            await self._driver.inventory.shutdown()
         if self._toolbox is not None:  # after the tasks: a stopping task may still call a tool
             await self._toolbox.aclose()
             self._toolbox = None

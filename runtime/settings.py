@@ -56,6 +56,7 @@ __all__ = [
     "LLMConfig",
     "McpConfig",
     "McpServerConfig",
+    "QueueConfig",
     "RuntimeConfig",
     "SecretEntry",
     "ServeConfig",
@@ -143,6 +144,20 @@ class LLMConfig(_Section):
     factory: str | None = None
 
 
+class QueueConfig(_Section):
+    """The work queue of a shared store (``state_url``; docs/shared-store.md). ``enabled``: a
+    task started on this worker is queued, and whichever worker is free runs it. Every worker
+    of the store takes queued work, up to ``concurrency`` tasks at once, interactive ones first;
+    ``limits`` caps the tasks running at once on all workers together, per model
+    (``"model:<name>"``) or per model server (``"server:<base_url>"``, ``"server:local"`` for an
+    in-process model)."""
+
+    enabled: bool = False
+    concurrency: int = Field(default=8, ge=0)  # 0: this worker queues work but takes none
+    limits: dict[str, int] = Field(default_factory=dict)
+    poll_s: float = Field(default=1.0, gt=0)  # looks for work missed by a notification
+
+
 class UndoConfig(_Section):
     """``[undo]``: the versions kept before each write, for ``skillrt undo``."""
 
@@ -215,7 +230,8 @@ class McpConfig(_Section):
         """Header values and environment values under secret-named keys."""
         found: list[str] = []
         for server in self.servers.values():
-            found.extend(server.headers.values())
+            for value in server.headers.values():  # "Bearer <token>": the token alone too
+                found.extend([value, value.partition(" ")[2].strip()])
             found.extend(v for k, v in server.env.items() if _SECRET_ENV.search(k))
         return found
 
@@ -288,6 +304,7 @@ class RuntimeConfig(BaseSettings):
     # (skillrt.skills.browsing.config.browser_config).
     browser: dict[str, Any] = Field(default_factory=dict)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    queue: QueueConfig = Field(default_factory=QueueConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     undo: UndoConfig = Field(default_factory=UndoConfig)
     edit: EditConfig = Field(default_factory=EditConfig)

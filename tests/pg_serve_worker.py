@@ -6,7 +6,10 @@ served over HTTP on 127.0.0.1 (its port written to ``WORK/port-NAME``), with two
 
 - ``Slow`` (``steps``, ``step_s``): each step appends ``step<n> <NAME>`` to ``WORK/steps.log``
   when it really runs, reports progress and streams a line, then sleeps ``step_s``;
-- ``Asks``: asks a question, then completes with the answer in its reply.
+- ``Asks``: asks a question, then completes with the answer in its reply;
+- ``Tick``: one 20 ms step, appending ``<task id> <NAME> <start> <end>`` to ``WORK/ticks.log``.
+
+``QUEUE`` (JSON) is its ``[queue]`` section.
 
 Every 10 ms it measures how late the event loop wakes; each delay of 20 ms or more is appended
 to ``WORK/lag-NAME`` with its time. It stops on SIGTERM.
@@ -15,6 +18,7 @@ to ``WORK/lag-NAME`` with its time. It stops on SIGTERM.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import time
@@ -67,7 +71,19 @@ def skills(work: Path, name: str) -> list[object]:
         answer = await ctx.ask("Which colour?")
         return SkillResult(success=True, message=f"colour: {answer}")
 
-    return [slow, asks]
+    @skill(name="Tick", intents=["TICK"], params=NoParams, description="one short step")
+    async def tick(ctx: SkillContext, params: NoParams) -> SkillResult:
+        async def run() -> str:
+            started = time.time()
+            await asyncio.sleep(0.02)
+            with (work / "ticks.log").open("a", encoding="utf-8") as fh:
+                fh.write(f"{ctx.task_id} {name} {started:.4f} {time.time():.4f}\n")
+            return name
+
+        ran_on = await ctx.step("tick", run)
+        return SkillResult(success=True, message=f"tick on {ran_on}", data={"worker": ran_on})
+
+    return [slow, asks, tick]
 
 
 async def _value(value: str) -> str:
@@ -94,6 +110,7 @@ async def main() -> None:
         lease_s=float(os.environ.get("LEASE_S", "30")),
         store_timeout_s=float(os.environ.get("STORE_TIMEOUT_S", "2")),
         failover=True,
+        queue=json.loads(os.environ.get("QUEUE", "{}")),
     )
     rt = AgentRuntime(config, llm=ScriptedModel([]), skills=skills(work, name))  # type: ignore[arg-type]
     server = make_server(rt, token=TOKEN, host="127.0.0.1", port=0)

@@ -70,7 +70,7 @@ class Params(BaseModel):
 
 @skill(name="UseNotes", params=Params, description="Calls one notes tool and shows it fenced")
 async def use_notes(ctx: SkillContext, params: Params) -> SkillResult:
-    args = {"text": params.text} if params.tool == "add_note" else {}
+    args: dict[str, Any] = {"text": params.text} if params.tool == "add_note" else {}
     output = await ctx.tools.call("notes", params.tool, args)
     return SkillResult(
         success=not output.is_error,
@@ -231,6 +231,50 @@ async def test_under_low_trust_a_tool_that_writes_asks_first(tmp_path: Path) -> 
         await rt.close()
 
 
+async def test_an_aborted_task_cancels_its_tool_call_on_the_server(tmp_path: Path) -> None:
+    import asyncio
+
+    rt = runtime_for(tmp_path, ArgsModel(), {"notes": notes(tmp_path)})
+    try:
+        await rt.initialize()
+        started: list[str] = []
+        running = asyncio.ensure_future(
+            rt.run_skill("UseNotes", {"tool": "wait_a_while"}, on_task=started.append)
+        )
+        for _ in range(500):
+            if any(c.get("event") == "started" for c in calls(tmp_path)):
+                break
+            await asyncio.sleep(0.02)
+        assert rt.abort(started[0])
+        message = await asyncio.wait_for(running, 30)
+        assert message.state == "CANCELLED"
+        for _ in range(250):
+            if any(c.get("event") == "cancelled" for c in calls(tmp_path)):
+                break
+            await asyncio.sleep(0.02)
+        # The server heard of it and stopped the tool; the connection still serves.
+        assert [c["event"] for c in calls(tmp_path)] == ["started", "cancelled"]
+        listed = await rt.run_skill("UseNotes", {"tool": "list_notes"})
+        assert listed.content == "(no notes)"
+    finally:
+        await rt.close()
+
+
+async def test_a_server_that_dies_in_a_call_leaves_the_task_resumable(tmp_path: Path) -> None:
+    rt = runtime_for(tmp_path, ArgsModel(), {"notes": notes(tmp_path)})
+    try:
+        died = await rt.run_skill("UseNotes", {"tool": "crash_once"})
+        assert died.state == "ERROR", died.content
+        assert "MCP server 'notes'" in died.content and "unavailable" in died.content
+        assert died.task_id in [t.id for t in rt.get_resumable_tasks()]
+        resumed = await rt.resume_task(died.task_id or "")
+        assert resumed is not None and resumed.state == "COMPLETED", resumed
+        assert resumed.content == "still here"  # a new process of the server answered
+    finally:
+        await rt.close()
+    assert [c["tool"] for c in calls(tmp_path)] == ["crash_once", "crash_once"]
+
+
 async def test_a_server_that_cannot_start_is_left_out_and_doctor_says_so(tmp_path: Path) -> None:
     servers = {
         "notes": notes(tmp_path),
@@ -250,7 +294,7 @@ async def test_a_server_that_cannot_start_is_left_out_and_doctor_says_so(tmp_pat
     finally:
         await rt.close()
     found = {name: (ok, text) for name, ok, text in await check_servers(rt.config.mcp)}
-    assert found["notes"][0] is True and "3 tools" in found["notes"][1]
+    assert found["notes"][0] is True and "5 tools" in found["notes"][1]
     assert found["broken"][0] is False and "unavailable" in found["broken"][1]
 
 
@@ -294,7 +338,74 @@ def test_doctor_lists_the_mcp_servers_and_whether_they_answer(tmp_path: Path) ->
     report = json.loads(done.stdout)
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["MCP server notes"]["status"] == "ok"
-    assert "3 tools (add_note, list_notes, tag_note)" in checks["MCP server notes"]["value"]
+    found = checks["MCP server notes"]["value"]
+    assert "5 tools (add_note, list_notes, tag_note, crash_once, wait_a_while)" in found
     assert checks["MCP server gone"]["status"] == "fail"
     assert "unavailable" in checks["MCP server gone"]["value"]
     assert report["ok"] is False and done.returncode != 0
+
+
+class RouteModel(ArgsModel):
+    """The model routes every request to ``intent`` with ``text``."""
+
+    def __init__(self, intent: str, text: str) -> None:
+        super().__init__()
+        self.intent, self.text = intent, text
+
+    def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        if options.response_model is not None:
+            return {"type": self.intent, "confidence": 0.95, "parameters": {"text": self.text}}
+        return super().__call__(messages, options)
+
+
+async def test_a_model_only_route_to_a_tool_that_writes_asks_first_under_low_trust(
+    tmp_path: Path,
+) -> None:
+    model = RouteModel("MCP_NOTES_ADD_NOTE", "buy milk")
+    low = {"router_trust": "low"}
+    rt = runtime_for(tmp_path, model, {"notes": notes(tmp_path)}, llm=low)
+    try:
+        asked = await rt.process_input("remember that I need to buy milk")
+        assert asked.state == "WAITING_INPUT"
+        assert asked.content.startswith("Use the tool add_note of notes for")
+        declined = await rt.process_input("no")
+        assert calls(tmp_path) == []
+        assert declined.data["outcome"] == "declined"
+        await rt.process_input("remember that I need to buy milk")
+        done = await rt.process_input("yes")
+        assert done.content == "noted: buy milk"
+        model.intent = "MCP_NOTES_LIST_NOTES"  # read-only: no question
+        listed = await rt.process_input("list notes")
+        assert listed.state == "COMPLETED" and listed.content == "buy milk"
+    finally:
+        await rt.close()
+    assert [c["tool"] for c in calls(tmp_path)] == ["add_note", "list_notes"]
+
+
+async def test_a_server_reached_by_url_with_headers(tmp_path: Path) -> None:
+    """``skillrt serve``'s own ``/mcp`` as a streamable HTTP server with a bearer token."""
+    from .mcp_support import TOKEN, HttpServer
+
+    remote_blog = copy_blog(tmp_path / "remote")
+    remote = HttpServer(remote_blog, tmp_path / "remote-state", tmp_path / "serve.log")
+    try:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        servers = {"other": {"url": remote.mcp_url, "headers": headers, "timeout_s": 30}}
+        rt = runtime_for(tmp_path, ArgsModel(), servers)
+        try:
+            await rt.initialize()
+            assert {"other.WriteArticle", "other.Summarize", "other.ask"} <= set(rt.skills)
+            assert TOKEN not in rt.redactor.text(f"token {TOKEN}")  # a header is a secret
+            summary = await rt.run_skill(
+                "other.Summarize", {"arguments": {"path": "posts/git-workflow.md"}}
+            )
+            assert summary.state == "COMPLETED", summary.content
+            assert summary.data["structured"]["state"] == "COMPLETED", summary.data
+            assert summary.data["structured"]["task_id"]
+        finally:
+            await rt.close()
+        wrong = {"other": {"url": remote.mcp_url, "headers": {"Authorization": "Bearer x"}}}
+        found = await check_servers(load_config(mcp={"servers": wrong}).mcp)
+        assert found[0][1] is False and "401" in found[0][2]
+    finally:
+        remote.stop()

@@ -4,6 +4,7 @@ questions by elicitation or through the ``answer`` tool, ``tasks/cancel``, resou
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -174,3 +175,51 @@ async def test_tools_say_what_they_do_and_that_they_run_as_tasks(runtime: AgentR
     assert delete.annotations is not None and delete.annotations.destructiveHint is True
     research = tools["ResearchWeb"].annotations
     assert research is not None and research.openWorldHint is True
+
+
+async def test_ended_mcp_tasks_are_forgotten_after_their_ttl(runtime: AgentRuntime) -> None:
+    model: HeldModel = runtime.model  # type: ignore[attr-defined]
+    model.release.set()
+    async with connect(runtime) as session:
+        tasks = experimental(session)
+        created = await tasks.call_tool_as_task("Steps", {"topic": "newts"}, ttl=1000)
+        task_id = created.task.taskId
+        result = await tasks.get_task_result(task_id, types.CallToolResult)
+        assert not result.isError
+        book = build_server(runtime).book  # a second server over the same state
+        assert (await book.get(task_id)).status == "completed"
+        assert book.prune() == 0  # within its ttl
+        assert book.prune(now=time.time() + 5) == 1
+        with pytest.raises(McpError, match="Task not found"):
+            await tasks.get_task(task_id)
+
+
+async def test_an_mcp_task_reports_progress_when_asked(runtime: AgentRuntime) -> None:
+    model: HeldModel = runtime.model  # type: ignore[attr-defined]
+    model.release.set()
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ProgressNotification
+        ):
+            seen.append(message.root.params.message or "")
+
+    async with connect(runtime, message_handler=on_message) as session:
+        request = types.ClientRequest(
+            types.CallToolRequest(
+                params=types.CallToolRequestParams(
+                    name="Steps",
+                    arguments={"topic": "toads"},
+                    task=types.TaskMetadata(ttl=60000),
+                    _meta=types.RequestParams.Meta(progressToken="p1"),  # type: ignore[call-arg]
+                )
+            )
+        )
+        created = await session.send_request(request, types.CreateTaskResult)
+        result = await experimental(session).get_task_result(
+            created.task.taskId, types.CallToolResult
+        )
+        await asyncio.sleep(0.1)  # the last notifications
+    assert not result.isError
+    assert "step 1" in seen and "step 3" in seen

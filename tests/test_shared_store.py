@@ -246,7 +246,7 @@ def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str)
             "INSERT INTO skillrt_tasks VALUES ('old', 'PAUSED', 5.0, %s)",
             (_record("old", 5.0, state="PAUSED").model_dump_json(),),
         )
-        assert conn.execute("SELECT to_regclass('skillrt_control')").fetchone() == (None,)
+        assert conn.execute("SELECT to_regclass('skillrt_queue')").fetchone() == (None,)
     backend = PgDatabase(pg_url)
     assert (backend.migrated_from, backend.schema_version) == (SCHEMA_VERSION - 1, SCHEMA_VERSION)
     old = PgTaskStore(backend).get("old")
@@ -582,3 +582,35 @@ def test_a_value_the_database_refuses_is_a_user_error(pg_url: str) -> None:
         conn.execute("SELECT %s::int", ("not a number",))
     assert db.available  # a bad value is not an outage
     db.close()
+
+
+async def test_the_queue_takes_interactive_work_first_and_puts_back_a_dead_workers(
+    pg_url: str,
+) -> None:
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase
+    from skillrt._state.postgres.control import PgControl
+    from skillrt._state.postgres.queue import PgQueue
+
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
+    qa, qb = PgQueue(a, PgControl(a), stale_s=30), PgQueue(b, PgControl(b), stale_s=30)
+    await qa.put("later", "{}", 0)  # background, queued first
+    await qa.put("now", "{}", 10)  # interactive
+    await qa.put("next", "{}", 10)
+    taken = qb.take_sync(2, ["model:m"], {"model:m": 5})
+    assert [t.task_id for t in taken] == ["now", "next"]
+    assert qb.take_sync(5, ["model:m"], {"model:m": 2}) == []  # its model's limit: 2 running
+    [last] = qa.take_sync(5, ["model:other"], {})  # another model: no limit here
+    assert last.task_id == "later" and qb.take_sync(5, [], {}) == []
+    await qb.done(taken[0].id, '{"ok": 1}')
+    assert await qa.result(taken[0].id) == '{"ok": 1}'
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # B died: its heartbeat is old
+        conn.execute(
+            "UPDATE skillrt_workers SET heartbeat_at = now() - interval '1 hour' "
+            "WHERE worker_id = 'B'"
+        )
+    assert qa.requeue_dead() == 1  # "next" had no checkpoint: back in the queue
+    assert [t.task_id for t in qa.take_sync(5, [], {})] == ["next"]
+    a.close()
+    b.close()

@@ -308,3 +308,48 @@ def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_
         assert stalled < 100, f"the loop stalled {stalled} ms"
     finally:
         group.close()
+
+
+async def test_a_thousand_queued_tasks_run_once_each_on_three_workers_within_limits(
+    workers: Workers,
+) -> None:
+    """1,000 tasks asked of A (its queue on) are run by A, B and C, each exactly once, at most
+    3 at a time per worker and at most 4 at a time on all of them together (the limit of their
+    model); every caller gets its own task's reply."""
+    import asyncio
+
+    each = json.dumps({"concurrency": 3, "limits": {"model:scripted": 4}})
+    workers.start("A", QUEUE=json.dumps({**json.loads(each), "enabled": True}))
+    workers.start("B", QUEUE=each)
+    workers.start("C", QUEUE=each)
+    bases = [workers.base(name) for name in ("A", "B", "C")]
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=1000)
+    async with httpx.AsyncClient(base_url=bases[0], headers=AUTH, timeout=300,
+                                 limits=limits) as a:  # fmt: skip
+        replies = await asyncio.gather(
+            *(a.post("/v1/skills/Tick/run", json={"params": {}}) for _ in range(1000))
+        )
+    bodies = [r.json() for r in replies]
+    failed = [b for r, b in zip(replies, bodies, strict=True) if r.status_code != 200]
+    assert not failed, failed[:3]
+    failed = [b for b in bodies if b["state"] != "COMPLETED"]
+    assert not failed, failed[:3]
+    ticks = [line.split() for line in (workers.work / "ticks.log").read_text().splitlines()]
+    ran = {task_id: who for task_id, who, _, _ in ticks}
+    assert len(ticks) == 1000 and len(ran) == 1000  # each task ran once
+    # Each caller got the reply of its own task, from the worker that ran it.
+    assert {b["task_id"] for b in bodies} == set(ran)
+    assert all(b["data"]["worker"] == ran[b["task_id"]] for b in bodies)
+    assert set(ran.values()) == {"A", "B", "C"}  # all three took work
+
+    def most_at_once(rows: list[list[str]]) -> int:
+        edges = sorted([(float(s), 1) for *_, s, _ in rows] + [(float(e), -1) for *_, e in rows])
+        now = peak = 0
+        for _, step in edges:
+            now += step
+            peak = max(peak, now)
+        return peak
+
+    assert most_at_once(ticks) <= 4  # the model's limit, across the workers
+    for name in ("A", "B", "C"):
+        assert most_at_once([t for t in ticks if t[1] == name]) <= 3  # each worker's room

@@ -38,9 +38,11 @@ __all__ = [
     "LazyLoad",
     "LazyRecord",
     "LoadResult",
+    "QueuedTask",
     "RunLockTable",
     "StateBackend",
     "TaskStore",
+    "WorkQueue",
 ]
 
 
@@ -146,6 +148,33 @@ class ControlChannel(Protocol):
     async def publish(self, follower: str, task_id: str, text: str) -> None: ...
 
 
+class QueuedTask(NamedTuple):
+    """A task taken from the work queue: its request (JSON) and the worker that queued it."""
+
+    id: int
+    task_id: str
+    request: str
+    sender: str
+
+
+class WorkQueue(Protocol):
+    """The work queue of a shared store (``skillrt._state.postgres.queue``)."""
+
+    def listen(self, on_work: Callable[[], None]) -> None: ...
+    async def put(self, task_id: str, request: str, priority: int) -> int: ...
+    async def take(self, n: int, keys: list[str], limits: dict[str, int]) -> list[QueuedTask]:
+        """Up to ``n`` waiting tasks for this worker, within the limits of its ``keys``."""
+        ...
+
+    async def done(self, request_id: int, result: str | None) -> None: ...
+    async def result(self, request_id: int) -> str | None:
+        """Wait until the task is done; its reply as JSON (None: it ended with none here)."""
+        ...
+
+    async def withdraw(self, request_id: int) -> bool: ...
+    def requeue_dead(self) -> int: ...
+
+
 class StateBackend(Protocol):
     """Where the runtime keeps its tasks (see the module docstring)."""
 
@@ -172,6 +201,11 @@ class StateBackend(Protocol):
     @property
     def control(self) -> ControlChannel | None:
         """The control channel between workers (None where nobody else shares the store)."""
+        ...
+
+    @property
+    def queue(self) -> WorkQueue | None:
+        """The work queue (None where nobody else shares the store)."""
         ...
 
     @property

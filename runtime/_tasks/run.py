@@ -155,10 +155,12 @@ class TaskDriver:
             max_task_s=self.config.max_task_s,
         )
 
-    def new_task(self, text: str, context: dict[str, Any], session_id: str) -> Task:
+    def new_task(
+        self, text: str, context: dict[str, Any], session_id: str, task_id: str | None = None
+    ) -> Task:
         now = self.clock()
         record = TaskRecord(
-            id=new_id(),
+            id=task_id or new_id(),
             session_id=session_id,
             state=State.IDLE.value,
             raw_input=text,
@@ -171,13 +173,18 @@ class TaskDriver:
         return task
 
     def direct_task(
-        self, skill: str, params: dict[str, Any], context: dict[str, Any], session_id: str
+        self,
+        skill: str,
+        params: dict[str, Any],
+        context: dict[str, Any],
+        session_id: str,
+        task_id: str | None = None,
     ) -> Task:
         """A task that runs ``skill`` with ``params``, without routing (a blog tool's button)."""
         # The params' words stand for the request (its language decides the reply's).
         words = [v for k, v in params.items() if isinstance(v, str) and k not in ("path", "url")]
         text = clean_text(" ".join(words)[:2000]) or skill
-        task = self.new_task(text, context, session_id)
+        task = self.new_task(text, context, session_id, task_id)
         task.record.intent = {"type": "DIRECT", "confidence": 1.0, "parameters": params}
         task.record.skill, task.record.params = skill, dict(params)
         return task

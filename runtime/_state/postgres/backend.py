@@ -18,6 +18,7 @@ from skillrt._state.postgres.database import PgDatabase, default_worker_id
 from skillrt._state.postgres.history import PgHistory
 from skillrt._state.postgres.leases import PgRunLocks
 from skillrt._state.postgres.locks import PgFileLocks
+from skillrt._state.postgres.queue import PgQueue
 from skillrt._state.postgres.tasks import PgTaskStore
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult
 from skillrt._state.records import TaskRecord, parse_record
@@ -53,6 +54,7 @@ class PostgresBackend:
         self.locks = PgFileLocks(database, cfg.root, expiry_s=cfg.lock_expiry_s)
         self.runlocks = PgRunLocks(database, lease_s=cfg.lease_s)
         self.control = PgControl(database, poll_s=min(1.0, cfg.lease_s / 3))
+        self.queue = PgQueue(database, self.control, stale_s=cfg.lease_s)
         self.committer = Committer(self.store, logger=logger, on_reset=on_reset)
         self.timeout_s = cfg.store_timeout_s
 
@@ -154,6 +156,7 @@ class PostgresBackend:
         try:
             self.committer.close()
         finally:
-            parts = (self.control, self.store, self.history, self.locks, self.runlocks)
+            parts = (self.queue, self.control, self.store, self.history, self.locks,
+                     self.runlocks)  # fmt: skip
             for part in (*parts, self.database):
                 part.close()

@@ -52,6 +52,7 @@ class PgControl:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_request: Callable[[ControlRequest], None] | None = None
         self._on_events: Callable[[str, str], None] | None = None
+        self.on_work: Callable[[], None] | None = None  # work was queued (the queue's)
         self._replies: dict[int, asyncio.Event] = {}
         self._seen: set[int] = set()  # requests handed to the loop already
         self._stop = threading.Event()
@@ -89,11 +90,14 @@ class PgControl:
 
     def _listen(self) -> None:
         conn = self._conn = self.db.listener()
-        for channel in ("skillrt_control", "skillrt_reply", "skillrt_events"):
+        self._seen.clear()
+        for channel in ("skillrt_control", "skillrt_reply", "skillrt_events", "skillrt_queue"):
             conn.execute(f"LISTEN {channel}")
         self.connected.set()
         self._deliver(self._pending(conn))  # what was sent while this worker was not listening
         self._wake_all()  # and the replies it may have missed
+        if self.on_work is not None:
+            self._call(self.on_work)  # and the work queued meanwhile
         while not self._stop.is_set():
             # The generator holds the connection: leave it to read the requests a
             # notification announced (at once), or after ``poll_s`` (the missed ones).
@@ -106,6 +110,10 @@ class PgControl:
 
     def _notified(self, channel: str, payload: str) -> bool:
         """Handle one notification; True when it announces a request to read."""
+        if channel == "skillrt_queue":
+            if self.on_work is not None:
+                self._call(self.on_work)
+            return False
         target, _, rest = payload.partition("\t")
         if target != self.worker_id or self._loop is None:
             return False
@@ -173,8 +181,16 @@ class PgControl:
     async def send(self, task_id: str, verb: str, payload: str = "") -> int | None:
         request_id = await self._off_loop(self.send_sync, task_id, verb, payload)
         if request_id is not None:
-            self._replies.setdefault(request_id, asyncio.Event())
+            self.waiter(request_id)
         return request_id
+
+    def waiter(self, key: int) -> asyncio.Event:
+        """The event set when the reply to request ``key`` is announced (a queued task's
+        reply: its queue id, negated). On the loop."""
+        return self._replies.setdefault(key, asyncio.Event())
+
+    def forget(self, key: int) -> None:
+        self._replies.pop(key, None)
 
     async def take(self, request_id: int) -> bool:
         """Claim a request to act on it (False: taken already, or withdrawn)."""
@@ -207,7 +223,7 @@ class PgControl:
     async def result(self, request_id: int, timeout_s: float | None) -> str | None:
         """Wait for the request's result (None: not taken within ``timeout_s``, and withdrawn;
         a request already taken is waited for until it is finished)."""
-        event = self._replies.setdefault(request_id, asyncio.Event())
+        event = self.waiter(request_id)
         loop = asyncio.get_running_loop()
         deadline = None if timeout_s is None else loop.time() + timeout_s
         try:

@@ -283,9 +283,17 @@ class PgDatabase:
         except psycopg.DataError as exc:
             raise UserError(f"the database refused a value: {exc}") from exc
         except Exception as exc:
-            if type(exc).__name__ == "PoolTimeout":
+            if type(exc).__name__ != "PoolTimeout":
+                raise
+            if not self.probe():  # no connection free because the server is gone
                 raise self._unavailable(exc) from exc
-            raise
+            # The server answers: every pooled connection is busy (a burst of work). Not an
+            # outage: this call fails, the others go on.
+            raise StoreUnavailable(
+                f"PostgreSQL at {redact_url(self.url)}: no pooled connection free within "
+                f"{self.timeout_s:g} s (busy)",
+                reason="busy",
+            ) from exc
 
     def dedicated(self) -> Any:
         """A bookkeeping connection of its own (not pooled), for session-level advisory locks."""

@@ -139,10 +139,15 @@ class ServerConnection:
         from mcp.shared.exceptions import McpError
 
         session = await self.session()
+        request_id = getattr(session, "_request_id", None)  # the id this call will have
         try:
             return await session.call_tool(
                 tool, arguments, read_timeout_seconds=timedelta(seconds=self.config.timeout_s)
             )
+        except asyncio.CancelledError:  # the task was aborted: tell the server to stop too
+            if isinstance(request_id, int):
+                await asyncio.shield(self._cancelled(session, request_id))
+            raise
         except McpError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
                 await self.close()
@@ -159,6 +164,14 @@ class ServerConnection:
                 await self.close()
                 raise self._unavailable(_reason(exc)) from exc
             raise
+
+    @staticmethod
+    async def _cancelled(session: ClientSession, request_id: int) -> None:
+        notice = types.CancelledNotification(
+            params=types.CancelledNotificationParams(requestId=request_id, reason="task aborted")
+        )
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(session.send_notification(types.ClientNotification(notice)), 5)
 
     async def close(self) -> None:
         """Close the session (a stdio server's process ends)."""
