@@ -190,3 +190,60 @@ def test_post_v1_undo(tmp_path: Path) -> None:
             assert nothing.json()["data"]["error"] == "nothing_to_undo"
     finally:
         server.stop()
+
+
+# --- a crash between the model step and the save ----------------------------------------------
+
+
+def test_an_edit_killed_before_its_save_resumes_and_still_undoes_to_the_original(
+    tmp_path: Path,
+) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.undo_crash_child import REVISED
+
+    child = Path(__file__).with_name("undo_crash_child.py")
+    blog, state, work = tmp_path / "blog", tmp_path / "state", tmp_path / "child"
+    (blog / "posts").mkdir(parents=True)
+    work.mkdir()
+    post = blog / "posts" / "keys.md"
+    original = b"---\ntitle: Keys  # mine\n---\n\nThe original body,\r\nwith CRLF.\n"
+    post.write_bytes(original)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+
+    def spawn(mode: str) -> subprocess.Popen[str]:
+        args = [sys.executable, str(child), mode, str(blog), str(state), str(work)]
+        return subprocess.Popen(
+            args, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    proc = spawn("start")
+    try:
+        deadline = time.monotonic() + 60
+        while not (work / "paused").exists():
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the child never reached the save"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    assert post.read_bytes() == original  # killed before the save: nothing written
+
+    resumed = spawn("resume")
+    out, err = resumed.communicate(timeout=60)
+    assert resumed.returncode == 0, err
+    report = json.loads(out.strip().splitlines()[-1])
+    assert len(report["resumable"]) == 1 and report["state"] == "COMPLETED", report
+    assert report["edited"].endswith(REVISED)  # the resumed task saved the model's text
+    assert report["undone"]["outcome"] == "done" and report["undone"]["action"] == "edit"
+    assert post.read_bytes() == original  # byte for byte, CRLF and comment included
