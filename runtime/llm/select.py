@@ -125,6 +125,8 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
         max_tokens=llm.max_tokens,
         temperature=llm.temperature,
         repeat_penalty=llm.repeat_penalty,
+        mode=llm.local_mode,
+        state_dir=config.state_path,
     )
     where = choice.model_path if choice.model_path is not None else "no GGUF file found"
     return local, f"embedded {choice.model} via llama.cpp, {where} · {choice.reason}"
