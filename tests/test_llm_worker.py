@@ -205,7 +205,7 @@ async def test_a_forced_mode_is_not_changed_after_a_crash(
     monkeypatch.setenv("SKILLRT_TEST_LLAMA_CRASH", "decode:default")
     llm = LocalProvider(n_ctx=1024, mode="default", state_dir=tmp_path)
     try:
-        with pytest.raises(ModelCrashed, match="SIGSEGV in llama.cpp"):
+        with pytest.raises(ModelCrashed, match=r"SIGSEGV in llama\.cpp"):
             await llm.chat(HI, max_tokens=4)
         assert llm.mode == "default" and not (tmp_path / MODE_FILE).exists()
     finally:

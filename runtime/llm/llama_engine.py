@@ -11,12 +11,13 @@ JSON schema, which becomes a grammar that constrains sampling.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,33 @@ from typing import Any
 from skillrt.llm.base import LLMMessage, bound_messages
 from skillrt.llm.llama_modes import Mode, loader_options
 
-__all__ = ["EngineError", "Generated", "LlamaEngine"]
+__all__ = ["EngineError", "Generated", "LlamaEngine", "model_params_for"]
+
+
+@contextlib.contextmanager
+def model_params_for(mode: Mode) -> Iterator[None]:
+    """Within this block, llama-cpp-python's ``Llama`` loads with ``mode``'s
+    ``use_extra_bufts``.
+
+    ``Llama`` takes no argument for it: it fills ``llama_model_params`` from
+    ``llama_model_default_params()`` and loads at once, so that function is wrapped for the
+    block. Not thread-safe: for a process that loads its model on one thread (the worker; a
+    test's ``llama_cpp.server``).
+    """
+    low: Any = importlib.import_module("llama_cpp.llama_cpp")
+    defaults = low.llama_model_default_params
+    extra = loader_options(mode)["use_extra_bufts"]
+
+    def model_params() -> Any:
+        params = defaults()
+        params.use_extra_bufts = extra
+        return params
+
+    low.llama_model_default_params = model_params
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = defaults
 
 
 class EngineError(Exception):
@@ -69,32 +96,19 @@ class LlamaEngine:
         """Load the model; returns the loader's parameters as llama.cpp got them."""
         llama_cpp: Any = importlib.import_module("llama_cpp")
         low: Any = importlib.import_module("llama_cpp.llama_cpp")
-
         options = loader_options(self.mode)
-        defaults = low.llama_model_default_params
-
-        def model_params() -> Any:
-            params = defaults()
-            params.use_extra_bufts = options["use_extra_bufts"]
-            return params
-
-        # ``Llama`` takes no argument for ``use_extra_bufts``: it fills ``llama_model_params``
-        # from ``llama_model_default_params()`` and loads at once, so that function is
-        # wrapped for the call (this process loads one model, on one thread).
-        low.llama_model_default_params = model_params
         try:
-            llama = llama_cpp.Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_batch=options["n_batch"],
-                n_threads=self.n_threads,
-                seed=self.seed,
-                verbose=False,
-            )
+            with model_params_for(self.mode):
+                llama = llama_cpp.Llama(
+                    model_path=str(self.model_path),
+                    n_ctx=self.n_ctx,
+                    n_batch=options["n_batch"],
+                    n_threads=self.n_threads,
+                    seed=self.seed,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError) as exc:
             raise EngineError("config", f"a GGUF model llama.cpp can load ({exc})") from exc
-        finally:
-            low.llama_model_default_params = defaults
         # verbose=False still lets llama.cpp print errors, such as the note on an aborted
         # evaluation; aborts are expected here, and real failures surface as exceptions.
         logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 __all__ = [
     "MODES",
+    "MODE_FILE",
     "CpuInfo",
     "Mode",
     "ModeMemory",
@@ -41,6 +42,7 @@ __all__ = [
 
 Mode = Literal["default", "no-extra-bufts", "n-batch-1"]
 MODES: tuple[Mode, ...] = ("default", "no-extra-bufts", "n-batch-1")
+MODE_FILE = "llama-mode.json"  # in the state folder
 _AMX_FLAGS = frozenset({"amx_tile", "amx_int8"})
 _DEFAULT_N_BATCH = 512
 

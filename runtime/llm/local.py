@@ -51,6 +51,7 @@ from skillrt.llm.base import (
     with_system_text,
 )
 from skillrt.llm.llama_modes import (
+    MODE_FILE,
     CpuInfo,
     Mode,
     ModeMemory,
@@ -191,7 +192,6 @@ def schema_instructions(schema: dict[str, Any]) -> str:
 
 # --- the provider -----------------------------------------------------------------------------
 
-MODE_FILE = "llama-mode.json"
 _STOP_GRACE_S = 5.0  # a stopped generation that goes on longer than this: its worker is killed
 
 
