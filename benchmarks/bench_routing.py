@@ -37,8 +37,9 @@ _EVAL_CONTEXTS: dict[str, dict[str, Any] | None] = {
     "file": {"current_file": "posts/open.md"},
     # A follow-up: the session's focus, passed by the runtime as the open file.
     "focus": {"current_file": "posts/open.md", "focus": "posts/open.md"},
-    # A browsing follow-up: the session's last task was the Browse skill's.
-    "browse": {"last_skill": "Browse"},
+    # A browsing follow-up: the session's last task was the browsing skill's (the benchmark's
+    # router names the skill serving each intent bench_<intent>).
+    "browse": {"last_skill": "bench_browse"},
 }
 
 
@@ -49,7 +50,7 @@ def _kind(context: dict[str, Any] | None) -> str | None:
         return None
     if context.get("focus"):
         return "followup"
-    if context.get("last_skill") == "Browse":
+    if context.get("last_skill") == "bench_browse":
         return "browse"
     return None
 
@@ -59,8 +60,8 @@ class _NoParams(BaseModel):
 
 
 def sample_inputs() -> list[tuple[str, dict[str, Any] | None]]:
-    """(text, context) pairs from ``skillrt._routing.samples.SAMPLE_INPUTS`` (no context)."""
-    from skillrt._routing.samples import SAMPLE_INPUTS
+    """(text, context) pairs from ``skillrt.skills.samples.SAMPLE_INPUTS`` (no context)."""
+    from skillrt.skills.samples import SAMPLE_INPUTS
 
     return [(text, None) for text, _intent in SAMPLE_INPUTS]
 

@@ -98,6 +98,7 @@ if TYPE_CHECKING:
         SkillResult,
         skill,
     )
+    from skillrt.skill.intent import Intent
     from skillrt.skill.replies import (
         Replies,
     )
@@ -122,6 +123,7 @@ __all__ = [
     "EventBus",
     "FileChanged",
     "HostUnresolved",
+    "Intent",
     "IntentRouter",
     "InvalidTransition",
     "LLMMessage",
@@ -194,6 +196,7 @@ _LAZY: dict[str, str] = {
     "Replies": "skillrt.skill.replies",
     "RunError": "skillrt.exceptions",
     "RuntimeConfig": "skillrt.settings",
+    "Intent": "skillrt.skill.intent",
     "Skill": "skillrt.skill.definition",
     "SkillContext": "skillrt.skill.context",
     "SkillResult": "skillrt.skill.definition",
@@ -268,7 +271,7 @@ _MOVED: dict[str, str] = {
     "skillrt.refusals": "skillrt.skill.refusals",
     "skillrt.replies": "skillrt.skill.replies",
     "skillrt.router": "skillrt._routing.router",
-    "skillrt.router_samples": "skillrt._routing.samples",
+    "skillrt.router_samples": "skillrt.skills.samples",
     "skillrt.shared": "skillrt._tasks.failover",
     "skillrt.syncloop": "skillrt._io.syncloop",
     "skillrt.task": "skillrt._tasks.task",

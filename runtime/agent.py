@@ -101,7 +101,6 @@ class AgentRuntime:
             cache_ttl_s=self.config.intent_cache_ttl_s,
             logger=self.logger,
         )
-        self.skills: dict[str, Skill[Any]] = {}
         for s in _entry_point_skills() if skills is None else skills:
             self.register_skill(s)
         # The runtime's clock as it is when asked (a host or a test may swap it).
@@ -168,8 +167,13 @@ class AgentRuntime:
             return self.config.llm.router_trust
         return "low" if getattr(self._llm, "provider", None) == "local" else "high"
 
+    @property
+    def skills(self) -> Mapping[str, Skill[Any]]:
+        """The registered skills by name: the router's registry (the one registry there is), read
+        only; add one with ``register_skill``."""
+        return self.router.registry
+
     def register_skill(self, skill: Skill[Any]) -> None:
-        self.skills[skill.name] = skill
         self.router.register_skill(skill)
 
     def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
@@ -187,7 +191,7 @@ class AgentRuntime:
             if self._driver is not None:  # another caller finished while we waited
                 return  # type: ignore[unreachable]
             services, loaded = await asyncio.to_thread(self._open)
-            self.chatlog.open(services.history)
+            self.chatlog.open(services.history, services.state.committer)
             self._driver = TaskDriver(
                 config=self.config,
                 state=services.state,
@@ -327,6 +331,7 @@ class AgentRuntime:
             self.abort(task.id)
             raise
         self.chatlog.add_reply(task.record.session_id, task.record.skill, message)
+        await self.chatlog.written()  # the history holds the turn before its caller hears it
         return message
 
     def _reply(self, content: str, *, task_id: str | None = None, **data: Any) -> ChatMessage:

@@ -94,12 +94,18 @@ def open_services(
             locks=state.locks,
             trash_dir=cfg.state_path / "trash",
             max_read_bytes=cfg.max_post_bytes,
+            posts_dir=cfg.posts_dir,  # skills write posts only: Markdown under this folder
+            state_dir=cfg.state_path,
         )
         stale = remove_stale_temps(files.root)  # temp files of writers killed mid-write
         if stale:
             logger.info("agent.temp_files.removed", count=len(stale), paths=stale[:20])
         memory = BlogMemory(
-            cfg.root, cfg.state_path, cfg.posts_dir, max_post_bytes=cfg.max_post_bytes
+            cfg.root,
+            cfg.state_path,
+            cfg.posts_dir,
+            max_post_bytes=cfg.max_post_bytes,
+            drafts_dir=cfg.layout.drafts_dir,
         )
         return Services(state=state, files=files, memory=memory)
     except BaseException as exc:

@@ -54,6 +54,7 @@ __all__ = [
     "ConversationConfig",
     "LLMConfig",
     "RuntimeConfig",
+    "SecretEntry",
     "ServeConfig",
     "config_files",
     "ensure_state",
@@ -91,6 +92,23 @@ class AnswerConfig(_Section):
     from the model, marked as not from the blog."""
 
     general_fallback: bool = True
+
+
+class NewPostConfig(_Section):
+    """How new posts look. ``format`` ``auto``: the format most of the blog's posts use;
+    ``template``: a post (path relative to the blog) whose frontmatter format, keys and
+    values new posts take, filled where skillrt knows the value (docs/writing.md)."""
+
+    format: Literal["auto", "yaml", "toml", "json"] = "auto"
+    template: str | None = None
+
+
+class DraftsConfig(_Section):
+    """Posts skillrt writes are drafts, marked the blog's way (``mark``); drafts are left out
+    of answers and related posts until published (``in_answers`` false)."""
+
+    mark: bool = True
+    in_answers: bool = False
 
 
 class LLMConfig(_Section):
@@ -136,6 +154,21 @@ class ServeConfig(_Section):
     cors_origins: list[str] = Field(default_factory=list)  # browser origins allowed to call
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names besides the loopback
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    # The request line and headers together; beyond it: 431 before anything is parsed.
+    max_header_bytes: int = Field(default=65_536, ge=4096)
+    # HTTPS: both or neither. A non-loopback host needs them, or --insecure (plain HTTP).
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+
+class SecretEntry(_Section):
+    """A secret bound to the origins it may go to: ``{value = "…", origins = ["https://x"]}``.
+
+    A plain string in ``secrets`` is the same with no origins: the browsing skills bind it to
+    the origin their task started on."""
+
+    value: SecretStr
+    origins: list[str] = Field(default_factory=list)  # scheme://host[:port]
 
 
 class RuntimeConfig(BaseSettings):
@@ -157,7 +190,7 @@ class RuntimeConfig(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
     log_format: Literal["console", "json"] = "console"
     log_file: Path | None = None
-    secrets: list[SecretStr] = Field(default_factory=list)
+    secrets: list[SecretStr | SecretEntry] = Field(default_factory=list)
 
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
     max_task_s: float | None = Field(default=None, gt=0)  # hard cap on EXECUTING; None: none
@@ -181,6 +214,8 @@ class RuntimeConfig(BaseSettings):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     conversation: ConversationConfig = Field(default_factory=ConversationConfig)
     answer: AnswerConfig = Field(default_factory=AnswerConfig)
+    new_post: NewPostConfig = Field(default_factory=NewPostConfig)
+    drafts: DraftsConfig = Field(default_factory=DraftsConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     # [browser] and [browser.search], as written: the browsing skills validate them
     # (skillrt.skills.browsing.config.browser_config).
@@ -239,7 +274,9 @@ class RuntimeConfig(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor."""
-        values = [s.get_secret_value() for s in self.secrets]
+        values = [
+            (s if isinstance(s, SecretStr) else s.value).get_secret_value() for s in self.secrets
+        ]
         for key in (self.llm.api_key, self.serve.token, *_secrets_in(self.browser)):
             if key is not None:
                 values.append(key.get_secret_value())

@@ -17,3 +17,10 @@ def copy_blog(dest: Path, *, broken: bool = False) -> Path:
     if broken:
         shutil.copy(BROKEN_POST, dest / "posts" / BROKEN_POST.name)
     return dest
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    """A fresh copy of the fixture tree ``tests/fixtures/<name>`` (``zola``, ``hugo``,
+    ``jekyll``, ``formats``) at ``dest``."""
+    shutil.copytree(FIXTURES / name, dest)
+    return dest

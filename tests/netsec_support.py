@@ -2,17 +2,22 @@
 
 ``Server(routes, host=...)`` serves a dict of path -> (status, headers, body) on a loopback
 address, in a thread, and records every request (method, path, Host header) in
-``server.requests``. A body may be a ``Trickle`` (sent a byte at a time, slowly). Nothing here
-listens beyond the loopback network.
+``server.requests``. A body may be a ``Trickle`` (sent a byte at a time, slowly). With
+``lax=True`` the server reads paths as lax real servers do: percent-decoded, backslashes as
+slashes, ``;`` parameters dropped, then dot-segments removed (so ``/app/%2e%2e/secret`` serves
+``/secret``); the path it served is recorded. POST bodies are recorded in ``server.posts``.
+Nothing here listens beyond the loopback network.
 """
 
 from __future__ import annotations
 
+import posixpath
 import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 __all__ = ["Server", "Trickle"]
 
@@ -35,13 +40,22 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:
+    def do_POST(self) -> None:
+        size = int(self.headers.get("Content-Length") or 0)
+        data = self.rfile.read(size) if size else b""
+        with self.server.owner.lock:
+            self.server.owner.posts.append((self.path, data))
+        self.do_GET("POST")
+
+    def do_GET(self, method: str = "GET") -> None:
         owner = self.server.owner
+        path = self.path.split("?", 1)[0]
+        if owner.lax:
+            path = lax_path(path)
         with owner.lock:
-            owner.requests.append(("GET", self.path, self.headers.get("Host", "")))
-        status, headers, body = owner.routes.get(
-            self.path.split("?", 1)[0], (404, {}, b"not found")
-        )
+            seen = path if owner.lax else self.path
+            owner.requests.append((method, seen, self.headers.get("Host", "")))
+        status, headers, body = owner.routes.get(path, (404, {}, b"not found"))
         self.send_response(status)
         size = len(body.body) if isinstance(body, Trickle) else len(body)
         self.send_header("Content-Length", str(size))
@@ -63,6 +77,15 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
+def lax_path(raw: str) -> str:
+    """The path as a lax server reads it: decoded, ``\\`` as ``/``, no ``;`` parameters,
+    no dot-segments."""
+    path = unquote(raw).replace("\\", "/")
+    path = "/".join(segment.split(";", 1)[0] for segment in path.split("/"))
+    normal = posixpath.normpath(path)
+    return "/" + normal.lstrip("/") if normal != "." else "/"
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     owner: Server
@@ -73,9 +96,18 @@ class Server:
 
     __test__ = False
 
-    def __init__(self, routes: dict[str, Route], *, host: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self,
+        routes: dict[str, Route],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        lax: bool = False,
+    ):
         self.routes = routes
+        self.lax = lax
         self.requests: list[tuple[str, str, str]] = []
+        self.posts: list[tuple[str, bytes]] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self._server = _HTTPServer((host, port), _Handler)

@@ -20,7 +20,6 @@ from skillrt._routing.router import (
     ParsedIntent,
     normalize_text,
 )
-from skillrt._routing.samples import ROUTING_SAMPLES, SAMPLE_INPUTS
 from skillrt.abort import AbortController
 from skillrt.exceptions import (
     BudgetExceeded,
@@ -32,6 +31,7 @@ from skillrt.exceptions import (
 from skillrt.llm.base import LLMMessage, LLMResult
 from skillrt.skill.context import detect_language
 from skillrt.skill.definition import Skill, SkillResult, skill
+from skillrt.skills.samples import ROUTING_SAMPLES, SAMPLE_INPUTS
 from skillrt.testing import Answer, FunctionModel, ModelOptions, ScriptedModel
 
 ALL_INTENTS = list(IntentTable.default().specs)

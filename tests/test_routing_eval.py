@@ -54,7 +54,7 @@ def test_the_keyword_prefilter_never_skips_a_pattern_that_matches() -> None:
     pattern when they are absent changes no result), over the evaluation set and the samples."""
     from skillrt._routing.prefilter import required_literals
     from skillrt._routing.router import normalize_text
-    from skillrt._routing.samples import SAMPLE_INPUTS
+    from skillrt.skills.samples import SAMPLE_INPUTS
 
     table = IntentTable.default()
     texts = [normalize_text(t) for *_, t in load_eval()] + [t for t, _ in SAMPLE_INPUTS]

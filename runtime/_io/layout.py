@@ -7,6 +7,8 @@ kind           recognised by                                            posts fo
 =============  =======================================================  ==================
 posts          ``posts/`` holding Markdown (skillrt's own default)      ``posts``
 obsidian       ``.obsidian/`` (an Obsidian vault)                       ``.`` (the vault)
+zola           ``config.toml`` with ``base_url`` and ``content/``         ``content``
+               holding an ``_index.md`` section page
 hugo           ``hugo.toml``/``config.toml``/... and ``content/``       ``content/posts``
                                                                         or ``content``
 hexo           ``source/_posts/``                                       ``source/_posts``
@@ -18,13 +20,17 @@ content, docs  ``content/`` or ``docs/`` holding Markdown               that fol
 default        nothing of the above                                     ``posts``
 =============  =======================================================  ==================
 
+Jekyll keeps drafts in ``_drafts/`` and Hexo in ``source/_drafts/``, beside the posts:
+``drafts_dir`` names that folder (indexed too, every post in it a draft).
+
 Only reads the folder (``is_dir``, a bounded walk counting Markdown files); writes nothing.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 __all__ = ["BlogLayout", "configured_layout", "count_markdown", "detect_layout"]
@@ -51,6 +57,7 @@ class BlogLayout:
     kind: str
     reason: str
     markdown_files: int | None
+    drafts_dir: str | None = None
 
     def hint(self) -> str | None:
         """What to do when the posts folder is missing or empty (None when it has posts)."""
@@ -85,10 +92,26 @@ def count_markdown(folder: Path, limit: int = MAX_COUNT) -> int | None:
     return found
 
 
+def _is_zola(root: Path) -> bool:
+    """Zola: ``config.toml`` setting ``base_url`` (Hugo calls it ``baseURL``) and a
+    ``content/`` folder with an ``_index.md`` section page."""
+    config = root / "config.toml"
+    if not config.is_file() or not (root / "content" / "_index.md").is_file():
+        return False
+    try:
+        head = config.read_text(encoding="utf-8", errors="replace")[:20_000]
+    except OSError:
+        return False
+    return re.search(r"^\s*base_url\s*=", head, re.MULTILINE) is not None
+
+
 def configured_layout(root: Path, posts_dir: str, source: str = "configured") -> BlogLayout:
     """The layout of a ``posts_dir`` given in the config, the environment or ``--posts-dir``."""
     rel = posts_dir.strip("/") or "."
-    return BlogLayout(rel, "configured", f"posts_dir set ({source})", count_markdown(root / rel))
+    sibling = (Path(rel).parent / "_drafts").as_posix().removeprefix("./")
+    drafts = sibling if rel != "." and (root / sibling).is_dir() else None
+    count = count_markdown(root / rel)
+    return BlogLayout(rel, "configured", f"posts_dir set ({source})", count, drafts)
 
 
 def detect_layout(root: Path) -> BlogLayout:
@@ -102,14 +125,19 @@ def detect_layout(root: Path) -> BlogLayout:
         return BlogLayout("posts", "posts", "posts/ holds Markdown", posts)
     if (root / ".obsidian").is_dir():
         return layout(".", "obsidian", "Obsidian vault: .obsidian/ found")
+    if _is_zola(root):
+        return layout("content", "zola", "Zola site: config.toml with base_url, content/_index.md")
     hugo = next((name for name in _HUGO_CONFIGS if (root / name).is_file()), None)
     if hugo is not None and (root / "content").is_dir():
         sub = "content/posts" if count_markdown(root / "content" / "posts") else "content"
         return layout(sub, "hugo", f"Hugo site: {hugo} and content/ found")
     if (root / "source" / "_posts").is_dir():
-        return layout("source/_posts", "hexo", "Hexo site: source/_posts/ found")
+        found = layout("source/_posts", "hexo", "Hexo site: source/_posts/ found")
+        return replace(found, drafts_dir="source/_drafts")
     if (root / "_posts").is_dir():
-        return layout("_posts", "jekyll", "Jekyll site: _posts/ found")
+        return replace(
+            layout("_posts", "jekyll", "Jekyll site: _posts/ found"), drafts_dir="_drafts"
+        )
     if (root / "docs" / ".vitepress").is_dir():
         return layout("docs", "vitepress", "VitePress site: docs/.vitepress/ found")
     mkdocs = next((n for n in ("mkdocs.yml", "mkdocs.yaml") if (root / n).is_file()), None)

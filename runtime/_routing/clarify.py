@@ -12,6 +12,10 @@
 - ``RouteQuestion``: what is asked instead of guessing. ``confirm`` is a yes/no question
   before a model-only route reaches the web, deletes or writes under ``llm.router_trust =
   "low"``; ``choose`` offers the likeliest two or three actions as numbered choices.
+
+What is said of an intent (its effect, its label among choices, its yes/no question, the words
+that pick it) is the intent's own (``IntentSpec``: its section of the table, or what the skill
+serving it declares): this module names no intent.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from skillrt._routing.intent_table import IntentSpec
 
 __all__ = [
-    "GUARDED_INTENTS",
     "Choice",
     "RouteQuestion",
     "choose_question",
@@ -34,18 +40,6 @@ __all__ = [
     "is_small_talk",
     "score_suggestion",
 ]
-
-GUARDED_INTENTS: Mapping[str, str] = {
-    "RESEARCH_WEB": "web",
-    "BROWSE": "browse",
-    "DELETE_ARTICLE": "delete",
-    "WRITE_ARTICLE": "write",
-    "CREATE_ARTICLE": "create",
-    "EDIT_CONTENT": "edit",
-    "TRANSLATE": "translate",
-}
-"""Intents whose skills reach the web, delete or write: a model-only route to one of them
-asks the user first when the router's trust in the model is low."""
 
 # --- noise and small talk -----------------------------------------------------------------------
 
@@ -113,8 +107,6 @@ def is_one_short_word(text: str) -> bool:
 
 # --- scoring a model's suggestion ---------------------------------------------------------------
 
-_PRIOR = {"ANSWER_QUESTION": 0.05}
-
 
 def score_suggestion(
     intent: str,
@@ -122,16 +114,18 @@ def score_suggestion(
     *,
     cues: Iterable[str],
     hint: str | None,
+    prior: float = 0.0,
 ) -> float:
     """The router's confidence in a model's suggested ``intent`` for ``text``.
 
     ``cues`` are the intents whose keywords appear in the text; ``hint`` is the intent a weak
     pattern of the table matched (below the router's trust in its patterns), if any. A
     suggestion with no evidence scores 0.3, under the default threshold of 0.6, so it is asked
-    about rather than run; one whose keywords appear scores about 0.75.
+    about rather than run; one whose keywords appear scores about 0.75. ``prior`` is the
+    intent's own (``prior`` in its section of the table).
     """
     cue_set = set(cues)
-    score = 0.3 + _PRIOR.get(intent, 0.0)
+    score = 0.3 + prior
     if intent in cue_set:
         score += 0.45
     elif cue_set:
@@ -220,30 +214,7 @@ class RouteQuestion:
 
 # --- building the questions ---------------------------------------------------------------------
 
-_NAMES: Mapping[str, tuple[str, ...]] = {
-    "ANSWER_QUESTION": ("answer", "ask", "blog", "回答", "问答", "博客"),
-    "RESEARCH_WEB": ("search", "web", "research", "搜索", "搜", "网上", "上网"),
-    "WRITE_ARTICLE": ("write", "article", "写", "写文章"),
-    "CREATE_ARTICLE": ("create", "new", "新建", "创建"),
-    "EDIT_CONTENT": ("edit", "修改", "改"),
-    "SUMMARIZE": ("summarize", "summarise", "summary", "总结"),
-    "DELETE_ARTICLE": ("delete", "删除"),
-    "BROWSE": ("browse", "browser", "open", "浏览器", "打开"),
-    "CODE_EXPLAIN": ("explain", "code", "解释"),
-    "UPDATE_GRAPH": ("graph", "index", "图谱", "索引"),
-    "TRANSLATE": ("translate", "translation", "翻译"),
-    "CHAT": ("chat", "talk", "聊天"),
-}
 _MAIN_PARAM = ("topic", "question", "instruction", "task", "title", "path", "url")
-_CONFIRM_KEY = {
-    "web": "confirm_web",
-    "browse": "confirm_browse",
-    "delete": "confirm_delete",
-    "write": "confirm_write",
-    "create": "confirm_create",
-    "edit": "confirm_edit",
-    "translate": "confirm_translate",
-}
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -259,32 +230,43 @@ def _what(params: Mapping[str, Any], text: str) -> str:
     return _short(text)
 
 
+def _said(pair: tuple[str, str], language: str, **values: object) -> str:
+    return (pair[0] if language == "zh" else pair[1]).format(**values)
+
+
 def confirm_question(
-    intent: str, params: dict[str, Any], text: str, language: str
+    spec: IntentSpec, params: dict[str, Any], text: str, language: str
 ) -> RouteQuestion:
-    """The yes/no question asked before a model-only route to a guarded intent runs."""
+    """The yes/no question asked before a model-only route to an intent with an effect runs."""
     from skillrt.skill.replies import reply
 
     what = _what(params, text)
-    if intent == "DELETE_ARTICLE" and not (params.get("path") or params.get("title")):
-        what = reply("the_current_post", language)
-    key = _CONFIRM_KEY[GUARDED_INTENTS[intent]]
-    choice = Choice(intent, params, what, _NAMES.get(intent, ()))
-    return RouteQuestion("confirm", reply(key, language, what=what), [choice])
+    if spec.nothing_named is not None and not any(params.get(p) for p in spec.params):
+        what = _said(spec.nothing_named, language)
+    choice = Choice(spec.name, params, what, spec.names)
+    if spec.confirm is not None:
+        question = _said(spec.confirm, language, what=what)
+    else:
+        question = reply("confirm_action", language, action=_label(spec, what, language))
+    return RouteQuestion("confirm", question, [choice])
+
+
+def _label(spec: IntentSpec, what: str, language: str) -> str:
+    if spec.label is not None:
+        return _said(spec.label, language, what=what)
+    return f"{spec.description}: {what}"
 
 
 def choose_question(
-    options: Iterable[tuple[str, dict[str, Any], str]], text: str, language: str
+    options: Iterable[tuple[IntentSpec, dict[str, Any]]], text: str, language: str
 ) -> RouteQuestion:
-    """Numbered choices: ``options`` are (intent, parameters, description of the intent)."""
-    from skillrt.skill.replies import REPLIES, reply
+    """Numbered choices: ``options`` are (the intent, the parameters it would run with)."""
+    from skillrt.skill.replies import reply
 
     choices: list[Choice] = []
-    for intent, params, description in options:
-        key = f"act_{intent}"
-        what = _what(params, text)
-        label = reply(key, language, what=what) if key in REPLIES else f"{description}: {what}"
-        choices.append(Choice(intent, params, label, _NAMES.get(intent, ())))
+    for spec, params in options:
+        label = _label(spec, _what(params, text), language)
+        choices.append(Choice(spec.name, params, label, spec.names))
     lines = [reply("choose", language)]
     lines += [f"{i}. {c.label}" for i, c in enumerate(choices, 1)]
     lines += ["", reply("choose_more", language)]  # its own paragraph when rendered

@@ -12,7 +12,7 @@ import functools
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -20,8 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillrt.exceptions import ConfigError
+from skillrt.skill.intent import Effect, Intent, Pair
 
-__all__ = ["IntentPattern", "IntentSpec", "IntentTable"]
+__all__ = ["IntentPattern", "IntentSpec", "IntentTable", "declared_patterns"]
 
 _UNKNOWN = "UNKNOWN"  # the router's answer when nothing fits: no table may define it
 
@@ -36,10 +37,24 @@ class _PatternEntry(BaseModel):
     requires: list[Literal["selection", "current_file", "browsing"]] = Field(default_factory=list)
 
 
+class _Pair(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    zh: str = Field(min_length=1)
+    en: str = Field(min_length=1)
+
+
 class _IntentEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     description: str
+    effect: Effect = "read"
+    label: _Pair | None = None
+    confirm: _Pair | None = None
+    nothing_named: _Pair | None = None
+    choice_names: list[str] = Field(default_factory=list)
+    offered: int = Field(default=0, ge=0)
+    prior: float = Field(default=0.0, ge=-1.0, le=1.0)
     priority: int = 50
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     params: list[str] = Field(default_factory=list)
@@ -62,7 +77,8 @@ class _TableFile(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class IntentSpec:
-    """One intent of the table: what the LLM prompt and the rephrase reply say about it."""
+    """One intent: what the LLM prompt, the rephrase reply and the questions say about it (its
+    section of the table, a skill's ``Intent`` declaration, or both merged)."""
 
     name: str
     description: str
@@ -73,6 +89,62 @@ class IntentSpec:
     examples_zh: tuple[str, ...]
     examples_en: tuple[str, ...]
     cues: re.Pattern[str] | None = None  # the intent's keywords: evidence for a model's answer
+    effect: Effect = "read"
+    label: Pair | None = None
+    confirm: Pair | None = None
+    nothing_named: Pair | None = None
+    names: tuple[str, ...] = ()
+    offered: int = 0
+    prior: float = 0.0
+
+    def merged(self, intent: Intent) -> IntentSpec:
+        """This spec with what ``intent`` declares in its place (fields it leaves unset kept)."""
+        zh = tuple(e for e in intent.examples if not e.isascii())
+        en = tuple(e for e in intent.examples if e.isascii())
+        cues = self.cues
+        if intent.cues:
+            both = (*intent.cues, *([cues.pattern] if cues is not None else []))
+            cues = re.compile("|".join(f"(?:{c})" for c in both), re.IGNORECASE)
+        return replace(
+            self,
+            description=intent.description or self.description,
+            params=intent.params or self.params,
+            text_param=intent.text_param or self.text_param,
+            examples_zh=zh + self.examples_zh,
+            examples_en=en + self.examples_en,
+            cues=cues,
+            effect=intent.effect or self.effect,
+            label=intent.label or self.label,
+            confirm=intent.confirm or self.confirm,
+            nothing_named=intent.nothing_named or self.nothing_named,
+            names=intent.names or self.names,
+            offered=self.offered if intent.offered is None else intent.offered,
+            prior=self.prior if intent.prior is None else intent.prior,
+        )
+
+    @classmethod
+    def blank(cls, name: str, description: str = "") -> IntentSpec:
+        """An intent no table describes (a skill's own): only its name and description."""
+        return cls(name, description or name, 0, (), None, (), (), ())
+
+
+def declared_patterns(intent: Intent) -> list[IntentPattern]:
+    """The patterns an ``Intent`` declares, compiled (tried after the table's)."""
+    return [
+        IntentPattern(
+            intent=intent.name,
+            regex=re.compile(regex, re.IGNORECASE),
+            confidence=0.85,
+            fallback=False,
+            chinese=False,
+            latin=False,
+            needs_selection=False,
+            needs_file=False,
+            needs_browsing=False,
+            where=f"Intent({intent.name}).patterns[{i}]",
+        )
+        for i, regex in enumerate(intent.patterns)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +270,17 @@ class IntentTable:
                     if entry.cues
                     else None
                 ),
+                effect=entry.effect,
+                label=(entry.label.zh, entry.label.en) if entry.label else None,
+                confirm=(entry.confirm.zh, entry.confirm.en) if entry.confirm else None,
+                nothing_named=(
+                    (entry.nothing_named.zh, entry.nothing_named.en)
+                    if entry.nothing_named
+                    else None
+                ),
+                names=tuple(entry.choice_names),
+                offered=entry.offered,
+                prior=entry.prior,
             )
             for i, pat in enumerate(entry.patterns):
                 where = f"intents.{name}.patterns[{i}].regex"

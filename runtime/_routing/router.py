@@ -23,6 +23,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, cast
 
 import structlog
@@ -36,7 +37,7 @@ from skillrt._routing.clarify import (
     is_small_talk,
     score_suggestion,
 )
-from skillrt._routing.intent_table import IntentPattern, IntentTable
+from skillrt._routing.intent_table import IntentPattern, IntentSpec, IntentTable, declared_patterns
 from skillrt._routing.prefilter import anchored, required_literals, trigger_for
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
@@ -64,11 +65,6 @@ UNKNOWN: IntentType = "UNKNOWN"
 CHAT: IntentType = "CHAT"
 """Small talk: a greeting, thanks, an acknowledgement or one short word that matches nothing.
 Never sent to the model; a skill listing CHAT handles it, else the runtime answers briefly."""
-
-
-BROWSE_SKILL = "Browse"
-"""The builtin browsing skill's name: after a task of it (``last_skill`` in the route context),
-browsing follow-ups such as "go back" route to BROWSE."""
 
 MAX_ROUTE_CHARS = 2000
 """Only this much of the request is matched and sent to the model (the intent is up front)."""
@@ -371,6 +367,7 @@ class IntentRouter:
         self._hits = 0
         self._misses = 0
         self._skills: dict[str, Skill[Any]] = {}
+        self._registry = MappingProxyType(self._skills)
         self._rebuild()
 
     @property
@@ -408,6 +405,11 @@ class IntentRouter:
     def skills(self) -> tuple[Skill[Any], ...]:
         return tuple(self._skills.values())
 
+    @property
+    def registry(self) -> Mapping[str, Skill[Any]]:
+        """The registered skills by name, in registration order: a live, read-only view."""
+        return self._registry
+
     def _rebuild(self) -> None:
         by_intent: dict[str, Skill[Any]] = {}
         for s in self._skills.values():
@@ -417,10 +419,38 @@ class IntentRouter:
         self._intents: tuple[str, ...] = tuple(by_intent)
         self._search_groups: dict[tuple[bool, bool, bool, bool, bool], _SearchGroups] = {}
         self._pattern_skills = tuple(s for s in self._skills.values() if s.pattern is not None)
+        self._specs: dict[str, IntentSpec] | None = None  # merged when first needed
+        self._declared_patterns: tuple[IntentPattern, ...] = tuple(
+            p
+            for s in self._skills.values()
+            for d in s.declares
+            if self._by_intent.get(d.name) is s
+            for p in declared_patterns(d)
+        )
         self._answer_model: type[BaseModel] | None = None
         self._system_prompt: str | None = None
         self._rephrase: dict[str, str] = {}
         self._cache.clear()  # answers depend on what is registered
+
+    @property
+    def specs(self) -> Mapping[str, IntentSpec]:
+        """What is known of each registered intent: its section of the table with what the
+        skill serving it declares (``Skill.declares``) in its place; an intent neither
+        describes gets the skill's description."""
+        if self._specs is None:
+            specs: dict[str, IntentSpec] = {}
+            for name, owner in self._by_intent.items():
+                spec = self.table.specs.get(name) or IntentSpec.blank(name, owner.description)
+                for declared in owner.declares:
+                    if declared.name == name:
+                        spec = spec.merged(declared)
+                specs[name] = spec
+            self._specs = specs
+        return self._specs
+
+    def spec(self, intent: IntentType) -> IntentSpec | None:
+        """``specs[intent]``, or None for an intent no registered skill serves."""
+        return self.specs.get(intent)
 
     def find_skill(self, intent: ParsedIntent) -> Skill[Any] | None:
         """The skill for an intent: the one whose pattern decided it, else the first registered
@@ -500,8 +530,13 @@ class IntentRouter:
                 cacheable = False  # a failure may be transient: ask again next time
             elif answer.type != UNKNOWN:
                 hint = result.type if result is not None else None
+                spec = self.spec(answer.type)
                 score = score_suggestion(
-                    answer.type, routed, cues=self._cue_hits(routed), hint=hint
+                    answer.type,
+                    routed,
+                    cues=self._cue_hits(routed),
+                    hint=hint,
+                    prior=spec.prior if spec is not None else 0.0,
                 )
                 if result is None or score > result.confidence:
                     result = answer._replace(confidence=score)
@@ -542,28 +577,30 @@ class IntentRouter:
         return None
 
     def _browsing(self, context: Mapping[str, Any] | None) -> bool:
-        """Whether the session's last task (``last_skill`` in the context) browsed the web."""
+        """Whether the session's last task (``last_skill`` in the context) browsed the web: its
+        skill serves an intent that has browsing follow-ups (patterns of the table that
+        ``require = ["browsing"]``)."""
         last = context.get("last_skill") if context else None
-        if not isinstance(last, str) or not last:
+        skill = self._skills.get(last) if isinstance(last, str) else None
+        if skill is None:
             return False
-        skill = self._skills.get(last)
-        return last == BROWSE_SKILL if skill is None else "BROWSE" in skill.intents
+        follows = {p.intent for p in self.table.patterns if p.needs_browsing}
+        return any(name in follows for name in skill.intents)
 
     def _cue_hits(self, text: str) -> set[str]:
         """The registered intents whose keywords (``cues`` in the table) appear in ``text``."""
-        hits: set[str] = set()
-        for name in self._intents:
-            spec = self.table.specs.get(name)
-            if spec is not None and spec.cues is not None and spec.cues.search(text):
-                hits.add(name)
-        return hits
+        return {
+            name
+            for name, spec in self.specs.items()
+            if spec.cues is not None and spec.cues.search(text)
+        }
 
     def alternatives(
         self, text: str, suggested: str | None = None, context: Mapping[str, Any] | None = None
     ) -> list[str]:
         """The likeliest registered intents for ``text``, best first (at most three): the
-        suggestion, what a weak pattern matched, intents whose keywords appear, then the
-        commonest requests (a question to the blog, a web search, an article)."""
+        suggestion, what a weak pattern matched, intents whose keywords appear, then the intents
+        offered when nothing points elsewhere (``offered`` in the table, highest first)."""
         norm = normalize_text(text)[:MAX_ROUTE_CHARS]
         selection = bool(context and (context.get("selected_text") or context.get("has_selection")))
         has_file = bool(context and context.get("current_file"))
@@ -575,7 +612,10 @@ class IntentRouter:
             ranked.append(weak.type)
         cues = self._cue_hits(norm)
         ranked.extend(n for n in self._intents if n in cues)
-        ranked.extend(("ANSWER_QUESTION", "RESEARCH_WEB", "WRITE_ARTICLE"))
+        offered = sorted(
+            (s for s in self.specs.values() if s.offered > 0), key=lambda s: -s.offered
+        )
+        ranked.extend(s.name for s in offered)
         out: list[str] = []
         for name in ranked:
             if name in self._by_intent and name not in (CHAT, UNKNOWN) and name not in out:
@@ -590,7 +630,7 @@ class IntentRouter:
         its text parameter (question, instruction, task) or topic."""
         norm = normalize_text(text)[:MAX_ROUTE_CHARS]
         params = _sanitize_parameters(given or {})
-        spec = self.table.specs.get(intent)
+        spec = self.spec(intent)
         if spec is None:
             return params
         _extract(spec.extract, norm, params)
@@ -619,9 +659,10 @@ class IntentRouter:
                     and not (p.needs_browsing and not browsing)
                 )
 
+            ordinary = (*self.table.patterns, *self._declared_patterns)
             groups = tuple(
                 _blocks([p for p in group if usable(p)], ascii_only)
-                for group in (self.table.patterns, self.table.fallbacks)
+                for group in (ordinary, self.table.fallbacks)
             )
             self._search_groups[variant] = groups
         return groups
@@ -650,7 +691,7 @@ class IntentRouter:
                 break
         if best is None or best_match is None:
             return None
-        spec = self.table.specs[best.intent]
+        spec = self.specs[best.intent]
         params: dict[str, Any] = {}
         for name, value in best_match.groupdict().items():
             if value:
@@ -702,11 +743,8 @@ class IntentRouter:
                 "Intents:",
             ]
             for name in self._intents:
-                spec = self.table.specs.get(name)
-                if spec is None:
-                    lines.append(f"- {name}: {self._by_intent[name].description or name}")
-                    continue
-                line = f"- {name}: {spec.description}."
+                spec = self.specs[name]
+                line = f"- {name}: {spec.description.rstrip('.')}."
                 if spec.params:
                     line += f" Parameters: {', '.join(spec.params)}."
                 examples = [*spec.examples_zh[:1], *spec.examples_en[:1]]
@@ -791,7 +829,7 @@ class IntentRouter:
         cached = self._rephrase.get(language)
         if cached is not None:
             return cached
-        specs = [self.table.specs[n] for n in self._intents if n in self.table.specs]
+        specs = [s for s in self.specs.values() if s.examples_zh or s.examples_en]
         if not specs:
             specs = list(self.table.specs.values())
         examples: list[str] = []

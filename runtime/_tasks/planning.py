@@ -18,12 +18,7 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from skillrt._io.validation import problems
-from skillrt._routing.clarify import (
-    GUARDED_INTENTS,
-    RouteQuestion,
-    choose_question,
-    confirm_question,
-)
+from skillrt._routing.clarify import RouteQuestion, choose_question, confirm_question
 from skillrt._routing.router import CHAT, UNKNOWN, IntentRouter, ParsedIntent
 from skillrt._tasks.machine import State
 from skillrt._tasks.task import Task
@@ -154,10 +149,11 @@ class Planner:
         known = router.handles(intent.type) or (
             intent.skill is not None and router.find_skill(intent) is not None
         )
-        guarded = intent.source == "llm" and intent.type in GUARDED_INTENTS
-        if known and guarded and self.trust() == "low":
+        spec = router.spec(intent.type)
+        guarded = intent.source == "llm" and spec is not None and spec.effect != "read"
+        if known and guarded and spec is not None and self.trust() == "low":
             params = router.params_for(intent.type, text, intent.parameters)
-            return confirm_question(intent.type, params, text, lang)
+            return confirm_question(spec, params, text, lang)
         if intent.confidence >= self.config.confidence_threshold and known:
             return None
         suggested = intent.type if intent.type not in (UNKNOWN, CHAT) else None
@@ -165,10 +161,9 @@ class Planner:
         options = []
         for name in names:
             given = intent.parameters if name == intent.type else None
-            spec = router.table.specs.get(name)
-            skill = router.find_skill(ParsedIntent(type=name, confidence=1.0))
-            description = spec.description if spec else (skill.description if skill else name)
-            options.append((name, router.params_for(name, text, given), description))
+            option = router.spec(name)
+            if option is not None:
+                options.append((option, router.params_for(name, text, given)))
         return choose_question(options, text, lang) if options else None
 
     async def _ask(

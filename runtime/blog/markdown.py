@@ -1,7 +1,9 @@
-"""Markdown posts with YAML frontmatter: read, normalise and write them with python-frontmatter.
+"""Markdown posts: read their frontmatter (YAML, TOML or JSON), normalise its fields, and write
+new YAML posts with python-frontmatter.
 
-The fields understood follow Hugo, Jekyll, VitePress and Obsidian: ``title``, ``date``,
-``tags`` (a list, or one comma-separated string), ``description`` (or ``summary``),
+The fields understood follow Hugo, Zola, Jekyll, VitePress and Obsidian: ``title``, ``date``
+(and where a blog keeps dates instead, ``skillrt.blog.conventions``), ``tags`` (a list, one
+comma-separated string, or Zola's ``[taxonomies]``), ``draft``, ``description`` (or ``summary``),
 ``aliases`` and ``wikiLinks`` (the notes a post links to). Every other field is kept as it is
 when a post is written back: ``dump_post`` never sorts or drops keys.
 """
@@ -15,51 +17,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import frontmatter
-import yaml
 
+from skillrt.blog.conventions import first_heading, is_draft, post_date
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.wikilinks import normalize_target, wikilink_targets
-from skillrt.exceptions import InvalidFrontmatter
 
 __all__ = ["PostFields", "dump_post", "post_fields", "split_post", "word_count"]
 
-_OPEN = re.compile(r"\A---[ \t]*\r?\n")
-_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
-_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 
 
 def split_post(text: str, path: str = "") -> tuple[dict[str, Any], str]:
-    """``(frontmatter, body)`` of a post. A post without frontmatter has ``{}``.
+    """``(frontmatter, body)`` of a post, its frontmatter in YAML, TOML or JSON (see
+    ``skillrt.blog.frontmatter``). A post without frontmatter has ``{}``.
 
-    Raises ``InvalidFrontmatter`` when the block is not closed, is not valid YAML, or is not
-    a mapping (python-frontmatter alone would silently treat those as body text).
+    Raises ``InvalidFrontmatter`` when the block is not closed, is not valid in its format, or
+    is not a mapping (python-frontmatter alone would silently treat those as body text).
     """
-    text = text.removeprefix("\ufeff")
-    opening = _OPEN.match(text)
-    if opening is None:
-        return {}, text.strip("\n")
-    closing = _CLOSE.search(text, opening.end())
-    if closing is None:
-        raise InvalidFrontmatter(path, "the '---' block is never closed")
-    raw = text[opening.end() : closing.start()]
-    body = text[closing.end() :]
-    try:
-        data = yaml.load(raw, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        raise InvalidFrontmatter(path, _yaml_reason(exc, text[: opening.end()])) from exc
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise InvalidFrontmatter(path, f"expected a mapping of fields, got {type(data).__name__}")
-    return {str(k): v for k, v in data.items()}, body.lstrip("\r\n").rstrip()
-
-
-def _yaml_reason(exc: yaml.YAMLError, before: str) -> str:
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
-        line = exc.problem_mark.line + before.count("\n") + 1
-        return f"invalid YAML at line {line}: {exc.problem or exc.context or 'syntax error'}"
-    return "invalid YAML: " + " ".join(str(exc).split())[:200]
+    found = split_frontmatter(text, path)
+    if found.format is None:
+        return {}, text.removeprefix("\ufeff").strip("\n")
+    return found.fields(), found.body.lstrip("\r\n").rstrip()
 
 
 def dump_post(metadata: Mapping[str, Any], body: str) -> str:
@@ -113,17 +92,29 @@ class PostFields:
     description: str
     aliases: tuple[str, ...]
     wikilinks: tuple[str, ...]
+    draft: bool = False
 
 
-def post_fields(metadata: Mapping[str, Any], body: str, stem: str) -> PostFields:
-    """Normalise frontmatter: title falls back to the first ``# heading``, then the file name."""
+def _tags(metadata: Mapping[str, Any]) -> list[str]:
+    """``tags`` (or ``tag``), and Zola's ``[taxonomies]`` tags and categories."""
+    tags = _as_list(metadata.get("tags", metadata.get("tag")))
+    taxonomies = metadata.get("taxonomies")
+    if isinstance(taxonomies, Mapping):
+        for key in ("tags", "categories"):
+            tags += [t for t in _as_list(taxonomies.get(key)) if t not in tags]
+    return tags
+
+
+def post_fields(metadata: Mapping[str, Any], body: str, stem: str, rel: str = "") -> PostFields:
+    """Normalise frontmatter: the title falls back to the first ``# heading`` outside code
+    blocks, then ``stem`` (a page bundle's folder); the date and the draft flag follow the
+    blog's conventions (``skillrt.blog.conventions``), ``rel`` being the post's path."""
     title = _as_text(metadata.get("title"))
     if not title:
-        heading = _HEADING.search(body)
-        title = heading.group(1).strip() if heading else stem
-    date = _as_text(metadata.get("date")) or None
+        title = first_heading(body) or stem
+    date = post_date(metadata, rel or stem)
     description = _as_text(metadata.get("description") or metadata.get("summary"))
-    tags = _as_list(metadata.get("tags", metadata.get("tag")))
+    tags = _tags(metadata)
     aliases = _as_list(metadata.get("aliases", metadata.get("alias")))
     links = wikilink_targets(body)
     seen = {normalize_target(t) for t in links}
@@ -132,7 +123,15 @@ def post_fields(metadata: Mapping[str, Any], body: str, stem: str) -> PostFields
         if name and normalize_target(name) not in seen:
             seen.add(normalize_target(name))
             links.append(name)
-    return PostFields(title, date, tuple(tags), description, tuple(aliases), tuple(links))
+    return PostFields(
+        title,
+        date,
+        tuple(tags),
+        description,
+        tuple(aliases),
+        tuple(links),
+        is_draft(metadata, rel or stem),
+    )
 
 
 def word_count(text: str) -> int:

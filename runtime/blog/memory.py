@@ -32,8 +32,10 @@ class BlogMemory:
         posts_dir: str = "posts",
         *,
         max_post_bytes: int = MAX_READ_BYTES,
+        drafts_dir: str | None = None,
     ) -> None:
         self.max_post_bytes = max_post_bytes
+        self.drafts_dir = drafts_dir  # Jekyll's _drafts/: indexed, every post in it a draft
         self.content_root = Path(content_root)
         self.state_dir = Path(state_dir)
         self.posts_dir = posts_dir
@@ -54,6 +56,7 @@ class BlogMemory:
                     self.content_root,
                     self.posts_dir,
                     max_bytes=self.max_post_bytes,
+                    drafts_dir=self.drafts_dir,
                 )
             return self._posts
 

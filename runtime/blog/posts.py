@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from skillrt.blog.conventions import is_section_page, post_stem
+from skillrt.blog.dates import DateRange
 from skillrt.blog.files import MAX_READ_BYTES
 from skillrt.blog.markdown import post_fields, split_post
 from skillrt.blog.sqlite import SQLiteCache
@@ -41,7 +43,7 @@ __all__ = [
     "query_terms",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: draft column; dates as YYYY-MM-DD; section pages left out
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 24
 MAX_POST_BYTES = 5_000_000
@@ -71,7 +73,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS posts (
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, hash TEXT NOT NULL,
     title TEXT NOT NULL, date TEXT, tags TEXT NOT NULL, description TEXT NOT NULL,
-    aliases TEXT NOT NULL, wikilinks TEXT NOT NULL);
+    aliases TEXT NOT NULL, wikilinks TEXT NOT NULL, draft INTEGER NOT NULL DEFAULT 0);
 CREATE VIRTUAL TABLE IF NOT EXISTS posts_fts USING fts5(
     path, title, aliases, tags, description, body, tokenize='trigram');
 CREATE TABLE IF NOT EXISTS names (
@@ -100,6 +102,11 @@ class PostMeta:
     aliases: tuple[str, ...]
     wikilinks: tuple[str, ...]
     hash: str
+    draft: bool
+
+    def to_item(self) -> dict[str, Any]:
+        """What ``skillrt index --json`` lists for the post."""
+        return {"path": self.path, "title": self.title, "date": self.date, "draft": self.draft}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +125,7 @@ class PostHit:
     snippet: str
     score: float
     tags: tuple[str, ...] = ()
+    date: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +134,7 @@ class PostHit:
             "snippet": self.snippet,
             "score": self.score,
             "tags": list(self.tags),
+            "date": self.date,
         }
 
 
@@ -223,6 +232,13 @@ def _short_term_score(term: str, title: str, tags: tuple[str, ...], body: str) -
     return score
 
 
+def _newest(date: str | None) -> tuple[int, str]:
+    """A sort key putting recent dates first and undated posts last."""
+    if not date:
+        return (1, "")
+    return (0, "".join(chr(0x10FFFF - ord(c)) for c in date))
+
+
 def make_snippet(body: str, terms: tuple[str, ...], width: int = 160) -> str:
     """About ``width`` characters of ``body`` around the first matching term, on one line."""
     text = " ".join(_HEADING_LINE.sub(" ", body).split())
@@ -250,29 +266,39 @@ class PostIndex(SQLiteCache):
         posts_dir: str = "posts",
         *,
         max_bytes: int = MAX_READ_BYTES,
+        drafts_dir: str | None = None,
     ) -> None:
         self.max_bytes = max_bytes  # a bigger post is reported, never read
         self.content_root = Path(content_root).expanduser().resolve()
         self.posts_dir = posts_dir.strip("/") or "."
+        # A drafts folder beside the posts (Jekyll's _drafts/): its posts are indexed as drafts.
+        self.drafts_dir = drafts_dir.strip("/") if drafts_dir else None
         super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
 
     # --- files ---------------------------------------------------------------------------
 
     def _scan(self) -> dict[str, Path]:
-        base = (self.content_root / self.posts_dir).resolve()
         found: dict[str, Path] = {}
+        for folder in (self.posts_dir, self.drafts_dir):
+            if folder is not None:
+                self._scan_folder(folder, found)
+        return found
+
+    def _scan_folder(self, folder: str, found: dict[str, Path]) -> None:
+        base = (self.content_root / folder).resolve()
         if not base.is_dir() or not base.is_relative_to(self.content_root):
-            return found
+            return
         for path in base.rglob("*"):
             if path.suffix.lower() not in POST_SUFFIXES or not path.is_file():
                 continue
+            if is_section_page(path.name):
+                continue  # a section or list page (_index.md), not a post
             rel_parts = path.relative_to(self.content_root).parts
             if any(part.startswith(".") or part == "node_modules" for part in rel_parts):
                 continue
             if not path.resolve().is_relative_to(self.content_root):
                 continue  # a symlink out of the blog
             found[PurePosixPath(*rel_parts).as_posix()] = path
-        return found
 
     def relpath(self, path: str | Path) -> str:
         """A post path as the index names it (relative, ``/``); refuses paths out of the blog."""
@@ -338,12 +364,12 @@ class PostIndex(SQLiteCache):
             return "not UTF-8 text"
         except InvalidFrontmatter as exc:
             return exc.reason
-        stem = PurePosixPath(rel).stem
-        fields = post_fields(metadata, body, stem)
+        stem = post_stem(rel)
+        fields = post_fields(metadata, body, stem, rel)
         self._delete(db, rel)
         cur = db.execute(
-            "INSERT INTO posts (path, hash, title, date, tags, description, aliases, wikilinks)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO posts (path, hash, title, date, tags, description, aliases, wikilinks,"
+            " draft) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 rel,
                 digest,
@@ -353,6 +379,7 @@ class PostIndex(SQLiteCache):
                 fields.description,
                 json.dumps(fields.aliases, ensure_ascii=False),
                 json.dumps(fields.wikilinks, ensure_ascii=False),
+                int(fields.draft),
             ),
         )
         db.execute(
@@ -389,32 +416,31 @@ class PostIndex(SQLiteCache):
 
     # --- queries -------------------------------------------------------------------------
 
-    def search(self, query: str, k: int = 10, *, snippet_chars: int = 160) -> list[PostHit]:
-        """The ``k`` posts that match ``query`` best (title and tags weigh most)."""
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        snippet_chars: int = 160,
+        drafts: bool = True,
+        dates: DateRange | None = None,
+    ) -> list[PostHit]:
+        """The ``k`` posts that match ``query`` best (title and tags weigh most); among equal
+        scores the more recent post comes first. ``drafts=False`` leaves drafts out; ``dates``
+        keeps only posts dated in that range (a query of no words then lists the range's posts,
+        most recent first)."""
         terms = query_terms(query)
         k = max(1, min(k, 100))
-        if not terms.all:
+        if not terms.all and dates is None:
             return []
-        scores: dict[int, float] = {}
         with self._lock:
-            if terms.fts:
-                expr = " OR ".join(_fts_phrase(t) for t in terms.fts)
-                rows = self._db.execute(
-                    "SELECT rowid, bm25(posts_fts, ?, ?, ?, ?, ?, ?) FROM posts_fts"
-                    " WHERE posts_fts MATCH ? ORDER BY 2 LIMIT 200",
-                    (*_WEIGHTS, expr),
-                ).fetchall()
-                for rowid, rank in rows:
-                    scores[rowid] = -float(rank)
-            for term in terms.short:
-                rows = self._db.execute(_SHORT_TERM_SQL, (_like_pattern(term),)).fetchall()
-                for rowid, title, tags, body in rows:
-                    bonus = _short_term_score(term, title, tuple(json.loads(tags)), body)
-                    if bonus > 0:
-                        scores[rowid] = scores.get(rowid, 0.0) + bonus
-            best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
+            scores = self._scores(terms) if terms.all else self._dated(dates)
+            kept = self._filter(scores, drafts=drafts, dates=dates)
+            best = sorted(
+                kept.items(), key=lambda item: (-round(item[1][0], 4), _newest(item[1][1]), item[0])
+            )[:k]
             hits: list[PostHit] = []
-            for rowid, score in best:
+            for rowid, (score, date) in best:
                 row = self._db.execute(
                     "SELECT p.path, p.title, p.tags, f.body FROM posts p"
                     " JOIN posts_fts f ON f.rowid = p.id WHERE p.id = ?",
@@ -430,9 +456,70 @@ class PostIndex(SQLiteCache):
                         snippet=make_snippet(body, terms.all, snippet_chars),
                         score=round(score, 4),
                         tags=tuple(json.loads(tags)),
+                        date=date,
                     )
                 )
         return hits
+
+    def _scores(self, terms: _Terms) -> dict[int, float]:
+        scores: dict[int, float] = {}
+        if terms.fts:
+            expr = " OR ".join(_fts_phrase(t) for t in terms.fts)
+            rows = self._db.execute(
+                "SELECT rowid, bm25(posts_fts, ?, ?, ?, ?, ?, ?) FROM posts_fts"
+                " WHERE posts_fts MATCH ? ORDER BY 2 LIMIT 200",
+                (*_WEIGHTS, expr),
+            ).fetchall()
+            for rowid, rank in rows:
+                scores[rowid] = -float(rank)
+        for term in terms.short:
+            rows = self._db.execute(_SHORT_TERM_SQL, (_like_pattern(term),)).fetchall()
+            for rowid, title, tags, body in rows:
+                bonus = _short_term_score(term, title, tuple(json.loads(tags)), body)
+                if bonus > 0:
+                    scores[rowid] = scores.get(rowid, 0.0) + bonus
+        return scores
+
+    def _dated(self, dates: DateRange | None) -> dict[int, float]:
+        """Every post dated in ``dates``, all scored 0 (ordered by date)."""
+        if dates is None:
+            return {}
+        rows = self._db.execute(
+            "SELECT id FROM posts WHERE date >= ? AND date <= ?", (dates.start, dates.end)
+        ).fetchall()
+        return {row[0]: 0.0 for row in rows}
+
+    def _filter(
+        self, scores: dict[int, float], *, drafts: bool, dates: DateRange | None
+    ) -> dict[int, tuple[float, str | None]]:
+        """``scores`` with each post's date, without drafts (unless ``drafts``) and posts out
+        of ``dates``."""
+        kept: dict[int, tuple[float, str | None]] = {}
+        ids = list(scores)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT id, date, draft FROM posts WHERE id IN ({marks})",  # noqa: S608
+                chunk,
+            ).fetchall()
+            for rowid, date, draft in rows:
+                if draft and not drafts:
+                    continue
+                if dates is not None and not dates.holds(date):
+                    continue
+                kept[rowid] = (scores[rowid], date)
+        return kept
+
+    def dates(self, *, drafts: bool = True) -> list[str]:
+        """The dates posts carry (``YYYY-MM-DD``), most recent first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT DISTINCT date FROM posts WHERE date IS NOT NULL AND (? OR draft = 0)"
+                " ORDER BY date DESC",
+                (int(drafts),),
+            ).fetchall()
+        return [row[0] for row in rows]
 
     def build_context(self, topic: str, k: int = 5, *, snippet_chars: int = 300) -> list[PostHit]:
         """The posts most related to ``topic``, with a longer snippet for a prompt."""
@@ -447,19 +534,19 @@ class PostIndex(SQLiteCache):
         with self._lock:
             row = self._db.execute(
                 "SELECT p.path, p.title, p.date, p.tags, p.description, p.aliases, p.wikilinks,"
-                " p.hash, f.body FROM posts p JOIN posts_fts f ON f.rowid = p.id"
+                " p.hash, p.draft, f.body FROM posts p JOIN posts_fts f ON f.rowid = p.id"
                 " WHERE p.path = ?",
                 (rel,),
             ).fetchone()
         if row is None:
             return None
-        return Post(**self._meta_fields(row[:8]), body=row[8])
+        return Post(**self._meta_fields(row[:9]), body=row[9])
 
     def all_posts(self) -> list[PostMeta]:
         """Every indexed post (without bodies), by path."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT path, title, date, tags, description, aliases, wikilinks, hash"
+                "SELECT path, title, date, tags, description, aliases, wikilinks, hash, draft"
                 " FROM posts ORDER BY path"
             ).fetchall()
         return [PostMeta(**self._meta_fields(row)) for row in rows]
@@ -481,7 +568,7 @@ class PostIndex(SQLiteCache):
 
     @staticmethod
     def _meta_fields(row: tuple[Any, ...]) -> dict[str, Any]:
-        path, title, date, tags, description, aliases, wikilinks, digest = row
+        path, title, date, tags, description, aliases, wikilinks, digest, draft = row
         return {
             "path": path,
             "title": title,
@@ -491,4 +578,5 @@ class PostIndex(SQLiteCache):
             "aliases": tuple(json.loads(aliases)),
             "wikilinks": tuple(json.loads(wikilinks)),
             "hash": digest,
+            "draft": bool(draft),
         }

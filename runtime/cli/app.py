@@ -22,6 +22,7 @@ from skillrt.cli.common import (
     open_config,
     user_errors,
 )
+from skillrt.exceptions import UserError
 from skillrt.messages import TaskSummary
 from skillrt.settings import RuntimeConfig, make_state_dir
 
@@ -192,8 +193,13 @@ def replay(
 
     with user_errors():
         config = open_config(root, verbose=verbose)
-        shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
-        status = _run(shot.skill("Browse", {"replay": task_id.strip()}))
+        runtime = make_runtime(config, with_model=False)
+        # The skill that replays recordings is the one taking a `replay` parameter.
+        replaying = [s.name for s in runtime.skills.values() if "replay" in s.params.model_fields]
+        if not replaying:
+            raise UserError("no registered skill replays recorded tasks")
+        shot = OneShot(runtime, as_json=as_json)
+        status = _run(shot.skill(replaying[0], {"replay": task_id.strip()}))
     raise typer.Exit(status)
 
 
@@ -301,14 +307,18 @@ def index(
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         make_state_dir(config.state_path)
-        memory = BlogMemory(config.root, config.state_path, config.posts_dir)
+        memory = BlogMemory(
+            config.root, config.state_path, config.posts_dir, drafts_dir=config.layout.drafts_dir
+        )
         try:
             report = memory.refresh()
-            total = len(memory.posts)
+            items = [post.to_item() for post in memory.posts.all_posts()]
+            total = len(items)
         finally:
             memory.close()
     if as_json:
-        print(json.dumps({"posts": total, **report.to_dict()}, ensure_ascii=False))
+        data = {"posts": total, "items": items, **report.to_dict()}
+        print(json.dumps(data, ensure_ascii=False))
         return
     print(
         f"{total} posts indexed in {config.root / config.posts_dir}: {len(report.added)} added,"
@@ -341,6 +351,20 @@ def serve(
         bool,
         typer.Option("--allow-remote", help="Allow a non-loopback --host (the network sees it)."),
     ] = False,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option("--tls-cert", help="Serve HTTPS with this certificate (PEM; serve.tls_cert)."),
+    ] = None,
+    tls_key: Annotated[
+        Path | None,
+        typer.Option("--tls-key", help="The certificate's private key (PEM; serve.tls_key)."),
+    ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure", help="With --allow-remote: plain HTTP (a proxy in front adds TLS)."
+        ),
+    ] = False,
     root: Root = None,
     posts_dir: PostsDir = None,
     verbose: Verbose = False,
@@ -350,12 +374,36 @@ def serve(
 
     with user_errors():
         require_server()
-        from skillrt.server.run import check_bind
+        from skillrt.server.run import check_bind, tls_files
         from skillrt.server.run import serve as run_server
 
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
-        check_bind(host or config.serve.host, allow_remote)
-        run_server(config, host=host, port=port, token_file=token_file, allow_remote=allow_remote)
+        tls = tls_files(config, tls_cert, tls_key)
+        check_bind(host or config.serve.host, allow_remote, tls=tls, insecure=insecure)
+        run_server(
+            config,
+            host=host,
+            port=port,
+            token_file=token_file,
+            allow_remote=allow_remote,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            insecure=insecure,
+        )
+
+
+@app.command("mcp")
+def mcp_server(root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False) -> None:
+    """Serve the skills as MCP tools on stdin and stdout, for editors and agents such as Claude
+    Desktop, Claude Code and Cursor (needs skillrt[mcp]; docs/mcp.md)."""
+    from skillrt.mcp import require_mcp
+
+    with user_errors():
+        require_mcp("skillrt mcp")
+        from skillrt.mcp.server.stdio import serve_stdio
+
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        _run(serve_stdio(make_runtime(config)))
 
 
 def main() -> None:

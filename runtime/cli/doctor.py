@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillrt import __version__
+from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, HISTORY_SCHEMA, foreign_schema
 from skillrt.exceptions import ConfigError
 from skillrt.settings import RuntimeConfig, config_files, section_models, validate_section
 
@@ -194,6 +195,9 @@ def _database(name: str, path: Path) -> Check | None:
             db.close()
     except sqlite3.Error as exc:
         return Check(label, f"{path} is unreadable ({exc}); {then}", "warn")
+    foreign = foreign_schema(path, CHECKPOINT_SCHEMA if name == "checkpoints" else HISTORY_SCHEMA)
+    if foreign is not None:
+        return Check(label, f"{path} has another schema ({foreign}); {then}", "warn")
     return Check(label, f"{path} ok")
 
 

@@ -8,6 +8,7 @@ text/event-stream``, stream the task's events as SSE and end with a ``message`` 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -26,7 +27,7 @@ from skillrt.agent import AgentRuntime
 from skillrt.exceptions import UserError
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.outcomes import exit_code
-from skillrt.server.auth import BodyLimit, HostGuard, token_matches
+from skillrt.server.auth import BearerGuard, BodyLimit, HostGuard, token_matches
 from skillrt.server.jobs import Call, Job, Jobs
 from skillrt.server.models import (
     AnswerRequest,
@@ -44,6 +45,15 @@ from skillrt.settings import ServeConfig
 
 __all__ = ["ServerState", "create_app"]
 
+# The page loads only its own script and style, and no other site may frame it (clickjacking).
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self';"
+    " img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none';"
+    " frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 _ACTIVE = frozenset({"IDLE", "UNDERSTANDING", "PLANNING", "EXECUTING", "WAITING_INPUT"})
 
 
@@ -59,6 +69,7 @@ class ServerState:
         self._jobs: Jobs | None = None
         self._unsubscribe: Any = None
         self._closed: asyncio.Future[None] | None = None
+        self.mcp: Any = None  # the MCP endpoint at /mcp, when the mcp extra is installed
 
     @property
     def log(self) -> EventLog:
@@ -73,10 +84,12 @@ class ServerState:
         return self._jobs
 
     async def start(self) -> None:
-        self._log = EventLog()
+        self._log = EventLog(self.runtime.redactor)
         self._jobs = Jobs(self._log)
         self._unsubscribe = self.runtime.on("*", self._log.on_event)
         await self.runtime.initialize()
+        if self.mcp is not None:
+            await self.mcp.start()
 
     def begin_shutdown(self) -> None:
         """SIGTERM: refuse new calls, stop running tasks (they stay resumable, as ``close()``
@@ -99,6 +112,8 @@ class ServerState:
         self.begin_shutdown()
         if self._closed is not None:
             await self._closed
+        if self.mcp is not None:  # here, in the lifespan's task, which started it
+            await self.mcp.stop()
 
     def task_running(self, task_id: str) -> bool:
         if self.jobs.running_for(task_id):
@@ -143,9 +158,10 @@ def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
     return context
 
 
-def _message_response(message: ChatMessage) -> JSONResponse:
+def _message_response(state: ServerState, message: ChatMessage) -> JSONResponse:
+    """The reply as JSON, redacted (an echoing model may repeat a key or the token)."""
     return JSONResponse(
-        message.model_dump(mode="json"),
+        state.runtime.redactor(message.model_dump(mode="json")),
         headers={"X-Skillrt-Exit-Code": str(exit_code(message))},
     )
 
@@ -192,7 +208,7 @@ async def _answer(
     message = await job.result()
     if message is None:
         raise ProblemError(409, "task-conflict", "the task cannot be resumed now")
-    return _message_response(message)
+    return _message_response(state, message)
 
 
 def _known_task(state: ServerState, task_id: str) -> TaskSummary:
@@ -445,6 +461,7 @@ def create_app(
 ) -> Any:
     """The ASGI app (guards included) and, as ``app.state.skillrt``, its ``ServerState``."""
     cfg = serve or runtime.config.serve
+    runtime.redactor.add(token)  # the active token is a secret: no reply, event or log shows it
     state = ServerState(runtime, token, close_runtime=close_runtime)
 
     @asynccontextmanager
@@ -460,6 +477,7 @@ def create_app(
         version=_version(),
         docs_url=None,  # the docs pages load scripts from a CDN: none here
         redoc_url=None,
+        openapi_url=None,  # served below, behind the token
         lifespan=lifespan,
     )
     api.state.skillrt = state
@@ -470,11 +488,16 @@ def create_app(
     async def healthz() -> dict[str, str]:
         return {"status": "stopping" if state.closing else "ok"}
 
+    @api.get("/openapi.json", include_in_schema=False)
+    async def openapi(_: Server) -> dict[str, Any]:
+        return api.openapi()
+
     @api.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
-        return HTMLResponse(_page(), headers={"Cache-Control": "no-store"})
+        return HTMLResponse(_page(), headers={"Cache-Control": "no-store", **PAGE_HEADERS})
 
     api.mount("/static", StaticFiles(packages=[("skillrt.server", "static")]), name="static")
+    _mount_mcp(api, state)
     app: Any = api
     if cfg.cors_origins:
         app = CORSMiddleware(
@@ -491,26 +514,61 @@ def create_app(
     return app
 
 
+def _mount_mcp(api: FastAPI, state: ServerState) -> None:
+    """MCP over streamable HTTP at ``/mcp`` behind the same token (and, outside, the same Host
+    guard and body limit), when the ``mcp`` extra is installed."""
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None:
+        return
+    from skillrt.mcp.server.http import McpEndpoint
+
+    state.mcp = McpEndpoint(state.runtime)
+    guarded = BearerGuard(state.mcp, token=lambda: state.token, problem=problem_response)
+    endpoint: Any = guarded  # an ASGI app: Starlette routes to it as it is
+    api.add_route("/mcp", endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+
+
 def _version() -> str:
     from skillrt import __version__
 
     return __version__
 
 
+def _redacted(request: Request, response: JSONResponse) -> JSONResponse:
+    """An error reply with its body redacted: a message may name a path or echo input that
+    holds a secret."""
+    redactor = _state(request).runtime.redactor
+    text = bytes(response.body).decode("utf-8")
+    if redactor.is_clean(text):
+        return response
+    body = redactor(json.loads(text))
+    return JSONResponse(
+        body,
+        status_code=response.status_code,
+        media_type=response.media_type,
+        headers={k: v for k, v in response.headers.items() if k.lower() == "www-authenticate"},
+    )
+
+
 def _handlers(api: FastAPI) -> None:
     @api.exception_handler(ProblemError)
-    async def on_problem(_: Request, exc: ProblemError) -> Response:
+    async def on_problem(request: Request, exc: ProblemError) -> Response:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
+        return _redacted(
+            request, problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
+        )
 
     @api.exception_handler(RequestValidationError)
-    async def on_invalid(_: Request, exc: RequestValidationError) -> Response:
+    async def on_invalid(request: Request, exc: RequestValidationError) -> Response:
         found = problems(exc.errors())
-        return problem_response(422, "invalid-request", found.line, errors=found.rows)
+        return _redacted(
+            request, problem_response(422, "invalid-request", found.line, errors=found.rows)
+        )
 
     @api.exception_handler(UserError)
-    async def on_user_error(_: Request, exc: UserError) -> Response:
-        return problem_response(422, "invalid-request", str(exc))
+    async def on_user_error(request: Request, exc: UserError) -> Response:
+        return _redacted(request, problem_response(422, "invalid-request", str(exc)))
 
     @api.exception_handler(StarletteHTTPException)
     async def on_http(_: Request, exc: StarletteHTTPException) -> Response:
@@ -521,5 +579,5 @@ def _handlers(api: FastAPI) -> None:
         return problem_response(exc.status_code, "invalid-request", str(exc.detail))
 
     @api.exception_handler(Exception)
-    async def on_error(_: Request, exc: Exception) -> Response:
-        return problem_response(500, "internal", f"{type(exc).__name__}: {exc}")
+    async def on_error(request: Request, exc: Exception) -> Response:
+        return _redacted(request, problem_response(500, "internal", f"{type(exc).__name__}: {exc}"))

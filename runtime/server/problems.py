@@ -17,6 +17,7 @@ PROBLEMS: dict[str, tuple[str, int]] = {
     "unauthorized": ("Missing or wrong bearer token", 2),
     "bad-host": ("Host not allowed", 2),
     "too-large": ("Request body too large", 2),
+    "headers-too-large": ("Request headers too large", 2),
     "invalid-request": ("Invalid request", 2),
     "not-found": ("Not found", 2),
     "unknown-skill": ("Unknown skill", 2),

@@ -8,12 +8,14 @@ A skill is a function decorated with ``skill`` (``definition``); it receives a
 ``SkillContext`` (``context``) and returns a ``SkillResult``. Its params may use the text types
 of ``params``; the errors a user can fix become replies through ``refusals``; its words in
 Chinese and English are a ``Replies`` table (``replies``); ``ctx.conversation`` is a
-``Conversation`` (``conversation``).
+``Conversation`` (``conversation``). The intents it serves may be declared with ``Intent``
+(``intent``): labels, questions, examples and patterns of its own.
 """
 
 from skillrt.skill.context import SkillContext, TaskInput
 from skillrt.skill.conversation import Conversation, Turn
 from skillrt.skill.definition import Skill, SkillResult, skill
+from skillrt.skill.intent import Effect, Intent
 from skillrt.skill.params import Chars, LongText, PostPath, Text
 from skillrt.skill.refusals import REFUSED, refusal
 from skillrt.skill.replies import Replies
@@ -22,6 +24,8 @@ __all__ = [
     "REFUSED",
     "Chars",
     "Conversation",
+    "Effect",
+    "Intent",
     "LongText",
     "PostPath",
     "Replies",

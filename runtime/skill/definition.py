@@ -9,12 +9,13 @@ the context (``ctx.reply``), and answers the errors a user can fix (``skillrt.sk
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillrt.skill.intent import Intent
 from skillrt.skill.params import Chars, param_checks
 from skillrt.skill.refusals import REFUSED, refusal
 from skillrt.skill.replies import Replies
@@ -47,9 +48,11 @@ SkillFn = Callable[["SkillContext", P], Awaitable[SkillResult]]
 class Skill(Generic[P]):
     """A registered capability. Build one with the ``@skill`` decorator or directly.
 
-    ``intents`` are intent types (``WRITE_ARTICLE``); ``pattern`` is an optional regex that
-    matches raw input when no intent type does. ``watchdog_s`` overrides the runtime's
-    watchdog for this skill's working states. ``replies`` are the skill's words, read with
+    ``intents`` are the names of the intent types it serves; ``declares`` are ``Intent``
+    declarations of (some of) them, with their labels, questions, examples and patterns (each
+    declared name is added to ``intents``). ``pattern`` is an optional regex that matches raw
+    input when no intent type does. ``watchdog_s`` overrides the runtime's watchdog for this
+    skill's working states. ``replies`` are the skill's words, read with
     ``ctx.reply(key, **values)``.
     """
 
@@ -61,10 +64,17 @@ class Skill(Generic[P]):
     pattern: re.Pattern[str] | None = None
     watchdog_s: float | None = None
     replies: Replies = field(default_factory=Replies)
+    declares: Sequence[Intent] = ()
     _checks: list[tuple[str, Chars]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._checks = param_checks(self.params)
+        self.declares = tuple(self.declares)
+        for declared in self.declares:
+            if not isinstance(declared, Intent):
+                raise TypeError(f"skill {self.name}: declares takes Intent objects")
+            if declared.name not in self.intents:
+                self.intents = [*self.intents, declared.name]
 
     async def run(self, ctx: SkillContext, params: P) -> SkillResult:
         """Run the skill: its params checked, its replies bound to ``ctx``, and an error the
@@ -92,13 +102,14 @@ def skill(
     name: str,
     params: type[P],
     description: str = "",
-    intents: list[str] | None = None,
+    intents: Sequence[str | Intent] | None = None,
     pattern: str | None = None,
     watchdog_s: float | None = None,
     replies: Replies | None = None,
 ) -> Callable[[SkillFn[P]], Skill[P]]:
     """Turn ``async def fn(ctx, params) -> SkillResult`` into a ``Skill``.
 
+    ``intents``: names of intent types, or ``Intent`` declarations (``skillrt.skill.Intent``).
     ``replies``: the module's ``Replies`` table, which ``ctx.reply(key, **values)`` reads in the
     user's language while the skill runs.
     """
@@ -109,7 +120,8 @@ def skill(
             description=description or (fn.__doc__ or "").strip().split("\n")[0],
             params=params,
             fn=fn,
-            intents=list(intents or []),
+            intents=[i.name if isinstance(i, Intent) else i for i in intents or ()],
+            declares=[i for i in intents or () if isinstance(i, Intent)],
             pattern=re.compile(pattern, re.IGNORECASE) if pattern else None,
             watchdog_s=watchdog_s,
             replies=replies if replies is not None else Replies(),

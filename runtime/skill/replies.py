@@ -86,26 +86,9 @@ REPLIES: dict[str, tuple[str, str]] = {
         " resumed once skillrt stops.",
     ),
     # --- routing: questions asked instead of guessing (see clarify.py) ---
-    "confirm_web": ("要在网上搜索「{what}」吗？(y/n)", "Search the web for “{what}”? (y/n)"),
-    "confirm_browse": (
-        "要用浏览器去做「{what}」吗？(y/n)",
-        "Use the browser to do “{what}”? (y/n)",
-    ),
-    "confirm_delete": ("要删除「{what}」吗？(y/n)", "Delete “{what}”? (y/n)"),
-    "confirm_write": (
-        "要写一篇关于「{what}」的文章吗？(y/n)",
-        "Write an article about “{what}”? (y/n)",
-    ),
-    "confirm_translate": (
-        "要把文章翻译成新的一篇（「{what}」）吗？(y/n)",
-        "Translate the post into a new one (“{what}”)? (y/n)",
-    ),
-    "confirm_create": ("要新建文章「{what}」吗？(y/n)", "Create a new post “{what}”? (y/n)"),
-    "confirm_edit": (
-        "要按「{what}」修改内容吗？(y/n)",
-        "Edit the content as asked: “{what}”? (y/n)",
-    ),
-    "the_current_post": ("当前这篇文章", "the current post"),
+    # An intent's own question and choice label come with it (its section of config/intents.toml
+    # or the skill's Intent declaration); this is the question for one that declares none.
+    "confirm_action": ("要执行「{action}」吗？(y/n)", "Go ahead: “{action}”? (y/n)"),
     "choose": (
         "我不太确定您想做什么。请回复编号选择：",
         "I'm not sure what you'd like me to do. Reply with a number:",
@@ -122,16 +105,6 @@ REPLIES: dict[str, tuple[str, str]] = {
         "这段输入大多是控制字符，已忽略。",
         "That input was mostly control characters; it was ignored.",
     ),
-    "act_ANSWER_QUESTION": ("从博客里回答：{what}", "Answer from your blog: {what}"),
-    "act_RESEARCH_WEB": ("在网上搜索：{what}", "Search the web: {what}"),
-    "act_WRITE_ARTICLE": ("写一篇文章：{what}", "Write an article: {what}"),
-    "act_CREATE_ARTICLE": ("新建一篇空白文章：{what}", "Create an empty post: {what}"),
-    "act_EDIT_CONTENT": ("修改内容：{what}", "Edit the content: {what}"),
-    "act_SUMMARIZE": ("总结：{what}", "Summarise: {what}"),
-    "act_DELETE_ARTICLE": ("删除文章：{what}", "Delete the post: {what}"),
-    "act_BROWSE": ("用浏览器完成：{what}", "Do it in the browser: {what}"),
-    "act_CODE_EXPLAIN": ("解释代码：{what}", "Explain the code: {what}"),
-    "act_UPDATE_GRAPH": ("更新知识图谱和索引", "Update the knowledge graph and the index"),
 }
 
 

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from skillrt._io.logs import Redactor
 from skillrt.exceptions import BrowserError, ProviderError, URLNotAllowed
 from skillrt.skills.browsing.actions import (
     BROWSER_ACTIONS,
@@ -51,6 +50,7 @@ from skillrt.skills.browsing.schemas import (
     PlannerOutput,
     PredefinedPlannerOutput,
 )
+from skillrt.skills.browsing.secret_guard import SecretGuard, SecretNotSent
 from skillrt.skills.browsing.typed_secrets import TypedSecrets
 
 if TYPE_CHECKING:
@@ -153,6 +153,7 @@ class BrowserAgent:
         start_url: str | None = None,
         plan: PredefinedPlan | None = None,
         start_from_page: bool = False,
+        guard: SecretGuard | None = None,
     ) -> None:
         cfg = browser_config(ctx.config)
         self.ctx = ctx
@@ -180,7 +181,8 @@ class BrowserAgent:
         self._rejected = False
         self.url = ""  # where the browser is (kept in the journal: a resume reopens it)
         self._opened = False
-        self.secrets = TypedSecrets(Redactor(ctx.config.secret_values()))
+        self.guard = guard or SecretGuard.from_config(ctx.config, start_url)
+        self.secrets = TypedSecrets(self.guard)
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -421,6 +423,12 @@ class BrowserAgent:
     ) -> ActionResult:
         try:
             return await run_action(self.browser, action, seen)
+        except SecretNotSent as exc:  # refused before anything was sent; its URL is scrubbed
+            step.refused.append(exc.url)
+            self.ctx.logger.warning(
+                "browser.secret_refused", url=exc.url, reason=exc.reason, action=described
+            )
+            return ActionResult.failed(action.action, f"refused: {exc.reason} ({exc.url})")
         except URLNotAllowed as exc:
             step.refused.append(exc.url)
             self.ctx.logger.warning(

@@ -16,7 +16,7 @@ the firewall refuses a navigation and ``BrowserError`` when the network or the b
 from __future__ import annotations
 
 import re
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 from urllib.parse import urljoin
 
 from skillrt.exceptions import UserError
@@ -30,6 +30,9 @@ from skillrt.skills.browsing.observation import (
     find_by_signature,
     signature_score,
 )
+
+if TYPE_CHECKING:
+    from skillrt.skills.browsing.secret_guard import SecretGuard
 
 __all__ = ["Backend", "Browser", "firewall_from_config", "open_browser", "resolve_element"]
 
@@ -108,14 +111,16 @@ def open_browser(
     firewall: URLFirewall | None = None,
     *,
     backend: Backend | None = None,
+    guard: SecretGuard | None = None,
 ) -> Browser:
-    """A browser of the configured (or given) backend; Chromium needs ``skillrt[browser]``."""
+    """A browser of the configured (or given) backend; Chromium needs ``skillrt[browser]``.
+    With a ``guard``, secrets go only to their origins (``secret_guard``)."""
     firewall = firewall or firewall_from_config(config)
     chosen = backend or config.backend
     if chosen == "chromium":
         from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
 
-        return ChromiumBrowser(config, firewall)
+        return ChromiumBrowser(config, firewall, guard=guard)
     from skillrt.skills.browsing.http_browser import HttpBrowser
 
-    return HttpBrowser(config, firewall)
+    return HttpBrowser(config, firewall, guard=guard)

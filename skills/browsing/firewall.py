@@ -11,6 +11,9 @@ Every request and every redirect hop goes through ``await firewall.check(url)``,
    subdomains (``example.com`` matches ``a.example.com``, never ``badexample.com``); a rule
    may carry a scheme, a port and a path prefix (``https://example.com/docs``), which are
    compared as parts, never as a string prefix; ``10.0.0.0/8`` style rules match addresses;
+   A path is compared after percent-decoding and dot-segment removal (``/app/%2e%2e/x`` is
+   ``/x``), and while any rule has a path, a URL whose path hides a ``.``, ``/`` or ``\\``
+   in an encoding (``..%2f``, ``.%2e``, ``%5c``) is refused (``url_path.py``);
 4. the host name ``localhost`` (and ``*.localhost``) and, **after DNS resolution**, every
    address the host resolves to: loopback, private, link-local, carrier-grade NAT, unspecified,
    multicast, reserved, IPv6 unique-local and site-local addresses, and IPv6 forms that embed
@@ -46,6 +49,7 @@ from dataclasses import dataclass
 import httpx
 
 from skillrt.exceptions import HostUnresolved, URLNotAllowed
+from skillrt.skills.browsing.url_path import canonical_path, path_problem
 
 __all__ = ["Approval", "Resolver", "URLFirewall", "default_resolver", "normalize_host"]
 
@@ -206,7 +210,8 @@ class _Rule:
         else:
             scheme = raw.split("://", 1)[0].lower()
         url = httpx.URL(raw)
-        path = url.path if url.path not in ("", "/") else None
+        canonical = canonical_path(url.raw_path.decode("ascii"))
+        path = canonical if canonical != "/" else None
         port = url.port
         if port is None and scheme is not None and default_port:
             port = _DEFAULT_PORTS.get(scheme)
@@ -280,6 +285,8 @@ class URLFirewall:
         self.allow_private = _parse_rules(allow_private, "allow_private")
         self._resolver = resolver
         self._resolve_timeout_s = resolve_timeout_s
+        rules = (*self.allow, *self.deny, *self.allow_private)
+        self._path_rules = any(rule.path is not None for rule in rules)
 
     async def check(self, url: str) -> None:
         """Return when ``url`` may be fetched; raise ``URLNotAllowed`` (with why) when not."""
@@ -333,7 +340,12 @@ class URLFirewall:
         except (httpx.InvalidURL, ValueError) as exc:
             raise URLNotAllowed(url, f"malformed URL: {exc}") from None
         port = parsed.port or _DEFAULT_PORTS[scheme]
-        return scheme, host, port, parsed.path or "/"
+        raw_path = parsed.raw_path.decode("ascii", errors="replace")
+        if self._path_rules:  # the path decides: it must read the same to us and the server
+            problem = path_problem(raw_path)
+            if problem is not None:
+                raise URLNotAllowed(url, f"{problem} (a path rule is in force)")
+        return scheme, host, port, canonical_path(raw_path)
 
     def _private_ok(self, scheme: str, host: str, port: int, path: str) -> bool:
         """Whether an allow_private rule names this host (not just one of its addresses)."""

@@ -20,6 +20,7 @@ from skillrt.skills.browsing.followup import recall, remember
 from skillrt.skills.browsing.plans import plan_from
 from skillrt.skills.browsing.replay import load_recording, replay, save_recording
 from skillrt.skills.browsing.research import research
+from skillrt.skills.browsing.secret_guard import SecretGuard
 
 __all__ = [
     "BrowseParams",
@@ -112,9 +113,16 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         start = previous["url"]
         task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
     plan = plan_from(params.plan)
-    browser = open_browser(browser_config(ctx.config), backend=params.backend)
+    guard = SecretGuard.from_config(ctx.config, start)  # where each secret may go
+    browser = open_browser(browser_config(ctx.config), backend=params.backend, guard=guard)
     agent = BrowserAgent(
-        ctx, browser, task, start_url=start, plan=plan, start_from_page=previous is not None
+        ctx,
+        browser,
+        task,
+        start_url=start,
+        plan=plan,
+        start_from_page=previous is not None,
+        guard=guard,
     )
     try:
         result = await agent.run()  # every turn of the loop is a durable step
@@ -175,7 +183,8 @@ async def _replay(
 ) -> SkillResult:
     """Run a recorded Browse task again without a model."""
     recording = load_recording(ctx, task_id)
-    browser = open_browser(browser_config(ctx.config), backend=backend)
+    guard = SecretGuard.from_config(ctx.config, recording.get("start_url"))
+    browser = open_browser(browser_config(ctx.config), backend=backend, guard=guard)
     try:
         done = await replay(ctx, browser, recording)
     except BaseException:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import re
 import time
 from collections.abc import Mapping
 from pathlib import PurePosixPath
@@ -21,6 +20,7 @@ from pydantic import BaseModel
 from slugify import slugify
 
 from skillrt import SkillContext, SkillResult
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.markdown import dump_post
 from skillrt.exceptions import PathNotAllowed, UserError
 
@@ -46,8 +46,6 @@ MAX_INSTRUCTION_CHARS = 2000
 MAX_SLUG_CHARS = 60
 MAX_NAME_TRIES = 200
 POST_SUFFIXES = (".md", ".markdown")
-
-_FM_BLOCK = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 
 
 class Saved(BaseModel):
@@ -134,9 +132,8 @@ def new_post_text(metadata: Mapping[str, Any], body: str) -> str:
     return dump_post(fields, body)
 
 
-def split_frontmatter_block(text: str) -> tuple[str, str]:
-    """``(frontmatter block as written, rest)``: editing the rest keeps the block byte for byte."""
-    match = _FM_BLOCK.match(text)
-    if match is None:
-        return "", text
-    return match.group(0), text[match.end() :]
+def split_frontmatter_block(text: str, path: str = "") -> tuple[str, str]:
+    """``(frontmatter block as written, rest)`` for YAML, TOML and JSON frontmatter: editing
+    the rest keeps the block byte for byte (``skillrt.blog.frontmatter``)."""
+    found = split_frontmatter(text, path)
+    return found.block, found.body

@@ -2,27 +2,52 @@
 
 The file is read (text and hash) in a durable step before the model is asked; the save passes
 that hash to ``FileStore.write``, which refuses (``FileChanged``) if the file changed on disk
-meanwhile, e.g. in the user's editor. The frontmatter block is kept byte for byte: every field
-the user has (and its formatting and comments) survives. The reply carries a unified diff.
+meanwhile, e.g. in the user's editor. The frontmatter block (YAML ``---``, TOML ``+++`` or
+JSON, ``skillrt.blog.frontmatter``) is cut off before the model is asked and written back byte
+for byte: every field the user has (and its formatting and comments) survives, and a
+frontmatter block at the top of the model's reply is dropped, never written as the post's.
+The reply carries a unified diff.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from functools import partial
 from typing import Annotated, Any
 
 from pydantic import BaseModel, model_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.markdown import split_post
+from skillrt.blog.frontmatter import split_frontmatter, strip_frontmatter
 from skillrt.blog.posts import IndexReport
+from skillrt.blog.wikilinks import wikilink_targets
+from skillrt.skill.context import detect_language
 from skillrt.skill.params import Chars, PostPath
 
+from . import checked as checked_replies
 from . import pick
-from .common import MAX_INSTRUCTION_CHARS, refuse, split_frontmatter_block, text_hash
+from .checked import checked, quality_report, refuse_unchecked
+from .checks import (
+    MIN_SHARE,
+    Check,
+    Generated,
+    frontmatter_kept,
+    instruction_kind,
+    kind_of,
+    language,
+    language_share,
+    no_scaffolding,
+    not_degenerate,
+    scope,
+    wikilinks,
+    without_none,
+)
+from .common import MAX_INSTRUCTION_CHARS, refuse, text_hash
 from .pick import ask_for_post, no_post_chosen
-from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, messages, strip_fences
+from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
+from .scaffold import Scaffold
+from .translate import language_code
 
 __all__ = ["EditParams", "Revision", "edit_content", "unified_diff"]
 
@@ -49,16 +74,6 @@ REPLIES = (
                 "Select a part of it and try again.",
             ),
             "editing": ("修改中", "Editing"),
-            "repetition": (
-                "模型开始不断重复，修改被截断了；为了不丢失内容，文件未改动。"
-                "请再试一次或换个说法。",
-                "The model started repeating itself and its edit was cut short; to keep your "
-                "text whole, the file is unchanged. Try again or rephrase the instruction.",
-            ),
-            "no_text": (
-                "模型没有返回修改后的文字，文件未改动。",
-                "The model returned no text; the file is unchanged.",
-            ),
             "unchanged": (
                 "内容没有变化，文件未改动。",
                 "Nothing changed; the file is untouched.",
@@ -73,6 +88,7 @@ REPLIES = (
         }
     )
     | pick.REPLIES
+    | checked_replies.REPLIES
 )
 
 Instruction = Annotated[
@@ -110,6 +126,21 @@ class Written(BaseModel):
     hash: str
 
 
+_ASKED_LANGUAGE = re.compile(
+    r"\b(?:into|in|to)\s+([A-Za-z]+)\b|(?:翻译成|译成|改成|换成|改写成|用)\s*([\u4e00-\u9fff]{2,4}?)(?:写|表达|$|[，。,.])",
+    re.I,
+)
+
+
+def asked_language(instruction: str) -> str | None:
+    """The language an instruction asks the text to be in ("into English", "翻译成英文")."""
+    for match in _ASKED_LANGUAGE.finditer(instruction):
+        code = language_code(match.group(1) or match.group(2) or "")
+        if code is not None:
+            return code
+    return None
+
+
 def unified_diff(old: str, new: str, path: str) -> str:
     lines = difflib.unified_diff(
         old.splitlines(keepends=True),
@@ -139,10 +170,62 @@ def _splice(block: str, body: str, where: int, original: str, revised: str, whol
     return new_body
 
 
-async def _revise(ctx: SkillContext, instruction: str, original: str) -> Revision:
-    prompt = f"Instruction: {instruction}\n\nText:\n{original}"
-    result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=max(512, len(original)))
-    return Revision(text=strip_fences(result.content), looped=result.truncated_repetition)
+def _without_frontmatter(revised: str, original: str) -> str:
+    """The model's text without a frontmatter block it put in front (it echoed the post's, or
+    made one up): a reply is never written as the post's frontmatter. Kept when the text sent
+    began with such a block itself."""
+    if strip_frontmatter(original)[1]:
+        return revised
+    return strip_frontmatter(revised)[0]
+
+
+async def _revise(ctx: SkillContext, instruction: str, original: str, note: str) -> Generated:
+    prompt = edit_prompt(instruction, original) + note
+    limit = max(512, len(original))
+    result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=limit)
+    return Generated(
+        text=_without_frontmatter(strip_fences(result.content), original),
+        looped=result.truncated_repetition,
+        cut=result.usage.completion_tokens >= limit,
+    )
+
+
+def edit_checks(
+    ctx: SkillContext,
+    instruction: str,
+    *,
+    block: str,
+    body: str,
+    where: int,
+    original: str,
+    whole: bool,
+) -> list[Check]:
+    """What an edit's answer must pass before it is saved (see ``checks.py``)."""
+    rest = body[:where] + "\n" + body[where + len(original) :]
+    kind = instruction_kind(instruction, original)
+    target = asked_language(instruction)
+    if target is None and language_share(original, detect_language(original)) >= MIN_SHARE:
+        target = detect_language(original)  # an edit keeps the text's language
+
+    def compose(text: str) -> str:
+        return block + _splice(block, body, where, original, text, whole=whole)
+
+    return without_none(
+        [
+            no_scaffolding(
+                Scaffold([EDIT_SYSTEM, edit_prompt(instruction, "")], content=[original])
+            ),
+            not_degenerate,
+            kind,
+            None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
+            language(target) if target and len(original.split()) >= 3 else None,
+            wikilinks(
+                lambda name: ctx.memory.resolve_link(name) is not None,
+                known=wikilink_targets(body),
+            ),
+            frontmatter_kept(block, compose),
+        ]
+    )
 
 
 def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
@@ -176,8 +259,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
     text, digest = await ctx.read("read", path)
-    split_post(text, path)  # refuses a post whose frontmatter cannot be read
-    block, body = split_frontmatter_block(text)
+    post = split_frontmatter(text, path)  # YAML, TOML or JSON; the model never sees it
+    post.fields()  # refuses a post whose frontmatter cannot be read
+    block, body = post.block, post.body
     span = _span(body, selection)
     if span is None:
         return refuse(ctx, "selection_not_found")
@@ -186,17 +270,21 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
         return refuse(ctx, "too_long", chars=len(original), limit=PROMPT_BODY_CHARS)
 
     ctx.progress(2, 3, ctx.reply("editing"))
-    revision = await ctx.step(
-        "edit", partial(_revise, ctx, params.instruction, original), returns=Revision
+    whole = not selection.strip()
+    checks = edit_checks(
+        ctx, params.instruction, block=block, body=body, where=where, original=original, whole=whole
     )
-    if revision.looped:  # a cut-short edit would lose the rest of the text
-        return refuse(ctx, "repetition")
-    if not revision.text.strip():
-        return refuse(ctx, "no_text")
-    new_body = _splice(block, body, where, original, revision.text, whole=not selection.strip())
+    revision = await checked(
+        ctx, "edit", partial(_revise, ctx, params.instruction, original), checks
+    )
+    if not revision.passed:  # nothing is saved: the reply shows the model's text and why
+        return refuse_unchecked(ctx, revision, path=path)
+    report = quality_report([revision])
+    new_body = _splice(block, body, where, original, revision.text, whole=whole)
     if block + new_body == text:
         return SkillResult(
-            message=ctx.reply("unchanged"), data={"path": path, "diff": "", "changed": False}
+            message=ctx.reply("unchanged"),
+            data={"path": path, "diff": "", "changed": False, "checks": report},
         )
 
     ctx.progress(3, 3, ctx.reply("saving"), path)
@@ -209,5 +297,11 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     what = ctx.reply("the_selection" if selection.strip() else "the_body")
     return SkillResult(
         message=ctx.reply("edited", path=path, what=what, diff=shown),
-        data={"path": path, "diff": diff, "changed": True, "hash": saved.hash},
+        data={
+            "path": path,
+            "diff": diff,
+            "changed": True,
+            "hash": saved.hash,
+            "checks": report,
+        },
     )

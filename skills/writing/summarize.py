@@ -15,6 +15,7 @@ from typing import Annotated
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.exceptions import InvalidFrontmatter
 from skillrt.llm.base import estimate_tokens
@@ -162,8 +163,11 @@ def _read_post(ctx: SkillContext, target: str) -> tuple[str, str]:
     text, _ = ctx.files.read(path)
     try:
         _, body = split_post(text, path)
-    except InvalidFrontmatter:
-        body = text  # still worth summarising
+    except InvalidFrontmatter:  # still worth summarising, without its frontmatter block
+        try:
+            body = split_frontmatter(text, path).body
+        except InvalidFrontmatter:
+            body = text  # a block never closed: nothing tells it from the body
     return path, body
 
 

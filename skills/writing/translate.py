@@ -15,21 +15,29 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
+from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.exceptions import BadParam
 from skillrt.skill.params import Chars, PostPath
 
 from . import pick
+from .checked import REPLIES as CHECK_REPLIES
+from .checked import Checked, checked, quality_report, refuse_unchecked
+from .checks import Check, Generated, Verdict, language, no_scaffolding, not_degenerate, wikilinks
 from .common import Saved, new_post_text, refuse, save_new_file
 from .pick import ask_for_post, no_post_chosen
 from .prompts import clip, messages, strip_fences
+from .scaffold import Scaffold
 from .summarize import split_parts
 
 __all__ = ["TranslateParams", "language_code", "translate"]
 
 MAX_PARTS = 24
 PART_TOKENS = 1200
+_SET_FIELDS = ("title", "lang", "translation_of")
+_MISSING = object()
 TRANSLATE_SYSTEM = (
     "You translate Markdown blog posts into {language}. Answer with the translation only: no "
     "explanation, no code fence around it. Keep the Markdown structure, code blocks (do not "
@@ -56,6 +64,11 @@ REPLIES = (
                 "The model returned no translation; nothing was saved.",
             ),
             "saving": ("保存译文", "Saving the translation"),
+            "frontmatter_changed": (
+                "译文的 frontmatter 与原文不一致（{reason}），没有保存。",
+                "The translation's frontmatter would not match the original's ({reason}); "
+                "nothing was saved.",
+            ),
             "translated": (
                 "已把 `{path}` 翻译成{language}，保存为 `{new_path}`（《{title}》），原文未改动。",
                 "Translated `{path}` into {language} as `{new_path}` (“{title}”); the original "
@@ -64,6 +77,7 @@ REPLIES = (
         }
     )
     | pick.REPLIES
+    | CHECK_REPLIES
 )
 
 _LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -107,20 +121,77 @@ async def _ask(ctx: SkillContext, system: str, content: str, max_tokens: int) ->
     return strip_fences(result.content).strip()
 
 
+async def _translate_part(
+    ctx: SkillContext, system: str, content: str, max_tokens: int, note: str
+) -> Generated:
+    result = await ctx.llm.chat(messages(system, content + note), max_tokens=max_tokens)
+    return Generated(
+        text=strip_fences(result.content).strip(),
+        looped=result.truncated_repetition,
+        cut=result.usage.completion_tokens >= max_tokens,
+    )
+
+
+def part_checks(ctx: SkillContext, system: str, part: str, code: str) -> list[Check]:
+    """What each translated part must pass (see ``checks.py``)."""
+    return [
+        no_scaffolding(Scaffold([system], content=[part])),
+        not_degenerate,
+        language(code),
+        wikilinks(
+            lambda name: ctx.memory.resolve_link(name) is not None, known=wikilink_targets(part)
+        ),
+    ]
+
+
+def frontmatter_check(source: dict[str, Any], new_text: str, path: str) -> Verdict:
+    """The translation's frontmatter holds every field of the source's, unchanged, except
+    the ones the translation sets."""
+    metadata = split_frontmatter(new_text, path).fields()
+    changed = [
+        key
+        for key in source
+        if key not in _SET_FIELDS and metadata.get(key, _MISSING) != source[key]
+    ]
+    if changed:
+        return Verdict("frontmatter", False, f"fields changed: {', '.join(map(str, changed))}")
+    return Verdict("frontmatter", True, "kept every field but " + ", ".join(_SET_FIELDS))
+
+
 async def _translate_title(ctx: SkillContext, title: str, language: str) -> str:
     system = TITLE_SYSTEM.format(language=language)
     answer: str = await ctx.step("title", partial(_ask, ctx, system, clip(title, 200), 100))
     return " ".join(answer.split()).strip("\"'“”《》") or title
 
 
-async def _translate_parts(ctx: SkillContext, parts: list[str], language: str) -> list[str]:
+async def _translate_parts(
+    ctx: SkillContext, parts: list[str], language: str, code: str
+) -> list[Checked]:
+    """Each part in its own durable step, checked (and asked again once); stops at a part that
+    fails twice."""
     system = TRANSLATE_SYSTEM.format(language=language)
-    translated: list[str] = []
+    translated: list[Checked] = []
     for i, part in enumerate(parts, 1):
         ctx.progress(2, 3, ctx.reply("translating_part", part=i, parts=len(parts)))
-        ask = partial(_ask, ctx, system, part, 2 * PART_TOKENS)
-        translated.append(await ctx.step(f"part:{i}", ask))
+        ask = partial(_translate_part, ctx, system, part, 2 * PART_TOKENS)
+        result = await checked(ctx, f"part:{i}", ask, part_checks(ctx, system, part, code))
+        translated.append(result)
+        if not result.passed:
+            break
     return translated
+
+
+def _translated_post(
+    source: Frontmatter, title: str, code: str, path: str, translated: list[str]
+) -> str:
+    """The translation's text: the original's frontmatter in its own format (order, comments
+    and the other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
+    translated parts (a frontmatter block the model put in front of a part is dropped)."""
+    body = "\n\n".join(strip_frontmatter(part)[0].strip("\n") for part in translated)
+    fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
+    if source.format is None:
+        return new_post_text(fields, body)
+    return source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
 
 
 @skill(
@@ -139,26 +210,40 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     path = ctx.files.relative(target)
     ctx.progress(1, 3, ctx.reply("reading"), path)
     text, _ = await ctx.read("read", path)
+    source = split_frontmatter(text, path)  # YAML, TOML or JSON: the model never sees it
     metadata, body = split_post(text, path)
     parts = split_parts(body, PART_TOKENS) if body.strip() else []
     if len(parts) > MAX_PARTS:
         return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
     title = str(metadata.get("title") or PurePosixPath(path).stem)
     new_title = await _translate_title(ctx, title, language)
-    translated = await _translate_parts(ctx, parts, language)
+    results = await _translate_parts(ctx, parts, language, code)
+    if results and not results[-1].passed:  # nothing is saved: the reply shows why
+        return refuse_unchecked(ctx, results[-1], source=path, language=code)
+    translated = [r.text for r in results]
     if parts and not any(t.strip() for t in translated):
         return refuse(ctx, "no_translation")
 
     ctx.progress(3, 3, ctx.reply("saving"))
     stem = PurePosixPath(path)
     wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
-    fields: dict[str, Any] = {**metadata, "title": new_title, "lang": code, "translation_of": path}
-    new_text = new_post_text(fields, "\n\n".join(translated))
+    new_text = _translated_post(source, new_title, code, path, translated)
+    report = quality_report(results)
+    kept = frontmatter_check(source.fields(), new_text, path)
+    report.append({"name": kept.name, "passed": kept.passed, "reason": kept.reason, "attempts": 1})
+    if not kept.passed:
+        return refuse(ctx, "frontmatter_changed", reason=kept.reason)
     saved = await ctx.step("save", partial(save_new_file, ctx, wanted, new_text), returns=Saved)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
             "translated", path=path, language=language, new_path=saved.path, title=new_title
         ),
-        data={"path": saved.path, "source": path, "language": code, "title": new_title},
+        data={
+            "path": saved.path,
+            "source": path,
+            "language": code,
+            "title": new_title,
+            "checks": report,
+        },
     )

@@ -151,7 +151,7 @@ class EmbeddedBackend:
 
     def close(self) -> None:
         try:
-            self.committer.flush_sync()
+            self.committer.close()
         finally:
             for part in self._owned:
                 part.close()

@@ -119,7 +119,7 @@ class PostgresBackend:
     def close(self) -> None:
         """Write what is queued, then close the parts; the database (its pools) last."""
         try:
-            self.committer.flush_sync()
+            self.committer.close()
         finally:
             for part in (self.store, self.history, self.locks, self.runlocks, self.database):
                 part.close()

@@ -1,7 +1,7 @@
 """Sample requests and the intents the regex table must route them to.
 
 Used by the router tests (each sample, with its expected parameters) and the routing
-benchmark (``from skillrt._routing.samples import SAMPLE_INPUTS``).
+benchmark (``from skillrt.skills.samples import SAMPLE_INPUTS``).
 """
 
 from __future__ import annotations

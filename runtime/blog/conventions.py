@@ -1,0 +1,138 @@
+"""What a post's path and fields say beyond its title: its date, whether it is a draft, whether
+it is a section page, and the name it goes by (a page bundle goes by its folder).
+
+The conventions are those of the generators skillrt meets:
+
+- **Dates** come from a field (``date``, ``publishDate``, ``pubDate``, ``published``,
+  ``created``), else from a ``path`` field holding ``YYYY/MM/DD`` (the Rust blog on Zola),
+  else from the file or bundle name (``2024-03-21-slug.md``, Jekyll and Zola) or a
+  ``YYYY/MM/DD`` folder in the post's path. A date is kept as ``YYYY-MM-DD``.
+- **Drafts**: ``draft = true`` (Hugo, Zola), ``published: false`` (Jekyll), or a file under a
+  ``_drafts/`` folder (Jekyll, Hexo).
+- **Section and list pages** (``_index.md``, Hugo and Zola) are not posts.
+- **Page bundles**: ``slug/index.md`` goes by ``slug``; the page's own title wins, as always.
+- A title taken from the body is the first ``# heading`` outside fenced code blocks (a
+  ``# comment`` in a shell block is not a heading).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+__all__ = [
+    "DATE_FIELDS",
+    "DRAFT_FOLDERS",
+    "SECTION_PAGES",
+    "first_heading",
+    "is_draft",
+    "is_section_page",
+    "post_date",
+    "post_stem",
+]
+
+DATE_FIELDS = ("date", "publishDate", "pubDate", "published", "created")
+SECTION_PAGES = frozenset({"_index.md", "_index.markdown"})
+BUNDLE_PAGES = frozenset({"index.md", "index.markdown"})
+DRAFT_FOLDERS = ("_drafts",)
+_YMD = re.compile(r"(?<!\d)(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?!\d)")
+_NAME_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[-_]|$)")
+_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$")
+_TRUE = frozenset({"true", "yes", "on", "1"})
+_FALSE = frozenset({"false", "no", "off", "0"})
+
+
+def _as_date(value: Any) -> str | None:
+    """``YYYY-MM-DD`` of a date, a datetime or a string that starts with one."""
+    if isinstance(value, dt.datetime | dt.date):
+        return value.strftime("%Y-%m-%d")
+    if isinstance(value, str):
+        return _valid(_YMD.match(value.strip()))
+    return None
+
+
+def _valid(match: re.Match[str] | None) -> str | None:
+    if match is None:
+        return None
+    try:
+        return dt.date(int(match[1]), int(match[2]), int(match[3])).isoformat()
+    except ValueError:
+        return None
+
+
+def post_date(metadata: Mapping[str, Any], rel: str) -> str | None:
+    """The post's date as ``YYYY-MM-DD`` (see the module docstring for where it comes from)."""
+    for key in DATE_FIELDS:
+        value = metadata.get(key)
+        if value is not None and not isinstance(value, bool):
+            found = _as_date(value)
+            if found:
+                return found
+    path_field = metadata.get("path")
+    if isinstance(path_field, str):
+        found = _valid(_YMD.search(path_field))
+        if found:
+            return found
+    name = post_stem(rel)
+    found = _valid(_NAME_DATE.match(name))
+    if found:
+        return found
+    return _valid(_YMD.search(str(PurePosixPath(rel).parent)))
+
+
+def _truthy(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().casefold() in _TRUE | _FALSE:
+        return value.strip().casefold() in _TRUE
+    return None
+
+
+def is_draft(metadata: Mapping[str, Any], rel: str) -> bool:
+    """Whether the post is a draft: ``draft`` true, ``published`` false, or under ``_drafts/``."""
+    if _truthy(metadata.get("draft")):
+        return True
+    if _truthy(metadata.get("published")) is False:
+        return True
+    return any(part in DRAFT_FOLDERS for part in PurePosixPath(rel).parts[:-1])
+
+
+def is_section_page(rel: str) -> bool:
+    """Whether a file is a section or list page (``_index.md``), not a post."""
+    return PurePosixPath(rel).name.lower() in SECTION_PAGES
+
+
+def post_stem(rel: str) -> str:
+    """The name a post goes by: its file name without the suffix, or for a page bundle
+    (``slug/index.md``) the bundle's folder."""
+    path = PurePosixPath(rel)
+    if path.name.lower() in BUNDLE_PAGES and path.parent.name:
+        return path.parent.name
+    return path.stem
+
+
+def _closes(marker: str, fence: str, line: str) -> bool:
+    """Whether ``line`` (opening with ``marker``) closes the code block ``fence`` opened."""
+    return marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip(" " + fence[0])
+
+
+def first_heading(body: str) -> str | None:
+    """The text of the first ``# heading`` outside fenced code blocks, or None."""
+    fence: str | None = None
+    for line in body.splitlines():
+        opened = _FENCE.match(line)
+        if fence is not None:
+            if opened and _closes(opened.group(1), fence, line):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            return heading.group(1).strip()
+    return None

@@ -1,0 +1,353 @@
+"""A post's frontmatter block as written: split off byte for byte, read, changed in its format.
+
+Static-site generators put a post's fields in one of three formats at the top of the file:
+
+======  ==========================================  ====================================
+format  delimiters                                  used by
+======  ==========================================  ====================================
+yaml    ``---`` ... ``---`` (or ``...``)            Jekyll, Hugo, Hexo, Obsidian, VitePress
+toml    ``+++`` ... ``+++``                         Zola, Hugo
+json    a JSON object, ``{`` alone on the first     Hugo
+        line, up to its closing ``}``
+======  ==========================================  ====================================
+
+``split_frontmatter(text)`` cuts a post into ``Frontmatter(block, format, body)`` where
+``block`` is the frontmatter exactly as written (a byte-order mark, the delimiters and the line
+break after the closing one included) and ``body`` everything after it, so ``fm.text ==
+text`` always: a skill that edits the body writes ``fm.block`` back untouched, and the model
+never sees it. ``fm.fields()`` reads the fields (PyYAML, tomllib, json). ``fm.with_fields()``
+changes some fields and keeps the format, the key order and the comments: TOML through
+tomlkit, YAML by rewriting only the lines of the keys changed, JSON with its indent kept.
+``strip_frontmatter(reply)`` takes a frontmatter block off the front of a model's reply, so
+a reply is never written as a post's frontmatter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import tomlkit
+import yaml
+
+from skillrt.exceptions import InvalidFrontmatter
+
+__all__ = [
+    "FORMATS",
+    "Format",
+    "Frontmatter",
+    "render_frontmatter",
+    "split_frontmatter",
+    "strip_frontmatter",
+]
+
+Format = Literal["yaml", "toml", "json"]
+FORMATS: tuple[Format, ...] = ("yaml", "toml", "json")
+
+_BOM = "\ufeff"
+_YAML_OPEN = re.compile(r"---[ \t]*\r?\n")
+_YAML_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_TOML_OPEN = re.compile(r"\+\+\+[ \t]*\r?\n")
+_TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_JSON_OPEN = re.compile(r"\{[ \t]*(?:\r?\n|\"|\})")  # not "{{< shortcode >}}" nor "{% liquid %}"
+_LINE_END = re.compile(r"[ \t]*(?:\r?\n|\Z)")
+_YAML_KEY = re.compile(r"""^(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#:'"\-?][^:\n]*?))[ \t]*:(?:[ \t]|$)""")
+
+
+@dataclass(frozen=True, slots=True)
+class Frontmatter:
+    """A post cut in two: ``block`` (the frontmatter as written, or ``""``) and ``body``.
+
+    ``format`` is ``"yaml"``, ``"toml"``, ``"json"``, or None when the post has none.
+    """
+
+    block: str
+    format: Format | None
+    body: str
+    path: str = ""
+
+    @property
+    def text(self) -> str:
+        """The post again, byte for byte."""
+        return self.block + self.body
+
+    @property
+    def inner(self) -> str:
+        """The fields' source: the block without its delimiters (JSON: the object)."""
+        start, stop = self._inner_span()
+        return self.block[start:stop]
+
+    def _inner_span(self) -> tuple[int, int]:
+        if self.format is None:
+            return 0, 0
+        skip = len(_BOM) if self.block.startswith(_BOM) else 0
+        if self.format == "json":
+            return skip, self.block.rindex("}") + 1
+        opening = (_YAML_OPEN if self.format == "yaml" else _TOML_OPEN).match(self.block, skip)
+        close = _YAML_CLOSE if self.format == "yaml" else _TOML_CLOSE
+        closing = close.search(self.block, opening.end()) if opening else None
+        if opening is None or closing is None:
+            raise InvalidFrontmatter(self.path, f"not a {self.format} frontmatter block")
+        return opening.end(), closing.start()
+
+    def fields(self) -> dict[str, Any]:
+        """The fields, parsed (TOML and YAML dates as ``datetime.date``/``datetime``).
+
+        Raises ``InvalidFrontmatter`` when the block is not valid in its format or is not a
+        mapping of fields.
+        """
+        if self.format is None:
+            return {}
+        data = _parse(self.format, self.inner, self.path, self.block)
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise InvalidFrontmatter(
+                self.path, f"expected a mapping of fields, got {type(data).__name__}"
+            )
+        return {str(k): v for k, v in data.items()}
+
+    def with_body(self, body: str) -> Frontmatter:
+        return replace(self, body=body)
+
+    def with_fields(self, changes: Mapping[str, Any], *, remove: Iterable[str] = ()) -> Frontmatter:
+        """The post with ``changes`` set and ``remove`` dropped, in the block's own format:
+        other keys keep their order, their values as written and their comments. A post
+        without frontmatter gets a YAML block."""
+        removed = [key for key in remove if key not in changes]
+        if self.format is None:
+            if not changes:
+                return self
+            body = self.body if self.body.startswith(("\n", "\r\n")) else "\n" + self.body
+            return replace(
+                self, block=render_frontmatter(changes, "yaml"), format="yaml", body=body
+            )
+        self.fields()  # refuses a block that cannot be read
+        start, stop = self._inner_span()
+        inner = self.block[start:stop]
+        if self.format == "toml":
+            new_inner = _toml_set(inner, changes, removed)
+        elif self.format == "json":
+            new_inner = _json_set(inner, changes, removed)
+        else:
+            new_inner = _yaml_set(inner, changes, removed)
+        new_block = self.block[:start] + new_inner + self.block[stop:]
+        return replace(self, block=new_block)
+
+
+def split_frontmatter(text: str, path: str = "") -> Frontmatter:
+    """``text`` cut into its frontmatter block and body, so that ``.text == text``.
+
+    A post that opens a ``---`` or ``+++`` block and never closes it raises
+    ``InvalidFrontmatter`` (its text would otherwise be taken as body and rewritten).
+    """
+    bom = _BOM if text.startswith(_BOM) else ""
+    rest = text[len(bom) :]
+    for fmt, opening, closing in (
+        ("yaml", _YAML_OPEN, _YAML_CLOSE),
+        ("toml", _TOML_OPEN, _TOML_CLOSE),
+    ):
+        opened = opening.match(rest)
+        if opened is None:
+            continue
+        closed = closing.search(rest, opened.end())
+        if closed is None:
+            delimiter = "---" if fmt == "yaml" else "+++"
+            raise InvalidFrontmatter(path, f"the '{delimiter}' block is never closed")
+        end = len(bom) + closed.end()
+        return Frontmatter(text[:end], fmt, text[end:], path)  # type: ignore[arg-type]
+    if _JSON_OPEN.match(rest):
+        try:
+            _, stop = json.JSONDecoder().raw_decode(rest)
+        except json.JSONDecodeError as exc:
+            raise InvalidFrontmatter(path, f"invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+        tail = _LINE_END.match(rest, stop)
+        end = len(bom) + (tail.end() if tail else stop)
+        return Frontmatter(text[:end], "json", text[end:], path)
+    return Frontmatter("", None, text, path)
+
+
+def strip_frontmatter(reply: str) -> tuple[str, bool]:
+    """A model's reply without a frontmatter block at its start (and the blank lines after
+    it), and whether one was there. A block that cannot be parsed counts as one as well."""
+    lead = len(reply) - len(reply.lstrip())
+    try:
+        found = split_frontmatter(reply[lead:])
+    except InvalidFrontmatter:
+        return reply, False
+    if found.format is None:
+        return reply, False
+    return found.body.lstrip("\r\n"), True
+
+
+def render_frontmatter(fields: Mapping[str, Any], fmt: Format, newline: str = "\n") -> str:
+    """A new frontmatter block (delimiters and the closing line break included) in ``fmt``.
+    Keys keep their order; ``None`` values are left out."""
+    data = {k: v for k, v in fields.items() if v is not None}
+    if fmt == "toml":
+        inner = tomlkit.dumps(_toml_ready(data)) if data else ""
+        text = f"+++\n{inner}+++\n"
+    elif fmt == "json":
+        text = json.dumps(_json_ready(data), ensure_ascii=False, indent=2) + "\n"
+    else:
+        inner = _yaml_dump(data) if data else ""
+        text = f"---\n{inner}---\n"
+    return text.replace("\n", newline) if newline != "\n" else text
+
+
+# --- parsing -----------------------------------------------------------------------------
+
+
+def _parse(fmt: Format, inner: str, path: str, block: str) -> Any:
+    if fmt == "toml":
+        try:
+            return tomllib.loads(inner)
+        except tomllib.TOMLDecodeError as exc:
+            reason = " ".join(str(exc).split())[:200]
+            raise InvalidFrontmatter(path, f"invalid TOML: {reason}") from exc
+    if fmt == "json":
+        try:
+            return json.loads(inner)
+        except json.JSONDecodeError as exc:
+            raise InvalidFrontmatter(path, f"invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    try:
+        return yaml.load(inner, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+            before = block[: block.find(inner)] if inner else block
+            line = exc.problem_mark.line + before.count("\n") + 1
+            reason = f"invalid YAML at line {line}: {exc.problem or exc.context or 'syntax error'}"
+        else:
+            reason = "invalid YAML: " + " ".join(str(exc).split())[:200]
+        raise InvalidFrontmatter(path, reason) from exc
+
+
+# --- changing fields in each format --------------------------------------------------------
+
+
+def _toml_ready(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _toml_ready(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_toml_ready(v) for v in value if v is not None]
+    return value
+
+
+def _toml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
+    doc = tomlkit.parse(inner)
+    for key in removed:
+        if key in doc:
+            del doc[key]
+    for key, value in changes.items():
+        if value is None:
+            if key in doc:
+                del doc[key]
+        else:
+            doc[key] = _toml_ready(value)
+    return tomlkit.dumps(doc)
+
+
+def _json_ready(value: Any) -> Any:
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    return value
+
+
+def _json_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
+    data = json.loads(inner)
+    for key in removed:
+        data.pop(key, None)
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = _json_ready(value)
+    indent_match = re.search(r"\n([ \t]+)\S", inner)
+    indent: str | int | None = indent_match.group(1) if indent_match else None
+    if indent is None and "\n" in inner:
+        indent = 2
+    newline = "\r\n" if "\r\n" in inner else "\n"
+    dumped = json.dumps(data, ensure_ascii=False, indent=indent)
+    return dumped.replace("\n", newline) if newline != "\n" else dumped
+
+
+def _yaml_dump(data: Mapping[str, Any]) -> str:
+    return yaml.safe_dump(
+        _yaml_ready(dict(data)), allow_unicode=True, sort_keys=False, default_flow_style=False
+    )
+
+
+def _yaml_ready(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _yaml_ready(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_yaml_ready(v) for v in value if v is not None]
+    return value
+
+
+def _yaml_key(line: str) -> str | None:
+    match = _YAML_KEY.match(line)
+    if match is None:
+        return None
+    return next(g for g in match.groups() if g is not None).strip()
+
+
+def _continues(line: str) -> bool:
+    """Whether a line belongs to the value of the key above it (indented, or a list item)."""
+    return line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip() == "-"
+
+
+def _yaml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
+    """Rewrite only the lines of the top-level keys changed; append new keys at the end."""
+    newline = "\r\n" if "\r\n" in inner else "\n"
+    lines = inner.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += newline
+    # Each top-level key: the range of lines its value takes (continuation lines are indented
+    # or list items at column 0).
+    spans: dict[str, tuple[int, int]] = {}
+    i = 0
+    while i < len(lines):
+        key = _yaml_key(lines[i])
+        j = i + 1
+        if key is not None:
+            while j < len(lines) and (
+                lines[j][:1] in (" ", "\t")
+                or (lines[j].startswith("- ") or lines[j].rstrip() == "-")
+            ):
+                j += 1
+            spans.setdefault(key, (i, j))
+        i = j
+    replaced: dict[int, tuple[int, str]] = {}
+    appended: list[str] = []
+    for key in removed:
+        if key in spans:
+            start, stop = spans[key]
+            replaced[start] = (stop, "")
+    for key, value in changes.items():
+        text = "" if value is None else _yaml_dump({key: value}).replace("\n", newline)
+        if key in spans:
+            start, stop = spans[key]
+            replaced[start] = (stop, text)
+        elif text:
+            appended.append(text)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if i in replaced:
+            stop, text = replaced[i]
+            out.append(text)
+            i = stop
+        else:
+            out.append(lines[i])
+            i += 1
+    return "".join(out) + "".join(appended)

@@ -1,0 +1,182 @@
+"""The frontmatter block in YAML, TOML and JSON: split off and joined back byte for byte, read,
+and changed in its own format (key order and comments kept)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from skillrt.blog.frontmatter import render_frontmatter, split_frontmatter, strip_frontmatter
+from skillrt.blog.markdown import split_post
+from skillrt.exceptions import InvalidFrontmatter
+
+TOML_POST = (
+    "+++\n"
+    "# The date is in path, as on the Rust blog.\n"
+    'path = "2024/03/21/Rust-1.77.0"\n'
+    'title = "Announcing Rust 1.77.0"  # the release\n'
+    'authors = ["The Rust Release Team"]\n'
+    "\n"
+    "[extra]\n"
+    "release = true\n"
+    "+++\n"
+    "\n"
+    "The Rust team is happy.\n"
+)
+YAML_POST = (
+    "---\n"
+    "title: 'Ownership: moves'  # quoted\n"
+    "date: 2024-05-01\n"
+    "tags:\n"
+    "- rust\n"
+    "- ownership\n"
+    "draft: true\n"
+    "---\n"
+    "\n"
+    "# Heading\n"
+    "Body.\n"
+)
+JSON_POST = (
+    '{\n    "title": "JSON post",\n    "date": "2023-02-03",\n    "tags": ["a", "b"]\n}\n\nBody\n'
+)
+
+SAMPLES = [
+    TOML_POST,
+    YAML_POST,
+    JSON_POST,
+    "\ufeff" + YAML_POST,
+    TOML_POST.replace("\n", "\r\n"),
+    YAML_POST.replace("\n", "\r\n"),
+    "---\n---\nempty block\n",
+    "+++\n+++",
+    '{"title": "one line"}\nbody',
+    "{{< figure src=x >}}\ntext\n",  # a Hugo shortcode, not JSON
+    "{% raw %}liquid{% endraw %}\n",  # a Jekyll tag, not JSON
+    "No frontmatter at all.\n",
+    "",
+    "---\ntitle: x\n...\nYAML ends with dots\n",
+]
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+def test_split_then_join_is_byte_for_byte(text: str) -> None:
+    found = split_frontmatter(text)
+    assert found.text == text
+    assert found.block + found.body == text
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "title"),
+    [
+        (TOML_POST, "toml", "Announcing Rust 1.77.0"),
+        (YAML_POST, "yaml", "Ownership: moves"),
+        (JSON_POST, "json", "JSON post"),
+        ("\ufeff" + YAML_POST, "yaml", "Ownership: moves"),
+        (TOML_POST.replace("\n", "\r\n"), "toml", "Announcing Rust 1.77.0"),
+    ],
+)
+def test_each_format_is_recognised_and_read(text: str, fmt: str, title: str) -> None:
+    found = split_frontmatter(text)
+    assert found.format == fmt
+    assert found.fields()["title"] == title
+    assert "title" not in found.body  # the block is not in the body
+
+
+def test_fields_keep_types() -> None:
+    toml = split_frontmatter(TOML_POST).fields()
+    assert toml["extra"] == {"release": True} and toml["authors"] == ["The Rust Release Team"]
+    yaml_fields = split_frontmatter(YAML_POST).fields()
+    assert yaml_fields["date"] == dt.date(2024, 5, 1) and yaml_fields["draft"] is True
+    assert split_post(TOML_POST)[1] == "The Rust team is happy."
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("+++\ntitle = \n+++\nbody\n", "invalid TOML"),
+        ("+++\ntitle = 'x'\nbody\n", "'\\+\\+\\+' block is never closed"),
+        ('{\n  "title": "x",\n\nbody\n', "invalid JSON"),
+        ("---\ntitle: [x\n---\n", "invalid YAML at line 3"),
+        ("+++\n+++\n", None),
+    ],
+)
+def test_broken_blocks_are_refused_with_a_reason(text: str, reason: str | None) -> None:
+    if reason is None:
+        assert split_frontmatter(text).fields() == {}
+        return
+    with pytest.raises(InvalidFrontmatter, match=reason):
+        split_frontmatter(text, "content/x.md").fields()
+
+
+def test_toml_field_change_keeps_comments_order_and_tables() -> None:
+    found = split_frontmatter(TOML_POST)
+    changed = found.with_fields({"draft": True, "title": "Rust 1.77.0"})
+    assert changed.body == found.body
+    assert changed.block == (
+        "+++\n"
+        "# The date is in path, as on the Rust blog.\n"
+        'path = "2024/03/21/Rust-1.77.0"\n'
+        'title = "Rust 1.77.0"  # the release\n'
+        'authors = ["The Rust Release Team"]\n'
+        "draft = true\n"
+        "\n"
+        "[extra]\n"
+        "release = true\n"
+        "+++\n"
+    )
+    back = changed.with_fields({}, remove=["draft"]).with_fields({"title": found.fields()["title"]})
+    assert back.text == TOML_POST
+
+
+def test_yaml_field_change_touches_only_its_lines() -> None:
+    found = split_frontmatter(YAML_POST)
+    changed = found.with_fields({"tags": ["rust"], "lang": "en"}, remove=["draft"])
+    assert changed.block == (
+        "---\ntitle: 'Ownership: moves'  # quoted\ndate: 2024-05-01\ntags:\n- rust\nlang: en\n---\n"
+    )
+    assert changed.fields() == {"title": "Ownership: moves", "date": dt.date(2024, 5, 1),
+                                "tags": ["rust"], "lang": "en"}  # fmt: skip
+    crlf = split_frontmatter(YAML_POST.replace("\n", "\r\n")).with_fields({"draft": False})
+    assert "draft: false\r\n" in crlf.block and "\n" not in crlf.block.replace("\r\n", "")
+
+
+def test_json_field_change_keeps_indent_and_order() -> None:
+    found = split_frontmatter(JSON_POST)
+    changed = found.with_fields({"draft": True, "date": dt.date(2023, 2, 4)})
+    assert changed.block.startswith('{\n    "title": "JSON post",\n    "date": "2023-02-04",')
+    assert list(json.loads(changed.inner)) == ["title", "date", "tags", "draft"]
+    assert changed.body == found.body
+
+
+def test_a_post_without_frontmatter_gets_a_yaml_block() -> None:
+    found = split_frontmatter("# Title\n\nBody\n")
+    assert found.with_fields({}).text == "# Title\n\nBody\n"
+    added = found.with_fields({"title": "T"})
+    assert added.text == "---\ntitle: T\n---\n\n# Title\n\nBody\n"
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "toml", "json"])
+def test_render_frontmatter_reads_back(fmt: str) -> None:
+    fields = {"title": "Rust: 所有权", "date": dt.date(2024, 1, 2), "tags": ["a"], "gone": None}
+    block = render_frontmatter(fields, fmt)  # type: ignore[arg-type]
+    found = split_frontmatter(block + "\nbody\n")
+    assert found.format == fmt and found.body == "\nbody\n"
+    read = found.fields()
+    assert read["title"] == "Rust: 所有权" and read["tags"] == ["a"] and "gone" not in read
+    assert str(read["date"]) == "2024-01-02"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected", "had"),
+    [
+        ('+++\ntitle = "x"\n+++\n\nNew body.', "New body.", True),
+        ("---\ntitle: x\n---\nNew body.", "New body.", True),
+        ('\n{\n  "title": "x"\n}\nNew body.', "New body.", True),
+        ("New body.\n\n---\n\nmore", "New body.\n\n---\n\nmore", False),
+        ("---\nnever closed", "---\nnever closed", False),
+    ],
+)
+def test_strip_frontmatter_from_a_reply(reply: str, expected: str, had: bool) -> None:
+    assert strip_frontmatter(reply) == (expected, had)

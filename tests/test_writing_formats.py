@@ -1,0 +1,103 @@
+"""Writing skills on TOML and JSON posts: the frontmatter block never reaches the model, an
+edit writes it back byte for byte, a reply's frontmatter is never written as the post's, and a
+translation keeps the original's format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.llm.base import LLMMessage
+from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
+from tests.blog import copy_fixture
+from tests.writing_support import writing_runtime
+
+RELEASE = "content/Rust-1.77.0.md"
+
+
+@pytest.fixture
+def zola(tmp_path: Path) -> Path:
+    return copy_fixture("zola", tmp_path / "blog")
+
+
+def prompts_of(llm: ScriptedModel | FunctionModel) -> str:
+    return "\n".join(str(m["content"]) for call in llm.calls for m in call)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The Rust team announces Rust 1.77.0.",
+        # The model echoed a frontmatter block (the bug: it was written as the whole post).
+        '+++\ntitle = "Changed by the model"\n+++\n\nThe Rust team announces Rust 1.77.0.',
+        "---\ntitle: made up\n---\nThe Rust team announces Rust 1.77.0.",
+    ],
+)
+async def test_edit_of_a_toml_post_keeps_its_block_byte_for_byte(zola: Path, reply: str) -> None:
+    before = (zola / RELEASE).read_text(encoding="utf-8")
+    block = split_frontmatter(before).block
+    llm = ScriptedModel([reply])
+    rt = writing_runtime(zola, llm)
+    await rt.initialize()
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "make it one sentence", "path": RELEASE}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    after = (zola / RELEASE).read_text(encoding="utf-8")
+    assert after == block + "\nThe Rust team announces Rust 1.77.0.\n"
+    seen = prompts_of(llm)
+    assert "+++" not in seen and "Release Team" not in seen and "[extra]" not in seen
+    assert "The Rust team is happy" in seen  # the body was what it saw
+    await rt.close()
+
+
+async def test_edit_of_a_selection_in_a_json_post(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    text = '{\n  "title": "JSON post",\n  "draft": false\n}\n\nOld sentence here.\nKeep me.\n'
+    (blog / "posts" / "j.md").write_text(text, encoding="utf-8")
+    llm = ScriptedModel(["New sentence here."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(
+        "reword this", context={"current_file": "posts/j.md", "selected_text": "Old sentence here."}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / "posts" / "j.md").read_text(encoding="utf-8") == text.replace("Old", "New")
+    assert '"title"' not in prompts_of(llm)
+    await rt.close()
+
+
+async def test_summary_of_a_toml_post_never_shows_the_block(zola: Path) -> None:
+    llm = ScriptedModel(["A release with C-string literals."])
+    rt = writing_runtime(zola, llm)
+    await rt.initialize()
+    msg = await rt.run_skill("Summarize", {"path": RELEASE})
+    assert msg.state == "COMPLETED", msg.content
+    seen = prompts_of(llm)
+    assert "+++" not in seen and "path =" not in seen and "C-string literals" in seen
+    await rt.close()
+
+
+async def test_translation_of_a_toml_post_stays_toml(zola: Path) -> None:
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> str:
+        if "title" in str(messages[0]["content"]):
+            return "宣布 Rust 1.77.0"
+        return '+++\ntitle = "echo"\n+++\nRust 团队很高兴。'  # a part with an echoed block
+
+    llm = FunctionModel(answer)
+    rt = writing_runtime(zola, llm)
+    await rt.initialize()
+    msg = await rt.run_skill("Translate", {"path": RELEASE, "language": "zh"})
+    assert msg.state == "COMPLETED", msg.content
+    new = split_frontmatter((zola / msg.data["path"]).read_text(encoding="utf-8"))
+    assert new.format == "toml"
+    fields = new.fields()
+    assert fields["title"] == "宣布 Rust 1.77.0" and fields["lang"] == "zh"
+    assert fields["translation_of"] == RELEASE and fields["extra"] == {"release": True}
+    assert "# The release post: its date is in `path`" in new.block  # the comment survived
+    assert new.body.strip() == "Rust 团队很高兴。" and "echo" not in new.text
+    assert "Release Team" not in prompts_of(llm)
+    await rt.close()
