@@ -8,12 +8,14 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
 from skillrt.exceptions import ModelCrashed
+from skillrt.llm.base import LLMMessage
 from skillrt.llm.llama_modes import (
     ModeMemory,
     cpu_has_amx,
@@ -23,6 +25,7 @@ from skillrt.llm.llama_modes import (
 )
 from skillrt.llm.local import MODE_FILE, LocalProvider
 from skillrt.llm.worker_client import crash_message
+from skillrt.testing import Answer, FunctionModel, ModelOptions
 from tests.helpers import make_runtime
 
 AMX_CPU = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f amx_bf16 amx_tile amx_int8\n"
@@ -210,3 +213,45 @@ async def test_a_forced_mode_is_not_changed_after_a_crash(
         assert llm.mode == "default" and not (tmp_path / MODE_FILE).exists()
     finally:
         await llm.aclose()
+
+
+# --- routing ------------------------------------------------------------------------------------
+
+
+class EmbeddedStandIn(FunctionModel):
+    """A FunctionModel that says it is the embedded model (``provider = "local"``)."""
+
+    __test__ = False
+    provider = "local"
+
+
+async def test_the_embedded_model_is_not_asked_to_route_unless_a_setting_asks(
+    tmp_path: Path,
+) -> None:
+    from tests.test_routing_trust import recording_skills
+
+    asked: list[type[BaseModel] | None] = []
+
+    def answer(_messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        asked.append(options.response_model)
+        return {"type": "RESEARCH_WEB", "confidence": 1.0, "parameters": {}}
+
+    ran: list[tuple[str, dict[str, Any]]] = []
+    rt = make_runtime(tmp_path, EmbeddedStandIn(answer), recording_skills(ran))
+    try:
+        assert rt.router.llm is None
+        msg = await rt.process_input("blorp the flux capacitor")  # no pattern decides
+        assert asked == [] and ran == []  # the model was not asked; numbered choices instead
+        assert msg.state in ("WAITING_INPUT", "IDLE"), msg
+    finally:
+        await rt.close()
+
+    asked.clear()
+    config = load_config(content_root=tmp_path, llm={"route_with_embedded": True})
+    routed = AgentRuntime(config, llm=EmbeddedStandIn(answer), skills=recording_skills(ran))
+    try:
+        assert routed.router.llm is not None
+        await routed.process_input("blorp the flux capacitor")
+        assert asked, "llm.route_with_embedded = true asks the embedded model"
+    finally:
+        await routed.close()
