@@ -242,7 +242,8 @@ class CheckpointCorrupt(RunError):
 class StoreUnavailable(RunError):
     """The shared task store (PostgreSQL) cannot be used: unreachable, or on another schema.
 
-    ``reason`` is a stable code: ``unreachable``, ``schema_newer``, ``lease_lost``.
+    ``reason`` is a stable code: ``unreachable``, ``schema_newer``, ``lease_lost``, ``busy``
+    (every pooled connection in use; the server answers).
     """
 
     def __init__(self, message: str, *, reason: str = "unreachable") -> None:

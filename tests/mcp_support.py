@@ -160,3 +160,31 @@ class HttpServer:
                 self.proc.terminate()
             self.proc.wait(30)
         self.log.close()
+
+
+NODE_DIR = Path(__file__).resolve().parent / "node" / "node_modules"
+# CI sets one of these: a missing npm package then fails the test instead of skipping it.
+REQUIRE_NODE = ("SKILLRT_REQUIRE_MCP_INSPECTOR", "SKILLRT_REQUIRE_MCP_NODE")
+REQUIRED_NODE = any(os.environ.get(name) == "1" for name in REQUIRE_NODE)  # read at import
+
+
+def node_package(name: str, entry: str) -> Path:
+    """A file of an npm package installed in ``tests/node`` (``npm ci --prefix tests/node``),
+    or a skip when it is missing (a failure with ``SKILLRT_REQUIRE_MCP_INSPECTOR=1``)."""
+    import shutil
+
+    import pytest
+
+    path = NODE_DIR / name / entry
+    if path.is_file() and shutil.which("node"):
+        return path
+    reason = f"{name} is not installed in tests/node (run: npm ci --prefix tests/node)"
+    if REQUIRED_NODE:
+        pytest.fail(reason + " (SKILLRT_REQUIRE_MCP_INSPECTOR=1)")
+    pytest.skip(reason)
+
+
+def everything_server() -> dict[str, Any]:
+    """``[mcp.servers.everything]`` for ``@modelcontextprotocol/server-everything`` (stdio)."""
+    entry = node_package("@modelcontextprotocol/server-everything", "dist/index.js")
+    return {"command": "node", "args": [str(entry), "stdio"], "timeout_s": 30}

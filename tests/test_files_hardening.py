@@ -16,6 +16,7 @@ from skillrt.blog.dirfd import DIR_FD
 from skillrt.blog.files import FileStore
 from skillrt.blog.tempfiles import remove_stale_temps
 from skillrt.exceptions import PathNotAllowed
+from skillrt.testing import FunctionModel
 
 # Swaps posts/sub for a symlink to the outside folder and back, as fast as it can, until killed.
 SWAPPER = """
@@ -168,3 +169,70 @@ def test_temp_files_of_a_dead_writer_are_removed_at_the_next_start(tmp_path: Pat
     removed = remove_stale_temps(root)
     assert removed == [f"posts/{left.name}"]
     assert not left.exists() and live.exists()
+
+
+def test_the_state_folder_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts" / "a.md").write_text("# A\n\nText.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+    script = tmp_path / "s.json"
+    script.write_text('{"answers": ["A summary."]}')
+    env.update(
+        SKILLRT_LLM__PROVIDER="scripted",
+        SKILLRT_LLM__SCRIPT_PATH=str(script),
+        SKILLRT_CONTENT_ROOT=str(blog),
+    )
+    code = "import os, sys; os.umask(0o022); from skillrt.cli import main; sys.argv[1:] = "
+    args = ["run", "summarize posts/a.md"]
+    done = subprocess.run(
+        [sys.executable, "-c", code + repr(args) + "; main()"],
+        env=env, cwd=blog, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = blog / ".skillrt"
+    found = [state, *state.rglob("*")]
+    assert any(p.name.endswith(".db") for p in found)  # the checkpoints and history exist
+    for path in found:
+        if path.is_symlink():
+            continue
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, (str(path.relative_to(blog)), oct(mode))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["CON.md", "posts/con.md", "posts/Aux.draft.md", "posts/nul/x.md", "posts/LPT1.md",
+     "posts/com9.markdown", "posts/trailing-dot.", "posts/\u202egpj.md", "posts/a\u2066b.md"],
+)  # fmt: skip
+def test_reserved_and_bidi_names_are_refused(tmp_path: Path, name: str) -> None:
+    root = tmp_path / "blog"
+    (root / "posts").mkdir(parents=True)
+    files = FileStore(root, posts_dir=".")
+    with pytest.raises(PathNotAllowed):
+        files.write(name, "# x\n")
+    assert sorted(p.name for p in root.rglob("*") if p.is_file()) == []
+    files.write("posts/console.md", "# fine\n")  # only the exact reserved names
+
+
+async def test_a_folder_as_target_path_gets_the_post_inside(tmp_path: Path) -> None:
+    from tests.blog import copy_blog
+    from tests.writing_support import WritingModelFn, writing_runtime
+
+    blog = copy_blog(tmp_path / "blog")
+    (blog / "posts" / "drafts").mkdir()
+    rt = writing_runtime(blog, FunctionModel(WritingModelFn()))
+    await rt.initialize()
+    for target, folder in [("posts/", "posts"), ("posts/drafts", "posts/drafts")]:
+        msg = await rt.run_skill("WriteArticle", {"topic": "Rust ownership", "target_path": target})
+        assert msg.state == "COMPLETED", msg.content
+        assert msg.data["path"].startswith(folder + "/rust-ownership"), msg.data["path"]
+    assert not (blog / "posts.md").exists() and not (blog / "posts" / "drafts.md").exists()
+    await rt.close()
+    llm = FunctionModel(WritingModelFn())
+    rt2 = writing_runtime(blog, llm)
+    await rt2.initialize()
+    msg = await rt2.run_skill("WriteArticle", {"topic": "Rust", "target_path": "posts/CON.md"})
+    assert msg.data.get("error") == "path_not_allowed", msg.content
+    assert llm.call_count == 0  # refused before anything was spent
+    await rt2.close()

@@ -42,6 +42,8 @@ def open_folder(root: Path, parts: Sequence[str], *, create: bool, shown: str) -
     """A descriptor of ``root/parts...`` reached without following any symlink (the caller
     closes it). Missing folders are made when ``create``. ``PathNotAllowed`` (naming
     ``shown``) when a name on the way is a symlink or not a folder."""
+    if create:
+        root.mkdir(parents=True, exist_ok=True)  # the root itself is trusted: made by path
     fd = os.open(root, _DIR_FLAGS)
     try:
         for part in parts:

@@ -57,6 +57,8 @@ _READ_FLAGS: int = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_C
 SavedHook = Callable[[Path, int, str], None]
 """Called after a write with the saved path, its size in bytes and its sha256."""
 
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)*$", re.IGNORECASE)
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _MAX_NAME_BYTES = 255
 _MAX_PATH_BYTES = 4096
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -127,9 +129,13 @@ class FileStore:
         max_read_bytes: int = MAX_READ_BYTES,
         posts_dir: str | None = None,
         state_dir: Path | None = None,
+        drafts_dir: str | None = None,
     ) -> None:
         self.max_read_bytes = max_read_bytes
         self.posts_dir = None if posts_dir is None else (posts_dir.strip("/") or ".")
+        # The blog's drafts folder beside the posts (Jekyll's _drafts/): posts are written
+        # there too (new drafts) when ``posts_dir`` limits writes.
+        self.drafts_dir = drafts_dir.strip("/") if drafts_dir and drafts_dir.strip("/") else None
         self._given_root = Path(os.path.abspath(Path(root).expanduser()))
         self.root = self._given_root.resolve()
         self.locks = locks
@@ -206,6 +212,11 @@ class FileStore:
                 return norm.relative_to(base).as_posix()
         raise PathNotAllowed(text, "an absolute path outside the content root")
 
+    def writable(self, path: str | Path) -> str:
+        """``path`` relative to the root if ``write`` may write it (``PathNotAllowed`` if not):
+        a skill checks a target before it spends anything on its content."""
+        return self._resolve_for_write(path)[1]
+
     def relative(self, path: str | Path) -> str:
         """``path`` relative to the root, posix style (``posts/a.md``)."""
         return self.resolve(path).relative_to(self.root).as_posix()
@@ -225,12 +236,22 @@ class FileStore:
         return target, rel
 
     def _resolve_for_write(self, path: str | Path) -> tuple[Path, str]:
-        """``_resolve_private``; with ``posts_dir`` set, only a post: Markdown under it."""
+        """``_resolve_private``, no name Windows reserves or that reorders text (bidi
+        controls: ``gpj.md`` shown as ``dm.jpg``); with ``posts_dir`` set, only a post:
+        Markdown under it."""
         target, rel = self._resolve_private(path)
+        for part in PurePosixPath(rel).parts:
+            if _RESERVED.match(part) or part.endswith((".", " ")):
+                raise PathNotAllowed(rel, f"{part!r} is a name Windows reserves")
+            if any(ch in _BIDI for ch in part):
+                raise PathNotAllowed(rel, "a name with a bidirectional control character")
         if self.posts_dir is not None:
             if not rel.lower().endswith(POST_SUFFIXES):
                 raise PathNotAllowed(rel, "not a post (only .md and .markdown files are written)")
-            if self.posts_dir != "." and not PurePosixPath(rel).is_relative_to(self.posts_dir):
+            inside = [d for d in (self.posts_dir, self.drafts_dir) if d is not None]
+            if self.posts_dir != "." and not any(
+                PurePosixPath(rel).is_relative_to(folder) for folder in inside
+            ):
                 raise PathNotAllowed(rel, f"outside the posts folder {self.posts_dir}/")
         return target, rel
 

@@ -86,7 +86,7 @@ TaskId = Annotated[str, typer.Argument(help="A task id; a unique prefix is enoug
 def _default(ctx: typer.Context) -> None:
     """Without a command, start the chat."""
     if ctx.invoked_subcommand is None:
-        chat(root=None, posts_dir=None, verbose=False, resume_last=False, session=None)
+        chat(root=None, posts_dir=None, verbose=False, resume_last=False, session=None, yes=False)
 
 
 @app.command()
@@ -104,6 +104,9 @@ def chat(
         str | None,
         typer.Option("--session", "-s", help="Open the session of this name (made if new)."),
     ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Write edits without showing the diff first.")
+    ] = False,
 ) -> None:
     """Chat with your blog: type requests, watch tasks run; Ctrl-C cancels, Ctrl-D quits."""
     from skillrt.cli.readers import make_reader
@@ -117,7 +120,13 @@ def chat(
         )
         runtime = make_runtime(config)
         reader = make_reader(config.state_path / "input-history")
-        repl = Repl(runtime, Console(), reader, continuing=resume_last and not continued)
+        repl = Repl(
+            runtime,
+            Console(),
+            reader,
+            continuing=resume_last and not continued,
+            confirm=False if yes else None,
+        )
         status = _run(repl.run())
     raise typer.Exit(status)
 
@@ -133,6 +142,14 @@ def run(
     ] = None,
     answer: Answers = None,
     as_json: Json = False,
+    confirm: Annotated[
+        bool | None,
+        typer.Option(
+            "--confirm/--yes",
+            help="Show an edit's diff and ask before writing (--yes: never ask). "
+            "Default: edit.confirm, else no.",
+        ),
+    ] = None,
     root: Root = None,
     posts_dir: PostsDir = None,
     verbose: Verbose = False,
@@ -142,7 +159,9 @@ def run(
     from skillrt.cli.oneshot import OneShot
 
     with user_errors():
-        context: dict[str, str] = {}
+        context: dict[str, str | bool] = {}
+        if confirm is not None:
+            context["confirm"] = confirm
         if file is not None:
             context["current_file"] = str(file)
         if selection is not None:
@@ -150,6 +169,26 @@ def run(
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
         status = _run(shot.run(text, context))
+    raise typer.Exit(status)
+
+
+@app.command()
+def undo(
+    path: Annotated[
+        str | None, typer.Argument(help="The post; without it, the last post written.")
+    ] = None,
+    as_json: Json = False,
+    root: Root = None,
+    verbose: Verbose = False,
+) -> None:
+    """Restore the version kept before the last write (of PATH), byte for byte: an edit undone,
+    a new post moved to the trash, a deleted one brought back. Exit 0 done, 1 refused."""
+    from skillrt.cli.oneshot import OneShot
+
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
+        status = _run(shot.undo(path))
     raise typer.Exit(status)
 
 
@@ -327,6 +366,55 @@ def index(
     )
     for path, reason in report.errors:
         print(f"  skipped {path}: {reason}", file=sys.stderr)
+
+
+@app.command()
+def publish(
+    path: Annotated[str, typer.Argument(help="The draft to publish, relative to the blog.")],
+    as_json: Json = False,
+    root: Root = None,
+    posts_dir: PostsDir = None,
+    verbose: Verbose = False,
+) -> None:
+    """Publish a draft: take its draft mark off (draft = true, draft: true, published: false)
+    or move it out of _drafts/; every other byte stays. Answers may use it afterwards."""
+    import datetime as dt
+    import time
+
+    from skillrt.blog.files import FileStore
+    from skillrt.blog.memory import BlogMemory
+    from skillrt.blog.publish import publish_post
+
+    with user_errors():
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        make_state_dir(config.state_path)
+        files = FileStore(
+            config.root,
+            trash_dir=config.state_path / "trash",
+            max_read_bytes=config.max_post_bytes,
+        )
+        day = dt.date.fromtimestamp(time.time())
+        done = publish_post(files, path, posts_dir=config.posts_dir, day=day)
+        memory = BlogMemory(
+            config.root, config.state_path, config.posts_dir, drafts_dir=config.layout.drafts_dir
+        )
+        try:
+            memory.refresh()
+        finally:
+            memory.close()
+    if as_json:
+        data = {
+            "path": done.path,
+            "changed": done.changed,
+            "moved_from": done.moved_from,
+            "removed": list(done.removed),
+        }
+        print(json.dumps(data, ensure_ascii=False))
+    elif not done.changed:
+        print(f"{done.path} is not a draft; nothing changed.")
+    else:
+        moved = f" (moved from {done.moved_from})" if done.moved_from else ""
+        print(f"Published {done.path}{moved}.")
 
 
 @app.command()

@@ -24,6 +24,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from skillrt._io.redaction import Redactor
 from skillrt.cli.lines import line as say_line
 from skillrt.messages import ChatMessage, TaskSummary
 
@@ -31,12 +32,27 @@ if TYPE_CHECKING:
     from skillrt.agent import AgentRuntime
     from skillrt.events import Event
 
-__all__ = ["Display", "age", "cost_line", "renders_faithfully", "task_status", "tasks_table"]
+__all__ = [
+    "Display",
+    "age",
+    "cost_line",
+    "redacted",
+    "renders_faithfully",
+    "task_status",
+    "tasks_table",
+]
 
 _STREAM_TAIL_LINES = 6
 _THINKING = "the model is thinking"
 _THINKING_LINE_EVERY_S = 5  # without a live region, a thinking line this often
 _QUIET_STATES = frozenset({"IDLE", "WAITING_INPUT"})  # no cost line for these replies
+
+
+def redacted(redactor: Redactor, message: ChatMessage) -> ChatMessage:
+    """``message`` with every text in it redacted (as printed or written out as JSON)."""
+    dumped = message.model_dump(mode="json")
+    clean = redactor(dumped)
+    return message if clean == dumped else ChatMessage.model_validate(clean)
 
 
 def _markdown(text: str) -> RenderableType:
@@ -85,6 +101,7 @@ class Display:
 
     def __init__(self, console: Console, *, show_stream: bool | None = None) -> None:
         self.console = console
+        self.redactor = Redactor()  # the runtime's once attached: its secrets and token too
         self.live_mode = console.is_terminal and not console.is_dumb_terminal
         self.show_stream = console.is_terminal if show_stream is None else show_stream
         self._live: Live | None = None
@@ -103,6 +120,7 @@ class Display:
 
     def attach(self, runtime: AgentRuntime) -> Callable[[], None]:
         """Subscribe to the runtime's events; returns the function that unsubscribes."""
+        self.redactor = runtime.redactor
         offs = [
             runtime.on("task:progress", self._on_progress),
             runtime.on("agent:status", self._on_status),
@@ -256,8 +274,10 @@ class Display:
         language: str = "en",
     ) -> None:
         """Print the reply (Markdown), its saved path and next steps on ``out`` (the display's
-        console by default), then one dim cost line on the display's console."""
+        console by default), then one dim cost line on the display's console. Redacted: an
+        echoing model or a choice menu naming a secret-bearing path never prints a secret."""
         out = out or self.console
+        message = redacted(self.redactor, message)
         if markdown is None:
             markdown = out.is_terminal
         if markdown and renders_faithfully(message.content, out.width):

@@ -330,15 +330,37 @@ def _sections(config: RuntimeConfig) -> list[Check]:
     return checks
 
 
+def _mcp(config: RuntimeConfig) -> list[Check]:
+    """Each MCP server of ``[mcp.servers]``: started or reached, its tools listed, then closed."""
+    if not config.mcp.servers:
+        return []
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from skillrt.exceptions import MissingDependency
+    from skillrt.mcp.client import check_servers
+
+    try:
+        with ThreadPoolExecutor(1) as pool:  # its own event loop, whoever calls doctor
+            found = pool.submit(asyncio.run, check_servers(config.mcp)).result()
+    except MissingDependency as exc:
+        return [Check("MCP servers", str(exc), "fail")]
+    return [
+        Check(f"MCP server {name}", text, "ok" if ok else "fail", {"reachable": ok})
+        for name, ok, text in found
+    ]
+
+
 def run_checks(config: RuntimeConfig, *, generate: bool = True) -> list[Check]:
     """Every finding, in display order. Writes nothing, starts no browser; with the embedded
-    model (and ``generate``) one token is generated in a worker process."""
+    model (and ``generate``) one token is generated in a worker process; the MCP servers of
+    ``[mcp.servers]`` are started or reached, to say whether they answer."""
     files = [str(p) for p in config_files()]
     checks = [
         Check("skillrt", f"{__version__} (Python {platform.python_version()})", "info"),
         Check("config files", ", ".join(files), "info", {"files": files}),
     ]
     checks.extend(_model(config, generate=generate))
-    for group in (_content, _state, _store, _browser, _sections):
+    for group in (_content, _state, _store, _browser, _sections, _mcp):
         checks.extend(group(config))
     return checks

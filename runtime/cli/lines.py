@@ -111,7 +111,18 @@ LINES: dict[str, tuple[str, str]] = {
         "把一篇文章设为当前文章（“它”所指的文章）",
         "make a post the focus (what “it” means)",
     ),
+    "cmd_publish": (
+        "发布草稿（给出的文章或当前文章）：去掉草稿标记，回答时可以引用",
+        "publish a draft (PATH or the focus): its draft mark taken off, answers may use it",
+    ),
+    "published": ("已发布 {path}{moved}。", "Published {path}{moved}."),
+    "published_moved": ("（从 {source} 移来）", " (moved from {source})"),
+    "not_a_draft": ("{path} 不是草稿，没有改动。", "{path} is not a draft; nothing changed."),
     "cmd_focus": ("后续请求作用的文章", "the post follow-ups act on"),
+    "cmd_undo": (
+        "撤销最近一次写入（或对 PATH 的最近一次写入），逐字节恢复",
+        "undo the last write (or the last one of PATH), byte for byte",
+    ),
     "cmd_new": (
         "开始新会话（没有之前的对话和当前文章）",
         "start a new session (no turns, no focus)",

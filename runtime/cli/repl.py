@@ -60,8 +60,12 @@ class Repl:
         reader: LineReader,
         *,
         continuing: bool = False,
+        confirm: bool | None = None,
     ) -> None:
         self.rt = runtime
+        # Edits show their diff and ask before writing (edit.confirm; --yes turns it off).
+        edit_confirm = runtime.config.edit.confirm
+        self.confirm = confirm if confirm is not None else edit_confirm is not False
         self.console = console
         self.reader = reader
         self.display = Display(console)
@@ -108,7 +112,7 @@ class Repl:
                 continue
             if self._pending_question() is None:  # an answer ("y", "2") keeps the language
                 self.language = detect_language(line)
-            await self._task(self.rt.process_input(line))
+            await self._task(self.rt.process_input(line, {"confirm": self.confirm}))
 
     async def _start(self) -> None:
         with self._status("Loading the model…"):
@@ -216,7 +220,8 @@ class Repl:
 
     def _show(self, message: ChatMessage) -> None:
         if message.state == State.WAITING_INPUT.value:
-            self._question = str(message.data.get("question") or message.content)
+            question = str(message.data.get("question") or message.content)
+            self._question = self.rt.redactor.text(question)  # shown in the prompt
             multiline = "\n" in self._question.strip()  # numbered choices: show them all
             if (
                 multiline
@@ -407,6 +412,18 @@ class Repl:
         path = await self.rt.set_focus(arg)
         self.console.print(self._say("focus_set", focus=path))
 
+    async def cmd_publish(self, arg: str) -> None:
+        done = await self.rt.publish(arg.strip() or None)
+        if not done.changed:
+            self.console.print(self._say("not_a_draft", path=done.path))
+            return
+        moved = self._say("published_moved", source=done.moved_from) if done.moved_from else ""
+        self.console.print(self._say("published", path=done.path, moved=moved))
+
+    async def cmd_undo(self, arg: str) -> None:
+        message = await self.rt.undo(arg.strip() or None, language=self.language)
+        self.display.reply(message, language=self.language)
+
     async def cmd_focus(self, _arg: str) -> None:
         focus = self.rt.conversation().focus
         if focus is None:
@@ -465,6 +482,8 @@ COMMANDS: dict[str, _Command] = {
     "model": _Command("/model", "cmd_model", Repl.cmd_model),
     "open": _Command("/open PATH", "cmd_open", Repl.cmd_open),
     "focus": _Command("/focus", "cmd_focus", Repl.cmd_focus),
+    "publish": _Command("/publish [PATH]", "cmd_publish", Repl.cmd_publish),
+    "undo": _Command("/undo [PATH]", "cmd_undo", Repl.cmd_undo),
     "new": _Command("/new", "cmd_new", Repl.cmd_new),
     "quit": _Command("/quit", "cmd_quit", Repl.cmd_quit),
     "exit": _Command("/exit", "cmd_exit", Repl.cmd_quit, listed=False),

@@ -25,6 +25,7 @@ PROBLEMS: dict[str, tuple[str, int]] = {
     "task-conflict": ("The task cannot do that now", 2),
     "method-not-allowed": ("Method not allowed", 2),
     "shutting-down": ("The server is stopping", 1),
+    "store-unavailable": ("The task store does not answer", 1),
     "internal": ("Internal error", 1),
 }
 

@@ -47,7 +47,6 @@ from skillrt.skills.browsing.actions import (
     SubmitAction,
     TypeAction,
 )
-from skillrt.skills.browsing.browser import absolute_url, resolve_element
 from skillrt.skills.browsing.chromium_js import (
     EXTRACT_ELEMENTS,
     IS_REDIRECT_STUB,
@@ -65,6 +64,7 @@ from skillrt.skills.browsing.observation import (
     compose_observation,
 )
 from skillrt.skills.browsing.page_reader import read_text
+from skillrt.skills.browsing.targets import absolute_url, resolve_element
 
 if TYPE_CHECKING:
     from playwright.async_api import (

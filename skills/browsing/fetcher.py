@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_USER_AGENT", "Fetched", "SafeFetcher"]
 
-DEFAULT_USER_AGENT = "Mozilla/5.0 (compatible; skillrt/0.1; +https://pypi.org/project/skillrt/)"
+DEFAULT_USER_AGENT = "Mozilla/5.0 (compatible; skillrt/0.1)"
 MAX_REDIRECTS = 10
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 

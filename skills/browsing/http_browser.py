@@ -27,7 +27,6 @@ from skillrt.skills.browsing.actions import (
     SubmitAction,
     TypeAction,
 )
-from skillrt.skills.browsing.browser import absolute_url, resolve_element
 from skillrt.skills.browsing.fetcher import DEFAULT_USER_AGENT, Fetched, SafeFetcher
 from skillrt.skills.browsing.html_extract import ParsedPage
 from skillrt.skills.browsing.observation import (
@@ -40,6 +39,7 @@ from skillrt.skills.browsing.observation import (
     compose_observation,
 )
 from skillrt.skills.browsing.page_reader import read_page
+from skillrt.skills.browsing.targets import absolute_url, resolve_element
 
 if TYPE_CHECKING:
     import httpx

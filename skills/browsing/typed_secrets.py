@@ -6,12 +6,15 @@ go), but everywhere else it is ``SECRET_TEXT``: in the step's actions and result
 task's journal), in the replay recording (whose entry is marked ``"secret": true``, so replay
 refuses it rather than typing nothing) and in the events. A ``goto`` whose URL holds a secret
 is shown with the secret replaced too (the guard refuses to send it). ``scrub`` replaces every
-such text typed in this run, and every secret the guard knows, wherever else it turns up in a
-step's record, such as the navigator's memory.
+such text typed in this run wherever else it turns up in a step's record, such as the
+navigator's memory (the journal: a configured secret left in a record keeps the runtime from
+journalling that step, as for any step result). ``redact`` also replaces every secret the
+guard knows, for what is shown or leaves the task (events, logs, recordings, the reply).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from skillrt.skills.browsing.actions import GotoAction, TypeAction
@@ -55,15 +58,12 @@ class TypedSecrets:
         return self.guard.is_secret(action.text)
 
     def scrub(self, value: Any) -> Any:
-        """A JSON-like value with every secret typed in this run replaced by ``SECRET_TEXT``,
-        and every secret the guard knows too."""
-        if isinstance(value, str):
-            return self.guard.scrub(self._scrub_text(value))
-        if isinstance(value, dict):
-            return {k: self.scrub(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.scrub(v) for v in value]
-        return value
+        """A JSON-like value with every secret typed in this run replaced by ``SECRET_TEXT``."""
+        return _walk(value, self._scrub_text)
+
+    def redact(self, value: Any) -> Any:
+        """``scrub``, and every secret the guard knows (any form) replaced, key shapes too."""
+        return _walk(value, lambda text: self.guard.scrub(self._scrub_text(text)))
 
     def _scrub_text(self, value: str) -> str:
         for secret in sorted(
@@ -71,3 +71,13 @@ class TypedSecrets:
         ):
             value = value.replace(secret, SECRET_TEXT)
         return value
+
+
+def _walk(value: Any, fix: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return fix(value)
+    if isinstance(value, dict):
+        return {k: _walk(v, fix) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_walk(v, fix) for v in value]
+    return value

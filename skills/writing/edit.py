@@ -19,9 +19,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, model_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.frontmatter import split_frontmatter, strip_frontmatter
+from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
+from skillrt.exceptions import FileChanged
 from skillrt.skill.context import detect_language
 from skillrt.skill.params import Chars, PostPath
 
@@ -32,6 +33,7 @@ from .checks import (
     MIN_SHARE,
     Check,
     Generated,
+    Verdict,
     frontmatter_kept,
     instruction_kind,
     kind_of,
@@ -43,7 +45,9 @@ from .checks import (
     wikilinks,
     without_none,
 )
-from .common import MAX_INSTRUCTION_CHARS, refuse, text_hash
+from .common import MAX_INSTRUCTION_CHARS, MAX_TITLE_CHARS, keep_version, refuse, text_hash
+from .manage import is_yes
+from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .scaffold import Scaffold
@@ -79,11 +83,30 @@ REPLIES = (
                 "Nothing changed; the file is untouched.",
             ),
             "saving": ("保存", "Saving"),
+            "confirm": (
+                "要这样修改 `{path}` 吗？\n\n```diff\n{diff}```\n\n请回答“是”或“否”。",
+                "Write this change to `{path}`?\n\n```diff\n{diff}```\n\nAnswer yes or no.",
+            ),
+            "not_written": ("好的，`{path}` 没有改动。", "OK, `{path}` was left as it was."),
             "the_selection": ("选中的文字", "the selection"),
             "the_body": ("正文", "the body"),
+            "the_title": ("标题", "the title"),
+            "part_not_found": (
+                "这篇文章里没有{part}，文件未改动。",
+                "The post has no {part}; the file is unchanged.",
+            ),
+            "frontmatter_changed": (
+                "修改会改动标题以外的 frontmatter，所以没有保存。",
+                "The edit would change the frontmatter beyond the title, so nothing was saved.",
+            ),
             "edited": (
                 "已修改 `{path}` 的{what}，frontmatter 保持不变。\n\n```diff\n{diff}```",
                 "Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{diff}```",
+            ),
+            "edited_before_restart": (
+                "`{path}` 在中断之前已经修改并保存好了，frontmatter 保持不变。",
+                "`{path}` was edited and saved before the interruption; the frontmatter is "
+                "unchanged.",
             ),
         }
     )
@@ -232,8 +255,88 @@ def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
     """Write ``new_text`` over the post read as ``digest`` (refused if it changed since)."""
     if ctx.files.hash_of(path) == text_hash(new_text):
         return Written(hash=text_hash(new_text))  # saved before a crash cut the task off
+    if ctx.files.hash_of(path) == digest:  # the original, kept for undo (once per task)
+        keep_version(ctx, path, "edit", step="save", after=text_hash(new_text))
     _, written = ctx.files.write(path, new_text, expected_hash=digest)
     return Written(hash=written)
+
+
+def _confirming(ctx: SkillContext) -> bool:
+    """Whether to show the diff and ask before writing: the request's ``confirm`` (the chat
+    sends true, ``--yes`` and ``confirm=false`` false), else ``edit.confirm``, else no."""
+    asked = ctx.input.extra.get("confirm")
+    return asked if isinstance(asked, bool) else ctx.config.edit.confirm is True
+
+
+async def _saved_before_restart(ctx: SkillContext, path: str) -> bool:
+    """Whether the post changed since the journalled read because this task's own save landed
+    and the process died before the save was journalled: the post then holds exactly the
+    text whose hash the ``target`` step journalled just before saving. (Without this, a kill
+    right after the rename made the resumed task fail with "changed on disk".)"""
+    target: str = await ctx.step("target", partial(str, ""))  # journalled: the hash aimed at
+    return bool(target) and ctx.files.hash_of(path) == target
+
+
+def _part_span(body: str, part: PartRef) -> tuple[int, str] | None:
+    found = locate(body, part)
+    return None if found is None else (found.start, body[found.start : found.end])
+
+
+def _describe(ctx: SkillContext, part: PartRef) -> str:
+    if ctx.input.language != "zh":
+        return part.describe()
+    if part.kind == "conclusion":
+        return "结尾"
+    unit = "段" if part.kind == "paragraph" else "节"
+    return f"最后一{unit}" if part.index == -1 else f"第 {part.index} {unit}"
+
+
+_H1 = re.compile(r"\A(\s*)#[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+def _title_shape(generated: Generated) -> Verdict:
+    lines = [line for line in generated.text.strip().splitlines() if line.strip()]
+    if len(lines) != 1 or len(lines[0]) > MAX_TITLE_CHARS:
+        return Verdict("title", False, "a title is one line of at most 200 characters")
+    return Verdict("title", True, text=lines[0].strip().strip("\"'“”《》#* "))
+
+
+async def _edit_title(
+    ctx: SkillContext, instruction: str, path: str, post: Frontmatter
+) -> tuple[str, list[dict[str, Any]]] | SkillResult:
+    """The post with its title edited: the frontmatter's ``title`` (the other fields byte for
+    byte), else a ``# Title`` line at the top of the body; and the quality report."""
+    fields = post.fields()
+    title = fields.get("title")
+    heading = _H1.match(post.body)
+    if not (isinstance(title, str) and title.strip()) and heading is None:
+        return refuse(ctx, "part_not_found", part=ctx.reply("the_title"))
+    original = title if isinstance(title, str) and title.strip() else heading.group(2)  # type: ignore[union-attr]
+    checks = [
+        no_scaffolding(Scaffold([EDIT_SYSTEM, edit_prompt(instruction, "")], content=[original])),
+        not_degenerate,
+        _title_shape,
+    ]
+    ctx.progress(2, 3, ctx.reply("editing"))
+    revision = await checked(ctx, "edit", partial(_revise, ctx, instruction, original), checks)
+    if not revision.passed:
+        return refuse_unchecked(ctx, revision, path=path)
+    report = quality_report([revision])
+    if isinstance(title, str) and title.strip():
+        new_text = post.with_fields({"title": revision.text}).text
+        kept = split_frontmatter(new_text, path).fields()
+        same = {k: v for k, v in kept.items() if k != "title"} == {
+            k: v for k, v in fields.items() if k != "title"
+        }
+        report.append(
+            {"name": "frontmatter", "passed": same, "reason": "only the title set", "attempts": 1}
+        )
+        if not same:
+            return refuse(ctx, "frontmatter_changed")
+    else:
+        start, end = heading.span(2)  # type: ignore[union-attr]
+        new_text = post.block + post.body[:start] + revision.text + post.body[end:]
+    return new_text, report
 
 
 async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
@@ -258,19 +361,36 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     selection = params.selected_text or ctx.input.selected_text or ""
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
-    text, digest = await ctx.read("read", path)
+    try:
+        text, digest = await ctx.read("read", path)
+    except FileChanged:
+        if await _saved_before_restart(ctx, path):
+            return SkillResult(
+                message=ctx.reply("edited_before_restart", path=path),
+                data={"path": path, "diff": "", "changed": True, "hash": ctx.files.hash_of(path)},
+            )
+        raise
     post = split_frontmatter(text, path)  # YAML, TOML or JSON; the model never sees it
     post.fields()  # refuses a post whose frontmatter cannot be read
+    part = None if selection.strip() else named_part(params.instruction)
+    if part is not None and part.kind == "title":
+        edited = await _edit_title(ctx, params.instruction, path, post)
+        if isinstance(edited, SkillResult):
+            return edited
+        new_text, report = edited
+        return await _write(ctx, path, (text, new_text), digest, report, ctx.reply("the_title"))
     block, body = post.block, post.body
-    span = _span(body, selection)
+    span = _span(body, selection) if part is None else _part_span(body, part)
     if span is None:
+        if part is not None:
+            return refuse(ctx, "part_not_found", part=_describe(ctx, part))
         return refuse(ctx, "selection_not_found")
     where, original = span
     if len(original) > PROMPT_BODY_CHARS:
         return refuse(ctx, "too_long", chars=len(original), limit=PROMPT_BODY_CHARS)
 
     ctx.progress(2, 3, ctx.reply("editing"))
-    whole = not selection.strip()
+    whole = not selection.strip() and part is None
     checks = edit_checks(
         ctx, params.instruction, block=block, body=body, where=where, original=original, whole=whole
     )
@@ -280,21 +400,46 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     if not revision.passed:  # nothing is saved: the reply shows the model's text and why
         return refuse_unchecked(ctx, revision, path=path)
     report = quality_report([revision])
-    new_body = _splice(block, body, where, original, revision.text, whole=whole)
-    if block + new_body == text:
+    revised = revision.text if whole else revision.text.strip("\n")
+    new_body = _splice(block, body, where, original, revised, whole=whole)
+    if part is not None:
+        what = _describe(ctx, part)
+    else:
+        what = ctx.reply("the_body" if whole else "the_selection")
+    return await _write(ctx, path, (text, block + new_body), digest, report, what)
+
+
+async def _write(
+    ctx: SkillContext,
+    path: str,
+    texts: tuple[str, str],
+    digest: str,
+    report: list[dict[str, Any]],
+    what: str,
+) -> SkillResult:
+    """Show the diff (and ask, under ``edit.confirm``), save, re-index, reply."""
+    text, new_text = texts
+    if new_text == text:
         return SkillResult(
             message=ctx.reply("unchanged"),
             data={"path": path, "diff": "", "changed": False, "checks": report},
         )
-
-    ctx.progress(3, 3, ctx.reply("saving"), path)
-    saved = await ctx.step(
-        "save", partial(_save, ctx, path, block + new_body, digest), returns=Written
+    body, new_body = split_frontmatter(text).body, split_frontmatter(new_text).body
+    diff = (
+        unified_diff(body, new_body, path)
+        if body != new_body
+        else unified_diff(text, new_text, path)
     )
-    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
-    diff = unified_diff(body, new_body, path)
     shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
-    what = ctx.reply("the_selection" if selection.strip() else "the_body")
+    if _confirming(ctx) and not is_yes(await ctx.ask(ctx.reply("confirm", path=path, diff=shown))):
+        return SkillResult(
+            message=ctx.reply("not_written", path=path),
+            data={"path": path, "diff": diff, "changed": False, "written": False, "checks": report},
+        )
+    ctx.progress(3, 3, ctx.reply("saving"), path)
+    await ctx.step("target", partial(text_hash, new_text))  # see _saved_before_restart
+    saved = await ctx.step("save", partial(_save, ctx, path, new_text, digest), returns=Written)
+    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply("edited", path=path, what=what, diff=shown),
         data={

@@ -8,6 +8,7 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -15,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.conventions import DRAFT_FOLDERS, post_stem
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
@@ -27,6 +29,7 @@ from .checked import REPLIES as CHECK_REPLIES
 from .checked import Checked, checked, quality_report, refuse_unchecked
 from .checks import Check, Generated, Verdict, language, no_scaffolding, not_degenerate, wikilinks
 from .common import Saved, new_post_text, refuse, save_new_file
+from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
 from .pick import ask_for_post, no_post_chosen
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
@@ -36,7 +39,7 @@ __all__ = ["TranslateParams", "language_code", "translate"]
 
 MAX_PARTS = 24
 PART_TOKENS = 1200
-_SET_FIELDS = ("title", "lang", "translation_of")
+_SET_FIELDS = ("title", "lang", "translation_of", "draft")  # draft: drafts.mark
 _MISSING = object()
 TRANSLATE_SYSTEM = (
     "You translate Markdown blog posts into {language}. Answer with the translation only: no "
@@ -78,6 +81,7 @@ REPLIES = (
     )
     | pick.REPLIES
     | CHECK_REPLIES
+    | DRAFT_REPLIES
 )
 
 _LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -182,16 +186,38 @@ async def _translate_parts(
 
 
 def _translated_post(
-    source: Frontmatter, title: str, code: str, path: str, translated: list[str]
-) -> str:
-    """The translation's text: the original's frontmatter in its own format (order, comments
-    and the other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
-    translated parts (a frontmatter block the model put in front of a part is dropped)."""
+    ctx: SkillContext,
+    source: Frontmatter,
+    title: str,
+    code: str,
+    path: str,
+    translated: list[str],
+) -> NewPost:
+    """The translation: the original's frontmatter in its own format (order, comments and the
+    other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
+    translated parts (a frontmatter block the model put in front of a part is dropped). Saved
+    beside the original as ``<name>-<code>`` (a page bundle as ``<slug>-<code>/index.md``);
+    a draft (``drafts.mark``) in the blog's drafts folder where it has one, else with a
+    ``draft`` field. Blocking I/O: a sync step."""
     body = "\n\n".join(strip_frontmatter(part)[0].strip("\n") for part in translated)
+    stem = PurePosixPath(path)
+    wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
+    if post_stem(path) != stem.stem:  # a page bundle: a bundle beside it, slug-en/index.md
+        wanted = str(stem.parent.with_name(f"{stem.parent.name}-{code}") / stem.name)
     fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
+    in_drafts = any(part in DRAFT_FOLDERS for part in stem.parts[:-1])
+    draft = ctx.config.drafts.mark and not in_drafts
+    drafts_dir = blog_style(ctx).drafts_dir if draft else None
+    if drafts_dir:
+        name = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", PurePosixPath(wanted).name)
+        wanted = f"{drafts_dir}/{name}"
+    elif draft:
+        fields["draft"] = True
     if source.format is None:
-        return new_post_text(fields, body)
-    return source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
+        text = new_post_text(fields, body)
+    else:
+        text = source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
+    return NewPost(path=wanted, text=text, draft=draft or in_drafts)
 
 
 @skill(
@@ -225,20 +251,20 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
         return refuse(ctx, "no_translation")
 
     ctx.progress(3, 3, ctx.reply("saving"))
-    stem = PurePosixPath(path)
-    wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
-    new_text = _translated_post(source, new_title, code, path, translated)
+    compose = partial(_translated_post, ctx, source, new_title, code, path, translated)
+    post = await ctx.step("compose", compose, returns=NewPost)
     report = quality_report(results)
-    kept = frontmatter_check(source.fields(), new_text, path)
+    kept = frontmatter_check(source.fields(), post.text, path)
     report.append({"name": kept.name, "passed": kept.passed, "reason": kept.reason, "attempts": 1})
     if not kept.passed:
         return refuse(ctx, "frontmatter_changed", reason=kept.reason)
-    saved = await ctx.step("save", partial(save_new_file, ctx, wanted, new_text), returns=Saved)
+    saved = await ctx.step("save", partial(save_new_file, ctx, post.path, post.text), returns=Saved)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
             "translated", path=path, language=language, new_path=saved.path, title=new_title
-        ),
+        )
+        + draft_note(ctx, saved.path, post.text),
         data={
             "path": saved.path,
             "source": path,

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
@@ -31,13 +31,12 @@ from .checks import Check, Generated, no_scaffolding, not_degenerate, wikilinks
 from .common import (
     MAX_TOPIC_CHARS,
     Saved,
-    new_post_text,
     post_path,
     save_new_file,
     slug_for,
-    today,
 )
 from .lengths import ArticleLength, parse_length, strip_length_words
+from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .prompts import (
     OUTLINE_SYSTEM,
     SECTION_SYSTEM,
@@ -113,6 +112,7 @@ REPLIES = (
         }
     )
     | CHECK_REPLIES
+    | DRAFT_REPLIES
 )
 
 Topic = Annotated[
@@ -161,6 +161,7 @@ class Draft(BaseModel):
     path: str
     text: str
     word_count: int
+    draft: bool = False
 
 
 class GraphUpdate(BaseModel):
@@ -274,7 +275,8 @@ def _find_related(ctx: SkillContext, topic: str, like: str | None) -> list[Relat
                 link=stem if ctx.memory.resolve_link(stem) == model.path else model.path,
             )
         )
-    for hit in ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS):
+    drafts = ctx.config.drafts.in_answers  # drafts are not built on or linked until published
+    for hit in ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS, drafts=drafts):
         if model is not None and hit.path == model.path:
             continue
         stem = PurePosixPath(hit.path).stem
@@ -422,17 +424,31 @@ async def _write_sections(
     return results
 
 
-def _compose(outline: Outline, bodies: list[str], related: list[RelatedPost], path: str) -> Draft:
+def _compose(
+    ctx: SkillContext,
+    target: str | None,
+    slug: str,
+    outline: Outline,
+    bodies: list[str],
+    related: list[RelatedPost],
+) -> Draft:
+    """The post in the blog's style (format, keys, file name, folder; a draft when
+    ``drafts.mark``): blocking I/O, a sync step."""
     body = "\n\n".join(
         f"## {section.heading}\n\n{text}"
         for section, text in zip(outline.sections, bodies, strict=True)
     )
-    metadata: dict[str, Any] = {"title": outline.title, "date": today()}
-    if outline.description:
-        metadata["description"] = outline.description
-    metadata["tags"] = outline.tags
-    metadata["wikiLinks"] = [post.link for post in related]
-    return Draft(path=path, text=new_post_text(metadata, body), word_count=word_count(body))
+    post = compose_new_post(
+        ctx,
+        target=target,
+        title=outline.title,
+        slug=slug,
+        body=body,
+        tags=outline.tags,
+        description=outline.description,
+        links=[post.link for post in related],
+    )
+    return Draft(path=post.path, text=post.text, word_count=word_count(body), draft=post.draft)
 
 
 async def _update_entities(
@@ -468,7 +484,7 @@ def _message(
     text += ctx.reply("outline", headings="\n".join(f"- {s.heading}" for s in outline.sections))
     if related:
         text += ctx.reply("linked", links="\n".join(f"- [{r.title}]({r.path})" for r in related))
-    return text + ctx.reply("graph", **graph.model_dump())
+    return text + ctx.reply("graph", **graph.model_dump()) + draft_note(ctx, saved.path, draft.text)
 
 
 @skill(
@@ -481,7 +497,8 @@ def _message(
 async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     topic, lang = params.topic, ctx.input.language
     length = article_length(params, ctx.input.text)
-    wanted = post_path(ctx, params.target_path, slug_for(topic, f"post-{ctx.task_id[:8]}"))
+    slug = slug_for(topic, f"post-{ctx.task_id[:8]}")
+    post_path(ctx, params.target_path, slug)  # a path out of the blog is refused at once
 
     ctx.progress(1, TOTAL_STEPS, ctx.reply("finding_related"))
     like = ctx.conversation.focus if params.similar else None
@@ -504,7 +521,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     bodies = [s.text for s in sections]
 
     ctx.progress(4, TOTAL_STEPS, ctx.reply("saving"))
-    compose = partial(_compose, outline, bodies, related, wanted)
+    compose = partial(_compose, ctx, params.target_path, slug, outline, bodies, related)
     draft = await ctx.step("compose", compose, returns=Draft)
     save = partial(save_new_file, ctx, draft.path, draft.text)
     saved = await ctx.step("save", save, returns=Saved)  # ctx.files logs agent.file.saved
@@ -525,6 +542,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "sections": [s.heading for s in outline.sections],
             "tags": outline.tags,
             "word_count": draft.word_count,
+            "draft": draft.draft,
             "length": length.describe(),
             "related": [r.path for r in related],
             "wiki_links": [r.link for r in related],

@@ -112,14 +112,21 @@ class McpServer:
         except Refused as refused:
             return error_result(refused.reason, **refused.data)
         session = ctx.session
+        token = ctx.meta.progressToken if ctx.meta is not None else None
         if ctx.experimental.is_task:
             ttl = ctx.experimental.task_metadata.ttl if ctx.experimental.task_metadata else None
 
             async def background(on_task: Any) -> ChatMessage | None:
-                return await self.run_asking(call, session, on_task, None)
+                # The request has its answer (the task): progress goes out on its own.
+                async with ProgressRelay(rt, session, token, None) as relay:
+
+                    def bound(task_id: str) -> None:
+                        relay.bind(task_id)
+                        on_task(task_id)
+
+                    return await self.run_asking(call, session, bound, None)
 
             return await self.book.start(background, ttl)
-        token = ctx.meta.progressToken if ctx.meta is not None else None
         try:
             async with ProgressRelay(rt, session, token, ctx.request_id) as relay:
                 message = await self.run_asking(call, session, relay.bind, ctx.request_id)
@@ -140,7 +147,8 @@ class McpServer:
 
         async def tools() -> list[types.Tool]:
             await rt.initialize()
-            return list_tools(rt.skills)
+            effects = {name: spec.effect for name, spec in rt.router.specs.items()}
+            return list_tools(rt.skills, effects)
 
         async def resources() -> list[types.Resource]:
             return await list_posts(rt)

@@ -109,8 +109,29 @@ class TaskBook:
 
     # --- calls -----------------------------------------------------------------------------------
 
+    def prune(self, now: float | None = None) -> int:
+        """Forget the records of tasks that ended longer ago than their ``ttl``; how many."""
+        if not self.folder.is_dir():
+            return 0
+        now = datetime.now(UTC).timestamp() if now is None else now
+        gone = 0
+        for path in self.folder.glob("*.json"):
+            found = self._read(path.stem)
+            if found is None or found.get("status") not in ("completed", "failed", "cancelled"):
+                continue
+            ttl = found.get("ttl")
+            try:
+                ended = datetime.fromisoformat(found["lastUpdatedAt"]).timestamp()
+            except (KeyError, TypeError, ValueError):
+                continue
+            if isinstance(ttl, int) and ended + ttl / 1000 < now:
+                path.unlink(missing_ok=True)
+                gone += 1
+        return gone
+
     async def start(self, run: Run, ttl: int | None) -> types.CreateTaskResult:
         """Start the call as a task; returns once its id is known (at once, for a refusal)."""
+        await asyncio.to_thread(self.prune)
         bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         created = _now()
 

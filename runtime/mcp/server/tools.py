@@ -44,7 +44,21 @@ _ANSWER_SCHEMA: dict[str, Any] = {
 }
 
 
-def _skill_tool(skill: Skill[Any]) -> types.Tool:
+_TASKS = types.ToolExecution(taskSupport="optional")  # any call may run as an MCP task
+_RANK = {"read": 0, "web": 1, "write": 2, "delete": 3}
+
+
+def _annotations(effects: list[str]) -> types.ToolAnnotations:
+    """What the skill's intents do, as MCP's hints (an editor asks before a tool that writes)."""
+    worst = max(effects or ["read"], key=lambda e: _RANK.get(e, 2))
+    return types.ToolAnnotations(
+        readOnlyHint=worst in ("read", "web"),
+        destructiveHint=worst == "delete",
+        openWorldHint="web" in effects,
+    )
+
+
+def _skill_tool(skill: Skill[Any], effects: list[str]) -> types.Tool:
     schema = skill.params.model_json_schema()
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
@@ -53,12 +67,18 @@ def _skill_tool(skill: Skill[Any]) -> types.Tool:
         title=skill.name,
         description=skill.description or skill.name,
         inputSchema=schema,
+        annotations=_annotations(effects),
+        execution=_TASKS,
     )
 
 
-def list_tools(skills: Mapping[str, Skill[Any]]) -> list[types.Tool]:
-    """Every skill as a tool, then ``ask`` and ``answer`` (a skill of the same name wins)."""
-    tools = [_skill_tool(s) for s in skills.values()]
+def list_tools(
+    skills: Mapping[str, Skill[Any]], effects: Mapping[str, str] | None = None
+) -> list[types.Tool]:
+    """Every skill as a tool, then ``ask`` and ``answer`` (a skill of the same name wins).
+    ``effects`` gives each intent's effect (``read``, ``web``, ``write``, ``delete``)."""
+    known = effects or {}
+    tools = [_skill_tool(s, [known.get(i, "write") for i in s.intents]) for s in skills.values()]
     if ASK not in skills:
         tools.append(
             types.Tool(
@@ -67,6 +87,7 @@ def list_tools(skills: Mapping[str, Skill[Any]]) -> list[types.Tool]:
                 description="Ask in free text, as in the chat: skillrt picks the skill (write,"
                 " edit, summarise, answer from the blog, research the web...).",
                 inputSchema=_ASK_SCHEMA,
+                execution=_TASKS,
             )
         )
     if ANSWER not in skills:
@@ -77,6 +98,7 @@ def list_tools(skills: Mapping[str, Skill[Any]]) -> list[types.Tool]:
                 description="Answer the question a task asked (its result said"
                 " state WAITING_INPUT and gave its task_id).",
                 inputSchema=_ANSWER_SCHEMA,
+                execution=_TASKS,
             )
         )
     return tools
