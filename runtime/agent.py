@@ -74,6 +74,14 @@ def _entry_point_skills() -> list[Skill[Any]]:
     return found
 
 
+def _routes_with(llm: LLM | None, config: RuntimeConfig) -> bool:
+    """Is ``llm`` asked to route what the intent table leaves unsure? Not the embedded model
+    (a 135M model routed worse than none), unless ``llm.route_with_embedded`` says so."""
+    if llm is None:
+        return False
+    return getattr(llm, "provider", None) != "local" or config.llm.route_with_embedded
+
+
 class AgentRuntime:
     """Routes chat input to skills and runs each as a durable, cancellable task."""
 
@@ -102,7 +110,7 @@ class AgentRuntime:
         self.llm_reason = "injected" if llm is not None else ""
         self._llm, self._store, self._owns_llm = llm, store, llm is None
         self.router = IntentRouter(
-            llm,
+            llm if _routes_with(llm, self.config) else None,
             cache_size=self.config.intent_cache_size,
             cache_ttl_s=self.config.intent_cache_ttl_s,
             logger=self.logger,
@@ -265,7 +273,8 @@ class AgentRuntime:
             from skillrt.llm.select import create_llm
 
             self._llm, self.llm_reason = create_llm(self.config)
-        self.router.llm = self.router.llm or self._llm
+        if self.router.llm is None and _routes_with(self._llm, self.config):
+            self.router.llm = self._llm
         services = open_services(self.config, store=self._store, logger=self.logger,
                                  on_reset=self._checkpoint_all)  # fmt: skip
         window = self.config.checkpoint_max_age_h * 3600

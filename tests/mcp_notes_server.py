@@ -47,6 +47,17 @@ def tag_note(text: str, tag: str, pinned: bool = False) -> str:
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
+def crash_once() -> str:
+    """The first call kills this server (the process exits); later calls answer."""
+    marker = Path(os.environ["NOTES_LOG"] + ".crashed")
+    _log("crash_once", event="called")
+    if not marker.exists():
+        marker.write_text("yes", encoding="utf-8")
+        os._exit(1)
+    return "still here"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
 async def wait_a_while(seconds: float = 60.0) -> str:
     """Wait, then say so (a test cancels it on the way)."""
     import anyio

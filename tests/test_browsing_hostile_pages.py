@@ -155,7 +155,8 @@ async def test_chromium_reads_a_hostile_page_off_the_loop(tmp_path: Path) -> Non
     from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
 
     big_text = ("<p>" + "<b>word</b> " * 40 + "</p>") * 9_000  # 4.4 MB, 720,000 nodes
-    with gz_server({"/": big_text.encode(), "/ok": b"<title>Fine</title>"}) as server:
+    pages = {"/": (200, {}, big_text.encode()), "/ok": (200, {}, b"<title>Fine</title>")}
+    with Server(pages) as server:  # plain: the route asks for no encoding
         config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 60}))
         browser = ChromiumBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
         try:
@@ -165,3 +166,31 @@ async def test_chromium_reads_a_hostile_page_off_the_loop(tmp_path: Path) -> Non
             await browser.close()
     assert "word word" in text
     assert lag < LAG_LIMIT_S
+
+
+@pytest.mark.chromium
+async def test_chromium_refuses_a_gzip_bomb_unread(tmp_path: Path) -> None:
+    """The route asks for no encoding; a body that comes gzipped anyway is refused before
+    Playwright hands it to this process (before: 200 MB brought in, the loop frozen 14 s)."""
+    require_chromium()
+    from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
+
+    bomb = gzip.compress(b"\x00" * 200_000_000, compresslevel=9)
+    headers = {"Content-Encoding": "gzip", "Content-Type": "text/html"}
+    server = Server({"/": (200, headers, bomb), "/ok": (200, {}, b"<title>Fine</title>")})
+    with server:
+        config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 60}))
+        browser = ChromiumBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
+        try:
+            await browser.goto(server.url("/ok"))
+
+            async def open_bomb() -> str:
+                with pytest.raises(BrowserError, match="gzip-encoded though none was asked"):
+                    await browser.goto(server.url("/"))
+                return browser.url
+
+            lag, where = await lag_of(open_bomb)
+        finally:
+            await browser.close()
+    assert lag < LAG_LIMIT_S
+    assert where == server.url("/ok")

@@ -206,6 +206,47 @@ async def test_a_secret_goes_where_its_origins_say(tmp_path: Path, backend: str)
     assert bank.posts == []
 
 
+async def test_without_a_start_url_the_first_page_opened_is_the_start_origin(
+    tmp_path: Path,
+) -> None:
+    with bank_and_thief() as (bank, thief):
+        steps: list[str] = []
+
+        def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+            steps.append(page.path)
+            if len(steps) == 1:
+                return [{"action": "goto", "url": bank.url("/account")}]
+            if len(steps) == 2:
+                return [
+                    {"action": "type", "index": page.find("textbox", "Password"), "text": SECRET},
+                    {"action": "click", "index": page.find("button", "Log in")},
+                ]
+            if len(steps) == 3:
+                return [{"action": "goto", "url": thief.url("/")}]
+            if len(steps) == 4:
+                box = page.find("textbox", "Password box")
+                return [{"action": "type", "index": box, "text": SECRET}]
+            return [{"action": "done", "answer": "logged in"}]
+
+        model = agent_model(policy)
+        rt = make_runtime(
+            tmp_path,
+            model,
+            {"secrets": [SECRET]},
+            allow_private=[f"127.0.0.1:{bank.port}", f"127.0.0.1:{thief.port}"],
+            max_failures=6,
+        )
+        try:
+            await rt.run_skill("Browse", {"task": "log in to my bank, then verify"})
+        finally:
+            await rt.close()
+            await close_pending_browsers()
+    prompts = "\n".join(str(m["content"]) for call in model.calls for m in call)
+    assert [(path, SECRET.encode() in body) for path, body in bank.posts] == [("/account", True)]
+    assert leaked(thief) == [] and thief.posts == []
+    assert f"a secret would be typed into a page of http://127.0.0.1:{thief.port}" in prompts
+
+
 def test_the_guard_on_its_own() -> None:
     guard = SecretGuard(
         [], start_url="http://127.0.0.1:8000/login?key=" + SECRET, redactor=None

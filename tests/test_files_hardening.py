@@ -15,7 +15,7 @@ import pytest
 from skillrt.blog.dirfd import DIR_FD
 from skillrt.blog.files import FileStore
 from skillrt.blog.tempfiles import remove_stale_temps
-from skillrt.exceptions import PathNotAllowed
+from skillrt.exceptions import FileMissing, PathNotAllowed
 from skillrt.testing import FunctionModel
 
 # Swaps posts/sub for a symlink to the outside folder and back, as fast as it can, until killed.
@@ -83,6 +83,39 @@ def test_a_folder_swapped_for_a_symlink_during_writes_puts_nothing_outside(
     inside = list(root.rglob("n*.md"))
     assert len(inside) == written
     assert list(root.rglob("*.tmp")) == []
+
+
+@pytest.mark.skipif(not DIR_FD, reason="no dir_fd/O_NOFOLLOW on this platform")
+def test_a_folder_swapped_for_a_symlink_during_reads_reads_nothing_outside(tmp_path: Path) -> None:
+    root = tmp_path / "blog"
+    sub = root / "posts" / "sub"
+    sub.mkdir(parents=True)
+    (sub / "a.md").write_text("inside\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.md").write_text("OUTSIDE SECRET\n")
+    ready = tmp_path / "ready"
+    files = FileStore(root)
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(sub), str(root / "posts" / "away"), str(outside),
+         str(ready)]
+    )  # fmt: skip
+    texts: set[str] = set()
+    refused = 0
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for _ in range(3000):
+            try:
+                texts.add(files.read("posts/sub/a.md")[0])
+            except (PathNotAllowed, FileMissing, OSError):
+                refused += 1
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert refused > 0  # the race really ran
+    assert texts <= {"inside\n"}
 
 
 def test_writes_touch_only_posts(tmp_path: Path) -> None:

@@ -260,6 +260,21 @@ async def test_an_aborted_task_cancels_its_tool_call_on_the_server(tmp_path: Pat
         await rt.close()
 
 
+async def test_a_server_that_dies_in_a_call_leaves_the_task_resumable(tmp_path: Path) -> None:
+    rt = runtime_for(tmp_path, ArgsModel(), {"notes": notes(tmp_path)})
+    try:
+        died = await rt.run_skill("UseNotes", {"tool": "crash_once"})
+        assert died.state == "ERROR", died.content
+        assert "MCP server 'notes'" in died.content and "unavailable" in died.content
+        assert died.task_id in [t.id for t in rt.get_resumable_tasks()]
+        resumed = await rt.resume_task(died.task_id or "")
+        assert resumed is not None and resumed.state == "COMPLETED", resumed
+        assert resumed.content == "still here"  # a new process of the server answered
+    finally:
+        await rt.close()
+    assert [c["tool"] for c in calls(tmp_path)] == ["crash_once", "crash_once"]
+
+
 async def test_a_server_that_cannot_start_is_left_out_and_doctor_says_so(tmp_path: Path) -> None:
     servers = {
         "notes": notes(tmp_path),
@@ -279,7 +294,7 @@ async def test_a_server_that_cannot_start_is_left_out_and_doctor_says_so(tmp_pat
     finally:
         await rt.close()
     found = {name: (ok, text) for name, ok, text in await check_servers(rt.config.mcp)}
-    assert found["notes"][0] is True and "4 tools" in found["notes"][1]
+    assert found["notes"][0] is True and "5 tools" in found["notes"][1]
     assert found["broken"][0] is False and "unavailable" in found["broken"][1]
 
 
@@ -324,7 +339,7 @@ def test_doctor_lists_the_mcp_servers_and_whether_they_answer(tmp_path: Path) ->
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["MCP server notes"]["status"] == "ok"
     found = checks["MCP server notes"]["value"]
-    assert "4 tools (add_note, list_notes, tag_note, wait_a_while)" in found
+    assert "5 tools (add_note, list_notes, tag_note, crash_once, wait_a_while)" in found
     assert checks["MCP server gone"]["status"] == "fail"
     assert "unavailable" in checks["MCP server gone"]["value"]
     assert report["ok"] is False and done.returncode != 0

@@ -393,3 +393,58 @@ def test_the_event_journal_is_bounded_in_bytes_oldest_first(tmp_path: Path) -> N
         assert first_ids == sorted(first_ids)
     finally:
         live.stop()
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
+def test_both_parsers_cap_the_head(parser: str) -> None:
+    import asyncio
+
+    import uvicorn
+
+    from skillrt.server.headlimit import head_limited_protocol
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        http=head_limited_protocol(16_384, parser),  # type: ignore[arg-type]  # a str here
+        h11_max_incomplete_event_size=16_384,
+        lifespan="off",
+        log_level="error",
+    )
+    server = uvicorn.Server(config)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_until_complete, args=(server.serve(),))
+    thread.start()
+    try:
+        for _ in range(400):
+            if server.started:
+                break
+            threading.Event().wait(0.025)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        ok = raw(
+            port,
+            head(port, "Host: x", "Connection: close", extra=b"X-A: " + b"a" * 8_000 + b"\r\n"),
+        )
+        assert ok.startswith(b"HTTP/1.1 200 "), ok[:200]
+        big = raw(port, head(port, "Host: x", extra=b"X-A: " + b"a" * 40_000 + b"\r\n"))
+        assert big.startswith(b"HTTP/1.1 431 "), big[:200]
+        # Sent a piece at a time, the head is still counted across the pieces.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            answer = b""
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                for _ in range(40):
+                    sock.sendall(b"X-B: " + b"b" * 1_000 + b"\r\n")
+                answer = sock.recv(4096)
+            assert answer == b"" or answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+    finally:
+        server.should_exit = True
+        thread.join(20)
+        loop.close()

@@ -72,6 +72,8 @@ def _kind(mode: int) -> str:
         return "device"
     if stat.S_ISSOCK(mode):
         return "socket"
+    if stat.S_ISLNK(mode):
+        return "symlink (swapped in since the path was checked)"
     return "special file"
 
 
@@ -301,15 +303,24 @@ class FileStore:
     def _read_regular(self, target: Path) -> bytes:
         """The bytes of ``target`` if it is a regular file within the size limit (see ``read``)."""
         rel = target.relative_to(self.root).as_posix()
-        info = os.stat(target)  # before opening: opening a FIFO could block
-        if stat.S_ISDIR(info.st_mode):
-            raise PathNotAllowed(rel, "a folder, not a file")
-        if not stat.S_ISREG(info.st_mode):
-            raise PathNotAllowed(
-                rel, f"a {_kind(info.st_mode)}, not a regular file; not reading it"
-            )
-        self._check_size(rel, info.st_size)
-        fd = os.open(target, _READ_FLAGS)
+        if DIR_FD:  # as a write: from the root's folder, no symlink followed (see ``dirfd``)
+            parts = target.relative_to(self.root).parts
+            folder = open_folder(self.root, parts[:-1], create=False, shown=rel)
+            try:
+                info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+                self._check_regular(rel, info)
+                try:
+                    fd = os.open(parts[-1], _READ_FLAGS | _NOFOLLOW, dir_fd=folder)
+                except OSError as exc:
+                    if exc.errno != errno.ELOOP:
+                        raise
+                    raise PathNotAllowed(rel, "replaced by a symlink while reading") from exc
+            finally:
+                os.close(folder)
+        else:
+            info = os.stat(target)  # before opening: opening a FIFO could block
+            self._check_regular(rel, info)
+            fd = os.open(target, _READ_FLAGS)
         with os.fdopen(fd, "rb") as fh:
             opened = os.fstat(fh.fileno())
             if not stat.S_ISREG(opened.st_mode):  # swapped for something else since the stat
@@ -317,6 +328,16 @@ class FileStore:
             data = fh.read(self.max_read_bytes + 1)
         self._check_size(rel, len(data))  # it grew since the stat
         return data
+
+    def _check_regular(self, rel: str, info: os.stat_result) -> None:
+        """Refuse what is not a regular file (a FIFO could block the open) or is too big."""
+        if stat.S_ISDIR(info.st_mode):
+            raise PathNotAllowed(rel, "a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise PathNotAllowed(
+                rel, f"a {_kind(info.st_mode)}, not a regular file; not reading it"
+            )
+        self._check_size(rel, info.st_size)
 
     def _check_size(self, rel: str, size: int) -> None:
         if size > self.max_read_bytes:

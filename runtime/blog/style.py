@@ -8,7 +8,8 @@
   ``[taxonomies]`` included), and values every post that has a key shares (``layout: post``);
 - the **file name**: a page bundle (``slug/index.md``) or a file, with a ``YYYY-MM-DD-`` prefix
   when most names have one (Jekyll needs it);
-- the **folder** where the recent posts live;
+- the **folder** where the recent posts live (on a generator's site; elsewhere the posts
+  folder itself);
 - a ``path`` field's shape (``inside-rust/2024/03/21/slug``: the prefix before the date);
 - how **drafts** are marked: a ``_drafts/`` folder (Jekyll, Hexo) or a ``draft`` field.
 
@@ -209,7 +210,10 @@ def post_style(
     bundles = sum(post_stem(m.path) != PurePosixPath(m.path).stem for m in published)
     prefixed = sum(bool(_DATE_PREFIX.match(post_stem(m.path))) for m in published)
     base = PostStyle(
-        folder=_recent_folder(published, folder),
+        # A generator's site: where its recent posts live (the Rust blog's content/, not
+        # content/inside-rust/). skillrt's own posts/ or a vault: the posts folder itself
+        # (an Obsidian vault's recent notes are its daily notes).
+        folder=_recent_folder(published, folder) if kind in GENERATORS else folder,
         bundle=_majority(bundles, len(published)),
         date_prefix=_majority(prefixed, len(published)),
         drafts_dir=drafts,

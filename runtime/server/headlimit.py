@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Literal
 
 from skillrt.server.problems import problem_body
 
@@ -73,12 +73,18 @@ class _HeadLimit(asyncio.Protocol):
             self.transport.close()
 
 
-def head_limited_protocol(limit: int = MAX_HEADER_BYTES) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol class (httptools if installed, else h11) with the head capped
-    at ``limit`` bytes; pass it as ``uvicorn.Config(http=...)``."""
+def head_limited_protocol(
+    limit: int = MAX_HEADER_BYTES, parser: Literal["auto", "httptools", "h11"] = "auto"
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol class (``auto``: httptools if installed, else h11) with the
+    head capped at ``limit`` bytes; pass it as ``uvicorn.Config(http=...)``."""
     try:
+        if parser == "h11":
+            raise ImportError("h11 asked for")
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:  # httptools is not installed: h11, uvicorn's pure-Python parser
+        if parser == "httptools":
+            raise
         from uvicorn.protocols.http.h11_impl import H11Protocol
 
         class H11HeadLimit(_HeadLimit, H11Protocol):

@@ -98,6 +98,8 @@ CHROMIUM_ARGS = [
 ]
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 MAX_HISTORY = 20
+BIG_BODY_FACTOR = 10
+"""A body whose Content-Length is over this many times ``max_page_bytes`` is refused unread."""
 ACT_TIMEOUT_MS = 5000.0
 """How long a click, fill or select waits for its element to be actionable."""
 
@@ -179,7 +181,7 @@ class ChromiumBrowser:
         self._browser: PWBrowser | None = None
         self._context: BrowserContext | None = None
         self._page: Page | None = None
-        self._refused: list[URLNotAllowed] = []
+        self._refused: list[URLNotAllowed | BrowserError] = []
         self._history: list[str] = []
         self._elements: list[Element] = []
         self._viewport = Viewport()
@@ -258,7 +260,12 @@ class ChromiumBrowser:
                     return
                 left_ms = (deadline - time.monotonic()) * 1000
                 try:  # Playwright reads the whole body within the timeout (0 would mean none)
-                    response = await route.fetch(url=url, max_redirects=0, timeout=max(left_ms, 1))
+                    response = await route.fetch(
+                        url=url,
+                        max_redirects=0,
+                        timeout=max(left_ms, 1),
+                        headers={**request.headers, "accept-encoding": "identity"},
+                    )
                 except Exception:
                     await route.abort("timedout" if time.monotonic() >= deadline else "failed")
                     return
@@ -272,13 +279,35 @@ class ChromiumBrowser:
             else:
                 await route.abort("failed")
                 return
-            await self._deliver(route, response, navigation)
+            await self._deliver(route, response, navigation, main_frame)
         except Exception as exc:  # the page went away (or was stopped) while this was fetched
             if "closed" not in str(exc).lower() and "handled" not in str(exc).lower():
                 raise
 
-    async def _deliver(self, route: Route, response: APIResponse, navigation: bool) -> None:
-        """Hand a fetched answer to the page, cut at ``max_page_bytes``."""
+    async def _deliver(
+        self, route: Route, response: APIResponse, navigation: bool, main_frame: bool
+    ) -> None:
+        """Hand a fetched answer to the page, cut at ``max_page_bytes``.
+
+        Playwright decodes a compressed body whole, and ``body()`` would bring all of it into
+        this process at once (a 200 KB gzip bomb: 200 MB and a loop frozen for seconds). So the
+        route asks for no encoding, and a body that came encoded anyway, or whose length says
+        it is far over the cap, is refused unread."""
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        length = response.headers.get("content-length", "")
+        too_big = length.isdigit() and int(length) > BIG_BODY_FACTOR * self.max_bytes
+        if encoding not in ("", "identity") or too_big:
+            if main_frame:
+                why = (
+                    f"came {encoding}-encoded though none was asked for"
+                    if not too_big
+                    else (f"is {length} bytes, far over browser.max_page_bytes")
+                )
+                self._refused.append(
+                    BrowserError(f"the page at {route.request.url} {why}; refused unread")
+                )
+            await route.abort("failed")
+            return
         body = await response.body()
         if len(body) <= self.max_bytes:
             await route.fulfill(response=response)

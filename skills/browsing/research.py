@@ -28,6 +28,7 @@ from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.page_reader import read_page
 from skillrt.skills.browsing.prompts import fence_untrusted, new_nonce, truncate_tokens
 from skillrt.skills.browsing.search import search_provider
+from skillrt.skills.browsing.secret_guard import SecretGuard
 
 if TYPE_CHECKING:
     from skillrt.llm.base import LLMMessage
@@ -186,7 +187,10 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
     ctx.progress(0, 4, ctx.say("拆分检索词", "Planning searches"))
     queries: list[str] = await ctx.step("research:queries", lambda: _sub_queries(ctx, question))
     fetcher = SafeFetcher(
-        firewall_from_config(cfg), timeout_s=cfg.timeout_s, max_bytes=cfg.max_page_bytes
+        firewall_from_config(cfg),
+        timeout_s=cfg.timeout_s,
+        max_bytes=cfg.max_page_bytes,
+        guard=SecretGuard.from_config(ctx.config, None),  # no secret in a search URL
     )
     try:
         provider = search_provider(cfg.search, fetcher)

@@ -4,7 +4,8 @@
 origins may go to those origins only; a plain string (and text the redactor calls a secret, an
 API-key shape, and text typed into a password field) may go only to the origin the task
 started on. The runtime's own credentials (``llm.api_key``, the serve token, the search key)
-go nowhere. A task with no start URL has no start origin: its unbound secrets go nowhere.
+go nowhere. A task with no start URL takes the origin of the first page it opens as its start
+origin (no page has been seen yet, so that choice is the task's, not a page's).
 
 The guard is asked twice: before a ``type`` (is this page's origin allowed for the secret in the
 text?) and before every request each backend sends, every redirect hop and, in Chromium, every
@@ -64,10 +65,12 @@ def origin_of(url: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class BoundSecret:
-    """A secret and the origins it may go to (empty: nowhere)."""
+    """A secret and the origins it may go to (empty: nowhere); ``follows_start`` adds the
+    task's start origin."""
 
     value: str
     origins: frozenset[str]
+    follows_start: bool = False
 
     def forms(self) -> set[str]:
         """How it may look in a URL or a form body."""
@@ -95,16 +98,13 @@ class SecretGuard:
     def from_config(cls, config: RuntimeConfig, start_url: str | None) -> SecretGuard:
         """The guard for a task: ``config.secrets`` bound as configured (plain ones to the
         start URL's origin), every other configured credential bound to nothing."""
-        start = origin_of(start_url) if start_url else None
-        default = [start] if start else []
         bound: list[BoundSecret] = []
         for entry in config.secrets:
             if isinstance(entry, SecretStr):
-                value, origins = entry.get_secret_value(), default
+                bound.append(BoundSecret(entry.get_secret_value(), frozenset(), True))
             else:
-                value = entry.value.get_secret_value()
-                origins = [_configured_origin(o) for o in entry.origins] or default
-            bound.append(BoundSecret(value, frozenset(origins)))
+                origins = frozenset(_configured_origin(o) for o in entry.origins)
+                bound.append(BoundSecret(entry.value.get_secret_value(), origins, not origins))
         own = {b.value for b in bound}
         bound += [
             BoundSecret(v, frozenset()) for v in config.secret_values() if v not in own
@@ -115,8 +115,20 @@ class SecretGuard:
         if len(secret.value) < MIN_SECRET:
             return
         known = self._secrets.get(secret.value)
-        origins = secret.origins if known is None else known.origins | secret.origins
-        self._secrets[secret.value] = BoundSecret(secret.value, origins)
+        if known is not None:
+            secret = BoundSecret(
+                secret.value,
+                known.origins | secret.origins,
+                known.follows_start or secret.follows_start,
+            )
+        self._secrets[secret.value] = secret
+
+    def origins(self, value: str) -> frozenset[str]:
+        """Where the secret ``value`` may go now."""
+        secret = self._secrets[value]
+        if secret.follows_start and self.start_origin:
+            return secret.origins | {self.start_origin}
+        return secret.origins
 
     @property
     def values(self) -> list[str]:
@@ -146,10 +158,9 @@ class SecretGuard:
             return
         origin = origin_of(page_url)
         if (password_field or self._redactor.text(text) != text) and text not in self._secrets:
-            start = frozenset({self.start_origin}) if self.start_origin else frozenset()
-            self._add(BoundSecret(text, start))
+            self._add(BoundSecret(text, frozenset(), follows_start=True))
         for value in self.values:
-            if value in text and origin not in self._secrets[value].origins:
+            if value in text and origin not in self.origins(value):
                 raise SecretNotSent(
                     self.scrub(page_url),
                     self._where(value, origin, "typed into a page of"),
@@ -161,16 +172,18 @@ class SecretGuard:
         """Raise ``SecretNotSent`` when the request would carry a secret where it may not go:
         in its URL (anywhere but the user's own start URL), or in its body to another origin."""
         origin = origin_of(url)
+        if self.start_origin is None:  # no start URL: the task's first page is its start
+            self.start_origin = origin
         url_forms = {url, unquote(url), unquote_plus(url)}
         text = _body_text(body)
         for value, secret in self._secrets.items():
             in_url = any(form in u for form in secret.forms() for u in url_forms)
-            if in_url and not (self._is_start(url) and origin in secret.origins):
+            if in_url and not (self._is_start(url) and origin in self.origins(value)):
                 raise SecretNotSent(
                     self.scrub(url), "a secret is never sent in a URL (only typed on its origin)"
                 )
             in_body = bool(text) and any(form in text for form in secret.forms())
-            if in_body and origin not in secret.origins:
+            if in_body and origin not in self.origins(value):
                 raise SecretNotSent(self.scrub(url), self._where(value, origin, "sent to"))
 
     def _is_start(self, url: str) -> bool:
@@ -183,7 +196,7 @@ class SecretGuard:
             return False
 
     def _where(self, value: str, origin: str | None, verb: str) -> str:
-        allowed = sorted(self._secrets[value].origins)
+        allowed = sorted(self.origins(value))
         where = ", ".join(allowed) if allowed else "no origin (a credential of the runtime)"
         return (
             f"a secret would be {verb} {origin or 'this page'}; it may go only to {where}. "

@@ -98,7 +98,7 @@ PROMPTS: dict[str, tuple[str, list[types.PromptArgument], str]] = {
         "summarize {path}",
     ),
     "translate": (
-        "Translate a post of the blog",
+        "A post of the blog in another language",
         [
             types.PromptArgument(name="path", description="The post", required=True),
             types.PromptArgument(name="language", description="Into which language", required=True),
