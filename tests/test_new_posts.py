@@ -21,6 +21,21 @@ def tree_bytes(root: Path, pattern: str) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob(pattern)}
 
 
+@pytest.mark.parametrize("name", ["zola", "hugo"])
+async def test_an_empty_post_follows_the_blog_too(tmp_path: Path, name: str) -> None:
+    root = copy_fixture(name, tmp_path / name)
+    rt = writing_runtime(root, ScriptedModel([]))  # a fresh index: CreateArticle reads it
+    await rt.initialize()
+    msg = await rt.run_skill("CreateArticle", {"title": "Rust ownership", "tags": "rust"})
+    post = split_frontmatter((root / msg.data["path"]).read_text(encoding="utf-8"))
+    expected = {
+        "zola": ("toml", ["path", "title", "draft"]),
+        "hugo": ("yaml", ["title", "date", "tags", "draft"]),
+    }
+    assert (post.format, list(post.fields())) == expected[name]
+    await rt.close()
+
+
 @pytest.mark.parametrize(
     ("name", "folder", "fmt", "keys", "mark"),
     [
@@ -73,8 +88,10 @@ async def test_new_post_settings_format_and_template(tmp_path: Path) -> None:
     assert post.format == "toml" and list(post.fields()) == ["title", "date", "author"]
     assert post.fields()["author"] == "Ann" and "draft" not in msg.content
     await rt.close()
-    rt = writing_runtime(root, ScriptedModel([]), new_post={"format": "json"})
-    await rt.initialize()
+    rt = writing_runtime(
+        root, ScriptedModel([]), new_post={"format": "json"}, state_dir=tmp_path / "state2"
+    )
+    await rt.initialize()  # a fresh state folder: CreateArticle reads the posts itself
     msg = await rt.run_skill("CreateArticle", {"title": "In JSON", "tags": "a, b"})
     post = split_frontmatter((root / msg.data["path"]).read_text(encoding="utf-8"))
     assert post.format == "json"

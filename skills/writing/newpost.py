@@ -55,13 +55,14 @@ class NewPost(BaseModel):
 
 
 def blog_style(ctx: SkillContext) -> PostStyle:
-    """The blog's post style (``new_post.format``, ``new_post.template`` applied). Reads the
-    index and some posts: blocking I/O, for a sync step."""
+    """The blog's post style (``new_post.format``, ``new_post.template`` applied). Refreshes
+    the index and reads some posts: blocking I/O, for a sync step."""
     config = ctx.config
     template = None
     if config.new_post.template:
         template, _ = ctx.files.read(config.new_post.template)
     layout = config.layout
+    ctx.memory.posts.refresh()  # the posts as they are now (only changed files are read)
     return post_style(
         config.root,
         ctx.memory.posts.all_posts(),
