@@ -104,12 +104,25 @@ class VersionStore:
         """
         if self.keep_at_most <= 0:
             return
+        rel = files.relative(path)
+        if self._has(key):
+            return
+        before = self._bytes_of(files, rel) if action != "create" else None
+        self.record(rel, action, before, key=key, after=after)
+
+    def _has(self, key: str) -> bool:
+        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        return self.folder.is_dir() and any(self.folder.glob(f"*-{tag}.json"))
+
+    def record(
+        self, rel: str, action: Action, before: bytes | None, *, key: str, after: str | None
+    ) -> None:
+        """Keep ``before`` (the bytes of ``rel`` before a write; None: it did not exist) for a
+        write already made or about to be; ``keep`` reads them itself. Once per ``key``."""
+        if self.keep_at_most <= 0 or self._has(key):
+            return
         tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if any(self.folder.glob(f"*-{tag}.json")):
-            return
-        rel = files.relative(path)
-        before = self._bytes_of(files, rel) if action != "create" else None
         stem = f"{time.time_ns():020d}-{tag}"
         if before is not None:
             _write_durably(self.folder / f"{stem}.blob", before)
@@ -126,6 +139,11 @@ class VersionStore:
         _write_durably(self.folder / f"{stem}.json", json.dumps(asdict(record)).encode("utf-8"))
         fsync_dir(self.folder)
         self._prune()
+
+    @staticmethod
+    def bytes_of(files: FileStore, rel: str) -> bytes | None:
+        """The bytes of ``rel`` now (None: no such file)."""
+        return VersionStore._bytes_of(files, rel)
 
     @staticmethod
     def _bytes_of(files: FileStore, rel: str) -> bytes | None:
