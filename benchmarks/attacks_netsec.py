@@ -16,6 +16,18 @@ anything in the process). Four families:
   within 3 s.
 - **dns**: a name that does not resolve, in English and Chinese sessions. Held: the reply is
   the network message, not a firewall refusal, and does not show the URL.
+- **paths**: a path-scoped ``allow_private`` rule for ``/app`` (written three ways) against a
+  lax server that decodes and normalises paths, and 22 spellings of ``/app/../secret``
+  (``%2e%2e``, ``..%2f``, ``.%2e``, ``..%5c``, ``..;``, ``%252e``, ...), fetched directly and
+  behind a 302 and a 307 redirect. Held: ``/secret`` was never served.
+- **secrets**: a secret bound to the start origin, sent by a ``SafeFetcher`` with the task's
+  ``SecretGuard``: in a URL (to its own origin and another; raw, percent- and form-encoded,
+  in the path, the query and the fragment), in a form body to another origin (raw and
+  encoded), and in a body a 307 or 308 redirect carries to another origin. Held: the request
+  was refused before it was sent and no server saw the secret.
+- **pages**: hostile pages (5 MB of NULs, 5 MB of NULs in list items, 300,000 links, all
+  gzipped, and a 200 MB gzip bomb) read by ``HttpBrowser`` while a probe measures the event
+  loop. Held: the loop never stalled for 0.5 s.
 
 Run: ``python -m benchmarks.attacks_netsec [--rounds N]``.
 """
@@ -31,10 +43,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from skillrt import load_config
 from skillrt.exceptions import BrowserError, HostUnresolved, URLNotAllowed
+from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.firewall import URLFirewall
-from tests.netsec_support import Server, Trickle
+from skillrt.skills.browsing.http_browser import HttpBrowser
+from skillrt.skills.browsing.secret_guard import BoundSecret, SecretGuard, SecretNotSent, origin_of
+from tests.netsec_support import ESCAPES, Server, Trickle
 
 SECRET = b"SECRET-SERVICE-BODY"
 STATUSES = (301, 302, 303, 307, 308)
@@ -194,12 +210,143 @@ async def dns() -> tuple[int, int]:
     return tried, held
 
 
+async def paths() -> tuple[int, int]:
+    tried = held = 0
+    routes: dict[str, Any] = {"/secret": (200, {}, SECRET), "/app": (200, {}, b"app")}
+    with Server(routes, lax=True) as server:
+        rules = [
+            f"http://127.0.0.1:{server.port}/app",
+            f"127.0.0.1:{server.port}/app",
+            f"localhost:{server.port}/app/",
+        ]
+        for number, escape in enumerate(ESCAPES):
+            for status in (302, 307):
+                routes[f"/app/r{status}/{number}"] = (status, {"Location": escape}, b"")
+        for rule in rules:
+            fw = URLFirewall(allow_private=[rule])
+            for number, escape in enumerate(ESCAPES):
+                for url in (
+                    server.url(escape),
+                    server.url(f"/app/r302/{number}"),
+                    server.url(f"/app/r307/{number}"),
+                ):
+                    before = sum(path == "/secret" for _, path, _ in server.requests)
+                    body = await _fetch(fw, url)
+                    after = sum(path == "/secret" for _, path, _ in server.requests)
+                    tried += 1
+                    held += after == before and SECRET not in body
+    return tried, held
+
+
+async def secrets() -> tuple[int, int]:
+    from urllib.parse import quote, quote_plus
+
+    secret = "hunter2 correct+horse/battery"
+    tried = held = 0
+    with Server({}) as home, Server({}) as thief:
+        for status in (307, 308):
+            home.routes[f"/r{status}"] = (status, {"Location": thief.url("/collect")}, b"")
+        fw = URLFirewall(allow_private=[f"127.0.0.1:{home.port}", f"127.0.0.1:{thief.port}"])
+        start = home.url("/")
+        attempts: list[tuple[str, str, list[tuple[str, str]] | None]] = []
+        for form in (secret, quote(secret, safe=""), quote_plus(secret)):
+            for server in (home, thief):
+                attempts += [
+                    ("GET", server.url(f"/search?q={form}"), None),
+                    ("GET", server.url(f"/{form}/x"), None),
+                    ("GET", server.url(f"/page#{form}"), None),
+                ]
+        attempts += [
+            ("POST", thief.url("/collect"), [("pw", secret)]),
+            ("POST", thief.url("/collect"), [("pw", secret.upper()), ("again", secret)]),
+            ("POST", home.url("/r307"), [("pw", secret)]),
+            ("POST", home.url("/r308"), [("pw", secret)]),
+            ("GET", home.url("/r307") + "?pw=" + quote_plus(secret), None),
+        ]
+        for method, url, data in attempts:
+            guard = SecretGuard(
+                [BoundSecret(secret, frozenset({origin_of(start) or ""}))], start_url=start
+            )
+            fetcher = SafeFetcher(fw, timeout_s=5, guard=guard)
+            before = (len(home.requests), len(thief.requests))
+            try:
+                await fetcher.request(method, url, data=data)
+                refused = False
+            except SecretNotSent as exc:
+                refused = secret not in str(exc)
+            except (URLNotAllowed, BrowserError):
+                refused = False
+            finally:
+                await fetcher.aclose()
+            seen = [p for _, p, _ in home.requests[before[0] :] + thief.requests[before[1] :]]
+            seen += [b.decode("utf-8", "replace") for _, b in thief.posts]
+            tried += 1
+            held += refused and not any(quote_plus(secret) in s or secret in s for s in seen)
+    return tried, held
+
+
+async def _loop_lag(browser: HttpBrowser, url: str) -> tuple[float, bool]:
+    """The longest the event loop stalled while ``browser`` read ``url``, and whether it did."""
+    worst = 0.0
+    done = asyncio.Event()
+
+    async def probe() -> None:
+        nonlocal worst
+        while not done.is_set():
+            started = time.monotonic()
+            await asyncio.sleep(0.01)
+            worst = max(worst, time.monotonic() - started - 0.01)
+
+    watcher = asyncio.create_task(probe())
+    try:
+        await browser.goto(url)
+        await browser.observe()
+        ok = True
+    except BrowserError:
+        ok = False
+    finally:
+        await asyncio.sleep(0.02)
+        done.set()
+        await watcher
+    return worst, ok
+
+
+async def pages() -> tuple[int, int]:
+    import gzip
+
+    five = 5_000_000
+    bodies = {
+        "/nul": b"\x00" * five,
+        "/nul-list": b"<li>\x00" * (five // 5),
+        "/links": "".join(f"<a href='/p{i}'>\x00</a>" for i in range(300_000)).encode(),
+        "/bomb": b"\x00" * 200_000_000,
+    }
+    headers = {"Content-Encoding": "gzip", "Content-Type": "text/html"}
+    routes: dict[str, Any] = {p: (200, headers, gzip.compress(b)) for p, b in bodies.items()}
+    tried = held = 0
+    with Server(routes) as server:
+        settings = {"timeout_s": 60, "parse_timeout_s": 3}
+        config = browser_config(load_config(browser=settings))
+        for path in routes:
+            browser = HttpBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
+            try:
+                worst, ok = await _loop_lag(browser, server.url(path))
+            finally:
+                await browser.close()
+            tried += 1
+            held += ok and worst < 0.5
+    return tried, held
+
+
 async def campaign(rounds: int = 5) -> dict[str, tuple[int, int]]:
     return {
         "ports": await ports(),
         "rebinding": await rebinding(rounds),
         "deadline": await deadline(max(1, rounds // 5)),
         "dns": await dns(),
+        "paths": await paths(),
+        "secrets": await secrets(),
+        "pages": await pages(),
     }
 
 

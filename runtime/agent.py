@@ -10,6 +10,8 @@ convenience singleton over the class.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
@@ -20,14 +22,23 @@ from skillrt._io.logs import Redactor, make_logger, open_log_file
 from skillrt._io.syncloop import SyncLoop
 from skillrt._routing.inputs import as_dict, clean_text, refusal
 from skillrt._routing.router import CHAT, IntentRouter
-from skillrt._state.protocol import HistoryStore, LazyLoad, LoadResult, RunLockTable, TaskStore
+from skillrt._state.protocol import (
+    HistoryStore,
+    LazyLoad,
+    LoadResult,
+    QueuedTask,
+    RunLockTable,
+    TaskStore,
+)
 from skillrt._tasks.machine import State
 from skillrt._tasks.planning import route_context
 from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
+from skillrt.blog.publish import Published, publish_post
+from skillrt.blog.versions import NothingToUndo, VersionStore
 from skillrt.events import EventBus, EventCallback
-from skillrt.exceptions import UnknownSkill, UserError
+from skillrt.exceptions import FileChanged, StoreUnavailable, UnknownSkill, UserError
 from skillrt.llm.base import LLM
 from skillrt.llm.cost import CostTracker
 from skillrt.messages import ChatMessage, TaskSummary, new_id
@@ -41,9 +52,12 @@ from skillrt.skill.replies import reply
 
 if TYPE_CHECKING:
     from skillrt._tasks.failover import Failover
+    from skillrt._tasks.queueing import QueueTaker
+    from skillrt._tasks.remote import Remote
     from skillrt.blog.files import FileStore
     from skillrt.blog.locks import FileLockManager
     from skillrt.blog.memory import BlogMemory
+    from skillrt.mcp.client.toolbox import McpToolBox
 
 __all__ = ["AgentRuntime"]
 
@@ -58,6 +72,14 @@ def _entry_point_skills() -> list[Skill[Any]]:
         provider = ep.load()
         found.extend(provider() if callable(provider) else provider)
     return found
+
+
+def _routes_with(llm: LLM | None, config: RuntimeConfig) -> bool:
+    """Is ``llm`` asked to route what the intent table leaves unsure? Not the embedded model
+    (a 135M model routed worse than none), unless ``llm.route_with_embedded`` says so."""
+    if llm is None:
+        return False
+    return getattr(llm, "provider", None) != "local" or config.llm.route_with_embedded
 
 
 class AgentRuntime:
@@ -88,7 +110,7 @@ class AgentRuntime:
         self.llm_reason = "injected" if llm is not None else ""
         self._llm, self._store, self._owns_llm = llm, store, llm is None
         self.router = IntentRouter(
-            llm,
+            llm if _routes_with(llm, self.config) else None,
             cache_size=self.config.intent_cache_size,
             cache_ttl_s=self.config.intent_cache_ttl_s,
             logger=self.logger,
@@ -105,6 +127,9 @@ class AgentRuntime:
         self._init_lock: asyncio.Lock | None = None
         self._sync = SyncLoop()  # for synchronous callers
         self._failover: Failover | None = None
+        self._remote: Remote | None = None  # requests to and from other workers
+        self._taker: QueueTaker | None = None  # takes work from the shared queue
+        self._toolbox: McpToolBox | None = None  # [mcp.servers]: their tools, ctx.tools
 
     @classmethod
     def get_instance(
@@ -145,6 +170,17 @@ class AgentRuntime:
     def store(self) -> TaskStore:
         return self._run.state.store
 
+    @property
+    def store_available(self) -> bool:
+        """False while the task store does not answer (a database outage): new work is
+        refused until it does (``skillrt serve`` answers 503 with ``Retry-After``)."""
+        return self._driver is None or self._driver.state.available
+
+    @property
+    def worker_id(self) -> str | None:
+        """This worker's name in a shared store (None with the embedded one)."""
+        return None if self._remote is None else self._remote.control.worker_id
+
     history: ServicePart[HistoryStore] = ServicePart()
     locks: ServicePart[FileLockManager] = ServicePart()
     files: ServicePart[FileStore] = ServicePart()
@@ -184,12 +220,14 @@ class AgentRuntime:
             if self._driver is not None:  # another caller finished while we waited
                 return  # type: ignore[unreachable]
             services, loaded = await asyncio.to_thread(self._open)
-            self.chatlog.open(services.history)
+            await self._open_tools()
+            self.chatlog.open(services.history, services.state.committer)
             self._driver = TaskDriver(
                 config=self.config,
                 state=services.state,
                 files=services.files,
                 memory=services.memory,
+                versions=services.versions,
                 llm=self.llm,
                 tasks=self._tasks,
                 router=self.router,
@@ -199,9 +237,28 @@ class AgentRuntime:
                 costs=self.costs,
                 chatlog=self.chatlog,
                 logger=lambda: self.logger,
+                tools=self._toolbox,
             )
             self._driver.inventory.restore(loaded)
             self._services = services
+            control = services.state.control
+            if control is not None:
+                from skillrt._tasks.remote import Remote
+
+                self._remote = Remote(control, tasks=self._tasks, events=self.events,
+                                      inventory=self._driver.inventory, answer=self._answer_here,
+                                      logger=lambda: self.logger,
+                                      wait_s=self.config.store_timeout_s)  # fmt: skip
+                self._remote.start()
+            queue = services.state.queue
+            if queue is not None:
+                from skillrt._tasks.queueing import QueueTaker
+
+                keys = [f"model:{self.llm.model}", f"server:{self.config.llm.base_url or 'local'}"]
+                self._taker = QueueTaker(queue, config=self.config.queue, keys=keys,
+                                         run=self._run_queued, logger=lambda: self.logger,
+                                         available=lambda: self.store_available)  # fmt: skip
+                self._taker.start()
             if services.state.shared and self.config.failover:
                 from skillrt._tasks.failover import Failover
 
@@ -217,11 +274,27 @@ class AgentRuntime:
             from skillrt.llm.select import create_llm
 
             self._llm, self.llm_reason = create_llm(self.config)
-        self.router.llm = self.router.llm or self._llm
+        if self.router.llm is None and _routes_with(self._llm, self.config):
+            self.router.llm = self._llm
         services = open_services(self.config, store=self._store, logger=self.logger,
                                  on_reset=self._checkpoint_all)  # fmt: skip
         window = self.config.checkpoint_max_age_h * 3600
         return services, services.state.load_resumable(max_age_s=window, now=self.clock())
+
+    async def _open_tools(self) -> None:
+        """The MCP servers of ``[mcp.servers]``: their tools become skills (extra ``mcp``)."""
+        if not self.config.mcp.servers or self._toolbox is not None:
+            return
+        from skillrt.mcp.client import open_toolbox
+
+        trust = lambda: self.router_trust  # noqa: E731 - read when a tool is called
+        logs = self.config.state_path / "logs"  # each stdio server's stderr: logs/mcp-NAME.log
+        self._toolbox, found = await open_toolbox(
+            self.config.mcp, trust=trust, logger=self.logger, log_dir=logs
+        )
+        for tool_skill in found:
+            if tool_skill.name not in self.skills:  # a skill of the same name keeps its place
+                self.register_skill(tool_skill)
 
     def _checkpoint_all(self) -> None:  # the store had to start a fresh database
         if self._driver is not None:
@@ -230,12 +303,19 @@ class AgentRuntime:
     # --- input ---------------------------------------------------------------------------------
 
     async def process_input(
-        self, text: str, context: dict[str, Any] | None = None, *, on_task: OnTask = None
+        self,
+        text: str,
+        context: dict[str, Any] | None = None,
+        *,
+        on_task: OnTask = None,
+        background: bool = False,
     ) -> ChatMessage:
         """Handle one chat input: answer a waiting question, or route it and run it as a task.
 
         ``on_task(task_id)`` is called with the task the input starts or answers, before any of
-        its events (a server streams them while the call runs)."""
+        its events (a server streams them while the call runs). With the shared store's queue
+        on (``[queue] enabled``), the task may run on another worker; its reply comes back
+        here. ``background``: after the interactive work waiting in the queue."""
         await self.initialize()
         try:
             context, raw, text = as_dict("context", context), text, clean_text(text)
@@ -264,7 +344,7 @@ class AgentRuntime:
             self.chatlog.add_message(session_id, "assistant", content)
             return self._reply(content, outcome=Outcome.CHAT, intent=CHAT)
         task = self._run.new_task(text, context, session_id)
-        return await self._turn(task, on_task, route=True)
+        return await self._turn(task, on_task, route=True, background=background)
 
     async def run_skill(
         self,
@@ -273,8 +353,10 @@ class AgentRuntime:
         context: dict[str, Any] | None = None,
         *,
         on_task: OnTask = None,
+        background: bool = False,
     ) -> ChatMessage:
-        """Run a skill by name with explicit params, without routing (a blog tool's button)."""
+        """Run a skill by name with explicit params, without routing (a blog tool's button).
+        Queued like ``process_input`` when the shared store's queue is on."""
         await self.initialize()
         if name not in self.skills:
             raise UnknownSkill(name, list(self.skills))
@@ -284,21 +366,36 @@ class AgentRuntime:
             return self._reply(str(exc), error="bad_params")
         session_id = str(context.pop("session_id", None) or self.session_id)
         task = self._run.direct_task(name, params, context, session_id)
-        return await self._turn(task, on_task, route=False)
+        return await self._turn(task, on_task, route=False, background=background)
 
     async def answer_task(
         self, task_id: str, text: str, *, on_task: OnTask = None
     ) -> ChatMessage | None:
-        """Answer the question task ``task_id`` is waiting on; None if it is not waiting."""
+        """Answer the question task ``task_id`` is waiting on; None if it is not waiting. A
+        task waiting on another worker gets the answer there, and its next reply comes back."""
         await self.initialize()
-        task = self._tasks.get(task_id)
-        if task is None or task.answer is None or task.answer.done():
-            return None
         text = clean_text(text)
+        task = self._tasks.live(task_id)
+        if task is None or task.answer is None or task.answer.done():
+            if self._remote is None or (task is not None and task.running):
+                return None
+            if not text:
+                raise UserError("the answer is empty")
+            if on_task is not None:
+                on_task(task_id)
+            answer = await self._remote.ask(task_id, "answer", text)
+            if answer is None or not answer.get("ok"):
+                return None
+            return ChatMessage.model_validate(answer["message"])
         if not text:
             raise UserError("the answer is empty")
         self.chatlog.add_message(task.record.session_id, "user", text)
         return await self._answer(task, text, on_task)
+
+    async def _answer_here(self, task: Task, text: str) -> ChatMessage:
+        """An answer sent from another worker to a task waiting here."""
+        self.chatlog.add_message(task.record.session_id, "user", text)
+        return await self._answer(task, text, None)
 
     async def _answer(
         self, task: Task, text: str, on_task: OnTask, *, record: bool = True
@@ -311,9 +408,61 @@ class AgentRuntime:
         task.answer.set_result(text)
         return await self._outcome(task, turn) if record else await turn
 
-    async def _turn(self, task: Task, on_task: OnTask, *, route: bool) -> ChatMessage:
+    async def _turn(
+        self, task: Task, on_task: OnTask, *, route: bool, background: bool = False
+    ) -> ChatMessage:
+        if not self.store_available:  # fail fast: the task could not keep a single step
+            self._tasks.pop(task.id)
+            raise StoreUnavailable(
+                "the task store does not answer (an outage); new tasks are refused until it does",
+                reason="unreachable",
+            )
         if on_task is not None:
             on_task(task.id)
+        if self._run.state.queue is not None and self.config.queue.enabled:
+            return await self._queued(task, route=route, priority=0 if background else 10)
+        return await self._outcome(task, self._run.start(task, route=route))
+
+    async def _queued(self, task: Task, *, route: bool, priority: int) -> ChatMessage:
+        """Put the task in the shared queue and wait for its reply, from whichever worker ran
+        it. A caller that gives up takes it back out, or cancels it where it runs."""
+        queue = self._run.state.queue
+        if queue is None:  # pragma: no cover - checked by the caller
+            raise UserError("no work queue")
+        self._tasks.pop(task.id)  # it runs where it is taken
+        record = task.record
+        request = {
+            "route": route,
+            "text": record.raw_input,
+            "context": record.context,
+            "session_id": record.session_id,
+            "skill": None if route else record.skill,
+            "params": record.params,
+        }
+        request_id = await queue.put(task.id, json.dumps(request, ensure_ascii=False), priority)
+        try:
+            text = await queue.result(request_id)
+        except asyncio.CancelledError:
+            if not await asyncio.shield(queue.withdraw(request_id)):
+                self.abort(task.id)
+            raise
+        if text is None:  # its worker died; failover goes on with it, its reply to the history
+            content = reply("running_elsewhere", task.input.language, task=task.id)
+            return self._reply(content, task_id=task.id, error="running_elsewhere")
+        return ChatMessage.model_validate_json(text)
+
+    async def _run_queued(self, entry: QueuedTask) -> ChatMessage:
+        """A task another worker (or this one) queued, run here as its caller asked."""
+        request = json.loads(entry.request)
+        context, session_id = dict(request.get("context") or {}), str(request["session_id"])
+        route = bool(request.get("route", True))
+        if route:
+            task = self._run.new_task(request["text"], context, session_id, entry.task_id)
+        else:
+            params = dict(request.get("params") or {})
+            task = self._run.direct_task(
+                request["skill"], params, context, session_id, entry.task_id
+            )
         return await self._outcome(task, self._run.start(task, route=route))
 
     async def _outcome(self, task: Task, turn: asyncio.Future[ChatMessage]) -> ChatMessage:
@@ -323,6 +472,7 @@ class AgentRuntime:
             self.abort(task.id)
             raise
         self.chatlog.add_reply(task.record.session_id, task.record.skill, message)
+        await self.chatlog.written()  # the history holds the turn before its caller hears it
         return message
 
     def _reply(self, content: str, *, task_id: str | None = None, **data: Any) -> ChatMessage:
@@ -344,6 +494,41 @@ class AgentRuntime:
         await self.initialize()
         files = self._run.files
         return self.chatlog.focus_on(path, session_id or self.session_id, files)
+
+    async def publish(self, path: str | None = None, *, session_id: str | None = None) -> Published:
+        """Publish a draft (``path``, else the session's focus): its draft mark taken off the
+        blog's way (``skillrt.blog.publish``), the index refreshed so answers may use it."""
+        await self.initialize()
+        session = session_id or self.session_id
+        focus = self.conversation(session).focus
+        target = path or focus
+        if not target:
+            raise UserError("which post should be published? Give its path")
+        day = dt.date.fromtimestamp(time.time())
+        files = self._run.files
+        posts_dir = self.config.posts_dir
+        rel = files.relative(target)
+        before = await asyncio.to_thread(VersionStore.bytes_of, files, rel)
+        done = await asyncio.to_thread(publish_post, files, target, posts_dir=posts_dir, day=day)
+        if done.changed:  # kept for undo: the draft back in place (a moved one: two undos)
+            await asyncio.to_thread(self._kept_publish, files, rel, before, done)
+        memory = self.memory
+        if memory is not None:
+            await asyncio.to_thread(memory.refresh)
+        if done.moved_from is not None and done.moved_from == focus:
+            self.chatlog.focus_on(done.path, session, files)
+        return done
+
+    def _kept_publish(
+        self, files: FileStore, rel: str, before: bytes | None, done: Published
+    ) -> None:
+        versions, key = self._run.versions, f"publish-{new_id()}"
+        after = files.hash_of(done.path)
+        if done.moved_from is None:
+            versions.record(rel, "edit", before, key=key, after=after)
+            return
+        versions.record(rel, "delete", before, key=f"{key}:from", after=None)
+        versions.record(done.path, "create", None, key=f"{key}:to", after=after)
 
     def new_session(self, session_id: str | None = None) -> str:
         """Start afresh: a new (or named) session becomes the default one; returns its id."""
@@ -369,14 +554,52 @@ class AgentRuntime:
         return task.state if task else None
 
     def abort(self, task_id: str | None = None) -> bool:
-        """Cancel a task (the foreground one when None): its signal fires, its work stops now."""
-        task = self._tasks.get(task_id or self.current_task_id or "")
-        return task is not None and self._run.inventory.abort(task)
+        """Cancel a task (the foreground one when None): its signal fires, its work stops now.
+        A task another worker runs is cancelled there (the request is recorded at once; that
+        worker acts within a second)."""
+        return self._control_now(task_id, "abort")
 
     def pause(self, task_id: str | None = None) -> bool:
-        """Ask a running task to pause at its next step boundary."""
-        task = self._tasks.get(task_id or self.current_task_id or "")
-        return task is not None and task.ask_to_pause()
+        """Ask a running task to pause at its next step boundary (on whichever worker runs it)."""
+        return self._control_now(task_id, "pause")
+
+    async def abort_task(self, task_id: str) -> bool:
+        """``abort``, waiting for the answer of the worker that runs the task."""
+        return await self._control(task_id, "abort")
+
+    async def pause_task(self, task_id: str) -> bool:
+        """``pause``, waiting for the answer of the worker that runs the task."""
+        return await self._control(task_id, "pause")
+
+    def _act_here(self, task: Task | None, verb: str) -> bool:
+        if task is None:
+            return False
+        return self._run.inventory.abort(task) if verb == "abort" else task.ask_to_pause()
+
+    def _control_now(self, task_id: str | None, verb: str) -> bool:
+        task_id = task_id or self.current_task_id or ""
+        task = self._tasks.get(task_id)
+        if (task is not None and task.running) or self._remote is None or not task_id:
+            return self._act_here(task, verb)
+        # Not running here: maybe on another worker. Never act on a copy of a task that
+        # another worker runs (its checkpoint is that worker's).
+        try:
+            if self._remote.ask_soon(task_id, verb):
+                return True
+        except StoreUnavailable as exc:
+            self.logger.error("agent.error", task_id=task_id, where=verb, error=str(exc))
+            return False
+        return self._act_here(task, verb)
+
+    async def _control(self, task_id: str, verb: str) -> bool:
+        await self.initialize()
+        task = self._tasks.get(task_id)
+        if (task is not None and task.running) or self._remote is None:
+            return self._act_here(task, verb)
+        answer = await self._remote.ask(task_id, verb)
+        if answer is not None:
+            return bool(answer.get("ok"))
+        return self._act_here(task, verb)
 
     def get_resumable_tasks(self) -> list[TaskSummary]:
         """Tasks to resume: paused, restored from a checkpoint, or stopped by an outage."""
@@ -384,17 +607,55 @@ class AgentRuntime:
         return [self.chatlog.summary(record) for record in records]
 
     def list_tasks(self) -> list[TaskSummary]:
-        """Every task this runtime holds: running, waiting for an answer, and resumable."""
+        """Every task this runtime holds (running, waiting for an answer, resumable) and, with a
+        shared store, those running on other workers, in their true state. Blocking: from the
+        event loop, ``await list_tasks_async()``."""
         records = [] if self._driver is None else self._driver.inventory.held()
         return [self.chatlog.summary(record) for record in records]
 
+    async def list_tasks_async(self) -> list[TaskSummary]:
+        """``list_tasks`` with the store read in a thread (bounded by ``store_timeout_s``)."""
+        await self.initialize()
+        inventory = self._run.inventory
+        records = inventory.held(await inventory.snapshot_async())
+        return [self.chatlog.summary(record) for record in records]
+
     def get_task(self, task_id: str) -> TaskSummary | None:
-        """One task this runtime holds (running, waiting or resumable), or None. With the shared
-        store, a task another worker paused or stopped is read from the store."""
-        task = self._tasks.get(task_id)
-        if task is None and self._driver is not None:
-            task = self._driver.inventory.from_store(task_id)
-        return None if task is None else self.chatlog.summary(task.record)
+        """One task (running, waiting or resumable), or None. With the shared store, a task
+        another worker runs, paused or stopped is read from the store, in its true state.
+        Blocking for such a task: from the event loop, ``await get_task_async(id)``."""
+        task = self._tasks.live(task_id)
+        if task is not None and (task.running or self._remote is None):
+            return self.chatlog.summary(task.record)
+        record = None if self._driver is None else self._driver.inventory.from_store(task_id)
+        if record is None:
+            task = self._tasks.get(task_id)
+            record = None if task is None else task.record
+        return None if record is None else self.chatlog.summary(record)
+
+    async def get_task_async(self, task_id: str) -> TaskSummary | None:
+        """``get_task`` with the store read in a thread (bounded by ``store_timeout_s``)."""
+        await self.initialize()
+        task = self._tasks.live(task_id)
+        if task is not None and (task.running or self._remote is None):
+            return self.chatlog.summary(task.record)
+        inventory = self._run.inventory
+        record = None
+        if self._remote is not None:
+            record = inventory.from_store(task_id, await inventory.snapshot_async(task_id))
+        if record is None:
+            task = self._tasks.get(task_id)
+            record = None if task is None else task.record
+        return None if record is None else self.chatlog.summary(record)
+
+    async def follow_task(self, task_id: str) -> asyncio.Future[ChatMessage | None] | None:
+        """Have the events of a task another worker runs emitted here too (its progress and
+        streamed text, for an SSE client on this worker); the future is its reply. None when
+        no other worker runs it."""
+        await self.initialize()
+        if self._remote is None or self._tasks.live(task_id) is not None:
+            return None
+        return await self._remote.follow(task_id)
 
     async def resume_task(
         self,
@@ -431,6 +692,35 @@ class AgentRuntime:
         task = self._tasks.get(task_id)
         return task is not None and await self._run.inventory.abandon(task)
 
+    async def undo(self, path: str | None = None, *, language: str = "en") -> ChatMessage:
+        """Restore the version kept before the last write (of ``path``, or of any post) byte
+        for byte: an edit is undone, a created post goes to the trash, a deleted one comes back.
+        Refused, changing nothing, when the post changed since (``data["error"]``)."""
+        await self.initialize()
+        services = self._run
+        owner = f"undo-{new_id()}"
+        files = services.files.for_task(owner)  # the post's lock, as a task would take it
+        try:
+            done = await asyncio.to_thread(services.versions.undo, files, path)
+        except NothingToUndo as exc:
+            where = f" ({exc.path})" if exc.path else ""
+            return self._undo_refused(reply("nothing_to_undo", language, path=where))
+        except FileChanged as exc:
+            return self._undo_refused(reply("undo_changed", language, path=exc.path), "changed")
+        except UserError as exc:
+            return self._undo_refused(reply("undo_refused", language, error=exc), "refused")
+        finally:
+            await asyncio.to_thread(services.state.locks.release_task_locks, owner)
+        await asyncio.to_thread(services.memory.refresh)
+        content = reply(f"undone_{done.action}", language, path=done.path)
+        data = {"path": done.path, "action": done.action, "undone_task": done.task_id}
+        return ChatMessage(content=content, state="COMPLETED", data={**data, "outcome": "done"})
+
+    def _undo_refused(self, content: str, error: str = "nothing_to_undo") -> ChatMessage:
+        return ChatMessage(
+            content=content, state="ERROR", data={"outcome": Outcome.REFUSED, "error": error}
+        )
+
     # --- shutdown ------------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -439,8 +729,19 @@ class AgentRuntime:
         if self._failover is not None:
             await self._failover.stop()
             self._failover = None
+        taker, self._taker = self._taker, None
+        if taker is not None:
+            await taker.stop()  # no more work taken
         if self._driver is not None:
             await self._driver.inventory.shutdown()
+        if taker is not None:
+            await taker.drain()  # the replies of the tasks it took, to their callers
+        if self._remote is not None:
+            await self._remote.stop()
+            self._remote = None
+        if self._toolbox is not None:  # after the tasks: a stopping task may still call a tool
+            await self._toolbox.aclose()
+            self._toolbox = None
         aclose = getattr(self._llm, "aclose", None)
         if self._owns_llm and aclose is not None:  # a model we made (connections, llama.cpp)
             await aclose()

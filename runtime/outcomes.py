@@ -6,7 +6,9 @@
   The ones in ``RESUMABLE_ERRORS`` keep the task's journal: it can go on from its last
   completed step (after a raised budget or a fixed key for the last two). Only
   ``abandon_task`` deletes it.
-- ``Outcome``: what a reply's ``data["outcome"]`` says happened.
+- ``Outcome``: what a reply's ``data["outcome"]`` says happened. A skill that returned
+  ``success=False`` (it refused: a bad path, a changed file, a text that failed its checks)
+  is ``refused``, never ``done``.
 - ``exit_code``: the exit status of ``skillrt run`` for a reply (also sent by ``skillrt serve``
   as ``X-Skillrt-Exit-Code``).
 
@@ -63,6 +65,7 @@ class ErrorReason(StrEnum):
 
 class Outcome(StrEnum):
     DONE = "done"
+    REFUSED = "refused"  # the skill refused (success=False): nothing was done or saved
     CHAT = "chat"
     REPHRASE = "rephrase"
     DECLINED = "declined"

@@ -16,12 +16,14 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 import structlog
 
 from skillrt._io.faults import classify, unavailable
+from skillrt._io.private import make_private
 from skillrt._state.open import open_state
 from skillrt._state.protocol import StateBackend, TaskStore
 from skillrt.blog.files import FileStore
 from skillrt.blog.memory import BlogMemory
 from skillrt.blog.tempfiles import remove_stale_temps
-from skillrt.settings import RuntimeConfig
+from skillrt.blog.versions import VersionStore
+from skillrt.settings import STATE_GITIGNORE, RuntimeConfig
 
 __all__ = ["ServicePart", "Services", "open_services"]
 
@@ -39,6 +41,7 @@ class Services:
     state: StateBackend
     files: FileStore
     memory: BlogMemory
+    versions: VersionStore
 
     # The state backend's parts by name, for the runtime's attributes (rt.store, rt.history...).
     @property
@@ -94,6 +97,9 @@ def open_services(
             locks=state.locks,
             trash_dir=cfg.state_path / "trash",
             max_read_bytes=cfg.max_post_bytes,
+            posts_dir=cfg.posts_dir,  # skills write posts only: Markdown under this folder
+            drafts_dir=cfg.layout.drafts_dir,  # and in the blog's drafts folder (_drafts/)
+            state_dir=cfg.state_path,
         )
         stale = remove_stale_temps(files.root)  # temp files of writers killed mid-write
         if stale:
@@ -105,7 +111,9 @@ def open_services(
             max_post_bytes=cfg.max_post_bytes,
             drafts_dir=cfg.layout.drafts_dir,
         )
-        return Services(state=state, files=files, memory=memory)
+        make_private(cfg.state_path, STATE_GITIGNORE)  # 0700 folders, 0600 files (see private)
+        versions = VersionStore(cfg.state_path / "versions", keep=cfg.undo.keep)
+        return Services(state=state, files=files, memory=memory, versions=versions)
     except BaseException as exc:
         for part in reversed(opened):
             part.close()

@@ -52,9 +52,15 @@ __all__ = [
     "AnswerConfig",
     "BudgetConfig",
     "ConversationConfig",
+    "EditConfig",
     "LLMConfig",
+    "McpConfig",
+    "McpServerConfig",
+    "QueueConfig",
     "RuntimeConfig",
+    "SecretEntry",
     "ServeConfig",
+    "UndoConfig",
     "config_files",
     "ensure_state",
     "load_config",
@@ -127,6 +133,12 @@ class LLMConfig(_Section):
     n_threads: int | None = Field(default=None, ge=1)
     seed: int = 0
     repeat_penalty: float = Field(default=1.1, ge=1.0, le=2.0)
+    # How llama.cpp loads (skillrt/llm/llama_modes.py): "auto" picks, and steps down after a
+    # crash; "default", "no-extra-bufts" (no repacked weights) or "n-batch-1" force one.
+    local_mode: Literal["auto", "default", "no-extra-bufts", "n-batch-1"] = "auto"
+    # Ask the embedded (local) model to route requests the intent table leaves unsure; off
+    # by default: a 135M model routes worse than no model at all.
+    route_with_embedded: bool = False
     # How far the router trusts the model's routing: "low" (the default for the embedded
     # model) means a model-only route never starts a web, write or delete task without the
     # user's yes; unset = "low" for the local provider, "high" for any other.
@@ -138,6 +150,34 @@ class LLMConfig(_Section):
     factory: str | None = None
 
 
+class QueueConfig(_Section):
+    """The work queue of a shared store (``state_url``; docs/shared-store.md). ``enabled``: a
+    task started on this worker is queued, and whichever worker is free runs it. Every worker
+    of the store takes queued work, up to ``concurrency`` tasks at once, interactive ones first;
+    ``limits`` caps the tasks running at once on all workers together, per model
+    (``"model:<name>"``) or per model server (``"server:<base_url>"``, ``"server:local"`` for an
+    in-process model)."""
+
+    enabled: bool = False
+    concurrency: int = Field(default=8, ge=0)  # 0: this worker queues work but takes none
+    limits: dict[str, int] = Field(default_factory=dict)
+    poll_s: float = Field(default=1.0, gt=0)  # looks for work missed by a notification
+
+
+class UndoConfig(_Section):
+    """``[undo]``: the versions kept before each write, for ``skillrt undo``."""
+
+    keep: int = Field(default=50, ge=0)  # at most this many (oldest dropped); 0 keeps none
+
+
+class EditConfig(_Section):
+    """``[edit]``: how EditContent writes."""
+
+    # Show the diff and ask yes/no before writing. None: in the chat yes, for `run` and HTTP
+    # no; a request's context {"confirm": bool} (--yes, confirm=false) decides over both.
+    confirm: bool | None = None
+
+
 class ServeConfig(_Section):
     """``skillrt serve``: the HTTP API and the web chat page (extra ``server``)."""
 
@@ -147,6 +187,72 @@ class ServeConfig(_Section):
     cors_origins: list[str] = Field(default_factory=list)  # browser origins allowed to call
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names besides the loopback
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    # The request line and headers together; beyond it: 431 before anything is parsed.
+    max_header_bytes: int = Field(default=65_536, ge=4096)
+    # HTTPS: both or neither. A non-loopback host needs them, or --insecure (plain HTTP).
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+
+class McpServerConfig(_Section):
+    """One MCP server skillrt uses (``[mcp.servers.NAME]``): a program it starts (stdio) or
+    a URL (streamable HTTP). Its tools become skills; ``tools`` limits which."""
+
+    command: str | None = None  # stdio: the program to start
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)  # added to a safe minimal environment
+    cwd: Path | None = None
+    url: str | None = None  # streamable HTTP, e.g. http://127.0.0.1:3001/mcp
+    headers: dict[str, str] = Field(default_factory=dict)  # e.g. Authorization (kept secret)
+    tools: list[str] | None = None  # the tools allowed; unset: all of them
+    read_only: list[str] = Field(default_factory=list)  # tools that neither write nor go online
+    examples: dict[str, list[str]] = Field(default_factory=dict)  # tool -> example requests
+    timeout_s: float = Field(default=60.0, gt=0)  # a connection, or one call
+    skills: bool = True  # register its tools as skills (false: only ctx.tools.call)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Self:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a program to start) or url, not both")
+        if self.url is not None and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must be an http:// or https:// URL")
+        return self
+
+
+class McpConfig(_Section):
+    """``[mcp]``: the MCP servers whose tools skillrt uses (extra ``mcp``)."""
+
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, value: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", name):
+                raise ValueError(f"server name {name!r}: a letter, then letters, digits, _ or -")
+        return value
+
+    def secret_values(self) -> list[str]:
+        """Header values and environment values under secret-named keys."""
+        found: list[str] = []
+        for server in self.servers.values():
+            for value in server.headers.values():  # "Bearer <token>": the token alone too
+                found.extend([value, value.partition(" ")[2].strip()])
+            found.extend(v for k, v in server.env.items() if _SECRET_ENV.search(k))
+        return found
+
+
+_SECRET_ENV = re.compile(r"(key|password|secret|token|credential|auth)", re.IGNORECASE)
+
+
+class SecretEntry(_Section):
+    """A secret bound to the origins it may go to: ``{value = "…", origins = ["https://x"]}``.
+
+    A plain string in ``secrets`` is the same with no origins: the browsing skills bind it to
+    the origin their task started on."""
+
+    value: SecretStr
+    origins: list[str] = Field(default_factory=list)  # scheme://host[:port]
 
 
 class RuntimeConfig(BaseSettings):
@@ -168,7 +274,7 @@ class RuntimeConfig(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
     log_format: Literal["console", "json"] = "console"
     log_file: Path | None = None
-    secrets: list[SecretStr] = Field(default_factory=list)
+    secrets: list[SecretStr | SecretEntry] = Field(default_factory=list)
 
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
     max_task_s: float | None = Field(default=None, gt=0)  # hard cap on EXECUTING; None: none
@@ -178,6 +284,11 @@ class RuntimeConfig(BaseSettings):
     state_url: str | None = None
     lease_s: float = Field(default=30.0, gt=0)  # a dead worker's tasks are free after this
     failover: bool = True  # resume a dead worker's running tasks here automatically
+    # This worker's name in the shared store. Unset: from the host and the state folder, so a
+    # restarted worker is the same worker and takes its own tasks back at once.
+    worker_id: str | None = None
+    # The longest a call to the shared store may wait (a pool connection, a statement).
+    store_timeout_s: float = Field(default=5.0, gt=0)
     checkpoint_max_age_h: float = Field(default=24.0, gt=0)
     history_limit: int = Field(default=1000, ge=1)
     lock_expiry_s: float = Field(default=300.0, gt=0)
@@ -205,6 +316,10 @@ class RuntimeConfig(BaseSettings):
     # (skillrt.skills.browsing.config.browser_config).
     browser: dict[str, Any] = Field(default_factory=dict)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    queue: QueueConfig = Field(default_factory=QueueConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+    undo: UndoConfig = Field(default_factory=UndoConfig)
+    edit: EditConfig = Field(default_factory=EditConfig)
 
     _layout: BlogLayout | None = PrivateAttr(default=None)
     _keywords: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -258,10 +373,13 @@ class RuntimeConfig(BaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor."""
-        values = [s.get_secret_value() for s in self.secrets]
+        values = [
+            (s if isinstance(s, SecretStr) else s.value).get_secret_value() for s in self.secrets
+        ]
         for key in (self.llm.api_key, self.serve.token, *_secrets_in(self.browser)):
             if key is not None:
                 values.append(key.get_secret_value())
+        values.extend(self.mcp.secret_values())
         return [v for v in values if v]
 
     @classmethod
@@ -321,6 +439,7 @@ def make_state_dir(path: Path) -> Path:
     ``*`` (as pytest and mypy do for their caches), so it never lands in the blog's git."""
     if not path.is_dir():
         path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o700)  # private: checkpoints, history and logs hold the drafts and chats
         gitignore = path / ".gitignore"
         if not gitignore.exists():
             gitignore.write_text(STATE_GITIGNORE, encoding="utf-8")

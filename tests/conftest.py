@@ -13,7 +13,7 @@ from skillrt import AgentRuntime
 from skillrt.llm.local import default_model_path
 
 # A throwaway PostgreSQL cluster, and each task store in turn, for every module that asks.
-from .pg_support import pg_cluster, pg_url
+from .pg_support import pg_cluster, pg_own_cluster, pg_url
 from .stores import store_kind
 
 # Read at import: the autouse `isolated` fixture clears SKILLRT_* variables for each test.
@@ -43,7 +43,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     pytest.skip(reason)
 
 
-__all__ = ["isolated", "pg_cluster", "pg_url", "store_kind"]
+__all__ = ["isolated", "pg_cluster", "pg_own_cluster", "pg_url", "store_kind"]
 
 
 @pytest.fixture(autouse=True)

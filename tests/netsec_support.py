@@ -19,7 +19,33 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
-__all__ = ["Server", "Trickle"]
+__all__ = ["ESCAPES", "Server", "Trickle"]
+
+# Spellings of "/app/<dots>/secret" that a lax server serves as /secret.
+ESCAPES = [
+    "/app/%2e%2e/secret",
+    "/app/%2E%2E/secret",
+    "/app/.%2e/secret",
+    "/app/%2e./secret",
+    "/app/..%2fsecret",
+    "/app/..%2Fsecret",
+    "/app/%2e%2e%2fsecret",
+    "/app/%2E%2E%2Fsecret",
+    "/app%2f..%2fsecret",
+    "/app/x/%2e%2e/%2e%2e/secret",
+    "/app/..%5csecret",
+    "/app/%2e%2e%5csecret",
+    "/app/..\\secret",
+    "/app\\..\\secret",
+    "/app/..;/secret",
+    "/app/%2e%2e;x/secret",
+    "/app/%2e/%2e%2e/secret",
+    "/app/./%2e%2e/secret",
+    "/app/x/../../secret",
+    "/app/%252e%252e/secret",
+    "/app/%252e%252e%252fsecret",
+    "/app/..%252fsecret",
+]
 
 
 @dataclass(frozen=True)

@@ -84,56 +84,89 @@ def drop_database(url: str) -> None:
         conn.execute(f"DROP DATABASE IF EXISTS {name}{force}")
 
 
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[PgCluster]:
-    try:
-        import psycopg  # noqa: F401
-        import psycopg_pool  # noqa: F401
-    except ImportError:
-        _unavailable("psycopg is not installed: pip install 'skillrt[postgres]'")
-    bindir = _bindir()
-    if bindir is None:
-        _unavailable("PostgreSQL (initdb, pg_ctl) is not installed: apt-get install postgresql")
-        raise AssertionError("unreachable")
-    as_root = os.geteuid() == 0
-    run_as: list[str] = []
-    if as_root:
+class ClusterProcess:
+    """A cluster made with ``initdb`` in a temporary folder, which a test may stop and start
+    again (an outage)."""
+
+    def __init__(self) -> None:
         try:
-            pw = pwd.getpwnam("postgres")
-        except KeyError:
-            _unavailable("running as root and there is no postgres user to run the server")
-            raise
-        run_as = ["runuser", "-u", "postgres", "--"]
-    base = Path(tempfile.mkdtemp(prefix="skillrt-pg-"))
-    data, sockets = base / "data", base / "sock"
-    sockets.mkdir()
-    if as_root:
-        os.chown(base, pw.pw_uid, pw.pw_gid)
-        os.chown(sockets, pw.pw_uid, pw.pw_gid)
-    user = "skillrt"
-    port = _free_port()
-    subprocess.run(
-        [*run_as, str(bindir / "initdb"), "-D", str(data), "-U", user, "--auth=trust", "-E",
-         "UTF8", "--no-sync"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    options = (
-        f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
-        "-c full_page_writes=off -c max_connections=200"
-    )
-    subprocess.run(
-        [*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l",
-         str(base / "server.log"), "-w", "-t", "60", "start"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    try:
-        yield PgCluster("127.0.0.1", port, user)
-    finally:
+            import psycopg  # noqa: F401
+            import psycopg_pool  # noqa: F401
+        except ImportError:
+            _unavailable("psycopg is not installed: pip install 'skillrt[postgres]'")
+        bindir = _bindir()
+        if bindir is None:
+            _unavailable("PostgreSQL (initdb, pg_ctl) is not installed: apt-get install postgresql")
+            raise AssertionError("unreachable")
+        self.bindir = bindir
+        as_root = os.geteuid() == 0
+        self.run_as: list[str] = []
+        if as_root:
+            try:
+                pw = pwd.getpwnam("postgres")
+            except KeyError:
+                _unavailable("running as root and there is no postgres user to run the server")
+                raise
+            self.run_as = ["runuser", "-u", "postgres", "--"]
+        self.base = Path(tempfile.mkdtemp(prefix="skillrt-pg-"))
+        self.data, sockets = self.base / "data", self.base / "sock"
+        sockets.mkdir()
+        if as_root:
+            os.chown(self.base, pw.pw_uid, pw.pw_gid)
+            os.chown(sockets, pw.pw_uid, pw.pw_gid)
+        self.user = "skillrt"
+        self.port = _free_port()
         subprocess.run(
-            [*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+            [*self.run_as, str(bindir / "initdb"), "-D", str(self.data), "-U", self.user,
+             "--auth=trust", "-E", "UTF8", "--no-sync"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        self.options = (
+            f"-p {self.port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c full_page_writes=off -c max_connections=200"
+        )
+        self.start()
+
+    @property
+    def cluster(self) -> PgCluster:
+        return PgCluster("127.0.0.1", self.port, self.user)
+
+    def start(self) -> None:
+        subprocess.run(
+            [*self.run_as, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o",
+             self.options, "-l", str(self.base / "server.log"), "-w", "-t", "60", "start"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+
+    def stop(self, mode: str = "fast") -> None:
+        subprocess.run(
+            [*self.run_as, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode,
+             "-w", "stop"],
             capture_output=True,
         )  # fmt: skip
-        shutil.rmtree(base, ignore_errors=True)
+
+    def remove(self) -> None:
+        self.stop("immediate")
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    server = ClusterProcess()
+    try:
+        yield server.cluster
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def pg_own_cluster() -> Iterator[ClusterProcess]:
+    """A cluster of the test's own, which it may stop and start (an outage)."""
+    server = ClusterProcess()
+    try:
+        yield server
+    finally:
+        server.remove()
 
 
 @pytest.fixture

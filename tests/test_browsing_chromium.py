@@ -22,8 +22,8 @@ from skillrt.skills.browsing import (
     SubmitAction,
     TypeAction,
     URLFirewall,
-    run_action,
 )
+from skillrt.skills.browsing.browser import run_action
 from skillrt.skills.browsing.chromium_browser import CHROMIUM_ARGS
 from skillrt.skills.browsing.config import browser_config
 from tests.browsing_support import require_chromium

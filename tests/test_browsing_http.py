@@ -21,9 +21,9 @@ from skillrt.skills.browsing import (
     SubmitAction,
     TypeAction,
     URLFirewall,
-    run_action,
 )
 from skillrt.skills.browsing.actions import BrowserAction
+from skillrt.skills.browsing.browser import run_action
 from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.observation import Element
 from tests.site import SECRET_NUMBER, TARGET_CODE, TestSite

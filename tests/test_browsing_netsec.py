@@ -485,6 +485,7 @@ async def test_the_attack_campaign_holds_everywhere() -> None:
 
     result = await campaign(rounds=1)
     assert result["ports"][0] >= 100 and result["rebinding"][0] >= 5
+    assert result["paths"][0] >= 190 and result["secrets"][0] >= 20 and result["pages"][0] == 4
     assert {family: held for family, (_, held) in result.items()} == {
         family: tried for family, (tried, _) in result.items()
     }

@@ -19,35 +19,9 @@ from skillrt.skills.browsing.fetcher import SafeFetcher
 from skillrt.skills.browsing.firewall import URLFirewall
 from skillrt.skills.browsing.url_path import canonical_path, path_problem
 from tests.browsing_support import require_chromium
-from tests.netsec_support import Server
+from tests.netsec_support import ESCAPES, Server
 
 SECRET = b"SECRET-OUTSIDE-APP-5d1e"
-
-# Spellings of "/app/<dots>/secret" that a lax server serves as /secret.
-ESCAPES = [
-    "/app/%2e%2e/secret",
-    "/app/%2E%2E/secret",
-    "/app/.%2e/secret",
-    "/app/%2e./secret",
-    "/app/..%2fsecret",
-    "/app/..%2Fsecret",
-    "/app/%2e%2e%2fsecret",
-    "/app/%2E%2E%2Fsecret",
-    "/app%2f..%2fsecret",
-    "/app/x/%2e%2e/%2e%2e/secret",
-    "/app/..%5csecret",
-    "/app/%2e%2e%5csecret",
-    "/app/..\\secret",
-    "/app\\..\\secret",
-    "/app/..;/secret",
-    "/app/%2e%2e;x/secret",
-    "/app/%2e/%2e%2e/secret",
-    "/app/./%2e%2e/secret",
-    "/app/x/../../secret",
-    "/app/%252e%252e/secret",
-    "/app/%252e%252e%252fsecret",
-    "/app/..%252fsecret",
-]
 
 
 def lax_server() -> Server:

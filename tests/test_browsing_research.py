@@ -210,3 +210,23 @@ async def test_a_resumed_research_does_not_search_or_fetch_again(
     assert len(site.requests) == before  # no search, no page fetched again
     assert second_model.call_count == 0
     assert {k.split(":")[1] for k in journal.steps} == {"queries", "search", "page", "answer"}
+
+
+async def test_a_configured_secret_never_goes_into_a_search_url(
+    site: TestSite, tmp_path: Path
+) -> None:
+    secret = "acct-7731-pin-0042"
+    model = research_model("unused", queries=[f"who owns account {secret}"])
+    rt = make_runtime(
+        tmp_path,
+        model,
+        {"secrets": [secret]},
+        search={"provider": "searxng", "url": site.url("/searx")},
+    )
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": f"who owns account {secret}?"})
+    finally:
+        await rt.close()
+    assert not [r for r in site.requests if secret in r or "7731" in r]
+    assert msg.state == "ERROR" and "never sent in a URL" in msg.content
+    assert secret not in msg.content

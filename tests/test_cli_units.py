@@ -29,7 +29,7 @@ from skillrt.testing import Delayed, ScriptedModel
     ("state", "data", "code"),
     [
         ("COMPLETED", {"outcome": "done"}, EXIT_OK),
-        ("ERROR", {"outcome": "done"}, EXIT_FAILED),  # the skill returned success=False
+        ("ERROR", {"outcome": "refused"}, EXIT_FAILED),  # the skill returned success=False
         ("ERROR", {"outcome": "failed"}, EXIT_FAILED),
         ("ERROR", {"outcome": "watchdog"}, EXIT_FAILED),
         ("ERROR", {"outcome": "budget"}, EXIT_FAILED),

@@ -4,6 +4,8 @@ that fails is reported, not hidden. Every test runs on both task stores (``store
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -145,3 +147,53 @@ async def test_asking_while_a_failing_commit_is_in_flight_hears_the_failure(
             await waiting
     assert store.get(record.id) is None  # and indeed it is not on disk
     store.close()
+
+
+async def test_history_and_checkpoints_are_written_off_the_event_loop(isolated: Path) -> None:
+    """Every checkpoint round and every history write runs in the commit thread, one thread
+    for all of them (no pool hand-off per round), and the reply's turn is in the history
+    before ``process_input`` returns; closing stops that thread."""
+    loop_thread = threading.get_ident()
+    threads: dict[str, set[int]] = {"apply": set(), "history": set()}
+    rt = make_runtime(isolated, ScriptedModel(["o", "c"] * 3), [writer([])])
+    await rt.initialize()
+    store, history = rt.store, rt.history
+    apply, add_batch = store.apply, history.add_batch
+
+    def watched_apply(*args: Any) -> None:
+        threads["apply"].add(threading.get_ident())
+        apply(*args)
+
+    def watched_batch(*args: Any) -> None:
+        threads["history"].add(threading.get_ident())
+        add_batch(*args)
+
+    store.apply = watched_apply  # type: ignore[method-assign]
+    history.add_batch = watched_batch  # type: ignore[method-assign]
+    for i in range(3):
+        msg = await rt.process_input(f"write an article about threads {i}")
+        assert msg.state == "COMPLETED"
+        # Another connection reads the reply's turn at once.
+        other = sqlite3.connect(isolated / ".skillrt" / "history" / "history.db")
+        said = [json.loads(d)["content"] for (d,) in other.execute("SELECT data FROM messages")]
+        other.close()
+        assert said[-1] == msg.content
+    assert threads["apply"] and threads["history"]
+    assert loop_thread not in threads["apply"] | threads["history"]
+    assert len(threads["apply"] | threads["history"]) == 1  # one commit thread, every round
+    await rt.close()
+    assert not threads["apply"] & {t.ident for t in threading.enumerate()}
+
+
+async def test_a_failing_history_write_never_fails_the_round(isolated: Path) -> None:
+    rt = make_runtime(isolated, ScriptedModel(["o", "c", "o", "c"]), [writer([])])
+    await rt.initialize()
+
+    def full_disk(*args: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    rt.history.add_batch = full_disk  # type: ignore[method-assign]
+    msg = await rt.process_input("write an article about a full history")
+    assert msg.state == "COMPLETED"  # the history is a record; the task's journal was fine
+    assert rt.store.all_ids() == []
+    await rt.close()

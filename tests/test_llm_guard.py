@@ -177,7 +177,7 @@ async def test_the_guard_stops_a_real_provider_stream_too(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(
     ("instruction", "expected"),
-    [("make it shorter", "file is unchanged"), ("把它改得更简洁", "文件未改动")],
+    [("make it shorter", "nothing was saved"), ("把它改得更简洁", "没有保存任何内容")],
 )
 async def test_an_edit_cut_by_the_guard_is_not_saved(
     tmp_path: Path, instruction: str, expected: str
@@ -186,7 +186,8 @@ async def test_an_edit_cut_by_the_guard_is_not_saved(
     post = blog / "posts" / "rust-borrowing.md"
     before = post.read_bytes()
     config = load_config(content_root=blog, state_dir=tmp_path / "state")
-    rt = AgentRuntime(config, llm=ScriptedModel([DEGENERATE]), skills=writing_skills())
+    llm = ScriptedModel([DEGENERATE, DEGENERATE])  # asked again once, with the reason
+    rt = AgentRuntime(config, llm=llm, skills=writing_skills())
     try:
         msg = await rt.run_skill(
             "EditContent", {"instruction": instruction, "path": "posts/rust-borrowing.md"}
@@ -194,7 +195,8 @@ async def test_an_edit_cut_by_the_guard_is_not_saved(
     finally:
         await rt.close()
     assert expected in msg.content, msg.content
-    assert msg.data["error"] == "repetition" and msg.data["truncated_repetition"] is True
+    assert msg.data["error"] == "checks_failed" and msg.data["check"] == "not_degenerate"
+    assert msg.data["truncated_repetition"] is True and msg.data["outcome"] == "refused"
     assert "the text above" not in msg.content and "截断前的内容" not in msg.content
     assert post.read_bytes() == before
 

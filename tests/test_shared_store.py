@@ -202,6 +202,7 @@ def test_two_workers_lose_no_update_over_500_rounds(pg_url: str, tmp_path: Path)
     from skillrt.blog.files import FileStore
 
     root = tmp_path / "blog"
+    root.mkdir()  # a FileStore no longer makes its content root
     FileStore(root).write("count.txt", "0")
     rounds = 250
     children = [
@@ -245,7 +246,7 @@ def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str)
             "INSERT INTO skillrt_tasks VALUES ('old', 'PAUSED', 5.0, %s)",
             (_record("old", 5.0, state="PAUSED").model_dump_json(),),
         )
-        assert conn.execute("SELECT to_regclass('skillrt_leases')").fetchone() == (None,)
+        assert conn.execute("SELECT to_regclass('skillrt_queue')").fetchone() == (None,)
     backend = PgDatabase(pg_url)
     assert (backend.migrated_from, backend.schema_version) == (SCHEMA_VERSION - 1, SCHEMA_VERSION)
     old = PgTaskStore(backend).get("old")
@@ -474,7 +475,10 @@ def test_doctor_shows_the_store_its_schema_and_live_workers(pg_url: str, isolate
         assert conn.execute("SELECT to_regclass('skillrt_tasks')").fetchone() == (None,)
     backend = PgDatabase(pg_url, worker_id="worker-on-host-a")
     checks = doctor()
-    assert checks["task store"]["status"] == "ok" and "schema 2" in checks["task store"]["value"]
+    from skillrt._state.postgres.schema import SCHEMA_VERSION
+
+    assert checks["task store"]["status"] == "ok"
+    assert f"schema {SCHEMA_VERSION}" in checks["task store"]["value"]
     assert "worker-on-host-a" in checks["workers"]["value"]
     backend.close()
     checks = doctor()
@@ -546,7 +550,68 @@ def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
     result = postgres_store(tasks=8, concurrency=2, sequential=3, repeats=5, rounds=1)
     assert set(result["rates"]) == {1, 2, 4} and all(r > 0 for r in result["rates"].values())
     assert result["sqlite_rate"] > 0 and result["pg_us"] > 0 and result["sqlite_us"] > 0
+    assert result["queue_us"] > 0 and "queue.put (queue a task)" in result["calls_us"]
     # CPU time comes in clock ticks (10 ms): a run this small may show none for the server.
     assert all(worker > 0 and server >= 0 for worker, server in result["cpu_us"].values())
     assert "runlocks.hold (task start)" in result["calls_us"]
     assert all(p50 > 0 for p50, _ in result["calls_us"].values())
+
+
+async def test_a_nul_in_a_session_id_or_text_never_reaches_postgres(
+    pg_url: str, isolated: Path
+) -> None:
+    """PostgreSQL's text cannot hold NUL: it is cleaned before the database (a raw DataError
+    was a 500 in ``skillrt serve``)."""
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "te\x00xt"), [writer([])],
+                      state_url=pg_url)  # fmt: skip
+    msg = await rt.process_input("write an article about nul", {"session_id": "sess\x00ion"})
+    assert msg.state == "COMPLETED"
+    history = rt.history
+    assert history is not None
+    [entry] = history.tasks("session")  # the NUL left out of the column
+    assert entry["task_id"] == msg.task_id
+    assert rt.get_task("no\x00such") is None  # a lookup with NUL is no error either
+    await rt.close()
+
+
+def test_a_value_the_database_refuses_is_a_user_error(pg_url: str) -> None:
+    from skillrt._state.postgres import PgDatabase
+    from skillrt.exceptions import UserError
+
+    db = PgDatabase(pg_url)
+    with pytest.raises(UserError, match="refused a value"), db.connection() as conn:
+        conn.execute("SELECT %s::int", ("not a number",))
+    assert db.available  # a bad value is not an outage
+    db.close()
+
+
+async def test_the_queue_takes_interactive_work_first_and_puts_back_a_dead_workers(
+    pg_url: str,
+) -> None:
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase
+    from skillrt._state.postgres.control import PgControl
+    from skillrt._state.postgres.queue import PgQueue
+
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
+    qa, qb = PgQueue(a, PgControl(a), stale_s=30), PgQueue(b, PgControl(b), stale_s=30)
+    await qa.put("later", "{}", 0)  # background, queued first
+    await qa.put("now", "{}", 10)  # interactive
+    await qa.put("next", "{}", 10)
+    taken = qb.take_sync(2, ["model:m"], {"model:m": 5})
+    assert [t.task_id for t in taken] == ["now", "next"]
+    assert qb.take_sync(5, ["model:m"], {"model:m": 2}) == []  # its model's limit: 2 running
+    [last] = qa.take_sync(5, ["model:other"], {})  # another model: no limit here
+    assert last.task_id == "later" and qb.take_sync(5, [], {}) == []
+    await qb.done(taken[0].id, '{"ok": 1}')
+    assert await qa.result(taken[0].id) == '{"ok": 1}'
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # B died: its heartbeat is old
+        conn.execute(
+            "UPDATE skillrt_workers SET heartbeat_at = now() - interval '1 hour' "
+            "WHERE worker_id = 'B'"
+        )
+    assert qa.requeue_dead() == 1  # "next" had no checkpoint: back in the queue
+    assert [t.task_id for t in qa.take_sync(5, [], {})] == ["next"]
+    a.close()
+    b.close()

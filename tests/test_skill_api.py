@@ -246,7 +246,7 @@ async def test_a_missing_file_and_a_path_outside_are_refusals_for_any_skill(
     assert missing.data["error"] == "not_found"
     assert missing.data["suggestions"] == ["posts/hello-world.md"]
     assert "is outside the blog" in outside.content
-    assert outside.data == {"error": "path_not_allowed", "outside_blog": True, "outcome": "done"}
+    assert outside.data == {"error": "path_not_allowed", "outside_blog": True, "outcome": "refused"}
 
 
 def test_replies_pick_the_language_and_refuse_a_bad_table() -> None:

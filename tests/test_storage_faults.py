@@ -172,6 +172,19 @@ def wrong_schema(path: Path) -> None:
     db.close()
 
 
+def foreign_tables(path: Path) -> None:
+    """Another program's ``Settings`` table (and one more of its own) beside the records."""
+    db = sqlite3.connect(path)
+    db.executescript(
+        "DROP TABLE IF EXISTS Settings;"
+        " CREATE TABLE Settings (id INTEGER PRIMARY KEY, owner TEXT, blob BLOB);"
+        " INSERT INTO Settings VALUES (1, 'other-app', x'00');"
+        " CREATE TABLE accounts (name TEXT, balance REAL);"
+    )
+    db.commit()
+    db.close()
+
+
 def folder_instead(path: Path) -> None:
     path.unlink()
     (path / "inside").mkdir(parents=True)
@@ -190,6 +203,7 @@ def zero_bytes(path: Path) -> None:
 
 DAMAGES = {
     "wrong_schema": wrong_schema,
+    "foreign_tables": foreign_tables,  # every command exited 74 before (issue 26, item 10)
     "folder": folder_instead,
     "corrupt": corrupt,
     "zero_bytes": zero_bytes,
@@ -259,6 +273,7 @@ def test_doctor_names_a_damaged_database(tmp_path: Path, damage: str) -> None:
     assert found["status"] == "warn"
     words = {
         "wrong_schema": "another schema",
+        "foreign_tables": "another schema",
         "folder": "is a folder",
         "corrupt": "not a SQLite database",
         "zero_bytes": "empty (0 bytes)",

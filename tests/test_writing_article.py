@@ -123,7 +123,10 @@ async def test_write_article_in_english_end_to_end(blog: Path) -> None:
 async def test_slug_clash_gets_a_suffix_never_an_overwrite(blog: Path) -> None:
     original = "---\ntitle: Mine\n---\n\nDo not overwrite me.\n"
     (blog / "posts" / "rust-ownership.md").write_text(original, encoding="utf-8")
-    rt = await started(writing_runtime(blog, ScriptedModel(en_script() + en_script())))
+    # The second article differs (two byte-identical posts would be taken for one: a save
+    # finding its own text already written counts it as saved, the crash-resume rule).
+    again = [*en_script()[:-2], "A different last section.", en_script()[-1]]
+    rt = await started(writing_runtime(blog, ScriptedModel(en_script() + again)))
     first = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
     second = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
     assert first.data["path"] == "posts/rust-ownership-2.md"

@@ -137,7 +137,8 @@ async def test_create_article_never_overwrites(blog: Path) -> None:
     assert first.state == "COMPLETED", first.content
     assert first.data["path"] == "posts/go-generics.md"
     post = frontmatter.load(blog / "posts" / "go-generics.md")
-    assert post["title"] == "Go generics" and post["tags"] == [] and post.content == ""
+    assert post["title"] == "Go generics" and "tags" not in post and post.content == ""
+    assert post["draft"] is True and "draft: true" in first.content  # marked, and said so
     (blog / "posts" / "go-generics.md").write_text("---\ntitle: mine\n---\nmy text\n")
     second = await rt.run_skill("CreateArticle", {"title": "Go generics", "tags": "go, 泛型"})
     assert second.data["path"] == "posts/go-generics-2.md"

@@ -101,3 +101,41 @@ async def test_translation_of_a_toml_post_stays_toml(zola: Path) -> None:
     assert new.body.strip() == "Rust 团队很高兴。" and "echo" not in new.text
     assert "Release Team" not in prompts_of(llm)
     await rt.close()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "content/posts/first-post.md",  # YAML
+        "content/posts/json-post.md",  # JSON
+        "content/posts/toml-post.md",  # TOML
+        "content/posts/photo-walk/index.md",  # a page bundle
+    ],
+)
+async def test_edits_keep_each_format_byte_for_byte(tmp_path: Path, path: str) -> None:
+    root = copy_fixture("hugo", tmp_path / "hugo")
+    before = (root / path).read_text(encoding="utf-8")
+    found = split_frontmatter(before)
+    llm = ScriptedModel(["A new body."])
+    rt = writing_runtime(root, llm)
+    await rt.initialize()
+    msg = await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": path})
+    assert msg.state == "COMPLETED", msg.content
+    assert (root / path).read_text(encoding="utf-8") == found.block + "\nA new body.\n"
+    assert found.inner.strip() not in prompts_of(llm)
+    await rt.close()
+
+
+async def test_a_bundle_is_translated_into_a_bundle(zola: Path) -> None:
+    llm = ScriptedModel(["异步闭包", "异步闭包让闭包返回 future。"])
+    rt = writing_runtime(zola, llm)
+    await rt.initialize()
+    msg = await rt.run_skill(
+        "Translate", {"path": "content/async-closures/index.md", "language": "zh"}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == "content/async-closures-zh/index.md"
+    rt.memory.refresh()
+    post = rt.memory.posts.get("content/async-closures-zh/index.md")
+    assert post is not None and post.title == "异步闭包" and post.draft
+    await rt.close()

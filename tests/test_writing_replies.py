@@ -14,7 +14,7 @@ import pytest
 from skillrt.skill.refusals import REFUSALS
 from skillrt.skill.replies import Replies
 from skillrt.skills import builtin_skills
-from skillrt.skills.writing import pick
+from skillrt.skills.writing import checked, newpost, pick
 
 MODULES = sorted({s.fn.__module__ for s in builtin_skills() if "browsing" not in s.fn.__module__})
 
@@ -56,7 +56,11 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
     module = importlib.import_module(name)
     table: Replies = module.REPLIES
     uses_pick = any(getattr(module, n, None) is pick.ask_for_post for n in dir(module))
+    uses_checks = any(getattr(module, n, None) is checked.checked for n in dir(module))
     wanted = asked_for(module) | (asked_for(pick) if uses_pick else set())
+    wanted |= asked_for(checked) if uses_checks else set()
+    if any(getattr(module, n, None) is newpost.draft_note for n in dir(module)):
+        wanted |= asked_for(newpost)  # the reply's word on a draft
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

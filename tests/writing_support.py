@@ -10,6 +10,7 @@ from typing import Any
 from skillrt import LLM, AgentRuntime, load_config
 from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing import prompts, writing_skills
+from skillrt.skills.writing.checks import kind_of
 from skillrt.testing import Answer, ModelOptions
 
 OUTLINE_ZH: dict[str, Any] = {
@@ -116,7 +117,13 @@ class FollowUpModel(WritingModelFn):
 
     def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Any:
         answer = super().__call__(messages, options)
-        if self.kinds[-1] == "edit":
+        if self.kinds[-1] == "edit":  # an addition keeps the text (the edit's checks see to it)
+            instruction, _, original = messages[-1]["content"].partition("\n\nText:\n")
+            if kind_of(instruction) == "add":
+                return f"{original.rstrip()}\n\nAdded part number {len(self.kinds)}.\n"
+            if kind_of(instruction) == "shorten":
+                words = original.split()
+                return " ".join(words[: max(1, len(words) // 2)]) + "\n"
             return f"Edited body number {len(self.kinds)}.\n"
         return answer
 

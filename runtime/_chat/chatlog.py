@@ -6,9 +6,10 @@ straddles the cut must not survive as a prefix), and paths inside the blog are g
 to it. A write to the history that fails (a read-only or full disk) is logged and never fails a
 task or a reply: the history is a record, not the task's state.
 
-History writes are queued and written together, in one transaction, at the end of the event
-loop's turn, and at the latest before a reply reaches its caller: one commit for a chat turn,
-or for many tasks ending at once.
+History writes are queued and written together, in one transaction, by the group commit's
+thread right after the round's checkpoints (never on the event loop), and at the latest before
+a reply reaches its caller (``written``): one commit for a chat turn, or for many tasks ending
+at once.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from skillrt.settings import RuntimeConfig
 from skillrt.skill.conversation import Sessions, focus_from_result
 
 if TYPE_CHECKING:
+    from skillrt._state.committer import Committer
     from skillrt._state.protocol import HistoryStore
     from skillrt.blog.files import FileStore
 
@@ -53,6 +55,7 @@ class ChatLog:
         self.clock = clock
         self.logger = logger
         self.history: HistoryStore | None = None  # once the runtime is open
+        self._committer: Committer | None = None  # whose thread writes the history
         self._tasks: list[dict[str, Any]] = []  # history writes not made yet
         self._messages: list[tuple[str, dict[str, Any]]] = []
         self._flush_due = False
@@ -60,8 +63,11 @@ class ChatLog:
         self.sessions = Sessions(None, max_tokens=config.conversation.max_tokens)
         self._roots = [r for r in {str(config.root), str(config.root.resolve())} if r != os.sep]
 
-    def open(self, history: HistoryStore) -> None:
+    def open(self, history: HistoryStore, committer: Committer | None = None) -> None:
         self.history = history
+        self._committer = committer
+        if committer is not None:
+            committer.add_side(self._collect)
         self.sessions.reader = self._read_messages
 
     # --- texts shown to people --------------------------------------------------------------
@@ -143,7 +149,13 @@ class ChatLog:
             if changed:
                 self.sessions.set_focus(session_id, focus)
         self.add_message(session_id, "assistant", message.content, message.task_id)
-        self.flush()  # the history holds the turn before its caller hears the reply
+
+    async def written(self) -> None:
+        """Return once the history holds what was queued (before a caller hears its reply)."""
+        if self._committer is None:
+            self.flush()
+        else:
+            await self._committer.settled()
 
     def set_focus(self, session_id: str, path: str | None) -> None:
         self.sessions.set_focus(session_id, path)
@@ -187,6 +199,9 @@ class ChatLog:
         context["focus"] = focus
 
     def _queued(self) -> None:
+        if self._committer is not None:
+            self._committer.nudge()
+            return
         if self._flush_due:
             return
         try:
@@ -197,17 +212,35 @@ class ChatLog:
         self._flush_due = True
         loop.call_soon(self.flush)
 
-    def flush(self) -> None:
-        """Write the queued history entries, in one transaction."""
-        self._flush_due = False
+    def _collect(self) -> Callable[[], None] | None:
+        """The queued entries as one job for the commit thread (asked on the event loop)."""
         history, tasks, messages = self.history, self._tasks, self._messages
         if history is None or not (tasks or messages):
-            return
+            return None
         self._tasks, self._messages = [], []
+        return lambda: self._write(history, tasks, messages)
+
+    def _write(
+        self,
+        history: HistoryStore,
+        tasks: list[dict[str, Any]],
+        messages: list[tuple[str, dict[str, Any]]],
+    ) -> None:
         try:
             history.add_batch(tasks, messages)
         except _DB_FAULTS as exc:
             self.logger.error("agent.error", where="history", error=self.blog_relative(str(exc)))
+
+    def flush(self) -> None:
+        """Write the queued history entries now, in one transaction (in the commit thread, after
+        what it is writing, when there is one)."""
+        self._flush_due = False
+        if self._committer is not None:
+            self._committer.flush_sync()
+            return
+        job = self._collect()
+        if job is not None:
+            job()
 
     def _read_messages(self, session_id: str, limit: int) -> list[dict[str, Any]]:
         if self.history is None:

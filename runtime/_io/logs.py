@@ -13,6 +13,7 @@ events; what a step returns to a skill is never redacted (see ``checkpointing``)
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -55,7 +56,8 @@ def open_log_file(config: RuntimeConfig) -> TextIO | None:
         return None
     path = Path(config.log_file).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
-    return path.open("a", encoding="utf-8", buffering=1)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # logs hold the inputs
+    return os.fdopen(fd, "a", encoding="utf-8", buffering=1)
 
 
 def make_logger(

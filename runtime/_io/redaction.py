@@ -60,6 +60,14 @@ class Redactor:
         # found in JSON text as it is: then ``is_clean`` always says no.
         self._json_scan = all(s.isprintable() and '"' not in s and "\\" not in s for s in values)
 
+    def add(self, secret: str) -> None:
+        """Redact ``secret`` too from now on (the serve token, known once the server starts)."""
+        if len(secret) < 4 or secret in self._secrets:
+            return
+        self._secrets = sorted([*self._secrets, secret], key=len, reverse=True)
+        if not (secret.isprintable() and '"' not in secret and "\\" not in secret):
+            self._json_scan = False
+
     def text(self, value: str) -> str:
         for secret in self._secrets:
             if secret in value:

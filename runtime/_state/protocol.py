@@ -7,7 +7,9 @@ A backend holds four parts and says how to reach them from the event loop:
 - ``history`` (``HistoryStore``): what ended, and the chat turns of each session, bounded;
 - ``runlocks`` (``RunLockTable``): who runs a task right now (OS locks in the state folder, or
   leases in a database), so no other process resumes it meanwhile;
-- ``locks`` (``FileLockManager``): per-post write locks, with their OS (or database) half.
+- ``locks`` (``FileLockManager``): per-post write locks, with their OS (or database) half;
+- ``control`` (``ControlChannel``, shared stores only): requests about a task (pause, abort,
+  answer, follow its events) sent from any worker to the worker that runs it.
 
 The task code sees only ``StateBackend``: its calls that may block are coroutines here, and each
 implementation decides how they leave the event loop. The embedded backend
@@ -18,7 +20,8 @@ one at start-up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
@@ -29,13 +32,17 @@ if TYPE_CHECKING:
     from skillrt.blog.locks import FileLockManager
 
 __all__ = [
+    "ControlChannel",
+    "ControlRequest",
     "HistoryStore",
     "LazyLoad",
     "LazyRecord",
     "LoadResult",
+    "QueuedTask",
     "RunLockTable",
     "StateBackend",
     "TaskStore",
+    "WorkQueue",
 ]
 
 
@@ -102,6 +109,72 @@ class RunLockTable(Protocol):
     def close(self) -> None: ...
 
 
+class ControlRequest(NamedTuple):
+    """A request about a task, from the worker ``sender`` to the one that runs the task."""
+
+    id: int
+    task_id: str
+    verb: str  # "pause", "abort", "answer" (payload: the text), "follow"
+    payload: str
+    sender: str
+
+
+class ControlChannel(Protocol):
+    """Requests between the workers of a shared store (``skillrt._state.postgres.control``).
+
+    ``start`` begins listening; its callbacks run on ``loop``: ``on_request`` for a request
+    about a task this worker holds, ``on_events(task_id, json_text)`` for events of a task it
+    follows. Every coroutine is one bounded round trip, except ``result``, which waits."""
+
+    worker_id: str
+
+    def start(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_request: Callable[[ControlRequest], None],
+        on_events: Callable[[str, str], None],
+    ) -> None: ...
+    def send_sync(self, task_id: str, verb: str, payload: str = "") -> int | None: ...
+    async def send(self, task_id: str, verb: str, payload: str = "") -> int | None:
+        """Record a request for the live worker holding the task (None: no other one does)."""
+        ...
+
+    async def take(self, request_id: int) -> bool: ...
+    async def finish(self, request_id: int, result: str) -> None: ...
+    async def result(self, request_id: int, timeout_s: float | None) -> str | None:
+        """The request's result; None if it was not taken within ``timeout_s`` (withdrawn)."""
+        ...
+
+    async def publish(self, follower: str, task_id: str, text: str) -> None: ...
+
+
+class QueuedTask(NamedTuple):
+    """A task taken from the work queue: its request (JSON) and the worker that queued it."""
+
+    id: int
+    task_id: str
+    request: str
+    sender: str
+
+
+class WorkQueue(Protocol):
+    """The work queue of a shared store (``skillrt._state.postgres.queue``)."""
+
+    def listen(self, on_work: Callable[[], None]) -> None: ...
+    async def put(self, task_id: str, request: str, priority: int) -> int: ...
+    async def take(self, n: int, keys: list[str], limits: dict[str, int]) -> list[QueuedTask]:
+        """Up to ``n`` waiting tasks for this worker, within the limits of its ``keys``."""
+        ...
+
+    async def done(self, request_id: int, result: str | None) -> None: ...
+    async def result(self, request_id: int) -> str | None:
+        """Wait until the task is done; its reply as JSON (None: it ended with none here)."""
+        ...
+
+    async def withdraw(self, request_id: int) -> bool: ...
+    def requeue_dead(self) -> int: ...
+
+
 class StateBackend(Protocol):
     """Where the runtime keeps its tasks (see the module docstring)."""
 
@@ -123,6 +196,21 @@ class StateBackend(Protocol):
     def journaled(self) -> bool:
         """False: checkpoints are off and nothing is written to the store (paused tasks resume
         only in this process, from memory)."""
+        ...
+
+    @property
+    def control(self) -> ControlChannel | None:
+        """The control channel between workers (None where nobody else shares the store)."""
+        ...
+
+    @property
+    def queue(self) -> WorkQueue | None:
+        """The work queue (None where nobody else shares the store)."""
+        ...
+
+    @property
+    def available(self) -> bool:
+        """False while the store does not answer (an outage): new work waits or is refused."""
         ...
 
     @property

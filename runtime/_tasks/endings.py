@@ -91,7 +91,8 @@ class Endings:
             data["truncated_repetition"] = True
             if result.success:
                 content += reply("repetition", task.input.language)
-        message = self.finish(task, content, Outcome.DONE, data=data, tokens=tokens, cost=cost)
+        outcome = Outcome.DONE if result.success else Outcome.REFUSED
+        message = self.finish(task, content, outcome, data=data, tokens=tokens, cost=cost)
         self.events.emit(
             "task:metrics",
             task.id,

@@ -3,7 +3,10 @@
 ``Failover`` is a loop the runtime runs while it is open, when its backend is shared: every
 ``lease_s / 3`` it looks for tasks that were running on a worker whose lease expired (killed,
 machine lost) and resumes them here from their last completed step. Several workers may look
-at once; the lease is taken atomically, so exactly one of them resumes a task.
+at once; the lease is taken atomically, so exactly one of them resumes a task. It also takes
+back the tasks whose lease names this worker while it does not run them: after a restart under
+the same ``worker_id`` (at once: the first look is at start), or once the store is back after
+an outage cut them off.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ class Failover:
 
     async def sweep(self) -> list[str]:
         """One look: adopt every orphaned running task; returns their ids."""
-        found = await asyncio.to_thread(self.state.orphans, RUNNING_STATES)
+        async with asyncio.timeout(self.interval_s * 3 + 5):
+            found = await asyncio.to_thread(self.state.orphans, RUNNING_STATES)
         taken = [task_id for task_id in found if await self.adopt(task_id)]
         self.adopted.extend(taken)
         return taken
@@ -78,10 +82,13 @@ class Failover:
         return True
 
     async def _run(self) -> None:
+        # The first look is at once: a worker restarted under its own name takes its tasks
+        # back now (their leases name it), not a lease later.
         while True:
+            if self.state.available:
+                with contextlib.suppress(Exception):  # a failed look is retried next round
+                    await self.sweep()
             await asyncio.sleep(self.interval_s)
-            with contextlib.suppress(Exception):  # a failed look is retried next round
-                await self.sweep()
 
     async def stop(self) -> None:
         if self._loop_task is not None:

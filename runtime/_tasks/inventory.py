@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import structlog
 
@@ -23,6 +23,7 @@ from skillrt._tasks.machine import TERMINAL_STATES, State
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import ACTIVE_STATES, TaskTable
 from skillrt.events import EventBus
+from skillrt.exceptions import StoreUnavailable
 from skillrt.messages import ChatMessage
 from skillrt.outcomes import End
 from skillrt.settings import BudgetConfig, RuntimeConfig
@@ -31,7 +32,15 @@ from skillrt.skill.replies import reply
 if TYPE_CHECKING:
     from skillrt._tasks.run import TaskDriver
 
-__all__ = ["Inventory"]
+__all__ = ["Inventory", "Snapshot"]
+
+
+class Snapshot(NamedTuple):
+    """A look at the store: the records it holds that the runtime may not hold (None: gone),
+    and the tasks another process runs now."""
+
+    stored: dict[str, TaskRecord | None]
+    busy: set[str]
 
 
 class Inventory:
@@ -77,40 +86,74 @@ class Inventory:
             self.events.emit("runtime:checkpoints_loaded", None, tasks=summaries,
                              quarantined=quarantined)  # fmt: skip
 
-    def resumable(self) -> list[TaskRecord]:
+    # --- listing: the store is read (blocking) apart from the table, which the loop owns ------
+
+    def snapshot(self, ids: list[str], task_id: str | None = None) -> Snapshot:
+        """What the store holds that this runtime may not (another worker wrote it), and which
+        of these tasks another process runs now. Blocking; it does not touch the task table, so
+        it may run in a thread (``ids``: the table's ids, read on the loop)."""
+        window = self.config.checkpoint_max_age_h * 3600
+        stored = self.state.newer(ids, task_id, max_age_s=window, now=self.clock())
+        probe = [task_id] if task_id is not None else sorted(set(ids) | set(stored))
+        return Snapshot(stored, self.state.held_elsewhere(probe))
+
+    async def snapshot_async(self, task_id: str | None = None) -> Snapshot:
+        """``snapshot`` in a thread; the loop waits at most the store's timeout."""
+        ids = [] if task_id is not None else list(self.tasks)
+        try:
+            async with asyncio.timeout(self.config.store_timeout_s + 1):
+                return await asyncio.to_thread(self.snapshot, ids, task_id)
+        except TimeoutError:
+            raise StoreUnavailable("the task store did not answer in time") from None
+
+    def _apply(self, snap: Snapshot) -> None:
+        """Bring the table in line with the store, except for the tasks running elsewhere:
+        their records stay as the store has them (``elsewhere``), never as local copies."""
+        self.tasks.sync({k: v for k, v in snap.stored.items() if k not in snap.busy})
+
+    def resumable(self, snap: Snapshot | None = None) -> list[TaskRecord]:
         """The records of the tasks to offer for resume: paused, restored, or stopped by an
         outage, and not running in another process right now."""
-        self.tasks.sync(self._newer())
+        snap = snap or self.snapshot(list(self.tasks))
+        self._apply(snap)
         dormant = self.tasks.dormant_records()
         live = [t for t in self.tasks.values() if resting(t)]
         # A task that ran here is ours to run again; the others may be running elsewhere.
-        probed = [r.id for r in dormant] + [t.id for t in live if t.runner is None]
-        busy = self.state.held_elsewhere(probed)
+        busy = snap.busy
         return [r for r in dormant if r.id not in busy] + [
-            t.record for t in live if t.id not in busy
+            t.record for t in live if t.id not in busy or t.runner is not None
         ]
 
-    def from_store(self, task_id: str) -> Task | None:
-        """A task this worker does not hold, as a shared store has it (None without one)."""
+    def from_store(self, task_id: str, snap: Snapshot | None = None) -> TaskRecord | None:
+        """A task this worker does not run, as a shared store has it: another worker's task
+        with its true state (running, waiting), or a resumable one (None without a store)."""
         if not self.state.shared:
             return None
-        self.tasks.sync(self._newer(task_id))
-        return self.tasks.get(task_id)
+        snap = snap or self.snapshot([], task_id)
+        if task_id in snap.busy:
+            return snap.stored.get(task_id)
+        self._apply(snap)
+        task = self.tasks.get(task_id)
+        return None if task is None else task.record
 
-    def _newer(self, task_id: str | None = None) -> dict[str, TaskRecord | None]:
-        """What another worker wrote that this runtime does not hold yet (blocking)."""
-        window = self.config.checkpoint_max_age_h * 3600
-        return self.state.newer(list(self.tasks), task_id, max_age_s=window, now=self.clock())
-
-    def held(self) -> list[TaskRecord]:
-        """Every task this runtime holds: the resumable ones, then those working or waiting."""
-        resumable = self.resumable()
+    def held(self, snap: Snapshot | None = None) -> list[TaskRecord]:
+        """Every task this runtime holds (the resumable ones, then those working or waiting),
+        then those another worker runs, as the store has them."""
+        snap = snap or self.snapshot(list(self.tasks))
+        resumable = self.resumable(snap)
         ids, live = {r.id for r in resumable}, self.tasks.values_ids()
-        return [r for r in resumable if r.id not in live] + [
+        here = [r for r in resumable if r.id not in live] + [
             t.record
             for t in self.tasks.values()
             if t.id in ids or t.state in ACTIVE_STATES or t.state is State.IDLE
         ]
+        shown = {r.id for r in here}
+        elsewhere = [
+            r
+            for task_id, r in snap.stored.items()
+            if r is not None and task_id in snap.busy and task_id not in shown
+        ]
+        return here + elsewhere
 
     async def resume(
         self, task_id: str, budget: BudgetConfig | None, session_id: str
@@ -125,7 +168,8 @@ class Inventory:
 
     async def _resumable_task(self, task_id: str) -> Task | ChatMessage | None:
         if self.state.shared:  # the store may know it better: another worker wrote it
-            self.tasks.sync(await asyncio.to_thread(self._newer, task_id))
+            snap = await self.snapshot_async(task_id)
+            self.tasks.sync({k: v for k, v in snap.stored.items() if k not in snap.busy})
         task = self.tasks.get(task_id)
         if task is None or not await _settled_run(task) or not resting(task):
             return None
@@ -168,8 +212,11 @@ class Inventory:
             self.logger().error("agent.error", where="close", error=self.chatlog.error_text(exc))
 
     async def abandon(self, task: Task) -> bool:
-        """Give up a paused or failed task: its journal is deleted, its locks released."""
+        """Give up a paused or failed task: its journal is deleted, its locks released. Never
+        one another worker runs (this copy is then stale)."""
         if not await _settled_run(task) or task.state not in (State.PAUSED, State.ERROR):
+            return False
+        if task.runner is None and await self.state.running_elsewhere(task.id):
             return False
         if task.state is State.PAUSED:
             task.to(State.CANCELLED)

@@ -88,7 +88,9 @@ class Planner:
             task.input.text,
             route_context(task.record.context),
             signal=task.controller.signal,
-            llm=llm,  # routing's model call counts towards the task's cost and budget
+            # routing's model call counts towards the task's cost and budget; a router with
+            # no model of its own (the embedded model is not asked) routes without one
+            llm=llm if self.router.llm is not None else None,
             # A small model's guesses stay out where the classifier can decide.
             ask_model=self.trust() == "high" or self.router.classifier is None,
         )

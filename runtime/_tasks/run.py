@@ -36,6 +36,7 @@ from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.blog.files import FileStore, SavedHook
 from skillrt.blog.memory import BlogMemory
+from skillrt.blog.versions import VersionStore
 from skillrt.events import EventBus
 from skillrt.exceptions import (
     AuthenticationError,
@@ -58,6 +59,7 @@ from skillrt.settings import RuntimeConfig
 from skillrt.skill.context import SkillContext, TaskInput, detect_language
 from skillrt.skill.definition import Skill, SkillResult
 from skillrt.skill.replies import reply
+from skillrt.skill.tools import ToolBox
 
 __all__ = ["TaskDriver", "saved_logger"]
 
@@ -90,6 +92,7 @@ class TaskDriver:
         state: StateBackend,
         files: FileStore,
         memory: BlogMemory,
+        versions: VersionStore,
         llm: LLM,
         tasks: TaskTable,
         router: IntentRouter,
@@ -99,11 +102,14 @@ class TaskDriver:
         costs: CostTracker,
         chatlog: ChatLog,
         logger: Callable[[], structlog.stdlib.BoundLogger],
+        tools: ToolBox | None = None,
     ) -> None:
         self.config = config
+        self.tools = tools  # the MCP servers' tools behind ctx.tools (None: none configured)
         self.state = state
         self.files = files
         self.memory = memory
+        self.versions = versions
         self.llm = llm
         self.tasks = tasks
         self.planner = Planner(router, skills, config, trust, logger)
@@ -149,10 +155,12 @@ class TaskDriver:
             max_task_s=self.config.max_task_s,
         )
 
-    def new_task(self, text: str, context: dict[str, Any], session_id: str) -> Task:
+    def new_task(
+        self, text: str, context: dict[str, Any], session_id: str, task_id: str | None = None
+    ) -> Task:
         now = self.clock()
         record = TaskRecord(
-            id=new_id(),
+            id=task_id or new_id(),
             session_id=session_id,
             state=State.IDLE.value,
             raw_input=text,
@@ -165,13 +173,18 @@ class TaskDriver:
         return task
 
     def direct_task(
-        self, skill: str, params: dict[str, Any], context: dict[str, Any], session_id: str
+        self,
+        skill: str,
+        params: dict[str, Any],
+        context: dict[str, Any],
+        session_id: str,
+        task_id: str | None = None,
     ) -> Task:
         """A task that runs ``skill`` with ``params``, without routing (a blog tool's button)."""
         # The params' words stand for the request (its language decides the reply's).
         words = [v for k, v in params.items() if isinstance(v, str) and k not in ("path", "url")]
         text = clean_text(" ".join(words)[:2000]) or skill
-        task = self.new_task(text, context, session_id)
+        task = self.new_task(text, context, session_id, task_id)
         task.record.intent = {"type": "DIRECT", "confidence": 1.0, "parameters": params}
         task.record.skill, task.record.params = skill, dict(params)
         return task
@@ -313,12 +326,14 @@ class TaskDriver:
             llm=llm,
             memory=self.memory,
             files=self.files.for_task(task.id, on_saved=saved_logger(self.files, logger)),
+            versions=self.versions,
             locks=self.state.locks,
             events=self.events.bind(task.id),
             logger=logger,
             config=self.config,
             host=task,
             conversation=self.chatlog.sessions.conversation_later(task.record.session_id),
+            tools=self.tools,
         )
 
     # --- the TaskOwner protocol -----------------------------------------------------------------

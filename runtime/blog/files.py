@@ -33,20 +33,32 @@ import shutil
 import stat
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from skillrt.blog.dirfd import DIR_FD, open_folder, same_folder
 from skillrt.blog.locks import FileLockManager
 from skillrt.exceptions import FileChanged, FileMissing, PathNotAllowed, UserError
 
-__all__ = ["MAX_READ_BYTES", "STATE_FOLDER", "FileStore", "fsync_dir", "sha256_hex"]
+__all__ = [
+    "MAX_READ_BYTES",
+    "POST_SUFFIXES",
+    "STATE_FOLDER",
+    "FileStore",
+    "fsync_dir",
+    "sha256_hex",
+    "temp_name",
+]
 
 STATE_FOLDER = ".skillrt"
+POST_SUFFIXES = (".md", ".markdown")
 MAX_READ_BYTES = 2 * 1024 * 1024  # the default of max_post_bytes
 # Never blocks on a FIFO; O_NONBLOCK and O_CLOEXEC do not exist on Windows (nor FIFOs).
 _READ_FLAGS: int = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 SavedHook = Callable[[Path, int, str], None]
 """Called after a write with the saved path, its size in bytes and its sha256."""
 
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)*$", re.IGNORECASE)
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _MAX_NAME_BYTES = 255
 _MAX_PATH_BYTES = 4096
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -60,6 +72,8 @@ def _kind(mode: int) -> str:
         return "device"
     if stat.S_ISSOCK(mode):
         return "socket"
+    if stat.S_ISLNK(mode):
+        return "symlink (swapped in since the path was checked)"
     return "special file"
 
 
@@ -115,8 +129,15 @@ class FileStore:
         owner: str | None = None,
         trash_dir: Path | None = None,
         max_read_bytes: int = MAX_READ_BYTES,
+        posts_dir: str | None = None,
+        state_dir: Path | None = None,
+        drafts_dir: str | None = None,
     ) -> None:
         self.max_read_bytes = max_read_bytes
+        self.posts_dir = None if posts_dir is None else (posts_dir.strip("/") or ".")
+        # The blog's drafts folder beside the posts (Jekyll's _drafts/): posts are written
+        # there too (new drafts) when ``posts_dir`` limits writes.
+        self.drafts_dir = drafts_dir.strip("/") if drafts_dir and drafts_dir.strip("/") else None
         self._given_root = Path(os.path.abspath(Path(root).expanduser()))
         self.root = self._given_root.resolve()
         self.locks = locks
@@ -126,6 +147,11 @@ class FileStore:
             Path(trash_dir).expanduser().resolve()
             if trash_dir is not None
             else self.root / STATE_FOLDER / "trash"
+        )
+        self.state_dir = (
+            Path(os.path.abspath(Path(state_dir).expanduser())).resolve()
+            if state_dir is not None
+            else self.root / STATE_FOLDER
         )
 
     def for_task(self, task_id: str, *, on_saved: SavedHook | None = None) -> FileStore:
@@ -188,18 +214,47 @@ class FileStore:
                 return norm.relative_to(base).as_posix()
         raise PathNotAllowed(text, "an absolute path outside the content root")
 
+    def writable(self, path: str | Path) -> str:
+        """``path`` relative to the root if ``write`` may write it (``PathNotAllowed`` if not):
+        a skill checks a target before it spends anything on its content."""
+        return self._resolve_for_write(path)[1]
+
     def relative(self, path: str | Path) -> str:
         """``path`` relative to the root, posix style (``posts/a.md``)."""
         return self.resolve(path).relative_to(self.root).as_posix()
 
-    def _resolve_for_write(self, path: str | Path) -> tuple[Path, str]:
+    def _resolve_private(self, path: str | Path) -> tuple[Path, str]:
+        """``resolve``, refusing the runtime's state folder and hidden names (``.git``,
+        ``.env``): no skill reads or writes there."""
         target = self.resolve(path)
         rel = target.relative_to(self.root).as_posix()
-        protected = [self.root / STATE_FOLDER, self.trash_dir]
+        protected = [self.root / STATE_FOLDER, self.state_dir, self.trash_dir]
         if self.locks is not None:
             protected.append(self.locks.lock_dir)
         if any(target.is_relative_to(p) for p in protected):
             raise PathNotAllowed(rel, "inside the runtime's state folder")
+        if any(part.startswith(".") for part in PurePosixPath(rel).parts):
+            raise PathNotAllowed(rel, "a hidden file or inside a hidden folder")
+        return target, rel
+
+    def _resolve_for_write(self, path: str | Path) -> tuple[Path, str]:
+        """``_resolve_private``, no name Windows reserves or that reorders text (bidi
+        controls: ``gpj.md`` shown as ``dm.jpg``); with ``posts_dir`` set, only a post:
+        Markdown under it."""
+        target, rel = self._resolve_private(path)
+        for part in PurePosixPath(rel).parts:
+            if _RESERVED.match(part) or part.endswith((".", " ")):
+                raise PathNotAllowed(rel, f"{part!r} is a name Windows reserves")
+            if any(ch in _BIDI for ch in part):
+                raise PathNotAllowed(rel, "a name with a bidirectional control character")
+        if self.posts_dir is not None:
+            if not rel.lower().endswith(POST_SUFFIXES):
+                raise PathNotAllowed(rel, "not a post (only .md and .markdown files are written)")
+            inside = [d for d in (self.posts_dir, self.drafts_dir) if d is not None]
+            if self.posts_dir != "." and not any(
+                PurePosixPath(rel).is_relative_to(folder) for folder in inside
+            ):
+                raise PathNotAllowed(rel, f"outside the posts folder {self.posts_dir}/")
         return target, rel
 
     # --- reading ------------------------------------------------------------------------------
@@ -212,7 +267,7 @@ class FileStore:
         writer. A file over ``max_read_bytes`` is refused (``UserError``) before it is read.
         Blocking I/O: async callers run it in a thread (``asyncio.to_thread``).
         """
-        target = self.resolve(path)
+        target, _ = self._resolve_private(path)
         try:
             data = self._read_regular(target)
         except (FileNotFoundError, NotADirectoryError):
@@ -225,7 +280,7 @@ class FileStore:
 
     def hash_of(self, path: str | Path) -> str | None:
         """The sha256 of the file's bytes, or None when there is no such file."""
-        return self._hash_resolved(self.resolve(path))
+        return self._hash_resolved(self._resolve_private(path)[0])
 
     def _hash_resolved(self, target: Path) -> str | None:
         """The sha256 of a regular file's bytes; None when it is missing or not a regular file
@@ -248,15 +303,24 @@ class FileStore:
     def _read_regular(self, target: Path) -> bytes:
         """The bytes of ``target`` if it is a regular file within the size limit (see ``read``)."""
         rel = target.relative_to(self.root).as_posix()
-        info = os.stat(target)  # before opening: opening a FIFO could block
-        if stat.S_ISDIR(info.st_mode):
-            raise PathNotAllowed(rel, "a folder, not a file")
-        if not stat.S_ISREG(info.st_mode):
-            raise PathNotAllowed(
-                rel, f"a {_kind(info.st_mode)}, not a regular file; not reading it"
-            )
-        self._check_size(rel, info.st_size)
-        fd = os.open(target, _READ_FLAGS)
+        if DIR_FD:  # as a write: from the root's folder, no symlink followed (see ``dirfd``)
+            parts = target.relative_to(self.root).parts
+            folder = open_folder(self.root, parts[:-1], create=False, shown=rel)
+            try:
+                info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+                self._check_regular(rel, info)
+                try:
+                    fd = os.open(parts[-1], _READ_FLAGS | _NOFOLLOW, dir_fd=folder)
+                except OSError as exc:
+                    if exc.errno != errno.ELOOP:
+                        raise
+                    raise PathNotAllowed(rel, "replaced by a symlink while reading") from exc
+            finally:
+                os.close(folder)
+        else:
+            info = os.stat(target)  # before opening: opening a FIFO could block
+            self._check_regular(rel, info)
+            fd = os.open(target, _READ_FLAGS)
         with os.fdopen(fd, "rb") as fh:
             opened = os.fstat(fh.fileno())
             if not stat.S_ISREG(opened.st_mode):  # swapped for something else since the stat
@@ -264,6 +328,16 @@ class FileStore:
             data = fh.read(self.max_read_bytes + 1)
         self._check_size(rel, len(data))  # it grew since the stat
         return data
+
+    def _check_regular(self, rel: str, info: os.stat_result) -> None:
+        """Refuse what is not a regular file (a FIFO could block the open) or is too big."""
+        if stat.S_ISDIR(info.st_mode):
+            raise PathNotAllowed(rel, "a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise PathNotAllowed(
+                rel, f"a {_kind(info.st_mode)}, not a regular file; not reading it"
+            )
+        self._check_size(rel, info.st_size)
 
     def _check_size(self, rel: str, size: int) -> None:
         if size > self.max_read_bytes:
@@ -330,6 +404,7 @@ class FileStore:
         ``expected_hash``: the hash ``read`` returned; if the file changed or vanished since,
         raises ``FileChanged`` and leaves it alone. ``create_only``: raise ``UserError`` if the
         file exists. ``wait``: seconds to wait for another task's lock (default: fail fast).
+        The file never keeps an execute, setuid or setgid bit.
         """
         if expected_hash is not None and create_only:
             raise UserError("write: expected_hash and create_only cannot be combined")
@@ -337,64 +412,74 @@ class FileStore:
         data = content.encode("utf-8")
         digest = sha256_hex(data)
         self._lock(rel, wait)
+        if DIR_FD:
+            self._write_at(target, rel, data, expected_hash, create_only)
+        else:
+            self._write_by_path(target, rel, data, expected_hash, create_only)
+        if self.on_saved is not None:
+            self.on_saved(target, len(data), digest)
+        return target, digest
+
+    def _write_at(
+        self, target: Path, rel: str, data: bytes, expected_hash: str | None, create_only: bool
+    ) -> None:
+        """The write through a folder descriptor (see ``dirfd``): nothing on the way followed."""
+        parts = target.relative_to(self.root).parts
+        folder = open_folder(self.root, parts[:-1], create=True, shown=rel)
+        try:
+            name = parts[-1]
+            mode = _mode_at(folder, name, rel)
+            tmp = _write_temp_at(folder, data, mode)
+            try:
+                if not same_folder(folder, self.root, parts[:-1]):
+                    raise PathNotAllowed(rel, "a folder on the way was replaced while writing")
+                if create_only:
+                    _create_at(folder, tmp, name, rel)
+                else:
+                    if expected_hash is not None:
+                        actual = _hash_at(folder, name)
+                        if actual != expected_hash:
+                            raise FileChanged(rel, expected_hash, actual)
+                    os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=folder)
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+    def _write_by_path(
+        self, target: Path, rel: str, data: bytes, expected_hash: str | None, create_only: bool
+    ) -> None:
+        """The write where folders cannot be held by descriptor (Windows): checked paths."""
         if target.is_dir():
             raise UserError(f"{rel} is a folder, not a file")
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._write_temp(target, data)
+        mode = None
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(target.stat().st_mode) & _KEPT_MODE
+        tmp = target.parent / temp_name()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        _fill(fd, data, mode, lambda: os.unlink(tmp))
         try:
+            if self.resolve(rel) != target:  # re-check: a folder was swapped meanwhile
+                raise PathNotAllowed(rel, "a folder on the way was replaced while writing")
             if create_only:
-                self._create(tmp, target, rel)
+                _create_by_path(tmp, target, rel)
             else:
                 if expected_hash is not None:
                     actual = self._hash_resolved(target)
                     if actual != expected_hash:
                         raise FileChanged(rel, expected_hash, actual)
-                with contextlib.suppress(FileNotFoundError):
-                    os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
                 os.replace(tmp, target)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         fsync_dir(target.parent)
-        if self.on_saved is not None:
-            self.on_saved(target, len(data), digest)
-        return target, digest
 
     def _lock(self, rel: str, wait: float | None) -> None:
         if self.locks is not None and self.owner is not None:
             self.locks.acquire(rel, self.owner, wait=wait)
-
-    @staticmethod
-    def _write_temp(target: Path, data: bytes) -> Path:
-        """A new temp file beside ``target`` holding ``data``, flushed and fsynced."""
-        tmp = target.parent / f".skillrt-{secrets.token_hex(8)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        return tmp
-
-    @staticmethod
-    def _create(tmp: Path, target: Path, rel: str) -> None:
-        """Put ``tmp`` at ``target`` only if nothing is there (atomic where hard links work)."""
-        exists = UserError(f"{rel} already exists; not overwriting it (pick another name)")
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            raise exists from None
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
-                raise
-            # No hard links on this filesystem: check, then rename (guarded by the lock if any).
-            if target.exists():
-                raise exists from None
-            os.replace(tmp, target)
 
     def move_to_trash(self, path: str | Path) -> Path:
         """Move the file into the trash folder as ``<name>.<time><suffix>``; never deletes."""
@@ -409,12 +494,155 @@ class FileStore:
         while dest.exists():
             dest = dest_dir / f"{target.stem}.{stamp}-{secrets.token_hex(2)}{target.suffix}"
         dest_dir.mkdir(parents=True, exist_ok=True)
+        if DIR_FD:
+            self._trash_at(target, rel, dest)
+        else:
+            self._trash_by_path(target, dest)
+        fsync_dir(dest_dir)
+        return dest
+
+    def _trash_at(self, target: Path, rel: str, dest: Path) -> None:
+        parts = target.relative_to(self.root).parts
+        folder = open_folder(self.root, parts[:-1], create=False, shown=rel)
+        try:
+            info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode):
+                raise UserError(f"{rel} is not a file; nothing to move to the trash")
+            trash = os.open(dest.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            try:
+                os.replace(parts[-1], dest.name, src_dir_fd=folder, dst_dir_fd=trash)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                _copy_out(folder, parts[-1], dest)
+            finally:
+                os.close(trash)
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+    @staticmethod
+    def _trash_by_path(target: Path, dest: Path) -> None:
         try:
             os.replace(target, dest)
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
             shutil.move(target, dest)  # another filesystem: copy, then remove the original
-        fsync_dir(dest_dir)
         fsync_dir(target.parent)
-        return dest
+
+
+# --- file operations relative to a held folder ------------------------------------------------
+
+_KEPT_MODE = 0o666  # an edit keeps the read and write bits, never execute, setuid or setgid
+_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+
+
+def temp_name() -> str:
+    """A temp file's name: ``.skillrt-<pid>-<random>.tmp``. The pid lets the next start tell a
+    dead writer's leftovers from a live one's (``tempfiles``)."""
+    return f".skillrt-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+
+
+def _mode_at(folder: int, name: str, rel: str) -> int | None:
+    """The permission bits the new file keeps from the one it replaces (None when new)."""
+    try:
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        raise UserError(f"{rel} is a folder, not a file")
+    return stat.S_IMODE(info.st_mode) & _KEPT_MODE if stat.S_ISREG(info.st_mode) else None
+
+
+def _write_temp_at(folder: int, data: bytes, mode: int | None) -> str:
+    """A new temp file in ``folder`` holding ``data``, flushed and fsynced; its name."""
+    name = temp_name()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags, 0o666, dir_fd=folder)
+    _fill(fd, data, mode, lambda: os.unlink(name, dir_fd=folder))
+    return name
+
+
+def _fill(fd: int, data: bytes, mode: int | None, remove: Callable[[], None]) -> None:
+    """Write ``data`` to the new temp file ``fd``, set its mode, fsync, close; on failure,
+    ``remove`` it."""
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if mode is not None and hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            remove()
+        raise
+
+
+def _hash_at(folder: int, name: str) -> str | None:
+    """The sha256 of the regular file ``name`` in ``folder``; None when missing, a symlink or
+    not a regular file (never opened then: a FIFO would block)."""
+    try:
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        fd = os.open(name, _READ_FLAGS | _NOFOLLOW, dir_fd=folder)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # replaced by a symlink since the stat
+            return None
+        raise
+    digest = hashlib.sha256()
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _exists_error(rel: str) -> UserError:
+    return UserError(f"{rel} already exists; not overwriting it (pick another name)")
+
+
+def _create_at(folder: int, tmp: str, name: str, rel: str) -> None:
+    """Put ``tmp`` at ``name`` only if nothing is there (atomic where hard links work)."""
+    try:
+        os.link(tmp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+    except FileExistsError:
+        raise _exists_error(rel) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+            raise
+        # No hard links on this filesystem: check, then rename (guarded by the lock if any).
+        try:
+            os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+            return
+        raise _exists_error(rel) from None
+
+
+def _create_by_path(tmp: Path, target: Path, rel: str) -> None:
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise _exists_error(rel) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+            raise
+        if os.path.lexists(target):
+            raise _exists_error(rel) from None
+        os.replace(tmp, target)
+
+
+def _copy_out(folder: int, name: str, dest: Path) -> None:
+    """Move ``name`` (in ``folder``) to ``dest`` on another filesystem: copy, fsync, unlink."""
+    src = os.open(name, _READ_FLAGS | _NOFOLLOW, dir_fd=folder)
+    with os.fdopen(src, "rb") as fh, open(dest, "xb") as out:
+        shutil.copyfileobj(fh, out)
+        out.flush()
+        os.fsync(out.fileno())
+    os.unlink(name, dir_fd=folder)

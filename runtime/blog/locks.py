@@ -160,7 +160,7 @@ class FileLockManager:
     def _os_acquire(self, path: str, task_id: str) -> Any:
         """Take the cross-process lock of ``path`` without waiting: a handle that
         ``_release_os_lock`` gives back, or a ``str`` naming the holder when it is taken."""
-        os_lock = filelock.FileLock(self._lock_file(path), thread_local=False)
+        os_lock = filelock.FileLock(self._lock_file(path), mode=0o600, thread_local=False)
         try:
             os_lock.acquire(blocking=False)
         except filelock.Timeout:

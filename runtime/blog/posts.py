@@ -521,9 +521,11 @@ class PostIndex(SQLiteCache):
             ).fetchall()
         return [row[0] for row in rows]
 
-    def build_context(self, topic: str, k: int = 5, *, snippet_chars: int = 300) -> list[PostHit]:
+    def build_context(
+        self, topic: str, k: int = 5, *, snippet_chars: int = 300, drafts: bool = True
+    ) -> list[PostHit]:
         """The posts most related to ``topic``, with a longer snippet for a prompt."""
-        return self.search(topic, k, snippet_chars=snippet_chars)
+        return self.search(topic, k, snippet_chars=snippet_chars, drafts=drafts)
 
     def get(self, path: str | Path) -> Post | None:
         """One indexed post with its body, or None."""

@@ -1,10 +1,12 @@
 """Temp files a killed writer left behind: ``.skillrt-*.tmp`` beside the files it wrote.
 
-``FileStore.write`` writes to ``.skillrt-<random>.tmp`` in the target's folder and renames it
-over the target; a process killed between the two leaves the temp file. The runtime removes
-those older than an hour at start-up (a live writer's temp file is seconds old). The walk skips
-dot-folders (``.git``, the state folder) and ``node_modules``, as the post index does, and
-stops after ``max_entries`` names so a huge tree cannot stall the start.
+``FileStore.write`` writes to ``.skillrt-<pid>-<random>.tmp`` in the target's folder and
+renames it over the target; a process killed between the two leaves the temp file. The runtime
+removes, at start-up, those whose writer is dead (no process has that id any more), and any
+older than an hour (a pid the system reused, or an older name without a pid: a live writer's
+temp file is seconds old). The walk skips dot-folders (``.git``, the state folder) and
+``node_modules``, as the post index does, and stops after ``max_entries`` names so a huge tree
+cannot stall the start.
 """
 
 from __future__ import annotations
@@ -18,7 +20,20 @@ from pathlib import Path
 __all__ = ["STALE_TEMP_S", "remove_stale_temps"]
 
 STALE_TEMP_S = 3600.0
-_TEMP = re.compile(r"\.skillrt-[0-9a-f]+\.tmp")
+_TEMP = re.compile(r"\.skillrt-(?:(\d+)-)?[0-9a-f]+\.tmp")
+
+
+def _dead(pid: int) -> bool:
+    """Whether no process has id ``pid`` (a process of another user counts as alive)."""
+    if pid <= 0 or pid == os.getpid():
+        return pid <= 0
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OSError):
+        return False
+    return False
 
 
 def remove_stale_temps(
@@ -28,8 +43,8 @@ def remove_stale_temps(
     now: float | None = None,
     max_entries: int = 200_000,
 ) -> list[str]:
-    """Delete ``.skillrt-*.tmp`` files under ``root`` last modified more than ``older_than_s``
-    ago; returns their paths relative to ``root``."""
+    """Delete ``.skillrt-*.tmp`` files under ``root`` whose writer is dead or that were last
+    modified more than ``older_than_s`` ago; returns their paths relative to ``root``."""
     cutoff = (time.time() if now is None else now) - older_than_s
     removed: list[str] = []
     seen = 0
@@ -37,12 +52,14 @@ def remove_stale_temps(
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
         seen += len(dirs) + len(files)
         for name in files:
-            if not _TEMP.fullmatch(name):
+            match = _TEMP.fullmatch(name)
+            if match is None:
                 continue
             path = Path(folder) / name
             with contextlib.suppress(OSError):  # gone meanwhile, or not ours to remove
                 info = path.lstat()
-                if info.st_mtime < cutoff and path.is_file() and not path.is_symlink():
+                dead = match[1] is not None and _dead(int(match[1]))
+                if (dead or info.st_mtime < cutoff) and path.is_file() and not path.is_symlink():
                     path.unlink()
                     removed.append(path.relative_to(root).as_posix())
         if seen >= max_entries:

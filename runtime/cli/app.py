@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from skillrt.cli.common import (
     EXIT_FAILED,
@@ -85,7 +86,7 @@ TaskId = Annotated[str, typer.Argument(help="A task id; a unique prefix is enoug
 def _default(ctx: typer.Context) -> None:
     """Without a command, start the chat."""
     if ctx.invoked_subcommand is None:
-        chat(root=None, posts_dir=None, verbose=False, resume_last=False, session=None)
+        chat(root=None, posts_dir=None, verbose=False, resume_last=False, session=None, yes=False)
 
 
 @app.command()
@@ -103,6 +104,9 @@ def chat(
         str | None,
         typer.Option("--session", "-s", help="Open the session of this name (made if new)."),
     ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Write edits without showing the diff first.")
+    ] = False,
 ) -> None:
     """Chat with your blog: type requests, watch tasks run; Ctrl-C cancels, Ctrl-D quits."""
     from skillrt.cli.readers import make_reader
@@ -116,7 +120,13 @@ def chat(
         )
         runtime = make_runtime(config)
         reader = make_reader(config.state_path / "input-history")
-        repl = Repl(runtime, Console(), reader, continuing=resume_last and not continued)
+        repl = Repl(
+            runtime,
+            Console(),
+            reader,
+            continuing=resume_last and not continued,
+            confirm=False if yes else None,
+        )
         status = _run(repl.run())
     raise typer.Exit(status)
 
@@ -132,6 +142,14 @@ def run(
     ] = None,
     answer: Answers = None,
     as_json: Json = False,
+    confirm: Annotated[
+        bool | None,
+        typer.Option(
+            "--confirm/--yes",
+            help="Show an edit's diff and ask before writing (--yes: never ask). "
+            "Default: edit.confirm, else no.",
+        ),
+    ] = None,
     root: Root = None,
     posts_dir: PostsDir = None,
     verbose: Verbose = False,
@@ -141,7 +159,9 @@ def run(
     from skillrt.cli.oneshot import OneShot
 
     with user_errors():
-        context: dict[str, str] = {}
+        context: dict[str, str | bool] = {}
+        if confirm is not None:
+            context["confirm"] = confirm
         if file is not None:
             context["current_file"] = str(file)
         if selection is not None:
@@ -149,6 +169,26 @@ def run(
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
         status = _run(shot.run(text, context))
+    raise typer.Exit(status)
+
+
+@app.command()
+def undo(
+    path: Annotated[
+        str | None, typer.Argument(help="The post; without it, the last post written.")
+    ] = None,
+    as_json: Json = False,
+    root: Root = None,
+    verbose: Verbose = False,
+) -> None:
+    """Restore the version kept before the last write (of PATH), byte for byte: an edit undone,
+    a new post moved to the trash, a deleted one brought back. Exit 0 done, 1 refused."""
+    from skillrt.cli.oneshot import OneShot
+
+    with user_errors():
+        config = open_config(root, verbose=verbose)
+        shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
+        status = _run(shot.undo(path))
     raise typer.Exit(status)
 
 
@@ -264,16 +304,23 @@ def abandon(task_id: TaskId, root: Root = None, verbose: Verbose = False) -> Non
 
 @app.command()
 def doctor(
-    as_json: Json = False, root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False
+    as_json: Json = False,
+    root: Root = None,
+    posts_dir: PostsDir = None,
+    verbose: Verbose = False,
+    no_generate: Annotated[
+        bool, typer.Option("--no-generate", help="Do not try one token on the embedded model.")
+    ] = False,
 ) -> None:
-    """Show the config files, model, folders, index and browser skillrt would use here.
+    """Show the config files, model, folders, index and browser skillrt would use here; with
+    the embedded model, generate one token in a worker process (ok, crashed or slow).
 
     Writes nothing: no state folder, no log file, no index."""
     from skillrt.cli.doctor import run_checks
 
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir, log_to_file=False)
-        checks = run_checks(config)
+        checks = run_checks(config, generate=not no_generate)
     failed = any(c.status == "fail" for c in checks)
     if as_json:
         print(json.dumps({"ok": not failed, "checks": [c.to_dict() for c in checks]}))
@@ -284,7 +331,7 @@ def doctor(
         table.add_column(overflow="fold")
         marks = {"ok": "ok", "warn": "warn", "fail": "FAIL", "info": ""}
         for check in checks:
-            table.add_row(marks[check.status], check.name, check.value)
+            table.add_row(marks[check.status], Text(check.name), Text(check.value))
         Console().print(table, highlight=False)
     raise typer.Exit(EXIT_FAILED if failed else EXIT_OK)
 
@@ -322,6 +369,55 @@ def index(
 
 
 @app.command()
+def publish(
+    path: Annotated[str, typer.Argument(help="The draft to publish, relative to the blog.")],
+    as_json: Json = False,
+    root: Root = None,
+    posts_dir: PostsDir = None,
+    verbose: Verbose = False,
+) -> None:
+    """Publish a draft: take its draft mark off (draft = true, draft: true, published: false)
+    or move it out of _drafts/; every other byte stays. Answers may use it afterwards."""
+    import datetime as dt
+    import time
+
+    from skillrt.blog.files import FileStore
+    from skillrt.blog.memory import BlogMemory
+    from skillrt.blog.publish import publish_post
+
+    with user_errors():
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        make_state_dir(config.state_path)
+        files = FileStore(
+            config.root,
+            trash_dir=config.state_path / "trash",
+            max_read_bytes=config.max_post_bytes,
+        )
+        day = dt.date.fromtimestamp(time.time())
+        done = publish_post(files, path, posts_dir=config.posts_dir, day=day)
+        memory = BlogMemory(
+            config.root, config.state_path, config.posts_dir, drafts_dir=config.layout.drafts_dir
+        )
+        try:
+            memory.refresh()
+        finally:
+            memory.close()
+    if as_json:
+        data = {
+            "path": done.path,
+            "changed": done.changed,
+            "moved_from": done.moved_from,
+            "removed": list(done.removed),
+        }
+        print(json.dumps(data, ensure_ascii=False))
+    elif not done.changed:
+        print(f"{done.path} is not a draft; nothing changed.")
+    else:
+        moved = f" (moved from {done.moved_from})" if done.moved_from else ""
+        print(f"Published {done.path}{moved}.")
+
+
+@app.command()
 def serve(
     host: Annotated[
         str | None,
@@ -343,6 +439,20 @@ def serve(
         bool,
         typer.Option("--allow-remote", help="Allow a non-loopback --host (the network sees it)."),
     ] = False,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option("--tls-cert", help="Serve HTTPS with this certificate (PEM; serve.tls_cert)."),
+    ] = None,
+    tls_key: Annotated[
+        Path | None,
+        typer.Option("--tls-key", help="The certificate's private key (PEM; serve.tls_key)."),
+    ] = None,
+    insecure: Annotated[
+        bool,
+        typer.Option(
+            "--insecure", help="With --allow-remote: plain HTTP (a proxy in front adds TLS)."
+        ),
+    ] = False,
     root: Root = None,
     posts_dir: PostsDir = None,
     verbose: Verbose = False,
@@ -352,12 +462,36 @@ def serve(
 
     with user_errors():
         require_server()
-        from skillrt.server.run import check_bind
+        from skillrt.server.run import check_bind, tls_files
         from skillrt.server.run import serve as run_server
 
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
-        check_bind(host or config.serve.host, allow_remote)
-        run_server(config, host=host, port=port, token_file=token_file, allow_remote=allow_remote)
+        tls = tls_files(config, tls_cert, tls_key)
+        check_bind(host or config.serve.host, allow_remote, tls=tls, insecure=insecure)
+        run_server(
+            config,
+            host=host,
+            port=port,
+            token_file=token_file,
+            allow_remote=allow_remote,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            insecure=insecure,
+        )
+
+
+@app.command("mcp")
+def mcp_server(root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False) -> None:
+    """Serve the skills as MCP tools on stdin and stdout, for editors and agents such as Claude
+    Desktop, Claude Code and Cursor (needs skillrt[mcp]; docs/mcp.md)."""
+    from skillrt.mcp import require_mcp
+
+    with user_errors():
+        require_mcp("skillrt mcp")
+        from skillrt.mcp.server.stdio import serve_stdio
+
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        _run(serve_stdio(make_runtime(config)))
 
 
 def main() -> None:

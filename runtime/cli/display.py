@@ -24,6 +24,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from skillrt._io.redaction import Redactor
 from skillrt.cli.lines import line as say_line
 from skillrt.messages import ChatMessage, TaskSummary
 
@@ -31,10 +32,27 @@ if TYPE_CHECKING:
     from skillrt.agent import AgentRuntime
     from skillrt.events import Event
 
-__all__ = ["Display", "age", "cost_line", "renders_faithfully", "task_status", "tasks_table"]
+__all__ = [
+    "Display",
+    "age",
+    "cost_line",
+    "redacted",
+    "renders_faithfully",
+    "task_status",
+    "tasks_table",
+]
 
 _STREAM_TAIL_LINES = 6
+_THINKING = "the model is thinking"
+_THINKING_LINE_EVERY_S = 5  # without a live region, a thinking line this often
 _QUIET_STATES = frozenset({"IDLE", "WAITING_INPUT"})  # no cost line for these replies
+
+
+def redacted(redactor: Redactor, message: ChatMessage) -> ChatMessage:
+    """``message`` with every text in it redacted (as printed or written out as JSON)."""
+    dumped = message.model_dump(mode="json")
+    clean = redactor(dumped)
+    return message if clean == dumped else ChatMessage.model_validate(clean)
 
 
 def _markdown(text: str) -> RenderableType:
@@ -83,6 +101,7 @@ class Display:
 
     def __init__(self, console: Console, *, show_stream: bool | None = None) -> None:
         self.console = console
+        self.redactor = Redactor()  # the runtime's once attached: its secrets and token too
         self.live_mode = console.is_terminal and not console.is_dumb_terminal
         self.show_stream = console.is_terminal if show_stream is None else show_stream
         self._live: Live | None = None
@@ -101,11 +120,13 @@ class Display:
 
     def attach(self, runtime: AgentRuntime) -> Callable[[], None]:
         """Subscribe to the runtime's events; returns the function that unsubscribes."""
+        self.redactor = runtime.redactor
         offs = [
             runtime.on("task:progress", self._on_progress),
             runtime.on("agent:status", self._on_status),
             runtime.on("task:stream", self._on_stream),
             runtime.on("ai:generation", self._on_generation),
+            runtime.on("ai:thinking", self._on_thinking),
         ]
 
         def detach() -> None:
@@ -132,6 +153,18 @@ class Display:
             self._line(f"… {message}")
         self._refresh()
 
+    def _on_thinking(self, event: Event) -> None:
+        """A structured call (an outline, a plan) is under way: tokens so far, time elapsed.
+        Without a live region, a line at the first second, then one every few seconds."""
+        tokens = int(event.data.get("tokens") or 0)
+        elapsed = float(event.data.get("elapsed_s") or 0.0)
+        message = f"{_THINKING} · {tokens} tokens · {elapsed:.0f} s"
+        if self.live_mode:
+            self._status = message
+            self._refresh()
+        elif int(elapsed) == 1 or int(elapsed) % _THINKING_LINE_EVERY_S == 0:
+            self._line(f"… {message}")
+
     def _on_stream(self, event: Event) -> None:
         delta = str(event.data.get("delta") or "")
         if not delta or not self.show_stream:
@@ -145,6 +178,8 @@ class Display:
 
     def _on_generation(self, _event: Event) -> None:
         """A model call ended: the next call's streamed text starts on a new line."""
+        if self._status.startswith(_THINKING):
+            self._status = ""
         if self._stream and not self._stream.endswith("\n"):
             self._stream += "\n"
         self._end_stream_line()
@@ -239,8 +274,10 @@ class Display:
         language: str = "en",
     ) -> None:
         """Print the reply (Markdown), its saved path and next steps on ``out`` (the display's
-        console by default), then one dim cost line on the display's console."""
+        console by default), then one dim cost line on the display's console. Redacted: an
+        echoing model or a choice menu naming a secret-bearing path never prints a secret."""
         out = out or self.console
+        message = redacted(self.redactor, message)
         if markdown is None:
             markdown = out.is_terminal
         if markdown and renders_faithfully(message.content, out.width):

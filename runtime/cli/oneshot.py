@@ -20,7 +20,7 @@ from skillrt.cli.common import (
     fail,
     find_task,
 )
-from skillrt.cli.display import Display
+from skillrt.cli.display import Display, redacted
 from skillrt.cli.readers import PromptReader
 from skillrt.messages import ChatMessage
 
@@ -41,11 +41,14 @@ class OneShot:
         self.display = Display(self.err)
         self._interrupts = 0
 
-    async def run(self, text: str, context: dict[str, str]) -> int:
+    async def run(self, text: str, context: dict[str, str | bool]) -> int:
         return await self._main(lambda: self.runtime.process_input(text, context))
 
     async def skill(self, name: str, params: dict[str, Any]) -> int:
         return await self._main(lambda: self.runtime.run_skill(name, params))
+
+    async def undo(self, path: str | None) -> int:
+        return await self._main(lambda: self.runtime.undo(path))
 
     async def resume(self, task_id: str, budget: dict[str, Any] | None = None) -> int:
         async def start() -> ChatMessage:
@@ -86,7 +89,7 @@ class OneShot:
             self.display.stop()
 
     async def _answer(self, message: ChatMessage) -> str | None:
-        question = str(message.data.get("question") or message.content)
+        question = self.runtime.redactor.text(str(message.data.get("question") or message.content))
         if self.answers:
             answer = self.answers.pop(0)
             self.err.print(f"? {question}\n  {answer}", markup=False, highlight=False)
@@ -107,7 +110,7 @@ class OneShot:
 
     def _print(self, message: ChatMessage) -> None:
         if self.as_json:
-            sys.stdout.write(message.model_dump_json() + "\n")
+            sys.stdout.write(redacted(self.runtime.redactor, message).model_dump_json() + "\n")
             sys.stdout.flush()
         else:
             unpriced = bool(message.task_id) and (

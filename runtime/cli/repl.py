@@ -13,6 +13,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -31,6 +32,9 @@ from skillrt.cli.sessions import remember_session
 from skillrt.exceptions import UserError
 from skillrt.messages import ChatMessage
 from skillrt.skill.context import detect_language
+
+if TYPE_CHECKING:
+    from skillrt.llm.discover import LocalServer
 
 __all__ = ["Repl"]
 
@@ -56,8 +60,12 @@ class Repl:
         reader: LineReader,
         *,
         continuing: bool = False,
+        confirm: bool | None = None,
     ) -> None:
         self.rt = runtime
+        # Edits show their diff and ask before writing (edit.confirm; --yes turns it off).
+        edit_confirm = runtime.config.edit.confirm
+        self.confirm = confirm if confirm is not None else edit_confirm is not False
         self.console = console
         self.reader = reader
         self.display = Display(console)
@@ -66,6 +74,7 @@ class Repl:
         self._question: str | None = None
         self.language = "en"  # the session's: that of the last request typed
         self._no_last_session = continuing  # --continue found no earlier session
+        self._servers: list[LocalServer] = []  # local model servers found at the start
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -103,7 +112,7 @@ class Repl:
                 continue
             if self._pending_question() is None:  # an answer ("y", "2") keeps the language
                 self.language = detect_language(line)
-            await self._task(self.rt.process_input(line))
+            await self._task(self.rt.process_input(line, {"confirm": self.confirm}))
 
     async def _start(self) -> None:
         with self._status("Loading the model…"):
@@ -112,6 +121,7 @@ class Repl:
         model = self.rt.llm.model
         self.console.print(f"skillrt {__version__} · model [bold]{escape(model)}[/]")
         self._info(f"  {self.rt.llm_reason or 'configured'}")
+        await self._embedded_banner()
         self._info(f"blog: {config.root}")
         layout = config.layout
         self._info(f"posts: {layout.describe()}")
@@ -125,6 +135,21 @@ class Repl:
             self.console.print(Text(said, style="bold"), highlight=False)
             self.console.print(tasks_table(resumable))
         self._info(self._say("type_a_request"))
+
+    async def _embedded_banner(self) -> None:
+        """On the embedded model: say once that it is tiny, and offer a local server."""
+        if getattr(self.rt.llm, "provider", None) != "local":
+            return
+        from skillrt.cli.embedded import first_time, local_servers
+
+        if first_time(self.rt.config.state_path):
+            note = self._say("embedded_note", model=self.rt.llm.model)
+            self.console.print(Text(note, style="yellow"), highlight=False)
+        self._servers = await local_servers()
+        for server in self._servers:
+            found = self._say("local_server_found", server=server.describe(),
+                              settings=server.settings)  # fmt: skip
+            self.console.print(Text(found, style="yellow"), highlight=False)
 
     async def _shutdown(self) -> None:
         waiting = self.rt.current_task_id
@@ -195,7 +220,8 @@ class Repl:
 
     def _show(self, message: ChatMessage) -> None:
         if message.state == State.WAITING_INPUT.value:
-            self._question = str(message.data.get("question") or message.content)
+            question = str(message.data.get("question") or message.content)
+            self._question = self.rt.redactor.text(question)  # shown in the prompt
             multiline = "\n" in self._question.strip()  # numbered choices: show them all
             if (
                 multiline
@@ -360,6 +386,15 @@ class Repl:
                 url = str(info["base_url"])
                 rows.append(("model_endpoint", self._say("endpoint_key", url=url, state=state)))
             rows.append(("model_why", str(info["reason"])))
+        if getattr(self.rt.llm, "provider", None) == "local":
+            from skillrt.cli.embedded import local_servers
+
+            self._servers = await local_servers()
+            for server in self._servers:
+                value = f"{server.describe()}: {server.settings}"
+                rows.append(("model_local_server", value))
+            if not self._servers:
+                rows.append(("model_local_server", self._say("model_no_local_server")))
         for name, value in rows:
             self._print(self._say(name, value=value))
 
@@ -376,6 +411,18 @@ class Repl:
             raise UserError(self._say("open_usage"))
         path = await self.rt.set_focus(arg)
         self.console.print(self._say("focus_set", focus=path))
+
+    async def cmd_publish(self, arg: str) -> None:
+        done = await self.rt.publish(arg.strip() or None)
+        if not done.changed:
+            self.console.print(self._say("not_a_draft", path=done.path))
+            return
+        moved = self._say("published_moved", source=done.moved_from) if done.moved_from else ""
+        self.console.print(self._say("published", path=done.path, moved=moved))
+
+    async def cmd_undo(self, arg: str) -> None:
+        message = await self.rt.undo(arg.strip() or None, language=self.language)
+        self.display.reply(message, language=self.language)
 
     async def cmd_focus(self, _arg: str) -> None:
         focus = self.rt.conversation().focus
@@ -435,6 +482,8 @@ COMMANDS: dict[str, _Command] = {
     "model": _Command("/model", "cmd_model", Repl.cmd_model),
     "open": _Command("/open PATH", "cmd_open", Repl.cmd_open),
     "focus": _Command("/focus", "cmd_focus", Repl.cmd_focus),
+    "publish": _Command("/publish [PATH]", "cmd_publish", Repl.cmd_publish),
+    "undo": _Command("/undo [PATH]", "cmd_undo", Repl.cmd_undo),
     "new": _Command("/new", "cmd_new", Repl.cmd_new),
     "quit": _Command("/quit", "cmd_quit", Repl.cmd_quit),
     "exit": _Command("/exit", "cmd_exit", Repl.cmd_quit, listed=False),

@@ -8,6 +8,7 @@ text/event-stream``, stream the task's events as SSE and end with a ``message`` 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -23,10 +24,10 @@ from starlette.staticfiles import StaticFiles
 
 from skillrt._io.validation import problems
 from skillrt.agent import AgentRuntime
-from skillrt.exceptions import UserError
+from skillrt.exceptions import StoreUnavailable, UserError
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.outcomes import exit_code
-from skillrt.server.auth import BodyLimit, HostGuard, token_matches
+from skillrt.server.auth import BearerGuard, BodyLimit, HostGuard, token_matches
 from skillrt.server.jobs import Call, Job, Jobs
 from skillrt.server.models import (
     AnswerRequest,
@@ -37,6 +38,7 @@ from skillrt.server.models import (
     SkillInfo,
     SkillRunRequest,
     TaskControl,
+    UndoRequest,
 )
 from skillrt.server.problems import ProblemError, problem_body, problem_response
 from skillrt.server.sse import Entry, EventLog, SSEResponse
@@ -44,6 +46,15 @@ from skillrt.settings import ServeConfig
 
 __all__ = ["ServerState", "create_app"]
 
+# The page loads only its own script and style, and no other site may frame it (clickjacking).
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self';"
+    " img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none';"
+    " frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 _ACTIVE = frozenset({"IDLE", "UNDERSTANDING", "PLANNING", "EXECUTING", "WAITING_INPUT"})
 
 
@@ -59,6 +70,7 @@ class ServerState:
         self._jobs: Jobs | None = None
         self._unsubscribe: Any = None
         self._closed: asyncio.Future[None] | None = None
+        self.mcp: Any = None  # the MCP endpoint at /mcp, when the mcp extra is installed
 
     @property
     def log(self) -> EventLog:
@@ -73,10 +85,12 @@ class ServerState:
         return self._jobs
 
     async def start(self) -> None:
-        self._log = EventLog()
+        self._log = EventLog(self.runtime.redactor)
         self._jobs = Jobs(self._log)
         self._unsubscribe = self.runtime.on("*", self._log.on_event)
         await self.runtime.initialize()
+        if self.mcp is not None:
+            await self.mcp.start()
 
     def begin_shutdown(self) -> None:
         """SIGTERM: refuse new calls, stop running tasks (they stay resumable, as ``close()``
@@ -99,12 +113,14 @@ class ServerState:
         self.begin_shutdown()
         if self._closed is not None:
             await self._closed
+        if self.mcp is not None:  # here, in the lifespan's task, which started it
+            await self.mcp.stop()
 
     def task_running(self, task_id: str) -> bool:
         if self.jobs.running_for(task_id):
             return True
-        summary = self.runtime.get_task(task_id)
-        return summary is not None and summary.state in _ACTIVE
+        state = self.runtime.task_state(task_id)  # a task of this worker: no store call
+        return state is not None and state.value in _ACTIVE
 
 
 def _state(request: Request) -> ServerState:
@@ -143,9 +159,10 @@ def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
     return context
 
 
-def _message_response(message: ChatMessage) -> JSONResponse:
+def _message_response(state: ServerState, message: ChatMessage) -> JSONResponse:
+    """The reply as JSON, redacted (an echoing model may repeat a key or the token)."""
     return JSONResponse(
-        message.model_dump(mode="json"),
+        state.runtime.redactor(message.model_dump(mode="json")),
         headers={"X-Skillrt-Exit-Code": str(exit_code(message))},
     )
 
@@ -173,6 +190,8 @@ def _failure(job: Job) -> dict[str, Any]:
     error = None if future is None or future.cancelled() else future.exception()
     if isinstance(error, UserError):
         return problem_body(422, "invalid-request", str(error))
+    if isinstance(error, StoreUnavailable):
+        return problem_body(503, "store-unavailable", str(error), retry_after_s=RETRY_AFTER_S)
     if error is not None:
         return problem_body(500, "internal", f"{type(error).__name__}: {error}")
     return problem_body(409, "task-conflict", "the task cannot do that now")
@@ -192,26 +211,39 @@ async def _answer(
     message = await job.result()
     if message is None:
         raise ProblemError(409, "task-conflict", "the task cannot be resumed now")
-    return _message_response(message)
+    return _message_response(state, message)
 
 
-def _known_task(state: ServerState, task_id: str) -> TaskSummary:
-    summary = state.runtime.get_task(task_id)
+async def _known_task(state: ServerState, task_id: str) -> TaskSummary:
+    """The task, from this worker or (in its true state) from the shared store."""
+    summary = await state.runtime.get_task_async(task_id)
     if summary is None:
         raise ProblemError(404, "unknown-task", f"no task {task_id!r} is running or resumable")
     return summary
 
 
 _SETTLE_S = 5.0  # a paused task's call returns once its end is durable: a commit away
+RETRY_AFTER_S = 5  # what a 503 for a store that does not answer tells the client to wait
 
 
 async def _stopped_task(state: ServerState, task_id: str) -> TaskSummary:
     """The task; when it is paused or failed, once the call that ran it has returned."""
-    summary = _known_task(state, task_id)
+    summary = await _known_task(state, task_id)
     if summary.state in ("PAUSED", "ERROR") and state.jobs.running_for(task_id):
         await state.jobs.settle(task_id, _SETTLE_S)
-        summary = _known_task(state, task_id)
+        summary = await _known_task(state, task_id)
     return summary
+
+
+def _store_ready(state: ServerState) -> None:
+    """New work is refused at once while the task store does not answer."""
+    if not state.runtime.store_available:
+        raise ProblemError(
+            503,
+            "store-unavailable",
+            "the task store does not answer; new tasks are refused until it does",
+            retry_after_s=RETRY_AFTER_S,
+        )
 
 
 def _skill_info(state: ServerState) -> list[SkillInfo]:
@@ -244,12 +276,21 @@ async def post_input(
     cancel_on_disconnect: CancelOnDisconnect = False,
 ) -> Any:
     """Chat input, as ``process_input(text, context)``: a request, or the answer to a question."""
+    _store_ready(state)
     context = _context(body.context, body.session_id)
 
     async def call(on_task: Any) -> ChatMessage | None:
         return await state.runtime.process_input(body.text, context, on_task=on_task)
 
     return await _answer(request, state, call, context.get("session_id"), cancel_on_disconnect)
+
+
+@v1.post("/undo", response_model=ChatMessage)
+async def post_undo(body: UndoRequest, state: Server) -> Any:
+    """Restore the version kept before the last write (of ``path``) byte for byte, as
+    ``undo(path)``: an edit undone, a new post to the trash, a deleted post back."""
+    message = await state.runtime.undo(body.path, language=body.language)
+    return _message_response(state, message)
 
 
 @v1.get("/skills", response_model=list[SkillInfo])
@@ -267,6 +308,7 @@ async def run_skill(
     cancel_on_disconnect: CancelOnDisconnect = False,
 ) -> Any:
     """A skill by name with explicit params, as ``run_skill(name, params, context)``."""
+    _store_ready(state)
     skill = state.runtime.skills.get(name)
     if skill is None:
         known = ", ".join(sorted(state.runtime.skills))
@@ -295,35 +337,38 @@ def _params_error(exc: Exception) -> ProblemError:
 @v1.get("/tasks", response_model=list[TaskSummary])
 async def get_tasks(state: Server, session_id: str | None = None) -> Any:
     """The running, waiting and resumable tasks (of one session, if given)."""
-    tasks = state.runtime.list_tasks()  # on the loop: the task table changes there
+    # The store is read in a thread (bounded); the task table is changed on the loop.
+    tasks = await state.runtime.list_tasks_async()
     return [t for t in tasks if session_id is None or t.session_id == session_id]
 
 
 @v1.get("/tasks/{task_id}", response_model=TaskSummary)
 async def get_task(task_id: str, state: Server) -> Any:
-    return _known_task(state, task_id)
+    return await _known_task(state, task_id)
 
 
-def _control(state: ServerState, task_id: str, done: bool, verb: str) -> TaskControl:
+async def _control(state: ServerState, task_id: str, done: bool, verb: str) -> TaskControl:
     if not done:
-        summary = _known_task(state, task_id)
+        summary = await _known_task(state, task_id)
         raise ProblemError(
             409, "task-conflict", f"task {task_id} cannot be {verb} now (it is {summary.state})"
         )
-    now = state.runtime.get_task(task_id)
+    now = await state.runtime.get_task_async(task_id)
     return TaskControl(task_id=task_id, ok=True, state=now.state if now else None)
 
 
 @v1.post("/tasks/{task_id}/abort", response_model=TaskControl)
 async def abort_task(task_id: str, state: Server) -> Any:
-    """Cancel the task now: its model stream and requests stop, its locks are released."""
-    return _control(state, task_id, state.runtime.abort(task_id), "cancelled")
+    """Cancel the task now, on whichever worker runs it: its model stream and requests stop,
+    its locks are released."""
+    return await _control(state, task_id, await state.runtime.abort_task(task_id), "cancelled")
 
 
 @v1.post("/tasks/{task_id}/pause", response_model=TaskControl)
 async def pause_task(task_id: str, state: Server) -> Any:
-    """Pause at the next step boundary; the running call then replies ``paused``."""
-    return _control(state, task_id, state.runtime.pause(task_id), "paused")
+    """Pause at the next step boundary (on whichever worker runs the task); the running call
+    then replies ``paused``."""
+    return await _control(state, task_id, await state.runtime.pause_task(task_id), "paused")
 
 
 @v1.post("/tasks/{task_id}/resume", response_model=ChatMessage, responses=SSE_DOC)
@@ -354,8 +399,9 @@ async def answer_task(
     state: Server,
     cancel_on_disconnect: CancelOnDisconnect = False,
 ) -> Any:
-    """Answer the question the task is waiting on; replies with its next outcome."""
-    summary = _known_task(state, task_id)
+    """Answer the question the task is waiting on (on whichever worker runs it); replies with
+    its next outcome."""
+    summary = await _known_task(state, task_id)
     if summary.state != "WAITING_INPUT":
         raise ProblemError(409, "task-conflict", f"task {task_id} is not waiting for an answer")
 
@@ -395,15 +441,34 @@ async def task_events(
 ) -> Any:
     """The task's events after ``Last-Event-ID``, then live ones, ending with its reply."""
     after = _after(last_event_id)
-    if not state.log.knows(task_id) and state.runtime.get_task(task_id) is None:
+    known = state.log.knows(task_id) or state.runtime.task_state(task_id) is not None
+    # A task another worker runs: its events are sent here while this stream follows it.
+    elsewhere = None if state.task_running(task_id) else await state.runtime.follow_task(task_id)
+    if not known and elsewhere is None and await state.runtime.get_task_async(task_id) is None:
         raise ProblemError(404, "unknown-task", f"no task {task_id!r}")
 
     def gone() -> None:
         if cancel_on_disconnect:
-            state.runtime.abort(task_id)
+            state.runtime.abort(task_id)  # records the request; the other worker acts on it
 
+    if elsewhere is not None:
+        state.log.bind(task_id, None)
+        return SSEResponse(_remote_entries(state, task_id, after, elsewhere), on_disconnect=gone)
     entries = state.log.follow_task(task_id, after, running=lambda: state.task_running(task_id))
     return SSEResponse(entries, on_disconnect=gone)
+
+
+async def _remote_entries(
+    state: ServerState, task_id: str, after: int, reply: asyncio.Future[ChatMessage | None]
+) -> AsyncIterator[Entry | None]:
+    """The events another worker sends of its task, then its reply as a ``message`` event."""
+    async for entry in state.log.follow_task(task_id, after, running=lambda: not reply.done()):
+        yield entry
+        if entry is not None and entry.event == "message":
+            return
+    message = reply.result() if reply.done() and not reply.cancelled() else None
+    if message is not None:
+        yield state.log.add_message(message)
 
 
 @v1.get("/events", responses={200: {"content": {"text/event-stream": {}}}})
@@ -445,6 +510,7 @@ def create_app(
 ) -> Any:
     """The ASGI app (guards included) and, as ``app.state.skillrt``, its ``ServerState``."""
     cfg = serve or runtime.config.serve
+    runtime.redactor.add(token)  # the active token is a secret: no reply, event or log shows it
     state = ServerState(runtime, token, close_runtime=close_runtime)
 
     @asynccontextmanager
@@ -460,6 +526,7 @@ def create_app(
         version=_version(),
         docs_url=None,  # the docs pages load scripts from a CDN: none here
         redoc_url=None,
+        openapi_url=None,  # served below, behind the token
         lifespan=lifespan,
     )
     api.state.skillrt = state
@@ -467,14 +534,25 @@ def create_app(
     _handlers(api)
 
     @api.get("/healthz", include_in_schema=False)
-    async def healthz() -> dict[str, str]:
-        return {"status": "stopping" if state.closing else "ok"}
+    async def healthz() -> Response:
+        if not state.closing and not runtime.store_available:  # no store call: a flag
+            return JSONResponse(
+                {"status": "degraded", "store": "unavailable"},
+                status_code=503,
+                headers={"Retry-After": str(RETRY_AFTER_S)},
+            )
+        return JSONResponse({"status": "stopping" if state.closing else "ok"})
+
+    @api.get("/openapi.json", include_in_schema=False)
+    async def openapi(_: Server) -> dict[str, Any]:
+        return api.openapi()
 
     @api.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
-        return HTMLResponse(_page(), headers={"Cache-Control": "no-store"})
+        return HTMLResponse(_page(), headers={"Cache-Control": "no-store", **PAGE_HEADERS})
 
     api.mount("/static", StaticFiles(packages=[("skillrt.server", "static")]), name="static")
+    _mount_mcp(api, state)
     app: Any = api
     if cfg.cors_origins:
         app = CORSMiddleware(
@@ -491,26 +569,74 @@ def create_app(
     return app
 
 
+def _mount_mcp(api: FastAPI, state: ServerState) -> None:
+    """MCP over streamable HTTP at ``/mcp`` behind the same token (and, outside, the same Host
+    guard and body limit), when the ``mcp`` extra is installed."""
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None:
+        return
+    from skillrt.mcp.server.http import McpEndpoint
+
+    state.mcp = McpEndpoint(state.runtime)
+    guarded = BearerGuard(state.mcp, token=lambda: state.token, problem=problem_response)
+    endpoint: Any = guarded  # an ASGI app: Starlette routes to it as it is
+    api.add_route("/mcp", endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+
+
 def _version() -> str:
     from skillrt import __version__
 
     return __version__
 
 
+def _redacted(request: Request, response: JSONResponse) -> JSONResponse:
+    """An error reply with its body redacted: a message may name a path or echo input that
+    holds a secret."""
+    redactor = _state(request).runtime.redactor
+    text = bytes(response.body).decode("utf-8")
+    if redactor.is_clean(text):
+        return response
+    body = redactor(json.loads(text))
+    return JSONResponse(
+        body,
+        status_code=response.status_code,
+        media_type=response.media_type,
+        headers={
+            k: v
+            for k, v in response.headers.items()
+            if k.lower() in ("www-authenticate", "retry-after")
+        },
+    )
+
+
 def _handlers(api: FastAPI) -> None:
     @api.exception_handler(ProblemError)
-    async def on_problem(_: Request, exc: ProblemError) -> Response:
+    async def on_problem(request: Request, exc: ProblemError) -> Response:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
+        if "retry_after_s" in exc.extra:
+            headers = {"Retry-After": str(exc.extra["retry_after_s"])}
+        return _redacted(
+            request, problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
+        )
 
     @api.exception_handler(RequestValidationError)
-    async def on_invalid(_: Request, exc: RequestValidationError) -> Response:
+    async def on_invalid(request: Request, exc: RequestValidationError) -> Response:
         found = problems(exc.errors())
-        return problem_response(422, "invalid-request", found.line, errors=found.rows)
+        return _redacted(
+            request, problem_response(422, "invalid-request", found.line, errors=found.rows)
+        )
 
     @api.exception_handler(UserError)
-    async def on_user_error(_: Request, exc: UserError) -> Response:
-        return problem_response(422, "invalid-request", str(exc))
+    async def on_user_error(request: Request, exc: UserError) -> Response:
+        return _redacted(request, problem_response(422, "invalid-request", str(exc)))
+
+    @api.exception_handler(StoreUnavailable)
+    async def on_store(request: Request, exc: StoreUnavailable) -> Response:
+        headers = {"Retry-After": str(RETRY_AFTER_S)}
+        problem = problem_response(503, "store-unavailable", str(exc), headers,
+                                   retry_after_s=RETRY_AFTER_S)  # fmt: skip
+        return _redacted(request, problem)
 
     @api.exception_handler(StarletteHTTPException)
     async def on_http(_: Request, exc: StarletteHTTPException) -> Response:
@@ -521,5 +647,5 @@ def _handlers(api: FastAPI) -> None:
         return problem_response(exc.status_code, "invalid-request", str(exc.detail))
 
     @api.exception_handler(Exception)
-    async def on_error(_: Request, exc: Exception) -> Response:
-        return problem_response(500, "internal", f"{type(exc).__name__}: {exc}")
+    async def on_error(request: Request, exc: Exception) -> Response:
+        return _redacted(request, problem_response(500, "internal", f"{type(exc).__name__}: {exc}"))

@@ -19,6 +19,7 @@ from typing import Any
 from skillrt.exceptions import UserError
 
 __all__ = [
+    "BearerGuard",
     "BodyLimit",
     "HostGuard",
     "host_allowed",
@@ -108,7 +109,8 @@ Scope = dict[str, Any]
 
 
 class HostGuard:
-    """ASGI middleware: 400 for a missing or malformed Host, 421 for one not on the list."""
+    """ASGI middleware: 400 for a missing, repeated or malformed Host, 421 for one not on the
+    list."""
 
     def __init__(self, app: Any, *, hosts: Iterable[str], problem: Any) -> None:
         self.app = app
@@ -119,12 +121,9 @@ class HostGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        header = None
-        for key, value in scope.get("headers", ()):
-            if key == b"host":
-                header = value.decode("latin-1")
-                break
-        verdict = host_allowed(header, self.allowed)
+        found = [v for k, v in scope.get("headers", ()) if k == b"host"]
+        header = found[0].decode("latin-1") if len(found) == 1 else None
+        verdict = host_allowed(header, self.allowed)  # two Host headers: no valid one
         if verdict is True:
             await self.app(scope, receive, send)
             return
@@ -137,6 +136,33 @@ class HostGuard:
                 f"Host {header!r} is not served here; add it to serve.allowed_hosts",
             )
         await response(scope, receive, send)
+
+
+class BearerGuard:
+    """ASGI middleware: 401 unless ``Authorization: Bearer <token>`` (for an app mounted
+    beside the routes, such as ``/mcp``, which the routes' token check does not reach)."""
+
+    def __init__(self, app: Any, *, token: Any, problem: Any) -> None:
+        self.app = app
+        self.token = token  # a callable giving the token (the server's, read when asked)
+        self.problem = problem
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        header = None
+        for key, value in scope.get("headers", ()):
+            if key == b"authorization":
+                header = value.decode("latin-1")
+                break
+        if scope["type"] == "http" and not token_matches(header, self.token()):
+            response = self.problem(
+                401,
+                "unauthorized",
+                "send Authorization: Bearer <token>",
+                {"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class BodyLimit:

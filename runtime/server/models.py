@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,6 +16,7 @@ __all__ = [
     "SkillInfo",
     "SkillRunRequest",
     "TaskControl",
+    "UndoRequest",
 ]
 
 
@@ -27,6 +28,17 @@ class RequestContext(BaseModel):
     current_file: str | None = Field(default=None, max_length=4096)
     selected_text: str | None = None
     session_id: str | None = Field(default=None, min_length=1, max_length=200)
+    # An edit shows its diff and asks yes/no before writing (edit.confirm, else no).
+    confirm: bool | None = None
+
+
+class UndoRequest(BaseModel):
+    """``POST /v1/undo``: restore the version kept before the last write (of ``path``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(default=None, min_length=1, max_length=4096)
+    language: Literal["en", "zh"] = "en"
 
 
 class InputRequest(BaseModel):

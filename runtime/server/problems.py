@@ -17,6 +17,7 @@ PROBLEMS: dict[str, tuple[str, int]] = {
     "unauthorized": ("Missing or wrong bearer token", 2),
     "bad-host": ("Host not allowed", 2),
     "too-large": ("Request body too large", 2),
+    "headers-too-large": ("Request headers too large", 2),
     "invalid-request": ("Invalid request", 2),
     "not-found": ("Not found", 2),
     "unknown-skill": ("Unknown skill", 2),
@@ -24,6 +25,7 @@ PROBLEMS: dict[str, tuple[str, int]] = {
     "task-conflict": ("The task cannot do that now", 2),
     "method-not-allowed": ("Method not allowed", 2),
     "shutting-down": ("The server is stopping", 1),
+    "store-unavailable": ("The task store does not answer", 1),
     "internal": ("Internal error", 1),
 }
 

@@ -16,18 +16,47 @@ from skillrt.agent import AgentRuntime
 from skillrt.exceptions import UserError
 from skillrt.server.app import ServerState, create_app
 from skillrt.server.auth import is_loopback, load_token
+from skillrt.server.headlimit import head_limited_protocol
 from skillrt.settings import RuntimeConfig, make_state_dir
 
-__all__ = ["Server", "check_bind", "serve", "server_token"]
+__all__ = ["Server", "check_bind", "serve", "server_token", "tls_files"]
 
 
-def check_bind(host: str, allow_remote: bool) -> None:
-    """A non-loopback address serves the blog to the network: only when asked to."""
-    if not is_loopback(host) and not allow_remote:
+def check_bind(
+    host: str, allow_remote: bool, *, tls: tuple[Path, Path] | None = None, insecure: bool = False
+) -> None:
+    """A non-loopback address serves the blog to the network: only when asked to, and over
+    TLS (``tls``: the certificate and key files) unless plain HTTP is asked for by name."""
+    if is_loopback(host):
+        return
+    if not allow_remote:
         raise UserError(
             f"refusing to listen on {host}: only loopback addresses by default;"
             " pass --allow-remote to serve other machines (keep the token secret)"
         )
+    if tls is None and not insecure:
+        raise UserError(
+            f"refusing to serve {host} over plain HTTP: the token would cross the network in"
+            " clear; give --tls-cert and --tls-key (serve.tls_cert, serve.tls_key), or pass"
+            " --insecure if a proxy in front adds TLS"
+        )
+
+
+def tls_files(
+    config: RuntimeConfig, cert: Path | None = None, key: Path | None = None
+) -> tuple[Path, Path] | None:
+    """The certificate and key files (options first, then settings); both or neither, and
+    both readable files."""
+    cert = cert or config.serve.tls_cert
+    key = key or config.serve.tls_key
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise UserError("give both --tls-cert and --tls-key (serve.tls_cert, serve.tls_key)")
+    for path in (cert, key):
+        if not path.expanduser().is_file():
+            raise UserError(f"TLS file {path} does not exist or is not a file")
+    return cert.expanduser(), key.expanduser()
 
 
 def server_token(config: RuntimeConfig, token_file: Path | None) -> tuple[str, Path | None, bool]:
@@ -80,12 +109,18 @@ def make_server(
     port: int,
     close_runtime: bool = True,
     log_level: str = "warning",
+    tls: tuple[Path, Path] | None = None,
 ) -> Server:
     app = create_app(runtime, token=token, hosts=[host], close_runtime=close_runtime)
+    head_limit = runtime.config.serve.max_header_bytes
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
+        http=head_limited_protocol(head_limit),
+        h11_max_incomplete_event_size=head_limit,
+        ssl_certfile=None if tls is None else str(tls[0]),
+        ssl_keyfile=None if tls is None else str(tls[1]),
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=10,
@@ -104,20 +139,26 @@ def serve(
     allow_remote: bool = False,
     runtime: AgentRuntime | None = None,
     out: TextIO = sys.stdout,
+    tls_cert: Path | None = None,
+    tls_key: Path | None = None,
+    insecure: bool = False,
 ) -> None:
-    """Serve until SIGTERM or Ctrl-C. Prints the URL (with the token for the page)."""
+    """Serve until SIGTERM or Ctrl-C. Prints the URL (with the token for the page when the
+    address is a loopback one: a remote one's URL may end up in shared logs)."""
     host = host or config.serve.host
     port = config.serve.port if port is None else port
-    check_bind(host, allow_remote)
+    tls = tls_files(config, tls_cert, tls_key)
+    check_bind(host, allow_remote, tls=tls, insecure=insecure)
     token, path, created = server_token(config, token_file)
     rt = runtime or AgentRuntime(config)
-    server = make_server(rt, token=token, host=host, port=port)
+    server = make_server(rt, token=token, host=host, port=port, tls=tls)
 
     def started(port: int) -> None:
         shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{port}/"
+        url = f"{'http' if tls is None else 'https'}://{shown}:{port}/"
         where = "from $SKILLRT_SERVE__TOKEN" if path is None else f"in {path}"
-        print(f"skillrt serve: {url}#token={token}", file=out)
+        tail = f"#token={token}" if is_loopback(host) else " (open it with #token=<token>)"
+        print(f"skillrt serve: {url}{tail}", file=out)
         print(
             f"  token {'created ' if created else ''}{where}; API at {url}v1/"
             " (Authorization: Bearer <token>); Ctrl-C to stop",

@@ -4,6 +4,12 @@ Every runtime event the server sees gets a sequence number (one counter for the 
 is kept in its task's journal, so a client that lost its connection sends ``Last-Event-ID``
 and gets exactly the events after it, then the live ones. The reply that ends a call (the
 ``ChatMessage``) is journaled too, as a ``message`` event: a stream ends with it.
+
+The journal is bounded in bytes as well as in entries: at most ``per_task_bytes`` per task and
+``total_bytes`` in all (``recent_bytes`` for the ``/v1/events`` replay), the oldest entries
+dropped first (a long article's deltas would otherwise keep about 1 MB per finished task). What
+leaves the process is redacted: the replies (``message``) and ``error`` entries go through the
+runtime's redactor here, the runtime's events were already redacted by its ``EventBus``.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 from starlette.responses import Response
 
+from skillrt._io.redaction import Redactor
 from skillrt.events import Event
 from skillrt.messages import ChatMessage
 
@@ -28,6 +35,10 @@ PING_S = 15.0
 _TASKS_KEPT = 500  # journals of tasks nobody follows any more, newest kept
 _PER_TASK = 50_000  # events kept per task (a long article streams a few thousand deltas)
 _RECENT = 20_000  # events kept for /v1/events replays
+PER_TASK_BYTES = 4_000_000  # an entry counts its JSON plus _ENTRY_OVERHEAD
+TOTAL_BYTES = 64_000_000
+RECENT_BYTES = 16_000_000
+_ENTRY_OVERHEAD = 200  # the Entry object, its str headers and the deque slot, roughly
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +48,11 @@ class Entry:
     task_id: str | None
     session_id: str | None
     data: str  # JSON, encoded once for every stream that sends it
+
+    @property
+    def size(self) -> int:
+        """What the entry costs the journal, roughly, in bytes."""
+        return len(self.data) + _ENTRY_OVERHEAD
 
 
 async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
@@ -56,12 +72,19 @@ def format_entry(entry: Entry) -> bytes:
 
 
 class _TaskLog:
-    __slots__ = ("changed", "entries", "session_id")
+    __slots__ = ("bytes", "changed", "entries", "session_id")
 
     def __init__(self, session_id: str | None) -> None:
         self.session_id = session_id
-        self.entries: deque[Entry] = deque(maxlen=_PER_TASK)
+        self.entries: deque[Entry] = deque()
+        self.bytes = 0
         self.changed = asyncio.Event()  # replaced at each entry: followers of this task wait
+
+    def drop_oldest(self) -> int:
+        """Forget the oldest entry; its size."""
+        size = self.entries.popleft().size
+        self.bytes -= size
+        return size
 
     def wake(self) -> None:
         self.changed.set()
@@ -71,10 +94,23 @@ class _TaskLog:
 class EventLog:
     """Journals runtime events per task (and all of them, recent first) for SSE streams."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        redactor: Redactor | None = None,
+        *,
+        per_task_bytes: int = PER_TASK_BYTES,
+        total_bytes: int = TOTAL_BYTES,
+        recent_bytes: int = RECENT_BYTES,
+    ) -> None:
         self.seq = 0
+        self.redactor = redactor or Redactor()
+        self.per_task_bytes = per_task_bytes
+        self.total_bytes = total_bytes
+        self.recent_bytes = recent_bytes
+        self.bytes = 0  # of every task's entries
         self._tasks: OrderedDict[str, _TaskLog] = OrderedDict()
-        self._recent: deque[Entry] = deque(maxlen=_RECENT)
+        self._recent: deque[Entry] = deque()
+        self._recent_size = 0
         self._changed = asyncio.Event()
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
@@ -97,12 +133,17 @@ class EventLog:
         if threading.get_ident() != self._thread:  # a provider streaming from its own thread
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
-        self.add(event.type, event.task_id, event.to_dict())
+        self.add(event.type, event.task_id, event.to_dict(), redacted=True)
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self.add("message", message.task_id, message.model_dump(mode="json"))
 
-    def add(self, event: str, task_id: str | None, payload: dict[str, Any]) -> Entry:
+    def add(
+        self, event: str, task_id: str | None, payload: dict[str, Any], *, redacted: bool = False
+    ) -> Entry:
+        """Journal one entry; ``payload`` is redacted unless ``redacted`` says it already is."""
+        if not redacted:
+            payload = self.redactor(payload)
         self.seq += 1
         log = self._tasks.get(task_id) if task_id else None
         if task_id and log is None:
@@ -114,8 +155,20 @@ class EventLog:
         )
         if log is not None:
             log.entries.append(entry)
+            log.bytes += entry.size
+            self.bytes += entry.size
+            while len(log.entries) > 1 and (
+                log.bytes > self.per_task_bytes or len(log.entries) > _PER_TASK
+            ):
+                self.bytes -= log.drop_oldest()
+            self._trim()
             log.wake()
         self._recent.append(entry)
+        self._recent_size += entry.size
+        while len(self._recent) > 1 and (
+            self._recent_size > self.recent_bytes or len(self._recent) > _RECENT
+        ):
+            self._recent_size -= self._recent.popleft().size
         self._wake()
         return entry
 
@@ -131,8 +184,19 @@ class EventLog:
         self._changed = asyncio.Event()
 
     def _trim(self) -> None:
+        """Within ``_TASKS_KEPT`` journals and ``total_bytes``: the oldest tasks' oldest entries
+        go first (a journal emptied so goes too; the newest entry of all stays)."""
         while len(self._tasks) > _TASKS_KEPT:
-            self._tasks.popitem(last=False)
+            self.bytes -= self._tasks.popitem(last=False)[1].bytes
+        while self.bytes > self.total_bytes:
+            task_id, log = next(iter(self._tasks.items()))
+            if len(self._tasks) == 1 and len(log.entries) <= 1:
+                break
+            if log.entries:
+                self.bytes -= log.drop_oldest()
+            if not log.entries:
+                del self._tasks[task_id]
+                log.wake()
 
     def close(self) -> None:
         """The server is stopping: followers end after what they have."""

@@ -9,7 +9,8 @@ A skill is a function decorated with ``skill`` (``definition``); it receives a
 of ``params``; the errors a user can fix become replies through ``refusals``; its words in
 Chinese and English are a ``Replies`` table (``replies``); ``ctx.conversation`` is a
 ``Conversation`` (``conversation``). The intents it serves may be declared with ``Intent``
-(``intent``): labels, questions, examples and patterns of its own.
+(``intent``): labels, questions, examples and patterns of its own. ``ctx.tools.call`` returns
+a ``ToolOutput`` (``tools``): what a tool of an MCP server answered.
 """
 
 from skillrt.skill.context import SkillContext, TaskInput
@@ -19,6 +20,7 @@ from skillrt.skill.intent import Effect, Intent
 from skillrt.skill.params import Chars, LongText, PostPath, Text
 from skillrt.skill.refusals import REFUSED, refusal
 from skillrt.skill.replies import Replies
+from skillrt.skill.tools import ToolOutput
 
 __all__ = [
     "REFUSED",
@@ -34,6 +36,7 @@ __all__ = [
     "SkillResult",
     "TaskInput",
     "Text",
+    "ToolOutput",
     "Turn",
     "refusal",
     "skill",

@@ -25,6 +25,7 @@ from skillrt.exceptions import CheckpointCorrupt, FileChanged, UserError
 from skillrt.settings import RuntimeConfig
 from skillrt.skill.conversation import Conversation
 from skillrt.skill.replies import Replies
+from skillrt.skill.tools import ToolBox, Tools
 
 if TYPE_CHECKING:
     import structlog
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from skillrt.blog.files import FileStore
     from skillrt.blog.locks import FileLockManager
     from skillrt.blog.memory import BlogMemory
+    from skillrt.blog.versions import VersionStore
     from skillrt.llm.taskllm import TaskLLM
 
 __all__ = ["SkillContext", "TaskEvents", "TaskInput", "detect_language"]
@@ -94,7 +96,7 @@ class _TaskHost(Protocol):
 
 class SkillContext:
     """The task a skill runs in: ids, signal, input, conversation, model, memory, files,
-    locks, events."""
+    locks, events, tools."""
 
     __slots__ = (
         "_asks",
@@ -112,6 +114,8 @@ class SkillContext:
         "session_id",
         "signal",
         "task_id",
+        "tools",
+        "versions",
     )
 
     def __init__(
@@ -131,6 +135,8 @@ class SkillContext:
         host: _TaskHost,
         conversation: Conversation | Callable[[], Conversation] | None = None,
         replies: Replies | None = None,
+        tools: ToolBox | None = None,
+        versions: VersionStore | None = None,
     ) -> None:
         self.task_id = task_id
         self.session_id = session_id
@@ -143,6 +149,8 @@ class SkillContext:
         self.events = events
         self.logger = logger
         self.config = config
+        # The versions kept before each write, for undo (None: a context without them).
+        self.versions = versions
         self._host = host
         self._asks = 0
         # The running skill's words, read by ``reply``; ``Skill.run`` binds its own table.
@@ -150,6 +158,9 @@ class SkillContext:
         # The session's recent turns (bounded in tokens) and its focus, the post last worked
         # on (see skillrt.skill.conversation); a callable is asked once, when a skill first looks.
         self._conversation = conversation or Conversation(session_id=session_id)
+        # The MCP servers' tools (``[mcp.servers.NAME]``): ``await ctx.tools.call(server, tool,
+        # args)``, each call a durable step (skillrt.skill.tools).
+        self.tools = Tools(self, tools)
 
     @property
     def conversation(self) -> Conversation:

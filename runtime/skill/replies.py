@@ -78,6 +78,21 @@ REPLIES: dict[str, tuple[str, str]] = {
         "The task stopped, but its progress could not be saved ({error}), so it could not be"
         " resumed after a restart. Run it again once that is fixed.",
     ),
+    "nothing_to_undo": ("没有可以撤销的修改{path}。", "There is nothing to undo{path}."),
+    "undo_changed": (
+        "`{path}` 在那次写入之后又被修改过，为了不丢失这些改动，没有撤销。",
+        "`{path}` changed after that write, so it was not undone (that would lose the change).",
+    ),
+    "undo_refused": ("无法撤销：{error}", "Cannot undo: {error}"),
+    "undone_edit": (
+        "已撤销对 `{path}` 的修改，恢复为之前的版本。",
+        "Undid the edit of `{path}`: it is back as it was.",
+    ),
+    "undone_create": (
+        "已撤销 `{path}` 的创建：文件已移到回收站。",
+        "Undid the creation of `{path}`: it was moved to the trash.",
+    ),
+    "undone_delete": ("已从回收站恢复 `{path}`。", "Brought `{path}` back from the trash."),
     "ended_unexpectedly": ("任务异常结束。", "The task ended unexpectedly."),
     "closed": ("运行时已关闭。", "The runtime closed."),
     "memory_only": (

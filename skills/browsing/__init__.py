@@ -28,10 +28,10 @@ if TYPE_CHECKING:
         SelectAction,
         SubmitAction,
         TypeAction,
-        run_action,
     )
     from skillrt.skills.browsing.agent import AgentResult, AgentStep, BrowserAgent
-    from skillrt.skills.browsing.browser import Browser, firewall_from_config, open_browser
+    from skillrt.skills.browsing.backends import firewall_from_config, open_browser
+    from skillrt.skills.browsing.browser import Browser, run_action
     from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
     from skillrt.skills.browsing.config import BrowserConfig, SearchConfig, browser_config
     from skillrt.skills.browsing.firewall import URLFirewall, normalize_host
@@ -140,12 +140,12 @@ _WHERE: dict[str, str] = {
     "check_citations": "skillrt.skills.browsing.research",
     "fence_untrusted": "skillrt.skills.browsing.prompts",
     "find_by_signature": "skillrt.skills.browsing.observation",
-    "firewall_from_config": "skillrt.skills.browsing.browser",
+    "firewall_from_config": "skillrt.skills.browsing.backends",
     "load_plan": "skillrt.skills.browsing.plans",
     "normalize_host": "skillrt.skills.browsing.firewall",
-    "open_browser": "skillrt.skills.browsing.browser",
+    "open_browser": "skillrt.skills.browsing.backends",
     "research_web": "skillrt.skills.browsing.skills",
-    "run_action": "skillrt.skills.browsing.actions",
+    "run_action": "skillrt.skills.browsing.browser",
     "search_provider": "skillrt.skills.browsing.search",
 }
 

@@ -3,24 +3,15 @@
 ``goto``, ``click``, ``type``, ``select``, ``submit``, ``scroll`` and ``back`` act on the
 browser; ``extract`` (a question over the page text) and ``done`` are the executor's.
 
-``run_action`` carries out a browser action: the index the model gave
-is looked up in the observation it saw, and the element's signature travels with the action;
-if the page changed and the index no longer points at that element, the browser re-finds it
-by signature; if that fails, the element map is refreshed and the action retried once. A
-second failure is returned (``stale``) for the executor to send back to the planner.
+``browser.run_action`` carries them out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from skillrt.skills.browsing.observation import ElementSignature, Observation
-
-if TYPE_CHECKING:
-    from skillrt.skills.browsing.browser import Browser
 
 __all__ = [
     "Action",
@@ -36,7 +27,6 @@ __all__ = [
     "SubmitAction",
     "TypeAction",
     "describe_action",
-    "run_action",
 ]
 
 
@@ -179,26 +169,3 @@ def describe_action(action: BaseModel) -> str:
         parts.append(f"[{data.pop('index')}]")
     parts.extend(f"{v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in data.items())
     return " ".join(parts)
-
-
-def target_of(action: BrowserAction, seen: Observation | None) -> ElementSignature | None:
-    """The signature of the element the model meant, from the observation it saw."""
-    index = getattr(action, "index", None)
-    if index is None or seen is None:
-        return None
-    element = seen.element(index)
-    return element.signature if element is not None else None
-
-
-async def run_action(
-    browser: Browser, action: BrowserAction, seen: Observation | None
-) -> ActionResult:
-    """Act; on a stale target refresh the element map and retry once."""
-    target = target_of(action, seen)
-    result = await browser.act(action, target)
-    if result.stale:
-        await browser.observe()
-        result = await browser.act(action, target)
-        if result.success:
-            result.resolved_by = "refresh"
-    return result

@@ -21,13 +21,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from skillrt._io.logs import Redactor
 from skillrt.exceptions import BrowserError, ProviderError, URLNotAllowed
 from skillrt.skills.browsing.actions import (
     BROWSER_ACTIONS,
@@ -35,8 +34,8 @@ from skillrt.skills.browsing.actions import (
     DoneAction,
     ExtractAction,
     describe_action,
-    run_action,
 )
+from skillrt.skills.browsing.browser import run_action
 from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.prompts import (
     fence_untrusted,
@@ -47,10 +46,11 @@ from skillrt.skills.browsing.prompts import (
 from skillrt.skills.browsing.schemas import (
     ExtractOutput,
     NavigatorOutput,
-    NavigatorState,
     PlannerOutput,
     PredefinedPlannerOutput,
 )
+from skillrt.skills.browsing.secret_guard import SecretGuard, SecretNotSent
+from skillrt.skills.browsing.turns import AgentStep, EndReason, Plan, TurnOutcome, TurnRecord
 from skillrt.skills.browsing.typed_secrets import TypedSecrets
 
 if TYPE_CHECKING:
@@ -63,64 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentResult", "AgentStep", "BrowserAgent", "EndReason"]
 
-EndReason = Literal["completed", "max_steps", "max_failures", "repeated_action"]
 HISTORY_IN_PROMPT = 12
 EXTRACTS_IN_PROMPT = 6
 EXTRACTS_KEPT = 20
-Plan = PlannerOutput | PredefinedPlannerOutput
 M = TypeVar("M", bound=BaseModel)
-
-
-@dataclass(slots=True)
-class AgentStep:
-    """One turn of the loop, appended to the history whatever happened."""
-
-    number: int
-    url: str = ""
-    plan: Plan | None = None
-    state: NavigatorState | None = None
-    actions: list[str] = field(default_factory=list)
-    results: list[str] = field(default_factory=list)
-    error: str | None = None
-    refused: list[str] = field(default_factory=list)
-    nudge: str | None = None
-    recorded: list[dict[str, Any]] = field(default_factory=list)  # for replay (replay.py)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "url": self.url,
-            "plan": None if self.plan is None else self.plan.model_dump(mode="json"),
-            "state": None if self.state is None else self.state.model_dump(mode="json"),
-            "actions": self.actions,
-            "results": self.results,
-            "error": self.error,
-            "refused": self.refused,
-            "nudge": self.nudge,
-            "recorded": self.recorded,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], plan_model: type[Plan]) -> AgentStep:
-        plan, state = data.get("plan"), data.get("state")
-        return cls(
-            number=int(data["number"]),
-            url=str(data.get("url", "")),
-            plan=None if plan is None else plan_model.model_validate(plan),
-            state=None if state is None else NavigatorState.model_validate(state),
-            actions=list(data.get("actions", [])),
-            results=list(data.get("results", [])),
-            error=data.get("error"),
-            refused=list(data.get("refused", [])),
-            nudge=data.get("nudge"),
-            recorded=list(data.get("recorded", [])),
-        )
-
-    def summary(self) -> str:
-        where = f" at {self.url}" if self.url else ""
-        done = "; ".join(self.results) or ("skipped: " + self.nudge if self.nudge else "-")
-        error = f" [error: {self.error}]" if self.error and self.error not in done else ""
-        return f"Step {self.number}{where}: {done}{error}"
 
 
 @dataclass(slots=True)
@@ -153,6 +99,7 @@ class BrowserAgent:
         start_url: str | None = None,
         plan: PredefinedPlan | None = None,
         start_from_page: bool = False,
+        guard: SecretGuard | None = None,
     ) -> None:
         cfg = browser_config(ctx.config)
         self.ctx = ctx
@@ -180,7 +127,8 @@ class BrowserAgent:
         self._rejected = False
         self.url = ""  # where the browser is (kept in the journal: a resume reopens it)
         self._opened = False
-        self.secrets = TypedSecrets(Redactor(ctx.config.secret_values()))
+        self.guard = guard or SecretGuard.from_config(ctx.config, start_url)
+        self.secrets = TypedSecrets(self.guard)
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -224,63 +172,60 @@ class BrowserAgent:
         failures = self.failures + 1 if step.error else 0
         if not step.error and step.nudge is not None:  # a skipped (repeated) step is neither
             failures = self.failures
-        record = {
-            "step": step.to_json(),
-            "summary": step.summary(),
-            "url": self.browser.url,
-            "failures": failures,
-            "memory": self.memory,
-            "extracted": self.extracted[-EXTRACTS_KEPT:],
-            "pending_answer": self.pending_answer,
-            "replan": self.replan,
-            "rejected": self._rejected,
-            "nudge": self._nudge,
-            "plan": None if self.plan is None else self.plan.model_dump(mode="json"),
-            "repeats": dict(self._repeats),
-            "outcome": None
+        record = TurnRecord(
+            step=step.to_record(),
+            summary=step.summary(),
+            url=self.browser.url,
+            failures=failures,
+            memory=self.memory,
+            extracted=self.extracted[-EXTRACTS_KEPT:],
+            pending_answer=self.pending_answer,
+            replan=self.replan,
+            rejected=self._rejected,
+            nudge=self._nudge,
+            plan=None if self.plan is None else self.plan.model_dump(mode="json"),
+            repeats=dict(self._repeats),
+            outcome=None
             if outcome is None
-            else {
-                "success": outcome.success,
-                "answer": outcome.answer,
-                "reason": outcome.reason,
-                "detail": outcome.detail,
-            },
-        }
-        return dict(self.secrets.scrub(record))
+            else TurnOutcome(
+                success=outcome.success,
+                answer=outcome.answer,
+                reason=outcome.reason,
+                detail=outcome.detail,
+            ),
+        )
+        return dict(self.secrets.scrub(record.model_dump(mode="json")))
 
-    def _apply(self, record: dict[str, Any]) -> AgentResult | None:
+    def _apply(self, data: dict[str, Any]) -> AgentResult | None:
         """Take on the state a turn's record holds (after running it, or from the journal)."""
+        record = TurnRecord.model_validate(data)
         plan_model: type[Plan] = (
             PlannerOutput if self.predefined is None else PredefinedPlannerOutput
         )
-        self.history.append(AgentStep.from_json(record["step"], plan_model))
-        self.url = str(record.get("url") or self.url)
-        self.failures = int(record.get("failures", 0))
-        self.memory = str(record.get("memory") or "")
-        self.extracted = list(record.get("extracted") or [])
-        self.pending_answer = record.get("pending_answer")
-        self.replan = bool(record.get("replan"))
-        self._rejected = bool(record.get("rejected"))
-        self._nudge = record.get("nudge")
-        plan = record.get("plan")
+        self.history.append(AgentStep.from_record(record.step, plan_model))
+        self.url = record.url or self.url
+        self.failures = record.failures
+        self.memory = record.memory or ""
+        self.extracted = list(record.extracted)
+        self.pending_answer = record.pending_answer
+        self.replan = record.replan
+        self._rejected = record.rejected
+        self._nudge = record.nudge
+        plan = record.plan
         self.plan = None if plan is None else plan_model.model_validate(plan)
-        self._repeats = Counter({str(k): int(v) for k, v in (record.get("repeats") or {}).items()})
-        outcome = record.get("outcome")
+        self._repeats = Counter(record.repeats)
+        outcome = record.outcome
         if outcome is None:
             return None
         return AgentResult(
-            bool(outcome["success"]),
-            str(outcome["answer"]),
-            outcome["reason"],
-            str(outcome["detail"]),
-            self.url,
-            self.history,
+            outcome.success, outcome.answer, outcome.reason, outcome.detail, self.url, self.history
         )
 
     async def _step(self, step: AgentStep) -> AgentResult | None:
         observation = await self.browser.observe()
         step.url = observation.url
-        self.ctx.progress(step.number, self.max_steps, f"Step {step.number}", observation.url)
+        where = self.secrets.redact(observation.url)
+        self.ctx.progress(step.number, self.max_steps, f"Step {step.number}", where)
         if self._should_plan(step.number):
             plan = await self._plan(step, observation)
             if plan.done:
@@ -421,10 +366,19 @@ class BrowserAgent:
     ) -> ActionResult:
         try:
             return await run_action(self.browser, action, seen)
+        except SecretNotSent as exc:  # refused before anything was sent; its URL is scrubbed
+            step.refused.append(exc.url)
+            self.ctx.logger.warning(
+                "browser.secret_refused", url=exc.url, reason=exc.reason, action=described
+            )
+            return ActionResult.failed(action.action, f"refused: {exc.reason} ({exc.url})")
         except URLNotAllowed as exc:
             step.refused.append(exc.url)
             self.ctx.logger.warning(
-                "browser.url_refused", url=exc.url, reason=exc.reason, action=described
+                "browser.url_refused",
+                url=self.secrets.redact(exc.url),
+                reason=self.secrets.redact(exc.reason),
+                action=described,
             )
             error = f"refused by the URL firewall: {exc.url} ({exc.reason})"
             return ActionResult.failed(action.action, error)
@@ -550,4 +504,5 @@ class BrowserAgent:
         self.ctx.events.emit("agent:status", message=message)
 
     def _navigated(self) -> None:
-        self.ctx.events.emit("browser:navigated", url=self.browser.url, title=self.browser.title)
+        url, title = self.secrets.redact([self.browser.url, self.browser.title])
+        self.ctx.events.emit("browser:navigated", url=url, title=title)

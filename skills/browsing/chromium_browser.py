@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import shutil
 import time
 from collections.abc import AsyncIterator
@@ -47,7 +48,6 @@ from skillrt.skills.browsing.actions import (
     SubmitAction,
     TypeAction,
 )
-from skillrt.skills.browsing.browser import absolute_url, resolve_element
 from skillrt.skills.browsing.chromium_js import (
     EXTRACT_ELEMENTS,
     IS_REDIRECT_STUB,
@@ -55,7 +55,6 @@ from skillrt.skills.browsing.chromium_js import (
     TAG_ATTRIBUTE,
 )
 from skillrt.skills.browsing.fetcher import DEFAULT_USER_AGENT, MAX_REDIRECTS
-from skillrt.skills.browsing.html_extract import readable_text
 from skillrt.skills.browsing.observation import (
     PASSWORD_FILLED,
     Element,
@@ -65,6 +64,8 @@ from skillrt.skills.browsing.observation import (
     Viewport,
     compose_observation,
 )
+from skillrt.skills.browsing.page_reader import read_text
+from skillrt.skills.browsing.targets import absolute_url, resolve_element
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
 
     from skillrt.skills.browsing.config import BrowserConfig
     from skillrt.skills.browsing.firewall import URLFirewall
+    from skillrt.skills.browsing.secret_guard import SecretGuard
 
 __all__ = ["CHROMIUM_ARGS", "ChromiumBrowser", "find_chromium"]
 
@@ -97,6 +99,8 @@ CHROMIUM_ARGS = [
 ]
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 MAX_HISTORY = 20
+BIG_BODY_FACTOR = 10
+"""A body whose Content-Length is over this many times ``max_page_bytes`` is refused unread."""
 ACT_TIMEOUT_MS = 5000.0
 """How long a click, fill or select waits for its element to be actionable."""
 
@@ -162,20 +166,23 @@ class ChromiumBrowser:
         *,
         executable_path: Path | None = None,
         user_agent: str | None = DEFAULT_USER_AGENT,
+        guard: SecretGuard | None = None,
     ) -> None:
         self.firewall = firewall
+        self.guard = guard
         self.executable_path = executable_path or find_chromium(config.chromium_path)
         self.timeout_s = config.timeout_s
         self.timeout_ms = config.timeout_s * 1000
         self.act_timeout_ms = min(self.timeout_ms, ACT_TIMEOUT_MS)
         self.max_bytes = config.max_page_bytes
         self.observation_tokens = config.observation_tokens
+        self.parse_timeout_s = config.parse_timeout_s
         self.user_agent = user_agent
         self._pw: Playwright | None = None
         self._browser: PWBrowser | None = None
         self._context: BrowserContext | None = None
         self._page: Page | None = None
-        self._refused: list[tuple[str, str]] = []
+        self._refused: list[URLNotAllowed | BrowserError] = []
         self._history: list[str] = []
         self._elements: list[Element] = []
         self._viewport = Viewport()
@@ -244,15 +251,22 @@ class ChromiumBrowser:
         try:
             for _ in range(MAX_REDIRECTS + 1):
                 try:
+                    if self.guard is not None:  # a secret in the URL or the body: not here
+                        self.guard.check_request(url, request.post_data_buffer)
                     await self.firewall.check(url)
                 except URLNotAllowed as exc:
                     if main_frame:
-                        self._refused.append((url, exc.reason))
+                        self._refused.append(exc)
                     await route.abort("blockedbyclient")
                     return
                 left_ms = (deadline - time.monotonic()) * 1000
                 try:  # Playwright reads the whole body within the timeout (0 would mean none)
-                    response = await route.fetch(url=url, max_redirects=0, timeout=max(left_ms, 1))
+                    response = await route.fetch(
+                        url=url,
+                        max_redirects=0,
+                        timeout=max(left_ms, 1),
+                        headers={**request.headers, "accept-encoding": "identity"},
+                    )
                 except Exception:
                     await route.abort("timedout" if time.monotonic() >= deadline else "failed")
                     return
@@ -266,13 +280,35 @@ class ChromiumBrowser:
             else:
                 await route.abort("failed")
                 return
-            await self._deliver(route, response, navigation)
+            await self._deliver(route, response, navigation, main_frame)
         except Exception as exc:  # the page went away (or was stopped) while this was fetched
             if "closed" not in str(exc).lower() and "handled" not in str(exc).lower():
                 raise
 
-    async def _deliver(self, route: Route, response: APIResponse, navigation: bool) -> None:
-        """Hand a fetched answer to the page, cut at ``max_page_bytes``."""
+    async def _deliver(
+        self, route: Route, response: APIResponse, navigation: bool, main_frame: bool
+    ) -> None:
+        """Hand a fetched answer to the page, cut at ``max_page_bytes``.
+
+        Playwright decodes a compressed body whole, and ``body()`` would bring all of it into
+        this process at once (a 200 KB gzip bomb: 200 MB and a loop frozen for seconds). So the
+        route asks for no encoding, and a body that came encoded anyway, or whose length says
+        it is far over the cap, is refused unread."""
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        length = response.headers.get("content-length", "")
+        too_big = length.isdigit() and int(length) > BIG_BODY_FACTOR * self.max_bytes
+        if encoding not in ("", "identity") or too_big:
+            if main_frame:
+                why = (
+                    f"came {encoding}-encoded though none was asked for"
+                    if not too_big
+                    else (f"is {length} bytes, far over browser.max_page_bytes")
+                )
+                self._refused.append(
+                    BrowserError(f"the page at {route.request.url} {why}; refused unread")
+                )
+            await route.abort("failed")
+            return
         body = await response.body()
         if len(body) <= self.max_bytes:
             await route.fulfill(response=response)
@@ -325,11 +361,11 @@ class ChromiumBrowser:
                     raise BrowserError(f"Chromium went away: {exc}", recoverable=False) from exc
             await asyncio.sleep(0.05)
         if self._refused:
-            url, reason = self._refused[-1]
+            refused = self._refused[-1]
             self._refused.clear()
             if page.url.startswith("chrome-error:") and self._history:
                 await page.goto(self._history[-1], wait_until="load")
-            raise URLNotAllowed(url, reason)
+            raise refused
         await self._follow(page)
 
     async def _follow(self, page: Page) -> None:
@@ -357,6 +393,8 @@ class ChromiumBrowser:
 
     async def goto(self, url: str) -> None:
         target = absolute_url(url, self.url)
+        if self.guard is not None:
+            self.guard.check_request(target)
         await self.firewall.check(target)  # refuses what the route never sees (file:, chrome:)
         page = await self._ensure()
         self._refused.clear()
@@ -373,7 +411,7 @@ class ChromiumBrowser:
             return Observation(url="about:blank", title="", elements=[], text="", truncated=False)
         await self._follow(self._page)
         self._elements = await self._extract(self._page)
-        text = readable_text(await self._page.content())
+        text = await read_text(await self._page.content(), self.url, timeout_s=self.parse_timeout_s)
         observation = compose_observation(
             self.url,
             self.title,
@@ -389,7 +427,8 @@ class ChromiumBrowser:
     async def page_text(self) -> str:
         if self._page is None:
             return ""
-        return readable_text(await self._page.content())
+        html = await self._page.content()
+        return await read_text(html, self.url, timeout_s=self.parse_timeout_s)
 
     async def back(self) -> None:
         if len(self._history) < 2:
@@ -447,9 +486,10 @@ class ChromiumBrowser:
 
     async def _extract(self, page: Page) -> list[Element]:
         try:
-            items = await page.evaluate(EXTRACT_ELEMENTS)
+            found = await page.evaluate(EXTRACT_ELEMENTS)  # one JSON string (chromium_js)
         except Exception as exc:
             raise _browser_error(exc) from exc
+        items = json.loads(found) if isinstance(found, str) else []
         return [_element(item) for item in items]
 
     def _navigated(self, name: str) -> ActionResult:
@@ -465,6 +505,9 @@ class ChromiumBrowser:
                 return ActionResult.failed(
                     name, f"[{element.index}] is a {element.role}, not a text field"
                 )
+            if self.guard is not None:  # before typing: is the secret allowed on this origin?
+                password = element.signature.type == "password"
+                self.guard.check_type(action.text, self.url, password_field=password)
             await locator.fill(action.text, timeout=self.act_timeout_ms)
             self._last_field = element.index
             return ActionResult(name, message=f"typed into [{element.index}]")

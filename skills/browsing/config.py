@@ -75,6 +75,7 @@ class BrowserConfig(_Section):
     planning_interval: int = Field(default=3, ge=1)
     observation_tokens: int = Field(default=2000, ge=100)
     max_page_bytes: int = Field(default=5_000_000, ge=1000)
+    parse_timeout_s: float = Field(default=5.0, gt=0)  # reading one page, off the event loop
     read_concurrency: int = Field(default=4, ge=1)
     follow_up_s: float = Field(default=600.0, ge=0)  # a session's next Browse starts there
     search: SearchConfig = Field(default_factory=SearchConfig)

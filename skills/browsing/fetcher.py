@@ -4,10 +4,12 @@ httpx is created with ``follow_redirects=False``; redirects are followed here (a
 ``max_redirects``), each ``Location`` checked by the firewall before it is requested. Each
 request and hop connects only to the addresses the firewall approved for it
 (``PinnedTransport``; a ``transport`` given for tests replaces it). 301, 302
-and 303 turn a POST into a GET, 307 and 308 keep the method and body. Bodies are read (decoded) as
-a stream and cut at ``max_bytes`` (the page is marked truncated, not refused). ``timeout_s``
+and 303 turn a POST into a GET, 307 and 308 keep the method and body. Bodies are read raw as a
+stream and decoded here (``decoding.CappedDecoder``: gzip and deflate, each step at most
+256 KB) and cut at ``max_bytes`` decoded (the page is marked truncated, not refused). ``timeout_s``
 is a total deadline per request: all hops and the whole body. Cookies live in
-the client and so survive across requests.
+the client and so survive across requests. With a ``guard`` (``SecretGuard``), every request
+and hop is checked for a secret in its URL or body before the firewall sees it.
 """
 
 from __future__ import annotations
@@ -15,18 +17,22 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urljoin
 
 import httpx
 
 from skillrt.exceptions import BrowserError
+from skillrt.skills.browsing.decoding import CappedDecoder
 from skillrt.skills.browsing.firewall import URLFirewall
 from skillrt.skills.browsing.pinning import PinnedTransport, pinned
 
+if TYPE_CHECKING:
+    from skillrt.skills.browsing.secret_guard import SecretGuard
+
 __all__ = ["DEFAULT_USER_AGENT", "Fetched", "SafeFetcher"]
 
-DEFAULT_USER_AGENT = "Mozilla/5.0 (compatible; skillrt/0.1; +https://pypi.org/project/skillrt/)"
+DEFAULT_USER_AGENT = "Mozilla/5.0 (compatible; skillrt/0.1)"
 MAX_REDIRECTS = 10
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
@@ -75,8 +81,10 @@ class SafeFetcher:
         user_agent: str = DEFAULT_USER_AGENT,
         max_redirects: int = MAX_REDIRECTS,
         transport: httpx.AsyncBaseTransport | None = None,
+        guard: SecretGuard | None = None,
     ) -> None:
         self.firewall = firewall
+        self.guard = guard
         self.timeout_s = timeout_s
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
@@ -131,6 +139,8 @@ class SafeFetcher:
         hops: list[str] = []
         request_url = url
         for _ in range(self.max_redirects + 1):
+            if self.guard is not None:  # first: a refusal must not show the secret in its URL
+                self.guard.check_request(request_url, urlencode(data).encode() if data else None)
             approval = await self.firewall.approve(request_url)
             try:
                 with pinned(approval):  # connect to the checked addresses, not to a new answer
@@ -167,23 +177,21 @@ class SafeFetcher:
             location = response.headers.get("location")
             if response.is_redirect and location:
                 return response.status_code, location
+            decoder = CappedDecoder(response.headers.get("content-encoding", ""), self.max_bytes)
             chunks: list[bytes] = []
-            size = 0
-            truncated = False
-            async for chunk in response.aiter_bytes():
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > self.max_bytes:
-                    truncated = True
+            async for raw in response.aiter_raw():
+                for piece in decoder.feed(raw):  # each piece capped: no bomb in one call
+                    chunks.append(piece)
+                    await asyncio.sleep(0)
+                if decoder.full:
                     break
-            raw = b"".join(chunks)
             content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
             return Fetched(
                 url=str(response.url),
                 status=response.status_code,
                 content_type=content_type,
-                body=raw[: self.max_bytes],
-                truncated=truncated or len(raw) > self.max_bytes,
+                body=b"".join(chunks),
+                truncated=decoder.full,
                 encoding=response.charset_encoding,
             )
         finally:

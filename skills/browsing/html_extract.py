@@ -7,10 +7,16 @@ the same rules, see ``chromium_js``). The benchmark uses both.
 Readable text drops scripts, styles, hidden elements and navigation boilerplate (``nav``,
 ``header``/``footer`` landmarks, ``aside``, ARIA navigation roles) and keeps headings (``#``),
 list items (``-``) and table rows (``|``) as Markdown-like lines.
+
+Reading is bounded: at most ``MAX_ELEMENTS`` elements are listed, and with a ``deadline``
+(a ``time.monotonic()`` value) the work stops there, keeping what was read so far; the page's
+``cut`` says why it is incomplete. Callers run this in a thread (``page_reader``): a hostile
+page costs a worker thread its time, never the event loop.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
@@ -23,6 +29,8 @@ __all__ = ["ParsedPage", "accessible_text", "parse_page", "readable_text"]
 MAX_TEXT_CHARS = 200_000
 MAX_NAME_CHARS = 100
 MAX_DEPTH = 256
+MAX_ELEMENTS = 3000
+"""Elements listed per page at most (an observation shows far fewer)."""
 
 _SKIP_TEXT = frozenset(
     {
@@ -66,6 +74,26 @@ class ParsedPage:
     elements: list[Element] = field(default_factory=list)
     nodes: list[LexborNode] = field(default_factory=list)
     text: str = ""
+    cut: str = ""  # why the page was read only in part ("" when it was read whole)
+
+
+class _Overtime(Exception):
+    """The reading deadline passed (caught where the reading started)."""
+
+
+class _Clock:
+    """Counts nodes and checks the deadline every 256 of them."""
+
+    __slots__ = ("count", "deadline")
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+        self.count = 0
+
+    def tick(self) -> None:
+        self.count += 1
+        if self.deadline is not None and not self.count & 255 and time.monotonic() > self.deadline:
+            raise _Overtime
 
 
 def _attr(node: LexborNode, name: str) -> str:
@@ -98,15 +126,38 @@ def _is_hidden(node: LexborNode) -> bool:
 class _Labels:
     """``label[for]`` texts and id lookups, built once per document."""
 
-    def __init__(self, tree: LexborHTMLParser) -> None:
+    def __init__(self) -> None:
         self.by_for: dict[str, str] = {}
-        for label in tree.css("label[for]"):
-            key = _attr(label, "for")
-            if key and key not in self.by_for:
-                self.by_for[key] = _squash(label.text(deep=True, separator=" "))
         self.by_id: dict[str, LexborNode] = {}
-        for node in tree.css("[id]"):
+
+    def see(self, node: LexborNode) -> None:
+        attrs = node.attributes
+        if "id" in attrs:
             self.by_id.setdefault(_attr(node, "id"), node)
+        if node.tag == "label" and "for" in attrs:
+            key = _attr(node, "for")
+            if key and key not in self.by_for:
+                self.by_for[key] = _squash(node.text(deep=True, separator=" "))
+
+
+def _scan(tree: LexborHTMLParser, clock: _Clock) -> tuple[_Labels, list[LexborNode]]:
+    """One walk over the elements: the labels and ids, and the candidate elements in document
+    order. A generator walk, not ``tree.css``: a selector builds its whole result list in one
+    C call, holding the GIL (300,000 links would stall every other thread, the loop too)."""
+    labels = _Labels()
+    candidates: list[LexborNode] = []
+    if tree.root is None:
+        return labels, candidates
+    for node in tree.root.traverse():
+        clock.tick()
+        labels.see(node)
+        if (
+            node.tag in _CANDIDATE_TAGS
+            or "role" in node.attributes
+            or "onclick" in (node.attributes)
+        ):
+            candidates.append(node)
+    return labels, candidates
 
 
 def _wrapping_label(node: LexborNode) -> str:
@@ -190,7 +241,7 @@ def _role_and_type(node: LexborNode, scripting: bool) -> tuple[str, str] | None:
     return None
 
 
-_CANDIDATES = "a, button, input, textarea, select, summary, [role], [onclick]"
+_CANDIDATE_TAGS = frozenset({"a", "button", "input", "textarea", "select", "summary"})
 
 
 def _options(node: LexborNode) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -254,12 +305,18 @@ def _make_element(
 
 
 def parse_page(
-    html: str, url: str, *, scripting: bool = False, max_text_chars: int = MAX_TEXT_CHARS
+    html: str,
+    url: str,
+    *,
+    scripting: bool = False,
+    max_text_chars: int = MAX_TEXT_CHARS,
+    deadline: float | None = None,
 ) -> ParsedPage:
     """Parse a document; list its interactive elements (numbered from 1) and readable text.
 
     ``scripting=False`` lists only what works without JavaScript (links, form controls,
     submit buttons); ``True`` adds ARIA widgets, ``onclick`` elements and ``summary``.
+    Past ``deadline`` (or ``MAX_ELEMENTS``) it stops and says so in ``cut``.
     """
     tree = LexborHTMLParser(html)
     base = tree.css_first("base[href]")
@@ -267,17 +324,31 @@ def parse_page(
     title_node = tree.css_first("title")
     title = _squash(title_node.text(deep=True), 200) if title_node is not None else ""
     page = ParsedPage(tree=tree, url=url, base_url=base_url, title=title)
-    labels = _Labels(tree)
-    for node in tree.css(_CANDIDATES):
-        found = _role_and_type(node, scripting)
-        if found is None or _is_hidden(node):
-            continue
-        role, kind = found
-        page.elements.append(
-            _make_element(node, len(page.elements) + 1, role, kind, labels, base_url)
-        )
-        page.nodes.append(node)
-    page.text = readable_text(tree, max_chars=max_text_chars)
+    clock = _Clock(deadline)
+    try:
+        labels, candidates = _scan(tree, clock)
+        for node in candidates:
+            clock.tick()
+            found = _role_and_type(node, scripting)
+            if found is None or _is_hidden(node):
+                continue
+            if len(page.elements) >= MAX_ELEMENTS:
+                page.cut = f"only the first {MAX_ELEMENTS} elements are listed"
+                break
+            role, kind = found
+            page.elements.append(
+                _make_element(node, len(page.elements) + 1, role, kind, labels, base_url)
+            )
+            page.nodes.append(node)
+    except _Overtime:
+        page.cut = "the page took too long to read; only its start is shown"
+        return page
+    out: list[str] = []
+    try:
+        page.text = _readable(tree, max_text_chars, clock, out)
+    except _Overtime:
+        page.text = _lines(out, max_text_chars)
+        page.cut = "the page took too long to read; only the start of its text is shown"
     return page
 
 
@@ -299,10 +370,11 @@ def _skip(node: LexborNode) -> bool:
     return "display:none" in style or "visibility:hidden" in style
 
 
-def _walk(node: LexborNode, out: list[str], depth: int) -> None:
+def _walk(node: LexborNode, out: list[str], depth: int, clock: _Clock) -> None:
     if depth > MAX_DEPTH:
         return
     for child in node.iter(include_text=True):
+        clock.tick()
         tag = child.tag or ""
         if tag == "-text":
             out.append(child.text(deep=False))
@@ -313,20 +385,20 @@ def _walk(node: LexborNode, out: list[str], depth: int) -> None:
             out.append("\n")
         elif tag in _HEADINGS:
             out.append("\n" + "#" * _HEADINGS[tag] + " ")
-            _walk(child, out, depth + 1)
+            _walk(child, out, depth + 1, clock)
             out.append("\n")
         elif tag == "li":
             out.append("\n- ")
-            _walk(child, out, depth + 1)
+            _walk(child, out, depth + 1, clock)
             out.append("\n")
         elif tag == "pre":
             out.append("\n" + child.text(deep=True, strip=False) + "\n")
         elif tag == "tr":
             out.append("\n| ")
-            _walk(child, out, depth + 1)
+            _walk(child, out, depth + 1, clock)
             out.append("\n")
         elif tag in ("td", "th"):
-            _walk(child, out, depth + 1)
+            _walk(child, out, depth + 1, clock)
             out.append(" | ")
         elif tag == "img":
             alt = _attr(child, "alt")
@@ -334,26 +406,60 @@ def _walk(node: LexborNode, out: list[str], depth: int) -> None:
                 out.append(f" [image: {alt}] ")
         elif tag in _BLOCK:
             out.append("\n")
-            _walk(child, out, depth + 1)
+            _walk(child, out, depth + 1, clock)
             out.append("\n")
         else:
-            _walk(child, out, depth + 1)
+            _walk(child, out, depth + 1, clock)
 
 
-def readable_text(source: LexborHTMLParser | str, *, max_chars: int = MAX_TEXT_CHARS) -> str:
+def readable_text(
+    source: LexborHTMLParser | str,
+    *,
+    max_chars: int = MAX_TEXT_CHARS,
+    deadline: float | None = None,
+) -> str:
     """The page's readable text as Markdown-like lines, boilerplate dropped, at most max_chars.
 
-    Uses ``main`` (or ``[role=main]``, or a single ``article``) when the page marks one.
+    Uses ``main`` (or ``[role=main]``, or a single ``article``) when the page marks one. Past
+    ``deadline`` it returns what it read so far.
     """
     tree = LexborHTMLParser(source) if isinstance(source, str) else source
+    out: list[str] = []
+    try:
+        return _readable(tree, max_chars, _Clock(deadline), out)
+    except _Overtime:
+        return _lines(out, max_chars)
+
+
+def _readable(
+    tree: LexborHTMLParser, max_chars: int, clock: _Clock, out: list[str] | None = None
+) -> str:
+    out = [] if out is None else out
     root = tree.css_first("main, [role=main]")
     if root is None:
-        articles = tree.css("article")
-        root = articles[0] if len(articles) == 1 else tree.body
+        root = _single_article(tree, clock) or tree.body
     if root is None:
         return ""
-    out: list[str] = []
-    _walk(root, out, 0)
+    _walk(root, out, 0, clock)
+    return _lines(out, max_chars)
+
+
+def _single_article(tree: LexborHTMLParser, clock: _Clock) -> LexborNode | None:
+    """The page's ``article`` when it has exactly one (walked, not selected: see ``_scan``)."""
+    first = tree.css_first("article")
+    if first is None or tree.root is None:
+        return None
+    seen = 0
+    for node in tree.root.traverse():
+        clock.tick()
+        if node.tag == "article":
+            seen += 1
+            if seen > 1:
+                return None
+    return first
+
+
+def _lines(out: list[str], max_chars: int) -> str:
     lines = []
     for raw in "".join(out).split("\n"):
         line = " ".join(raw.split())

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urlencode, urljoin, urlsplit, urlunsplit
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborNode
 
 from skillrt.skills.browsing.actions import (
     ActionResult,
@@ -27,9 +27,8 @@ from skillrt.skills.browsing.actions import (
     SubmitAction,
     TypeAction,
 )
-from skillrt.skills.browsing.browser import absolute_url, resolve_element
 from skillrt.skills.browsing.fetcher import DEFAULT_USER_AGENT, Fetched, SafeFetcher
-from skillrt.skills.browsing.html_extract import ParsedPage, parse_page
+from skillrt.skills.browsing.html_extract import ParsedPage
 from skillrt.skills.browsing.observation import (
     PASSWORD_FILLED,
     Element,
@@ -39,12 +38,15 @@ from skillrt.skills.browsing.observation import (
     Viewport,
     compose_observation,
 )
+from skillrt.skills.browsing.page_reader import read_page
+from skillrt.skills.browsing.targets import absolute_url, resolve_element
 
 if TYPE_CHECKING:
     import httpx
 
     from skillrt.skills.browsing.config import BrowserConfig
     from skillrt.skills.browsing.firewall import URLFirewall
+    from skillrt.skills.browsing.secret_guard import SecretGuard
 
 __all__ = ["HttpBrowser"]
 
@@ -80,15 +82,19 @@ class HttpBrowser:
         *,
         user_agent: str = DEFAULT_USER_AGENT,
         transport: httpx.AsyncBaseTransport | None = None,
+        guard: SecretGuard | None = None,
     ) -> None:
+        self.guard = guard
         self.fetcher = SafeFetcher(
             firewall,
             timeout_s=config.timeout_s,
             max_bytes=config.max_page_bytes,
             user_agent=user_agent,
             transport=transport,
+            guard=guard,
         )
         self.observation_tokens = config.observation_tokens
+        self.parse_timeout_s = config.parse_timeout_s
         self._page: _Page | None = None
         self._history: list[_Page] = []
         self._viewport = Viewport()
@@ -173,20 +179,14 @@ class HttpBrowser:
 
     async def _load(self, method: str, url: str, data: list[tuple[str, str]] | None = None) -> None:
         fetched = await self.fetcher.request(method, url, data=data)
-        if fetched.is_html:
-            parsed = parse_page(fetched.text(), fetched.url)
-        else:
-            title = urlsplit(fetched.url).path.rsplit("/", 1)[-1] or fetched.url
-            parsed = ParsedPage(LexborHTMLParser(""), fetched.url, fetched.url, title)
-            if fetched.is_text:
-                parsed.text = fetched.text()[:200_000]
-            else:
-                parsed.text = f"(a {fetched.content_type} file of {len(fetched.body)} bytes)"
+        parsed = await read_page(fetched, timeout_s=self.parse_timeout_s)  # off the loop
         notes = []
         if fetched.status >= 400:
             notes.append(f"HTTP {fetched.status}")
         if fetched.truncated:
             notes.append(f"page cut at {self.fetcher.max_bytes} bytes")
+        if parsed.cut:
+            notes.append(parsed.cut)
         if self._page is not None:
             self._history.append(self._page)
             del self._history[:-MAX_HISTORY]
@@ -225,6 +225,9 @@ class HttpBrowser:
         if isinstance(action, TypeAction):
             if role not in ("textbox", "searchbox"):
                 return ActionResult.failed(name, f"[{element.index}] is a {role}, not a text field")
+            if self.guard is not None:  # before typing: is the secret allowed on this origin?
+                password = element.signature.type == "password"
+                self.guard.check_type(action.text, self.url, password_field=password)
             page.values[element.index] = action.text
             self._last_field = element.index
             return ActionResult(name, message=f"typed into [{element.index}]")

@@ -13,7 +13,10 @@ again *by its signature* on the page as it is now, so a reordered or re-rendered
 works; when no element matches well enough, replay stops there with an error naming the step,
 the element and the page. Secret typed text (a password field's, a key-shaped string) is not
 in the recording (``typed_secrets``): such an entry is marked ``secret`` and replay refuses the
-recording before it starts, saying which step needs the secret.
+recording before it starts, saying which step needs the secret. Every field of a recording
+goes through the redactor before it is written (``redact``); when a URL in it (the start URL,
+a page's, a ``goto``'s, a link's) held a secret, the recording is marked ``secret_urls`` and
+replay refuses it too: the URLs it would open are not the ones the task opened.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +44,8 @@ __all__ = ["ReplayMismatch", "SecretNotRecorded", "load_recording", "replay", "s
 
 _ACTION = TypeAdapter(Action)
 _TASK_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-VERSION = 2
-READABLE = (1, 2)  # 1: without status and secret marks
+VERSION = 3
+READABLE = (1, 2, 3)  # 1: without status and secret marks; 2: without secret_urls
 
 
 class ReplayMismatch(BrowserError):
@@ -61,8 +65,9 @@ class SecretNotRecorded(UserError):
 
     def __init__(self, task_id: str, step: int, what: str) -> None:
         self.step = step
+        why = f"its step {step} typed a secret into {what}" if step else what
         super().__init__(
-            f"task {task_id} cannot be replayed: its step {step} typed a secret into {what}, "
+            f"task {task_id} cannot be replayed: {why}, "
             "and recordings keep no secrets. Run the task again with Browse instead."
         )
 
@@ -81,17 +86,18 @@ def save_recording(
     *,
     status: str,
     detail: str = "",
+    redact: Callable[[Any], Any] = lambda value: value,
 ) -> Path:
     """Write this task's recording (atomically); returns its path. ``status`` is how the task
     ended (completed, unfinished, failed, cancelled) and ``detail`` why; secret typed text is
-    already out of ``steps`` (``typed_secrets``)."""
+    already out of ``steps`` (``typed_secrets``); every field goes through ``redact``."""
     actions = [
         {**entry, "step": step.number}
         for step in steps
         for entry in step.recorded
         if entry.get("success")
     ]
-    data = {
+    raw = {
         "version": VERSION,
         "task": task,
         "start_url": start_url,
@@ -99,6 +105,8 @@ def save_recording(
         "detail": detail,
         "actions": actions,
     }
+    data: dict[str, Any] = redact(raw)
+    data["secret_urls"] = _urls(data) != _urls(raw)
     target = _path(ctx, ctx.task_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".replay-", suffix=".tmp")
@@ -126,8 +134,21 @@ def load_recording(ctx: SkillContext, task_id: str) -> dict[str, Any]:
     return data
 
 
+def _urls(recording: dict[str, Any]) -> list[Any]:
+    """Every URL a recording holds: the start URL, each page's, each goto's, each link's."""
+    urls: list[Any] = [recording.get("start_url")]
+    for entry in recording.get("actions") or []:
+        action = entry.get("action") or {}
+        signature = entry.get("signature") or {}
+        urls += [entry.get("url"), action.get("url"), signature.get("href")]
+    return urls
+
+
 def _needs_secret(recording: dict[str, Any]) -> None:
     """Refuse a recording with a secret typed text in it, before anything is replayed."""
+    if recording.get("secret_urls"):
+        task_id = str(recording.get("task_id", "?"))
+        raise SecretNotRecorded(task_id, 0, "its URLs held a secret, redacted here")
     for number, entry in enumerate(recording.get("actions") or [], 1):
         if isinstance(entry, dict) and entry.get("secret"):
             signature = entry.get("signature") or {}

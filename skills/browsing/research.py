@@ -22,12 +22,13 @@ from pydantic import BaseModel, Field
 
 from skillrt.exceptions import BrowserError, URLNotAllowed
 from skillrt.skill.definition import SkillResult
-from skillrt.skills.browsing.browser import firewall_from_config
+from skillrt.skills.browsing.backends import firewall_from_config
 from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.fetcher import SafeFetcher
-from skillrt.skills.browsing.html_extract import parse_page
+from skillrt.skills.browsing.page_reader import read_page
 from skillrt.skills.browsing.prompts import fence_untrusted, new_nonce, truncate_tokens
 from skillrt.skills.browsing.search import search_provider
+from skillrt.skills.browsing.secret_guard import SecretGuard
 
 if TYPE_CHECKING:
     from skillrt.llm.base import LLMMessage
@@ -99,7 +100,7 @@ def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitation
     return checked
 
 
-async def _read(fetcher: SafeFetcher, url: str) -> dict[str, Any]:
+async def _read(fetcher: SafeFetcher, url: str, parse_timeout_s: float) -> dict[str, Any]:
     try:
         fetched = await fetcher.request("GET", url)
     except (URLNotAllowed, BrowserError) as exc:
@@ -107,7 +108,10 @@ async def _read(fetcher: SafeFetcher, url: str) -> dict[str, Any]:
     if fetched.status >= 400:
         return {"url": url, "ok": False, "error": f"HTTP {fetched.status}"}
     if fetched.is_html:
-        page = parse_page(fetched.text(), fetched.url)
+        try:
+            page = await read_page(fetched, timeout_s=parse_timeout_s)
+        except BrowserError as exc:
+            return {"url": url, "ok": False, "error": str(exc)}
         title, text = page.title, page.text
     elif fetched.is_text:
         title, text = fetched.url, fetched.text()
@@ -183,7 +187,10 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
     ctx.progress(0, 4, ctx.say("拆分检索词", "Planning searches"))
     queries: list[str] = await ctx.step("research:queries", lambda: _sub_queries(ctx, question))
     fetcher = SafeFetcher(
-        firewall_from_config(cfg), timeout_s=cfg.timeout_s, max_bytes=cfg.max_page_bytes
+        firewall_from_config(cfg),
+        timeout_s=cfg.timeout_s,
+        max_bytes=cfg.max_page_bytes,
+        guard=SecretGuard.from_config(ctx.config, None),  # no secret in a search URL
     )
     try:
         provider = search_provider(cfg.search, fetcher)
@@ -203,7 +210,7 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
         async def read(url: str) -> dict[str, Any]:
             async def fetch() -> dict[str, Any]:
                 async with gate:
-                    return await _read(fetcher, url)
+                    return await _read(fetcher, url, cfg.parse_timeout_s)
 
             page: dict[str, Any] = await ctx.step(_step_key("research:page", url), fetch)
             return page

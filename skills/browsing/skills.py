@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,12 +15,14 @@ from skillrt.exceptions import TaskCancelled, TaskPaused, UserError
 from skillrt.skill.context import SkillContext
 from skillrt.skill.definition import Skill, SkillResult, skill
 from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
-from skillrt.skills.browsing.browser import Browser, open_browser
+from skillrt.skills.browsing.backends import open_browser
+from skillrt.skills.browsing.browser import Browser
 from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.followup import recall, remember
 from skillrt.skills.browsing.plans import plan_from
 from skillrt.skills.browsing.replay import load_recording, replay, save_recording
 from skillrt.skills.browsing.research import research
+from skillrt.skills.browsing.secret_guard import SecretGuard
 
 __all__ = [
     "BrowseParams",
@@ -112,9 +115,16 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         start = previous["url"]
         task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
     plan = plan_from(params.plan)
-    browser = open_browser(browser_config(ctx.config), backend=params.backend)
+    guard = SecretGuard.from_config(ctx.config, start)  # where each secret may go
+    browser = open_browser(browser_config(ctx.config), backend=params.backend, guard=guard)
     agent = BrowserAgent(
-        ctx, browser, task, start_url=start, plan=plan, start_from_page=previous is not None
+        ctx,
+        browser,
+        task,
+        start_url=start,
+        plan=plan,
+        start_from_page=previous is not None,
+        guard=guard,
     )
     try:
         result = await agent.run()  # every turn of the loop is a durable step
@@ -123,9 +133,10 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         _close_in_background(browser)
         raise
     recording = _record(ctx, agent, start, result)
-    remember(ctx, url=result.url, task=agent.secrets.scrub(task))
+    redact = _redactor(ctx, agent)
+    remember(ctx, url=result.url, task=task, redact=redact)
     await browser.close()
-    outcome = _as_dict(result)
+    outcome: dict[str, Any] = redact(_as_dict(result))  # what leaves the skill: redacted
     if recording is not None:
         outcome["recording"] = str(recording)
     steps = len(outcome["steps"])
@@ -150,13 +161,31 @@ def _record(
     """Write the task's replay recording, however it ended (a failure to write it is logged,
     never raised over the task's own outcome)."""
     status, detail = _how_it_ended(end)
-    redactor = Redactor(ctx.config.secret_values())  # these two are shown, never replayed
-    task, detail = (redactor.text(agent.secrets.scrub(t)) for t in (agent.task, detail))
     try:
-        return save_recording(ctx, task, start, agent.history, status=status, detail=detail)
+        return save_recording(
+            ctx,
+            agent.task,
+            start,
+            agent.history,
+            status=status,
+            detail=detail,
+            redact=_redactor(ctx, agent),
+        )
     except OSError as exc:
         _log.warning("browse.recording_failed", task_id=ctx.task_id, error=str(exc))
         return None
+
+
+def _redactor(ctx: SkillContext, agent: BrowserAgent) -> Callable[[Any], Any]:
+    """What a browsing record goes through before it rests or leaves: the secrets this run
+    typed and the guard knows become ``<secret>``, then the runtime's redactor (configured
+    secrets, key shapes, secret-named keys) makes the rest ``***``."""
+    redactor = Redactor(ctx.config.secret_values())
+
+    def redact(value: Any) -> Any:
+        return redactor(agent.secrets.redact(value))
+
+    return redact
 
 
 def _how_it_ended(end: AgentResult | BaseException) -> tuple[str, str]:
@@ -175,7 +204,8 @@ async def _replay(
 ) -> SkillResult:
     """Run a recorded Browse task again without a model."""
     recording = load_recording(ctx, task_id)
-    browser = open_browser(browser_config(ctx.config), backend=backend)
+    guard = SecretGuard.from_config(ctx.config, recording.get("start_url"))
+    browser = open_browser(browser_config(ctx.config), backend=backend, guard=guard)
     try:
         done = await replay(ctx, browser, recording)
     except BaseException:

@@ -10,7 +10,9 @@ general answer from the model, marked as not from the blog.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import re
+import time
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated
@@ -18,6 +20,7 @@ from typing import Annotated
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.dates import find_dates
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import make_snippet, query_terms
 from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
@@ -70,6 +73,11 @@ REPLIES = Replies(
         "nothing": (
             "博客里没有找到关于“{question}”的内容，所以我无法根据博客回答这个问题。",
             "The blog has nothing on “{question}”, so I cannot answer this from it.",
+        ),
+        "no_such_date": (
+            "博客里没有日期在 {dates} 的文章；下面用的是其他日期的文章。\n\n",
+            "No post on the blog is dated {dates}; what follows draws on posts from other "
+            "dates.\n\n",
         ),
         "write_about_it": ("写一篇关于它的文章", "Write an article about it"),
         "no_code": (
@@ -159,16 +167,33 @@ def check_citations(ctx: SkillContext, answer: str) -> tuple[str, list[str]]:
     return _WIKILINK.sub(wikilink, checked), cited
 
 
-def _find_sources(ctx: SkillContext, question: str) -> list[Source]:
-    """The posts that best match ``question`` (the index refreshed first: blocking I/O)."""
+class Found(BaseModel):
+    """The posts found for a question; ``missed``: the date it asked about (``dates``, as it
+    named it) matches no post, so the sources (if any) are from other dates."""
+
+    sources: list[Source]
+    dates: str | None = None
+    missed: bool = False
+
+
+def _find_sources(ctx: SkillContext, question: str) -> Found:
+    """The posts that best match ``question`` (the index refreshed first: blocking I/O):
+    published posts only (unless ``drafts.in_answers``), in the dates it names if any."""
     ctx.memory.refresh()
+    dates, rest = find_dates(question, dt.date.fromtimestamp(time.time()))
+    drafts = ctx.config.drafts.in_answers
+    query = rest if dates is not None else question
+    hits = ctx.memory.posts.search(query, SOURCES, drafts=drafts, dates=dates)
+    missed = dates is not None and not hits
+    if missed:
+        hits = ctx.memory.posts.search(query, SOURCES, drafts=drafts)
     sources: list[Source] = []
-    terms = query_terms(question).all
-    for hit in ctx.memory.posts.search(question, SOURCES):
+    terms = query_terms(query).all
+    for hit in hits:
         post = ctx.memory.posts.get(hit.path)
         excerpt = make_snippet(post.body, terms, SOURCE_CHARS) if post else hit.snippet
         sources.append(Source(path=hit.path, title=hit.title, excerpt=excerpt))
-    return sources
+    return Found(sources=sources, dates=dates.label if dates else None, missed=missed)
 
 
 async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
@@ -211,9 +236,12 @@ async def _answer(ctx: SkillContext, question: str, sources: list[Source]) -> st
 async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResult:
     question = params.question
     ctx.progress(1, 2, ctx.reply("searching"))
-    sources = await ctx.step("sources", partial(_find_sources, ctx, question), returns=list[Source])
+    found = await ctx.step("found", partial(_find_sources, ctx, question), returns=Found)
+    sources = found.sources
+    note = ctx.reply("no_such_date", dates=found.dates) if found.missed else ""
     if not sources:
-        return await _nothing_found(ctx, question)
+        result = await _nothing_found(ctx, question)
+        return result.model_copy(update={"message": note + result.message}) if note else result
     ctx.progress(2, 2, ctx.reply("answering"))
     raw: str = await ctx.step("answer", partial(_answer, ctx, question, sources))
     if not raw or raw.strip(" .。").upper().startswith(NO_ANSWER):
@@ -224,8 +252,14 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         text += ctx.reply("sources", links=links)
         cited = [s.path for s in sources[:3]]
     return SkillResult(
-        message=text,
-        data={"found": True, "citations": cited, "sources": [s.path for s in sources]},
+        message=note + text,
+        data={
+            "found": True,
+            "citations": cited,
+            "sources": [s.path for s in sources],
+            "dates": found.dates,
+            "date_missed": found.missed,
+        },
     )
 
 

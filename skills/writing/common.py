@@ -22,6 +22,7 @@ from slugify import slugify
 from skillrt import SkillContext, SkillResult
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.markdown import dump_post
+from skillrt.blog.versions import Action
 from skillrt.exceptions import PathNotAllowed, UserError
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_TOPIC_CHARS",
     "POST_SUFFIXES",
     "Saved",
+    "keep_version",
     "new_post_text",
     "post_path",
     "refuse",
@@ -77,15 +79,19 @@ def slug_for(text: str, fallback: str) -> str:
 
 
 def post_path(ctx: SkillContext, target: str | None, slug: str) -> str:
-    """The relative path to save a new post at: ``target`` (checked) or ``<posts>/<slug>.md``."""
+    """The relative path to save a new post at: ``target`` (checked) or ``<posts>/<slug>.md``.
+    A ``target`` ending in ``/`` or naming a folder is where ``<slug>.md`` goes (``posts/`` was
+    saved as ``posts.md``)."""
     if target:
         rel = ctx.files.relative(target)
+        if target.rstrip().endswith("/") or ctx.files.resolve(rel).is_dir():
+            return ctx.files.writable(f"{rel}/{slug}.md")
         if not rel.lower().endswith(POST_SUFFIXES):
             rel += ".md"
             ctx.files.relative(rel)
         if any(part.startswith(".") for part in PurePosixPath(rel).parts):
             raise PathNotAllowed(target, "inside a hidden folder (posts there are not indexed)")
-        return rel
+        return ctx.files.writable(rel)
     posts_dir = ctx.config.posts_dir.strip("/") or "."
     return ctx.files.relative(f"{posts_dir}/{slug}.md")
 
@@ -93,9 +99,16 @@ def post_path(ctx: SkillContext, target: str | None, slug: str) -> str:
 def _candidates(rel: str) -> list[str]:
     path = PurePosixPath(rel)
     stem, suffix = path.stem, path.suffix
-    names = [rel] + [
-        (path.parent / f"{stem}-{n}{suffix}").as_posix() for n in range(2, MAX_NAME_TRIES)
-    ]
+    if path.name == "index.md" and path.parent.name:  # a page bundle: another folder
+        folder = path.parent
+        names = [rel] + [
+            (folder.parent / f"{folder.name}-{n}" / path.name).as_posix()
+            for n in range(2, MAX_NAME_TRIES)
+        ]
+    else:
+        names = [rel] + [
+            (path.parent / f"{stem}-{n}{suffix}").as_posix() for n in range(2, MAX_NAME_TRIES)
+        ]
     return [name.removeprefix("./") for name in names]
 
 
@@ -112,6 +125,7 @@ def save_new_file(ctx: SkillContext, rel: str, text: str) -> Saved:
             return Saved(path=name, hash=digest)
         if existing is not None or ctx.files.exists(name):
             continue
+        keep_version(ctx, name, "create", step=f"save:{name}", after=digest)
         try:
             _, written = ctx.files.write(name, text, create_only=True)
         except UserError:
@@ -120,6 +134,15 @@ def save_new_file(ctx: SkillContext, rel: str, text: str) -> Saved:
             raise
         return Saved(path=name, hash=written)
     raise UserError(f"no free file name near {rel} after {MAX_NAME_TRIES} tries")
+
+
+def keep_version(
+    ctx: SkillContext, path: str, action: Action, *, step: str, after: str | None
+) -> None:
+    """Keep the post as it is before the write ``step`` of this task (for ``skillrt undo``).
+    Blocking file I/O: call it from a sync step, before the write."""
+    if ctx.versions is not None:
+        ctx.versions.keep(ctx.files, path, action, key=f"{ctx.task_id}:{step}", after=after)
 
 
 def new_post_text(metadata: Mapping[str, Any], body: str) -> str:

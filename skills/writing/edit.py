@@ -12,20 +12,46 @@ The reply carries a unified diff.
 from __future__ import annotations
 
 import difflib
+import re
 from functools import partial
 from typing import Annotated, Any
 
 from pydantic import BaseModel, model_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.frontmatter import split_frontmatter, strip_frontmatter
+from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.posts import IndexReport
+from skillrt.blog.wikilinks import wikilink_targets
+from skillrt.exceptions import FileChanged
+from skillrt.skill.context import detect_language
 from skillrt.skill.params import Chars, PostPath
 
+from . import checked as checked_replies
 from . import pick
-from .common import MAX_INSTRUCTION_CHARS, refuse, text_hash
+from .checked import checked, quality_report, refuse_unchecked
+from .checks import (
+    MIN_SHARE,
+    Check,
+    Generated,
+    Verdict,
+    frontmatter_kept,
+    instruction_kind,
+    kind_of,
+    language,
+    language_share,
+    no_scaffolding,
+    not_degenerate,
+    scope,
+    wikilinks,
+    without_none,
+)
+from .common import MAX_INSTRUCTION_CHARS, MAX_TITLE_CHARS, keep_version, refuse, text_hash
+from .manage import is_yes
+from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen
-from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, messages, strip_fences
+from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
+from .scaffold import Scaffold
+from .translate import language_code
 
 __all__ = ["EditParams", "Revision", "edit_content", "unified_diff"]
 
@@ -52,30 +78,40 @@ REPLIES = (
                 "Select a part of it and try again.",
             ),
             "editing": ("修改中", "Editing"),
-            "repetition": (
-                "模型开始不断重复，修改被截断了；为了不丢失内容，文件未改动。"
-                "请再试一次或换个说法。",
-                "The model started repeating itself and its edit was cut short; to keep your "
-                "text whole, the file is unchanged. Try again or rephrase the instruction.",
-            ),
-            "no_text": (
-                "模型没有返回修改后的文字，文件未改动。",
-                "The model returned no text; the file is unchanged.",
-            ),
             "unchanged": (
                 "内容没有变化，文件未改动。",
                 "Nothing changed; the file is untouched.",
             ),
             "saving": ("保存", "Saving"),
+            "confirm": (
+                "要这样修改 `{path}` 吗？\n\n```diff\n{diff}```\n\n请回答“是”或“否”。",
+                "Write this change to `{path}`?\n\n```diff\n{diff}```\n\nAnswer yes or no.",
+            ),
+            "not_written": ("好的，`{path}` 没有改动。", "OK, `{path}` was left as it was."),
             "the_selection": ("选中的文字", "the selection"),
             "the_body": ("正文", "the body"),
+            "the_title": ("标题", "the title"),
+            "part_not_found": (
+                "这篇文章里没有{part}，文件未改动。",
+                "The post has no {part}; the file is unchanged.",
+            ),
+            "frontmatter_changed": (
+                "修改会改动标题以外的 frontmatter，所以没有保存。",
+                "The edit would change the frontmatter beyond the title, so nothing was saved.",
+            ),
             "edited": (
                 "已修改 `{path}` 的{what}，frontmatter 保持不变。\n\n```diff\n{diff}```",
                 "Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{diff}```",
             ),
+            "edited_before_restart": (
+                "`{path}` 在中断之前已经修改并保存好了，frontmatter 保持不变。",
+                "`{path}` was edited and saved before the interruption; the frontmatter is "
+                "unchanged.",
+            ),
         }
     )
     | pick.REPLIES
+    | checked_replies.REPLIES
 )
 
 Instruction = Annotated[
@@ -111,6 +147,21 @@ class Written(BaseModel):
     """The sha256 of the saved post."""
 
     hash: str
+
+
+_ASKED_LANGUAGE = re.compile(
+    r"\b(?:into|in|to)\s+([A-Za-z]+)\b|(?:翻译成|译成|改成|换成|改写成|用)\s*([\u4e00-\u9fff]{2,4}?)(?:写|表达|$|[，。,.])",
+    re.I,
+)
+
+
+def asked_language(instruction: str) -> str | None:
+    """The language an instruction asks the text to be in ("into English", "翻译成英文")."""
+    for match in _ASKED_LANGUAGE.finditer(instruction):
+        code = language_code(match.group(1) or match.group(2) or "")
+        if code is not None:
+            return code
+    return None
 
 
 def unified_diff(old: str, new: str, path: str) -> str:
@@ -151,18 +202,141 @@ def _without_frontmatter(revised: str, original: str) -> str:
     return strip_frontmatter(revised)[0]
 
 
-async def _revise(ctx: SkillContext, instruction: str, original: str) -> Revision:
-    prompt = f"Instruction: {instruction}\n\nText:\n{original}"
-    result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=max(512, len(original)))
-    return Revision(text=strip_fences(result.content), looped=result.truncated_repetition)
+async def _revise(ctx: SkillContext, instruction: str, original: str, note: str) -> Generated:
+    prompt = edit_prompt(instruction, original) + note
+    limit = max(512, len(original))
+    result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=limit)
+    return Generated(
+        text=_without_frontmatter(strip_fences(result.content), original),
+        looped=result.truncated_repetition,
+        cut=result.usage.completion_tokens >= limit,
+    )
+
+
+def edit_checks(
+    ctx: SkillContext,
+    instruction: str,
+    *,
+    block: str,
+    body: str,
+    where: int,
+    original: str,
+    whole: bool,
+) -> list[Check]:
+    """What an edit's answer must pass before it is saved (see ``checks.py``)."""
+    rest = body[:where] + "\n" + body[where + len(original) :]
+    kind = instruction_kind(instruction, original)
+    target = asked_language(instruction)
+    if target is None and language_share(original, detect_language(original)) >= MIN_SHARE:
+        target = detect_language(original)  # an edit keeps the text's language
+
+    def compose(text: str) -> str:
+        return block + _splice(block, body, where, original, text, whole=whole)
+
+    return without_none(
+        [
+            no_scaffolding(
+                Scaffold([EDIT_SYSTEM, edit_prompt(instruction, "")], content=[original])
+            ),
+            not_degenerate,
+            kind,
+            None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
+            language(target) if target and len(original.split()) >= 3 else None,
+            wikilinks(
+                lambda name: ctx.memory.resolve_link(name) is not None,
+                known=wikilink_targets(body),
+            ),
+            frontmatter_kept(block, compose),
+        ]
+    )
 
 
 def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
     """Write ``new_text`` over the post read as ``digest`` (refused if it changed since)."""
     if ctx.files.hash_of(path) == text_hash(new_text):
         return Written(hash=text_hash(new_text))  # saved before a crash cut the task off
+    if ctx.files.hash_of(path) == digest:  # the original, kept for undo (once per task)
+        keep_version(ctx, path, "edit", step="save", after=text_hash(new_text))
     _, written = ctx.files.write(path, new_text, expected_hash=digest)
     return Written(hash=written)
+
+
+def _confirming(ctx: SkillContext) -> bool:
+    """Whether to show the diff and ask before writing: the request's ``confirm`` (the chat
+    sends true, ``--yes`` and ``confirm=false`` false), else ``edit.confirm``, else no."""
+    asked = ctx.input.extra.get("confirm")
+    return asked if isinstance(asked, bool) else ctx.config.edit.confirm is True
+
+
+async def _saved_before_restart(ctx: SkillContext, path: str) -> bool:
+    """Whether the post changed since the journalled read because this task's own save landed
+    and the process died before the save was journalled: the post then holds exactly the
+    text whose hash the ``target`` step journalled just before saving. (Without this, a kill
+    right after the rename made the resumed task fail with "changed on disk".)"""
+    target: str = await ctx.step("target", partial(str, ""))  # journalled: the hash aimed at
+    return bool(target) and ctx.files.hash_of(path) == target
+
+
+def _part_span(body: str, part: PartRef) -> tuple[int, str] | None:
+    found = locate(body, part)
+    return None if found is None else (found.start, body[found.start : found.end])
+
+
+def _describe(ctx: SkillContext, part: PartRef) -> str:
+    if ctx.input.language != "zh":
+        return part.describe()
+    if part.kind == "conclusion":
+        return "结尾"
+    unit = "段" if part.kind == "paragraph" else "节"
+    return f"最后一{unit}" if part.index == -1 else f"第 {part.index} {unit}"
+
+
+_H1 = re.compile(r"\A(\s*)#[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+def _title_shape(generated: Generated) -> Verdict:
+    lines = [line for line in generated.text.strip().splitlines() if line.strip()]
+    if len(lines) != 1 or len(lines[0]) > MAX_TITLE_CHARS:
+        return Verdict("title", False, "a title is one line of at most 200 characters")
+    return Verdict("title", True, text=lines[0].strip().strip("\"'“”《》#* "))
+
+
+async def _edit_title(
+    ctx: SkillContext, instruction: str, path: str, post: Frontmatter
+) -> tuple[str, list[dict[str, Any]]] | SkillResult:
+    """The post with its title edited: the frontmatter's ``title`` (the other fields byte for
+    byte), else a ``# Title`` line at the top of the body; and the quality report."""
+    fields = post.fields()
+    title = fields.get("title")
+    heading = _H1.match(post.body)
+    if not (isinstance(title, str) and title.strip()) and heading is None:
+        return refuse(ctx, "part_not_found", part=ctx.reply("the_title"))
+    original = title if isinstance(title, str) and title.strip() else heading.group(2)  # type: ignore[union-attr]
+    checks = [
+        no_scaffolding(Scaffold([EDIT_SYSTEM, edit_prompt(instruction, "")], content=[original])),
+        not_degenerate,
+        _title_shape,
+    ]
+    ctx.progress(2, 3, ctx.reply("editing"))
+    revision = await checked(ctx, "edit", partial(_revise, ctx, instruction, original), checks)
+    if not revision.passed:
+        return refuse_unchecked(ctx, revision, path=path)
+    report = quality_report([revision])
+    if isinstance(title, str) and title.strip():
+        new_text = post.with_fields({"title": revision.text}).text
+        kept = split_frontmatter(new_text, path).fields()
+        same = {k: v for k, v in kept.items() if k != "title"} == {
+            k: v for k, v in fields.items() if k != "title"
+        }
+        report.append(
+            {"name": "frontmatter", "passed": same, "reason": "only the title set", "attempts": 1}
+        )
+        if not same:
+            return refuse(ctx, "frontmatter_changed")
+    else:
+        start, end = heading.span(2)  # type: ignore[union-attr]
+        new_text = post.block + post.body[:start] + revision.text + post.body[end:]
+    return new_text, report
 
 
 async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
@@ -187,41 +361,92 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     selection = params.selected_text or ctx.input.selected_text or ""
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
-    text, digest = await ctx.read("read", path)
+    try:
+        text, digest = await ctx.read("read", path)
+    except FileChanged:
+        if await _saved_before_restart(ctx, path):
+            return SkillResult(
+                message=ctx.reply("edited_before_restart", path=path),
+                data={"path": path, "diff": "", "changed": True, "hash": ctx.files.hash_of(path)},
+            )
+        raise
     post = split_frontmatter(text, path)  # YAML, TOML or JSON; the model never sees it
     post.fields()  # refuses a post whose frontmatter cannot be read
+    part = None if selection.strip() else named_part(params.instruction)
+    if part is not None and part.kind == "title":
+        edited = await _edit_title(ctx, params.instruction, path, post)
+        if isinstance(edited, SkillResult):
+            return edited
+        new_text, report = edited
+        return await _write(ctx, path, (text, new_text), digest, report, ctx.reply("the_title"))
     block, body = post.block, post.body
-    span = _span(body, selection)
+    span = _span(body, selection) if part is None else _part_span(body, part)
     if span is None:
+        if part is not None:
+            return refuse(ctx, "part_not_found", part=_describe(ctx, part))
         return refuse(ctx, "selection_not_found")
     where, original = span
     if len(original) > PROMPT_BODY_CHARS:
         return refuse(ctx, "too_long", chars=len(original), limit=PROMPT_BODY_CHARS)
 
     ctx.progress(2, 3, ctx.reply("editing"))
-    revision = await ctx.step(
-        "edit", partial(_revise, ctx, params.instruction, original), returns=Revision
+    whole = not selection.strip() and part is None
+    checks = edit_checks(
+        ctx, params.instruction, block=block, body=body, where=where, original=original, whole=whole
     )
-    if revision.looped:  # a cut-short edit would lose the rest of the text
-        return refuse(ctx, "repetition")
-    revised = _without_frontmatter(revision.text, original)
-    if not revised.strip():
-        return refuse(ctx, "no_text")
-    new_body = _splice(block, body, where, original, revised, whole=not selection.strip())
-    if block + new_body == text:
-        return SkillResult(
-            message=ctx.reply("unchanged"), data={"path": path, "diff": "", "changed": False}
-        )
+    revision = await checked(
+        ctx, "edit", partial(_revise, ctx, params.instruction, original), checks
+    )
+    if not revision.passed:  # nothing is saved: the reply shows the model's text and why
+        return refuse_unchecked(ctx, revision, path=path)
+    report = quality_report([revision])
+    revised = revision.text if whole else revision.text.strip("\n")
+    new_body = _splice(block, body, where, original, revised, whole=whole)
+    if part is not None:
+        what = _describe(ctx, part)
+    else:
+        what = ctx.reply("the_body" if whole else "the_selection")
+    return await _write(ctx, path, (text, block + new_body), digest, report, what)
 
-    ctx.progress(3, 3, ctx.reply("saving"), path)
-    saved = await ctx.step(
-        "save", partial(_save, ctx, path, block + new_body, digest), returns=Written
+
+async def _write(
+    ctx: SkillContext,
+    path: str,
+    texts: tuple[str, str],
+    digest: str,
+    report: list[dict[str, Any]],
+    what: str,
+) -> SkillResult:
+    """Show the diff (and ask, under ``edit.confirm``), save, re-index, reply."""
+    text, new_text = texts
+    if new_text == text:
+        return SkillResult(
+            message=ctx.reply("unchanged"),
+            data={"path": path, "diff": "", "changed": False, "checks": report},
+        )
+    body, new_body = split_frontmatter(text).body, split_frontmatter(new_text).body
+    diff = (
+        unified_diff(body, new_body, path)
+        if body != new_body
+        else unified_diff(text, new_text, path)
     )
-    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
-    diff = unified_diff(body, new_body, path)
     shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
-    what = ctx.reply("the_selection" if selection.strip() else "the_body")
+    if _confirming(ctx) and not is_yes(await ctx.ask(ctx.reply("confirm", path=path, diff=shown))):
+        return SkillResult(
+            message=ctx.reply("not_written", path=path),
+            data={"path": path, "diff": diff, "changed": False, "written": False, "checks": report},
+        )
+    ctx.progress(3, 3, ctx.reply("saving"), path)
+    await ctx.step("target", partial(text_hash, new_text))  # see _saved_before_restart
+    saved = await ctx.step("save", partial(_save, ctx, path, new_text, digest), returns=Written)
+    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply("edited", path=path, what=what, diff=shown),
-        data={"path": path, "diff": diff, "changed": True, "hash": saved.hash},
+        data={
+            "path": path,
+            "diff": diff,
+            "changed": True,
+            "hash": saved.hash,
+            "checks": report,
+        },
     )

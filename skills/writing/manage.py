@@ -19,13 +19,13 @@ from .common import (
     MAX_TITLE_CHARS,
     POST_SUFFIXES,
     Saved,
-    new_post_text,
+    keep_version,
     post_path,
     refuse,
     save_new_file,
     slug_for,
-    today,
 )
+from .newpost import DRAFT_REPLIES, NewPost, compose_new_post, draft_note
 from .pick import ask_for_post, no_post_chosen
 
 __all__ = ["CreateParams", "DeleteParams", "create_article", "delete_article", "is_yes"]
@@ -79,6 +79,7 @@ REPLIES = (
         }
     )
     | pick.REPLIES
+    | DRAFT_REPLIES
 )
 
 
@@ -129,18 +130,29 @@ async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult
         raise BadParam("title", "title_too_long", chars=len(title), limit=MAX_TITLE_CHARS)
     tags = [" ".join(t.split()).lstrip("#")[:40] for t in params.tags or []]
     tags = list(dict.fromkeys(t for t in tags if t))[:MAX_TAGS]
-    wanted = post_path(ctx, params.path, slug_for(title, f"post-{ctx.task_id[:8]}"))
+    slug = slug_for(title, f"post-{ctx.task_id[:8]}")
+    post_path(ctx, params.path, slug)  # a path out of the blog is refused at once
     ctx.progress(1, 2, ctx.reply("creating"))
-    text: str = await ctx.step(
-        "compose", partial(new_post_text, {"title": title, "date": today(), "tags": tags}, "")
+    compose = partial(
+        compose_new_post, ctx, target=params.path, title=title, slug=slug, body="", tags=tags
     )
-    saved = await ctx.step("save", partial(save_new_file, ctx, wanted, text), returns=Saved)
+    post = await ctx.step("compose:post", compose, returns=NewPost)  # in the blog's style
+    wanted = post.path
+    save = partial(save_new_file, ctx, wanted, post.text)
+    saved = await ctx.step("save", save, returns=Saved)
     ctx.progress(2, 2, ctx.reply("indexing"))
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     note = "" if saved.path == wanted else ctx.reply("name_taken", wanted=wanted)
     return SkillResult(
-        message=ctx.reply("created", title=title, path=saved.path, note=note),
-        data={"path": saved.path, "title": title, "tags": tags, "hash": saved.hash},
+        message=ctx.reply("created", title=title, path=saved.path, note=note)
+        + draft_note(ctx, saved.path, post.text),
+        data={
+            "path": saved.path,
+            "title": title,
+            "tags": tags,
+            "hash": saved.hash,
+            "draft": post.draft,
+        },
         next_steps=[ctx.reply("write_body"), ctx.reply("add_tags")],
     )
 
@@ -164,6 +176,7 @@ def _find_target(ctx: SkillContext, params: DeleteParams) -> str | None:
 def _trash(ctx: SkillContext, path: str) -> Trashed:
     if not ctx.files.exists(path):  # moved before a crash cut the task off
         return Trashed(trash=None)
+    keep_version(ctx, path, "delete", step="trash", after=None)  # for undo: back from the trash
     return Trashed(trash=str(ctx.files.move_to_trash(path)))
 
 

@@ -14,6 +14,7 @@ from skillrt.llm.base import LLMMessage
 __all__ = [
     "CONTEXT_SNIPPET_CHARS",
     "PROMPT_BODY_CHARS",
+    "SCAFFOLD_MARKERS",
     "clip",
     "language_name",
     "messages",
@@ -71,6 +72,33 @@ def bullet_list(items: Sequence[str]) -> str:
     return "\n".join(f"- {item}" for item in items)
 
 
+# --- What the prompts' own lines look like, to find them again in an answer (scaffold.py) ---
+
+SCAFFOLD_MARKERS = (
+    r"\bWrite section \d+ of \d+\b",
+    r"\(topic: [^;\n]*; style: [^)\n]*\)",
+    r"^\W*Article: .*\(topic: ",
+    r"^\W*Key points:",
+    r"^\W*Related posts you may link:",
+    r"^\W*Related posts already on the blog",
+    r"^\W*The previous section ended with:",
+    r"^\W*Length: about \d+ (?:words|characters)\b",
+    r"^\W*Outline:[ \t]*$",
+    r"^\W*Instruction:[ \t]",
+    r"^\W*Text:[ \t]*$",
+    r" — link: \[\[",
+    r"\bYou are an? (?:experienced technical blogger|careful editor)\b",
+    r"\bAnswer with the (?:revised text|translation) only\b",
+    r"\bYour previous answer was not used\b",
+)
+"""Markers of the skills' prompt lines. A prompt line bearing one, copied into an answer, is
+stripped; a marker anywhere else in an answer fails the no-scaffolding check."""
+
+RETRY_NOTE = (
+    "\n\nYour previous answer was not used: {reason}. Answer again, following the "
+    "instructions exactly; give only the text asked for."
+)
+
 # --- WriteArticle ----------------------------------------------------------------------------
 
 OUTLINE_SYSTEM = (
@@ -96,6 +124,11 @@ EDIT_SYSTEM = (
     "it. Keep the Markdown structure, code blocks and [[wikilinks]] unless the instruction "
     "says otherwise. Keep the text's language unless asked to translate."
 )
+
+
+def edit_prompt(instruction: str, text: str) -> str:
+    return f"Instruction: {instruction}\n\nText:\n{text}"
+
 
 # --- Summarize -------------------------------------------------------------------------------
 

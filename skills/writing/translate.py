@@ -8,6 +8,7 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -15,22 +16,31 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.conventions import DRAFT_FOLDERS, post_stem
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
+from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.exceptions import BadParam
 from skillrt.skill.params import Chars, PostPath
 
 from . import pick
+from .checked import REPLIES as CHECK_REPLIES
+from .checked import Checked, checked, quality_report, refuse_unchecked
+from .checks import Check, Generated, Verdict, language, no_scaffolding, not_degenerate, wikilinks
 from .common import Saved, new_post_text, refuse, save_new_file
+from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
 from .pick import ask_for_post, no_post_chosen
 from .prompts import clip, messages, strip_fences
+from .scaffold import Scaffold
 from .summarize import split_parts
 
 __all__ = ["TranslateParams", "language_code", "translate"]
 
 MAX_PARTS = 24
 PART_TOKENS = 1200
+_SET_FIELDS = ("title", "lang", "translation_of", "draft")  # draft: drafts.mark
+_MISSING = object()
 TRANSLATE_SYSTEM = (
     "You translate Markdown blog posts into {language}. Answer with the translation only: no "
     "explanation, no code fence around it. Keep the Markdown structure, code blocks (do not "
@@ -57,6 +67,11 @@ REPLIES = (
                 "The model returned no translation; nothing was saved.",
             ),
             "saving": ("保存译文", "Saving the translation"),
+            "frontmatter_changed": (
+                "译文的 frontmatter 与原文不一致（{reason}），没有保存。",
+                "The translation's frontmatter would not match the original's ({reason}); "
+                "nothing was saved.",
+            ),
             "translated": (
                 "已把 `{path}` 翻译成{language}，保存为 `{new_path}`（《{title}》），原文未改动。",
                 "Translated `{path}` into {language} as `{new_path}` (“{title}”); the original "
@@ -65,6 +80,8 @@ REPLIES = (
         }
     )
     | pick.REPLIES
+    | CHECK_REPLIES
+    | DRAFT_REPLIES
 )
 
 _LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -108,33 +125,99 @@ async def _ask(ctx: SkillContext, system: str, content: str, max_tokens: int) ->
     return strip_fences(result.content).strip()
 
 
+async def _translate_part(
+    ctx: SkillContext, system: str, content: str, max_tokens: int, note: str
+) -> Generated:
+    result = await ctx.llm.chat(messages(system, content + note), max_tokens=max_tokens)
+    return Generated(
+        text=strip_fences(result.content).strip(),
+        looped=result.truncated_repetition,
+        cut=result.usage.completion_tokens >= max_tokens,
+    )
+
+
+def part_checks(ctx: SkillContext, system: str, part: str, code: str) -> list[Check]:
+    """What each translated part must pass (see ``checks.py``)."""
+    return [
+        no_scaffolding(Scaffold([system], content=[part])),
+        not_degenerate,
+        language(code),
+        wikilinks(
+            lambda name: ctx.memory.resolve_link(name) is not None, known=wikilink_targets(part)
+        ),
+    ]
+
+
+def frontmatter_check(source: dict[str, Any], new_text: str, path: str) -> Verdict:
+    """The translation's frontmatter holds every field of the source's, unchanged, except
+    the ones the translation sets."""
+    metadata = split_frontmatter(new_text, path).fields()
+    changed = [
+        key
+        for key in source
+        if key not in _SET_FIELDS and metadata.get(key, _MISSING) != source[key]
+    ]
+    if changed:
+        return Verdict("frontmatter", False, f"fields changed: {', '.join(map(str, changed))}")
+    return Verdict("frontmatter", True, "kept every field but " + ", ".join(_SET_FIELDS))
+
+
 async def _translate_title(ctx: SkillContext, title: str, language: str) -> str:
     system = TITLE_SYSTEM.format(language=language)
     answer: str = await ctx.step("title", partial(_ask, ctx, system, clip(title, 200), 100))
     return " ".join(answer.split()).strip("\"'“”《》") or title
 
 
-async def _translate_parts(ctx: SkillContext, parts: list[str], language: str) -> list[str]:
+async def _translate_parts(
+    ctx: SkillContext, parts: list[str], language: str, code: str
+) -> list[Checked]:
+    """Each part in its own durable step, checked (and asked again once); stops at a part that
+    fails twice."""
     system = TRANSLATE_SYSTEM.format(language=language)
-    translated: list[str] = []
+    translated: list[Checked] = []
     for i, part in enumerate(parts, 1):
         ctx.progress(2, 3, ctx.reply("translating_part", part=i, parts=len(parts)))
-        ask = partial(_ask, ctx, system, part, 2 * PART_TOKENS)
-        translated.append(await ctx.step(f"part:{i}", ask))
+        ask = partial(_translate_part, ctx, system, part, 2 * PART_TOKENS)
+        result = await checked(ctx, f"part:{i}", ask, part_checks(ctx, system, part, code))
+        translated.append(result)
+        if not result.passed:
+            break
     return translated
 
 
 def _translated_post(
-    source: Frontmatter, title: str, code: str, path: str, translated: list[str]
-) -> str:
-    """The translation's text: the original's frontmatter in its own format (order, comments
-    and the other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
-    translated parts (a frontmatter block the model put in front of a part is dropped)."""
+    ctx: SkillContext,
+    source: Frontmatter,
+    title: str,
+    code: str,
+    path: str,
+    translated: list[str],
+) -> NewPost:
+    """The translation: the original's frontmatter in its own format (order, comments and the
+    other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
+    translated parts (a frontmatter block the model put in front of a part is dropped). Saved
+    beside the original as ``<name>-<code>`` (a page bundle as ``<slug>-<code>/index.md``);
+    a draft (``drafts.mark``) in the blog's drafts folder where it has one, else with a
+    ``draft`` field. Blocking I/O: a sync step."""
     body = "\n\n".join(strip_frontmatter(part)[0].strip("\n") for part in translated)
+    stem = PurePosixPath(path)
+    wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
+    if post_stem(path) != stem.stem:  # a page bundle: a bundle beside it, slug-en/index.md
+        wanted = str(stem.parent.with_name(f"{stem.parent.name}-{code}") / stem.name)
     fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
+    in_drafts = any(part in DRAFT_FOLDERS for part in stem.parts[:-1])
+    draft = ctx.config.drafts.mark and not in_drafts
+    drafts_dir = blog_style(ctx).drafts_dir if draft else None
+    if drafts_dir:
+        name = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", PurePosixPath(wanted).name)
+        wanted = f"{drafts_dir}/{name}"
+    elif draft:
+        fields["draft"] = True
     if source.format is None:
-        return new_post_text(fields, body)
-    return source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
+        text = new_post_text(fields, body)
+    else:
+        text = source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
+    return NewPost(path=wanted, text=text, draft=draft or in_drafts)
 
 
 @skill(
@@ -160,19 +243,33 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
         return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
     title = str(metadata.get("title") or PurePosixPath(path).stem)
     new_title = await _translate_title(ctx, title, language)
-    translated = await _translate_parts(ctx, parts, language)
+    results = await _translate_parts(ctx, parts, language, code)
+    if results and not results[-1].passed:  # nothing is saved: the reply shows why
+        return refuse_unchecked(ctx, results[-1], source=path, language=code)
+    translated = [r.text for r in results]
     if parts and not any(t.strip() for t in translated):
         return refuse(ctx, "no_translation")
 
     ctx.progress(3, 3, ctx.reply("saving"))
-    stem = PurePosixPath(path)
-    wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
-    new_text = _translated_post(source, new_title, code, path, translated)
-    saved = await ctx.step("save", partial(save_new_file, ctx, wanted, new_text), returns=Saved)
+    compose = partial(_translated_post, ctx, source, new_title, code, path, translated)
+    post = await ctx.step("compose", compose, returns=NewPost)
+    report = quality_report(results)
+    kept = frontmatter_check(source.fields(), post.text, path)
+    report.append({"name": kept.name, "passed": kept.passed, "reason": kept.reason, "attempts": 1})
+    if not kept.passed:
+        return refuse(ctx, "frontmatter_changed", reason=kept.reason)
+    saved = await ctx.step("save", partial(save_new_file, ctx, post.path, post.text), returns=Saved)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
             "translated", path=path, language=language, new_path=saved.path, title=new_title
-        ),
-        data={"path": saved.path, "source": path, "language": code, "title": new_title},
+        )
+        + draft_note(ctx, saved.path, post.text),
+        data={
+            "path": saved.path,
+            "source": path,
+            "language": code,
+            "title": new_title,
+            "checks": report,
+        },
     )

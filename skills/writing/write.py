@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
@@ -25,16 +25,18 @@ from skillrt.blog.markdown import word_count
 from skillrt.exceptions import StructuredOutputError
 from skillrt.skill.params import Chars, PostPath
 
+from .checked import REPLIES as CHECK_REPLIES
+from .checked import Checked, checked, quality_report, refuse_unchecked
+from .checks import Check, Generated, no_scaffolding, not_degenerate, wikilinks
 from .common import (
     MAX_TOPIC_CHARS,
     Saved,
-    new_post_text,
     post_path,
     save_new_file,
     slug_for,
-    today,
 )
 from .lengths import ArticleLength, parse_length, strip_length_words
+from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .prompts import (
     OUTLINE_SYSTEM,
     SECTION_SYSTEM,
@@ -46,6 +48,7 @@ from .prompts import (
     related_block,
     strip_fences,
 )
+from .scaffold import Scaffold
 from .update_graph import extract_entities
 
 __all__ = [
@@ -70,39 +73,46 @@ _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*$")
 
-REPLIES = Replies(
-    {
-        "no_topic": ("请告诉我文章的主题。", "Please tell me the article's topic."),
-        "topic_too_long": (
-            "主题太长了（{chars} 个字符，最多 {limit}）。请用一句话说明主题；"
-            "长的资料可以先保存成文件，再让我总结或参考它。",
-            "That topic is too long ({chars} characters; at most {limit}). Give the topic in "
-            "a sentence; save long material to a file and ask me to summarise or use it.",
-        ),
-        "default_style": ("技术博客", "technical blog post"),
-        "finding_related": ("查找相关文章", "Finding related posts"),
-        "outlining": ("生成大纲", "Drafting the outline"),
-        "writing_section": ("撰写第 {i}/{n} 节", "Writing section {i}/{n}"),
-        "saving": ("保存文章", "Saving the article"),
-        "updating_graph": ("更新知识图谱", "Updating the knowledge graph"),
-        "wrote": (
-            "已写好文章《{title}》，保存在 `{path}`（约 {words} 字）。",
-            "Wrote “{title}” and saved it to `{path}` ({words} words).",
-        ),
-        "name_taken": ("`{wanted}` 已存在，所以换了一个文件名。", " `{wanted}` already existed."),
-        "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
-        "linked": (
-            "\n\n**关联的文章**（已写入 wikiLinks）\n{links}",
-            "\n\n**Linked posts**\n{links}",
-        ),
-        "graph": (
-            "\n\n知识图谱：新增实体 {entities_added} 个，新增链接 {links_added} 条。",
-            "\n\nKnowledge graph: {entities_added} entities and {links_added} links added.",
-        ),
-        "polish": ("润色或扩写某一节", "Polish or expand a section"),
-        "add_code": ("补充代码示例", "Add code examples"),
-        "write_related": ("写一篇相关的文章", "Write a related article"),
-    }
+REPLIES = (
+    Replies(
+        {
+            "no_topic": ("请告诉我文章的主题。", "Please tell me the article's topic."),
+            "topic_too_long": (
+                "主题太长了（{chars} 个字符，最多 {limit}）。请用一句话说明主题；"
+                "长的资料可以先保存成文件，再让我总结或参考它。",
+                "That topic is too long ({chars} characters; at most {limit}). Give the topic in "
+                "a sentence; save long material to a file and ask me to summarise or use it.",
+            ),
+            "default_style": ("技术博客", "technical blog post"),
+            "finding_related": ("查找相关文章", "Finding related posts"),
+            "outlining": ("生成大纲", "Drafting the outline"),
+            "writing_section": ("撰写第 {i}/{n} 节", "Writing section {i}/{n}"),
+            "saving": ("保存文章", "Saving the article"),
+            "updating_graph": ("更新知识图谱", "Updating the knowledge graph"),
+            "wrote": (
+                "已写好文章《{title}》，保存在 `{path}`（约 {words} 字）。",
+                "Wrote “{title}” and saved it to `{path}` ({words} words).",
+            ),
+            "name_taken": (
+                "`{wanted}` 已存在，所以换了一个文件名。",
+                " `{wanted}` already existed.",
+            ),
+            "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
+            "linked": (
+                "\n\n**关联的文章**（已写入 wikiLinks）\n{links}",
+                "\n\n**Linked posts**\n{links}",
+            ),
+            "graph": (
+                "\n\n知识图谱：新增实体 {entities_added} 个，新增链接 {links_added} 条。",
+                "\n\nKnowledge graph: {entities_added} entities and {links_added} links added.",
+            ),
+            "polish": ("润色或扩写某一节", "Polish or expand a section"),
+            "add_code": ("补充代码示例", "Add code examples"),
+            "write_related": ("写一篇相关的文章", "Write a related article"),
+        }
+    )
+    | CHECK_REPLIES
+    | DRAFT_REPLIES
 )
 
 Topic = Annotated[
@@ -151,6 +161,7 @@ class Draft(BaseModel):
     path: str
     text: str
     word_count: int
+    draft: bool = False
 
 
 class GraphUpdate(BaseModel):
@@ -264,7 +275,8 @@ def _find_related(ctx: SkillContext, topic: str, like: str | None) -> list[Relat
                 link=stem if ctx.memory.resolve_link(stem) == model.path else model.path,
             )
         )
-    for hit in ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS):
+    drafts = ctx.config.drafts.in_answers  # drafts are not built on or linked until published
+    for hit in ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS, drafts=drafts):
         if model is not None and hit.path == model.path:
             continue
         stem = PurePosixPath(hit.path).stem
@@ -323,8 +335,7 @@ def _clean_section(text: str, heading: str) -> str:
     return clip("\n".join(lines), MAX_SECTION_CHARS) or heading
 
 
-async def _write_section(
-    ctx: SkillContext,
+def section_prompt(
     *,
     topic: str,
     outline: Outline,
@@ -333,8 +344,8 @@ async def _write_section(
     related: list[RelatedPost],
     style: str,
     words: int,
+    lang: str,
 ) -> str:
-    lang = ctx.input.language
     section = outline.sections[index]
     prompt = (
         f"Article: {outline.title} (topic: {topic}; style: {style})\n\n"
@@ -349,10 +360,32 @@ async def _write_section(
         )
     if previous:
         prompt += f"\n\nThe previous section ended with:\n{previous[-SECTION_TAIL_CHARS:]}"
+    return prompt
+
+
+async def _write_section(
+    ctx: SkillContext, prompt: str, heading: str, words: int, note: str
+) -> Generated:
+    lang = ctx.input.language
     system = SECTION_SYSTEM.format(lang=language_name(lang))
     unit = 3 if lang == "zh" else 2
-    result = await ctx.llm.chat(messages(system, prompt), max_tokens=max(256, words * unit))
-    return _clean_section(result.content, section.heading)
+    limit = max(256, words * unit)
+    result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=limit)
+    return Generated(
+        text=_clean_section(result.content, heading),
+        looped=result.truncated_repetition,
+        cut=result.usage.completion_tokens >= limit,
+    )
+
+
+def section_checks(ctx: SkillContext, prompt: str, fragment: str) -> list[Check]:
+    """What each section's text must pass (see ``checks.py``)."""
+    system = SECTION_SYSTEM.format(lang=language_name(ctx.input.language))
+    return [
+        no_scaffolding(Scaffold([system, prompt], fragments=[fragment])),
+        not_degenerate,
+        wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
+    ]
 
 
 async def _write_sections(
@@ -363,41 +396,59 @@ async def _write_sections(
     *,
     style: str,
     words: int,
-) -> list[str]:
-    """Each section in its own durable step, each given the end of the one before."""
-    bodies: list[str] = []
+) -> list[Checked]:
+    """Each section in its own durable step, each given the end of the one before, each
+    checked (and asked again once) before the next; stops at a section that fails twice."""
+    results: list[Checked] = []
     count = len(outline.sections)
     for i, section in enumerate(outline.sections):
         ctx.progress(
             3, TOTAL_STEPS, ctx.reply("writing_section", i=i + 1, n=count), section.heading
         )
-        write = partial(
-            _write_section,
-            ctx,
+        prompt = section_prompt(
             topic=topic,
             outline=outline,
             index=i,
-            previous=bodies[-1] if bodies else "",
+            previous=results[-1].text if results else "",
             related=related,
             style=style,
             words=words,
+            lang=ctx.input.language,
         )
-        body: str = await ctx.step(f"section:{i + 1}", write)
-        bodies.append(body)
-    return bodies
+        checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})")
+        write = partial(_write_section, ctx, prompt, section.heading, words)
+        result = await checked(ctx, f"section:{i + 1}", write, checks)
+        results.append(result)
+        if not result.passed:
+            break
+    return results
 
 
-def _compose(outline: Outline, bodies: list[str], related: list[RelatedPost], path: str) -> Draft:
+def _compose(
+    ctx: SkillContext,
+    target: str | None,
+    slug: str,
+    outline: Outline,
+    bodies: list[str],
+    related: list[RelatedPost],
+) -> Draft:
+    """The post in the blog's style (format, keys, file name, folder; a draft when
+    ``drafts.mark``): blocking I/O, a sync step."""
     body = "\n\n".join(
         f"## {section.heading}\n\n{text}"
         for section, text in zip(outline.sections, bodies, strict=True)
     )
-    metadata: dict[str, Any] = {"title": outline.title, "date": today()}
-    if outline.description:
-        metadata["description"] = outline.description
-    metadata["tags"] = outline.tags
-    metadata["wikiLinks"] = [post.link for post in related]
-    return Draft(path=path, text=new_post_text(metadata, body), word_count=word_count(body))
+    post = compose_new_post(
+        ctx,
+        target=target,
+        title=outline.title,
+        slug=slug,
+        body=body,
+        tags=outline.tags,
+        description=outline.description,
+        links=[post.link for post in related],
+    )
+    return Draft(path=post.path, text=post.text, word_count=word_count(body), draft=post.draft)
 
 
 async def _update_entities(
@@ -433,7 +484,7 @@ def _message(
     text += ctx.reply("outline", headings="\n".join(f"- {s.heading}" for s in outline.sections))
     if related:
         text += ctx.reply("linked", links="\n".join(f"- [{r.title}]({r.path})" for r in related))
-    return text + ctx.reply("graph", **graph.model_dump())
+    return text + ctx.reply("graph", **graph.model_dump()) + draft_note(ctx, saved.path, draft.text)
 
 
 @skill(
@@ -446,7 +497,8 @@ def _message(
 async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     topic, lang = params.topic, ctx.input.language
     length = article_length(params, ctx.input.text)
-    wanted = post_path(ctx, params.target_path, slug_for(topic, f"post-{ctx.task_id[:8]}"))
+    slug = slug_for(topic, f"post-{ctx.task_id[:8]}")
+    post_path(ctx, params.target_path, slug)  # a path out of the blog is refused at once
 
     ctx.progress(1, TOTAL_STEPS, ctx.reply("finding_related"))
     like = ctx.conversation.focus if params.similar else None
@@ -456,7 +508,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     ctx.progress(2, TOTAL_STEPS, ctx.reply("outlining"))
     draft_outline = partial(_make_outline, ctx, topic, params, related, length)
     outline = await ctx.step("outline", draft_outline, returns=Outline)
-    bodies = await _write_sections(
+    sections = await _write_sections(
         ctx,
         topic,
         outline,
@@ -464,9 +516,12 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
         style=clip(params.style or ctx.reply("default_style"), 100),
         words=length.words_per_section(lang, len(outline.sections)),
     )
+    if not sections[-1].passed:  # nothing is saved: the reply shows the model's text and why
+        return refuse_unchecked(ctx, sections[-1], title=outline.title)
+    bodies = [s.text for s in sections]
 
     ctx.progress(4, TOTAL_STEPS, ctx.reply("saving"))
-    compose = partial(_compose, outline, bodies, related, wanted)
+    compose = partial(_compose, ctx, params.target_path, slug, outline, bodies, related)
     draft = await ctx.step("compose", compose, returns=Draft)
     save = partial(save_new_file, ctx, draft.path, draft.text)
     saved = await ctx.step("save", save, returns=Saved)  # ctx.files logs agent.file.saved
@@ -487,10 +542,12 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "sections": [s.heading for s in outline.sections],
             "tags": outline.tags,
             "word_count": draft.word_count,
+            "draft": draft.draft,
             "length": length.describe(),
             "related": [r.path for r in related],
             "wiki_links": [r.link for r in related],
             "graph": graph.model_dump(),
+            "checks": quality_report(sections),
         },
         next_steps=[ctx.reply("polish"), ctx.reply("add_code"), ctx.reply("write_related")],
     )

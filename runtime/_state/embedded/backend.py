@@ -34,6 +34,9 @@ class EmbeddedBackend:
     """The ``StateBackend`` of the state folder (see the module docstring)."""
 
     shared = False
+    control = None  # one process: requests about a task are handled where it runs
+    queue = None  # one process: a task runs where it was started
+    available = True  # local files: a fault is reported by the call that meets it
 
     def __init__(
         self,
@@ -151,7 +154,7 @@ class EmbeddedBackend:
 
     def close(self) -> None:
         try:
-            self.committer.flush_sync()
+            self.committer.close()
         finally:
             for part in self._owned:
                 part.close()

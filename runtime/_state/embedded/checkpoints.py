@@ -10,10 +10,11 @@ paths are never reached, and a row it did not write is treated as corrupt instea
 
 Nothing corrupt is fatal. A record that does not parse, has the wrong schema version or fails
 validation is moved aside into ``<directory>/quarantine/`` with its raw bytes; a database SQLite
-cannot read (not a database, another schema, a folder in its place, 0 bytes, truncated while
-open: "no such table") is moved aside as a whole (``quarantine/cache-<time>/``) and a fresh one
-is created. Both are logged (``agent.error``) and reported by the next ``load_recent``, the
-database with the ids of the tasks found in its raw bytes (the tasks it may have held).
+cannot read (not a database, another schema or foreign tables (see ``schema``), a folder in its
+place, 0 bytes, truncated while open: "no such table") is moved aside as a whole
+(``quarantine/cache-<time>/``) and a fresh one is created. Both are logged (``agent.error``)
+and reported by the next ``load_recent``, the database with the ids of the tasks found in its
+raw bytes (the tasks it may have held).
 
 Other faults (see ``faults.py``): a deleted folder is created again and the records the open
 connection still reads are copied into it, so nothing is lost; a read-only folder or a full
@@ -47,6 +48,7 @@ from typing import Any, NamedTuple
 import diskcache
 
 from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
+from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, foreign_schema
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, TaskStore
 from skillrt._state.records import (
     SCHEMA_VERSION,
@@ -230,6 +232,11 @@ class CheckpointStore:
             self._move_database_aside("a folder stands where the database file should be")
         elif self.db_path.is_file() and self.db_path.stat().st_size == 0:
             self._move_database_aside("the database file is empty (0 bytes)")
+        elif (
+            self.db_path.is_file()
+            and (foreign := foreign_schema(self.db_path, CHECKPOINT_SCHEMA)) is not None
+        ):
+            self._move_database_aside(foreign)
         try:
             return self._new_cache()
         except (sqlite3.Error, OSError) as exc:

@@ -10,10 +10,11 @@ pickle. Each table keeps at most ``limit`` entries; the oldest go first.
 A task has one entry: adding a task id again (a resumed task that finished) replaces the old
 entry and moves it to the front.
 
-Faults (see ``faults.py``): a file SQLite cannot read (not a database, another schema, a folder
-in its place, 0 bytes) is moved to ``quarantine/history.db-<time>`` and a fresh one started,
-listed in ``quarantined``; a deleted folder is made again and the open connection's entries
-copied into it; a read-only folder or a full disk raise ``StoreUnavailable``.
+Faults (see ``faults.py``): a file SQLite cannot read (not a database, another schema, foreign
+tables (see ``schema``), a folder in its place, 0 bytes) is moved to
+``quarantine/history.db-<time>`` and a fresh one started, listed in ``quarantined``; a deleted
+folder is made again and the open connection's entries copied into it; a read-only folder or
+a full disk raise ``StoreUnavailable``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from skillrt._io.faults import classify, quarantine_file, unavailable
+from skillrt._state.embedded.schema import HISTORY_SCHEMA, foreign_schema
 from skillrt.exceptions import UserError
 
 _T = TypeVar("_T")
@@ -105,6 +107,8 @@ class History:
             self._quarantine(path, "a folder stands where the database file should be")
         elif path.is_file() and path.stat().st_size == 0:
             self._quarantine(path, "the database file is empty (0 bytes)")
+        elif path.is_file() and (foreign := foreign_schema(path, HISTORY_SCHEMA)) is not None:
+            self._quarantine(path, foreign)
         try:
             return self._connect()
         except (sqlite3.Error, OSError) as exc:

@@ -171,11 +171,11 @@ class RunLocks:
 
     def _open(self, path: str) -> int:
         try:
-            return os.open(path, _OPEN_FLAGS, 0o644)
+            return os.open(path, _OPEN_FLAGS, 0o600)
         except FileNotFoundError:  # the state folder was deleted: make the folder again
             try:
                 self.directory.mkdir(parents=True, exist_ok=True)
-                return os.open(path, _OPEN_FLAGS, 0o644)
+                return os.open(path, _OPEN_FLAGS, 0o600)
             except OSError as again:
                 fault = classify(again, Path(path))
                 raise unavailable("run locks", self.directory, fault, again) from again

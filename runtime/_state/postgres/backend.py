@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 import structlog
 
 from skillrt._state.committer import Committer
-from skillrt._state.postgres.database import PgDatabase
+from skillrt._state.postgres.control import PgControl
+from skillrt._state.postgres.database import PgDatabase, default_worker_id
 from skillrt._state.postgres.history import PgHistory
 from skillrt._state.postgres.leases import PgRunLocks
 from skillrt._state.postgres.locks import PgFileLocks
+from skillrt._state.postgres.queue import PgQueue
 from skillrt._state.postgres.tasks import PgTaskStore
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult
 from skillrt._state.records import TaskRecord, parse_record
+from skillrt.exceptions import StoreUnavailable
 from skillrt.settings import RuntimeConfig
 
 __all__ = ["PostgresBackend"]
+
+T = TypeVar("T")
 
 
 class _Closable(Protocol):
@@ -48,7 +53,18 @@ class PostgresBackend:
         self.history = PgHistory(database, limit=cfg.history_limit)
         self.locks = PgFileLocks(database, cfg.root, expiry_s=cfg.lock_expiry_s)
         self.runlocks = PgRunLocks(database, lease_s=cfg.lease_s)
+        self.control = PgControl(database, poll_s=min(1.0, cfg.lease_s / 3))
+        self.queue = PgQueue(database, self.control, stale_s=cfg.lease_s)
         self.committer = Committer(self.store, logger=logger, on_reset=on_reset)
+        self.timeout_s = cfg.store_timeout_s
+
+    @property
+    def available(self) -> bool:
+        return self.database.available
+
+    @property
+    def worker_id(self) -> str:
+        return self.database.worker_id
 
     @classmethod
     def open(
@@ -62,7 +78,13 @@ class PostgresBackend:
         """Connect to ``cfg.state_url`` and migrate its schema (blocking)."""
         if cfg.state_url is None:  # pragma: no cover - open_state checks
             raise ValueError("no state_url")
-        database = PgDatabase(cfg.state_url)
+        database = PgDatabase(
+            cfg.state_url,
+            worker_id=cfg.worker_id,
+            identity=default_worker_id(str(cfg.state_path)),
+            timeout_s=cfg.store_timeout_s,
+            stale_s=cfg.lease_s,
+        )
         opened.append(database)
         try:
             return cls(database, cfg, logger=logger, on_reset=on_reset)
@@ -71,20 +93,33 @@ class PostgresBackend:
             opened.remove(database)
             raise
 
-    # --- locks (each a round trip: in a thread) ----------------------------------------------
+    # --- locks (each a round trip: in a thread, bounded) --------------------------------------
+
+    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in a thread; the loop waits no longer than the store's timeout (the
+        thread's own socket timeouts end it soon after)."""
+        try:
+            async with asyncio.timeout(self.timeout_s + 1):
+                return await asyncio.to_thread(fn, *args)
+        except TimeoutError:
+            raise StoreUnavailable(
+                f"PostgreSQL did not answer within {self.timeout_s:g} s", reason="unreachable"
+            ) from None
 
     async def hold(self, task_id: str) -> bool:
-        return await asyncio.to_thread(self.runlocks.hold, task_id)
+        return await self._off_loop(self.runlocks.hold, task_id)
 
     async def release(self, task_id: str) -> None:
-        await asyncio.to_thread(self.locks.release_task_locks, task_id)
-        await asyncio.to_thread(self.runlocks.release, task_id)
+        try:
+            await self._off_loop(self.locks.release_task_locks, task_id)
+        finally:
+            await self._off_loop(self.runlocks.release, task_id)
 
     def release_soon(self, task_id: str) -> None:
         """Nothing here: a database's locks are released by the runner's end (``release``)."""
 
     async def running_elsewhere(self, task_id: str) -> bool:
-        return await asyncio.to_thread(self.runlocks.running_elsewhere, task_id)
+        return await self._off_loop(self.runlocks.running_elsewhere, task_id)
 
     def held_elsewhere(self, task_ids: Sequence[str]) -> set[str]:
         return self.runlocks.held_elsewhere(task_ids) if task_ids else set()
@@ -111,7 +146,7 @@ class PostgresBackend:
         return found
 
     async def read(self, task_id: str) -> TaskRecord | None:
-        return await asyncio.to_thread(self.store.get, task_id)
+        return await self._off_loop(self.store.get, task_id)
 
     def orphans(self, states: tuple[str, ...]) -> list[str]:
         return self.runlocks.orphans(states)
@@ -119,7 +154,9 @@ class PostgresBackend:
     def close(self) -> None:
         """Write what is queued, then close the parts; the database (its pools) last."""
         try:
-            self.committer.flush_sync()
+            self.committer.close()
         finally:
-            for part in (self.store, self.history, self.locks, self.runlocks, self.database):
+            parts = (self.queue, self.control, self.store, self.history, self.locks,
+                     self.runlocks)  # fmt: skip
+            for part in (*parts, self.database):
                 part.close()

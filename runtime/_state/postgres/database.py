@@ -19,17 +19,20 @@ round trips, or batched (``PgRunLocks.held_elsewhere``), cheap to run in a threa
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import secrets
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate, schema_version
-from skillrt.exceptions import MissingDependency, StoreUnavailable
+from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 
-__all__ = ["PgDatabase", "inspect_database", "redact_url"]
+__all__ = ["PgDatabase", "default_worker_id", "inspect_database", "redact_url"]
 
 
 _URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
@@ -39,6 +42,34 @@ _NO_WAL_WAIT = "-c synchronous_commit=off"  # the bookkeeping sessions' setting
 def redact_url(url: str) -> str:
     """The URL with its password replaced by ``***`` (for messages and logs)."""
     return _URL_PASSWORD.sub(r"\1***@", url)
+
+
+def default_worker_id(state_path: str) -> str:
+    """A worker's name when none is configured: its host and its state folder, so that a
+    worker restarted on the same machine over the same folder is the same worker (and takes
+    its own tasks back at once instead of waiting for their leases to run out)."""
+    folder = hashlib.sha256(os.path.realpath(state_path).encode("utf-8", "replace")).hexdigest()
+    return f"{socket.gethostname()}:{folder[:10]}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def clean_text(value: Any) -> Any:
+    """``value`` with NUL removed from every string in it: PostgreSQL's text cannot hold it
+    (a NUL reaching the server is a ``DataError``)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, list | tuple):
+        return type(value)(clean_text(v) for v in value)
+    return value
 
 
 def _modules() -> tuple[Any, Any]:
@@ -63,21 +94,46 @@ class PgDatabase:
         url: str,
         *,
         worker_id: str | None = None,
+        identity: str | None = None,
         pool_size: int = 8,
         connect_timeout_s: float = 10.0,
+        timeout_s: float = 5.0,
+        stale_s: float = 30.0,
     ) -> None:
         psycopg, psycopg_pool = _modules()
         self._psycopg = psycopg
         self.url = url
-        self.worker_id = worker_id or (
-            f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.timeout_s = timeout_s
+        # ``worker_id``: taken as given. ``identity``: the stable default name, taken unless a
+        # live process elsewhere still uses it (then this worker gets a name of its own).
+        self.worker_id = (
+            worker_id
+            or identity
+            or (f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}")
         )
-        connect = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout_s))}
+        self._stale_s = stale_s
+        self.reclaimed = False  # the worker's name was a dead process's: its tasks are ours
+        self._down_since: float | None = None  # the store stopped answering then
+        self.outages = 0
+        self._health = threading.Condition()
+        self._closing = threading.Event()
+        # Every session fails a read or write the server does not answer within the timeout
+        # (a frozen server, a cut network), instead of waiting for TCP to give up (minutes).
+        connect = {
+            "autocommit": True,
+            "connect_timeout": max(1, int(connect_timeout_s)),
+            "keepalives": 1,
+            "keepalives_idle": max(1, int(timeout_s)),
+            "keepalives_interval": 1,
+            "keepalives_count": 3,
+            "tcp_user_timeout": int(timeout_s * 1000),
+        }
         self._connect = {**connect, "options": _NO_WAL_WAIT}  # a bookkeeping session's
-        self._start(connect)
+        self._start(connect, identity=worker_id is None and identity is not None)
         self.pool = psycopg_pool.ConnectionPool(
-            url, min_size=1, max_size=pool_size, kwargs=connect, open=False, name="skillrt"
-        )
+            url, min_size=1, max_size=pool_size, kwargs=connect, open=False, name="skillrt",
+            timeout=timeout_s,
+        )  # fmt: skip
         self.bookkeeping = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
@@ -85,6 +141,7 @@ class PgDatabase:
             kwargs=self._connect,
             open=False,
             name="skillrt-bookkeeping",
+            timeout=timeout_s,
         )
         try:
             for pool in (self.pool, self.bookkeeping):
@@ -95,8 +152,11 @@ class PgDatabase:
                 f"cannot reach PostgreSQL at {redact_url(url)} within {connect_timeout_s:g} s "
                 "(is the server running, and state_url right?)"
             ) from exc
+        self._prober = threading.Thread(target=self._probe_loop, name="skillrt-store-probe",
+                                        daemon=True)  # fmt: skip
+        self._prober.start()
 
-    def _start(self, connect: dict[str, Any]) -> None:
+    def _start(self, connect: dict[str, Any], *, identity: bool) -> None:
         """Connect once on its own, migrate the schema and register this worker.
 
         A wrong URL or a server that is down is reported at once with the server's or the
@@ -106,9 +166,12 @@ class PgDatabase:
         try:
             with psycopg.connect(self.url, **connect) as conn:
                 self.migrated_from, self.schema_version = migrate(conn)
+                if identity:
+                    self._claim_identity(conn)
                 conn.execute(
                     "INSERT INTO skillrt_workers (worker_id, host, pid) VALUES (%s, %s, %s) "
-                    "ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now()",
+                    "ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now(), "
+                    "host = EXCLUDED.host, pid = EXCLUDED.pid, started_at = now()",
                     (self.worker_id, socket.gethostname(), os.getpid()),
                 )
         except psycopg.Error as exc:
@@ -121,26 +184,130 @@ class PgDatabase:
                 "(is the server running, and state_url right?)"
             ) from exc
 
+    def _claim_identity(self, conn: Any) -> None:
+        """Take the stable name, unless a live process still answers to it: one on another
+        host whose heartbeat is fresh, or one on this host that is still running."""
+        row = conn.execute(
+            "SELECT host, pid, heartbeat_at > now() - make_interval(secs => %s) "
+            "FROM skillrt_workers WHERE worker_id = %s",
+            (self._stale_s, self.worker_id),
+        ).fetchone()
+        if row is None:
+            return
+        host, pid, fresh = row
+        here = host == socket.gethostname()
+        if here and (pid == os.getpid() or not _pid_alive(int(pid))):
+            self.reclaimed = True  # the same worker, restarted: its leases are its own
+            return
+        if fresh:  # another live worker has this name (two workers over one state folder)
+            self.worker_id = f"{self.worker_id}:{os.getpid()}:{secrets.token_hex(2)}"
+        else:
+            self.reclaimed = not here  # a stale name from another host: nobody uses it
+
+    # --- health ---------------------------------------------------------------------------------
+
+    @property
+    def available(self) -> bool:
+        """False while the server does not answer (calls fail at once until it does again)."""
+        return self._down_since is None
+
+    @property
+    def down_for_s(self) -> float:
+        since = self._down_since
+        return 0.0 if since is None else time.monotonic() - since
+
+    def _went_down(self) -> None:
+        with self._health:
+            if self._down_since is None:
+                self._down_since = time.monotonic()
+                self.outages += 1
+                self._health.notify_all()
+
+    def _came_back(self) -> None:
+        with self._health:
+            if self._down_since is not None:
+                self._down_since = None
+                self._health.notify_all()
+        for pool in (self.pool, self.bookkeeping):  # drop the sessions the outage broke
+            with contextlib.suppress(Exception):
+                pool.check()
+
+    def probe(self) -> bool:
+        """One connection of its own, one round trip: does the server answer now?"""
+        try:
+            with self._psycopg.connect(self.url, **{**self._connect, "connect_timeout": 2}) as c:
+                c.execute("SELECT 1")
+        except Exception:
+            return False
+        return True
+
+    def _probe_loop(self) -> None:
+        """While the store is down, try it every half second; mark it up once it answers."""
+        while not self._closing.is_set():
+            with self._health:
+                while self._down_since is None and not self._closing.is_set():
+                    self._health.wait(1.0)
+            if self._closing.wait(0.5):
+                return
+            if self.probe():
+                self._came_back()
+
+    def _unavailable(self, exc: BaseException) -> StoreUnavailable:
+        self._went_down()
+        return StoreUnavailable(
+            f"PostgreSQL at {redact_url(self.url)} does not answer: {exc}", reason="unreachable"
+        )
+
     @contextlib.contextmanager
     def connection(self, *, durable: bool = True) -> Iterator[Any]:
-        """A pooled connection (autocommit); database errors become ``StoreUnavailable``.
+        """A pooled connection (autocommit); database errors become ``StoreUnavailable``, and
+        a value the database refuses (``DataError``) a ``UserError``.
 
         ``durable=False``: a bookkeeping connection, whose commits do not wait for the WAL
-        flush (leases, heartbeats, lock holders; never checkpoints or history).
+        flush (leases, heartbeats, lock holders; never checkpoints or history). While the
+        server does not answer, this fails at once (a probe finds when it is back).
         """
         psycopg = self._psycopg
+        if self._down_since is not None:
+            raise StoreUnavailable(
+                f"PostgreSQL at {redact_url(self.url)} has not answered for "
+                f"{self.down_for_s:.0f} s; retrying",
+                reason="unreachable",
+            )
+        pool = self.pool if durable else self.bookkeeping
         try:
-            with (self.pool if durable else self.bookkeeping).connection() as conn:
+            with pool.connection() as conn:
                 yield conn
         except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL at {redact_url(self.url)}: {exc}") from exc
+            raise self._unavailable(exc) from exc
+        except psycopg.DataError as exc:
+            raise UserError(f"the database refused a value: {exc}") from exc
+        except Exception as exc:
+            if type(exc).__name__ != "PoolTimeout":
+                raise
+            if not self.probe():  # no connection free because the server is gone
+                raise self._unavailable(exc) from exc
+            # The server answers: every pooled connection is busy (a burst of work). Not an
+            # outage: this call fails, the others go on.
+            raise StoreUnavailable(
+                f"PostgreSQL at {redact_url(self.url)}: no pooled connection free within "
+                f"{self.timeout_s:g} s (busy)",
+                reason="busy",
+            ) from exc
 
     def dedicated(self) -> Any:
         """A bookkeeping connection of its own (not pooled), for session-level advisory locks."""
+        if self._down_since is not None:
+            raise StoreUnavailable(f"PostgreSQL at {redact_url(self.url)} does not answer",
+                                   reason="unreachable")  # fmt: skip
         try:
             return self._psycopg.connect(self.url, **self._connect)
         except self._psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL at {redact_url(self.url)}: {exc}") from exc
+            raise self._unavailable(exc) from exc
+
+    def listener(self) -> Any:
+        """A connection of its own for LISTEN (not pooled; the caller closes it)."""
+        return self._psycopg.connect(self.url, **self._connect)
 
     def live_workers(self, stale_s: float) -> list[dict[str, Any]]:
         """Workers that sent a heartbeat within ``stale_s`` seconds, newest first."""
@@ -164,8 +331,12 @@ class PgDatabase:
             )
 
     def close(self) -> None:
-        with contextlib.suppress(Exception), self.pool.connection(timeout=2) as conn:
-            conn.execute("DELETE FROM skillrt_workers WHERE worker_id = %s", (self.worker_id,))
+        self._closing.set()
+        with self._health:
+            self._health.notify_all()
+        if self._down_since is None:
+            with contextlib.suppress(Exception), self.pool.connection(timeout=2) as conn:
+                conn.execute("DELETE FROM skillrt_workers WHERE worker_id = %s", (self.worker_id,))
         self._close_pools()
 
     def _close_pools(self) -> None:

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillrt._state.postgres.database import clean_text
 from skillrt.exceptions import UserError
 
 if TYPE_CHECKING:
@@ -57,9 +58,12 @@ class PgHistory:
             if not isinstance(task_id, str) or not isinstance(session_id, str):
                 raise UserError("a task history entry needs task_id and session_id strings")
             rows.append(
-                (task_id, session_id, self._json(f"history entry of task {task_id!r}", entry))
+                clean_text((task_id, session_id, self._json(f"history of {task_id!r}", entry)))
             )
-        said = [(sid, self._json(f"chat message of session {sid!r}", m)) for sid, m in messages]
+        said = [
+            clean_text((sid, self._json(f"chat message of session {sid!r}", m)))
+            for sid, m in messages
+        ]
         if not rows and not said:
             return
         with self.db.connection(durable=False) as conn, conn.transaction(), conn.cursor() as cur:
@@ -93,7 +97,7 @@ class PgHistory:
                 "SELECT data FROM skillrt_history_tasks WHERE session_id = %s "
                 "ORDER BY seq DESC LIMIT %s"
             )
-            params = (session_id, limit)
+            params = (clean_text(session_id), limit)
         with self.db.connection() as conn:
             rows = conn.execute(query, params).fetchall()
         return [json.loads(data) for (data,) in rows]
@@ -103,7 +107,7 @@ class PgHistory:
             rows = conn.execute(
                 "SELECT data FROM skillrt_history_messages WHERE session_id = %s "
                 "ORDER BY seq DESC LIMIT %s",
-                (session_id, limit),
+                (clean_text(session_id), limit),
             ).fetchall()
         return [json.loads(data) for (data,) in rows]
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from skillrt._state.postgres.database import clean_text
 from skillrt.exceptions import UserError
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class PgRunLocks:
                 "expires_at = EXCLUDED.expires_at "
                 "WHERE skillrt_leases.worker_id = EXCLUDED.worker_id "
                 "OR skillrt_leases.expires_at <= now() RETURNING task_id",
-                (task_id, self.db.worker_id, self.lease_s),
+                (clean_text(task_id), self.db.worker_id, self.lease_s),
             ).fetchone()
         if row is None:
             return False
@@ -62,7 +63,7 @@ class PgRunLocks:
         with self.db.connection(durable=False) as conn:
             conn.execute(
                 "DELETE FROM skillrt_leases WHERE task_id = %s AND worker_id = %s",
-                (task_id, self.db.worker_id),
+                (clean_text(task_id), self.db.worker_id),
             )
 
     def running_elsewhere(self, task_id: str) -> bool:
@@ -70,7 +71,7 @@ class PgRunLocks:
             row = conn.execute(
                 "SELECT 1 FROM skillrt_leases WHERE task_id = %s AND worker_id <> %s "
                 "AND expires_at > now()",
-                (task_id, self.db.worker_id),
+                (clean_text(task_id), self.db.worker_id),
             ).fetchone()
         return row is not None
 
@@ -83,28 +84,35 @@ class PgRunLocks:
             rows = conn.execute(
                 "SELECT task_id FROM skillrt_leases WHERE task_id = ANY(%s) AND worker_id <> %s "
                 "AND expires_at > now()",
-                (list(task_ids), self.db.worker_id),
+                (clean_text(list(task_ids)), self.db.worker_id),
             ).fetchall()
         return {task_id for (task_id,) in rows}
 
     def orphans(self, states: tuple[str, ...]) -> list[str]:
-        """Tasks in one of ``states`` that no live worker holds: their worker died."""
+        """Tasks in one of ``states`` that no live worker holds (their worker died), and those
+        whose lease names this worker while it does not run them (this worker restarted: its
+        own tasks are taken back at once, not ``lease_s`` later; or an outage cut them off).
+        The caller skips the ones it runs."""
         with self.db.connection(durable=False) as conn:
             rows = conn.execute(
                 "SELECT t.task_id FROM skillrt_tasks t WHERE t.state = ANY(%s) AND NOT EXISTS "
                 "(SELECT 1 FROM skillrt_leases l WHERE l.task_id = t.task_id "
-                " AND l.expires_at > now()) ORDER BY t.updated_at",
-                (list(states),),
+                " AND l.expires_at > now() AND l.worker_id <> %s) ORDER BY t.updated_at",
+                (list(states), self.db.worker_id),
             ).fetchall()
         return [task_id for (task_id,) in rows]
 
     def renew(self) -> None:
-        """Push back every lease this worker holds, and its heartbeat."""
+        """Push back the leases of the tasks this worker runs, and its heartbeat. (Leases under
+        its name that it no longer runs, left by an outage or an earlier life, are not
+        renewed: failover takes those tasks back.)"""
+        with self._mutex:
+            held = list(self._held)
         with self.db.connection(durable=False) as conn, conn.transaction():
             conn.execute(
                 "UPDATE skillrt_leases SET expires_at = now() + make_interval(secs => %s) "
-                "WHERE worker_id = %s",
-                (self.lease_s, self.db.worker_id),
+                "WHERE worker_id = %s AND task_id = ANY(%s)",
+                (self.lease_s, self.db.worker_id, held),
             )
             conn.execute(
                 "UPDATE skillrt_workers SET heartbeat_at = now() WHERE worker_id = %s",
@@ -114,6 +122,8 @@ class PgRunLocks:
 
     def _renew_loop(self) -> None:
         while not self._stop.wait(self.lease_s / 3):
+            if not self.db.available:
+                continue  # the probe finds when the server is back; renew then
             with contextlib.suppress(Exception):  # a missed renewal is retried next round
                 self.renew()
 

@@ -19,7 +19,9 @@ from skillrt.exceptions import StoreUnavailable
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 # (version, what it does, SQL). Version 1 is the task store and history; 2 adds the leases,
-# the workers table and the file-lock holders that make several workers share one database.
+# the workers table and the file-lock holders that make several workers share one database;
+# 3 the control requests (pause, abort, answer, follow) one worker sends to another; 4 the work
+# queue.
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -79,6 +81,48 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             worker_id  text NOT NULL,
             since      timestamptz NOT NULL DEFAULT now()
         );
+        """,
+    ),
+    (
+        3,
+        "control requests between workers",
+        """
+        CREATE TABLE skillrt_control (
+            id         bigserial PRIMARY KEY,
+            task_id    text NOT NULL,
+            verb       text NOT NULL,
+            payload    text NOT NULL DEFAULT '',
+            sender     text NOT NULL,
+            worker_id  text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            taken_at   timestamptz,
+            done_at    timestamptz,
+            result     text
+        );
+        CREATE INDEX skillrt_control_open ON skillrt_control (task_id) WHERE done_at IS NULL;
+        """,
+    ),
+    (
+        4,
+        "the work queue",
+        """
+        CREATE TABLE skillrt_queue (
+            id          bigserial PRIMARY KEY,
+            task_id     text NOT NULL UNIQUE,
+            priority    integer NOT NULL DEFAULT 0,
+            request     text NOT NULL,
+            sender      text NOT NULL,
+            queued_at   timestamptz NOT NULL DEFAULT now(),
+            taken_by    text,
+            taken_at    timestamptz,
+            limit_keys  text[] NOT NULL DEFAULT '{}',
+            done_at     timestamptz,
+            result      text
+        );
+        CREATE INDEX skillrt_queue_waiting ON skillrt_queue (priority DESC, id)
+            WHERE taken_at IS NULL;
+        CREATE INDEX skillrt_queue_running ON skillrt_queue USING gin (limit_keys)
+            WHERE taken_at IS NOT NULL AND done_at IS NULL;
         """,
     ),
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from skillrt._state.postgres.database import clean_text
 from skillrt._state.protocol import LoadResult
 from skillrt._state.records import RecordText, TaskRecord, dump_record, parse_record
 from skillrt.exceptions import StoreUnavailable
@@ -39,20 +40,26 @@ class PgTaskStore:
         Records of tasks another live worker holds a lease on are not written; after the rest
         is committed this raises ``StoreUnavailable(reason="lease_lost")`` naming them.
         """
-        rows = [(r.id, r.state, r.updated_at, dump_record(r)) for r in saves]
+        # NUL cannot be stored in PostgreSQL's text: the record's JSON escapes it (\u0000),
+        # the indexed columns lose it.
+        rows = [(clean_text(r.id), r.state, r.updated_at, dump_record(r)) for r in saves]
+        deletes = [clean_text(task_id) for task_id in deletes]
         fenced: list[str] = []
         with self.db.connection() as conn, conn.transaction():
-            if rows:
+            if rows or deletes:
                 # Every lease row of these tasks is locked, whoever holds it, and judged as it
                 # is once locked: a takeover in flight either commits first (and this write is
-                # fenced) or waits until this write is committed (and then reads it).
+                # fenced) or waits until this write is committed (and then reads it). A
+                # deletion is fenced too: no worker ends the checkpoint of a task that another
+                # live worker runs (a control request sent to the wrong worker, a stale copy).
                 leases = conn.execute(
                     "SELECT task_id, worker_id <> %s AND expires_at > now() FROM skillrt_leases "
                     "WHERE task_id = ANY(%s) ORDER BY task_id FOR SHARE",
-                    (self.db.worker_id, [row[0] for row in rows]),
+                    (self.db.worker_id, sorted({row[0] for row in rows} | set(deletes))),
                 ).fetchall()
                 fenced = [task_id for task_id, elsewhere in leases if elsewhere]
                 rows = [row for row in rows if row[0] not in fenced]
+                deletes = [task_id for task_id in deletes if task_id not in fenced]
             if rows:
                 with conn.cursor() as cur:
                     cur.executemany(
@@ -66,15 +73,15 @@ class PgTaskStore:
                 conn.execute("DELETE FROM skillrt_tasks WHERE task_id = ANY(%s)", (deletes,))
         if fenced:
             raise StoreUnavailable(
-                f"task(s) {', '.join(fenced)} now run on another worker (this worker's lease "
-                "expired); not writing their checkpoints",
+                f"task(s) {', '.join(fenced)} run on another worker (this worker does not "
+                "hold their lease); not writing or deleting their checkpoints",
                 reason="lease_lost",
             )
 
     def get(self, task_id: str) -> TaskRecord | None:
         with self.db.connection() as conn:
             row = conn.execute(
-                "SELECT record FROM skillrt_tasks WHERE task_id = %s", (task_id,)
+                "SELECT record FROM skillrt_tasks WHERE task_id = %s", (clean_text(task_id),)
             ).fetchone()
         if row is None:
             return None
@@ -86,7 +93,9 @@ class PgTaskStore:
 
     def delete(self, task_id: str) -> bool:
         with self.db.connection() as conn:
-            cur = conn.execute("DELETE FROM skillrt_tasks WHERE task_id = %s", (task_id,))
+            cur = conn.execute(
+                "DELETE FROM skillrt_tasks WHERE task_id = %s", (clean_text(task_id),)
+            )
             return bool(cur.rowcount)
 
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:

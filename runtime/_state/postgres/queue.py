@@ -1,0 +1,193 @@
+"""``PgQueue``: the work queue of a shared store, in ``skillrt_queue``.
+
+A worker *puts* a task (its request as JSON, a priority, its own name as the sender) and
+``NOTIFY skillrt_queue`` wakes every worker. A worker with room *takes* up to ``n`` waiting
+tasks, highest priority first, oldest first, with ``FOR UPDATE SKIP LOCKED``: workers taking at
+the same time never take one task twice, nor wait for each other's rows. A task taken records
+the limit keys of the worker that took it (its model, its model server); where a key has a
+limit, the takers of that key are serialised by an advisory lock while they count the tasks
+running under it, so the limit holds across workers. When the task's turn ends the worker
+records its reply (*done*), which wakes the sender (``NOTIFY skillrt_reply``, the request id
+negated); the sender also polls while it waits.
+
+A worker that dies leaves its taken rows: ``requeue_dead`` puts back those whose task has no
+checkpoint yet (nothing of it ran), and ends the others with no reply (failover resumes them
+from their journal, and their reply goes to the history).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from skillrt._state.postgres.database import clean_text
+from skillrt._state.protocol import QueuedTask
+from skillrt.exceptions import StoreUnavailable
+
+if TYPE_CHECKING:
+    from skillrt._state.postgres.control import PgControl
+    from skillrt._state.postgres.database import PgDatabase
+
+__all__ = ["PgQueue"]
+
+T = TypeVar("T")
+
+
+class PgQueue:
+    """The work queue (see the module docstring)."""
+
+    def __init__(self, db: PgDatabase, control: PgControl, *, stale_s: float) -> None:
+        self.db = db
+        self.control = control
+        self.stale_s = stale_s
+        # A caller waiting for its reply is woken by a notification; it also looks every
+        # ``poll_s`` (a notification missed), less often than the control channel: a busy
+        # queue has many callers waiting at once.
+        self.poll_s = max(5.0, control.poll_s)
+
+    def listen(self, on_work: Callable[[], None]) -> None:
+        """``on_work`` runs on the control channel's loop when work is queued anywhere."""
+        self.control.on_work = on_work
+
+    async def put(self, task_id: str, request: str, priority: int) -> int:
+        def put() -> int:
+            with self.db.connection(durable=False) as conn:
+                row = conn.execute(
+                    "WITH q AS (INSERT INTO skillrt_queue (task_id, priority, request, sender) "
+                    " VALUES (%s, %s, %s, %s) RETURNING id) "
+                    "SELECT id, pg_notify('skillrt_queue', '*') FROM q",
+                    clean_text((task_id, priority, request, self.db.worker_id)),
+                ).fetchone()
+            return int(row[0])
+
+        request_id = await self._off_loop(put)
+        self.control.waiter(-request_id)
+        return request_id
+
+    def take_sync(self, n: int, keys: list[str], limits: dict[str, int]) -> list[QueuedTask]:
+        """Take up to ``n`` waiting tasks for this worker, within the limits of its ``keys``."""
+        if n <= 0:
+            return []
+        limited = sorted(key for key in keys if key in limits)
+        with self.db.connection(durable=False) as conn, conn.transaction():
+            room = n
+            for key in limited:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (key,))
+                (running,) = conn.execute(
+                    "SELECT count(*) FROM skillrt_queue WHERE limit_keys @> ARRAY[%s] "
+                    "AND taken_at IS NOT NULL AND done_at IS NULL",
+                    (key,),
+                ).fetchone()
+                room = min(room, limits[key] - int(running))
+            if room <= 0:
+                return []
+            rows = conn.execute(
+                "UPDATE skillrt_queue SET taken_by = %s, taken_at = now(), limit_keys = %s "
+                "WHERE id IN (SELECT id FROM skillrt_queue WHERE taken_at IS NULL "
+                " ORDER BY priority DESC, id LIMIT %s FOR UPDATE SKIP LOCKED) "
+                "RETURNING id, task_id, request, sender, priority",
+                (self.db.worker_id, keys, room),
+            ).fetchall()
+        rows.sort(key=lambda row: (-row[4], row[0]))
+        return [QueuedTask(*row[:4]) for row in rows]
+
+    async def take(self, n: int, keys: list[str], limits: dict[str, int]) -> list[QueuedTask]:
+        return await self._off_loop(self.take_sync, n, keys, limits)
+
+    async def done(self, request_id: int, result: str | None) -> None:
+        """Record a taken task's reply and wake the worker that queued it."""
+
+        def done() -> None:
+            with self.db.connection(durable=False) as conn:
+                conn.execute(
+                    "WITH d AS (UPDATE skillrt_queue SET done_at = now(), result = %s "
+                    " WHERE id = %s RETURNING sender) "
+                    "SELECT pg_notify('skillrt_reply', sender || E'\\t' || %s) FROM d",
+                    (None if result is None else clean_text(result), request_id, -request_id),
+                )
+
+        await self._off_loop(done)
+
+    async def result(self, request_id: int) -> str | None:
+        """Wait until the task is done; its reply (None: it ended without one here)."""
+        event = self.control.waiter(-request_id)
+        try:
+            while True:
+                done, result = await self._off_loop(self._state, request_id)
+                if done:
+                    return result
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.poll_s):
+                        await event.wait()
+                event.clear()
+        finally:
+            self.control.forget(-request_id)
+
+    def _state(self, request_id: int) -> tuple[bool, str | None]:
+        with self.db.connection(durable=False) as conn:
+            row = conn.execute(
+                "SELECT done_at IS NOT NULL, result FROM skillrt_queue WHERE id = %s",
+                (request_id,),
+            ).fetchone()
+        return (True, None) if row is None else (bool(row[0]), row[1])
+
+    async def withdraw(self, request_id: int) -> bool:
+        """Take a task back out of the queue if nobody took it yet."""
+
+        def withdraw() -> bool:
+            with self.db.connection(durable=False) as conn:
+                row = conn.execute(
+                    "UPDATE skillrt_queue SET done_at = now() WHERE id = %s "
+                    "AND taken_at IS NULL RETURNING id",
+                    (request_id,),
+                ).fetchone()
+            return row is not None
+
+        return await self._off_loop(withdraw)
+
+    def requeue_dead(self) -> int:
+        """Put back the tasks taken by workers that died before any of it was checkpointed;
+        end with no reply those that were (failover resumes them); forget the rows finished
+        an hour ago. Blocking."""
+        dead = (
+            "q.done_at IS NULL AND q.taken_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+            "skillrt_workers w WHERE w.worker_id = q.taken_by AND "
+            "w.heartbeat_at > now() - make_interval(secs => %s))"
+        )
+        with self.db.connection(durable=False) as conn, conn.transaction():
+            cur = conn.execute(
+                # S608: ``dead`` is a constant of this function, never input.
+                "UPDATE skillrt_queue q SET taken_by = NULL, taken_at = NULL, "  # noqa: S608
+                f"limit_keys = '{{}}' WHERE {dead} AND NOT EXISTS (SELECT 1 FROM skillrt_tasks t "
+                "WHERE t.task_id = q.task_id)",
+                (self.stale_s,),
+            )
+            requeued = cur.rowcount
+            conn.execute(
+                f"UPDATE skillrt_queue q SET done_at = now() WHERE {dead}",  # noqa: S608
+                (self.stale_s,),
+            )
+            if requeued:
+                conn.execute("SELECT pg_notify('skillrt_queue', '*')")
+            # Replies are read within seconds; an hour-old finished row is kept for nobody.
+            conn.execute("DELETE FROM skillrt_queue WHERE done_at < now() - interval '1 hour'")
+        return int(requeued or 0)
+
+    def prune(self, older_than_s: float = 3600.0) -> None:
+        with self.db.connection(durable=False) as conn:
+            conn.execute(
+                "DELETE FROM skillrt_queue WHERE done_at < now() - make_interval(secs => %s)",
+                (older_than_s,),
+            )
+
+    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            async with asyncio.timeout(self.db.timeout_s + 1):
+                return await asyncio.to_thread(fn, *args)
+        except TimeoutError:
+            raise StoreUnavailable("PostgreSQL did not answer in time") from None
+
+    def close(self) -> None:
+        """Nothing of its own to close."""

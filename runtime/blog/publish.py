@@ -1,0 +1,84 @@
+"""Publishing a draft: the blog's own draft mark taken off, nothing else touched.
+
+- A ``draft = true`` / ``draft: true`` / ``"draft": true`` field (or Jekyll's
+  ``published: false``) is removed from the frontmatter; every other byte stays.
+- A post in a drafts folder (Jekyll's ``_drafts/``, Hexo's ``source/_drafts/``) moves to the
+  posts folder; in Jekyll's ``_posts/`` it gets the ``YYYY-MM-DD-`` prefix Jekyll needs. The
+  new file is created first (never over another), then the draft goes to the trash.
+
+The write passes the hash read to ``FileStore.write``, so a post edited meanwhile is refused,
+not overwritten. Publishing again after a crash finishes the move; publishing a post that is
+not a draft changes nothing and says so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from skillrt.blog.conventions import DRAFT_FOLDERS
+from skillrt.blog.files import FileStore
+from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.exceptions import UserError
+
+__all__ = ["Published", "publish_post"]
+
+_DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}-")
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What publishing did: the post's path now, where it was (``moved_from``), and whether
+    anything changed (False: it was no draft)."""
+
+    path: str
+    changed: bool
+    moved_from: str | None = None
+    removed: tuple[str, ...] = ()
+
+
+def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` without its draft mark (the fields removed)."""
+    found = split_frontmatter(text, path)
+    fields = found.fields()
+    gone = []
+    if fields.get("draft") not in (None, False, "false", "no"):
+        gone.append("draft")
+    if fields.get("published") in (False, "false", "no"):
+        gone.append("published")
+    if not gone:
+        return text, ()
+    return found.with_fields({}, remove=gone).text, tuple(gone)
+
+
+def _published_path(path: str, posts_dir: str, day: dt.date) -> str:
+    name = PurePosixPath(path).name
+    folder = posts_dir.strip("/") or "."
+    if PurePosixPath(folder).name == "_posts" and not _DATE_PREFIX.match(name):
+        name = f"{day.isoformat()}-{name}"
+    return f"{folder}/{name}".removeprefix("./")
+
+
+def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -> Published:
+    """Publish the draft at ``path`` (relative to the blog): see the module docstring."""
+    rel = files.relative(path)
+    if not files.exists(rel):
+        raise UserError(f"{rel} does not exist; nothing to publish")
+    text, digest = files.read(rel)
+    new_text, removed = _unflagged(text, rel)
+    in_drafts = any(part in DRAFT_FOLDERS for part in PurePosixPath(rel).parts[:-1])
+    if not in_drafts:
+        if not removed:
+            return Published(path=rel, changed=False)
+        files.write(rel, new_text, expected_hash=digest)
+        return Published(path=rel, changed=True, removed=removed)
+    target = _published_path(rel, posts_dir, day)
+    existing = files.hash_of(target)
+    if existing is None:
+        files.write(target, new_text, create_only=True)
+    elif files.read(target)[0] != new_text:  # not ours from a run cut short
+        raise UserError(f"{target} already exists; move {rel} by hand or rename it first")
+    files.move_to_trash(rel)
+    return Published(path=target, changed=True, moved_from=rel, removed=removed)

@@ -1,0 +1,219 @@
+"""``VersionStore``: the version of a post before each write, kept so the write can be undone.
+
+Every write of a post by a skill is preceded by ``keep``: the post's bytes as they were (none
+for a post being created) go to ``<state>/versions/`` with a small JSON record (the path, what
+the write did, the sha256 the write leaves). The record is fsynced before the write happens,
+and is keyed by the writing task and step: a task resumed after a crash that runs its save again
+finds its record already there and keeps the first one, the true original. At most ``keep``
+records are kept (``undo.keep``), the oldest dropped first.
+
+``undo(files, path=None)`` restores the newest record (of ``path``, or of any post): an edited
+post gets its old bytes back, a created post (a new article, a translation) goes to the trash,
+a deleted post comes back from the trash. It refuses, changing nothing, when the post changed
+since the write (its hash is no longer the one the write left) or, for a deleted post, when a
+file has taken its place. The record is dropped once the post is restored.
+
+The records are files, so they outlive a restart; with the shared PostgreSQL store each worker
+keeps its own (the state folder is per worker).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+from skillrt.blog.files import FileStore, fsync_dir, sha256_hex
+from skillrt.exceptions import FileChanged, UserError
+
+__all__ = ["Action", "NothingToUndo", "Undone", "Version", "VersionStore"]
+
+Action = Literal["edit", "create", "delete"]
+DEFAULT_KEEP = 50
+
+
+class NothingToUndo(UserError):
+    """No kept version (of that post) to restore."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        super().__init__(f"nothing to undo{f' for {path}' if path else ''}")
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One kept version: the write it came before."""
+
+    id: str
+    key: str
+    path: str
+    action: Action
+    after: str | None  # the sha256 the write left (None: the post was deleted)
+    task_id: str
+    created_at: float
+    had_before: bool  # False: the post did not exist before the write
+
+
+@dataclass(frozen=True, slots=True)
+class Undone:
+    """What ``undo`` did: the post, the action undone, and where a created post went."""
+
+    path: str
+    action: Action
+    task_id: str
+    trash: str | None = None
+
+
+def _write_durably(target: Path, data: bytes) -> None:
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+class VersionStore:
+    """The kept versions in ``folder`` (see the module docstring)."""
+
+    def __init__(self, folder: Path, *, keep: int = DEFAULT_KEEP) -> None:
+        self.folder = Path(folder)
+        self.keep_at_most = keep
+
+    # --- keeping ---------------------------------------------------------------------------------
+
+    def keep(
+        self, files: FileStore, path: str, action: Action, *, key: str, after: str | None
+    ) -> None:
+        """Keep ``path`` as it is now, before a write that leaves the hash ``after``.
+
+        ``key`` names the write (its task and step): a second call with the same key keeps
+        nothing (the task was resumed after a crash; the first record holds the original).
+        Blocking I/O: run it off the event loop (a skill's save step is).
+        """
+        if self.keep_at_most <= 0:
+            return
+        rel = files.relative(path)
+        if self._has(key):
+            return
+        before = self._bytes_of(files, rel) if action != "create" else None
+        self.record(rel, action, before, key=key, after=after)
+
+    def _has(self, key: str) -> bool:
+        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        return self.folder.is_dir() and any(self.folder.glob(f"*-{tag}.json"))
+
+    def record(
+        self, rel: str, action: Action, before: bytes | None, *, key: str, after: str | None
+    ) -> None:
+        """Keep ``before`` (the bytes of ``rel`` before a write; None: it did not exist) for a
+        write already made or about to be; ``keep`` reads them itself. Once per ``key``."""
+        if self.keep_at_most <= 0 or self._has(key):
+            return
+        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        stem = f"{time.time_ns():020d}-{tag}"
+        if before is not None:
+            _write_durably(self.folder / f"{stem}.blob", before)
+        record = Version(
+            id=stem,
+            key=key,
+            path=rel,
+            action=action,
+            after=after,
+            task_id=key.split(":", 1)[0],
+            created_at=time.time(),
+            had_before=before is not None,
+        )
+        _write_durably(self.folder / f"{stem}.json", json.dumps(asdict(record)).encode("utf-8"))
+        fsync_dir(self.folder)
+        self._prune()
+
+    @staticmethod
+    def bytes_of(files: FileStore, rel: str) -> bytes | None:
+        """The bytes of ``rel`` now (None: no such file)."""
+        return VersionStore._bytes_of(files, rel)
+
+    @staticmethod
+    def _bytes_of(files: FileStore, rel: str) -> bytes | None:
+        try:
+            with open(files.resolve(rel), "rb") as fh:
+                return fh.read(files.max_read_bytes + 1)
+        except FileNotFoundError:
+            return None
+
+    def _prune(self) -> None:
+        records = sorted(self.folder.glob("*.json"))
+        for old in records[: max(0, len(records) - self.keep_at_most)]:
+            self._drop(old.stem)
+
+    def _drop(self, stem: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.folder / f"{stem}.json").unlink()
+        with contextlib.suppress(FileNotFoundError):
+            (self.folder / f"{stem}.blob").unlink()
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def versions(self, path: str | None = None) -> list[Version]:
+        """The kept versions, newest first (of ``path`` only when given)."""
+        found: list[Version] = []
+        if not self.folder.is_dir():
+            return found
+        for record in sorted(self.folder.glob("*.json"), reverse=True):
+            try:
+                version = Version(**json.loads(record.read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError):
+                continue  # a damaged record is skipped, never fatal
+            if path is None or version.path == path:
+                found.append(version)
+        return found
+
+    # --- undoing ---------------------------------------------------------------------------------
+
+    def undo(self, files: FileStore, path: str | None = None) -> Undone:
+        """Restore the newest kept version (of ``path``); see the module docstring.
+
+        ``files`` should be a task's view (``for_task``) so the post's lock is taken.
+        """
+        rel = files.relative(path) if path else None
+        versions = self.versions(rel)
+        if not versions:
+            raise NothingToUndo(rel)
+        version = versions[0]
+        current = files.hash_of(version.path)
+        trash: str | None = None
+        if version.action == "delete":
+            if current is not None:
+                raise UserError(
+                    f"{version.path} exists again; not restoring the deleted version over it"
+                )
+            files.write(version.path, self._before_text(version), create_only=True)
+        elif current != version.after:
+            raise FileChanged(version.path, version.after or "", current)
+        elif version.action == "create":
+            trash = str(files.move_to_trash(version.path))
+        else:
+            files.write(version.path, self._before_text(version), expected_hash=version.after)
+        self._drop(version.id)
+        return Undone(
+            path=version.path, action=version.action, task_id=version.task_id, trash=trash
+        )
+
+    def _before_text(self, version: Version) -> str:
+        data = (self.folder / f"{version.id}.blob").read_bytes()
+        text = data.decode("utf-8")  # posts are UTF-8 text: read and written as such
+        if sha256_hex(text.encode("utf-8")) != sha256_hex(data):
+            raise UserError(f"the kept version of {version.path} does not round-trip")
+        return text

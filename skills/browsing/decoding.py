@@ -1,0 +1,80 @@
+"""Content-Encoding decoding with a cap on every step (no decompression bombs).
+
+httpx decodes a compressed body one network chunk at a time with no bound on what a chunk
+may become: 64 KB of gzipped zeros is 64 MB once decoded, made in one call on the event loop.
+``CappedDecoder`` decodes the raw bytes in pieces of at most ``PIECE`` bytes (zlib's
+``max_length``) and never past ``limit`` in all; the caller yields to the loop between
+pieces. Only what the fetcher asks for is decoded (``gzip``, ``deflate``, or none); a body in
+another encoding, or in several stacked, raises ``BrowserError`` rather than being read.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+
+from skillrt.exceptions import BrowserError
+
+__all__ = ["PIECE", "CappedDecoder"]
+
+PIECE = 256 * 1024
+"""The most one decompression step produces (bytes)."""
+
+
+class CappedDecoder:
+    """Decodes one body (``encoding`` is its Content-Encoding header), at most ``limit`` bytes.
+
+    ``feed(raw)`` yields the decoded pieces of a raw chunk; ``full`` turns true when ``limit``
+    was reached (the rest of the body is not decoded: the page is cut there).
+    """
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        kinds = [k.strip().lower() for k in encoding.split(",") if k.strip()]
+        kinds = [k for k in kinds if k != "identity"]
+        if len(kinds) > 1:
+            raise BrowserError(f"the page is encoded {len(kinds)} times over ({encoding}); refused")
+        self.kind = kinds[0] if kinds else ""
+        if self.kind not in ("", "gzip", "x-gzip", "deflate"):
+            raise BrowserError(f"the page's Content-Encoding {encoding!r} is not supported")
+        self.limit = limit
+        self.size = 0
+        self.full = False
+        self._zlib: zlib._Decompress | None = None
+        self._raw_deflate = False
+        if self.kind in ("gzip", "x-gzip"):
+            self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        elif self.kind == "deflate":
+            self._zlib = zlib.decompressobj()
+
+    def feed(self, raw: bytes) -> Iterator[bytes]:
+        """The decoded pieces of ``raw``, each at most ``PIECE`` bytes, none past ``limit``."""
+        if self.full or not raw:
+            return
+        if self._zlib is None:
+            yield self._take(raw)
+            return
+        data = raw
+        while data and not self.full:
+            room = min(PIECE, self.limit - self.size + 1)  # one byte over: "there was more"
+            try:
+                piece = self._zlib.decompress(data, room)
+            except zlib.error as exc:
+                if self.kind == "deflate" and not self._raw_deflate and self.size == 0:
+                    self._raw_deflate = True  # a server that sends raw deflate (no zlib header)
+                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                    piece = self._zlib.decompress(data, room)
+                else:
+                    raise BrowserError(f"the page's {self.kind} body is corrupt: {exc}") from exc
+            data = self._zlib.unconsumed_tail
+            if piece:
+                yield self._take(piece)
+            elif not data:
+                break
+
+    def _take(self, piece: bytes) -> bytes:
+        room = self.limit - self.size
+        if len(piece) > room:
+            self.full = True
+            piece = piece[:room]
+        self.size += len(piece)
+        return piece

@@ -1,0 +1,72 @@
+"""Decoding and parsing pages off the event loop, within a time and a size cap.
+
+A hostile page (5 MB of NUL bytes, 300,000 links) costs selectolax and the readable-text walk
+seconds of CPU. ``read_page`` and ``read_text`` do that work in a worker thread, so the loop
+(other tasks, the watchdog, the server) keeps running; the walk stops at ``timeout_s`` and
+keeps what it read (``ParsedPage.cut`` says so, and the observation shows it). The size is
+capped before: the fetcher's ``max_page_bytes``, and ``MAX_PARSE_CHARS`` for the rendered DOM
+Chromium hands over. If even the C parser overruns by ``GRACE_S``, the caller gets a
+recoverable ``BrowserError`` and the thread finishes on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
+from urllib.parse import urlsplit
+
+from selectolax.lexbor import LexborHTMLParser
+
+from skillrt.exceptions import BrowserError
+from skillrt.skills.browsing.html_extract import ParsedPage, parse_page, readable_text
+
+if TYPE_CHECKING:
+    from skillrt.skills.browsing.fetcher import Fetched
+
+__all__ = ["GRACE_S", "MAX_PARSE_CHARS", "read_page", "read_text"]
+
+MAX_PARSE_CHARS = 5_000_000
+GRACE_S = 5.0
+MAX_PLAIN_CHARS = 200_000
+T = TypeVar("T")
+
+
+def _parse(fetched: Fetched, deadline: float) -> ParsedPage:
+    if fetched.is_html:
+        return parse_page(fetched.text()[:MAX_PARSE_CHARS], fetched.url, deadline=deadline)
+    title = urlsplit(fetched.url).path.rsplit("/", 1)[-1] or fetched.url
+    parsed = ParsedPage(LexborHTMLParser(""), fetched.url, fetched.url, title)
+    if fetched.is_text:
+        parsed.text = fetched.text()[:MAX_PLAIN_CHARS]
+    else:
+        parsed.text = f"(a {fetched.content_type} file of {len(fetched.body)} bytes)"
+    return parsed
+
+
+async def _off_loop(what: str, timeout_s: float, fn: Callable[[], T]) -> T:
+    try:
+        async with asyncio.timeout(timeout_s + GRACE_S):
+            return await asyncio.to_thread(fn)
+    except TimeoutError:
+        raise BrowserError(
+            f"reading {what} took over {timeout_s + GRACE_S:g} s; it is not shown"
+        ) from None
+
+
+async def read_page(fetched: Fetched, *, timeout_s: float) -> ParsedPage:
+    """``fetched`` decoded and parsed in a thread, the walk stopped at ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    return await _off_loop(fetched.url, timeout_s, partial(_parse, fetched, deadline))
+
+
+async def read_text(html: str, url: str, *, timeout_s: float) -> str:
+    """The readable text of ``html`` (a rendered DOM), worked out in a thread."""
+    deadline = time.monotonic() + timeout_s
+
+    def work() -> str:
+        return readable_text(html[:MAX_PARSE_CHARS], deadline=deadline)
+
+    return await _off_loop(url, timeout_s, work)

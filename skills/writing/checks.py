@@ -1,0 +1,439 @@
+"""The checks a writing skill runs on a model's text before it is saved or called done.
+
+Each check is a function of the text that returns a ``Verdict``: its name, whether it passed, a
+reason a person (and the model, on its retry) can read, and the text, fixed when the fix is
+unambiguous (scaffolding stripped, a link to no post made plain text). ``run_checks`` runs them
+in order, each on the text the one before left. The checks:
+
+- ``no_scaffolding``: the skills' own prompt lines and context excerpts (``scaffold.py``);
+- ``language``: a translation (or an article) is in its target language, by the share of its
+  letters in that language's script, and for languages written in Latin letters by their most
+  common words (no model is asked);
+- ``instruction_kind``: "add", "insert" or "expand" adds and removes at most a little; "shorten"
+  or "trim" shortens; "fix typos" changes little;
+- ``scope``: an edit of one part is answered with that part, not the whole post;
+- ``wikilinks``: every ``[[link]]`` names a post of the blog (by slug, path or title), or becomes
+  plain text; a text whose links are mostly invented fails;
+- ``frontmatter``: what the skill did not mean to change stays byte for byte;
+- ``not_degenerate``: no loop, no repeated line (``skillrt.llm.guard.RepetitionGuard``, as while
+  streaming), not cut off mid-word at the token limit, not empty.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from pydantic import BaseModel
+
+from skillrt.blog.wikilinks import normalize_target
+from skillrt.exceptions import RepetitionStopped
+from skillrt.llm.guard import RepetitionGuard
+
+from .scaffold import Scaffold
+
+__all__ = [
+    "Check",
+    "CheckRecord",
+    "Generated",
+    "Verdict",
+    "frontmatter_kept",
+    "instruction_kind",
+    "language",
+    "no_scaffolding",
+    "not_degenerate",
+    "run_checks",
+    "scope",
+    "wikilinks",
+]
+
+MAX_REASON_ITEMS = 5
+
+
+class Generated(BaseModel):
+    """A model's text as a step returns it: the text, whether the repetition guard cut it short
+    (``looped``) and whether it stopped at the token limit (``cut``)."""
+
+    text: str
+    looped: bool = False
+    cut: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    name: str
+    passed: bool
+    reason: str = ""
+    text: str | None = None  # the text fixed by the check; None: as it was
+
+
+Check = Callable[[Generated], Verdict]
+
+
+class CheckRecord(BaseModel):
+    """One check as a reply's ``data["checks"]`` lists it."""
+
+    name: str
+    passed: bool
+    reason: str = ""
+
+
+def run_checks(generated: Generated, checks: Sequence[Check]) -> tuple[Generated, list[Verdict]]:
+    """Every check in order, each on the text the one before left; the fixed text and the
+    verdicts (all of them, also after a failure, so the report lists what ran)."""
+    verdicts: list[Verdict] = []
+    for check in checks:
+        verdict = check(generated)
+        verdicts.append(verdict)
+        if verdict.text is not None:
+            generated = generated.model_copy(update={"text": verdict.text})
+    return generated, verdicts
+
+
+def _listed(items: Iterable[str]) -> str:
+    items = list(dict.fromkeys(items))
+    shown = ", ".join(repr(i[:80]) for i in items[:MAX_REASON_ITEMS])
+    return shown + (f" and {len(items) - MAX_REASON_ITEMS} more" if len(items) > 5 else "")
+
+
+# --- no scaffolding ---------------------------------------------------------------------------
+
+
+def no_scaffolding(scaffold: Scaffold) -> Check:
+    def check(generated: Generated) -> Verdict:
+        stripped = scaffold.clean(generated.text)
+        if stripped.left:
+            return Verdict(
+                "no_scaffolding",
+                False,
+                f"the text holds lines of the prompt: {_listed(stripped.left)}",
+                stripped.text,
+            )
+        note = f"removed {len(stripped.removed)} prompt line(s)" if stripped.removed else ""
+        return Verdict("no_scaffolding", True, note, stripped.text if stripped.removed else None)
+
+    return check
+
+
+# --- the target language ----------------------------------------------------------------------
+
+_CODE = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$|`[^`\n]+`", re.S | re.M)
+_URLISH = re.compile(r"\S*(?:/|\.md\b|://|@)\S*|\[\[[^\]]*\]\]|\]\([^)]*\)")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_KANA = re.compile("[\u3040-\u30ff]")
+_HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff]")
+_LATIN_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{2,}")
+_STOPWORDS = {
+    "en": {"the", "and", "of", "to", "is", "in", "that", "it", "with", "for", "you", "this"},
+    "fr": {"le", "la", "les", "et", "des", "est", "une", "dans", "pour", "que", "qui", "pas"},
+    "de": {"der", "die", "das", "und", "ist", "nicht", "mit", "ein", "eine", "den", "zu", "auf"},
+    "es": {"el", "los", "las", "del", "que", "es", "una", "por", "para", "con", "se", "como"},
+}
+_NAMES = {
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "en": "English",
+    "fr": "French",
+    "de": "German",
+    "es": "Spanish",
+}
+MIN_SHARE = 0.5  # of the text's letters (a CJK character or a Latin word each) in the target
+MIN_WORDS_FOR_STOPWORDS = 30
+MIN_WORDS_TO_TELL = 5  # fewer words than this (a code block, a heading): nothing to judge
+
+
+def language_share(text: str, code: str) -> float:
+    """The share of ``text``'s words in ``code``'s script: CJK characters and Latin words each
+    count one, code, links and paths not at all. 1.0 when there are too few words to tell."""
+    prose = _URLISH.sub(" ", _CODE.sub(" ", text))
+    han, kana, hangul = (len(p.findall(prose)) for p in (_HAN, _KANA, _HANGUL))
+    words = len(_LATIN_WORD.findall(prose))
+    total = han + kana + hangul + words
+    if total < MIN_WORDS_TO_TELL:
+        return 1.0
+    mine = {"zh": han, "ja": han + kana, "ko": hangul}.get(code, words)
+    if code == "zh" and kana > han / 4:  # Japanese, not Chinese
+        mine = han - kana
+    if code == "ja" and not kana:
+        mine = 0
+    return max(mine, 0) / total
+
+
+def _latin_language(text: str) -> str | None:
+    """The Latin-script language most of the text's common words belong to (or None)."""
+    words = [w.casefold() for w in _LATIN_WORD.findall(_URLISH.sub(" ", _CODE.sub(" ", text)))]
+    if len(words) < MIN_WORDS_FOR_STOPWORDS:
+        return None
+    hits = {code: sum(w in stop for w in words) for code, stop in _STOPWORDS.items()}
+    best = max(hits, key=lambda c: hits[c])
+    return best if hits[best] >= 3 else None
+
+
+def language(code: str) -> Check:
+    name = _NAMES.get(code, code)
+
+    def check(generated: Generated) -> Verdict:
+        share = language_share(generated.text, code)
+        if share < MIN_SHARE:
+            return Verdict(
+                "language", False, f"the text is not in {name} ({share:.0%} of its words are)"
+            )
+        if code in _STOPWORDS:
+            found = _latin_language(generated.text)
+            if found is not None and found != code:
+                return Verdict("language", False, f"the text is in {_NAMES[found]}, not in {name}")
+        return Verdict("language", True, f"{share:.0%} {name}")
+
+    return check
+
+
+# --- the instruction's kind -------------------------------------------------------------------
+
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "fix",
+        re.compile(r"\b(?:typos?|spelling|misspell\w*|proofread\w*)\b|错别字|拼写|笔误|校对", re.I),
+    ),
+    (
+        "shorten",
+        re.compile(
+            r"\b(?:shorten\w*|shorter|trim\w*|condense\w*|tighten\w*|cut (?:it )?down|"
+            r"more concise|briefer)\b|精简|缩短|简短|删减|压缩|短一[点些]|简洁",
+            re.I,
+        ),
+    ),
+    (
+        "add",
+        re.compile(
+            r"\b(?:add|insert|expand\w*|append|extend|elaborate|longer)\b|添加|加上|加一|"
+            r"补充|插入|扩写|扩展|扩充|增加|展开",
+            re.I,
+        ),
+    ),
+)
+_TOKEN = re.compile(r"[\u3400-\u9fff\uac00-\ud7af\u3040-\u30ff]|[^\W\u3400-\u9fff]+|[^\w\s]")
+ADD_MAX_REMOVED = 0.15  # an addition may drop at most this share of the original's words
+FIX_MIN_KEPT = 0.85  # fixing typos keeps at least this share of the words in place
+FIX_MAX_GROWTH = 0.15
+
+
+def kind_of(instruction: str) -> str | None:
+    """``add``, ``shorten`` or ``fix`` (typos) when the instruction says so, else None."""
+    for kind, pattern in _KINDS:
+        if pattern.search(instruction):
+            return kind
+    return None
+
+
+def _changes(old: str, new: str) -> tuple[int, int, int, int]:
+    """(words of old, words of new, old words removed or replaced, new words added)."""
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    removed = added = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("delete", "replace"):
+            removed += i2 - i1
+        if tag in ("insert", "replace"):
+            added += j2 - j1
+    return len(a), len(b), removed, added
+
+
+def instruction_kind(instruction: str, original: str) -> Check | None:
+    """The check for what the instruction asks, or None when it names no kind."""
+    kind = kind_of(instruction)
+    if kind is None:
+        return None
+
+    def check(generated: Generated) -> Verdict:
+        old, new, removed, added = _changes(original, generated.text)
+        if kind == "add":
+            if new <= old or added == 0:
+                return Verdict("instruction_kind", False, "asked to add, but nothing was added")
+            if removed > max(3, ADD_MAX_REMOVED * old):
+                return Verdict(
+                    "instruction_kind",
+                    False,
+                    f"asked to add, but {removed} of the {old} words were removed or replaced",
+                )
+            return Verdict("instruction_kind", True, f"added {added} words, removed {removed}")
+        if kind == "shorten":
+            if new >= old:
+                return Verdict(
+                    "instruction_kind",
+                    False,
+                    f"asked to shorten, but the text went from {old} to {new} words",
+                )
+            return Verdict("instruction_kind", True, f"{old} → {new} words")
+        kept = 1 - removed / max(old, 1)
+        if kept < FIX_MIN_KEPT or new > old * (1 + FIX_MAX_GROWTH) + 3:
+            return Verdict(
+                "instruction_kind",
+                False,
+                f"asked to fix typos, but {removed} of the {old} words changed and "
+                f"{added} were written",
+            )
+        return Verdict("instruction_kind", True, f"{removed} words corrected")
+
+    return check
+
+
+# --- scope ------------------------------------------------------------------------------------
+
+SCOPE_MIN_LINE = 20  # a line of the rest of the post this long, found in the answer, is a copy
+SCOPE_MAX_GROWTH = 3.0
+
+
+def scope(part: str, rest: str, *, growing: bool) -> Check:
+    """An answer to an edit of ``part`` must not bring back ``rest`` (the post around it) nor,
+    unless the edit adds (``growing``), grow far past the part."""
+    rest_lines = {
+        " ".join(line.split())
+        for line in rest.splitlines()
+        if len(line.strip()) >= SCOPE_MIN_LINE and line.strip() not in part
+    }
+
+    def check(generated: Generated) -> Verdict:
+        copied = [
+            line for line in generated.text.splitlines() if " ".join(line.split()) in rest_lines
+        ]
+        if copied:
+            return Verdict(
+                "scope",
+                False,
+                f"asked to edit one part, the answer holds {len(copied)} line(s) of the rest "
+                f"of the post ({_listed(copied)})",
+            )
+        if not growing and len(generated.text) > SCOPE_MAX_GROWTH * len(part) + 200:
+            return Verdict(
+                "scope",
+                False,
+                f"asked to edit one part of {len(part)} characters, the answer has "
+                f"{len(generated.text)}",
+            )
+        return Verdict("scope", True)
+
+    return check
+
+
+# --- wikilinks --------------------------------------------------------------------------------
+
+_LINK = re.compile(r"(!?)\[\[([^\[\]\n]{1,300})\]\]")
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+MAX_INVENTED_SHARE = 0.5
+MIN_INVENTED_TO_FAIL = 3
+
+
+def _code_mask(text: str) -> list[bool]:
+    """For each character of ``text``: is it inside code (a fence or inline code)?"""
+    mask = [False] * len(text)
+    fence: str | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        match = _FENCE_LINE.match(line)
+        if fence is not None or match:
+            mask[offset : offset + len(line)] = [True] * len(line)
+            if fence is None:
+                fence = match.group(1) if match else None
+            elif match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+        else:
+            for code in re.finditer(r"(`+)(?:(?!\1).)+?\1", line):
+                start = offset + code.start()
+                mask[start : offset + code.end()] = [True] * (code.end() - code.start())
+        offset += len(line)
+    return mask
+
+
+def wikilinks(resolves: Callable[[str], bool], *, known: Iterable[str] = ()) -> Check:
+    """Links must name a post (``resolves``) or be among ``known`` (in the text before the edit);
+    any other becomes its plain text. Mostly invented links fail the check."""
+    kept = {normalize_target(k) for k in known}
+
+    def check(generated: Generated) -> Verdict:
+        text = generated.text
+        mask = _code_mask(text)
+        invented: list[str] = []
+        total = 0
+
+        def plain(match: re.Match[str]) -> str:
+            nonlocal total
+            if mask[match.start()]:
+                return match.group(0)
+            inner = match.group(2).replace("\\|", "|")
+            target, _, alias = inner.partition("|")
+            name = target.split("#", 1)[0].split("^", 1)[0].strip()
+            if not name:  # [[#Heading]]: inside this post
+                return match.group(0)
+            total += 1
+            if normalize_target(name) in kept or resolves(name):
+                return match.group(0)
+            invented.append(name)
+            return alias.strip() or target.replace("#", " ").strip()
+
+        fixed = _LINK.sub(plain, text)
+        if not invented:
+            return Verdict("wikilinks", True, f"{total} link(s), all to posts" if total else "")
+        if len(invented) >= MIN_INVENTED_TO_FAIL and len(invented) > MAX_INVENTED_SHARE * total:
+            return Verdict(
+                "wikilinks",
+                False,
+                f"{len(invented)} of {total} [[links]] name no post of the blog: "
+                f"{_listed(invented)}",
+                fixed,
+            )
+        return Verdict(
+            "wikilinks",
+            True,
+            f"made plain text: {_listed(invented)} (no such post)",
+            fixed,
+        )
+
+    return check
+
+
+# --- frontmatter ------------------------------------------------------------------------------
+
+
+def frontmatter_kept(block: str, compose: Callable[[str], str]) -> Check:
+    """The post ``compose(text)`` would save starts with ``block``, byte for byte."""
+
+    def check(generated: Generated) -> Verdict:
+        if compose(generated.text).startswith(block):
+            return Verdict("frontmatter", True)
+        return Verdict("frontmatter", False, "the frontmatter would change")
+
+    return check
+
+
+# --- degenerate text --------------------------------------------------------------------------
+
+_ENDS_CLEANLY = re.compile(r"[\s.!?。！？…:;：；)\]}>`*_\"'”’」』）|~-]$")
+
+
+def not_degenerate(generated: Generated) -> Verdict:
+    text = generated.text
+    if not text.strip():
+        return Verdict("not_degenerate", False, "the text is empty")
+    if generated.looped:
+        return Verdict("not_degenerate", False, "the model fell into a loop and was cut short")
+    guard = RepetitionGuard()
+    try:
+        guard.feed(text)
+        guard.feed("\n")
+    except RepetitionStopped as stop:
+        return Verdict(
+            "not_degenerate", False, f"the text repeats itself ({stop.unit.strip()[:60]!r})"
+        )
+    if generated.cut and not _ENDS_CLEANLY.search(text.rstrip(" ")):
+        return Verdict("not_degenerate", False, "the text was cut off mid-word at the length limit")
+    return Verdict("not_degenerate", True)
+
+
+def without_none(checks: Iterable[Check | None]) -> list[Check]:
+    return [c for c in checks if c is not None]
+
+
+def renamed(verdict: Verdict, name: str) -> Verdict:
+    return replace(verdict, name=name)

@@ -1,0 +1,124 @@
+"""New posts that follow the blog: its frontmatter format and keys, its file names, its folder,
+and its way of marking drafts (``skillrt.blog.style``); and the reply's word on the draft.
+
+``drafts.mark`` (on by default) makes every post skillrt writes a draft, marked the blog's way:
+in the drafts folder where the generator has one (Jekyll's ``_drafts/``), else a ``draft``
+field (``draft = true`` / ``draft: true`` / ``"draft": true``). Drafts are left out of answers
+until published (``skillrt publish PATH``, ``/publish``, or removing the flag by hand).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import PurePosixPath
+
+from pydantic import BaseModel
+
+from skillrt import Replies, SkillContext
+from skillrt.blog.conventions import DRAFT_FOLDERS
+from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.blog.style import PostStyle, post_style
+
+from .common import post_path
+
+__all__ = ["DRAFT_REPLIES", "NewPost", "blog_style", "compose_new_post", "draft_note"]
+
+DRAFT_REPLIES = Replies(
+    {
+        "draft_field": (
+            "\n\n这是一篇草稿（{mark}）：发布之前，回答问题时不会引用它。"
+            "发布：`skillrt publish {path}` 或 `/publish`。",
+            "\n\nIt is a draft ({mark}): answers leave it out until it is published with "
+            "`skillrt publish {path}` or `/publish`.",
+        ),
+        "draft_folder": (
+            "\n\n这是一篇草稿（在 `{folder}/` 里）：发布之前，回答问题时不会引用它。"
+            "发布：`skillrt publish {path}` 或 `/publish`。",
+            "\n\nIt is a draft (in `{folder}/`): answers leave it out until it is published "
+            "with `skillrt publish {path}` or `/publish`.",
+        ),
+    }
+)
+_MARKS = {"toml": "`draft = true`", "json": '`"draft": true`', "yaml": "`draft: true`"}
+
+
+class NewPost(BaseModel):
+    """A new post as composed (journalled before it is saved): where, what, and whether it
+    is a draft."""
+
+    path: str
+    text: str
+    draft: bool = False
+
+
+def blog_style(ctx: SkillContext) -> PostStyle:
+    """The blog's post style (``new_post.format``, ``new_post.template`` applied). Refreshes
+    the index and reads some posts: blocking I/O, for a sync step."""
+    config = ctx.config
+    template = None
+    if config.new_post.template:
+        template, _ = ctx.files.read(config.new_post.template)
+    layout = config.layout
+    ctx.memory.posts.refresh()  # the posts as they are now (only changed files are read)
+    return post_style(
+        config.root,
+        ctx.memory.posts.all_posts(),
+        posts_dir=config.posts_dir,
+        kind=layout.kind,
+        drafts_dir=layout.drafts_dir,
+        fmt=config.new_post.format,
+        template=template,
+    )
+
+
+def compose_new_post(
+    ctx: SkillContext,
+    *,
+    target: str | None,
+    title: str,
+    slug: str,
+    body: str,
+    tags: Sequence[str] = (),
+    description: str = "",
+    links: Sequence[str] = (),
+) -> NewPost:
+    """A new post in the blog's style at ``target`` (checked) or where the blog keeps new
+    posts; a draft when ``drafts.mark``. Blocking I/O: run it as a sync step."""
+    style = blog_style(ctx)
+    draft = ctx.config.drafts.mark
+    day = dt.date.fromtimestamp(time.time())
+    marked = draft
+    if target:  # the folder is the user's: a draft there is marked by its field
+        path = post_path(ctx, target, slug)
+        in_drafts = any(part in DRAFT_FOLDERS for part in PurePosixPath(path).parts[:-1])
+        style = replace(style, drafts_dir=None)
+        draft = draft and not in_drafts
+        marked = draft or in_drafts
+    else:
+        path = ctx.files.relative(style.file_path(slug, day, draft=draft))
+    text = style.compose(
+        title=title,
+        slug=slug,
+        day=day,
+        body=body,
+        draft=draft,
+        tags=tags,
+        description=description,
+        links=links,
+    )
+    return NewPost(path=path, text=text, draft=marked)
+
+
+def draft_note(ctx: SkillContext, path: str, text: str) -> str:
+    """The reply's line on a draft: how it is marked and how to publish it ("" if no draft)."""
+    parts = PurePosixPath(path).parts[:-1]
+    for i, part in enumerate(parts):
+        if part in DRAFT_FOLDERS:
+            return ctx.reply("draft_folder", folder="/".join(parts[: i + 1]), path=path)
+    found = split_frontmatter(text, path)
+    if found.format is None or found.fields().get("draft") is not True:
+        return ""
+    return ctx.reply("draft_field", mark=_MARKS[found.format], path=path)

@@ -1,0 +1,90 @@
+"""The writing skills' own prompt lines, found again in what a model answered.
+
+A small model often copies its prompt into its answer: "Write section 1 of 3: …", "(topic: …;
+style: technical blog post)", "Key points:", "Related posts you may link:", a related post's
+excerpt. The skills know every prompt they send, so ``Scaffold`` is built from the prompt
+itself: a line of the answer that is a copy of a prompt line bearing one of the skills' markers
+(``prompts.SCAFFOLD_MARKERS``), and the list items or excerpt lines of the prompt that follow
+it, are unambiguous and are stripped; so is an exact copy of the prompt's ``(topic: …; style:
+…)`` fragment, and of a context excerpt. A marker left anywhere else (inside a sentence, with
+other words around it) is ambiguous: the check fails rather than guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .prompts import SCAFFOLD_MARKERS
+
+__all__ = ["Scaffold", "Stripped"]
+
+_MARKERS = tuple(re.compile(marker, re.IGNORECASE | re.MULTILINE) for marker in SCAFFOLD_MARKERS)
+_PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
+_BLANKS = re.compile(r"\n{3,}")
+MIN_EXCERPT_CHARS = 40  # a prompt line this long, copied whole, is a context excerpt
+
+
+def _norm(line: str) -> str:
+    return " ".join(_PREFIX.sub("", line).split()).casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class Stripped:
+    """An answer without its unambiguous scaffolding: the text, what was taken out, and the
+    markers still in it (the check fails when there are any)."""
+
+    text: str
+    removed: tuple[str, ...]
+    left: tuple[str, ...]
+
+
+class Scaffold:
+    """The scaffolding of one prompt (see the module docstring).
+
+    ``content`` are the texts the prompt carried for the model to work on (the text to edit):
+    their lines are never taken for scaffolding.
+    """
+
+    def __init__(
+        self,
+        prompt_texts: Iterable[str],
+        *,
+        content: Iterable[str] = (),
+        fragments: Iterable[str] = (),
+    ) -> None:
+        own = {_norm(line) for text in content for line in text.splitlines()}
+        lines = {_norm(line) for text in prompt_texts for line in text.splitlines() if _norm(line)}
+        self.prompt_lines = frozenset(lines - own)
+        self.labelled = frozenset(
+            line for line in self.prompt_lines if any(m.search(line) for m in _MARKERS)
+        )
+        self.fragments = tuple(f for f in fragments if f.strip())
+
+    def clean(self, text: str) -> Stripped:
+        removed: list[str] = []
+        for fragment in self.fragments:
+            if fragment in text:
+                removed.append(fragment)
+                text = text.replace(" " + fragment, "").replace(fragment, "")
+        kept: list[str] = []
+        in_echo = False
+        for line in text.splitlines(keepends=True):
+            key = _norm(line)
+            if not key:
+                kept.append(line)
+                continue
+            labelled = key in self.labelled
+            excerpt = len(key) >= MIN_EXCERPT_CHARS and key in self.prompt_lines
+            if labelled or excerpt or (in_echo and key in self.prompt_lines):
+                removed.append(line.strip())
+                in_echo = True
+                continue
+            in_echo = False
+            kept.append(line)
+        cleaned = _BLANKS.sub("\n\n", "".join(kept)).strip("\n") if removed else text
+        left = tuple(
+            match.group(0).strip() for marker in _MARKERS for match in marker.finditer(cleaned)
+        )
+        return Stripped(cleaned, tuple(removed), left)

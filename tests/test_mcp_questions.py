@@ -1,0 +1,225 @@
+"""The MCP server in process, through the official SDK's client on its in-memory transport:
+questions by elicitation or through the ``answer`` tool, ``tasks/cancel``, resources, prompts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP SDK is not installed: pip install 'skillrt[mcp]'")
+
+from mcp import ClientSession, types
+from mcp.shared.exceptions import McpError
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from skillrt import AgentRuntime
+from skillrt.llm.base import LLMMessage
+from skillrt.mcp.server import build_server
+from skillrt.testing import Answer, FunctionModel, ModelOptions
+
+from .mcp_support import experimental
+from .server_support import StepModel, make_runtime
+
+
+class HeldModel(StepModel):
+    """``StepModel`` whose step 2 waits until ``release`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reached = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Answer:  # type: ignore[override]
+        answer = super().__call__(messages, options)
+        if "step 2" in messages[-1]["content"]:
+            self.reached.set()
+            await self.release.wait()
+        return answer
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> AsyncIterator[AgentRuntime]:
+    model = HeldModel()
+    rt = make_runtime(tmp_path, FunctionModel(model))
+    rt.model = model  # type: ignore[attr-defined]
+    await rt.initialize()
+    yield rt
+    model.release.set()
+    await rt.close()
+
+
+@asynccontextmanager
+async def connect(runtime: AgentRuntime, **kwargs: Any) -> AsyncIterator[ClientSession]:
+    server = build_server(runtime)
+    async with create_connected_server_and_client_session(server.server, **kwargs) as session:
+        yield session
+
+
+def _text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def test_a_question_goes_to_the_client_by_elicitation(runtime: AgentRuntime) -> None:
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": "blue"})
+
+    async with connect(runtime, elicitation_callback=elicit) as session:
+        result = await session.call_tool("Ask", {"question": "Which colour?"})
+    assert asked == ["Which colour?"]
+    assert not result.isError
+    assert _text(result) == "you said blue"
+    assert result.structuredContent is not None
+    assert result.structuredContent["answer"] == "blue"
+
+
+async def test_a_declined_question_cancels_the_task(runtime: AgentRuntime) -> None:
+    async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    async with connect(runtime, elicitation_callback=decline) as session:
+        result = await session.call_tool("Ask", {})
+    assert result.isError
+    assert result.structuredContent is not None
+    task_id = result.structuredContent["task_id"]
+    assert result.structuredContent["state"] == "CANCELLED"
+    for _ in range(100):
+        if runtime.get_task(task_id) is None:
+            break
+        await asyncio.sleep(0.02)
+    assert runtime.get_task(task_id) is None  # ended, not waiting
+
+
+async def test_without_elicitation_the_question_is_returned_and_answered(
+    runtime: AgentRuntime,
+) -> None:
+    async with connect(runtime) as session:
+        asked = await session.call_tool("Ask", {"question": "Which colour?"})
+        assert not asked.isError
+        assert _text(asked) == "Which colour?"
+        data = asked.structuredContent
+        assert data is not None and data["state"] == "WAITING_INPUT"
+        answered = await session.call_tool("answer", {"task_id": data["task_id"], "text": "red"})
+        assert _text(answered) == "you said red"
+        again = await session.call_tool("answer", {"task_id": data["task_id"], "text": "green"})
+    assert again.isError
+    assert "is not waiting for an answer" in _text(again)
+
+
+async def test_tasks_cancel_stops_the_task(runtime: AgentRuntime) -> None:
+    model: HeldModel = runtime.model  # type: ignore[attr-defined]
+    async with connect(runtime) as session:
+        tasks = experimental(session)
+        created = await tasks.call_tool_as_task("Steps", {"topic": "frogs"})
+        task_id = created.task.taskId
+        await asyncio.wait_for(model.reached.wait(), 10)
+        assert (await tasks.get_task(task_id)).status == "working"
+        cancelled = await tasks.cancel_task(task_id)
+        assert cancelled.status == "cancelled"
+        result = await tasks.get_task_result(task_id, types.CallToolResult)
+        assert result.isError
+        listed = await tasks.list_tasks()
+        with pytest.raises(McpError):
+            await tasks.cancel_task(task_id)  # over already
+        with pytest.raises(McpError, match="Task not found"):
+            await tasks.get_task("no-such-task")
+    assert [t.taskId for t in listed.tasks] == [task_id]
+    assert runtime.get_task(task_id) is None
+    assert model.calls == ["step 1 of frogs", "step 2 of frogs"]  # step 3 never ran
+
+
+async def test_posts_are_resources_and_prompts_ask_for_the_work(
+    runtime: AgentRuntime, tmp_path: Path
+) -> None:
+    async with connect(runtime) as session:
+        listed = (await session.list_resources()).resources
+        by_uri = {str(r.uri): r for r in listed}
+        post = by_uri["post://posts/git-workflow.md"]
+        assert post.title == "A Practical Git Branching Workflow"
+        assert post.mimeType == "text/markdown"
+        read = await session.read_resource(post.uri)
+        with pytest.raises(McpError, match="no post"):
+            await session.read_resource("post://posts/../../etc/passwd")  # type: ignore[arg-type]
+        prompts = {p.name for p in (await session.list_prompts()).prompts}
+        written = await session.get_prompt("write", {"topic": "tide pools"})
+        with pytest.raises(McpError, match="needs: path"):
+            await session.get_prompt("summarise", {})
+    content = read.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    assert content.mimeType == "text/markdown"
+    on_disk = (tmp_path / "blog" / "posts" / "git-workflow.md").read_text(encoding="utf-8")
+    assert content.text == on_disk
+    assert prompts == {"write", "summarise", "translate"}
+    message = written.messages[0].content
+    assert isinstance(message, types.TextContent)
+    assert "write an article about tide pools" in message.text
+
+
+async def test_tools_say_what_they_do_and_that_they_run_as_tasks(runtime: AgentRuntime) -> None:
+    async with connect(runtime) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert all(t.execution and t.execution.taskSupport == "optional" for t in tools.values())
+    write, summary, delete = tools["WriteArticle"], tools["Summarize"], tools["DeleteArticle"]
+    assert write.annotations is not None and write.annotations.readOnlyHint is False
+    assert summary.annotations is not None and summary.annotations.readOnlyHint is True
+    assert delete.annotations is not None and delete.annotations.destructiveHint is True
+    research = tools["ResearchWeb"].annotations
+    assert research is not None and research.openWorldHint is True
+
+
+async def test_ended_mcp_tasks_are_forgotten_after_their_ttl(runtime: AgentRuntime) -> None:
+    model: HeldModel = runtime.model  # type: ignore[attr-defined]
+    model.release.set()
+    async with connect(runtime) as session:
+        tasks = experimental(session)
+        created = await tasks.call_tool_as_task("Steps", {"topic": "newts"}, ttl=1000)
+        task_id = created.task.taskId
+        result = await tasks.get_task_result(task_id, types.CallToolResult)
+        assert not result.isError
+        book = build_server(runtime).book  # a second server over the same state
+        assert (await book.get(task_id)).status == "completed"
+        assert book.prune() == 0  # within its ttl
+        assert book.prune(now=time.time() + 5) == 1
+        with pytest.raises(McpError, match="Task not found"):
+            await tasks.get_task(task_id)
+
+
+async def test_an_mcp_task_reports_progress_when_asked(runtime: AgentRuntime) -> None:
+    model: HeldModel = runtime.model  # type: ignore[attr-defined]
+    model.release.set()
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ProgressNotification
+        ):
+            seen.append(message.root.params.message or "")
+
+    async with connect(runtime, message_handler=on_message) as session:
+        request = types.ClientRequest(
+            types.CallToolRequest(
+                params=types.CallToolRequestParams(
+                    name="Steps",
+                    arguments={"topic": "toads"},
+                    task=types.TaskMetadata(ttl=60000),
+                    _meta=types.RequestParams.Meta(progressToken="p1"),  # type: ignore[call-arg]
+                )
+            )
+        )
+        created = await session.send_request(request, types.CreateTaskResult)
+        result = await experimental(session).get_task_result(
+            created.task.taskId, types.CallToolResult
+        )
+        await asyncio.sleep(0.1)  # the last notifications
+    assert not result.isError
+    assert "step 1" in seen and "step 3" in seen

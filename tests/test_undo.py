@@ -1,0 +1,282 @@
+"""Undo: every write keeps the version before it; ``rt.undo`` restores it byte for byte for an
+edit, a translation, a new post and a deleted one, also in a new runtime (after a restart);
+a post changed since the write is not undone; the kept versions are bounded."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+POST = "posts/rust-smart-pointers.md"
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+def snapshot(blog: Path) -> dict[str, str]:
+    return {
+        p.relative_to(blog).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(blog.rglob("*"))
+        if p.is_file() and ".skillrt" not in p.parts
+    }
+
+
+async def run_then_undo(blog: Path, answers: list[Any], name: str, params: dict[str, Any]) -> Any:
+    """Run a skill in one runtime, undo in a second one (a restart in between)."""
+    before = snapshot(blog)
+    rt = writing_runtime(blog, ScriptedModel(answers))
+    msg = await rt.run_skill(name, params)
+    await rt.close()
+    assert msg.state in ("COMPLETED", "WAITING_INPUT"), msg.content
+    assert snapshot(blog) != before
+    rt = writing_runtime(blog, ScriptedModel([]))
+    undone = await rt.undo()
+    await rt.close()
+    assert undone.state == "COMPLETED" and undone.data["outcome"] == "done", undone.content
+    assert snapshot(blog) == before  # byte for byte, every file
+    return undone
+
+
+async def test_undo_an_edit_after_a_restart(blog: Path) -> None:
+    original = (blog / POST).read_bytes()
+    undone = await run_then_undo(
+        blog, ["A new body.\n"], "EditContent", {"instruction": "rewrite it", "path": POST}
+    )
+    assert undone.data == {
+        "path": POST,
+        "action": "edit",
+        "undone_task": undone.data["undone_task"],
+        "outcome": "done",
+    }
+    assert (blog / POST).read_bytes() == original
+    assert "Undid the edit" in undone.content
+
+
+async def test_undo_a_translation_and_a_new_post(blog: Path) -> None:
+    chinese = "智能指针在堆上保存值，并负责释放它们。"
+    undone = await run_then_undo(
+        blog, ["智能指针", chinese], "Translate", {"path": POST, "language": "Chinese"}
+    )
+    assert undone.data["action"] == "create" and undone.data["path"].endswith("-zh.md")
+    undone = await run_then_undo(blog, [], "CreateArticle", {"title": "A fresh post"})
+    assert undone.data["path"] == "posts/a-fresh-post.md"
+
+
+async def test_undo_a_delete_brings_the_post_back(blog: Path) -> None:
+    before = snapshot(blog)
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    asked = await rt.process_input(f"delete {POST}")
+    assert asked.state == "WAITING_INPUT", asked.content
+    done = await rt.process_input("yes")
+    assert done.data.get("deleted") is True and not (blog / POST).exists()
+    await rt.close()
+    rt = writing_runtime(blog, ScriptedModel([]))
+    undone = await rt.undo(POST)
+    await rt.close()
+    assert undone.data["action"] == "delete", undone.content
+    assert snapshot(blog) == before
+
+
+async def test_undo_refuses_a_post_changed_since_and_says_when_there_is_nothing(
+    blog: Path,
+) -> None:
+    rt = writing_runtime(blog, ScriptedModel(["A new body.\n"]))
+    nothing = await rt.undo()
+    assert nothing.state == "ERROR" and nothing.data["error"] == "nothing_to_undo"
+    await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": POST})
+    (blog / POST).write_text("edited by hand\n", encoding="utf-8")
+    changed = await rt.undo(POST)
+    assert changed.data["error"] == "changed" and "changed after" in changed.content
+    assert (blog / POST).read_text(encoding="utf-8") == "edited by hand\n"
+    await rt.close()
+
+
+async def test_the_kept_versions_are_bounded(blog: Path) -> None:
+    rt = writing_runtime(blog, ScriptedModel([f"Body {i}.\n" for i in range(4)]), undo={"keep": 2})
+    for _ in range(4):
+        msg = await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": POST})
+        assert msg.state == "COMPLETED", msg.content
+    assert len(list((blog.parent / "state" / "versions").glob("*.json"))) == 2
+    assert (await rt.undo()).data["outcome"] == "done"
+    assert (blog / POST).read_text(encoding="utf-8").endswith("Body 2.\n")
+    await rt.close()
+
+
+# --- preview before writing: edit.confirm ---------------------------------------------------
+
+
+async def test_confirm_shows_the_diff_and_writes_only_on_yes(blog: Path) -> None:
+    original = (blog / POST).read_bytes()
+    rt = writing_runtime(blog, ScriptedModel(["A new body.\n", "Another body.\n"]))
+    await rt.initialize()
+    context = {"current_file": POST, "confirm": True}  # what the chat sends
+    asked = await rt.process_input("rewrite the post", context)
+    assert asked.state == "WAITING_INPUT", asked.content
+    assert "```diff" in asked.content and "+A new body." in asked.content
+    assert (blog / POST).read_bytes() == original  # nothing written before the yes
+    kept = await rt.process_input("no")
+    assert kept.data["written"] is False and (blog / POST).read_bytes() == original
+    await rt.process_input("rewrite the post", context)
+    done = await rt.process_input("yes")
+    assert done.state == "COMPLETED" and done.data["changed"] is True, done.content
+    assert (blog / POST).read_text(encoding="utf-8").endswith("Another body.\n")
+    await rt.close()
+
+
+async def test_confirm_is_off_unless_asked_and_on_from_the_setting(blog: Path) -> None:
+    rt = writing_runtime(blog, ScriptedModel(["A new body.\n"]))
+    msg = await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": POST})
+    assert msg.state == "COMPLETED"  # the Python API, run and HTTP: no question by default
+    await rt.close()
+    rt = writing_runtime(blog, ScriptedModel(["B.\n", "C.\n"]), edit={"confirm": True})
+    msg = await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": POST})
+    assert msg.state == "WAITING_INPUT"
+    assert rt.abort(msg.task_id)
+    skip = await rt.run_skill(
+        "EditContent", {"instruction": "rewrite it", "path": POST}, {"confirm": False}
+    )
+    assert skip.state == "COMPLETED", skip.content  # --yes / confirm=false skips it
+    await rt.close()
+
+
+# --- the doors: skillrt undo, POST /v1/undo, /undo ----------------------------------------------
+
+
+def test_skillrt_undo_on_the_command_line(tmp_path: Path) -> None:
+    from tests.cli_support import cli_env, make_blog, skillrt, write_script
+
+    blog = make_blog(tmp_path)
+    original = (blog / POST).read_bytes()
+    env = cli_env(blog, write_script(tmp_path / "script.json", ["A new body.\n"]))
+    edited = skillrt("run", "rewrite it", "--file", POST, "--json", env=env, cwd=blog)
+    assert edited.returncode == 0, edited.stderr
+    assert (blog / POST).read_bytes() != original
+    undone = skillrt("undo", POST, "--json", env=env, cwd=blog)
+    assert undone.returncode == 0, undone.stderr
+    assert (blog / POST).read_bytes() == original
+    again = skillrt("undo", "--json", env=env, cwd=blog)
+    assert again.returncode == 1 and "nothing to undo" in again.stdout.lower()
+
+
+def test_post_v1_undo(tmp_path: Path) -> None:
+    from tests.server_support import LiveServer, make_runtime
+
+    runtime = make_runtime(tmp_path, ScriptedModel(["A new body.\n"]))
+    blog = tmp_path / "blog"
+    original = (blog / POST).read_bytes()
+    server = LiveServer(runtime)
+    try:
+        with server.client() as http:
+            run = http.post(
+                "/v1/skills/EditContent/run",
+                json={"params": {"instruction": "rewrite it", "path": POST}},
+            )
+            assert run.json()["state"] == "COMPLETED", run.text
+            undone = http.post("/v1/undo", json={"path": POST})
+            assert undone.status_code == 200 and undone.json()["data"]["action"] == "edit"
+            assert undone.headers["X-Skillrt-Exit-Code"] == "0"
+            assert (blog / POST).read_bytes() == original
+            nothing = http.post("/v1/undo", json={})
+            assert nothing.json()["data"]["error"] == "nothing_to_undo"
+    finally:
+        server.stop()
+
+
+# --- a crash between the model step and the save ----------------------------------------------
+
+
+def test_an_edit_killed_before_its_save_resumes_and_still_undoes_to_the_original(
+    tmp_path: Path,
+) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.undo_crash_child import REVISED
+
+    child = Path(__file__).with_name("undo_crash_child.py")
+    blog, state, work = tmp_path / "blog", tmp_path / "state", tmp_path / "child"
+    (blog / "posts").mkdir(parents=True)
+    work.mkdir()
+    post = blog / "posts" / "keys.md"
+    original = b"---\ntitle: Keys  # mine\n---\n\nThe original body,\r\nwith CRLF.\n"
+    post.write_bytes(original)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+
+    def spawn(mode: str) -> subprocess.Popen[str]:
+        args = [sys.executable, str(child), mode, str(blog), str(state), str(work)]
+        return subprocess.Popen(
+            args, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    proc = spawn("start")
+    try:
+        deadline = time.monotonic() + 60
+        while not (work / "paused").exists():
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the child never reached the save"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    assert post.read_bytes() == original  # killed before the save: nothing written
+
+    resumed = spawn("resume")
+    out, err = resumed.communicate(timeout=60)
+    assert resumed.returncode == 0, err
+    report = json.loads(out.strip().splitlines()[-1])
+    assert len(report["resumable"]) == 1 and report["state"] == "COMPLETED", report
+    assert report["edited"].endswith(REVISED)  # the resumed task saved the model's text
+    assert report["undone"]["outcome"] == "done" and report["undone"]["action"] == "edit"
+    assert post.read_bytes() == original  # byte for byte, CRLF and comment included
+
+
+async def test_undo_a_publish(blog: Path) -> None:
+    draft = blog / "posts" / "draft.md"
+    draft.write_bytes(b"---\ntitle: Draft\ndraft: true  # not yet\n---\n\nBody.\n")
+    before = snapshot(blog)
+    rt = writing_runtime(blog, ScriptedModel([]))
+    done = await rt.publish("posts/draft.md")
+    assert done.changed and snapshot(blog) != before
+    undone = await rt.undo()
+    await rt.close()
+    assert undone.data["action"] == "edit", undone.content
+    assert snapshot(blog) == before
+
+
+def test_the_chat_previews_an_edit_and_undoes_it(tmp_path: Path) -> None:
+    from tests.cli_support import cli_env, make_blog, write_script
+    from tests.test_cli_chat import quit_with_ctrl_d, spawn_chat
+
+    blog = make_blog(tmp_path)
+    original = (blog / POST).read_bytes()
+    child = spawn_chat(cli_env(blog, write_script(tmp_path / "s.json", ["A new body.\n"])), blog)
+    child.expect("›")
+    child.sendline(f"rewrite {POST}")
+    child.expect("Write this change")  # the diff first, then the question
+    assert (blog / POST).read_bytes() == original
+    child.sendline("yes")
+    child.expect("Edited")
+    assert (blog / POST).read_bytes() != original
+    child.sendline("/undo")
+    child.expect("Undid the edit")
+    assert (blog / POST).read_bytes() == original
+    assert quit_with_ctrl_d(child) == 0

@@ -1,0 +1,240 @@
+"""Output checks of the writing skills: each bad answer of a test model is caught, asked again
+once with the reason, and refused with nothing saved when it comes back bad; fixable ones are
+fixed; a good answer is saved with the quality report in the reply."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillrt.llm.base import LLMMessage
+from skillrt.skills.writing.checks import (
+    Generated,
+    instruction_kind,
+    language,
+    not_degenerate,
+    scope,
+    wikilinks,
+)
+from skillrt.skills.writing.scaffold import Scaffold
+from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import EXTRACTION, OUTLINE_EN, prompt_kind, writing_runtime
+
+POST = "posts/rust-borrowing.md"
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+def snapshot(blog: Path) -> dict[str, str]:
+    """Every file of the blog (outside the state folder) and its hash."""
+    return {
+        p.relative_to(blog).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(blog.rglob("*"))
+        if p.is_file() and ".skillrt" not in p.parts
+    }
+
+
+def check_names(msg: Any) -> dict[str, bool]:
+    return {c["name"]: c["passed"] for c in msg.data["checks"]}
+
+
+def assert_refused(msg: Any, check: str, before: dict[str, str], blog: Path) -> None:
+    assert msg.state == "ERROR", msg.content
+    assert msg.data["outcome"] == "refused" and msg.data["error"] == "checks_failed"
+    assert msg.data["check"] == check and msg.data["saved"] is False
+    assert check in msg.content
+    assert "nothing was saved" in msg.content or "没有保存任何内容" in msg.content
+    assert msg.data["model_text"] and msg.data["model_text"][:40] in msg.content
+    assert snapshot(blog) == before  # nothing saved
+
+
+# --- the checks alone ---------------------------------------------------------------------------
+
+
+def test_scaffolding_copied_whole_is_stripped_and_a_marker_in_prose_fails() -> None:
+    prompt = (
+        "Article: Rust (topic: rust; style: technical blog post)\n\nWrite section 1 of 2: Moves\n"
+        "Key points:\n- a String moves\n- integers copy\n"
+    )
+    scaffold = Scaffold([prompt], fragments=["(topic: rust; style: technical blog post)"])
+    echoed = "Write section 1 of 2: Moves\nKey points:\n- a String moves\n- integers copy\n\nBody."
+    assert scaffold.clean(echoed).text == "Body." and not scaffold.clean(echoed).left
+    fragment = "Moves (topic: rust; style: technical blog post) are cheap."
+    assert scaffold.clean(fragment).text == "Moves are cheap."
+    ambiguous = scaffold.clean("As the Key points: say, Write section 3 of 9 now.")
+    assert ambiguous.left  # a marker inside a sentence: not stripped, the check fails
+
+
+def test_the_language_check_counts_scripts_and_common_words() -> None:
+    zh, en, fr = language("zh"), language("en"), language("fr")
+    chinese = Generated(text="Rust 的所有权规则保证内存安全，每个值都有一个所有者。")
+    english = Generated(text="Ownership rules keep memory safe: each value has one owner.")
+    assert zh(chinese).passed and not zh(english).passed and en(english).passed
+    french = Generated(text=" ".join(["Le système de propriété est la base de la sécurité"] * 4))
+    assert fr(french).passed and not en(french).passed
+    assert zh(Generated(text="```rust\nlet x = 1;\n```")).passed  # code alone: nothing to judge
+
+
+def test_the_instruction_kind_and_the_scope() -> None:
+    original = "One two three four five six seven eight nine ten.\n"
+    add = instruction_kind("add a sentence about lifetimes", original)
+    assert add is not None
+    assert add(Generated(text=original + "Lifetimes are checked too.\n")).passed
+    assert not add(Generated(text="One two.\n")).passed  # an "add" that removes
+    shorten = instruction_kind("make it shorter", original)
+    assert shorten is not None and not shorten(Generated(text=original + "More.\n")).passed
+    typos = instruction_kind("fix typos", original)
+    assert typos is not None and not typos(Generated(text="Completely different words.")).passed
+    assert instruction_kind("make it clearer", original) is None
+    rest = "The first paragraph stays where it is.\n\nThe third paragraph stays as well.\n"
+    in_scope = scope(original, rest, growing=False)
+    assert in_scope(Generated(text="One to ten.")).passed
+    assert not in_scope(Generated(text=rest + "One to ten.")).passed
+
+
+def test_wikilinks_become_plain_text_or_fail_when_mostly_invented() -> None:
+    known = {"rust-borrowing"}
+    check = wikilinks(lambda name: name in known)
+    few = check(Generated(text="See [[rust-borrowing]], [[Nope|the nope post]] and `[[x]]`."))
+    assert few.passed and few.text == "See [[rust-borrowing]], the nope post and `[[x]]`."
+    many = check(Generated(text="[[a]] [[b]] [[c]] [[rust-borrowing]]"))
+    assert not many.passed
+
+
+def test_degenerate_text_reuses_the_guard() -> None:
+    assert not not_degenerate(Generated(text="")).passed
+    assert not not_degenerate(Generated(text="- same line\n" * 20)).passed
+    assert not not_degenerate(Generated(text="ok", looped=True)).passed
+    assert not not_degenerate(Generated(text="It was cut off in the midd", cut=True)).passed
+    assert not_degenerate(Generated(text="A fine sentence.\n\nAnother one.")).passed
+
+
+# --- each check in a skill: caught, asked again once, refused, nothing saved ---------------------
+
+
+class Sections:
+    """The writing model, with each section answered by ``section(n, messages)``."""
+
+    def __init__(self, section: Any) -> None:
+        self.section = section
+        self.prompts: list[str] = []
+
+    def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Any:
+        kind = prompt_kind(messages)
+        if kind == "outline":
+            return {**OUTLINE_EN, "sections": OUTLINE_EN["sections"][:2]}
+        if kind == "extract":
+            return EXTRACTION
+        self.prompts.append(messages[-1]["content"])
+        return self.section(len(self.prompts), messages)
+
+
+async def test_scaffolding_echoed_twice_is_refused_and_nothing_is_saved(blog: Path) -> None:
+    before = snapshot(blog)
+    model = Sections(lambda n, m: "Key points: the model wrote its prompt into the post.")
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert_refused(msg, "no_scaffolding", before, blog)
+    assert len(model.prompts) == 2  # asked once more, with the reason
+    assert "Your previous answer was not used" in model.prompts[1]
+    assert "Key points:" in model.prompts[1].split("Your previous answer")[1]
+
+
+async def test_scaffolding_copied_whole_is_stripped_and_the_article_saved(blog: Path) -> None:
+    def section(n: int, messages: list[LLMMessage]) -> str:
+        prompt = messages[-1]["content"]
+        echo = "\n".join(line for line in prompt.splitlines() if line.startswith(("Write", "Key")))
+        return f"{echo}\n\nOwnership moves values between bindings, section {n}."
+
+    rt = writing_runtime(blog, FunctionModel(Sections(section)))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    text = (blog / msg.data["path"]).read_text(encoding="utf-8")
+    assert "Write section" not in text and "Key points" not in text
+    assert check_names(msg) == {"no_scaffolding": True, "not_degenerate": True, "wikilinks": True}
+
+
+async def test_a_retry_that_passes_is_saved_and_reports_two_attempts(blog: Path) -> None:
+    answers = iter(["Write section 1 of 2 is what I was told.", "Values have one owner."])
+    model = Sections(lambda n, m: next(answers) if n <= 2 else "Moves transfer ownership.")
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["outcome"] == "done", msg.content
+    report = {c["name"]: c for c in msg.data["checks"]}
+    assert report["no_scaffolding"]["passed"] and report["no_scaffolding"]["attempts"] == 2
+    assert "Write section" not in (blog / msg.data["path"]).read_text(encoding="utf-8")
+
+
+async def test_invented_wikilinks_twice_are_refused(blog: Path) -> None:
+    before = snapshot(blog)
+    invented = "See [[made-up-one]], [[made-up-two]] and [[made-up-three]] for more."
+    model = Sections(lambda n, m: invented)
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert_refused(msg, "wikilinks", before, blog)
+    assert "made-up-one" in msg.data["reason"] and len(model.prompts) == 2
+
+
+async def test_a_translation_in_the_wrong_language_is_refused(blog: Path) -> None:
+    before = snapshot(blog)
+    english = "Borrowing lets code use a value without taking ownership of it at all."
+    llm = ScriptedModel(["借用", english, english])  # the title, then the body twice
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill("Translate", {"path": POST, "language": "Chinese"})
+    await rt.close()
+    assert_refused(msg, "language", before, blog)
+    assert "not in Chinese" in msg.data["reason"]
+    assert "not in Chinese" in llm.calls[2][-1]["content"]  # the reason went back to the model
+
+
+async def test_a_good_translation_is_saved_with_its_report(blog: Path) -> None:
+    chinese = "借用让代码在不取得所有权的情况下使用一个值。参见 [[rust-lifetimes]]。"
+    rt = writing_runtime(blog, ScriptedModel(["借用", chinese]))
+    msg = await rt.run_skill("Translate", {"path": POST, "language": "Chinese"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert check_names(msg) == {
+        "no_scaffolding": True,
+        "not_degenerate": True,
+        "language": True,
+        "wikilinks": True,
+        "frontmatter": True,
+    }
+
+
+async def test_an_add_that_removes_is_refused(blog: Path) -> None:
+    before = snapshot(blog)
+    llm = ScriptedModel(["Borrowing.", "Borrowing, briefly."])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "add a section about lifetimes", "path": POST}
+    )
+    await rt.close()
+    assert_refused(msg, "instruction_kind", before, blog)
+    assert "asked to add" in msg.data["reason"] and len(llm.calls) == 2
+
+
+async def test_a_selection_edit_answered_with_the_whole_post_is_refused(blog: Path) -> None:
+    before = snapshot(blog)
+    text = (blog / POST).read_text(encoding="utf-8")
+    body = text.split("\n---\n", 1)[1]
+    selection = next(line for line in body.splitlines() if len(line) > 40)
+    llm = ScriptedModel([body, body])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill(
+        "EditContent",
+        {"instruction": "make this clearer", "path": POST, "selected_text": selection},
+    )
+    await rt.close()
+    assert_refused(msg, "scope", before, blog)

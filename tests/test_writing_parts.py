@@ -1,0 +1,124 @@
+"""Scoped edits: an instruction naming a part sends only that part to the model and splices the
+answer back; every other byte of the post stays as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.parts import PartRef, locate, named_part
+from skillrt.testing import ScriptedModel
+from tests.writing_support import writing_runtime
+
+P1 = "Ownership is how Rust manages memory without a garbage collector at all."
+P2 = "Each value has one owner, and the value is dropped when its owner goes away."
+P3 = "Borrowing lets code read a value without taking it over from its owner."
+P4 = "In short, ownership makes memory safety a compile-time property of programs."
+BODY = (
+    f"\n{P1}\n\n## Moves\n\n{P2}\n\n```rust\nlet a = String::new();\n\nlet b = a;\n```\n\n"
+    f"## Borrowing\n\n{P3}\n\n## Conclusion\n\n{P4}\n"
+)
+YAML = "---\ntitle: Rust ownership  # the title\ntags: [rust]\ndraft: false\n---\n" + BODY
+TOML = '+++\ntitle = "Rust ownership"  # the title\ntags = ["rust"]\n+++\n' + BODY
+PATH = "posts/ownership.md"
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    root = tmp_path / "blog"
+    (root / "posts").mkdir(parents=True)
+    (root / PATH).write_text(YAML, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        ("make the first paragraph shorter", PartRef("paragraph", 1)),
+        ("rewrite the second section", PartRef("section", 2)),
+        ("expand paragraph 3", PartRef("paragraph", 3)),
+        ("tighten the last paragraph", PartRef("paragraph", -1)),
+        ("improve the title", PartRef("title")),
+        ("rewrite the conclusion", PartRef("conclusion")),
+        ("第二段改得更简洁", PartRef("paragraph", 2)),
+        ("把第三节扩写一下", PartRef("section", 3)),
+        ("改一下标题", PartRef("title")),
+        ("结尾写得更有力一些", PartRef("conclusion")),
+        ("make it shorter", None),
+    ],
+)
+def test_the_part_an_instruction_names(instruction: str, expected: PartRef | None) -> None:
+    assert named_part(instruction) == expected
+
+
+def test_parts_are_found_in_the_body() -> None:
+    def text(ref: PartRef) -> str:
+        span = locate(BODY, ref)
+        assert span is not None
+        return BODY[span.start : span.end]
+
+    assert text(PartRef("paragraph", 1)) == P1
+    assert text(PartRef("paragraph", 2)) == P2  # headings and code are not paragraphs
+    assert text(PartRef("paragraph", -1)) == P4
+    assert text(PartRef("section", 2)) == f"## Borrowing\n\n{P3}"
+    assert text(PartRef("conclusion")) == f"## Conclusion\n\n{P4}"
+    assert locate(BODY, PartRef("section", 9)) is None
+
+
+@pytest.mark.parametrize(
+    ("instruction", "old", "new"),
+    [
+        ("make the first paragraph shorter", P1, "Rust manages memory without a GC."),
+        ("第二段改得更简洁", P2, "Every value has one owner."),
+        ("rewrite the second section", f"## Borrowing\n\n{P3}", "## Borrowing\n\nBorrow it."),
+        ("rewrite the conclusion", f"## Conclusion\n\n{P4}", "## Conclusion\n\nSafe at last."),
+    ],
+)
+async def test_a_scoped_edit_changes_only_its_part(
+    blog: Path, instruction: str, old: str, new: str
+) -> None:
+    llm = ScriptedModel([new + "\n"])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill("EditContent", {"instruction": instruction, "path": PATH})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / PATH).read_text(encoding="utf-8") == YAML.replace(old, new)
+    sent = llm.calls[0][-1]["content"]
+    assert old in sent and all(p not in sent for p in (P1, P2, P3, P4) if p not in old)
+
+
+@pytest.mark.parametrize("front", [YAML, TOML], ids=["yaml", "toml"])
+async def test_the_title_is_edited_in_the_frontmatter_alone(blog: Path, front: str) -> None:
+    (blog / PATH).write_text(front, encoding="utf-8")
+    llm = ScriptedModel(["“Ownership in Rust, explained”"])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill("EditContent", {"instruction": "improve the title", "path": PATH})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    text = (blog / PATH).read_text(encoding="utf-8")
+    assert "Ownership in Rust, explained" in text and "Rust ownership" not in text
+    assert text.split("\n", 2)[2] == front.split("\n", 2)[2]  # every line after the title
+    assert llm.calls[0][-1]["content"].endswith("Text:\nRust ownership")
+    assert {c["name"]: c["passed"] for c in msg.data["checks"]}["frontmatter"] is True
+
+
+async def test_a_paragraph_edit_answered_with_the_whole_post_is_refused(blog: Path) -> None:
+    llm = ScriptedModel([BODY, BODY])  # the model rewrote everything, twice
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "make the first paragraph clearer", "path": PATH}
+    )
+    await rt.close()
+    assert msg.state == "ERROR" and msg.data["outcome"] == "refused", msg.content
+    assert msg.data["check"] == "scope" and len(llm.calls) == 2
+    assert (blog / PATH).read_text(encoding="utf-8") == YAML  # nothing saved
+
+
+async def test_a_part_the_post_does_not_have_is_refused(blog: Path) -> None:
+    rt = writing_runtime(blog, ScriptedModel([]))
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "rewrite the ninth section", "path": PATH}
+    )
+    await rt.close()
+    assert msg.data["error"] == "part_not_found" and "ninth section" in msg.content
