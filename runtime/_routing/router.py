@@ -427,6 +427,23 @@ class IntentRouter:
         kept = [(n, p) for n, p in probs.items() if n in self._by_intent and n not in blocked]
         return sorted(kept, key=lambda item: -item[1])
 
+    def _named_elsewhere(self, text: str) -> list[IntentType]:
+        """The intents the classifier does not know whose keywords (``cues``) are in ``text``."""
+        if not self.unclassified:
+            return []
+        hits = self._cue_hits(text)
+        return [n for n in self.unclassified if n in hits]
+
+    @property
+    def unclassified(self) -> tuple[IntentType, ...]:
+        """The registered intents the classifier was not trained on (a plugin's, an MCP
+        tool's): only their patterns or a model can route to them."""
+        model = self.classifier
+        if model is None:
+            return ()
+        known = set(model.classes)
+        return tuple(n for n in self._intents if n not in known and n != CHAT)
+
     def _blocked(self, text: str) -> set[str]:
         """The intents whose ``not_when`` matches ``text``: never routed to for it."""
         return {
@@ -593,10 +610,16 @@ class IntentRouter:
             small_talk = True
         ranked = [] if small_talk else self.ranked(routed, context)
         result, disputed = self._weigh(result, ranked, routed)
+        if result is not None and result.source == "classifier" and self._named_elsewhere(routed):
+            # The words of an intent the classifier does not know: its guess is no decision.
+            result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
         cacheable = result is not None
         model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
         if model is not None and (result is None or result.confidence < self.regex_trust):
-            candidates = tuple(n for n, _ in ranked[:3]) or self._intents
+            candidates = (
+                tuple(dict.fromkeys([*(n for n, _ in ranked[:3]), *self.unclassified]))
+                or self._intents
+            )
             facts = _facts(current_file, selection, browsing)
             answer = await self._ask_llm(model, routed, facts, signal, candidates)
             if answer is None:
@@ -612,7 +635,8 @@ class IntentRouter:
                     prior=spec.prior if spec is not None else 0.0,
                 )
                 score = max(score, dict(ranked).get(answer.type, 0.0))
-                if result is None or score > result.confidence:
+                # An intent the classifier does not know has only the model's word for it.
+                if result is None or score > result.confidence or answer.type in self.unclassified:
                     params = self.params_for(answer.type, routed, answer.parameters)
                     result = answer._replace(confidence=round(score, 3), parameters=params)
                 cacheable = True
@@ -710,6 +734,7 @@ class IntentRouter:
             ranked.append(suggested)
         by_classifier = self.ranked(norm, context)
         if by_classifier:  # the classifier's three likeliest, small talk and translation too
+            ranked.extend(self._named_elsewhere(norm))  # and intents it does not know, named
             likeliest = dict.fromkeys([*ranked, *(n for n, _ in by_classifier)])
             blocked = self._blocked(norm)
             return [n for n in likeliest if n in self._by_intent and n not in blocked][:3]

@@ -91,8 +91,11 @@ class Planner:
             # routing's model call counts towards the task's cost and budget; a router with
             # no model of its own (the embedded model is not asked) routes without one
             llm=llm if self.router.llm is not None else None,
-            # A small model's guesses stay out where the classifier can decide.
-            ask_model=self.trust() == "high" or self.router.classifier is None,
+            # A small model's guesses stay out where the classifier can decide (intents it
+            # was not trained on, a plugin's or an MCP tool's, need the model).
+            ask_model=self.trust() == "high"
+            or self.router.classifier is None
+            or bool(self.router.unclassified),
         )
         task.record.intent = intent.model_dump(mode="json")
         self.logger().info(
