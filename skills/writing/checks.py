@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -95,7 +95,8 @@ def run_checks(generated: Generated, checks: Sequence[Check]) -> tuple[Generated
 def _listed(items: Iterable[str]) -> str:
     items = list(dict.fromkeys(items))
     shown = ", ".join(repr(i[:80]) for i in items[:MAX_REASON_ITEMS])
-    return shown + (f" and {len(items) - MAX_REASON_ITEMS} more" if len(items) > 5 else "")
+    more = len(items) - MAX_REASON_ITEMS
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 # --- no scaffolding ---------------------------------------------------------------------------
@@ -432,8 +433,5 @@ def not_degenerate(generated: Generated) -> Verdict:
 
 
 def without_none(checks: Iterable[Check | None]) -> list[Check]:
+    """The checks that apply (a check that does not, e.g. an instruction of no kind, is None)."""
     return [c for c in checks if c is not None]
-
-
-def renamed(verdict: Verdict, name: str) -> Verdict:
-    return replace(verdict, name=name)
