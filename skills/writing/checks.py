@@ -415,8 +415,7 @@ def wikilinks(resolves: Callable[[str], bool], *, known: Iterable[str] = ()) -> 
                 f"{len(invented)} of {total} [[links]] name no post of the blog: "
                 f"{_listed(invented)}",
                 fixed,
-                f"{total} 个 [[链接]] 中有 {len(invented)} 个指向不存在的文章："
-                f"{_listed(invented)}",
+                f"{total} 个 [[链接]] 中有 {len(invented)} 个指向不存在的文章：{_listed(invented)}",
             )
         return Verdict(
             "wikilinks",
