@@ -70,6 +70,11 @@ def test_scaffolding_copied_whole_is_stripped_and_a_marker_in_prose_fails() -> N
     assert scaffold.clean(fragment).text == "Moves are cheap."
     ambiguous = scaffold.clean("As the Key points: say, Write section 3 of 9 now.")
     assert ambiguous.left  # a marker inside a sentence: not stripped, the check fails
+    tail = 'let owner = String::from("the same line in two sections");'
+    with_tail = Scaffold([prompt + f"\nThe previous section ended with:\n{tail}"], content=[tail])
+    assert with_tail.clean(f"```rust\n{tail}\n```").text == f"```rust\n{tail}\n```"
+    excerpt = Scaffold(["Related posts you may link:\n  > " + tail])
+    assert excerpt.clean(f"Intro.\n> {tail}\nEnd.").text == "Intro.\nEnd."  # an excerpt
 
 
 def test_the_language_check_counts_scripts_and_common_words() -> None:
