@@ -40,9 +40,9 @@ def ollama() -> Iterator[int]:
     server.server_close()
 
 
-def chat(blog: Path) -> pexpect.spawn:
+def chat(blog: Path, **extra: str) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
-    env.update(NO_COLOR="1", TERM="dumb", COLUMNS="200", PYTHONUNBUFFERED="1")
+    env.update(NO_COLOR="1", TERM="dumb", COLUMNS="200", PYTHONUNBUFFERED="1", **extra)
     child = pexpect.spawn(
         sys.executable,
         ["-m", "skillrt", "chat"],
@@ -90,4 +90,24 @@ def test_no_local_server_no_offer(tmp_path: Path) -> None:
     child.sendline("/model")
     child.expect("no model server on 127.0.0.1")
     child.expect(PROMPT)
+    assert quit_with_ctrl_d(child) == 0
+
+
+@pytest.mark.local_model
+def test_a_crashing_model_never_takes_the_chat_down(tmp_path: Path) -> None:
+    """Every load mode's worker dies with SIGSEGV as it starts generating (the test hook: a
+    real signal in the real worker process): the request ends with the named error, the task
+    is listed as resumable, and the chat goes on to its next prompt and quits normally."""
+    blog = make_blog(tmp_path)
+    crash = "decode:default,no-extra-bufts,n-batch-1"
+    child = chat(blog, SKILLRT_TEST_LLAMA_CRASH=crash)
+    child.expect(PROMPT)
+    child.sendline("what is ownership in Rust?")
+    child.expect("the embedded model crashed: SIGSEGV in llama.cpp", timeout=180)
+    child.expect("You can resume it later")
+    child.expect(PROMPT)
+    child.sendline("/tasks")
+    child.expect("model down")  # a resumable task, stopped by its model
+    child.expect(PROMPT)
+    assert child.isalive()
     assert quit_with_ctrl_d(child) == 0
