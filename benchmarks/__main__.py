@@ -67,6 +67,7 @@ SUITES: tuple[Suite, ...] = (
     Suite("serve", "bench_serve", "serve_concurrency", {"clients": 200}, {"clients": 20}),
     Suite("serve_disconnect", "bench_serve", "disconnect_abort", {"runs": 100}, {"runs": 20}),
     Suite("local_model", "bench_llm", "local_model_speed"),
+    Suite("local_worker", "bench_local_worker", "local_worker"),
     Suite("observation", "bench_observation", "observation_size"),
     Suite(
         "postgres",

@@ -71,7 +71,10 @@ def cli_commands(runs: int = 5, tasks: int = 20) -> dict[str, Any]:
         env["HOME"] = str(root)  # no user config file
         figures = {
             "tasks": _wall_ms([python, "-m", "skillrt", "tasks"], root, env, runs),
-            "doctor": _wall_ms([python, "-m", "skillrt", "doctor"], root, env, runs),
+            # --no-generate: skillrt's own start-up and checks, not a token from a model
+            "doctor": _wall_ms(
+                [python, "-m", "skillrt", "doctor", "--no-generate"], root, env, runs
+            ),
             "python": _wall_ms([python, "-c", "pass"], root, env, runs),
             "libraries": _wall_ms(
                 [python, "-c", "import typer, rich.console, rich.table, pydantic"],

@@ -36,7 +36,7 @@ from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.blog.publish import Published, publish_post
-from skillrt.blog.versions import NothingToUndo
+from skillrt.blog.versions import NothingToUndo, VersionStore
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import FileChanged, StoreUnavailable, UnknownSkill, UserError
 from skillrt.llm.base import LLM
@@ -74,6 +74,14 @@ def _entry_point_skills() -> list[Skill[Any]]:
     return found
 
 
+def _routes_with(llm: LLM | None, config: RuntimeConfig) -> bool:
+    """Is ``llm`` asked to route what the intent table leaves unsure? Not the embedded model
+    (a 135M model routed worse than none), unless ``llm.route_with_embedded`` says so."""
+    if llm is None:
+        return False
+    return getattr(llm, "provider", None) != "local" or config.llm.route_with_embedded
+
+
 class AgentRuntime:
     """Routes chat input to skills and runs each as a durable, cancellable task."""
 
@@ -102,7 +110,7 @@ class AgentRuntime:
         self.llm_reason = "injected" if llm is not None else ""
         self._llm, self._store, self._owns_llm = llm, store, llm is None
         self.router = IntentRouter(
-            llm,
+            llm if _routes_with(llm, self.config) else None,
             cache_size=self.config.intent_cache_size,
             cache_ttl_s=self.config.intent_cache_ttl_s,
             logger=self.logger,
@@ -265,7 +273,8 @@ class AgentRuntime:
             from skillrt.llm.select import create_llm
 
             self._llm, self.llm_reason = create_llm(self.config)
-        self.router.llm = self.router.llm or self._llm
+        if self.router.llm is None and _routes_with(self._llm, self.config):
+            self.router.llm = self._llm
         services = open_services(self.config, store=self._store, logger=self.logger,
                                  on_reset=self._checkpoint_all)  # fmt: skip
         window = self.config.checkpoint_max_age_h * 3600
@@ -497,13 +506,28 @@ class AgentRuntime:
         day = dt.date.fromtimestamp(time.time())
         files = self._run.files
         posts_dir = self.config.posts_dir
+        rel = files.relative(target)
+        before = await asyncio.to_thread(VersionStore.bytes_of, files, rel)
         done = await asyncio.to_thread(publish_post, files, target, posts_dir=posts_dir, day=day)
+        if done.changed:  # kept for undo: the draft back in place (a moved one: two undos)
+            await asyncio.to_thread(self._kept_publish, files, rel, before, done)
         memory = self.memory
         if memory is not None:
             await asyncio.to_thread(memory.refresh)
         if done.moved_from is not None and done.moved_from == focus:
             self.chatlog.focus_on(done.path, session, files)
         return done
+
+    def _kept_publish(
+        self, files: FileStore, rel: str, before: bytes | None, done: Published
+    ) -> None:
+        versions, key = self._run.versions, f"publish-{new_id()}"
+        after = files.hash_of(done.path)
+        if done.moved_from is None:
+            versions.record(rel, "edit", before, key=key, after=after)
+            return
+        versions.record(rel, "delete", before, key=f"{key}:from", after=None)
+        versions.record(done.path, "create", None, key=f"{key}:to", after=after)
 
     def new_session(self, session_id: str | None = None) -> str:
         """Start afresh: a new (or named) session becomes the default one; returns its id."""

@@ -37,6 +37,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
             ├── BadRequest           400/404/422: the request is wrong   (fatal)
             ├── RateLimited          429: slow down (retry_after)        (retryable)
             ├── ProviderUnavailable  5xx, timeouts, connection errors    (retryable)
+            │   └── ModelCrashed     the embedded model's worker died (signal_name, exit_code)
             ├── StructuredOutputError  the model's answer never matched the schema (raw text)
             └── ScriptExhausted      a ScriptedModel was asked more often than it has answers
 
@@ -61,6 +62,7 @@ __all__ = [
     "InvalidTransition",
     "LockConflict",
     "MissingDependency",
+    "ModelCrashed",
     "ModelRetry",
     "PathNotAllowed",
     "PermissionDenied",
@@ -348,6 +350,24 @@ class RateLimited(ProviderError):
 
 class ProviderUnavailable(ProviderError):
     pass
+
+
+class ModelCrashed(ProviderUnavailable):
+    """The embedded model's worker process died: ``signal_name`` (``SIGSEGV``) or
+    ``exit_code`` says how. The runtime lives on; the worker starts again at the next call."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        signal_name: str | None = None,
+        exit_code: int | None = None,
+        provider: str = "",
+        model: str = "",
+    ) -> None:
+        self.signal_name = signal_name
+        self.exit_code = exit_code
+        super().__init__(message, provider=provider, model=model)
 
 
 class StructuredOutputError(ProviderError):

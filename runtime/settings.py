@@ -133,6 +133,12 @@ class LLMConfig(_Section):
     n_threads: int | None = Field(default=None, ge=1)
     seed: int = 0
     repeat_penalty: float = Field(default=1.1, ge=1.0, le=2.0)
+    # How llama.cpp loads (skillrt/llm/llama_modes.py): "auto" picks, and steps down after a
+    # crash; "default", "no-extra-bufts" (no repacked weights) or "n-batch-1" force one.
+    local_mode: Literal["auto", "default", "no-extra-bufts", "n-batch-1"] = "auto"
+    # Ask the embedded (local) model to route requests the intent table leaves unsure; off
+    # by default: a 135M model routes worse than no model at all.
+    route_with_embedded: bool = False
     # How far the router trusts the model's routing: "low" (the default for the embedded
     # model) means a model-only route never starts a web, write or delete task without the
     # user's yes; unset = "low" for the local provider, "high" for any other.

@@ -1,6 +1,7 @@
 """llama-cpp-python's own OpenAI-compatible server, as a real model server for tests.
 
-``python -m llama_cpp.server --model <the shipped SmolLM2 GGUF>`` on 127.0.0.1 and a free port,
+``python -m llama_cpp.server --model <the shipped SmolLM2 GGUF>`` (through
+``tests.llama_server_main``, which loads it safely on a CPU with AMX) on 127.0.0.1 and a free port,
 started once per test session (extra ``testserver``). Its output goes to a log file the tests
 can read (it prints "Disconnected from client" when a client goes away mid-answer).
 """
@@ -64,7 +65,7 @@ def start(log: Path, *, timeout_s: float = 120.0) -> LlamaServer:
     command = [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "tests.llama_server_main",  # llama_cpp.server, loaded safely on a CPU with AMX
         "--model",
         str(model),
         "--host",
@@ -78,7 +79,8 @@ def start(log: Path, *, timeout_s: float = 120.0) -> LlamaServer:
         "--seed",
         "0",
     ]
-    process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    root = Path(__file__).resolve().parent.parent  # where `tests` is importable
+    process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=root)
     out.close()
     server = LlamaServer(process, port, log, model)
     deadline = time.monotonic() + timeout_s

@@ -155,17 +155,27 @@ async def test_chromium_reads_a_hostile_page_off_the_loop(tmp_path: Path) -> Non
     from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
 
     big_text = ("<p>" + "<b>word</b> " * 40 + "</p>") * 9_000  # 4.4 MB, 720,000 nodes
-    pages = {"/": (200, {}, big_text.encode()), "/ok": (200, {}, b"<title>Fine</title>")}
+    links = "".join(f"<a href='/p{i}'>link {i}</a>" for i in range(150_000))
+    pages = {
+        "/": (200, {}, big_text.encode()),
+        "/links": (200, {}, links.encode()),
+        "/ok": (200, {}, b"<title>Fine</title>"),
+    }
     with Server(pages) as server:  # plain: the route asks for no encoding
         config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 60}))
         browser = ChromiumBrowser(config, URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
         try:
             await browser.goto(server.url("/"))
             lag, text = await lag_of(browser.page_text)
+            await browser.goto(server.url("/links"))
+            links_lag, observed = await lag_of(browser.observe)
         finally:
             await browser.close()
     assert "word word" in text
     assert lag < LAG_LIMIT_S
+    shown = len(observed.elements) + observed.elements_above + observed.elements_below
+    assert shown == MAX_ELEMENTS  # listed in the page, shipped at most 3000
+    assert links_lag < LAG_LIMIT_S
 
 
 @pytest.mark.chromium

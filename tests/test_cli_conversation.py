@@ -18,10 +18,12 @@ TIMEOUT = 30
 
 
 def spawn(env: dict[str, str], cwd: Path, *args: str) -> pexpect.spawn:
+    # Follow-ups are what these tests are about: edits write without the chat's preview
+    # (edit.confirm false; the preview itself is tested in test_undo.py).
     child = pexpect.spawn(
         sys.executable,
         ["-m", "skillrt", "chat", *args],
-        env=env,
+        env={**env, "SKILLRT_EDIT__CONFIRM": "false"},
         cwd=str(cwd),
         encoding="utf-8",
         timeout=TIMEOUT,

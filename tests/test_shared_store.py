@@ -550,6 +550,7 @@ def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
     result = postgres_store(tasks=8, concurrency=2, sequential=3, repeats=5, rounds=1)
     assert set(result["rates"]) == {1, 2, 4} and all(r > 0 for r in result["rates"].values())
     assert result["sqlite_rate"] > 0 and result["pg_us"] > 0 and result["sqlite_us"] > 0
+    assert result["queue_us"] > 0 and "queue.put (queue a task)" in result["calls_us"]
     # CPU time comes in clock ticks (10 ms): a run this small may show none for the server.
     assert all(worker > 0 and server >= 0 for worker, server in result["cpu_us"].values())
     assert "runlocks.hold (task start)" in result["calls_us"]

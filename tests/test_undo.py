@@ -79,12 +79,15 @@ async def test_undo_a_delete_brings_the_post_back(blog: Path) -> None:
     assert asked.state == "WAITING_INPUT", asked.content
     done = await rt.process_input("yes")
     assert done.data.get("deleted") is True and not (blog / POST).exists()
+    assert any(p.is_file() for p in (blog.parent / "state" / "trash").rglob("*"))
     await rt.close()
     rt = writing_runtime(blog, ScriptedModel([]))
     undone = await rt.undo(POST)
     await rt.close()
     assert undone.data["action"] == "delete", undone.content
     assert snapshot(blog) == before
+    trash = blog.parent / "state" / "trash"  # the state folder of writing_runtime
+    assert not any(p.is_file() for p in trash.rglob("*"))  # taken out of the trash
 
 
 async def test_undo_refuses_a_post_changed_since_and_says_when_there_is_nothing(
@@ -247,3 +250,36 @@ def test_an_edit_killed_before_its_save_resumes_and_still_undoes_to_the_original
     assert report["edited"].endswith(REVISED)  # the resumed task saved the model's text
     assert report["undone"]["outcome"] == "done" and report["undone"]["action"] == "edit"
     assert post.read_bytes() == original  # byte for byte, CRLF and comment included
+
+
+async def test_undo_a_publish(blog: Path) -> None:
+    draft = blog / "posts" / "draft.md"
+    draft.write_bytes(b"---\ntitle: Draft\ndraft: true  # not yet\n---\n\nBody.\n")
+    before = snapshot(blog)
+    rt = writing_runtime(blog, ScriptedModel([]))
+    done = await rt.publish("posts/draft.md")
+    assert done.changed and snapshot(blog) != before
+    undone = await rt.undo()
+    await rt.close()
+    assert undone.data["action"] == "edit", undone.content
+    assert snapshot(blog) == before
+
+
+def test_the_chat_previews_an_edit_and_undoes_it(tmp_path: Path) -> None:
+    from tests.cli_support import cli_env, make_blog, write_script
+    from tests.test_cli_chat import quit_with_ctrl_d, spawn_chat
+
+    blog = make_blog(tmp_path)
+    original = (blog / POST).read_bytes()
+    child = spawn_chat(cli_env(blog, write_script(tmp_path / "s.json", ["A new body.\n"])), blog)
+    child.expect("›")
+    child.sendline(f"rewrite {POST}")
+    child.expect("Write this change")  # the diff first, then the question
+    assert (blog / POST).read_bytes() == original
+    child.sendline("yes")
+    child.expect("Edited")
+    assert (blog / POST).read_bytes() != original
+    child.sendline("/undo")
+    child.expect("Undid the edit")
+    assert (blog / POST).read_bytes() == original
+    assert quit_with_ctrl_d(child) == 0

@@ -88,7 +88,9 @@ class Planner:
             task.input.text,
             route_context(task.record.context),
             signal=task.controller.signal,
-            llm=llm,  # routing's model call counts towards the task's cost and budget
+            # routing's model call counts towards the task's cost and budget; a router with
+            # no model of its own (the embedded model is not asked) routes by its table alone
+            llm=llm if self.router.llm is not None else None,
         )
         task.record.intent = intent.model_dump(mode="json")
         self.logger().info(

@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from skillrt.cli.common import (
     EXIT_FAILED,
@@ -303,16 +304,23 @@ def abandon(task_id: TaskId, root: Root = None, verbose: Verbose = False) -> Non
 
 @app.command()
 def doctor(
-    as_json: Json = False, root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False
+    as_json: Json = False,
+    root: Root = None,
+    posts_dir: PostsDir = None,
+    verbose: Verbose = False,
+    no_generate: Annotated[
+        bool, typer.Option("--no-generate", help="Do not try one token on the embedded model.")
+    ] = False,
 ) -> None:
-    """Show the config files, model, folders, index and browser skillrt would use here.
+    """Show the config files, model, folders, index and browser skillrt would use here; with
+    the embedded model, generate one token in a worker process (ok, crashed or slow).
 
     Writes nothing: no state folder, no log file, no index."""
     from skillrt.cli.doctor import run_checks
 
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir, log_to_file=False)
-        checks = run_checks(config)
+        checks = run_checks(config, generate=not no_generate)
     failed = any(c.status == "fail" for c in checks)
     if as_json:
         print(json.dumps({"ok": not failed, "checks": [c.to_dict() for c in checks]}))
@@ -323,7 +331,7 @@ def doctor(
         table.add_column(overflow="fold")
         marks = {"ok": "ok", "warn": "warn", "fail": "FAIL", "info": ""}
         for check in checks:
-            table.add_row(marks[check.status], check.name, check.value)
+            table.add_row(marks[check.status], Text(check.name), Text(check.value))
         Console().print(table, highlight=False)
     raise typer.Exit(EXIT_FAILED if failed else EXIT_OK)
 

@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 _STREAM_TAIL_LINES = 6
+_THINKING = "the model is thinking"
+_THINKING_LINE_EVERY_S = 5  # without a live region, a thinking line this often
 _QUIET_STATES = frozenset({"IDLE", "WAITING_INPUT"})  # no cost line for these replies
 
 
@@ -124,6 +126,7 @@ class Display:
             runtime.on("agent:status", self._on_status),
             runtime.on("task:stream", self._on_stream),
             runtime.on("ai:generation", self._on_generation),
+            runtime.on("ai:thinking", self._on_thinking),
         ]
 
         def detach() -> None:
@@ -150,6 +153,18 @@ class Display:
             self._line(f"… {message}")
         self._refresh()
 
+    def _on_thinking(self, event: Event) -> None:
+        """A structured call (an outline, a plan) is under way: tokens so far, time elapsed.
+        Without a live region, a line at the first second, then one every few seconds."""
+        tokens = int(event.data.get("tokens") or 0)
+        elapsed = float(event.data.get("elapsed_s") or 0.0)
+        message = f"{_THINKING} · {tokens} tokens · {elapsed:.0f} s"
+        if self.live_mode:
+            self._status = message
+            self._refresh()
+        elif int(elapsed) == 1 or int(elapsed) % _THINKING_LINE_EVERY_S == 0:
+            self._line(f"… {message}")
+
     def _on_stream(self, event: Event) -> None:
         delta = str(event.data.get("delta") or "")
         if not delta or not self.show_stream:
@@ -163,6 +178,8 @@ class Display:
 
     def _on_generation(self, _event: Event) -> None:
         """A model call ended: the next call's streamed text starts on a new line."""
+        if self._status.startswith(_THINKING):
+            self._status = ""
         if self._stream and not self._stream.endswith("\n"):
             self._stream += "\n"
         self._end_stream_line()

@@ -1,6 +1,10 @@
-"""``skillrt doctor``: what skillrt would use here, and what is missing. Loads no model and
-writes nothing: no state folder, no log, no index (the index is read through a read-only
-SQLite connection)."""
+"""``skillrt doctor``: what skillrt would use here, and what is missing. Writes nothing: no
+state folder, no log, no index (the index is read through a read-only SQLite connection).
+
+With the embedded model it really generates: one token in a worker process, with a timeout
+(``skillrt.llm.probe``), and says ok, crashed (with the signal) or slow, and the load mode that
+works. It also looks for a local OpenAI-compatible server (Ollama, LM Studio, a llama.cpp
+server) on 127.0.0.1 and says how to use one. ``--no-generate`` skips the generation."""
 
 from __future__ import annotations
 
@@ -44,7 +48,46 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _model(config: RuntimeConfig) -> list[Check]:
+GENERATE_TIMEOUT_S = 60.0
+
+
+def _generation(config: RuntimeConfig, model_path: str) -> Check:
+    """One token from the embedded model, in a worker process."""
+    from skillrt.llm.probe import probe_local
+
+    probe = probe_local(
+        Path(model_path),
+        forced=config.llm.local_mode,
+        state_dir=config.state_path,
+        n_threads=config.llm.n_threads,
+        timeout_s=GENERATE_TIMEOUT_S,
+    )
+    status: Status = {"ok": "ok", "slow": "warn"}.get(probe.status, "fail")  # type: ignore[assignment]
+    if probe.status == "ok" and probe.crashes:
+        status = "warn"
+    detail = {
+        "status": probe.status,
+        "mode": probe.mode,
+        "seconds": round(probe.seconds, 2),
+        "crashes": [{"mode": mode, "signal": what} for mode, what in probe.crashes],
+    }
+    return Check("generation", probe.describe(), status, detail)
+
+
+def _local_servers() -> Check:
+    from skillrt.llm.discover import KNOWN_SERVERS, find_local_servers
+
+    found = find_local_servers()
+    if not found:
+        ports = ", ".join(str(port) for _name, port in KNOWN_SERVERS)
+        return Check("local servers", f"none on 127.0.0.1 (ports {ports})", "info")
+    value = "; ".join(f"{s.describe()}: to use it, set {s.settings}" for s in found)
+    detail = {"servers": [{"name": s.name, "base_url": s.base_url, "models": list(s.models)}
+                          for s in found]}  # fmt: skip
+    return Check("local servers", value, "info", detail)
+
+
+def _model(config: RuntimeConfig, *, generate: bool = True) -> list[Check]:
     try:
         from skillrt.llm.select import describe_llm
     except ImportError as exc:
@@ -70,6 +113,9 @@ def _model(config: RuntimeConfig) -> list[Check]:
                 "ok" if llama else "fail",
             )
         )
+        if generate and not problem and info.get("model_path"):
+            checks.append(_generation(config, str(info["model_path"])))
+        checks.append(_local_servers())
     return checks
 
 
@@ -305,14 +351,16 @@ def _mcp(config: RuntimeConfig) -> list[Check]:
     ]
 
 
-def run_checks(config: RuntimeConfig) -> list[Check]:
-    """Every finding, in display order. Reads files only; loads no model, starts no browser
-    (the MCP servers of ``[mcp.servers]`` are started or reached, to say whether they answer)."""
+def run_checks(config: RuntimeConfig, *, generate: bool = True) -> list[Check]:
+    """Every finding, in display order. Writes nothing, starts no browser; with the embedded
+    model (and ``generate``) one token is generated in a worker process; the MCP servers of
+    ``[mcp.servers]`` are started or reached, to say whether they answer."""
     files = [str(p) for p in config_files()]
     checks = [
         Check("skillrt", f"{__version__} (Python {platform.python_version()})", "info"),
         Check("config files", ", ".join(files), "info", {"files": files}),
     ]
-    for group in (_model, _content, _state, _store, _browser, _sections, _mcp):
+    checks.extend(_model(config, generate=generate))
+    for group in (_content, _state, _store, _browser, _sections, _mcp):
         checks.extend(group(config))
     return checks

@@ -155,6 +155,23 @@ LINES: dict[str, tuple[str, str]] = {
     "model_endpoint": ("端点：{value}", "endpoint: {value}"),
     "model_why": ("原因：{value}", "why: {value}"),
     "model_injected": ("由宿主程序提供", "given by the host program"),
+    "model_local_server": ("本机服务：{value}", "local server: {value}"),
+    "model_no_local_server": (
+        "本机（127.0.0.1）的 11434、1234、8080 端口上没有模型服务",
+        "no model server on 127.0.0.1 (ports 11434, 1234, 8080)",
+    ),
+    "embedded_note": (
+        "注意：内置模型 {model} 很小（1.35 亿参数），只用于试用 skillrt，回答质量较差。"
+        "要用真正的模型，请设置 SKILLRT_LLM__BASE_URL（以及 SKILLRT_LLM__API_KEY、"
+        "SKILLRT_LLM__MODEL），见 docs/models.md。",
+        "Note: the embedded model {model} is a tiny one (135M parameters), for trying skillrt;"
+        " expect poor answers. To connect a real model, set SKILLRT_LLM__BASE_URL (and"
+        " SKILLRT_LLM__API_KEY, SKILLRT_LLM__MODEL): see docs/models.md.",
+    ),
+    "local_server_found": (
+        "本机发现 {server}。要使用它：{settings} skillrt chat",
+        "Found {server} on this machine. To use it: {settings} skillrt chat",
+    ),
     "endpoint_key": ("{url}（API 密钥{state}）", "{url} (API key {state})"),
     "key_set": ("已设置", "set"),
     "key_not_set": ("未设置", "not set"),

@@ -13,6 +13,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -31,6 +32,9 @@ from skillrt.cli.sessions import remember_session
 from skillrt.exceptions import UserError
 from skillrt.messages import ChatMessage
 from skillrt.skill.context import detect_language
+
+if TYPE_CHECKING:
+    from skillrt.llm.discover import LocalServer
 
 __all__ = ["Repl"]
 
@@ -70,6 +74,7 @@ class Repl:
         self._question: str | None = None
         self.language = "en"  # the session's: that of the last request typed
         self._no_last_session = continuing  # --continue found no earlier session
+        self._servers: list[LocalServer] = []  # local model servers found at the start
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -116,6 +121,7 @@ class Repl:
         model = self.rt.llm.model
         self.console.print(f"skillrt {__version__} · model [bold]{escape(model)}[/]")
         self._info(f"  {self.rt.llm_reason or 'configured'}")
+        await self._embedded_banner()
         self._info(f"blog: {config.root}")
         layout = config.layout
         self._info(f"posts: {layout.describe()}")
@@ -129,6 +135,21 @@ class Repl:
             self.console.print(Text(said, style="bold"), highlight=False)
             self.console.print(tasks_table(resumable))
         self._info(self._say("type_a_request"))
+
+    async def _embedded_banner(self) -> None:
+        """On the embedded model: say once that it is tiny, and offer a local server."""
+        if getattr(self.rt.llm, "provider", None) != "local":
+            return
+        from skillrt.cli.embedded import first_time, local_servers
+
+        if first_time(self.rt.config.state_path):
+            note = self._say("embedded_note", model=self.rt.llm.model)
+            self.console.print(Text(note, style="yellow"), highlight=False)
+        self._servers = await local_servers()
+        for server in self._servers:
+            found = self._say("local_server_found", server=server.describe(),
+                              settings=server.settings)  # fmt: skip
+            self.console.print(Text(found, style="yellow"), highlight=False)
 
     async def _shutdown(self) -> None:
         waiting = self.rt.current_task_id
@@ -365,6 +386,15 @@ class Repl:
                 url = str(info["base_url"])
                 rows.append(("model_endpoint", self._say("endpoint_key", url=url, state=state)))
             rows.append(("model_why", str(info["reason"])))
+        if getattr(self.rt.llm, "provider", None) == "local":
+            from skillrt.cli.embedded import local_servers
+
+            self._servers = await local_servers()
+            for server in self._servers:
+                value = f"{server.describe()}: {server.settings}"
+                rows.append(("model_local_server", value))
+            if not self._servers:
+                rows.append(("model_local_server", self._say("model_no_local_server")))
         for name, value in rows:
             self._print(self._say(name, value=value))
 

@@ -15,7 +15,8 @@ import inspect
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict, TypeVar
@@ -33,8 +34,10 @@ __all__ = [
     "LLMResult",
     "StreamCallback",
     "Usage",
+    "activity_listener",
     "bound_messages",
     "call_stream_cb",
+    "current_activity_listener",
     "estimate_tokens",
     "estimate_usage",
     "note_activity",
@@ -57,6 +60,21 @@ def set_activity_listener(listener: Callable[[], None] | None) -> None:
     """Call ``listener`` whenever a model call of this context (this asyncio task and the tasks
     it starts) receives data. The runtime points it at the task's stall watchdog."""
     _activity.set(listener)
+
+
+@contextmanager
+def activity_listener(listener: Callable[[], None]) -> Iterator[None]:
+    """``listener`` hears this context's model activity within the block (then the one before
+    it does again). A listener that wraps ``current_activity_listener()`` passes it on."""
+    token = _activity.set(listener)
+    try:
+        yield
+    finally:
+        _activity.reset(token)
+
+
+def current_activity_listener() -> Callable[[], None] | None:
+    return _activity.get()
 
 
 def note_activity() -> None:

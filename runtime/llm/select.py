@@ -88,9 +88,9 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
                 "llm.provider = 'scripted' needs llm.script_path (SKILLRT_LLM__SCRIPT_PATH): "
                 "a JSON file with the list of answers"
             )
-        from skillrt.testing import ScriptedModel
-
-        model = ScriptedModel.from_file(llm.script_path)
+        # Loaded by name, as llm.factory is: skillrt.testing builds on this layer, so the
+        # test double is a plug-in here, not an import (the layers contract checks that).
+        model = _factory("skillrt.testing:ScriptedModel").from_file(llm.script_path)
         return model, f"scripted answers from {llm.script_path} · {choice.reason}"
     if choice.provider == "python":
         made = _factory(llm.factory)()
@@ -125,6 +125,8 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
         max_tokens=llm.max_tokens,
         temperature=llm.temperature,
         repeat_penalty=llm.repeat_penalty,
+        mode=llm.local_mode,
+        state_dir=config.state_path,
     )
     where = choice.model_path if choice.model_path is not None else "no GGUF file found"
     return local, f"embedded {choice.model} via llama.cpp, {where} · {choice.reason}"

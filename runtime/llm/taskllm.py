@@ -6,6 +6,10 @@ records usage and cost, emits ``ai:generation`` / ``ai:generation:error``, logs
 ``BudgetExceeded`` once the task has used more than a limit (the call that went over still
 returns its answer: it is paid for).
 
+A structured call streams nothing to the skill, and on a slow model its silence can last a
+minute: while it runs, ``ai:thinking`` says every second that the model is working (``tokens``
+heard so far, ``elapsed_s``), so the outline step is not a silent wait.
+
 Every streamed (non-structured) call goes through a ``RepetitionGuard``: a model that falls
 into a loop is stopped there, whatever the provider, and the call returns the text before the
 loop with ``truncated_repetition=True`` (usage then estimated from the text, cost unknown).
@@ -29,14 +33,18 @@ from skillrt.llm.base import (
     LLMMessage,
     LLMRequest,
     LLMResult,
+    activity_listener,
     call_stream_cb,
+    current_activity_listener,
     estimate_usage,
     note_activity,
 )
 from skillrt.llm.guard import RepetitionGuard
 from skillrt.settings import BudgetConfig
 
-__all__ = ["TaskLLM"]
+__all__ = ["THINKING_EVERY_S", "TaskLLM"]
+
+THINKING_EVERY_S = 1.0
 
 UsageSink = Callable[[str, int, float | None], tuple[int, float]]
 """``(model, tokens, cost) -> (task tokens so far, task cost so far)``."""
@@ -116,7 +124,10 @@ class TaskLLM(BaseLLM):
         request = replace(request, signal=signal, stream_cb=relay if guarded else stream_cb)
         started = time.perf_counter()
         try:
-            result = await request.send(self._llm)
+            if guarded:
+                result = await request.send(self._llm)
+            else:
+                result = await self._thinking(request, started)
         except (TaskCancelled, asyncio.CancelledError):
             raise
         except RepetitionStopped as stopped:
@@ -135,6 +146,30 @@ class TaskLLM(BaseLLM):
         # A call that went over the budget is paid for: its answer is returned (its step is
         # journalled and kept); the next call is the one refused.
         return result
+
+    async def _thinking(self, request: LLMRequest, started: float) -> LLMResult:
+        """``request`` sent, with ``ai:thinking`` every second until it returns."""
+        outer = current_activity_listener()
+        heard = 0
+
+        def hear() -> None:
+            nonlocal heard
+            heard += 1
+            if outer is not None:
+                outer()
+
+        async def tick() -> None:
+            while True:
+                await asyncio.sleep(THINKING_EVERY_S)
+                elapsed = round(time.perf_counter() - started, 1)
+                self._emit("ai:thinking", tokens=heard, elapsed_s=elapsed, model=self.model)
+
+        ticker = asyncio.create_task(tick())
+        try:
+            with activity_listener(hear):
+                return await request.send(self._llm)
+        finally:
+            ticker.cancel()
 
     def _account(self, result: LLMResult, duration: float) -> None:
         """Record the call's usage and cost, and say what it took."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import shutil
 import time
 from collections.abc import AsyncIterator
@@ -485,9 +486,10 @@ class ChromiumBrowser:
 
     async def _extract(self, page: Page) -> list[Element]:
         try:
-            items = await page.evaluate(EXTRACT_ELEMENTS)
+            found = await page.evaluate(EXTRACT_ELEMENTS)  # one JSON string (chromium_js)
         except Exception as exc:
             raise _browser_error(exc) from exc
+        items = json.loads(found) if isinstance(found, str) else []
         return [_element(item) for item in items]
 
     def _navigated(self, name: str) -> ActionResult:

@@ -2,11 +2,16 @@
 
 ``EXTRACT_ELEMENTS`` lists the interactive elements with the same rules as
 ``html_extract.parse_page(scripting=True)`` (roles, accessible text, signature fields) and tags
-each with ``data-skillrt-idx`` so an action can find it again. Password values never leave the
-page: only whether the field is filled.
+each with ``data-skillrt-idx`` so an action can find it again, at most ``MAX_ELEMENTS`` of
+them (a page of 300,000 links is not shipped here whole), as one JSON string: Playwright checks
+a structured result value by value in this process, which for 3,000 elements held the event
+loop for seconds, while a string costs it nothing. Password values never leave the page:
+only whether the field is filled.
 """
 
 from __future__ import annotations
+
+from skillrt.skills.browsing.html_extract import MAX_ELEMENTS
 
 __all__ = ["EXTRACT_ELEMENTS", "IS_REDIRECT_STUB", "SUBMIT_FORM", "TAG_ATTRIBUTE"]
 
@@ -97,6 +102,7 @@ EXTRACT_ELEMENTS = r"""
   const nodes = document.querySelectorAll(
     "a, button, input, textarea, select, summary, [role], [onclick]");
   for (const el of nodes) {
+    if (out.length >= __MAX__) break;
     const found = roleOf(el);
     if (!found || hidden(el)) continue;
     const [role, kind] = found;
@@ -130,9 +136,9 @@ EXTRACT_ELEMENTS = r"""
     }
     out.push(item);
   }
-  return out;
+  return JSON.stringify(out);
 }
-"""
+""".replace("__MAX__", str(MAX_ELEMENTS))
 
 SUBMIT_FORM = r"""
 (el) => {

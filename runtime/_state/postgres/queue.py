@@ -149,7 +149,8 @@ class PgQueue:
 
     def requeue_dead(self) -> int:
         """Put back the tasks taken by workers that died before any of it was checkpointed;
-        end with no reply those that were (failover resumes them). Blocking."""
+        end with no reply those that were (failover resumes them); forget the rows finished
+        an hour ago. Blocking."""
         dead = (
             "q.done_at IS NULL AND q.taken_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
             "skillrt_workers w WHERE w.worker_id = q.taken_by AND "
@@ -170,6 +171,8 @@ class PgQueue:
             )
             if requeued:
                 conn.execute("SELECT pg_notify('skillrt_queue', '*')")
+            # Replies are read within seconds; an hour-old finished row is kept for nobody.
+            conn.execute("DELETE FROM skillrt_queue WHERE done_at < now() - interval '1 hour'")
         return int(requeued or 0)
 
     def prune(self, older_than_s: float = 3600.0) -> None:

@@ -5,22 +5,35 @@ Nothing else may write to stdout: it carries the protocol. Logs go to the log fi
 
 from __future__ import annotations
 
+import asyncio
+
 from skillrt.agent import AgentRuntime
 from skillrt.mcp.server.server import build_server
 
 __all__ = ["serve_stdio"]
 
 
+def _seen(opening: asyncio.Future[None]) -> None:
+    if not opening.cancelled():
+        opening.exception()  # a handler that needs the runtime meets the error again
+
+
 async def serve_stdio(runtime: AgentRuntime) -> None:
     """Serve ``runtime`` over stdio until the client closes stdin; then close the runtime
-    (running tasks stay resumable, and an MCP task among them is resumed when asked for)."""
+    (running tasks stay resumable, and an MCP task among them is resumed when asked for).
+
+    The runtime opens (the model, the stores, the MCP servers it uses) while the client
+    initialises: a slow model to load does not keep the handshake waiting."""
     from mcp.server.stdio import stdio_server
 
     mcp = build_server(runtime)
+    opening = asyncio.ensure_future(runtime.initialize())
+    opening.add_done_callback(_seen)
     try:
-        await runtime.initialize()
         async with stdio_server() as (read, write):
             options = mcp.server.create_initialization_options()
             await mcp.server.run(read, write, options)
     finally:
+        if not opening.done():
+            await asyncio.wait([opening])
         await runtime.close()

@@ -1,0 +1,36 @@
+"""What ``skillrt chat`` says about the embedded model, once, and the local servers it finds.
+
+The embedded SmolLM2-135M is there to try skillrt with nothing to set up; its answers are
+poor, as a 135M model's must be. The first chat in a state folder says so and how to connect
+a real model (a marker file in the state folder keeps it to once). Every chat on the embedded
+model also looks for a local OpenAI-compatible server on its usual port (127.0.0.1 only) and,
+when one answers, says how to use it; ``/model`` lists them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from skillrt.llm.discover import LocalServer, find_local_servers
+
+__all__ = ["NOTE_MARKER", "first_time", "local_servers"]
+
+NOTE_MARKER = "embedded-model-note-shown"
+
+
+def first_time(state: Path) -> bool:
+    """True the first time it is asked for this state folder (then a marker is left there;
+    a folder that cannot be written asks again next time)."""
+    marker = state / NOTE_MARKER
+    if marker.exists():
+        return False
+    with contextlib.suppress(OSError):
+        marker.write_text("The chat said once that the embedded model is a tiny one.\n")
+    return True
+
+
+async def local_servers() -> list[LocalServer]:
+    """The local model servers that answer, found off the event loop."""
+    return await asyncio.to_thread(find_local_servers)

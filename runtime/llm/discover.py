@@ -1,0 +1,75 @@
+"""Local OpenAI-compatible model servers on their usual ports, on 127.0.0.1 only.
+
+``skillrt chat`` and ``skillrt doctor`` look for them when the embedded model is in use, so
+a newcomer who already runs Ollama, LM Studio or a llama.cpp server is offered it: each found
+server is shown with its models and the settings that select it. Only ``GET /v1/models`` is
+sent, to the loopback address, with a short timeout; nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass
+
+import httpx
+
+__all__ = ["KNOWN_SERVERS", "LocalServer", "find_local_servers"]
+
+KNOWN_SERVERS: tuple[tuple[str, int], ...] = (
+    ("Ollama", 11434),
+    ("LM Studio", 1234),
+    ("llama.cpp server", 8080),
+)
+_HOST = "127.0.0.1"
+_TIMEOUT_S = 0.5
+_MAX_MODELS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class LocalServer:
+    name: str
+    base_url: str
+    models: tuple[str, ...]
+
+    @property
+    def settings(self) -> str:
+        """The variables that point skillrt at this server (its first model)."""
+        model = f" SKILLRT_LLM__MODEL={self.models[0]}" if self.models else ""
+        return f"SKILLRT_LLM__BASE_URL={self.base_url}{model}"
+
+    def describe(self) -> str:
+        models = ", ".join(self.models[:3]) + (" …" if len(self.models) > 3 else "")
+        return f"{self.name} at {self.base_url}" + (f" ({models})" if models else "")
+
+
+def _probe(name: str, port: int, timeout_s: float) -> LocalServer | None:
+    base_url = f"http://{_HOST}:{port}/v1"
+    try:
+        with httpx.Client(timeout=timeout_s, trust_env=False) as client:
+            answer = client.get(f"{base_url}/models")
+    except httpx.HTTPError:
+        return None
+    if answer.status_code != 200:
+        return None
+    try:
+        data = answer.json()
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return None  # something else listens there
+    models = tuple(
+        str(item["id"])[:100]
+        for item in data["data"][:_MAX_MODELS]
+        if isinstance(item, dict) and item.get("id")
+    )
+    return LocalServer(name, base_url, models)
+
+
+def find_local_servers(
+    known: tuple[tuple[str, int], ...] = KNOWN_SERVERS, *, timeout_s: float = _TIMEOUT_S
+) -> list[LocalServer]:
+    """The servers in ``known`` (name, port) that answer ``GET /v1/models`` on 127.0.0.1 with
+    a model list, in that order; all are asked at once."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(known))) as pool:
+        found = list(pool.map(lambda entry: _probe(entry[0], entry[1], timeout_s), known))
+    return [server for server in found if server is not None]

@@ -1,0 +1,134 @@
+"""``skillrt doctor`` really generates with the embedded model (one token, in a worker process,
+with a timeout) and names the mode that works; local model servers on 127.0.0.1 are found."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillrt.llm.discover import find_local_servers
+from skillrt.llm.local import default_model_path
+from skillrt.llm.probe import probe_local
+from tests.cli_support import skillrt
+
+
+def doctor(tmp_path: Path, *args: str, **env: str) -> tuple[int, dict[str, Any]]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "OPENAI_"))}
+    clean.update(SKILLRT_CONTENT_ROOT=str(tmp_path), NO_COLOR="1", **env)
+    done = skillrt("doctor", "--json", *args, env=clean, cwd=tmp_path, timeout=300)
+    report = json.loads(done.stdout)
+    return done.returncode, {c["name"]: c for c in report["checks"]}
+
+
+@pytest.mark.local_model
+def test_doctor_generates_a_token_and_names_the_mode(tmp_path: Path) -> None:
+    code, checks = doctor(tmp_path)
+    generation = checks["generation"]
+    assert code == 0 and generation["status"] == "ok", generation
+    assert generation["detail"]["status"] == "ok"
+    assert generation["value"].startswith("one token in ")
+    assert f"in mode {generation['detail']['mode']}" in generation["value"]
+    assert not (tmp_path / ".skillrt").exists()  # doctor writes nothing
+    # --no-generate skips it.
+    _code, quick = doctor(tmp_path, "--no-generate")
+    assert "generation" not in quick and quick["llama.cpp"]["status"] == "ok"
+
+
+@pytest.mark.local_model
+def test_doctor_reports_a_crash_with_its_signal_and_the_mode_that_works(tmp_path: Path) -> None:
+    # The worker sends itself SIGSEGV in the first two modes (a test hook), whatever the CPU.
+    hook = {"SKILLRT_TEST_LLAMA_CRASH": "decode:default,no-extra-bufts"}
+    code, checks = doctor(tmp_path, **hook)
+    generation = checks["generation"]
+    assert generation["status"] == "warn" and code == 0, generation
+    assert generation["detail"]["mode"] == "n-batch-1"
+    assert {"mode": "no-extra-bufts", "signal": "SIGSEGV"} in generation["detail"]["crashes"]
+    assert "no-extra-bufts crashed (SIGSEGV)" in generation["value"]
+    assert "-DGGML_NATIVE=OFF" in generation["value"]  # how to build a portable llama.cpp
+    # A forced mode is not stepped down from: the crash fails the check.
+    code, checks = doctor(tmp_path, SKILLRT_LLM__LOCAL_MODE="no-extra-bufts", **hook)
+    assert code == 1 and checks["generation"]["status"] == "fail"
+    assert checks["generation"]["detail"]["crashes"] == [
+        {"mode": "no-extra-bufts", "signal": "SIGSEGV"}
+    ]
+
+
+@pytest.mark.local_model
+def test_a_model_that_does_not_answer_in_time_is_slow() -> None:
+    path = default_model_path()
+    assert path is not None
+    probe = probe_local(path, timeout_s=0.05)  # the load alone takes longer
+    assert probe.status == "slow" and not probe.crashes
+    assert "no token within" in probe.describe()
+
+
+# --- local servers ------------------------------------------------------------------------------
+
+
+class _Models(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path != "/v1/models":
+            self.send_error(404)
+            return
+        body = json.dumps({"object": "list", "data": [{"id": "qwen2.5:7b"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+class _NotAModelServer(_Models):
+    def do_GET(self) -> None:
+        body = b"<html>a web page</html>"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def model_server() -> Iterator[int]:
+    yield from _serve(_Models)
+
+
+@pytest.fixture
+def web_server() -> Iterator[int]:
+    yield from _serve(_NotAModelServer)
+
+
+def test_a_local_openai_compatible_server_is_found(model_server: int, web_server: int) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    known = (("Ollama", model_server), ("LM Studio", closed), ("llama.cpp server", web_server))
+    found = find_local_servers(known)
+    assert [(s.name, s.models) for s in found] == [("Ollama", ("qwen2.5:7b",))]
+    server = found[0]
+    assert server.base_url == f"http://127.0.0.1:{model_server}/v1"
+    assert server.settings == (
+        f"SKILLRT_LLM__BASE_URL=http://127.0.0.1:{model_server}/v1 SKILLRT_LLM__MODEL=qwen2.5:7b"
+    )
