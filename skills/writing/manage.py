@@ -177,7 +177,10 @@ def _trash(ctx: SkillContext, path: str) -> Trashed:
     if not ctx.files.exists(path):  # moved before a crash cut the task off
         return Trashed(trash=None)
     keep_version(ctx, path, "delete", step="trash", after=None)  # for undo: back from the trash
-    return Trashed(trash=str(ctx.files.move_to_trash(path)))
+    trash = ctx.files.move_to_trash(path)
+    if ctx.versions is not None:
+        ctx.versions.note_trash(f"{ctx.task_id}:trash", trash)
+    return Trashed(trash=str(trash))
 
 
 @skill(

@@ -378,11 +378,12 @@ async def _write_section(
     )
 
 
-def section_checks(ctx: SkillContext, prompt: str, fragment: str) -> list[Check]:
-    """What each section's text must pass (see ``checks.py``)."""
+def section_checks(ctx: SkillContext, prompt: str, fragment: str, previous: str) -> list[Check]:
+    """What each section's text must pass (see ``checks.py``). The end of the previous section
+    is in the prompt but is the article's own text, not scaffolding: a line of it may recur."""
     system = SECTION_SYSTEM.format(lang=language_name(ctx.input.language))
     return [
-        no_scaffolding(Scaffold([system, prompt], fragments=[fragment])),
+        no_scaffolding(Scaffold([system, prompt], content=[previous], fragments=[fragment])),
         not_degenerate,
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
     ]
@@ -405,17 +406,18 @@ async def _write_sections(
         ctx.progress(
             3, TOTAL_STEPS, ctx.reply("writing_section", i=i + 1, n=count), section.heading
         )
+        previous = results[-1].text if results else ""
         prompt = section_prompt(
             topic=topic,
             outline=outline,
             index=i,
-            previous=results[-1].text if results else "",
+            previous=previous,
             related=related,
             style=style,
             words=words,
             lang=ctx.input.language,
         )
-        checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})")
+        checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})", previous)
         write = partial(_write_section, ctx, prompt, section.heading, words)
         result = await checked(ctx, f"section:{i + 1}", write, checks)
         results.append(result)
