@@ -238,3 +238,14 @@ async def test_a_selection_edit_answered_with_the_whole_post_is_refused(blog: Pa
     )
     await rt.close()
     assert_refused(msg, "scope", before, blog)
+
+
+async def test_a_chinese_request_hears_why_in_chinese(blog: Path) -> None:
+    before = snapshot(blog)
+    rt = writing_runtime(blog, ScriptedModel(["借用。", "借用。"]))
+    await rt.initialize()
+    msg = await rt.process_input("给这篇文章补充一节关于生命周期的内容", {"current_file": POST})
+    await rt.close()
+    assert_refused(msg, "instruction_kind", before, blog)
+    assert "要求添加内容" in msg.content and "asked to add" not in msg.content
+    assert "asked to add" in msg.data["reason"]  # the data keeps the reason the model was told
