@@ -599,6 +599,12 @@ class AgentRuntime:
         answer = await self._remote.ask(task_id, verb)
         if answer is not None:
             return bool(answer.get("ok"))
+        queue = self._run.state.queue
+        if task is None and verb == "abort" and queue is not None:  # maybe waiting in the queue
+            cancelled = ChatMessage(content=reply("cancelled", "en"), task_id=task_id,
+                                    state=State.CANCELLED.value,
+                                    data={"outcome": Outcome.CANCELLED})  # fmt: skip
+            return await queue.cancel_waiting(task_id, cancelled.model_dump_json())
         return self._act_here(task, verb)
 
     def get_resumable_tasks(self) -> list[TaskSummary]:

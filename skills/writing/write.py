@@ -39,6 +39,7 @@ from .lengths import ArticleLength, parse_length, strip_length_words
 from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .prompts import (
     OUTLINE_SYSTEM,
+    SECTION_LINES,
     SECTION_SYSTEM,
     SECTION_TAIL_CHARS,
     bullet_list,
@@ -346,20 +347,22 @@ def section_prompt(
     words: int,
     lang: str,
 ) -> str:
-    section = outline.sections[index]
+    section, line = outline.sections[index], SECTION_LINES
+    unit = "characters" if lang == "zh" else "words"
     prompt = (
-        f"Article: {outline.title} (topic: {topic}; style: {style})\n\n"
-        f"Outline:\n{outline_markdown(outline)}\n\n"
-        f"Write section {index + 1} of {len(outline.sections)}: {section.heading}\n"
-        f"Key points:\n{bullet_list(section.points) or '- (your choice)'}\n"
-        f"Length: about {words} {'characters' if lang == 'zh' else 'words'}.\n"
+        line["article"].format(title=outline.title, topic=topic, style=style)
+        + f"\n\n{line['outline']}\n{outline_markdown(outline)}\n\n"
+        + line["write"].format(
+            number=index + 1, count=len(outline.sections), heading=section.heading
+        )
+        + f"\n{line['points']}\n{bullet_list(section.points) or '- (your choice)'}\n"
+        + line["length"].format(words=words, unit=unit)
+        + "\n"
     )
     if related:
-        prompt += "\nRelated posts you may link:\n" + related_block(
-            [r.model_dump() for r in related]
-        )
+        prompt += f"\n{line['related']}\n" + related_block([r.model_dump() for r in related])
     if previous:
-        prompt += f"\n\nThe previous section ended with:\n{previous[-SECTION_TAIL_CHARS:]}"
+        prompt += f"\n\n{line['previous']}\n{previous[-SECTION_TAIL_CHARS:]}"
     return prompt
 
 
