@@ -201,3 +201,15 @@ async def test_create_article_asks_for_the_title(tmp_path: Path) -> None:
         assert refused.state != "COMPLETED"
     finally:
         await rt.close()
+
+
+def test_the_cli_example_answers_the_title_question(tmp_path: Path) -> None:
+    """docs/cli.md: ``skillrt run -a "Rust in 2025" "create a new article"`` (it exited 2)."""
+    from tests.cli_support import cli_env, skillrt, write_script
+
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    env = cli_env(blog, write_script(tmp_path / "script.json", []))
+    done = skillrt("run", "-a", "Rust in 2025", "create a new article", env=env, cwd=blog)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Rust in 2025" in (blog / "posts" / "rust-in-2025.md").read_text(encoding="utf-8")
