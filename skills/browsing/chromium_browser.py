@@ -156,6 +156,10 @@ def _element(item: dict[str, Any]) -> Element:
     )
 
 
+def _elements(found: str) -> list[Element]:
+    return [_element(item) for item in json.loads(found)]
+
+
 class ChromiumBrowser:
     """A Chromium tab behind the URL firewall. Starts on first use; ``close()`` ends it."""
 
@@ -489,8 +493,9 @@ class ChromiumBrowser:
             found = await page.evaluate(EXTRACT_ELEMENTS)  # one JSON string (chromium_js)
         except Exception as exc:
             raise _browser_error(exc) from exc
-        items = json.loads(found) if isinstance(found, str) else []
-        return [_element(item) for item in items]
+        if not isinstance(found, str):
+            return []
+        return await asyncio.to_thread(_elements, found)  # up to 3000: off the loop
 
     def _navigated(self, name: str) -> ActionResult:
         return ActionResult(name, message=f"opened {self.url}", navigated=True, url=self.url)

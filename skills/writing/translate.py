@@ -158,7 +158,10 @@ def frontmatter_check(source: dict[str, Any], new_text: str, path: str) -> Verdi
         if key not in _SET_FIELDS and metadata.get(key, _MISSING) != source[key]
     ]
     if changed:
-        return Verdict("frontmatter", False, f"fields changed: {', '.join(map(str, changed))}")
+        fields = ", ".join(map(str, changed))
+        return Verdict(
+            "frontmatter", False, f"fields changed: {fields}", zh=f"这些字段被改动了：{fields}"
+        )
     return Verdict("frontmatter", True, "kept every field but " + ", ".join(_SET_FIELDS))
 
 
