@@ -280,7 +280,7 @@ def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_
     url = database_beside(pg_own_cluster.cluster.url())
     group = Workers(url, tmp_path)
     try:
-        group.start("A", LEASE_S="3", STORE_TIMEOUT_S="2")
+        group.start("A", LEASE_S="3", STORE_TIMEOUT_S="5")
         a = group.client("A")
         Call(a, "/v1/skills/Slow/run", {"params": {"steps": 12, "step_s": 0.3}})
         _wait(lambda: len(group.steps()) >= 3, 30, "three steps")
@@ -294,7 +294,7 @@ def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_
         assert refused.status_code == 503 and refused.headers["Retry-After"] == "5"
         assert refused.json()["code"] == "store-unavailable"
         assert a.get("/v1/tasks").status_code == 503
-        assert time.monotonic() - started < 1.0  # answered at once, not after a timeout
+        assert time.monotonic() - started < 2.0  # at once, not after a timeout (5 s here)
         cut_at = len(group.steps())
         pg_own_cluster.start()
         _wait(lambda: a.get("/healthz").status_code == 200, 30, "health back")

@@ -147,6 +147,23 @@ class PgQueue:
 
         return await self._off_loop(withdraw)
 
+    async def cancel_waiting(self, task_id: str, result: str) -> bool:
+        """End a task still waiting in the queue with ``result`` as its reply (its caller hears
+        it at once); False if it is not waiting (taken, done, or never queued)."""
+
+        def cancel() -> bool:
+            with self.db.connection(durable=False) as conn:
+                row = conn.execute(
+                    "WITH d AS (UPDATE skillrt_queue SET done_at = now(), result = %s "
+                    " WHERE task_id = %s AND taken_at IS NULL AND done_at IS NULL "
+                    " RETURNING id, sender) "
+                    "SELECT pg_notify('skillrt_reply', sender || E'\t' || -id) FROM d",
+                    clean_text((result, task_id)),
+                ).fetchone()
+            return row is not None
+
+        return await self._off_loop(cancel)
+
     def requeue_dead(self) -> int:
         """Put back the tasks taken by workers that died before any of it was checkpointed;
         end with no reply those that were (failover resumes them); forget the rows finished
