@@ -114,6 +114,7 @@ class AgentRuntime:
             cache_size=self.config.intent_cache_size,
             cache_ttl_s=self.config.intent_cache_ttl_s,
             logger=self.logger,
+            classifier="packaged" if self.config.intent_classifier else None,
         )
         for s in _entry_point_skills() if skills is None else skills:
             self.register_skill(s)

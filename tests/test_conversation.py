@@ -409,7 +409,10 @@ async def test_a_model_only_route_to_translate_asks_first_under_low_trust(blog: 
     def model(messages: list[LLMMessage], options: ModelOptions) -> Any:
         return {"type": "TRANSLATE", "confidence": 1.0, "parameters": {"language": "English"}}
 
-    rt = chat_runtime(blog, FunctionModel(model), llm={"router_trust": "low"})
+    # The table and the model alone: with the classifier, a low-trust model is not asked.
+    rt = chat_runtime(
+        blog, FunctionModel(model), llm={"router_trust": "low"}, intent_classifier=False
+    )
     await rt.initialize()
     msg = await rt.process_input("嗯，那个东西你看着办吧", context={"current_file": "posts/x.md"})
     assert msg.state == "WAITING_INPUT" and "翻译" in msg.content and "(y/n)" in msg.content

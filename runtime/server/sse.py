@@ -29,7 +29,7 @@ from skillrt._io.redaction import Redactor
 from skillrt.events import Event
 from skillrt.messages import ChatMessage
 
-__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry"]
+__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry", "redacted_json"]
 
 PING_S = 15.0
 _TASKS_KEPT = 500  # journals of tasks nobody follows any more, newest kept
@@ -65,6 +65,17 @@ async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+def redacted_json(redactor: Redactor, message: ChatMessage) -> str:
+    """The reply as JSON text, redacted. pydantic encodes it in one pass; the redactor's cheap
+    scan then says whether the walk is needed at all (it is not for most replies), and when
+    it is, the reply is walked and encoded again as before."""
+    text = message.model_dump_json()
+    if redactor.is_clean(text):
+        return text
+    payload = redactor(message.model_dump(mode="json"))
+    return json.dumps(payload, ensure_ascii=False, default=str)
 
 
 def format_entry(entry: Entry) -> bytes:
@@ -136,23 +147,31 @@ class EventLog:
         self.add(event.type, event.task_id, event.to_dict(), redacted=True)
 
     def add_message(self, message: ChatMessage) -> Entry:
-        return self.add("message", message.task_id, message.model_dump(mode="json"))
+        return self.add("message", message.task_id, redacted_json(self.redactor, message))
 
     def add(
-        self, event: str, task_id: str | None, payload: dict[str, Any], *, redacted: bool = False
+        self,
+        event: str,
+        task_id: str | None,
+        payload: dict[str, Any] | str,
+        *,
+        redacted: bool = False,
     ) -> Entry:
-        """Journal one entry; ``payload`` is redacted unless ``redacted`` says it already is."""
-        if not redacted:
-            payload = self.redactor(payload)
+        """Journal one entry; ``payload`` (or JSON text, already redacted) is redacted unless
+        ``redacted`` says it already is."""
+        if isinstance(payload, str):
+            data = payload
+        else:
+            if not redacted:
+                payload = self.redactor(payload)
+            data = json.dumps(payload, ensure_ascii=False, default=str)
         self.seq += 1
         log = self._tasks.get(task_id) if task_id else None
         if task_id and log is None:
             log = self._tasks[task_id] = _TaskLog(None)
             self._trim()
         session = log.session_id if log is not None else None
-        entry = Entry(
-            self.seq, event, task_id, session, json.dumps(payload, ensure_ascii=False, default=str)
-        )
+        entry = Entry(self.seq, event, task_id, session, data)
         if log is not None:
             log.entries.append(entry)
             log.bytes += entry.size
