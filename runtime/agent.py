@@ -322,6 +322,7 @@ class AgentRuntime:
         except UserError as exc:
             return self._reply(str(exc), error="bad_input")
         session_id = str(context.pop("session_id", None) or self.session_id)
+        await self.chatlog.load_session(session_id)  # read in a thread, not on the loop
         lang = detect_language(text)
         refused = refusal(raw, text, self.config.max_input_chars, self.router, lang)
         if refused is not None:
@@ -365,6 +366,7 @@ class AgentRuntime:
         except UserError as exc:
             return self._reply(str(exc), error="bad_params")
         session_id = str(context.pop("session_id", None) or self.session_id)
+        await self.chatlog.load_session(session_id)  # read in a thread, not on the loop
         task = self._run.direct_task(name, params, context, session_id)
         return await self._turn(task, on_task, route=False, background=background)
 

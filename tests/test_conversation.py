@@ -488,3 +488,46 @@ async def test_one_short_word_starts_no_task_even_with_a_chat_skill(blog: Path) 
     msg = await rt.process_input("hello")  # small talk: the Chat skill answers
     assert msg.task_id is not None and msg.content == "a chat reply"
     await rt.close()
+
+
+async def test_a_session_not_in_memory_is_read_off_the_event_loop(tmp_path: Path) -> None:
+    """A server sees many sessions: the first input of one that is not held reads its turns
+    from the history in a thread (after the queued writes), never on the event loop."""
+    import threading
+
+    class Topic(BaseModel):
+        topic: str
+
+    seen: list[tuple[str, ...]] = []
+
+    @skill(name="Recall", params=Topic, description="Says what it remembers")
+    async def recall(ctx: SkillContext, params: Topic) -> SkillResult:
+        seen.append(tuple(t.content for t in ctx.conversation.turns))
+        return SkillResult(message=f"noted {params.topic}")
+
+    (tmp_path / "posts").mkdir()
+    config = load_config(content_root=tmp_path, state_dir=tmp_path / ".state")
+    rt = AgentRuntime(config, llm=FunctionModel(lambda m, o: "ok"), skills=[recall])
+    await rt.initialize()
+    first = await rt.run_skill("Recall", {"topic": "one"}, {"session_id": "s-many"})
+    assert first.state == "COMPLETED", first.content
+    rt.chatlog.sessions.forget("s-many")  # as if pushed out by 256 newer sessions
+
+    history = rt.chatlog.history
+    assert history is not None
+    read_on: list[int] = []
+    messages = history.messages
+
+    def counted(session_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        read_on.append(threading.get_ident())
+        return messages(session_id, limit)
+
+    history.messages = counted  # type: ignore[method-assign]
+    second = await rt.run_skill("Recall", {"topic": "two"}, {"session_id": "s-many"})
+    assert second.state == "COMPLETED", second.content
+    assert seen[-1] == ("noted one",)  # the turns came back from the history
+    assert read_on and threading.get_ident() not in read_on
+    said = await rt.process_input("hello there", {"session_id": "s-other"})
+    assert said.content
+    assert threading.get_ident() not in read_on
+    await rt.close()
