@@ -92,7 +92,9 @@ def models() -> dict[str, Any]:
             "keyword": answer("keyword")}  # fmt: skip
 
 
-async def _judge(rows: list[tuple[str, str, str]], llm: Any, trust: str) -> dict[str, Any]:
+async def _judge(
+    rows: list[tuple[str, str, str]], llm: Any, trust: str, **settings: Any
+) -> dict[str, Any]:
     import structlog
 
     from benchmarks.bench_routing import _router
@@ -101,7 +103,7 @@ async def _judge(rows: list[tuple[str, str, str]], llm: Any, trust: str) -> dict
     from skillrt.skill.context import detect_language
 
     router = _router(llm)
-    config = RuntimeConfig()
+    config = RuntimeConfig(**settings)
     planner = Planner(router, router.registry, config, lambda: trust,
                       lambda: structlog.get_logger())  # fmt: skip
     at_once = after_one = dangerous = asked = 0

@@ -193,6 +193,13 @@ EN: dict[str, list[str]] = {
         "create an empty post",
         "make a new blank article",
         "set up an empty draft titled {n}",
+        # Pass 3: a new post with no title yet (docs/cli.md's example).
+        "create a new article",
+        "create a new post",
+        "start a new post",
+        "new article please",
+        "add a new post",
+        "make a new article",
     ],
     "DELETE_ARTICLE": [
         "delete {p}",
@@ -391,6 +398,12 @@ ZH: dict[str, list[str]] = {
         "新建一篇空白文章",
         "帮我建个新文章，内容我自己写",
         "先建一个空的草稿，标题{n}",
+        # Pass 3: a new post with no title yet (docs/cli.md's example).
+        "新建一篇文章",
+        "创建一篇新文章",
+        "新建文章",
+        "建一篇新的帖子",
+        "开一篇新文章",
     ],
     "DELETE_ARTICLE": [
         "删除 {p}",

@@ -282,7 +282,7 @@ def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_
     try:
         group.start("A", LEASE_S="3", STORE_TIMEOUT_S="5")
         a = group.client("A")
-        Call(a, "/v1/skills/Slow/run", {"params": {"steps": 12, "step_s": 0.3}})
+        call = Call(a, "/v1/skills/Slow/run", {"params": {"steps": 12, "step_s": 0.3}})
         _wait(lambda: len(group.steps()) >= 3, 30, "three steps")
         outage = time.time()
         pg_own_cluster.stop("fast")
@@ -296,6 +296,9 @@ def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_
         assert a.get("/v1/tasks").status_code == 503
         assert time.monotonic() - started < 2.0  # at once, not after a timeout (5 s here)
         cut_at = len(group.steps())
+        cut = call.join()  # its caller hears that it stopped, not that it failed for good
+        assert cut["data"]["error"] == "store_unavailable", cut
+        assert "goes on once the store is back" in cut["content"]
         pg_own_cluster.start()
         _wait(lambda: a.get("/healthz").status_code == 200, 30, "health back")
         _wait(lambda: ("done", "A") in group.steps(), 60, "the task done")

@@ -210,6 +210,9 @@ _DISPUTED = 0.75
 """The confidence of a route the table and the classifier disagree on: above the runtime's
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
 
+_Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]"], ...]
+"""Each intent with a ``not_when`` and its regex."""
+
 _CONTRARY = 0.5
 """How sure the classifier must be of another intent to dispute a table match."""
 _NONE_FITS = 0.3
@@ -363,6 +366,8 @@ class IntentRouter:
     LLM fails or says UNKNOWN). ``timer`` drives the cache's TTL.
     """
 
+    _not_when: _Rules | None  # the not_when rules of the registered intents, built when needed
+
     def __init__(
         self,
         llm: LLM | None = None,
@@ -446,11 +451,13 @@ class IntentRouter:
 
     def _blocked(self, text: str) -> set[str]:
         """The intents whose ``not_when`` matches ``text``: never routed to for it."""
-        return {
-            name
-            for name, spec in self.specs.items()
-            if spec.not_when is not None and spec.not_when.search(text)
-        }
+        rules = self._not_when
+        if rules is None:
+            rules = tuple(
+                (name, spec.not_when) for name, spec in self.specs.items() if spec.not_when
+            )
+            self._not_when = rules
+        return {name for name, regex in rules if regex.search(text)}
 
     @property
     def table(self) -> IntentTable:
@@ -502,6 +509,7 @@ class IntentRouter:
         self._search_groups: dict[tuple[bool, bool, bool, bool, bool], _SearchGroups] = {}
         self._pattern_skills = tuple(s for s in self._skills.values() if s.pattern is not None)
         self._specs: dict[str, IntentSpec] | None = None  # merged when first needed
+        self._not_when = None
         self._declared_patterns: tuple[IntentPattern, ...] = tuple(
             p
             for s in self._skills.values()
