@@ -92,6 +92,14 @@ SUITES: tuple[Suite, ...] = (
         {"tasks": 200},
         profile_only=True,
     ),
+    Suite(
+        "profile_serve",
+        "bench_profile",
+        "profile_serve",
+        {"seconds": 10.0},
+        {"seconds": 3.0},
+        profile_only=True,
+    ),
 )
 
 

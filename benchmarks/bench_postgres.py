@@ -96,13 +96,17 @@ def _cluster() -> Iterator[_Cluster]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _runtime(root: Path, state_url: str | None) -> Any:
+def _runtime(root: Path, state_url: str | None, *, queued: bool = False) -> Any:
     from benchmarks.bench_runtime import three_step_skill
     from skillrt import AgentRuntime, load_config
     from skillrt.testing import FunctionModel
 
     config = load_config(
-        content_root=root, state_dir=root / ".skillrt", state_url=state_url, failover=False
+        content_root=root,
+        state_dir=root / ".skillrt",
+        state_url=state_url,
+        failover=False,
+        queue={"enabled": queued},
     )
     model = FunctionModel(lambda messages, options: "ok", model="bench")
     return AgentRuntime(config, llm=model, skills=[three_step_skill(model_calls=False)])
@@ -257,6 +261,25 @@ def _calls_us(url: str, base: Path, repeats: int) -> dict[str, tuple[float, floa
         files.acquire("posts/a.md", "task")
         return lambda: files.release_task_locks("task")
 
+    from skillrt._state.postgres.control import PgControl
+    from skillrt._state.postgres.queue import PgQueue
+
+    queue = PgQueue(backend, PgControl(backend), stale_s=30)
+
+    async def queue_round() -> tuple[float, float, float]:
+        started = time.perf_counter()
+        request_id = await queue.put(f"q{time.perf_counter_ns()}", "{}", 10)
+        put = time.perf_counter()
+        queue.control.forget(-request_id)  # nobody waits for its reply here
+        [entry] = queue.take_sync(1, ["model:bench"], {"model:bench": 100})
+        took = time.perf_counter()
+        await queue.done(entry.id, "{}")
+        return put - started, took - put, time.perf_counter() - took
+
+    async def queue_rounds() -> list[tuple[float, float, float]]:
+        return [await queue_round() for _ in range(repeats)]
+
+    parts = asyncio.run(queue_rounds())
     calls: dict[str, Callable[[], Any]] = {
         "runlocks.running_elsewhere (one task)": lambda: leases.running_elsewhere("t0"),
         "runlocks.held_elsewhere (100 tasks, batched)": lambda: leases.held_elsewhere(ids),
@@ -290,6 +313,8 @@ def _calls_us(url: str, base: Path, repeats: int) -> dict[str, tuple[float, floa
         return _p50_p99(times)
 
     results["asyncio.to_thread round trip (for scale)"] = asyncio.run(hops())
+    for n, name in enumerate(("put (queue a task)", "take (one, under a limit)", "done")):
+        results[f"queue.{name}"] = _p50_p99([p[n] for p in parts])
     files.close()
     leases.close()
     backend.close()
@@ -382,10 +407,10 @@ def postgres_store(
         sqlite = median[(False, 1)]
         rows += _rate_rows(runs, sqlite, concurrency, rounds)
 
-        async def sequential_us(state_url: str | None, name: str) -> float:
+        async def sequential_us(state_url: str | None, name: str, queued: bool = False) -> float:
             root = base / name
             root.mkdir()
-            rt = _runtime(root, state_url)
+            rt = _runtime(root, state_url, queued=queued)
             await rt.initialize()
             await _run_tasks(rt, 0, 20, 1)  # warm-up
             times = await _run_tasks(rt, 1000, sequential, 1)
@@ -393,6 +418,7 @@ def postgres_store(
             return statistics.median(times) * 1e6
 
         pg_us = asyncio.run(sequential_us(cluster.url, "seq-pg"))
+        queue_us = asyncio.run(sequential_us(cluster.url, "seq-queue", queued=True))
         sqlite_us = asyncio.run(sequential_us(None, "seq-sqlite"))
         rows.append(row("postgres: per-task time, one at a time (p50)", round(pg_us), "µs"))
         rows.append(
@@ -402,6 +428,15 @@ def postgres_store(
                 "µs",
                 note=f"postgres - sqlite = {pg_us - sqlite_us:+.0f} µs per task "
                 f"(x{pg_us / sqlite_us:.2f})",
+            )
+        )
+        rows.append(
+            row(
+                "postgres with the work queue: per-task time, one at a time (p50)",
+                round(queue_us),
+                "µs",
+                note=f"the queue's cost: {queue_us - pg_us:+.0f} µs per task (put, NOTIFY, take,"
+                " done, NOTIFY back to the caller)",
             )
         )
         calls = _calls_us(cluster.url, base, repeats)
@@ -417,6 +452,7 @@ def postgres_store(
         "sqlite_rate": sqlite.rate,
         "cpu_us": {w: (run.worker_cpu_us, run.server_cpu_us) for w, run in runs.items()},
         "pg_us": pg_us,
+        "queue_us": queue_us,
         "sqlite_us": sqlite_us,
         "calls_us": calls,
     }

@@ -1,7 +1,9 @@
 """Profiles of the hot paths with pyinstrument (in the ``bench`` extra).
 
 ``profile_per_task`` samples sequential three-step tasks (checkpoints on and off);
-``profile_concurrency`` samples 1,000 concurrent tasks with 100 ms model calls. Both report
+``profile_concurrency`` samples 1,000 concurrent tasks with 100 ms model calls;
+``profile_serve`` samples ``skillrt serve``'s loop thread (its own process) under 50
+keep-alive clients running a skill with no steps. Both report
 the functions with the most self time, the share of time in a few areas we watch (SQLite
 commits, pydantic, transitions, structlog, asyncio, the event loop waiting), and can save
 pyinstrument's HTML report for a closer look.
@@ -18,7 +20,7 @@ from typing import Any
 from benchmarks._common import row, temp_dir
 from benchmarks.bench_runtime import PROMPT, concurrency_runtime, make_runtime
 
-__all__ = ["available", "profile_concurrency", "profile_per_task"]
+__all__ = ["available", "profile_concurrency", "profile_per_task", "profile_serve"]
 
 AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # (area, substrings of "function file"); the first match along a sample's stack wins,
@@ -31,6 +33,7 @@ AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("structlog", ("/structlog/",)),
     ("json", ("/json/",)),
     ("asyncio machinery", ("/asyncio/",)),
+    ("HTTP (uvicorn, starlette, fastapi)", ("/uvicorn/", "/starlette/", "/fastapi/")),
 )
 
 
@@ -42,8 +45,11 @@ def available() -> bool:
     return True
 
 
+_REPO = str(Path(__file__).resolve().parent.parent) + "/"
+
+
 def _short(path: str) -> str:
-    for marker in ("site-packages/", "/work/main/", "/lib/python3"):
+    for marker in ("site-packages/", _REPO, "/lib/python3"):
         if marker in path:
             return path.split(marker, 1)[1]
     return os.path.basename(path)
@@ -212,4 +218,40 @@ def profile_concurrency(
         "params": {"tasks": tasks, "delay_s": delay_s},
         "rows": rows,
         "details": results,
+    }
+
+
+def profile_serve(
+    clients: int = 50, seconds: float = 5.0, html_dir: Path | None = None
+) -> dict[str, Any]:
+    """Sample ``skillrt serve``'s loop thread while ``clients`` keep-alive clients run a skill
+    with no steps (``POST /v1/skills/Nothing/run``) for ``seconds``."""
+    from benchmarks.bench_serve import profile_served
+
+    summary = profile_served(clients, seconds)
+    html, text = summary.pop("html"), summary.pop("text")
+    if html_dir is not None:
+        html_dir.mkdir(parents=True, exist_ok=True)
+        (html_dir / "serve.html").write_text(html, encoding="utf-8")
+        (html_dir / "serve.txt").write_text(text, encoding="utf-8")
+    rows = _rows("serve", summary, n=8)
+    rows += [
+        row(f"serve: top skillrt frame {t['frame']}", t["share"] * 100, "% of samples")
+        for t in summary["top_inclusive_skillrt"][:6]
+    ]
+    load = summary["load"]
+    rows.append(
+        row(
+            "serve: requests while sampled",
+            load["requests"],
+            "",
+            note=f"{load['rps']:.0f} req/s under the profiler (not the benchmark's figure)",
+        )
+    )
+    return {
+        "name": "profile_serve",
+        "title": f"Profile: skillrt serve, {clients} clients, a skill with no steps (pyinstrument)",
+        "params": {"clients": clients, "seconds": seconds},
+        "rows": rows,
+        "details": summary,
     }

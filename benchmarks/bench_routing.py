@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from benchmarks import bench_intents
 from benchmarks._common import percentile, row
 
 __all__ = ["EVAL_PATH", "load_eval", "routing", "routing_eval", "sample_inputs"]
@@ -66,9 +67,10 @@ def sample_inputs() -> list[tuple[str, dict[str, Any] | None]]:
     return [(text, None) for text, _intent in SAMPLE_INPUTS]
 
 
-def _router(llm: Any, *, patterns: bool = True) -> Any:
+def _router(llm: Any, *, patterns: bool = True, classifier: bool = True) -> Any:
     """A router with a skill for every intent of the table; without ``patterns`` the regex
-    table is emptied (same intents), so every input goes to the model."""
+    table is emptied (same intents), so every input goes to the model; without
+    ``classifier`` the trained classifier is left out (the table and the model alone)."""
     from skillrt import IntentRouter, Skill, SkillResult
     from skillrt._routing.router import IntentTable
 
@@ -78,7 +80,9 @@ def _router(llm: Any, *, patterns: bool = True) -> Any:
     table = IntentTable.default()
     if not patterns:
         table = IntentTable(table.specs, [], "benchmark: intents without patterns")
-    router = IntentRouter(llm, patterns=table, cache_size=4096)
+    router = IntentRouter(
+        llm, patterns=table, cache_size=4096, classifier="packaged" if classifier else None
+    )
     for intent in router.table.specs:
         router.register_skill(
             Skill(
@@ -105,7 +109,7 @@ def load_eval(path: Path = EVAL_PATH) -> list[tuple[str, str, dict[str, Any] | N
 
 async def _routing_eval(path: Path, passes: int) -> dict[str, Any]:
     rows = load_eval(path)
-    router = _router(None)
+    router = _router(None, classifier=False)
     by_split: dict[str, list[int]] = {}
     misses: dict[str, list[tuple[str, str, str]]] = {}
     for split, expected, context, text in rows:
@@ -174,7 +178,7 @@ async def _routing(passes: int) -> dict[str, Any]:
         return answer
 
     model = FunctionModel(reply, model="bench-router")
-    router = _router(model)
+    router = _router(model, classifier=False)
 
     # Which path does each sample take? (one untimed pass on an empty cache)
     regex_inputs: list[tuple[str, dict[str, Any] | None]] = []
@@ -193,7 +197,7 @@ async def _routing(passes: int) -> dict[str, Any]:
         "model_miss": [],
         "model_miss_all": [],
     }
-    llm_only = _router(model, patterns=False)
+    llm_only = _router(model, patterns=False, classifier=False)
     clock = time.perf_counter_ns
     for _ in range(passes):
         router.cache_clear()
@@ -222,6 +226,66 @@ async def _routing(passes: int) -> dict[str, Any]:
         "model_inputs": len(model_inputs),
         "stats": {k: _stats(v) for k, v in times.items()},
     }
+
+
+def _intent_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows for the table, the classifier and the questions together (``bench_intents``)."""
+    out = []
+    for name, r in result.items():
+        if name in ("safety", "danger", "cost"):
+            continue
+        fresh = name.startswith("fresh")
+        out.append(
+            row(
+                f"{name}: right at once, no model ({r['rows']} requests)",
+                100 * r["at_once"],
+                "%",
+                target=">= 90" if fresh else None,
+                met=r["at_once"] >= 0.9 if fresh else None,
+                note=f"asked on {100 * r['asked']:.1f}%",
+            )
+        )
+        out.append(
+            row(
+                f"{name}: right after at most one question",
+                100 * r["after_one"],
+                "%",
+                target=">= 97" if fresh else None,
+                met=r["after_one"] >= 0.97 if fresh else None,
+            )
+        )
+        out.append(
+            row(
+                f"{name}: follow-ups with a focus, at once ({r['followup_rows']})",
+                100 * r["followups"],
+                "%",
+                target=">= 90",
+                met=r["followups"] >= 0.9,
+            )
+        )
+    worst = max(result["safety"].values())
+    out.append(
+        row(
+            "dangerous routes without a yes (every set, each model and trust)",
+            worst,
+            "routes (worst case)",
+            target="0",
+            met=worst == 0,
+            note=", ".join(f"{k} {v}" for k, v in result["safety"].items()),
+        )
+    )
+    cost = result["cost"]
+    out.append(
+        row(
+            f"classifier alone ({cost['requests']} requests)",
+            cost["ms_per_request"],
+            "ms/request",
+            target="<= 2",
+            met=cost["ms_per_request"] <= 2,
+            note=f"weights file {cost['model_kib']:.0f} KiB in the wheel",
+        )
+    )
+    return out
 
 
 def routing(passes: int = 200, eval_passes: int = 20) -> dict[str, Any]:
@@ -281,10 +345,12 @@ def routing(passes: int = 200, eval_passes: int = 20) -> dict[str, Any]:
             ),
         ),
     ]
+    intents = bench_intents.evaluate()
+    rows += _intent_rows(intents)
     return {
         "name": "routing",
         "title": "3. Routing: IntentRouter.parse over router_samples.SAMPLE_INPUTS",
         "params": {"passes": passes},
         "rows": rows,
-        "details": {**out, "eval": ev},
+        "details": {**out, "eval": ev, "intents": intents},
     }

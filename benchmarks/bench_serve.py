@@ -9,6 +9,15 @@ text/event-stream`` and reads its stream to the final ``message``.
 Reported: wall time for all of them against the ideal (``steps × delay_s``: every task's calls
 overlap), p50/p99 time to the first event, and requests/s for ``GET /v1/tasks``.
 
+``serve_rate`` (part of the ``serve`` suite): requests/s and server CPU per request of a skill
+with no steps (``POST /v1/skills/Nothing/run``, a JSON reply) against a bare FastAPI endpoint
+taking the same body and answering the same JSON, in the same run, with the same uvicorn
+settings (httptools, no access log, no server header). ``rate_clients`` keep-alive clients
+send requests back to back for ``seconds``; the server's CPU is its process's user + system
+time (every thread) over those seconds, read from ``/proc``. The sides alternate, ``rounds``
+of each, and the medians are reported against the targets: ≥ 0.5× the bare endpoint's
+requests/s, ≤ 0.3 ms of server CPU per request.
+
 ``disconnect_abort``: how fast ``?cancel_on_disconnect=true`` stops a task, against an abort
 in the same process. The model is the OpenAI-compatible test server (``tests/openai_server.py``,
 a real socket, slow tokens), which notes when its client closes the stream. Served: a client
@@ -28,6 +37,7 @@ import json
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -41,7 +51,7 @@ if TYPE_CHECKING:
     from tests.openai_server import OpenAIServer
     from tests.server_support import LiveServer
 
-__all__ = ["disconnect_abort", "serve_concurrency"]
+__all__ = ["disconnect_abort", "profile_served", "serve_concurrency", "serve_rate"]
 
 _TOKEN = "bench-token-0123456789abcdef"
 
@@ -72,16 +82,69 @@ def _steps_skill() -> Skill[Any]:
     return steps
 
 
+def _nothing_skill() -> Skill[Any]:
+    """``Nothing``: a skill with no steps; it answers at once."""
+    from pydantic import BaseModel
+
+    from skillrt import SkillContext, SkillResult, skill
+
+    class Params(BaseModel):
+        topic: str
+
+    @skill(name="Nothing", params=Params, description="No steps: answers at once")
+    async def nothing(ctx: SkillContext, params: Params) -> SkillResult:
+        return SkillResult(message=f"done: {params.topic}")
+
+    return nothing
+
+
 def _runtime(root: Path, llm: Any) -> AgentRuntime:
     from skillrt import AgentRuntime, load_config
 
     (root / "posts").mkdir(parents=True, exist_ok=True)
     config = load_config(content_root=root, state_dir=root / ".state", log_level="error")
-    return AgentRuntime(config, llm=llm, skills=[_steps_skill()])
+    return AgentRuntime(config, llm=llm, skills=[_steps_skill(), _nothing_skill()])
 
 
-def _serve(root: Path, delay_s: float) -> None:
-    """The server process: print the port, serve until stdin closes or SIGTERM."""
+def _uvicorn_settings() -> dict[str, Any]:
+    """What both sides of ``serve_rate`` run with (``make_server`` sets the same)."""
+    return {
+        "host": "127.0.0.1",
+        "port": 0,
+        "log_level": "error",
+        "lifespan": "on",
+        "server_header": False,
+        "access_log": False,
+    }
+
+
+def _serve_bare() -> None:
+    """The bare FastAPI endpoint: the same body model and JSON reply as the skill's route,
+    nothing else (no token, no guards, no task)."""
+    import uvicorn
+
+    from benchmarks._bare_app import app
+
+    class Bare(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            print(self.servers[0].sockets[0].getsockname()[1], flush=True)
+
+    server = Bare(uvicorn.Config(app, http="httptools", **_uvicorn_settings()))
+
+    async def main() -> None:
+        serving = asyncio.ensure_future(server.serve())
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        server.should_exit = True
+        await serving
+
+    asyncio.run(main())
+
+
+def _serve(root: Path, delay_s: float, profile_out: Path | None = None) -> None:
+    """The server process: print the port, serve until stdin closes or SIGTERM. With
+    ``profile_out``, the loop's thread is sampled with pyinstrument from the first request to
+    the end, and the summary (``bench_profile.summarise``) written there as JSON."""
     from skillrt.server.run import make_server
     from skillrt.testing import FunctionModel
 
@@ -90,15 +153,33 @@ def _serve(root: Path, delay_s: float) -> None:
     server = make_server(runtime, token=_TOKEN, host="127.0.0.1", port=0, log_level="error")
     server.on_started = lambda port: print(port, flush=True)
 
-    async def main() -> None:
+    async def main() -> Any:
         serving = asyncio.ensure_future(server.serve())
         loop = asyncio.get_running_loop()
+        profiler = None
+        if profile_out is not None:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(interval=0.0002, async_mode="disabled")
+            profiler.start()
         await loop.run_in_executor(None, sys.stdin.read)  # the parent closed our stdin: stop
+        if profiler is not None:
+            profiler.stop()
         server.skillrt.begin_shutdown()
         server.should_exit = True
         await serving
+        return profiler
 
-    asyncio.run(main())
+    profiler = asyncio.run(main())
+    if profiler is not None and profile_out is not None and profiler.last_session is not None:
+        from benchmarks.bench_profile import summarise
+
+        summary = summarise(profiler.last_session)
+        profile_out.write_text(json.dumps(summary), encoding="utf-8")
+        profile_out.with_suffix(".html").write_text(profiler.output_html(), encoding="utf-8")
+        every = bool(os.environ.get("SKILLRT_PROFILE_ALL"))  # library frames too
+        text = profiler.output_text(unicode=True, show_all=every)
+        profile_out.with_suffix(".txt").write_text(text, encoding="utf-8")
 
 
 # The clients speak HTTP/1.1 over plain asyncio streams: an HTTP library's own overhead in
@@ -185,14 +266,191 @@ async def _load(port: int, clients: int, steps: int, requests: int) -> dict[str,
     }
 
 
+def _cpu_s(pid: int) -> float | None:
+    """A process's user + system CPU seconds (every thread), from ``/proc``; None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _rate_client(port: int, until: float, latencies: list[float], token: bool) -> int:
+    """Requests back to back on one keep-alive connection until ``until``; how many."""
+    body = json.dumps({"params": {"topic": "bench"}}).encode()
+    request = (
+        b"POST /v1/skills/Nothing/run HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        + (b"Authorization: Bearer " + _TOKEN.encode() + b"\r\n" if token else b"")
+        + b"Content-Type: application/json\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    done = 0
+    try:
+        while time.perf_counter() < until:
+            t0 = time.perf_counter()
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError(head.decode("latin-1"))
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            reply = await reader.readexactly(length)
+            if b"COMPLETED" not in reply:
+                raise RuntimeError(reply.decode())
+            latencies.append(time.perf_counter() - t0)
+            done += 1
+    finally:
+        writer.close()
+    return done
+
+
+async def _rate(port: int, pid: int, clients: int, seconds: float, token: bool) -> dict[str, Any]:
+    warm: list[float] = []
+    await asyncio.gather(
+        *(_rate_client(port, time.perf_counter() + 0.5, warm, token) for _ in range(clients))
+    )
+    latencies: list[float] = []
+    cpu0, t0 = _cpu_s(pid), time.perf_counter()
+    counts = await asyncio.gather(
+        *(_rate_client(port, t0 + seconds, latencies, token) for _ in range(clients))
+    )
+    wall, cpu1 = time.perf_counter() - t0, _cpu_s(pid)
+    requests = sum(counts)
+    cpu = None if cpu0 is None or cpu1 is None else cpu1 - cpu0
+    ms = [x * 1000 for x in latencies]
+    return {
+        "requests": requests,
+        "rps": requests / wall,
+        "cpu_ms_per_request": None if cpu is None else cpu * 1000 / max(1, requests),
+        "server_cpu_share": None if cpu is None else cpu / wall,
+        "p50_ms": percentile(ms, 0.5),
+        "p99_ms": percentile(ms, 0.99),
+    }
+
+
+def _one_side(
+    kind: str, clients: int, seconds: float, profile_out: Path | None = None
+) -> dict[str, Any]:
+    """One round of one side: a fresh server process, loaded for ``seconds``."""
+    with temp_dir("serve-rate") as root:
+        args = ["--serve-bare"] if kind == "fastapi" else ["--serve", str(root), "0"]
+        if profile_out is not None:
+            args += ["--profile-out", str(profile_out)]
+        server = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.bench_serve", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            assert server.stdout is not None
+            port = int(server.stdout.readline().strip())
+            return asyncio.run(_rate(port, server.pid, clients, seconds, kind == "skillrt"))
+        finally:
+            _stop(server)
+
+
+def _stop(server: subprocess.Popen[str]) -> None:
+    if server.stdin is not None:
+        server.stdin.close()
+    try:
+        server.wait(30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    if server.stdout is not None:
+        server.stdout.close()
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def serve_rate(
+    rate_clients: int = 50, seconds: float = 10.0, rounds: int = 2, quick: bool = False
+) -> dict[str, Any]:
+    """A skill with no steps against a bare FastAPI endpoint: requests/s and server CPU per
+    request, ``rounds`` alternating rounds of ``seconds`` each side, medians."""
+    if quick:
+        seconds, rounds = min(seconds, 3.0), 1
+    runs: dict[str, list[dict[str, Any]]] = {"fastapi": [], "skillrt": []}
+    for _ in range(rounds):
+        for kind in ("fastapi", "skillrt"):
+            runs[kind].append(_one_side(kind, rate_clients, seconds))
+    med = {
+        kind: {key: _median([r[key] for r in got]) for key in got[0]} for kind, got in runs.items()
+    }
+    bare, ours = med["fastapi"], med["skillrt"]
+    ratio = (ours["rps"] or 0) / (bare["rps"] or 1)
+    cpu = ours["cpu_ms_per_request"]
+    title = f"{rate_clients} keep-alive clients x {seconds:g} s, {rounds} round(s) each"
+
+    def note(side: dict[str, Any]) -> str:
+        share = side["server_cpu_share"]
+        busy = "" if share is None else f"; server busy {share * 100:.0f}% of a core"
+        return f"p50 {side['p50_ms']:.1f} ms, p99 {side['p99_ms']:.1f} ms{busy}"
+
+    rows = [
+        row(f"bare FastAPI endpoint ({title})", bare["rps"], "req/s", note=note(bare)),
+        row("skillrt serve, a skill with no steps", ours["rps"], "req/s", note=note(ours)),
+        row(
+            "skillrt / bare FastAPI, requests/s",
+            ratio,
+            "x",
+            target=">= 0.5x",
+            met=ratio >= 0.5,
+        ),
+        row("server CPU per request, bare FastAPI", bare["cpu_ms_per_request"], "ms"),
+        row(
+            "server CPU per request, skillrt",
+            cpu,
+            "ms",
+            target="<= 0.3 ms",
+            met=None if cpu is None else cpu <= 0.3,
+            note=None
+            if cpu is None or not bare["cpu_ms_per_request"]
+            else f"x{cpu / bare['cpu_ms_per_request']:.1f} the bare endpoint's",
+        ),
+    ]
+    return {
+        "name": "serve_rate",
+        "title": "skillrt serve: a skill with no steps against a bare FastAPI endpoint",
+        "params": {"clients": rate_clients, "seconds": seconds, "rounds": rounds},
+        "rows": rows,
+        "details": {"rounds": runs, "medians": med, "ratio": ratio},
+    }
+
+
+def profile_served(clients: int = 50, seconds: float = 5.0) -> dict[str, Any]:
+    """The skillrt server's loop thread sampled while ``clients`` keep-alive clients run the
+    skill with no steps for ``seconds``: ``bench_profile.summarise``'s summary, plus the load's
+    figures (the profiler slows the server: they are not the benchmark's)."""
+    with temp_dir("serve-profile") as out:
+        target = out / "profile.json"
+        load = _one_side("skillrt", clients, seconds, target)
+        summary: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))
+        html = target.with_suffix(".html").read_text(encoding="utf-8")
+        text = target.with_suffix(".txt").read_text(encoding="utf-8")
+    return {**summary, "load": load, "html": html, "text": text}
+
+
 def serve_concurrency(
     clients: int = 200,
     steps: int = 3,
     delay_s: float = 0.1,
     requests: int = 2000,
     quick: bool = False,
+    rate_clients: int = 50,
+    rate_seconds: float = 10.0,
+    rate_rounds: int = 2,
 ) -> dict[str, Any]:
-    """``clients`` SSE clients at once, each a ``steps``-step task of ``delay_s`` model calls."""
+    """``clients`` SSE clients at once, each a ``steps``-step task of ``delay_s`` model calls;
+    then ``serve_rate`` (``rate_rounds`` of 0 leaves it out)."""
     if quick:
         clients, requests = min(clients, 20), min(requests, 200)
     with temp_dir("serve") as root:
@@ -209,15 +467,7 @@ def serve_concurrency(
             port = int(server.stdout.readline().strip())
             out = asyncio.run(_load(port, clients, steps, requests))
         finally:
-            if server.stdin is not None:
-                server.stdin.close()
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-            if server.stdout is not None:
-                server.stdout.close()
+            _stop(server)
     results = out["results"]
     completed = sum(1 for r in results if r["state"] == "COMPLETED")
     firsts = [r["first_event_s"] * 1000 for r in results if r["first_event_s"] is not None]
@@ -245,12 +495,16 @@ def serve_concurrency(
             note=f"{out['list_requests']} requests, 16 at a time, keep-alive",
         ),
     ]
+    rate = serve_rate(rate_clients, rate_seconds, rate_rounds, quick=quick) if rate_rounds else None
+    if rate is not None:
+        rows += rate["rows"]
     return {
         "name": "serve",
         "title": "skillrt serve",
         "params": {"clients": clients, "steps": steps, "delay_s": delay_s},
         "rows": rows,
         "details": {
+            "rate": None if rate is None else rate["details"],
             "completed": completed,
             "clients": clients,
             "wall_s": wall,
@@ -420,10 +674,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_serve")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--disconnect", action="store_true", help="only disconnect_abort")
+    parser.add_argument("--rate", action="store_true", help="only serve_rate")
     parser.add_argument("--serve", nargs=2, metavar=("ROOT", "DELAY_S"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--profile-out", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_bare:
+        _serve_bare()
+        return
+    if args.rate:
+        print(json.dumps({"machine": machine(), **serve_rate(quick=args.quick)}, default=str))
+        return
     if args.serve:
-        _serve(Path(args.serve[0]), float(args.serve[1]))
+        _serve(Path(args.serve[0]), float(args.serve[1]), args.profile_out)
         return
     result = (disconnect_abort if args.disconnect else serve_concurrency)(quick=args.quick)
     print(json.dumps({"machine": machine(), **result}, default=str))

@@ -114,6 +114,7 @@ class AgentRuntime:
             cache_size=self.config.intent_cache_size,
             cache_ttl_s=self.config.intent_cache_ttl_s,
             logger=self.logger,
+            classifier="packaged" if self.config.intent_classifier else None,
         )
         for s in _entry_point_skills() if skills is None else skills:
             self.register_skill(s)
@@ -321,6 +322,7 @@ class AgentRuntime:
         except UserError as exc:
             return self._reply(str(exc), error="bad_input")
         session_id = str(context.pop("session_id", None) or self.session_id)
+        await self.chatlog.load_session(session_id)  # read in a thread, not on the loop
         lang = detect_language(text)
         refused = refusal(raw, text, self.config.max_input_chars, self.router, lang)
         if refused is not None:
@@ -364,6 +366,7 @@ class AgentRuntime:
         except UserError as exc:
             return self._reply(str(exc), error="bad_params")
         session_id = str(context.pop("session_id", None) or self.session_id)
+        await self.chatlog.load_session(session_id)  # read in a thread, not on the loop
         task = self._run.direct_task(name, params, context, session_id)
         return await self._turn(task, on_task, route=False, background=background)
 
@@ -598,6 +601,12 @@ class AgentRuntime:
         answer = await self._remote.ask(task_id, verb)
         if answer is not None:
             return bool(answer.get("ok"))
+        queue = self._run.state.queue
+        if task is None and verb == "abort" and queue is not None:  # maybe waiting in the queue
+            cancelled = ChatMessage(content=reply("cancelled", "en"), task_id=task_id,
+                                    state=State.CANCELLED.value,
+                                    data={"outcome": Outcome.CANCELLED})  # fmt: skip
+            return await queue.cancel_waiting(task_id, cancelled.model_dump_json())
         return self._act_here(task, verb)
 
     def get_resumable_tasks(self) -> list[TaskSummary]:

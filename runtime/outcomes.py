@@ -49,6 +49,7 @@ class End(StrEnum):
     FAILED = "failed"
     SHUTDOWN = "shutdown"
     ABANDONED = "abandoned"
+    OUTAGE = "outage"  # the shared store stopped answering: the task stops, its journal kept
 
 
 class ErrorReason(StrEnum):

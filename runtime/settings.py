@@ -296,6 +296,12 @@ class RuntimeConfig(BaseSettings):
     intent_cache_size: int = Field(default=50, ge=1)
     intent_cache_ttl_s: float = Field(default=600.0, gt=0)
     confidence_threshold: float = Field(default=0.6, ge=0, le=1)
+    # A write, delete or web task the classifier alone chose starts without a yes only at
+    # this probability or more (below it, the runtime asks first).
+    act_threshold: float = Field(default=0.8, ge=0, le=1)
+    # The trained intent classifier decides when the table does not (false: the table and the
+    # model alone, as before it was trained).
+    intent_classifier: bool = True
     max_input_chars: int = Field(default=100_000, ge=1)
     # A blog file bigger than this is refused before it is read (2 MiB).
     max_post_bytes: int = Field(default=2 * 1024 * 1024, ge=1024)

@@ -123,11 +123,21 @@ def test_serve_benchmark_runs() -> None:
     pytest.importorskip("fastapi")
     from benchmarks import bench_serve
 
-    result = check(bench_serve.serve_concurrency(clients=5, steps=2, delay_s=0.01, requests=32))
+    result = check(
+        bench_serve.serve_concurrency(
+            clients=5, steps=2, delay_s=0.01, requests=32, rate_clients=4, rate_seconds=0.5,
+            rate_rounds=1,
+        )
+    )  # fmt: skip
     details = result["details"]
     assert details["completed"] == 5
     assert details["first_event_ms"]["p99"] > 0
     assert details["tasks_list_rps"] > 0
+    rate = details["rate"]["medians"]  # the skill with no steps beside the bare endpoint
+    assert rate["fastapi"]["requests"] > 0 and rate["skillrt"]["requests"] > 0
+    assert rate["skillrt"]["cpu_ms_per_request"] > 0
+    metrics = [r["metric"] for r in result["rows"]]
+    assert "skillrt / bare FastAPI, requests/s" in metrics
 
 
 def test_serve_disconnect_benchmark_runs() -> None:

@@ -66,6 +66,14 @@ async def test_the_firewall_refuses_every_spelling_of_a_path_outside_the_rule(es
         await fw.check(f"http://127.0.0.1:8000{escape}")
 
 
+async def test_an_encoded_slash_elsewhere_is_left_alone() -> None:
+    """Only where a path rule may apply does an encoded separator matter."""
+    fw = URLFirewall(allow_private=["http://127.0.0.1:8000/app", "127.0.0.1:9000"])
+    await fw.check("http://127.0.0.1:9000/projects/a%2Fb/%2e%2e")  # another port: no path rule
+    with pytest.raises(URLNotAllowed, match="encoded"):
+        await fw.check("http://localhost:8000/app/..%2fsecret")  # a name may be the address
+
+
 async def test_a_deny_path_rule_is_not_dodged_by_dot_segments_either() -> None:
     fw = URLFirewall(allow_private=["127.0.0.1"], deny=["http://127.0.0.1:8000/admin"])
     for url in (

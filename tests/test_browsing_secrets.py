@@ -265,3 +265,21 @@ def test_the_guard_on_its_own() -> None:
     assert origin_of("HTTP://LOCALHOST./a") == "http://localhost:80"
     assert origin_of("https://[::1]/") == "https://[::1]:443"
     assert origin_of("javascript:alert(1)") is None
+
+
+def test_a_bound_secret_is_still_redacted_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``{value, origins}`` entries (from a file, a keyword or SKILLRT_SECRETS) stay secrets
+    for the redactor, beside plain strings."""
+    from skillrt import load_config
+    from skillrt._io.redaction import Redactor
+
+    bound = {"value": "bound-secret-1234", "origins": ["https://shop.example"]}
+    config = load_config(secrets=["plain-secret-5678", bound])
+    redactor = Redactor(config.secret_values())
+    assert redactor.text("a bound-secret-1234 and a plain-secret-5678") == "a *** and a ***"
+    assert "bound-secret" not in repr(config.secrets)
+    monkeypatch.setenv("SKILLRT_SECRETS", '[{"value": "env-secret-9012", "origins": []}]')
+    assert load_config().secret_values() == ["env-secret-9012"]
+    guard = SecretGuard.from_config(config, "https://start.example/")
+    assert guard.origins("bound-secret-1234") == {"https://shop.example:443"}
+    assert guard.origins("plain-secret-5678") == {"https://start.example:443"}

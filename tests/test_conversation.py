@@ -409,7 +409,10 @@ async def test_a_model_only_route_to_translate_asks_first_under_low_trust(blog: 
     def model(messages: list[LLMMessage], options: ModelOptions) -> Any:
         return {"type": "TRANSLATE", "confidence": 1.0, "parameters": {"language": "English"}}
 
-    rt = chat_runtime(blog, FunctionModel(model), llm={"router_trust": "low"})
+    # The table and the model alone: with the classifier, a low-trust model is not asked.
+    rt = chat_runtime(
+        blog, FunctionModel(model), llm={"router_trust": "low"}, intent_classifier=False
+    )
     await rt.initialize()
     msg = await rt.process_input("嗯，那个东西你看着办吧", context={"current_file": "posts/x.md"})
     assert msg.state == "WAITING_INPUT" and "翻译" in msg.content and "(y/n)" in msg.content
@@ -484,4 +487,47 @@ async def test_one_short_word_starts_no_task_even_with_a_chat_skill(blog: Path) 
     assert model.call_count == 0
     msg = await rt.process_input("hello")  # small talk: the Chat skill answers
     assert msg.task_id is not None and msg.content == "a chat reply"
+    await rt.close()
+
+
+async def test_a_session_not_in_memory_is_read_off_the_event_loop(tmp_path: Path) -> None:
+    """A server sees many sessions: the first input of one that is not held reads its turns
+    from the history in a thread (after the queued writes), never on the event loop."""
+    import threading
+
+    class Topic(BaseModel):
+        topic: str
+
+    seen: list[tuple[str, ...]] = []
+
+    @skill(name="Recall", params=Topic, description="Says what it remembers")
+    async def recall(ctx: SkillContext, params: Topic) -> SkillResult:
+        seen.append(tuple(t.content for t in ctx.conversation.turns))
+        return SkillResult(message=f"noted {params.topic}")
+
+    (tmp_path / "posts").mkdir()
+    config = load_config(content_root=tmp_path, state_dir=tmp_path / ".state")
+    rt = AgentRuntime(config, llm=FunctionModel(lambda m, o: "ok"), skills=[recall])
+    await rt.initialize()
+    first = await rt.run_skill("Recall", {"topic": "one"}, {"session_id": "s-many"})
+    assert first.state == "COMPLETED", first.content
+    rt.chatlog.sessions.forget("s-many")  # as if pushed out by 256 newer sessions
+
+    history = rt.chatlog.history
+    assert history is not None
+    read_on: list[int] = []
+    messages = history.messages
+
+    def counted(session_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        read_on.append(threading.get_ident())
+        return messages(session_id, limit)
+
+    history.messages = counted  # type: ignore[method-assign]
+    second = await rt.run_skill("Recall", {"topic": "two"}, {"session_id": "s-many"})
+    assert second.state == "COMPLETED", second.content
+    assert seen[-1] == ("noted one",)  # the turns came back from the history
+    assert read_on and threading.get_ident() not in read_on
+    said = await rt.process_input("hello there", {"session_id": "s-other"})
+    assert said.content
+    assert threading.get_ident() not in read_on
     await rt.close()

@@ -176,6 +176,8 @@ def test_render_frontmatter_reads_back(fmt: str) -> None:
         ('\n{\n  "title": "x"\n}\nNew body.', "New body.", True),
         ("New body.\n\n---\n\nmore", "New body.\n\n---\n\nmore", False),
         ("---\nnever closed", "---\nnever closed", False),
+        ("---\nA paragraph set off.\n---\nmore", "---\nA paragraph set off.\n---\nmore", False),
+        ("---\n---\nNew body.", "New body.", True),
     ],
 )
 def test_strip_frontmatter_from_a_reply(reply: str, expected: str, had: bool) -> None:

@@ -64,6 +64,9 @@ def make_skill(name: str, intents: list[str], pattern: str | None = None) -> Ski
 
 
 def make_router(llm: Any = None, intents: list[str] | None = None, **kwargs: Any) -> IntentRouter:
+    """A router over the table and the model alone (no trained classifier, unless given):
+    these tests are about those two stages; tests/test_classifier_routing.py has the rest."""
+    kwargs.setdefault("classifier", None)
     router = IntentRouter(llm, **kwargs)
     for name in ALL_INTENTS if intents is None else intents:
         router.register_skill(make_skill(name.title().replace("_", ""), [name]))

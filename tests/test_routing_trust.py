@@ -19,7 +19,13 @@ from skillrt.testing import Answer, FunctionModel, ModelOptions
 def make_runtime(
     root: Path, llm: Any, skills: list[Skill[Any]], trust: str | None = None
 ) -> AgentRuntime:
-    config = load_config(content_root=root, **({"llm": {"router_trust": trust}} if trust else {}))
+    """A runtime routing by the table and the model alone (no trained classifier): these tests
+    are about what a model's guess may start; tests/test_classifier_routing.py has the rest."""
+    config = load_config(
+        content_root=root,
+        intent_classifier=False,
+        **({"llm": {"router_trust": trust}} if trust else {}),
+    )
     return AgentRuntime(config, llm=llm, skills=skills)
 
 
@@ -159,15 +165,19 @@ async def test_regex_routes_need_no_yes_under_low_trust(isolated: Path) -> None:
 # --- trust levels -------------------------------------------------------------------------------
 
 
-async def test_high_trust_runs_a_model_route_the_text_supports(isolated: Path) -> None:
+async def test_high_trust_asks_before_a_model_route_the_text_supports(isolated: Path) -> None:
+    """Even a capable model's web search asks first (issue 25: a model's pick never starts a
+    write, delete or web task without a yes); its yes/no question is one step, not choices."""
     ran: list[tuple[str, dict[str, Any]]] = []
     rt = make_runtime(isolated, always("RESEARCH_WEB"), recording_skills(ran))
     assert rt.router_trust == "high"  # a FunctionModel is not the embedded model
     msg = await rt.process_input("zig compiler news from this week")  # "news": evidence
-    assert msg.state == "COMPLETED" and web_runs(ran) == ["RESEARCH_WEB"]
-    # With no evidence for it, even a high-trust model's 1.0 only gets the choices.
+    assert msg.state == "WAITING_INPUT" and "(y/n)" in msg.content and web_runs(ran) == []
+    assert (await rt.process_input("y")).state == "COMPLETED"
+    assert web_runs(ran) == ["RESEARCH_WEB"]
+    # With no evidence for it, a high-trust model's 1.0 is asked about all the same.
     unsure = await rt.process_input("blorp the flux capacitor")
-    assert unsure.state == "WAITING_INPUT" and "1. " in unsure.content
+    assert unsure.state == "WAITING_INPUT" and "(y/n)" in unsure.content
     assert web_runs(ran) == ["RESEARCH_WEB"]
 
 

@@ -351,3 +351,23 @@ def test_current_file_and_selection_reach_the_skill(
     send(page, "echo my context")
     expect(last).to_contain_text("file: -; selection: -")
     expect(page.locator(".msg.assistant")).to_have_count(4)
+
+
+def test_undo_from_the_page(live: LiveServer, page: Any, blog: Path) -> None:
+    from playwright.sync_api import expect
+
+    post = blog / "posts" / "rust-borrowing.md"
+    original = post.read_bytes()
+    edited = live.call(
+        live.runtime.run_skill(
+            "EditContent", {"instruction": "rewrite it", "path": "posts/rust-borrowing.md"}
+        )
+    )
+    assert edited.state == "COMPLETED" and post.read_bytes() != original, edited.content
+    posts = record_posts(page)
+    send(page, "/undo posts/rust-borrowing.md")
+    expect(page.locator(".msg.assistant").last).to_contain_text("posts/rust-borrowing.md")
+    assert post.read_bytes() == original
+    assert [path for path, _ in posts] == ["/v1/undo"]
+    send(page, "/undo")
+    expect(page.locator(".msg.assistant.error").last).to_be_visible()

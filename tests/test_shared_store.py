@@ -550,6 +550,7 @@ def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
     result = postgres_store(tasks=8, concurrency=2, sequential=3, repeats=5, rounds=1)
     assert set(result["rates"]) == {1, 2, 4} and all(r > 0 for r in result["rates"].values())
     assert result["sqlite_rate"] > 0 and result["pg_us"] > 0 and result["sqlite_us"] > 0
+    assert result["queue_us"] > 0 and "queue.put (queue a task)" in result["calls_us"]
     # CPU time comes in clock ticks (10 ms): a run this small may show none for the server.
     assert all(worker > 0 and server >= 0 for worker, server in result["cpu_us"].values())
     assert "runlocks.hold (task start)" in result["calls_us"]
@@ -614,3 +615,50 @@ async def test_the_queue_takes_interactive_work_first_and_puts_back_a_dead_worke
     assert [t.task_id for t in qa.take_sync(5, [], {})] == ["next"]
     a.close()
     b.close()
+
+
+async def test_a_task_waiting_in_the_queue_is_cancelled_from_another_worker(
+    pg_url: str, isolated: Path
+) -> None:
+    """No worker has room (concurrency 0): the task waits in the queue; abort_task on another
+    worker ends it there, and the caller that queued it hears CANCELLED at once."""
+    idle = {"enabled": True, "concurrency": 0}
+    a = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [writer([])], state_url=pg_url,
+                     queue=idle, failover=False)  # fmt: skip
+    b = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [writer([])], state_url=pg_url,
+                     queue=idle, failover=False, worker_id="B")  # fmt: skip
+    await b.initialize()
+    started: list[str] = []
+    job = asyncio.create_task(
+        a.process_input("write an article about queues", on_task=started.append)
+    )
+    while not started:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)  # queued by now
+    assert not job.done()
+    assert await b.abort_task(started[0]) is True
+    message = await asyncio.wait_for(job, 10)
+    assert message.state == "CANCELLED" and message.task_id == started[0]
+    assert await b.abort_task(started[0]) is False  # nothing left to cancel
+    await a.close()
+    await b.close()
+
+
+def test_a_worker_name_in_use_is_not_taken_a_dead_ones_is(pg_url: str, tmp_path: Path) -> None:
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase
+    from skillrt._state.postgres.database import default_worker_id
+
+    name = default_worker_id(str(tmp_path / "state"))
+    assert name == default_worker_id(str(tmp_path / "state"))  # stable for one folder
+    first = PgDatabase(pg_url, identity=name)
+    second = PgDatabase(pg_url, identity=name)  # the first one is alive (this process)
+    assert first.worker_id == name and second.worker_id != name
+    second.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # the first one's process died
+        conn.execute("UPDATE skillrt_workers SET pid = 999999999 WHERE worker_id = %s", (name,))
+    again = PgDatabase(pg_url, identity=name)
+    assert again.worker_id == name and again.reclaimed
+    again.close()
+    first.close()

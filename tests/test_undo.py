@@ -79,12 +79,15 @@ async def test_undo_a_delete_brings_the_post_back(blog: Path) -> None:
     assert asked.state == "WAITING_INPUT", asked.content
     done = await rt.process_input("yes")
     assert done.data.get("deleted") is True and not (blog / POST).exists()
+    assert any(p.is_file() for p in (blog.parent / "state" / "trash").rglob("*"))
     await rt.close()
     rt = writing_runtime(blog, ScriptedModel([]))
     undone = await rt.undo(POST)
     await rt.close()
     assert undone.data["action"] == "delete", undone.content
     assert snapshot(blog) == before
+    trash = blog.parent / "state" / "trash"  # the state folder of writing_runtime
+    assert not any(p.is_file() for p in trash.rglob("*"))  # taken out of the trash
 
 
 async def test_undo_refuses_a_post_changed_since_and_says_when_there_is_nothing(

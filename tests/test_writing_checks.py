@@ -70,6 +70,11 @@ def test_scaffolding_copied_whole_is_stripped_and_a_marker_in_prose_fails() -> N
     assert scaffold.clean(fragment).text == "Moves are cheap."
     ambiguous = scaffold.clean("As the Key points: say, Write section 3 of 9 now.")
     assert ambiguous.left  # a marker inside a sentence: not stripped, the check fails
+    tail = 'let owner = String::from("the same line in two sections");'
+    with_tail = Scaffold([prompt + f"\nThe previous section ended with:\n{tail}"], content=[tail])
+    assert with_tail.clean(f"```rust\n{tail}\n```").text == f"```rust\n{tail}\n```"
+    excerpt = Scaffold(["Related posts you may link:\n  > " + tail])
+    assert excerpt.clean(f"Intro.\n> {tail}\nEnd.").text == "Intro.\nEnd."  # an excerpt
 
 
 def test_the_language_check_counts_scripts_and_common_words() -> None:
@@ -238,3 +243,36 @@ async def test_a_selection_edit_answered_with_the_whole_post_is_refused(blog: Pa
     )
     await rt.close()
     assert_refused(msg, "scope", before, blog)
+
+
+async def test_a_chinese_request_hears_why_in_chinese(blog: Path) -> None:
+    before = snapshot(blog)
+    rt = writing_runtime(blog, ScriptedModel(["借用。", "借用。"]))
+    await rt.initialize()
+    msg = await rt.process_input("给这篇文章补充一节关于生命周期的内容", {"current_file": POST})
+    await rt.close()
+    assert_refused(msg, "instruction_kind", before, blog)
+    assert "要求添加内容" in msg.content and "asked to add" not in msg.content
+    assert "asked to add" in msg.data["reason"]  # the data keeps the reason the model was told
+
+
+def test_every_line_of_the_section_prompt_bears_a_scaffold_marker() -> None:
+    import re
+
+    from skillrt.skills.writing import prompts
+
+    values = {
+        "title": "T",
+        "topic": "t",
+        "style": "s",
+        "number": 1,
+        "count": 2,
+        "heading": "H",
+        "words": 100,
+        "unit": "words",
+    }
+    for key, template in prompts.SECTION_LINES.items():
+        line = template.format(**values)
+        assert any(re.search(m, line, re.I | re.M) for m in prompts.SCAFFOLD_MARKERS), key
+    for system in (prompts.SECTION_SYSTEM, prompts.EDIT_SYSTEM):
+        assert any(re.search(m, system, re.I | re.M) for m in prompts.SCAFFOLD_MARKERS)

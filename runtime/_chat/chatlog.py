@@ -29,7 +29,7 @@ from skillrt._state.summary import summarize
 from skillrt.exceptions import SkillrtError, UserError
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.settings import RuntimeConfig
-from skillrt.skill.conversation import Sessions, focus_from_result
+from skillrt.skill.conversation import KEEP_TURNS, Sessions, focus_from_result
 
 if TYPE_CHECKING:
     from skillrt._state.committer import Committer
@@ -241,6 +241,27 @@ class ChatLog:
         job = self._collect()
         if job is not None:
             job()
+
+    async def load_session(self, session_id: str) -> None:
+        """Read a session that is not in memory from the history in a thread, after what is
+        queued is written (the commit thread's turn): its first use then reads nothing on
+        the event loop. Otherwise a new session (a server sees many) would flush the queue
+        and read SQLite on the loop, holding up every other request meanwhile."""
+        if self.history is None or self.sessions.held(session_id):
+            return
+        if self._committer is not None:
+            await self._committer.settled()
+        stored = await asyncio.to_thread(self._read_stored, session_id, KEEP_TURNS * 2)
+        self.sessions.load(session_id, stored)
+
+    def _read_stored(self, session_id: str, limit: int) -> list[dict[str, Any]]:
+        if self.history is None:  # pragma: no cover - checked by the caller
+            return []
+        try:
+            return self.history.messages(session_id, limit)
+        except _DB_FAULTS as exc:
+            self.logger.error("agent.error", where="history", error=self.blog_relative(str(exc)))
+            return []
 
     def _read_messages(self, session_id: str, limit: int) -> list[dict[str, Any]]:
         if self.history is None:

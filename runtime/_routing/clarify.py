@@ -34,6 +34,7 @@ __all__ = [
     "RouteQuestion",
     "choose_question",
     "confirm_question",
+    "holds_back",
     "is_greeting",
     "is_noise",
     "is_one_short_word",
@@ -103,6 +104,34 @@ def is_one_short_word(text: str) -> bool:
     return bool(core) and (
         _WORD.fullmatch(core) is not None or _CJK_WORD.fullmatch(core) is not None
     )
+
+
+# --- negations and questions about an action ---------------------------------------------------
+
+_NEGATION = re.compile(
+    r"\b(?:don['’]?t|do\s+not|doesn['’]?t|no\s+need|never|stop|instead\s+of|rather\s+than)\b|"
+    r"不用|不要|不需要|没必要|无需|甭|先别|"
+    r"(?<![特区分类识告级派性差个辨鉴离道])别(?![人的处名称致扭])",
+    re.IGNORECASE,
+)
+_ASKS_ABOUT = re.compile(
+    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:have|has|had|did|do|does|was|were|is|are|am)"
+    r"\s+(?:i|we|my|there)\b|"
+    r"\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|\bhow\s+to\b|"
+    r"\bwhat\s+(?:did|have|has)\s+(?:i|we)\b|\b(?:whether|if)\s+i\s+(?:have|had|wrote|did)\b|"
+    r"有没有|是不是|有无|(?:写|删|发|搜|翻译|建)过|"
+    r"(?:怎么|如何|怎样|咋)\s*(?:才能|能|去|来)?\s*"
+    r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)",
+    re.IGNORECASE,
+)
+
+
+def holds_back(text: str) -> bool:
+    """Whether ``text`` holds back from an action: a negation ("don't", "不用", "别", "不要")
+    or a question about it ("have I written…?", "how do I…?", "我有没有写过…"). A route to a
+    write, delete or web task from such a request never starts without a yes, however sure
+    the router is: "don't delete posts/x.md, just change its title" deletes nothing."""
+    return _NEGATION.search(text) is not None or _ASKS_ABOUT.search(text.strip()) is not None
 
 
 # --- scoring a model's suggestion ---------------------------------------------------------------

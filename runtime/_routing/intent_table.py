@@ -53,6 +53,7 @@ class _IntentEntry(BaseModel):
     confirm: _Pair | None = None
     nothing_named: _Pair | None = None
     choice_names: list[str] = Field(default_factory=list)
+    not_when: list[str] = Field(default_factory=list)
     offered: int = Field(default=0, ge=0)
     prior: float = Field(default=0.0, ge=-1.0, le=1.0)
     priority: int = 50
@@ -96,6 +97,7 @@ class IntentSpec:
     names: tuple[str, ...] = ()
     offered: int = 0
     prior: float = 0.0
+    not_when: re.Pattern[str] | None = None  # a request it matches never routes here
 
     def merged(self, intent: Intent) -> IntentSpec:
         """This spec with what ``intent`` declares in its place (fields it leaves unset kept)."""
@@ -120,6 +122,11 @@ class IntentSpec:
             names=intent.names or self.names,
             offered=self.offered if intent.offered is None else intent.offered,
             prior=self.prior if intent.prior is None else intent.prior,
+            not_when=(
+                re.compile("|".join(f"(?:{c})" for c in intent.not_when), re.IGNORECASE)
+                if intent.not_when
+                else self.not_when
+            ),
         )
 
     @classmethod
@@ -281,6 +288,13 @@ class IntentTable:
                 names=tuple(entry.choice_names),
                 offered=entry.offered,
                 prior=entry.prior,
+                not_when=(
+                    compile_(
+                        "|".join(f"(?:{c})" for c in entry.not_when), f"intents.{name}.not_when"
+                    )
+                    if entry.not_when
+                    else None
+                ),
             )
             for i, pat in enumerate(entry.patterns):
                 where = f"intents.{name}.patterns[{i}].regex"

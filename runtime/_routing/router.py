@@ -37,6 +37,7 @@ from skillrt._routing.clarify import (
     is_small_talk,
     score_suggestion,
 )
+from skillrt._routing.classifier import IntentClassifier
 from skillrt._routing.intent_table import IntentPattern, IntentSpec, IntentTable, declared_patterns
 from skillrt._routing.prefilter import anchored, required_literals, trigger_for
 from skillrt.abort import AbortSignal
@@ -95,7 +96,8 @@ def normalize_text(text: str) -> str:
 class ParsedIntent(BaseModel):
     """What the router understood.
 
-    ``source`` says who decided: the regex table (or a skill's pattern), the LLM, or nobody
+    ``source`` says who decided: the regex table (or a skill's pattern), the trained
+    classifier, the LLM (choosing among the classifier's candidates), or nobody
     (``none``: no pattern matched and there was no usable model answer). A cache hit keeps the
     source of the original answer and sets ``cached``. ``skill`` names the skill when a
     skill's own pattern matched. ``tokens`` and ``cost`` are what the LLM call of this parse
@@ -108,7 +110,7 @@ class ParsedIntent(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
     parameters: dict[str, Any] = Field(default_factory=dict)
     raw: str = ""
-    source: Literal["regex", "llm", "none"] = "none"
+    source: Literal["regex", "classifier", "llm", "none"] = "none"
     language: Language = "en"
     cached: bool = False
     skill: str | None = None
@@ -181,7 +183,7 @@ class _Decision(NamedTuple):
     type: str
     confidence: float
     parameters: dict[str, Any]  # never handed out: ParsedIntent validation copies it
-    source: Literal["regex", "llm", "none"]
+    source: Literal["regex", "classifier", "llm", "none"]
     language: Language = "en"
     skill: str | None = None
     tokens: int = 0
@@ -204,6 +206,19 @@ class _Decision(NamedTuple):
         )
 
 
+_DISPUTED = 0.75
+"""The confidence of a route the table and the classifier disagree on: above the runtime's
+confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
+
+_Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]"], ...]
+"""Each intent with a ``not_when`` and its regex."""
+
+_CONTRARY = 0.5
+"""How sure the classifier must be of another intent to dispute a table match."""
+_NONE_FITS = 0.3
+"""The confidence left to the classifier's guess when the model says none of its candidates
+fits (below the runtime's confidence_threshold: numbered choices)."""
+
 _LATIN = re.compile("[A-Za-z]")  # an English pattern needs one of these to match
 
 _Search: TypeAlias = Callable[[str], "re.Match[str] | None"]
@@ -224,6 +239,16 @@ def _literals(source: str) -> frozenset[str] | None:
     """The keywords of a pattern, or None for one searched as it is: keywords that cannot be
     told, or a pattern anchored at the start (whose search is cheaper than the keywords')."""
     return None if anchored(source) else required_literals(source)
+
+
+def _classifier_context(context: Mapping[str, Any] | None, browsing: bool) -> dict[str, Any] | None:
+    """What the classifier is told of the route context: a post in focus (or open), a
+    selection, a browsing task before."""
+    if not context and not browsing:
+        return None
+    ctx = dict(context or {})
+    ctx["browsing"] = browsing
+    return ctx
 
 
 def _facts(current_file: str | None, selection: bool, browsing: bool) -> list[str]:
@@ -331,12 +356,17 @@ def _extract(extractors: Sequence[re.Pattern[str]], text: str, params: dict[str,
 class IntentRouter:
     """Routes text to an intent and an intent to a skill.
 
-    ``llm`` is the fallback model (None: regex only); it is a public attribute the runtime may
-    set after construction. ``patterns`` is the table: an ``IntentTable``, a path to a TOML
+    ``llm`` is the fallback model (None: no model); it is a public attribute the runtime may
+    set after construction. ``classifier`` is the trained intent classifier that decides when
+    the table does not (``"packaged"``: the one shipped in the package; None: the table and the
+    model alone); a table match it contradicts with a probability of ``override`` or more is
+    overruled. ``patterns`` is the table: an ``IntentTable``, a path to a TOML
     file, a mapping, or None for the packaged ``config/intents.toml``. ``regex_trust``: a regex
     match below this confidence is checked with the LLM when there is one (and kept if the
     LLM fails or says UNKNOWN). ``timer`` drives the cache's TTL.
     """
+
+    _not_when: _Rules | None  # the not_when rules of the registered intents, built when needed
 
     def __init__(
         self,
@@ -348,8 +378,16 @@ class IntentRouter:
         timer: Callable[[], float] = _monotonic,
         regex_trust: float = 0.8,
         logger: structlog.stdlib.BoundLogger | None = None,
+        classifier: IntentClassifier | Literal["packaged"] | None = "packaged",
+        override: float = 0.9,
     ) -> None:
         self.llm = llm
+        # The trained classifier (``classifier.py``): the packaged one is loaded at first use.
+        self._classifier: IntentClassifier | None = None
+        self._use_classifier = classifier is not None
+        if isinstance(classifier, IntentClassifier):
+            self._classifier = classifier
+        self.override = override
         self.logger = logger or library_logger("skillrt._routing.router")
         # The packaged table is compiled at the first parse, not when a runtime is built; a
         # table given here is checked now, so a malformed one fails at once.
@@ -369,6 +407,57 @@ class IntentRouter:
         self._skills: dict[str, Skill[Any]] = {}
         self._registry = MappingProxyType(self._skills)
         self._rebuild()
+
+    @property
+    def classifier(self) -> IntentClassifier | None:
+        """The trained classifier, or None when the router was made without one."""
+        if self._classifier is None and self._use_classifier:
+            self._classifier = IntentClassifier.packaged()
+        return self._classifier
+
+    def ranked(
+        self, text: str, context: Mapping[str, Any] | None = None
+    ) -> list[tuple[IntentType, float]]:
+        """The registered intents the classifier finds likeliest for ``text``, best first, with
+        their probabilities (of the intents registered here that the request may reach: an
+        intent whose ``not_when`` matches is left out). Empty without a classifier."""
+        model = self.classifier
+        if model is None:
+            return []
+        norm = normalize_text(text)[:MAX_ROUTE_CHARS]
+        blocked = self._blocked(norm)
+        probs = model.probabilities(norm, _classifier_context(context, self._browsing(context)))
+        # Not renormalised: what the classifier gives intents no skill here serves (or blocked
+        # ones) stays out, so "go back" with only a browsing skill registered is no sure BROWSE.
+        kept = [(n, p) for n, p in probs.items() if n in self._by_intent and n not in blocked]
+        return sorted(kept, key=lambda item: -item[1])
+
+    def _named_elsewhere(self, text: str) -> list[IntentType]:
+        """The intents the classifier does not know whose keywords (``cues``) are in ``text``."""
+        if not self.unclassified:
+            return []
+        hits = self._cue_hits(text)
+        return [n for n in self.unclassified if n in hits]
+
+    @property
+    def unclassified(self) -> tuple[IntentType, ...]:
+        """The registered intents the classifier was not trained on (a plugin's, an MCP
+        tool's): only their patterns or a model can route to them."""
+        model = self.classifier
+        if model is None:
+            return ()
+        known = set(model.classes)
+        return tuple(n for n in self._intents if n not in known and n != CHAT)
+
+    def _blocked(self, text: str) -> set[str]:
+        """The intents whose ``not_when`` matches ``text``: never routed to for it."""
+        rules = self._not_when
+        if rules is None:
+            rules = tuple(
+                (name, spec.not_when) for name, spec in self.specs.items() if spec.not_when
+            )
+            self._not_when = rules
+        return {name for name, regex in rules if regex.search(text)}
 
     @property
     def table(self) -> IntentTable:
@@ -420,6 +509,7 @@ class IntentRouter:
         self._search_groups: dict[tuple[bool, bool, bool, bool, bool], _SearchGroups] = {}
         self._pattern_skills = tuple(s for s in self._skills.values() if s.pattern is not None)
         self._specs: dict[str, IntentSpec] | None = None  # merged when first needed
+        self._not_when = None
         self._declared_patterns: tuple[IntentPattern, ...] = tuple(
             p
             for s in self._skills.values()
@@ -427,8 +517,8 @@ class IntentRouter:
             if self._by_intent.get(d.name) is s
             for p in declared_patterns(d)
         )
-        self._answer_model: type[BaseModel] | None = None
-        self._system_prompt: str | None = None
+        self._answer_models: dict[tuple[str, ...], type[BaseModel]] = {}
+        self._system_prompts: dict[tuple[str, ...], str] = {}
         self._rephrase: dict[str, str] = {}
         self._cache.clear()  # answers depend on what is registered
 
@@ -476,6 +566,7 @@ class IntentRouter:
         *,
         signal: AbortSignal | None = None,
         llm: LLM | None = None,
+        ask_model: bool = True,
     ) -> ParsedIntent:
         """Understand ``text``. Never raises for bad input or a failing model.
 
@@ -484,8 +575,10 @@ class IntentRouter:
         open file, whether text is selected and whether that last skill browses the web
         (``Browse``, or a registered skill listing BROWSE: then "go back" or "点开第二个结果"
         is a browsing follow-up) matter for routing. ``llm`` overrides the router's model for
-        this call (e.g. the task's budgeted model). Raises ``TaskCancelled`` when ``signal``
-        is aborted.
+        this call (e.g. the task's budgeted model); ``ask_model=False`` asks no model at all
+        (a small model's guesses are worse than the classifier's). The model, when asked,
+        chooses among the classifier's three likeliest intents (an enum of them). Raises
+        ``TaskCancelled`` when ``signal`` is aborted.
         """
         if signal is not None:
             signal.raise_if_aborted()
@@ -513,7 +606,8 @@ class IntentRouter:
         # detect_language counts characters in Python; ASCII text has no Chinese in it.
         language: Language = "en" if routed.isascii() else detect_language(routed[:500])
         result: _Decision | None = None
-        if len(routed) <= 40 and is_small_talk(routed):
+        small_talk = len(routed) <= 40 and is_small_talk(routed)
+        if small_talk:
             result = _Decision(CHAT, 0.9, {}, "regex")
         if result is None:
             result = self._match_table(routed, selection, current_file is not None, browsing)
@@ -521,14 +615,24 @@ class IntentRouter:
             result = self._match_skill_patterns(routed)
         if result is None and is_one_short_word(routed):
             result = _Decision(CHAT, 0.9, {}, "regex")  # `clear`, `ok`: never a model's guess
+            small_talk = True
+        ranked = [] if small_talk else self.ranked(routed, context)
+        result, disputed = self._weigh(result, ranked, routed)
+        if result is not None and result.source == "classifier" and self._named_elsewhere(routed):
+            # The words of an intent the classifier does not know: its guess is no decision.
+            result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
         cacheable = result is not None
-        model = llm if llm is not None else self.llm
+        model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
         if model is not None and (result is None or result.confidence < self.regex_trust):
+            candidates = (
+                tuple(dict.fromkeys([*(n for n, _ in ranked[:3]), *self.unclassified]))
+                or self._intents
+            )
             facts = _facts(current_file, selection, browsing)
-            answer = await self._ask_llm(model, routed, facts, signal)
+            answer = await self._ask_llm(model, routed, facts, signal, candidates)
             if answer is None:
                 cacheable = False  # a failure may be transient: ask again next time
-            elif answer.type != UNKNOWN:
+            elif answer.type != UNKNOWN and answer.type in candidates:
                 hint = result.type if result is not None else None
                 spec = self.spec(answer.type)
                 score = score_suggestion(
@@ -538,11 +642,17 @@ class IntentRouter:
                     hint=hint,
                     prior=spec.prior if spec is not None else 0.0,
                 )
-                if result is None or score > result.confidence:
-                    result = answer._replace(confidence=score)
+                score = max(score, dict(ranked).get(answer.type, 0.0))
+                # An intent the classifier does not know has only the model's word for it.
+                if result is None or score > result.confidence or answer.type in self.unclassified:
+                    params = self.params_for(answer.type, routed, answer.parameters)
+                    result = answer._replace(confidence=round(score, 3), parameters=params)
                 cacheable = True
             elif result is None:
-                result = answer
+                result = answer._replace(type=UNKNOWN, parameters={})
+                cacheable = True
+            else:  # the model finds none of the candidates fits: the classifier's guess is one
+                result = result._replace(confidence=min(result.confidence, _NONE_FITS))
                 cacheable = True
         if result is None:
             result = _Decision(UNKNOWN, 0.0, {}, "none")
@@ -550,6 +660,28 @@ class IntentRouter:
         if cacheable:
             self._cache.put(key, result)
         return result.intent(text)
+
+    def _weigh(
+        self, result: _Decision | None, ranked: Sequence[tuple[str, float]], text: str
+    ) -> tuple[_Decision | None, bool]:
+        """The table's decision, the classifier's, or both, and whether they disputed it: the
+        classifier decides when no pattern did, agrees with a pattern (which keeps its
+        parameters), or overrules one when it is at least ``override`` sure of another
+        intent. A dispute (the classifier at least ``_CONTRARY`` sure of another intent) is no
+        question for a model: the route runs if it only reads, and asks the user otherwise."""
+        if not ranked or (result is not None and result.type == CHAT):
+            return result, False
+        best, p = ranked[0]
+        if result is not None and result.confidence < self.regex_trust and result.skill is None:
+            result = None  # the table keeps its high-precision rules: a weak match is a guess
+        if result is None:
+            return _Decision(best, round(p, 3), self.params_for(best, text), "classifier"), False
+        if result.type == best or p < _CONTRARY:
+            return result._replace(confidence=max(result.confidence, round(p, 3))), False
+        if p < self.override or result.skill is not None:
+            return result._replace(confidence=min(result.confidence, _DISPUTED)), True
+        decided = _Decision(best, _DISPUTED, self.params_for(best, text), "classifier")
+        return decided, True
 
     def screen(
         self, text: str, context: Mapping[str, Any] | None = None
@@ -599,7 +731,8 @@ class IntentRouter:
         self, text: str, suggested: str | None = None, context: Mapping[str, Any] | None = None
     ) -> list[str]:
         """The likeliest registered intents for ``text``, best first (at most three): the
-        suggestion, what a weak pattern matched, intents whose keywords appear, then the intents
+        suggestion, then the classifier's likeliest; without a classifier, what a weak pattern
+        matched, intents whose keywords appear, then the intents
         offered when nothing points elsewhere (``offered`` in the table, highest first)."""
         norm = normalize_text(text)[:MAX_ROUTE_CHARS]
         selection = bool(context and (context.get("selected_text") or context.get("has_selection")))
@@ -607,6 +740,12 @@ class IntentRouter:
         ranked: list[str] = []
         if suggested:
             ranked.append(suggested)
+        by_classifier = self.ranked(norm, context)
+        if by_classifier:  # the classifier's three likeliest, small talk and translation too
+            ranked.extend(self._named_elsewhere(norm))  # and intents it does not know, named
+            likeliest = dict.fromkeys([*ranked, *(n for n, _ in by_classifier)])
+            blocked = self._blocked(norm)
+            return [n for n in likeliest if n in self._by_intent and n not in blocked][:3]
         weak = self._match_table(norm, selection, has_file, self._browsing(context))
         if weak is not None:
             ranked.append(weak.type)
@@ -673,6 +812,7 @@ class IntentRouter:
         best: IntentPattern | None = None
         best_match: re.Match[str] | None = None
         lowered = text.lower()
+        blocked = self._blocked(text)
         for group in self._groups(text, selection, has_file, browsing):
             start = len(text) + 1
             for trigger, entries in group:
@@ -681,7 +821,7 @@ class IntentRouter:
                 for search, p in entries:
                     m = search(text)
                     # Patterns come in precedence order, so only a strictly earlier start wins.
-                    if m is not None and m.start() < start:
+                    if m is not None and m.start() < start and p.intent not in blocked:
                         best, best_match, start = p, m, m.start()
                         if start == 0:
                             break
@@ -719,11 +859,14 @@ class IntentRouter:
 
     # --- the LLM fallback -------------------------------------------------------------------
 
-    def answer_model(self) -> type[BaseModel]:
-        """The structured-output schema: ``type`` is an enum of the registered intents + UNKNOWN."""
-        if self._answer_model is None:
-            names = (*self._intents, UNKNOWN)
-            self._answer_model = create_model(
+    def answer_model(self, candidates: Sequence[str] | None = None) -> type[BaseModel]:
+        """The structured-output schema: ``type`` is an enum of the ``candidates`` (the
+        registered intents when None) + UNKNOWN."""
+        key = tuple(candidates) if candidates is not None else self._intents
+        model = self._answer_models.get(key)
+        if model is None:
+            names = (*key, UNKNOWN)
+            model = self._answer_models[key] = create_model(
                 "IntentAnswer",
                 __config__=ConfigDict(extra="ignore"),
                 type=(cast(Any, Literal)[names], ...),
@@ -733,16 +876,19 @@ class IntentRouter:
                     Field(default_factory=dict),
                 ),
             )
-        return self._answer_model
+        return model
 
-    def system_prompt(self) -> str:
-        """The instructions the LLM gets: the registered intents, their parameters, examples."""
-        if self._system_prompt is None:
+    def system_prompt(self, candidates: Sequence[str] | None = None) -> str:
+        """The instructions the LLM gets: the ``candidates`` (the registered intents when None),
+        their parameters, examples."""
+        key = tuple(candidates) if candidates is not None else self._intents
+        prompt = self._system_prompts.get(key)
+        if prompt is None:
             lines = [
                 "You route one request from the author of a Markdown blog to one intent.",
                 "Intents:",
             ]
-            for name in self._intents:
+            for name in key:
                 spec = self.specs[name]
                 line = f"- {name}: {spec.description.rstrip('.')}."
                 if spec.params:
@@ -752,18 +898,20 @@ class IntentRouter:
                     line += " Examples: " + "; ".join(f'"{e}"' for e in examples)
                 lines.append(line)
             lines.append(f"- {UNKNOWN}: none of the above, or too unclear to tell.")
-            names = ", ".join((*self._intents, UNKNOWN))
+            names = ", ".join((*key, UNKNOWN))
             lines.append(_SYSTEM_RULES.format(names=names))
-            self._system_prompt = "\n".join(lines)
-        return self._system_prompt
+            prompt = self._system_prompts[key] = "\n".join(lines)
+        return prompt
 
-    def _messages(self, text: str, facts: Sequence[str]) -> list[LLMMessage]:
+    def _messages(
+        self, text: str, facts: Sequence[str], candidates: Sequence[str] | None = None
+    ) -> list[LLMMessage]:
         body = text.replace("<<<", "< < <").replace(">>>", "> > >")
         user = (" ".join(facts) + "\n" if facts else "") + (
             f"Request (between the markers):\n<<<REQUEST\n{body}\nREQUEST>>>"
         )
         return [
-            {"role": "system", "content": self.system_prompt()},
+            {"role": "system", "content": self.system_prompt(candidates)},
             {"role": "user", "content": user},
         ]
 
@@ -773,12 +921,14 @@ class IntentRouter:
         text: str,
         facts: Sequence[str],
         signal: AbortSignal | None,
+        candidates: Sequence[str] | None = None,
     ) -> _Decision | None:
-        """The model's answer, or None when the call or its answer failed (logged)."""
-        schema = self.answer_model()
+        """The model's answer among ``candidates``, or None when the call or its answer failed
+        (logged)."""
+        schema = self.answer_model(candidates)
         try:
             result = await llm.chat(
-                self._messages(text, facts),
+                self._messages(text, facts, candidates),
                 signal=signal,
                 response_model=schema,
                 max_tokens=256,

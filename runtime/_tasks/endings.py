@@ -41,8 +41,9 @@ def resting(task: Task) -> bool:
 
 
 def kept_for_resume(task: Task) -> bool:
-    """Whether the task's checkpoint outlives this run: a shutdown, or a resting task."""
-    return task.end_reason is End.SHUTDOWN or resting(task)
+    """Whether the task's checkpoint outlives this run: a shutdown, an outage of the store, or
+    a resting task."""
+    return task.end_reason in (End.SHUTDOWN, End.OUTAGE) or resting(task)
 
 
 class Endings:
@@ -181,6 +182,20 @@ class Endings:
             cost=record.cost if cost is None else cost,
             data={**(data or {}), "outcome": outcome},
         )
+
+    def cut_off(self, task: Task, exc: Exception) -> ChatMessage:
+        """The shared store stopped answering mid-task. Nothing is written or deleted: the
+        store keeps the journal it committed and the task's lease names this worker, so once
+        the store is back failover resumes the task from its last completed step (or it is
+        listed PAUSED, with failover off). Its copy here is dropped: the store's is the one."""
+        task.end_reason = End.OUTAGE
+        task.record.error_reason = ErrorReason.INTERRUPTED
+        task.record.last_error = f"{type(exc).__name__}: {self.chatlog.error_text(exc)}"
+        self.tasks.pop(task.id)
+        self.events.emit("task:aborted", task.id, reason=End.OUTAGE, message=task.record.last_error)
+        self.logger().error("agent.error", task_id=task.id, error=task.record.last_error)
+        content = reply("store_outage", task.input.language, task=task.id)
+        return reply_of(task, content, outcome=Outcome.STORAGE, error="store_unavailable")
 
     def not_saved(self, task: Task, exc: Exception) -> ChatMessage:
         """The reply of a task that would be resumable had its checkpoint reached the disk."""

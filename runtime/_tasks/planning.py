@@ -18,7 +18,7 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from skillrt._io.validation import problems
-from skillrt._routing.clarify import RouteQuestion, choose_question, confirm_question
+from skillrt._routing.clarify import RouteQuestion, choose_question, confirm_question, holds_back
 from skillrt._routing.router import CHAT, UNKNOWN, IntentRouter, ParsedIntent
 from skillrt._tasks.machine import State
 from skillrt._tasks.task import Task
@@ -89,8 +89,13 @@ class Planner:
             route_context(task.record.context),
             signal=task.controller.signal,
             # routing's model call counts towards the task's cost and budget; a router with
-            # no model of its own (the embedded model is not asked) routes by its table alone
+            # no model of its own (the embedded model is not asked) routes without one
             llm=llm if self.router.llm is not None else None,
+            # A small model's guesses stay out where the classifier can decide (intents it
+            # was not trained on, a plugin's or an MCP tool's, need the model).
+            ask_model=self.trust() == "high"
+            or self.router.classifier is None
+            or bool(self.router.unclassified),
         )
         task.record.intent = intent.model_dump(mode="json")
         self.logger().info(
@@ -141,23 +146,36 @@ class Planner:
             return NoTask(Outcome.BAD_PARAMS, problem)
 
     def question(self, task: Task, intent: ParsedIntent) -> RouteQuestion | None:
-        """What to ask instead of running ``intent``: a yes/no question before a model-only
-        route reaches the web, deletes or writes under low trust; numbered choices when the
-        router is unsure. None: run it as it is (or nothing to offer)."""
-        text, lang, router = task.input.text, task.input.language, self.router
+        """What to ask instead of running ``intent`` for ``task`` (see ``question_for``)."""
+        return self.question_for(intent, task.input.text, task.input.language, task.record.context)
+
+    def question_for(
+        self, intent: ParsedIntent, text: str, lang: str, context: Mapping[str, Any]
+    ) -> RouteQuestion | None:
+        """What to ask instead of running ``intent``: a yes/no question before a route reaches
+        the web, deletes or writes when a model chose it, when the classifier is not sure
+        enough (``act_threshold``), or when the request holds back (a negation, a question
+        about the action); numbered choices when the router is unsure. None: run it as it is
+        (or nothing to offer)."""
+        router = self.router
         # Known: a skill lists the intent, or a skill's own pattern decided it.
         known = router.handles(intent.type) or (
             intent.skill is not None and router.find_skill(intent) is not None
         )
         spec = router.spec(intent.type)
-        guarded = intent.source == "llm" and spec is not None and spec.effect != "read"
-        if known and guarded and spec is not None and self.trust() == "low":
-            params = router.params_for(intent.type, text, intent.parameters)
-            return confirm_question(spec, params, text, lang)
-        if intent.confidence >= self.config.confidence_threshold and known:
+        effect = known and spec is not None and spec.effect != "read"
+        # A request that holds back (a negation, a question about the action) gets the
+        # likeliest actions to pick from: "我是不是写过…" is likelier a question than a yes.
+        held_back = effect and holds_back(text)
+        if effect and spec is not None and not held_back:
+            likely = intent.confidence >= self.config.confidence_threshold
+            if intent.source == "llm" or (likely and intent.confidence < self.config.act_threshold):
+                params = router.params_for(intent.type, text, intent.parameters)
+                return confirm_question(spec, params, text, lang)
+        if intent.confidence >= self.config.confidence_threshold and known and not held_back:
             return None
-        suggested = intent.type if intent.type not in (UNKNOWN, CHAT) else None
-        names = router.alternatives(text, suggested, route_context(task.record.context))
+        suggested = intent.type if intent.type != UNKNOWN else None
+        names = router.alternatives(text, suggested, route_context(context))
         options = []
         for name in names:
             given = intent.parameters if name == intent.type else None

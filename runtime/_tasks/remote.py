@@ -67,11 +67,11 @@ class Remote:
 
     def start(self) -> None:
         self.control.start(asyncio.get_running_loop(), self._on_request, self._on_events)
-        self._unsubscribe = self.events.on("*", self._forward)
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+            self._unsubscribe = None
         for job in list(self._handling):
             job.cancel()
         await asyncio.gather(*self._handling, return_exceptions=True)
@@ -186,6 +186,10 @@ class Remote:
     # --- events of followed tasks ----------------------------------------------------------------
 
     def _add_follower(self, task: Task, worker: str) -> None:
+        # Events are listened to only while some task is followed: an event nobody listens
+        # to is never built (a streamed token each), so following costs nothing otherwise.
+        if self._unsubscribe is None:
+            self._unsubscribe = self.events.on("*", self._forward)
         followers = self._followers.setdefault(task.id, set())
         if not followers and task.runner is not None:
             task.runner.add_done_callback(lambda runner: self._ended(task.id, runner))
@@ -219,6 +223,9 @@ class Remote:
         followers = self._followers.get(task_id, set())
         if last:
             self._followers.pop(task_id, None)
+            if not self._followers and self._unsubscribe is not None:
+                self._unsubscribe()
+                self._unsubscribe = None
         for text in _batches(items):
             for worker in followers:
                 job = asyncio.ensure_future(self.control.publish(worker, task_id, text))

@@ -260,6 +260,11 @@ class TaskDriver:
             return endings.stopped(task)
         except InvalidTransition as exc:  # a bug of the life cycle, never the skill's
             return endings.failed(task, exc, End.FAILED, ErrorReason.INTERNAL)
+        except StoreUnavailable as exc:
+            if exc.reason in ("unreachable", "busy"):  # an outage: keep what it committed
+                return endings.cut_off(task, exc)
+            end, error_reason = End.FAILED, ErrorReason.STORAGE
+            return endings.failed(task, exc, end, error_reason)
         except Exception as exc:
             end, error_reason = next((e, r) for kind, e, r in _FAILURES if isinstance(exc, kind))
             return endings.failed(task, exc, end, error_reason)
@@ -276,6 +281,10 @@ class TaskDriver:
                 current.uncancel()
         except Exception as exc:  # the store failed: say so, but still reply
             self.logger().error("agent.error", task_id=task.id, error=f"checkpoint: {exc}")
+            if task.end_reason is End.OUTAGE:
+                return message  # it says so already; the store's journal stands
+            if isinstance(exc, StoreUnavailable) and exc.reason in ("unreachable", "busy"):
+                return self.endings.cut_off(task, exc)  # its end did not reach the store
             if kept_for_resume(task):
                 return self.endings.not_saved(task, exc)
         return message

@@ -174,13 +174,15 @@ def split_frontmatter(text: str, path: str = "") -> Frontmatter:
 
 def strip_frontmatter(reply: str) -> tuple[str, bool]:
     """A model's reply without a frontmatter block at its start (and the blank lines after
-    it), and whether one was there. A block that cannot be parsed counts as one as well."""
+    it), and whether one was there. Only a block of fields counts: text between two ``---``
+    rules (a paragraph set off by thematic breaks) is the reply's own and stays."""
     lead = len(reply) - len(reply.lstrip())
     try:
         found = split_frontmatter(reply[lead:])
+        found.fields()
     except InvalidFrontmatter:
         return reply, False
-    if found.format is None:
+    if found.format is None or (not found.fields() and found.inner.strip()):
         return reply, False
     return found.body.lstrip("\r\n"), True
 

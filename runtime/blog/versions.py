@@ -9,9 +9,10 @@ records are kept (``undo.keep``), the oldest dropped first.
 
 ``undo(files, path=None)`` restores the newest record (of ``path``, or of any post): an edited
 post gets its old bytes back, a created post (a new article, a translation) goes to the trash,
-a deleted post comes back from the trash. It refuses, changing nothing, when the post changed
-since the write (its hash is no longer the one the write left) or, for a deleted post, when a
-file has taken its place. The record is dropped once the post is restored.
+a deleted post comes back from the trash (its kept bytes restored, the trash's copy removed).
+It refuses, changing nothing, when the post changed since the write (its hash is no longer the
+one the write left) or, for a deleted post, when a file has taken its place. The record is
+dropped once the post is restored.
 
 The records are files, so they outlive a restart; with the shared PostgreSQL store each worker
 keeps its own (the state folder is per worker).
@@ -58,6 +59,7 @@ class Version:
     task_id: str
     created_at: float
     had_before: bool  # False: the post did not exist before the write
+    trash: str | None = None  # a deleted post: where the trash holds it
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +111,17 @@ class VersionStore:
             return
         before = self._bytes_of(files, rel) if action != "create" else None
         self.record(rel, action, before, key=key, after=after)
+
+    def note_trash(self, key: str, trash: Path) -> None:
+        """Note where the delete named ``key`` put the post in the trash (undo takes it out)."""
+        for record in self._records_of(key):
+            data = json.loads(record.read_text(encoding="utf-8"))
+            data["trash"] = str(trash)
+            _write_durably(record, json.dumps(data).encode("utf-8"))
+
+    def _records_of(self, key: str) -> list[Path]:
+        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        return sorted(self.folder.glob(f"*-{tag}.json")) if self.folder.is_dir() else []
 
     def _has(self, key: str) -> bool:
         tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
@@ -199,7 +212,9 @@ class VersionStore:
                 raise UserError(
                     f"{version.path} exists again; not restoring the deleted version over it"
                 )
-            files.write(version.path, self._before_text(version), create_only=True)
+            before = self._before_text(version)
+            files.write(version.path, before, create_only=True)
+            self._take_out_of_trash(version, before)
         elif current != version.after:
             raise FileChanged(version.path, version.after or "", current)
         elif version.action == "create":
@@ -210,6 +225,18 @@ class VersionStore:
         return Undone(
             path=version.path, action=version.action, task_id=version.task_id, trash=trash
         )
+
+    @staticmethod
+    def _take_out_of_trash(version: Version, restored: str) -> None:
+        """The trash's copy of a post brought back is removed (the post is back in place)."""
+        if version.trash is None:
+            return
+        copy = Path(version.trash)
+        try:
+            if copy.read_bytes() == restored.encode("utf-8"):
+                copy.unlink()
+        except OSError:
+            pass  # gone already, or unreadable: the post is back either way
 
     def _before_text(self, version: Version) -> str:
         data = (self.folder / f"{version.id}.blob").read_bytes()

@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import to_json
 from starlette.responses import Response
 
 from skillrt._io.redaction import Redactor
 from skillrt.events import Event
 from skillrt.messages import ChatMessage
 
-__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry"]
+__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry", "redacted_json"]
 
 PING_S = 15.0
 _TASKS_KEPT = 500  # journals of tasks nobody follows any more, newest kept
@@ -67,18 +67,34 @@ async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
     return True
 
 
+def redacted_json(redactor: Redactor, message: ChatMessage) -> str:
+    """The reply as JSON text, redacted. pydantic encodes it in one pass; the redactor's cheap
+    scan then says whether the walk is needed at all (it is not for most replies), and when
+    it is, the reply is walked and encoded again as before."""
+    text = message.model_dump_json()
+    if redactor.is_clean(text):
+        return text
+    return _json(redactor(message.model_dump(mode="json")))
+
+
+def _json(payload: Any) -> str:
+    """JSON text for an entry: pydantic-core's encoder, about 8x ``json.dumps`` on an event;
+    what it cannot encode is written as its ``str()``, as ``json.dumps(default=str)`` did."""
+    return to_json(payload, fallback=str).decode()
+
+
 def format_entry(entry: Entry) -> bytes:
     return f"id: {entry.seq}\nevent: {entry.event}\ndata: {entry.data}\n\n".encode()
 
 
 class _TaskLog:
-    __slots__ = ("bytes", "changed", "entries", "session_id")
+    __slots__ = ("_changed", "bytes", "entries", "session_id")
 
     def __init__(self, session_id: str | None) -> None:
         self.session_id = session_id
         self.entries: deque[Entry] = deque()
         self.bytes = 0
-        self.changed = asyncio.Event()  # replaced at each entry: followers of this task wait
+        self._changed: asyncio.Event | None = None
 
     def drop_oldest(self) -> int:
         """Forget the oldest entry; its size."""
@@ -86,9 +102,18 @@ class _TaskLog:
         self.bytes -= size
         return size
 
+    @property
+    def changed(self) -> asyncio.Event:
+        """What followers of this task wait on; made when one asks (most entries have no
+        follower: a JSON reply), set and let go at the next entry."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
     def wake(self) -> None:
-        self.changed.set()
-        self.changed = asyncio.Event()
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
 
 
 class EventLog:
@@ -111,7 +136,7 @@ class EventLog:
         self._tasks: OrderedDict[str, _TaskLog] = OrderedDict()
         self._recent: deque[Entry] = deque()
         self._recent_size = 0
-        self._changed = asyncio.Event()
+        self._changed_at: asyncio.Event | None = None  # see ``changed``
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         self.closed = False
@@ -136,23 +161,31 @@ class EventLog:
         self.add(event.type, event.task_id, event.to_dict(), redacted=True)
 
     def add_message(self, message: ChatMessage) -> Entry:
-        return self.add("message", message.task_id, message.model_dump(mode="json"))
+        return self.add("message", message.task_id, redacted_json(self.redactor, message))
 
     def add(
-        self, event: str, task_id: str | None, payload: dict[str, Any], *, redacted: bool = False
+        self,
+        event: str,
+        task_id: str | None,
+        payload: dict[str, Any] | str,
+        *,
+        redacted: bool = False,
     ) -> Entry:
-        """Journal one entry; ``payload`` is redacted unless ``redacted`` says it already is."""
-        if not redacted:
-            payload = self.redactor(payload)
+        """Journal one entry; ``payload`` (or JSON text, already redacted) is redacted unless
+        ``redacted`` says it already is."""
+        if isinstance(payload, str):
+            data = payload
+        else:
+            if not redacted:
+                payload = self.redactor(payload)
+            data = _json(payload)
         self.seq += 1
         log = self._tasks.get(task_id) if task_id else None
         if task_id and log is None:
             log = self._tasks[task_id] = _TaskLog(None)
             self._trim()
         session = log.session_id if log is not None else None
-        entry = Entry(
-            self.seq, event, task_id, session, json.dumps(payload, ensure_ascii=False, default=str)
-        )
+        entry = Entry(self.seq, event, task_id, session, data)
         if log is not None:
             log.entries.append(entry)
             log.bytes += entry.size
@@ -179,9 +212,17 @@ class EventLog:
             log.wake()
         self._wake()
 
+    @property
+    def _changed(self) -> asyncio.Event:
+        """What followers of every task wait on: made when one asks, let go when set."""
+        if self._changed_at is None:
+            self._changed_at = asyncio.Event()
+        return self._changed_at
+
     def _wake(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+        if self._changed_at is not None:
+            self._changed_at.set()
+            self._changed_at = None
 
     def _trim(self) -> None:
         """Within ``_TASKS_KEPT`` journals and ``total_bytes``: the oldest tasks' oldest entries

@@ -165,28 +165,41 @@ class Sessions:
         session = self._sessions.get(session_id)
         if session is not None:
             self._sessions.move_to_end(session_id)
-        else:
-            session = _Session()
-            stored = self.reader(session_id, KEEP_TURNS * 2) if self.reader is not None else []
-            focus_seen = False
-            for entry in stored:  # newest first
-                if not focus_seen and "focus" in entry:
-                    value = entry["focus"]
-                    session.focus = value if _is_post(value) else None
-                    focus_seen = True
-                if session.last_skill is None and isinstance(entry.get("skill"), str):
-                    session.last_skill = entry["skill"]
-            for entry in reversed(stored):
-                role, content = entry.get("role"), entry.get("content")
-                if role in ("user", "assistant") and isinstance(content, str):
-                    task_id = entry.get("task_id")
-                    session.turns.append(
-                        Turn(role, content, task_id if isinstance(task_id, str) else None)
-                    )
-            if self.reader is not None:  # before the history is open, nothing is kept
-                self._sessions[session_id] = session
-                while len(self._sessions) > self.max_sessions:
-                    self._sessions.popitem(last=False)
+            return session
+        stored = self.reader(session_id, KEEP_TURNS * 2) if self.reader is not None else []
+        return self._build(session_id, stored)
+
+    def held(self, session_id: str) -> bool:
+        """Whether the session is in memory (else the next use reads it from the history)."""
+        return session_id in self._sessions
+
+    def load(self, session_id: str, stored: list[dict[str, Any]]) -> None:
+        """Hold the session from ``stored`` (what ``reader`` would return, read elsewhere: a
+        server reads it in a thread, off its event loop), unless it is held already."""
+        if session_id not in self._sessions:
+            self._build(session_id, stored)
+
+    def _build(self, session_id: str, stored: list[dict[str, Any]]) -> _Session:
+        session = _Session()
+        focus_seen = False
+        for entry in stored:  # newest first
+            if not focus_seen and "focus" in entry:
+                value = entry["focus"]
+                session.focus = value if _is_post(value) else None
+                focus_seen = True
+            if session.last_skill is None and isinstance(entry.get("skill"), str):
+                session.last_skill = entry["skill"]
+        for entry in reversed(stored):
+            role, content = entry.get("role"), entry.get("content")
+            if role in ("user", "assistant") and isinstance(content, str):
+                task_id = entry.get("task_id")
+                session.turns.append(
+                    Turn(role, content, task_id if isinstance(task_id, str) else None)
+                )
+        if self.reader is not None:  # before the history is open, nothing is kept
+            self._sessions[session_id] = session
+            while len(self._sessions) > self.max_sessions:
+                self._sessions.popitem(last=False)
         return session
 
     def add_turn(self, session_id: str, role: Role, content: str, task_id: str | None) -> None:

@@ -32,6 +32,7 @@ Effect = Literal["read", "write", "delete", "web"]
 or reach the web. A route to any but ``read`` that only the model chose asks first under
 ``llm.router_trust = "low"``; a negation or a question about the action never starts it."""
 
+_TEXTS = ("names", "examples", "cues", "patterns", "not_when", "params")
 _NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 Pair = tuple[str, str]
 """(Chinese, English)."""
@@ -53,17 +54,18 @@ class Intent:
     """One intent a skill serves, and what routing needs to know of it.
 
     ``name`` is an UPPER_SNAKE intent type. ``description`` goes into the model's prompt and the
-    numbered choices. ``effect``: see ``Effect``. ``label`` is its line among numbered choices and
-    ``confirm`` the yes/no question asked before a model-only route runs, each (Chinese, English)
-    with ``{what}`` filled in; ``nothing_named`` is ``{what}`` when the request names none of
-    ``params``. ``names`` pick it among choices besides its number. ``examples`` are requests it
-    serves (the model's prompt, the rephrase reply, the classifier's training set); ``cues`` are
-    regular expressions of its keywords (evidence for a model's suggestion); ``patterns`` are
-    regular expressions that route to it (named groups become parameters), tried after the
-    table's. ``params`` are the parameters a model may fill; ``text_param`` receives the whole
-    request when nothing else fills it. ``offered`` ranks it among the actions offered when
-    nothing in the text points elsewhere (0: never); ``prior`` is added to the router's score of
-    a model's suggestion of it.
+    numbered choices. ``effect``: see ``Effect``. ``label`` is its line among numbered choices
+    and ``confirm`` the yes/no question asked before a model-only route runs, each (Chinese,
+    English) with ``{what}`` filled in; ``nothing_named`` is ``{what}`` when the request names
+    none of ``params``. ``names`` pick it among choices besides its number. ``examples`` are
+    requests it serves (the model's prompt, the rephrase reply, the classifier's training set);
+    ``cues`` are regular expressions of its keywords (evidence for a model's suggestion);
+    ``patterns`` are regular expressions that route to it (named groups become parameters),
+    tried after the table's; a request ``not_when`` matches never routes to it. ``params`` are
+    the parameters a model may fill; ``text_param`` receives the whole request when nothing
+    else fills it. ``offered`` ranks it among the actions offered when nothing in the text
+    points elsewhere (0: never); ``prior`` is added to the router's score of a model's
+    suggestion of it.
     """
 
     name: str
@@ -76,13 +78,14 @@ class Intent:
     examples: tuple[str, ...] = ()
     cues: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
+    not_when: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
     text_param: str | None = None
     offered: int | None = None
     prior: float | None = None
 
     def __post_init__(self) -> None:
-        for what in ("names", "examples", "cues", "patterns", "params"):
+        for what in _TEXTS:
             value = getattr(self, what)
             if isinstance(value, list):  # a list is taken as the tuple it stands for
                 object.__setattr__(self, what, tuple(value))
@@ -96,11 +99,11 @@ class Intent:
             )
         for what in ("label", "confirm", "nothing_named"):
             _pair(getattr(self, what), what, self.name)
-        for what in ("names", "examples", "cues", "patterns", "params"):
+        for what in _TEXTS:
             value = getattr(self, what)
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
                 raise UserError(f"intent {self.name}: {what} must be a tuple of texts")
-        for regex in (*self.cues, *self.patterns):
+        for regex in (*self.cues, *self.patterns, *self.not_when):
             try:
                 re.compile(regex)
             except re.error as exc:

@@ -37,6 +37,11 @@ REPLIES: dict[str, tuple[str, str]] = {
         "任务已暂停（{task}），可用 resume 继续。",
         "Task paused ({task}); resume it to continue.",
     ),
+    "store_outage": (
+        "任务存储暂时无法访问；任务停在最后完成的步骤（{task}），存储恢复后会继续。",
+        "The task store stopped answering; the task stopped at its last completed step"
+        " ({task}) and goes on once the store is back.",
+    ),
     "interrupted": (
         "运行时已关闭；该任务可在下次启动时恢复。",
         "The runtime closed; the task can be resumed at the next start.",

@@ -101,6 +101,9 @@ DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 MAX_HISTORY = 20
 BIG_BODY_FACTOR = 10
 """A body whose Content-Length is over this many times ``max_page_bytes`` is refused unread."""
+LAUNCH_TIMEOUT_MS = 30_000.0
+"""How long Chromium may take to start (not bounded by ``browser.timeout_s``, which is per
+navigation: a loaded machine takes seconds to start it, and a short timeout_s failed there)."""
 ACT_TIMEOUT_MS = 5000.0
 """How long a click, fill or select waits for its element to be actionable."""
 
@@ -154,6 +157,10 @@ def _element(item: dict[str, Any]) -> Element:
         checked=item["checked"],
         disabled=item["disabled"],
     )
+
+
+def _elements(found: str) -> list[Element]:
+    return [_element(item) for item in json.loads(found)]
 
 
 class ChromiumBrowser:
@@ -213,7 +220,7 @@ class ChromiumBrowser:
                 executable_path=str(self.executable_path) if self.executable_path else None,
                 headless=True,
                 args=CHROMIUM_ARGS,
-                timeout=self.timeout_ms,
+                timeout=max(self.timeout_ms, LAUNCH_TIMEOUT_MS),  # a start is no navigation
             )
             self._context = await self._browser.new_context(
                 service_workers="block", accept_downloads=False, user_agent=self.user_agent
@@ -489,8 +496,9 @@ class ChromiumBrowser:
             found = await page.evaluate(EXTRACT_ELEMENTS)  # one JSON string (chromium_js)
         except Exception as exc:
             raise _browser_error(exc) from exc
-        items = json.loads(found) if isinstance(found, str) else []
-        return [_element(item) for item in items]
+        if not isinstance(found, str):
+            return []
+        return await asyncio.to_thread(_elements, found)  # up to 3000: off the loop
 
     def _navigated(self, name: str) -> ActionResult:
         return ActionResult(name, message=f"opened {self.url}", navigated=True, url=self.url)

@@ -12,8 +12,9 @@ Every request and every redirect hop goes through ``await firewall.check(url)``,
    may carry a scheme, a port and a path prefix (``https://example.com/docs``), which are
    compared as parts, never as a string prefix; ``10.0.0.0/8`` style rules match addresses;
    A path is compared after percent-decoding and dot-segment removal (``/app/%2e%2e/x`` is
-   ``/x``), and while any rule has a path, a URL whose path hides a ``.``, ``/`` or ``\\``
-   in an encoding (``..%2f``, ``.%2e``, ``%5c``) is refused (``url_path.py``);
+   ``/x``), and where a rule with a path may apply (its scheme, port and host), a URL whose
+   path hides a ``.``, ``/`` or ``\\`` in an encoding (``..%2f``, ``.%2e``, ``%5c``) is
+   refused (``url_path.py``);
 4. the host name ``localhost`` (and ``*.localhost``) and, **after DNS resolution**, every
    address the host resolves to: loopback, private, link-local, carrier-grade NAT, unspecified,
    multicast, reserved, IPv6 unique-local and site-local addresses, and IPv6 forms that embed
@@ -238,6 +239,12 @@ class _Rule:
             and self._matches_parts(scheme, port, path)
         )
 
+    def matches_origin(self, scheme: str, port: int) -> bool:
+        """Whether the rule's scheme and port (when it has them) are these."""
+        return (self.scheme is None or self.scheme == scheme) and (
+            self.port is None or self.port == port
+        )
+
     def _matches_parts(self, scheme: str, port: int, path: str) -> bool:
         if self.scheme is not None and self.scheme != scheme:
             return False
@@ -286,7 +293,7 @@ class URLFirewall:
         self._resolver = resolver
         self._resolve_timeout_s = resolve_timeout_s
         rules = (*self.allow, *self.deny, *self.allow_private)
-        self._path_rules = any(rule.path is not None for rule in rules)
+        self._path_rules = [rule for rule in rules if rule.path is not None]
 
     async def check(self, url: str) -> None:
         """Return when ``url`` may be fetched; raise ``URLNotAllowed`` (with why) when not."""
@@ -341,11 +348,25 @@ class URLFirewall:
             raise URLNotAllowed(url, f"malformed URL: {exc}") from None
         port = parsed.port or _DEFAULT_PORTS[scheme]
         raw_path = parsed.raw_path.decode("ascii", errors="replace")
-        if self._path_rules:  # the path decides: it must read the same to us and the server
+        if self._path_decides(scheme, host, port):  # it must read the same to us and the server
             problem = path_problem(raw_path)
             if problem is not None:
                 raise URLNotAllowed(url, f"{problem} (a path rule is in force)")
         return scheme, host, port, canonical_path(raw_path)
+
+    def _path_decides(self, scheme: str, host: str, port: int) -> bool:
+        """Whether a rule with a path may apply to this scheme, host and port (a rule naming an
+        address may apply to any name, which could resolve to it)."""
+        for rule in self._path_rules:
+            if not rule.matches_origin(scheme, port):
+                continue
+            rule_host = rule.host or ""
+            if _ip(rule_host) is not None:
+                if _ip(host) is None or host == rule_host:
+                    return True
+            elif host == rule_host or host.endswith("." + rule_host):
+                return True
+        return False
 
     def _private_ok(self, scheme: str, host: str, port: int, path: str) -> bool:
         """Whether an allow_private rule names this host (not just one of its addresses)."""

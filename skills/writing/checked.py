@@ -116,7 +116,12 @@ def refuse_unchecked(ctx: SkillContext, result: Checked, **data: Any) -> SkillRe
     shown = f"{fence}text\n{clip(result.raw, MAX_SHOWN_CHARS)}\n{fence}"
     return SkillResult(
         success=False,
-        message=ctx.reply("checks_failed", check=failed.name, reason=failed.reason, shown=shown),
+        message=ctx.reply(
+            "checks_failed",
+            check=failed.name,
+            reason=failed.reason_in(ctx.input.language),
+            shown=shown,
+        ),
         data={
             **data,
             "error": "checks_failed",

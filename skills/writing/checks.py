@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -65,8 +65,12 @@ class Generated(BaseModel):
 class Verdict:
     name: str
     passed: bool
-    reason: str = ""
+    reason: str = ""  # in English: also what the model is told on its retry
     text: str | None = None  # the text fixed by the check; None: as it was
+    zh: str = ""  # the reason in Chinese, for a Chinese reply
+
+    def reason_in(self, language: str) -> str:
+        return self.zh if language == "zh" and self.zh else self.reason
 
 
 Check = Callable[[Generated], Verdict]
@@ -95,7 +99,8 @@ def run_checks(generated: Generated, checks: Sequence[Check]) -> tuple[Generated
 def _listed(items: Iterable[str]) -> str:
     items = list(dict.fromkeys(items))
     shown = ", ".join(repr(i[:80]) for i in items[:MAX_REASON_ITEMS])
-    return shown + (f" and {len(items) - MAX_REASON_ITEMS} more" if len(items) > 5 else "")
+    more = len(items) - MAX_REASON_ITEMS
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 # --- no scaffolding ---------------------------------------------------------------------------
@@ -110,6 +115,7 @@ def no_scaffolding(scaffold: Scaffold) -> Check:
                 False,
                 f"the text holds lines of the prompt: {_listed(stripped.left)}",
                 stripped.text,
+                f"文字里有提示词的内容：{_listed(stripped.left)}",
             )
         note = f"removed {len(stripped.removed)} prompt line(s)" if stripped.removed else ""
         return Verdict("no_scaffolding", True, note, stripped.text if stripped.removed else None)
@@ -139,6 +145,15 @@ _NAMES = {
     "fr": "French",
     "de": "German",
     "es": "Spanish",
+}
+_NAMES_ZH = {
+    "zh": "中文",
+    "ja": "日文",
+    "ko": "韩文",
+    "en": "英文",
+    "fr": "法文",
+    "de": "德文",
+    "es": "西班牙文",
 }
 MIN_SHARE = 0.5  # of the text's letters (a CJK character or a Latin word each) in the target
 MIN_WORDS_FOR_STOPWORDS = 30
@@ -179,12 +194,20 @@ def language(code: str) -> Check:
         share = language_share(generated.text, code)
         if share < MIN_SHARE:
             return Verdict(
-                "language", False, f"the text is not in {name} ({share:.0%} of its words are)"
+                "language",
+                False,
+                f"the text is not in {name} ({share:.0%} of its words are)",
+                zh=f"文字不是{_NAMES_ZH.get(code, name)}（只有 {share:.0%} 是）",
             )
         if code in _STOPWORDS:
             found = _latin_language(generated.text)
             if found is not None and found != code:
-                return Verdict("language", False, f"the text is in {_NAMES[found]}, not in {name}")
+                return Verdict(
+                    "language",
+                    False,
+                    f"the text is in {_NAMES[found]}, not in {name}",
+                    zh=f"文字是{_NAMES_ZH[found]}，不是{_NAMES_ZH.get(code, name)}",
+                )
         return Verdict("language", True, f"{share:.0%} {name}")
 
     return check
@@ -250,12 +273,18 @@ def instruction_kind(instruction: str, original: str) -> Check | None:
         old, new, removed, added = _changes(original, generated.text)
         if kind == "add":
             if new <= old or added == 0:
-                return Verdict("instruction_kind", False, "asked to add, but nothing was added")
+                return Verdict(
+                    "instruction_kind",
+                    False,
+                    "asked to add, but nothing was added",
+                    zh="要求添加内容，但什么也没有加",
+                )
             if removed > max(3, ADD_MAX_REMOVED * old):
                 return Verdict(
                     "instruction_kind",
                     False,
                     f"asked to add, but {removed} of the {old} words were removed or replaced",
+                    zh=f"要求添加内容，却删掉或改掉了原文 {old} 个词中的 {removed} 个",
                 )
             return Verdict("instruction_kind", True, f"added {added} words, removed {removed}")
         if kind == "shorten":
@@ -264,6 +293,7 @@ def instruction_kind(instruction: str, original: str) -> Check | None:
                     "instruction_kind",
                     False,
                     f"asked to shorten, but the text went from {old} to {new} words",
+                    zh=f"要求缩短，但文字从 {old} 个词变成了 {new} 个",
                 )
             return Verdict("instruction_kind", True, f"{old} → {new} words")
         kept = 1 - removed / max(old, 1)
@@ -273,6 +303,7 @@ def instruction_kind(instruction: str, original: str) -> Check | None:
                 False,
                 f"asked to fix typos, but {removed} of the {old} words changed and "
                 f"{added} were written",
+                zh=f"要求改错别字，却改动了 {old} 个词中的 {removed} 个，写了 {added} 个",
             )
         return Verdict("instruction_kind", True, f"{removed} words corrected")
 
@@ -304,6 +335,7 @@ def scope(part: str, rest: str, *, growing: bool) -> Check:
                 False,
                 f"asked to edit one part, the answer holds {len(copied)} line(s) of the rest "
                 f"of the post ({_listed(copied)})",
+                zh=f"只要求修改一部分，回答却包含文章其余部分的 {len(copied)} 行",
             )
         if not growing and len(generated.text) > SCOPE_MAX_GROWTH * len(part) + 200:
             return Verdict(
@@ -311,6 +343,7 @@ def scope(part: str, rest: str, *, growing: bool) -> Check:
                 False,
                 f"asked to edit one part of {len(part)} characters, the answer has "
                 f"{len(generated.text)}",
+                zh=f"只要求修改 {len(part)} 个字符的一部分，回答却有 {len(generated.text)} 个",
             )
         return Verdict("scope", True)
 
@@ -382,6 +415,7 @@ def wikilinks(resolves: Callable[[str], bool], *, known: Iterable[str] = ()) -> 
                 f"{len(invented)} of {total} [[links]] name no post of the blog: "
                 f"{_listed(invented)}",
                 fixed,
+                f"{total} 个 [[链接]] 中有 {len(invented)} 个指向不存在的文章：{_listed(invented)}",
             )
         return Verdict(
             "wikilinks",
@@ -402,7 +436,9 @@ def frontmatter_kept(block: str, compose: Callable[[str], str]) -> Check:
     def check(generated: Generated) -> Verdict:
         if compose(generated.text).startswith(block):
             return Verdict("frontmatter", True)
-        return Verdict("frontmatter", False, "the frontmatter would change")
+        return Verdict(
+            "frontmatter", False, "the frontmatter would change", zh="frontmatter 会被改动"
+        )
 
     return check
 
@@ -415,25 +451,36 @@ _ENDS_CLEANLY = re.compile(r"[\s.!?。！？…:;：；)\]}>`*_\"'”’」』�
 def not_degenerate(generated: Generated) -> Verdict:
     text = generated.text
     if not text.strip():
-        return Verdict("not_degenerate", False, "the text is empty")
+        return Verdict("not_degenerate", False, "the text is empty", zh="文字是空的")
     if generated.looped:
-        return Verdict("not_degenerate", False, "the model fell into a loop and was cut short")
+        return Verdict(
+            "not_degenerate",
+            False,
+            "the model fell into a loop and was cut short",
+            zh="模型陷入了重复，被截断了",
+        )
     guard = RepetitionGuard()
     try:
         guard.feed(text)
         guard.feed("\n")
     except RepetitionStopped as stop:
+        unit = stop.unit.strip()[:60]
         return Verdict(
-            "not_degenerate", False, f"the text repeats itself ({stop.unit.strip()[:60]!r})"
+            "not_degenerate",
+            False,
+            f"the text repeats itself ({unit!r})",
+            zh=f"文字在不断重复（{unit!r}）",
         )
     if generated.cut and not _ENDS_CLEANLY.search(text.rstrip(" ")):
-        return Verdict("not_degenerate", False, "the text was cut off mid-word at the length limit")
+        return Verdict(
+            "not_degenerate",
+            False,
+            "the text was cut off mid-word at the length limit",
+            zh="文字在长度上限处被从中间截断了",
+        )
     return Verdict("not_degenerate", True)
 
 
 def without_none(checks: Iterable[Check | None]) -> list[Check]:
+    """The checks that apply (a check that does not, e.g. an instruction of no kind, is None)."""
     return [c for c in checks if c is not None]
-
-
-def renamed(verdict: Verdict, name: str) -> Verdict:
-    return replace(verdict, name=name)

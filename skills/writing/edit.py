@@ -297,7 +297,12 @@ _H1 = re.compile(r"\A(\s*)#[ \t]+(.+?)[ \t#]*$", re.M)
 def _title_shape(generated: Generated) -> Verdict:
     lines = [line for line in generated.text.strip().splitlines() if line.strip()]
     if len(lines) != 1 or len(lines[0]) > MAX_TITLE_CHARS:
-        return Verdict("title", False, "a title is one line of at most 200 characters")
+        return Verdict(
+            "title",
+            False,
+            "a title is one line of at most 200 characters",
+            zh="标题应是一行，最多 200 个字符",
+        )
     return Verdict("title", True, text=lines[0].strip().strip("\"'“”《》#* "))
 
 

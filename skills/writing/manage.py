@@ -11,7 +11,7 @@ from pydantic import BaseModel, field_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.posts import IndexReport
-from skillrt.exceptions import FileMissing
+from skillrt.exceptions import BadParam, FileMissing
 from skillrt.skill.params import Chars, PostPath
 
 from . import pick
@@ -40,6 +40,7 @@ REPLIES = (
     Replies(
         {
             "no_title": ("请告诉我文章的标题。", "Please give the post a title."),
+            "ask_title": ("新文章的标题是什么？", "What is the new post's title?"),
             "title_too_long": (
                 "标题太长了（{chars} 个字符，最多 {limit}）。",
                 "That title is too long ({chars} characters; at most {limit}).",
@@ -87,11 +88,11 @@ def is_yes(answer: str) -> bool:
     return _PUNCT.sub("", answer).casefold() in _YES
 
 
-Title = Annotated[str, Chars(MAX_TITLE_CHARS, empty="no_title", too_long="title_too_long")]
+Title = Annotated[str | None, Chars(MAX_TITLE_CHARS, empty="no_title", too_long="title_too_long")]
 
 
 class CreateParams(BaseModel):
-    title: Title
+    title: Title = None  # None: the skill asks for it ("create a new article", or a choice)
     tags: list[str] | None = None
     path: PostPath = None
 
@@ -122,7 +123,11 @@ class Trashed(BaseModel):
     replies=REPLIES,
 )
 async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult:
-    title = params.title
+    title = params.title or " ".join((await ctx.ask(ctx.reply("ask_title"))).split())
+    if not title:
+        return SkillResult(success=False, message=ctx.reply("no_title"), data={"error": "no_title"})
+    if len(title) > MAX_TITLE_CHARS:
+        raise BadParam("title", "title_too_long", chars=len(title), limit=MAX_TITLE_CHARS)
     tags = [" ".join(t.split()).lstrip("#")[:40] for t in params.tags or []]
     tags = list(dict.fromkeys(t for t in tags if t))[:MAX_TAGS]
     slug = slug_for(title, f"post-{ctx.task_id[:8]}")
@@ -172,7 +177,10 @@ def _trash(ctx: SkillContext, path: str) -> Trashed:
     if not ctx.files.exists(path):  # moved before a crash cut the task off
         return Trashed(trash=None)
     keep_version(ctx, path, "delete", step="trash", after=None)  # for undo: back from the trash
-    return Trashed(trash=str(ctx.files.move_to_trash(path)))
+    trash = ctx.files.move_to_trash(path)
+    if ctx.versions is not None:
+        ctx.versions.note_trash(f"{ctx.task_id}:trash", trash)
+    return Trashed(trash=str(trash))
 
 
 @skill(

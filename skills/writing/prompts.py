@@ -109,6 +109,18 @@ OUTLINE_SYSTEM = (
     '"tags": ["..."], "sections": [{{"heading": "...", "points": ["..."]}}]}}'
 )
 
+# The lines of a section's prompt (write.section_prompt). Each bears one of SCAFFOLD_MARKERS
+# (tests/test_writing_checks.py checks it), so an echo of it is found in the answer.
+SECTION_LINES = {
+    "article": "Article: {title} (topic: {topic}; style: {style})",
+    "outline": "Outline:",
+    "write": "Write section {number} of {count}: {heading}",
+    "points": "Key points:",
+    "length": "Length: about {words} {unit}.",
+    "related": "Related posts you may link:",
+    "previous": "The previous section ended with:",
+}
+
 SECTION_SYSTEM = (
     "You are an experienced technical blogger writing one section of an article in {lang}, "
     "in Markdown. Write only the body of the section: no section heading, no title, no "

@@ -120,11 +120,6 @@ def _target_language(ctx: SkillContext, asked: str | None) -> str:
     return code
 
 
-async def _ask(ctx: SkillContext, system: str, content: str, max_tokens: int) -> str:
-    result = await ctx.llm.chat(messages(system, content), max_tokens=max_tokens)
-    return strip_fences(result.content).strip()
-
-
 async def _translate_part(
     ctx: SkillContext, system: str, content: str, max_tokens: int, note: str
 ) -> Generated:
@@ -158,14 +153,19 @@ def frontmatter_check(source: dict[str, Any], new_text: str, path: str) -> Verdi
         if key not in _SET_FIELDS and metadata.get(key, _MISSING) != source[key]
     ]
     if changed:
-        return Verdict("frontmatter", False, f"fields changed: {', '.join(map(str, changed))}")
+        fields = ", ".join(map(str, changed))
+        return Verdict(
+            "frontmatter", False, f"fields changed: {fields}", zh=f"这些字段被改动了：{fields}"
+        )
     return Verdict("frontmatter", True, "kept every field but " + ", ".join(_SET_FIELDS))
 
 
-async def _translate_title(ctx: SkillContext, title: str, language: str) -> str:
-    system = TITLE_SYSTEM.format(language=language)
-    answer: str = await ctx.step("title", partial(_ask, ctx, system, clip(title, 200), 100))
-    return " ".join(answer.split()).strip("\"'“”《》") or title
+async def _translate_title(ctx: SkillContext, title: str, name: str, code: str) -> Checked:
+    """The title translated, checked like a part (a title too short to tell passes language)."""
+    system = TITLE_SYSTEM.format(language=name)
+    ask = partial(_translate_part, ctx, system, clip(title, 200), 100)
+    checks = [no_scaffolding(Scaffold([system], content=[title])), not_degenerate, language(code)]
+    return await checked(ctx, "title", ask, checks)
 
 
 async def _translate_parts(
@@ -242,7 +242,10 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     if len(parts) > MAX_PARTS:
         return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
     title = str(metadata.get("title") or PurePosixPath(path).stem)
-    new_title = await _translate_title(ctx, title, language)
+    titled = await _translate_title(ctx, title, language, code)
+    if not titled.passed:
+        return refuse_unchecked(ctx, titled, source=path, language=code)
+    new_title = " ".join(titled.text.split()).strip("\"'“”《》") or title
     results = await _translate_parts(ctx, parts, language, code)
     if results and not results[-1].passed:  # nothing is saved: the reply shows why
         return refuse_unchecked(ctx, results[-1], source=path, language=code)
@@ -253,7 +256,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     ctx.progress(3, 3, ctx.reply("saving"))
     compose = partial(_translated_post, ctx, source, new_title, code, path, translated)
     post = await ctx.step("compose", compose, returns=NewPost)
-    report = quality_report(results)
+    report = quality_report([titled, *results])
     kept = frontmatter_check(source.fields(), post.text, path)
     report.append({"name": kept.name, "passed": kept.passed, "reason": kept.reason, "attempts": 1})
     if not kept.passed:

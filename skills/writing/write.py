@@ -39,6 +39,7 @@ from .lengths import ArticleLength, parse_length, strip_length_words
 from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .prompts import (
     OUTLINE_SYSTEM,
+    SECTION_LINES,
     SECTION_SYSTEM,
     SECTION_TAIL_CHARS,
     bullet_list,
@@ -346,20 +347,22 @@ def section_prompt(
     words: int,
     lang: str,
 ) -> str:
-    section = outline.sections[index]
+    section, line = outline.sections[index], SECTION_LINES
+    unit = "characters" if lang == "zh" else "words"
     prompt = (
-        f"Article: {outline.title} (topic: {topic}; style: {style})\n\n"
-        f"Outline:\n{outline_markdown(outline)}\n\n"
-        f"Write section {index + 1} of {len(outline.sections)}: {section.heading}\n"
-        f"Key points:\n{bullet_list(section.points) or '- (your choice)'}\n"
-        f"Length: about {words} {'characters' if lang == 'zh' else 'words'}.\n"
+        line["article"].format(title=outline.title, topic=topic, style=style)
+        + f"\n\n{line['outline']}\n{outline_markdown(outline)}\n\n"
+        + line["write"].format(
+            number=index + 1, count=len(outline.sections), heading=section.heading
+        )
+        + f"\n{line['points']}\n{bullet_list(section.points) or '- (your choice)'}\n"
+        + line["length"].format(words=words, unit=unit)
+        + "\n"
     )
     if related:
-        prompt += "\nRelated posts you may link:\n" + related_block(
-            [r.model_dump() for r in related]
-        )
+        prompt += f"\n{line['related']}\n" + related_block([r.model_dump() for r in related])
     if previous:
-        prompt += f"\n\nThe previous section ended with:\n{previous[-SECTION_TAIL_CHARS:]}"
+        prompt += f"\n\n{line['previous']}\n{previous[-SECTION_TAIL_CHARS:]}"
     return prompt
 
 
@@ -378,11 +381,12 @@ async def _write_section(
     )
 
 
-def section_checks(ctx: SkillContext, prompt: str, fragment: str) -> list[Check]:
-    """What each section's text must pass (see ``checks.py``)."""
+def section_checks(ctx: SkillContext, prompt: str, fragment: str, previous: str) -> list[Check]:
+    """What each section's text must pass (see ``checks.py``). The end of the previous section
+    is in the prompt but is the article's own text, not scaffolding: a line of it may recur."""
     system = SECTION_SYSTEM.format(lang=language_name(ctx.input.language))
     return [
-        no_scaffolding(Scaffold([system, prompt], fragments=[fragment])),
+        no_scaffolding(Scaffold([system, prompt], content=[previous], fragments=[fragment])),
         not_degenerate,
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
     ]
@@ -405,17 +409,18 @@ async def _write_sections(
         ctx.progress(
             3, TOTAL_STEPS, ctx.reply("writing_section", i=i + 1, n=count), section.heading
         )
+        previous = results[-1].text if results else ""
         prompt = section_prompt(
             topic=topic,
             outline=outline,
             index=i,
-            previous=results[-1].text if results else "",
+            previous=previous,
             related=related,
             style=style,
             words=words,
             lang=ctx.input.language,
         )
-        checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})")
+        checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})", previous)
         write = partial(_write_section, ctx, prompt, section.heading, words)
         result = await checked(ctx, f"section:{i + 1}", write, checks)
         results.append(result)

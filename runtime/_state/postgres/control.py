@@ -98,6 +98,7 @@ class PgControl:
         self._wake_all()  # and the replies it may have missed
         if self.on_work is not None:
             self._call(self.on_work)  # and the work queued meanwhile
+        rounds = 0
         while not self._stop.is_set():
             # The generator holds the connection: leave it to read the requests a
             # notification announced (at once), or after ``poll_s`` (the missed ones).
@@ -107,6 +108,11 @@ class PgControl:
             if self._stop.is_set():
                 return
             self._deliver(self._pending(conn))
+            rounds += 1
+            if rounds % 600 == 0:  # requests answered an hour ago are kept for nobody
+                conn.execute(
+                    "DELETE FROM skillrt_control WHERE done_at < now() - interval '1 hour'"
+                )
 
     def _notified(self, channel: str, payload: str) -> bool:
         """Handle one notification; True when it announces a request to read."""

@@ -196,10 +196,12 @@ class PgDatabase:
             return
         host, pid, fresh = row
         here = host == socket.gethostname()
-        if here and (pid == os.getpid() or not _pid_alive(int(pid))):
+        if here and pid != os.getpid() and not _pid_alive(int(pid)):
             self.reclaimed = True  # the same worker, restarted: its leases are its own
             return
-        if fresh:  # another live worker has this name (two workers over one state folder)
+        # Another live worker has this name: two workers over one state folder, or two
+        # runtimes in this process (a closed one removes its row).
+        if fresh or (here and pid == os.getpid()):
             self.worker_id = f"{self.worker_id}:{os.getpid()}:{secrets.token_hex(2)}"
         else:
             self.reclaimed = not here  # a stale name from another host: nobody uses it

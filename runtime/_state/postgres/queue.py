@@ -147,9 +147,27 @@ class PgQueue:
 
         return await self._off_loop(withdraw)
 
+    async def cancel_waiting(self, task_id: str, result: str) -> bool:
+        """End a task still waiting in the queue with ``result`` as its reply (its caller hears
+        it at once); False if it is not waiting (taken, done, or never queued)."""
+
+        def cancel() -> bool:
+            with self.db.connection(durable=False) as conn:
+                row = conn.execute(
+                    "WITH d AS (UPDATE skillrt_queue SET done_at = now(), result = %s "
+                    " WHERE task_id = %s AND taken_at IS NULL AND done_at IS NULL "
+                    " RETURNING id, sender) "
+                    "SELECT pg_notify('skillrt_reply', sender || E'\t' || -id) FROM d",
+                    clean_text((result, task_id)),
+                ).fetchone()
+            return row is not None
+
+        return await self._off_loop(cancel)
+
     def requeue_dead(self) -> int:
         """Put back the tasks taken by workers that died before any of it was checkpointed;
-        end with no reply those that were (failover resumes them). Blocking."""
+        end with no reply those that were (failover resumes them); forget the rows finished
+        an hour ago. Blocking."""
         dead = (
             "q.done_at IS NULL AND q.taken_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
             "skillrt_workers w WHERE w.worker_id = q.taken_by AND "
@@ -170,6 +188,8 @@ class PgQueue:
             )
             if requeued:
                 conn.execute("SELECT pg_notify('skillrt_queue', '*')")
+            # Replies are read within seconds; an hour-old finished row is kept for nobody.
+            conn.execute("DELETE FROM skillrt_queue WHERE done_at < now() - interval '1 hour'")
         return int(requeued or 0)
 
     def prune(self, older_than_s: float = 3600.0) -> None:

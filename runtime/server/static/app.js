@@ -308,6 +308,15 @@ function send(text, queued) {
     } else bubble("user", text);
     const waiting = state.waiting;
     const running = newRunning(waiting ? waiting.taskId : null);
+    if (!waiting && /^\/undo(\s|$)/.test(text)) { // POST /v1/undo: the last write, or a post's
+      const path = text.slice(5).trim();
+      const body = Object.assign({ language: state.lang === "zh" ? "zh" : "en" }, path ? { path } : {});
+      let outcome;
+      try { outcome = { final: await api("POST", "/v1/undo", body) }; }
+      catch (err) { outcome = { problem: { detail: err.message } }; }
+      settle(running, outcome);
+      return;
+    }
     if (!waiting) {
       settle(running, await post("/v1/input", { text, context: queued ? queued.context : context() }, running));
       return;

@@ -1,0 +1,145 @@
+"""The trained intent classifier: character and word n-grams and a linear model, in pure Python.
+
+``features(text, context)`` turns a request into n-gram features: Chinese characters and their
+pairs and triples, English words and word pairs, and character 3- and 4-grams of each English
+word (so a typo keeps most of its word's features); paths and URLs are replaced by a marker, and
+the route context (a post in focus, a selection, a browsing task before) adds one feature each.
+``IntentClassifier`` holds a multinomial logistic regression over them, trained by
+``scripts/train_router.py`` from ``data/routing/`` and shipped as ``intent_model.json.gz`` (int8
+weights, a temperature fitted on a validation split so its probabilities are calibrated).
+Inference is a sum of a few hundred weights and one softmax: well under a millisecond.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import json
+import math
+import re
+import unicodedata
+from array import array
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+__all__ = ["IntentClassifier", "features"]
+
+_PATH = re.compile(r"[A-Za-z0-9_~][A-Za-z0-9_./~-]*\.(?:md|markdown|mdx)\b")
+_URL = re.compile(
+    r"https?://\S+|(?<![\w@.])(?:www\.)?(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|cn|ai|app|rs)\b\S*"
+)
+_CODE = re.compile(r"[{}();=<>\[\]]|=>|::|\bdef\b|\bfn\b|\bconst\b|\breturn\b")
+_WORD = re.compile(r"[a-z][a-z0-9_'+#-]*|\d+")
+_CJK = re.compile(r"[\u3400-\u9fff]+")
+
+
+def _clean(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = _URL.sub(" zzurl ", text)
+    text = _PATH.sub(" zzpath ", text)
+    return " ".join(text.split())
+
+
+def features(text: str, context: Mapping[str, Any] | None = None) -> list[str]:
+    """The request's n-gram features (each once), in a stable order."""
+    clean = _clean(text[:600])
+    out: dict[str, None] = {}
+    words = _WORD.findall(clean)
+    for i, word in enumerate(words):
+        out["w:" + word] = None
+        if i:
+            out["b:" + words[i - 1] + " " + word] = None
+        if len(word) > 3 and not word.startswith("zz"):
+            padded = f"<{word}>"
+            for n in (3, 4):
+                for j in range(len(padded) - n + 1):
+                    out["g:" + padded[j : j + n]] = None
+    if words:
+        out["w0:" + words[0]] = None
+    for run in _CJK.findall(clean):
+        for n in (1, 2, 3):
+            for j in range(len(run) - n + 1):
+                out[f"c{n}:" + run[j : j + n]] = None
+    if clean[:1] and _CJK.match(clean[:2] or "x"):
+        out["c0:" + clean[:2]] = None
+    if clean.endswith(("?", "？", "吗", "呢")):
+        out["q:end"] = None
+    if len(_CODE.findall(clean)) >= 3:
+        out["x:code"] = None
+    if context:
+        if context.get("focus") or context.get("current_file"):
+            out["x:focus"] = None
+        if context.get("has_selection") or context.get("selected_text"):
+            out["x:selection"] = None
+        if context.get("browsing"):
+            out["x:browsing"] = None
+    return list(out)
+
+
+class IntentClassifier:
+    """A multinomial logistic regression over ``features``: ``probabilities(text, context)``
+    gives each intent's calibrated probability, ``top(text, context, k)`` the best ``k``."""
+
+    __slots__ = ("_index", "_rows", "bias", "classes", "held_out", "scale", "temperature")
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.classes: tuple[str, ...] = tuple(data["classes"])
+        self.bias: tuple[float, ...] = tuple(float(b) for b in data["bias"])
+        self.scale = float(data["scale"])
+        self.temperature = float(data["temperature"])
+        self.held_out: Mapping[str, Any] = data.get("report", {})
+        names = data["features"].split("\n") if data["features"] else []
+        self._index = {name: i for i, name in enumerate(names)}
+        weights = array("b")
+        weights.frombytes(base64.b64decode(data["weights"]))
+        width = len(self.classes)
+        if len(weights) != width * len(names) or len(self.bias) != width:
+            raise ValueError("intent model: the weights do not match its classes and features")
+        self._rows = weights
+
+    @classmethod
+    def packaged(cls) -> IntentClassifier:
+        """The classifier shipped in the package (loaded once per process)."""
+        return _packaged()
+
+    def probabilities(
+        self, text: str, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
+        found = features(text, context)
+        feats = [self._index[f] for f in found if f in self._index]
+        width = len(self.classes)
+        sums = [0] * width
+        rows = self._rows
+        for i in feats:
+            base = i * width
+            for k in range(width):
+                sums[k] += rows[base + k]
+        norm = self.scale / math.sqrt(max(len(found), 1))
+        logits = [(self.bias[k] + sums[k] * norm) / self.temperature for k in range(width)]
+        top = max(logits)
+        exps = [math.exp(v - top) for v in logits]
+        total = sum(exps)
+        return {name: exps[k] / total for k, name in enumerate(self.classes)}
+
+    def top(
+        self,
+        text: str,
+        context: Mapping[str, Any] | None = None,
+        k: int = 3,
+        among: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The ``k`` likeliest intents (of ``among`` when given), best first."""
+        probs = self.probabilities(text, context)
+        ranked = sorted(probs.items(), key=lambda item: -item[1])
+        if among is not None:
+            allowed = set(among)
+            ranked = [item for item in ranked if item[0] in allowed]
+        return ranked[:k]
+
+
+@functools.cache
+def _packaged() -> IntentClassifier:
+    ref = resources.files("skillrt._routing").joinpath("intent_model.json.gz")
+    return IntentClassifier(json.loads(gzip.decompress(ref.read_bytes())))

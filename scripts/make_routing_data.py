@@ -1,0 +1,837 @@
+"""Build the router's labelled set, data/routing/labelled.tsv, from each intent's examples.
+
+    python scripts/make_routing_data.py        # rewrites data/routing/labelled.tsv
+
+Each intent's declared examples (its section of config/intents.toml), the routing samples and
+the rows of tests/data/routing_eval.tsv are the seeds; templates written here vary them:
+wording, politeness, typos and homophones, mixed Chinese and English, pasted code, questions
+about an action, negations, and follow-ups with a post in focus. The held-out split is made of
+whole templates and topics that the training split never sees (and the evaluation set's own
+held rows), so its figure is about phrasing the model was not trained on. Deterministic: the
+same file comes out every time.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "data" / "routing" / "labelled.tsv"
+
+TOPICS_EN = [
+    "Rust ownership",
+    "async Python",
+    "WebGPU",
+    "vector databases",
+    "Kubernetes operators",
+    "SQLite for small web apps",
+    "remote work",
+    "burnout",
+    "Go generics",
+    "CRDTs",
+    "home-made bread",
+    "the Raft consensus algorithm",
+    "minimalism",
+    "Nix flakes",
+    "learning Japanese",
+    "static site generators",
+    "TypeScript enums",
+    "caching strategies",
+    "my trip to Lisbon",
+    "mechanical keyboards",
+    "code review etiquette",
+    "feature flags",
+    "the history of Unix",
+    "running a marathon",
+    "personal finance",
+    "Zig comptime",
+    "htmx",
+    "event sourcing",
+    "GraphQL pagination",
+    "the CAP theorem",
+    "WebAssembly",
+    "Docker layer caching",
+    "Emacs vs Vim",
+    "open source licensing",
+    "sleep and productivity",
+    "PostgreSQL vacuum",
+    "React server components",
+    "the Elm architecture",
+    "Bun",
+    "Deno",
+]
+TOPICS_ZH = [
+    "Rust 所有权",
+    "异步编程",
+    "分布式锁",
+    "向量数据库",
+    "Kubernetes 网络",
+    "远程办公",
+    "读书笔记",
+    "极简主义",
+    "时间管理",
+    "Go 泛型",
+    "缓存",
+    "微服务拆分",
+    "家庭理财",
+    "咖啡冲煮",
+    "跑步",
+    "Vim 插件",
+    "SQLite",
+    "前端性能优化",
+    "技术写作",
+    "副业",
+    "大模型推理",
+    "数据库索引",
+    "代码评审",
+    "单元测试",
+    "开源协议",
+    "躺平",
+    "内卷",
+    "Docker 镜像",
+    "Linux 桌面",
+    "旅行攻略",
+    "装修",
+    "学日语",
+    "TCP 拥塞控制",
+    "CAP 定理",
+    "事件溯源",
+    "WebAssembly",
+    "Tailwind CSS",
+    "Nginx 配置",
+    "播客",
+    "年度总结",
+]
+PATHS = [
+    "posts/rust.md",
+    "posts/go-generics.md",
+    "posts/2024/recap.md",
+    "posts/draft.md",
+    "posts/notes/cache.md",
+    "posts/life.md",
+    "posts/old-laptop.md",
+    "posts/vim-config.md",
+    "blog/hello-world.md",
+    "content/posts/raft.md",
+    "posts/travel/lisbon.md",
+    "posts/tea.md",
+]
+URLS = [
+    "https://example.com",
+    "github.com/trending",
+    "https://news.ycombinator.com",
+    "https://pypi.org/project/httpx",
+    "docs.python.org",
+    "https://example.org/pricing",
+]
+LANGS_EN = ["English", "French", "Japanese", "German", "Chinese", "Spanish", "Korean"]
+LANGS_ZH = ["英文", "日文", "法语", "繁体中文", "德语", "韩语", "英语"]
+TITLES = ["Reading List", "Weekend Notes", "2025 Plans", "读书笔记", "周报", "Trip Log", "面试复盘"]
+ERRORS = [
+    "TypeError: 'NoneType' object is not subscriptable",
+    "KeyError: 'id'",
+    "panic: runtime error: index out of range",
+    "Segmentation fault (core dumped)",
+    "ReferenceError: x is not defined",
+    "error[E0502]: cannot borrow `v` as mutable",
+]
+CODE = [
+    "def add(a, b): return a + b",
+    "const xs = items.map((x) => x * 2);",
+    'fn main() { println!("hi"); }',
+    "SELECT id, count(*) FROM posts GROUP BY id;",
+    "for i in range(10): print(i)",
+    "if (!user) { throw new Error('no user'); }",
+    "grep -rn TODO . | wc -l",
+    "^(?:\\d{3}-)?\\d{4}$",
+    "x = [a for a in b if a]",
+    "func (s *Server) Run() error { return nil }",
+]
+
+# Templates: {t} a topic, {p} a path, {u} a URL, {l} a language, {n} a title, {c} code.
+# Each intent's list is split: the last ``HELD_EVERY``th templates are held out.
+EN: dict[str, list[str]] = {
+    "WRITE_ARTICLE": [
+        "write an article about {t}",
+        "write a blog post on {t}",
+        "draft a post about {t}",
+        "I want a new article on {t}",
+        "compose an essay about {t}",
+        "write up {t} for the blog",
+        "can you write a tutorial on {t}",
+        "put together a long-form piece about {t}",
+        "write a short post introducing {t}",
+        "blog about {t}",
+        "an article on {t}, please",
+        "write me something for the blog about {t}",
+        "do a write-up on {t}",
+        "create an article about {t}",
+        "author a guide to {t}",
+        "I need a post explaining {t}",
+        "generate a blog article covering {t}",
+        # Pass 1 (after round 1).
+        "could you pen a piece on {t}",
+        "I'd love a blog article about {t}",
+        "produce a write-up on {t}",
+        "write about {t} for my readers",
+        "a new post on {t} would be great, write it",
+        "write a beginner's guide to {t}",
+        "publish a post about {t}",
+        "draft a blog entry on {t}",
+    ],
+    "CREATE_ARTICLE": [
+        "create a new post titled {n}",
+        "make an empty article called {n}",
+        "new post: {n}",
+        "start a blank draft named {n}",
+        "add an empty post with the title {n}",
+        "create a blank article {n}, I'll write it myself",
+        "open a new empty file for a post {n}",
+        "create an empty post",
+        "make a new blank article",
+        "set up an empty draft titled {n}",
+        # Pass 3: a new post with no title yet (docs/cli.md's example).
+        "create a new article",
+        "create a new post",
+        "start a new post",
+        "new article please",
+        "add a new post",
+        "make a new article",
+    ],
+    "DELETE_ARTICLE": [
+        "delete {p}",
+        "remove the post {p}",
+        "trash {p}",
+        "get rid of {p}",
+        "please delete the article {p}",
+        "throw away {p}",
+        "erase {p} from the blog",
+        "delete this post",
+        "I no longer need {p}, delete it",
+        "discard the draft {p}",
+        "remove the article titled {n}",
+        "move {p} to the trash",
+    ],
+    "EDIT_CONTENT": [
+        "edit {p} to be more concise",
+        "fix the typos in {p}",
+        "polish the intro of {p}",
+        "rewrite the conclusion of {p}",
+        "make {p} sound friendlier",
+        "shorten {p}",
+        "add a section about {t} to {p}",
+        "proofread {p}",
+        "rephrase the first paragraph of {p}",
+        "change the title of {p}",
+        "tighten the wording in {p}",
+        "replace foo with bar in {p}",
+        "improve the flow of {p}",
+        "update the date in {p}",
+        "cut the second section of {p}",
+    ],
+    "SUMMARIZE": [
+        "summarize {p}",
+        "give me a summary of {p}",
+        "tl;dr {p}",
+        "what are the key points of {p}",
+        "recap {p} in three bullets",
+        "sum up {p}",
+        "the gist of {p}, please",
+        "what is {p} about",
+        "condense {p} into a paragraph",
+        "an overview of {p}",
+        "summarise this post",
+        "key takeaways from {p}?",
+    ],
+    "ANSWER_QUESTION": [
+        "what is {t}?",
+        "how does {t} work",
+        "what did I write about {t}?",
+        "have I written about {t}?",
+        "did I ever post about {t}",
+        "which of my posts mention {t}",
+        "what's my take on {t} according to my blog",
+        "explain the difference between {t} and {t2}",
+        "why do my posts say {t} is overrated",
+        "is {t} better than {t2}?",
+        "how do I write a good post about {t}?",
+        "do I have an article on {t}?",
+        "what does my blog say about {t}",
+        "where did I mention {t}",
+        "tell me what I concluded about {t}",
+        "how should I structure an article on {t}?",
+        "when did I write about {t}?",
+        "what are the downsides of {t}",
+    ],
+    "CODE_EXPLAIN": [
+        "explain this code: {c}",
+        "what does this do? {c}",
+        "walk me through this snippet {c}",
+        "why does this fail: {c}",
+        "what does `{c}` mean",
+        "can you explain {c}",
+        "explain this function\n{c}",
+        "how does this work:\n{c}",
+        "what is this regex doing {c}",
+        # Pass 1 (after round 1).
+        "what does `{c}` do",
+        "why am I getting {e}",
+        "what does this error mean: {e}",
+        "explain this shell command: {c}",
+        "what does this line do {c}",
+        "i got {e}, what's wrong",
+        "explain the regex {c}",
+    ],
+    "UPDATE_GRAPH": [
+        "update the knowledge graph",
+        "rebuild the index",
+        "refresh the backlinks",
+        "reindex my blog",
+        "regenerate the wiki links",
+        "update the graph and the index",
+        "recompute links between posts",
+        "rebuild the knowledge graph please",
+        "the index is stale, refresh it",
+    ],
+    "RESEARCH_WEB": [
+        "research {t} on the web",
+        "search online for {t}",
+        "look up the latest on {t}",
+        "google {t}",
+        "find recent articles about {t}",
+        "what's the latest news on {t}",
+        "dig up sources about {t}",
+        "search the internet for {t}",
+        "find out online how people use {t}",
+        "do some web research on {t}",
+        "check the web for {t} benchmarks",
+        "look online for {t}",
+    ],
+    "BROWSE": [
+        "open {u} and find the price",
+        "go to {u} and check the latest version",
+        "visit {u}",
+        "on {u} click the login button",
+        "open {u} and read the top story",
+        "browse to {u} and tell me what's there",
+        "navigate to {u} and search for {t}",
+        "use the browser to open {u}",
+    ],
+    "TRANSLATE": [
+        "translate {p} into {l}",
+        "make a {l} version of {p}",
+        "translate this post to {l}",
+        "render {p} in {l}",
+        "can you translate {p} to {l}",
+        "translate it into {l}",
+        "I need {p} in {l}",
+        "produce a {l} translation of {p}",
+    ],
+    "CHAT": [
+        "hello",
+        "hi there",
+        "thanks",
+        "thank you so much",
+        "thanks, that's exactly what I needed",
+        "good morning",
+        "bye",
+        "see you tomorrow",
+        "who are you",
+        "how are you",
+        "you're great",
+        "lol",
+        "nice, thanks",
+        "that's all for now",
+        "cool, thank you",
+        "what can you do",
+        "never mind",
+        "ok thanks, bye",
+        "appreciate it",
+        "why?",
+        "what do you mean?",
+        "haha nice",
+        "good night",
+        "great job",
+        # Pass 1 (after round 1).
+        "how's it going",
+        "hey there",
+        "you rock",
+        "thanks, exactly what I wanted",
+        "cheers mate",
+        "that helped a lot, thanks",
+        "morning!",
+        "what's up",
+        "that's it for today",
+        "great, thanks a bunch",
+    ],
+}
+ZH: dict[str, list[str]] = {
+    "WRITE_ARTICLE": [
+        "写一篇关于{t}的文章",
+        "帮我写篇{t}的博客",
+        "写一篇介绍{t}的博文",
+        "来一篇讲{t}的文章",
+        "给我写一篇{t}的教程",
+        "我想要一篇关于{t}的文章",
+        "写个{t}的心得",
+        "以{t}为题写一篇文章",
+        "帮忙写一篇{t}的科普",
+        "写篇博客聊聊{t}",
+        "起草一篇关于{t}的文章",
+        "整一篇{t}的博文",
+        "写一篇{t}相关的长文",
+        "撰写一篇{t}的文章",
+        # Pass 1 (after round 1).
+        "给我写篇博客，讲讲{t}",
+        "帮我出一篇{t}的文章",
+    ],
+    "CREATE_ARTICLE": [
+        "新建一篇文章，标题为{n}",
+        "创建一个空白文章《{n}》",
+        "新建草稿{n}",
+        "建一篇空文章叫{n}",
+        "新开一个帖子，名字是{n}",
+        "创建标题为“{n}”的空白文章",
+        "新建一篇空白文章",
+        "帮我建个新文章，内容我自己写",
+        "先建一个空的草稿，标题{n}",
+        # Pass 3: a new post with no title yet (docs/cli.md's example).
+        "新建一篇文章",
+        "创建一篇新文章",
+        "新建文章",
+        "建一篇新的帖子",
+        "开一篇新文章",
+    ],
+    "DELETE_ARTICLE": [
+        "删除 {p}",
+        "把 {p} 删掉",
+        "删了 {p}",
+        "{p} 不要了，删除",
+        "把 {p} 移到回收站",
+        "删除这篇文章",
+        "删掉《{n}》",
+        "帮我删除文件 {p}",
+        "移除 {p}",
+        "把这篇删了",
+    ],
+    "EDIT_CONTENT": [
+        "把 {p} 改得更简洁",
+        "修改 {p} 的错别字",
+        "润色一下 {p}",
+        "把 {p} 的开头写得更吸引人",
+        "精简 {p} 的第二段",
+        "给 {p} 补一段{t}的内容",
+        "把 {p} 的语气改正式一点",
+        "校对 {p}",
+        "重写 {p} 的结尾",
+        "改一下 {p} 的标题",
+        "把 {p} 里的 foo 换成 bar",
+        "修改 {p}，加一个例子",
+        "把 {p} 第三段删掉",
+        "调整 {p} 的段落顺序",
+    ],
+    "SUMMARIZE": [
+        "总结一下 {p}",
+        "概括 {p} 的主要内容",
+        "{p} 讲了什么",
+        "给 {p} 写个摘要",
+        "提炼 {p} 的要点",
+        "用三句话总结 {p}",
+        "{p} 的大意是什么",
+        "归纳一下 {p}",
+        "帮我总结这篇文章",
+        "这篇文章讲了啥",
+    ],
+    "ANSWER_QUESTION": [
+        "什么是{t}",
+        "{t}是怎么回事",
+        "我写过关于{t}的文章吗",
+        "我有没有写过{t}相关的内容",
+        "我的博客里关于{t}是怎么说的",
+        "我之前怎么评价{t}的",
+        "哪篇文章提到了{t}",
+        "{t}和{t2}有什么区别",
+        "为什么我说{t}不好",
+        "怎么写好一篇关于{t}的文章",
+        "我之前有没有写过关于{t}的文章",
+        "博客里讲过{t}吗",
+        "我对{t}的看法是什么",
+        "{t}有哪些缺点",
+        "如何理解{t}",
+        "我在哪篇里提过{t}",
+    ],
+    "CODE_EXPLAIN": [
+        "解释这段代码：{c}",
+        "这段代码是干什么的 {c}",
+        "帮我看看这个函数 {c}",
+        "{c} 这是什么意思",
+        "讲解一下这段：{c}",
+        "为什么这段会报错 {c}",
+        "这个正则什么意思 {c}",
+        "解释下\n{c}",
+        # Pass 1 (after round 1).
+        "这段报错怎么回事 {e}",
+        "解释一下这行命令：{c}",
+        "`{c}` 是干嘛的",
+        "{e} 这是什么错",
+    ],
+    "UPDATE_GRAPH": [
+        "更新知识图谱",
+        "重建索引",
+        "刷新双链",
+        "把知识图谱更新一下",
+        "重新生成索引和图谱",
+        "更新文章之间的链接",
+        "索引过期了，重建一下",
+        "刷新一下反向链接",
+    ],
+    "RESEARCH_WEB": [
+        "上网查一下{t}",
+        "调研一下{t}的现状",
+        "在网上搜索{t}的资料",
+        "帮我搜搜{t}",
+        "网上找找{t}的最新进展",
+        "查查{t}最近的新闻",
+        "搜索一下{t}",
+        "百度一下{t}",
+        "联网查{t}的对比",
+        "去网上调研{t}",
+        # Pass 1 (after round 1).
+        "调研下国内有哪些{t}的方案",
+        "查查最新的{t}",
+        "网上看看大家怎么评价{t}",
+        "搜一下{t}的官方文档",
+        "帮我在网上找{t}的资料",
+    ],
+    "BROWSE": [
+        "打开 {u} 找到价格",
+        "访问 {u} 看看最新版本",
+        "用浏览器打开 {u}",
+        "去 {u} 点登录",
+        "打开 {u} 看一下头条",
+        "访问 {u}，搜索{t}",
+    ],
+    "TRANSLATE": [
+        "把 {p} 翻译成{l}",
+        "{p} 译成{l}",
+        "帮我出一个 {p} 的{l}版",
+        "翻译 {p} 到{l}",
+        "把它翻译成{l}",
+        "把这篇翻成{l}",
+        "帮我翻译一下 {p}",
+        "翻译一下这篇文章",
+    ],
+    "CHAT": [
+        "你好",
+        "谢谢",
+        "谢谢你，正是我需要的",
+        "早上好",
+        "再见",
+        "拜拜",
+        "你是谁",
+        "你好吗",
+        "辛苦了",
+        "哈哈",
+        "好的谢谢",
+        "不用了，谢谢",
+        "今天就到这",
+        "你能做什么",
+        "在吗",
+        "为什么？",
+        "什么意思？",
+        "太棒了",
+        "晚安",
+        "多谢",
+        # Pass 1 (after round 1).
+        "嗨，在吗",
+        "谢啦",
+        "谢啦，很有用",
+        "你真棒",
+        "哈哈哈",
+        "早呀",
+        "你叫什么",
+        "好嘞，先这样",
+        "辛苦啦",
+        "感谢感谢",
+    ],
+}
+
+# Follow-ups with a post in focus (context focus): "it" is the open post.
+FOLLOW_EN = {
+    "EDIT_CONTENT": [
+        "make it shorter",
+        "give it a better title",
+        "fix the typos",
+        "cut the intro in half",
+        "add a section on {t}",
+        "make the tone more casual",
+        "rewrite the ending",
+        "remove the last paragraph",
+        "add a TL;DR at the top",
+        "make it punchier",
+    ],
+    "SUMMARIZE": ["summarize it", "what's it about?", "give me the key points", "tl;dr"],
+    "TRANSLATE": ["translate it into {l}", "now a {l} version", "do it in {l}"],
+    "DELETE_ARTICLE": ["delete it", "trash this one", "remove this post"],
+    "WRITE_ARTICLE": ["write a similar one about {t}", "another post like this on {t}"],
+    "ANSWER_QUESTION": ["does it mention {t}?", "where does it talk about {t}?"],
+    "UPDATE_GRAPH": ["link it with my other posts", "update its backlinks", "add it to the graph"],
+}
+FOLLOW_ZH = {
+    "EDIT_CONTENT": [
+        "改短一点",
+        "换个更好的标题",
+        "改一下错别字",
+        "开头砍掉一半",
+        "加一节关于{t}的内容",
+        "语气轻松一点",
+        "重写结尾",
+        "最后一段删掉",
+        "开头加个摘要",
+        "改得更口语化",
+        # Pass 1 (after round 1).
+    ],
+    "SUMMARIZE": ["总结一下", "这篇讲了什么", "说说要点"],
+    "TRANSLATE": ["翻译成{l}", "出一个{l}版本", "翻成{l}"],
+    "DELETE_ARTICLE": ["删掉它", "这篇删了吧", "把它扔进回收站"],
+    "WRITE_ARTICLE": ["再写一篇类似的，讲{t}", "照这个风格写一篇{t}的"],
+    "ANSWER_QUESTION": ["这篇里提到{t}了吗", "它哪里讲到{t}"],
+    "UPDATE_GRAPH": ["把它和其他文章关联起来", "更新它的反向链接"],
+}
+
+# Negations and questions about an action: the label is what should run (often no effect).
+TRICKY = [
+    ("ANSWER_QUESTION", "don't search the web, what do my posts say about {t}"),
+    ("ANSWER_QUESTION", "no need to look online, just tell me what I wrote on {t}"),
+    ("ANSWER_QUESTION", "don't write anything, just explain {t}"),
+    ("ANSWER_QUESTION", "have I already written a post about {t}?"),
+    ("ANSWER_QUESTION", "did I delete the post about {t}?"),
+    ("ANSWER_QUESTION", "how do I write an article about {t}?"),
+    ("ANSWER_QUESTION", "is there an article of mine on {t}?"),
+    ("EDIT_CONTENT", "don't delete {p}, just change its title"),
+    ("EDIT_CONTENT", "don't rewrite all of {p}, only fix the typos"),
+    ("SUMMARIZE", "don't write a new post, summarize {p}"),
+    ("RESEARCH_WEB", "don't check my blog, search the internet for {t}"),
+    ("CHAT", "no thanks, I'm done"),
+    ("ANSWER_QUESTION", "不用上网查，就说说我自己的文章里关于{t}是怎么讲的"),
+    ("ANSWER_QUESTION", "不要搜索，根据我的博客讲讲{t}"),
+    ("ANSWER_QUESTION", "别写文章，解释一下{t}"),
+    ("ANSWER_QUESTION", "我之前有没有写过关于{t}的文章"),
+    ("ANSWER_QUESTION", "我是不是删过讲{t}的那篇"),
+    ("ANSWER_QUESTION", "怎么写{t}的文章比较好"),
+    ("EDIT_CONTENT", "别删 {p}，改一下标题就行"),
+    ("EDIT_CONTENT", "不要重写 {p}，只改错别字"),
+    ("SUMMARIZE", "不用写新文章，总结一下 {p}"),
+    ("RESEARCH_WEB", "不要看我的博客，去网上搜{t}"),
+    ("TRANSLATE", "不要改原文，把 {p} 翻译成{l}"),
+    ("TRANSLATE", "don't edit the original, translate {p} into {l}"),
+]
+
+POLITE_EN = ["", "", "please ", "could you ", "can you ", "hey, ", "I'd like you to ", "pls "]
+TAIL_EN = ["", "", "", " please", " thanks", "?", "!", " asap"]
+POLITE_ZH = ["", "", "请", "麻烦", "帮我", "能不能", "可以", "劳驾"]
+TAIL_ZH = ["", "", "", "吧", "，谢谢", "？", "哈", "呗"]
+QUESTION_START = (
+    "what", "how", "have", "did", "is", "which", "why", "where", "when", "do", "don't", "no ",
+    "tell", "hello", "hi", "thank", "good", "bye", "see", "who", "you", "lol", "nice", "that",
+    "cool", "never", "ok", "appreciate", "haha", "great", "我", "什么", "为什么", "怎么", "哪",
+    "不", "别", "如何", "博客", "你", "谢", "早", "再见", "拜拜", "辛苦", "哈", "好的", "今天",
+    "在吗", "晚安", "多谢", "太棒",
+)  # fmt: skip
+HOMOPHONES = {"的": "得", "在": "再", "篇": "片", "章": "张", "做": "作", "一下": "以下",
+              "删": "山", "写": "些", "总结": "总节", "翻译": "翻议", "搜索": "收索"}  # fmt: skip
+MIXED = {"文章": "article", "博客": "blog", "总结": "summarize", "翻译": "translate",
+         "删除": "delete", "搜索": "search", "写": "write"}  # fmt: skip
+
+
+def typo(rng: random.Random, text: str) -> str:
+    """One typo in a word of four letters or more: a swap, a drop or a double."""
+    words = text.split(" ")
+    spots = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()]
+    if not spots:
+        return text
+    i = rng.choice(spots)
+    w, j = words[i], rng.randrange(1, len(words[i]) - 1)
+    kind = rng.randrange(3)
+    if kind == 0:
+        w = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
+    elif kind == 1:
+        w = w[:j] + w[j + 1 :]
+    else:
+        w = w[:j] + w[j] + w[j:]
+    words[i] = w
+    return " ".join(words)
+
+
+def homophone(rng: random.Random, text: str) -> str:
+    found = [k for k in HOMOPHONES if k in text]
+    if not found:
+        return text
+    k = rng.choice(found)
+    return text.replace(k, HOMOPHONES[k], 1)
+
+
+def mixed(rng: random.Random, text: str) -> str:
+    found = [k for k in MIXED if k in text]
+    if not found:
+        return text + " " + rng.choice(["pls", "thx", "ok?"])
+    k = rng.choice(found)
+    return text.replace(k, f" {MIXED[k]} ", 1).replace("  ", " ").strip()
+
+
+def fill(rng: random.Random, template: str, zh: bool, topics: list[str]) -> str:
+    topic, other = rng.sample(topics, 2)
+    return (
+        template.replace("{t2}", other)
+        .replace("{t}", topic)
+        .replace("{p}", rng.choice(PATHS))
+        .replace("{u}", rng.choice(URLS))
+        .replace("{l}", rng.choice(LANGS_ZH if zh else LANGS_EN))
+        .replace("{n}", rng.choice(TITLES))
+        .replace("{c}", rng.choice(CODE))
+        .replace("{e}", rng.choice(ERRORS))
+    )
+
+
+def vary(rng: random.Random, text: str, zh: bool) -> str:
+    """Politeness, case, punctuation, a typo or homophone, or mixed languages."""
+    roll = rng.random()
+    asks = text.lower().startswith(QUESTION_START)  # no "please" before a question
+    if zh:
+        text = ("" if asks else rng.choice(POLITE_ZH)) + text + rng.choice(TAIL_ZH)
+        if roll < 0.15:
+            text = homophone(rng, text)
+        elif roll < 0.27:
+            text = mixed(rng, text)
+    else:
+        text = ("" if asks else rng.choice(POLITE_EN)) + text + rng.choice(TAIL_EN)
+        if roll < 0.18:
+            text = typo(rng, text)
+        elif roll < 0.25:
+            text = text.capitalize()
+        elif roll < 0.3:
+            text = text.upper()
+    return text
+
+
+HELD_EVERY = 5  # every fifth template of a list is held out (never trained on)
+
+
+def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
+    rows: list[tuple[str, str, str, str]] = []
+    held_topics_en, held_topics_zh = set(TOPICS_EN[::6]), set(TOPICS_ZH[::6])
+    train_en = [t for t in TOPICS_EN if t not in held_topics_en]
+    train_zh = [t for t in TOPICS_ZH if t not in held_topics_zh]
+
+    def emit(intent: str, context: str, templates: list[str], zh: bool, copies: int) -> None:
+        for i, template in enumerate(templates):
+            held = i % HELD_EVERY == HELD_EVERY - 1
+            topics = sorted(held_topics_zh if zh else held_topics_en) if held else (
+                train_zh if zh else train_en)  # fmt: skip
+            if len(topics) < 2:
+                topics = TOPICS_ZH if zh else TOPICS_EN
+            n = copies if "{" in template else 5
+            for _ in range(n):
+                text = vary(rng, fill(rng, template, zh, topics), zh)
+                rows.append(("held" if held else "train", intent, context, text))
+
+    for intent, templates in EN.items():
+        emit(intent, "-", templates, False, 14)
+    for intent, templates in ZH.items():
+        emit(intent, "-", templates, True, 14)
+    for intent, templates in FOLLOW_EN.items():
+        emit(intent, "focus", templates, False, 8)
+    for intent, templates in FOLLOW_ZH.items():
+        emit(intent, "focus", templates, True, 8)
+    for i, (intent, template) in enumerate(TRICKY):
+        zh, held = not template.isascii(), i % HELD_EVERY == HELD_EVERY - 1
+        topics = TOPICS_ZH if zh else TOPICS_EN
+        for _ in range(10):
+            text = vary(rng, fill(rng, template, zh, topics), zh)
+            rows.append(("held" if held else "train", intent, "-", text))
+    # Edits of the selected text (pass 2: a selection is not always code).
+    for text in [
+        "reword this",
+        "make this shorter",
+        "fix the grammar here",
+        "rewrite this part",
+        "make it more formal",
+        "改得简洁一点",
+        "润色这段",
+        "把这段改通顺",
+        "这段写得更生动些",
+        "translate this into English",
+        "summarize the selection",
+        "总结一下选中的内容",
+    ]:
+        label = (
+            "TRANSLATE"
+            if "translate" in text
+            else "SUMMARIZE"
+            if "summar" in text or "总结" in text
+            else "EDIT_CONTENT"
+        )
+        for _ in range(4):
+            rows.append(("train", label, "selection", vary(rng, text, not text.isascii())))
+    # Code explanations with a selection, and a selection without code.
+    for text in ["explain this", "what does this do", "解释一下这段", "这段代码干嘛的",
+                 "walk me through it", "这个函数什么意思"]:  # fmt: skip
+        for _ in range(4):
+            rows.append(("train", "CODE_EXPLAIN", "selection", vary(rng, text, not text.isascii())))
+    return rows
+
+
+def seeds() -> list[tuple[str, str, str, str]]:
+    """The intents' own examples, the routing samples and the evaluation set's rows."""
+    rows: list[tuple[str, str, str, str]] = []
+    table = tomllib.loads((ROOT / "config" / "intents.toml").read_text(encoding="utf-8"))
+    for name, entry in table["intents"].items():
+        for text in [*entry.get("examples_zh", []), *entry.get("examples_en", [])]:
+            rows.append(("train", name, "-", text))
+    sys.path.insert(0, str(ROOT))
+    from skillrt.skills.samples import SAMPLE_INPUTS
+
+    focus = {"make it shorter", "把它改得更口语化", "add a section about error handling to it",
+             "给它加一节关于错误处理的内容", "delete it", "删掉它", "把它翻译成英文",
+             "translate it into English"}  # fmt: skip
+    for text, intent in SAMPLE_INPUTS:
+        rows.append(("train", intent, "focus" if text in focus else "-", text))
+    contexts = {"-": "-", "selection": "selection", "file": "focus", "focus": "focus",
+                "browse": "browse"}  # fmt: skip
+    for line in (ROOT / "tests" / "data" / "routing_eval.tsv").read_text("utf-8").splitlines():
+        if not line.strip() or line.startswith(("#", "split\t")):
+            continue
+        split, intent, context, text = line.split("\t", 3)
+        if intent == "UNKNOWN":
+            continue
+        part = "held" if split == "held" else "train"
+        rows.append((part, intent, contexts[context], text))
+        if context == "browse" and intent == "BROWSE" and "." not in text:
+            # The same words outside a browsing session ask for nothing to browse.
+            rows.append((part, "CHAT", "-", text))
+    return rows
+
+
+def main() -> None:
+    rng = random.Random(25)
+    rows = seeds() + generate(rng)
+    seen: set[tuple[str, str]] = set()
+    out = ["# Generated by scripts/make_routing_data.py: do not edit by hand.",
+           "split\tintent\tcontext\ttext"]  # fmt: skip
+    for split, intent, context, text in rows:
+        text = " ".join(text.replace("\t", " ").split()) if "\n" not in text else text
+        text = text.replace("\n", "\\n")
+        if (context, text) in seen:
+            continue
+        seen.add((context, text))
+        out.append(f"{split}\t{intent}\t{context}\t{text}")
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("\n".join(out) + "\n", encoding="utf-8")
+    print(f"{len(out) - 2} rows -> {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

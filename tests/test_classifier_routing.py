@@ -1,0 +1,237 @@
+"""The trained router (issue 25): the classifier decides when the table does not, numbered
+choices come from its top three, and safety does not depend on its accuracy.
+
+Every concrete failure the issue names has a test here; the figures are in
+``python -m benchmarks --only routing`` (benchmarks/bench_intents.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+from benchmarks.bench_routing import _router
+from skillrt._routing.clarify import holds_back
+from skillrt._routing.classifier import IntentClassifier, features
+from skillrt._routing.router import IntentRouter
+from skillrt._tasks.planning import Planner
+from skillrt.settings import RuntimeConfig
+from skillrt.skill.context import detect_language
+from skillrt.testing import FunctionModel, ModelOptions
+
+
+def always(intent: str) -> FunctionModel:
+    return FunctionModel(lambda m, o: {"type": intent, "confidence": 1.0, "parameters": {}})
+
+
+async def decide(
+    text: str, llm: Any = None, trust: str = "low", context: dict[str, Any] | None = None
+) -> tuple[str, Any, Any]:
+    """What would happen: ("run", intent) or ("ask", question), as the runtime plans it."""
+    router: IntentRouter = _router(llm)
+    planner = Planner(router, router.registry, RuntimeConfig(), lambda: trust,
+                      lambda: structlog.get_logger())  # fmt: skip
+    intent = await router.parse(text, context, ask_model=trust == "high")
+    question = planner.question_for(intent, text, detect_language(text), context or {})
+    return ("run" if question is None else "ask"), intent, question
+
+
+def started(outcome: tuple[str, Any, Any]) -> str | None:
+    kind, intent, _ = outcome
+    return intent.type if kind == "run" else None
+
+
+EFFECTS = {"RESEARCH_WEB", "BROWSE", "WRITE_ARTICLE", "CREATE_ARTICLE", "EDIT_CONTENT",
+           "DELETE_ARTICLE", "TRANSLATE"}  # fmt: skip
+MODELS = [None, always("RESEARCH_WEB"), always("WRITE_ARTICLE"), always("DELETE_ARTICLE"),
+          always("EDIT_CONTENT")]  # fmt: skip
+
+
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", MODELS)
+async def test_no_web_search_when_told_not_to_look_online(llm: Any, trust: str) -> None:
+    outcome = await decide("不用上网查 就说说我自己的文章里关于缓存是怎么讲的", llm, trust)
+    assert started(outcome) not in EFFECTS
+    assert outcome[1].type == "ANSWER_QUESTION"
+
+
+@pytest.mark.parametrize("text", ["翻译 posts/x.md 到繁体中文", "帮我翻译一下",
+                                  "translate posts/x.md into French"])  # fmt: skip
+@pytest.mark.parametrize("llm", [None, always("EDIT_CONTENT")])
+async def test_a_translation_never_goes_through_edit_content(text: str, llm: Any) -> None:
+    for trust in ("low", "high"):
+        _, intent, question = await decide(text, llm, trust, {"current_file": "posts/x.md"})
+        assert intent.type == "TRANSLATE", (text, trust)
+        offered = [c.intent for c in question.choices] if question else []
+        assert "EDIT_CONTENT" not in offered
+
+
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", MODELS)
+async def test_dont_delete_never_deletes(llm: Any, trust: str) -> None:
+    outcome = await decide("don't delete posts/vim-config.md, just change its title", llm, trust)
+    assert started(outcome) != "DELETE_ARTICLE"
+    assert outcome[1].type == "EDIT_CONTENT"
+    assert outcome[0] == "ask"  # a negation: the likeliest actions to pick from, edit first
+    assert outcome[2].choices[0].intent == "EDIT_CONTENT"
+
+
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", MODELS)
+async def test_have_i_written_never_writes(llm: Any, trust: str) -> None:
+    outcome = await decide("我之前有没有写过关于 Kubernetes operator 的文章", llm, trust)
+    assert started(outcome) not in EFFECTS
+    assert outcome[1].type == "ANSWER_QUESTION"
+
+
+async def test_a_trailing_question_mark_keeps_the_topic() -> None:
+    text = "Could you write me a blog article on the pros and cons of SQLite for small web apps?"
+    _, intent, _ = await decide(text)
+    assert intent.type == "WRITE_ARTICLE"
+    assert intent.parameters["topic"] == "the pros and cons of SQLite for small web apps"
+    _, zh, _ = await decide("写一篇关于缓存的文章？")
+    assert zh.parameters["topic"] == "缓存"
+
+
+async def test_thanks_is_small_talk_not_answer_search_or_write() -> None:
+    kind, intent, _ = await decide("thanks, that's exactly what I needed")
+    assert (kind, intent.type) == ("run", "CHAT")
+
+
+async def test_choices_come_from_the_classifier_and_may_hold_chat_and_translate() -> None:
+    router = _router(None)
+    top = [n for n, _ in router.ranked("thanks, that's exactly what I needed")[:3]]
+    assert router.alternatives("thanks, that's exactly what I needed") == top
+    assert "CHAT" in top
+    assert "TRANSLATE" in router.alternatives("能不能弄个英文版")
+
+
+async def test_under_high_trust_the_model_chooses_among_the_classifiers_candidates() -> None:
+    offered: list[list[str]] = []
+
+    def pick(messages: list[Any], options: ModelOptions) -> dict[str, Any]:
+        assert options.response_model is not None
+        field = options.response_model.model_fields["type"]
+        offered.append([n for n in field.annotation.__args__ if n != "UNKNOWN"])  # type: ignore[union-attr]
+        return {"type": "DELETE_ARTICLE", "confidence": 1.0, "parameters": {}}  # not offered
+
+    text = "blorp the flux capacitor"
+    kind, intent, _ = await decide(text, FunctionModel(pick), "high")
+    router = _router(None)
+    assert offered == [[n for n, _ in router.ranked(text)[:3]]]
+    assert "DELETE_ARTICLE" not in offered[0] and intent.type != "DELETE_ARTICLE"
+    # A side-effecting pick among them still asks first.
+    first = FunctionModel(lambda m, o: {"type": o.response_model.model_fields["type"]  # type: ignore[union-attr]
+                                        .annotation.__args__[0], "confidence": 1.0})  # fmt: skip
+    kind, intent, question = await decide("那个东西你看着办吧", first, "high")
+    if intent.type in EFFECTS:
+        assert kind == "ask" and "(y/n)" in question.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["summarize this article", "have I written an article on Zig?", "这篇文章讲了什么",
+     "我写过的文章里提到 Redis 吗"],
+)  # fmt: skip
+def test_write_articles_cue_words_ignore_a_mere_mention_of_an_article(text: str) -> None:
+    router = _router(None)
+    assert "WRITE_ARTICLE" not in router._cue_hits(text)
+    assert "WRITE_ARTICLE" in router._cue_hits("write an article about Zig")
+    assert "WRITE_ARTICLE" in router._cue_hits("帮我写一篇关于缓存的文章")
+
+
+@pytest.mark.parametrize(
+    ("text", "held"),
+    [
+        ("don't search the web", True), ("不用上网查", True), ("别删它", True),
+        ("不要改标题", True),
+        ("have I written about Zig?", True), ("how do I write a good intro?", True),
+        ("我有没有写过 Rust", True), ("怎么写好技术文章", True), ("did I delete it", True),
+        ("write an article about Zig", False), ("delete posts/x.md", False),
+        ("Rust 和 Go 的区别", False), ("这句话读起来别扭，改一下", False),
+        ("can you translate it to Japanese", False), ("特别想写一篇游记", False),
+    ],
+)  # fmt: skip
+def test_negations_and_questions_about_an_action_are_told(text: str, held: bool) -> None:
+    assert holds_back(text) is held
+
+
+def test_probabilities_are_a_distribution_and_features_see_context() -> None:
+    model = IntentClassifier.packaged()
+    probs = model.probabilities("write an article about Zig")
+    assert abs(sum(probs.values()) - 1) < 1e-9 and max(probs, key=probs.__getitem__) == (
+        "WRITE_ARTICLE"
+    )
+    assert "x:focus" in features("make it shorter", {"focus": "posts/a.md"})
+    assert "x:focus" not in features("make it shorter")
+    assert model.top("delete posts/x.md", k=1)[0][0] == "DELETE_ARTICLE"
+
+
+def test_a_broken_weights_file_is_refused() -> None:
+    with pytest.raises(ValueError, match="weights"):
+        IntentClassifier({"classes": ["A", "B"], "bias": [0, 0], "scale": 1, "temperature": 1,
+                          "features": "w:x", "weights": "AAAA"})  # fmt: skip
+
+
+async def test_create_article_asks_for_the_title(tmp_path: Path) -> None:
+    """Picked from choices or asked plainly ("create a new article", as the CLI's run -a
+    example does), CreateArticle asks for the title instead of failing with a missing one."""
+    from skillrt.skills.writing import writing_skills
+    from skillrt.testing import ScriptedModel
+    from tests.helpers import make_runtime
+
+    rt = make_runtime(tmp_path, ScriptedModel([]), writing_skills())
+    try:
+        asked = await rt.process_input("create a new article")
+        if "(y/n)" in asked.content:  # the router was not sure enough to write unasked
+            asked = await rt.process_input("y")
+        assert asked.state == "WAITING_INPUT", asked.content
+        assert "title" in asked.content
+        done = await rt.process_input("Rust in 2025")
+        assert done.state == "COMPLETED", done.content
+        assert (tmp_path / done.data["path"]).read_text(encoding="utf-8").count("Rust in 2025")
+        blank = await rt.process_input("新建一篇空白文章")
+        if "(y/n)" in blank.content:
+            blank = await rt.process_input("是")
+        assert blank.state == "WAITING_INPUT" and "标题" in blank.content
+        refused = await rt.process_input("   ")
+        assert refused.state != "COMPLETED"
+    finally:
+        await rt.close()
+
+
+def test_the_cli_example_answers_the_title_question(tmp_path: Path) -> None:
+    """docs/cli.md: ``skillrt run -a "Rust in 2025" "create a new article"`` (it exited 2)."""
+    from tests.cli_support import cli_env, skillrt, write_script
+
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    env = cli_env(blog, write_script(tmp_path / "script.json", []))
+    done = skillrt("run", "-a", "Rust in 2025", "create a new article", env=env, cwd=blog)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Rust in 2025" in (blog / "posts" / "rust-in-2025.md").read_text(encoding="utf-8")
+
+
+async def test_create_article_picked_from_the_choices_asks_for_the_title(tmp_path: Path) -> None:
+    from skillrt.skills.writing.answer import answer_question
+    from skillrt.skills.writing.manage import create_article
+    from skillrt.testing import ScriptedModel
+    from tests.helpers import make_runtime
+
+    rt = make_runtime(tmp_path, ScriptedModel([]), [answer_question, create_article])
+    try:
+        asked = await rt.process_input("blorp the flux capacitor")
+        assert asked.state == "WAITING_INPUT" and "Create an empty post" in asked.content
+        number = next(
+            line.split(".")[0] for line in asked.content.splitlines() if "Create an empty" in line
+        )
+        title = await rt.process_input(number)
+        assert title.state == "WAITING_INPUT" and "title" in title.content, title.content
+        done = await rt.process_input("Flux Notes")
+        assert done.state == "COMPLETED", done.content
+        assert (tmp_path / done.data["path"]).exists()
+    finally:
+        await rt.close()

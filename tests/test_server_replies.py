@@ -1,0 +1,77 @@
+"""How a reply leaves the server: encoded once by pydantic when the redactor's scan finds it
+clean, walked and redacted when it does not (``skillrt.server.sse.redacted_json``, used by the
+JSON reply and the SSE ``message`` event)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from skillrt._io.redaction import Redactor
+from skillrt.messages import ChatMessage
+from skillrt.server.sse import EventLog, redacted_json
+
+SECRET = "hunter2-very-secret-value"
+
+
+def test_a_clean_reply_is_the_message_as_json() -> None:
+    message = ChatMessage(content="done", task_id="t1", state="COMPLETED", data={"path": "a.md"})
+    text = redacted_json(Redactor([SECRET]), message)
+    assert json.loads(text) == message.model_dump(mode="json")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        ChatMessage(content=f"the key is {SECRET}"),
+        ChatMessage(content="fine", data={"nested": [{"note": SECRET}]}),
+        ChatMessage(content="fine", data={"api_key": "not-shaped-like-a-key"}),
+        ChatMessage(content=f"中文 {SECRET}"),  # not ASCII: always walked
+        ChatMessage(content="sk-abcdefghijklmnopqrstuvwxyz0123"),
+    ],
+)
+def test_a_reply_holding_a_secret_is_redacted(message: ChatMessage) -> None:
+    text = redacted_json(Redactor([SECRET]), message)
+    assert SECRET not in text and "not-shaped-like-a-key" not in text
+    assert "abcdefghijklmnopqrstuvwxyz0123" not in text
+    assert "***" in text
+    assert json.loads(text)["id"] == message.id
+
+
+async def test_the_journaled_message_is_redacted_and_parses() -> None:
+    log = EventLog(Redactor([SECRET]))
+    clean = log.add_message(ChatMessage(content="ok", task_id="t1"))
+    dirty = log.add_message(ChatMessage(content=f"echo {SECRET}", task_id="t1"))
+    assert json.loads(clean.data)["content"] == "ok"
+    assert json.loads(dirty.data)["content"] == "echo ***"
+    assert [e.seq for e in log.task_entries("t1", 0)] == [clean.seq, dirty.seq]
+
+
+async def test_a_follower_wakes_for_each_entry_and_misses_none() -> None:
+    """The journal makes what followers wait on only when one waits: entries added with no
+    follower are read later, entries added while one waits wake it."""
+    import asyncio
+
+    log = EventLog(Redactor())
+    log.bind("t1", "s1")
+    for i in range(3):  # nobody follows yet
+        log.add("task:progress", "t1", {"i": i})
+    running = True
+    got: list[str] = []
+
+    async def follow() -> None:
+        async for entry in log.follow_task("t1", 0, running=lambda: running):
+            if entry is not None:
+                got.append(entry.event)
+
+    follower = asyncio.ensure_future(follow())
+    await asyncio.sleep(0.01)
+    assert got == ["task:progress"] * 3  # read at once, now waiting
+    log.add("task:progress", "t1", {"i": 3})
+    await asyncio.sleep(0.01)
+    assert len(got) == 4  # woken by the new entry
+    log.add_message(ChatMessage(content="done", task_id="t1"))
+    await asyncio.wait_for(follower, 5)  # ends with the reply
+    assert got[-1] == "message"
+    running = False
