@@ -213,3 +213,25 @@ def test_the_cli_example_answers_the_title_question(tmp_path: Path) -> None:
     done = skillrt("run", "-a", "Rust in 2025", "create a new article", env=env, cwd=blog)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Rust in 2025" in (blog / "posts" / "rust-in-2025.md").read_text(encoding="utf-8")
+
+
+async def test_create_article_picked_from_the_choices_asks_for_the_title(tmp_path: Path) -> None:
+    from skillrt.skills.writing.answer import answer_question
+    from skillrt.skills.writing.manage import create_article
+    from skillrt.testing import ScriptedModel
+    from tests.helpers import make_runtime
+
+    rt = make_runtime(tmp_path, ScriptedModel([]), [answer_question, create_article])
+    try:
+        asked = await rt.process_input("blorp the flux capacitor")
+        assert asked.state == "WAITING_INPUT" and "Create an empty post" in asked.content
+        number = next(
+            line.split(".")[0] for line in asked.content.splitlines() if "Create an empty" in line
+        )
+        title = await rt.process_input(number)
+        assert title.state == "WAITING_INPUT" and "title" in title.content, title.content
+        done = await rt.process_input("Flux Notes")
+        assert done.state == "COMPLETED", done.content
+        assert (tmp_path / done.data["path"]).exists()
+    finally:
+        await rt.close()
