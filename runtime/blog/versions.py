@@ -86,6 +86,11 @@ def _write_durably(target: Path, data: bytes) -> None:
             os.unlink(tmp)
 
 
+def _tag(key: str) -> str:
+    """The part of a record's file name that names its write (``key``)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
 class VersionStore:
     """The kept versions in ``folder`` (see the module docstring)."""
 
@@ -120,12 +125,10 @@ class VersionStore:
             _write_durably(record, json.dumps(data).encode("utf-8"))
 
     def _records_of(self, key: str) -> list[Path]:
-        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-        return sorted(self.folder.glob(f"*-{tag}.json")) if self.folder.is_dir() else []
+        return sorted(self.folder.glob(f"*-{_tag(key)}.json")) if self.folder.is_dir() else []
 
     def _has(self, key: str) -> bool:
-        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-        return self.folder.is_dir() and any(self.folder.glob(f"*-{tag}.json"))
+        return bool(self._records_of(key))
 
     def record(
         self, rel: str, action: Action, before: bytes | None, *, key: str, after: str | None
@@ -134,9 +137,8 @@ class VersionStore:
         write already made or about to be; ``keep`` reads them itself. Once per ``key``."""
         if self.keep_at_most <= 0 or self._has(key):
             return
-        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        stem = f"{time.time_ns():020d}-{tag}"
+        stem = f"{time.time_ns():020d}-{_tag(key)}"
         if before is not None:
             _write_durably(self.folder / f"{stem}.blob", before)
         record = Version(
