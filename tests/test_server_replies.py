@@ -46,3 +46,32 @@ async def test_the_journaled_message_is_redacted_and_parses() -> None:
     assert json.loads(clean.data)["content"] == "ok"
     assert json.loads(dirty.data)["content"] == "echo ***"
     assert [e.seq for e in log.task_entries("t1", 0)] == [clean.seq, dirty.seq]
+
+
+async def test_a_follower_wakes_for_each_entry_and_misses_none() -> None:
+    """The journal makes what followers wait on only when one waits: entries added with no
+    follower are read later, entries added while one waits wake it."""
+    import asyncio
+
+    log = EventLog(Redactor())
+    log.bind("t1", "s1")
+    for i in range(3):  # nobody follows yet
+        log.add("task:progress", "t1", {"i": i})
+    running = True
+    got: list[str] = []
+
+    async def follow() -> None:
+        async for entry in log.follow_task("t1", 0, running=lambda: running):
+            if entry is not None:
+                got.append(entry.event)
+
+    follower = asyncio.ensure_future(follow())
+    await asyncio.sleep(0.01)
+    assert got == ["task:progress"] * 3  # read at once, now waiting
+    log.add("task:progress", "t1", {"i": 3})
+    await asyncio.sleep(0.01)
+    assert len(got) == 4  # woken by the new entry
+    log.add_message(ChatMessage(content="done", task_id="t1"))
+    await asyncio.wait_for(follower, 5)  # ends with the reply
+    assert got[-1] == "message"
+    running = False

@@ -532,7 +532,9 @@ def create_app(
         lifespan=lifespan,
     )
     api.state.skillrt = state
-    api.include_router(v1)
+    # The routes themselves, not include_router: recent FastAPI keeps an included router behind
+    # a wrapper that rebuilds and walks its candidates at every request (5% of a request).
+    api.router.routes.extend(v1.routes)
     _handlers(api)
 
     @api.get("/healthz", include_in_schema=False)

@@ -88,13 +88,13 @@ def format_entry(entry: Entry) -> bytes:
 
 
 class _TaskLog:
-    __slots__ = ("bytes", "changed", "entries", "session_id")
+    __slots__ = ("_changed", "bytes", "entries", "session_id")
 
     def __init__(self, session_id: str | None) -> None:
         self.session_id = session_id
         self.entries: deque[Entry] = deque()
         self.bytes = 0
-        self.changed = asyncio.Event()  # replaced at each entry: followers of this task wait
+        self._changed: asyncio.Event | None = None
 
     def drop_oldest(self) -> int:
         """Forget the oldest entry; its size."""
@@ -102,9 +102,18 @@ class _TaskLog:
         self.bytes -= size
         return size
 
+    @property
+    def changed(self) -> asyncio.Event:
+        """What followers of this task wait on; made when one asks (most entries have no
+        follower: a JSON reply), set and let go at the next entry."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        return self._changed
+
     def wake(self) -> None:
-        self.changed.set()
-        self.changed = asyncio.Event()
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
 
 
 class EventLog:
@@ -127,7 +136,7 @@ class EventLog:
         self._tasks: OrderedDict[str, _TaskLog] = OrderedDict()
         self._recent: deque[Entry] = deque()
         self._recent_size = 0
-        self._changed = asyncio.Event()
+        self._changed_at: asyncio.Event | None = None  # see ``changed``
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         self.closed = False
@@ -203,9 +212,17 @@ class EventLog:
             log.wake()
         self._wake()
 
+    @property
+    def _changed(self) -> asyncio.Event:
+        """What followers of every task wait on: made when one asks, let go when set."""
+        if self._changed_at is None:
+            self._changed_at = asyncio.Event()
+        return self._changed_at
+
     def _wake(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
+        if self._changed_at is not None:
+            self._changed_at.set()
+            self._changed_at = None
 
     def _trim(self) -> None:
         """Within ``_TASKS_KEPT`` journals and ``total_bytes``: the oldest tasks' oldest entries
