@@ -74,8 +74,12 @@ def start(log: Path, *, timeout_s: float = 120.0) -> LlamaServer:
         str(port),
         "--n_ctx",
         "4096",
+        # One thread: ggml's threads spin while they wait, so two of them on a 2-core machine
+        # that also runs the test (and the CLI it starts) slowed requests tenfold in our runs.
         "--n_threads",
-        "2",
+        "1",
+        "--n_threads_batch",
+        "1",
         "--seed",
         "0",
     ]

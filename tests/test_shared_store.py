@@ -149,6 +149,31 @@ def test_leases_expire_and_fence_the_worker_that_lost_them(pg_url: str) -> None:
     b.close()
 
 
+def test_one_commit_round_writes_what_is_ours_and_fences_the_rest(pg_url: str) -> None:
+    """A round is one statement: the records no other live worker holds are saved or deleted,
+    those it holds are left exactly as they are, and the round says which."""
+    from skillrt._state.postgres import PgDatabase, PgRunLocks, PgTaskStore
+
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
+    locks_b = PgRunLocks(b, lease_s=30)
+    store_a, store_b = PgTaskStore(a), PgTaskStore(b)
+    store_b.apply([_record("theirs", 1.0), _record("gone", 1.0), _record("kept", 1.0)], [])
+    assert locks_b.hold("theirs") is True and locks_b.hold("kept") is True
+    with pytest.raises(StoreUnavailable) as caught:
+        store_a.apply([_record("mine", 2.0), _record("theirs", 2.0, tokens=7)], ["gone", "kept"])
+    assert caught.value.reason == "lease_lost"
+    assert "theirs" in str(caught.value) and "kept" in str(caught.value)
+    assert store_b.get("mine") == _record("mine", 2.0)  # ours: written
+    assert store_b.get("gone") is None  # deleted: nobody held it
+    theirs, kept = store_b.get("theirs"), store_b.get("kept")
+    assert theirs is not None and theirs.tokens == 0  # held elsewhere: untouched
+    assert kept == _record("kept", 1.0)  # held elsewhere: not deleted
+    store_a.apply([], [])  # an empty round writes nothing and raises nothing
+    locks_b.close()
+    a.close()
+    b.close()
+
+
 def test_advisory_file_locks_name_the_holder_across_workers(pg_url: str, tmp_path: Path) -> None:
     from skillrt._state.postgres import PgDatabase, PgFileLocks
 

@@ -23,6 +23,29 @@ if TYPE_CHECKING:
 
 __all__ = ["PgTaskStore"]
 
+# A commit round: lock the tasks' lease rows, then save and delete what no other live worker
+# holds, and name what was fenced. Data-modifying WITH queries run once, to completion.
+_APPLY = """
+WITH held AS MATERIALIZED (
+    SELECT task_id, worker_id <> %(me)s AND expires_at > now() AS elsewhere
+    FROM skillrt_leases WHERE task_id = ANY(%(ids)s::text[]) ORDER BY task_id FOR SHARE
+), fenced AS MATERIALIZED (
+    SELECT task_id FROM held WHERE elsewhere
+), saved AS (
+    INSERT INTO skillrt_tasks (task_id, state, updated_at, record)
+    SELECT s.task_id, s.state, s.updated_at, s.record
+    FROM unnest(%(save_ids)s::text[], %(states)s::text[], %(updated)s::float8[],
+                %(records)s::text[]) AS s(task_id, state, updated_at, record)
+    WHERE s.task_id NOT IN (SELECT task_id FROM fenced)
+    ON CONFLICT (task_id) DO UPDATE SET state = EXCLUDED.state,
+        updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
+), gone AS (
+    DELETE FROM skillrt_tasks
+    WHERE task_id = ANY(%(deletes)s::text[]) AND task_id NOT IN (SELECT task_id FROM fenced)
+)
+SELECT task_id FROM fenced
+"""
+
 
 class PgTaskStore:
     """Task records in ``skillrt_tasks`` (the ``TaskStore`` protocol; see the module docstring)."""
@@ -44,33 +67,31 @@ class PgTaskStore:
         # the indexed columns lose it.
         rows = [(clean_text(r.id), r.state, r.updated_at, dump_record(r)) for r in saves]
         deletes = [clean_text(task_id) for task_id in deletes]
-        fenced: list[str] = []
-        with self.db.connection() as conn, conn.transaction():
-            if rows or deletes:
-                # Every lease row of these tasks is locked, whoever holds it, and judged as it
-                # is once locked: a takeover in flight either commits first (and this write is
-                # fenced) or waits until this write is committed (and then reads it). A
-                # deletion is fenced too: no worker ends the checkpoint of a task that another
-                # live worker runs (a control request sent to the wrong worker, a stale copy).
-                leases = conn.execute(
-                    "SELECT task_id, worker_id <> %s AND expires_at > now() FROM skillrt_leases "
-                    "WHERE task_id = ANY(%s) ORDER BY task_id FOR SHARE",
-                    (self.db.worker_id, sorted({row[0] for row in rows} | set(deletes))),
+        if not rows and not deletes:
+            return
+        columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
+        # One statement, so one round trip and its own transaction (the connection is in
+        # autocommit). Every lease row of these tasks is locked, whoever holds it, and judged
+        # as it is once locked: a takeover in flight either commits first (and this write is
+        # fenced) or waits until this write is committed (and then reads it). A deletion is
+        # fenced too: no worker ends the checkpoint of a task that another live worker runs (a
+        # control request sent to the wrong worker, a stale copy).
+        with self.db.connection() as conn:
+            fenced = [
+                task_id
+                for (task_id,) in conn.execute(
+                    _APPLY,
+                    {
+                        "me": self.db.worker_id,
+                        "ids": sorted({row[0] for row in rows} | set(deletes)),
+                        "save_ids": list(columns[0]),
+                        "states": list(columns[1]),
+                        "updated": list(columns[2]),
+                        "records": list(columns[3]),
+                        "deletes": deletes,
+                    },
                 ).fetchall()
-                fenced = [task_id for task_id, elsewhere in leases if elsewhere]
-                rows = [row for row in rows if row[0] not in fenced]
-                deletes = [task_id for task_id in deletes if task_id not in fenced]
-            if rows:
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO skillrt_tasks (task_id, state, updated_at, record) "
-                        "VALUES (%s, %s, %s, %s) ON CONFLICT (task_id) DO UPDATE SET "
-                        "state = EXCLUDED.state, updated_at = EXCLUDED.updated_at, "
-                        "record = EXCLUDED.record",
-                        rows,
-                    )
-            if deletes:
-                conn.execute("DELETE FROM skillrt_tasks WHERE task_id = ANY(%s)", (deletes,))
+            ]
         if fenced:
             raise StoreUnavailable(
                 f"task(s) {', '.join(fenced)} run on another worker (this worker does not "
