@@ -250,7 +250,9 @@ def test_unclear_input_shows_numbered_choices_and_a_model_only_search_asks(
         {"type": "UNKNOWN", "confidence": 0.0},
         {"type": "RESEARCH_WEB", "confidence": 1.0, "parameters": {"topic": "flux"}},
     ]
-    env = cli_env(blog, write_script(tmp_path / "s.json", answers), SKILLRT_LLM__ROUTER_TRUST="low")
+    # The table and the model alone (with the classifier, a low-trust model is not asked).
+    script = write_script(tmp_path / "s.json", answers)
+    env = cli_env(blog, script, SKILLRT_LLM__ROUTER_TRUST="low", SKILLRT_INTENT_CLASSIFIER="false")
     child = spawn_chat(env, tmp_path)
     child.expect(PROMPT)
     child.sendline("blorp the flux capacitor")

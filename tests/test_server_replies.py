@@ -5,6 +5,7 @@ JSON reply and the SSE ``message`` event)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,23 @@ async def test_a_follower_wakes_for_each_entry_and_misses_none() -> None:
     await asyncio.wait_for(follower, 5)  # ends with the reply
     assert got[-1] == "message"
     running = False
+
+
+def test_the_json_reply_is_the_journaled_message(tmp_path: Path) -> None:
+    """A JSON call's reply is the text journaled as its ``message`` event: the same id, the
+    task's id, and redacted like it."""
+    from skillrt.testing import FunctionModel
+    from tests.server_support import LiveServer, make_runtime
+
+    live = LiveServer(make_runtime(tmp_path, FunctionModel(lambda m, o: f"echo {SECRET}"),
+                                   secrets=[SECRET]))  # fmt: skip
+    try:
+        with live.client() as c:
+            reply = c.post("/v1/skills/Steps/run", json={"params": {"topic": "x", "steps": 1}})
+        assert reply.status_code == 200 and reply.headers["x-skillrt-exit-code"] == "0"
+        body = reply.json()
+        assert SECRET not in reply.text and "***" in body["content"]
+        journaled = live.state.log.task_entries(body["task_id"], 0)[-1]
+        assert journaled.event == "message" and json.loads(journaled.data) == body
+    finally:
+        live.stop()

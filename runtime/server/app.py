@@ -160,10 +160,17 @@ def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
     return context
 
 
-def _message_response(state: ServerState, message: ChatMessage) -> Response:
-    """The reply as JSON, redacted (an echoing model may repeat a key or the token)."""
+def _message_response(
+    state: ServerState, message: ChatMessage, journaled: Entry | None = None
+) -> Response:
+    """The reply as JSON, redacted (an echoing model may repeat a key or the token); the text
+    the journal already holds for it when given (encoded and redacted once)."""
+    if journaled is not None and journaled.event == "message":
+        body = journaled.data
+    else:
+        body = redacted_json(state.runtime.redactor, message)
     return Response(
-        redacted_json(state.runtime.redactor, message),
+        body,
         media_type="application/json",
         headers={"X-Skillrt-Exit-Code": str(exit_code(message))},
     )
@@ -213,7 +220,7 @@ async def _answer(
     message = await job.result()
     if message is None:
         raise ProblemError(409, "task-conflict", "the task cannot be resumed now")
-    return _message_response(state, message)
+    return _message_response(state, message, job.entry)
 
 
 async def _known_task(state: ServerState, task_id: str) -> TaskSummary:
