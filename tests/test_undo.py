@@ -115,6 +115,30 @@ async def test_the_kept_versions_are_bounded(blog: Path) -> None:
     await rt.close()
 
 
+def test_a_version_is_never_kept_cut_short_nor_read_from_a_fifo(tmp_path: Path) -> None:
+    """``keep`` reads the post as ``FileStore.read`` does: a post over ``max_post_bytes`` is
+    refused (an undo would have restored a cut copy), a FIFO is refused, never waited on."""
+    import os
+
+    from skillrt.blog.files import FileStore
+    from skillrt.blog.versions import VersionStore
+    from skillrt.exceptions import PathNotAllowed, UserError
+
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts" / "big.md").write_text("x" * 5000, encoding="utf-8")
+    os.mkfifo(blog / "posts" / "pipe.md")
+    files = FileStore(blog, max_read_bytes=4096)
+    versions = VersionStore(tmp_path / "versions")
+    with pytest.raises(UserError, match="max_post_bytes"):
+        versions.keep(files, "posts/big.md", "delete", key="t:big", after=None)
+    with pytest.raises(PathNotAllowed, match="not a regular file"):
+        versions.keep(files, "posts/pipe.md", "delete", key="t:pipe", after=None)
+    assert versions.versions() == []
+    versions.keep(files, "posts/new.md", "edit", key="t:new", after=None)  # not there yet
+    assert [v.had_before for v in versions.versions()] == [False]
+
+
 # --- preview before writing: edit.confirm ---------------------------------------------------
 
 

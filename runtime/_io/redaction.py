@@ -12,9 +12,11 @@ from collections.abc import Iterable, MutableMapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["REDACTED", "RedactingFilter", "Redactor"]
+__all__ = ["MIN_SECRET_CHARS", "REDACTED", "RedactingFilter", "Redactor"]
 
 REDACTED = "***"
+MIN_SECRET_CHARS = 4
+"""Shorter secrets are not looked for: they would match ordinary text."""
 _SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|password|secret|token)$", re.IGNORECASE)
 
 
@@ -53,19 +55,22 @@ class Redactor:
     """Replaces secret values (configured, from the environment, or key-shaped) with ``***``."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        values = {s for s in secrets if s and len(s) >= 4}
-        values.update(v for name in _ENV_SECRETS if len(v := os.environ.get(name, "")) >= 4)
-        self._secrets = sorted(values, key=len, reverse=True)
-        # A secret JSON would escape (quotes, backslashes, control characters) might not be
-        # found in JSON text as it is: then ``is_clean`` always says no.
-        self._json_scan = all(s.isprintable() and '"' not in s and "\\" not in s for s in values)
+        self._secrets: list[str] = []
+        self._json_scan = True
+        self._take([*secrets, *(os.environ.get(name, "") for name in _ENV_SECRETS)])
 
     def add(self, secret: str) -> None:
         """Redact ``secret`` too from now on (the serve token, known once the server starts)."""
-        if len(secret) < 4 or secret in self._secrets:
+        self._take([secret])
+
+    def _take(self, values: Iterable[str]) -> None:
+        new = {s for s in values if len(s) >= MIN_SECRET_CHARS} - set(self._secrets)
+        if not new:
             return
-        self._secrets = sorted([*self._secrets, secret], key=len, reverse=True)
-        if not (secret.isprintable() and '"' not in secret and "\\" not in secret):
+        self._secrets = sorted([*self._secrets, *new], key=len, reverse=True)
+        # A secret JSON would escape (quotes, backslashes, control characters) might not be
+        # found in JSON text as it is: then ``is_clean`` always says no.
+        if not all(s.isprintable() and '"' not in s and "\\" not in s for s in new):
             self._json_scan = False
 
     def text(self, value: str) -> str:

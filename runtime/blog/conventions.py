@@ -28,6 +28,7 @@ __all__ = [
     "DRAFT_FOLDERS",
     "SECTION_PAGES",
     "first_heading",
+    "in_drafts_folder",
     "is_draft",
     "is_section_page",
     "post_date",
@@ -98,6 +99,11 @@ def is_draft(metadata: Mapping[str, Any], rel: str) -> bool:
         return True
     if _truthy(metadata.get("published")) is False:
         return True
+    return in_drafts_folder(rel)
+
+
+def in_drafts_folder(rel: str) -> bool:
+    """Whether the post at ``rel`` sits under a drafts folder (``_drafts/``)."""
     return any(part in DRAFT_FOLDERS for part in PurePosixPath(rel).parts[:-1])
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "PostIndex",
     "PostMeta",
     "make_snippet",
+    "newest_first",
     "query_terms",
 ]
 
@@ -232,7 +233,7 @@ def _short_term_score(term: str, title: str, tags: tuple[str, ...], body: str) -
     return score
 
 
-def _newest(date: str | None) -> tuple[int, str]:
+def newest_first(date: str | None) -> tuple[int, str]:
     """A sort key putting recent dates first and undated posts last."""
     if not date:
         return (1, "")
@@ -437,7 +438,8 @@ class PostIndex(SQLiteCache):
             scores = self._scores(terms) if terms.all else self._dated(dates)
             kept = self._filter(scores, drafts=drafts, dates=dates)
             best = sorted(
-                kept.items(), key=lambda item: (-round(item[1][0], 4), _newest(item[1][1]), item[0])
+                kept.items(),
+                key=lambda item: (-round(item[1][0], 4), newest_first(item[1][1]), item[0]),
             )[:k]
             hits: list[PostHit] = []
             for rowid, (score, date) in best:

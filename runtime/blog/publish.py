@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from skillrt.blog.conventions import DRAFT_FOLDERS
+from skillrt.blog.conventions import in_drafts_folder
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.exceptions import UserError
@@ -68,8 +68,7 @@ def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -
         raise UserError(f"{rel} does not exist; nothing to publish")
     text, digest = files.read(rel)
     new_text, removed = _unflagged(text, rel)
-    in_drafts = any(part in DRAFT_FOLDERS for part in PurePosixPath(rel).parts[:-1])
-    if not in_drafts:
+    if not in_drafts_folder(rel):
         if not removed:
             return Published(path=rel, changed=False)
         files.write(rel, new_text, expected_hash=digest)

@@ -40,7 +40,7 @@ from skillrt.blog.frontmatter import (
     render_frontmatter,
     split_frontmatter,
 )
-from skillrt.blog.posts import PostMeta
+from skillrt.blog.posts import PostMeta, newest_first
 from skillrt.exceptions import InvalidFrontmatter
 
 __all__ = ["GENERATORS", "PostStyle", "post_style"]
@@ -199,14 +199,14 @@ def post_style(
     drafts = drafts_dir if drafts_dir and kind in ("jekyll", "hexo", "configured") else None
     if drafts is not None and PurePosixPath(drafts).name not in DRAFT_FOLDERS:
         drafts = None
-    dated = sorted(posts, key=lambda m: (m.draft, m.date is None, _neg(m.date), m.path))
+    dated = sorted(posts, key=lambda m: (m.draft, newest_first(m.date), m.path))
     sample = dated[:SAMPLE]
     heads: list[tuple[PostMeta, Frontmatter]] = []
     for meta in sample:
         head = _read_head(root / meta.path)
         if head is not None:
             heads.append((meta, head))
-    published = [meta for meta in dated if not meta.draft and not _in_drafts(meta.path)]
+    published = [meta for meta in dated if not meta.draft]  # a _drafts/ post is a draft
     bundles = sum(post_stem(m.path) != PurePosixPath(m.path).stem for m in published)
     prefixed = sum(bool(_DATE_PREFIX.match(post_stem(m.path))) for m in published)
     base = PostStyle(
@@ -260,14 +260,6 @@ def _with_format(style: PostStyle, fmt: str) -> PostStyle:
     formats: dict[str, Format] = {name: name for name in FORMATS}
     chosen = formats.get(fmt)  # "auto": the blog's own
     return style if chosen is None else replace(style, format=chosen)
-
-
-def _neg(date: str | None) -> str:
-    return "".join(chr(0x10FFFF - ord(c)) for c in date or "")
-
-
-def _in_drafts(rel: str) -> bool:
-    return any(part in DRAFT_FOLDERS for part in PurePosixPath(rel).parts[:-1])
 
 
 def _shared_values(

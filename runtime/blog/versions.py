@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from skillrt.blog.files import FileStore, fsync_dir, sha256_hex
-from skillrt.exceptions import FileChanged, UserError
+from skillrt.blog.files import FileStore, fsync_dir
+from skillrt.exceptions import FileChanged, FileMissing, UserError
 
 __all__ = ["Action", "NothingToUndo", "Undone", "Version", "VersionStore"]
 
@@ -86,6 +86,11 @@ def _write_durably(target: Path, data: bytes) -> None:
             os.unlink(tmp)
 
 
+def _tag(key: str) -> str:
+    """The part of a record's file name that names its write (``key``)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
 class VersionStore:
     """The kept versions in ``folder`` (see the module docstring)."""
 
@@ -109,7 +114,7 @@ class VersionStore:
         rel = files.relative(path)
         if self._has(key):
             return
-        before = self._bytes_of(files, rel) if action != "create" else None
+        before = self.bytes_of(files, rel) if action != "create" else None
         self.record(rel, action, before, key=key, after=after)
 
     def note_trash(self, key: str, trash: Path) -> None:
@@ -120,12 +125,10 @@ class VersionStore:
             _write_durably(record, json.dumps(data).encode("utf-8"))
 
     def _records_of(self, key: str) -> list[Path]:
-        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-        return sorted(self.folder.glob(f"*-{tag}.json")) if self.folder.is_dir() else []
+        return sorted(self.folder.glob(f"*-{_tag(key)}.json")) if self.folder.is_dir() else []
 
     def _has(self, key: str) -> bool:
-        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-        return self.folder.is_dir() and any(self.folder.glob(f"*-{tag}.json"))
+        return bool(self._records_of(key))
 
     def record(
         self, rel: str, action: Action, before: bytes | None, *, key: str, after: str | None
@@ -134,9 +137,8 @@ class VersionStore:
         write already made or about to be; ``keep`` reads them itself. Once per ``key``."""
         if self.keep_at_most <= 0 or self._has(key):
             return
-        tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        stem = f"{time.time_ns():020d}-{tag}"
+        stem = f"{time.time_ns():020d}-{_tag(key)}"
         if before is not None:
             _write_durably(self.folder / f"{stem}.blob", before)
         record = Version(
@@ -155,16 +157,15 @@ class VersionStore:
 
     @staticmethod
     def bytes_of(files: FileStore, rel: str) -> bytes | None:
-        """The bytes of ``rel`` now (None: no such file)."""
-        return VersionStore._bytes_of(files, rel)
-
-    @staticmethod
-    def _bytes_of(files: FileStore, rel: str) -> bytes | None:
+        """The bytes of ``rel`` now (None: no such file), read as ``FileStore.read`` reads a
+        post: a regular file only (a FIFO is refused, never waited on), no symlink followed,
+        and a post over ``max_post_bytes`` or not UTF-8 refused with a clear error rather
+        than kept cut short (an undo would have restored the cut copy)."""
         try:
-            with open(files.resolve(rel), "rb") as fh:
-                return fh.read(files.max_read_bytes + 1)
-        except FileNotFoundError:
+            text, _ = files.read(rel)
+        except FileMissing:
             return None
+        return text.encode("utf-8")
 
     def _prune(self) -> None:
         records = sorted(self.folder.glob("*.json"))
@@ -240,7 +241,7 @@ class VersionStore:
 
     def _before_text(self, version: Version) -> str:
         data = (self.folder / f"{version.id}.blob").read_bytes()
-        text = data.decode("utf-8")  # posts are UTF-8 text: read and written as such
-        if sha256_hex(text.encode("utf-8")) != sha256_hex(data):
-            raise UserError(f"the kept version of {version.path} does not round-trip")
-        return text
+        try:  # posts are UTF-8 text (kept as ``FileStore.read`` read them): strict, lossless
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UserError(f"the kept version of {version.path} is not UTF-8 text") from None

@@ -30,7 +30,7 @@ from urllib.parse import quote, quote_plus, unquote, unquote_plus
 import httpx
 from pydantic import SecretStr
 
-from skillrt._io.redaction import Redactor
+from skillrt._io.redaction import MIN_SECRET_CHARS, Redactor
 from skillrt.exceptions import URLNotAllowed, UserError
 from skillrt.skills.browsing.firewall import normalize_host
 
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["SECRET_TEXT", "BoundSecret", "SecretGuard", "SecretNotSent", "origin_of"]
 
 SECRET_TEXT = "<secret>"  # noqa: S105 - a placeholder shown instead of a secret
-MIN_SECRET = 4
-"""Shorter secrets are not looked for (they would match ordinary text); the redactor agrees."""
+MIN_SECRET = MIN_SECRET_CHARS
+"""Shorter secrets are not looked for (they would match ordinary text), as by the redactor."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext
-from skillrt.blog.conventions import DRAFT_FOLDERS
+from skillrt.blog.conventions import DRAFT_FOLDERS, in_drafts_folder
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.style import PostStyle, post_style
 
@@ -93,7 +93,7 @@ def compose_new_post(
     marked = draft
     if target:  # the folder is the user's: a draft there is marked by its field
         path = post_path(ctx, target, slug)
-        in_drafts = any(part in DRAFT_FOLDERS for part in PurePosixPath(path).parts[:-1])
+        in_drafts = in_drafts_folder(path)
         style = replace(style, drafts_dir=None)
         draft = draft and not in_drafts
         marked = draft or in_drafts

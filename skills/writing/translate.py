@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.conventions import DRAFT_FOLDERS, post_stem
+from skillrt.blog.conventions import in_drafts_folder, post_stem
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
@@ -205,7 +205,7 @@ def _translated_post(
     if post_stem(path) != stem.stem:  # a page bundle: a bundle beside it, slug-en/index.md
         wanted = str(stem.parent.with_name(f"{stem.parent.name}-{code}") / stem.name)
     fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
-    in_drafts = any(part in DRAFT_FOLDERS for part in stem.parts[:-1])
+    in_drafts = in_drafts_folder(path)
     draft = ctx.config.drafts.mark and not in_drafts
     drafts_dir = blog_style(ctx).drafts_dir if draft else None
     if drafts_dir:

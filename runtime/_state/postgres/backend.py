@@ -6,9 +6,8 @@ thread; the group commit applies its rounds in the committer's thread as on SQLi
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Protocol
 
 import structlog
 
@@ -22,12 +21,9 @@ from skillrt._state.postgres.queue import PgQueue
 from skillrt._state.postgres.tasks import PgTaskStore
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult
 from skillrt._state.records import TaskRecord, parse_record
-from skillrt.exceptions import StoreUnavailable
 from skillrt.settings import RuntimeConfig
 
 __all__ = ["PostgresBackend"]
-
-T = TypeVar("T")
 
 
 class _Closable(Protocol):
@@ -56,7 +52,6 @@ class PostgresBackend:
         self.control = PgControl(database, poll_s=min(1.0, cfg.lease_s / 3))
         self.queue = PgQueue(database, self.control, stale_s=cfg.lease_s)
         self.committer = Committer(self.store, logger=logger, on_reset=on_reset)
-        self.timeout_s = cfg.store_timeout_s
 
     @property
     def available(self) -> bool:
@@ -95,31 +90,20 @@ class PostgresBackend:
 
     # --- locks (each a round trip: in a thread, bounded) --------------------------------------
 
-    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in a thread; the loop waits no longer than the store's timeout (the
-        thread's own socket timeouts end it soon after)."""
-        try:
-            async with asyncio.timeout(self.timeout_s + 1):
-                return await asyncio.to_thread(fn, *args)
-        except TimeoutError:
-            raise StoreUnavailable(
-                f"PostgreSQL did not answer within {self.timeout_s:g} s", reason="unreachable"
-            ) from None
-
     async def hold(self, task_id: str) -> bool:
-        return await self._off_loop(self.runlocks.hold, task_id)
+        return await self.database.off_loop(self.runlocks.hold, task_id)
 
     async def release(self, task_id: str) -> None:
         try:
-            await self._off_loop(self.locks.release_task_locks, task_id)
+            await self.database.off_loop(self.locks.release_task_locks, task_id)
         finally:
-            await self._off_loop(self.runlocks.release, task_id)
+            await self.database.off_loop(self.runlocks.release, task_id)
 
     def release_soon(self, task_id: str) -> None:
         """Nothing here: a database's locks are released by the runner's end (``release``)."""
 
     async def running_elsewhere(self, task_id: str) -> bool:
-        return await self._off_loop(self.runlocks.running_elsewhere, task_id)
+        return await self.database.off_loop(self.runlocks.running_elsewhere, task_id)
 
     def held_elsewhere(self, task_ids: Sequence[str]) -> set[str]:
         return self.runlocks.held_elsewhere(task_ids) if task_ids else set()
@@ -146,7 +130,7 @@ class PostgresBackend:
         return found
 
     async def read(self, task_id: str) -> TaskRecord | None:
-        return await self._off_loop(self.store.get, task_id)
+        return await self.database.off_loop(self.store.get, task_id)
 
     def orphans(self, states: tuple[str, ...]) -> list[str]:
         return self.runlocks.orphans(states)

@@ -20,19 +20,17 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from skillrt._io.logs import library_logger
 from skillrt._state.postgres.database import clean_text
 from skillrt._state.protocol import ControlRequest
-from skillrt.exceptions import StoreUnavailable
 
 if TYPE_CHECKING:
     from skillrt._state.postgres.database import PgDatabase
 
 __all__ = ["MAX_PAYLOAD", "ControlRequest", "PgControl"]
 
-T = TypeVar("T")
 
 MAX_PAYLOAD = 7000  # bytes of an event notification's text (PostgreSQL's limit is 8000)
 _log = library_logger("skillrt._state.postgres.control")
@@ -185,7 +183,7 @@ class PgControl:
         return None if row is None else int(row[0])
 
     async def send(self, task_id: str, verb: str, payload: str = "") -> int | None:
-        request_id = await self._off_loop(self.send_sync, task_id, verb, payload)
+        request_id = await self.db.off_loop(self.send_sync, task_id, verb, payload)
         if request_id is not None:
             self.waiter(request_id)
         return request_id
@@ -210,7 +208,7 @@ class PgControl:
                 ).fetchone()
             return row is not None
 
-        return bool(await self._off_loop(take))
+        return bool(await self.db.off_loop(take))
 
     async def finish(self, request_id: int, result: str) -> None:
         """Record the result of a request and wake its sender."""
@@ -224,7 +222,7 @@ class PgControl:
                     (clean_text(result), request_id),
                 )
 
-        await self._off_loop(finish)
+        await self.db.off_loop(finish)
 
     async def result(self, request_id: int, timeout_s: float | None) -> str | None:
         """Wait for the request's result (None: not taken within ``timeout_s``, and withdrawn;
@@ -234,11 +232,11 @@ class PgControl:
         deadline = None if timeout_s is None else loop.time() + timeout_s
         try:
             while True:
-                done, taken, result = await self._off_loop(self._state, request_id)
+                done, taken, result = await self.db.off_loop(self._state, request_id)
                 if done:
                     return result
                 if deadline is not None and not taken and loop.time() >= deadline:
-                    if await self._off_loop(self._withdraw, request_id):
+                    if await self.db.off_loop(self._withdraw, request_id):
                         return None
                     continue  # taken just now: its result follows
                 wait = self.poll_s
@@ -281,7 +279,7 @@ class PgControl:
                     (clean_text(f"{follower}\t{task_id}\t{text}"),),
                 )
 
-        await self._off_loop(publish)
+        await self.db.off_loop(publish)
 
     def prune(self, older_than_s: float = 3600.0) -> None:
         """Forget finished requests older than ``older_than_s`` (blocking)."""
@@ -290,16 +288,6 @@ class PgControl:
                 "DELETE FROM skillrt_control WHERE done_at < now() - make_interval(secs => %s)",
                 (older_than_s,),
             )
-
-    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in a thread, bounded by the store's timeout."""
-        try:
-            async with asyncio.timeout(self.db.timeout_s + 1):
-                return await asyncio.to_thread(fn, *args)
-        except TimeoutError:
-            raise StoreUnavailable(
-                "PostgreSQL did not answer in time", reason="unreachable"
-            ) from None
 
     def close(self) -> None:
         self._stop.set()

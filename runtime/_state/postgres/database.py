@@ -18,6 +18,7 @@ round trips, or batched (``PgRunLocks.held_elsewhere``), cheap to run in a threa
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -26,8 +27,8 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate, schema_version
 from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
@@ -37,6 +38,7 @@ __all__ = ["PgDatabase", "default_worker_id", "inspect_database", "redact_url"]
 
 _URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 _NO_WAL_WAIT = "-c synchronous_commit=off"  # the bookkeeping sessions' setting
+T = TypeVar("T")
 
 
 def redact_url(url: str) -> str:
@@ -259,6 +261,17 @@ class PgDatabase:
         return StoreUnavailable(
             f"PostgreSQL at {redact_url(self.url)} does not answer: {exc}", reason="unreachable"
         )
+
+    async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` (a blocking round trip) in a thread; the loop waits no longer than the
+        store's timeout (the thread's own socket timeouts end it soon after)."""
+        try:
+            async with asyncio.timeout(self.timeout_s + 1):
+                return await asyncio.to_thread(fn, *args)
+        except TimeoutError:
+            raise StoreUnavailable(
+                f"PostgreSQL did not answer within {self.timeout_s:g} s", reason="unreachable"
+            ) from None
 
     @contextlib.contextmanager
     def connection(self, *, durable: bool = True) -> Iterator[Any]:

@@ -20,19 +20,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from skillrt._state.postgres.database import clean_text
 from skillrt._state.protocol import QueuedTask
-from skillrt.exceptions import StoreUnavailable
 
 if TYPE_CHECKING:
     from skillrt._state.postgres.control import PgControl
     from skillrt._state.postgres.database import PgDatabase
 
 __all__ = ["PgQueue"]
-
-T = TypeVar("T")
 
 
 class PgQueue:
@@ -62,7 +59,7 @@ class PgQueue:
                 ).fetchone()
             return int(row[0])
 
-        request_id = await self._off_loop(put)
+        request_id = await self.db.off_loop(put)
         self.control.waiter(-request_id)
         return request_id
 
@@ -94,7 +91,7 @@ class PgQueue:
         return [QueuedTask(*row[:4]) for row in rows]
 
     async def take(self, n: int, keys: list[str], limits: dict[str, int]) -> list[QueuedTask]:
-        return await self._off_loop(self.take_sync, n, keys, limits)
+        return await self.db.off_loop(self.take_sync, n, keys, limits)
 
     async def done(self, request_id: int, result: str | None) -> None:
         """Record a taken task's reply and wake the worker that queued it."""
@@ -108,14 +105,14 @@ class PgQueue:
                     (None if result is None else clean_text(result), request_id, -request_id),
                 )
 
-        await self._off_loop(done)
+        await self.db.off_loop(done)
 
     async def result(self, request_id: int) -> str | None:
         """Wait until the task is done; its reply (None: it ended without one here)."""
         event = self.control.waiter(-request_id)
         try:
             while True:
-                done, result = await self._off_loop(self._state, request_id)
+                done, result = await self.db.off_loop(self._state, request_id)
                 if done:
                     return result
                 with contextlib.suppress(TimeoutError):
@@ -145,7 +142,7 @@ class PgQueue:
                 ).fetchone()
             return row is not None
 
-        return await self._off_loop(withdraw)
+        return await self.db.off_loop(withdraw)
 
     async def cancel_waiting(self, task_id: str, result: str) -> bool:
         """End a task still waiting in the queue with ``result`` as its reply (its caller hears
@@ -162,7 +159,7 @@ class PgQueue:
                 ).fetchone()
             return row is not None
 
-        return await self._off_loop(cancel)
+        return await self.db.off_loop(cancel)
 
     def requeue_dead(self) -> int:
         """Put back the tasks taken by workers that died before any of it was checkpointed;
@@ -198,13 +195,6 @@ class PgQueue:
                 "DELETE FROM skillrt_queue WHERE done_at < now() - make_interval(secs => %s)",
                 (older_than_s,),
             )
-
-    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
-        try:
-            async with asyncio.timeout(self.db.timeout_s + 1):
-                return await asyncio.to_thread(fn, *args)
-        except TimeoutError:
-            raise StoreUnavailable("PostgreSQL did not answer in time") from None
 
     def close(self) -> None:
         """Nothing of its own to close."""
