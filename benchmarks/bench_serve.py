@@ -386,6 +386,7 @@ def serve_rate(
         kind: {key: _median([r[key] for r in got]) for key in got[0]} for kind, got in runs.items()
     }
     bare, ours = med["fastapi"], med["skillrt"]
+    calls = calls_per_request()
     ratio = (ours["rps"] or 0) / (bare["rps"] or 1)
     cpu = ours["cpu_ms_per_request"]
     title = f"{rate_clients} keep-alive clients x {seconds:g} s, {rounds} round(s) each"
@@ -416,14 +417,85 @@ def serve_rate(
             if cpu is None or not bare["cpu_ms_per_request"]
             else f"x{cpu / bare['cpu_ms_per_request']:.1f} the bare endpoint's",
         ),
+        row(
+            "Python function calls per request, in process (bare / skillrt)",
+            calls["skillrt"],
+            "calls",
+            note=f"bare FastAPI {calls['fastapi']} (x{calls['skillrt'] / calls['fastapi']:.1f});"
+            " cProfile's count, the ASGI app called directly: no noise",
+        ),
     ]
     return {
         "name": "serve_rate",
         "title": "skillrt serve: a skill with no steps against a bare FastAPI endpoint",
         "params": {"clients": rate_clients, "seconds": seconds, "rounds": rounds},
         "rows": rows,
-        "details": {"rounds": runs, "medians": med, "ratio": ratio},
+        "details": {"rounds": runs, "medians": med, "ratio": ratio, "calls": calls},
     }
+
+
+async def _asgi_calls(app: Any, token: bool, requests: int) -> int:
+    """Python function calls (cProfile's count) for ``requests`` POSTs to the skill with no
+    steps, the ASGI app called directly (10 at a time): no socket, no uvicorn, no noise."""
+    import cProfile
+    import pstats
+
+    body = json.dumps({"params": {"topic": "bench"}}).encode()
+    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
+               (b"content-length", str(len(body)).encode())]  # fmt: skip
+    if token:
+        headers.append((b"authorization", b"Bearer " + _TOKEN.encode()))
+    path = "/v1/skills/Nothing/run"
+
+    async def one() -> None:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": "POST", "scheme": "http", "path": path, "raw_path": path.encode(),
+                 "query_string": b"", "root_path": "", "headers": headers,
+                 "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80), "state": {}}  # fmt: skip
+        await app(scope, receive, send)
+        if sent[0]["status"] != 200:
+            raise RuntimeError(f"status {sent[0]['status']}")
+
+    for _ in range(50):  # warm: first-use costs aside
+        await one()
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(requests // 10):
+        await asyncio.gather(*(one() for _ in range(10)))
+    profile.disable()
+    total: int = pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
+    return total // requests
+
+
+async def _calls_both(requests: int) -> dict[str, int]:
+    from benchmarks._bare_app import app as bare
+    from skillrt.server.app import create_app
+    from skillrt.testing import FunctionModel
+
+    out = {"fastapi": await _asgi_calls(bare, False, requests)}
+    with temp_dir("serve-calls") as root:
+        runtime = _runtime(root, FunctionModel(lambda messages, options: "unused"))
+        app = create_app(runtime, token=_TOKEN, hosts=["127.0.0.1"])
+        state = app.state.skillrt
+        await state.start()
+        try:
+            out["skillrt"] = await _asgi_calls(app, True, requests)
+        finally:
+            await state.stop()
+    return out
+
+
+def calls_per_request(requests: int = 500) -> dict[str, int]:
+    """Python function calls per request of each side, in process (see ``_asgi_calls``)."""
+    return asyncio.run(_calls_both(requests))
 
 
 def profile_served(clients: int = 50, seconds: float = 5.0) -> dict[str, Any]:

@@ -136,6 +136,8 @@ def test_serve_benchmark_runs() -> None:
     rate = details["rate"]["medians"]  # the skill with no steps beside the bare endpoint
     assert rate["fastapi"]["requests"] > 0 and rate["skillrt"]["requests"] > 0
     assert rate["skillrt"]["cpu_ms_per_request"] > 0
+    calls = details["rate"]["calls"]  # noise-free: function calls per request
+    assert calls["skillrt"] > calls["fastapi"] > 0
     metrics = [r["metric"] for r in result["rows"]]
     assert "skillrt / bare FastAPI, requests/s" in metrics
 

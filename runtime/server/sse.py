@@ -186,18 +186,20 @@ class EventLog:
             self._trim()
         session = log.session_id if log is not None else None
         entry = Entry(self.seq, event, task_id, session, data)
+        size = len(data) + _ENTRY_OVERHEAD  # entry.size, once
         if log is not None:
             log.entries.append(entry)
-            log.bytes += entry.size
-            self.bytes += entry.size
+            log.bytes += size
+            self.bytes += size
             while len(log.entries) > 1 and (
                 log.bytes > self.per_task_bytes or len(log.entries) > _PER_TASK
             ):
                 self.bytes -= log.drop_oldest()
-            self._trim()
+            if self.bytes > self.total_bytes:  # (the count of journals was held at bind)
+                self._trim()
             log.wake()
         self._recent.append(entry)
-        self._recent_size += entry.size
+        self._recent_size += size
         while len(self._recent) > 1 and (
             self._recent_size > self.recent_bytes or len(self._recent) > _RECENT
         ):
