@@ -137,6 +137,11 @@ def test_the_decoder_never_makes_a_piece_over_its_cap() -> None:
     import zlib
 
     assert b"".join(deflated.feed(zlib.compress(b"hello"))) == b"hello"
+    raw_deflate = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    raw = raw_deflate.compress(b"hello") + raw_deflate.flush()
+    assert b"".join(CappedDecoder("deflate", 100).feed(raw)) == b"hello"
+    with pytest.raises(BrowserError, match="deflate body is corrupt"):  # neither zlib nor raw
+        list(CappedDecoder("deflate", 100).feed(b"not deflate at all"))
     with pytest.raises(BrowserError, match="not supported"):
         CappedDecoder("br", 100)
     with pytest.raises(BrowserError, match="2 times"):

@@ -57,19 +57,24 @@ class CappedDecoder:
         while data and not self.full:
             room = min(PIECE, self.limit - self.size + 1)  # one byte over: "there was more"
             try:
-                piece = self._zlib.decompress(data, room)
+                piece = self._decompress(self._zlib, data, room)
             except zlib.error as exc:
-                if self.kind == "deflate" and not self._raw_deflate and self.size == 0:
-                    self._raw_deflate = True  # a server that sends raw deflate (no zlib header)
-                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-                    piece = self._zlib.decompress(data, room)
-                else:
-                    raise BrowserError(f"the page's {self.kind} body is corrupt: {exc}") from exc
+                raise BrowserError(f"the page's {self.kind} body is corrupt: {exc}") from exc
             data = self._zlib.unconsumed_tail
             if piece:
                 yield self._take(piece)
             elif not data:
                 break
+
+    def _decompress(self, inflater: zlib._Decompress, data: bytes, room: int) -> bytes:
+        try:
+            return inflater.decompress(data, room)
+        except zlib.error:
+            if self.kind != "deflate" or self._raw_deflate or self.size:
+                raise
+            self._raw_deflate = True  # a server that sends raw deflate (no zlib header)
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+            return self._zlib.decompress(data, room)
 
     def _take(self, piece: bytes) -> bytes:
         room = self.limit - self.size

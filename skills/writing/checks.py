@@ -32,6 +32,7 @@ from skillrt.blog.wikilinks import normalize_target
 from skillrt.exceptions import RepetitionStopped
 from skillrt.llm.guard import RepetitionGuard
 
+from .languages import LANGUAGES
 from .scaffold import Scaffold
 
 __all__ = [
@@ -137,24 +138,6 @@ _STOPWORDS = {
     "de": {"der", "die", "das", "und", "ist", "nicht", "mit", "ein", "eine", "den", "zu", "auf"},
     "es": {"el", "los", "las", "del", "que", "es", "una", "por", "para", "con", "se", "como"},
 }
-_NAMES = {
-    "zh": "Chinese",
-    "ja": "Japanese",
-    "ko": "Korean",
-    "en": "English",
-    "fr": "French",
-    "de": "German",
-    "es": "Spanish",
-}
-_NAMES_ZH = {
-    "zh": "中文",
-    "ja": "日文",
-    "ko": "韩文",
-    "en": "英文",
-    "fr": "法文",
-    "de": "德文",
-    "es": "西班牙文",
-}
 MIN_SHARE = 0.5  # of the text's letters (a CJK character or a Latin word each) in the target
 MIN_WORDS_FOR_STOPWORDS = 30
 MIN_WORDS_TO_TELL = 5  # fewer words than this (a code block, a heading): nothing to judge
@@ -188,7 +171,9 @@ def _latin_language(text: str) -> str | None:
 
 
 def language(code: str) -> Check:
-    name = _NAMES.get(code, code)
+    names = LANGUAGES.get(code)
+    name = names.name if names else code
+    name_zh = names.name_zh if names else name
 
     def check(generated: Generated) -> Verdict:
         share = language_share(generated.text, code)
@@ -197,7 +182,7 @@ def language(code: str) -> Check:
                 "language",
                 False,
                 f"the text is not in {name} ({share:.0%} of its words are)",
-                zh=f"文字不是{_NAMES_ZH.get(code, name)}（只有 {share:.0%} 是）",
+                zh=f"文字不是{name_zh}（只有 {share:.0%} 是）",
             )
         if code in _STOPWORDS:
             found = _latin_language(generated.text)
@@ -205,8 +190,8 @@ def language(code: str) -> Check:
                 return Verdict(
                     "language",
                     False,
-                    f"the text is in {_NAMES[found]}, not in {name}",
-                    zh=f"文字是{_NAMES_ZH[found]}，不是{_NAMES_ZH.get(code, name)}",
+                    f"the text is in {LANGUAGES[found].name}, not in {name}",
+                    zh=f"文字是{LANGUAGES[found].name_zh}，不是{name_zh}",
                 )
         return Verdict("language", True, f"{share:.0%} {name}")
 

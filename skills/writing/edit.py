@@ -46,12 +46,12 @@ from .checks import (
     without_none,
 )
 from .common import MAX_INSTRUCTION_CHARS, MAX_TITLE_CHARS, keep_version, refuse, text_hash
+from .languages import language_code
 from .manage import is_yes
 from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .scaffold import Scaffold
-from .translate import language_code
 
 __all__ = ["EditParams", "Revision", "edit_content", "unified_diff"]
 

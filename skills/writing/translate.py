@@ -29,13 +29,14 @@ from .checked import REPLIES as CHECK_REPLIES
 from .checked import Checked, checked, quality_report, refuse_unchecked
 from .checks import Check, Generated, Verdict, language, no_scaffolding, not_degenerate, wikilinks
 from .common import Saved, new_post_text, refuse, save_new_file
+from .languages import LANGUAGES, language_code
 from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
 from .pick import ask_for_post, no_post_chosen
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
 from .summarize import split_parts
 
-__all__ = ["TranslateParams", "language_code", "translate"]
+__all__ = ["TranslateParams", "translate"]
 
 MAX_PARTS = 24
 PART_TOKENS = 1200
@@ -84,29 +85,10 @@ REPLIES = (
     | DRAFT_REPLIES
 )
 
-_LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "en": ("English", ("en", "english", "英文", "英语")),
-    "zh": ("Simplified Chinese", ("zh", "chinese", "mandarin", "中文", "汉语", "简体中文")),
-    "ja": ("Japanese", ("ja", "japanese", "日文", "日语")),
-    "fr": ("French", ("fr", "french", "法文", "法语")),
-    "de": ("German", ("de", "german", "德文", "德语")),
-    "es": ("Spanish", ("es", "spanish", "西班牙文", "西班牙语")),
-    "ko": ("Korean", ("ko", "korean", "韩文", "韩语")),
-}
-
 
 class TranslateParams(BaseModel):
     language: Annotated[str | None, Chars()] = None  # None: the other of zh and en
     path: PostPath = None
-
-
-def language_code(name: str) -> str | None:
-    """``en``, ``zh``... for a language as people name it (English, 英文, zh...)."""
-    folded = name.strip().casefold()
-    for code, (_, names) in _LANGUAGES.items():
-        if folded in names:
-            return code
-    return None
 
 
 def _target_language(ctx: SkillContext, asked: str | None) -> str:
@@ -115,7 +97,7 @@ def _target_language(ctx: SkillContext, asked: str | None) -> str:
         return "en" if ctx.input.language == "zh" else "zh"
     code = language_code(asked)
     if code is None:
-        known = ", ".join(names[0] for names in _LANGUAGES.values())
+        known = ", ".join(names.prompt for names in LANGUAGES.values())
         raise BadParam("language", "unknown_language", language=clip(asked, 40), known=known)
     return code
 
@@ -229,7 +211,7 @@ def _translated_post(
 )
 async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     code = _target_language(ctx, params.language)
-    language = _LANGUAGES[code][0]
+    language = LANGUAGES[code].prompt
     target = params.path or ctx.input.current_file or await ask_for_post(ctx, ctx.reply("action"))
     if target is None:
         return no_post_chosen(ctx)
