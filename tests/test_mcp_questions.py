@@ -83,6 +83,24 @@ async def test_a_question_goes_to_the_client_by_elicitation(runtime: AgentRuntim
     assert result.structuredContent["answer"] == "blue"
 
 
+async def test_a_reply_echoing_a_secret_is_redacted_as_the_http_api_redacts_it(
+    runtime: AgentRuntime,
+) -> None:
+    secret = "tok-0123456789abcdef"
+    runtime.redactor.add(secret)  # as ``skillrt serve`` adds its bearer token
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"answer": secret})
+
+    async with connect(runtime, elicitation_callback=elicit) as session:
+        result = await session.call_tool("Ask", {"question": "Which token?"})
+    assert not result.isError
+    assert _text(result) == "you said ***"
+    assert result.structuredContent is not None
+    assert result.structuredContent["answer"] == "***"
+    assert secret not in result.model_dump_json()
+
+
 async def test_a_declined_question_cancels_the_task(runtime: AgentRuntime) -> None:
     async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         return types.ElicitResult(action="decline")

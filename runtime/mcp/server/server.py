@@ -25,7 +25,7 @@ from skillrt.agent import AgentRuntime
 from skillrt.exceptions import UserError
 from skillrt.mcp.server.blog import get_prompt, list_posts, list_prompts, read_post
 from skillrt.mcp.server.relay import ProgressRelay
-from skillrt.mcp.server.results import error_result, is_waiting, message_result
+from skillrt.mcp.server.results import error_result, is_waiting, message_result, redacted_result
 from skillrt.mcp.server.tasks import TaskBook
 from skillrt.mcp.server.tools import Call, Refused, list_tools, parse_call
 from skillrt.messages import ChatMessage, new_id
@@ -104,6 +104,14 @@ class McpServer:
         return message
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> Any:
+        """A tool call's answer, redacted as the HTTP API's replies are (an MCP task's result
+        is redacted when the book records it)."""
+        result = await self._call_tool(name, arguments)
+        if isinstance(result, types.CallToolResult):
+            return redacted_result(self.runtime.redactor, result)
+        return result
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any] | None) -> Any:
         rt = self.runtime
         await rt.initialize()
         ctx = self.server.request_context

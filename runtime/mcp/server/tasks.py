@@ -25,7 +25,7 @@ from mcp import types
 from mcp.shared.exceptions import McpError
 
 from skillrt.agent import AgentRuntime
-from skillrt.mcp.server.results import is_waiting, message_result
+from skillrt.mcp.server.results import is_waiting, message_result, redacted
 from skillrt.messages import ChatMessage, new_id
 
 __all__ = ["TaskBook", "mcp_status"]
@@ -97,10 +97,12 @@ class TaskBook:
             raise
 
     def record(self, task_id: str, message: ChatMessage) -> None:
-        """Keep what a call on an MCP task answered (its status, and its result once over)."""
+        """Keep what a call on an MCP task answered (its status, and its result once over),
+        redacted: the record is read back by ``tasks/get`` and ``tasks/result``."""
         old = self._read(task_id)
         if old is None:
             return  # not an MCP task
+        message = redacted(self.runtime.redactor, message)
         status = mcp_status(message)
         old.update(status=status, statusMessage=_short(message.content), lastUpdatedAt=_now())
         if status != "working":
