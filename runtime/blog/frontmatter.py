@@ -179,10 +179,10 @@ def strip_frontmatter(reply: str) -> tuple[str, bool]:
     lead = len(reply) - len(reply.lstrip())
     try:
         found = split_frontmatter(reply[lead:])
-        found.fields()
+        fields = found.fields()
     except InvalidFrontmatter:
         return reply, False
-    if found.format is None or (not found.fields() and found.inner.strip()):
+    if found.format is None or (not fields and found.inner.strip()):
         return reply, False
     return found.body.lstrip("\r\n"), True
 
