@@ -281,14 +281,6 @@ class PgControl:
 
         await self.db.off_loop(publish)
 
-    def prune(self, older_than_s: float = 3600.0) -> None:
-        """Forget finished requests older than ``older_than_s`` (blocking)."""
-        with self.db.connection(durable=False) as conn:
-            conn.execute(
-                "DELETE FROM skillrt_control WHERE done_at < now() - make_interval(secs => %s)",
-                (older_than_s,),
-            )
-
     def close(self) -> None:
         self._stop.set()
         conn = self._conn

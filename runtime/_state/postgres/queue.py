@@ -189,12 +189,5 @@ class PgQueue:
             conn.execute("DELETE FROM skillrt_queue WHERE done_at < now() - interval '1 hour'")
         return int(requeued or 0)
 
-    def prune(self, older_than_s: float = 3600.0) -> None:
-        with self.db.connection(durable=False) as conn:
-            conn.execute(
-                "DELETE FROM skillrt_queue WHERE done_at < now() - make_interval(secs => %s)",
-                (older_than_s,),
-            )
-
     def close(self) -> None:
         """Nothing of its own to close."""
