@@ -84,3 +84,18 @@ def test_words_that_only_look_like_secret_keys_are_clean() -> None:
     rec = record(raw_input="a token of thanks, secrets of APIs", steps={"tokens": 3, "keys": "x"})
     assert walked(redactor, rec) == rec
     assert redactor.is_clean(rec.model_dump_json())
+
+
+def test_the_walk_copies_containers_and_keeps_scalars() -> None:
+    redactor = Redactor(["cfg-secret-value-42"])
+    inner = {"note": "cfg-secret-value-42", "n": 3, "ok": None}
+    value = {"api_key": "v", "empty_token": "", "list": [inner, 2.5], "t": ("a",), "b": True}
+    out = redactor(value)
+    assert out == {
+        "api_key": "***",
+        "empty_token": "",
+        "list": [{"note": "***", "n": 3, "ok": None}, 2.5],
+        "t": ["a"],
+        "b": True,
+    }
+    assert out["list"][0] is not inner and value["list"][0] is inner  # nothing changed in place

@@ -99,12 +99,16 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {
-                k: REDACTED
-                if isinstance(v, str) and v and isinstance(k, str) and _is_secret_key(k)
-                else self(v)
-                for k, v in value.items()
-            }
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                if isinstance(v, str):  # the common case, without a call per value
+                    secret = v and isinstance(k, str) and _is_secret_key(k)
+                    out[k] = REDACTED if secret else self.text(v)
+                elif isinstance(v, dict | list | tuple):
+                    out[k] = self(v)
+                else:
+                    out[k] = v
+            return out
         if isinstance(value, list | tuple):
             return [self(v) for v in value]
         return value

@@ -17,23 +17,12 @@ import re
 import time
 from pathlib import Path
 
+from skillrt._io.processes import pid_alive
+
 __all__ = ["STALE_TEMP_S", "remove_stale_temps"]
 
 STALE_TEMP_S = 3600.0
 _TEMP = re.compile(r"\.skillrt-(?:(\d+)-)?[0-9a-f]+\.tmp")
-
-
-def _dead(pid: int) -> bool:
-    """Whether no process has id ``pid`` (a process of another user counts as alive)."""
-    if pid <= 0 or pid == os.getpid():
-        return pid <= 0
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, OSError):
-        return False
-    return False
 
 
 def remove_stale_temps(
@@ -58,7 +47,7 @@ def remove_stale_temps(
             path = Path(folder) / name
             with contextlib.suppress(OSError):  # gone meanwhile, or not ours to remove
                 info = path.lstat()
-                dead = match[1] is not None and _dead(int(match[1]))
+                dead = match[1] is not None and not pid_alive(int(match[1]))
                 if (dead or info.st_mtime < cutoff) and path.is_file() and not path.is_symlink():
                     path.unlink()
                     removed.append(path.relative_to(root).as_posix())

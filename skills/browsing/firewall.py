@@ -52,7 +52,14 @@ import httpx
 from skillrt.exceptions import HostUnresolved, URLNotAllowed
 from skillrt.skills.browsing.url_path import canonical_path, path_problem
 
-__all__ = ["Approval", "Resolver", "URLFirewall", "default_resolver", "normalize_host"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "Approval",
+    "Resolver",
+    "URLFirewall",
+    "default_resolver",
+    "normalize_host",
+]
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 """``async resolver(host, port) -> [address, ...]``."""
@@ -61,7 +68,7 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 _NUMERIC_LABEL = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)$")
 _BAD_AUTHORITY = re.compile(r"[\\\x00-\x20\x7f]")
 _CGNAT = ipaddress.IPv4Network("100.64.0.0/10")
@@ -215,7 +222,7 @@ class _Rule:
         path = canonical if canonical != "/" else None
         port = url.port
         if port is None and scheme is not None and default_port:
-            port = _DEFAULT_PORTS.get(scheme)
+            port = DEFAULT_PORTS.get(scheme)
         return cls(text, scheme, normalize_host(url.host), port, path)
 
     def matches(self, scheme: str, host: str, port: int, path: str) -> bool:
@@ -346,7 +353,7 @@ class URLFirewall:
             host = normalize_host(parsed.host)
         except (httpx.InvalidURL, ValueError) as exc:
             raise URLNotAllowed(url, f"malformed URL: {exc}") from None
-        port = parsed.port or _DEFAULT_PORTS[scheme]
+        port = parsed.port or DEFAULT_PORTS[scheme]
         raw_path = parsed.raw_path.decode("ascii", errors="replace")
         if self._path_decides(scheme, host, port):  # it must read the same to us and the server
             problem = path_problem(raw_path)

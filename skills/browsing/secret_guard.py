@@ -32,7 +32,7 @@ from pydantic import SecretStr
 
 from skillrt._io.redaction import MIN_SECRET_CHARS, Redactor
 from skillrt.exceptions import URLNotAllowed, UserError
-from skillrt.skills.browsing.firewall import normalize_host
+from skillrt.skills.browsing.firewall import DEFAULT_PORTS, normalize_host
 
 if TYPE_CHECKING:
     from skillrt.settings import RuntimeConfig
@@ -42,7 +42,6 @@ __all__ = ["SECRET_TEXT", "BoundSecret", "SecretGuard", "SecretNotSent", "origin
 SECRET_TEXT = "<secret>"  # noqa: S105 - a placeholder shown instead of a secret
 MIN_SECRET = MIN_SECRET_CHARS
 """Shorter secrets are not looked for (they would match ordinary text), as by the redactor."""
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class SecretNotSent(URLNotAllowed):
@@ -54,13 +53,13 @@ def origin_of(url: str) -> str | None:
     try:
         parsed = httpx.URL(url.strip())
         scheme = parsed.scheme.lower()
-        if scheme not in _DEFAULT_PORTS or not parsed.host:
+        if scheme not in DEFAULT_PORTS or not parsed.host:
             return None
         host = normalize_host(parsed.host)
     except (httpx.InvalidURL, ValueError):
         return None
     shown = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{shown}:{parsed.port or _DEFAULT_PORTS[scheme]}"
+    return f"{scheme}://{shown}:{parsed.port or DEFAULT_PORTS[scheme]}"
 
 
 @dataclass(frozen=True, slots=True)

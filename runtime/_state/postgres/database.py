@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from skillrt._io.processes import pid_alive
 from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate, schema_version
 from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 
@@ -52,16 +53,6 @@ def default_worker_id(state_path: str) -> str:
     its own tasks back at once instead of waiting for their leases to run out)."""
     folder = hashlib.sha256(os.path.realpath(state_path).encode("utf-8", "replace")).hexdigest()
     return f"{socket.gethostname()}:{folder[:10]}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: alive
-        return True
-    return True
 
 
 def clean_text(value: Any) -> Any:
@@ -198,7 +189,7 @@ class PgDatabase:
             return
         host, pid, fresh = row
         here = host == socket.gethostname()
-        if here and pid != os.getpid() and not _pid_alive(int(pid)):
+        if here and pid != os.getpid() and not pid_alive(int(pid)):
             self.reclaimed = True  # the same worker, restarted: its leases are its own
             return
         # Another live worker has this name: two workers over one state folder, or two
