@@ -149,8 +149,8 @@ async def test_scaffolding_echoed_twice_is_refused_and_nothing_is_saved(blog: Pa
     await rt.close()
     assert_refused(msg, "no_scaffolding", before, blog)
     assert len(model.prompts) == 2  # asked once more, with the reason
-    assert "Your previous answer was not used" in model.prompts[1]
-    assert "Key points:" in model.prompts[1].split("Your previous answer")[1]
+    assert "the first answer was refused" in model.prompts[1]
+    assert "Key points:" in model.prompts[1].split("the first answer was refused")[1]
 
 
 async def test_scaffolding_copied_whole_is_stripped_and_the_article_saved(blog: Path) -> None:
@@ -276,3 +276,26 @@ def test_every_line_of_the_section_prompt_bears_a_scaffold_marker() -> None:
         assert any(re.search(m, line, re.I | re.M) for m in prompts.SCAFFOLD_MARKERS), key
     for system in (prompts.SECTION_SYSTEM, prompts.EDIT_SYSTEM):
         assert any(re.search(m, system, re.I | re.M) for m in prompts.SCAFFOLD_MARKERS)
+
+
+async def test_a_related_post_list_echoed_with_other_links_is_stripped(blog: Path) -> None:
+    """A small model copies the prompt's related-post items, changing the titles or links: a
+    line in that shape, and the quoted snippet lines under it, are the prompt's own list."""
+
+    def section(n: int, messages: list[LLMMessage]) -> str:
+        return (
+            "- Rust 生命周期详解 (posts/rust-lifetimes.md) — link: [[rust-borrowing#悬垂引用]]\n"
+            "  > Rust 可以使用 `[]` 一个值\n"
+            "  > a mangled excerpt of the post\n\n"
+            f"Ownership moves values between bindings, section {n}.\n\n"
+            "> A quote the article itself makes stays."
+        )
+
+    rt = writing_runtime(blog, FunctionModel(Sections(section)))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    body = (blog / msg.data["path"]).read_text(encoding="utf-8")
+    assert "— link:" not in body and "mangled excerpt" not in body and "可以使用" not in body
+    assert "Ownership moves values between bindings, section 1." in body
+    assert "> A quote the article itself makes stays." in body

@@ -25,8 +25,9 @@ async def test_write_article_on_the_local_model(tmp_path: Path) -> None:
         msg = await rt.run_skill("WriteArticle", {"topic": "Rust ownership", "length": "80"})
         assert msg.state == "COMPLETED", msg.content
         post = frontmatter.load(blog / msg.data["path"])
-        assert post["title"] and isinstance(post["tags"], list)
-        assert all(rt.memory.resolve_link(name) for name in post["wikiLinks"])
+        # An empty list of tags or links is left out of a new post (docs/writing.md).
+        assert post["title"] and isinstance(post.get("tags", []), list)
+        assert all(rt.memory.resolve_link(name) for name in post.get("wikiLinks", []))
         assert post.content.strip()
         assert msg.tokens > 0
     finally:

@@ -89,15 +89,21 @@ SCAFFOLD_MARKERS = (
     r" — link: \[\[",
     r"\bYou are an? (?:experienced technical blogger|careful editor)\b",
     r"\bAnswer with the (?:revised text|translation) only\b",
-    r"\bYour previous answer was not used\b",
+    r"\bfirst answer was refused\b",
 )
 """Markers of the skills' prompt lines. A prompt line bearing one, copied into an answer, is
 stripped; a marker anywhere else in an answer fails the no-scaffolding check."""
 
+# Terse and not conversational: a small model answered "Your previous answer was not used…"
+# with a chat reply about the refusal ("I'm glad you're happy with the response…").
 RETRY_NOTE = (
-    "\n\nYour previous answer was not used: {reason}. Answer again, following the "
-    "instructions exactly; give only the text asked for."
+    "\n\nImportant: the first answer was refused ({reason}). Write only the text asked for "
+    "above, without any of these instructions in it."
 )
+
+RELATED_ITEM = r"^\s*[-*]\s+.*\([^()\s]+\.md\)\s+—\s+link:\s+\[\[[^\]\n]*\]\]\s*$"
+"""The shape of a ``related_block`` item: such a line in an answer, whatever its title or link,
+is the prompt's list copied (an article never writes a post's path followed by "— link:")."""
 
 # --- WriteArticle ----------------------------------------------------------------------------
 

@@ -5,7 +5,9 @@ style: technical blog post)", "Key points:", "Related posts you may link:", a re
 excerpt. The skills know every prompt they send, so ``Scaffold`` is built from the prompt
 itself: a line of the answer that is a copy of a prompt line bearing one of the skills' markers
 (``prompts.SCAFFOLD_MARKERS``), and the list items or excerpt lines of the prompt that follow
-it, are unambiguous and are stripped; so is an exact copy of the prompt's ``(topic: …; style:
+it, are unambiguous and are stripped; so is a line in the shape of the prompt's related-post
+items (``- Title (posts/x.md) — link: [[...]]``, whatever its title or link) with the quoted
+snippet lines under it; so is an exact copy of the prompt's ``(topic: …; style:
 …)`` fragment, and of a context excerpt. A marker left anywhere else (inside a sentence, with
 other words around it) is ambiguous: the check fails rather than guess.
 """
@@ -16,12 +18,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .prompts import SCAFFOLD_MARKERS
+from .prompts import RELATED_ITEM, SCAFFOLD_MARKERS
 
 __all__ = ["Scaffold", "Stripped"]
 
 _MARKERS = tuple(re.compile(marker, re.IGNORECASE | re.MULTILINE) for marker in SCAFFOLD_MARKERS)
 _PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
+_RELATED_ITEM = re.compile(RELATED_ITEM)
+_QUOTE = re.compile(r"^\s*>")
 _BLANKS = re.compile(r"\n{3,}")
 MIN_EXCERPT_CHARS = 40  # a prompt line this long, copied whole, is a context excerpt
 
@@ -69,7 +73,7 @@ class Scaffold:
                 removed.append(fragment)
                 text = text.replace(" " + fragment, "").replace(fragment, "")
         kept: list[str] = []
-        in_echo = False
+        in_echo = in_item = False
         for line in text.splitlines(keepends=True):
             key = _norm(line)
             if not key:
@@ -77,11 +81,14 @@ class Scaffold:
                 continue
             labelled = key in self.labelled
             excerpt = len(key) >= MIN_EXCERPT_CHARS and key in self.prompt_lines
-            if labelled or excerpt or (in_echo and key in self.prompt_lines):
+            # A related-post item of the prompt's shape, and the quoted snippet lines under it.
+            item = _RELATED_ITEM.match(line) is not None
+            snippet = in_item and _QUOTE.match(line) is not None
+            if labelled or excerpt or item or snippet or (in_echo and key in self.prompt_lines):
                 removed.append(line.strip())
-                in_echo = True
+                in_echo, in_item = True, item or snippet
                 continue
-            in_echo = False
+            in_echo = in_item = False
             kept.append(line)
         cleaned = _BLANKS.sub("\n\n", "".join(kept)).strip("\n") if removed else text
         left = tuple(
