@@ -142,6 +142,33 @@ def test_drafts_stems_and_headings() -> None:
 
 
 @pytest.mark.parametrize(
+    ("head", "removed"),
+    [
+        ('draft: "yes"\npublished: "False"\n', ("draft", "published")),
+        ("published: 'off'\n", ("published",)),
+        ('draft: "off"\n', ()),  # not a draft to the index: publishing leaves it alone
+    ],
+)
+def test_publish_removes_exactly_what_the_index_calls_a_draft(
+    tmp_path: Path, head: str, removed: tuple[str, ...]
+) -> None:
+    from skillrt.blog.files import FileStore
+    from skillrt.blog.markdown import split_post
+    from skillrt.blog.publish import publish_post
+
+    text = f"---\ntitle: T\n{head}---\n\nBody.\n"
+    (tmp_path / "posts").mkdir()
+    (tmp_path / "posts" / "p.md").write_text(text, encoding="utf-8")
+    fields, _ = split_post(text)
+    assert is_draft(fields, "posts/p.md") is bool(removed)
+    done = publish_post(FileStore(tmp_path), "posts/p.md", posts_dir="posts", day=dt.date.today())
+    assert done.removed == removed and done.changed is bool(removed)
+    after = (tmp_path / "posts" / "p.md").read_text(encoding="utf-8")
+    assert not is_draft(split_post(after)[0], "posts/p.md")
+    assert after.startswith("---\ntitle: T\n") and after.endswith("---\n\nBody.\n")
+
+
+@pytest.mark.parametrize(
     ("question", "start", "end", "rest"),
     [
         ("2024年写了哪些 Rust 文章", "2024-01-01", "2024-12-31", "写了哪些 Rust 文章"),

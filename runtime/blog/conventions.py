@@ -27,6 +27,7 @@ __all__ = [
     "DATE_FIELDS",
     "DRAFT_FOLDERS",
     "SECTION_PAGES",
+    "draft_marks",
     "first_heading",
     "in_drafts_folder",
     "is_draft",
@@ -93,13 +94,18 @@ def _truthy(value: Any) -> bool | None:
     return None
 
 
+def draft_marks(metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """The fields that make the post a draft: ``draft`` when true, ``published`` when false
+    (``yes``/``no``, ``on``/``off``, ``1``/``0`` as text too); what publishing removes."""
+    marks = ("draft",) if _truthy(metadata.get("draft")) else ()
+    if _truthy(metadata.get("published")) is False:
+        marks += ("published",)
+    return marks
+
+
 def is_draft(metadata: Mapping[str, Any], rel: str) -> bool:
     """Whether the post is a draft: ``draft`` true, ``published`` false, or under ``_drafts/``."""
-    if _truthy(metadata.get("draft")):
-        return True
-    if _truthy(metadata.get("published")) is False:
-        return True
-    return in_drafts_folder(rel)
+    return bool(draft_marks(metadata)) or in_drafts_folder(rel)
 
 
 def in_drafts_folder(rel: str) -> bool:

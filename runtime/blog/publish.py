@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from skillrt.blog.conventions import in_drafts_folder
+from skillrt.blog.conventions import draft_marks, in_drafts_folder
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.exceptions import UserError
@@ -40,17 +40,12 @@ class Published:
 
 
 def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
-    """``text`` without its draft mark (the fields removed)."""
+    """``text`` without its draft mark (the fields the index reads as one removed)."""
     found = split_frontmatter(text, path)
-    fields = found.fields()
-    gone = []
-    if fields.get("draft") not in (None, False, "false", "no"):
-        gone.append("draft")
-    if fields.get("published") in (False, "false", "no"):
-        gone.append("published")
+    gone = draft_marks(found.fields())
     if not gone:
         return text, ()
-    return found.with_fields({}, remove=gone).text, tuple(gone)
+    return found.with_fields({}, remove=gone).text, gone
 
 
 def _published_path(path: str, posts_dir: str, day: dt.date) -> str:
