@@ -97,7 +97,7 @@ def _truthy(value: Any) -> bool | None:
 def draft_marks(metadata: Mapping[str, Any]) -> tuple[str, ...]:
     """The fields that make the post a draft: ``draft`` when true, ``published`` when false
     (``yes``/``no``, ``on``/``off``, ``1``/``0`` as text too); what publishing removes."""
-    marks = ("draft",) if _truthy(metadata.get("draft")) else ()
+    marks: tuple[str, ...] = ("draft",) if _truthy(metadata.get("draft")) else ()
     if _truthy(metadata.get("published")) is False:
         marks += ("published",)
     return marks
