@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 __all__ = [
+    "DATED_NAME",
     "DATE_FIELDS",
     "DRAFT_FOLDERS",
     "SECTION_PAGES",
@@ -41,6 +42,8 @@ SECTION_PAGES = frozenset({"_index.md", "_index.markdown"})
 BUNDLE_PAGES = frozenset({"index.md", "index.markdown"})
 DRAFT_FOLDERS = ("_drafts",)
 _YMD = re.compile(r"(?<!\d)(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?!\d)")
+DATED_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-")
+"""A ``YYYY-MM-DD-`` prefix of a file name (Jekyll's posts need one, its drafts have none)."""
 _NAME_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[-_]|$)")
 _FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$")

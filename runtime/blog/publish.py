@@ -14,18 +14,15 @@ not a draft changes nothing and says so.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from skillrt.blog.conventions import draft_marks, in_drafts_folder
+from skillrt.blog.conventions import DATED_NAME, draft_marks, in_drafts_folder
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.exceptions import UserError
 
 __all__ = ["Published", "publish_post"]
-
-_DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +48,7 @@ def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
 def _published_path(path: str, posts_dir: str, day: dt.date) -> str:
     name = PurePosixPath(path).name
     folder = posts_dir.strip("/") or "."
-    if PurePosixPath(folder).name == "_posts" and not _DATE_PREFIX.match(name):
+    if PurePosixPath(folder).name == "_posts" and not DATED_NAME.match(name):
         name = f"{day.isoformat()}-{name}"
     return f"{folder}/{name}".removeprefix("./")
 

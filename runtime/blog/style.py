@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from skillrt.blog.conventions import DATE_FIELDS, DRAFT_FOLDERS, post_stem
+from skillrt.blog.conventions import DATE_FIELDS, DATED_NAME, DRAFT_FOLDERS, post_stem
 from skillrt.blog.frontmatter import (
     FORMATS,
     Format,
@@ -54,7 +54,6 @@ _FILLED = frozenset(
     {*DATE_FIELDS, "title", "path", "slug", "tags", "taxonomies", "description", "summary"}
     | {"wikiLinks", "wikilinks", "draft"}
 )
-_DATE_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}-")
 _PATH_DATE = re.compile(r"^(.*?)(\d{4})/(\d{2})/(\d{2})/")
 
 
@@ -208,7 +207,7 @@ def post_style(
             heads.append((meta, head))
     published = [meta for meta in dated if not meta.draft]  # a _drafts/ post is a draft
     bundles = sum(post_stem(m.path) != PurePosixPath(m.path).stem for m in published)
-    prefixed = sum(bool(_DATE_PREFIX.match(post_stem(m.path))) for m in published)
+    prefixed = sum(bool(DATED_NAME.match(post_stem(m.path))) for m in published)
     base = PostStyle(
         # A generator's site: where its recent posts live (the Rust blog's content/, not
         # content/inside-rust/). skillrt's own posts/ or a vault: the posts folder itself

@@ -8,7 +8,6 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -16,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.conventions import in_drafts_folder, post_stem
+from skillrt.blog.conventions import DATED_NAME, in_drafts_folder, post_stem
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
@@ -191,7 +190,7 @@ def _translated_post(
     draft = ctx.config.drafts.mark and not in_drafts
     drafts_dir = blog_style(ctx).drafts_dir if draft else None
     if drafts_dir:
-        name = re.sub(r"^\d{4}-\d{2}-\d{2}-", "", PurePosixPath(wanted).name)
+        name = DATED_NAME.sub("", PurePosixPath(wanted).name)
         wanted = f"{drafts_dir}/{name}"
     elif draft:
         fields["draft"] = True
