@@ -87,6 +87,22 @@ async def test_have_i_written_never_writes(llm: Any, trust: str) -> None:
     assert outcome[1].type == "ANSWER_QUESTION"
 
 
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", [None, always("BROWSE")])
+async def test_a_page_action_with_no_page_asks_first(llm: Any, trust: str) -> None:
+    """ "click the login button" out of the blue names no URL and has no browsing session to go
+    on: it never opens a browser without a yes."""
+    alone = await decide("click the login button", llm, trust)
+    assert started(alone) is None
+
+
+async def test_a_page_action_in_a_session_or_on_a_named_page_runs() -> None:
+    session = await decide("click the login button", context={"last_skill": "bench_browse"})
+    assert started(session) == "BROWSE"
+    named = await decide("open https://example.com and click the login button")
+    assert started(named) == "BROWSE"
+
+
 async def test_a_trailing_question_mark_keeps_the_topic() -> None:
     text = "Could you write me a blog article on the pros and cons of SQLite for small web apps?"
     _, intent, _ = await decide(text)

@@ -708,6 +708,11 @@ class IntentRouter:
             return "word"
         return None
 
+    def in_browsing_session(self, context: Mapping[str, Any] | None) -> bool:
+        """Whether the route context's last task browsed the web (its follow-ups, such as
+        "go back" or "click the second result", act on that session's page)."""
+        return self._browsing(context)
+
     def _browsing(self, context: Mapping[str, Any] | None) -> bool:
         """Whether the session's last task (``last_skill`` in the context) browsed the web: its
         skill serves an intent that has browsing follow-ups (patterns of the table that
