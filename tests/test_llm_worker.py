@@ -247,7 +247,9 @@ async def test_the_embedded_model_is_not_asked_to_route_unless_a_setting_asks(
         await rt.close()
 
     asked.clear()
-    config = load_config(content_root=tmp_path, llm={"route_with_embedded": True})
+    # Asked under high trust: under low trust no model routes (docs/routing.md).
+    llm = {"route_with_embedded": True, "router_trust": "high"}
+    config = load_config(content_root=tmp_path, llm=llm)
     routed = AgentRuntime(config, llm=EmbeddedStandIn(answer), skills=recording_skills(ran))
     try:
         assert routed.router.llm is not None

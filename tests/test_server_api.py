@@ -410,6 +410,9 @@ def test_oversize_body_is_413(live: LiveServer) -> None:
     with live.client() as c:
         r = c.post("/v1/input", json={"text": "x" * 1_100_000})
         assert r.status_code == 413 and r.json()["code"] == "too-large"
+    # A new connection: under load, the next request on the one that sent the refused body
+    # once got a 431 (an open question in the closing note of 2026-11-26).
+    with live.client() as c:
 
         def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it comes
             yield b'{"text": "'

@@ -343,7 +343,10 @@ async def test_a_thousand_queued_tasks_run_once_each_on_three_workers_within_lim
     # Each caller got the reply of its own task, from the worker that ran it.
     assert {b["task_id"] for b in bodies} == set(ran)
     assert all(b["data"]["worker"] == ran[b["task_id"]] for b in bodies)
-    assert set(ran.values()) == {"A", "B", "C"}  # all three took work
+    # The two workers no request reached took work from the queue. A, busy taking the 1,000
+    # requests, may or may not win a slot under the shared limit of 4 (on a loaded 2-core
+    # machine it once won none).
+    assert {"B", "C"} <= set(ran.values()) <= {"A", "B", "C"}
 
     def most_at_once(rows: list[list[str]]) -> int:
         edges = sorted([(float(s), 1) for *_, s, _ in rows] + [(float(e), -1) for *_, e in rows])

@@ -672,6 +672,8 @@ class IntentRouter:
         if not ranked or (result is not None and result.type == CHAT):
             return result, False
         best, p = ranked[0]
+        if result is not None and result.type in self.unclassified:
+            return result, False  # a pattern of an intent the classifier never saw decides
         if result is not None and result.confidence < self.regex_trust and result.skill is None:
             result = None  # the table keeps its high-precision rules: a weak match is a guess
         if result is None:
