@@ -34,8 +34,9 @@ CONTEXTS: dict[str, dict[str, Any] | None] = {
 }
 
 
-def load(path: Path, split: str | None = None) -> list[tuple[str, str, str]]:
-    """(intent, context, text) rows of a labelled file (of one ``split`` when it has splits)."""
+def read_rows(path: Path) -> list[tuple[str, str, str, str]]:
+    """(split, intent, context, text) rows of a labelled file; a fresh round's rows, which have
+    no split column, get the split ``fresh``. ``scripts/train_router.py`` reads them here too."""
     rows = []
     header = True
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -45,13 +46,16 @@ def load(path: Path, split: str | None = None) -> list[tuple[str, str, str]]:
             header = False
             continue
         parts = line.split("\t")
-        if len(parts) == 4:
-            if split is not None and parts[0] != split:
-                continue
-            parts = parts[1:]
-        intent, context, text = parts
-        rows.append((intent, context, text.replace("\\n", "\n")))
+        if len(parts) == 3:
+            parts = ["fresh", *parts]
+        split, intent, context, text = parts
+        rows.append((split, intent, context, text.replace("\\n", "\n")))
     return rows
+
+
+def load(path: Path, split: str | None = None) -> list[tuple[str, str, str]]:
+    """(intent, context, text) rows of a labelled file (of one ``split`` when it has splits)."""
+    return [(i, c, t) for s, i, c, t in read_rows(path) if split is None or s == split]
 
 
 def _schema_names(options: Any) -> list[str]:

@@ -35,24 +35,6 @@ CONTEXTS: dict[str, dict[str, Any] | None] = {
 }
 
 
-def load(path: Path) -> list[tuple[str, str, str, str]]:
-    """(split, intent, context, text) rows; a fresh round's rows have the split ``fresh``."""
-    rows = []
-    header = True
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        if header:
-            header = False
-            continue
-        parts = line.split("\t")
-        if len(parts) == 3:
-            parts = ["fresh", *parts]
-        split, intent, context, text = parts
-        rows.append((split, intent, context, text.replace("\\n", "\n")))
-    return rows
-
-
 def main() -> None:
     try:
         import numpy as np
@@ -61,6 +43,7 @@ def main() -> None:
     except ImportError:
         sys.exit("training needs numpy and scikit-learn: pip install 'skillrt[train]'")
     sys.path.insert(0, str(ROOT))
+    from benchmarks.bench_intents import read_rows as load
     from skillrt._routing.classifier import IntentClassifier, features
 
     rows = load(DATA / "labelled.tsv")
@@ -147,7 +130,9 @@ def main() -> None:
 
 
 def fresh_rounds() -> list[tuple[str, list[tuple[str, str, str, str]]]]:
-    return [(p.stem, load(p)) for p in sorted(DATA.glob("fresh-*.tsv"))]
+    from benchmarks.bench_intents import read_rows
+
+    return [(p.stem, read_rows(p)) for p in sorted(DATA.glob("fresh-*.tsv"))]
 
 
 if __name__ == "__main__":
