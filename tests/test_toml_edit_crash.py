@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from skillrt.blog.frontmatter import split_frontmatter
 from tests.blog import copy_fixture
+from tests.test_edit_resume import kill_in_the_model_call
 from tests.toml_edit_crash_child import POST, REVISED
 
 CHILD = Path(__file__).with_name("toml_edit_crash_child.py")
@@ -36,20 +35,8 @@ def spawn(mode: str, blog: Path, state: Path, work: Path, point: str) -> subproc
 
 
 def kill_when_paused(proc: subprocess.Popen[str], work: Path) -> str:
-    try:
-        deadline = time.monotonic() + 60
-        while not (work / "paused").exists() and proc.poll() is None:
-            assert time.monotonic() < deadline, "the child never reached its pause"
-            time.sleep(0.01)
-        if proc.poll() is not None:
-            raise AssertionError(f"child ended early:\n{proc.communicate()[1]}")
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == -signal.SIGKILL
+    """SIGKILL the child at its pause (as test_edit_resume does); the point it paused at."""
+    kill_in_the_model_call(proc, work)
     return (work / "paused").read_text(encoding="utf-8")
 
 
