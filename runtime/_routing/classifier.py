@@ -91,10 +91,10 @@ class IntentClassifier:
         self.temperature = float(data["temperature"])
         self.held_out: Mapping[str, Any] = data.get("report", {})
         names = data["features"].split("\n") if data["features"] else []
-        self._index = {name: i for i, name in enumerate(names)}
+        width = len(self.classes)  # a feature's index is the offset of its row of weights
+        self._index = {name: i * width for i, name in enumerate(names)}
         weights = array("b")
         weights.frombytes(base64.b64decode(data["weights"]))
-        width = len(self.classes)
         if len(weights) != width * len(names) or len(self.bias) != width:
             raise ValueError("intent model: the weights do not match its classes and features")
         self._rows = weights
@@ -108,14 +108,11 @@ class IntentClassifier:
         self, text: str, context: Mapping[str, Any] | None = None
     ) -> dict[str, float]:
         found = features(text, context)
-        feats = [self._index[f] for f in found if f in self._index]
         width = len(self.classes)
-        sums = [0] * width
-        rows = self._rows
-        for i in feats:
-            base = i * width
-            for k in range(width):
-                sums[k] += rows[base + k]
+        rows, index = self._rows, self._index
+        # Each known feature's row of weights, summed column by column (in C: slices and zip).
+        picked = [rows[i : i + width] for f in found if (i := index.get(f, -1)) >= 0]
+        sums = [sum(column) for column in zip(*picked)] if picked else [0] * width
         norm = self.scale / math.sqrt(max(len(found), 1))
         logits = [(self.bias[k] + sums[k] * norm) / self.temperature for k in range(width)]
         top = max(logits)
