@@ -112,7 +112,7 @@ class IntentClassifier:
         rows, index = self._rows, self._index
         # Each known feature's row of weights, summed column by column (in C: slices and zip).
         picked = [rows[i : i + width] for f in found if (i := index.get(f, -1)) >= 0]
-        sums = [sum(column) for column in zip(*picked)] if picked else [0] * width
+        sums = [sum(column) for column in zip(*picked, strict=True)] if picked else [0] * width
         norm = self.scale / math.sqrt(max(len(found), 1))
         logits = [(self.bias[k] + sums[k] * norm) / self.temperature for k in range(width)]
         top = max(logits)
