@@ -197,3 +197,69 @@ async def test_a_failing_history_write_never_fails_the_round(isolated: Path) -> 
     assert msg.state == "COMPLETED"  # the history is a record; the task's journal was fine
     assert rt.store.all_ids() == []
     await rt.close()
+
+
+class GatedStore(CountingStore):
+    """Its first commit waits until released (a slow disk); counts the commits."""
+
+    def __init__(self, inner: TaskStore) -> None:
+        super().__init__(inner)
+        self.applying = threading.Event()
+        self.release = threading.Event()
+
+    def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
+        if self.commits == 0:
+            self.applying.set()
+            self.release.wait(10)
+        super().apply(saves, deletes)
+
+
+def _record(task_id: str) -> TaskRecord:
+    return TaskRecord(id=task_id, session_id="s", state="EXECUTING", created_at=1.0,
+                      updated_at=1.0)  # fmt: skip
+
+
+async def test_rounds_queued_during_a_commit_share_the_next_one(isolated: Path) -> None:
+    """Rounds handed over while the thread writes (one per turn of the loop) are written
+    together, in one transaction, and each of their waiters hears of it."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = GatedStore(inner)
+    committer = Committer(store)
+    committer.put(_record("first"))
+    first = asyncio.ensure_future(committer.durable())
+    await asyncio.to_thread(store.applying.wait, 10)
+    later = []
+    for i in range(5):  # five rounds, each from its own turn of the loop
+        committer.put(_record(f"later-{i}"))
+        later.append(asyncio.ensure_future(committer.durable()))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+    store.release.set()
+    await asyncio.wait_for(asyncio.gather(first, *later), 10)
+    assert store.commits == 2  # the first, then the five rounds together
+    assert sorted(inner.all_ids()) == ["first", *(f"later-{i}" for i in range(5))]
+    committer.close()
+    inner.close()
+
+
+def test_a_committer_outlives_the_event_loop_it_was_used_in(isolated: Path) -> None:
+    """A host that runs its work in one event loop, then in another (two ``asyncio.run``),
+    keeps a working group commit; what the first loop left queued is written at close."""
+    store = CheckpointStore(isolated / "checkpoints")
+    committer = Committer(store)
+
+    async def first() -> None:
+        committer.put(_record("one"))
+        await committer.durable()
+        committer.put(_record("left"))  # queued as the loop ends: no one waits for it
+
+    async def second() -> None:
+        committer.put(_record("two"))
+        await asyncio.wait_for(committer.durable(), 10)
+
+    asyncio.run(first())
+    asyncio.run(second())
+    assert {"one", "two"} <= set(store.all_ids())
+    committer.close()
+    assert sorted(store.all_ids()) == ["left", "one", "two"]
+    store.close()

@@ -7,10 +7,13 @@ it: ``ctx.step`` before it returns, a task's ending before its reply is delivere
 changes are queued without waiting; they reach the disk with the next round, at the latest
 with the step that follows them.
 
-The rounds run on one commit thread of the committer's own, in order (no thread-pool hand-off
-per round), and carry the side writes of that turn of the loop too: the history's entries
-(``add_side``) are written in the same thread right after the checkpoints, so neither ever
-touches the event loop.
+Writes queued in one turn of the event loop are handed to the commit thread as one round at
+the end of that turn (``loop.call_soon``: no task, no extra turns). The thread writes rounds in
+order, and the rounds that queued up while it wrote the last one go together in the next
+transaction, so the batch grows with the load and never waits to fill. The thread tells the
+loop once per transaction (``call_soon_threadsafe``). A round carries the side writes of its
+turn too: the history's entries (``add_side``) are written in the same thread right after the
+checkpoints, so neither ever touches the event loop.
 """
 
 from __future__ import annotations
@@ -35,20 +38,62 @@ Job = Callable[[], None]
 SideWriter = Callable[[], Job | None]
 
 
+class _Round:
+    """What one turn of the event loop queued: checkpoint writes (the latest per task), the
+    side writers' jobs, and who waits for them; ``loop`` hears when they are written."""
+
+    __slots__ = ("loop", "ops", "sides", "waiters")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        ops: dict[str, TaskRecord | RecordText | None],
+        sides: list[Job],
+        waiters: list[asyncio.Future[None]],
+    ) -> None:
+        self.loop, self.ops, self.sides, self.waiters = loop, ops, sides, waiters
+
+
+# A job run in the commit thread for a synchronous caller: the job, set when done, its error.
+_Call = tuple[Job, threading.Event, list[BaseException]]
+_STOP = object()  # the thread's last item
+_Item = _Round | _Call | object
+
+
+class _Call:
+    """A job run in the commit thread for a synchronous caller, who waits for ``finished``."""
+
+    __slots__ = ("failure", "finished", "job")
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.finished = threading.Event()
+        self.failure: list[BaseException] = []
+
+
+class _Stop:
+    """The thread's last item."""
+
+
+_STOP = _Stop()
+_Item = _Round | _Call | _Stop
+
+
 class _CommitThread:
-    """One thread that runs jobs in the order they came, and says when each is done. It ends
-    after a second with nothing to do (a runtime that is never closed leaves no thread behind)
-    and starts again with the next job."""
+    """One thread that writes rounds in the order they came. Rounds that queued up while it
+    wrote the last one are written together, in one transaction (one fsync): that is the group
+    commit, with no waiting for a batch to fill. It ends after a second with nothing to do (a
+    runtime that is never closed leaves no thread behind) and starts again with the next job."""
 
     idle_s = 1.0
 
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Job, Callable[[BaseException | None], None]] | None]
-        self._jobs = queue.SimpleQueue()
+    def __init__(self, write: Callable[[list[_Round]], None]) -> None:
+        self._write = write  # writes rounds and tells their loops
+        self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def submit(self, job: Job, done: Callable[[BaseException | None], None]) -> None:
+    def _put(self, item: _Item) -> None:
         with self._lock:  # the thread decides to end under this lock too: no job is stranded
             if self._thread is None:
                 # A daemon: a host that never closes the runtime must still be able to exit (a
@@ -57,22 +102,18 @@ class _CommitThread:
                     target=self._run, name="skillrt-commit", daemon=True
                 )
                 self._thread.start()
-            self._jobs.put((job, done))
+            self._jobs.put(item)
+
+    def submit(self, round_: _Round) -> None:
+        self._put(round_)
 
     def run(self, job: Job) -> None:
         """Run ``job`` in the thread, after what is queued there, and wait for it here."""
-        finished = threading.Event()
-        failure: list[BaseException] = []
-
-        def done(error: BaseException | None) -> None:
-            if error is not None:
-                failure.append(error)
-            finished.set()
-
-        self.submit(job, done)
-        finished.wait()
-        if failure:
-            raise failure[0]
+        call = _Call(job)
+        self._put(call)
+        call.finished.wait()
+        if call.failure:
+            raise call.failure[0]
 
     @property
     def alive(self) -> bool:
@@ -82,30 +123,45 @@ class _CommitThread:
         with self._lock:
             thread, self._thread = self._thread, None
             if thread is not None:
-                self._jobs.put(None)
+                self._jobs.put(_STOP)
         if thread is not None and thread is not threading.current_thread():
             thread.join()
 
     def _run(self) -> None:
+        jobs = self._jobs
+        item: _Item | None = None
         while True:
-            try:
-                item = self._jobs.get(timeout=self.idle_s)
-            except queue.Empty:
-                with self._lock:
-                    if self._jobs.empty():
-                        if self._thread is threading.current_thread():
-                            self._thread = None
-                        return
-                continue
             if item is None:
+                try:
+                    item = jobs.get(timeout=self.idle_s)
+                except queue.Empty:
+                    with self._lock:
+                        if jobs.empty():
+                            if self._thread is threading.current_thread():
+                                self._thread = None
+                            return
+                    continue
+            if isinstance(item, _Stop):
                 return
-            job, done = item
-            error: BaseException | None = None
+            if isinstance(item, _Round):
+                rounds, item = [item], None
+                while True:  # what queued meanwhile goes in the same transaction
+                    try:
+                        following = jobs.get_nowait()
+                    except queue.Empty:
+                        break
+                    if not isinstance(following, _Round):
+                        item = following  # a job or the stop: after these rounds
+                        break
+                    rounds.append(following)
+                self._write(rounds)
+                continue
+            call, item = item, None
             try:
-                job()
+                call.job()
             except BaseException as exc:  # handed to whoever waits for the job
-                error = exc
-            done(error)
+                call.failure.append(exc)
+            call.finished.set()
 
 
 class Committer:
@@ -124,15 +180,15 @@ class Committer:
         self._resets = getattr(store, "resets", 0)
         self.logger = logger or library_logger("skillrt._state.committer")
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
-        self._thread = _CommitThread()
+        self._thread = _CommitThread(self._write_rounds)
         # task id -> record to save (or its JSON text), None: delete
         self._ops: dict[str, TaskRecord | RecordText | None] = {}
         self._waiters: list[asyncio.Future[None]] = []
         self._sides: list[SideWriter] = []
         self._side_due = False
-        self._flusher: asyncio.Task[None] | None = None
+        self._scheduled: asyncio.AbstractEventLoop | None = None  # a hand-over is due there
+        self._outstanding: list[_Round] = []  # handed to the thread, not heard back yet
         self.rounds = 0
-        self._crowded = False  # the last round had several waiters
 
     def put(self, record: TaskRecord | RecordText) -> None:
         """Queue a save of ``record`` (a copy the caller no longer changes, or its JSON text)."""
@@ -155,26 +211,22 @@ class Committer:
 
     async def durable(self) -> None:
         """Return once everything queued so far is on disk (raises what the store raised)."""
-        if not self._pending():
+        if not (self._ops or self._side_due or self._outstanding):
             return
         waiter = asyncio.get_running_loop().create_future()
         # A caller cancelled while waiting (a task stopped at shutdown) no longer reads the
         # outcome: mark a failure as seen, so asyncio does not print it as never retrieved.
+        # Cancelling the caller cancels only its own waiter: the round is written regardless.
         waiter.add_done_callback(_seen)
         self._waiters.append(waiter)
         self._kick()
-        await asyncio.shield(waiter)
+        await waiter
 
     async def settled(self) -> None:
         """Like ``durable``, for side writes: return once they are written, never raise (a
         failing checkpoint round was logged, and belongs to the tasks that wait on it)."""
         with contextlib.suppress(Exception):
             await self.durable()
-
-    def _pending(self) -> bool:
-        return bool(self._ops or self._side_due) or not (
-            self._flusher is None or self._flusher.done()
-        )
 
     def flush_sync(self) -> None:
         """Apply what is queued now, on this thread (at close, or without a running loop), in
@@ -198,14 +250,17 @@ class Committer:
             self._thread.stop()
 
     def _kick(self) -> None:
-        if self._flusher is not None and not self._flusher.done():
-            return
+        """Hand what is queued to the commit thread at the end of this turn of the loop (once
+        per turn, whatever the number of writes): the tasks that are ready queue theirs first."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (a synchronous caller): write at once
             self.flush_sync()
             return
-        self._flusher = loop.create_task(self._run())
+        if self._scheduled is loop:
+            return
+        self._scheduled = loop
+        loop.call_soon(self._hand_over, loop)
 
     def _side_jobs(self) -> list[Job]:
         self._side_due = False
@@ -223,13 +278,16 @@ class Committer:
                 if ops:
                     self._apply(ops)
             finally:
-                for side in sides:
-                    try:
-                        side()
-                    except Exception as exc:  # a record for people: never fails the round
-                        self.logger.error("agent.error", where="side write", error=str(exc))
+                self._run_sides(sides)
 
         return job
+
+    def _run_sides(self, sides: list[Job]) -> None:
+        for side in sides:
+            try:
+                side()
+            except Exception as exc:  # a record for people: never fails the round
+                self.logger.error("agent.error", where="side write", error=str(exc))
 
     def _apply(self, ops: dict[str, TaskRecord | RecordText | None]) -> None:
         saves = [record for record in ops.values() if record is not None]
@@ -244,59 +302,75 @@ class Committer:
             if self.on_reset is not None:
                 self.on_reset()
 
-    async def _in_thread(self, job: Job) -> None:
-        loop = asyncio.get_running_loop()
-        finished: asyncio.Future[None] = loop.create_future()
+    # --- rounds: collected on the loop, written in the thread, settled on the loop ------------
 
-        def settle(error: BaseException | None) -> None:
-            if finished.done():
-                return
-            if error is None:
-                finished.set_result(None)
-            else:
-                finished.set_exception(error)
-
-        def done(error: BaseException | None) -> None:
-            # The loop may be gone (a host that ended it without closing the runtime).
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(settle, error)
-
-        self._thread.submit(job, done)
-        await finished
-
-    async def _run(self) -> None:
-        while self._ops or self._waiters or self._side_due:
-            # Let the tasks that are ready queue their writes first. When the last round woke
-            # several tasks (many run at once), they resume over the next two turns of the loop:
-            # wait for them too, for fewer and larger rounds.
-            for _ in range(2 if self._crowded else 1):
-                await asyncio.sleep(0)
-            ops, self._ops = self._ops, {}
-            waiters, self._waiters = self._waiters, []
-            self._crowded = len(waiters) > 1
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._scheduled is loop:
+            self._scheduled = None
+        if not (self._ops or self._side_due or self._waiters):
+            return
+        ops, self._ops = self._ops, {}
+        waiters, self._waiters = self._waiters, []
+        round_ = _Round(loop, ops, self._side_jobs(), waiters)
+        if not self._threaded:
             error: BaseException | None = None
-            job = self._round_job(ops, self._side_jobs())
-            if job is not None:
-                try:
-                    if self._threaded:
-                        await self._in_thread(job)
-                    else:
-                        job()
-                except Exception as exc:
-                    error = exc
-                    self.logger.error("agent.error", where="checkpoint commit", error=str(exc))
-                self._after_reset()
-            if error is not None:
-                # Those who asked while this round was in flight may have data in it: they hear
-                # of its failure too (their writes, if queued later, are retried next round).
-                waiters, self._waiters = waiters + self._waiters, []
-            for waiter in waiters:
-                if waiter.done():
-                    continue
-                if error is None:
-                    waiter.set_result(None)
-                else:
-                    waiter.set_exception(error)
+            try:
+                if ops:
+                    self._apply(ops)
+            except Exception as exc:
+                error = exc
+                self.logger.error("agent.error", where="checkpoint commit", error=str(exc))
+            self._run_sides(round_.sides)
+            self._outstanding.append(round_)
+            self._settle([round_], error)
+            return
+        # Rounds of a loop that is gone (a host that ran the runtime in an earlier loop) are
+        # no one's to settle; the thread writes them before this one all the same.
+        self._outstanding = [r for r in self._outstanding if r.loop is loop] + [round_]
+        self._thread.submit(round_)
+
+    def _write_rounds(self, rounds: list[_Round]) -> None:
+        """In the commit thread: the rounds' checkpoints in one transaction, then their side
+        writes; their loop hears of it (once for all of them)."""
+        error: BaseException | None = None
+        ops: dict[str, TaskRecord | RecordText | None] = {}
+        for r in rounds:
+            ops.update(r.ops)
+        try:
+            if ops:
+                self._apply(ops)
+        except BaseException as exc:
+            error = exc
+        for r in rounds:
+            self._run_sides(r.sides)
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Round]] = {}
+        for r in rounds:
+            by_loop.setdefault(r.loop, []).append(r)
+        for loop, theirs in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # that loop is gone (it never closed us)
+                loop.call_soon_threadsafe(self._settle, theirs, error)
+
+    def _settle(self, rounds: list[_Round], error: BaseException | None) -> None:
+        """On the loop: the rounds are written (or failed with ``error``)."""
+        done = set(map(id, rounds))
+        self._outstanding = [r for r in self._outstanding if id(r) not in done]
+        waiters = [w for r in rounds for w in r.waiters]
+        if error is not None:
+            self.logger.error("agent.error", where="checkpoint commit", error=str(error))
+            # Those who asked while these rounds were in flight may have data in them: they
+            # hear of the failure too (their writes, if queued later, are retried next round).
+            waiters += [w for r in self._outstanding for w in r.waiters] + self._waiters
+            for r in self._outstanding:
+                r.waiters = []
+            self._waiters = []
+        self._after_reset()
+        for waiter in waiters:
+            if waiter.done():
+                continue
+            if error is None:
+                waiter.set_result(None)
+            else:
+                waiter.set_exception(error)
 
 
 def _seen(future: asyncio.Future[None]) -> None:
