@@ -54,12 +54,6 @@ class _Round:
         self.loop, self.ops, self.sides, self.waiters = loop, ops, sides, waiters
 
 
-# A job run in the commit thread for a synchronous caller: the job, set when done, its error.
-_Call = tuple[Job, threading.Event, list[BaseException]]
-_STOP = object()  # the thread's last item
-_Item = _Round | _Call | object
-
-
 class _Call:
     """A job run in the commit thread for a synchronous caller, who waits for ``finished``."""
 
