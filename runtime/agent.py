@@ -468,12 +468,25 @@ class AgentRuntime:
         return await self._outcome(task, self._run.start(task, route=route))
 
     async def _outcome(self, task: Task, turn: asyncio.Future[ChatMessage]) -> ChatMessage:
+        recorded: list[ChatMessage] = []
+
+        def record(message: ChatMessage) -> None:
+            self.chatlog.add_reply(task.record.session_id, task.record.skill, message)
+            recorded.append(message)
+
+        # A run that ends records its reply before its ending's commit, in the same round; a
+        # question asked mid-run, or a reply the ending's commit changed, is recorded here.
+        task.reply_hook = record
         try:
             message = await turn
         except asyncio.CancelledError:  # the caller gave up (a host cancelled, Ctrl-C): stop too
             self.abort(task.id)
             raise
-        self.chatlog.add_reply(task.record.session_id, task.record.skill, message)
+        finally:
+            if task.reply_hook is record:
+                task.reply_hook = None
+        if not recorded or recorded[-1] is not message:
+            record(message)
         await self.chatlog.written()  # the history holds the turn before its caller hears it
         return message
 

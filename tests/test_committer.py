@@ -263,3 +263,28 @@ def test_a_committer_outlives_the_event_loop_it_was_used_in(isolated: Path) -> N
     committer.close()
     assert sorted(store.all_ids()) == ["left", "one", "two"]
     store.close()
+
+
+async def test_a_reply_is_written_with_its_task_ending(isolated: Path) -> None:
+    """The reply's history entry goes in the same round as the task's ending (no round of its
+    own before the caller hears it); a turn takes two history writes: the request with the
+    first step, the task entry and reply with the end."""
+    rt = make_runtime(isolated, ScriptedModel(["o", "c"] * 2), [writer([])])
+    await rt.initialize()
+    history = rt.history
+    add_batch = history.add_batch
+    batches: list[tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any]]]]] = []
+
+    def watched_batch(tasks: Any, messages: Any) -> None:
+        batches.append((list(tasks), list(messages)))
+        add_batch(tasks, messages)
+
+    history.add_batch = watched_batch  # type: ignore[method-assign]
+    msg = await rt.process_input("write an article about rounds")
+    assert msg.state == "COMPLETED"
+    assert len(batches) == 2
+    first, last = batches
+    assert [m["role"] for _, m in first[1]] == ["user"]
+    assert [t["task_id"] for t in last[0]] == [msg.task_id]
+    assert [(m["role"], m["content"]) for _, m in last[1]] == [("assistant", msg.content)]
+    await rt.close()

@@ -54,6 +54,10 @@ class _Round:
         self.loop, self.ops, self.sides, self.waiters = loop, ops, sides, waiters
 
 
+# How many turns of the loop a round that no one waits for yet may wait for more writes.
+_PATIENCE = 2
+
+
 class _Call:
     """A job run in the commit thread for a synchronous caller, who waits for ``finished``."""
 
@@ -254,7 +258,7 @@ class Committer:
         if self._scheduled is loop:
             return
         self._scheduled = loop
-        loop.call_soon(self._hand_over, loop)
+        loop.call_soon(self._hand_over, loop, _PATIENCE)
 
     def _side_jobs(self) -> list[Job]:
         self._side_due = False
@@ -298,7 +302,12 @@ class Committer:
 
     # --- rounds: collected on the loop, written in the thread, settled on the loop ------------
 
-    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _hand_over(self, loop: asyncio.AbstractEventLoop, patience: int) -> None:
+        if not self._waiters and patience > 0 and (self._ops or self._side_due):
+            # No one waits for these writes yet: give the tasks that are ready a turn or two
+            # to queue theirs (a new input's history entry goes with its first step's round).
+            loop.call_soon(self._hand_over, loop, patience - 1)
+            return
         if self._scheduled is loop:
             self._scheduled = None
         if not (self._ops or self._side_due or self._waiters):

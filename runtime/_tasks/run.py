@@ -214,6 +214,9 @@ class TaskDriver:
         finally:
             task.machine.stop()
             await self._release(task)
+        hook, task.reply_hook = task.reply_hook, None
+        if hook is not None:  # the reply's history entry goes in the ending's round
+            hook(message)
         return await self._settled(task, message)
 
     async def _release(self, task: Task) -> None:
