@@ -179,8 +179,8 @@ class Committer:
         self.logger = logger or library_logger("skillrt._state.committer")
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
         self._thread = _CommitThread(self._write_rounds)
-        # task id -> record to save (or its JSON text), None: delete
-        self._ops: dict[str, TaskRecord | RecordText | None] = {}
+        # task id -> record to save (or its JSON text, or how to make it), None: delete
+        self._ops: dict[str, _Op] = {}
         self._waiters: list[asyncio.Future[None]] = []
         self._sides: list[SideWriter] = []
         self._side_due = False
@@ -191,6 +191,13 @@ class Committer:
     def put(self, record: TaskRecord | RecordText) -> None:
         """Queue a save of ``record`` (a copy the caller no longer changes, or its JSON text)."""
         self._ops[record.id] = record
+        self._kick()
+
+    def put_later(self, task_id: str, make: Callable[[], TaskRecord | RecordText | None]) -> None:
+        """Queue a save of what ``make()`` gives when the round is handed over (on the loop, at
+        the end of this turn): a task saved several times in one turn is serialised once.
+        ``make`` returning None deletes the record."""
+        self._ops[task_id] = _Later(make)
         self._kick()
 
     def delete(self, task_id: str) -> None:
@@ -230,7 +237,7 @@ class Committer:
         """Apply what is queued now, on this thread (at close, or without a running loop), in
         order after any round still in the commit thread."""
         for _ in range(2):  # twice: a store reset during the first re-queues the live records
-            ops, self._ops = self._ops, {}
+            ops, self._ops = _made(self._ops), {}
             job = self._round_job(ops, self._side_jobs())
             if job is None:
                 break
@@ -312,17 +319,20 @@ class Committer:
             self._scheduled = None
         if not (self._ops or self._side_due or self._waiters):
             return
-        ops, self._ops = self._ops, {}
         waiters, self._waiters = self._waiters, []
+        error: BaseException | None = None
+        try:
+            ops = _made(self._ops)
+        except Exception as exc:  # a record that cannot be serialised: its waiters hear why
+            ops, error = {}, exc
+        self._ops = {}
         round_ = _Round(loop, ops, self._side_jobs(), waiters)
-        if not self._threaded:
-            error: BaseException | None = None
+        if not self._threaded or error is not None:
             try:
                 if ops:
                     self._apply(ops)
             except Exception as exc:
                 error = exc
-                self.logger.error("agent.error", where="checkpoint commit", error=str(exc))
             self._run_sides(round_.sides)
             self._outstanding.append(round_)
             self._settle([round_], error)
@@ -374,6 +384,22 @@ class Committer:
                 waiter.set_result(None)
             else:
                 waiter.set_exception(error)
+
+
+class _Later:
+    """A save whose record is made when its round is handed over."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], TaskRecord | RecordText | None]) -> None:
+        self.make = make
+
+
+_Op = TaskRecord | RecordText | _Later | None
+
+
+def _made(ops: dict[str, _Op]) -> dict[str, TaskRecord | RecordText | None]:
+    return {k: v.make() if isinstance(v, _Later) else v for k, v in ops.items()}
 
 
 def _seen(future: asyncio.Future[None]) -> None:

@@ -17,6 +17,7 @@ kept *out* of the checkpoint instead of being masked in it:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -88,18 +89,29 @@ class Checkpoints:
         self.clock = clock
         self.resumable = resumable
 
-    def save(self, task: Task) -> None:
+    def save(self, task: Task, *, now: bool = False) -> None:
+        """Queue the task's checkpoint. It is serialised when its round is handed over (a task
+        saved several times in a turn of the loop is serialised once), or ``now``: then
+        ``task.memory_only`` says at once whether it is kept in memory only."""
         record = task.record
         record.updated_at = self.clock()
         record.state = task.state.value
         if not self.state.journaled:
             return
-        copy = checkpoint_text(record, self.redactor)
-        if copy is None:  # its request holds a secret: kept in memory only
-            task.memory_only = True
-            self.state.committer.delete(record.id)
+        if now:
+            text = self._text(task)
+            if text is None:
+                self.state.committer.delete(record.id)
+            else:
+                self.state.committer.put(text)
         else:
-            self.state.committer.put(copy)
+            self.state.committer.put_later(record.id, functools.partial(self._text, task))
+
+    def _text(self, task: Task) -> RecordText | None:
+        copy = checkpoint_text(task.record, self.redactor)
+        if copy is None:  # its request holds a secret: kept in memory only (None: deleted)
+            task.memory_only = True
+        return copy
 
     def drop(self, task_id: str) -> None:
         self.state.committer.delete(task_id)

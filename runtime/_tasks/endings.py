@@ -166,7 +166,7 @@ class Endings:
         record, state = task.record, task.state
         record.state = state.value
         if kept_for_resume(task):
-            self.checkpoints.save(task)
+            self.checkpoints.save(task, now=True)
             if task.memory_only:
                 content += reply("memory_only", task.input.language)
         else:
