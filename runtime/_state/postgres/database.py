@@ -37,14 +37,22 @@ from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 __all__ = ["PgDatabase", "default_worker_id", "inspect_database", "redact_url"]
 
 
-_URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+_URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^/?#]*@")  # to the last @ of the host part
+# A password given as a parameter: ``?password=...`` in a URL (up to ``&`` or ``#``), or
+# ``password=...`` in a libpq key/value string (quoted, or up to white space).
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+_KEY_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 _NO_WAL_WAIT = "-c synchronous_commit=off"  # the bookkeeping sessions' setting
 T = TypeVar("T")
 
 
 def redact_url(url: str) -> str:
-    """The URL with its password replaced by ``***`` (for messages and logs)."""
-    return _URL_PASSWORD.sub(r"\1***@", url)
+    """The URL (or libpq key/value string) with its password replaced by ``***`` (for
+    messages and logs), wherever it is given: ``user:password@``, ``?password=`` or
+    ``password=``."""
+    if "://" in url:
+        return _QUERY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", url))
+    return _KEY_PASSWORD.sub(r"\1***", url)
 
 
 def default_worker_id(state_path: str) -> str:
