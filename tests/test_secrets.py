@@ -152,3 +152,46 @@ async def test_an_ordinary_paused_task_promises_nothing_more(isolated: Path) -> 
     await other.initialize()
     assert [t.id for t in other.get_resumable_tasks()] == [paused.task_id]
     await other.close()
+
+
+async def test_a_secret_streamed_in_pieces_is_redacted(isolated: Path) -> None:
+    """The model's answer streams word by word: a configured secret spread over several
+    pieces (a pass phrase) never shows in the streamed events, in any piece or joined."""
+    phrase = "correct horse battery staple"
+
+    async def answer(messages: list[Any], options: Any) -> str:
+        return f"the pass phrase is {phrase}, keep it"
+
+    @skill(name="Teller", params=TopicParams, intents=["WRITE_ARTICLE"])
+    async def teller(ctx: SkillContext, params: TopicParams) -> SkillResult:
+        out = await ctx.step("say", lambda: _content(ctx, "tell"))
+        return SkillResult(message="told" if out else "")
+
+    rt = make_runtime(isolated, FunctionModel(answer), [teller], secrets=[phrase])
+    pieces: list[str] = []
+    rt.on("task:stream", lambda event: pieces.append(event.data["delta"]))
+    done = await rt.process_input("write an article about secrets")
+    assert done.state == "COMPLETED"
+    assert len(pieces) > 1  # it did stream in pieces
+    assert "".join(pieces) == "the pass phrase is ***, keep it"
+    assert not any(word in piece for piece in pieces for word in ("horse", "battery"))
+    await rt.close()
+
+
+def test_a_stream_cut_anywhere_shows_what_the_whole_text_shows() -> None:
+    """However a text is cut into pieces, what the stream shows joined is the text redacted
+    whole: a configured secret, a key shape still growing, a bearer token."""
+    import random
+
+    from skillrt._io.redaction import Redactor
+
+    redactor = Redactor(["hunter2-secret", "open sesame"])
+    text = f"a hunter2-secret, {KEY}, Bearer abcdefghijklmnopqrs and open sesame. sk- s B end"
+    rng = random.Random(7)
+    for _ in range(500):
+        cuts = sorted(rng.sample(range(1, len(text)), rng.randint(1, 20)))
+        stream = redactor.stream()
+        shown = [
+            stream.feed(text[a:b]) for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)
+        ]
+        assert "".join(shown) + stream.flush() == redactor.text(text)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, MutableMapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["MIN_SECRET_CHARS", "REDACTED", "RedactingFilter", "Redactor"]
+__all__ = ["MIN_SECRET_CHARS", "REDACTED", "RedactingFilter", "Redactor", "StreamRedactor"]
 
 REDACTED = "***"
 MIN_SECRET_CHARS = 4
@@ -48,6 +48,12 @@ def _names_a_secret_key(lowered_json: str) -> bool:
 
 # Key shapes worth catching even when nobody configured them (OpenAI-style, bearer tokens).
 _KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{16,}|Bearer\s+[A-Za-z0-9._\-]{16,})")
+# The end of a text that may be the start of a key shape, still growing (``sk-abc`` before the
+# rest of the key arrives), or of the words that begin one: a stream holds it back.
+_SHAPE_TAIL = re.compile(
+    r"(?:\bsk-[A-Za-z0-9_\-]*|\bBearer\s*[A-Za-z0-9._\-]*"
+    r"|\bsk?|\bB(?:e(?:a(?:r(?:er?)?)?)?)?)$"
+)
 _ENV_SECRETS = ("OPENAI_API_KEY", "SKILLRT_LLM__API_KEY", "SKILLRT_BROWSER__SEARCH__API_KEY")
 
 
@@ -80,6 +86,25 @@ class Redactor:
         if "sk-" in value or "Bearer" in value:
             value = _KEY_SHAPES.sub(REDACTED, value)
         return value
+
+    def stream(self) -> StreamRedactor:
+        """A redactor for one text that arrives in pieces (a model's streamed answer): a secret
+        split across two pieces is redacted all the same."""
+        return StreamRedactor(self)
+
+    def held_from(self, text: str) -> int:
+        """Where the end of ``text`` that may be the start of a secret (a prefix of a secret
+        value, or a key shape that may still grow) begins; ``len(text)`` when none may."""
+        cut = len(text)
+        for secret in self._secrets:
+            for k in range(min(len(secret) - 1, len(text)), 0, -1):
+                if text.endswith(secret[:k]):
+                    cut = min(cut, len(text) - k)
+                    break
+        tail = _SHAPE_TAIL.search(text)
+        if tail is not None:
+            cut = min(cut, tail.start())
+        return cut
 
     def is_clean(self, json_text: str) -> bool:
         """True when JSON text certainly holds nothing to redact: no secret value, nothing
@@ -118,6 +143,28 @@ class Redactor:
     ) -> MutableMapping[str, Any]:
         redacted: MutableMapping[str, Any] = self(dict(event_dict))
         return redacted
+
+
+class StreamRedactor:
+    """``feed(piece)`` gives what of the text so far may be shown now, redacted; it holds
+    back an end that may be the start of a secret until the next piece says what it is.
+    ``flush()`` gives the rest, at the end of the text."""
+
+    __slots__ = ("_held", "_redactor")
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._held + piece
+        cut = self._redactor.held_from(text)
+        self._held = text[cut:]
+        return self._redactor.text(text[:cut]) if cut else ""
+
+    def flush(self) -> str:
+        text, self._held = self._held, ""
+        return self._redactor.text(text)
 
 
 class RedactingFilter(logging.Filter):

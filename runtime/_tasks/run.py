@@ -325,6 +325,7 @@ class TaskDriver:
             logger=logger,
             used=(record.tokens, record.cost),
             on_repetition=looped,
+            redactor=self.chatlog.redactor,
         )
 
     def _context(

@@ -25,6 +25,7 @@ from typing import Any
 
 import structlog
 
+from skillrt._io.redaction import Redactor
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, ProviderError, RepetitionStopped, TaskCancelled
 from skillrt.llm.base import (
@@ -57,6 +58,7 @@ class TaskLLM(BaseLLM):
         "_llm",
         "_logger",
         "_on_repetition",
+        "_redactor",
         "_signal",
         "_sink",
         "_used",
@@ -73,8 +75,10 @@ class TaskLLM(BaseLLM):
         logger: structlog.stdlib.BoundLogger,
         used: tuple[int, float] = (0, 0.0),
         on_repetition: Callable[[], None] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self._on_repetition = on_repetition
+        self._redactor = redactor  # streamed text is shown redacted across its pieces
         self._llm = llm
         self._signal = signal
         self._budget = budget
@@ -115,10 +119,16 @@ class TaskLLM(BaseLLM):
         guard = RepetitionGuard()
         stream_cb = request.stream_cb
 
+        # A secret the model streams split over two pieces is redacted all the same: the end
+        # of a piece that may start one waits for the next piece (the rest at the end).
+        shown = self._redactor.stream() if self._redactor is not None else None
+
         async def relay(delta: str) -> None:
             guard.feed(delta)  # raises RepetitionStopped before a looping delta goes out
             note_activity()  # a streamed token pushes the stall watchdog back
-            emit("task:stream", delta=delta)
+            out = delta if shown is None else shown.feed(delta)
+            if out:
+                emit("task:stream", delta=out)
             await call_stream_cb(stream_cb, delta)
 
         request = replace(request, signal=signal, stream_cb=relay if guarded else stream_cb)
@@ -142,6 +152,8 @@ class TaskLLM(BaseLLM):
                 is_recoverable=not fatal,
             )
             raise
+        if shown is not None and (rest := shown.flush()):
+            emit("task:stream", delta=rest)  # the end held back, now that it is the end
         self._account(result, time.perf_counter() - started)
         # A call that went over the budget is paid for: its answer is returned (its step is
         # journalled and kept); the next call is the one refused.
