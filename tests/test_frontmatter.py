@@ -42,7 +42,14 @@ JSON_POST = (
     '{\n    "title": "JSON post",\n    "date": "2023-02-03",\n    "tags": ["a", "b"]\n}\n\nBody\n'
 )
 
+HEXO_JSON_POST = (
+    '"title": "Hexo post",\n"date": "2013/7/13 20:46:25",\n"tags": ["a"]\n;;;\n\nBody\n'
+)
+
 SAMPLES = [
+    HEXO_JSON_POST,
+    ";;;\n" + HEXO_JSON_POST.replace("\n", "\r\n"),
+    '"Quoted," she said.\n;;;\n',  # prose, not JSON members: no frontmatter
     TOML_POST,
     YAML_POST,
     JSON_POST,
@@ -73,6 +80,8 @@ def test_split_then_join_is_byte_for_byte(text: str) -> None:
         (TOML_POST, "toml", "Announcing Rust 1.77.0"),
         (YAML_POST, "yaml", "Ownership: moves"),
         (JSON_POST, "json", "JSON post"),
+        (HEXO_JSON_POST, "json", "Hexo post"),
+        (";;;\n" + HEXO_JSON_POST, "json", "Hexo post"),
         ("\ufeff" + YAML_POST, "yaml", "Ownership: moves"),
         (TOML_POST.replace("\n", "\r\n"), "toml", "Announcing Rust 1.77.0"),
     ],
@@ -99,6 +108,7 @@ def test_fields_keep_types() -> None:
         ("+++\ntitle = 'x'\nbody\n", "'\\+\\+\\+' block is never closed"),
         ('{\n  "title": "x",\n\nbody\n', "invalid JSON"),
         ("---\ntitle: [x\n---\n", "invalid YAML at line 3"),
+        (';;;\n"title": "x"\nbody\n', "';;;' block is never closed"),
         ("+++\n+++\n", None),
     ],
 )
@@ -182,3 +192,16 @@ def test_render_frontmatter_reads_back(fmt: str) -> None:
 )
 def test_strip_frontmatter_from_a_reply(reply: str, expected: str, had: bool) -> None:
     assert strip_frontmatter(reply) == (expected, had)
+
+
+def test_hexo_json_members_change_in_their_own_style() -> None:
+    """Hexo's JSON without braces (up to ``;;;``): a changed field keeps the members bare,
+    one per line, the ``;;;`` lines and the body as they were."""
+    for text in (HEXO_JSON_POST, ";;;\n" + HEXO_JSON_POST):
+        found = split_frontmatter(text)
+        changed = found.with_fields({"title": "New", "draft": True})
+        assert changed.body == found.body == "\nBody\n"
+        assert changed.block.startswith(text[: text.index('"')])  # the opening ;;; kept
+        assert changed.block.endswith('"draft": true\n;;;\n')
+        assert "{" not in changed.block
+        assert changed.fields() == {**found.fields(), "title": "New", "draft": True}

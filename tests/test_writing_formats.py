@@ -70,6 +70,27 @@ async def test_edit_of_a_selection_in_a_json_post(tmp_path: Path) -> None:
     await rt.close()
 
 
+async def test_edit_of_a_hexo_json_post_keeps_its_block(tmp_path: Path) -> None:
+    """Hexo's JSON members up to ``;;;`` are frontmatter: never shown to the model, kept byte
+    for byte while the whole body is rewritten."""
+    blog = tmp_path / "blog"
+    (blog / "source" / "_posts").mkdir(parents=True)
+    block = ';;;\n"title": "Hexo post",\n"date": "2013/7/13 20:46:25"\n;;;\n'
+    post = blog / "source" / "_posts" / "h.md"
+    post.write_text(block + "\nA long first sentence here.\nAnd a second one.\n", encoding="utf-8")
+    llm = ScriptedModel(["One sentence now."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "make it one sentence", "path": "source/_posts/h.md"}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert post.read_text(encoding="utf-8") == block + "\nOne sentence now.\n"
+    seen = prompts_of(llm)
+    assert '"title"' not in seen and ";;;" not in seen and "A long first sentence" in seen
+    await rt.close()
+
+
 async def test_summary_of_a_toml_post_never_shows_the_block(zola: Path) -> None:
     llm = ScriptedModel(["A release with C-string literals."])
     rt = writing_runtime(zola, llm)

@@ -9,6 +9,8 @@ yaml    ``---`` ... ``---`` (or ``...``)            Jekyll, Hugo, Hexo, Obsidian
 toml    ``+++`` ... ``+++``                         Zola, Hugo
 json    a JSON object, ``{`` alone on the first     Hugo
         line, up to its closing ``}``
+json    the object's members without braces, up to  Hexo
+        a ``;;;`` line (optionally after one)
 ======  ==========================================  ====================================
 
 ``split_frontmatter(text)`` cuts a post into ``Frontmatter(block, format, body)`` where
@@ -56,6 +58,11 @@ _TOML_OPEN = re.compile(r"\+\+\+[ \t]*\r?\n")
 _TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _JSON_OPEN = re.compile(r"\{[ \t]*(?:\r?\n|\"|\})")  # not "{{< shortcode >}}" nor "{% liquid %}"
 _LINE_END = re.compile(r"[ \t]*(?:\r?\n|\Z)")
+# Hexo's JSON without braces: members from the first line (or after a ``;;;`` line) up to a
+# ``;;;`` line. Only a block whose members parse as a JSON object counts.
+_HEXO_OPEN = re.compile(r"(;{3,}[ \t]*\r?\n)?(?=[ \t]*\"[^\"\r\n]*\"[ \t]*:)")
+_HEXO_SEP = re.compile(r";{3,}[ \t]*\r?\n")
+_HEXO_CLOSE = re.compile(r"^;{3,}[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _YAML_KEY = re.compile(r"""^(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#:'"\-?][^:\n]*?))[ \t]*:(?:[ \t]|$)""")
 
 
@@ -87,7 +94,14 @@ class Frontmatter:
             return 0, 0
         skip = len(_BOM) if self.block.startswith(_BOM) else 0
         if self.format == "json":
-            return skip, self.block.rindex("}") + 1
+            if self.block.startswith("{", skip):
+                return skip, self.block.rindex("}") + 1
+            opening = _HEXO_SEP.match(self.block, skip)  # Hexo's ";;;" style
+            start = opening.end() if opening else skip
+            closing = _HEXO_CLOSE.search(self.block, start)
+            if closing is None:
+                raise InvalidFrontmatter(self.path, "not a json frontmatter block")
+            return start, closing.start()
         opening = (_YAML_OPEN if self.format == "yaml" else _TOML_OPEN).match(self.block, skip)
         close = _YAML_CLOSE if self.format == "yaml" else _TOML_CLOSE
         closing = close.search(self.block, opening.end()) if opening else None
@@ -132,6 +146,8 @@ class Frontmatter:
         inner = self.block[start:stop]
         if self.format == "toml":
             new_inner = _toml_set(inner, changes, removed)
+        elif self.format == "json" and not _braced(inner):
+            new_inner = _members_set(inner, changes, removed)
         elif self.format == "json":
             new_inner = _json_set(inner, changes, removed)
         else:
@@ -161,6 +177,16 @@ def split_frontmatter(text: str, path: str = "") -> Frontmatter:
             raise InvalidFrontmatter(path, f"the '{delimiter}' block is never closed")
         end = len(bom) + closed.end()
         return Frontmatter(text[:end], fmt, text[end:], path)  # type: ignore[arg-type]
+    hexo = _HEXO_OPEN.match(rest)
+    if hexo is not None:
+        closed = _HEXO_CLOSE.search(rest, hexo.end())
+        members = rest[hexo.end() : closed.start()] if closed else ""
+        if closed is not None and isinstance(_members(members), dict):
+            end = len(bom) + closed.end()
+            return Frontmatter(text[:end], "json", text[end:], path)
+        if hexo.group(1):  # it opened with ";;;": a block, but not one that can be read
+            reason = "is never closed" if closed is None else "does not hold JSON members"
+            raise InvalidFrontmatter(path, f"the ';;;' block {reason}")
     if _JSON_OPEN.match(rest):
         try:
             _, stop = json.JSONDecoder().raw_decode(rest)
@@ -214,7 +240,7 @@ def _parse(fmt: Format, inner: str, path: str, block: str) -> Any:
             raise InvalidFrontmatter(path, f"invalid TOML: {reason}") from exc
     if fmt == "json":
         try:
-            return json.loads(inner)
+            return json.loads(inner if _braced(inner) else "{" + inner + "}")
         except json.JSONDecodeError as exc:
             raise InvalidFrontmatter(path, f"invalid JSON at line {exc.lineno}: {exc.msg}") from exc
     try:
@@ -280,6 +306,35 @@ def _json_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str
     newline = "\r\n" if "\r\n" in inner else "\n"
     dumped = json.dumps(data, ensure_ascii=False, indent=indent)
     return dumped.replace("\n", newline) if newline != "\n" else dumped
+
+
+def _braced(inner: str) -> bool:
+    """Whether JSON frontmatter is an object in braces (Hugo), not bare members (Hexo)."""
+    return inner.lstrip().startswith("{")
+
+
+def _members(inner: str) -> Any:
+    """Hexo's bare JSON members parsed as an object, or None when they are not JSON."""
+    try:
+        return json.loads("{" + inner + "}")
+    except json.JSONDecodeError:
+        return None
+
+
+def _members_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
+    """Hexo's bare members changed: one member per line, no braces, as Hexo writes them."""
+    data = _members(inner) or {}
+    for key in removed:
+        data.pop(key, None)
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = _json_ready(value)
+    newline = "\r\n" if "\r\n" in inner else "\n"
+    lines = [f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+             for k, v in data.items()]  # fmt: skip
+    return ("," + newline).join(lines) + (newline if lines else "")
 
 
 def _yaml_dump(data: Mapping[str, Any]) -> str:
