@@ -266,9 +266,8 @@ def test_a_committer_outlives_the_event_loop_it_was_used_in(isolated: Path) -> N
 
 
 async def test_a_reply_is_written_with_its_task_ending(isolated: Path) -> None:
-    """The reply's history entry goes in the same round as the task's ending (no round of its
-    own before the caller hears it); a turn takes two history writes: the request with the
-    first step, the task entry and reply with the end."""
+    """A turn's history is one write, in the same round as the task's ending: the request,
+    the task's entry and the reply (no round of its own before the caller hears it)."""
     rt = make_runtime(isolated, ScriptedModel(["o", "c"] * 2), [writer([])])
     await rt.initialize()
     history = rt.history
@@ -282,9 +281,39 @@ async def test_a_reply_is_written_with_its_task_ending(isolated: Path) -> None:
     history.add_batch = watched_batch  # type: ignore[method-assign]
     msg = await rt.process_input("write an article about rounds")
     assert msg.state == "COMPLETED"
-    assert len(batches) == 2
-    first, last = batches
-    assert [m["role"] for _, m in first[1]] == ["user"]
-    assert [t["task_id"] for t in last[0]] == [msg.task_id]
-    assert [(m["role"], m["content"]) for _, m in last[1]] == [("assistant", msg.content)]
+    assert len(batches) == 1
+    tasks, messages = batches[0]
+    assert [t["task_id"] for t in tasks] == [msg.task_id]
+    assert [m["role"] for _, m in messages] == ["user", "assistant"]
+    assert messages[1][1]["content"] == msg.content
+    await rt.close()
+
+
+async def test_a_long_tasks_request_is_in_the_history_while_it_runs(isolated: Path) -> None:
+    """A request waits for its reply's write only a moment: while its task still runs (a
+    long model call), it is in the history within a second or so."""
+    gate = asyncio.Event()
+
+    async def slow(messages: list[Any], options: Any) -> str:
+        await gate.wait()
+        return "text"
+
+    rt = make_runtime(isolated, FunctionModel(slow), [writer([])])
+    await rt.initialize()
+    job = asyncio.create_task(rt.process_input("write an article about waiting"))
+    db = isolated / ".skillrt" / "history" / "history.db"
+    said: list[str] = []
+    for _ in range(100):  # up to 5 s
+        await asyncio.sleep(0.05)
+        if db.exists():
+            other = sqlite3.connect(db)
+            rows = other.execute("SELECT data FROM messages").fetchall()
+            other.close()
+            said = [json.loads(d)["content"] for (d,) in rows]
+            if said:
+                break
+    assert said == ["write an article about waiting"]
+    assert not job.done()
+    gate.set()
+    assert (await job).state == "COMPLETED"
     await rt.close()

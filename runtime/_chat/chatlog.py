@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["ChatLog"]
 
 _DB_FAULTS = (SkillrtError, sqlite3.Error, OSError)
+_LATER_S = 1.0  # how long a request's history entry may wait for its reply's
 
 
 class ChatLog:
@@ -59,6 +60,7 @@ class ChatLog:
         self._tasks: list[dict[str, Any]] = []  # history writes not made yet
         self._messages: list[tuple[str, dict[str, Any]]] = []
         self._flush_due = False
+        self._timer: asyncio.TimerHandle | None = None  # a request's entry, written by then
         # Each session's recent turns and focus, read back from the history once it is open.
         self.sessions = Sessions(None, max_tokens=config.conversation.max_tokens)
         self._roots = [r for r in {str(config.root), str(config.root.resolve())} if r != os.sep]
@@ -139,7 +141,8 @@ class ChatLog:
                     entry["skill"] = last_skill
             entry["at"] = self.clock()
             self._messages.append((session_id, entry))
-            self._queued()
+            # A request waits (a second at most) for its turn's reply, to share its write.
+            self._queued(later=role == "user")
 
     def add_reply(self, session_id: str, skill: str | None, message: ChatMessage) -> None:
         """A task's reply: a completed one may move the focus (the post it wrote or read)."""
@@ -155,6 +158,8 @@ class ChatLog:
         if self._committer is None:
             self.flush()
         else:
+            if self._tasks or self._messages:
+                self._committer.nudge()  # a request still waiting for company: now
             await self._committer.settled()
 
     def set_focus(self, session_id: str, path: str | None) -> None:
@@ -198,9 +203,20 @@ class ChatLog:
         context["current_file"] = focus
         context["focus"] = focus
 
-    def _queued(self) -> None:
+    def _queued(self, *, later: bool = False) -> None:
+        """Have the queued entries written: with the next commit round, or within
+        ``_LATER_S`` when ``later`` (a request: its reply usually comes first, and both go in
+        one write; a long task's request is in the history within the second all the same)."""
         if self._committer is not None:
-            self._committer.nudge()
+            if not later:
+                self._committer.nudge()
+            elif self._timer is None:
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:
+                    self._committer.nudge()
+                    return
+                self._timer = loop.call_later(_LATER_S, self._due)
             return
         if self._flush_due:
             return
@@ -212,11 +228,19 @@ class ChatLog:
         self._flush_due = True
         loop.call_soon(self.flush)
 
+    def _due(self) -> None:
+        self._timer = None
+        if self._committer is not None and (self._tasks or self._messages):
+            self._committer.nudge()
+
     def _collect(self) -> Callable[[], None] | None:
         """The queued entries as one job for the commit thread (asked on the event loop)."""
         history, tasks, messages = self.history, self._tasks, self._messages
         if history is None or not (tasks or messages):
             return None
+        if self._timer is not None:  # written now: no later nudge needed
+            self._timer.cancel()
+            self._timer = None
         self._tasks, self._messages = [], []
         return lambda: self._write(history, tasks, messages)
 
@@ -250,6 +274,8 @@ class ChatLog:
         if self.history is None or self.sessions.held(session_id):
             return
         if self._committer is not None:
+            if self._tasks or self._messages:
+                self._committer.nudge()
             await self._committer.settled()
         stored = await asyncio.to_thread(self._read_stored, session_id, KEEP_TURNS * 2)
         self.sessions.load(session_id, stored)

@@ -326,7 +326,8 @@ class Committer:
         except Exception as exc:  # a record that cannot be serialised: its waiters hear why
             ops, error = {}, exc
         self._ops = {}
-        round_ = _Round(loop, ops, self._side_jobs(), waiters)
+        # Side writes go when one asked for them (a nudge), not with every round.
+        round_ = _Round(loop, ops, self._side_jobs() if self._side_due else [], waiters)
         if not self._threaded or error is not None:
             try:
                 if ops:
