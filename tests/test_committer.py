@@ -317,3 +317,27 @@ async def test_a_long_tasks_request_is_in_the_history_while_it_runs(isolated: Pa
     gate.set()
     assert (await job).state == "COMPLETED"
     await rt.close()
+
+
+async def test_without_checkpoints_the_history_is_still_written_off_the_loop(
+    isolated: Path,
+) -> None:
+    """``checkpoints = false`` keeps task records in memory, but the history is a file: its
+    writes run in the commit thread, never on the event loop, before the reply."""
+    loop_thread = threading.get_ident()
+    rt = make_runtime(isolated, ScriptedModel(["o", "c"]), [writer([])], checkpoints=False)
+    await rt.initialize()
+    history = rt.history
+    add_batch = history.add_batch
+    threads: set[int] = set()
+
+    def watched_batch(*args: Any) -> None:
+        threads.add(threading.get_ident())
+        add_batch(*args)
+
+    history.add_batch = watched_batch  # type: ignore[method-assign]
+    msg = await rt.process_input("write an article about memory")
+    assert msg.state == "COMPLETED"
+    assert threads and loop_thread not in threads
+    assert [e["task_id"] for e in history.tasks()] == [msg.task_id]
+    await rt.close()

@@ -331,13 +331,17 @@ class Committer:
         if not self._threaded or error is not None:
             try:
                 if ops:
-                    self._apply(ops)
+                    self._apply(ops)  # a store in memory: nothing to wait for
             except Exception as exc:
                 error = exc
-            self._run_sides(round_.sides)
-            self._outstanding.append(round_)
-            self._settle([round_], error)
-            return
+            round_.ops = {}
+            if error is not None:  # rare (a record that cannot be serialised): no thread
+                self._run_sides(round_.sides)
+            if error is not None or not round_.sides:
+                self._outstanding.append(round_)
+                self._settle([round_], error)
+                return
+            # The history is on disk all the same: written in the thread, never on the loop.
         # Rounds of a loop that is gone (a host that ran the runtime in an earlier loop) are
         # no one's to settle; the thread writes them before this one all the same.
         self._outstanding = [r for r in self._outstanding if r.loop is loop] + [round_]
