@@ -73,3 +73,40 @@ def test_a_live_process_holds_and_a_killed_one_frees(tmp_path: Path) -> None:
             child.wait()
         if child.stdout is not None:
             child.stdout.close()
+
+
+def test_many_tasks_probed_at_once_across_processes(tmp_path: Path) -> None:
+    """``held_elsewhere`` over many tasks (the listing's question) names exactly those another
+    process holds, not those this holder holds itself nor the free ones."""
+    theirs = [f"theirs-{i}" for i in range(0, 300, 7)]
+    code = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from skillrt._state.embedded.runlocks import RunLocks
+        locks = RunLocks(Path({str(tmp_path)!r}))
+        assert all(locks.hold(t) for t in {theirs!r})
+        print("held", flush=True)
+        time.sleep(60)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "held"
+        here = RunLocks(tmp_path)
+        mine = [f"mine-{i}" for i in range(20)]
+        assert all(here.hold(t) for t in mine)
+        free = [f"free-{i}" for i in range(300)]
+        asked = [*free, *theirs, *mine]
+        assert here.held_elsewhere(asked) == set(theirs)
+        assert here.held_elsewhere(free) == set()
+        child.kill()
+        child.wait(timeout=10)
+        assert here.held_elsewhere(asked) == set()
+        here.close()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
