@@ -624,8 +624,7 @@ class AgentRuntime:
 
     def get_resumable_tasks(self) -> list[TaskSummary]:
         """Tasks to resume: paused, restored from a checkpoint, or stopped by an outage."""
-        records = [] if self._driver is None else self._driver.inventory.resumable()
-        return [self.chatlog.summary(record) for record in records]
+        return [] if self._driver is None else self._driver.inventory.resumable_summaries()
 
     def list_tasks(self) -> list[TaskSummary]:
         """Every task this runtime holds (running, waiting for an answer, resumable) and, with a

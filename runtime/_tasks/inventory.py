@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import structlog
 
 from skillrt._chat.chatlog import ChatLog
-from skillrt._state.protocol import LazyLoad, LoadResult, StateBackend
+from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, StateBackend
 from skillrt._state.records import TaskRecord
+from skillrt._state.summary import summarize_restored
 from skillrt._tasks.checkpointing import Checkpoints
 from skillrt._tasks.endings import Endings, reply_of, resting
 from skillrt._tasks.machine import TERMINAL_STATES, State
@@ -24,7 +25,7 @@ from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import ACTIVE_STATES, TaskTable
 from skillrt.events import EventBus
 from skillrt.exceptions import StoreUnavailable
-from skillrt.messages import ChatMessage
+from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.outcomes import End
 from skillrt.settings import BudgetConfig, RuntimeConfig
 from skillrt.skill.replies import reply
@@ -114,15 +115,37 @@ class Inventory:
     def resumable(self, snap: Snapshot | None = None) -> list[TaskRecord]:
         """The records of the tasks to offer for resume: paused, restored, or stopped by an
         outage, and not running in another process right now."""
+        return [r for r in map(self._parsed, self.resumable_entries(snap)) if r is not None]
+
+    def resumable_summaries(self, snap: Snapshot | None = None) -> list[TaskSummary]:
+        """``resumable`` as summaries: a task restored from its checkpoint is summarised from
+        its JSON, its record built only when it is resumed (or when its JSON is off)."""
+        out: list[TaskSummary] = []
+        for entry in self.resumable_entries(snap):
+            found = None
+            if not isinstance(entry, TaskRecord):
+                found = summarize_restored(entry, self.chatlog.redactor)
+            if found is None:
+                record = self._parsed(entry)
+                found = None if record is None else self.chatlog.summary(record)
+            if found is not None:
+                out.append(found)
+        return out
+
+    def resumable_entries(self, snap: Snapshot | None = None) -> list[LazyRecord | TaskRecord]:
+        """``resumable``, the restored tasks as they are held (maybe not parsed yet)."""
         snap = snap or self.snapshot(list(self.tasks))
         self._apply(snap)
-        dormant = self.tasks.dormant_records()
+        dormant = self.tasks.dormant_entries()
         live = [t for t in self.tasks.values() if resting(t)]
         # A task that ran here is ours to run again; the others may be running elsewhere.
         busy = snap.busy
         return [r for r in dormant if r.id not in busy] + [
             t.record for t in live if t.id not in busy or t.runner is not None
         ]
+
+    def _parsed(self, entry: LazyRecord | TaskRecord) -> TaskRecord | None:
+        return entry if isinstance(entry, TaskRecord) else self.tasks.record(entry.id)
 
     def from_store(self, task_id: str, snap: Snapshot | None = None) -> TaskRecord | None:
         """A task this worker does not run, as a shared store has it: another worker's task

@@ -154,6 +154,10 @@ class TaskTable:
         record = self._dormant[task_id] = as_restored(parsed)
         return record
 
+    def dormant_entries(self) -> list[LazyRecord | TaskRecord]:
+        """Every dormant task as it is held: its record, or its checkpoint not parsed yet."""
+        return list(self._dormant.values())
+
     def dormant_records(self) -> list[TaskRecord]:
         """Every dormant task's record (parsed now if need be), oldest restored first."""
         records = (self.record(task_id) for task_id in list(self._dormant))
