@@ -583,14 +583,17 @@ def concurrency(
             "wall time / ideal",
             ratio,
             "x",
-            target="≤ 2.0",
-            met=ratio <= 2.0,
+            # issue 29: 1.5x with checkpoints on, on SQLite (2x is PostgreSQL's, its benchmark)
+            target="≤ 1.5",
+            met=ratio <= 1.5,
             note=f"ideal {ideal:g} s",
         ),
         row(
             "peak RSS (subprocess)",
             out["peak_rss_mb"],
             "MiB",
+            target="≤ 100",
+            met=out["peak_rss_mb"] <= 100,
             note=f"{out['rss_before_mb']:.0f} MiB just before the tasks (imports, runtime)",
         ),
         row(
