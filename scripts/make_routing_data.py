@@ -181,6 +181,9 @@ EN: dict[str, list[str]] = {
         "write a beginner's guide to {t}",
         "publish a post about {t}",
         "draft a blog entry on {t}",
+        # Pass 4 (after round 4).
+        "let's have a post about {t}",
+        "a new article on {t}, go ahead and write it",
     ],
     "CREATE_ARTICLE": [
         "create a new post titled {n}",
@@ -284,6 +287,9 @@ EN: dict[str, list[str]] = {
         "what does this line do {c}",
         "i got {e}, what's wrong",
         "explain the regex {c}",
+        # Pass 4 (after round 4).
+        "explain what `{c}` does here",
+        "what is `{c}` doing",
     ],
     "UPDATE_GRAPH": [
         "update the knowledge graph",
@@ -309,6 +315,9 @@ EN: dict[str, list[str]] = {
         "do some web research on {t}",
         "check the web for {t} benchmarks",
         "look online for {t}",
+        # Pass 4 (after round 4).
+        "look for the latest articles on {t} online",
+        "find recent news about {t}",
     ],
     "BROWSE": [
         "open {u} and find the price",
@@ -366,6 +375,9 @@ EN: dict[str, list[str]] = {
         "what's up",
         "that's it for today",
         "great, thanks a bunch",
+        # Pass 4 (after round 4).
+        "haha, that's hilarious",
+        "what kinds of things can you help with",
     ],
 }
 ZH: dict[str, list[str]] = {
@@ -387,6 +399,9 @@ ZH: dict[str, list[str]] = {
         # Pass 1 (after round 1).
         "给我写篇博客，讲讲{t}",
         "帮我出一篇{t}的文章",
+        # Pass 4 (after round 4).
+        "写篇博客，主题是{t}",
+        "帮我写一篇博文，题目就叫{t}",
     ],
     "CREATE_ARTICLE": [
         "新建一篇文章，标题为{n}",
@@ -404,6 +419,9 @@ ZH: dict[str, list[str]] = {
         "新建文章",
         "建一篇新的帖子",
         "开一篇新文章",
+        # Pass 4 (after round 4).
+        "新增一篇博文：{n}",
+        "加一篇空文章，名字是{n}",
     ],
     "DELETE_ARTICLE": [
         "删除 {p}",
@@ -477,6 +495,9 @@ ZH: dict[str, list[str]] = {
         "解释一下这行命令：{c}",
         "`{c}` 是干嘛的",
         "{e} 这是什么错",
+        # Pass 4 (after round 4).
+        "这行 `{c}` 是啥意思",
+        "为什么要这样写：{c}",
     ],
     "UPDATE_GRAPH": [
         "更新知识图谱",
@@ -556,6 +577,9 @@ ZH: dict[str, list[str]] = {
         "好嘞，先这样",
         "辛苦啦",
         "感谢感谢",
+        # Pass 4 (after round 4).
+        "笑死",
+        "你都会干点啥",
     ],
 }
 
@@ -573,8 +597,22 @@ FOLLOW_EN = {
         "add a TL;DR at the top",
         "make it punchier",
     ],
-    "SUMMARIZE": ["summarize it", "what's it about?", "give me the key points", "tl;dr"],
-    "TRANSLATE": ["translate it into {l}", "now a {l} version", "do it in {l}"],
+    "SUMMARIZE": [
+        "summarize it",
+        "what's it about?",
+        "give me the key points",
+        "tl;dr",
+        "boil it down for me",
+        "the short version, please",
+        "condense it into a few lines",
+    ],
+    "TRANSLATE": [
+        "translate it into {l}",
+        "now a {l} version",
+        "do it in {l}",
+        "put it into {l}",
+        "I need it in {l}",
+    ],
     "DELETE_ARTICLE": ["delete it", "trash this one", "remove this post"],
     "WRITE_ARTICLE": ["write a similar one about {t}", "another post like this on {t}"],
     "ANSWER_QUESTION": ["does it mention {t}?", "where does it talk about {t}?"],
@@ -594,8 +632,16 @@ FOLLOW_ZH = {
         "改得更口语化",
         # Pass 1 (after round 1).
     ],
-    "SUMMARIZE": ["总结一下", "这篇讲了什么", "说说要点"],
-    "TRANSLATE": ["翻译成{l}", "出一个{l}版本", "翻成{l}"],
+    "SUMMARIZE": [
+        "总结一下",
+        "这篇讲了什么",
+        "说说要点",
+        "长话短说，讲了啥",
+        "给个简短版本",
+        "来个概要",
+        "太长不看，说重点",
+    ],
+    "TRANSLATE": ["翻译成{l}", "出一个{l}版本", "翻成{l}", "来个{l}版", "做一份{l}的"],
     "DELETE_ARTICLE": ["删掉它", "这篇删了吧", "把它扔进回收站"],
     "WRITE_ARTICLE": ["再写一篇类似的，讲{t}", "照这个风格写一篇{t}的"],
     "ANSWER_QUESTION": ["这篇里提到{t}了吗", "它哪里讲到{t}"],
@@ -778,7 +824,11 @@ def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
             rows.append(("train", label, "selection", vary(rng, text, not text.isascii())))
     # Code explanations with a selection, and a selection without code.
     for text in ["explain this", "what does this do", "解释一下这段", "这段代码干嘛的",
-                 "walk me through it", "这个函数什么意思"]:  # fmt: skip
+                 "walk me through it", "这个函数什么意思",
+                 # Pass 4 (after round 4): why it is written so, a bug, line by line.
+                 "why is it written this way", "does this function have a bug",
+                 "explain it line by line", "为什么这里要这么写", "这个函数有没有 bug",
+                 "一行一行解释"]:  # fmt: skip
         for _ in range(4):
             rows.append(("train", "CODE_EXPLAIN", "selection", vary(rng, text, not text.isascii())))
     return rows

@@ -251,3 +251,20 @@ async def test_create_article_picked_from_the_choices_asks_for_the_title(tmp_pat
         assert (tmp_path / done.data["path"]).exists()
     finally:
         await rt.close()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["boil it down for me", "boil this down to one paragraph", "做一份韩语的，谢谢",
+     "a German version, please", "英訳して"],
+)  # fmt: skip
+@pytest.mark.parametrize("llm", [None, always("EDIT_CONTENT")])
+async def test_a_summary_or_another_language_never_overwrites_the_post(text: str, llm: Any) -> None:
+    """Round 4: "boil it down" is a summary, a version in another language a translation;
+    neither starts an edit of the post in focus (an overwrite), nor offers one."""
+    for trust in ("low", "high"):
+        outcome = await decide(text, llm, trust, {"current_file": "posts/x.md"})
+        assert started(outcome) != "EDIT_CONTENT", (text, trust)
+        question = outcome[2]
+        offered = [c.intent for c in question.choices] if question else []
+        assert "EDIT_CONTENT" not in offered, (text, trust)

@@ -429,6 +429,8 @@ async def test_a_task_running_elsewhere_is_not_offered_or_resumed(isolated: Path
     while owner.state is not State.EXECUTING:
         await asyncio.sleep(0.005)
     task_id = owner.current_task_id or ""
+    # Its state changes reach the disk with the next commit round (no one waits for them).
+    await owner._run.state.committer.durable()
     other = make_runtime(isolated, ScriptedModel([]), [writer([])])  # as a second process would
     await other.initialize()
     assert other.get_resumable_tasks() == []  # its checkpoint looks unfinished, but it runs
