@@ -42,7 +42,7 @@ from skillrt.server.models import (
     UndoRequest,
 )
 from skillrt.server.problems import ProblemError, problem_body, problem_response
-from skillrt.server.sse import Entry, EventLog, SSEResponse, redacted_json
+from skillrt.server.sse import Entry, EventLog, SSEResponse
 from skillrt.settings import ServeConfig
 
 __all__ = ["ServerState", "create_app"]
@@ -169,7 +169,7 @@ def _message_response(
     if journaled is not None and journaled.event == "message":
         body = journaled.data
     else:
-        body = redacted_json(state.runtime.redactor, message)
+        body = state.runtime.redactor.dump(message)[0]
     return Response(
         body,
         media_type="application/json",
