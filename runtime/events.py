@@ -3,6 +3,12 @@
 Subscribers are sync or async callables; ``on`` returns the function that unsubscribes. A
 subscriber that raises is logged and skipped: it never breaks the task that emitted. With no
 subscriber for a type, ``emit`` builds nothing (``listening`` lets a caller skip its data too).
+
+Events are redacted once, at ``emit``: the event is encoded as JSON, the redactor's cheap scan
+reads the text, and only when it may hold a secret is the data walked (and the text dropped).
+The text goes with the event (``Event.encoded``), so a subscriber that sends events on (the
+server's SSE journal) does not encode them again. ``data`` is then the emitter's own dict, not
+a copy: read it, do not change it.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from pydantic_core import to_json
 
 from skillrt._io.logs import Redactor, library_logger
 
@@ -30,6 +37,8 @@ class Event:
     task_id: str | None
     data: dict[str, Any] = field(default_factory=dict)
     timestamp: float = 0.0
+    encoded: str | None = field(default=None, repr=False, compare=False)
+    """``to_dict()`` as JSON text, redacted, when the bus made it (see ``encode``)."""
 
     def __getitem__(self, key: str) -> Any:
         """``event["data"]`` as well as ``event.data``: an event reads as the mapping
@@ -51,6 +60,17 @@ class Event:
             "data": self.data,
             "timestamp": self.timestamp,
         }
+
+    def encode(self) -> str:
+        """``to_dict()`` as JSON text (``encoded`` when the bus made it): pydantic-core's
+        encoder, what it cannot encode written as its ``str()``."""
+        if self.encoded is not None:
+            return self.encoded
+        return _json(self.to_dict())
+
+
+def _json(payload: Any) -> str:
+    return to_json(payload, fallback=str).decode()
 
 
 EventCallback = Callable[[Event], object]
@@ -95,13 +115,11 @@ class EventBus:
         if not own and not every:
             return None
         callbacks = [*(own or ()), *(every or ())]
-        # Events are shown to people (progress lines, a server's stream): redacted, like logs.
-        shown = self._redactor(data)
-        event = Event(event_type, task_id, shown, self._clock())
+        event = self._redacted(event_type, task_id, data)
         for callback in callbacks:
             try:
                 out = callback(event)
-                if inspect.isawaitable(out):
+                if out is not None and inspect.isawaitable(out):
                     task = asyncio.ensure_future(out)
                     self._pending.add(task)
                     task.add_done_callback(self._async_done)
@@ -110,6 +128,20 @@ class EventBus:
                     "agent.error", where="event subscriber", event_type=event_type, error=str(exc)
                 )
         return event
+
+    def _redacted(self, event_type: str, task_id: str | None, data: dict[str, Any]) -> Event:
+        """Events are shown to people (progress lines, a server's stream): redacted, like
+        logs. The walk only when the scan of the encoded event says it may be needed."""
+        timestamp = self._clock()
+        try:
+            text = _json(
+                {"type": event_type, "task_id": task_id, "data": data, "timestamp": timestamp}
+            )
+        except Exception:  # (a value pydantic-core cannot even write as its str())
+            return Event(event_type, task_id, self._redactor(data), timestamp)
+        if self._redactor.is_clean(text):
+            return Event(event_type, task_id, data, timestamp, text)
+        return Event(event_type, task_id, self._redactor(data), timestamp)
 
     def bind(self, task_id: str) -> TaskEmitter:
         """An emitter for one task: ``emit(type, **data)`` with the task id filled in."""

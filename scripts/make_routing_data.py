@@ -648,6 +648,310 @@ FOLLOW_ZH = {
     "UPDATE_GRAPH": ["把它和其他文章关联起来", "更新它的反向链接"],
 }
 
+# Pass 5 (after round 5): a wider vocabulary for each intent (the verbs and nouns people use
+# for it), small talk that asks about the assistant, short questions about the post in focus,
+# and questions about selected code. Appended, so that every fifth joins the held-out split.
+PASS5_EN: dict[str, list[str]] = {
+    "WRITE_ARTICLE": [
+        "whip up a post about {t}",
+        "write a how-to on {t}",
+        "I'd like an essay on {t} for the blog",
+        "make a blog post about {t}",
+        "write a review of {t}",
+        "draft an explainer on {t}",
+        "pen something about {t}",
+        "write a piece for my readers on {t}",
+        "a long read on {t}, please write it",
+        "author an article on {t}",
+    ],
+    "CREATE_ARTICLE": [
+        "add a blank post called {n}",
+        "new empty post named {n}",
+        "make an empty page titled {n}",
+        "create a post file named {n}, no content yet",
+        "scaffold a new post {n}",
+        "new draft, title it {n}",
+    ],
+    "DELETE_ARTICLE": [
+        "discard {p}",
+        "scrap {p}",
+        "drop the post {p}",
+        "wipe {p} from the blog",
+        "erase the article {p}",
+        "bin {p}",
+        "purge {p}",
+        "remove the draft {p}",
+        "delete the post titled {n}",
+        "{p} can go, delete it",
+    ],
+    "EDIT_CONTENT": [
+        "reword the intro of {p}",
+        "in {p}, swap the first two sections",
+        "append a short update to {p}",
+        "give {p} a better title",
+        "clean up the formatting of {p}",
+        "correct the spelling in {p}",
+        "trim the conclusion of {p}",
+        "add a code sample to {p}",
+        "rename the title of {p} to {n}",
+        "remove the section about {t} from {p}",
+    ],
+    "SUMMARIZE": [
+        "a recap of {p}",
+        "the main points of {p}",
+        "the highlights of {p}, please",
+        "a synopsis of {p}",
+        "a quick rundown of {p}",
+        "digest {p} for me",
+        "sum {p} up in one sentence",
+        "skim {p} and tell me what matters",
+        "write an abstract for {p}",
+        "what's the takeaway of {p}",
+    ],
+    "ANSWER_QUESTION": [
+        "in which post did I cover {t}?",
+        "look through my posts: what did I say about {t}",
+        "according to my notes, how does {t} work",
+        "did I ever mention {t}",
+        "what's my opinion on {t}, based on my blog",
+        "from my own articles, what are the pros of {t}",
+        "how many of my posts are about {t}",
+        "what tool did I recommend for {t}",
+        "tell me what my blog says about {t}, no web",
+        "when was the last time I blogged about {t}",
+    ],
+    "CODE_EXPLAIN": [
+        "what's wrong with this: {c}",
+        "explain this line: {c}",
+        "what does this command do: {c}",
+        "break down this snippet: {c}",
+        "I don't understand this code: {c}",
+        "what is the output of {c}",
+        "what does this error mean? {e}",
+        "walk me through `{c}`",
+    ],
+    "UPDATE_GRAPH": [
+        "recalculate the links between my articles",
+        "rebuild the link graph",
+        "refresh the related posts",
+        "resync the knowledge graph",
+        "re-index all my posts",
+        "update the relations between articles",
+        "the graph is out of date, rebuild it",
+        "recompute the backlinks please",
+    ],
+    "RESEARCH_WEB": [
+        "find some material online about {t}",
+        "look around the web for {t}",
+        "what does the internet say about {t}",
+        "check online whether there's news on {t}",
+        "search for {t} reviews on the web",
+        "gather sources from the web on {t}",
+        "browse the web for opinions on {t}",
+        "get me the latest info on {t} from the internet",
+        "do an online search on {t}",
+        "web search: {t}",
+    ],
+    "BROWSE": [
+        "open {u} in the browser",
+        "pull up {u}",
+        "load {u} and tell me the title",
+        "head to {u} and log in",
+        "go to {u} and click the first link",
+    ],
+    "TRANSLATE": [
+        "translate {p} to {l} as a new post",
+        "a {l} translation of {p}, please",
+        "put {p} into {l}",
+        "convert {p} into {l}",
+        "I'd like {p} in {l}",
+    ],
+    "CHAT": [
+        "how's your day going",
+        "how have you been",
+        "what's up with you",
+        "are you there?",
+        "tell me a joke",
+        "you're funny",
+        "that's not what I meant",
+        "never mind that",
+        "sorry, my bad",
+        "ok I see",
+        "interesting!",
+        "good evening",
+        "have a nice day",
+        "are you a robot?",
+        "who built you?",
+        "what's your name",
+        "I'm back",
+        "sounds good to me",
+        "how are things on your side",
+        "you're the best",
+    ],
+}
+PASS5_ZH: dict[str, list[str]] = {
+    "WRITE_ARTICLE": [
+        "帮我码一篇{t}的文章",
+        "写点关于{t}的东西发博客",
+        "出一篇{t}的教程",
+        "帮我写篇随笔，聊{t}",
+        "写一篇{t}的测评",
+        "给博客写一篇讲{t}的文章",
+        "请撰写一篇{t}的入门文章",
+        "写篇{t}的经验分享",
+        "我需要一篇讲{t}的博文",
+        "围绕{t}写一篇文章",
+    ],
+    "CREATE_ARTICLE": [
+        "新增一篇空白文章：{n}",
+        "新建个空的帖子叫{n}",
+        "建篇草稿，标题是{n}，先不写内容",
+        "创建一个名为{n}的新文章",
+        "开个新帖子，标题{n}",
+        "先建一篇空文章放着",
+    ],
+    "DELETE_ARTICLE": [
+        "{p} 删了吧",
+        "把 {p} 扔了",
+        "帮我把 {p} 移除掉",
+        "删除草稿 {p}",
+        "把标题为《{n}》的文章删除",
+        "丢掉 {p}",
+        "清掉 {p} 这篇",
+        "{p} 没用了，删掉",
+    ],
+    "EDIT_CONTENT": [
+        "在 {p} 结尾加一段总结",
+        "把 {p} 的标题换成《{n}》",
+        "给 {p} 加几个小标题",
+        "把 {p} 里关于{t}的那一节去掉",
+        "修一下 {p} 的排版",
+        "{p} 的第二段写得太啰嗦，精简一下",
+        "把 {p} 的语气改得活泼点",
+        "在 {p} 开头补一段背景",
+        "{p} 里的句子太长，拆短一些",
+        "把 {p} 的结论改得更有力",
+    ],
+    "SUMMARIZE": [
+        "{p} 的重点是什么",
+        "提炼一下 {p} 的核心观点",
+        "用一句话概括 {p}",
+        "{p} 太长了，帮我总结",
+        "列出 {p} 的要点",
+        "给 {p} 做个概述",
+        "简述 {p}",
+        "帮我把 {p} 浓缩成一段",
+        "{p} 写了些什么，概括一下",
+        "快速过一遍 {p}，说说讲了啥",
+    ],
+    "ANSWER_QUESTION": [
+        "我的文章里哪里讲过{t}",
+        "翻翻我的博客，{t}是怎么说的",
+        "我以前怎么看{t}",
+        "根据我的笔记，{t}要注意什么",
+        "我写{t}是在哪一年",
+        "我推荐过哪些{t}相关的工具",
+        "博客里关于{t}的结论是什么",
+        "我提到过几次{t}",
+        "不用联网，按我的文章说说{t}",
+        "我的哪篇文章讲了{t}",
+    ],
+    "CODE_EXPLAIN": [
+        "这行代码什么意思：{c}",
+        "这条命令是干嘛的 {c}",
+        "帮我读懂这段：{c}",
+        "{c} 输出什么",
+        "这个报错是什么意思 {e}",
+        "逐行解释 {c}",
+        "看不懂这段代码 {c}",
+    ],
+    "UPDATE_GRAPH": [
+        "重新计算文章之间的关系",
+        "重建链接图",
+        "同步知识图谱",
+        "更新文章之间的关联",
+        "刷新图谱",
+        "把文章的双向链接重新算一遍",
+        "图谱过期了，更新一下",
+        "重新索引所有文章",
+    ],
+    "RESEARCH_WEB": [
+        "找点网上的资料，关于{t}",
+        "上网了解一下{t}",
+        "帮我搜集一些{t}的资料",
+        "去查一下{t}的最新消息",
+        "在互联网上找找{t}的评测",
+        "网上看看{t}有什么新动态",
+        "用搜索引擎查{t}",
+        "联网搜一下{t}",
+        "帮我网上调查一下{t}",
+        "查一查网上关于{t}的讨论",
+    ],
+    "BROWSE": [
+        "打开网页 {u}",
+        "进入 {u} 并登录",
+        "用浏览器访问 {u}",
+        "在 {u} 上点第一个链接",
+        "打开 {u} 看看标题",
+    ],
+    "TRANSLATE": [
+        "把 {p} 译成{l}，另存为新文章",
+        "{p} 出一个{l}版本",
+        "帮我把 {p} 翻成{l}",
+        "给 {p} 做一份{l}翻译",
+        "{p} 需要一个{l}版",
+    ],
+    "CHAT": [
+        "最近怎么样",
+        "今天过得如何",
+        "在干嘛呢",
+        "讲个笑话",
+        "不是这个意思",
+        "算了",
+        "没事了",
+        "你叫啥名字",
+        "晚上好",
+        "祝你愉快",
+        "有意思",
+        "我回来了",
+        "听起来不错",
+        "你是真人吗",
+        "你是谁做的",
+        "哈哈，好吧",
+        "挺好的",
+        "你好呀，忙吗",
+        "明白了",
+        "你真厉害",
+    ],
+}
+for _name, _more in PASS5_EN.items():
+    EN[_name].extend(_more)
+for _name, _more in PASS5_ZH.items():
+    ZH[_name].extend(_more)
+FOLLOW_EN["SUMMARIZE"] += ["the gist?", "main points?", "give me the highlights",
+                           "in a nutshell?", "quick recap please", "sum this up"]  # fmt: skip
+FOLLOW_EN["ANSWER_QUESTION"] += [
+    "what year was it written?", "who does it quote?", "does it link to any sources?",
+    "which tools does it mention?", "is there a code sample in it?", "why does it recommend {t}?",
+    "what database does it use?", "does it say anything about {t}?", "how long is it?",
+    "are there references in it?",
+]  # fmt: skip
+FOLLOW_EN["EDIT_CONTENT"] += ["append the references at the end", "cut the part about {t}",
+                              "rename it to {n}", "smooth out the ending",
+                              "the intro drags, tighten it", "add headings to it"]  # fmt: skip
+FOLLOW_EN["TRANSLATE"] += ["{l} please", "can I have it in {l}", "a {l} version, please"]
+FOLLOW_EN["DELETE_ARTICLE"] += ["this one can go", "get rid of this post", "scrap this draft"]
+FOLLOW_ZH["SUMMARIZE"] += ["一句话说说讲了啥", "要点列一下", "给这篇写个摘要", "概括一下",
+                           "重点是什么"]  # fmt: skip
+FOLLOW_ZH["ANSWER_QUESTION"] += [
+    "这篇是哪年写的", "文中引用了谁的话", "有没有给出参考资料", "里面用的是什么工具",
+    "它为什么推荐{t}", "里面讲到{t}没有", "这篇用的哪个数据库", "文中的结论有依据吗",
+]  # fmt: skip
+FOLLOW_ZH["EDIT_CONTENT"] += ["在最后加上参考链接", "把关于{t}的那一节去掉", "标题换成《{n}》",
+                              "结尾改顺一点", "加几个小标题"]  # fmt: skip
+FOLLOW_ZH["TRANSLATE"] += ["做一份{l}的", "来一份{l}的", "给我一个{l}版本", "译成{l}"]
+FOLLOW_ZH["DELETE_ARTICLE"] += ["这篇不要了", "这篇可以删了", "把这篇扔了"]
+
 # Negations and questions about an action: the label is what should run (often no effect).
 TRICKY = [
     ("ANSWER_QUESTION", "don't search the web, what do my posts say about {t}"),
@@ -764,6 +1068,17 @@ def vary(rng: random.Random, text: str, zh: bool) -> str:
 
 
 HELD_EVERY = 5  # every fifth template of a list is held out (never trained on)
+# Another fifth is the validation split (pass 5): whole templates the first fits do not see,
+# so that the regularisation and the temperature are chosen on phrasing new to the model, as
+# the held-out split and the fresh rounds are (a random tenth of the rows shares its
+# templates with the rest and made the probabilities overconfident). The final fit uses it.
+VALID_AT = 2
+
+
+def _split(i: int) -> str:
+    if i % HELD_EVERY == HELD_EVERY - 1:
+        return "held"
+    return "valid" if i % HELD_EVERY == VALID_AT else "train"
 
 
 def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
@@ -782,7 +1097,7 @@ def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
             n = copies if "{" in template else 5
             for _ in range(n):
                 text = vary(rng, fill(rng, template, zh, topics), zh)
-                rows.append(("held" if held else "train", intent, context, text))
+                rows.append((_split(i), intent, context, text))
 
     for intent, templates in EN.items():
         emit(intent, "-", templates, False, 14)
@@ -793,11 +1108,11 @@ def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
     for intent, templates in FOLLOW_ZH.items():
         emit(intent, "focus", templates, True, 8)
     for i, (intent, template) in enumerate(TRICKY):
-        zh, held = not template.isascii(), i % HELD_EVERY == HELD_EVERY - 1
+        zh = not template.isascii()
         topics = TOPICS_ZH if zh else TOPICS_EN
         for _ in range(10):
             text = vary(rng, fill(rng, template, zh, topics), zh)
-            rows.append(("held" if held else "train", intent, "-", text))
+            rows.append((_split(i), intent, "-", text))
     # Edits of the selected text (pass 2: a selection is not always code).
     for text in [
         "reword this",
@@ -828,7 +1143,12 @@ def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
                  # Pass 4 (after round 4): why it is written so, a bug, line by line.
                  "why is it written this way", "does this function have a bug",
                  "explain it line by line", "为什么这里要这么写", "这个函数有没有 bug",
-                 "一行一行解释"]:  # fmt: skip
+                 "一行一行解释",
+                 # Pass 5 (after round 5): why a part is there, what a query returns.
+                 "why is there a lock here?", "what's the purpose of this decorator",
+                 "what does this query return", "why use a set instead of a list here",
+                 "这里为什么要加锁", "这个装饰器有什么用", "这条 SQL 返回什么",
+                 "为什么这里用 map 而不是循环"]:  # fmt: skip
         for _ in range(4):
             rows.append(("train", "CODE_EXPLAIN", "selection", vary(rng, text, not text.isascii())))
     return rows

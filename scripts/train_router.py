@@ -5,12 +5,12 @@
     python scripts/train_router.py            # runtime/_routing/intent_model.json.gz
 
 A multinomial logistic regression over ``skillrt._routing.classifier.features`` (the features
-the runtime computes), fitted on the ``train`` split of data/routing/labelled.tsv. A tenth of
-the training rows is set aside to pick the regularisation and fit a temperature, so that the
-probabilities are calibrated; then the model is refitted on all training rows. Weights are
-pruned and quantised to int8 (the runtime sums them in pure Python). The ``held`` split and
-data/routing/fresh-*.tsv are never trained on: their accuracy is printed and stored in the
-model's report.
+the runtime computes), fitted on the ``train`` split of data/routing/labelled.tsv. The
+``valid`` split (whole templates the first fits never see) picks the regularisation and fits a
+temperature, so that the probabilities are calibrated for new phrasing; then the model is
+refitted on both. Weights are pruned and quantised to int8 (the runtime sums them in pure
+Python). The ``held`` split and data/routing/fresh-*.tsv are never trained on: their accuracy
+is printed and stored in the model's report.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def main() -> None:
     from skillrt._routing.classifier import IntentClassifier, features
 
     rows = load(DATA / "labelled.tsv")
-    train = [r for r in rows if r[0] == "train"]
+    train = [r for r in rows if r[0] in ("train", "valid")]
     held = [r for r in rows if r[0] == "held"]
     classes = sorted({r[1] for r in rows})
     vocab: dict[str, int] = {}
@@ -72,13 +72,18 @@ def main() -> None:
         return csr_matrix((data, cols, ptr), shape=(len(part), len(vocab)))
 
     y_of = {c: i for i, c in enumerate(classes)}
-    rng = random.Random(7)
-    shuffled = train[:]
-    rng.shuffle(shuffled)
-    cut = len(shuffled) // 10
-    valid, fit = shuffled[:cut], shuffled[cut:]
+    # The validation split is whole templates the first fits never see (see
+    # make_routing_data.py), so C and the temperature are chosen on new phrasing; with no such
+    # rows, a random tenth of the training rows.
+    valid = [r for r in train if r[0] == "valid"]
+    fit = [r for r in train if r[0] != "valid"]
+    if not valid:
+        shuffled = train[:]
+        random.Random(7).shuffle(shuffled)
+        cut = len(shuffled) // 10
+        valid, fit = shuffled[:cut], shuffled[cut:]
     best = None
-    for c in (3.0, 10.0, 30.0):
+    for c in (1.0, 3.0, 10.0, 30.0):
         model = LogisticRegression(C=c, max_iter=3000)
         model.fit(matrix(fit), [y_of[r[1]] for r in fit])
         answers = [y_of[r[1]] for r in valid]

@@ -103,6 +103,53 @@ async def test_a_page_action_in_a_session_or_on_a_named_page_runs() -> None:
     assert started(named) == "BROWSE"
 
 
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", MODELS)
+async def test_a_question_about_what_it_can_do_never_acts(llm: Any, trust: str) -> None:
+    """Fresh round 5's one dangerous route: "can you write posts in Chinese too?" asks about
+    the runtime; it started WriteArticle."""
+    for text in ("can you write posts in Chinese too?", "你会翻译文章吗？"):
+        outcome = await decide(text, llm, trust)
+        assert started(outcome) not in EFFECTS, (text, outcome[1].type)
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [("don't write a new post, summarize posts/rust.md", "SUMMARIZE"),
+     ("不用写新文章，总结一下 posts/rust.md", "SUMMARIZE"),
+     ("don't delete posts/a.md, fix the typos in it", "EDIT_CONTENT")],
+)  # fmt: skip
+async def test_a_table_rule_right_after_a_negation_is_skipped(text: str, intent: str) -> None:
+    """The table's match for "write a new post" or "删" right after "don't", "别" or "不用" is
+    what the request does not want: the next rule (or the classifier) decides."""
+    router = _router(None)
+    table = router._match_table(text, False, False)
+    assert table is not None and table.type == intent
+    negated = router._match_table("别写文章，解释一下 CAP 定理", False, False)
+    assert negated is None or negated.type != "WRITE_ARTICLE"
+    assert router._match_table("写文章，解释一下 CAP 定理", False, False) is not None
+
+
+async def test_a_url_the_classifier_routes_to_browse_is_the_page() -> None:
+    """A browsing request the table did not match still names its page: it runs, where it was
+    asked about as a page action with no page."""
+    router = _router(None)
+    assert router.params_for("BROWSE", "pull up https://example.com")["url"] == (
+        "https://example.com"
+    )
+    kind, intent, _ = await decide("pull up https://example.com")
+    assert (kind, intent.type, intent.parameters.get("url")) == (
+        "run", "BROWSE", "https://example.com")  # fmt: skip
+
+
+@pytest.mark.parametrize("llm", [None, always("CREATE_ARTICLE")])
+async def test_a_title_before_the_delete_verb_is_a_delete(llm: Any) -> None:
+    for text in ("把标题为《测试文章》的那篇删除", "劳驾把标题为《Reading List》得文章删除"):
+        kind, intent, question = await decide(text, llm, "high")
+        assert intent.type == "DELETE_ARTICLE" and intent.parameters["title"] in text
+        assert started((kind, intent, question)) in (None, "DELETE_ARTICLE")
+
+
 async def test_a_trailing_question_mark_keeps_the_topic() -> None:
     text = "Could you write me a blog article on the pros and cons of SQLite for small web apps?"
     _, intent, _ = await decide(text)
@@ -169,6 +216,11 @@ def test_write_articles_cue_words_ignore_a_mere_mention_of_an_article(text: str)
         ("write an article about Zig", False), ("delete posts/x.md", False),
         ("Rust 和 Go 的区别", False), ("这句话读起来别扭，改一下", False),
         ("can you translate it to Japanese", False), ("特别想写一篇游记", False),
+        # Pass 5: 错别字 (a typo) holds no 别 ("don't"); a question about what the runtime can
+        # do is a question, not the action.
+        ("帮我改一下 posts/go.md 里的错别字", False), ("can you write posts in Chinese too?", True),
+        ("你会翻译文章吗？", True), ("are you able to delete posts?", True),
+        ("can you write an article about Zig?", False), ("你能帮我写一篇关于缓存的文章吗", False),
     ],
 )  # fmt: skip
 def test_negations_and_questions_about_an_action_are_told(text: str, held: bool) -> None:

@@ -111,7 +111,8 @@ def is_one_short_word(text: str) -> bool:
 _NEGATION = re.compile(
     r"\b(?:don['’]?t|do\s+not|doesn['’]?t|no\s+need|never|stop|instead\s+of|rather\s+than)\b|"
     r"不用|不要|不需要|没必要|无需|甭|先别|"
-    r"(?<![特区分类识告级派性差个辨鉴离道])别(?![人的处名称致扭])",
+    # 别 alone is "don't"; in 错别字 (a typo), 特别, 区别, 分别… it is no negation.
+    r"(?<![特区分类识告级派性差个辨鉴离道错])别(?![人的处名称致扭])",
     re.IGNORECASE,
 )
 _ASKS_ABOUT = re.compile(
@@ -121,7 +122,13 @@ _ASKS_ABOUT = re.compile(
     r"\bwhat\s+(?:did|have|has)\s+(?:i|we)\b|\b(?:whether|if)\s+i\s+(?:have|had|wrote|did)\b|"
     r"有没有|是不是|有无|(?:写|删|发|搜|翻译|建)过|"
     r"(?:怎么|如何|怎样|咋)\s*(?:才能|能|去|来)?\s*"
-    r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)",
+    r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)|"
+    # A question about what the runtime can do ("can you write posts in Chinese too?", "你会翻译
+    # 文章吗"): an answer about the runtime, never the action itself without a yes.
+    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:can|could|do|will)\s+you\s+(?:also\s+|even\s+)?"
+    r"(?:\w+\s+){1,4}?(?:too|also|as\s+well|at\s+all|in\s+general)\s*[?？]?$|"
+    r"\b(?:are\s+you\s+able\s+to|do\s+you\s+know\s+how\s+to|is\s+it\s+possible\s+to)\b|"
+    r"^你(?:也|还)?(?:会|懂得?|支持)\s*(?:写|删|搜|翻译|新建|创建|发|改|总结)",
     re.IGNORECASE,
 )
 

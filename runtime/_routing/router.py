@@ -219,6 +219,23 @@ _NONE_FITS = 0.3
 """The confidence left to the classifier's guess when the model says none of its candidates
 fits (below the runtime's confidence_threshold: numbered choices)."""
 
+# A pattern's match right after a negation ("don't write a new post, summarize …", "别写文章，
+# 解释一下…") is what the request does not want: the table skips it (the rest decides).
+_NEGATION_WORD = re.compile(r"n['’]?t\b|\bnot\b|\bnever\b|\bno\s+need|别|不要|不用|不需要|无需|甭")
+_NEGATED_BEFORE = re.compile(
+    r"(?:\b(?:don['’]?t|do\s+not|never|no\s+need\s+to|not)\s+"
+    r"(?:(?:just|even|yet|ever|actually|really|go\s+and|bother\s+to)\s+)?"
+    r"|(?<![特区分类识告级派性差个辨鉴离道错])别|不要|不用|不需要|无需|甭)"
+    r"(?:再|去|帮我|给我|帮忙)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _negated(text: str, start: int) -> bool:
+    """Whether the match at ``start`` comes right after a negation."""
+    return _NEGATED_BEFORE.search(text, max(0, start - 24), start) is not None
+
+
 _LATIN = re.compile("[A-Za-z]")  # an English pattern needs one of these to match
 
 _Search: TypeAlias = Callable[[str], "re.Match[str] | None"]
@@ -820,6 +837,7 @@ class IntentRouter:
         best_match: re.Match[str] | None = None
         lowered = text.lower()
         blocked = self._blocked(text)
+        negated = _NEGATION_WORD.search(text) is not None
         for group in self._groups(text, selection, has_file, browsing):
             start = len(text) + 1
             for trigger, entries in group:
@@ -829,6 +847,8 @@ class IntentRouter:
                     m = search(text)
                     # Patterns come in precedence order, so only a strictly earlier start wins.
                     if m is not None and m.start() < start and p.intent not in blocked:
+                        if negated and _negated(text, m.start()):
+                            continue  # "don't write a new post, …", "别写文章，…": not that
                         best, best_match, start = p, m, m.start()
                         if start == 0:
                             break

@@ -22,6 +22,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
 
+from skillrt._io.redaction import Redactor
 from skillrt._io.validation import problems
 from skillrt.agent import AgentRuntime
 from skillrt.exceptions import StoreUnavailable, UserError
@@ -41,7 +42,7 @@ from skillrt.server.models import (
     UndoRequest,
 )
 from skillrt.server.problems import ProblemError, problem_body, problem_response
-from skillrt.server.sse import Entry, EventLog, SSEResponse, redacted_json
+from skillrt.server.sse import Entry, EventLog, SSEResponse
 from skillrt.settings import ServeConfig
 
 __all__ = ["ServerState", "create_app"]
@@ -168,7 +169,7 @@ def _message_response(
     if journaled is not None and journaled.event == "message":
         body = journaled.data
     else:
-        body = redacted_json(state.runtime.redactor, message)
+        body = state.runtime.redactor.dump(message)[0]
     return Response(
         body,
         media_type="application/json",
@@ -206,11 +207,11 @@ def _failure(job: Job) -> dict[str, Any]:
     return problem_body(409, "task-conflict", "the task cannot do that now")
 
 
-async def _answer(
-    request: Request, state: ServerState, call: Call, session: str | None, cancel: bool
+async def answer(
+    state: ServerState, call: Call, session: str | None, cancel: bool, sse: bool
 ) -> Response | SSEResponse:
     job = state.jobs.start(call, session)
-    if _wants_sse(request):
+    if sse:
 
         def gone() -> None:
             if cancel and job.task_id is not None and not job.finished:
@@ -285,13 +286,19 @@ async def post_input(
     cancel_on_disconnect: CancelOnDisconnect = False,
 ) -> Any:
     """Chat input, as ``process_input(text, context)``: a request, or the answer to a question."""
+    call, session = input_call(state, body)
+    return await answer(state, call, session, cancel_on_disconnect, _wants_sse(request))
+
+
+def input_call(state: ServerState, body: InputRequest) -> tuple[Call, str | None]:
+    """``POST /v1/input``'s call and session, or a ``ProblemError`` (nothing started)."""
     _store_ready(state)
     context = _context(body.context, body.session_id)
 
     async def call(on_task: Any) -> ChatMessage | None:
         return await state.runtime.process_input(body.text, context, on_task=on_task)
 
-    return await _answer(request, state, call, context.get("session_id"), cancel_on_disconnect)
+    return call, context.get("session_id")
 
 
 @v1.post("/undo", response_model=ChatMessage)
@@ -317,6 +324,13 @@ async def run_skill(
     cancel_on_disconnect: CancelOnDisconnect = False,
 ) -> Any:
     """A skill by name with explicit params, as ``run_skill(name, params, context)``."""
+    call, session = skill_call(state, name, body)
+    return await answer(state, call, session, cancel_on_disconnect, _wants_sse(request))
+
+
+def skill_call(state: ServerState, name: str, body: SkillRunRequest) -> tuple[Call, str | None]:
+    """``POST /v1/skills/{name}/run``'s call and session, or a ``ProblemError`` (nothing
+    started)."""
     _store_ready(state)
     skill = state.runtime.skills.get(name)
     if skill is None:
@@ -331,7 +345,7 @@ async def run_skill(
     async def call(on_task: Any) -> ChatMessage | None:
         return await state.runtime.run_skill(name, params, context, on_task=on_task)
 
-    return await _answer(request, state, call, context.get("session_id"), cancel_on_disconnect)
+    return call, context.get("session_id")
 
 
 def _params_error(exc: Exception) -> ProblemError:
@@ -397,7 +411,7 @@ async def resume_task(
     async def call(on_task: Any) -> ChatMessage | None:
         return await state.runtime.resume_task(task_id, session_id=session, on_task=on_task)
 
-    return await _answer(request, state, call, session, cancel_on_disconnect)
+    return await answer(state, call, session, cancel_on_disconnect, _wants_sse(request))
 
 
 @v1.post("/tasks/{task_id}/answer", response_model=ChatMessage, responses=SSE_DOC)
@@ -417,7 +431,8 @@ async def answer_task(
     async def call(on_task: Any) -> ChatMessage | None:
         return await state.runtime.answer_task(task_id, body.text, on_task=on_task)
 
-    return await _answer(request, state, call, summary.session_id, cancel_on_disconnect)
+    sse = _wants_sse(request)
+    return await answer(state, call, summary.session_id, cancel_on_disconnect, sse)
 
 
 @v1.delete("/tasks/{task_id}", response_model=TaskControl)
@@ -564,7 +579,9 @@ def create_app(
 
     api.mount("/static", StaticFiles(packages=[("skillrt.server", "static")]), name="static")
     _mount_mcp(api, state)
-    app: Any = api
+    from skillrt.server.fastroutes import FastRoutes  # here: it calls back into this module
+
+    app: Any = FastRoutes(api, state)
     if cfg.cors_origins:
         app = CORSMiddleware(
             app,
@@ -601,10 +618,9 @@ def _version() -> str:
     return __version__
 
 
-def _redacted(request: Request, response: JSONResponse) -> JSONResponse:
+def _redacted(redactor: Redactor, response: JSONResponse) -> JSONResponse:
     """An error reply with its body redacted: a message may name a path or echo input that
     holds a secret."""
-    redactor = _state(request).runtime.redactor
     text = bytes(response.body).decode("utf-8")
     if redactor.is_clean(text):
         return response
@@ -621,33 +637,48 @@ def _redacted(request: Request, response: JSONResponse) -> JSONResponse:
     )
 
 
-def _handlers(api: FastAPI) -> None:
-    @api.exception_handler(ProblemError)
-    async def on_problem(request: Request, exc: ProblemError) -> Response:
+def error_response(redactor: Redactor, exc: Exception) -> JSONResponse:
+    """The problem reply, redacted, for an error a route raised: what the app's handlers
+    answer, and the fast routes (``fastroutes``) with them."""
+    if isinstance(exc, ProblemError):
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         if "retry_after_s" in exc.extra:
             headers = {"Retry-After": str(exc.extra["retry_after_s"])}
-        return _redacted(
-            request, problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
-        )
+        response = problem_response(exc.status, exc.code, exc.detail, headers, **exc.extra)
+    elif isinstance(exc, StoreUnavailable):
+        headers = {"Retry-After": str(RETRY_AFTER_S)}
+        response = problem_response(503, "store-unavailable", str(exc), headers,
+                                    retry_after_s=RETRY_AFTER_S)  # fmt: skip
+    elif isinstance(exc, UserError):
+        response = problem_response(422, "invalid-request", str(exc))
+    else:
+        response = problem_response(500, "internal", f"{type(exc).__name__}: {exc}")
+    return _redacted(redactor, response)
+
+
+def _handlers(api: FastAPI) -> None:
+    def redactor(request: Request) -> Redactor:
+        return _state(request).runtime.redactor
+
+    @api.exception_handler(ProblemError)
+    async def on_problem(request: Request, exc: ProblemError) -> Response:
+        return error_response(redactor(request), exc)
 
     @api.exception_handler(RequestValidationError)
     async def on_invalid(request: Request, exc: RequestValidationError) -> Response:
         found = problems(exc.errors())
         return _redacted(
-            request, problem_response(422, "invalid-request", found.line, errors=found.rows)
+            redactor(request),
+            problem_response(422, "invalid-request", found.line, errors=found.rows),
         )
 
     @api.exception_handler(UserError)
     async def on_user_error(request: Request, exc: UserError) -> Response:
-        return _redacted(request, problem_response(422, "invalid-request", str(exc)))
+        return error_response(redactor(request), exc)
 
     @api.exception_handler(StoreUnavailable)
     async def on_store(request: Request, exc: StoreUnavailable) -> Response:
-        headers = {"Retry-After": str(RETRY_AFTER_S)}
-        problem = problem_response(503, "store-unavailable", str(exc), headers,
-                                   retry_after_s=RETRY_AFTER_S)  # fmt: skip
-        return _redacted(request, problem)
+        return error_response(redactor(request), exc)
 
     @api.exception_handler(StarletteHTTPException)
     async def on_http(_: Request, exc: StarletteHTTPException) -> Response:
@@ -659,4 +690,4 @@ def _handlers(api: FastAPI) -> None:
 
     @api.exception_handler(Exception)
     async def on_error(request: Request, exc: Exception) -> Response:
-        return _redacted(request, problem_response(500, "internal", f"{type(exc).__name__}: {exc}"))
+        return error_response(redactor(request), exc)

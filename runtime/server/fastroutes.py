@@ -1,0 +1,138 @@
+"""The two calls that run tasks by the thousand, answered without FastAPI's request machinery.
+
+``POST /v1/skills/{name}/run`` and ``POST /v1/input``, when well formed and authorised, are
+answered here by the same functions as their routes (``skill_call`` / ``input_call``, then
+``answer``), and their errors after the call started by the app's own ``error_response``.
+Anything else goes to the FastAPI app unchanged, its body replayed, so every refusal reads as
+it always did: a wrong or missing token, a server that is stopping, a body that does not
+validate, a content type other than JSON, a query other than ``cancel_on_disconnect``, an
+unknown skill, bad params, a store that does not answer. The routes stay in the app (and in
+``/openapi.json``): these are a shortcut to them, not another API.
+
+Why: for a skill with no steps, FastAPI's routing, dependency solving and parameter machinery
+took 40% of the server's loop time in the serve benchmark's profile, more than the task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from skillrt.server.auth import token_matches
+from skillrt.server.models import InputRequest, SkillRunRequest
+from skillrt.server.problems import ProblemError
+
+__all__ = ["FastRoutes"]
+
+_SKILLS = "/v1/skills/"
+_RUN = "/run"
+# What FastAPI reads as a bool for ``cancel_on_disconnect`` and these take as it is; any other
+# query goes to the app.
+_CANCEL = {
+    b"": False,
+    b"cancel_on_disconnect=false": False,
+    b"cancel_on_disconnect=0": False,
+    b"cancel_on_disconnect=true": True,
+    b"cancel_on_disconnect=1": True,
+}
+
+
+def _skill_name(path: str) -> str | None:
+    """``name`` of ``/v1/skills/{name}/run`` (a path segment, as the route matches it)."""
+    if not (path.startswith(_SKILLS) and path.endswith(_RUN)):
+        return None
+    name = path[len(_SKILLS) : -len(_RUN)]
+    return name if name and "/" not in name else None
+
+
+class FastRoutes:
+    """ASGI: the shortcut to the two call routes in front of the FastAPI app (see above)."""
+
+    def __init__(self, app: Any, state: Any) -> None:
+        self.app = app
+        self.state = state  # the app's ServerState
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or scope.get("root_path")
+            or not (path == "/v1/input" or path.startswith(_SKILLS))
+        ):
+            await self.app(scope, receive, send)
+            return
+        name = None if path == "/v1/input" else _skill_name(path)
+        cancel = _CANCEL.get(scope.get("query_string", b""))
+        auth = ctype = accept = None
+        for key, value in scope["headers"]:
+            if key == b"authorization" and auth is None:
+                auth = value.decode("latin-1")
+            elif key == b"content-type" and ctype is None:
+                ctype = value
+            elif key == b"accept" and accept is None:
+                accept = value
+        state = self.state
+        usable = (
+            (name is not None or path == "/v1/input")
+            and ctype is not None
+            and ctype.split(b";", 1)[0].strip().lower() == b"application/json"
+            and not state.closing
+            and token_matches(auth, state.token)
+        )
+        if cancel is None or not usable:
+            await self.app(scope, receive, send)
+            return
+        body, ok = await _body(receive)
+        if not ok:  # the client left before sending it all
+            return
+        started = self._start(name, body)
+        if started is None:  # the app says why
+            await self.app(scope, _replay(body, receive), send)
+            return
+        from skillrt.server.app import answer, error_response
+
+        call, session = started
+        sse = accept is not None and b"text/event-stream" in accept
+        try:
+            response = await answer(state, call, session, cancel, sse)
+        except Exception as exc:  # as the app's handlers answer it (the call logged it)
+            response = error_response(state.runtime.redactor, exc)
+        await response(scope, receive, send)
+
+    def _start(self, name: str | None, body: bytes) -> tuple[Any, str | None] | None:
+        """The call and its session, or None when the app must answer (nothing started)."""
+        from skillrt.server.app import input_call, skill_call
+
+        try:
+            if name is None:
+                return input_call(self.state, InputRequest.model_validate_json(body))
+            return skill_call(self.state, name, SkillRunRequest.model_validate_json(body))
+        except (ValidationError, ProblemError):
+            return None
+
+
+async def _body(receive: Any) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"", False
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """``receive`` giving ``body`` once more, then the client's messages."""
+    replayed = False
+
+    async def again() -> Any:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return again

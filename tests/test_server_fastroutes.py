@@ -1,0 +1,121 @@
+"""The shortcut to ``POST /v1/skills/{name}/run`` and ``POST /v1/input`` (``fastroutes``), on
+a real uvicorn server: well-formed calls are answered without the FastAPI app, every refusal
+goes to it and reads as it always did."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("fastapi")
+
+from skillrt.server.fastroutes import FastRoutes
+from skillrt.testing import FunctionModel
+from tests.server_support import LiveServer, StepModel, make_runtime, stream
+
+
+class Counting:
+    """An ASGI app in front of the FastAPI app: counts the requests that reach it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.paths: list[str] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            self.paths.append(scope["path"])
+        await self.app(scope, receive, send)
+
+
+def _shortcut(app: Any) -> FastRoutes:
+    while not isinstance(app, FastRoutes):
+        app = app.app
+    return app
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[tuple[LiveServer, Counting]]:
+    server = LiveServer(make_runtime(tmp_path, FunctionModel(StepModel(), chunk_delay=0.001)))
+    fast = _shortcut(server.server.config.app)
+    counting = fast.app = Counting(fast.app)
+    try:
+        yield server, counting
+    finally:
+        server.stop()
+
+
+def test_well_formed_calls_are_answered_without_the_app(
+    live: tuple[LiveServer, Counting],
+) -> None:
+    server, app = live
+    with server.client() as c:
+        r = c.post("/v1/skills/Steps/run", json={"params": {"topic": "go", "steps": 1}})
+        assert r.status_code == 200, r.text
+        assert r.headers["content-type"] == "application/json"
+        assert r.headers["x-skillrt-exit-code"] == "0"
+        assert r.json()["state"] == "COMPLETED" and r.json()["content"].startswith("go part 1")
+        r = c.post(
+            "/v1/input?cancel_on_disconnect=false",
+            json={"text": "steps rust", "context": {"session_id": "s1"}},
+            headers={"Content-Type": "application/json; charset=utf-8"},
+        )
+        assert r.status_code == 200 and r.json()["state"] == "COMPLETED"
+        events = stream(c, "POST", "/v1/skills/Steps/run", json={"params": {"topic": "sse"}})
+        assert events[0].event == "state:changed" and events[-1].event == "message"
+        assert events[-1].data["state"] == "COMPLETED"
+        assert app.paths == []
+        tasks = c.get("/v1/tasks", params={"session_id": "s1"})
+        assert tasks.status_code == 200
+    assert app.paths == ["/v1/tasks"]  # every other route is the app's
+
+
+def test_refusals_go_to_the_app_and_read_as_before(live: tuple[LiveServer, Counting]) -> None:
+    server, app = live
+    run = "/v1/skills/Steps/run"
+    ok_body = {"params": {"topic": "x", "steps": 1}}
+    cases: list[tuple[str, dict[str, Any], int, str | None]] = [
+        (run, {"json": ok_body, "headers": {"Authorization": "Bearer wrong-0123456789"}}, 401,
+         "unauthorized"),
+        (run, {"json": ok_body, "headers": {"Authorization": ""}}, 401, "unauthorized"),
+        (run, {"content": b"topic=x", "headers": {"Content-Type": "text/plain"}}, 422,
+         "invalid-request"),
+        (run, {"content": b"{not json", "headers": {"Content-Type": "application/json"}}, 422,
+         "invalid-request"),
+        (run, {"json": {"params": {"steps": "many"}}}, 422, "invalid-request"),
+        (run, {"json": {**ok_body, "extra": 1}}, 422, "invalid-request"),
+        ("/v1/skills/NoSuch/run", {"json": ok_body}, 404, "unknown-skill"),
+        ("/v1/skills/a/b/run", {"json": ok_body}, 404, "not-found"),
+        ("/v1/input", {"json": {"text": ""}}, 422, "invalid-request"),
+        ("/v1/input?cancel_on_disconnect=maybe", {"json": {"text": "steps a"}}, 422,
+         "invalid-request"),
+        # Forms of the query FastAPI takes that the shortcut leaves to it: answered all the same.
+        ("/v1/input?cancel_on_disconnect=yes", {"json": {"text": "steps a"}}, 200, None),
+        (f"{run}?other=1", {"json": ok_body}, 200, None),
+    ]  # fmt: skip
+    with server.client() as c:
+        for path, kwargs, status, code in cases:
+            before = len(app.paths)
+            r = c.post(path, **kwargs)
+            assert r.status_code == status, (path, kwargs, r.text)
+            assert len(app.paths) == before + 1, (path, kwargs)
+            if code is not None:
+                assert r.headers["content-type"] == "application/problem+json"
+                assert r.json()["code"] == code, r.text
+            if status == 401:
+                assert r.headers["www-authenticate"] == "Bearer"
+        assert "body.params.topic" in c.post(run, json={"params": {}}).json()["detail"]
+
+
+def test_a_stopping_server_refuses_through_the_app(live: tuple[LiveServer, Counting]) -> None:
+    server, app = live
+    server.state.closing = True
+    try:
+        r = httpx.post(f"{server.url}/v1/input", json={"text": "steps a"}, headers=server.headers())
+    finally:
+        server.state.closing = False
+    assert r.status_code == 503 and r.json()["code"] == "shutting-down"
+    assert app.paths == ["/v1/input"]
