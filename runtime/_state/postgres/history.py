@@ -22,7 +22,8 @@ __all__ = ["PgHistory"]
 # and chat messages inserted in their order, then each table trimmed to its newest ``limit``.
 # The statement's snapshot does not show its own inserts, so the newest seq is the greater of
 # the table's and the inserts'; a replaced task entry is kept out of the trim (one statement
-# changes a row once).
+# changes a row once). The trims name both ends of what they delete: with its lower end open
+# the planner takes a whole-table scan for it (a third of the table, it guesses).
 _ADD = """
 WITH t AS (
     INSERT INTO skillrt_history_tasks (task_id, session_id, data)
@@ -41,13 +42,15 @@ WITH t AS (
     RETURNING seq
 ), trim_tasks AS (
     DELETE FROM skillrt_history_tasks
-    WHERE seq <= GREATEST((SELECT max(seq) FROM skillrt_history_tasks),
-                          (SELECT max(seq) FROM t)) - %(limit)s
+    WHERE seq BETWEEN (SELECT min(seq) FROM skillrt_history_tasks)
+        AND GREATEST((SELECT max(seq) FROM skillrt_history_tasks),
+                     (SELECT max(seq) FROM t)) - %(limit)s
       AND task_id NOT IN (SELECT task_id FROM t)
 ), trim_messages AS (
     DELETE FROM skillrt_history_messages
-    WHERE seq <= GREATEST((SELECT max(seq) FROM skillrt_history_messages),
-                          (SELECT max(seq) FROM m)) - %(limit)s
+    WHERE seq BETWEEN (SELECT min(seq) FROM skillrt_history_messages)
+        AND GREATEST((SELECT max(seq) FROM skillrt_history_messages),
+                     (SELECT max(seq) FROM m)) - %(limit)s
 )
 SELECT 1
 """
