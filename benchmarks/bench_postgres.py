@@ -158,9 +158,10 @@ def commit_floor_us(url: str, samples: int = 300) -> float:
     return statistics.median(times) * 1e6
 
 
-def _concurrency_child(url: str, tasks: int, delay_s: float) -> None:
-    """In a subprocess: ``tasks`` tasks at once on the database, each 3 model calls of
-    ``delay_s``; prints a JSON line (wall, CPU, commits, peak RSS)."""
+def _concurrency_child(url: str | None, data: str | None, tasks: int, delay_s: float) -> None:
+    """In a subprocess: ``tasks`` tasks at once on the database (None: on SQLite), each 3
+    model calls of ``delay_s``; prints a JSON line (wall, CPU, commits, peak RSS). The server's
+    CPU is read here, before the runtime closes: a session's process ends with it."""
     import json
 
     from benchmarks.bench_runtime import PROMPT
@@ -175,28 +176,33 @@ def _concurrency_child(url: str, tasks: int, delay_s: float) -> None:
             committer = rt._services.state.committer
             rounds_before = committer.rounds
             rss_before = current_rss_mb() or peak_rss_mb()
+            cluster = _Cluster(url or "", Path(data)) if data else None
+            server = cluster.server_cpu_s() if cluster else 0.0
             started, cpu = time.perf_counter(), time.process_time()
             messages = await asyncio.gather(
                 *(rt.process_input(PROMPT.format(i=i)) for i in range(tasks))
             )
             wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+            server = (cluster.server_cpu_s() - server) if cluster else 0.0
             rounds = committer.rounds - rounds_before
             completed = sum(1 for m in messages if m.state == "COMPLETED")
             await rt.close()
-        return {"wall_s": wall, "cpu_s": cpu, "completed": completed, "rounds": rounds,
-                "rss_before_mb": rss_before, "peak_rss_mb": peak_rss_mb()}  # fmt: skip
+        return {"wall_s": wall, "cpu_s": cpu, "server_cpu_s": server, "completed": completed,
+                "rounds": rounds, "rss_before_mb": rss_before,
+                "peak_rss_mb": peak_rss_mb()}  # fmt: skip
 
     print(json.dumps(asyncio.run(main())), flush=True)
 
 
-def _concurrency(cluster: _Cluster, tasks: int, delay_s: float) -> dict[str, Any]:
+def _concurrency(cluster: _Cluster | None, tasks: int, delay_s: float) -> dict[str, Any]:
+    """The concurrency run in a subprocess, on the cluster's database (None: on SQLite)."""
     import json
 
+    url, data = (cluster.url, str(cluster.data)) if cluster else (None, None)
     code = (
         "from benchmarks.bench_postgres import _concurrency_child; "
-        f"_concurrency_child({cluster.url!r}, {tasks}, {delay_s})"
+        f"_concurrency_child({url!r}, {data!r}, {tasks}, {delay_s})"
     )
-    server_before = cluster.server_cpu_s()
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=900, check=False,
         cwd=Path(__file__).resolve().parent.parent,
@@ -204,7 +210,6 @@ def _concurrency(cluster: _Cluster, tasks: int, delay_s: float) -> dict[str, Any
     if done.returncode != 0:
         raise RuntimeError(f"concurrency on PostgreSQL failed:\n{done.stderr[-4000:]}")
     out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    out["server_cpu_s"] = cluster.server_cpu_s() - server_before
     return out
 
 
@@ -579,7 +584,9 @@ def postgres_store(
                 " done, NOTIFY back to the caller)",
             )
         )
+        # SQLite's run right after, the same way: the machine's share of the ratio.
         conc = _concurrency(cluster, concurrent, delay_s)
+        conc_sqlite = _concurrency(None, concurrent, delay_s)
         ideal = 3 * delay_s
         conc_ratio = conc["wall_s"] / ideal
         rows.append(
@@ -601,7 +608,10 @@ def postgres_store(
                 "x",
                 target="≤ 2",
                 met=conc_ratio <= 2 and conc["completed"] == concurrent,
-                note=f"ideal {ideal:g} s",
+                note=f"ideal {ideal:g} s; SQLite right after: "
+                f"{conc_sqlite['wall_s'] / ideal:.2f}x ({conc_sqlite['rounds']} commit rounds, "
+                f"CPU {conc_sqlite['cpu_s']:.2f} s); postgres / sqlite "
+                f"x{conc['wall_s'] / conc_sqlite['wall_s']:.2f}",
             )
         )
         rows.append(
@@ -631,6 +641,7 @@ def postgres_store(
         "floor_ratio": floor_ratio,
         "sequential_cpu_us": cpu,
         "concurrency": conc,
+        "concurrency_sqlite": conc_sqlite,
         "queue_us": queue_us,
         "sqlite_us": sqlite_us,
         "calls_us": calls,

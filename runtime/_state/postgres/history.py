@@ -22,13 +22,13 @@ __all__ = ["PgHistory"]
 # and chat messages inserted in their order, then each table trimmed to its newest ``limit``.
 # The statement's snapshot does not show its own inserts, so the newest seq is the greater of
 # the table's and the inserts'; a replaced task entry is kept out of the trim (one statement
-# changes a row once). The trims name both ends of what they delete: with its lower end open
+# changes a row once). The arrays go in binary (see ``tasks._APPLY``). The trims name both ends of what they delete: with its lower end open
 # the planner takes a whole-table scan for it (a third of the table, it guesses).
 _ADD = """
 WITH t AS (
     INSERT INTO skillrt_history_tasks (task_id, session_id, data)
     SELECT u.task_id, u.session_id, u.data
-    FROM unnest(%(task_ids)s::text[], %(task_sessions)s::text[], %(task_data)s::text[])
+    FROM unnest(%(task_ids)b::text[], %(task_sessions)b::text[], %(task_data)b::text[])
         WITH ORDINALITY AS u(task_id, session_id, data, n)
     ORDER BY u.n
     ON CONFLICT (task_id) DO UPDATE SET seq = EXCLUDED.seq,
@@ -37,7 +37,7 @@ WITH t AS (
 ), m AS (
     INSERT INTO skillrt_history_messages (session_id, data)
     SELECT u.session_id, u.data
-    FROM unnest(%(sessions)s::text[], %(data)s::text[]) WITH ORDINALITY AS u(session_id, data, n)
+    FROM unnest(%(sessions)b::text[], %(data)b::text[]) WITH ORDINALITY AS u(session_id, data, n)
     ORDER BY u.n
     RETURNING seq
 ), trim_tasks AS (

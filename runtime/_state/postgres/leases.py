@@ -53,7 +53,7 @@ class PgRunLocks:
         with self.db.connection(durable=False) as conn:
             rows = conn.execute(
                 "INSERT INTO skillrt_leases (task_id, worker_id, expires_at) "
-                "SELECT unnest(%s::text[]), %s, now() + make_interval(secs => %s) "
+                "SELECT unnest(%b::text[]), %s, now() + make_interval(secs => %s) "
                 "ON CONFLICT (task_id) DO UPDATE SET worker_id = EXCLUDED.worker_id, "
                 "expires_at = EXCLUDED.expires_at "
                 "WHERE skillrt_leases.worker_id = EXCLUDED.worker_id "
@@ -115,7 +115,7 @@ class PgRunLocks:
         try:
             with self.db.connection(durable=False) as conn:
                 conn.execute(
-                    "DELETE FROM skillrt_leases WHERE task_id = ANY(%s::text[]) AND worker_id = %s",
+                    "DELETE FROM skillrt_leases WHERE task_id = ANY(%b::text[]) AND worker_id = %s",
                     (clean_text(taken), self.db.worker_id),
                 )
         finally:
@@ -137,7 +137,8 @@ class PgRunLocks:
             return set()
         with self.db.connection(durable=False) as conn:
             rows = conn.execute(
-                "SELECT task_id FROM skillrt_leases WHERE task_id = ANY(%s) AND worker_id <> %s "
+                "SELECT task_id FROM skillrt_leases WHERE task_id = ANY(%b::text[]) "
+                "AND worker_id <> %s "
                 "AND expires_at > now()",
                 (clean_text(list(task_ids)), self.db.worker_id),
             ).fetchall()
@@ -150,7 +151,7 @@ class PgRunLocks:
         The caller skips the ones it runs."""
         with self.db.connection(durable=False) as conn:
             rows = conn.execute(
-                "SELECT t.task_id FROM skillrt_tasks t WHERE t.state = ANY(%s) AND NOT EXISTS "
+                "SELECT t.task_id FROM skillrt_tasks t WHERE t.state = ANY(%b::text[]) AND NOT EXISTS "
                 "(SELECT 1 FROM skillrt_leases l WHERE l.task_id = t.task_id "
                 " AND l.expires_at > now() AND l.worker_id <> %s) ORDER BY t.updated_at",
                 (list(states), self.db.worker_id),
@@ -166,7 +167,7 @@ class PgRunLocks:
         with self.db.connection(durable=False) as conn, conn.transaction():
             conn.execute(
                 "UPDATE skillrt_leases SET expires_at = now() + make_interval(secs => %s) "
-                "WHERE worker_id = %s AND task_id = ANY(%s)",
+                "WHERE worker_id = %s AND task_id = ANY(%b::text[])",
                 (self.lease_s, self.db.worker_id, held),
             )
             conn.execute(

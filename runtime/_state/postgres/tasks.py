@@ -26,26 +26,28 @@ __all__ = ["PgTaskStore"]
 
 # A commit round: lock the tasks' lease rows, then save and delete what no other live worker
 # holds, delete this worker's leases of the tasks that ended (``PgRunLocks.release_later``), and
-# name what was fenced. Data-modifying WITH queries run once, to completion.
+# name what was fenced. Data-modifying WITH queries run once, to completion. The arrays go in
+# binary (``%b``): psycopg escapes each element of a text-format array with a regular
+# expression, 0.3 ms of CPU for one record's JSON and 65 ms for 300 (issue 29).
 _APPLY = """
 WITH held AS MATERIALIZED (
     SELECT task_id, worker_id <> %(me)s AND expires_at > now() AS elsewhere
-    FROM skillrt_leases WHERE task_id = ANY(%(ids)s::text[]) ORDER BY task_id FOR SHARE
+    FROM skillrt_leases WHERE task_id = ANY(%(ids)b::text[]) ORDER BY task_id FOR SHARE
 ), fenced AS MATERIALIZED (
     SELECT task_id FROM held WHERE elsewhere
 ), saved AS (
     INSERT INTO skillrt_tasks (task_id, state, updated_at, record)
     SELECT s.task_id, s.state, s.updated_at, s.record
-    FROM unnest(%(save_ids)s::text[], %(states)s::text[], %(updated)s::float8[],
-                %(records)s::text[]) AS s(task_id, state, updated_at, record)
+    FROM unnest(%(save_ids)b::text[], %(states)b::text[], %(updated)b::float8[],
+                %(records)b::text[]) AS s(task_id, state, updated_at, record)
     WHERE s.task_id NOT IN (SELECT task_id FROM fenced)
     ON CONFLICT (task_id) DO UPDATE SET state = EXCLUDED.state,
         updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
 ), gone AS (
     DELETE FROM skillrt_tasks
-    WHERE task_id = ANY(%(deletes)s::text[]) AND task_id NOT IN (SELECT task_id FROM fenced)
+    WHERE task_id = ANY(%(deletes)b::text[]) AND task_id NOT IN (SELECT task_id FROM fenced)
 ), freed AS (
-    DELETE FROM skillrt_leases WHERE task_id = ANY(%(released)s::text[]) AND worker_id = %(me)s
+    DELETE FROM skillrt_leases WHERE task_id = ANY(%(released)b::text[]) AND worker_id = %(me)s
 )
 SELECT task_id FROM fenced
 """
@@ -70,7 +72,7 @@ class PgTaskStore:
         """
         # NUL cannot be stored in PostgreSQL's text: the record's JSON escapes it (\u0000),
         # the indexed columns lose it.
-        rows = [(clean_text(r.id), r.state, r.updated_at, dump_record(r)) for r in saves]
+        rows = [(clean_text(r.id), r.state, float(r.updated_at), dump_record(r)) for r in saves]
         deletes = [clean_text(task_id) for task_id in deletes]
         if not rows and not deletes:
             return
