@@ -39,7 +39,6 @@ def test_listening_follows_unsubscribe() -> None:
     assert bus.emit("state:changed", "t1", **{"from": "IDLE", "to": "UNDERSTANDING"}) is None
 
 
-
 def test_every_shape_of_a_secret_is_redacted_in_an_events_data() -> None:
     bus = EventBus(clock=lambda: 3.5, redactor=Redactor([SECRET]))
     bus.on("*", lambda e: None)
