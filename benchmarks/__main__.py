@@ -73,8 +73,15 @@ SUITES: tuple[Suite, ...] = (
         "postgres",
         "bench_postgres",
         "postgres_store",
-        {"tasks": 2000, "concurrency": 8, "sequential": 150, "rounds": 3},
-        {"tasks": 40, "concurrency": 4, "sequential": 20, "rounds": 1, "repeats": 30},
+        {"tasks": 2000, "concurrency": 8, "sequential": 200, "rounds": 3},
+        {
+            "tasks": 40,
+            "concurrency": 4,
+            "sequential": 20,
+            "rounds": 1,
+            "repeats": 30,
+            "concurrent": 100,
+        },
     ),
     Suite(
         "profile_per_task",

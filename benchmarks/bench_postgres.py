@@ -2,6 +2,11 @@
 database, the per-task overhead against the embedded SQLite store in the same run, where the
 CPU goes, and what each store call the runtime makes outside its committer thread costs.
 
+Issue 29's PostgreSQL targets are measured here too: a task's median time one at a time over
+the floor of the same run (4 commits, each one record's group commit: one statement that waits
+for its WAL flush), and 1,000 concurrent tasks x 3 model calls of 100 ms against the ideal
+0.3 s, in a subprocess of their own (its peak RSS is theirs alone).
+
 A throwaway cluster (Debian's ``postgresql``: initdb and pg_ctl on a temp folder, a free
 loopback port, ``fsync`` and ``synchronous_commit`` on, as in production) is started for the
 run. Each task is the three-step durable skill of ``bench_runtime`` (no model wait), so the
@@ -30,12 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import percentile, row
+from benchmarks._common import current_rss_mb, peak_rss_mb, percentile, row
 
 __all__ = ["postgres_store"]
 
 WORKER_COUNTS = (1, 2, 4)
 WARMUP = 24  # tasks each worker runs before the timed ones
+FLOOR_COMMITS = 4  # a three-step task: each step's commit and its ending's (issue 29)
 
 
 @dataclass(frozen=True)
@@ -96,10 +102,22 @@ def _cluster() -> Iterator[_Cluster]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _runtime(root: Path, state_url: str | None, *, queued: bool = False) -> Any:
+def _runtime(
+    root: Path,
+    state_url: str | None,
+    *,
+    queued: bool = False,
+    delay_s: float = 0.0,
+    history_limit: int = 1000,
+) -> Any:
+    """The three-step skill; with ``delay_s``, each step is a model call of that long."""
     from benchmarks.bench_runtime import three_step_skill
     from skillrt import AgentRuntime, load_config
-    from skillrt.testing import FunctionModel
+    from skillrt.testing import FunctionModel, ModelOptions
+
+    async def answer(messages: list[Any], options: ModelOptions) -> str:
+        await asyncio.sleep(delay_s)
+        return "ok"
 
     config = load_config(
         content_root=root,
@@ -107,9 +125,87 @@ def _runtime(root: Path, state_url: str | None, *, queued: bool = False) -> Any:
         state_url=state_url,
         failover=False,
         queue={"enabled": queued},
+        history_limit=history_limit,
+        log_level="warning",
     )
-    model = FunctionModel(lambda messages, options: "ok", model="bench")
-    return AgentRuntime(config, llm=model, skills=[three_step_skill(model_calls=False)])
+    if delay_s > 0:
+        model = FunctionModel(answer, model="bench")
+    else:
+        model = FunctionModel(lambda messages, options: "ok", model="bench")
+    skill = three_step_skill(model_calls=delay_s > 0)
+    return AgentRuntime(config, llm=model, skills=[skill])
+
+
+def commit_floor_us(url: str, samples: int = 300) -> float:
+    """One commit on this server, as the runtime makes it (median, µs): one record's group
+    commit, ``PgTaskStore.apply``: one statement, one round trip, a WAL flush."""
+    from skillrt._state.postgres import PgDatabase, PgTaskStore
+    from skillrt._state.records import TaskRecord
+
+    database = PgDatabase(url)
+    store = PgTaskStore(database)
+    times = []
+    try:
+        for i in range(samples):
+            record = TaskRecord(id="probe", session_id="s", state="EXECUTING", created_at=0,
+                                updated_at=i, steps={"outline": "outline"})  # fmt: skip
+            started = time.perf_counter()
+            store.apply([record], [])
+            times.append(time.perf_counter() - started)
+        store.apply([], ["probe"])
+    finally:
+        database.close()
+    return statistics.median(times) * 1e6
+
+
+def _concurrency_child(url: str, tasks: int, delay_s: float) -> None:
+    """In a subprocess: ``tasks`` tasks at once on the database, each 3 model calls of
+    ``delay_s``; prints a JSON line (wall, CPU, commits, peak RSS)."""
+    import json
+
+    from benchmarks.bench_runtime import PROMPT
+
+    async def main() -> dict[str, Any]:
+        with tempfile.TemporaryDirectory(prefix="skillrt-bench-pgconc-") as tmp:
+            rt = _runtime(Path(tmp), url, delay_s=delay_s, history_limit=max(1000, 2 * tasks))
+            await rt.initialize()
+            warm = await rt.process_input(PROMPT.format(i="warm-up"))
+            if warm.state != "COMPLETED":
+                raise RuntimeError(f"the warm-up task did not complete: {warm.content!r}")
+            committer = rt._services.state.committer
+            rounds_before = committer.rounds
+            rss_before = current_rss_mb() or peak_rss_mb()
+            started, cpu = time.perf_counter(), time.process_time()
+            messages = await asyncio.gather(
+                *(rt.process_input(PROMPT.format(i=i)) for i in range(tasks))
+            )
+            wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+            rounds = committer.rounds - rounds_before
+            completed = sum(1 for m in messages if m.state == "COMPLETED")
+            await rt.close()
+        return {"wall_s": wall, "cpu_s": cpu, "completed": completed, "rounds": rounds,
+                "rss_before_mb": rss_before, "peak_rss_mb": peak_rss_mb()}  # fmt: skip
+
+    print(json.dumps(asyncio.run(main())), flush=True)
+
+
+def _concurrency(cluster: _Cluster, tasks: int, delay_s: float) -> dict[str, Any]:
+    import json
+
+    code = (
+        "from benchmarks.bench_postgres import _concurrency_child; "
+        f"_concurrency_child({cluster.url!r}, {tasks}, {delay_s})"
+    )
+    server_before = cluster.server_cpu_s()
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=900, check=False,
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"concurrency on PostgreSQL failed:\n{done.stderr[-4000:]}")
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    out["server_cpu_s"] = cluster.server_cpu_s() - server_before
+    return out
 
 
 async def _run_tasks(rt: Any, first: int, count: int, concurrency: int) -> list[float]:
@@ -384,9 +480,11 @@ def _rate_rows(
 def postgres_store(
     tasks: int = 2000,
     concurrency: int = 8,
-    sequential: int = 150,
+    sequential: int = 200,
     repeats: int = 300,
     rounds: int = 3,
+    concurrent: int = 1000,
+    delay_s: float = 0.1,
 ) -> dict[str, Any]:
     """Rows: tasks/s for 1, 2 and 4 workers on PostgreSQL and for 1 on SQLite (the median of
     ``rounds``, taken in turn so that a busy spell of the machine hits every setting alike);
@@ -407,20 +505,62 @@ def postgres_store(
         sqlite = median[(False, 1)]
         rows += _rate_rows(runs, sqlite, concurrency, rounds)
 
+        cpu: dict[str, tuple[float, float]] = {}  # name -> (worker, server) CPU µs per task
+
         async def sequential_us(state_url: str | None, name: str, queued: bool = False) -> float:
             root = base / name
             root.mkdir()
             rt = _runtime(root, state_url, queued=queued)
             await rt.initialize()
             await _run_tasks(rt, 0, 20, 1)  # warm-up
+            server, worker = cluster.server_cpu_s(), time.process_time()
             times = await _run_tasks(rt, 1000, sequential, 1)
+            worker = time.process_time() - worker
+            server = cluster.server_cpu_s() - server if state_url else 0.0
+            cpu[name] = (worker / sequential * 1e6, server / sequential * 1e6)
             await rt.close()
             return statistics.median(times) * 1e6
 
+        # The floor is taken between the runs it is compared with, so both see the same disk.
+        commit_us = [commit_floor_us(cluster.url)]
         pg_us = asyncio.run(sequential_us(cluster.url, "seq-pg"))
+        commit_us.append(commit_floor_us(cluster.url))
         queue_us = asyncio.run(sequential_us(cluster.url, "seq-queue", queued=True))
         sqlite_us = asyncio.run(sequential_us(None, "seq-sqlite"))
-        rows.append(row("postgres: per-task time, one at a time (p50)", round(pg_us), "µs"))
+        floor_us = FLOOR_COMMITS * statistics.fmean(commit_us)
+        rows.append(
+            row(
+                f"postgres: per-task time, one at a time (p50 of {sequential})",
+                round(pg_us),
+                "µs",
+                note=f"CPU per task: worker {cpu['seq-pg'][0]:.0f} µs, "
+                f"server {cpu['seq-pg'][1]:.0f} µs",
+            )
+        )
+        rows.append(
+            row(
+                "postgres: one commit alone (one record's group commit)",
+                round(statistics.fmean(commit_us)),
+                "µs",
+                note="median of 300, taken before and after the run above: "
+                + ", ".join(f"{c:.0f}" for c in commit_us)
+                + " µs",
+            )
+        )
+        note = "ctx.step and a task's end each wait for their commit"
+        rows.append(row(f"postgres floor: {FLOOR_COMMITS} commits", round(floor_us), "µs/task",
+                        note=note))  # fmt: skip
+        floor_ratio = pg_us / floor_us
+        rows.append(
+            row(
+                "postgres p50 / floor",
+                round(floor_ratio, 2),
+                "x",
+                target="≤ 2",
+                met=floor_ratio <= 2,
+                note="issue 29: a task's median time over the commits its promises need",
+            )
+        )
         rows.append(
             row(
                 "sqlite: per-task time, one at a time (p50), same run",
@@ -439,6 +579,41 @@ def postgres_store(
                 " done, NOTIFY back to the caller)",
             )
         )
+        conc = _concurrency(cluster, concurrent, delay_s)
+        ideal = 3 * delay_s
+        conc_ratio = conc["wall_s"] / ideal
+        rows.append(
+            row(
+                f"postgres: wall time, {concurrent} tasks x 3 calls of {delay_s * 1000:g} ms "
+                "(checkpoints on)",
+                round(conc["wall_s"], 3),
+                "s",
+                note=f"{conc['completed']}/{concurrent} completed; {conc['rounds']} commit "
+                f"rounds ({3 * concurrent + concurrent} task commits: "
+                f"{4 * concurrent / max(1, conc['rounds']):.0f} per round); CPU: worker "
+                f"{conc['cpu_s']:.2f} s, server {conc['server_cpu_s']:.2f} s",
+            )
+        )
+        rows.append(
+            row(
+                "postgres: wall time / ideal",
+                round(conc_ratio, 2),
+                "x",
+                target="≤ 2",
+                met=conc_ratio <= 2 and conc["completed"] == concurrent,
+                note=f"ideal {ideal:g} s",
+            )
+        )
+        rows.append(
+            row(
+                "postgres: peak RSS (subprocess)",
+                round(conc["peak_rss_mb"], 1),
+                "MiB",
+                target="≤ 100",
+                met=conc["peak_rss_mb"] <= 100,
+                note=f"{conc['rss_before_mb']:.0f} MiB just before the tasks",
+            )
+        )
         calls = _calls_us(cluster.url, base, repeats)
         for name, (p50, p99) in calls.items():
             rows.append(
@@ -452,6 +627,10 @@ def postgres_store(
         "sqlite_rate": sqlite.rate,
         "cpu_us": {w: (run.worker_cpu_us, run.server_cpu_us) for w, run in runs.items()},
         "pg_us": pg_us,
+        "floor_us": floor_us,
+        "floor_ratio": floor_ratio,
+        "sequential_cpu_us": cpu,
+        "concurrency": conc,
         "queue_us": queue_us,
         "sqlite_us": sqlite_us,
         "calls_us": calls,

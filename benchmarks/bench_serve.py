@@ -152,6 +152,7 @@ def _serve(root: Path, delay_s: float, profile_out: Path | None = None) -> None:
     runtime = _runtime(root, llm)
     server = make_server(runtime, token=_TOKEN, host="127.0.0.1", port=0, log_level="error")
     server.on_started = lambda port: print(port, flush=True)
+    server.tune_gc = not os.environ.get("SKILLRT_BENCH_DEFAULT_GC")  # as ``skillrt serve``
 
     async def main() -> Any:
         serving = asyncio.ensure_future(server.serve())

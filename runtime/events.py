@@ -96,12 +96,14 @@ class EventBus:
             return None
         callbacks = [*(own or ()), *(every or ())]
         # Events are shown to people (progress lines, a server's stream): redacted, like logs.
+        # Walked, not scanned: an event's data is small, and the walk of a few keys costs
+        # less than encoding it and scanning the text (``Redactor.is_clean``).
         shown = self._redactor(data)
         event = Event(event_type, task_id, shown, self._clock())
         for callback in callbacks:
             try:
                 out = callback(event)
-                if inspect.isawaitable(out):
+                if out is not None and inspect.isawaitable(out):
                     task = asyncio.ensure_future(out)
                     self._pending.add(task)
                     task.add_done_callback(self._async_done)

@@ -37,3 +37,22 @@ def test_listening_follows_unsubscribe() -> None:
     off()
     assert not bus.listening("state:changed")
     assert bus.emit("state:changed", "t1", **{"from": "IDLE", "to": "UNDERSTANDING"}) is None
+
+
+def test_every_shape_of_a_secret_is_redacted_in_an_events_data() -> None:
+    bus = EventBus(clock=lambda: 3.5, redactor=Redactor([SECRET]))
+    bus.on("*", lambda e: None)
+    plain = bus.emit("task:progress", "t1", step=1, items=["x"])
+    assert plain is not None and plain.data == {"step": 1, "items": ["x"]}
+    for data in (
+        {"message": f"using {SECRET}"},
+        {"nested": {"list": [f"a {SECRET} b"]}},
+        {"message": f"中文 {SECRET}"},
+        {"api_key": "plain-looking", "auth": "Bearer abcdefghijklmnop1234"},
+        {"note": "sk-abcdefghijklmnopqrstuvwx"},
+    ):
+        event = bus.emit("task:progress", "t1", **data)
+        assert event is not None
+        text = repr(event.to_dict())
+        assert SECRET not in text and "abcdefghijklmnop" not in text
+        assert "plain-looking" not in text and "***" in text

@@ -99,3 +99,24 @@ def test_the_walk_copies_containers_and_keeps_scalars() -> None:
         "b": True,
     }
     assert out["list"][0] is not inner and value["list"][0] is inner  # nothing changed in place
+
+
+def test_dump_gives_a_models_text_as_it_is_or_redacted_with_its_walked_dump() -> None:
+    import json
+
+    from skillrt.messages import ChatMessage
+
+    redactor = Redactor(["tok-0123456789abcdef"])
+    plain = ChatMessage(content="done: rust", task_id="t1", data={"n": 1})
+    text, walked = redactor.dump(plain)
+    assert text == plain.model_dump_json() and walked is None
+    for content, data in (
+        ("the token is tok-0123456789abcdef", {}),
+        ("中文 tok-0123456789abcdef", {}),
+        ("fine", {"api_key": "abc123", "auth": "Bearer abcdefghijklmnop1234"}),
+    ):
+        message = ChatMessage(content=content, task_id="t1", data=data)
+        text, walked = redactor.dump(message)
+        assert walked is not None and json.loads(text) == walked
+        assert "tok-0123" not in text and "abc123" not in text and "abcdefghijklmnop" not in text
+        assert walked["task_id"] == "t1" and "***" in text

@@ -1,6 +1,6 @@
 """How a reply leaves the server: encoded once by pydantic when the redactor's scan finds it
-clean, walked and redacted when it does not (``skillrt.server.sse.redacted_json``, used by the
-JSON reply and the SSE ``message`` event)."""
+clean, walked and redacted when it does not (``Redactor.dump``, used by the JSON reply, the SSE
+``message`` event and the MCP server's replies)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pytest
 
 from skillrt._io.redaction import Redactor
 from skillrt.messages import ChatMessage
-from skillrt.server.sse import EventLog, redacted_json
+from skillrt.server.sse import EventLog
 
 SECRET = "hunter2-very-secret-value"
 
 
 def test_a_clean_reply_is_the_message_as_json() -> None:
     message = ChatMessage(content="done", task_id="t1", state="COMPLETED", data={"path": "a.md"})
-    text = redacted_json(Redactor([SECRET]), message)
+    text = Redactor([SECRET]).dump(message)[0]
     assert json.loads(text) == message.model_dump(mode="json")
 
 
@@ -33,7 +33,7 @@ def test_a_clean_reply_is_the_message_as_json() -> None:
     ],
 )
 def test_a_reply_holding_a_secret_is_redacted(message: ChatMessage) -> None:
-    text = redacted_json(Redactor([SECRET]), message)
+    text = Redactor([SECRET]).dump(message)[0]
     assert SECRET not in text and "not-shaped-like-a-key" not in text
     assert "abcdefghijklmnopqrstuvwxyz0123" not in text
     assert "***" in text

@@ -572,7 +572,9 @@ def test_cluster_fixture_is_real(pg_cluster: PgCluster) -> None:
 def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
     from benchmarks.bench_postgres import postgres_store
 
-    result = postgres_store(tasks=8, concurrency=2, sequential=3, repeats=5, rounds=1)
+    result = postgres_store(
+        tasks=8, concurrency=2, sequential=3, repeats=5, rounds=1, concurrent=10, delay_s=0.01
+    )
     assert set(result["rates"]) == {1, 2, 4} and all(r > 0 for r in result["rates"].values())
     assert result["sqlite_rate"] > 0 and result["pg_us"] > 0 and result["sqlite_us"] > 0
     assert result["queue_us"] > 0 and "queue.put (queue a task)" in result["calls_us"]
@@ -580,6 +582,11 @@ def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
     assert all(worker > 0 and server >= 0 for worker, server in result["cpu_us"].values())
     assert "runlocks.hold (task start)" in result["calls_us"]
     assert all(p50 > 0 for p50, _ in result["calls_us"].values())
+    # Issue 29's figures: the floor of the same run and the ratio to it, and the concurrency.
+    assert result["floor_us"] > 0 and result["floor_ratio"] == result["pg_us"] / result["floor_us"]
+    assert result["concurrency"]["completed"] == 10 and result["concurrency"]["rounds"] > 0
+    metrics = {r["metric"] for r in result["rows"]}
+    assert {"postgres p50 / floor", "postgres: wall time / ideal"} <= metrics
 
 
 async def test_a_nul_in_a_session_id_or_text_never_reaches_postgres(
@@ -687,3 +694,96 @@ def test_a_worker_name_in_use_is_not_taken_a_dead_ones_is(pg_url: str, tmp_path:
     assert again.worker_id == name and again.reclaimed
     again.close()
     first.close()
+
+
+async def test_holds_in_one_turn_are_one_statement_and_a_release_rides_on_the_commit(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """Issue 29: a thousand tasks started at once take their leases in one round trip, and a
+    task's release is deleted with its ending's commit (no round trip of its own). A hold right
+    after a release waits for that deletion, so it never deletes the new lease."""
+    import structlog
+
+    from skillrt import load_config
+    from skillrt._state.postgres import PgDatabase, PgRunLocks
+    from skillrt._state.postgres.backend import PostgresBackend
+
+    cfg = load_config(content_root=tmp_path, state_dir=tmp_path / ".skillrt", state_url=pg_url)
+    backend = PostgresBackend.open(
+        cfg, logger=structlog.get_logger(), on_reset=lambda: None, opened=[]
+    )
+    other = PgDatabase(pg_url, worker_id="other")
+    theirs = PgRunLocks(other, lease_s=30)
+    assert theirs.hold("t3") is True
+    sent: list[list[str]] = []
+    hold_many = backend.runlocks.hold_many
+
+    def counted(task_ids: list[str]) -> set[str]:
+        sent.append(sorted(task_ids))
+        return hold_many(task_ids)
+
+    backend.runlocks.hold_many = counted  # type: ignore[method-assign]
+
+    def leases() -> dict[str, str]:
+        with backend.database.connection() as conn:
+            rows = conn.execute("SELECT task_id, worker_id FROM skillrt_leases").fetchall()
+        return dict(rows)
+
+    ids = [f"t{i}" for i in range(50)]
+    held = await asyncio.gather(*(backend.hold(task_id) for task_id in ids), backend.hold("t1"))
+    assert sent == [sorted(ids)]  # one statement for all of them
+    assert held == [task_id != "t3" for task_id in ids] + [True]
+    assert leases()["t1"] == backend.worker_id and leases()["t3"] == "other"
+
+    backend.committer.put(_record("t1", 5.0, state="COMPLETED"))
+    await backend.release("t1")
+    assert "t1" in leases()  # queued: it goes with the round the ending is written in
+    await backend.committer.durable()
+    assert "t1" not in leases() and (await backend.read("t1")) is not None
+
+    # A release with no checkpoint to ride on is written by the round all the same.
+    await backend.release("t2")
+    await backend.committer.durable()
+    assert "t2" not in leases()
+
+    # Released and held again at once: the new lease stays.
+    await backend.release("t4")
+    assert await backend.hold("t4") is True
+    await backend.committer.durable()
+    assert leases()["t4"] == backend.worker_id
+    assert "t4" in backend.runlocks._held  # and it is renewed
+    theirs.close()
+    other.close()
+    backend.close()
+
+
+def test_a_history_batch_is_one_statement_with_repeats_and_more_than_the_limit(
+    pg_url: str,
+) -> None:
+    from skillrt._state.postgres import PgDatabase, PgHistory
+
+    db = PgDatabase(pg_url)
+    history = PgHistory(db, limit=3)
+
+    def entry(task_id: str, state: str) -> dict[str, Any]:
+        return {"task_id": task_id, "session_id": "s", "state": state}
+
+    history.add_batch([entry("a", "RUNNING"), entry("b", "RUNNING")], [])
+    # "a" twice in one batch: its last entry, in the newest place; five more than the limit.
+    history.add_batch(
+        [entry("a", "DONE"), entry("c", "RUNNING"), entry("a", "LAST")],
+        [("s", {"n": n}) for n in range(5)],
+    )
+    assert [(e["task_id"], e["state"]) for e in history.tasks()] == [
+        ("a", "LAST"),
+        ("c", "RUNNING"),
+        ("b", "RUNNING"),
+    ]
+    assert [m["n"] for m in history.messages("s")] == [4, 3, 2]
+    history.add_batch([entry("d", "RUNNING")], [("s", {"n": 5})])  # trims the oldest
+    assert [e["task_id"] for e in history.tasks()] == ["d", "a", "c"]
+    assert [m["n"] for m in history.messages("s")] == [5, 4, 3]
+    with db.connection() as conn:
+        (count,) = conn.execute("SELECT count(*) FROM skillrt_history_messages").fetchone()
+    assert count == 3
+    db.close()

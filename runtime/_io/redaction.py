@@ -10,7 +10,9 @@ import os
 import re
 from collections.abc import Iterable, MutableMapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
+
+from pydantic_core import to_json
 
 __all__ = ["MIN_SECRET_CHARS", "REDACTED", "RedactingFilter", "Redactor", "StreamRedactor"]
 
@@ -55,6 +57,12 @@ _SHAPE_TAIL = re.compile(
     r"|\bsk?|\bB(?:e(?:a(?:r(?:er?)?)?)?)?)$"
 )
 _ENV_SECRETS = ("OPENAI_API_KEY", "SKILLRT_LLM__API_KEY", "SKILLRT_BROWSER__SEARCH__API_KEY")
+
+
+class _Model(Protocol):  # a pydantic model, as ``Redactor.dump`` uses it
+    def model_dump_json(self) -> str: ...
+
+    def model_dump(self, *, mode: str) -> dict[str, Any]: ...
 
 
 class Redactor:
@@ -118,6 +126,17 @@ class Redactor:
         if any(secret in json_text for secret in self._secrets):
             return False
         return not _names_a_secret_key(json_text.lower())
+
+    def dump(self, model: _Model) -> tuple[str, dict[str, Any] | None]:
+        """A pydantic model as it may leave the process: its JSON text, redacted, and its
+        redacted ``model_dump(mode="json")``, or None for that when nothing needed redacting
+        (most replies: the model's own text passed the cheap scan, and the model itself may
+        go as it is). The one place the HTTP API's replies and the MCP server's are redacted."""
+        text = model.model_dump_json()
+        if self.is_clean(text):
+            return text, None
+        walked: dict[str, Any] = self(model.model_dump(mode="json"))
+        return to_json(walked, fallback=str).decode(), walked
 
     def __call__(self, value: Any) -> Any:
         """Redact a JSON-like value (strings inside dicts and lists, keys named like secrets)."""

@@ -78,8 +78,14 @@ class Server(uvicorn.Server):
         self.skillrt = state
         self.on_started: Callable[[int], None] | None = None
 
+    tune_gc = False
+    """``skillrt serve``'s own process: once started, the garbage collector is tuned for a
+    server (see ``_tune_gc``). Off for a server inside another program (a test, an app)."""
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
+        if self.tune_gc and not self.should_exit:
+            _tune_gc()
         if not self.should_exit and self.on_started is not None:
             self.on_started(self.port)
 
@@ -99,6 +105,24 @@ class Server(uvicorn.Server):
             for sock in server.sockets:
                 return int(sock.getsockname()[1])
         raise RuntimeError("the server is not listening")
+
+
+GC_GEN0 = 20_000
+"""The young generation's threshold in ``skillrt serve`` (CPython's default is 700)."""
+
+
+def _tune_gc() -> None:
+    """What is alive once the server has started (modules, the runtime, the app) is frozen out
+    of the collector's scans, and the young generation collected every ``GC_GEN0`` new
+    objects instead of every 700. A request allocates a few hundred objects that live until its
+    reply, nearly none in a cycle: the default collected at every few requests and, every so
+    often, walked the whole heap (a sixth of the server's CPU in the serve benchmark)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(GC_GEN0, gen1, gen2)
 
 
 def make_server(
@@ -167,4 +191,5 @@ def serve(
         )
 
     server.on_started = started
+    server.tune_gc = True
     asyncio.run(server.serve())

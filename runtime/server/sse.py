@@ -19,8 +19,7 @@ import contextlib
 import threading
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, MutableMapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_core import to_json
 from starlette.responses import Response
@@ -29,7 +28,7 @@ from skillrt._io.redaction import Redactor
 from skillrt.events import Event
 from skillrt.messages import ChatMessage
 
-__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry", "redacted_json"]
+__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry"]
 
 PING_S = 15.0
 _TASKS_KEPT = 500  # journals of tasks nobody follows any more, newest kept
@@ -41,8 +40,7 @@ RECENT_BYTES = 16_000_000
 _ENTRY_OVERHEAD = 200  # the Entry object, its str headers and the deque slot, roughly
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):  # a tuple: made at every event, a third of a frozen dataclass's cost
     seq: int
     event: str
     task_id: str | None
@@ -65,16 +63,6 @@ async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
     except TimeoutError:
         return False
     return True
-
-
-def redacted_json(redactor: Redactor, message: ChatMessage) -> str:
-    """The reply as JSON text, redacted. pydantic encodes it in one pass; the redactor's cheap
-    scan then says whether the walk is needed at all (it is not for most replies), and when
-    it is, the reply is walked and encoded again as before."""
-    text = message.model_dump_json()
-    if redactor.is_clean(text):
-        return text
-    return _json(redactor(message.model_dump(mode="json")))
 
 
 def _json(payload: Any) -> str:
@@ -158,27 +146,20 @@ class EventLog:
         if threading.get_ident() != self._thread:  # a provider streaming from its own thread
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
-        self.add(event.type, event.task_id, event.to_dict(), redacted=True)
+        self.add(event.type, event.task_id, _json(event.to_dict()))  # redacted by the bus
 
     def add_message(self, message: ChatMessage) -> Entry:
-        return self.add("message", message.task_id, redacted_json(self.redactor, message))
+        return self.add("message", message.task_id, self.redactor.dump(message)[0])
 
     def add(
         self,
         event: str,
         task_id: str | None,
         payload: dict[str, Any] | str,
-        *,
-        redacted: bool = False,
     ) -> Entry:
-        """Journal one entry; ``payload`` (or JSON text, already redacted) is redacted unless
-        ``redacted`` says it already is."""
-        if isinstance(payload, str):
-            data = payload
-        else:
-            if not redacted:
-                payload = self.redactor(payload)
-            data = _json(payload)
+        """Journal one entry: ``payload`` is redacted and encoded, or is JSON text already
+        redacted."""
+        data = payload if isinstance(payload, str) else _json(self.redactor(payload))
         self.seq += 1
         log = self._tasks.get(task_id) if task_id else None
         if task_id and log is None:

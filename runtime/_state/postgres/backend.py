@@ -6,6 +6,7 @@ thread; the group commit applies its rounds in the committer's thread as on SQLi
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -45,13 +46,17 @@ class PostgresBackend:
         on_reset: Callable[[], None],
     ) -> None:
         self.database = database
-        self.store = PgTaskStore(database)
+        self.runlocks = PgRunLocks(database, lease_s=cfg.lease_s)
+        self.store = PgTaskStore(database, self.runlocks)
         self.history = PgHistory(database, limit=cfg.history_limit)
         self.locks = PgFileLocks(database, cfg.root, expiry_s=cfg.lock_expiry_s)
-        self.runlocks = PgRunLocks(database, lease_s=cfg.lease_s)
         self.control = PgControl(database, poll_s=min(1.0, cfg.lease_s / 3))
         self.queue = PgQueue(database, self.control, stale_s=cfg.lease_s)
         self.committer = Committer(self.store, logger=logger, on_reset=on_reset)
+        # A round with no checkpoint to carry the queued lease releases deletes them itself.
+        self.committer.add_side(self._releases)
+        self._holds: dict[str, list[asyncio.Future[bool]]] = {}  # asked this turn of the loop
+        self._holding: set[asyncio.Task[None]] = set()
 
     @property
     def available(self) -> bool:
@@ -88,16 +93,57 @@ class PostgresBackend:
             opened.remove(database)
             raise
 
-    # --- locks (each a round trip: in a thread, bounded) --------------------------------------
+    # --- locks ----------------------------------------------------------------------------------
+    # The holds asked in one turn of the loop go in one statement (a thousand tasks started at
+    # once are one round trip, not a thousand thread hand-offs queueing for four connections).
+    # A release rides on the next commit round: the one its task's ending is written in.
 
     async def hold(self, task_id: str) -> bool:
-        return await self.database.off_loop(self.runlocks.hold, task_id)
+        while self.runlocks.releasing(task_id):  # its release must land before the new hold
+            self.committer.nudge()
+            await self.committer.settled()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        if not self._holds:
+            loop.call_soon(self._send_holds)
+        self._holds.setdefault(task_id, []).append(waiter)
+        return await waiter
+
+    def _send_holds(self) -> None:
+        asked, self._holds = self._holds, {}
+        sending = asyncio.get_running_loop().create_task(self._hold_many(asked))
+        self._holding.add(sending)  # a reference until it ends
+        sending.add_done_callback(self._holding.discard)
+
+    async def _hold_many(self, asked: dict[str, list[asyncio.Future[bool]]]) -> None:
+        try:
+            held = await self.database.off_loop(self.runlocks.hold_many, list(asked))
+        except BaseException as exc:
+            for waiters in asked.values():
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for task_id, waiters in asked.items():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(task_id in held)
 
     async def release(self, task_id: str) -> None:
+        """Release the task's post locks (a round trip only when it holds some) and queue the
+        deletion of its lease for the next commit round (see ``PgRunLocks.release_later``)."""
         try:
-            await self.database.off_loop(self.locks.release_task_locks, task_id)
+            if self.locks.held_by(task_id):
+                await self.database.off_loop(self.locks.release_task_locks, task_id)
         finally:
-            await self.database.off_loop(self.runlocks.release, task_id)
+            self.runlocks.release_later(task_id)
+            self.committer.nudge()
+
+    def _releases(self) -> Callable[[], None] | None:
+        """The side writer: the queued lease releases no checkpoint statement took."""
+        return self.runlocks.release_queued if self.runlocks.releasing_any() else None
 
     def release_soon(self, task_id: str) -> None:
         """Nothing here: a database's locks are released by the runner's end (``release``)."""

@@ -18,6 +18,40 @@ if TYPE_CHECKING:
 
 __all__ = ["PgHistory"]
 
+# A batch of entries in one statement (one round trip, its own transaction): the task entries
+# and chat messages inserted in their order, then each table trimmed to its newest ``limit``.
+# The statement's snapshot does not show its own inserts, so the newest seq is the greater of
+# the table's and the inserts'; a replaced task entry is kept out of the trim (one statement
+# changes a row once).
+_ADD = """
+WITH t AS (
+    INSERT INTO skillrt_history_tasks (task_id, session_id, data)
+    SELECT u.task_id, u.session_id, u.data
+    FROM unnest(%(task_ids)s::text[], %(task_sessions)s::text[], %(task_data)s::text[])
+        WITH ORDINALITY AS u(task_id, session_id, data, n)
+    ORDER BY u.n
+    ON CONFLICT (task_id) DO UPDATE SET seq = EXCLUDED.seq,
+        session_id = EXCLUDED.session_id, data = EXCLUDED.data
+    RETURNING seq, task_id
+), m AS (
+    INSERT INTO skillrt_history_messages (session_id, data)
+    SELECT u.session_id, u.data
+    FROM unnest(%(sessions)s::text[], %(data)s::text[]) WITH ORDINALITY AS u(session_id, data, n)
+    ORDER BY u.n
+    RETURNING seq
+), trim_tasks AS (
+    DELETE FROM skillrt_history_tasks
+    WHERE seq <= GREATEST((SELECT max(seq) FROM skillrt_history_tasks),
+                          (SELECT max(seq) FROM t)) - %(limit)s
+      AND task_id NOT IN (SELECT task_id FROM t)
+), trim_messages AS (
+    DELETE FROM skillrt_history_messages
+    WHERE seq <= GREATEST((SELECT max(seq) FROM skillrt_history_messages),
+                          (SELECT max(seq) FROM m)) - %(limit)s
+)
+SELECT 1
+"""
+
 
 class PgHistory:
     """The ``History`` API on PostgreSQL: task entries and chat messages, newest first."""
@@ -45,49 +79,44 @@ class PgHistory:
     def add_batch(
         self, tasks: list[dict[str, Any]], messages: list[tuple[str, dict[str, Any]]]
     ) -> None:
-        """Record task entries and chat messages (``(session_id, message)``) in one transaction,
-        then trim each table to its newest ``limit`` entries.
+        """Record task entries and chat messages (``(session_id, message)``) in one statement
+        (one round trip, one transaction), trimming each table to its newest ``limit`` entries.
 
         Through the bookkeeping pool: like the SQLite history (``synchronous=NORMAL``), an
         entry survives a crash of this worker once this returns, and does not make the task
         wait for the database's WAL flush (it is a record for people, not a checkpoint).
         """
-        rows = []
+        rows: dict[str, tuple[str, str]] = {}
         for entry in tasks:
             task_id, session_id = entry.get("task_id"), entry.get("session_id")
             if not isinstance(task_id, str) or not isinstance(session_id, str):
                 raise UserError("a task history entry needs task_id and session_id strings")
-            rows.append(
-                clean_text((task_id, session_id, self._json(f"history of {task_id!r}", entry)))
-            )
+            task_id = clean_text(task_id)
+            # One row per task, the last entry in its last place: a statement changes a row
+            # once (a replaced entry moves to the newest place, as it would one by one).
+            rows.pop(task_id, None)
+            rows[task_id] = clean_text((session_id, self._json(f"history of {task_id!r}", entry)))
         said = [
             clean_text((sid, self._json(f"chat message of session {sid!r}", m)))
             for sid, m in messages
         ]
         if not rows and not said:
             return
-        with self.db.connection(durable=False) as conn, conn.transaction(), conn.cursor() as cur:
-            if rows:
-                # A replaced entry moves to the newest place: the seq its insert drew.
-                cur.executemany(
-                    "INSERT INTO skillrt_history_tasks (task_id, session_id, data) "
-                    "VALUES (%s, %s, %s) ON CONFLICT (task_id) DO UPDATE SET seq = EXCLUDED.seq, "
-                    "session_id = EXCLUDED.session_id, data = EXCLUDED.data",
-                    rows,
-                )
-                self._trim(cur, "skillrt_history_tasks")
-            if said:
-                cur.executemany(
-                    "INSERT INTO skillrt_history_messages (session_id, data) VALUES (%s, %s)", said
-                )
-                self._trim(cur, "skillrt_history_messages")
-
-    def _trim(self, cur: Any, table: str) -> None:
-        cur.execute(
-            # S608: the table name is one of two constants, never input.
-            f"DELETE FROM {table} WHERE seq <= (SELECT max(seq) FROM {table}) - %s",  # noqa: S608
-            (self.limit,),
-        )
+        # Only the newest ``limit`` of a batch could stay: the older ones are not written.
+        kept = list(rows.items())[-self.limit :]
+        said = said[-self.limit :]
+        with self.db.connection(durable=False) as conn:
+            conn.execute(
+                _ADD,
+                {
+                    "task_ids": [task_id for task_id, _ in kept],
+                    "task_sessions": [session for _, (session, _) in kept],
+                    "task_data": [data for _, (_, data) in kept],
+                    "sessions": [session for session, _ in said],
+                    "data": [data for _, data in said],
+                    "limit": self.limit,
+                },
+            )
 
     def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         query = "SELECT data FROM skillrt_history_tasks ORDER BY seq DESC LIMIT %s"

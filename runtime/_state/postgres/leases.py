@@ -31,6 +31,8 @@ class PgRunLocks:
         self.db = db
         self.lease_s = lease_s
         self._held: set[str] = set()
+        self._releasing: set[str] = set()  # lease deletions for the next commit round
+        self._in_flight: set[str] = set()  # ... taken by a round, not yet written
         self._mutex = threading.Lock()
         self._stop = threading.Event()
         self.renewed_at = time.monotonic()
@@ -41,21 +43,28 @@ class PgRunLocks:
 
     def hold(self, task_id: str) -> bool:
         """Take (or keep) the task's lease; False while another live worker holds it."""
+        return task_id in self.hold_many([task_id])
+
+    def hold_many(self, task_ids: Sequence[str]) -> set[str]:
+        """``hold`` for many tasks in one statement (one round trip): the ones now held."""
+        wanted = sorted({clean_text(task_id) for task_id in task_ids})
+        if not wanted:
+            return set()
         with self.db.connection(durable=False) as conn:
-            row = conn.execute(
+            rows = conn.execute(
                 "INSERT INTO skillrt_leases (task_id, worker_id, expires_at) "
-                "VALUES (%s, %s, now() + make_interval(secs => %s)) "
+                "SELECT unnest(%s::text[]), %s, now() + make_interval(secs => %s) "
                 "ON CONFLICT (task_id) DO UPDATE SET worker_id = EXCLUDED.worker_id, "
                 "expires_at = EXCLUDED.expires_at "
                 "WHERE skillrt_leases.worker_id = EXCLUDED.worker_id "
                 "OR skillrt_leases.expires_at <= now() RETURNING task_id",
-                (clean_text(task_id), self.db.worker_id, self.lease_s),
-            ).fetchone()
-        if row is None:
-            return False
+                (wanted, self.db.worker_id, self.lease_s),
+            ).fetchall()
+        taken = {task_id for (task_id,) in rows}
+        held = {task_id for task_id in task_ids if clean_text(task_id) in taken}
         with self._mutex:
-            self._held.add(task_id)
-        return True
+            self._held |= held
+        return held
 
     def release(self, task_id: str) -> None:
         with self._mutex:
@@ -65,6 +74,52 @@ class PgRunLocks:
                 "DELETE FROM skillrt_leases WHERE task_id = %s AND worker_id = %s",
                 (clean_text(task_id), self.db.worker_id),
             )
+
+    # --- releases that ride on the next commit round ------------------------------------------
+    # A task's end releases its lease: rather than a round trip of its own, the deletion goes
+    # in the next commit round's statement (the one its ending's reply waits for), or in a
+    # statement of its own in that round when the round has no checkpoints. The lease stops
+    # being renewed at once, so a deletion lost with the database still ends it in lease_s.
+
+    def release_later(self, task_id: str) -> None:
+        """Stop renewing the lease and have the next commit round delete it."""
+        with self._mutex:
+            self._held.discard(task_id)
+            self._releasing.add(task_id)
+
+    def releasing(self, task_id: str) -> bool:
+        """Is a deletion of this task's lease queued or being written? (Hold it again after.)"""
+        with self._mutex:
+            return task_id in self._releasing or task_id in self._in_flight
+
+    def releasing_any(self) -> bool:
+        with self._mutex:
+            return bool(self._releasing)
+
+    def take_releases(self) -> list[str]:
+        """The queued deletions, now in flight (``releases_done`` when their statement ends)."""
+        with self._mutex:
+            taken, self._releasing = self._releasing, set()
+            self._in_flight |= taken
+        return sorted(taken)
+
+    def releases_done(self, task_ids: Sequence[str]) -> None:
+        with self._mutex:
+            self._in_flight.difference_update(task_ids)
+
+    def release_queued(self) -> None:
+        """Delete the queued leases now, in one statement (a round without checkpoints)."""
+        taken = self.take_releases()
+        if not taken:
+            return
+        try:
+            with self.db.connection(durable=False) as conn:
+                conn.execute(
+                    "DELETE FROM skillrt_leases WHERE task_id = ANY(%s::text[]) AND worker_id = %s",
+                    (clean_text(taken), self.db.worker_id),
+                )
+        finally:
+            self.releases_done(taken)
 
     def running_elsewhere(self, task_id: str) -> bool:
         with self.db.connection(durable=False) as conn:
@@ -130,6 +185,8 @@ class PgRunLocks:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        with contextlib.suppress(Exception):
+            self.release_queued()
         with self._mutex:
             held, self._held = list(self._held), set()
         for task_id in held:

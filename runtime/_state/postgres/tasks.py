@@ -20,11 +20,13 @@ from skillrt.exceptions import StoreUnavailable
 
 if TYPE_CHECKING:
     from skillrt._state.postgres.database import PgDatabase
+    from skillrt._state.postgres.leases import PgRunLocks
 
 __all__ = ["PgTaskStore"]
 
 # A commit round: lock the tasks' lease rows, then save and delete what no other live worker
-# holds, and name what was fenced. Data-modifying WITH queries run once, to completion.
+# holds, delete this worker's leases of the tasks that ended (``PgRunLocks.release_later``), and
+# name what was fenced. Data-modifying WITH queries run once, to completion.
 _APPLY = """
 WITH held AS MATERIALIZED (
     SELECT task_id, worker_id <> %(me)s AND expires_at > now() AS elsewhere
@@ -42,6 +44,8 @@ WITH held AS MATERIALIZED (
 ), gone AS (
     DELETE FROM skillrt_tasks
     WHERE task_id = ANY(%(deletes)s::text[]) AND task_id NOT IN (SELECT task_id FROM fenced)
+), freed AS (
+    DELETE FROM skillrt_leases WHERE task_id = ANY(%(released)s::text[]) AND worker_id = %(me)s
 )
 SELECT task_id FROM fenced
 """
@@ -50,8 +54,9 @@ SELECT task_id FROM fenced
 class PgTaskStore:
     """Task records in ``skillrt_tasks`` (the ``TaskStore`` protocol; see the module docstring)."""
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, runlocks: PgRunLocks | None = None) -> None:
         self.db = db
+        self.runlocks = runlocks  # its queued lease releases go with each round
         self._reports: list[str] = []
 
     def save(self, record: TaskRecord) -> None:
@@ -69,35 +74,49 @@ class PgTaskStore:
         deletes = [clean_text(task_id) for task_id in deletes]
         if not rows and not deletes:
             return
-        columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
         # One statement, so one round trip and its own transaction (the connection is in
         # autocommit). Every lease row of these tasks is locked, whoever holds it, and judged
         # as it is once locked: a takeover in flight either commits first (and this write is
         # fenced) or waits until this write is committed (and then reads it). A deletion is
         # fenced too: no worker ends the checkpoint of a task that another live worker runs (a
         # control request sent to the wrong worker, a stale copy).
-        with self.db.connection() as conn:
-            fenced = [
-                task_id
-                for (task_id,) in conn.execute(
-                    _APPLY,
-                    {
-                        "me": self.db.worker_id,
-                        "ids": sorted({row[0] for row in rows} | set(deletes)),
-                        "save_ids": list(columns[0]),
-                        "states": list(columns[1]),
-                        "updated": list(columns[2]),
-                        "records": list(columns[3]),
-                        "deletes": deletes,
-                    },
-                ).fetchall()
-            ]
+        released = self.runlocks.take_releases() if self.runlocks is not None else []
+        try:
+            fenced = self._write(rows, deletes, clean_text(released))
+        finally:
+            if self.runlocks is not None:
+                self.runlocks.releases_done(released)
         if fenced:
             raise StoreUnavailable(
                 f"task(s) {', '.join(fenced)} run on another worker (this worker does not "
                 "hold their lease); not writing or deleting their checkpoints",
                 reason="lease_lost",
             )
+
+    def _write(
+        self, rows: list[tuple[str, str, float, str]], deletes: list[str], released: list[str]
+    ) -> list[str]:
+        columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
+        written = {row[0] for row in rows} | set(deletes)
+        with self.db.connection() as conn:
+            found = [
+                task_id
+                for (task_id,) in conn.execute(
+                    _APPLY,
+                    {
+                        "me": self.db.worker_id,
+                        # Released leases are locked too, all in one order (no deadlock).
+                        "ids": sorted({row[0] for row in rows} | set(deletes) | set(released)),
+                        "save_ids": list(columns[0]),
+                        "states": list(columns[1]),
+                        "updated": list(columns[2]),
+                        "records": list(columns[3]),
+                        "deletes": deletes,
+                        "released": released,
+                    },
+                ).fetchall()
+            ]
+        return [task_id for task_id in found if task_id in written]
 
     def get(self, task_id: str) -> TaskRecord | None:
         with self.db.connection() as conn:

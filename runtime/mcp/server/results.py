@@ -67,9 +67,8 @@ def error_result(reason: str, **data: Any) -> types.CallToolResult:
 def redacted(redactor: Redactor, message: ChatMessage) -> ChatMessage:
     """``message`` as it may leave the process (the redactor's cheap scan first: most replies
     hold nothing to redact and are returned as they are)."""
-    if redactor.is_clean(message.model_dump_json()):
-        return message
-    return ChatMessage.model_validate(redactor(message.model_dump(mode="json")))
+    walked = redactor.dump(message)[1]
+    return message if walked is None else ChatMessage.model_validate(walked)
 
 
 def redacted_result(redactor: Redactor, result: types.CallToolResult) -> types.CallToolResult:
