@@ -3,12 +3,6 @@
 Subscribers are sync or async callables; ``on`` returns the function that unsubscribes. A
 subscriber that raises is logged and skipped: it never breaks the task that emitted. With no
 subscriber for a type, ``emit`` builds nothing (``listening`` lets a caller skip its data too).
-
-Events are redacted once, at ``emit``: the event is encoded as JSON, the redactor's cheap scan
-reads the text, and only when it may hold a secret is the data walked (and the text dropped).
-The text goes with the event (``Event.encoded``), so a subscriber that sends events on (the
-server's SSE journal) does not encode them again. ``data`` is then the emitter's own dict, not
-a copy: read it, do not change it.
 """
 
 from __future__ import annotations
@@ -21,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from pydantic_core import to_json
 
 from skillrt._io.logs import Redactor, library_logger
 
@@ -37,8 +30,6 @@ class Event:
     task_id: str | None
     data: dict[str, Any] = field(default_factory=dict)
     timestamp: float = 0.0
-    encoded: str | None = field(default=None, repr=False, compare=False)
-    """``to_dict()`` as JSON text, redacted, when the bus made it (see ``encode``)."""
 
     def __getitem__(self, key: str) -> Any:
         """``event["data"]`` as well as ``event.data``: an event reads as the mapping
@@ -60,17 +51,6 @@ class Event:
             "data": self.data,
             "timestamp": self.timestamp,
         }
-
-    def encode(self) -> str:
-        """``to_dict()`` as JSON text (``encoded`` when the bus made it): pydantic-core's
-        encoder, what it cannot encode written as its ``str()``."""
-        if self.encoded is not None:
-            return self.encoded
-        return _json(self.to_dict())
-
-
-def _json(payload: Any) -> str:
-    return to_json(payload, fallback=str).decode()
 
 
 EventCallback = Callable[[Event], object]
@@ -115,7 +95,11 @@ class EventBus:
         if not own and not every:
             return None
         callbacks = [*(own or ()), *(every or ())]
-        event = self._redacted(event_type, task_id, data)
+        # Events are shown to people (progress lines, a server's stream): redacted, like logs.
+        # Walked, not scanned: an event's data is small, and the walk of a few keys costs
+        # less than encoding it and scanning the text (``Redactor.is_clean``).
+        shown = self._redactor(data)
+        event = Event(event_type, task_id, shown, self._clock())
         for callback in callbacks:
             try:
                 out = callback(event)
@@ -128,20 +112,6 @@ class EventBus:
                     "agent.error", where="event subscriber", event_type=event_type, error=str(exc)
                 )
         return event
-
-    def _redacted(self, event_type: str, task_id: str | None, data: dict[str, Any]) -> Event:
-        """Events are shown to people (progress lines, a server's stream): redacted, like
-        logs. The walk only when the scan of the encoded event says it may be needed."""
-        timestamp = self._clock()
-        try:
-            text = _json(
-                {"type": event_type, "task_id": task_id, "data": data, "timestamp": timestamp}
-            )
-        except Exception:  # (a value pydantic-core cannot even write as its str())
-            return Event(event_type, task_id, self._redactor(data), timestamp)
-        if self._redactor.is_clean(text):
-            return Event(event_type, task_id, data, timestamp, text)
-        return Event(event_type, task_id, self._redactor(data), timestamp)
 
     def bind(self, task_id: str) -> TaskEmitter:
         """An emitter for one task: ``emit(type, **data)`` with the task id filled in."""

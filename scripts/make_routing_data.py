@@ -942,7 +942,7 @@ FOLLOW_EN["EDIT_CONTENT"] += ["append the references at the end", "cut the part 
 FOLLOW_EN["TRANSLATE"] += ["{l} please", "can I have it in {l}", "a {l} version, please"]
 FOLLOW_EN["DELETE_ARTICLE"] += ["this one can go", "get rid of this post", "scrap this draft"]
 FOLLOW_ZH["SUMMARIZE"] += ["一句话说说讲了啥", "要点列一下", "给这篇写个摘要", "概括一下",
-                           "重点是什么"]  # fmt: skip
+                           "重点是什么", "出个浓缩版", "给我一个缩略版的概要"]  # fmt: skip
 FOLLOW_ZH["ANSWER_QUESTION"] += [
     "这篇是哪年写的", "文中引用了谁的话", "有没有给出参考资料", "里面用的是什么工具",
     "它为什么推荐{t}", "里面讲到{t}没有", "这篇用的哪个数据库", "文中的结论有依据吗",
@@ -990,6 +990,11 @@ QUESTION_START = (
     "cool", "never", "ok", "appreciate", "haha", "great", "我", "什么", "为什么", "怎么", "哪",
     "不", "别", "如何", "博客", "你", "谢", "早", "再见", "拜拜", "辛苦", "哈", "好的", "今天",
     "在吗", "晚安", "多谢", "太棒",
+    # Pass 5: questions about the post in focus and small talk ("请有没有给出参考资料" is no
+    # request anyone types).
+    "有没有", "文中", "这篇是", "这篇用", "里面", "它为什么", "are ", "does ", "who ", "最近",
+    "今天过得", "在干嘛", "算了", "没事", "听起来", "挺好", "sorry", "sounds", "interesting",
+    "have a", "i'm back", "ok i", "what's", "how's",
 )  # fmt: skip
 HOMOPHONES = {"的": "得", "在": "再", "篇": "片", "章": "张", "做": "作", "一下": "以下",
               "删": "山", "写": "些", "总结": "总节", "翻译": "翻议", "搜索": "收索"}  # fmt: skip

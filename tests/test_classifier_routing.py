@@ -150,6 +150,31 @@ async def test_a_title_before_the_delete_verb_is_a_delete(llm: Any) -> None:
         assert started((kind, intent, question)) in (None, "DELETE_ARTICLE")
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["i got KeyError: 'id', what's wrong", "why am I getting TypeError: x is undefined",
+     "panic: runtime error: index out of range 这是怎么回事",
+     "TypeError: 'NoneType' object is not subscriptable 这个报错是什么意思"],
+)  # fmt: skip
+async def test_a_pasted_error_and_a_question_about_it_is_code_to_explain(text: str) -> None:
+    """The table's question rules ("what's wrong", "怎么回事") took these for a question about
+    the blog; a pasted error message makes it code to explain."""
+    kind, intent, _ = await decide(text)
+    assert (kind, intent.type) == ("run", "CODE_EXPLAIN")
+    _, blog, _ = await decide("what errors did I write about?")
+    assert blog.type == "ANSWER_QUESTION"
+
+
+@pytest.mark.parametrize(
+    "text", ["how's it going", "How are things on your side?", "最近怎么样", "你最近过得好吗"]
+)
+async def test_asking_after_the_assistant_is_small_talk(text: str) -> None:
+    kind, intent, _ = await decide(text)
+    assert (kind, intent.type) == ("run", "CHAT")
+    _, question, _ = await decide("how does caching work in my posts?")
+    assert question.type == "ANSWER_QUESTION"
+
+
 async def test_a_trailing_question_mark_keeps_the_topic() -> None:
     text = "Could you write me a blog article on the pros and cons of SQLite for small web apps?"
     _, intent, _ = await decide(text)
@@ -221,6 +246,9 @@ def test_write_articles_cue_words_ignore_a_mere_mention_of_an_article(text: str)
         ("帮我改一下 posts/go.md 里的错别字", False), ("can you write posts in Chinese too?", True),
         ("你会翻译文章吗？", True), ("are you able to delete posts?", True),
         ("can you write an article about Zig?", False), ("你能帮我写一篇关于缓存的文章吗", False),
+        # No longer wanting a post is why it goes: "这篇不要了，删掉吧" is a delete.
+        ("这篇不要了，删掉吧", False), ("I don't need posts/tmp.md anymore, delete it", False),
+        ("不要删", True), ("I don't want it deleted, just edit it", True),
     ],
 )  # fmt: skip
 def test_negations_and_questions_about_an_action_are_told(text: str, held: bool) -> None:

@@ -120,3 +120,19 @@ def test_dump_gives_a_models_text_as_it_is_or_redacted_with_its_walked_dump() ->
         assert walked is not None and json.loads(text) == walked
         assert "tok-0123" not in text and "abc123" not in text and "abcdefghijklmnop" not in text
         assert walked["task_id"] == "t1" and "***" in text
+
+
+def test_texts_too_short_for_a_secret_or_a_key_shape_are_left_and_no_longer_ones_are_not() -> None:
+    shortest_shape = "sk-" + "a" * 16
+    redactor = Redactor(["tok-0123456789abcdef-long"])
+    assert redactor.text("PLANNING") == "PLANNING"
+    assert redactor.text(shortest_shape) == "***"
+    assert redactor.text("Bearer " + "b" * 16) == "***"
+    short = Redactor(["abcd"])  # the shortest secret looked for: 4 characters
+    assert short.text("abcd") == "***" and short.text("xabcdx") == "x***x"
+    assert short.text("abc") == "abc"
+    short.add("zz")  # below MIN_SECRET_CHARS: not looked for, the bound stays
+    assert short.text("abcd") == "***"
+    later = Redactor()
+    later.add("wxyz")  # a secret added later lowers the bound
+    assert later.text("wxyz") == "***"

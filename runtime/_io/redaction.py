@@ -56,6 +56,7 @@ _SHAPE_TAIL = re.compile(
     r"(?:\bsk-[A-Za-z0-9_\-]*|\bBearer\s*[A-Za-z0-9._\-]*"
     r"|\bsk?|\bB(?:e(?:a(?:r(?:er?)?)?)?)?)$"
 )
+_SHORTEST_SHAPE = len("sk-") + 16  # what _KEY_SHAPES matches is never shorter
 _ENV_SECRETS = ("OPENAI_API_KEY", "SKILLRT_LLM__API_KEY", "SKILLRT_BROWSER__SEARCH__API_KEY")
 
 
@@ -70,6 +71,7 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: list[str] = []
+        self._shortest = _SHORTEST_SHAPE  # no shorter text holds anything to redact
         self._json_scan = True
         self._take([*secrets, *(os.environ.get(name, "") for name in _ENV_SECRETS)])
 
@@ -82,12 +84,15 @@ class Redactor:
         if not new:
             return
         self._secrets = sorted([*self._secrets, *new], key=len, reverse=True)
+        self._shortest = min(_SHORTEST_SHAPE, len(self._secrets[-1]))
         # A secret JSON would escape (quotes, backslashes, control characters) might not be
         # found in JSON text as it is: then ``is_clean`` always says no.
         if not all(s.isprintable() and '"' not in s and "\\" not in s for s in new):
             self._json_scan = False
 
     def text(self, value: str) -> str:
+        if len(value) < self._shortest:  # too short to hold a secret or a key shape
+            return value
         for secret in self._secrets:
             if secret in value:
                 value = value.replace(secret, REDACTED)

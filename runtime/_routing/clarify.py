@@ -70,6 +70,11 @@ _GREETING = (
     r"thanks?(?:\s+(?:you|a\s+lot|so\s+much))?(?:\s+(?:very|so)\s+much)?|thank\s+you(?:\s+very\s+much)?|"
     r"thx|ty|cheers|bye|goodbye|see\s+you|cya|good\s+job|well\s+done|"
     r"how\s+are\s+you(?:\s+doing)?|what'?s\s+up|who\s+are\s+you|"
+    # Pass 5: asking after the assistant ("how's it going", "最近怎么样") is small talk too.
+    r"how['’]?s\s+it\s+going(?:\s+on\s+your\s+(?:end|side))?|how\s+have\s+you\s+been|"
+    r"how\s+(?:are|is)\s+(?:things|everything|life)(?:\s+on\s+your\s+(?:end|side))?|"
+    r"how['’]?s\s+your\s+day(?:\s+going)?|how\s+was\s+your\s+day|"
+    r"最近(?:怎么样|如何|还好吗?|好吗)|你(?:今天|最近)?过得(?:怎么样|如何|好吗|还好吗)|"
     r"你好|您好|嗨|哈喽|早上好|晚上好|下午好|早安|晚安|谢谢(?:你|您)?|多谢|感谢|辛苦了|"
     r"再见|拜拜|你是谁|你好吗|在吗"
 )
@@ -109,8 +114,11 @@ def is_one_short_word(text: str) -> bool:
 # --- negations and questions about an action ---------------------------------------------------
 
 _NEGATION = re.compile(
-    r"\b(?:don['’]?t|do\s+not|doesn['’]?t|no\s+need|never|stop|instead\s+of|rather\s+than)\b|"
-    r"不用|不要|不需要|没必要|无需|甭|先别|"
+    # "I don't need posts/x.md anymore, delete it", "这篇不要了，删掉吧": no longer wanting a
+    # post is why it goes, not a negation of the action (pass 5).
+    r"\b(?:don['’]?t|do\s+not)\b(?!\s+(?:need|want)\b[^,;!?，。；！？]*\bany\s*more\b)|"
+    r"\b(?:doesn['’]?t|no\s+need|never|stop|instead\s+of|rather\s+than)\b|"
+    r"不用|不要(?!了)|不需要|没必要|无需|甭|先别|"
     # 别 alone is "don't"; in 错别字 (a typo), 特别, 区别, 分别… it is no negation.
     r"(?<![特区分类识告级派性差个辨鉴离道错])别(?![人的处名称致扭])",
     re.IGNORECASE,

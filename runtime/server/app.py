@@ -161,6 +161,29 @@ def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
     return context
 
 
+class JSONReply(Response):
+    """A call's reply as JSON with its ``X-Skillrt-Exit-Code``: the headers Starlette's
+    ``Response`` would send, built directly (a third of its cost, at every call)."""
+
+    media_type = "application/json"
+
+    def __init__(self, text: str, exit_status: int) -> None:
+        self.status_code = 200
+        self.background = None
+        self.body = text.encode()
+        self.raw_headers = [
+            (b"content-length", str(len(self.body)).encode()),
+            (b"content-type", b"application/json"),
+            (b"x-skillrt-exit-code", str(exit_status).encode()),
+        ]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        await send({"type": "http.response.body", "body": self.body})
+        if self.background is not None:
+            await self.background()
+
+
 def _message_response(
     state: ServerState, message: ChatMessage, journaled: Entry | None = None
 ) -> Response:
@@ -170,11 +193,7 @@ def _message_response(
         body = journaled.data
     else:
         body = state.runtime.redactor.dump(message)[0]
-    return Response(
-        body,
-        media_type="application/json",
-        headers={"X-Skillrt-Exit-Code": str(exit_code(message))},
-    )
+    return JSONReply(body, exit_code(message))
 
 
 async def _job_entries(state: ServerState, job: Job) -> AsyncIterator[Entry | None]:

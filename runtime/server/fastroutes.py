@@ -50,8 +50,14 @@ class FastRoutes:
     """ASGI: the shortcut to the two call routes in front of the FastAPI app (see above)."""
 
     def __init__(self, app: Any, state: Any) -> None:
+        from skillrt.server import app as routes  # made by it: the module is loaded by now
+
         self.app = app
         self.state = state  # the app's ServerState
+        self._answer = routes.answer
+        self._error = routes.error_response
+        self._skill_call = routes.skill_call
+        self._input_call = routes.input_call
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "")
@@ -91,24 +97,20 @@ class FastRoutes:
         if started is None:  # the app says why
             await self.app(scope, _replay(body, receive), send)
             return
-        from skillrt.server.app import answer, error_response
-
         call, session = started
         sse = accept is not None and b"text/event-stream" in accept
         try:
-            response = await answer(state, call, session, cancel, sse)
+            response = await self._answer(state, call, session, cancel, sse)
         except Exception as exc:  # as the app's handlers answer it (the call logged it)
-            response = error_response(state.runtime.redactor, exc)
+            response = self._error(state.runtime.redactor, exc)
         await response(scope, receive, send)
 
     def _start(self, name: str | None, body: bytes) -> tuple[Any, str | None] | None:
         """The call and its session, or None when the app must answer (nothing started)."""
-        from skillrt.server.app import input_call, skill_call
-
         try:
             if name is None:
-                return input_call(self.state, InputRequest.model_validate_json(body))
-            return skill_call(self.state, name, SkillRunRequest.model_validate_json(body))
+                return self._input_call(self.state, InputRequest.model_validate_json(body))
+            return self._skill_call(self.state, name, SkillRunRequest.model_validate_json(body))
         except (ValidationError, ProblemError):
             return None
 
