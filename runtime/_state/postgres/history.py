@@ -22,8 +22,9 @@ __all__ = ["PgHistory"]
 # and chat messages inserted in their order, then each table trimmed to its newest ``limit``.
 # The statement's snapshot does not show its own inserts, so the newest seq is the greater of
 # the table's and the inserts'; a replaced task entry is kept out of the trim (one statement
-# changes a row once). The arrays go in binary (see ``tasks._APPLY``). The trims name both ends of what they delete: with its lower end open
-# the planner takes a whole-table scan for it (a third of the table, it guesses).
+# changes a row once). The trims name both ends of what they delete: with its lower end open
+# the planner takes a whole-table scan for it (a third of the table, it guesses). The arrays
+# go in binary (see ``tasks._APPLY``).
 _ADD = """
 WITH t AS (
     INSERT INTO skillrt_history_tasks (task_id, session_id, data)

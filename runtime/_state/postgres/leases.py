@@ -151,7 +151,8 @@ class PgRunLocks:
         The caller skips the ones it runs."""
         with self.db.connection(durable=False) as conn:
             rows = conn.execute(
-                "SELECT t.task_id FROM skillrt_tasks t WHERE t.state = ANY(%b::text[]) AND NOT EXISTS "
+                "SELECT t.task_id FROM skillrt_tasks t WHERE t.state = ANY(%b::text[]) "
+                "AND NOT EXISTS "
                 "(SELECT 1 FROM skillrt_leases l WHERE l.task_id = t.task_id "
                 " AND l.expires_at > now() AND l.worker_id <> %s) ORDER BY t.updated_at",
                 (list(states), self.db.worker_id),
