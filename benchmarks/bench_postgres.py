@@ -136,6 +136,16 @@ def _runtime(
     return AgentRuntime(config, llm=model, skills=[skill])
 
 
+def _fresh_database(url: str, name: str) -> str:
+    """A new empty database beside ``url``'s, after a checkpoint; its URL."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+        conn.execute("CHECKPOINT")
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
 def commit_floor_us(url: str, samples: int = 300) -> float:
     """One commit on this server, as the runtime makes it (median, µs): one record's group
     commit, ``PgTaskStore.apply``: one statement, one round trip, a WAL flush."""
@@ -527,10 +537,14 @@ def postgres_store(
             return statistics.median(times) * 1e6
 
         # The floor is taken between the runs it is compared with, so both see the same disk.
-        commit_us = [commit_floor_us(cluster.url)]
-        pg_us = asyncio.run(sequential_us(cluster.url, "seq-pg"))
-        commit_us.append(commit_floor_us(cluster.url))
-        queue_us = asyncio.run(sequential_us(cluster.url, "seq-queue", queued=True))
+        # On a database of their own, as SQLite's run gets a folder of its own, once the
+        # server has written out what the runs above left (a checkpoint): not the aftermath
+        # of 12,000 tasks' autovacuum and dirty pages.
+        fresh = _fresh_database(cluster.url, "skillrt_sequential")
+        commit_us = [commit_floor_us(fresh)]
+        pg_us = asyncio.run(sequential_us(fresh, "seq-pg"))
+        commit_us.append(commit_floor_us(fresh))
+        queue_us = asyncio.run(sequential_us(fresh, "seq-queue", queued=True))
         sqlite_us = asyncio.run(sequential_us(None, "seq-sqlite"))
         floor_us = FLOOR_COMMITS * statistics.fmean(commit_us)
         rows.append(
@@ -585,7 +599,8 @@ def postgres_store(
             )
         )
         # SQLite's run right after, the same way: the machine's share of the ratio.
-        conc = _concurrency(cluster, concurrent, delay_s)
+        fresh_cluster = _Cluster(_fresh_database(cluster.url, "skillrt_concurrency"), cluster.data)
+        conc = _concurrency(fresh_cluster, concurrent, delay_s)
         conc_sqlite = _concurrency(None, concurrent, delay_s)
         ideal = 3 * delay_s
         conc_ratio = conc["wall_s"] / ideal

@@ -783,7 +783,22 @@ def test_a_history_batch_is_one_statement_with_repeats_and_more_than_the_limit(
     history.add_batch([entry("d", "RUNNING")], [("s", {"n": 5})])  # trims the oldest
     assert [e["task_id"] for e in history.tasks()] == ["d", "a", "c"]
     assert [m["n"] for m in history.messages("s")] == [5, 4, 3]
-    with db.connection() as conn:
-        (count,) = conn.execute("SELECT count(*) FROM skillrt_history_messages").fetchone()
-    assert count == 3
+    # The table itself is trimmed every few writes; the reads never show more than the limit.
+    from skillrt._state.postgres.history import _TRIM_EVERY
+
+    def stored() -> int:
+        with db.connection() as conn:
+            (count,) = conn.execute("SELECT count(*) FROM skillrt_history_messages").fetchone()
+        return int(count)
+
+    assert stored() > 3
+    for n in range(6, 6 + _TRIM_EVERY):
+        history.add_message("s", {"n": n})
+        assert len(history.messages("s", limit=100)) == 3
+    assert stored() <= 3 + _TRIM_EVERY and stored() < 3 + _TRIM_EVERY + 5
+    assert [m["n"] for m in history.messages("s", limit=100)] == [
+        5 + _TRIM_EVERY,
+        4 + _TRIM_EVERY,
+        3 + _TRIM_EVERY,
+    ]
     db.close()

@@ -12,8 +12,10 @@ committer applies each group commit in its own thread, and the lease renewal is 
 An asyncio pool belongs to one event loop, so those threads would have to hop onto the loop
 for every commit (tying step durability to the loop's responsiveness), and a runtime driven
 through ``process_input_sync`` would meet it on a loop of its own. The few calls the runtime
-makes per task outside those threads (take and give back a lease, look a task up) are single
-round trips, or batched (``PgRunLocks.held_elsewhere``), cheap to run in a thread.
+makes per task outside those threads are single round trips, cheap to run in a thread, or
+batched: the leases asked for in one turn of the loop are taken in one statement, a task's
+lease is given back in the statement of its ending's commit round, and
+``PgRunLocks.held_elsewhere`` asks for many tasks at once.
 """
 
 from __future__ import annotations

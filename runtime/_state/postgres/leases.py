@@ -2,7 +2,8 @@
 
 A worker holds a lease per task it runs and a thread renews them every ``lease_s / 3``; when a
 worker dies its leases expire after ``lease_s`` and another worker may take the tasks over
-(``orphans``).
+(``orphans``). A task's end gives its lease back with the next commit round
+(``release_later``), not in a round trip of its own.
 """
 
 from __future__ import annotations
