@@ -8,6 +8,10 @@ import json
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
+
+import diskcache
+import pytest
 
 from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
@@ -71,3 +75,96 @@ async def test_restored_tasks_are_listed_as_their_records_would_be(tmp_path: Pat
     assert {s.id for s in rt.get_resumable_tasks()} == {"running-one", "failed-one",
                                                        "paused-one"}  # fmt: skip
     await rt.close()
+
+
+def _mixed(now: float) -> list[TaskRecord]:
+    """Tasks in every state a checkpoint can hold, newest last."""
+    made: list[TaskRecord] = []
+
+    def one(task_id: str, state: str, **fields: Any) -> TaskRecord:
+        at = now - 100 + len(made)
+        record = TaskRecord(id=task_id, session_id="s", state=state, created_at=at - 1,
+                          updated_at=at, raw_input=f"do {task_id}", **fields)  # fmt: skip
+        made.append(record)
+        return record
+
+    return [
+        one("cut-off", "EXECUTING", skill="WriteArticle", steps={"a": 1}, tokens=3, cost=0.25,
+            progress={"step": 1, "total_steps": 2}),
+        one("asking", "WAITING_INPUT", question="Which one?", intent={"type": "EDIT"}),
+        one("paused", "PAUSED", error_reason="BUDGET_EXCEEDED", steps={"x": {"deep": [1]}}),
+        one("down", "ERROR", error_reason="PROVIDER_UNAVAILABLE", last_error="model down"),
+        one("refused", "ERROR", error_reason="SKILL_ERROR", last_error="no"),
+        one("finished", "COMPLETED", steps={"a": 1, "b": 2}),
+        one("cancelled", "CANCELLED"),
+        one("not-begun", "IDLE"),
+        one("another-workers", "EXECUTING", skill="EditContent"),
+        one("  odd id: \u00e9\"'", "PAUSED"),
+    ]  # fmt: skip
+
+
+def _put_row(db_path: Path, key: str, value: str | bytes) -> None:
+    """A row written behind the store's back (a bug, a bad disk), as diskcache lays one out."""
+    with sqlite3.connect(db_path) as db:
+        db.execute(
+            "INSERT INTO Cache (key, raw, store_time, expire_time, access_time, access_count,"
+            " tag, size, mode, filename, value) VALUES (?, 1, 0, NULL, 0, 0, ?, 0, ?, NULL, ?)",
+            (key, time.time(), diskcache.core.MODE_RAW, value),
+        )
+
+
+@pytest.mark.parametrize("not_json", [True, False], ids=["a row not JSON", "all rows JSON"])
+async def test_listing_is_right_for_every_state_a_corrupt_row_and_another_workers_task(
+    tmp_path: Path, not_json: bool
+) -> None:
+    """What start-up lists comes from SQLite's reading of each checkpoint (no record parsed):
+    it must show every resumable task as its parsed record would, whatever the other rows hold
+    (a row that is not JSON makes SQLite read every row the careful way), never a finished,
+    cancelled or unresumable one, nor one another process runs; a corrupt row is reported and
+    its bytes kept, and start-up goes on."""
+    now = time.time()
+    checkpoints = tmp_path / ".skillrt" / "checkpoints"
+    store = CheckpointStore(checkpoints)
+    records = _mixed(now)
+    for record in records:
+        store.save(record)
+    store.close()
+    bad = [json.dumps(records[0].model_dump(mode="json") | {"id": "wrong-id"}).encode()]
+    if not_json:
+        bad.append(b'{"id": "not-json", oops')
+    for key, value in zip(["mislabelled", "not-json"], bad, strict=False):
+        _put_row(store.db_path, key, value)
+    other = RunLocks(tmp_path / ".skillrt" / "locks" / "running")  # another worker's task
+    assert other.hold("another-workers")
+
+    rt = make_runtime(tmp_path, ScriptedModel([]), [])
+    reported: list[list[str]] = []
+    rt.on("runtime:checkpoints_loaded", lambda e: reported.append(e.data["quarantined"]))
+    await rt.initialize()
+    resumable = {"cut-off", "asking", "paused", "down", "  odd id: \u00e9\"'"}
+    expected = {r.id: summarize(as_restored(r.model_copy()), Redactor([]))
+                for r in records if r.id in resumable}  # fmt: skip
+    listed = rt.get_resumable_tasks()
+    assert {s.id: s for s in listed} == expected
+    assert [s.id for s in listed] == sorted(resumable, key=lambda i: -expected[i].updated_at)
+    by_id = {s.id: s for s in listed}
+    assert by_id["cut-off"].error_reason == "CRASH" and by_id["cut-off"].steps_done == 1
+    assert by_id["paused"].steps_done == 1 and by_id["paused"].error_reason == "BUDGET_EXCEEDED"
+    assert by_id["asking"].question == "Which one?" and by_id["asking"].intent == "EDIT"
+
+    # The bad rows were reported at start-up and moved aside byte for byte, not lost.
+    assert len(reported) == 1 and len(reported[0]) == len(bad)
+    kept = sorted(p.read_bytes() for p in (checkpoints / "quarantine").glob("record-*.json"))
+    assert kept == sorted(bad)
+
+    # The listing follows what happens next: a task cancelled here, the other worker done.
+    assert rt.abort("down")
+    other.close()
+    after = {s.id for s in rt.get_resumable_tasks()}
+    assert after == (resumable - {"down"}) | {"another-workers"}
+    await rt.close()
+
+    again = make_runtime(tmp_path, ScriptedModel([]), [])  # and so does the next start
+    await again.initialize()
+    assert {s.id for s in again.get_resumable_tasks()} == after
+    await again.close()

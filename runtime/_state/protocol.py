@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from skillrt.blog.locks import FileLockManager
 
 __all__ = [
+    "LISTED",
     "ControlChannel",
     "ControlRequest",
     "HistoryStore",
@@ -54,15 +55,35 @@ class LoadResult:
     quarantined: list[str] = field(default_factory=list)
 
 
+LISTED = (
+    "session_id",
+    "question",
+    "skill",
+    "intent.type",
+    "raw_input",
+    "created_at",
+    "progress",
+    "last_error",
+    "tokens",
+    "cost",
+    "steps",  # how many
+)
+"""A record's fields a listing shows (``LazyRecord.listed``), as paths into its JSON; None for
+a field the JSON lacks; the last is the number of its completed steps."""
+
+
 class LazyRecord(NamedTuple):
     """A record found by a lazy load: the fields that decide whether its task can be resumed,
-    and its JSON, parsed only when the task is wanted."""
+    and its JSON, parsed only when the task is wanted. ``listed``: what a listing shows of it,
+    as the store read it with the rest (in the order of ``LISTED``), or None (then the listing
+    reads it from the JSON)."""
 
     id: str
     state: str
     error_reason: str | None
     updated_at: float
     text: bytes
+    listed: tuple[Any, ...] | None = None
 
 
 @dataclass(slots=True)

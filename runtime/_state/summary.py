@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from skillrt._io.redaction import Redactor
 from skillrt._state.protocol import LazyRecord
@@ -38,33 +42,76 @@ def summarize(record: TaskRecord, redactor: Redactor) -> TaskSummary:
     )
 
 
-def summarize_restored(entry: LazyRecord, redactor: Redactor) -> TaskSummary | None:
-    """The summary of a task restored from its checkpoint, read from its JSON without building
-    its record (a listing of thousands at start-up builds none). None when the JSON is not as
-    the runtime writes it: then the record is parsed (and, if unusable, moved aside)."""
+def summarize_restored(
+    entries: Sequence[LazyRecord], redactor: Redactor
+) -> list[TaskSummary | None]:
+    """The summaries of tasks restored from their checkpoints, read from what the store read
+    with each (``entry.listed``) or else from its JSON, without building their records (a
+    listing of thousands at start-up builds none), and validated together (a model built one
+    by one costs several times more). None for each whose JSON is not as the runtime writes
+    it: then its record is parsed (and, if unusable, moved aside)."""
+    fields = [_restored_fields(entry, redactor) for entry in entries]
+    sound = [found for found in fields if found is not None]
     try:
-        data = json.loads(entry.text)
-        intent, error = data.get("intent") or {}, data.get("last_error")
+        made: Iterator[TaskSummary | None] = iter(_SUMMARIES.validate_python(sound))
+    except ValidationError:  # one of them is off: each on its own, to know which
+        made = iter([_one(found) for found in sound])
+    return [None if found is None else next(made) for found in fields]
+
+
+_SUMMARIES = TypeAdapter(list[TaskSummary])
+
+
+def _one(fields: dict[str, Any]) -> TaskSummary | None:
+    try:
+        return TaskSummary.model_validate(fields)
+    except ValidationError:
+        return None
+
+
+def _restored_fields(entry: LazyRecord, redactor: Redactor) -> dict[str, Any] | None:
+    """What ``TaskSummary`` is made of for a restored task (None: not as the runtime writes
+    it), from ``entry.listed`` (see ``LISTED``) or else its JSON."""
+    try:
+        listed = entry.listed
+        if listed is None:
+            data = json.loads(entry.text)
+            intent = data.get("intent") or {}
+            listed = (
+                data["session_id"],
+                data.get("question"),
+                data.get("skill"),
+                intent.get("type"),
+                data.get("raw_input", ""),
+                data["created_at"],
+                data.get("progress"),
+                data.get("last_error"),
+                data.get("tokens", 0),
+                data.get("cost", 0.0),
+                len(data.get("steps") or {}),
+            )
+        session, question, skill, kind, text, created, progress, error, tokens, cost, steps = listed
+        if session is None or created is None:  # not as the runtime writes it: let it parse
+            return None
         reason = entry.error_reason
         if entry.state not in ("PAUSED", "ERROR"):  # as ``as_restored`` holds it: cut off
             reason = reason or ErrorReason.CRASH
-        kind = intent.get("type")
-        return TaskSummary(
-            id=entry.id,
-            session_id=data["session_id"],
-            question=data.get("question"),
-            state="PAUSED",
-            skill=data.get("skill"),
-            intent=kind if isinstance(kind, str) else None,
-            description=redactor.text(data.get("raw_input", ""))[:200],
-            created_at=data["created_at"],
-            updated_at=entry.updated_at,
-            steps_done=len(data.get("steps") or {}),
-            progress=data.get("progress") or {},
-            error_reason=None if reason is None else str(reason),
-            last_error=None if error is None else redactor.text(error)[:2000],
-            tokens=data.get("tokens", 0),
-            cost=data.get("cost", 0.0),
-        )
-    except (ValueError, TypeError, KeyError, AttributeError):  # ValidationError is a ValueError
+        return {
+            "id": entry.id,
+            "session_id": session,
+            "question": question,
+            "state": "PAUSED",
+            "skill": skill,
+            "intent": kind if isinstance(kind, str) else None,
+            "description": redactor.text(text)[:200],
+            "created_at": created,
+            "updated_at": entry.updated_at,
+            "steps_done": steps,
+            "progress": progress or {},
+            "error_reason": None if reason is None else str(reason),
+            "last_error": None if error is None else redactor.text(error)[:2000],
+            "tokens": tokens,
+            "cost": cost,
+        }
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None

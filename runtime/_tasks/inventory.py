@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import structlog
 
 from skillrt._chat.chatlog import ChatLog
+from skillrt._io.bulk import gc_paused
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, StateBackend
 from skillrt._state.records import TaskRecord
 from skillrt._state.summary import summarize_restored
@@ -120,16 +121,19 @@ class Inventory:
     def resumable_summaries(self, snap: Snapshot | None = None) -> list[TaskSummary]:
         """``resumable`` as summaries: a task restored from its checkpoint is summarised from
         its JSON, its record built only when it is resumed (or when its JSON is off)."""
-        out: list[TaskSummary] = []
-        for entry in self.resumable_entries(snap):
-            found = None
-            if not isinstance(entry, TaskRecord):
-                found = summarize_restored(entry, self.chatlog.redactor)
-            if found is None:
-                record = self._parsed(entry)
-                found = None if record is None else self.chatlog.summary(record)
-            if found is not None:
-                out.append(found)
+        redactor = self.chatlog.redactor
+        with gc_paused():  # thousands of summaries at start-up, no cycles among them
+            entries = self.resumable_entries(snap)
+            lazy = [entry for entry in entries if not isinstance(entry, TaskRecord)]
+            read = iter(summarize_restored(lazy, redactor))
+            out: list[TaskSummary] = []
+            for entry in entries:
+                found = None if isinstance(entry, TaskRecord) else next(read)
+                if found is None:
+                    record = self._parsed(entry)
+                    found = None if record is None else self.chatlog.summary(record)
+                if found is not None:
+                    out.append(found)
         return out
 
     def resumable_entries(self, snap: Snapshot | None = None) -> list[LazyRecord | TaskRecord]:

@@ -31,8 +31,6 @@ Layout under ``directory``::
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import logging
 import os
@@ -41,15 +39,17 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import diskcache
+from pydantic_core import from_json
 
+from skillrt._io.bulk import gc_paused
 from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, foreign_schema
-from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, TaskStore
+from skillrt._state.protocol import LISTED, LazyLoad, LazyRecord, LoadResult, TaskStore
 from skillrt._state.records import (
     SCHEMA_VERSION,
     RecordText,
@@ -168,17 +168,15 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
             con.close()
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while a bulk load builds thousands of records (it creates no
-    cycles); the collector's repeated passes over the growing heap otherwise double the time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+def _fields(text: object) -> list[Any] | None:
+    """The array of fields SQLite read from a record's JSON (None: not one)."""
+    if type(text) is not str:
+        return None
     try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+        found = from_json(text)
+    except ValueError:
+        return None
+    return found if type(found) is list else None
 
 
 def _stamp() -> str:
@@ -481,7 +479,7 @@ class CheckpointStore:
             except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 rows = []
-            with _gc_paused():
+            with gc_paused():
                 for row in rows:
                     if isinstance(row.tag, int | float) and row.tag < cutoff:
                         continue  # outside the window: not even parsed
@@ -496,19 +494,34 @@ class CheckpointStore:
         records.sort(key=lambda r: r.updated_at, reverse=True)
         return LoadResult(records=records, quarantined=quarantined)
 
+    # One parse of each JSON by SQLite for all the fields (a json_extract per field would cost
+    # more): the array of the fields that decide resumability, then ``LISTED``. The JSON is
+    # checked first only when the quick form meets a row that is not JSON at all. Each JSON is
+    # kept as read (``LazyRecord.text``): if the database is lost while the runtime runs, the
+    # dormant tasks are written again from it.
+    _LAZY_FIELDS = (
+        "json_extract(value, '$.state', '$.error_reason', '$.schema_version', '$.id',"
+        " '$.updated_at', " + ", ".join(f"'$.{path}'" for path in LISTED[:-1]) + ")"
+    )
+    _LAZY_SOUND = (
+        f"raw = 1 AND typeof(key) = 'text' AND mode = {diskcache.core.MODE_RAW}"
+        " AND filename IS NULL"
+    )
+    _LAZY_QUICK = (
+        f"SELECT rowid, key, tag, CAST(value AS BLOB), {_LAZY_SOUND}, {_LAZY_FIELDS},"  # noqa: S608
+        " (SELECT count(*) FROM json_each(c.value, '$.steps')) FROM Cache AS c"
+    )
     _LAZY_QUERY = (
-        "SELECT rowid, key, raw, tag, mode, filename, CAST(value AS BLOB), ok,"
-        " CASE WHEN ok THEN json_extract(value, '$.state') END,"
-        " CASE WHEN ok THEN json_extract(value, '$.error_reason') END,"
-        " CASE WHEN ok THEN json_extract(value, '$.schema_version') END,"
-        " CASE WHEN ok THEN json_extract(value, '$.id') END,"
-        " CASE WHEN ok THEN json_extract(value, '$.updated_at') END"
-        " FROM (SELECT *, json_valid(value) AS ok FROM Cache)"
+        "SELECT rowid, key, tag, CAST(value AS BLOB),"  # noqa: S608
+        f" ok AND {_LAZY_SOUND}, CASE WHEN ok THEN {_LAZY_FIELDS} END,"
+        " CASE WHEN ok THEN (SELECT count(*) FROM json_each(c.value, '$.steps')) END"
+        " FROM (SELECT *, json_valid(value) AS ok FROM Cache) AS c"
     )
 
     def load_lazy(self, *, max_age_s: float, now: float) -> LazyLoad:
         """``load_recent`` without parsing the records: SQLite reads each one's id, state,
-        error reason, schema version and ``updated_at``; the JSON is kept for ``parse_lazy``.
+        error reason, schema version and ``updated_at``, and what a listing shows of it
+        (``LazyRecord.listed``); the JSON is kept for ``parse_lazy``.
 
         A row whose JSON does not parse, or whose id, schema version or fields are off, goes
         through ``load_recent``'s full check now (and is quarantined); a record whose JSON is
@@ -516,31 +529,34 @@ class CheckpointStore:
         """
         cutoff = now - max_age_s
         found: list[LazyRecord] = []
-        with self._lock:
+        with self._lock, gc_paused():
             try:
-                rows = self._cache._sql(self._LAZY_QUERY).fetchall()
+                rows = self._lazy_rows()
             except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 rows = []
-            for rowid, key, raw, tag, mode, filename, value, ok, st, err, version, rid, at in rows:
+            for rowid, key, tag, value, sound, fields, steps in rows:
                 if isinstance(tag, int | float) and tag < cutoff:
                     continue  # outside the window: not even looked at
+                head = _fields(fields) if sound else None
                 if (
-                    ok
-                    and raw
-                    and type(key) is str
-                    and rid == key
-                    and version == SCHEMA_VERSION
-                    and type(st) is str
-                    and (err is None or type(err) is str)
-                    and type(at) in (int, float)
-                    and mode == diskcache.core.MODE_RAW
-                    and filename is None
+                    head is not None
+                    and head[3] == key
+                    and type(head[2]) is int
+                    and head[2] == SCHEMA_VERSION
+                    and type(head[0]) is str
+                    and (head[1] is None or type(head[1]) is str)
+                    and type(head[4]) in (int, float)
                 ):
-                    if at >= cutoff:
-                        found.append(LazyRecord(key, st, err, float(at), value))
+                    if head[4] >= cutoff:
+                        listed = (*head[5:], steps)
+                        at = float(head[4])
+                        found.append(LazyRecord(key, head[0], head[1], at, value, listed))
                     continue
-                row = _Row(rowid, key, raw, tag, mode, filename, value)
+                rest = self._rows(" WHERE rowid = ?", (rowid,))  # the row as it is stored
+                if not rest:
+                    continue
+                row = rest[0]
                 try:
                     record = self._check(row)
                 except ValueError as exc:
@@ -559,6 +575,17 @@ class CheckpointStore:
             quarantined, self._reports = self._reports, []
         found.sort(key=lambda r: r.updated_at, reverse=True)
         return LazyLoad(records=found, quarantined=quarantined)
+
+    def _lazy_rows(self) -> list[tuple[Any, ...]]:
+        """The rows for ``load_lazy``: the quick query, or, when a value is not JSON (which
+        fails the quick one as a whole), the one that checks every value first."""
+        try:
+            rows: list[tuple[Any, ...]] = self._cache._sql(self._LAZY_QUICK).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "malformed JSON" not in str(exc):
+                raise
+            rows = self._cache._sql(self._LAZY_QUERY).fetchall()
+        return rows
 
     def parse_lazy(self, lazy: LazyRecord) -> TaskRecord | None:
         """The record of a ``load_lazy`` entry; None when it does not validate (then it is read

@@ -140,13 +140,15 @@ class RunLocks:
         one probe per task."""
         if not _OFD:
             return {task_id for task_id in task_ids if self.running_elsewhere(task_id)}
+        if not task_ids:
+            return set()
+        fd = self._lock_file()
+        if _conflict(fd, 0, 0) is None:  # nobody else locks anything: no id need be hashed
+            return set()
         wanted: dict[int, list[str]] = {}
         for task_id in task_ids:
             if task_id not in self._held:
                 wanted.setdefault(_byte(task_id), []).append(task_id)
-        if not wanted:
-            return set()
-        fd = self._lock_file()
         busy: set[str] = set()
         spans = [(0, 0)]  # (start, length) still to ask about; length 0: to the end
         while spans:
