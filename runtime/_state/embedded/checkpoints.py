@@ -170,13 +170,14 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
 
 def _fields(text: object) -> list[Any] | None:
     """The array of fields SQLite read from a record's JSON (None: not one)."""
-    if type(text) is not str:
-        return None
     try:
-        found = from_json(text)
-    except ValueError:
+        found = from_json(text)  # type: ignore[arg-type]  # a str, or refused with a TypeError
+    except (ValueError, TypeError):
         return None
     return found if type(found) is list else None
+
+
+_LAZY_WIDTH = 5 + len(LISTED) - 1  # the fields SQLite reads of a record: 5, then LISTED's
 
 
 def _stamp() -> str:
@@ -541,6 +542,7 @@ class CheckpointStore:
                 head = _fields(fields) if sound else None
                 if (
                     head is not None
+                    and len(head) == _LAZY_WIDTH
                     and head[3] == key
                     and type(head[2]) is int
                     and head[2] == SCHEMA_VERSION
