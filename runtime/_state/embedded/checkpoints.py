@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import operator
 import os
 import re
 import secrets
@@ -177,6 +178,8 @@ def _fields(text: object) -> list[Any] | None:
     return found if type(found) is list else None
 
 
+_UPDATED_AT = operator.attrgetter("updated_at")
+_NUMBERS = (int, float)
 _LAZY_WIDTH = 5 + len(LISTED) - 1  # the fields SQLite reads of a record: 5, then LISTED's
 
 
@@ -536,8 +539,9 @@ class CheckpointStore:
             except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 rows = []
+            make, add = tuple.__new__, found.append  # a NamedTuple's own __new__ costs more
             for rowid, key, tag, value, sound, fields, steps in rows:
-                if isinstance(tag, int | float) and tag < cutoff:
+                if type(tag) in _NUMBERS and tag < cutoff:
                     continue  # outside the window: not even looked at
                 head = _fields(fields) if sound else None
                 if (
@@ -548,12 +552,13 @@ class CheckpointStore:
                     and head[2] == SCHEMA_VERSION
                     and type(head[0]) is str
                     and (head[1] is None or type(head[1]) is str)
-                    and type(head[4]) in (int, float)
+                    and type(head[4]) in _NUMBERS
                 ):
                     if head[4] >= cutoff:
                         listed = (*head[5:], steps)
-                        at = float(head[4])
-                        found.append(LazyRecord(key, head[0], head[1], at, value, listed))
+                        add(
+                            make(LazyRecord, (key, head[0], head[1], float(head[4]), value, listed))
+                        )
                     continue
                 rest = self._rows(" WHERE rowid = ?", (rowid,))  # the row as it is stored
                 if not rest:
@@ -575,7 +580,7 @@ class CheckpointStore:
                         )
                     )
             quarantined, self._reports = self._reports, []
-        found.sort(key=lambda r: r.updated_at, reverse=True)
+        found.sort(key=_UPDATED_AT, reverse=True)
         return LazyLoad(records=found, quarantined=quarantined)
 
     def _lazy_rows(self) -> list[tuple[Any, ...]]:
