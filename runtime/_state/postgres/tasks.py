@@ -52,6 +52,26 @@ WITH held AS MATERIALIZED (
 SELECT task_id FROM fenced
 """
 
+# The same for the commonest round, one task's record (and its lease given back when the task
+# ended), in plain parameters: psycopg dumps an array in Python, ~0.1 ms of CPU for the seven
+# above, on the path of every step one task makes at a time.
+_APPLY_ONE = """
+WITH held AS MATERIALIZED (
+    SELECT worker_id <> %(me)s AND expires_at > now() AS elsewhere
+    FROM skillrt_leases WHERE task_id = %(id)s::text FOR SHARE
+), saved AS (
+    INSERT INTO skillrt_tasks (task_id, state, updated_at, record)
+    SELECT %(id)s::text, %(state)s::text, %(updated)s::float8, %(record)s::text
+    WHERE NOT EXISTS (SELECT 1 FROM held WHERE elsewhere)
+    ON CONFLICT (task_id) DO UPDATE SET state = EXCLUDED.state,
+        updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
+), freed AS (
+    DELETE FROM skillrt_leases
+    WHERE %(release)s::boolean AND task_id = %(id)s::text AND worker_id = %(me)s
+)
+SELECT %(id)s::text FROM held WHERE elsewhere
+"""
+
 
 class PgTaskStore:
     """Task records in ``skillrt_tasks`` (the ``TaskStore`` protocol; see the module docstring)."""
@@ -98,6 +118,12 @@ class PgTaskStore:
     def _write(
         self, rows: list[tuple[str, str, float, str]], deletes: list[str], released: list[str]
     ) -> list[str]:
+        if len(rows) == 1 and not deletes and set(released) <= {rows[0][0]}:
+            task_id, state, updated, record = rows[0]
+            one = {"me": self.db.worker_id, "id": task_id, "state": state, "updated": updated,
+                   "record": record, "release": bool(released)}  # fmt: skip
+            with self.db.connection() as conn:
+                return [task for (task,) in conn.execute(_APPLY_ONE, one).fetchall()]
         columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
         written = {row[0] for row in rows} | set(deletes)
         with self.db.connection() as conn:
