@@ -180,7 +180,7 @@ def _fields(text: object) -> list[Any] | None:
 
 _UPDATED_AT = operator.attrgetter("updated_at")
 _NUMBERS = (int, float)
-_LAZY_WIDTH = 5 + len(LISTED) - 1  # the fields SQLite reads of a record: 5, then LISTED's
+_LAZY_WIDTH = 5 + len(LISTED) - 2  # the fields read as one array: 5, then LISTED's but two
 
 
 def _stamp() -> str:
@@ -505,7 +505,7 @@ class CheckpointStore:
     # dormant tasks are written again from it.
     _LAZY_FIELDS = (
         "json_extract(value, '$.state', '$.error_reason', '$.schema_version', '$.id',"
-        " '$.updated_at', " + ", ".join(f"'$.{path}'" for path in LISTED[:-1]) + ")"
+        " '$.updated_at', " + ", ".join(f"'$.{path}'" for path in LISTED[:-2]) + ")"
     )
     _LAZY_SOUND = (
         f"raw = 1 AND typeof(key) = 'text' AND mode = {diskcache.core.MODE_RAW}"
@@ -513,11 +513,13 @@ class CheckpointStore:
     )
     _LAZY_QUICK = (
         f"SELECT rowid, key, tag, CAST(value AS BLOB), {_LAZY_SOUND}, {_LAZY_FIELDS},"  # noqa: S608
+        " json_extract(value, '$.progress'),"
         " (SELECT count(*) FROM json_each(c.value, '$.steps')) FROM Cache AS c"
     )
     _LAZY_QUERY = (
         "SELECT rowid, key, tag, CAST(value AS BLOB),"  # noqa: S608
         f" ok AND {_LAZY_SOUND}, CASE WHEN ok THEN {_LAZY_FIELDS} END,"
+        " CASE WHEN ok THEN json_extract(value, '$.progress') END,"
         " CASE WHEN ok THEN (SELECT count(*) FROM json_each(c.value, '$.steps')) END"
         " FROM (SELECT *, json_valid(value) AS ok FROM Cache) AS c"
     )
@@ -540,7 +542,7 @@ class CheckpointStore:
                 self._recover(exc)
                 rows = []
             make, add = tuple.__new__, found.append  # a NamedTuple's own __new__ costs more
-            for rowid, key, tag, value, sound, fields, steps in rows:
+            for rowid, key, tag, value, sound, fields, progress, steps in rows:
                 if type(tag) in _NUMBERS and tag < cutoff:
                     continue  # outside the window: not even looked at
                 head = _fields(fields) if sound else None
@@ -555,7 +557,7 @@ class CheckpointStore:
                     and type(head[4]) in _NUMBERS
                 ):
                     if head[4] >= cutoff:
-                        listed = (*head[5:], steps)
+                        listed = (*head[5:], progress, steps)
                         add(
                             make(LazyRecord, (key, head[0], head[1], float(head[4]), value, listed))
                         )
