@@ -186,6 +186,7 @@ class Committer:
         self._side_due = False
         self._scheduled: asyncio.AbstractEventLoop | None = None  # a hand-over is due there
         self._outstanding: list[_Round] = []  # handed to the thread, not heard back yet
+        self._crowded = False  # the last round settled several waiters
         self.rounds = 0
 
     def put(self, record: TaskRecord | RecordText) -> None:
@@ -310,9 +311,14 @@ class Committer:
     # --- rounds: collected on the loop, written in the thread, settled on the loop ------------
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop, patience: int) -> None:
-        if not self._waiters and patience > 0 and (self._ops or self._side_due):
-            # No one waits for these writes yet: give the tasks that are ready a turn or two
-            # to queue theirs (a new input's history entry goes with its first step's round).
+        if (
+            patience > 0
+            and (self._crowded or not self._waiters)
+            and (self._ops or self._side_due or self._waiters)
+        ):
+            # No one waits for these writes yet, or the last round woke several tasks (many
+            # run at once: they resume over the next turns): give the tasks that are ready a
+            # turn or two to queue theirs, for fewer and larger rounds.
             loop.call_soon(self._hand_over, loop, patience - 1)
             return
         if self._scheduled is loop:
@@ -373,6 +379,7 @@ class Committer:
         done = set(map(id, rounds))
         self._outstanding = [r for r in self._outstanding if id(r) not in done]
         waiters = [w for r in rounds for w in r.waiters]
+        self._crowded = len(waiters) > 1
         if error is not None:
             self.logger.error("agent.error", where="checkpoint commit", error=str(error))
             # Those who asked while these rounds were in flight may have data in them: they
