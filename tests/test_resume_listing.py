@@ -17,7 +17,7 @@ from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.embedded.runlocks import RunLocks
 from skillrt._state.records import TaskRecord
-from skillrt._state.summary import summarize
+from skillrt._state.summary import summarize, summarize_restored
 from skillrt.outcomes import as_restored
 from skillrt.testing import ScriptedModel
 
@@ -168,3 +168,25 @@ async def test_listing_is_right_for_every_state_a_corrupt_row_and_another_worker
     await again.initialize()
     assert {s.id for s in again.get_resumable_tasks()} == after
     await again.close()
+
+
+def test_what_sqlite_reads_of_a_checkpoint_is_what_its_record_shows(tmp_path: Path) -> None:
+    """The quick path itself (no fall-back to parsing): every sound checkpoint comes with what
+    a listing shows of it, and that is the parsed record's summary, field for field."""
+    now = time.time()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    records = [r for r in _mixed(now) if r.state not in ("COMPLETED", "CANCELLED", "IDLE")]
+    records.append(TaskRecord(id="big", session_id="s", state="PAUSED", created_at=now - 2,
+                              updated_at=now - 1, raw_input="x" * 5000, last_error="e" * 3000,
+                              progress={"step": 1, "nested": {"a": [1, 2.5, None]}},
+                              steps={f"s{i}": "y" * 100 for i in range(7)}))  # fmt: skip
+    for record in records:
+        store.save(record)
+    loaded = store.load_lazy(max_age_s=3600, now=now)
+    assert {e.id for e in loaded.records} == {r.id for r in records}
+    assert all(entry.listed is not None for entry in loaded.records)
+    redactor = Redactor(["cfg-listing-secret-77"])
+    found = summarize_restored(loaded.records, redactor)
+    parsed = [store.parse_lazy(entry) for entry in loaded.records]
+    assert found == [summarize(as_restored(r), redactor) for r in parsed if r is not None]
+    store.close()

@@ -62,14 +62,16 @@ LISTED = (
     "intent.type",
     "raw_input",
     "created_at",
-    "progress",
     "last_error",
     "tokens",
     "cost",
+    "progress",  # as JSON text
     "steps",  # how many
 )
 """A record's fields a listing shows (``LazyRecord.listed``), as paths into its JSON; None for
-a field the JSON lacks; the last is the number of its completed steps."""
+a field the JSON lacks. The last two are kept as plain values (its progress as JSON text, the
+number of its completed steps), so that a dormant entry holds no container the cyclic GC must
+keep scanning."""
 
 
 class LazyRecord(NamedTuple):

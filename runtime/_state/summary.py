@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import from_json
 
 from skillrt._io.redaction import Redactor
 from skillrt._state.protocol import LazyRecord
@@ -84,13 +85,15 @@ def _restored_fields(entry: LazyRecord, redactor: Redactor) -> dict[str, Any] | 
                 intent.get("type"),
                 data.get("raw_input", ""),
                 data["created_at"],
-                data.get("progress"),
                 data.get("last_error"),
                 data.get("tokens", 0),
                 data.get("cost", 0.0),
+                data.get("progress"),
                 len(data.get("steps") or {}),
             )
-        session, question, skill, kind, text, created, progress, error, tokens, cost, steps = listed
+        session, question, skill, kind, text, created, error, tokens, cost, progress, steps = listed
+        if type(progress) is str:  # as the store read it: its JSON text
+            progress = from_json(progress)
         if session is None or created is None:  # not as the runtime writes it: let it parse
             return None
         reason = entry.error_reason

@@ -96,7 +96,10 @@ class Inventory:
         it may run in a thread (``ids``: the table's ids, read on the loop)."""
         window = self.config.checkpoint_max_age_h * 3600
         stored = self.state.newer(ids, task_id, max_age_s=window, now=self.clock())
-        probe = [task_id] if task_id is not None else sorted(set(ids) | set(stored))
+        if task_id is not None:
+            probe = [task_id]
+        else:  # the table's ids are distinct: only the store's need merging in
+            probe = [*ids, *(set(stored) - set(ids))] if stored else ids
         return Snapshot(stored, self.state.held_elsewhere(probe))
 
     async def snapshot_async(self, task_id: str | None = None) -> Snapshot:

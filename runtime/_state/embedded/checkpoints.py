@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import operator
 import os
 import re
 import secrets
@@ -170,13 +171,16 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
 
 def _fields(text: object) -> list[Any] | None:
     """The array of fields SQLite read from a record's JSON (None: not one)."""
-    if type(text) is not str:
-        return None
     try:
-        found = from_json(text)
-    except ValueError:
+        found = from_json(text)  # type: ignore[arg-type]  # a str, or refused with a TypeError
+    except (ValueError, TypeError):
         return None
     return found if type(found) is list else None
+
+
+_UPDATED_AT = operator.attrgetter("updated_at")
+_NUMBERS = (int, float)
+_LAZY_WIDTH = 5 + len(LISTED) - 2  # the fields read as one array: 5, then LISTED's but two
 
 
 def _stamp() -> str:
@@ -501,7 +505,7 @@ class CheckpointStore:
     # dormant tasks are written again from it.
     _LAZY_FIELDS = (
         "json_extract(value, '$.state', '$.error_reason', '$.schema_version', '$.id',"
-        " '$.updated_at', " + ", ".join(f"'$.{path}'" for path in LISTED[:-1]) + ")"
+        " '$.updated_at', " + ", ".join(f"'$.{path}'" for path in LISTED[:-2]) + ")"
     )
     _LAZY_SOUND = (
         f"raw = 1 AND typeof(key) = 'text' AND mode = {diskcache.core.MODE_RAW}"
@@ -509,11 +513,13 @@ class CheckpointStore:
     )
     _LAZY_QUICK = (
         f"SELECT rowid, key, tag, CAST(value AS BLOB), {_LAZY_SOUND}, {_LAZY_FIELDS},"  # noqa: S608
+        " json_extract(value, '$.progress'),"
         " (SELECT count(*) FROM json_each(c.value, '$.steps')) FROM Cache AS c"
     )
     _LAZY_QUERY = (
         "SELECT rowid, key, tag, CAST(value AS BLOB),"  # noqa: S608
         f" ok AND {_LAZY_SOUND}, CASE WHEN ok THEN {_LAZY_FIELDS} END,"
+        " CASE WHEN ok THEN json_extract(value, '$.progress') END,"
         " CASE WHEN ok THEN (SELECT count(*) FROM json_each(c.value, '$.steps')) END"
         " FROM (SELECT *, json_valid(value) AS ok FROM Cache) AS c"
     )
@@ -535,23 +541,26 @@ class CheckpointStore:
             except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 rows = []
-            for rowid, key, tag, value, sound, fields, steps in rows:
-                if isinstance(tag, int | float) and tag < cutoff:
+            make, add = tuple.__new__, found.append  # a NamedTuple's own __new__ costs more
+            for rowid, key, tag, value, sound, fields, progress, steps in rows:
+                if type(tag) in _NUMBERS and tag < cutoff:
                     continue  # outside the window: not even looked at
                 head = _fields(fields) if sound else None
                 if (
                     head is not None
+                    and len(head) == _LAZY_WIDTH
                     and head[3] == key
                     and type(head[2]) is int
                     and head[2] == SCHEMA_VERSION
                     and type(head[0]) is str
                     and (head[1] is None or type(head[1]) is str)
-                    and type(head[4]) in (int, float)
+                    and type(head[4]) in _NUMBERS
                 ):
                     if head[4] >= cutoff:
-                        listed = (*head[5:], steps)
-                        at = float(head[4])
-                        found.append(LazyRecord(key, head[0], head[1], at, value, listed))
+                        listed = (*head[5:], progress, steps)
+                        add(
+                            make(LazyRecord, (key, head[0], head[1], float(head[4]), value, listed))
+                        )
                     continue
                 rest = self._rows(" WHERE rowid = ?", (rowid,))  # the row as it is stored
                 if not rest:
@@ -573,7 +582,7 @@ class CheckpointStore:
                         )
                     )
             quarantined, self._reports = self._reports, []
-        found.sort(key=lambda r: r.updated_at, reverse=True)
+        found.sort(key=_UPDATED_AT, reverse=True)
         return LazyLoad(records=found, quarantined=quarantined)
 
     def _lazy_rows(self) -> list[tuple[Any, ...]]:
