@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 from skillrt._state.embedded.runlocks import RunLocks
@@ -44,14 +46,16 @@ def test_a_deleted_state_folder_keeps_the_locks_held(tmp_path: Path) -> None:
     other.close()
 
 
-def test_a_live_process_holds_and_a_killed_one_frees(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _holder(folder: Path, task_ids: list[str]) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding ``task_ids``' run locks in ``folder`` until it is killed."""
     code = textwrap.dedent(
         f"""
-        import sys, time
+        import time
         from pathlib import Path
         from skillrt._state.embedded.runlocks import RunLocks
-        locks = RunLocks(Path({str(tmp_path)!r}))
-        assert locks.hold("task-x")
+        locks = RunLocks(Path({str(folder)!r}))
+        assert all(locks.hold(t) for t in {task_ids!r})
         print("held", flush=True)
         time.sleep(60)
         """
@@ -59,14 +63,7 @@ def test_a_live_process_holds_and_a_killed_one_frees(tmp_path: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "held"
-        here = RunLocks(tmp_path)
-        assert here.running_elsewhere("task-x") is True
-        assert here.hold("task-x") is False
-        child.kill()
-        child.wait(timeout=10)
-        assert here.running_elsewhere("task-x") is False  # the kernel dropped the lock
-        assert here.hold("task-x") is True
-        here.close()
+        yield child
     finally:
         if child.poll() is None:
             child.kill()
@@ -75,24 +72,23 @@ def test_a_live_process_holds_and_a_killed_one_frees(tmp_path: Path) -> None:
             child.stdout.close()
 
 
+def test_a_live_process_holds_and_a_killed_one_frees(tmp_path: Path) -> None:
+    with _holder(tmp_path, ["task-x"]) as child:
+        here = RunLocks(tmp_path)
+        assert here.running_elsewhere("task-x") is True
+        assert here.hold("task-x") is False
+        child.kill()
+        child.wait(timeout=10)
+        assert here.running_elsewhere("task-x") is False  # the kernel dropped the lock
+        assert here.hold("task-x") is True
+        here.close()
+
+
 def test_many_tasks_probed_at_once_across_processes(tmp_path: Path) -> None:
     """``held_elsewhere`` over many tasks (the listing's question) names exactly those another
     process holds, not those this holder holds itself nor the free ones."""
     theirs = [f"theirs-{i}" for i in range(0, 300, 7)]
-    code = textwrap.dedent(
-        f"""
-        import time
-        from pathlib import Path
-        from skillrt._state.embedded.runlocks import RunLocks
-        locks = RunLocks(Path({str(tmp_path)!r}))
-        assert all(locks.hold(t) for t in {theirs!r})
-        print("held", flush=True)
-        time.sleep(60)
-        """
-    )
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "held"
+    with _holder(tmp_path, theirs) as child:
         here = RunLocks(tmp_path)
         mine = [f"mine-{i}" for i in range(20)]
         assert all(here.hold(t) for t in mine)
@@ -104,9 +100,3 @@ def test_many_tasks_probed_at_once_across_processes(tmp_path: Path) -> None:
         child.wait(timeout=10)
         assert here.held_elsewhere(asked) == set()
         here.close()
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        if child.stdout is not None:
-            child.stdout.close()
