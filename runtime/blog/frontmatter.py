@@ -290,8 +290,10 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
-def _json_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
-    data = json.loads(inner)
+def _json_changed(
+    data: dict[str, Any], changes: Mapping[str, Any], removed: list[str]
+) -> dict[str, Any]:
+    """JSON fields with ``removed`` dropped and ``changes`` set (None drops a key too)."""
     for key in removed:
         data.pop(key, None)
     for key, value in changes.items():
@@ -299,6 +301,11 @@ def _json_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str
             data.pop(key, None)
         else:
             data[key] = _json_ready(value)
+    return data
+
+
+def _json_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
+    data = _json_changed(json.loads(inner), changes, removed)
     indent_match = re.search(r"\n([ \t]+)\S", inner)
     indent: str | int | None = indent_match.group(1) if indent_match else None
     if indent is None and "\n" in inner:
@@ -323,14 +330,7 @@ def _members(inner: str) -> Any:
 
 def _members_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
     """Hexo's bare members changed: one member per line, no braces, as Hexo writes them."""
-    data = _members(inner) or {}
-    for key in removed:
-        data.pop(key, None)
-    for key, value in changes.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = _json_ready(value)
+    data = _json_changed(_members(inner) or {}, changes, removed)
     newline = "\r\n" if "\r\n" in inner else "\n"
     lines = [f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
              for k, v in data.items()]  # fmt: skip
