@@ -26,6 +26,15 @@ from .helpers import make_runtime
 SECRET = "cfg-listing-secret-77"
 
 
+def _checkpointed(root: Path, records: list[TaskRecord]) -> Path:
+    """``records`` saved as the runtime over ``root`` keeps them; returns the database file."""
+    store = CheckpointStore(root / ".skillrt" / "checkpoints")
+    for record in records:
+        store.save(record)
+    store.close()
+    return store.db_path
+
+
 def _records(now: float) -> list[TaskRecord]:
     return [
         TaskRecord(id="running-one", session_id="s1", state="EXECUTING", created_at=now - 9,
@@ -44,17 +53,13 @@ def _records(now: float) -> list[TaskRecord]:
 
 async def test_restored_tasks_are_listed_as_their_records_would_be(tmp_path: Path) -> None:
     now = time.time()
-    checkpoints = tmp_path / ".skillrt" / "checkpoints"
-    store = CheckpointStore(checkpoints)
     records = _records(now)
-    for record in records:
-        store.save(record)
-    store.close()
+    db_path = _checkpointed(tmp_path, records)
     # A record whose JSON is sound but is no record (its tokens a word): set aside, not listed.
     bad = TaskRecord(id="other-ones", session_id="s", state="EXECUTING", created_at=now,
                      updated_at=now - 1).model_dump(mode="json")  # fmt: skip
     bad["tokens"] = "many"
-    db = sqlite3.connect(store.db_path)
+    db = sqlite3.connect(db_path)
     db.execute("UPDATE Cache SET value = ? WHERE key = 'other-ones'", (json.dumps(bad),))
     db.commit()
     db.close()
@@ -123,17 +128,13 @@ async def test_listing_is_right_for_every_state_a_corrupt_row_and_another_worker
     cancelled or unresumable one, nor one another process runs; a corrupt row is reported and
     its bytes kept, and start-up goes on."""
     now = time.time()
-    checkpoints = tmp_path / ".skillrt" / "checkpoints"
-    store = CheckpointStore(checkpoints)
     records = _mixed(now)
-    for record in records:
-        store.save(record)
-    store.close()
+    db_path = _checkpointed(tmp_path, records)
     bad = [json.dumps(records[0].model_dump(mode="json") | {"id": "wrong-id"}).encode()]
     if not_json:
         bad.append(b'{"id": "not-json", oops')
     for key, value in zip(["mislabelled", "not-json"], bad, strict=False):
-        _put_row(store.db_path, key, value)
+        _put_row(db_path, key, value)
     other = RunLocks(tmp_path / ".skillrt" / "locks" / "running")  # another worker's task
     assert other.hold("another-workers")
 
@@ -154,7 +155,10 @@ async def test_listing_is_right_for_every_state_a_corrupt_row_and_another_worker
 
     # The bad rows were reported at start-up and moved aside byte for byte, not lost.
     assert len(reported) == 1 and len(reported[0]) == len(bad)
-    kept = sorted(p.read_bytes() for p in (checkpoints / "quarantine").glob("record-*.json"))
+    kept = sorted(
+        p.read_bytes()
+        for p in (tmp_path / ".skillrt" / "checkpoints" / "quarantine").glob("record-*.json")
+    )
     assert kept == sorted(bad)
 
     # The listing follows what happens next: a task cancelled here, the other worker done.
