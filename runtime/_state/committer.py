@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import queue
 import threading
 from collections.abc import Callable
@@ -239,13 +240,13 @@ class Committer:
         order after any round still in the commit thread."""
         for _ in range(2):  # twice: a store reset during the first re-queues the live records
             ops, self._ops = _made(self._ops), {}
-            job = self._round_job(ops, self._side_jobs())
-            if job is None:
+            sides = self._side_jobs()
+            if not ops and not sides:
                 break
             if self._thread.alive:
-                self._thread.run(job)
+                self._thread.run(functools.partial(self._write, ops, sides))
             else:
-                job()
+                self._write(ops, sides)
             self._after_reset()
 
     def close(self) -> None:
@@ -272,21 +273,14 @@ class Committer:
         self._side_due = False
         return [job for writer in self._sides if (job := writer()) is not None]
 
-    def _round_job(
-        self, ops: dict[str, TaskRecord | RecordText | None], sides: list[Job]
-    ) -> Job | None:
-        """One round as a job: the checkpoints in one transaction, then the side writes."""
-        if not ops and not sides:
-            return None
-
-        def job() -> None:
-            try:
-                if ops:
-                    self._apply(ops)
-            finally:
-                self._run_sides(sides)
-
-        return job
+    def _write(self, ops: dict[str, TaskRecord | RecordText | None], sides: list[Job]) -> None:
+        """One round: the checkpoints in one transaction, then the side writes (which run
+        even when the transaction failed, and never fail it)."""
+        try:
+            if ops:
+                self._apply(ops)
+        finally:
+            self._run_sides(sides)
 
     def _run_sides(self, sides: list[Job]) -> None:
         for side in sides:
@@ -361,12 +355,9 @@ class Committer:
         for r in rounds:
             ops.update(r.ops)
         try:
-            if ops:
-                self._apply(ops)
+            self._write(ops, [side for r in rounds for side in r.sides])
         except BaseException as exc:
             error = exc
-        for r in rounds:
-            self._run_sides(r.sides)
         by_loop: dict[asyncio.AbstractEventLoop, list[_Round]] = {}
         for r in rounds:
             by_loop.setdefault(r.loop, []).append(r)
