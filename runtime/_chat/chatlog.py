@@ -158,8 +158,7 @@ class ChatLog:
         if self._committer is None:
             self.flush()
         else:
-            if self._tasks or self._messages:
-                self._committer.nudge()  # a request still waiting for company: now
+            self._due()  # a request still waiting for company: now
             await self._committer.settled()
 
     def set_focus(self, session_id: str, path: str | None) -> None:
@@ -229,7 +228,10 @@ class ChatLog:
         loop.call_soon(self.flush)
 
     def _due(self) -> None:
-        self._timer = None
+        """Have what is queued written with the next round (the timer's end, or now)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._committer is not None and (self._tasks or self._messages):
             self._committer.nudge()
 
@@ -274,8 +276,7 @@ class ChatLog:
         if self.history is None or self.sessions.held(session_id):
             return
         if self._committer is not None:
-            if self._tasks or self._messages:
-                self._committer.nudge()
+            self._due()
             await self._committer.settled()
         stored = await asyncio.to_thread(self._read_stored, session_id, KEEP_TURNS * 2)
         self.sessions.load(session_id, stored)
