@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -41,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -339,20 +341,27 @@ def _one_side(
         args = ["--serve-bare"] if kind == "fastapi" else ["--serve", str(root), "0"]
         if profile_out is not None:
             args += ["--profile-out", str(profile_out)]
-        server = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.bench_serve", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=Path(__file__).resolve().parent.parent,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        try:
-            assert server.stdout is not None
-            port = int(server.stdout.readline().strip())
-            return asyncio.run(_rate(port, server.pid, clients, seconds, kind == "skillrt"))
-        finally:
-            _stop(server)
+        with _server(args) as (port, pid):
+            return asyncio.run(_rate(port, pid, clients, seconds, kind == "skillrt"))
+
+
+@contextlib.contextmanager
+def _server(args: list[str]) -> Iterator[tuple[int, int]]:
+    """This module's server (``--serve ...`` or ``--serve-bare``) in a process of its own:
+    its port and pid while it runs; stopped on the way out."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.bench_serve", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert server.stdout is not None
+        yield int(server.stdout.readline().strip()), server.pid
+    finally:
+        _stop(server)
 
 
 def _stop(server: subprocess.Popen[str]) -> None:
@@ -526,21 +535,8 @@ def serve_concurrency(
     then ``serve_rate`` (``rate_rounds`` of 0 leaves it out)."""
     if quick:
         clients, requests = min(clients, 20), min(requests, 200)
-    with temp_dir("serve") as root:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.bench_serve", "--serve", str(root), str(delay_s)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=Path(__file__).resolve().parent.parent,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        try:
-            assert server.stdout is not None
-            port = int(server.stdout.readline().strip())
-            out = asyncio.run(_load(port, clients, steps, requests))
-        finally:
-            _stop(server)
+    with temp_dir("serve") as root, _server(["--serve", str(root), str(delay_s)]) as (port, _):
+        out = asyncio.run(_load(port, clients, steps, requests))
     results = out["results"]
     completed = sum(1 for r in results if r["state"] == "COMPLETED")
     firsts = [r["first_event_s"] * 1000 for r in results if r["first_event_s"] is not None]
