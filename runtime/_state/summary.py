@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json
 
 from skillrt._io.redaction import Redactor
@@ -48,73 +47,101 @@ def summarize_restored(
 ) -> list[TaskSummary | None]:
     """The summaries of tasks restored from their checkpoints, read from what the store read
     with each (``entry.listed``) or else from its JSON, without building their records (a
-    listing of thousands at start-up builds none), and validated together (a model built one
-    by one costs several times more). None for each whose JSON is not as the runtime writes
-    it: then its record is parsed (and, if unusable, moved aside)."""
-    fields = [_restored_fields(entry, redactor) for entry in entries]
-    sound = [found for found in fields if found is not None]
-    try:
-        made: Iterator[TaskSummary | None] = iter(_SUMMARIES.validate_python(sound))
-    except ValidationError:  # one of them is off: each on its own, to know which
-        made = iter([_one(found) for found in sound])
-    return [None if found is None else next(made) for found in fields]
+    listing of thousands at start-up builds none). None for each whose fields are not as the
+    runtime writes them: then its record is parsed (and, if unusable, moved aside).
 
-
-_SUMMARIES = TypeAdapter(list[TaskSummary])
-
-
-def _one(fields: dict[str, Any]) -> TaskSummary | None:
-    try:
-        return TaskSummary.model_validate(fields)
-    except ValidationError:
-        return None
-
-
-def _restored_fields(entry: LazyRecord, redactor: Redactor) -> dict[str, Any] | None:
-    """What ``TaskSummary`` is made of for a restored task (None: not as the runtime writes
-    it), from ``entry.listed`` (see ``LISTED``) or else its JSON."""
-    try:
-        listed = entry.listed
-        if listed is None:
-            data = json.loads(entry.text)
-            intent = data.get("intent") or {}
-            listed = (
-                data["session_id"],
-                data.get("question"),
-                data.get("skill"),
-                intent.get("type"),
-                data.get("raw_input", ""),
-                data["created_at"],
-                data.get("last_error"),
-                data.get("tokens", 0),
-                data.get("cost", 0.0),
-                data.get("progress"),
-                len(data.get("steps") or {}),
+    Each field's type is checked here, so the summaries are made without pydantic's
+    validation (``_trusted``), which would cost several times more for thousands."""
+    text = redactor.text
+    out: list[TaskSummary | None] = []
+    add = out.append
+    for entry in entries:
+        try:
+            listed = entry.listed
+            if listed is None:
+                listed = _from_json(entry.text)
+            session, question, skill, kind, said, created, error, tokens, cost, progress, steps = (
+                listed
             )
-        session, question, skill, kind, text, created, error, tokens, cost, progress, steps = listed
-        if type(progress) is str:  # as the store read it: its JSON text
-            progress = from_json(progress)
-        if session is None or created is None:  # not as the runtime writes it: let it parse
-            return None
-        reason = entry.error_reason
-        if entry.state not in ("PAUSED", "ERROR"):  # as ``as_restored`` holds it: cut off
-            reason = reason or ErrorReason.CRASH
-        return {
-            "id": entry.id,
-            "session_id": session,
-            "question": question,
-            "state": "PAUSED",
-            "skill": skill,
-            "intent": kind if isinstance(kind, str) else None,
-            "description": redactor.text(text)[:200],
-            "created_at": created,
-            "updated_at": entry.updated_at,
-            "steps_done": steps,
-            "progress": progress or {},
-            "error_reason": None if reason is None else str(reason),
-            "last_error": None if error is None else redactor.text(error)[:2000],
-            "tokens": tokens,
-            "cost": cost,
-        }
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
+            if type(progress) is str:  # as the store read it: its JSON text
+                progress = from_json(progress)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            add(None)
+            continue
+        if not (
+            type(session) is str
+            and (question is None or type(question) is str)
+            and (skill is None or type(skill) is str)
+            and type(said) is str
+            and type(created) in _NUMBERS
+            and (error is None or type(error) is str)
+            and type(tokens) is int
+            and type(cost) in _NUMBERS
+            and type(progress) is dict
+            and type(steps) is int
+        ):
+            add(None)  # not as the runtime writes it: let it parse
+            continue
+        state, reason = entry.state, entry.error_reason
+        if state != "PAUSED" and state != "ERROR":  # as ``as_restored`` holds it: cut off
+            reason = reason or _CRASH
+        add(
+            _trusted(
+                {
+                    "id": entry.id,
+                    "state": "PAUSED",
+                    "skill": skill,
+                    "intent": kind if type(kind) is str else None,
+                    "description": text(said)[:200],
+                    "created_at": float(created),
+                    "updated_at": float(entry.updated_at),
+                    "steps_done": steps,
+                    "progress": progress,
+                    "error_reason": reason,
+                    "last_error": None if error is None else text(error)[:2000],
+                    "tokens": tokens,
+                    "cost": float(cost),
+                    "session_id": session,
+                    "question": question,
+                }
+            )
+        )
+    return out
+
+
+_NUMBERS = (int, float)
+_CRASH = str(ErrorReason.CRASH)
+_FIELDS = frozenset(TaskSummary.model_fields)
+_new = TaskSummary.__new__
+_set = object.__setattr__
+
+
+def _trusted(fields: dict[str, Any]) -> TaskSummary:
+    """A ``TaskSummary`` of values whose types were checked, every field given: what
+    ``model_construct`` makes, without its per-field work (``tests/test_resume_listing.py``
+    checks it equals a validated one)."""
+    summary = _new(TaskSummary)
+    _set(summary, "__dict__", fields)
+    _set(summary, "__pydantic_fields_set__", set(_FIELDS))
+    _set(summary, "__pydantic_extra__", None)
+    _set(summary, "__pydantic_private__", None)
+    return summary
+
+
+def _from_json(text: bytes) -> tuple[Any, ...]:
+    """``LISTED``'s fields from a record's JSON (KeyError, ValueError: not as written)."""
+    data = json.loads(text)
+    intent = data.get("intent") or {}
+    return (
+        data["session_id"],
+        data.get("question"),
+        data.get("skill"),
+        intent.get("type"),
+        data.get("raw_input", ""),
+        data["created_at"],
+        data.get("last_error"),
+        data.get("tokens", 0),
+        data.get("cost", 0.0),
+        data.get("progress", {}),
+        len(steps) if type(steps := data.get("steps", {})) is dict else None,
+    )

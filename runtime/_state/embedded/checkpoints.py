@@ -23,6 +23,14 @@ disk raise ``StoreUnavailable`` saying what to do, never a raw SQLite or OS erro
 One SQLite connection serves every thread (behind the store's lock), so ``close()`` closes
 all of it; diskcache would otherwise keep one per thread that ever touched the store.
 
+The listing (``load_lazy``) reads no JSON: a table ``Listing`` beside diskcache's ``Cache``
+holds, per record, the fields a listing shows (see ``listing.py``). SQLite triggers on ``Cache``
+write it from the very JSON text stored, in the same statement and so the same transaction,
+whichever path wrote the row (``apply``, ``save``, ``delete``, a quarantine): the two cannot
+disagree, not even after a crash between two commits. A store made before the table existed
+(or whose table or triggers went missing) has it built from its JSON once, at opening, in one
+transaction.
+
 Layout under ``directory``::
 
     cache/          the diskcache (cache.db and its WAL)
@@ -45,12 +53,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import diskcache
-from pydantic_core import from_json
 
 from skillrt._io.bulk import gc_paused
 from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
+from skillrt._state.embedded.listing import LISTED_QUERY, UNLISTED_QUERY, ensure_listing
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, foreign_schema
-from skillrt._state.protocol import LISTED, LazyLoad, LazyRecord, LoadResult, TaskStore
+from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, TaskStore
 from skillrt._state.records import (
     SCHEMA_VERSION,
     RecordText,
@@ -140,7 +148,24 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
     def __init__(self, directory: str, **kwargs: Any) -> None:
         self._one: sqlite3.Connection | None = None
         self._one_pid = os.getpid()
-        super().__init__(directory, **kwargs)
+        # diskcache's opening rewrites each of its settings in a transaction of its own, a
+        # dozen commits each fsynced at ``synchronous=FULL``: tens of milliseconds of a
+        # start-up spent waiting on the disk for values that are there already. They are
+        # written at NORMAL instead (in WAL mode: never corrupt, maybe not yet durable), and
+        # FULL is set again before the store writes anything of its own: its first commit's
+        # fsync of the write-ahead log then makes these earlier frames durable too.
+        self._opening = True
+        try:
+            super().__init__(directory, **kwargs)
+        finally:
+            self._opening = False
+        self.reset("sqlite_synchronous", self.sqlite_synchronous, update=False)
+
+    def reset(self, key: str, value: Any = diskcache.core.ENOVAL, update: bool = True) -> Any:
+        result = super().reset(key, value, update)
+        if key == "sqlite_synchronous" and self._opening:
+            self._con.execute("PRAGMA synchronous = NORMAL")
+        return result
 
     @property
     def _con(self) -> sqlite3.Connection:
@@ -169,18 +194,7 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
             con.close()
 
 
-def _fields(text: object) -> list[Any] | None:
-    """The array of fields SQLite read from a record's JSON (None: not one)."""
-    try:
-        found = from_json(text)  # type: ignore[arg-type]  # a str, or refused with a TypeError
-    except (ValueError, TypeError):
-        return None
-    return found if type(found) is list else None
-
-
 _UPDATED_AT = operator.attrgetter("updated_at")
-_NUMBERS = (int, float)
-_LAZY_WIDTH = 5 + len(LISTED) - 2  # the fields read as one array: 5, then LISTED's but two
 
 
 def _stamp() -> str:
@@ -216,6 +230,7 @@ class CheckpointStore:
         )
         try:  # diskcache made its tables if they were missing: are they the ones it reads?
             cache._sql("SELECT rowid, key, raw, tag, mode, filename, value FROM Cache LIMIT 0")
+            ensure_listing(cache._con.execute)
             st = os.stat(self.db_path)
         except BaseException:
             cache.close()
@@ -498,70 +513,30 @@ class CheckpointStore:
         records.sort(key=lambda r: r.updated_at, reverse=True)
         return LoadResult(records=records, quarantined=quarantined)
 
-    # One parse of each JSON by SQLite for all the fields (a json_extract per field would cost
-    # more): the array of the fields that decide resumability, then ``LISTED``. The JSON is
-    # checked first only when the quick form meets a row that is not JSON at all. Each JSON is
-    # kept as read (``LazyRecord.text``): if the database is lost while the runtime runs, the
-    # dormant tasks are written again from it.
-    _LAZY_FIELDS = (
-        "json_extract(value, '$.state', '$.error_reason', '$.schema_version', '$.id',"
-        " '$.updated_at', " + ", ".join(f"'$.{path}'" for path in LISTED[:-2]) + ")"
-    )
-    _LAZY_SOUND = (
-        f"raw = 1 AND typeof(key) = 'text' AND mode = {diskcache.core.MODE_RAW}"
-        " AND filename IS NULL"
-    )
-    _LAZY_QUICK = (
-        f"SELECT rowid, key, tag, CAST(value AS BLOB), {_LAZY_SOUND}, {_LAZY_FIELDS},"  # noqa: S608
-        " json_extract(value, '$.progress'),"
-        " (SELECT count(*) FROM json_each(c.value, '$.steps')) FROM Cache AS c"
-    )
-    _LAZY_QUERY = (
-        "SELECT rowid, key, tag, CAST(value AS BLOB),"  # noqa: S608
-        f" ok AND {_LAZY_SOUND}, CASE WHEN ok THEN {_LAZY_FIELDS} END,"
-        " CASE WHEN ok THEN json_extract(value, '$.progress') END,"
-        " CASE WHEN ok THEN (SELECT count(*) FROM json_each(c.value, '$.steps')) END"
-        " FROM (SELECT *, json_valid(value) AS ok FROM Cache) AS c"
-    )
-
     def load_lazy(self, *, max_age_s: float, now: float) -> LazyLoad:
-        """``load_recent`` without parsing the records: SQLite reads each one's id, state,
-        error reason, schema version and ``updated_at``, and what a listing shows of it
-        (``LazyRecord.listed``); the JSON is kept for ``parse_lazy``.
+        """``load_recent`` without parsing the records: each one's id, state, error reason,
+        ``updated_at`` and what a listing shows of it (``LazyRecord.listed``) are read from the
+        ``Listing`` table (see ``listing.py``), no JSON read; the JSON is kept for
+        ``parse_lazy``, and, if the database is lost while the runtime runs, for writing the
+        dormant tasks again.
 
-        A row whose JSON does not parse, or whose id, schema version or fields are off, goes
-        through ``load_recent``'s full check now (and is quarantined); a record whose JSON is
-        sound but fails validation is found, and quarantined, by ``parse_lazy``.
+        A row the table does not vouch for (no ``Listing`` row, or one whose fields are not as
+        the runtime writes them, or another schema version) goes through ``load_recent``'s
+        full check now (and is quarantined if unusable); a record whose fields are sound but
+        that fails validation is found, and quarantined, by ``parse_lazy``.
         """
         cutoff = now - max_age_s
-        found: list[LazyRecord] = []
         with self._lock, gc_paused():
             try:
-                rows = self._lazy_rows()
+                db = self._cache._con
+                rows = db.execute(LISTED_QUERY, (SCHEMA_VERSION, cutoff)).fetchall()
+                unlisted = db.execute(UNLISTED_QUERY, (SCHEMA_VERSION, cutoff)).fetchall()
             except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
-                rows = []
-            make, add = tuple.__new__, found.append  # a NamedTuple's own __new__ costs more
-            for rowid, key, tag, value, sound, fields, progress, steps in rows:
-                if type(tag) in _NUMBERS and tag < cutoff:
-                    continue  # outside the window: not even looked at
-                head = _fields(fields) if sound else None
-                if (
-                    head is not None
-                    and len(head) == _LAZY_WIDTH
-                    and head[3] == key
-                    and type(head[2]) is int
-                    and head[2] == SCHEMA_VERSION
-                    and type(head[0]) is str
-                    and (head[1] is None or type(head[1]) is str)
-                    and type(head[4]) in _NUMBERS
-                ):
-                    if head[4] >= cutoff:
-                        listed = (*head[5:], progress, steps)
-                        add(
-                            make(LazyRecord, (key, head[0], head[1], float(head[4]), value, listed))
-                        )
-                    continue
+                rows, unlisted = [], []
+            make = tuple.__new__  # a NamedTuple's own __new__ costs more
+            found = [make(LazyRecord, (*row[:5], row[5:])) for row in rows]
+            for (rowid,) in unlisted:
                 rest = self._rows(" WHERE rowid = ?", (rowid,))  # the row as it is stored
                 if not rest:
                     continue
@@ -578,23 +553,12 @@ class CheckpointStore:
                             record.state,
                             record.error_reason,
                             record.updated_at,
-                            value or b"",
+                            row.value or b"",
                         )
                     )
             quarantined, self._reports = self._reports, []
         found.sort(key=_UPDATED_AT, reverse=True)
         return LazyLoad(records=found, quarantined=quarantined)
-
-    def _lazy_rows(self) -> list[tuple[Any, ...]]:
-        """The rows for ``load_lazy``: the quick query, or, when a value is not JSON (which
-        fails the quick one as a whole), the one that checks every value first."""
-        try:
-            rows: list[tuple[Any, ...]] = self._cache._sql(self._LAZY_QUICK).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "malformed JSON" not in str(exc):
-                raise
-            rows = self._cache._sql(self._LAZY_QUERY).fetchall()
-        return rows
 
     def parse_lazy(self, lazy: LazyRecord) -> TaskRecord | None:
         """The record of a ``load_lazy`` entry; None when it does not validate (then it is read
