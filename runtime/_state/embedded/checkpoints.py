@@ -568,6 +568,13 @@ class CheckpointStore:
         except ValueError:
             return self.get(lazy.id)
 
+    def take_reports(self) -> list[str]:
+        """What was moved aside since the last load or call, as ``load_recent`` reports it
+        (a record ``get`` or ``parse_lazy`` found unusable), now rather than at the next load."""
+        with self._lock:
+            reports, self._reports = self._reports, []
+        return reports
+
     def all_ids(self) -> list[str]:
         """Every task id in the store, sorted."""
         with self._lock:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from skillrt._io.bulk import gc_paused
 from skillrt._io.faults import classify, unavailable
 from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.embedded.runlocks import RunLocks
-from skillrt._state.summary import summarize
+from skillrt._state.summary import summarize, summarize_restored
 from skillrt.messages import TaskSummary
 from skillrt.outcomes import as_restored, is_resumable
 from skillrt.settings import RuntimeConfig, ensure_state
@@ -28,6 +29,7 @@ def resumable_on_disk(config: RuntimeConfig) -> tuple[list[TaskSummary], list[st
     newest first), without starting one, and what was moved aside as unreadable. Only for the
     embedded store (``state_url`` unset)."""
     folder = ensure_state(config.state_path)
+    redactor = Redactor(config.secret_values())
     try:
         store = CheckpointStore(folder / "checkpoints")
         runlocks = RunLocks(folder / "locks" / "running")
@@ -35,13 +37,23 @@ def resumable_on_disk(config: RuntimeConfig) -> tuple[list[TaskSummary], list[st
         raise unavailable("state", folder, classify(exc, folder / ".gitignore"), exc) from exc
     try:
         window = config.checkpoint_max_age_h * 3600
-        loaded = store.load_lazy(max_age_s=window, now=time.time())
-        parsed = (store.parse_lazy(entry) for entry in loaded.records if is_resumable(entry))
-        records = [as_restored(r) for r in parsed if r is not None]
-        quarantined = list(loaded.quarantined)
-        busy = runlocks.held_elsewhere([r.id for r in records])
+        with gc_paused():  # thousands of entries, no cycles among them
+            loaded = store.load_lazy(max_age_s=window, now=time.time())
+            entries = [entry for entry in loaded.records if is_resumable(entry)]
+            busy = runlocks.held_elsewhere([entry.id for entry in entries])
+            entries = [entry for entry in entries if entry.id not in busy]
+            # Summarised from what the store read with each (no record built), as a runtime's
+            # listing does; a record whose fields are off is parsed (and moved aside if unusable).
+            read = summarize_restored(entries, redactor)
+            found: list[TaskSummary] = []
+            for entry, summary in zip(entries, read, strict=True):
+                if summary is None:
+                    record = store.parse_lazy(entry)
+                    summary = None if record is None else summarize(as_restored(record), redactor)
+                if summary is not None:
+                    found.append(summary)
+            quarantined = [*loaded.quarantined, *store.take_reports()]
     finally:
         runlocks.close()
         store.close()
-    redactor = Redactor(config.secret_values())
-    return [summarize(r, redactor) for r in records if r.id not in busy], quarantined
+    return found, quarantined
