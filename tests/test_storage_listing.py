@@ -113,7 +113,7 @@ def test_every_write_path_keeps_the_listing(tmp_path: Path) -> None:
             _record("applied", now, state="PAUSED", question="Which title?", cost=1),
             RecordText.of(
                 _record("text", now, state="ERROR", error_reason="CRASH", last_error="boom")
-            ),  # fmt: skip
+            ),
         ],
         [],
     )
