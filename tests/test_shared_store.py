@@ -845,9 +845,7 @@ async def test_a_round_is_one_statement_with_its_history_and_a_new_tasks_lease(
     await backend.release("old")
     await backend.committer.durable()
     assert sent == ["durable"]  # everything above: one statement
-    assert dict(rows("SELECT task_id, worker_id FROM skillrt_leases")) == {
-        "new": backend.worker_id
-    }
+    assert dict(rows("SELECT task_id, worker_id FROM skillrt_leases")) == {"new": backend.worker_id}
     assert {r for (r,) in rows("SELECT task_id FROM skillrt_tasks")} == {"new", "old"}
     assert [t for (t,) in rows("SELECT task_id FROM skillrt_history_tasks")] == ["new"]
     assert len(rows("SELECT seq FROM skillrt_history_messages")) == 1
