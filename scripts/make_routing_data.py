@@ -1160,31 +1160,82 @@ PASS6_ZH: dict[str, list[str]] = {
     ],
 }
 PASS6_FOLLOW_EN: dict[str, list[str]] = {
-    "SUMMARIZE": ["condense it for me", "key takeaways?", "what's the upshot", "the gist in three bullets",
-                  "break it down to the essentials", "summarise it briefly"],
-    "ANSWER_QUESTION": ["does it mention any books?", "is there a conclusion?", "what examples does it give?",
-                        "what's the author's main claim?", "does it have any images?"],
-    "EDIT_CONTENT": ["redo the opening paragraph, it's too dry", "make the second section less technical",
-                     "rephrase the intro to be more direct", "drop the paragraph about {t}",
-                     "replace every \"very\" with a stronger word"],
+    "SUMMARIZE": [
+        "condense it for me",
+        "key takeaways?",
+        "what's the upshot",
+        "the gist in three bullets",
+        "break it down to the essentials",
+        "summarise it briefly",
+    ],
+    "ANSWER_QUESTION": [
+        "does it mention any books?",
+        "is there a conclusion?",
+        "what examples does it give?",
+        "what's the author's main claim?",
+        "does it have any images?",
+    ],
+    "EDIT_CONTENT": [
+        "redo the opening paragraph, it's too dry",
+        "make the second section less technical",
+        "rephrase the intro to be more direct",
+        "drop the paragraph about {t}",
+        'replace every "very" with a stronger word',
+    ],
     "DELETE_ARTICLE": ["remove this post from the site", "delete this article for good"],
-}  # fmt: skip
+}
 PASS6_FOLLOW_ZH: dict[str, list[str]] = {
-    "SUMMARIZE": ["说下大意", "来个精华版", "它主要讲了什么", "核心内容是啥", "给我提炼一下", "抓一下重点"],
-    "ANSWER_QUESTION": ["文中有没有提到具体数据", "这篇有配图吗", "作者的观点是什么", "里面举了哪些例子",
-                        "结论部分说了什么"],
-    "EDIT_CONTENT": ["把第二节写得更通俗些", "开头那段太平淡了，改一下", "把文中的“非常”都换掉",
-                     "在文末补一段参考资料", "给每一节加个小结"],
+    "SUMMARIZE": [
+        "说下大意",
+        "来个精华版",
+        "它主要讲了什么",
+        "核心内容是啥",
+        "给我提炼一下",
+        "抓一下重点",
+    ],
+    "ANSWER_QUESTION": [
+        "文中有没有提到具体数据",
+        "这篇有配图吗",
+        "作者的观点是什么",
+        "里面举了哪些例子",
+        "结论部分说了什么",
+    ],
+    "EDIT_CONTENT": [
+        "把第二节写得更通俗些",
+        "开头那段太平淡了，改一下",
+        "把文中的“非常”都换掉",
+        "在文末补一段参考资料",
+        "给每一节加个小结",
+    ],
     "DELETE_ARTICLE": ["这篇作废，删除", "把这篇删除掉吧"],
-}  # fmt: skip
+}
 PASS6_SELECTION: dict[str, list[str]] = {
-    "EDIT_CONTENT": ["format this as a table", "break this paragraph in two", "make this sound less stiff",
-                     "把这段改成表格", "这段拆成两段", "把这几句合并成一句"],
-    "CODE_EXPLAIN": ["will this work with an empty list?", "what's the time complexity here",
-                     "why does this return None?",
-                     "这段有没有内存泄漏", "这里的复杂度是多少", "这个循环会不会死循环"],
+    "EDIT_CONTENT": [
+        "format this as a table",
+        "break this paragraph in two",
+        "make this sound less stiff",
+        "把这段改成表格",
+        "这段拆成两段",
+        "把这几句合并成一句",
+        "lay this out as numbered steps",
+        "put these lines in alphabetical order",
+        "restructure this as a short outline",
+        "merge these two sentences",
+        "把这些整理成清单",
+        "给这段加上小标题",
+        "rewrite this in the passive voice",
+        "这几行排成一个表",
+    ],
+    "CODE_EXPLAIN": [
+        "will this work with an empty list?",
+        "what's the time complexity here",
+        "why does this return None?",
+        "这段有没有内存泄漏",
+        "这里的复杂度是多少",
+        "这个循环会不会死循环",
+    ],
     "TRANSLATE": ["translate this bit into {l}", "把这段翻成{l}"],
-}  # fmt: skip
+}
 TRICKY6 = [
     ("ANSWER_QUESTION", "不用写博客，给我讲讲{t}就行"),
     ("ANSWER_QUESTION", "先别发文章，聊聊{t}"),
@@ -1294,7 +1345,11 @@ def fill(rng: random.Random, template: str, zh: bool, topics: list[str]) -> str:
         .replace("{e}", rng.choice(ERRORS))
     )
     # Pass 6's placeholders draw only when present, so earlier templates keep their rows.
-    for key, values in (("{k}", SNIPPETS), ("{s}", SENTENCES), ("{N}", ["500", "800", "1200", "2000"])):
+    for key, values in (
+        ("{k}", SNIPPETS),
+        ("{s}", SENTENCES),
+        ("{N}", ["500", "800", "1200", "2000"]),
+    ):
         if key in text:
             text = text.replace(key, rng.choice(values))
     return text
