@@ -5,10 +5,11 @@ the *durable* one (each commit waits for the WAL flush), and so do the reads. Le
 heartbeats, file-lock holders and the history written alone go through a *bookkeeping* one
 whose sessions run with ``synchronous_commit = off``: a lease write lost in a database crash
 costs at most a takeover that fencing already guards, and it spares every task start and end a
-WAL flush (a few ms on a busy disk). The advisory locks themselves live in the server's memory. A commit
-round is one statement (``grouped``, ``rounds``): its checkpoints, its history entries, the
-leases given back and the leases of tasks started here, through the durable pool when it has
-checkpoints (the rest then costs no flush of its own), else through the bookkeeping one.
+WAL flush (a few ms on a busy disk). The advisory locks themselves live in the server's memory.
+A commit round is one statement (``grouped``, ``rounds``): its checkpoints, its history
+entries, the leases given back and the leases of tasks started here, through the durable pool
+when it has checkpoints (the rest then costs no flush of its own), else through the bookkeeping
+one.
 
 The pools are synchronous on purpose. The storage protocols are synchronous: the runtime's
 committer applies each group commit in its own thread, and the lease renewal is a thread too.
