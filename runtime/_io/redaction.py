@@ -148,20 +148,21 @@ class Redactor:
         """Redact a JSON-like value (strings inside dicts and lists, keys named like secrets)."""
         kind = type(value)
         if kind is dict:
-            return self._dict(value)
+            return self.fields(value)
         if kind is str:
             return self.text(value)
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return self._dict(value)
+            return self.fields(value)
         if isinstance(value, list | tuple):
             return [self(v) for v in value]
         return value
 
-    def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
-        # The hot walk (every event's data, every log line): exact types first, without a
-        # call per value; a string shorter than any secret or key shape is kept as it is.
+    def fields(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        """``__call__`` of a dict: the hot walk (every event's data, every log line). Exact
+        types first, without a call per value; a string shorter than any secret or key shape
+        is kept as it is."""
         shortest, secret_key = self._shortest, _is_secret_key
         out: dict[Any, Any] = {}
         for k, v in value.items():
@@ -174,7 +175,7 @@ class Redactor:
             elif kind in _PLAIN:
                 out[k] = v
             elif kind is dict:
-                out[k] = self._dict(v)
+                out[k] = self.fields(v)
             elif isinstance(v, dict | list | tuple):
                 out[k] = self(v)
             else:
