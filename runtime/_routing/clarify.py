@@ -130,9 +130,14 @@ _ASKS_ABOUT = re.compile(
     r"\bwhat\s+(?:did|have|has)\s+(?:i|we)\b|\b(?:whether|if)\s+i\s+(?:have|had|wrote|did)\b|"
     r"有没有|是不是|有无|(?:写|删|发|搜|翻译|建)过|"
     r"(?:怎么|如何|怎样|咋)\s*(?:才能|能|去|来)?\s*"
-    r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)|"
-    # A question about what the runtime can do ("can you write posts in Chinese too?", "你会翻译
-    # 文章吗"): an answer about the runtime, never the action itself without a yes.
+    r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)",
+    re.IGNORECASE,
+)
+# A question about what the runtime can do ("can you write posts in Chinese too?", "你会翻译
+# 文章吗"): an answer about the runtime, never the action itself without a yes; small talk is
+# among the choices it gets (pass 6: "can you translate posts too?" was offered Translate,
+# Delete and Update the graph).
+_ABOUT_ME = re.compile(
     r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:can|could|do|will)\s+you\s+(?:also\s+|even\s+)?"
     r"(?:\w+\s+){1,4}?(?:too|also|as\s+well|at\s+all|in\s+general)\s*[?？]?$|"
     r"\b(?:are\s+you\s+able\s+to|do\s+you\s+know\s+how\s+to|is\s+it\s+possible\s+to)\b|"
@@ -146,7 +151,17 @@ def holds_back(text: str) -> bool:
     or a question about it ("have I written…?", "how do I…?", "我有没有写过…"). A route to a
     write, delete or web task from such a request never starts without a yes, however sure
     the router is: "don't delete posts/x.md, just change its title" deletes nothing."""
-    return _NEGATION.search(text) is not None or _ASKS_ABOUT.search(text.strip()) is not None
+    return (
+        _NEGATION.search(text) is not None
+        or _ASKS_ABOUT.search(text.strip()) is not None
+        or asks_what_it_can_do(text)
+    )
+
+
+def asks_what_it_can_do(text: str) -> bool:
+    """Whether ``text`` asks what the runtime can do ("can you translate posts too?", "你会翻译
+    文章吗"): it holds back, and small talk is among the actions it is offered."""
+    return _ABOUT_ME.search(text.strip()) is not None
 
 
 # --- scoring a model's suggestion ---------------------------------------------------------------
