@@ -397,3 +397,29 @@ async def test_reshaping_the_selection_is_an_edit_and_another_language_a_transla
 async def test_a_question_about_what_it_can_do_offers_small_talk(text: str) -> None:
     kind, _, question = await decide(text)
     assert kind == "ask" and "CHAT" in [c.intent for c in question.choices]
+
+
+async def test_the_main_point_of_the_post_in_focus_is_a_summary() -> None:
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    for text in ("what's the central point of it?", "what is its main idea, in short"):
+        kind, intent, _ = await decide(text, context=focus)
+        assert (kind, intent.type) == ("run", "SUMMARIZE"), text
+    _, topic, _ = await decide("what's the main argument for using Rust?")
+    assert topic.type == "ANSWER_QUESTION"
+
+
+@pytest.mark.parametrize(
+    "text", ["could this overflow?", "is there a memory leak in it", "这里会不会死锁", "详细讲解一下"]
+)
+async def test_a_question_about_the_selected_codes_faults_is_code_to_explain(text: str) -> None:
+    kind, intent, _ = await decide(text, context={"current_file": "a.md", "has_selection": True})
+    assert (kind, intent.type) == ("run", "CODE_EXPLAIN")
+
+
+@pytest.mark.parametrize("llm", [None, always("ANSWER_QUESTION")])
+async def test_a_post_named_in_english_inside_chinese_is_written(llm: Any) -> None:
+    """"写篇 blog 聊聊 X 怎么用" was a question about the blog (the 怎么 in its topic)."""
+    kind, intent, question = await decide("帮我写篇 blog 聊聊 Docker 多阶段构建怎么用", llm, "high")
+    assert intent.type == "WRITE_ARTICLE"
+    assert intent.parameters["topic"] == "Docker 多阶段构建怎么用"
+    assert started((kind, intent, question)) in (None, "WRITE_ARTICLE")
