@@ -423,3 +423,19 @@ async def test_a_post_named_in_english_inside_chinese_is_written(llm: Any) -> No
     assert intent.type == "WRITE_ARTICLE"
     assert intent.parameters["topic"] == "Docker 多阶段构建怎么用"
     assert started((kind, intent, question)) in (None, "WRITE_ARTICLE")
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [("show me the key points", "SUMMARIZE"), ("boil this post down", "SUMMARIZE"),
+     ("来一份精简版", "SUMMARIZE"), ("does it cite any papers?", "ANSWER_QUESTION"),
+     ("文中有没有提到 Redis", "ANSWER_QUESTION")],
+)  # fmt: skip
+async def test_short_follow_ups_about_the_post_in_focus_read_it(text: str, intent: str) -> None:
+    """A summary in other words, or a yes/no question about the post in focus, runs at once
+    and never becomes an edit of it (they got numbered choices, an edit offered first)."""
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    kind, parsed, _ = await decide(text, context=focus)
+    assert (kind, parsed.type) == ("run", intent)
+    _, elsewhere, _ = await decide("does it rain a lot in Lisbon in May?")
+    assert elsewhere.type != "SUMMARIZE"
