@@ -30,7 +30,7 @@ class Job:
         self.session_id = session_id
         self.task_id: str | None = None
         self.start = 0  # the task's entries after this sequence number belong to this call
-        self.bound = asyncio.Event()
+        self._bound: asyncio.Event | None = None  # made when a stream waits (see wait_bound)
         self.finished = False
         self.future: asyncio.Future[ChatMessage | None] | None = None
         self.entry: Entry | None = None  # the journaled reply
@@ -39,7 +39,8 @@ class Job:
         self.task_id = task_id
         self.start = self.log.seq
         self.log.bind(task_id, self.session_id)
-        self.bound.set()
+        if self._bound is not None:
+            self._bound.set()
 
     async def result(self) -> ChatMessage | None:
         if self.future is None:
@@ -50,7 +51,11 @@ class Job:
         """Until the task is known, or the call ended without one."""
         if self.future is None:
             raise RuntimeError("job not started")
-        waiter: asyncio.Future[Any] = asyncio.ensure_future(self.bound.wait())
+        if self.task_id is not None:
+            return
+        if self._bound is None:
+            self._bound = asyncio.Event()
+        waiter: asyncio.Future[Any] = asyncio.ensure_future(self._bound.wait())
         pending: set[asyncio.Future[Any]] = {waiter, self.future}
         try:
             await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
