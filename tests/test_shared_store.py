@@ -892,3 +892,32 @@ def test_a_history_the_server_refuses_never_costs_a_rounds_checkpoints(pg_url: s
     locks_b.close()
     a.close()
     b.close()
+
+
+def test_a_new_tasks_lease_is_written_by_a_later_round_when_its_first_fails(pg_url: str) -> None:
+    """A round that fails takes a new task's lease with it: the next round writes it (a task
+    whose checkpoint reaches the database never does so without its lease)."""
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase, PgRunLocks, PgTaskStore
+
+    db = PgDatabase(pg_url, worker_id="A")
+    locks = PgRunLocks(db, lease_s=30)
+    store = PgTaskStore(db, locks)
+    locks.hold_fresh("new")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE skillrt_leases RENAME TO away")
+    try:
+        with pytest.raises(Exception, match="skillrt_leases"):
+            store.apply([_record("new", 1.0)], [])
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("ALTER TABLE away RENAME TO skillrt_leases")
+    assert store.get("new") is None and locks.pending()  # nothing written; the hold waits
+    store.apply([_record("new", 2.0)], [])
+    assert store.get("new") == _record("new", 2.0) and not locks.pending()
+    with db.connection() as conn:
+        rows = conn.execute("SELECT worker_id FROM skillrt_leases WHERE task_id = 'new'")
+        assert rows.fetchall() == [("A",)]
+    locks.close()
+    db.close()

@@ -126,6 +126,9 @@ _NEGATION = re.compile(
 _ASKS_ABOUT = re.compile(
     r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:have|has|had|did|do|does|was|were|is|are|am)"
     r"\s+(?:i|we|my|there)\b|"
+    # "did you delete it?", "have you written it yet?": a question about what was done (pass 6:
+    # it deleted the post in focus, at 0.999).
+    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:did|have|had|was|were)\s+you\b|"
     r"\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|\bhow\s+to\b|"
     r"\bwhat\s+(?:did|have|has)\s+(?:i|we)\b|\b(?:whether|if)\s+i\s+(?:have|had|wrote|did)\b|"
     r"有没有|是不是|有无|(?:写|删|发|搜|翻译|建)过|"
@@ -156,6 +159,19 @@ def holds_back(text: str) -> bool:
         or _ASKS_ABOUT.search(text.strip()) is not None
         or asks_what_it_can_do(text)
     )
+
+
+_WAS_DONE = re.compile(
+    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:did|have|has|had|was|were)\s+(?:i|we|you|my|our)\b|"
+    r"(?:写|删|发|搜|翻译|建)过",
+    re.IGNORECASE,
+)
+
+
+def asks_what_was_done(text: str) -> bool:
+    """Whether ``text`` asks whether something was done ("did I delete the post about X?",
+    "我删过讲 X 的那篇吗"): a question about the blog and its history, never the action."""
+    return _WAS_DONE.search(text.strip()) is not None
 
 
 def asks_what_it_can_do(text: str) -> bool:

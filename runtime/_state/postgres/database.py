@@ -2,10 +2,14 @@
 
 Two pools per process, both psycopg's synchronous ``ConnectionPool``. Checkpoints go through
 the *durable* one (each commit waits for the WAL flush), and so do the reads. Leases,
-heartbeats, file-lock holders and the history go through a *bookkeeping* one whose sessions
-run with ``synchronous_commit = off``: a lease write lost in a database crash costs at most a
-takeover that fencing already guards, and it spares every task start and end a WAL flush (a
-few ms on a busy disk). The advisory locks themselves live in the server's memory.
+heartbeats, file-lock holders and the history written alone go through a *bookkeeping* one
+whose sessions run with ``synchronous_commit = off``: a lease write lost in a database crash
+costs at most a takeover that fencing already guards, and it spares every task start and end a
+WAL flush (a few ms on a busy disk). The advisory locks themselves live in the server's memory.
+A commit round is one statement (``grouped``, ``rounds``): its checkpoints, its history
+entries, the leases given back and the leases of tasks started here, through the durable pool
+when it has checkpoints (the rest then costs no flush of its own), else through the bookkeeping
+one.
 
 The pools are synchronous on purpose. The storage protocols are synchronous: the runtime's
 committer applies each group commit in its own thread, and the lease renewal is a thread too.
@@ -13,8 +17,9 @@ An asyncio pool belongs to one event loop, so those threads would have to hop on
 for every commit (tying step durability to the loop's responsiveness), and a runtime driven
 through ``process_input_sync`` would meet it on a loop of its own. The few calls the runtime
 makes per task outside those threads are single round trips, cheap to run in a thread, or
-batched: the leases asked for in one turn of the loop are taken in one statement, a task's
-lease is given back in the statement of its ending's commit round, and
+batched: the leases asked for in one turn of the loop are taken in one statement, a task
+started here takes its lease in its first commit round's statement and gives it back in its
+ending's, and
 ``PgRunLocks.held_elsewhere`` asks for many tasks at once.
 """
 

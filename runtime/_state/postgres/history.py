@@ -1,7 +1,8 @@
 """``PgHistory``: the history's task entries and chat messages on PostgreSQL.
 
 The same entries as the SQLite history, as durable: an entry survives a crash of the worker
-once written; it does not wait for the WAL flush.
+once written. Written alone, it does not wait for the WAL flush; written by the group commit,
+it goes in the statement of the round's checkpoints (``rounds``) and is as durable as they are.
 """
 
 from __future__ import annotations
