@@ -482,9 +482,13 @@ async def test_a_few_acknowledgements_in_a_row_are_small_talk(text: str) -> None
 async def test_more_words_for_deleting_scrolling_and_searching() -> None:
     focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
     browsing = {"last_skill": "bench_browse"}
-    cases = [("axe posts/a.md", None, "DELETE_ARTICLE"), ("这篇从网站上撤下", focus, "DELETE_ARTICLE"),
-             ("把这段从开头去掉", focus, "EDIT_CONTENT"), ("scroll a bit more down", browsing, "BROWSE"),
-             ("google how to undo a git merge", None, "RESEARCH_WEB")]  # fmt: skip
+    cases = [
+        ("axe posts/a.md", None, "DELETE_ARTICLE"),
+        ("这篇从网站上撤下", focus, "DELETE_ARTICLE"),
+        ("把这段从开头去掉", focus, "EDIT_CONTENT"),
+        ("scroll a bit more down", browsing, "BROWSE"),
+        ("google how to undo a git merge", None, "RESEARCH_WEB"),
+    ]
     for text, context, expected in cases:
         _, intent, _ = await decide(text, context=context)
         assert intent.type == expected, text
