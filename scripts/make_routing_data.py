@@ -1536,7 +1536,7 @@ def main() -> None:
         out.append(f"{split}\t{intent}\t{context}\t{text}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(out) + "\n", encoding="utf-8")
-    print(f"{len(out) - 2} rows -> {OUT.relative_to(ROOT)}")
+    print(f"{len(out) - 2} rows -> {OUT}")
 
 
 if __name__ == "__main__":

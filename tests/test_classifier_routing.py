@@ -469,3 +469,28 @@ async def test_removing_a_part_of_a_post_is_an_edit_never_a_delete(llm: Any) -> 
         assert started(outcome) != "DELETE_ARTICLE"
     _, whole, _ = await decide("remove the post posts/a.md")
     assert whole.type == "DELETE_ARTICLE"
+
+
+@pytest.mark.parametrize("text", ["ok, thanks!", "alright cool", "好的谢谢", "嗯嗯好的"])
+async def test_a_few_acknowledgements_in_a_row_are_small_talk(text: str) -> None:
+    kind, intent, _ = await decide(text)
+    assert (kind, intent.type) == ("run", "CHAT")
+    _, request, _ = await decide("ok, delete posts/a.md")
+    assert request.type == "DELETE_ARTICLE"
+
+
+async def test_more_words_for_deleting_scrolling_and_searching() -> None:
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    browsing = {"last_skill": "bench_browse"}
+    cases = [
+        ("axe posts/a.md", None, "DELETE_ARTICLE"),
+        ("这篇从网站上撤下", focus, "DELETE_ARTICLE"),
+        ("把这段从开头去掉", focus, "EDIT_CONTENT"),
+        ("scroll a bit more down", browsing, "BROWSE"),
+        ("google how to undo a git merge", None, "RESEARCH_WEB"),
+    ]
+    for text, context, expected in cases:
+        _, intent, _ = await decide(text, context=context)
+        assert intent.type == expected, text
+    assert not holds_back("google how to undo a git merge")
+    assert holds_back("how to delete a post?")
