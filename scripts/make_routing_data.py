@@ -247,7 +247,7 @@ EN: dict[str, list[str]] = {
         "condense {p} into a paragraph",
         "an overview of {p}",
         "summarise this post",
-        "key takeaways from {p}?",
+        "list the takeaways of {p}",
     ],
     "ANSWER_QUESTION": [
         "what is {t}?",
@@ -322,7 +322,7 @@ EN: dict[str, list[str]] = {
     "BROWSE": [
         "open {u} and find the price",
         "go to {u} and check the latest version",
-        "visit {u}",
+        "swing by {u} and see what's new",
         "on {u} click the login button",
         "open {u} and read the top story",
         "browse to {u} and tell me what's there",
@@ -1033,18 +1033,18 @@ PASS6_EN: dict[str, list[str]] = {
         "scour the web for {t}",
     ],
     "BROWSE": [
-        "visit {u}",
+        "swing by {u} and see what's new",
         "check out {u} for me",
         "navigate to {u}",
         "go look at {u} and tell me what's there",
         "show me what's on {u}",
     ],
     "SUMMARIZE": [
-        "what's the gist of {p}",
+        "what is {p} getting at",
         "condense {p} into a paragraph",
         "give me the essentials of {p}",
-        "key takeaways from {p}?",
-        "TL;DR of {p}",
+        "list the takeaways of {p}",
+        "the one-paragraph version of {p}",
     ],
     "TRANSLATE": [
         "translate to {l}: {s}",
@@ -1054,7 +1054,7 @@ PASS6_EN: dict[str, list[str]] = {
         "{l} translation of this sentence: {s}",
     ],
     "UPDATE_GRAPH": [
-        "refresh the connections between my posts",
+        "my posts' cross-references are out of date, redo them",
         "re-link my articles",
         "regenerate the backlinks graph",
         "my post links are stale, recompute them",
@@ -1064,7 +1064,7 @@ PASS6_EN: dict[str, list[str]] = {
         "an empty post called {n}, I'll write the content later",
         "just create the file for {n}, leave it blank",
         "make a placeholder post named {n}",
-        "blank post please, title {n}",
+        "I need a blank post named {n}",
         "set up a post titled {n} with nothing in it",
     ],
     "ANSWER_QUESTION": [
@@ -1117,8 +1117,8 @@ PASS6_ZH: dict[str, list[str]] = {
         "上网查查{t}现在怎么样了",
     ],
     "BROWSE": [
-        "访问一下 {u}",
-        "去 {u} 看看",
+        "进 {u} 看一眼",
+        "上 {u} 逛逛",
         "帮我瞄一眼 {u}",
         "打开 {u} 告诉我上面写了啥",
         "浏览 {u}",
@@ -1138,11 +1138,11 @@ PASS6_ZH: dict[str, list[str]] = {
         "这句话的{l}是什么：{s}",
     ],
     "UPDATE_GRAPH": [
-        "重新生成文章关系图",
+        "把博客的链接网络重建一下",
         "文章之间的链接旧了，重算一下",
         "把相关文章推荐重新跑一遍",
         "重新整理文章之间的引用关系",
-        "更新一下博客的知识图谱",
+        "博客的知识图谱该刷新了",
     ],
     "CREATE_ARTICLE": [
         "先建个空文件，标题叫{n}",
@@ -1182,7 +1182,7 @@ PASS6_FOLLOW_EN: dict[str, list[str]] = {
         "drop the paragraph about {t}",
         'replace every "very" with a stronger word',
     ],
-    "DELETE_ARTICLE": ["remove this post from the site", "delete this article for good"],
+    "DELETE_ARTICLE": ["take this one off my site", "delete this article for good"],
 }
 PASS6_FOLLOW_ZH: dict[str, list[str]] = {
     "SUMMARIZE": [
@@ -1207,7 +1207,7 @@ PASS6_FOLLOW_ZH: dict[str, list[str]] = {
         "在文末补一段参考资料",
         "给每一节加个小结",
     ],
-    "DELETE_ARTICLE": ["这篇作废，删除", "把这篇删除掉吧"],
+    "DELETE_ARTICLE": ["这篇作废，删除", "这篇下线并删除"],
 }
 PASS6_SELECTION: dict[str, list[str]] = {
     "EDIT_CONTENT": [
@@ -1234,7 +1234,7 @@ PASS6_SELECTION: dict[str, list[str]] = {
         "这里的复杂度是多少",
         "这个循环会不会死循环",
     ],
-    "TRANSLATE": ["translate this bit into {l}", "把这段翻成{l}"],
+    "TRANSLATE": ["give me this passage in {l}", "把这段翻成{l}"],
 }
 TRICKY6 = [
     ("ANSWER_QUESTION", "不用写博客，给我讲讲{t}就行"),
@@ -1536,7 +1536,7 @@ def main() -> None:
         out.append(f"{split}\t{intent}\t{context}\t{text}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(out) + "\n", encoding="utf-8")
-    print(f"{len(out) - 2} rows -> {OUT.relative_to(ROOT)}")
+    print(f"{len(out) - 2} rows -> {OUT}")
 
 
 if __name__ == "__main__":

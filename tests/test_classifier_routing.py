@@ -397,3 +397,100 @@ async def test_reshaping_the_selection_is_an_edit_and_another_language_a_transla
 async def test_a_question_about_what_it_can_do_offers_small_talk(text: str) -> None:
     kind, _, question = await decide(text)
     assert kind == "ask" and "CHAT" in [c.intent for c in question.choices]
+
+
+async def test_the_main_point_of_the_post_in_focus_is_a_summary() -> None:
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    for text in ("what's the central point of it?", "what is its main idea, in short"):
+        kind, intent, _ = await decide(text, context=focus)
+        assert (kind, intent.type) == ("run", "SUMMARIZE"), text
+    _, topic, _ = await decide("what's the main argument for using Rust?")
+    assert topic.type == "ANSWER_QUESTION"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["could this overflow?", "is there a memory leak in it", "这里会不会死锁", "详细讲解一下"],
+)
+async def test_a_question_about_the_selected_codes_faults_is_code_to_explain(text: str) -> None:
+    kind, intent, _ = await decide(text, context={"current_file": "a.md", "has_selection": True})
+    assert (kind, intent.type) == ("run", "CODE_EXPLAIN")
+
+
+@pytest.mark.parametrize("llm", [None, always("ANSWER_QUESTION")])
+async def test_a_post_named_in_english_inside_chinese_is_written(llm: Any) -> None:
+    """ "写篇 blog 聊聊 X 怎么用" was a question about the blog (the 怎么 in its topic)."""
+    kind, intent, question = await decide("帮我写篇 blog 聊聊 Docker 多阶段构建怎么用", llm, "high")
+    assert intent.type == "WRITE_ARTICLE"
+    assert intent.parameters["topic"] == "Docker 多阶段构建怎么用"
+    assert started((kind, intent, question)) in (None, "WRITE_ARTICLE")
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [("show me the key points", "SUMMARIZE"), ("boil this post down", "SUMMARIZE"),
+     ("来一份精简版", "SUMMARIZE"), ("does it cite any papers?", "ANSWER_QUESTION"),
+     ("文中有没有提到 Redis", "ANSWER_QUESTION")],
+)  # fmt: skip
+async def test_short_follow_ups_about_the_post_in_focus_read_it(text: str, intent: str) -> None:
+    """A summary in other words, or a yes/no question about the post in focus, runs at once
+    and never becomes an edit of it (they got numbered choices, an edit offered first)."""
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    kind, parsed, _ = await decide(text, context=focus)
+    assert (kind, parsed.type) == ("run", intent)
+    _, elsewhere, _ = await decide("does it rain a lot in Lisbon in May?")
+    assert elsewhere.type != "SUMMARIZE"
+
+
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", MODELS)
+async def test_asking_whether_something_was_done_never_does_it(llm: Any, trust: str) -> None:
+    """ "did you delete it?" with a post in focus deleted it at 0.999: a question about what
+    was done holds back, and is a question about the blog."""
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    for text, context in [("did you delete it?", focus), ("have you written it yet?", focus),
+                          ("did I delete the post about Bun?", None),
+                          ("has my post on Deno been removed?", None)]:  # fmt: skip
+        outcome = await decide(text, llm, trust, context)
+        assert started(outcome) not in EFFECTS, text
+    _, intent, _ = await decide("did I delete the post about Bun?")
+    assert intent.type == "ANSWER_QUESTION"
+
+
+@pytest.mark.parametrize("llm", [None, always("DELETE_ARTICLE")])
+async def test_removing_a_part_of_a_post_is_an_edit_never_a_delete(llm: Any) -> None:
+    for text in (
+        "remove the section about Bun from posts/a.md",
+        "drop the last two paragraphs of posts/a.md",
+        "clean up the formatting of posts/a.md",
+    ):
+        outcome = await decide(text, llm, "high")
+        assert outcome[1].type == "EDIT_CONTENT", text
+        assert started(outcome) != "DELETE_ARTICLE"
+    _, whole, _ = await decide("remove the post posts/a.md")
+    assert whole.type == "DELETE_ARTICLE"
+
+
+@pytest.mark.parametrize("text", ["ok, thanks!", "alright cool", "好的谢谢", "嗯嗯好的"])
+async def test_a_few_acknowledgements_in_a_row_are_small_talk(text: str) -> None:
+    kind, intent, _ = await decide(text)
+    assert (kind, intent.type) == ("run", "CHAT")
+    _, request, _ = await decide("ok, delete posts/a.md")
+    assert request.type == "DELETE_ARTICLE"
+
+
+async def test_more_words_for_deleting_scrolling_and_searching() -> None:
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    browsing = {"last_skill": "bench_browse"}
+    cases = [
+        ("axe posts/a.md", None, "DELETE_ARTICLE"),
+        ("这篇从网站上撤下", focus, "DELETE_ARTICLE"),
+        ("把这段从开头去掉", focus, "EDIT_CONTENT"),
+        ("scroll a bit more down", browsing, "BROWSE"),
+        ("google how to undo a git merge", None, "RESEARCH_WEB"),
+    ]
+    for text, context, expected in cases:
+        _, intent, _ = await decide(text, context=context)
+        assert intent.type == expected, text
+    assert not holds_back("google how to undo a git merge")
+    assert holds_back("how to delete a post?")

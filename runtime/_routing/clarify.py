@@ -84,7 +84,12 @@ _ACKNOWLEDGEMENT = (
     r"好的|好|行|[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了"
 )
 _END_PUNCT = r"[\s!！.。~～?？,，、]*"
-_SMALL_TALK = re.compile(f"(?:{_GREETING}|{_ACKNOWLEDGEMENT}){_END_PUNCT}")
+# Up to three of them in a row ("okay cool", "ok, thanks!", "好的谢谢"), pass 6; English words
+# need a space or a comma between them.
+_TALK = f"(?:{_GREETING}|{_ACKNOWLEDGEMENT})"
+_SMALL_TALK = re.compile(
+    f"{_TALK}(?:(?:[\\s,，、!！.。~～]+|(?<=[^\\x00-\\x7f])){_TALK}){{0,2}}{_END_PUNCT}"
+)
 _GREETING_TALK = re.compile(f"(?:{_GREETING}){_END_PUNCT}")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{0,15}")
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{1,3}")
@@ -126,7 +131,12 @@ _NEGATION = re.compile(
 _ASKS_ABOUT = re.compile(
     r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:have|has|had|did|do|does|was|were|is|are|am)"
     r"\s+(?:i|we|my|there)\b|"
-    r"\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|\bhow\s+to\b|"
+    # "did you delete it?", "have you written it yet?": a question about what was done (pass 6:
+    # it deleted the post in focus, at 0.999).
+    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:did|have|had|was|were)\s+you\b|"
+    r"\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|"
+    # "google how to fix X": what to search for, not a question about the search (pass 6).
+    r"(?<!\bgoogle\s)(?<!\bsearch\s)(?<!\bsearch\sfor\s)(?<!\blook\sup\s)\bhow\s+to\b|"
     r"\bwhat\s+(?:did|have|has)\s+(?:i|we)\b|\b(?:whether|if)\s+i\s+(?:have|had|wrote|did)\b|"
     r"有没有|是不是|有无|(?:写|删|发|搜|翻译|建)过|"
     r"(?:怎么|如何|怎样|咋)\s*(?:才能|能|去|来)?\s*"
@@ -156,6 +166,19 @@ def holds_back(text: str) -> bool:
         or _ASKS_ABOUT.search(text.strip()) is not None
         or asks_what_it_can_do(text)
     )
+
+
+_WAS_DONE = re.compile(
+    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:did|have|has|had|was|were)\s+(?:i|we|you|my|our)\b|"
+    r"(?:写|删|发|搜|翻译|建)过",
+    re.IGNORECASE,
+)
+
+
+def asks_what_was_done(text: str) -> bool:
+    """Whether ``text`` asks whether something was done ("did I delete the post about X?",
+    "我删过讲 X 的那篇吗"): a question about the blog and its history, never the action."""
+    return _WAS_DONE.search(text.strip()) is not None
 
 
 def asks_what_it_can_do(text: str) -> bool:
