@@ -34,6 +34,7 @@ class Job:
         self.finished = False
         self.future: asyncio.Future[ChatMessage | None] | None = None
         self.entry: Entry | None = None  # the journaled reply
+        self._waiters: list[asyncio.Future[None]] = []  # result() callers, told at the end
 
     def on_task(self, task_id: str) -> None:
         self.task_id = task_id
@@ -43,9 +44,24 @@ class Job:
             self._bound.set()
 
     async def result(self) -> ChatMessage | None:
+        """The call's reply once it is journaled. A caller that gives up (its request
+        cancelled) leaves the call running: it waits on a future of its own, not on the
+        call's (what ``asyncio.shield`` did, with two more loop callbacks per call)."""
         if self.future is None:
             raise RuntimeError("job not started")
-        return await asyncio.shield(self.future)
+        if not self.finished:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+        return self.future.result()
+
+    def ended(self) -> None:
+        """The call ended and its reply is journaled: wake whoever waits in ``result``."""
+        self.finished = True
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
 
     async def wait_bound(self) -> None:
         """Until the task is known, or the call ended without one."""
@@ -92,7 +108,7 @@ class Jobs:
                     message = message.model_copy(update={"task_id": job.task_id})
                 job.entry = self.log.add_message(message)
         finally:
-            job.finished = True
+            job.ended()
             self.log.add_marker(job.task_id)
 
     def running_for(self, task_id: str) -> bool:
