@@ -494,3 +494,70 @@ async def test_more_words_for_deleting_scrolling_and_searching() -> None:
         assert intent.type == expected, text
     assert not holds_back("google how to undo a git merge")
     assert holds_back("how to delete a post?")
+
+
+# --- pass 7 (round 7's misses) ------------------------------------------------------------------
+
+FOCUS = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+
+
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", MODELS)
+async def test_praise_for_an_edit_never_edits_again(llm: Any, trust: str) -> None:
+    """ "改得不错，谢谢" with a post in focus started an edit of it, under every model and trust
+    (round 7's one dangerous route): praise for what was done is small talk, or holds back."""
+    for text in ("改得不错，谢谢", "写得真好！", "nice edit, thanks", "looks great, thanks!",
+                 "great job on the translation", "改得不错，再把标题改一下"):  # fmt: skip
+        outcome = await decide(text, llm, trust, FOCUS)
+        assert started(outcome) not in EFFECTS, text
+    kind, intent, _ = await decide("改得不错，谢谢", None, "low", FOCUS)
+    assert (kind, intent.type) == ("run", "CHAT")
+
+
+@pytest.mark.parametrize(
+    ("text", "held"),
+    [
+        ("帮我把 posts/remote-work.md 翻译成英语，原文别动", False),
+        ("translate this post into English, don't touch the original", False),
+        ("新建一篇文章 标题是 Rust 异步踩坑记录 别帮我写正文", False),
+        ("帮我开一个新帖子，标题“旅行清单”，不用写内容", False),
+        ("不要只看我的博客，去网上查一下 Zig 0.14 的新特性", False),
+        ("网上查查 SQLite 有没有原生支持向量检索的扩展", False),
+        ("search the web to check whether Go 1.22 changed loop variables", False),
+        # still held back: what is left alone is the action itself
+        ("don't delete posts/x.md, just change its title", True),
+        ("别动原文以外的东西，删掉 posts/a.md", True),
+        ("不用上网查 就说说我自己的文章里关于缓存是怎么讲的", True),
+        ("我有没有写过 Redis", True),
+        ("great job on the translation", True),
+    ],
+)
+def test_what_a_request_leaves_alone_is_no_negation_of_it(text: str, held: bool) -> None:
+    """Round 7: a translation that leaves the original be, a new post with no body yet, a
+    search past the blog, a search whose query holds question words, were asked about."""
+    assert holds_back(text) is held
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("what does the code block in this post actually do?", "CODE_EXPLAIN"),
+        ("explain the Rust example in this post, step by step", "CODE_EXPLAIN"),
+        ("文中那段 Dockerfile 是什么意思", "CODE_EXPLAIN"),
+        ("这篇里第二个代码块我没看懂，讲讲", "CODE_EXPLAIN"),
+        ("解释一下这篇文章里的代码", "CODE_EXPLAIN"),
+        ("这篇的标签和关联更新到图谱里", "UPDATE_GRAPH"),
+        ("add this post to the knowledge graph", "UPDATE_GRAPH"),
+        ("what does this post say about code review?", "ANSWER_QUESTION"),
+    ],
+)
+async def test_the_code_of_the_post_in_focus_and_adding_it_to_the_graph(
+    text: str, intent: str
+) -> None:
+    _, parsed, _ = await decide(text, None, "low", FOCUS)
+    assert parsed.type == intent, text
+
+
+async def test_a_post_added_to_the_graph_by_its_path_is_a_graph_update() -> None:
+    _, parsed, _ = await decide("把 posts/zfs-nas.md 加到知识图谱里")
+    assert parsed.type == "UPDATE_GRAPH"

@@ -81,7 +81,15 @@ _GREETING = (
 _ACKNOWLEDGEMENT = (
     r"ok(?:ay)?|k|kk|cool|nice|great|got\s+it|sure|fine|alright|yes|no|yeah|nope|"
     r"lol|haha|hmm+|um+|uh+|"
-    r"好的|好|行|[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了"
+    r"好的|好|行|[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了|"
+    # Praise for what was done ("改得不错", "nice edit", "looks great"), round 7: with a post in
+    # focus, "改得不错，谢谢" started an edit of it without a yes.
+    r"(?:改|写|翻|译|翻译|总结|删|弄|做|整|润色)得(?:真|很|挺|太|蛮|非常)?"
+    r"(?:不错|好|漂亮|棒|到位|专业)(?:了|啊|呀|哦)?|"
+    r"(?:(?:really|very)\s+)?(?:nice|great|good|excellent|perfect|lovely|awesome|solid|neat)"
+    r"\s+(?:edit|edits|job|work|rewrite|translation|summary|one|post|article)|"
+    r"(?:that|this|it)?\s*looks?\s+(?:really\s+)?(?:good|great|fine|perfect|nice)|"
+    r"well\s+(?:written|put|done)|perfect|excellent|awesome|love\s+it"
 )
 _END_PUNCT = r"[\s!！.。~～?？,，、]*"
 # Up to three of them in a row ("okay cool", "ok, thanks!", "好的谢谢"), pass 6; English words
@@ -156,15 +164,56 @@ _ABOUT_ME = re.compile(
 )
 
 
+# Praise for what was done, before anything else is asked ("great job on the translation",
+# "改得不错，再…"): a verdict on the last action, never a new one without a yes (round 7).
+_PRAISE = re.compile(
+    r"^(?:(?:really|very)\s+)?(?:nice|great|good|excellent|perfect|lovely|awesome|solid)\s+"
+    r"(?:edit|edits|job|work|rewrite|translation|summary)\b|"
+    r"^(?:改|写|翻|译|翻译|总结|删|弄|做|整|润色)得(?:真|很|挺|太|蛮|非常)?(?:不错|好|漂亮|棒|到位)",
+    re.IGNORECASE,
+)
+
+
+# What a request says it leaves alone, which is the action's own nature and no negation of it
+# (round 7): a translation leaves the original be ("…，原文别动", "don't touch the original"),
+# a new empty post has no body yet ("不用写内容", "别帮我写正文"), a web search goes past the blog
+# ("不要只看我的博客，去网上查").
+_LEAVES_ALONE = re.compile(
+    r"(?:原文|原稿|原来的(?:文章)?)\s*(?:别|不要|不用|不必)\s*(?:动|改|碰)|"
+    r"(?:别|不要|不用)\s*(?:动|改|碰)\s*(?:原文|原稿)(?!以外|之外|外)|"
+    r"\b(?:don['’]?t|do\s+not)\s+(?:touch|change|modify|overwrite|edit)\s+the\s+original\b|"
+    r"(?:不用|不要|别|无需|不必)\s*(?:帮我|帮忙)?\s*(?:写|填)\s*(?:内容|正文)|"
+    r"\b(?:don['’]?t|do\s+not|no\s+need\s+to)\s+(?:write|fill\s+in)\s+(?:the\s+|any\s+)?"
+    r"(?:body|content|text)\b|"
+    r"(?:不要|别|不用)\s*只\s*(?:看|查|搜|用)\s*(?:我的)?\s*(?:博客|文章)|"
+    r"\b(?:don['’]?t|do\s+not)\s+(?:just|only)\s+(?:use|look\s+at|search|check)\s+my\s+"
+    r"(?:blog|posts)\b",
+    re.IGNORECASE,
+)
+# A web search named first: what follows is what to look up, and its question words
+# ("网上查查 SQLite 有没有…", "search the web to check whether…") ask nothing of the runtime.
+_SEARCH_FIRST = re.compile(
+    r"^(?:请|帮我|麻烦|你)?\s*(?:去|到)?\s*(?:上网|网上|在网上|google|谷歌|百度)\s*"
+    r"(?:查|搜|搜索|查询|找|研究|调研)|"
+    r"^(?:(?:please|pls|can\s+you|could\s+you)\s+)?(?:search|look\s+up|check)\s+"
+    r"(?:the\s+web|online|the\s+internet)\b",
+    re.IGNORECASE,
+)
+
+
 def holds_back(text: str) -> bool:
     """Whether ``text`` holds back from an action: a negation ("don't", "不用", "别", "不要")
-    or a question about it ("have I written…?", "how do I…?", "我有没有写过…"). A route to a
+    or a question about it ("have I written…?", "how do I…?", "我有没有写过…"), or praise
+    for what was done ("great job on the translation", "改得不错，…"). A route to a
     write, delete or web task from such a request never starts without a yes, however sure
     the router is: "don't delete posts/x.md, just change its title" deletes nothing."""
+    said = _LEAVES_ALONE.sub(" ", text)
+    searching = _SEARCH_FIRST.search(text.strip()) is not None
     return (
-        _NEGATION.search(text) is not None
-        or _ASKS_ABOUT.search(text.strip()) is not None
+        _NEGATION.search(said) is not None
+        or (not searching and _ASKS_ABOUT.search(said.strip()) is not None)
         or asks_what_it_can_do(text)
+        or _PRAISE.search(text.strip()) is not None
     )
 
 
