@@ -146,26 +146,46 @@ def _fresh_database(url: str, name: str) -> str:
     return url.rsplit("/", 1)[0] + "/" + name
 
 
-def commit_floor_us(url: str, samples: int = 300) -> float:
-    """One commit on this server, as the runtime makes it (median, µs): one record's group
-    commit, ``PgTaskStore.apply``: one statement, one round trip, a WAL flush."""
-    from skillrt._state.postgres import PgDatabase, PgTaskStore
-    from skillrt._state.records import TaskRecord
+class _CommitProbe:
+    """One commit on this server, as the runtime makes it: one record's group commit,
+    ``PgTaskStore.apply`` (one statement, one round trip, a WAL flush); each ``commit()``
+    times one."""
 
-    database = PgDatabase(url)
-    store = PgTaskStore(database)
-    times = []
+    def __init__(self, url: str) -> None:
+        from skillrt._state.postgres import PgDatabase, PgTaskStore
+
+        self.database = PgDatabase(url)
+        self.store = PgTaskStore(self.database)
+        self.times: list[float] = []
+
+    def commit(self) -> None:
+        from skillrt._state.records import TaskRecord
+
+        record = TaskRecord(id="probe", session_id="s", state="COMPLETED", created_at=0,
+                            updated_at=len(self.times), steps={"outline": "outline"})  # fmt: skip
+        started = time.perf_counter()
+        self.store.apply([record], [])
+        self.times.append(time.perf_counter() - started)
+
+    def median_us(self) -> float:
+        return statistics.median(self.times) * 1e6
+
+    def close(self) -> None:
+        try:
+            self.store.apply([], ["probe"])
+        finally:
+            self.database.close()
+
+
+def commit_floor_us(url: str, samples: int = 300) -> float:
+    """One commit on this server, as the runtime makes it (median of ``samples``, µs)."""
+    probe = _CommitProbe(url)
     try:
-        for i in range(samples):
-            record = TaskRecord(id="probe", session_id="s", state="EXECUTING", created_at=0,
-                                updated_at=i, steps={"outline": "outline"})  # fmt: skip
-            started = time.perf_counter()
-            store.apply([record], [])
-            times.append(time.perf_counter() - started)
-        store.apply([], ["probe"])
+        for _ in range(samples):
+            probe.commit()
+        return probe.median_us()
     finally:
-        database.close()
-    return statistics.median(times) * 1e6
+        probe.close()
 
 
 def _concurrency_child(url: str | None, data: str | None, tasks: int, delay_s: float) -> None:
@@ -223,7 +243,11 @@ def _concurrency(cluster: _Cluster | None, tasks: int, delay_s: float) -> dict[s
     return out
 
 
-async def _run_tasks(rt: Any, first: int, count: int, concurrency: int) -> list[float]:
+async def _run_tasks(
+    rt: Any, first: int, count: int, concurrency: int, after: Callable[[], None] | None = None
+) -> list[float]:
+    """Run ``count`` tasks, ``concurrency`` at a time; each one's time. ``after``: called
+    after each task, untimed (a floor's probe commit, so that both see the same disk)."""
     from benchmarks.bench_runtime import PROMPT
 
     times: list[float] = []
@@ -236,6 +260,8 @@ async def _run_tasks(rt: Any, first: int, count: int, concurrency: int) -> list[
             times.append(time.perf_counter() - started)
             if msg.state != "COMPLETED":
                 raise RuntimeError(f"task {i}: {msg.state} {msg.content!r}")
+            if after is not None:
+                after()
 
     await asyncio.gather(*(lane() for _ in range(concurrency)))
     return times
@@ -522,31 +548,44 @@ def postgres_store(
 
         cpu: dict[str, tuple[float, float]] = {}  # name -> (worker, server) CPU µs per task
 
-        async def sequential_us(state_url: str | None, name: str, queued: bool = False) -> float:
+        async def sequential_us(
+            state_url: str | None,
+            name: str,
+            queued: bool = False,
+            probe: _CommitProbe | None = None,
+        ) -> float:
             root = base / name
             root.mkdir()
             rt = _runtime(root, state_url, queued=queued)
             await rt.initialize()
             await _run_tasks(rt, 0, 20, 1)  # warm-up
             server, worker = cluster.server_cpu_s(), time.process_time()
-            times = await _run_tasks(rt, 1000, sequential, 1)
+            after = probe.commit if probe is not None else None
+            times = await _run_tasks(rt, 1000, sequential, 1, after)
             worker = time.process_time() - worker
             server = cluster.server_cpu_s() - server if state_url else 0.0
             cpu[name] = (worker / sequential * 1e6, server / sequential * 1e6)
             await rt.close()
             return statistics.median(times) * 1e6
 
-        # The floor is taken between the runs it is compared with, so both see the same disk.
-        # On a database of their own, as SQLite's run gets a folder of its own, once the
-        # server has written out what the runs above left (a checkpoint): not the aftermath
-        # of 12,000 tasks' autovacuum and dirty pages.
+        # The floor is taken in the run it is compared with, so both see the same disk: one
+        # probe commit after each task (untimed for the task), the floor's commit their median;
+        # blocks of 300 before and after are shown beside it (a disk's slow spell in one of
+        # them once made the floor 18x its commit). On a database of their own, as SQLite's
+        # run gets a folder of its own, once the server has written out what the runs above
+        # left (a checkpoint): not the aftermath of 12,000 tasks' autovacuum and dirty pages.
         fresh = _fresh_database(cluster.url, "skillrt_sequential")
         commit_us = [commit_floor_us(fresh)]
-        pg_us = asyncio.run(sequential_us(fresh, "seq-pg"))
+        probe = _CommitProbe(fresh)
+        try:
+            pg_us = asyncio.run(sequential_us(fresh, "seq-pg", probe=probe))
+            between_us = probe.median_us()
+        finally:
+            probe.close()
         commit_us.append(commit_floor_us(fresh))
         queue_us = asyncio.run(sequential_us(fresh, "seq-queue", queued=True))
         sqlite_us = asyncio.run(sequential_us(None, "seq-sqlite"))
-        floor_us = FLOOR_COMMITS * statistics.fmean(commit_us)
+        floor_us = FLOOR_COMMITS * between_us
         rows.append(
             row(
                 f"postgres: per-task time, one at a time (p50 of {sequential})",
@@ -559,11 +598,10 @@ def postgres_store(
         rows.append(
             row(
                 "postgres: one commit alone (one record's group commit)",
-                round(statistics.fmean(commit_us)),
+                round(between_us),
                 "µs",
-                note="median of 300, taken before and after the run above: "
-                + ", ".join(f"{c:.0f}" for c in commit_us)
-                + " µs",
+                note=f"median of {sequential}, one after each task of the run above; blocks of "
+                "300 before and after it: " + ", ".join(f"{c:.0f}" for c in commit_us) + " µs",
             )
         )
         note = "ctx.step and a task's end each wait for their commit"
@@ -653,6 +691,7 @@ def postgres_store(
         "cpu_us": {w: (run.worker_cpu_us, run.server_cpu_us) for w, run in runs.items()},
         "pg_us": pg_us,
         "floor_us": floor_us,
+        "commit_us": {"between": between_us, "before": commit_us[0], "after": commit_us[1]},
         "floor_ratio": floor_ratio,
         "sequential_cpu_us": cpu,
         "concurrency": conc,

@@ -94,12 +94,12 @@ class EventBus:
         own, every = subscribers.get(event_type), subscribers.get("*")
         if not own and not every:
             return None
-        callbacks = [*(own or ()), *(every or ())]
+        # A copy: a callback may unsubscribe meanwhile.
+        callbacks = own + every if own and every else list(own or every or ())
         # Events are shown to people (progress lines, a server's stream): redacted, like logs.
         # Walked, not scanned: an event's data is small, and the walk of a few keys costs
         # less than encoding it and scanning the text (``Redactor.is_clean``).
-        shown = self._redactor(data)
-        event = Event(event_type, task_id, shown, self._clock())
+        event = Event(event_type, task_id, self._redactor.fields(data), self._clock())
         for callback in callbacks:
             try:
                 out = callback(event)

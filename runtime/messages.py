@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -12,7 +12,9 @@ __all__ = ["ChatMessage", "TaskSummary", "new_id"]
 
 
 def new_id() -> str:
-    return uuid.uuid4().hex[:16]
+    """16 random hex digits: 64 bits from the OS (``uuid4().hex[:16]`` gave 60, at five times
+    the cost; a served request makes two)."""
+    return os.urandom(8).hex()
 
 
 class ChatMessage(BaseModel):

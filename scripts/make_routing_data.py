@@ -247,7 +247,7 @@ EN: dict[str, list[str]] = {
         "condense {p} into a paragraph",
         "an overview of {p}",
         "summarise this post",
-        "key takeaways from {p}?",
+        "list the takeaways of {p}",
     ],
     "ANSWER_QUESTION": [
         "what is {t}?",
@@ -322,7 +322,7 @@ EN: dict[str, list[str]] = {
     "BROWSE": [
         "open {u} and find the price",
         "go to {u} and check the latest version",
-        "visit {u}",
+        "swing by {u} and see what's new",
         "on {u} click the login button",
         "open {u} and read the top story",
         "browse to {u} and tell me what's there",
@@ -952,6 +952,301 @@ FOLLOW_ZH["EDIT_CONTENT"] += ["在最后加上参考链接", "把关于{t}的那
 FOLLOW_ZH["TRANSLATE"] += ["做一份{l}的", "来一份{l}的", "给我一个{l}版本", "译成{l}"]
 FOLLOW_ZH["DELETE_ARTICLE"] += ["这篇不要了", "这篇可以删了", "把这篇扔了"]
 
+# Pass 6 (after round 6): code quoted or pasted into a question (commands, queries, hooks),
+# writing requests without the writing verbs the earlier templates use (a length, a colloquial
+# verb, a topic line), more words for deleting, searching and browsing, summaries and short
+# questions about the post in focus, reshaping selected text, translating a pasted sentence,
+# and a negated write followed by what is wanted. Emitted after everything else with their own
+# random stream (so every earlier row, and the earlier held-out rows, stay as they were); each
+# list continues its intent's list, so every fifth template joins the held-out split.
+SNIPPETS = [
+    "git reset --soft HEAD~1",
+    "ls -lh | sort -k5",
+    "chmod 755 deploy.sh",
+    "docker compose up -d",
+    "SELECT title FROM posts ORDER BY created DESC LIMIT 5",
+    "const [open, setOpen] = useState(false)",
+    "while true; do sleep 1; done",
+    "a ?? b",
+    "def f(*args, **kwargs)",
+    "tar -czf out.tgz dist/",
+    "awk -F, '{print $2}' data.csv",
+    "[...new Set(arr)]",
+    "git cherry-pick abc123",
+    "kill -9 $(pgrep node)",
+    "du -sh * | sort -h",
+    "#[derive(Debug, Clone)]",
+    "Promise.all(tasks)",
+    "std::move(v)",
+]
+SENTENCES = [
+    "the meeting is moved to Friday",
+    "I'll be late, sorry",
+    "明天我们一起去爬山吧",
+    "这个功能下周上线",
+    "where is the train station?",
+    "谢谢你的帮助",
+]
+PASS6_EN: dict[str, list[str]] = {
+    "CODE_EXPLAIN": [
+        "what is `{k}` for?",
+        "how does `{k}` work",
+        "what happens if I run {k}",
+        "can you explain `{k}` to me",
+        "is `{k}` safe to run?",
+        "I keep seeing `{k}` in scripts, what is it",
+        "what would `{k}` print",
+        "{k} -- what does each part mean?",
+        "meaning of `{k}`?",
+        "why is `{k}` written like that",
+    ],
+    "WRITE_ARTICLE": [
+        "{N} words on {t} for the blog, please",
+        "a long-form piece of about {N} words on {t}",
+        "could I get a blog piece on {t}",
+        "turn {t} into a blog post",
+        "time for a post on {t}, go write it",
+        "a blog post, topic: {t}",
+        "get a post on {t} written for me",
+        "I want to share my thoughts on {t}, write it up as a post",
+        "make me an essay on {t}, around {N} words",
+        "knock out a quick article on {t}",
+    ],
+    "DELETE_ARTICLE": [
+        "axe {p}",
+        "take down {p} and delete it",
+        "get {p} off the blog for good",
+        "delete my post about {t}",
+        "remove the article about {t}",
+        "get rid of my post on {t}",
+        "throw away the draft about {t}",
+        "kill the post {p}",
+    ],
+    "RESEARCH_WEB": [
+        "look {t} up on google",
+        "search google for {t}",
+        "research {t} online and report back",
+        "track down articles on the web about {t}",
+        "find out online what people recommend for {t}",
+        "dig around the internet for {t}",
+        "what are the latest developments in {t}? check the web",
+        "scour the web for {t}",
+    ],
+    "BROWSE": [
+        "swing by {u} and see what's new",
+        "check out {u} for me",
+        "navigate to {u}",
+        "go look at {u} and tell me what's there",
+        "show me what's on {u}",
+    ],
+    "SUMMARIZE": [
+        "what is {p} getting at",
+        "condense {p} into a paragraph",
+        "give me the essentials of {p}",
+        "list the takeaways of {p}",
+        "the one-paragraph version of {p}",
+    ],
+    "TRANSLATE": [
+        "translate to {l}: {s}",
+        "how do I say this in {l}: {s}",
+        "render this in {l}: {s}",
+        "what's this in {l}? {s}",
+        "{l} translation of this sentence: {s}",
+    ],
+    "UPDATE_GRAPH": [
+        "my posts' cross-references are out of date, redo them",
+        "re-link my articles",
+        "regenerate the backlinks graph",
+        "my post links are stale, recompute them",
+        "redo the related-posts index",
+    ],
+    "CREATE_ARTICLE": [
+        "an empty post called {n}, I'll write the content later",
+        "just create the file for {n}, leave it blank",
+        "make a placeholder post named {n}",
+        "I need a blank post named {n}",
+        "set up a post titled {n} with nothing in it",
+    ],
+    "ANSWER_QUESTION": [
+        "have I ever deleted a post on {t}?",
+        "did my post on {t} get removed?",
+        "what do my own notes say about {t}",
+        "search my blog for what I said about {t}",
+        "summarise what my posts say about {t}",
+    ],
+}
+PASS6_ZH: dict[str, list[str]] = {
+    "CODE_EXPLAIN": [
+        "`{k}` 这句是做什么用的",
+        "{k} 这个命令有什么作用",
+        "运行 {k} 会发生什么",
+        "给我讲讲 `{k}`",
+        "`{k}` 里的参数分别是什么意思",
+        "这条命令看不懂：{k}",
+        "{k} 为什么要这么写",
+        "这个写法什么意思 `{k}`",
+        "`{k}` 执行完会输出什么",
+        "解释下 {k}",
+    ],
+    "WRITE_ARTICLE": [
+        "搞一篇{t}的博文",
+        "来一篇讲{t}的长文",
+        "写个{N}字左右的{t}文章",
+        "博客缺一篇{t}的，帮忙写一下",
+        "以{t}为题写一篇博客",
+        "给我出一篇 blog，主题是{t}",
+        "写篇短文聊聊{t}，发到博客上",
+        "就{t}这个话题写点东西",
+        "安排一篇{t}的文章",
+        "写一写{t}吧，{N}字就够",
+    ],
+    "DELETE_ARTICLE": [
+        "把讲{t}的那篇删掉",
+        "从博客里撤掉 {p}",
+        "下掉 {p} 这篇",
+        "把 {p} 从站点上拿掉",
+        "关于{t}的文章不要了，删除",
+        "把那篇写{t}的博客删了",
+    ],
+    "RESEARCH_WEB": [
+        "百度一下{t}",
+        "谷歌一下{t}",
+        "去网上调研一下{t}",
+        "帮我在网上找找关于{t}的文献",
+        "网上搜搜{t}有哪些方案",
+        "上网查查{t}现在怎么样了",
+    ],
+    "BROWSE": [
+        "进 {u} 看一眼",
+        "上 {u} 逛逛",
+        "帮我瞄一眼 {u}",
+        "打开 {u} 告诉我上面写了啥",
+        "浏览 {u}",
+    ],
+    "SUMMARIZE": [
+        "{p} 的大意是什么",
+        "把 {p} 的精华提出来",
+        "三句话讲清楚 {p}",
+        "{p} 说了哪些关键点",
+        "给 {p} 写个内容提要",
+    ],
+    "TRANSLATE": [
+        "把下面这句译成{l}：{s}",
+        "翻成{l}：{s}",
+        "{s} 用{l}怎么说",
+        "帮忙译一下这句：{s}",
+        "这句话的{l}是什么：{s}",
+    ],
+    "UPDATE_GRAPH": [
+        "把博客的链接网络重建一下",
+        "文章之间的链接旧了，重算一下",
+        "把相关文章推荐重新跑一遍",
+        "重新整理文章之间的引用关系",
+        "博客的知识图谱该刷新了",
+    ],
+    "CREATE_ARTICLE": [
+        "先建个空文件，标题叫{n}",
+        "占个坑，新建一篇{n}",
+        "建一个只有标题的文章：{n}",
+        "新开一篇空白稿，名字{n}",
+        "弄个空的新文章，叫{n}",
+    ],
+    "ANSWER_QUESTION": [
+        "我删过讲{t}的文章吗",
+        "我自己的笔记里{t}是怎么说的",
+        "在我的博客里找找我对{t}的看法",
+        "我的文章里有哪些关于{t}的结论",
+        "照我博客里写的，{t}该怎么做",
+    ],
+}
+PASS6_FOLLOW_EN: dict[str, list[str]] = {
+    "SUMMARIZE": [
+        "condense it for me",
+        "key takeaways?",
+        "what's the upshot",
+        "the gist in three bullets",
+        "break it down to the essentials",
+        "summarise it briefly",
+    ],
+    "ANSWER_QUESTION": [
+        "does it mention any books?",
+        "is there a conclusion?",
+        "what examples does it give?",
+        "what's the author's main claim?",
+        "does it have any images?",
+    ],
+    "EDIT_CONTENT": [
+        "redo the opening paragraph, it's too dry",
+        "make the second section less technical",
+        "rephrase the intro to be more direct",
+        "drop the paragraph about {t}",
+        'replace every "very" with a stronger word',
+    ],
+    "DELETE_ARTICLE": ["take this one off my site", "delete this article for good"],
+}
+PASS6_FOLLOW_ZH: dict[str, list[str]] = {
+    "SUMMARIZE": [
+        "说下大意",
+        "来个精华版",
+        "它主要讲了什么",
+        "核心内容是啥",
+        "给我提炼一下",
+        "抓一下重点",
+    ],
+    "ANSWER_QUESTION": [
+        "文中有没有提到具体数据",
+        "这篇有配图吗",
+        "作者的观点是什么",
+        "里面举了哪些例子",
+        "结论部分说了什么",
+    ],
+    "EDIT_CONTENT": [
+        "把第二节写得更通俗些",
+        "开头那段太平淡了，改一下",
+        "把文中的“非常”都换掉",
+        "在文末补一段参考资料",
+        "给每一节加个小结",
+    ],
+    "DELETE_ARTICLE": ["这篇作废，删除", "这篇下线并删除"],
+}
+PASS6_SELECTION: dict[str, list[str]] = {
+    "EDIT_CONTENT": [
+        "format this as a table",
+        "break this paragraph in two",
+        "make this sound less stiff",
+        "把这段改成表格",
+        "这段拆成两段",
+        "把这几句合并成一句",
+        "lay this out as numbered steps",
+        "put these lines in alphabetical order",
+        "restructure this as a short outline",
+        "merge these two sentences",
+        "把这些整理成清单",
+        "给这段加上小标题",
+        "rewrite this in the passive voice",
+        "这几行排成一个表",
+    ],
+    "CODE_EXPLAIN": [
+        "will this work with an empty list?",
+        "what's the time complexity here",
+        "why does this return None?",
+        "这段有没有内存泄漏",
+        "这里的复杂度是多少",
+        "这个循环会不会死循环",
+    ],
+    "TRANSLATE": ["give me this passage in {l}", "把这段翻成{l}"],
+}
+TRICKY6 = [
+    ("ANSWER_QUESTION", "不用写博客，给我讲讲{t}就行"),
+    ("ANSWER_QUESTION", "先别发文章，聊聊{t}"),
+    ("ANSWER_QUESTION", "别生成文章了，直接告诉我{t}是什么"),
+    ("ANSWER_QUESTION", "no article needed, just tell me briefly what {t} is"),
+    ("ANSWER_QUESTION", "skip the blog post, I only want a quick explanation of {t}"),
+    ("WRITE_ARTICLE", "no web search needed, write a post on {t}"),
+    ("WRITE_ARTICLE", "不用上网，直接写一篇{t}的文章"),
+    ("SUMMARIZE", "no need to rewrite {p}, just summarise it"),
+]
+
 # Negations and questions about an action: the label is what should run (often no effect).
 TRICKY = [
     ("ANSWER_QUESTION", "don't search the web, what do my posts say about {t}"),
@@ -1039,7 +1334,7 @@ def mixed(rng: random.Random, text: str) -> str:
 
 def fill(rng: random.Random, template: str, zh: bool, topics: list[str]) -> str:
     topic, other = rng.sample(topics, 2)
-    return (
+    text = (
         template.replace("{t2}", other)
         .replace("{t}", topic)
         .replace("{p}", rng.choice(PATHS))
@@ -1049,6 +1344,15 @@ def fill(rng: random.Random, template: str, zh: bool, topics: list[str]) -> str:
         .replace("{c}", rng.choice(CODE))
         .replace("{e}", rng.choice(ERRORS))
     )
+    # Pass 6's placeholders draw only when present, so earlier templates keep their rows.
+    for key, values in (
+        ("{k}", SNIPPETS),
+        ("{s}", SENTENCES),
+        ("{N}", ["500", "800", "1200", "2000"]),
+    ):
+        if key in text:
+            text = text.replace(key, rng.choice(values))
+    return text
 
 
 def vary(rng: random.Random, text: str, zh: bool) -> str:
@@ -1092,8 +1396,10 @@ def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
     train_en = [t for t in TOPICS_EN if t not in held_topics_en]
     train_zh = [t for t in TOPICS_ZH if t not in held_topics_zh]
 
-    def emit(intent: str, context: str, templates: list[str], zh: bool, copies: int) -> None:
-        for i, template in enumerate(templates):
+    def emit(
+        intent: str, context: str, templates: list[str], zh: bool, copies: int, start: int = 0
+    ) -> None:
+        for i, template in enumerate(templates, start):
             held = i % HELD_EVERY == HELD_EVERY - 1
             topics = sorted(held_topics_zh if zh else held_topics_en) if held else (
                 train_zh if zh else train_en)  # fmt: skip
@@ -1103,6 +1409,14 @@ def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
             for _ in range(n):
                 text = vary(rng, fill(rng, template, zh, topics), zh)
                 rows.append((_split(i), intent, context, text))
+
+    def emit_selection(texts: dict[str, list[str]], start: dict[str, int]) -> None:
+        for intent, templates in texts.items():
+            for i, template in enumerate(templates, start.get(intent, 0)):
+                zh = not template.isascii()
+                for _ in range(4):
+                    text = vary(rng, fill(rng, template, zh, TOPICS_ZH if zh else TOPICS_EN), zh)
+                    rows.append((_split(i), intent, "selection", text))
 
     for intent, templates in EN.items():
         emit(intent, "-", templates, False, 14)
@@ -1156,6 +1470,23 @@ def generate(rng: random.Random) -> list[tuple[str, str, str, str]]:
                  "为什么这里用 map 而不是循环"]:  # fmt: skip
         for _ in range(4):
             rows.append(("train", "CODE_EXPLAIN", "selection", vary(rng, text, not text.isascii())))
+    # Pass 6, with its own random stream: every row above stays as it was.
+    rng.seed(26)
+    for intent, templates in PASS6_EN.items():
+        emit(intent, "-", templates, False, 14, len(EN[intent]))
+    for intent, templates in PASS6_ZH.items():
+        emit(intent, "-", templates, True, 14, len(ZH[intent]))
+    for intent, templates in PASS6_FOLLOW_EN.items():
+        emit(intent, "focus", templates, False, 8, len(FOLLOW_EN.get(intent, [])))
+    for intent, templates in PASS6_FOLLOW_ZH.items():
+        emit(intent, "focus", templates, True, 8, len(FOLLOW_ZH.get(intent, [])))
+    # The selection rows above are all trained on; these continue from their counts.
+    emit_selection(PASS6_SELECTION, {"EDIT_CONTENT": 9, "CODE_EXPLAIN": 20, "TRANSLATE": 1})
+    for i, (intent, template) in enumerate(TRICKY6, len(TRICKY)):
+        zh = not template.isascii()
+        for _ in range(10):
+            text = vary(rng, fill(rng, template, zh, TOPICS_ZH if zh else TOPICS_EN), zh)
+            rows.append((_split(i), intent, "-", text))
     return rows
 
 
@@ -1205,7 +1536,7 @@ def main() -> None:
         out.append(f"{split}\t{intent}\t{context}\t{text}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(out) + "\n", encoding="utf-8")
-    print(f"{len(out) - 2} rows -> {OUT.relative_to(ROOT)}")
+    print(f"{len(out) - 2} rows -> {OUT}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ failure instead when ``SKILLRT_REQUIRE_CHROMIUM=1`` (CI).
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
 
@@ -27,6 +28,7 @@ from skillrt.skills.browsing.browser import run_action
 from skillrt.skills.browsing.chromium_browser import CHROMIUM_ARGS
 from skillrt.skills.browsing.config import browser_config
 from tests.browsing_support import require_chromium
+from tests.netsec_support import Server
 from tests.site import SECRET_NUMBER, TARGET_CODE, TestSite
 
 pytestmark = pytest.mark.chromium
@@ -143,6 +145,7 @@ def test_launch_arguments() -> None:
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     ):
         assert flag in CHROMIUM_ARGS
 
@@ -154,3 +157,39 @@ async def test_without_playwright_the_backend_says_what_to_install(
     browser = ChromiumBrowser(browser_config(load_config()), firewall())
     with pytest.raises(MissingDependency, match=r"pip install 'skillrt\[browser\]'"):
         await browser.goto("http://127.0.0.1:9/")
+
+
+WEBRTC_PAGE = """<title>Call</title><p>calling</p><script>
+window.outcome = "started";
+try {
+  const pc = new RTCPeerConnection({iceServers: [{urls: "stun:127.0.0.1:%d"}]});
+  pc.createDataChannel("x");
+  pc.createOffer().then(o => pc.setLocalDescription(o)).then(() => { window.outcome = "offered"; });
+} catch (e) { window.outcome = "refused: " + e; }
+</script>"""
+
+
+async def test_a_page_sends_no_webrtc_packets_past_the_firewall(
+    chromium: ChromiumBrowser,
+) -> None:
+    """WebRTC's STUN goes to an IP literal over UDP, past the route and the resolver rules:
+    a page could probe 127.0.0.1 or the LAN. Before, this page sent four packets to the
+    listening port; now it has no RTCPeerConnection, and Chromium sends no UDP without a
+    proxy."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.setblocking(False)
+    page = WEBRTC_PAGE % listener.getsockname()[1]
+    try:
+        with Server({"/call": (200, {"Content-Type": "text/html"}, page.encode())}) as server:
+            await chromium.goto(server.url("/call"))
+            await asyncio.sleep(2.0)  # ICE gathering sends its STUN request at once
+            assert chromium.title == "Call"
+            page_obj = chromium._page
+            assert page_obj is not None
+            outcome = await page_obj.evaluate("window.outcome")
+        with pytest.raises(BlockingIOError):
+            listener.recv(2048)  # nothing arrived
+    finally:
+        listener.close()
+    assert outcome.startswith("refused")

@@ -209,3 +209,18 @@ async def test_chromium_refuses_a_gzip_bomb_unread(tmp_path: Path) -> None:
             await browser.close()
     assert lag < LAG_LIMIT_S
     assert where == server.url("/ok")
+
+
+@pytest.mark.parametrize("step", [1, 2, 7, 65536])
+def test_a_gzip_body_of_several_members_is_decoded_whole(step: int) -> None:
+    """``cat a.gz b.gz`` is one gzip body (RFC 1952): before, the page ended with the first
+    member, silently. Zero padding after the last member is ignored."""
+    parts = [b"<p>one</p>", b"<p>two</p>" * 1000, b"<p>three</p>"]
+    raw = b"".join(gzip.compress(p) for p in parts) + b"\0" * 4
+    decoder = CappedDecoder("gzip", 1_000_000)
+    out = b"".join(p for i in range(0, len(raw), step) for p in decoder.feed(raw[i : i + step]))
+    assert out == b"".join(parts) and not decoder.full
+    capped = CappedDecoder("gzip", 20)  # the cap holds across members
+    assert b"".join(capped.feed(raw)) == b"".join(parts)[:20] and capped.full
+    with pytest.raises(BrowserError, match="gzip body is corrupt"):  # a broken second member
+        list(CappedDecoder("gzip", 1000).feed(gzip.compress(b"a") + b"\x1f\x8bbroken"))

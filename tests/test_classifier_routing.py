@@ -348,3 +348,216 @@ async def test_a_summary_or_another_language_never_overwrites_the_post(text: str
         question = outcome[2]
         offered = [c.intent for c in question.choices] if question else []
         assert "EDIT_CONTENT" not in offered, (text, trust)
+
+
+# --- pass 6 (after fresh round 6) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["what does `ls -la | sort -k5` do?", "how does `Promise.race(ps)` work",
+     "why would anyone write `x = x || {}`", "`x ||= 1` 是什么意思",
+     "这条命令是干嘛的：rm -rf build", "那段 SQL 有什么用"],
+)  # fmt: skip
+async def test_a_question_about_quoted_code_is_code_to_explain(text: str) -> None:
+    """Round 6's largest group of misses: code quoted into a question was taken for a question
+    about the blog (the table's "what does …" rule)."""
+    kind, intent, _ = await decide(text)
+    assert (kind, intent.type) == ("run", "CODE_EXPLAIN"), text
+    _, about_writing, _ = await decide("how do I write a post about `asyncio`?")
+    assert about_writing.type == "ANSWER_QUESTION"
+
+
+def test_quoted_code_marks_the_request_as_code_and_a_title_is_a_marker() -> None:
+    assert "x:code" in features("what does `git stash pop` do")
+    assert "x:code" in features("explain find . -name '*.py' | xargs wc -l")
+    assert "x:code" not in features("write a post about docker layer caching")
+    marked = features("把标题为《周报》的文章删除")
+    assert "w:zztitle" in marked and "c1:周" not in marked
+
+
+@pytest.mark.parametrize("llm", [None, always("WRITE_ARTICLE")])
+@pytest.mark.parametrize("text", ["open a fresh post for me", "start a new article, please"])
+async def test_a_new_post_with_no_topic_is_never_a_written_one(text: str, llm: Any) -> None:
+    outcome = await decide(text, llm, "high")
+    assert outcome[1].type == "CREATE_ARTICLE"
+    assert started(outcome) != "WRITE_ARTICLE"
+
+
+async def test_reshaping_the_selection_is_an_edit_and_another_language_a_translation() -> None:
+    selection = {"current_file": "posts/a.md", "has_selection": True}
+    for text in ("restructure this as a checklist", "split this into shorter sentences"):
+        _, intent, _ = await decide(text, context=selection)
+        assert intent.type == "EDIT_CONTENT", text
+    _, other, _ = await decide("turn this into French", context=selection)
+    assert other.type == "TRANSLATE"
+
+
+@pytest.mark.parametrize("text", ["can you delete posts too?", "你会翻译文章吗"])
+async def test_a_question_about_what_it_can_do_offers_small_talk(text: str) -> None:
+    kind, _, question = await decide(text)
+    assert kind == "ask" and "CHAT" in [c.intent for c in question.choices]
+
+
+async def test_the_main_point_of_the_post_in_focus_is_a_summary() -> None:
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    for text in ("what's the central point of it?", "what is its main idea, in short"):
+        kind, intent, _ = await decide(text, context=focus)
+        assert (kind, intent.type) == ("run", "SUMMARIZE"), text
+    _, topic, _ = await decide("what's the main argument for using Rust?")
+    assert topic.type == "ANSWER_QUESTION"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["could this overflow?", "is there a memory leak in it", "这里会不会死锁", "详细讲解一下"],
+)
+async def test_a_question_about_the_selected_codes_faults_is_code_to_explain(text: str) -> None:
+    kind, intent, _ = await decide(text, context={"current_file": "a.md", "has_selection": True})
+    assert (kind, intent.type) == ("run", "CODE_EXPLAIN")
+
+
+@pytest.mark.parametrize("llm", [None, always("ANSWER_QUESTION")])
+async def test_a_post_named_in_english_inside_chinese_is_written(llm: Any) -> None:
+    """ "写篇 blog 聊聊 X 怎么用" was a question about the blog (the 怎么 in its topic)."""
+    kind, intent, question = await decide("帮我写篇 blog 聊聊 Docker 多阶段构建怎么用", llm, "high")
+    assert intent.type == "WRITE_ARTICLE"
+    assert intent.parameters["topic"] == "Docker 多阶段构建怎么用"
+    assert started((kind, intent, question)) in (None, "WRITE_ARTICLE")
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [("show me the key points", "SUMMARIZE"), ("boil this post down", "SUMMARIZE"),
+     ("来一份精简版", "SUMMARIZE"), ("does it cite any papers?", "ANSWER_QUESTION"),
+     ("文中有没有提到 Redis", "ANSWER_QUESTION")],
+)  # fmt: skip
+async def test_short_follow_ups_about_the_post_in_focus_read_it(text: str, intent: str) -> None:
+    """A summary in other words, or a yes/no question about the post in focus, runs at once
+    and never becomes an edit of it (they got numbered choices, an edit offered first)."""
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    kind, parsed, _ = await decide(text, context=focus)
+    assert (kind, parsed.type) == ("run", intent)
+    _, elsewhere, _ = await decide("does it rain a lot in Lisbon in May?")
+    assert elsewhere.type != "SUMMARIZE"
+
+
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", MODELS)
+async def test_asking_whether_something_was_done_never_does_it(llm: Any, trust: str) -> None:
+    """ "did you delete it?" with a post in focus deleted it at 0.999: a question about what
+    was done holds back, and is a question about the blog."""
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    for text, context in [("did you delete it?", focus), ("have you written it yet?", focus),
+                          ("did I delete the post about Bun?", None),
+                          ("has my post on Deno been removed?", None)]:  # fmt: skip
+        outcome = await decide(text, llm, trust, context)
+        assert started(outcome) not in EFFECTS, text
+    _, intent, _ = await decide("did I delete the post about Bun?")
+    assert intent.type == "ANSWER_QUESTION"
+
+
+@pytest.mark.parametrize("llm", [None, always("DELETE_ARTICLE")])
+async def test_removing_a_part_of_a_post_is_an_edit_never_a_delete(llm: Any) -> None:
+    for text in (
+        "remove the section about Bun from posts/a.md",
+        "drop the last two paragraphs of posts/a.md",
+        "clean up the formatting of posts/a.md",
+    ):
+        outcome = await decide(text, llm, "high")
+        assert outcome[1].type == "EDIT_CONTENT", text
+        assert started(outcome) != "DELETE_ARTICLE"
+    _, whole, _ = await decide("remove the post posts/a.md")
+    assert whole.type == "DELETE_ARTICLE"
+
+
+@pytest.mark.parametrize("text", ["ok, thanks!", "alright cool", "好的谢谢", "嗯嗯好的"])
+async def test_a_few_acknowledgements_in_a_row_are_small_talk(text: str) -> None:
+    kind, intent, _ = await decide(text)
+    assert (kind, intent.type) == ("run", "CHAT")
+    _, request, _ = await decide("ok, delete posts/a.md")
+    assert request.type == "DELETE_ARTICLE"
+
+
+async def test_more_words_for_deleting_scrolling_and_searching() -> None:
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    browsing = {"last_skill": "bench_browse"}
+    cases = [
+        ("axe posts/a.md", None, "DELETE_ARTICLE"),
+        ("这篇从网站上撤下", focus, "DELETE_ARTICLE"),
+        ("把这段从开头去掉", focus, "EDIT_CONTENT"),
+        ("scroll a bit more down", browsing, "BROWSE"),
+        ("google how to undo a git merge", None, "RESEARCH_WEB"),
+    ]
+    for text, context, expected in cases:
+        _, intent, _ = await decide(text, context=context)
+        assert intent.type == expected, text
+    assert not holds_back("google how to undo a git merge")
+    assert holds_back("how to delete a post?")
+
+
+# --- pass 7 (round 7's misses) ------------------------------------------------------------------
+
+FOCUS = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+
+
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", MODELS)
+async def test_praise_for_an_edit_never_edits_again(llm: Any, trust: str) -> None:
+    """ "改得不错，谢谢" with a post in focus started an edit of it, under every model and trust
+    (round 7's one dangerous route): praise for what was done is small talk, or holds back."""
+    for text in ("改得不错，谢谢", "写得真好！", "nice edit, thanks", "looks great, thanks!",
+                 "great job on the translation", "改得不错，再把标题改一下"):  # fmt: skip
+        outcome = await decide(text, llm, trust, FOCUS)
+        assert started(outcome) not in EFFECTS, text
+    kind, intent, _ = await decide("改得不错，谢谢", None, "low", FOCUS)
+    assert (kind, intent.type) == ("run", "CHAT")
+
+
+@pytest.mark.parametrize(
+    ("text", "held"),
+    [
+        ("帮我把 posts/remote-work.md 翻译成英语，原文别动", False),
+        ("translate this post into English, don't touch the original", False),
+        ("新建一篇文章 标题是 Rust 异步踩坑记录 别帮我写正文", False),
+        ("帮我开一个新帖子，标题“旅行清单”，不用写内容", False),
+        ("不要只看我的博客，去网上查一下 Zig 0.14 的新特性", False),
+        ("网上查查 SQLite 有没有原生支持向量检索的扩展", False),
+        ("search the web to check whether Go 1.22 changed loop variables", False),
+        # still held back: what is left alone is the action itself
+        ("don't delete posts/x.md, just change its title", True),
+        ("别动原文以外的东西，删掉 posts/a.md", True),
+        ("不用上网查 就说说我自己的文章里关于缓存是怎么讲的", True),
+        ("我有没有写过 Redis", True),
+        ("great job on the translation", True),
+    ],
+)
+def test_what_a_request_leaves_alone_is_no_negation_of_it(text: str, held: bool) -> None:
+    """Round 7: a translation that leaves the original be, a new post with no body yet, a
+    search past the blog, a search whose query holds question words, were asked about."""
+    assert holds_back(text) is held
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("what does the code block in this post actually do?", "CODE_EXPLAIN"),
+        ("explain the Rust example in this post, step by step", "CODE_EXPLAIN"),
+        ("文中那段 Dockerfile 是什么意思", "CODE_EXPLAIN"),
+        ("这篇里第二个代码块我没看懂，讲讲", "CODE_EXPLAIN"),
+        ("解释一下这篇文章里的代码", "CODE_EXPLAIN"),
+        ("这篇的标签和关联更新到图谱里", "UPDATE_GRAPH"),
+        ("add this post to the knowledge graph", "UPDATE_GRAPH"),
+        ("what does this post say about code review?", "ANSWER_QUESTION"),
+    ],
+)
+async def test_the_code_of_the_post_in_focus_and_adding_it_to_the_graph(
+    text: str, intent: str
+) -> None:
+    _, parsed, _ = await decide(text, None, "low", FOCUS)
+    assert parsed.type == intent, text
+
+
+async def test_a_post_added_to_the_graph_by_its_path_is_a_graph_update() -> None:
+    _, parsed, _ = await decide("把 posts/zfs-nas.md 加到知识图谱里")
+    assert parsed.type == "UPDATE_GRAPH"

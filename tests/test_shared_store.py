@@ -802,3 +802,85 @@ def test_a_history_batch_is_one_statement_with_repeats_and_more_than_the_limit(
         3 + _TRIM_EVERY,
     ]
     db.close()
+
+
+async def test_a_round_is_one_statement_with_its_history_and_a_lease_release(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """Issue 29: a commit round's checkpoints, its history entries and the release of a task
+    that ended go in one statement (one round trip, one WAL flush)."""
+    import structlog
+
+    from skillrt import load_config
+    from skillrt._state.postgres.backend import PostgresBackend
+
+    cfg = load_config(content_root=tmp_path, state_dir=tmp_path / ".skillrt", state_url=pg_url)
+    backend = PostgresBackend.open(
+        cfg, logger=structlog.get_logger(), on_reset=lambda: None, opened=[]
+    )
+    assert await backend.hold("old") is True
+    assert await backend.hold("new") is True
+    sent: list[str] = []
+    connection = backend.database.connection
+
+    def counted(*, durable: bool = True) -> Any:
+        sent.append("durable" if durable else "bookkeeping")
+        return connection(durable=durable)
+
+    backend.database.connection = counted  # type: ignore[method-assign]
+
+    def rows(sql: str) -> list[tuple[Any, ...]]:
+        with connection() as conn:
+            return list(conn.execute(sql).fetchall())
+
+    def history_side() -> Any:
+        entry = {"task_id": "new", "session_id": "s", "state": "EXECUTING"}
+        return lambda: backend.history.add_batch([entry], [("s", {"role": "user"})])
+
+    backend.committer.add_side(history_side)
+    backend.committer.put(_record("new", 1.0))
+    backend.committer.put(_record("old", 1.0, state="COMPLETED"))
+    await backend.release("old")
+    await backend.committer.durable()
+    assert sent == ["durable"]  # everything above: one statement
+    assert dict(rows("SELECT task_id, worker_id FROM skillrt_leases")) == {"new": backend.worker_id}
+    assert {r for (r,) in rows("SELECT task_id FROM skillrt_tasks")} == {"new", "old"}
+    assert [t for (t,) in rows("SELECT task_id FROM skillrt_history_tasks")] == ["new"]
+    assert len(rows("SELECT seq FROM skillrt_history_messages")) == 1
+    assert "new" in backend.runlocks._held and "old" not in backend.runlocks._held
+    backend.close()
+
+
+def test_a_history_the_server_refuses_never_costs_a_rounds_checkpoints(pg_url: str) -> None:
+    """The round's statement fails as a whole when its history part is refused: the
+    checkpoints are written again alone (and their fencing still told), the history logged."""
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase, PgHistory, PgRunLocks, PgTaskStore
+
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
+    store, history, locks_b = PgTaskStore(a), PgHistory(a), PgRunLocks(b, lease_s=30)
+    PgTaskStore(b).apply([_record("theirs", 1.0)], [])
+    assert locks_b.hold("theirs") is True
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE skillrt_history_messages RENAME TO away")
+    try:
+        with pytest.raises(StoreUnavailable) as caught, store.grouped():
+            store.apply([_record("mine", 2.0), _record("theirs", 2.0, tokens=7)], [])
+            history.add_batch([], [("s", {"role": "user"})])
+        assert caught.value.reason == "lease_lost" and "theirs" in str(caught.value)
+        assert store.get("mine") == _record("mine", 2.0)
+        theirs = store.get("theirs")
+        assert theirs is not None and theirs.tokens == 0
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("ALTER TABLE away RENAME TO skillrt_history_messages")
+    assert history.messages("s") == []  # refused, and logged; nothing half-written
+    with store.grouped():  # the table back: both go again, together
+        store.apply([_record("mine", 3.0)], [])
+        history.add_batch([], [("s", {"role": "user"})])
+    assert history.messages("s") == [{"role": "user"}]
+    assert store.get("mine") == _record("mine", 3.0)
+    locks_b.close()
+    a.close()
+    b.close()

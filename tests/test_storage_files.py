@@ -245,7 +245,8 @@ from pathlib import Path
 from skillrt.blog.files import FileStore
 files = FileStore(Path(sys.argv[1]))
 a, b = "A" * 3_000_000, "B" * 3_000_000
-print("ready", flush=True)
+files.write("posts/big.md", a)  # an old file first: a kill before the first write ends
+print("ready", flush=True)  # (a loaded machine) leaves no file at all, which says nothing
 while True:
     files.write("posts/big.md", a)
     files.write("posts/big.md", b)

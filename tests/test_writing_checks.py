@@ -165,7 +165,12 @@ async def test_scaffolding_copied_whole_is_stripped_and_the_article_saved(blog: 
     assert msg.state == "COMPLETED", msg.content
     text = (blog / msg.data["path"]).read_text(encoding="utf-8")
     assert "Write section" not in text and "Key points" not in text
-    assert check_names(msg) == {"no_scaffolding": True, "not_degenerate": True, "wikilinks": True}
+    assert check_names(msg) == {
+        "no_scaffolding": True,
+        "not_degenerate": True,
+        "language": True,
+        "wikilinks": True,
+    }
 
 
 async def test_a_retry_that_passes_is_saved_and_reports_two_attempts(blog: Path) -> None:

@@ -112,6 +112,8 @@ class _Copycat:
         if kind == "extract":
             return EXTRACTION
         self.section_tokens.append(options.max_tokens)
+        if "English" in messages[0]["content"]:  # each article in the language it was asked in
+            return "Lying flat is a choice, and a fair one."
         return "躺平是一种选择。"
 
 

@@ -57,6 +57,7 @@ _SHAPE_TAIL = re.compile(
     r"|\bsk?|\bB(?:e(?:a(?:r(?:er?)?)?)?)?)$"
 )
 _SHORTEST_SHAPE = len("sk-") + 16  # what _KEY_SHAPES matches is never shorter
+_PLAIN = frozenset({int, float, bool, type(None)})  # nothing to redact in these
 _ENV_SECRETS = ("OPENAI_API_KEY", "SKILLRT_LLM__API_KEY", "SKILLRT_BROWSER__SEARCH__API_KEY")
 
 
@@ -145,22 +146,41 @@ class Redactor:
 
     def __call__(self, value: Any) -> Any:
         """Redact a JSON-like value (strings inside dicts and lists, keys named like secrets)."""
+        kind = type(value)
+        if kind is dict:
+            return self.fields(value)
+        if kind is str:
+            return self.text(value)
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            out: dict[Any, Any] = {}
-            for k, v in value.items():
-                if isinstance(v, str):  # the common case, without a call per value
-                    secret = v and isinstance(k, str) and _is_secret_key(k)
-                    out[k] = REDACTED if secret else self.text(v)
-                elif isinstance(v, dict | list | tuple):
-                    out[k] = self(v)
-                else:
-                    out[k] = v
-            return out
+            return self.fields(value)
         if isinstance(value, list | tuple):
             return [self(v) for v in value]
         return value
+
+    def fields(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        """``__call__`` of a dict: the hot walk (every event's data, every log line). Exact
+        types first, without a call per value; a string shorter than any secret or key shape
+        is kept as it is."""
+        shortest, secret_key = self._shortest, _is_secret_key
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            kind = type(v)
+            if kind is str or (kind not in _PLAIN and isinstance(v, str)):
+                if v and isinstance(k, str) and secret_key(k):
+                    out[k] = REDACTED
+                else:
+                    out[k] = v if len(v) < shortest else self.text(v)
+            elif kind in _PLAIN:
+                out[k] = v
+            elif kind is dict:
+                out[k] = self.fields(v)
+            elif isinstance(v, dict | list | tuple):
+                out[k] = self(v)
+            else:
+                out[k] = v
+        return out
 
     def processor(
         self, _logger: Any, _name: str, event_dict: MutableMapping[str, Any]

@@ -81,10 +81,23 @@ _GREETING = (
 _ACKNOWLEDGEMENT = (
     r"ok(?:ay)?|k|kk|cool|nice|great|got\s+it|sure|fine|alright|yes|no|yeah|nope|"
     r"lol|haha|hmm+|um+|uh+|"
-    r"好的|好|行|[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了"
+    r"好的|好|行|[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了|"
+    # Praise for what was done ("改得不错", "nice edit", "looks great"), round 7: with a post in
+    # focus, "改得不错，谢谢" started an edit of it without a yes.
+    r"(?:改|写|翻|译|翻译|总结|删|弄|做|整|润色)得(?:真|很|挺|太|蛮|非常)?"
+    r"(?:不错|好|漂亮|棒|到位|专业)(?:了|啊|呀|哦)?|"
+    r"(?:(?:really|very)\s+)?(?:nice|great|good|excellent|perfect|lovely|awesome|solid|neat)"
+    r"\s+(?:edit|edits|job|work|rewrite|translation|summary|one|post|article)|"
+    r"(?:that|this|it)?\s*looks?\s+(?:really\s+)?(?:good|great|fine|perfect|nice)|"
+    r"well\s+(?:written|put|done)|perfect|excellent|awesome|love\s+it"
 )
 _END_PUNCT = r"[\s!！.。~～?？,，、]*"
-_SMALL_TALK = re.compile(f"(?:{_GREETING}|{_ACKNOWLEDGEMENT}){_END_PUNCT}")
+# Up to three of them in a row ("okay cool", "ok, thanks!", "好的谢谢"), pass 6; English words
+# need a space or a comma between them.
+_TALK = f"(?:{_GREETING}|{_ACKNOWLEDGEMENT})"
+_SMALL_TALK = re.compile(
+    f"{_TALK}(?:(?:[\\s,，、!！.。~～]+|(?<=[^\\x00-\\x7f])){_TALK}){{0,2}}{_END_PUNCT}"
+)
 _GREETING_TALK = re.compile(f"(?:{_GREETING}){_END_PUNCT}")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{0,15}")
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{1,3}")
@@ -126,13 +139,23 @@ _NEGATION = re.compile(
 _ASKS_ABOUT = re.compile(
     r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:have|has|had|did|do|does|was|were|is|are|am)"
     r"\s+(?:i|we|my|there)\b|"
-    r"\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|\bhow\s+to\b|"
+    # "did you delete it?", "have you written it yet?": a question about what was done (pass 6:
+    # it deleted the post in focus, at 0.999).
+    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:did|have|had|was|were)\s+you\b|"
+    r"\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|"
+    # "google how to fix X": what to search for, not a question about the search (pass 6).
+    r"(?<!\bgoogle\s)(?<!\bsearch\s)(?<!\bsearch\sfor\s)(?<!\blook\sup\s)\bhow\s+to\b|"
     r"\bwhat\s+(?:did|have|has)\s+(?:i|we)\b|\b(?:whether|if)\s+i\s+(?:have|had|wrote|did)\b|"
     r"有没有|是不是|有无|(?:写|删|发|搜|翻译|建)过|"
     r"(?:怎么|如何|怎样|咋)\s*(?:才能|能|去|来)?\s*"
-    r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)|"
-    # A question about what the runtime can do ("can you write posts in Chinese too?", "你会翻译
-    # 文章吗"): an answer about the runtime, never the action itself without a yes.
+    r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)",
+    re.IGNORECASE,
+)
+# A question about what the runtime can do ("can you write posts in Chinese too?", "你会翻译
+# 文章吗"): an answer about the runtime, never the action itself without a yes; small talk is
+# among the choices it gets (pass 6: "can you translate posts too?" was offered Translate,
+# Delete and Update the graph).
+_ABOUT_ME = re.compile(
     r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:can|could|do|will)\s+you\s+(?:also\s+|even\s+)?"
     r"(?:\w+\s+){1,4}?(?:too|also|as\s+well|at\s+all|in\s+general)\s*[?？]?$|"
     r"\b(?:are\s+you\s+able\s+to|do\s+you\s+know\s+how\s+to|is\s+it\s+possible\s+to)\b|"
@@ -141,12 +164,76 @@ _ASKS_ABOUT = re.compile(
 )
 
 
+# Praise for what was done, before anything else is asked ("great job on the translation",
+# "改得不错，再…"): a verdict on the last action, never a new one without a yes (round 7).
+_PRAISE = re.compile(
+    r"^(?:(?:really|very)\s+)?(?:nice|great|good|excellent|perfect|lovely|awesome|solid)\s+"
+    r"(?:edit|edits|job|work|rewrite|translation|summary)\b|"
+    r"^(?:改|写|翻|译|翻译|总结|删|弄|做|整|润色)得(?:真|很|挺|太|蛮|非常)?(?:不错|好|漂亮|棒|到位)",
+    re.IGNORECASE,
+)
+
+
+# What a request says it leaves alone, which is the action's own nature and no negation of it
+# (round 7): a translation leaves the original be ("…，原文别动", "don't touch the original"),
+# a new empty post has no body yet ("不用写内容", "别帮我写正文"), a web search goes past the blog
+# ("不要只看我的博客，去网上查").
+_LEAVES_ALONE = re.compile(
+    r"(?:原文|原稿|原来的(?:文章)?)\s*(?:别|不要|不用|不必)\s*(?:动|改|碰)|"
+    r"(?:别|不要|不用)\s*(?:动|改|碰)\s*(?:原文|原稿)(?!以外|之外|外)|"
+    r"\b(?:don['’]?t|do\s+not)\s+(?:touch|change|modify|overwrite|edit)\s+the\s+original\b|"
+    r"(?:不用|不要|别|无需|不必)\s*(?:帮我|帮忙)?\s*(?:写|填)\s*(?:内容|正文)|"
+    r"\b(?:don['’]?t|do\s+not|no\s+need\s+to)\s+(?:write|fill\s+in)\s+(?:the\s+|any\s+)?"
+    r"(?:body|content|text)\b|"
+    r"(?:不要|别|不用)\s*只\s*(?:看|查|搜|用)\s*(?:我的)?\s*(?:博客|文章)|"
+    r"\b(?:don['’]?t|do\s+not)\s+(?:just|only)\s+(?:use|look\s+at|search|check)\s+my\s+"
+    r"(?:blog|posts)\b",
+    re.IGNORECASE,
+)
+# A web search named first: what follows is what to look up, and its question words
+# ("网上查查 SQLite 有没有…", "search the web to check whether…") ask nothing of the runtime.
+_SEARCH_FIRST = re.compile(
+    r"^(?:请|帮我|麻烦|你)?\s*(?:去|到)?\s*(?:上网|网上|在网上|google|谷歌|百度)\s*"
+    r"(?:查|搜|搜索|查询|找|研究|调研)|"
+    r"^(?:(?:please|pls|can\s+you|could\s+you)\s+)?(?:search|look\s+up|check)\s+"
+    r"(?:the\s+web|online|the\s+internet)\b",
+    re.IGNORECASE,
+)
+
+
 def holds_back(text: str) -> bool:
     """Whether ``text`` holds back from an action: a negation ("don't", "不用", "别", "不要")
-    or a question about it ("have I written…?", "how do I…?", "我有没有写过…"). A route to a
+    or a question about it ("have I written…?", "how do I…?", "我有没有写过…"), or praise
+    for what was done ("great job on the translation", "改得不错，…"). A route to a
     write, delete or web task from such a request never starts without a yes, however sure
     the router is: "don't delete posts/x.md, just change its title" deletes nothing."""
-    return _NEGATION.search(text) is not None or _ASKS_ABOUT.search(text.strip()) is not None
+    said = _LEAVES_ALONE.sub(" ", text)
+    searching = _SEARCH_FIRST.search(text.strip()) is not None
+    return (
+        _NEGATION.search(said) is not None
+        or (not searching and _ASKS_ABOUT.search(said.strip()) is not None)
+        or asks_what_it_can_do(text)
+        or _PRAISE.search(text.strip()) is not None
+    )
+
+
+_WAS_DONE = re.compile(
+    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:did|have|has|had|was|were)\s+(?:i|we|you|my|our)\b|"
+    r"(?:写|删|发|搜|翻译|建)过",
+    re.IGNORECASE,
+)
+
+
+def asks_what_was_done(text: str) -> bool:
+    """Whether ``text`` asks whether something was done ("did I delete the post about X?",
+    "我删过讲 X 的那篇吗"): a question about the blog and its history, never the action."""
+    return _WAS_DONE.search(text.strip()) is not None
+
+
+def asks_what_it_can_do(text: str) -> bool:
+    """Whether ``text`` asks what the runtime can do ("can you translate posts too?", "你会翻译
+    文章吗"): it holds back, and small talk is among the actions it is offered."""
+    return _ABOUT_ME.search(text.strip()) is not None
 
 
 # --- scoring a model's suggestion ---------------------------------------------------------------

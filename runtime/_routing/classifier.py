@@ -31,6 +31,17 @@ _URL = re.compile(
     r"https?://\S+|(?<![\w@.])(?:www\.)?(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|cn|ai|app|rs)\b\S*"
 )
 _CODE = re.compile(r"[{}();=<>\[\]]|=>|::|\bdef\b|\bfn\b|\bconst\b|\breturn\b")
+# Code quoted or pasted into a sentence (pass 6): an inline span in backticks, a shell pipeline,
+# a command-line flag, an SQL query. Each alone marks the request as holding code, which the
+# count of code characters above missed ("what does `git rebase -i HEAD~3` do?").
+_SNIPPET = re.compile(
+    r"`[^`\n]{2,}`|\|\s*(?:xargs|grep|wc|sort|head|tail|awk|sed|cut|uniq|less|tee)\b|"
+    r"(?:^|\s)--?[a-z][a-z-]*(?=\s|$)|"
+    r"\bselect\s+[\w*, ()]+\s+from\s+\w"
+)
+# A title in title marks (《Rust 所有权》, 「…」) is a name, not a word of the request: like a
+# path or a URL it becomes a marker (pass 6: "把标题为《周报》的文章删除" was a new post).
+_TITLE = re.compile(r"《[^》]{1,200}》|「[^」]{1,200}」")
 _WORD = re.compile(r"[a-z][a-z0-9_'+#-]*|\d+")
 _CJK = re.compile(r"[\u3400-\u9fff]+")
 
@@ -39,6 +50,7 @@ def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
     text = _URL.sub(" zzurl ", text)
     text = _PATH.sub(" zzpath ", text)
+    text = _TITLE.sub(" zztitle ", text)
     return " ".join(text.split())
 
 
@@ -66,7 +78,7 @@ def features(text: str, context: Mapping[str, Any] | None = None) -> list[str]:
         out["c0:" + clean[:2]] = None
     if clean.endswith(("?", "？", "吗", "呢")):
         out["q:end"] = None
-    if len(_CODE.findall(clean)) >= 3:
+    if len(_CODE.findall(clean)) >= 3 or _SNIPPET.search(clean):
         out["x:code"] = None
     if context:
         if context.get("focus") or context.get("current_file"):

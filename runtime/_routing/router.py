@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from skillrt._io.logs import library_logger
 from skillrt._routing.clarify import (
+    asks_what_was_done,
     is_greeting,
     is_noise,
     is_one_short_word,
@@ -697,10 +698,18 @@ class IntentRouter:
             return _Decision(best, round(p, 3), self.params_for(best, text), "classifier"), False
         if result.type == best or p < _CONTRARY:
             return result._replace(confidence=max(result.confidence, round(p, 3))), False
+        if self._reads(result.type) and not self._reads(best) and asks_what_was_done(text):
+            # "did I delete the post about X?": the table's question about what was done
+            # stands; it is never overruled into the action (pass 6).
+            return result, False
         if p < self.override or result.skill is not None:
             return result._replace(confidence=min(result.confidence, _DISPUTED)), True
         decided = _Decision(best, _DISPUTED, self.params_for(best, text), "classifier")
         return decided, True
+
+    def _reads(self, intent: str) -> bool:
+        spec = self.spec(intent)
+        return spec is not None and spec.effect == "read"
 
     def screen(
         self, text: str, context: Mapping[str, Any] | None = None

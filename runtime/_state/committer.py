@@ -173,6 +173,11 @@ class Committer:
         on_reset: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
+        # A store that sends a round's writes together (PostgreSQL: its checkpoints and side
+        # writes in one statement, ``PgTaskStore.grouped``) gathers them inside this.
+        self._grouped: Callable[[], contextlib.AbstractContextManager[object]] = getattr(
+            store, "grouped", contextlib.nullcontext
+        )
         # Called (on the event loop) when the store had to start a fresh database: whoever
         # holds the live records queues them again, so what the old file lost is written back.
         self.on_reset = on_reset
@@ -276,11 +281,12 @@ class Committer:
     def _write(self, ops: dict[str, TaskRecord | RecordText | None], sides: list[Job]) -> None:
         """One round: the checkpoints in one transaction, then the side writes (which run
         even when the transaction failed, and never fail it)."""
-        try:
-            if ops:
-                self._apply(ops)
-        finally:
-            self._run_sides(sides)
+        with self._grouped():
+            try:
+                if ops:
+                    self._apply(ops)
+            finally:
+                self._run_sides(sides)
 
     def _run_sides(self, sides: list[Job]) -> None:
         for side in sides:

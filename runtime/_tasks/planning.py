@@ -18,7 +18,13 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from skillrt._io.validation import problems
-from skillrt._routing.clarify import RouteQuestion, choose_question, confirm_question, holds_back
+from skillrt._routing.clarify import (
+    RouteQuestion,
+    asks_what_it_can_do,
+    choose_question,
+    confirm_question,
+    holds_back,
+)
 from skillrt._routing.router import CHAT, UNKNOWN, IntentRouter, ParsedIntent
 from skillrt._tasks.machine import State
 from skillrt._tasks.task import Task
@@ -187,6 +193,9 @@ class Planner:
             return None
         suggested = intent.type if intent.type != UNKNOWN else None
         names = router.alternatives(text, suggested, route_context(context))
+        if held_back and router.handles(CHAT) and asks_what_it_can_do(text):
+            # "can you translate posts too?" asks about the runtime: small talk answers it.
+            names = [CHAT, *(n for n in names if n != CHAT)][:3]
         options = []
         for name in names:
             given = intent.parameters if name == intent.type else None

@@ -312,10 +312,9 @@ class TaskDriver:
         def looped() -> None:
             task.truncated_repetition = True
 
-        given = record.budget or {}  # limits given at resume, laid over the config's
-        budget = self.config.budget.model_copy(
-            update={k: v for k, v in given.items() if v is not None}
-        )
+        # Limits given at resume, laid over the config's (read only: no copy when none).
+        given = {k: v for k, v in (record.budget or {}).items() if v is not None}
+        budget = self.config.budget.model_copy(update=given) if given else self.config.budget
         return TaskLLM(
             self.llm,
             signal=task.controller.signal,

@@ -12,6 +12,7 @@ reply, which is the result of its runner (the driver returns it once the ending 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -86,11 +87,27 @@ class Task:
         self.owner = owner
         self.emit = emit
         self.controller = AbortController()
+        # The machine calls back through a weak reference: with bound methods, the task and
+        # its machine made a cycle (and the runner's context, which holds the machine, another),
+        # so every finished task waited for the garbage collector: in a server, a young
+        # collection every few hundred requests, a sixth of its CPU. Now it is freed at once.
+        me = weakref.ref(self)
+
+        def changed(source: State, dest: State) -> None:
+            task = me()
+            if task is not None:
+                task.owner.state_changed(task, source, dest)
+
+        def timed_out(state: State, seconds: float) -> None:
+            task = me()
+            if task is not None:
+                task.owner.watchdog_fired(task, state, seconds)
+
         self.machine = TaskMachine(
             record.id,
             watchdog_s=watchdog_s,
-            on_change=self._changed,
-            on_timeout=self._timed_out,
+            on_change=changed,
+            on_timeout=timed_out,
             initial=initial,
             max_task_s=max_task_s,
         )
@@ -115,12 +132,6 @@ class Task:
 
     def to(self, dest: State) -> None:
         self.machine.to(dest)
-
-    def _changed(self, source: State, dest: State) -> None:
-        self.owner.state_changed(self, source, dest)
-
-    def _timed_out(self, state: State, seconds: float) -> None:
-        self.owner.watchdog_fired(self, state, seconds)
 
     @property
     def running(self) -> bool:

@@ -23,7 +23,6 @@ that lock, an OS lock too, is held, so two processes never interleave them.
 from __future__ import annotations
 
 import contextlib
-import copy
 import errno
 import hashlib
 import os
@@ -158,7 +157,8 @@ class FileStore:
         """The same store (its root and trash already resolved: resolving them again costs a
         syscall per path component), with writes locked for ``task_id``; ``on_saved(path, size,
         sha256)`` is called after every write."""
-        view = copy.copy(self)
+        view = object.__new__(type(self))  # copy.copy's result, without its __reduce_ex__
+        view.__dict__.update(self.__dict__)
         view.owner = task_id
         view.on_saved = on_saved
         return view

@@ -154,7 +154,9 @@ def _wants_sse(request: Request) -> bool:
 
 
 def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
-    context = ctx.model_dump(exclude_none=True)
+    # A request without a context (most calls) has nothing to dump.
+    empty = not ctx.model_fields_set and not ctx.model_extra
+    context = {} if empty else ctx.model_dump(exclude_none=True)
     session = session_id or context.pop("session_id", None)
     if session:
         context["session_id"] = session

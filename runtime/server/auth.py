@@ -108,6 +108,9 @@ def host_allowed(header: str | None, allowed: frozenset[str]) -> bool | None:
 Scope = dict[str, Any]
 
 
+_PASSED_KEPT = 64  # allowed Host values remembered (an allowed name with any port is allowed)
+
+
 class HostGuard:
     """ASGI middleware: 400 for a missing, repeated or malformed Host, 421 for one not on the
     list."""
@@ -116,15 +119,21 @@ class HostGuard:
         self.app = app
         self.allowed = frozenset(h.lower().strip("[]") for h in hosts) | LOOPBACK_HOSTS
         self.problem = problem
+        self._passed: set[bytes] = set()  # Host values seen allowed (a few: the served names)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         found = [v for k, v in scope.get("headers", ()) if k == b"host"]
+        if len(found) == 1 and found[0] in self._passed:  # parsed once, not at every request
+            await self.app(scope, receive, send)
+            return
         header = found[0].decode("latin-1") if len(found) == 1 else None
         verdict = host_allowed(header, self.allowed)  # two Host headers: no valid one
         if verdict is True:
+            if len(self._passed) < _PASSED_KEPT:
+                self._passed.add(found[0])
             await self.app(scope, receive, send)
             return
         if verdict is None:

@@ -30,27 +30,48 @@ class Job:
         self.session_id = session_id
         self.task_id: str | None = None
         self.start = 0  # the task's entries after this sequence number belong to this call
-        self.bound = asyncio.Event()
+        self._bound: asyncio.Event | None = None  # made when a stream waits (see wait_bound)
         self.finished = False
         self.future: asyncio.Future[ChatMessage | None] | None = None
         self.entry: Entry | None = None  # the journaled reply
+        self._waiters: list[asyncio.Future[None]] = []  # result() callers, told at the end
 
     def on_task(self, task_id: str) -> None:
         self.task_id = task_id
         self.start = self.log.seq
         self.log.bind(task_id, self.session_id)
-        self.bound.set()
+        if self._bound is not None:
+            self._bound.set()
 
     async def result(self) -> ChatMessage | None:
+        """The call's reply once it is journaled. A caller that gives up (its request
+        cancelled) leaves the call running: it waits on a future of its own, not on the
+        call's (what ``asyncio.shield`` did, with two more loop callbacks per call)."""
         if self.future is None:
             raise RuntimeError("job not started")
-        return await asyncio.shield(self.future)
+        if not self.finished:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+        return self.future.result()
+
+    def ended(self) -> None:
+        """The call ended and its reply is journaled: wake whoever waits in ``result``."""
+        self.finished = True
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
 
     async def wait_bound(self) -> None:
         """Until the task is known, or the call ended without one."""
         if self.future is None:
             raise RuntimeError("job not started")
-        waiter: asyncio.Future[Any] = asyncio.ensure_future(self.bound.wait())
+        if self.task_id is not None:
+            return
+        if self._bound is None:
+            self._bound = asyncio.Event()
+        waiter: asyncio.Future[Any] = asyncio.ensure_future(self._bound.wait())
         pending: set[asyncio.Future[Any]] = {waiter, self.future}
         try:
             await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -87,7 +108,7 @@ class Jobs:
                     message = message.model_copy(update={"task_id": job.task_id})
                 job.entry = self.log.add_message(message)
         finally:
-            job.finished = True
+            job.ended()
             self.log.add_marker(job.task_id)
 
     def running_for(self, task_id: str) -> bool:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, MutableMapping
+from threading import get_ident
 from typing import Any, NamedTuple
 
 from pydantic_core import to_json
@@ -46,11 +46,7 @@ class Entry(NamedTuple):  # a tuple: made at every event, a third of a frozen da
     task_id: str | None
     session_id: str | None
     data: str  # JSON, encoded once for every stream that sends it
-
-    @property
-    def size(self) -> int:
-        """What the entry costs the journal, roughly, in bytes."""
-        return len(self.data) + _ENTRY_OVERHEAD
+    size: int  # what the entry costs the journal, roughly, in bytes: its JSON + _ENTRY_OVERHEAD
 
 
 async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
@@ -126,7 +122,7 @@ class EventLog:
         self._recent_size = 0
         self._changed_at: asyncio.Event | None = None  # see ``changed``
         self._loop = asyncio.get_running_loop()
-        self._thread = threading.get_ident()
+        self._thread = get_ident()
         self.closed = False
 
     # --- writing -------------------------------------------------------------------------
@@ -143,10 +139,16 @@ class EventLog:
 
     def on_event(self, event: Event) -> None:
         """The runtime's ``"*"`` subscriber."""
-        if threading.get_ident() != self._thread:  # a provider streaming from its own thread
+        if get_ident() != self._thread:  # a provider streaming from its own thread
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
-        self.add(event.type, event.task_id, _json(event.to_dict()))  # redacted by the bus
+        payload = {  # Event.to_dict, without the call: this runs at every event
+            "type": event.type,
+            "task_id": event.task_id,
+            "data": event.data,  # redacted by the bus
+            "timestamp": event.timestamp,
+        }
+        self.add(event.type, event.task_id, to_json(payload, fallback=str).decode())
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self.add("message", message.task_id, self.redactor.dump(message)[0])
@@ -160,32 +162,34 @@ class EventLog:
         """Journal one entry: ``payload`` is redacted and encoded, or is JSON text already
         redacted."""
         data = payload if isinstance(payload, str) else _json(self.redactor(payload))
-        self.seq += 1
-        log = self._tasks.get(task_id) if task_id else None
-        if task_id and log is None:
-            log = self._tasks[task_id] = _TaskLog(None)
-            self._trim()
-        session = log.session_id if log is not None else None
-        entry = Entry(self.seq, event, task_id, session, data)
-        size = len(data) + _ENTRY_OVERHEAD  # entry.size, once
+        self.seq = seq = self.seq + 1
+        log = None
+        if task_id:
+            log = self._tasks.get(task_id)
+            if log is None:
+                log = self._tasks[task_id] = _TaskLog(None)
+                self._trim()
+        size = len(data) + _ENTRY_OVERHEAD
+        entry = Entry(seq, event, task_id, None if log is None else log.session_id, data, size)
         if log is not None:
-            log.entries.append(entry)
+            entries = log.entries
+            entries.append(entry)
             log.bytes += size
             self.bytes += size
-            while len(log.entries) > 1 and (
-                log.bytes > self.per_task_bytes or len(log.entries) > _PER_TASK
+            while len(entries) > 1 and (
+                log.bytes > self.per_task_bytes or len(entries) > _PER_TASK
             ):
                 self.bytes -= log.drop_oldest()
             if self.bytes > self.total_bytes:  # (the count of journals was held at bind)
                 self._trim()
             log.wake()
-        self._recent.append(entry)
+        recent = self._recent
+        recent.append(entry)
         self._recent_size += size
-        while len(self._recent) > 1 and (
-            self._recent_size > self.recent_bytes or len(self._recent) > _RECENT
-        ):
-            self._recent_size -= self._recent.popleft().size
-        self._wake()
+        while len(recent) > 1 and (self._recent_size > self.recent_bytes or len(recent) > _RECENT):
+            self._recent_size -= recent.popleft().size
+        if self._changed_at is not None:
+            self._wake()
         return entry
 
     def add_marker(self, task_id: str | None = None) -> None:

@@ -102,6 +102,8 @@ class SkillContext:
         "_asks",
         "_conversation",
         "_host",
+        "_toolbox",
+        "_tools",
         "config",
         "events",
         "files",
@@ -114,7 +116,6 @@ class SkillContext:
         "session_id",
         "signal",
         "task_id",
-        "tools",
         "versions",
     )
 
@@ -158,9 +159,18 @@ class SkillContext:
         # The session's recent turns (bounded in tokens) and its focus, the post last worked
         # on (see skillrt.skill.conversation); a callable is asked once, when a skill first looks.
         self._conversation = conversation or Conversation(session_id=session_id)
-        # The MCP servers' tools (``[mcp.servers.NAME]``): ``await ctx.tools.call(server, tool,
-        # args)``, each call a durable step (skillrt.skill.tools).
-        self.tools = Tools(self, tools)
+        self._toolbox = tools
+        self._tools: Tools | None = None
+
+    @property
+    def tools(self) -> Tools:
+        """The MCP servers' tools (``[mcp.servers.NAME]``): ``await ctx.tools.call(server,
+        tool, args)``, each call a durable step (skillrt.skill.tools). Made when a skill first
+        looks: it refers back to the context, and a cycle made for every task (most never call
+        a tool) left each finished task to the garbage collector."""
+        if self._tools is None:
+            self._tools = Tools(self, self._toolbox)
+        return self._tools
 
     @property
     def conversation(self) -> Conversation:

@@ -93,7 +93,8 @@ class Skill(Generic[P]):
 
     def parse_params(self, raw: dict[str, Any]) -> P:
         """Validate parameters from routing or a caller (unknown keys are ignored)."""
-        known = {k: v for k, v in raw.items() if k in self.params.model_fields}
+        fields = self.params.__pydantic_fields__  # model_fields, without its class property
+        known = {k: v for k, v in raw.items() if k in fields}
         return self.params.model_validate(known)
 
 

@@ -10,7 +10,9 @@ The firewall sees every request: a route on the context checks each URL, fetches
 ones itself without following redirects, and refuses the rest. A redirect of a navigation is
 answered with a small page that refreshes to the target, so the browser requests the next hop
 itself and the route checks it too; redirects of other requests are followed in the route,
-each hop checked. WebSockets are refused (only http and https are allowed). Chromium's own
+each hop checked. WebSockets are refused (only http and https are allowed), and so is WebRTC
+(no UDP without a proxy, and no ``RTCPeerConnection`` in any frame): its STUN packets to an IP
+literal went past the route. Chromium's own
 network stack resolves nothing (``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that
 escaped the route reaches no host; the route's fetch is Playwright's and resolves the name
 again after the check, so DNS rebinding is closed only in the HTTP backend (see docs/security.md).
@@ -82,7 +84,7 @@ if TYPE_CHECKING:
     from skillrt.skills.browsing.firewall import URLFirewall
     from skillrt.skills.browsing.secret_guard import SecretGuard
 
-__all__ = ["CHROMIUM_ARGS", "ChromiumBrowser", "find_chromium"]
+__all__ = ["CHROMIUM_ARGS", "NO_WEBRTC", "ChromiumBrowser", "find_chromium"]
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -96,7 +98,20 @@ CHROMIUM_ARGS = [
     # Chromium's own network stack resolves nothing (IP literals included): every request
     # must go through the firewall's route, whose fetch is made by Playwright, not by Chromium.
     "--host-resolver-rules=MAP * ~NOTFOUND",
+    # WebRTC sends UDP (STUN to any IP literal: 127.0.0.1, the LAN) past the route and the
+    # resolver rules: a page could probe private ports. No UDP without a proxy, and there is
+    # none. (``--force-webrtc-ip-handling-policy`` does not do it.)
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 ]
+NO_WEBRTC = """(() => {
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel",
+                      "RTCIceCandidate", "RTCSessionDescription", "RTCRtpSender"]) {
+    try { Object.defineProperty(window, name, {value: undefined, writable: false,
+                                               configurable: false}); } catch (e) {}
+  }
+})();"""
+"""Run in every frame before its scripts: no page gets a WebRTC connection object at all (the
+launch flag above stops its UDP; this is the second wall, should a Chromium drop the flag)."""
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 MAX_HISTORY = 20
 BIG_BODY_FACTOR = 10
@@ -225,6 +240,7 @@ class ChromiumBrowser:
             self._context = await self._browser.new_context(
                 service_workers="block", accept_downloads=False, user_agent=self.user_agent
             )
+            await self._context.add_init_script(NO_WEBRTC)
             await self._context.route("**/*", self._route)
             await self._context.route_web_socket("**/*", self._refuse_socket)
             self._page = await self._context.new_page()

@@ -6,6 +6,11 @@ may become: 64 KB of gzipped zeros is 64 MB once decoded, made in one call on th
 ``max_length``) and never past ``limit`` in all; the caller yields to the loop between
 pieces. Only what the fetcher asks for is decoded (``gzip``, ``deflate``, or none); a body in
 another encoding, or in several stacked, raises ``BrowserError`` rather than being read.
+
+A gzip body may be several gzip members one after another (RFC 1952; what ``cat a.gz b.gz``
+makes, and what some servers stream): each member is decoded in turn, as ``gzip.decompress``
+does, where one inflater would stop silently at the end of the first and cut the page there.
+Bytes after the last member that start no other (zero padding) are ignored.
 """
 
 from __future__ import annotations
@@ -55,16 +60,31 @@ class CappedDecoder:
             return
         data = raw
         while data and not self.full:
+            if self._zlib.eof:  # the member before ended: what follows is the next one
+                data = self._next_member(data)
+                if not data:
+                    break
             room = min(PIECE, self.limit - self.size + 1)  # one byte over: "there was more"
             try:
                 piece = self._decompress(self._zlib, data, room)
             except zlib.error as exc:
                 raise BrowserError(f"the page's {self.kind} body is corrupt: {exc}") from exc
             data = self._zlib.unconsumed_tail
+            if self._zlib.eof:
+                data = self._zlib.unused_data + data
             if piece:
                 yield self._take(piece)
             elif not data:
                 break
+
+    def _next_member(self, data: bytes) -> bytes:
+        """``data`` to decode as the start of the next gzip member; empty when there is none to
+        decode: zero padding, bytes that do not start a gzip member (ignored, as they were
+        before), or anything after a deflate body's end."""
+        if self.kind == "deflate" or not data.startswith(b"\x1f"):
+            return b""
+        self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        return data
 
     def _decompress(self, inflater: zlib._Decompress, data: bytes, room: int) -> bytes:
         try:

@@ -4,9 +4,16 @@ Chinese)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["LANGUAGES", "LanguageNames", "language_code"]
+__all__ = [
+    "LANGUAGES",
+    "LanguageNames",
+    "asked_language",
+    "language_code",
+    "strip_asked_language",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,3 +52,66 @@ def language_code(name: str) -> str | None:
         if folded in names.aliases:
             return code
     return None
+
+
+# The language a request asks a new text to be written in, where it says so: "in Chinese",
+# "an English post", "用英文写", "写一篇英文博客", "中文写". A language word that describes the
+# topic is no such request: "tea in Chinese culture", "a post about Japanese post-war
+# architecture", "学英语的心得".
+_EN_NAMES = "|".join(
+    sorted(
+        {a for names in LANGUAGES.values() for a in names.aliases if a.isascii() and len(a) > 2},
+        key=len,
+        reverse=True,
+    )
+)
+_ZH_NAMES = "|".join(
+    sorted(
+        {a for names in LANGUAGES.values() for a in names.aliases if not a.isascii()},
+        key=len,
+        reverse=True,
+    )
+)
+# After "in <language>" only the end, punctuation or a word that starts a new part may follow.
+_THEN = r"(?!\s+(?!(?:please|pls|for|about|on|so|too|as|and|with|to|that|thanks?|this|it)\b)[a-z])"
+_ASKED = (
+    re.compile(rf"\b(?:in|into)\s+(?:simplified\s+)?({_EN_NAMES})\b{_THEN}", re.I),
+    re.compile(
+        rf"\b({_EN_NAMES})[- ](?:language\s+)?(?:blog\s+)?"
+        r"(?:post|article|essay|piece|entry|version|draft)s?(?![-\w])",
+        re.I,
+    ),
+    re.compile(rf"(?:用|以|拿)\s*({_ZH_NAMES})\s*(?:来)?\s*(?:写|撰写|书写|写作)"),
+    re.compile(rf"({_ZH_NAMES})\s*(?:来)?写(?=$|[，。,.!！?？;；\s]|一?篇|吧|成)"),
+    re.compile(
+        rf"篇\s*({_ZH_NAMES})\s*的?\s*(?:文章|博客|博文|随笔|教程|帖子|短文|散文|post|blog)",
+        re.I,
+    ),
+)
+
+
+def asked_language(text: str) -> str | None:
+    """The code of the language ``text`` asks the new text to be written in, or None when it
+    names none: the first such phrase in the text wins."""
+    found: list[tuple[int, str]] = []
+    for pattern in _ASKED:
+        match = pattern.search(text)
+        if match is not None and (code := language_code(match.group(1))) is not None:
+            found.append((match.start(), code))
+    return min(found)[1] if found else None
+
+
+# The language asked for at the end of a topic: "tea, in Chinese please", "缓存，用英文写".
+_TOPIC_TAIL = re.compile(
+    rf"[\s,，、;；:：(（-]*(?:(?:written\s+)?(?:in|into)\s+(?:simplified\s+)?(?:{_EN_NAMES})"
+    rf"(?:\s*,?\s*(?:please|pls|thanks?))?|(?:请|要)?(?:用|以)?\s*(?:{_ZH_NAMES})\s*(?:来)?写(?:吧)?)"
+    r"[\s.。!！)）]*$",
+    re.I,
+)
+
+
+def strip_asked_language(topic: str) -> str:
+    """``topic`` without the language asked for at its end ("tea in Chinese" -> "tea"); the
+    topic as it is when that would leave nothing."""
+    stripped = _TOPIC_TAIL.sub("", topic).strip()
+    return stripped or topic

@@ -22,12 +22,12 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.markdown import word_count
-from skillrt.exceptions import StructuredOutputError
+from skillrt.exceptions import BadParam, StructuredOutputError
 from skillrt.skill.params import Chars, PostPath
 
 from .checked import REPLIES as CHECK_REPLIES
 from .checked import Checked, checked, quality_report, refuse_unchecked
-from .checks import Check, Generated, no_scaffolding, not_degenerate, wikilinks
+from .checks import Check, Generated, language, no_scaffolding, not_degenerate, wikilinks
 from .common import (
     MAX_TOPIC_CHARS,
     Saved,
@@ -35,6 +35,7 @@ from .common import (
     save_new_file,
     slug_for,
 )
+from .languages import LANGUAGES, asked_language, language_code, strip_asked_language
 from .lengths import ArticleLength, parse_length, strip_length_words
 from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .prompts import (
@@ -73,6 +74,7 @@ _PATHISH = re.compile(r"[/\\]|\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*$")
+_CHARACTER_COUNTED = ("zh", "ja")  # lengths in characters, not words
 
 REPLIES = (
     Replies(
@@ -110,6 +112,10 @@ REPLIES = (
             "polish": ("润色或扩写某一节", "Polish or expand a section"),
             "add_code": ("补充代码示例", "Add code examples"),
             "write_related": ("写一篇相关的文章", "Write a related article"),
+            "unknown_language": (
+                "不认识这种语言：{language}（可选：{known}）。",
+                "I do not know the language {language!r} (known: {known}).",
+            ),
         }
     )
     | CHECK_REPLIES
@@ -120,6 +126,7 @@ Topic = Annotated[
     str,
     Chars(MAX_TOPIC_CHARS, empty="no_topic", too_long="topic_too_long"),
     AfterValidator(strip_length_words),  # "a short post on X": the length is not the topic
+    AfterValidator(strip_asked_language),  # "X, in Chinese": the language is not the topic
 ]
 
 
@@ -131,6 +138,9 @@ class WriteParams(BaseModel):
     target_path: PostPath = None
     extract_entities: bool = True
     similar: str | None = None  # set: like the session's focus ("another one like it")
+    # The article's language as people name it (Chinese, 英文, ja); None: the one the request
+    # asks for ("in Chinese", "用英文写"), else the request's own language.
+    language: Annotated[str | None, Chars()] = None
 
 
 class RelatedPost(BaseModel):
@@ -174,6 +184,25 @@ class GraphUpdate(BaseModel):
     links_removed: int = 0
     entities: list[str] = Field(default_factory=list)
     error: str | None = None
+
+
+def article_language(params: WriteParams, request: str, request_language: str) -> str:
+    """The code of the language the article is written in: the ``language`` parameter, else
+    the one the request asks for, else the request's own. An unknown name is refused."""
+    if params.language:
+        code = language_code(params.language)
+        if code is None:
+            known = ", ".join(names.prompt for names in LANGUAGES.values())
+            raise BadParam(
+                "language", "unknown_language", language=clip(params.language, 40), known=known
+            )
+        return code
+    return asked_language(request) or request_language
+
+
+def _language_label(code: str) -> str:
+    """What the prompts call the article's language."""
+    return language_name(code) if code in ("zh", "en") else LANGUAGES[code].prompt
 
 
 def article_length(params: WriteParams, request: str) -> ArticleLength:
@@ -307,6 +336,7 @@ async def _make_outline(
     params: WriteParams,
     related: list[RelatedPost],
     length: ArticleLength,
+    lang: str,
 ) -> Outline:
     if params.outline:  # the user's own: no model call, and their title
         given = outline_from_text(params.outline, topic)
@@ -314,7 +344,7 @@ async def _make_outline(
         return cleaned.model_copy(update={"title": clip(given.title, MAX_TITLE_CHARS)})
     most = length.max_sections()
     system = OUTLINE_SYSTEM.format(
-        lang=language_name(ctx.input.language), sections=f"{length.min_sections()} to {most}"
+        lang=_language_label(lang), sections=f"{length.min_sections()} to {most}"
     )
     try:
         result = await ctx.llm.chat(  # a title, tags and a few lines per section
@@ -348,7 +378,7 @@ def section_prompt(
     lang: str,
 ) -> str:
     section, line = outline.sections[index], SECTION_LINES
-    unit = "characters" if lang == "zh" else "words"
+    unit = "characters" if lang in _CHARACTER_COUNTED else "words"
     prompt = (
         line["article"].format(title=outline.title, topic=topic, style=style)
         + f"\n\n{line['outline']}\n{outline_markdown(outline)}\n\n"
@@ -367,11 +397,10 @@ def section_prompt(
 
 
 async def _write_section(
-    ctx: SkillContext, prompt: str, heading: str, words: int, note: str
+    ctx: SkillContext, prompt: str, heading: str, words: int, lang: str, note: str
 ) -> Generated:
-    lang = ctx.input.language
-    system = SECTION_SYSTEM.format(lang=language_name(lang))
-    unit = 3 if lang == "zh" else 2
+    system = SECTION_SYSTEM.format(lang=_language_label(lang))
+    unit = 3 if lang in _CHARACTER_COUNTED else 2
     limit = max(256, words * unit)
     result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=limit)
     return Generated(
@@ -381,13 +410,18 @@ async def _write_section(
     )
 
 
-def section_checks(ctx: SkillContext, prompt: str, fragment: str, previous: str) -> list[Check]:
-    """What each section's text must pass (see ``checks.py``). The end of the previous section
-    is in the prompt but is the article's own text, not scaffolding: a line of it may recur."""
-    system = SECTION_SYSTEM.format(lang=language_name(ctx.input.language))
+def section_checks(
+    ctx: SkillContext, prompt: str, fragment: str, previous: str, lang: str | None = None
+) -> list[Check]:
+    """What each section's text must pass (see ``checks.py``), written in ``lang`` (the
+    request's language when None). The end of the previous section is in the prompt but is
+    the article's own text, not scaffolding: a line of it may recur."""
+    lang = lang or ctx.input.language
+    system = SECTION_SYSTEM.format(lang=_language_label(lang))
     return [
         no_scaffolding(Scaffold([system, prompt], content=[previous], fragments=[fragment])),
         not_degenerate,
+        language(lang),  # a Chinese article asked for is not done in English
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
     ]
 
@@ -400,6 +434,7 @@ async def _write_sections(
     *,
     style: str,
     words: int,
+    lang: str,
 ) -> list[Checked]:
     """Each section in its own durable step, each given the end of the one before, each
     checked (and asked again once) before the next; stops at a section that fails twice."""
@@ -418,10 +453,10 @@ async def _write_sections(
             related=related,
             style=style,
             words=words,
-            lang=ctx.input.language,
+            lang=lang,
         )
-        checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})", previous)
-        write = partial(_write_section, ctx, prompt, section.heading, words)
+        checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})", previous, lang)
+        write = partial(_write_section, ctx, prompt, section.heading, words, lang)
         result = await checked(ctx, f"section:{i + 1}", write, checks)
         results.append(result)
         if not result.passed:
@@ -500,7 +535,8 @@ def _message(
     replies=REPLIES,
 )
 async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
-    topic, lang = params.topic, ctx.input.language
+    topic = params.topic
+    lang = article_language(params, ctx.input.text, ctx.input.language)
     length = article_length(params, ctx.input.text)
     slug = slug_for(topic, f"post-{ctx.task_id[:8]}")
     post_path(ctx, params.target_path, slug)  # a path out of the blog is refused at once
@@ -511,7 +547,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     related = await ctx.step("context", find, returns=list[RelatedPost])
 
     ctx.progress(2, TOTAL_STEPS, ctx.reply("outlining"))
-    draft_outline = partial(_make_outline, ctx, topic, params, related, length)
+    draft_outline = partial(_make_outline, ctx, topic, params, related, length, lang)
     outline = await ctx.step("outline", draft_outline, returns=Outline)
     sections = await _write_sections(
         ctx,
@@ -520,6 +556,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
         related,
         style=clip(params.style or ctx.reply("default_style"), 100),
         words=length.words_per_section(lang, len(outline.sections)),
+        lang=lang,
     )
     if not sections[-1].passed:  # nothing is saved: the reply shows the model's text and why
         return refuse_unchecked(ctx, sections[-1], title=outline.title)
@@ -547,6 +584,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "sections": [s.heading for s in outline.sections],
             "tags": outline.tags,
             "word_count": draft.word_count,
+            "language": lang,
             "draft": draft.draft,
             "length": length.describe(),
             "related": [r.path for r in related],

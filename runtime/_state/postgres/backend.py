@@ -97,6 +97,9 @@ class PostgresBackend:
     # The holds asked in one turn of the loop go in one statement (a thousand tasks started at
     # once are one round trip, not a thousand thread hand-offs queueing for four connections).
     # A release rides on the next commit round: the one its task's ending is written in.
+    # (A new task's lease is not put off to its first commit round: until that round is
+    # written, a worker would show the task running while no other worker could find its
+    # holder to send it a pause or an abort.)
 
     async def hold(self, task_id: str) -> bool:
         while self.runlocks.releasing(task_id):  # its release must land before the new hold
@@ -142,8 +145,9 @@ class PostgresBackend:
             self.committer.nudge()
 
     def _releases(self) -> Callable[[], None] | None:
-        """The side writer: the queued lease releases no checkpoint statement took."""
-        return self.runlocks.release_queued if self.runlocks.releasing_any() else None
+        """The side writer: a round for the queued lease releases (written with the round's
+        statement; alone when the round has nothing else)."""
+        return self.runlocks.release_queued if self.runlocks.pending() else None
 
     def release_soon(self, task_id: str) -> None:
         """Nothing here: a database's locks are released by the runner's end (``release``)."""

@@ -2,10 +2,13 @@
 
 Two pools per process, both psycopg's synchronous ``ConnectionPool``. Checkpoints go through
 the *durable* one (each commit waits for the WAL flush), and so do the reads. Leases,
-heartbeats, file-lock holders and the history go through a *bookkeeping* one whose sessions
-run with ``synchronous_commit = off``: a lease write lost in a database crash costs at most a
-takeover that fencing already guards, and it spares every task start and end a WAL flush (a
-few ms on a busy disk). The advisory locks themselves live in the server's memory.
+heartbeats, file-lock holders and the history written alone go through a *bookkeeping* one
+whose sessions run with ``synchronous_commit = off``: a lease write lost in a database crash
+costs at most a takeover that fencing already guards, and it spares every task start and end a
+WAL flush (a few ms on a busy disk). The advisory locks themselves live in the server's memory.
+A commit round is one statement (``grouped``, ``rounds``): its checkpoints, its history entries
+and the leases given back, through the durable pool when it has checkpoints (the rest then
+costs no flush of its own), else through the bookkeeping one.
 
 The pools are synchronous on purpose. The storage protocols are synchronous: the runtime's
 committer applies each group commit in its own thread, and the lease renewal is a thread too.
@@ -13,8 +16,8 @@ An asyncio pool belongs to one event loop, so those threads would have to hop on
 for every commit (tying step durability to the loop's responsiveness), and a runtime driven
 through ``process_input_sync`` would meet it on a loop of its own. The few calls the runtime
 makes per task outside those threads are single round trips, cheap to run in a thread, or
-batched: the leases asked for in one turn of the loop are taken in one statement, a task's
-lease is given back in the statement of its ending's commit round, and
+batched: the leases asked for in one turn of the loop are taken in one statement, a task
+gives its lease back in its ending's commit round's statement, and
 ``PgRunLocks.held_elsewhere`` asks for many tasks at once.
 """
 
@@ -30,11 +33,15 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillrt._io.processes import pid_alive
+from skillrt._state.postgres.rounds import PgRound
 from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate, schema_version
 from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
+
+if TYPE_CHECKING:
+    from skillrt._state.postgres.leases import PgRunLocks
 
 __all__ = ["PgDatabase", "default_worker_id", "inspect_database", "redact_url"]
 
@@ -105,6 +112,8 @@ class PgDatabase:
     ) -> None:
         psycopg, psycopg_pool = _modules()
         self._psycopg = psycopg
+        self.refused: type[Exception] = psycopg.Error  # a statement refused or not sent
+        self._rounds = threading.local()  # the round open on each thread (``grouped``)
         self.url = url
         self.timeout_s = timeout_s
         # ``worker_id``: taken as given. ``identity``: the stable default name, taken unless a
@@ -310,6 +319,37 @@ class PgDatabase:
                 f"{self.timeout_s:g} s (busy)",
                 reason="busy",
             ) from exc
+
+    @contextlib.contextmanager
+    def grouped(self, runlocks: PgRunLocks | None = None) -> Iterator[PgRound]:
+        """The writes made on this thread meanwhile, gathered into one round and sent as one
+        statement at the end (see ``rounds``), with the lease releases queued in
+        ``runlocks``. Inside an open round, the writes join that one (sent when it ends).
+
+        Raises ``StoreUnavailable(reason="lease_lost")`` after the rest is committed when
+        checkpoints of tasks another live worker holds were not written."""
+        opened: PgRound | None = getattr(self._rounds, "open", None)
+        if opened is not None:
+            yield opened
+            return
+        round_ = self._rounds.open = PgRound()
+        try:
+            yield round_
+        except BaseException:
+            self._rounds.open = None
+            # What the other parts gathered is written all the same (a side write is not
+            # lost with a checkpoint that could not be made); the first error is the one told.
+            with contextlib.suppress(Exception):
+                round_.send(self, runlocks)
+            raise
+        self._rounds.open = None
+        fenced = round_.send(self, runlocks)
+        if fenced:
+            raise StoreUnavailable(
+                f"task(s) {', '.join(fenced)} run on another worker (this worker does not "
+                "hold their lease); not writing or deleting their checkpoints",
+                reason="lease_lost",
+            )
 
     def dedicated(self) -> Any:
         """A bookkeeping connection of its own (not pooled), for session-level advisory locks."""

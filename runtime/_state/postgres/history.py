@@ -1,7 +1,8 @@
 """``PgHistory``: the history's task entries and chat messages on PostgreSQL.
 
 The same entries as the SQLite history, as durable: an entry survives a crash of the worker
-once written; it does not wait for the WAL flush.
+once written. Written alone, it does not wait for the WAL flush; written by the group commit,
+it goes in the statement of the round's checkpoints (``rounds``) and is as durable as they are.
 """
 
 from __future__ import annotations
@@ -18,49 +19,11 @@ if TYPE_CHECKING:
 
 __all__ = ["PgHistory"]
 
-# A batch of entries in one statement (one round trip, its own transaction): the task entries
-# and chat messages inserted in their order, then each table trimmed to its newest ``limit``.
-# The statement's snapshot does not show its own inserts, so the newest seq is the greater of
-# the table's and the inserts'; a replaced task entry is kept out of the trim (one statement
-# changes a row once). The trims name both ends of what they delete: with its lower end open
-# the planner takes a whole-table scan for it (a third of the table, it guesses). The arrays
-# go in binary (see ``tasks._APPLY``).
-#
 # The trims cost more than the inserts (0.2-0.3 ms a write, passing the index entries of rows
 # deleted but not yet vacuumed), so a worker trims every ``_TRIM_EVERY`` writes; the reads
-# show only the newest ``limit`` by seq, exactly what trimming every write would leave.
+# show only the newest ``limit`` by seq, exactly what trimming every write would leave. The
+# statement itself is a part of a round's (``rounds``).
 _TRIM_EVERY = 32
-_INSERT = """
-WITH t AS (
-    INSERT INTO skillrt_history_tasks (task_id, session_id, data)
-    SELECT u.task_id, u.session_id, u.data
-    FROM unnest(%(task_ids)b::text[], %(task_sessions)b::text[], %(task_data)b::text[])
-        WITH ORDINALITY AS u(task_id, session_id, data, n)
-    ORDER BY u.n
-    ON CONFLICT (task_id) DO UPDATE SET seq = EXCLUDED.seq,
-        session_id = EXCLUDED.session_id, data = EXCLUDED.data
-    RETURNING seq, task_id
-), m AS (
-    INSERT INTO skillrt_history_messages (session_id, data)
-    SELECT u.session_id, u.data
-    FROM unnest(%(sessions)b::text[], %(data)b::text[]) WITH ORDINALITY AS u(session_id, data, n)
-    ORDER BY u.n
-    RETURNING seq
-)"""
-_TRIM = """, trim_tasks AS (
-    DELETE FROM skillrt_history_tasks
-    WHERE seq BETWEEN (SELECT min(seq) FROM skillrt_history_tasks)
-        AND GREATEST((SELECT max(seq) FROM skillrt_history_tasks),
-                     (SELECT max(seq) FROM t)) - %(limit)s
-      AND task_id NOT IN (SELECT task_id FROM t)
-), trim_messages AS (
-    DELETE FROM skillrt_history_messages
-    WHERE seq BETWEEN (SELECT min(seq) FROM skillrt_history_messages)
-        AND GREATEST((SELECT max(seq) FROM skillrt_history_messages),
-                     (SELECT max(seq) FROM m)) - %(limit)s
-)"""
-_ADD = _INSERT + "\nSELECT 1"
-_ADD_AND_TRIM = _INSERT + _TRIM + "\nSELECT 1"
 # The newest ``limit`` entries: those a trim would keep.
 _NEWEST = "seq > (SELECT coalesce(max(seq), 0) FROM {table}) - %(limit)s"
 
@@ -94,43 +57,30 @@ class PgHistory:
     ) -> None:
         """Record task entries and chat messages (``(session_id, message)``) in one statement
         (one round trip, one transaction), trimming each table to its newest ``limit`` entries.
+        Inside a ``grouped`` round (the commit thread's), they go in the round's statement.
 
-        Through the bookkeeping pool: like the SQLite history (``synchronous=NORMAL``), an
-        entry survives a crash of this worker once this returns, and does not make the task
-        wait for the database's WAL flush (it is a record for people, not a checkpoint).
+        Alone, through the bookkeeping pool: like the SQLite history (``synchronous=NORMAL``),
+        an entry survives a crash of this worker once this returns, and does not make the task
+        wait for the database's WAL flush (it is a record for people, not a checkpoint). In a
+        round with checkpoints, it is as durable as they are, at no cost of its own.
         """
-        rows: dict[str, tuple[str, str]] = {}
+        rows: list[tuple[str, tuple[str, str]]] = []
         for entry in tasks:
             task_id, session_id = entry.get("task_id"), entry.get("session_id")
             if not isinstance(task_id, str) or not isinstance(session_id, str):
                 raise UserError("a task history entry needs task_id and session_id strings")
             task_id = clean_text(task_id)
-            # One row per task, the last entry in its last place: a statement changes a row
-            # once (a replaced entry moves to the newest place, as it would one by one).
-            rows.pop(task_id, None)
-            rows[task_id] = clean_text((session_id, self._json(f"history of {task_id!r}", entry)))
+            data = self._json(f"history of {task_id!r}", entry)
+            rows.append((task_id, clean_text((session_id, data))))
         said = [
             clean_text((sid, self._json(f"chat message of session {sid!r}", m)))
             for sid, m in messages
         ]
         if not rows and not said:
             return
-        # Only the newest ``limit`` of a batch could stay: the older ones are not written.
-        kept = list(rows.items())[-self.limit :]
-        said = said[-self.limit :]
         trim = self._untrimmed + 1 >= _TRIM_EVERY
-        with self.db.connection(durable=False) as conn:
-            conn.execute(
-                _ADD_AND_TRIM if trim else _ADD,
-                {
-                    "task_ids": [task_id for task_id, _ in kept],
-                    "task_sessions": [session for _, (session, _) in kept],
-                    "task_data": [data for _, (_, data) in kept],
-                    "sessions": [session for session, _ in said],
-                    "data": [data for _, data in said],
-                    "limit": self.limit,
-                },
-            )
+        with self.db.grouped() as round_:
+            round_.history(rows, said, limit=self.limit, trim=trim)
         self._untrimmed = 0 if trim else self._untrimmed + 1
 
     def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:

@@ -78,9 +78,9 @@ class PgRunLocks:
 
     # --- releases that ride on the next commit round ------------------------------------------
     # A task's end releases its lease: rather than a round trip of its own, the deletion goes
-    # in the next commit round's statement (the one its ending's reply waits for), or in a
-    # statement of its own in that round when the round has no checkpoints. The lease stops
-    # being renewed at once, so a deletion lost with the database still ends it in lease_s.
+    # in the next commit round's statement (the one its ending's reply waits for). The lease
+    # stops being renewed at once, so a deletion lost with the database still ends it in
+    # lease_s.
 
     def release_later(self, task_id: str) -> None:
         """Stop renewing the lease and have the next commit round delete it."""
@@ -93,34 +93,27 @@ class PgRunLocks:
         with self._mutex:
             return task_id in self._releasing or task_id in self._in_flight
 
-    def releasing_any(self) -> bool:
+    def pending(self) -> bool:
+        """Are releases waiting for a round?"""
         with self._mutex:
             return bool(self._releasing)
 
     def take_releases(self) -> list[str]:
-        """The queued deletions, now in flight (``releases_done`` when their statement ends)."""
+        """The queued deletions, now in flight (``releases_done`` once their round ends)."""
         with self._mutex:
-            taken, self._releasing = self._releasing, set()
-            self._in_flight |= taken
-        return sorted(taken)
+            released, self._releasing = self._releasing, set()
+            self._in_flight |= released
+        return sorted(clean_text(list(released)))
 
-    def releases_done(self, task_ids: Sequence[str]) -> None:
+    def releases_done(self, released: Sequence[str]) -> None:
         with self._mutex:
-            self._in_flight.difference_update(task_ids)
+            self._in_flight.difference_update(released)
 
     def release_queued(self) -> None:
-        """Delete the queued leases now, in one statement (a round without checkpoints)."""
-        taken = self.take_releases()
-        if not taken:
-            return
-        try:
-            with self.db.connection(durable=False) as conn:
-                conn.execute(
-                    "DELETE FROM skillrt_leases WHERE task_id = ANY(%b::text[]) AND worker_id = %s",
-                    (clean_text(taken), self.db.worker_id),
-                )
-        finally:
-            self.releases_done(taken)
+        """Write the queued deletions now, in one statement (a round without checkpoints;
+        inside a ``grouped`` round, with that round)."""
+        with self.db.grouped(self):
+            pass
 
     def running_elsewhere(self, task_id: str) -> bool:
         with self.db.connection(durable=False) as conn:
