@@ -804,12 +804,11 @@ def test_a_history_batch_is_one_statement_with_repeats_and_more_than_the_limit(
     db.close()
 
 
-async def test_a_round_is_one_statement_with_its_history_and_a_new_tasks_lease(
+async def test_a_round_is_one_statement_with_its_history_and_a_lease_release(
     pg_url: str, tmp_path: Path
 ) -> None:
-    """Issue 29: a commit round's checkpoints, its history entries, the lease of a task started
-    here and the release of one that ended go in one statement (one round trip, one WAL
-    flush); a new task's lease is written with its first checkpoint, never after it."""
+    """Issue 29: a commit round's checkpoints, its history entries and the release of a task
+    that ended go in one statement (one round trip, one WAL flush)."""
     import structlog
 
     from skillrt import load_config
@@ -819,7 +818,8 @@ async def test_a_round_is_one_statement_with_its_history_and_a_new_tasks_lease(
     backend = PostgresBackend.open(
         cfg, logger=structlog.get_logger(), on_reset=lambda: None, opened=[]
     )
-    assert await backend.hold("old") is True  # held the usual way: a round trip of its own
+    assert await backend.hold("old") is True
+    assert await backend.hold("new") is True
     sent: list[str] = []
     connection = backend.database.connection
 
@@ -837,8 +837,6 @@ async def test_a_round_is_one_statement_with_its_history_and_a_new_tasks_lease(
         entry = {"task_id": "new", "session_id": "s", "state": "EXECUTING"}
         return lambda: backend.history.add_batch([entry], [("s", {"role": "user"})])
 
-    assert await backend.hold("new", fresh=True) is True  # no round trip
-    assert sent == [] and rows("SELECT task_id FROM skillrt_leases WHERE task_id = 'new'") == []
     backend.committer.add_side(history_side)
     backend.committer.put(_record("new", 1.0))
     backend.committer.put(_record("old", 1.0, state="COMPLETED"))
@@ -849,13 +847,7 @@ async def test_a_round_is_one_statement_with_its_history_and_a_new_tasks_lease(
     assert {r for (r,) in rows("SELECT task_id FROM skillrt_tasks")} == {"new", "old"}
     assert [t for (t,) in rows("SELECT task_id FROM skillrt_history_tasks")] == ["new"]
     assert len(rows("SELECT seq FROM skillrt_history_messages")) == 1
-    assert "new" in backend.runlocks._held  # and it is renewed
-
-    # A new task that ends before any round: its lease is never written, nor deleted.
-    sent.clear()
-    assert await backend.hold("brief", fresh=True) is True
-    await backend.release("brief")
-    assert not backend.runlocks.pending() and sent == []
+    assert "new" in backend.runlocks._held and "old" not in backend.runlocks._held
     backend.close()
 
 
@@ -892,32 +884,3 @@ def test_a_history_the_server_refuses_never_costs_a_rounds_checkpoints(pg_url: s
     locks_b.close()
     a.close()
     b.close()
-
-
-def test_a_new_tasks_lease_is_written_by_a_later_round_when_its_first_fails(pg_url: str) -> None:
-    """A round that fails takes a new task's lease with it: the next round writes it (a task
-    whose checkpoint reaches the database never does so without its lease)."""
-    import psycopg
-
-    from skillrt._state.postgres import PgDatabase, PgRunLocks, PgTaskStore
-
-    db = PgDatabase(pg_url, worker_id="A")
-    locks = PgRunLocks(db, lease_s=30)
-    store = PgTaskStore(db, locks)
-    locks.hold_fresh("new")
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("ALTER TABLE skillrt_leases RENAME TO away")
-    try:
-        with pytest.raises(Exception, match="skillrt_leases"):
-            store.apply([_record("new", 1.0)], [])
-    finally:
-        with psycopg.connect(pg_url, autocommit=True) as conn:
-            conn.execute("ALTER TABLE away RENAME TO skillrt_leases")
-    assert store.get("new") is None and locks.pending()  # nothing written; the hold waits
-    store.apply([_record("new", 2.0)], [])
-    assert store.get("new") == _record("new", 2.0) and not locks.pending()
-    with db.connection() as conn:
-        rows = conn.execute("SELECT worker_id FROM skillrt_leases WHERE task_id = 'new'")
-        assert rows.fetchall() == [("A",)]
-    locks.close()
-    db.close()

@@ -245,10 +245,8 @@ class StateBackend(Protocol):
 
     # --- run locks and post locks (coroutines: a database call leaves the event loop) --------
 
-    async def hold(self, task_id: str, *, fresh: bool = False) -> bool:
-        """Take the task's run lock; False if another process holds it. True without locks.
-        ``fresh``: the id was made by this runtime and the task never ran, so nobody else can
-        hold it (a shared store may then take the lock with the task's first commit)."""
+    async def hold(self, task_id: str) -> bool:
+        """Take the task's run lock; False if another process holds it. True without locks."""
         ...
 
     async def release(self, task_id: str) -> None:

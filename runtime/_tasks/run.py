@@ -169,7 +169,6 @@ class TaskDriver:
             updated_at=now,
         )
         task = self.make_task(record, initial=State.IDLE)
-        task.fresh = task_id is None
         self.tasks[task.id] = task
         return task
 
@@ -201,8 +200,7 @@ class TaskDriver:
     async def drive(self, task: Task, *, route: bool) -> ChatMessage:
         """Run one task to an ending; returns its reply once the ending is on disk."""
         try:  # the run lock: no other process runs (or resumes) this task meanwhile
-            fresh, task.fresh = task.fresh, False
-            if not await self.state.hold(task.id, fresh=fresh):
+            if not await self.state.hold(task.id):
                 if task.state is State.IDLE and not task.record.steps:
                     self.tasks.pop(task.id)  # nothing of it ran here: not ours to keep
                 content = reply("running_elsewhere", task.input.language, task=task.id)

@@ -120,8 +120,6 @@ class Task:
         self.truncated_repetition = False  # a model call of this run looped and was cut
         self.route_question: RouteQuestion | None = None  # asked by routing, not by the skill
         self.memory_only = False  # its request holds a secret: never checkpointed
-        # Its id was made here and it has not run yet: no other worker can hold its run lock.
-        self.fresh = False
         # Set by whoever awaits the run's reply and records it in the history: called with the
         # final reply before its ending is made durable, so both go in one commit round.
         self.reply_hook: Callable[[ChatMessage], None] | None = None

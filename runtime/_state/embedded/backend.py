@@ -103,7 +103,7 @@ class EmbeddedBackend:
 
     # --- locks --------------------------------------------------------------------------------
 
-    async def hold(self, task_id: str, *, fresh: bool = False) -> bool:
+    async def hold(self, task_id: str) -> bool:
         return self.runlocks is None or self.runlocks.hold(task_id)
 
     async def release(self, task_id: str) -> None:

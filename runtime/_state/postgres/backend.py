@@ -95,15 +95,13 @@ class PostgresBackend:
 
     # --- locks ----------------------------------------------------------------------------------
     # The holds asked in one turn of the loop go in one statement (a thousand tasks started at
-    # once are one round trip, not a thousand thread hand-offs queueing for four connections);
-    # a new task's (``fresh``: an id made here) goes with the next commit round, as a release
-    # does: the one its task's ending is written in.
+    # once are one round trip, not a thousand thread hand-offs queueing for four connections).
+    # A release rides on the next commit round: the one its task's ending is written in.
+    # (A new task's lease is not put off to its first commit round: until that round is
+    # written, a worker would show the task running while no other worker could find its
+    # holder to send it a pause or an abort.)
 
-    async def hold(self, task_id: str, *, fresh: bool = False) -> bool:
-        if fresh:  # an id made here: its lease goes with the first commit round
-            self.runlocks.hold_fresh(task_id)
-            self.committer.nudge()
-            return True
+    async def hold(self, task_id: str) -> bool:
         while self.runlocks.releasing(task_id):  # its release must land before the new hold
             self.committer.nudge()
             await self.committer.settled()
@@ -147,8 +145,8 @@ class PostgresBackend:
             self.committer.nudge()
 
     def _releases(self) -> Callable[[], None] | None:
-        """The side writer: a round for the queued lease releases and holds (written with the
-        round's statement; alone when the round has nothing else)."""
+        """The side writer: a round for the queued lease releases (written with the round's
+        statement; alone when the round has nothing else)."""
         return self.runlocks.release_queued if self.runlocks.pending() else None
 
     def release_soon(self, task_id: str) -> None:

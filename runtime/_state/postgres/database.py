@@ -6,10 +6,9 @@ heartbeats, file-lock holders and the history written alone go through a *bookke
 whose sessions run with ``synchronous_commit = off``: a lease write lost in a database crash
 costs at most a takeover that fencing already guards, and it spares every task start and end a
 WAL flush (a few ms on a busy disk). The advisory locks themselves live in the server's memory.
-A commit round is one statement (``grouped``, ``rounds``): its checkpoints, its history
-entries, the leases given back and the leases of tasks started here, through the durable pool
-when it has checkpoints (the rest then costs no flush of its own), else through the bookkeeping
-one.
+A commit round is one statement (``grouped``, ``rounds``): its checkpoints, its history entries
+and the leases given back, through the durable pool when it has checkpoints (the rest then
+costs no flush of its own), else through the bookkeeping one.
 
 The pools are synchronous on purpose. The storage protocols are synchronous: the runtime's
 committer applies each group commit in its own thread, and the lease renewal is a thread too.
@@ -18,8 +17,7 @@ for every commit (tying step durability to the loop's responsiveness), and a run
 through ``process_input_sync`` would meet it on a loop of its own. The few calls the runtime
 makes per task outside those threads are single round trips, cheap to run in a thread, or
 batched: the leases asked for in one turn of the loop are taken in one statement, a task
-started here takes its lease in its first commit round's statement and gives it back in its
-ending's, and
+gives its lease back in its ending's commit round's statement, and
 ``PgRunLocks.held_elsewhere`` asks for many tasks at once.
 """
 
@@ -325,7 +323,7 @@ class PgDatabase:
     @contextlib.contextmanager
     def grouped(self, runlocks: PgRunLocks | None = None) -> Iterator[PgRound]:
         """The writes made on this thread meanwhile, gathered into one round and sent as one
-        statement at the end (see ``rounds``), with the lease releases and holds queued in
+        statement at the end (see ``rounds``), with the lease releases queued in
         ``runlocks``. Inside an open round, the writes join that one (sent when it ends).
 
         Raises ``StoreUnavailable(reason="lease_lost")`` after the rest is committed when

@@ -3,8 +3,7 @@
 A worker holds a lease per task it runs and a thread renews them every ``lease_s / 3``; when a
 worker dies its leases expire after ``lease_s`` and another worker may take the tasks over
 (``orphans``). A task's end gives its lease back with the next commit round
-(``release_later``), not in a round trip of its own, and a task started here with an id made
-here takes its lease in the first commit round too (``hold_fresh``).
+(``release_later``), not in a round trip of its own.
 """
 
 from __future__ import annotations
@@ -35,7 +34,6 @@ class PgRunLocks:
         self._held: set[str] = set()
         self._releasing: set[str] = set()  # lease deletions for the next commit round
         self._in_flight: set[str] = set()  # ... taken by a round, not yet written
-        self._fresh: set[str] = set()  # leases of new tasks for the next commit round
         self._mutex = threading.Lock()
         self._stop = threading.Event()
         self.renewed_at = time.monotonic()
@@ -78,28 +76,17 @@ class PgRunLocks:
                 (clean_text(task_id), self.db.worker_id),
             )
 
-    # --- releases and holds that ride on the next commit round -------------------------------
+    # --- releases that ride on the next commit round ------------------------------------------
     # A task's end releases its lease: rather than a round trip of its own, the deletion goes
     # in the next commit round's statement (the one its ending's reply waits for). The lease
     # stops being renewed at once, so a deletion lost with the database still ends it in
-    # lease_s. A task whose id was made here (nobody else can know it, let alone hold it) takes
-    # its lease the same way: in the round that first writes its checkpoint, so that no worker
-    # ever reads the checkpoint of a running task without its lease.
-
-    def hold_fresh(self, task_id: str) -> None:
-        """Hold the lease of a task whose id was made here; the next commit round writes it."""
-        with self._mutex:
-            self._held.add(task_id)
-            self._fresh.add(task_id)
+    # lease_s.
 
     def release_later(self, task_id: str) -> None:
         """Stop renewing the lease and have the next commit round delete it."""
         with self._mutex:
             self._held.discard(task_id)
-            if task_id in self._fresh:  # never written: nothing to delete
-                self._fresh.discard(task_id)
-            else:
-                self._releasing.add(task_id)
+            self._releasing.add(task_id)
 
     def releasing(self, task_id: str) -> bool:
         """Is a deletion of this task's lease queued or being written? (Hold it again after.)"""
@@ -107,29 +94,24 @@ class PgRunLocks:
             return task_id in self._releasing or task_id in self._in_flight
 
     def pending(self) -> bool:
-        """Are releases or holds waiting for a round?"""
+        """Are releases waiting for a round?"""
         with self._mutex:
-            return bool(self._releasing or self._fresh)
+            return bool(self._releasing)
 
-    def take_leases(self) -> tuple[list[str], list[str]]:
-        """The queued deletions and holds, now in flight (``leases_done`` once written)."""
+    def take_releases(self) -> list[str]:
+        """The queued deletions, now in flight (``releases_done`` once their round ends)."""
         with self._mutex:
             released, self._releasing = self._releasing, set()
-            holds, self._fresh = self._fresh, set()
             self._in_flight |= released
-        return sorted(clean_text(list(released))), sorted(clean_text(list(holds)))
+        return sorted(clean_text(list(released)))
 
-    def leases_done(self, released: Sequence[str], holds: Sequence[str], *, written: bool) -> None:
-        """A round took these; unless ``written``, the holds of tasks still held go again."""
+    def releases_done(self, released: Sequence[str]) -> None:
         with self._mutex:
             self._in_flight.difference_update(released)
-            if not written and holds:
-                again = set(holds)
-                self._fresh |= {task_id for task_id in self._held if clean_text(task_id) in again}
 
     def release_queued(self) -> None:
-        """Write the queued deletions and holds now, in one statement (a round without
-        checkpoints; inside a ``grouped`` round, with that round)."""
+        """Write the queued deletions now, in one statement (a round without checkpoints;
+        inside a ``grouped`` round, with that round)."""
         with self.db.grouped(self):
             pass
 

@@ -5,9 +5,7 @@ writes: the history's entries and the leases given back by tasks that ended. Sen
 those were a round trip each, and a reply waited for two of them (its ending's checkpoint, then
 its history entry). Here every part of a round is gathered first (``PgDatabase.grouped``, the
 committer's ``grouped`` hook) and the round is sent as one statement when it closes: one round
-trip, one transaction, one WAL flush, however many parts it has. The leases of new tasks go
-with it too (``PgRunLocks.hold_fresh``): a task started here takes its lease in the statement
-that first writes its checkpoint, not in a round trip before it starts.
+trip, one transaction, one WAL flush, however many parts it has.
 
 Each part is a data-modifying ``WITH`` query of the statement; the statement's text depends
 only on which parts it has, so psycopg prepares each shape once per connection. A round with
@@ -79,12 +77,6 @@ _MANY = """held AS MATERIALIZED (
 _FREED = """freed AS (
     DELETE FROM skillrt_leases WHERE task_id = ANY(%(released)b::text[]) AND worker_id = %(me)s
 )"""
-# The leases of tasks started here (ids made here: nobody else can hold them).
-_TAKEN = """taken AS (
-    INSERT INTO skillrt_leases (task_id, worker_id, expires_at)
-    SELECT unnest(%(holds)b::text[]), %(me)s, now() + make_interval(secs => %(lease_s)s)
-    ON CONFLICT (task_id) DO NOTHING
-)"""
 # History entries: the task entries and chat messages inserted in their order, then (every few
 # writes, ``PgHistory``) each table trimmed to its newest ``limit``. The statement's snapshot
 # does not show its own inserts, so the newest seq is the greater of the table's and the
@@ -122,13 +114,12 @@ _TRIM = """trim_tasks AS (
 
 
 @functools.cache
-def _statement(checkpoints: str, released: str, holds: bool, history: str) -> str:
+def _statement(checkpoints: str, released: str, history: str) -> str:
     """The statement of a round with these parts (``checkpoints``: "", "one" or "many";
     ``released``: "", "one" (the one checkpointed task's) or "many"; ``history``: "", "add"
     or "trim"). It returns the fenced tasks."""
     parts = {"": [], "one": [_ONE], "many": [_MANY]}[checkpoints]
     parts += {"": [], "one": [_ONE_FREED], "many": [_FREED]}[released]
-    parts += [_TAKEN] if holds else []
     parts += {"": [], "add": [_HISTORY], "trim": [_HISTORY, _TRIM]}[history]
     last = "SELECT task_id FROM fenced" if checkpoints else "SELECT NULL::text WHERE false"
     return "WITH " + ",\n".join(parts) + "\n" + last
@@ -177,46 +168,39 @@ class PgRound:
         return bool(self.saves or self.deletes)
 
     def send(self, db: PgDatabase, runlocks: PgRunLocks | None) -> list[str]:
-        """Write the round (and the lease releases and holds queued in ``runlocks``) in one
-        statement; returns the tasks whose checkpoints were fenced (held by another worker)."""
-        released, holds = runlocks.take_leases() if runlocks is not None else ([], [])
-        written = False
+        """Write the round (and the lease releases queued in ``runlocks``) in one statement;
+        returns the tasks whose checkpoints were fenced (held by another worker)."""
+        released = runlocks.take_releases() if runlocks is not None else []
         try:
-            fenced = self._send(db, runlocks, released, holds)
-            written = True
-            return fenced
+            return self._send(db, released)
         finally:
             if runlocks is not None:
-                runlocks.leases_done(released, holds, written=written)
+                runlocks.releases_done(released)
 
-    def _send(
-        self, db: PgDatabase, runlocks: PgRunLocks | None, released: list[str], holds: list[str]
-    ) -> list[str]:
-        if not (self.checkpointed or self.tasks or self.messages or released or holds):
+    def _send(self, db: PgDatabase, released: list[str]) -> list[str]:
+        if not (self.checkpointed or self.tasks or self.messages or released):
             return []
         try:
-            return self._execute(db, runlocks, released, holds)
+            return self._execute(db, released)
         except (UserError, db.refused):
             # The statement failed, not the connection (a connection that fails is a
             # ``StoreUnavailable``): no part of it is written. A side write must not fail the
             # checkpoints, nor be lost with them: each is sent again alone.
-            if not (self.tasks or self.messages) or not (self.checkpointed or released or holds):
+            if not (self.tasks or self.messages) or not (self.checkpointed or released):
                 raise
             history = PgRound()
             history.history(list(self.tasks.items()), self.messages, limit=self.history_limit,
                             trim=self.trim)  # fmt: skip
             self.tasks, self.messages = {}, []
             try:
-                history._execute(db, runlocks, [], [])
+                history._execute(db, [])
             except Exception as again:
                 library_logger("skillrt._state.postgres").error(
                     "agent.error", where="history", error=str(again)
                 )
-            return self._execute(db, runlocks, released, holds)
+            return self._execute(db, released)
 
-    def _execute(
-        self, db: PgDatabase, runlocks: PgRunLocks | None, released: list[str], holds: list[str]
-    ) -> list[str]:
+    def _execute(self, db: PgDatabase, released: list[str]) -> list[str]:
         params: dict[str, Any] = {"me": db.worker_id}
         checkpoints = ""
         written = set(self.saves) | set(self.deletes)
@@ -240,8 +224,6 @@ class PgRound:
         freed = "one" if released and checkpoints == "one" else "many" if released else ""
         if freed == "many":
             params["released"] = released
-        if holds:
-            params |= {"holds": holds, "lease_s": runlocks.lease_s if runlocks else 30.0}
         history = ""
         if self.tasks or self.messages:
             history = "trim" if self.trim else "add"
@@ -257,7 +239,7 @@ class PgRound:
                 "data": [data for _, data in said],
                 "limit": limit,
             }
-        sql = _statement(checkpoints, freed, bool(holds), history)
+        sql = _statement(checkpoints, freed, history)
         with db.connection(durable=bool(checkpoints)) as conn:
             found = [task_id for (task_id,) in conn.execute(sql, params).fetchall()]
         return [task_id for task_id in found if task_id in written]

@@ -38,7 +38,7 @@ class PgTaskStore:
 
     def grouped(self) -> AbstractContextManager[object]:
         """The committer's hook: a round's checkpoints and side writes (the history's entries,
-        the lease releases and holds) gathered meanwhile are sent as one statement, one round
+        the lease releases) gathered meanwhile are sent as one statement, one round
         trip and one transaction, when it ends (see ``rounds``)."""
         return self.db.grouped(self.runlocks)
 
