@@ -668,11 +668,13 @@ async def _resume(records: int) -> dict[str, Any]:
         await rt.close()
 
         rt = make_runtime(root)
+        cpu_started = time.process_time()  # every thread's: initialize() opens in one
         started = time.perf_counter()
         await rt.initialize()
         init_s = time.perf_counter() - started
         resumable = len(rt.get_resumable_tasks())
         both_s = time.perf_counter() - started
+        both_cpu_s = time.process_time() - cpu_started
         await rt.close()
 
         empty = root / "empty"
@@ -690,6 +692,12 @@ async def _resume(records: int) -> dict[str, Any]:
             target="≤ 150",
             met=both_s <= 0.15,
             note=f"timed together; {resumable} offered for resume",
+        ),
+        row(
+            "  CPU time of it (the process's, every thread)",
+            both_cpu_s * 1000,
+            "ms",
+            note="what the wall time is on an idle machine, less its waits on the disk",
         ),
         row("  of which initialize()", init_s * 1000, "ms"),
         row(
@@ -715,6 +723,7 @@ async def _resume(records: int) -> dict[str, Any]:
         "details": {
             "initialize_s": init_s,
             "initialize_and_list_s": both_s,
+            "initialize_and_list_cpu_s": both_cpu_s,
             "load_recent_s": load_s,
             "load_lazy_s": lazy_s,
             "empty_initialize_s": empty_s,

@@ -74,9 +74,11 @@ def _row_of(value: str, key: str) -> str:
         return f"json_extract({value}, '$.{path}')"
 
     def typed(path: str, types: str, missing: str = "x'00'", null: str = "x'00'") -> str:
+        # json_type once per field (a CASE on it), json_extract only for a value to keep
+        kinds = " ".join(f"WHEN {kind} THEN {x(path)}" for kind in types.split(", "))
         return (
-            f"CASE WHEN {t(path)} IS NULL THEN {missing} WHEN {t(path)} = 'null' THEN {null}"
-            f" WHEN {t(path)} IN ({types}) THEN {x(path)} ELSE x'00' END"
+            f"CASE coalesce({t(path)}, 'missing') WHEN 'missing' THEN {missing}"
+            f" WHEN 'null' THEN {null} {kinds} ELSE x'00' END"
         )
 
     text, number = "'text'", "'integer', 'real'"
@@ -108,8 +110,8 @@ def _row_of(value: str, key: str) -> str:
             typed("tokens", "'integer'", "0"),
             typed("cost", number, "0.0"),
             typed("progress", "'object'", "'{}'"),
-            f"CASE WHEN {t('steps')} IS NULL THEN 0 WHEN {t('steps')} = 'object' THEN {steps}"
-            " ELSE x'00' END",
+            f"CASE coalesce({t('steps')}, 'missing') WHEN 'missing' THEN 0"
+            f" WHEN 'object' THEN {steps} ELSE x'00' END",
         ]
     )
 
