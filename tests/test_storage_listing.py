@@ -1,4 +1,4 @@
-"""The checkpoint database's ``Listing`` table never disagrees with the checkpoints: it is kept
+"""The checkpoint database's ``Listed`` table never disagrees with the checkpoints: it is kept
 by SQLite from the JSON stored, by every path that writes, after a kill -9 between commits,
 and for a store made before it existed (built once, at opening, in one transaction)."""
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
-from skillrt._state.embedded.listing import TRIGGERS
+from skillrt._state.embedded.listing import FIELDS, RETIRED_COLUMNS, TRIGGERS
 from skillrt._state.embedded.offline import resumable_on_disk
 from skillrt._state.records import RecordText, TaskRecord
 from skillrt._state.summary import summarize, summarize_restored
@@ -45,7 +45,7 @@ def _record(task_id: str, now: float, **fields: Any) -> TaskRecord:
 
 
 def _expected_rows(db: Path) -> dict[str, tuple[Any, ...]]:
-    """What each Listing row must hold, computed in Python from the JSON in ``Cache``."""
+    """What each Listed row must hold, computed in Python from the JSON in ``Cache``."""
     conn = sqlite3.connect(db)
     try:
         rows = conn.execute("SELECT key, value FROM Cache WHERE raw = 1").fetchall()
@@ -54,41 +54,26 @@ def _expected_rows(db: Path) -> dict[str, tuple[Any, ...]]:
     out: dict[str, tuple[Any, ...]] = {}
     for key, value in rows:
         data = json.loads(value)
-        out[key] = (
-            data["state"],
-            data.get("error_reason"),
-            float(data["updated_at"]),
-            data["session_id"],
-            data.get("question"),
-            data.get("skill"),
-            (data.get("intent") or {}).get("type"),
-            data.get("raw_input", ""),
-            float(data["created_at"]),
-            data.get("last_error"),
-            data.get("tokens", 0),
-            float(data.get("cost", 0.0)),
-            data.get("progress", {}),
-            len(data.get("steps", {})),
-        )
+        fields = [data.get(path) for path in FIELDS if path != "intent.type"]
+        fields.insert(FIELDS.index("intent.type"), (data.get("intent") or {}).get("type"))
+        out[key] = (*fields, data.get("progress", {}), len(data.get("steps", {})))
     return out
 
 
 def _listing_rows(db: Path) -> dict[str, tuple[Any, ...]]:
     conn = sqlite3.connect(db)
     try:
-        rows = conn.execute(
-            "SELECT key, ok, state, error_reason, updated_at, session_id, question, skill,"
-            " intent, raw_input, created_at, last_error, tokens, cost, progress, steps"
-            " FROM Listing"
-        ).fetchall()
+        rows = conn.execute("SELECT key, fields, progress, steps FROM Listed").fetchall()
     finally:
         conn.close()
-    assert all(row[1] == 1 for row in rows)
-    return {row[0]: (*row[2:14], json.loads(row[14]), row[15]) for row in rows}
+    return {
+        key: (*json.loads(fields), None if progress is None else json.loads(progress), steps)
+        for key, fields, progress, steps in rows
+    }
 
 
 def _agrees(store: CheckpointStore) -> None:
-    """The Listing table matches the JSON row for row, and the listing the store gives is the
+    """The Listed table matches the JSON row for row, and the listing the store gives is the
     listing the parsed records give."""
     assert _listing_rows(store.db_path) == _expected_rows(store.db_path)
     redactor = Redactor()
@@ -118,7 +103,7 @@ def test_every_write_path_keeps_the_listing(tmp_path: Path) -> None:
         [],
     )
     _agrees(store)
-    assert _listing_rows(store.db_path)["saved"][-1] == 2
+    assert _listing_rows(store.db_path)["saved"][-1] == 2  # the number of completed steps
     store.apply([], ["applied"])  # the group commit's delete
     assert store.delete("text")  # diskcache's delete
     assert set(_listing_rows(store.db_path)) == {"saved"}
@@ -135,8 +120,7 @@ def test_a_row_moved_aside_leaves_no_listing_row(tmp_path: Path) -> None:
         text = json.dumps({**_record("odd", now).model_dump(mode="json"), "tokens": "many"})
         conn.execute("UPDATE Cache SET value = ? WHERE key = 'odd'", (text,))
     conn.close()
-    listed = _listing_rows_raw(store.db_path)
-    assert listed["odd"] == b"\x00"  # a wrong type stored as a blob no check lets through
+    assert _listing_rows(store.db_path)["odd"][FIELDS.index("tokens")] == "many"
     loaded = store.load_lazy(max_age_s=HOUR, now=now)
     [odd] = [entry for entry in loaded.records if entry.id == "odd"]
     assert summarize_restored([odd], Redactor()) == [None]  # so it is parsed...
@@ -147,16 +131,8 @@ def test_a_row_moved_aside_leaves_no_listing_row(tmp_path: Path) -> None:
     store.close()
 
 
-def _listing_rows_raw(db: Path) -> dict[str, Any]:
-    conn = sqlite3.connect(db)
-    try:
-        return dict(conn.execute("SELECT key, tokens FROM Listing").fetchall())
-    finally:
-        conn.close()
-
-
 def _old_store(directory: Path, records: list[TaskRecord]) -> Path:
-    """A store as made before the Listing table: its records written, then the table and its
+    """A store as made before the Listed table: its records written, then the table and its
     triggers dropped (with a record written after that, which no trigger saw)."""
     store = CheckpointStore(directory)
     store.apply(records[:-1], [])
@@ -165,7 +141,7 @@ def _old_store(directory: Path, records: list[TaskRecord]) -> Path:
     with conn:
         for trigger in TRIGGERS:
             conn.execute(f"DROP TRIGGER {trigger}")
-        conn.execute("DROP TABLE Listing")
+        conn.execute("DROP TABLE Listed")
     with conn:
         conn.execute(
             "INSERT INTO Cache (key, raw, store_time, expire_time, access_time, access_count,"
@@ -180,7 +156,7 @@ def test_an_old_store_gets_its_listing_once_at_opening(tmp_path: Path) -> None:
     now = time.time()
     records = [_record(f"t{i}", now, updated_at=now - i) for i in range(5)]
     db = _old_store(tmp_path / "checkpoints", records)
-    # A value that is not JSON: no Listing row; the listing moves it aside, as before.
+    # A value that is not JSON: no Listed row; the listing moves it aside, as before.
     conn = sqlite3.connect(db)
     with conn:
         conn.execute("UPDATE Cache SET value = 'not json' WHERE key = 't3'")
@@ -203,13 +179,14 @@ def test_a_missing_trigger_has_the_listing_built_again(tmp_path: Path) -> None:
     store.close()
     conn = sqlite3.connect(store.db_path)
     with conn:
-        conn.execute("DROP TRIGGER Listing_update")
+        conn.execute("DROP TRIGGER Listed_update")
     with conn:  # written while no trigger watched
         text = _record("a", now, state="PAUSED", tokens=99).model_dump_json()
         conn.execute("UPDATE Cache SET value = ? WHERE key = 'a'", (text,))
     conn.close()
     store = CheckpointStore(tmp_path / "checkpoints")
     assert _listing_rows(store.db_path)["a"][0] == "PAUSED"
+    assert _listing_rows(store.db_path)["a"][FIELDS.index("tokens")] == 99
     _agrees(store)
     store.close()
 
@@ -258,7 +235,7 @@ def test_a_kill_between_commits_leaves_both_tables_agreeing(tmp_path: Path) -> N
     store = CheckpointStore(directory)
     rows = _listing_rows(store.db_path)
     assert len(rows) >= 19
-    rounds = {row[7] for row in rows.values()}  # raw_input: every record of one round
+    rounds = {row[FIELDS.index("raw_input")] for row in rows.values()}  # one round's records
     assert len(rounds) <= 2  # t19 may be older: deleted and written again every 5 rounds
     _agrees(store)
     store.close()
@@ -301,3 +278,33 @@ def _lazy(record: TaskRecord) -> Any:
 
     return LazyRecord(record.id, record.state, record.error_reason, record.updated_at,
                       record.model_dump_json().encode())  # fmt: skip
+
+
+def test_the_retired_listing_table_is_dropped_not_taken_for_foreign(tmp_path: Path) -> None:
+    """A store that had the first layout's ``Listing`` table (one column per field) is opened
+    as it is, that table and its triggers dropped and ``Listed`` built, nothing moved aside."""
+    now = time.time()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    store.apply([_record("a", now), _record("b", now)], [])
+    store.close()
+    conn = sqlite3.connect(store.db_path)
+    with conn:
+        for trigger in TRIGGERS:
+            conn.execute(f"DROP TRIGGER {trigger}")
+        conn.execute("DROP TABLE Listed")
+        columns = ", ".join(RETIRED_COLUMNS)
+        conn.execute(f"CREATE TABLE Listing ({columns}, PRIMARY KEY (key)) WITHOUT ROWID")
+        conn.execute("CREATE TRIGGER Listing_delete AFTER DELETE ON Cache BEGIN"
+                     " DELETE FROM Listing WHERE key = OLD.key; END")  # fmt: skip
+    conn.close()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    assert store.resets == 0
+    assert not (tmp_path / "checkpoints" / "quarantine").exists()
+    conn = sqlite3.connect(store.db_path)
+    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "Listing" not in names and "Listing_delete" not in names
+    assert {"Listed", *TRIGGERS} <= names
+    assert store.delete("b")
+    _agrees(store)
+    store.close()

@@ -23,7 +23,7 @@ disk raise ``StoreUnavailable`` saying what to do, never a raw SQLite or OS erro
 One SQLite connection serves every thread (behind the store's lock), so ``close()`` closes
 all of it; diskcache would otherwise keep one per thread that ever touched the store.
 
-The listing (``load_lazy``) reads no JSON: a table ``Listing`` beside diskcache's ``Cache``
+The listing (``load_lazy``) parses no record: a table ``Listed`` beside diskcache's ``Cache``
 holds, per record, the fields a listing shows (see ``listing.py``). SQLite triggers on ``Cache``
 write it from the very JSON text stored, in the same statement and so the same transaction,
 whichever path wrote the row (``apply``, ``save``, ``delete``, a quarantine): the two cannot
@@ -53,10 +53,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import diskcache
+from pydantic_core import from_json
 
 from skillrt._io.bulk import gc_paused
 from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
-from skillrt._state.embedded.listing import LISTED_QUERY, UNLISTED_QUERY, ensure_listing
+from skillrt._state.embedded.listing import FIELDS, LISTED_QUERY, UNLISTED_QUERY, ensure_listing
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, foreign_schema
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, TaskStore
 from skillrt._state.records import (
@@ -195,6 +196,17 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
 
 
 _UPDATED_AT = operator.attrgetter("updated_at")
+_NUMBERS = (int, float)
+_WIDTH = len(FIELDS)
+
+
+def _fields(text: object) -> list[Any] | None:
+    """The array of fields SQLite read from a record's JSON (None: not one)."""
+    try:
+        found = from_json(text)  # type: ignore[arg-type]  # a str, or refused with a TypeError
+    except (ValueError, TypeError):
+        return None
+    return found if type(found) is list else None
 
 
 def _stamp() -> str:
@@ -516,11 +528,11 @@ class CheckpointStore:
     def load_lazy(self, *, max_age_s: float, now: float) -> LazyLoad:
         """``load_recent`` without parsing the records: each one's id, state, error reason,
         ``updated_at`` and what a listing shows of it (``LazyRecord.listed``) are read from the
-        ``Listing`` table (see ``listing.py``), no JSON read; the JSON is kept for
+        ``Listed`` table (see ``listing.py``), no record parsed; the JSON is kept for
         ``parse_lazy``, and, if the database is lost while the runtime runs, for writing the
         dormant tasks again.
 
-        A row the table does not vouch for (no ``Listing`` row, or one whose fields are not as
+        A row the table does not vouch for (no ``Listed`` row, or one whose fields are not as
         the runtime writes them, or another schema version) goes through ``load_recent``'s
         full check now (and is quarantined if unusable); a record whose fields are sound but
         that fails validation is found, and quarantined, by ``parse_lazy``.
@@ -529,14 +541,33 @@ class CheckpointStore:
         with self._lock, gc_paused():
             try:
                 db = self._cache._con
-                rows = db.execute(LISTED_QUERY, (SCHEMA_VERSION, cutoff)).fetchall()
-                unlisted = db.execute(UNLISTED_QUERY, (SCHEMA_VERSION, cutoff)).fetchall()
+                rows = db.execute(LISTED_QUERY, (cutoff,)).fetchall()
+                unlisted = [rowid for (rowid,) in db.execute(UNLISTED_QUERY, (cutoff,))]
             except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 rows, unlisted = [], []
-            make = tuple.__new__  # a NamedTuple's own __new__ costs more
-            found = [make(LazyRecord, (*row[:5], row[5:])) for row in rows]
-            for (rowid,) in unlisted:
+            found: list[LazyRecord] = []
+            make, add = tuple.__new__, found.append  # a NamedTuple's own __new__ costs more
+            for key, value, fields, progress, steps, rowid in rows:
+                head = _fields(fields)
+                if (
+                    head is not None
+                    and len(head) == _WIDTH
+                    and head[3] == key
+                    and type(head[2]) is int
+                    and head[2] == SCHEMA_VERSION
+                    and type(head[0]) is str
+                    and (head[1] is None or type(head[1]) is str)
+                    and type(head[4]) in _NUMBERS
+                ):
+                    if head[4] >= cutoff:
+                        listed = (*head[5:], progress, steps)
+                        add(
+                            make(LazyRecord, (key, head[0], head[1], float(head[4]), value, listed))
+                        )
+                    continue
+                unlisted.append(rowid)  # not as the runtime writes it: checked in full
+            for rowid in unlisted:
                 rest = self._rows(" WHERE rowid = ?", (rowid,))  # the row as it is stored
                 if not rest:
                     continue

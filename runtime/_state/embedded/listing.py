@@ -1,23 +1,27 @@
-"""The checkpoint database's ``Listing`` table: what a listing shows of each record, kept by
-SQLite itself, so that a start-up lists thousands of tasks without reading any JSON.
+"""The checkpoint database's ``Listed`` table: what a listing shows of each record, kept by
+SQLite itself, so that a start-up lists thousands of tasks without parsing their JSON.
 
-Triggers on diskcache's ``Cache`` table write a record's ``Listing`` row from the JSON text
+Triggers on diskcache's ``Cache`` table write a record's ``Listed`` row from the JSON text
 being stored, in the statement that stores it (so in its transaction): after an insert, an
 update or a delete of a row, by whichever path (the group commit, diskcache's own ``set`` and
 ``delete``, a quarantine). A crash between two commits leaves both tables as of the last one;
 the two never disagree.
 
-Each row holds the fields that decide whether the task can be resumed (state, error reason,
-schema version, ``updated_at``) and the fields of ``LISTED``, typed as SQLite columns, with
-``ok`` saying whether the JSON holds them as the runtime writes them (an id equal to the key,
-strings where strings go, numbers where numbers go, objects where objects go). A row that is
-not ``ok``, or a ``Cache`` row with no ``Listing`` row, is read the slow way (its record parsed,
-and moved aside if unusable), exactly as before the table existed.
+Each row holds, as one small JSON array read by one ``json_extract`` (a trigger's cost is its
+function calls, so it makes few), the fields that decide whether the task can be resumed
+(state, error reason, schema version, id, ``updated_at``) and those of ``LISTED`` but the last
+two, which are columns of their own: the progress as JSON text (a dormant task then holds no
+dict for the cyclic GC to scan) and the number of completed steps. The listing checks every
+field's type in Python, exactly as when it read the JSON itself; a row that is not as the
+runtime writes it, or a ``Cache`` row with no ``Listed`` row, is read the slow way (its record
+parsed, and moved aside if unusable).
 
 ``ensure_listing`` runs at every opening: if the table or one of its triggers is missing (a
 store made before them, or damaged by hand), they are made again and the table filled from
 the JSON of every record, all in one transaction, so a crash leaves either the old store or
-the complete new one.
+the complete new one. (The table of the first, column-per-field layout, ``Listing``, which
+lived on main for an hour on 2026-11-26 and cost three times as much per write, is dropped
+in the same transaction.)
 """
 
 from __future__ import annotations
@@ -27,140 +31,93 @@ from collections.abc import Callable
 
 import diskcache
 
-__all__ = ["LISTING_COLUMNS", "TRIGGERS", "ensure_listing"]
+from skillrt._state.protocol import LISTED
 
-LISTING_COLUMNS = (
-    "key",
-    "ok",
-    "version",
-    "state",
-    "error_reason",
-    "updated_at",
-    "session_id",
-    "question",
-    "skill",
-    "intent",
-    "raw_input",
-    "created_at",
-    "last_error",
-    "tokens",
-    "cost",
-    "progress",
+__all__ = [
+    "FIELDS",
+    "LISTED_COLUMNS",
+    "LISTED_QUERY",
+    "RETIRED_COLUMNS",
+    "TRIGGERS",
+    "UNLISTED_QUERY",
+    "ensure_listing",
+]
+
+LISTED_COLUMNS = ("key", "fields", "progress", "steps")
+TRIGGERS = ("Listed_insert", "Listed_update", "Listed_delete")
+RETIRED_COLUMNS = (
+    "key", "ok", "version", "state", "error_reason", "updated_at", "session_id", "question",
+    "skill", "intent", "raw_input", "created_at", "last_error", "tokens", "cost", "progress",
     "steps",
-)
-TRIGGERS = ("Listing_insert", "Listing_update", "Listing_delete")
+)  # fmt: skip
+"""The columns of the retired ``Listing`` table (see the module docstring)."""
+_RETIRED_TRIGGERS = ("Listing_insert", "Listing_update", "Listing_delete")
+
+FIELDS = ("state", "error_reason", "schema_version", "id", "updated_at", *LISTED[:-2])
+"""The paths read into ``Listed.fields``, in order."""
 
 _TABLE = (
-    "CREATE TABLE Listing (key TEXT PRIMARY KEY, ok INTEGER, version INTEGER, state TEXT,"
-    " error_reason TEXT, updated_at REAL, session_id TEXT, question TEXT, skill TEXT,"
-    " intent TEXT, raw_input TEXT, created_at REAL, last_error TEXT, tokens INTEGER, cost REAL,"
-    " progress TEXT, steps INTEGER) WITHOUT ROWID"
+    "CREATE TABLE Listed (key TEXT PRIMARY KEY, fields TEXT, progress TEXT, steps INTEGER)"
+    " WITHOUT ROWID"
 )
 
 
 def _row_of(value: str, key: str) -> str:
-    """The SELECT list of a ``Listing`` row made from the JSON ``value`` stored under ``key``
-    (SQL expressions; SQLite parses the JSON once for all of them).
-
-    ``ok``: the fields that decide resumability are as the runtime writes them (the listing
-    reads the others only when they are). A listed field of the wrong JSON type is stored as
-    the blob ``x'00'``, which no check in ``summarize_restored`` lets through: that record is
-    then parsed, and moved aside if unusable, as when it was read from its JSON."""
-
-    def t(path: str) -> str:
-        return f"json_type({value}, '$.{path}')"
-
-    def x(path: str) -> str:
-        return f"json_extract({value}, '$.{path}')"
-
-    def typed(path: str, types: str, missing: str = "x'00'", null: str = "x'00'") -> str:
-        # json_type once per field (a CASE on it), json_extract only for a value to keep
-        kinds = " ".join(f"WHEN {kind} THEN {x(path)}" for kind in types.split(", "))
-        return (
-            f"CASE coalesce({t(path)}, 'missing') WHEN 'missing' THEN {missing}"
-            f" WHEN 'null' THEN {null} {kinds} ELSE x'00' END"
-        )
-
-    text, number = "'text'", "'integer', 'real'"
-    ok = " AND ".join(
-        [
-            f"{t('id')} = 'text' AND {x('id')} = {key}",
-            f"{t('schema_version')} = 'integer'",
-            f"{t('state')} = 'text'",
-            f"coalesce({t('error_reason')}, 'null') IN ('null', 'text')",
-            f"{t('updated_at')} IN ({number})",
-        ]
-    )
+    """The SELECT list of a ``Listed`` row made from the JSON ``value`` stored under ``key``
+    (SQLite parses the JSON once for all of it). A progress or steps that is not an object
+    is stored as NULL, which the listing's checks refuse."""
+    paths = ", ".join(f"'$.{path}'" for path in FIELDS)
     steps = f"(SELECT count(*) FROM json_each({value}, '$.steps'))"  # noqa: S608
-    return ", ".join(
-        [
-            key,
-            f"coalesce({ok}, 0)",
-            x("schema_version"),
-            x("state"),
-            x("error_reason"),
-            x("updated_at"),
-            typed("session_id", text),
-            typed("question", text, "NULL", "NULL"),
-            typed("skill", text, "NULL", "NULL"),
-            f"CASE {t('intent.type')} WHEN 'text' THEN {x('intent.type')} END",
-            typed("raw_input", text, "''"),
-            typed("created_at", number),
-            typed("last_error", text, "NULL", "NULL"),
-            typed("tokens", "'integer'", "0"),
-            typed("cost", number, "0.0"),
-            typed("progress", "'object'", "'{}'"),
-            f"CASE coalesce({t('steps')}, 'missing') WHEN 'missing' THEN 0"
-            f" WHEN 'object' THEN {steps} ELSE x'00' END",
-        ]
+    return (
+        f"{key}, json_extract({value}, {paths}),"
+        f" CASE coalesce(json_type({value}, '$.progress'), 'missing') WHEN 'missing' THEN '{{}}'"
+        f" WHEN 'object' THEN json_extract({value}, '$.progress') END,"
+        f" CASE coalesce(json_type({value}, '$.steps'), 'missing') WHEN 'missing' THEN 0"
+        f" WHEN 'object' THEN {steps} END"
     )
 
 
-# Only a record's own rows (a str key, stored as JSON text in the row) get a Listing row; a
+# Only a record's own rows (a str key, stored as JSON text in the row) get a Listed row; a
 # value that is not JSON gets none (json_extract would fail the write), and is found by the
 # slow path of the listing, which moves it aside.
 _LISTABLE = "{r}.raw = 1 AND typeof({r}.key) = 'text' AND json_valid({r}.value)"
 _INSERT = (
-    "INSERT INTO Listing SELECT "
+    "INSERT INTO Listed SELECT "
     + _row_of("NEW.value", "NEW.key")
     + " WHERE "
     + _LISTABLE.format(r="NEW")
 )
 _MAKE_TRIGGERS = (
-    f"CREATE TRIGGER Listing_insert AFTER INSERT ON Cache BEGIN {_INSERT}; END",
-    "CREATE TRIGGER Listing_update AFTER UPDATE ON Cache BEGIN"  # noqa: S608 - constants
-    f" DELETE FROM Listing WHERE key = OLD.key; {_INSERT}; END",
-    "CREATE TRIGGER Listing_delete AFTER DELETE ON Cache BEGIN"
-    " DELETE FROM Listing WHERE key = OLD.key; END",
+    f"CREATE TRIGGER Listed_insert AFTER INSERT ON Cache BEGIN {_INSERT}; END",
+    "CREATE TRIGGER Listed_update AFTER UPDATE ON Cache BEGIN"  # noqa: S608 - constants
+    f" DELETE FROM Listed WHERE key = OLD.key; {_INSERT}; END",
+    "CREATE TRIGGER Listed_delete AFTER DELETE ON Cache BEGIN"
+    " DELETE FROM Listed WHERE key = OLD.key; END",
 )
 _FILL = (
-    "INSERT INTO Listing SELECT "  # noqa: S608 - SQL built from constants
+    "INSERT INTO Listed SELECT "  # noqa: S608 - SQL built from constants
     + _row_of("c.value", "c.key")
     + " FROM Cache AS c WHERE "
     + _LISTABLE.format(r="c")
 )
 
-# The rows a listing reads without JSON: a record's own row whose Listing row says it is as
-# the runtime writes it, at the schema version given, updated at or after the cutoff given.
 _SOUND = (
     f"c.raw = 1 AND typeof(c.key) = 'text' AND c.mode = {diskcache.core.MODE_RAW}"
-    " AND c.filename IS NULL AND l.ok = 1 AND l.version = ?"
+    " AND c.filename IS NULL"
 )
+_IN_WINDOW = "NOT (typeof(c.tag) IN ('integer', 'real') AND c.tag < ?)"
 LISTED_QUERY = (
-    "SELECT c.key, l.state, l.error_reason, l.updated_at, CAST(c.value AS BLOB), l.session_id,"  # noqa: S608
-    " l.question, l.skill, l.intent, l.raw_input, l.created_at, l.last_error, l.tokens, l.cost,"
-    f" l.progress, l.steps FROM Cache AS c JOIN Listing AS l ON l.key = c.key WHERE {_SOUND}"
-    " AND l.updated_at >= ?"
+    "SELECT c.key, CAST(c.value AS BLOB), l.fields, l.progress, l.steps, c.rowid"  # noqa: S608
+    f" FROM Cache AS c JOIN Listed AS l ON l.key = c.key WHERE {_SOUND} AND {_IN_WINDOW}"
 )
-"""Parameters: the schema version, the cutoff. Columns: a ``LazyRecord``'s five, then
-``LISTED``'s (progress as JSON text, steps as a count)."""
+"""A record's own rows with their ``Listed`` row, but those whose ``updated_at`` tag is
+outside the window (parameter: the cutoff)."""
 UNLISTED_QUERY = (
-    "SELECT c.rowid FROM Cache AS c LEFT JOIN Listing AS l ON l.key = c.key"  # noqa: S608
-    f" WHERE NOT coalesce({_SOUND}, 0)"
-    " AND NOT (typeof(c.tag) IN ('integer', 'real') AND c.tag < ?)"
+    "SELECT c.rowid FROM Cache AS c LEFT JOIN Listed AS l ON l.key = c.key"  # noqa: S608
+    f" WHERE NOT coalesce({_SOUND} AND l.key IS NOT NULL, 0) AND {_IN_WINDOW}"
 )
-"""The rows the listing must parse (parameters: the schema version, the cutoff): every row not
-read by ``LISTED_QUERY`` but those whose ``updated_at`` tag is outside the window."""
+"""The rows ``LISTED_QUERY`` does not read, but those outside the window (parameter: the
+cutoff): the listing parses them."""
 
 
 def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
@@ -176,8 +133,9 @@ def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
             if _complete(execute):  # that other process made it meanwhile
                 execute("ROLLBACK")
                 return False
-            for trigger in TRIGGERS:
+            for trigger in (*TRIGGERS, *_RETIRED_TRIGGERS):
                 execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            execute("DROP TABLE IF EXISTS Listed")
             execute("DROP TABLE IF EXISTS Listing")
             execute(_TABLE)
             execute(_FILL)
@@ -194,6 +152,7 @@ def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
 
 def _complete(execute: Callable[..., sqlite3.Cursor]) -> bool:
     found = execute(
-        "SELECT name FROM sqlite_master WHERE name IN (?, ?, ?, ?)", ("Listing", *TRIGGERS)
+        "SELECT name FROM sqlite_master WHERE name IN (?, ?, ?, ?, ?)",
+        ("Listed", *TRIGGERS, "Listing"),
     ).fetchall()
-    return len(found) == 1 + len(TRIGGERS)
+    return {name for (name,) in found} == {"Listed", *TRIGGERS}  # and no retired table left

@@ -5,7 +5,7 @@ A database file in the state folder may have been made by something else: anothe
 when diskcache wrote its own settings into it. Before a store opens its file, the schema is
 read (read-only) and compared with the one the store makes: for the checkpoints, diskcache's
 tables ``Settings (key, value)`` and ``Cache`` (twelve columns), its indexes and triggers, and
-the store's own ``Listing`` table and its triggers (``listing.py``); for
+the store's own ``Listed`` table and its triggers (``listing.py``); for
 the history, ``tasks`` and ``messages``. Anything else is a foreign schema, and the store moves
 the database aside and starts a fresh one, as for a damaged file.
 """
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillrt._state.embedded.listing import LISTING_COLUMNS
+from skillrt._state.embedded.listing import LISTED_COLUMNS, RETIRED_COLUMNS
 
 __all__ = ["CHECKPOINT_SCHEMA", "HISTORY_SCHEMA", "Schema", "foreign_schema"]
 
@@ -49,10 +49,11 @@ _DISKCACHE = {
     ),
 }
 # The listing's table beside diskcache's (``listing.py``); a store made before it has none.
-_LISTING = {"Listing": LISTING_COLUMNS}
+# The retired ``Listing`` is let through: opening the store drops it.
+_LISTING = {"Listed": LISTED_COLUMNS, "Listing": RETIRED_COLUMNS}
 CHECKPOINT_SCHEMA = Schema(
     {**_DISKCACHE, **_LISTING},
-    {"index": ("Cache_", "sqlite_autoindex_"), "trigger": ("Settings_", "Listing_")},
+    {"index": ("Cache_", "sqlite_autoindex_"), "trigger": ("Settings_", "Listed_", "Listing_")},
 )
 HISTORY_SCHEMA = Schema(
     {
