@@ -561,3 +561,43 @@ async def test_the_code_of_the_post_in_focus_and_adding_it_to_the_graph(
 async def test_a_post_added_to_the_graph_by_its_path_is_a_graph_update() -> None:
     _, parsed, _ = await decide("把 posts/zfs-nas.md 加到知识图谱里")
     assert parsed.type == "UPDATE_GRAPH"
+
+
+# --- pass 8 (round 8's misses) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trust", ["low", "high"])
+@pytest.mark.parametrize("llm", [*MODELS, always("TRANSLATE")])
+async def test_thanks_first_never_starts_a_task(llm: Any, trust: str) -> None:
+    """ "thanks, that japanese translation was spot on, …" started a translation (round 8's one
+    dangerous route): a request that opens with thanks holds back."""
+    for text in ("thanks, that japanese translation was spot on, my friend in Osaka loved it!",
+                 "lol that rewrite was better than mine, nice work",
+                 "谢谢，这篇翻译得很地道", "thanks! now delete posts/a.md"):  # fmt: skip
+        outcome = await decide(text, llm, trust, FOCUS)
+        assert started(outcome) not in EFFECTS, text
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ('new post, title only: "Why I Switched to Fish Shell"', "CREATE_ARTICLE"),
+        ("创建一篇只有标题的文章：2026 年终总结", "CREATE_ARTICLE"),
+        ("这段 Python 是干啥的：with open('a.txt') as f: print(f.read())", "CODE_EXPLAIN"),
+        ("这段 Rust 是干嘛的", "CODE_EXPLAIN"),
+    ],
+)
+async def test_a_title_only_post_and_code_named_by_its_language(text: str, intent: str) -> None:
+    _, parsed, _ = await decide(text)
+    assert parsed.type == intent, text
+
+
+async def test_the_one_liner_of_the_post_in_focus_is_code_to_explain() -> None:
+    _, parsed, _ = await decide("what does the awk one-liner in this post do?", None, "low", FOCUS)
+    assert parsed.type == "CODE_EXPLAIN"
+
+
+def test_a_body_left_for_later_is_no_negation() -> None:
+    assert not holds_back("新建一篇空白文章，标题叫《周末徒步记录》，内容先不用写")
+    assert not holds_back("add an empty post titled Bike Care, don't generate the content")
+    assert holds_back("don't write an article about Bike Care")

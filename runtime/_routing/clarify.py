@@ -167,6 +167,8 @@ _ABOUT_ME = re.compile(
 # Praise for what was done, before anything else is asked ("great job on the translation",
 # "改得不错，再…"): a verdict on the last action, never a new one without a yes (round 7).
 _PRAISE = re.compile(
+    # Thanks first ("thanks, that translation was spot on", round 8: it translated again).
+    r"^(?:thanks|thank\s+you|thx|ty|cheers|lol|haha|wow)\b|^(?:谢谢|多谢|感谢|哈哈)|"
     r"^(?:(?:really|very)\s+)?(?:nice|great|good|excellent|perfect|lovely|awesome|solid)\s+"
     r"(?:edit|edits|job|work|rewrite|translation|summary)\b|"
     r"^(?:改|写|翻|译|翻译|总结|删|弄|做|整|润色)得(?:真|很|挺|太|蛮|非常)?(?:不错|好|漂亮|棒|到位)",
@@ -183,8 +185,9 @@ _LEAVES_ALONE = re.compile(
     r"(?:别|不要|不用)\s*(?:动|改|碰)\s*(?:原文|原稿)(?!以外|之外|外)|"
     r"\b(?:don['’]?t|do\s+not)\s+(?:touch|change|modify|overwrite|edit)\s+the\s+original\b|"
     r"(?:不用|不要|别|无需|不必)\s*(?:帮我|帮忙)?\s*(?:写|填)\s*(?:内容|正文)|"
-    r"\b(?:don['’]?t|do\s+not|no\s+need\s+to)\s+(?:write|fill\s+in)\s+(?:the\s+|any\s+)?"
-    r"(?:body|content|text)\b|"
+    r"(?:内容|正文)\s*(?:先|暂时|就)?\s*(?:不用|不要|别|无需|不必)\s*(?:写|填|生成)|"
+    r"\b(?:don['’]?t|do\s+not|no\s+need\s+to)\s+(?:write|fill\s+in|generate)\s+"
+    r"(?:the\s+|any\s+)?(?:body|content|text|anything)\b(?:\s+in\s+it)?|"
     r"(?:不要|别|不用)\s*只\s*(?:看|查|搜|用)\s*(?:我的)?\s*(?:博客|文章)|"
     r"\b(?:don['’]?t|do\s+not)\s+(?:just|only)\s+(?:use|look\s+at|search|check)\s+my\s+"
     r"(?:blog|posts)\b",
