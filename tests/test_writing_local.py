@@ -32,3 +32,4 @@ async def test_write_article_on_the_local_model(tmp_path: Path) -> None:
         assert msg.tokens > 0
     finally:
         await rt.close()
+        await llm.aclose()  # a model passed in is the caller's to close: its worker process too
