@@ -7,10 +7,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from skillrt import Replies
+from skillrt.exceptions import BadParam
+
+from .prompts import clip
+
 __all__ = [
     "LANGUAGES",
+    "LANGUAGE_REPLIES",
     "LanguageNames",
     "asked_language",
+    "known_language",
     "language_code",
     "strip_asked_language",
 ]
@@ -52,6 +59,27 @@ def language_code(name: str) -> str | None:
         if folded in names.aliases:
             return code
     return None
+
+
+LANGUAGE_REPLIES = Replies(
+    {
+        "unknown_language": (
+            "不认识这种语言：{language}（可选：{known}）。",
+            "I do not know the language {language!r} (known: {known}).",
+        ),
+    }
+)
+"""The reply of ``known_language``'s refusal, for the skills that call it."""
+
+
+def known_language(name: str) -> str:
+    """The code of the language ``name`` names (``language_code``); a ``language`` parameter
+    naming none is refused (``unknown_language``, with the languages known)."""
+    code = language_code(name)
+    if code is None:
+        known = ", ".join(names.prompt for names in LANGUAGES.values())
+        raise BadParam("language", "unknown_language", language=clip(name, 40), known=known)
+    return code
 
 
 # The language a request asks a new text to be written in, where it says so: "in Chinese",

@@ -20,7 +20,6 @@ from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_front
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
-from skillrt.exceptions import BadParam
 from skillrt.skill.params import Chars, PostPath
 
 from . import pick
@@ -28,7 +27,7 @@ from .checked import REPLIES as CHECK_REPLIES
 from .checked import Checked, checked, quality_report, refuse_unchecked
 from .checks import Check, Generated, Verdict, language, no_scaffolding, not_degenerate, wikilinks
 from .common import Saved, new_post_text, refuse, save_new_file
-from .languages import LANGUAGES, language_code
+from .languages import LANGUAGE_REPLIES, LANGUAGES, known_language
 from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
 from .pick import ask_for_post, no_post_chosen
 from .prompts import clip, messages, strip_fences
@@ -51,10 +50,6 @@ TITLE_SYSTEM = "Translate this blog post title into {language}. Answer with the 
 REPLIES = (
     Replies(
         {
-            "unknown_language": (
-                "不认识这种语言：{language}（可选：{known}）。",
-                "I do not know the language {language!r} (known: {known}).",
-            ),
             "action": ("翻译", "translate"),
             "reading": ("读取文章", "Reading the post"),
             "too_long": (
@@ -82,6 +77,7 @@ REPLIES = (
     | pick.REPLIES
     | CHECK_REPLIES
     | DRAFT_REPLIES
+    | LANGUAGE_REPLIES
 )
 
 
@@ -94,11 +90,7 @@ def _target_language(ctx: SkillContext, asked: str | None) -> str:
     """The code of the language asked for; without one, the other of Chinese and English."""
     if not asked:  # "translate it"
         return "en" if ctx.input.language == "zh" else "zh"
-    code = language_code(asked)
-    if code is None:
-        known = ", ".join(names.prompt for names in LANGUAGES.values())
-        raise BadParam("language", "unknown_language", language=clip(asked, 40), known=known)
-    return code
+    return known_language(asked)
 
 
 async def _translate_part(

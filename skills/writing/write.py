@@ -22,7 +22,7 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.markdown import word_count
-from skillrt.exceptions import BadParam, StructuredOutputError
+from skillrt.exceptions import StructuredOutputError
 from skillrt.skill.params import Chars, PostPath
 
 from .checked import REPLIES as CHECK_REPLIES
@@ -35,7 +35,13 @@ from .common import (
     save_new_file,
     slug_for,
 )
-from .languages import LANGUAGES, asked_language, language_code, strip_asked_language
+from .languages import (
+    LANGUAGE_REPLIES,
+    LANGUAGES,
+    asked_language,
+    known_language,
+    strip_asked_language,
+)
 from .lengths import ArticleLength, parse_length, strip_length_words
 from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .prompts import (
@@ -112,14 +118,11 @@ REPLIES = (
             "polish": ("润色或扩写某一节", "Polish or expand a section"),
             "add_code": ("补充代码示例", "Add code examples"),
             "write_related": ("写一篇相关的文章", "Write a related article"),
-            "unknown_language": (
-                "不认识这种语言：{language}（可选：{known}）。",
-                "I do not know the language {language!r} (known: {known}).",
-            ),
         }
     )
     | CHECK_REPLIES
     | DRAFT_REPLIES
+    | LANGUAGE_REPLIES
 )
 
 Topic = Annotated[
@@ -190,13 +193,7 @@ def article_language(params: WriteParams, request: str, request_language: str) -
     """The code of the language the article is written in: the ``language`` parameter, else
     the one the request asks for, else the request's own. An unknown name is refused."""
     if params.language:
-        code = language_code(params.language)
-        if code is None:
-            known = ", ".join(names.prompt for names in LANGUAGES.values())
-            raise BadParam(
-                "language", "unknown_language", language=clip(params.language, 40), known=known
-            )
-        return code
+        return known_language(params.language)
     return asked_language(request) or request_language
 
 
@@ -411,12 +408,11 @@ async def _write_section(
 
 
 def section_checks(
-    ctx: SkillContext, prompt: str, fragment: str, previous: str, lang: str | None = None
+    ctx: SkillContext, prompt: str, fragment: str, previous: str, lang: str
 ) -> list[Check]:
-    """What each section's text must pass (see ``checks.py``), written in ``lang`` (the
-    request's language when None). The end of the previous section is in the prompt but is
-    the article's own text, not scaffolding: a line of it may recur."""
-    lang = lang or ctx.input.language
+    """What each section's text must pass (see ``checks.py``), written in ``lang``. The end of
+    the previous section is in the prompt but is the article's own text, not scaffolding: a
+    line of it may recur."""
     system = SECTION_SYSTEM.format(lang=_language_label(lang))
     return [
         no_scaffolding(Scaffold([system, prompt], content=[previous], fragments=[fragment])),
