@@ -78,16 +78,19 @@ _GREETING = (
     r"你好|您好|嗨|哈喽|早上好|晚上好|下午好|早安|晚安|谢谢(?:你|您)?|多谢|感谢|辛苦了|"
     r"再见|拜拜|你是谁|你好吗|在吗"
 )
+# Praise for what was done (round 7): "改得不错" (the verb of what was done, then how well), and
+# "nice edit" (how good, then what was done). Small talk when it is the whole input, and it
+# holds back a request it opens (``_PRAISE``).
+_DONE_WELL_ZH = r"(?:改|写|翻|译|翻译|总结|删|弄|做|整|润色)得(?:真|很|挺|太|蛮|非常)?"
+_WELL = r"(?:nice|great|good|excellent|perfect|lovely|awesome|solid)"
+_WORK = r"(?:edit|edits|job|work|rewrite|translation|summary)"
 _ACKNOWLEDGEMENT = (
     r"ok(?:ay)?|k|kk|cool|nice|great|got\s+it|sure|fine|alright|yes|no|yeah|nope|"
     r"lol|haha|hmm+|um+|uh+|"
     r"好的|好|行|[嗯哦噢啊哈呃额]+|收到|明白了?|知道了|不错|很好|太好了|"
-    # Praise for what was done ("改得不错", "nice edit", "looks great"), round 7: with a post in
-    # focus, "改得不错，谢谢" started an edit of it without a yes.
-    r"(?:改|写|翻|译|翻译|总结|删|弄|做|整|润色)得(?:真|很|挺|太|蛮|非常)?"
-    r"(?:不错|好|漂亮|棒|到位|专业)(?:了|啊|呀|哦)?|"
-    r"(?:(?:really|very)\s+)?(?:nice|great|good|excellent|perfect|lovely|awesome|solid|neat)"
-    r"\s+(?:edit|edits|job|work|rewrite|translation|summary|one|post|article)|"
+    # With a post in focus, "改得不错，谢谢" started an edit of it without a yes (round 7).
+    rf"{_DONE_WELL_ZH}(?:不错|好|漂亮|棒|到位|专业)(?:了|啊|呀|哦)?|"
+    rf"(?:(?:really|very)\s+)?(?:{_WELL}|neat)\s+(?:{_WORK}|one|post|article)|"
     r"(?:that|this|it)?\s*looks?\s+(?:really\s+)?(?:good|great|fine|perfect|nice)|"
     r"well\s+(?:written|put|done)|perfect|excellent|awesome|love\s+it"
 )
@@ -126,6 +129,10 @@ def is_one_short_word(text: str) -> bool:
 
 # --- negations and questions about an action ---------------------------------------------------
 
+# What may come before a question's first word ("and did I…", "ok, can you…").
+_OPENER = r"^(?:(?:and|so|but|ok|hey)[, ]+)?"
+# Having done something, in Chinese ("写过", "删过"): a question about the blog's history.
+_DONE_ZH = r"(?:写|删|发|搜|翻译|建)过"
 _NEGATION = re.compile(
     # "I don't need posts/x.md anymore, delete it", "这篇不要了，删掉吧": no longer wanting a
     # post is why it goes, not a negation of the action (pass 5).
@@ -137,16 +144,16 @@ _NEGATION = re.compile(
     re.IGNORECASE,
 )
 _ASKS_ABOUT = re.compile(
-    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:have|has|had|did|do|does|was|were|is|are|am)"
+    rf"{_OPENER}(?:have|has|had|did|do|does|was|were|is|are|am)"
     r"\s+(?:i|we|my|there)\b|"
     # "did you delete it?", "have you written it yet?": a question about what was done (pass 6:
     # it deleted the post in focus, at 0.999).
-    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:did|have|had|was|were)\s+you\b|"
+    rf"{_OPENER}(?:did|have|had|was|were)\s+you\b|"
     r"\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|"
     # "google how to fix X": what to search for, not a question about the search (pass 6).
     r"(?<!\bgoogle\s)(?<!\bsearch\s)(?<!\bsearch\sfor\s)(?<!\blook\sup\s)\bhow\s+to\b|"
     r"\bwhat\s+(?:did|have|has)\s+(?:i|we)\b|\b(?:whether|if)\s+i\s+(?:have|had|wrote|did)\b|"
-    r"有没有|是不是|有无|(?:写|删|发|搜|翻译|建)过|"
+    rf"有没有|是不是|有无|{_DONE_ZH}|"
     r"(?:怎么|如何|怎样|咋)\s*(?:才能|能|去|来)?\s*"
     r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)",
     re.IGNORECASE,
@@ -156,7 +163,7 @@ _ASKS_ABOUT = re.compile(
 # among the choices it gets (pass 6: "can you translate posts too?" was offered Translate,
 # Delete and Update the graph).
 _ABOUT_ME = re.compile(
-    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:can|could|do|will)\s+you\s+(?:also\s+|even\s+)?"
+    rf"{_OPENER}(?:can|could|do|will)\s+you\s+(?:also\s+|even\s+)?"
     r"(?:\w+\s+){1,4}?(?:too|also|as\s+well|at\s+all|in\s+general)\s*[?？]?$|"
     r"\b(?:are\s+you\s+able\s+to|do\s+you\s+know\s+how\s+to|is\s+it\s+possible\s+to)\b|"
     r"^你(?:也|还)?(?:会|懂得?|支持)\s*(?:写|删|搜|翻译|新建|创建|发|改|总结)",
@@ -169,9 +176,8 @@ _ABOUT_ME = re.compile(
 _PRAISE = re.compile(
     # Thanks first ("thanks, that translation was spot on", round 8: it translated again).
     r"^(?:thanks|thank\s+you|thx|ty|cheers|lol|haha|wow)\b|^(?:谢谢|多谢|感谢|哈哈)|"
-    r"^(?:(?:really|very)\s+)?(?:nice|great|good|excellent|perfect|lovely|awesome|solid)\s+"
-    r"(?:edit|edits|job|work|rewrite|translation|summary)\b|"
-    r"^(?:改|写|翻|译|翻译|总结|删|弄|做|整|润色)得(?:真|很|挺|太|蛮|非常)?(?:不错|好|漂亮|棒|到位)",
+    rf"^(?:(?:really|very)\s+)?{_WELL}\s+{_WORK}\b|"
+    rf"^{_DONE_WELL_ZH}(?:不错|好|漂亮|棒|到位)",
     re.IGNORECASE,
 )
 
@@ -210,19 +216,19 @@ def holds_back(text: str) -> bool:
     for what was done ("great job on the translation", "改得不错，…"). A route to a
     write, delete or web task from such a request never starts without a yes, however sure
     the router is: "don't delete posts/x.md, just change its title" deletes nothing."""
-    said = _LEAVES_ALONE.sub(" ", text)
-    searching = _SEARCH_FIRST.search(text.strip()) is not None
+    text = text.strip()
+    said = _LEAVES_ALONE.sub(" ", text).strip()
+    searching = _SEARCH_FIRST.search(text) is not None
     return (
         _NEGATION.search(said) is not None
-        or (not searching and _ASKS_ABOUT.search(said.strip()) is not None)
+        or (not searching and _ASKS_ABOUT.search(said) is not None)
         or asks_what_it_can_do(text)
-        or _PRAISE.search(text.strip()) is not None
+        or _PRAISE.search(text) is not None
     )
 
 
 _WAS_DONE = re.compile(
-    r"^(?:(?:and|so|but|ok|hey)[, ]+)?(?:did|have|has|had|was|were)\s+(?:i|we|you|my|our)\b|"
-    r"(?:写|删|发|搜|翻译|建)过",
+    rf"{_OPENER}(?:did|have|has|had|was|were)\s+(?:i|we|you|my|our)\b|{_DONE_ZH}",
     re.IGNORECASE,
 )
 
