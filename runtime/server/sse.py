@@ -142,13 +142,7 @@ class EventLog:
         if get_ident() != self._thread:  # a provider streaming from its own thread
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
-        payload = {  # Event.to_dict, without the call: this runs at every event
-            "type": event.type,
-            "task_id": event.task_id,
-            "data": event.data,  # redacted by the bus
-            "timestamp": event.timestamp,
-        }
-        self.add(event.type, event.task_id, to_json(payload, fallback=str).decode())
+        self.add(event.type, event.task_id, _json(event.to_dict()))  # redacted by the bus
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self.add("message", message.task_id, self.redactor.dump(message)[0])

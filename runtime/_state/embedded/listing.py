@@ -121,7 +121,7 @@ cutoff): the listing parses them."""
 
 
 def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
-    """Make the ``Listing`` table and its triggers if any is missing, filled from the records'
+    """Make the ``Listed`` table and its triggers if any is missing, filled from the records'
     JSON, in one transaction (``execute``: the store's connection's). True when it did."""
     if _complete(execute):
         return False
