@@ -133,8 +133,8 @@ class IntentClassifier:
         # Each known feature's row is one integer (``_packed_rows``): one sum adds every
         # column at once, exactly, and each column is read back from its field.
         picked = [row for f in found if (row := self._rows.get(f)) is not None]
-        total, offset = sum(picked), _OFFSET * len(picked)
-        sums = [((total >> (_FIELD * k)) & _MASK) - offset for k in range(width)]
+        packed, offset = sum(picked), _OFFSET * len(picked)
+        sums = [((packed >> (_FIELD * k)) & _MASK) - offset for k in range(width)]
         norm = self.scale / math.sqrt(max(len(found), 1))
         logits = [(self.bias[k] + sums[k] * norm) / self.temperature for k in range(width)]
         top = max(logits)
