@@ -95,7 +95,8 @@ class Checkpoints:
         ``task.memory_only`` says at once whether it is kept in memory only."""
         record = task.record
         record.updated_at = self.clock()
-        record.state = task.state.value
+        if record.state != task.machine.state:  # mostly set already, by the state change
+            record.state = task.machine.state
         if not self.state.journaled:
             return
         if now:

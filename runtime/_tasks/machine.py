@@ -241,7 +241,7 @@ class TaskMachine:
     def to(self, dest: State) -> None:
         """Move to ``dest`` or raise ``InvalidTransition``."""
         source = self.state
-        value = dest.value
+        value: str = dest._value_  # ``.value`` is a property: ~5x the attribute
         if value not in VALIDATED[source]:
             raise InvalidTransition(self.task_id, source, value)
         self.state = value

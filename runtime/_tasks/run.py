@@ -367,7 +367,7 @@ class TaskDriver:
         await self.checkpoints.durable()
 
     def state_changed(self, task: Task, source: State, dest: State) -> None:
-        task.record.state = dest.value
+        task.record.state = task.machine.state  # dest's value, as the machine holds it
         if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
             self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
         self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
