@@ -73,6 +73,9 @@ _FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], End, Error
 )
 
 
+_IDLE = State.IDLE.value
+
+
 def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> SavedHook:
     """The hook that logs ``agent.file.saved`` for every write of one task."""
 
@@ -162,7 +165,7 @@ class TaskDriver:
         record = TaskRecord(
             id=task_id or new_id(),
             session_id=session_id,
-            state=State.IDLE.value,
+            state=_IDLE,
             raw_input=text,
             context=context,
             created_at=now,
@@ -359,12 +362,15 @@ class TaskDriver:
         await self.checkpoints.durable()
 
     def state_changed(self, task: Task, source: State, dest: State) -> None:
-        task.record.state = dest.value
+        # ``_value_``, not ``.value``: the enum's property is two Python calls, at every
+        # transition (four per task); a ``State`` is a ``str`` but the record keeps plain ones.
+        value = dest._value_
+        task.record.state = value
         if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
             self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
         self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
         if self.events.listening("state:changed"):
-            self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
+            self.events.emit("state:changed", task.id, **{"from": source._value_, "to": value})
         # Endings are saved by finish with the result. PLANNING is not saved: it is always left
         # before the next await (to EXECUTING, which is saved, or to an ending), so its
         # checkpoint would be one more write that the next one overwrites at once.
