@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 
 from skillrt._chat.chatlog import ChatLog
+from skillrt._io.gcpolicy import task_ended, task_started
 from skillrt._routing.inputs import clean_text
 from skillrt._routing.router import IntentRouter
 from skillrt._state.protocol import StateBackend
@@ -202,6 +203,15 @@ class TaskDriver:
 
     async def drive(self, task: Task, *, route: bool) -> ChatMessage:
         """Run one task to an ending; returns its reply once the ending is on disk."""
+        if not self.config.gc_tuning:
+            return await self._drive(task, route=route)
+        task_started()  # the collector's young generation, while tasks run (gcpolicy.py)
+        try:
+            return await self._drive(task, route=route)
+        finally:
+            task_ended()
+
+    async def _drive(self, task: Task, *, route: bool) -> ChatMessage:
         try:  # the run lock: no other process runs (or resumes) this task meanwhile
             if not await self.state.hold(task.id):
                 if task.state is State.IDLE and not task.record.steps:
