@@ -55,6 +55,21 @@ class Event:
 
 EventCallback = Callable[[Event], object]
 
+# An event as ``Event(...)`` makes it, without the frozen dataclass's ``__init__`` (a
+# ``object.__setattr__`` call per field: twice the cost, at every event of every task).
+_new = object.__new__
+_SETTERS: tuple[Any, ...] = tuple(vars(Event)[key].__set__ for key in _EVENT_KEYS)
+_set_type, _set_task_id, _set_data, _set_timestamp = _SETTERS
+
+
+def _event(event_type: str, task_id: str | None, data: dict[str, Any], timestamp: float) -> Event:
+    event: Event = _new(Event)
+    _set_type(event, event_type)
+    _set_task_id(event, task_id)
+    _set_data(event, data)
+    _set_timestamp(event, timestamp)
+    return event
+
 
 class EventBus:
     """Publish/subscribe by event type; ``"*"`` subscribes to everything."""
@@ -99,7 +114,7 @@ class EventBus:
         # Events are shown to people (progress lines, a server's stream): redacted, like logs.
         # Walked, not scanned: an event's data is small, and the walk of a few keys costs
         # less than encoding it and scanning the text (``Redactor.is_clean``).
-        event = Event(event_type, task_id, self._redactor.fields(data), self._clock())
+        event = _event(event_type, task_id, self._redactor.fields(data), self._clock())
         for callback in callbacks:
             try:
                 out = callback(event)

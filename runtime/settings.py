@@ -279,6 +279,9 @@ class RuntimeConfig(BaseSettings):
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
     max_task_s: float | None = Field(default=None, gt=0)  # hard cap on EXECUTING; None: none
     checkpoints: bool = True
+    # While tasks run, the cyclic GC's young generation is collected less often (see
+    # _io/gcpolicy.py); the process's own thresholds come back when the last task ends.
+    gc_tuning: bool = True
     # The shared task store: unset = the embedded SQLite store in state_dir; "postgresql://…"
     # = PostgreSQL shared by several workers (extra ``postgres``). See storage/pg.py.
     state_url: str | None = None

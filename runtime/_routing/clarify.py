@@ -51,6 +51,8 @@ _JUNK_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 def is_noise(text: str) -> bool:
     """Whether ``text`` is mostly control characters (escape sequences count whole), so that
     what is left is no request anyone typed."""
+    if "\ufffd" not in text and text.isprintable():
+        return False  # no control character, no escape sequence: nothing junk (in C)
     stripped = _ANSI.sub(lambda m: "\x00" * len(m.group()), text)
     junk = visible = 0
     for ch in stripped:

@@ -12,7 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from skillrt._routing.router import IntentRouter
+from skillrt._routing.clarify import is_noise
+from skillrt._routing.router import MAX_ROUTE_CHARS, IntentRouter
 from skillrt.exceptions import UserError
 from skillrt.skill.replies import reply
 
@@ -50,7 +51,7 @@ def refusal(
 ) -> tuple[str, str] | None:
     """``(reply, error code)`` for an input that starts no task, else None. ``raw`` is the
     input as given, ``text`` as cleaned."""
-    if raw.strip() and router.screen(raw) == "noise":
+    if raw.strip() and is_noise(raw[:MAX_ROUTE_CHARS]):  # what router.screen calls noise
         return reply("noise_input", language), "noise_input"
     if not text:
         return reply("empty_input", language), "empty_input"

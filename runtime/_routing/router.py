@@ -528,6 +528,7 @@ class IntentRouter:
         self._pattern_skills = tuple(s for s in self._skills.values() if s.pattern is not None)
         self._specs: dict[str, IntentSpec] | None = None  # merged when first needed
         self._not_when = None
+        self._follows: frozenset[str] | None = None  # intents with browsing follow-ups
         self._declared_patterns: tuple[IntentPattern, ...] = tuple(
             p
             for s in self._skills.values()
@@ -749,7 +750,11 @@ class IntentRouter:
         skill = self._skills.get(last) if isinstance(last, str) else None
         if skill is None:
             return False
-        follows = {p.intent for p in self.table.patterns if p.needs_browsing}
+        follows = self._follows
+        if follows is None:  # the intents with browsing follow-ups, found once
+            follows = self._follows = frozenset(
+                p.intent for p in self.table.patterns if p.needs_browsing
+            )
         return any(name in follows for name in skill.intents)
 
     def _cue_hits(self, text: str) -> set[str]:

@@ -95,7 +95,9 @@ class Checkpoints:
         ``task.memory_only`` says at once whether it is kept in memory only."""
         record = task.record
         record.updated_at = self.clock()
-        record.state = task.state.value
+        state = task.machine.state  # the state's value, as a transition left it in the record
+        if record.state != state:
+            record.state = state
         if not self.state.journaled:
             return
         if now:

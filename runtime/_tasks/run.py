@@ -23,6 +23,7 @@ from typing import Any
 import structlog
 
 from skillrt._chat.chatlog import ChatLog
+from skillrt._io.gcpolicy import task_ended, task_started
 from skillrt._routing.inputs import clean_text
 from skillrt._routing.router import IntentRouter
 from skillrt._state.protocol import StateBackend
@@ -71,6 +72,9 @@ _FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], End, Error
     (StoreUnavailable, End.FAILED, ErrorReason.STORAGE),  # its checkpoint cannot be written
     (Exception, End.FAILED, ErrorReason.SKILL_ERROR),
 )
+
+
+_IDLE = State.IDLE.value
 
 
 def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> SavedHook:
@@ -162,7 +166,7 @@ class TaskDriver:
         record = TaskRecord(
             id=task_id or new_id(),
             session_id=session_id,
-            state=State.IDLE.value,
+            state=_IDLE,
             raw_input=text,
             context=context,
             created_at=now,
@@ -199,6 +203,15 @@ class TaskDriver:
 
     async def drive(self, task: Task, *, route: bool) -> ChatMessage:
         """Run one task to an ending; returns its reply once the ending is on disk."""
+        if not self.config.gc_tuning:
+            return await self._drive(task, route=route)
+        task_started()  # the collector's young generation, while tasks run (gcpolicy.py)
+        try:
+            return await self._drive(task, route=route)
+        finally:
+            task_ended()
+
+    async def _drive(self, task: Task, *, route: bool) -> ChatMessage:
         try:  # the run lock: no other process runs (or resumes) this task meanwhile
             if not await self.state.hold(task.id):
                 if task.state is State.IDLE and not task.record.steps:
@@ -359,12 +372,15 @@ class TaskDriver:
         await self.checkpoints.durable()
 
     def state_changed(self, task: Task, source: State, dest: State) -> None:
-        task.record.state = dest.value
+        # ``_value_``, not ``.value``: the enum's property is two Python calls, at every
+        # transition (four per task); a ``State`` is a ``str`` but the record keeps plain ones.
+        value = dest._value_
+        task.record.state = value
         if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
             self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
         self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
         if self.events.listening("state:changed"):
-            self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
+            self.events.emit("state:changed", task.id, **{"from": source._value_, "to": value})
         # Endings are saved by finish with the result. PLANNING is not saved: it is always left
         # before the next await (to EXECUTING, which is saved, or to an ending), so its
         # checkpoint would be one more write that the next one overwrites at once.

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -131,7 +130,15 @@ class TaskLLM(BaseLLM):
                 emit("task:stream", delta=out)
             await call_stream_cb(stream_cb, delta)
 
-        request = replace(request, signal=signal, stream_cb=relay if guarded else stream_cb)
+        # Made directly (``dataclasses.replace`` looks the fields up at every call).
+        request = LLMRequest(
+            request.messages,
+            signal,
+            request.response_model,
+            request.max_tokens,
+            request.temperature,
+            relay if guarded else stream_cb,
+        )
         started = time.perf_counter()
         try:
             if guarded:

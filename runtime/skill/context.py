@@ -286,6 +286,8 @@ class SkillContext:
 
 def _as_json(name: str, result: object, *, typed: bool) -> Any:
     """``result`` as the JSON the journal stores (a typed step's models become their JSON)."""
+    if type(result) is str:  # its JSON round trip is itself
+        return result
     try:
         value = to_jsonable_python(result) if typed else result
         return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
