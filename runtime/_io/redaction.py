@@ -129,8 +129,9 @@ class Redactor:
             return False
         if "sk-" in json_text or "Bearer" in json_text:
             return False
-        if any(secret in json_text for secret in self._secrets):
-            return False
+        for secret in self._secrets:  # a loop, not any(): no generator at every reply
+            if secret in json_text:
+                return False
         return not _names_a_secret_key(json_text.lower())
 
     def dump(self, model: _Model) -> tuple[str, dict[str, Any] | None]:

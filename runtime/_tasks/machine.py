@@ -254,7 +254,8 @@ class TaskMachine:
         if value not in VALIDATED[source]:
             raise InvalidTransition(self.task_id, source, value)
         self.state = value
-        self.stop()
+        if self._sweep is not None or self._executing_since is not None:
+            self.stop()
         if value in _WATCHED:
             self._watch()
         self._on_change(_BY_VALUE[source], _BY_VALUE[value])

@@ -27,7 +27,7 @@ from skillrt._io.gcpolicy import task_ended, task_started
 from skillrt._routing.inputs import clean_text
 from skillrt._routing.router import IntentRouter
 from skillrt._state.protocol import StateBackend
-from skillrt._state.records import TaskRecord
+from skillrt._state.records import TaskRecord, set_required
 from skillrt._tasks.checkpointing import Checkpoints
 from skillrt._tasks.endings import Endings, kept_for_resume, reply_of
 from skillrt._tasks.inventory import Inventory
@@ -375,12 +375,12 @@ class TaskDriver:
         # ``_value_``, not ``.value``: the enum's property is two Python calls, at every
         # transition (four per task); a ``State`` is a ``str`` but the record keeps plain ones.
         value = dest._value_
-        task.record.state = value
+        set_required(task.record, "state", value)
         if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
             self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
         self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
-        if self.events.listening("state:changed"):
-            self.events.emit("state:changed", task.id, **{"from": source._value_, "to": value})
+        # (Its data is two strings: built at once, ``emit`` builds nothing when none listens.)
+        self.events.emit("state:changed", task.id, **{"from": source._value_, "to": value})
         # Endings are saved by finish with the result. PLANNING is not saved: it is always left
         # before the next await (to EXECUTING, which is saved, or to an ending), so its
         # checkpoint would be one more write that the next one overwrites at once.
