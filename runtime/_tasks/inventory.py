@@ -127,11 +127,12 @@ class Inventory:
         redactor = self.chatlog.redactor
         with gc_paused():  # thousands of summaries at start-up, no cycles among them
             entries = self.resumable_entries(snap)
-            lazy = [entry for entry in entries if not isinstance(entry, TaskRecord)]
+            # isinstance(x, LazyRecord): a tuple's check, not pydantic's metaclass's, 10,000 times
+            lazy = [entry for entry in entries if isinstance(entry, LazyRecord)]
             read = iter(summarize_restored(lazy, redactor))
             out: list[TaskSummary] = []
             for entry in entries:
-                found = None if isinstance(entry, TaskRecord) else next(read)
+                found = next(read) if isinstance(entry, LazyRecord) else None
                 if found is None:
                     record = self._parsed(entry)
                     found = None if record is None else self.chatlog.summary(record)
@@ -152,7 +153,7 @@ class Inventory:
         ]
 
     def _parsed(self, entry: LazyRecord | TaskRecord) -> TaskRecord | None:
-        return entry if isinstance(entry, TaskRecord) else self.tasks.record(entry.id)
+        return self.tasks.record(entry.id) if isinstance(entry, LazyRecord) else entry
 
     def from_store(self, task_id: str, snap: Snapshot | None = None) -> TaskRecord | None:
         """A task this worker does not run, as a shared store has it: another worker's task

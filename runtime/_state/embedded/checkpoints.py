@@ -48,7 +48,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -57,7 +57,7 @@ from pydantic_core import from_json
 
 from skillrt._io.bulk import gc_paused
 from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
-from skillrt._state.embedded.listing import FIELDS, LISTED_QUERY, UNLISTED_QUERY, ensure_listing
+from skillrt._state.embedded.listing import FIELDS, LISTED_QUERY, ensure_listing
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, foreign_schema
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, TaskStore
 from skillrt._state.records import (
@@ -198,15 +198,6 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
 _UPDATED_AT = operator.attrgetter("updated_at")
 _NUMBERS = (int, float)
 _WIDTH = len(FIELDS)
-
-
-def _fields(text: object) -> list[Any] | None:
-    """The array of fields SQLite read from a record's JSON (None: not one)."""
-    try:
-        found = from_json(text)  # type: ignore[arg-type]  # a str, or refused with a TypeError
-    except (ValueError, TypeError):
-        return None
-    return found if type(found) is list else None
 
 
 def _stamp() -> str:
@@ -538,35 +529,16 @@ class CheckpointStore:
         that fails validation is found, and quarantined, by ``parse_lazy``.
         """
         cutoff = now - max_age_s
+        found: list[LazyRecord] = []
+        unlisted: list[int] = []
         with self._lock, gc_paused():
-            try:
-                db = self._cache._con
-                rows = db.execute(LISTED_QUERY, (cutoff,)).fetchall()
-                unlisted = [rowid for (rowid,) in db.execute(UNLISTED_QUERY, (cutoff,))]
+            try:  # one pass over the table; each row let go once read (no list of them all)
+                self._read_listed(self._cache._con.execute(LISTED_QUERY, (cutoff,)), cutoff,
+                                  found, unlisted)  # fmt: skip
             except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
-                rows, unlisted = [], []
-            found: list[LazyRecord] = []
-            make, add = tuple.__new__, found.append  # a NamedTuple's own __new__ costs more
-            for key, value, fields, progress, steps, rowid in rows:
-                head = _fields(fields)
-                if (
-                    head is not None
-                    and len(head) == _WIDTH
-                    and head[3] == key
-                    and type(head[2]) is int
-                    and head[2] == SCHEMA_VERSION
-                    and type(head[0]) is str
-                    and (head[1] is None or type(head[1]) is str)
-                    and type(head[4]) in _NUMBERS
-                ):
-                    if head[4] >= cutoff:
-                        listed = (*head[5:], progress, steps)
-                        add(
-                            make(LazyRecord, (key, head[0], head[1], float(head[4]), value, listed))
-                        )
-                    continue
-                unlisted.append(rowid)  # not as the runtime writes it: checked in full
+                found.clear()
+                unlisted.clear()
             for rowid in unlisted:
                 rest = self._rows(" WHERE rowid = ?", (rowid,))  # the row as it is stored
                 if not rest:
@@ -590,6 +562,35 @@ class CheckpointStore:
             quarantined, self._reports = self._reports, []
         found.sort(key=_UPDATED_AT, reverse=True)
         return LazyLoad(records=found, quarantined=quarantined)
+
+    @staticmethod
+    def _read_listed(
+        rows: Iterable[tuple[Any, ...]], cutoff: float, found: list[LazyRecord], unlisted: list[int]
+    ) -> None:
+        """``LISTED_QUERY``'s rows into ``found`` (as the table vouches for them) and the rowids
+        of the others into ``unlisted`` (to be checked in full)."""
+        # No attribute lookups per row; a NamedTuple's own __new__ costs more than tuple's.
+        make, add, skip = tuple.__new__, found.append, unlisted.append
+        for key, value, fields, progress, steps, rowid, sound in rows:
+            try:  # fields: the Listed row's JSON array, None when the row has none
+                head = from_json(fields) if sound else None
+            except (ValueError, TypeError):
+                head = None
+            if (
+                type(head) is list
+                and len(head) == _WIDTH
+                and head[3] == key
+                and type(head[2]) is int
+                and head[2] == SCHEMA_VERSION
+                and type(head[0]) is str
+                and (head[1] is None or type(head[1]) is str)
+                and type(head[4]) in _NUMBERS
+            ):
+                if head[4] >= cutoff:
+                    listed = (*head[5:], progress, steps)
+                    add(make(LazyRecord, (key, head[0], head[1], float(head[4]), value, listed)))
+                continue
+            skip(rowid)  # not as the runtime writes it: checked in full
 
     def parse_lazy(self, lazy: LazyRecord) -> TaskRecord | None:
         """The record of a ``load_lazy`` entry; None when it does not validate (then it is read
