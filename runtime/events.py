@@ -84,16 +84,22 @@ class EventBus:
         self._clock = clock
         self.logger = logger or library_logger("skillrt.events")
         self._redactor = redactor or Redactor()
-        self._subscribers: dict[str, list[EventCallback]] = {}
+        # Tuples, replaced when one subscribes or leaves: ``emit`` walks them as they are (a
+        # callback may unsubscribe meanwhile) without a copy per event.
+        self._subscribers: dict[str, tuple[EventCallback, ...]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
 
     def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
-        self._subscribers.setdefault(event_type, []).append(callback)
+        self._subscribers[event_type] = (*self._subscribers.get(event_type, ()), callback)
 
         def unsubscribe() -> None:
-            callbacks = self._subscribers.get(event_type, [])
+            callbacks = list(self._subscribers.get(event_type, ()))
             if callback in callbacks:
                 callbacks.remove(callback)
+                if callbacks:
+                    self._subscribers[event_type] = tuple(callbacks)
+                else:
+                    del self._subscribers[event_type]
 
         return unsubscribe
 
@@ -107,10 +113,12 @@ class EventBus:
         """Deliver an event to its subscribers; None (and nothing built) when there are none."""
         subscribers = self._subscribers
         own, every = subscribers.get(event_type), subscribers.get("*")
-        if not own and not every:
-            return None
-        # A copy: a callback may unsubscribe meanwhile.
-        callbacks = own + every if own and every else list(own or every or ())
+        if own is None:
+            if every is None:
+                return None
+            callbacks = every
+        else:
+            callbacks = own if every is None else own + every
         # Events are shown to people (progress lines, a server's stream): redacted, like logs.
         # Walked, not scanned: an event's data is small, and the walk of a few keys costs
         # less than encoding it and scanning the text (``Redactor.is_clean``).

@@ -72,6 +72,12 @@ class ChatLog:
             committer.add_side(self._collect)
         self.sessions.reader = self._read_messages
 
+    @property
+    def in_rounds(self) -> bool:
+        """Whether the history is written with the committer's rounds (so a round on disk
+        holds every entry queued before it)."""
+        return self._committer is not None
+
     # --- texts shown to people --------------------------------------------------------------
 
     def shown(self, text: str, limit: int) -> str:

@@ -303,6 +303,10 @@ class TaskDriver:
                 return self.endings.cut_off(task, exc)  # its end did not reach the store
             if kept_for_resume(task):
                 return self.endings.not_saved(task, exc)
+        else:
+            # On disk with its ending's round: the history entry the reply hook queued before
+            # it too (``AgentRuntime._outcome`` then need not wait for another round).
+            task.durable_reply = message
         return message
 
     def _task_llm(self, task: Task, logger: structlog.stdlib.BoundLogger) -> TaskLLM:

@@ -123,6 +123,8 @@ class Task:
         # Set by whoever awaits the run's reply and records it in the history: called with the
         # final reply before its ending is made durable, so both go in one commit round.
         self.reply_hook: Callable[[ChatMessage], None] | None = None
+        # The run's final reply once its ending's commit round is on disk (the driver sets it).
+        self.durable_reply: ChatMessage | None = None
 
     # --- state ---------------------------------------------------------------------------
 
