@@ -610,7 +610,7 @@ class CheckpointStore:
         make, add, skip = tuple.__new__, found.append, unlisted.append
         for key, value, fields, progress, steps, rowid, sound in rows:
             try:  # fields: the Listed row's JSON array, None when the row has none
-                head = from_json(fields) if sound else None
+                head = from_json(fields, cache_strings=False) if sound else None
             except (ValueError, TypeError):
                 head = None
             if (
