@@ -54,9 +54,10 @@ def summarize_restored(
     Each field's type is checked here, so the summaries are made without pydantic's
     validation (as ``model_construct`` would make them), which would cost several times more
     for thousands."""
-    text = redactor.text
     out: list[TaskSummary | None] = []
     add = out.append
+    shown: list[str | None] = []  # each summary's description and error, as the store has them
+    keep = shown.extend
     for entry in entries:
         try:
             listed = entry.listed
@@ -66,7 +67,7 @@ def summarize_restored(
                 listed
             )
             if type(progress) is str:  # as the store read it: its JSON text
-                progress = from_json(progress)
+                progress = from_json(progress, cache_strings="keys")
         except (ValueError, TypeError, KeyError, AttributeError):
             add(None)
             continue
@@ -99,13 +100,13 @@ def summarize_restored(
                 "state": "PAUSED",
                 "skill": skill,
                 "intent": kind if type(kind) is str else None,
-                "description": text(said)[:200],
+                "description": said[:200],  # redacted below if anything in these needs it
                 "created_at": float(created),
                 "updated_at": float(entry.updated_at),
                 "steps_done": steps,
                 "progress": progress,
                 "error_reason": reason,
-                "last_error": None if error is None else text(error)[:2000],
+                "last_error": None if error is None else error[:2000],
                 "tokens": tokens,
                 "cost": float(cost),
                 "session_id": session,
@@ -118,7 +119,19 @@ def summarize_restored(
         _SET_EXTRA(summary, None)
         _SET_PRIVATE(summary, None)
         add(summary)
+        keep((said, error))
+    if not redactor.holds_nothing("\0".join(filter(None, shown))):  # one scan for them all
+        _redact([s for s in out if s is not None], shown, redactor)
     return out
+
+
+def _redact(summaries: list[TaskSummary], shown: list[str | None], redactor: Redactor) -> None:
+    """Redact each summary's description and error from the texts they were cut from (a
+    secret cut in two by the cut would not be found in what is left of it)."""
+    text = redactor.text
+    for summary, said, error in zip(summaries, shown[::2], shown[1::2], strict=True):
+        summary.__dict__["description"] = text(said or "")[:200]
+        summary.__dict__["last_error"] = None if error is None else text(error)[:2000]
 
 
 _NUMBERS = (int, float)

@@ -155,18 +155,39 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
         # written at NORMAL instead (in WAL mode: never corrupt, maybe not yet durable), and
         # FULL is set again before the store writes anything of its own: its first commit's
         # fsync of the write-ahead log then makes these earlier frames durable too.
+        # A database that is there already, in WAL mode, has the whole opening run in one
+        # transaction on one connection (``_batch``): one commit instead of some twenty, and
+        # no closing and opening again halfway (diskcache's own way of setting its timeout),
+        # whose close checkpointed the log into the database, fsyncing both, and deleted it.
+        # A write is still made, so a read-only folder or a full disk is found at opening.
         self._opening = True
+        self._batch_wanted = os.path.isfile(os.path.join(directory, diskcache.core.DBNAME))
+        self._batch = False
+        self._busy_ms = int(kwargs.get("timeout", 60) * 1000)
         try:
             super().__init__(directory, **kwargs)
-        finally:
+            if self._batch:
+                self._con.execute("COMMIT")
+                self._con.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        except BaseException:
             self._opening = False
+            self.close()  # and with it the transaction, rolled back
+            raise
+        finally:
+            self._opening = self._batch = self._batch_wanted = False
         self.reset("sqlite_synchronous", self.sqlite_synchronous, update=False)
 
     def reset(self, key: str, value: Any = diskcache.core.ENOVAL, update: bool = True) -> Any:
-        result = super().reset(key, value, update)
-        if key == "sqlite_synchronous" and self._opening:
+        if key != "sqlite_synchronous" or not self._opening or value is diskcache.core.ENOVAL:
+            return super().reset(key, value, update)
+        # While opening: NORMAL (see __init__), set before the transaction (SQLite refuses to
+        # change it inside one); the value stored in Settings is the one asked for.
+        if update:
+            self._sql("UPDATE Settings SET value = ? WHERE key = ?", (value, key))
+        if not self._batch:
             self._con.execute("PRAGMA synchronous = NORMAL")
-        return result
+        setattr(self, key, value)
+        return value
 
     @property
     def _con(self) -> sqlite3.Connection:
@@ -187,9 +208,25 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
             for key, value in stored:
                 if key.startswith("sqlite_"):
                     self.reset(key, value, update=False)
+            if self._batch_wanted and self._opening:
+                self._batch_wanted = False
+                self._begin_opening(con, dict(stored))
         return self._one
 
+    def _begin_opening(self, con: sqlite3.Connection, stored: dict[str, Any]) -> None:
+        """Open the opening's one transaction, if the database is as diskcache leaves it in
+        WAL mode: then none of its pragmas needs changing inside it."""
+        con.execute(f"PRAGMA busy_timeout = {self._busy_ms}")  # another process may open it
+        (mode,) = con.execute("PRAGMA journal_mode").fetchone()
+        if mode != "wal" or stored.get("sqlite_journal_mode") != "wal":
+            con.execute("PRAGMA busy_timeout = 0")  # diskcache's opening retries by itself
+            return
+        con.execute("BEGIN IMMEDIATE")
+        self._batch = True
+
     def close(self) -> None:
+        if self._batch:
+            return  # diskcache's close halfway through the opening: this connection goes on
         con, self._one = self._one, None
         if con is not None:
             con.close()
@@ -573,7 +610,7 @@ class CheckpointStore:
         make, add, skip = tuple.__new__, found.append, unlisted.append
         for key, value, fields, progress, steps, rowid, sound in rows:
             try:  # fields: the Listed row's JSON array, None when the row has none
-                head = from_json(fields) if sound else None
+                head = from_json(fields, cache_strings=False) if sound else None
             except (ValueError, TypeError):
                 head = None
             if (
