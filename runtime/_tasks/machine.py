@@ -238,7 +238,7 @@ class TaskMachine:
         self._on_change = on_change
         self._on_timeout = on_timeout
         self._sweep: _Sweep | None = None  # set while a deadline is watched
-        self.state: str = initial.value
+        self.state: str = initial._value_
 
     @property
     def current(self) -> State:

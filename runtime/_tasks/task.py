@@ -151,7 +151,8 @@ class Task:
 
     def start(self, work: Coroutine[Any, Any, ChatMessage]) -> None:
         """Run ``work`` (the driver's run of this task); its result is the final reply."""
-        self.runner = asyncio.create_task(work)
+        # The loop's create_task, not asyncio.create_task's two Python calls around it.
+        self.runner = asyncio.get_running_loop().create_task(work)
         self.runner.add_done_callback(self._ended)
 
     def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
