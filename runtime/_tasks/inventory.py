@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import structlog
 
@@ -129,7 +129,12 @@ class Inventory:
             entries = self.resumable_entries(snap)
             # isinstance(x, LazyRecord): a tuple's check, not pydantic's metaclass's, 10,000 times
             lazy = [entry for entry in entries if isinstance(entry, LazyRecord)]
-            read = iter(summarize_restored(lazy, redactor))
+            summaries = summarize_restored(lazy, redactor)
+            # A start-up's case: every task restored and summarised as the store read it. (A
+            # summary is true, None is not: all() in C, where ``None in`` would call __eq__.)
+            if len(lazy) == len(entries) and all(summaries):
+                return cast("list[TaskSummary]", summaries)
+            read = iter(summaries)
             out: list[TaskSummary] = []
             for entry in entries:
                 found = next(read) if isinstance(entry, LazyRecord) else None
@@ -148,9 +153,8 @@ class Inventory:
         live = [t for t in self.tasks.values() if resting(t)]
         # A task that ran here is ours to run again; the others may be running elsewhere.
         busy = snap.busy
-        return [r for r in dormant if r.id not in busy] + [
-            t.record for t in live if t.id not in busy or t.runner is not None
-        ]
+        restored = [r for r in dormant if r.id not in busy] if busy else dormant
+        return restored + [t.record for t in live if t.id not in busy or t.runner is not None]
 
     def _parsed(self, entry: LazyRecord | TaskRecord) -> TaskRecord | None:
         return self.tasks.record(entry.id) if isinstance(entry, LazyRecord) else entry
