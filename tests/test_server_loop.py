@@ -66,7 +66,7 @@ def test_a_server_answers_on_either_loop(
             assert r.json()["state"] == "COMPLETED"
             assert r.json()["content"].startswith("go part 1")
             events = stream(c, "POST", "/v1/skills/Steps/run", json={"params": {"topic": "s"}})
-            assert [e.event for e in events][0] == "state:changed"
+            assert events[0].event == "state:changed"
             assert events[-1].event == "message" and events[-1].data["state"] == "COMPLETED"
             task_id = events[-1].data["task_id"]
             again = stream(c, "GET", f"/v1/tasks/{task_id}/events")  # replayed from the journal
