@@ -3,7 +3,7 @@
 Each public function returns a result dict (``name``, ``title``, ``params``, ``rows``,
 ``details``); ``python -m benchmarks`` prints them. The concurrency benchmark runs in a
 subprocess (``python -m benchmarks.bench_runtime concurrency ...``) so that its peak RSS is
-its own.
+its own; the start-up runs in fresh processes (``... resume ROOT``), as a start-up does.
 
 Equivalent work on both sides of the per-task comparison: three steps that do no work (they
 return a small constant; ``context`` echoes the topic), each made durable before the next one
@@ -616,13 +616,23 @@ def concurrency(
 # --- 4. resume at start-up -------------------------------------------------------------------
 
 
-def resume_startup(records: int = 10_000) -> dict[str, Any]:
-    """Time a fresh runtime's ``initialize()`` that loads ``records`` unfinished tasks."""
-    return asyncio.run(_resume(records))
+def resume_startup(records: int = 10_000, runs: int = 5) -> dict[str, Any]:
+    """Time ``initialize()`` plus ``get_resumable_tasks()`` over ``records`` unfinished tasks,
+    each of ``runs`` times in a fresh process (``python -m benchmarks.bench_runtime resume``).
+
+    A start-up is a process starting: each child imports skillrt, opens a runtime on an empty
+    folder (untimed: what any first use costs), times its restart there (no tasks), then the
+    start-up over the store, and holds the listing it got until the clock stops. The
+    store is as a restart finds it: the checkpoints, and the history database the first run
+    made. In this process, the benchmark's own objects (the 10,000 records parsed for the
+    comparison rows) would be in the heap the collector walks during the timed window.
+    """
+    return asyncio.run(_resume(records, runs))
 
 
-async def _resume(records: int) -> dict[str, Any]:
+async def _resume(records: int, runs: int) -> dict[str, Any]:
     from skillrt._state.embedded.checkpoints import CheckpointStore
+    from skillrt._state.embedded.history import History
     from skillrt._state.records import TaskRecord
 
     with temp_dir("resume") as root:
@@ -651,6 +661,9 @@ async def _resume(records: int) -> dict[str, Any]:
             )
         write_s = time.perf_counter() - write_started
         store.close()
+        History(root / ".skillrt" / "history", limit=1000).close()  # as the first run left it
+
+        children = [_resume_in_child(root, records) for _ in range(runs)]
 
         load_store = CheckpointStore(root / ".skillrt" / "checkpoints")
         started = time.perf_counter()
@@ -661,29 +674,14 @@ async def _resume(records: int) -> dict[str, Any]:
         lazy_s = time.perf_counter() - started
         load_store.close()
 
-        warm = root / "warm"  # first-use costs (imports made on first use) paid here, untimed
-        warm.mkdir()
-        rt = make_runtime(warm)
-        await rt.initialize()
-        await rt.close()
+    def median(key: str) -> float:
+        return statistics.median(child[key] for child in children)
 
-        rt = make_runtime(root)
-        cpu_started = time.process_time()  # every thread's: initialize() opens in one
-        started = time.perf_counter()
-        await rt.initialize()
-        init_s = time.perf_counter() - started
-        resumable = len(rt.get_resumable_tasks())
-        both_s = time.perf_counter() - started
-        both_cpu_s = time.process_time() - cpu_started
-        await rt.close()
-
-        empty = root / "empty"
-        empty.mkdir()
-        rt = make_runtime(empty)
-        started = time.perf_counter()
-        await rt.initialize()
-        empty_s = time.perf_counter() - started
-        await rt.close()
+    both_s, both_cpu_s, init_s, empty_s = (
+        median(key) for key in ("both_s", "both_cpu_s", "init_s", "empty_s")
+    )
+    walls = " / ".join(f"{child['both_s'] * 1000:.0f}" for child in children)
+    resumable = min(child["resumable"] for child in children)
     rows = [
         row(
             f"initialize() + get_resumable_tasks() with {records} unfinished tasks",
@@ -691,7 +689,7 @@ async def _resume(records: int) -> dict[str, Any]:
             "ms",
             target="≤ 150",
             met=both_s <= 0.15,
-            note=f"timed together; {resumable} offered for resume",
+            note=f"timed together, median of {runs} processes ({walls} ms); {resumable} offered",
         ),
         row(
             "  CPU time of it (the process's, every thread)",
@@ -701,7 +699,7 @@ async def _resume(records: int) -> dict[str, Any]:
         ),
         row("  of which initialize()", init_s * 1000, "ms"),
         row(
-            "  of which CheckpointStore.load_lazy",
+            "  (CheckpointStore.load_lazy, alone)",
             lazy_s * 1000,
             "ms",
             note=f"{len(lazy.records)} summaries read by SQLite; a Task is built on resume",
@@ -712,18 +710,19 @@ async def _resume(records: int) -> dict[str, Any]:
             "ms",
             note=f"{len(loaded.records)} records; what initialize() did before",
         ),
-        row("initialize() with no tasks", empty_s * 1000, "ms"),
+        row("initialize() with no tasks (a restart)", empty_s * 1000, "ms"),
         row("per restored task", (init_s - empty_s) / records * 1e6, "µs"),
     ]
     return {
         "name": "resume",
         "title": f"4. Resume at start-up: {records} unfinished task records",
-        "params": {"records": records},
+        "params": {"records": records, "runs": runs},
         "rows": rows,
         "details": {
             "initialize_s": init_s,
             "initialize_and_list_s": both_s,
             "initialize_and_list_cpu_s": both_cpu_s,
+            "runs": children,
             "load_recent_s": load_s,
             "load_lazy_s": lazy_s,
             "empty_initialize_s": empty_s,
@@ -731,6 +730,52 @@ async def _resume(records: int) -> dict[str, Any]:
             "write_s": write_s,
             "write_us_per_record": write_s / records * 1e6,
         },
+    }
+
+
+def _resume_in_child(root: Path, records: int) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "benchmarks.bench_runtime", "resume", str(root)]
+    here = str(Path(__file__).resolve().parent.parent)  # so the child finds `benchmarks`
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=300, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"resume subprocess failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if out["resumable"] != records:
+        raise RuntimeError(f"{out['resumable']} tasks offered for resume, not {records}")
+    return out
+
+
+async def _resume_child(root: Path) -> dict[str, Any]:
+    """One start-up over the store in ``root``, in this fresh process (see ``resume_startup``)."""
+    with temp_dir("resume-warm") as spare:
+        rt = make_runtime(spare)  # first-use costs (imports on first use), untimed
+        await rt.initialize()
+        await rt.close()
+        rt = make_runtime(spare)  # a restart with no tasks: what the 10,000 add to it
+        started = time.perf_counter()
+        await rt.initialize()
+        empty_s = time.perf_counter() - started
+        await rt.close()
+
+    rt = make_runtime(root)
+    cpu_started = time.process_time()  # every thread's: initialize() opens in one
+    started = time.perf_counter()
+    await rt.initialize()
+    init_s = time.perf_counter() - started
+    listed = rt.get_resumable_tasks()  # held until the clock stops, as a caller holds it
+    both_s = time.perf_counter() - started
+    both_cpu_s = time.process_time() - cpu_started
+    await rt.close()
+    return {
+        "both_s": both_s,
+        "both_cpu_s": both_cpu_s,
+        "init_s": init_s,
+        "empty_s": empty_s,
+        "resumable": len(listed),
     }
 
 
@@ -744,8 +789,13 @@ def _main(argv: list[str] | None = None) -> None:
     conc.add_argument("--tasks", type=int, default=1000)
     conc.add_argument("--delay", type=float, default=0.1)
     conc.add_argument("--checkpoints", action=argparse.BooleanOptionalAction, default=True)
+    resume = sub.add_parser("resume", help="one start-up over a store (see resume_startup)")
+    resume.add_argument("root", type=Path)
     args = parser.parse_args(argv)
-    result = asyncio.run(_concurrency_child(args.tasks, args.delay, args.checkpoints))
+    if args.command == "resume":
+        result = asyncio.run(_resume_child(args.root))
+    else:
+        result = asyncio.run(_concurrency_child(args.tasks, args.delay, args.checkpoints))
     print(json.dumps(result))
 
 

@@ -42,9 +42,9 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchmarks._common import machine, percentile, row, temp_dir
 
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["disconnect_abort", "profile_served", "serve_concurrency", "serve_rate"]
 
 _TOKEN = "bench-token-0123456789abcdef"
+_T = TypeVar("_T")
 
 
 def _steps_skill() -> Skill[Any]:
@@ -140,7 +141,33 @@ def _serve_bare() -> None:
         server.should_exit = True
         await serving
 
-    asyncio.run(main())
+    _run(main())
+
+
+def _loop_choice() -> str:
+    """``serve.loop`` as ``skillrt serve`` would read it from the environment (default auto)."""
+    return os.environ.get("SKILLRT_SERVE__LOOP", "auto")
+
+
+def _run(main: Coroutine[Any, Any, _T]) -> _T:
+    """``main`` on the event loop ``skillrt serve`` runs on (``serve.loop``: uvloop's when
+    installed, unless ``SKILLRT_SERVE__LOOP=asyncio``): both sides of ``serve_rate`` and the
+    in-process counts run on it."""
+    from skillrt.server.run import new_event_loop
+
+    with asyncio.Runner(loop_factory=lambda: new_event_loop(_loop_choice())) as runner:
+        return runner.run(main)
+
+
+def loop_name() -> str:
+    """Which event loop ``_run`` uses: ``uvloop`` or ``asyncio``."""
+    from skillrt.server.run import new_event_loop
+
+    loop = new_event_loop(_loop_choice())
+    try:
+        return "uvloop" if type(loop).__module__.startswith("uvloop") else "asyncio"
+    finally:
+        loop.close()
 
 
 def _serve(root: Path, delay_s: float, profile_out: Path | None = None) -> None:
@@ -173,7 +200,7 @@ def _serve(root: Path, delay_s: float, profile_out: Path | None = None) -> None:
         await serving
         return profiler
 
-    profiler = asyncio.run(main())
+    profiler = _run(main())
     if profiler is not None and profile_out is not None and profiler.last_session is not None:
         from benchmarks.bench_profile import summarise
 
@@ -399,7 +426,10 @@ def serve_rate(
     calls = calls_per_request()
     ratio = (ours["rps"] or 0) / (bare["rps"] or 1)
     cpu = ours["cpu_ms_per_request"]
-    title = f"{rate_clients} keep-alive clients x {seconds:g} s, {rounds} round(s) each"
+    title = (
+        f"{rate_clients} keep-alive clients x {seconds:g} s, {rounds} round(s) each,"
+        f" {loop_name()} loop on both sides"
+    )
 
     def note(side: dict[str, Any]) -> str:
         share = side["server_cpu_share"]
@@ -438,7 +468,12 @@ def serve_rate(
     return {
         "name": "serve_rate",
         "title": "skillrt serve: a skill with no steps against a bare FastAPI endpoint",
-        "params": {"clients": rate_clients, "seconds": seconds, "rounds": rounds},
+        "params": {
+            "clients": rate_clients,
+            "seconds": seconds,
+            "rounds": rounds,
+            "loop": loop_name(),
+        },
         "rows": rows,
         "details": {"rounds": runs, "medians": med, "ratio": ratio, "calls": calls},
     }
@@ -505,7 +540,7 @@ async def _calls_both(requests: int) -> dict[str, int]:
 
 def calls_per_request(requests: int = 500) -> dict[str, int]:
     """Python function calls per request of each side, in process (see ``_asgi_calls``)."""
-    return asyncio.run(_calls_both(requests))
+    return _run(_calls_both(requests))
 
 
 def profile_served(clients: int = 50, seconds: float = 5.0) -> dict[str, Any]:

@@ -487,6 +487,11 @@ class AgentRuntime:
                 task.reply_hook = None
         if not recorded or recorded[-1] is not message:
             record(message)
+        elif task.durable_reply is message and self.chatlog.in_rounds:
+            # Recorded by the hook before the ending's commit round, which is on disk: the
+            # history holds the turn already. (Waiting again took one more round under load:
+            # others' writes are always queued by then.)
+            return message
         await self.chatlog.written()  # the history holds the turn before its caller hears it
         return message
 

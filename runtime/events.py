@@ -55,6 +55,21 @@ class Event:
 
 EventCallback = Callable[[Event], object]
 
+# An event as ``Event(...)`` makes it, without the frozen dataclass's ``__init__`` (a
+# ``object.__setattr__`` call per field: twice the cost, at every event of every task).
+_new = object.__new__
+_SETTERS: tuple[Any, ...] = tuple(vars(Event)[key].__set__ for key in _EVENT_KEYS)
+_set_type, _set_task_id, _set_data, _set_timestamp = _SETTERS
+
+
+def _event(event_type: str, task_id: str | None, data: dict[str, Any], timestamp: float) -> Event:
+    event: Event = _new(Event)
+    _set_type(event, event_type)
+    _set_task_id(event, task_id)
+    _set_data(event, data)
+    _set_timestamp(event, timestamp)
+    return event
+
 
 class EventBus:
     """Publish/subscribe by event type; ``"*"`` subscribes to everything."""
@@ -69,16 +84,22 @@ class EventBus:
         self._clock = clock
         self.logger = logger or library_logger("skillrt.events")
         self._redactor = redactor or Redactor()
-        self._subscribers: dict[str, list[EventCallback]] = {}
+        # Tuples, replaced when one subscribes or leaves: ``emit`` walks them as they are (a
+        # callback may unsubscribe meanwhile) without a copy per event.
+        self._subscribers: dict[str, tuple[EventCallback, ...]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
 
     def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
-        self._subscribers.setdefault(event_type, []).append(callback)
+        self._subscribers[event_type] = (*self._subscribers.get(event_type, ()), callback)
 
         def unsubscribe() -> None:
-            callbacks = self._subscribers.get(event_type, [])
+            callbacks = list(self._subscribers.get(event_type, ()))
             if callback in callbacks:
                 callbacks.remove(callback)
+                if callbacks:
+                    self._subscribers[event_type] = tuple(callbacks)
+                else:
+                    del self._subscribers[event_type]
 
         return unsubscribe
 
@@ -92,14 +113,16 @@ class EventBus:
         """Deliver an event to its subscribers; None (and nothing built) when there are none."""
         subscribers = self._subscribers
         own, every = subscribers.get(event_type), subscribers.get("*")
-        if not own and not every:
-            return None
-        # A copy: a callback may unsubscribe meanwhile.
-        callbacks = own + every if own and every else list(own or every or ())
+        if own is None:
+            if every is None:
+                return None
+            callbacks = every
+        else:
+            callbacks = own if every is None else own + every
         # Events are shown to people (progress lines, a server's stream): redacted, like logs.
         # Walked, not scanned: an event's data is small, and the walk of a few keys costs
         # less than encoding it and scanning the text (``Redactor.is_clean``).
-        event = Event(event_type, task_id, self._redactor.fields(data), self._clock())
+        event = _event(event_type, task_id, self._redactor.fields(data), self._clock())
         for callback in callbacks:
             try:
                 out = callback(event)

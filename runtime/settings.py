@@ -192,6 +192,9 @@ class ServeConfig(_Section):
     # HTTPS: both or neither. A non-loopback host needs them, or --insecure (plain HTTP).
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    # The event loop: auto = uvloop's when installed (the server extra installs it, not on
+    # Windows), else asyncio's; asyncio = always asyncio's; uvloop = uvloop's or an error.
+    loop: Literal["auto", "asyncio", "uvloop"] = "auto"
 
 
 class McpServerConfig(_Section):

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from skillrt import AgentRuntime, Skill, SkillContext, SkillResult, load_config, skill
 from skillrt.llm.base import LLMMessage
-from skillrt.server.run import Server, make_server
+from skillrt.server.run import Server, make_server, new_event_loop
 from skillrt.skills import builtin_skills
 from skillrt.testing import Answer, ModelOptions
 
@@ -107,7 +107,7 @@ class LiveServer:
     def __init__(self, runtime: AgentRuntime, *, token: str = TOKEN) -> None:
         self.runtime = runtime
         self.token = token
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_event_loop(runtime.config.serve.loop)  # the loop skillrt serve runs on
         self.server: Server = make_server(runtime, token=token, host="127.0.0.1", port=0)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()

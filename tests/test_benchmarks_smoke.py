@@ -50,7 +50,7 @@ def test_concurrency_completes_and_records_every_task() -> None:
 
 
 def test_resume_startup_restores_every_record() -> None:
-    result = check(bench_runtime.resume_startup(records=25))
+    result = check(bench_runtime.resume_startup(records=25, runs=2))
     assert result["details"]["resumable"] == 25
 
 

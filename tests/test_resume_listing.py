@@ -194,3 +194,38 @@ def test_what_sqlite_reads_of_a_checkpoint_is_what_its_record_shows(tmp_path: Pa
     parsed = [store.parse_lazy(entry) for entry in loaded.records]
     assert found == [summarize(as_restored(r), redactor) for r in parsed if r is not None]
     store.close()
+
+
+def test_a_listing_redacts_before_it_cuts(tmp_path: Path) -> None:
+    """The listing scans every description and error at once and redacts only when that scan
+    finds something; what it redacts is the whole text, then cut: a secret across the cut at
+    200 (or 2,000) characters leaves not even its first part, and a key-shaped string is
+    redacted with no secret configured."""
+    now = time.time()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    records = [
+        TaskRecord(id="across", session_id="s", state="EXECUTING", created_at=now - 3,
+                   updated_at=now - 3, raw_input="a" * 195 + SECRET,
+                   last_error="e" * 1995 + SECRET),
+        TaskRecord(id="shaped", session_id="s", state="EXECUTING", created_at=now - 2,
+                   updated_at=now - 2, raw_input="key sk-" + "Z" * 30 + " here"),
+        TaskRecord(id="plain", session_id="s", state="EXECUTING", created_at=now - 1,
+                   updated_at=now - 1, raw_input="nothing to hide", last_error="plain"),
+    ]  # fmt: skip
+    for record in records:
+        store.save(record)
+    loaded = store.load_lazy(max_age_s=3600, now=now)
+    redactor = Redactor([SECRET])
+    found = {s.id: s for s in summarize_restored(loaded.records, redactor) if s is not None}
+    parsed = [store.parse_lazy(entry) for entry in loaded.records]
+    assert found == {r.id: summarize(as_restored(r), redactor) for r in parsed if r is not None}
+    assert found["across"].description == "a" * 195 + "***"
+    assert found["across"].last_error == "e" * 1995 + "***"
+    assert "sk-ZZZZ" not in found["shaped"].description
+    assert found["plain"].description == "nothing to hide"
+    clean = summarize_restored(
+        [e for e in loaded.records if e.id == "plain"], redactor
+    )  # nothing to redact: the same summary without the per-text pass
+    assert clean == [found["plain"]]
+    assert redactor.holds_nothing("nothing\0plain") and not redactor.holds_nothing(SECRET)
+    store.close()

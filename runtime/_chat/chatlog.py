@@ -72,6 +72,12 @@ class ChatLog:
             committer.add_side(self._collect)
         self.sessions.reader = self._read_messages
 
+    @property
+    def in_rounds(self) -> bool:
+        """Whether the history is written with the committer's rounds (so a round on disk
+        holds every entry queued before it)."""
+        return self._committer is not None
+
     # --- texts shown to people --------------------------------------------------------------
 
     def shown(self, text: str, limit: int) -> str:
@@ -100,10 +106,11 @@ class ChatLog:
         """One history entry for a task that ended: every field redacted, texts before cutting."""
         if self.history is None:
             return
-        error, text = record.last_error, self.redactor.text
-        entry = {
-            key: text(value) if isinstance(value, str) else value
-            for key, value in {
+        error = record.last_error
+        # ``fields``: every string redacted (one shorter than any secret as it is, without a
+        # call); none of these keys is named like a secret.
+        entry = self.redactor.fields(
+            {
                 "task_id": record.id,
                 "session_id": record.session_id,
                 "skill": record.skill,
@@ -116,8 +123,8 @@ class ChatLog:
                 "finished_at": self.clock(),
                 "message": self.shown(message, 2000),
                 "error": None if error is None else self.shown(error, 2000),
-            }.items()
-        }
+            }
+        )
         self._tasks.append(entry)
         self._queued()
 

@@ -9,7 +9,14 @@ from pydantic_core import PydanticSerializationError
 
 from skillrt.exceptions import UserError
 
-__all__ = ["SCHEMA_VERSION", "RecordText", "TaskRecord", "dump_record", "parse_record"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "RecordText",
+    "TaskRecord",
+    "dump_record",
+    "parse_record",
+    "set_required",
+]
 
 SCHEMA_VERSION = 1
 
@@ -39,6 +46,14 @@ class TaskRecord(BaseModel):
     question: str | None = None
     result: dict[str, Any] | None = None
     budget: dict[str, Any] | None = None  # limits given at resume (max_tokens, max_cost)
+
+
+def set_required(record: TaskRecord, name: str, value: Any) -> None:
+    """``setattr(record, name, value)`` for a required field (``state``, ``updated_at``) at
+    every transition: pydantic's ``__setattr__`` is two Python calls, and for a model that does
+    not validate assignment it writes the instance dict and notes the field as set, which a
+    required field always is. Not for other fields."""
+    record.__dict__[name] = value
 
 
 class RecordText(NamedTuple):

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel
 from pydantic_core import from_json
 
 from skillrt._io.redaction import Redactor
@@ -51,10 +52,12 @@ def summarize_restored(
     runtime writes them: then its record is parsed (and, if unusable, moved aside).
 
     Each field's type is checked here, so the summaries are made without pydantic's
-    validation (``_trusted``), which would cost several times more for thousands."""
-    text = redactor.text
+    validation (as ``model_construct`` would make them), which would cost several times more
+    for thousands."""
     out: list[TaskSummary | None] = []
     add = out.append
+    shown: list[str | None] = []  # each summary's description and error, as the store has them
+    keep = shown.extend
     for entry in entries:
         try:
             listed = entry.listed
@@ -64,7 +67,7 @@ def summarize_restored(
                 listed
             )
             if type(progress) is str:  # as the store read it: its JSON text
-                progress = from_json(progress)
+                progress = from_json(progress, cache_strings="keys")
         except (ValueError, TypeError, KeyError, AttributeError):
             add(None)
             continue
@@ -85,49 +88,61 @@ def summarize_restored(
         state, reason = entry.state, entry.error_reason
         if state != "PAUSED" and state != "ERROR":  # as ``as_restored`` holds it: cut off
             reason = reason or _CRASH
-        add(
-            _trusted(
-                {
-                    "id": entry.id,
-                    "state": "PAUSED",
-                    "skill": skill,
-                    "intent": kind if type(kind) is str else None,
-                    "description": text(said)[:200],
-                    "created_at": float(created),
-                    "updated_at": float(entry.updated_at),
-                    "steps_done": steps,
-                    "progress": progress,
-                    "error_reason": reason,
-                    "last_error": None if error is None else text(error)[:2000],
-                    "tokens": tokens,
-                    "cost": float(cost),
-                    "session_id": session,
-                    "question": question,
-                }
-            )
+        # What ``model_construct`` makes of values whose types were checked, every field
+        # given, without its per-field work (``tests/test_resume_listing.py`` checks it equals
+        # a validated summary); the slots are set through their descriptors, each a call less
+        # than ``object.__setattr__``.
+        summary = _new(TaskSummary)
+        _SET_DICT(
+            summary,
+            {
+                "id": entry.id,
+                "state": "PAUSED",
+                "skill": skill,
+                "intent": kind if type(kind) is str else None,
+                "description": said[:200],  # redacted below if anything in these needs it
+                "created_at": float(created),
+                "updated_at": float(entry.updated_at),
+                "steps_done": steps,
+                "progress": progress,
+                "error_reason": reason,
+                "last_error": None if error is None else error[:2000],
+                "tokens": tokens,
+                "cost": float(cost),
+                "session_id": session,
+                "question": question,
+            },
         )
+        # One set for all: every field is set, so the set never changes (assigning a field
+        # adds its name, already there); thousands fewer objects for the collector to look at.
+        _SET_FIELDS(summary, _ALL_SET)
+        _SET_EXTRA(summary, None)
+        _SET_PRIVATE(summary, None)
+        add(summary)
+        keep((said, error))
+    if not redactor.holds_nothing("\0".join(filter(None, shown))):  # one scan for them all
+        _redact([s for s in out if s is not None], shown, redactor)
     return out
+
+
+def _redact(summaries: list[TaskSummary], shown: list[str | None], redactor: Redactor) -> None:
+    """Redact each summary's description and error from the texts they were cut from (a
+    secret cut in two by the cut would not be found in what is left of it)."""
+    text = redactor.text
+    for summary, said, error in zip(summaries, shown[::2], shown[1::2], strict=True):
+        summary.__dict__["description"] = text(said or "")[:200]
+        summary.__dict__["last_error"] = None if error is None else text(error)[:2000]
 
 
 _NUMBERS = (int, float)
 _CRASH = str(ErrorReason.CRASH)
 _ALL_SET = set(TaskSummary.model_fields)
 _new = TaskSummary.__new__
-_set = object.__setattr__
-
-
-def _trusted(fields: dict[str, Any]) -> TaskSummary:
-    """A ``TaskSummary`` of values whose types were checked, every field given: what
-    ``model_construct`` makes, without its per-field work (``tests/test_resume_listing.py``
-    checks it equals a validated one)."""
-    summary = _new(TaskSummary)
-    _set(summary, "__dict__", fields)
-    # One set for all: every field is set, so the set never changes (assigning a field adds
-    # its name, already there); thousands fewer objects for the collector to look at.
-    _set(summary, "__pydantic_fields_set__", _ALL_SET)
-    _set(summary, "__pydantic_extra__", None)
-    _set(summary, "__pydantic_private__", None)
-    return summary
+# The setters of BaseModel's slots (``__slots__`` holds these four).
+_SET_DICT = BaseModel.__dict__["__dict__"].__set__
+_SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _from_json(text: bytes) -> tuple[Any, ...]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from skillrt._io.logs import Redactor
 from skillrt._state.protocol import StateBackend
-from skillrt._state.records import RecordText, TaskRecord
+from skillrt._state.records import RecordText, TaskRecord, set_required
 from skillrt._tasks.machine import TERMINAL_STATES, State
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
@@ -94,9 +94,10 @@ class Checkpoints:
         saved several times in a turn of the loop is serialised once), or ``now``: then
         ``task.memory_only`` says at once whether it is kept in memory only."""
         record = task.record
-        record.updated_at = self.clock()
-        if record.state != task.machine.state:  # mostly set already, by the state change
-            record.state = task.machine.state
+        set_required(record, "updated_at", self.clock())
+        state = task.machine.state  # the state's value, as a transition left it in the record
+        if record.state != state:
+            set_required(record, "state", state)
         if not self.state.journaled:
             return
         if now:

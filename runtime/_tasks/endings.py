@@ -163,8 +163,9 @@ class Endings:
         cost: float | None = None,
     ) -> ChatMessage:
         """Record the end (checkpoint or its deletion, history); returns the reply."""
-        record, state = task.record, task.state
-        record.state = state.value
+        record, state = task.record, task.machine.state  # the state's value
+        if record.state != state:
+            record.state = state
         if kept_for_resume(task):
             self.checkpoints.save(task, now=True)
             if task.memory_only:
@@ -173,11 +174,11 @@ class Endings:
             self.checkpoints.drop(task.id)
             self.tasks.pop(task.id)
         if outcome not in UNRECORDED:
-            self.chatlog.add_task(record, state.value, content)
+            self.chatlog.add_task(record, state, content)
         return ChatMessage(
             content=content,
             task_id=task.id,
-            state=state.value,
+            state=state,
             tokens=record.tokens if tokens is None else tokens,
             cost=record.cost if cost is None else cost,
             data={**(data or {}), "outcome": outcome},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import structlog
 
@@ -127,11 +127,17 @@ class Inventory:
         redactor = self.chatlog.redactor
         with gc_paused():  # thousands of summaries at start-up, no cycles among them
             entries = self.resumable_entries(snap)
-            lazy = [entry for entry in entries if not isinstance(entry, TaskRecord)]
-            read = iter(summarize_restored(lazy, redactor))
+            # isinstance(x, LazyRecord): a tuple's check, not pydantic's metaclass's, 10,000 times
+            lazy = [entry for entry in entries if isinstance(entry, LazyRecord)]
+            summaries = summarize_restored(lazy, redactor)
+            # A start-up's case: every task restored and summarised as the store read it. (A
+            # summary is true, None is not: all() in C, where ``None in`` would call __eq__.)
+            if len(lazy) == len(entries) and all(summaries):
+                return cast("list[TaskSummary]", summaries)
+            read = iter(summaries)
             out: list[TaskSummary] = []
             for entry in entries:
-                found = None if isinstance(entry, TaskRecord) else next(read)
+                found = next(read) if isinstance(entry, LazyRecord) else None
                 if found is None:
                     record = self._parsed(entry)
                     found = None if record is None else self.chatlog.summary(record)
@@ -147,12 +153,11 @@ class Inventory:
         live = [t for t in self.tasks.values() if resting(t)]
         # A task that ran here is ours to run again; the others may be running elsewhere.
         busy = snap.busy
-        return [r for r in dormant if r.id not in busy] + [
-            t.record for t in live if t.id not in busy or t.runner is not None
-        ]
+        restored = [r for r in dormant if r.id not in busy] if busy else dormant
+        return restored + [t.record for t in live if t.id not in busy or t.runner is not None]
 
     def _parsed(self, entry: LazyRecord | TaskRecord) -> TaskRecord | None:
-        return entry if isinstance(entry, TaskRecord) else self.tasks.record(entry.id)
+        return self.tasks.record(entry.id) if isinstance(entry, LazyRecord) else entry
 
     def from_store(self, task_id: str, snap: Snapshot | None = None) -> TaskRecord | None:
         """A task this worker does not run, as a shared store has it: another worker's task

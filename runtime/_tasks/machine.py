@@ -117,6 +117,7 @@ VALIDATED: dict[str, frozenset[str]] = _validated_table(_MACHINE)
 """source -> allowed destinations, as ``transitions`` decided them at import."""
 
 _WATCHED: frozenset[str] = frozenset(s.value for s in WATCHED_STATES)
+_EXECUTING = State.EXECUTING.value
 
 
 class _Sweep:
@@ -170,10 +171,18 @@ class _Sweep:
 _SWEEPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Sweep] = weakref.WeakKeyDictionary()
 
 
+_LAST: list[tuple[weakref.ref[asyncio.AbstractEventLoop], _Sweep]] = []  # the last asked
+
+
 def _sweep_for(loop: asyncio.AbstractEventLoop) -> _Sweep:
+    # The sweep of the loop that asked last, first: a ``WeakKeyDictionary`` lookup is Python
+    # code, at every watched state. That loop is held weakly here too.
+    if _LAST and _LAST[0][0]() is loop:
+        return _LAST[0][1]
     sweep = _SWEEPS.get(loop)
     if sweep is None:
         sweep = _SWEEPS[loop] = _Sweep()
+    _LAST[:] = [(weakref.ref(loop), sweep)]
     return sweep
 
 
@@ -229,7 +238,7 @@ class TaskMachine:
         self._on_change = on_change
         self._on_timeout = on_timeout
         self._sweep: _Sweep | None = None  # set while a deadline is watched
-        self.state: str = initial.value
+        self.state: str = initial._value_
 
     @property
     def current(self) -> State:
@@ -241,11 +250,12 @@ class TaskMachine:
     def to(self, dest: State) -> None:
         """Move to ``dest`` or raise ``InvalidTransition``."""
         source = self.state
-        value: str = dest._value_  # ``.value`` is a property: ~5x the attribute
+        value = dest._value_  # not ``.value``: the enum's property is two Python calls
         if value not in VALIDATED[source]:
             raise InvalidTransition(self.task_id, source, value)
         self.state = value
-        self.stop()
+        if self._sweep is not None or self._executing_since is not None:
+            self.stop()
         if value in _WATCHED:
             self._watch()
         self._on_change(_BY_VALUE[source], _BY_VALUE[value])
@@ -285,7 +295,7 @@ class TaskMachine:
         except RuntimeError:
             return  # no loop (a synchronous test of the table): nothing to watch
         wait = self.watchdog_s
-        if self.state == State.EXECUTING.value:
+        if self.state == _EXECUTING:
             self.touch()
             self._executing_since = time.monotonic()
             cap = self._cap_left()

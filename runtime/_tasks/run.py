@@ -27,7 +27,7 @@ from skillrt._io.gcpolicy import task_ended, task_started
 from skillrt._routing.inputs import clean_text
 from skillrt._routing.router import IntentRouter
 from skillrt._state.protocol import StateBackend
-from skillrt._state.records import TaskRecord
+from skillrt._state.records import TaskRecord, set_required
 from skillrt._tasks.checkpointing import Checkpoints
 from skillrt._tasks.endings import Endings, kept_for_resume, reply_of
 from skillrt._tasks.inventory import Inventory
@@ -72,6 +72,9 @@ _FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], End, Error
     (StoreUnavailable, End.FAILED, ErrorReason.STORAGE),  # its checkpoint cannot be written
     (Exception, End.FAILED, ErrorReason.SKILL_ERROR),
 )
+
+
+_IDLE = State.IDLE.value
 
 
 def _gc_task_ended(runner: asyncio.Task[ChatMessage]) -> None:
@@ -167,7 +170,7 @@ class TaskDriver:
         record = TaskRecord(
             id=task_id or new_id(),
             session_id=session_id,
-            state=State.IDLE.value,
+            state=_IDLE,
             raw_input=text,
             context=context,
             created_at=now,
@@ -298,6 +301,10 @@ class TaskDriver:
                 return self.endings.cut_off(task, exc)  # its end did not reach the store
             if kept_for_resume(task):
                 return self.endings.not_saved(task, exc)
+        else:
+            # On disk with its ending's round: the history entry the reply hook queued before
+            # it too (``AgentRuntime._outcome`` then need not wait for another round).
+            task.durable_reply = message
         return message
 
     def _task_llm(self, task: Task, logger: structlog.stdlib.BoundLogger) -> TaskLLM:
@@ -367,12 +374,15 @@ class TaskDriver:
         await self.checkpoints.durable()
 
     def state_changed(self, task: Task, source: State, dest: State) -> None:
-        task.record.state = task.machine.state  # dest's value, as the machine holds it
+        # ``_value_``, not ``.value``: the enum's property is two Python calls, at every
+        # transition (four per task); a ``State`` is a ``str`` but the record keeps plain ones.
+        value = dest._value_
+        set_required(task.record, "state", value)
         if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
             self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
         self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
-        if self.events.listening("state:changed"):
-            self.events.emit("state:changed", task.id, **{"from": source.value, "to": dest.value})
+        # (Its data is two strings: built at once, ``emit`` builds nothing when none listens.)
+        self.events.emit("state:changed", task.id, **{"from": source._value_, "to": value})
         # Endings are saved by finish with the result. PLANNING is not saved: it is always left
         # before the next await (to EXECUTING, which is saved, or to an ending), so its
         # checkpoint would be one more write that the next one overwrites at once.

@@ -123,6 +123,8 @@ class Task:
         # Set by whoever awaits the run's reply and records it in the history: called with the
         # final reply before its ending is made durable, so both go in one commit round.
         self.reply_hook: Callable[[ChatMessage], None] | None = None
+        # The run's final reply once its ending's commit round is on disk (the driver sets it).
+        self.durable_reply: ChatMessage | None = None
 
     # --- state ---------------------------------------------------------------------------
 
@@ -149,7 +151,8 @@ class Task:
 
     def start(self, work: Coroutine[Any, Any, ChatMessage]) -> None:
         """Run ``work`` (the driver's run of this task); its result is the final reply."""
-        self.runner = asyncio.create_task(work)
+        # The loop's create_task, not asyncio.create_task's two Python calls around it.
+        self.runner = asyncio.get_running_loop().create_task(work)
         self.runner.add_done_callback(self._ended)
 
     def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:

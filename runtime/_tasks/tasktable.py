@@ -140,14 +140,14 @@ class TaskTable:
             task_id = entry.id
             if task_id in live or task_id in dormant or not is_resumable(entry):
                 continue
-            dormant[task_id] = as_restored(entry) if isinstance(entry, TaskRecord) else entry
+            dormant[task_id] = entry if isinstance(entry, LazyRecord) else as_restored(entry)
             ids.append(task_id)
         return ids
 
     def record(self, task_id: str) -> TaskRecord | None:
         """A dormant task's record, parsed once (None: not dormant, or unusable and dropped)."""
         entry = self._dormant.get(task_id)
-        if entry is None or isinstance(entry, TaskRecord):
+        if entry is None or not isinstance(entry, LazyRecord):
             return entry
         parsed = self.parse(entry)
         if parsed is None:

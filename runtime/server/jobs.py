@@ -8,7 +8,7 @@ task running, and can reattach to its events. Its reply is journaled as a ``mess
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from skillrt._io.logs import library_logger
@@ -19,7 +19,7 @@ __all__ = ["Job", "Jobs"]
 
 _log = library_logger("skillrt.server")  # stdlib logging: silent unless the host sets it up
 
-Call = Callable[[Callable[[str], None]], Awaitable[ChatMessage | None]]
+Call = Callable[[Callable[[str], None]], Coroutine[Any, Any, ChatMessage | None]]
 
 
 class Job:
@@ -88,7 +88,7 @@ class Jobs:
 
     def start(self, call: Call, session_id: str | None) -> Job:
         job = Job(self.log, session_id)
-        job.future = asyncio.ensure_future(call(job.on_task))
+        job.future = asyncio.get_running_loop().create_task(call(job.on_task))
         self._running.add(job)
         job.future.add_done_callback(lambda fut: self._done(job, fut))
         return job

@@ -49,6 +49,10 @@ class Entry(NamedTuple):  # a tuple: made at every event, a third of a frozen da
     size: int  # what the entry costs the journal, roughly, in bytes: its JSON + _ENTRY_OVERHEAD
 
 
+# ``Entry(...)`` without its generated ``__new__`` (a Python call per entry).
+_new_entry = tuple.__new__
+
+
 async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
     """Until ``event`` is set (True) or ``seconds`` pass (False). Not ``asyncio.wait_for``: on
     Python 3.11 it drops a cancellation that comes as the event is set, and a stream then
@@ -142,7 +146,10 @@ class EventLog:
         if get_ident() != self._thread:  # a provider streaming from its own thread
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
-        self.add(event.type, event.task_id, _json(event.to_dict()))  # redacted by the bus
+        # Redacted by the bus; encoded as ``_json(event.to_dict())``, without the two calls.
+        data = {"type": event.type, "task_id": event.task_id, "data": event.data,
+                "timestamp": event.timestamp}  # fmt: skip
+        self.add(event.type, event.task_id, to_json(data, fallback=str).decode())
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self.add("message", message.task_id, self.redactor.dump(message)[0])
@@ -164,24 +171,32 @@ class EventLog:
                 log = self._tasks[task_id] = _TaskLog(None)
                 self._trim()
         size = len(data) + _ENTRY_OVERHEAD
-        entry = Entry(seq, event, task_id, None if log is None else log.session_id, data, size)
+        session = None if log is None else log.session_id
+        entry = _new_entry(Entry, (seq, event, task_id, session, data, size))  # Entry(...)
+        # Each bound is tested once before its loop: most entries pass them all (an event of
+        # a small task), and the loop's tests were half of this method's cost.
         if log is not None:
             entries = log.entries
             entries.append(entry)
             log.bytes += size
             self.bytes += size
-            while len(entries) > 1 and (
-                log.bytes > self.per_task_bytes or len(entries) > _PER_TASK
-            ):
-                self.bytes -= log.drop_oldest()
+            if log.bytes > self.per_task_bytes or len(entries) > _PER_TASK:
+                while len(entries) > 1 and (
+                    log.bytes > self.per_task_bytes or len(entries) > _PER_TASK
+                ):
+                    self.bytes -= log.drop_oldest()
             if self.bytes > self.total_bytes:  # (the count of journals was held at bind)
                 self._trim()
-            log.wake()
+            if log._changed is not None:  # a follower waits
+                log.wake()
         recent = self._recent
         recent.append(entry)
         self._recent_size += size
-        while len(recent) > 1 and (self._recent_size > self.recent_bytes or len(recent) > _RECENT):
-            self._recent_size -= recent.popleft().size
+        if self._recent_size > self.recent_bytes or len(recent) > _RECENT:
+            while len(recent) > 1 and (
+                self._recent_size > self.recent_bytes or len(recent) > _RECENT
+            ):
+                self._recent_size -= recent.popleft().size
         if self._changed_at is not None:
             self._wake()
         return entry

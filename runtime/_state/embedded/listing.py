@@ -39,7 +39,6 @@ __all__ = [
     "LISTED_QUERY",
     "RETIRED_COLUMNS",
     "TRIGGERS",
-    "UNLISTED_QUERY",
     "ensure_listing",
 ]
 
@@ -107,17 +106,14 @@ _SOUND = (
 )
 _IN_WINDOW = "NOT (typeof(c.tag) IN ('integer', 'real') AND c.tag < ?)"
 LISTED_QUERY = (
-    "SELECT c.key, CAST(c.value AS BLOB), l.fields, l.progress, l.steps, c.rowid"  # noqa: S608
-    f" FROM Cache AS c JOIN Listed AS l ON l.key = c.key WHERE {_SOUND} AND {_IN_WINDOW}"
+    "SELECT c.key, CAST(c.value AS BLOB), l.fields, l.progress, l.steps, c.rowid,"  # noqa: S608
+    f" coalesce({_SOUND}, 0) FROM Cache AS c LEFT JOIN Listed AS l ON l.key = c.key"
+    f" WHERE {_IN_WINDOW}"
 )
-"""A record's own rows with their ``Listed`` row, but those whose ``updated_at`` tag is
-outside the window (parameter: the cutoff)."""
-UNLISTED_QUERY = (
-    "SELECT c.rowid FROM Cache AS c LEFT JOIN Listed AS l ON l.key = c.key"  # noqa: S608
-    f" WHERE NOT coalesce({_SOUND} AND l.key IS NOT NULL, 0) AND {_IN_WINDOW}"
-)
-"""The rows ``LISTED_QUERY`` does not read, but those outside the window (parameter: the
-cutoff): the listing parses them."""
+"""Every row but those whose ``updated_at`` tag is outside the window (parameter: the cutoff),
+with its ``Listed`` row (NULLs when it has none) and whether it is a record's own row as the
+store writes it (1, else 0): one pass over ``Cache``. A row that is not, or has no ``Listed``
+row, is parsed by the listing (and moved aside if unusable)."""
 
 
 def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:

@@ -86,6 +86,7 @@ class RunLocks:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._lock_path = os.path.join(self.directory, "running.lock")  # joined once
         self._held: dict[str, tuple[int, str]] = {}  # task id -> (fd or byte, path)
         self._fd: int | None = None  # running.lock, with OFD locks
         self._ino: tuple[int, int] | None = None
@@ -190,7 +191,7 @@ class RunLocks:
     def _lock_file(self) -> int:
         """The open ``running.lock``; opened again (its held bytes locked again) when the file
         was deleted or replaced, so that other processes, which open the new one, see them."""
-        path = os.path.join(self.directory, "running.lock")
+        path = self._lock_path
         fd = self._fd
         try:
             st = os.stat(path)

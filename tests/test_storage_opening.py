@@ -1,0 +1,103 @@
+"""Opening the checkpoint store again: diskcache's opening runs in one transaction on one
+connection (a start-up's waits on the disk), and still leaves the store as it must be: every
+commit fsynced (``synchronous=FULL``), its settings, its busy timeout, another process's
+writer waited for, a database in another journal mode made WAL. (A read-only folder and a full
+disk found at opening: ``test_storage_faults.py``.)"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from skillrt._state.embedded.checkpoints import CheckpointStore
+from skillrt._state.records import TaskRecord
+
+NOW = time.time()
+
+
+def _record(task_id: str) -> TaskRecord:
+    return TaskRecord(id=task_id, session_id="s", state="EXECUTING", created_at=NOW,
+                      updated_at=NOW)  # fmt: skip
+
+
+def _made(tmp_path: Path) -> Path:
+    store = CheckpointStore(tmp_path / "checkpoints")
+    store.save(_record("first"))
+    store.close()
+    return store.db_path
+
+
+def _pragma(store: CheckpointStore, name: str) -> object:
+    return store._cache._con.execute(f"PRAGMA {name}").fetchone()[0]
+
+
+def test_a_store_opened_again_commits_at_full_and_keeps_its_settings(tmp_path: Path) -> None:
+    db_path = _made(tmp_path)
+    statements: list[str] = []
+    connect = sqlite3.connect
+    opened: list[sqlite3.Connection] = []
+
+    def traced(*args: object, **kwargs: object) -> sqlite3.Connection:
+        con = connect(*args, **kwargs)  # type: ignore[arg-type]
+        con.set_trace_callback(statements.append)
+        opened.append(con)
+        return con
+
+    sqlite3.connect = traced  # type: ignore[assignment]
+    try:
+        store = CheckpointStore(tmp_path / "checkpoints")
+    finally:
+        sqlite3.connect = connect  # type: ignore[assignment]
+    try:
+        # One read-only look at the schema, then one connection for the whole opening: the
+        # settings written in one transaction, not closed and opened again halfway.
+        assert len(opened) == 2
+        assert statements.count("BEGIN IMMEDIATE") == 1 and statements.count("COMMIT") == 1
+        assert _pragma(store, "synchronous") == 2  # FULL again before the store writes
+        assert _pragma(store, "busy_timeout") == 10_000
+        assert _pragma(store, "journal_mode") == "wal"
+        settings = dict(store._cache._con.execute("SELECT key, value FROM Settings").fetchall())
+        assert settings["sqlite_synchronous"] == 2 and settings["eviction_policy"] == "none"
+        assert settings["count"] == 1
+        store.save(_record("second"))
+        assert sorted(store.all_ids()) == ["first", "second"]
+    finally:
+        store.close()
+    again = CheckpointStore(db_path.parent.parent)
+    assert sorted(again.all_ids()) == ["first", "second"]
+    again.close()
+
+
+def test_opening_waits_for_another_processs_writer(tmp_path: Path) -> None:
+    db_path = _made(tmp_path)
+    other = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    released = threading.Timer(0.5, other.execute, ("COMMIT",))
+    released.start()
+    started = time.monotonic()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    waited = time.monotonic() - started
+    released.join()
+    other.close()
+    try:
+        assert waited >= 0.4  # it waited for the writer instead of failing
+        assert store.all_ids() == ["first"]
+    finally:
+        store.close()
+
+
+def test_a_database_in_another_journal_mode_is_made_wal(tmp_path: Path) -> None:
+    db_path = _made(tmp_path)
+    con = sqlite3.connect(db_path, isolation_level=None)
+    con.execute("PRAGMA journal_mode = DELETE")
+    con.execute("UPDATE Settings SET value = 'delete' WHERE key = 'sqlite_journal_mode'")
+    con.close()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    try:
+        assert _pragma(store, "journal_mode") == "wal"
+        assert store.all_ids() == ["first"]
+        assert store.take_reports() == []  # nothing moved aside
+    finally:
+        store.close()
