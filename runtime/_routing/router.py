@@ -87,7 +87,8 @@ def normalize_text(text: str) -> str:
     """NFKC, junk characters dropped, whitespace collapsed to single spaces, stripped."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    text = _JUNK.sub("", text)
+    if not text.isprintable():  # every junk character is unprintable (a check in C)
+        text = _JUNK.sub("", text)
     return " ".join(text.split())
 
 
