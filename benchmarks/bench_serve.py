@@ -144,12 +144,18 @@ def _serve_bare() -> None:
     _run(main())
 
 
+def _loop_choice() -> str:
+    """``serve.loop`` as ``skillrt serve`` would read it from the environment (default auto)."""
+    return os.environ.get("SKILLRT_SERVE__LOOP", "auto")
+
+
 def _run(main: Coroutine[Any, Any, _T]) -> _T:
-    """``main`` on the event loop ``skillrt serve`` runs on (``serve.loop``'s default: uvloop's
-    when installed): both sides of ``serve_rate`` and the in-process counts run on it."""
+    """``main`` on the event loop ``skillrt serve`` runs on (``serve.loop``: uvloop's when
+    installed, unless ``SKILLRT_SERVE__LOOP=asyncio``): both sides of ``serve_rate`` and the
+    in-process counts run on it."""
     from skillrt.server.run import new_event_loop
 
-    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+    with asyncio.Runner(loop_factory=lambda: new_event_loop(_loop_choice())) as runner:
         return runner.run(main)
 
 
@@ -157,7 +163,7 @@ def loop_name() -> str:
     """Which event loop ``_run`` uses: ``uvloop`` or ``asyncio``."""
     from skillrt.server.run import new_event_loop
 
-    loop = new_event_loop()
+    loop = new_event_loop(_loop_choice())
     try:
         return "uvloop" if type(loop).__module__.startswith("uvloop") else "asyncio"
     finally:
