@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt import SkillContext, SkillResult, skill
+from skillrt import Skill, SkillContext, SkillResult, skill
 from skillrt._io import gcpolicy
 from skillrt.testing import ScriptedModel
 
@@ -26,7 +26,9 @@ def thresholds() -> Iterator[tuple[int, int, int]]:
     gc.set_threshold(*before)
 
 
-def watcher(seen: list[tuple[int, int, int]], gate: asyncio.Event | None = None) -> object:
+def watcher(
+    seen: list[tuple[int, int, int]], gate: asyncio.Event | None = None
+) -> Skill[TopicParams]:
     @skill(name="Watcher", params=TopicParams, intents=["WRITE_ARTICLE"])
     async def watch(ctx: SkillContext, params: TopicParams) -> SkillResult:
         seen.append(gc.get_threshold())
@@ -41,7 +43,7 @@ def watcher(seen: list[tuple[int, int, int]], gate: asyncio.Event | None = None)
 
 async def test_raised_while_a_task_runs_and_put_back_after(isolated: Path) -> None:
     seen: list[tuple[int, int, int]] = []
-    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen)])  # type: ignore[list-item]
+    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen)])
     msg = await rt.process_input("write an article about frogs")
     assert msg.state == "COMPLETED"
     assert seen == [(gcpolicy.MIN_GEN0, 10, 10)]  # the older generations as they were
@@ -52,7 +54,7 @@ async def test_raised_while_a_task_runs_and_put_back_after(isolated: Path) -> No
 async def test_grows_with_the_tasks_running_and_comes_back_once_all_end(isolated: Path) -> None:
     seen: list[tuple[int, int, int]] = []
     gate = asyncio.Event()
-    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen, gate)])  # type: ignore[list-item]
+    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen, gate)])
     await rt.initialize()
     n = 600  # 600 x 50 = 30,000 > MIN_GEN0
     runs = [asyncio.create_task(rt.process_input(f"write an article about t{i}")) for i in range(n)]
@@ -68,7 +70,7 @@ async def test_grows_with_the_tasks_running_and_comes_back_once_all_end(isolated
 
 async def test_off_leaves_the_process_alone(isolated: Path) -> None:
     seen: list[tuple[int, int, int]] = []
-    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen)], gc_tuning=False)  # type: ignore[list-item]
+    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen)], gc_tuning=False)
     assert (await rt.process_input("write an article about frogs")).state == "COMPLETED"
     assert seen == [(700, 10, 10)]
     await rt.close()
@@ -77,7 +79,7 @@ async def test_off_leaves_the_process_alone(isolated: Path) -> None:
 async def test_a_host_that_collects_less_often_already_is_left_alone(isolated: Path) -> None:
     gc.set_threshold(50_000, 20, 20)
     seen: list[tuple[int, int, int]] = []
-    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen)])  # type: ignore[list-item]
+    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen)])
     assert (await rt.process_input("write an article about frogs")).state == "COMPLETED"
     assert seen == [(50_000, 20, 20)]
     assert gc.get_threshold() == (50_000, 20, 20)
@@ -87,7 +89,7 @@ async def test_a_host_that_collects_less_often_already_is_left_alone(isolated: P
 async def test_a_change_the_host_makes_meanwhile_stands(isolated: Path) -> None:
     seen: list[tuple[int, int, int]] = []
     gate = asyncio.Event()
-    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen, gate)])  # type: ignore[list-item]
+    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen, gate)])
     run = asyncio.create_task(rt.process_input("write an article about frogs"))
     while not seen:
         await asyncio.sleep(0.01)

@@ -11,8 +11,12 @@ import threading
 import time
 from pathlib import Path
 
+import diskcache
+import pytest
+
 from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.records import TaskRecord
+from skillrt.exceptions import StoreUnavailable
 
 NOW = time.time()
 
@@ -101,3 +105,24 @@ def test_a_database_in_another_journal_mode_is_made_wal(tmp_path: Path) -> None:
         assert store.take_reports() == []  # nothing moved aside
     finally:
         store.close()
+
+
+def test_an_opening_that_fails_halfway_leaves_no_lock_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db_path = _made(tmp_path)
+
+    def broken(self: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")  # a fault late in diskcache's opening
+
+    monkeypatch.setattr(diskcache.Cache, "drop_tag_index", broken)
+    with pytest.raises(StoreUnavailable):
+        CheckpointStore(tmp_path / "checkpoints")
+    other = sqlite3.connect(db_path, isolation_level=None, timeout=0)
+    other.execute("BEGIN IMMEDIATE")  # the failed opening's transaction is gone, not held
+    other.execute("ROLLBACK")
+    other.close()
+    monkeypatch.undo()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    assert store.all_ids() == ["first"]
+    store.close()

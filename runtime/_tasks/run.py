@@ -77,6 +77,10 @@ _FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], End, Error
 _IDLE = State.IDLE.value
 
 
+def _gc_task_ended(runner: asyncio.Task[ChatMessage]) -> None:
+    task_ended()
+
+
 def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> SavedHook:
     """The hook that logs ``agent.file.saved`` for every write of one task."""
 
@@ -197,21 +201,15 @@ class TaskDriver:
         """Run the task in its own asyncio task; returns the turn its caller awaits."""
         turn = task.replies.open()
         task.start(self.drive(task, route=route))
+        if self.config.gc_tuning and task.runner is not None:
+            task_started()  # the collector's young generation, while tasks run (gcpolicy.py)
+            task.runner.add_done_callback(_gc_task_ended)
         return turn
 
     # --- one run ------------------------------------------------------------------------------
 
     async def drive(self, task: Task, *, route: bool) -> ChatMessage:
         """Run one task to an ending; returns its reply once the ending is on disk."""
-        if not self.config.gc_tuning:
-            return await self._drive(task, route=route)
-        task_started()  # the collector's young generation, while tasks run (gcpolicy.py)
-        try:
-            return await self._drive(task, route=route)
-        finally:
-            task_ended()
-
-    async def _drive(self, task: Task, *, route: bool) -> ChatMessage:
         try:  # the run lock: no other process runs (or resumes) this task meanwhile
             if not await self.state.hold(task.id):
                 if task.state is State.IDLE and not task.record.steps:

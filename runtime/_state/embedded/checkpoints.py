@@ -170,7 +170,7 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
                 self._con.execute("COMMIT")
                 self._con.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         except BaseException:
-            self._opening = False
+            self._opening = self._batch = False
             self.close()  # and with it the transaction, rolled back
             raise
         finally:
