@@ -87,7 +87,8 @@ def normalize_text(text: str) -> str:
     """NFKC, junk characters dropped, whitespace collapsed to single spaces, stripped."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    text = _JUNK.sub("", text)
+    if not text.isprintable():  # every junk character is unprintable (a check in C)
+        text = _JUNK.sub("", text)
     return " ".join(text.split())
 
 
@@ -385,6 +386,7 @@ class IntentRouter:
     """
 
     _not_when: _Rules | None  # the not_when rules of the registered intents, built when needed
+    _blocked_last: tuple[str, frozenset[str]] | None  # the last text asked about, its answer
 
     def __init__(
         self,
@@ -467,15 +469,21 @@ class IntentRouter:
         known = set(model.classes)
         return tuple(n for n in self._intents if n not in known and n != CHAT)
 
-    def _blocked(self, text: str) -> set[str]:
-        """The intents whose ``not_when`` matches ``text``: never routed to for it."""
+    def _blocked(self, text: str) -> frozenset[str]:
+        """The intents whose ``not_when`` matches ``text``: never routed to for it (the last
+        answer is kept: one input asks twice, for the table and for the classifier)."""
+        last = self._blocked_last
+        if last is not None and last[0] == text:
+            return last[1]
         rules = self._not_when
         if rules is None:
             rules = tuple(
                 (name, spec.not_when) for name, spec in self.specs.items() if spec.not_when
             )
             self._not_when = rules
-        return {name for name, regex in rules if regex.search(text)}
+        blocked = frozenset(name for name, regex in rules if regex.search(text))
+        self._blocked_last = (text, blocked)
+        return blocked
 
     @property
     def table(self) -> IntentTable:
@@ -528,6 +536,7 @@ class IntentRouter:
         self._pattern_skills = tuple(s for s in self._skills.values() if s.pattern is not None)
         self._specs: dict[str, IntentSpec] | None = None  # merged when first needed
         self._not_when = None
+        self._blocked_last = None
         self._follows: frozenset[str] | None = None  # intents with browsing follow-ups
         self._declared_patterns: tuple[IntentPattern, ...] = tuple(
             p

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
+from collections.abc import Iterator
 
 from skillrt.exceptions import RepetitionStopped
 
@@ -30,6 +31,7 @@ __all__ = ["RepetitionGuard"]
 _LINE_PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
 _LINE_SUFFIX = re.compile(r"[\s;；。，,.!！?？:：、]+$")
 _HAS_WORD = re.compile(r"[^\W\d_]")
+_PROBE = 8  # characters at the end of the text looked for again to find candidate periods
 
 
 class RepetitionGuard:
@@ -98,9 +100,28 @@ class RepetitionGuard:
             self._since_check = 0
             self._check_period()
 
+    def _periods(self, tail: str) -> Iterator[int]:
+        """The periods worth a full look, smallest first: every one from 1 to ``max_period``,
+        or, when every window is longer than its period by ``_PROBE`` characters or more,
+        only those at which the last ``_PROBE`` characters occur again ``p`` characters
+        earlier, which a window with that period must have (found by ``rfind``, in C:
+        checking every period by slicing the window cost ~60 µs per streamed token)."""
+        n = len(tail)
+        if n < _PROBE or (
+            self.min_span < _PROBE + self.max_period and self.min_repeats - 1 < _PROBE
+        ):
+            yield from range(1, self.max_period + 1)
+            return
+        probe = tail[n - _PROBE :]
+        low = max(0, n - _PROBE - self.max_period)  # where the probe starts for max_period
+        end = n - 1  # an occurrence ends before the last character: a period of at least 1
+        while (start := tail.rfind(probe, low, end)) != -1:
+            yield n - _PROBE - start
+            end = start + _PROBE - 1
+
     def _check_period(self) -> None:
         tail = self._tail
-        for period in range(1, self.max_period + 1):
+        for period in self._periods(tail):
             span = period * max(self.min_repeats, math.ceil(self.min_span / period))
             if span > len(tail):
                 continue
