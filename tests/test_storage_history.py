@@ -103,3 +103,27 @@ def test_durable_and_stored_as_json_text(tmp_path: Path) -> None:
     assert reopened.tasks("s1") == [task(1)]
     assert reopened.messages("s1") == [{"role": "user", "content": "你好"}]
     reopened.close()
+
+
+def test_entries_encode_as_json_dumps_did_and_refuse_what_it_refused() -> None:
+    from skillrt._state.embedded.history import _to_json
+
+    plain = {
+        "task_id": "t1",
+        "session_id": "s",
+        "skill": None,
+        "input": "é\u2028\x00\x7f 写",
+        "tokens": 3,
+        "cost": 0.1,
+        "at": 1.7e9,
+        "big": 1e16,
+        "ok": True,
+        "error": None,
+    }
+    nested = {"a": [1, {"b": 2.5}], 1: "int key"}
+    for entry in (plain, nested):
+        expected = json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        assert _to_json("entry", entry) == expected
+    for bad in ({"cost": float("nan")}, {"cost": float("inf")}, {"raw": b"x"}, {"o": object()}):
+        with pytest.raises(UserError, match="not JSON-serialisable"):
+            _to_json("entry", bad)
