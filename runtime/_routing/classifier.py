@@ -54,14 +54,22 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
-@functools.lru_cache(maxsize=4096)
 def _grams(word: str) -> tuple[str, ...]:
-    """A word's character 3- and 4-grams, padded (none for a short word or a marker); the
-    words of requests repeat, so each is cut into grams once."""
+    """A word's character 3- and 4-grams, padded (none for a short word or a marker). The
+    words of requests repeat, so a word of ordinary length is cut into grams once (an LRU);
+    a longer one (a hash, a run of letters) is cut each time, so the cache stays small."""
     if len(word) <= 3 or word.startswith("zz"):
         return ()
+    return _cut(word) if len(word) > _CACHED_WORD else _cut_cached(word)
+
+
+def _cut(word: str) -> tuple[str, ...]:
     padded = f"<{word}>"
     return tuple("g:" + padded[j : j + n] for n in (3, 4) for j in range(len(padded) - n + 1))
+
+
+_CACHED_WORD = 24  # at most 4,096 words of at most 24 letters: ~45 grams each, a few MB in all
+_cut_cached = functools.lru_cache(maxsize=4096)(_cut)
 
 
 def features(text: str, context: Mapping[str, Any] | None = None) -> list[str]:
