@@ -1,7 +1,8 @@
 """Routing as a person meets it: the table, the trained classifier and the questions together.
 
 For each row of the held-out split (``data/routing/labelled.tsv``, never trained on) and of each
-fresh round (``data/routing/fresh-*.tsv``, written before training and measured once), the
+fresh round (``data/routing/fresh-*.tsv``, written before training and measured once; the
+rounds trained on since are marked), the
 router parses the request and the planner decides what happens: it runs, asks a yes/no
 question, or offers numbered choices. Reported:
 
@@ -148,10 +149,19 @@ async def _judge(
 
 
 def sets() -> dict[str, list[tuple[str, str, str]]]:
+    """The held-out split and each fresh round; a round the packaged model was trained on
+    (measured once first, see scripts/train_router.py) is named ``fresh-N (trained on)``."""
+    from skillrt._routing.classifier import IntentClassifier
+
+    trained = set(IntentClassifier.packaged().held_out.get("trained_on", ()))
     out = {"held-out split": load(DATA / "labelled.tsv", "held")}
-    for path in sorted(DATA.glob("fresh-*.tsv")):
-        out[path.stem] = load(path)
+    for path in sorted(DATA.glob("fresh-*.tsv"), key=_round_number):
+        out[f"{path.stem} (trained on)" if path.stem in trained else path.stem] = load(path)
     return out
+
+
+def _round_number(path: Path) -> int:
+    return int(path.stem.rpartition("-")[2])
 
 
 async def _evaluate() -> dict[str, Any]:

@@ -234,7 +234,7 @@ def _intent_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     for name, r in result.items():
         if name in ("safety", "danger", "cost"):
             continue
-        fresh = name.startswith("fresh")
+        fresh = name.startswith("fresh") and not name.endswith("(trained on)")
         out.append(
             row(
                 f"{name}: right at once, no model ({r['rows']} requests)",
@@ -259,8 +259,8 @@ def _intent_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{name}: follow-ups with a focus, at once ({r['followup_rows']})",
                 100 * r["followups"],
                 "%",
-                target=">= 90",
-                met=r["followups"] >= 0.9,
+                target=">= 90" if fresh or name.startswith("held") else None,
+                met=r["followups"] >= 0.9 if fresh or name.startswith("held") else None,
             )
         )
     worst = max(result["safety"].values())
