@@ -605,3 +605,25 @@ def test_a_body_left_for_later_is_no_negation() -> None:
     assert not holds_back("新建一篇空白文章，标题叫《周末徒步记录》，内容先不用写")
     assert not holds_back("add an empty post titled Bike Care, don't generate the content")
     assert holds_back("don't write an article about Bike Care")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "don't translate it, just fix the grammar, my english is not good",
+        "Don’t translate it, just make the English less stiff",
+        "不用翻译，帮我把里面的英文句子改通顺就行",
+    ],
+)
+async def test_a_refused_translation_leaves_the_edit_among_the_choices(text: str) -> None:
+    """Pass 9: the rule that keeps a translation away from EditContent blocked the edit even
+    when the translation was the thing refused, so the choices lacked it. It holds back (a
+    negation), so it asks, and the edit is among what it offers; a translation asked for is
+    still never an edit."""
+    focus = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+    kind, _, question = await decide(text, context=focus)
+    assert kind == "ask" and "EDIT_CONTENT" in [c.intent for c in question.choices]
+    for asked in ("不用改内容，直接翻成英文发一篇新的", "translate it into German", "帮我翻译一下"):
+        kind, intent, question = await decide(asked, context=focus)
+        offered = [c.intent for c in question.choices] if question is not None else []
+        assert intent.type != "EDIT_CONTENT" and "EDIT_CONTENT" not in offered, asked
