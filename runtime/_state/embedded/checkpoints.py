@@ -57,6 +57,7 @@ from pydantic_core import from_json
 
 from skillrt._io.bulk import gc_paused
 from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
+from skillrt._io.opening import opening
 from skillrt._state.embedded.listing import FIELDS, LISTED_QUERY, ensure_listing
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, foreign_schema
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, TaskStore
@@ -285,6 +286,12 @@ class CheckpointStore:
         except OSError as exc:
             fault = classify(exc, self.db_path)
             raise unavailable("task checkpoints", self.directory, fault, exc) from exc
+        # Another process may be making the database right now; the lock file is beside the
+        # cache folder, which moving a database aside moves whole.
+        with opening(self.cache_dir):
+            return self._open_checked()
+
+    def _open_checked(self) -> diskcache.Cache:
         if self.db_path.is_dir():
             self._move_database_aside("a folder stands where the database file should be")
         elif self.db_path.is_file() and self.db_path.stat().st_size == 0:

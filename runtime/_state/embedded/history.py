@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from pydantic_core import to_json
 
 from skillrt._io.faults import classify, quarantine_file, unavailable
+from skillrt._io.opening import opening
 from skillrt._state.embedded.schema import HISTORY_SCHEMA, foreign_schema
 from skillrt.exceptions import UserError
 
@@ -125,6 +126,10 @@ class History:
         path = self.path
         if path is None:
             return self._connect()
+        with opening(path):  # another process may be making the file right now
+            return self._open_checked(path)
+
+    def _open_checked(self, path: Path) -> sqlite3.Connection:
         if path.is_dir():
             self._quarantine(path, "a folder stands where the database file should be")
         elif path.is_file() and path.stat().st_size == 0:
