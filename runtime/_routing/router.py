@@ -217,6 +217,10 @@ _Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]"], ...]
 
 _CONTRARY = 0.5
 """How sure the classifier must be of another intent to dispute a table match."""
+_UNSURE_CHAT = 0.75
+"""The most a classifier's small talk is trusted with a plugin's or a tool's intents registered:
+below ``regex_trust`` (a model is asked), above the runtime's confidence_threshold (with no
+model, small talk runs)."""
 _NONE_FITS = 0.3
 """The confidence left to the classifier's guess when the model says none of its candidates
 fits (below the runtime's confidence_threshold: numbered choices)."""
@@ -649,6 +653,17 @@ class IntentRouter:
         if result is not None and result.source == "classifier" and self._named_elsewhere(routed):
             # The words of an intent the classifier does not know: its guess is no decision.
             result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
+        elif (
+            result is not None
+            and result.source == "classifier"
+            and result.type == CHAT
+            and self.unclassified
+        ):
+            # Small talk is where the classifier puts what is none of the blog's actions, and so
+            # what a plugin's or an MCP tool's intent asks for ("remember that I need to buy
+            # milk" with a notes tool): with such intents registered, a model, when there is
+            # one, has its say; with none, it is still small talk.
+            result = result._replace(confidence=min(result.confidence, _UNSURE_CHAT))
         cacheable = result is not None
         model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
         if model is not None and (result is None or result.confidence < self.regex_trust):
