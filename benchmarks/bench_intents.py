@@ -155,12 +155,13 @@ def sets() -> dict[str, list[tuple[str, str, str]]]:
 
     trained = set(IntentClassifier.packaged().held_out.get("trained_on", ()))
     out = {"held-out split": load(DATA / "labelled.tsv", "held")}
-    for path in sorted(DATA.glob("fresh-*.tsv"), key=_round_number):
+    for path in sorted(DATA.glob("fresh-*.tsv"), key=round_number):
         out[f"{path.stem} (trained on)" if path.stem in trained else path.stem] = load(path)
     return out
 
 
-def _round_number(path: Path) -> int:
+def round_number(path: Path) -> int:
+    """N of a round's file, ``fresh-N.tsv``: rounds in the order they were written."""
     return int(path.stem.rpartition("-")[2])
 
 

@@ -235,6 +235,7 @@ def _intent_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
         if name in ("safety", "danger", "cost"):
             continue
         fresh = name.startswith("fresh") and not name.endswith("(trained on)")
+        graded = fresh or name.startswith("held")  # the follow-up target's sets
         out.append(
             row(
                 f"{name}: right at once, no model ({r['rows']} requests)",
@@ -259,8 +260,8 @@ def _intent_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{name}: follow-ups with a focus, at once ({r['followup_rows']})",
                 100 * r["followups"],
                 "%",
-                target=">= 90" if fresh or name.startswith("held") else None,
-                met=r["followups"] >= 0.9 if fresh or name.startswith("held") else None,
+                target=">= 90" if graded else None,
+                met=r["followups"] >= 0.9 if graded else None,
             )
         )
     worst = max(result["safety"].values())

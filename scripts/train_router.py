@@ -214,9 +214,9 @@ def hand_rows(
 
 
 def fresh_rounds() -> list[tuple[str, list[tuple[str, str, str, str]]]]:
-    from benchmarks.bench_intents import read_rows
+    from benchmarks.bench_intents import read_rows, round_number
 
-    paths = sorted(DATA.glob("fresh-*.tsv"), key=lambda p: int(p.stem.rpartition("-")[2]))
+    paths = sorted(DATA.glob("fresh-*.tsv"), key=round_number)
     return [(p.stem, read_rows(p)) for p in paths]
 
 
