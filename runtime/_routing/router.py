@@ -40,7 +40,7 @@ from skillrt._routing.clarify import (
 )
 from skillrt._routing.classifier import IntentClassifier
 from skillrt._routing.intent_table import IntentPattern, IntentSpec, IntentTable, declared_patterns
-from skillrt._routing.prefilter import Keywords, anchored, required_literals
+from skillrt._routing.prefilter import Keywords, anchored, required_literals, trigger_for
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
@@ -212,8 +212,9 @@ _DISPUTED = 0.75
 """The confidence of a route the table and the classifier disagree on: above the runtime's
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
 
-_Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]"], ...]
-"""Each intent with a ``not_when`` and its regex."""
+_Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "_Search | None"], ...]
+"""Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text
+(None: searched whatever the text holds)."""
 
 _CONTRARY = 0.5
 """How sure the classifier must be of another intent to dispute a table match."""
@@ -267,17 +268,33 @@ class _Variant(NamedTuple):
 _CASE_ODD = ("\u0130", "\u0131", "\u017f")
 
 
+def _case_odd(text: str) -> bool:
+    """Whether ``text`` holds a character of ``_CASE_ODD``."""
+    return not text.isascii() and any(c in text for c in _CASE_ODD)
+
+
+def _keyword_search(regex: re.Pattern[str]) -> _Search | None:
+    """A search for the keywords of ``regex`` in lowercased text (one of which every match
+    holds), or None when they cannot be told."""
+    trigger = trigger_for([_keywords(regex.pattern)])
+    return trigger.search if trigger is not None else None
+
+
 @functools.lru_cache(maxsize=4096)
 def _ascii(regex: re.Pattern[str]) -> re.Pattern[str]:
     """``regex`` compiled for ASCII text: \\w, \\b, \\s and case only as ASCII has them."""
     return re.compile(regex.pattern, (regex.flags & ~re.UNICODE) | re.ASCII)
 
 
+_keywords = functools.cache(required_literals)
+"""The keywords of a pattern (one of which every match holds), or None when none can be told."""
+
+
 @functools.cache
 def _literals(source: str) -> frozenset[str] | None:
     """The keywords of a pattern, or None for one searched as it is: keywords that cannot be
     told, or a pattern anchored at the start (whose search is cheaper than the keywords')."""
-    return None if anchored(source) else required_literals(source)
+    return None if anchored(source) else _keywords(source)
 
 
 def _classifier_context(context: Mapping[str, Any] | None, browsing: bool) -> dict[str, Any] | None:
@@ -373,8 +390,10 @@ def _entries(patterns: Sequence[IntentPattern], ascii_text: bool) -> list[_Entry
             runs.append((key, [p]))
     entries: list[_Entry] = []
     for _key, run in runs:
-        own = [_literals(p.regex.pattern) or frozenset() for p in run]
-        either = frozenset().union(*own)
+        either = frozenset().union(*(_literals(p.regex.pattern) or () for p in run))
+        # A pattern anchored at the start has its keywords too: they are told by the one scan
+        # of the text, which costs nothing more per pattern, so it is searched only with them.
+        own = [_keywords(p.regex.pattern) or frozenset() for p in run]
         for p, words in zip(run, own, strict=True):
             search = _ascii(p.regex).search if ascii_text else p.regex.search
             entries.append((search, p, words, either))
@@ -500,11 +519,18 @@ class IntentRouter:
             return last[1]
         rules = self._not_when
         if rules is None:
-            rules = tuple(
-                (name, spec.not_when) for name, spec in self.specs.items() if spec.not_when
+            rules = self._not_when = tuple(
+                (name, spec.not_when, _keyword_search(spec.not_when))
+                for name, spec in self.specs.items()
+                if spec.not_when
             )
-            self._not_when = rules
-        blocked = frozenset(name for name, regex in rules if regex.search(text))
+        # A rule none of whose keywords is in the text cannot match (see ``_match_table``).
+        lowered = None if _case_odd(text) else text.lower()
+        blocked = frozenset(
+            name
+            for name, regex, keywords in rules
+            if (keywords is None or lowered is None or keywords(lowered)) and regex.search(text)
+        )
         self._blocked_last = (text, blocked)
         return blocked
 
@@ -898,13 +924,13 @@ class IntentRouter:
         best: IntentPattern | None = None
         best_match: re.Match[str] | None = None
         blocked = self._blocked(text)
-        negated = _NEGATION_WORD.search(text) is not None
+        negated: bool | None = None  # whether the text holds a negation: told when needed
         variant = self._variant(text, selection, has_file, browsing)
         # Every keyword the text holds, found at once: a pattern none of whose keywords is
         # there cannot match, and only the others are searched, in precedence order.
         entries, ordinary = variant.entries, variant.ordinary
         longest = variant.keywords.longest(text.lower())
-        if not text.isascii() and any(c in text for c in _CASE_ODD):
+        if _case_odd(text):
             # A character that matches a letter only under IGNORECASE: a pattern is searched
             # when a keyword of its run is there, as when a run shared one trigger search.
             held = {w for found in longest for w in variant.keywords.prefixes[found]}
@@ -923,6 +949,8 @@ class IntentRouter:
             m = search(text)
             # Patterns come in precedence order, so only a strictly earlier start wins.
             if m is not None and m.start() < start and p.intent not in blocked:
+                if negated is None:
+                    negated = _NEGATION_WORD.search(text) is not None
                 if negated and _negated(text, m.start()):
                     continue  # "don't write a new post, …", "别写文章，…": not that
                 best, best_match, start = p, m, m.start()
