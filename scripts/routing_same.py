@@ -90,10 +90,9 @@ def requests() -> list[tuple[str, str]]:
             continue
         _split, _intent, context, text = line.split("\t", 3)
         found.append((_EVAL_CONTEXT.get(context, context), text))
-    samples = ROOT / "skills" / "samples.py"
-    namespace: dict[str, Any] = {}
-    exec(compile(samples.read_text(encoding="utf-8"), str(samples), "exec"), namespace)
-    found.extend(("-", text) for text, _intent in namespace["SAMPLE_INPUTS"])
+    from skillrt.skills.samples import SAMPLE_INPUTS  # this checkout's, for both sides
+
+    found.extend(("-", text) for text, _intent in SAMPLE_INPUTS)
     return found
 
 
@@ -120,8 +119,13 @@ def _routers() -> dict[str, Any]:
         router = IntentRouter(None, classifier="packaged" if classifier else None)
         for intent in IntentTable.default().specs:
             router.register_skill(
-                Skill(name=f"bench_{intent.lower()}", description=intent, params=NoParams,
-                      fn=noop, intents=[intent])  # fmt: skip
+                Skill(
+                    name=f"bench_{intent.lower()}",
+                    description=intent,
+                    params=NoParams,
+                    fn=noop,
+                    intents=[intent],
+                )
             )
         return router
 
@@ -130,16 +134,25 @@ def _routers() -> dict[str, Any]:
         builtin.register_skill(s)
     plugin = bench(True)
     book = Intent(
-        "BOOK_MEETING", description="Book a meeting in the calendar", effect="write",
-        label=("预约会议：{what}", "Book a meeting: {what}"), names=("book", "预约"),
-        examples=("book a meeting with Ana on Friday",), cues=(r"\bmeetings?\b", "会议"),
-        patterns=(r"\bbook (?:a )?meeting (?:about|on) (?P<topic>.+)",), params=("topic",),
+        "BOOK_MEETING",
+        description="Book a meeting in the calendar",
+        effect="write",
+        label=("预约会议：{what}", "Book a meeting: {what}"),
+        names=("book", "预约"),
+        examples=("book a meeting with Ana on Friday",),
+        cues=(r"\bmeetings?\b", "会议"),
+        patterns=(r"\bbook (?:a )?meeting (?:about|on) (?P<topic>.+)",),
+        params=("topic",),
         offered=5,
-    )  # fmt: skip
+    )
     note = Intent(
-        "TAKE_NOTE", description="Write a note down", effect="write",
-        cues=(r"\bnotes?\b", r"\bremember\b", "记下"), params=("topic",), text_param="topic",
-    )  # fmt: skip
+        "TAKE_NOTE",
+        description="Write a note down",
+        effect="write",
+        cues=(r"\bnotes?\b", r"\bremember\b", "记下"),
+        params=("topic",),
+        text_param="topic",
+    )
     plugin.register_skill(
         Skill(name="Calendar", description="calendar", params=NoParams, fn=noop, declares=[book])
     )
@@ -147,11 +160,21 @@ def _routers() -> dict[str, Any]:
         Skill(name="Notes", description="notes", params=NoParams, fn=noop, declares=[note])
     )
     plugin.register_skill(
-        Skill(name="Weather", description="the weather", params=NoParams, fn=noop,
-              intents=["WEATHER"], pattern=re.compile(r"\bweather in (?P<topic>\w+)", re.I))  # fmt: skip
+        Skill(
+            name="Weather",
+            description="the weather",
+            params=NoParams,
+            fn=noop,
+            intents=["WEATHER"],
+            pattern=re.compile(r"\bweather in (?P<topic>\w+)", re.I),
+        )
     )
-    return {"bench": bench(True), "bench-no-classifier": bench(False), "builtin": builtin,
-            "plugin": plugin}  # fmt: skip
+    return {
+        "bench": bench(True),
+        "bench-no-classifier": bench(False),
+        "builtin": builtin,
+        "plugin": plugin,
+    }
 
 
 def _models() -> dict[str, Any]:
@@ -221,7 +244,7 @@ async def _outcome(planner: Any, router: Any, raw: str, ctx: Any, ask: bool) -> 
     return [*out, "run", skill.name if skill is not None else None]
 
 
-async def _emit(cases_path: Path, out_path: Path, limit: int) -> None:
+async def _emit(cases: list[tuple[str, str]], out_path: Path) -> None:
     import structlog
 
     import skillrt
@@ -229,7 +252,6 @@ async def _emit(cases_path: Path, out_path: Path, limit: int) -> None:
     from skillrt.settings import RuntimeConfig
 
     print(f"skillrt from {Path(skillrt.__file__).parent}", file=sys.stderr)
-    cases: list[tuple[str, str]] = json.loads(cases_path.read_text(encoding="utf-8"))[:limit]
     routers = _routers()
     models = _models()
     runs: list[tuple[str, str, str | None, bool]] = [  # router, trust, model, every context
@@ -250,8 +272,9 @@ async def _emit(cases_path: Path, out_path: Path, limit: int) -> None:
             router = routers[name]
             router.cache_clear()
             router.llm = models[model_name] if model_name else None
-            planner = Planner(router, router.registry, config, lambda t=trust: t,
-                              structlog.get_logger)  # fmt: skip
+            planner = Planner(
+                router, router.registry, config, lambda t=trust: t, structlog.get_logger
+            )
             # As Planner.plan decides whether a model may be asked.
             ask = trust == "high" or router.classifier is None or bool(router.unclassified)
             for i, (context_name, text) in enumerate(cases):
@@ -277,7 +300,7 @@ async def _emit(cases_path: Path, out_path: Path, limit: int) -> None:
 
 
 def _layout(source: Path, dest: Path) -> Path:
-    """``dest/skillrt``: the package as installed, from a tree holding runtime/, config/, skills/."""
+    """``dest/skillrt``: the package as installed, from runtime/, config/ and skills/."""
     pkg = dest / "skillrt"
     shutil.rmtree(dest, ignore_errors=True)
     ignore = shutil.ignore_patterns("__pycache__")
@@ -292,22 +315,22 @@ def _side(spec: str, work: Path) -> Path:
     if Path(spec).is_dir():
         return _layout(Path(spec), work / "site")
     shutil.rmtree(work / "tree", ignore_errors=True)
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", spec, *_PARTS],
-        check=True,
-        capture_output=True,
-    ).stdout
+    command = ["git", "-C", str(ROOT), "archive", "--format=tar", spec, *_PARTS]
+    # git, found on PATH, with this script's own arguments
+    archive = subprocess.run(command, check=True, capture_output=True).stdout  # noqa: S603
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(work / "tree", filter="data")
     return _layout(work / "tree", work / "site")
 
 
-def _run_side(label: str, spec: str, work: Path, cases: Path, limit: int) -> subprocess.Popen[bytes]:
+def _run_side(
+    label: str, spec: str, work: Path, cases: Path, limit: int
+) -> subprocess.Popen[bytes]:
     site = _side(spec, work / label)
     env = {**os.environ, "PYTHONPATH": str(site), "PYTHONHASHSEED": "0"}
     out = work / f"{label}.jsonl"
     cmd = [sys.executable, __file__, "--emit", str(cases), "--out", str(out), "--limit", str(limit)]
-    return subprocess.Popen(cmd, env=env)
+    return subprocess.Popen(cmd, env=env)  # noqa: S603 (this script, run on one side)
 
 
 def main() -> int:
@@ -320,7 +343,8 @@ def main() -> int:
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.emit:
-        asyncio.run(_emit(Path(args.emit), Path(args.out), args.limit))
+        cases = json.loads(Path(args.emit).read_text(encoding="utf-8"))[: args.limit]
+        asyncio.run(_emit(cases, Path(args.out)))
         return 0
     with tempfile.TemporaryDirectory(prefix="routing-same-") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)

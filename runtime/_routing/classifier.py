@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+import itertools
 import json
 import math
 import re
@@ -105,7 +106,7 @@ def _feature_set(text: str, context: Mapping[str, Any] | None) -> set[str]:
     if words:
         out.add("w0:" + words[0])
         if len(words) > 1:
-            update(["b:" + a + " " + b for a, b in zip(words, words[1:])])
+            update(["b:" + a + " " + b for a, b in itertools.pairwise(words)])
     update(_rest(clean, context))
     return out
 
