@@ -554,11 +554,14 @@ class CheckpointStore:
 
         self._write(write)
 
+    # ``expire_time`` is left out of the update: every row the store writes has it NULL (no
+    # record expires), and setting it again rewrote its index's page in every commit (one
+    # record: 122 -> 94 µs a commit).
     _UPSERT = (
         "INSERT INTO Cache (key, raw, store_time, expire_time, access_time, access_count, tag,"
         " size, mode, filename, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (key, raw) DO UPDATE SET store_time = excluded.store_time,"
-        " expire_time = NULL, access_time = excluded.access_time, access_count = 0,"
+        " access_time = excluded.access_time, access_count = 0,"
         " tag = excluded.tag, size = 0, mode = excluded.mode, filename = NULL,"
         " value = excluded.value"
     )
