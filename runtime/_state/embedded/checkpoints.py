@@ -39,6 +39,7 @@ Layout under ``directory``::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import operator
@@ -545,12 +546,24 @@ class CheckpointStore:
         gone = [(task_id,) for task_id in deletes if type(task_id) is str]
 
         def write() -> None:
-            with self._cache.transact():
-                db = self._cache._con
+            # A plain transaction, not diskcache's ``transact()``: that one turns a failing
+            # BEGIN (a database busy past the timeout, a disk I/O error) into its own
+            # ``Timeout``, without the cause, which ``_write`` could not classify, and leaves
+            # the transaction open when the COMMIT fails (a full disk). Here the SQLite error
+            # itself reaches ``_write``, and a failed transaction is rolled back.
+            db = self._cache._con
+            db.execute("BEGIN IMMEDIATE")
+            try:
                 if rows:
                     db.executemany(self._UPSERT, rows)
                 if gone:
                     db.executemany("DELETE FROM Cache WHERE key = ? AND raw = 1", gone)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
 
         self._write(write)
 
