@@ -107,6 +107,9 @@ _CACHE_SETTINGS: dict[str, Any] = {
 }
 
 
+_DELETE = "DELETE FROM Cache WHERE key = ? AND raw = 1"
+
+
 class _Row(NamedTuple):
     rowid: int
     key: object
@@ -488,8 +491,7 @@ class CheckpointStore:
 
     def save(self, record: TaskRecord) -> None:
         """Write the record; it is on disk (WAL fsynced) when this returns."""
-        text = dump_record(record)
-        self._write(lambda: self._cache.set(record.id, text, tag=record.updated_at))
+        self.apply([record], [])
 
     def _write(self, write: Callable[[], object]) -> None:
         """Run ``write`` under the lock; after a corrupt or deleted database, once more on the
@@ -523,13 +525,18 @@ class CheckpointStore:
                 return None
 
     def delete(self, task_id: str) -> bool:
-        """Remove a record; True when there was one."""
-        with self._lock:
-            try:
-                return bool(self._cache.delete(task_id))
-            except (sqlite3.Error, OSError) as exc:
-                self._recover(exc)
-                return False
+        """Remove a record; True when there was one. (A statement of its own, not diskcache's
+        ``delete``: see ``apply`` for why.)"""
+        if type(task_id) is not str:
+            return False
+        removed: list[int] = []
+
+        def write() -> None:
+            gone = self._cache._con.execute(_DELETE, (task_id,))
+            removed.append(gone.rowcount)
+
+        self._write(write)
+        return bool(removed and removed[-1] > 0)
 
     def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         """Save and delete many records in one transaction: one fsync for all of them (the
@@ -557,7 +564,7 @@ class CheckpointStore:
                 if rows:
                     db.executemany(self._UPSERT, rows)
                 if gone:
-                    db.executemany("DELETE FROM Cache WHERE key = ? AND raw = 1", gone)
+                    db.executemany(_DELETE, gone)
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
