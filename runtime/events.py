@@ -3,6 +3,10 @@
 Subscribers are sync or async callables; ``on`` returns the function that unsubscribes. A
 subscriber that raises is logged and skipped: it never breaks the task that emitted. With no
 subscriber for a type, ``emit`` builds nothing (``listening`` lets a caller skip its data too).
+
+A subscriber gets the event's data redacted. One that redacts what it shows itself (the
+server's journal, which keeps most events unread and redacts one when a stream reads it)
+subscribes with ``on_raw``: when only such subscribers listen, the data is not walked at all.
 """
 
 from __future__ import annotations
@@ -84,45 +88,57 @@ class EventBus:
         self._clock = clock
         self.logger = logger or library_logger("skillrt.events")
         self._redactor = redactor or Redactor()
-        # Tuples, replaced when one subscribes or leaves: ``emit`` walks them as they are (a
-        # callback may unsubscribe meanwhile) without a copy per event.
+        # By type, tuples of callbacks (see ``_subscribe``).
         self._subscribers: dict[str, tuple[EventCallback, ...]] = {}
+        self._raw: dict[str, tuple[EventCallback, ...]] = {}  # see ``on_raw``
         self._pending: set[asyncio.Task[Any]] = set()
 
     def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
-        self._subscribers[event_type] = (*self._subscribers.get(event_type, ()), callback)
+        return _subscribe(self._subscribers, event_type, callback)
 
-        def unsubscribe() -> None:
-            callbacks = list(self._subscribers.get(event_type, ()))
-            if callback in callbacks:
-                callbacks.remove(callback)
-                if callbacks:
-                    self._subscribers[event_type] = tuple(callbacks)
-                else:
-                    del self._subscribers[event_type]
-
-        return unsubscribe
+    def on_raw(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
+        """Subscribe to events whose data is NOT redacted: for a subscriber that redacts
+        whatever it shows or keeps beyond the call (``Redactor.fields`` on ``event.data``), and
+        never hands the event itself on. Such a subscriber costs the emitter no walk of the
+        data."""
+        return _subscribe(self._raw, event_type, callback)
 
     def listening(self, event_type: str) -> bool:
         """Whether anyone subscribes to ``event_type`` (or to everything): a hot caller asks
         before it builds an event's data."""
-        subscribers = self._subscribers
-        return bool(subscribers.get(event_type) or subscribers.get("*"))
+        subscribers, raw = self._subscribers, self._raw
+        return bool(
+            subscribers.get(event_type)
+            or subscribers.get("*")
+            or raw.get(event_type)
+            or raw.get("*")
+        )
 
     def emit(self, event_type: str, task_id: str | None = None, **data: Any) -> Event | None:
-        """Deliver an event to its subscribers; None (and nothing built) when there are none."""
-        subscribers = self._subscribers
+        """Deliver an event to its subscribers; None (and nothing built) when there are none.
+        The event returned is the one the redacted subscribers got (the raw one when only raw
+        subscribers listen)."""
+        subscribers, raw = self._subscribers, self._raw
         own, every = subscribers.get(event_type), subscribers.get("*")
-        if own is None:
-            if every is None:
-                return None
-            callbacks = every
-        else:
-            callbacks = own if every is None else own + every
-        # Events are shown to people (progress lines, a server's stream): redacted, like logs.
-        # Walked, not scanned: an event's data is small, and the walk of a few keys costs
-        # less than encoding it and scanning the text (``Redactor.is_clean``).
-        event = _event(event_type, task_id, self._redactor.fields(data), self._clock())
+        raw_own, raw_every = raw.get(event_type), raw.get("*")
+        if own is None and every is None and raw_own is None and raw_every is None:
+            return None
+        timestamp = self._clock()
+        event = None
+        if raw_own is not None or raw_every is not None:
+            callbacks = _joined(raw_own, raw_every)
+            event = _event(event_type, task_id, data, timestamp)
+            self._deliver(event, callbacks)
+        if own is not None or every is not None:
+            callbacks = _joined(own, every)
+            # Events are shown to people (progress lines, a server's stream): redacted, like
+            # logs. Walked, not scanned: an event's data is small, and the walk of a few keys
+            # costs less than encoding it and scanning the text (``Redactor.is_clean``).
+            event = _event(event_type, task_id, self._redactor.fields(data), timestamp)
+            self._deliver(event, callbacks)
+        return event
+
+    def _deliver(self, event: Event, callbacks: tuple[EventCallback, ...]) -> None:
         for callback in callbacks:
             try:
                 out = callback(event)
@@ -132,9 +148,8 @@ class EventBus:
                     task.add_done_callback(self._async_done)
             except Exception as exc:
                 self.logger.error(
-                    "agent.error", where="event subscriber", event_type=event_type, error=str(exc)
+                    "agent.error", where="event subscriber", event_type=event.type, error=str(exc)
                 )
-        return event
 
     def bind(self, task_id: str) -> TaskEmitter:
         """An emitter for one task: ``emit(type, **data)`` with the task id filled in."""
@@ -144,6 +159,34 @@ class EventBus:
         self._pending.discard(task)
         if not task.cancelled() and task.exception() is not None:
             self.logger.error("agent.error", where="event subscriber", error=str(task.exception()))
+
+
+def _joined(
+    own: tuple[EventCallback, ...] | None, every: tuple[EventCallback, ...] | None
+) -> tuple[EventCallback, ...]:
+    """A type's subscribers, then those of everything."""
+    if own is None:
+        return every or ()
+    return own if every is None else own + every
+
+
+def _subscribe(
+    table: dict[str, tuple[EventCallback, ...]], event_type: str, callback: EventCallback
+) -> Callable[[], None]:
+    """Add ``callback`` to ``table`` (tuples, replaced when one subscribes or leaves: ``emit``
+    walks them as they are, a callback may unsubscribe meanwhile, without a copy per event)."""
+    table[event_type] = (*table.get(event_type, ()), callback)
+
+    def unsubscribe() -> None:
+        callbacks = list(table.get(event_type, ()))
+        if callback in callbacks:
+            callbacks.remove(callback)
+            if callbacks:
+                table[event_type] = tuple(callbacks)
+            else:
+                del table[event_type]
+
+    return unsubscribe
 
 
 class TaskEmitter:
