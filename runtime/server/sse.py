@@ -94,22 +94,6 @@ def _encode_event(event: Event, redactor: Redactor) -> str:
     return to_json(data, fallback=str).decode()
 
 
-def _plain_size(data: dict[str, Any]) -> int | None:
-    """The JSON size of an event's data when every value is a string or a number (roughly,
-    as the journal counts: characters); None when a value is anything else."""
-    size = 0
-    plain = _PLAIN
-    for key, value in data.items():
-        kind = type(value)
-        if kind is str:
-            size += len(key) + len(value) + 6
-        elif kind in plain:
-            size += len(key) + 24
-        else:
-            return None
-    return size
-
-
 async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
     """Until ``event`` is set (True) or ``seconds`` pass (False). Not ``asyncio.wait_for``: on
     Python 3.11 it drops a cancellation that comes as the event is set, and a stream then
@@ -204,12 +188,19 @@ class EventLog:
         if get_ident() != self._thread:  # a provider streaming from its own thread
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
-        size = _plain_size(event.data)
-        if size is None:  # a dict or a list: encoded now, as it is now
-            self._keep(event.type, event.task_id, _encode_event(event, self.redactor), None, 0)
-        else:
-            size += _EVENT_ENVELOPE + len(event.type) + _RAW_OVERHEAD + _ENTRY_OVERHEAD
-            self._keep(event.type, event.task_id, None, event, size)
+        # The size of its data's JSON when every value is a string or a number, as the journal
+        # counts (characters); a dict or a list: encoded now, as it is now.
+        size = _EVENT_ENVELOPE + _RAW_OVERHEAD + _ENTRY_OVERHEAD
+        for key, value in event.data.items():
+            kind = type(value)
+            if kind is str:
+                size += len(key) + len(value) + 6
+            elif kind in _PLAIN:
+                size += len(key) + 24
+            else:
+                self._keep(event.type, event.task_id, _encode_event(event, self.redactor), None, 0)
+                return
+        self._keep(event.type, event.task_id, None, event, size + len(event.type))
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self.add("message", message.task_id, self.redactor.dump(message)[0])
