@@ -39,6 +39,7 @@ Layout under ``directory``::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import operator
@@ -104,6 +105,9 @@ _CACHE_SETTINGS: dict[str, Any] = {
     # with SIGBUS; read() calls instead see the short file and report it.
     "sqlite_mmap_size": 0,
 }
+
+
+_DELETE = "DELETE FROM Cache WHERE key = ? AND raw = 1"
 
 
 class _Row(NamedTuple):
@@ -487,8 +491,7 @@ class CheckpointStore:
 
     def save(self, record: TaskRecord) -> None:
         """Write the record; it is on disk (WAL fsynced) when this returns."""
-        text = dump_record(record)
-        self._write(lambda: self._cache.set(record.id, text, tag=record.updated_at))
+        self.apply([record], [])
 
     def _write(self, write: Callable[[], object]) -> None:
         """Run ``write`` under the lock; after a corrupt or deleted database, once more on the
@@ -522,13 +525,18 @@ class CheckpointStore:
                 return None
 
     def delete(self, task_id: str) -> bool:
-        """Remove a record; True when there was one."""
-        with self._lock:
-            try:
-                return bool(self._cache.delete(task_id))
-            except (sqlite3.Error, OSError) as exc:
-                self._recover(exc)
-                return False
+        """Remove a record; True when there was one. (A statement of its own, not diskcache's
+        ``delete``: see ``apply`` for why.)"""
+        if type(task_id) is not str:
+            return False
+        removed: list[int] = []
+
+        def write() -> None:
+            gone = self._cache._con.execute(_DELETE, (task_id,))
+            removed.append(gone.rowcount)
+
+        self._write(write)
+        return bool(removed and removed[-1] > 0)
 
     def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         """Save and delete many records in one transaction: one fsync for all of them (the
@@ -545,12 +553,24 @@ class CheckpointStore:
         gone = [(task_id,) for task_id in deletes if type(task_id) is str]
 
         def write() -> None:
-            with self._cache.transact():
-                db = self._cache._con
+            # A plain transaction, not diskcache's ``transact()``: that one turns a failing
+            # BEGIN (a database busy past the timeout, a disk I/O error) into its own
+            # ``Timeout``, without the cause, which ``_write`` could not classify, and leaves
+            # the transaction open when the COMMIT fails (a full disk). Here the SQLite error
+            # itself reaches ``_write``, and a failed transaction is rolled back.
+            db = self._cache._con
+            db.execute("BEGIN IMMEDIATE")
+            try:
                 if rows:
                     db.executemany(self._UPSERT, rows)
                 if gone:
-                    db.executemany("DELETE FROM Cache WHERE key = ? AND raw = 1", gone)
+                    db.executemany(_DELETE, gone)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
 
         self._write(write)
 
