@@ -671,9 +671,9 @@ class CheckpointStore:
         of the others into ``unlisted`` (to be checked in full)."""
         # No attribute lookups per row; a NamedTuple's own __new__ costs more than tuple's.
         make, add, skip = tuple.__new__, found.append, unlisted.append
-        for key, value, fields, progress, steps, rowid, sound in rows:
+        for key, value, fields, progress, steps, rowid in rows:
             try:  # fields: the Listed row's JSON array, None when the row has none
-                head = from_json(fields, cache_strings=False) if sound else None
+                head = from_json(fields, cache_strings=False)
             except (ValueError, TypeError):
                 head = None
             if (
