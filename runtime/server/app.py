@@ -603,17 +603,21 @@ def create_app(
     _mount_mcp(api, state)
     from skillrt.server.fastroutes import FastRoutes  # here: it calls back into this module
 
-    app: Any = FastRoutes(api, state)
-    if cfg.cors_origins:
+    app: Any
+    if cfg.cors_origins:  # CORS headers on every reply, the fast routes' too
+        fast: Any = FastRoutes(api, state)
         app = CORSMiddleware(
-            app,
+            fast,
             allow_origins=cfg.cors_origins,
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept"],
             expose_headers=["X-Skillrt-Exit-Code"],
             max_age=600,
         )
-    app = BodyLimit(app, limit=cfg.max_body_bytes, problem=problem_response)
+        app = BodyLimit(app, limit=cfg.max_body_bytes, problem=problem_response)
+    else:  # the fast routes hold their calls to the limit; the rest goes through BodyLimit
+        limited = BodyLimit(api, limit=cfg.max_body_bytes, problem=problem_response)
+        app = FastRoutes(limited, state, body_limit=cfg.max_body_bytes)
     app = HostGuard(app, hosts=[*(hosts or []), *cfg.allowed_hosts], problem=problem_response)
     app.state = api.state  # so app.state.skillrt reaches the state through the guards
     return app
