@@ -15,12 +15,25 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from skillrt._state.postgres.database import clean_text
+from skillrt._state.postgres.wire import Statement, text, text_array
 from skillrt.exceptions import UserError
 
 if TYPE_CHECKING:
     from skillrt._state.postgres.database import PgDatabase
 
 __all__ = ["PgRunLocks"]
+
+# The holds of one turn of the loop: every lease free, expired or already ours is taken (a
+# task's start waits for it; sent prepared through libpq, ``wire``).
+_HOLD = Statement(
+    "INSERT INTO skillrt_leases (task_id, worker_id, expires_at) "
+    "SELECT unnest(%(ids)b::text[]), %(me)s::text, "
+    "now() + make_interval(secs => %(lease)s::float8) "
+    "ON CONFLICT (task_id) DO UPDATE SET worker_id = EXCLUDED.worker_id, "
+    "expires_at = EXCLUDED.expires_at "
+    "WHERE skillrt_leases.worker_id = EXCLUDED.worker_id "
+    "OR skillrt_leases.expires_at <= now() RETURNING task_id"
+)
 
 
 class PgRunLocks:
@@ -51,16 +64,10 @@ class PgRunLocks:
         wanted = sorted({clean_text(task_id) for task_id in task_ids})
         if not wanted:
             return set()
+        params = {"ids": text_array(wanted), "me": text(self.db.worker_id),
+                  "lease": repr(float(self.lease_s)).encode("ascii")}  # fmt: skip
         with self.db.connection(durable=False) as conn:
-            rows = conn.execute(
-                "INSERT INTO skillrt_leases (task_id, worker_id, expires_at) "
-                "SELECT unnest(%b::text[]), %s, now() + make_interval(secs => %s) "
-                "ON CONFLICT (task_id) DO UPDATE SET worker_id = EXCLUDED.worker_id, "
-                "expires_at = EXCLUDED.expires_at "
-                "WHERE skillrt_leases.worker_id = EXCLUDED.worker_id "
-                "OR skillrt_leases.expires_at <= now() RETURNING task_id",
-                (wanted, self.db.worker_id, self.lease_s),
-            ).fetchall()
+            rows = _HOLD.run(conn, params)
         taken = {task_id for (task_id,) in rows}
         held = {task_id for task_id in task_ids if clean_text(task_id) in taken}
         with self._mutex:
