@@ -716,13 +716,13 @@ async def test_holds_in_one_turn_are_one_statement_and_a_release_rides_on_the_co
     theirs = PgRunLocks(other, lease_s=30)
     assert theirs.hold("t3") is True
     sent: list[list[str]] = []
-    hold_many = backend.runlocks.hold_many
+    hold_many = backend.runlocks.hold_many_async
 
-    def counted(task_ids: list[str]) -> set[str]:
+    async def counted(task_ids: list[str]) -> set[str]:
         sent.append(sorted(task_ids))
-        return hold_many(task_ids)
+        return await hold_many(task_ids)
 
-    backend.runlocks.hold_many = counted  # type: ignore[method-assign]
+    backend.runlocks.hold_many_async = counted  # type: ignore[method-assign]
 
     def leases() -> dict[str, str]:
         with backend.database.connection() as conn:

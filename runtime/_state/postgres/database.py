@@ -32,7 +32,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillrt._io.processes import pid_alive
@@ -42,6 +42,7 @@ from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 
 if TYPE_CHECKING:
     from skillrt._state.postgres.leases import PgRunLocks
+    from skillrt._state.postgres.wire import Statement
 
 __all__ = ["PgDatabase", "default_worker_id", "inspect_database", "redact_url"]
 
@@ -129,6 +130,8 @@ class PgDatabase:
         self.outages = 0
         self._health = threading.Condition()
         self._closing = threading.Event()
+        # The event loop's own bookkeeping session (``on_loop``): its loop, connection, lock.
+        self._on_loop: tuple[asyncio.AbstractEventLoop, Any, asyncio.Lock] | None = None
         # Every session fails a read or write the server does not answer within the timeout
         # (a frozen server, a cut network), instead of waiting for TCP to give up (minutes).
         connect = {
@@ -351,6 +354,61 @@ class PgDatabase:
                 reason="lease_lost",
             )
 
+    async def on_loop(
+        self, statement: Statement, params: Mapping[str, bytes]
+    ) -> list[tuple[str | None, ...]]:
+        """A bookkeeping statement (no wait for the WAL flush) the event loop sends itself, on
+        a session of its own driven by the loop (``Statement.run_on_loop``): no thread and no
+        hand-off either way, where ``off_loop`` costs two thread wake-ups, each a wait for a
+        CPU on a busy machine. One statement at a time per loop; its errors are
+        ``connection``'s, and a server that does not answer fails it within the timeout."""
+        loop = asyncio.get_running_loop()
+        if self._down_since is not None:
+            raise StoreUnavailable(
+                f"PostgreSQL at {redact_url(self.url)} has not answered for "
+                f"{self.down_for_s:.0f} s; retrying",
+                reason="unreachable",
+            )
+        session = self._on_loop
+        if session is None or session[0] is not loop:
+            self._drop_loop_session()
+            session = self._on_loop = (loop, None, asyncio.Lock())
+        psycopg = self._psycopg
+        async with session[2]:
+            conn = session[1]
+            try:
+                async with asyncio.timeout(self.timeout_s + 1):
+                    if conn is None or conn.closed:
+                        conn = await asyncio.to_thread(self.dedicated)
+                        conn.pgconn.nonblocking = 1
+                        if self._on_loop is not session:  # dropped meanwhile (closed)
+                            conn.close()
+                            raise StoreUnavailable("the database was closed",
+                                                   reason="unreachable")  # fmt: skip
+                        self._on_loop = session = (loop, conn, session[2])
+                    return await statement.run_on_loop(conn, params)
+            except psycopg.DataError as exc:  # refused; the session is as it was
+                raise UserError(f"the database refused a value: {exc}") from exc
+            except psycopg.OperationalError as exc:
+                self._drop_loop_session()
+                raise self._unavailable(exc) from exc
+            except TimeoutError:
+                self._drop_loop_session()
+                raise StoreUnavailable(
+                    f"PostgreSQL did not answer within {self.timeout_s:g} s", reason="unreachable"
+                ) from None
+            except (psycopg.Error, StoreUnavailable):
+                raise  # refused (the session is as it was), or no session made
+            except BaseException:  # cancelled mid-statement: the session's state is unknown
+                self._drop_loop_session()
+                raise
+
+    def _drop_loop_session(self) -> None:
+        session, self._on_loop = self._on_loop, None
+        if session is not None and session[1] is not None:
+            with contextlib.suppress(Exception):
+                session[1].close()
+
     def dedicated(self) -> Any:
         """A bookkeeping connection of its own (not pooled), for session-level advisory locks."""
         if self._down_since is not None:
@@ -388,6 +446,7 @@ class PgDatabase:
 
     def close(self) -> None:
         self._closing.set()
+        self._drop_loop_session()
         with self._health:
             self._health.notify_all()
         if self._down_since is None:

@@ -16,6 +16,7 @@ the ``DataError`` of its SQLSTATE, and so on.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import struct
@@ -70,10 +71,7 @@ class Statement:
         and return the rows, each value as text (None for NULL)."""
         values = [params[name] for name in self.names]
         pgconn = conn.pgconn
-        with _prepared_lock:
-            names = _prepared.get(conn)
-            if names is None:
-                names = _prepared[conn] = set()
+        names = _names(conn)
         if self.name not in names:
             _check(conn, pgconn.prepare(self.name, self.sql))
             names.add(self.name)
@@ -84,11 +82,94 @@ class Statement:
             names.add(self.name)
             result = pgconn.exec_prepared(self.name, values, self.formats)
         _check(conn, result)
-        columns = range(result.nfields)
-        return [
-            tuple(_text(result.get_value(row, column)) for column in columns)
-            for row in range(result.ntuples)
-        ]
+        return _rows(result)
+
+    async def run_on_loop(
+        self, conn: Any, params: Mapping[str, bytes]
+    ) -> list[tuple[str | None, ...]]:
+        """``run`` driven by the running event loop (libpq in non-blocking mode, the socket
+        watched by the loop): no thread, no hand-off. ``conn`` is this loop's alone and one
+        statement at a time; a caller bounds the wait (a server that does not answer)."""
+        values = [params[name] for name in self.names]
+        pgconn = conn.pgconn
+        names = _names(conn)
+        if self.name not in names:
+            pgconn.send_prepare(self.name, self.sql)
+            _check(conn, await _result(pgconn))
+            names.add(self.name)
+        pgconn.send_query_prepared(self.name, values, self.formats)
+        result = await _result(pgconn)
+        if _missing(result):
+            names.discard(self.name)
+            pgconn.send_prepare(self.name, self.sql)
+            _check(conn, await _result(pgconn))
+            names.add(self.name)
+            pgconn.send_query_prepared(self.name, values, self.formats)
+            result = await _result(pgconn)
+        _check(conn, result)
+        return _rows(result)
+
+
+def _names(conn: Any) -> set[bytes]:
+    """The statements prepared on ``conn``'s session."""
+    with _prepared_lock:
+        names = _prepared.get(conn)
+        if names is None:
+            names = _prepared[conn] = set()
+    return names
+
+
+def _rows(result: Any) -> list[tuple[str | None, ...]]:
+    columns = range(result.nfields)
+    return [
+        tuple(_text(result.get_value(row, column)) for column in columns)
+        for row in range(result.ntuples)
+    ]
+
+
+async def _result(pgconn: Any) -> Any:
+    """The result of what was sent on ``pgconn`` (non-blocking), the loop waiting for its
+    socket; the first failed result if any (a statement has one)."""
+    from psycopg import OperationalError, pq
+
+    succeeded = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+    loop = asyncio.get_running_loop()
+    fd = pgconn.socket
+    while pgconn.flush():  # 1: more to send once the socket takes it
+        await _ready(loop, fd, write=True)
+    found = None
+    while True:
+        while pgconn.is_busy():
+            await _ready(loop, fd, write=False)
+            pgconn.consume_input()
+        result = pgconn.get_result()
+        if result is None:
+            break
+        if found is None or found.status in succeeded:
+            found = result
+    if found is None:
+        raise OperationalError("the server sent no result")
+    return found
+
+
+async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, write: bool) -> None:
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    if write:
+        loop.add_writer(fd, wake)
+    else:
+        loop.add_reader(fd, wake)
+    try:
+        await ready
+    finally:
+        if write:
+            loop.remove_writer(fd)
+        else:
+            loop.remove_reader(fd)
 
 
 def _text(value: bytes | None) -> str | None:
