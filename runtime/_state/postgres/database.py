@@ -130,8 +130,8 @@ class PgDatabase:
         self.outages = 0
         self._health = threading.Condition()
         self._closing = threading.Event()
-        # The event loop's own bookkeeping session (``on_loop``): its loop, connection, lock.
-        self._on_loop: tuple[asyncio.AbstractEventLoop, Any, asyncio.Lock] | None = None
+        # The event loop's own bookkeeping session (``on_loop``).
+        self._on_loop: _LoopSession | None = None
         # Every session fails a read or write the server does not answer within the timeout
         # (a frozen server, a cut network), instead of waiting for TCP to give up (minutes).
         connect = {
@@ -370,23 +370,22 @@ class PgDatabase:
                 reason="unreachable",
             )
         session = self._on_loop
-        if session is None or session[0] is not loop:
+        if session is None or session.loop is not loop:
             self._drop_loop_session()
-            session = self._on_loop = (loop, None, asyncio.Lock())
+            session = self._on_loop = _LoopSession(loop)
         psycopg = self._psycopg
-        async with session[2]:
-            conn = session[1]
+        async with session.lock:
             try:
                 async with asyncio.timeout(self.timeout_s + 1):
-                    if conn is None or conn.closed:
+                    if session.conn is None or session.conn.closed:
                         conn = await asyncio.to_thread(self.dedicated)
                         conn.pgconn.nonblocking = 1
                         if self._on_loop is not session:  # dropped meanwhile (closed)
                             conn.close()
                             raise StoreUnavailable("the database was closed",
                                                    reason="unreachable")  # fmt: skip
-                        self._on_loop = session = (loop, conn, session[2])
-                    return await statement.run_on_loop(conn, params)
+                        session.conn = conn
+                    return await statement.run_on_loop(session.conn, params)
             except psycopg.DataError as exc:  # refused; the session is as it was
                 raise UserError(f"the database refused a value: {exc}") from exc
             except psycopg.OperationalError as exc:
@@ -405,9 +404,9 @@ class PgDatabase:
 
     def _drop_loop_session(self) -> None:
         session, self._on_loop = self._on_loop, None
-        if session is not None and session[1] is not None:
+        if session is not None and session.conn is not None:
             with contextlib.suppress(Exception):
-                session[1].close()
+                session.conn.close()
 
     def dedicated(self) -> Any:
         """A bookkeeping connection of its own (not pooled), for session-level advisory locks."""
@@ -457,6 +456,17 @@ class PgDatabase:
     def _close_pools(self) -> None:
         self.bookkeeping.close()
         self.pool.close()
+
+
+class _LoopSession:
+    """The bookkeeping session an event loop drives itself (``PgDatabase.on_loop``)."""
+
+    __slots__ = ("conn", "lock", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.conn: Any = None  # connected on first use
+        self.lock = asyncio.Lock()  # one statement at a time
 
 
 def inspect_database(url: str, *, stale_s: float) -> dict[str, Any]:
