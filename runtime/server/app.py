@@ -88,7 +88,8 @@ class ServerState:
     async def start(self) -> None:
         self._log = EventLog(self.runtime.redactor)
         self._jobs = Jobs(self._log)
-        self._unsubscribe = self.runtime.on("*", self._log.on_event)
+        # Unredacted: the journal redacts an event when it encodes it (most are never read).
+        self._unsubscribe = self.runtime.events.on_raw("*", self._log.on_event)
         await self.runtime.initialize()
         if self.mcp is not None:
             await self.mcp.start()

@@ -19,7 +19,7 @@ import contextlib
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from threading import get_ident
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic_core import to_json
 from starlette.responses import Response
@@ -40,17 +40,58 @@ RECENT_BYTES = 16_000_000
 _ENTRY_OVERHEAD = 200  # the Entry object, its str headers and the deque slot, roughly
 
 
-class Entry(NamedTuple):  # a tuple: made at every event, a third of a frozen dataclass's cost
+class Entry:
+    """One journaled entry. ``data`` is its JSON text, redacted: encoded when the entry is made
+    (a reply, an error, an event holding a dict or a list, whose contents may change after),
+    or, for a runtime event of plain values, when a stream first reads it; most are never read
+    (a call answered with JSON: nobody follows its events), so most are never encoded."""
+
+    __slots__ = ("_data", "_event", "_redactor", "event", "seq", "session_id", "size", "task_id")
+
     seq: int
     event: str
     task_id: str | None
     session_id: str | None
-    data: str  # JSON, encoded once for every stream that sends it
     size: int  # what the entry costs the journal, roughly, in bytes: its JSON + _ENTRY_OVERHEAD
+    _data: str | None
+    _event: Event | None  # the event, its data not redacted, until encoded
+    _redactor: Redactor | None
+
+    def __init__(
+        self, seq: int, event: str, task_id: str | None, session_id: str | None, data: str
+    ) -> None:
+        self.seq, self.event, self.task_id, self.session_id = seq, event, task_id, session_id
+        self._data, self._event, self._redactor = data, None, None
+        self.size = len(data) + _ENTRY_OVERHEAD
+
+    @property
+    def data(self) -> str:
+        """The entry as JSON text (redacted), encoded once for every stream that sends it."""
+        data = self._data
+        if data is None:
+            event, redactor = self._event, self._redactor
+            if event is None or redactor is None:  # pragma: no cover - one or the other is set
+                raise RuntimeError("a journal entry without its data")
+            data = self._data = _encode_event(event, redactor)
+            self._event = self._redactor = None
+        return data
+
+    def __repr__(self) -> str:
+        return f"Entry(seq={self.seq}, event={self.event!r}, task_id={self.task_id!r})"
 
 
-# ``Entry(...)`` without its generated ``__new__`` (a Python call per entry).
-_new_entry = tuple.__new__
+_new_entry = object.__new__  # an ``Entry`` without a Python ``__init__`` call (see ``_keep``)
+# Values an event may hold and stay unencoded: immutable, their JSON size known from them.
+_PLAIN = frozenset({int, float, bool, type(None)})
+_EVENT_ENVELOPE = 70  # {"type":"","task_id":"<32 hex>","data":{},"timestamp":<float>}
+_RAW_OVERHEAD = 250  # an unencoded entry also holds the Event and its data's dict
+
+
+def _encode_event(event: Event, redactor: Redactor) -> str:
+    """An event's entry text: ``{type, task_id, data, timestamp}``, its data redacted."""
+    data = {"type": event.type, "task_id": event.task_id, "data": redactor.fields(event.data),
+            "timestamp": event.timestamp}  # fmt: skip
+    return to_json(data, fallback=str).decode()
 
 
 async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
@@ -142,14 +183,24 @@ class EventLog:
             self._tasks.move_to_end(task_id)
 
     def on_event(self, event: Event) -> None:
-        """The runtime's ``"*"`` subscriber."""
+        """The runtime's ``"*"`` subscriber (``EventBus.on_raw``: the data comes unredacted,
+        and is redacted here when encoded)."""
         if get_ident() != self._thread:  # a provider streaming from its own thread
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
-        # Redacted by the bus; encoded as ``_json(event.to_dict())``, without the two calls.
-        data = {"type": event.type, "task_id": event.task_id, "data": event.data,
-                "timestamp": event.timestamp}  # fmt: skip
-        self.add(event.type, event.task_id, to_json(data, fallback=str).decode())
+        # The size of its data's JSON when every value is a string or a number, as the journal
+        # counts (characters); a dict or a list: encoded now, as it is now.
+        size = _EVENT_ENVELOPE + _RAW_OVERHEAD + _ENTRY_OVERHEAD
+        for key, value in event.data.items():
+            kind = type(value)
+            if kind is str:
+                size += len(key) + len(value) + 6
+            elif kind in _PLAIN:
+                size += len(key) + 24
+            else:
+                self._keep(event.type, event.task_id, _encode_event(event, self.redactor), None, 0)
+                return
+        self._keep(event.type, event.task_id, None, event, size + len(event.type))
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self.add("message", message.task_id, self.redactor.dump(message)[0])
@@ -163,6 +214,13 @@ class EventLog:
         """Journal one entry: ``payload`` is redacted and encoded, or is JSON text already
         redacted."""
         data = payload if isinstance(payload, str) else _json(self.redactor(payload))
+        return self._keep(event, task_id, data, None, 0)
+
+    def _keep(
+        self, event: str, task_id: str | None, data: str | None, raw: Event | None, size: int
+    ) -> Entry:
+        """Journal an entry of JSON text ``data`` (``size`` 0: its own), or of ``raw``, an
+        event encoded when read (``size`` estimated)."""
         self.seq = seq = self.seq + 1
         log = None
         if task_id:
@@ -170,9 +228,17 @@ class EventLog:
             if log is None:
                 log = self._tasks[task_id] = _TaskLog(None)
                 self._trim()
-        size = len(data) + _ENTRY_OVERHEAD
-        session = None if log is None else log.session_id
-        entry = _new_entry(Entry, (seq, event, task_id, session, data, size))  # Entry(...)
+        if data is not None:
+            size = len(data) + _ENTRY_OVERHEAD
+        entry: Entry = _new_entry(Entry)  # Entry(...) without the Python call
+        entry.seq = seq
+        entry.event = event
+        entry.task_id = task_id
+        entry.session_id = None if log is None else log.session_id
+        entry.size = size
+        entry._data = data
+        entry._event = raw
+        entry._redactor = None if raw is None else self.redactor
         # Each bound is tested once before its loop: most entries pass them all (an event of
         # a small task), and the loop's tests were half of this method's cost.
         if log is not None:
