@@ -272,7 +272,7 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
 
 _UPDATED_AT = operator.itemgetter(3)  # a LazyRecord's updated_at
 _NUMBERS = (int, float)
-_LISTED_WIDTH = len(FIELDS) - 5  # the fields but the five read first
+_WIDTH = len(FIELDS)
 
 
 def _stamp() -> str:
@@ -682,24 +682,27 @@ class CheckpointStore:
         make, add, skip, numbers = tuple.__new__, found.append, unlisted.append, _NUMBERS
         for key, value, fields, progress, steps in rows:
             try:  # fields: the Listed row's JSON array, or a rowid (see LISTED_QUERY)
-                state, reason, version, task_id, updated, *listed = from_json(
-                    fields, cache_strings=False
-                )
+                head = from_json(fields, cache_strings=False)
             except (ValueError, TypeError):
                 skip(fields if type(fields) is int else key)
                 continue
             if (
-                task_id == key
-                and type(version) is int
-                and version == SCHEMA_VERSION
-                and len(listed) == _LISTED_WIDTH
-                and type(state) is str
-                and (reason is None or type(reason) is str)
-                and type(updated) in numbers
+                type(head) is list
+                and len(head) == _WIDTH
+                and head[3] == key
+                and type(head[2]) is int
+                and head[2] == SCHEMA_VERSION
+                and type(head[0]) is str
+                and (head[1] is None or type(head[1]) is str)
+                and type(head[4]) in numbers
             ):
+                updated = head[4]
                 if updated >= cutoff:
-                    entry = (key, state, reason, float(updated), value, (*listed, progress, steps))
-                    add(make(LazyRecord, entry))
+                    state, reason = head[0], head[1]
+                    del head[:5]  # LISTED's fields but the last two, which follow
+                    head.append(progress)
+                    head.append(steps)
+                    add(make(LazyRecord, (key, state, reason, float(updated), value, tuple(head))))
                 continue
             skip(key)  # not as the runtime writes it: checked in full
 
