@@ -6,6 +6,7 @@ bulk build under ``gc_paused`` leaves no young collection to walk it."""
 from __future__ import annotations
 
 import gc
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -158,3 +159,26 @@ def test_a_bulk_build_goes_to_the_oldest_generation_at_once() -> None:
         assert len(again) == 20_000
     finally:
         gc.unfreeze()
+
+
+def test_fields_not_as_written_send_the_record_to_the_full_check(tmp_path: Path) -> None:
+    """A record's own row whose Listed fields are not as the runtime writes them (not JSON,
+    another schema version) is read again by its key and checked in full: listed from its
+    parsed record when it is sound, moved aside and reported when it is not."""
+    now = time.time()
+    store = CheckpointStore(tmp_path / "checkpoints")
+    store.apply([_record("good", now), _record("garbled", now), _record("future", now)], [])
+    rowid = "(SELECT rowid FROM Cache WHERE key = ?)"
+    conn = sqlite3.connect(store.db_path)
+    with conn:
+        conn.execute(f"UPDATE Listed SET fields = 'not json' WHERE rowid = {rowid}", ("garbled",))
+        future = _record("future", now).model_dump(mode="json") | {"schema_version": 99}
+        conn.execute("UPDATE Cache SET value = ? WHERE key = 'future'", (json.dumps(future),))
+    conn.close()
+    loaded = store.load_lazy(max_age_s=HOUR, now=now)
+    entries = {entry.id: entry for entry in loaded.records}
+    assert set(entries) == {"good", "garbled"}
+    assert entries["garbled"].listed is None and entries["good"].listed is not None
+    assert len(loaded.quarantined) == 1 and "future" in loaded.quarantined[0]
+    assert "schema_version 99" in loaded.quarantined[0]
+    store.close()

@@ -46,7 +46,17 @@ class Entry:
     or, for a runtime event of plain values, when a stream first reads it; most are never read
     (a call answered with JSON: nobody follows its events), so most are never encoded."""
 
-    __slots__ = ("_data", "_event", "_redactor", "event", "seq", "session_id", "size", "task_id")
+    __slots__ = (
+        "_data",
+        "_raw",
+        "_redactor",
+        "_time",
+        "event",
+        "seq",
+        "session_id",
+        "size",
+        "task_id",
+    )
 
     seq: int
     event: str
@@ -54,14 +64,17 @@ class Entry:
     session_id: str | None
     size: int  # what the entry costs the journal, roughly, in bytes: its JSON + _ENTRY_OVERHEAD
     _data: str | None
-    _event: Event | None  # the event, its data not redacted, until encoded
+    # Until encoded: the event's data (not redacted: the redactor goes with it) and its time.
+    # Not the ``Event``: one object fewer kept per entry, and freed when it is old and cold.
+    _raw: dict[str, Any] | None
     _redactor: Redactor | None
+    _time: float
 
     def __init__(
         self, seq: int, event: str, task_id: str | None, session_id: str | None, data: str
     ) -> None:
         self.seq, self.event, self.task_id, self.session_id = seq, event, task_id, session_id
-        self._data, self._event, self._redactor = data, None, None
+        self._data, self._raw, self._redactor, self._time = data, None, None, 0.0
         self.size = len(data) + _ENTRY_OVERHEAD
 
     @property
@@ -69,11 +82,11 @@ class Entry:
         """The entry as JSON text (redacted), encoded once for every stream that sends it."""
         data = self._data
         if data is None:
-            event, redactor = self._event, self._redactor
-            if event is None or redactor is None:  # pragma: no cover - one or the other is set
+            raw, redactor = self._raw, self._redactor
+            if raw is None or redactor is None:  # pragma: no cover - one or the other is set
                 raise RuntimeError("a journal entry without its data")
-            data = self._data = _encode_event(event, redactor)
-            self._event = self._redactor = None
+            data = self._data = _encode_event(self.event, self.task_id, raw, self._time, redactor)
+            self._raw = self._redactor = None
         return data
 
     def __repr__(self) -> str:
@@ -87,11 +100,13 @@ _EVENT_ENVELOPE = 70  # {"type":"","task_id":"<32 hex>","data":{},"timestamp":<f
 _RAW_OVERHEAD = 250  # an unencoded entry also holds the Event and its data's dict
 
 
-def _encode_event(event: Event, redactor: Redactor) -> str:
+def _encode_event(
+    kind: str, task_id: str | None, data: dict[str, Any], timestamp: float, redactor: Redactor
+) -> str:
     """An event's entry text: ``{type, task_id, data, timestamp}``, its data redacted."""
-    data = {"type": event.type, "task_id": event.task_id, "data": redactor.fields(event.data),
-            "timestamp": event.timestamp}  # fmt: skip
-    return to_json(data, fallback=str).decode()
+    event = {"type": kind, "task_id": task_id, "data": redactor.fields(data),
+             "timestamp": timestamp}  # fmt: skip
+    return to_json(event, fallback=str).decode()
 
 
 async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
@@ -198,9 +213,13 @@ class EventLog:
             elif kind in _PLAIN:
                 size += len(key) + 24
             else:
-                self._keep(event.type, event.task_id, _encode_event(event, self.redactor), None, 0)
+                text = _encode_event(
+                    event.type, event.task_id, event.data, event.timestamp, self.redactor
+                )
+                self._keep(event.type, event.task_id, text, None, 0)
                 return
-        self._keep(event.type, event.task_id, None, event, size + len(event.type))
+        entry = self._keep(event.type, event.task_id, None, event.data, size + len(event.type))
+        entry._time = event.timestamp
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self.add("message", message.task_id, self.redactor.dump(message)[0])
@@ -217,10 +236,15 @@ class EventLog:
         return self._keep(event, task_id, data, None, 0)
 
     def _keep(
-        self, event: str, task_id: str | None, data: str | None, raw: Event | None, size: int
+        self,
+        event: str,
+        task_id: str | None,
+        data: str | None,
+        raw: dict[str, Any] | None,
+        size: int,
     ) -> Entry:
         """Journal an entry of JSON text ``data`` (``size`` 0: its own), or of ``raw``, an
-        event encoded when read (``size`` estimated)."""
+        event's data encoded when read (``size`` estimated; its time set by the caller)."""
         self.seq = seq = self.seq + 1
         log = None
         if task_id:
@@ -237,7 +261,7 @@ class EventLog:
         entry.session_id = None if log is None else log.session_id
         entry.size = size
         entry._data = data
-        entry._event = raw
+        entry._raw = raw
         entry._redactor = None if raw is None else self.redactor
         # Each bound is tested once before its loop: most entries pass them all (an event of
         # a small task), and the loop's tests were half of this method's cost.

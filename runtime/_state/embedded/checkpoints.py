@@ -270,7 +270,7 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
             con.close()
 
 
-_UPDATED_AT = operator.attrgetter("updated_at")
+_UPDATED_AT = operator.itemgetter(3)  # a LazyRecord's updated_at
 _NUMBERS = (int, float)
 _WIDTH = len(FIELDS)
 
@@ -630,7 +630,7 @@ class CheckpointStore:
         """
         cutoff = now - max_age_s
         found: list[LazyRecord] = []
-        unlisted: list[int] = []
+        unlisted: list[int | str] = []
         with self._lock, gc_paused():
             try:  # one pass over the table; each row let go once read (no list of them all)
                 self._read_listed(self._cache._con.execute(LISTED_QUERY, (cutoff,)), cutoff,
@@ -639,8 +639,12 @@ class CheckpointStore:
                 self._recover(exc)
                 found.clear()
                 unlisted.clear()
-            for rowid in unlisted:
-                rest = self._rows(" WHERE rowid = ?", (rowid,))  # the row as it is stored
+            for rowid_or_key in unlisted:  # each row as it is stored
+                rest = (
+                    self._rows(" WHERE rowid = ?", (rowid_or_key,))
+                    if type(rowid_or_key) is int
+                    else self._rows(" WHERE key = ? AND raw = 1", (rowid_or_key,))
+                )
                 if not rest:
                     continue
                 row = rest[0]
@@ -665,17 +669,23 @@ class CheckpointStore:
 
     @staticmethod
     def _read_listed(
-        rows: Iterable[tuple[Any, ...]], cutoff: float, found: list[LazyRecord], unlisted: list[int]
+        rows: Iterable[tuple[Any, ...]],
+        cutoff: float,
+        found: list[LazyRecord],
+        unlisted: list[int | str],
     ) -> None:
-        """``LISTED_QUERY``'s rows into ``found`` (as the table vouches for them) and the rowids
-        of the others into ``unlisted`` (to be checked in full)."""
+        """``LISTED_QUERY``'s rows into ``found`` (as the table vouches for them), and into
+        ``unlisted`` the others (to be checked in full): the rowid of a row the table does not
+        vouch for, the key of a record's own row whose fields are not as the runtime writes
+        them."""
         # No attribute lookups per row; a NamedTuple's own __new__ costs more than tuple's.
-        make, add, skip = tuple.__new__, found.append, unlisted.append
-        for key, value, fields, progress, steps, rowid in rows:
-            try:  # fields: the Listed row's JSON array, None when the row has none
+        make, add, skip, numbers = tuple.__new__, found.append, unlisted.append, _NUMBERS
+        for key, value, fields, progress, steps in rows:
+            try:  # fields: the Listed row's JSON array, or a rowid (see LISTED_QUERY)
                 head = from_json(fields, cache_strings=False)
             except (ValueError, TypeError):
-                head = None
+                skip(fields if type(fields) is int else key)
+                continue
             if (
                 type(head) is list
                 and len(head) == _WIDTH
@@ -684,13 +694,17 @@ class CheckpointStore:
                 and head[2] == SCHEMA_VERSION
                 and type(head[0]) is str
                 and (head[1] is None or type(head[1]) is str)
-                and type(head[4]) in _NUMBERS
+                and type(head[4]) in numbers
             ):
-                if head[4] >= cutoff:
-                    listed = (*head[5:], progress, steps)
-                    add(make(LazyRecord, (key, head[0], head[1], float(head[4]), value, listed)))
+                updated = head[4]
+                if updated >= cutoff:
+                    state, reason = head[0], head[1]
+                    del head[:5]  # LISTED's fields but the last two, which follow
+                    head.append(progress)
+                    head.append(steps)
+                    add(make(LazyRecord, (key, state, reason, float(updated), value, tuple(head))))
                 continue
-            skip(rowid)  # not as the runtime writes it: checked in full
+            skip(key)  # not as the runtime writes it: checked in full
 
     def parse_lazy(self, lazy: LazyRecord) -> TaskRecord | None:
         """The record of a ``load_lazy`` entry; None when it does not validate (then it is read

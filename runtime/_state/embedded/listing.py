@@ -117,13 +117,16 @@ _SOUND = (
 _IN_WINDOW = "NOT (typeof(c.tag) IN ('integer', 'real') AND c.tag < ?)"
 LISTED_QUERY = (
     "SELECT c.key, CAST(c.value AS BLOB),"  # noqa: S608 - SQL built from constants
-    f" CASE WHEN {_SOUND} THEN l.fields END, l.progress, l.steps, c.rowid"
-    f" FROM Cache AS c LEFT JOIN Listed AS l ON l.rowid = c.rowid WHERE {_IN_WINDOW}"
+    f" CASE WHEN {_SOUND} AND l.fields IS NOT NULL THEN l.fields ELSE c.rowid END,"
+    f" l.progress, l.steps FROM Cache AS c LEFT JOIN Listed AS l ON l.rowid = c.rowid"
+    f" WHERE {_IN_WINDOW}"
 )
 """Every row but those whose ``updated_at`` tag is outside the window (parameter: the cutoff),
-with its ``Listed`` row's fields (NULL when it has none, or is not a record's own row as the
-store writes it), progress and steps: one pass over ``Cache``. A row whose fields are NULL is
-parsed by the listing (and moved aside if unusable)."""
+with its ``Listed`` row's fields (its JSON text; or, for a row with none, or that is not a
+record's own row as the store writes it, the row's rowid instead), progress and steps: one
+pass over ``Cache``. A row whose fields are a rowid is parsed by the listing (and moved aside
+if unusable). Five columns, as few as can be: Python's ``sqlite3`` releases and takes the GIL
+again for every column of every row."""
 
 
 def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
