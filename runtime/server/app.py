@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Annotated, Any
@@ -317,8 +317,8 @@ def input_call(state: ServerState, body: InputRequest) -> tuple[Call, str | None
     _store_ready(state)
     context = _context(body.context, body.session_id)
 
-    async def call(on_task: Any) -> ChatMessage | None:
-        return await state.runtime.process_input(body.text, context, on_task=on_task)
+    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+        return state.runtime.process_input(body.text, context, on_task=on_task)
 
     return call, context.get("session_id")
 
@@ -364,8 +364,9 @@ def skill_call(state: ServerState, name: str, body: SkillRunRequest) -> tuple[Ca
         raise _params_error(exc) from None
     context = _context(body.context, body.session_id)
 
-    async def call(on_task: Any) -> ChatMessage | None:
-        return await state.runtime.run_skill(name, params, context, on_task=on_task)
+    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+        # The runtime's coroutine itself: the call's task runs it with no frame of ours.
+        return state.runtime.run_skill(name, params, context, on_task=on_task)
 
     return call, context.get("session_id")
 
@@ -430,8 +431,8 @@ async def resume_task(
         raise ProblemError(409, "task-conflict", f"task {task_id} is {summary.state}, not paused")
     session = body.session_id if body is not None else None
 
-    async def call(on_task: Any) -> ChatMessage | None:
-        return await state.runtime.resume_task(task_id, session_id=session, on_task=on_task)
+    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+        return state.runtime.resume_task(task_id, session_id=session, on_task=on_task)
 
     return await answer(state, call, session, cancel_on_disconnect, _wants_sse(request))
 
@@ -450,8 +451,8 @@ async def answer_task(
     if summary.state != "WAITING_INPUT":
         raise ProblemError(409, "task-conflict", f"task {task_id} is not waiting for an answer")
 
-    async def call(on_task: Any) -> ChatMessage | None:
-        return await state.runtime.answer_task(task_id, body.text, on_task=on_task)
+    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+        return state.runtime.answer_task(task_id, body.text, on_task=on_task)
 
     sse = _wants_sse(request)
     return await answer(state, call, summary.session_id, cancel_on_disconnect, sse)
