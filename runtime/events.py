@@ -3,6 +3,10 @@
 Subscribers are sync or async callables; ``on`` returns the function that unsubscribes. A
 subscriber that raises is logged and skipped: it never breaks the task that emitted. With no
 subscriber for a type, ``emit`` builds nothing (``listening`` lets a caller skip its data too).
+
+A subscriber gets the event's data redacted. One that redacts what it shows itself (the
+server's journal, which keeps most events unread and redacts one when a stream reads it)
+subscribes with ``on_raw``: when only such subscribers listen, the data is not walked at all.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ __all__ = ["Event", "EventBus", "EventCallback", "TaskEmitter"]
 
 
 _EVENT_KEYS = ("type", "task_id", "data", "timestamp")
+_ROUTES_KEPT = 256  # event types whose subscribers ``EventBus`` keeps looked up
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,57 +89,110 @@ class EventBus:
         self._clock = clock
         self.logger = logger or library_logger("skillrt.events")
         self._redactor = redactor or Redactor()
-        # Tuples, replaced when one subscribes or leaves: ``emit`` walks them as they are (a
-        # callback may unsubscribe meanwhile) without a copy per event.
+        # By type, tuples of callbacks (see ``_subscribe``), and who gets each type (``_route``).
         self._subscribers: dict[str, tuple[EventCallback, ...]] = {}
+        self._raw: dict[str, tuple[EventCallback, ...]] = {}  # see ``on_raw``
+        self._routes: dict[str, tuple[tuple[EventCallback, ...], ...]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
 
     def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
-        self._subscribers[event_type] = (*self._subscribers.get(event_type, ()), callback)
+        return self._subscribe(self._subscribers, event_type, callback)
 
-        def unsubscribe() -> None:
-            callbacks = list(self._subscribers.get(event_type, ()))
-            if callback in callbacks:
-                callbacks.remove(callback)
-                if callbacks:
-                    self._subscribers[event_type] = tuple(callbacks)
-                else:
-                    del self._subscribers[event_type]
-
-        return unsubscribe
+    def on_raw(self, event_type: str, callback: EventCallback) -> Callable[[], None]:
+        """Subscribe to events whose data is NOT redacted: for a subscriber that redacts
+        whatever it shows or keeps beyond the call (``Redactor.fields`` on ``event.data``), and
+        never hands the event itself on. Such a subscriber costs the emitter no walk of the
+        data."""
+        return self._subscribe(self._raw, event_type, callback)
 
     def listening(self, event_type: str) -> bool:
         """Whether anyone subscribes to ``event_type`` (or to everything): a hot caller asks
         before it builds an event's data."""
-        subscribers = self._subscribers
-        return bool(subscribers.get(event_type) or subscribers.get("*"))
+        raw, shown = self._route(event_type)
+        return bool(raw or shown)
 
     def emit(self, event_type: str, task_id: str | None = None, **data: Any) -> Event | None:
-        """Deliver an event to its subscribers; None (and nothing built) when there are none."""
-        subscribers = self._subscribers
-        own, every = subscribers.get(event_type), subscribers.get("*")
-        if own is None:
-            if every is None:
-                return None
-            callbacks = every
-        else:
-            callbacks = own if every is None else own + every
-        # Events are shown to people (progress lines, a server's stream): redacted, like logs.
-        # Walked, not scanned: an event's data is small, and the walk of a few keys costs
-        # less than encoding it and scanning the text (``Redactor.is_clean``).
-        event = _event(event_type, task_id, self._redactor.fields(data), self._clock())
-        for callback in callbacks:
-            try:
-                out = callback(event)
-                if out is not None and inspect.isawaitable(out):
-                    task = asyncio.ensure_future(out)
-                    self._pending.add(task)
-                    task.add_done_callback(self._async_done)
-            except Exception as exc:
-                self.logger.error(
-                    "agent.error", where="event subscriber", event_type=event_type, error=str(exc)
-                )
+        """Deliver an event to its subscribers; None (and nothing built) when there are none.
+        The event returned is the one the redacted subscribers got (the raw one when only raw
+        subscribers listen)."""
+        route = self._routes.get(event_type)
+        if route is None:
+            route = self._route(event_type)
+        raw, shown = route
+        if not raw and not shown:
+            return None
+        timestamp = self._clock()
+        event = None
+        if raw:
+            event = _event(event_type, task_id, data, timestamp)
+            for callback in raw:
+                try:
+                    out = callback(event)
+                    if out is not None:
+                        self._awaited(out)
+                except Exception as exc:
+                    self._failed(event_type, exc)
+        if shown:
+            # Events are shown to people (progress lines, a server's stream): redacted, like
+            # logs. Walked, not scanned: an event's data is small, and the walk of a few keys
+            # costs less than encoding it and scanning the text (``Redactor.is_clean``).
+            event = _event(event_type, task_id, self._redactor.fields(data), timestamp)
+            for callback in shown:
+                try:
+                    out = callback(event)
+                    if out is not None:
+                        self._awaited(out)
+                except Exception as exc:
+                    self._failed(event_type, exc)
         return event
+
+    def _route(self, event_type: str) -> tuple[tuple[EventCallback, ...], ...]:
+        """Who gets ``event_type``: (raw subscribers, redacted subscribers), the type's own
+        first, then those of everything; kept by type until one subscribes or leaves."""
+        route = self._routes.get(event_type)
+        if route is None:
+            raw, shown = self._raw, self._subscribers
+            route = (
+                (*raw.get(event_type, ()), *raw.get("*", ())),
+                (*shown.get(event_type, ()), *shown.get("*", ())),
+            )
+            if len(self._routes) >= _ROUTES_KEPT:  # a skill may emit types of its own
+                self._routes.clear()
+            self._routes[event_type] = route
+        return route
+
+    def _subscribe(
+        self, table: dict[str, tuple[EventCallback, ...]], event_type: str, callback: EventCallback
+    ) -> Callable[[], None]:
+        """Add ``callback`` to ``table`` (tuples, replaced when one subscribes or leaves:
+        ``emit`` walks them as they are, a callback may unsubscribe meanwhile, without a copy
+        per event)."""
+        table[event_type] = (*table.get(event_type, ()), callback)
+        self._routes.clear()
+
+        def unsubscribe() -> None:
+            callbacks = list(table.get(event_type, ()))
+            if callback in callbacks:
+                callbacks.remove(callback)
+                if callbacks:
+                    table[event_type] = tuple(callbacks)
+                else:
+                    del table[event_type]
+                self._routes.clear()
+
+        return unsubscribe
+
+    def _awaited(self, out: object) -> None:
+        """An async subscriber's coroutine: run as a task of its own."""
+        if inspect.isawaitable(out):
+            task = asyncio.ensure_future(out)
+            self._pending.add(task)
+            task.add_done_callback(self._async_done)
+
+    def _failed(self, event_type: str, exc: Exception) -> None:
+        self.logger.error(
+            "agent.error", where="event subscriber", event_type=event_type, error=str(exc)
+        )
 
     def bind(self, task_id: str) -> TaskEmitter:
         """An emitter for one task: ``emit(type, **data)`` with the task id filled in."""

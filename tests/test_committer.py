@@ -61,13 +61,36 @@ async def test_a_step_is_on_disk_when_it_returns(isolated: Path, store_kind: Sto
 
 
 async def test_concurrent_tasks_share_commits(isolated: Path, store_kind: StoreKind) -> None:
+    # Each of the 3 steps is a model call, and the 40 tasks' calls of one step return together.
+    # With a step that returns at once and calls that sleep 10 ms, the tasks reached their
+    # first step one by one as each was routed (CPU), and on a machine busy elsewhere that
+    # took longer than the sleep: their steps spread over as many commit rounds as the commits
+    # took to follow (44-46 under load), and the count measured the load, not the sharing.
+    waiting: list[asyncio.Future[None]] = []
+
     async def answer(messages: list[Any], options: Any) -> str:
-        await asyncio.sleep(0.01)
+        gate = asyncio.get_running_loop().create_future()
+        waiting.append(gate)
+        if len(waiting) == 40:
+            for each in waiting:
+                each.set_result(None)
+            waiting.clear()
+        await asyncio.wait([gate], timeout=10)  # a bound, never reached when all 40 call
         return "text"
+
+    @skill(name="Writer", params=TopicParams, intents=["WRITE_ARTICLE"])
+    async def gated(ctx: SkillContext, params: TopicParams) -> SkillResult:
+        for name in ("context", "outline", "content"):
+
+            async def call() -> str:
+                return (await ctx.llm.chat([{"role": "user", "content": params.topic}])).content
+
+            await ctx.step(name, call)
+        return SkillResult(message="done")
 
     with store_kind.open(isolated / ".skillrt") as inner:
         store = CountingStore(inner)
-        rt = make_runtime(isolated, FunctionModel(answer), [writer([])])
+        rt = make_runtime(isolated, FunctionModel(answer), [gated])
         rt._store = store  # an injected store (the runtime does not own it)
         msgs = await asyncio.gather(
             *(rt.process_input(f"write an article about topic {i}") for i in range(40))

@@ -56,3 +56,23 @@ def test_every_shape_of_a_secret_is_redacted_in_an_events_data() -> None:
         text = repr(event.to_dict())
         assert SECRET not in text and "abcdefghijklmnop" not in text
         assert "plain-looking" not in text and "***" in text
+
+
+def test_a_raw_subscriber_gets_the_data_as_emitted_and_the_others_still_redacted() -> None:
+    """``on_raw`` is for a subscriber that redacts what it shows itself (the server's journal):
+    it gets the data unwalked; every ``on`` subscriber still gets it redacted."""
+    bus = EventBus(clock=lambda: 4.0, redactor=Redactor([SECRET]))
+    raw: list[Event] = []
+    off = bus.on_raw("*", raw.append)
+    assert bus.listening("task:progress")
+    returned = bus.emit("task:progress", "t1", message=f"using {SECRET}")
+    assert raw[0].data == {"message": f"using {SECRET}"} and returned is raw[0]
+    shown: list[Event] = []
+    bus.on("task:progress", shown.append)
+    returned = bus.emit("task:progress", "t1", message=f"again {SECRET}")
+    assert raw[1].data == {"message": f"again {SECRET}"}
+    assert shown[0].data == {"message": "again ***"} and returned is shown[0]
+    assert raw[1].timestamp == shown[0].timestamp == 4.0
+    off()
+    bus.emit("task:progress", "t1", step=2)
+    assert len(raw) == 2 and len(shown) == 2

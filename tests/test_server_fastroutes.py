@@ -119,3 +119,33 @@ def test_a_stopping_server_refuses_through_the_app(live: tuple[LiveServer, Count
         server.state.closing = False
     assert r.status_code == 503 and r.json()["code"] == "shutting-down"
     assert app.paths == ["/v1/input"]
+
+
+def test_the_body_limit_holds_on_the_shortcut(live: tuple[LiveServer, Counting]) -> None:
+    """Without CORS the shortcut stands in front of the body limit: a call within it, even sent
+    in pieces, is answered by the shortcut; one past it, declared or streamed, goes to the app
+    and is refused there with 413 as before."""
+    server, app = live
+    limit = server.state.runtime.config.serve.max_body_bytes
+    run = "/v1/skills/Steps/run"
+    json_type = {"Content-Type": "application/json"}
+
+    def pieces(total: int) -> Iterator[bytes]:  # no Content-Length: counted as it comes
+        yield b'{"params": {"topic": "'
+        sent = 0
+        while sent < total:
+            yield b"y" * min(100_000, total - sent)
+            sent += 100_000
+        yield b'", "steps": 1}}'
+
+    with server.client() as c:
+        r = c.post(run, content=pieces(250_000), headers=json_type)
+        assert r.status_code == 200 and r.json()["state"] == "COMPLETED"
+        assert app.paths == []
+        r = c.post(run, content=b"{" + b" " * limit + b"}", headers=json_type)
+        assert r.status_code == 413 and r.json()["code"] == "too-large"
+        assert app.paths == [run]
+    with server.client() as c:
+        r = c.post(run, content=pieces(limit + 200_000), headers=json_type)
+        assert r.status_code == 413 and r.json()["code"] == "too-large"
+        assert app.paths == [run, run]

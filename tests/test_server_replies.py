@@ -96,3 +96,68 @@ def test_the_json_reply_is_the_journaled_message(tmp_path: Path) -> None:
         assert journaled.event == "message" and json.loads(journaled.data) == body
     finally:
         live.stop()
+
+
+async def test_an_event_journaled_unread_is_redacted_when_a_stream_reads_it() -> None:
+    """The journal keeps an event of plain values as it came (its subscriber is ``on_raw``)
+    and encodes it, redacted, when first read; an event holding a dict is encoded at once, as
+    it is then (what it holds may change after)."""
+    from skillrt.events import EventBus
+    from skillrt.server.sse import format_entry
+
+    redactor = Redactor([SECRET])
+    log = EventLog(redactor)
+    bus = EventBus(clock=lambda: 5.0, redactor=redactor)
+    bus.on_raw("*", log.on_event)
+    log.bind("t1", "s1")
+    nested = {"note": f"was {SECRET}", "items": ["a"]}
+    bus.emit("task:progress", "t1", message=f"using {SECRET}", step=1, done=False)
+    bus.emit("task:started", "t1", skill="S", intent=nested)
+    nested["note"], nested["items"] = "changed", ["b"]  # after the emit
+    first, second = log.task_entries("t1", 0)
+    assert first.session_id == "s1" and first.size > 200
+    for entry in (first, second):
+        assert SECRET not in entry.data and SECRET not in format_entry(entry).decode()
+    assert json.loads(first.data) == {
+        "type": "task:progress",
+        "task_id": "t1",
+        "data": {"message": "using ***", "step": 1, "done": False},
+        "timestamp": 5.0,
+    }
+    assert json.loads(second.data)["data"]["intent"] == {"note": "was ***", "items": ["a"]}
+    assert first.data is first.data  # encoded once
+
+
+async def test_the_journals_bounds_count_unread_events() -> None:
+    """Events kept unencoded count against the journal's byte bounds by their estimated size:
+    a task's journal stays within ``per_task_bytes``, the newest entries kept."""
+    from skillrt.events import EventBus
+
+    log = EventLog(Redactor(), per_task_bytes=20_000)
+    bus = EventBus(clock=lambda: 6.0)
+    bus.on_raw("*", log.on_event)
+    for i in range(200):
+        bus.emit("task:stream", "t1", delta="x" * 100, i=i)
+    kept = log.task_entries("t1", 0)
+    assert 0 < len(kept) < 200 and sum(e.size for e in kept) <= 20_000
+    assert json.loads(kept[-1].data)["data"] == {"delta": "x" * 100, "i": 199}
+
+
+async def test_the_recent_journal_keeps_the_newest_within_its_count_and_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``/v1/events`` replays from the recent journal: at most ``_RECENT`` entries and
+    ``recent_bytes``, the oldest dropped first, the newest always kept."""
+    from skillrt.server import sse
+
+    monkeypatch.setattr(sse, "_RECENT", 5)
+    log = EventLog(Redactor(), recent_bytes=10_000)
+    for i in range(12):
+        log.add("task:progress", f"t{i % 3}", {"i": i})
+    kept = log.recent_entries(0, None)
+    assert [json.loads(e.data)["i"] for e in kept] == [7, 8, 9, 10, 11]
+    assert log._recent_size == sum(e.size for e in kept)
+    log.add("task:stream", "t1", {"delta": "x" * 20_000})  # above the bytes on its own
+    kept = log.recent_entries(0, None)
+    assert len(kept) == 1 and kept[0].event == "task:stream"
+    assert log._recent_size == kept[0].size

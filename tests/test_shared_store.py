@@ -716,13 +716,13 @@ async def test_holds_in_one_turn_are_one_statement_and_a_release_rides_on_the_co
     theirs = PgRunLocks(other, lease_s=30)
     assert theirs.hold("t3") is True
     sent: list[list[str]] = []
-    hold_many = backend.runlocks.hold_many
+    hold_many = backend.runlocks.hold_many_async
 
-    def counted(task_ids: list[str]) -> set[str]:
+    async def counted(task_ids: list[str]) -> set[str]:
         sent.append(sorted(task_ids))
-        return hold_many(task_ids)
+        return await hold_many(task_ids)
 
-    backend.runlocks.hold_many = counted  # type: ignore[method-assign]
+    backend.runlocks.hold_many_async = counted  # type: ignore[method-assign]
 
     def leases() -> dict[str, str]:
         with backend.database.connection() as conn:
@@ -884,3 +884,52 @@ def test_a_history_the_server_refuses_never_costs_a_rounds_checkpoints(pg_url: s
     locks_b.close()
     a.close()
     b.close()
+
+
+async def test_holds_in_flight_together_share_the_loops_session_and_survive_its_loss(
+    pg_url: str,
+) -> None:
+    """Issue 29: the leases are taken by the event loop on a session of its own (no thread).
+    Holds sent in several turns while one is in flight wait their turn on it; a session the
+    server cut is a ``StoreUnavailable`` for that hold, and the next one after the server
+    answers again gets a new session. A value the server refuses leaves the session usable."""
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase, PgRunLocks
+
+    db = PgDatabase(pg_url, worker_id="loop-holder")
+    locks = PgRunLocks(db, lease_s=30)
+
+    async def lane(n: int) -> list[bool]:
+        held = []
+        for i in range(5):
+            held.append(await locks.hold_many_async([f"lane{n}-{i}"]) == {f"lane{n}-{i}"})
+            await asyncio.sleep(0)
+        return held
+
+    results = await asyncio.gather(*(lane(n) for n in range(8)))
+    assert all(all(held) for held in results)
+    session = db._on_loop
+    assert session is not None and session.conn is not None
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        (count,) = conn.execute(
+            "SELECT count(*) FROM skillrt_leases WHERE worker_id = 'loop-holder'"
+        ).fetchone()
+        assert count == 40
+        # The server cuts the loop's session (a restart, a network cut).
+        conn.execute(
+            "SELECT pg_terminate_backend(%s)", (session.conn.pgconn.backend_pid,)
+        ).fetchone()
+    with pytest.raises(StoreUnavailable) as caught:
+        await locks.hold_many_async(["after-the-cut"])
+    assert caught.value.reason == "unreachable"
+    deadline = time.monotonic() + 10
+    while not db.available and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert await locks.hold_many_async(["after-the-cut"]) == {"after-the-cut"}
+    with pytest.raises(UnicodeEncodeError):  # as psycopg's own dumpers refuse it
+        await locks.hold_many_async(["bad \udc80"])
+    assert await locks.hold_many_async(["still-fine"]) == {"still-fine"}
+    locks.close()
+    db.close()
+    assert db._on_loop is None

@@ -320,3 +320,33 @@ def test_memory_store_copies_records(tmp_path: Path) -> None:
     original.steps["later"] = "not saved"
     got = store.get("t1")
     assert got is not None and "later" not in got.steps
+
+
+def test_a_group_commit_against_a_database_held_by_another_writer_says_so_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    from skillrt.exceptions import StoreUnavailable
+
+    store = CheckpointStore(tmp_path / "ckpt")
+    try:
+        store.apply([record("kept")], [])
+        store._cache._con.execute("PRAGMA busy_timeout = 50")  # not 10 s in a test
+        other = sqlite3.connect(tmp_path / "ckpt" / "cache" / "cache.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the timeout
+        try:
+            with pytest.raises(StoreUnavailable) as raised:
+                store.apply([record("second")], ["kept"])
+            assert "locked" in str(raised.value)
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        # Nothing of the refused round was written, nothing before it lost, and the next
+        # round is written: no transaction was left open.
+        assert store.all_ids() == ["kept"]
+        store.apply([record("second")], [])
+        assert sorted(store.all_ids()) == ["kept", "second"]
+    finally:
+        store.close()
+    again = CheckpointStore(tmp_path / "ckpt")
+    assert sorted(again.all_ids()) == ["kept", "second"]
+    again.close()

@@ -57,16 +57,20 @@ def summarize_restored(
     out: list[TaskSummary | None] = []
     add = out.append
     shown: list[str | None] = []  # each summary's description and error, as the store has them
-    keep = shown.extend
-    for entry in entries:
+    show = shown.append
+    # The entries unpacked as the tuples they are (no attribute lookup per field), and no
+    # attribute or global looked up per entry: thousands at start-up.
+    new, set_dict, set_fields = _new, _SET_DICT, _SET_FIELDS
+    set_extra, set_private = _SET_EXTRA, _SET_PRIVATE
+    model, all_set, numbers, crash = TaskSummary, _ALL_SET, _NUMBERS, _CRASH
+    for task_id, state, reason, updated, text, listed in entries:
         try:
-            listed = entry.listed
             if listed is None:
-                listed = _from_json(entry.text)
+                listed = _from_json(text)
             session, question, skill, kind, said, created, error, tokens, cost, progress, steps = (
                 listed
             )
-            if type(progress) is str:  # as the store read it: its JSON text
+            if type(progress) is not dict:  # as the store read it: its JSON text (bytes)
                 progress = from_json(progress, cache_strings="keys")
         except (ValueError, TypeError, KeyError, AttributeError):
             add(None)
@@ -76,33 +80,32 @@ def summarize_restored(
             and (question is None or type(question) is str)
             and (skill is None or type(skill) is str)
             and type(said) is str
-            and type(created) in _NUMBERS
+            and type(created) in numbers
             and (error is None or type(error) is str)
             and type(tokens) is int
-            and type(cost) in _NUMBERS
+            and type(cost) in numbers
             and type(progress) is dict
             and type(steps) is int
         ):
             add(None)  # not as the runtime writes it: let it parse
             continue
-        state, reason = entry.state, entry.error_reason
         if state != "PAUSED" and state != "ERROR":  # as ``as_restored`` holds it: cut off
-            reason = reason or _CRASH
+            reason = reason or crash
         # What ``model_construct`` makes of values whose types were checked, every field
         # given, without its per-field work (``tests/test_resume_listing.py`` checks it equals
         # a validated summary); the slots are set through their descriptors, each a call less
         # than ``object.__setattr__``.
-        summary = _new(TaskSummary)
-        _SET_DICT(
+        summary = new(model)
+        set_dict(
             summary,
             {
-                "id": entry.id,
+                "id": task_id,
                 "state": "PAUSED",
                 "skill": skill,
                 "intent": kind if type(kind) is str else None,
                 "description": said[:200],  # redacted below if anything in these needs it
                 "created_at": float(created),
-                "updated_at": float(entry.updated_at),
+                "updated_at": float(updated),
                 "steps_done": steps,
                 "progress": progress,
                 "error_reason": reason,
@@ -115,11 +118,12 @@ def summarize_restored(
         )
         # One set for all: every field is set, so the set never changes (assigning a field
         # adds its name, already there); thousands fewer objects for the collector to look at.
-        _SET_FIELDS(summary, _ALL_SET)
-        _SET_EXTRA(summary, None)
-        _SET_PRIVATE(summary, None)
+        set_fields(summary, all_set)
+        set_extra(summary, None)
+        set_private(summary, None)
         add(summary)
-        keep((said, error))
+        show(said)
+        show(error)
     if not redactor.holds_nothing("\0".join(filter(None, shown))):  # one scan for them all
         _redact([s for s in out if s is not None], shown, redactor)
     return out

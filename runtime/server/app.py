@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Annotated, Any
@@ -88,7 +88,8 @@ class ServerState:
     async def start(self) -> None:
         self._log = EventLog(self.runtime.redactor)
         self._jobs = Jobs(self._log)
-        self._unsubscribe = self.runtime.on("*", self._log.on_event)
+        # Unredacted: the journal redacts an event when it encodes it (most are never read).
+        self._unsubscribe = self.runtime.events.on_raw("*", self._log.on_event)
         await self.runtime.initialize()
         if self.mcp is not None:
             await self.mcp.start()
@@ -316,8 +317,8 @@ def input_call(state: ServerState, body: InputRequest) -> tuple[Call, str | None
     _store_ready(state)
     context = _context(body.context, body.session_id)
 
-    async def call(on_task: Any) -> ChatMessage | None:
-        return await state.runtime.process_input(body.text, context, on_task=on_task)
+    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+        return state.runtime.process_input(body.text, context, on_task=on_task)
 
     return call, context.get("session_id")
 
@@ -363,8 +364,9 @@ def skill_call(state: ServerState, name: str, body: SkillRunRequest) -> tuple[Ca
         raise _params_error(exc) from None
     context = _context(body.context, body.session_id)
 
-    async def call(on_task: Any) -> ChatMessage | None:
-        return await state.runtime.run_skill(name, params, context, on_task=on_task)
+    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+        # The runtime's coroutine itself: the call's task runs it with no frame of ours.
+        return state.runtime.run_skill(name, params, context, on_task=on_task)
 
     return call, context.get("session_id")
 
@@ -429,8 +431,8 @@ async def resume_task(
         raise ProblemError(409, "task-conflict", f"task {task_id} is {summary.state}, not paused")
     session = body.session_id if body is not None else None
 
-    async def call(on_task: Any) -> ChatMessage | None:
-        return await state.runtime.resume_task(task_id, session_id=session, on_task=on_task)
+    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+        return state.runtime.resume_task(task_id, session_id=session, on_task=on_task)
 
     return await answer(state, call, session, cancel_on_disconnect, _wants_sse(request))
 
@@ -449,8 +451,8 @@ async def answer_task(
     if summary.state != "WAITING_INPUT":
         raise ProblemError(409, "task-conflict", f"task {task_id} is not waiting for an answer")
 
-    async def call(on_task: Any) -> ChatMessage | None:
-        return await state.runtime.answer_task(task_id, body.text, on_task=on_task)
+    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+        return state.runtime.answer_task(task_id, body.text, on_task=on_task)
 
     sse = _wants_sse(request)
     return await answer(state, call, summary.session_id, cancel_on_disconnect, sse)
@@ -602,17 +604,21 @@ def create_app(
     _mount_mcp(api, state)
     from skillrt.server.fastroutes import FastRoutes  # here: it calls back into this module
 
-    app: Any = FastRoutes(api, state)
-    if cfg.cors_origins:
+    app: Any
+    if cfg.cors_origins:  # CORS headers on every reply, the fast routes' too
+        fast: Any = FastRoutes(api, state)
         app = CORSMiddleware(
-            app,
+            fast,
             allow_origins=cfg.cors_origins,
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept"],
             expose_headers=["X-Skillrt-Exit-Code"],
             max_age=600,
         )
-    app = BodyLimit(app, limit=cfg.max_body_bytes, problem=problem_response)
+        app = BodyLimit(app, limit=cfg.max_body_bytes, problem=problem_response)
+    else:  # the fast routes hold their calls to the limit; the rest goes through BodyLimit
+        limited = BodyLimit(api, limit=cfg.max_body_bytes, problem=problem_response)
+        app = FastRoutes(limited, state, body_limit=cfg.max_body_bytes)
     app = HostGuard(app, hosts=[*(hosts or []), *cfg.allowed_hosts], problem=problem_response)
     app.state = api.state  # so app.state.skillrt reaches the state through the guards
     return app

@@ -49,11 +49,15 @@ def _skill_name(path: str) -> str | None:
 class FastRoutes:
     """ASGI: the shortcut to the two call routes in front of the FastAPI app (see above)."""
 
-    def __init__(self, app: Any, state: Any) -> None:
+    def __init__(self, app: Any, state: Any, *, body_limit: int | None = None) -> None:
         from skillrt.server import app as routes  # made by it: the module is loaded by now
 
         self.app = app
         self.state = state  # the app's ServerState
+        # The request body's limit when this stands in front of the app's ``BodyLimit`` (None:
+        # one outside has read the body already): a call past it goes to the app, which
+        # answers 413 as it always did; one layer and one replay of the body less per call.
+        self.body_limit = body_limit
         self._answer = routes.answer
         self._error = routes.error_response
         self._skill_call = routes.skill_call
@@ -72,6 +76,8 @@ class FastRoutes:
         name = None if path == "/v1/input" else _skill_name(path)
         cancel = _CANCEL.get(scope.get("query_string", b""))
         auth = ctype = accept = None
+        limit = self.body_limit
+        within = True
         for key, value in scope["headers"]:
             if key == b"authorization" and auth is None:
                 auth = value.decode("latin-1")
@@ -79,9 +85,12 @@ class FastRoutes:
                 ctype = value
             elif key == b"accept" and accept is None:
                 accept = value
+            elif key == b"content-length" and limit is not None:
+                within = within and value.isdigit() and int(value) <= limit
         state = self.state
         usable = (
             (name is not None or path == "/v1/input")
+            and within
             and ctype is not None
             and ctype.split(b";", 1)[0].strip().lower() == b"application/json"
             and not state.closing
@@ -90,8 +99,11 @@ class FastRoutes:
         if cancel is None or not usable:
             await self.app(scope, receive, send)
             return
-        body, ok = await _body(receive)
-        if not ok:  # the client left before sending it all
+        body, ok = await _body(receive, limit)
+        if ok is None:  # the client left before sending it all
+            return
+        if not ok:  # past the limit: the app's BodyLimit reads the rest and refuses it
+            await self.app(scope, _replay(body, receive, more=True), send)
             return
         started = self._start(name, body)
         if started is None:  # the app says why
@@ -115,26 +127,39 @@ class FastRoutes:
             return None
 
 
-async def _body(receive: Any) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
+async def _body(receive: Any, limit: int | None) -> tuple[bytes, bool | None]:
+    """The body and True; what was read of it and False past ``limit`` (the rest unread);
+    None when the client left before sending it all."""
+    message = await receive()  # most bodies come in one message
+    if message["type"] != "http.request":
+        return b"", None
+    body: bytes = message.get("body", b"")
+    if not message.get("more_body", False):
+        return body, limit is None or len(body) <= limit
+    chunks, size = [body], len(body)
     while True:
+        if limit is not None and size > limit:
+            return b"".join(chunks), False
         message = await receive()
         if message["type"] != "http.request":
-            return b"", False
-        chunks.append(message.get("body", b""))
+            return b"", None
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
         if not message.get("more_body", False):
-            return b"".join(chunks), True
+            return b"".join(chunks), limit is None or size <= limit
 
 
-def _replay(body: bytes, receive: Any) -> Any:
-    """``receive`` giving ``body`` once more, then the client's messages."""
+def _replay(body: bytes, receive: Any, *, more: bool = False) -> Any:
+    """``receive`` giving ``body`` once more (``more``: the client sends the rest), then the
+    client's messages."""
     replayed = False
 
     async def again() -> Any:
         nonlocal replayed
         if not replayed:
             replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
+            return {"type": "http.request", "body": body, "more_body": more}
         return await receive()
 
     return again

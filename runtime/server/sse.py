@@ -19,7 +19,7 @@ import contextlib
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from threading import get_ident
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic_core import to_json
 from starlette.responses import Response
@@ -40,17 +40,73 @@ RECENT_BYTES = 16_000_000
 _ENTRY_OVERHEAD = 200  # the Entry object, its str headers and the deque slot, roughly
 
 
-class Entry(NamedTuple):  # a tuple: made at every event, a third of a frozen dataclass's cost
+class Entry:
+    """One journaled entry. ``data`` is its JSON text, redacted: encoded when the entry is made
+    (a reply, an error, an event holding a dict or a list, whose contents may change after),
+    or, for a runtime event of plain values, when a stream first reads it; most are never read
+    (a call answered with JSON: nobody follows its events), so most are never encoded."""
+
+    __slots__ = (
+        "_data",
+        "_raw",
+        "_redactor",
+        "_time",
+        "event",
+        "seq",
+        "session_id",
+        "size",
+        "task_id",
+    )
+
     seq: int
     event: str
     task_id: str | None
     session_id: str | None
-    data: str  # JSON, encoded once for every stream that sends it
     size: int  # what the entry costs the journal, roughly, in bytes: its JSON + _ENTRY_OVERHEAD
+    _data: str | None
+    # Until encoded: the event's data (not redacted: the redactor goes with it) and its time.
+    # Not the ``Event``: one object fewer kept per entry, and freed when it is old and cold.
+    _raw: dict[str, Any] | None
+    _redactor: Redactor | None
+    _time: float
+
+    def __init__(
+        self, seq: int, event: str, task_id: str | None, session_id: str | None, data: str
+    ) -> None:
+        self.seq, self.event, self.task_id, self.session_id = seq, event, task_id, session_id
+        self._data, self._raw, self._redactor, self._time = data, None, None, 0.0
+        self.size = len(data) + _ENTRY_OVERHEAD
+
+    @property
+    def data(self) -> str:
+        """The entry as JSON text (redacted), encoded once for every stream that sends it."""
+        data = self._data
+        if data is None:
+            raw, redactor = self._raw, self._redactor
+            if raw is None or redactor is None:  # pragma: no cover - one or the other is set
+                raise RuntimeError("a journal entry without its data")
+            data = self._data = _encode_event(self.event, self.task_id, raw, self._time, redactor)
+            self._raw = self._redactor = None
+        return data
+
+    def __repr__(self) -> str:
+        return f"Entry(seq={self.seq}, event={self.event!r}, task_id={self.task_id!r})"
 
 
-# ``Entry(...)`` without its generated ``__new__`` (a Python call per entry).
-_new_entry = tuple.__new__
+_new_entry = object.__new__  # an ``Entry`` without a Python ``__init__`` call (see ``_keep``)
+# Values an event may hold and stay unencoded: immutable, their JSON size known from them.
+_PLAIN = frozenset({int, float, bool, type(None)})
+_EVENT_ENVELOPE = 70  # {"type":"","task_id":"<32 hex>","data":{},"timestamp":<float>}
+_RAW_OVERHEAD = 250  # an unencoded entry also holds the Event and its data's dict
+
+
+def _encode_event(
+    kind: str, task_id: str | None, data: dict[str, Any], timestamp: float, redactor: Redactor
+) -> str:
+    """An event's entry text: ``{type, task_id, data, timestamp}``, its data redacted."""
+    event = {"type": kind, "task_id": task_id, "data": redactor.fields(data),
+             "timestamp": timestamp}  # fmt: skip
+    return to_json(event, fallback=str).decode()
 
 
 async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
@@ -142,14 +198,28 @@ class EventLog:
             self._tasks.move_to_end(task_id)
 
     def on_event(self, event: Event) -> None:
-        """The runtime's ``"*"`` subscriber."""
+        """The runtime's ``"*"`` subscriber (``EventBus.on_raw``: the data comes unredacted,
+        and is redacted here when encoded)."""
         if get_ident() != self._thread:  # a provider streaming from its own thread
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
-        # Redacted by the bus; encoded as ``_json(event.to_dict())``, without the two calls.
-        data = {"type": event.type, "task_id": event.task_id, "data": event.data,
-                "timestamp": event.timestamp}  # fmt: skip
-        self.add(event.type, event.task_id, to_json(data, fallback=str).decode())
+        # The size of its data's JSON when every value is a string or a number, as the journal
+        # counts (characters); a dict or a list: encoded now, as it is now.
+        size = _EVENT_ENVELOPE + _RAW_OVERHEAD + _ENTRY_OVERHEAD
+        for key, value in event.data.items():
+            kind = type(value)
+            if kind is str:
+                size += len(key) + len(value) + 6
+            elif kind in _PLAIN:
+                size += len(key) + 24
+            else:
+                text = _encode_event(
+                    event.type, event.task_id, event.data, event.timestamp, self.redactor
+                )
+                self._keep(event.type, event.task_id, text, None, 0)
+                return
+        entry = self._keep(event.type, event.task_id, None, event.data, size + len(event.type))
+        entry._time = event.timestamp
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self.add("message", message.task_id, self.redactor.dump(message)[0])
@@ -163,6 +233,18 @@ class EventLog:
         """Journal one entry: ``payload`` is redacted and encoded, or is JSON text already
         redacted."""
         data = payload if isinstance(payload, str) else _json(self.redactor(payload))
+        return self._keep(event, task_id, data, None, 0)
+
+    def _keep(
+        self,
+        event: str,
+        task_id: str | None,
+        data: str | None,
+        raw: dict[str, Any] | None,
+        size: int,
+    ) -> Entry:
+        """Journal an entry of JSON text ``data`` (``size`` 0: its own), or of ``raw``, an
+        event's data encoded when read (``size`` estimated; its time set by the caller)."""
         self.seq = seq = self.seq + 1
         log = None
         if task_id:
@@ -170,9 +252,17 @@ class EventLog:
             if log is None:
                 log = self._tasks[task_id] = _TaskLog(None)
                 self._trim()
-        size = len(data) + _ENTRY_OVERHEAD
-        session = None if log is None else log.session_id
-        entry = _new_entry(Entry, (seq, event, task_id, session, data, size))  # Entry(...)
+        if data is not None:
+            size = len(data) + _ENTRY_OVERHEAD
+        entry: Entry = _new_entry(Entry)  # Entry(...) without the Python call
+        entry.seq = seq
+        entry.event = event
+        entry.task_id = task_id
+        entry.session_id = None if log is None else log.session_id
+        entry.size = size
+        entry._data = data
+        entry._raw = raw
+        entry._redactor = None if raw is None else self.redactor
         # Each bound is tested once before its loop: most entries pass them all (an event of
         # a small task), and the loop's tests were half of this method's cost.
         if log is not None:
@@ -190,12 +280,12 @@ class EventLog:
             if log._changed is not None:  # a follower waits
                 log.wake()
         recent = self._recent
+        if len(recent) >= _RECENT:  # full (a server that has run a while): the oldest goes
+            self._recent_size -= recent.popleft().size
         recent.append(entry)
-        self._recent_size += size
-        if self._recent_size > self.recent_bytes or len(recent) > _RECENT:
-            while len(recent) > 1 and (
-                self._recent_size > self.recent_bytes or len(recent) > _RECENT
-            ):
+        recent_size = self._recent_size = self._recent_size + size
+        if recent_size > self.recent_bytes:
+            while len(recent) > 1 and self._recent_size > self.recent_bytes:
                 self._recent_size -= recent.popleft().size
         if self._changed_at is not None:
             self._wake()

@@ -120,7 +120,7 @@ class PostgresBackend:
 
     async def _hold_many(self, asked: dict[str, list[asyncio.Future[bool]]]) -> None:
         try:
-            held = await self.database.off_loop(self.runlocks.hold_many, list(asked))
+            held = await self.runlocks.hold_many_async(list(asked))
         except BaseException as exc:
             for waiters in asked.values():
                 for waiter in waiters:

@@ -9,18 +9,32 @@ worker dies its leases expire after ``lease_s`` and another worker may take the 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from skillrt._state.postgres.database import clean_text
+from skillrt._state.postgres.wire import Statement, text, text_array
 from skillrt.exceptions import UserError
 
 if TYPE_CHECKING:
     from skillrt._state.postgres.database import PgDatabase
 
 __all__ = ["PgRunLocks"]
+
+# The holds of one turn of the loop: every lease free, expired or already ours is taken (a
+# task's start waits for it; sent prepared through libpq, ``wire``).
+_HOLD = Statement(
+    "INSERT INTO skillrt_leases (task_id, worker_id, expires_at) "
+    "SELECT unnest(%(ids)b::text[]), %(me)s::text, "
+    "now() + make_interval(secs => %(lease)s::float8) "
+    "ON CONFLICT (task_id) DO UPDATE SET worker_id = EXCLUDED.worker_id, "
+    "expires_at = EXCLUDED.expires_at "
+    "WHERE skillrt_leases.worker_id = EXCLUDED.worker_id "
+    "OR skillrt_leases.expires_at <= now() RETURNING task_id"
+)
 
 
 class PgRunLocks:
@@ -51,17 +65,27 @@ class PgRunLocks:
         wanted = sorted({clean_text(task_id) for task_id in task_ids})
         if not wanted:
             return set()
+        params = {"ids": text_array(wanted), "me": text(self.db.worker_id),
+                  "lease": repr(float(self.lease_s)).encode("ascii")}  # fmt: skip
         with self.db.connection(durable=False) as conn:
-            rows = conn.execute(
-                "INSERT INTO skillrt_leases (task_id, worker_id, expires_at) "
-                "SELECT unnest(%b::text[]), %s, now() + make_interval(secs => %s) "
-                "ON CONFLICT (task_id) DO UPDATE SET worker_id = EXCLUDED.worker_id, "
-                "expires_at = EXCLUDED.expires_at "
-                "WHERE skillrt_leases.worker_id = EXCLUDED.worker_id "
-                "OR skillrt_leases.expires_at <= now() RETURNING task_id",
-                (wanted, self.db.worker_id, self.lease_s),
-            ).fetchall()
+            rows = _HOLD.run(conn, params)
         taken = {task_id for (task_id,) in rows}
+        held = {task_id for task_id in task_ids if clean_text(task_id) in taken}
+        with self._mutex:
+            self._held |= held
+        return held
+
+    async def hold_many_async(self, task_ids: Sequence[str]) -> set[str]:
+        """``hold_many`` sent by the event loop itself (``PgDatabase.on_loop``: no thread
+        hop). Where the loop cannot watch a socket (Windows' proactor), in a thread."""
+        wanted = sorted({clean_text(task_id) for task_id in task_ids})
+        if not wanted:
+            return set()
+        if sys.platform == "win32":
+            return await self.db.off_loop(self.hold_many, task_ids)
+        params = {"ids": text_array(wanted), "me": text(self.db.worker_id),
+                  "lease": repr(float(self.lease_s)).encode("ascii")}  # fmt: skip
+        taken = {task_id for (task_id,) in await self.db.on_loop(_HOLD, params)}
         held = {task_id for task_id in task_ids if clean_text(task_id) in taken}
         with self._mutex:
             self._held |= held

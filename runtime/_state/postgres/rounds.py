@@ -19,9 +19,10 @@ that still fails is logged.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillrt._io.logs import library_logger
+from skillrt._state.postgres.wire import Statement, float8_array, text, text_array
 from skillrt.exceptions import UserError
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ Row = tuple[str, str, float, str]  # task_id, state, updated_at, record JSON
 # judged once locked: a takeover in flight either commits first (and this write is fenced) or
 # waits until this one is committed (and then reads it).
 _ONE = """held AS MATERIALIZED (
-    SELECT task_id, worker_id <> %(me)s AND expires_at > now() AS elsewhere
+    SELECT task_id, worker_id <> %(me)s::text AND expires_at > now() AS elsewhere
     FROM skillrt_leases WHERE task_id = %(id)s::text FOR SHARE
 ), fenced AS MATERIALIZED (
     SELECT task_id FROM held WHERE elsewhere
@@ -49,7 +50,7 @@ _ONE = """held AS MATERIALIZED (
         updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
 )"""
 _ONE_FREED = """freed AS (
-    DELETE FROM skillrt_leases WHERE task_id = %(id)s::text AND worker_id = %(me)s
+    DELETE FROM skillrt_leases WHERE task_id = %(id)s::text AND worker_id = %(me)s::text
 )"""
 
 # Any number of checkpoints and deletions. The lease rows of every task the round names (its
@@ -57,7 +58,7 @@ _ONE_FREED = """freed AS (
 # go in binary (``%b``): psycopg escapes each element of a text-format array with a regular
 # expression, 0.3 ms of CPU for one record's JSON and 65 ms for 300.
 _MANY = """held AS MATERIALIZED (
-    SELECT task_id, worker_id <> %(me)s AND expires_at > now() AS elsewhere
+    SELECT task_id, worker_id <> %(me)s::text AND expires_at > now() AS elsewhere
     FROM skillrt_leases WHERE task_id = ANY(%(ids)b::text[]) ORDER BY task_id FOR SHARE
 ), fenced AS MATERIALIZED (
     SELECT task_id FROM held WHERE elsewhere
@@ -75,7 +76,8 @@ _MANY = """held AS MATERIALIZED (
 )"""
 # This worker's leases of the tasks that ended (``PgRunLocks.release_later``).
 _FREED = """freed AS (
-    DELETE FROM skillrt_leases WHERE task_id = ANY(%(released)b::text[]) AND worker_id = %(me)s
+    DELETE FROM skillrt_leases
+    WHERE task_id = ANY(%(released)b::text[]) AND worker_id = %(me)s::text
 )"""
 # History entries: the task entries and chat messages inserted in their order, then (every few
 # writes, ``PgHistory``) each table trimmed to its newest ``limit``. The statement's snapshot
@@ -103,26 +105,26 @@ _TRIM = """trim_tasks AS (
     DELETE FROM skillrt_history_tasks
     WHERE seq BETWEEN (SELECT min(seq) FROM skillrt_history_tasks)
         AND GREATEST((SELECT max(seq) FROM skillrt_history_tasks),
-                     (SELECT max(seq) FROM t)) - %(limit)s
+                     (SELECT max(seq) FROM t)) - %(limit)s::bigint
       AND task_id NOT IN (SELECT task_id FROM t)
 ), trim_messages AS (
     DELETE FROM skillrt_history_messages
     WHERE seq BETWEEN (SELECT min(seq) FROM skillrt_history_messages)
         AND GREATEST((SELECT max(seq) FROM skillrt_history_messages),
-                     (SELECT max(seq) FROM m)) - %(limit)s
+                     (SELECT max(seq) FROM m)) - %(limit)s::bigint
 )"""
 
 
 @functools.cache
-def _statement(checkpoints: str, released: str, history: str) -> str:
+def _statement(checkpoints: str, released: str, history: str) -> Statement:
     """The statement of a round with these parts (``checkpoints``: "", "one" or "many";
     ``released``: "", "one" (the one checkpointed task's) or "many"; ``history``: "", "add"
-    or "trim"). It returns the fenced tasks."""
+    or "trim"). It returns the fenced tasks. Sent prepared through libpq (``wire``)."""
     parts = {"": [], "one": [_ONE], "many": [_MANY]}[checkpoints]
     parts += {"": [], "one": [_ONE_FREED], "many": [_FREED]}[released]
     parts += {"": [], "add": [_HISTORY], "trim": [_HISTORY, _TRIM]}[history]
     last = "SELECT task_id FROM fenced" if checkpoints else "SELECT NULL::text WHERE false"
-    return "WITH " + ",\n".join(parts) + "\n" + last
+    return Statement("WITH " + ",\n".join(parts) + "\n" + last)
 
 
 class PgRound:
@@ -201,7 +203,7 @@ class PgRound:
             return self._execute(db, released)
 
     def _execute(self, db: PgDatabase, released: list[str]) -> list[str]:
-        params: dict[str, Any] = {"me": db.worker_id}
+        params: dict[str, bytes] = {"me": text(db.worker_id)}
         checkpoints = ""
         written = set(self.saves) | set(self.deletes)
         if self.checkpointed:
@@ -209,21 +211,23 @@ class PgRound:
             checkpoints = "one" if one else "many"
         if checkpoints == "one":
             ((task_id, state, updated, record),) = self.saves.values()
-            params |= {"id": task_id, "state": state, "updated": updated, "record": record}
+            params |= {"id": text(task_id), "state": text(state),
+                       "updated": repr(float(updated)).encode("ascii"),
+                       "record": text(record)}  # fmt: skip
         elif checkpoints == "many":
             rows = list(self.saves.values())
             params |= {
                 # Released leases are locked too, all in one order (no deadlock).
-                "ids": sorted(written | set(released)),
-                "save_ids": [row[0] for row in rows],
-                "states": [row[1] for row in rows],
-                "updated": [row[2] for row in rows],
-                "records": [row[3] for row in rows],
-                "deletes": list(self.deletes),
+                "ids": text_array(sorted(written | set(released))),
+                "save_ids": text_array([row[0] for row in rows]),
+                "states": text_array([row[1] for row in rows]),
+                "updated": float8_array([row[2] for row in rows]),
+                "records": text_array([row[3] for row in rows]),
+                "deletes": text_array(list(self.deletes)),
             }
         freed = "one" if released and checkpoints == "one" else "many" if released else ""
         if freed == "many":
-            params["released"] = released
+            params["released"] = text_array(released)
         history = ""
         if self.tasks or self.messages:
             history = "trim" if self.trim else "add"
@@ -232,14 +236,14 @@ class PgRound:
             tasks = list(self.tasks.items())[-limit:]
             said = self.messages[-limit:]
             params |= {
-                "task_ids": [task_id for task_id, _ in tasks],
-                "task_sessions": [session for _, (session, _) in tasks],
-                "task_data": [data for _, (_, data) in tasks],
-                "sessions": [session for session, _ in said],
-                "data": [data for _, data in said],
-                "limit": limit,
+                "task_ids": text_array([task_id for task_id, _ in tasks]),
+                "task_sessions": text_array([session for _, (session, _) in tasks]),
+                "task_data": text_array([data for _, (_, data) in tasks]),
+                "sessions": text_array([session for session, _ in said]),
+                "data": text_array([data for _, data in said]),
+                "limit": str(limit).encode("ascii"),
             }
-        sql = _statement(checkpoints, freed, history)
+        statement = _statement(checkpoints, freed, history)
         with db.connection(durable=bool(checkpoints)) as conn:
-            found = [task_id for (task_id,) in conn.execute(sql, params).fetchall()]
+            found = [task_id for (task_id,) in statement.run(conn, params)]
         return [task_id for task_id in found if task_id in written]

@@ -1,0 +1,222 @@
+"""Statements sent through libpq directly: the commit rounds' and the leases' (issue 29).
+
+psycopg's ``execute`` spends 25-50 µs of CPU on each statement in Python: the query converted,
+each parameter dumped by an adapter, the prepared-statement cache, the result wrapped in a
+cursor. A task one at a time makes five statements on the durable path (its lease and four
+commit rounds), each while the event loop waits, and the commit thread holds the GIL for all of
+that. Here a statement is prepared once per connection under a name of its own (``Statement``)
+and sent with ``PGconn.exec_prepared``: one libpq call, which lets go of the GIL while it waits
+for the server. Its parameters are bytes made here, text or (for arrays) PostgreSQL's binary
+array format, which costs no escaping; its result is read as text.
+
+Errors are psycopg's, as ``execute`` raises them: a connection that broke is an
+``OperationalError`` (``PgDatabase.connection`` makes it ``StoreUnavailable``), a refused value
+the ``DataError`` of its SQLSTATE, and so on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import struct
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["Statement", "float8_array", "text", "text_array"]
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)([sb])")
+_TEXT_OID, _FLOAT8_OID = 25, 701
+_HEADER = struct.Struct("!iiiii")  # dimensions, has-nulls, element type, length, lower bound
+_LENGTH = struct.Struct("!i")
+_FLOAT8 = struct.Struct("!id")  # an element: its length (8), its value
+_UNDEFINED_STATEMENT = b"26000"  # invalid_sql_statement_name: not prepared on this session
+
+# The statements each connection has prepared (a connection is used by one thread at a time;
+# the lock guards the mapping, which several threads' connections share).
+_prepared: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
+_prepared_lock = threading.Lock()
+
+
+class Statement:
+    """A statement written with psycopg's named placeholders (``%(name)s``: a text parameter;
+    ``%(name)b``: a binary one, an array made by ``text_array`` or ``float8_array``), sent
+    prepared with parameters given by name as bytes (``run``)."""
+
+    __slots__ = ("formats", "name", "names", "sql")
+
+    def __init__(self, sql: str) -> None:
+        names: list[str] = []
+        formats: list[int] = []
+
+        def number(match: re.Match[str]) -> str:
+            name, kind = match.group(1), match.group(2)
+            if name not in names:
+                names.append(name)
+                formats.append(1 if kind == "b" else 0)
+            elif formats[names.index(name)] != (1 if kind == "b" else 0):
+                raise ValueError(f"parameter {name!r} is both text and binary")
+            return f"${names.index(name) + 1}"
+
+        text = _PLACEHOLDER.sub(number, sql)
+        self.sql = text.encode("utf-8")
+        self.name = b"skillrt_" + hashlib.sha256(self.sql).hexdigest()[:20].encode("ascii")
+        self.names = tuple(names)
+        self.formats = tuple(formats)
+
+    def run(self, conn: Any, params: Mapping[str, bytes]) -> list[tuple[str | None, ...]]:
+        """Execute on ``conn`` (a psycopg connection in autocommit, used by this thread alone)
+        and return the rows, each value as text (None for NULL)."""
+        values = [params[name] for name in self.names]
+        pgconn = conn.pgconn
+        names = _names(conn)
+        if self.name not in names:
+            _check(conn, pgconn.prepare(self.name, self.sql))
+            names.add(self.name)
+        result = pgconn.exec_prepared(self.name, values, self.formats)
+        if _missing(result):  # deallocated behind our back (DISCARD ALL): prepare it again
+            names.discard(self.name)
+            _check(conn, pgconn.prepare(self.name, self.sql))
+            names.add(self.name)
+            result = pgconn.exec_prepared(self.name, values, self.formats)
+        _check(conn, result)
+        return _rows(result)
+
+    async def run_on_loop(
+        self, conn: Any, params: Mapping[str, bytes]
+    ) -> list[tuple[str | None, ...]]:
+        """``run`` driven by the running event loop (libpq in non-blocking mode, the socket
+        watched by the loop): no thread, no hand-off. ``conn`` is this loop's alone and one
+        statement at a time; a caller bounds the wait (a server that does not answer)."""
+        values = [params[name] for name in self.names]
+        pgconn = conn.pgconn
+        names = _names(conn)
+        if self.name not in names:
+            pgconn.send_prepare(self.name, self.sql)
+            _check(conn, await _result(pgconn))
+            names.add(self.name)
+        pgconn.send_query_prepared(self.name, values, self.formats)
+        result = await _result(pgconn)
+        if _missing(result):
+            names.discard(self.name)
+            pgconn.send_prepare(self.name, self.sql)
+            _check(conn, await _result(pgconn))
+            names.add(self.name)
+            pgconn.send_query_prepared(self.name, values, self.formats)
+            result = await _result(pgconn)
+        _check(conn, result)
+        return _rows(result)
+
+
+def _names(conn: Any) -> set[bytes]:
+    """The statements prepared on ``conn``'s session."""
+    with _prepared_lock:
+        names = _prepared.get(conn)
+        if names is None:
+            names = _prepared[conn] = set()
+    return names
+
+
+def _rows(result: Any) -> list[tuple[str | None, ...]]:
+    columns = range(result.nfields)
+    return [
+        tuple(_text(result.get_value(row, column)) for column in columns)
+        for row in range(result.ntuples)
+    ]
+
+
+async def _result(pgconn: Any) -> Any:
+    """The result of what was sent on ``pgconn`` (non-blocking), the loop waiting for its
+    socket; the first failed result if any (a statement has one)."""
+    from psycopg import OperationalError, pq
+
+    succeeded = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+    loop = asyncio.get_running_loop()
+    fd = pgconn.socket
+    while pgconn.flush():  # 1: more to send once the socket takes it
+        await _ready(loop, fd, write=True)
+    found = None
+    while True:
+        while pgconn.is_busy():
+            await _ready(loop, fd, write=False)
+            pgconn.consume_input()
+        result = pgconn.get_result()
+        if result is None:
+            break
+        if found is None or found.status in succeeded:
+            found = result
+    if found is None:
+        raise OperationalError("the server sent no result")
+    return found
+
+
+async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, write: bool) -> None:
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    if write:
+        loop.add_writer(fd, wake)
+    else:
+        loop.add_reader(fd, wake)
+    try:
+        await ready
+    finally:
+        if write:
+            loop.remove_writer(fd)
+        else:
+            loop.remove_reader(fd)
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("utf-8")
+
+
+def _missing(result: Any) -> bool:
+    from psycopg import pq
+
+    if result.status != pq.ExecStatus.FATAL_ERROR:
+        return False
+    return bool(result.error_field(pq.DiagnosticField.SQLSTATE) == _UNDEFINED_STATEMENT)
+
+
+def _check(conn: Any, result: Any) -> None:
+    """Raise what psycopg's ``execute`` would for a result that is not a success."""
+    from psycopg import OperationalError, errors, pq
+
+    if result.status in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
+        return
+    if conn.pgconn.status == pq.ConnStatus.BAD:  # the connection broke: no SQLSTATE to go by
+        message = result.get_error_message("utf-8") or "the connection to the server broke"
+        raise OperationalError(message)
+    raise errors.error_from_result(result, encoding="utf-8")
+
+
+def text(value: str) -> bytes:
+    """A text parameter. (A lone surrogate, which UTF-8 cannot hold, raises
+    ``UnicodeEncodeError``, as psycopg's own dumpers do.)"""
+    return value.encode("utf-8")
+
+
+def text_array(values: Sequence[str]) -> bytes:
+    """``values`` as a binary ``text[]`` (no element is NULL)."""
+    if not values:
+        return _HEADER.pack(0, 0, _TEXT_OID, 0, 0)[:12]
+    parts = [_HEADER.pack(1, 0, _TEXT_OID, len(values), 1)]
+    for value in values:
+        data = value.encode("utf-8")
+        parts.append(_LENGTH.pack(len(data)))
+        parts.append(data)
+    return b"".join(parts)
+
+
+def float8_array(values: Sequence[float]) -> bytes:
+    """``values`` as a binary ``float8[]``."""
+    if not values:
+        return _HEADER.pack(0, 0, _FLOAT8_OID, 0, 0)[:12]
+    head = _HEADER.pack(1, 0, _FLOAT8_OID, len(values), 1)
+    return head + b"".join(_FLOAT8.pack(8, float(value)) for value in values)
