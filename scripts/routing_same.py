@@ -293,7 +293,8 @@ async def _emit(cases: list[tuple[str, str]], out_path: Path) -> None:
                 probs = model.probabilities(text, ctx)
                 key = f"classifier/{i}/{cname}"
                 out.write(json.dumps([key, probs], ensure_ascii=False, sort_keys=True) + "\n")
-    print(f"cpu {time.process_time() - t0:.1f} s", file=sys.stderr)
+    where = Path(skillrt.__file__).parent
+    print(f"{where}: {time.process_time() - t0:.1f} s of CPU", file=sys.stderr)
 
 
 # --- the two sides ------------------------------------------------------------------------------
