@@ -355,7 +355,7 @@ class PgDatabase:
             )
 
     async def on_loop(
-        self, statement: Statement, params: Mapping[str, bytes]
+        self, statement: Statement, params: Mapping[str, bytes | None]
     ) -> list[tuple[str | None, ...]]:
         """A bookkeeping statement (no wait for the WAL flush) the event loop sends itself, on
         a session of its own driven by the loop (``Statement.run_on_loop``): no thread and no
