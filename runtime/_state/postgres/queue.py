@@ -75,43 +75,29 @@ class PgQueue:
         return request_id
 
     def take_sync(self, n: int, keys: list[str], limits: dict[str, int]) -> list[QueuedTask]:
-        """Take up to ``n`` waiting tasks for this worker, within the limits of its ``keys``.
-
-        One round trip: the advisory locks of the limited keys, then one statement that counts
-        what runs under each key and takes what room is left (a statement of its own after the
-        locks, so its snapshot sees every taker that committed before them), in one
-        transaction sent as a pipeline."""
+        """Take up to ``n`` waiting tasks for this worker, within the limits of its ``keys``."""
         if n <= 0:
             return []
         limited = sorted(key for key in keys if key in limits)
-        params: dict[str, object] = {"me": self.db.worker_id, "keys": keys, "n": n}
-        room = "%(n)s::integer"
-        for i, key in enumerate(limited):
-            params[f"key{i}"], params[f"limit{i}"] = key, limits[key]
-            room = (
-                f"LEAST({room}, %(limit{i})s::integer - (SELECT count(*) FROM skillrt_queue "  # noqa: S608
-                f"WHERE limit_keys @> ARRAY[%(key{i})s::text] AND taken_at IS NOT NULL "
-                "AND done_at IS NULL)::integer)"
-            )
-        take = (
-            # S608: the query is made of constants and numbered placeholders, never input.
-            "UPDATE skillrt_queue SET taken_by = %(me)s, taken_at = now(), "  # noqa: S608
-            "limit_keys = %(keys)s WHERE id IN (SELECT id FROM skillrt_queue "
-            f"WHERE taken_at IS NULL ORDER BY priority DESC, id LIMIT GREATEST(0, {room}) "
-            "FOR UPDATE SKIP LOCKED) RETURNING id, task_id, request, sender, priority"
-        )
-        with self.db.connection(durable=False) as conn:
-            if not limited:  # one statement, committed on its own
-                rows = conn.execute(take, params).fetchall()
-            else:
-                with conn.pipeline():
-                    with conn.transaction():
-                        for key in limited:
-                            conn.execute(
-                                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (key,)
-                            )
-                        taken = conn.execute(take, params)
-                    rows = taken.fetchall()
+        with self.db.connection(durable=False) as conn, conn.transaction():
+            room = n
+            for key in limited:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (key,))
+                (running,) = conn.execute(
+                    "SELECT count(*) FROM skillrt_queue WHERE limit_keys @> ARRAY[%s] "
+                    "AND taken_at IS NOT NULL AND done_at IS NULL",
+                    (key,),
+                ).fetchone()
+                room = min(room, limits[key] - int(running))
+            if room <= 0:
+                return []
+            rows = conn.execute(
+                "UPDATE skillrt_queue SET taken_by = %s, taken_at = now(), limit_keys = %s "
+                "WHERE id IN (SELECT id FROM skillrt_queue WHERE taken_at IS NULL "
+                " ORDER BY priority DESC, id LIMIT %s FOR UPDATE SKIP LOCKED) "
+                "RETURNING id, task_id, request, sender, priority",
+                (self.db.worker_id, keys, room),
+            ).fetchall()
         rows.sort(key=lambda row: (-row[4], row[0]))
         return [QueuedTask(*row[:4]) for row in rows]
 
