@@ -403,6 +403,10 @@ def _stop(server: subprocess.Popen[str]) -> None:
         server.stdout.close()
 
 
+SATURATED = 0.75
+"""The share of a core the bare server must use in ``serve_rate`` for its ratio to count."""
+
+
 def _median(values: list[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return statistics.median(known) if known else None
@@ -431,6 +435,17 @@ def serve_rate(
         f" {loop_name()} loop on both sides"
     )
 
+    # The ratio compares the servers' rates only when the bare one had the core it can use:
+    # on a loaded machine the clients (same process for both sides) set both rates, and the
+    # ratio reads high for no reason of the server's (0.64-0.77x at load 5-9, 0.42x at 1.5).
+    share = bare["server_cpu_share"]
+    starved = (
+        None
+        if share is None or share >= SATURATED
+        else f"not decided: the bare server was busy {share * 100:.0f}% of a core (under"
+        f" {SATURATED * 100:.0f}%), so the clients or the machine's load set both rates"
+    )
+
     def note(side: dict[str, Any]) -> str:
         share = side["server_cpu_share"]
         busy = "" if share is None else f"; server busy {share * 100:.0f}% of a core"
@@ -444,7 +459,8 @@ def serve_rate(
             ratio,
             "x",
             target=">= 0.5x",
-            met=ratio >= 0.5,
+            met=None if starved else ratio >= 0.5,
+            note=starved,
         ),
         row("server CPU per request, bare FastAPI", bare["cpu_ms_per_request"], "ms"),
         row(

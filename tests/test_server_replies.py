@@ -141,3 +141,23 @@ async def test_the_journals_bounds_count_unread_events() -> None:
     kept = log.task_entries("t1", 0)
     assert 0 < len(kept) < 200 and sum(e.size for e in kept) <= 20_000
     assert json.loads(kept[-1].data)["data"] == {"delta": "x" * 100, "i": 199}
+
+
+async def test_the_recent_journal_keeps_the_newest_within_its_count_and_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``/v1/events`` replays from the recent journal: at most ``_RECENT`` entries and
+    ``recent_bytes``, the oldest dropped first, the newest always kept."""
+    from skillrt.server import sse
+
+    monkeypatch.setattr(sse, "_RECENT", 5)
+    log = EventLog(Redactor(), recent_bytes=10_000)
+    for i in range(12):
+        log.add("task:progress", f"t{i % 3}", {"i": i})
+    kept = log.recent_entries(0, None)
+    assert [json.loads(e.data)["i"] for e in kept] == [7, 8, 9, 10, 11]
+    assert log._recent_size == sum(e.size for e in kept)
+    log.add("task:stream", "t1", {"delta": "x" * 20_000})  # above the bytes on its own
+    kept = log.recent_entries(0, None)
+    assert len(kept) == 1 and kept[0].event == "task:stream"
+    assert log._recent_size == kept[0].size

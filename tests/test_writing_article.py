@@ -259,3 +259,17 @@ async def test_outline_given_by_the_user_and_markdown_fallback(blog: Path) -> No
     assert msg.data["sections"] == ["One", "Two"]
     await rt.close()
     await rt2.close()
+
+
+async def test_state_changes_are_logged_at_debug_only(blog: Path, tmp_path: Path) -> None:
+    for level, expected in (("debug", ["EXECUTING", "COMPLETED"]), ("info", [])):
+        log = tmp_path / f"{level}.jsonl"
+        model = FunctionModel(WritingModelFn())
+        rt = await started(writing_runtime(blog, model, log_file=log, log_level=level))
+        msg = await rt.run_skill("WriteArticle", {"topic": f"Rust ownership {level}"})
+        await rt.close()
+        assert msg.state == "COMPLETED", msg.content
+        lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        changes = [line for line in lines if line["event"] == "agent.state.changed"]
+        assert [c["dest"] for c in changes if c["dest"] in expected] == expected
+        assert all(c["task_id"] == msg.task_id for c in changes)

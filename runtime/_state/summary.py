@@ -70,7 +70,7 @@ def summarize_restored(
             session, question, skill, kind, said, created, error, tokens, cost, progress, steps = (
                 listed
             )
-            if type(progress) is str:  # as the store read it: its JSON text
+            if type(progress) is not dict:  # as the store read it: its JSON text (bytes)
                 progress = from_json(progress, cache_strings="keys")
         except (ValueError, TypeError, KeyError, AttributeError):
             add(None)

@@ -380,7 +380,9 @@ class TaskDriver:
         set_required(task.record, "state", value)
         if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
             self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
-        self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
+        if self.config.log_level == "debug":  # the logger's own level (``make_logger``): a
+            # call it drops still costs its arguments, at four transitions a task
+            self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
         # (Its data is two strings: built at once, ``emit`` builds nothing when none listens.)
         self.events.emit("state:changed", task.id, **{"from": source._value_, "to": value})
         # Endings are saved by finish with the result. PLANNING is not saved: it is always left

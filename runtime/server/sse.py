@@ -280,12 +280,12 @@ class EventLog:
             if log._changed is not None:  # a follower waits
                 log.wake()
         recent = self._recent
+        if len(recent) >= _RECENT:  # full (a server that has run a while): the oldest goes
+            self._recent_size -= recent.popleft().size
         recent.append(entry)
-        self._recent_size += size
-        if self._recent_size > self.recent_bytes or len(recent) > _RECENT:
-            while len(recent) > 1 and (
-                self._recent_size > self.recent_bytes or len(recent) > _RECENT
-            ):
+        recent_size = self._recent_size = self._recent_size + size
+        if recent_size > self.recent_bytes:
+            while len(recent) > 1 and self._recent_size > self.recent_bytes:
                 self._recent_size -= recent.popleft().size
         if self._changed_at is not None:
             self._wake()

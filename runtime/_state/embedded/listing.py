@@ -117,8 +117,9 @@ _SOUND = (
 _IN_WINDOW = "NOT (typeof(c.tag) IN ('integer', 'real') AND c.tag < ?)"
 LISTED_QUERY = (
     "SELECT c.key, CAST(c.value AS BLOB),"  # noqa: S608 - SQL built from constants
-    f" CASE WHEN {_SOUND} AND l.fields IS NOT NULL THEN l.fields ELSE c.rowid END,"
-    f" l.progress, l.steps FROM Cache AS c LEFT JOIN Listed AS l ON l.rowid = c.rowid"
+    f" CASE WHEN {_SOUND} AND l.fields IS NOT NULL THEN CAST(l.fields AS BLOB) ELSE c.rowid END,"
+    " CAST(l.progress AS BLOB), l.steps"
+    " FROM Cache AS c LEFT JOIN Listed AS l ON l.rowid = c.rowid"
     f" WHERE {_IN_WINDOW}"
 )
 """Every row but those whose ``updated_at`` tag is outside the window (parameter: the cutoff),
