@@ -30,6 +30,7 @@ import os
 import re
 import secrets
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -355,13 +356,20 @@ class PgDatabase:
             )
 
     async def on_loop(
-        self, statement: Statement, params: Mapping[str, bytes]
+        self, statement: Statement, params: Mapping[str, bytes | None]
     ) -> list[tuple[str | None, ...]]:
         """A bookkeeping statement (no wait for the WAL flush) the event loop sends itself, on
         a session of its own driven by the loop (``Statement.run_on_loop``): no thread and no
         hand-off either way, where ``off_loop`` costs two thread wake-ups, each a wait for a
         CPU on a busy machine. One statement at a time per loop; its errors are
         ``connection``'s, and a server that does not answer fails it within the timeout."""
+        if sys.platform == "win32":  # the proactor loop watches no sockets: in a thread
+
+            def pooled() -> list[tuple[str | None, ...]]:
+                with self.connection(durable=False) as conn:
+                    return statement.run(conn, params)
+
+            return await self.off_loop(pooled)
         loop = asyncio.get_running_loop()
         if self._down_since is not None:
             raise StoreUnavailable(

@@ -9,7 +9,6 @@ worker dies its leases expire after ``lease_s`` and another worker may take the 
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -77,12 +76,10 @@ class PgRunLocks:
 
     async def hold_many_async(self, task_ids: Sequence[str]) -> set[str]:
         """``hold_many`` sent by the event loop itself (``PgDatabase.on_loop``: no thread
-        hop). Where the loop cannot watch a socket (Windows' proactor), in a thread."""
+        hop)."""
         wanted = sorted({clean_text(task_id) for task_id in task_ids})
         if not wanted:
             return set()
-        if sys.platform == "win32":
-            return await self.db.off_loop(self.hold_many, task_ids)
         params = {"ids": text_array(wanted), "me": text(self.db.worker_id),
                   "lease": repr(float(self.lease_s)).encode("ascii")}  # fmt: skip
         taken = {task_id for (task_id,) in await self.db.on_loop(_HOLD, params)}

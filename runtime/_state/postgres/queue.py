@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from skillrt._state.postgres.database import clean_text
+from skillrt._state.postgres.wire import Statement, text
 from skillrt._state.protocol import QueuedTask
 
 if TYPE_CHECKING:
@@ -30,6 +31,23 @@ if TYPE_CHECKING:
     from skillrt._state.postgres.database import PgDatabase
 
 __all__ = ["PgQueue"]
+
+# The statements a queued task's caller and taker send from the event loop itself
+# (``PgDatabase.on_loop``: no thread and back for each; they do not wait for the WAL flush).
+_PUT = Statement(
+    "WITH q AS (INSERT INTO skillrt_queue (task_id, priority, request, sender) "
+    " VALUES (%(task)s::text, %(priority)s::integer, %(request)s::text, %(me)s::text) "
+    " RETURNING id) "
+    "SELECT id, pg_notify('skillrt_queue', '*') FROM q"
+)
+_DONE = Statement(
+    "WITH d AS (UPDATE skillrt_queue SET done_at = now(), result = %(result)s::text "
+    " WHERE id = %(id)s::bigint RETURNING sender) "
+    "SELECT pg_notify('skillrt_reply', sender || E'\\t' || %(reply)s::text) FROM d"
+)
+_STATE = Statement(
+    "SELECT done_at IS NOT NULL, result FROM skillrt_queue WHERE id = %(id)s::bigint"
+)
 
 
 class PgQueue:
@@ -49,17 +67,10 @@ class PgQueue:
         self.control.on_work = on_work
 
     async def put(self, task_id: str, request: str, priority: int) -> int:
-        def put() -> int:
-            with self.db.connection(durable=False) as conn:
-                row = conn.execute(
-                    "WITH q AS (INSERT INTO skillrt_queue (task_id, priority, request, sender) "
-                    " VALUES (%s, %s, %s, %s) RETURNING id) "
-                    "SELECT id, pg_notify('skillrt_queue', '*') FROM q",
-                    clean_text((task_id, priority, request, self.db.worker_id)),
-                ).fetchone()
-            return int(row[0])
-
-        request_id = await self.db.off_loop(put)
+        params = {"task": text(clean_text(task_id)), "priority": str(int(priority)).encode(),
+                  "request": text(clean_text(request)), "me": text(self.db.worker_id)}  # fmt: skip
+        [(found, _)] = await self.db.on_loop(_PUT, params)
+        request_id = int(str(found))
         self.control.waiter(-request_id)
         return request_id
 
@@ -95,24 +106,19 @@ class PgQueue:
 
     async def done(self, request_id: int, result: str | None) -> None:
         """Record a taken task's reply and wake the worker that queued it."""
-
-        def done() -> None:
-            with self.db.connection(durable=False) as conn:
-                conn.execute(
-                    "WITH d AS (UPDATE skillrt_queue SET done_at = now(), result = %s "
-                    " WHERE id = %s RETURNING sender) "
-                    "SELECT pg_notify('skillrt_reply', sender || E'\\t' || %s) FROM d",
-                    (None if result is None else clean_text(result), request_id, -request_id),
-                )
-
-        await self.db.off_loop(done)
+        params = {
+            "result": None if result is None else text(clean_text(result)),
+            "id": str(int(request_id)).encode(),
+            "reply": str(-int(request_id)).encode(),
+        }
+        await self.db.on_loop(_DONE, params)
 
     async def result(self, request_id: int) -> str | None:
         """Wait until the task is done; its reply (None: it ended without one here)."""
         event = self.control.waiter(-request_id)
         try:
             while True:
-                done, result = await self.db.off_loop(self._state, request_id)
+                done, result = await self._state(request_id)
                 if done:
                     return result
                 with contextlib.suppress(TimeoutError):
@@ -122,13 +128,9 @@ class PgQueue:
         finally:
             self.control.forget(-request_id)
 
-    def _state(self, request_id: int) -> tuple[bool, str | None]:
-        with self.db.connection(durable=False) as conn:
-            row = conn.execute(
-                "SELECT done_at IS NOT NULL, result FROM skillrt_queue WHERE id = %s",
-                (request_id,),
-            ).fetchone()
-        return (True, None) if row is None else (bool(row[0]), row[1])
+    async def _state(self, request_id: int) -> tuple[bool, str | None]:
+        rows = await self.db.on_loop(_STATE, {"id": str(int(request_id)).encode()})
+        return (True, None) if not rows else (rows[0][0] == "t", rows[0][1])
 
     async def withdraw(self, request_id: int) -> bool:
         """Take a task back out of the queue if nobody took it yet."""

@@ -43,7 +43,7 @@ _prepared_lock = threading.Lock()
 class Statement:
     """A statement written with psycopg's named placeholders (``%(name)s``: a text parameter;
     ``%(name)b``: a binary one, an array made by ``text_array`` or ``float8_array``), sent
-    prepared with parameters given by name as bytes (``run``)."""
+    prepared with parameters given by name as bytes, None for NULL (``run``)."""
 
     __slots__ = ("formats", "name", "names", "sql")
 
@@ -66,7 +66,7 @@ class Statement:
         self.names = tuple(names)
         self.formats = tuple(formats)
 
-    def run(self, conn: Any, params: Mapping[str, bytes]) -> list[tuple[str | None, ...]]:
+    def run(self, conn: Any, params: Mapping[str, bytes | None]) -> list[tuple[str | None, ...]]:
         """Execute on ``conn`` (a psycopg connection in autocommit, used by this thread alone)
         and return the rows, each value as text (None for NULL)."""
         values = [params[name] for name in self.names]
@@ -85,7 +85,7 @@ class Statement:
         return _rows(result)
 
     async def run_on_loop(
-        self, conn: Any, params: Mapping[str, bytes]
+        self, conn: Any, params: Mapping[str, bytes | None]
     ) -> list[tuple[str | None, ...]]:
         """``run`` driven by the running event loop (libpq in non-blocking mode, the socket
         watched by the loop): no thread, no hand-off. ``conn`` is this loop's alone and one
