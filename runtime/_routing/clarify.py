@@ -20,6 +20,7 @@ serving it declares): this module names no intent.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -223,7 +224,7 @@ def holds_back(text: str) -> bool:
     text = text.strip()
     # The keywords of the costlier searches, found in one pass: a search none of whose
     # keywords is in the text cannot match and is skipped (the same answer, sooner).
-    held = None if _case_odd(text) else _HOLDING.holds(text.lower())
+    held = None if _case_odd(text) else _holding()[1].holds(text.lower())
     said = text
     if _may_match(_LEAVES_ALONE, held):
         said = _LEAVES_ALONE.sub(" ", text).strip()
@@ -240,12 +241,17 @@ def holds_back(text: str) -> bool:
     )
 
 
-def _keywords_of(regex: re.Pattern[str]) -> frozenset[str] | None:
-    return required_literals(regex.pattern)
+@functools.cache
+def _holding() -> tuple[dict[re.Pattern[str], frozenset[str] | None], Keywords]:
+    """The keywords of each search ``holds_back`` may skip, and one scan for all of them
+    (built at the first call, not when the package is imported)."""
+    words = {
+        rx: required_literals(rx.pattern)
+        for rx in (_LEAVES_ALONE, _NEGATION, _ASKS_ABOUT, _ABOUT_ME)
+    }
+    return words, Keywords(w for found in words.values() for w in found or ())
 
 
-_SKIPPABLE = {rx: _keywords_of(rx) for rx in (_LEAVES_ALONE, _NEGATION, _ASKS_ABOUT, _ABOUT_ME)}
-_HOLDING = Keywords(w for words in _SKIPPABLE.values() for w in words or ())
 # Characters that match an ASCII letter under IGNORECASE while their ``lower()`` is not that
 # letter (İ and ı match "i", ſ matches "s"): with one in the text, no search is skipped.
 _CASE_ODD = ("\u0130", "\u0131", "\u017f")
@@ -257,7 +263,7 @@ def _case_odd(text: str) -> bool:
 
 def _may_match(regex: re.Pattern[str], held: set[str] | None) -> bool:
     """Whether ``regex`` may match a text holding the keywords ``held`` (None: not told)."""
-    words = _SKIPPABLE[regex]
+    words = _holding()[0][regex]
     return held is None or words is None or not words.isdisjoint(held)
 
 

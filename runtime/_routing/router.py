@@ -909,8 +909,12 @@ class IntentRouter:
             fallbacks = [p for p in self.table.fallbacks if usable(p)]
             entries = _entries(ordinary, ascii_only) + _entries(fallbacks, ascii_only)
             keywords = Keywords(frozenset().union(*(e[2] for e in entries)), ascii_only=ascii_only)
+            allows: dict[str, list[int]] = {}  # a keyword: the entries it allows
+            for i, entry in enumerate(entries):
+                for word in entry[2]:
+                    allows.setdefault(word, []).append(i)
             by_word = {
-                word: tuple(i for i, e in enumerate(entries) if e[2].intersection(prefixes))
+                word: tuple(sorted({i for w in prefixes for i in allows.get(w, ())}))
                 for word, prefixes in keywords.prefixes.items()
             }
             always = frozenset(i for i, e in enumerate(entries) if not e[2])
