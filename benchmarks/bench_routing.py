@@ -121,6 +121,8 @@ async def _routing_eval(path: Path, passes: int) -> dict[str, Any]:
         if got != expected:
             misses.setdefault(split, []).append((text, expected, got))
     times: list[int] = []
+    with_classifier: list[int] = []
+    runtime_router = _router(None)  # as the runtime routes: the table and the classifier
     clock = time.perf_counter_ns
     for _ in range(passes):
         for _split, _expected, context, text in rows:
@@ -128,18 +130,29 @@ async def _routing_eval(path: Path, passes: int) -> dict[str, Any]:
             t0 = clock()
             await router.parse(text, context)
             times.append(clock() - t0)
+            runtime_router.cache_clear()
+            t0 = clock()
+            await runtime_router.parse(text, context, ask_model=False)
+            with_classifier.append(clock() - t0)
     accuracy = {k: sum(v) / len(v) for k, v in by_split.items()}
     everything = by_split.get("tune", []) + by_split.get("held", [])
     accuracy["all"] = sum(everything) / len(everything)
     counts = {k: len(v) for k, v in by_split.items()} | {"all": len(everything)}
-    return {"accuracy": accuracy, "counts": counts, "misses": misses, "stats": _stats(times)}
+    return {
+        "accuracy": accuracy,
+        "counts": counts,
+        "misses": misses,
+        "stats": _stats(times),
+        "stats_classifier": _stats(with_classifier),
+    }
 
 
 def routing_eval(path: Path = EVAL_PATH, passes: int = 20) -> dict[str, Any]:
     """Accuracy of the regex path alone (no model) on the evaluation set, and µs per input
-    with an empty cache. ``accuracy`` and ``counts`` are keyed by group: ``all``, ``tune``,
-    ``held``, the follow-ups ``followup`` and ``browse`` (see ``_kind``), and each of those
-    within a split (``held_followup``, ``tune_browse``, ...)."""
+    with an empty cache, for the table alone (``stats``) and as the runtime routes, the table
+    and the classifier (``stats_classifier``). ``accuracy`` and ``counts`` are keyed by group:
+    ``all``, ``tune``, ``held``, the follow-ups ``followup`` and ``browse`` (see ``_kind``),
+    and each of those within a split (``held_followup``, ``tune_browse``, ...)."""
     return asyncio.run(_routing_eval(path, passes))
 
 
@@ -313,6 +326,15 @@ def routing(passes: int = 200, eval_passes: int = 20) -> dict[str, Any]:
             target="<= 20",
             met=ev_stats["mean_us"] <= 20,
             note=f"p50 {ev_stats['p50_us']:.1f}, p99 {ev_stats['p99_us']:.1f}",
+        ),
+        row(
+            f"table and classifier, evaluation set ({counts['all']} inputs, empty cache)",
+            ev["stats_classifier"]["mean_us"],
+            "µs/input",
+            note=(
+                f"p50 {ev['stats_classifier']['p50_us']:.1f},"
+                f" p99 {ev['stats_classifier']['p99_us']:.1f}; as the runtime routes, no model"
+            ),
         ),
         row(
             f"regex path ({out['regex_inputs']} of {out['samples']} samples)",

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from skillrt._routing.prefilter import Keywords, required_literals
+
 if TYPE_CHECKING:
     from skillrt._routing.intent_table import IntentSpec
 
@@ -219,14 +221,44 @@ def holds_back(text: str) -> bool:
     write, delete or web task from such a request never starts without a yes, however sure
     the router is: "don't delete posts/x.md, just change its title" deletes nothing."""
     text = text.strip()
-    said = _LEAVES_ALONE.sub(" ", text).strip()
+    # The keywords of the costlier searches, found in one pass: a search none of whose
+    # keywords is in the text cannot match and is skipped (the same answer, sooner).
+    held = None if _case_odd(text) else _HOLDING.holds(text.lower())
+    said = text
+    if _may_match(_LEAVES_ALONE, held):
+        said = _LEAVES_ALONE.sub(" ", text).strip()
+        if said != text:
+            held = None  # keywords were told for the text, not for what is left of it
     searching = _SEARCH_FIRST.search(text) is not None
     return (
-        _NEGATION.search(said) is not None
-        or (not searching and _ASKS_ABOUT.search(said) is not None)
-        or asks_what_it_can_do(text)
+        (_may_match(_NEGATION, held) and _NEGATION.search(said) is not None)
+        or (
+            not searching and _may_match(_ASKS_ABOUT, held) and _ASKS_ABOUT.search(said) is not None
+        )
+        or (_may_match(_ABOUT_ME, held) and asks_what_it_can_do(text))
         or _PRAISE.search(text) is not None
     )
+
+
+def _keywords_of(regex: re.Pattern[str]) -> frozenset[str] | None:
+    return required_literals(regex.pattern)
+
+
+_SKIPPABLE = {rx: _keywords_of(rx) for rx in (_LEAVES_ALONE, _NEGATION, _ASKS_ABOUT, _ABOUT_ME)}
+_HOLDING = Keywords(w for words in _SKIPPABLE.values() for w in words or ())
+# Characters that match an ASCII letter under IGNORECASE while their ``lower()`` is not that
+# letter (İ and ı match "i", ſ matches "s"): with one in the text, no search is skipped.
+_CASE_ODD = ("\u0130", "\u0131", "\u017f")
+
+
+def _case_odd(text: str) -> bool:
+    return not text.isascii() and any(c in text for c in _CASE_ODD)
+
+
+def _may_match(regex: re.Pattern[str], held: set[str] | None) -> bool:
+    """Whether ``regex`` may match a text holding the keywords ``held`` (None: not told)."""
+    words = _SKIPPABLE[regex]
+    return held is None or words is None or not words.isdisjoint(held)
 
 
 _WAS_DONE = re.compile(

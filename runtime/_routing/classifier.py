@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+import itertools
 import json
 import math
 import re
@@ -47,8 +48,9 @@ _CJK = re.compile(r"[\u3400-\u9fff]+")
 
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
-    text = _URL.sub(" zzurl ", text)
-    text = _PATH.sub(" zzpath ", text)
+    if "." in text or "://" in text:  # every URL and path holds one of them
+        text = _URL.sub(" zzurl ", text)
+        text = _PATH.sub(" zzpath ", text)
     if not text.isascii():  # title marks are not ASCII
         text = _TITLE.sub(" zztitle ", text)
     return " ".join(text.split())
@@ -88,32 +90,91 @@ def features(text: str, context: Mapping[str, Any] | None = None) -> list[str]:
     if words:
         add("w0:" + words[0])
     out = dict.fromkeys(found)
+    out.update(dict.fromkeys(_rest(clean, context)))
+    return list(out)
+
+
+def _feature_set(text: str, context: Mapping[str, Any] | None) -> set[str]:
+    """``set(features(text, context))``, made faster: each word's own features are cut once
+    (``_word_features``) and the pairs of words in one comprehension."""
+    clean = _clean(text[:600])
+    words = _WORD.findall(clean)
+    out: set[str] = set()
+    update = out.update
+    for word in words:
+        update(_word_features(word) if len(word) <= _CACHED_WORD else _own(word))
+    if words:
+        out.add("w0:" + words[0])
+        if len(words) > 1:
+            update(["b:" + a + " " + b for a, b in itertools.pairwise(words)])
+    update(_rest(clean, context))
+    return out
+
+
+def _own(word: str) -> tuple[str, ...]:
+    """A word's features that need no other word: itself and its character n-grams."""
+    return ("w:" + word, *_grams(word))
+
+
+_word_features = functools.lru_cache(maxsize=4096)(_own)
+
+
+def _rest(clean: str, context: Mapping[str, Any] | None) -> list[str]:
+    """The features that are not of English words, in order: Chinese characters (1-, 2- and
+    3-grams, the first two characters), a question, code, the route context."""
+    out: list[str] = []
     if not clean.isascii():  # Chinese characters are not ASCII
         for run in _CJK.findall(clean):
-            for n in (1, 2, 3):
-                for j in range(len(run) - n + 1):
-                    out[f"c{n}:" + run[j : j + n]] = None
+            out += ["c1:" + ch for ch in run]
+            if len(run) > 1:
+                out += ["c2:" + run[j : j + 2] for j in range(len(run) - 1)]
+                out += ["c3:" + run[j : j + 3] for j in range(len(run) - 2)]
         if clean[:1] and _CJK.match(clean[:2] or "x"):
-            out["c0:" + clean[:2]] = None
+            out.append("c0:" + clean[:2])
     if clean.endswith(("?", "？", "吗", "呢")):
-        out["q:end"] = None
-    if len(_CODE.findall(clean)) >= 3 or _SNIPPET.search(clean):
-        out["x:code"] = None
+        out.append("q:end")
+    if _holds_code(clean):
+        out.append("x:code")
     if context:
         if context.get("focus") or context.get("current_file"):
-            out["x:focus"] = None
+            out.append("x:focus")
         if context.get("has_selection") or context.get("selected_text"):
-            out["x:selection"] = None
+            out.append("x:selection")
         if context.get("browsing"):
-            out["x:browsing"] = None
-    return list(out)
+            out.append("x:browsing")
+    return out
+
+
+_CODE_CHARS = "{}();=<>[]"
+_NO_CODE_CHARS = str.maketrans("", "", _CODE_CHARS)
+_CODE_WORD = re.compile(r"\bdef\b|\bfn\b|\bconst\b|\breturn\b")
+
+
+def _holds_code(clean: str) -> bool:
+    """``len(_CODE.findall(clean)) >= 3 or _SNIPPET.search(clean)``, counted faster. Of
+    ``_CODE``'s matches, each is one character of ``_CODE_CHARS`` (``=>`` never matches: its
+    ``=`` is taken first), a ``::`` (found left to right, as ``str.count`` counts) or one of
+    the words, and none overlaps another: so their number is the sum of those counts. And
+    every match of ``_SNIPPET`` holds a backtick, a bar, ``select`` or a hyphen at the start
+    or after a space (``clean`` is the text ``_clean`` gives: its only whitespace is single
+    spaces)."""
+    count = len(clean) - len(clean.translate(_NO_CODE_CHARS))  # characters of _CODE_CHARS
+    if count < 3:
+        count += clean.count("::")
+    if count < 3 and ("def" in clean or "fn" in clean or "const" in clean or "return" in clean):
+        count += len(_CODE_WORD.findall(clean))
+    if count >= 3:
+        return True
+    if "`" in clean or "|" in clean or " -" in clean or clean[:1] == "-" or "select" in clean:
+        return _SNIPPET.search(clean) is not None
+    return False
 
 
 class IntentClassifier:
     """A multinomial logistic regression over ``features``: ``probabilities(text, context)``
     gives each intent's calibrated probability, ``top(text, context, k)`` the best ``k``."""
 
-    __slots__ = ("_rows", "bias", "classes", "held_out", "scale", "temperature")
+    __slots__ = ("_last", "_rows", "_shifts", "bias", "classes", "held_out", "scale", "temperature")
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.classes: tuple[str, ...] = tuple(data["classes"])
@@ -127,6 +188,8 @@ class IntentClassifier:
         if len(raw) != width * len(names) or len(self.bias) != width:
             raise ValueError("intent model: the weights do not match its classes and features")
         self._rows = _packed_rows(raw, width, names)
+        self._shifts = tuple(_FIELD * k for k in range(width))
+        self._last: tuple[tuple[str, bool, bool, bool], tuple[float, ...]] | None = None
 
     @classmethod
     def packaged(cls) -> IntentClassifier:
@@ -136,19 +199,37 @@ class IntentClassifier:
     def probabilities(
         self, text: str, context: Mapping[str, Any] | None = None
     ) -> dict[str, float]:
-        found = features(text, context)
-        width = len(self.classes)
+        return dict(zip(self.classes, self._probabilities(text, context), strict=True))
+
+    def _probabilities(self, text: str, context: Mapping[str, Any] | None) -> tuple[float, ...]:
+        """Each class's probability, in the order of ``classes``. The last answer is kept: one
+        input is often asked about twice (routed, then offered choices), and the answer
+        depends only on the text and the three context features."""
+        key = (
+            text,
+            bool(context and (context.get("focus") or context.get("current_file"))),
+            bool(context and (context.get("has_selection") or context.get("selected_text"))),
+            bool(context and context.get("browsing")),
+        )
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        found = _feature_set(text, context)
+        rows = self._rows
         # Each known feature's row is one integer (``_packed_rows``): one sum adds every
         # column at once, exactly, and each column is read back from its field.
-        picked = [row for f in found if (row := self._rows.get(f)) is not None]
+        picked = [row for row in map(rows.get, found) if row is not None]
         packed, offset = sum(picked), _OFFSET * len(picked)
-        sums = [((packed >> (_FIELD * k)) & _MASK) - offset for k in range(width)]
+        sums = [((packed >> shift) & _MASK) - offset for shift in self._shifts]
         norm = self.scale / math.sqrt(max(len(found), 1))
-        logits = [(self.bias[k] + sums[k] * norm) / self.temperature for k in range(width)]
+        bias, temperature = self.bias, self.temperature
+        logits = [(bias[k] + sums[k] * norm) / temperature for k in range(len(sums))]
         top = max(logits)
         exps = [math.exp(v - top) for v in logits]
         total = sum(exps)
-        return {name: exps[k] / total for k, name in enumerate(self.classes)}
+        probs = tuple(e / total for e in exps)
+        self._last = (key, probs)
+        return probs
 
     def top(
         self,

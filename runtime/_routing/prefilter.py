@@ -8,7 +8,8 @@ when no such set can be told (a pattern made only of classes, optional parts or 
 patterns is tried. Skipping a pattern that cannot match changes no result; it only saves the
 search. ``anchored(source)`` tells a pattern that can only match at the start of the text
 (``^...``): its own search fails at once elsewhere, so looking for its keywords first would
-cost more than it saves.
+cost more than it saves. ``Keywords`` finds which of many keywords a text holds in one pass,
+so that each pattern's own keywords can be checked with a bit mask rather than a search.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["anchored", "required_literals", "trigger_for"]
+__all__ = ["Keywords", "anchored", "required_literals", "trigger_for"]
 
 _MAX_CHARSET = 8  # a character class of up to this many literal characters counts
 
@@ -149,3 +150,62 @@ def _trie(words: list[str]) -> str:
     if len(alternatives) == 1:
         return alternatives[0]
     return "(?:" + "|".join(alternatives) + ")"
+
+
+class Keywords:
+    """Which of ``words`` (lowercased keywords) a lowercased text holds, found in one pass.
+
+    One search, written as a trie that prefers the longer word at each node, gives the longest
+    word starting at the first place where any starts; every other word starting there is a
+    prefix of it (``prefixes``). The next search starts one character on, so overlapping
+    words are all found: ``holds(text)`` is exactly the words ``w`` with ``w in text``, for
+    about one search per word found rather than one per pattern. With ``ascii_only`` only the
+    ASCII words are looked for (the caller's text is ASCII: no other word can be in it).
+    """
+
+    __slots__ = ("_search", "prefixes", "words")
+
+    def __init__(self, words: Iterable[str], *, ascii_only: bool = False) -> None:
+        self.words = frozenset(w for w in words if w)
+        looked = sorted(w for w in self.words if w.isascii() or not ascii_only)
+        self.prefixes: dict[str, tuple[str, ...]] = {
+            w: tuple(w[:j] for j in range(1, len(w) + 1) if w[:j] in self.words) for w in looked
+        }
+        """Each word looked for: the words it starts with, itself included."""
+        self._search = re.compile(_longest(looked)).search if looked else None
+
+    def longest(self, text: str) -> list[str]:
+        """At each place of ``text`` (lowercased) where a word starts, the longest one."""
+        search = self._search
+        out: list[str] = []
+        if search is None:
+            return out
+        m = search(text)
+        while m is not None:
+            out.append(m.group())
+            m = search(text, m.start() + 1)
+        return out
+
+    def holds(self, text: str) -> set[str]:
+        """The words in ``text`` (lowercased)."""
+        prefixes = self.prefixes
+        return {w for found in self.longest(text) for w in prefixes[found]}
+
+
+def _longest(words: list[str]) -> str:
+    """A regular expression matching any of ``words`` (sorted, none empty) as a trie whose
+    longer branches are tried before a word that ends at their node: at any place it matches
+    the longest of the words that start there."""
+    branches: dict[str, list[str]] = {}
+    ends = False
+    for word in words:
+        if word:
+            branches.setdefault(word[0], []).append(word[1:])
+        else:
+            ends = True
+    alternatives = [re.escape(first) + _longest(rests) for first, rests in branches.items()]
+    if ends and alternatives:
+        alternatives.append("")  # a word ends here: matched when no longer one goes on
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return "(?:" + "|".join(alternatives) + ")" if alternatives else ""

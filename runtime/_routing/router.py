@@ -40,7 +40,7 @@ from skillrt._routing.clarify import (
 )
 from skillrt._routing.classifier import IntentClassifier
 from skillrt._routing.intent_table import IntentPattern, IntentSpec, IntentTable, declared_patterns
-from skillrt._routing.prefilter import anchored, required_literals, trigger_for
+from skillrt._routing.prefilter import Keywords, anchored, required_literals, trigger_for
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
@@ -212,8 +212,9 @@ _DISPUTED = 0.75
 """The confidence of a route the table and the classifier disagree on: above the runtime's
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
 
-_Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]"], ...]
-"""Each intent with a ``not_when`` and its regex."""
+_Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "_Search | None"], ...]
+"""Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text
+(None: searched whatever the text holds)."""
 
 _CONTRARY = 0.5
 """How sure the classifier must be of another intent to dispute a table match."""
@@ -245,10 +246,38 @@ def _negated(text: str, start: int) -> bool:
 _LATIN = re.compile("[A-Za-z]")  # an English pattern needs one of these to match
 
 _Search: TypeAlias = Callable[[str], "re.Match[str] | None"]
-_Block: TypeAlias = tuple[_Search | None, tuple[tuple[_Search, IntentPattern], ...]]
-"""A run of patterns of one intent: a search for their keywords in the lowercased text (None:
-always try them), then each pattern's own search."""
-_SearchGroups: TypeAlias = tuple[tuple[_Block, ...], ...]
+_Entry: TypeAlias = tuple[_Search, IntentPattern, frozenset[str], frozenset[str]]
+"""A pattern's bound search, the pattern, its own keywords and the keywords of its run
+(``_entries``); empty: searched whatever the text holds."""
+
+
+class _Variant(NamedTuple):
+    """The patterns that can match one kind of text, and the keywords that tell which may."""
+
+    entries: tuple[_Entry, ...]  # the ordinary patterns, then the fallbacks, in order
+    ordinary: int  # how many of them are ordinary ones
+    keywords: Keywords  # the keywords of them all
+    always: frozenset[int]  # the entries searched whatever the text holds
+    by_word: dict[str, tuple[int, ...]]  # a keyword longest at its place: entries it allows
+
+
+# Characters that match an ASCII letter of a pattern under IGNORECASE but whose ``lower()`` is
+# not that letter (dotless ı and İ match "i", ſ matches "s"): in a text holding one, a pattern
+# may match without its keywords in the lowercased text. NFKC leaves ı and İ (ſ becomes s).
+# tests/test_routing_eval.py checks there are no others.
+_CASE_ODD = ("\u0130", "\u0131", "\u017f")
+
+
+def _case_odd(text: str) -> bool:
+    """Whether ``text`` holds a character of ``_CASE_ODD``."""
+    return not text.isascii() and any(c in text for c in _CASE_ODD)
+
+
+def _keyword_search(regex: re.Pattern[str]) -> _Search | None:
+    """A search for the keywords of ``regex`` in lowercased text (one of which every match
+    holds), or None when they cannot be told."""
+    trigger = trigger_for([_keywords(regex.pattern)])
+    return trigger.search if trigger is not None else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -257,11 +286,15 @@ def _ascii(regex: re.Pattern[str]) -> re.Pattern[str]:
     return re.compile(regex.pattern, (regex.flags & ~re.UNICODE) | re.ASCII)
 
 
+_keywords = functools.cache(required_literals)
+"""The keywords of a pattern (one of which every match holds), or None when none can be told."""
+
+
 @functools.cache
 def _literals(source: str) -> frozenset[str] | None:
     """The keywords of a pattern, or None for one searched as it is: keywords that cannot be
     told, or a pattern anchored at the start (whose search is cheaper than the keywords')."""
-    return None if anchored(source) else required_literals(source)
+    return None if anchored(source) else _keywords(source)
 
 
 def _classifier_context(context: Mapping[str, Any] | None, browsing: bool) -> dict[str, Any] | None:
@@ -341,12 +374,13 @@ class _TtlLru:
 _BLOCK = 3  # measured: 3 patterns a trigger beat a trigger per intent (-10%) or per pattern
 
 
-def _blocks(patterns: Sequence[IntentPattern], ascii_text: bool) -> tuple[_Block, ...]:
-    """Patterns in order, cut into runs of one intent whose keywords are known (one trigger
-    search for the run, of at most ``_BLOCK`` patterns) and runs of patterns without known
-    keywords (always searched). For ASCII text (``ascii_text``) the patterns are searched as
-    compiled with ``re.ASCII``: the same matches there, found in about two thirds of the
-    time (case-insensitive matching need not consider the rest of Unicode)."""
+def _entries(patterns: Sequence[IntentPattern], ascii_text: bool) -> list[_Entry]:
+    """Patterns in order, each with its own keywords and those of its run: runs of one intent
+    whose keywords are known (at most ``_BLOCK`` patterns, which used to share one trigger
+    search) and runs of patterns without known keywords (always searched). For ASCII text
+    (``ascii_text``) the patterns are searched as compiled with ``re.ASCII``: the same matches
+    there, found in about two thirds of the time (case-insensitive matching need not consider
+    the rest of Unicode)."""
     runs: list[tuple[tuple[str, bool], list[IntentPattern]]] = []
     for p in patterns:
         key = (p.intent, _literals(p.regex.pattern) is None)
@@ -354,12 +388,16 @@ def _blocks(patterns: Sequence[IntentPattern], ascii_text: bool) -> tuple[_Block
             runs[-1][1].append(p)
         else:
             runs.append((key, [p]))
-    blocks: list[_Block] = []
-    for (_intent, unknown), run in runs:
-        trigger = None if unknown else trigger_for(_literals(p.regex.pattern) for p in run)
-        entries = tuple((_ascii(p.regex).search if ascii_text else p.regex.search, p) for p in run)
-        blocks.append((trigger.search if trigger is not None else None, entries))
-    return tuple(blocks)
+    entries: list[_Entry] = []
+    for _key, run in runs:
+        either = frozenset().union(*(_literals(p.regex.pattern) or () for p in run))
+        # A pattern anchored at the start has its keywords too: they are told by the one scan
+        # of the text, which costs nothing more per pattern, so it is searched only with them.
+        own = [_keywords(p.regex.pattern) or frozenset() for p in run]
+        for p, words in zip(run, own, strict=True):
+            search = _ascii(p.regex).search if ascii_text else p.regex.search
+            entries.append((search, p, words, either))
+    return entries
 
 
 def _extract(extractors: Sequence[re.Pattern[str]], text: str, params: dict[str, Any]) -> None:
@@ -481,11 +519,18 @@ class IntentRouter:
             return last[1]
         rules = self._not_when
         if rules is None:
-            rules = tuple(
-                (name, spec.not_when) for name, spec in self.specs.items() if spec.not_when
+            rules = self._not_when = tuple(
+                (name, spec.not_when, _keyword_search(spec.not_when))
+                for name, spec in self.specs.items()
+                if spec.not_when
             )
-            self._not_when = rules
-        blocked = frozenset(name for name, regex in rules if regex.search(text))
+        # A rule none of whose keywords is in the text cannot match (see ``_match_table``).
+        lowered = None if _case_odd(text) else text.lower()
+        blocked = frozenset(
+            name
+            for name, regex, keywords in rules
+            if (keywords is None or lowered is None or keywords(lowered)) and regex.search(text)
+        )
         self._blocked_last = (text, blocked)
         return blocked
 
@@ -536,7 +581,7 @@ class IntentRouter:
                 by_intent.setdefault(intent, s)
         self._by_intent = by_intent
         self._intents: tuple[str, ...] = tuple(by_intent)
-        self._search_groups: dict[tuple[bool, bool, bool, bool, bool], _SearchGroups] = {}
+        self._variants: dict[tuple[bool, bool, bool, bool, bool], _Variant] = {}
         self._pattern_skills = tuple(s for s in self._skills.values() if s.pattern is not None)
         self._specs: dict[str, IntentSpec] | None = None  # merged when first needed
         self._not_when = None
@@ -840,15 +885,15 @@ class IntentRouter:
                 params[wanted] = norm[:MAX_PARAM_CHARS]
         return params
 
-    def _groups(self, text: str, selection: bool, has_file: bool, browsing: bool) -> _SearchGroups:
+    def _variant(self, text: str, selection: bool, has_file: bool, browsing: bool) -> _Variant:
         """The patterns that can match ``text`` (registered intents, usable in this context,
         in its scripts), as bound searches: the ordinary ones, then the fallbacks, each in
-        precedence order."""
+        precedence order; and the keywords of all of them."""
         ascii_only = text.isascii()
         latin = ascii_only or _LATIN.search(text) is not None
-        variant = (ascii_only, latin, selection, has_file, browsing)
-        groups = self._search_groups.get(variant)
-        if groups is None:
+        key = (ascii_only, latin, selection, has_file, browsing)
+        variant = self._variants.get(key)
+        if variant is None:
 
             def usable(p: IntentPattern) -> bool:
                 return (
@@ -860,40 +905,57 @@ class IntentRouter:
                     and not (p.needs_browsing and not browsing)
                 )
 
-            ordinary = (*self.table.patterns, *self._declared_patterns)
-            groups = tuple(
-                _blocks([p for p in group if usable(p)], ascii_only)
-                for group in (ordinary, self.table.fallbacks)
-            )
-            self._search_groups[variant] = groups
-        return groups
+            ordinary = [p for p in (*self.table.patterns, *self._declared_patterns) if usable(p)]
+            fallbacks = [p for p in self.table.fallbacks if usable(p)]
+            entries = _entries(ordinary, ascii_only) + _entries(fallbacks, ascii_only)
+            keywords = Keywords(frozenset().union(*(e[2] for e in entries)), ascii_only=ascii_only)
+            by_word = {
+                word: tuple(i for i, e in enumerate(entries) if e[2].intersection(prefixes))
+                for word, prefixes in keywords.prefixes.items()
+            }
+            always = frozenset(i for i, e in enumerate(entries) if not e[2])
+            variant = _Variant(tuple(entries), len(ordinary), keywords, always, by_word)
+            self._variants[key] = variant
+        return variant
 
     def _match_table(
         self, text: str, selection: bool, has_file: bool, browsing: bool = False
     ) -> _Decision | None:
         best: IntentPattern | None = None
         best_match: re.Match[str] | None = None
-        lowered = text.lower()
         blocked = self._blocked(text)
-        negated = _NEGATION_WORD.search(text) is not None
-        for group in self._groups(text, selection, has_file, browsing):
-            start = len(text) + 1
-            for trigger, entries in group:
-                if trigger is not None and trigger(lowered) is None:
-                    continue  # none of their keywords is in the text: none of them can match
-                for search, p in entries:
-                    m = search(text)
-                    # Patterns come in precedence order, so only a strictly earlier start wins.
-                    if m is not None and m.start() < start and p.intent not in blocked:
-                        if negated and _negated(text, m.start()):
-                            continue  # "don't write a new post, …", "别写文章，…": not that
-                        best, best_match, start = p, m, m.start()
-                        if start == 0:
-                            break
+        negated: bool | None = None  # whether the text holds a negation: told when needed
+        variant = self._variant(text, selection, has_file, browsing)
+        # Every keyword the text holds, found at once: a pattern none of whose keywords is
+        # there cannot match, and only the others are searched, in precedence order.
+        entries, ordinary = variant.entries, variant.ordinary
+        longest = variant.keywords.longest(text.lower())
+        if _case_odd(text):
+            # A character that matches a letter only under IGNORECASE: a pattern is searched
+            # when a keyword of its run is there, as when a run shared one trigger search.
+            held = {w for found in longest for w in variant.keywords.prefixes[found]}
+            picked = [i for i, e in enumerate(entries) if not e[3] or not e[3].isdisjoint(held)]
+        else:
+            allowed = set(variant.always)
+            by_word = variant.by_word
+            for word in longest:
+                allowed.update(by_word[word])
+            picked = sorted(allowed)
+        start = len(text) + 1
+        for i in picked:
+            if i >= ordinary and best is not None:
+                break  # an ordinary pattern matched: the fallbacks are not tried
+            search, p, _own, _run = entries[i]
+            m = search(text)
+            # Patterns come in precedence order, so only a strictly earlier start wins.
+            if m is not None and m.start() < start and p.intent not in blocked:
+                if negated is None:
+                    negated = _NEGATION_WORD.search(text) is not None
+                if negated and _negated(text, m.start()):
+                    continue  # "don't write a new post, …", "别写文章，…": not that
+                best, best_match, start = p, m, m.start()
                 if start == 0:
                     break
-            if best is not None:
-                break
         if best is None or best_match is None:
             return None
         spec = self.specs[best.intent]

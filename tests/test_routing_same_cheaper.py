@@ -1,0 +1,118 @@
+"""The cheaper routing path gives the same answers as the plain one.
+
+The table's keywords are found in one scan (``prefilter.Keywords``) and a pattern is searched
+only when its own keywords are there; the classifier computes its features as a set, with the
+code check counted by string methods; ``holds_back`` skips searches whose keywords are absent.
+Each is checked here against the plain computation it replaces. (``scripts/routing_same.py``
+compares whole routing outcomes between two versions over every request in data/routing.)
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+from typing import Any
+
+import pytest
+
+from benchmarks.bench_routing import load_eval
+from skillrt._routing import clarify
+from skillrt._routing import classifier as C
+from skillrt._routing.intent_table import IntentTable
+from skillrt._routing.prefilter import Keywords, required_literals
+from skillrt._routing.router import _CASE_ODD, IntentRouter, normalize_text
+
+
+def _texts() -> list[str]:
+    texts = [t for *_, t in load_eval()]
+    return texts + [t.upper() for t in texts[::5]] + ["ſtop", "İs there", "dıd I write it"]
+
+
+def test_keywords_finds_exactly_the_words_a_text_holds() -> None:
+    rng = random.Random(29)
+    for _ in range(2000):
+        words = {
+            "".join(rng.choice("ab.?删") for _ in range(rng.randint(1, 4)))
+            for _ in range(rng.randint(1, 8))
+        }
+        scan = Keywords(words)
+        for _ in range(5):
+            text = "".join(rng.choice("abc.?删 ") for _ in range(rng.randint(0, 14)))
+            assert scan.holds(text) == {w for w in words if w in text}, (words, text)
+    assert Keywords({"de", "delete", "xé"}, ascii_only=True).holds("delete") == {"de", "delete"}
+
+
+def test_only_the_odd_characters_match_a_letter_without_lowering_to_it() -> None:
+    """Under IGNORECASE a pattern's ASCII letter matches these characters and no others whose
+    ``lower()`` is not that letter; a text holding one is searched as before (run by run)."""
+    letters = re.compile("[a-z]", re.IGNORECASE)
+    odd = {
+        chr(o)
+        for o in range(128, sys.maxunicode + 1)
+        if letters.fullmatch(chr(o)) and not ("a" <= chr(o).lower() <= "z")
+    }
+    odd |= {chr(o) for o in range(sys.maxunicode + 1) if len(chr(o).lower()) != 1}
+    assert odd == set(_CASE_ODD)
+    table = IntentTable.default()
+    for pattern in (*table.patterns, *table.fallbacks):
+        for word in required_literals(pattern.regex.pattern) or ():
+            # The table's other keyword characters have no case: nothing else matches them.
+            assert all(ch.isascii() or ch.lower() == ch.upper() for ch in word), pattern.where
+
+
+async def test_a_text_with_an_odd_character_routes_as_the_old_run_triggers_did() -> None:
+    router = IntentRouter(None, classifier=None)
+    from skillrt.skills import builtin_skills
+
+    for skill in builtin_skills():
+        router.register_skill(skill)
+    got = await router.parse("wrıte an article about Zig")  # dotless ı matches "i"
+    again = await router.parse("write an article about Zig")
+    assert got.type == again.type == "WRITE_ARTICLE"
+
+
+@pytest.mark.parametrize("context", [None, {"current_file": "a.md"}, {"browsing": True}])
+def test_the_classifier_features_are_the_same_set(context: dict[str, Any] | None) -> None:
+    for text in map(normalize_text, _texts()):
+        assert C._feature_set(text, context) == set(C.features(text, context)), text
+
+
+def test_the_code_check_counts_as_the_regex_does() -> None:
+    rng = random.Random(7)
+    alphabet = list("{}();=<>[]:`|-=> selectfrom defnconstreturn ab用x")
+    texts = [C._clean(t[:600]) for t in _texts()]
+    texts += [
+        " ".join("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20))).split())
+        for _ in range(20000)
+    ]
+    texts += ["a => b", "x::y", ":::", "def f(): return 1", "用def", "ls -la | grep x", "-v x"]
+    for text in texts:
+        plain = len(C._CODE.findall(text)) >= 3 or C._SNIPPET.search(text) is not None
+        assert C._holds_code(text) == plain, text
+
+
+def test_the_classifier_gives_the_same_probabilities_twice_and_without_its_last_answer() -> None:
+    model = C.IntentClassifier.packaged()
+    for text in _texts()[:200]:
+        first = model.probabilities(text, {"focus": "a.md"})
+        model._last = None
+        assert model.probabilities(text, {"focus": "a.md"}) == first
+        assert model.probabilities(text, {"focus": "a.md", "current_file": "b.md"}) == first
+
+
+def test_holds_back_answers_as_every_search_would() -> None:
+    def plain(text: str) -> bool:
+        text = text.strip()
+        said = clarify._LEAVES_ALONE.sub(" ", text).strip()
+        searching = clarify._SEARCH_FIRST.search(text) is not None
+        return (
+            clarify._NEGATION.search(said) is not None
+            or (not searching and clarify._ASKS_ABOUT.search(said) is not None)
+            or clarify._ABOUT_ME.search(text) is not None
+            or clarify._PRAISE.search(text) is not None
+        )
+
+    texts = [*_texts(), "DON'T DELETE IT", "原文别动，不要翻译", "ſtop deleting", "did I write it?"]
+    for text in texts:
+        assert clarify.holds_back(text) == plain(text), text
