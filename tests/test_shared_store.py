@@ -909,8 +909,8 @@ async def test_holds_in_flight_together_share_the_loops_session_and_survive_its_
 
     results = await asyncio.gather(*(lane(n) for n in range(8)))
     assert all(all(held) for held in results)
-    session = db._on_loop
-    assert session is not None and session.conn is not None
+    session = db._on_loop[asyncio.get_running_loop()]
+    assert session.conn is not None
     with psycopg.connect(pg_url, autocommit=True) as conn:
         (count,) = conn.execute(
             "SELECT count(*) FROM skillrt_leases WHERE worker_id = 'loop-holder'"
@@ -932,4 +932,38 @@ async def test_holds_in_flight_together_share_the_loops_session_and_survive_its_
     assert await locks.hold_many_async(["still-fine"]) == {"still-fine"}
     locks.close()
     db.close()
-    assert db._on_loop is None
+    assert db._on_loop == {}
+
+
+def test_loops_in_two_threads_each_hold_on_a_session_of_their_own(pg_url: str) -> None:
+    """Two event loops in two threads (two runtimes over one database object) take leases at
+    the same time: each loop drives a session of its own, neither cuts the other's."""
+    from skillrt._state.postgres import PgDatabase, PgRunLocks
+
+    db = PgDatabase(pg_url, worker_id="two-loops")
+    locks = PgRunLocks(db, lease_s=30)
+    results: dict[str, list[bool]] = {}
+    sessions: dict[str, Any] = {}
+
+    def run(name: str) -> None:
+        async def holds() -> list[bool]:
+            held = []
+            for i in range(30):
+                held.append(await locks.hold_many_async([f"{name}-{i}"]) == {f"{name}-{i}"})
+                await asyncio.sleep(0.001)
+            sessions[name] = db._on_loop[asyncio.get_running_loop()].conn
+            return held
+
+        results[name] = asyncio.run(holds())
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert results == {"a": [True] * 30, "b": [True] * 30}
+    assert sessions["a"] is not sessions["b"]
+    assert db.available and db.outages == 0  # neither loop's session was cut
+    locks.close()
+    db.close()
+    assert db._on_loop == {}

@@ -132,7 +132,7 @@ class PgDatabase:
         self._health = threading.Condition()
         self._closing = threading.Event()
         # The event loop's own bookkeeping session (``on_loop``).
-        self._on_loop: _LoopSession | None = None
+        self._on_loop: dict[asyncio.AbstractEventLoop, _LoopSession] = {}  # one per loop
         # Every session fails a read or write the server does not answer within the timeout
         # (a frozen server, a cut network), instead of waiting for TCP to give up (minutes).
         connect = {
@@ -361,7 +361,8 @@ class PgDatabase:
         """A bookkeeping statement (no wait for the WAL flush) the event loop sends itself, on
         a session of its own driven by the loop (``Statement.run_on_loop``): no thread and no
         hand-off either way, where ``off_loop`` costs two thread wake-ups, each a wait for a
-        CPU on a busy machine. One statement at a time per loop; its errors are
+        CPU on a busy machine. A session per loop (loops in several threads never share one),
+        one statement at a time on it; its errors are
         ``connection``'s, and a server that does not answer fails it within the timeout."""
         if sys.platform == "win32":  # the proactor loop watches no sockets: in a thread
 
@@ -377,10 +378,11 @@ class PgDatabase:
                 f"{self.down_for_s:.0f} s; retrying",
                 reason="unreachable",
             )
-        session = self._on_loop
-        if session is None or session.loop is not loop:
-            self._drop_loop_session()
-            session = self._on_loop = _LoopSession(loop)
+        session = self._on_loop.get(loop)
+        if session is None:
+            for gone in [other for other in list(self._on_loop) if other.is_closed()]:
+                self._drop_loop_session(gone)  # a loop that ran the runtime before
+            session = self._on_loop[loop] = _LoopSession(loop)
         psycopg = self._psycopg
         async with session.lock:
             try:
@@ -388,7 +390,7 @@ class PgDatabase:
                     if session.conn is None or session.conn.closed:
                         conn = await asyncio.to_thread(self.dedicated)
                         conn.pgconn.nonblocking = 1
-                        if self._on_loop is not session:  # dropped meanwhile (closed)
+                        if self._on_loop.get(loop) is not session:  # dropped meanwhile
                             conn.close()
                             raise StoreUnavailable("the database was closed",
                                                    reason="unreachable")  # fmt: skip
@@ -397,21 +399,21 @@ class PgDatabase:
             except psycopg.DataError as exc:  # refused; the session is as it was
                 raise UserError(f"the database refused a value: {exc}") from exc
             except psycopg.OperationalError as exc:
-                self._drop_loop_session()
+                self._drop_loop_session(loop)
                 raise self._unavailable(exc) from exc
             except TimeoutError:
-                self._drop_loop_session()
+                self._drop_loop_session(loop)
                 raise StoreUnavailable(
                     f"PostgreSQL did not answer within {self.timeout_s:g} s", reason="unreachable"
                 ) from None
             except (psycopg.Error, StoreUnavailable):
                 raise  # refused (the session is as it was), or no session made
             except BaseException:  # cancelled mid-statement: the session's state is unknown
-                self._drop_loop_session()
+                self._drop_loop_session(loop)
                 raise
 
-    def _drop_loop_session(self) -> None:
-        session, self._on_loop = self._on_loop, None
+    def _drop_loop_session(self, loop: asyncio.AbstractEventLoop) -> None:
+        session = self._on_loop.pop(loop, None)
         if session is not None and session.conn is not None:
             with contextlib.suppress(Exception):
                 session.conn.close()
@@ -453,7 +455,8 @@ class PgDatabase:
 
     def close(self) -> None:
         self._closing.set()
-        self._drop_loop_session()
+        for loop in list(self._on_loop):
+            self._drop_loop_session(loop)
         with self._health:
             self._health.notify_all()
         if self._down_since is None:
