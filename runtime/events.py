@@ -125,26 +125,25 @@ class EventBus:
         event = None
         if raw:
             event = _event(event_type, task_id, data, timestamp)
-            for callback in raw:
-                try:
-                    out = callback(event)
-                    if out is not None:
-                        self._awaited(out)
-                except Exception as exc:
-                    self._failed(event_type, exc)
+            self._deliver(event_type, event, raw)
         if shown:
             # Events are shown to people (progress lines, a server's stream): redacted, like
             # logs. Walked, not scanned: an event's data is small, and the walk of a few keys
             # costs less than encoding it and scanning the text (``Redactor.is_clean``).
             event = _event(event_type, task_id, self._redactor.fields(data), timestamp)
-            for callback in shown:
-                try:
-                    out = callback(event)
-                    if out is not None:
-                        self._awaited(out)
-                except Exception as exc:
-                    self._failed(event_type, exc)
+            self._deliver(event_type, event, shown)
         return event
+
+    def _deliver(self, event_type: str, event: Event, callbacks: tuple[EventCallback, ...]) -> None:
+        """Call each of ``callbacks`` with ``event``; one that fails is logged, never stops
+        the others or the emitter."""
+        for callback in callbacks:
+            try:
+                out = callback(event)
+                if out is not None:
+                    self._awaited(out)
+            except Exception as exc:
+                self._failed(event_type, exc)
 
     def _route(self, event_type: str) -> tuple[tuple[EventCallback, ...], ...]:
         """Who gets ``event_type``: (raw subscribers, redacted subscribers), the type's own
