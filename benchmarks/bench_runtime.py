@@ -494,8 +494,11 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
     rows.append(
         row("skillrt process_input, checkpoints off", off_us, "µs/task", note=_p("skillrt_memory"))
     )
-    cpu_off_us = cpu["skillrt_memory"] / len(times["skillrt_memory"]) * 1e6
-    cpu_on_us = cpu["skillrt"] / len(times["skillrt"]) * 1e6
+
+    def per_task_us(seconds: dict[str, float], name: str) -> float:
+        return seconds[name] / len(times[name]) * 1e6
+
+    cpu_off_us, cpu_on_us = per_task_us(cpu, "skillrt_memory"), per_task_us(cpu, "skillrt")
     rows.append(
         row(
             "skillrt CPU per task, checkpoints on",
@@ -506,8 +509,8 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
             note="process CPU time (every thread, the commit thread's fsyncs included)",
         )
     )
-    loop_on_us = loop_cpu["skillrt"] / len(times["skillrt"]) * 1e6
-    loop_off_us = loop_cpu["skillrt_memory"] / len(times["skillrt_memory"]) * 1e6
+    loop_on_us = per_task_us(loop_cpu, "skillrt")
+    loop_off_us = per_task_us(loop_cpu, "skillrt_memory")
     rows.append(
         row(
             "  of which on the event loop's thread, checkpoints on",
