@@ -16,28 +16,9 @@ from skillrt._io.bulk import gc_paused
 from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.embedded.listing import FIELDS, TRIGGERS, ensure_listing
-from skillrt._state.records import TaskRecord
-from skillrt._state.summary import summarize, summarize_restored
-from skillrt.outcomes import as_restored
+from skillrt._state.summary import summarize_restored
 
-HOUR = 3600.0
-
-
-def _record(task_id: str, now: float, **fields: Any) -> TaskRecord:
-    base: dict[str, Any] = {
-        "id": task_id,
-        "session_id": "s",
-        "state": "EXECUTING",
-        "created_at": now - 60,
-        "updated_at": now - 30,
-        "skill": "WriteArticle",
-        "intent": {"type": "WRITE_ARTICLE"},
-        "raw_input": f"write about {task_id}",
-        "steps": {"context": {"topic": task_id}},
-        "progress": {"step": 1, "total_steps": 3},
-    }
-    return TaskRecord(**{**base, **fields})
-
+from .test_storage_listing import HOUR, _record, lists_as_parsed
 
 # The layout of 2026-11-26, as that version made it.
 _PATHS = ", ".join(f"'$.{path}'" for path in FIELDS)
@@ -73,15 +54,9 @@ def _sql(db: Path, *statements: str) -> list[Any]:
 
 def _lists_right(store: CheckpointStore, ids: set[str]) -> None:
     """Every record is listed from its Listed row, as its parsed record would be."""
-    redactor = Redactor()
-    loaded = store.load_lazy(max_age_s=HOUR, now=time.time())
+    loaded = lists_as_parsed(store, max_age_s=HOUR)
     assert {entry.id for entry in loaded.records} == ids
-    assert all(entry.listed is not None for entry in loaded.records)
     assert loaded.quarantined == []
-    parsed = [store.parse_lazy(entry) for entry in loaded.records]
-    assert summarize_restored(loaded.records, redactor) == [
-        summarize(as_restored(r), redactor) for r in parsed if r is not None
-    ]
 
 
 def test_a_store_of_the_old_layout_is_rebuilt_once_and_lists_right(tmp_path: Path) -> None:

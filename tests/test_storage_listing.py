@@ -19,7 +19,8 @@ from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.embedded.listing import FIELDS, RETIRED_COLUMNS, TRIGGERS
 from skillrt._state.embedded.offline import resumable_on_disk
-from skillrt._state.records import RecordText, TaskRecord
+from skillrt._state.protocol import LazyLoad
+from skillrt._state.records import RecordText, TaskRecord, dump_record
 from skillrt._state.summary import summarize, summarize_restored
 from skillrt.messages import TaskSummary
 from skillrt.outcomes import as_restored, is_resumable
@@ -72,23 +73,31 @@ def _listing_rows(db: Path) -> dict[str, tuple[Any, ...]]:
     }
 
 
-def _agrees(store: CheckpointStore) -> None:
-    """The Listed table matches the JSON row for row, and the listing the store gives is the
-    listing the parsed records give."""
-    assert _listing_rows(store.db_path) == _expected_rows(store.db_path)
+def lists_as_parsed(store: CheckpointStore, *, max_age_s: float = 24 * HOUR) -> LazyLoad:
+    """Every record is listed from its Listed row, and the listing the store gives is the
+    listing the parsed records give; returns what ``load_lazy`` found."""
     redactor = Redactor()
-    loaded = store.load_lazy(max_age_s=24 * HOUR, now=time.time())
+    loaded = store.load_lazy(max_age_s=max_age_s, now=time.time())
     assert all(entry.listed is not None for entry in loaded.records)
     parsed = [store.parse_lazy(entry) for entry in loaded.records]
     assert summarize_restored(loaded.records, redactor) == [
         summarize(as_restored(r), redactor) for r in parsed if r is not None
     ]
+    return loaded
+
+
+def _agrees(store: CheckpointStore) -> None:
+    """The Listed table matches the JSON row for row, and the listing is the parsed one."""
+    assert _listing_rows(store.db_path) == _expected_rows(store.db_path)
+    lists_as_parsed(store)
 
 
 def test_every_write_path_keeps_the_listing(tmp_path: Path) -> None:
     now = time.time()
     store = CheckpointStore(tmp_path / "checkpoints")
-    store.save(_record("saved", now))  # diskcache's set
+    # diskcache's own set (an older skillrt's save), save() and the group commit
+    store._cache.set("saved", dump_record(_record("saved", now)), tag=now - 30)
+    store.save(_record("saved-now", now))
     store.apply([_record("applied", now), RecordText.of(_record("text", now))], [])
     _agrees(store)
     # Updated: a step more, paused with a question, failed with an error.
@@ -105,7 +114,8 @@ def test_every_write_path_keeps_the_listing(tmp_path: Path) -> None:
     _agrees(store)
     assert _listing_rows(store.db_path)["saved"][-1] == 2  # the number of completed steps
     store.apply([], ["applied"])  # the group commit's delete
-    assert store.delete("text")  # diskcache's delete
+    assert store.delete("text")  # the store's delete
+    assert store._cache.delete("saved-now")  # diskcache's own (an older skillrt's)
     assert set(_listing_rows(store.db_path)) == {"saved"}
     _agrees(store)
     store.close()
