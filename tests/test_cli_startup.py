@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from skillrt.abort import AbortController
-from tests.cli_support import cli_env
+from tests.cli_support import cli_env, write_script
 
 # Loaded by none of the three: the model SDKs, the HTTP client, the runtime and what only a
 # running runtime needs (structured logs, the router and its classifier, the skills, the
@@ -59,9 +59,10 @@ def _run_cli(
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """``skillrt ARGS`` in a process of its own; its result and the modules it had loaded."""
     report = tmp_path / "modules.json"
+    script = write_script(tmp_path / "script.json", [])  # the scripted model: never asked
     done = subprocess.run(
         [sys.executable, "-c", _CLI_REPORTING_MODULES, str(report), *args],
-        env={**cli_env(root, tmp_path / "none.json", HOME=str(tmp_path)), **env},
+        env={**cli_env(root, script, HOME=str(tmp_path)), **env},
         cwd=root,
         capture_output=True,
         text=True,
@@ -150,3 +151,30 @@ def test_a_failing_abort_callback_is_logged_and_the_others_still_run(
     [record] = [r for r in caplog.records if r.name == "skillrt.abort"]
     assert "agent.error" in record.getMessage() and "abort callback" in record.getMessage()
     assert "callback bug" in record.getMessage()
+
+
+def test_chat_starts_without_the_browsing_machinery_or_the_frontmatter_parsers(
+    tmp_path: Path,
+) -> None:
+    # The skills are registered (their names, intents and parameters), not loaded: the agent
+    # loop, the browsers and httpx come with a browsing task; PyYAML, tomlkit and
+    # python-frontmatter with the first post read or written.
+    root = tmp_path / "blog"
+    _seed(root, "write an article about tags")
+    done, found = _run_cli(tmp_path, root, "chat")  # stdin at its end: starts, then quits
+    assert done.returncode == 0, done.stderr
+    assert "task0001" in done.stdout  # the start lists what can be resumed
+    assert "skillrt.agent" in found and "skillrt.skills.browsing.skills" in found
+    late = (
+        "httpx",
+        "playwright",
+        "skillrt.skills.browsing.agent",
+        "skillrt.skills.browsing.backends",
+        "skillrt.skills.browsing.research",
+        "yaml",
+        "tomlkit",
+        "frontmatter",
+        "openai",
+        "llama_cpp",
+    )
+    assert _loaded(found, late) == []
