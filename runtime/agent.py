@@ -17,14 +17,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from skillrt._chat.chatlog import ChatLog
 from skillrt._io.logs import Redactor, make_logger, open_log_file
 from skillrt._io.syncloop import SyncLoop
-from skillrt._routing.classifier import IntentClassifier
+from skillrt._routing.clarify import holds_back
 from skillrt._routing.inputs import as_dict, clean_text, refusal
-from skillrt._routing.intent_table import IntentTable
 from skillrt._routing.router import CHAT, IntentRouter
 from skillrt._state.protocol import (
     HistoryStore,
@@ -314,13 +313,20 @@ class AgentRuntime:
         if self._warming is not None:
             return
         warming: concurrent.futures.Future[None] = concurrent.futures.Future()
-        classifier = self.config.intent_classifier
+        classifier: Literal["packaged"] | None = (
+            "packaged" if self.config.intent_classifier else None
+        )
+        skills = list(self.skills.values())
 
         def build() -> None:
-            try:  # kept by their modules: the router finds them built at its first input
-                IntentTable.default()
-                if classifier:
-                    IntentClassifier.packaged()
+            # Everything routing builds once per process is kept by its module (the table,
+            # the classifier, each pattern's keywords and ASCII form): a router of its own,
+            # routing a few inputs in this thread, leaves them built for the runtime's.
+            try:
+                router = IntentRouter(None, cache_size=1, classifier=classifier)
+                for skill in skills:
+                    router.register_skill(skill)
+                asyncio.run(_route_samples(router))
             except Exception:  # noqa: S110 - the first input meets it where it is reported
                 pass
             finally:
@@ -823,3 +829,21 @@ class AgentRuntime:
         """``close`` for synchronous callers (those that used ``process_input_sync``)."""
         if not self._sync.run_last(self.close()):
             self._close_services()
+
+
+# Inputs that reach each of routing's variants (ASCII, other Latin, CJK, both; with a file open,
+# with a selection, in a browsing session): what ``warm_up`` routes to build them.
+_SAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("write an article about warming up", {}),
+    ("résume l'article posts/a.md", {}),
+    ("总结一下这篇文章", {}),
+    ("总结一下 posts/a.md", {}),
+    ("fix the grammar here", {"current_file": "posts/a.md", "has_selection": True}),
+    ("click the first link", {"last_skill": "Browse"}),
+)
+
+
+async def _route_samples(router: IntentRouter) -> None:
+    for text, context in _SAMPLES:
+        await router.parse(text, context, ask_model=False)
+        holds_back(text)  # what the planner asks of a request that would write
