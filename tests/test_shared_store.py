@@ -587,6 +587,11 @@ def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
     assert result["concurrency"]["completed"] == 10 and result["concurrency"]["rounds"] > 0
     metrics = {r["metric"] for r in result["rows"]}
     assert {"postgres p50 / floor", "postgres: wall time / ideal"} <= metrics
+    # Where a task's time goes: its lease, its commits (3 steps and its ending), the rest.
+    parts = result["parts_us"]["seq-pg"]
+    assert parts["lease"] > 0 and parts["commits"] > 0 and parts["commit_waits"] >= 4
+    assert parts["rest"] == pytest.approx(parts["task"] - parts["lease"] - parts["commits"])
+    assert "postgres: where a task's time goes, one at a time (mean per task)" in metrics
 
 
 async def test_a_nul_in_a_session_id_or_text_never_reaches_postgres(
