@@ -309,7 +309,8 @@ class AgentRuntime:
         build on the event loop: the packaged intent table (its patterns compiled: 0.1-0.4 s on
         a small machine) and the classifier. An input that comes meanwhile waits for them
         rather than building them again. The REPL calls this once it is ready, while the user
-        types; a host that knows requests are coming may too."""
+        types, and ``skillrt serve`` when it starts; a host that knows requests are coming
+        may too."""
         if self._warming is not None:
             return
         warming: concurrent.futures.Future[None] = concurrent.futures.Future()

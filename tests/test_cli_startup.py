@@ -97,12 +97,19 @@ def _seed(root: Path, description: str) -> None:
 
 
 def test_import_skillrt_loads_no_sdk_client_or_runtime() -> None:
-    code = "import json, sys, skillrt; print(json.dumps(sorted(sys.modules)))"
+    code = (
+        "import json, sys; before = set(sys.modules); import skillrt;"
+        " print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     found = json.loads(done.stdout)
-    assert _loaded(found, (*NEVER, "pydantic_settings", "skillrt.settings")) == []
+    assert "skillrt" in found
+    assert _loaded(found, (*NEVER, "pydantic", "pydantic_settings", "skillrt.settings")) == []
+    # The old-names finder is a plain class: importlib.abc's bases loaded importlib.resources
+    # (tempfile, shutil, bz2, lzma, random) with every import.
+    assert _loaded(found, ("importlib.abc", "importlib.resources", "tempfile")) == []
 
 
 def test_tasks_lists_without_the_runtime_and_shows_a_request_as_written(tmp_path: Path) -> None:
@@ -178,3 +185,25 @@ def test_chat_starts_without_the_browsing_machinery_or_the_frontmatter_parsers(
         "llama_cpp",
     )
     assert _loaded(found, late) == []
+
+
+def test_loading_the_config_builds_no_section_validator(tmp_path: Path) -> None:
+    # The sections are defer_build models: RuntimeConfig's schema validates them inline.
+    code = (
+        "import json, skillrt.settings as s; c = s.load_config();"
+        " print(json.dumps([s.LLMConfig.__pydantic_complete__, c.llm.provider,"
+        " s.LLMConfig(provider='openai').provider, s.LLMConfig.__pydantic_complete__]))"
+    )
+    env = cli_env(tmp_path, tmp_path / "none.json", HOME=str(tmp_path))
+    del env["SKILLRT_LLM__PROVIDER"], env["SKILLRT_LLM__SCRIPT_PATH"]  # the default: auto
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    # Unbuilt after load_config; used on its own, the section validates (and is built then).
+    assert json.loads(done.stdout) == [False, "auto", "openai", True]

@@ -83,3 +83,18 @@ def test_without_a_warm_up_the_first_input_builds_them_on_the_loop(tmp_path: Pat
     built = cold["built"]
     assert isinstance(built, list) and built
     assert all(thread == "MainThread" for _, thread in built)
+
+
+def test_skillrt_serve_warms_routing_up_when_it_starts(tmp_path: Path) -> None:
+    """A server starts the warm-up with the runtime, before its first request arrives."""
+    from skillrt.testing import FunctionModel
+    from tests.server_support import LiveServer, make_runtime
+
+    rt = make_runtime(tmp_path, FunctionModel(lambda m, o: "ok"))
+    live = LiveServer(rt)
+    try:
+        with live.client() as c:
+            assert c.get("/healthz").status_code == 200
+        assert rt._warming is not None
+    finally:
+        live.stop()
