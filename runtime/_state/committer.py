@@ -230,10 +230,7 @@ class Committer:
         if not (self._ops or self._side_due or self._outstanding):
             return
         waiter = asyncio.get_running_loop().create_future()
-        # A caller cancelled while waiting (a task stopped at shutdown) no longer reads the
-        # outcome: mark a failure as seen, so asyncio does not print it as never retrieved.
         # Cancelling the caller cancels only its own waiter: the round is written regardless.
-        waiter.add_done_callback(_seen)
         self._waiters.append(waiter)
         self._kick()
         await waiter
@@ -400,6 +397,10 @@ class Committer:
                 waiter.set_result(None)
             else:
                 waiter.set_exception(error)
+                # Marked as read: a caller whose loop stops before it wakes (at shutdown)
+                # never reads it, and asyncio would print it as never retrieved. (A done
+                # callback did this for every waiter: one more handle per commit.)
+                waiter.exception()
 
 
 class _Later:
@@ -416,8 +417,3 @@ _Op = TaskRecord | RecordText | _Later | None
 
 def _made(ops: dict[str, _Op]) -> dict[str, TaskRecord | RecordText | None]:
     return {k: v.make() if isinstance(v, _Later) else v for k, v in ops.items()}
-
-
-def _seen(future: asyncio.Future[None]) -> None:
-    if not future.cancelled():
-        future.exception()
