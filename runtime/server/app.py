@@ -91,6 +91,7 @@ class ServerState:
         # Unredacted: the journal redacts an event when it encodes it (most are never read).
         self._unsubscribe = self.runtime.events.on_raw("*", self._log.on_event)
         await self.runtime.initialize()
+        self.runtime.warm_up()  # routing's tables, built in a thread before the first request
         if self.mcp is not None:
             await self.mcp.start()
 
