@@ -171,7 +171,7 @@ def test_chat_starts_without_the_browsing_machinery_or_the_frontmatter_parsers(
 ) -> None:
     # The skills are registered (their names, intents and parameters), not loaded: the agent
     # loop, the browsers and httpx come with a browsing task; PyYAML, tomlkit and
-    # python-frontmatter with the first post read or written.
+    # python-frontmatter with the first post read or written, python-slugify with a new post.
     root = tmp_path / "blog"
     _seed(root, "write an article about tags")
     done, found = _run_cli(tmp_path, root, "chat")  # stdin at its end: starts, then quits
@@ -187,6 +187,7 @@ def test_chat_starts_without_the_browsing_machinery_or_the_frontmatter_parsers(
         "yaml",
         "tomlkit",
         "frontmatter",
+        "slugify",
         "openai",
         "llama_cpp",
     )
