@@ -1,9 +1,11 @@
 """``skillrt tasks`` and ``skillrt doctor`` as whole processes: what a person waits for.
 
 Each command runs as a subprocess (``python -m skillrt ...``) in a small blog with a few
-resumable tasks, ``runs`` times; the median wall time is reported. Two floors are measured
-the same way: the interpreter alone, and the interpreter importing the CLI's own libraries
-(typer, rich, pydantic), which no change in skillrt can go under.
+resumable tasks, ``runs`` times; the median wall time is reported. Floors are measured the
+same way: the interpreter alone, and the interpreter importing the CLI's own libraries
+(typer, rich, pydantic), which no change in skillrt can go under. ``import pydantic`` alone
+loads next to nothing (its names load on first use), so a third floor also defines and
+validates one small model, as any command that reads pydantic settings must.
 
 skillrt's own modules are byte-compiled first, as an installed package's are (pip compiles
 them, as it compiled the floor's libraries): from a source checkout under
@@ -28,6 +30,19 @@ from benchmarks._common import row, temp_dir
 __all__ = ["cli_commands"]
 
 TARGET_MS = 250.0
+
+# The libraries' floor, plus what using pydantic at all loads: one model with a bounded field,
+# a secret and a choice, defined and validated.
+_ONE_MODEL = """
+import typer, rich.console, rich.table
+from typing import Literal
+from pydantic import BaseModel, Field, SecretStr
+class Config(BaseModel):
+    timeout_s: float = Field(default=1.0, gt=0)
+    key: SecretStr | None = None
+    mode: Literal["a", "b"] = "a"
+Config()
+"""
 
 
 def _compile_skillrt() -> None:
@@ -80,7 +95,7 @@ def _seed(root: Path, tasks: int) -> None:
 
 
 def cli_commands(runs: int = 5, tasks: int = 20) -> dict[str, Any]:
-    """Median wall time of ``skillrt tasks`` and ``skillrt doctor``, and the two floors."""
+    """Median wall time of ``skillrt tasks`` and ``skillrt doctor``, and the floors."""
     python = sys.executable
     _compile_skillrt()
     with temp_dir("cli") as root:
@@ -100,9 +115,10 @@ def cli_commands(runs: int = 5, tasks: int = 20) -> dict[str, Any]:
                 env,
                 runs,
             ),
+            "one_model": _wall_ms([python, "-c", _ONE_MODEL], root, env, runs),
         }
     floor = f"floor: python alone {figures['python']:.0f} ms, + typer/rich/pydantic"
-    floor += f" {figures['libraries']:.0f} ms"
+    floor += f" {figures['libraries']:.0f} ms, + one pydantic model {figures['one_model']:.0f} ms"
     rows = [
         row(
             f"skillrt tasks (whole process, {tasks} resumable)",

@@ -15,7 +15,7 @@ import datetime as dt
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -66,6 +66,48 @@ __all__ = ["AgentRuntime"]
 
 OnTask = Callable[[str], None] | None
 """Called with the id of the task an input starts or answers, before any of its events."""
+OnLeft = Callable[[ChatMessage | None], None] | None
+"""For a caller that may stop waiting (a server's request, answered in its own asyncio task):
+when that task is cancelled once the call's task started (``on_task`` was called), the task
+goes on instead of stopping, its reply is recorded in the history all the same, and it is
+handed to this callback when it comes (None if there is none: the run failed to reply)."""
+
+
+def _uncancelled(turn: asyncio.Future[ChatMessage]) -> asyncio.Future[ChatMessage]:
+    """``turn``, awaited through a future of its own: cancelling the waiter leaves ``turn``
+    be (``asyncio.shield`` without its extra callback)."""
+    waiter: asyncio.Future[ChatMessage] = turn.get_loop().create_future()
+
+    def done(_: asyncio.Future[ChatMessage]) -> None:
+        if waiter.done():
+            return
+        if turn.cancelled():
+            waiter.cancel()
+        elif (error := turn.exception()) is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(turn.result())
+
+    turn.add_done_callback(done)
+    return waiter
+
+
+async def _kept(work: asyncio.Task[ChatMessage], on_left: OnLeft) -> ChatMessage:
+    """``work``'s reply; if its caller leaves meanwhile, ``work`` goes on, and hands its reply
+    to ``on_left`` (see ``OnLeft``)."""
+    try:
+        return await _uncancelled(work)
+    except asyncio.CancelledError:
+        if on_left is not None and not work.done():
+            work.add_done_callback(
+                lambda w: on_left(None if w.cancelled() or w.exception() else w.result())
+            )
+        elif on_left is not None:
+            on_left(None if work.cancelled() or work.exception() else work.result())
+        raise
+
+
+_LEFT: set[asyncio.Task[None]] = set()  # the turns whose callers left, until they end
 
 
 def _entry_point_skills() -> list[Skill[Any]]:
@@ -345,13 +387,15 @@ class AgentRuntime:
         *,
         on_task: OnTask = None,
         background: bool = False,
+        on_left: OnLeft = None,
     ) -> ChatMessage:
         """Handle one chat input: answer a waiting question, or route it and run it as a task.
 
         ``on_task(task_id)`` is called with the task the input starts or answers, before any of
         its events (a server streams them while the call runs). With the shared store's queue
         on (``[queue] enabled``), the task may run on another worker; its reply comes back
-        here. ``background``: after the interactive work waiting in the queue."""
+        here. ``background``: after the interactive work waiting in the queue. ``on_left``: see
+        ``OnLeft`` (without it, a caller cancelled while it waits cancels the task too)."""
         await self.initialize()
         if self._warming is not None and not self._warming.done():
             await asyncio.wrap_future(self._warming)  # routing's tables, being built
@@ -373,7 +417,7 @@ class AgentRuntime:
         if waiting is not None and waiting.answer is not None and not waiting.answer.done():
             question = waiting.route_question
             if question is None or question.interpret(text) is not None:
-                return await self._answer(waiting, text, on_task)
+                return await self._answer(waiting, text, on_task, on_left=on_left)
             # Not an answer to routing's question: that is dropped, and the text is a new request.
             await asyncio.shield(self._answer(waiting, text, None, record=False))
         self.chatlog.apply_focus(context, session_id, self._run.files)
@@ -383,7 +427,7 @@ class AgentRuntime:
             self.chatlog.add_message(session_id, "assistant", content)
             return self._reply(content, outcome=Outcome.CHAT, intent=CHAT)
         task = self._run.new_task(text, context, session_id)
-        return await self._turn(task, on_task, route=True, background=background)
+        return await self._turn(task, on_task, route=True, background=background, on_left=on_left)
 
     async def run_skill(
         self,
@@ -393,9 +437,10 @@ class AgentRuntime:
         *,
         on_task: OnTask = None,
         background: bool = False,
+        on_left: OnLeft = None,
     ) -> ChatMessage:
         """Run a skill by name with explicit params, without routing (a blog tool's button).
-        Queued like ``process_input`` when the shared store's queue is on."""
+        Queued like ``process_input`` when the shared store's queue is on; ``on_left`` as there."""
         await self.initialize()
         if name not in self.skills:
             raise UnknownSkill(name, list(self.skills))
@@ -406,7 +451,7 @@ class AgentRuntime:
         session_id = str(context.pop("session_id", None) or self.session_id)
         await self.chatlog.load_session(session_id)  # read in a thread, not on the loop
         task = self._run.direct_task(name, params, context, session_id)
-        return await self._turn(task, on_task, route=False, background=background)
+        return await self._turn(task, on_task, route=False, background=background, on_left=on_left)
 
     async def answer_task(
         self, task_id: str, text: str, *, on_task: OnTask = None
@@ -438,7 +483,7 @@ class AgentRuntime:
         return await self._answer(task, text, None)
 
     async def _answer(
-        self, task: Task, text: str, on_task: OnTask, *, record: bool = True
+        self, task: Task, text: str, on_task: OnTask, *, record: bool = True, on_left: OnLeft = None
     ) -> ChatMessage:
         if task.answer is None:
             raise UserError(f"task {task.id} is not waiting for an answer")
@@ -446,10 +491,16 @@ class AgentRuntime:
             on_task(task.id)
         turn = task.replies.open()
         task.answer.set_result(text)
-        return await self._outcome(task, turn) if record else await turn
+        return await self._outcome(task, turn, on_left) if record else await turn
 
     async def _turn(
-        self, task: Task, on_task: OnTask, *, route: bool, background: bool = False
+        self,
+        task: Task,
+        on_task: OnTask,
+        *,
+        route: bool,
+        background: bool = False,
+        on_left: OnLeft = None,
     ) -> ChatMessage:
         if not self.store_available:  # fail fast: the task could not keep a single step
             self._tasks.pop(task.id)
@@ -460,8 +511,12 @@ class AgentRuntime:
         if on_task is not None:
             on_task(task.id)
         if self._run.state.queue is not None and self.config.queue.enabled:
-            return await self._queued(task, route=route, priority=0 if background else 10)
-        return await self._outcome(task, self._run.start(task, route=route))
+            queued = self._queued(task, route=route, priority=0 if background else 10)
+            if on_left is None:
+                return await queued
+            # A caller that may leave: the queue's wait in a task of its own, which goes on.
+            return await _kept(asyncio.get_running_loop().create_task(queued), on_left)
+        return await self._outcome(task, self._run.start(task, route=route), on_left)
 
     async def _queued(self, task: Task, *, route: bool, priority: int) -> ChatMessage:
         """Put the task in the shared queue and wait for its reply, from whichever worker ran
@@ -505,7 +560,9 @@ class AgentRuntime:
             )
         return await self._outcome(task, self._run.start(task, route=route))
 
-    async def _outcome(self, task: Task, turn: asyncio.Future[ChatMessage]) -> ChatMessage:
+    async def _outcome(
+        self, task: Task, turn: asyncio.Future[ChatMessage], on_left: OnLeft = None
+    ) -> ChatMessage:
         recorded: list[ChatMessage] = []
 
         def record(message: ChatMessage) -> None:
@@ -516,13 +573,62 @@ class AgentRuntime:
         # question asked mid-run, or a reply the ending's commit changed, is recorded here.
         task.reply_hook = record
         try:
-            message = await turn
-        except asyncio.CancelledError:  # the caller gave up (a host cancelled, Ctrl-C): stop too
-            self.abort(task.id)
+            # A caller that may leave waits on a future of its own: cancelling it leaves the
+            # turn (and the reply it will bring) be.
+            message = await (turn if on_left is None else _uncancelled(turn))
+        except asyncio.CancelledError:
+            if on_left is None:  # the caller gave up (a host cancelled, Ctrl-C): stop too
+                if task.reply_hook is record:
+                    task.reply_hook = None
+                self.abort(task.id)
+                raise
+            # It left: the task goes on (its hook still records its reply in the ending's
+            # round), and the rest of this turn in a task of its own, which hands the reply on.
+            later = self._recorded(task, turn, record, recorded)
+            handed = asyncio.get_running_loop().create_task(self._handed(task, later, on_left))
+            _LEFT.add(handed)
+            handed.add_done_callback(_LEFT.discard)
             raise
+        if task.reply_hook is record:
+            task.reply_hook = None
+        if on_left is None:
+            return await self._recorded(task, message, record, recorded)
+        try:
+            return await self._recorded(task, message, record, recorded)
+        except asyncio.CancelledError:  # left while the history is written: it is queued
+            on_left(message)
+            raise
+
+    async def _handed(
+        self, task: Task, later: Coroutine[Any, Any, ChatMessage], on_left: OnLeft
+    ) -> None:
+        """The rest of a turn whose caller left: its reply, once recorded, to ``on_left``."""
+        message: ChatMessage | None = None
+        try:
+            message = await later
+        except Exception as exc:  # as a caller would have heard it: logged, no reply
+            self.logger.error("agent.error", task_id=task.id, where="reply",
+                              error=self.chatlog.error_text(exc))  # fmt: skip
         finally:
-            if task.reply_hook is record:
-                task.reply_hook = None
+            if on_left is not None:
+                on_left(message)
+
+    async def _recorded(
+        self,
+        task: Task,
+        reply: ChatMessage | asyncio.Future[ChatMessage],
+        record: Callable[[ChatMessage], None],
+        recorded: list[ChatMessage],
+    ) -> ChatMessage:
+        """The turn's reply (``reply``, or what the turn brings) once the history holds it."""
+        if isinstance(reply, asyncio.Future):
+            try:
+                message = await reply
+            finally:
+                if task.reply_hook is record:
+                    task.reply_hook = None
+        else:
+            message = reply
         if not recorded or recorded[-1] is not message:
             record(message)
         elif task.durable_reply is message and self.chatlog.in_rounds:

@@ -42,8 +42,12 @@ _CLI_REPORTING_MODULES = """
 import atexit, json, sys
 path = sys.argv.pop(1)
 def report():
+    found = sorted(sys.modules)
+    records = sys.modules.get("skillrt._state.records")
+    if records is not None and records.TaskRecord.__pydantic_complete__:
+        found.append("<TaskRecord built>")  # its validator: deferred to its first use
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(sorted(sys.modules), fh)
+        json.dump(found, fh)
 atexit.register(report)
 from skillrt.cli import main
 main()
@@ -122,8 +126,10 @@ def test_tasks_lists_without_the_runtime_and_shows_a_request_as_written(tmp_path
     flat = " ".join(done.stdout.split())
     assert "task0001" in flat and "interrupted" in flat
     assert "fix the [/b] tag and make [red]this[/red] plain" in flat
-    # Listing reads the store: no file locks (filelock), no runtime, no SDK.
-    assert _loaded(found, (*NEVER, "filelock", "skillrt.blog.files")) == []
+    # Listing reads the store: no file locks (filelock), no runtime, no SDK, and no record
+    # parsed (the summaries are stored beside them), so TaskRecord's validator is not built.
+    assert "skillrt._state.records" in found
+    assert _loaded(found, (*NEVER, "filelock", "skillrt.blog.files", "<TaskRecord built>")) == []
 
 
 def test_doctor_checks_without_an_http_client_or_the_runtime(tmp_path: Path) -> None:
@@ -165,7 +171,7 @@ def test_chat_starts_without_the_browsing_machinery_or_the_frontmatter_parsers(
 ) -> None:
     # The skills are registered (their names, intents and parameters), not loaded: the agent
     # loop, the browsers and httpx come with a browsing task; PyYAML, tomlkit and
-    # python-frontmatter with the first post read or written.
+    # python-frontmatter with the first post read or written, python-slugify with a new post.
     root = tmp_path / "blog"
     _seed(root, "write an article about tags")
     done, found = _run_cli(tmp_path, root, "chat")  # stdin at its end: starts, then quits
@@ -181,6 +187,7 @@ def test_chat_starts_without_the_browsing_machinery_or_the_frontmatter_parsers(
         "yaml",
         "tomlkit",
         "frontmatter",
+        "slugify",
         "openai",
         "llama_cpp",
     )
