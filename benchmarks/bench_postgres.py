@@ -274,6 +274,41 @@ def _concurrency(cluster: _Cluster | None, tasks: int, delay_s: float) -> dict[s
     return out
 
 
+class _Waits:
+    """How long a runtime's tasks wait for their lease (``hold``) and for their commits
+    (``Committer.durable``), timed around those calls; the rest of a task's time is the event
+    loop's own work (and, with the queue, its round trips)."""
+
+    def __init__(self, rt: Any) -> None:
+        self.lease: list[float] = []
+        self.commits: list[float] = []
+        state = rt._services.state
+        hold, durable = state.hold, state.committer.durable
+
+        async def timed_hold(task_id: str) -> bool:
+            started = time.perf_counter()
+            try:
+                return bool(await hold(task_id))
+            finally:
+                self.lease.append(time.perf_counter() - started)
+
+        async def timed_durable() -> None:
+            started = time.perf_counter()
+            try:
+                await durable()
+            finally:
+                self.commits.append(time.perf_counter() - started)
+
+        state.hold, state.committer.durable = timed_hold, timed_durable
+
+    def per_task_us(self, times: list[float], tasks: int) -> dict[str, float]:
+        task, lease, commits = (sum(found) / tasks * 1e6 for found in (times, self.lease,
+                                                                       self.commits))  # fmt: skip
+        return {"task": task, "lease": lease, "commits": commits,
+                "commit_waits": len(self.commits) / tasks,
+                "rest": task - lease - commits}  # fmt: skip
+
+
 async def _run_tasks(
     rt: Any, first: int, count: int, concurrency: int, after: Callable[[], None] | None = None
 ) -> list[float]:
@@ -578,6 +613,7 @@ def postgres_store(
         rows += _rate_rows(runs, sqlite, concurrency, rounds)
 
         cpu: dict[str, tuple[float, float]] = {}  # name -> (worker, server) CPU µs per task
+        parts: dict[str, dict[str, float]] = {}  # name -> where a task's time went (µs, mean)
 
         async def sequential_us(
             state_url: str | None,
@@ -590,12 +626,14 @@ def postgres_store(
             rt = _runtime(root, state_url, queued=queued)
             await rt.initialize()
             await _run_tasks(rt, 0, 20, 1)  # warm-up
+            waits = _Waits(rt)
             server, worker = cluster.server_cpu_s(), time.process_time()
             after = probe.commit if probe is not None else None
             times = await _run_tasks(rt, 1000, sequential, 1, after)
             worker = time.process_time() - worker
             server = cluster.server_cpu_s() - server if state_url else 0.0
             cpu[name] = (worker / sequential * 1e6, server / sequential * 1e6)
+            parts[name] = waits.per_task_us(times, sequential)
             await rt.close()
             return statistics.median(times) * 1e6
 
@@ -625,6 +663,18 @@ def postgres_store(
                 "µs",
                 note=f"CPU per task: worker {cpu['seq-pg'][0]:.0f} µs, "
                 f"server {cpu['seq-pg'][1]:.0f} µs",
+            )
+        )
+        pg_parts = parts["seq-pg"]
+        rows.append(
+            row(
+                "postgres: where a task's time goes, one at a time (mean per task)",
+                round(pg_parts["task"]),
+                "µs",
+                note=f"waiting for its lease {pg_parts['lease']:.0f} µs; for its "
+                f"{pg_parts['commit_waits']:.1f} commits {pg_parts['commits']:.0f} µs (of which "
+                f"{FLOOR_COMMITS} raw commits are the floor); the rest, the event loop's own work "
+                f"(routing, the task's life cycle, the reply) {pg_parts['rest']:.0f} µs",
             )
         )
         rows.append(
@@ -670,13 +720,17 @@ def postgres_store(
                 f"(x{pg_us / sqlite_us:.2f})",
             )
         )
+        queued_parts = parts["seq-queue"]
         rows.append(
             row(
                 "postgres with the work queue: per-task time, one at a time (p50)",
                 round(queue_us),
                 "µs",
                 note=f"the queue's cost: {queue_us - pg_us:+.0f} µs per task (put, NOTIFY, take,"
-                " done, NOTIFY back to the caller)",
+                f" done, NOTIFY back to the caller); mean per task {queued_parts['task']:.0f} µs:"
+                f" lease {queued_parts['lease']:.0f}, commits {queued_parts['commits']:.0f}, "
+                f"the rest (the queue's round trips and wake-ups, the loop) "
+                f"{queued_parts['rest']:.0f} µs",
             )
         )
         # SQLite's run right after, the same way: the machine's share of the ratio.
@@ -745,6 +799,7 @@ def postgres_store(
         "concurrency": conc,
         "concurrency_sqlite": conc_sqlite,
         "queue_us": queue_us,
+        "parts_us": parts,
         "sqlite_us": sqlite_us,
         "calls_us": calls,
     }

@@ -16,13 +16,14 @@ Every name is loaded on first use (PEP 562), so importing one part (``skillrt.st
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
+import importlib.machinery
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from importlib.abc import Loader
+
     from skillrt._routing.router import (
         IntentRouter,
         ParsedIntent,
@@ -296,15 +297,18 @@ _MOVED: dict[str, str] = {
 }
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds each old module name of ``_MOVED`` and loads the moved module under it.
+class _MovedModules:
+    """Finds each old module name of ``_MOVED`` and loads the moved module under it (a meta
+    path finder and loader by their methods: the ``importlib.abc`` bases imported
+    ``importlib.resources``, ``tempfile`` and ``shutil`` with every ``import skillrt``).
 
     ``skillrt.storage`` itself is an empty package that holds the old storage names.
     """
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name in _MOVED or name == "skillrt.storage":
-            return importlib.util.spec_from_loader(name, self, is_package=name == "skillrt.storage")
+            package = name == "skillrt.storage"
+            return importlib.machinery.ModuleSpec(name, cast("Loader", self), is_package=package)
         return None
 
     def create_module(self, spec: Any) -> types.ModuleType | None:

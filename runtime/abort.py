@@ -8,14 +8,26 @@ stream, an HTTP request) instead of waiting for the next check.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from skillrt._io.logs import library_logger
 from skillrt.exceptions import TaskCancelled
+
+if TYPE_CHECKING:
+    import structlog
 
 __all__ = ["AbortController", "AbortSignal"]
 
-_log = library_logger("skillrt.abort")  # stdlib logging: silent unless the host set it up
+
+@functools.cache
+def _log() -> structlog.stdlib.BoundLogger:
+    """stdlib logging, silent unless the host set it up; made at the first failing callback,
+    so importing this module (every model provider does, through ``llm.base``) loads no
+    structlog: ``skillrt doctor`` need not pay for it."""
+    from skillrt._io.logs import library_logger
+
+    return library_logger("skillrt.abort")
 
 
 class AbortSignal:
@@ -73,7 +85,7 @@ class AbortSignal:
             try:
                 callback(reason)
             except Exception:
-                _log.exception("agent.error", where="abort callback")
+                _log().exception("agent.error", where="abort callback")
         return True
 
 

@@ -6,9 +6,10 @@ imports this package (arrows point one way: skills -> runtime -> storage).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from skillrt.skill.definition import Skill
+if TYPE_CHECKING:  # the package is imported for its settings model too (skillrt doctor)
+    from skillrt.skill.definition import Skill
 
 __all__ = ["builtin_skills"]
 

@@ -206,3 +206,25 @@ async def test_model_given_by_the_host_is_said_in_the_sessions_language(tmp_path
     assert "提供方：由宿主程序提供" in zh
     en = await repl_output(tmp_path / "en", ["hello", "/model"], injected=True)
     assert "provider: given by the host program" in en
+
+
+async def test_the_repl_warms_routing_up_before_its_first_prompt(tmp_path: Path) -> None:
+    """By the time the REPL asks for the first line, routing's tables are being built in a
+    thread (``AgentRuntime.warm_up``): the first request does not pay for them on the loop."""
+    from rich.console import Console
+
+    from skillrt import AgentRuntime, load_config
+    from skillrt.cli.repl import Repl
+
+    (tmp_path / "posts").mkdir()
+    rt = AgentRuntime(load_config(content_root=tmp_path), llm=ScriptedModel([]), skills=[])
+    seen: list[bool] = []
+
+    class FirstPrompt(ListReader):
+        async def read(self, prompt: str) -> str:
+            seen.append(rt._warming is not None)
+            return await super().read(prompt)
+
+    console = Console(file=io.StringIO(), width=200, color_system=None, force_terminal=False)
+    await Repl(rt, console, FirstPrompt([])).run()
+    assert seen == [True]

@@ -3,6 +3,8 @@ must never say "clean" when the walk would have changed something."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from skillrt._io.logs import Redactor
@@ -51,7 +53,12 @@ def test_a_plain_record_is_clean_and_the_walk_would_not_change_it() -> None:
         {"progress": {"token\n": "v"}},  # the key regex's $ matches before a final newline
         {"result": {"nested": {"ApiKey": "v"}}},
         {"result": {"nested": {"X-API_KEY": "v"}}},
-        {"context": {"paſſword": "v"}},  # re.IGNORECASE folds ſ to s: not ASCII, so walked
+        {"context": {"paſſword": "v"}},  # re.IGNORECASE folds ſ to s; lower() does not
+        {"context": {"apİkey": "v"}},  # İ to i
+        {"context": {"apıkey": "v"}},  # ı to i
+        {"context": {"toKen": "v"}},  # the Kelvin sign to k
+        {"raw_input": "用 cfg-secret-value-42 登录"},
+        {"context": {"密码_token": "v"}},
     ],
 )
 def test_anything_the_walk_would_redact_is_not_clean(fields: dict[str, object]) -> None:
@@ -73,10 +80,33 @@ def test_a_secret_json_would_escape_turns_the_scan_off(secret: str) -> None:
     assert not redactor.is_clean(record().model_dump_json())
 
 
-def test_text_that_is_not_ascii_is_never_clean() -> None:
+def test_text_that_is_not_ascii_is_scanned_too() -> None:
+    """Chinese or accented text is clean when it holds nothing to redact (it used to be walked
+    always), and not when it holds a secret of its own script."""
     redactor = Redactor(["秘密钥匙-一二三"])
     assert not redactor.is_clean(record(raw_input="用 秘密钥匙-一二三 登录").model_dump_json())
-    assert not redactor.is_clean(record(raw_input="用别的登录").model_dump_json())
+    plain = record(raw_input="用别的登录 café", steps={"大纲": "一、引言", "résumé": ["ü", 1]})
+    assert redactor.is_clean(plain.model_dump_json())
+    assert walked(redactor, plain) == plain
+
+
+def test_the_scan_never_calls_clean_what_the_walk_would_change() -> None:
+    """Records of random keys and values drawn from secret-key words, their letters in both
+    cases and in the characters case folding maps to them, Chinese, accents and key shapes:
+    wherever the scan says clean, the walk changes nothing."""
+    rng = random.Random(29)
+    pieces = [*"apikeytokensecretpasswordauthorization", *"APIKEYTOKEN", "_", "-", "\n",
+              "İ", "ı", "ſ", "K", "密", "码", "é", "ß", " ", "sk-", "Bearer ", "x" * 20,
+              "api_key", "token", "Secret", "cfg-secret-value-42", "秘密钥匙-一二三"]  # fmt: skip
+    redactor = Redactor(["cfg-secret-value-42", "秘密钥匙-一二三"])
+    clean = 0
+    for _ in range(3000):
+        words = ["".join(rng.choices(pieces, k=rng.randint(1, 6))) for _ in range(4)]
+        rec = record(context={words[0]: words[1]}, steps={words[2]: words[3]})
+        if redactor.is_clean(rec.model_dump_json()):
+            clean += 1
+            assert walked(redactor, rec) == rec, words
+    assert clean > 100  # the scan does say clean, often
 
 
 def test_words_that_only_look_like_secret_keys_are_clean() -> None:

@@ -14,12 +14,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from skillrt import State
+from skillrt import SkillContext, SkillResult, State, skill
 from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.records import TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
-from .helpers import Recorder, make_runtime
+from .helpers import NoParams, Recorder, make_runtime
 from .stores import StoreKind
 from .test_runtime import writer
 
@@ -177,3 +177,45 @@ async def test_restored_tasks_are_built_only_when_asked_for(isolated: Path) -> N
     assert msg is not None and msg.state == "COMPLETED", msg.content
     assert {t.id for t in rt.get_resumable_tasks()} == {"one"}
     await rt.close()
+
+
+async def test_a_task_of_many_large_steps_resumes_with_its_whole_journal(
+    isolated: Path, store_kind: StoreKind
+) -> None:
+    """Forty steps of non-ASCII text (well past ``LARGE``, so checkpoints splice each step's
+    JSON made once) and a question: a new runtime finds the whole journal on disk, runs none
+    of the steps again, and the skill reads back every step as it first returned it."""
+    runs: list[int] = []
+
+    def pages() -> Any:
+        @skill(name="Pages", params=NoParams, intents=["SUMMARIZE"])
+        async def read_pages(ctx: SkillContext, params: NoParams) -> SkillResult:
+            texts = []
+            for i in range(40):
+
+                async def page(i: int = i) -> dict[str, Any]:
+                    runs.append(i)
+                    return {"n": i, "text": f"第{i}页 " + "博客正文。" * 200}
+
+                texts.append(await ctx.step(f"page{i}", page))
+            answer = await ctx.ask("Which page?")
+            chosen = texts[int(answer)]
+            return SkillResult(message=f"page {chosen['n']}", data={"len": len(chosen["text"])})
+
+        return read_pages
+
+    first = make_runtime(isolated, ScriptedModel([]), [pages()])
+    asked = await first.process_input("summarize the pages")
+    assert asked.state == "WAITING_INPUT" and runs == list(range(40))
+    await first.close()
+    second = make_runtime(isolated, ScriptedModel([]), [pages()])
+    await second.initialize()
+    [summary] = second.get_resumable_tasks()
+    assert summary.id == asked.task_id and summary.steps_done == 40
+    again = await second.resume_task(summary.id)
+    assert again is not None and again.state == "WAITING_INPUT"
+    done = await second.process_input("7")
+    assert done.state == "COMPLETED" and done.content == "page 7"
+    assert done.data["len"] == len("第7页 " + "博客正文。" * 200)
+    assert runs == list(range(40))  # nothing ran twice
+    await second.close()

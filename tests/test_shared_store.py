@@ -271,13 +271,16 @@ def test_migrates_from_the_previous_version_and_refuses_a_newer_one(pg_url: str)
             "INSERT INTO skillrt_tasks VALUES ('old', 'PAUSED', 5.0, %s)",
             (_record("old", 5.0, state="PAUSED").model_dump_json(),),
         )
-        assert conn.execute("SELECT to_regclass('skillrt_queue')").fetchone() == (None,)
+        # The newest migration's part (schema 5: the queue's take) is not there yet.
+        assert conn.execute("SELECT to_regproc('skillrt_take')").fetchone() == (None,)
     backend = PgDatabase(pg_url)
     assert (backend.migrated_from, backend.schema_version) == (SCHEMA_VERSION - 1, SCHEMA_VERSION)
     old = PgTaskStore(backend).get("old")
     assert old is not None and old.state == "PAUSED"  # data kept across the migration
     locks = PgRunLocks(backend, lease_s=5)
     assert locks.hold("old") is True  # the new tables work
+    with backend.connection() as conn:
+        assert conn.execute("SELECT to_regproc('skillrt_take')").fetchone() != (None,)
     locks.close()
     backend.close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
@@ -587,6 +590,11 @@ def test_the_postgres_benchmark_runs(pg_cluster: PgCluster) -> None:
     assert result["concurrency"]["completed"] == 10 and result["concurrency"]["rounds"] > 0
     metrics = {r["metric"] for r in result["rows"]}
     assert {"postgres p50 / floor", "postgres: wall time / ideal"} <= metrics
+    # Where a task's time goes: its lease, its commits (3 steps and its ending), the rest.
+    parts = result["parts_us"]["seq-pg"]
+    assert parts["lease"] > 0 and parts["commits"] > 0 and parts["commit_waits"] >= 4
+    assert parts["rest"] == pytest.approx(parts["task"] - parts["lease"] - parts["commits"])
+    assert "postgres: where a task's time goes, one at a time (mean per task)" in metrics
 
 
 async def test_a_nul_in_a_session_id_or_text_never_reaches_postgres(
@@ -647,6 +655,46 @@ async def test_the_queue_takes_interactive_work_first_and_puts_back_a_dead_worke
     assert [t.task_id for t in qa.take_sync(5, [], {})] == ["next"]
     a.close()
     b.close()
+
+
+async def test_takers_racing_under_a_limit_take_no_more_than_it_in_one_round_trip(
+    pg_url: str,
+) -> None:
+    """Issue 29: a take is one round trip (``skillrt_take``), sent by the loop itself. Eight
+    workers take at the same moment under a limit of 3 running: exactly 3 are taken, each
+    once (the count after the key's lock sees the takes committed before it)."""
+    from skillrt._state.postgres import PgDatabase
+    from skillrt._state.postgres.control import PgControl
+    from skillrt._state.postgres.queue import PgQueue
+
+    dbs = [PgDatabase(pg_url, worker_id=f"w{n}") for n in range(8)]
+    queues = [PgQueue(db, PgControl(db), stale_s=30) for db in dbs]
+    for n in range(20):
+        await queues[0].put(f"job{n}", "{}", 0)
+    start = threading.Barrier(len(queues))
+    taken: list[list[str]] = [[] for _ in queues]
+
+    def take(n: int) -> None:
+        start.wait()
+        found = queues[n].take_sync(5, ["model:m", "server:s"], {"model:m": 3})
+        taken[n] = [t.task_id for t in found]
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(len(queues))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    everything = [task_id for found in taken for task_id in found]
+    assert len(everything) == 3 and len(set(everything)) == 3
+    # On the loop (no thread), the same function: nothing while 3 run, then one when one ends.
+    assert await queues[1].take(5, ["model:m"], {"model:m": 3}) == []
+    with dbs[0].connection() as conn:
+        conn.execute("UPDATE skillrt_queue SET done_at = now() WHERE task_id = %s",
+                     (everything[0],))  # fmt: skip
+    [one] = await queues[1].take(5, ["model:m"], {"model:m": 3})
+    assert one.task_id not in everything
+    for db in dbs:
+        db.close()
 
 
 async def test_a_task_waiting_in_the_queue_is_cancelled_from_another_worker(

@@ -272,3 +272,28 @@ def test_chars_must_annotate_the_whole_optional_type() -> None:
         @skill(name="Wrong", params=Wrong)
         async def run(ctx: SkillContext, params: Wrong) -> SkillResult:
             return SkillResult()
+
+
+async def test_a_step_returning_text_that_is_not_utf8_is_refused_by_name(isolated: Path) -> None:
+    """A lone surrogate (bytes decoded with ``surrogateescape``) cannot be journalled: the step
+    is refused in words naming it, not at the checkpoint in the serialiser's, and nothing after
+    it runs; a step with ordinary non-ASCII text is kept as it was returned."""
+    after: list[str] = []
+
+    @skill(name="Surrogates", params=TopicParams, intents=["WRITE_ARTICLE"])
+    async def run(ctx: SkillContext, params: TopicParams) -> SkillResult:
+        fine = await ctx.step("fine", lambda: {"text": "博客 ünïcode"})
+        if params.topic == "text":
+            await ctx.step("bad", lambda: b"caf\xe9".decode("utf-8", "surrogateescape"))
+        else:
+            await ctx.step("bad", lambda: {"page": b"caf\xe9".decode("utf-8", "surrogateescape")})
+        after.append("ran")
+        return SkillResult(message="ok", data=fine)
+
+    rt = make_runtime(isolated, ScriptedModel([]), [run])
+    for shape in ("text", "dict"):
+        msg = await rt.run_skill("Surrogates", {"topic": shape})
+        assert msg.state == "ERROR", msg.content
+        assert "step 'bad'" in msg.content and "\\udce9" in msg.content, msg.content
+    await rt.close()
+    assert after == []

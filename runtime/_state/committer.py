@@ -178,6 +178,10 @@ class Committer:
         self._grouped: Callable[[], contextlib.AbstractContextManager[object]] = getattr(
             store, "grouped", contextlib.nullcontext
         )
+        # A store whose rounds the event loop can send itself (PostgreSQL: ``LoopRounds``)
+        # takes them from the thread when it can.
+        loop_rounds = getattr(store, "loop_rounds", None)
+        self._on_loop = None if loop_rounds is None else loop_rounds(self._write, self._settle)
         # Called (on the event loop) when the store had to start a fresh database: whoever
         # holds the live records queues them again, so what the old file lost is written back.
         self.on_reset = on_reset
@@ -226,10 +230,7 @@ class Committer:
         if not (self._ops or self._side_due or self._outstanding):
             return
         waiter = asyncio.get_running_loop().create_future()
-        # A caller cancelled while waiting (a task stopped at shutdown) no longer reads the
-        # outcome: mark a failure as seen, so asyncio does not print it as never retrieved.
         # Cancelling the caller cancels only its own waiter: the round is written regardless.
-        waiter.add_done_callback(_seen)
         self._waiters.append(waiter)
         self._kick()
         await waiter
@@ -242,7 +243,9 @@ class Committer:
 
     def flush_sync(self) -> None:
         """Apply what is queued now, on this thread (at close, or without a running loop), in
-        order after any round still in the commit thread."""
+        order after any round still in the commit thread (or the loop's)."""
+        if self._on_loop is not None:
+            self._on_loop.finish_now()
         for _ in range(2):  # twice: a store reset during the first re-queues the live records
             ops, self._ops = _made(self._ops), {}
             sides = self._side_jobs()
@@ -351,7 +354,8 @@ class Committer:
         # Rounds of a loop that is gone (a host that ran the runtime in an earlier loop) are
         # no one's to settle; the thread writes them before this one all the same.
         self._outstanding = [r for r in self._outstanding if r.loop is loop] + [round_]
-        self._thread.submit(round_)
+        if self._on_loop is None or not self._on_loop.take(round_, self._outstanding):
+            self._thread.submit(round_)
 
     def _write_rounds(self, rounds: list[_Round]) -> None:
         """In the commit thread: the rounds' checkpoints in one transaction, then their side
@@ -393,6 +397,10 @@ class Committer:
                 waiter.set_result(None)
             else:
                 waiter.set_exception(error)
+                # Marked as read: a caller whose loop stops before it wakes (at shutdown)
+                # never reads it, and asyncio would print it as never retrieved. (A done
+                # callback did this for every waiter: one more handle per commit.)
+                waiter.exception()
 
 
 class _Later:
@@ -409,8 +417,3 @@ _Op = TaskRecord | RecordText | _Later | None
 
 def _made(ops: dict[str, _Op]) -> dict[str, TaskRecord | RecordText | None]:
     return {k: v.make() if isinstance(v, _Later) else v for k, v in ops.items()}
-
-
-def _seen(future: asyncio.Future[None]) -> None:
-    if not future.cancelled():
-        future.exception()

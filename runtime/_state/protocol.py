@@ -65,13 +65,13 @@ LISTED = (
     "last_error",
     "tokens",
     "cost",
-    "progress",  # as JSON text
+    "progress",  # its JSON, as text or UTF-8 bytes
     "steps",  # how many
 )
 """A record's fields a listing shows (``LazyRecord.listed``), as paths into its JSON; None for
-a field the JSON lacks. The last two are kept as plain values (its progress as JSON text, the
-number of its completed steps), so that a dormant entry holds no container the cyclic GC must
-keep scanning."""
+a field the JSON lacks. The last two are kept as plain values (its progress as JSON, text or
+the UTF-8 bytes the store read; the number of its completed steps), so that a dormant entry
+holds no container the cyclic GC must keep scanning."""
 
 
 class LazyRecord(NamedTuple):

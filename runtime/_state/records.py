@@ -24,7 +24,10 @@ SCHEMA_VERSION = 1
 class TaskRecord(BaseModel):
     """One task, as checkpointed. ``steps`` is the journal: step name -> JSON result, in order."""
 
-    model_config = ConfigDict(extra="ignore")
+    # Built at its first use (a checkpoint saved or parsed), not at import: listing the tasks
+    # (skillrt tasks) reads the stored summaries and never parses a record whose fields are
+    # right. Once built it is the same validator: no cost moves onto each task.
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     schema_version: int = SCHEMA_VERSION
     id: str

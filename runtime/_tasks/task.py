@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from skillrt._state.records import TaskRecord
+from skillrt._tasks.journaljson import JournalJSON
 from skillrt._tasks.machine import State, TaskMachine
 from skillrt.abort import AbortController
 from skillrt.exceptions import TaskPaused
@@ -120,6 +121,7 @@ class Task:
         self.truncated_repetition = False  # a model call of this run looped and was cut
         self.route_question: RouteQuestion | None = None  # asked by routing, not by the skill
         self.memory_only = False  # its request holds a secret: never checkpointed
+        self.journal = JournalJSON()  # its steps as its checkpoints write them, made once
         # Set by whoever awaits the run's reply and records it in the history: called with the
         # final reply before its ending is made durable, so both go in one commit round.
         self.reply_hook: Callable[[ChatMessage], None] | None = None

@@ -34,9 +34,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-import tomlkit
-import yaml
-
 from skillrt.exceptions import InvalidFrontmatter
 
 __all__ = [
@@ -218,6 +215,8 @@ def render_frontmatter(fields: Mapping[str, Any], fmt: Format, newline: str = "\
     Keys keep their order; ``None`` values are left out."""
     data = {k: v for k, v in fields.items() if v is not None}
     if fmt == "toml":
+        import tomlkit
+
         inner = tomlkit.dumps(_toml_ready(data)) if data else ""
         text = f"+++\n{inner}+++\n"
     elif fmt == "json":
@@ -243,6 +242,8 @@ def _parse(fmt: Format, inner: str, path: str, block: str) -> Any:
             return json.loads(inner if _braced(inner) else "{" + inner + "}")
         except json.JSONDecodeError as exc:
             raise InvalidFrontmatter(path, f"invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    import yaml  # here: a process that reads no YAML block does not load it
+
     try:
         return yaml.load(inner, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -267,6 +268,8 @@ def _toml_ready(value: Any) -> Any:
 
 
 def _toml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
+    import tomlkit  # here: only a TOML block's edit needs it
+
     doc = tomlkit.parse(inner)
     for key in removed:
         if key in doc:
@@ -338,6 +341,8 @@ def _members_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> 
 
 
 def _yaml_dump(data: Mapping[str, Any]) -> str:
+    import yaml
+
     return yaml.safe_dump(
         _yaml_ready(dict(data)), allow_unicode=True, sort_keys=False, default_flow_style=False
     )

@@ -16,8 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import frontmatter
-
 from skillrt.blog.conventions import first_heading, is_draft, post_date
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.wikilinks import normalize_target, wikilink_targets
@@ -43,6 +41,8 @@ def split_post(text: str, path: str = "") -> tuple[dict[str, Any], str]:
 
 def dump_post(metadata: Mapping[str, Any], body: str) -> str:
     """A post as text: YAML frontmatter (key order kept, Unicode as is) then the body."""
+    import frontmatter  # python-frontmatter (and PyYAML): only when a post is written
+
     post = frontmatter.Post(body.strip("\n"))
     post.metadata = dict(metadata)
     text: str = frontmatter.dumps(post, sort_keys=False)

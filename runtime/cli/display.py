@@ -337,12 +337,14 @@ def tasks_table(tasks: Sequence[TaskSummary]) -> Table:
         done = f"{task.steps_done} steps"
         if progress:
             done = f"{progress.get('step')}/{progress.get('total_steps')}, " + done
+        # What the records hold is shown as written (Text): as a str, a request such as
+        # "fix the [/b] tag" was read as Rich markup, and `skillrt tasks` died on it.
         table.add_row(
-            task.id,
-            task_status(task),
-            task.skill or "-",
+            Text(task.id),
+            Text(task_status(task)),
+            Text(task.skill or "-"),
             done,
             age(task.updated_at),
-            task.description[:120],
+            Text(task.description[:120]),
         )
     return table

@@ -135,6 +135,7 @@ class Repl:
             self.console.print(Text(said, style="bold"), highlight=False)
             self.console.print(tasks_table(resumable))
         self._info(self._say("type_a_request"))
+        self.rt.warm_up()  # routing's tables, built while the user types
 
     async def _embedded_banner(self) -> None:
         """On the embedded model: say once that it is tiny, and offer a local server."""

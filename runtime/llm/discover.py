@@ -4,14 +4,19 @@
 a newcomer who already runs Ollama, LM Studio or a llama.cpp server is offered it: each found
 server is shown with its models and the settings that select it. Only ``GET /v1/models`` is
 sent, to the loopback address, with a short timeout; nothing leaves the machine.
+
+The request goes through the standard library's ``http.client``: plain HTTP to 127.0.0.1
+needs no TLS context and no proxy, and ``httpx`` took longer to import and to set up (a
+client builds an SSL context even for ``http://``) than the three requests take;
+``skillrt doctor`` paid for it on every run.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import http.client
+import json
 from dataclasses import dataclass
-
-import httpx
 
 __all__ = ["KNOWN_SERVERS", "LocalServer", "find_local_servers"]
 
@@ -44,16 +49,20 @@ class LocalServer:
 
 def _probe(name: str, port: int, timeout_s: float) -> LocalServer | None:
     base_url = f"http://{_HOST}:{port}/v1"
+    connection = http.client.HTTPConnection(_HOST, port, timeout=timeout_s)
     try:
-        with httpx.Client(timeout=timeout_s, trust_env=False) as client:
-            answer = client.get(f"{base_url}/models")
-    except httpx.HTTPError:
+        connection.request("GET", "/v1/models")
+        answer = connection.getresponse()
+        body = answer.read()
+    except (OSError, http.client.HTTPException):  # refused, timed out, not HTTP
         return None
-    if answer.status_code != 200:
+    finally:
+        connection.close()
+    if answer.status != 200:
         return None
     try:
-        data = answer.json()
-    except ValueError:
+        data = json.loads(body)
+    except ValueError:  # not JSON (UnicodeDecodeError is a ValueError too)
         return None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         return None  # something else listens there

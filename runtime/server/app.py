@@ -29,7 +29,7 @@ from skillrt.exceptions import StoreUnavailable, UserError
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.outcomes import exit_code
 from skillrt.server.auth import BearerGuard, BodyLimit, HostGuard, token_matches
-from skillrt.server.jobs import Call, Job, Jobs
+from skillrt.server.jobs import Call, Job, Jobs, OnLeft
 from skillrt.server.models import (
     AnswerRequest,
     InfoResponse,
@@ -91,6 +91,7 @@ class ServerState:
         # Unredacted: the journal redacts an event when it encodes it (most are never read).
         self._unsubscribe = self.runtime.events.on_raw("*", self._log.on_event)
         await self.runtime.initialize()
+        self.runtime.warm_up()  # routing's tables, built in a thread before the first request
         if self.mcp is not None:
             await self.mcp.start()
 
@@ -230,20 +231,33 @@ def _failure(job: Job) -> dict[str, Any]:
 
 
 async def answer(
-    state: ServerState, call: Call, session: str | None, cancel: bool, sse: bool
+    state: ServerState,
+    call: Call,
+    session: str | None,
+    cancel: bool,
+    sse: bool,
+    *,
+    here: bool = False,
 ) -> Response | SSEResponse:
-    job = state.jobs.start(call, session)
+    """The call's reply: as SSE, the call in a task of its own that the stream follows; as
+    JSON, awaited, and with ``here`` (a call that takes ``on_left``) in the request's own
+    task (``Jobs.run_here``)."""
     if sse:
+        job = state.jobs.start(call, session)
 
         def gone() -> None:
             if cancel and job.task_id is not None and not job.finished:
                 state.runtime.abort(job.task_id)
 
         return SSEResponse(_job_entries(state, job), on_disconnect=gone)
-    message = await job.result()
+    if here:
+        message, entry = await state.jobs.run_here(call, session)
+    else:
+        job = state.jobs.start(call, session)
+        message, entry = await job.result(), job.entry
     if message is None:
         raise ProblemError(409, "task-conflict", "the task cannot be resumed now")
-    return _message_response(state, message, job.entry)
+    return _message_response(state, message, entry)
 
 
 async def _known_task(state: ServerState, task_id: str) -> TaskSummary:
@@ -309,7 +323,8 @@ async def post_input(
 ) -> Any:
     """Chat input, as ``process_input(text, context)``: a request, or the answer to a question."""
     call, session = input_call(state, body)
-    return await answer(state, call, session, cancel_on_disconnect, _wants_sse(request))
+    sse = _wants_sse(request)
+    return await answer(state, call, session, cancel_on_disconnect, sse, here=True)
 
 
 def input_call(state: ServerState, body: InputRequest) -> tuple[Call, str | None]:
@@ -317,8 +332,8 @@ def input_call(state: ServerState, body: InputRequest) -> tuple[Call, str | None
     _store_ready(state)
     context = _context(body.context, body.session_id)
 
-    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
-        return state.runtime.process_input(body.text, context, on_task=on_task)
+    def call(on_task: Any, on_left: OnLeft | None) -> Coroutine[Any, Any, ChatMessage | None]:
+        return state.runtime.process_input(body.text, context, on_task=on_task, on_left=on_left)
 
     return call, context.get("session_id")
 
@@ -347,7 +362,8 @@ async def run_skill(
 ) -> Any:
     """A skill by name with explicit params, as ``run_skill(name, params, context)``."""
     call, session = skill_call(state, name, body)
-    return await answer(state, call, session, cancel_on_disconnect, _wants_sse(request))
+    sse = _wants_sse(request)
+    return await answer(state, call, session, cancel_on_disconnect, sse, here=True)
 
 
 def skill_call(state: ServerState, name: str, body: SkillRunRequest) -> tuple[Call, str | None]:
@@ -364,9 +380,9 @@ def skill_call(state: ServerState, name: str, body: SkillRunRequest) -> tuple[Ca
         raise _params_error(exc) from None
     context = _context(body.context, body.session_id)
 
-    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
-        # The runtime's coroutine itself: the call's task runs it with no frame of ours.
-        return state.runtime.run_skill(name, params, context, on_task=on_task)
+    def call(on_task: Any, on_left: OnLeft | None) -> Coroutine[Any, Any, ChatMessage | None]:
+        # The runtime's coroutine itself: the task that runs it has no frame of ours.
+        return state.runtime.run_skill(name, params, context, on_task=on_task, on_left=on_left)
 
     return call, context.get("session_id")
 
@@ -431,7 +447,7 @@ async def resume_task(
         raise ProblemError(409, "task-conflict", f"task {task_id} is {summary.state}, not paused")
     session = body.session_id if body is not None else None
 
-    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+    def call(on_task: Any, _: OnLeft | None) -> Coroutine[Any, Any, ChatMessage | None]:
         return state.runtime.resume_task(task_id, session_id=session, on_task=on_task)
 
     return await answer(state, call, session, cancel_on_disconnect, _wants_sse(request))
@@ -451,7 +467,7 @@ async def answer_task(
     if summary.state != "WAITING_INPUT":
         raise ProblemError(409, "task-conflict", f"task {task_id} is not waiting for an answer")
 
-    def call(on_task: Any) -> Coroutine[Any, Any, ChatMessage | None]:
+    def call(on_task: Any, _: OnLeft | None) -> Coroutine[Any, Any, ChatMessage | None]:
         return state.runtime.answer_task(task_id, body.text, on_task=on_task)
 
     sse = _wants_sse(request)

@@ -112,7 +112,7 @@ class FastRoutes:
         call, session = started
         sse = accept is not None and b"text/event-stream" in accept
         try:
-            response = await self._answer(state, call, session, cancel, sse)
+            response = await self._answer(state, call, session, cancel, sse, here=True)
         except Exception as exc:  # as the app's handlers answer it (the call logged it)
             response = self._error(state.runtime.redactor, exc)
         await response(scope, receive, send)

@@ -15,6 +15,7 @@ import asyncio
 import json
 from typing import Any, Literal
 
+from skillrt.server.coalesce import Coalescing
 from skillrt.server.problems import problem_body
 
 __all__ = ["MAX_HEADER_BYTES", "head_limited_protocol"]
@@ -31,6 +32,12 @@ class _HeadLimit(asyncio.Protocol):
     _in_head = True
     _head_bytes = 0
     _tail = b""
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        # Every write of the connection (its responses', uvicorn's own) through one
+        # ``Coalescing``: a response's head and body leave in one write, in order.
+        self.transport = Coalescing(transport, asyncio.get_running_loop())
 
     def data_received(self, data: bytes) -> None:
         if self._in_head:

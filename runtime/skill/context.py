@@ -287,16 +287,35 @@ class SkillContext:
 def _as_json(name: str, result: object, *, typed: bool) -> Any:
     """``result`` as the JSON the journal stores (a typed step's models become their JSON)."""
     if type(result) is str:  # its JSON round trip is itself
+        if not result.isascii():
+            _storable(name, result)
         return result
     try:
         value = to_jsonable_python(result) if typed else result
-        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, PydanticSerializationError) as exc:
         raise UserError(
             f"step {name!r} returned {type(result).__name__}, which is not JSON-serialisable"
             f" ({exc}); return dicts, lists, strings and numbers, or pydantic models with"
             " returns="
         ) from exc
+    if not text.isascii():
+        _storable(name, text)
+    return json.loads(text)
+
+
+def _storable(name: str, text: str) -> None:
+    """Refuse text the journal cannot store: a lone surrogate (from bytes decoded with
+    ``surrogateescape``, or a cut UTF-16 pair) is not UTF-8. It used to fail the task at its
+    checkpoint, in the serialiser's words, after the step had returned."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start : exc.end].encode("unicode_escape").decode()
+        raise UserError(
+            f"step {name!r} returned text holding {bad} (at {exc.start}), a lone surrogate that"
+            " cannot be stored as UTF-8; decode bytes with errors='replace'"
+        ) from None
 
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}  # one per type steps return (a handful)

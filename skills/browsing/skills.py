@@ -6,7 +6,7 @@ import asyncio
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -14,15 +14,16 @@ from skillrt._io.logs import Redactor, library_logger
 from skillrt.exceptions import TaskCancelled, TaskPaused, UserError
 from skillrt.skill.context import SkillContext
 from skillrt.skill.definition import Skill, SkillResult, skill
-from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
-from skillrt.skills.browsing.backends import open_browser
-from skillrt.skills.browsing.browser import Browser
 from skillrt.skills.browsing.config import browser_config
 from skillrt.skills.browsing.followup import recall, remember
 from skillrt.skills.browsing.plans import plan_from
-from skillrt.skills.browsing.replay import load_recording, replay, save_recording
-from skillrt.skills.browsing.research import research
-from skillrt.skills.browsing.secret_guard import SecretGuard
+
+# The machinery (the agent loop, the browsers, httpx and Playwright's wrappers, the secret
+# guard, research, replay) is imported when a task runs, not when the skills are registered:
+# every runtime registers them, and `skillrt chat` waited ~0.1 s for these imports at start.
+if TYPE_CHECKING:
+    from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
+    from skillrt.skills.browsing.browser import Browser
 
 __all__ = [
     "BrowseParams",
@@ -114,6 +115,10 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
     if previous is not None:  # a follow-up: go on from the page the last task ended on
         start = previous["url"]
         task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
+    from skillrt.skills.browsing.agent import BrowserAgent
+    from skillrt.skills.browsing.backends import open_browser
+    from skillrt.skills.browsing.secret_guard import SecretGuard
+
     plan = plan_from(params.plan)
     guard = SecretGuard.from_config(ctx.config, start)  # where each secret may go
     browser = open_browser(browser_config(ctx.config), backend=params.backend, guard=guard)
@@ -160,6 +165,8 @@ def _record(
 ) -> Path | None:
     """Write the task's replay recording, however it ended (a failure to write it is logged,
     never raised over the task's own outcome)."""
+    from skillrt.skills.browsing.replay import save_recording
+
     status, detail = _how_it_ended(end)
     try:
         return save_recording(
@@ -190,6 +197,8 @@ def _redactor(ctx: SkillContext, agent: BrowserAgent) -> Callable[[Any], Any]:
 
 def _how_it_ended(end: AgentResult | BaseException) -> tuple[str, str]:
     """The recording's ``status`` and ``detail``."""
+    from skillrt.skills.browsing.agent import AgentResult
+
     if isinstance(end, AgentResult):
         return ("completed" if end.success else "unfinished"), end.detail
     if isinstance(end, asyncio.CancelledError | TaskCancelled):
@@ -203,6 +212,10 @@ async def _replay(
     ctx: SkillContext, task_id: str, backend: Literal["http", "chromium"] | None
 ) -> SkillResult:
     """Run a recorded Browse task again without a model."""
+    from skillrt.skills.browsing.backends import open_browser
+    from skillrt.skills.browsing.replay import load_recording, replay
+    from skillrt.skills.browsing.secret_guard import SecretGuard
+
     recording = load_recording(ctx, task_id)
     guard = SecretGuard.from_config(ctx.config, recording.get("start_url"))
     browser = open_browser(browser_config(ctx.config), backend=backend, guard=guard)
@@ -232,6 +245,8 @@ async def research_web(ctx: SkillContext, params: ResearchParams) -> SkillResult
     question = params.question.strip() or params.topic.strip() or ctx.input.text.strip()
     if not question:
         raise UserError("ResearchWeb needs a question or a topic")
+    from skillrt.skills.browsing.research import research
+
     return await research(ctx, question, params.max_pages, params.note)
 
 

@@ -17,7 +17,6 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel
-from slugify import slugify
 
 from skillrt import SkillContext, SkillResult
 from skillrt.blog.frontmatter import split_frontmatter
@@ -74,6 +73,8 @@ def today() -> str:
 
 def slug_for(text: str, fallback: str) -> str:
     """A file-name slug: lowercase ASCII words joined by ``-`` (Chinese becomes pinyin)."""
+    from slugify import slugify  # python-slugify: at the first slug, not at registration
+
     slug = slugify(text, max_length=MAX_SLUG_CHARS, word_boundary=True, save_order=True)
     return slug or slugify(fallback, max_length=MAX_SLUG_CHARS) or "post"
 

@@ -69,7 +69,6 @@ from skillrt._state.records import (
     dump_record,
     parse_record,
 )
-from skillrt.blog.files import fsync_dir
 from skillrt.exceptions import CheckpointCorrupt
 
 __all__ = [
@@ -275,6 +274,14 @@ _NUMBERS = (int, float)
 _WIDTH = len(FIELDS)
 
 
+def _fsync_dir(path: Path) -> None:
+    """``blog.files.fsync_dir``, imported on the quarantine path only: the files module loads
+    the file locks (filelock), which listing the tasks (``skillrt tasks``) never takes."""
+    from skillrt.blog.files import fsync_dir
+
+    fsync_dir(path)
+
+
 def _stamp() -> str:
     now = time.time()
     base = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now))
@@ -380,7 +387,7 @@ class CheckpointStore:
             fh.write(row.value or b"")
             fh.flush()
             os.fsync(fh.fileno())
-        fsync_dir(self.quarantine_dir)
+        _fsync_dir(self.quarantine_dir)
         self._cache._sql("DELETE FROM Cache WHERE rowid = ?", (row.rowid,))
         _log.error(
             "agent.error",
@@ -399,8 +406,8 @@ class CheckpointStore:
         self.quarantine_dir.mkdir(parents=True, exist_ok=True)
         target = self.quarantine_dir / f"cache-{_stamp()}"
         os.replace(self.cache_dir, target)
-        fsync_dir(self.quarantine_dir)
-        fsync_dir(self.directory)
+        _fsync_dir(self.quarantine_dir)
+        _fsync_dir(self.directory)
         name = diskcache.core.DBNAME
         suspects = scan_task_ids(target / name, target / f"{name}-wal")
         held = (

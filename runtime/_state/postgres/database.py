@@ -10,11 +10,12 @@ A commit round is one statement (``grouped``, ``rounds``): its checkpoints, its 
 and the leases given back, through the durable pool when it has checkpoints (the rest then
 costs no flush of its own), else through the bookkeeping one.
 
-The pools are synchronous on purpose. The storage protocols are synchronous: the runtime's
-committer applies each group commit in its own thread, and the lease renewal is a thread too.
-An asyncio pool belongs to one event loop, so those threads would have to hop onto the loop
-for every commit (tying step durability to the loop's responsiveness), and a runtime driven
-through ``process_input_sync`` would meet it on a loop of its own. The few calls the runtime
+The pools are synchronous on purpose. The storage protocols are synchronous: the lease
+renewal is a thread, and an asyncio pool belongs to one event loop (a runtime driven through
+``process_input_sync`` would meet it on a loop of its own). What the loop sends itself goes on
+sessions of that loop's own instead, one bookkeeping (``on_loop``: leases, the queue) and one
+durable (``commit_session``: the commit rounds, ``looprounds``); the committer's thread and
+the pools write a round while that session connects. The few calls the runtime
 makes per task outside those threads are single round trips, cheap to run in a thread, or
 batched: the leases asked for in one turn of the loop are taken in one statement, a task
 gives its lease back in its ending's commit round's statement, and
@@ -115,6 +116,7 @@ class PgDatabase:
         psycopg, psycopg_pool = _modules()
         self._psycopg = psycopg
         self.refused: type[Exception] = psycopg.Error  # a statement refused or not sent
+        self.operational: type[Exception] = psycopg.OperationalError  # ... the session broke
         self._rounds = threading.local()  # the round open on each thread (``grouped``)
         self.url = url
         self.timeout_s = timeout_s
@@ -133,6 +135,8 @@ class PgDatabase:
         self._closing = threading.Event()
         # The event loop's own bookkeeping session (``on_loop``).
         self._on_loop: dict[asyncio.AbstractEventLoop, _LoopSession] = {}  # one per loop
+        # ... and its durable one, for the commit rounds it sends itself (``commit_session``).
+        self._committing: dict[asyncio.AbstractEventLoop, _LoopSession] = {}
         # Every session fails a read or write the server does not answer within the timeout
         # (a frozen server, a cut network), instead of waiting for TCP to give up (minutes).
         connect = {
@@ -144,6 +148,7 @@ class PgDatabase:
             "keepalives_count": 3,
             "tcp_user_timeout": int(timeout_s * 1000),
         }
+        self._durable = connect  # a durable session's settings
         self._connect = {**connect, "options": _NO_WAL_WAIT}  # a bookkeeping session's
         self._start(connect, identity=worker_id is None and identity is not None)
         self.pool = psycopg_pool.ConnectionPool(
@@ -242,13 +247,17 @@ class PgDatabase:
                 self._health.notify_all()
 
     def _came_back(self) -> None:
+        # The sessions the outage broke are dropped before anyone is told the store is back:
+        # a step resumed at once on a broken pooled session met the outage again, and ran
+        # a third time (test_an_outage_of_the_database_mid_task). The loops' own sessions
+        # from before the outage are dropped by their loops (``_LoopSession.outages``).
+        for pool in (self.pool, self.bookkeeping):
+            with contextlib.suppress(Exception):
+                pool.check()
         with self._health:
             if self._down_since is not None:
                 self._down_since = None
                 self._health.notify_all()
-        for pool in (self.pool, self.bookkeeping):  # drop the sessions the outage broke
-            with contextlib.suppress(Exception):
-                pool.check()
 
     def probe(self) -> bool:
         """One connection of its own, one round trip: does the server answer now?"""
@@ -355,6 +364,73 @@ class PgDatabase:
                 reason="lease_lost",
             )
 
+    @contextlib.contextmanager
+    def gathering(self) -> Iterator[PgRound]:
+        """A round opened on this thread and not sent when it closes: the writes made meanwhile
+        (``grouped`` inside joins it) are gathered for the caller to send (``LoopRounds``)."""
+        if getattr(self._rounds, "open", None) is not None:
+            raise RuntimeError("a round is already open on this thread")
+        round_ = self._rounds.open = PgRound()
+        try:
+            yield round_
+        finally:
+            self._rounds.open = None
+
+    def commit_session(self, loop: asyncio.AbstractEventLoop) -> Any | None:
+        """The durable session ``loop`` sends its commit rounds on (non-blocking, this loop's
+        alone), or None while it is being connected (in a thread, started here), the store is
+        down, or the platform's loop watches no sockets (Windows' proactor)."""
+        if sys.platform == "win32" or self._down_since is not None or self._closing.is_set():
+            return None
+        session = self._committing.get(loop)
+        if session is not None and session.outages != self.outages:
+            self.drop_commit_session(loop)  # from before an outage: its socket may be dead
+            session = None
+        if session is not None and session.conn is not None and not session.conn.closed:
+            return session.conn
+        if session is not None and session.connecting:
+            return None
+        for gone in [other for other in list(self._committing) if other.is_closed()]:
+            self.drop_commit_session(gone)
+        session = self._committing[loop] = _LoopSession(loop, self.outages)
+        session.connecting = True
+
+        def connected(future: asyncio.Future[Any]) -> None:
+            session.connecting = False
+            if future.cancelled() or future.exception() is not None:
+                self._committing.pop(loop, None)  # the next round tries again (or the thread)
+                return
+            conn = future.result()
+            if self._committing.get(loop) is not session or self._closing.is_set():
+                conn.close()  # dropped meanwhile
+                return
+            conn.pgconn.nonblocking = 1
+            session.conn = conn
+
+        connecting = loop.run_in_executor(None, self._connect_durable)
+        connecting.add_done_callback(connected)
+        return None
+
+    def _connect_durable(self) -> Any:
+        return self._psycopg.connect(self.url, **self._durable)
+
+    def drop_commit_session(self, loop: asyncio.AbstractEventLoop) -> None:
+        session = self._committing.pop(loop, None)
+        if session is not None and session.conn is not None:
+            with contextlib.suppress(Exception):
+                session.conn.close()
+
+    def refusal(self, exc: BaseException) -> BaseException:
+        """What ``connection`` raises for ``exc``, raised by a statement of its session:
+        ``StoreUnavailable`` for a connection that broke, ``UserError`` for a refused value,
+        else ``exc``."""
+        psycopg = self._psycopg
+        if isinstance(exc, psycopg.OperationalError):
+            return self._unavailable(exc)
+        if isinstance(exc, psycopg.DataError):
+            return UserError(f"the database refused a value: {exc}")
+        return exc
+
     async def on_loop(
         self, statement: Statement, params: Mapping[str, bytes | None]
     ) -> list[tuple[str | None, ...]]:
@@ -379,10 +455,13 @@ class PgDatabase:
                 reason="unreachable",
             )
         session = self._on_loop.get(loop)
+        if session is not None and session.outages != self.outages and not session.lock.locked():
+            self._drop_loop_session(loop)  # from before an outage: its socket may be dead
+            session = None
         if session is None:
             for gone in [other for other in list(self._on_loop) if other.is_closed()]:
                 self._drop_loop_session(gone)  # a loop that ran the runtime before
-            session = self._on_loop[loop] = _LoopSession(loop)
+            session = self._on_loop[loop] = _LoopSession(loop, self.outages)
         psycopg = self._psycopg
         async with session.lock:
             try:
@@ -457,6 +536,8 @@ class PgDatabase:
         self._closing.set()
         for loop in list(self._on_loop):
             self._drop_loop_session(loop)
+        for loop in list(self._committing):
+            self.drop_commit_session(loop)
         with self._health:
             self._health.notify_all()
         if self._down_since is None:
@@ -472,11 +553,13 @@ class PgDatabase:
 class _LoopSession:
     """The bookkeeping session an event loop drives itself (``PgDatabase.on_loop``)."""
 
-    __slots__ = ("conn", "lock", "loop")
+    __slots__ = ("conn", "connecting", "lock", "loop", "outages")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, outages: int) -> None:
         self.loop = loop
+        self.outages = outages  # the database's count when it was made
         self.conn: Any = None  # connected on first use
+        self.connecting = False
         self.lock = asyncio.Lock()  # one statement at a time
 
 

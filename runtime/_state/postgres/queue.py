@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from skillrt._state.postgres.database import clean_text
-from skillrt._state.postgres.wire import Statement, text
+from skillrt._state.postgres.wire import Statement, text, text_array
 from skillrt._state.protocol import QueuedTask
 
 if TYPE_CHECKING:
@@ -44,6 +44,11 @@ _DONE = Statement(
     "WITH d AS (UPDATE skillrt_queue SET done_at = now(), result = %(result)s::text "
     " WHERE id = %(id)s::bigint RETURNING sender) "
     "SELECT pg_notify('skillrt_reply', sender || E'\\t' || %(reply)s::text) FROM d"
+)
+# The take: one function of the schema (its locks, counts and update in one transaction).
+_TAKE = Statement(
+    "SELECT id, task_id, request, sender, priority FROM skillrt_take(%(me)s::text, "
+    "%(keys)b::text[], %(limited)b::text[], %(limits)s::integer[], %(n)s::integer)"
 )
 _STATE = Statement(
     "SELECT done_at IS NOT NULL, result FROM skillrt_queue WHERE id = %(id)s::bigint"
@@ -74,35 +79,37 @@ class PgQueue:
         self.control.waiter(-request_id)
         return request_id
 
+    def _take_params(self, n: int, keys: list[str], limits: dict[str, int]) -> dict[str, bytes]:
+        limited = sorted(key for key in keys if key in limits)
+        return {
+            "me": text(self.db.worker_id),
+            "keys": text_array(clean_text(list(keys))),
+            "limited": text_array(clean_text(limited)),
+            "limits": ("{" + ",".join(str(int(limits[key])) for key in limited) + "}").encode(),
+            "n": str(int(n)).encode(),
+        }
+
+    @staticmethod
+    def _taken(rows: list[tuple[str | None, ...]]) -> list[QueuedTask]:
+        found = [(int(str(i)), str(t), str(r), str(s), int(str(p))) for i, t, r, s, p in rows]
+        found.sort(key=lambda row: (-row[4], row[0]))
+        return [QueuedTask(*row[:4]) for row in found]
+
     def take_sync(self, n: int, keys: list[str], limits: dict[str, int]) -> list[QueuedTask]:
-        """Take up to ``n`` waiting tasks for this worker, within the limits of its ``keys``."""
+        """Take up to ``n`` waiting tasks for this worker, within the limits of its ``keys``:
+        one round trip (``skillrt_take``, schema 5: the limited keys' advisory locks, their
+        counts and the taking in one transaction)."""
         if n <= 0:
             return []
-        limited = sorted(key for key in keys if key in limits)
-        with self.db.connection(durable=False) as conn, conn.transaction():
-            room = n
-            for key in limited:
-                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (key,))
-                (running,) = conn.execute(
-                    "SELECT count(*) FROM skillrt_queue WHERE limit_keys @> ARRAY[%s] "
-                    "AND taken_at IS NOT NULL AND done_at IS NULL",
-                    (key,),
-                ).fetchone()
-                room = min(room, limits[key] - int(running))
-            if room <= 0:
-                return []
-            rows = conn.execute(
-                "UPDATE skillrt_queue SET taken_by = %s, taken_at = now(), limit_keys = %s "
-                "WHERE id IN (SELECT id FROM skillrt_queue WHERE taken_at IS NULL "
-                " ORDER BY priority DESC, id LIMIT %s FOR UPDATE SKIP LOCKED) "
-                "RETURNING id, task_id, request, sender, priority",
-                (self.db.worker_id, keys, room),
-            ).fetchall()
-        rows.sort(key=lambda row: (-row[4], row[0]))
-        return [QueuedTask(*row[:4]) for row in rows]
+        with self.db.connection(durable=False) as conn:
+            rows = _TAKE.run(conn, self._take_params(n, keys, limits))
+        return self._taken(rows)
 
     async def take(self, n: int, keys: list[str], limits: dict[str, int]) -> list[QueuedTask]:
-        return await self.db.off_loop(self.take_sync, n, keys, limits)
+        """``take_sync`` sent by the event loop itself (``PgDatabase.on_loop``: no thread)."""
+        if n <= 0:
+            return []
+        return self._taken(await self.db.on_loop(_TAKE, self._take_params(n, keys, limits)))
 
     async def done(self, request_id: int, result: str | None) -> None:
         """Record a taken task's reply and wake the worker that queued it."""

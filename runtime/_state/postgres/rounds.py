@@ -19,6 +19,7 @@ that still fails is logged.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from skillrt._io.logs import library_logger
@@ -203,6 +204,21 @@ class PgRound:
             return self._execute(db, released)
 
     def _execute(self, db: PgDatabase, released: list[str]) -> list[str]:
+        statement, params, durable = self.compose(db, released)
+        with db.connection(durable=durable) as conn:
+            found = statement.run(conn, params)
+        return self.fenced(found)
+
+    def fenced(self, found: Sequence[tuple[str | None, ...]]) -> list[str]:
+        """Of the task ids the round's statement returned, those it had checkpoints of."""
+        written = set(self.saves) | set(self.deletes)
+        return [str(task_id) for (task_id,) in found if task_id in written]
+
+    def compose(
+        self, db: PgDatabase, released: list[str]
+    ) -> tuple[Statement, dict[str, bytes], bool]:
+        """The round's statement, its parameters, and whether it waits for the WAL flush (it
+        has checkpoints)."""
         params: dict[str, bytes] = {"me": text(db.worker_id)}
         checkpoints = ""
         written = set(self.saves) | set(self.deletes)
@@ -243,7 +259,4 @@ class PgRound:
                 "data": text_array([data for _, data in said]),
                 "limit": str(limit).encode("ascii"),
             }
-        statement = _statement(checkpoints, freed, history)
-        with db.connection(durable=bool(checkpoints)) as conn:
-            found = [task_id for (task_id,) in statement.run(conn, params)]
-        return [task_id for task_id in found if task_id in written]
+        return _statement(checkpoints, freed, history), params, bool(checkpoints)

@@ -21,7 +21,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "schema_version"]
 # (version, what it does, SQL). Version 1 is the task store and history; 2 adds the leases,
 # the workers table and the file-lock holders that make several workers share one database;
 # 3 the control requests (pause, abort, answer, follow) one worker sends to another; 4 the work
-# queue.
+# queue; 5 its take as one function (one round trip).
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -123,6 +123,42 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             WHERE taken_at IS NULL;
         CREATE INDEX skillrt_queue_running ON skillrt_queue USING gin (limit_keys)
             WHERE taken_at IS NOT NULL AND done_at IS NULL;
+        """,
+    ),
+    (
+        5,
+        "the work queue's take in one round trip",
+        # For each limited key: its advisory lock (held to the end of the transaction: the
+        # statement's, in autocommit), then a count of what runs under it; then the taking.
+        # Each statement of a PL/pgSQL function takes its own snapshot (READ COMMITTED), so a
+        # count made after the lock sees every take committed before it: the limits hold
+        # across workers, as when these were five round trips of one transaction.
+        """
+        CREATE FUNCTION skillrt_take(worker text, keys text[], limited text[],
+                                     limits integer[], wanted integer)
+        RETURNS TABLE (id bigint, task_id text, request text, sender text, priority integer)
+        LANGUAGE plpgsql VOLATILE AS $take$
+        DECLARE
+            room bigint := wanted;
+            running bigint;
+        BEGIN
+            FOR i IN 1 .. coalesce(array_length(limited, 1), 0) LOOP
+                PERFORM pg_advisory_xact_lock(hashtextextended(limited[i], 7));
+                SELECT count(*) INTO running FROM skillrt_queue r
+                WHERE r.limit_keys @> ARRAY[limited[i]]
+                  AND r.taken_at IS NOT NULL AND r.done_at IS NULL;
+                room := least(room, limits[i] - running);
+            END LOOP;
+            IF room <= 0 THEN
+                RETURN;
+            END IF;
+            RETURN QUERY
+            UPDATE skillrt_queue q SET taken_by = worker, taken_at = now(), limit_keys = keys
+            WHERE q.id IN (SELECT w.id FROM skillrt_queue w WHERE w.taken_at IS NULL
+                           ORDER BY w.priority DESC, w.id LIMIT room FOR UPDATE SKIP LOCKED)
+            RETURNING q.id, q.task_id, q.request, q.sender, q.priority;
+        END
+        $take$;
         """,
     ),
 ]

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from skillrt._state.postgres.database import clean_text
+from skillrt._state.postgres.looprounds import LoopRounds, Settle, Write
 from skillrt._state.protocol import LoadResult
 from skillrt._state.records import RecordText, TaskRecord, dump_record, parse_record
 
@@ -41,6 +42,10 @@ class PgTaskStore:
         the lease releases) gathered meanwhile are sent as one statement, one round
         trip and one transaction, when it ends (see ``rounds``)."""
         return self.db.grouped(self.runlocks)
+
+    def loop_rounds(self, write: Write, settle: Settle) -> LoopRounds:
+        """The committer's hook: its rounds sent by the event loop itself (``looprounds``)."""
+        return LoopRounds(self.db, self.runlocks, write, settle)
 
     def apply(self, saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
         """Save and delete in one transaction, committed when this returns (inside a

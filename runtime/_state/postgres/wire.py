@@ -19,13 +19,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import select
 import struct
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Statement", "float8_array", "text", "text_array"]
+__all__ = ["Pending", "Statement", "float8_array", "text", "text_array"]
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)([sb])")
 _TEXT_OID, _FLOAT8_OID = 25, 701
@@ -108,6 +109,138 @@ class Statement:
             result = await _result(pgconn)
         _check(conn, result)
         return _rows(result)
+
+
+Rows = list[tuple[str | None, ...]]
+
+
+class Pending:
+    """A statement in flight on a non-blocking session (``Statement.run`` without a thread and
+    without a coroutine): sent by ``begin``, its result read by callbacks when the event loop
+    sees the socket ready, then ``done(rows, None)`` or ``done(None, error)`` is called once,
+    on the loop. Where the loop cannot run (a synchronous close while it is blocked in it),
+    ``finish_now`` reads the result here, blocking. Errors are ``run``'s."""
+
+    __slots__ = ("conn", "done", "finished", "found", "loop", "params", "phase", "retried",
+                 "statement", "writing")  # fmt: skip
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        conn: Any,
+        statement: Statement,
+        params: Mapping[str, bytes | None],
+        done: Callable[[Rows | None, BaseException | None], None],
+    ) -> None:
+        self.loop, self.conn, self.statement, self.done = loop, conn, statement, done
+        self.params = [params[name] for name in statement.names]
+        self.phase = "execute" if statement.name in _names(conn) else "prepare"
+        self.found: Any = None
+        self.retried = False
+        self.writing = False
+        self.finished = False
+
+    def begin(self) -> None:
+        try:
+            self._send()
+        except BaseException as exc:  # nothing in flight: the caller's turn to know
+            self._finish(None, exc)
+            return
+        self.loop.add_reader(self.conn.pgconn.socket, self._readable)
+
+    def _send(self) -> None:
+        pgconn, statement = self.conn.pgconn, self.statement
+        if self.phase == "prepare":
+            pgconn.send_prepare(statement.name, statement.sql)
+        else:
+            pgconn.send_query_prepared(statement.name, self.params, statement.formats)
+        self._flush()
+
+    def _flush(self) -> None:
+        more = self.conn.pgconn.flush() == 1  # 1: the socket took part of it
+        if more and not self.writing:
+            self.loop.add_writer(self.conn.pgconn.socket, self._flush_callback)
+        elif not more and self.writing:
+            self.loop.remove_writer(self.conn.pgconn.socket)
+        self.writing = more
+
+    def _flush_callback(self) -> None:
+        try:
+            self._flush()
+        except BaseException as exc:
+            self._finish(None, exc)
+
+    def _readable(self) -> None:
+        try:
+            self._read()
+        except BaseException as exc:
+            self._finish(None, exc)
+
+    def _read(self) -> None:
+        from psycopg import OperationalError, pq
+
+        pgconn = self.conn.pgconn
+        pgconn.consume_input()
+        while not self.finished and not pgconn.is_busy():
+            result = pgconn.get_result()
+            if result is not None:  # the first failed result if any (a statement has one)
+                if self.found is None or self.found.status in (
+                    pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK
+                ):  # fmt: skip
+                    self.found = result
+                continue
+            found, self.found = self.found, None  # all of this phase's results are in
+            if found is None:
+                raise OperationalError("the server sent no result")
+            self._phase_done(found)
+
+    def _phase_done(self, found: Any) -> None:
+        names = _names(self.conn)
+        if self.phase == "prepare":
+            _check(self.conn, found)
+            names.add(self.statement.name)
+            self.phase = "execute"
+            self._send()
+        elif _missing(found) and not self.retried:  # deallocated behind our back
+            names.discard(self.statement.name)
+            self.phase, self.retried = "prepare", True
+            self._send()
+        else:
+            _check(self.conn, found)
+            self._finish(_rows(found), None)
+
+    def _finish(self, rows: Rows | None, error: BaseException | None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        try:
+            fd = self.conn.pgconn.socket
+        except Exception:  # the session is gone: the loop watches nothing of it any more
+            fd = -1
+        if fd >= 0:
+            self.loop.remove_reader(fd)
+            if self.writing:
+                self.loop.remove_writer(fd)
+        self.done(rows, error)
+
+    def finish_now(self, timeout_s: float) -> None:
+        """Read the result here, blocking (the loop does not run meanwhile); ``done`` is
+        called before this returns. A server silent for ``timeout_s`` fails it."""
+        from psycopg import OperationalError
+
+        while not self.finished:
+            try:
+                fd = self.conn.pgconn.socket
+                writing = [fd] if self.writing else []
+                readable, writable, _ = select.select([fd], writing, [], timeout_s)
+                if not readable and not writable:
+                    raise OperationalError(f"no answer within {timeout_s:g} s")
+                if writable:
+                    self._flush()
+                if readable:
+                    self._read()
+            except BaseException as exc:
+                self._finish(None, exc)
 
 
 def _names(conn: Any) -> set[bytes]:

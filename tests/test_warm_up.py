@@ -1,0 +1,100 @@
+"""``AgentRuntime.warm_up``: routing's tables are built in a thread before the first input,
+which waits for them instead of building them a second time on the event loop.
+
+Each case runs in a process of its own: the tables are kept by their modules for the life of
+a process, and other tests have built them already in this one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+_CASE = """
+import asyncio, json, sys, threading
+from pathlib import Path
+from skillrt import AgentRuntime, load_config
+from skillrt.testing import FunctionModel
+from skillrt._routing import classifier, intent_table
+
+built = []
+for module, name in ((intent_table, "_default_table"), (classifier, "_packaged")):
+    cached = getattr(module, name)
+    def counted(cached=cached, name=name):
+        built.append((name, threading.current_thread().name))
+        return cached()
+    counted.cache_info = cached.cache_info
+    setattr(module, name, counted)
+
+async def main(root, warm):
+    rt = AgentRuntime(load_config(content_root=root), llm=FunctionModel(lambda m, o: "hello"))
+    await rt.initialize()
+    if warm:
+        rt.warm_up()
+        rt.warm_up()  # once is enough
+    first = await rt.process_input("summarize posts/a.md")  # at once: waits for the warm-up
+    second = await rt.process_input("hi")
+    await rt.close()
+    misses = [intent_table._default_table.cache_info().misses,
+              classifier._packaged.cache_info().misses]
+    return {"states": [first.state, second.state], "misses": misses, "built": built}
+
+print(json.dumps(asyncio.run(main(Path(sys.argv[1]), sys.argv[2] == "warm"))))
+"""
+
+
+def _run(tmp_path: Path, warm: bool) -> dict[str, object]:
+    root = tmp_path / ("warm" if warm else "cold")
+    (root / "posts").mkdir(parents=True)
+    (root / "posts" / "a.md").write_text("# A\n\nA post.\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", _CASE, str(root), "warm" if warm else "cold"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_warm_up_builds_routings_tables_once_in_a_thread_before_the_first_input(
+    tmp_path: Path,
+) -> None:
+    warm = _run(tmp_path, warm=True)
+    assert warm["states"] == ["COMPLETED", "COMPLETED"]
+    assert warm["misses"] == [1, 1]  # built once each: the first input waited for them
+    built = warm["built"]
+    assert isinstance(built, list)
+    # Asked by the warm-up's thread first; the router's own asks later find them built.
+    assert [tuple(b) for b in built[:2]] == [
+        ("_default_table", "skillrt-warm-up"),
+        ("_packaged", "skillrt-warm-up"),
+    ]
+
+
+def test_without_a_warm_up_the_first_input_builds_them_on_the_loop(tmp_path: Path) -> None:
+    cold = _run(tmp_path, warm=False)
+    assert cold["states"] == ["COMPLETED", "COMPLETED"]
+    assert cold["misses"] == [1, 1]
+    built = cold["built"]
+    assert isinstance(built, list) and built
+    assert all(thread == "MainThread" for _, thread in built)
+
+
+def test_skillrt_serve_warms_routing_up_when_it_starts(tmp_path: Path) -> None:
+    """A server starts the warm-up with the runtime, before its first request arrives."""
+    from skillrt.testing import FunctionModel
+    from tests.server_support import LiveServer, make_runtime
+
+    rt = make_runtime(tmp_path, FunctionModel(lambda m, o: "ok"))
+    live = LiveServer(rt)
+    try:
+        with live.client() as c:
+            assert c.get("/healthz").status_code == 200
+        assert rt._warming is not None
+    finally:
+        live.stop()
