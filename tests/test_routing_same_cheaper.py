@@ -116,3 +116,18 @@ def test_holds_back_answers_as_every_search_would() -> None:
     texts = [*_texts(), "DON'T DELETE IT", "原文别动，不要翻译", "ſtop deleting", "did I write it?"]
     for text in texts:
         assert clarify.holds_back(text) == plain(text), text
+
+
+def test_the_negation_scan_finds_a_negation_exactly_when_the_plain_search_does() -> None:
+    """``_NEGATION_SCAN`` (every branch starting with a literal) answers as
+    ``_NEGATION_WORD`` on every request and on random strings of the characters that matter."""
+    from skillrt._routing import router as R
+
+    rng = random.Random(31)
+    alphabet = [*"notevrd '’tn_x1.", "no need", "never", "别", "不要", "不需要", "无需", "甭", "é"]
+    texts = [*_texts(), "NOT now", "snot", "don’t", "cannot", "no  need", "knot", "_not", "1not"]
+    for _ in range(20000):
+        texts.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))))
+    for text in texts:
+        plain = R._NEGATION_WORD.search(text) is not None
+        assert (R._NEGATION_SCAN.search(text) is not None) == plain, text

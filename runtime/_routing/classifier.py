@@ -19,6 +19,7 @@ import itertools
 import json
 import math
 import re
+import struct
 import unicodedata
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -174,7 +175,17 @@ class IntentClassifier:
     """A multinomial logistic regression over ``features``: ``probabilities(text, context)``
     gives each intent's calibrated probability, ``top(text, context, k)`` the best ``k``."""
 
-    __slots__ = ("_last", "_rows", "_shifts", "bias", "classes", "held_out", "scale", "temperature")
+    __slots__ = (
+        "_fields",
+        "_last",
+        "_rows",
+        "_width",
+        "bias",
+        "classes",
+        "held_out",
+        "scale",
+        "temperature",
+    )
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.classes: tuple[str, ...] = tuple(data["classes"])
@@ -188,7 +199,8 @@ class IntentClassifier:
         if len(raw) != width * len(names) or len(self.bias) != width:
             raise ValueError("intent model: the weights do not match its classes and features")
         self._rows = _packed_rows(raw, width, names)
-        self._shifts = tuple(_FIELD * k for k in range(width))
+        self._width = width * (_FIELD // 8)  # bytes of a packed row
+        self._fields = struct.Struct(f"<{width}I").unpack  # its columns, lowest first
         self._last: tuple[tuple[str, bool, bool, bool], tuple[float, ...]] | None = None
 
     @classmethod
@@ -217,17 +229,19 @@ class IntentClassifier:
         found = _feature_set(text, context)
         rows = self._rows
         # Each known feature's row is one integer (``_packed_rows``): one sum adds every
-        # column at once, exactly, and each column is read back from its field.
-        picked = [row for row in map(rows.get, found) if row is not None]
-        packed, offset = sum(picked), _OFFSET * len(picked)
-        sums = [((packed >> shift) & _MASK) - offset for shift in self._shifts]
+        # column at once, exactly, and the columns are read back from its bytes at once.
+        known = rows.keys() & found  # the set's features looked up in the dict, in C
+        packed, offset = sum(map(rows.__getitem__, known)), _OFFSET * len(known)
+        fields = self._fields(packed.to_bytes(self._width, "little"))
         norm = self.scale / math.sqrt(max(len(found), 1))
-        bias, temperature = self.bias, self.temperature
-        logits = [(bias[k] + sums[k] * norm) / temperature for k in range(len(sums))]
+        temperature = self.temperature
+        logits = [
+            (b + (f - offset) * norm) / temperature for b, f in zip(self.bias, fields, strict=True)
+        ]
         top = max(logits)
         exps = [math.exp(v - top) for v in logits]
         total = sum(exps)
-        probs = tuple(e / total for e in exps)
+        probs = tuple([e / total for e in exps])
         self._last = (key, probs)
         return probs
 
@@ -248,7 +262,6 @@ class IntentClassifier:
 
 
 _FIELD = 32  # bits per column of a packed row: room for the sum of 2**24 rows of weights
-_MASK = (1 << _FIELD) - 1
 _OFFSET = 128  # an int8 weight w is kept as w + 128, never negative, so fields never borrow
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import operator
 import re
 import time
 import unicodedata
@@ -193,18 +194,21 @@ class _Decision(NamedTuple):
     model_confidence: float | None = None
 
     def intent(self, raw: str, *, cached: bool = False) -> ParsedIntent:
-        return ParsedIntent(
-            type=self.type,
-            confidence=self.confidence,
-            parameters=self.parameters,  # validation copies the dict
-            raw=raw,
-            source=self.source,
-            language=self.language,
-            cached=cached,
-            skill=self.skill,
-            tokens=0 if cached else self.tokens,
-            cost=0.0 if cached else self.cost,
-            model_confidence=self.model_confidence,
+        # ParsedIntent(**fields) validated, without its keyword-argument detour.
+        return ParsedIntent.model_validate(
+            {
+                "type": self.type,
+                "confidence": self.confidence,
+                "parameters": self.parameters,  # validation copies the dict
+                "raw": raw,
+                "source": self.source,
+                "language": self.language,
+                "cached": cached,
+                "skill": self.skill,
+                "tokens": 0 if cached else self.tokens,
+                "cost": 0.0 if cached else self.cost,
+                "model_confidence": self.model_confidence,
+            }
         )
 
 
@@ -215,6 +219,10 @@ confidence_threshold (it runs), below its act_threshold (a write, delete or web 
 _Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "_Search | None"], ...]
 """Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text
 (None: searched whatever the text holds)."""
+
+_NONE_BLOCKED: frozenset[str] = frozenset()
+_NORMS_KEPT = 8  # texts whose normalised form the router keeps (``_normalized``)
+_probability = operator.itemgetter(1)
 
 _CONTRARY = 0.5
 """How sure the classifier must be of another intent to dispute a table match."""
@@ -229,6 +237,13 @@ fits (below the runtime's confidence_threshold: numbered choices)."""
 # A pattern's match right after a negation ("don't write a new post, summarize …", "别写文章，
 # 解释一下…") is what the request does not want: the table skips it (the rest decides).
 _NEGATION_WORD = re.compile(r"n['’]?t\b|\bnot\b|\bnever\b|\bno\s+need|别|不要|不用|不需要|无需|甭")
+# The same search written so that every branch starts with a literal (``\bnot`` is ``n``
+# with no word character before it): the engine then tries only the places holding ``n``,
+# 别, 不, 无 or 甭, where the form above is tried at every place. It finds a match exactly when
+# ``_NEGATION_WORD`` does (tests/test_routing_same_cheaper.py).
+_NEGATION_SCAN = re.compile(
+    r"n(?:['’]?t\b|(?<!\w.)(?:ot\b|ever\b|o\s+need))|别|不要|不用|不需要|无需|甭"
+)
 _NEGATED_BEFORE = re.compile(
     r"(?:\b(?:don['’]?t|do\s+not|never|no\s+need\s+to|not)\s+"
     r"(?:(?:just|even|yet|ever|actually|really|go\s+and|bother\s+to)\s+)?"
@@ -259,6 +274,7 @@ class _Variant(NamedTuple):
     keywords: Keywords  # the keywords of them all
     always: frozenset[int]  # the entries searched whatever the text holds
     by_word: dict[str, tuple[int, ...]]  # a keyword longest at its place: entries it allows
+    rule_words: frozenset[str] | None  # the keywords that tell a not_when rule may match
 
 
 # Characters that match an ASCII letter of a pattern under IGNORECASE but whose ``lower()`` is
@@ -270,7 +286,7 @@ _CASE_ODD = ("\u0130", "\u0131", "\u017f")
 
 def _case_odd(text: str) -> bool:
     """Whether ``text`` holds a character of ``_CASE_ODD``."""
-    return not text.isascii() and any(c in text for c in _CASE_ODD)
+    return not text.isascii() and ("\u0130" in text or "\u0131" in text or "\u017f" in text)
 
 
 def _keyword_search(regex: re.Pattern[str]) -> _Search | None:
@@ -427,8 +443,12 @@ class IntentRouter:
     LLM fails or says UNKNOWN). ``timer`` drives the cache's TTL.
     """
 
-    _not_when: _Rules | None  # the not_when rules of the registered intents, built when needed
+    # The not_when rules of the registered intents and one search for all their keywords,
+    # built when needed.
+    _not_when: tuple[_Rules, _Search | None] | None
     _blocked_last: tuple[str, frozenset[str]] | None  # the last text asked about, its answer
+    _unclassified: tuple[str, ...] | None  # see ``unclassified``, told at first use
+    _classes: tuple[tuple[int, str], ...] | None  # see ``ranked``, told at first use
 
     def __init__(
         self,
@@ -464,6 +484,7 @@ class IntentRouter:
             self._table = IntentTable.from_mapping(patterns)
         self.regex_trust = regex_trust
         self._cache = _TtlLru(cache_size, cache_ttl_s, timer)
+        self._norms: dict[str, str] = {}  # see ``_normalized``
         self._hits = 0
         self._misses = 0
         self._skills: dict[str, Skill[Any]] = {}
@@ -486,13 +507,19 @@ class IntentRouter:
         model = self.classifier
         if model is None:
             return []
-        norm = normalize_text(text)[:MAX_ROUTE_CHARS]
+        norm = self._normalized(text)[:MAX_ROUTE_CHARS]
         blocked = self._blocked(norm)
-        probs = model.probabilities(norm, _classifier_context(context, self._browsing(context)))
+        probs = model._probabilities(norm, _classifier_context(context, self._browsing(context)))
+        classes = self._classes
+        if classes is None:  # the classes a registered skill serves, with their columns
+            classes = self._classes = tuple(
+                (k, name) for k, name in enumerate(model.classes) if name in self._by_intent
+            )
         # Not renormalised: what the classifier gives intents no skill here serves (or blocked
         # ones) stays out, so "go back" with only a browsing skill registered is no sure BROWSE.
-        kept = [(n, p) for n, p in probs.items() if n in self._by_intent and n not in blocked]
-        return sorted(kept, key=lambda item: -item[1])
+        kept = [(name, probs[k]) for k, name in classes if name not in blocked]
+        kept.sort(key=_probability, reverse=True)  # stable: as sorted by -probability
+        return kept
 
     def _named_elsewhere(self, text: str) -> list[IntentType]:
         """The intents the classifier does not know whose keywords (``cues``) are in ``text``."""
@@ -505,34 +532,73 @@ class IntentRouter:
     def unclassified(self) -> tuple[IntentType, ...]:
         """The registered intents the classifier was not trained on (a plugin's, an MCP
         tool's): only their patterns or a model can route to them."""
-        model = self.classifier
-        if model is None:
-            return ()
-        known = set(model.classes)
-        return tuple(n for n in self._intents if n not in known and n != CHAT)
+        found = self._unclassified
+        if found is None:  # told once per set of registered skills
+            model = self.classifier
+            known = set(model.classes) if model is not None else set()
+            found = (
+                ()
+                if model is None
+                else tuple(n for n in self._intents if n not in known and n != CHAT)
+            )
+            self._unclassified = found
+        return found
 
-    def _blocked(self, text: str) -> frozenset[str]:
+    def _normalized(self, text: str) -> str:
+        """``normalize_text(text)``, remembered for the last few texts: one input is asked
+        about by ``screen``, ``parse``, ``ranked``, ``params_for`` and ``alternatives``."""
+        memo = self._norms
+        norm = memo.get(text)
+        if norm is None:
+            if len(memo) >= _NORMS_KEPT:
+                memo.clear()
+            norm = memo[text] = normalize_text(text)
+        return norm
+
+    def _blocked(self, text: str, held: bool | None = None) -> frozenset[str]:
         """The intents whose ``not_when`` matches ``text``: never routed to for it (the last
-        answer is kept: one input asks twice, for the table and for the classifier)."""
+        answer is kept: one input asks twice, for the table and for the classifier).
+        ``held``: whether the text holds a keyword of a rule, when the caller's scan told it
+        (``_Variant.rule_words``), else None."""
         last = self._blocked_last
         if last is not None and last[0] == text:
             return last[1]
+        found, any_keyword = self._rules()
+        # A rule none of whose keywords is in the text cannot match (see ``_match_table``).
+        if not found or held is False:
+            blocked = _NONE_BLOCKED
+        else:
+            lowered = None if _case_odd(text) else text.lower()
+            if (
+                held is None
+                and lowered is not None
+                and any_keyword is not None
+                and any_keyword(lowered) is None
+            ):
+                blocked = _NONE_BLOCKED
+            else:
+                blocked = frozenset(
+                    name
+                    for name, regex, keywords in found
+                    if (keywords is None or lowered is None or keywords(lowered))
+                    and regex.search(text)
+                )
+        self._blocked_last = (text, blocked)
+        return blocked
+
+    def _rules(self) -> tuple[_Rules, _Search | None]:
+        """The ``not_when`` rules of the registered intents, and one search for the keywords
+        of them all (None: some rule's cannot be told), built when first needed."""
         rules = self._not_when
         if rules is None:
-            rules = self._not_when = tuple(
+            found = tuple(
                 (name, spec.not_when, _keyword_search(spec.not_when))
                 for name, spec in self.specs.items()
                 if spec.not_when
             )
-        # A rule none of whose keywords is in the text cannot match (see ``_match_table``).
-        lowered = None if _case_odd(text) else text.lower()
-        blocked = frozenset(
-            name
-            for name, regex, keywords in rules
-            if (keywords is None or lowered is None or keywords(lowered)) and regex.search(text)
-        )
-        self._blocked_last = (text, blocked)
-        return blocked
+            trigger = trigger_for(_keywords(regex.pattern) for _n, regex, _k in found)
+            rules = self._not_when = (found, trigger.search if trigger is not None else None)
+        return rules
 
     @property
     def table(self) -> IntentTable:
@@ -587,6 +653,8 @@ class IntentRouter:
         self._not_when = None
         self._blocked_last = None
         self._follows: frozenset[str] | None = None  # intents with browsing follow-ups
+        self._unclassified = None
+        self._classes = None
         self._declared_patterns: tuple[IntentPattern, ...] = tuple(
             p
             for s in self._skills.values()
@@ -628,7 +696,7 @@ class IntentRouter:
         if found is not None:
             return found
         if self._pattern_skills:
-            text = normalize_text(intent.raw)[:MAX_ROUTE_CHARS]
+            text = self._normalized(intent.raw)[:MAX_ROUTE_CHARS]
             for s in self._pattern_skills:
                 if s.pattern is not None and s.pattern.search(text):
                     return s
@@ -659,7 +727,7 @@ class IntentRouter:
         """
         if signal is not None:
             signal.raise_if_aborted()
-        norm = normalize_text(text)
+        norm = self._normalized(text)
         current_file: str | None = None
         selection = False
         if context:
@@ -791,7 +859,7 @@ class IntentRouter:
         is asked."""
         if is_noise(text[:MAX_ROUTE_CHARS]):
             return "noise"
-        norm = normalize_text(text)
+        norm = self._normalized(text)
         if not norm or len(norm) > 40:
             return None
         if is_greeting(norm):
@@ -841,7 +909,7 @@ class IntentRouter:
         suggestion, then the classifier's likeliest; without a classifier, what a weak pattern
         matched, intents whose keywords appear, then the intents
         offered when nothing points elsewhere (``offered`` in the table, highest first)."""
-        norm = normalize_text(text)[:MAX_ROUTE_CHARS]
+        norm = self._normalized(text)[:MAX_ROUTE_CHARS]
         selection = bool(context and (context.get("selected_text") or context.get("has_selection")))
         has_file = bool(context and context.get("current_file"))
         ranked: list[str] = []
@@ -874,7 +942,7 @@ class IntentRouter:
         """Parameters to run ``intent`` on ``text`` with when no pattern of it matched: what
         was ``given`` (a model's answer), the intent's extractors, and the request itself for
         its text parameter (question, instruction, task) or topic."""
-        norm = normalize_text(text)[:MAX_ROUTE_CHARS]
+        norm = self._normalized(text)[:MAX_ROUTE_CHARS]
         params = _sanitize_parameters(given or {})
         spec = self.spec(intent)
         if spec is None:
@@ -908,7 +976,14 @@ class IntentRouter:
             ordinary = [p for p in (*self.table.patterns, *self._declared_patterns) if usable(p)]
             fallbacks = [p for p in self.table.fallbacks if usable(p)]
             entries = _entries(ordinary, ascii_only) + _entries(fallbacks, ascii_only)
-            keywords = Keywords(frozenset().union(*(e[2] for e in entries)), ascii_only=ascii_only)
+            # The not_when rules' keywords are looked for in the same scan (when all are known).
+            rule_sets = [_keywords(regex.pattern) for _n, regex, _k in self._rules()[0]]
+            rule_set: frozenset[str] | None = None
+            if all(found is not None for found in rule_sets):
+                rule_set = frozenset().union(*(found or () for found in rule_sets))
+            keywords = Keywords(
+                frozenset().union(*(e[2] for e in entries), rule_set or ()), ascii_only=ascii_only
+            )
             allows: dict[str, list[int]] = {}  # a keyword: the entries it allows
             for i, entry in enumerate(entries):
                 for word in entry[2]:
@@ -918,7 +993,14 @@ class IntentRouter:
                 for word, prefixes in keywords.prefixes.items()
             }
             always = frozenset(i for i, e in enumerate(entries) if not e[2])
-            variant = _Variant(tuple(entries), len(ordinary), keywords, always, by_word)
+            rule_words = None
+            if rule_set is not None:  # the words found longest whose prefixes hold a rule's
+                rule_words = frozenset(
+                    word
+                    for word, prefixes in keywords.prefixes.items()
+                    if not rule_set.isdisjoint(prefixes)
+                )
+            variant = _Variant(tuple(entries), len(ordinary), keywords, always, by_word, rule_words)
             self._variants[key] = variant
         return variant
 
@@ -927,14 +1009,15 @@ class IntentRouter:
     ) -> _Decision | None:
         best: IntentPattern | None = None
         best_match: re.Match[str] | None = None
-        blocked = self._blocked(text)
+        blocked: frozenset[str] | None = None  # the intents not_when rules out: told when needed
         negated: bool | None = None  # whether the text holds a negation: told when needed
         variant = self._variant(text, selection, has_file, browsing)
         # Every keyword the text holds, found at once: a pattern none of whose keywords is
         # there cannot match, and only the others are searched, in precedence order.
         entries, ordinary = variant.entries, variant.ordinary
         longest = variant.keywords.longest(text.lower())
-        if _case_odd(text):
+        odd = _case_odd(text)
+        if odd:
             # A character that matches a letter only under IGNORECASE: a pattern is searched
             # when a keyword of its run is there, as when a run shared one trigger search.
             held = {w for found in longest for w in variant.keywords.prefixes[found]}
@@ -952,14 +1035,22 @@ class IntentRouter:
             search, p, _own, _run = entries[i]
             m = search(text)
             # Patterns come in precedence order, so only a strictly earlier start wins.
-            if m is not None and m.start() < start and p.intent not in blocked:
-                if negated is None:
-                    negated = _NEGATION_WORD.search(text) is not None
-                if negated and _negated(text, m.start()):
-                    continue  # "don't write a new post, …", "别写文章，…": not that
-                best, best_match, start = p, m, m.start()
-                if start == 0:
-                    break
+            if m is None or m.start() >= start:
+                continue
+            if blocked is None:
+                rule_words = None if odd else variant.rule_words
+                blocked = self._blocked(
+                    text, None if rule_words is None else not rule_words.isdisjoint(longest)
+                )
+            if p.intent in blocked:
+                continue
+            if negated is None:
+                negated = _NEGATION_SCAN.search(text) is not None
+            if negated and _negated(text, m.start()):
+                continue  # "don't write a new post, …", "别写文章，…": not that
+            best, best_match, start = p, m, m.start()
+            if start == 0:
+                break
         if best is None or best_match is None:
             return None
         spec = self.specs[best.intent]

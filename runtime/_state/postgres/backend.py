@@ -1,7 +1,8 @@
 """``PostgresBackend``: the state backend several workers share, on one PostgreSQL database.
 
 Every call reaches a database server, so the coroutines of the protocol run their calls in a
-thread; the group commit applies its rounds in the committer's thread as on SQLite.
+thread or on a session the event loop drives itself; the group commit's rounds are sent by the
+event loop (``looprounds``), by the committer's thread while the loop's session connects.
 """
 
 from __future__ import annotations

@@ -10,11 +10,12 @@ A commit round is one statement (``grouped``, ``rounds``): its checkpoints, its 
 and the leases given back, through the durable pool when it has checkpoints (the rest then
 costs no flush of its own), else through the bookkeeping one.
 
-The pools are synchronous on purpose. The storage protocols are synchronous: the runtime's
-committer applies each group commit in its own thread, and the lease renewal is a thread too.
-An asyncio pool belongs to one event loop, so those threads would have to hop onto the loop
-for every commit (tying step durability to the loop's responsiveness), and a runtime driven
-through ``process_input_sync`` would meet it on a loop of its own. The few calls the runtime
+The pools are synchronous on purpose. The storage protocols are synchronous: the lease
+renewal is a thread, and an asyncio pool belongs to one event loop (a runtime driven through
+``process_input_sync`` would meet it on a loop of its own). What the loop sends itself goes on
+sessions of that loop's own instead, one bookkeeping (``on_loop``: leases, the queue) and one
+durable (``commit_session``: the commit rounds, ``looprounds``); the committer's thread and
+the pools write a round while that session connects. The few calls the runtime
 makes per task outside those threads are single round trips, cheap to run in a thread, or
 batched: the leases asked for in one turn of the loop are taken in one statement, a task
 gives its lease back in its ending's commit round's statement, and
