@@ -208,3 +208,22 @@ async def test_an_ending_that_deletes_one_checkpoint_is_fenced_and_gives_its_lea
     assert _stored(pg_url, "theirs") == 1.0 and leases()["theirs"] == "other"
     theirs.close()
     other.close()
+
+
+async def test_a_flush_from_another_thread_waits_for_the_loop_to_write_its_round(
+    backend: Any, pg_url: str
+) -> None:
+    """The loop's session is the loop's alone: a synchronous flush from another thread while
+    the loop runs waits for the loop to write what it has in flight, and then writes its own."""
+    await _session(backend)
+    committer = backend.committer
+    committer.put(_record("t", 1.0))
+    waiting = asyncio.ensure_future(committer.durable())
+    deadline = time.monotonic() + 5
+    while committer._on_loop._flight is None:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0)
+    flushed = asyncio.ensure_future(asyncio.to_thread(committer.flush_sync))
+    await waiting
+    await flushed  # it returned once the loop had written the round (not reading it there)
+    assert _stored(pg_url, "t") == 1.0 and committer._on_loop._flight is None
