@@ -14,7 +14,9 @@ with no steps (``POST /v1/skills/Nothing/run``, a JSON reply) against a bare Fas
 taking the same body and answering the same JSON, in the same run, with the same uvicorn
 settings (httptools, no access log, no server header). ``rate_clients`` keep-alive clients
 send requests back to back for ``seconds``; the server's CPU is its process's user + system
-time (every thread) over those seconds, read from ``/proc``. The sides alternate, ``rounds``
+time (every thread) over those seconds, read from ``/proc``, and so are its write system
+calls per request (a count load does not move: socket writes, SQLite's, the loop's wake-ups;
+the rows' notes give it). The sides alternate, ``rounds``
 of each, and the medians are reported against the targets: ≥ 0.5× the bare endpoint's
 requests/s, ≤ 0.3 ms of server CPU per request.
 
@@ -296,6 +298,18 @@ async def _load(port: int, clients: int, steps: int, requests: int) -> dict[str,
     }
 
 
+def _writes(pid: int) -> int | None:
+    """A process's write system calls so far (every thread: its sockets' writes, SQLite's, the
+    loop's wake-ups), from ``/proc``; None elsewhere. A count no load on the machine moves."""
+    try:
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            if line.startswith("syscw:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def _cpu_s(pid: int) -> float | None:
     """A process's user + system CPU seconds (every thread), from ``/proc``; None elsewhere."""
     try:
@@ -342,19 +356,21 @@ async def _rate(port: int, pid: int, clients: int, seconds: float, token: bool) 
         *(_rate_client(port, time.perf_counter() + 0.5, warm, token) for _ in range(clients))
     )
     latencies: list[float] = []
-    cpu0, t0 = _cpu_s(pid), time.perf_counter()
+    writes0, cpu0, t0 = _writes(pid), _cpu_s(pid), time.perf_counter()
     counts = await asyncio.gather(
         *(_rate_client(port, t0 + seconds, latencies, token) for _ in range(clients))
     )
-    wall, cpu1 = time.perf_counter() - t0, _cpu_s(pid)
+    wall, cpu1, writes1 = time.perf_counter() - t0, _cpu_s(pid), _writes(pid)
     requests = sum(counts)
     cpu = None if cpu0 is None or cpu1 is None else cpu1 - cpu0
+    writes = None if writes0 is None or writes1 is None else writes1 - writes0
     ms = [x * 1000 for x in latencies]
     return {
         "requests": requests,
         "rps": requests / wall,
         "cpu_ms_per_request": None if cpu is None else cpu * 1000 / max(1, requests),
         "server_cpu_share": None if cpu is None else cpu / wall,
+        "writes_per_request": None if writes is None else writes / max(1, requests),
         "p50_ms": percentile(ms, 0.5),
         "p99_ms": percentile(ms, 0.99),
     }
@@ -447,9 +463,10 @@ def serve_rate(
     )
 
     def note(side: dict[str, Any]) -> str:
-        share = side["server_cpu_share"]
+        share, writes = side["server_cpu_share"], side.get("writes_per_request")
         busy = "" if share is None else f"; server busy {share * 100:.0f}% of a core"
-        return f"p50 {side['p50_ms']:.1f} ms, p99 {side['p99_ms']:.1f} ms{busy}"
+        wrote = "" if writes is None else f"; {writes:.2f} write syscalls per request"
+        return f"p50 {side['p50_ms']:.1f} ms, p99 {side['p99_ms']:.1f} ms{busy}{wrote}"
 
     rows = [
         row(f"bare FastAPI endpoint ({title})", bare["rps"], "req/s", note=note(bare)),

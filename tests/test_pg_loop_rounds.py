@@ -162,3 +162,68 @@ async def test_a_round_refused_whole_on_the_loop_still_writes_its_checkpoints(
     assert backend.history.tasks() == []
     theirs.close()
     other.close()
+
+
+async def test_an_ending_that_deletes_one_checkpoint_is_fenced_and_gives_its_lease_back(
+    backend: Any, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The round of one deletion (a task's ending) has a statement of its own: the deletion
+    and the lease's release in it, and no deletion of a task another live worker runs."""
+    from skillrt._state.postgres import PgDatabase, PgRunLocks, PgTaskStore, rounds
+
+    shapes: list[tuple[str, str, str]] = []
+    made = rounds._statement
+
+    def shape(checkpoints: str, released: str, history: str) -> Any:
+        shapes.append((checkpoints, released, history))
+        return made(checkpoints, released, history)
+
+    monkeypatch.setattr(rounds, "_statement", shape)
+
+    def leases() -> dict[str, str]:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            return dict(conn.execute("SELECT task_id, worker_id FROM skillrt_leases").fetchall())
+
+    await _session(backend)
+    committer = backend.committer
+    assert await backend.hold("mine") is True
+    committer.put(_record("mine", 1.0))
+    await committer.durable()
+    sent, shapes[:] = committer._on_loop.sent, []
+    committer.delete("mine")
+    await backend.release("mine")
+    await committer.durable()
+    assert _stored(pg_url, "mine") is None and "mine" not in leases()
+    assert committer._on_loop.sent == sent + 1  # one statement, of the one-deletion shape
+    assert shapes == [("gone", "one", "")]
+
+    other = PgDatabase(pg_url, worker_id="other")
+    theirs = PgRunLocks(other, lease_s=30)
+    PgTaskStore(other).apply([_record("theirs", 1.0)], [])
+    assert theirs.hold("theirs") is True
+    committer.delete("theirs")
+    with pytest.raises(StoreUnavailable) as caught:
+        await committer.durable()
+    assert caught.value.reason == "lease_lost" and "theirs" in str(caught.value)
+    assert _stored(pg_url, "theirs") == 1.0 and leases()["theirs"] == "other"
+    theirs.close()
+    other.close()
+
+
+async def test_a_flush_from_another_thread_waits_for_the_loop_to_write_its_round(
+    backend: Any, pg_url: str
+) -> None:
+    """The loop's session is the loop's alone: a synchronous flush from another thread while
+    the loop runs waits for the loop to write what it has in flight, and then writes its own."""
+    await _session(backend)
+    committer = backend.committer
+    committer.put(_record("t", 1.0))
+    waiting = asyncio.ensure_future(committer.durable())
+    deadline = time.monotonic() + 5
+    while committer._on_loop._flight is None:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0)
+    flushed = asyncio.ensure_future(asyncio.to_thread(committer.flush_sync))
+    await waiting
+    await flushed  # it returned once the loop had written the round (not reading it there)
+    assert _stored(pg_url, "t") == 1.0 and committer._on_loop._flight is None

@@ -245,3 +245,41 @@ async def _open_gate_later(name: str, after: float | None) -> None:
         _GATES[name] = asyncio.Event()
     else:
         _GATES[name].set()
+
+
+async def test_a_server_stopping_with_a_left_call_waits_for_it_and_ends(tmp_path: Path) -> None:
+    """The server stops while a call whose request was cancelled still runs: the runtime stops
+    the task (resumable, as ``close()`` leaves it), the call ends with the task's reply
+    journaled, and stopping does not hang on it."""
+    runtime = _runtime(tmp_path)
+    app = create_app(runtime, token=TOKEN, hosts=["127.0.0.1"])
+    state = app.state.skillrt
+    await state.start()
+    stopped = False
+    try:
+        _GATES["stop-left"] = asyncio.Event()  # never opened
+        body = json.dumps({"params": {"gate": "stop-left"}}).encode()
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            raise AssertionError("no reply goes to a cancelled request")
+
+        scope = _scope("/v1/skills/Gate/run", body)
+        request = asyncio.ensure_future(app(scope, receive, send))
+        await _until(lambda: any(j.task_id for j in state.jobs._running))
+        [job] = state.jobs._running
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+        assert not job.finished
+        stopped = True
+        async with asyncio.timeout(30):  # in this task: the one that started it (MCP's)
+            await state.stop()
+        assert job.finished and not state.jobs._running
+        assert job.entry is not None and job.entry.event == "message"
+        assert json.loads(job.entry.data)["task_id"] == job.task_id
+    finally:
+        if not stopped:
+            await state.stop()

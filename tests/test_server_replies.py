@@ -128,6 +128,34 @@ async def test_an_event_journaled_unread_is_redacted_when_a_stream_reads_it() ->
     assert first.data is first.data  # encoded once
 
 
+async def test_an_event_holding_a_dict_is_kept_as_it_came_and_redacted_when_read() -> None:
+    """An event holding a dict is encoded when it comes (a snapshot) but redacted only when a
+    stream reads it: a key named like a secret, a secret value deep in it, and a value JSON
+    cannot hold (written as its text) are all redacted then; its size is its text's."""
+    from skillrt.events import EventBus
+
+    class Opaque:
+        def __str__(self) -> str:
+            return f"opaque {SECRET}"
+
+    redactor = Redactor([SECRET])
+    log = EventLog(redactor)
+    bus = EventBus(clock=lambda: 7.0, redactor=redactor)
+    bus.on_raw("*", log.on_event)
+    held = {"api_key": "plain-looking-value", "deep": [{"note": f"has {SECRET}"}], "o": Opaque()}
+    bus.emit("task:completed", "t1", result=held, clean={"n": 1})
+    [entry] = log.task_entries("t1", 0)
+    assert entry._raw is not None and SECRET in str(entry._raw)  # kept unredacted until read
+    held["deep"] = []  # after the emit: the entry holds what was sent
+    data = json.loads(entry.data)["data"]
+    assert data["result"] == {"api_key": "***", "deep": [{"note": "has ***"}], "o": "opaque ***"}
+    assert data["clean"] == {"n": 1}
+    assert SECRET not in entry.data and entry._raw is None
+    bus.emit("task:completed", "t2", result={"n": 2})
+    [clean] = log.task_entries("t2", 0)
+    assert clean.size == len(clean.data) + 200  # its text, and the entry's overhead
+
+
 async def test_the_journals_bounds_count_unread_events() -> None:
     """Events kept unencoded count against the journal's byte bounds by their estimated size:
     a task's journal stays within ``per_task_bytes``, the newest entries kept."""

@@ -8,14 +8,16 @@ and gets exactly the events after it, then the live ones. The reply that ends a 
 The journal is bounded in bytes as well as in entries: at most ``per_task_bytes`` per task and
 ``total_bytes`` in all (``recent_bytes`` for the ``/v1/events`` replay), the oldest entries
 dropped first (a long article's deltas would otherwise keep about 1 MB per finished task). What
-leaves the process is redacted: the replies (``message``) and ``error`` entries go through the
-runtime's redactor here, the runtime's events were already redacted by its ``EventBus``.
+leaves the process is redacted, by the runtime's redactor: the replies (``message``) and
+``error`` entries when journaled, the runtime's events (which the journal takes unredacted,
+``EventBus.on_raw``) when a stream first reads them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from threading import get_ident
@@ -41,10 +43,12 @@ _ENTRY_OVERHEAD = 200  # the Entry object, its str headers and the deque slot, r
 
 
 class Entry:
-    """One journaled entry. ``data`` is its JSON text, redacted: encoded when the entry is made
-    (a reply, an error, an event holding a dict or a list, whose contents may change after),
-    or, for a runtime event of plain values, when a stream first reads it; most are never read
-    (a call answered with JSON: nobody follows its events), so most are never encoded."""
+    """One journaled entry. ``data`` is its JSON text, redacted: encoded and redacted when the
+    entry is made (a reply, an error); for a runtime event of plain values, encoded and
+    redacted when a stream first reads it; for one holding a dict or a list (whose contents
+    may change after), encoded when it comes, as it is then, and redacted when first read.
+    Most are never read (a call answered with JSON: nobody follows its events), so most are
+    never encoded, and none is redacted until read."""
 
     __slots__ = (
         "_data",
@@ -64,9 +68,9 @@ class Entry:
     session_id: str | None
     size: int  # what the entry costs the journal, roughly, in bytes: its JSON + _ENTRY_OVERHEAD
     _data: str | None
-    # Until encoded: the event's data (not redacted: the redactor goes with it) and its time.
-    # Not the ``Event``: one object fewer kept per entry, and freed when it is old and cold.
-    _raw: dict[str, Any] | None
+    # Until read: the event's data (not redacted: the redactor goes with it) and its time, or
+    # its JSON text not yet redacted. Not the ``Event``: one object fewer kept per entry.
+    _raw: dict[str, Any] | str | None
     _redactor: Redactor | None
     _time: float
 
@@ -85,7 +89,11 @@ class Entry:
             raw, redactor = self._raw, self._redactor
             if raw is None or redactor is None:  # pragma: no cover - one or the other is set
                 raise RuntimeError("a journal entry without its data")
-            data = self._data = _encode_event(self.event, self.task_id, raw, self._time, redactor)
+            if isinstance(raw, str):  # encoded when it came: redacted now, if it needs it
+                data = raw if redactor.is_clean(raw) else _json(redactor(json.loads(raw)))
+            else:
+                data = _encode_event(self.event, self.task_id, raw, self._time, redactor)
+            self._data = data
             self._raw = self._redactor = None
         return data
 
@@ -204,7 +212,8 @@ class EventLog:
             self._loop.call_soon_threadsafe(self.on_event, event)
             return
         # The size of its data's JSON when every value is a string or a number, as the journal
-        # counts (characters); a dict or a list: encoded now, as it is now.
+        # counts (characters); a dict or a list: encoded now, as it is now (in C), and
+        # redacted when read (the walk was most of an event's cost here).
         size = _EVENT_ENVELOPE + _RAW_OVERHEAD + _ENTRY_OVERHEAD
         for key, value in event.data.items():
             kind = type(value)
@@ -213,10 +222,9 @@ class EventLog:
             elif kind in _PLAIN:
                 size += len(key) + 24
             else:
-                text = _encode_event(
-                    event.type, event.task_id, event.data, event.timestamp, self.redactor
-                )
-                self._keep(event.type, event.task_id, text, None, 0)
+                text = _json({"type": event.type, "task_id": event.task_id,
+                              "data": event.data, "timestamp": event.timestamp})  # fmt: skip
+                self._keep(event.type, event.task_id, None, text, len(text) + _ENTRY_OVERHEAD)
                 return
         entry = self._keep(event.type, event.task_id, None, event.data, size + len(event.type))
         entry._time = event.timestamp
@@ -240,11 +248,12 @@ class EventLog:
         event: str,
         task_id: str | None,
         data: str | None,
-        raw: dict[str, Any] | None,
+        raw: dict[str, Any] | str | None,
         size: int,
     ) -> Entry:
-        """Journal an entry of JSON text ``data`` (``size`` 0: its own), or of ``raw``, an
-        event's data encoded when read (``size`` estimated; its time set by the caller)."""
+        """Journal an entry of JSON text ``data`` (``size`` 0: its own), or of ``raw``, redacted
+        when read: an event's data, encoded then (``size`` estimated; its time set by the
+        caller), or its JSON text."""
         self.seq = seq = self.seq + 1
         log = None
         if task_id:

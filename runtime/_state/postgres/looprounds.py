@@ -62,6 +62,7 @@ class LoopRounds:
         self._queued: list[Round] = []
         self._flight: _Flight | None = None
         self._mine: set[int] = set()  # ids of the rounds queued or in flight here
+        self._idle: list[threading.Event] = []  # threads waiting for nothing to be in flight
         self.sent = 0  # statements sent by a loop (tests, the benchmark)
 
     def take(self, round_: Round, outstanding: Sequence[Round]) -> bool:
@@ -118,16 +119,46 @@ class LoopRounds:
             self._settle(flight.rounds, error)
         if self._queued and self._flight is None:
             self._next()  # (a session that failed meanwhile: they go as the thread sends)
+        self._tell_idle()
+
+    def _tell_idle(self) -> None:
+        if self._flight is None and not self._queued:
+            waiting, self._idle = self._idle, []
+            for event in waiting:
+                event.set()
 
     def finish_now(self) -> None:
         """Write here, blocking, what is queued or in flight (a synchronous flush while the
-        loop cannot run, or rounds of a loop that is gone): settled before this returns."""
+        loop cannot run, or rounds of a loop that is gone): settled before this returns. From
+        another thread while that loop runs, wait for the loop to write them instead (its
+        session is the loop's alone)."""
         while self._flight is not None or self._queued:
+            loop = self._loop()
+            if loop is not None and loop.is_running() and not _running(loop):
+                idle = threading.Event()
+                try:
+                    loop.call_soon_threadsafe(self._wait_idle, idle)
+                except RuntimeError:  # closed meanwhile: read it here
+                    continue
+                idle.wait(self.db.timeout_s + 1)
+                return
             if self._flight is None:
                 self._next()
             flight = self._flight
             if flight is not None:
                 flight.finish_now()
+
+    def _wait_idle(self, idle: threading.Event) -> None:
+        self._idle.append(idle)
+        self._tell_idle()
+
+
+def _running(loop: asyncio.AbstractEventLoop) -> bool:
+    """Is ``loop`` the one running in this thread?"""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 class _Flight:

@@ -50,6 +50,18 @@ _ONE = """held AS MATERIALIZED (
     ON CONFLICT (task_id) DO UPDATE SET state = EXCLUDED.state,
         updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
 )"""
+# The deletion of one task's checkpoint (and its lease given back): a task's ending, most often
+# (an ended task keeps no checkpoint). Fenced as ``_ONE``; plain parameters, no arrays
+# (237 -> 188 µs with a history entry, one process, alternated).
+_ONE_GONE = """held AS MATERIALIZED (
+    SELECT task_id, worker_id <> %(me)s::text AND expires_at > now() AS elsewhere
+    FROM skillrt_leases WHERE task_id = %(id)s::text FOR SHARE
+), fenced AS MATERIALIZED (
+    SELECT task_id FROM held WHERE elsewhere
+), gone AS (
+    DELETE FROM skillrt_tasks
+    WHERE task_id = %(id)s::text AND NOT EXISTS (SELECT 1 FROM fenced)
+)"""
 _ONE_FREED = """freed AS (
     DELETE FROM skillrt_leases WHERE task_id = %(id)s::text AND worker_id = %(me)s::text
 )"""
@@ -118,10 +130,11 @@ _TRIM = """trim_tasks AS (
 
 @functools.cache
 def _statement(checkpoints: str, released: str, history: str) -> Statement:
-    """The statement of a round with these parts (``checkpoints``: "", "one" or "many";
-    ``released``: "", "one" (the one checkpointed task's) or "many"; ``history``: "", "add"
-    or "trim"). It returns the fenced tasks. Sent prepared through libpq (``wire``)."""
-    parts = {"": [], "one": [_ONE], "many": [_MANY]}[checkpoints]
+    """The statement of a round with these parts (``checkpoints``: "", "one", "gone" (one
+    deletion) or "many"; ``released``: "", "one" (the one checkpointed task's) or "many";
+    ``history``: "", "add" or "trim"). It returns the fenced tasks. Sent prepared through
+    libpq (``wire``)."""
+    parts = {"": [], "one": [_ONE], "gone": [_ONE_GONE], "many": [_MANY]}[checkpoints]
     parts += {"": [], "one": [_ONE_FREED], "many": [_FREED]}[released]
     parts += {"": [], "add": [_HISTORY], "trim": [_HISTORY, _TRIM]}[history]
     last = "SELECT task_id FROM fenced" if checkpoints else "SELECT NULL::text WHERE false"
@@ -223,13 +236,20 @@ class PgRound:
         checkpoints = ""
         written = set(self.saves) | set(self.deletes)
         if self.checkpointed:
-            one = len(self.saves) == 1 and not self.deletes and set(released) <= set(self.saves)
-            checkpoints = "one" if one else "many"
+            if len(self.saves) == 1 and not self.deletes and set(released) <= set(self.saves):
+                checkpoints = "one"
+            elif not self.saves and len(self.deletes) == 1 and set(released) <= written:
+                checkpoints = "gone"
+            else:
+                checkpoints = "many"
         if checkpoints == "one":
             ((task_id, state, updated, record),) = self.saves.values()
             params |= {"id": text(task_id), "state": text(state),
                        "updated": repr(float(updated)).encode("ascii"),
                        "record": text(record)}  # fmt: skip
+        elif checkpoints == "gone":
+            (task_id,) = self.deletes
+            params["id"] = text(task_id)
         elif checkpoints == "many":
             rows = list(self.saves.values())
             params |= {
@@ -241,7 +261,7 @@ class PgRound:
                 "records": text_array([row[3] for row in rows]),
                 "deletes": text_array(list(self.deletes)),
             }
-        freed = "one" if released and checkpoints == "one" else "many" if released else ""
+        freed = "one" if released and checkpoints in ("one", "gone") else "many" if released else ""
         if freed == "many":
             params["released"] = text_array(released)
         history = ""
