@@ -1,10 +1,13 @@
 """The cheaper routing path gives the same answers as the plain one.
 
-The table's keywords are found in one scan (``prefilter.Keywords``) and a pattern is searched
-only when its own keywords are there; the classifier computes its features as a set, with the
-code check counted by string methods; ``holds_back`` skips searches whose keywords are absent.
-Each is checked here against the plain computation it replaces. (``scripts/routing_same.py``
-compares whole routing outcomes between two versions over every request in data/routing.)
+The table's keywords are found in one scan (``prefilter.Keywords``), word by word since the
+second round (``_allowed``), and a pattern is searched only when its own keywords are there;
+the classifier computes its features as a set, with the code check counted without the regex;
+``holds_back`` skips searches whose keywords are absent; the negation check is written with a
+literal first (``_NEGATION_SCAN``); a decision's ``ParsedIntent`` is built without the
+validator when it would change nothing. Each is checked here against the plain computation it
+replaces. (``scripts/routing_same.py`` compares whole routing outcomes between two versions
+over every request in data/routing.)
 """
 
 from __future__ import annotations

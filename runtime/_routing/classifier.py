@@ -147,7 +147,7 @@ def _rest(clean: str, context: Mapping[str, Any] | None) -> list[str]:
 
 
 _CODE_CHARS = "{}();=<>[]"
-_NO_CODE_CHARS = str.maketrans("", "", _CODE_CHARS)
+_CODE_CHAR = re.compile("[" + re.escape(_CODE_CHARS) + "]")
 _CODE_WORD = re.compile(r"\bdef\b|\bfn\b|\bconst\b|\breturn\b")
 
 
@@ -159,7 +159,7 @@ def _holds_code(clean: str) -> bool:
     every match of ``_SNIPPET`` holds a backtick, a bar, ``select`` or a hyphen at the start
     or after a space (``clean`` is the text ``_clean`` gives: its only whitespace is single
     spaces)."""
-    count = len(clean) - len(clean.translate(_NO_CODE_CHARS))  # characters of _CODE_CHARS
+    count = len(_CODE_CHAR.findall(clean))  # characters of _CODE_CHARS
     if count < 3:
         count += clean.count("::")
     if count < 3 and ("def" in clean or "fn" in clean or "const" in clean or "return" in clean):
