@@ -1,7 +1,7 @@
 """The cheaper routing path gives the same answers as the plain one.
 
-The table's keywords are found in one scan (``prefilter.Keywords``), word by word since the
-second round (``_allowed``), and a pattern is searched only when its own keywords are there;
+The table's keywords are found in one scan (``prefilter.Keywords``, with the not_when rules'
+since the second round) and a pattern is searched only when its own keywords are there;
 the classifier computes its features as a set, with the code check counted without the regex;
 ``holds_back`` skips searches whose keywords are absent; the negation check is written with a
 literal first (``_NEGATION_SCAN``); a decision's ``ParsedIntent`` is built without the
@@ -169,29 +169,3 @@ def test_a_decision_becomes_the_intent_validation_would_build(cached: bool) -> N
         assert got.model_fields_set == plain.model_fields_set
         assert got.parameters == d.parameters
         assert got.parameters is not d.parameters  # a copy: the cache's stays as it was
-
-
-def test_the_words_of_a_text_allow_the_entries_one_scan_of_it_would() -> None:
-    """``_allowed`` (each space-separated word scanned once and remembered, the keywords with
-    a space looked for in the whole text) gives the entries and the not_when answer that one
-    scan of the whole text gives, first time and from what it remembered."""
-    from skillrt._routing import router as R
-    from skillrt.skills import builtin_skills
-
-    router = IntentRouter(None, classifier=None)
-    for skill in builtin_skills():
-        router.register_skill(skill)
-    rng = random.Random(5)
-    texts = [normalize_text(t) for t in _texts()]
-    words = [w for t in texts[:300] for w in t.split()]
-    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(2000)]
-    for text in [*texts, *texts[:100]]:
-        for selection, has_file, browsing in [(False, False, False), (True, True, True)]:
-            variant = router._variant(text, selection, has_file, browsing)
-            lowered = text.lower()
-            longest = variant.keywords.longest(lowered)
-            whole = set(variant.always).union(*(variant.by_word[w] for w in longest))
-            rule = variant.rule_words is not None and not variant.rule_words.isdisjoint(longest)
-            assert R._allowed(variant, lowered) == (whole, rule), text
-    spaced = [v.spanning for v in router._variants.values() if v.spanning is not None]
-    assert spaced, "the table has keywords with a space: the whole-text scan is exercised"

@@ -321,9 +321,6 @@ class _Variant(NamedTuple):
     always: frozenset[int]  # the entries searched whatever the text holds
     by_word: dict[str, tuple[int, ...]]  # a keyword longest at its place: entries it allows
     rule_words: frozenset[str] | None  # the keywords that tell a not_when rule may match
-    within: _Scan  # the keywords without a space, looked for word by word (``_allowed``)
-    spanning: _Scan | None  # the keywords with a space, looked for in the whole text
-    tokens: dict[str, tuple[frozenset[int], bool]]  # a word of text: what ``within`` found
 
 
 class _Scan(NamedTuple):
@@ -354,45 +351,6 @@ def _scan(
             if not rule_set.isdisjoint(prefixes)
         )
     return _Scan(keywords, by_word, rule_words)
-
-
-_TOKEN_CHARS = 32  # a word of text up to this long is remembered with what it holds
-_TOKENS_KEPT = 8192  # words remembered per variant (all forgotten past it)
-
-
-def _allowed(variant: _Variant, lowered: str) -> tuple[set[int], bool]:
-    """The entries whose keywords ``lowered`` holds (and those always searched), and whether
-    it holds a not_when rule's keyword: as ``variant.keywords`` would tell in one scan of the
-    whole text. A keyword without a space lies within one space-separated word of the text,
-    and the words of requests repeat, so what each word holds is scanned for once and
-    remembered; the keywords with a space are looked for in the whole text."""
-    allowed = set(variant.always)
-    rule = False
-    within, tokens = variant.within, variant.tokens
-    for token in lowered.split(" "):
-        got = tokens.get(token)
-        if got is None:
-            found = within.keywords.longest(token)
-            by_word = within.by_word
-            got = (
-                frozenset(i for word in found for i in by_word[word]),
-                within.rule_words is not None and not within.rule_words.isdisjoint(found),
-            )
-            if len(token) <= _TOKEN_CHARS:
-                if len(tokens) >= _TOKENS_KEPT:
-                    tokens.clear()
-                tokens[token] = got
-        allowed |= got[0]
-        rule = rule or got[1]
-    spanning = variant.spanning
-    if spanning is not None:
-        found = spanning.keywords.longest(lowered)
-        for word in found:
-            allowed.update(spanning.by_word[word])
-        rule = rule or (
-            spanning.rule_words is not None and not spanning.rule_words.isdisjoint(found)
-        )
-    return allowed, rule
 
 
 # Characters that match an ASCII letter of a pattern under IGNORECASE but whose ``lower()`` is
@@ -1106,20 +1064,9 @@ class IntentRouter:
                 for word in entry[2]:
                     allows.setdefault(word, []).append(i)
             full = _scan(words, allows, rule_set, ascii_only)
-            spaced = frozenset(w for w in words if " " in w)
-            within = _scan(words - spaced, allows, rule_set, ascii_only)
-            spanning = _scan(spaced, allows, rule_set, ascii_only) if spaced else None
             always = frozenset(i for i, e in enumerate(entries) if not e[2])
             variant = _Variant(
-                tuple(entries),
-                len(ordinary),
-                full.keywords,
-                always,
-                full.by_word,
-                full.rule_words,
-                within,
-                spanning,
-                {},
+                tuple(entries), len(ordinary), full.keywords, always, full.by_word, full.rule_words
             )
             self._variants[key] = variant
         return variant
@@ -1144,10 +1091,14 @@ class IntentRouter:
             held = {w for found in longest for w in variant.keywords.prefixes[found]}
             picked = [i for i, e in enumerate(entries) if not e[3] or not e[3].isdisjoint(held)]
         else:
-            allowed, rule_held = _allowed(variant, text.lower())
+            longest = variant.keywords.longest(text.lower())
+            allowed = set(variant.always)
+            by_word = variant.by_word
+            for word in longest:
+                allowed.update(by_word[word])
             picked = sorted(allowed)
-            if variant.rule_words is None:
-                rule_held = None  # some rule's keywords cannot be told
+            if variant.rule_words is not None:
+                rule_held = not variant.rule_words.isdisjoint(longest)
         start = len(text) + 1
         for i in picked:
             if i >= ordinary and best is not None:
