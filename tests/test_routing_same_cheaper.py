@@ -131,3 +131,64 @@ def test_the_negation_scan_finds_a_negation_exactly_when_the_plain_search_does()
     for text in texts:
         plain = R._NEGATION_WORD.search(text) is not None
         assert (R._NEGATION_SCAN.search(text) is not None) == plain, text
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_decision_becomes_the_intent_validation_would_build(cached: bool) -> None:
+    """``_Decision.intent`` builds the ``ParsedIntent`` without validation when validation
+    would keep every value as it is; anything else (an int, a value out of range) goes
+    through the validator, which converts it or raises as before."""
+    from pydantic import ValidationError
+
+    from skillrt._routing.router import ParsedIntent, _Decision
+
+    decisions = [
+        _Decision("WRITE_ARTICLE", 0.9, {"topic": "Zig"}, "regex"),
+        _Decision("CHAT", 0.0, {}, "none", "zh", "Chat", 5, 0.25, 0.5),
+        _Decision("X", 1, {}, "llm"),  # type: ignore[arg-type]  # an int: converted
+        _Decision("X", 0.5, {}, "llm", cost=1),  # type: ignore[arg-type]
+        _Decision("X", float("nan"), {}, "llm"),  # out of range: raises
+        _Decision("X", 0.5, {1: "a"}, "regex"),  # type: ignore[dict-item]  # raises
+    ]
+    for d in decisions:
+        fields = d._asdict() | {"raw": "r", "cached": cached}
+        if cached:
+            fields |= {"tokens": 0, "cost": 0.0}
+        try:
+            plain = ParsedIntent(**fields)
+        except ValidationError:
+            with pytest.raises(ValidationError):
+                d.intent("r", cached=cached)
+            continue
+        got = d.intent("r", cached=cached)
+        assert got == plain
+        assert got.model_dump_json() == plain.model_dump_json()
+        assert got.model_fields_set == plain.model_fields_set
+        assert got.parameters == d.parameters
+        assert got.parameters is not d.parameters  # a copy: the cache's stays as it was
+
+
+def test_the_words_of_a_text_allow_the_entries_one_scan_of_it_would() -> None:
+    """``_allowed`` (each space-separated word scanned once and remembered, the keywords with
+    a space looked for in the whole text) gives the entries and the not_when answer that one
+    scan of the whole text gives, first time and from what it remembered."""
+    from skillrt._routing import router as R
+    from skillrt.skills import builtin_skills
+
+    router = IntentRouter(None, classifier=None)
+    for skill in builtin_skills():
+        router.register_skill(skill)
+    rng = random.Random(5)
+    texts = [normalize_text(t) for t in _texts()]
+    words = [w for t in texts[:300] for w in t.split()]
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 9))) for _ in range(2000)]
+    for text in [*texts, *texts[:100]]:
+        for selection, has_file, browsing in [(False, False, False), (True, True, True)]:
+            variant = router._variant(text, selection, has_file, browsing)
+            lowered = text.lower()
+            longest = variant.keywords.longest(lowered)
+            whole = set(variant.always).union(*(variant.by_word[w] for w in longest))
+            rule = variant.rule_words is not None and not variant.rule_words.isdisjoint(longest)
+            assert R._allowed(variant, lowered) == (whole, rule), text
+    spaced = [v.spanning for v in router._variants.values() if v.spanning is not None]
+    assert spaced, "the table has keywords with a space: the whole-text scan is exercised"
