@@ -6,6 +6,8 @@ tests run on PostgreSQL too: they take the ``store_kind`` fixture (``tests/store
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import os
 import subprocess
 import sys
@@ -1015,3 +1017,26 @@ def test_loops_in_two_threads_each_hold_on_a_session_of_their_own(pg_url: str) -
     locks.close()
     db.close()
     assert db._on_loop == {}
+
+
+async def test_a_hold_cancelled_while_its_session_connects_leaves_no_connection_open(
+    pg_url: str,
+) -> None:
+    """The loop's session is connected in a thread. A hold cancelled meanwhile (a task stopped,
+    the runtime closing) used to drop the connection open when it came: psycopg warned it was
+    deleted while still open (an error here, ``filterwarnings = error``), at random, in a later
+    test. The thread closes it now."""
+    from skillrt._state.postgres import PgDatabase, PgRunLocks
+
+    db = PgDatabase(pg_url, worker_id="cancelled-holder")
+    locks = PgRunLocks(db, lease_s=30)
+    for _ in range(5):
+        hold = asyncio.ensure_future(locks.hold_many_async(["x"]))
+        await asyncio.sleep(0)  # its session is being connected in a thread
+        hold.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await hold
+        await asyncio.sleep(0.5)  # the connection comes (loopback: milliseconds)
+        gc.collect()  # one dropped open would warn here
+    assert await locks.hold_many_async(["x"]) == {"x"}  # the next hold still gets a session
+    db.close()

@@ -137,6 +137,10 @@ class PgDatabase:
         self._on_loop: dict[asyncio.AbstractEventLoop, _LoopSession] = {}  # one per loop
         # ... and its durable one, for the commit rounds it sends itself (``commit_session``).
         self._committing: dict[asyncio.AbstractEventLoop, _LoopSession] = {}
+        # Durable sessions connected in a thread, not yet taken by their loop: ``close`` closes
+        # them (a loop that stopped meanwhile never runs the callback that would).
+        self._adopting: set[Any] = set()
+        self._adopting_lock = threading.Lock()
         # Every session fails a read or write the server does not answer within the timeout
         # (a frozen server, a cut network), instead of waiting for TCP to give up (minutes).
         connect = {
@@ -401,6 +405,8 @@ class PgDatabase:
                 self._committing.pop(loop, None)  # the next round tries again (or the thread)
                 return
             conn = future.result()
+            with self._adopting_lock:
+                self._adopting.discard(conn)
             if self._committing.get(loop) is not session or self._closing.is_set():
                 conn.close()  # dropped meanwhile
                 return
@@ -412,7 +418,13 @@ class PgDatabase:
         return None
 
     def _connect_durable(self) -> Any:
-        return self._psycopg.connect(self.url, **self._durable)
+        conn = self._psycopg.connect(self.url, **self._durable)
+        with self._adopting_lock:
+            if not self._closing.is_set():
+                self._adopting.add(conn)
+                return conn
+        conn.close()  # closed meanwhile: no loop will take it
+        raise StoreUnavailable("the database was closed", reason="unreachable")
 
     def drop_commit_session(self, loop: asyncio.AbstractEventLoop) -> None:
         session = self._committing.pop(loop, None)
@@ -467,7 +479,7 @@ class PgDatabase:
             try:
                 async with asyncio.timeout(self.timeout_s + 1):
                     if session.conn is None or session.conn.closed:
-                        conn = await asyncio.to_thread(self.dedicated)
+                        conn = await self._connected_in_thread()
                         conn.pgconn.nonblocking = 1
                         if self._on_loop.get(loop) is not session:  # dropped meanwhile
                             conn.close()
@@ -490,6 +502,32 @@ class PgDatabase:
             except BaseException:  # cancelled mid-statement: the session's state is unknown
                 self._drop_loop_session(loop)
                 raise
+
+    async def _connected_in_thread(self) -> Any:
+        """A ``dedicated`` connection, made in a thread. A caller that stops waiting (cancelled,
+        timed out, its loop closing) leaves it to the thread, which closes it when it arrives:
+        before, it was dropped open, and psycopg warned it was deleted while still open."""
+        made = _Connecting()
+
+        def connect() -> Any:
+            conn = self.dedicated()
+            with made.lock:
+                if made.abandoned or self._closing.is_set():
+                    conn.close()
+                    raise StoreUnavailable("the database was closed", reason="unreachable")
+                made.conn = conn
+            return conn
+
+        try:
+            return await asyncio.to_thread(connect)
+        except BaseException:
+            with made.lock:
+                made.abandoned = True
+                conn, made.conn = made.conn, None
+            if conn is not None:  # it came, but its caller had stopped waiting
+                with contextlib.suppress(Exception):
+                    conn.close()
+            raise
 
     def _drop_loop_session(self, loop: asyncio.AbstractEventLoop) -> None:
         session = self._on_loop.pop(loop, None)
@@ -534,6 +572,11 @@ class PgDatabase:
 
     def close(self) -> None:
         self._closing.set()
+        with self._adopting_lock:
+            adopting, self._adopting = self._adopting, set()
+        for conn in adopting:  # connected for a loop that has not taken it (or never will)
+            with contextlib.suppress(Exception):
+                conn.close()
         for loop in list(self._on_loop):
             self._drop_loop_session(loop)
         for loop in list(self._committing):
@@ -548,6 +591,17 @@ class PgDatabase:
     def _close_pools(self) -> None:
         self.bookkeeping.close()
         self.pool.close()
+
+
+class _Connecting:
+    """A connection being made in a thread for a caller that may stop waiting for it."""
+
+    __slots__ = ("abandoned", "conn", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.abandoned = False
+        self.conn: Any = None
 
 
 class _LoopSession:
