@@ -939,18 +939,24 @@ class AgentRuntime:
 
 
 # Inputs that reach each of routing's variants (ASCII, other Latin, CJK, both; with a file open,
-# with a selection, in a browsing session): what ``warm_up`` routes to build them.
+# with a selection), what ``warm_up`` routes to build them; ``_route_samples`` adds a browsing
+# session's follow-up.
 _SAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("write an article about warming up", {}),
     ("résume l'article posts/a.md", {}),
     ("总结一下这篇文章", {}),
     ("总结一下 posts/a.md", {}),
     ("fix the grammar here", {"current_file": "posts/a.md", "has_selection": True}),
-    ("click the first link", {"last_skill": "Browse"}),
 )
 
 
 async def _route_samples(router: IntentRouter) -> None:
-    for text, context in _SAMPLES:
+    # A browsing session's follow-up too, after whichever registered skill browses.
+    browsing = [
+        {"last_skill": name}
+        for name in router.registry
+        if router.in_browsing_session({"last_skill": name})
+    ][:1]
+    for text, context in (*_SAMPLES, *(("click the first link", c) for c in browsing)):
         await router.parse(text, context, ask_model=False)
         holds_back(text)  # what the planner asks of a request that would write
