@@ -24,7 +24,7 @@ from typing import Any
 from skillrt._io.logs import Redactor
 from skillrt._state.protocol import StateBackend
 from skillrt._state.records import RecordText, TaskRecord, set_required
-from skillrt._tasks.journaljson import LARGE, JournalJSON
+from skillrt._tasks.journaljson import LARGE, JournalJSON, holds_secret
 from skillrt._tasks.machine import TERMINAL_STATES, State
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
@@ -35,21 +35,17 @@ _SHOWN = ("last_error", "progress", "result", "question")
 _REQUEST = ("raw_input", "context", "intent", "params")
 
 
-def _holds_secret(redactor: Redactor, value: Any) -> bool:
-    return bool(redactor(value) != value)
-
-
 def checkpoint_copy(record: TaskRecord, redactor: Redactor) -> TaskRecord | None:
     """An independent copy of ``record`` to checkpoint, or None when it must not be written."""
     text = record.model_dump_json()
     copy = TaskRecord.model_validate_json(text)
     if redactor.is_clean(text):  # the common case: nothing to look at
         return copy
-    if any(_holds_secret(redactor, getattr(copy, name)) for name in _REQUEST):
+    if any(holds_secret(redactor, getattr(copy, name)) for name in _REQUEST):
         return None
     kept: dict[str, Any] = {}
     for name, value in copy.steps.items():
-        if _holds_secret(redactor, value):
+        if holds_secret(redactor, value):
             break
         kept[name] = value
     copy.steps = kept

@@ -15,11 +15,16 @@ from pydantic_core import to_json
 
 from skillrt._io.logs import Redactor
 
-__all__ = ["LARGE", "JournalJSON"]
+__all__ = ["LARGE", "JournalJSON", "holds_secret"]
 
 # A record's JSON from which its checkpoints splice the journal's members instead of
 # serialising it whole: below, one dump and one scan are cheaper than the members' bookkeeping.
 LARGE = 16 * 1024
+
+
+def holds_secret(redactor: Redactor, value: Any) -> bool:
+    """Whether redacting ``value`` would change it (a checkpoint keeps it out instead)."""
+    return bool(redactor(value) != value)
 
 
 class JournalJSON:
@@ -43,7 +48,7 @@ class JournalJSON:
             known = made.get(name)
             if known is None or known[0] is not value:
                 member = f"{to_json(name).decode()}:{to_json(value).decode()}"
-                secret = not redactor.is_clean(member) and redactor(value) != value
+                secret = not redactor.is_clean(member) and holds_secret(redactor, value)
                 known = made[name] = (value, member, secret)
             if known[2]:
                 break
