@@ -38,30 +38,36 @@ Row = tuple[str, str, float, str]  # task_id, state, updated_at, record JSON
 # the commonest round one task makes at a time. Its lease row is locked, whoever holds it, and
 # judged once locked: a takeover in flight either commits first (and this write is fenced) or
 # waits until this one is committed (and then reads it).
-_ONE = """held AS MATERIALIZED (
+_ONE_FENCED = """held AS MATERIALIZED (
     SELECT task_id, worker_id <> %(me)s::text AND expires_at > now() AS elsewhere
     FROM skillrt_leases WHERE task_id = %(id)s::text FOR SHARE
 ), fenced AS MATERIALIZED (
     SELECT task_id FROM held WHERE elsewhere
-), saved AS (
+)"""
+_ONE = ", ".join(
+    (
+        _ONE_FENCED,
+        """saved AS (
     INSERT INTO skillrt_tasks (task_id, state, updated_at, record)
     SELECT %(id)s::text, %(state)s::text, %(updated)s::float8, %(record)s::text
     WHERE NOT EXISTS (SELECT 1 FROM fenced)
     ON CONFLICT (task_id) DO UPDATE SET state = EXCLUDED.state,
         updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
-)"""
+)""",
+    )
+)
 # The deletion of one task's checkpoint (and its lease given back): a task's ending, most often
 # (an ended task keeps no checkpoint). Fenced as ``_ONE``; plain parameters, no arrays
 # (237 -> 188 µs with a history entry, one process, alternated).
-_ONE_GONE = """held AS MATERIALIZED (
-    SELECT task_id, worker_id <> %(me)s::text AND expires_at > now() AS elsewhere
-    FROM skillrt_leases WHERE task_id = %(id)s::text FOR SHARE
-), fenced AS MATERIALIZED (
-    SELECT task_id FROM held WHERE elsewhere
-), gone AS (
+_ONE_GONE = ", ".join(
+    (
+        _ONE_FENCED,
+        """gone AS (
     DELETE FROM skillrt_tasks
     WHERE task_id = %(id)s::text AND NOT EXISTS (SELECT 1 FROM fenced)
-)"""
+)""",
+    )
+)
 _ONE_FREED = """freed AS (
     DELETE FROM skillrt_leases WHERE task_id = %(id)s::text AND worker_id = %(me)s::text
 )"""
