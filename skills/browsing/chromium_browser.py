@@ -7,15 +7,22 @@ networking, component updates or sync, with a fresh temporary profile (Playwrigh
 per launch and removes it at close). ``playwright install`` is not needed.
 
 The firewall sees every request: a route on the context checks each URL, fetches allowed
-ones itself without following redirects, and refuses the rest. A redirect of a navigation is
-answered with a small page that refreshes to the target, so the browser requests the next hop
-itself and the route checks it too; redirects of other requests are followed in the route,
-each hop checked. WebSockets are refused (only http and https are allowed), and so is WebRTC
-(no UDP without a proxy, and no ``RTCPeerConnection`` in any frame): its STUN packets to an IP
-literal went past the route. Chromium's own
-network stack resolves nothing (``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that
-escaped the route reaches no host; the route's fetch is Playwright's and resolves the name
-again after the check, so DNS rebinding is closed only in the HTTP backend (see docs/security.md).
+ones itself without following redirects, and refuses the rest. The fetch is not Playwright's
+(``route.fetch`` resolved the host name again after the check: DNS rebinding); it goes
+through the HTTP backend's pinned transport (``route_fetch.py``) to the addresses the
+firewall approved, with the URL's host name kept for ``Host``, SNI and the certificate, and
+Chromium's own headers (its ``Cookie`` too); the answer is handed to the page with
+``route.fulfill``, each ``Set-Cookie`` kept, so the browser stores its cookies itself. A
+redirect of a navigation is answered with a small page (carrying the redirect's cookies) that
+refreshes to the target, so the browser requests the next hop itself and the route checks it
+too; redirects of other requests are followed in the route, each hop checked and pinned, with
+the browser's cookies for that hop's URL (a ``Set-Cookie`` on such an in-between hop is not
+stored). WebSockets are refused (only http and https are allowed), and so is WebRTC (no UDP
+without a proxy, and no ``RTCPeerConnection`` in any frame): its STUN packets to an IP
+literal went past the route. Chromium's own network stack resolves nothing
+(``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that escaped the route reaches no
+host. A fetch that cannot connect fails the navigation with ``could not fetch …`` (a
+recoverable ``BrowserError``), a name that does not resolve with ``HostUnresolved``.
 A navigation the firewall refused raises ``URLNotAllowed`` after the page is put back where
 it was. ``browser.timeout_s`` is a total deadline per navigation (a ``goto``, or what a click or
 a submit opened): every hop, each body to its last byte and the page's load; past it the page
@@ -102,7 +109,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     # Chromium's own network stack resolves nothing (IP literals included): every request
-    # must go through the firewall's route, whose fetch is made by Playwright, not by Chromium.
+    # must go through the firewall's route, whose fetch is made here (route_fetch), pinned to
+    # the addresses the firewall approved, not by Chromium.
     "--host-resolver-rules=MAP * ~NOTFOUND",
     # WebRTC sends UDP (STUN to any IP literal: 127.0.0.1, the LAN) past the route and the
     # resolver rules: a page could probe private ports. No UDP without a proxy, and there is
