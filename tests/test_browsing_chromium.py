@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
 from skillrt import load_config
-from skillrt.exceptions import HostUnresolved, MissingDependency, URLNotAllowed
+from skillrt.exceptions import BrowserError, HostUnresolved, MissingDependency, URLNotAllowed
 from skillrt.skills.browsing import (
     ChromiumBrowser,
     ClickAction,
@@ -351,3 +354,51 @@ async def test_a_link_to_a_name_that_does_not_resolve_is_a_network_error() -> No
             assert browser.url == server.url("/")
         finally:
             await browser.close()
+
+
+class CutShort:
+    """A loopback server promising 100 bytes of HTML, sending 5 and hanging up."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.served = 0
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n<p>cu")
+                self.served += 1
+
+    def __enter__(self) -> CutShort:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._listener.close()
+
+
+async def test_a_body_cut_short_fails_the_navigation_at_once(tmp_path: Path) -> None:
+    """The server hangs up mid-body: the navigation fails saying so, well before its deadline
+    (the error in the route's read used to leave the request unanswered until then)."""
+    require_chromium()
+    config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 20}))
+    with CutShort() as server:
+        fw = URLFirewall(allow_private=[f"127.0.0.1:{server.port}"])
+        browser = ChromiumBrowser(config, fw)
+        try:
+            await browser._ensure()  # Chromium started: time the fetch alone
+            started = time.monotonic()
+            with pytest.raises(BrowserError, match=r"could not fetch http://127\.0\.0\.1:\d+/cut"):
+                await browser.goto(f"http://127.0.0.1:{server.port}/cut")
+            took = time.monotonic() - started
+        finally:
+            await browser.close()
+    assert server.served >= 1
+    assert took < 10, took  # the deadline is 20 s

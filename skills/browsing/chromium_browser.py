@@ -326,15 +326,15 @@ class ChromiumBrowser:
                     approval, method, url, headers, body, timeout_s=self.timeout_s
                 )
             except httpx.HTTPError as exc:
-                if main_frame:
-                    self._refused.append(BrowserError(f"could not fetch {url}: {exc}"))
-                await route.abort("failed")
+                await self._failed(route, url, exc, main_frame)
                 return
             location = answer.header("location")
             if not (300 <= answer.status < 400 and location):
                 break
             try:  # read as any body is (within the deadline), so the connection can be reused
                 await answer.read(self.max_bytes)
+            except httpx.HTTPError:
+                pass  # a redirect's body is not shown: one cut short does not matter
             finally:
                 await answer.aclose()
             target = urljoin(url, location)
@@ -382,13 +382,25 @@ class ChromiumBrowser:
                 )
             await route.abort("failed")
             return
-        body = await answer.read(self.max_bytes)
+        try:
+            body = await answer.read(self.max_bytes)
+        except httpx.HTTPError as exc:  # the server went away mid-body
+            await self._failed(route, route.request.url, exc, main_frame)
+            return
         if len(body) <= self.max_bytes or navigation:
             await route.fulfill(
                 status=answer.status, headers=answer.fulfill_headers(), body=body[: self.max_bytes]
             )
         else:
             await route.abort("failed")
+
+    async def _failed(self, route: Route, url: str, exc: httpx.HTTPError, main_frame: bool) -> None:
+        """A fetch that could not connect or was cut off: a navigation fails saying so."""
+        if main_frame:
+            self._refused.append(
+                BrowserError(f"could not fetch {url}: {str(exc) or type(exc).__name__}")
+            )
+        await route.abort("failed")
 
     async def _refuse_socket(self, ws: WebSocketRoute) -> None:
         await ws.close(code=1008, reason="WebSockets are not allowed")
