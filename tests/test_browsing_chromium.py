@@ -310,9 +310,17 @@ async def test_post_bodies_reach_the_server_as_the_page_sent_them() -> None:
                 b"<input name=n value=42><button>Send</button></form><script>"
                 b"fetch('/api', {method: 'POST', headers: {'Content-Type': 'application/json'},"
                 b" body: JSON.stringify({x: [1, 2], y: 'z'})}).then(r => r.text())"
-                b".then(t => { document.getElementById('api').textContent = t; });</script>",
+                b".then(t => { document.getElementById('api').textContent = t; })"
+                b".then(() => fetch('/keep', {method: 'POST', body: 'kept body'}))"
+                b".then(() => fetch('/turn', {method: 'POST', body: 'turned body'}))"
+                b".then(() => { document.getElementById('api').textContent += ', all sent'; });"
+                b"</script>",
             ),
             "/api": (200, {"Content-Type": "text/plain"}, b"api answered"),
+            "/keep": (307, {"Location": "/kept"}, b""),  # the method and the body kept
+            "/kept": (200, {"Content-Type": "text/plain"}, b"kept"),
+            "/turn": (303, {"Location": "/turned"}, b""),  # a GET without the body
+            "/turned": (200, {"Content-Type": "text/plain"}, b"turned"),
             "/submit": (200, {}, b"<title>Thanks</title><p>received</p>"),
         }
     )
@@ -320,14 +328,23 @@ async def test_post_bodies_reach_the_server_as_the_page_sent_them() -> None:
         browser = ChromiumBrowser(browser_config(load_config()), scoped(server))
         try:
             await browser.goto(server.url("/form"))
-            observed = await settled(browser, "pending")
-            assert "api answered" in observed.text
+            for _ in range(50):
+                observed = await browser.observe()
+                if "all sent" in observed.text:
+                    break
+                await asyncio.sleep(0.1)
+            assert "api answered, all sent" in observed.text
             button = next(e for e in observed.elements if e.text == "Send")
             result = await browser.act(ClickAction(index=button.index))
             assert result.navigated and browser.title == "Thanks"
         finally:
             await browser.close()
     assert ("/api", b'{"x":[1,2],"y":"z"}') in server.posts
+    assert ("/keep", b"kept body") in server.posts and ("/kept", b"kept body") in server.posts
+    assert ("/turn", b"turned body") in server.posts and ("GET", "/turned") in {
+        (method, path) for method, path, _ in server.requests
+    }
+    assert [path for path, _ in server.posts if path == "/turned"] == []
     assert ("/submit", b"q=caf%C3%A9+%26+co&n=42") in server.posts
     assert ("POST", "/submit", f"127.0.0.1:{server.port}") in server.requests
 

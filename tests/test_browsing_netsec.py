@@ -433,6 +433,41 @@ async def test_chromium_never_reaches_a_rebound_address_when_the_approved_one_is
     assert dns.url(secret.port) in str(info.value)
 
 
+def test_a_redirect_hop_in_chromium_s_route_is_sent_as_a_browser_sends_it() -> None:
+    """Hops the route follows itself (a script's or an image's redirect): 303 (and 301, 302)
+    make a GET without a body, 307 keeps both, the first URL's cookies never go along, and
+    another origin gets no Authorization."""
+    from skillrt.skills.browsing.route_fetch import forwarded_headers, next_hop
+
+    sent = forwarded_headers(
+        {
+            "authorization": "Bearer t",
+            "cookie": "a=1",
+            "content-type": "text/plain",
+            "accept-encoding": "gzip, br",
+            "connection": "keep-alive",
+            "host": "a.test",
+            "x-kept": "yes",
+        }
+    )
+    assert sent == {
+        "authorization": "Bearer t",
+        "cookie": "a=1",
+        "content-type": "text/plain",
+        "x-kept": "yes",
+        "accept-encoding": "identity",
+    }
+    here, there = "http://a.test/x", "http://b.test/y"
+    method, body, headers = next_hop(303, "POST", b"data", sent, here, "http://a.test/z")
+    assert (method, body) == ("GET", None)
+    assert headers == {"authorization": "Bearer t", "x-kept": "yes", "accept-encoding": "identity"}
+    method, body, headers = next_hop(307, "POST", b"data", sent, here, there)
+    assert (method, body) == ("POST", b"data")
+    assert set(headers) == {"content-type", "x-kept", "accept-encoding"}
+    assert next_hop(302, "HEAD", None, sent, here, "http://a.test:81/")[0] == "HEAD"
+    assert "authorization" not in next_hop(302, "HEAD", None, sent, here, "http://a.test:81/")[2]
+
+
 # --- 3. a total deadline per fetch ---------------------------------------------------------------
 
 

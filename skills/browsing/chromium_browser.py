@@ -16,8 +16,8 @@ Chromium's own headers (its ``Cookie`` too); the answer is handed to the page wi
 redirect of a navigation is answered with a small page (carrying the redirect's cookies) that
 refreshes to the target, so the browser requests the next hop itself and the route checks it
 too; redirects of other requests are followed in the route, each hop checked and pinned, with
-the browser's cookies for that hop's URL (a ``Set-Cookie`` on such an in-between hop is not
-stored). WebSockets are refused (only http and https are allowed), and so is WebRTC (no UDP
+the browser's cookies for that hop's URL (``route_fetch.next_hop``: a 303 makes a GET, another
+origin gets no ``Authorization``; a ``Set-Cookie`` on such an in-between hop is not stored). WebSockets are refused (only http and https are allowed), and so is WebRTC (no UDP
 without a proxy, and no ``RTCPeerConnection`` in any frame): its STUN packets to an IP
 literal went past the route. Chromium's own network stack resolves nothing
 (``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that escaped the route reaches no
@@ -80,6 +80,7 @@ from skillrt.skills.browsing.route_fetch import (
     RouteFetcher,
     cookie_header,
     forwarded_headers,
+    next_hop,
 )
 from skillrt.skills.browsing.targets import absolute_url, resolve_element
 
@@ -342,12 +343,9 @@ class ChromiumBrowser:
                 stub = {"content-type": "text/html", **answer.set_cookies()}
                 await route.fulfill(status=200, headers=stub, body=_stub(target))
                 return
-            if answer.status in (301, 302, 303) and method != "HEAD":
-                method, body = "GET", None
-                headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+            method, body, headers = next_hop(answer.status, method, body, headers, url, target)
             url = target  # its cookies are the browser's for that URL, not the first one's
             cookies = cookie_header(await context.cookies(url))
-            headers = {k: v for k, v in headers.items() if k.lower() != "cookie"}
             if cookies:
                 headers["cookie"] = cookies
         else:

@@ -25,7 +25,14 @@ import httpx
 from skillrt.skills.browsing.firewall import Approval
 from skillrt.skills.browsing.pinning import PinnedTransport, pinned
 
-__all__ = ["HOP_BY_HOP", "RouteAnswer", "RouteFetcher", "cookie_header", "forwarded_headers"]
+__all__ = [
+    "HOP_BY_HOP",
+    "RouteAnswer",
+    "RouteFetcher",
+    "cookie_header",
+    "forwarded_headers",
+    "next_hop",
+]
 
 HOP_BY_HOP = frozenset(
     {
@@ -65,6 +72,32 @@ def forwarded_headers(headers: dict[str, str]) -> dict[str, str]:
 def cookie_header(cookies: Sequence[Mapping[str, object]]) -> str:
     """A ``Cookie`` header from Playwright's ``context.cookies(url)`` list."""
     return "; ".join(f"{c['name']}={c['value']}" for c in cookies)
+
+
+def next_hop(
+    status: int,
+    method: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    source: str,
+    target: str,
+) -> tuple[str, bytes | None, dict[str, str]]:
+    """The request a redirect from ``source`` to ``target`` calls for, as a browser sends it:
+    301, 302 and 303 make it a GET without a body (a HEAD stays a HEAD), 307 and 308 keep both;
+    no ``Cookie`` (the caller adds the browser's cookies for ``target``), and to another origin
+    no ``Authorization`` either."""
+    drop = {"cookie"}
+    if status in (301, 302, 303) and method != "HEAD":
+        method, body = "GET", None
+        drop |= {"content-type"}
+    if _origin(source) != _origin(target):
+        drop |= {"authorization"}
+    return method, body, {k: v for k, v in headers.items() if k.lower() not in drop}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parsed = httpx.URL(url)
+    return parsed.scheme, parsed.host, parsed.port
 
 
 @dataclass(slots=True)
