@@ -17,9 +17,10 @@ redirect of a navigation is answered with a small page (carrying the redirect's 
 refreshes to the target, so the browser requests the next hop itself and the route checks it
 too; redirects of other requests are followed in the route, each hop checked and pinned, with
 the browser's cookies for that hop's URL (``route_fetch.next_hop``: a 303 makes a GET, another
-origin gets no ``Authorization``; a ``Set-Cookie`` on such an in-between hop is not stored). WebSockets are refused (only http and https are allowed), and so is WebRTC (no UDP
-without a proxy, and no ``RTCPeerConnection`` in any frame): its STUN packets to an IP
-literal went past the route. Chromium's own network stack resolves nothing
+origin gets no ``Authorization``; a ``Set-Cookie`` on such an in-between hop is not stored).
+WebSockets are refused (only http and https are allowed), and so is WebRTC (no UDP without a
+proxy, and no ``RTCPeerConnection`` in any frame): its STUN packets to an IP literal went past
+the route. Chromium's own network stack resolves nothing
 (``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that escaped the route reaches no
 host. A fetch that cannot connect fails the navigation with ``could not fetch …`` (a
 recoverable ``BrowserError``), a name that does not resolve with ``HostUnresolved``.
