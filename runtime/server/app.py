@@ -156,8 +156,9 @@ def _wants_sse(request: Request) -> bool:
 
 
 def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
-    # A request without a context (most calls) has nothing to dump.
-    empty = not ctx.model_fields_set and not ctx.model_extra
+    # A request without a context (most calls) has nothing to dump. (The attributes that
+    # ``model_fields_set`` and ``model_extra`` read: two Python calls fewer per call.)
+    empty = not ctx.__pydantic_fields_set__ and not ctx.__pydantic_extra__
     context = {} if empty else ctx.model_dump(exclude_none=True)
     session = session_id or context.pop("session_id", None)
     if session:
