@@ -77,10 +77,6 @@ _FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], End, Error
 _IDLE = State.IDLE.value
 
 
-def _gc_task_ended(runner: asyncio.Task[ChatMessage]) -> None:
-    task_ended()
-
-
 def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> SavedHook:
     """The hook that logs ``agent.file.saved`` for every write of one task."""
 
@@ -203,7 +199,7 @@ class TaskDriver:
         task.start(self.drive(task, route=route))
         if self.config.gc_tuning and task.runner is not None:
             task_started()  # the collector's young generation, while tasks run (gcpolicy.py)
-            task.runner.add_done_callback(_gc_task_ended)
+            task.runner.add_done_callback(task_ended)
         return turn
 
     # --- one run ------------------------------------------------------------------------------
