@@ -59,9 +59,8 @@ def task_started() -> None:
         _ours = want
 
 
-def task_ended(_: object = None) -> None:
-    """That task's run is over (whatever its ending). Takes the task's asyncio task, so it
-    may be its done-callback itself."""
+def task_ended() -> None:
+    """That task's run is over (whatever its ending)."""
     global _running, _saved, _ours
     with _lock:
         if _running > 0:

@@ -196,10 +196,11 @@ class TaskDriver:
     def start(self, task: Task, *, route: bool) -> asyncio.Future[ChatMessage]:
         """Run the task in its own asyncio task; returns the turn its caller awaits."""
         turn = task.replies.open()
-        task.start(self.drive(task, route=route))
-        if self.config.gc_tuning and task.runner is not None:
-            task_started()  # the collector's young generation, while tasks run (gcpolicy.py)
-            task.runner.add_done_callback(task_ended)
+        if self.config.gc_tuning:  # the collector's young generation, while tasks run
+            task.start(self.drive(task, route=route), task_ended)  # (gcpolicy.py)
+            task_started()
+        else:
+            task.start(self.drive(task, route=route))
         return turn
 
     # --- one run ------------------------------------------------------------------------------
