@@ -133,6 +133,8 @@ def test_tasks_lists_without_the_runtime_and_shows_a_request_as_written(tmp_path
     # Its settings are read without pydantic-settings (cli/storeconfig.py) when the config
     # sets nothing else: no RuntimeConfig, no asyncio (pydantic-settings loaded it).
     assert _loaded(found, ("pydantic_settings", "skillrt.settings", "asyncio")) == []
+    # The table is Rich's table of Text cells: no live display, no emoji table.
+    assert _loaded(found, ("skillrt.cli.display", "rich.live", "rich._emoji_codes")) == []
     assert (root / ".skillrt" / "logs" / "skillrt.log").is_file()  # logs go where they went
 
 

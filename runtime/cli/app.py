@@ -274,7 +274,7 @@ async def _resumable_from(config: RuntimeConfig) -> list[TaskSummary]:
 @app.command()
 def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
     """List the tasks that can be resumed (paused, or cut off by a crash)."""
-    from skillrt.cli.display import tasks_table
+    from skillrt.cli.tasklist import tasks_table
 
     with user_errors():
         config = open_store_config(root, verbose=verbose)
