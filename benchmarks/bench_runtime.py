@@ -137,6 +137,17 @@ async def _skillrt_task(rt: Any, i: int) -> float:
     return elapsed
 
 
+async def _direct_task(rt: Any, i: int) -> float:
+    """Task ``i`` as a blog tool's button runs it: ``run_skill``, no routing (what LangGraph's
+    and DBOS's sides do too: they are handed the topic)."""
+    started = time.perf_counter()
+    msg = await rt.run_skill("Bench3", {"topic": f"topic {i}"})
+    elapsed = time.perf_counter() - started
+    if msg.state != "COMPLETED" or msg.data.get("topic") != f"topic {i}":
+        raise RuntimeError(f"skillrt task {i} did not complete: {msg.state} {msg.content!r}")
+    return elapsed
+
+
 def _stats(seconds: list[float]) -> dict[str, float]:
     return {
         "mean_us": statistics.fmean(seconds) * 1e6,
@@ -326,6 +337,19 @@ def per_task_overhead(tasks: int = 600, rounds: int = 3, warmup: int = 30) -> di
             + ", ".join(f"{r:.2f}" for r in ratios),
         )
     )
+    direct = [
+        statistics.median(p50s) / (commits * statistics.median(r["bare"]) * 1e6)
+        for p50s, r in zip(result["details"]["direct_round_times"], probes, strict=True)
+    ]
+    rows.append(
+        row(
+            "  run_skill (no routing) p50 / floor",
+            statistics.median(direct),
+            "x",
+            note="the same ratio for the durable path alone: "
+            + ", ".join(f"{r:.2f}" for r in direct),
+        )
+    )
     if "langgraph" in stats:
         rows.append(
             row(
@@ -362,14 +386,19 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
             ("skillrt", {}),
             ("skillrt_memory", {"checkpoints": False}),
             ("skillrt_model", {"model_calls": True}),
+            ("skillrt_direct", {}),
         ):
             (base / name).mkdir()
             sides[name] = make_runtime(base / name, **kwargs)
             await sides[name].initialize()
         times = {name: [] for name in (*lg, *sides)}
+        task_of = {
+            name: _direct_task if name == "skillrt_direct" else _skillrt_task for name in sides
+        }
         cpu: dict[str, float] = {}  # process CPU seconds per skillrt side (all threads)
         loop_cpu: dict[str, float] = {}  # of which the event loop's thread
         round_times: list[list[float]] = []  # skillrt's task times, per round
+        direct_round_times: list[list[float]] = []  # the same through run_skill
         probes: list[dict[str, list[float]]] = []  # the floor probed after each round
         try:
             counter = 0
@@ -377,8 +406,8 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
                 counter += 1
                 for run in lg.values():
                     run(counter)
-                for rt in sides.values():
-                    await _skillrt_task(rt, counter)
+                for name, rt in sides.items():
+                    await task_of[name](rt, counter)
             for _ in range(rounds):
                 for name, run in lg.items():
                     for _ in range(per_round):
@@ -388,11 +417,12 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
                     cpu_started, loop_started = time.process_time(), time.thread_time()
                     for _ in range(per_round):
                         counter += 1
-                        times[name].append(await _skillrt_task(rt, counter))
+                        times[name].append(await task_of[name](rt, counter))
                     cpu[name] = cpu.get(name, 0.0) + time.process_time() - cpu_started
                     # The event loop runs in this thread: the rest is the commit thread's
                     loop_cpu[name] = loop_cpu.get(name, 0.0) + time.thread_time() - loop_started
                 round_times.append(times["skillrt"][-per_round:])
+                direct_round_times.append(times["skillrt_direct"][-per_round:])
                 # The floor, probed now (nothing else runs): the disk as these tasks had it.
                 probes.append(disk_probes(base / f"floor-{len(probes)}", 60))
             recorded = len(sides["skillrt"].history.tasks(limit=10**6))
@@ -530,6 +560,34 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
             note="process CPU time (every thread) over the timed tasks",
         )
     )
+    direct_cpu_us = per_task_us(cpu, "skillrt_direct")
+    direct_loop_us = per_task_us(loop_cpu, "skillrt_direct")
+    rows.append(
+        row(
+            "skillrt run_skill (no routing), checkpoints on",
+            stats["skillrt_direct"]["mean_us"],
+            "µs/task",
+            note=_p("skillrt_direct") + "; the durable path without routing, as the peers run",
+        )
+    )
+    rows.append(
+        row(
+            "  its CPU per task",
+            direct_cpu_us,
+            "µs/task",
+            note=f"{direct_loop_us:,.0f} on the event loop's thread; against"
+            f" {cpu_on_us:,.0f} through process_input: routing and the chat turn cost the rest",
+        )
+    )
+    if lg_us is not None:
+        rows.append(
+            row(
+                "skillrt run_skill / LangGraph (durable)",
+                stats["skillrt_direct"]["mean_us"] / lg_us,
+                "x",
+                note=f"ratio of medians {_p50_ratio(stats, 'skillrt_direct', 'langgraph'):.2f}",
+            )
+        )
     if have_langgraph:
         nofsync_us = stats["langgraph_nofsync"]["mean_us"]
         rows.append(
@@ -563,6 +621,7 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
             "skillrt_cpu_s": cpu,
             "skillrt_loop_cpu_s": loop_cpu,
             "round_times": [[t * 1e6 for t in r] for r in round_times],
+            "direct_round_times": [[t * 1e6 for t in r] for r in direct_round_times],
             "disk_probes": probes,
             "langgraph_version": _langgraph.langgraph_version() if have_langgraph else None,
             "dbos_version": _dbos.dbos_version() if have_dbos else None,

@@ -2,7 +2,9 @@
 
 ``Server(routes, host=...)`` serves a dict of path -> (status, headers, body) on a loopback
 address, in a thread, and records every request (method, path, Host header) in
-``server.requests``. A body may be a ``Trickle`` (sent a byte at a time, slowly). With
+``server.requests``, and the ``Cookie`` header each request carried in ``server.cookies``.
+Headers may be a dict, or a list of pairs to send one name twice (two ``Set-Cookie``). A body
+may be a ``Trickle`` (sent a byte at a time, slowly). With
 ``lax=True`` the server reads paths as lax real servers do: percent-decoded, backslashes as
 slashes, ``;`` parameters dropped, then dot-segments removed (so ``/app/%2e%2e/secret`` serves
 ``/secret``); the path it served is recorded. POST bodies are recorded in ``server.posts``.
@@ -56,7 +58,7 @@ class Trickle:
     every_s: float = 0.2
 
 
-Route = tuple[int, dict[str, str], bytes | Trickle]
+Route = tuple[int, dict[str, str] | list[tuple[str, str]], bytes | Trickle]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -81,12 +83,15 @@ class _Handler(BaseHTTPRequestHandler):
         with owner.lock:
             seen = path if owner.lax else self.path
             owner.requests.append((method, seen, self.headers.get("Host", "")))
+            owner.cookies.append((seen, self.headers.get("Cookie", "")))
         status, headers, body = owner.routes.get(path, (404, {}, b"not found"))
         self.send_response(status)
         size = len(body.body) if isinstance(body, Trickle) else len(body)
         self.send_header("Content-Length", str(size))
-        headers = {"Content-Type": "text/html; charset=utf-8", **headers}
-        for key, value in headers.items():
+        pairs = list(headers.items()) if isinstance(headers, dict) else headers
+        if not any(key.lower() == "content-type" for key, _ in pairs):
+            pairs = [("Content-Type", "text/html; charset=utf-8"), *pairs]
+        for key, value in pairs:
             self.send_header(key, value)
         self.end_headers()
         try:
@@ -133,6 +138,7 @@ class Server:
         self.routes = routes
         self.lax = lax
         self.requests: list[tuple[str, str, str]] = []
+        self.cookies: list[tuple[str, str]] = []  # (path, Cookie header) of each request
         self.posts: list[tuple[str, bytes]] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()

@@ -34,7 +34,10 @@ def check(result: dict[str, Any]) -> dict[str, Any]:
 def test_per_task_overhead_runs_both_sides() -> None:
     result = check(bench_runtime.per_task_overhead(tasks=3, rounds=1, warmup=1))
     stats = result["details"]["stats"]
-    assert {"skillrt", "skillrt_memory", "skillrt_model"} <= set(stats)
+    assert {"skillrt", "skillrt_memory", "skillrt_model", "skillrt_direct"} <= set(stats)
+    metrics = [r["metric"] for r in result["rows"]]
+    assert "skillrt run_skill (no routing), checkpoints on" in metrics
+    assert "  run_skill (no routing) p50 / floor" in metrics
     assert ("langgraph" in stats) is HAVE_LANGGRAPH
     writes = result["details"]["skillrt_writes_per_task"]
     assert writes["checkpoint_saves"] >= 3  # one per durable step at least

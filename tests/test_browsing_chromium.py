@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
 from skillrt import load_config
-from skillrt.exceptions import MissingDependency, URLNotAllowed
+from skillrt.exceptions import BrowserError, HostUnresolved, MissingDependency, URLNotAllowed
 from skillrt.skills.browsing import (
     ChromiumBrowser,
     ClickAction,
@@ -193,3 +196,226 @@ async def test_a_page_sends_no_webrtc_packets_past_the_firewall(
     finally:
         listener.close()
     assert outcome.startswith("refused")
+
+
+# --- the route's own fetch: cookies, redirects and bodies pass as the browser sent them -------
+
+
+def scoped(server: Server) -> URLFirewall:
+    """Only this server's port of 127.0.0.1."""
+    return URLFirewall(allow_private=[f"127.0.0.1:{server.port}"])
+
+
+async def settled(browser: ChromiumBrowser, gone: str) -> Observation:
+    """The page once its scripts replaced ``gone`` (a few seconds at most)."""
+    for _ in range(50):
+        observed = await browser.observe()
+        if gone not in observed.text:
+            return observed
+        await asyncio.sleep(0.1)
+    return observed
+
+
+async def test_cookies_a_page_sets_are_sent_on_the_next_navigations() -> None:
+    """Two Set-Cookie headers on one answer (one HttpOnly), one on a redirect: the browser
+    stores each, sends them on the next navigations and keeps HttpOnly from scripts."""
+    require_chromium()
+    server = Server(
+        {
+            "/set": (
+                200,
+                [("Set-Cookie", "a=1; Path=/"), ("Set-Cookie", "b=2; Path=/; HttpOnly")],
+                b"<title>Set</title><p>two cookies</p>",
+            ),
+            "/login": (302, [("Location", "/show"), ("Set-Cookie", "c=3; Path=/")], b""),
+            "/show": (
+                200,
+                {},
+                b"<title>Show</title><p id=seen>reading</p>"
+                b"<script>document.getElementById('seen').textContent ="
+                b" 'script sees ' + document.cookie;</script>",
+            ),
+        }
+    )
+    with server:
+        browser = ChromiumBrowser(browser_config(load_config()), scoped(server))
+        try:
+            await browser.goto(server.url("/set"))
+            await browser.goto(server.url("/show"))
+            first = await settled(browser, "reading")
+            await browser.goto(server.url("/login"))
+            second = await settled(browser, "reading")
+        finally:
+            await browser.close()
+    sent = dict(server.cookies)  # the last Cookie header each path got
+    assert server.cookies[0] == ("/set", "")
+    assert [path for path, _ in server.cookies] == ["/set", "/show", "/login", "/show"]
+    assert server.cookies[1] == ("/show", "a=1; b=2")
+    assert server.cookies[2] == ("/login", "a=1; b=2")
+    assert sent["/show"] == "a=1; b=2; c=3"  # the redirect's cookie, stored from its stub
+    assert "script sees a=1" in first.text and "b=2" not in first.text  # HttpOnly held
+    assert "script sees a=1; c=3" in second.text and "b=2" not in second.text
+
+
+async def test_a_script_s_redirect_chain_is_checked_at_every_hop() -> None:
+    """A fetch the page makes is followed in the route: each hop checked (a hop to another
+    port of 127.0.0.1 is refused, that service gets nothing), cookies for each hop's URL."""
+    require_chromium()
+    with Server({"/": (200, {}, b"secret service")}) as secret:
+        server = Server(
+            {
+                "/page": (
+                    200,
+                    [("Set-Cookie", "s=1; Path=/")],
+                    b"<title>Chain</title><p id=ok>pending</p><p id=bad>pending</p><script>"
+                    b"const show = (id, t) => { document.getElementById(id).textContent = t; };"
+                    b"fetch('/c1').then(r => r.text()).then(t => show('ok', t));"
+                    b"fetch('/b1').then(r => r.text()).then(t => show('bad', t),"
+                    b" e => show('bad', 'refused: ' + e.name));</script>",
+                ),
+                "/c1": (301, {"Location": "/c2"}, b""),
+                "/c2": (307, {"Location": "/c3"}, b""),
+                "/c3": (200, {"Content-Type": "text/plain"}, b"end of the chain"),
+                "/b1": (302, {"Location": "/b2"}, b""),
+                "/b2": (302, {"Location": secret.url("/")}, b""),
+            }
+        )
+        with server:
+            browser = ChromiumBrowser(browser_config(load_config()), scoped(server))
+            try:
+                await browser.goto(server.url("/page"))
+                observed = await settled(browser, "pending")
+            finally:
+                await browser.close()
+    assert "end of the chain" in observed.text
+    assert "refused: TypeError" in observed.text
+    paths = [path for _, path, _ in server.requests]
+    assert sorted(paths) == ["/b1", "/b2", "/c1", "/c2", "/c3", "/page"]
+    assert secret.requests == []
+    assert {path: cookie for path, cookie in server.cookies if path != "/page"} == {
+        path: "s=1" for path in ("/b1", "/b2", "/c1", "/c2", "/c3")
+    }
+
+
+async def test_post_bodies_reach_the_server_as_the_page_sent_them() -> None:
+    """A form's POST (the navigation) and a script's JSON POST, bodies byte for byte."""
+    require_chromium()
+    server = Server(
+        {
+            "/form": (
+                200,
+                {},
+                b"<title>Form</title><p id=api>pending</p>"
+                b"<form method=post action=/submit><input name=q value='caf\xc3\xa9 & co'>"
+                b"<input name=n value=42><button>Send</button></form><script>"
+                b"fetch('/api', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+                b" body: JSON.stringify({x: [1, 2], y: 'z'})}).then(r => r.text())"
+                b".then(t => { document.getElementById('api').textContent = t; })"
+                b".then(() => fetch('/keep', {method: 'POST', body: 'kept body'}))"
+                b".then(() => fetch('/turn', {method: 'POST', body: 'turned body'}))"
+                b".then(() => { document.getElementById('api').textContent += ', all sent'; });"
+                b"</script>",
+            ),
+            "/api": (200, {"Content-Type": "text/plain"}, b"api answered"),
+            "/keep": (307, {"Location": "/kept"}, b""),  # the method and the body kept
+            "/kept": (200, {"Content-Type": "text/plain"}, b"kept"),
+            "/turn": (303, {"Location": "/turned"}, b""),  # a GET without the body
+            "/turned": (200, {"Content-Type": "text/plain"}, b"turned"),
+            "/submit": (200, {}, b"<title>Thanks</title><p>received</p>"),
+        }
+    )
+    with server:
+        browser = ChromiumBrowser(browser_config(load_config()), scoped(server))
+        try:
+            await browser.goto(server.url("/form"))
+            for _ in range(50):
+                observed = await browser.observe()
+                if "all sent" in observed.text:
+                    break
+                await asyncio.sleep(0.1)
+            assert "api answered, all sent" in observed.text
+            button = next(e for e in observed.elements if e.text == "Send")
+            result = await browser.act(ClickAction(index=button.index))
+            assert result.navigated and browser.title == "Thanks"
+        finally:
+            await browser.close()
+    assert ("/api", b'{"x":[1,2],"y":"z"}') in server.posts
+    assert ("/keep", b"kept body") in server.posts and ("/kept", b"kept body") in server.posts
+    assert ("/turn", b"turned body") in server.posts and ("GET", "/turned") in {
+        (method, path) for method, path, _ in server.requests
+    }
+    assert [path for path, _ in server.posts if path == "/turned"] == []
+    assert ("/submit", b"q=caf%C3%A9+%26+co&n=42") in server.posts
+    assert ("POST", "/submit", f"127.0.0.1:{server.port}") in server.requests
+
+
+async def test_a_link_to_a_name_that_does_not_resolve_is_a_network_error() -> None:
+    """The route's firewall could not resolve the link's host: the click fails at once with
+    ``HostUnresolved`` (before, the route raised and the navigation hung to its deadline)."""
+    require_chromium()
+
+    async def no_dns(host: str, port: int) -> list[str]:
+        raise OSError(-3, "Temporary failure in name resolution")
+
+    server = Server(
+        {"/": (200, {}, b"<title>Links</title><a href='http://nowhere.test/'>Away</a>")}
+    )
+    with server:
+        fw = URLFirewall(allow_private=[f"127.0.0.1:{server.port}"], resolver=no_dns)
+        browser = ChromiumBrowser(browser_config(load_config()), fw)
+        try:
+            await browser.goto(server.url("/"))
+            link = next(e for e in (await browser.observe()).elements if e.text == "Away")
+            with pytest.raises(HostUnresolved, match=r"cannot resolve host nowhere\.test"):
+                await browser.act(ClickAction(index=link.index))
+            assert browser.url == server.url("/")
+        finally:
+            await browser.close()
+
+
+class CutShort:
+    """A loopback server promising 100 bytes of HTML, sending 5 and hanging up."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.served = 0
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n<p>cu")
+                self.served += 1
+
+    def __enter__(self) -> CutShort:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._listener.close()
+
+
+async def test_a_body_cut_short_fails_the_navigation_at_once(tmp_path: Path) -> None:
+    """The server hangs up mid-body: the navigation fails saying so, well before its deadline
+    (the error in the route's read used to leave the request unanswered until then)."""
+    require_chromium()
+    config = browser_config(load_config(content_root=tmp_path, browser={"timeout_s": 20}))
+    with CutShort() as server:
+        fw = URLFirewall(allow_private=[f"127.0.0.1:{server.port}"])
+        browser = ChromiumBrowser(config, fw)
+        try:
+            await browser._ensure()  # Chromium started: time the fetch alone
+            started = time.monotonic()
+            with pytest.raises(BrowserError, match=r"could not fetch http://127\.0\.0\.1:\d+/cut"):
+                await browser.goto(f"http://127.0.0.1:{server.port}/cut")
+            took = time.monotonic() - started
+        finally:
+            await browser.close()
+    assert server.served >= 1
+    assert took < 10, took  # the deadline is 20 s

@@ -5,6 +5,7 @@ fence, and DNS failures reported as network errors. Every server here is on loop
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import time
@@ -241,15 +242,21 @@ class Rebinding:
         monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
-def two_servers(good: dict[str, Any], secret: dict[str, Any]) -> tuple[Server, Server]:
+def two_servers(
+    good: dict[str, Any],
+    secret: dict[str, Any],
+    *,
+    good_host: str = "127.0.0.2",
+    secret_host: str = "127.0.0.1",
+) -> tuple[Server, Server]:
     """A good server on 127.0.0.2:P and a secret one on 127.0.0.1:P (the same port)."""
     for _ in range(20):
-        first = Server(good, host="127.0.0.2")
+        first = Server(good, host=good_host)
         try:
-            return first, Server(secret, host="127.0.0.1", port=first.port)
-        except OSError:  # that port is taken on 127.0.0.1: try another
+            return first, Server(secret, host=secret_host, port=first.port)
+        except OSError:  # that port is taken on the secret's address: try another
             first.__exit__()
-    raise RuntimeError("no port free on both 127.0.0.1 and 127.0.0.2")
+    raise RuntimeError(f"no port free on both {secret_host} and {good_host}")
 
 
 async def test_a_rebinding_dns_cannot_move_the_connection(
@@ -306,6 +313,159 @@ async def test_a_connection_nobody_approved_is_refused() -> None:
         finally:
             await client.aclose()
     assert secret.requests == []
+
+
+def os_resolved_local_name() -> tuple[str, str]:
+    """A host name, not ``localhost``, that the OS resolver turns into an address of this
+    machine (the host's own name, from /etc/hosts), with that address. Any other resolver
+    here, Playwright's in Node among them, gives the same answer; the firewall is told another.
+    """
+    for name in dict.fromkeys((socket.gethostname(), socket.getfqdn())):
+        if not name or name == "localhost" or name.endswith(".localhost"):
+            continue
+        try:
+            found = socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM)
+        except OSError:
+            continue
+        for *_, sockaddr in found:
+            address = str(sockaddr[0])
+            with socket.socket() as probe:
+                try:
+                    probe.bind((address, 0))  # an address of this machine: a server can listen
+                except OSError:
+                    continue
+            return name, address
+    pytest.skip("no host name here resolves through the OS to an address of this machine")
+
+
+class ChromiumRebinding:
+    """The Chromium backend, with a firewall whose DNS answers ``approved`` for the host's own
+    name, which the OS (and so a fetch that resolves again) answers ``local``."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        require_chromium()
+        self.name, self.local = os_resolved_local_name()
+        self.approved = "127.0.0.2" if self.local != "127.0.0.2" else "127.0.0.3"
+        self.asked: list[str] = []
+        self.config = browser_config(load_config(content_root=tmp_path))
+
+    async def resolver(self, host: str, port: int) -> list[str]:
+        self.asked.append(host)
+        if host != self.name:
+            raise OSError(f"{host}: name not known")
+        return [self.approved]
+
+    def browser(self, port: int) -> Any:
+        from skillrt.skills.browsing.chromium_browser import ChromiumBrowser
+
+        fw = URLFirewall(allow_private=[f"{self.approved}:{port}"], resolver=self.resolver)
+        return ChromiumBrowser(self.config, fw)
+
+    def url(self, port: int, path: str = "/") -> str:
+        return f"http://{self.name}:{port}{path}"
+
+
+@pytest.mark.chromium
+async def test_chromium_connects_to_the_address_the_firewall_checked(tmp_path: Path) -> None:
+    """Playwright's ``route.fetch`` resolved the name again: the OS said the secret server's
+    address, and the page came from it. Now every request of the page (the navigation, its
+    redirect hop and a script's fetch) goes to the address the firewall approved."""
+    dns = ChromiumRebinding(tmp_path)
+    good, secret = two_servers(
+        {},
+        {"/": (200, {}, SECRET.encode()), "/home": (200, {}, SECRET.encode())},
+        good_host=dns.approved,
+        secret_host=dns.local,
+    )
+    good.routes.update(
+        {
+            "/": (302, {"Location": "/home"}, b""),
+            "/home": (
+                200,
+                {},
+                b"<title>Good</title><h1>good page</h1><p id=data>waiting</p><script>"
+                b"fetch('/data').then(r => r.text())"
+                b".then(t => { document.getElementById('data').textContent = t; })</script>",
+            ),
+            "/data": (200, {"Content-Type": "text/plain"}, b"data from the good server"),
+        }
+    )
+    with good, secret:
+        browser = dns.browser(good.port)
+        try:
+            await browser.goto(dns.url(good.port))
+            for _ in range(50):  # the script's fetch lands a moment after the load
+                observed = await browser.observe()
+                if "waiting" not in observed.text:
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            await browser.close()
+    host = f"{dns.name}:{good.port}"
+    assert good.requests == [("GET", "/", host), ("GET", "/home", host), ("GET", "/data", host)]
+    assert secret.requests == []
+    assert observed.title == "Good" and "data from the good server" in observed.text
+    assert SECRET not in observed.text
+    assert set(dns.asked) == {dns.name}
+
+
+@pytest.mark.chromium
+async def test_chromium_never_reaches_a_rebound_address_when_the_approved_one_is_down(
+    tmp_path: Path,
+) -> None:
+    """Nothing listens at the approved address: the navigation fails with a clear error, and
+    the server the OS names (the rebound address) gets nothing."""
+    dns = ChromiumRebinding(tmp_path)
+    with Server({"/": (200, {}, SECRET.encode())}, host=dns.local) as secret:
+        with socket.socket() as taken:
+            try:  # the approved address must have nobody listening on the secret's port
+                taken.bind((dns.approved, secret.port))
+            except OSError:
+                pytest.skip(f"{dns.approved}:{secret.port} is in use here")
+        browser = dns.browser(secret.port)
+        try:
+            with pytest.raises(BrowserError, match=r"could not fetch http://") as info:
+                await browser.goto(dns.url(secret.port))
+        finally:
+            await browser.close()
+    assert secret.requests == []
+    assert not isinstance(info.value, URLNotAllowed) and info.value.recoverable
+    assert dns.url(secret.port) in str(info.value)
+
+
+def test_a_redirect_hop_in_chromium_s_route_is_sent_as_a_browser_sends_it() -> None:
+    """Hops the route follows itself (a script's or an image's redirect): 303 (and 301, 302)
+    make a GET without a body, 307 keeps both, the first URL's cookies never go along, and
+    another origin gets no Authorization."""
+    from skillrt.skills.browsing.route_fetch import forwarded_headers, next_hop
+
+    sent = forwarded_headers(
+        {
+            "authorization": "Bearer t",
+            "cookie": "a=1",
+            "content-type": "text/plain",
+            "accept-encoding": "gzip, br",
+            "connection": "keep-alive",
+            "host": "a.test",
+            "x-kept": "yes",
+        }
+    )
+    assert sent == {
+        "authorization": "Bearer t",
+        "cookie": "a=1",
+        "content-type": "text/plain",
+        "x-kept": "yes",
+        "accept-encoding": "identity",
+    }
+    here, there = "http://a.test/x", "http://b.test/y"
+    method, body, headers = next_hop(303, "POST", b"data", sent, here, "http://a.test/z")
+    assert (method, body) == ("GET", None)
+    assert headers == {"authorization": "Bearer t", "x-kept": "yes", "accept-encoding": "identity"}
+    method, body, headers = next_hop(307, "POST", b"data", sent, here, there)
+    assert (method, body) == ("POST", b"data")
+    assert set(headers) == {"content-type", "x-kept", "accept-encoding"}
+    assert next_hop(302, "HEAD", None, sent, here, "http://a.test:81/")[0] == "HEAD"
+    assert "authorization" not in next_hop(302, "HEAD", None, sent, here, "http://a.test:81/")[2]
 
 
 # --- 3. a total deadline per fetch ---------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -132,3 +133,57 @@ def test_a_local_openai_compatible_server_is_found(model_server: int, web_server
     assert server.settings == (
         f"SKILLRT_LLM__BASE_URL=http://127.0.0.1:{model_server}/v1 SKILLRT_LLM__MODEL=qwen2.5:7b"
     )
+
+
+class _Endless(_Models):
+    """Answers 200 with a model list that never ends: 100 MB promised, sent until the reader
+    goes away; ``sent`` counts what left."""
+
+    sent = 0
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(100 << 20))
+        self.end_headers()
+        chunk = b'{"data": [' + b" " * 65526
+        try:
+            while _Endless.sent < 100 << 20:
+                self.wfile.write(chunk)
+                _Endless.sent += len(chunk)
+        except OSError:  # the reader hung up
+            pass
+
+
+class _Dripping(_Models):
+    """Answers 200, then a byte every 50 ms: each read comes well within the socket timeout,
+    the body never ends."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "100000")
+        self.end_headers()
+        try:
+            for _ in range(100000):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            pass
+
+
+def test_a_server_whose_answer_never_ends_is_not_read_to_its_end() -> None:
+    servers = [_serve(_Endless), _serve(_Dripping)]
+    endless, dripping = (next(s) for s in servers)
+    try:
+        started = time.monotonic()
+        found = find_local_servers((("Ollama", endless), ("LM Studio", dripping)), timeout_s=0.5)
+        took = time.monotonic() - started
+    finally:
+        for s in servers:
+            next(s, None)
+    assert found == []
+    # Read up to the cap (1 MiB) and a buffer or two past it, not the 100 MB it offered; the
+    # drip is dropped at the deadline, not after its 100,000 bytes (5,000 s).
+    assert _Endless.sent < 16 << 20
+    assert took < 30

@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures
 import http.client
 import json
+import time
 from dataclasses import dataclass
 
 __all__ = ["KNOWN_SERVERS", "LocalServer", "find_local_servers"]
@@ -28,6 +29,9 @@ KNOWN_SERVERS: tuple[tuple[str, int], ...] = (
 _HOST = "127.0.0.1"
 _TIMEOUT_S = 0.5
 _MAX_MODELS = 20
+# A model list is a few KB. Whatever listens on these ports is read no further than this, and
+# for no longer than the timeout in all (a server dripping a byte at a time is not waited on).
+_MAX_BODY = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +57,12 @@ def _probe(name: str, port: int, timeout_s: float) -> LocalServer | None:
     try:
         connection.request("GET", "/v1/models")
         answer = connection.getresponse()
-        body = answer.read()
+        body = _read_capped(answer, time.monotonic() + timeout_s) if answer.status == 200 else None
     except (OSError, http.client.HTTPException):  # refused, timed out, not HTTP
         return None
     finally:
         connection.close()
-    if answer.status != 200:
+    if body is None:  # not 200, too long, or too slow
         return None
     try:
         data = json.loads(body)
@@ -72,6 +76,18 @@ def _probe(name: str, port: int, timeout_s: float) -> LocalServer | None:
         if isinstance(item, dict) and item.get("id")
     )
     return LocalServer(name, base_url, models)
+
+
+def _read_capped(answer: http.client.HTTPResponse, deadline: float) -> bytes | None:
+    """The body, or None once it passes ``_MAX_BODY`` or ``deadline``."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := answer.read1(65536):
+        size += len(chunk)
+        if size > _MAX_BODY or time.monotonic() > deadline:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def find_local_servers(

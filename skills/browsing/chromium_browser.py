@@ -7,15 +7,23 @@ networking, component updates or sync, with a fresh temporary profile (Playwrigh
 per launch and removes it at close). ``playwright install`` is not needed.
 
 The firewall sees every request: a route on the context checks each URL, fetches allowed
-ones itself without following redirects, and refuses the rest. A redirect of a navigation is
-answered with a small page that refreshes to the target, so the browser requests the next hop
-itself and the route checks it too; redirects of other requests are followed in the route,
-each hop checked. WebSockets are refused (only http and https are allowed), and so is WebRTC
-(no UDP without a proxy, and no ``RTCPeerConnection`` in any frame): its STUN packets to an IP
-literal went past the route. Chromium's own
-network stack resolves nothing (``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that
-escaped the route reaches no host; the route's fetch is Playwright's and resolves the name
-again after the check, so DNS rebinding is closed only in the HTTP backend (see docs/security.md).
+ones itself without following redirects, and refuses the rest. The fetch is not Playwright's
+(``route.fetch`` resolved the host name again after the check: DNS rebinding); it goes
+through the HTTP backend's pinned transport (``route_fetch.py``) to the addresses the
+firewall approved, with the URL's host name kept for ``Host``, SNI and the certificate, and
+Chromium's own headers (its ``Cookie`` too); the answer is handed to the page with
+``route.fulfill``, each ``Set-Cookie`` kept, so the browser stores its cookies itself. A
+redirect of a navigation is answered with a small page (carrying the redirect's cookies) that
+refreshes to the target, so the browser requests the next hop itself and the route checks it
+too; redirects of other requests are followed in the route, each hop checked and pinned, with
+the browser's cookies for that hop's URL (``route_fetch.next_hop``: a 303 makes a GET, another
+origin gets no ``Authorization``; a ``Set-Cookie`` on such an in-between hop is not stored).
+WebSockets are refused (only http and https are allowed), and so is WebRTC (no UDP without a
+proxy, and no ``RTCPeerConnection`` in any frame): its STUN packets to an IP literal went past
+the route. Chromium's own network stack resolves nothing
+(``--host-resolver-rules="MAP * ~NOTFOUND"``), so a request that escaped the route reaches no
+host. A fetch that cannot connect fails the navigation with ``could not fetch …`` (a
+recoverable ``BrowserError``), a name that does not resolve with ``HostUnresolved``.
 A navigation the firewall refused raises ``URLNotAllowed`` after the page is put back where
 it was. ``browser.timeout_s`` is a total deadline per navigation (a ``goto``, or what a click or
 a submit opened): every hop, each body to its last byte and the page's load; past it the page
@@ -31,14 +39,15 @@ import asyncio
 import html
 import json
 import shutil
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from skillrt.exceptions import BrowserError, MissingDependency, URLNotAllowed
+import httpx
+
+from skillrt.exceptions import BrowserError, HostUnresolved, MissingDependency, URLNotAllowed
 from skillrt.skills.browsing.actions import (
     ActionResult,
     BackAction,
@@ -67,18 +76,24 @@ from skillrt.skills.browsing.observation import (
     compose_observation,
 )
 from skillrt.skills.browsing.page_reader import read_text
+from skillrt.skills.browsing.route_fetch import (
+    RouteAnswer,
+    RouteFetcher,
+    cookie_header,
+    forwarded_headers,
+    next_hop,
+)
 from skillrt.skills.browsing.targets import absolute_url, resolve_element
 
 if TYPE_CHECKING:
+    from playwright.async_api import Browser as PWBrowser
     from playwright.async_api import (
-        APIResponse,
         BrowserContext,
         Page,
         Playwright,
         Route,
         WebSocketRoute,
     )
-    from playwright.async_api import Browser as PWBrowser
 
     from skillrt.skills.browsing.config import BrowserConfig
     from skillrt.skills.browsing.firewall import URLFirewall
@@ -96,7 +111,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     # Chromium's own network stack resolves nothing (IP literals included): every request
-    # must go through the firewall's route, whose fetch is made by Playwright, not by Chromium.
+    # must go through the firewall's route, whose fetch is made here (route_fetch), pinned to
+    # the addresses the firewall approved, not by Chromium.
     "--host-resolver-rules=MAP * ~NOTFOUND",
     # WebRTC sends UDP (STUN to any IP literal: 127.0.0.1, the LAN) past the route and the
     # resolver rules: a page could probe private ports. No UDP without a proxy, and there is
@@ -212,6 +228,7 @@ class ChromiumBrowser:
         self._last_field: int | None = None
         self._title = ""
         self._navigations = 0  # main-frame navigation requests the route has seen
+        self._fetcher: RouteFetcher | None = None  # the route's pinned connections
 
     # --- life cycle -----------------------------------------------------------------------
 
@@ -230,6 +247,7 @@ class ChromiumBrowser:
         if self.executable_path is not None and not self.executable_path.exists():
             raise BrowserError(f"no Chromium at {self.executable_path}", recoverable=False)
         self._pw = await async_playwright().start()
+        self._fetcher = RouteFetcher()
         try:
             self._browser = await self._pw.chromium.launch(
                 executable_path=str(self.executable_path) if self.executable_path else None,
@@ -251,74 +269,105 @@ class ChromiumBrowser:
         return self._page
 
     async def close(self) -> None:
-        browser, pw = self._browser, self._pw
+        browser, pw, fetcher = self._browser, self._pw, self._fetcher
         self._page = self._context = self._browser = None
-        self._pw = None
+        self._pw = self._fetcher = None
         try:
             if browser is not None:
                 await browser.close()
         finally:
-            if pw is not None:
-                await pw.stop()
+            try:
+                if pw is not None:
+                    await pw.stop()
+            finally:
+                if fetcher is not None:
+                    await fetcher.aclose()
 
     # --- the firewall in the route --------------------------------------------------------
 
     async def _route(self, route: Route) -> None:
-        """Check and fetch one request; ``browser.timeout_s`` bounds all the hops it follows."""
+        """Check and fetch one request; ``browser.timeout_s`` bounds all the hops it follows
+        and the body to its last byte."""
         request = route.request
-        url = request.url
         navigation = request.is_navigation_request()
         main_frame = navigation and request.frame.parent_frame is None
         self._navigations += main_frame
-        deadline = time.monotonic() + self.timeout_s
         try:
-            for _ in range(MAX_REDIRECTS + 1):
-                try:
-                    if self.guard is not None:  # a secret in the URL or the body: not here
-                        self.guard.check_request(url, request.post_data_buffer)
-                    await self.firewall.check(url)
-                except URLNotAllowed as exc:
-                    if main_frame:
-                        self._refused.append(exc)
-                    await route.abort("blockedbyclient")
-                    return
-                left_ms = (deadline - time.monotonic()) * 1000
-                try:  # Playwright reads the whole body within the timeout (0 would mean none)
-                    response = await route.fetch(
-                        url=url,
-                        max_redirects=0,
-                        timeout=max(left_ms, 1),
-                        headers={**request.headers, "accept-encoding": "identity"},
-                    )
-                except Exception:
-                    await route.abort("timedout" if time.monotonic() >= deadline else "failed")
-                    return
-                location = response.headers.get("location")
-                if not (300 <= response.status < 400 and location):
-                    break
-                url = urljoin(url, location)
-                if navigation:
-                    await route.fulfill(status=200, content_type="text/html", body=_stub(url))
-                    return
-            else:
-                await route.abort("failed")
-                return
-            await self._deliver(route, response, navigation, main_frame)
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    await self._answer(route, navigation, main_frame)
+            except TimeoutError:
+                await route.abort("timedout")
         except Exception as exc:  # the page went away (or was stopped) while this was fetched
             if "closed" not in str(exc).lower() and "handled" not in str(exc).lower():
                 raise
 
+    async def _answer(self, route: Route, navigation: bool, main_frame: bool) -> None:
+        """Each hop: the guard and the firewall, then a fetch pinned to the approved addresses
+        (``route_fetch``), never following a redirect itself."""
+        request = route.request
+        url, method, body = request.url, request.method, request.post_data_buffer
+        headers = forwarded_headers(await request.all_headers())  # Chromium's Cookie with it
+        fetcher, context = self._fetcher, self._context
+        if fetcher is None or context is None:  # the browser was closed meanwhile
+            await route.abort("failed")
+            return
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                if self.guard is not None:  # a secret in the URL or the body: not here
+                    self.guard.check_request(url, body)
+                approval = await self.firewall.approve(url)
+            except (URLNotAllowed, HostUnresolved) as exc:
+                if main_frame:
+                    self._refused.append(exc)
+                why = "blockedbyclient" if isinstance(exc, URLNotAllowed) else "namenotresolved"
+                await route.abort(why)
+                return
+            try:
+                answer = await fetcher.send(
+                    approval, method, url, headers, body, timeout_s=self.timeout_s
+                )
+            except httpx.HTTPError as exc:
+                await self._failed(route, url, exc, main_frame)
+                return
+            location = answer.header("location")
+            if not (300 <= answer.status < 400 and location):
+                break
+            try:  # read as any body is (within the deadline), so the connection can be reused
+                await answer.read(self.max_bytes)
+            except httpx.HTTPError:
+                pass  # a redirect's body is not shown: one cut short does not matter
+            finally:
+                await answer.aclose()
+            target = urljoin(url, location)
+            if navigation:  # the browser asks for the next hop itself, and the route checks it
+                stub = {"content-type": "text/html", **answer.set_cookies()}
+                await route.fulfill(status=200, headers=stub, body=_stub(target))
+                return
+            method, body, headers = next_hop(answer.status, method, body, headers, url, target)
+            url = target  # its cookies are the browser's for that URL, not the first one's
+            cookies = cookie_header(await context.cookies(url))
+            if cookies:
+                headers["cookie"] = cookies
+        else:
+            await route.abort("failed")
+            return
+        try:
+            await self._deliver(route, answer, navigation, main_frame)
+        finally:
+            await answer.aclose()
+
     async def _deliver(
-        self, route: Route, response: APIResponse, navigation: bool, main_frame: bool
+        self, route: Route, answer: RouteAnswer, navigation: bool, main_frame: bool
     ) -> None:
         """Hand a fetched answer to the page, cut at ``max_page_bytes``.
 
-        Playwright decodes a compressed body whole, and ``body()`` would bring all of it into
-        this process at once (a 200 KB gzip bomb: 200 MB and a loop frozen for seconds). So the
-        route asks for no encoding, and a body that came encoded anyway, or whose length says
-        it is far over the cap, is refused unread."""
-        encoding = response.headers.get("content-encoding", "identity").strip().lower()
-        length = response.headers.get("content-length", "")
+        Chromium gets the body as it came, so an encoded one would be decoded there whole (a
+        200 KB gzip bomb: 200 MB). So the route asks for no encoding, and a body that came
+        encoded anyway, or whose length says it is far over the cap, is refused unread; any
+        other is read to at most one byte over the cap."""
+        encoding = answer.header("content-encoding", "identity").strip().lower()
+        length = answer.header("content-length")
         too_big = length.isdigit() and int(length) > BIG_BODY_FACTOR * self.max_bytes
         if encoding not in ("", "identity") or too_big:
             if main_frame:
@@ -332,17 +381,25 @@ class ChromiumBrowser:
                 )
             await route.abort("failed")
             return
-        body = await response.body()
-        if len(body) <= self.max_bytes:
-            await route.fulfill(response=response)
-        elif navigation:
-            headers = {k: v for k, v in response.headers.items()
-                       if k.lower() not in ("content-length", "content-encoding")}  # fmt: skip
+        try:
+            body = await answer.read(self.max_bytes)
+        except httpx.HTTPError as exc:  # the server went away mid-body
+            await self._failed(route, route.request.url, exc, main_frame)
+            return
+        if len(body) <= self.max_bytes or navigation:
             await route.fulfill(
-                status=response.status, headers=headers, body=body[: self.max_bytes]
+                status=answer.status, headers=answer.fulfill_headers(), body=body[: self.max_bytes]
             )
         else:
             await route.abort("failed")
+
+    async def _failed(self, route: Route, url: str, exc: httpx.HTTPError, main_frame: bool) -> None:
+        """A fetch that could not connect or was cut off: a navigation fails saying so."""
+        if main_frame:
+            self._refused.append(
+                BrowserError(f"could not fetch {url}: {str(exc) or type(exc).__name__}")
+            )
+        await route.abort("failed")
 
     async def _refuse_socket(self, ws: WebSocketRoute) -> None:
         await ws.close(code=1008, reason="WebSockets are not allowed")

@@ -32,10 +32,10 @@ event loop's ``getaddrinfo``. A name that does not resolve (or not within
 ``resolve_timeout_s``) raises ``HostUnresolved``, a ``BrowserError``: a network problem ("cannot
 resolve host x (no network?)"), not a refusal, and its message names the host, not the URL.
 
-``approve(url)`` returns the addresses it checked (an ``Approval``); the HTTP backend connects
-to those and to nothing else (``pinning.py``), so a DNS server that answers differently a
-moment later (rebinding) cannot move the connection. ``check(url)`` is ``approve`` without the
-answer, for callers that cannot pin (the Chromium backend).
+``approve(url)`` returns the addresses it checked (an ``Approval``); both backends connect
+to those and to nothing else (``pinning.py``; Chromium's route through ``route_fetch.py``), so
+a DNS server that answers differently a moment later (rebinding) cannot move the connection.
+``check(url)`` is ``approve`` without the answer, for a check before anything is fetched.
 """
 
 from __future__ import annotations

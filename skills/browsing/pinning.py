@@ -1,7 +1,8 @@
 """Connections pinned to the addresses the firewall approved (no DNS rebinding).
 
 ``URLFirewall.approve(url)`` resolves the host once and returns the approved addresses;
-``SafeFetcher`` sends each request (each redirect hop too) inside ``pinned(approval)``, and
+``SafeFetcher`` (the HTTP backend) and ``RouteFetcher`` (Chromium's route, ``route_fetch.py``)
+send each request (each redirect hop too) inside ``pinned(approval)``, and
 ``PinnedTransport`` connects only to those addresses: its network backend never resolves a
 name. The URL, and so the ``Host`` header, the TLS SNI and the certificate check, keep the
 original host name. A connection for a host and port nobody approved is refused (fail closed).

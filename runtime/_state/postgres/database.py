@@ -17,7 +17,7 @@ sessions of that loop's own instead, one bookkeeping (``on_loop``: leases, the q
 durable (``commit_session``: the commit rounds, ``looprounds``); the committer's thread and
 the pools write a round while that session connects. The few calls the runtime
 makes per task outside those threads are single round trips, cheap to run in a thread, or
-batched: the leases asked for in one turn of the loop are taken in one statement, a task
+batched: the leases asked while one statement of them is in flight go in the next one, a task
 gives its lease back in its ending's commit round's statement, and
 ``PgRunLocks.held_elsewhere`` asks for many tasks at once.
 """
@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skillrt._io.processes import pid_alive
 from skillrt._state.postgres.rounds import PgRound
 from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate, schema_version
+from skillrt._state.postgres.wire import Watch
 from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 
 if TYPE_CHECKING:
@@ -394,6 +395,8 @@ class PgDatabase:
             return session.conn
         if session is not None and session.connecting:
             return None
+        if session is not None:
+            session.close()  # broken: not watched any more (its descriptor may be given out)
         for gone in [other for other in list(self._committing) if other.is_closed()]:
             self.drop_commit_session(gone)
         session = self._committing[loop] = _LoopSession(loop, self.outages)
@@ -411,7 +414,7 @@ class PgDatabase:
                 conn.close()  # dropped meanwhile
                 return
             conn.pgconn.nonblocking = 1
-            session.conn = conn
+            session.watch(conn)
 
         connecting = loop.run_in_executor(None, self._connect_durable)
         connecting.add_done_callback(connected)
@@ -428,9 +431,8 @@ class PgDatabase:
 
     def drop_commit_session(self, loop: asyncio.AbstractEventLoop) -> None:
         session = self._committing.pop(loop, None)
-        if session is not None and session.conn is not None:
-            with contextlib.suppress(Exception):
-                session.conn.close()
+        if session is not None:
+            session.close()
 
     def refusal(self, exc: BaseException) -> BaseException:
         """What ``connection`` raises for ``exc``, raised by a statement of its session:
@@ -485,7 +487,7 @@ class PgDatabase:
                             conn.close()
                             raise StoreUnavailable("the database was closed",
                                                    reason="unreachable")  # fmt: skip
-                        session.conn = conn
+                        session.watch(conn)
                     return await statement.run_on_loop(session.conn, params)
             except psycopg.DataError as exc:  # refused; the session is as it was
                 raise UserError(f"the database refused a value: {exc}") from exc
@@ -531,9 +533,8 @@ class PgDatabase:
 
     def _drop_loop_session(self, loop: asyncio.AbstractEventLoop) -> None:
         session = self._on_loop.pop(loop, None)
-        if session is not None and session.conn is not None:
-            with contextlib.suppress(Exception):
-                session.conn.close()
+        if session is not None:
+            session.close()
 
     def dedicated(self) -> Any:
         """A bookkeeping connection of its own (not pooled), for session-level advisory locks."""
@@ -605,16 +606,36 @@ class _Connecting:
 
 
 class _LoopSession:
-    """The bookkeeping session an event loop drives itself (``PgDatabase.on_loop``)."""
+    """A session an event loop drives itself: its bookkeeping one (``PgDatabase.on_loop``) or
+    its durable one (``commit_session``). The loop watches its socket for as long as it has it
+    (``wire.Watch``)."""
 
-    __slots__ = ("conn", "connecting", "lock", "loop", "outages")
+    __slots__ = ("_watch", "conn", "connecting", "lock", "loop", "outages")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, outages: int) -> None:
         self.loop = loop
         self.outages = outages  # the database's count when it was made
         self.conn: Any = None  # connected on first use
+        self._watch: Watch | None = None
         self.connecting = False
         self.lock = asyncio.Lock()  # one statement at a time
+
+    def watch(self, conn: Any) -> None:
+        """Take ``conn`` (non-blocking, connected), watched by the loop (on its thread), in
+        place of a session that broke."""
+        if self._watch is not None:
+            self._watch.close()
+        self.conn = conn
+        self._watch = Watch(self.loop, conn)
+
+    def close(self) -> None:
+        """Stop watching, then close the session."""
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
 
 
 def inspect_database(url: str, *, stale_s: float) -> dict[str, Any]:

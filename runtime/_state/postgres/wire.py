@@ -17,6 +17,7 @@ the ``DataError`` of its SQLSTATE, and so on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
 import select
@@ -26,7 +27,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Pending", "Statement", "float8_array", "text", "text_array"]
+__all__ = ["Pending", "Statement", "Watch", "float8_array", "text", "text_array"]
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)([sb])")
 _TEXT_OID, _FLOAT8_OID = 25, 701
@@ -39,6 +40,8 @@ _UNDEFINED_STATEMENT = b"26000"  # invalid_sql_statement_name: not prepared on t
 # the lock guards the mapping, which several threads' connections share).
 _prepared: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
 _prepared_lock = threading.Lock()
+# The loop's reader of each watched session (``Watch``), by connection.
+_watches: weakref.WeakKeyDictionary[Any, Watch] = weakref.WeakKeyDictionary()
 
 
 class Statement:
@@ -94,24 +97,80 @@ class Statement:
         values = [params[name] for name in self.names]
         pgconn = conn.pgconn
         names = _names(conn)
+        watch = Watch.of(conn, asyncio.get_running_loop())
         if self.name not in names:
             pgconn.send_prepare(self.name, self.sql)
-            _check(conn, await _result(pgconn))
+            _check(conn, await _result(pgconn, watch))
             names.add(self.name)
         pgconn.send_query_prepared(self.name, values, self.formats)
-        result = await _result(pgconn)
+        result = await _result(pgconn, watch)
         if _missing(result):
             names.discard(self.name)
             pgconn.send_prepare(self.name, self.sql)
-            _check(conn, await _result(pgconn))
+            _check(conn, await _result(pgconn, watch))
             names.add(self.name)
             pgconn.send_query_prepared(self.name, values, self.formats)
-            result = await _result(pgconn)
+            result = await _result(pgconn, watch)
         _check(conn, result)
         return _rows(result)
 
 
 Rows = list[tuple[str | None, ...]]
+
+
+class Watch:
+    """The event loop's reader of a non-blocking session's socket, registered once for the
+    session's life: a statement in flight sets ``on_readable`` instead of adding a reader and
+    removing it again (two ``epoll_ctl`` calls and ~13 µs of the loop's CPU a statement, and a
+    task one at a time makes five). With nothing in flight, what comes is read and dropped (a
+    notice); a session the server ended (end of file) is no longer watched, and its next
+    statement finds it broken. ``close`` before closing the connection: a descriptor closed
+    while the loop still watches it would stay in the loop's map under a number the system
+    gives out again."""
+
+    __slots__ = ("__weakref__", "conn", "fd", "loop", "on_readable")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, conn: Any) -> None:
+        self.loop, self.conn = loop, conn
+        self.on_readable: Callable[[], None] | None = None
+        self.fd = conn.pgconn.socket
+        try:
+            loop.add_reader(self.fd, self._readable)
+        except OSError:  # the number of a closed session still in the loop's map: replaced
+            loop.remove_reader(self.fd)
+            loop.add_reader(self.fd, self._readable)
+        _watches[conn] = self
+
+    @staticmethod
+    def of(conn: Any, loop: asyncio.AbstractEventLoop) -> Watch | None:
+        """The watch of ``conn`` by ``loop``, if it has one."""
+        watch = _watches.get(conn)
+        return watch if watch is not None and watch.loop is loop and watch.fd >= 0 else None
+
+    def _readable(self) -> None:
+        callback = self.on_readable
+        if callback is not None:
+            callback()
+            return
+        pgconn = self.conn.pgconn
+        try:
+            pgconn.consume_input()  # raises at end of file
+            while not pgconn.is_busy() and pgconn.get_result() is not None:
+                pass
+        except Exception:
+            self.close()
+            return
+        if self.conn.closed:
+            self.close()
+
+    def close(self) -> None:
+        """Stop watching (on the loop's thread, or with the loop stopped or closed)."""
+        fd, self.fd = self.fd, -1
+        self.on_readable = None
+        _watches.pop(self.conn, None)
+        if fd >= 0 and not self.loop.is_closed():
+            with contextlib.suppress(Exception):
+                self.loop.remove_reader(fd)
 
 
 class Pending:
@@ -122,7 +181,7 @@ class Pending:
     ``finish_now`` reads the result here, blocking. Errors are ``run``'s."""
 
     __slots__ = ("conn", "done", "finished", "found", "loop", "params", "phase", "retried",
-                 "statement", "writing")  # fmt: skip
+                 "statement", "watch", "writing")  # fmt: skip
 
     def __init__(
         self,
@@ -139,6 +198,7 @@ class Pending:
         self.retried = False
         self.writing = False
         self.finished = False
+        self.watch = Watch.of(conn, loop)
 
     def begin(self) -> None:
         try:
@@ -146,7 +206,10 @@ class Pending:
         except BaseException as exc:  # nothing in flight: the caller's turn to know
             self._finish(None, exc)
             return
-        self.loop.add_reader(self.conn.pgconn.socket, self._readable)
+        if self.watch is not None:
+            self.watch.on_readable = self._readable
+        else:
+            self.loop.add_reader(self.conn.pgconn.socket, self._readable)
 
     def _send(self) -> None:
         pgconn, statement = self.conn.pgconn, self.statement
@@ -213,14 +276,19 @@ class Pending:
         if self.finished:
             return
         self.finished = True
-        try:
-            fd = self.conn.pgconn.socket
-        except Exception:  # the session is gone: the loop watches nothing of it any more
-            fd = -1
-        if fd >= 0:
-            self.loop.remove_reader(fd)
-            if self.writing:
-                self.loop.remove_writer(fd)
+        watch = self.watch
+        if watch is not None and watch.on_readable == self._readable:
+            watch.on_readable = None
+        if watch is None or self.writing:
+            try:
+                fd = self.conn.pgconn.socket
+            except Exception:  # the session is gone: the loop watches nothing of it any more
+                fd = -1
+            if fd >= 0:
+                if watch is None:
+                    self.loop.remove_reader(fd)
+                if self.writing:
+                    self.loop.remove_writer(fd)
         self.done(rows, error)
 
     def finish_now(self, timeout_s: float) -> None:
@@ -260,9 +328,10 @@ def _rows(result: Any) -> list[tuple[str | None, ...]]:
     ]
 
 
-async def _result(pgconn: Any) -> Any:
+async def _result(pgconn: Any, watch: Watch | None = None) -> Any:
     """The result of what was sent on ``pgconn`` (non-blocking), the loop waiting for its
-    socket; the first failed result if any (a statement has one)."""
+    socket (through ``watch``, its session's, if it has one); the first failed result if any
+    (a statement has one)."""
     from psycopg import OperationalError, pq
 
     succeeded = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
@@ -273,7 +342,7 @@ async def _result(pgconn: Any) -> Any:
     found = None
     while True:
         while pgconn.is_busy():
-            await _ready(loop, fd, write=False)
+            await _ready(loop, fd, write=False, watch=watch)
             pgconn.consume_input()
         result = pgconn.get_result()
         if result is None:
@@ -285,13 +354,23 @@ async def _result(pgconn: Any) -> Any:
     return found
 
 
-async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, write: bool) -> None:
+async def _ready(
+    loop: asyncio.AbstractEventLoop, fd: int, *, write: bool, watch: Watch | None = None
+) -> None:
     ready: asyncio.Future[None] = loop.create_future()
 
     def wake() -> None:
         if not ready.done():
             ready.set_result(None)
 
+    if watch is not None and not write:
+        watch.on_readable = wake
+        try:
+            await ready
+        finally:
+            if watch.on_readable is wake:
+                watch.on_readable = None
+        return
     if write:
         loop.add_writer(fd, wake)
     else:
