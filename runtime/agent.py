@@ -396,7 +396,8 @@ class AgentRuntime:
         on (``[queue] enabled``), the task may run on another worker; its reply comes back
         here. ``background``: after the interactive work waiting in the queue. ``on_left``: see
         ``OnLeft`` (without it, a caller cancelled while it waits cancels the task too)."""
-        await self.initialize()
+        if self._driver is None:  # (not a coroutine per call once initialised)
+            await self.initialize()
         if self._warming is not None and not self._warming.done():
             await asyncio.wrap_future(self._warming)  # routing's tables, being built
         try:
@@ -441,7 +442,8 @@ class AgentRuntime:
     ) -> ChatMessage:
         """Run a skill by name with explicit params, without routing (a blog tool's button).
         Queued like ``process_input`` when the shared store's queue is on; ``on_left`` as there."""
-        await self.initialize()
+        if self._driver is None:  # (not a coroutine per call once initialised)
+            await self.initialize()
         if name not in self.skills:
             raise UnknownSkill(name, list(self.skills))
         try:
@@ -502,7 +504,8 @@ class AgentRuntime:
         background: bool = False,
         on_left: OnLeft = None,
     ) -> ChatMessage:
-        if not self.store_available:  # fail fast: the task could not keep a single step
+        driver = self._run  # (read once: a property)
+        if not driver.state.available:  # fail fast: the task could not keep a single step
             self._tasks.pop(task.id)
             raise StoreUnavailable(
                 "the task store does not answer (an outage); new tasks are refused until it does",
@@ -510,13 +513,13 @@ class AgentRuntime:
             )
         if on_task is not None:
             on_task(task.id)
-        if self._run.state.queue is not None and self.config.queue.enabled:
+        if driver.state.queue is not None and self.config.queue.enabled:
             queued = self._queued(task, route=route, priority=0 if background else 10)
             if on_left is None:
                 return await queued
             # A caller that may leave: the queue's wait in a task of its own, which goes on.
             return await _kept(asyncio.get_running_loop().create_task(queued), on_left)
-        return await self._outcome(task, self._run.start(task, route=route), on_left)
+        return await self._outcome(task, driver.start(task, route=route), on_left)
 
     async def _queued(self, task: Task, *, route: bool, priority: int) -> ChatMessage:
         """Put the task in the shared queue and wait for its reply, from whichever worker ran

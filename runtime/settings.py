@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
-from importlib import resources
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
@@ -44,11 +42,19 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from skillrt._io.faults import classify, unavailable
+from skillrt._io.config_files import (
+    ENV_PREFIX,
+    STATE_GITIGNORE,
+    config_files,
+    ensure_state,
+    make_state_dir,
+    read_toml,
+)
 from skillrt._io.layout import BlogLayout, configured_layout, detect_layout
-from skillrt.exceptions import ConfigError, StoreUnavailable
+from skillrt.exceptions import ConfigError
 
 __all__ = [
+    "STATE_GITIGNORE",
     "AnswerConfig",
     "BudgetConfig",
     "ConversationConfig",
@@ -69,7 +75,6 @@ __all__ = [
     "validate_section",
 ]
 
-ENV_PREFIX = "SKILLRT_"
 SECTIONS_GROUP = "skillrt.settings"
 _SECRET_KEY = re.compile(r"(api[_-]?key|password|secret|token)$", re.IGNORECASE)
 M = TypeVar("M", bound=BaseModel)
@@ -438,74 +443,10 @@ def section_models() -> dict[str, type[BaseModel]]:
     return {ep.name: ep.load() for ep in entry_points(group=SECTIONS_GROUP)}
 
 
-STATE_GITIGNORE = (
-    "# Created by skillrt: its state (checkpoints, indexes, logs) stays out of git.\n*\n"
-)
-
-
-def make_state_dir(path: Path) -> Path:
-    """Create the state folder if needed; a folder made here gets a ``.gitignore`` holding
-    ``*`` (as pytest and mypy do for their caches), so it never lands in the blog's git."""
-    if not path.is_dir():
-        path.mkdir(parents=True, exist_ok=True)
-        path.chmod(0o700)  # private: checkpoints, history and logs hold the drafts and chats
-        gitignore = path / ".gitignore"
-        if not gitignore.exists():
-            gitignore.write_text(STATE_GITIGNORE, encoding="utf-8")
-    return path
-
-
-def ensure_state(path: Path) -> Path:
-    """The state folder, made (again, if it was deleted) with its ``.gitignore``;
-    ``StoreUnavailable`` when it cannot be."""
-    if path.exists() and not path.is_dir():
-        raise StoreUnavailable(
-            f"skillrt cannot save its state: {path} is a file, not a folder. Move it away,"
-            " or point state_dir (SKILLRT_STATE_DIR) at a folder.",
-            reason="unusable",
-        )
-    try:
-        return make_state_dir(path)
-    except OSError as exc:
-        raise unavailable("state", path, classify(exc, path / ".gitignore"), exc) from exc
-
-
-def _user_config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "skillrt" / "config.toml"
-
-
-def config_files() -> list[Path]:
-    """The config files in force, lowest priority first (the shipped default is first)."""
-    files: list[Path] = [Path(str(resources.files("skillrt.config").joinpath("default.toml")))]
-    user = _user_config_path()
-    if user.is_file():
-        files.append(user)
-    explicit = os.environ.get(ENV_PREFIX + "CONFIG")
-    if explicit:
-        path = Path(explicit).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"${ENV_PREFIX}CONFIG", "path", "an existing file", explicit)
-        files.append(path)
-    elif Path("skillrt.toml").is_file():
-        files.append(Path("skillrt.toml").resolve())
-    return files
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), "(syntax)", f"valid TOML ({exc})") from exc
-    except OSError as exc:
-        raise ConfigError(str(path), "(file)", f"a readable file ({exc.strerror})") from exc
-
-
 class _TomlSource(InitSettingsSource):
     def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
         self.path = path
-        self.data = _read_toml(path)
+        self.data = read_toml(path)
         super().__init__(settings_cls, self.data)
 
 
@@ -547,6 +488,6 @@ def _config_error(
         if _env_name(loc[:end]) in os.environ:
             return ConfigError(f"${_env_name(loc[:end])}", key, error["msg"], got)
     for path in reversed(config_files()):
-        if _has_key(_read_toml(path), loc):
+        if _has_key(read_toml(path), loc):
             return ConfigError(str(path), key, error["msg"], got)
     return ConfigError("config", key, error["msg"], got)

@@ -130,6 +130,64 @@ def test_tasks_lists_without_the_runtime_and_shows_a_request_as_written(tmp_path
     # parsed (the summaries are stored beside them), so TaskRecord's validator is not built.
     assert "skillrt._state.records" in found
     assert _loaded(found, (*NEVER, "filelock", "skillrt.blog.files", "<TaskRecord built>")) == []
+    # Its settings are read without pydantic-settings (cli/storeconfig.py) when the config
+    # sets nothing else: no RuntimeConfig, no asyncio (pydantic-settings loaded it).
+    assert _loaded(found, ("pydantic_settings", "skillrt.settings", "asyncio")) == []
+    assert (root / ".skillrt" / "logs" / "skillrt.log").is_file()  # logs go where they went
+
+
+def test_tasks_with_other_settings_reads_them_all_and_fails_as_before(tmp_path: Path) -> None:
+    root = tmp_path / "blog"
+    _seed(root, "write an article about tags")
+    light, _ = _run_cli(tmp_path, root, "tasks", "--json")
+    # A key listing does not read: RuntimeConfig reads the config, the listing is the same.
+    (root / "skillrt.toml").write_text("history_limit = 5\n", encoding="utf-8")
+    done, found = _run_cli(tmp_path, root, "tasks", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "pydantic_settings" in found and "skillrt.settings" in found
+    assert json.loads(done.stdout) == json.loads(light.stdout)
+    assert [t["id"] for t in json.loads(done.stdout)] == ["task0001"]
+    # A bad value anywhere in the config stops `skillrt tasks` as it stops every command.
+    (root / "skillrt.toml").write_text('[llm]\ntimeout_s = "soon"\n', encoding="utf-8")
+    done, _ = _run_cli(tmp_path, root, "tasks")
+    assert done.returncode == 2
+    assert "skillrt.toml: llm.timeout_s: expected" in done.stderr
+    # ...and so does a bad value of a key it reads itself, named the same way.
+    (root / "skillrt.toml").write_text("checkpoint_max_age_h = 0\n", encoding="utf-8")
+    done, _ = _run_cli(tmp_path, root, "tasks")
+    assert done.returncode == 2
+    assert "skillrt.toml: checkpoint_max_age_h: expected" in done.stderr
+
+
+def test_tasks_honours_the_state_folder_and_resume_window_from_each_source(
+    tmp_path: Path,
+) -> None:
+    # The task was last saved 30 s ago: a window of 0.001 h (3.6 s) leaves it out.
+    root = tmp_path / "blog"
+    _seed(root, "write an article about tags")
+    state = root / ".skillrt"
+    moved = tmp_path / "elsewhere"
+    state.rename(moved)
+    done, _ = _run_cli(tmp_path, root, "tasks", "--json", SKILLRT_STATE_DIR=str(moved))
+    assert [t["id"] for t in json.loads(done.stdout)] == ["task0001"], done.stderr
+    xdg = tmp_path / "xdg"
+    (xdg / "skillrt").mkdir(parents=True)
+    (xdg / "skillrt" / "config.toml").write_text(f"state_dir = {str(moved)!r}\n")
+    done, _ = _run_cli(tmp_path, root, "tasks", "--json", XDG_CONFIG_HOME=str(xdg))
+    assert [t["id"] for t in json.loads(done.stdout)] == ["task0001"], done.stderr
+    (root / "skillrt.toml").write_text("checkpoint_max_age_h = 0.001\n", encoding="utf-8")
+    done, found = _run_cli(tmp_path, root, "tasks", "--json", XDG_CONFIG_HOME=str(xdg))
+    assert json.loads(done.stdout) == [], done.stderr
+    done, _ = _run_cli(
+        tmp_path,
+        root,
+        "tasks",
+        "--json",
+        XDG_CONFIG_HOME=str(xdg),
+        SKILLRT_CHECKPOINT_MAX_AGE_H="1",
+    )
+    assert [t["id"] for t in json.loads(done.stdout)] == ["task0001"], done.stderr
+    assert "pydantic_settings" not in found
 
 
 def test_doctor_checks_without_an_http_client_or_the_runtime(tmp_path: Path) -> None:

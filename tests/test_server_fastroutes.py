@@ -4,6 +4,8 @@ goes to it and reads as it always did."""
 
 from __future__ import annotations
 
+import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -149,3 +151,45 @@ def test_the_body_limit_holds_on_the_shortcut(live: tuple[LiveServer, Counting])
         r = c.post(run, content=pieces(limit + 200_000), headers=json_type)
         assert r.status_code == 413 and r.json()["code"] == "too-large"
         assert app.paths == [run, run]
+
+
+def _raw_post(port: int, path: str, hosts: list[str], token: str, body: bytes) -> bytes:
+    """A POST with exactly the Host headers given (none, one or two); the server's answer."""
+    lines = [f"POST {path} HTTP/1.1", *(f"Host: {h}" for h in hosts),
+             f"Authorization: Bearer {token}", "Content-Type: application/json",
+             f"Content-Length: {len(body)}", "Connection: close"]  # fmt: skip
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        got = b""
+        while chunk := sock.recv(65536):
+            got += chunk
+    return got
+
+
+def test_a_host_not_allowed_is_refused_by_the_guard_and_runs_nothing(
+    live: tuple[LiveServer, Counting],
+) -> None:
+    """The shortcut stands in front of the Host guard: a call whose Host is not on the list,
+    missing or repeated goes to the guard, which refuses it as before (421, 400) before any
+    task starts; the first call with an allowed Host is answered by the shortcut."""
+    server, app = live
+    run = "/v1/skills/Steps/run"
+    body = json.dumps({"params": {"topic": "x", "steps": 1}}).encode()
+    here = f"127.0.0.1:{server.port}"
+    seq = server.state.log.seq
+    for hosts, status in (
+        (["evil.example"], b"421"),
+        ([], b"400"),
+        ([here, "evil.example"], b"400"),
+        ([here, here], b"400"),
+        (["evil.example:80@x"], b"400"),
+    ):
+        answer = _raw_post(server.port, run, hosts, server.token, body)
+        assert answer.startswith(b"HTTP/1.1 " + status), (hosts, answer[:300])
+        assert b"bad-host" in answer
+    assert server.state.log.seq == seq  # no task ran, no event came
+    assert app.paths == [run] * 5  # each went to the guard
+    answer = _raw_post(server.port, run, [here], server.token, body)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    assert b'"state":"COMPLETED"' in answer
+    assert app.paths == [run] * 5

@@ -37,9 +37,15 @@ _ours = 0  # the young threshold we set (0: none)
 def task_started() -> None:
     """A task of a runtime with ``gc_tuning`` on starts to run."""
     global _running, _saved, _ours
+    # Called for every task: comparisons, not ``min``/``max`` (their keyword parsing alone
+    # cost more than the rest).
     with _lock:
-        _running += 1
-        want = min(MAX_GEN0, max(MIN_GEN0, PER_TASK * _running))
+        _running = running = _running + 1
+        want = PER_TASK * running
+        if want < MIN_GEN0:
+            want = MIN_GEN0
+        elif want > MAX_GEN0:
+            want = MAX_GEN0
         if want <= _ours:
             return
         current = gc.get_threshold()
@@ -57,7 +63,8 @@ def task_ended() -> None:
     """That task's run is over (whatever its ending)."""
     global _running, _saved, _ours
     with _lock:
-        _running = max(0, _running - 1)
+        if _running > 0:
+            _running -= 1
         if _running or _saved is None:
             return
         if gc.get_threshold()[0] == _ours:

@@ -20,7 +20,6 @@ one at start-up.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
@@ -28,6 +27,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 from skillrt._state.records import RecordText, TaskRecord
 
 if TYPE_CHECKING:
+    import asyncio  # an annotation only: listing tasks (skillrt tasks) loads no asyncio
+
     from skillrt._state.committer import Committer
     from skillrt.blog.locks import FileLockManager
 

@@ -77,10 +77,6 @@ _FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], End, Error
 _IDLE = State.IDLE.value
 
 
-def _gc_task_ended(runner: asyncio.Task[ChatMessage]) -> None:
-    task_ended()
-
-
 def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> SavedHook:
     """The hook that logs ``agent.file.saved`` for every write of one task."""
 
@@ -200,10 +196,11 @@ class TaskDriver:
     def start(self, task: Task, *, route: bool) -> asyncio.Future[ChatMessage]:
         """Run the task in its own asyncio task; returns the turn its caller awaits."""
         turn = task.replies.open()
-        task.start(self.drive(task, route=route))
-        if self.config.gc_tuning and task.runner is not None:
-            task_started()  # the collector's young generation, while tasks run (gcpolicy.py)
-            task.runner.add_done_callback(_gc_task_ended)
+        if self.config.gc_tuning:  # the collector's young generation, while tasks run
+            task.start(self.drive(task, route=route), task_ended)  # (gcpolicy.py)
+            task_started()
+        else:
+            task.start(self.drive(task, route=route))
         return turn
 
     # --- one run ------------------------------------------------------------------------------

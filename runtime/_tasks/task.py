@@ -115,6 +115,7 @@ class Task:
         self.replies = ReplyChannel()
         self.skill: Skill[Any] | None = None
         self.runner: asyncio.Task[ChatMessage] | None = None
+        self._on_end: Callable[[], None] | None = None  # see ``start``
         self.answer: asyncio.Future[str] | None = None
         self.pause_requested = False
         self.end_reason: End | None = None
@@ -151,13 +152,20 @@ class Task:
     def new_controller(self) -> None:
         self.controller = AbortController()
 
-    def start(self, work: Coroutine[Any, Any, ChatMessage]) -> None:
-        """Run ``work`` (the driver's run of this task); its result is the final reply."""
+    def start(
+        self, work: Coroutine[Any, Any, ChatMessage], on_end: Callable[[], None] | None = None
+    ) -> None:
+        """Run ``work`` (the driver's run of this task); its result is the final reply.
+        ``on_end`` is called once it is over, whatever its ending, from the same done-callback
+        (not one more: a loop callback per task)."""
         # The loop's create_task, not asyncio.create_task's two Python calls around it.
         self.runner = asyncio.get_running_loop().create_task(work)
+        self._on_end = on_end
         self.runner.add_done_callback(self._ended)
 
     def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
+        if self._on_end is not None:
+            self._on_end()
         if not runner.cancelled() and runner.exception() is None:
             self.replies.send(runner.result())
             return

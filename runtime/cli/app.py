@@ -6,13 +6,14 @@ import json
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from skillrt._io.config_files import make_state_dir
 from skillrt.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -20,11 +21,15 @@ from skillrt.cli.common import (
     find_task,
     make_runtime,
     open_config,
+    open_store_config,
     user_errors,
 )
 from skillrt.exceptions import UserError
 from skillrt.messages import TaskSummary
-from skillrt.settings import RuntimeConfig, make_state_dir
+
+if TYPE_CHECKING:
+    from skillrt.cli.storeconfig import StoreConfig
+    from skillrt.settings import RuntimeConfig
 
 __all__ = ["app", "main"]
 
@@ -242,8 +247,11 @@ def replay(
     raise typer.Exit(status)
 
 
-def _resumable(config: RuntimeConfig) -> list[TaskSummary]:
-    if config.state_url is None:  # the embedded store: read it, no runtime needed
+def _resumable(config: RuntimeConfig | StoreConfig) -> list[TaskSummary]:
+    from skillrt.cli.storeconfig import StoreConfig
+
+    if isinstance(config, StoreConfig) or config.state_url is None:
+        # the embedded store: read it, no runtime needed
         from skillrt._state.embedded.offline import resumable_on_disk
 
         found, quarantined = resumable_on_disk(config)
@@ -269,7 +277,7 @@ def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) ->
     from skillrt.cli.display import tasks_table
 
     with user_errors():
-        config = open_config(root, verbose=verbose)
+        config = open_store_config(root, verbose=verbose)
         found = _resumable(config)
     if as_json:
         print(json.dumps([t.model_dump(mode="json") for t in found], ensure_ascii=False))

@@ -9,8 +9,9 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from skillrt._io.config_files import make_state_dir
 from skillrt._io.redaction import RedactingFilter, Redactor
 from skillrt.exceptions import StoreUnavailable, UserError
 from skillrt.messages import TaskSummary
@@ -23,11 +24,14 @@ from skillrt.outcomes import (
     EXIT_USAGE,
     exit_code,
 )
-from skillrt.settings import RuntimeConfig, load_config, make_state_dir
 
 if TYPE_CHECKING:
     from skillrt.agent import AgentRuntime
+    from skillrt.cli.storeconfig import StoreConfig
     from skillrt.events import Event
+    from skillrt.settings import RuntimeConfig
+
+    C = TypeVar("C", RuntimeConfig, StoreConfig)
 
 __all__ = [
     "EXIT_CANCELLED",
@@ -42,6 +46,7 @@ __all__ = [
     "find_task",
     "make_runtime",
     "open_config",
+    "open_store_config",
     "user_errors",
 ]
 
@@ -97,17 +102,41 @@ def open_config(
     ``log_to_file=False`` (``doctor``, which writes nothing) keeps them on stderr.
     ``posts_dir`` is ``--posts-dir``: it beats the config files and the detection.
     """
+    from skillrt.settings import load_config
+
+    _enter_root(root, overrides)
+    if posts_dir is not None:
+        if not posts_dir.strip():
+            raise fail("--posts-dir needs a folder (relative to the blog folder)")
+        overrides["posts_dir"] = posts_dir
+    return _with_logging(load_config(**overrides), verbose=verbose, log_to_file=log_to_file)
+
+
+def open_store_config(root: Path | None, *, verbose: bool = False) -> RuntimeConfig | StoreConfig:
+    """``open_config`` for ``skillrt tasks``: the few settings it needs, read without
+    pydantic-settings when the config sets nothing else (cli/storeconfig.py), else the
+    whole ``RuntimeConfig``. The same values, the same errors, the same logging."""
+    from skillrt.cli.storeconfig import read_store_config
+
+    overrides: dict[str, Any] = {}
+    _enter_root(root, overrides)
+    config = read_store_config(**overrides)
+    if config is None:
+        return open_config(None, verbose=verbose, **overrides)
+    return _with_logging(config, verbose=verbose, log_to_file=True)
+
+
+def _enter_root(root: Path | None, overrides: dict[str, Any]) -> None:
+    """Start in ``root`` (like ``git -C``): it is the content root unless overridden."""
     if root is not None:
         target = root.expanduser()
         if not target.is_dir():
             raise fail(f"the content root {str(root)!r} is not a folder")
         os.chdir(target)
         overrides.setdefault("content_root", Path.cwd())
-    if posts_dir is not None:
-        if not posts_dir.strip():
-            raise fail("--posts-dir needs a folder (relative to the blog folder)")
-        overrides["posts_dir"] = posts_dir
-    config = load_config(**overrides)
+
+
+def _with_logging(config: C, *, verbose: bool, log_to_file: bool) -> C:
     if verbose:
         config = config.model_copy(update={"log_level": "debug", "log_file": None})
     elif config.log_file is None and log_to_file:
@@ -141,7 +170,7 @@ def configure_structlog() -> None:
     )
 
 
-def _configure_library_logging(config: RuntimeConfig, verbose: bool) -> RuntimeConfig:
+def _configure_library_logging(config: C, verbose: bool) -> C:
     """The CLI is the application: it owns the handlers. The library's stdlib loggers
     (``skillrt.*``) and any other library's go where the runtime's lines go, redacted.
 

@@ -156,8 +156,9 @@ def _wants_sse(request: Request) -> bool:
 
 
 def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
-    # A request without a context (most calls) has nothing to dump.
-    empty = not ctx.model_fields_set and not ctx.model_extra
+    # A request without a context (most calls) has nothing to dump. (The attributes that
+    # ``model_fields_set`` and ``model_extra`` read: two Python calls fewer per call.)
+    empty = not ctx.__pydantic_fields_set__ and not ctx.__pydantic_extra__
     context = {} if empty else ctx.model_dump(exclude_none=True)
     session = session_id or context.pop("session_id", None)
     if session:
@@ -621,6 +622,7 @@ def create_app(
     from skillrt.server.fastroutes import FastRoutes  # here: it calls back into this module
 
     app: Any
+    allowed = [*(hosts or []), *cfg.allowed_hosts]
     if cfg.cors_origins:  # CORS headers on every reply, the fast routes' too
         fast: Any = FastRoutes(api, state)
         app = CORSMiddleware(
@@ -632,10 +634,12 @@ def create_app(
             max_age=600,
         )
         app = BodyLimit(app, limit=cfg.max_body_bytes, problem=problem_response)
-    else:  # the fast routes hold their calls to the limit; the rest goes through BodyLimit
+        app = HostGuard(app, hosts=allowed, problem=problem_response)
+    else:  # the fast routes hold their calls to the limit and the Host guard's list; the
+        # rest goes through the guard and BodyLimit
         limited = BodyLimit(api, limit=cfg.max_body_bytes, problem=problem_response)
-        app = FastRoutes(limited, state, body_limit=cfg.max_body_bytes)
-    app = HostGuard(app, hosts=[*(hosts or []), *cfg.allowed_hosts], problem=problem_response)
+        guard = HostGuard(limited, hosts=allowed, problem=problem_response)
+        app = FastRoutes(guard, state, body_limit=cfg.max_body_bytes, hosts=guard)
     app.state = api.state  # so app.state.skillrt reaches the state through the guards
     return app
 

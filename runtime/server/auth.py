@@ -119,23 +119,30 @@ class HostGuard:
         self.app = app
         self.allowed = frozenset(h.lower().strip("[]") for h in hosts) | LOOPBACK_HOSTS
         self.problem = problem
-        self._passed: set[bytes] = set()  # Host values seen allowed (a few: the served names)
+        # Host values seen allowed (a few: the served names), parsed once, not at every request;
+        # the fast routes, in front of this guard, look here first (``allows``).
+        self.passed: set[bytes] = set()
+
+    def allows(self, value: bytes) -> bool:
+        """Whether a request whose only Host header is ``value`` passes."""
+        if value in self.passed:
+            return True
+        if host_allowed(value.decode("latin-1"), self.allowed) is not True:
+            return False
+        if len(self.passed) < _PASSED_KEPT:
+            self.passed.add(value)
+        return True
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         found = [v for k, v in scope.get("headers", ()) if k == b"host"]
-        if len(found) == 1 and found[0] in self._passed:  # parsed once, not at every request
+        if len(found) == 1 and self.allows(found[0]):
             await self.app(scope, receive, send)
             return
         header = found[0].decode("latin-1") if len(found) == 1 else None
         verdict = host_allowed(header, self.allowed)  # two Host headers: no valid one
-        if verdict is True:
-            if len(self._passed) < _PASSED_KEPT:
-                self._passed.add(found[0])
-            await self.app(scope, receive, send)
-            return
         if verdict is None:
             response = self.problem(400, "bad-host", "the request has no valid Host header")
         else:

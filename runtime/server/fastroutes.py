@@ -3,10 +3,11 @@
 ``POST /v1/skills/{name}/run`` and ``POST /v1/input``, when well formed and authorised, are
 answered here by the same functions as their routes (``skill_call`` / ``input_call``, then
 ``answer``), and their errors after the call started by the app's own ``error_response``.
-Anything else goes to the FastAPI app unchanged, its body replayed, so every refusal reads as
-it always did: a wrong or missing token, a server that is stopping, a body that does not
-validate, a content type other than JSON, a query other than ``cancel_on_disconnect``, an
-unknown skill, bad params, a store that does not answer. The routes stay in the app (and in
+Anything else goes to the FastAPI app unchanged (through the Host guard), its body replayed,
+so every refusal reads as it always did: a Host header not allowed, a wrong or missing token,
+a server that is stopping, a body that does not validate, a content type other than JSON, a
+query other than ``cancel_on_disconnect``, an unknown skill, bad params, a store that does not
+answer. The routes stay in the app (and in
 ``/openapi.json``): these are a shortcut to them, not another API.
 
 Why: for a skill with no steps, FastAPI's routing, dependency solving and parameter machinery
@@ -19,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from skillrt.server.auth import token_matches
+from skillrt.server.auth import HostGuard, token_matches
 from skillrt.server.models import InputRequest, SkillRunRequest
 from skillrt.server.problems import ProblemError
 
@@ -49,15 +50,27 @@ def _skill_name(path: str) -> str | None:
 class FastRoutes:
     """ASGI: the shortcut to the two call routes in front of the FastAPI app (see above)."""
 
-    def __init__(self, app: Any, state: Any, *, body_limit: int | None = None) -> None:
+    def __init__(
+        self,
+        app: Any,
+        server: Any,
+        *,
+        body_limit: int | None = None,
+        hosts: HostGuard | None = None,
+    ) -> None:
         from skillrt.server import app as routes  # made by it: the module is loaded by now
 
         self.app = app
-        self.state = state  # the app's ServerState
+        self.server = server  # the app's ServerState
         # The request body's limit when this stands in front of the app's ``BodyLimit`` (None:
         # one outside has read the body already): a call past it goes to the app, which
         # answers 413 as it always did; one layer and one replay of the body less per call.
         self.body_limit = body_limit
+        # The Host guard when this stands in front of it (None: one outside checked the Host
+        # already): a call goes on here when its one Host header is allowed, as the guard
+        # judges it; any other goes to the guard, which refuses it as it always did. One
+        # layer and one more walk of the headers less per call.
+        self.hosts = hosts
         self._answer = routes.answer
         self._error = routes.error_response
         self._skill_call = routes.skill_call
@@ -75,11 +88,15 @@ class FastRoutes:
             return
         name = None if path == "/v1/input" else _skill_name(path)
         cancel = _CANCEL.get(scope.get("query_string", b""))
-        auth = ctype = accept = None
+        auth = ctype = accept = host = None
         limit = self.body_limit
         within = True
+        hosts = 0
         for key, value in scope["headers"]:
-            if key == b"authorization" and auth is None:
+            if key == b"host":
+                host = value
+                hosts += 1
+            elif key == b"authorization" and auth is None:
                 auth = value.decode("latin-1")
             elif key == b"content-type" and ctype is None:
                 ctype = value
@@ -87,10 +104,12 @@ class FastRoutes:
                 accept = value
             elif key == b"content-length" and limit is not None:
                 within = within and value.isdigit() and int(value) <= limit
-        state = self.state
+        state = self.server
+        guard = self.hosts
         usable = (
             (name is not None or path == "/v1/input")
             and within
+            and (guard is None or (hosts == 1 and host is not None and guard.allows(host)))
             and ctype is not None
             and ctype.split(b";", 1)[0].strip().lower() == b"application/json"
             and not state.closing
@@ -121,8 +140,8 @@ class FastRoutes:
         """The call and its session, or None when the app must answer (nothing started)."""
         try:
             if name is None:
-                return self._input_call(self.state, InputRequest.model_validate_json(body))
-            return self._skill_call(self.state, name, SkillRunRequest.model_validate_json(body))
+                return self._input_call(self.server, InputRequest.model_validate_json(body))
+            return self._skill_call(self.server, name, SkillRunRequest.model_validate_json(body))
         except (ValidationError, ProblemError):
             return None
 

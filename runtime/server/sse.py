@@ -106,6 +106,7 @@ _new_entry = object.__new__  # an ``Entry`` without a Python ``__init__`` call (
 _PLAIN = frozenset({int, float, bool, type(None)})
 _EVENT_ENVELOPE = 70  # {"type":"","task_id":"<32 hex>","data":{},"timestamp":<float>}
 _RAW_OVERHEAD = 250  # an unencoded entry also holds the Event and its data's dict
+_RAW_ENTRY = _EVENT_ENVELOPE + _RAW_OVERHEAD + _ENTRY_OVERHEAD  # an unencoded entry, but its data
 
 
 def _encode_event(
@@ -214,8 +215,9 @@ class EventLog:
         # The size of its data's JSON when every value is a string or a number, as the journal
         # counts (characters); a dict or a list: encoded now, as it is now (in C), and
         # redacted when read (the walk was most of an event's cost here).
-        size = _EVENT_ENVELOPE + _RAW_OVERHEAD + _ENTRY_OVERHEAD
-        for key, value in event.data.items():
+        data = event.data
+        size = _RAW_ENTRY + len(event.type)
+        for key, value in data.items():
             kind = type(value)
             if kind is str:
                 size += len(key) + len(value) + 6
@@ -223,14 +225,13 @@ class EventLog:
                 size += len(key) + 24
             else:
                 text = _json({"type": event.type, "task_id": event.task_id,
-                              "data": event.data, "timestamp": event.timestamp})  # fmt: skip
+                              "data": data, "timestamp": event.timestamp})  # fmt: skip
                 self._keep(event.type, event.task_id, None, text, len(text) + _ENTRY_OVERHEAD)
                 return
-        entry = self._keep(event.type, event.task_id, None, event.data, size + len(event.type))
-        entry._time = event.timestamp
+        self._keep(event.type, event.task_id, None, data, size)._time = event.timestamp
 
     def add_message(self, message: ChatMessage) -> Entry:
-        return self.add("message", message.task_id, self.redactor.dump(message)[0])
+        return self._keep("message", message.task_id, self.redactor.dump(message)[0], None, 0)
 
     def add(
         self,
@@ -277,14 +278,15 @@ class EventLog:
         if log is not None:
             entries = log.entries
             entries.append(entry)
-            log.bytes += size
-            self.bytes += size
-            if log.bytes > self.per_task_bytes or len(entries) > _PER_TASK:
+            log.bytes = held = log.bytes + size
+            self.bytes = total = self.bytes + size
+            if held > self.per_task_bytes or len(entries) > _PER_TASK:
                 while len(entries) > 1 and (
                     log.bytes > self.per_task_bytes or len(entries) > _PER_TASK
                 ):
                     self.bytes -= log.drop_oldest()
-            if self.bytes > self.total_bytes:  # (the count of journals was held at bind)
+                total = self.bytes
+            if total > self.total_bytes:  # (the count of journals was held at bind)
                 self._trim()
             if log._changed is not None:  # a follower waits
                 log.wake()
@@ -303,9 +305,10 @@ class EventLog:
     def add_marker(self, task_id: str | None = None) -> None:
         """Wake the followers without adding anything (a call ended with no reply)."""
         log = self._tasks.get(task_id) if task_id else None
-        if log is not None:
+        if log is not None and log._changed is not None:  # (most calls have no follower)
             log.wake()
-        self._wake()
+        if self._changed_at is not None:
+            self._wake()
 
     @property
     def _changed(self) -> asyncio.Event:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from pathlib import Path
+from typing import Protocol
 
 from skillrt._io.bulk import gc_paused
+from skillrt._io.config_files import ensure_state
 from skillrt._io.faults import classify, unavailable
 from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
@@ -19,12 +22,24 @@ from skillrt._state.embedded.runlocks import RunLocks
 from skillrt._state.summary import summarize, summarize_restored
 from skillrt.messages import TaskSummary
 from skillrt.outcomes import as_restored, is_resumable
-from skillrt.settings import RuntimeConfig, ensure_state
 
 __all__ = ["resumable_on_disk"]
 
 
-def resumable_on_disk(config: RuntimeConfig) -> tuple[list[TaskSummary], list[str]]:
+class StoreSettings(Protocol):
+    """What listing reads of a ``RuntimeConfig`` (or of ``skillrt tasks``'s lighter reading
+    of the same settings, which loads no pydantic-settings)."""
+
+    @property
+    def state_path(self) -> Path: ...
+
+    @property
+    def checkpoint_max_age_h(self) -> float: ...
+
+    def secret_values(self) -> list[str]: ...
+
+
+def resumable_on_disk(config: StoreSettings) -> tuple[list[TaskSummary], list[str]]:
     """The embedded store's resumable tasks, as a runtime started now would offer them (PAUSED,
     newest first), without starting one, and what was moved aside as unreadable. Only for the
     embedded store (``state_url`` unset)."""

@@ -1,0 +1,89 @@
+"""The config files in force and the state folder, without pydantic: what ``skillrt.settings``
+builds ``RuntimeConfig`` from, and what ``skillrt tasks`` reads on its own (cli/storeconfig.py)
+so that listing tasks loads no pydantic-settings."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from skillrt._io.faults import classify, unavailable
+from skillrt.exceptions import ConfigError, StoreUnavailable
+
+__all__ = [
+    "ENV_PREFIX",
+    "STATE_GITIGNORE",
+    "config_files",
+    "ensure_state",
+    "make_state_dir",
+    "read_toml",
+]
+
+ENV_PREFIX = "SKILLRT_"
+
+STATE_GITIGNORE = (
+    "# Created by skillrt: its state (checkpoints, indexes, logs) stays out of git.\n*\n"
+)
+
+
+def make_state_dir(path: Path) -> Path:
+    """Create the state folder if needed; a folder made here gets a ``.gitignore`` holding
+    ``*`` (as pytest and mypy do for their caches), so it never lands in the blog's git."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o700)  # private: checkpoints, history and logs hold the drafts and chats
+        gitignore = path / ".gitignore"
+        if not gitignore.exists():
+            gitignore.write_text(STATE_GITIGNORE, encoding="utf-8")
+    return path
+
+
+def ensure_state(path: Path) -> Path:
+    """The state folder, made (again, if it was deleted) with its ``.gitignore``;
+    ``StoreUnavailable`` when it cannot be."""
+    if path.exists() and not path.is_dir():
+        raise StoreUnavailable(
+            f"skillrt cannot save its state: {path} is a file, not a folder. Move it away,"
+            " or point state_dir (SKILLRT_STATE_DIR) at a folder.",
+            reason="unusable",
+        )
+    try:
+        return make_state_dir(path)
+    except OSError as exc:
+        raise unavailable("state", path, classify(exc, path / ".gitignore"), exc) from exc
+
+
+def _user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "skillrt" / "config.toml"
+
+
+def config_files() -> list[Path]:
+    """The config files in force, lowest priority first (the shipped default is first)."""
+    files: list[Path] = [Path(str(resources.files("skillrt.config").joinpath("default.toml")))]
+    user = _user_config_path()
+    if user.is_file():
+        files.append(user)
+    explicit = os.environ.get(ENV_PREFIX + "CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"${ENV_PREFIX}CONFIG", "path", "an existing file", explicit)
+        files.append(path)
+    elif Path("skillrt.toml").is_file():
+        files.append(Path("skillrt.toml").resolve())
+    return files
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A config file's table; ``ConfigError`` naming the file when it is not valid TOML."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), "(syntax)", f"valid TOML ({exc})") from exc
+    except OSError as exc:
+        raise ConfigError(str(path), "(file)", f"a readable file ({exc.strerror})") from exc
