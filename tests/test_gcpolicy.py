@@ -114,3 +114,21 @@ async def test_a_failed_task_puts_them_back_too(isolated: Path) -> None:
     assert seen == [(gcpolicy.MIN_GEN0, 10, 10)]
     assert gc.get_threshold() == (700, 10, 10)
     await rt.close()
+
+
+async def test_a_task_cancelled_before_it_ran_puts_them_back(isolated: Path) -> None:
+    """The policy hears of a task's end from the task's own done-callback: one whose run is
+    cancelled before it began (a runtime closing) ends it all the same."""
+    seen: list[tuple[int, int, int]] = []
+    rt = make_runtime(isolated, ScriptedModel([]), [watcher(seen)])
+    await rt.initialize()
+    driver = rt._run
+    task = driver.direct_task("Watcher", {"topic": "frogs"}, {}, "s1")
+    turn = driver.start(task, route=False)
+    assert gc.get_threshold() == (gcpolicy.MIN_GEN0, 10, 10)
+    assert task.runner is not None
+    task.runner.cancel()
+    message = await turn
+    assert message.data["outcome"] == "closed" and seen == []  # it never ran
+    assert gc.get_threshold() == (700, 10, 10)
+    await rt.close()

@@ -169,3 +169,66 @@ def test_a_decision_becomes_the_intent_validation_would_build(cached: bool) -> N
         assert got.model_fields_set == plain.model_fields_set
         assert got.parameters == d.parameters
         assert got.parameters is not d.parameters  # a copy: the cache's stays as it was
+
+
+def _written() -> list[str]:
+    """Every request of data/routing/ (the template rows, the fresh rounds, the hand-written
+    files), as the router normalises it."""
+    from pathlib import Path
+
+    from benchmarks.bench_intents import read_rows
+
+    data = Path(__file__).resolve().parent.parent / "data" / "routing"
+    return [normalize_text(t) for path in sorted(data.glob("*.tsv")) for *_, t in read_rows(path)]
+
+
+def test_holds_back_skips_a_search_only_where_it_cannot_match() -> None:
+    """``holds_back`` skips a search when the text lacks a string of each set of every
+    alternative of its pattern (``_Gate``): on every request of data/routing, the evaluation
+    set and random strings of the strings that matter, a skipped search finds nothing, and
+    ``holds_back`` answers as running every search does."""
+    gates = clarify._holding()
+    searches = [
+        (gates.leaves_alone, clarify._LEAVES_ALONE),
+        (gates.negation, clarify._NEGATION),
+        (gates.asks_about, clarify._ASKS_ABOUT),
+        (gates.about_me, clarify._ABOUT_ME),
+    ]
+    strings = sorted(
+        {s for gate, _rx in searches for sets in gate.alternatives or () for o in sets for s in o}
+    )
+    rng = random.Random(37)
+    texts = [*_texts(), *_written()]
+    for _ in range(20000):
+        texts.append(" ".join(rng.choice([*strings, "x", "?", ",", "I"]) for _ in range(5)))
+    for text in texts:
+        text = text.strip()
+        lowered = None if clarify._case_odd(text) else text.lower()
+        held = None if lowered is None else gates.keywords.holds(lowered)
+        for gate, regex in searches:
+            if not clarify._may_match(gate, held, lowered):
+                assert regex.search(text) is None, (regex.pattern[:40], text)
+    for text in texts[: len(texts) - 20000]:
+        said = clarify._LEAVES_ALONE.sub(" ", text.strip()).strip()
+        plain = (
+            clarify._NEGATION.search(said) is not None
+            or (
+                clarify._SEARCH_FIRST.search(text.strip()) is None
+                and clarify._ASKS_ABOUT.search(said) is not None
+            )
+            or clarify._ABOUT_ME.search(text.strip()) is not None
+            or clarify._PRAISE.search(text.strip()) is not None
+        )
+        assert clarify.holds_back(text) == plain, text
+
+
+def test_the_gates_strings_have_no_case_but_ascii_letters() -> None:
+    """The gates look for their strings in the lowercased text: a string's other characters
+    must have no case, or a match could hold a form the lowercased text does not."""
+    gates = clarify._holding()
+    for gate in (gates.leaves_alone, gates.negation, gates.asks_about, gates.about_me):
+        assert gate.alternatives
+        for sets in gate.alternatives:
+            for options in sets:
+                for s in options:
+                    assert all(ch.isascii() or ch.lower() == ch.upper() for ch in s), s

@@ -25,9 +25,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from skillrt._routing.prefilter import Keywords, required_literals
+from skillrt._routing.prefilter import Keywords, required_clauses, required_literals
 
 if TYPE_CHECKING:
     from skillrt._routing.intent_table import IntentSpec
@@ -224,32 +224,65 @@ def holds_back(text: str) -> bool:
     text = text.strip()
     # The keywords of the costlier searches, found in one pass: a search none of whose
     # keywords is in the text cannot match and is skipped (the same answer, sooner).
-    held = None if _case_odd(text) else _holding()[1].holds(text.lower())
+    gates = _holding()
+    lowered = None if _case_odd(text) else text.lower()
+    held = None if lowered is None else gates.keywords.holds(lowered)
     said = text
-    if _may_match(_LEAVES_ALONE, held):
+    if _may_match(gates.leaves_alone, held, lowered):
         said = _LEAVES_ALONE.sub(" ", text).strip()
         if said != text:
             held = None  # keywords were told for the text, not for what is left of it
     searching = _SEARCH_FIRST.search(text) is not None
     return (
-        (_may_match(_NEGATION, held) and _NEGATION.search(said) is not None)
+        (_may_match(gates.negation, held, lowered) and _NEGATION.search(said) is not None)
         or (
-            not searching and _may_match(_ASKS_ABOUT, held) and _ASKS_ABOUT.search(said) is not None
+            not searching
+            and _may_match(gates.asks_about, held, lowered)
+            and _ASKS_ABOUT.search(said) is not None
         )
-        or (_may_match(_ABOUT_ME, held) and asks_what_it_can_do(text))
+        or (_may_match(gates.about_me, held, lowered) and asks_what_it_can_do(text))
         or _PRAISE.search(text) is not None
     )
 
 
+class _Gate(NamedTuple):
+    """What a text must hold for one of ``holds_back``'s searches to match: one of ``words``
+    (None: not told), and for some alternative of the pattern, a string of each of its sets
+    (``prefilter.required_clauses``; ``ascii`` the alternatives an ASCII text may match,
+    whose every set has an ASCII string; None: not told)."""
+
+    words: frozenset[str] | None
+    alternatives: tuple[tuple[frozenset[str], ...], ...] | None
+    ascii: tuple[tuple[frozenset[str], ...], ...] | None
+
+
+class _Gates(NamedTuple):
+    leaves_alone: _Gate
+    negation: _Gate
+    asks_about: _Gate
+    about_me: _Gate
+    keywords: Keywords  # one scan for the ``words`` of them all
+
+
 @functools.cache
-def _holding() -> tuple[dict[re.Pattern[str], frozenset[str] | None], Keywords]:
-    """The keywords of each search ``holds_back`` may skip, and one scan for all of them
-    (built at the first call, not when the package is imported)."""
-    words = {
-        rx: required_literals(rx.pattern)
-        for rx in (_LEAVES_ALONE, _NEGATION, _ASKS_ABOUT, _ABOUT_ME)
-    }
-    return words, Keywords(w for found in words.values() for w in found or ())
+def _holding() -> _Gates:
+    """The gate of each search ``holds_back`` may skip, and one scan for their keywords (built
+    at the first call, not when the package is imported). A gate is kept in a named field, not
+    in a dict keyed by its pattern: hashing a compiled pattern hashes its whole code, several
+    microseconds for these."""
+
+    def gate(regex: re.Pattern[str]) -> _Gate:
+        alternatives = required_clauses(regex.pattern)
+        ascii_ones = None
+        if alternatives is not None:
+            ascii_ones = tuple(
+                sets for sets in alternatives if all(any(s.isascii() for s in o) for o in sets)
+            )
+        return _Gate(required_literals(regex.pattern), alternatives, ascii_ones)
+
+    leaves, negation, asks, about = map(gate, (_LEAVES_ALONE, _NEGATION, _ASKS_ABOUT, _ABOUT_ME))
+    words = (w for g in (leaves, negation, asks, about) for w in g.words or ())
+    return _Gates(leaves, negation, asks, about, Keywords(words))
 
 
 # Characters that match an ASCII letter under IGNORECASE while their ``lower()`` is not that
@@ -258,13 +291,28 @@ _CASE_ODD = ("\u0130", "\u0131", "\u017f")
 
 
 def _case_odd(text: str) -> bool:
-    return not text.isascii() and any(c in text for c in _CASE_ODD)
+    return not text.isascii() and ("\u0130" in text or "\u0131" in text or "\u017f" in text)
 
 
-def _may_match(regex: re.Pattern[str], held: set[str] | None) -> bool:
-    """Whether ``regex`` may match a text holding the keywords ``held`` (None: not told)."""
-    words = _holding()[0][regex]
-    return held is None or words is None or not words.isdisjoint(held)
+def _may_match(gate: _Gate, held: set[str] | None, lowered: str | None) -> bool:
+    """Whether the search of ``gate`` may match a text holding the keywords ``held`` (None:
+    not told), ``lowered`` the text lowercased: one of its words is there, and some
+    alternative of the pattern has a string of each of its sets in the text."""
+    if held is None or lowered is None:
+        return True
+    if gate.words is not None and gate.words.isdisjoint(held):
+        return False
+    alternatives = gate.ascii if lowered.isascii() else gate.alternatives
+    if alternatives is None:
+        return True
+    holds = lowered.__contains__
+    for sets in alternatives:
+        for options in sets:
+            if not any(map(holds, options)):
+                break  # this alternative cannot match: none of these strings is there
+        else:
+            return True  # every set of this alternative has a string in the text
+    return False
 
 
 _WAS_DONE = re.compile(

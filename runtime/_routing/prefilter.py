@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["Keywords", "anchored", "required_literals", "trigger_for"]
+__all__ = ["Keywords", "anchored", "required_clauses", "required_literals", "trigger_for"]
 
 _MAX_CHARSET = 8  # a character class of up to this many literal characters counts
 
@@ -77,7 +77,41 @@ def _best(candidates: Iterable[frozenset[str]]) -> frozenset[str] | None:
     return best
 
 
+def required_clauses(source: str) -> tuple[tuple[frozenset[str], ...], ...] | None:
+    """For each alternative at the top of ``source`` (the whole pattern when it has one),
+    every set of strings of which each of its matches holds one (lowercased), or None when
+    ``source`` cannot be read. A match of the pattern is a match of one alternative, so it
+    can only be where, for some alternative, the text holds a string of each of its sets
+    (an alternative with no set may match anywhere). ``required_literals`` gives one set,
+    the most selective of the whole pattern; these are all of them, branch by branch."""
+    try:
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser as sre  # type: ignore[attr-defined]
+
+        tree = sre.parse(source, re.IGNORECASE)
+    except Exception:  # a future Python without these internals: not told
+        return None
+    items = list(tree)
+    if len(items) == 1 and items[0][0] is c.BRANCH:
+        branches = [list(branch) for branch in items[0][1][1]]
+    else:
+        branches = [items]
+    return tuple(
+        tuple(
+            frozenset(s.lower() for s in found)
+            for found in _candidates(branch, c)
+            if found and all(found)
+        )
+        for branch in branches
+    )
+
+
 def _sequence(items: list[Any], c: Any) -> frozenset[str] | None:
+    return _best(_candidates(items, c))
+
+
+def _candidates(items: list[Any], c: Any) -> list[frozenset[str]]:
+    """Sets of strings of which every match of the sequence ``items`` holds one, each."""
     candidates: list[frozenset[str]] = []
     run: list[str] = []
     for op, av in items:
@@ -92,7 +126,7 @@ def _sequence(items: list[Any], c: Any) -> frozenset[str] | None:
             candidates.append(found)
     if run:
         candidates.append(frozenset({"".join(run)}))
-    return _best(candidates)
+    return candidates
 
 
 def _item(op: Any, av: Any, c: Any) -> frozenset[str] | None:
