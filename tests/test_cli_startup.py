@@ -274,3 +274,17 @@ def test_loading_the_config_builds_no_section_validator(tmp_path: Path) -> None:
     )
     # Unbuilt after load_config; used on its own, the section validates (and is built then).
     assert json.loads(done.stdout) == [False, "auto", "openai", True]
+
+
+def test_the_commands_parameters_are_objects_not_strings() -> None:
+    # Typer reads them at every start; string annotations were evaluated twice each (eval and
+    # a compiled ForwardRef per name), about a third of building the commands.
+    from skillrt.cli import app
+
+    callbacks = [c.callback for c in app.registered_commands]
+    assert len(callbacks) >= 10 and app.registered_callback is not None
+    callbacks.append(app.registered_callback.callback)
+    for callback in callbacks:
+        assert callback is not None
+        hints = callback.__annotations__
+        assert hints and not any(isinstance(h, str) for h in hints.values()), callback.__name__
