@@ -204,6 +204,11 @@ def test_doctor_checks_without_an_http_client_or_the_runtime(tmp_path: Path) -> 
     assert "local servers" in names and "[browser] settings" in names
     assert "checkpoints database" in names
     assert _loaded(found, NEVER) == []
+    # The model is described (skillrt.llm.select), not made: no provider, protocol or prices.
+    model = next(check for check in report["checks"] if check["name"] == "model")
+    assert model["value"].startswith("local")
+    assert "skillrt.llm.select" in found
+    assert _loaded(found, ("skillrt.llm.local", "skillrt.llm.base", "skillrt.llm.prices")) == []
 
 
 def test_a_failing_abort_callback_is_logged_and_the_others_still_run(
