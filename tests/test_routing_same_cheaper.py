@@ -232,3 +232,62 @@ def test_the_gates_strings_have_no_case_but_ascii_letters() -> None:
             for options in sets:
                 for s in options:
                     assert all(ch.isascii() or ch.lower() == ch.upper() for ch in s), s
+
+
+async def test_the_planner_asks_what_it_asked_when_it_worked_out_every_params() -> None:
+    """``Planner.question_for`` works out a route's params only where they are asked about
+    (an intent with a url parameter) or shown (a question): on the evaluation set, with each
+    context and both trusts, it asks exactly what working them out first asked."""
+    import structlog
+
+    from skillrt._routing.clarify import confirm_question
+    from skillrt._routing.router import ParsedIntent
+    from skillrt._tasks.planning import Planner, route_context
+    from skillrt.settings import RuntimeConfig
+    from skillrt.skills import builtin_skills
+
+    router = IntentRouter(None)
+    for skill in builtin_skills():
+        router.register_skill(skill)
+    config = RuntimeConfig()
+    planner = Planner(router, router.registry, config, lambda: "low", structlog.get_logger)
+
+    def confirmed_first(intent: ParsedIntent, text: str, context: dict[str, Any]) -> Any:
+        """The confirm question as asked before: the params worked out for every effect."""
+        spec = router.spec(intent.type)
+        known = router.handles(intent.type) or (
+            intent.skill is not None and router.find_skill(intent) is not None
+        )
+        if not (known and spec is not None and spec.effect != "read") or clarify.holds_back(text):
+            return "no confirm"
+        params = router.params_for(intent.type, text, intent.parameters)
+        pageless = (
+            "url" in spec.params
+            and not params.get("url")
+            and not router.in_browsing_session(route_context(context))
+        )
+        likely = intent.confidence >= config.confidence_threshold
+        if intent.source == "llm" or pageless or (likely and intent.confidence < config.act_threshold):
+            return confirm_question(spec, params, text, "en")
+        return "no confirm"
+
+    contexts: list[dict[str, Any]] = [
+        {},
+        {"current_file": "posts/a.md", "focus": "posts/a.md"},
+        {"last_skill": "Browse"},
+    ]
+    asked = 0
+    for *_, text in load_eval():
+        for context in contexts:
+            intent = await router.parse(text, route_context(context), ask_model=False)
+            for source in ("regex", "llm"):
+                intent = intent.model_copy(update={"source": source})
+                got = planner.question_for(intent, text, "en", context)
+                plain = confirmed_first(intent, text, context)
+                if got is not None and got.kind == "confirm":
+                    asked += 1
+                    assert plain != "no confirm", text
+                    assert (got.text, got.choices) == (plain.text, plain.choices), text
+                else:
+                    assert plain == "no confirm", text
+    assert asked > 100
