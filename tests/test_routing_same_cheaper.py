@@ -5,7 +5,10 @@ since the second round) and a pattern is searched only when its own keywords are
 the classifier computes its features as a set, with the code check counted without the regex;
 ``holds_back`` skips searches whose keywords are absent; the negation check is written with a
 literal first (``_NEGATION_SCAN``); a decision's ``ParsedIntent`` is built without the
-validator when it would change nothing. Each is checked here against the plain computation it
+validator when it would change nothing; ``holds_back`` also skips a search when no alternative
+of its pattern can match (``_Gate``); the planner works out params only for a question or a
+url; the classifier sums every feature's row with a count column instead of building the set
+of known ones. Each is checked here against the plain computation it
 replaces. (``scripts/routing_same.py`` compares whole routing outcomes between two versions
 over every request in data/routing.)
 """
@@ -267,7 +270,8 @@ async def test_the_planner_asks_what_it_asked_when_it_worked_out_every_params() 
             and not router.in_browsing_session(route_context(context))
         )
         likely = intent.confidence >= config.confidence_threshold
-        if intent.source == "llm" or pageless or (likely and intent.confidence < config.act_threshold):
+        unsure = likely and intent.confidence < config.act_threshold
+        if intent.source == "llm" or pageless or unsure:
             return confirm_question(spec, params, text, "en")
         return "no confirm"
 
@@ -291,3 +295,44 @@ async def test_the_planner_asks_what_it_asked_when_it_worked_out_every_params() 
                 else:
                     assert plain == "no confirm", text
     assert asked > 100
+
+
+def test_the_classifier_gives_the_probabilities_of_its_plain_weights_to_the_bit() -> None:
+    """The packed rows (one integer per feature, a count column) give each request exactly
+    the probabilities a plain sum of the model file's int8 weights gives."""
+    import base64
+    import gzip
+    import json
+    import math
+    from importlib import resources
+
+    model = C.IntentClassifier.packaged()
+    ref = resources.files("skillrt._routing").joinpath("intent_model.json.gz")
+    data = json.loads(gzip.decompress(ref.read_bytes()))
+    raw = base64.b64decode(data["weights"])
+    width = len(model.classes)
+    index = {name: i for i, name in enumerate(data["features"].split("\n"))}
+
+    def plain(text: str, context: dict[str, Any] | None) -> tuple[float, ...]:
+        found = set(C.features(text, context))
+        known = [index[f] for f in found if f in index]
+        columns = [
+            sum(int.from_bytes(raw[i * width + k : i * width + k + 1], signed=True) for i in known)
+            for k in range(width)
+        ]
+        norm = model.scale / math.sqrt(max(len(found), 1))
+        logits = [
+            (b + c * norm) / model.temperature for b, c in zip(model.bias, columns, strict=True)
+        ]
+        top = max(logits)
+        exps = [math.exp(v - top) for v in logits]
+        total = sum(exps)
+        return tuple([e / total for e in exps])
+
+    contexts: list[dict[str, Any] | None] = [None, {"focus": "a.md"}, {"browsing": True}]
+    texts = [*_texts(), *_written()[::7]]
+    for text in texts:
+        for context in contexts:
+            model._last = None
+            assert model._probabilities(text, context) == plain(text, context), text
+
