@@ -336,3 +336,13 @@ def test_the_classifier_gives_the_probabilities_of_its_plain_weights_to_the_bit(
             model._last = None
             assert model._probabilities(text, context) == plain(text, context), text
 
+
+def test_the_router_keeps_the_small_talk_answer_only_for_the_same_text() -> None:
+    """``screen`` and ``parse`` ask ``is_small_talk`` of one input; the router keeps the last
+    answer, which is the answer for that text and no other."""
+    router = IntentRouter(None, classifier=None)
+    texts = [normalize_text(t) for t in _texts()[:300]] + ["ok", "thanks!", "ok", "write it"]
+    for before, text in zip(texts, texts[1:], strict=False):
+        assert router._small_talk(before) == clarify.is_small_talk(before), before
+        assert router._small_talk(text) == clarify.is_small_talk(text), text
+        assert router._small_talk(text) == clarify.is_small_talk(text), text
