@@ -133,6 +133,8 @@ def test_tasks_lists_without_the_runtime_and_shows_a_request_as_written(tmp_path
     # Its settings are read without pydantic-settings (cli/storeconfig.py) when the config
     # sets nothing else: no RuntimeConfig, no asyncio (pydantic-settings loaded it).
     assert _loaded(found, ("pydantic_settings", "skillrt.settings", "asyncio")) == []
+    # The table is Rich's table of Text cells: no live display, no emoji table.
+    assert _loaded(found, ("skillrt.cli.display", "rich.live", "rich._emoji_codes")) == []
     assert (root / ".skillrt" / "logs" / "skillrt.log").is_file()  # logs go where they went
 
 
@@ -202,6 +204,11 @@ def test_doctor_checks_without_an_http_client_or_the_runtime(tmp_path: Path) -> 
     assert "local servers" in names and "[browser] settings" in names
     assert "checkpoints database" in names
     assert _loaded(found, NEVER) == []
+    # The model is described (skillrt.llm.select), not made: no provider, protocol or prices.
+    model = next(check for check in report["checks"] if check["name"] == "model")
+    assert model["value"].startswith("local")
+    assert "skillrt.llm.select" in found
+    assert _loaded(found, ("skillrt.llm.local", "skillrt.llm.base", "skillrt.llm.prices")) == []
 
 
 def test_a_failing_abort_callback_is_logged_and_the_others_still_run(
@@ -272,3 +279,17 @@ def test_loading_the_config_builds_no_section_validator(tmp_path: Path) -> None:
     )
     # Unbuilt after load_config; used on its own, the section validates (and is built then).
     assert json.loads(done.stdout) == [False, "auto", "openai", True]
+
+
+def test_the_commands_parameters_are_objects_not_strings() -> None:
+    # Typer reads them at every start; string annotations were evaluated twice each (eval and
+    # a compiled ForwardRef per name), about a third of building the commands.
+    from skillrt.cli import app
+
+    callbacks = [c.callback for c in app.registered_commands]
+    assert len(callbacks) >= 10 and app.registered_callback is not None
+    callbacks.append(app.registered_callback.callback)
+    for callback in callbacks:
+        assert callback is not None
+        hints = callback.__annotations__
+        assert hints and not any(isinstance(h, str) for h in hints.values()), callback.__name__

@@ -228,3 +228,30 @@ async def test_the_repl_warms_routing_up_before_its_first_prompt(tmp_path: Path)
     console = Console(file=io.StringIO(), width=200, color_system=None, force_terminal=False)
     await Repl(rt, console, FirstPrompt([])).run()
     assert seen == [True]
+
+
+def test_the_tasks_table_shows_every_cell_as_written() -> None:
+    from rich.console import Console
+
+    from skillrt.cli.tasklist import tasks_table
+
+    now = time.time()
+    task = TaskSummary(
+        id="task0001",
+        state="PAUSED",
+        skill="WriteArticle",
+        intent=None,
+        description="fix [b]bold[/b] :smile:",
+        created_at=now - 100,
+        updated_at=now - 90,
+        steps_done=1,
+        progress={"step": "[red]2", "total_steps": 5},
+        error_reason="CRASH",
+    )
+    console = Console(file=io.StringIO(), width=120, force_terminal=True, color_system="standard")
+    console.print(tasks_table([task]))
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    # Neither markup nor :emoji: codes are read; the header is still bold.
+    assert "fix [b]bold[/b] :smile:" in out and "\N{SMILING FACE WITH OPEN MOUTH}" not in out
+    assert "[red]2/5, 1 steps" in out and "2 min ago" in out and "interrupted" in out
+    assert "\x1b[1mid" in out

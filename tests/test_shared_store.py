@@ -746,13 +746,12 @@ def test_a_worker_name_in_use_is_not_taken_a_dead_ones_is(pg_url: str, tmp_path:
     first.close()
 
 
-async def test_holds_asked_together_are_two_statements_and_a_release_rides_on_the_commit(
+async def test_holds_in_one_turn_are_one_statement_and_a_release_rides_on_the_commit(
     pg_url: str, tmp_path: Path
 ) -> None:
-    """Issue 29: a thousand tasks started at once take their leases in two round trips (the
-    first asked goes at once, the rest asked meanwhile together), and a task's release is
-    deleted with its ending's commit (no round trip of its own). A hold right after a release
-    waits for that deletion, so it never deletes the new lease."""
+    """Issue 29: a thousand tasks started at once take their leases in one round trip, and a
+    task's release is deleted with its ending's commit (no round trip of its own). A hold right
+    after a release waits for that deletion, so it never deletes the new lease."""
     import structlog
 
     from skillrt import load_config
@@ -782,7 +781,7 @@ async def test_holds_asked_together_are_two_statements_and_a_release_rides_on_th
 
     ids = [f"t{i}" for i in range(50)]
     held = await asyncio.gather(*(backend.hold(task_id) for task_id in ids), backend.hold("t1"))
-    assert sent == [["t0"], sorted(ids[1:])]  # the first at once, the others in one more
+    assert sent == [sorted(ids)]  # one statement for all of them
     assert held == [task_id != "t3" for task_id in ids] + [True]
     assert leases()["t1"] == backend.worker_id and leases()["t3"] == "other"
 

@@ -1,6 +1,9 @@
-"""The ``skillrt`` commands (Typer). Each command is a thin shell over the runtime."""
+"""The ``skillrt`` commands (Typer). Each command is a thin shell over the runtime.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: Typer reads every command's parameters at
+each start, and with string annotations it evaluated each of them twice (``eval``, a
+``ForwardRef`` compiled per name), about a third of building the commands. Names imported
+for type checking only are quoted."""
 
 import json
 import sys
@@ -247,7 +250,7 @@ def replay(
     raise typer.Exit(status)
 
 
-def _resumable(config: RuntimeConfig | StoreConfig) -> list[TaskSummary]:
+def _resumable(config: "RuntimeConfig | StoreConfig") -> list[TaskSummary]:
     from skillrt.cli.storeconfig import StoreConfig
 
     if isinstance(config, StoreConfig) or config.state_url is None:
@@ -262,7 +265,7 @@ def _resumable(config: RuntimeConfig | StoreConfig) -> list[TaskSummary]:
     return _run(_resumable_from(config))
 
 
-async def _resumable_from(config: RuntimeConfig) -> list[TaskSummary]:
+async def _resumable_from(config: "RuntimeConfig") -> list[TaskSummary]:
     runtime = make_runtime(config, with_model=False, with_skills=False)
     await runtime.initialize()
     try:
@@ -274,7 +277,7 @@ async def _resumable_from(config: RuntimeConfig) -> list[TaskSummary]:
 @app.command()
 def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
     """List the tasks that can be resumed (paused, or cut off by a crash)."""
-    from skillrt.cli.display import tasks_table
+    from skillrt.cli.tasklist import tasks_table
 
     with user_errors():
         config = open_store_config(root, verbose=verbose)
@@ -289,7 +292,7 @@ def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) ->
     console.print(tasks_table(found))
 
 
-async def _abandon(config: RuntimeConfig, prefix: str) -> str:
+async def _abandon(config: "RuntimeConfig", prefix: str) -> str:
     runtime = make_runtime(config, with_model=False)
     await runtime.initialize()
     try:

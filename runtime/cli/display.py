@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
@@ -26,7 +26,8 @@ from rich.text import Text
 
 from skillrt._io.redaction import Redactor
 from skillrt.cli.lines import line as say_line
-from skillrt.messages import ChatMessage, TaskSummary
+from skillrt.cli.tasklist import age, task_status, tasks_table
+from skillrt.messages import ChatMessage
 
 if TYPE_CHECKING:
     from skillrt.agent import AgentRuntime
@@ -295,56 +296,3 @@ class Display:
         if message.task_id and (message.tokens or message.state not in _QUIET_STATES):
             line = cost_line(message.tokens, message.cost, self.elapsed or None, unpriced)
             self.console.print(Text(f"{line} · {message.state.lower()}", style="dim"))
-
-
-def age(timestamp: float, now: float | None = None) -> str:
-    """``42 s ago``, ``5 min ago``, ``3 h ago``, ``2 d ago``."""
-    seconds = max(0.0, (time.time() if now is None else now) - timestamp)
-    if seconds < 60:
-        return f"{seconds:.0f} s ago"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min ago"
-    if seconds < 86400:
-        return f"{seconds / 3600:.0f} h ago"
-    return f"{seconds / 86400:.0f} d ago"
-
-
-_STOPPED_BECAUSE = {
-    "CRASH": "interrupted",
-    "WATCHDOG_TIMEOUT": "timed out",
-    "PROVIDER_UNAVAILABLE": "model down",
-}
-
-
-def task_status(task: TaskSummary) -> str:
-    """Why a resumable task stopped, in a word or two."""
-    if task.error_reason:
-        return _STOPPED_BECAUSE.get(task.error_reason, task.error_reason.lower())
-    return task.state.lower().replace("_", " ")
-
-
-def tasks_table(tasks: Sequence[TaskSummary]) -> Table:
-    """Resumable tasks: id, why it stopped, skill, where it got to, when, the request."""
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column("id", no_wrap=True, min_width=16)
-    table.add_column("status", no_wrap=True)
-    table.add_column("skill", no_wrap=True)
-    table.add_column("done", no_wrap=True)
-    table.add_column("updated", no_wrap=True)
-    table.add_column("request", overflow="fold", ratio=1)
-    for task in tasks:
-        progress = task.progress or {}
-        done = f"{task.steps_done} steps"
-        if progress:
-            done = f"{progress.get('step')}/{progress.get('total_steps')}, " + done
-        # What the records hold is shown as written (Text): as a str, a request such as
-        # "fix the [/b] tag" was read as Rich markup, and `skillrt tasks` died on it.
-        table.add_row(
-            Text(task.id),
-            Text(task_status(task)),
-            Text(task.skill or "-"),
-            done,
-            age(task.updated_at),
-            Text(task.description[:120]),
-        )
-    return table

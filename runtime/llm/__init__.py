@@ -1,7 +1,9 @@
 """The LLM layer: one protocol (``BaseLLM.chat``), several providers.
 
 The providers import their SDKs, so they are loaded on first use:
-``from skillrt.llm import OpenAIProvider`` imports ``openai`` only then.
+``from skillrt.llm import OpenAIProvider`` imports ``openai`` only then. The protocol's own
+names (``skillrt.llm.base``) load on first use too: ``skillrt doctor`` describes the model
+through ``skillrt.llm.select`` without them.
 """
 
 from __future__ import annotations
@@ -9,9 +11,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from skillrt.llm.base import LLM, BaseLLM, LLMMessage, LLMRequest, LLMResult, StreamCallback, Usage
-
 if TYPE_CHECKING:
+    from skillrt.llm.base import (
+        LLM,
+        BaseLLM,
+        LLMMessage,
+        LLMRequest,
+        LLMResult,
+        StreamCallback,
+        Usage,
+    )
     from skillrt.llm.local import LocalProvider
     from skillrt.llm.openai_provider import OpenAIProvider
     from skillrt.llm.prices import Price, PriceTable
@@ -34,6 +43,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    **dict.fromkeys(
+        ("LLM", "BaseLLM", "LLMMessage", "LLMRequest", "LLMResult", "StreamCallback", "Usage"),
+        "skillrt.llm.base",
+    ),
     "LocalProvider": "skillrt.llm.local",
     "OpenAIProvider": "skillrt.llm.openai_provider",
     "Price": "skillrt.llm.prices",

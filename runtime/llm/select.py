@@ -12,13 +12,14 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillrt.exceptions import UserError
-from skillrt.llm.base import LLM
-from skillrt.llm.local import default_model_path
-from skillrt.llm.prices import PriceTable
-from skillrt.settings import RuntimeConfig
+from skillrt.llm.shipped import default_model_path
+
+if TYPE_CHECKING:  # describing the choice (skillrt doctor) loads no provider, no prices
+    from skillrt.llm.base import LLM
+    from skillrt.settings import RuntimeConfig
 
 __all__ = ["DEFAULT_OPENAI_MODEL", "OPENAI_BASE_URL", "create_llm", "describe_llm"]
 
@@ -97,6 +98,8 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
         if not callable(getattr(made, "chat", None)):
             raise UserError(f"llm.factory {llm.factory!r} made {type(made).__name__}, not a model")
         return made, f"{llm.factory} · {choice.reason}"
+    from skillrt.llm.prices import PriceTable
+
     prices = PriceTable.load()
     if choice.provider == "openai":
         from skillrt.llm.openai_provider import OpenAIProvider

@@ -32,17 +32,6 @@ class _Closable(Protocol):
     def close(self) -> None: ...
 
 
-class _Holds:
-    """The leases one event loop has asked for and not yet sent (``PostgresBackend.hold``)."""
-
-    __slots__ = ("asked", "sending", "tasks")
-
-    def __init__(self) -> None:
-        self.asked: dict[str, list[asyncio.Future[bool]]] = {}
-        self.sending = False  # a statement of them is in flight
-        self.tasks: set[asyncio.Task[None]] = set()  # those sending them, kept referenced
-
-
 class PostgresBackend:
     """The ``StateBackend`` of ``state_url`` (see the module docstring)."""
 
@@ -67,7 +56,8 @@ class PostgresBackend:
         self.committer = Committer(self.store, logger=logger, on_reset=on_reset)
         # A round with no checkpoint to carry the queued lease releases deletes them itself.
         self.committer.add_side(self._releases)
-        self._holds: dict[asyncio.AbstractEventLoop, _Holds] = {}  # each loop's leases asked
+        self._holds: dict[str, list[asyncio.Future[bool]]] = {}  # asked this turn of the loop
+        self._holding: set[asyncio.Task[None]] = set()
 
     @property
     def available(self) -> bool:
@@ -104,65 +94,46 @@ class PostgresBackend:
             opened.remove(database)
             raise
 
-    # --- locks ---------------------------------------------------------------------------------
-    # A lease asked while no statement of leases is in flight goes at once, by the asking task
-    # itself (a task one at a time: no hop through the loop to a task of its own, and none to
-    # gather a turn's asks); those asked meanwhile go together in the next statement (a
-    # thousand tasks started at once are a few round trips, not a thousand thread hand-offs
-    # queueing for four connections). A release rides on the next commit round: the one its
-    # task's ending is written in. (A new task's lease is not put off to its first commit
-    # round: until that round is written, a worker would show the task running while no other
-    # worker could find its holder to send it a pause or an abort.)
+    # --- locks ----------------------------------------------------------------------------------
+    # The holds asked in one turn of the loop go in one statement (a thousand tasks started at
+    # once are one round trip, not a thousand thread hand-offs queueing for four connections).
+    # A release rides on the next commit round: the one its task's ending is written in.
+    # (A new task's lease is not put off to its first commit round: until that round is
+    # written, a worker would show the task running while no other worker could find its
+    # holder to send it a pause or an abort.)
 
     async def hold(self, task_id: str) -> bool:
         while self.runlocks.releasing(task_id):  # its release must land before the new hold
             self.committer.nudge()
             await self.committer.settled()
         loop = asyncio.get_running_loop()
-        holds = self._holds.get(loop)
-        if holds is None:
-            holds = self._holds[loop] = _Holds()
         waiter: asyncio.Future[bool] = loop.create_future()
-        holds.asked.setdefault(task_id, []).append(waiter)
-        if not holds.sending:
-            await self._hold_many(holds)  # sets the waiter
+        if not self._holds:
+            loop.call_soon(self._send_holds)
+        self._holds.setdefault(task_id, []).append(waiter)
         return await waiter
 
-    def _send_holds(self, holds: _Holds) -> None:
-        """The holds asked while the last statement was in flight, in a task of their own."""
-        holds.sending = True  # from now: an ask meanwhile waits for this task
-        sending = asyncio.get_running_loop().create_task(self._hold_many(holds))
-        holds.tasks.add(sending)  # a reference until it ends
-        sending.add_done_callback(holds.tasks.discard)
+    def _send_holds(self) -> None:
+        asked, self._holds = self._holds, {}
+        sending = asyncio.get_running_loop().create_task(self._hold_many(asked))
+        self._holding.add(sending)  # a reference until it ends
+        sending.add_done_callback(self._holding.discard)
 
-    async def _hold_many(self, holds: _Holds) -> None:
-        """Send what ``holds`` has asked, as one statement, and answer each waiter; then the
-        next statement, if more were asked meanwhile."""
-        asked, holds.asked = holds.asked, {}
-        holds.sending = True
+    async def _hold_many(self, asked: dict[str, list[asyncio.Future[bool]]]) -> None:
         try:
             held = await self.runlocks.hold_many_async(list(asked))
         except BaseException as exc:
             for waiters in asked.values():
                 for waiter in waiters:
-                    if waiter.done():
-                        continue
-                    if isinstance(exc, Exception):
+                    if not waiter.done():
                         waiter.set_exception(exc)
-                    else:  # cancelled (its caller, or the loop closing)
-                        waiter.cancel()
             if not isinstance(exc, Exception):
                 raise
             return
-        else:
-            for task_id, waiters in asked.items():
-                for waiter in waiters:
-                    if not waiter.done():
-                        waiter.set_result(task_id in held)
-        finally:
-            holds.sending = False
-            if holds.asked:
-                self._send_holds(holds)
+        for task_id, waiters in asked.items():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(task_id in held)
 
     async def release(self, task_id: str) -> None:
         """Release the task's post locks (a round trip only when it holds some) and queue the

@@ -17,7 +17,7 @@ sessions of that loop's own instead, one bookkeeping (``on_loop``: leases, the q
 durable (``commit_session``: the commit rounds, ``looprounds``); the committer's thread and
 the pools write a round while that session connects. The few calls the runtime
 makes per task outside those threads are single round trips, cheap to run in a thread, or
-batched: the leases asked while one statement of them is in flight go in the next one, a task
+batched: the leases asked for in one turn of the loop are taken in one statement, a task
 gives its lease back in its ending's commit round's statement, and
 ``PgRunLocks.held_elsewhere`` asks for many tasks at once.
 """

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PgRunLocks"]
 
-# The holds asked together (``PostgresBackend.hold``): every lease free, expired or already
-# ours is taken (a task's start waits for it; sent prepared through libpq, ``wire``).
+# The holds of one turn of the loop: every lease free, expired or already ours is taken (a
+# task's start waits for it; sent prepared through libpq, ``wire``).
 _HOLD = Statement(
     "INSERT INTO skillrt_leases (task_id, worker_id, expires_at) "
     "SELECT unnest(%(ids)b::text[]), %(me)s::text, "
