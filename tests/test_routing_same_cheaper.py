@@ -15,6 +15,7 @@ over every request in data/routing.)
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import sys
@@ -342,7 +343,7 @@ def test_the_router_keeps_the_small_talk_answer_only_for_the_same_text() -> None
     answer, which is the answer for that text and no other."""
     router = IntentRouter(None, classifier=None)
     texts = [normalize_text(t) for t in _texts()[:300]] + ["ok", "thanks!", "ok", "write it"]
-    for before, text in zip(texts, texts[1:], strict=False):
+    for before, text in itertools.pairwise(texts):
         assert router._small_talk(before) == clarify.is_small_talk(before), before
         assert router._small_talk(text) == clarify.is_small_talk(text), text
         assert router._small_talk(text) == clarify.is_small_talk(text), text
