@@ -5,13 +5,17 @@ since the second round) and a pattern is searched only when its own keywords are
 the classifier computes its features as a set, with the code check counted without the regex;
 ``holds_back`` skips searches whose keywords are absent; the negation check is written with a
 literal first (``_NEGATION_SCAN``); a decision's ``ParsedIntent`` is built without the
-validator when it would change nothing. Each is checked here against the plain computation it
+validator when it would change nothing; ``holds_back`` also skips a search when no alternative
+of its pattern can match (``_Gate``); the planner works out params only for a question or a
+url; the classifier sums every feature's row with a count column instead of building the set
+of known ones. Each is checked here against the plain computation it
 replaces. (``scripts/routing_same.py`` compares whole routing outcomes between two versions
 over every request in data/routing.)
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import sys
@@ -232,3 +236,114 @@ def test_the_gates_strings_have_no_case_but_ascii_letters() -> None:
             for options in sets:
                 for s in options:
                     assert all(ch.isascii() or ch.lower() == ch.upper() for ch in s), s
+
+
+async def test_the_planner_asks_what_it_asked_when_it_worked_out_every_params() -> None:
+    """``Planner.question_for`` works out a route's params only where they are asked about
+    (an intent with a url parameter) or shown (a question): on the evaluation set, with each
+    context and both trusts, it asks exactly what working them out first asked."""
+    import structlog
+
+    from skillrt._routing.clarify import confirm_question
+    from skillrt._routing.router import ParsedIntent
+    from skillrt._tasks.planning import Planner, route_context
+    from skillrt.settings import RuntimeConfig
+    from skillrt.skills import builtin_skills
+
+    router = IntentRouter(None)
+    for skill in builtin_skills():
+        router.register_skill(skill)
+    config = RuntimeConfig()
+    planner = Planner(router, router.registry, config, lambda: "low", structlog.get_logger)
+
+    def confirmed_first(intent: ParsedIntent, text: str, context: dict[str, Any]) -> Any:
+        """The confirm question as asked before: the params worked out for every effect."""
+        spec = router.spec(intent.type)
+        known = router.handles(intent.type) or (
+            intent.skill is not None and router.find_skill(intent) is not None
+        )
+        if not (known and spec is not None and spec.effect != "read") or clarify.holds_back(text):
+            return "no confirm"
+        params = router.params_for(intent.type, text, intent.parameters)
+        pageless = (
+            "url" in spec.params
+            and not params.get("url")
+            and not router.in_browsing_session(route_context(context))
+        )
+        likely = intent.confidence >= config.confidence_threshold
+        unsure = likely and intent.confidence < config.act_threshold
+        if intent.source == "llm" or pageless or unsure:
+            return confirm_question(spec, params, text, "en")
+        return "no confirm"
+
+    contexts: list[dict[str, Any]] = [
+        {},
+        {"current_file": "posts/a.md", "focus": "posts/a.md"},
+        {"last_skill": "Browse"},
+    ]
+    asked = 0
+    for *_, text in load_eval():
+        for context in contexts:
+            intent = await router.parse(text, route_context(context), ask_model=False)
+            for source in ("regex", "llm"):
+                intent = intent.model_copy(update={"source": source})
+                got = planner.question_for(intent, text, "en", context)
+                plain = confirmed_first(intent, text, context)
+                if got is not None and got.kind == "confirm":
+                    asked += 1
+                    assert plain != "no confirm", text
+                    assert (got.text, got.choices) == (plain.text, plain.choices), text
+                else:
+                    assert plain == "no confirm", text
+    assert asked > 100
+
+
+def test_the_classifier_gives_the_probabilities_of_its_plain_weights_to_the_bit() -> None:
+    """The packed rows (one integer per feature, a count column) give each request exactly
+    the probabilities a plain sum of the model file's int8 weights gives."""
+    import base64
+    import gzip
+    import json
+    import math
+    from importlib import resources
+
+    model = C.IntentClassifier.packaged()
+    ref = resources.files("skillrt._routing").joinpath("intent_model.json.gz")
+    data = json.loads(gzip.decompress(ref.read_bytes()))
+    raw = base64.b64decode(data["weights"])
+    width = len(model.classes)
+    index = {name: i for i, name in enumerate(data["features"].split("\n"))}
+
+    def plain(text: str, context: dict[str, Any] | None) -> tuple[float, ...]:
+        found = set(C.features(text, context))
+        known = [index[f] for f in found if f in index]
+        columns = [
+            sum(int.from_bytes(raw[i * width + k : i * width + k + 1], signed=True) for i in known)
+            for k in range(width)
+        ]
+        norm = model.scale / math.sqrt(max(len(found), 1))
+        logits = [
+            (b + c * norm) / model.temperature for b, c in zip(model.bias, columns, strict=True)
+        ]
+        top = max(logits)
+        exps = [math.exp(v - top) for v in logits]
+        total = sum(exps)
+        return tuple([e / total for e in exps])
+
+    contexts: list[dict[str, Any] | None] = [None, {"focus": "a.md"}, {"browsing": True}]
+    texts = [*_texts(), *_written()[::7]]
+    for text in texts:
+        for context in contexts:
+            model._last = None
+            assert model._probabilities(text, context) == plain(text, context), text
+
+
+def test_the_router_keeps_the_small_talk_answer_only_for_the_same_text() -> None:
+    """``screen`` and ``parse`` ask ``is_small_talk`` of one input; the router keeps the last
+    answer, which is the answer for that text and no other."""
+    router = IntentRouter(None, classifier=None)
+    texts = [normalize_text(t) for t in _texts()[:300]] + ["ok", "thanks!", "ok", "write it"]
+    for before, text in itertools.pairwise(texts):
+        assert router._small_talk(before) == clarify.is_small_talk(before), before
+        assert router._small_talk(text) == clarify.is_small_talk(text), text
+        assert router._small_talk(text) == clarify.is_small_talk(text), text

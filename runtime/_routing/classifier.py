@@ -199,8 +199,8 @@ class IntentClassifier:
         if len(raw) != width * len(names) or len(self.bias) != width:
             raise ValueError("intent model: the weights do not match its classes and features")
         self._rows = _packed_rows(raw, width, names)
-        self._width = width * (_FIELD // 8)  # bytes of a packed row
-        self._fields = struct.Struct(f"<{width}I").unpack  # its columns, lowest first
+        self._width = (width + 1) * (_FIELD // 8)  # bytes of a packed row, with its count
+        self._fields = struct.Struct(f"<{width + 1}I").unpack  # its columns, lowest first
         self._last: tuple[tuple[str, bool, bool, bool], tuple[float, ...]] | None = None
 
     @classmethod
@@ -227,12 +227,13 @@ class IntentClassifier:
         if last is not None and last[0] == key:
             return last[1]
         found = _feature_set(text, context)
-        rows = self._rows
         # Each known feature's row is one integer (``_packed_rows``): one sum adds every
-        # column at once, exactly, and the columns are read back from its bytes at once.
-        known = rows.keys() & found  # the set's features looked up in the dict, in C
-        packed, offset = sum(map(rows.__getitem__, known)), _OFFSET * len(known)
-        fields = self._fields(packed.to_bytes(self._width, "little"))
+        # column at once, exactly, and the columns are read back from its bytes at once. An
+        # unknown feature adds 0; the last column counts the known ones (each row holds 1
+        # there), so no set of the known features is built.
+        packed = sum(map(self._rows.get, found, _ZEROS))
+        *fields, known = self._fields(packed.to_bytes(self._width, "little"))
+        offset = _OFFSET * known
         norm = self.scale / math.sqrt(max(len(found), 1))
         temperature = self.temperature
         logits = [
@@ -267,17 +268,24 @@ _OFFSET = 128  # an int8 weight w is kept as w + 128, never negative, so fields 
 
 def _packed_rows(raw: bytes, width: int, names: Sequence[str]) -> dict[str, int]:
     """Each feature's row of ``width`` int8 weights as one integer, column ``k`` in bits
-    ``32k`` to ``32k + 31`` holding the weight plus 128. Adding rows adds their columns
-    exactly (a column of n rows sums to at most 255n, far below 2**32), so a request's
-    scores are one ``sum`` of a few dozen integers rather than a Python loop per weight."""
+    ``32k`` to ``32k + 31`` holding the weight plus 128, and a last column holding 1.
+    Adding rows adds their columns exactly (a column of n rows sums to at most 255n, far
+    below 2**32), so a request's scores, and how many of its features are known, are one
+    ``sum`` of a few dozen integers rather than a Python loop per weight."""
     shifted = raw.translate(_PLUS_128)  # int8 w as the byte w + 128, in C
-    fields = bytearray(len(shifted) * (_FIELD // 8))  # each byte widened to a 32-bit field
-    fields[:: _FIELD // 8] = shifted
-    step = width * (_FIELD // 8)
+    size = _FIELD // 8
+    step = (width + 1) * size
+    fields = bytearray(len(names) * step)  # each byte widened to a 32-bit field
+    for k in range(width):  # column k of every row, in C
+        fields[k * size :: step] = shifted[k::width]
+    fields[width * size :: step] = b"\x01" * len(names)  # the count column
     return {
         name: int.from_bytes(fields[i * step : (i + 1) * step], "little")
         for i, name in enumerate(names)
     }
+
+
+_ZEROS = itertools.repeat(0)  # the default of ``dict.get`` for every feature: an unknown adds 0
 
 
 _PLUS_128 = bytes((b + 128) % 256 for b in range(256))

@@ -561,6 +561,7 @@ class IntentRouter:
         self.regex_trust = regex_trust
         self._cache = _TtlLru(cache_size, cache_ttl_s, timer)
         self._norms: dict[str, str] = {}  # see ``_normalized``
+        self._small_talk_last: tuple[str, bool] | None = None  # see ``_small_talk``
         self._hits = 0
         self._misses = 0
         self._skills: dict[str, Skill[Any]] = {}
@@ -630,6 +631,16 @@ class IntentRouter:
                 memo.clear()
             norm = memo[text] = normalize_text(text)
         return norm
+
+    def _small_talk(self, text: str) -> bool:
+        """``is_small_talk(text)``, the last answer kept: ``screen`` and then ``parse`` ask it
+        of one input."""
+        last = self._small_talk_last
+        if last is not None and last[0] == text:
+            return last[1]
+        found = is_small_talk(text)
+        self._small_talk_last = (text, found)
+        return found
 
     def _blocked(self, text: str, held: bool | None = None) -> frozenset[str]:
         """The intents whose ``not_when`` matches ``text``: never routed to for it (the last
@@ -827,7 +838,7 @@ class IntentRouter:
         # detect_language counts characters in Python; ASCII text has no Chinese in it.
         language: Language = "en" if routed.isascii() else detect_language(routed[:500])
         result: _Decision | None = None
-        small_talk = len(routed) <= 40 and is_small_talk(routed)
+        small_talk = len(routed) <= 40 and self._small_talk(routed)
         if small_talk:
             result = _Decision(CHAT, 0.9, {}, "regex")
         if result is None:
@@ -941,7 +952,7 @@ class IntentRouter:
             return None
         if is_greeting(norm):
             return "chat"
-        if is_small_talk(norm):
+        if self._small_talk(norm):
             return "word"  # an acknowledgement: nothing to answer
         if (
             is_one_short_word(norm)

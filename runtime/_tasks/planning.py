@@ -175,19 +175,24 @@ class Planner:
         held_back = effect and holds_back(text)
         if effect and spec is not None and not held_back:
             likely = intent.confidence >= self.config.confidence_threshold
-            params = router.params_for(intent.type, text, intent.parameters)
-            # An action on a web page with no page: no URL named and no browsing session to
-            # go on ("click the login button" out of the blue) is asked about, however sure.
-            pageless = (
-                "url" in spec.params
-                and not params.get("url")
-                and not router.in_browsing_session(route_context(context))
-            )
+            # The params are worked out only where they are asked about or shown: an intent
+            # with a url parameter, or a question to ask (most routes ask none).
+            params = None
+            pageless = False
+            if "url" in spec.params:
+                # An action on a web page with no page: no URL named and no browsing session to
+                # go on ("click the login button" out of the blue) is asked about, however sure.
+                params = router.params_for(intent.type, text, intent.parameters)
+                pageless = not params.get("url") and not router.in_browsing_session(
+                    route_context(context)
+                )
             if (
                 intent.source == "llm"
                 or pageless
                 or (likely and intent.confidence < self.config.act_threshold)
             ):
+                if params is None:
+                    params = router.params_for(intent.type, text, intent.parameters)
                 return confirm_question(spec, params, text, lang)
         if intent.confidence >= self.config.confidence_threshold and known and not held_back:
             return None
