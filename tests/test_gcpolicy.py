@@ -132,3 +132,25 @@ async def test_a_task_cancelled_before_it_ran_puts_them_back(isolated: Path) -> 
     assert message.data["outcome"] == "closed" and seen == []  # it never ran
     assert gc.get_threshold() == (700, 10, 10)
     await rt.close()
+
+
+async def test_a_failing_end_hook_still_sends_the_reply(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``on_end`` runs before the reply is sent, in the same done-callback: if it raised, the
+    caller would wait for ever. It is reported to the loop's exception handler instead."""
+    rt = make_runtime(isolated, ScriptedModel([]), [watcher([])])
+    await rt.initialize()
+    reported: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: reported.append(ctx))
+
+    def broken() -> None:
+        raise RuntimeError("the hook broke")
+
+    monkeypatch.setattr("skillrt._tasks.run.task_ended", broken)
+    driver = rt._run
+    task = driver.direct_task("Watcher", {"topic": "frogs"}, {}, "s1")
+    message = await asyncio.wait_for(driver.start(task, route=False), 10)
+    assert message.state == "COMPLETED"
+    assert [str(ctx["exception"]) for ctx in reported] == ["the hook broke"]
+    await rt.close()

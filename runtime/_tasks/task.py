@@ -165,7 +165,12 @@ class Task:
 
     def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
         if self._on_end is not None:
-            self._on_end()
+            try:
+                self._on_end()
+            except Exception as exc:  # reported as a failing done-callback is; the reply goes
+                runner.get_loop().call_exception_handler(
+                    {"message": f"task {self.id}: on_end failed", "exception": exc}
+                )
         if not runner.cancelled() and runner.exception() is None:
             self.replies.send(runner.result())
             return
