@@ -49,6 +49,7 @@ from skillrt._io.config_files import (
     ensure_state,
     make_state_dir,
     read_toml,
+    state_path_of,
 )
 from skillrt._io.layout import BlogLayout, configured_layout, detect_layout
 from skillrt.exceptions import ConfigError
@@ -381,9 +382,7 @@ class RuntimeConfig(BaseSettings):
     @property
     def state_path(self) -> Path:
         """The state folder: ``state_dir`` or ``<content_root>/.skillrt``, absolute."""
-        if self.state_dir is not None:
-            return self.state_dir.expanduser().resolve()
-        return self.root / ".skillrt"
+        return state_path_of(self.content_root, self.state_dir)
 
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor."""

@@ -20,6 +20,7 @@ __all__ = [
     "ensure_state",
     "make_state_dir",
     "read_toml",
+    "state_path_of",
 ]
 
 ENV_PREFIX = "SKILLRT_"
@@ -27,6 +28,13 @@ ENV_PREFIX = "SKILLRT_"
 STATE_GITIGNORE = (
     "# Created by skillrt: its state (checkpoints, indexes, logs) stays out of git.\n*\n"
 )
+
+
+def state_path_of(content_root: Path, state_dir: Path | None) -> Path:
+    """The state folder, absolute: ``state_dir``, or ``<content_root>/.skillrt``."""
+    if state_dir is not None:
+        return state_dir.expanduser().resolve()
+    return content_root.expanduser().resolve() / ".skillrt"
 
 
 def make_state_dir(path: Path) -> Path:

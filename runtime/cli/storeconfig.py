@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skillrt._io.config_files import ENV_PREFIX, config_files, read_toml
+from skillrt._io.config_files import ENV_PREFIX, config_files, read_toml, state_path_of
 
 __all__ = ["StoreConfig", "read_store_config"]
 
@@ -74,9 +74,7 @@ class StoreConfig(BaseModel):
     @property
     def state_path(self) -> Path:
         """The state folder: ``state_dir`` or ``<content_root>/.skillrt``, absolute."""
-        if self.state_dir is not None:
-            return self.state_dir.expanduser().resolve()
-        return self.root / ".skillrt"
+        return state_path_of(self.content_root, self.state_dir)
 
     def secret_values(self) -> list[str]:
         """None: a source setting a secret sends ``skillrt tasks`` to ``RuntimeConfig``."""
