@@ -17,6 +17,7 @@ import pytest
 
 from skillrt._state.records import TaskRecord
 from skillrt.exceptions import StoreUnavailable
+from tests.pg_loop_support import commit_session, open_backend, stored
 
 
 def _record(task_id: str, updated_at: float, state: str = "EXECUTING") -> TaskRecord:
@@ -27,35 +28,8 @@ def _record(task_id: str, updated_at: float, state: str = "EXECUTING") -> TaskRe
 
 @pytest.fixture
 async def backend(pg_url: str, tmp_path: Path) -> AsyncIterator[Any]:
-    import structlog
-
-    from skillrt import load_config
-    from skillrt._state.postgres.backend import PostgresBackend
-
-    cfg = load_config(content_root=tmp_path, state_dir=tmp_path / ".skillrt", state_url=pg_url)
-    opened = PostgresBackend.open(cfg, logger=structlog.get_logger(), on_reset=lambda: None,
-                                  opened=[])  # fmt: skip
-    yield opened
-    opened.close()
-
-
-async def _session(backend: Any) -> Any:
-    """The loop's durable session, once connected (in the background, on first use)."""
-    loop = asyncio.get_running_loop()
-    deadline = time.monotonic() + 10
-    while (conn := backend.database.commit_session(loop)) is None:
-        assert time.monotonic() < deadline, "the loop's session never connected"
-        await asyncio.sleep(0.01)
-    return conn
-
-
-def _stored(url: str, task_id: str) -> float | None:
-    """The checkpoint's updated_at as another session reads it (None: no checkpoint)."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT updated_at FROM skillrt_tasks WHERE task_id = %s", (task_id,)
-        ).fetchone()
-    return None if row is None else float(row[0])
+    for opened in open_backend(pg_url, tmp_path):  # opened in the test's loop, as before
+        yield opened
 
 
 def _pooled(backend: Any) -> list[bool]:
@@ -74,13 +48,13 @@ def _pooled(backend: Any) -> list[bool]:
 async def test_rounds_go_out_on_the_loops_session_and_are_on_disk_when_durable_returns(
     backend: Any, pg_url: str
 ) -> None:
-    await _session(backend)
+    await commit_session(backend)
     committer = backend.committer
     sent, taken = committer._on_loop.sent, _pooled(backend)
     for n in range(1, 6):
         committer.put(_record("t", float(n)))
         await committer.durable()
-        assert _stored(pg_url, "t") == float(n)  # committed before durable returned
+        assert stored(pg_url, "t") == float(n)  # committed before durable returned
     assert committer._on_loop.sent - sent == 5  # one statement a round, sent by the loop
     assert taken == []  # no pooled session: the commit thread wrote none of them
 
@@ -88,7 +62,7 @@ async def test_rounds_go_out_on_the_loops_session_and_are_on_disk_when_durable_r
 async def test_a_synchronous_flush_finishes_the_round_the_loop_has_in_flight(
     backend: Any, pg_url: str
 ) -> None:
-    await _session(backend)
+    await commit_session(backend)
     committer = backend.committer
     committer.put(_record("t", 1.0))
     waiting = asyncio.ensure_future(committer.durable())
@@ -101,13 +75,13 @@ async def test_a_synchronous_flush_finishes_the_round_the_loop_has_in_flight(
     assert committer._on_loop._flight is None and not committer._outstanding
     await waiting  # its waiter heard it was written
     await asyncio.sleep(0.05)
-    assert _stored(pg_url, "t") == 2.0  # the older round never lands after the newer
+    assert stored(pg_url, "t") == 2.0  # the older round never lands after the newer
 
 
 async def test_a_cut_loop_session_fails_its_round_as_an_outage_and_the_next_reconnects(
     backend: Any, pg_url: str
 ) -> None:
-    conn = await _session(backend)
+    conn = await commit_session(backend)
     committer = backend.committer
     with psycopg.connect(pg_url, autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (conn.pgconn.backend_pid,)).fetchone()
@@ -121,12 +95,12 @@ async def test_a_cut_loop_session_fails_its_round_as_an_outage_and_the_next_reco
         await asyncio.sleep(0.05)
     committer.put(_record("t", 2.0))
     await committer.durable()  # through the thread while the loop connects again
-    assert _stored(pg_url, "t") == 2.0
-    await _session(backend)
+    assert stored(pg_url, "t") == 2.0
+    await commit_session(backend)
     sent = committer._on_loop.sent
     committer.put(_record("t", 3.0))
     await committer.durable()
-    assert committer._on_loop.sent == sent + 1 and _stored(pg_url, "t") == 3.0
+    assert committer._on_loop.sent == sent + 1 and stored(pg_url, "t") == 3.0
 
 
 async def test_a_round_refused_whole_on_the_loop_still_writes_its_checkpoints(
@@ -140,7 +114,7 @@ async def test_a_round_refused_whole_on_the_loop_still_writes_its_checkpoints(
     theirs = PgRunLocks(other, lease_s=30)
     PgTaskStore(other).apply([_record("theirs", 1.0)], [])
     assert theirs.hold("theirs") is True
-    await _session(backend)
+    await commit_session(backend)
     committer = backend.committer
     entry = {"task_id": "mine", "session_id": "s", "state": "EXECUTING"}
     committer.add_side(lambda: lambda: backend.history.add_batch([entry], []))
@@ -155,7 +129,7 @@ async def test_a_round_refused_whole_on_the_loop_still_writes_its_checkpoints(
             await committer.durable()
         assert committer._on_loop.sent == sent + 1  # the loop sent it; refused whole
         assert caught.value.reason == "lease_lost" and "theirs" in str(caught.value)
-        assert _stored(pg_url, "mine") == 2.0 and _stored(pg_url, "theirs") == 1.0
+        assert stored(pg_url, "mine") == 2.0 and stored(pg_url, "theirs") == 1.0
     finally:
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute("ALTER TABLE away RENAME TO skillrt_history_tasks")
@@ -184,7 +158,7 @@ async def test_an_ending_that_deletes_one_checkpoint_is_fenced_and_gives_its_lea
         with psycopg.connect(pg_url, autocommit=True) as conn:
             return dict(conn.execute("SELECT task_id, worker_id FROM skillrt_leases").fetchall())
 
-    await _session(backend)
+    await commit_session(backend)
     committer = backend.committer
     assert await backend.hold("mine") is True
     committer.put(_record("mine", 1.0))
@@ -193,7 +167,7 @@ async def test_an_ending_that_deletes_one_checkpoint_is_fenced_and_gives_its_lea
     committer.delete("mine")
     await backend.release("mine")
     await committer.durable()
-    assert _stored(pg_url, "mine") is None and "mine" not in leases()
+    assert stored(pg_url, "mine") is None and "mine" not in leases()
     assert committer._on_loop.sent == sent + 1  # one statement, of the one-deletion shape
     assert shapes == [("gone", "one", "")]
 
@@ -205,7 +179,7 @@ async def test_an_ending_that_deletes_one_checkpoint_is_fenced_and_gives_its_lea
     with pytest.raises(StoreUnavailable) as caught:
         await committer.durable()
     assert caught.value.reason == "lease_lost" and "theirs" in str(caught.value)
-    assert _stored(pg_url, "theirs") == 1.0 and leases()["theirs"] == "other"
+    assert stored(pg_url, "theirs") == 1.0 and leases()["theirs"] == "other"
     theirs.close()
     other.close()
 
@@ -215,7 +189,7 @@ async def test_a_flush_from_another_thread_waits_for_the_loop_to_write_its_round
 ) -> None:
     """The loop's session is the loop's alone: a synchronous flush from another thread while
     the loop runs waits for the loop to write what it has in flight, and then writes its own."""
-    await _session(backend)
+    await commit_session(backend)
     committer = backend.committer
     committer.put(_record("t", 1.0))
     waiting = asyncio.ensure_future(committer.durable())
@@ -226,4 +200,4 @@ async def test_a_flush_from_another_thread_waits_for_the_loop_to_write_its_round
     flushed = asyncio.ensure_future(asyncio.to_thread(committer.flush_sync))
     await waiting
     await flushed  # it returned once the loop had written the round (not reading it there)
-    assert _stored(pg_url, "t") == 1.0 and committer._on_loop._flight is None
+    assert stored(pg_url, "t") == 1.0 and committer._on_loop._flight is None

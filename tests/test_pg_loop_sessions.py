@@ -16,6 +16,7 @@ import pytest
 
 from skillrt._state.postgres.wire import Watch
 from skillrt._state.records import TaskRecord
+from tests.pg_loop_support import commit_session, open_backend, stored
 
 
 def _record(task_id: str, updated_at: float) -> TaskRecord:
@@ -26,34 +27,8 @@ def _record(task_id: str, updated_at: float) -> TaskRecord:
 
 @pytest.fixture
 async def backend(pg_url: str, tmp_path: Path) -> AsyncIterator[Any]:
-    import structlog
-
-    from skillrt import load_config
-    from skillrt._state.postgres.backend import PostgresBackend
-
-    cfg = load_config(content_root=tmp_path, state_dir=tmp_path / ".skillrt", state_url=pg_url)
-    opened = PostgresBackend.open(cfg, logger=structlog.get_logger(), on_reset=lambda: None,
-                                  opened=[])  # fmt: skip
-    yield opened
-    opened.close()
-
-
-async def _commit_session(backend: Any) -> Any:
-    """The loop's durable session, once connected (in the background, on first use)."""
-    loop = asyncio.get_running_loop()
-    deadline = time.monotonic() + 10
-    while (conn := backend.database.commit_session(loop)) is None:
-        assert time.monotonic() < deadline, "the loop's session never connected"
-        await asyncio.sleep(0.01)
-    return conn
-
-
-def _stored(url: str, task_id: str) -> float | None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT updated_at FROM skillrt_tasks WHERE task_id = %s", (task_id,)
-        ).fetchone()
-    return None if row is None else float(row[0])
+    for opened in open_backend(pg_url, tmp_path):  # opened in the test's loop, as before
+        yield opened
 
 
 def _leases(url: str) -> dict[str, str]:
@@ -78,7 +53,7 @@ def _count_readers(loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPa
 async def test_the_loops_sessions_are_watched_once_not_once_a_statement(
     backend: Any, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await _commit_session(backend)
+    await commit_session(backend)
     committer = backend.committer
     assert await backend.hold("warm") is True  # the bookkeeping session, connected
     calls = _count_readers(asyncio.get_running_loop(), monkeypatch)
@@ -87,7 +62,7 @@ async def test_the_loops_sessions_are_watched_once_not_once_a_statement(
         assert await backend.hold(f"t{n}") is True
         committer.put(_record(f"t{n}", float(n)))
         await committer.durable()
-        assert _stored(pg_url, f"t{n}") == float(n)  # committed before durable returned
+        assert stored(pg_url, f"t{n}") == float(n)  # committed before durable returned
     assert committer._on_loop.sent == sent + 5  # the loop sent them, on its own session
     assert calls == []  # ten statements, not one reader added or removed
     assert set(_leases(pg_url)) >= {f"t{n}" for n in range(1, 6)}
@@ -100,7 +75,7 @@ async def test_a_session_the_server_ends_while_idle_is_dropped_and_the_next_one_
     end, stops watching it (a descriptor at end of file is readable for ever), and the next
     round and the next lease go on new sessions: no outage, nothing lost."""
     loop = asyncio.get_running_loop()
-    conn = await _commit_session(backend)
+    conn = await commit_session(backend)
     assert await backend.hold("a") is True
     bookkeeping = backend.database._on_loop[loop].conn
     assert Watch.of(conn, loop) is not None and Watch.of(bookkeeping, loop) is not None
@@ -116,20 +91,20 @@ async def test_a_session_the_server_ends_while_idle_is_dropped_and_the_next_one_
     committer = backend.committer
     committer.put(_record("a", 1.0))
     await committer.durable()  # through the thread while the loop connects again
-    assert _stored(pg_url, "a") == 1.0
+    assert stored(pg_url, "a") == 1.0
     assert await backend.hold("b") is True  # a new bookkeeping session
     assert backend.database.outages == outages and backend.database.available
-    again = await _commit_session(backend)
+    again = await commit_session(backend)
     assert again is not conn and Watch.of(again, loop) is not None
     sent = committer._on_loop.sent
     committer.put(_record("a", 2.0))
     await committer.durable()
-    assert committer._on_loop.sent == sent + 1 and _stored(pg_url, "a") == 2.0
+    assert committer._on_loop.sent == sent + 1 and stored(pg_url, "a") == 2.0
 
 
 async def test_a_dropped_session_is_no_longer_watched(backend: Any) -> None:
     loop = asyncio.get_running_loop()
-    conn = await _commit_session(backend)
+    conn = await commit_session(backend)
     fd = conn.pgconn.socket
     backend.database.drop_commit_session(loop)
     assert Watch.of(conn, loop) is None and conn.closed
