@@ -129,19 +129,19 @@ def concurrency_runtime(root: Path, tasks: int, delay_s: float, checkpoints: boo
 
 
 async def _skillrt_task(rt: Any, i: int) -> float:
-    started = time.perf_counter()
-    msg = await rt.process_input(PROMPT.format(i=i))
-    elapsed = time.perf_counter() - started
-    if msg.state != "COMPLETED" or msg.data.get("topic") != f"topic {i}":
-        raise RuntimeError(f"skillrt task {i} did not complete: {msg.state} {msg.content!r}")
-    return elapsed
+    return await _timed(rt.process_input(PROMPT.format(i=i)), i)
 
 
 async def _direct_task(rt: Any, i: int) -> float:
     """Task ``i`` as a blog tool's button runs it: ``run_skill``, no routing (what LangGraph's
     and DBOS's sides do too: they are handed the topic)."""
+    return await _timed(rt.run_skill("Bench3", {"topic": f"topic {i}"}), i)
+
+
+async def _timed(call: Any, i: int) -> float:
+    """Seconds ``call`` (task ``i``'s reply) took; an error when the task did not complete."""
     started = time.perf_counter()
-    msg = await rt.run_skill("Bench3", {"topic": f"topic {i}"})
+    msg = await call
     elapsed = time.perf_counter() - started
     if msg.state != "COMPLETED" or msg.data.get("topic") != f"topic {i}":
         raise RuntimeError(f"skillrt task {i} did not complete: {msg.state} {msg.content!r}")
