@@ -243,10 +243,13 @@ def test_a_body_of_params_only_is_read_as_the_model_reads_it(body: bytes) -> Non
 
 def _masked(answer: bytes) -> bytes:
     """A response with what differs between two runs of a call (the date, the ids, the
-    time) replaced by placeholders; every other byte as it was."""
+    time, and so the body's length, checked here) replaced by placeholders; every other byte
+    as it was."""
     import re
 
-    answer = re.sub(rb"(?im)^date: [^\r]*", b"date: -", answer)
+    head, body = answer.split(b"\r\n\r\n", 1)
+    assert f"content-length: {len(body)}\r\n".encode() in head
+    answer = re.sub(rb"(?im)^(date|content-length): [^\r]*", rb"\1: -", answer)
     answer = re.sub(rb'"(id|task_id)":"[0-9a-f]+"', rb'"\1":"-"', answer)
     return re.sub(rb'"created_at":[0-9.e+-]+', b'"created_at":0', answer)
 
