@@ -364,3 +364,59 @@ async def test_without_checkpoints_the_history_is_still_written_off_the_loop(
     assert threads and loop_thread not in threads
     assert [e["task_id"] for e in history.tasks()] == [msg.task_id]
     await rt.close()
+
+
+async def test_a_waiter_on_an_idle_committer_starts_the_write_before_the_loop_turns(
+    isolated: Path,
+) -> None:
+    """Tasks one at a time: a task that waits for its write while the commit thread is idle
+    hands the round over at once (the thread writes it while this turn of the loop still
+    runs); one that asks while a round is in flight waits for the end of the turn, and the
+    rounds of that turn go together."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = GatedStore(inner)
+    committer = Committer(store)
+    committer.put(_record("first"))
+    first = committer.waiter()
+    assert first is not None
+    # No await since: the loop has not turned, yet the thread is already writing.
+    assert store.applying.wait(10)
+    committer.put(_record("second"))
+    second = committer.waiter()
+    committer.put(_record("third"))
+    third = committer.waiter()
+    assert second is not None and third is not None
+    await asyncio.sleep(0)  # the end of the turn: one round for both
+    store.release.set()
+    await asyncio.wait_for(asyncio.gather(first, second, third), 10)
+    assert store.commits == 2
+    assert sorted(inner.all_ids()) == ["first", "second", "third"]
+    assert committer.waiter() is None  # nothing queued or in flight: nothing to wait for
+    committer.close()
+    inner.close()
+
+
+async def test_a_step_whose_waiter_is_cancelled_is_still_written(isolated: Path) -> None:
+    """Cancelling a task that waits for its step's round cancels only its wait: the round
+    handed over at once is written all the same, and the committer serves the next task."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = GatedStore(inner)
+    committer = Committer(store)
+
+    async def step() -> None:
+        committer.put(_record("cancelled"))
+        waiter = committer.waiter()
+        assert waiter is not None
+        await waiter
+
+    task = asyncio.ensure_future(step())
+    await asyncio.to_thread(store.applying.wait, 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    store.release.set()
+    committer.put(_record("next"))
+    await asyncio.wait_for(committer.durable(), 10)
+    assert sorted(inner.all_ids()) == ["cancelled", "next"]
+    committer.close()
+    inner.close()

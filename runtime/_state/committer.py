@@ -8,7 +8,10 @@ changes are queued without waiting; they reach the disk with the next round, at 
 with the step that follows them.
 
 Writes queued in one turn of the event loop are handed to the commit thread as one round at
-the end of that turn (``loop.call_soon``: no task, no extra turns). The thread writes rounds in
+the end of that turn (``loop.call_soon``: no task, no extra turns); but a task that waits for
+its write while the thread is idle and the last round woke one task (tasks run one at a time)
+hands its round over at once: the thread starts on it a turn of the loop earlier, and that turn
+is not taken at all. The thread writes rounds in
 order, and the rounds that queued up while it wrote the last one go together in the next
 transaction, so the batch grows with the load and never waits to fill. The thread tells the
 loop once per transaction (``call_soon_threadsafe``). A round carries the side writes of its
@@ -195,6 +198,7 @@ class Committer:
         self._sides: list[SideWriter] = []
         self._side_due = False
         self._scheduled: asyncio.AbstractEventLoop | None = None  # a hand-over is due there
+        self._scheduled_in = 0  # the thread that scheduled it
         self._outstanding: list[_Round] = []  # handed to the thread, not heard back yet
         self._crowded = False  # the last round settled several waiters
         self.rounds = 0
@@ -204,12 +208,20 @@ class Committer:
         self._ops[record.id] = record
         self._kick()
 
-    def put_later(self, task_id: str, make: Callable[[], TaskRecord | RecordText | None]) -> None:
+    def put_later(
+        self,
+        task_id: str,
+        make: Callable[[], TaskRecord | RecordText | None],
+        *,
+        waited: bool = False,
+    ) -> None:
         """Queue a save of what ``make()`` gives when the round is handed over (on the loop, at
         the end of this turn): a task saved several times in one turn is serialised once.
-        ``make`` returning None deletes the record."""
+        ``make`` returning None deletes the record. ``waited``: the caller asks ``waiter()``
+        for it before it lets the loop go on, which hands it over (no hand-over of its own)."""
         self._ops[task_id] = _Later(make)
-        self._kick()
+        if not waited:
+            self._kick()
 
     def delete(self, task_id: str) -> None:
         self._ops[task_id] = None
@@ -227,13 +239,24 @@ class Committer:
 
     async def durable(self) -> None:
         """Return once everything queued so far is on disk (raises what the store raised)."""
+        waiter = self.waiter()
+        if waiter is not None:
+            await waiter
+
+    def waiter(self) -> asyncio.Future[None] | None:
+        """``durable()`` as a future to await (None: nothing to wait for), for a caller that
+        awaits it directly rather than through a coroutine of its own."""
         if not (self._ops or self._side_due or self._outstanding):
-            return
-        waiter = asyncio.get_running_loop().create_future()
+            return None
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
         # Cancelling the caller cancels only its own waiter: the round is written regardless.
         self._waiters.append(waiter)
-        self._kick()
-        await waiter
+        if self._outstanding or self._crowded:
+            self._kick(loop)
+        else:  # the thread is idle and tasks come one at a time: no turn of the loop to wait
+            self._submit(loop)
+        return waiter
 
     async def settled(self) -> None:
         """Like ``durable``, for side writes: return once they are written, never raise (a
@@ -264,17 +287,27 @@ class Committer:
         finally:
             self._thread.stop()
 
-    def _kick(self) -> None:
+    def _kick(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Hand what is queued to the commit thread at the end of this turn of the loop (once
         per turn, whatever the number of writes): the tasks that are ready queue theirs first."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop (a synchronous caller): write at once
-            self.flush_sync()
+        scheduled = self._scheduled
+        if (
+            scheduled is not None
+            and self._scheduled_in == threading.get_ident()
+            and scheduled.is_running()
+        ):
+            # Due on the loop this thread runs (a thread runs one loop at a time): nothing to
+            # do, without asking for the running loop (CPython 3.11 calls getpid() for that).
             return
-        if self._scheduled is loop:
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a synchronous caller): write at once
+                self.flush_sync()
+                return
+        if scheduled is loop:
             return
-        self._scheduled = loop
+        self._scheduled, self._scheduled_in = loop, threading.get_ident()
         loop.call_soon(self._hand_over, loop, _PATIENCE)
 
     def _side_jobs(self) -> list[Job]:
@@ -326,6 +359,10 @@ class Committer:
             return
         if self._scheduled is loop:
             self._scheduled = None
+        self._submit(loop)
+
+    def _submit(self, loop: asyncio.AbstractEventLoop) -> None:
+        """What is queued, as a round, to the commit thread now (or the loop's own rounds)."""
         if not (self._ops or self._side_due or self._waiters):
             return
         waiters, self._waiters = self._waiters, []

@@ -284,7 +284,11 @@ class TaskDriver:
         """Wait until the ending is on disk. A task that would be resumable but whose checkpoint
         did not reach the disk never replies "paused, resume it"."""
         try:
-            await self.durable()  # its own wait is shielded: a cancel stops only our waiting
+            # Its own wait: a cancel stops only our waiting. (The future itself, not through
+            # ``durable``'s coroutines.)
+            waiter = self.checkpoints.waiter()
+            if waiter is not None:
+                await waiter
         except asyncio.CancelledError:
             # Shut down meanwhile: the commit goes on without us.
             current = asyncio.current_task()
@@ -369,6 +373,11 @@ class TaskDriver:
     async def durable(self) -> None:
         """Wait until every queued checkpoint is on disk."""
         await self.checkpoints.durable()
+
+    def saved(self, task: Task) -> asyncio.Future[None] | None:
+        """Queue the task's checkpoint; the future that says it is on disk (None: nothing to
+        wait for)."""
+        return self.checkpoints.saved(task)
 
     def state_changed(self, task: Task, source: State, dest: State) -> None:
         # ``_value_``, not ``.value``: the enum's property is two Python calls, at every

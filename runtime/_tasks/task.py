@@ -40,6 +40,8 @@ class TaskOwner(Protocol):
     def watchdog_fired(self, task: Task, state: State, seconds: float) -> None: ...
     def save(self, task: Task) -> None: ...
     async def durable(self) -> None: ...
+    def saved(self, task: Task) -> asyncio.Future[None] | None:
+        """``save`` then ``durable``, as the future to await (None: nothing to wait for)."""
 
 
 class ReplyChannel:
@@ -202,8 +204,9 @@ class Task:
         """Journal a step's result; returns once it is on disk (with the group commit)."""
         self.record.steps[name] = value
         self.machine.touch()
-        self.owner.save(self)
-        await self.owner.durable()
+        waiter = self.owner.saved(self)  # (awaited here: no coroutine per layer)
+        if waiter is not None:
+            await waiter
 
     def before_step(self, name: str) -> None:
         self.machine.touch()
