@@ -225,7 +225,9 @@ class TaskDriver:
         hook, task.reply_hook = task.reply_hook, None
         if hook is not None:  # the reply's history entry goes in the ending's round
             hook(message)
-        return await self._settled(task, message)
+        message = await self._settled(task, message)
+        task.finished(message)  # the reply, now: not a turn of the loop later
+        return message
 
     async def _release(self, task: Task) -> None:
         """The task's post locks and run lock, released; a store that fails here (a database

@@ -118,6 +118,7 @@ class Task:
         self.skill: Skill[Any] | None = None
         self.runner: asyncio.Task[ChatMessage] | None = None
         self._on_end: Callable[[], None] | None = None  # see ``start``
+        self._replied = False  # the runner sent its reply itself (``finished``)
         self.answer: asyncio.Future[str] | None = None
         self.pause_requested = False
         self.end_reason: End | None = None
@@ -165,14 +166,27 @@ class Task:
         self._on_end = on_end
         self.runner.add_done_callback(self._ended)
 
-    def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
-        if self._on_end is not None:
+    def finished(self, message: ChatMessage) -> None:
+        """The runner's last act: ``on_end``, then its final reply, sent now rather than from
+        its done-callback (the caller resumes a turn of the loop sooner, with the callback)."""
+        self._end()
+        self._replied = True
+        self.replies.send(message)
+
+    def _end(self) -> None:
+        on_end, self._on_end = self._on_end, None
+        if on_end is not None:
             try:
-                self._on_end()
+                on_end()
             except Exception as exc:  # reported as a failing done-callback is; the reply goes
-                runner.get_loop().call_exception_handler(
+                asyncio.get_running_loop().call_exception_handler(
                     {"message": f"task {self.id}: on_end failed", "exception": exc}
                 )
+
+    def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
+        self._end()
+        if self._replied:  # by ``finished``: a turn opened since is not this reply's
+            return
         if not runner.cancelled() and runner.exception() is None:
             self.replies.send(runner.result())
             return
