@@ -199,6 +199,7 @@ class Committer:
         self._side_due = False
         self._scheduled: asyncio.AbstractEventLoop | None = None  # a hand-over is due there
         self._scheduled_in = 0  # the thread that scheduled it
+        self._kicked: asyncio.TimerHandle | None = None  # and the hand-over it scheduled
         self._outstanding: list[_Round] = []  # handed to the thread, not heard back yet
         self._crowded = False  # the last round settled several waiters
         self.rounds = 0
@@ -255,6 +256,9 @@ class Committer:
         if self._outstanding or self._crowded:
             self._kick(loop)
         else:  # the thread is idle and tasks come one at a time: no turn of the loop to wait
+            if self._scheduled is loop and self._kicked is not None:
+                self._kicked.cancel()  # what it was to hand over goes now
+                self._scheduled = self._kicked = None
             self._submit(loop)
         return waiter
 
@@ -308,7 +312,11 @@ class Committer:
         if scheduled is loop:
             return
         self._scheduled, self._scheduled_in = loop, threading.get_ident()
-        loop.call_soon(self._hand_over, loop, _PATIENCE)
+        # A timer due at once, not ``call_soon``: it runs at the next turn all the same, but a
+        # task that waits for its write in this turn (``waiter``) hands the round over itself
+        # and cancels it, and a cancelled timer costs the loop no turn (a cancelled handle in
+        # the ready queue would: a poll of the selector and a pass for nothing).
+        self._kicked = loop.call_later(0, self._hand_over, loop, _PATIENCE)
 
     def _side_jobs(self) -> list[Job]:
         self._side_due = False
@@ -355,10 +363,11 @@ class Committer:
             # No one waits for these writes yet, or the last round woke several tasks (many
             # run at once: they resume over the next turns): give the tasks that are ready a
             # turn or two to queue theirs, for fewer and larger rounds.
+            self._kicked = None  # (a waiter leaves this one be: it finds nothing, or more)
             loop.call_soon(self._hand_over, loop, patience - 1)
             return
         if self._scheduled is loop:
-            self._scheduled = None
+            self._scheduled = self._kicked = None
         self._submit(loop)
 
     def _submit(self, loop: asyncio.AbstractEventLoop) -> None:

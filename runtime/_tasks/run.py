@@ -149,15 +149,18 @@ class TaskDriver:
             selected_text=context.get("selected_text"),
             extra={k: v for k, v in context.items() if k not in ("current_file", "selected_text")},
         )
-        return Task(
+        events = self.events.bind(record.id)
+        task = Task(
             record,
             input=task_input,
             owner=self,
-            emit=self.events.bind(record.id).emit,
+            emit=events.emit,
             watchdog_s=self.config.watchdog_timeout_s,
             initial=initial,
             max_task_s=self.config.max_task_s,
         )
+        task.events = events  # its skill's ``ctx.events`` too: one binding a task
+        return task
 
     def new_task(
         self, text: str, context: dict[str, Any], session_id: str, task_id: str | None = None
@@ -358,7 +361,7 @@ class TaskDriver:
             files=self.files.for_task(task.id, on_saved=saved_logger(self.files, logger)),
             versions=self.versions,
             locks=self.state.locks,
-            events=self.events.bind(task.id),
+            events=task.events if task.events is not None else self.events.bind(task.id),
             logger=logger,
             config=self.config,
             host=task,

@@ -23,7 +23,7 @@ from skillrt.abort import AbortController
 from skillrt.exceptions import TaskPaused
 from skillrt.messages import ChatMessage
 from skillrt.outcomes import End, Outcome
-from skillrt.skill.context import TaskInput
+from skillrt.skill.context import TaskEvents, TaskInput
 from skillrt.skill.replies import reply
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ class Task:
         self.input = input
         self.owner = owner
         self.emit = emit
+        self.events: TaskEvents | None = None  # what ``emit`` belongs to, for ``ctx.events``
         self.controller = AbortController()
         # The machine calls back through a weak reference: with bound methods, the task and
         # its machine made a cycle (and the runner's context, which holds the machine, another),
