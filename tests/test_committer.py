@@ -420,3 +420,30 @@ async def test_a_step_whose_waiter_is_cancelled_is_still_written(isolated: Path)
     assert sorted(inner.all_ids()) == ["cancelled", "next"]
     committer.close()
     inner.close()
+
+
+async def test_a_write_no_one_waits_for_still_reaches_the_disk(isolated: Path) -> None:
+    """A state change is queued without waiting: the hand-over due at the end of the turn
+    writes it although nobody asks; and when a task of the same turn waits for its own write,
+    both go in that task's round, with no round of their own."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = CountingStore(inner)
+    committer = Committer(store)
+    committer.put(_record("unwaited"))
+    for _ in range(200):
+        if "unwaited" in inner.all_ids():
+            break
+        await asyncio.sleep(0.01)
+    assert inner.all_ids() == ["unwaited"]
+    assert store.commits == 1
+    committer.put(_record("state-change"))  # queued, its hand-over due at the turn's end
+    committer.put(_record("step"))
+    waiter = committer.waiter()  # in the same turn: hands both over now
+    assert waiter is not None
+    await asyncio.wait_for(waiter, 10)
+    for _ in range(3):
+        await asyncio.sleep(0)  # the cancelled hand-over would have run by now
+    assert store.commits == 2
+    assert sorted(inner.all_ids()) == ["state-change", "step", "unwaited"]
+    committer.close()
+    inner.close()
