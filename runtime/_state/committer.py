@@ -106,8 +106,7 @@ class _CommitThread:
                 self._thread.start()
             self._jobs.put(item)
 
-    def submit(self, round_: _Round) -> None:
-        self._put(round_)
+    submit = _put  # (a round: the same, without a call of its own)
 
     def run(self, job: Job) -> None:
         """Run ``job`` in the thread, after what is queued there, and wait for it here."""
@@ -325,6 +324,14 @@ class Committer:
     def _write(self, ops: dict[str, TaskRecord | RecordText | None], sides: list[Job]) -> None:
         """One round: the checkpoints in one transaction, then the side writes (which run
         even when the transaction failed, and never fail it)."""
+        if self._grouped is contextlib.nullcontext:  # (SQLite: no context to enter)
+            try:
+                if ops:
+                    self._apply(ops)
+            finally:
+                if sides:
+                    self._run_sides(sides)
+            return
         with self._grouped():
             try:
                 if ops:
@@ -376,8 +383,10 @@ class Committer:
             return
         waiters, self._waiters = self._waiters, []
         error: BaseException | None = None
+        ops: dict[str, TaskRecord | RecordText | None] = {}
         try:
-            ops = _made(self._ops)
+            for key, op in self._ops.items():  # (``_made``, written out: once per round)
+                ops[key] = op.make() if isinstance(op, _Later) else op
         except Exception as exc:  # a record that cannot be serialised: its waiters hear why
             ops, error = {}, exc
         self._ops = {}
@@ -399,7 +408,11 @@ class Committer:
             # The history is on disk all the same: written in the thread, never on the loop.
         # Rounds of a loop that is gone (a host that ran the runtime in an earlier loop) are
         # no one's to settle; the thread writes them before this one all the same.
-        self._outstanding = [r for r in self._outstanding if r.loop is loop] + [round_]
+        outstanding = self._outstanding
+        if outstanding:
+            self._outstanding = [r for r in outstanding if r.loop is loop] + [round_]
+        else:
+            self._outstanding = [round_]
         if self._on_loop is None or not self._on_loop.take(round_, self._outstanding):
             self._thread.submit(round_)
 
@@ -407,6 +420,15 @@ class Committer:
         """In the commit thread: the rounds' checkpoints in one transaction, then their side
         writes; their loop hears of it (once for all of them)."""
         error: BaseException | None = None
+        if len(rounds) == 1:  # (one at a time: nothing to gather)
+            only = rounds[0]
+            try:
+                self._write(only.ops, only.sides)
+            except BaseException as exc:
+                error = exc
+            with contextlib.suppress(RuntimeError):  # that loop is gone (it never closed us)
+                only.loop.call_soon_threadsafe(self._settle, rounds, error)
+            return
         ops: dict[str, TaskRecord | RecordText | None] = {}
         for r in rounds:
             ops.update(r.ops)
@@ -423,9 +445,13 @@ class Committer:
 
     def _settle(self, rounds: list[_Round], error: BaseException | None) -> None:
         """On the loop: the rounds are written (or failed with ``error``)."""
-        done = set(map(id, rounds))
-        self._outstanding = [r for r in self._outstanding if id(r) not in done]
-        waiters = [w for r in rounds for w in r.waiters]
+        outstanding = self._outstanding
+        if len(rounds) == 1 and len(outstanding) == 1 and outstanding[0] is rounds[0]:
+            self._outstanding, waiters = [], list(rounds[0].waiters)  # (one at a time)
+        else:
+            done = set(map(id, rounds))
+            self._outstanding = [r for r in outstanding if id(r) not in done]
+            waiters = [w for r in rounds for w in r.waiters]
         self._crowded = len(waiters) > 1
         if error is not None:
             self.logger.error("agent.error", where="checkpoint commit", error=str(error))

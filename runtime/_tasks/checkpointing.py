@@ -24,7 +24,7 @@ from typing import Any
 
 from skillrt._io.logs import Redactor
 from skillrt._state.protocol import StateBackend
-from skillrt._state.records import RecordText, TaskRecord, set_required
+from skillrt._state.records import RecordText, TaskRecord
 from skillrt._tasks.journaljson import LARGE, JournalJSON, holds_secret
 from skillrt._tasks.machine import TERMINAL_STATES, State
 from skillrt._tasks.task import Task
@@ -122,10 +122,11 @@ class Checkpoints:
         ``task.memory_only`` says at once whether it is kept in memory only. ``waited``: the
         caller asks for ``waiter()`` before the loop goes on (see ``saved``)."""
         record = task.record
-        set_required(record, "updated_at", self.clock())
+        fields = record.__dict__  # (``set_required``, written out: at every save)
+        fields["updated_at"] = self.clock()
         state = task.machine.state  # the state's value, as a transition left it in the record
-        if record.state != state:
-            set_required(record, "state", state)
+        if fields["state"] != state:
+            fields["state"] = state
         if not self.state.journaled:
             return
         if now:

@@ -27,7 +27,7 @@ from skillrt._io.gcpolicy import task_ended, task_started
 from skillrt._routing.inputs import clean_text
 from skillrt._routing.router import IntentRouter
 from skillrt._state.protocol import StateBackend
-from skillrt._state.records import TaskRecord, set_required
+from skillrt._state.records import TaskRecord
 from skillrt._tasks.checkpointing import Checkpoints
 from skillrt._tasks.endings import Endings, kept_for_resume, reply_of
 from skillrt._tasks.inventory import Inventory
@@ -388,7 +388,7 @@ class TaskDriver:
         # ``_value_``, not ``.value``: the enum's property is two Python calls, at every
         # transition (four per task); a ``State`` is a ``str`` but the record keeps plain ones.
         value = dest._value_
-        set_required(task.record, "state", value)
+        task.record.__dict__["state"] = value  # (``set_required``, written out)
         if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
             self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
         if self.config.log_level == "debug":  # the logger's own level (``make_logger``): a
@@ -400,7 +400,7 @@ class TaskDriver:
         # before the next await (to EXECUTING, which is saved, or to an ending), so its
         # checkpoint would be one more write that the next one overwrites at once.
         if dest not in TERMINAL_STATES and dest is not State.PLANNING:
-            self.save(task)
+            self.checkpoints.save(task)
 
     def watchdog_fired(self, task: Task, state: State, timeout_s: float) -> None:
         """Stop the running work now; the run loop ends the task in ERROR (``stopped``) and
