@@ -146,11 +146,11 @@ class _CommitThread:
                 return
             if isinstance(item, _Round):
                 rounds, item = [item], None
-                while True:  # what queued meanwhile goes in the same transaction
-                    try:
-                        following = jobs.get_nowait()
-                    except queue.Empty:
-                        break
+                # What queued meanwhile goes in the same transaction. (``empty`` first: this
+                # thread alone takes from the queue, and ``get_nowait`` on an empty one raises,
+                # an exception made and caught at every round.)
+                while not jobs.empty():
+                    following = jobs.get_nowait()
                     if not isinstance(following, _Round):
                         item = following  # a job or the stop: after these rounds
                         break

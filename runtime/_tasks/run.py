@@ -123,6 +123,9 @@ class TaskDriver:
         self.clock = chatlog.clock
         self.logger = logger
         self.checkpoints = Checkpoints(state, tasks, chatlog.redactor, self.clock, kept_for_resume)
+        # ``TaskOwner.saved`` (a step's save, and the future that says it is on disk): the
+        # checkpoints' own, a frame less at every step.
+        self.saved: Callable[[Task], asyncio.Future[None] | None] = self.checkpoints.saved
         self.endings = Endings(
             checkpoints=self.checkpoints, tasks=tasks, events=events, chatlog=chatlog, logger=logger
         )
@@ -147,7 +150,9 @@ class TaskDriver:
             language=detect_language(text),
             current_file=context.get("current_file"),
             selected_text=context.get("selected_text"),
-            extra={k: v for k, v in context.items() if k not in ("current_file", "selected_text")},
+            extra={k: v for k, v in context.items() if k not in ("current_file", "selected_text")}
+            if context
+            else {},
         )
         events = self.events.bind(record.id)
         task = Task(
@@ -334,8 +339,11 @@ class TaskDriver:
             task.truncated_repetition = True
 
         # Limits given at resume, laid over the config's (read only: no copy when none).
-        given = {k: v for k, v in (record.budget or {}).items() if v is not None}
-        budget = self.config.budget.model_copy(update=given) if given else self.config.budget
+        budget = self.config.budget
+        if record.budget:
+            given = {k: v for k, v in record.budget.items() if v is not None}
+            if given:
+                budget = budget.model_copy(update=given)
         return TaskLLM(
             self.llm,
             signal=task.controller.signal,
@@ -378,11 +386,6 @@ class TaskDriver:
     async def durable(self) -> None:
         """Wait until every queued checkpoint is on disk."""
         await self.checkpoints.durable()
-
-    def saved(self, task: Task) -> asyncio.Future[None] | None:
-        """Queue the task's checkpoint; the future that says it is on disk (None: nothing to
-        wait for)."""
-        return self.checkpoints.saved(task)
 
     def state_changed(self, task: Task, source: State, dest: State) -> None:
         # ``_value_``, not ``.value``: the enum's property is two Python calls, at every
