@@ -447,3 +447,36 @@ async def test_a_write_no_one_waits_for_still_reaches_the_disk(isolated: Path) -
     assert sorted(inner.all_ids()) == ["state-change", "step", "unwaited"]
     committer.close()
     inner.close()
+
+
+def test_a_committer_used_from_loops_in_two_threads_waits_on_each_ones_own(
+    isolated: Path,
+) -> None:
+    """The committer remembers the loop of its last waiter (asking for the running loop costs
+    a system call in CPython 3.11): a loop run by another thread, while the first one still
+    runs, gets waiters of its own loop, not of the one remembered."""
+    store = CheckpointStore(isolated / "checkpoints")
+    committer = Committer(store)
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def write(name: str) -> None:
+        committer.put(_record(name))
+        waiter = committer.waiter()
+        assert waiter is not None
+        assert waiter.get_loop() is asyncio.get_running_loop()
+        loops.append(asyncio.get_running_loop())
+        await asyncio.wait_for(waiter, 10)
+
+    async def first() -> None:
+        await write("main-1")
+        # Another thread runs its own loop meanwhile (this one still runs, blocked here).
+        other = threading.Thread(target=lambda: asyncio.run(write("other")))
+        other.start()
+        other.join(10)
+        await write("main-2")
+
+    asyncio.run(first())
+    assert loops[0] is loops[2] and loops[1] is not loops[0]
+    committer.close()
+    assert sorted(store.all_ids()) == ["main-1", "main-2", "other"]
+    store.close()

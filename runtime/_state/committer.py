@@ -27,6 +27,7 @@ import functools
 import queue
 import threading
 from collections.abc import Callable
+from threading import get_ident
 
 import structlog
 
@@ -40,6 +41,15 @@ Job = Callable[[], None]
 # A side writer, asked on the event loop at the start of each round: the job to run in the
 # commit thread after the round's checkpoints (None: nothing to write).
 SideWriter = Callable[[], Job | None]
+
+
+def _running_loop(hint: asyncio.AbstractEventLoop | None) -> asyncio.AbstractEventLoop:
+    """The running loop: ``hint`` when it is the loop this thread runs (asyncio's loops say
+    which thread runs them), else ``asyncio.get_running_loop()``, which CPython 3.11 answers
+    with a ``getpid()`` system call each time (a few times at every step)."""
+    if hint is not None and getattr(hint, "_thread_id", None) == threading.get_ident():
+        return hint
+    return asyncio.get_running_loop()
 
 
 class _Round:
@@ -197,7 +207,7 @@ class Committer:
         self._sides: list[SideWriter] = []
         self._side_due = False
         self._scheduled: asyncio.AbstractEventLoop | None = None  # a hand-over is due there
-        self._scheduled_in = 0  # the thread that scheduled it
+        self._loop: asyncio.AbstractEventLoop | None = None  # of the last waiter
         self._kicked: asyncio.TimerHandle | None = None  # and the hand-over it scheduled
         self._outstanding: list[_Round] = []  # handed to the thread, not heard back yet
         self._crowded = False  # the last round settled several waiters
@@ -248,7 +258,7 @@ class Committer:
         awaits it directly rather than through a coroutine of its own."""
         if not (self._ops or self._side_due or self._outstanding):
             return None
-        loop = asyncio.get_running_loop()
+        loop = self._loop = _running_loop(self._loop)
         waiter = loop.create_future()
         # Cancelling the caller cancels only its own waiter: the round is written regardless.
         self._waiters.append(waiter)
@@ -294,23 +304,18 @@ class Committer:
         """Hand what is queued to the commit thread at the end of this turn of the loop (once
         per turn, whatever the number of writes): the tasks that are ready queue theirs first."""
         scheduled = self._scheduled
-        if (
-            scheduled is not None
-            and self._scheduled_in == threading.get_ident()
-            and scheduled.is_running()
-        ):
-            # Due on the loop this thread runs (a thread runs one loop at a time): nothing to
-            # do, without asking for the running loop (CPython 3.11 calls getpid() for that).
+        if scheduled is not None and getattr(scheduled, "_thread_id", None) == get_ident():
+            # Due on the loop this thread runs: nothing to do (``_running_loop``, inline).
             return
         if loop is None:
             try:
-                loop = asyncio.get_running_loop()
+                loop = _running_loop(self._loop)
             except RuntimeError:  # no loop (a synchronous caller): write at once
                 self.flush_sync()
                 return
         if scheduled is loop:
             return
-        self._scheduled, self._scheduled_in = loop, threading.get_ident()
+        self._scheduled = loop
         # A timer due at once, not ``call_soon``: it runs at the next turn all the same, but a
         # task that waits for its write in this turn (``waiter``) hands the round over itself
         # and cancels it, and a cancelled timer costs the loop no turn (a cancelled handle in
