@@ -480,3 +480,32 @@ def test_a_committer_used_from_loops_in_two_threads_waits_on_each_ones_own(
     committer.close()
     assert sorted(store.all_ids()) == ["main-1", "main-2", "other"]
     store.close()
+
+
+async def test_tasks_that_all_wait_at_once_after_a_round_of_many_writes_share_one_commit(
+    isolated: Path,
+) -> None:
+    """Many tasks at once: their state changes go in one round no one waits for; when they
+    all come back in one turn to wait for a step, the first does not take a commit of its
+    own (the others would wait for two): the turn's writes go together."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = CountingStore(inner)
+    committer = Committer(store)
+    for i in range(10):
+        committer.put(_record(f"task-{i}"))  # EXECUTING, no one waits
+    for _ in range(200):
+        if store.commits:
+            break
+        await asyncio.sleep(0.01)
+    assert store.commits == 1
+    waiters = []
+    for i in range(10):  # one turn: each task's step
+        committer.put(_record(f"task-{i}"))
+        waiter = committer.waiter()
+        assert waiter is not None
+        waiters.append(waiter)
+    await asyncio.wait_for(asyncio.gather(*waiters), 10)
+    assert store.commits == 2
+    assert store.records == 20
+    committer.close()
+    inner.close()

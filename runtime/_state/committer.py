@@ -453,11 +453,16 @@ class Committer:
         outstanding = self._outstanding
         if len(rounds) == 1 and len(outstanding) == 1 and outstanding[0] is rounds[0]:
             self._outstanding, waiters = [], list(rounds[0].waiters)  # (one at a time)
+            crowded = len(rounds[0].ops) > 1
         else:
             done = set(map(id, rounds))
             self._outstanding = [r for r in outstanding if id(r) not in done]
             waiters = [w for r in rounds for w in r.waiters]
-        self._crowded = len(waiters) > 1
+            crowded = len(rounds) > 1 or any(len(r.ops) > 1 for r in rounds)
+        # Many tasks at once: the rounds woke several, or carried several tasks' writes (the
+        # state changes of tasks that all went on to wait on a model): the next writes are
+        # gathered at the end of the turn, not handed over one at a time.
+        self._crowded = crowded or len(waiters) > 1
         if error is not None:
             self.logger.error("agent.error", where="checkpoint commit", error=str(error))
             # Those who asked while these rounds were in flight may have data in them: they
