@@ -8,12 +8,12 @@ changes are queued without waiting; they reach the disk with the next round, at 
 with the step that follows them.
 
 Writes queued in one turn of the event loop are handed to the commit thread as one round at
-the end of that turn (``loop.call_soon``: no task, no extra turns); but a task that waits for
-its write while the thread is idle and the last round woke one task (tasks run one at a time)
-hands its round over at once: the thread starts on it a turn of the loop earlier, and that turn
-is not taken at all. The thread writes rounds in
-order, and the rounds that queued up while it wrote the last one go together in the next
-transaction, so the batch grows with the load and never waits to fill. The thread tells the
+the end of that turn (a timer due at once: no task, no extra turns); but a task that waits for
+its write while the thread is idle, after a round that woke one task and carried one task's
+writes (tasks run one at a time), hands its round over at once and cancels that timer: the
+thread starts on it sooner, and the turn of the loop is not taken at all. The thread writes
+rounds in order, and the rounds that queued up while it wrote the last one go together in the
+next transaction, so the batch grows with the load and never waits to fill. The thread tells the
 loop once per transaction (``call_soon_threadsafe``). A round carries the side writes of its
 turn too: the history's entries (``add_side``) are written in the same thread right after the
 checkpoints, so neither ever touches the event loop.
