@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skillrt._io.processes import pid_alive
 from skillrt._state.postgres.rounds import PgRound
 from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate, schema_version
-from skillrt._state.postgres.wire import Watch
+from skillrt._state.postgres.wire import Pending, Rows, Watch
 from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 
 if TYPE_CHECKING:
@@ -505,6 +505,61 @@ class PgDatabase:
                 self._drop_loop_session(loop)
                 raise
 
+    def on_loop_now(
+        self,
+        statement: Statement,
+        params: Mapping[str, bytes | None],
+        done: Callable[[Rows | None, BaseException | None], None],
+    ) -> bool:
+        """``on_loop`` without a coroutine: ``statement`` sent now on the running loop's
+        bookkeeping session, and ``done(rows, None)`` or ``done(None, error)`` called on the
+        loop once (the errors ``on_loop`` raises, within the same timeout). No task, no
+        coroutines awaiting each other, no timeout context: a task's lease is taken in the
+        turn it is asked and its waiter told in the turn its answer comes (two turns of the
+        loop fewer each way). False, with nothing sent: that session is busy, not connected
+        (yet, or again after an outage) or the store is down; ``on_loop`` then does it."""
+        if sys.platform == "win32" or self._down_since is not None:
+            return False
+        loop = asyncio.get_running_loop()
+        session = self._on_loop.get(loop)
+        if (
+            session is None
+            or session.outages != self.outages
+            or session.conn is None
+            or session.conn.closed
+            or not _taken_now(session.lock)
+        ):
+            return False
+        psycopg = self._psycopg
+        timer: asyncio.TimerHandle | None = None
+
+        def answered(rows: Rows | None, exc: BaseException | None) -> None:
+            if timer is not None:
+                timer.cancel()
+            refused = isinstance(exc, psycopg.Error) and not isinstance(
+                exc, psycopg.OperationalError
+            )  # a refusal leaves the session as it was
+            if exc is not None and not refused and self._on_loop.get(loop) is session:
+                self._drop_loop_session(loop)  # broken, silent or its state unknown
+            session.lock.release()
+            if exc is None:
+                done(rows, None)
+            elif isinstance(exc, psycopg.DataError):  # refused; the session is as it was
+                done(None, UserError(f"the database refused a value: {exc}"))
+            elif isinstance(exc, psycopg.OperationalError):
+                done(None, self._unavailable(exc))
+            elif isinstance(exc, TimeoutError):
+                done(None, StoreUnavailable(
+                    f"PostgreSQL did not answer within {self.timeout_s:g} s", reason="unreachable"
+                ))  # fmt: skip
+            else:
+                done(None, exc)
+
+        pending = Pending(loop, session.conn, statement, params, answered)
+        timer = loop.call_later(self.timeout_s + 1, pending.fail, TimeoutError())
+        pending.begin()
+        return True
+
     async def _connected_in_thread(self) -> Any:
         """A ``dedicated`` connection, made in a thread. A caller that stops waiting (cancelled,
         timed out, its loop closing) leaves it to the thread, which closes it when it arrives:
@@ -592,6 +647,20 @@ class PgDatabase:
     def _close_pools(self) -> None:
         self.bookkeeping.close()
         self.pool.close()
+
+
+def _taken_now(lock: asyncio.Lock) -> bool:
+    """Acquire ``lock`` if that needs no wait (its ``acquire`` ends without suspending); False,
+    and not acquired, otherwise."""
+    if lock.locked():
+        return False
+    acquiring = lock.acquire()
+    try:
+        acquiring.send(None)
+    except StopIteration:
+        return True
+    acquiring.close()  # it would wait (waiters still queued): given up, nothing left behind
+    return False
 
 
 class _Connecting:

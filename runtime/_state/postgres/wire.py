@@ -272,6 +272,11 @@ class Pending:
             _check(self.conn, found)
             self._finish(_rows(found), None)
 
+    def fail(self, error: BaseException) -> None:
+        """End it now with ``error`` (a caller's timeout): ``done`` hears it, a late answer is
+        not read. The session is left mid-statement: the caller drops it."""
+        self._finish(None, error)
+
     def _finish(self, rows: Rows | None, error: BaseException | None) -> None:
         if self.finished:
             return
