@@ -263,3 +263,67 @@ async def test_a_statement_sent_at_once_says_what_on_loop_says(backend: Any) -> 
     assert db.on_loop_now(Statement("SELECT pg_sleep(0.2)"), {}, lambda rows, exc: None)
     assert db.on_loop_now(Statement("SELECT 1"), {}, lambda rows, exc: None) is False
     assert await db.on_loop(Statement("SELECT %(x)s::text"), {"x": b"queued"}) == [("queued",)]
+
+
+def test_the_result_statuses_read_as_ints_are_libpqs() -> None:
+    from psycopg import pq
+
+    from skillrt._state.postgres import wire
+
+    assert (wire._COMMAND_OK, wire._TUPLES_OK, wire._FATAL_ERROR) == (
+        pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK, pq.ExecStatus.FATAL_ERROR
+    )  # fmt: skip
+
+
+async def test_a_lease_whose_statement_was_deallocated_behind_our_back_is_prepared_again(
+    backend: Any, pg_url: str
+) -> None:
+    """A session whose prepared statements are gone (``DEALLOCATE ALL``, ``DISCARD ALL`` by a
+    pooler) answers the first execution with "no such statement": it is prepared again and
+    sent once more, and the lease is taken."""
+    from psycopg import pq
+
+    assert await backend.hold("warm") is True
+    session = backend.database._on_loop[asyncio.get_running_loop()]
+    pgconn = session.conn.pgconn
+    pgconn.nonblocking = 0
+    try:
+        assert pgconn.exec_(b"DEALLOCATE ALL").status == pq.ExecStatus.COMMAND_OK
+    finally:
+        pgconn.nonblocking = 1
+    assert await backend.hold("again") is True
+    assert _leases(pg_url)["again"] == backend.worker_id
+    assert backend.database._on_loop[asyncio.get_running_loop()] is session  # kept
+
+
+async def test_a_lease_whose_session_is_cut_mid_statement_is_an_outage_and_the_next_one_works(
+    backend: Any, pg_url: str
+) -> None:
+    """The server ends the loop's session while a hold is in flight on it (a restart, a cut):
+    the hold's waiter hears ``StoreUnavailable`` at once (not at the timeout), the session is
+    dropped, and once the store answers again the next lease goes on a new session."""
+    from skillrt.exceptions import StoreUnavailable
+
+    assert await backend.hold("cut") is True
+    loop = asyncio.get_running_loop()
+    session = backend.database._on_loop[loop]
+    with psycopg.connect(pg_url) as other:  # holds the lease's row: the next hold waits there
+        other.execute("SELECT 1 FROM skillrt_leases WHERE task_id = 'cut' FOR UPDATE")
+        asking = asyncio.ensure_future(backend.hold("cut"))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert session.lock.locked()  # in flight
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (session.conn.pgconn.backend_pid,))
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable) as caught:
+            await asking
+        assert caught.value.reason == "unreachable"
+        assert time.monotonic() - started < backend.database.timeout_s
+        assert backend.database._on_loop.get(loop) is not session and session.conn.closed
+    deadline = time.monotonic() + 10
+    while not backend.database.available:
+        assert time.monotonic() < deadline, "the store never came back"
+        await asyncio.sleep(0.05)
+    assert await backend.hold("next") is True
+    assert _leases(pg_url)["next"] == backend.worker_id

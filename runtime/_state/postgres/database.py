@@ -338,8 +338,9 @@ class PgDatabase:
                 reason="busy",
             ) from exc
 
-    @contextlib.contextmanager
-    def grouped(self, runlocks: PgRunLocks | None = None) -> Iterator[PgRound]:
+    def grouped(
+        self, runlocks: PgRunLocks | None = None
+    ) -> contextlib.AbstractContextManager[PgRound]:
         """The writes made on this thread meanwhile, gathered into one round and sent as one
         statement at the end (see ``rounds``), with the lease releases queued in
         ``runlocks``. Inside an open round, the writes join that one (sent when it ends).
@@ -347,9 +348,12 @@ class PgDatabase:
         Raises ``StoreUnavailable(reason="lease_lost")`` after the rest is committed when
         checkpoints of tasks another live worker holds were not written."""
         opened: PgRound | None = getattr(self._rounds, "open", None)
-        if opened is not None:
-            yield opened
-            return
+        if opened is not None:  # most calls (a round the loop gathers): no generator
+            return _Joined(opened)
+        return self._new_round(runlocks)
+
+    @contextlib.contextmanager
+    def _new_round(self, runlocks: PgRunLocks | None) -> Iterator[PgRound]:
         round_ = self._rounds.open = PgRound()
         try:
             yield round_
@@ -369,25 +373,29 @@ class PgDatabase:
                 reason="lease_lost",
             )
 
-    @contextlib.contextmanager
-    def gathering(self) -> Iterator[PgRound]:
+    def gathering(self) -> contextlib.AbstractContextManager[PgRound]:
         """A round opened on this thread and not sent when it closes: the writes made meanwhile
         (``grouped`` inside joins it) are gathered for the caller to send (``LoopRounds``)."""
         if getattr(self._rounds, "open", None) is not None:
             raise RuntimeError("a round is already open on this thread")
-        round_ = self._rounds.open = PgRound()
-        try:
-            yield round_
-        finally:
-            self._rounds.open = None
+        return _Gathering(self._rounds)
 
     def commit_session(self, loop: asyncio.AbstractEventLoop) -> Any | None:
         """The durable session ``loop`` sends its commit rounds on (non-blocking, this loop's
         alone), or None while it is being connected (in a thread, started here), the store is
         down, or the platform's loop watches no sockets (Windows' proactor)."""
+        session = self._committing.get(loop)
+        if (  # the common case first, in the order of the checks below
+            session is not None
+            and self._down_since is None
+            and session.outages == self.outages
+            and session.conn is not None
+            and not self._closing.is_set()
+            and not session.conn.closed
+        ):
+            return session.conn
         if sys.platform == "win32" or self._down_since is not None or self._closing.is_set():
             return None
-        session = self._committing.get(loop)
         if session is not None and session.outages != self.outages:
             self.drop_commit_session(loop)  # from before an outage: its socket may be dead
             session = None
@@ -647,6 +655,37 @@ class PgDatabase:
     def _close_pools(self) -> None:
         self.bookkeeping.close()
         self.pool.close()
+
+
+class _Joined:
+    """``grouped`` inside an open round: the writes join it (nothing to do at either end)."""
+
+    __slots__ = ("round",)
+
+    def __init__(self, round_: PgRound) -> None:
+        self.round = round_
+
+    def __enter__(self) -> PgRound:
+        return self.round
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class _Gathering:
+    """``gathering``: a round open on this thread until the block ends (sent by the caller)."""
+
+    __slots__ = ("round", "rounds")
+
+    def __init__(self, rounds: threading.local) -> None:
+        self.rounds = rounds
+        self.round = rounds.open = PgRound()
+
+    def __enter__(self) -> PgRound:
+        return self.round
+
+    def __exit__(self, *exc: object) -> None:
+        self.rounds.open = None
 
 
 def _taken_now(lock: asyncio.Lock) -> bool:

@@ -153,13 +153,16 @@ class PgRunLocks:
     def take_releases(self) -> list[str]:
         """The queued deletions, now in flight (``releases_done`` once their round ends)."""
         with self._mutex:
+            if not self._releasing:  # most rounds: a step's
+                return []
             released, self._releasing = self._releasing, set()
             self._in_flight |= released
         return sorted(clean_text(list(released)))
 
     def releases_done(self, released: Sequence[str]) -> None:
-        with self._mutex:
-            self._in_flight.difference_update(released)
+        if released:
+            with self._mutex:
+                self._in_flight.difference_update(released)
 
     def release_queued(self) -> None:
         """Write the queued deletions now, in one statement (a round without checkpoints;
