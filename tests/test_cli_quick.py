@@ -293,7 +293,7 @@ def test_tasks_with_a_bad_config(tmp_path: Path, blog: Path) -> None:
     assert done.returncode == 2
 
 
-def test_tasks_with_a_read_only_state_folder(tmp_path: Path, blog: Path) -> None:
+def test_tasks_with_a_file_where_the_state_folder_goes(tmp_path: Path, blog: Path) -> None:
     state = blog / ".skillrt"
     state.write_text("a file where the folder goes", encoding="utf-8")
     done = _both(tmp_path, blog, "tasks")
