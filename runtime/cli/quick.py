@@ -126,8 +126,12 @@ def main() -> None:
     except EOFError:  # as Typer's main (neither command reads stdin): its own words
         from gettext import gettext
 
-        from typer._click import echo
         from typer.core import HAS_RICH
+
+        try:  # Typer's own copy of Click (recent Typer); an older Typer uses Click itself
+            from typer._click import echo
+        except ImportError:
+            from click import echo
 
         echo(file=sys.stderr)
         if HAS_RICH:
