@@ -24,7 +24,7 @@ from typing import Any
 
 from skillrt._io.logs import Redactor
 from skillrt._state.protocol import StateBackend
-from skillrt._state.records import RecordText, TaskRecord
+from skillrt._state.records import RecordText, TaskRecord, listing_of
 from skillrt._tasks.journaljson import LARGE, JournalJSON, holds_secret
 from skillrt._tasks.machine import TERMINAL_STATES, State
 from skillrt._tasks.task import Task
@@ -73,17 +73,21 @@ def checkpoint_text(
         text = record.model_dump_json()
         if journal is None or len(text) < LARGE:
             if redactor.is_clean(text):
-                return RecordText(record.id, record.state, record.updated_at, text)
+                return RecordText(
+                    record.id, record.state, record.updated_at, text, listing_of(record)
+                )
             copy = checkpoint_copy(record, redactor)
             return None if copy is None else RecordText.of(copy)
         journal.large = True
     members = journal.members(record.steps, redactor)
     rest = record.model_dump_json(exclude=_JOURNAL)
+    shown = record  # what the text shows but the journal (for its listing)
     if not redactor.is_clean(rest):
         copy = checkpoint_copy(record.model_copy(update={"steps": {}}), redactor)
         if copy is None:  # its request holds a secret
             return None
         rest = copy.model_dump_json(exclude=_JOURNAL)  # what only people see, redacted
+        shown = copy
     head, tail = f'{rest[:-1]},"steps":{{', "}}"
     if members:  # one copy of the journal: the head and the tail go on its ends
         ends = [head + members[0], *members[1:]]
@@ -91,7 +95,8 @@ def checkpoint_text(
         text = ",".join(ends)
     else:
         text = head + tail
-    return RecordText(record.id, record.state, record.updated_at, text)
+    listing = listing_of(shown, len(members))
+    return RecordText(record.id, record.state, record.updated_at, text, listing)
 
 
 class Checkpoints:
