@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -207,6 +208,13 @@ def test_a_completion_request_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) 
     assert quick_args(["tasks"]) is None
 
 
+def test_on_windows_everything_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Click expands wildcards in the arguments on Windows (``--root *``); the quick path does not.
+    assert quick_args(["tasks"]) is not None
+    monkeypatch.setattr(os, "name", "nt")
+    assert quick_args(["tasks"]) is None
+
+
 # --- skillrt tasks: the same bytes both ways -----------------------------------------------
 
 
@@ -285,7 +293,7 @@ def test_tasks_with_a_bad_config(tmp_path: Path, blog: Path) -> None:
     assert done.returncode == 2
 
 
-def test_tasks_with_a_read_only_state_folder(tmp_path: Path, blog: Path) -> None:
+def test_tasks_with_a_file_where_the_state_folder_goes(tmp_path: Path, blog: Path) -> None:
     state = blog / ".skillrt"
     state.write_text("a file where the folder goes", encoding="utf-8")
     done = _both(tmp_path, blog, "tasks")
