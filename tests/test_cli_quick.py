@@ -8,12 +8,15 @@ process may move between the two runs.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,6 +208,13 @@ def test_a_completion_request_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) 
     assert quick_args(["tasks"]) is None
 
 
+def test_on_windows_everything_is_left_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Click expands wildcards in the arguments on Windows (``--root *``); the quick path does not.
+    assert quick_args(["tasks"]) is not None
+    monkeypatch.setattr(os, "name", "nt")
+    assert quick_args(["tasks"]) is None
+
+
 # --- skillrt tasks: the same bytes both ways -----------------------------------------------
 
 
@@ -283,7 +293,7 @@ def test_tasks_with_a_bad_config(tmp_path: Path, blog: Path) -> None:
     assert done.returncode == 2
 
 
-def test_tasks_with_a_read_only_state_folder(tmp_path: Path, blog: Path) -> None:
+def test_tasks_with_a_file_where_the_state_folder_goes(tmp_path: Path, blog: Path) -> None:
     state = blog / ".skillrt"
     state.write_text("a file where the folder goes", encoding="utf-8")
     done = _both(tmp_path, blog, "tasks")
@@ -355,3 +365,46 @@ def test_doctor_arguments_typer_handles_give_the_same_answers(tmp_path: Path, bl
     ):
         done = _both(tmp_path, blog, *args, quick=False)
         assert status is None or done.returncode == status, args
+
+
+# --- doctor's table: Text marks print what the str marks printed ----------------------------
+
+
+@pytest.mark.parametrize(
+    "console",
+    [
+        {"width": 80},
+        {"width": 40},
+        {"width": 100, "force_terminal": True, "color_system": "truecolor"},
+        {"width": 50, "force_terminal": True, "color_system": "standard", "emoji": False},
+    ],
+)
+def test_doctor_table_prints_the_bytes_it_printed_with_str_marks(
+    console: dict[str, Any],
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from skillrt.cli.doctor import Check, checks_table
+
+    checks = [
+        Check("skillrt", "0.1.0 (Python 3.11)", "info"),
+        Check("model", "local · x [b]y[/b] :smile: 12 GB http://a.b/c", "ok"),
+        Check("index", "not built yet; run skillrt index " * 4, "warn"),
+        Check("state folder", "/tmp/x is a file, not a folder: move it", "fail"),
+    ]
+
+    def render(table: Table) -> str:
+        out = Console(file=io.StringIO(), **console)
+        out.print(table, highlight=False)
+        return out.file.getvalue()  # type: ignore[attr-defined]
+
+    before = Table(box=None, show_header=False, pad_edge=False)  # as doctor built it before
+    before.add_column(no_wrap=True)
+    before.add_column(no_wrap=True)
+    before.add_column(overflow="fold")
+    marks = {"ok": "ok", "warn": "warn", "fail": "FAIL", "info": ""}
+    for check in checks:
+        before.add_row(marks[check.status], Text(check.name), Text(check.value))
+    assert render(checks_table(checks)) == render(before)

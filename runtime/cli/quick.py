@@ -1,8 +1,8 @@
 """``skillrt tasks`` and ``skillrt doctor`` without Typer, when their arguments are plain.
 
 Building the Typer app costs every process importing Typer (and its copy of Click) and
-reading all twelve commands' parameters: ~115 M instructions, a third of a second's budget
-on the Intel Xeon, for the two commands people run only to look. So ``main`` first reads
+reading all twelve commands' parameters: ~115 M instructions (~35 ms on the Intel Xeon, of
+a 250 ms target) for the two commands people run only to look. So ``main`` first reads
 ``sys.argv`` itself, and only for these shapes:
 
 - ``tasks`` followed by ``--json``, ``-v``/``--verbose``, ``--root DIR``/``-C DIR``/``--root=DIR``;
@@ -12,9 +12,11 @@ each option at most once, a value neither empty nor starting with ``-``. It then
 function the Typer command calls (``tasks_command``, ``doctor_command``) with the values Typer
 would pass, and exits as Typer's Click main would: the function's status; 130 on Ctrl-C; a
 closed stdout (EPIPE) exits 1 quietly. Anything else (``--help``, another command, an unknown
-or repeated option, ``-vC DIR``, a completion request) goes to Typer untouched, so its help,
-usage errors and messages are Typer's own. ``tests/test_cli_quick.py`` runs both paths as
-processes and compares their output byte for byte.
+or repeated option, ``-vC DIR``, a completion request, any arguments on Windows, where Click
+expands wildcards) goes to Typer untouched, so its help, usage errors and messages are
+Typer's own. (An unexpected exception's traceback lacks Typer's frames.)
+``tests/test_cli_quick.py`` runs both paths as processes and compares their output byte
+for byte.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def quick_args(argv: list[str]) -> tuple[str, dict[str, Any]] | None:
     """The command and the keywords Typer would give it, when ``argv`` (without the program)
     has a plain shape this path takes; ``None`` for anything else (Typer decides)."""
     if not argv or argv[0] not in _FLAGS or _COMPLETE_VAR in os.environ:
+        return None
+    if os.name == "nt":  # Click expands wildcards in the arguments there: left to it
         return None
     command, flags, values = argv[0], _FLAGS[argv[0]], _VALUES[argv[0]]
     given: dict[str, Any] = {}
@@ -122,8 +126,12 @@ def main() -> None:
     except EOFError:  # as Typer's main (neither command reads stdin): its own words
         from gettext import gettext
 
-        from typer._click import echo
         from typer.core import HAS_RICH
+
+        try:  # Typer's own copy of Click (recent Typer); an older Typer uses Click itself
+            from typer._click import echo
+        except ImportError:
+            from click import echo
 
         echo(file=sys.stderr)
         if HAS_RICH:
