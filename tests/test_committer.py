@@ -509,3 +509,28 @@ async def test_tasks_that_all_wait_at_once_after_a_round_of_many_writes_share_on
     assert store.records == 20
     committer.close()
     inner.close()
+
+
+async def test_a_step_on_the_store_in_memory_still_lets_the_loop_run_others(
+    isolated: Path,
+) -> None:
+    """With the store in memory nothing waits for a disk, but a step still waits for the end
+    of the turn: a task of many steps never holds the loop (and a cancel reaches it)."""
+    from skillrt._state.embedded.checkpoints import MemoryCheckpointStore
+
+    store = MemoryCheckpointStore()
+    committer = Committer(store, threaded=False)
+    ran: list[int] = []
+
+    async def other() -> None:
+        ran.append(1)
+
+    other_task = asyncio.ensure_future(other())
+    committer.put(_record("step"))
+    waiter = committer.waiter()
+    assert waiter is not None and not waiter.done()
+    await waiter
+    assert ran == [1]  # the other task ran while this one waited
+    await other_task
+    assert store.get("step") is not None
+    committer.close()

@@ -262,7 +262,9 @@ class Committer:
         waiter = loop.create_future()
         # Cancelling the caller cancels only its own waiter: the round is written regardless.
         self._waiters.append(waiter)
-        if self._outstanding or self._crowded:
+        if self._outstanding or self._crowded or not (self._threaded or self._side_due):
+            # (A store in memory with no side write to make: the round would be written and
+            # settled here, and a task of many steps would never let the loop run another.)
             self._kick(loop)
         else:  # the thread is idle and tasks come one at a time: no turn of the loop to wait
             if self._scheduled is loop and self._kicked is not None:
