@@ -3,9 +3,12 @@
 Each command runs as a subprocess (``python -m skillrt ...``) in a small blog with a few
 resumable tasks, ``runs`` times; the median wall time is reported. Floors are measured the
 same way: the interpreter alone, and the interpreter importing the CLI's own libraries
-(typer, rich, pydantic), which no change in skillrt can go under. ``import pydantic`` alone
-loads next to nothing (its names load on first use), so a third floor also defines and
-validates one small model, as any command that reads pydantic settings must.
+(typer, rich, pydantic). ``import pydantic`` alone loads next to nothing (its names load on
+first use), so a third floor also defines and validates one small model, as any command that
+reads pydantic settings must. Both commands run without Typer when their arguments are plain
+(cli/quick.py), so the fourth floor is that one model with rich and without Typer: what
+``skillrt tasks`` cannot go under while its summaries are pydantic models and its table
+rich's.
 
 skillrt's own modules are byte-compiled first, as an installed package's are (pip compiles
 them, as it compiled the floor's libraries): from a source checkout under
@@ -33,8 +36,7 @@ TARGET_MS = 250.0
 
 # The libraries' floor, plus what using pydantic at all loads: one model with a bounded field,
 # a secret and a choice, defined and validated.
-_ONE_MODEL = """
-import typer, rich.console, rich.table
+_MODEL = """
 from typing import Literal
 from pydantic import BaseModel, Field, SecretStr
 class Config(BaseModel):
@@ -43,6 +45,8 @@ class Config(BaseModel):
     mode: Literal["a", "b"] = "a"
 Config()
 """
+_ONE_MODEL = "import typer, rich.console, rich.table\n" + _MODEL
+_NO_TYPER = "import rich.console, rich.table\n" + _MODEL
 
 
 def _compile_skillrt() -> None:
@@ -116,9 +120,11 @@ def cli_commands(runs: int = 5, tasks: int = 20) -> dict[str, Any]:
                 runs,
             ),
             "one_model": _wall_ms([python, "-c", _ONE_MODEL], root, env, runs),
+            "no_typer": _wall_ms([python, "-c", _NO_TYPER], root, env, runs),
         }
     floor = f"floor: python alone {figures['python']:.0f} ms, + typer/rich/pydantic"
     floor += f" {figures['libraries']:.0f} ms, + one pydantic model {figures['one_model']:.0f} ms"
+    floor += f" (without typer {figures['no_typer']:.0f} ms)"
     rows = [
         row(
             f"skillrt tasks (whole process, {tasks} resumable)",

@@ -7,6 +7,8 @@ subscriber for a type, ``emit`` builds nothing (``listening`` lets a caller skip
 A subscriber gets the event's data redacted. One that redacts what it shows itself (the
 server's journal, which keeps most events unread and redacts one when a stream reads it)
 subscribes with ``on_raw``: when only such subscribers listen, the data is not walked at all.
+A subscriber that keeps every event's fields, never the event itself (the server's journal),
+subscribes with ``on_fields``: it is called with them, and no ``Event`` is built for it.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class Event:
 
 
 EventCallback = Callable[[Event], object]
+FieldsCallback = Callable[[str, "str | None", dict[str, Any], float], object]
+"""``on_fields``' subscriber: ``(type, task_id, data, timestamp)``, the data unredacted."""
 
 # An event as ``Event(...)`` makes it, without the frozen dataclass's ``__init__`` (a
 # ``object.__setattr__`` call per field: twice the cost, at every event of every task).
@@ -92,6 +96,7 @@ class EventBus:
         # By type, tuples of callbacks (see ``_subscribe``), and who gets each type (``_route``).
         self._subscribers: dict[str, tuple[EventCallback, ...]] = {}
         self._raw: dict[str, tuple[EventCallback, ...]] = {}  # see ``on_raw``
+        self._fields: tuple[FieldsCallback, ...] = ()  # see ``on_fields``
         self._routes: dict[str, tuple[tuple[EventCallback, ...], ...]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
 
@@ -105,27 +110,47 @@ class EventBus:
         data."""
         return self._subscribe(self._raw, event_type, callback)
 
+    def on_fields(self, callback: FieldsCallback) -> Callable[[], None]:
+        """Subscribe to every event as its fields, ``callback(type, task_id, data,
+        timestamp)``, the data NOT redacted (as ``on_raw``): for a subscriber that keeps them
+        and never the event (the server's journal). No ``Event`` is built for it: when only
+        such subscribers listen, ``emit`` builds nothing but the timestamp and returns None."""
+        self._fields = (*self._fields, callback)
+
+        def unsubscribe() -> None:
+            kept = list(self._fields)
+            if callback in kept:
+                kept.remove(callback)
+                self._fields = tuple(kept)
+
+        return unsubscribe
+
     def listening(self, event_type: str) -> bool:
         """Whether anyone subscribes to ``event_type`` (or to everything): a hot caller asks
         before it builds an event's data."""
         raw, shown = self._route(event_type)
-        return bool(raw or shown)
+        return bool(raw or shown or self._fields)
 
     def emit(self, event_type: str, task_id: str | None = None, **data: Any) -> Event | None:
         """Deliver an event to its subscribers; None (and nothing built) when there are none.
         The event returned is the one the redacted subscribers got (the raw one when only raw
-        subscribers listen)."""
+        subscribers listen; None when only ``on_fields`` subscribers do)."""
         route = self._routes.get(event_type)
         if route is None:
             route = self._route(event_type)
         raw, shown = route
-        if not raw and not shown:
+        fields = self._fields
+        if not raw and not shown and not fields:
             return None
         timestamp = self._clock()
         event = None
+        for keep in fields:  # the journal, in ``skillrt serve``: a task's seven events
+            try:
+                keep(event_type, task_id, data, timestamp)
+            except Exception as exc:
+                self._failed(event_type, exc)
         if raw:
-            # ``_event`` and ``_deliver`` written out: a task's seven events go this way in
-            # ``skillrt serve`` (the journal is the only subscriber), two calls fewer each.
+            # ``_event`` and ``_deliver`` written out (two calls fewer per event).
             event = _new(Event)
             _set_type(event, event_type)
             _set_task_id(event, task_id)

@@ -168,3 +168,85 @@ def test_the_shipped_defaults_set_no_secret_and_no_shared_store(isolated: Path) 
     # StoreConfig holds neither: were the shipped file to set one, it would be wrong.
     config = load_config()
     assert config.secret_values() == [] and config.state_url is None
+
+
+# Values at the edges of what RuntimeConfig's fields take: each is either read here to the
+# same value, or left to RuntimeConfig (which holds it, or reports it).
+_EDGES = {
+    "SKILLRT_CHECKPOINT_MAX_AGE_H": [
+        "2.5",
+        "3",
+        "007.50",
+        "1e3",
+        " 3",
+        "3 ",
+        "+3",
+        "inf",
+        "nan",
+        "0",
+        "0.0",
+        "-1",
+        "3_0",
+        "\u0663",
+        "",
+        "1" * 400,
+    ],
+    "SKILLRT_LOG_LEVEL": ["info", "INFO", " info", "", "error"],
+    "SKILLRT_STATE_DIR": ["", " ", "~/state", "rel/state", "null", "a\udcffb"],
+    "SKILLRT_LOG_FILE": ["", "x.log", "~/x.log"],
+    "SKILLRT_LLM__PROVIDER": ["local", "Local", "python", ""],
+    "SKILLRT_LLM__SCRIPT_PATH": ["s.json", ""],
+    "SKILLRT_CONTENT_ROOT": ["", ".", "~"],
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [(name, value) for name, values in _EDGES.items() for value in values]
+)
+def test_an_edge_value_in_the_environment_reads_the_same_or_is_left(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    _read_the_same_or_left()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "checkpoint_max_age_h = 5\n",
+        "checkpoint_max_age_h = 0.5\n",
+        "checkpoint_max_age_h = 0\n",
+        "checkpoint_max_age_h = true\n",
+        "checkpoint_max_age_h = inf\n",
+        "checkpoint_max_age_h = nan\n",
+        "checkpoint_max_age_h = 1e300\n",
+        "checkpoint_max_age_h = 12345678901234567890123\n",
+        'checkpoint_max_age_h = "6"\n',
+        'checkpoint_max_age_h = "6.5"\n',
+        'log_level = "WARNING"\n',
+        "log_level = 1\n",
+        'state_dir = ""\n',
+        "state_dir = 1.5\n",
+        "log_file = false\n",
+        'content_root = "sub"\n',
+        "content_root = []\n",
+        '[llm]\nprovider = "scripted"\nscript_path = "x.json"\n',
+        "[llm]\nscript_path = 3\n",
+        "[llm]\n",
+    ],
+)
+def test_an_edge_value_in_a_file_reads_the_same_or_is_left(isolated: Path, text: str) -> None:
+    (isolated / "skillrt.toml").write_text(text, encoding="utf-8")
+    _read_the_same_or_left()
+
+
+def _read_the_same_or_left() -> None:
+    light = read_store_config()
+    try:
+        full = load_config()
+    except ConfigError:
+        assert light is None  # RuntimeConfig reports it: so must skillrt tasks
+        return
+    if light is not None:
+        _same(light, full)
+        assert type(light.checkpoint_max_age_h) is type(full.checkpoint_max_age_h)

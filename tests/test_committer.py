@@ -364,3 +364,173 @@ async def test_without_checkpoints_the_history_is_still_written_off_the_loop(
     assert threads and loop_thread not in threads
     assert [e["task_id"] for e in history.tasks()] == [msg.task_id]
     await rt.close()
+
+
+async def test_a_waiter_on_an_idle_committer_starts_the_write_before_the_loop_turns(
+    isolated: Path,
+) -> None:
+    """Tasks one at a time: a task that waits for its write while the commit thread is idle
+    hands the round over at once (the thread writes it while this turn of the loop still
+    runs); one that asks while a round is in flight waits for the end of the turn, and the
+    rounds of that turn go together."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = GatedStore(inner)
+    committer = Committer(store)
+    committer.put(_record("first"))
+    first = committer.waiter()
+    assert first is not None
+    # No await since: the loop has not turned, yet the thread is already writing.
+    assert store.applying.wait(10)
+    committer.put(_record("second"))
+    second = committer.waiter()
+    committer.put(_record("third"))
+    third = committer.waiter()
+    assert second is not None and third is not None
+    await asyncio.sleep(0)  # the end of the turn: one round for both
+    store.release.set()
+    await asyncio.wait_for(asyncio.gather(first, second, third), 10)
+    assert store.commits == 2
+    assert sorted(inner.all_ids()) == ["first", "second", "third"]
+    assert committer.waiter() is None  # nothing queued or in flight: nothing to wait for
+    committer.close()
+    inner.close()
+
+
+async def test_a_step_whose_waiter_is_cancelled_is_still_written(isolated: Path) -> None:
+    """Cancelling a task that waits for its step's round cancels only its wait: the round
+    handed over at once is written all the same, and the committer serves the next task."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = GatedStore(inner)
+    committer = Committer(store)
+
+    async def step() -> None:
+        committer.put(_record("cancelled"))
+        waiter = committer.waiter()
+        assert waiter is not None
+        await waiter
+
+    task = asyncio.ensure_future(step())
+    await asyncio.to_thread(store.applying.wait, 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    store.release.set()
+    committer.put(_record("next"))
+    await asyncio.wait_for(committer.durable(), 10)
+    assert sorted(inner.all_ids()) == ["cancelled", "next"]
+    committer.close()
+    inner.close()
+
+
+async def test_a_write_no_one_waits_for_still_reaches_the_disk(isolated: Path) -> None:
+    """A state change is queued without waiting: the hand-over due at the end of the turn
+    writes it although nobody asks; and when a task of the same turn waits for its own write,
+    both go in that task's round, with no round of their own."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = CountingStore(inner)
+    committer = Committer(store)
+    committer.put(_record("unwaited"))
+    for _ in range(200):
+        if "unwaited" in inner.all_ids():
+            break
+        await asyncio.sleep(0.01)
+    assert inner.all_ids() == ["unwaited"]
+    assert store.commits == 1
+    committer.put(_record("state-change"))  # queued, its hand-over due at the turn's end
+    committer.put(_record("step"))
+    waiter = committer.waiter()  # in the same turn: hands both over now
+    assert waiter is not None
+    await asyncio.wait_for(waiter, 10)
+    for _ in range(3):
+        await asyncio.sleep(0)  # the cancelled hand-over would have run by now
+    assert store.commits == 2
+    assert sorted(inner.all_ids()) == ["state-change", "step", "unwaited"]
+    committer.close()
+    inner.close()
+
+
+def test_a_committer_used_from_loops_in_two_threads_waits_on_each_ones_own(
+    isolated: Path,
+) -> None:
+    """The committer remembers the loop of its last waiter (asking for the running loop costs
+    a system call in CPython 3.11): a loop run by another thread, while the first one still
+    runs, gets waiters of its own loop, not of the one remembered."""
+    store = CheckpointStore(isolated / "checkpoints")
+    committer = Committer(store)
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def write(name: str) -> None:
+        committer.put(_record(name))
+        waiter = committer.waiter()
+        assert waiter is not None
+        assert waiter.get_loop() is asyncio.get_running_loop()
+        loops.append(asyncio.get_running_loop())
+        await asyncio.wait_for(waiter, 10)
+
+    async def first() -> None:
+        await write("main-1")
+        # Another thread runs its own loop meanwhile (this one still runs, blocked here).
+        other = threading.Thread(target=lambda: asyncio.run(write("other")))
+        other.start()
+        other.join(10)
+        await write("main-2")
+
+    asyncio.run(first())
+    assert loops[0] is loops[2] and loops[1] is not loops[0]
+    committer.close()
+    assert sorted(store.all_ids()) == ["main-1", "main-2", "other"]
+    store.close()
+
+
+async def test_tasks_that_all_wait_at_once_after_a_round_of_many_writes_share_one_commit(
+    isolated: Path,
+) -> None:
+    """Many tasks at once: their state changes go in one round no one waits for; when they
+    all come back in one turn to wait for a step, the first does not take a commit of its
+    own (the others would wait for two): the turn's writes go together."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = CountingStore(inner)
+    committer = Committer(store)
+    for i in range(10):
+        committer.put(_record(f"task-{i}"))  # EXECUTING, no one waits
+    for _ in range(200):
+        if store.commits:
+            break
+        await asyncio.sleep(0.01)
+    assert store.commits == 1
+    waiters = []
+    for i in range(10):  # one turn: each task's step
+        committer.put(_record(f"task-{i}"))
+        waiter = committer.waiter()
+        assert waiter is not None
+        waiters.append(waiter)
+    await asyncio.wait_for(asyncio.gather(*waiters), 10)
+    assert store.commits == 2
+    assert store.records == 20
+    committer.close()
+    inner.close()
+
+
+async def test_a_step_on_the_store_in_memory_still_lets_the_loop_run_others(
+    isolated: Path,
+) -> None:
+    """With the store in memory nothing waits for a disk, but a step still waits for the end
+    of the turn: a task of many steps never holds the loop (and a cancel reaches it)."""
+    from skillrt._state.embedded.checkpoints import MemoryCheckpointStore
+
+    store = MemoryCheckpointStore()
+    committer = Committer(store, threaded=False)
+    ran: list[int] = []
+
+    async def other() -> None:
+        ran.append(1)
+
+    other_task = asyncio.ensure_future(other())
+    committer.put(_record("step"))
+    waiter = committer.waiter()
+    assert waiter is not None and not waiter.done()
+    await waiter
+    assert ran == [1]  # the other task ran while this one waited
+    await other_task
+    assert store.get("step") is not None
+    committer.close()

@@ -76,3 +76,33 @@ def test_a_raw_subscriber_gets_the_data_as_emitted_and_the_others_still_redacted
     off()
     bus.emit("task:progress", "t1", step=2)
     assert len(raw) == 2 and len(shown) == 2
+
+
+def test_a_fields_subscriber_gets_every_event_unredacted_and_no_event_is_built() -> None:
+    """``on_fields`` (the server's journal): called with ``(type, task_id, data, timestamp)``,
+    the data as emitted, for every type; with only such subscribers ``emit`` builds no
+    ``Event`` (it returns None) yet ``listening`` is true; the others still get theirs, with
+    the same timestamp; one that raises is logged and stops neither the others nor the
+    emitter; unsubscribing ends it."""
+    bus = EventBus(clock=lambda: 8.0, redactor=Redactor([SECRET]))
+    got: list[tuple[str, str | None, dict[str, object], float]] = []
+    off = bus.on_fields(lambda *fields: got.append(fields))  # type: ignore[arg-type]
+    assert bus.listening("task:progress") and bus.listening("anything")
+    assert bus.emit("task:progress", "t1", message=f"using {SECRET}") is None
+    assert got == [("task:progress", "t1", {"message": f"using {SECRET}"}, 8.0)]
+
+    def fails(*_: object) -> None:
+        raise RuntimeError("broken subscriber")
+
+    bus.on_fields(fails)
+    raw: list[Event] = []
+    shown: list[Event] = []
+    bus.on_raw("*", raw.append)
+    bus.on("state:changed", shown.append)
+    returned = bus.emit("state:changed", None, to=SECRET)
+    assert got[-1] == ("state:changed", None, {"to": SECRET}, 8.0)
+    assert raw[0].data == {"to": SECRET} and raw[0].timestamp == 8.0
+    assert returned is shown[0] and shown[0].data == {"to": "***"}
+    off()
+    bus.emit("task:progress", "t1", step=2)
+    assert len(got) == 2 and len(raw) == 2

@@ -137,8 +137,9 @@ async def test_a_task_cancelled_before_it_ran_puts_them_back(isolated: Path) -> 
 async def test_a_failing_end_hook_still_sends_the_reply(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``on_end`` runs before the reply is sent, in the same done-callback: if it raised, the
-    caller would wait for ever. It is reported to the loop's exception handler instead."""
+    """``on_end`` runs before the reply is sent (the runner's last act, or else its
+    done-callback): if it raised, the caller would wait for ever. It is reported to the loop's
+    exception handler instead."""
     rt = make_runtime(isolated, ScriptedModel([]), [watcher([])])
     await rt.initialize()
     reported: list[dict[str, object]] = []
@@ -153,4 +154,23 @@ async def test_a_failing_end_hook_still_sends_the_reply(
     message = await asyncio.wait_for(driver.start(task, route=False), 10)
     assert message.state == "COMPLETED"
     assert [str(ctx["exception"]) for ctx in reported] == ["the hook broke"]
+    await rt.close()
+
+
+async def test_the_reply_comes_after_the_end_hook_and_only_once(isolated: Path) -> None:
+    """The runner sends its reply itself (a turn of the loop before its done-callback): the
+    thresholds are back when the caller hears it, and a turn the caller opens at once is not
+    handed the same reply again by the done-callback."""
+    rt = make_runtime(isolated, ScriptedModel([]), [watcher([])])
+    await rt.initialize()
+    driver = rt._run
+    task = driver.direct_task("Watcher", {"topic": "frogs"}, {}, "s1")
+    message = await driver.start(task, route=False)  # (awaited itself: no hop of wait_for's)
+    assert message.state == "COMPLETED"
+    assert gc.get_threshold() == (700, 10, 10)
+    again = task.replies.open()  # before the runner's done-callback has run
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert task.runner is not None and task.runner.done()
+    assert not again.done()
     await rt.close()

@@ -193,3 +193,87 @@ def test_a_host_not_allowed_is_refused_by_the_guard_and_runs_nothing(
     assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
     assert b'"state":"COMPLETED"' in answer
     assert app.paths == [run] * 5
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"params": {"topic": "x"}}',
+        b' {"params" : {"topic": "x", "steps": 2}} \n',
+        b"{}",
+        b'{"params": {}}',
+        b'{"params": {"a": 1}, "params": {"topic": "last"}}',
+        b'{"params": {"topic": "\\u4e2d\\u6587", "n": 100000000000000000000000, "f": 1e400}}',
+        b'{"params": {"topic": NaN}}',
+        b'{"params": {"topic": "\\ud800"}}',
+        b'{"params": {"topic": "\xff"}}',
+        b'\xef\xbb\xbf{"params": {}}',
+        b'{"params": {}} trailing',
+        b'{"params": null}',
+        b'{"params": []}',
+        b"[]",
+        b"",
+        b'{"context": {"current_file": "posts/a.md"}}',
+        b'{"session_id": "s1"}',
+        b'{"params": {"topic": "x"}, "session_id": "s1"}',
+        b'{"params": {"topic": "x"}, "extra": 1}',
+    ],
+)
+def test_a_body_of_params_only_is_read_as_the_model_reads_it(body: bytes) -> None:
+    """The shortcut reads a run's body that holds only its params without building
+    ``SkillRunRequest``: whatever it reads so, the model reads the same (same params, no
+    context, no session); anything else (another key, a body the model refuses) it leaves
+    to the model."""
+    from pydantic import ValidationError
+
+    from skillrt.server.fastroutes import _params_only
+    from skillrt.server.models import SkillRunRequest
+
+    fast = _params_only(body)
+    try:
+        model: SkillRunRequest | None = SkillRunRequest.model_validate_json(body)
+    except ValidationError:
+        model = None
+    if fast is None:
+        assert model is None or set(json.loads(body.decode("utf-8-sig") or "{}")) - {"params"}
+        return
+    assert model is not None and repr(model.params) == repr(fast)
+    assert not model.context.__pydantic_fields_set__ and model.session_id is None
+
+
+def _masked(answer: bytes) -> bytes:
+    """A response with what differs between two runs of a call (the date, the ids, the
+    time, and so the body's length, checked here) replaced by placeholders; every other byte
+    as it was."""
+    import re
+
+    head, body = answer.split(b"\r\n\r\n", 1)
+    assert f"content-length: {len(body)}\r\n".encode() in head
+    answer = re.sub(rb"(?im)^(date|content-length): [^\r]*", rb"\1: -", answer)
+    answer = re.sub(rb'"(id|task_id)":"[0-9a-f]+"', rb'"\1":"-"', answer)
+    return re.sub(rb'"created_at":[0-9.e+-]+', b'"created_at":0', answer)
+
+
+def test_a_run_the_shortcut_reads_answers_byte_for_byte_as_the_app(
+    live: tuple[LiveServer, Counting],
+) -> None:
+    """The same calls answered by the shortcut (a body of params only, read without the
+    model; or with a context and a session, through it) and by the app (a query the shortcut
+    leaves to it): the same status line, headers and body, byte for byte but for the date,
+    the ids and the time."""
+    server, app = live
+    here = f"127.0.0.1:{server.port}"
+    run = "/v1/skills/Steps/run"
+    for body in (
+        b'{"params": {"topic": "x", "steps": 1}}',
+        b'{"params": {"topic": "x", "steps": 1, "unknown": [1]}}',
+        b'{"params": {"topic": "y", "steps": 1}, "session_id": "s9"}',
+        b'{"params": {"topic": "z", "steps": 1}, "context": {"current_file": "posts/a.md"}}',
+    ):
+        before = len(app.paths)
+        fast = _raw_post(server.port, run, [here], server.token, body)
+        assert len(app.paths) == before  # the shortcut answered
+        slow = _raw_post(server.port, f"{run}?other=1", [here], server.token, body)
+        assert app.paths[before:] == [run]  # the app answered
+        assert fast.startswith(b"HTTP/1.1 200") and b'"state":"COMPLETED"' in fast, fast[:300]
+        assert _masked(fast) == _masked(slow), (fast, slow)

@@ -4,6 +4,7 @@ clean, walked and redacted when it does not (``Redactor.dump``, used by the JSON
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -189,3 +190,52 @@ async def test_the_recent_journal_keeps_the_newest_within_its_count_and_bytes(
     kept = log.recent_entries(0, None)
     assert len(kept) == 1 and kept[0].event == "task:stream"
     assert log._recent_size == kept[0].size
+
+
+async def test_the_journal_keeps_an_events_fields_as_it_kept_the_event() -> None:
+    """The journal subscribes by fields (``on_fields``, no ``Event`` per event): its entries
+    (sequence, type, task, session, size, text once read) are those it makes of the same
+    events given as ``Event`` objects (``on_raw``), plain and holding a dict alike."""
+    from skillrt.events import EventBus
+
+    redactor = Redactor([SECRET])
+    by_event, by_fields = EventLog(redactor), EventLog(redactor)
+    bus = EventBus(clock=lambda: 9.0, redactor=redactor)
+    bus.on_raw("*", by_event.on_event)
+    bus.on_fields(by_fields.keep_event)
+    for log in (by_event, by_fields):
+        log.bind("t1", "s1")
+    bus.emit("state:changed", "t1", **{"from": "IDLE", "to": "EXECUTING"})
+    bus.emit("task:started", "t1", skill="S", intent=None)
+    bus.emit("task:progress", "t1", message=f"using {SECRET}", step=1, done=False, ratio=0.5)
+    bus.emit("task:completed", "t1", result={"message": f"has {SECRET}", "data": {"n": [1]}})
+    bus.emit("runtime:initialized", None, session_id="s1")
+    old, new = by_event.recent_entries(0, None), by_fields.recent_entries(0, None)
+    assert len(old) == len(new) == 5
+    for a, b in zip(old, new, strict=True):
+        assert (a.seq, a.event, a.task_id, a.session_id, a.size) == (
+            b.seq, b.event, b.task_id, b.session_id, b.size)  # fmt: skip
+        assert a.data == b.data and SECRET not in b.data
+    assert by_fields.bytes == by_event.bytes
+
+
+async def test_an_event_from_another_thread_is_journaled_on_the_loop() -> None:
+    """A provider streaming from its own thread: its events reach the journal on the loop's
+    thread, in order."""
+    import threading
+
+    log = EventLog(Redactor())
+    log.bind("t1", None)
+
+    def send() -> None:
+        for i in range(3):
+            log.keep_event("task:stream", "t1", {"delta": str(i)}, 1.0)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    sender.join()
+    assert log.task_entries("t1", 0) == []  # not yet: handed to the loop
+    for _ in range(3):
+        await asyncio.sleep(0)
+    deltas = [json.loads(e.data)["data"]["delta"] for e in log.task_entries("t1", 0)]
+    assert deltas == ["0", "1", "2"]

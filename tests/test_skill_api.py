@@ -297,3 +297,48 @@ async def test_a_step_returning_text_that_is_not_utf8_is_refused_by_name(isolate
         assert "step 'bad'" in msg.content and "\\udce9" in msg.content, msg.content
     await rt.close()
     assert after == []
+
+
+def test_a_step_is_told_async_or_sync_as_inspect_tells_it() -> None:
+    """``ctx.step`` runs an async step on the loop and a sync one in a thread; it tells them
+    apart from a plain function's code flags (through partials) and asks ``inspect`` for
+    anything else: the same answer as ``inspect.iscoroutinefunction`` for every kind."""
+    import functools
+    import inspect
+
+    from skillrt.skill.context import _is_async
+
+    async def coro(x: int = 1) -> int:
+        return x
+
+    def plain(x: int = 1) -> int:
+        return x
+
+    async def agen() -> Any:
+        yield 1
+
+    class Steps:
+        async def method(self) -> None: ...
+
+        def sync_method(self) -> None: ...
+
+        async def __call__(self) -> None: ...
+
+    steps = Steps()
+    kinds: list[Any] = [
+        coro,
+        plain,
+        agen,
+        lambda: 1,
+        functools.partial(coro, 2),
+        functools.partial(plain, 2),
+        functools.partial(functools.partial(coro, 2)),
+        steps.method,
+        steps.sync_method,
+        steps,  # an object whose __call__ is async: inspect says no (it runs in a thread)
+        functools.partial(steps.method),
+        print,
+        functools.partial(print, "x"),
+    ]
+    for fn in kinds:
+        assert _is_async(fn) is inspect.iscoroutinefunction(fn), fn

@@ -62,6 +62,31 @@ def test_a_store_with_diskcaches_counting_triggers_loses_them_and_keeps_its_reco
         store.close()
 
 
+def _indexes(db_path: Path) -> list[str]:
+    query = "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
+    with sqlite3.connect(db_path) as con:
+        return [name for (name,) in con.execute(query)]
+
+
+def test_no_store_keeps_diskcaches_index_of_expiry_times(tmp_path: Path) -> None:
+    db_path = _made(tmp_path)
+    assert _indexes(db_path) == ["Cache_key_raw"]  # a new store never made it
+    # diskcache itself (an older skillrt) opening the store makes it again, over the rows there
+    cache = diskcache.Cache(str(db_path.parent), eviction_policy="none")
+    cache.set("older", '{"schema_version": 1}', tag=NOW)  # its own set: culls by expiry time
+    cache.close()
+    assert _indexes(db_path) == ["Cache_expire_time", "Cache_key_raw"]
+    store = CheckpointStore(tmp_path / "checkpoints")
+    try:
+        assert _indexes(db_path) == ["Cache_key_raw"]
+        store.apply([_record("second")], ["first"])
+        store._cache.set("third", '{"schema_version": 1}', tag=NOW)  # diskcache's set still works
+        assert sorted(store.all_ids()) == ["older", "second", "third"]
+        assert store.get("second") == _record("second")
+    finally:
+        store.close()
+
+
 def test_a_store_opened_again_commits_at_full_and_keeps_its_settings(tmp_path: Path) -> None:
     db_path = _made(tmp_path)
     statements: list[str] = []

@@ -8,9 +8,12 @@ changes are queued without waiting; they reach the disk with the next round, at 
 with the step that follows them.
 
 Writes queued in one turn of the event loop are handed to the commit thread as one round at
-the end of that turn (``loop.call_soon``: no task, no extra turns). The thread writes rounds in
-order, and the rounds that queued up while it wrote the last one go together in the next
-transaction, so the batch grows with the load and never waits to fill. The thread tells the
+the end of that turn (a timer due at once: no task, no extra turns); but a task that waits for
+its write while the thread is idle, after a round that woke one task and carried one task's
+writes (tasks run one at a time), hands its round over at once and cancels that timer: the
+thread starts on it sooner, and the turn of the loop is not taken at all. The thread writes
+rounds in order, and the rounds that queued up while it wrote the last one go together in the
+next transaction, so the batch grows with the load and never waits to fill. The thread tells the
 loop once per transaction (``call_soon_threadsafe``). A round carries the side writes of its
 turn too: the history's entries (``add_side``) are written in the same thread right after the
 checkpoints, so neither ever touches the event loop.
@@ -24,6 +27,7 @@ import functools
 import queue
 import threading
 from collections.abc import Callable
+from threading import get_ident
 
 import structlog
 
@@ -37,6 +41,15 @@ Job = Callable[[], None]
 # A side writer, asked on the event loop at the start of each round: the job to run in the
 # commit thread after the round's checkpoints (None: nothing to write).
 SideWriter = Callable[[], Job | None]
+
+
+def _running_loop(hint: asyncio.AbstractEventLoop | None) -> asyncio.AbstractEventLoop:
+    """The running loop: ``hint`` when it is the loop this thread runs (asyncio's loops say
+    which thread runs them), else ``asyncio.get_running_loop()``, which CPython 3.11 answers
+    with a ``getpid()`` system call each time (a few times at every step)."""
+    if hint is not None and getattr(hint, "_thread_id", None) == threading.get_ident():
+        return hint
+    return asyncio.get_running_loop()
 
 
 class _Round:
@@ -103,8 +116,7 @@ class _CommitThread:
                 self._thread.start()
             self._jobs.put(item)
 
-    def submit(self, round_: _Round) -> None:
-        self._put(round_)
+    submit = _put  # (a round: the same, without a call of its own)
 
     def run(self, job: Job) -> None:
         """Run ``job`` in the thread, after what is queued there, and wait for it here."""
@@ -144,11 +156,11 @@ class _CommitThread:
                 return
             if isinstance(item, _Round):
                 rounds, item = [item], None
-                while True:  # what queued meanwhile goes in the same transaction
-                    try:
-                        following = jobs.get_nowait()
-                    except queue.Empty:
-                        break
+                # What queued meanwhile goes in the same transaction. (``empty`` first: this
+                # thread alone takes from the queue, and ``get_nowait`` on an empty one raises,
+                # an exception made and caught at every round.)
+                while not jobs.empty():
+                    following = jobs.get_nowait()
                     if not isinstance(following, _Round):
                         item = following  # a job or the stop: after these rounds
                         break
@@ -195,6 +207,8 @@ class Committer:
         self._sides: list[SideWriter] = []
         self._side_due = False
         self._scheduled: asyncio.AbstractEventLoop | None = None  # a hand-over is due there
+        self._loop: asyncio.AbstractEventLoop | None = None  # of the last waiter
+        self._kicked: asyncio.TimerHandle | None = None  # and the hand-over it scheduled
         self._outstanding: list[_Round] = []  # handed to the thread, not heard back yet
         self._crowded = False  # the last round settled several waiters
         self.rounds = 0
@@ -204,12 +218,20 @@ class Committer:
         self._ops[record.id] = record
         self._kick()
 
-    def put_later(self, task_id: str, make: Callable[[], TaskRecord | RecordText | None]) -> None:
+    def put_later(
+        self,
+        task_id: str,
+        make: Callable[[], TaskRecord | RecordText | None],
+        *,
+        waited: bool = False,
+    ) -> None:
         """Queue a save of what ``make()`` gives when the round is handed over (on the loop, at
         the end of this turn): a task saved several times in one turn is serialised once.
-        ``make`` returning None deletes the record."""
+        ``make`` returning None deletes the record. ``waited``: the caller asks ``waiter()``
+        for it before it lets the loop go on, which hands it over (no hand-over of its own)."""
         self._ops[task_id] = _Later(make)
-        self._kick()
+        if not waited:
+            self._kick()
 
     def delete(self, task_id: str) -> None:
         self._ops[task_id] = None
@@ -227,13 +249,29 @@ class Committer:
 
     async def durable(self) -> None:
         """Return once everything queued so far is on disk (raises what the store raised)."""
+        waiter = self.waiter()
+        if waiter is not None:
+            await waiter
+
+    def waiter(self) -> asyncio.Future[None] | None:
+        """``durable()`` as a future to await (None: nothing to wait for), for a caller that
+        awaits it directly rather than through a coroutine of its own."""
         if not (self._ops or self._side_due or self._outstanding):
-            return
-        waiter = asyncio.get_running_loop().create_future()
+            return None
+        loop = self._loop = _running_loop(self._loop)
+        waiter = loop.create_future()
         # Cancelling the caller cancels only its own waiter: the round is written regardless.
         self._waiters.append(waiter)
-        self._kick()
-        await waiter
+        if self._outstanding or self._crowded or not (self._threaded or self._side_due):
+            # (A store in memory with no side write to make: the round would be written and
+            # settled here, and a task of many steps would never let the loop run another.)
+            self._kick(loop)
+        else:  # the thread is idle and tasks come one at a time: no turn of the loop to wait
+            if self._scheduled is loop and self._kicked is not None:
+                self._kicked.cancel()  # what it was to hand over goes now
+                self._scheduled = self._kicked = None
+            self._submit(loop)
+        return waiter
 
     async def settled(self) -> None:
         """Like ``durable``, for side writes: return once they are written, never raise (a
@@ -264,18 +302,27 @@ class Committer:
         finally:
             self._thread.stop()
 
-    def _kick(self) -> None:
+    def _kick(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Hand what is queued to the commit thread at the end of this turn of the loop (once
         per turn, whatever the number of writes): the tasks that are ready queue theirs first."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # no loop (a synchronous caller): write at once
-            self.flush_sync()
+        scheduled = self._scheduled
+        if scheduled is not None and getattr(scheduled, "_thread_id", None) == get_ident():
+            # Due on the loop this thread runs: nothing to do (``_running_loop``, inline).
             return
-        if self._scheduled is loop:
+        if loop is None:
+            try:
+                loop = _running_loop(self._loop)
+            except RuntimeError:  # no loop (a synchronous caller): write at once
+                self.flush_sync()
+                return
+        if scheduled is loop:
             return
         self._scheduled = loop
-        loop.call_soon(self._hand_over, loop, _PATIENCE)
+        # A timer due at once, not ``call_soon``: it runs at the next turn all the same, but a
+        # task that waits for its write in this turn (``waiter``) hands the round over itself
+        # and cancels it, and a cancelled timer costs the loop no turn (a cancelled handle in
+        # the ready queue would: a poll of the selector and a pass for nothing).
+        self._kicked = loop.call_later(0, self._hand_over, loop, _PATIENCE)
 
     def _side_jobs(self) -> list[Job]:
         self._side_due = False
@@ -284,6 +331,14 @@ class Committer:
     def _write(self, ops: dict[str, TaskRecord | RecordText | None], sides: list[Job]) -> None:
         """One round: the checkpoints in one transaction, then the side writes (which run
         even when the transaction failed, and never fail it)."""
+        if self._grouped is contextlib.nullcontext:  # (SQLite: no context to enter)
+            try:
+                if ops:
+                    self._apply(ops)
+            finally:
+                if sides:
+                    self._run_sides(sides)
+            return
         with self._grouped():
             try:
                 if ops:
@@ -322,16 +377,23 @@ class Committer:
             # No one waits for these writes yet, or the last round woke several tasks (many
             # run at once: they resume over the next turns): give the tasks that are ready a
             # turn or two to queue theirs, for fewer and larger rounds.
+            self._kicked = None  # (a waiter leaves this one be: it finds nothing, or more)
             loop.call_soon(self._hand_over, loop, patience - 1)
             return
         if self._scheduled is loop:
-            self._scheduled = None
+            self._scheduled = self._kicked = None
+        self._submit(loop)
+
+    def _submit(self, loop: asyncio.AbstractEventLoop) -> None:
+        """What is queued, as a round, to the commit thread now (or the loop's own rounds)."""
         if not (self._ops or self._side_due or self._waiters):
             return
         waiters, self._waiters = self._waiters, []
         error: BaseException | None = None
+        ops: dict[str, TaskRecord | RecordText | None] = {}
         try:
-            ops = _made(self._ops)
+            for key, op in self._ops.items():  # (``_made``, written out: once per round)
+                ops[key] = op.make() if isinstance(op, _Later) else op
         except Exception as exc:  # a record that cannot be serialised: its waiters hear why
             ops, error = {}, exc
         self._ops = {}
@@ -353,7 +415,11 @@ class Committer:
             # The history is on disk all the same: written in the thread, never on the loop.
         # Rounds of a loop that is gone (a host that ran the runtime in an earlier loop) are
         # no one's to settle; the thread writes them before this one all the same.
-        self._outstanding = [r for r in self._outstanding if r.loop is loop] + [round_]
+        outstanding = self._outstanding
+        if outstanding:
+            self._outstanding = [r for r in outstanding if r.loop is loop] + [round_]
+        else:
+            self._outstanding = [round_]
         if self._on_loop is None or not self._on_loop.take(round_, self._outstanding):
             self._thread.submit(round_)
 
@@ -361,6 +427,15 @@ class Committer:
         """In the commit thread: the rounds' checkpoints in one transaction, then their side
         writes; their loop hears of it (once for all of them)."""
         error: BaseException | None = None
+        if len(rounds) == 1:  # (one at a time: nothing to gather)
+            only = rounds[0]
+            try:
+                self._write(only.ops, only.sides)
+            except BaseException as exc:
+                error = exc
+            with contextlib.suppress(RuntimeError):  # that loop is gone (it never closed us)
+                only.loop.call_soon_threadsafe(self._settle, rounds, error)
+            return
         ops: dict[str, TaskRecord | RecordText | None] = {}
         for r in rounds:
             ops.update(r.ops)
@@ -377,10 +452,19 @@ class Committer:
 
     def _settle(self, rounds: list[_Round], error: BaseException | None) -> None:
         """On the loop: the rounds are written (or failed with ``error``)."""
-        done = set(map(id, rounds))
-        self._outstanding = [r for r in self._outstanding if id(r) not in done]
-        waiters = [w for r in rounds for w in r.waiters]
-        self._crowded = len(waiters) > 1
+        outstanding = self._outstanding
+        if len(rounds) == 1 and len(outstanding) == 1 and outstanding[0] is rounds[0]:
+            self._outstanding, waiters = [], list(rounds[0].waiters)  # (one at a time)
+            crowded = len(rounds[0].ops) > 1
+        else:
+            done = set(map(id, rounds))
+            self._outstanding = [r for r in outstanding if id(r) not in done]
+            waiters = [w for r in rounds for w in r.waiters]
+            crowded = len(rounds) > 1 or any(len(r.ops) > 1 for r in rounds)
+        # Many tasks at once: the rounds woke several, or carried several tasks' writes (the
+        # state changes of tasks that all went on to wait on a model): the next writes are
+        # gathered at the end of the turn, not handed over one at a time.
+        self._crowded = crowded or len(waiters) > 1
         if error is not None:
             self.logger.error("agent.error", where="checkpoint commit", error=str(error))
             # Those who asked while these rounds were in flight may have data in them: they

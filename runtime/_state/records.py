@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from skillrt.exceptions import UserError
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Listing",
     "RecordText",
     "TaskRecord",
     "dump_record",
+    "listing_of",
     "parse_record",
     "set_required",
 ]
@@ -59,19 +61,57 @@ def set_required(record: TaskRecord, name: str, value: Any) -> None:
     record.__dict__[name] = value
 
 
+Listing = tuple[Any, ...]
+"""What a listing shows of a record, taken from it when it is serialised (``listing_of``): its
+state, error reason, schema version, id, ``updated_at``, then ``protocol.LISTED``'s fields,
+its progress as JSON text and its number of steps last."""
+
+_NO_PROGRESS = "{}"
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def listing_of(record: TaskRecord, steps: int | None = None) -> Listing | None:
+    """The record's ``Listing`` (``steps``: how many of its steps its text holds, when not all
+    of them), or None when a field is not a plain value (an intent type that is an object):
+    then a store reads it from the JSON text. Made when the text is, from the same record."""
+    d = record.__dict__
+    intent, progress, journal = d["intent"], d["progress"], d["steps"]
+    if type(intent) is not dict or type(progress) is not dict or type(journal) is not dict:
+        return None  # assigned without validation: the text says what it is
+    intent_type = intent.get("type")
+    if type(intent_type) not in _SCALARS:
+        return None
+    try:
+        shown = to_json(progress, inf_nan_mode="null").decode() if progress else _NO_PROGRESS
+    except ValueError:  # PydanticSerializationError among them
+        return None  # the record's own text fails the same way, and says why
+    return (
+        d["state"], d["error_reason"], d["schema_version"], d["id"], d["updated_at"],
+        d["session_id"], d["question"], d["skill"], intent_type, d["raw_input"],
+        d["created_at"], d["last_error"], d["tokens"], d["cost"], shown,
+        len(journal) if steps is None else steps,
+    )  # fmt: skip
+
+
 class RecordText(NamedTuple):
     """A record already serialised (``TaskRecord.model_dump_json()``) with the fields a store
     indexes: what the runtime queues for a checkpoint, so that nothing parses or validates
-    again the JSON it has just written."""
+    again the JSON it has just written. ``listing``: what a listing shows of it (the
+    embedded store writes it beside the record instead of reading it from the text again);
+    None: a store reads it from the text."""
 
     id: str
     state: str
     updated_at: float
     text: str
+    listing: Listing | None = None
 
     @classmethod
     def of(cls, record: TaskRecord) -> RecordText:
-        return cls(record.id, record.state, record.updated_at, record.model_dump_json())
+        return cls(
+            record.id, record.state, record.updated_at, record.model_dump_json(),
+            listing_of(record),
+        )  # fmt: skip
 
 
 def dump_record(record: TaskRecord | RecordText) -> str:

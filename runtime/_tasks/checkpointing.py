@@ -17,13 +17,14 @@ kept *out* of the checkpoint instead of being masked in it:
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from typing import Any
 
 from skillrt._io.logs import Redactor
 from skillrt._state.protocol import StateBackend
-from skillrt._state.records import RecordText, TaskRecord, set_required
+from skillrt._state.records import RecordText, TaskRecord, listing_of
 from skillrt._tasks.journaljson import LARGE, JournalJSON, holds_secret
 from skillrt._tasks.machine import TERMINAL_STATES, State
 from skillrt._tasks.task import Task
@@ -72,17 +73,21 @@ def checkpoint_text(
         text = record.model_dump_json()
         if journal is None or len(text) < LARGE:
             if redactor.is_clean(text):
-                return RecordText(record.id, record.state, record.updated_at, text)
+                return RecordText(
+                    record.id, record.state, record.updated_at, text, listing_of(record)
+                )
             copy = checkpoint_copy(record, redactor)
             return None if copy is None else RecordText.of(copy)
         journal.large = True
     members = journal.members(record.steps, redactor)
     rest = record.model_dump_json(exclude=_JOURNAL)
+    shown = record  # what the text shows but the journal (for its listing)
     if not redactor.is_clean(rest):
         copy = checkpoint_copy(record.model_copy(update={"steps": {}}), redactor)
         if copy is None:  # its request holds a secret
             return None
         rest = copy.model_dump_json(exclude=_JOURNAL)  # what only people see, redacted
+        shown = copy
     head, tail = f'{rest[:-1]},"steps":{{', "}}"
     if members:  # one copy of the journal: the head and the tail go on its ends
         ends = [head + members[0], *members[1:]]
@@ -90,7 +95,8 @@ def checkpoint_text(
         text = ",".join(ends)
     else:
         text = head + tail
-    return RecordText(record.id, record.state, record.updated_at, text)
+    listing = listing_of(shown, len(members))
+    return RecordText(record.id, record.state, record.updated_at, text, listing)
 
 
 class Checkpoints:
@@ -115,15 +121,17 @@ class Checkpoints:
         self.clock = clock
         self.resumable = resumable
 
-    def save(self, task: Task, *, now: bool = False) -> None:
+    def save(self, task: Task, *, now: bool = False, waited: bool = False) -> None:
         """Queue the task's checkpoint. It is serialised when its round is handed over (a task
         saved several times in a turn of the loop is serialised once), or ``now``: then
-        ``task.memory_only`` says at once whether it is kept in memory only."""
+        ``task.memory_only`` says at once whether it is kept in memory only. ``waited``: the
+        caller asks for ``waiter()`` before the loop goes on (see ``saved``)."""
         record = task.record
-        set_required(record, "updated_at", self.clock())
+        fields = record.__dict__  # (``set_required``, written out: at every save)
+        fields["updated_at"] = self.clock()
         state = task.machine.state  # the state's value, as a transition left it in the record
-        if record.state != state:
-            set_required(record, "state", state)
+        if fields["state"] != state:
+            fields["state"] = state
         if not self.state.journaled:
             return
         if now:
@@ -133,7 +141,15 @@ class Checkpoints:
             else:
                 self.state.committer.put(text)
         else:
-            self.state.committer.put_later(record.id, functools.partial(self._text, task))
+            self.state.committer.put_later(
+                record.id, functools.partial(self._text, task), waited=waited
+            )
+
+    def saved(self, task: Task) -> asyncio.Future[None] | None:
+        """Queue the task's checkpoint and return the future that says it is on disk (None:
+        nothing to wait for); the round is handed over now when the commit thread is idle."""
+        self.save(task, waited=True)
+        return self.state.committer.waiter()
 
     def _text(self, task: Task) -> RecordText | None:
         copy = checkpoint_text(task.record, self.redactor, task.journal)
@@ -146,6 +162,10 @@ class Checkpoints:
 
     async def durable(self) -> None:
         await self.state.committer.durable()
+
+    def waiter(self) -> asyncio.Future[None] | None:
+        """``durable()`` as a future (None: nothing queued or in flight)."""
+        return self.state.committer.waiter()
 
     def save_all(self) -> None:
         """The store started a fresh database (the old one was unreadable): every task it

@@ -17,6 +17,7 @@ import time
 import weakref
 from collections.abc import Callable
 from enum import Enum, StrEnum
+from threading import get_ident
 
 from transitions import Machine, MachineError
 
@@ -290,10 +291,14 @@ class TaskMachine:
         return self.max_task_s - self._executed_s - running
 
     def _watch(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # no loop (a synchronous test of the table): nothing to watch
+        last = _LAST[0][0]() if _LAST else None
+        if last is not None and getattr(last, "_thread_id", None) == get_ident():
+            loop = last  # the loop this thread runs, without asking (getpid() in CPython 3.11)
+        else:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop (a synchronous test of the table): nothing to watch
         wait = self.watchdog_s
         if self.state == _EXECUTING:
             self.touch()

@@ -27,7 +27,7 @@ from skillrt._io.gcpolicy import task_ended, task_started
 from skillrt._routing.inputs import clean_text
 from skillrt._routing.router import IntentRouter
 from skillrt._state.protocol import StateBackend
-from skillrt._state.records import TaskRecord, set_required
+from skillrt._state.records import TaskRecord
 from skillrt._tasks.checkpointing import Checkpoints
 from skillrt._tasks.endings import Endings, kept_for_resume, reply_of
 from skillrt._tasks.inventory import Inventory
@@ -123,6 +123,9 @@ class TaskDriver:
         self.clock = chatlog.clock
         self.logger = logger
         self.checkpoints = Checkpoints(state, tasks, chatlog.redactor, self.clock, kept_for_resume)
+        # ``TaskOwner.saved`` (a step's save, and the future that says it is on disk): the
+        # checkpoints' own, a frame less at every step.
+        self.saved: Callable[[Task], asyncio.Future[None] | None] = self.checkpoints.saved
         self.endings = Endings(
             checkpoints=self.checkpoints, tasks=tasks, events=events, chatlog=chatlog, logger=logger
         )
@@ -147,17 +150,22 @@ class TaskDriver:
             language=detect_language(text),
             current_file=context.get("current_file"),
             selected_text=context.get("selected_text"),
-            extra={k: v for k, v in context.items() if k not in ("current_file", "selected_text")},
+            extra={k: v for k, v in context.items() if k not in ("current_file", "selected_text")}
+            if context
+            else {},
         )
-        return Task(
+        events = self.events.bind(record.id)
+        task = Task(
             record,
             input=task_input,
             owner=self,
-            emit=self.events.bind(record.id).emit,
+            emit=events.emit,
             watchdog_s=self.config.watchdog_timeout_s,
             initial=initial,
             max_task_s=self.config.max_task_s,
         )
+        task.events = events  # its skill's ``ctx.events`` too: one binding a task
+        return task
 
     def new_task(
         self, text: str, context: dict[str, Any], session_id: str, task_id: str | None = None
@@ -225,7 +233,9 @@ class TaskDriver:
         hook, task.reply_hook = task.reply_hook, None
         if hook is not None:  # the reply's history entry goes in the ending's round
             hook(message)
-        return await self._settled(task, message)
+        message = await self._settled(task, message)
+        task.finished(message)  # the reply, now: not a turn of the loop later
+        return message
 
     async def _release(self, task: Task) -> None:
         """The task's post locks and run lock, released; a store that fails here (a database
@@ -284,7 +294,11 @@ class TaskDriver:
         """Wait until the ending is on disk. A task that would be resumable but whose checkpoint
         did not reach the disk never replies "paused, resume it"."""
         try:
-            await self.durable()  # its own wait is shielded: a cancel stops only our waiting
+            # Its own wait: a cancel stops only our waiting. (The future itself, not through
+            # ``durable``'s coroutines.)
+            waiter = self.checkpoints.waiter()
+            if waiter is not None:
+                await waiter
         except asyncio.CancelledError:
             # Shut down meanwhile: the commit goes on without us.
             current = asyncio.current_task()
@@ -325,8 +339,11 @@ class TaskDriver:
             task.truncated_repetition = True
 
         # Limits given at resume, laid over the config's (read only: no copy when none).
-        given = {k: v for k, v in (record.budget or {}).items() if v is not None}
-        budget = self.config.budget.model_copy(update=given) if given else self.config.budget
+        budget = self.config.budget
+        if record.budget:
+            given = {k: v for k, v in record.budget.items() if v is not None}
+            if given:
+                budget = budget.model_copy(update=given)
         return TaskLLM(
             self.llm,
             signal=task.controller.signal,
@@ -352,7 +369,7 @@ class TaskDriver:
             files=self.files.for_task(task.id, on_saved=saved_logger(self.files, logger)),
             versions=self.versions,
             locks=self.state.locks,
-            events=self.events.bind(task.id),
+            events=task.events if task.events is not None else self.events.bind(task.id),
             logger=logger,
             config=self.config,
             host=task,
@@ -374,7 +391,7 @@ class TaskDriver:
         # ``_value_``, not ``.value``: the enum's property is two Python calls, at every
         # transition (four per task); a ``State`` is a ``str`` but the record keeps plain ones.
         value = dest._value_
-        set_required(task.record, "state", value)
+        task.record.__dict__["state"] = value  # (``set_required``, written out)
         if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
             self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
         if self.config.log_level == "debug":  # the logger's own level (``make_logger``): a
@@ -386,7 +403,7 @@ class TaskDriver:
         # before the next await (to EXECUTING, which is saved, or to an ending), so its
         # checkpoint would be one more write that the next one overwrites at once.
         if dest not in TERMINAL_STATES and dest is not State.PLANNING:
-            self.save(task)
+            self.checkpoints.save(task)
 
     def watchdog_fired(self, task: Task, state: State, timeout_s: float) -> None:
         """Stop the running work now; the run loop ends the task in ERROR (``stopped``) and

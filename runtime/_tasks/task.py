@@ -23,7 +23,7 @@ from skillrt.abort import AbortController
 from skillrt.exceptions import TaskPaused
 from skillrt.messages import ChatMessage
 from skillrt.outcomes import End, Outcome
-from skillrt.skill.context import TaskInput
+from skillrt.skill.context import TaskEvents, TaskInput
 from skillrt.skill.replies import reply
 
 if TYPE_CHECKING:
@@ -40,6 +40,8 @@ class TaskOwner(Protocol):
     def watchdog_fired(self, task: Task, state: State, seconds: float) -> None: ...
     def save(self, task: Task) -> None: ...
     async def durable(self) -> None: ...
+    def saved(self, task: Task) -> asyncio.Future[None] | None:
+        """``save`` then ``durable``, as the future to await (None: nothing to wait for)."""
 
 
 class ReplyChannel:
@@ -87,6 +89,7 @@ class Task:
         self.input = input
         self.owner = owner
         self.emit = emit
+        self.events: TaskEvents | None = None  # what ``emit`` belongs to, for ``ctx.events``
         self.controller = AbortController()
         # The machine calls back through a weak reference: with bound methods, the task and
         # its machine made a cycle (and the runner's context, which holds the machine, another),
@@ -116,6 +119,7 @@ class Task:
         self.skill: Skill[Any] | None = None
         self.runner: asyncio.Task[ChatMessage] | None = None
         self._on_end: Callable[[], None] | None = None  # see ``start``
+        self._replied = False  # the runner sent its reply itself (``finished``)
         self.answer: asyncio.Future[str] | None = None
         self.pause_requested = False
         self.end_reason: End | None = None
@@ -163,14 +167,27 @@ class Task:
         self._on_end = on_end
         self.runner.add_done_callback(self._ended)
 
-    def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
-        if self._on_end is not None:
+    def finished(self, message: ChatMessage) -> None:
+        """The runner's last act: ``on_end``, then its final reply, sent now rather than from
+        its done-callback (the caller resumes a turn of the loop sooner, with the callback)."""
+        self._end()
+        self._replied = True
+        self.replies.send(message)
+
+    def _end(self) -> None:
+        on_end, self._on_end = self._on_end, None
+        if on_end is not None:
             try:
-                self._on_end()
+                on_end()
             except Exception as exc:  # reported as a failing done-callback is; the reply goes
-                runner.get_loop().call_exception_handler(
+                asyncio.get_running_loop().call_exception_handler(
                     {"message": f"task {self.id}: on_end failed", "exception": exc}
                 )
+
+    def _ended(self, runner: asyncio.Task[ChatMessage]) -> None:
+        self._end()
+        if self._replied:  # by ``finished``: a turn opened since is not this reply's
+            return
         if not runner.cancelled() and runner.exception() is None:
             self.replies.send(runner.result())
             return
@@ -202,8 +219,9 @@ class Task:
         """Journal a step's result; returns once it is on disk (with the group commit)."""
         self.record.steps[name] = value
         self.machine.touch()
-        self.owner.save(self)
-        await self.owner.durable()
+        waiter = self.owner.saved(self)  # (awaited here: no coroutine per layer)
+        if waiter is not None:
+            await waiter
 
     def before_step(self, name: str) -> None:
         self.machine.touch()

@@ -4,25 +4,33 @@ state folder, no log, no index (the index is read through a read-only SQLite con
 With the embedded model it really generates: one token in a worker process, with a timeout
 (``skillrt.llm.probe``), and says ok, crashed (with the signal) or slow, and the load mode that
 works. It also looks for a local OpenAI-compatible server (Ollama, LM Studio, a llama.cpp
-server) on 127.0.0.1 and says how to use one. ``--no-generate`` skips the generation."""
+server) on 127.0.0.1 and says how to use one. ``--no-generate`` skips the generation.
+
+``doctor_command`` is the whole ``skillrt doctor``, free of Typer: the Typer command and the
+quick path (cli/quick.py) both call it."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import platform
 import shutil
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillrt import __version__
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, HISTORY_SCHEMA, foreign_schema
+from skillrt.cli.common import EXIT_FAILED, EXIT_OK, open_config, user_errors
 from skillrt.exceptions import ConfigError
 from skillrt.settings import RuntimeConfig, config_files, section_models, validate_section
 
-__all__ = ["Check", "run_checks"]
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["Check", "checks_table", "doctor_command", "run_checks"]
 
 Status = Literal["ok", "warn", "fail", "info"]
 
@@ -364,3 +372,40 @@ def run_checks(config: RuntimeConfig, *, generate: bool = True) -> list[Check]:
     for group in (_content, _state, _store, _browser, _sections, _mcp):
         checks.extend(group(config))
     return checks
+
+
+def doctor_command(
+    *, as_json: bool, root: Path | None, posts_dir: str | None, verbose: bool, generate: bool
+) -> int:
+    """``skillrt doctor``: every check as a table or JSON on stdout; exit 1 when one failed,
+    else 0 (a config error exits through ``user_errors``)."""
+    with user_errors():
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir, log_to_file=False)
+        checks = run_checks(config, generate=generate)
+    failed = any(c.status == "fail" for c in checks)
+    if as_json:
+        print(json.dumps({"ok": not failed, "checks": [c.to_dict() for c in checks]}))
+    else:
+        from rich.console import Console
+
+        Console().print(checks_table(checks), highlight=False)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+_MARKS = {"ok": "ok", "warn": "warn", "fail": "FAIL", "info": ""}
+
+
+def checks_table(checks: list[Check]) -> Table:
+    """The checks as doctor prints them: mark, name, value. Every cell is ``Text``: the marks
+    were ``str`` once, parsed as markup with ``:emoji:`` codes, which loaded rich's emoji
+    table (~12 M instructions) to print the same bytes."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
+    for check in checks:
+        table.add_row(Text(_MARKS[check.status]), Text(check.name), Text(check.value))
+    return table

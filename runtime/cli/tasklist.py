@@ -1,17 +1,73 @@
 """The resumable tasks as a table (``skillrt tasks``, the chat's ``/tasks``): Rich's table and
-text only, so listing loads none of the live display (cli/display.py)."""
+text only, so listing loads none of the live display (cli/display.py).
+
+``tasks_command`` is the whole ``skillrt tasks``, free of Typer: the Typer command and the
+quick path (cli/quick.py) both call it."""
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from skillrt.cli.common import EXIT_OK, make_runtime, open_store_config, user_errors
 from skillrt.messages import TaskSummary
 
-__all__ = ["age", "task_status", "tasks_table"]
+if TYPE_CHECKING:
+    from skillrt.cli.storeconfig import StoreConfig
+    from skillrt.settings import RuntimeConfig
+
+__all__ = ["age", "task_status", "tasks_command", "tasks_table"]
+
+
+def tasks_command(*, as_json: bool, root: Path | None, verbose: bool) -> int:
+    """``skillrt tasks``: the resumable tasks as a table or JSON on stdout; the exit status
+    (a config or state folder error exits through ``user_errors``)."""
+    with user_errors():
+        config = open_store_config(root, verbose=verbose)
+        found = _resumable(config)
+    if as_json:
+        print(json.dumps([t.model_dump(mode="json") for t in found], ensure_ascii=False))
+        return EXIT_OK
+    console = Console()
+    if not found:
+        console.print("No resumable tasks.")
+        return EXIT_OK
+    console.print(tasks_table(found))
+    return EXIT_OK
+
+
+def _resumable(config: RuntimeConfig | StoreConfig) -> list[TaskSummary]:
+    from skillrt.cli.storeconfig import StoreConfig
+
+    if isinstance(config, StoreConfig) or config.state_url is None:
+        # the embedded store: read it, no runtime needed
+        from skillrt._state.embedded.offline import resumable_on_disk
+
+        found, quarantined = resumable_on_disk(config)
+        for note in quarantined:  # as a runtime's start would report them
+            print(f"skillrt: warning: {note}", file=sys.stderr, flush=True)
+        return found
+
+    import asyncio
+
+    return asyncio.run(_resumable_from(config))
+
+
+async def _resumable_from(config: RuntimeConfig) -> list[TaskSummary]:
+    runtime = make_runtime(config, with_model=False, with_skills=False)
+    await runtime.initialize()
+    try:
+        return runtime.get_resumable_tasks()
+    finally:
+        await runtime.close()
 
 
 def age(timestamp: float, now: float | None = None) -> str:

@@ -88,8 +88,9 @@ class ServerState:
     async def start(self) -> None:
         self._log = EventLog(self.runtime.redactor)
         self._jobs = Jobs(self._log)
-        # Unredacted: the journal redacts an event when it encodes it (most are never read).
-        self._unsubscribe = self.runtime.events.on_raw("*", self._log.on_event)
+        # Unredacted: the journal redacts an event when it encodes it (most are never read);
+        # by its fields: no ``Event`` is built for it.
+        self._unsubscribe = self.runtime.events.on_fields(self._log.keep_event)
         await self.runtime.initialize()
         self.runtime.warm_up()  # routing's tables, built in a thread before the first request
         if self.mcp is not None:
@@ -155,11 +156,11 @@ def _wants_sse(request: Request) -> bool:
     return "text/event-stream" in request.headers.get("accept", "")
 
 
-def _context(ctx: RequestContext, session_id: str | None) -> dict[str, Any]:
+def _context(ctx: RequestContext | None, session_id: str | None) -> dict[str, Any]:
     # A request without a context (most calls) has nothing to dump. (The attributes that
     # ``model_fields_set`` and ``model_extra`` read: two Python calls fewer per call.)
-    empty = not ctx.__pydantic_fields_set__ and not ctx.__pydantic_extra__
-    context = {} if empty else ctx.model_dump(exclude_none=True)
+    empty = ctx is None or (not ctx.__pydantic_fields_set__ and not ctx.__pydantic_extra__)
+    context = {} if empty or ctx is None else ctx.model_dump(exclude_none=True)
     session = session_id or context.pop("session_id", None)
     if session:
         context["session_id"] = session
@@ -370,16 +371,28 @@ async def run_skill(
 def skill_call(state: ServerState, name: str, body: SkillRunRequest) -> tuple[Call, str | None]:
     """``POST /v1/skills/{name}/run``'s call and session, or a ``ProblemError`` (nothing
     started)."""
+    return params_call(state, name, body.params, body.context, body.session_id)
+
+
+def params_call(
+    state: ServerState,
+    name: str,
+    raw: dict[str, Any],
+    ctx: RequestContext | None = None,
+    session_id: str | None = None,
+) -> tuple[Call, str | None]:
+    """``skill_call`` of a body's parts: its params, and its context and session (None and
+    None: a body without them, which the fast routes read without building the model)."""
     _store_ready(state)
     skill = state.runtime.skills.get(name)
     if skill is None:
         known = ", ".join(sorted(state.runtime.skills))
         raise ProblemError(404, "unknown-skill", f"no skill {name!r} (known: {known})")
     try:
-        params = skill.parse_params(body.params).model_dump(mode="json")
+        params = skill.parse_params(raw).model_dump(mode="json")
     except Exception as exc:
         raise _params_error(exc) from None
-    context = _context(body.context, body.session_id)
+    context = {} if ctx is None and session_id is None else _context(ctx, session_id)
 
     def call(on_task: Any, on_left: OnLeft | None) -> Coroutine[Any, Any, ChatMessage | None]:
         # The runtime's coroutine itself: the task that runs it has no frame of ours.

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from skillrt.server.auth import HostGuard, token_matches
 from skillrt.server.models import InputRequest, SkillRunRequest
@@ -74,6 +75,7 @@ class FastRoutes:
         self._answer = routes.answer
         self._error = routes.error_response
         self._skill_call = routes.skill_call
+        self._params_call = routes.params_call
         self._input_call = routes.input_call
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -141,9 +143,29 @@ class FastRoutes:
         try:
             if name is None:
                 return self._input_call(self.server, InputRequest.model_validate_json(body))
+            params = _params_only(body)
+            if params is not None:
+                return self._params_call(self.server, name, params)
             return self._skill_call(self.server, name, SkillRunRequest.model_validate_json(body))
         except (ValidationError, ProblemError):
             return None
+
+
+def _params_only(body: bytes) -> dict[str, Any] | None:
+    """The params of a run's body that holds nothing else (``{"params": {...}}``, or ``{}``):
+    what ``SkillRunRequest`` reads from it (the same JSON parser, pydantic-core's), without
+    building the model and its empty context (most of a call's parsing). None for any other
+    body, which the model reads, and refuses when it must."""
+    try:
+        data = from_json(body)
+    except ValueError:
+        return None
+    if type(data) is not dict or len(data) > 1:
+        return None
+    if not data:  # ``{}``: the params' default
+        return {}
+    params = data.get("params")  # None when the one key is another (context, session_id)
+    return params if type(params) is dict else None
 
 
 async def _body(receive: Any, limit: int | None) -> tuple[bytes, bool | None]:

@@ -207,28 +207,33 @@ class EventLog:
             self._tasks.move_to_end(task_id)
 
     def on_event(self, event: Event) -> None:
-        """The runtime's ``"*"`` subscriber (``EventBus.on_raw``: the data comes unredacted,
-        and is redacted here when encoded)."""
+        """An ``Event`` journaled as ``keep_event`` journals its fields (``EventBus.on_raw``)."""
+        self.keep_event(event.type, event.task_id, event.data, event.timestamp)
+
+    def keep_event(
+        self, kind: str, task_id: str | None, data: dict[str, Any], timestamp: float
+    ) -> None:
+        """The runtime's subscriber to every event (``EventBus.on_fields``: no ``Event`` is
+        built for it, and the data comes unredacted, to be redacted here when encoded)."""
         if get_ident() != self._thread:  # a provider streaming from its own thread
-            self._loop.call_soon_threadsafe(self.on_event, event)
+            self._loop.call_soon_threadsafe(self.keep_event, kind, task_id, data, timestamp)
             return
         # The size of its data's JSON when every value is a string or a number, as the journal
         # counts (characters); a dict or a list: encoded now, as it is now (in C), and
         # redacted when read (the walk was most of an event's cost here).
-        data = event.data
-        size = _RAW_ENTRY + len(event.type)
+        size = _RAW_ENTRY + len(kind)
         for key, value in data.items():
-            kind = type(value)
-            if kind is str:
+            type_ = type(value)
+            if type_ is str:
                 size += len(key) + len(value) + 6
-            elif kind in _PLAIN:
+            elif type_ in _PLAIN:
                 size += len(key) + 24
             else:
-                text = _json({"type": event.type, "task_id": event.task_id,
-                              "data": data, "timestamp": event.timestamp})  # fmt: skip
-                self._keep(event.type, event.task_id, None, text, len(text) + _ENTRY_OVERHEAD)
+                text = _json({"type": kind, "task_id": task_id, "data": data,
+                              "timestamp": timestamp})  # fmt: skip
+                self._keep(kind, task_id, None, text, len(text) + _ENTRY_OVERHEAD)
                 return
-        self._keep(event.type, event.task_id, None, data, size)._time = event.timestamp
+        self._keep(kind, task_id, None, data, size)._time = timestamp
 
     def add_message(self, message: ChatMessage) -> Entry:
         return self._keep("message", message.task_id, self.redactor.dump(message)[0], None, 0)

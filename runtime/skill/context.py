@@ -10,11 +10,13 @@ With ``returns=Model`` the step gives back a ``Model`` both times (the journal h
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from pydantic import TypeAdapter, ValidationError
@@ -229,7 +231,7 @@ class SkillContext:
             return value if returns is None else _validated(name, value, returns)
         self.signal.raise_if_aborted()
         self._host.before_step(name)
-        if inspect.iscoroutinefunction(fn):
+        if _is_async(fn):
             result = await fn()
         else:
             result = await asyncio.to_thread(fn)
@@ -282,6 +284,18 @@ class SkillContext:
     def say(self, zh: str, en: str) -> str:
         """Pick ``zh`` or ``en`` by the user's language (``reply`` reads a skill's table)."""
         return self.input.say(zh, en)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """``inspect.iscoroutinefunction(fn)``, which is six Python calls a step: a plain function
+    (or a ``partial`` of one, as steps are written) is answered from its code's flags, exactly
+    as ``inspect`` does; anything else is asked of ``inspect``."""
+    f = fn
+    while type(f) is functools.partial:
+        f = f.func
+    if type(f) is FunctionType:
+        return bool(f.__code__.co_flags & inspect.CO_COROUTINE)
+    return inspect.iscoroutinefunction(fn)
 
 
 def _as_json(name: str, result: object, *, typed: bool) -> Any:

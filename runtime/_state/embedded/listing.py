@@ -17,10 +17,35 @@ runtime writes it, or a ``Cache`` row with no ``Listed`` row, is read the slow w
 parsed, and moved aside if unusable). A ``Listed`` row's rowid is its ``Cache`` row's, so the
 listing joins them on an integer.
 
+The store's own group commit does not have SQLite parse the JSON it has just written: the
+runtime takes a record's listing when it serialises it (``records.listing_of``), and the
+commit writes it into ``Listed`` itself, in the same transaction, right after the record's
+row (``WRITE_LISTED``). That row is marked for the triggers (``access_count`` = -1, a column a
+checkpoint store never reads: it never evicts) so they leave it alone; a row written any other
+way (diskcache's ``set``, another version of skillrt, an ``UPDATE`` by hand, which keeps the
+row's ``store_time``) has its ``Listed`` row made from its JSON as before. The trigger's work
+was a third of a commit of a small record, 89% of one of 100 KB (the JSON parsed three times,
+its journal walked to count the steps). A row the triggers make and one the commit writes are
+the same (``tests/test_listing_carried.py``).
+
 ``ensure_listing`` runs at every opening: if the table or one of its triggers is missing or not
 as this version makes it (a store made before them, or by an older version, or damaged by
 hand), they are made again and the table filled from the JSON of every record, all in one
-transaction, so a crash leaves either the old store or the complete new one. (Stores of
+transaction, so a crash leaves either the old store or the complete new one. A store whose
+triggers are exactly those of layout 1 (before the commit carried the listing: no ``WHEN``)
+only has its triggers made again: its ``Listed`` rows are right as they are.
+
+**Layouts and versions.** The layout is kept in SQLite's ``user_version`` (``LAYOUT``, 2 now;
+older versions of skillrt never set it, and never read it). This version goes forward only: a
+store of a later layout (a higher ``user_version``, its table and triggers there) is left as
+it is; its commits stay right under any triggers, since the row they write into ``Listed``
+replaces whatever a trigger made. A later layout must therefore keep ``Listed``'s columns and
+their meaning (older versions move a database with other columns aside as foreign anyway).
+An older version of skillrt (before layout 2) opening a layout-2 store does not know
+``user_version``: it finds triggers not as it makes them and rebuilds the table from every
+record's JSON with its own triggers, once per opening; this version, opening it next, only
+makes its triggers again. Both list the same and lose nothing, whichever opened last; only
+the rebuilds and, under the old triggers, this version's commits cost more. (Stores of
 2026-11-26 had ``Listed`` keyed by the task id, ``WITHOUT ROWID``: a text key to look up for
 every row listed, 2-3 ms of 10,000; the table of the first, column-per-field layout, ``Listing``,
 which lived on main for an hour that day and cost three times as much per write, is dropped in
@@ -38,12 +63,20 @@ from skillrt._state.protocol import LISTED
 
 __all__ = [
     "FIELDS",
+    "LAYOUT",
+    "LISTED_BY_WRITER",
     "LISTED_COLUMNS",
     "LISTED_QUERY",
     "RETIRED_COLUMNS",
     "TRIGGERS",
+    "WRITE_LISTED",
     "ensure_listing",
 ]
+
+LAYOUT = 2
+"""The listing's layout, in SQLite's ``user_version`` (see the module docstring)."""
+LISTED_BY_WRITER = -1
+"""``Cache.access_count`` of a row whose ``Listed`` row its writer makes (the group commit)."""
 
 LISTED_COLUMNS = ("key", "fields", "progress", "steps")
 TRIGGERS = ("Listed_insert", "Listed_update", "Listed_delete")
@@ -91,16 +124,40 @@ _INSERT = (
     + " WHERE "
     + _LISTABLE.format(r="NEW")
 )
-_MADE = {
+_DELETE = (
+    "CREATE TRIGGER Listed_delete AFTER DELETE ON Cache BEGIN"
+    " DELETE FROM Listed WHERE rowid = OLD.rowid; END"
+)
+# The triggers of layout 1, as that version made them (no WHEN: every write parsed its JSON).
+_MADE_1 = {
     "Listed": _TABLE,
     "Listed_insert": f"CREATE TRIGGER Listed_insert AFTER INSERT ON Cache BEGIN {_INSERT}; END",
     "Listed_update": "CREATE TRIGGER Listed_update AFTER UPDATE ON Cache BEGIN"  # noqa: S608
     f" DELETE FROM Listed WHERE rowid = OLD.rowid; {_INSERT}; END",
-    "Listed_delete": "CREATE TRIGGER Listed_delete AFTER DELETE ON Cache BEGIN"
-    " DELETE FROM Listed WHERE rowid = OLD.rowid; END",
+    "Listed_delete": _DELETE,
+}
+# A row its writer lists is left alone: an insert marked so, an update marked so that stores
+# it anew (a new store_time; an UPDATE by hand keeps the row's, and is listed from its JSON).
+_MARKED = f"NEW.access_count IS {LISTED_BY_WRITER}"
+_MADE = {
+    "Listed": _TABLE,
+    "Listed_insert": f"CREATE TRIGGER Listed_insert AFTER INSERT ON Cache WHEN NOT {_MARKED}"
+    f" BEGIN {_INSERT}; END",
+    "Listed_update": "CREATE TRIGGER Listed_update AFTER UPDATE ON Cache"  # noqa: S608
+    f" WHEN NOT ({_MARKED} AND NEW.store_time IS NOT OLD.store_time)"
+    f" BEGIN DELETE FROM Listed WHERE rowid = OLD.rowid; {_INSERT}; END",
+    "Listed_delete": _DELETE,
 }
 """Each object of the listing as ``sqlite_master`` holds it: one that reads otherwise (another
 layout, an older trigger) has the table built again at opening."""
+
+WRITE_LISTED = (
+    "INSERT OR REPLACE INTO Listed (rowid, key, fields, progress, steps)"
+    " SELECT rowid, key, ?, ?, ? FROM Cache WHERE key = ? AND raw = 1"
+)
+"""The ``Listed`` row of a record the group commit has just written (parameters: its fields'
+JSON array, its progress as JSON text, its number of steps, its key): it replaces whatever a
+trigger made (a store another version opened last has triggers that still list every row)."""
 _FILL = (
     f"INSERT INTO {_COLUMNS} SELECT "  # noqa: S608 - SQL built from constants
     + _row_of("c.value", "c.key", "c.rowid")
@@ -132,25 +189,29 @@ again for every column of every row."""
 
 def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
     """Make the ``Listed`` table and its triggers if any is missing, filled from the records'
-    JSON, in one transaction (``execute``: the store's connection's). True when it did."""
-    if _complete(execute):
+    JSON, in one transaction (``execute``: the store's connection's); a store of layout 1
+    gets this layout's triggers only. True when it changed the store."""
+    if _found(execute) in ("current", "later"):
         return False
     ((waited,),) = execute("PRAGMA busy_timeout").fetchall()
     execute("PRAGMA busy_timeout = 10000")  # another process may be opening it too
     try:
         execute("BEGIN IMMEDIATE")
         try:
-            if _complete(execute):  # that other process made it meanwhile
+            found = _found(execute)
+            if found in ("current", "later"):  # that other process made it meanwhile
                 execute("ROLLBACK")
                 return False
             for trigger in (*TRIGGERS, *_RETIRED_TRIGGERS):
                 execute(f"DROP TRIGGER IF EXISTS {trigger}")
-            execute("DROP TABLE IF EXISTS Listed")
-            execute("DROP TABLE IF EXISTS Listing")
-            execute(_TABLE)
-            execute(_FILL)
+            if found != "layout 1":  # its Listed rows are right as they are
+                execute("DROP TABLE IF EXISTS Listed")
+                execute("DROP TABLE IF EXISTS Listing")
+                execute(_TABLE)
+                execute(_FILL)
             for trigger in TRIGGERS:
                 execute(_MADE[trigger])
+            execute(f"PRAGMA user_version = {LAYOUT}")
         except BaseException:
             execute("ROLLBACK")
             raise
@@ -160,11 +221,23 @@ def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
     return True
 
 
-def _complete(execute: Callable[..., sqlite3.Cursor]) -> bool:
-    """Whether the table and its triggers are there as this version makes them, and no
-    retired table is left."""
-    found = execute(
-        "SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?, ?)",
-        (*_MADE, "Listing"),
-    ).fetchall()
-    return dict(found) == _MADE
+def _found(execute: Callable[..., sqlite3.Cursor]) -> str:
+    """What the store holds: "current" (the table and its triggers as this version makes
+    them, no retired table left, the layout noted), "layout 1" (exactly as layout 1 made
+    them, or this layout's not noted yet: the rows are right, the triggers made again),
+    "later" (a later layout's: the table and three triggers of these names, under a
+    higher ``user_version``), or "other" (to be built again)."""
+    found = dict(
+        execute(
+            "SELECT name, sql FROM sqlite_master WHERE name IN (?, ?, ?, ?, ?)",
+            (*_MADE, "Listing"),
+        ).fetchall()
+    )
+    ((layout,),) = execute("PRAGMA user_version").fetchall()
+    if found == _MADE and layout >= LAYOUT:
+        return "current"
+    if found in (_MADE, _MADE_1):
+        return "layout 1"
+    if layout > LAYOUT and found.keys() == _MADE.keys() and found["Listed"] == _TABLE:
+        return "later"
+    return "other"

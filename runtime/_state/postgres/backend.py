@@ -8,6 +8,7 @@ event loop (``looprounds``), by the committer's thread while the loop's session 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -115,9 +116,30 @@ class PostgresBackend:
 
     def _send_holds(self) -> None:
         asked, self._holds = self._holds, {}
+        # Sent at once on the loop's session where it is free (no task, no coroutines: the
+        # waiters are told in the turn the answer comes); else in a task that waits its turn
+        # there (or connects it first).
+        if self.runlocks.hold_many_now(list(asked), functools.partial(self._held, asked)):
+            return
         sending = asyncio.get_running_loop().create_task(self._hold_many(asked))
         self._holding.add(sending)  # a reference until it ends
         sending.add_done_callback(self._holding.discard)
+
+    @staticmethod
+    def _held(
+        asked: dict[str, list[asyncio.Future[bool]]],
+        held: set[str] | None,
+        exc: BaseException | None,
+    ) -> None:
+        """Tell the waiters of ``asked`` whether they hold their task's lease (or ``exc``)."""
+        for task_id, waiters in asked.items():
+            for waiter in waiters:
+                if waiter.done():  # its task stopped waiting (cancelled)
+                    continue
+                if exc is not None:
+                    waiter.set_exception(exc)
+                else:
+                    waiter.set_result(held is not None and task_id in held)
 
     async def _hold_many(self, asked: dict[str, list[asyncio.Future[bool]]]) -> None:
         try:
@@ -130,10 +152,7 @@ class PostgresBackend:
             if not isinstance(exc, Exception):
                 raise
             return
-        for task_id, waiters in asked.items():
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(task_id in held)
+        self._held(asked, held, None)
 
     async def release(self, task_id: str) -> None:
         """Release the task's post locks (a round trip only when it holds some) and queue the

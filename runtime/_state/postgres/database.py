@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skillrt._io.processes import pid_alive
 from skillrt._state.postgres.rounds import PgRound
 from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate, schema_version
-from skillrt._state.postgres.wire import Watch
+from skillrt._state.postgres.wire import Pending, Rows, Watch
 from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 
 if TYPE_CHECKING:
@@ -338,8 +338,9 @@ class PgDatabase:
                 reason="busy",
             ) from exc
 
-    @contextlib.contextmanager
-    def grouped(self, runlocks: PgRunLocks | None = None) -> Iterator[PgRound]:
+    def grouped(
+        self, runlocks: PgRunLocks | None = None
+    ) -> contextlib.AbstractContextManager[PgRound]:
         """The writes made on this thread meanwhile, gathered into one round and sent as one
         statement at the end (see ``rounds``), with the lease releases queued in
         ``runlocks``. Inside an open round, the writes join that one (sent when it ends).
@@ -347,9 +348,12 @@ class PgDatabase:
         Raises ``StoreUnavailable(reason="lease_lost")`` after the rest is committed when
         checkpoints of tasks another live worker holds were not written."""
         opened: PgRound | None = getattr(self._rounds, "open", None)
-        if opened is not None:
-            yield opened
-            return
+        if opened is not None:  # most calls (a round the loop gathers): no generator
+            return _Joined(opened)
+        return self._new_round(runlocks)
+
+    @contextlib.contextmanager
+    def _new_round(self, runlocks: PgRunLocks | None) -> Iterator[PgRound]:
         round_ = self._rounds.open = PgRound()
         try:
             yield round_
@@ -369,25 +373,29 @@ class PgDatabase:
                 reason="lease_lost",
             )
 
-    @contextlib.contextmanager
-    def gathering(self) -> Iterator[PgRound]:
+    def gathering(self) -> contextlib.AbstractContextManager[PgRound]:
         """A round opened on this thread and not sent when it closes: the writes made meanwhile
         (``grouped`` inside joins it) are gathered for the caller to send (``LoopRounds``)."""
         if getattr(self._rounds, "open", None) is not None:
             raise RuntimeError("a round is already open on this thread")
-        round_ = self._rounds.open = PgRound()
-        try:
-            yield round_
-        finally:
-            self._rounds.open = None
+        return _Gathering(self._rounds)
 
     def commit_session(self, loop: asyncio.AbstractEventLoop) -> Any | None:
         """The durable session ``loop`` sends its commit rounds on (non-blocking, this loop's
         alone), or None while it is being connected (in a thread, started here), the store is
         down, or the platform's loop watches no sockets (Windows' proactor)."""
+        session = self._committing.get(loop)
+        if (  # the common case first, in the order of the checks below
+            session is not None
+            and self._down_since is None
+            and session.outages == self.outages
+            and session.conn is not None
+            and not self._closing.is_set()
+            and not session.conn.closed
+        ):
+            return session.conn
         if sys.platform == "win32" or self._down_since is not None or self._closing.is_set():
             return None
-        session = self._committing.get(loop)
         if session is not None and session.outages != self.outages:
             self.drop_commit_session(loop)  # from before an outage: its socket may be dead
             session = None
@@ -505,6 +513,61 @@ class PgDatabase:
                 self._drop_loop_session(loop)
                 raise
 
+    def on_loop_now(
+        self,
+        statement: Statement,
+        params: Mapping[str, bytes | None],
+        done: Callable[[Rows | None, BaseException | None], None],
+    ) -> bool:
+        """``on_loop`` without a coroutine: ``statement`` sent now on the running loop's
+        bookkeeping session, and ``done(rows, None)`` or ``done(None, error)`` called on the
+        loop once (the errors ``on_loop`` raises, within the same timeout). No task, no
+        coroutines awaiting each other, no timeout context: a task's lease is taken in the
+        turn it is asked and its waiter told in the turn its answer comes (two turns of the
+        loop fewer each way). False, with nothing sent: that session is busy, not connected
+        (yet, or again after an outage) or the store is down; ``on_loop`` then does it."""
+        if sys.platform == "win32" or self._down_since is not None:
+            return False
+        loop = asyncio.get_running_loop()
+        session = self._on_loop.get(loop)
+        if (
+            session is None
+            or session.outages != self.outages
+            or session.conn is None
+            or session.conn.closed
+            or not _taken_now(session.lock)
+        ):
+            return False
+        psycopg = self._psycopg
+        timer: asyncio.TimerHandle | None = None
+
+        def answered(rows: Rows | None, exc: BaseException | None) -> None:
+            if timer is not None:
+                timer.cancel()
+            refused = isinstance(exc, psycopg.Error) and not isinstance(
+                exc, psycopg.OperationalError
+            )  # a refusal leaves the session as it was
+            if exc is not None and not refused and self._on_loop.get(loop) is session:
+                self._drop_loop_session(loop)  # broken, silent or its state unknown
+            session.lock.release()
+            if exc is None:
+                done(rows, None)
+            elif isinstance(exc, psycopg.DataError):  # refused; the session is as it was
+                done(None, UserError(f"the database refused a value: {exc}"))
+            elif isinstance(exc, psycopg.OperationalError):
+                done(None, self._unavailable(exc))
+            elif isinstance(exc, TimeoutError):
+                done(None, StoreUnavailable(
+                    f"PostgreSQL did not answer within {self.timeout_s:g} s", reason="unreachable"
+                ))  # fmt: skip
+            else:
+                done(None, exc)
+
+        pending = Pending(loop, session.conn, statement, params, answered)
+        timer = loop.call_later(self.timeout_s + 1, pending.fail, TimeoutError())
+        pending.begin()
+        return True
+
     async def _connected_in_thread(self) -> Any:
         """A ``dedicated`` connection, made in a thread. A caller that stops waiting (cancelled,
         timed out, its loop closing) leaves it to the thread, which closes it when it arrives:
@@ -592,6 +655,51 @@ class PgDatabase:
     def _close_pools(self) -> None:
         self.bookkeeping.close()
         self.pool.close()
+
+
+class _Joined:
+    """``grouped`` inside an open round: the writes join it (nothing to do at either end)."""
+
+    __slots__ = ("round",)
+
+    def __init__(self, round_: PgRound) -> None:
+        self.round = round_
+
+    def __enter__(self) -> PgRound:
+        return self.round
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class _Gathering:
+    """``gathering``: a round open on this thread until the block ends (sent by the caller)."""
+
+    __slots__ = ("round", "rounds")
+
+    def __init__(self, rounds: threading.local) -> None:
+        self.rounds = rounds
+        self.round = rounds.open = PgRound()
+
+    def __enter__(self) -> PgRound:
+        return self.round
+
+    def __exit__(self, *exc: object) -> None:
+        self.rounds.open = None
+
+
+def _taken_now(lock: asyncio.Lock) -> bool:
+    """Acquire ``lock`` if that needs no wait (its ``acquire`` ends without suspending); False,
+    and not acquired, otherwise."""
+    if lock.locked():
+        return False
+    acquiring = lock.acquire()
+    try:
+        acquiring.send(None)
+    except StopIteration:
+        return True
+    acquiring.close()  # it would wait (waiters still queued): given up, nothing left behind
+    return False
 
 
 class _Connecting:

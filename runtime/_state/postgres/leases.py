@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from skillrt._state.postgres.database import clean_text
-from skillrt._state.postgres.wire import Statement, text, text_array
+from skillrt._state.postgres.wire import Rows, Statement, text, text_array
 from skillrt.exceptions import UserError
 
 if TYPE_CHECKING:
@@ -88,6 +88,37 @@ class PgRunLocks:
             self._held |= held
         return held
 
+    def hold_many_now(
+        self,
+        task_ids: Sequence[str],
+        done: Callable[[set[str] | None, BaseException | None], None],
+    ) -> bool:
+        """``hold_many_async`` sent now on the running loop's session, without a coroutine
+        (``PgDatabase.on_loop_now``): ``done(held, None)`` or ``done(None, error)`` on the loop.
+        False, with nothing sent: ask ``hold_many_async``."""
+        try:
+            wanted = sorted({clean_text(task_id) for task_id in task_ids})
+            params = {"ids": text_array(wanted), "me": text(self.db.worker_id),
+                      "lease": repr(float(self.lease_s)).encode("ascii")}  # fmt: skip
+        except Exception as exc:  # an id no statement can carry (a lone surrogate)
+            done(None, exc)
+            return True
+
+        def answered(rows: Rows | None, exc: BaseException | None) -> None:
+            if rows is None:
+                done(None, exc)
+                return
+            taken = {task_id for (task_id,) in rows}
+            held = {task_id for task_id in task_ids if clean_text(task_id) in taken}
+            with self._mutex:
+                self._held |= held
+            done(held, None)
+
+        if not wanted:
+            done(set(), None)
+            return True
+        return self.db.on_loop_now(_HOLD, params, answered)
+
     def release(self, task_id: str) -> None:
         with self._mutex:
             self._held.discard(task_id)
@@ -122,13 +153,16 @@ class PgRunLocks:
     def take_releases(self) -> list[str]:
         """The queued deletions, now in flight (``releases_done`` once their round ends)."""
         with self._mutex:
+            if not self._releasing:  # most rounds: a step's
+                return []
             released, self._releasing = self._releasing, set()
             self._in_flight |= released
         return sorted(clean_text(list(released)))
 
     def releases_done(self, released: Sequence[str]) -> None:
-        with self._mutex:
-            self._in_flight.difference_update(released)
+        if released:
+            with self._mutex:
+                self._in_flight.difference_update(released)
 
     def release_queued(self) -> None:
         """Write the queued deletions now, in one statement (a round without checkpoints;

@@ -114,9 +114,8 @@ class LoopRounds:
             self._flight = None
         for r in flight.rounds:
             self._mine.discard(id(r))
-        error = flight.error
         with contextlib.suppress(RuntimeError):  # its loop is gone: no one to tell
-            self._settle(flight.rounds, error)
+            self._settle(flight.rounds, flight.error)
         if self._queued and self._flight is None:
             self._next()  # (a session that failed meanwhile: they go as the thread sends)
         self._tell_idle()

@@ -230,6 +230,8 @@ class PgRound:
 
     def fenced(self, found: Sequence[tuple[str | None, ...]]) -> list[str]:
         """Of the task ids the round's statement returned, those it had checkpoints of."""
+        if not found:  # (most rounds: nothing fenced)
+            return []
         written = set(self.saves) | set(self.deletes)
         return [str(task_id) for (task_id,) in found if task_id in written]
 
@@ -240,11 +242,11 @@ class PgRound:
         has checkpoints)."""
         params: dict[str, bytes] = {"me": text(db.worker_id)}
         checkpoints = ""
-        written = set(self.saves) | set(self.deletes)
-        if self.checkpointed:
-            if len(self.saves) == 1 and not self.deletes and set(released) <= set(self.saves):
+        saves, deletes = self.saves, self.deletes
+        if saves or deletes:
+            if len(saves) == 1 and not deletes and all(r in saves for r in released):
                 checkpoints = "one"
-            elif not self.saves and len(self.deletes) == 1 and set(released) <= written:
+            elif not saves and len(deletes) == 1 and all(r in deletes for r in released):
                 checkpoints = "gone"
             else:
                 checkpoints = "many"
@@ -260,7 +262,7 @@ class PgRound:
             rows = list(self.saves.values())
             params |= {
                 # Released leases are locked too, all in one order (no deadlock).
-                "ids": text_array(sorted(written | set(released))),
+                "ids": text_array(sorted(set(saves) | set(deletes) | set(released))),
                 "save_ids": text_array([row[0] for row in rows]),
                 "states": text_array([row[1] for row in rows]),
                 "updated": float8_array([row[2] for row in rows]),

@@ -35,6 +35,10 @@ _HEADER = struct.Struct("!iiiii")  # dimensions, has-nulls, element type, length
 _LENGTH = struct.Struct("!i")
 _FLOAT8 = struct.Struct("!id")  # an element: its length (8), its value
 _UNDEFINED_STATEMENT = b"26000"  # invalid_sql_statement_name: not prepared on this session
+# libpq's ``ExecStatusType`` (``psycopg.pq.ExecStatus``), as plain ints: read for every result,
+# where the enum's members cost an attribute lookup each and their import a statement a read.
+_COMMAND_OK, _TUPLES_OK, _FATAL_ERROR = 1, 2, 7
+_SUCCEEDED = (_COMMAND_OK, _TUPLES_OK)
 
 # The statements each connection has prepared (a connection is used by one thread at a time;
 # the lock guards the mapping, which several threads' connections share).
@@ -180,8 +184,8 @@ class Pending:
     on the loop. Where the loop cannot run (a synchronous close while it is blocked in it),
     ``finish_now`` reads the result here, blocking. Errors are ``run``'s."""
 
-    __slots__ = ("conn", "done", "finished", "found", "loop", "params", "phase", "retried",
-                 "statement", "watch", "writing")  # fmt: skip
+    __slots__ = ("conn", "done", "finished", "found", "loop", "names", "params", "phase",
+                 "retried", "statement", "watch", "writing")  # fmt: skip
 
     def __init__(
         self,
@@ -193,7 +197,8 @@ class Pending:
     ) -> None:
         self.loop, self.conn, self.statement, self.done = loop, conn, statement, done
         self.params = [params[name] for name in statement.names]
-        self.phase = "execute" if statement.name in _names(conn) else "prepare"
+        self.names = _names(conn)  # the statements prepared on its session
+        self.phase = "execute" if statement.name in self.names else "prepare"
         self.found: Any = None
         self.retried = False
         self.writing = False
@@ -240,25 +245,23 @@ class Pending:
             self._finish(None, exc)
 
     def _read(self) -> None:
-        from psycopg import OperationalError, pq
-
         pgconn = self.conn.pgconn
         pgconn.consume_input()
         while not self.finished and not pgconn.is_busy():
             result = pgconn.get_result()
             if result is not None:  # the first failed result if any (a statement has one)
-                if self.found is None or self.found.status in (
-                    pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK
-                ):  # fmt: skip
+                if self.found is None or self.found.status in _SUCCEEDED:
                     self.found = result
                 continue
             found, self.found = self.found, None  # all of this phase's results are in
             if found is None:
+                from psycopg import OperationalError
+
                 raise OperationalError("the server sent no result")
             self._phase_done(found)
 
     def _phase_done(self, found: Any) -> None:
-        names = _names(self.conn)
+        names = self.names
         if self.phase == "prepare":
             _check(self.conn, found)
             names.add(self.statement.name)
@@ -271,6 +274,11 @@ class Pending:
         else:
             _check(self.conn, found)
             self._finish(_rows(found), None)
+
+    def fail(self, error: BaseException) -> None:
+        """End it now with ``error`` (a caller's timeout): ``done`` hears it, a late answer is
+        not read. The session is left mid-statement: the caller drops it."""
+        self._finish(None, error)
 
     def _finish(self, rows: Rows | None, error: BaseException | None) -> None:
         if self.finished:
@@ -332,9 +340,8 @@ async def _result(pgconn: Any, watch: Watch | None = None) -> Any:
     """The result of what was sent on ``pgconn`` (non-blocking), the loop waiting for its
     socket (through ``watch``, its session's, if it has one); the first failed result if any
     (a statement has one)."""
-    from psycopg import OperationalError, pq
+    from psycopg import OperationalError
 
-    succeeded = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
     loop = asyncio.get_running_loop()
     fd = pgconn.socket
     while pgconn.flush():  # 1: more to send once the socket takes it
@@ -347,7 +354,7 @@ async def _result(pgconn: Any, watch: Watch | None = None) -> Any:
         result = pgconn.get_result()
         if result is None:
             break
-        if found is None or found.status in succeeded:
+        if found is None or found.status in _SUCCEEDED:
             found = result
     if found is None:
         raise OperationalError("the server sent no result")
@@ -389,19 +396,19 @@ def _text(value: bytes | None) -> str | None:
 
 
 def _missing(result: Any) -> bool:
+    if result.status != _FATAL_ERROR:
+        return False
     from psycopg import pq
 
-    if result.status != pq.ExecStatus.FATAL_ERROR:
-        return False
     return bool(result.error_field(pq.DiagnosticField.SQLSTATE) == _UNDEFINED_STATEMENT)
 
 
 def _check(conn: Any, result: Any) -> None:
     """Raise what psycopg's ``execute`` would for a result that is not a success."""
+    if result.status in _SUCCEEDED:
+        return
     from psycopg import OperationalError, errors, pq
 
-    if result.status in (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK):
-        return
     if conn.pgconn.status == pq.ConnStatus.BAD:  # the connection broke: no SQLSTATE to go by
         message = result.get_error_message("utf-8") or "the connection to the server broke"
         raise OperationalError(message)

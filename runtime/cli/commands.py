@@ -13,25 +13,12 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from skillrt._io.config_files import make_state_dir
-from skillrt.cli.common import (
-    EXIT_FAILED,
-    EXIT_OK,
-    fail,
-    find_task,
-    make_runtime,
-    open_config,
-    open_store_config,
-    user_errors,
-)
+from skillrt.cli.common import fail, find_task, make_runtime, open_config, user_errors
 from skillrt.exceptions import UserError
-from skillrt.messages import TaskSummary
 
 if TYPE_CHECKING:
-    from skillrt.cli.storeconfig import StoreConfig
     from skillrt.settings import RuntimeConfig
 
 __all__ = ["app", "main"]
@@ -250,46 +237,12 @@ def replay(
     raise typer.Exit(status)
 
 
-def _resumable(config: "RuntimeConfig | StoreConfig") -> list[TaskSummary]:
-    from skillrt.cli.storeconfig import StoreConfig
-
-    if isinstance(config, StoreConfig) or config.state_url is None:
-        # the embedded store: read it, no runtime needed
-        from skillrt._state.embedded.offline import resumable_on_disk
-
-        found, quarantined = resumable_on_disk(config)
-        for note in quarantined:  # as a runtime's start would report them
-            print(f"skillrt: warning: {note}", file=sys.stderr, flush=True)
-        return found
-
-    return _run(_resumable_from(config))
-
-
-async def _resumable_from(config: "RuntimeConfig") -> list[TaskSummary]:
-    runtime = make_runtime(config, with_model=False, with_skills=False)
-    await runtime.initialize()
-    try:
-        return runtime.get_resumable_tasks()
-    finally:
-        await runtime.close()
-
-
 @app.command()
 def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
     """List the tasks that can be resumed (paused, or cut off by a crash)."""
-    from skillrt.cli.tasklist import tasks_table
+    from skillrt.cli.tasklist import tasks_command
 
-    with user_errors():
-        config = open_store_config(root, verbose=verbose)
-        found = _resumable(config)
-    if as_json:
-        print(json.dumps([t.model_dump(mode="json") for t in found], ensure_ascii=False))
-        return
-    console = Console()
-    if not found:
-        console.print("No resumable tasks.")
-        return
-    console.print(tasks_table(found))
+    raise typer.Exit(tasks_command(as_json=as_json, root=root, verbose=verbose))
 
 
 async def _abandon(config: "RuntimeConfig", prefix: str) -> str:
@@ -327,24 +280,12 @@ def doctor(
     the embedded model, generate one token in a worker process (ok, crashed or slow).
 
     Writes nothing: no state folder, no log file, no index."""
-    from skillrt.cli.doctor import run_checks
+    from skillrt.cli.doctor import doctor_command
 
-    with user_errors():
-        config = open_config(root, verbose=verbose, posts_dir=posts_dir, log_to_file=False)
-        checks = run_checks(config, generate=not no_generate)
-    failed = any(c.status == "fail" for c in checks)
-    if as_json:
-        print(json.dumps({"ok": not failed, "checks": [c.to_dict() for c in checks]}))
-    else:
-        table = Table(box=None, show_header=False, pad_edge=False)
-        table.add_column(no_wrap=True)
-        table.add_column(no_wrap=True)
-        table.add_column(overflow="fold")
-        marks = {"ok": "ok", "warn": "warn", "fail": "FAIL", "info": ""}
-        for check in checks:
-            table.add_row(marks[check.status], Text(check.name), Text(check.value))
-        Console().print(table, highlight=False)
-    raise typer.Exit(EXIT_FAILED if failed else EXIT_OK)
+    status = doctor_command(
+        as_json=as_json, root=root, posts_dir=posts_dir, verbose=verbose, generate=not no_generate
+    )
+    raise typer.Exit(status)
 
 
 @app.command()
@@ -506,5 +447,6 @@ def mcp_server(root: Root = None, posts_dir: PostsDir = None, verbose: Verbose =
 
 
 def main() -> None:
-    """The ``skillrt`` console script (also ``python -m skillrt``)."""
+    """Every command through Typer (``skillrt.cli.main`` takes ``tasks`` and ``doctor`` without
+    it when their arguments are plain: cli/quick.py)."""
     app(prog_name="skillrt")
