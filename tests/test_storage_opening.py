@@ -6,6 +6,7 @@ disk found at opening: ``test_storage_faults.py``.)"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -176,4 +177,24 @@ def test_an_opening_that_fails_halfway_leaves_no_lock_behind(
     monkeypatch.undo()
     store = CheckpointStore(tmp_path / "checkpoints")
     assert store.all_ids() == ["first"]
+    store.close()
+
+
+def test_a_forked_child_writes_through_a_connection_of_its_own(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path / "checkpoints")
+    store.save(_record("parent"))
+    before = store._cache._con
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's connection is not its to use
+        code = 1
+        try:
+            theirs = store._cache._con
+            store.save(_record("child"))
+            code = 0 if theirs is not before and store.get("parent") is not None else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store._cache._con is before  # the parent's own, still open
+    assert store.get("child") == _record("child")
     store.close()

@@ -178,6 +178,19 @@ _EXPIRY_INDEX = "Cache_expire_time"
 _MAKES_THE_EXPIRY_INDEX = f"CREATE INDEX IF NOT EXISTS {_EXPIRY_INDEX} "
 
 
+# Forks of this process so far (counted in the child): a connection made before a fork is not
+# the child's to use. Compared at every use of the connection instead of ``os.getpid()``, a
+# system call in CPython 3.11 (one per commit).
+_forks = [0]
+
+
+def _forked() -> None:
+    _forks[0] += 1
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hints
     """diskcache with one connection for every thread instead of one per thread: the store
     serialises its calls with its own lock, and ``close()`` then really closes everything.
@@ -186,7 +199,7 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
 
     def __init__(self, directory: str, **kwargs: Any) -> None:
         self._one: sqlite3.Connection | None = None
-        self._one_pid = os.getpid()
+        self._one_fork = _forks[0]
         # diskcache's opening rewrites each of its settings in a transaction of its own, a
         # dozen commits each fsynced at ``synchronous=FULL``: tens of milliseconds of a
         # start-up spent waiting on the disk for values that are there already. They are
@@ -245,7 +258,7 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
 
     @property
     def _con(self) -> sqlite3.Connection:
-        if self._one is not None and self._one_pid != os.getpid():  # a forked child
+        if self._one is not None and self._one_fork != _forks[0]:  # a forked child
             self._one = None
         if self._one is None:
             con = sqlite3.connect(
@@ -258,7 +271,7 @@ class _OneConnectionCache(diskcache.Cache):  # type: ignore[misc]  # no type hin
                 stored = con.execute("SELECT key, value FROM Settings").fetchall()
             except sqlite3.OperationalError:
                 stored = []
-            self._one, self._one_pid = con, os.getpid()
+            self._one, self._one_fork = con, _forks[0]
             for key, value in stored:
                 if key.startswith("sqlite_"):
                     self.reset(key, value, update=False)
