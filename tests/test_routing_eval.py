@@ -125,8 +125,9 @@ def test_what_the_router_skips_by_script_cannot_match() -> None:
     a match."""
     import re
 
+    from skillrt._routing.matching import _ascii
     from skillrt._routing.prefilter import required_literals
-    from skillrt._routing.router import _ascii, normalize_text
+    from skillrt._routing.router import normalize_text
 
     table = IntentTable.default()
     for pattern in (*table.patterns, *table.fallbacks):

@@ -27,8 +27,9 @@ from benchmarks.bench_routing import load_eval
 from skillrt._routing import clarify
 from skillrt._routing import classifier as C
 from skillrt._routing.intent_table import IntentTable
+from skillrt._routing.matching import CASE_ODD as _CASE_ODD
 from skillrt._routing.prefilter import Keywords, required_literals
-from skillrt._routing.router import _CASE_ODD, IntentRouter, normalize_text
+from skillrt._routing.router import IntentRouter, normalize_text
 
 
 def _texts() -> list[str]:
@@ -347,3 +348,67 @@ def test_the_router_keeps_the_small_talk_answer_only_for_the_same_text() -> None
         assert router._small_talk(before) == clarify.is_small_talk(before), before
         assert router._small_talk(text) == clarify.is_small_talk(text), text
         assert router._small_talk(text) == clarify.is_small_talk(text), text
+
+
+def _heads_match(heads: Any, match_at: Any, text: str) -> Any:
+    """The router's way (``_match_table``): the pattern matched at each place of its heads."""
+    lowered = text.lower()
+    found = heads(lowered, 0)
+    while found is not None:
+        m = match_at(text, found.start())
+        if m is not None:
+            return m
+        found = heads(lowered, found.start() + 1)
+    return None
+
+
+def test_a_pattern_matched_at_its_heads_finds_what_its_search_finds() -> None:
+    """A pattern whose matches start at one of its heads is matched only where the heads'
+    search finds one, in order: the first match is the search's, groups and all."""
+    from skillrt._routing.matching import _ascii, _head_search, case_odd
+
+    rng = random.Random(37)
+    texts = [normalize_text(t) for t in _texts()]
+    table = IntentTable.default()
+    words = sorted({w for p in table.patterns for w in required_literals(p.regex.pattern) or ()})
+    for _ in range(3000):  # the table's own words, run together at random places
+        parts = [rng.choice(words) for _ in range(rng.randint(1, 5))]
+        texts.append(rng.choice(["", " "]).join(parts) + rng.choice(["", " x", ".", " 的"]))
+    texts = [t for t in texts if not case_odd(t)]
+    used = 0
+    for pattern in (*table.patterns, *table.fallbacks):
+        heads = _head_search(pattern.regex.pattern)
+        if heads is None:
+            continue
+        used += 1
+        for text in texts:
+            regex = _ascii(pattern.regex) if text.isascii() else pattern.regex
+            plain, ours = regex.search(text), _heads_match(heads, regex.match, text)
+            assert (plain and (plain.span(), plain.groupdict())) == (
+                ours and (ours.span(), ours.groupdict())
+            ), (pattern.where, text)
+    assert used >= 60  # most English patterns start at a head
+
+
+def test_heads_are_told_only_where_every_match_starts_with_one() -> None:
+    from skillrt._routing.prefilter import heads
+
+    assert heads(r"\b(?:Write|draft)\s+x") == {"write", "draft"}
+    assert heads(r"(?<!not )\bdelete") == {"delete"}
+    assert heads(r"(?:ab|cd)+e") == {"ab", "cd"}
+    for source in (r"^write", r"a?b", r"(?:^|, )x", r"\bx*y", r"\w+ing", r"(?:a|)b", r"\b"):
+        assert heads(source) is None, source
+
+
+def test_an_anchored_pattern_is_matched_where_a_search_finds_it() -> None:
+    from skillrt._routing.prefilter import anchored
+
+    table = IntentTable.default()
+    texts = [normalize_text(t) for t in _texts()]
+    for pattern in (*table.patterns, *table.fallbacks):
+        if anchored(pattern.regex.pattern):
+            for text in texts:
+                plain, ours = pattern.regex.search(text), pattern.regex.match(text)
+                assert (plain and (plain.span(), plain.groupdict())) == (
+                    ours and (ours.span(), ours.groupdict())
+                ), (pattern.where, text)

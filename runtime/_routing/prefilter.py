@@ -18,7 +18,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["Keywords", "anchored", "required_clauses", "required_literals", "trigger_for"]
+__all__ = [
+    "Keywords",
+    "anchored",
+    "heads",
+    "required_clauses",
+    "required_literals",
+    "trigger_for",
+]
 
 _MAX_CHARSET = 8  # a character class of up to this many literal characters counts
 
@@ -48,6 +55,62 @@ def anchored(source: str) -> bool:
     except Exception:  # a future Python without these internals: not known to be anchored
         return False
     return _starts_anchored(list(tree), c)
+
+
+def heads(source: str) -> frozenset[str] | None:
+    """Strings one of which every match of ``source`` starts with (lowercased), or None when
+    that cannot be told: after any zero-width assertions (``\\b``, a lookaround) the pattern
+    starts with a literal, a small class of literals, or a group or alternation each of whose
+    branches does. A pattern anchored at the start (``^``) has none: it is matched at 0."""
+    try:
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser as sre  # type: ignore[attr-defined]
+
+        tree = sre.parse(source, re.IGNORECASE)
+    except Exception:  # a future Python without these internals: not told
+        return None
+    found = _heads(list(tree), c)
+    if not found or not all(found):
+        return None
+    return frozenset(s.lower() for s in found)
+
+
+def _heads(items: list[Any], c: Any) -> frozenset[str] | None:
+    for k, (op, av) in enumerate(items):
+        if op is c.AT:
+            if av in (c.AT_BEGINNING, c.AT_BEGINNING_STRING):
+                return None
+            continue  # \b, \B, $: zero width
+        if op in (c.ASSERT, c.ASSERT_NOT):
+            continue  # a lookahead or lookbehind: zero width
+        if op is c.LITERAL:
+            run = []
+            for op2, av2 in items[k:]:
+                if op2 is not c.LITERAL:
+                    break
+                run.append(chr(av2))
+            return frozenset({"".join(run)})
+        if op is c.SUBPATTERN:
+            return _heads(list(av[-1]), c)
+        if op is c.ATOMIC_GROUP:
+            return _heads(list(av), c)
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            low, _high, sub = av
+            return _heads(list(sub), c) if low >= 1 else None
+        if op is c.BRANCH:
+            union: set[str] = set()
+            for branch in av[1]:
+                found = _heads(list(branch), c)
+                if found is None:
+                    return None
+                union |= found
+            return frozenset(union)
+        if op is c.IN:
+            if len(av) <= _MAX_CHARSET and all(o is c.LITERAL for o, _ in av):
+                return frozenset(chr(v) for _, v in av)
+            return None
+        return None
+    return None  # nothing but zero-width items: not told
 
 
 def _starts_anchored(items: list[Any], c: Any) -> bool:
@@ -218,6 +281,20 @@ class Keywords:
         while m is not None:
             out.append(m.group())
             m = search(text, m.start() + 1)
+        return out
+
+    def places(self, text: str) -> list[tuple[int, str]]:
+        """At each place of ``text`` (lowercased) where a word starts: the place and the
+        longest word starting there."""
+        search = self._search
+        out: list[tuple[int, str]] = []
+        if search is None:
+            return out
+        m = search(text)
+        while m is not None:
+            place = m.start()
+            out.append((place, m.group()))
+            m = search(text, place + 1)
         return out
 
     def holds(self, text: str) -> set[str]:

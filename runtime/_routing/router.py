@@ -14,7 +14,6 @@ enum of intent types; ``IntentType`` is a plain string.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import operator
@@ -41,7 +40,8 @@ from skillrt._routing.clarify import (
 )
 from skillrt._routing.classifier import IntentClassifier
 from skillrt._routing.intent_table import IntentPattern, IntentSpec, IntentTable, declared_patterns
-from skillrt._routing.prefilter import Keywords, anchored, required_literals, trigger_for
+from skillrt._routing.matching import Search, TableIndex, case_odd, index_for, keywords_of
+from skillrt._routing.prefilter import trigger_for
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
@@ -262,7 +262,7 @@ _DISPUTED = 0.75
 """The confidence of a route the table and the classifier disagree on: above the runtime's
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
 
-_Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "_Search | None"], ...]
+_Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "Search | None"], ...]
 """Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text
 (None: searched whatever the text holds)."""
 
@@ -306,87 +306,12 @@ def _negated(text: str, start: int) -> bool:
 
 _LATIN = re.compile("[A-Za-z]")  # an English pattern needs one of these to match
 
-_Search: TypeAlias = Callable[[str], "re.Match[str] | None"]
-_Entry: TypeAlias = tuple[_Search, IntentPattern, frozenset[str], frozenset[str]]
-"""A pattern's bound search, the pattern, its own keywords and the keywords of its run
-(``_entries``); empty: searched whatever the text holds."""
 
-
-class _Variant(NamedTuple):
-    """The patterns that can match one kind of text, and the keywords that tell which may."""
-
-    entries: tuple[_Entry, ...]  # the ordinary patterns, then the fallbacks, in order
-    ordinary: int  # how many of them are ordinary ones
-    keywords: Keywords  # the keywords of them all
-    always: frozenset[int]  # the entries searched whatever the text holds
-    by_word: dict[str, tuple[int, ...]]  # a keyword longest at its place: entries it allows
-    rule_words: frozenset[str] | None  # the keywords that tell a not_when rule may match
-
-
-class _Scan(NamedTuple):
-    """A scan for some keywords: the entries each word found longest allows, and which of
-    those words tell that a not_when rule may match (None: not told by keywords)."""
-
-    keywords: Keywords
-    by_word: dict[str, tuple[int, ...]]
-    rule_words: frozenset[str] | None
-
-
-def _scan(
-    words: frozenset[str],
-    allows: Mapping[str, Sequence[int]],
-    rule_set: frozenset[str] | None,
-    ascii_only: bool,
-) -> _Scan:
-    keywords = Keywords(words, ascii_only=ascii_only)
-    by_word = {
-        word: tuple(sorted({i for w in prefixes for i in allows.get(w, ())}))
-        for word, prefixes in keywords.prefixes.items()
-    }
-    rule_words = None
-    if rule_set is not None:  # the words found longest whose prefixes hold a rule's
-        rule_words = frozenset(
-            word
-            for word, prefixes in keywords.prefixes.items()
-            if not rule_set.isdisjoint(prefixes)
-        )
-    return _Scan(keywords, by_word, rule_words)
-
-
-# Characters that match an ASCII letter of a pattern under IGNORECASE but whose ``lower()`` is
-# not that letter (dotless ı and İ match "i", ſ matches "s"): in a text holding one, a pattern
-# may match without its keywords in the lowercased text. NFKC leaves ı and İ (ſ becomes s).
-# tests/test_routing_eval.py checks there are no others.
-_CASE_ODD = ("\u0130", "\u0131", "\u017f")
-
-
-def _case_odd(text: str) -> bool:
-    """Whether ``text`` holds a character of ``_CASE_ODD``."""
-    return not text.isascii() and ("\u0130" in text or "\u0131" in text or "\u017f" in text)
-
-
-def _keyword_search(regex: re.Pattern[str]) -> _Search | None:
+def _keyword_search(regex: re.Pattern[str]) -> Search | None:
     """A search for the keywords of ``regex`` in lowercased text (one of which every match
     holds), or None when they cannot be told."""
-    trigger = trigger_for([_keywords(regex.pattern)])
+    trigger = trigger_for([keywords_of(regex.pattern)])
     return trigger.search if trigger is not None else None
-
-
-@functools.lru_cache(maxsize=4096)
-def _ascii(regex: re.Pattern[str]) -> re.Pattern[str]:
-    """``regex`` compiled for ASCII text: \\w, \\b, \\s and case only as ASCII has them."""
-    return re.compile(regex.pattern, (regex.flags & ~re.UNICODE) | re.ASCII)
-
-
-_keywords = functools.cache(required_literals)
-"""The keywords of a pattern (one of which every match holds), or None when none can be told."""
-
-
-@functools.cache
-def _literals(source: str) -> frozenset[str] | None:
-    """The keywords of a pattern, or None for one searched as it is: keywords that cannot be
-    told, or a pattern anchored at the start (whose search is cheaper than the keywords')."""
-    return None if anchored(source) else _keywords(source)
 
 
 def _classifier_context(context: Mapping[str, Any] | None, browsing: bool) -> dict[str, Any] | None:
@@ -463,35 +388,6 @@ class _TtlLru:
         return len(self._data)
 
 
-_BLOCK = 3  # measured: 3 patterns a trigger beat a trigger per intent (-10%) or per pattern
-
-
-def _entries(patterns: Sequence[IntentPattern], ascii_text: bool) -> list[_Entry]:
-    """Patterns in order, each with its own keywords and those of its run: runs of one intent
-    whose keywords are known (at most ``_BLOCK`` patterns, which used to share one trigger
-    search) and runs of patterns without known keywords (always searched). For ASCII text
-    (``ascii_text``) the patterns are searched as compiled with ``re.ASCII``: the same matches
-    there, found in about two thirds of the time (case-insensitive matching need not consider
-    the rest of Unicode)."""
-    runs: list[tuple[tuple[str, bool], list[IntentPattern]]] = []
-    for p in patterns:
-        key = (p.intent, _literals(p.regex.pattern) is None)
-        if runs and runs[-1][0] == key and (key[1] or len(runs[-1][1]) < _BLOCK):
-            runs[-1][1].append(p)
-        else:
-            runs.append((key, [p]))
-    entries: list[_Entry] = []
-    for _key, run in runs:
-        either = frozenset().union(*(_literals(p.regex.pattern) or () for p in run))
-        # A pattern anchored at the start has its keywords too: they are told by the one scan
-        # of the text, which costs nothing more per pattern, so it is searched only with them.
-        own = [_keywords(p.regex.pattern) or frozenset() for p in run]
-        for p, words in zip(run, own, strict=True):
-            search = _ascii(p.regex).search if ascii_text else p.regex.search
-            entries.append((search, p, words, either))
-    return entries
-
-
 def _extract(extractors: Sequence[re.Pattern[str]], text: str, params: dict[str, Any]) -> None:
     """Fill ``params`` from the named groups of each extractor that matches ``text`` (a param
     already set is kept)."""
@@ -521,7 +417,7 @@ class IntentRouter:
 
     # The not_when rules of the registered intents and one search for all their keywords,
     # built when needed.
-    _not_when: tuple[_Rules, _Search | None] | None
+    _not_when: tuple[_Rules, Search | None] | None
     _blocked_last: tuple[str, frozenset[str]] | None  # the last text asked about, its answer
     _unclassified: tuple[str, ...] | None  # see ``unclassified``, told at first use
     _classes: tuple[tuple[int, str], ...] | None  # see ``ranked``, told at first use
@@ -646,7 +542,7 @@ class IntentRouter:
         """The intents whose ``not_when`` matches ``text``: never routed to for it (the last
         answer is kept: one input asks twice, for the table and for the classifier).
         ``held``: whether the text holds a keyword of a rule, when the caller's scan told it
-        (``_Variant.rule_words``), else None."""
+        (``TableIndex.rule_words``), else None."""
         last = self._blocked_last
         if last is not None and last[0] == text:
             return last[1]
@@ -655,7 +551,7 @@ class IntentRouter:
         if not found or held is False:
             blocked = _NONE_BLOCKED
         else:
-            lowered = None if _case_odd(text) else text.lower()
+            lowered = None if case_odd(text) else text.lower()
             if (
                 held is None
                 and lowered is not None
@@ -673,7 +569,7 @@ class IntentRouter:
         self._blocked_last = (text, blocked)
         return blocked
 
-    def _rules(self) -> tuple[_Rules, _Search | None]:
+    def _rules(self) -> tuple[_Rules, Search | None]:
         """The ``not_when`` rules of the registered intents, and one search for the keywords
         of them all (None: some rule's cannot be told), built when first needed."""
         rules = self._not_when
@@ -683,7 +579,7 @@ class IntentRouter:
                 for name, spec in self.specs.items()
                 if spec.not_when
             )
-            trigger = trigger_for(_keywords(regex.pattern) for _n, regex, _k in found)
+            trigger = trigger_for(keywords_of(regex.pattern) for _n, regex, _k in found)
             rules = self._not_when = (found, trigger.search if trigger is not None else None)
         return rules
 
@@ -734,7 +630,7 @@ class IntentRouter:
                 by_intent.setdefault(intent, s)
         self._by_intent = by_intent
         self._intents: tuple[str, ...] = tuple(by_intent)
-        self._variants: dict[tuple[bool, bool, bool, bool, bool], _Variant] = {}
+        self._variants: dict[tuple[bool, bool, bool, bool, bool], TableIndex] = {}
         self._pattern_skills = tuple(s for s in self._skills.values() if s.pattern is not None)
         self._specs: dict[str, IntentSpec] | None = None  # merged when first needed
         self._not_when = None
@@ -1041,7 +937,7 @@ class IntentRouter:
                 params[wanted] = norm[:MAX_PARAM_CHARS]
         return params
 
-    def _variant(self, text: str, selection: bool, has_file: bool, browsing: bool) -> _Variant:
+    def _variant(self, text: str, selection: bool, has_file: bool, browsing: bool) -> TableIndex:
         """The patterns that can match ``text`` (registered intents, usable in this context,
         in its scripts), as bound searches: the ordinary ones, then the fallbacks, each in
         precedence order; and the keywords of all of them."""
@@ -1063,22 +959,9 @@ class IntentRouter:
 
             ordinary = [p for p in (*self.table.patterns, *self._declared_patterns) if usable(p)]
             fallbacks = [p for p in self.table.fallbacks if usable(p)]
-            entries = _entries(ordinary, ascii_only) + _entries(fallbacks, ascii_only)
             # The not_when rules' keywords are looked for in the same scan (when all are known).
-            rule_sets = [_keywords(regex.pattern) for _n, regex, _k in self._rules()[0]]
-            rule_set: frozenset[str] | None = None
-            if all(found is not None for found in rule_sets):
-                rule_set = frozenset().union(*(found or () for found in rule_sets))
-            words = frozenset().union(*(e[2] for e in entries), rule_set or ())
-            allows: dict[str, list[int]] = {}  # a keyword: the entries it allows
-            for i, entry in enumerate(entries):
-                for word in entry[2]:
-                    allows.setdefault(word, []).append(i)
-            full = _scan(words, allows, rule_set, ascii_only)
-            always = frozenset(i for i, e in enumerate(entries) if not e[2])
-            variant = _Variant(
-                tuple(entries), len(ordinary), full.keywords, always, full.by_word, full.rule_words
-            )
+            rule_sets = [keywords_of(regex.pattern) for _n, regex, _k in self._rules()[0]]
+            variant = index_for(ordinary, fallbacks, rule_sets, ascii_only)
             self._variants[key] = variant
         return variant
 
@@ -1091,18 +974,20 @@ class IntentRouter:
         negated: bool | None = None  # whether the text holds a negation: told when needed
         variant = self._variant(text, selection, has_file, browsing)
         # Every keyword the text holds, found at once: a pattern none of whose keywords is
-        # there cannot match, and only the others are searched, in precedence order.
+        # there cannot match, and only the others are tried, in precedence order; one whose
+        # matches start at a head is matched only where the scan found one (``matching``).
         entries, ordinary = variant.entries, variant.ordinary
-        odd = _case_odd(text)
+        odd = case_odd(text)
         rule_held: bool | None = None  # whether the text holds a not_when rule's keyword
+        lowered = text.lower()
         if odd:
             # A character that matches a letter only under IGNORECASE: a pattern is searched
             # when a keyword of its run is there, as when a run shared one trigger search.
-            longest = variant.keywords.longest(text.lower())
+            longest = variant.keywords.longest(lowered)
             held = {w for found in longest for w in variant.keywords.prefixes[found]}
-            picked = [i for i, e in enumerate(entries) if not e[3] or not e[3].isdisjoint(held)]
+            picked = [i for i, e in enumerate(entries) if not e.run or not e.run.isdisjoint(held)]
         else:
-            longest = variant.keywords.longest(text.lower())
+            longest = variant.keywords.longest(lowered)
             allowed = set(variant.always)
             by_word = variant.by_word
             for word in longest:
@@ -1114,8 +999,23 @@ class IntentRouter:
         for i in picked:
             if i >= ordinary and best is not None:
                 break  # an ordinary pattern matched: the fallbacks are not tried
-            search, p, _own, _run = entries[i]
-            m = search(text)
+            search, p, _own, _run, match_at, heads = entries[i]
+            if heads is None or match_at is None or odd:
+                m = search(text)
+            else:
+                # Matched where one of its heads starts, in order (not odd: the lowercased
+                # text has its characters at the text's places): the first match is the one
+                # a search finds. One starting at or after ``start`` cannot win.
+                m = None
+                found = heads(lowered, 0)
+                while found is not None:
+                    place = found.start()
+                    if place >= start:
+                        break
+                    m = match_at(text, place)
+                    if m is not None:
+                        break
+                    found = heads(lowered, place + 1)
             # Patterns come in precedence order, so only a strictly earlier start wins.
             if m is None or m.start() >= start:
                 continue
