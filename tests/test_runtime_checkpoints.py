@@ -219,3 +219,23 @@ async def test_a_task_of_many_large_steps_resumes_with_its_whole_journal(
     assert done.data["len"] == len("第7页 " + "博客正文。" * 200)
     assert runs == list(range(40))  # nothing ran twice
     await second.close()
+
+
+async def test_a_record_whose_intent_type_is_not_a_string_is_listed_without_one(
+    isolated: Path,
+) -> None:
+    """A record's intent is a free dict: a ``type`` that is an object or a bool (a record
+    written by hand, or damaged) shows as no intent in every listing, as the start-up's listing
+    shows it, instead of failing ``list_tasks`` as a whole."""
+    now = 1_800_000_000.0
+    records = [_record(name, now - HOUR) for name in ("object", "flag", "plain")]
+    for record, kind in zip(records, ({"x": 1}, True, "WRITE"), strict=True):
+        record.intent = {"type": kind}
+    _seed(isolated / ".skillrt", records)
+    rt = make_runtime(isolated, ScriptedModel([]), [writer([])])
+    rt.clock = lambda: now
+    await rt.initialize()
+    shown = {"object": None, "flag": None, "plain": "WRITE"}
+    assert {t.id: t.intent for t in rt.get_resumable_tasks()} == shown
+    assert {t.id: t.intent for t in rt.list_tasks()} == shown  # each record built: the same
+    await rt.close()

@@ -20,6 +20,10 @@ __all__ = ["summarize", "summarize_restored"]
 
 
 def summarize(record: TaskRecord, redactor: Redactor) -> TaskSummary:
+    """How a listing shows ``record``. A record's intent is a free dict: a ``type`` that is not
+    a string (a record written by hand, or damaged) is shown as no intent, as the listing of
+    restored tasks shows it, instead of failing the whole listing."""
+
     def shown(text: str, limit: int) -> str:
         return redactor.text(text)[:limit]
 
@@ -30,7 +34,7 @@ def summarize(record: TaskRecord, redactor: Redactor) -> TaskSummary:
         question=record.question,
         state=record.state,
         skill=record.skill,
-        intent=record.intent.get("type") if record.intent else None,
+        intent=kind if type(kind := record.intent.get("type")) is str else None,
         description=shown(record.raw_input, 200),
         created_at=record.created_at,
         updated_at=record.updated_at,
