@@ -15,7 +15,7 @@ so that each pattern's own keywords can be checked with a bit mask rather than a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
@@ -90,26 +90,7 @@ def _heads(items: list[Any], c: Any) -> frozenset[str] | None:
                     break
                 run.append(chr(av2))
             return frozenset({"".join(run)})
-        if op is c.SUBPATTERN:
-            return _heads(list(av[-1]), c)
-        if op is c.ATOMIC_GROUP:
-            return _heads(list(av), c)
-        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-            low, _high, sub = av
-            return _heads(list(sub), c) if low >= 1 else None
-        if op is c.BRANCH:
-            union: set[str] = set()
-            for branch in av[1]:
-                found = _heads(list(branch), c)
-                if found is None:
-                    return None
-                union |= found
-            return frozenset(union)
-        if op is c.IN:
-            if len(av) <= _MAX_CHARSET and all(o is c.LITERAL for o, _ in av):
-                return frozenset(chr(v) for _, v in av)
-            return None
-        return None
+        return _item(op, av, c, _heads)  # a group, a repeat, an alternation, a class
     return None  # nothing but zero-width items: not told
 
 
@@ -192,18 +173,24 @@ def _candidates(items: list[Any], c: Any) -> list[frozenset[str]]:
     return candidates
 
 
-def _item(op: Any, av: Any, c: Any) -> frozenset[str] | None:
+_Walk = Callable[[list[Any], Any], frozenset[str] | None]
+
+
+def _item(op: Any, av: Any, c: Any, walk: _Walk | None = None) -> frozenset[str] | None:
+    """What one non-literal item of a sequence holds, its inner sequences read by ``walk``
+    (``_sequence``: strings every match holds; ``_heads``: strings every match starts with)."""
+    walk = walk or _sequence
     if op is c.SUBPATTERN:
-        return _sequence(list(av[-1]), c)
+        return walk(list(av[-1]), c)
     if op is c.ATOMIC_GROUP:
-        return _sequence(list(av), c)
+        return walk(list(av), c)
     if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
         low, _high, sub = av
-        return _sequence(list(sub), c) if low >= 1 else None
+        return walk(list(sub), c) if low >= 1 else None
     if op is c.BRANCH:
         union: set[str] = set()
         for branch in av[1]:
-            found = _sequence(list(branch), c)
+            found = walk(list(branch), c)
             if found is None:
                 return None
             union |= found
