@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from skillrt._state.records import RecordText, TaskRecord, listing_of
 from skillrt._tasks.checkpointing import checkpoint_text
 from skillrt._tasks.journaljson import LARGE, JournalJSON
 
+from .test_listed_layout import _sql
 from .test_storage_listing import (
     _agrees,
     _expected_rows,
@@ -34,16 +34,6 @@ from .test_storage_listing import (
 )
 
 REDACTOR = Redactor()
-
-
-def _sql(db: Path, *statements: str) -> list[Any]:
-    conn = sqlite3.connect(db)
-    try:
-        with conn:
-            rows = [conn.execute(statement).fetchall() for statement in statements]
-    finally:
-        conn.close()
-    return rows[-1] if rows else []
 
 
 def _raw_listed(db: Path) -> dict[str, tuple[Any, ...]]:
