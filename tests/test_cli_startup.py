@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from skillrt.abort import AbortController
+from skillrt.llm.discover import KNOWN_SERVERS
 from tests.cli_support import cli_env, write_script
 
 # Loaded by none of the three: the model SDKs, the HTTP client, the runtime and what only a
@@ -209,6 +211,15 @@ def test_doctor_checks_without_an_http_client_or_the_runtime(tmp_path: Path) -> 
     assert model["value"].startswith("local")
     assert "skillrt.llm.select" in found
     assert _loaded(found, ("skillrt.llm.local", "skillrt.llm.base", "skillrt.llm.prices")) == []
+    # The local servers are connected to first, with the address as bytes: where no port
+    # answers, neither http.client nor the IDNA codec is loaded.
+    if not any(_listening(port) for _name, port in KNOWN_SERVERS):
+        assert _loaded(found, ("http.client", "encodings.idna", "stringprep")) == []
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_a_failing_abort_callback_is_logged_and_the_others_still_run(

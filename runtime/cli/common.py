@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from skillrt._io.config_files import make_state_dir
 from skillrt._io.redaction import RedactingFilter, Redactor
 from skillrt.exceptions import StoreUnavailable, UserError
-from skillrt.messages import TaskSummary
 from skillrt.outcomes import (
     EXIT_CANCELLED,
     EXIT_FAILED,
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from skillrt.agent import AgentRuntime
     from skillrt.cli.storeconfig import StoreConfig
     from skillrt.events import Event
+    from skillrt.messages import TaskSummary
     from skillrt.settings import RuntimeConfig
 
     C = TypeVar("C", RuntimeConfig, StoreConfig)

@@ -119,6 +119,9 @@ def main() -> None:
 
         typer_main()
         return
+    from skillrt.cli.plugins import skip_pydantic_plugin_lookup
+
+    skip_pydantic_plugin_lookup()  # when no distribution declares one (cli/plugins.py)
     try:
         status = _run(*found)
     except KeyboardInterrupt:  # as Typer's main: exit 130, nothing printed

@@ -8,16 +8,25 @@ sent, to the loopback address, with a short timeout; nothing leaves the machine.
 The request goes through the standard library's ``http.client``: plain HTTP to 127.0.0.1
 needs no TLS context and no proxy, and ``httpx`` took longer to import and to set up (a
 client builds an SSL context even for ``http://``) than the three requests take;
-``skillrt doctor`` paid for it on every run.
+``skillrt doctor`` paid for it on every run. The connection is made first, as ``http.client``
+makes it (a TCP socket with the timeout, no delay), with the address as bytes: a ``str`` host
+is encoded with the IDNA codec, whose import (``stringprep``, ``unicodedata``) cost more than
+the connection. ``http.client`` is imported only once a port accepts it; where nothing
+listens (most machines) it is not loaded at all.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import http.client
+import errno
 import json
+import socket
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import http.client
 
 __all__ = ["KNOWN_SERVERS", "LocalServer", "find_local_servers"]
 
@@ -27,6 +36,7 @@ KNOWN_SERVERS: tuple[tuple[str, int], ...] = (
     ("llama.cpp server", 8080),
 )
 _HOST = "127.0.0.1"
+_HOST_BYTES = b"127.0.0.1"  # connected as bytes: no IDNA codec (see above)
 _TIMEOUT_S = 0.5
 _MAX_MODELS = 20
 # A model list is a few KB. Whatever listens on these ports is read no further than this, and
@@ -53,7 +63,13 @@ class LocalServer:
 
 def _probe(name: str, port: int, timeout_s: float) -> LocalServer | None:
     base_url = f"http://{_HOST}:{port}/v1"
+    sock = _connect(port, timeout_s)
+    if sock is None:  # refused or timed out, as http.client's own connection would be
+        return None
+    import http.client
+
     connection = http.client.HTTPConnection(_HOST, port, timeout=timeout_s)
+    connection.sock = sock  # the request goes on this connection (no second one)
     try:
         connection.request("GET", "/v1/models")
         answer = connection.getresponse()
@@ -76,6 +92,28 @@ def _probe(name: str, port: int, timeout_s: float) -> LocalServer | None:
         if isinstance(item, dict) and item.get("id")
     )
     return LocalServer(name, base_url, models)
+
+
+def _connect(port: int, timeout_s: float) -> socket.socket | None:
+    """A TCP connection to the port on 127.0.0.1, made as ``http.client`` makes it (the
+    timeout, then no delay), or None when refused or timed out."""
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    except OSError:  # no descriptor left...
+        return None
+    try:
+        sock.settimeout(timeout_s)
+        sock.connect((_HOST_BYTES, port))
+    except OSError:
+        sock.close()
+        return None
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError as exc:
+        if exc.errno != errno.ENOPROTOOPT:  # as http.client: no such option is no error
+            sock.close()
+            return None
+    return sock
 
 
 def _read_capped(answer: http.client.HTTPResponse, deadline: float) -> bytes | None:
