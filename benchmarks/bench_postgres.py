@@ -275,7 +275,8 @@ def _concurrency(cluster: _Cluster | None, tasks: int, delay_s: float) -> dict[s
 
 
 class _Waits:
-    """How long a runtime's tasks wait for their lease (``hold``) and for their commits
+    """How long a runtime's tasks wait for their lease (``hold``, or ``hold_soon``'s future:
+    from the ask to the answer, routing's work done meanwhile) and for their commits
     (``Committer.waiter``), timed around those calls; the rest of a task's time is the event
     loop's own work (and, with the queue, its round trips)."""
 
@@ -283,7 +284,7 @@ class _Waits:
         self.lease: list[float] = []
         self.commits: list[float] = []
         state = rt._services.state
-        hold, waiter = state.hold, state.committer.waiter
+        hold, hold_soon, waiter = state.hold, state.hold_soon, state.committer.waiter
 
         async def timed_hold(task_id: str) -> bool:
             started = time.perf_counter()
@@ -291,6 +292,13 @@ class _Waits:
                 return bool(await hold(task_id))
             finally:
                 self.lease.append(time.perf_counter() - started)
+
+        def timed_hold_soon(task_id: str) -> Any:
+            started = time.perf_counter()
+            found = hold_soon(task_id)
+            if found is not None:
+                found.add_done_callback(lambda _: self.lease.append(time.perf_counter() - started))
+            return found
 
         def timed_waiter() -> Any:
             # A step and an ending await the committer's future itself (``durable`` asks for
@@ -303,7 +311,8 @@ class _Waits:
                 )
             return found
 
-        state.hold, state.committer.waiter = timed_hold, timed_waiter
+        state.hold, state.hold_soon = timed_hold, timed_hold_soon
+        state.committer.waiter = timed_waiter
 
     def per_task_us(self, times: list[float], tasks: int) -> dict[str, float]:
         task, lease, commits = (sum(found) / tasks * 1e6 for found in (times, self.lease,
@@ -675,7 +684,8 @@ def postgres_store(
                 "postgres: where a task's time goes, one at a time (mean per task)",
                 round(pg_parts["task"]),
                 "µs",
-                note=f"waiting for its lease {pg_parts['lease']:.0f} µs; for its "
+                note=f"its lease's round trip {pg_parts['lease']:.0f} µs (routing worked out "
+                "meanwhile); waiting for its "
                 f"{pg_parts['commit_waits']:.1f} commits {pg_parts['commits']:.0f} µs (of which "
                 f"{FLOOR_COMMITS} raw commits are the floor); the rest, the event loop's own work "
                 f"(routing, the task's life cycle, the reply) {pg_parts['rest']:.0f} µs",

@@ -58,6 +58,7 @@ __all__ = [
     "IntentTable",
     "IntentType",
     "ParsedIntent",
+    "RouteDraft",
     "normalize_text",
 ]
 
@@ -258,6 +259,35 @@ _SOURCES = frozenset(("regex", "classifier", "llm", "none"))
 _STR_KEYS = {str}
 
 
+class _Worked(NamedTuple):
+    """What the router decided of one input without a model (``IntentRouter._work``)."""
+
+    routed: str  # the normalised text, cut to MAX_ROUTE_CHARS
+    language: Language
+    result: _Decision | None  # None: neither the table nor the classifier decided
+    ranked: list[tuple[str, float]]  # the classifier's, best first
+    disputed: bool  # the table and the classifier disagree: no question for a model
+
+
+class RouteDraft(NamedTuple):
+    """One input routed as far as it goes without an effect (``IntentRouter.decide``): no
+    model asked, the cache neither read into nor written, no counter moved. ``settle`` takes it
+    the rest of the way, exactly as ``parse`` would have at that moment."""
+
+    text: str
+    context: Mapping[str, Any] | None
+    norm: str
+    key: _Route | None  # None: nothing to route (empty once normalised)
+    current_file: str | None
+    selection: bool
+    browsing: bool
+    generation: int  # the router's registry when decided (another: decided again)
+    worked: _Worked | None = None  # None: not worked out (the cache held it, or no key)
+    wants_model: bool = False
+    """Whether a model would be asked, when one may be (the decision is unsure and not
+    disputed); False when nothing was worked out."""
+
+
 _DISPUTED = 0.75
 """The confidence of a route the table and the classifier disagree on: above the runtime's
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
@@ -373,6 +403,11 @@ class _TtlLru:
             return None
         self._data.move_to_end(key)
         return item[0]
+
+    def peek(self, key: _Route) -> bool:
+        """Whether ``get`` would find ``key`` now; nothing moved, nothing dropped."""
+        item = self._data.get(key)
+        return item is not None and item[1] > self._timer()
 
     def put(self, key: _Route, value: _Decision) -> None:
         data = self._data
@@ -624,6 +659,7 @@ class IntentRouter:
         return self._registry
 
     def _rebuild(self) -> None:
+        self._generation = getattr(self, "_generation", 0) + 1  # a draft of before is stale
         by_intent: dict[str, Skill[Any]] = {}
         for s in self._skills.values():
             for intent in s.intents:
@@ -710,6 +746,64 @@ class IntentRouter:
         """
         if signal is not None:
             signal.raise_if_aborted()
+        draft = self._draft(text, context)
+        key = draft.key
+        if key is None:
+            return ParsedIntent(type=UNKNOWN, confidence=0.0, raw=text)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._hits += 1
+            return hit.intent(text, cached=True)
+        self._misses += 1
+        return await self._conclude(draft, self._work(draft), signal, llm, ask_model)
+
+    def decide(self, text: str, context: Mapping[str, Any] | None = None) -> RouteDraft:
+        """``parse``'s work that needs no effect, done now: the table, the skills' patterns
+        and the classifier decide, and the draft says whether a model would be asked
+        (``wants_model``). It asks no model, neither reads the cache into its order nor writes
+        it, and counts nothing (a cached answer is only looked at: then nothing is worked
+        out). ``settle`` ends it as ``parse`` would."""
+        draft = self._draft(text, context)
+        key = draft.key
+        if key is None or self._cache.peek(key):
+            return draft
+        worked = self._work(draft)
+        result = worked.result
+        wants = not worked.disputed and (result is None or result.confidence < self.regex_trust)
+        return draft._replace(worked=worked, wants_model=wants)
+
+    async def settle(
+        self,
+        draft: RouteDraft,
+        *,
+        signal: AbortSignal | None = None,
+        llm: LLM | None = None,
+        ask_model: bool = True,
+    ) -> ParsedIntent:
+        """``parse(draft.text, draft.context, ...)``, with the work ``decide`` did not done
+        again: the cache is asked now (its hit wins, and is counted), then the model where the
+        draft wants one, and the answer cached. Skills registered since: decided again."""
+        if draft.generation != self._generation:
+            return await self.parse(
+                draft.text, draft.context, signal=signal, llm=llm, ask_model=ask_model
+            )
+        if signal is not None:
+            signal.raise_if_aborted()
+        key = draft.key
+        if key is None:
+            return ParsedIntent(type=UNKNOWN, confidence=0.0, raw=draft.text)
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._hits += 1
+            return hit.intent(draft.text, cached=True)
+        self._misses += 1
+        worked = draft.worked
+        if worked is None:  # the cache held it when decided, and no longer does
+            worked = self._work(draft)
+        return await self._conclude(draft, worked, signal, llm, ask_model)
+
+    def _draft(self, text: str, context: Mapping[str, Any] | None) -> RouteDraft:
+        """The normalised text and the cache key of ``text`` in ``context`` (None: empty)."""
         norm = self._normalized(text)
         current_file: str | None = None
         selection = False
@@ -718,19 +812,20 @@ class IntentRouter:
             current_file = str(cf)[:500] if cf else None
             selection = bool(context.get("selected_text") or context.get("has_selection"))
         browsing = self._browsing(context)
-        if not norm:
-            return ParsedIntent(type=UNKNOWN, confidence=0.0, raw=text)
-        folded = norm.casefold()
-        if len(folded) > _MAX_KEY_CHARS:
-            folded = hashlib.sha256(folded.encode("utf-8", "replace")).hexdigest()
-        key = _Route(folded, current_file, selection, browsing)
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._hits += 1
-            return hit.intent(text, cached=True)
-        self._misses += 1
+        key = None
+        if norm:
+            folded = norm.casefold()
+            if len(folded) > _MAX_KEY_CHARS:
+                folded = hashlib.sha256(folded.encode("utf-8", "replace")).hexdigest()
+            key = _Route(folded, current_file, selection, browsing)
+        generation = self._generation
+        return RouteDraft(text, context, norm, key, current_file, selection, browsing, generation)
 
-        routed = norm[:MAX_ROUTE_CHARS]
+    def _work(self, draft: RouteDraft) -> _Worked:
+        """What the table, the skills' patterns and the classifier decide (no model, no
+        cache)."""
+        routed = draft.norm[:MAX_ROUTE_CHARS]
+        context, browsing = draft.context, draft.browsing
         # detect_language counts characters in Python; ASCII text has no Chinese in it.
         language: Language = "en" if routed.isascii() else detect_language(routed[:500])
         result: _Decision | None = None
@@ -738,7 +833,9 @@ class IntentRouter:
         if small_talk:
             result = _Decision(CHAT, 0.9, {}, "regex")
         if result is None:
-            result = self._match_table(routed, selection, current_file is not None, browsing)
+            result = self._match_table(
+                routed, draft.selection, draft.current_file is not None, browsing
+            )
         if result is None:
             result = self._match_skill_patterns(routed)
         if result is None and is_one_short_word(routed):
@@ -760,6 +857,19 @@ class IntentRouter:
             # milk" with a notes tool): with such intents registered, a model, when there is
             # one, has its say; with none, it is still small talk.
             result = result._replace(confidence=min(result.confidence, _UNSURE_CHAT))
+        return _Worked(routed, language, result, ranked, disputed)
+
+    async def _conclude(
+        self,
+        draft: RouteDraft,
+        worked: _Worked,
+        signal: AbortSignal | None,
+        llm: LLM | None,
+        ask_model: bool,
+    ) -> ParsedIntent:
+        """The model asked where the worked-out decision is unsure, the answer cached."""
+        assert draft.key is not None  # (no draft without a key is worked out)
+        routed, language, result, ranked, disputed = worked
         cacheable = result is not None
         model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
         if model is not None and (result is None or result.confidence < self.regex_trust):
@@ -767,7 +877,7 @@ class IntentRouter:
                 tuple(dict.fromkeys([*(n for n, _ in ranked[:3]), *self.unclassified]))
                 or self._intents
             )
-            facts = _facts(current_file, selection, browsing)
+            facts = _facts(draft.current_file, draft.selection, draft.browsing)
             answer = await self._ask_llm(model, routed, facts, signal, candidates)
             if answer is None:
                 cacheable = False  # a failure may be transient: ask again next time
@@ -798,8 +908,8 @@ class IntentRouter:
         if result.language != language:
             result = result._replace(language=language)
         if cacheable:
-            self._cache.put(key, result)
-        return result.intent(text)
+            self._cache.put(draft.key, result)
+        return result.intent(draft.text)
 
     def _weigh(
         self, result: _Decision | None, ranked: Sequence[tuple[str, float]], text: str

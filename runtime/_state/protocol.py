@@ -250,6 +250,13 @@ class StateBackend(Protocol):
         """Take the task's run lock; False if another process holds it. True without locks."""
         ...
 
+    def hold_soon(self, task_id: str) -> asyncio.Future[bool] | None:
+        """``hold``'s answer as a future, asked now where taking the lock is a round trip (a
+        database's lease): the caller does work with no effect while it is in flight, and
+        awaits it before anything else. None: ask ``hold`` (a local lock, taken at once, or
+        no lock to ask now)."""
+        ...
+
     async def release(self, task_id: str) -> None:
         """Release the task's post locks and its run lock."""
         ...

@@ -10,6 +10,7 @@ missing params) is a ``NoTask``: the reply says why.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from skillrt._routing.clarify import (
     confirm_question,
     holds_back,
 )
-from skillrt._routing.router import CHAT, UNKNOWN, IntentRouter, ParsedIntent
+from skillrt._routing.router import CHAT, UNKNOWN, IntentRouter, ParsedIntent, RouteDraft
 from skillrt._tasks.machine import State
 from skillrt._tasks.task import Task
 from skillrt.exceptions import UnknownSkill
@@ -86,23 +87,48 @@ class Planner:
         self.trust = trust  # llm.router_trust as it stands (it depends on the model)
         self.logger = logger
 
-    async def plan(self, task: Task, llm: TaskLLM) -> Planned:
-        """Route the task's input, ask first where that is wiser, and check the params."""
+    async def route_while(self, task: Task, lease: asyncio.Future[bool]) -> RouteDraft | None:
+        """The task's route worked out while its ``lease`` is asked (``IntentRouter.decide``):
+        one turn of the loop first, so that the turn's holds go out, then the work that has
+        no effect (no event, no checkpoint, no model, the router's cache and counters as they
+        were). None: nothing worked out (the lease answered first, or the work failed: then
+        ``plan`` routes after the lease, as without it). A cancel meanwhile cancels the
+        lease's waiter too, as one that came while it was awaited would."""
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            lease.cancel()
+            raise
+        if lease.done():
+            return None
+        try:
+            return self.router.decide(task.input.text, route_context(task.record.context))
+        except Exception:  # routed again by ``plan``, which tells its errors as ever
+            return None
+
+    async def plan(self, task: Task, llm: TaskLLM, draft: RouteDraft | None = None) -> Planned:
+        """Route the task's input, ask first where that is wiser, and check the params.
+        ``draft``: its route as ``route_while`` worked it out (settled here)."""
         task.to(State.UNDERSTANDING)
         task.controller.signal.raise_if_aborted()
-        intent = await self.router.parse(
-            task.input.text,
-            route_context(task.record.context),
-            signal=task.controller.signal,
-            # routing's model call counts towards the task's cost and budget; a router with
-            # no model of its own (the embedded model is not asked) routes without one
-            llm=llm if self.router.llm is not None else None,
-            # A small model's guesses stay out where the classifier can decide (intents it
-            # was not trained on, a plugin's or an MCP tool's, need the model).
-            ask_model=self.trust() == "high"
-            or self.router.classifier is None
-            or bool(self.router.unclassified),
-        )
+        router = self.router
+        # routing's model call counts towards the task's cost and budget; a router with
+        # no model of its own (the embedded model is not asked) routes without one
+        model = llm if router.llm is not None else None
+        # A small model's guesses stay out where the classifier can decide (intents it
+        # was not trained on, a plugin's or an MCP tool's, need the model).
+        ask = self.trust() == "high" or router.classifier is None or bool(router.unclassified)
+        signal = task.controller.signal
+        if draft is None:
+            intent = await router.parse(
+                task.input.text,
+                route_context(task.record.context),
+                signal=signal,
+                llm=model,
+                ask_model=ask,
+            )
+        else:
+            intent = await router.settle(draft, signal=signal, llm=model, ask_model=ask)
         task.record.intent = intent.model_dump(mode="json")
         self.logger().info(
             "agent.intent.parsed",

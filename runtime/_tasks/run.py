@@ -25,7 +25,7 @@ import structlog
 from skillrt._chat.chatlog import ChatLog
 from skillrt._io.gcpolicy import task_ended, task_started
 from skillrt._routing.inputs import clean_text
-from skillrt._routing.router import IntentRouter
+from skillrt._routing.router import IntentRouter, RouteDraft
 from skillrt._state.protocol import StateBackend
 from skillrt._state.records import TaskRecord
 from skillrt._tasks.checkpointing import Checkpoints
@@ -215,8 +215,14 @@ class TaskDriver:
 
     async def drive(self, task: Task, *, route: bool) -> ChatMessage:
         """Run one task to an ending; returns its reply once the ending is on disk."""
+        draft = None
         try:  # the run lock: no other process runs (or resumes) this task meanwhile
-            if not await self.state.hold(task.id):
+            # Where it is a round trip, its route is worked out while the lease is asked
+            # (nothing that has an effect: that waits for the lease).
+            lease = self.state.hold_soon(task.id) if route else None
+            if lease is not None:
+                draft = await self.planner.route_while(task, lease)
+            if not await (lease if lease is not None else self.state.hold(task.id)):
                 if task.state is State.IDLE and not task.record.steps:
                     self.tasks.pop(task.id)  # nothing of it ran here: not ours to keep
                 content = reply("running_elsewhere", task.input.language, task=task.id)
@@ -226,7 +232,7 @@ class TaskDriver:
             return self.endings.storage_reply(exc, task_id=task.id)
         set_activity_listener(task.machine.touch)  # model bytes of this task push it back
         try:
-            message = await self._run(task, route=route)
+            message = await self._run(task, route=route, draft=draft)
         finally:
             task.machine.stop()
             await self._release(task)
@@ -246,14 +252,18 @@ class TaskDriver:
             self.logger().error("agent.error", task_id=task.id, where="locks",
                                 error=self.chatlog.error_text(exc))  # fmt: skip
 
-    async def _run(self, task: Task, *, route: bool) -> ChatMessage:
+    async def _run(
+        self, task: Task, *, route: bool, draft: RouteDraft | None = None
+    ) -> ChatMessage:
         started = time.perf_counter()
         logger = self.logger().bind(task_id=task.id)
         llm = self._task_llm(task, logger)
         endings = self.endings
         try:
             planned = (
-                await self.planner.plan(task, llm) if route else self.planner.plan_direct(task)
+                await self.planner.plan(task, llm, draft)
+                if route
+                else self.planner.plan_direct(task)
             )
             if isinstance(planned, NoTask):
                 task.to(State.IDLE)

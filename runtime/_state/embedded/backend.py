@@ -106,6 +106,9 @@ class EmbeddedBackend:
     async def hold(self, task_id: str) -> bool:
         return self.runlocks is None or self.runlocks.hold(task_id)
 
+    def hold_soon(self, task_id: str) -> None:
+        return None  # a local lock: ``hold`` takes it at once
+
     async def release(self, task_id: str) -> None:
         self.locks.release_task_locks(task_id)
         if self.runlocks is not None:

@@ -107,12 +107,20 @@ class PostgresBackend:
         while self.runlocks.releasing(task_id):  # its release must land before the new hold
             self.committer.nudge()
             await self.committer.settled()
+        return await self._ask_hold(task_id)
+
+    def hold_soon(self, task_id: str) -> asyncio.Future[bool] | None:
+        """The lease asked now (with this turn's others, sent at its end); None while the
+        task's release is still to land (``hold`` waits for it)."""
+        return None if self.runlocks.releasing(task_id) else self._ask_hold(task_id)
+
+    def _ask_hold(self, task_id: str) -> asyncio.Future[bool]:
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[bool] = loop.create_future()
         if not self._holds:
             loop.call_soon(self._send_holds)
         self._holds.setdefault(task_id, []).append(waiter)
-        return await waiter
+        return waiter
 
     def _send_holds(self) -> None:
         asked, self._holds = self._holds, {}
