@@ -8,7 +8,8 @@ first use), so a third floor also defines and validates one small model, as any 
 reads pydantic settings must. Both commands run without Typer when their arguments are plain
 (cli/quick.py), so the fourth floor is that one model with rich and without Typer: what
 ``skillrt tasks`` cannot go under while its summaries are pydantic models and its table
-rich's.
+rich's. Both commands skip pydantic's plug-in lookup when no installed distribution can declare
+a plug-in, so the fifth floor skips it too.
 
 skillrt's own modules are byte-compiled first, as an installed package's are (pip compiles
 them, as it compiled the floor's libraries): from a source checkout under
@@ -47,6 +48,13 @@ Config()
 """
 _ONE_MODEL = "import typer, rich.console, rich.table\n" + _MODEL
 _NO_TYPER = "import rich.console, rich.table\n" + _MODEL
+# The same, skipping pydantic's plug-in lookup as both commands do when no installed
+# distribution can declare a plug-in (skillrt/cli/plugins.py): importlib.metadata and the scan
+# of every distribution's entry points are not paid.
+_NO_LOOKUP = (
+    "from skillrt.cli.plugins import skip_pydantic_plugin_lookup\n"
+    "skip_pydantic_plugin_lookup()\n" + _NO_TYPER
+)
 
 
 def _compile_skillrt() -> None:
@@ -121,10 +129,12 @@ def cli_commands(runs: int = 5, tasks: int = 20) -> dict[str, Any]:
             ),
             "one_model": _wall_ms([python, "-c", _ONE_MODEL], root, env, runs),
             "no_typer": _wall_ms([python, "-c", _NO_TYPER], root, env, runs),
+            "no_lookup": _wall_ms([python, "-c", _NO_LOOKUP], root, env, runs),
         }
     floor = f"floor: python alone {figures['python']:.0f} ms, + typer/rich/pydantic"
     floor += f" {figures['libraries']:.0f} ms, + one pydantic model {figures['one_model']:.0f} ms"
-    floor += f" (without typer {figures['no_typer']:.0f} ms)"
+    floor += f" (without typer {figures['no_typer']:.0f} ms, nor pydantic's plug-in lookup"
+    floor += f" {figures['no_lookup']:.0f} ms)"
     rows = [
         row(
             f"skillrt tasks (whole process, {tasks} resumable)",

@@ -4,9 +4,9 @@ installed distribution can declare a plug-in.
 pydantic makes each model's validator through ``pydantic.plugin._schema_validator``, which at
 the first model imports ``pydantic.plugin._loader`` (and with it ``importlib.metadata``, which
 loads ``email``, ``csv`` and ``socket``) and reads the entry points of every installed
-distribution for the group ``pydantic``: ~83 M of the ~905 M instructions of ``skillrt tasks``
-on the Intel Xeon (``doctor`` reads versions with ``importlib.metadata`` anyway: there the
-lookup itself, ~25 M).
+distribution for the group ``pydantic``: ~70 M of the ~910 M instructions of ``skillrt tasks``
+(callgrind; ``doctor`` reads versions with ``importlib.metadata`` anyway: there the lookup
+itself, ~20 M).
 
 ``skip_pydantic_plugin_lookup`` first reads the same files the lookup would read: the
 ``entry_points.txt`` of every ``*.dist-info`` and ``*.egg-info`` folder of each ``sys.path``
