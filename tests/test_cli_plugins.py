@@ -41,8 +41,10 @@ import atexit, json, sys
 report, entry = sys.argv.pop(1), sys.argv.pop(1)
 def done():
     loader = sys.modules.get("pydantic.plugin._loader")
+    modules = sorted(sys.modules)
+    from skillrt.cli.plugins import plugins_possible
     with open(report, "w", encoding="utf-8") as fh:
-        json.dump({"modules": sorted(sys.modules),
+        json.dump({"modules": modules, "possible": plugins_possible(),
                    "loader": None if loader is None else type(loader).__name__}, fh)
 atexit.register(done)
 if entry == "quick":
@@ -119,6 +121,8 @@ def blog(tmp_path: Path) -> Path:
 def test_no_plugin_installed_no_lookup(tmp_path: Path, blog: Path, args: tuple[str, ...]) -> None:
     done, found = _run(tmp_path, blog, "quick", *args)
     assert done.returncode in (0, 1), done.stderr
+    if found["possible"]:  # this environment has a distribution mentioning pydantic
+        pytest.skip("an installed distribution's entry points mention pydantic")
     assert "task0001" in done.stdout or args[0] == "doctor"
     assert found["loader"] == "_NoPlugins"
     if args[0] == "tasks":  # doctor reads versions with importlib.metadata anyway
