@@ -51,6 +51,53 @@ def test_keywords_finds_exactly_the_words_a_text_holds() -> None:
     assert Keywords({"de", "delete", "xé"}, ascii_only=True).holds("delete") == {"de", "delete"}
 
 
+def _longest_at_each(words: set[str], text: str) -> list[str]:
+    """The plain computation ``Keywords.longest`` replaces: at each place of ``text`` where a
+    word starts, the longest one, in order."""
+    out = []
+    for i in range(len(text)):
+        here = [w for w in words if text.startswith(w, i)]
+        if here:
+            out.append(max(here, key=len))
+    return out
+
+
+def test_keywords_longest_is_the_longest_word_at_each_place() -> None:
+    """The scans by first character (several once there are more than ``_BUCKET`` first
+    characters other than ASCII) give the longest word at each place, as a search from one
+    character on after each find did: for random words over many first characters, and for
+    the table's own words (every variant the benchmark's router builds) on the evaluation
+    set."""
+    from skillrt._routing import prefilter
+
+    rng = random.Random(38)
+    wide = [chr(0x4E00 + i) for i in range(prefilter._BUCKET * 2 + 17)]
+    alphabet = ["a", "b", "-", "]", "\\", "^", "\n", *wide[:6]]
+    for _ in range(300):
+        words = {
+            "".join(rng.choice(alphabet + wide) for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(1, 300))
+        }
+        scan = Keywords(words)
+        for _ in range(5):
+            text = "".join(rng.choice(alphabet + wide[:40]) for _ in range(rng.randint(0, 20)))
+            assert sorted(scan.longest(text)) == sorted(_longest_at_each(words, text)), text
+    from benchmarks.bench_routing import _router
+
+    router = _router(None, classifier=False)
+    contexts = [(False, False, False), (True, True, False), (False, True, True)]
+    checked = 0
+    for text in _texts():
+        norm = normalize_text(text)
+        lowered = norm.lower()
+        for selection, has_file, browsing in contexts:
+            keywords = router._variant(norm, selection, has_file, browsing).keywords
+            found = sorted(keywords.longest(lowered))
+            assert found == sorted(_longest_at_each(set(keywords.prefixes), lowered)), text
+            checked += len(found)
+    assert checked > 3000
+
+
 def test_only_the_odd_characters_match_a_letter_without_lowering_to_it() -> None:
     """Under IGNORECASE a pattern's ASCII letter matches these characters and no others whose
     ``lower()`` is not that letter; a text holding one is searched as before (run by run)."""
