@@ -342,15 +342,19 @@ async def test_a_long_tasks_request_is_in_the_history_while_it_runs(isolated: Pa
     await rt.close()
 
 
-async def test_without_checkpoints_the_history_is_still_written_off_the_loop(
+async def test_without_checkpoints_the_history_in_memory_is_written_without_the_thread(
     isolated: Path,
 ) -> None:
-    """``checkpoints = false`` keeps task records in memory, but the history is a file: its
-    writes run in the commit thread, never on the event loop, before the reply."""
+    """``checkpoints = false`` keeps task records and the history in memory (no file: no
+    I/O): the history's writes are made on the loop, before the reply, and no task hands a
+    round to the commit thread (a thread's round trip and two turns of the loop a task, for a
+    write to memory). With a history file the writes stay in the commit thread
+    (``test_history_and_checkpoints_are_written_off_the_event_loop``)."""
     loop_thread = threading.get_ident()
-    rt = make_runtime(isolated, ScriptedModel(["o", "c"]), [writer([])], checkpoints=False)
+    rt = make_runtime(isolated, ScriptedModel(["o", "c"] * 2), [writer([])], checkpoints=False)
     await rt.initialize()
     history = rt.history
+    assert history.in_memory
     add_batch = history.add_batch
     threads: set[int] = set()
 
@@ -359,10 +363,14 @@ async def test_without_checkpoints_the_history_is_still_written_off_the_loop(
         add_batch(*args)
 
     history.add_batch = watched_batch  # type: ignore[method-assign]
-    msg = await rt.process_input("write an article about memory")
-    assert msg.state == "COMPLETED"
-    assert threads and loop_thread not in threads
-    assert [e["task_id"] for e in history.tasks()] == [msg.task_id]
+    committer = rt._run.state.committer
+    for i in range(2):
+        msg = await rt.process_input(f"write an article about memory {i}")
+        assert msg.state == "COMPLETED"
+        assert history.tasks()[0]["task_id"] == msg.task_id  # before the reply
+        assert history.messages(rt.session_id)[0]["content"] == msg.content
+    assert threads == {loop_thread}
+    assert not committer._thread.alive and committer.rounds == 0
     await rt.close()
 
 

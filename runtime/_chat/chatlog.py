@@ -9,7 +9,8 @@ task or a reply: the history is a record, not the task's state.
 History writes are queued and written together, in one transaction, by the group commit's
 thread right after the round's checkpoints (never on the event loop), and at the latest before
 a reply reaches its caller (``written``): one commit for a chat turn, or for many tasks ending
-at once.
+at once. A history kept in memory (``checkpoints = false``) is no I/O: it is written on the
+loop, at the end of the turn or before the reply, with no round trip to the thread.
 """
 
 from __future__ import annotations
@@ -67,6 +68,12 @@ class ChatLog:
 
     def open(self, history: HistoryStore, committer: Committer | None = None) -> None:
         self.history = history
+        # A history in memory (``checkpoints = false``) is no I/O: written here, at the end of
+        # the turn or before the reply (``written``), not handed to the commit thread and
+        # waited for (a thread's round trip and two turns of the loop a task, for a write to
+        # memory).
+        if getattr(history, "in_memory", False):
+            committer = None
         self._committer = committer
         if committer is not None:
             committer.add_side(self._collect)
@@ -231,6 +238,10 @@ class ChatLog:
         except RuntimeError:  # a synchronous caller: write now
             self.flush()
             return
+        if later:  # (in memory: the reply's write, or the timer's, takes it)
+            if self._timer is None:
+                self._timer = loop.call_later(_LATER_S, self._due)
+            return
         self._flush_due = True
         loop.call_soon(self.flush)
 
@@ -239,8 +250,11 @@ class ChatLog:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._committer is not None and (self._tasks or self._messages):
-            self._committer.nudge()
+        if self._tasks or self._messages:
+            if self._committer is not None:
+                self._committer.nudge()
+            else:
+                self.flush()
 
     def _collect(self) -> Callable[[], None] | None:
         """The queued entries as one job for the commit thread (asked on the event loop)."""
@@ -285,6 +299,8 @@ class ChatLog:
         if self._committer is not None:
             self._due()
             await self._committer.settled()
+        else:
+            self.flush()  # (in memory: no I/O)
         stored = await asyncio.to_thread(self._read_stored, session_id, KEEP_TURNS * 2)
         self.sessions.load(session_id, stored)
 

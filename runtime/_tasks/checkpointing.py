@@ -158,7 +158,8 @@ class Checkpoints:
         return copy
 
     def drop(self, task_id: str) -> None:
-        self.state.committer.delete(task_id)
+        if self.state.journaled:  # (not journaled: nothing of it was ever written)
+            self.state.committer.delete(task_id)
 
     async def durable(self) -> None:
         await self.state.committer.durable()

@@ -104,6 +104,11 @@ class History:
         self._identity: tuple[int, int] | None = None
         self._db = self._open()
 
+    @property
+    def in_memory(self) -> bool:
+        """Kept in memory (no file): its writes are no I/O."""
+        return self.path is None
+
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(
             self._target, timeout=10, isolation_level=None, check_same_thread=False
