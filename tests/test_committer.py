@@ -404,6 +404,53 @@ async def test_a_waiter_on_an_idle_committer_starts_the_write_before_the_loop_tu
     inner.close()
 
 
+async def test_a_task_waiting_for_its_round_resumes_with_the_threads_notice(
+    isolated: Path,
+) -> None:
+    """The commit thread's notice (a callback of the loop) resumes the tasks that waited for
+    its rounds then and there, not a turn of the loop later; a failed round's error reaches
+    them the same way, and awaiting the waiter through ``wait_for`` or ``gather`` still works."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = GatedStore(inner)
+    store.release.set()
+    committer = Committer(store)
+    order: list[str] = []
+    settle = committer._settle
+
+    def watched(*args: Any) -> None:
+        settle(*args)
+        order.append("notice handled")
+
+    committer._settle = watched  # type: ignore[method-assign]
+
+    async def step(name: str) -> None:
+        committer.put(_record(name))
+        waiter = committer.waiter()
+        assert waiter is not None
+        await waiter
+        order.append(f"{name} resumed")
+
+    await asyncio.wait_for(asyncio.ensure_future(step("a")), 10)
+    await asyncio.wait_for(asyncio.ensure_future(step("b")), 10)
+    assert order == ["a resumed", "notice handled", "b resumed", "notice handled"]
+    committer.put(_record("c"))
+    waiter = committer.waiter()
+    assert waiter is not None
+    await asyncio.wait_for(asyncio.gather(waiter), 10)
+
+    def failing(saves: Sequence[Any], deletes: list[str]) -> None:
+        raise OSError(28, "No space left on device")
+
+    store.apply = failing  # type: ignore[method-assign]
+    order.clear()
+    with pytest.raises(OSError, match="No space left"):
+        await asyncio.wait_for(asyncio.ensure_future(step("d")), 10)
+    assert order == ["notice handled"]
+    assert sorted(inner.all_ids()) == ["a", "b", "c"]
+    committer.close()
+    inner.close()
+
+
 async def test_a_step_whose_waiter_is_cancelled_is_still_written(isolated: Path) -> None:
     """Cancelling a task that waits for its step's round cancels only its wait: the round
     handed over at once is written all the same, and the committer serves the next task."""

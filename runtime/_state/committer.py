@@ -27,6 +27,7 @@ import functools
 import queue
 import threading
 from collections.abc import Callable
+from contextvars import Context, copy_context
 from threading import get_ident
 
 import structlog
@@ -63,7 +64,7 @@ class _Round:
         loop: asyncio.AbstractEventLoop,
         ops: dict[str, TaskRecord | RecordText | None],
         sides: list[Job],
-        waiters: list[asyncio.Future[None]],
+        waiters: list[_Waiter],
     ) -> None:
         self.loop, self.ops, self.sides, self.waiters = loop, ops, sides, waiters
 
@@ -203,7 +204,7 @@ class Committer:
         self._thread = _CommitThread(self._write_rounds)
         # task id -> record to save (or its JSON text, or how to make it), None: delete
         self._ops: dict[str, _Op] = {}
-        self._waiters: list[asyncio.Future[None]] = []
+        self._waiters: list[_Waiter] = []
         self._sides: list[SideWriter] = []
         self._side_due = False
         self._scheduled: asyncio.AbstractEventLoop | None = None  # a hand-over is due there
@@ -259,7 +260,7 @@ class Committer:
         if not (self._ops or self._side_due or self._outstanding):
             return None
         loop = self._loop = _running_loop(self._loop)
-        waiter = loop.create_future()
+        waiter = _Waiter(loop=loop)
         # Cancelling the caller cancels only its own waiter: the round is written regardless.
         self._waiters.append(waiter)
         if self._outstanding or self._crowded or not (self._threaded or self._side_due):
@@ -434,7 +435,7 @@ class Committer:
             except BaseException as exc:
                 error = exc
             with contextlib.suppress(RuntimeError):  # that loop is gone (it never closed us)
-                only.loop.call_soon_threadsafe(self._settle, rounds, error)
+                only.loop.call_soon_threadsafe(self._settle, rounds, error, True)
             return
         ops: dict[str, TaskRecord | RecordText | None] = {}
         for r in rounds:
@@ -448,10 +449,14 @@ class Committer:
             by_loop.setdefault(r.loop, []).append(r)
         for loop, theirs in by_loop.items():
             with contextlib.suppress(RuntimeError):  # that loop is gone (it never closed us)
-                loop.call_soon_threadsafe(self._settle, theirs, error)
+                loop.call_soon_threadsafe(self._settle, theirs, error, True)
 
-    def _settle(self, rounds: list[_Round], error: BaseException | None) -> None:
-        """On the loop: the rounds are written (or failed with ``error``)."""
+    def _settle(
+        self, rounds: list[_Round], error: BaseException | None, notice: bool = False
+    ) -> None:
+        """On the loop: the rounds are written (or failed with ``error``). ``notice``: called
+        by the commit thread's notice, a callback of the loop outside any task, so the tasks
+        that waited resume here (``_Waiter.wake``), not a turn of the loop later."""
         outstanding = self._outstanding
         if len(rounds) == 1 and len(outstanding) == 1 and outstanding[0] is rounds[0]:
             self._outstanding, waiters = [], list(rounds[0].waiters)  # (one at a time)
@@ -477,7 +482,9 @@ class Committer:
         for waiter in waiters:
             if waiter.done():
                 continue
-            if error is None:
+            if notice:
+                waiter.wake(error)
+            elif error is None:
                 waiter.set_result(None)
             else:
                 waiter.set_exception(error)
@@ -485,6 +492,77 @@ class Committer:
                 # never reads it, and asyncio would print it as never retrieved. (A done
                 # callback did this for every waiter: one more handle per commit.)
                 waiter.exception()
+
+
+class _Waiter(asyncio.Future[None]):
+    """The future a step or an ending awaits until its round is written.
+
+    A future's done-callbacks (a waiting task's wake-up) are scheduled with ``call_soon``: a
+    task that waits for its commit resumed a turn of the loop after the commit thread's notice
+    was handled (a poll of the selector and a pass of the loop, per commit). This one holds
+    its callbacks and, settled by that notice (``_settle`` run as a callback of the loop,
+    never inside a task), runs them there and then: the task resumes in the same turn. Settled
+    any other way (cancelled, ``set_result``), it schedules them as asyncio does."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self, *, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop=loop)
+        self._held: list[tuple[Callable[[_Waiter], object], Context]] = []
+
+    def add_done_callback(
+        self, fn: Callable[[_Waiter], object], *, context: Context | None = None
+    ) -> None:
+        if context is None:
+            context = copy_context()
+        if self.done():
+            self.get_loop().call_soon(fn, self, context=context)
+        else:
+            self._held.append((fn, context))
+
+    def remove_done_callback(self, fn: Callable[[_Waiter], object]) -> int:
+        held = self._held
+        kept = [(f, c) for f, c in held if f != fn]
+        self._held = kept
+        return len(held) - len(kept) + super().remove_done_callback(fn)
+
+    def cancel(self, msg: object = None) -> bool:
+        if not super().cancel(msg):
+            return False
+        self._release()
+        return True
+
+    def set_result(self, result: None) -> None:
+        super().set_result(result)
+        self._release()
+
+    def set_exception(self, exception: type | BaseException) -> None:
+        super().set_exception(exception)
+        self._release()
+
+    def _release(self) -> None:
+        """The held callbacks, scheduled (as a future schedules them)."""
+        held, self._held = self._held, []
+        loop = self.get_loop()
+        for fn, context in held:
+            loop.call_soon(fn, self, context=context)
+
+    def wake(self, error: BaseException | None) -> None:
+        """Settle it and run its callbacks now: only from a callback of its loop, outside
+        any task (a task's wake-up runs its step)."""
+        if error is None:
+            asyncio.Future.set_result(self, None)
+        else:
+            asyncio.Future.set_exception(self, error)
+            self.exception()  # marked as read (see ``_settle``)
+        held, self._held = self._held, []
+        for fn, context in held:
+            try:
+                context.run(fn, self)
+            except Exception as exc:  # as the loop reports a failing callback
+                self.get_loop().call_exception_handler(
+                    {"message": "a committer waiter's callback failed", "exception": exc}
+                )
 
 
 class _Later:
