@@ -76,6 +76,47 @@ def test_bounded_oldest_dropped(history: History) -> None:
     assert [m["n"] for m in history.messages("s1", limit=50)] == [11, 10, 9, 8, 7]
 
 
+def _deletes(history: History) -> list[str]:
+    """The DELETE statements ``history``'s connection runs from now on."""
+    made: list[str] = []
+    history._db.set_trace_callback(lambda sql: made.append(sql) if "DELETE" in sql else None)
+    return made
+
+
+def test_a_write_below_the_limit_deletes_nothing_and_the_bound_holds(history: History) -> None:
+    """A task entry replaces its earlier one in one statement (REPLACE), and the oldest rows
+    are trimmed only once some row is past the limit: below it, no DELETE is made at all."""
+    deletes = _deletes(history)
+    for n in range(4):
+        history.add_batch([task(n)], [("s1", {"n": n})])
+    history.add_batch([task(2, state="ERROR")], [("s1", {"n": 4})])  # resumed: replaced
+    assert deletes == []
+    assert [t["task_id"] for t in history.tasks()] == ["t2", "t3", "t1", "t0"]
+    for n in range(5, 8):
+        history.add_batch([task(n)], [("s1", {"n": n})])
+    history.add_batch([task(8), task(9)], [("s1", {"n": 8}), ("s1", {"n": 9})])  # several
+    assert deletes  # past the limit: trimmed
+    assert [t["task_id"] for t in history.tasks(limit=50)] == ["t9", "t8", "t7", "t6", "t5"]
+    assert [m["n"] for m in history.messages("s1", limit=50)] == [9, 8, 7, 6, 5]
+
+
+def test_the_bound_holds_after_reopening_and_beside_another_writer(tmp_path: Path) -> None:
+    first = History(tmp_path / "state", limit=5)
+    for n in range(4):
+        first.add_task(task(n))
+    first.close()
+    reopened, other = History(tmp_path / "state", limit=5), History(tmp_path / "state", limit=5)
+    other.add_task(task(10))  # another process writes the same file
+    other.add_message("s1", {"n": 10})
+    for n in range(4, 7):
+        reopened.add_batch([task(n)], [("s1", {"n": n})])
+    reopened.add_message("s1", {"n": 7})
+    assert [t["task_id"] for t in reopened.tasks(limit=50)] == ["t6", "t5", "t4", "t10", "t3"]
+    assert [m["n"] for m in other.messages("s1", limit=50)] == [7, 6, 5, 4, 10]
+    reopened.close()
+    other.close()
+
+
 def test_entries_must_be_json(history: History) -> None:
     with pytest.raises(UserError, match="not JSON-serialisable"):
         history.add_task(task(1, started_at=object()))

@@ -25,7 +25,7 @@ import math
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -83,6 +83,33 @@ def _to_json(what: str, entry: dict[str, Any]) -> str:
         raise UserError(f"{what} is not JSON-serialisable: {exc}") from exc
 
 
+# A task's entry replaces its earlier one (a resumed task that finished), which REPLACE deletes
+# before it inserts: the new row gets the next seq, at the front.
+_PUT_TASK = "INSERT OR REPLACE INTO tasks (task_id, session_id, data) VALUES (?, ?, ?)"
+_PUT_MESSAGE = "INSERT INTO messages (session_id, data) VALUES (?, ?)"
+_TABLES = ("tasks", "messages")
+
+
+def _put(db: sqlite3.Connection, statement: str, rows: Sequence[tuple[str, ...]]) -> int | None:
+    """``rows`` inserted; the seq of the last one (None when there were several: ``executemany``
+    does not say)."""
+    if len(rows) == 1:
+        return db.execute(statement, rows[0]).lastrowid
+    db.executemany(statement, rows)
+    return None
+
+
+def _floor(db: sqlite3.Connection, table: str) -> int:
+    """A seq no row of ``table`` has or is below: the lowest seq less one, or when the table is
+    empty the highest seq it ever gave (AUTOINCREMENT's counter; new rows come above it)."""
+    # S608: the table name is one of two constants, never input.
+    (low,) = db.execute(f"SELECT MIN(seq) FROM {table}").fetchone()  # noqa: S608
+    if low is not None:
+        return int(low) - 1
+    given = db.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+    return 0 if given is None else int(given[0])
+
+
 class History:
     """Task and chat history in SQLite (see the module docstring)."""
 
@@ -102,6 +129,9 @@ class History:
         self.quarantined: list[str] = []  # what was moved aside, for the runtime to report
         self._target = target
         self._identity: tuple[int, int] | None = None
+        # Per table, a seq no row has or is below (rows only come above the highest): a trim
+        # that would delete nothing is not made (see ``_trim``).
+        self._floors: dict[str, int] = {}
         self._db = self._open()
 
     @property
@@ -119,6 +149,7 @@ class History:
             db.executescript(_SCHEMA)
             db.execute("SELECT seq, task_id, session_id, data FROM tasks LIMIT 0")
             db.execute("SELECT seq, session_id, data FROM messages LIMIT 0")
+            self._floors = {table: _floor(db, table) for table in _TABLES}
             if self.path is not None:
                 st = os.stat(self.path)
                 self._identity = (st.st_dev, st.st_ino)
@@ -218,18 +249,16 @@ class History:
         data = _to_json(f"history entry of task {task_id!r}", entry)
 
         def write() -> None:
+            floors: dict[str, int] = {}
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute("DELETE FROM tasks WHERE task_id = ?", (task_id,))
-                self._db.execute(
-                    "INSERT INTO tasks (task_id, session_id, data) VALUES (?, ?, ?)",
-                    (task_id, session_id, data),
-                )
-                self._trim("tasks")
+                top = self._db.execute(_PUT_TASK, (task_id, session_id, data)).lastrowid
+                self._trim("tasks", top, floors)
             except BaseException:
                 self._rollback()
                 raise
             self._db.execute("COMMIT")
+            self._floors.update(floors)
 
         self._guarded(write)
 
@@ -242,16 +271,16 @@ class History:
         data = _to_json(f"chat message of session {session_id!r}", message)
 
         def write() -> None:
+            floors: dict[str, int] = {}
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute(
-                    "INSERT INTO messages (session_id, data) VALUES (?, ?)", (session_id, data)
-                )
-                self._trim("messages")
+                top = self._db.execute(_PUT_MESSAGE, (session_id, data)).lastrowid
+                self._trim("messages", top, floors)
             except BaseException:
                 self._rollback()
                 raise
             self._db.execute("COMMIT")
+            self._floors.update(floors)
 
         self._guarded(write)
 
@@ -271,36 +300,37 @@ class History:
         said = [(sid, _to_json(f"chat message of session {sid!r}", m)) for sid, m in messages]
 
         def write() -> None:
-            self._db.execute("BEGIN IMMEDIATE")
+            db, floors = self._db, dict[str, int]()
+            db.execute("BEGIN IMMEDIATE")
             try:
                 if rows:
-                    self._db.executemany(
-                        "DELETE FROM tasks WHERE task_id = ?", [(r[0],) for r in rows]
-                    )
-                    self._db.executemany(
-                        "INSERT INTO tasks (task_id, session_id, data) VALUES (?, ?, ?)", rows
-                    )
-                    self._trim("tasks")
+                    self._trim("tasks", _put(db, _PUT_TASK, rows), floors)
                 if said:
-                    self._db.executemany(
-                        "INSERT INTO messages (session_id, data) VALUES (?, ?)", said
-                    )
-                    self._trim("messages")
+                    self._trim("messages", _put(db, _PUT_MESSAGE, said), floors)
             except BaseException:
                 self._rollback()
                 raise
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
+            self._floors.update(floors)
 
         if rows or said:
             self._guarded(write)
 
-    def _trim(self, table: str) -> None:
-        # seq only grows, and rows leave only from the bottom, so this keeps the newest `limit`.
+    def _trim(self, table: str, top: int | None, floors: dict[str, int]) -> None:
+        """Keep the newest ``limit`` rows of ``table``, whose highest seq is now ``top`` (None:
+        not known). seq only grows, and rows leave only from the bottom, so this deletes the
+        rows at or below ``MAX(seq) - limit``; when no row is that low (every row is above
+        the table's floor), there is nothing to delete and no statement is made. ``floors``
+        gets the new floor, kept once the transaction commits."""
+        if top is not None and top - self.limit <= self._floors.get(table, -1):
+            return
         self._db.execute(
             # S608: the table name is one of two constants, never input.
             f"DELETE FROM {table} WHERE seq <= (SELECT MAX(seq) FROM {table}) - ?",  # noqa: S608
             (self.limit,),
         )
+        if top is not None:
+            floors[table] = top - self.limit
 
     def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Task entries, newest first; of one session when ``session_id`` is given."""
