@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -449,6 +450,50 @@ async def test_a_task_waiting_for_its_round_resumes_with_the_threads_notice(
     assert sorted(inner.all_ids()) == ["a", "b", "c"]
     committer.close()
     inner.close()
+
+
+async def test_the_commit_thread_rings_the_loop_through_a_pipe_of_its_own(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each round's notice reaches the loop through the committer's own pipe, not asyncio's
+    ``call_soon_threadsafe`` (a handle and two reads of the self-pipe per commit, the second
+    raising); closing the committer closes that pipe and the loop stops reading it. A loop
+    that cannot read a pipe (``add_reader``: NotImplementedError) is told asyncio's way."""
+    loop = asyncio.get_running_loop()
+    threadsafe: list[object] = []
+    call_soon_threadsafe = loop.call_soon_threadsafe
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        threadsafe.append(args[0])
+        return call_soon_threadsafe(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+    readers = len(loop._selector.get_map())  # type: ignore[attr-defined]
+    fds = set(os.listdir("/proc/self/fd"))
+    store = CheckpointStore(isolated / "checkpoints")
+    committer = Committer(store)
+    for i in range(5):
+        committer.put(_record(f"r{i}"))
+        await asyncio.wait_for(committer.durable(), 10)
+    assert threadsafe == []
+    assert len(loop._selector.get_map()) == readers + 1  # type: ignore[attr-defined]
+    committer.close()
+    assert len(loop._selector.get_map()) == readers  # type: ignore[attr-defined]
+    store.close()
+    assert set(os.listdir("/proc/self/fd")) <= fds
+
+    def no_readers(*args: Any) -> None:
+        raise NotImplementedError
+
+    monkeypatch.setattr(loop, "add_reader", no_readers)
+    store = CheckpointStore(isolated / "checkpoints")
+    committer = Committer(store)
+    committer.put(_record("told asyncio's way"))
+    await asyncio.wait_for(committer.durable(), 10)
+    assert len(threadsafe) == 1
+    assert sorted(store.all_ids()) == ["r0", "r1", "r2", "r3", "r4", "told asyncio's way"]
+    committer.close()
+    store.close()
 
 
 async def test_a_step_whose_waiter_is_cancelled_is_still_written(isolated: Path) -> None:
