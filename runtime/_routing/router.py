@@ -259,14 +259,11 @@ _SOURCES = frozenset(("regex", "classifier", "llm", "none"))
 _STR_KEYS = {str}
 
 
-class _Worked(NamedTuple):
-    """What the router decided of one input without a model (``IntentRouter._work``)."""
-
-    routed: str  # the normalised text, cut to MAX_ROUTE_CHARS
-    language: Language
-    result: _Decision | None  # None: neither the table nor the classifier decided
-    ranked: list[tuple[str, float]]  # the classifier's, best first
-    disputed: bool  # the table and the classifier disagree: no question for a model
+_Worked: TypeAlias = tuple[str, Language, "_Decision | None", list[tuple[str, float]], bool]
+"""What the router decided of one input without a model (``IntentRouter._work``): the
+normalised text cut to MAX_ROUTE_CHARS, its language, the decision (None: neither the table nor
+the classifier decided), the classifier's ranking (best first), and whether the table and the
+classifier disagree (then no question for a model)."""
 
 
 class RouteDraft(NamedTuple):
@@ -746,8 +743,7 @@ class IntentRouter:
         """
         if signal is not None:
             signal.raise_if_aborted()
-        draft = self._draft(text, context)
-        key = draft.key
+        norm, key, current_file, selection, browsing = self._keyed(text, context)
         if key is None:
             return ParsedIntent(type=UNKNOWN, confidence=0.0, raw=text)
         hit = self._cache.get(key)
@@ -755,7 +751,14 @@ class IntentRouter:
             self._hits += 1
             return hit.intent(text, cached=True)
         self._misses += 1
-        return await self._conclude(draft, self._work(draft), signal, llm, ask_model)
+        worked = self._work(norm, context, current_file is not None, selection, browsing)
+        _routed, language, result, _ranked, disputed = worked
+        cacheable = result is not None
+        model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
+        if model is not None and (result is None or result.confidence < self.regex_trust):
+            facts = _facts(current_file, selection, browsing)
+            result, cacheable = await self._consult(model, worked, facts, signal)
+        return self._concluded(text, key, result, language, cacheable)
 
     def decide(self, text: str, context: Mapping[str, Any] | None = None) -> RouteDraft:
         """``parse``'s work that needs no effect, done now: the table, the skills' patterns
@@ -763,14 +766,15 @@ class IntentRouter:
         (``wants_model``). It asks no model, neither reads the cache into its order nor writes
         it, and counts nothing (a cached answer is only looked at: then nothing is worked
         out). ``settle`` ends it as ``parse`` would."""
-        draft = self._draft(text, context)
-        key = draft.key
-        if key is None or self._cache.peek(key):
-            return draft
-        worked = self._work(draft)
-        result = worked.result
-        wants = not worked.disputed and (result is None or result.confidence < self.regex_trust)
-        return draft._replace(worked=worked, wants_model=wants)
+        norm, key, current_file, selection, browsing = self._keyed(text, context)
+        worked = None
+        wants = False
+        if key is not None and not self._cache.peek(key):
+            worked = self._work(norm, context, current_file is not None, selection, browsing)
+            result, disputed = worked[2], worked[4]
+            wants = not disputed and (result is None or result.confidence < self.regex_trust)
+        return RouteDraft(text, context, norm, key, current_file, selection, browsing,
+                          self._generation, worked, wants)  # fmt: skip
 
     async def settle(
         self,
@@ -789,21 +793,32 @@ class IntentRouter:
             )
         if signal is not None:
             signal.raise_if_aborted()
-        key = draft.key
+        text, key = draft.text, draft.key
         if key is None:
-            return ParsedIntent(type=UNKNOWN, confidence=0.0, raw=draft.text)
+            return ParsedIntent(type=UNKNOWN, confidence=0.0, raw=text)
         hit = self._cache.get(key)
         if hit is not None:
             self._hits += 1
-            return hit.intent(draft.text, cached=True)
+            return hit.intent(text, cached=True)
         self._misses += 1
+        current_file, selection, browsing = draft.current_file, draft.selection, draft.browsing
         worked = draft.worked
         if worked is None:  # the cache held it when decided, and no longer does
-            worked = self._work(draft)
-        return await self._conclude(draft, worked, signal, llm, ask_model)
+            has_file = current_file is not None
+            worked = self._work(draft.norm, draft.context, has_file, selection, browsing)
+        _routed, language, result, _ranked, disputed = worked
+        cacheable = result is not None
+        model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
+        if model is not None and (result is None or result.confidence < self.regex_trust):
+            facts = _facts(current_file, selection, browsing)
+            result, cacheable = await self._consult(model, worked, facts, signal)
+        return self._concluded(text, key, result, language, cacheable)
 
-    def _draft(self, text: str, context: Mapping[str, Any] | None) -> RouteDraft:
-        """The normalised text and the cache key of ``text`` in ``context`` (None: empty)."""
+    def _keyed(
+        self, text: str, context: Mapping[str, Any] | None
+    ) -> tuple[str, _Route | None, str | None, bool, bool]:
+        """The normalised text, its cache key (None: empty), the open file, whether text is
+        selected, whether the session browses."""
         norm = self._normalized(text)
         current_file: str | None = None
         selection = False
@@ -812,20 +827,30 @@ class IntentRouter:
             current_file = str(cf)[:500] if cf else None
             selection = bool(context.get("selected_text") or context.get("has_selection"))
         browsing = self._browsing(context)
-        key = None
-        if norm:
-            folded = norm.casefold()
-            if len(folded) > _MAX_KEY_CHARS:
-                folded = hashlib.sha256(folded.encode("utf-8", "replace")).hexdigest()
-            key = _Route(folded, current_file, selection, browsing)
-        generation = self._generation
-        return RouteDraft(text, context, norm, key, current_file, selection, browsing, generation)
+        if not norm:
+            return norm, None, current_file, selection, browsing
+        folded = norm.casefold()
+        if len(folded) > _MAX_KEY_CHARS:
+            folded = hashlib.sha256(folded.encode("utf-8", "replace")).hexdigest()
+        return (
+            norm,
+            _Route(folded, current_file, selection, browsing),
+            current_file,
+            selection,
+            browsing,
+        )
 
-    def _work(self, draft: RouteDraft) -> _Worked:
+    def _work(
+        self,
+        norm: str,
+        context: Mapping[str, Any] | None,
+        has_file: bool,
+        selection: bool,
+        browsing: bool,
+    ) -> _Worked:
         """What the table, the skills' patterns and the classifier decide (no model, no
         cache)."""
-        routed = draft.norm[:MAX_ROUTE_CHARS]
-        context, browsing = draft.context, draft.browsing
+        routed = norm[:MAX_ROUTE_CHARS]
         # detect_language counts characters in Python; ASCII text has no Chinese in it.
         language: Language = "en" if routed.isascii() else detect_language(routed[:500])
         result: _Decision | None = None
@@ -833,9 +858,7 @@ class IntentRouter:
         if small_talk:
             result = _Decision(CHAT, 0.9, {}, "regex")
         if result is None:
-            result = self._match_table(
-                routed, draft.selection, draft.current_file is not None, browsing
-            )
+            result = self._match_table(routed, selection, has_file, browsing)
         if result is None:
             result = self._match_skill_patterns(routed)
         if result is None and is_one_short_word(routed):
@@ -857,59 +880,56 @@ class IntentRouter:
             # milk" with a notes tool): with such intents registered, a model, when there is
             # one, has its say; with none, it is still small talk.
             result = result._replace(confidence=min(result.confidence, _UNSURE_CHAT))
-        return _Worked(routed, language, result, ranked, disputed)
+        return routed, language, result, ranked, disputed
 
-    async def _conclude(
-        self,
-        draft: RouteDraft,
-        worked: _Worked,
-        signal: AbortSignal | None,
-        llm: LLM | None,
-        ask_model: bool,
-    ) -> ParsedIntent:
-        """The model asked where the worked-out decision is unsure, the answer cached."""
-        assert draft.key is not None  # (no draft without a key is worked out)
-        routed, language, result, ranked, disputed = worked
-        cacheable = result is not None
-        model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
-        if model is not None and (result is None or result.confidence < self.regex_trust):
-            candidates = (
-                tuple(dict.fromkeys([*(n for n, _ in ranked[:3]), *self.unclassified]))
-                or self._intents
+    async def _consult(
+        self, model: LLM, worked: _Worked, facts: list[str], signal: AbortSignal | None
+    ) -> tuple[_Decision | None, bool]:
+        """The worked-out decision weighed with the model's answer; and whether to cache it."""
+        routed, _language, result, ranked, _disputed = worked
+        candidates = (
+            tuple(dict.fromkeys([*(n for n, _ in ranked[:3]), *self.unclassified])) or self._intents
+        )
+        answer = await self._ask_llm(model, routed, facts, signal, candidates)
+        if answer is None:
+            return result, False  # a failure may be transient: ask again next time
+        if answer.type != UNKNOWN and answer.type in candidates:
+            hint = result.type if result is not None else None
+            spec = self.spec(answer.type)
+            score = score_suggestion(
+                answer.type,
+                routed,
+                cues=self._cue_hits(routed),
+                hint=hint,
+                prior=spec.prior if spec is not None else 0.0,
             )
-            facts = _facts(draft.current_file, draft.selection, draft.browsing)
-            answer = await self._ask_llm(model, routed, facts, signal, candidates)
-            if answer is None:
-                cacheable = False  # a failure may be transient: ask again next time
-            elif answer.type != UNKNOWN and answer.type in candidates:
-                hint = result.type if result is not None else None
-                spec = self.spec(answer.type)
-                score = score_suggestion(
-                    answer.type,
-                    routed,
-                    cues=self._cue_hits(routed),
-                    hint=hint,
-                    prior=spec.prior if spec is not None else 0.0,
-                )
-                score = max(score, dict(ranked).get(answer.type, 0.0))
-                # An intent the classifier does not know has only the model's word for it.
-                if result is None or score > result.confidence or answer.type in self.unclassified:
-                    params = self.params_for(answer.type, routed, answer.parameters)
-                    result = answer._replace(confidence=round(score, 3), parameters=params)
-                cacheable = True
-            elif result is None:
-                result = answer._replace(type=UNKNOWN, parameters={})
-                cacheable = True
-            else:  # the model finds none of the candidates fits: the classifier's guess is one
-                result = result._replace(confidence=min(result.confidence, _NONE_FITS))
-                cacheable = True
+            score = max(score, dict(ranked).get(answer.type, 0.0))
+            # An intent the classifier does not know has only the model's word for it.
+            if result is None or score > result.confidence or answer.type in self.unclassified:
+                params = self.params_for(answer.type, routed, answer.parameters)
+                result = answer._replace(confidence=round(score, 3), parameters=params)
+            return result, True
+        if result is None:
+            return answer._replace(type=UNKNOWN, parameters={}), True
+        # the model finds none of the candidates fits: the classifier's guess is one
+        return result._replace(confidence=min(result.confidence, _NONE_FITS)), True
+
+    def _concluded(
+        self,
+        text: str,
+        key: _Route,
+        result: _Decision | None,
+        language: Language,
+        cacheable: bool,
+    ) -> ParsedIntent:
+        """The decision in the text's language, cached where it may be."""
         if result is None:
             result = _Decision(UNKNOWN, 0.0, {}, "none")
         if result.language != language:
             result = result._replace(language=language)
         if cacheable:
-            self._cache.put(draft.key, result)
-        return result.intent(draft.text)
+            self._cache.put(key, result)
+        return result.intent(text)
 
     def _weigh(
         self, result: _Decision | None, ranked: Sequence[tuple[str, float]], text: str
