@@ -229,8 +229,8 @@ class EventLog:
             elif type_ in _PLAIN:
                 size += len(key) + 24
             else:
-                text = _json({"type": kind, "task_id": task_id, "data": data,
-                              "timestamp": timestamp})  # fmt: skip
+                text = to_json({"type": kind, "task_id": task_id, "data": data,
+                                "timestamp": timestamp}, fallback=str).decode()  # fmt: skip
                 self._keep(kind, task_id, None, text, len(text) + _ENTRY_OVERHEAD)
                 return
         self._keep(kind, task_id, None, data, size)._time = timestamp
