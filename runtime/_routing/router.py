@@ -744,21 +744,17 @@ class IntentRouter:
         if signal is not None:
             signal.raise_if_aborted()
         norm, key, current_file, selection, browsing = self._keyed(text, context)
-        if key is None:
-            return ParsedIntent(type=UNKNOWN, confidence=0.0, raw=text)
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._hits += 1
-            return hit.intent(text, cached=True)
-        self._misses += 1
+        known = self._known(text, key)
+        if known is not None:
+            return known
+        assert key is not None  # (``_known`` answers for an empty text)
         worked = self._work(norm, context, current_file is not None, selection, browsing)
-        _routed, language, result, _ranked, disputed = worked
-        cacheable = result is not None
-        model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
-        if model is not None and (result is None or result.confidence < self.regex_trust):
+        result, cacheable = worked[2], worked[2] is not None
+        model = (llm if llm is not None else self.llm) if ask_model else None
+        if model is not None and self._unsure(worked):
             facts = _facts(current_file, selection, browsing)
             result, cacheable = await self._consult(model, worked, facts, signal)
-        return self._concluded(text, key, result, language, cacheable)
+        return self._concluded(text, key, result, worked[1], cacheable)
 
     def decide(self, text: str, context: Mapping[str, Any] | None = None) -> RouteDraft:
         """``parse``'s work that needs no effect, done now: the table, the skills' patterns
@@ -771,8 +767,7 @@ class IntentRouter:
         wants = False
         if key is not None and not self._cache.peek(key):
             worked = self._work(norm, context, current_file is not None, selection, browsing)
-            result, disputed = worked[2], worked[4]
-            wants = not disputed and (result is None or result.confidence < self.regex_trust)
+            wants = self._unsure(worked)
         return RouteDraft(text, context, norm, key, current_file, selection, browsing,
                           self._generation, worked, wants)  # fmt: skip
 
@@ -794,6 +789,25 @@ class IntentRouter:
         if signal is not None:
             signal.raise_if_aborted()
         text, key = draft.text, draft.key
+        known = self._known(text, key)
+        if known is not None:
+            return known
+        assert key is not None  # (``_known`` answers for an empty text)
+        current_file, selection, browsing = draft.current_file, draft.selection, draft.browsing
+        worked = draft.worked
+        if worked is None:  # the cache held it when decided, and no longer does
+            has_file = current_file is not None
+            worked = self._work(draft.norm, draft.context, has_file, selection, browsing)
+        result, cacheable = worked[2], worked[2] is not None
+        model = (llm if llm is not None else self.llm) if ask_model else None
+        if model is not None and self._unsure(worked):
+            facts = _facts(current_file, selection, browsing)
+            result, cacheable = await self._consult(model, worked, facts, signal)
+        return self._concluded(text, key, result, worked[1], cacheable)
+
+    def _known(self, text: str, key: _Route | None) -> ParsedIntent | None:
+        """What ``text`` routes to with no work: nothing for an empty text (no ``key``), or
+        the cache's answer (a hit, counted); None: a miss (counted), to be worked out."""
         if key is None:
             return ParsedIntent(type=UNKNOWN, confidence=0.0, raw=text)
         hit = self._cache.get(key)
@@ -801,18 +815,13 @@ class IntentRouter:
             self._hits += 1
             return hit.intent(text, cached=True)
         self._misses += 1
-        current_file, selection, browsing = draft.current_file, draft.selection, draft.browsing
-        worked = draft.worked
-        if worked is None:  # the cache held it when decided, and no longer does
-            has_file = current_file is not None
-            worked = self._work(draft.norm, draft.context, has_file, selection, browsing)
-        _routed, language, result, _ranked, disputed = worked
-        cacheable = result is not None
-        model = (llm if llm is not None else self.llm) if ask_model and not disputed else None
-        if model is not None and (result is None or result.confidence < self.regex_trust):
-            facts = _facts(current_file, selection, browsing)
-            result, cacheable = await self._consult(model, worked, facts, signal)
-        return self._concluded(text, key, result, language, cacheable)
+        return None
+
+    def _unsure(self, worked: _Worked) -> bool:
+        """Whether a model, where one may be asked, has its say on ``worked``'s decision: it
+        is not disputed, and nothing decided or not at ``regex_trust``."""
+        result = worked[2]
+        return not worked[4] and (result is None or result.confidence < self.regex_trust)
 
     def _keyed(
         self, text: str, context: Mapping[str, Any] | None
