@@ -18,14 +18,14 @@ from pydantic import BaseModel
 
 pytest.importorskip("fastapi")
 
-from skillrt._io.redaction import _FOLDS_TO_ASCII, Redactor
+from skillrt._io.redaction import _FOLDS_TO_ASCII, _SECRET_KEY_WORDS, Redactor
 from skillrt.messages import ChatMessage
 from skillrt.server.app import _json_dump
 from skillrt.server.fastroutes import FastRoutes
 from skillrt.testing import FunctionModel
 from tests.server_support import LiveServer, StepModel, make_runtime
 
-_WORDS = ("apikey", "api_key", "api-key", "authorization", "password", "secret", "token")
+_WORDS = _SECRET_KEY_WORDS  # the words the scan looks for, as the reference reads them
 
 
 def _was_clean(redactor: Redactor, text: str) -> bool:
