@@ -115,7 +115,7 @@ def _encode_event(
     """An event's entry text: ``{type, task_id, data, timestamp}``, its data redacted."""
     event = {"type": kind, "task_id": task_id, "data": redactor.fields(data),
              "timestamp": timestamp}  # fmt: skip
-    return to_json(event, fallback=str).decode()
+    return _json(event)
 
 
 async def _wait_set(event: asyncio.Event, seconds: float) -> bool:
@@ -229,8 +229,8 @@ class EventLog:
             elif type_ in _PLAIN:
                 size += len(key) + 24
             else:
-                text = to_json({"type": kind, "task_id": task_id, "data": data,
-                                "timestamp": timestamp}, fallback=str).decode()  # fmt: skip
+                text = _json({"type": kind, "task_id": task_id, "data": data,
+                              "timestamp": timestamp})  # fmt: skip
                 self._keep(kind, task_id, None, text, len(text) + _ENTRY_OVERHEAD)
                 return
         self._keep(kind, task_id, None, data, size)._time = timestamp
