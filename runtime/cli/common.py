@@ -25,13 +25,14 @@ from skillrt.outcomes import (
 )
 
 if TYPE_CHECKING:
+    from skillrt._io.settings_fields import RuntimeFields
     from skillrt.agent import AgentRuntime
     from skillrt.cli.storeconfig import StoreConfig
     from skillrt.events import Event
     from skillrt.messages import TaskSummary
     from skillrt.settings import RuntimeConfig
 
-    C = TypeVar("C", RuntimeConfig, StoreConfig)
+    C = TypeVar("C", RuntimeConfig, StoreConfig, RuntimeFields)
 
 __all__ = [
     "EXIT_CANCELLED",
@@ -46,6 +47,7 @@ __all__ = [
     "find_task",
     "make_runtime",
     "open_config",
+    "open_full_config",
     "open_store_config",
     "user_errors",
 ]
@@ -124,6 +126,30 @@ def open_store_config(root: Path | None, *, verbose: bool = False) -> RuntimeCon
     if config is None:
         return open_config(None, verbose=verbose, **overrides)
     return _with_logging(config, verbose=verbose, log_to_file=True)
+
+
+def open_full_config(
+    root: Path | None,
+    *,
+    verbose: bool = False,
+    posts_dir: str | None = None,
+    log_to_file: bool = True,
+) -> RuntimeConfig | RuntimeFields:
+    """``open_config`` for ``skillrt doctor``: every setting, read without pydantic-settings
+    where the sources merge plainly (cli/doctorconfig.py), else ``RuntimeConfig`` itself.
+    The same values, the same errors, the same logging."""
+    from skillrt.cli.doctorconfig import read_runtime_fields
+
+    overrides: dict[str, Any] = {}
+    _enter_root(root, overrides)
+    if posts_dir is not None:
+        if not posts_dir.strip():
+            raise fail("--posts-dir needs a folder (relative to the blog folder)")
+        overrides["posts_dir"] = posts_dir
+    config = read_runtime_fields(**overrides)
+    if config is None:
+        return open_config(None, verbose=verbose, log_to_file=log_to_file, **overrides)
+    return _with_logging(config, verbose=verbose, log_to_file=log_to_file)
 
 
 def _enter_root(root: Path | None, overrides: dict[str, Any]) -> None:

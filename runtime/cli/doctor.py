@@ -19,16 +19,19 @@ import shutil
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from skillrt import __version__
+from skillrt._io.config_files import config_files
+from skillrt._io.settings_fields import RuntimeFields, section_models, validate_section
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, HISTORY_SCHEMA, foreign_schema
-from skillrt.cli.common import EXIT_FAILED, EXIT_OK, open_config, user_errors
+from skillrt.cli.common import EXIT_FAILED, EXIT_OK, open_full_config, user_errors
 from skillrt.exceptions import ConfigError
-from skillrt.settings import RuntimeConfig, config_files, section_models, validate_section
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+    from skillrt.settings import RuntimeConfig
 
 __all__ = ["Check", "checks_table", "doctor_command", "run_checks"]
 
@@ -59,7 +62,7 @@ def _version(dist: str) -> str | None:
 GENERATE_TIMEOUT_S = 60.0
 
 
-def _generation(config: RuntimeConfig, model_path: str) -> Check:
+def _generation(config: RuntimeFields, model_path: str) -> Check:
     """One token from the embedded model, in a worker process."""
     from skillrt.llm.probe import probe_local
 
@@ -95,13 +98,15 @@ def _local_servers() -> Check:
     return Check("local servers", value, "info", detail)
 
 
-def _model(config: RuntimeConfig, *, generate: bool = True) -> list[Check]:
+def _model(config: RuntimeFields, *, generate: bool = True) -> list[Check]:
     try:
         from skillrt.llm.select import describe_llm
     except ImportError as exc:
         return [Check("model", f"model selection is not available ({exc})", "fail")]
     try:
-        info = describe_llm(config)
+        # It reads config.llm and config.state_path, which RuntimeFields holds as
+        # RuntimeConfig does (doctor reads the config without pydantic-settings).
+        info = describe_llm(cast("RuntimeConfig", config))
     except Exception as exc:  # a broken provider setting is a finding, not a crash
         return [Check("model", f"{type(exc).__name__}: {exc}", "fail")]
     provider = str(info.get("provider", config.llm.provider))
@@ -127,7 +132,7 @@ def _model(config: RuntimeConfig, *, generate: bool = True) -> list[Check]:
     return checks
 
 
-def _content(config: RuntimeConfig) -> list[Check]:
+def _content(config: RuntimeFields) -> list[Check]:
     root = config.root
     if not root.is_dir():
         return [Check("content root", f"{root} (missing)", "fail")]
@@ -219,7 +224,7 @@ def _disk(state: Path) -> Check:
     return Check("disk", f"{free // 1_000_000_000} GB free", "ok")
 
 
-def _state(config: RuntimeConfig) -> list[Check]:
+def _state(config: RuntimeFields) -> list[Check]:
     state = config.state_path
     if state.exists() and not state.is_dir():
         return [
@@ -261,7 +266,7 @@ def _state(config: RuntimeConfig) -> list[Check]:
     return checks
 
 
-def _store(config: RuntimeConfig) -> list[Check]:
+def _store(config: RuntimeFields) -> list[Check]:
     """The task store; for PostgreSQL its schema and the live workers (read only)."""
     if config.state_url is None:
         where = config.state_path / "checkpoints"
@@ -290,7 +295,7 @@ def _store(config: RuntimeConfig) -> list[Check]:
     ]
 
 
-def _browser(config: RuntimeConfig) -> list[Check]:
+def _browser(config: RuntimeFields) -> list[Check]:
     """The browser the settings ask for (read as written: ``_sections`` validates them)."""
     backend = str(config.browser.get("backend", "http"))
     checks = [Check("browser backend", backend, "info")]
@@ -321,7 +326,7 @@ def _browser(config: RuntimeConfig) -> list[Check]:
     return checks
 
 
-def _sections(config: RuntimeConfig) -> list[Check]:
+def _sections(config: RuntimeFields) -> list[Check]:
     """The sections skill packages own (``[browser]``), validated by their models."""
     try:
         models = section_models()
@@ -338,7 +343,7 @@ def _sections(config: RuntimeConfig) -> list[Check]:
     return checks
 
 
-def _mcp(config: RuntimeConfig) -> list[Check]:
+def _mcp(config: RuntimeFields) -> list[Check]:
     """Each MCP server of ``[mcp.servers]``: started or reached, its tools listed, then closed."""
     if not config.mcp.servers:
         return []
@@ -359,7 +364,7 @@ def _mcp(config: RuntimeConfig) -> list[Check]:
     ]
 
 
-def run_checks(config: RuntimeConfig, *, generate: bool = True) -> list[Check]:
+def run_checks(config: RuntimeFields, *, generate: bool = True) -> list[Check]:
     """Every finding, in display order. Writes nothing, starts no browser; with the embedded
     model (and ``generate``) one token is generated in a worker process; the MCP servers of
     ``[mcp.servers]`` are started or reached, to say whether they answer."""
@@ -380,7 +385,7 @@ def doctor_command(
     """``skillrt doctor``: every check as a table or JSON on stdout; exit 1 when one failed,
     else 0 (a config error exits through ``user_errors``)."""
     with user_errors():
-        config = open_config(root, verbose=verbose, posts_dir=posts_dir, log_to_file=False)
+        config = open_full_config(root, verbose=verbose, posts_dir=posts_dir, log_to_file=False)
         checks = run_checks(config, generate=generate)
     failed = any(c.status == "fail" for c in checks)
     if as_json:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from skillrt.settings import validate_section
+from skillrt._io.settings_fields import validate_section
 
 if TYPE_CHECKING:
     from skillrt.settings import RuntimeConfig
