@@ -350,3 +350,66 @@ def test_a_group_commit_against_a_database_held_by_another_writer_says_so_and_lo
     again = CheckpointStore(tmp_path / "ckpt")
     assert sorted(again.all_ids()) == ["kept", "second"]
     again.close()
+
+
+def test_a_round_of_one_write_is_one_statement_committed_by_itself(tmp_path: Path) -> None:
+    """A round of one record (every round when tasks run one at a time) or of one delete is
+    one statement, a transaction of its own: no BEGIN and COMMIT to run; a round of several
+    is one transaction. Either is on disk for another connection when ``apply`` returns, and
+    the view it writes through is the connection's own (in no file, seen by no other)."""
+    from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, foreign_schema
+    from skillrt._state.records import RecordText
+
+    store = CheckpointStore(tmp_path / "ckpt")
+    db_path = tmp_path / "ckpt" / "cache" / "cache.db"
+    store.apply([RecordText.of(record("a"))], [])
+    made: list[str] = []
+    store._cache._con.set_trace_callback(made.append)
+    store.apply([RecordText.of(record("a", state="WAITING"))], [])
+    store.apply([], ["a"])
+    # (A statement is traced again for each trigger program it runs.)
+    assert len(set(made)) == 2
+    assert not [sql for sql in made if sql.startswith(("BEGIN", "COMMIT"))]
+    made.clear()
+    store.apply([RecordText.of(record("b")), record("c")], [])
+    assert made[0] == "BEGIN IMMEDIATE" and made[-1] == "COMMIT"
+    other = sqlite3.connect(db_path)
+    try:
+        assert other.execute("SELECT key FROM Cache ORDER BY key").fetchall() == [("b",), ("c",)]
+        listed = other.execute("SELECT key FROM Listed ORDER BY key").fetchall()
+        assert listed == [("b",), ("c",)]
+        names = {name for (name,) in other.execute("SELECT name FROM sqlite_master")}
+        assert not any("skillrt" in name for name in names)
+    finally:
+        other.close()
+    assert foreign_schema(db_path, CHECKPOINT_SCHEMA) is None
+    store.close()
+    reopened = CheckpointStore(tmp_path / "ckpt")  # a new connection makes its own view
+    reopened.apply([RecordText.of(record("e"))], [])
+    assert reopened.all_ids() == ["b", "c", "e"]
+    assert [r.id for r in reopened.load_lazy(max_age_s=1e12, now=NOW).records] == ["b", "c", "e"]
+    reopened.close()
+
+
+def test_a_round_of_one_write_against_a_locked_database_says_so(tmp_path: Path) -> None:
+    from skillrt.exceptions import StoreUnavailable
+
+    store = CheckpointStore(tmp_path / "ckpt")
+    try:
+        store.apply([record("kept")], [])
+        store._cache._con.execute("PRAGMA busy_timeout = 50")
+        other = sqlite3.connect(tmp_path / "ckpt" / "cache" / "cache.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(StoreUnavailable, match="locked"):
+                store.apply([record("second")], [])
+            with pytest.raises(StoreUnavailable, match="locked"):
+                store.apply([], ["kept"])
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert store.all_ids() == ["kept"]
+        store.apply([record("second")], [])
+        assert store.all_ids() == ["kept", "second"]
+    finally:
+        store.close()

@@ -63,7 +63,6 @@ from skillrt._state.embedded.listing import (
     FIELDS,
     LISTED_BY_WRITER,
     LISTED_QUERY,
-    WRITE_LISTED,
     ensure_listing,
 )
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, foreign_schema
@@ -114,6 +113,46 @@ _CACHE_SETTINGS: dict[str, Any] = {
 
 
 _DELETE = "DELETE FROM Cache WHERE key = ? AND raw = 1"
+
+# A record's save as one statement: an insert into a view of the connection's own (TEMP: in
+# no file, unseen by any other connection or process) whose trigger writes the record's row of
+# ``Cache`` (the row diskcache's ``set`` writes for a JSON text kept in the row: raw str key,
+# no expiry, mode raw, no side file) and, when the listing came with it, its ``Listed`` row
+# (``listing.WRITE_LISTED``'s statement). The columns: key, the time of the commit, the mark
+# for the listing's triggers (``LISTED_BY_WRITER``, or 0: they list it from its JSON), the
+# record's ``updated_at`` (diskcache's tag), its JSON text, and the Listed row's fields,
+# progress and steps (NULL: none). A round of one record is then one statement, its own
+# transaction; and no parameter is NULL but those, as ``sqlite3`` binds None through its
+# adapter lookup (an ``AttributeError`` made and dropped for each). ``expire_time`` is left out
+# of the update: every row the store writes has it NULL (no record expires), and setting it
+# again rewrote its index's page in every commit.
+_PUT_VIEW = "skillrt_put"
+# S608: SQL built from constants, never input.
+_PUT = f"INSERT INTO temp.{_PUT_VIEW} VALUES (?, ?, ?, ?, ?, ?, ?, ?)"  # noqa: S608
+_MAKE_PUT = (
+    f"CREATE TEMP VIEW IF NOT EXISTS {_PUT_VIEW} (key, at, mark, tag, value, fields, progress,"
+    " steps) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL",
+    f"CREATE TEMP TRIGGER IF NOT EXISTS {_PUT_VIEW}_row INSTEAD OF INSERT ON {_PUT_VIEW} BEGIN"  # noqa: S608
+    " INSERT INTO Cache (key, raw, store_time, expire_time, access_time, access_count, tag,"
+    " size, mode, filename, value)"
+    f" VALUES (NEW.key, 1, NEW.at, NULL, NEW.at, NEW.mark, NEW.tag, 0, {diskcache.core.MODE_RAW},"
+    " NULL, NEW.value)"
+    " ON CONFLICT (key, raw) DO UPDATE SET store_time = excluded.store_time,"
+    " access_time = excluded.access_time, access_count = excluded.access_count,"
+    " tag = excluded.tag, size = 0, mode = excluded.mode, filename = NULL,"
+    " value = excluded.value;"
+    " INSERT OR REPLACE INTO Listed (rowid, key, fields, progress, steps)"
+    " SELECT rowid, key, NEW.fields, NEW.progress, NEW.steps FROM Cache"
+    " WHERE NEW.fields IS NOT NULL AND key = NEW.key AND raw = 1;"
+    " END",
+)
+
+
+def _make_put(db: sqlite3.Connection) -> None:
+    """``_PUT``'s view and trigger, on a connection that has none yet (kept in memory)."""
+    db.execute("PRAGMA temp_store = MEMORY")
+    for statement in _MAKE_PUT:
+        db.execute(statement)
 
 
 class _Row(NamedTuple):
@@ -350,6 +389,7 @@ class CheckpointStore:
         self._reports: list[str] = []
         self._identity: tuple[int, int] | None = None
         self.resets = 0  # databases moved aside since opening: the runtime writes its records again
+        self._put_on: sqlite3.Connection | None = None  # the connection ``_PUT`` is made on
         self._cache = self._open()
 
     def _new_cache(self) -> diskcache.Cache:
@@ -593,21 +633,22 @@ class CheckpointStore:
         runtime's group commit). All of it is on disk when this returns, or none of it."""
         now = time.time()
         # The rows diskcache's set() writes for a JSON text kept in the row (raw str key, no
-        # expiry, mode raw, no side file), as one statement for the whole round: set() would
-        # look each key up, then update or insert it, then cull, one record at a time. A
-        # record whose listing came with it has its Listed row written by this commit, not
-        # made by the triggers from its JSON (see ``listing.py``).
-        rows = []
-        listed = []
+        # expiry, mode raw, no side file; see ``_PUT``), for the whole round: set() would look
+        # each key up, then update or insert it, then cull, one record at a time. A record
+        # whose listing came with it has its Listed row written by this commit, not made by
+        # the triggers from its JSON (see ``listing.py``).
+        rows: list[tuple[object, ...]] = []
         for record in saves:
             text = dump_record(record)
-            row = _listed_row(record)
-            if row is not None:
-                listed.append(row)
-            rows.append(
-                (record.id, 1, now, None, now, 0 if row is None else LISTED_BY_WRITER,
-                 record.updated_at, 0, diskcache.core.MODE_RAW, None, text)
-            )  # fmt: skip
+            listed = _listed_row(record)
+            if listed is None:
+                rows.append((record.id, now, 0, record.updated_at, text, None, None, None))
+            else:
+                fields, progress, steps, _ = listed
+                rows.append(
+                    (record.id, now, LISTED_BY_WRITER, record.updated_at, text, fields,
+                     progress, steps)
+                )  # fmt: skip
         gone = [(task_id,) for task_id in deletes if type(task_id) is str]
 
         def write() -> None:
@@ -617,13 +658,22 @@ class CheckpointStore:
             # the transaction open when the COMMIT fails (a full disk). Here the SQLite error
             # itself reaches ``_write``, and a failed transaction is rolled back.
             db = self._cache._con
+            if db is not self._put_on:
+                _make_put(db)
+                self._put_on = db
+            # A round of one write (a task at a time: every round) is one statement, which
+            # SQLite makes a transaction of its own, committed (fsynced) before it returns:
+            # no BEGIN and COMMIT of its own to run.
+            if not gone and len(rows) == 1:
+                db.execute(_PUT, rows[0])
+                return
+            if not rows and len(gone) == 1:
+                db.execute(_DELETE, gone[0])
+                return
             db.execute("BEGIN IMMEDIATE")
             try:
                 if rows:
-                    db.executemany(self._UPSERT, rows)
-                if listed:
-                    for row in listed:
-                        db.execute(WRITE_LISTED, row)
+                    db.executemany(_PUT, rows)
                 if gone:
                     db.executemany(_DELETE, gone)
                 db.execute("COMMIT")
@@ -634,18 +684,6 @@ class CheckpointStore:
                 raise
 
         self._write(write)
-
-    # ``expire_time`` is left out of the update: every row the store writes has it NULL (no
-    # record expires), and setting it again rewrote its index's page in every commit (one
-    # record: 122 -> 94 µs a commit).
-    _UPSERT = (
-        "INSERT INTO Cache (key, raw, store_time, expire_time, access_time, access_count, tag,"
-        " size, mode, filename, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (key, raw) DO UPDATE SET store_time = excluded.store_time,"
-        " access_time = excluded.access_time, access_count = excluded.access_count,"
-        " tag = excluded.tag, size = 0, mode = excluded.mode, filename = NULL,"
-        " value = excluded.value"
-    )
 
     def load_recent(self, *, max_age_s: float, now: float) -> LoadResult:
         """Records with ``updated_at >= now - max_age_s`` (any state), newest first.
