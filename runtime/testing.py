@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from types import CoroutineType
 from typing import Any, TypeAlias
 
 from pydantic import BaseModel
@@ -27,7 +29,6 @@ from skillrt.llm.base import (
     LLMRequest,
     LLMResult,
     Usage,
-    call_stream_cb,
     estimate_tokens,
     parse_structured,
 )
@@ -91,6 +92,17 @@ async def _sleep_or_abort(seconds: float, signal: AbortSignal | None) -> None:
 
 def _chunks(text: str) -> Iterable[str]:
     """Split text into word-sized deltas (CJK text one character at a time)."""
+    if _BREAK.search(text) is None:  # one word: itself (no generator to step through)
+        return (text,) if text else ()
+    return _words(text)
+
+
+_BREAK = re.compile("[\\s\u2e81-\U0010ffff]")
+"""A character after which ``_words`` ends a delta: a space (``str.isspace``'s, which ``\\s``
+is) or one past U+2E80."""
+
+
+def _words(text: str) -> Iterable[str]:
     word = ""
     for ch in text:
         word += ch
@@ -123,14 +135,10 @@ class _TestModel(BaseLLM):
         """The answer to this call (the call is already recorded in ``calls``)."""
 
     async def _generate(self, request: LLMRequest) -> LLMResult:
+        """The call recorded in ``calls``, then its answer (``_answer``): waited for as it
+        asks, validated, streamed and returned."""
         self.calls.append(list(request.messages))
         answer = await self._answer(request)
-        return await self._finish(answer, request)
-
-    # One answer a call: validated against response_model in _finish, never repaired.
-    _generate_structured = _generate
-
-    async def _finish(self, answer: Answer, request: LLMRequest) -> LLMResult:
         signal = request.signal
         chunk_delay = self.chunk_delay
         while isinstance(answer, Delayed):
@@ -138,7 +146,8 @@ class _TestModel(BaseLLM):
             if answer.chunk_delay is not None:
                 chunk_delay = answer.chunk_delay
             answer = answer.answer
-        await _sleep_or_abort(self.delay, signal)
+        if self.delay > 0:
+            await _sleep_or_abort(self.delay, signal)
         if isinstance(answer, BaseException):
             raise answer
         if isinstance(answer, LLMResult):
@@ -154,17 +163,27 @@ class _TestModel(BaseLLM):
             parsed = parse_structured(
                 answer if isinstance(answer, dict) else content, request.response_model
             )
-        if request.stream_cb is not None:
+        stream_cb = request.stream_cb
+        if stream_cb is not None:
             for delta in _chunks(content):
                 if signal is not None:
                     signal.raise_if_aborted()
-                await call_stream_cb(request.stream_cb, delta)
-                await _sleep_or_abort(chunk_delay, signal)
+                # (``call_stream_cb``, written out: a delta here is never empty)
+                out = stream_cb(delta)
+                if type(out) is CoroutineType or (out is not None and inspect.isawaitable(out)):
+                    await out
+                if chunk_delay > 0:
+                    await _sleep_or_abort(chunk_delay, signal)
         if signal is not None:
             signal.raise_if_aborted()
-        prompt = sum(estimate_tokens(m["content"]) for m in request.messages)
-        usage = Usage(prompt_tokens=prompt, completion_tokens=estimate_tokens(content))
-        return LLMResult(content=content, parsed=parsed, usage=usage, cost=0.0, model=self._model)
+        prompt = 0
+        for message in request.messages:
+            prompt += estimate_tokens(message["content"])
+        usage = Usage(prompt, estimate_tokens(content))
+        return LLMResult(content, parsed, usage, 0.0, self._model)
+
+    # One answer a call: validated against response_model in _generate, never repaired.
+    _generate_structured = _generate
 
 
 class ScriptedModel(_TestModel):
@@ -252,5 +271,7 @@ class FunctionModel(_TestModel):
             request.stream_cb is not None,
         )
         out = self.fn(list(request.messages), options)
-        answer: Answer = await out if inspect.isawaitable(out) else out
-        return answer
+        if type(out) is CoroutineType or (out is not None and inspect.isawaitable(out)):
+            answer: Answer = await out
+            return answer
+        return out

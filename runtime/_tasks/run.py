@@ -75,6 +75,11 @@ _FAILURES: tuple[tuple[type[Exception] | tuple[type[Exception], ...], End, Error
 
 
 _IDLE = State.IDLE.value
+# Read at every transition: a member of an enum read from its class costs a lookup through the
+# enum's metaclass (~130 ns), a module's name a dict lookup.
+_WAITING = State.WAITING_INPUT
+_PLANNING = State.PLANNING
+_ACCOUNTED = ("tokens", "cost")  # the record's fields a model call adds to
 
 
 def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> SavedHook:
@@ -333,8 +338,12 @@ class TaskDriver:
         record = task.record
 
         def sink(model: str, tokens: int, cost: float | None) -> tuple[int, float]:
-            record.tokens += tokens
-            record.cost += cost or 0.0
+            # ``record.tokens += tokens`` and the cost, as pydantic's ``__setattr__`` does
+            # them for a model that does not validate assignment (its two Python calls each).
+            fields = record.__dict__
+            fields["tokens"] = total = fields["tokens"] + tokens
+            fields["cost"] = spent = fields["cost"] + (cost or 0.0)
+            record.__pydantic_fields_set__.update(_ACCOUNTED)
             self.costs.record(
                 task_id=task.id,
                 session_id=record.session_id,
@@ -343,7 +352,7 @@ class TaskDriver:
                 tokens=tokens,
                 cost=cost,
             )
-            return record.tokens, record.cost
+            return total, spent
 
         def looped() -> None:
             task.truncated_repetition = True
@@ -402,8 +411,8 @@ class TaskDriver:
         # transition (four per task); a ``State`` is a ``str`` but the record keeps plain ones.
         value = dest._value_
         task.record.__dict__["state"] = value  # (``set_required``, written out)
-        if dest is State.WAITING_INPUT or source is State.WAITING_INPUT:
-            self.tasks.note_waiting(task, dest is State.WAITING_INPUT)
+        if dest is _WAITING or source is _WAITING:
+            self.tasks.note_waiting(task, dest is _WAITING)
         if self.config.log_level == "debug":  # the logger's own level (``make_logger``): a
             # call it drops still costs its arguments, at four transitions a task
             self.logger().debug("agent.state.changed", task_id=task.id, source=source, dest=dest)
@@ -412,7 +421,7 @@ class TaskDriver:
         # Endings are saved by finish with the result. PLANNING is not saved: it is always left
         # before the next await (to EXECUTING, which is saved, or to an ending), so its
         # checkpoint would be one more write that the next one overwrites at once.
-        if dest not in TERMINAL_STATES and dest is not State.PLANNING:
+        if dest not in TERMINAL_STATES and dest is not _PLANNING:
             self.checkpoints.save(task)
 
     def watchdog_fired(self, task: Task, state: State, timeout_s: float) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import CoroutineType
 from typing import Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -212,7 +213,8 @@ class BaseLLM(ABC):
         if signal is not None:
             signal.raise_if_aborted()
         request = LLMRequest(
-            tuple({"role": m["role"], "content": m["content"]} for m in messages),
+            # (a list made, not a generator stepped through once a message)
+            tuple([{"role": m["role"], "content": m["content"]} for m in messages]),
             signal,
             response_model,
             max_tokens if max_tokens is not None else self.default_max_tokens,
@@ -310,7 +312,8 @@ async def call_stream_cb(stream_cb: StreamCallback | None, delta: str) -> None:
     if stream_cb is None or not delta:
         return
     out = stream_cb(delta)
-    if inspect.isawaitable(out):
+    # A coroutine (an ``async def`` callback) told by its type: ``isawaitable`` is Python.
+    if type(out) is CoroutineType or (out is not None and inspect.isawaitable(out)):
         await out
 
 

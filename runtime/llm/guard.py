@@ -38,6 +38,7 @@ class RepetitionGuard:
     """Feed it each streamed delta; it raises ``RepetitionStopped`` when the text loops."""
 
     __slots__ = (
+        "_keep",
         "_lines",
         "_partial",
         "_parts",
@@ -76,8 +77,11 @@ class RepetitionGuard:
         self._tail = ""
         self._since_check = 0
         self._partial = ""
-        # (normalised line, offset of its start, offset of its end) of the recent lines
-        self._lines: deque[tuple[str, int, int]] = deque(maxlen=2 * line_repeats)
+        # (normalised line, offset of its start, offset of its end) of the recent lines: made
+        # at the first line that ends (a deque costs more to make than the rest of the guard,
+        # and most calls, a word or a JSON answer, stream none)
+        self._lines: deque[tuple[str, int, int]] | None = None
+        self._keep = -self._window()  # the tail kept: the last ``_window()`` characters
 
     @property
     def text(self) -> str:
@@ -93,9 +97,12 @@ class RepetitionGuard:
         start = self._size
         self._parts.append(delta)
         self._size += len(delta)
-        self._tail = (self._tail + delta)[-self._window() :]
+        self._tail = (self._tail + delta)[self._keep :]
         self._since_check += len(delta)
-        self._feed_lines(delta, start)
+        if "\n" in delta:
+            self._feed_lines(delta, start)
+        else:  # no line ends here: what ``_feed_lines`` would do
+            self._partial += delta
         if self._since_check >= self.check_every:
             self._since_check = 0
             self._check_period()
@@ -144,12 +151,14 @@ class RepetitionGuard:
             end = offset + len(line)
             key = _LINE_SUFFIX.sub("", _LINE_PREFIX.sub("", line))
             if key:
-                self._lines.append((key, offset, end))
-                self._check_lines(key)
+                lines = self._lines
+                if lines is None:
+                    lines = self._lines = deque(maxlen=2 * self.line_repeats)
+                lines.append((key, offset, end))
+                self._check_lines(key, lines)
             offset = end + 1
 
-    def _check_cycle(self) -> None:
-        window = self._lines
+    def _check_cycle(self, window: deque[tuple[str, int, int]]) -> None:
         if len(window) < (window.maxlen or 0):
             return
         keys = {key for key, _begin, _end in window}
@@ -162,8 +171,8 @@ class RepetitionGuard:
         cut = max(ends.values())  # one turn of the cycle is kept
         raise RepetitionStopped(text[:cut].rstrip(), unit=" / ".join(keys), streamed=len(text))
 
-    def _check_lines(self, key: str) -> None:
-        self._check_cycle()
+    def _check_lines(self, key: str, lines: deque[tuple[str, int, int]]) -> None:
+        self._check_cycle(lines)
         if not _HAS_WORD.search(key):
             return
         width = sum(2 if ord(ch) > 0x2E80 else 1 for ch in key)
@@ -171,8 +180,8 @@ class RepetitionGuard:
             return
         needed = self.line_repeats
         if width < self.min_line_chars:  # "end", "走走走": only when they fill the window
-            needed = (3 * self._lines.maxlen) // 4 if self._lines.maxlen else needed
-        same = [(begin, end) for k, begin, end in self._lines if k == key]
+            needed = (3 * lines.maxlen) // 4 if lines.maxlen else needed
+        same = [(begin, end) for k, begin, end in lines if k == key]
         if len(same) < needed:
             return
         text = self.text

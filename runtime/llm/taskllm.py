@@ -18,8 +18,9 @@ loop with ``truncated_repetition=True`` (usage then estimated from the text, cos
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import structlog
@@ -46,6 +47,20 @@ __all__ = ["THINKING_EVERY_S", "TaskLLM"]
 
 THINKING_EVERY_S = 1.0
 
+_DEBUG = logging.DEBUG
+perf_counter = time.perf_counter
+
+
+def _logs_debug(logger: object) -> bool:
+    """Whether ``logger`` may write debug lines. The runtime's logger filters at a level fixed
+    when it was made (``make_logger``), so its answer holds for the task's life; a stdlib
+    logger's level may change meanwhile, and another logger may not say: both are called."""
+    ask = getattr(logger, "is_enabled_for", None)
+    if ask is None or isinstance(logger, structlog.stdlib.BoundLogger):
+        return True
+    return bool(ask(_DEBUG))
+
+
 UsageSink = Callable[[str, int, float | None], tuple[int, float]]
 """``(model, tokens, cost) -> (task tokens so far, task cost so far)``."""
 
@@ -53,6 +68,8 @@ UsageSink = Callable[[str, int, float | None], tuple[int, float]]
 class TaskLLM(BaseLLM):
     __slots__ = (
         "_budget",
+        "_debug",
+        "_direct",
         "_emit",
         "_llm",
         "_logger",
@@ -85,6 +102,9 @@ class TaskLLM(BaseLLM):
         self._emit = emit
         self._logger = logger
         self._used = used
+        # The provider's ``chat`` is the base's: calls go to its ``_generate`` (``_send``).
+        self._direct = type(llm).chat is BaseLLM.chat
+        self._debug = _logs_debug(logger)
 
     @property
     def model(self) -> str:
@@ -102,69 +122,89 @@ class TaskLLM(BaseLLM):
         if self._budget.max_cost is not None and cost > self._budget.max_cost:
             raise BudgetExceeded("cost", self._budget.max_cost, cost)
 
+    def _send(self, request: LLMRequest) -> Coroutine[Any, Any, LLMResult]:
+        """``request`` made to the provider: straight to its ``_generate`` (or
+        ``_generate_structured``) when its ``chat`` is ``BaseLLM.chat``, which would only check
+        the signal again (checked here), copy the messages again (this call's copies already)
+        and fill in the defaults (filled in by ``_generate``); through its ``chat`` otherwise."""
+        llm = self._llm
+        if not self._direct:
+            return request.send(llm)
+        if request.response_model is None:
+            return llm._generate(request)
+        return llm._generate_structured(request)
+
     async def _generate(self, request: LLMRequest) -> LLMResult:
-        return await self._call(request, guarded=True)
-
-    async def _generate_structured(self, request: LLMRequest) -> LLMResult:
-        return await self._call(request, guarded=False)
-
-    async def _call(self, request: LLMRequest, *, guarded: bool) -> LLMResult:
         """``request`` sent to the provider with the task's signal, its free text streamed
-        through the repetition guard (``guarded``), accounted for."""
-        self._check_budget()
+        through the repetition guard (a structured call, ``_generate_structured``: unguarded,
+        with ``ai:thinking`` every second), accounted for."""
+        guarded = request.response_model is None
+        if (budget := self._budget).max_tokens is not None or budget.max_cost is not None:
+            self._check_budget()
         signal = request.signal or self._signal
         signal.raise_if_aborted()
         emit = self._emit
-        guard = RepetitionGuard()
+        llm = self._llm
+        guard = RepetitionGuard() if guarded else None
         stream_cb = request.stream_cb
 
         # A secret the model streams split over two pieces is redacted all the same: the end
         # of a piece that may start one waits for the next piece (the rest at the end).
-        shown = self._redactor.stream() if self._redactor is not None else None
+        shown = self._redactor.stream() if guarded and self._redactor is not None else None
 
         async def relay(delta: str) -> None:
-            guard.feed(delta)  # raises RepetitionStopped before a looping delta goes out
+            guard.feed(delta)  # type: ignore[union-attr]  # raises RepetitionStopped first
             note_activity()  # a streamed token pushes the stall watchdog back
             out = delta if shown is None else shown.feed(delta)
             if out:
                 emit("task:stream", delta=out)
-            await call_stream_cb(stream_cb, delta)
+            if stream_cb is not None:
+                await call_stream_cb(stream_cb, delta)
 
+        max_tokens, temperature = request.max_tokens, request.temperature
+        if self._direct:  # what the provider's ``chat`` would fill in (see ``_send``)
+            if max_tokens is None:
+                max_tokens = llm.default_max_tokens
+            if temperature is None:
+                temperature = llm.default_temperature
         # Made directly (``dataclasses.replace`` looks the fields up at every call).
         request = LLMRequest(
             request.messages,
             signal,
             request.response_model,
-            request.max_tokens,
-            request.temperature,
+            max_tokens,
+            temperature,
             relay if guarded else stream_cb,
         )
-        started = time.perf_counter()
+        started = perf_counter()
         try:
-            if guarded:
-                result = await request.send(self._llm)
+            if guarded:  # (``_send``, written out)
+                result = await (llm._generate(request) if self._direct else request.send(llm))
             else:
                 result = await self._thinking(request, started)
         except (TaskCancelled, asyncio.CancelledError):
             raise
         except RepetitionStopped as stopped:
-            result = self._cut_short(request.messages, stopped, guard.text)
+            result = self._cut_short(request.messages, stopped, guard.text if guard else "")
         except Exception as exc:
             fatal = exc.fatal if isinstance(exc, ProviderError) else True
             emit(
                 "ai:generation:error",
                 error=str(exc),
                 error_type=type(exc).__name__,
-                model=self._llm.model,
+                model=llm.model,
                 is_recoverable=not fatal,
             )
             raise
         if shown is not None and (rest := shown.flush()):
             emit("task:stream", delta=rest)  # the end held back, now that it is the end
-        self._account(result, time.perf_counter() - started)
+        self._account(result, perf_counter() - started)
         # A call that went over the budget is paid for: its answer is returned (its step is
         # journalled and kept); the next call is the one refused.
         return result
+
+    # One body: ``BaseLLM.chat`` calls this for a structured call (``response_model`` set).
+    _generate_structured = _generate
 
     async def _thinking(self, request: LLMRequest, started: float) -> LLMResult:
         """``request`` sent, with ``ai:thinking`` every second until it returns."""
@@ -186,31 +226,49 @@ class TaskLLM(BaseLLM):
         ticker = asyncio.create_task(tick())
         try:
             with activity_listener(hear):
-                return await request.send(self._llm)
+                return await self._send(request)
         finally:
             ticker.cancel()
 
     def _account(self, result: LLMResult, duration: float) -> None:
         """Record the call's usage and cost, and say what it took."""
-        self._used = self._sink(
-            result.model or self._llm.model, result.usage.total_tokens, result.cost
-        )
-        usage: dict[str, Any] = result.usage.to_dict()
-        self._emit(
-            "ai:generation",
-            usage=usage,
-            model=result.model,
-            cost=result.cost,
-            duration=round(duration, 4),
-            **({"truncated_repetition": True} if result.truncated_repetition else {}),
-        )
-        self._logger.debug(
-            "agent.llm.called",
-            model=result.model,
-            tokens=result.usage.total_tokens,
-            cost=result.cost,
-            duration_s=round(duration, 4),
-        )
+        usage = result.usage
+        tokens = usage.prompt_tokens + usage.completion_tokens  # (``total_tokens``)
+        self._used = self._sink(result.model or self._llm.model, tokens, result.cost)
+        # (``Usage.to_dict``, written out.)
+        counts: dict[str, Any] = {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": tokens,
+        }
+        if usage.estimated:
+            counts["estimated"] = 1
+        duration = round(duration, 4)
+        if result.truncated_repetition:
+            self._emit(
+                "ai:generation",
+                usage=counts,
+                model=result.model,
+                cost=result.cost,
+                duration=duration,
+                truncated_repetition=True,
+            )
+        else:
+            self._emit(
+                "ai:generation",
+                usage=counts,
+                model=result.model,
+                cost=result.cost,
+                duration=duration,
+            )
+        if self._debug:  # a call the logger drops still costs its arguments
+            self._logger.debug(
+                "agent.llm.called",
+                model=result.model,
+                tokens=tokens,
+                cost=result.cost,
+                duration_s=duration,
+            )
 
     def _cut_short(
         self, messages: Sequence[LLMMessage], stopped: RepetitionStopped, streamed: str
