@@ -206,6 +206,10 @@ def test_doctor_checks_without_an_http_client_or_the_runtime(tmp_path: Path) -> 
     assert "local servers" in names and "[browser] settings" in names
     assert "checkpoints database" in names
     assert _loaded(found, NEVER) == []
+    # The database's schema is compared with the columns alone: not the listing's module,
+    # diskcache or the store's records.
+    listing = ("skillrt._state.embedded.listing", "diskcache", "skillrt._state.records")
+    assert _loaded(found, listing) == []
     # The model is described (skillrt.llm.select), not made: no provider, protocol or prices.
     model = next(check for check in report["checks"] if check["name"] == "model")
     assert model["value"].startswith("local")

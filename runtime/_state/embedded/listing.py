@@ -59,6 +59,7 @@ from collections.abc import Callable
 
 import diskcache
 
+from skillrt._state.embedded.schema import LISTED_COLUMNS, RETIRED_COLUMNS
 from skillrt._state.protocol import LISTED
 
 __all__ = [
@@ -78,14 +79,7 @@ LAYOUT = 2
 LISTED_BY_WRITER = -1
 """``Cache.access_count`` of a row whose ``Listed`` row its writer makes (the group commit)."""
 
-LISTED_COLUMNS = ("key", "fields", "progress", "steps")
 TRIGGERS = ("Listed_insert", "Listed_update", "Listed_delete")
-RETIRED_COLUMNS = (
-    "key", "ok", "version", "state", "error_reason", "updated_at", "session_id", "question",
-    "skill", "intent", "raw_input", "created_at", "last_error", "tokens", "cost", "progress",
-    "steps",
-)  # fmt: skip
-"""The columns of the retired ``Listing`` table (see the module docstring)."""
 _RETIRED_TRIGGERS = ("Listing_insert", "Listing_update", "Listing_delete")
 
 FIELDS = ("state", "error_reason", "schema_version", "id", "updated_at", *LISTED[:-2])

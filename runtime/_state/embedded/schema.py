@@ -18,9 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillrt._state.embedded.listing import LISTED_COLUMNS, RETIRED_COLUMNS
-
-__all__ = ["CHECKPOINT_SCHEMA", "HISTORY_SCHEMA", "Schema", "foreign_schema"]
+__all__ = [
+    "CHECKPOINT_SCHEMA",
+    "HISTORY_SCHEMA",
+    "LISTED_COLUMNS",
+    "RETIRED_COLUMNS",
+    "Schema",
+    "foreign_schema",
+]
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,16 @@ _DISKCACHE = {
         "value",
     ),
 }
+# The columns of the listing's table (listing.py imports them from here, so that skillrt doctor
+# compares a schema without loading the listing, diskcache and the records).
+LISTED_COLUMNS = ("key", "fields", "progress", "steps")
+RETIRED_COLUMNS = (
+    "key", "ok", "version", "state", "error_reason", "updated_at", "session_id", "question",
+    "skill", "intent", "raw_input", "created_at", "last_error", "tokens", "cost", "progress",
+    "steps",
+)  # fmt: skip
+"""The columns of the retired ``Listing`` table (see listing.py's docstring)."""
+
 # The listing's table beside diskcache's (``listing.py``); a store made before it has none.
 # The retired ``Listing`` is let through: opening the store drops it.
 _LISTING = {"Listed": LISTED_COLUMNS, "Listing": RETIRED_COLUMNS}
