@@ -217,8 +217,10 @@ def test_doctor_checks_without_an_http_client_or_the_runtime(tmp_path: Path) -> 
     assert _loaded(found, ("skillrt.llm.local", "skillrt.llm.base", "skillrt.llm.prices")) == []
     # The local servers are connected to first, with the address as bytes: where no port
     # answers, neither http.client nor the IDNA codec is loaded.
+    # They are connected to together without threads: no thread pool where none answers.
     if not any(_listening(port) for _name, port in KNOWN_SERVERS):
         assert _loaded(found, ("http.client", "encodings.idna", "stringprep")) == []
+        assert _loaded(found, ("concurrent.futures",)) == []
 
 
 def _listening(port: int) -> bool:

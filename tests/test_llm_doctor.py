@@ -187,3 +187,37 @@ def test_a_server_whose_answer_never_ends_is_not_read_to_its_end() -> None:
     # drip is dropped at the deadline, not after its 100,000 bytes (5,000 s).
     assert _Endless.sent < 16 << 20
     assert took < 30
+
+
+def test_ports_are_asked_together_and_a_connection_that_hangs_times_out(
+    model_server: int,
+) -> None:
+    import socket
+
+    # Listeners whose accept queue is full: the kernel drops further handshakes, so a
+    # connection to them is neither refused nor made (a firewall that drops looks the same).
+    full = [socket.socket(), socket.socket()]
+    fillers = []
+    for listener in full:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        for _ in range(4):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(listener.getsockname())
+            fillers.append(filler)
+    with socket.socket() as sock:  # a port nothing listens on: refused at once
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    hanging = [listener.getsockname()[1] for listener in full]
+    known = (("a", hanging[0]), ("b", closed), ("c", model_server), ("d", hanging[1]))
+    try:
+        time.sleep(0.1)
+        started = time.monotonic()
+        found = find_local_servers(known, timeout_s=1.0)
+        took = time.monotonic() - started
+    finally:
+        for s in (*fillers, *full):
+            s.close()
+    assert [(s.name, s.base_url) for s in found] == [("c", f"http://127.0.0.1:{model_server}/v1")]
+    assert 0.9 < took < 1.8  # each hanging port given its second at the same time, not in turn

@@ -11,19 +11,20 @@ client builds an SSL context even for ``http://``) than the three requests take;
 ``skillrt doctor`` paid for it on every run. The connection is made first, as ``http.client``
 makes it (a TCP socket with the timeout, no delay), with the address as bytes: a ``str`` host
 is encoded with the IDNA codec, whose import (``stringprep``, ``unicodedata``) cost more than
-the connection. ``http.client`` is imported only once a port accepts it; where nothing
-listens (most machines) it is not loaded at all.
+the connection. The ports are connected to all at once without threads (non-blocking, then
+waited for together); ``http.client`` is imported, and a thread started per server, only once
+a port accepts: where nothing listens (most machines) neither is.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import errno
 import json
+import selectors
 import socket
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import http.client
@@ -42,6 +43,10 @@ _MAX_MODELS = 20
 # A model list is a few KB. Whatever listens on these ports is read no further than this, and
 # for no longer than the timeout in all (a server dripping a byte at a time is not waited on).
 _MAX_BODY = 1 << 20
+# What a non-blocking connect answers while the connection is being made (Windows: WSA's).
+_IN_PROGRESS = frozenset(
+    {errno.EINPROGRESS, errno.EAGAIN, errno.EWOULDBLOCK, getattr(errno, "WSAEWOULDBLOCK", 0)}
+) - {0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +66,9 @@ class LocalServer:
         return f"{self.name} at {self.base_url}" + (f" ({models})" if models else "")
 
 
-def _probe(name: str, port: int, timeout_s: float) -> LocalServer | None:
+def _probe(name: str, port: int, sock: socket.socket, timeout_s: float) -> LocalServer | None:
+    """``GET /v1/models`` on a connection made by ``_connect_all``: the server it found."""
     base_url = f"http://{_HOST}:{port}/v1"
-    sock = _connect(port, timeout_s)
-    if sock is None:  # refused or timed out, as http.client's own connection would be
-        return None
     import http.client
 
     connection = http.client.HTTPConnection(_HOST, port, timeout=timeout_s)
@@ -94,19 +97,57 @@ def _probe(name: str, port: int, timeout_s: float) -> LocalServer | None:
     return LocalServer(name, base_url, models)
 
 
-def _connect(port: int, timeout_s: float) -> socket.socket | None:
-    """A TCP connection to the port on 127.0.0.1, made as ``http.client`` makes it (the
-    timeout, then no delay), or None when refused or timed out."""
-    try:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    except OSError:  # no descriptor left...
-        return None
-    try:
-        sock.settimeout(timeout_s)
-        sock.connect((_HOST_BYTES, port))
-    except OSError:
+def _connect_all(ports: list[int], timeout_s: float) -> list[socket.socket | None]:
+    """A TCP connection to each port on 127.0.0.1, all attempted at once, each made as
+    ``http.client`` makes it (within the timeout, then no delay), or None where refused or
+    timed out. Connected here without a thread each: where nothing listens (most machines),
+    loopback refuses at once and no thread is started."""
+    socks: list[socket.socket | None] = []
+    pending: dict[socket.socket, int] = {}  # connecting: socket -> index
+    for index, port in enumerate(ports):
+        try:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        except OSError:  # no descriptor left...
+            socks.append(None)
+            continue
+        sock.setblocking(False)
+        code = sock.connect_ex((_HOST_BYTES, port))
+        if code in _IN_PROGRESS:
+            pending[sock] = index
+        elif code != 0:  # refused
+            sock.close()
+            socks.append(None)
+            continue
+        socks.append(sock)
+    if pending:
+        _wait_connected(pending, socks, time.monotonic() + timeout_s)
+    return [sock if sock is None else _ready(sock, timeout_s) for sock in socks]
+
+
+def _wait_connected(
+    pending: dict[socket.socket, int], socks: list[socket.socket | None], deadline: float
+) -> None:
+    """Each pending connection's outcome, until ``deadline``: a refused or timed-out one is
+    closed and its entry of ``socks`` set to None."""
+    with selectors.DefaultSelector() as selector:
+        for sock in pending:
+            selector.register(sock, selectors.EVENT_WRITE)
+        while pending and (left := deadline - time.monotonic()) > 0:
+            for key, _events in selector.select(left):
+                sock = cast("socket.socket", key.fileobj)
+                selector.unregister(sock)
+                index = pending.pop(sock)
+                if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
+                    sock.close()
+                    socks[index] = None
+    for sock, index in pending.items():  # timed out
         sock.close()
-        return None
+        socks[index] = None
+
+
+def _ready(sock: socket.socket, timeout_s: float) -> socket.socket | None:
+    """A connected socket set as ``http.client`` sets its own: the timeout, no delay."""
+    sock.settimeout(timeout_s)
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     except OSError as exc:
@@ -133,6 +174,12 @@ def find_local_servers(
 ) -> list[LocalServer]:
     """The servers in ``known`` (name, port) that answer ``GET /v1/models`` on 127.0.0.1 with
     a model list, in that order; all are asked at once."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(known))) as pool:
-        found = list(pool.map(lambda entry: _probe(entry[0], entry[1], timeout_s), known))
+    socks = _connect_all([port for _name, port in known], timeout_s)
+    accepted = [(name, port, sock) for (name, port), sock in zip(known, socks, strict=True) if sock]
+    if not accepted:
+        return []
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(accepted)) as pool:
+        found = list(pool.map(lambda a: _probe(a[0], a[1], a[2], timeout_s), accepted))
     return [server for server in found if server is not None]
