@@ -383,6 +383,15 @@ def test_a_round_of_one_write_is_one_statement_committed_by_itself(tmp_path: Pat
     finally:
         other.close()
     assert foreign_schema(db_path, CHECKPOINT_SCHEMA) is None
+    # Between commits the store holds no read transaction open (its statements end with
+    # their step): another process checkpoints the whole log into the database.
+    store.apply([RecordText.of(record("b", state="WAITING"))], [])
+    other = sqlite3.connect(db_path)
+    try:
+        busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        assert busy == 0
+    finally:
+        other.close()
     store.close()
     reopened = CheckpointStore(tmp_path / "ckpt")  # a new connection makes its own view
     reopened.apply([RecordText.of(record("e"))], [])

@@ -104,9 +104,11 @@ class _Bell:
     def send(self, rounds: list[_Round], error: BaseException | None) -> None:
         """In the commit thread: ``rounds`` are written (or failed); the loop hears it."""
         self._notices.append((rounds, error))
-        # A full pipe (notices the loop has not read yet) rings already.
-        with contextlib.suppress(BlockingIOError):
+        # (Not ``contextlib.suppress``: a context manager made and entered per notice.)
+        try:  # noqa: SIM105
             os.write(self._write_fd, b"\0")
+        except BlockingIOError:  # a full pipe (notices the loop has not read yet) rings already
+            pass
 
     def _ring(self) -> None:
         """On the loop: every notice sent so far, settled (a callback of the loop, outside any
@@ -451,8 +453,13 @@ class Committer:
                 self.logger.error("agent.error", where="side write", error=str(exc))
 
     def _apply(self, ops: dict[str, TaskRecord | RecordText | None]) -> None:
-        saves = [record for record in ops.values() if record is not None]
-        deletes = [task_id for task_id, record in ops.items() if record is None]
+        saves: list[TaskRecord | RecordText] = []
+        deletes: list[str] = []
+        for task_id, record in ops.items():
+            if record is None:
+                deletes.append(task_id)
+            else:
+                saves.append(record)
         self.store.apply(saves, deletes)
         self.rounds += 1
 

@@ -385,11 +385,13 @@ class CheckpointStore:
         self.cache_dir = self.directory / "cache"
         self.quarantine_dir = self.directory / "quarantine"
         self.db_path = self.cache_dir / diskcache.core.DBNAME
+        self._db_file = os.fspath(self.db_path)  # (a str: no Path method per commit)
         self._lock = threading.RLock()
         self._reports: list[str] = []
         self._identity: tuple[int, int] | None = None
         self.resets = 0  # databases moved aside since opening: the runtime writes its records again
         self._put_on: sqlite3.Connection | None = None  # the connection ``_PUT`` is made on
+        self._cursor: sqlite3.Cursor | None = None  # and a cursor of it for one-write rounds
         self._cache = self._open()
 
     def _new_cache(self) -> diskcache.Cache:
@@ -528,7 +530,7 @@ class CheckpointStore:
         copy what the open connection still reads into a new one, so nothing is lost; if
         another file took its place, open that one."""
         try:
-            st = os.stat(self.db_path)
+            st = os.stat(self._db_file)
         except FileNotFoundError:
             self._rescue()
             return
@@ -649,7 +651,7 @@ class CheckpointStore:
                     (record.id, now, LISTED_BY_WRITER, record.updated_at, text, fields,
                      progress, steps)
                 )  # fmt: skip
-        gone = [(task_id,) for task_id in deletes if type(task_id) is str]
+        gone = [(task_id,) for task_id in deletes if type(task_id) is str] if deletes else []
 
         def write() -> None:
             # A plain transaction, not diskcache's ``transact()``: that one turns a failing
@@ -658,17 +660,20 @@ class CheckpointStore:
             # the transaction open when the COMMIT fails (a full disk). Here the SQLite error
             # itself reaches ``_write``, and a failed transaction is rolled back.
             db = self._cache._con
-            if db is not self._put_on:
+            cursor = self._cursor
+            if db is not self._put_on or cursor is None:
                 _make_put(db)
-                self._put_on = db
+                self._put_on, self._cursor = db, (cursor := db.cursor())
             # A round of one write (a task at a time: every round) is one statement, which
             # SQLite makes a transaction of its own, committed (fsynced) before it returns:
-            # no BEGIN and COMMIT of its own to run.
+            # no BEGIN and COMMIT of its own to run. (Through a cursor kept for them: no
+            # cursor made and dropped per commit. Both statements end with their step, so it
+            # holds no read transaction open between commits.)
             if not gone and len(rows) == 1:
-                db.execute(_PUT, rows[0])
+                cursor.execute(_PUT, rows[0])
                 return
             if not rows and len(gone) == 1:
-                db.execute(_DELETE, gone[0])
+                cursor.execute(_DELETE, gone[0])
                 return
             db.execute("BEGIN IMMEDIATE")
             try:

@@ -124,7 +124,7 @@ class History:
             directory = Path(directory).expanduser().resolve()
             directory.mkdir(parents=True, exist_ok=True)
             self.path = directory / "history.db"
-            target = str(self.path)
+            target = str(self.path)  # (also what each write's check stats: no Path method)
         self._mutex = threading.RLock()
         self.quarantined: list[str] = []  # what was moved aside, for the runtime to report
         self._target = target
@@ -217,7 +217,7 @@ class History:
 
     def _check_file(self, path: Path) -> None:
         try:
-            st = os.stat(path)
+            st = os.stat(self._target)
         except FileNotFoundError:
             self._rescue(path)
             return
