@@ -96,6 +96,7 @@ class RuntimeConfig(BaseSettings, RuntimeFields):
         env_nested_delimiter="__",
         extra="forbid",
         validate_default=True,
+        defer_build=False,  # built at import, as before (RuntimeFields' is deferred)
     )
 
     def __init__(self, **values: Any) -> None:

@@ -220,3 +220,23 @@ def test_doctor_reports_the_same_through_either_reading(tmp_path: Path) -> None:
     assert light == full and "skillrt.settings" not in light_modules
     bad = [c for c in light["checks"] if c["name"] == "[browser] settings"]
     assert bad[0]["status"] == "fail" and "skillrt.toml: browser.timeout_s:" in bad[0]["value"]
+
+
+def test_loading_the_config_builds_no_second_validator(tmp_path: Path) -> None:
+    # RuntimeConfig builds its own validator; RuntimeFields' (doctor's) is built at its first
+    # use only, so every other command pays for one, as before.
+    code = (
+        "import json, skillrt.settings as s; from skillrt._io.settings_fields import RuntimeFields"
+        " as F; s.load_config(); print(json.dumps([s.RuntimeConfig.__pydantic_complete__,"
+        " F.__pydantic_complete__]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**cli_env(tmp_path, write_script(tmp_path / "s.json", []), HOME=str(tmp_path))},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(done.stdout) == [True, False]

@@ -246,7 +246,9 @@ class RuntimeFields(BaseModel):
     """``RuntimeConfig``'s fields, validators and helpers, without its sources: validated from
     a dict, it holds what ``RuntimeConfig`` built from the same merged values holds."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    # Built at its first use (skillrt doctor validates it): RuntimeConfig, which every other
+    # command loads, builds its own validator, and would otherwise pay for both.
+    model_config = ConfigDict(extra="forbid", validate_default=True, defer_build=True)
 
     content_root: Path = Path()
     state_dir: Path | None = None
