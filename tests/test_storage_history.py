@@ -168,3 +168,22 @@ def test_entries_encode_as_json_dumps_did_and_refuse_what_it_refused() -> None:
     for bad in ({"cost": float("nan")}, {"cost": float("inf")}, {"raw": b"x"}, {"o": object()}):
         with pytest.raises(UserError, match="not JSON-serialisable"):
             _to_json("entry", bad)
+
+
+def test_a_turn_of_several_messages_below_the_limit_deletes_nothing(history: History) -> None:
+    """A chat turn writes two messages (and its task's entry): below the limit no DELETE is
+    made for them either (several rows go as one statement, whose last seq is known), and
+    past it the bound holds, for a few rows and for many (``executemany``)."""
+    deletes = _deletes(history)
+    history.add_batch([task(1)], [("s1", {"n": 1}), ("s1", {"n": 2})])
+    history.add_batch([], [("s1", {"n": 3}), ("s1", {"n": 4})])
+    assert deletes == []
+    assert [m["n"] for m in history.messages("s1", limit=50)] == [4, 3, 2, 1]
+    history.add_batch([task(2), task(1, state="ERROR")], [("s1", {"n": 5}), ("s1", {"n": 6})])
+    assert deletes  # past the limit: trimmed
+    assert [m["n"] for m in history.messages("s1", limit=50)] == [6, 5, 4, 3, 2]
+    assert [t["task_id"] for t in history.tasks(limit=50)] == ["t1", "t2"]
+    history.add_batch([task(n) for n in range(10, 30)], [("s2", {"n": n}) for n in range(20)])
+    assert [m["n"] for m in history.messages("s2", limit=50)] == [19, 18, 17, 16, 15]
+    assert [t["task_id"] for t in history.tasks(limit=50)] == ["t29", "t28", "t27", "t26", "t25"]
+    assert history.messages("s1", limit=50) == []

@@ -90,13 +90,24 @@ _PUT_MESSAGE = "INSERT INTO messages (session_id, data) VALUES (?, ?)"
 _TABLES = ("tasks", "messages")
 
 
+_MANY = 16  # rows inserted by one statement of as many rows; more by ``executemany``
+_statements: dict[tuple[str, int], str] = {}
+
+
 def _put(db: sqlite3.Connection, statement: str, rows: Sequence[tuple[str, ...]]) -> int | None:
-    """``rows`` inserted; the seq of the last one (None when there were several: ``executemany``
-    does not say)."""
+    """``rows`` inserted, in order; the seq of the last one (None when there were more than
+    ``_MANY``: ``executemany`` does not say). A few rows go as one statement of as many rows
+    (a chat turn's two messages: no ``executemany``, and its seq known)."""
     if len(rows) == 1:
         return db.execute(statement, rows[0]).lastrowid
-    db.executemany(statement, rows)
-    return None
+    if len(rows) > _MANY:
+        db.executemany(statement, rows)
+        return None
+    many = _statements.get((statement, len(rows)))
+    if many is None:
+        one = statement[statement.index("VALUES ") + 7 :]
+        many = _statements[statement, len(rows)] = statement + (", " + one) * (len(rows) - 1)
+    return db.execute(many, [value for row in rows for value in row]).lastrowid
 
 
 def _floor(db: sqlite3.Connection, table: str) -> int:
