@@ -36,7 +36,10 @@ from skillrt.settings import RuntimeConfig
 from skillrt.skill.definition import Skill
 from skillrt.skill.replies import reply
 
-__all__ = ["NoTask", "Planner", "params_problem"]
+__all__ = ["LOGS_INFO", "NoTask", "Planner", "params_problem"]
+
+LOGS_INFO = frozenset({"debug", "info"})
+"""The ``log_level`` values at which the runtime's logger (``make_logger``) writes info lines."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,13 +133,14 @@ class Planner:
         else:
             intent = await router.settle(draft, signal=signal, llm=model, ask_model=ask)
         task.record.intent = intent.model_dump(mode="json")
-        self.logger().info(
-            "agent.intent.parsed",
-            task_id=task.id,
-            type=intent.type,
-            confidence=intent.confidence,
-            source=intent.source,
-        )
+        if self.config.log_level in LOGS_INFO:  # (the logger's level: a line it drops still
+            self.logger().info(  # costs its arguments and two calls, at every task)
+                "agent.intent.parsed",
+                task_id=task.id,
+                type=intent.type,
+                confidence=intent.confidence,
+                source=intent.source,
+            )
         lang = task.input.language
         if intent.type == CHAT and not self.router.handles(CHAT):
             return NoTask(Outcome.CHAT, reply("small_talk", lang))

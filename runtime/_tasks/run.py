@@ -32,7 +32,7 @@ from skillrt._tasks.checkpointing import Checkpoints
 from skillrt._tasks.endings import Endings, kept_for_resume, reply_of
 from skillrt._tasks.inventory import Inventory
 from skillrt._tasks.machine import TERMINAL_STATES, State
-from skillrt._tasks.planning import NoTask, Planner
+from skillrt._tasks.planning import LOGS_INFO, NoTask, Planner
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.blog.files import FileStore, SavedHook
@@ -278,7 +278,8 @@ class TaskDriver:
             task.machine.watchdog_s = skill.watchdog_s or self.config.watchdog_timeout_s
             task.to(State.EXECUTING)
             self.events.emit("task:started", task.id, skill=skill.name, intent=task.record.intent)
-            logger.info("agent.skill.started", skill=skill.name)
+            if self.config.log_level in LOGS_INFO:  # (see ``Planner.plan``)
+                logger.info("agent.skill.started", skill=skill.name)
             result = await skill.run(
                 self._context(task, llm, logger.bind(skill=skill.name)), params
             )
