@@ -24,12 +24,14 @@ One SQLite connection serves every thread (behind the store's lock), so ``close(
 all of it; diskcache would otherwise keep one per thread that ever touched the store.
 
 The listing (``load_lazy``) parses no record: a table ``Listed`` beside diskcache's ``Cache``
-holds, per record, the fields a listing shows (see ``listing.py``). SQLite triggers on ``Cache``
-write it from the very JSON text stored, in the same statement and so the same transaction,
-whichever path wrote the row (``apply``, ``save``, ``delete``, a quarantine): the two cannot
-disagree, not even after a crash between two commits. A store made before the table existed
-(or whose table or triggers went missing) has it built from its JSON once, at opening, in one
-transaction.
+holds, per record, the fields a listing shows (see ``listing.py``). The group commit
+(``apply``, ``save``) writes it with the record, in the same statement (a round of one
+record: an insert into a TEMP view whose trigger writes both rows) or the same transaction;
+SQLite triggers on ``Cache`` write it from the JSON text stored by any other path (diskcache's
+own ``set``, an older skillrt), and drop it with a deleted row (``delete``, a quarantine): the
+two cannot disagree, not even after a crash between two commits. A store made before the
+table existed (or whose table or triggers went missing) has it built from its JSON once, at
+opening, in one transaction.
 
 Layout under ``directory``::
 
