@@ -3,12 +3,14 @@ a resumed skill reads back."""
 
 from __future__ import annotations
 
+import random
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
 from skillrt._io.logs import Redactor
 from skillrt._state.embedded.checkpoints import MemoryCheckpointStore
-from skillrt._state.records import RecordText, TaskRecord
+from skillrt._state.records import RecordText, TaskRecord, listing_of
 from skillrt._tasks.checkpointing import checkpoint_copy, checkpoint_text
 from skillrt._tasks.journaljson import LARGE, JournalJSON
 
@@ -146,3 +148,96 @@ def test_a_large_request_holding_a_secret_is_still_not_checkpointed() -> None:
     text = checkpoint_text(rec, Redactor([SECRET]), journal)
     assert text is not None and journal.large
     assert TaskRecord.model_validate_json(text.text) == rec
+
+
+def _plain(rec: TaskRecord, redactor: Redactor) -> RecordText | None:
+    """What ``checkpoint_text`` gave before a task's journal kept its last clean text: the
+    record's whole JSON scanned whole, or the copy with its secrets kept out."""
+    text = rec.model_dump_json()
+    if redactor.is_clean(text):
+        return RecordText(rec.id, rec.state, rec.updated_at, text, listing_of(rec))
+    copy = checkpoint_copy(rec, redactor)
+    return None if copy is None else RecordText.of(copy)
+
+
+_ODD: list[Any] = [
+    "plain", "", "é \u2028 \"quoted\" \\ 正文", {"nested": {"a": [1, 2.5, None, True]}},
+    [], {}, 2**70, -0.0, 1e300, "\U0001f600", {"token": "value"}, {"Secret\n": "x"},
+    f"export K={KEY}", f"uses {SECRET} here", "sk-", "Bearer", "ſecret", {"k": "K"},
+    "cfg-secret-value-4", "2 cfg-secret-value-42", ",{}", "İ", 'token"', "x" * 300,
+]  # fmt: skip
+
+
+def test_a_tasks_checkpoints_are_byte_for_byte_the_plain_ones() -> None:
+    """The journal's scan of only what changed since the task's last clean checkpoint gives
+    every checkpoint exactly as the whole record's text and scan gave it: the same text,
+    listing, and secrets kept out, through odd step values, unicode, secrets (in a step, in
+    what only people see, in the request), earlier fields changed, a step's value changed in
+    place, steps started over, a secret added to the redactor mid-task, and resumed tasks."""
+    rng = random.Random(39)
+    compared = {True: 0, False: 0}
+    for trial in range(400):
+        redactor = Redactor([SECRET] if rng.random() < 0.7 else [])
+        rec = record(id=f"t{trial}", raw_input=rng.choice(["write about rust", "写 rust", "x"]))
+        journal = JournalJSON()
+        for n in range(rng.randint(1, 9)):
+            change = rng.random()
+            if change < 0.6:
+                rec.steps[f"s{n}"] = deepcopy(rng.choice(_ODD))
+            elif change < 0.65:
+                rec.raw_input = rng.choice(["changed", f"now {SECRET}", "é"])
+            elif change < 0.7:
+                rec.progress = {"message": rng.choice(["half", f"using {KEY}", "正文"])}
+            elif change < 0.75:
+                rec.state = rng.choice(["PAUSED", "WAITING_INPUT", "EXECUTING"])
+            elif change < 0.8:
+                rec.last_error = rng.choice([None, "boom", f"boom {SECRET}"])
+            elif change < 0.85 and rec.steps:
+                value = next(iter(rec.steps.values()))
+                if isinstance(value, dict):
+                    value["changed"] = "in place"  # the whole text shows it, as before
+            elif change < 0.88:
+                rec.steps = {}  # started over
+            elif change < 0.91:
+                redactor.add(rng.choice(["plain", "write", "in place", "rust-new-secret"]))
+            elif change < 0.95:  # resumed: read back from its last checkpoint, a new journal
+                last = _plain(rec, redactor)
+                if last is not None:
+                    rec, journal = TaskRecord.model_validate_json(last.text), JournalJSON()
+            rec.updated_at += 1.5
+            rec.tokens += rng.choice([0, 7])
+            expected = _plain(rec, redactor)
+            assert checkpoint_text(rec, redactor, journal) == expected
+            compared[expected is not None and redactor.is_clean(expected.text)] += 1
+    assert min(compared.values()) > 200  # clean and not clean both came up, many times
+
+
+class _Scans(Redactor):
+    """A redactor that notes how much text each ``is_clean`` was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scanned: list[int] = []
+
+    def is_clean(self, json_text: str) -> bool:
+        self.scanned.append(len(json_text))
+        return super().is_clean(json_text)
+
+
+def test_a_tasks_next_checkpoint_is_scanned_from_its_new_step_on() -> None:
+    """The first checkpoint of a task is scanned whole; the next ones only from where they
+    differ from the last (the new step and the fields after the journal), not again whole."""
+    redactor = _Scans()
+    journal = JournalJSON()
+    rec = record(raw_input="write an article about topic 0", intent={"type": "WRITE_ARTICLE"})
+    sizes = []
+    for name, value in [("context", {"topic": "topic 0"}), ("outline", "outline"), ("b", "c")]:
+        rec.steps[name] = value
+        rec.updated_at += 0.25
+        text = checkpoint_text(rec, redactor, journal)
+        assert text is not None
+        sizes.append(len(text.text))
+    assert redactor.scanned[0] == sizes[0]
+    assert len(redactor.scanned) == 3
+    for scanned, size in zip(redactor.scanned[1:], sizes[1:], strict=True):
+        assert scanned < size / 2

@@ -166,3 +166,63 @@ def test_texts_too_short_for_a_secret_or_a_key_shape_are_left_and_no_longer_ones
     later = Redactor()
     later.add("wxyz")  # a secret added later lowers the bound
     assert later.text("wxyz") == "***"
+
+
+def test_a_text_scanned_from_where_it_differs_is_called_clean_exactly_as_whole() -> None:
+    """``clean_after``: a text that starts as a clean one did is scanned from a little before
+    where it may differ, and its answer is ``is_clean``'s of the whole text, whatever it
+    holds and wherever its part alike is said to end (too early, exactly, too late, wrong)."""
+    rng = random.Random(39)
+    pieces = ['"token"', '"api_key"', 'token\\n"', "sk-" + "a" * 20, "Bearer " + "b" * 20,
+              "sk-", "Bearer", "\u0130", "\u017f", "\u212a", "é", "正文", "\\n", '"', ",", "{",
+              "}", "password", "secret", "toke", 'n"', "cfg-secret-", "value-42", "秘密",
+              "钥匙-一二三", "authorization", 'ion\\n"', "AUTHORIZATION", "Token",
+              "abcd"]  # fmt: skip
+
+    def text(length: int, odd: float) -> str:
+        return "".join(
+            rng.choice(pieces) if rng.random() < odd else rng.choice('abcdefgh ,:{}"1')
+            for _ in range(rng.randint(0, length))
+        )
+
+    seen: dict[bool, int] = {True: 0, False: 0}
+    for _ in range(20_000):
+        secrets = rng.sample(["cfg-secret-value-42", "秘密钥匙-一二三", "abcd", "x1y2z3w4v5"], 2)
+        redactor = Redactor(secrets[: rng.randint(0, 2)])
+        key = redactor.scan_key
+        assert key is not None
+        odd = rng.choice([0.01, 0.03, 0.08])
+        before = text(200, odd)
+        if not redactor.is_clean(before):
+            continue
+        after = before
+        for _ in range(rng.randint(1, 3)):
+            at, cut = rng.randint(0, len(after)), rng.randint(0, 5)
+            after = after[:at] + text(20, odd) + after[at + cut :]
+        alike = 0
+        while alike < min(len(before), len(after)) and before[alike] == after[alike]:
+            alike += 1
+        alike = rng.choice(
+            [alike, max(0, alike - rng.randint(0, 10)), alike + rng.randint(1, 10), -1]
+        )
+        expected = redactor.is_clean(after)
+        assert redactor.clean_after(before, after, alike, key) is expected, (before, after)
+        seen[expected] += 1
+    assert min(seen.values()) > 1_000
+
+
+def test_the_scan_key_changes_with_what_is_looked_for() -> None:
+    """A caller keeping a text found clean keeps the ``scan_key`` it was found clean with: a
+    secret added gives a new key (the kept text may hold it), a secret known already does
+    not, and a secret the scan cannot look for in JSON gives none."""
+    redactor = Redactor(["cfg-secret-value-42"])
+    key = redactor.scan_key
+    assert key is not None and key[0] >= len("cfg-secret-value-42")  # how far one reaches
+    redactor.add("cfg-secret-value-42")
+    assert redactor.scan_key is key
+    longer = "a-much-longer-secret-than-any-word-looked-for" * 3
+    redactor.add(longer)
+    assert redactor.scan_key is not key
+    assert redactor.scan_key is not None and redactor.scan_key[0] >= len(longer)
+    redactor.add('quote"d-secret')
+    assert redactor.scan_key is None

@@ -47,6 +47,8 @@ _SECRET_KEY_WORDS = ("apikey", "api_key", "api-key", "authorization", "password"
 # finds): 8 tests in most texts, which hold no escaped newline before a quote.
 _KEY_ENDS = tuple(word + '"' for word in _SECRET_KEY_WORDS)
 _KEY_NEWLINE_ENDS = tuple(word + '\\n"' for word in _SECRET_KEY_WORDS)
+# The longest of what ``is_clean`` looks for besides the secrets (``authorization\\n"``).
+_LONGEST_LOOKED_FOR = max(len(end) for end in _KEY_NEWLINE_ENDS)
 
 
 # Key shapes worth catching even when nobody configured them (OpenAI-style, bearer tokens).
@@ -84,6 +86,7 @@ class Redactor:
         self._secrets: list[str] = []
         self._shortest = _SHORTEST_SHAPE  # no shorter text holds anything to redact
         self._json_scan = True
+        self.scan_key: tuple[int] | None = (_LONGEST_LOOKED_FOR,)
         self._take([*secrets, *(os.environ.get(name, "") for name in _ENV_SECRETS)])
 
     def add(self, secret: str) -> None:
@@ -100,6 +103,9 @@ class Redactor:
         # found in JSON text as it is: then ``is_clean`` always says no.
         if not all(s.isprintable() and '"' not in s and "\\" not in s for s in new):
             self._json_scan = False
+        # A new object at every change of what ``is_clean`` looks for (see ``clean_after``).
+        reach = max(_LONGEST_LOOKED_FOR, len(self._secrets[0]))
+        self.scan_key = (reach,) if self._json_scan else None
 
     def text(self, value: str) -> str:
         if len(value) < self._shortest:  # too short to hold a secret or a key shape
@@ -162,6 +168,17 @@ class Redactor:
                 if end in lowered:
                     return False
         return True
+
+    def clean_after(self, before: str, after: str, alike: int, key: tuple[int]) -> bool:
+        """``is_clean(after)`` for a JSON text ``after`` that starts with the same ``alike``
+        characters as a text ``before`` that ``is_clean`` called clean while ``scan_key`` was
+        ``key`` (the caller checks it still is): only ``after`` from where it may differ is
+        scanned, from as far before that as the longest thing looked for reaches. Exact:
+        what ``after`` holds within its first ``alike`` characters ``before`` holds too.
+        (``alike`` is checked: if the two differ within it, ``after`` is scanned whole.)"""
+        if alike <= 0 or not after.startswith(before[:alike]):
+            return self.is_clean(after)
+        return self.is_clean(after[max(0, alike - key[0] + 1) :])
 
     def dump(self, model: _Model) -> tuple[str, dict[str, Any] | None]:
         """A pydantic model as it may leave the process: its JSON text, redacted, and its

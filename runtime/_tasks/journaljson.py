@@ -5,6 +5,10 @@ made a task of many steps quadratic on the event loop (200 steps of 20 KB each: 
 loop's CPU, every other task stalled meanwhile). Once a task's JSON is large, each step's JSON
 member is made and scanned for secrets once, at its first checkpoint, and later checkpoints
 splice the members they already have (``checkpoint_text``).
+
+Below that size a checkpoint's text is made whole, but scanned for secrets only from where
+it differs from the task's last checkpoint found clean (``clean``): a step's checkpoint is
+the one before with its new step and a few fields after it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ __all__ = ["LARGE", "JournalJSON", "holds_secret"]
 # A record's JSON from which its checkpoints splice the journal's members instead of
 # serialising it whole: below, one dump and one scan are cheaper than the members' bookkeeping.
 LARGE = 16 * 1024
+# What follows the journal in a record's JSON (its last member, or its opening brace, ends
+# just before): where a checkpoint's text starts to differ from the task's last one.
+_AFTER_JOURNAL = '},"progress":'
 
 
 def holds_secret(redactor: Redactor, value: Any) -> bool:
@@ -32,11 +39,30 @@ class JournalJSON:
     kept while the step's value is the same object; ``large`` once the task's checkpoints
     splice them."""
 
-    __slots__ = ("_made", "large")
+    __slots__ = ("_clean", "_made", "large")
 
     def __init__(self) -> None:
         self._made: dict[str, tuple[Any, str, bool]] = {}
         self.large = False
+        # The text of the task's last checkpoint found clean, with the redactor's
+        # ``scan_key`` at the time (None: none yet, or the last one was not clean).
+        self._clean: tuple[tuple[int], str] | None = None
+
+    def clean(self, text: str, redactor: Redactor) -> bool:
+        """``redactor.is_clean(text)`` for the task's next checkpoint text, scanned from where
+        it may differ from the last one found clean (``Redactor.clean_after``): a step's
+        checkpoint is the one before with a step more, at the end of the journal, and a few
+        later fields changed."""
+        key, last = redactor.scan_key, self._clean
+        if key is None:  # (the redactor calls nothing clean)
+            return False
+        if last is not None and last[0] is key:
+            before = last[1]  # alike, as a rule, up to the end of its last step
+            clean = redactor.clean_after(before, text, before.rfind(_AFTER_JOURNAL), key)
+        else:
+            clean = redactor.is_clean(text)
+        self._clean = (key, text) if clean else None
+        return clean
 
     def members(self, steps: dict[str, Any], redactor: Redactor) -> list[str]:
         """The journal's JSON members in order, up to the first step holding a secret (that
