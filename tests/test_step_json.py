@@ -73,3 +73,13 @@ def test_a_circular_result_is_refused_and_the_next_step_is_not_affected() -> Non
         _as_json("step", circular, typed=False)
     shared = {"a": 1}
     assert _as_json("next", [shared, shared], typed=False) == [{"a": 1}, {"a": 1}]
+
+
+def test_the_c_encoder_is_the_one_in_use_here() -> None:
+    """On this CPython the round trip goes through the C encoder as ``_json_text`` calls it
+    (checked at import; another CPython falls back to ``JSONEncoder.encode``), so the tests
+    above compared that path, not the fallback."""
+    from skillrt.skill import context
+
+    assert context._MAKE_ENCODER is not None
+    assert context._json_text({"a": (1, 2.5)}) == '{"a": [1, 2.5]}'

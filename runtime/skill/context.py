@@ -323,6 +323,20 @@ def _json_text(value: object) -> str:
     )  # fmt: skip
 
 
+def _c_encoder_as_encode() -> bool:
+    """Whether the C encoder, called as ``_json_text`` calls it, writes what ``encode`` does
+    (checked once: another CPython could take other arguments; then ``encode`` is used)."""
+    sample = {"a": [1.5, None, True, "é"], "2": {}}
+    try:
+        return _json_text(sample) == _ENCODER.encode(sample)
+    except (TypeError, ValueError):
+        return False
+
+
+if not _c_encoder_as_encode():
+    _MAKE_ENCODER = None
+
+
 def _as_json(name: str, result: object, *, typed: bool) -> Any:
     """``result`` as the JSON the journal stores (a typed step's models become their JSON)."""
     if type(result) is str:  # its JSON round trip is itself
