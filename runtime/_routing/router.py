@@ -45,7 +45,7 @@ from skillrt._routing.prefilter import trigger_for
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
-from skillrt.skill.context import Language, detect_language
+from skillrt.skill.context import _HAN, _LATIN_WORD, Language, detect_language
 
 if TYPE_CHECKING:
     from skillrt.skill.definition import Skill
@@ -195,21 +195,22 @@ class _Decision(NamedTuple):
     model_confidence: float | None = None
 
     def intent(self, raw: str, *, cached: bool = False) -> ParsedIntent:
-        tokens, cost = (0, 0.0) if cached else (self.tokens, self.cost)
+        kind, confidence, parameters, source, language, skill, tokens, cost, model_confidence = self
+        if cached:
+            tokens, cost = 0, 0.0
         fields = {
-            "type": self.type,
-            "confidence": self.confidence,
-            "parameters": self.parameters,
+            "type": kind,
+            "confidence": confidence,
+            "parameters": parameters,
             "raw": raw,
-            "source": self.source,
-            "language": self.language,
+            "source": source,
+            "language": language,
             "cached": cached,
-            "skill": self.skill,
+            "skill": skill,
             "tokens": tokens,
             "cost": cost,
-            "model_confidence": self.model_confidence,
+            "model_confidence": model_confidence,
         }
-        confidence, model_confidence, skill = self.confidence, self.model_confidence, self.skill
         if not (
             _FIELDS_IN_ORDER
             and type(confidence) is float
@@ -218,21 +219,21 @@ class _Decision(NamedTuple):
             and type(tokens) is int
             and (model_confidence is None or type(model_confidence) is float)
             and (skill is None or type(skill) is str)
-            and type(self.type) is str
+            and type(kind) is str
             and type(raw) is str
             and type(cached) is bool
-            and self.source in _SOURCES
-            and self.language in _LANGUAGES
-            and type(self.parameters) is dict
-            and (not self.parameters or set(map(type, self.parameters)) == _STR_KEYS)
+            and source in _SOURCES
+            and language in _LANGUAGES
+            and type(parameters) is dict
+            and (not parameters or set(map(type, parameters)) == _STR_KEYS)
         ):
             return ParsedIntent.model_validate(fields)  # validation copies the dict
         # Validation would give back every value as it is: the model is built without it
         # (as ``model_construct`` builds one), in a third of the time.
-        fields["parameters"] = dict(self.parameters)
+        fields["parameters"] = parameters.copy()
         intent = _new_intent(ParsedIntent)
         _set(intent, "__dict__", fields)
-        _set(intent, "__pydantic_fields_set__", set(_INTENT_FIELDS))
+        _set(intent, "__pydantic_fields_set__", _FIELDS_SET.copy())
         _set(intent, "__pydantic_extra__", None)
         _set(intent, "__pydantic_private__", None)
         return intent
@@ -252,7 +253,10 @@ _INTENT_FIELDS = (
     "model_confidence",
 )
 _FIELDS_IN_ORDER = tuple(ParsedIntent.model_fields) == _INTENT_FIELDS  # else always validated
+_FIELDS_SET = set(_INTENT_FIELDS)  # its copy is a model's fields given (never changed itself)
 _new_intent = object.__new__
+_new_decision = tuple.__new__  # a _Decision of all its fields, without its Python __new__
+_new_route = tuple.__new__
 _set = object.__setattr__
 _LANGUAGES = frozenset(("zh", "en"))  # exact str: Language and source are Literals of str
 _SOURCES = frozenset(("regex", "classifier", "llm", "none"))
@@ -332,6 +336,23 @@ def _negated(text: str, start: int) -> bool:
 
 
 _LATIN = re.compile("[A-Za-z]")  # an English pattern needs one of these to match
+
+
+def _language(text: str) -> Language:
+    """``detect_language(text)``, told without its search for paths and URLs when the answer
+    cannot depend on it. That search (``\\S*[/.\\\\:@]\\S*``, tried at every place, each run of
+    text without a space walked to its end and back) is most of what it costs on Chinese
+    text. It removes whole runs holding a path character, so it can only leave fewer English
+    words than the text holds: Chinese that outnumbers twice the text's English words
+    outnumbers twice what is left of them (tests/test_routing_regex_path.py)."""
+    if text.isascii():
+        return "en"  # no Chinese in it
+    han = len(_HAN.findall(text))
+    if not han:
+        return "en"
+    if han >= 2 * len(_LATIN_WORD.findall(text)):
+        return "zh"
+    return detect_language(text)
 
 
 def _keyword_search(regex: re.Pattern[str]) -> Search | None:
@@ -835,7 +856,7 @@ class IntentRouter:
             cf = context.get("current_file")
             current_file = str(cf)[:500] if cf else None
             selection = bool(context.get("selected_text") or context.get("has_selection"))
-        browsing = self._browsing(context)
+        browsing = self._browsing(context) if context else False
         if not norm:
             return norm, None, current_file, selection, browsing
         folded = norm.casefold()
@@ -843,7 +864,7 @@ class IntentRouter:
             folded = hashlib.sha256(folded.encode("utf-8", "replace")).hexdigest()
         return (
             norm,
-            _Route(folded, current_file, selection, browsing),
+            _new_route(_Route, (folded, current_file, selection, browsing)),
             current_file,
             selection,
             browsing,
@@ -860,21 +881,26 @@ class IntentRouter:
         """What the table, the skills' patterns and the classifier decide (no model, no
         cache)."""
         routed = norm[:MAX_ROUTE_CHARS]
-        # detect_language counts characters in Python; ASCII text has no Chinese in it.
-        language: Language = "en" if routed.isascii() else detect_language(routed[:500])
+        language = _language(routed[:500])
+        # The table's decisions are made in the text's language (``_concluded`` would set it).
         result: _Decision | None = None
         small_talk = len(routed) <= 40 and self._small_talk(routed)
         if small_talk:
-            result = _Decision(CHAT, 0.9, {}, "regex")
+            result = _Decision(CHAT, 0.9, {}, "regex", language)
         if result is None:
-            result = self._match_table(routed, selection, has_file, browsing)
-        if result is None:
+            result = self._match_table(routed, selection, has_file, browsing, language)
+        if result is None and self._pattern_skills:
             result = self._match_skill_patterns(routed)
         if result is None and is_one_short_word(routed):
-            result = _Decision(CHAT, 0.9, {}, "regex")  # `clear`, `ok`: never a model's guess
+            # `clear`, `ok`: never a model's guess
+            result = _Decision(CHAT, 0.9, {}, "regex", language)
             small_talk = True
-        ranked = [] if small_talk else self.ranked(routed, context)
-        result, disputed = self._weigh(result, ranked, routed)
+        if small_talk or (self._classifier is None and not self._use_classifier):
+            ranked: list[tuple[str, float]] = []  # (no classifier: ``ranked`` says so)
+            disputed = False  # (nothing ranked: ``_weigh`` keeps the decision)
+        else:
+            ranked = self.ranked(routed, context)
+            result, disputed = self._weigh(result, ranked, routed)
         if result is not None and result.source == "classifier" and self._named_elsewhere(routed):
             # The words of an intent the classifier does not know: its guess is no decision.
             result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
@@ -1105,7 +1131,12 @@ class IntentRouter:
         return variant
 
     def _match_table(
-        self, text: str, selection: bool, has_file: bool, browsing: bool = False
+        self,
+        text: str,
+        selection: bool,
+        has_file: bool,
+        browsing: bool = False,
+        language: Language = "en",
     ) -> _Decision | None:
         best: IntentPattern | None = None
         best_match: re.Match[str] | None = None
@@ -1127,11 +1158,8 @@ class IntentRouter:
             picked = [i for i, e in enumerate(entries) if not e.run or not e.run.isdisjoint(held)]
         else:
             longest = variant.keywords.longest(lowered)
-            allowed = set(variant.always)
-            by_word = variant.by_word
-            for word in longest:
-                allowed.update(by_word[word])
-            picked = sorted(allowed)
+            # The entries the words found allow, in order, in one union (C) and one sort.
+            picked = sorted(variant.always.union(*map(variant.by_word.__getitem__, longest)))
             if variant.rule_words is not None:
                 rule_held = not variant.rule_words.isdisjoint(longest)
         start = len(text) + 1
@@ -1181,7 +1209,8 @@ class IntentRouter:
         _extract(spec.extract, text, params)
         if spec.text_param and spec.text_param not in params:
             params[spec.text_param] = text[:MAX_PARAM_CHARS]
-        return _Decision(best.intent, best.confidence, params, "regex")
+        return _new_decision(_Decision, (best.intent, best.confidence, params, "regex", language,
+                                         None, 0, 0.0, None))  # fmt: skip
 
     def _match_skill_patterns(self, text: str) -> _Decision | None:
         for s in self._pattern_skills:
