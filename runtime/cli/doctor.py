@@ -19,7 +19,7 @@ import shutil
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillrt import __version__
 from skillrt._io.config_files import config_files
@@ -30,8 +30,6 @@ from skillrt.exceptions import ConfigError
 
 if TYPE_CHECKING:
     from rich.table import Table
-
-    from skillrt.settings import RuntimeConfig
 
 __all__ = ["Check", "checks_table", "doctor_command", "run_checks"]
 
@@ -104,9 +102,7 @@ def _model(config: RuntimeFields, *, generate: bool = True) -> list[Check]:
     except ImportError as exc:
         return [Check("model", f"model selection is not available ({exc})", "fail")]
     try:
-        # It reads config.llm and config.state_path, which RuntimeFields holds as
-        # RuntimeConfig does (doctor reads the config without pydantic-settings).
-        info = describe_llm(cast("RuntimeConfig", config))
+        info = describe_llm(config)
     except Exception as exc:  # a broken provider setting is a finding, not a crash
         return [Check("model", f"{type(exc).__name__}: {exc}", "fail")]
     provider = str(info.get("provider", config.llm.provider))

@@ -18,6 +18,7 @@ from skillrt.exceptions import UserError
 from skillrt.llm.shipped import default_model_path
 
 if TYPE_CHECKING:  # describing the choice (skillrt doctor) loads no provider, no prices
+    from skillrt._io.settings_fields import RuntimeFields
     from skillrt.llm.base import LLM
     from skillrt.settings import RuntimeConfig
 
@@ -39,7 +40,7 @@ class _Choice:
     model_path: Path | None = None
 
 
-def _choose(config: RuntimeConfig) -> _Choice:
+def _choose(config: RuntimeFields) -> _Choice:
     llm = config.llm
     config_key = llm.api_key.get_secret_value() if llm.api_key is not None else ""
     env_key = os.environ.get("OPENAI_API_KEY", "")
@@ -166,8 +167,10 @@ def _local_problem(path: Path | None) -> str | None:
     return None
 
 
-def describe_llm(config: RuntimeConfig) -> dict[str, Any]:
+def describe_llm(config: RuntimeFields) -> dict[str, Any]:
     """What ``create_llm`` would use, for ``skillrt doctor``: no model is loaded, no key shown.
+    (``RuntimeFields``, which ``RuntimeConfig`` is too: doctor passes the config it reads
+    without pydantic-settings.)
 
     Keys: provider, model, base_url, api_key ("set"/"not set"), model_path, reason, ready,
     problem (why it cannot work, or None).
