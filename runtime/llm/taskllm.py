@@ -232,35 +232,18 @@ class TaskLLM(BaseLLM):
 
     def _account(self, result: LLMResult, duration: float) -> None:
         """Record the call's usage and cost, and say what it took."""
-        usage = result.usage
-        tokens = usage.prompt_tokens + usage.completion_tokens  # (``total_tokens``)
+        counts: dict[str, Any] = result.usage.to_dict()
+        tokens = counts["total_tokens"]
         self._used = self._sink(result.model or self._llm.model, tokens, result.cost)
-        # (``Usage.to_dict``, written out.)
-        counts: dict[str, Any] = {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": tokens,
-        }
-        if usage.estimated:
-            counts["estimated"] = 1
         duration = round(duration, 4)
-        if result.truncated_repetition:
-            self._emit(
-                "ai:generation",
-                usage=counts,
-                model=result.model,
-                cost=result.cost,
-                duration=duration,
-                truncated_repetition=True,
-            )
-        else:
-            self._emit(
-                "ai:generation",
-                usage=counts,
-                model=result.model,
-                cost=result.cost,
-                duration=duration,
-            )
+        self._emit(
+            "ai:generation",
+            usage=counts,
+            model=result.model,
+            cost=result.cost,
+            duration=duration,
+            **({"truncated_repetition": True} if result.truncated_repetition else {}),
+        )
         if self._debug:  # a call the logger drops still costs its arguments
             self._logger.debug(
                 "agent.llm.called",
