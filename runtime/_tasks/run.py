@@ -79,7 +79,6 @@ _IDLE = State.IDLE.value
 # enum's metaclass (~130 ns), a module's name a dict lookup.
 _WAITING = State.WAITING_INPUT
 _PLANNING = State.PLANNING
-_ACCOUNTED = ("tokens", "cost")  # the record's fields a model call adds to
 
 
 def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> SavedHook:
@@ -339,12 +338,8 @@ class TaskDriver:
         record = task.record
 
         def sink(model: str, tokens: int, cost: float | None) -> tuple[int, float]:
-            # ``record.tokens += tokens`` and the cost, as pydantic's ``__setattr__`` does
-            # them for a model that does not validate assignment (its two Python calls each).
-            fields = record.__dict__
-            fields["tokens"] = total = fields["tokens"] + tokens
-            fields["cost"] = spent = fields["cost"] + (cost or 0.0)
-            record.__pydantic_fields_set__.update(_ACCOUNTED)
+            record.tokens += tokens
+            record.cost += cost or 0.0
             self.costs.record(
                 task_id=task.id,
                 session_id=record.session_id,
@@ -353,7 +348,7 @@ class TaskDriver:
                 tokens=tokens,
                 cost=cost,
             )
-            return total, spent
+            return record.tokens, record.cost
 
         def looped() -> None:
             task.truncated_repetition = True
