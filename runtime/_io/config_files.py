@@ -18,12 +18,35 @@ __all__ = [
     "STATE_GITIGNORE",
     "config_files",
     "ensure_state",
+    "env_paths",
     "make_state_dir",
     "read_toml",
     "state_path_of",
 ]
 
 ENV_PREFIX = "SKILLRT_"
+
+
+def env_paths() -> dict[tuple[str, ...], str] | None:
+    """The ``SKILLRT_*`` variables as key paths, as pydantic-settings' environment source reads
+    them (names in any case, ``__`` between nested keys: ``SKILLRT_LLM__MODEL`` is
+    ``("llm", "model")``), ``$SKILLRT_CONFIG`` left out (it names a file, not a setting); or
+    ``None`` when one path is spelt twice (``SKILLRT_X`` and ``skillrt_x``: which wins is
+    pydantic-settings' to say). For the CLI's readers of the config without it."""
+    found: dict[tuple[str, ...], str] = {}
+    prefix = ENV_PREFIX.lower()
+    for name, value in os.environ.items():
+        lowered = name.lower()
+        if not lowered.startswith(prefix):
+            continue
+        path = tuple(lowered[len(prefix) :].split("__"))
+        if path == ("config",):
+            continue
+        if path in found:
+            return None
+        found[path] = value
+    return found
+
 
 STATE_GITIGNORE = (
     "# Created by skillrt: its state (checkpoints, indexes, logs) stays out of git.\n*\n"

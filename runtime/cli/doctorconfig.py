@@ -20,20 +20,18 @@ before, so the values, the errors and their wording are pydantic-settings' own.
 
 from __future__ import annotations
 
-import os
 import types
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from skillrt._io.config_files import ENV_PREFIX, config_files, read_toml
+from skillrt._io.config_files import config_files, env_paths, read_toml
 from skillrt._io.settings_fields import RuntimeFields
 from skillrt.exceptions import ConfigError
 
 __all__ = ["read_runtime_fields"]
 
-_IGNORED_ENV = ("config",)  # $SKILLRT_CONFIG names a file; RuntimeConfig has no such field
 _PLAIN = (str, int, float, bool, Path, SecretStr, type(None))
 
 
@@ -64,23 +62,16 @@ def _plain_paths() -> set[tuple[str, ...]]:
 
 
 def _env_values() -> dict[str, Any] | None:
-    """``SKILLRT_*`` as pydantic-settings' environment source gives them (names in any case,
-    ``__`` between nested keys), or ``None`` when one is not a plain value named once."""
+    """``SKILLRT_*`` as pydantic-settings' environment source gives them (``env_paths``, as
+    nested tables), or ``None`` when one is not a plain value named once."""
+    paths = env_paths()
+    if paths is None:
+        return None
     found: dict[str, Any] = {}
-    seen: set[tuple[str, ...]] = set()
-    plain: set[tuple[str, ...]] | None = None
-    prefix = ENV_PREFIX.lower()
-    for name, value in os.environ.items():
-        lowered = name.lower()
-        if not lowered.startswith(prefix):
-            continue
-        path = tuple(lowered[len(prefix) :].split("__"))
-        if path == _IGNORED_ENV:
-            continue
-        plain = _plain_paths() if plain is None else plain
-        if path not in plain or path in seen:
+    plain = _plain_paths() if paths else set()
+    for path, value in paths.items():
+        if path not in plain:
             return None
-        seen.add(path)
         if len(path) == 1:
             found[path[0]] = value
         else:

@@ -18,13 +18,12 @@ source by source.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from skillrt._io.config_files import ENV_PREFIX, config_files, read_toml, state_path_of
+from skillrt._io.config_files import config_files, env_paths, read_toml, state_path_of
 
 __all__ = ["StoreConfig", "read_store_config"]
 
@@ -39,7 +38,6 @@ _READ = {
     ("llm", "provider"),
     ("llm", "script_path"),
 }
-_IGNORED_ENV = {("config",)}  # $SKILLRT_CONFIG names a file; RuntimeConfig has no such field
 
 
 class _LLMKeys(BaseModel):
@@ -94,20 +92,11 @@ def _leaves(table: dict[str, Any], above: tuple[str, ...] = ()) -> dict[tuple[st
 
 
 def _env_leaves() -> dict[tuple[str, ...], Any] | None:
-    """``SKILLRT_*`` variables as key paths, as pydantic-settings reads them (any case,
-    ``__`` between nested keys); ``None`` when one is not a plain value read here."""
-    found: dict[tuple[str, ...], Any] = {}
-    prefix = ENV_PREFIX.lower()
-    for name, value in os.environ.items():
-        lowered = name.lower()
-        if not lowered.startswith(prefix):
-            continue
-        path = tuple(lowered[len(prefix) :].split("__"))
-        if path in _IGNORED_ENV:
-            continue
-        if path not in _READ or path in found:  # two spellings of one name: left to it
-            return None
-        found[path] = value
+    """``SKILLRT_*`` variables as key paths (``env_paths``); ``None`` when one is not a plain
+    value read here, or two spellings of one name are set (left to ``RuntimeConfig``)."""
+    found = env_paths()
+    if found is None or any(path not in _READ for path in found):
+        return None
     return found
 
 
