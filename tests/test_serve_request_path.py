@@ -18,9 +18,9 @@ from pydantic import BaseModel
 
 pytest.importorskip("fastapi")
 
+from skillrt._io.modeljson import model_data
 from skillrt._io.redaction import _FOLDS_TO_ASCII, _SECRET_KEY_WORDS, Redactor
 from skillrt.messages import ChatMessage
-from skillrt.server.app import _json_dump
 from skillrt.server.fastroutes import FastRoutes
 from skillrt.testing import FunctionModel
 from tests.server_support import LiveServer, StepModel, make_runtime
@@ -122,7 +122,7 @@ class _OwnDump(BaseModel):
 
 def test_a_model_with_its_own_dump_is_dumped_by_it() -> None:
     assert Redactor().dump(_OwnDump())[0] == '{"own":true}'
-    assert _json_dump(_OwnDump()) == {"own": True}
+    assert model_data(_OwnDump()) == {"own": True}
 
 
 class _Params(BaseModel):
@@ -138,8 +138,8 @@ class _Params(BaseModel):
 
 def test_the_params_dump_is_model_dump_in_json_mode() -> None:
     params = _Params(topic="中文")
-    assert _json_dump(params) == params.model_dump(mode="json")
-    assert repr(_json_dump(params)) == repr(params.model_dump(mode="json"))
+    assert model_data(params) == params.model_dump(mode="json")
+    assert repr(model_data(params)) == repr(params.model_dump(mode="json"))
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 from pydantic_core import to_json
 
+from skillrt._io.modeljson import model_json
+
 __all__ = ["MIN_SECRET_CHARS", "REDACTED", "RedactingFilter", "Redactor", "StreamRedactor"]
 
 REDACTED = "***"
@@ -62,15 +64,6 @@ _SHAPE_TAIL = re.compile(
 _SHORTEST_SHAPE = len("sk-") + 16  # what _KEY_SHAPES matches is never shorter
 _PLAIN = frozenset({int, float, bool, type(None)})  # nothing to redact in these
 _ENV_SECRETS = ("OPENAI_API_KEY", "SKILLRT_LLM__API_KEY", "SKILLRT_BROWSER__SEARCH__API_KEY")
-
-
-@lru_cache(maxsize=1)
-def _base_dump() -> Any:
-    """pydantic's own ``model_dump_json`` (imported when first needed: this module loads no
-    more than pydantic-core)."""
-    from pydantic import BaseModel
-
-    return BaseModel.model_dump_json
 
 
 class _Model(Protocol):  # a pydantic model, as ``Redactor.dump`` uses it
@@ -185,13 +178,7 @@ class Redactor:
         redacted ``model_dump(mode="json")``, or None for that when nothing needed redacting
         (most replies: the model's own text passed the cheap scan, and the model itself may
         go as it is). The one place the HTTP API's replies and the MCP server's are redacted."""
-        # The model's serializer called directly: the text ``model_dump_json()`` gives, without
-        # its keyword handling (7,000 instructions of a reply's 18,000).
-        kind: Any = type(model)
-        if kind.model_dump_json is _base_dump():
-            text = kind.__pydantic_serializer__.to_json(model).decode()
-        else:  # a model with its own (not one the runtime sends)
-            text = model.model_dump_json()
+        text = model_json(model)  # (its serializer called directly: see ``modeljson``)
         if self.is_clean(text):
             return text, None
         walked: dict[str, Any] = self(model.model_dump(mode="json"))

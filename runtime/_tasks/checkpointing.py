@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from skillrt._io.logs import Redactor
+from skillrt._io.modeljson import model_json
 from skillrt._state.protocol import StateBackend
 from skillrt._state.records import RecordText, TaskRecord, listing_of
 from skillrt._tasks.journaljson import LARGE, JournalJSON, holds_secret
@@ -70,9 +71,7 @@ def checkpoint_text(
     whose JSON is large (``LARGE``) has each step serialised and scanned once, not at every
     checkpoint (see ``journaljson.py``)."""
     if journal is None or not journal.large:
-        # ``model_dump_json()``'s text, its serializer called directly (as ``Redactor.dump``
-        # does): the same call without the keyword handling, ~7 k instructions a checkpoint.
-        text = type(record).__pydantic_serializer__.to_json(record).decode()
+        text = model_json(record)  # (``model_dump_json()``, without its keyword handling)
         if journal is None or len(text) < LARGE:
             if redactor.is_clean(text) if journal is None else journal.clean(text, redactor):
                 return RecordText(

@@ -17,12 +17,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import HTMLResponse
 from starlette.staticfiles import StaticFiles
 
+from skillrt._io.modeljson import model_data
 from skillrt._io.redaction import Redactor
 from skillrt._io.validation import problems
 from skillrt.agent import AgentRuntime
@@ -390,7 +390,7 @@ def params_call(
         known = ", ".join(sorted(state.runtime.skills))
         raise ProblemError(404, "unknown-skill", f"no skill {name!r} (known: {known})")
     try:
-        params = _json_dump(skill.parse_params(raw))
+        params = model_data(skill.parse_params(raw))
     except Exception as exc:
         raise _params_error(exc) from None
     context = {} if ctx is None and session_id is None else _context(ctx, session_id)
@@ -400,16 +400,6 @@ def params_call(
         return state.runtime.run_skill(name, params, context, on_task=on_task, on_left=on_left)
 
     return call, context.get("session_id")
-
-
-def _json_dump(model: BaseModel) -> dict[str, Any]:
-    """``model.model_dump(mode="json")``: the model's serializer called directly when the model
-    does not bring its own ``model_dump`` (6,000 instructions of its keyword handling fewer)."""
-    kind = type(model)
-    if kind.model_dump is BaseModel.model_dump:
-        dumped: dict[str, Any] = kind.__pydantic_serializer__.to_python(model, mode="json")
-        return dumped
-    return model.model_dump(mode="json")
 
 
 def _params_error(exc: Exception) -> ProblemError:
