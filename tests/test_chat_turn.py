@@ -203,3 +203,40 @@ async def test_a_request_still_waits_for_its_reply_up_to_its_own_second(isolated
     gate.set()
     assert (await job).state == "COMPLETED"
     await rt.close()
+
+
+def test_past_the_limit_the_history_trims_every_32_writes_and_shows_only_the_newest(
+    tmp_path: Path,
+) -> None:
+    """A trim dirtied as many pages of the log as the write itself: past the limit the rows
+    below it are deleted every 32 writes, not at each, and the reads show only the newest
+    ``limit`` by seq meanwhile (what a trim at every write leaves), after reopening and to
+    another connection of the file too."""
+    history = History(tmp_path / "state", limit=5)
+    deletes: list[str] = []
+    history._db.set_trace_callback(lambda sql: deletes.append(sql) if "DELETE" in sql else None)
+    for n in range(100):
+        history.add_batch([{"task_id": f"t{n % 7}", "session_id": "s", "n": n}], [("s", {"n": n})])
+        assert [m["n"] for m in history.messages("s")] == list(range(n, max(-1, n - 5), -1))
+        tasks = [t["n"] for t in history.tasks("s")]
+        assert tasks == [t["n"] for t in history.tasks()]
+        assert tasks[0] == n and len(tasks) <= 5
+    # Past the limit from the 6th write on: a trim at the first, then one in 32 writes each
+    # (two statements each, one a table), not one at every write.
+    assert 2 <= len(deletes) <= 2 * 4
+    newest_tasks = history.tasks(limit=50)
+    history.close()
+    db = sqlite3.connect(tmp_path / "state" / "history.db")
+    (kept,) = db.execute("SELECT COUNT(*) FROM messages").fetchone()
+    db.close()
+    assert 5 <= kept < 5 + 32
+    reopened, other = History(tmp_path / "state", limit=5), History(tmp_path / "state", limit=5)
+    assert reopened.tasks(limit=50) == newest_tasks == other.tasks(limit=50)
+    assert [m["n"] for m in other.messages("s", limit=50)] == [99, 98, 97, 96, 95]
+    other.add_message("s", {"n": 100})  # the first write of a new life trims what is left
+    db = sqlite3.connect(tmp_path / "state" / "history.db")
+    assert db.execute("SELECT COUNT(*) FROM messages").fetchone() == (5,)
+    db.close()
+    assert [m["n"] for m in reopened.messages("s", limit=50)] == [100, 99, 98, 97, 96]
+    reopened.close()
+    other.close()

@@ -5,7 +5,11 @@ mode with ``synchronous=NORMAL``: an entry survives a process crash once ``add_*
 a power cut may lose the last few (never corrupting the file). History is a record for people;
 resuming reads only the checkpoints, which are fsynced at every write, so the history does not
 pay three fsyncs per task for a guarantee nothing relies on. Entries are JSON text, never
-pickle. Each table keeps at most ``limit`` entries; the oldest go first.
+pickle. Each table shows at most ``limit`` entries, the newest by seq; the oldest go first.
+Past the limit, the rows below it are deleted every ``_TRIM_EVERY`` writes, not at each (a
+trim dirtied as many pages as the write itself: the oldest rows' table and index pages, each
+a frame of the log); the reads show only the newest ``limit`` by seq meanwhile, exactly what
+trimming at every write would leave (as the PostgreSQL history does).
 
 A task has one entry: adding a task id again (a resumed task that finished) replaces the old
 entry and moves it to the front.
@@ -96,6 +100,19 @@ _TABLES = ("tasks", "messages")
 
 
 _MANY = 16  # rows inserted by one statement of as many rows; more by ``executemany``
+_TRIM_EVERY = 32  # writes past the limit per trim (see the module docstring)
+# Reads: the newest ``limit`` rows of a table by seq (what a trim at every write would leave).
+_READ_TASKS = (
+    "SELECT data FROM tasks WHERE seq > (SELECT MAX(seq) FROM tasks) - ? ORDER BY seq DESC LIMIT ?"
+)
+_READ_SESSION_TASKS = (
+    "SELECT data FROM tasks WHERE session_id = ? AND seq > (SELECT MAX(seq) FROM tasks) - ?"
+    " ORDER BY seq DESC LIMIT ?"
+)
+_READ_MESSAGES = (
+    "SELECT data FROM messages WHERE session_id = ?"
+    " AND seq > (SELECT MAX(seq) FROM messages) - ? ORDER BY seq DESC LIMIT ?"
+)
 _statements: dict[tuple[str, int], str] = {}
 
 
@@ -148,6 +165,9 @@ class History:
         # Per table, a seq no row has or is below (rows only come above the highest): a trim
         # that would delete nothing is not made (see ``_trim``).
         self._floors: dict[str, int] = {}
+        # Per table, the writes past the limit since its last trim (due at once at first: what
+        # an earlier life or another writer left).
+        self._untrimmed: dict[str, int] = {}
         self._db = self._open()
 
     @property
@@ -336,36 +356,39 @@ class History:
         """Keep the newest ``limit`` rows of ``table``, whose highest seq is now ``top`` (None:
         not known). seq only grows, and rows leave only from the bottom, so this deletes the
         rows at or below ``MAX(seq) - limit``; when no row is that low (every row is above
-        the table's floor), there is nothing to delete and no statement is made. ``floors``
-        gets the new floor, kept once the transaction commits."""
-        if top is not None and top - self.limit <= self._floors.get(table, -1):
-            return
+        the table's floor), there is nothing to delete and no statement is made. Otherwise the
+        rows are deleted every ``_TRIM_EVERY`` writes (the reads leave them out meanwhile).
+        ``floors`` gets the new floor, kept once the transaction commits."""
+        if top is not None:
+            if top - self.limit <= self._floors.get(table, -1):
+                return
+            untrimmed = self._untrimmed.get(table, _TRIM_EVERY)
+            if untrimmed + 1 < _TRIM_EVERY:
+                self._untrimmed[table] = untrimmed + 1
+                return
         self._db.execute(
             # S608: the table name is one of two constants, never input.
             f"DELETE FROM {table} WHERE seq <= (SELECT MAX(seq) FROM {table}) - ?",  # noqa: S608
             (self.limit,),
         )
+        self._untrimmed[table] = 0
         if top is not None:
             floors[table] = top - self.limit
 
     def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Task entries, newest first; of one session when ``session_id`` is given."""
-        query = "SELECT data FROM tasks ORDER BY seq DESC LIMIT ?"
-        params: tuple[Any, ...] = (limit,)
+        query = _READ_TASKS
+        params: tuple[Any, ...] = (self.limit, limit)
         if session_id is not None:
-            query = "SELECT data FROM tasks WHERE session_id = ? ORDER BY seq DESC LIMIT ?"
-            params = (session_id, limit)
+            query = _READ_SESSION_TASKS
+            params = (session_id, self.limit, limit)
         rows = self._guarded(lambda: self._db.execute(query, params).fetchall())
         return [json.loads(data) for (data,) in rows]
 
     def messages(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """Chat messages of ``session_id``, newest first."""
-        rows = self._guarded(
-            lambda: self._db.execute(
-                "SELECT data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
-                (session_id, limit),
-            ).fetchall()
-        )
+        params = (session_id, self.limit, limit)
+        rows = self._guarded(lambda: self._db.execute(_READ_MESSAGES, params).fetchall())
         return [json.loads(data) for (data,) in rows]
 
     def close(self) -> None:
