@@ -14,18 +14,23 @@ from typing import Any
 import structlog
 
 from skillrt._chat.chatlog import ChatLog
+from skillrt._io.modeljson import model_data
 from skillrt._tasks.checkpointing import Checkpoints
 from skillrt._tasks.machine import State
+from skillrt._tasks.planning import LOGS_INFO
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.events import EventBus
 from skillrt.exceptions import HostUnresolved
 from skillrt.messages import ChatMessage
 from skillrt.outcomes import RESUMABLE_ERRORS, UNRECORDED, End, ErrorReason, Outcome
+from skillrt.settings import RuntimeConfig
 from skillrt.skill.definition import SkillResult
 from skillrt.skill.replies import reply
 
 __all__ = ["Endings", "resting"]
+
+_COMPLETED = State.COMPLETED
 
 _RESUME_HINTS = {
     ErrorReason.BUDGET_EXCEEDED: "resume_budget",
@@ -33,17 +38,30 @@ _RESUME_HINTS = {
 }
 
 
+# Read by module name: a member read from its enum class costs a lookup through the enum's
+# metaclass, and ``kept_for_resume`` is asked at every ending.
+_ERROR, _PAUSED = State.ERROR.value, State.PAUSED.value
+_KEPT_ENDS = frozenset({End.SHUTDOWN, End.OUTAGE})
+
+
 def resting(task: Task) -> bool:
     """Paused, or stopped by an error it can go on from."""
-    if task.state is State.ERROR:
+    state = task.machine.state  # the state's value
+    if state == _ERROR:
         return task.record.error_reason in RESUMABLE_ERRORS
-    return task.state is State.PAUSED
+    return state == _PAUSED
 
 
 def kept_for_resume(task: Task) -> bool:
     """Whether the task's checkpoint outlives this run: a shutdown, an outage of the store, or
     a resting task."""
-    return task.end_reason in (End.SHUTDOWN, End.OUTAGE) or resting(task)
+    end = task.end_reason
+    if end is not None and end in _KEPT_ENDS:
+        return True
+    state = task.machine.state
+    if state == _ERROR:
+        return task.record.error_reason in RESUMABLE_ERRORS
+    return state == _PAUSED
 
 
 class Endings:
@@ -57,7 +75,9 @@ class Endings:
         events: EventBus,
         chatlog: ChatLog,
         logger: Callable[[], structlog.stdlib.BoundLogger],
+        config: RuntimeConfig,
     ) -> None:
+        self.config = config
         self.checkpoints = checkpoints
         self.tasks = tasks
         self.events = events
@@ -68,17 +88,18 @@ class Endings:
         """The skill returned: COMPLETED, or ERROR when its result says it failed."""
         record = task.record
         tokens, cost = record.tokens or result.tokens, record.cost or result.cost
-        record.result = result.model_dump(mode="json")
+        record.result = model_data(result)  # (``model_dump(mode="json")``)
         if result.success:
-            task.to(State.COMPLETED)
+            task.to(_COMPLETED)
             self.events.emit("task:completed", task.id, result=record.result)
-            self.logger().info(
-                "agent.task.completed",
-                task_id=task.id,
-                duration_s=round(duration_s, 3),
-                tokens=tokens,
-                cost=cost,
-            )
+            if self.config.log_level in LOGS_INFO:  # (a line the logger drops still costs
+                self.logger().info(  # its arguments and two calls, at every task)
+                    "agent.task.completed",
+                    task_id=task.id,
+                    duration_s=round(duration_s, 3),
+                    tokens=tokens,
+                    cost=cost,
+                )
         else:
             record.last_error = result.message
             task.to(State.ERROR)

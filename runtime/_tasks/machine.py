@@ -206,11 +206,13 @@ class TaskMachine:
 
     __slots__ = (
         "__weakref__",
+        "_due",
         "_executed_s",
         "_executing_since",
         "_last_activity",
         "_on_change",
         "_on_timeout",
+        "_since",
         "_sweep",
         "fired",
         "max_task_s",
@@ -239,6 +241,8 @@ class TaskMachine:
         self._on_change = on_change
         self._on_timeout = on_timeout
         self._sweep: _Sweep | None = None  # set while a deadline is watched
+        self._since = 0.0  # when the current watched state was entered (``time.monotonic``)
+        self._due = 0.0  # the monotonic time the sweep looks at this machine (``_sweep`` set)
         self.state: str = initial._value_
 
     @property
@@ -250,16 +254,22 @@ class TaskMachine:
 
     def to(self, dest: State) -> None:
         """Move to ``dest`` or raise ``InvalidTransition``."""
+        source = self.move(dest)
+        self._on_change(_BY_VALUE[source], _BY_VALUE[self.state])
+
+    def move(self, dest: State) -> str:
+        """``to`` without ``on_change``: returns the value of the state it left (a ``Task``
+        tells its owner itself, without a callback through a weak reference)."""
         source = self.state
         value = dest._value_  # not ``.value``: the enum's property is two Python calls
         if value not in VALIDATED[source]:
             raise InvalidTransition(self.task_id, source, value)
         self.state = value
-        if self._sweep is not None or self._executing_since is not None:
-            self.stop()
         if value in _WATCHED:
-            self._watch()
-        self._on_change(_BY_VALUE[source], _BY_VALUE[value])
+            self._enter(value)
+        elif self._sweep is not None or self._executing_since is not None:
+            self.stop()
+        return source
 
     def force(self, state: State) -> None:
         """Set the state without a transition (a task restored from a checkpoint)."""
@@ -290,7 +300,34 @@ class TaskMachine:
         running = time.monotonic() - self._executing_since if self._executing_since else 0.0
         return self.max_task_s - self._executed_s - running
 
-    def _watch(self) -> None:
+    def _enter(self, value: str) -> None:
+        """A watched state entered: its deadline is ``watchdog_s`` from now (in EXECUTING, the
+        earlier of the stall and the cap). One watched state after another (UNDERSTANDING,
+        PLANNING, EXECUTING in one stretch) leaves the sweep's entry as it is when it is due no
+        later than the new deadline: ``_expire`` works out the deadline of the state the
+        machine is in when the sweep looks, and watches again if it has not passed. A sweep's
+        entry is made (a loop's time, a dict store) once a stretch, not once a state."""
+        now = time.monotonic()
+        if self._executing_since is not None:  # (EXECUTING left for a watched state)
+            self._executed_s += now - self._executing_since
+            self._executing_since = None
+        self._since = now
+        wait = self.watchdog_s
+        if value == _EXECUTING:
+            self._last_activity = now
+            self._executing_since = now
+            if self.max_task_s is not None:
+                wait = max(0.0, min(wait, self.max_task_s - self._executed_s))
+        due = now + wait
+        sweep = self._sweep
+        if sweep is not None:
+            if self._due <= due:
+                return  # looked at sooner than due: ``_expire`` watches again from there
+            sweep.unwatch(self)
+            self._sweep = None
+        self._watch(wait, due)
+
+    def _watch(self, wait: float, due: float) -> None:
         last = _LAST[0][0]() if _LAST else None
         if last is not None and getattr(last, "_thread_id", None) == get_ident():
             loop = last  # the loop this thread runs, without asking (getpid() in CPython 3.11)
@@ -299,15 +336,10 @@ class TaskMachine:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 return  # no loop (a synchronous test of the table): nothing to watch
-        wait = self.watchdog_s
-        if self.state == _EXECUTING:
-            self.touch()
-            self._executing_since = time.monotonic()
-            cap = self._cap_left()
-            wait = wait if cap is None else max(0.0, min(wait, cap))
         sweep = _sweep_for(loop)
         sweep.watch(loop, self, loop.time() + wait)
         self._sweep = sweep
+        self._due = due
 
     def _expire(self) -> None:
         """The sweep found this machine past its deadline (it has already dropped it).
@@ -320,20 +352,26 @@ class TaskMachine:
             return
         state = _BY_VALUE[self.state]
         if state is not State.EXECUTING:
-            self._fire(state, "deadline", self.watchdog_s)
-            return
-        cap = self._cap_left()
-        if cap is not None and cap <= _Sweep._SLACK:
-            self._fire(state, "cap", self.max_task_s or 0.0)
-            return
-        stall = self.watchdog_s - self.idle_s
-        if stall <= _Sweep._SLACK:
-            self._fire(state, "stall", self.watchdog_s)
-            return
+            # Entered after the deadline the sweep had (``_enter``): its own may be later.
+            left = self.watchdog_s - (time.monotonic() - self._since)
+            if left <= _Sweep._SLACK:
+                self._fire(state, "deadline", self.watchdog_s)
+                return
+        else:
+            cap = self._cap_left()
+            if cap is not None and cap <= _Sweep._SLACK:
+                self._fire(state, "cap", self.max_task_s or 0.0)
+                return
+            stall = self.watchdog_s - self.idle_s
+            if stall <= _Sweep._SLACK:
+                self._fire(state, "stall", self.watchdog_s)
+                return
+            left = stall if cap is None else min(stall, cap)
         loop = asyncio.get_running_loop()
         sweep = _sweep_for(loop)
-        sweep.watch(loop, self, loop.time() + (stall if cap is None else min(stall, cap)))
+        sweep.watch(loop, self, loop.time() + left)
         self._sweep = sweep
+        self._due = time.monotonic() + left
 
     def _fire(self, state: State, why: str, seconds: float) -> None:
         self.fired = why

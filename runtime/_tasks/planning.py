@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from skillrt._io.modeljson import model_data
 from skillrt._io.validation import problems
 from skillrt._routing.clarify import (
     RouteQuestion,
@@ -33,6 +34,7 @@ from skillrt.exceptions import UnknownSkill
 from skillrt.llm.taskllm import TaskLLM
 from skillrt.outcomes import Outcome
 from skillrt.settings import RuntimeConfig
+from skillrt.skill.context import Later
 from skillrt.skill.definition import Skill
 from skillrt.skill.replies import reply
 
@@ -109,15 +111,18 @@ class Planner:
         except Exception:  # routed again by ``plan``, which tells its errors as ever
             return None
 
-    async def plan(self, task: Task, llm: TaskLLM, draft: RouteDraft | None = None) -> Planned:
+    async def plan(
+        self, task: Task, llm: Later[TaskLLM], draft: RouteDraft | None = None
+    ) -> Planned:
         """Route the task's input, ask first where that is wiser, and check the params.
-        ``draft``: its route as ``route_while`` worked it out (settled here)."""
+        ``draft``: its route as ``route_while`` worked it out (settled here). ``llm``: the
+        task's model, made only when routing may ask it."""
         task.to(State.UNDERSTANDING)
         task.controller.signal.raise_if_aborted()
         router = self.router
         # routing's model call counts towards the task's cost and budget; a router with
         # no model of its own (the embedded model is not asked) routes without one
-        model = llm if router.llm is not None else None
+        model = llm.get() if router.llm is not None else None
         # A small model's guesses stay out where the classifier can decide (intents it
         # was not trained on, a plugin's or an MCP tool's, need the model).
         ask = self.trust() == "high" or router.classifier is None or bool(router.unclassified)
@@ -132,7 +137,7 @@ class Planner:
             )
         else:
             intent = await router.settle(draft, signal=signal, llm=model, ask_model=ask)
-        task.record.intent = intent.model_dump(mode="json")
+        task.record.intent = model_data(intent)  # (``model_dump(mode="json")``)
         if self.config.log_level in LOGS_INFO:  # (the logger's level: a line it drops still
             self.logger().info(  # costs its arguments and two calls, at every task)
                 "agent.intent.parsed",
@@ -163,7 +168,7 @@ class Planner:
             missing = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
             return NoTask(Outcome.BAD_PARAMS, reply("bad_params", lang, missing=missing))
         task.record.skill = skill.name
-        task.record.params = params.model_dump(mode="json")
+        task.record.params = model_data(params)
         return skill, params
 
     def plan_direct(self, task: Task) -> Planned:

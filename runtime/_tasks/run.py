@@ -15,6 +15,7 @@ The runtime's tasks as a whole (restore, list, resume, abort, abandon, shut down
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -57,7 +58,7 @@ from skillrt.llm.taskllm import TaskLLM
 from skillrt.messages import ChatMessage, new_id
 from skillrt.outcomes import End, ErrorReason
 from skillrt.settings import RuntimeConfig
-from skillrt.skill.context import SkillContext, TaskInput, detect_language
+from skillrt.skill.context import Later, SkillContext, TaskInput, detect_language
 from skillrt.skill.definition import Skill, SkillResult
 from skillrt.skill.replies import reply
 from skillrt.skill.tools import ToolBox
@@ -131,7 +132,12 @@ class TaskDriver:
         # checkpoints' own, a frame less at every step.
         self.saved: Callable[[Task], asyncio.Future[None] | None] = self.checkpoints.saved
         self.endings = Endings(
-            checkpoints=self.checkpoints, tasks=tasks, events=events, chatlog=chatlog, logger=logger
+            checkpoints=self.checkpoints,
+            tasks=tasks,
+            events=events,
+            chatlog=chatlog,
+            logger=logger,
+            config=config,
         )
         self.inventory = Inventory(
             config=config,
@@ -243,7 +249,15 @@ class TaskDriver:
         hook, task.reply_hook = task.reply_hook, None
         if hook is not None:  # the reply's history entry goes in the ending's round
             hook(message)
-        message = await self._settled(task, message)
+        try:
+            waiter = self.checkpoints.waiter()  # (the future itself, not ``durable``'s coroutines)
+        except Exception as exc:  # the store failed: say so, but still reply
+            message = self._not_durable(task, message, exc)
+        else:
+            if waiter is None:  # nothing queued or in flight: no coroutine to wait in
+                task.durable_reply = message
+            else:
+                message = await self._settled(task, message, waiter)
         task.finished(message)  # the reply, now: not a turn of the loop later
         return message
 
@@ -260,8 +274,10 @@ class TaskDriver:
         self, task: Task, *, route: bool, draft: RouteDraft | None = None
     ) -> ChatMessage:
         started = time.perf_counter()
-        logger = self.logger().bind(task_id=task.id)
-        llm = self._task_llm(task, logger)
+        # The task's logger and model, made when first used (most tasks of a runtime logging
+        # at ``warning`` never log, and a skill may never call the model).
+        logger = Later(functools.partial(self._bound, task))
+        llm = Later(functools.partial(self._task_llm, task, logger))
         endings = self.endings
         try:
             planned = (
@@ -278,10 +294,8 @@ class TaskDriver:
             task.to(State.EXECUTING)
             self.events.emit("task:started", task.id, skill=skill.name, intent=task.record.intent)
             if self.config.log_level in LOGS_INFO:  # (see ``Planner.plan``)
-                logger.info("agent.skill.started", skill=skill.name)
-            result = await skill.run(
-                self._context(task, llm, logger.bind(skill=skill.name)), params
-            )
+                logger.get().info("agent.skill.started", skill=skill.name)
+            result = await skill.run(self._context(task, llm, logger, skill.name), params)
             if not isinstance(result, SkillResult):
                 raise TypeError(f"skill {skill.name} returned {type(result).__name__}")
             return endings.complete(task, result, time.perf_counter() - started)
@@ -305,35 +319,42 @@ class TaskDriver:
             end, error_reason = next((e, r) for kind, e, r in _FAILURES if isinstance(exc, kind))
             return endings.failed(task, exc, end, error_reason)
 
-    async def _settled(self, task: Task, message: ChatMessage) -> ChatMessage:
-        """Wait until the ending is on disk. A task that would be resumable but whose checkpoint
-        did not reach the disk never replies "paused, resume it"."""
+    async def _settled(
+        self, task: Task, message: ChatMessage, waiter: asyncio.Future[None]
+    ) -> ChatMessage:
+        """Wait until the ending is on disk (``waiter``). A task that would be resumable but
+        whose checkpoint did not reach the disk never replies "paused, resume it"."""
         try:
-            # Its own wait: a cancel stops only our waiting. (The future itself, not through
-            # ``durable``'s coroutines.)
-            waiter = self.checkpoints.waiter()
-            if waiter is not None:
-                await waiter
+            await waiter  # its own wait: a cancel stops only our waiting
         except asyncio.CancelledError:
             # Shut down meanwhile: the commit goes on without us.
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
         except Exception as exc:  # the store failed: say so, but still reply
-            self.logger().error("agent.error", task_id=task.id, error=f"checkpoint: {exc}")
-            if task.end_reason is End.OUTAGE:
-                return message  # it says so already; the store's journal stands
-            if isinstance(exc, StoreUnavailable) and exc.reason in ("unreachable", "busy"):
-                return self.endings.cut_off(task, exc)  # its end did not reach the store
-            if kept_for_resume(task):
-                return self.endings.not_saved(task, exc)
+            return self._not_durable(task, message, exc)
         else:
             # On disk with its ending's round: the history entry the reply hook queued before
             # it too (``AgentRuntime._outcome`` then need not wait for another round).
             task.durable_reply = message
         return message
 
-    def _task_llm(self, task: Task, logger: structlog.stdlib.BoundLogger) -> TaskLLM:
+    def _not_durable(self, task: Task, message: ChatMessage, exc: Exception) -> ChatMessage:
+        """The reply of a task whose ending's round failed."""
+        self.logger().error("agent.error", task_id=task.id, error=f"checkpoint: {exc}")
+        if task.end_reason is End.OUTAGE:
+            return message  # it says so already; the store's journal stands
+        if isinstance(exc, StoreUnavailable) and exc.reason in ("unreachable", "busy"):
+            return self.endings.cut_off(task, exc)  # its end did not reach the store
+        if kept_for_resume(task):
+            return self.endings.not_saved(task, exc)
+        return message
+
+    def _bound(self, task: Task) -> structlog.stdlib.BoundLogger:
+        """The runtime's logger, bound to ``task``."""
+        return self.logger().bind(task_id=task.id)
+
+    def _task_llm(self, task: Task, logger: Later[structlog.stdlib.BoundLogger]) -> TaskLLM:
         """The model as this task sees it: its signal, its budget, its cost."""
         record = task.record
 
@@ -365,15 +386,25 @@ class TaskDriver:
             budget=budget,
             sink=sink,
             emit=task.emit,
-            logger=logger,
+            logger=logger.get(),
             used=(record.tokens, record.cost),
             on_repetition=looped,
             redactor=self.chatlog.redactor,
         )
 
     def _context(
-        self, task: Task, llm: TaskLLM, logger: structlog.stdlib.BoundLogger
+        self,
+        task: Task,
+        llm: Later[TaskLLM],
+        task_logger: Later[structlog.stdlib.BoundLogger],
+        skill: str,
     ) -> SkillContext:
+        # Its logger, model and files are made when the skill first uses them (each holds
+        # the task, never the context: no cycle when they are not).
+        logger = Later(lambda: task_logger.get().bind(skill=skill))
+        files = Later(
+            lambda: self.files.for_task(task.id, on_saved=saved_logger(self.files, logger.get()))
+        )
         return SkillContext(
             task_id=task.id,
             session_id=task.record.session_id,
@@ -381,7 +412,7 @@ class TaskDriver:
             input=task.input,
             llm=llm,
             memory=self.memory,
-            files=self.files.for_task(task.id, on_saved=saved_logger(self.files, logger)),
+            files=files,
             versions=self.versions,
             locks=self.state.locks,
             events=task.events if task.events is not None else self.events.bind(task.id),

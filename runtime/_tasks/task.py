@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from skillrt._state.records import TaskRecord
 from skillrt._tasks.journaljson import JournalJSON
-from skillrt._tasks.machine import State, TaskMachine
+from skillrt._tasks.machine import _BY_VALUE, State, TaskMachine
 from skillrt.abort import AbortController
 from skillrt.exceptions import TaskPaused
 from skillrt.messages import ChatMessage
@@ -140,7 +140,10 @@ class Task:
         return self.machine.current
 
     def to(self, dest: State) -> None:
-        self.machine.to(dest)
+        # The machine's move, then the owner told here: not through the machine's callback
+        # (a closure and a weak reference, at every transition).
+        source = self.machine.move(dest)
+        self.owner.state_changed(self, _BY_VALUE[source], dest)
 
     @property
     def running(self) -> bool:
@@ -172,6 +175,9 @@ class Task:
         its done-callback (the caller resumes a turn of the loop sooner, with the callback)."""
         self._end()
         self._replied = True
+        runner = self.runner
+        if runner is not None:  # its done-callback would do nothing now: not scheduled at all
+            runner.remove_done_callback(self._ended)
         self.replies.send(message)
 
     def _end(self) -> None:

@@ -84,7 +84,7 @@ class TaskTable:
     def pop(self, task_id: str, default: None = None) -> Task | None:
         self._dormant.pop(task_id, None)
         task = self._live.pop(task_id, default)
-        if task is not None:
+        if task is not None and self._waiting:  # (no session has a task asking: nothing to drop)
             self.note_waiting(task, False)
         return task
 

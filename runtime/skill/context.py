@@ -19,7 +19,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
@@ -98,6 +98,28 @@ class _TaskHost(Protocol):
     async def wait_for_answer(self, question: str) -> str: ...
 
 
+class Later(Generic[T]):
+    """A value made when it is first asked for (``get``), then kept: what a context is given
+    for a part most skills never use (a task's model, its files, its logger), so that a task
+    that does not look does not pay for it."""
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make: Callable[[], T] | None = make
+        self._value: T | None = None
+
+    def get(self) -> T:
+        make = self._make
+        if make is not None:
+            self._value = make()
+            self._make = None  # (and what it held: no reference kept once made)
+        return self._value  # type: ignore[return-value]
+
+
+_NO_REPLIES = Replies()  # a context's table until ``Skill.run`` binds its skill's (read only)
+
+
 class SkillContext:
     """The task a skill runs in: ids, signal, input, conversation, model, memory, files,
     locks, events, tools."""
@@ -105,16 +127,16 @@ class SkillContext:
     __slots__ = (
         "_asks",
         "_conversation",
+        "_files",
         "_host",
+        "_llm",
+        "_logger",
         "_toolbox",
         "_tools",
         "config",
         "events",
-        "files",
         "input",
-        "llm",
         "locks",
-        "logger",
         "memory",
         "replies",
         "session_id",
@@ -130,12 +152,12 @@ class SkillContext:
         session_id: str,
         signal: AbortSignal,
         input: TaskInput,
-        llm: TaskLLM,
+        llm: TaskLLM | Later[TaskLLM],
         memory: BlogMemory,
-        files: FileStore,
+        files: FileStore | Later[FileStore],
         locks: FileLockManager,
         events: TaskEvents,
-        logger: structlog.stdlib.BoundLogger,
+        logger: structlog.stdlib.BoundLogger | Later[structlog.stdlib.BoundLogger],
         config: RuntimeConfig,
         host: _TaskHost,
         conversation: Conversation | Callable[[], Conversation] | None = None,
@@ -147,24 +169,60 @@ class SkillContext:
         self.session_id = session_id
         self.signal = signal
         self.input = input
-        self.llm = llm
+        self._llm = llm  # (a ``Later``: made at the first ``ctx.llm``; so files and logger)
         self.memory = memory
-        self.files = files
+        self._files = files
         self.locks = locks
         self.events = events
-        self.logger = logger
+        self._logger = logger
         self.config = config
         # The versions kept before each write, for undo (None: a context without them).
         self.versions = versions
         self._host = host
         self._asks = 0
         # The running skill's words, read by ``reply``; ``Skill.run`` binds its own table.
-        self.replies = replies if replies is not None else Replies()
+        self.replies = replies if replies is not None else _NO_REPLIES
         # The session's recent turns (bounded in tokens) and its focus, the post last worked
         # on (see skillrt.skill.conversation); a callable is asked once, when a skill first looks.
         self._conversation = conversation or Conversation(session_id=session_id)
         self._toolbox = tools
         self._tools: Tools | None = None
+
+    @property
+    def llm(self) -> TaskLLM:
+        """The model, as this task sees it: its abort signal, budget and cost."""
+        llm = self._llm
+        if isinstance(llm, Later):
+            llm = self._llm = llm.get()
+        return llm
+
+    @llm.setter
+    def llm(self, value: TaskLLM) -> None:
+        self._llm = value
+
+    @property
+    def files(self) -> FileStore:
+        """The blog's files, as this task writes them (each write logged)."""
+        files = self._files
+        if isinstance(files, Later):
+            files = self._files = files.get()
+        return files
+
+    @files.setter
+    def files(self, value: FileStore) -> None:
+        self._files = value
+
+    @property
+    def logger(self) -> structlog.stdlib.BoundLogger:
+        """The runtime's logger, bound to this task and skill."""
+        logger = self._logger
+        if isinstance(logger, Later):
+            logger = self._logger = logger.get()
+        return logger
+
+    @logger.setter
+    def logger(self, value: structlog.stdlib.BoundLogger) -> None:
+        self._logger = value
 
     @property
     def tools(self) -> Tools:
