@@ -34,7 +34,7 @@ from skillrt._state.protocol import (
     TaskStore,
 )
 from skillrt._tasks.machine import State
-from skillrt._tasks.planning import route_context
+from skillrt._tasks.planning import LOGS_INFO, route_context
 from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
@@ -405,15 +405,21 @@ class AgentRuntime:
         except UserError as exc:
             return self._reply(str(exc), error="bad_input")
         session_id = str(context.pop("session_id", None) or self.session_id)
-        await self.chatlog.load_session(session_id)  # read in a thread, not on the loop
-        lang = detect_language(text)
-        refused = refusal(raw, text, self.config.max_input_chars, self.router, lang)
+        chatlog = self.chatlog
+        if not chatlog.sessions.held(session_id):
+            await chatlog.load_session(session_id)  # read in a thread, not on the loop
+        # The input's language only words a refusal here (a task's input finds its own): it
+        # is worked out once there is one to word.
+        limit = self.config.max_input_chars
+        refused = refusal(raw, text, limit, self.router, "en")
         if refused is not None:
+            refused = refusal(raw, text, limit, self.router, detect_language(text)) or refused
             return self._reply(refused[0], error=refused[1])
-        self.logger.info(
-            "agent.input.received", input=self.chatlog.shown(text, 100), chars=len(text)
-        )
-        self.chatlog.add_message(session_id, "user", text)
+        if self.config.log_level in LOGS_INFO:  # (a line the logger drops still costs its
+            self.logger.info(  # input's redaction, at every input)
+                "agent.input.received", input=chatlog.shown(text, 100), chars=len(text)
+            )
+        chatlog.add_message(session_id, "user", text)
         waiting = self._tasks.waiting(session_id)
         if waiting is not None and waiting.answer is not None and not waiting.answer.done():
             question = waiting.route_question
@@ -421,11 +427,12 @@ class AgentRuntime:
                 return await self._answer(waiting, text, on_task, on_left=on_left)
             # Not an answer to routing's question: that is dropped, and the text is a new request.
             await asyncio.shield(self._answer(waiting, text, None, record=False))
-        self.chatlog.apply_focus(context, session_id, self._run.files)
+        chatlog.apply_focus(context, session_id, self._run.files)
         screened = self.router.screen(text, route_context(context))
         if screened == "word" or (screened == "chat" and not self.router.handles(CHAT)):
-            content = reply("small_talk", lang)  # one short word, or small talk with no chat skill
-            self.chatlog.add_message(session_id, "assistant", content)
+            # One short word, or small talk with no chat skill.
+            content = reply("small_talk", detect_language(text))
+            chatlog.add_message(session_id, "assistant", content)
             return self._reply(content, outcome=Outcome.CHAT, intent=CHAT)
         task = self._run.new_task(text, context, session_id)
         return await self._turn(task, on_task, route=True, background=background, on_left=on_left)
@@ -594,8 +601,10 @@ class AgentRuntime:
             raise
         if task.reply_hook is record:
             task.reply_hook = None
-        if on_left is None:
-            return await self._recorded(task, message, record, recorded)
+        if on_left is None:  # (``_recorded`` written out: no coroutine of its own)
+            if self._record_reply(task, message, record, recorded):
+                await self.chatlog.written()
+            return message
         try:
             return await self._recorded(task, message, record, recorded)
         except asyncio.CancelledError:  # left while the history is written: it is queued
@@ -632,15 +641,28 @@ class AgentRuntime:
                     task.reply_hook = None
         else:
             message = reply
+        if self._record_reply(task, message, record, recorded):
+            await self.chatlog.written()  # the history holds the turn before its caller hears it
+        return message
+
+    def _record_reply(
+        self,
+        task: Task,
+        message: ChatMessage,
+        record: Callable[[ChatMessage], None],
+        recorded: list[ChatMessage],
+    ) -> bool:
+        """Record the turn's reply unless the run's hook did; whether the history must still
+        be waited for before the caller hears it."""
+        chatlog = self.chatlog
         if not recorded or recorded[-1] is not message:
             record(message)
-        elif task.durable_reply is message and self.chatlog.in_rounds:
+        elif task.durable_reply is message and chatlog.in_rounds:
             # Recorded by the hook before the ending's commit round, which is on disk: the
             # history holds the turn already. (Waiting again took one more round under load:
             # others' writes are always queued by then.)
-            return message
-        await self.chatlog.written()  # the history holds the turn before its caller hears it
-        return message
+            return False
+        return not chatlog.at_once  # (in memory: written as recorded, nothing to wait for)
 
     def _reply(self, content: str, *, task_id: str | None = None, **data: Any) -> ChatMessage:
         return ChatMessage(content=content, task_id=task_id, state=self.state.value, data=data)

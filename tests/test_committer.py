@@ -8,6 +8,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -174,9 +175,10 @@ async def test_asking_while_a_failing_commit_is_in_flight_hears_the_failure(
 
 
 async def test_history_and_checkpoints_are_written_off_the_event_loop(isolated: Path) -> None:
-    """Every checkpoint round and every history write runs in the commit thread, one thread
-    for all of them (no pool hand-off per round), and the reply's turn is in the history
-    before ``process_input`` returns; closing stops that thread."""
+    """Every checkpoint round runs in the commit thread, one thread for all of them (no pool
+    hand-off per round), and every history write in one other thread (the side thread, beside
+    the round's commit); the reply's turn is in the history before ``process_input`` returns;
+    closing stops both threads."""
     loop_thread = threading.get_ident()
     threads: dict[str, set[int]] = {"apply": set(), "history": set()}
     rt = make_runtime(isolated, ScriptedModel(["o", "c"] * 3), [writer([])])
@@ -204,9 +206,10 @@ async def test_history_and_checkpoints_are_written_off_the_event_loop(isolated: 
         assert said[-1] == msg.content
     assert threads["apply"] and threads["history"]
     assert loop_thread not in threads["apply"] | threads["history"]
-    assert len(threads["apply"] | threads["history"]) == 1  # one commit thread, every round
+    assert len(threads["apply"]) == 1  # one commit thread, every round
+    assert len(threads["history"]) == 1  # and one side thread
     await rt.close()
-    assert not threads["apply"] & {t.ident for t in threading.enumerate()}
+    assert not (threads["apply"] | threads["history"]) & {t.ident for t in threading.enumerate()}
 
 
 async def test_a_failing_history_write_never_fails_the_round(isolated: Path) -> None:
@@ -262,6 +265,45 @@ async def test_rounds_queued_during_a_commit_share_the_next_one(isolated: Path) 
     await asyncio.wait_for(asyncio.gather(first, *later), 10)
     assert store.commits == 2  # the first, then the five rounds together
     assert sorted(inner.all_ids()) == ["first", *(f"later-{i}" for i in range(5))]
+    committer.close()
+    inner.close()
+
+
+async def test_a_rounds_side_writes_run_while_its_checkpoints_commit(isolated: Path) -> None:
+    """A round's side writes (the history) run in a thread of their own while the commit
+    thread writes the round's checkpoints, not after them: the task's ending waited for the
+    history's write after its commit's fsync. The round is settled once both are done."""
+    inner = CheckpointStore(isolated / "checkpoints")
+    store = GatedStore(inner)  # its commit waits until released: a slow fsync
+    committer = Committer(store)
+    commit_threads: list[int] = []
+    side_threads: list[int] = []
+    released: list[bool] = []
+    apply = store.apply
+
+    def watched(saves: Sequence[TaskRecord | RecordText], deletes: list[str]) -> None:
+        commit_threads.append(threading.get_ident())
+        apply(saves, deletes)
+        released.append(store.release.is_set())
+
+    store.apply = watched  # type: ignore[method-assign]
+
+    def side() -> None:
+        # Only a side write that runs while the commit is under way can release it in time.
+        store.applying.wait(10)
+        side_threads.append(threading.get_ident())
+        store.release.set()
+
+    jobs = [side]
+    committer.add_side(lambda: jobs.pop() if jobs else None)
+    committer.put(_record("ending"))
+    committer.nudge()
+    started = time.monotonic()
+    await asyncio.wait_for(committer.durable(), 20)
+    assert time.monotonic() - started < 5  # not the gate's 10 s: released by the side write
+    assert released == [True] and side_threads and commit_threads
+    assert side_threads[0] != commit_threads[0] != threading.get_ident()
+    assert inner.all_ids() == ["ending"]
     committer.close()
     inner.close()
 

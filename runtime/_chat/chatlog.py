@@ -9,8 +9,9 @@ task or a reply: the history is a record, not the task's state.
 History writes are queued and written together, in one transaction, by the group commit's
 thread right after the round's checkpoints (never on the event loop), and at the latest before
 a reply reaches its caller (``written``): one commit for a chat turn, or for many tasks ending
-at once. A history kept in memory (``checkpoints = false``) is no I/O: it is written on the
-loop, at the end of the turn or before the reply, with no round trip to the thread.
+at once. A history kept in memory (``checkpoints = false``: ``MemoryHistory``) is no I/O and
+no SQLite: each entry is written as it is made, on the loop, with nothing queued, no timer and
+no round trip to the thread.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable
+from threading import get_ident
 from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
@@ -61,7 +63,12 @@ class ChatLog:
         self._tasks: list[dict[str, Any]] = []  # history writes not made yet
         self._messages: list[tuple[str, dict[str, Any]]] = []
         self._flush_due = False
-        self._timer: asyncio.TimerHandle | None = None  # a request's entry, written by then
+        # A request's entry is written by then at the latest (with the committer: one timer
+        # for every request of its second, on the loop that armed it; see ``_later``).
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
+        self._since: float | None = None  # when the oldest request still queued was (loop time)
+        self._at_once = False  # each entry written as it is made (``MemoryHistory``)
         # Each session's recent turns and focus, read back from the history once it is open.
         self.sessions = Sessions(None, max_tokens=config.conversation.max_tokens)
         self._roots = [r for r in {str(config.root), str(config.root.resolve())} if r != os.sep]
@@ -75,9 +82,18 @@ class ChatLog:
         if getattr(history, "in_memory", False):
             committer = None
         self._committer = committer
+        # A history in Python (``MemoryHistory``): a write costs less than queueing it, so each
+        # entry goes at once; nothing is ever queued, timed or flushed.
+        self._at_once = committer is None and getattr(history, "written_at_once", False)
         if committer is not None:
             committer.add_side(self._collect)
         self.sessions.reader = self._read_messages
+
+    @property
+    def at_once(self) -> bool:
+        """Whether every entry is written as it is made (so the history holds the turn once
+        its reply is recorded, with nothing to wait for)."""
+        return self._at_once
 
     @property
     def in_rounds(self) -> bool:
@@ -132,6 +148,9 @@ class ChatLog:
                 "error": None if error is None else self.shown(error, 2000),
             }
         )
+        if self._at_once:
+            self._write(self.history, [entry], [])
+            return
         self._tasks.append(entry)
         self._queued()
 
@@ -154,6 +173,9 @@ class ChatLog:
                 if last_skill is not None:
                     entry["skill"] = last_skill
             entry["at"] = self.clock()
+            if self._at_once:
+                self._write(self.history, [], [(session_id, entry)])
+                return
             self._messages.append((session_id, entry))
             # A request waits (a second at most) for its turn's reply, to share its write.
             self._queued(later=role == "user")
@@ -178,8 +200,16 @@ class ChatLog:
     def set_focus(self, session_id: str, path: str | None) -> None:
         self.sessions.set_focus(session_id, path)
         if self.history is not None:
-            entry = {"role": "system", "content": "", "focus": self.sessions.focus(session_id)}
-            self._messages.append((session_id, {**entry, "at": self.clock()}))
+            entry: dict[str, Any] = {
+                "role": "system",
+                "content": "",
+                "focus": self.sessions.focus(session_id),
+            }
+            entry["at"] = self.clock()
+            if self._at_once:
+                self._write(self.history, [], [(session_id, entry)])
+                return
+            self._messages.append((session_id, entry))
             self._queued()
 
     def focus_on(self, path: str | None, session_id: str, files: FileStore) -> str | None:
@@ -223,13 +253,8 @@ class ChatLog:
         if self._committer is not None:
             if not later:
                 self._committer.nudge()
-            elif self._timer is None:
-                try:
-                    loop = asyncio.get_running_loop()
-                except RuntimeError:
-                    self._committer.nudge()
-                    return
-                self._timer = loop.call_later(_LATER_S, self._due)
+            else:
+                self._later(self._committer)
             return
         if self._flush_due:
             return
@@ -245,9 +270,46 @@ class ChatLog:
         self._flush_due = True
         loop.call_soon(self.flush)
 
+    def _later(self, committer: Committer) -> None:
+        """Have a request's entry written within ``_LATER_S`` if no round takes it first (its
+        reply's, usually). One timer serves the requests one after another: it is armed when
+        none is due on this loop, and when it rings it looks at the oldest request still
+        queued (``_since``), re-armed for what that one has left, or has it written; a round
+        that takes the entries meanwhile leaves it nothing to do. (Arming and cancelling a
+        timer at every request left each in the loop's heap until its time, and every timer
+        after it was sifted past them.)"""
+        loop = self._timer_loop
+        if loop is None or getattr(loop, "_thread_id", None) != get_ident():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                committer.nudge()
+                return
+            if self._timer is not None:  # armed on a loop that no longer runs here
+                self._timer.cancel()
+                self._timer = None
+            self._timer_loop = loop
+        if self._since is None:
+            self._since = loop.time()
+        if self._timer is None:
+            self._timer = loop.call_later(_LATER_S, self._rang)
+
+    def _rang(self) -> None:
+        """The timer of ``_later``: the oldest request still queued written if its time is up,
+        else the timer armed again for what it has left."""
+        self._timer = None
+        since, loop = self._since, self._timer_loop
+        if since is None or loop is None:  # written meanwhile
+            return
+        left = since + _LATER_S - loop.time()
+        if left > 0:
+            self._timer = loop.call_later(left, self._rang)
+            return
+        self._due()
+
     def _due(self) -> None:
         """Have what is queued written with the next round (the timer's end, or now)."""
-        if self._timer is not None:
+        if self._timer is not None and self._committer is None:
             self._timer.cancel()
             self._timer = None
         if self._tasks or self._messages:
@@ -261,7 +323,9 @@ class ChatLog:
         history, tasks, messages = self.history, self._tasks, self._messages
         if history is None or not (tasks or messages):
             return None
-        if self._timer is not None:  # written now: no later nudge needed
+        if self._committer is not None:
+            self._since = None  # (``_later``'s timer, if armed, finds nothing to do)
+        elif self._timer is not None:  # written now: no later flush needed
             self._timer.cancel()
             self._timer = None
         self._tasks, self._messages = [], []
@@ -284,6 +348,9 @@ class ChatLog:
         self._flush_due = False
         if self._committer is not None:
             self._committer.flush_sync()
+            if self._timer is not None:  # nothing left for it (at close: no timer left behind)
+                self._timer.cancel()
+                self._timer = None
             return
         job = self._collect()
         if job is not None:

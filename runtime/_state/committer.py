@@ -14,9 +14,11 @@ writes (tasks run one at a time), hands its round over at once and cancels that 
 thread starts on it sooner, and the turn of the loop is not taken at all. The thread writes
 rounds in order, and the rounds that queued up while it wrote the last one go together in the
 next transaction, so the batch grows with the load and never waits to fill. The thread tells the
-loop once per transaction (``call_soon_threadsafe``). A round carries the side writes of its
-turn too: the history's entries (``add_side``) are written in the same thread right after the
-checkpoints, so neither ever touches the event loop.
+loop once per transaction (its bell). A round carries the side writes of its turn too: the
+history's entries (``add_side``), written in a second thread while the commit thread writes
+the round's checkpoints (``_SideThread``: the history takes the time the commit's fsync waits),
+or by the commit thread itself in a round with no checkpoints; the loop hears of the round once
+both are done, so neither ever touches the event loop.
 """
 
 from __future__ import annotations
@@ -248,6 +250,68 @@ class _CommitThread:
             call.finished.set()
 
 
+class _SideThread:
+    """Runs a round's side writes (the history) in a thread of its own while the commit thread
+    writes the round's checkpoints: the checkpoints' commit waits on the disk (its fsync) with
+    the GIL released, and the side writes take that time instead of following it (a task's
+    ending waited for both, one after the other, before its reply). The commit thread waits
+    for them before it tells the loop, so a round is settled once both are written, as before;
+    one round's side writes at a time, in the order of the rounds. It ends after a second with
+    nothing to do and starts again with the next round that has side writes."""
+
+    idle_s = 1.0
+
+    def __init__(self, run: Callable[[list[Job]], None]) -> None:
+        self._run_sides = run  # runs the jobs, logging (never raising) what fails
+        self._jobs: queue.SimpleQueue[list[Job] | None] = queue.SimpleQueue()
+        # Held from ``start`` until the jobs have run (released by the side thread): ``wait``
+        # takes it. (A lock, not an Event: nothing made per round.)
+        self._busy = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self, sides: list[Job]) -> None:
+        """Have ``sides`` run in the side thread from now on (``wait`` for them)."""
+        self._busy.acquire()
+        with self._lock:  # the thread decides to end under this lock too: no job is stranded
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="skillrt-side", daemon=True)
+                self._thread.start()
+            self._jobs.put(sides)
+
+    def wait(self) -> None:
+        """Return once the jobs given to ``start`` have run."""
+        self._busy.acquire()
+        self._busy.release()
+
+    def stop(self) -> None:
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is not None:
+                self._jobs.put(None)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _run(self) -> None:
+        jobs = self._jobs
+        while True:
+            try:
+                sides = jobs.get(timeout=self.idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if jobs.empty():
+                        if self._thread is threading.current_thread():
+                            self._thread = None
+                        return
+                continue
+            if sides is None:
+                return
+            try:
+                self._run_sides(sides)
+            finally:
+                self._busy.release()
+
+
 class Committer:
     def __init__(
         self,
@@ -274,6 +338,7 @@ class Committer:
         self.logger = logger or library_logger("skillrt._state.committer")
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
         self._thread = _CommitThread(self._write_rounds)
+        self._side = _SideThread(self._run_sides)  # a round's side writes beside its commit
         # task id -> record to save (or its JSON text, or how to make it), None: delete
         self._ops: dict[str, _Op] = {}
         self._waiters: list[_Waiter] = []
@@ -379,6 +444,7 @@ class Committer:
             self.flush_sync()
         finally:
             self._thread.stop()
+            self._side.stop()
             bells = [bell for bell in self._bells.values() if bell is not None]
             self._bells.clear()
             self._bell = (None, None)
@@ -431,6 +497,15 @@ class Committer:
         """One round: the checkpoints in one transaction, then the side writes (which run
         even when the transaction failed, and never fail it)."""
         if self._grouped is contextlib.nullcontext:  # (SQLite: no context to enter)
+            if ops and sides and self._threaded:
+                # Both at once: the side writes in their own thread while this one commits
+                # (``_SideThread``); the round is done when both are.
+                self._side.start(sides)
+                try:
+                    self._apply(ops)
+                finally:
+                    self._side.wait()
+                return
             try:
                 if ops:
                     self._apply(ops)

@@ -11,10 +11,11 @@ quick path (cli/quick.py) both call it."""
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib
 import json
 import os
 import platform
+import re
 import shutil
 import sqlite3
 from dataclasses import dataclass
@@ -22,8 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillrt import __version__
+from skillrt._io import distributions
 from skillrt._io.config_files import config_files
-from skillrt._io.settings_fields import RuntimeFields, section_models, validate_section
+from skillrt._io.settings_fields import (
+    SECTIONS_GROUP,
+    RuntimeFields,
+    section_models,
+    validate_section,
+)
 from skillrt._state.embedded.schema import CHECKPOINT_SCHEMA, HISTORY_SCHEMA, foreign_schema
 from skillrt.cli.common import EXIT_FAILED, EXIT_OK, open_full_config, user_errors
 from skillrt.exceptions import ConfigError
@@ -51,10 +58,45 @@ class Check:
 
 
 def _version(dist: str) -> str | None:
+    """The installed version, read from its folder where that is plainly what
+    ``importlib.metadata`` reads (``_io/distributions.py``), else asked of it."""
+    try:
+        return distributions.version(dist)
+    except distributions.Undecided:
+        pass
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def _section_models() -> dict[str, Any]:
+    """``section_models()``, from the entry points read as ``importlib.metadata`` reads them
+    where that is plain (``_io/distributions.py``): each loaded as ``EntryPoint.load`` loads."""
+    try:
+        found = distributions.entry_points(SECTIONS_GROUP)
+    except distributions.Undecided:
+        return section_models()
+    models = {}
+    for name, value in found:
+        match = _ENTRY_POINT.match(value)
+        if match is None:  # EntryPoint.load fails on it: its error, not ours
+            return section_models()
+        target: Any = importlib.import_module(match.group("module"))
+        for attr in filter(None, (match.group("attr") or "").split(".")):
+            target = getattr(target, attr)
+        models[name] = target
+    return models
+
+
+# importlib.metadata's EntryPoint.pattern
+_ENTRY_POINT = re.compile(
+    r"(?P<module>[\w.]+)\s*"
+    r"(:\s*(?P<attr>[\w.]+)\s*)?"
+    r"((?P<extras>\[.*\])\s*)?$"
+)
 
 
 GENERATE_TIMEOUT_S = 60.0
@@ -325,7 +367,7 @@ def _browser(config: RuntimeFields) -> list[Check]:
 def _sections(config: RuntimeFields) -> list[Check]:
     """The sections skill packages own (``[browser]``), validated by their models."""
     try:
-        models = section_models()
+        models = _section_models()
     except Exception as exc:  # a broken plug-in is a finding, not a crash
         return [Check("settings", f"cannot load a section's model: {exc}", "fail")]
     checks = []
@@ -387,9 +429,12 @@ def doctor_command(
     if as_json:
         print(json.dumps({"ok": not failed, "checks": [c.to_dict() for c in checks]}))
     else:
-        from rich.console import Console
+        from skillrt.cli.plaintable import print_table
 
-        Console().print(checks_table(checks), highlight=False)
+        if not print_table([(_MARKS[c.status], c.name, c.value) for c in checks]):
+            from rich.console import Console
+
+            Console().print(checks_table(checks), highlight=False)
     return EXIT_FAILED if failed else EXIT_OK
 
 

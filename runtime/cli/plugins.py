@@ -10,7 +10,8 @@ itself, ~20 M).
 
 ``skip_pydantic_plugin_lookup`` first reads the same files the lookup would read: the
 ``entry_points.txt`` of every ``*.dist-info`` and ``*.egg-info`` folder of each ``sys.path``
-folder, as ``importlib.metadata``'s path finder lists them. Only when none of them holds the
+folder, as ``importlib.metadata``'s path finder lists them (``skillrt._io.distributions``,
+which keeps them for doctor's ``skillrt.settings`` entry points). Only when none of them holds the
 bytes ``pydantic`` (so none declares the group ``pydantic``, whatever else it declares) and
 all of them are UTF-8 (as the lookup reads them), the lookup could find no plug-in: then
 ``pydantic.plugin._loader`` is a module whose ``get_plugins`` returns no plug-in, as
@@ -24,11 +25,11 @@ loaded by pydantic, exactly as before; ``tests/test_cli_plugins.py`` installs on
 from __future__ import annotations
 
 import importlib
-import importlib.machinery
-import os
 import sys
 import types
 from typing import Any
+
+from skillrt._io import distributions
 
 __all__ = ["plugins_possible", "skip_pydantic_plugin_lookup"]
 
@@ -39,34 +40,11 @@ _GROUP = b"pydantic"
 def plugins_possible() -> bool:
     """Whether an installed distribution may declare an entry point in the group
     ``pydantic`` (True also whenever that cannot be told from the folders alone)."""
-    for finder in sys.meta_path:  # another finder may list distributions of its own
-        if finder is not importlib.machinery.PathFinder and hasattr(finder, "find_distributions"):
-            return True
-    for entry in sys.path:
-        root = os.fsdecode(entry) or "."
-        if os.path.basename(root).lower().endswith(".egg"):
-            return True
-        try:
-            names = os.listdir(root)
-        except OSError:
-            if os.path.isfile(root):  # a zip file: read by importlib.metadata as a folder
-                return True
-            continue  # missing, or not listable: importlib.metadata finds nothing there
-        for name in names:
-            if not name.lower().endswith((".dist-info", ".egg-info")):
-                continue
-            try:
-                with open(os.path.join(root, name, "entry_points.txt"), "rb") as fh:
-                    text = fh.read()
-            except OSError:  # none (or a file, an egg-info of one file): no entry points
-                continue
-            if _GROUP in text:
-                return True
-            try:
-                text.decode("utf-8")
-            except UnicodeDecodeError:  # the lookup would fail on it: left to the lookup
-                return True
-    return False
+    try:
+        texts = distributions.entry_point_texts()
+    except distributions.Undecided:
+        return True
+    return any(_GROUP in text for text in texts)
 
 
 class _NoPlugins(types.ModuleType):

@@ -119,8 +119,10 @@ def main() -> None:
 
         typer_main()
         return
+    from skillrt._io.distributions import hold
     from skillrt.cli.plugins import skip_pydantic_plugin_lookup
 
+    hold()  # the installed distributions are read once (_io/distributions.py)
     skip_pydantic_plugin_lookup()  # when no distribution declares one (cli/plugins.py)
     try:
         status = _run(*found)

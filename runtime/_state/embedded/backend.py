@@ -16,7 +16,7 @@ import structlog
 
 from skillrt._state.committer import Committer
 from skillrt._state.embedded.checkpoints import CheckpointStore, MemoryCheckpointStore
-from skillrt._state.embedded.history import History
+from skillrt._state.embedded.history import History, MemoryHistory
 from skillrt._state.embedded.runlocks import RunLocks
 from skillrt._state.protocol import LazyLoad, LazyRecord, LoadResult, TaskStore
 from skillrt._state.records import TaskRecord, parse_record
@@ -42,7 +42,7 @@ class EmbeddedBackend:
         self,
         *,
         store: TaskStore,
-        history: History,
+        history: History | MemoryHistory,
         locks: FileLockManager,
         runlocks: RunLocks | None,
         committer: Committer,
@@ -75,7 +75,12 @@ class EmbeddedBackend:
             journal = state / "checkpoints"
             store = CheckpointStore(journal) if cfg.checkpoints else MemoryCheckpointStore()
         opened.append(store)  # a store the host lent is closed with the rest too
-        history = History(state / "history" if cfg.checkpoints else None, limit=cfg.history_limit)
+        limit = cfg.history_limit
+        history = (
+            History(state / "history", limit=limit)
+            if cfg.checkpoints
+            else MemoryHistory(limit=limit)
+        )
         opened.append(history)
         # A post's OS lock lives with the blog, not with this runtime's state: two runtimes whose
         # state folders differ must still exclude each other on one post.

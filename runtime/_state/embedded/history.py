@@ -5,7 +5,11 @@ mode with ``synchronous=NORMAL``: an entry survives a process crash once ``add_*
 a power cut may lose the last few (never corrupting the file). History is a record for people;
 resuming reads only the checkpoints, which are fsynced at every write, so the history does not
 pay three fsyncs per task for a guarantee nothing relies on. Entries are JSON text, never
-pickle. Each table keeps at most ``limit`` entries; the oldest go first.
+pickle. Each table shows at most ``limit`` entries, the newest by seq; the oldest go first.
+Past the limit, the rows below it are deleted every ``_TRIM_EVERY`` writes, not at each (a
+trim dirtied as many pages as the write itself: the oldest rows' table and index pages, each
+a frame of the log); the reads show only the newest ``limit`` by seq meanwhile, exactly what
+trimming at every write would leave (as the PostgreSQL history does).
 
 A task has one entry: adding a task id again (a resumed task that finished) replaces the old
 entry and moves it to the front.
@@ -15,6 +19,10 @@ tables (see ``schema``), a folder in its place, 0 bytes) is moved to
 ``quarantine/history.db-<time>`` and a fresh one started, listed in ``quarantined``; a deleted
 folder is made again and the open connection's entries copied into it; a read-only folder or
 a full disk raise ``StoreUnavailable``.
+
+``MemoryHistory`` is the history of a runtime without checkpoints (``checkpoints = false``):
+kept in memory as ``History(None)`` keeps it (the same entries, JSON text, bound and order),
+in Python, with no SQLite statement to run for a write to memory.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import math
 import os
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,7 +47,7 @@ from skillrt.exceptions import UserError
 
 _T = TypeVar("_T")
 
-__all__ = ["History"]
+__all__ = ["History", "MemoryHistory"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -91,6 +100,19 @@ _TABLES = ("tasks", "messages")
 
 
 _MANY = 16  # rows inserted by one statement of as many rows; more by ``executemany``
+_TRIM_EVERY = 32  # writes past the limit per trim (see the module docstring)
+# Reads: the newest ``limit`` rows of a table by seq (what a trim at every write would leave).
+_READ_TASKS = (
+    "SELECT data FROM tasks WHERE seq > (SELECT MAX(seq) FROM tasks) - ? ORDER BY seq DESC LIMIT ?"
+)
+_READ_SESSION_TASKS = (
+    "SELECT data FROM tasks WHERE session_id = ? AND seq > (SELECT MAX(seq) FROM tasks) - ?"
+    " ORDER BY seq DESC LIMIT ?"
+)
+_READ_MESSAGES = (
+    "SELECT data FROM messages WHERE session_id = ?"
+    " AND seq > (SELECT MAX(seq) FROM messages) - ? ORDER BY seq DESC LIMIT ?"
+)
 _statements: dict[tuple[str, int], str] = {}
 
 
@@ -143,6 +165,9 @@ class History:
         # Per table, a seq no row has or is below (rows only come above the highest): a trim
         # that would delete nothing is not made (see ``_trim``).
         self._floors: dict[str, int] = {}
+        # Per table, the writes past the limit since its last trim (due at once at first: what
+        # an earlier life or another writer left).
+        self._untrimmed: dict[str, int] = {}
         self._db = self._open()
 
     @property
@@ -331,39 +356,136 @@ class History:
         """Keep the newest ``limit`` rows of ``table``, whose highest seq is now ``top`` (None:
         not known). seq only grows, and rows leave only from the bottom, so this deletes the
         rows at or below ``MAX(seq) - limit``; when no row is that low (every row is above
-        the table's floor), there is nothing to delete and no statement is made. ``floors``
-        gets the new floor, kept once the transaction commits."""
-        if top is not None and top - self.limit <= self._floors.get(table, -1):
-            return
+        the table's floor), there is nothing to delete and no statement is made. Otherwise the
+        rows are deleted every ``_TRIM_EVERY`` writes (the reads leave them out meanwhile).
+        ``floors`` gets the new floor, kept once the transaction commits."""
+        if top is not None:
+            if top - self.limit <= self._floors.get(table, -1):
+                return
+            untrimmed = self._untrimmed.get(table, _TRIM_EVERY)
+            if untrimmed + 1 < _TRIM_EVERY:
+                self._untrimmed[table] = untrimmed + 1
+                return
         self._db.execute(
             # S608: the table name is one of two constants, never input.
             f"DELETE FROM {table} WHERE seq <= (SELECT MAX(seq) FROM {table}) - ?",  # noqa: S608
             (self.limit,),
         )
+        self._untrimmed[table] = 0
         if top is not None:
             floors[table] = top - self.limit
 
     def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Task entries, newest first; of one session when ``session_id`` is given."""
-        query = "SELECT data FROM tasks ORDER BY seq DESC LIMIT ?"
-        params: tuple[Any, ...] = (limit,)
+        query = _READ_TASKS
+        params: tuple[Any, ...] = (self.limit, limit)
         if session_id is not None:
-            query = "SELECT data FROM tasks WHERE session_id = ? ORDER BY seq DESC LIMIT ?"
-            params = (session_id, limit)
+            query = _READ_SESSION_TASKS
+            params = (session_id, self.limit, limit)
         rows = self._guarded(lambda: self._db.execute(query, params).fetchall())
         return [json.loads(data) for (data,) in rows]
 
     def messages(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """Chat messages of ``session_id``, newest first."""
-        rows = self._guarded(
-            lambda: self._db.execute(
-                "SELECT data FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
-                (session_id, limit),
-            ).fetchall()
-        )
+        params = (session_id, self.limit, limit)
+        rows = self._guarded(lambda: self._db.execute(_READ_MESSAGES, params).fetchall())
         return [json.loads(data) for (data,) in rows]
 
     def close(self) -> None:
         """Close the database."""
         with self._mutex:
             self._db.close()
+
+
+def _task_row(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """A task entry as ``(task_id, session_id, JSON text)``; ``UserError`` for one that is not."""
+    task_id, session_id = entry.get("task_id"), entry.get("session_id")
+    if not isinstance(task_id, str) or not isinstance(session_id, str):
+        raise UserError("a task history entry needs task_id and session_id strings")
+    return task_id, session_id, _to_json(f"history entry of task {task_id!r}", entry)
+
+
+def _first(rows: list[str], limit: int) -> list[str]:
+    """The first ``limit`` of ``rows``, as SQLite's ``LIMIT`` gives them (a negative limit:
+    every row)."""
+    return rows if limit < 0 else rows[:limit]
+
+
+class MemoryHistory:
+    """The history in memory (see the module docstring): what ``History(None)`` keeps, the
+    same way, without SQLite. Entries are kept as their JSON text (refused as ``History``
+    refuses them, read back as fresh objects); each table gives its rows a seq that only grows
+    (a task entry written again takes the next one, at the front) and keeps the rows whose seq
+    is within ``limit`` of its newest, as ``History``'s trim does."""
+
+    path: Path | None = None
+    in_memory = True
+    # A write is a few dict and deque operations, cheaper than queueing it: the chat log writes
+    # each entry as it is made (``ChatLog.open``).
+    written_at_once = True
+
+    def __init__(self, *, limit: int = 1000) -> None:
+        if limit < 1:
+            raise UserError(f"History limit must be at least 1, got {limit}")
+        self.limit = limit
+        self.quarantined: list[str] = []  # (nothing is ever moved aside)
+        self._mutex = threading.Lock()  # a session is read back in a thread
+        # task id -> (seq, session id, JSON text), oldest first; messages oldest first, whose
+        # seqs follow one another (never replaced), so the bound is their number.
+        self._tasks: dict[str, tuple[int, str, str]] = {}
+        self._task_seq = 0
+        self._messages: deque[tuple[str, str]] = deque(maxlen=limit)
+
+    def add_task(self, entry: dict[str, Any]) -> None:
+        """Record a task (as ``History.add_task``)."""
+        self.add_batch([entry], [])
+
+    def add_message(self, session_id: str, message: dict[str, Any]) -> None:
+        """Record a chat message of ``session_id`` (as ``History.add_message``)."""
+        self._put([], [(session_id, _to_json(f"chat message of session {session_id!r}", message))])
+
+    def add_batch(
+        self, tasks: list[dict[str, Any]], messages: list[tuple[str, dict[str, Any]]]
+    ) -> None:
+        """Record task entries and chat messages together: every one is checked and encoded
+        before any is kept (as ``History.add_batch``)."""
+        rows = [_task_row(entry) for entry in tasks]
+        said = [(sid, _to_json(f"chat message of session {sid!r}", m)) for sid, m in messages]
+        self._put(rows, said)
+
+    def _put(self, rows: list[tuple[str, str, str]], said: list[tuple[str, str]]) -> None:
+        with self._mutex:
+            if rows:
+                kept, seq = self._tasks, self._task_seq
+                for task_id, session_id, data in rows:
+                    seq += 1
+                    kept.pop(task_id, None)  # written again: the old entry goes (REPLACE)
+                    kept[task_id] = (seq, session_id, data)
+                self._task_seq = seq
+                bottom = seq - self.limit  # rows at or below it go, oldest first
+                while kept:
+                    oldest = next(iter(kept))
+                    if kept[oldest][0] > bottom:
+                        break
+                    del kept[oldest]
+            if said:
+                self._messages.extend(said)
+
+    def tasks(self, session_id: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Task entries, newest first; of one session when ``session_id`` is given."""
+        with self._mutex:
+            rows = [
+                data
+                for _, sid, data in reversed(self._tasks.values())
+                if session_id is None or sid == session_id
+            ]
+        return [json.loads(data) for data in _first(rows, limit)]
+
+    def messages(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Chat messages of ``session_id``, newest first."""
+        with self._mutex:
+            rows = [data for sid, data in reversed(self._messages) if sid == session_id]
+        return [json.loads(data) for data in _first(rows, limit)]
+
+    def close(self) -> None:
+        """Nothing to close (the entries stay readable)."""
