@@ -240,3 +240,23 @@ def test_past_the_limit_the_history_trims_every_32_writes_and_shows_only_the_new
     assert [m["n"] for m in reopened.messages("s", limit=50)] == [100, 99, 98, 97, 96]
     reopened.close()
     other.close()
+
+
+@pytest.mark.parametrize("made", [lambda: History(None), lambda: MemoryHistory()])
+def test_an_entry_is_kept_as_written_and_read_back_fresh(made: Callable[[], Any]) -> None:
+    """The history in memory keeps a plain entry without its JSON text: what it keeps is not the
+    caller's dict, and each read is a fresh object, as from the text (a change to either is
+    never seen by the next read); an entry that is not plain is still kept as its text."""
+    history = made()
+    entry = {"task_id": "t1", "session_id": "s", "n": 1, "at": 0.5, "ok": True, "none": None}
+    message = {"role": "user", "content": "hi", "nested": {"a": [1, 2]}}
+    history.add_batch([entry], [("s", message)])
+    entry["n"] = 2
+    message["nested"]["a"].append(3)
+    first = history.tasks()[0]
+    first["n"] = 3
+    said = history.messages("s")[0]
+    said["nested"]["a"].append(4)
+    assert history.tasks() == [{**entry, "n": 1}]
+    assert history.messages("s") == [{"role": "user", "content": "hi", "nested": {"a": [1, 2]}}]
+    history.close()

@@ -69,19 +69,25 @@ CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, seq);
 _FLAT = frozenset({str, int, bool, type(None)})
 
 
+def _plain(entry: dict[str, Any]) -> bool:
+    """Whether every key of ``entry`` is a string and every value a string, a finite number,
+    a bool or None (every entry the runtime writes)."""
+    for key, value in entry.items():
+        kind = type(value)
+        if type(key) is not str or (
+            kind not in _FLAT and (kind is not float or not math.isfinite(value))
+        ):
+            return False
+    return True
+
+
 def _to_json(what: str, entry: dict[str, Any]) -> str:
     """Compact JSON, non-ASCII as it is, no NaN or infinity. An entry of plain values (every one
     the runtime writes: strings, numbers, None) is encoded by pydantic-core, about five times
     faster than ``json.dumps`` with these options (two entries per task, in the commit thread);
     anything else by ``json.dumps``, which says what it cannot encode. Both read back the same
     with ``json.loads``."""
-    for key, value in entry.items():
-        kind = type(value)
-        if type(key) is not str or (
-            kind not in _FLAT and (kind is not float or not math.isfinite(value))
-        ):
-            break
-    else:
+    if _plain(entry):
         try:
             return to_json(entry).decode()
         except ValueError:  # a lone surrogate: json.dumps says so as before
@@ -90,6 +96,20 @@ def _to_json(what: str, entry: dict[str, Any]) -> str:
         return json.dumps(entry, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise UserError(f"{what} is not JSON-serialisable: {exc}") from exc
+
+
+_TASK, _MESSAGE = "history entry of task", "chat message of session"
+
+
+def _text(entry: dict[str, Any], noun: str, name: str) -> str:
+    """``_to_json`` whose ``what`` (``noun`` and the ``name`` it names) is worded only for an
+    entry that may be refused, not at every write."""
+    if _plain(entry):
+        try:
+            return to_json(entry).decode()
+        except ValueError:
+            pass
+    return _to_json(f"{noun} {name!r}", entry)
 
 
 # A task's entry replaces its earlier one (a resumed task that finished), which REPLACE deletes
@@ -282,7 +302,7 @@ class History:
         task_id, session_id = entry.get("task_id"), entry.get("session_id")
         if not isinstance(task_id, str) or not isinstance(session_id, str):
             raise UserError("a task history entry needs task_id and session_id strings")
-        data = _to_json(f"history entry of task {task_id!r}", entry)
+        data = _text(entry, _TASK, task_id)
 
         def write() -> None:
             floors: dict[str, int] = {}
@@ -304,7 +324,7 @@ class History:
 
     def add_message(self, session_id: str, message: dict[str, Any]) -> None:
         """Record a chat message of ``session_id`` (role, content, ... as a JSON object)."""
-        data = _to_json(f"chat message of session {session_id!r}", message)
+        data = _text(message, _MESSAGE, session_id)
 
         def write() -> None:
             floors: dict[str, int] = {}
@@ -330,10 +350,8 @@ class History:
             task_id, session_id = entry.get("task_id"), entry.get("session_id")
             if not isinstance(task_id, str) or not isinstance(session_id, str):
                 raise UserError("a task history entry needs task_id and session_id strings")
-            rows.append(
-                (task_id, session_id, _to_json(f"history entry of task {task_id!r}", entry))
-            )
-        said = [(sid, _to_json(f"chat message of session {sid!r}", m)) for sid, m in messages]
+            rows.append((task_id, session_id, _text(entry, _TASK, task_id)))
+        said = [(sid, _text(m, _MESSAGE, sid)) for sid, m in messages]
 
         def write() -> None:
             db, floors = self._db, dict[str, int]()
@@ -397,15 +415,30 @@ class History:
             self._db.close()
 
 
-def _task_row(entry: dict[str, Any]) -> tuple[str, str, str]:
-    """A task entry as ``(task_id, session_id, JSON text)``; ``UserError`` for one that is not."""
+# An entry as ``MemoryHistory`` keeps it: a plain one as a copy of its dict (what its JSON text
+# reads back as, without the text), any other as its JSON text.
+_Kept = dict[str, Any] | str
+
+
+def _keep(entry: dict[str, Any], noun: str, name: str) -> _Kept:
+    """``entry`` as ``MemoryHistory`` keeps it; ``UserError`` when ``History`` refuses it."""
+    return dict(entry) if _plain(entry) else _to_json(f"{noun} {name!r}", entry)
+
+
+def _read(kept: _Kept) -> dict[str, Any]:
+    """A kept entry as ``History`` reads it back: a fresh object each time."""
+    return dict(kept) if type(kept) is dict else json.loads(kept)  # type: ignore[arg-type]
+
+
+def _task_row(entry: dict[str, Any]) -> tuple[str, str, _Kept]:
+    """A task entry as ``(task_id, session_id, kept)``; ``UserError`` for one that is not."""
     task_id, session_id = entry.get("task_id"), entry.get("session_id")
     if not isinstance(task_id, str) or not isinstance(session_id, str):
         raise UserError("a task history entry needs task_id and session_id strings")
-    return task_id, session_id, _to_json(f"history entry of task {task_id!r}", entry)
+    return task_id, session_id, _keep(entry, _TASK, task_id)
 
 
-def _first(rows: list[str], limit: int) -> list[str]:
+def _first(rows: list[_Kept], limit: int) -> list[_Kept]:
     """The first ``limit`` of ``rows``, as SQLite's ``LIMIT`` gives them (a negative limit:
     every row)."""
     return rows if limit < 0 else rows[:limit]
@@ -413,10 +446,12 @@ def _first(rows: list[str], limit: int) -> list[str]:
 
 class MemoryHistory:
     """The history in memory (see the module docstring): what ``History(None)`` keeps, the
-    same way, without SQLite. Entries are kept as their JSON text (refused as ``History``
-    refuses them, read back as fresh objects); each table gives its rows a seq that only grows
-    (a task entry written again takes the next one, at the front) and keeps the rows whose seq
-    is within ``limit`` of its newest, as ``History``'s trim does."""
+    same way, without SQLite. An entry is refused as ``History`` refuses it and read back as a
+    fresh object, as from its JSON text: a plain one (strings, finite numbers, bools, None:
+    every one the runtime writes) is kept as a copy of its dict, which reads back the same as
+    its text, any other as its text. Each table gives its rows a seq that only grows (a task
+    entry written again takes the next one, at the front) and keeps the rows whose seq is
+    within ``limit`` of its newest, as ``History``'s trim does."""
 
     path: Path | None = None
     in_memory = True
@@ -430,30 +465,30 @@ class MemoryHistory:
         self.limit = limit
         self.quarantined: list[str] = []  # (nothing is ever moved aside)
         self._mutex = threading.Lock()  # a session is read back in a thread
-        # task id -> (seq, session id, JSON text), oldest first; messages oldest first, whose
-        # seqs follow one another (never replaced), so the bound is their number.
-        self._tasks: dict[str, tuple[int, str, str]] = {}
+        # task id -> (seq, session id, entry), oldest first; messages oldest first, whose seqs
+        # follow one another (never replaced), so the bound is their number.
+        self._tasks: dict[str, tuple[int, str, _Kept]] = {}
         self._task_seq = 0
-        self._messages: deque[tuple[str, str]] = deque(maxlen=limit)
+        self._messages: deque[tuple[str, _Kept]] = deque(maxlen=limit)
 
     def add_task(self, entry: dict[str, Any]) -> None:
         """Record a task (as ``History.add_task``)."""
-        self.add_batch([entry], [])
+        self._put([_task_row(entry)], [])
 
     def add_message(self, session_id: str, message: dict[str, Any]) -> None:
         """Record a chat message of ``session_id`` (as ``History.add_message``)."""
-        self._put([], [(session_id, _to_json(f"chat message of session {session_id!r}", message))])
+        self._put([], [(session_id, _keep(message, _MESSAGE, session_id))])
 
     def add_batch(
         self, tasks: list[dict[str, Any]], messages: list[tuple[str, dict[str, Any]]]
     ) -> None:
-        """Record task entries and chat messages together: every one is checked and encoded
-        before any is kept (as ``History.add_batch``)."""
-        rows = [_task_row(entry) for entry in tasks]
-        said = [(sid, _to_json(f"chat message of session {sid!r}", m)) for sid, m in messages]
+        """Record task entries and chat messages together: every one is checked before any is
+        kept (as ``History.add_batch``)."""
+        rows = [_task_row(entry) for entry in tasks] if tasks else []
+        said = [(sid, _keep(m, _MESSAGE, sid)) for sid, m in messages] if messages else []
         self._put(rows, said)
 
-    def _put(self, rows: list[tuple[str, str, str]], said: list[tuple[str, str]]) -> None:
+    def _put(self, rows: list[tuple[str, str, _Kept]], said: list[tuple[str, _Kept]]) -> None:
         with self._mutex:
             if rows:
                 kept, seq = self._tasks, self._task_seq
@@ -479,13 +514,13 @@ class MemoryHistory:
                 for _, sid, data in reversed(self._tasks.values())
                 if session_id is None or sid == session_id
             ]
-        return [json.loads(data) for data in _first(rows, limit)]
+        return [_read(data) for data in _first(rows, limit)]
 
     def messages(self, session_id: str, limit: int = 50) -> list[dict[str, Any]]:
         """Chat messages of ``session_id``, newest first."""
         with self._mutex:
             rows = [data for sid, data in reversed(self._messages) if sid == session_id]
-        return [json.loads(data) for data in _first(rows, limit)]
+        return [_read(data) for data in _first(rows, limit)]
 
     def close(self) -> None:
         """Nothing to close (the entries stay readable)."""
