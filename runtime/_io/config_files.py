@@ -4,9 +4,10 @@ so that listing tasks loads no pydantic-settings."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import tomllib
-from importlib import resources
+from importlib.machinery import SourceFileLoader, SourcelessFileLoader
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +93,23 @@ def _user_config_path() -> Path:
     return Path(base) / "skillrt" / "config.toml"
 
 
+def _shipped_default() -> Path:
+    """``config/default.toml`` as ``importlib.resources.files("skillrt.config")`` names it.
+    For a package its loader reads from a folder (a ``FileLoader``), that is the folder of the
+    loader's file: named here without importing ``importlib.resources`` (with ``tempfile``,
+    ``random`` and ``zipfile``: ~20 M instructions of ``skillrt doctor``). Another loader (a
+    zip file...) is left to it."""
+    loader = getattr(importlib.import_module("skillrt.config").__spec__, "loader", None)
+    if type(loader) in (SourceFileLoader, SourcelessFileLoader):
+        return Path(str(Path(loader.path).parent.joinpath("default.toml")))  # type: ignore[union-attr]
+    from importlib import resources
+
+    return Path(str(resources.files("skillrt.config").joinpath("default.toml")))
+
+
 def config_files() -> list[Path]:
     """The config files in force, lowest priority first (the shipped default is first)."""
-    files: list[Path] = [Path(str(resources.files("skillrt.config").joinpath("default.toml")))]
+    files: list[Path] = [_shipped_default()]
     user = _user_config_path()
     if user.is_file():
         files.append(user)

@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
-import re
 import sys
 from pathlib import Path, PurePosixPath
 
 __all__ = ["Undecided", "entry_point_texts", "entry_points", "files", "hold", "version"]
 
 _SUFFIXES = (".dist-info", ".egg-info")
-# Headers as the email parser reads them: a name of printable ASCII but ":", then ":".
-_HEADER = r"[\041-\071\073-\176]+:"
 # Line ends str.splitlines honours besides "\n" (the email parser splits on them too).
-_OTHER_LINE_ENDS = "[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
+_OTHER_LINE_ENDS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 class Undecided(Exception):
@@ -38,7 +35,10 @@ class Undecided(Exception):
 
 def _normalize(name: str) -> str:
     """``importlib.metadata``'s ``Prepared.normalize``: PEP 503, dashes as underscores."""
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+    found = name.lower().replace("-", "_").replace(".", "_")  # (a regex's compile: ~1 M)
+    while "__" in found:
+        found = found.replace("__", "_")
+    return found
 
 
 _Listing = tuple[tuple[str, str], ...]  # (sys.path folder, distribution folder's name)
@@ -161,13 +161,14 @@ def version(name: str) -> str | None:
         raise Undecided
     lines = text.split("\n")
     for index, line in enumerate(lines):
-        if not line or re.search(_OTHER_LINE_ENDS, line):
+        if not line or any(end in line for end in _OTHER_LINE_ENDS):
             break  # the headers end (or lines end elsewhere too): not found plainly
         if line[0] in " \t" and index:  # another header's next line
             continue
-        if not re.match(_HEADER, line):
+        header, colon, value = line.partition(":")
+        # A header as the email parser reads one: a name of printable ASCII but " " and ":".
+        if not (colon and header.isascii() and header.isprintable()) or " " in header:
             break
-        header, _, value = line.partition(":")
         if header.lower() == "version":
             after = lines[index + 1] if index + 1 < len(lines) else ""
             if after[:1] in (" ", "\t"):  # folded over lines

@@ -8,8 +8,8 @@ browsing skills' ``[browser]``, ``skillrt doctor``) needs no pydantic-settings, 
 asyncio, argparse, dotenv and its cloud sources) was ~150 M of doctor's instructions.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: pydantic would evaluate each field's annotation
+# from its text (compiled, one by one) as each model is defined (~7 M instructions here).
 import os
 import re
 from pathlib import Path
@@ -47,6 +47,8 @@ __all__ = [
     "ServeConfig",
     "UndoConfig",
     "config_error",
+    "new_dict",
+    "new_list",
     "section_models",
     "validate_section",
 ]
@@ -54,6 +56,18 @@ __all__ = [
 SECTIONS_GROUP = "skillrt.settings"
 _SECRET_KEY = re.compile(r"(api[_-]?key|password|secret|token)$", re.IGNORECASE)
 M = TypeVar("M", bound=BaseModel)
+
+
+def new_list() -> list[Any]:
+    """``[]``, as a default factory: pydantic reads every default factory's signature as it
+    builds a model, and ``list``'s (or ``dict``'s) is parsed from its text with tokenize's
+    regular expressions, compiled at the first one: ~16 M instructions for ``skillrt doctor``."""
+    return []
+
+
+def new_dict() -> dict[str, Any]:
+    """``{}``, as a default factory (see ``new_list``)."""
+    return {}
 
 
 class _Section(BaseModel):
@@ -144,7 +158,7 @@ class QueueConfig(_Section):
 
     enabled: bool = False
     concurrency: int = Field(default=8, ge=0)  # 0: this worker queues work but takes none
-    limits: dict[str, int] = Field(default_factory=dict)
+    limits: dict[str, int] = Field(default_factory=new_dict)
     poll_s: float = Field(default=1.0, gt=0)  # looks for work missed by a notification
 
 
@@ -168,8 +182,8 @@ class ServeConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
     token: SecretStr | None = None  # SKILLRT_SERVE__TOKEN; else <state>/serve-token
-    cors_origins: list[str] = Field(default_factory=list)  # browser origins allowed to call
-    allowed_hosts: list[str] = Field(default_factory=list)  # Host names besides the loopback
+    cors_origins: list[str] = Field(default_factory=new_list)  # browser origins allowed to call
+    allowed_hosts: list[str] = Field(default_factory=new_list)  # Host names besides the loopback
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     # The request line and headers together; beyond it: 431 before anything is parsed.
     max_header_bytes: int = Field(default=65_536, ge=4096)
@@ -186,14 +200,14 @@ class McpServerConfig(_Section):
     a URL (streamable HTTP). Its tools become skills; ``tools`` limits which."""
 
     command: str | None = None  # stdio: the program to start
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)  # added to a safe minimal environment
+    args: list[str] = Field(default_factory=new_list)
+    env: dict[str, str] = Field(default_factory=new_dict)  # added to a safe minimal environment
     cwd: Path | None = None
     url: str | None = None  # streamable HTTP, e.g. http://127.0.0.1:3001/mcp
-    headers: dict[str, str] = Field(default_factory=dict)  # e.g. Authorization (kept secret)
+    headers: dict[str, str] = Field(default_factory=new_dict)  # e.g. Authorization (kept secret)
     tools: list[str] | None = None  # the tools allowed; unset: all of them
-    read_only: list[str] = Field(default_factory=list)  # tools that neither write nor go online
-    examples: dict[str, list[str]] = Field(default_factory=dict)  # tool -> example requests
+    read_only: list[str] = Field(default_factory=new_list)  # tools that neither write nor go online
+    examples: dict[str, list[str]] = Field(default_factory=new_dict)  # tool -> example requests
     timeout_s: float = Field(default=60.0, gt=0)  # a connection, or one call
     skills: bool = True  # register its tools as skills (false: only ctx.tools.call)
 
@@ -209,7 +223,7 @@ class McpServerConfig(_Section):
 class McpConfig(_Section):
     """``[mcp]``: the MCP servers whose tools skillrt uses (extra ``mcp``)."""
 
-    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    servers: dict[str, McpServerConfig] = Field(default_factory=new_dict)
 
     @field_validator("servers")
     @classmethod
@@ -239,7 +253,7 @@ class SecretEntry(_Section):
     the origin their task started on."""
 
     value: SecretStr
-    origins: list[str] = Field(default_factory=list)  # scheme://host[:port]
+    origins: list[str] = Field(default_factory=new_list)  # scheme://host[:port]
 
 
 class RuntimeFields(BaseModel):
@@ -259,7 +273,7 @@ class RuntimeFields(BaseModel):
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
     log_format: Literal["console", "json"] = "console"
     log_file: Path | None = None
-    secrets: list[SecretStr | SecretEntry] = Field(default_factory=list)
+    secrets: list[SecretStr | SecretEntry] = Field(default_factory=new_list)
 
     watchdog_timeout_s: float = Field(default=300.0, gt=0)
     max_task_s: float | None = Field(default=None, gt=0)  # hard cap on EXECUTING; None: none
@@ -302,7 +316,7 @@ class RuntimeFields(BaseModel):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     # [browser] and [browser.search], as written: the browsing skills validate them
     # (skillrt.skills.browsing.config.browser_config).
-    browser: dict[str, Any] = Field(default_factory=dict)
+    browser: dict[str, Any] = Field(default_factory=new_dict)
     serve: ServeConfig = Field(default_factory=ServeConfig)
     queue: QueueConfig = Field(default_factory=QueueConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)

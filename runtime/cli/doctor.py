@@ -18,7 +18,6 @@ import platform
 import re
 import shutil
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,12 +42,35 @@ __all__ = ["Check", "checks_table", "doctor_command", "run_checks"]
 Status = Literal["ok", "warn", "fail", "info"]
 
 
-@dataclass(frozen=True, slots=True)
 class Check:
-    name: str
-    value: str
-    status: Status = "ok"
-    detail: dict[str, Any] | None = None
+    """One finding: what was checked, what was found, its status, and details for ``--json``.
+    Compared, hashed and shown as the frozen dataclass it was; a plain class because a
+    dataclass's methods are generated and compiled as it is defined (~4 M instructions)."""
+
+    __slots__ = ("detail", "name", "status", "value")
+
+    def __init__(
+        self, name: str, value: str, status: Status = "ok", detail: dict[str, Any] | None = None
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.status = status
+        self.detail = detail
+
+    def _fields(self) -> tuple[str, str, Status, dict[str, Any] | None]:
+        return (self.name, self.value, self.status, self.detail)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        name, value, status, detail = self._fields()
+        return f"Check(name={name!r}, value={value!r}, status={status!r}, detail={detail!r})"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "value": self.value, "status": self.status}

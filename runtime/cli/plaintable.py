@@ -24,16 +24,20 @@ from __future__ import annotations
 import builtins
 import itertools
 import os
-import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 __all__ = ["print_table", "table_text"]
 
-# rich's one-cell characters (rich.cells._SINGLE_CELL_UNICODE_RANGES' first ranges), less
-# U+00A0 (whitespace to Python's str.split and re's \s, which rich words with).
-_PLAIN = re.compile("[\x20-\x7e\xa1-\xac\xae-\u02ff]*")
-_WORD = re.compile(r"\s*\S+\s*")  # rich._wrap.re_word
+
+def _plain(cell: str) -> bool:
+    """Whether every character is one of rich's one-cell characters (its first ranges:
+    U+0020-U+007E, U+00A0-U+00AC, U+00AE-U+02FF) and none is whitespace but the space (U+00A0
+    is, to Python's str.split and re's \\s, which rich words with). Printable ones only: no
+    control character, U+00A0 or U+00AD."""
+    if not cell.isprintable():
+        return False
+    return cell.isascii() or all(ord(char) < 0x300 for char in cell)
 
 
 def console_width() -> int | None:
@@ -57,12 +61,29 @@ def console_width() -> int | None:
     return 80
 
 
+def _words(text: str) -> Iterator[tuple[int, str]]:
+    """rich._wrap.words where the space is the only whitespace: each word with the spaces
+    before and after it, and where it starts (trailing spaces alone make no word)."""
+    position, size = 0, len(text)
+    while position < size:
+        end = position
+        while end < size and text[end] == " ":
+            end += 1
+        if end == size:
+            return
+        found = text.find(" ", end)
+        end = size if found < 0 else found
+        while end < size and text[end] == " ":
+            end += 1
+        yield position, text[position:end]
+        position = end
+
+
 def _divide(text: str, width: int) -> list[int]:
     """rich._wrap.divide_line for one-cell characters, folding words wider than ``width``."""
     breaks: list[int] = []
     offset = 0
-    for match in _WORD.finditer(text):  # each match starts where the one before ended
-        start, word = match.start(), match.group(0)
+    for start, word in _words(text):
         length = len(word.rstrip())
         if width - offset >= length:
             offset += len(word)
@@ -98,7 +119,7 @@ def _wrap(text: str, width: int) -> list[str]:
 def table_text(rows: Sequence[tuple[str, str, str]], width: int) -> str | None:
     """The table rich prints for these rows at this console width, or ``None`` where the
     rows are not plain (see the module's text)."""
-    if not rows or not all(_PLAIN.fullmatch(cell) for row in rows for cell in row):
+    if not rows or not all(_plain(cell) for row in rows for cell in row):
         return None
     marks = max(len(row[0]) for row in rows) + 1  # cell, then padding right
     names = max(len(row[1]) for row in rows) + 2  # padding left and right

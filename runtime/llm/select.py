@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,14 +29,27 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-@dataclass(frozen=True, slots=True)
 class _Choice:
-    provider: str  # openai | local | scripted | python
-    model: str
-    reason: str
-    base_url: str | None = None
-    api_key: str | None = None
-    model_path: Path | None = None
+    """The model chosen and why. (A plain class: a dataclass's methods are generated and
+    compiled as it is defined, ~4 M instructions of ``skillrt doctor``.)"""
+
+    __slots__ = ("api_key", "base_url", "model", "model_path", "provider", "reason")
+
+    def __init__(
+        self,
+        provider: str,  # openai | local | scripted | python
+        model: str,
+        reason: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model_path: Path | None = None,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.reason = reason
+        self.base_url = base_url
+        self.api_key = api_key
+        self.model_path = model_path
 
 
 def _choose(config: RuntimeFields) -> _Choice:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from skillrt._io.settings_fields import validate_section
+from skillrt._io.settings_fields import new_list, validate_section
 
 if TYPE_CHECKING:
     from skillrt.settings import RuntimeConfig
@@ -65,9 +65,9 @@ class BrowserConfig(_Section):
 
     backend: Literal["http", "chromium"] = "http"
     chromium_path: Path | None = None
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-    allow_private: list[str] = Field(default_factory=list)
+    allow: list[str] = Field(default_factory=new_list)
+    deny: list[str] = Field(default_factory=new_list)
+    allow_private: list[str] = Field(default_factory=new_list)
     timeout_s: float = Field(default=20.0, gt=0)  # a total deadline per fetch or navigation
     max_steps: int = Field(default=15, ge=1)
     max_failures: int = Field(default=3, ge=1)
