@@ -37,12 +37,23 @@ REDACTOR = Redactor()
 
 
 def _raw_listed(db: Path) -> dict[str, tuple[Any, ...]]:
-    """Each Listed row as stored, its JSON parsed (fields, progress) and its steps."""
+    """What lists each record as stored, its JSON parsed (fields, progress) and its steps: its
+    Listed row, or, with none, the listing its row carries (the group commit's, in its tag)."""
     rows = _sql(db, "SELECT key, fields, progress, steps FROM Listed")
-    return {
+    out = {
         key: (from_json(fields), None if progress is None else from_json(progress), steps)
         for key, fields, progress, steps in rows
     }
+    carried = _sql(
+        db,
+        "SELECT c.key, c.tag, c.size, CAST(c.access_time AS INTEGER) FROM Cache AS c"
+        " LEFT JOIN Listed AS l ON l.rowid = c.rowid"
+        f" WHERE l.rowid IS NULL AND c.access_count = {LISTED_BY_WRITER}"
+        " AND typeof(c.tag) = 'text'",
+    )
+    for key, tag, progress, steps in carried:
+        out[key] = (from_json(tag), from_json(progress), steps)
+    return out
 
 
 def _marks(db: Path) -> dict[str, int]:
@@ -165,14 +176,28 @@ def _triggers(db: Path) -> dict[str, str]:
     return dict(_sql(db, f"SELECT name, sql FROM sqlite_master WHERE name IN ({names})"))
 
 
-def test_a_store_of_layout_1_gets_its_triggers_only(tmp_path: Path) -> None:
+def _as_layout_2(db: Path) -> None:
+    """The triggers as layout 2 made them (stop 39's), its Listed rows kept."""
+    drops = [f"DROP TRIGGER {name}" for name in TRIGGERS]
+    _sql(db, *drops, *(listing._MADE_2[name] for name in TRIGGERS), "PRAGMA user_version = 2")
+
+
+@pytest.mark.parametrize("layout", [1, 2])
+def test_a_store_of_layout_1_gets_its_triggers_only(tmp_path: Path, layout: int) -> None:
+    """A store of layout 1 or 2 (every record with its Listed row) gets this layout's
+    triggers, its rows kept as they are."""
     now = time.time()
     store = CheckpointStore(tmp_path / "checkpoints")
-    store.apply([_record(f"t{i}", now, updated_at=now - i) for i in range(3)], [])
+    # Each record with a Listed row, as those layouts wrote them (from their JSON here).
+    records = [RecordText.of(_record(f"t{i}", now, updated_at=now - i)) for i in range(3)]
+    store.apply([record._replace(listing=None) for record in records], [])
     store.close()
     db = store.db_path
-    _as_layout_1(db)
-    _sql(db, "PRAGMA user_version = 0")  # as layout 1 left it
+    if layout == 1:
+        _as_layout_1(db)
+        _sql(db, "PRAGMA user_version = 0")  # as layout 1 left it
+    else:
+        _as_layout_2(db)
     # A mark the triggers would not make: gone if the table were filled again.
     _sql(db, "UPDATE Listed SET steps = 99 WHERE key = 't0'")
     store = CheckpointStore(tmp_path / "checkpoints")
@@ -254,4 +279,9 @@ def test_layout_1_is_spelled_as_that_version_made_it() -> None:
     spelled = json.dumps(listing._MADE_1, sort_keys=True).encode()
     assert hashlib.sha256(spelled).hexdigest() == (
         "cf57bb611c129392974409403ae1ab30cb0bbe6d936b296c2618a514bb454989"
+    )
+    # And layout 2's (2026-11-27 afternoon to stop 40).
+    spelled = json.dumps(listing._MADE_2, sort_keys=True).encode()
+    assert hashlib.sha256(spelled).hexdigest() == (
+        "47969dc9fb036f1f10df201aabde6a09197c427e93337ddcbbdb5f8fa2cc723f"
     )

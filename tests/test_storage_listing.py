@@ -17,7 +17,7 @@ from typing import Any
 
 from skillrt._io.redaction import Redactor
 from skillrt._state.embedded.checkpoints import CheckpointStore
-from skillrt._state.embedded.listing import FIELDS, RETIRED_COLUMNS, TRIGGERS
+from skillrt._state.embedded.listing import FIELDS, LISTED_BY_WRITER, RETIRED_COLUMNS, TRIGGERS
 from skillrt._state.embedded.offline import resumable_on_disk
 from skillrt._state.protocol import LazyLoad
 from skillrt._state.records import RecordText, TaskRecord, dump_record
@@ -62,15 +62,28 @@ def _expected_rows(db: Path) -> dict[str, tuple[Any, ...]]:
 
 
 def _listing_rows(db: Path) -> dict[str, tuple[Any, ...]]:
+    """What lists each record as stored: its Listed row, or, with none, the listing its Cache
+    row carries (the group commit's: the fields in its tag, the progress in its size, the steps
+    in its access time)."""
     conn = sqlite3.connect(db)
     try:
         rows = conn.execute("SELECT key, fields, progress, steps FROM Listed").fetchall()
+        carried = conn.execute(
+            "SELECT c.key, c.tag, c.size, CAST(c.access_time AS INTEGER) FROM Cache AS c"
+            " LEFT JOIN Listed AS l ON l.rowid = c.rowid"
+            " WHERE c.raw = 1 AND l.rowid IS NULL AND c.access_count = ?"
+            " AND typeof(c.tag) = 'text'",
+            (LISTED_BY_WRITER,),
+        ).fetchall()
     finally:
         conn.close()
-    return {
+    out = {
         key: (*json.loads(fields), None if progress is None else json.loads(progress), steps)
         for key, fields, progress, steps in rows
     }
+    for key, tag, progress, steps in carried:
+        out[key] = (*json.loads(tag), json.loads(progress), steps)
+    return out
 
 
 def lists_as_parsed(store: CheckpointStore, *, max_age_s: float = 24 * HOUR) -> LazyLoad:

@@ -23,15 +23,15 @@ disk raise ``StoreUnavailable`` saying what to do, never a raw SQLite or OS erro
 One SQLite connection serves every thread (behind the store's lock), so ``close()`` closes
 all of it; diskcache would otherwise keep one per thread that ever touched the store.
 
-The listing (``load_lazy``) parses no record: a table ``Listed`` beside diskcache's ``Cache``
-holds, per record, the fields a listing shows (see ``listing.py``). The group commit
-(``apply``, ``save``) writes it with the record, in the same statement (a round of one
-record: an insert into a TEMP view whose trigger writes both rows) or the same transaction;
-SQLite triggers on ``Cache`` write it from the JSON text stored by any other path (diskcache's
-own ``set``, an older skillrt), and drop it with a deleted row (``delete``, a quarantine): the
-two cannot disagree, not even after a crash between two commits. A store made before the
-table existed (or whose table or triggers went missing) has it built from its JSON once, at
-opening, in one transaction.
+The listing (``load_lazy``) parses no record: the fields a listing shows of each record are
+kept beside it (see ``listing.py``). The group commit (``apply``, ``save``) writes them in the
+record's own row, in the same statement (a round of one record: an insert into a TEMP view
+whose trigger writes the row) or the same transaction; SQLite triggers on ``Cache`` write a row
+of the table ``Listed`` from the JSON text stored by any other path (diskcache's own ``set``,
+an older skillrt), and drop it with a deleted row (``delete``, a quarantine): the listing and
+the records cannot disagree, not even after a crash between two commits. A store made before
+the table existed (or whose table or triggers went missing) has it built from its JSON once,
+at opening, in one transaction.
 
 Layout under ``directory``::
 
@@ -119,33 +119,37 @@ _DELETE = "DELETE FROM Cache WHERE key = ? AND raw = 1"
 # A record's save as one statement: an insert into a view of the connection's own (TEMP: in
 # no file, unseen by any other connection or process) whose trigger writes the record's row of
 # ``Cache`` (the row diskcache's ``set`` writes for a JSON text kept in the row: raw str key,
-# no expiry, mode raw, no side file) and, when the listing came with it, its ``Listed`` row
-# (``listing.WRITE_LISTED``'s statement). The columns: key, the time of the commit, the mark
-# for the listing's triggers (``LISTED_BY_WRITER``, or 0: they list it from its JSON), the
-# record's ``updated_at`` (diskcache's tag), its JSON text, and the Listed row's fields,
-# progress and steps (NULL: none). A round of one record is then one statement, its own
-# transaction; and no parameter is NULL but those, as ``sqlite3`` binds None through its
-# adapter lookup (an ``AttributeError`` made and dropped for each). ``expire_time`` is left out
-# of the update: every row the store writes has it NULL (no record expires), and setting it
-# again rewrote its index's page in every commit.
+# no expiry, mode raw, no side file). The columns: key, the time of the commit, the mark for
+# the listing's triggers (``LISTED_BY_WRITER``: the row carries its listing, the triggers leave
+# it alone; or 0: they list it from its JSON), diskcache's tag (the record's listing but its
+# progress and steps, as a JSON array, see ``listing.py``; or, with no listing, its
+# ``updated_at``), its JSON text, diskcache's size (the listing's progress, its JSON; or 0) and
+# access time (the listing's number of steps; or the time of the commit). A row
+# that carries its listing has no ``Listed`` row: one an earlier write left (an older skillrt's)
+# is deleted in the same statement (a lookup that finds none writes no page). So a commit
+# writes the record's page alone (and its key's index page when it is made or deleted), not
+# a ``Listed`` page too. A round of one record is then one statement, its own transaction;
+# and no parameter is NULL, as ``sqlite3`` binds None through its adapter lookup (an
+# ``AttributeError`` made and dropped for each). ``expire_time`` is left out of the update:
+# every row the store writes has it NULL (no record expires), and setting it again rewrote its
+# index's page in every commit.
 _PUT_VIEW = "skillrt_put"
 # S608: SQL built from constants, never input.
-_PUT = f"INSERT INTO temp.{_PUT_VIEW} VALUES (?, ?, ?, ?, ?, ?, ?, ?)"  # noqa: S608
+_PUT = f"INSERT INTO temp.{_PUT_VIEW} VALUES (?, ?, ?, ?, ?, ?, ?)"  # noqa: S608
 _MAKE_PUT = (
-    f"CREATE TEMP VIEW IF NOT EXISTS {_PUT_VIEW} (key, at, mark, tag, value, fields, progress,"
-    " steps) AS SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL",
+    f"CREATE TEMP VIEW IF NOT EXISTS {_PUT_VIEW} (key, at, mark, tag, value, size, seen) AS"
+    " SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL",
     f"CREATE TEMP TRIGGER IF NOT EXISTS {_PUT_VIEW}_row INSTEAD OF INSERT ON {_PUT_VIEW} BEGIN"  # noqa: S608
     " INSERT INTO Cache (key, raw, store_time, expire_time, access_time, access_count, tag,"
     " size, mode, filename, value)"
-    f" VALUES (NEW.key, 1, NEW.at, NULL, NEW.at, NEW.mark, NEW.tag, 0, {diskcache.core.MODE_RAW},"
-    " NULL, NEW.value)"
+    f" VALUES (NEW.key, 1, NEW.at, NULL, NEW.seen, NEW.mark, NEW.tag, NEW.size,"
+    f" {diskcache.core.MODE_RAW}, NULL, NEW.value)"
     " ON CONFLICT (key, raw) DO UPDATE SET store_time = excluded.store_time,"
     " access_time = excluded.access_time, access_count = excluded.access_count,"
-    " tag = excluded.tag, size = 0, mode = excluded.mode, filename = NULL,"
+    " tag = excluded.tag, size = excluded.size, mode = excluded.mode, filename = NULL,"
     " value = excluded.value;"
-    " INSERT OR REPLACE INTO Listed (rowid, key, fields, progress, steps)"
-    " SELECT rowid, key, NEW.fields, NEW.progress, NEW.steps FROM Cache"
-    " WHERE NEW.fields IS NOT NULL AND key = NEW.key AND raw = 1;"
+    f" DELETE FROM Listed WHERE NEW.mark = {LISTED_BY_WRITER} AND rowid ="
+    " (SELECT rowid FROM Cache WHERE key = NEW.key AND raw = 1);"
     " END",
 )
 
@@ -345,17 +349,20 @@ _NUMBERS = (int, float)
 _WIDTH = len(FIELDS)
 
 
-def _listed_row(record: TaskRecord | RecordText) -> tuple[str, str, int, str] | None:
-    """``WRITE_LISTED``'s parameters for ``record``, from the listing taken with its text (or,
-    for a record, from it now); None when there is none (its JSON is parsed by the triggers)."""
+def _listed_row(record: TaskRecord | RecordText) -> tuple[str, str, int] | None:
+    """The listing ``record``'s row carries (see ``listing.py``): the listing taken with its
+    text (or, for a record, from it now): its fields as one JSON array (the row's ``tag``),
+    its progress's JSON (its ``size``) and its number of steps (its ``access_time``); None when
+    there is none (its JSON is then parsed by the triggers)."""
     listing = record.listing if isinstance(record, RecordText) else listing_of(record)
     if listing is None:
         return None
     try:
-        fields = to_json(listing[:_WIDTH], inf_nan_mode="null").decode()
+        fields = to_json(listing[:_WIDTH], inf_nan_mode="null").decode()  # (bound as text:
+        # ``sqlite3`` binds bytes at ~2 k instructions more a commit)
     except ValueError:  # a value that is no JSON: the triggers read the text instead
         return None
-    return fields, listing[_WIDTH], listing[_WIDTH + 1], record.id
+    return fields, listing[_WIDTH], listing[_WIDTH + 1]
 
 
 def _fsync_dir(path: Path) -> None:
@@ -639,20 +646,17 @@ class CheckpointStore:
         # The rows diskcache's set() writes for a JSON text kept in the row (raw str key, no
         # expiry, mode raw, no side file; see ``_PUT``), for the whole round: set() would look
         # each key up, then update or insert it, then cull, one record at a time. A record
-        # whose listing came with it has its Listed row written by this commit, not made by
-        # the triggers from its JSON (see ``listing.py``).
+        # whose listing came with it carries it in its row, not listed by the triggers from
+        # its JSON (see ``listing.py``).
         rows: list[tuple[object, ...]] = []
         for record in saves:
             text = dump_record(record)
             listed = _listed_row(record)
             if listed is None:
-                rows.append((record.id, now, 0, record.updated_at, text, None, None, None))
+                rows.append((record.id, now, 0, record.updated_at, text, 0, now))
             else:
-                fields, progress, steps, _ = listed
-                rows.append(
-                    (record.id, now, LISTED_BY_WRITER, record.updated_at, text, fields,
-                     progress, steps)
-                )  # fmt: skip
+                fields, progress, steps = listed
+                rows.append((record.id, now, LISTED_BY_WRITER, fields, text, progress, steps))
         gone = [(task_id,) for task_id in deletes if type(task_id) is str] if deletes else []
 
         def write() -> None:
@@ -724,8 +728,9 @@ class CheckpointStore:
 
     def load_lazy(self, *, max_age_s: float, now: float) -> LazyLoad:
         """``load_recent`` without parsing the records: each one's id, state, error reason,
-        ``updated_at`` and what a listing shows of it (``LazyRecord.listed``) are read from the
-        ``Listed`` table (see ``listing.py``), no record parsed; the JSON is kept for
+        ``updated_at`` and what a listing shows of it (``LazyRecord.listed``) are read from its
+        ``Listed`` row or the listing its row carries (see ``listing.py``), no record parsed;
+        the JSON is kept for
         ``parse_lazy``, and, if the database is lost while the runtime runs, for writing the
         dormant tasks again.
 
@@ -787,7 +792,7 @@ class CheckpointStore:
         # No attribute lookups per row; a NamedTuple's own __new__ costs more than tuple's.
         make, add, skip, numbers = tuple.__new__, found.append, unlisted.append, _NUMBERS
         for key, value, fields, progress, steps in rows:
-            try:  # fields: the Listed row's JSON array, or a rowid (see LISTED_QUERY)
+            try:  # fields: the listing's JSON array, or a rowid (see LISTED_QUERY)
                 head = from_json(fields, cache_strings=False)
             except (ValueError, TypeError):
                 skip(fields if type(fields) is int else key)

@@ -18,38 +18,49 @@ parsed, and moved aside if unusable). A ``Listed`` row's rowid is its ``Cache`` 
 listing joins them on an integer.
 
 The store's own group commit does not have SQLite parse the JSON it has just written: the
-runtime takes a record's listing when it serialises it (``records.listing_of``), and the
-commit writes it into ``Listed`` itself, in the same transaction, right after the record's
-row (``WRITE_LISTED``). That row is marked for the triggers (``access_count`` = -1, a column a
-checkpoint store never reads: it never evicts) so they leave it alone; a row written any other
-way (diskcache's ``set``, another version of skillrt, an ``UPDATE`` by hand, which keeps the
-row's ``store_time``) has its ``Listed`` row made from its JSON as before. The trigger's work
-was a third of a commit of a small record, 89% of one of 100 KB (the JSON parsed three times,
-its journal walked to count the steps). A row the triggers make and one the commit writes are
-the same (``tests/test_listing_carried.py``).
+runtime takes a record's listing when it serialises it (``records.listing_of``), and since
+layout 3 the commit's row carries it, in columns of diskcache's that a checkpoint store never
+reads otherwise (it never evicts and never expires): ``tag``, the fields' JSON array (text;
+other writers put a number there, the record's ``updated_at``), ``size``, the progress's
+JSON, ``access_time``, the number of steps. That row is marked (``access_count`` = -1) so the
+triggers leave it alone, and has no ``Listed`` row: the commit deletes one an earlier write
+left (an older skillrt's), in the same statement. A commit so writes the record's page alone,
+not a ``Listed`` page too (a task's four commits: 6 pages of the write-ahead log, not 10). The
+listing reads a ``Listed`` row when there is one, else the carried listing, else checks the
+record in full. A row written any other way (diskcache's ``set``, another version of skillrt)
+has its ``Listed`` row made from its JSON as before; an ``UPDATE`` by hand (which keeps the
+row's ``store_time``) also unmarks the row (layout 3's ``Listed_update``), so the listing it
+carried is no longer read. (Layout 2 had the commit write the ``Listed`` row itself, right
+after the record's; layout 1 had the triggers parse every write: a third of a commit of a
+small record, 89% of one of 100 KB.) A carried listing and a row the triggers make list the
+same (``tests/test_listing_carried.py``, ``tests/test_listing_in_row.py``).
 
 ``ensure_listing`` runs at every opening: if the table or one of its triggers is missing or not
 as this version makes it (a store made before them, or by an older version, or damaged by
-hand), they are made again and the table filled from the JSON of every record, all in one
-transaction, so a crash leaves either the old store or the complete new one. A store whose
-triggers are exactly those of layout 1 (before the commit carried the listing: no ``WHEN``)
-only has its triggers made again: its ``Listed`` rows are right as they are.
+hand), they are made again and the table filled from the JSON of every record, every row
+unmarked (listed from its JSON from then on), all in one transaction, so a crash leaves either
+the old store or the complete new one. A store whose triggers are exactly those of layout 1
+(no ``WHEN``) or layout 2 only has its triggers made again: its ``Listed`` rows are right as
+they are.
 
-**Layouts and versions.** The layout is kept in SQLite's ``user_version`` (``LAYOUT``, 2 now;
-older versions of skillrt never set it, and never read it). This version goes forward only: a
-store of a later layout (a higher ``user_version``, its table and triggers there) is left as
-it is; its commits stay right under any triggers, since the row they write into ``Listed``
-replaces whatever a trigger made. A later layout must therefore keep ``Listed``'s columns and
-their meaning (older versions move a database with other columns aside as foreign anyway).
-An older version of skillrt (before layout 2) opening a layout-2 store does not know
-``user_version``: it finds triggers not as it makes them and rebuilds the table from every
-record's JSON with its own triggers, once per opening; this version, opening it next, only
-makes its triggers again. Both list the same and lose nothing, whichever opened last; only
-the rebuilds and, under the old triggers, this version's commits cost more. (Stores of
-2026-11-26 had ``Listed`` keyed by the task id, ``WITHOUT ROWID``: a text key to look up for
-every row listed, 2-3 ms of 10,000; the table of the first, column-per-field layout, ``Listing``,
-which lived on main for an hour that day and cost three times as much per write, is dropped in
-the same transaction.)
+**Layouts and versions.** The layout is kept in SQLite's ``user_version`` (``LAYOUT``, 3 now;
+versions of skillrt before layout 2 never set it, and never read it). This version goes
+forward only: a store of a later layout (a higher ``user_version``, its table and triggers
+there) is left as it is; its commits stay right under any triggers, since a ``Listed`` row a
+trigger makes of their row is deleted in the same statement. A later layout must therefore
+keep ``Listed``'s columns and the carried listing's meaning (older versions move a database
+with other columns aside as foreign anyway). A version of layout 2 (stop 39) opening a
+layout-3 store leaves it as it is (a later layout); its commits write their ``Listed`` rows,
+which this version reads first, and its listing finds no ``Listed`` row for a row that carries
+its listing, and checks that record in full (parsed: slower, never wrong). A version before
+layout 2 does not know ``user_version``: it finds triggers not as it makes them and rebuilds
+the table from every record's JSON with its own triggers, once per opening; this version,
+opening it next, only makes its triggers again. All list the same and lose nothing, whichever
+opened last; only the rebuilds, the older listings of carried rows and, under the old
+triggers, this version's commits cost more. (Stores of 2026-11-26 had ``Listed`` keyed by the
+task id, ``WITHOUT ROWID``: a text key to look up for every row listed, 2-3 ms of 10,000; the
+table of the first, column-per-field layout, ``Listing``, which lived on main for an hour that
+day and cost three times as much per write, is dropped in the same transaction.)
 """
 
 from __future__ import annotations
@@ -70,14 +81,14 @@ __all__ = [
     "LISTED_QUERY",
     "RETIRED_COLUMNS",
     "TRIGGERS",
-    "WRITE_LISTED",
     "ensure_listing",
 ]
 
-LAYOUT = 2
+LAYOUT = 3
 """The listing's layout, in SQLite's ``user_version`` (see the module docstring)."""
 LISTED_BY_WRITER = -1
-"""``Cache.access_count`` of a row whose ``Listed`` row its writer makes (the group commit)."""
+"""``Cache.access_count`` of a row its writer lists (the group commit): layout 3's row carries
+its listing; layout 2's writer made its ``Listed`` row."""
 
 TRIGGERS = ("Listed_insert", "Listed_update", "Listed_delete")
 _RETIRED_TRIGGERS = ("Listing_insert", "Listing_update", "Listing_delete")
@@ -133,7 +144,7 @@ _MADE_1 = {
 # A row its writer lists is left alone: an insert marked so, an update marked so that stores
 # it anew (a new store_time; an UPDATE by hand keeps the row's, and is listed from its JSON).
 _MARKED = f"NEW.access_count IS {LISTED_BY_WRITER}"
-_MADE = {
+_MADE_2 = {
     "Listed": _TABLE,
     "Listed_insert": f"CREATE TRIGGER Listed_insert AFTER INSERT ON Cache WHEN NOT {_MARKED}"
     f" BEGIN {_INSERT}; END",
@@ -142,16 +153,20 @@ _MADE = {
     f" BEGIN DELETE FROM Listed WHERE rowid = OLD.rowid; {_INSERT}; END",
     "Listed_delete": _DELETE,
 }
+# Layout 3: a row updated any other way than by the group commit (an UPDATE by hand, which
+# keeps the row's store_time) no longer vouches for the listing it carried (unmarked: listed
+# from its JSON, or, when that is not JSON, checked in full).
+_MADE = {
+    **_MADE_2,
+    "Listed_update": "CREATE TRIGGER Listed_update AFTER UPDATE ON Cache"  # noqa: S608
+    f" WHEN NOT ({_MARKED} AND NEW.store_time IS NOT OLD.store_time)"
+    f" BEGIN DELETE FROM Listed WHERE rowid = OLD.rowid; {_INSERT};"
+    f" UPDATE Cache SET access_count = 0 WHERE rowid = NEW.rowid AND {_MARKED}; END",
+}
 """Each object of the listing as ``sqlite_master`` holds it: one that reads otherwise (another
 layout, an older trigger) has the table built again at opening."""
 
-WRITE_LISTED = (
-    "INSERT OR REPLACE INTO Listed (rowid, key, fields, progress, steps)"
-    " SELECT rowid, key, ?, ?, ? FROM Cache WHERE key = ? AND raw = 1"
-)
-"""The ``Listed`` row of a record the group commit has just written (parameters: its fields'
-JSON array, its progress as JSON text, its number of steps, its key): it replaces whatever a
-trigger made (a store another version opened last has triggers that still list every row)."""
+_UNMARK = f"UPDATE Cache SET access_count = 0 WHERE access_count = {LISTED_BY_WRITER}"  # noqa: S608
 _FILL = (
     f"INSERT INTO {_COLUMNS} SELECT "  # noqa: S608 - SQL built from constants
     + _row_of("c.value", "c.key", "c.rowid")
@@ -159,26 +174,40 @@ _FILL = (
     + _LISTABLE.format(r="c")
 )
 
-# A row as the store writes it: its own (raw, text key), in the row as JSON text, and the
-# Listed row made from it (the same key).
-_SOUND = (
+# A row as the store writes it: its own (raw, text key), in the row as JSON text.
+_OWN = (
     f"c.raw = 1 AND typeof(c.key) = 'text' AND c.mode = {diskcache.core.MODE_RAW}"
-    " AND c.filename IS NULL AND l.key = c.key"
+    " AND c.filename IS NULL"
 )
+# The listing the row carries in its tag (the group commit's, see the module docstring); the
+# tag of an older skillrt's row is a number (its ``updated_at``), never text. (SQLite orders
+# numbers before text and text before BLOBs: ``>= '' AND < x''`` is "text", without a call of
+# ``typeof``, ~800 instructions a row.)
+_CARRIED = f"c.access_count = {LISTED_BY_WRITER} AND c.tag >= '' AND c.tag < x''"
 _IN_WINDOW = "NOT (typeof(c.tag) IN ('integer', 'real') AND c.tag < ?)"
 LISTED_QUERY = (
     "SELECT c.key, CAST(c.value AS BLOB),"  # noqa: S608 - SQL built from constants
-    f" CASE WHEN {_SOUND} AND l.fields IS NOT NULL THEN CAST(l.fields AS BLOB) ELSE c.rowid END,"
-    " CAST(l.progress AS BLOB), l.steps"
+    f" CASE WHEN NOT ({_OWN}) THEN c.rowid"
+    " WHEN l.key = c.key AND l.fields IS NOT NULL THEN CAST(l.fields AS BLOB)"
+    f" WHEN l.rowid IS NULL AND {_CARRIED} THEN CAST(c.tag AS BLOB)"
+    " ELSE c.rowid END,"
+    " CASE WHEN l.rowid IS NULL THEN CAST(c.size AS BLOB) ELSE CAST(l.progress AS BLOB) END,"
+    " CASE WHEN l.rowid IS NULL THEN CAST(c.access_time AS INTEGER) ELSE l.steps END"
     " FROM Cache AS c LEFT JOIN Listed AS l ON l.rowid = c.rowid"
     f" WHERE {_IN_WINDOW}"
 )
 """Every row but those whose ``updated_at`` tag is outside the window (parameter: the cutoff),
-with its ``Listed`` row's fields (its JSON text; or, for a row with none, or that is not a
-record's own row as the store writes it, the row's rowid instead), progress and steps: one
-pass over ``Cache``. A row whose fields are a rowid is parsed by the listing (and moved aside
-if unusable). Five columns, as few as can be: Python's ``sqlite3`` releases and takes the GIL
-again for every column of every row."""
+with what lists it: its ``Listed`` row's fields, progress and steps; or, with no ``Listed``
+row, the listing its row carries (its tag: the fields' JSON array; its size: the progress's
+JSON; its access time: the number of steps; the window is then checked on the fields'
+``updated_at`` by the reader); or, for a row
+with neither, or that is not a record's own row as the store writes it, the row's rowid
+instead: one pass over ``Cache``. A row whose fields are a rowid is parsed by the listing (and
+moved aside if unusable). A ``Listed`` row comes first: the group commit deletes it when it
+writes a row that carries its listing, so one that is there was written later (by the
+triggers, after an ``UPDATE`` by hand or a write of another version). Five columns, as few as
+can be: Python's ``sqlite3`` releases and takes the GIL again for every column of every
+row."""
 
 
 def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
@@ -203,6 +232,9 @@ def ensure_listing(execute: Callable[..., sqlite3.Cursor]) -> bool:
                 execute("DROP TABLE IF EXISTS Listing")
                 execute(_TABLE)
                 execute(_FILL)
+                # Rows written while no trigger watched may carry a listing their JSON no
+                # longer says: every row is listed from its JSON now.
+                execute(_UNMARK)
             for trigger in TRIGGERS:
                 execute(_MADE[trigger])
             execute(f"PRAGMA user_version = {LAYOUT}")
@@ -230,7 +262,7 @@ def _found(execute: Callable[..., sqlite3.Cursor]) -> str:
     ((layout,),) = execute("PRAGMA user_version").fetchall()
     if found == _MADE and layout >= LAYOUT:
         return "current"
-    if found in (_MADE, _MADE_1):
+    if found in (_MADE, _MADE_2, _MADE_1):
         return "layout 1"
     if layout > LAYOUT and found.keys() == _MADE.keys() and found["Listed"] == _TABLE:
         return "later"
