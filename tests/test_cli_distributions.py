@@ -252,5 +252,38 @@ def test_doctor_loads_neither_importlib_metadata_nor_rich(tmp_path: Path, as_jso
     assert done.returncode in (0, 1), done.stderr
     assert "playwright" in done.stdout and "[browser] settings" in done.stdout
     found = json.loads(report.read_text(encoding="utf-8"))
-    loaded = [m for m in found if m.split(".")[0] in ("rich", "email", "csv")]
+    loaded = [m for m in found if m.split(".")[0] in ("rich", "email", "csv", "tempfile")]
     assert loaded == [] and "importlib.metadata" not in found
+    # config/default.toml is named from the package's loader, not by importlib.resources.
+    assert "importlib.resources" not in found
+
+
+def test_the_shipped_config_is_the_file_importlib_resources_names() -> None:
+    from importlib import resources
+
+    from skillrt._io.config_files import config_files
+
+    shipped = resources.files("skillrt.config").joinpath("default.toml")
+    assert config_files()[0] == Path(str(shipped))
+    assert config_files()[0].is_file()
+
+
+def test_the_settings_models_default_factories_are_not_builtins() -> None:
+    """pydantic reads every default factory's signature as it builds a model; a builtin's
+    (``list``, ``dict``) is parsed from text with tokenize's regular expressions (~16 M
+    instructions in doctor): the settings' models and the browsing config use functions."""
+    from pydantic import BaseModel
+
+    import skillrt._io.settings_fields as fields
+    from skillrt.skills.browsing import config as browsing
+
+    models = [
+        value
+        for module in (fields, browsing)
+        for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, BaseModel) and value is not BaseModel
+    ]
+    assert len(models) > 10
+    for model in models:
+        for name, field in model.model_fields.items():
+            assert field.default_factory not in (list, dict), (model, name)
