@@ -112,9 +112,74 @@ _CJK_WORD = re.compile(r"[\u3400-\u9fff]{1,3}")
 _END = "!！.。~～?？,，、 "
 
 
+def _characters(items: Any, c: Any, out: set[str]) -> bool:
+    """Add to ``out`` every character a match of the parse tree ``items`` can consume (the
+    space category as the characters ``str.isspace`` tells); False when that cannot be told
+    (a class negated or of another category, any character)."""
+    for op, av in items:
+        if op is c.LITERAL:
+            out.add(chr(av))
+        elif op is c.IN:
+            for op2, av2 in av:
+                if op2 is c.LITERAL:
+                    out.add(chr(av2))
+                elif op2 is c.RANGE and av2[1] - av2[0] < 1024:
+                    out.update(map(chr, range(av2[0], av2[1] + 1)))
+                elif op2 is c.CATEGORY and av2 is c.CATEGORY_SPACE:
+                    out.update(_SPACES)
+                else:
+                    return False
+        elif op in (c.ASSERT, c.ASSERT_NOT, c.AT):
+            continue  # zero width: consumes nothing
+        elif op is c.SUBPATTERN:
+            if not _characters(av[-1], c, out):
+                return False
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            if not _characters(av[2], c, out):
+                return False
+        elif op is c.BRANCH:
+            if not all(_characters(branch, c, out) for branch in av[1]):
+                return False
+        else:
+            return False
+    return True
+
+
+_SPACES = frozenset(chr(i) for i in range(0x3001) if chr(i).isspace())  # (none above 0x3000)
+
+
+def _consumed(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """The characters a match of ``pattern`` (no IGNORECASE) can consume, or None when that
+    cannot be told: text holding any other cannot be a match of it as a whole."""
+    try:
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser as sre  # type: ignore[attr-defined]
+
+        tree = sre.parse(pattern.pattern, pattern.flags)
+    except Exception:  # a future Python without these internals: not told
+        return None
+    if pattern.flags & re.IGNORECASE:
+        return None
+    found: set[str] = set()
+    return frozenset(found) if _characters(list(tree), c, found) else None
+
+
+# Most Chinese requests hold a character no small talk has (写, 文, 章...): for text other than
+# ASCII, that one check (in C) stands for the fullmatch of the long alternation, which is about
+# five times dearer. (ASCII small talk uses most letters: it is not checked there.)
+_TALK_CHARACTERS = _consumed(_SMALL_TALK)
+
+
 def is_small_talk(text: str) -> bool:
     """A greeting, thanks or acknowledgement, in Chinese or English (the whole input)."""
-    return _SMALL_TALK.fullmatch(text.casefold()) is not None
+    folded = text.casefold()
+    if (
+        _TALK_CHARACTERS is not None
+        and not folded.isascii()
+        and not _TALK_CHARACTERS.issuperset(folded)
+    ):
+        return False  # a character no match consumes
+    return _SMALL_TALK.fullmatch(folded) is not None
 
 
 def is_greeting(text: str) -> bool:

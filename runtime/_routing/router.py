@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, cast
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from skillrt._io.language import Language, detect_language, language_of
 from skillrt._io.logs import library_logger
 from skillrt._routing.clarify import (
     asks_what_was_done,
@@ -45,7 +46,6 @@ from skillrt._routing.prefilter import trigger_for
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLM, LLMMessage, parse_structured
-from skillrt.skill.context import _HAN, _LATIN_WORD, Language, detect_language
 
 if TYPE_CHECKING:
     from skillrt.skill.definition import Skill
@@ -90,8 +90,13 @@ def normalize_text(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     if not text.isprintable():  # every junk character is unprintable (a check in C)
-        text = _JUNK.sub("", text)
-    return " ".join(text.split())
+        return " ".join(_JUNK.sub("", text).split())
+    # Printable: the one whitespace character it can hold is the space (every other one is a
+    # control character or a separator, unprintable), so with no two spaces in a row and none
+    # at either end, splitting and joining would give it back as it is.
+    if "  " in text or text.startswith(" ") or text.endswith(" "):
+        return " ".join(text.split())
+    return text
 
 
 # --- results ------------------------------------------------------------------------------------
@@ -338,21 +343,7 @@ def _negated(text: str, start: int) -> bool:
 _LATIN = re.compile("[A-Za-z]")  # an English pattern needs one of these to match
 
 
-def _language(text: str) -> Language:
-    """``detect_language(text)``, told without its search for paths and URLs when the answer
-    cannot depend on it. That search (``\\S*[/.\\\\:@]\\S*``, tried at every place, each run of
-    text without a space walked to its end and back) is most of what it costs on Chinese
-    text. It removes whole runs holding a path character, so it can only leave fewer English
-    words than the text holds: Chinese that outnumbers twice the text's English words
-    outnumbers twice what is left of them (tests/test_routing_regex_path.py)."""
-    if text.isascii():
-        return "en"  # no Chinese in it
-    han = len(_HAN.findall(text))
-    if not han:
-        return "en"
-    if han >= 2 * len(_LATIN_WORD.findall(text)):
-        return "zh"
-    return detect_language(text)
+_language = language_of  # detect_language told with fewer searches (``_io.language``)
 
 
 def _keyword_search(regex: re.Pattern[str]) -> Search | None:

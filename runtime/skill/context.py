@@ -15,15 +15,15 @@ import inspect
 import json
 import json.decoder
 import json.encoder
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from skillrt._io.language import Language, detect_language
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import CheckpointCorrupt, FileChanged, UserError
 from skillrt.settings import RuntimeConfig
@@ -44,27 +44,6 @@ __all__ = ["SkillContext", "TaskEvents", "TaskInput", "detect_language"]
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-Language = Literal["zh", "en"]
-
-
-_NOT_WORDS = re.compile(r"\S*[/.\\:@]\S*")  # paths, URLs, file names, addresses
-_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
-_HAN = re.compile("[\u4e00-\u9fff\u3400-\u4dbf]")
-
-
-def detect_language(text: str) -> Language:
-    """``zh`` when Chinese carries the sentence, else ``en``.
-
-    English technical terms inside Chinese sentences are common ("写一篇关于 Rust 所有权的文章"),
-    and paths or URLs say nothing about the language ("把 posts/old-draft.md 删掉"), so: drop
-    paths and URLs, then Chinese wins when its characters outnumber twice the English words.
-    """
-    han = len(_HAN.findall(text))
-    if not han:
-        return "en"
-    words = len(_LATIN_WORD.findall(_NOT_WORDS.sub(" ", text)))
-    return "zh" if han >= 2 * words else "en"
 
 
 @dataclass(frozen=True, slots=True)
