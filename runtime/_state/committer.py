@@ -15,10 +15,10 @@ thread starts on it sooner, and the turn of the loop is not taken at all. The th
 rounds in order, and the rounds that queued up while it wrote the last one go together in the
 next transaction, so the batch grows with the load and never waits to fill. The thread tells the
 loop once per transaction (its bell). A round carries the side writes of its turn too: the
-history's entries (``add_side``), written in a second thread while the commit thread writes
-the round's checkpoints (``_SideThread``: the history takes the time the commit's fsync waits),
-or by the commit thread itself in a round with no checkpoints; the loop hears of the round once
-both are done, so neither ever touches the event loop.
+history's entries (``add_side``), written by the commit thread after the round's checkpoints,
+or, when the disk is slow, in a second thread while the commit thread writes them
+(``_SideThread``: the history takes the time the commit's fsync waits); the loop hears of the
+round once both are done, so neither ever touches the event loop.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import functools
 import os
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from contextvars import Context, copy_context
@@ -145,6 +146,12 @@ class _Bell:
 
 # How many turns of the loop a round that no one waits for yet may wait for more writes.
 _PATIENCE = 2
+# A commit slower than this (a moving average) waits on the disk long enough for a round's side
+# writes to be made meanwhile in a thread of their own (``_SideThread``): on a quick disk (a
+# commit of ~0.2 ms) the two threads taking the GIL from each other cost the round more than
+# the overlap saves (the ending's round 290-313 -> 320-349 us); on a slow one (3-4 ms) it saves
+# the history's whole write (~250 us a task).
+_SLOW_COMMIT_S = 0.001
 
 
 class _Call:
@@ -252,9 +259,10 @@ class _CommitThread:
 
 class _SideThread:
     """Runs a round's side writes (the history) in a thread of its own while the commit thread
-    writes the round's checkpoints: the checkpoints' commit waits on the disk (its fsync) with
-    the GIL released, and the side writes take that time instead of following it (a task's
-    ending waited for both, one after the other, before its reply). The commit thread waits
+    writes the round's checkpoints, when the store's commits are slow (``_SLOW_COMMIT_S``): the
+    checkpoints' commit waits on the disk (its fsync) with the GIL released, and the side writes
+    take that time instead of following it (a task's ending waited for both, one after the
+    other, before its reply). The commit thread waits
     for them before it tells the loop, so a round is settled once both are written, as before;
     one round's side writes at a time, in the order of the rounds. It ends after a second with
     nothing to do and starts again with the next round that has side writes."""
@@ -339,6 +347,7 @@ class Committer:
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
         self._thread = _CommitThread(self._write_rounds)
         self._side = _SideThread(self._run_sides)  # a round's side writes beside its commit
+        self._commit_s = 0.0  # how long the store's commits take (``_timed_apply``)
         # task id -> record to save (or its JSON text, or how to make it), None: delete
         self._ops: dict[str, _Op] = {}
         self._waiters: list[_Waiter] = []
@@ -497,18 +506,18 @@ class Committer:
         """One round: the checkpoints in one transaction, then the side writes (which run
         even when the transaction failed, and never fail it)."""
         if self._grouped is contextlib.nullcontext:  # (SQLite: no context to enter)
-            if ops and sides and self._threaded:
-                # Both at once: the side writes in their own thread while this one commits
-                # (``_SideThread``); the round is done when both are.
+            if ops and sides and self._threaded and self._commit_s > _SLOW_COMMIT_S:
+                # Both at once on a slow disk: the side writes in their own thread while this
+                # one commits (``_SideThread``); the round is done when both are.
                 self._side.start(sides)
                 try:
-                    self._apply(ops)
+                    self._timed_apply(ops)
                 finally:
                     self._side.wait()
                 return
             try:
                 if ops:
-                    self._apply(ops)
+                    self._timed_apply(ops)
             finally:
                 if sides:
                     self._run_sides(sides)
@@ -519,6 +528,14 @@ class Committer:
                     self._apply(ops)
             finally:
                 self._run_sides(sides)
+
+    def _timed_apply(self, ops: dict[str, TaskRecord | RecordText | None]) -> None:
+        """``_apply``, its time kept in ``_commit_s`` (a moving average of the last few)."""
+        started = time.perf_counter()
+        try:
+            self._apply(ops)
+        finally:
+            self._commit_s += (time.perf_counter() - started - self._commit_s) * 0.25
 
     def _run_sides(self, sides: list[Job]) -> None:
         for side in sides:
