@@ -15,6 +15,7 @@ enum of intent types; ``IntentType`` is a plain string.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import operator
 import re
@@ -340,7 +341,8 @@ def _negated(text: str, start: int) -> bool:
     return _NEGATED_BEFORE.search(text, max(0, start - 24), start) is not None
 
 
-_LATIN = re.compile("[A-Za-z]")  # an English pattern needs one of these to match
+_LATIN = re.compile("[A-Za-z]")
+_chain = itertools.chain.from_iterable  # an English pattern needs one of these to match
 
 
 _language = language_of  # detect_language told with fewer searches (``_io.language``)
@@ -1149,8 +1151,9 @@ class IntentRouter:
             picked = [i for i, e in enumerate(entries) if not e.run or not e.run.isdisjoint(held)]
         else:
             longest = variant.keywords.longest(lowered)
-            # The entries the words found allow, in order, in one union (C) and one sort.
-            picked = sorted(variant.always.union(*map(variant.by_word.__getitem__, longest)))
+            # The entries the words found allow, in order, in one set (C) and one sort.
+            allowed = _chain(map(variant.by_word.__getitem__, longest))
+            picked = sorted(variant.always.union(allowed) if variant.always else set(allowed))
             if variant.rule_words is not None:
                 rule_held = not variant.rule_words.isdisjoint(longest)
         start = len(text) + 1
