@@ -35,6 +35,7 @@ import weakref
 from collections.abc import Callable
 from contextvars import Context, copy_context
 from threading import get_ident
+from typing import Generic, TypeVar
 
 import structlog
 
@@ -171,42 +172,30 @@ class _Stop:
 
 _STOP = _Stop()
 _Item = _Round | _Call | _Stop
+_I = TypeVar("_I")
 
 
-class _CommitThread:
-    """One thread that writes rounds in the order they came. Rounds that queued up while it
-    wrote the last one are written together, in one transaction (one fsync): that is the group
-    commit, with no waiting for a batch to fill. It ends after a second with nothing to do (a
-    runtime that is never closed leaves no thread behind) and starts again with the next job."""
+class _IdleThread(Generic[_I]):
+    """A thread that takes its jobs from a queue, started with the first one. It ends after a
+    second with nothing to do (a runtime that is never closed leaves no thread behind) and
+    starts again with the next job."""
 
     idle_s = 1.0
+    name = "skillrt-thread"
 
-    def __init__(self, write: Callable[[list[_Round]], None]) -> None:
-        self._write = write  # writes rounds and tells their loops
-        self._jobs: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_I | _Stop] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def _put(self, item: _Item) -> None:
+    def _put(self, item: _I | _Stop) -> None:
         with self._lock:  # the thread decides to end under this lock too: no job is stranded
             if self._thread is None:
                 # A daemon: a host that never closes the runtime must still be able to exit (a
                 # round cut off by exit is a rolled-back SQLite transaction, nothing torn).
-                self._thread = threading.Thread(
-                    target=self._run, name="skillrt-commit", daemon=True
-                )
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
                 self._thread.start()
             self._jobs.put(item)
-
-    submit = _put  # (a round: the same, without a call of its own)
-
-    def run(self, job: Job) -> None:
-        """Run ``job`` in the thread, after what is queued there, and wait for it here."""
-        call = _Call(job)
-        self._put(call)
-        call.finished.wait()
-        if call.failure:
-            raise call.failure[0]
 
     @property
     def alive(self) -> bool:
@@ -220,20 +209,50 @@ class _CommitThread:
         if thread is not None and thread is not threading.current_thread():
             thread.join()
 
+    def _take(self) -> _I | _Stop:
+        """The next job; ``_STOP`` once a second went by with none (the thread then ends)."""
+        jobs = self._jobs
+        while True:
+            try:
+                return jobs.get(timeout=self.idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if jobs.empty():
+                        if self._thread is threading.current_thread():
+                            self._thread = None
+                        return _STOP
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+
+class _CommitThread(_IdleThread[_Round | _Call]):
+    """One thread that writes rounds in the order they came. Rounds that queued up while it
+    wrote the last one are written together, in one transaction (one fsync): that is the group
+    commit, with no waiting for a batch to fill."""
+
+    name = "skillrt-commit"
+
+    def __init__(self, write: Callable[[list[_Round]], None]) -> None:
+        super().__init__()
+        self._write = write  # writes rounds and tells their loops
+
+    submit = _IdleThread._put  # (a round: put, without a call of its own)
+
+    def run(self, job: Job) -> None:
+        """Run ``job`` in the thread, after what is queued there, and wait for it here."""
+        call = _Call(job)
+        self._put(call)
+        call.finished.wait()
+        if call.failure:
+            raise call.failure[0]
+
     def _run(self) -> None:
         jobs = self._jobs
         item: _Item | None = None
         while True:
             if item is None:
-                try:
-                    item = jobs.get(timeout=self.idle_s)
-                except queue.Empty:
-                    with self._lock:
-                        if jobs.empty():
-                            if self._thread is threading.current_thread():
-                                self._thread = None
-                            return
-                    continue
+                item = self._take()
             if isinstance(item, _Stop):
                 return
             if isinstance(item, _Round):
@@ -257,62 +276,38 @@ class _CommitThread:
             call.finished.set()
 
 
-class _SideThread:
+class _SideThread(_IdleThread[list[Job]]):
     """Runs a round's side writes (the history) in a thread of its own while the commit thread
     writes the round's checkpoints, when the store's commits are slow (``_SLOW_COMMIT_S``): the
     checkpoints' commit waits on the disk (its fsync) with the GIL released, and the side writes
     take that time instead of following it (a task's ending waited for both, one after the
-    other, before its reply). The commit thread waits
-    for them before it tells the loop, so a round is settled once both are written, as before;
-    one round's side writes at a time, in the order of the rounds. It ends after a second with
-    nothing to do and starts again with the next round that has side writes."""
+    other, before its reply). The commit thread waits for them before it tells the loop, so a
+    round is settled once both are written, as before; one round's side writes at a time, in
+    the order of the rounds."""
 
-    idle_s = 1.0
+    name = "skillrt-side"
 
     def __init__(self, run: Callable[[list[Job]], None]) -> None:
+        super().__init__()
         self._run_sides = run  # runs the jobs, logging (never raising) what fails
-        self._jobs: queue.SimpleQueue[list[Job] | None] = queue.SimpleQueue()
         # Held from ``start`` until the jobs have run (released by the side thread): ``wait``
         # takes it. (A lock, not an Event: nothing made per round.)
         self._busy = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
 
     def start(self, sides: list[Job]) -> None:
         """Have ``sides`` run in the side thread from now on (``wait`` for them)."""
         self._busy.acquire()
-        with self._lock:  # the thread decides to end under this lock too: no job is stranded
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="skillrt-side", daemon=True)
-                self._thread.start()
-            self._jobs.put(sides)
+        self._put(sides)
 
     def wait(self) -> None:
         """Return once the jobs given to ``start`` have run."""
         self._busy.acquire()
         self._busy.release()
 
-    def stop(self) -> None:
-        with self._lock:
-            thread, self._thread = self._thread, None
-            if thread is not None:
-                self._jobs.put(None)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-
     def _run(self) -> None:
-        jobs = self._jobs
         while True:
-            try:
-                sides = jobs.get(timeout=self.idle_s)
-            except queue.Empty:
-                with self._lock:
-                    if jobs.empty():
-                        if self._thread is threading.current_thread():
-                            self._thread = None
-                        return
-                continue
-            if sides is None:
+            sides = self._take()
+            if isinstance(sides, _Stop):
                 return
             try:
                 self._run_sides(sides)
