@@ -89,6 +89,42 @@ def skillrt(
     )
 
 
+# argv: the report's path, then the command's arguments. The process writes the modules it
+# had loaded at exit (and ``<TaskRecord built>`` when the record's validator was built: it is
+# deferred to its first use).
+_REPORTING_MODULES = """
+import atexit, json, sys
+path = sys.argv.pop(1)
+def report():
+    found = sorted(sys.modules)
+    records = sys.modules.get("skillrt._state.records")
+    if records is not None and records.TaskRecord.__pydantic_complete__:
+        found.append("<TaskRecord built>")
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(found, fh)
+atexit.register(report)
+from skillrt.cli import main
+main()
+"""
+
+
+def skillrt_reporting_modules(
+    *args: str, env: dict[str, str], cwd: Path, report: Path
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """``skillrt ARGS`` in a process of its own; its result and the modules it had loaded
+    (written to ``report``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _REPORTING_MODULES, str(report), *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done, json.loads(report.read_text(encoding="utf-8"))
+
+
 def start_skillrt(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
     """Start ``python -m skillrt ARGS`` with stdout and stderr piped (stdin closed)."""
     return subprocess.Popen(

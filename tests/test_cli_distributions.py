@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.metadata
-import json
-import subprocess
 import sys
 import zipfile
 from collections.abc import Callable, Iterator
@@ -19,7 +17,7 @@ from typing import Any
 import pytest
 
 from skillrt._io import distributions
-from tests.cli_support import cli_env, write_script
+from tests.cli_support import cli_env, skillrt_reporting_modules, write_script
 
 
 @pytest.fixture
@@ -220,38 +218,21 @@ def test_every_installed_distribution_reads_the_same() -> None:
         assert _entry_points(group), group
 
 
-_REPORT = """
-import atexit, json, sys
-path = sys.argv.pop(1)
-def report():
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(sorted(sys.modules), fh)
-atexit.register(report)
-from skillrt.cli import main
-main()
-"""
-
-
 @pytest.mark.parametrize("as_json", [False, True])
 def test_doctor_loads_neither_importlib_metadata_nor_rich(tmp_path: Path, as_json: bool) -> None:
     root = tmp_path / "blog"
     (root / "posts").mkdir(parents=True)
-    report = tmp_path / "modules.json"
     env = cli_env(root, write_script(tmp_path / "s.json", []), HOME=str(tmp_path))
     env.pop("TERM")  # a terminal that is not dumb (rich's own width rule there)
     args = ["doctor", "--no-generate", *(["--json"] if as_json else [])]
-    done = subprocess.run(
-        [sys.executable, "-c", _REPORT, str(report), *args],
+    done, found = skillrt_reporting_modules(
+        *args,
         env={**env, "SKILLRT_LLM__PROVIDER": "local"},
         cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        report=tmp_path / "modules.json",
     )
     assert done.returncode in (0, 1), done.stderr
     assert "playwright" in done.stdout and "[browser] settings" in done.stdout
-    found = json.loads(report.read_text(encoding="utf-8"))
     loaded = [m for m in found if m.split(".")[0] in ("rich", "email", "csv", "tempfile")]
     assert loaded == [] and "importlib.metadata" not in found
     # config/default.toml is named from the package's loader, not by importlib.resources.

@@ -18,7 +18,7 @@ from skillrt import ConfigError, load_config
 from skillrt._io.settings_fields import RuntimeFields
 from skillrt.cli.doctorconfig import read_runtime_fields
 from skillrt.settings import RuntimeConfig
-from tests.cli_support import cli_env, write_script
+from tests.cli_support import cli_env, skillrt_reporting_modules, write_script
 
 
 def _user_file(isolated: Path, text: str) -> None:
@@ -167,34 +167,22 @@ def test_a_bad_config_is_reported_by_runtime_config(
     assert wording in str(caught.value)
 
 
-_REPORTING = """
-import atexit, json, sys
-path = sys.argv.pop(1)
-atexit.register(lambda: open(path, "w").write(json.dumps(sorted(sys.modules))))
-from skillrt.cli import main
-main()
-"""
-
-
 def _doctor(tmp_path: Path, root: Path, **env: str) -> tuple[dict[str, Any], list[str]]:
-    report = tmp_path / "modules.json"
     script = write_script(tmp_path / "script.json", [])
-    full_env = {**cli_env(root, script, HOME=str(tmp_path)), **env}
-    done = subprocess.run(
-        [sys.executable, "-c", _REPORTING, str(report), "doctor", "--no-generate", "--json"],
-        env=full_env,
+    done, modules = skillrt_reporting_modules(
+        "doctor",
+        "--no-generate",
+        "--json",
+        env={**cli_env(root, script, HOME=str(tmp_path)), **env},
         cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        report=tmp_path / "modules.json",
     )
     assert done.returncode in (0, 1), done.stderr
     found = json.loads(done.stdout)
     for check in found["checks"]:
         if check["name"] == "disk":
             check["value"] = "(free space)"
-    return found, json.loads(report.read_text(encoding="utf-8"))
+    return found, modules
 
 
 def test_doctor_reports_the_same_through_either_reading(tmp_path: Path) -> None:

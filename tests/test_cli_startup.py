@@ -20,7 +20,7 @@ import pytest
 
 from skillrt.abort import AbortController
 from skillrt.llm.discover import KNOWN_SERVERS
-from tests.cli_support import cli_env, write_script
+from tests.cli_support import cli_env, skillrt_reporting_modules, write_script
 
 # Loaded by none of the three: the model SDKs, the HTTP client, the runtime and what only a
 # running runtime needs (structured logs, the router and its classifier, the skills, the
@@ -39,22 +39,6 @@ NEVER = (
     "skillrt.skills.browsing.agent",
 )
 
-# argv: the report's path, then the command's arguments.
-_CLI_REPORTING_MODULES = """
-import atexit, json, sys
-path = sys.argv.pop(1)
-def report():
-    found = sorted(sys.modules)
-    records = sys.modules.get("skillrt._state.records")
-    if records is not None and records.TaskRecord.__pydantic_complete__:
-        found.append("<TaskRecord built>")  # its validator: deferred to its first use
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(found, fh)
-atexit.register(report)
-from skillrt.cli import main
-main()
-"""
-
 
 def _loaded(found: list[str], names: tuple[str, ...]) -> list[str]:
     return [m for m in found if any(m == n or m.startswith(n + ".") for n in names)]
@@ -64,18 +48,13 @@ def _run_cli(
     tmp_path: Path, root: Path, *args: str, **env: str
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """``skillrt ARGS`` in a process of its own; its result and the modules it had loaded."""
-    report = tmp_path / "modules.json"
     script = write_script(tmp_path / "script.json", [])  # the scripted model: never asked
-    done = subprocess.run(
-        [sys.executable, "-c", _CLI_REPORTING_MODULES, str(report), *args],
+    return skillrt_reporting_modules(
+        *args,
         env={**cli_env(root, script, HOME=str(tmp_path)), **env},
         cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        report=tmp_path / "modules.json",
     )
-    return done, json.loads(report.read_text(encoding="utf-8"))
 
 
 def _seed(root: Path, description: str) -> None:
