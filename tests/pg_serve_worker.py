@@ -44,25 +44,29 @@ class NoParams(BaseModel):
 
 
 def skills(work: Path, name: str) -> list[object]:
-    def log(line: str) -> None:
+    def write(line: str) -> None:
         with (work / "steps.log").open("a", encoding="utf-8") as fh:
             fh.write(f"{line} {name}\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+
+    async def log(line: str) -> None:
+        # Off the loop, which the outage test watches for stalls, and with no fsync: the line
+        # only has to outlive this process (a killed worker), not the machine. An fsync on the
+        # loop once stalled it 120 ms while the restarted PostgreSQL flushed its own files.
+        await asyncio.to_thread(write, line)
 
     @skill(name="Slow", intents=["SLOW"], params=SlowParams, description="slow steps")
     async def slow(ctx: SkillContext, params: SlowParams) -> SkillResult:
         for n in range(1, params.steps + 1):
 
             async def run(n: int = n) -> dict[str, int]:
-                log(f"step{n}")
+                await log(f"step{n}")
                 ctx.progress(n, params.steps, f"step {n}")
                 ctx.events.emit("llm:delta", delta=f"text of step {n} ")
                 await asyncio.sleep(params.step_s)
                 return {"step": n}
 
             await ctx.step(f"step{n}", run)
-        log("done")
+        await log("done")
         return SkillResult(success=True, message=f"{params.steps} steps done")
 
     @skill(name="Asks", intents=["ASKS"], params=NoParams, description="asks a question")
