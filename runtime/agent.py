@@ -176,6 +176,7 @@ class AgentRuntime:
         self._taker: QueueTaker | None = None  # takes work from the shared queue
         self._toolbox: McpToolBox | None = None  # [mcp.servers]: their tools, ctx.tools
         self._warming: concurrent.futures.Future[None] | None = None  # see ``warm_up``
+        self._loop_free = False  # see ``keep_loop_free``
 
     @classmethod
     def get_instance(
@@ -287,6 +288,7 @@ class AgentRuntime:
             )
             self._driver.inventory.restore(loaded)
             self._services = services
+            self._commit_where()
             control = services.state.control
             if control is not None:
                 from skillrt._tasks.remote import Remote
@@ -313,6 +315,21 @@ class AgentRuntime:
                 self._failover.start()
             self.events.emit("runtime:initialized", None, session_id=self.session_id,
                              model=self.llm.model, skills=sorted(self.skills))  # fmt: skip
+
+    def keep_loop_free(self) -> None:
+        """From now on every commit goes to the commit thread, whatever ``commit_on_loop``
+        says: for a host whose event loop serves others too (``skillrt serve`` calls it)."""
+        self._loop_free = True
+        self._commit_where()
+
+    def _commit_where(self) -> None:
+        """A lone task's commits on the loop (``commit_on_loop``; unset: off, as a library
+        should leave its host's loop), or in the commit thread."""
+        driver, services = self._driver, self._services
+        if driver is None or services is None:
+            return
+        on_loop = bool(self.config.commit_on_loop) and not self._loop_free
+        services.state.committer.inline = driver.alone if on_loop else None
 
     def _open(self) -> tuple[Services, LoadResult | LazyLoad]:
         """The blocking part of ``initialize`` (run in a thread): the model, then the stores."""

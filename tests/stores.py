@@ -35,8 +35,9 @@ LEASE_S = 1.0
 
 @dataclass(frozen=True)
 class StoreKind:
-    name: str  # "sqlite" or "postgres"
+    name: str  # "sqlite", "sqlite-on-loop" or "postgres"
     state_url: str | None  # None: the embedded SQLite store in the state folder
+    on_loop: bool = False  # ``commit_on_loop``: a lone task's commits made on the event loop
 
     @property
     def shared(self) -> bool:
@@ -45,7 +46,7 @@ class StoreKind:
     def env(self) -> dict[str, str]:
         """The store's settings for a child process (empty for SQLite, the default)."""
         if self.state_url is None:
-            return {}
+            return {"SKILLRT_COMMIT_ON_LOOP": "true"} if self.on_loop else {}
         return {
             "SKILLRT_STATE_URL": self.state_url,
             "SKILLRT_LEASE_S": str(LEASE_S),
@@ -156,14 +157,19 @@ class StoreKind:
                 time.sleep(0.05)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "sqlite-on-loop", "postgres"])
 def store_kind(
     request: pytest.FixtureRequest, isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[StoreKind]:
     """Each store in turn; on PostgreSQL a fresh database, set for the test's runtimes (and
-    checked afterwards to have been used: the test did not fall back to SQLite)."""
-    if request.param == "sqlite":
-        yield StoreKind("sqlite", None)
+    checked afterwards to have been used: the test did not fall back to SQLite).
+    ``sqlite-on-loop`` is SQLite with ``commit_on_loop`` on (as the CLI runs it): a task
+    alone commits on the event loop, so every promise is checked on that path too."""
+    if request.param in ("sqlite", "sqlite-on-loop"):
+        kind = StoreKind(request.param, None, on_loop=request.param == "sqlite-on-loop")
+        for name, value in kind.env().items():
+            monkeypatch.setenv(name, value)
+        yield kind
         return
     import psycopg
 

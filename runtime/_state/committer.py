@@ -316,6 +316,11 @@ class _SideThread(_IdleThread[list[Job]]):
 
 
 class Committer:
+    # A lone task's round is written on the event loop itself (``inline``) only while the
+    # store's commits take less than this (a moving average): the loop is held no longer than
+    # a quick commit, and a slow disk (or one that turns slow) goes back to the commit thread.
+    inline_limit_s = 0.002
+
     def __init__(
         self,
         store: TaskStore,
@@ -342,7 +347,13 @@ class Committer:
         self._threaded = threaded  # False for the in-memory store: nothing to wait for
         self._thread = _CommitThread(self._write_rounds)
         self._side = _SideThread(self._run_sides)  # a round's side writes beside its commit
-        self._commit_s = 0.0  # how long the store's commits take (``_timed_apply``)
+        # How long the store's commits take (``_timed_apply``): a moving average from the
+        # first commit, which the thread makes (``_measured``) before the loop waits on one.
+        self._commit_s = 0.0
+        self._measured = False
+        # Asked before a lone waiter's round goes to the thread: True writes it on the loop
+        # (``_write_inline``). None: never (the runtime sets it; see ``commit_on_loop``).
+        self.inline: Callable[[], bool] | None = None
         # task id -> record to save (or its JSON text, or how to make it), None: delete
         self._ops: dict[str, _Op] = {}
         self._waiters: list[_Waiter] = []
@@ -530,7 +541,9 @@ class Committer:
         try:
             self._apply(ops)
         finally:
-            self._commit_s += (time.perf_counter() - started - self._commit_s) * 0.25
+            weight = 0.25 if self._measured else 1.0
+            self._commit_s += (time.perf_counter() - started - self._commit_s) * weight
+            self._measured = True
 
     def _run_sides(self, sides: list[Job]) -> None:
         for side in sides:
@@ -611,9 +624,36 @@ class Committer:
             self._outstanding = [r for r in outstanding if r.loop is loop] + [round_]
         else:
             self._outstanding = [round_]
+        if (
+            self.inline is not None
+            and len(waiters) == 1
+            and len(self._outstanding) == 1  # this round alone: the thread has none in flight
+            and not self._crowded
+            and self._measured
+            and self._commit_s < self.inline_limit_s
+            and self._on_loop is None
+            and self.inline()
+        ):
+            self._write_inline(loop, round_)
+            return
         if self._on_loop is None or not self._on_loop.take(round_, self._outstanding):
             round_.bell = self._bell_of(loop)
             self._thread.submit(round_)
+
+    def _write_inline(self, loop: asyncio.AbstractEventLoop, round_: _Round) -> None:
+        """One task's round written here, on the loop, and settled at the loop's next turn (a
+        callback, as the thread's notice is: the task resumes there). No hand-over to the
+        thread and back: on a virtual machine the two wake-ups cost more than a quick commit
+        (see ``commit_on_loop`` in docs/configuration.md). The next turn, not now: a task of
+        many steps still lets the loop run others (and an abort) between them."""
+        error: BaseException | None = None
+        try:
+            self._write(round_.ops, round_.sides)
+        except BaseException as exc:  # its waiter hears it, as from the thread
+            error = exc
+        loop.call_soon(self._settle, [round_], error, True)
+        if error is not None and not isinstance(error, Exception):
+            raise error  # (KeyboardInterrupt, SystemExit: the loop's to handle too)
 
     def _write_rounds(self, rounds: list[_Round]) -> None:
         """In the commit thread: the rounds' checkpoints in one transaction, then their side

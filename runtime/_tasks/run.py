@@ -128,6 +128,7 @@ class TaskDriver:
         self.clock = chatlog.clock
         self.logger = logger
         self.checkpoints = Checkpoints(state, tasks, chatlog.redactor, self.clock, kept_for_resume)
+        self.running = 0  # tasks started and not ended (``alone``)
         # ``TaskOwner.saved`` (a step's save, and the future that says it is on disk): the
         # checkpoints' own, a frame less at every step.
         self.saved: Callable[[Task], asyncio.Future[None] | None] = self.checkpoints.saved
@@ -214,12 +215,25 @@ class TaskDriver:
     def start(self, task: Task, *, route: bool) -> asyncio.Future[ChatMessage]:
         """Run the task in its own asyncio task; returns the turn its caller awaits."""
         turn = task.replies.open()
+        self.running += 1
         if self.config.gc_tuning:  # the collector's young generation, while tasks run
-            task.start(self.drive(task, route=route), task_ended)  # (gcpolicy.py)
+            task.start(self.drive(task, route=route), self._ended_tuned)  # (gcpolicy.py)
             task_started()
         else:
-            task.start(self.drive(task, route=route))
+            task.start(self.drive(task, route=route), self._ended)
         return turn
+
+    def _ended(self) -> None:
+        self.running -= 1
+
+    def _ended_tuned(self) -> None:
+        self.running -= 1
+        task_ended()
+
+    def alone(self) -> bool:
+        """No task runs here but the one asking (the committer's ``inline``: its commits may be
+        made on the loop, with no other task to hold up)."""
+        return self.running <= 1
 
     # --- one run ------------------------------------------------------------------------------
 

@@ -244,7 +244,8 @@ def make_runtime(
     from skillrt.cli.nomodel import NoModel
 
     configure_structlog()
-
+    if config.commit_on_loop is None:  # a command runs its user's tasks one at a time
+        config = config.model_copy(update={"commit_on_loop": True})
     runtime = AgentRuntime(
         config, llm=None if with_model else NoModel(), skills=None if with_skills else []
     )

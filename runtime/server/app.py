@@ -92,6 +92,7 @@ class ServerState:
         # Unredacted: the journal redacts an event when it encodes it (most are never read);
         # by its fields: no ``Event`` is built for it.
         self._unsubscribe = self.runtime.events.on_fields(self._log.keep_event)
+        self.runtime.keep_loop_free()  # its loop answers every client: no commit on it
         await self.runtime.initialize()
         self.runtime.warm_up()  # routing's tables, built in a thread before the first request
         if self.mcp is not None:
