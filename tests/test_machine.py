@@ -91,30 +91,30 @@ async def test_watchdog_fires_only_in_watched_states() -> None:
     fired: list[tuple[State, float]] = []
     machine = TaskMachine(
         "t2",
-        watchdog_s=0.05,
+        watchdog_s=0.2,
         on_change=lambda a, b: None,
         on_timeout=lambda s, t: fired.append((s, t)),
     )
     machine.to(State.UNDERSTANDING)
     machine.to(State.PLANNING)  # leaving UNDERSTANDING stops its timer
-    await asyncio.sleep(0.03)
+    await asyncio.sleep(0.12)
     machine.to(State.EXECUTING)
-    await asyncio.sleep(0.03)
-    assert fired == []  # neither state lasted 50 ms
-    await asyncio.sleep(0.05)
-    assert fired == [(State.EXECUTING, 0.05)]
+    await asyncio.sleep(0.12)
+    assert fired == []  # neither state lasted 200 ms
+    await asyncio.sleep(0.2)
+    assert fired == [(State.EXECUTING, 0.2)]
     assert State.EXECUTING in WATCHED_STATES
 
 
 async def test_watchdog_stops_when_leaving_watched_states() -> None:
     fired: list[State] = []
     machine = TaskMachine(
-        "t3", watchdog_s=0.02, on_change=lambda a, b: None, on_timeout=lambda s, t: fired.append(s)
+        "t3", watchdog_s=0.08, on_change=lambda a, b: None, on_timeout=lambda s, t: fired.append(s)
     )
     machine.to(State.UNDERSTANDING)
     machine.to(State.PLANNING)
     machine.to(State.WAITING_INPUT)  # a person may take as long as they like
-    await asyncio.sleep(0.06)
+    await asyncio.sleep(0.24)
     assert fired == []
 
 
@@ -151,14 +151,14 @@ async def test_one_sweep_serves_many_watchdogs() -> None:
             on_timeout=lambda s, t: fired.append(name),
         )
 
-    slow, fast, left = make("slow", 0.09), make("fast", 0.03), make("left", 0.05)
+    slow, fast, left = make("slow", 0.36), make("fast", 0.12), make("left", 0.2)
     for machine in (slow, fast, left):
         machine.to(State.UNDERSTANDING)
-    await asyncio.sleep(0.01)
-    left.to(State.IDLE)
     await asyncio.sleep(0.04)
+    left.to(State.IDLE)
+    await asyncio.sleep(0.16)
     assert fired == ["fast"]
-    await asyncio.sleep(0.07)
+    await asyncio.sleep(0.28)
     assert fired == ["fast", "slow"]
     assert fast.current is State.UNDERSTANDING  # the owner decides what a timeout does
 
@@ -167,29 +167,29 @@ async def test_executing_is_a_stall_deadline_that_touch_pushes_back() -> None:
     fired: list[tuple[State, float]] = []
     machine = TaskMachine(
         "t4",
-        watchdog_s=0.1,
+        watchdog_s=0.4,
         on_change=lambda a, b: None,
         on_timeout=lambda s, t: fired.append((s, t)),
     )
     machine.to(State.UNDERSTANDING)
     machine.to(State.PLANNING)
     machine.to(State.EXECUTING)
-    for _ in range(6):  # 0.3 s of activity, three times the deadline
-        await asyncio.sleep(0.05)
+    for _ in range(6):  # 1.2 s of activity, three times the deadline
+        await asyncio.sleep(0.2)
         machine.touch()
     assert fired == []
-    await asyncio.sleep(0.2)  # then quiet
-    assert fired == [(State.EXECUTING, 0.1)] and machine.fired == "stall"
+    await asyncio.sleep(0.8)  # then quiet
+    assert fired == [(State.EXECUTING, 0.4)] and machine.fired == "stall"
 
 
 async def test_understanding_keeps_a_fixed_cap_whatever_happens() -> None:
     fired: list[State] = []
     machine = TaskMachine(
-        "t5", watchdog_s=0.1, on_change=lambda a, b: None, on_timeout=lambda s, t: fired.append(s)
+        "t5", watchdog_s=0.4, on_change=lambda a, b: None, on_timeout=lambda s, t: fired.append(s)
     )
     machine.to(State.UNDERSTANDING)
     for _ in range(4):
-        await asyncio.sleep(0.04)
+        await asyncio.sleep(0.16)
         machine.touch()
     assert fired == [State.UNDERSTANDING] and machine.fired == "deadline"
 
@@ -199,20 +199,20 @@ async def test_max_task_s_counts_executing_time_only() -> None:
     machine = TaskMachine(
         "t6",
         watchdog_s=10,
-        max_task_s=0.15,
+        max_task_s=0.6,
         on_change=lambda a, b: None,
         on_timeout=lambda s, t: fired.append((s, t)),
     )
     machine.to(State.UNDERSTANDING)
     machine.to(State.PLANNING)
     machine.to(State.EXECUTING)
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(0.4)
     machine.to(State.WAITING_INPUT)  # a person's time is not the task's
-    await asyncio.sleep(0.2)
+    await asyncio.sleep(0.8)
     assert fired == []
     machine.to(State.EXECUTING)
-    await asyncio.sleep(0.03)
+    await asyncio.sleep(0.12)
     machine.touch()
     assert fired == []
-    await asyncio.sleep(0.06)  # 0.1 + 0.09 > 0.15, although it is busy
-    assert fired == [(State.EXECUTING, 0.15)] and machine.fired == "cap"
+    await asyncio.sleep(0.24)  # 0.4 + 0.36 > 0.6, although it is busy
+    assert fired == [(State.EXECUTING, 0.6)] and machine.fired == "cap"
