@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from skillrt import LLM, AgentRuntime, Event, Skill, load_config
+from skillrt import LLM, AgentRuntime, Event, Skill, SkillContext, SkillResult, load_config, skill
 
 
 class Recorder:
@@ -41,3 +41,15 @@ class NoParams(BaseModel):
 
 class TopicParams(BaseModel):
     topic: str
+
+
+@skill(name="Writer", params=TopicParams, intents=["WRITE_ARTICLE"])
+async def model_steps(ctx: SkillContext, params: TopicParams) -> SkillResult:
+    """Three durable steps, each one model call about the topic (context, outline, content)."""
+    for name in ("context", "outline", "content"):
+
+        async def call() -> str:
+            return (await ctx.llm.chat([{"role": "user", "content": params.topic}])).content
+
+        await ctx.step(name, call)
+    return SkillResult(message="done")

@@ -24,7 +24,7 @@ from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.records import RecordText, TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
-from .helpers import NoParams, TopicParams, make_runtime
+from .helpers import NoParams, TopicParams, make_runtime, model_steps
 from .test_runtime import writer
 
 
@@ -52,8 +52,7 @@ class WatchedStore(CheckpointStore):
 
 
 def _runtime(root: Path, skills: list[Any], llm: Any = None, **overrides: Any) -> AgentRuntime:
-    rt = make_runtime(root, llm or ScriptedModel(["o", "c"] * 20), skills, **overrides)
-    return rt
+    return make_runtime(root, llm or ScriptedModel(["o", "c"] * 20), skills, **overrides)
 
 
 def _watch(rt: AgentRuntime, root: Path) -> WatchedStore:
@@ -132,17 +131,7 @@ async def test_tasks_at_once_commit_in_the_thread(isolated: Path) -> None:
         await asyncio.sleep(0.01)
         return "text"
 
-    @skill(name="Writer", params=TopicParams, intents=["WRITE_ARTICLE"])
-    async def steps(ctx: SkillContext, params: TopicParams) -> SkillResult:
-        for name in ("context", "outline", "content"):
-
-            async def call() -> str:
-                return (await ctx.llm.chat([{"role": "user", "content": params.topic}])).content
-
-            await ctx.step(name, call)
-        return SkillResult(message="done")
-
-    rt = _runtime(isolated, [steps], FunctionModel(answer), commit_on_loop=True)
+    rt = _runtime(isolated, [model_steps], FunctionModel(answer), commit_on_loop=True)
     store = _watch(rt, isolated)
     await _quick_enough(rt)
     store.count_running = lambda: rt._run.running

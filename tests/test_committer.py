@@ -21,7 +21,7 @@ from skillrt._state.embedded.checkpoints import CheckpointStore, TaskStore
 from skillrt._state.records import RecordText, TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
-from .helpers import TopicParams, make_runtime
+from .helpers import TopicParams, make_runtime, model_steps
 from .stores import StoreKind
 from .test_runtime import writer
 
@@ -80,19 +80,9 @@ async def test_concurrent_tasks_share_commits(isolated: Path, store_kind: StoreK
         await asyncio.wait([gate], timeout=10)  # a bound, never reached when all 40 call
         return "text"
 
-    @skill(name="Writer", params=TopicParams, intents=["WRITE_ARTICLE"])
-    async def gated(ctx: SkillContext, params: TopicParams) -> SkillResult:
-        for name in ("context", "outline", "content"):
-
-            async def call() -> str:
-                return (await ctx.llm.chat([{"role": "user", "content": params.topic}])).content
-
-            await ctx.step(name, call)
-        return SkillResult(message="done")
-
     with store_kind.open(isolated / ".skillrt") as inner:
         store = CountingStore(inner)
-        rt = make_runtime(isolated, FunctionModel(answer), [gated])
+        rt = make_runtime(isolated, FunctionModel(answer), [model_steps])
         rt._store = store  # an injected store (the runtime does not own it)
         msgs = await asyncio.gather(
             *(rt.process_input(f"write an article about topic {i}") for i in range(40))
