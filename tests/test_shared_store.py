@@ -1040,3 +1040,32 @@ async def test_a_hold_cancelled_while_its_session_connects_leaves_no_connection_
         gc.collect()  # one dropped open would warn here
     assert await locks.hold_many_async(["x"]) == {"x"}  # the next hold still gets a session
     db.close()
+
+
+async def test_closing_the_control_channel_does_not_wait_out_its_listeners_poll(
+    pg_url: str,
+) -> None:
+    """The listener waits for a notification up to ``poll_s``; closing wakes it (its socket is
+    shut down) rather than joining it for that long on the caller's thread, which is the event
+    loop when a runtime closes (0.75-0.95 s a close with the default poll, before)."""
+    from skillrt._state.postgres import PgDatabase
+    from skillrt._state.postgres.control import PgControl
+
+    db = PgDatabase(pg_url, worker_id="A")
+    control = PgControl(db, poll_s=30.0)
+    requests: list[Any] = []
+    control.start(asyncio.get_running_loop(), requests.append, lambda task, text: None)
+    try:
+        assert await asyncio.to_thread(control.connected.wait, 10)
+        await asyncio.sleep(0.2)  # in its wait for notifications now
+        listener = control._thread
+        assert listener is not None and listener.is_alive()
+        started = time.perf_counter()
+        control.close()
+        took = time.perf_counter() - started
+        # Without the wake-up: until the 30 s wait ends (the join gives it 32 s).
+        assert took < 5, f"close took {took:.1f} s"
+        assert not listener.is_alive()
+    finally:
+        control.close()
+        db.close()

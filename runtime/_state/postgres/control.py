@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -284,8 +286,24 @@ class PgControl:
     def close(self) -> None:
         self._stop.set()
         conn = self._conn
+        if conn is not None:
+            _interrupt(conn)  # its wait for notifications ends now, not after ``poll_s``
         if self._thread is not None:
             self._thread.join(timeout=self.poll_s + 2)
         with contextlib.suppress(Exception):
             if conn is not None:
                 conn.close()
+
+
+def _interrupt(conn: Any) -> None:
+    """Wake the listener from its wait for notifications (up to ``poll_s``, a second): the
+    listening connection's socket is shut down, from the closing thread, so the wait ends at
+    once with the connection read as closed, and the listener, told to stop, returns. Without
+    it, closing a runtime held its event loop until the wait timed out (0.75-0.95 s measured).
+    ``conn.close()`` cannot do it: the waiting generator holds the connection's lock. No round
+    trip either (a NOTIFY to itself): it works with the database gone. Where the socket cannot
+    be reached, the listener stops after its wait, as before."""
+    with contextlib.suppress(Exception):  # closed already: nothing waits on it
+        fd = conn.pgconn.socket
+        with socket.socket(fileno=os.dup(fd)) as sock:  # a duplicate: closing it leaves fd
+            sock.shutdown(socket.SHUT_RDWR)
