@@ -15,7 +15,7 @@ import datetime as dt
 import json
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -368,10 +368,18 @@ class AgentRuntime:
         build on the event loop: the packaged intent table (its patterns compiled: 0.1-0.4 s on
         a small machine) and the classifier. An input that comes meanwhile waits for them
         rather than building them again. The REPL calls this once it is ready, while the user
-        types, and ``skillrt serve`` when it starts; a host that knows requests are coming
-        may too."""
-        if self._warming is not None:
-            return
+        types, and ``skillrt serve`` and ``skillrt mcp`` when they start; a host that knows
+        requests are coming may too. Without it, the first input builds what it needs in a
+        thread too (``process_input``), and waits for that."""
+        if self._warming is None:
+            self._warming = self._build_routing(_SAMPLES, browsing=True)
+
+    def _build_routing(
+        self, samples: Sequence[tuple[str, dict[str, Any]]], *, browsing: bool = False
+    ) -> concurrent.futures.Future[None]:
+        """Route ``samples`` in a thread of its own (and, with ``browsing``, a follow-up of a
+        browsing session): what it builds is kept for the runtime's router (``warm_up``).
+        The future is done when they are routed."""
         warming: concurrent.futures.Future[None] = concurrent.futures.Future()
         classifier: Literal["packaged"] | None = (
             "packaged" if self.config.intent_classifier else None
@@ -380,20 +388,21 @@ class AgentRuntime:
 
         def build() -> None:
             # Everything routing builds once per process is kept by its module (the table,
-            # the classifier, each pattern's keywords and ASCII form): a router of its own,
-            # routing a few inputs in this thread, leaves them built for the runtime's.
+            # the classifier, each pattern's keywords and ASCII form, each kind of text's
+            # index): a router of its own, routing a few inputs in this thread, leaves them
+            # built for the runtime's.
             try:
                 router = IntentRouter(None, cache_size=1, classifier=classifier)
                 for skill in skills:
                     router.register_skill(skill)
-                asyncio.run(_route_samples(router))
+                asyncio.run(_route_samples(router, samples, browsing))
             except Exception:  # noqa: S110 - the first input meets it where it is reported
                 pass
             finally:
                 warming.set_result(None)
 
-        self._warming = warming
         threading.Thread(target=build, name="skillrt-warm-up", daemon=True).start()
+        return warming
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -415,12 +424,19 @@ class AgentRuntime:
         ``OnLeft`` (without it, a caller cancelled while it waits cancels the task too)."""
         if self._driver is None:  # (not a coroutine per call once initialised)
             await self.initialize()
-        if self._warming is not None and not self._warming.done():
-            await asyncio.wrap_future(self._warming)  # routing's tables, being built
         try:
             context, raw, text = as_dict("context", context), text, clean_text(text)
         except UserError as exc:
             return self._reply(str(exc), error="bad_input")
+        warming = self._warming
+        if warming is None:  # no ``warm_up``: this input's tables, built in a thread all the
+            # same (0.1-0.4 s the first time: on the loop, every other task and request waited).
+            # Only its own: the other kinds of text, built behind it in that thread, slowed
+            # its task down more than they saved (the thread held the GIL whenever the loop
+            # waited on a file or the disk).
+            warming = self._warming = self._build_routing([(text, dict(context))])
+        if not warming.done():
+            await asyncio.wrap_future(warming)  # routing's tables, being built
         session_id = str(context.pop("session_id", None) or self.session_id)
         chatlog = self.chatlog
         if not chatlog.sessions.held(session_id):
@@ -992,13 +1008,16 @@ _SAMPLES: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
-async def _route_samples(router: IntentRouter) -> None:
-    # A browsing session's follow-up too, after whichever registered skill browses.
-    browsing = [
+async def _route_samples(
+    router: IntentRouter, samples: Sequence[tuple[str, dict[str, Any]]], browsing: bool
+) -> None:
+    """``samples``; with ``browsing``, a browsing session's follow-up too, after whichever
+    registered skill browses."""
+    sessions = [
         {"last_skill": name}
         for name in router.registry
-        if router.in_browsing_session({"last_skill": name})
+        if browsing and router.in_browsing_session({"last_skill": name})
     ][:1]
-    for text, context in (*_SAMPLES, *(("click the first link", c) for c in browsing)):
+    for text, context in (*samples, *(("click the first link", c) for c in sessions)):
         await router.parse(text, context, ask_model=False)
         holds_back(text)  # what the planner asks of a request that would write

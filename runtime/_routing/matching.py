@@ -173,7 +173,22 @@ def index_for(
 ) -> TableIndex:
     """The index of ``ordinary`` then ``fallbacks`` (each in precedence order) for a kind of
     text (``ascii_only``: ASCII text), with the keywords of the not_when rules (``rule_sets``,
-    each None when a rule's cannot be told) looked for in the same scan."""
+    each None when a rule's cannot be told) looked for in the same scan.
+
+    Kept for the process (by the patterns, which are equal for routers of the same skills):
+    the index a router builds in ``AgentRuntime.warm_up``'s thread is the one the runtime's
+    router then uses, rather than 20-60 ms of building again on the event loop at the first
+    input of each kind. An index is only read once built, so routers share it."""
+    return _index_for(tuple(ordinary), tuple(fallbacks), tuple(rule_sets), ascii_only)
+
+
+@functools.lru_cache(maxsize=32)  # a few kinds of text for each set of skills a process routes
+def _index_for(
+    ordinary: tuple[IntentPattern, ...],
+    fallbacks: tuple[IntentPattern, ...],
+    rule_sets: tuple[frozenset[str] | None, ...],
+    ascii_only: bool,
+) -> TableIndex:
     entries = _entries(ordinary, ascii_only) + _entries(fallbacks, ascii_only)
     rule_set: frozenset[str] | None = None
     if all(found is not None for found in rule_sets):
