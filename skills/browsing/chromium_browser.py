@@ -47,6 +47,7 @@ from urllib.parse import urljoin
 
 import httpx
 
+from skillrt._io.lazy import import_off_loop
 from skillrt.exceptions import BrowserError, HostUnresolved, MissingDependency, URLNotAllowed
 from skillrt.skills.browsing.actions import (
     ActionResult,
@@ -236,6 +237,7 @@ class ChromiumBrowser:
         if self._page is not None:
             return self._page
         try:
+            await import_off_loop(["playwright.async_api"])  # ~65 ms: not on the event loop
             from playwright.async_api import async_playwright
         except ImportError as exc:
             raise MissingDependency(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from skillrt._io.lazy import import_off_loop
 from skillrt._io.logs import Redactor, library_logger
 from skillrt.exceptions import TaskCancelled, TaskPaused, UserError
 from skillrt.skill.context import SkillContext
@@ -21,9 +22,20 @@ from skillrt.skills.browsing.plans import plan_from
 # The machinery (the agent loop, the browsers, httpx and Playwright's wrappers, the secret
 # guard, research, replay) is imported when a task runs, not when the skills are registered:
 # every runtime registers them, and `skillrt chat` waited ~0.1 s for these imports at start.
+# They are imported in a thread (``import_off_loop``): on the event loop, the first browsing
+# task held every other task and request for them (~90 ms; Playwright's ~65 ms more, imported
+# the same way when Chromium first starts).
 if TYPE_CHECKING:
     from skillrt.skills.browsing.agent import AgentResult, BrowserAgent
     from skillrt.skills.browsing.browser import Browser
+
+_BROWSE_MODULES = (
+    "skillrt.skills.browsing.agent",
+    "skillrt.skills.browsing.backends",
+    "skillrt.skills.browsing.secret_guard",
+    "skillrt.skills.browsing.replay",
+)
+_RESEARCH_MODULES = ("skillrt.skills.browsing.research",)
 
 __all__ = [
     "BrowseParams",
@@ -115,6 +127,7 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
     if previous is not None:  # a follow-up: go on from the page the last task ended on
         start = previous["url"]
         task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
+    await import_off_loop(_BROWSE_MODULES)
     from skillrt.skills.browsing.agent import BrowserAgent
     from skillrt.skills.browsing.backends import open_browser
     from skillrt.skills.browsing.secret_guard import SecretGuard
@@ -212,6 +225,7 @@ async def _replay(
     ctx: SkillContext, task_id: str, backend: Literal["http", "chromium"] | None
 ) -> SkillResult:
     """Run a recorded Browse task again without a model."""
+    await import_off_loop(_BROWSE_MODULES)
     from skillrt.skills.browsing.backends import open_browser
     from skillrt.skills.browsing.replay import load_recording, replay
     from skillrt.skills.browsing.secret_guard import SecretGuard
@@ -245,6 +259,7 @@ async def research_web(ctx: SkillContext, params: ResearchParams) -> SkillResult
     question = params.question.strip() or params.topic.strip() or ctx.input.text.strip()
     if not question:
         raise UserError("ResearchWeb needs a question or a topic")
+    await import_off_loop(_RESEARCH_MODULES)
     from skillrt.skills.browsing.research import research
 
     return await research(ctx, question, params.max_pages, params.note)
