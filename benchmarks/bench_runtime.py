@@ -91,15 +91,22 @@ def make_runtime(
     checkpoints: bool = True,
     history_limit: int = 1000,
     commit_on_loop: bool | None = None,
+    calls: list[tuple[float, str]] | None = None,
 ) -> Any:
     """A runtime over an empty blog in ``root`` with the three-step skill and a FunctionModel.
 
-    The model answers "ok" at once, or after ``delay_s`` (an ``asyncio.sleep``).
+    The model answers "ok" at once, or after ``delay_s`` (an ``asyncio.sleep``); with
+    ``calls``, each call appends when it started (``time.perf_counter()``) and its prompt.
     """
     from skillrt import AgentRuntime, load_config
     from skillrt.testing import FunctionModel, ModelOptions
 
     async def answer(messages: list[Any], options: ModelOptions) -> str:
+        if calls is not None:
+            last = messages[-1]
+            calls.append(
+                (time.perf_counter(), str(last["content"] if isinstance(last, dict) else last))
+            )
         if delay_s > 0:
             await asyncio.sleep(delay_s)
         return "ok"
@@ -116,14 +123,22 @@ def make_runtime(
     return AgentRuntime(config, llm=model, skills=[three_step_skill(model_calls=model_calls)])
 
 
-def concurrency_runtime(root: Path, tasks: int, delay_s: float, checkpoints: bool) -> Any:
-    """The runtime the concurrency benchmark (and its profile) runs ``tasks`` tasks at once on."""
+def concurrency_runtime(
+    root: Path,
+    tasks: int,
+    delay_s: float,
+    checkpoints: bool,
+    calls: list[tuple[float, str]] | None = None,
+) -> Any:
+    """The runtime the concurrency benchmark (and its profile) runs ``tasks`` tasks at once on
+    (``calls``: see ``make_runtime``)."""
     return make_runtime(
         root,
         model_calls=True,
         delay_s=delay_s,
         checkpoints=checkpoints,
         history_limit=max(1000, tasks * 2),
+        calls=calls,
     )
 
 
@@ -700,7 +715,8 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
 
 async def _concurrency_child(tasks: int, delay_s: float, checkpoints: bool) -> dict[str, Any]:
     with temp_dir("concurrency") as root:
-        rt = concurrency_runtime(root, tasks, delay_s, checkpoints)
+        calls: list[tuple[float, str]] = []
+        rt = concurrency_runtime(root, tasks, delay_s, checkpoints, calls)
         await rt.initialize()
         # One task first, untimed: what happens once per process (the router compiling its
         # table for the first input, the first checkpoint commit) is not concurrency.
@@ -709,11 +725,22 @@ async def _concurrency_child(tasks: int, delay_s: float, checkpoints: bool) -> d
             raise RuntimeError(f"the warm-up task did not complete: {warm.content!r}")
         calls_before = rt.llm.call_count
         rss_before = current_rss_mb() or peak_rss_mb()
+        calls.clear()
+        loop_cpu = time.thread_time()  # the event loop's thread: what bounds this run
         started = time.perf_counter()
         messages = await asyncio.gather(
             *(rt.process_input(PROMPT.format(i=i)) for i in range(tasks))
         )
         wall = time.perf_counter() - started
+        loop_cpu = time.thread_time() - loop_cpu
+        # Where the wall time goes: each task's three calls start in turn ("context",
+        # "outline", "write"); the last of the first calls starts once every input has been
+        # routed and its task started, one after the other on the loop.
+        starts = {
+            kind: sorted(t - started for t, prompt in calls if prompt.startswith(kind))
+            for kind in ("context", "outline", "write")
+        }
+        routing_us = _routing_us(rt, tasks)
         completed = sum(1 for m in messages if m.state == "COMPLETED")
         recorded = rt.history.tasks(limit=tasks + 10)
         recorded_ok = sum(
@@ -731,7 +758,21 @@ async def _concurrency_child(tasks: int, delay_s: float, checkpoints: bool) -> d
         "records_left": len(left),
         "rss_before_mb": rss_before,
         "peak_rss_mb": peak_rss_mb(),
+        "loop_cpu_s": loop_cpu,
+        "calls_started_s": {k: [v[0], v[-1]] if v else None for k, v in starts.items()},
+        "routing_us": routing_us,
     }
+
+
+def _routing_us(rt: Any, tasks: int) -> float:
+    """µs of routing per input, as the runtime routes (the table and the classifier, no
+    model), over ``tasks`` inputs of the benchmark's kind that its cache has not seen."""
+    router = rt.router
+    texts = [PROMPT.format(i=f"again {i}") for i in range(tasks)]
+    started = time.perf_counter()
+    for text in texts:
+        router.decide(text)
+    return (time.perf_counter() - started) / tasks * 1e6
 
 
 def concurrency(
@@ -770,11 +811,27 @@ def concurrency(
         out["completed"] == tasks and out["recorded"] == tasks and out["model_calls"] == 3 * tasks
     )
     label = "on" if checkpoints else "off"
+    first = out["calls_started_s"]["context"]
     rows = [
         row(
             f"wall time, {tasks} tasks x 3 calls of {delay_s * 1000:g} ms (checkpoints {label})",
             out["wall_s"],
             "s",
+        ),
+        row(
+            "  the event loop's CPU over it",
+            out["loop_cpu_s"],
+            "s",
+            note=f"{out['loop_cpu_s'] / tasks * 1e6:.0f} µs a task: the loop runs every task's "
+            "Python, so this bounds the run",
+        ),
+        row(
+            "  the last task's first model call started after",
+            first[1] * 1000 if first else None,
+            "ms",
+            note="every input routed and its task started, one after another on the loop, "
+            f"before it (the first one's after {first[0] * 1000:.0f} ms); the router's "
+            f"table and classifier alone {out['routing_us']:.0f} µs an input (after the run)",
         ),
         row(
             "wall time / ideal",

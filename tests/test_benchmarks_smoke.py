@@ -50,6 +50,15 @@ def test_concurrency_completes_and_records_every_task() -> None:
     assert details["model_calls"] == 24
     assert details["records_left"] == 0
     assert details["peak_rss_mb"] > 0
+    # Where the time goes: the loop's CPU, and each of the three calls' first and last start,
+    # in order (a task's second call starts after its first one's answer).
+    assert details["loop_cpu_s"] > 0
+    started = details["calls_started_s"]
+    assert 0 <= started["context"][0] <= started["context"][1] < started["outline"][1]
+    assert started["outline"][1] < started["write"][1] <= details["wall_s"]
+    assert details["routing_us"] > 0
+    metrics = [r["metric"] for r in result["rows"]]
+    assert "  the last task's first model call started after" in metrics
 
 
 def test_resume_startup_restores_every_record() -> None:
