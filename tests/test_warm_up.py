@@ -47,6 +47,11 @@ async def main(root, warm):
         rt.warm_up()  # once is enough
     first = await rt.process_input("summarize posts/a.md")  # at once: waits for the warm-up
     second = await rt.process_input("hi")
+    built.append(("later", ""))
+    # Kinds of text the warm-up did not route (for the cold case: none but the first's).
+    await rt.process_input("总结一下 posts/a.md")
+    await rt.process_input("fix the grammar here", {"current_file": "posts/a.md",
+                                                    "has_selection": True})
     await rt.close()
     misses = [intent_table._default_table.cache_info().misses,
               classifier._packaged.cache_info().misses]
@@ -86,8 +91,11 @@ def test_warm_up_builds_routings_tables_once_in_a_thread_before_the_first_input(
         ("_packaged", "skillrt-warm-up"),
     ]
     # The index of the first input's kind of text too: the runtime's router finds it built.
-    indexes = [thread for name, thread in built if name == "index"]
+    before = built[: built.index(["later", ""])]
+    indexes = [thread for name, thread in before if name == "index"]
     assert indexes and set(indexes) == {"skillrt-warm-up"}
+    # And none is ever built on the event loop, for the kinds that come later either.
+    assert all(thread != "MainThread" for name, thread in built if name == "index"), built
 
 
 def test_without_a_warm_up_the_first_input_has_them_built_in_a_thread(tmp_path: Path) -> None:
@@ -103,8 +111,23 @@ def test_without_a_warm_up_the_first_input_has_them_built_in_a_thread(tmp_path: 
         ("_default_table", "skillrt-warm-up"),
         ("_packaged", "skillrt-warm-up"),
     ], built
-    indexes = [thread for name, thread in built if name == "index"]
+    before = built[: built.index(["later", ""])]
+    indexes = [thread for name, thread in before if name == "index"]
     assert indexes and set(indexes) == {"skillrt-warm-up"}, built
+
+
+def test_a_later_input_of_a_new_kind_of_text_has_its_index_built_in_a_thread(
+    tmp_path: Path,
+) -> None:
+    """Chinese, or a selection in an open file, after English: each kind of text's index
+    (20-60 ms) is built off the event loop too, by the planner's ``router.prepared``."""
+    cold = _run(tmp_path, warm=False)
+    built = cold["built"]
+    assert isinstance(built, list)
+    later = built[built.index(["later", ""]) + 1 :]
+    indexes = [thread for name, thread in later if name == "index"]
+    assert len(indexes) == 2, later  # one per new kind, each built once
+    assert "MainThread" not in indexes, later
 
 
 def test_skillrt_serve_warms_routing_up_when_it_starts(tmp_path: Path) -> None:

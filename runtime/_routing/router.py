@@ -14,6 +14,8 @@ enum of intent types; ``IntentType`` is a plain string.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import itertools
 import math
@@ -300,6 +302,8 @@ _DISPUTED = 0.75
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
 
 _Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "Search | None"], ...]
+# A kind of text: ASCII, Latin, with a selection, with a file, in a browsing session.
+_VariantKey: TypeAlias = tuple[bool, bool, bool, bool, bool]
 """Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text
 (None: searched whatever the text holds)."""
 
@@ -677,7 +681,7 @@ class IntentRouter:
                 by_intent.setdefault(intent, s)
         self._by_intent = by_intent
         self._intents: tuple[str, ...] = tuple(by_intent)
-        self._variants: dict[tuple[bool, bool, bool, bool, bool], TableIndex] = {}
+        self._variants: dict[_VariantKey, TableIndex] = {}
         self._pattern_skills = tuple(s for s in self._skills.values() if s.pattern is not None)
         self._specs: dict[str, IntentSpec] | None = None  # merged when first needed
         self._not_when = None
@@ -843,13 +847,7 @@ class IntentRouter:
         """The normalised text, its cache key (None: empty), the open file, whether text is
         selected, whether the session browses."""
         norm = self._normalized(text)
-        current_file: str | None = None
-        selection = False
-        if context:
-            cf = context.get("current_file")
-            current_file = str(cf)[:500] if cf else None
-            selection = bool(context.get("selected_text") or context.get("has_selection"))
-        browsing = self._browsing(context) if context else False
+        current_file, selection, browsing = self._facts(context)
         if not norm:
             return norm, None, current_file, selection, browsing
         folded = norm.casefold()
@@ -862,6 +860,16 @@ class IntentRouter:
             selection,
             browsing,
         )
+
+    def _facts(self, context: Mapping[str, Any] | None) -> tuple[str | None, bool, bool]:
+        """What of ``context`` routing reads: the open file, whether text is selected,
+        whether the session browses."""
+        if not context:
+            return None, False, False
+        cf = context.get("current_file")
+        current_file = str(cf)[:500] if cf else None
+        selection = bool(context.get("selected_text") or context.get("has_selection"))
+        return current_file, selection, self._browsing(context)
 
     def _work(
         self,
@@ -1099,29 +1107,62 @@ class IntentRouter:
         """The patterns that can match ``text`` (registered intents, usable in this context,
         in its scripts), as bound searches: the ordinary ones, then the fallbacks, each in
         precedence order; and the keywords of all of them."""
+        key, build = self._variant_job(text, selection, has_file, browsing)
+        if build is None:
+            return self._variants[key]
+        variant = self._variants[key] = build()
+        return variant
+
+    def _variant_job(
+        self, text: str, selection: bool, has_file: bool, browsing: bool
+    ) -> tuple[_VariantKey, Callable[[], TableIndex] | None]:
+        """``text``'s kind (the key of its index) and, when its index is not built yet, what
+        builds it (``matching.index_for``: the patterns chosen here, the index made by the
+        call, in any thread)."""
         ascii_only = text.isascii()
         latin = ascii_only or _LATIN.search(text) is not None
         key = (ascii_only, latin, selection, has_file, browsing)
-        variant = self._variants.get(key)
-        if variant is None:
+        if key in self._variants:
+            return key, None
 
-            def usable(p: IntentPattern) -> bool:
-                return (
-                    p.intent in self._by_intent
-                    and not (ascii_only and p.chinese)
-                    and not (p.latin and not latin)
-                    and not (p.needs_selection and not selection)
-                    and not (p.needs_file and not has_file)
-                    and not (p.needs_browsing and not browsing)
-                )
+        def usable(p: IntentPattern) -> bool:
+            return (
+                p.intent in self._by_intent
+                and not (ascii_only and p.chinese)
+                and not (p.latin and not latin)
+                and not (p.needs_selection and not selection)
+                and not (p.needs_file and not has_file)
+                and not (p.needs_browsing and not browsing)
+            )
 
-            ordinary = [p for p in (*self.table.patterns, *self._declared_patterns) if usable(p)]
-            fallbacks = [p for p in self.table.fallbacks if usable(p)]
-            # The not_when rules' keywords are looked for in the same scan (when all are known).
-            rule_sets = [keywords_of(regex.pattern) for _n, regex, _k in self._rules()[0]]
-            variant = index_for(ordinary, fallbacks, rule_sets, ascii_only)
-            self._variants[key] = variant
-        return variant
+        ordinary = [p for p in (*self.table.patterns, *self._declared_patterns) if usable(p)]
+        fallbacks = [p for p in self.table.fallbacks if usable(p)]
+        # The not_when rules' keywords are looked for in the same scan (when all are known).
+        rule_sets = [keywords_of(regex.pattern) for _n, regex, _k in self._rules()[0]]
+        return key, functools.partial(index_for, ordinary, fallbacks, rule_sets, ascii_only)
+
+    async def prepared(self, text: str, context: Mapping[str, Any] | None = None) -> None:
+        """Build in a thread what routing ``text`` would otherwise build on the event loop,
+        holding every other task and request meanwhile: the packaged table and classifier
+        (0.1-0.4 s, once per process) and the index of the text's kind (English, other Latin,
+        Chinese; with a file, a selection, a browsing session: 20-60 ms, once per kind and set
+        of registered skills). Then routing it finds them built; when they are, this returns at
+        once. The runtime's planner calls it before it routes."""
+        if self._table is None:
+            self._table = await asyncio.to_thread(IntentTable.default)
+        if self._classifier is None and self._use_classifier:
+            self._classifier = await asyncio.to_thread(IntentClassifier.packaged)
+        routed = self._normalized(text)[:MAX_ROUTE_CHARS]
+        if not routed or (len(routed) <= 40 and self._small_talk(routed)):
+            return  # decided without the table (``_work``)
+        current_file, selection, browsing = self._facts(context)
+        key, build = self._variant_job(routed, selection, current_file is not None, browsing)
+        if build is None:
+            return
+        generation = self._generation
+        variant = await asyncio.to_thread(build)
+        if generation == self._generation:  # no skill registered meanwhile: still its index
+            self._variants.setdefault(key, variant)
 
     def _match_table(
         self,

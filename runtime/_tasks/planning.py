@@ -107,7 +107,14 @@ class Planner:
         if lease.done():
             return None
         try:
-            return self.router.decide(task.input.text, route_context(task.record.context))
+            context = route_context(task.record.context)
+            await self.router.prepared(task.input.text, context)  # (built off the loop)
+            if lease.done():
+                return None
+            return self.router.decide(task.input.text, context)
+        except asyncio.CancelledError:
+            lease.cancel()
+            raise
         except Exception:  # routed again by ``plan``, which tells its errors as ever
             return None
 
@@ -128,9 +135,13 @@ class Planner:
         ask = self.trust() == "high" or router.classifier is None or bool(router.unclassified)
         signal = task.controller.signal
         if draft is None:
+            context = route_context(task.record.context)
+            # What its kind of text needs, built in a thread when it is not yet (the first
+            # Chinese request, the first with a file open...), not on the loop.
+            await router.prepared(task.input.text, context)
             intent = await router.parse(
                 task.input.text,
-                route_context(task.record.context),
+                context,
                 signal=signal,
                 llm=model,
                 ask_model=ask,
