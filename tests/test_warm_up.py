@@ -9,6 +9,7 @@ a process, and other tests have built them already in this one.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -30,14 +31,11 @@ for module, name in ((intent_table, "_default_table"), (classifier, "_packaged")
     counted.cache_info = cached.cache_info
     setattr(module, name, counted)
 
-indexes = matching._index_for  # each kind of text's index of the patterns, kept for the process
+build_index = matching._build_index  # each kind of text's index, built (then kept)
 def indexed(*args):
-    misses = indexes.cache_info().misses
-    found = indexes(*args)
-    if indexes.cache_info().misses > misses:  # built now, not found
-        built.append(("index", threading.current_thread().name))
-    return found
-matching._index_for = indexed
+    built.append(("index", threading.current_thread().name))
+    return build_index(*args)
+matching._build_index = indexed
 
 async def main(root, warm):
     rt = AgentRuntime(load_config(content_root=root), llm=FunctionModel(lambda m, o: "hello"))
@@ -46,6 +44,8 @@ async def main(root, warm):
         rt.warm_up()
         rt.warm_up()  # once is enough
     first = await rt.process_input("summarize posts/a.md")  # at once: waits for the warm-up
+    # Its kind of text again (a session of its own: no post in focus yet), built by now.
+    again = await rt.process_input("summarize posts/a.md again", {"session_id": "other"})
     second = await rt.process_input("hi")
     built.append(("later", ""))
     # Kinds of text the warm-up did not route (for the cold case: none but the first's).
@@ -55,7 +55,8 @@ async def main(root, warm):
     await rt.close()
     misses = [intent_table._default_table.cache_info().misses,
               classifier._packaged.cache_info().misses]
-    return {"states": [first.state, second.state], "misses": misses, "built": built}
+    return {"states": [first.state, again.state, second.state], "misses": misses,
+            "built": built}
 
 print(json.dumps(asyncio.run(main(Path(sys.argv[1]), sys.argv[2] == "warm"))))
 """
@@ -81,7 +82,7 @@ def test_warm_up_builds_routings_tables_once_in_a_thread_before_the_first_input(
     tmp_path: Path,
 ) -> None:
     warm = _run(tmp_path, warm=True)
-    assert warm["states"] == ["COMPLETED", "COMPLETED"]
+    assert warm["states"] == ["COMPLETED", "COMPLETED", "COMPLETED"]
     assert warm["misses"] == [1, 1]  # built once each: the first input waited for them
     built = warm["built"]
     assert isinstance(built, list)
@@ -102,7 +103,7 @@ def test_without_a_warm_up_the_first_input_has_them_built_in_a_thread(tmp_path: 
     """Not on the event loop (every other task and request would wait): in a thread, with
     the index of the input's own kind of text, and the input waits for them."""
     cold = _run(tmp_path, warm=False)
-    assert cold["states"] == ["COMPLETED", "COMPLETED"]
+    assert cold["states"] == ["COMPLETED", "COMPLETED", "COMPLETED"]
     assert cold["misses"] == [1, 1]
     built = cold["built"]
     assert isinstance(built, list) and built
@@ -143,3 +144,34 @@ def test_skillrt_serve_warms_routing_up_when_it_starts(tmp_path: Path) -> None:
         assert rt._warming is not None
     finally:
         live.stop()
+
+
+async def test_prepared_takes_what_is_built_without_a_turn_of_the_loop(tmp_path: Path) -> None:
+    """What another router built already (the warm-up's, another runtime's: the table, the
+    classifier, a kind of text's index) is taken by ``prepared`` without letting the loop run
+    anything else: no turn of the loop in a task's routing (its state changes would be written
+    apart meanwhile, one more commit)."""
+    from skillrt import AgentRuntime, load_config
+    from skillrt.testing import FunctionModel
+
+    def runtime() -> AgentRuntime:
+        return AgentRuntime(
+            load_config(content_root=tmp_path), llm=FunctionModel(lambda m, o: "ok")
+        )
+
+    first = runtime()
+    await first.initialize()
+    await first.router.prepared("write an article about rust")  # built now (or found built)
+    await first.close()
+    second = runtime()  # a router of its own: it has built nothing yet
+    await second.initialize()
+    ran: list[str] = []
+
+    async def other() -> None:
+        ran.append("other")
+
+    waiting = asyncio.ensure_future(other())
+    await second.router.prepared("write an article about go")  # its kind: built by the first
+    assert ran == []
+    await waiting
+    await second.close()

@@ -208,6 +208,11 @@ class IntentClassifier:
         """The classifier shipped in the package (loaded once per process)."""
         return _packaged()
 
+    @staticmethod
+    def packaged_loaded() -> bool:
+        """Whether ``packaged()`` has loaded the classifier in this process already."""
+        return _packaged.cache_info().currsize > 0
+
     def probabilities(
         self, text: str, context: Mapping[str, Any] | None = None
     ) -> dict[str, float]:

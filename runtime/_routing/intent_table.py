@@ -201,6 +201,11 @@ class IntentTable:
         """The packaged table, compiled once per process (tables are never changed)."""
         return _default_table()
 
+    @staticmethod
+    def default_loaded() -> bool:
+        """Whether ``default()`` has compiled the packaged table in this process already."""
+        return _default_table.cache_info().currsize > 0
+
     @classmethod
     def load(cls, path: str | Path) -> IntentTable:
         source = Path(path)

@@ -26,13 +26,23 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeAlias
 
 from skillrt._routing.intent_table import IntentPattern
 from skillrt._routing.prefilter import Keywords, _longest, anchored, heads, required_literals
 
-__all__ = ["CASE_ODD", "Entry", "Search", "TableIndex", "case_odd", "index_for", "keywords_of"]
+__all__ = [
+    "CASE_ODD",
+    "Entry",
+    "Search",
+    "TableIndex",
+    "built_index",
+    "case_odd",
+    "index_for",
+    "keywords_of",
+]
 
 Search: TypeAlias = Callable[[str], "re.Match[str] | None"]
 Match: TypeAlias = Callable[[str, int], "re.Match[str] | None"]
@@ -178,12 +188,37 @@ def index_for(
     Kept for the process (by the patterns, which are equal for routers of the same skills):
     the index a router builds in ``AgentRuntime.warm_up``'s thread is the one the runtime's
     router then uses, rather than 20-60 ms of building again on the event loop at the first
-    input of each kind. An index is only read once built, so routers share it."""
-    return _index_for(tuple(ordinary), tuple(fallbacks), tuple(rule_sets), ascii_only)
+    input of each kind. An index is only read once built, so routers (and threads) share it."""
+    key = (tuple(ordinary), tuple(fallbacks), tuple(rule_sets), ascii_only)
+    found = _INDEXES.get(key)
+    if found is None:
+        found = _build_index(*key)
+        with _INDEXES_LOCK:
+            if len(_INDEXES) >= _KEPT_INDEXES:
+                _INDEXES.clear()  # many sets of skills in one process (tests): start again
+            found = _INDEXES.setdefault(key, found)
+    return found
 
 
-@functools.lru_cache(maxsize=32)  # a few kinds of text for each set of skills a process routes
-def _index_for(
+def built_index(
+    ordinary: Sequence[IntentPattern],
+    fallbacks: Sequence[IntentPattern],
+    rule_sets: Sequence[frozenset[str] | None],
+    ascii_only: bool,
+) -> TableIndex | None:
+    """``index_for``'s index when it is built already (None: it would be built now)."""
+    return _INDEXES.get((tuple(ordinary), tuple(fallbacks), tuple(rule_sets), ascii_only))
+
+
+_IndexKey: TypeAlias = tuple[
+    tuple[IntentPattern, ...], tuple[IntentPattern, ...], tuple["frozenset[str] | None", ...], bool
+]
+_INDEXES: dict[_IndexKey, TableIndex] = {}
+_INDEXES_LOCK = threading.Lock()
+_KEPT_INDEXES = 32  # a few kinds of text for each set of skills a process routes
+
+
+def _build_index(
     ordinary: tuple[IntentPattern, ...],
     fallbacks: tuple[IntentPattern, ...],
     rule_sets: tuple[frozenset[str] | None, ...],

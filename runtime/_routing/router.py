@@ -15,7 +15,6 @@ enum of intent types; ``IntentType`` is a plain string.
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import itertools
 import math
@@ -44,7 +43,14 @@ from skillrt._routing.clarify import (
 )
 from skillrt._routing.classifier import IntentClassifier
 from skillrt._routing.intent_table import IntentPattern, IntentSpec, IntentTable, declared_patterns
-from skillrt._routing.matching import Search, TableIndex, case_odd, index_for, keywords_of
+from skillrt._routing.matching import (
+    Search,
+    TableIndex,
+    built_index,
+    case_odd,
+    index_for,
+    keywords_of,
+)
 from skillrt._routing.prefilter import trigger_for
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
@@ -304,6 +310,11 @@ confidence_threshold (it runs), below its act_threshold (a write, delete or web 
 _Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "Search | None"], ...]
 # A kind of text: ASCII, Latin, with a selection, with a file, in a browsing session.
 _VariantKey: TypeAlias = tuple[bool, bool, bool, bool, bool]
+# ``matching.index_for``'s arguments: the ordinary patterns, the fallbacks, the rules' keywords,
+# whether the text is ASCII.
+_IndexArgs: TypeAlias = tuple[
+    list[IntentPattern], list[IntentPattern], list["frozenset[str] | None"], bool
+]
 """Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text
 (None: searched whatever the text holds)."""
 
@@ -1107,18 +1118,17 @@ class IntentRouter:
         """The patterns that can match ``text`` (registered intents, usable in this context,
         in its scripts), as bound searches: the ordinary ones, then the fallbacks, each in
         precedence order; and the keywords of all of them."""
-        key, build = self._variant_job(text, selection, has_file, browsing)
-        if build is None:
+        key, wanted = self._variant_job(text, selection, has_file, browsing)
+        if wanted is None:
             return self._variants[key]
-        variant = self._variants[key] = build()
+        variant = self._variants[key] = index_for(*wanted)
         return variant
 
     def _variant_job(
         self, text: str, selection: bool, has_file: bool, browsing: bool
-    ) -> tuple[_VariantKey, Callable[[], TableIndex] | None]:
-        """``text``'s kind (the key of its index) and, when its index is not built yet, what
-        builds it (``matching.index_for``: the patterns chosen here, the index made by the
-        call, in any thread)."""
+    ) -> tuple[_VariantKey, _IndexArgs | None]:
+        """``text``'s kind (the key of its index) and, when this router has no index for it
+        yet, ``matching.index_for``'s arguments for it (the patterns chosen here)."""
         ascii_only = text.isascii()
         latin = ascii_only or _LATIN.search(text) is not None
         key = (ascii_only, latin, selection, has_file, browsing)
@@ -1139,30 +1149,38 @@ class IntentRouter:
         fallbacks = [p for p in self.table.fallbacks if usable(p)]
         # The not_when rules' keywords are looked for in the same scan (when all are known).
         rule_sets = [keywords_of(regex.pattern) for _n, regex, _k in self._rules()[0]]
-        return key, functools.partial(index_for, ordinary, fallbacks, rule_sets, ascii_only)
+        return key, (ordinary, fallbacks, rule_sets, ascii_only)
 
     async def prepared(self, text: str, context: Mapping[str, Any] | None = None) -> None:
         """Build in a thread what routing ``text`` would otherwise build on the event loop,
         holding every other task and request meanwhile: the packaged table and classifier
         (0.1-0.4 s, once per process) and the index of the text's kind (English, other Latin,
         Chinese; with a file, a selection, a browsing session: 20-60 ms, once per kind and set
-        of registered skills). Then routing it finds them built; when they are, this returns at
-        once. The runtime's planner calls it before it routes."""
+        of registered skills). Then routing it finds them built. What is built already (by
+        ``warm_up`` too) is taken at once, without a turn of the loop. The runtime's planner
+        calls it before it routes."""
         if self._table is None:
-            self._table = await asyncio.to_thread(IntentTable.default)
+            default = IntentTable.default
+            loaded = IntentTable.default_loaded()
+            self._table = default() if loaded else await asyncio.to_thread(default)
         if self._classifier is None and self._use_classifier:
-            self._classifier = await asyncio.to_thread(IntentClassifier.packaged)
+            load = IntentClassifier.packaged
+            loaded = IntentClassifier.packaged_loaded()
+            self._classifier = load() if loaded else await asyncio.to_thread(load)
         routed = self._normalized(text)[:MAX_ROUTE_CHARS]
         if not routed or (len(routed) <= 40 and self._small_talk(routed)):
             return  # decided without the table (``_work``)
         current_file, selection, browsing = self._facts(context)
-        key, build = self._variant_job(routed, selection, current_file is not None, browsing)
-        if build is None:
+        key, wanted = self._variant_job(routed, selection, current_file is not None, browsing)
+        if wanted is None:
             return
-        generation = self._generation
-        variant = await asyncio.to_thread(build)
-        if generation == self._generation:  # no skill registered meanwhile: still its index
-            self._variants.setdefault(key, variant)
+        variant = built_index(*wanted)
+        if variant is None:
+            generation = self._generation
+            variant = await asyncio.to_thread(index_for, *wanted)
+            if generation != self._generation:  # a skill registered meanwhile: not its index
+                return
+        self._variants.setdefault(key, variant)
 
     def _match_table(
         self,
