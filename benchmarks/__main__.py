@@ -61,6 +61,7 @@ SUITES: tuple[Suite, ...] = (
         {"tasks": 200, "checkpoints": False},
     ),
     Suite("routing", "bench_routing", "routing", {"passes": 200}, {"passes": 20}),
+    Suite("first_input", "bench_first", "first_inputs", {"runs": 3}, {"runs": 1}),
     Suite(
         "resume",
         "bench_runtime",

@@ -61,6 +61,18 @@ def test_concurrency_completes_and_records_every_task() -> None:
     assert "  the last task's first model call started after" in metrics
 
 
+def test_first_inputs_measures_how_long_the_loop_is_held() -> None:
+    from benchmarks import bench_first
+
+    result = check(bench_first.first_inputs(runs=1))
+    [cold], [warm] = result["details"]["cold"], result["details"]["warm"]
+    for case, keys in ((cold, ("first", "new_kind")), (warm, ("first",))):
+        for key in keys:
+            took, held = case[f"{key}_s"], case[f"{key}_hold_s"]
+            assert 0 < held <= took + 0.05  # the ticker's longest gap, while the call ran
+    assert len(result["rows"]) == 3
+
+
 def test_resume_startup_restores_every_record() -> None:
     result = check(bench_runtime.resume_startup(records=25, runs=2))
     assert result["details"]["resumable"] == 25
