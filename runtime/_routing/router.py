@@ -308,15 +308,15 @@ _DISPUTED = 0.75
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
 
 _Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "Search | None"], ...]
-# A kind of text: ASCII, Latin, with a selection, with a file, in a browsing session.
+"""Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text
+(None: searched whatever the text holds)."""
 _VariantKey: TypeAlias = tuple[bool, bool, bool, bool, bool]
-# ``matching.index_for``'s arguments: the ordinary patterns, the fallbacks, the rules' keywords,
-# whether the text is ASCII.
+"""A kind of text: ASCII, Latin, with a selection, with a file, in a browsing session."""
 _IndexArgs: TypeAlias = tuple[
     list[IntentPattern], list[IntentPattern], list["frozenset[str] | None"], bool
 ]
-"""Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text
-(None: searched whatever the text holds)."""
+"""``matching.index_for``'s arguments: the ordinary patterns, the fallbacks, the not_when
+rules' keywords, whether the text is ASCII."""
 
 _NONE_BLOCKED: frozenset[str] = frozenset()
 _NORMS_KEPT = 8  # texts whose normalised form the router keeps (``_normalized``)

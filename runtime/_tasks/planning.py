@@ -127,6 +127,13 @@ class Planner:
         task.to(State.UNDERSTANDING)
         task.controller.signal.raise_if_aborted()
         router = self.router
+        context = None
+        if draft is None:  # (a draft was worked out by ``route_while``, prepared there)
+            context = route_context(task.record.context)
+            # What its kind of text needs (the classifier too, asked about below), built in a
+            # thread when it is not yet (the first Chinese request, the first with a file
+            # open...), not on the loop.
+            await router.prepared(task.input.text, context)
         # routing's model call counts towards the task's cost and budget; a router with
         # no model of its own (the embedded model is not asked) routes without one
         model = llm.get() if router.llm is not None else None
@@ -135,10 +142,6 @@ class Planner:
         ask = self.trust() == "high" or router.classifier is None or bool(router.unclassified)
         signal = task.controller.signal
         if draft is None:
-            context = route_context(task.record.context)
-            # What its kind of text needs, built in a thread when it is not yet (the first
-            # Chinese request, the first with a file open...), not on the loop.
-            await router.prepared(task.input.text, context)
             intent = await router.parse(
                 task.input.text,
                 context,
