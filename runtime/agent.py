@@ -368,9 +368,10 @@ class AgentRuntime:
         build on the event loop: the packaged intent table (its patterns compiled: 0.1-0.4 s on
         a small machine) and the classifier. An input that comes meanwhile waits for them
         rather than building them again. The REPL calls this once it is ready, while the user
-        types, and ``skillrt serve`` and ``skillrt mcp`` when they start; a host that knows
-        requests are coming may too. Without it, the first input builds what it needs in a
-        thread too (``process_input``), and waits for that."""
+        types, and ``skillrt serve`` when it starts (its ``/mcp`` too); a host that knows
+        requests are coming may too. Without it (a Python host, ``skillrt mcp`` on stdio), the
+        first input builds what it needs in a thread too (``process_input``), and waits for
+        that; a later kind of text has its index built in a thread (``IntentRouter.prepared``)."""
         if self._warming is None:
             self._warming = self._build_routing(_SAMPLES, browsing=True)
 
