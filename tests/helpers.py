@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,17 @@ def make_runtime(
     """A runtime over ``root`` (the blog) with its state in ``root/.skillrt``."""
     config = load_config(content_root=root, **overrides)
     return AgentRuntime(config, llm=llm, skills=skills if skills is not None else [])
+
+
+def history_said(root: Path) -> list[str]:
+    """The chat messages' contents in the history file of the runtime over ``root``, in
+    order, read through a connection of their own (as another process would see them)."""
+    other = sqlite3.connect(root / ".skillrt" / "history" / "history.db")
+    try:
+        rows = other.execute("SELECT data FROM messages").fetchall()
+    finally:
+        other.close()
+    return [json.loads(d)["content"] for (d,) in rows]
 
 
 class NoParams(BaseModel):

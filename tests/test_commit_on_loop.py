@@ -9,8 +9,6 @@ the library's default is the thread, the CLI's the loop.
 from __future__ import annotations
 
 import asyncio
-import json
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -24,7 +22,7 @@ from skillrt._state.embedded.checkpoints import CheckpointStore
 from skillrt._state.records import RecordText, TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
-from .helpers import NoParams, TopicParams, make_runtime, model_steps
+from .helpers import NoParams, TopicParams, history_said, make_runtime, model_steps
 from .test_runtime import writer
 
 
@@ -91,10 +89,7 @@ async def test_a_lone_task_commits_on_the_loop_and_keeps_every_promise(isolated:
         msg = await rt.process_input(f"write an article about loops {i}")
         assert msg.state == "COMPLETED"
         # The reply's turn is in the history file before the reply.
-        other = sqlite3.connect(isolated / ".skillrt" / "history" / "history.db")
-        said = [json.loads(d)["content"] for (d,) in other.execute("SELECT data FROM messages")]
-        other.close()
-        assert said[-1] == msg.content
+        assert history_said(isolated)[-1] == msg.content
     assert [sorted(s) for s in seen] == [
         ["first"],
         ["first", "second"],

@@ -4,9 +4,7 @@ that fails is reported, not hidden. Every test runs on both task stores (``store
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -21,7 +19,7 @@ from skillrt._state.embedded.checkpoints import CheckpointStore, TaskStore
 from skillrt._state.records import RecordText, TaskRecord
 from skillrt.testing import FunctionModel, ScriptedModel
 
-from .helpers import TopicParams, make_runtime, model_steps
+from .helpers import TopicParams, history_said, make_runtime, model_steps
 from .stores import StoreKind
 from .test_runtime import writer
 
@@ -190,10 +188,7 @@ async def test_history_and_checkpoints_are_written_off_the_event_loop(isolated: 
         msg = await rt.process_input(f"write an article about threads {i}")
         assert msg.state == "COMPLETED"
         # Another connection reads the reply's turn at once.
-        other = sqlite3.connect(isolated / ".skillrt" / "history" / "history.db")
-        said = [json.loads(d)["content"] for (d,) in other.execute("SELECT data FROM messages")]
-        other.close()
-        assert said[-1] == msg.content
+        assert history_said(isolated)[-1] == msg.content
     assert threads["apply"] and threads["history"]
     assert loop_thread not in threads["apply"] | threads["history"]
     assert len(threads["apply"]) == 1  # one commit thread, every round
@@ -406,10 +401,7 @@ async def test_a_long_tasks_request_is_in_the_history_while_it_runs(isolated: Pa
     for _ in range(100):  # up to 5 s
         await asyncio.sleep(0.05)
         if db.exists():
-            other = sqlite3.connect(db)
-            rows = other.execute("SELECT data FROM messages").fetchall()
-            other.close()
-            said = [json.loads(d)["content"] for (d,) in rows]
+            said = history_said(isolated)
             if said:
                 break
     assert said == ["write an article about waiting"]
