@@ -347,43 +347,40 @@ def per_task_overhead(tasks: int = 600, rounds: int = 3, warmup: int = 30) -> di
             for p50s, r in zip(result["details"][side], probes, strict=True)
         ]
 
-    ratios = floor_ratios("round_times")
-    floor_ratio = statistics.median(ratios)
-    rows.append(
-        row(
+    def ratio_row(metric: str, side: str, note: str, target: bool) -> dict[str, Any]:
+        """``side``'s p50 over the floor: the median of its rounds' ratios, each listed."""
+        ratios = floor_ratios(side)
+        ratio = statistics.median(ratios)
+        return row(
+            metric,
+            ratio,
+            "x",
+            target="≤ 1.5" if target else None,
+            met=ratio <= 1.5 if target else None,
+            note=note + ", ".join(f"{r:.2f}" for r in ratios),
+        )
+
+    rows += [
+        ratio_row(
             "skillrt p50 / floor",
-            floor_ratio,
-            "x",
-            target="≤ 1.5",
-            met=floor_ratio <= 1.5,
-            note="a task's median time over the fsynced commits its promises need, median of"
-            " the rounds' ratios, the floor probed after each round: "
-            + ", ".join(f"{r:.2f}" for r in ratios),
-        )
-    )
-    direct = floor_ratios("direct_round_times")
-    rows.append(
-        row(
+            "round_times",
+            "a task's median time over the fsynced commits its promises need, median of"
+            " the rounds' ratios, the floor probed after each round: ",
+            target=True,
+        ),
+        ratio_row(
             "  run_skill (no routing) p50 / floor",
-            statistics.median(direct),
-            "x",
-            note="the same ratio for the durable path alone: "
-            + ", ".join(f"{r:.2f}" for r in direct),
-        )
-    )
-    onloop = floor_ratios("onloop_round_times")
-    onloop_ratio = statistics.median(onloop)
-    rows.append(
-        row(
+            "direct_round_times",
+            "the same ratio for the durable path alone: ",
+            target=False,
+        ),
+        ratio_row(
             "  commit_on_loop (the CLI's way) p50 / floor",
-            onloop_ratio,
-            "x",
-            target="≤ 1.5",
-            met=onloop_ratio <= 1.5,
-            note="the same ratio through process_input, a task alone committing on the loop: "
-            + ", ".join(f"{r:.2f}" for r in onloop),
-        )
-    )
+            "onloop_round_times",
+            "the same ratio through process_input, a task alone committing on the loop: ",
+            target=True,
+        ),
+    ]
     # The CPU a task cannot go below here: the work it does with checkpoints off, and the
     # CPU of the commits its promises need (SQLite's and the kernel's, in one thread).
     timed = result["params"]["tasks_per_side"]
