@@ -368,10 +368,11 @@ class AgentRuntime:
         build on the event loop: the packaged intent table (its patterns compiled: 0.1-0.4 s on
         a small machine) and the classifier. An input that comes meanwhile waits for them
         rather than building them again. The REPL calls this once it is ready, while the user
-        types, and ``skillrt serve`` when it starts (its ``/mcp`` too); a host that knows
-        requests are coming may too. Without it (a Python host, ``skillrt mcp`` on stdio), the
-        first input builds what it needs in a thread too (``process_input``), and waits for
-        that; a later kind of text has its index built in a thread (``IntentRouter.prepared``)."""
+        types, and ``skillrt serve`` and ``skillrt mcp`` when they start; a host that knows
+        requests are coming may too. Without it (a Python host), the first input builds what it
+        needs in a thread too (``process_input``), and waits for that; a later kind of text has
+        its index built in a thread (``IntentRouter.prepared``). The thread logs
+        ``agent.routing.ready`` (debug) when it is done."""
         if self._warming is None:
             self._warming = self._build_routing(_SAMPLES, browsing=True)
 
@@ -386,19 +387,24 @@ class AgentRuntime:
             "packaged" if self.config.intent_classifier else None
         )
         skills = list(self.skills.values())
+        logger = self.logger
 
         def build() -> None:
             # Everything routing builds once per process is kept by its module (the table,
             # the classifier, each pattern's keywords and ASCII form, each kind of text's
             # index): a router of its own, routing a few inputs in this thread, leaves them
             # built for the runtime's.
+            started = time.perf_counter()
             try:
                 router = IntentRouter(None, cache_size=1, classifier=classifier)
                 for skill in skills:
                     router.register_skill(skill)
                 asyncio.run(_route_samples(router, samples, browsing))
-            except Exception:  # noqa: S110 - the first input meets it where it is reported
-                pass
+            except Exception as exc:  # the first input meets it where it is reported
+                logger.debug("agent.routing.warm_up_failed", error=str(exc))
+            else:
+                seconds = round(time.perf_counter() - started, 3)
+                logger.debug("agent.routing.ready", samples=len(samples), seconds=seconds)
             finally:
                 warming.set_result(None)
 

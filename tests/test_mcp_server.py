@@ -5,6 +5,7 @@ through ``llm.factory``: tools, progress, refusals, cancellation, MCP tasks acro
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -58,8 +59,10 @@ class Door:
             self.http = None
 
     @asynccontextmanager
-    async def connect(self, *, gated: bool = False) -> AsyncIterator[ClientSession]:
+    async def connect(self, *, gated: bool = False, **env: str) -> AsyncIterator[ClientSession]:
+        """A client session; ``env``: more of the server's environment."""
         extra = {GATE_ENV: str(self.gate)} if gated else {}
+        extra.update(env)
         if self.kind == "stdio":
             async with stdio_session(self.blog, self.state, **extra) as session:
                 yield session
@@ -126,6 +129,29 @@ async def test_lists_the_skills_as_tools_and_writes_an_article_with_progress(doo
     messages = [m or "" for _, _, m in seen]
     assert "Drafting the outline" in messages  # task:progress
     assert any("ownership" in m for m in messages)  # streamed text of a section
+
+
+async def test_routing_is_built_before_the_first_request(door: Door) -> None:
+    """Both doors build routing's tables (``warm_up``: every kind of text of its samples) in a
+    thread once the runtime is open, before the editor asks anything: its first request does
+    not wait for them. Without it, the first request builds only its own kind of text."""
+    log = door.tmp / "skillrt.log"
+    async with door.connect(SKILLRT_LOG_LEVEL="debug", SKILLRT_LOG_FILE=str(log)) as session:
+        with anyio.fail_after(60):
+            while not (ready := _logged(log, "agent.routing.ready")):
+                await anyio.sleep(0.05)
+        assert (await session.list_tools()).tools  # no request routed: only the tools listed
+    assert ready[0]["samples"] > 1  # warm_up's samples, not a first input's one
+    assert not _logged(log, "agent.input.received")
+
+
+def _logged(log: Path, event: str) -> list[dict[str, Any]]:
+    """The log file's JSON lines (the runtime's; other libraries' are plain text) of
+    ``event``."""
+    if not log.exists():
+        return []
+    lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line[:1] == "{"]
+    return [e for e in map(json.loads, lines) if e.get("event") == event]
 
 
 async def test_bad_params_are_an_error_result_and_the_server_goes_on(door: Door) -> None:

@@ -13,6 +13,13 @@ from skillrt.mcp.server.server import build_server
 __all__ = ["serve_stdio"]
 
 
+async def _open(runtime: AgentRuntime) -> None:
+    """Open the runtime, then build routing's tables in a thread (``warm_up``) while the
+    editor has yet to ask: its first request is not the one that waits for them."""
+    await runtime.initialize()
+    runtime.warm_up()
+
+
 def _seen(opening: asyncio.Future[None]) -> None:
     if not opening.cancelled():
         opening.exception()  # a handler that needs the runtime meets the error again
@@ -27,7 +34,7 @@ async def serve_stdio(runtime: AgentRuntime) -> None:
     from mcp.server.stdio import stdio_server
 
     mcp = build_server(runtime)
-    opening = asyncio.ensure_future(runtime.initialize())
+    opening = asyncio.ensure_future(_open(runtime))
     opening.add_done_callback(_seen)
     try:
         async with stdio_server() as (read, write):
