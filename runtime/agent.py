@@ -468,7 +468,9 @@ class AgentRuntime:
             # Not an answer to routing's question: that is dropped, and the text is a new request.
             await asyncio.shield(self._answer(waiting, text, None, record=False))
         chatlog.apply_focus(context, session_id, self._run.files)
-        screened = self.router.screen(text, route_context(context))
+        screen_context = route_context(context)
+        await self.router.prepared(text, screen_context, screening=True)  # (off the loop)
+        screened = self.router.screen(text, screen_context)
         if screened == "word" or (screened == "chat" and not self.router.handles(CHAT)):
             # One short word, or small talk with no chat skill.
             content = reply("small_talk", detect_language(text))

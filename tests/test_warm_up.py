@@ -48,7 +48,9 @@ async def main(root, warm):
     again = await rt.process_input("summarize posts/a.md again", {"session_id": "other"})
     second = await rt.process_input("hi")
     built.append(("later", ""))
-    # Kinds of text the warm-up did not route (for the cold case: none but the first's).
+    # Kinds of text the warm-up did not route (for the cold case: none but the first's). One
+    # short word is screened first, against its script's index with a file and a selection.
+    word = await rt.process_input("zebra")
     await rt.process_input("总结一下 posts/a.md")
     await rt.process_input("fix the grammar here", {"current_file": "posts/a.md",
                                                     "has_selection": True})
@@ -56,7 +58,7 @@ async def main(root, warm):
     misses = [intent_table._default_table.cache_info().misses,
               classifier._packaged.cache_info().misses]
     return {"states": [first.state, again.state, second.state], "misses": misses,
-            "built": built}
+            "built": built, "word": word.data.get("outcome")}
 
 print(json.dumps(asyncio.run(main(Path(sys.argv[1]), sys.argv[2] == "warm"))))
 """
@@ -120,14 +122,18 @@ def test_without_a_warm_up_the_first_input_has_them_built_in_a_thread(tmp_path: 
 def test_a_later_input_of_a_new_kind_of_text_has_its_index_built_in_a_thread(
     tmp_path: Path,
 ) -> None:
-    """Chinese, or a selection in an open file, after English: each kind of text's index
-    (20-60 ms) is built off the event loop too, by the planner's ``router.prepared``."""
+    """One short word, Chinese, or a selection in an open file, after English: each kind of
+    text's index (20-60 ms) is built off the event loop too, by ``router.prepared`` (before
+    the word is screened, and before a request is routed)."""
     cold = _run(tmp_path, warm=False)
+    assert cold["word"] == "chat"  # screened: no task
     built = cold["built"]
     assert isinstance(built, list)
     later = built[built.index(["later", ""]) + 1 :]
     indexes = [thread for name, thread in later if name == "index"]
-    assert len(indexes) == 2, later  # one per new kind, each built once
+    # One per new kind, each built once: the word's (English, with a file and a selection),
+    # Chinese, English with a file open (``has_selection`` is not in a route context).
+    assert len(indexes) == 3, later
     assert "MainThread" not in indexes, later
 
 

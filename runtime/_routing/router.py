@@ -1151,27 +1151,41 @@ class IntentRouter:
         rule_sets = [keywords_of(regex.pattern) for _n, regex, _k in self._rules()[0]]
         return key, (ordinary, fallbacks, rule_sets, ascii_only)
 
-    async def prepared(self, text: str, context: Mapping[str, Any] | None = None) -> None:
+    async def prepared(
+        self, text: str, context: Mapping[str, Any] | None = None, *, screening: bool = False
+    ) -> None:
         """Build in a thread what routing ``text`` would otherwise build on the event loop,
         holding every other task and request meanwhile: the packaged table and classifier
         (0.1-0.4 s, once per process) and the index of the text's kind (English, other Latin,
         Chinese; with a file, a selection, a browsing session: 20-60 ms, once per kind and set
         of registered skills). Then routing it finds them built. What is built already (by
         ``warm_up`` too) is taken at once, without a turn of the loop. The runtime's planner
-        calls it before it routes."""
+        calls it before it routes. ``screening``: what ``screen`` needs instead (the table and,
+        for one short word, the index it matches it against); the runtime asks for that before
+        it screens an input."""
         if self._table is None:
             default = IntentTable.default
             loaded = IntentTable.default_loaded()
             self._table = default() if loaded else await asyncio.to_thread(default)
-        if self._classifier is None and self._use_classifier:
+        if self._classifier is None and self._use_classifier and not screening:
             load = IntentClassifier.packaged
             loaded = IntentClassifier.packaged_loaded()
             self._classifier = load() if loaded else await asyncio.to_thread(load)
         routed = self._normalized(text)[:MAX_ROUTE_CHARS]
         if not routed or (len(routed) <= 40 and self._small_talk(routed)):
-            return  # decided without the table (``_work``)
+            return  # decided without the table (``_work``, ``screen``)
         current_file, selection, browsing = self._facts(context)
-        key, wanted = self._variant_job(routed, selection, current_file is not None, browsing)
+        if not screening:
+            await self._prepare_variant(routed, selection, current_file is not None, browsing)
+        elif is_one_short_word(routed):  # ``screen`` matches it with a file and a selection
+            await self._prepare_variant(routed, True, True, browsing)
+
+    async def _prepare_variant(
+        self, text: str, selection: bool, has_file: bool, browsing: bool
+    ) -> None:
+        """The index of ``text``'s kind in this context, built in a thread when no router of
+        the process has built it (``prepared``)."""
+        key, wanted = self._variant_job(text, selection, has_file, browsing)
         if wanted is None:
             return
         variant = built_index(*wanted)
