@@ -26,18 +26,9 @@ sys.path.insert(0, sys.argv[3])
 from tests.browsing_support import agent_model, make_runtime
 from tests.site import TestSite
 from tests.test_browsing_agent import run_browse, search_policy
+from tests.import_watch import watch
 
-WATCHED = ("skillrt.skills.browsing.agent", "playwright.async_api")
-importers = {}  # module: the thread that imported it
-
-class Watch:
-    def find_spec(self, name, path=None, target=None):
-        if name in WATCHED and name not in importers:
-            importers[name] = threading.current_thread().name
-        return None  # the usual finders import it
-
-already = [name for name in WATCHED if name in sys.modules]
-sys.meta_path.insert(0, Watch())
+importers, already = watch(("skillrt.skills.browsing.agent", "playwright.async_api"))
 
 async def main(tmp, backend):
     with TestSite() as site:

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from skillrt import SkillContext, SkillResult
+from skillrt._io.lazy import import_off_loop
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.markdown import dump_post
 from skillrt.blog.versions import Action
@@ -71,9 +72,11 @@ def today() -> str:
     return dt.date.fromtimestamp(time.time()).isoformat()
 
 
-def slug_for(text: str, fallback: str) -> str:
-    """A file-name slug: lowercase ASCII words joined by ``-`` (Chinese becomes pinyin)."""
-    from slugify import slugify  # python-slugify: at the first slug, not at registration
+async def slug_for(text: str, fallback: str) -> str:
+    """A file-name slug: lowercase ASCII words joined by ``-`` (Chinese becomes pinyin).
+    python-slugify is imported at the first slug, in a thread (~7 ms on the event loop)."""
+    await import_off_loop(("slugify",))
+    from slugify import slugify
 
     slug = slugify(text, max_length=MAX_SLUG_CHARS, word_boundary=True, save_order=True)
     return slug or slugify(fallback, max_length=MAX_SLUG_CHARS) or "post"

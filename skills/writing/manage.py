@@ -130,7 +130,7 @@ async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult
         raise BadParam("title", "title_too_long", chars=len(title), limit=MAX_TITLE_CHARS)
     tags = [" ".join(t.split()).lstrip("#")[:40] for t in params.tags or []]
     tags = list(dict.fromkeys(t for t in tags if t))[:MAX_TAGS]
-    slug = slug_for(title, f"post-{ctx.task_id[:8]}")
+    slug = await slug_for(title, f"post-{ctx.task_id[:8]}")
     post_path(ctx, params.path, slug)  # a path out of the blog is refused at once
     ctx.progress(1, 2, ctx.reply("creating"))
     compose = partial(

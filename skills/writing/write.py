@@ -534,7 +534,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     topic = params.topic
     lang = article_language(params, ctx.input.text, ctx.input.language)
     length = article_length(params, ctx.input.text)
-    slug = slug_for(topic, f"post-{ctx.task_id[:8]}")
+    slug = await slug_for(topic, f"post-{ctx.task_id[:8]}")
     post_path(ctx, params.target_path, slug)  # a path out of the blog is refused at once
 
     ctx.progress(1, TOTAL_STEPS, ctx.reply("finding_related"))
