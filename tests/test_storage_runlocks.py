@@ -100,3 +100,63 @@ def test_many_tasks_probed_at_once_across_processes(tmp_path: Path) -> None:
         child.wait(timeout=10)
         assert here.held_elsewhere(asked) == set()
         here.close()
+
+
+async def test_a_task_holds_its_run_lock_until_its_ending_is_on_disk(tmp_path: Path) -> None:
+    """While a task's ending is not on disk (another process writes to the checkpoint database
+    just then), its record still says it runs: its run lock must still be held, or another
+    process would find it held by no one and resume a task that is ending. Released once the
+    ending is on disk."""
+    import asyncio
+    import sqlite3
+    import threading
+    import time
+
+    from pydantic import BaseModel
+
+    from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
+    from skillrt.testing import FunctionModel
+
+    class Params(BaseModel):
+        topic: str = "x"
+
+    other = RunLocks(tmp_path / "state" / "locks" / "running")  # as another process sees it
+    probes: list[bool] = []
+    records: list[int] = []
+    busy = threading.Event()
+
+    def write_meanwhile(db: Path, task_id: str) -> None:
+        con = sqlite3.connect(db, timeout=0, isolation_level=None)
+        con.execute("BEGIN IMMEDIATE")  # the ending's commit waits for this write to end
+        busy.set()
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:  # the task ends meanwhile: its ending is queued
+            probes.append(other.running_elsewhere(task_id))
+            time.sleep(0.01)
+        records.append(con.execute("SELECT count(*) FROM Cache").fetchone()[0])
+        con.execute("ROLLBACK")
+        con.close()
+
+    @skill(name="One", params=Params, intents=["WRITE_ARTICLE"], description="one step")
+    async def one(ctx: SkillContext, params: Params) -> SkillResult:
+        async def value() -> str:
+            return "v"
+
+        await ctx.step("a", value)
+        db = rt.store.db_path  # type: ignore[attr-defined]
+        threading.Thread(target=write_meanwhile, args=(db, ctx.task_id), daemon=True).start()
+        await asyncio.to_thread(busy.wait, 10)
+        return SkillResult(message="done")
+
+    config = load_config(content_root=tmp_path, state_dir=tmp_path / "state")
+    rt = AgentRuntime(config, llm=FunctionModel(lambda m, o: "ok"), skills=[one])
+    await rt.initialize()
+    try:
+        reply = await rt.run_skill("One", {})
+        assert reply.state == "COMPLETED"
+        assert records == [1]  # the task's record was still there, saying it runs
+        assert len(probes) > 10 and all(probes), probes  # held all along
+        assert other.running_elsewhere(reply.task_id or "") is False  # let go once on disk
+    finally:
+        await rt.close()
+        other.close()

@@ -261,6 +261,16 @@ class StateBackend(Protocol):
         """Release the task's post locks and its run lock."""
         ...
 
+    @property
+    def releases_with_ending(self) -> bool:
+        """True where ``release`` queues the run lock's release for the next commit round (a
+        database's lease, deleted in the round of the task's ending): the runner releases a
+        task before it waits for its ending. False where the release takes effect at once (an
+        OS lock): the runner releases a task only once its ending is on disk, or another
+        process would meanwhile find a record that still says the task runs, held by no one,
+        and could resume it."""
+        ...
+
     def release_soon(self, task_id: str) -> None:
         """Release the task's post locks now if that does not block, else leave it to
         ``release`` (a watchdog that fired calls this from the event loop)."""

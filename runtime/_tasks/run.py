@@ -257,21 +257,33 @@ class TaskDriver:
         set_activity_listener(task.machine.touch)  # model bytes of this task push it back
         try:
             message = await self._run(task, route=route, draft=draft)
-        finally:
+        except BaseException:
             task.machine.stop()
             await self._release(task)
-        hook, task.reply_hook = task.reply_hook, None
-        if hook is not None:  # the reply's history entry goes in the ending's round
-            hook(message)
+            raise
+        task.machine.stop()
+        # A lease is deleted in the ending's round; an OS lock is let go at once, so only once
+        # the ending is on disk: before, another process would find the record of a task that
+        # still runs, held by no one, and could resume it (and end it a second time).
+        early = self.state.releases_with_ending
+        if early:
+            await self._release(task)
         try:
-            waiter = self.checkpoints.waiter()  # (the future itself, not ``durable``'s coroutines)
-        except Exception as exc:  # the store failed: say so, but still reply
-            message = self._not_durable(task, message, exc)
-        else:
-            if waiter is None:  # nothing queued or in flight: no coroutine to wait in
-                task.durable_reply = message
+            hook, task.reply_hook = task.reply_hook, None
+            if hook is not None:  # the reply's history entry goes in the ending's round
+                hook(message)
+            try:
+                waiter = self.checkpoints.waiter()  # (the future, not ``durable``'s coroutines)
+            except Exception as exc:  # the store failed: say so, but still reply
+                message = self._not_durable(task, message, exc)
             else:
-                message = await self._settled(task, message, waiter)
+                if waiter is None:  # nothing queued or in flight: no coroutine to wait in
+                    task.durable_reply = message
+                else:
+                    message = await self._settled(task, message, waiter)
+        finally:
+            if not early:
+                await self._release(task)
         task.finished(message)  # the reply, now: not a turn of the loop later
         return message
 

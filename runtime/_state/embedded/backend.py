@@ -122,6 +122,10 @@ class EmbeddedBackend:
     def release_soon(self, task_id: str) -> None:
         self.locks.release_task_locks(task_id)
 
+    @property
+    def releases_with_ending(self) -> bool:
+        return False  # an OS lock, let go at once: released once the ending is on disk
+
     async def running_elsewhere(self, task_id: str) -> bool:
         return self.runlocks is not None and self.runlocks.running_elsewhere(task_id)
 

@@ -180,6 +180,10 @@ class PostgresBackend:
     def release_soon(self, task_id: str) -> None:
         """Nothing here: a database's locks are released by the runner's end (``release``)."""
 
+    @property
+    def releases_with_ending(self) -> bool:
+        return True  # the lease is deleted in the ending's round (``release``)
+
     async def running_elsewhere(self, task_id: str) -> bool:
         return await self.database.off_loop(self.runlocks.running_elsewhere, task_id)
 
