@@ -9,6 +9,8 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from skillrt._state.embedded.runlocks import RunLocks
 
 
@@ -160,3 +162,36 @@ async def test_a_task_holds_its_run_lock_until_its_ending_is_on_disk(tmp_path: P
     finally:
         await rt.close()
         other.close()
+
+
+def test_a_lock_file_deleted_between_open_and_lock_is_not_a_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without OFD locks (macOS, Windows: a file per task, deleted when let go): a holder that
+    opens a task's file just before its holder lets go of it (and deletes it) locks a file no
+    one else will open. It must take the file now at the path instead, or a third holder would
+    lock that one too: two processes running one task."""
+    from skillrt._state.embedded import runlocks
+
+    monkeypatch.setattr(runlocks, "_OFD", False)  # the portable path, on this system's flock
+    folder = tmp_path / "runs"
+    first = RunLocks(folder)
+    assert first.hold("t1") is True
+
+    class LetGoMeanwhile(RunLocks):
+        """Opens the task's file, then the first holder lets go before this one locks it."""
+
+        def _open(self, path: str) -> int:
+            fd = super()._open(path)
+            first.release("t1")  # its file deleted, its lock dropped
+            return fd
+
+    second = LetGoMeanwhile(folder)
+    assert second.hold("t1") is True
+    third = RunLocks(folder)
+    assert third.hold("t1") is False  # the second holds the file at the path
+    assert third.running_elsewhere("t1") is True
+    second.release("t1")
+    assert third.hold("t1") is True
+    for locks in (first, second, third):
+        locks.close()

@@ -10,7 +10,9 @@ On Linux every lock is one byte of a single file, ``running.lock``, locked with 
 system call, with no file to create (creating and deleting a file per task costs up to a
 millisecond on some disks, on the event loop). OFD locks belong to the open file, not to the
 process, so two runtimes in one process exclude each other as two processes do. Elsewhere (no
-OFD locks) each lock is ``flock`` on a small file per task.
+OFD locks) each lock is ``flock`` on a small file per task, deleted when it is let go; a holder
+checks that the file it locked is still the one at its path (one deleted between its open and
+its lock excludes no one).
 """
 
 from __future__ import annotations
@@ -69,6 +71,19 @@ def _range(fd: int, kind: int, offset: int) -> bool:
     return True
 
 
+_ATTEMPTS = 3  # opens of a task's lock file that another holder deletes meanwhile
+
+
+def _still_at(fd: int, path: str) -> bool:
+    """Whether the open file ``fd`` is still the one at ``path`` (not deleted or replaced)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (st.st_dev, st.st_ino)
+
+
 def _byte(task_id: str) -> int:
     """The byte of ``running.lock`` that stands for the task (its id's hash)."""
     return int.from_bytes(hashlib.sha256(task_id.encode("utf-8")).digest()[:8], "big") >> 2
@@ -98,17 +113,24 @@ class RunLocks:
         if _OFD:
             return self._hold_byte(task_id)
         path = self._path(task_id)
-        fd = self._open(path)
-        try:
-            locked = _try_lock(fd)
-        except BaseException:
+        for _ in range(_ATTEMPTS):
+            fd = self._open(path)
+            try:
+                locked = _try_lock(fd)
+                current = locked and _still_at(fd, path)
+            except BaseException:
+                os.close(fd)
+                raise
+            if current:
+                self._held[task_id] = (fd, path)
+                return True
             os.close(fd)
-            raise
-        if not locked:
-            os.close(fd)
-            return False
-        self._held[task_id] = (fd, path)
-        return True
+            if not locked:
+                return False
+            # The file was another holder's, deleted as it let go between our open and our
+            # lock: a lock on it excludes no one (the next holder opens a new file at the
+            # path). Open the path again.
+        return False
 
     def release(self, task_id: str) -> None:
         held = self._held.pop(task_id, None)
