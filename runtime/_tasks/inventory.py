@@ -25,7 +25,7 @@ from skillrt._tasks.machine import TERMINAL_STATES, State
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import ACTIVE_STATES, TaskTable
 from skillrt.events import EventBus
-from skillrt.exceptions import StoreUnavailable
+from skillrt.exceptions import SkillrtError, StoreUnavailable
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.outcomes import End
 from skillrt.settings import BudgetConfig, RuntimeConfig
@@ -196,10 +196,35 @@ class Inventory:
         """Start a resumable task again: the turn its caller awaits, a reply saying it runs in
         another process, or None (no such resumable task here)."""
         task = await self._resumable_task(task_id)
+        if isinstance(task, Task):
+            task = await self._as_stored(task)
         if not isinstance(task, Task):
             return task
         route = _prepare_resume(task, budget, session_id)
         return self.driver.start(task, route=route)
+
+    async def _as_stored(self, task: Task) -> Task | ChatMessage | None:
+        """``task`` as the store holds it now, read under its run lock (kept for the run, which
+        takes it again). Another process may have resumed it since this one read it, and then
+        paused it further on (its copy here is replaced) or ended it: completed or abandoned
+        (None). Resumed from the copy read before, it ran again what was done, a post written
+        a second time over the first."""
+        if not self.state.journaled or task.memory_only:
+            return task  # never written: this copy is the only one
+        try:
+            if not await self.state.hold(task.id):
+                content = reply("running_elsewhere", task.input.language, task=task.id)
+                return reply_of(task, content, error="running_elsewhere")
+            stored = await self.state.read(task.id)
+        except (SkillrtError, OSError) as exc:  # the store cannot be read: nothing is run
+            await self.state.release(task.id)
+            return self.endings.storage_reply(exc, task_id=task.id)
+        self.tasks.sync({task.id: stored})  # (a copy here newer than the store's is kept)
+        fresh = self.tasks.get(task.id)
+        if fresh is None or not resting(fresh):
+            await self.state.release(task.id)
+            return None
+        return fresh
 
     async def _resumable_task(self, task_id: str) -> Task | ChatMessage | None:
         if self.state.shared:  # the store may know it better: another worker wrote it

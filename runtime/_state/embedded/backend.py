@@ -8,6 +8,7 @@ make on the event loop; the group commit's fsyncs run in the committer's thread.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -156,10 +157,13 @@ class EmbeddedBackend:
     def newer(
         self, held: Sequence[str], task_id: str | None = None, *, max_age_s: float, now: float
     ) -> dict[str, TaskRecord | None]:
-        return {}  # nobody else writes here while this runtime runs (run locks see to that)
+        # Nobody else writes a task this runtime runs (run locks see to that). One it holds
+        # resting may be resumed and ended by another process meanwhile: a resume reads it
+        # again under its run lock (``Inventory.resume``).
+        return {}
 
     async def read(self, task_id: str) -> TaskRecord | None:
-        return self.store.get(task_id)
+        return await asyncio.to_thread(self.store.get, task_id)  # a read: off the loop
 
     def orphans(self, states: tuple[str, ...]) -> list[str]:
         return []  # a task cut off by a crash is restored at the next start
