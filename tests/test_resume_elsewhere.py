@@ -133,3 +133,31 @@ async def test_a_task_resumed_elsewhere_right_now_is_refused(tmp_path: Path) -> 
     assert steps.ran == Counter(one=1, two=2, three=1)
     await tool.close()
     await repl.close()
+
+
+async def test_an_abort_leaves_a_task_another_process_runs(tmp_path: Path) -> None:
+    """Its copy here reads paused; the other process resumed it and runs it. No channel
+    reaches that process (the shared store has one): the abort is refused, and the record
+    that run writes stays. Before, it was deleted under the run and "cancelled" recorded."""
+    steps = _Steps()
+    first = steps.runtime(tmp_path)
+    await first.initialize()
+    steps.hold, steps.reached = "two", asyncio.Event()
+    run = asyncio.ensure_future(first.run_skill("Three", {}))
+    await steps.cut_off_at(first, "two", run)
+    task_id = steps.task_id
+    repl = steps.runtime(tmp_path)
+    await repl.initialize()
+    tool = steps.runtime(tmp_path)
+    await tool.initialize()
+    steps.hold, steps.gate, steps.reached = "two", asyncio.Event(), asyncio.Event()
+    resumed = asyncio.ensure_future(tool.resume_task(task_id))
+    await asyncio.wait_for(steps.reached.wait(), 30)
+    assert repl.abort(task_id) is False
+    assert tool.store.get(task_id) is not None  # its journal, as that run left it
+    assert [e["state"] for e in repl.history.tasks(limit=5)] == []
+    steps.gate.set()
+    done = await resumed
+    assert done is not None and done.state == "COMPLETED"
+    await tool.close()
+    await repl.close()

@@ -251,6 +251,11 @@ class Inventory:
             return True
         if task.state is not State.PAUSED:
             return False
+        if not self.state.shared and self.state.held_elsewhere([task.id]):
+            # Resumed by another process on this state folder, which runs it now: ended here,
+            # its record was deleted under that run (and lost, were it cut off then), while it
+            # went on. No channel reaches it (a shared store's does: ``AgentRuntime.abort``).
+            return False
         self.endings.stopped(task)  # not running: cancelled in place
         self.state.release_soon(task.id)
         self.chatlog.flush()
