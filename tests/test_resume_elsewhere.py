@@ -161,3 +161,29 @@ async def test_an_abort_leaves_a_task_another_process_runs(tmp_path: Path) -> No
     assert done is not None and done.state == "COMPLETED"
     await tool.close()
     await repl.close()
+
+
+async def test_a_task_completed_elsewhere_is_not_abandoned_here(tmp_path: Path) -> None:
+    """Giving up an old copy of a task another process completed since: nothing to give up
+    (False), its history entry still says it completed (before, "abandoned" replaced it), and
+    it is no longer listed."""
+    steps = _Steps()
+    first = steps.runtime(tmp_path)
+    await first.initialize()
+    steps.hold, steps.reached = "two", asyncio.Event()
+    run = asyncio.ensure_future(first.run_skill("Three", {}))
+    await steps.cut_off_at(first, "two", run)
+    task_id = steps.task_id
+    repl = steps.runtime(tmp_path)
+    await repl.initialize()
+    tool = steps.runtime(tmp_path)
+    await tool.initialize()
+    done = await tool.resume_task(task_id)
+    assert done is not None and done.state == "COMPLETED"
+    await tool.close()
+
+    assert await repl.abandon_task(task_id) is False
+    states = [e["state"] for e in repl.history.tasks(limit=5) if e.get("task_id") == task_id]
+    assert states == ["COMPLETED"]  # as the other process recorded it (one entry a task)
+    assert repl.get_resumable_tasks() == []
+    await repl.close()

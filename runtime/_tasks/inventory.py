@@ -203,12 +203,14 @@ class Inventory:
         route = _prepare_resume(task, budget, session_id)
         return self.driver.start(task, route=route)
 
-    async def _as_stored(self, task: Task) -> Task | ChatMessage | None:
+    async def _as_stored(
+        self, task: Task, wanted: Callable[[Task], bool] = resting
+    ) -> Task | ChatMessage | None:
         """``task`` as the store holds it now, read under its run lock (kept for the run, which
         takes it again). Another process may have resumed it since this one read it, and then
         paused it further on (its copy here is replaced) or ended it: completed or abandoned
-        (None). Resumed from the copy read before, it ran again what was done, a post written
-        a second time over the first."""
+        (None; None too when the stored task is not ``wanted``). Resumed from the copy read
+        before, it ran again what was done, a post written a second time over the first."""
         if not self.state.journaled or task.memory_only:
             return task  # never written: this copy is the only one
         try:
@@ -221,7 +223,7 @@ class Inventory:
             return self.endings.storage_reply(exc, task_id=task.id)
         self.tasks.sync({task.id: stored})  # (a copy here newer than the store's is kept)
         fresh = self.tasks.get(task.id)
-        if fresh is None or not resting(fresh):
+        if fresh is None or not wanted(fresh):
             await self.state.release(task.id)
             return None
         return fresh
@@ -283,6 +285,10 @@ class Inventory:
             return False
         if task.runner is None and await self.state.running_elsewhere(task.id):
             return False
+        stored = await self._as_stored(task, _abandonable)  # as the store holds it now
+        if not isinstance(stored, Task):
+            return False  # ended elsewhere meanwhile, or run there now: nothing to give up
+        task = stored
         if task.state is State.PAUSED:
             task.to(State.CANCELLED)
         task.end_reason = End.ABANDONED
@@ -293,6 +299,10 @@ class Inventory:
         self.chatlog.add_task(task.record, "ABANDONED", "abandoned")
         self.chatlog.flush()
         return True
+
+
+def _abandonable(task: Task) -> bool:
+    return task.state in (State.PAUSED, State.ERROR)
 
 
 def _prepare_resume(task: Task, budget: BudgetConfig | None, session_id: str) -> bool:
