@@ -825,6 +825,9 @@ class AgentRuntime:
     async def _control(self, task_id: str, verb: str) -> bool:
         await self.initialize()
         task = self._tasks.get(task_id)
+        if self._remote is None and task is not None and not task.running and verb == "abort":
+            # A paused copy: as the store holds it now (another process may have ended it).
+            return await self._run.inventory.abort_stored(task)
         if (task is not None and task.running) or self._remote is None:
             return self._act_here(task, verb)
         answer = await self._remote.ask(task_id, verb)

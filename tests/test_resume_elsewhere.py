@@ -187,3 +187,48 @@ async def test_a_task_completed_elsewhere_is_not_abandoned_here(tmp_path: Path) 
     assert states == ["COMPLETED"]  # as the other process recorded it (one entry a task)
     assert repl.get_resumable_tasks() == []
     await repl.close()
+
+
+async def test_a_task_completed_elsewhere_is_not_cancelled_here(tmp_path: Path) -> None:
+    """``abort_task`` (the REPL's ``/cancel``) of an old copy of a task another process
+    completed since: refused, and its history entry still says it completed."""
+    steps = _Steps()
+    first = steps.runtime(tmp_path)
+    await first.initialize()
+    steps.hold, steps.reached = "two", asyncio.Event()
+    run = asyncio.ensure_future(first.run_skill("Three", {}))
+    await steps.cut_off_at(first, "two", run)
+    task_id = steps.task_id
+    repl = steps.runtime(tmp_path)
+    await repl.initialize()
+    tool = steps.runtime(tmp_path)
+    await tool.initialize()
+    done = await tool.resume_task(task_id)
+    assert done is not None and done.state == "COMPLETED"
+    await tool.close()
+
+    assert await repl.abort_task(task_id) is False
+    states = [e["state"] for e in repl.history.tasks(limit=5) if e.get("task_id") == task_id]
+    assert states == ["COMPLETED"]
+    assert repl.get_resumable_tasks() == []
+    await repl.close()
+
+
+async def test_a_paused_task_is_cancelled_with_its_record_gone(tmp_path: Path) -> None:
+    """``abort_task`` of a paused task no one runs: cancelled, its record deleted before its
+    run lock is let go, no longer offered."""
+    steps = _Steps()
+    first = steps.runtime(tmp_path)
+    await first.initialize()
+    steps.hold, steps.reached = "two", asyncio.Event()
+    run = asyncio.ensure_future(first.run_skill("Three", {}))
+    await steps.cut_off_at(first, "two", run)
+    task_id = steps.task_id
+    repl = steps.runtime(tmp_path)
+    await repl.initialize()
+    assert await repl.abort_task(task_id) is True
+    assert repl.store.get(task_id) is None
+    states = [e["state"] for e in repl.history.tasks(limit=5) if e.get("task_id") == task_id]
+    assert states == ["CANCELLED"]
+    assert repl.get_resumable_tasks() == []
+    await repl.close()

@@ -263,6 +263,20 @@ class Inventory:
         self.chatlog.flush()
         return True
 
+    async def abort_stored(self, task: Task) -> bool:
+        """``abort`` of a task that does not run here, as the store holds it now (read under
+        its run lock, as a resume reads it): one another process ended since (completed, given
+        up) is not ended a second time, its history entry replaced by "cancelled"."""
+        stored = await self._as_stored(task, _paused)
+        if not isinstance(stored, Task):
+            return False
+        try:
+            done = self.abort(stored)
+            await self.checkpoints.durable()  # its ending on disk before its lock is let go
+        finally:
+            await self.state.release(stored.id)
+        return done
+
     async def shutdown(self) -> None:
         """Stop the running tasks, leaving them resumable, and wait for the last commit."""
         runners = []
@@ -299,6 +313,10 @@ class Inventory:
         self.chatlog.add_task(task.record, "ABANDONED", "abandoned")
         self.chatlog.flush()
         return True
+
+
+def _paused(task: Task) -> bool:
+    return task.state is State.PAUSED
 
 
 def _abandonable(task: Task) -> bool:

@@ -324,7 +324,7 @@ class Repl:
             await self._cancel_waiting()
             return
         task = find_task(arg, self.rt.get_resumable_tasks())
-        if self.rt.abort(task.id):
+        if await self.rt.abort_task(task.id):  # (as the store holds it now)
             self.console.print(self._say("cancelled_task", task=task.id))
         else:
             self.console.print(self._say("cannot_cancel", task=task.id))
