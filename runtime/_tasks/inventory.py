@@ -270,9 +270,13 @@ class Inventory:
         stored = await self._as_stored(task, _paused)
         if not isinstance(stored, Task):
             return False
+        done = False
         try:
             done = self.abort(stored)
             await self.checkpoints.durable()  # its ending on disk before its lock is let go
+        except Exception as exc:  # a full or read-only disk: cancelled here all the same
+            self.logger().error("agent.error", task_id=stored.id, where="abort",
+                                error=self.chatlog.error_text(exc))  # fmt: skip
         finally:
             await self.state.release(stored.id)
         return done
