@@ -8,16 +8,13 @@ have imported these in this one.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.browsing_support import require_chromium
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.import_watch import ROOT, in_fresh_process
 
 _CASE = """
 import asyncio, json, sys, threading
@@ -42,18 +39,8 @@ print(json.dumps(asyncio.run(main(sys.argv[1], sys.argv[2]))))
 """
 
 
-def _run(tmp_path: Path, backend: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", _CASE, str(tmp_path), backend, str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+def _run(tmp_path: Path, backend: str) -> dict[str, Any]:
+    return in_fresh_process(_CASE, str(tmp_path), backend, str(ROOT), timeout=180)
 
 
 def test_the_first_browse_imports_the_agent_off_the_event_loop(tmp_path: Path) -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
-from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
+from skillrt import AgentRuntime, ChatMessage, SkillContext, SkillResult, load_config, skill
 from skillrt.testing import FunctionModel
 
 
@@ -53,31 +54,58 @@ class _Steps:
         config = load_config(content_root=root, state_dir=root / "state")
         return AgentRuntime(config, llm=FunctionModel(lambda m, o: "ok"), skills=[self.skill])
 
-    async def cut_off_at(self, rt: AgentRuntime, step: str, run: asyncio.Future[object]) -> None:
-        """Shut ``rt`` down while its task waits in ``step``: the task stays resumable."""
+    async def opened(self, root: Path) -> AgentRuntime:
+        """A runtime over ``root``, initialised: it has read the resumable tasks now."""
+        rt = self.runtime(root)
+        await rt.initialize()
+        return rt
+
+    def hold_at(self, step: str) -> None:
+        """The next run of ``step`` waits for a new ``gate`` (``reached`` says it is there)."""
         self.hold, self.gate, self.reached = step, asyncio.Event(), asyncio.Event()
+
+    async def cut_off_at(self, rt: AgentRuntime, run: asyncio.Future[Any]) -> None:
+        """Shut ``rt`` down while its task waits in the held step: it stays resumable."""
         await asyncio.wait_for(self.reached.wait(), 30)
         await rt.close()
         await run
         self.hold = None
 
+    async def cut_off_task(self, root: Path) -> str:
+        """A task cut off in its step "two" ("one" done), resumable; its id."""
+        first = await self.opened(root)
+        self.hold_at("two")
+        await self.cut_off_at(first, asyncio.ensure_future(first.run_skill("Three", {})))
+        return self.task_id
+
+    async def completed_elsewhere(self, root: Path, task_id: str) -> None:
+        """Another runtime resumes the task and completes it."""
+        tool = await self.opened(root)
+        done = await tool.resume_task(task_id)
+        assert done is not None and done.state == "COMPLETED"
+        await tool.close()
+
+    async def running_in(
+        self, rt: AgentRuntime, task_id: str
+    ) -> asyncio.Future[ChatMessage | None]:
+        """``rt`` resumes the task, which runs there now (held in step "two")."""
+        self.hold_at("two")
+        resumed = asyncio.ensure_future(rt.resume_task(task_id))
+        await asyncio.wait_for(self.reached.wait(), 30)
+        return resumed
+
+
+def _history_states(rt: AgentRuntime, task_id: str) -> list[str]:
+    """The states the history records for the task (one entry a task)."""
+    return [e["state"] for e in rt.history.tasks(limit=5) if e.get("task_id") == task_id]
+
 
 async def test_a_task_completed_elsewhere_is_not_resumed_again(tmp_path: Path) -> None:
     steps = _Steps()
-    first = steps.runtime(tmp_path)
-    await first.initialize()
-    steps.hold, steps.reached = "two", asyncio.Event()
-    run = asyncio.ensure_future(first.run_skill("Three", {}))
-    await steps.cut_off_at(first, "two", run)
-    task_id = steps.task_id
-    repl = steps.runtime(tmp_path)  # open since: it lists the task, as read now
-    await repl.initialize()
+    task_id = await steps.cut_off_task(tmp_path)
+    repl = await steps.opened(tmp_path)  # open since: it lists the task, as read now
     assert [t.id for t in repl.get_resumable_tasks()] == [task_id]
-    tool = steps.runtime(tmp_path)
-    await tool.initialize()
-    done = await tool.resume_task(task_id)
-    assert done is not None and done.state == "COMPLETED"
-    await tool.close()
+    await steps.completed_elsewhere(tmp_path, task_id)
     assert steps.ran == Counter(one=1, two=2, three=1)
 
     again = await repl.resume_task(task_id)
@@ -89,19 +117,12 @@ async def test_a_task_completed_elsewhere_is_not_resumed_again(tmp_path: Path) -
 
 async def test_a_task_taken_further_elsewhere_goes_on_from_there(tmp_path: Path) -> None:
     steps = _Steps()
-    first = steps.runtime(tmp_path)
-    await first.initialize()
-    steps.hold, steps.reached = "two", asyncio.Event()
-    run = asyncio.ensure_future(first.run_skill("Three", {}))
-    await steps.cut_off_at(first, "two", run)  # "one" done
-    task_id = steps.task_id
-    repl = steps.runtime(tmp_path)  # read now: "one" done
-    await repl.initialize()
-    tool = steps.runtime(tmp_path)
-    await tool.initialize()
-    steps.hold, steps.reached = "three", asyncio.Event()
+    task_id = await steps.cut_off_task(tmp_path)  # "one" done
+    repl = await steps.opened(tmp_path)  # read now: "one" done
+    tool = await steps.opened(tmp_path)
+    steps.hold_at("three")
     resumed = asyncio.ensure_future(tool.resume_task(task_id))
-    await steps.cut_off_at(tool, "three", resumed)  # "two" done there, cut off in "three"
+    await steps.cut_off_at(tool, resumed)  # "two" done there, cut off in "three"
     assert steps.ran == Counter(one=1, two=2, three=1)
 
     done = await repl.resume_task(task_id)
@@ -112,19 +133,10 @@ async def test_a_task_taken_further_elsewhere_goes_on_from_there(tmp_path: Path)
 
 async def test_a_task_resumed_elsewhere_right_now_is_refused(tmp_path: Path) -> None:
     steps = _Steps()
-    first = steps.runtime(tmp_path)
-    await first.initialize()
-    steps.hold, steps.reached = "two", asyncio.Event()
-    run = asyncio.ensure_future(first.run_skill("Three", {}))
-    await steps.cut_off_at(first, "two", run)
-    task_id = steps.task_id
-    repl = steps.runtime(tmp_path)
-    await repl.initialize()
-    tool = steps.runtime(tmp_path)
-    await tool.initialize()
-    steps.hold, steps.gate, steps.reached = "two", asyncio.Event(), asyncio.Event()
-    resumed = asyncio.ensure_future(tool.resume_task(task_id))
-    await asyncio.wait_for(steps.reached.wait(), 30)  # running in the other one
+    task_id = await steps.cut_off_task(tmp_path)
+    repl = await steps.opened(tmp_path)
+    tool = await steps.opened(tmp_path)
+    resumed = await steps.running_in(tool, task_id)
     refused = await repl.resume_task(task_id)
     assert refused is not None and refused.data.get("error") == "running_elsewhere"
     steps.gate.set()
@@ -140,19 +152,10 @@ async def test_an_abort_leaves_a_task_another_process_runs(tmp_path: Path) -> No
     reaches that process (the shared store has one): the abort is refused, and the record
     that run writes stays. Before, it was deleted under the run and "cancelled" recorded."""
     steps = _Steps()
-    first = steps.runtime(tmp_path)
-    await first.initialize()
-    steps.hold, steps.reached = "two", asyncio.Event()
-    run = asyncio.ensure_future(first.run_skill("Three", {}))
-    await steps.cut_off_at(first, "two", run)
-    task_id = steps.task_id
-    repl = steps.runtime(tmp_path)
-    await repl.initialize()
-    tool = steps.runtime(tmp_path)
-    await tool.initialize()
-    steps.hold, steps.gate, steps.reached = "two", asyncio.Event(), asyncio.Event()
-    resumed = asyncio.ensure_future(tool.resume_task(task_id))
-    await asyncio.wait_for(steps.reached.wait(), 30)
+    task_id = await steps.cut_off_task(tmp_path)
+    repl = await steps.opened(tmp_path)
+    tool = await steps.opened(tmp_path)
+    resumed = await steps.running_in(tool, task_id)
     assert repl.abort(task_id) is False
     assert tool.store.get(task_id) is not None  # its journal, as that run left it
     assert [e["state"] for e in repl.history.tasks(limit=5)] == []
@@ -168,23 +171,12 @@ async def test_a_task_completed_elsewhere_is_not_abandoned_here(tmp_path: Path) 
     (False), its history entry still says it completed (before, "abandoned" replaced it), and
     it is no longer listed."""
     steps = _Steps()
-    first = steps.runtime(tmp_path)
-    await first.initialize()
-    steps.hold, steps.reached = "two", asyncio.Event()
-    run = asyncio.ensure_future(first.run_skill("Three", {}))
-    await steps.cut_off_at(first, "two", run)
-    task_id = steps.task_id
-    repl = steps.runtime(tmp_path)
-    await repl.initialize()
-    tool = steps.runtime(tmp_path)
-    await tool.initialize()
-    done = await tool.resume_task(task_id)
-    assert done is not None and done.state == "COMPLETED"
-    await tool.close()
+    task_id = await steps.cut_off_task(tmp_path)
+    repl = await steps.opened(tmp_path)
+    await steps.completed_elsewhere(tmp_path, task_id)
 
     assert await repl.abandon_task(task_id) is False
-    states = [e["state"] for e in repl.history.tasks(limit=5) if e.get("task_id") == task_id]
-    assert states == ["COMPLETED"]  # as the other process recorded it (one entry a task)
+    assert _history_states(repl, task_id) == ["COMPLETED"]  # as the other process recorded it
     assert repl.get_resumable_tasks() == []
     await repl.close()
 
@@ -193,23 +185,12 @@ async def test_a_task_completed_elsewhere_is_not_cancelled_here(tmp_path: Path) 
     """``abort_task`` (the REPL's ``/cancel``) of an old copy of a task another process
     completed since: refused, and its history entry still says it completed."""
     steps = _Steps()
-    first = steps.runtime(tmp_path)
-    await first.initialize()
-    steps.hold, steps.reached = "two", asyncio.Event()
-    run = asyncio.ensure_future(first.run_skill("Three", {}))
-    await steps.cut_off_at(first, "two", run)
-    task_id = steps.task_id
-    repl = steps.runtime(tmp_path)
-    await repl.initialize()
-    tool = steps.runtime(tmp_path)
-    await tool.initialize()
-    done = await tool.resume_task(task_id)
-    assert done is not None and done.state == "COMPLETED"
-    await tool.close()
+    task_id = await steps.cut_off_task(tmp_path)
+    repl = await steps.opened(tmp_path)
+    await steps.completed_elsewhere(tmp_path, task_id)
 
     assert await repl.abort_task(task_id) is False
-    states = [e["state"] for e in repl.history.tasks(limit=5) if e.get("task_id") == task_id]
-    assert states == ["COMPLETED"]
+    assert _history_states(repl, task_id) == ["COMPLETED"]
     assert repl.get_resumable_tasks() == []
     await repl.close()
 
@@ -218,17 +199,10 @@ async def test_a_paused_task_is_cancelled_with_its_record_gone(tmp_path: Path) -
     """``abort_task`` of a paused task no one runs: cancelled, its record deleted before its
     run lock is let go, no longer offered."""
     steps = _Steps()
-    first = steps.runtime(tmp_path)
-    await first.initialize()
-    steps.hold, steps.reached = "two", asyncio.Event()
-    run = asyncio.ensure_future(first.run_skill("Three", {}))
-    await steps.cut_off_at(first, "two", run)
-    task_id = steps.task_id
-    repl = steps.runtime(tmp_path)
-    await repl.initialize()
+    task_id = await steps.cut_off_task(tmp_path)
+    repl = await steps.opened(tmp_path)
     assert await repl.abort_task(task_id) is True
     assert repl.store.get(task_id) is None
-    states = [e["state"] for e in repl.history.tasks(limit=5) if e.get("task_id") == task_id]
-    assert states == ["CANCELLED"]
+    assert _history_states(repl, task_id) == ["CANCELLED"]
     assert repl.get_resumable_tasks() == []
     await repl.close()

@@ -10,10 +10,10 @@ a process, and other tests have built them already in this one.
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
+
+from tests.import_watch import in_fresh_process
 
 _CASE = """
 import asyncio, json, sys, threading
@@ -64,20 +64,11 @@ print(json.dumps(asyncio.run(main(Path(sys.argv[1]), sys.argv[2] == "warm"))))
 """
 
 
-def _run(tmp_path: Path, warm: bool) -> dict[str, object]:
+def _run(tmp_path: Path, warm: bool) -> dict[str, Any]:
     root = tmp_path / ("warm" if warm else "cold")
     (root / "posts").mkdir(parents=True)
     (root / "posts" / "a.md").write_text("# A\n\nA post.\n", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-c", _CASE, str(root), "warm" if warm else "cold"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return in_fresh_process(_CASE, str(root), "warm" if warm else "cold")
 
 
 def test_warm_up_builds_routings_tables_once_in_a_thread_before_the_first_input(

@@ -5,12 +5,9 @@ process, and other tests have imported it in this one."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.import_watch import ROOT, in_fresh_process
 
 _CASE = """
 import asyncio, json, sys, threading
@@ -36,16 +33,7 @@ print(json.dumps(asyncio.run(main(sys.argv[1]))))
 
 
 def test_the_first_article_imports_slugify_off_the_event_loop(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _CASE, str(tmp_path), str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = in_fresh_process(_CASE, str(tmp_path), str(ROOT))
     assert out["state"] == "COMPLETED", out
     assert out["path"] == "posts/rust-ownership.md"  # the slug, made once it was imported
     assert out["already"] == []  # not imported before the task: the task imported it
