@@ -195,9 +195,8 @@ class Inventory:
     ) -> asyncio.Future[ChatMessage] | ChatMessage | None:
         """Start a resumable task again: the turn its caller awaits, a reply saying it runs in
         another process, or None (no such resumable task here)."""
-        task = await self._resumable_task(task_id)
-        if isinstance(task, Task):
-            task = await self._as_stored(task)
+        held = await self._resumable_task(task_id)
+        task = None if held is None else await self._as_stored(held)
         if not isinstance(task, Task):
             return task
         route = _prepare_resume(task, budget, session_id)
@@ -228,17 +227,14 @@ class Inventory:
             return None
         return fresh
 
-    async def _resumable_task(self, task_id: str) -> Task | ChatMessage | None:
+    async def _resumable_task(self, task_id: str) -> Task | None:
         if self.state.shared:  # the store may know it better: another worker wrote it
             snap = await self.snapshot_async(task_id)
             self.tasks.sync({k: v for k, v in snap.stored.items() if k not in snap.busy})
         task = self.tasks.get(task_id)
         if task is None or not await _settled_run(task) or not resting(task):
             return None
-        if await self.state.running_elsewhere(task.id):
-            content = reply("running_elsewhere", task.input.language, task=task.id)
-            return reply_of(task, content, error="running_elsewhere")
-        return task
+        return task  # (another process running it: ``_as_stored``'s run lock says so)
 
     def abort(self, task: Task) -> bool:
         """Cancel ``task``: its signal fires and its work stops now (see ``AgentRuntime.abort``)."""
@@ -300,8 +296,6 @@ class Inventory:
         """Give up a paused or failed task: its journal is deleted, its locks released. Never
         one another worker runs (this copy is then stale)."""
         if not await _settled_run(task) or task.state not in (State.PAUSED, State.ERROR):
-            return False
-        if task.runner is None and await self.state.running_elsewhere(task.id):
             return False
         stored = await self._as_stored(task, _abandonable)  # as the store holds it now
         if not isinstance(stored, Task):
