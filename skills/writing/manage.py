@@ -26,7 +26,7 @@ from .common import (
     slug_for,
 )
 from .newpost import DRAFT_REPLIES, NewPost, compose_new_post, draft_note
-from .pick import ask_for_post, no_post_chosen
+from .pick import ask_for_post, named_post, no_post_chosen
 
 __all__ = ["CreateParams", "DeleteParams", "create_article", "delete_article", "is_yes"]
 
@@ -158,7 +158,8 @@ async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult
 
 
 def _find_target(ctx: SkillContext, params: DeleteParams) -> str | None:
-    """The post named by path or title, else the open one (the index refreshed first)."""
+    """The post named by path or title (or named without either, ``named_post``), else the open
+    one (the index refreshed first)."""
     ctx.memory.posts.refresh()
     if params.path:
         return ctx.files.relative(params.path)
@@ -168,6 +169,9 @@ def _find_target(ctx: SkillContext, params: DeleteParams) -> str | None:
             hits = ctx.memory.posts.search(params.title, 1)
             found = hits[0].path if hits and hits[0].title == params.title else None
         return found
+    named = named_post(ctx)
+    if named is not None:
+        return named
     if ctx.input.current_file:
         return ctx.files.relative(ctx.input.current_file)
     return None

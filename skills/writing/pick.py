@@ -1,7 +1,17 @@
-"""Which post? When a request names none and the session has no focus, ask.
+"""Which post? When a request gives no path and the session has no focus, find the one post
+the request names, else ask.
 
-The question lists the likeliest posts: those named in the conversation, then those matching
-the request, then the newest. The answer may be a number, a path, a file name or a title.
+A request names a post without its path when it holds
+
+- its title, written out (``summarize Async Rust in practice``), or its file name
+  (``translate rust-async``; a Hugo bundle's folder name);
+- words that only that post's title or file name has, after "the post about", "my … article",
+  "关于…的文章" (``the post about async rust``, ``edit the async rust post: …``).
+
+Only one post may fit: two posts that fit are asked about, as is a description no title
+carries (the title's words are matched whole, a plural ``s`` aside). The question lists the
+likeliest posts: those named in the conversation, then those matching the request, then the
+newest. The answer may be a number, a path, a file name or a title.
 """
 
 from __future__ import annotations
@@ -12,9 +22,52 @@ from pathlib import PurePosixPath
 from skillrt import Replies, SkillContext, SkillResult
 from skillrt.exceptions import PathNotAllowed
 
-__all__ = ["REPLIES", "ask_for_post", "likely_posts", "match_choice", "no_post_chosen"]
+__all__ = [
+    "REPLIES",
+    "ask_for_post",
+    "likely_posts",
+    "match_choice",
+    "named_post",
+    "no_post_chosen",
+    "post_named",
+    "request_lead",
+]
 
 MAX_CHOICES = 5
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+# What follows "the post about" (or comes between "the" and "post") up to where the request
+# goes on: "… to Chinese", "…: add a section", "…, please". "This post about X" is the open one.
+_ABOUT_EN = re.compile(
+    r"(?<!this )(?<!current )(?<!open )(?<!opened )"
+    r"\b(?:post|article|entry|note|piece|essay|draft)s?\s+"
+    r"(?:about|on|regarding|covering|titled|called|named|entitled)\s+(?P<words>.+?)\s*"
+    r"(?=$|[,:;.!?()\[\]]|\s(?:to|into|in|for|so|and|please|then|with)\s)",
+    re.I,
+)
+_BEFORE_EN = re.compile(
+    r"\b(?:the|my|that|this|our)\s+"
+    r"(?P<words>(?:(?!(?:the|my|that|this|our)\s)[^\W_][\w'’.+#-]*\s+){1,6}?)"
+    r"(?:blog\s+)?(?:post|article|entry|note|piece|essay|draft)\b",
+    re.I,
+)
+_ABOUT_ZH = re.compile(
+    r"(?:关于|有关|讲|写)(?P<words>[^，。,.!！?？:：]{1,40}?)(?:的|那|这)\s*(?:那|这)?\s*(?:篇|个)?\s*"
+    r"(?:文章|帖子|博文|博客|笔记)"
+)
+# Where an edit's request goes on from the post to the instruction, and words that name a
+# post as something else than the one to edit (``request_lead``).
+_LEAD_END = re.compile(r"[:：;；,，(（]|\s(?:to|into|with|so|like|from|than|as|then)\s", re.I)
+_REFERS = re.compile(
+    r"\b(?:link\w*|mention\w*|cite\w*|quot\w*|referenc\w*|compar\w*|like|similar)\b"
+    r"|链接|引用|提到|参考|像|对比|比较",
+    re.I,
+)
+# Words a description holds that say nothing of which post: not matched against titles.
+_FILLER = frozenset({
+    "a", "an", "the", "my", "our", "your", "this", "that", "blog", "new", "old", "recent",
+    "latest", "last", "first", "one", "long", "short", "of", "and", "in", "on", "for", "to",
+    "with", "about",
+})  # fmt: skip
 _NUMBER = re.compile(r"^\s*(?:#|第|no\.?\s*)?\s*(\d{1,2})\s*(?:个|篇|号)?\s*[.。)）]?\s*$", re.I)
 
 # Joined to the replies of every skill that asks (``REPLIES = Replies({...}) | pick.REPLIES``).
@@ -81,6 +134,100 @@ def match_choice(ctx: SkillContext, answer: str, choices: list[tuple[str, str]])
         return resolved
     hits = ctx.memory.posts.search(text, 1)
     return hits[0].path if hits else None
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _words(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.casefold())]
+
+
+def _file_name(path: str) -> str:
+    """The name a post's file goes by: its stem, or a bundle's folder (``x/index.md``)."""
+    posix = PurePosixPath(path)
+    return posix.parent.name if posix.stem in ("index", "_index") else posix.stem
+
+
+def _written_out(request: str, name: str) -> bool:
+    """Whether ``name`` (a title or a file name) stands in ``request`` whole, as words."""
+    folded = " ".join(name.casefold().split())
+    if len(folded) < 6 or (" " not in folded and not re.search(r"[-_.\d]", folded)):
+        return False  # "Go", "Notes", "intro": words a request uses for other things
+    at = re.search(rf"(?<![\w-]){re.escape(folded)}(?![\w-])", " ".join(request.split()))
+    return at is not None
+
+
+def _described(request: str) -> tuple[list[str], str] | None:
+    """The words a request describes its post by (``the post about async rust``:
+    ``["async", "rust"]``), with the Chinese phrase as written; None without a description."""
+    for pattern in (_ABOUT_EN, _BEFORE_EN):
+        found = pattern.search(request)
+        if found is not None:
+            words = [w for w in _words(found.group("words")) if w not in _FILLER]
+            if words:
+                return words, ""
+    found = _ABOUT_ZH.search(request)
+    if found is not None:
+        phrase = found.group("words").strip().strip("《》「」“”\"'")
+        if phrase:
+            return [], phrase.casefold()
+    return None
+
+
+def named_post(ctx: SkillContext, text: str | None = None) -> str | None:
+    """The one post the request (or ``text``, a part of it) names without a path (see the
+    module docstring), or None.
+
+    Looked up in the index as it stands (built first if it never was): a refresh reads every
+    post, too much for each request. A post added outside skillrt since is found when asked.
+    Blocking I/O: run it as a sync step (``post_named``)."""
+    request = " ".join((ctx.input.text if text is None else text).casefold().split())
+    if not request:
+        return None
+    posts = ctx.memory.posts
+    if not len(posts):
+        posts.refresh()
+    every = posts.all_posts()
+    written = [
+        meta
+        for meta in every
+        if _written_out(request, meta.title) or _written_out(request, _file_name(meta.path))
+    ]
+    if written:  # "Rust" and "Async Rust in practice" both in it: the longer title
+        longest = max(len(meta.title) for meta in written)
+        best = [meta.path for meta in written if len(meta.title) == longest]
+        return best[0] if len(best) == 1 else None
+    described = _described(request)
+    if described is None:
+        return None
+    words, phrase = described
+    fits = []
+    for meta in every:
+        if phrase:
+            if phrase in meta.title.casefold() or phrase in _file_name(meta.path).casefold():
+                fits.append(meta.path)
+        elif set(words) <= set(_words(meta.title)) | set(_words(_file_name(meta.path))):
+            fits.append(meta.path)
+    return fits[0] if len(fits) == 1 else None
+
+
+async def post_named(ctx: SkillContext, text: str | None = None) -> str | None:
+    """``named_post``, as a step: a resumed task works on the post it found the first time.
+    A skill asks for it before the open post (or the session's focus): a post the request
+    names is the one it means."""
+    found: str | None = await ctx.step("named_post", lambda: named_post(ctx, text))
+    return found
+
+
+def request_lead(request: str) -> str:
+    """The part of an edit's request that says which post, when a post is open (or in focus):
+    up to its instruction ("edit the rust post: add …", "shorten the rust post, then …"), and
+    nothing when it names a post as something to link, cite or compare with ("mention <title>
+    in the intro", "make it like the rust post"): a post named there is not the one to edit."""
+    lead = _LEAD_END.split(request, maxsplit=1)[0]
+    return "" if _REFERS.search(lead) else lead
 
 
 async def ask_for_post(ctx: SkillContext, action: str) -> str | None:

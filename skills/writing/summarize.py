@@ -23,7 +23,7 @@ from skillrt.skill.params import Chars, PostPath
 
 from . import pick
 from .common import refuse
-from .pick import ask_for_post, no_post_chosen
+from .pick import ask_for_post, named_post, no_post_chosen
 from .prompts import (
     SUMMARY_COMBINE_SYSTEM,
     SUMMARY_PART_SYSTEM,
@@ -152,7 +152,7 @@ def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | Non
             return "text", pasted
         if params.url:  # a web page, not the open post (nor the session's focus)
             return None
-        target = _path_in(ctx.input.text) or ctx.input.current_file
+        target = _path_in(ctx.input.text) or named_post(ctx) or ctx.input.current_file
     if not target:
         return None
     return _read_post(ctx, target)

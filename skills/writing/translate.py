@@ -29,7 +29,7 @@ from .checks import Check, Generated, Verdict, language, no_scaffolding, not_deg
 from .common import Saved, new_post_text, refuse, save_new_file
 from .languages import LANGUAGE_REPLIES, LANGUAGES, known_language
 from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
-from .pick import ask_for_post, no_post_chosen
+from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
 from .summarize import split_parts
@@ -203,7 +203,8 @@ def _translated_post(
 async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     code = _target_language(ctx, params.language)
     language = LANGUAGES[code].prompt
-    target = params.path or ctx.input.current_file or await ask_for_post(ctx, ctx.reply("action"))
+    target = params.path or await post_named(ctx) or ctx.input.current_file
+    target = target or await ask_for_post(ctx, ctx.reply("action"))
     if target is None:
         return no_post_chosen(ctx)
     path = ctx.files.relative(target)

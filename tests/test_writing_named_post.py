@@ -1,0 +1,145 @@
+"""A request that names its post without a path: by the title or file name written out, or by
+words only that post's title has. One post that fits is taken; none, or two, are asked about."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.testing import FunctionModel, ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+@pytest.mark.parametrize(
+    ("request_text", "path"),
+    [
+        # the title, unquoted, in another case
+        ("summarize getting started with Python asyncio", "posts/python-asyncio.md"),
+        ("summarize rust-lifetimes", "posts/rust-lifetimes.md"),  # the file's name
+        ("summarize the post about smart pointers", "posts/rust-smart-pointers.md"),
+        ("can you summarize my go concurrency article, please", "posts/go-concurrency.md"),
+        ("give me a summary of the post on git branching workflows", "posts/git-workflow.md"),
+        ("总结一下关于生命周期的文章", "posts/rust-lifetimes.md"),
+    ],
+)
+async def test_a_post_named_without_its_path_is_taken(
+    blog: Path, request_text: str, path: str
+) -> None:
+    llm = ScriptedModel(["The summary."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(request_text)
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == path
+    body = (blog / path).read_text(encoding="utf-8").split("---", 2)[2].strip()
+    assert body[:200] in llm.calls[0][-1]["content"]  # that post, not another, was summarised
+    await rt.close()
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "summarize the post about rust",  # three posts have Rust in their titles
+        "summarize the post about kubernetes",  # none has
+        "summarize my notes on python",  # "Notes" is one short word: not a title written out
+        "summarize it",
+    ],
+)
+async def test_a_post_not_named_alone_is_asked_about(blog: Path, request_text: str) -> None:
+    (blog / "posts" / "jottings.md").write_text("---\ntitle: Notes\n---\n\nSome notes.\n")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(request_text)
+    assert msg.state == "WAITING_INPUT" and "Which post should I summarise?" in msg.content
+    assert llm.call_count == 0
+    await rt.close()
+
+
+async def test_the_longer_title_written_out_wins(blog: Path) -> None:
+    """A post titled "Python asyncio" and one titled "Getting Started with Python asyncio":
+    a request holding the second holds the first too, and means the second."""
+    (blog / "posts" / "short.md").write_text("---\ntitle: Python asyncio\n---\n\nShort.\n")
+    llm = ScriptedModel(["The summary.", "Another."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input("summarize Getting Started with Python asyncio")
+    assert msg.data["source"] == "posts/python-asyncio.md", msg.content
+    msg = await rt.process_input("summarize python asyncio")  # only the short one whole
+    assert msg.state == "COMPLETED" and msg.data["source"] == "posts/short.md", msg.content
+    await rt.close()
+
+
+async def test_an_edit_and_a_delete_find_their_post_and_still_confirm(blog: Path) -> None:
+    path = "posts/docker-basics.md"
+    before = (blog / path).read_text(encoding="utf-8")
+    llm = ScriptedModel(["```markdown\n# Docker 容器入门\n\n容器把应用打包在一起。\n```"])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input("精简关于Docker 容器的那篇文章")
+    if msg.state == "WAITING_INPUT":  # the router confirms what it understood first
+        msg = await rt.process_input("y")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == path
+    after = (blog / path).read_text(encoding="utf-8")
+    assert after != before and after.endswith("容器把应用打包在一起。\n")
+    assert after.split("---", 2)[1] == before.split("---", 2)[1]  # the frontmatter, untouched
+    msg = await rt.process_input("delete the git branching workflow post")
+    assert msg.state == "WAITING_INPUT" and "posts/git-workflow.md" in msg.content
+    msg = await rt.process_input("no")
+    assert msg.data.get("deleted") is False and (blog / "posts" / "git-workflow.md").exists()
+    await rt.close()
+
+
+async def test_this_post_about_is_the_open_one(blog: Path) -> None:
+    llm = ScriptedModel(["The summary."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(
+        "summarize this post about smart pointers",
+        context={"current_file": "posts/docker-basics.md"},
+    )
+    assert msg.state == "COMPLETED" and msg.data["source"] == "posts/docker-basics.md"
+    await rt.close()
+
+
+async def _edited(blog: Path, request: str, open_post: str) -> str:
+    """The post an edit request worked on (written, or refused by the edit's checks), with
+    ``open_post`` open; no other post was changed."""
+    before = {p: p.read_bytes() for p in (blog / "posts").glob("*.md")}
+    llm = FunctionModel(lambda messages, options: "```markdown\n# Rewritten\n\nShorter.\n```")
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(request, context={"current_file": open_post})
+    if msg.state == "WAITING_INPUT":  # the router confirms what it understood first
+        msg = await rt.process_input("y", context={"current_file": open_post})
+    await rt.close()
+    path = msg.data.get("path")
+    assert isinstance(path, str), msg.content
+    changed = [p.name for p, data in before.items() if p.read_bytes() != data]
+    assert changed in ([], [path.removeprefix("posts/")])
+    return path
+
+
+@pytest.mark.parametrize(
+    ("request_text", "changed"),
+    [
+        ("edit my git branching workflow post: make it shorter", "posts/git-workflow.md"),
+        ("shorten the post about smart pointers", "posts/rust-smart-pointers.md"),
+        # a post named in the instruction is not the one to edit: the open one is
+        ("add a link to the smart pointers post in the intro", "posts/docker-basics.md"),
+        ("mention Getting Started with Python asyncio in the intro", "posts/docker-basics.md"),
+        ("make it more like the git branching workflow post", "posts/docker-basics.md"),
+    ],
+)
+async def test_an_edit_with_a_post_open_takes_another_only_from_its_lead(
+    blog: Path, request_text: str, changed: str
+) -> None:
+    assert await _edited(blog, request_text, "posts/docker-basics.md") == changed
