@@ -143,3 +143,42 @@ async def test_an_edit_with_a_post_open_takes_another_only_from_its_lead(
     blog: Path, request_text: str, changed: str
 ) -> None:
     assert await _edited(blog, request_text, "posts/docker-basics.md") == changed
+
+
+@pytest.mark.parametrize(
+    ("request_text", "source"),
+    [
+        ("I'd like a summary of the post about smart pointers", "posts/rust-smart-pointers.md"),
+        ("summarize the git branching workflow post, briefly", "posts/git-workflow.md"),
+        ("summarize it and compare it with the smart pointers post", "posts/docker-basics.md"),
+        ("summarize it in the style of the git branching workflow post", "posts/docker-basics.md"),
+    ],
+)
+async def test_a_summary_with_a_post_open_takes_another_only_from_its_lead(
+    blog: Path, request_text: str, source: str
+) -> None:
+    llm = ScriptedModel(["The summary."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(request_text, context={"current_file": "posts/docker-basics.md"})
+    assert msg.state == "COMPLETED" and msg.data["source"] == source, msg.content
+    await rt.close()
+
+
+async def test_a_translation_with_a_post_open_takes_the_post_its_request_names(
+    blog: Path,
+) -> None:
+    llm = FunctionModel(
+        lambda messages, options: "这是一篇关于分支工作流的文章，讲的是如何使用分支。"
+    )
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(
+        "translate the git branching workflow post to Chinese",
+        context={"current_file": "posts/docker-basics.md"},
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == "posts/git-workflow.md"
+    assert (blog / "posts" / "git-workflow-zh.md").is_file()
+    assert not (blog / "posts" / "docker-basics-zh.md").exists()
+    await rt.close()

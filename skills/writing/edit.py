@@ -49,7 +49,7 @@ from .common import MAX_INSTRUCTION_CHARS, MAX_TITLE_CHARS, keep_version, refuse
 from .languages import language_code
 from .manage import is_yes
 from .parts import PartRef, locate, named_part
-from .pick import ask_for_post, no_post_chosen, post_named, request_lead
+from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .scaffold import Scaffold
 
@@ -346,17 +346,8 @@ async def _edit_title(
 
 async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
     """The post to edit: the one named (by path, or without one: ``post_named``), the open one
-    (or the focus), else the one the user picks.
-
-    With a post open, only the request's lead can name another (``request_lead``: "edit the
-    rust post: …", not "mention <a title> in the intro"); with a selection, none can."""
-    target = params.path
-    if not target and not ctx.input.selected_text:
-        open_post = ctx.input.current_file
-        lead = request_lead(ctx.input.text) if open_post else None
-        if lead != "":
-            target = await post_named(ctx, lead)
-    target = target or ctx.input.current_file
+    (or the focus), else the one the user picks."""
+    target = params.path or await post_named(ctx) or ctx.input.current_file
     if not target:
         target = await ask_for_post(ctx, ctx.reply("action"))
     return ctx.files.relative(target) if target else None

@@ -56,9 +56,10 @@ _ABOUT_ZH = re.compile(
 )
 # Where an edit's request goes on from the post to the instruction, and words that name a
 # post as something else than the one to edit (``request_lead``).
-_LEAD_END = re.compile(r"[:：;；,，(（]|\s(?:to|into|with|so|like|from|than|as|then)\s", re.I)
+_LEAD_END = re.compile(r"[:：;；,，(（]|\s(?:to|into|with|so|from|than|as|then)\s", re.I)
 _REFERS = re.compile(
-    r"\b(?:link\w*|mention\w*|cite\w*|quot\w*|referenc\w*|compar\w*|like|similar)\b"
+    r"\b(?:link\w*|mention\w*|cit(?:e|es|ing)|quot\w*|referenc\w*|compar\w*|similar\w*)\b"
+    r"|\b(?:more|just|look|looks|read|reads|sound|sounds|feel|feels)\s+like\b|\bstyle\s+of\b"
     r"|链接|引用|提到|参考|像|对比|比较",
     re.I,
 )
@@ -176,14 +177,20 @@ def _described(request: str) -> tuple[list[str], str] | None:
     return None
 
 
-def named_post(ctx: SkillContext, text: str | None = None) -> str | None:
-    """The one post the request (or ``text``, a part of it) names without a path (see the
-    module docstring), or None.
+def named_post(ctx: SkillContext) -> str | None:
+    """The one post the request names without a path (see the module docstring), or None.
+    With a post open (or in focus), only the request's lead can name another
+    (``request_lead``); with text selected, none can.
 
     Looked up in the index as it stands (built first if it never was): a refresh reads every
     post, too much for each request. A post added outside skillrt since is found when asked.
     Blocking I/O: run it as a sync step (``post_named``)."""
-    request = " ".join((ctx.input.text if text is None else text).casefold().split())
+    if ctx.input.selected_text:
+        return None
+    text = ctx.input.text
+    if ctx.input.current_file:
+        text = request_lead(text)
+    request = " ".join(text.casefold().split())
     if not request:
         return None
     posts = ctx.memory.posts
@@ -213,19 +220,19 @@ def named_post(ctx: SkillContext, text: str | None = None) -> str | None:
     return fits[0] if len(fits) == 1 else None
 
 
-async def post_named(ctx: SkillContext, text: str | None = None) -> str | None:
+async def post_named(ctx: SkillContext) -> str | None:
     """``named_post``, as a step: a resumed task works on the post it found the first time.
     A skill asks for it before the open post (or the session's focus): a post the request
     names is the one it means."""
-    found: str | None = await ctx.step("named_post", lambda: named_post(ctx, text))
+    found: str | None = await ctx.step("named_post", lambda: named_post(ctx))
     return found
 
 
 def request_lead(request: str) -> str:
-    """The part of an edit's request that says which post, when a post is open (or in focus):
-    up to its instruction ("edit the rust post: add …", "shorten the rust post, then …"), and
+    """The part of a request that says which post, when a post is open (or in focus): up to
+    its instruction ("edit the rust post: add …", "translate the rust post to Chinese"), and
     nothing when it names a post as something to link, cite or compare with ("mention <title>
-    in the intro", "make it like the rust post"): a post named there is not the one to edit."""
+    in the intro", "make it more like the rust post"): a post named there is not the one meant."""
     lead = _LEAD_END.split(request, maxsplit=1)[0]
     return "" if _REFERS.search(lead) else lead
 
