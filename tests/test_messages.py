@@ -92,10 +92,23 @@ def test_every_repl_line_has_both_languages() -> None:
 def test_reply_labels_follow_the_language(language: str, saved: str) -> None:
     out = io.StringIO()
     console = Console(file=out, width=100, color_system=None)
-    message = ChatMessage(content="Done.", data={"path": "posts/a.md", "next_steps": ["x"]})
+    data = {"path": "posts/a.md", "next_steps": ["x"], "outcome": "done"}
+    message = ChatMessage(content="Done.", data=data, state="COMPLETED")
     Display(console).reply(message, language=language)
     assert saved in out.getvalue()
     assert ("下一步：x" in out.getvalue()) == (language == "zh")
+
+
+@pytest.mark.parametrize(
+    ("state", "outcome"), [("ERROR", "refused"), ("COMPLETED", "refused"), ("ERROR", "failed")]
+)
+def test_a_reply_that_saved_nothing_never_says_saved(state: str, outcome: str) -> None:
+    """An edit whose text failed its checks names the post it left alone in its data."""
+    out = io.StringIO()
+    console = Console(file=out, width=100, color_system=None)
+    data = {"path": "posts/a.md", "error": "unchecked", "outcome": outcome}
+    Display(console).reply(ChatMessage(content="Nothing was saved.", data=data, state=state))
+    assert "saved:" not in out.getvalue() and "posts/a.md" not in out.getvalue()
 
 
 def test_chinese_session_cancels_and_pauses_in_chinese(tmp_path: Path) -> None:

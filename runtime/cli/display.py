@@ -28,6 +28,7 @@ from skillrt._io.redaction import Redactor
 from skillrt.cli.lines import line as say_line
 from skillrt.cli.tasklist import age, task_status, tasks_table
 from skillrt.messages import ChatMessage
+from skillrt.outcomes import Outcome
 
 if TYPE_CHECKING:
     from skillrt.agent import AgentRuntime
@@ -287,7 +288,10 @@ class Display:
             out.print(message.content, markup=False, highlight=False, soft_wrap=True)
         data = message.data
         path = data.get("path")
-        if isinstance(path, str) and path not in message.content:
+        # Only a task that did its work saved anything: a refusal's data names the post it
+        # left alone (an edit whose text failed its checks), never "saved".
+        done = message.state == "COMPLETED" and data.get("outcome") == Outcome.DONE
+        if done and isinstance(path, str) and path not in message.content:
             out.print(Text(say_line("saved", language, path=path), style="dim"), highlight=False)
         steps = data.get("next_steps")
         if isinstance(steps, list) and steps:
