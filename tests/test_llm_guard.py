@@ -253,3 +253,29 @@ async def test_the_repeat_penalty_reaches_llama_cpp_sampling(tmp_path: Path) -> 
     default, off = answers
     assert off.usage.completion_tokens == 80 and off.content.count("tea") > 50
     assert default.usage.completion_tokens < 40 and default.content.count("tea") < 20
+
+
+def test_guard_catches_long_paragraphs_written_again_and_again() -> None:
+    # What SmolLM2-135M wrote for a section of "write an article about tokio channels": the
+    # related post's lines again and again, a turn too long for the character rule (360 > 200).
+    turn = (
+        "A: Async Rust allows a program to wait for many sockets at once. Tokio is the usual "
+        "runtime. Pinning Futures that borrow from themselves must be pinned before they are "
+        "polled.\nThe following are some of the things you can do with async in async "
+        "programming, and there's no better place to start when it comes to "
+        "async-in-async-worlds than this one:\n"
+    )
+    text = "Tokio channels.\n\n" + turn * 8
+    guard = RepetitionGuard()
+    with pytest.raises(RepetitionStopped) as caught:
+        feed_all(guard, text, chunk=5)
+    assert caught.value.kept == "Tokio channels.\n\n" + turn.rstrip()
+    assert caught.value.streamed <= len("Tokio channels.\n\n") + 4 * len(turn) + 5
+
+
+def test_guard_leaves_long_paragraphs_repeated_thrice_or_apart_alone() -> None:
+    para = " ".join(f"Sentence {i} of a long paragraph says its own thing." for i in range(6))
+    para += "\n"
+    text = para * 3 + "Something else.\n" + para * 3 + "\n".join(f"line {i}" for i in range(20))
+    guard = RepetitionGuard()
+    assert feed_all(guard, text, chunk=9) > 0

@@ -11,7 +11,11 @@ again). The guard watches the stream as it arrives and raises ``RepetitionStoppe
   quarters of them for a short line (under ``min_line_chars``, a CJK character counting
   two: ``- 走走走`` twenty times); or
 - the last ``2 * line_repeats`` lines are a cycle of at most ``max_cycle`` distinct lines
-  (``1. Title:`` / ``- Key points:`` / ``2. Title:`` / ``- Key points:``…).
+  (``1. Title:`` / ``- Key points:`` / ``2. Title:`` / ``- Key points:``…); or
+- the last lines are one turn of at most ``max_cycle`` lines, longer together than
+  ``max_period`` characters, repeated ``min_repeats`` times in a row: two paragraphs of the
+  prompt written out again and again, too long a unit for the first rule to see (SmolLM2-135M
+  wrote one such pair eight times, 2,800 characters, before its length limit stopped it).
 
 Ordinary Markdown stays well below both: a table rule or a horizontal line is far shorter
 than ``min_span``, and repeated lines in code rarely fill half of a window of sixteen.
@@ -171,8 +175,27 @@ class RepetitionGuard:
         cut = max(ends.values())  # one turn of the cycle is kept
         raise RepetitionStopped(text[:cut].rstrip(), unit=" / ".join(keys), streamed=len(text))
 
+    def _check_long_turns(self, lines: deque[tuple[str, int, int]]) -> None:
+        n = len(lines)
+        for size in range(1, self.max_cycle + 1):
+            needed = self.min_repeats * size
+            if n < needed:
+                return
+            recent = [lines[i] for i in range(n - needed, n)]
+            turn = [key for key, _begin, _end in recent[:size]]
+            if sum(len(key) for key in turn) <= self.max_period:
+                continue
+            repeated = all(recent[i][0] == turn[i % size] for i in range(size, needed))
+            if repeated and all(_HAS_WORD.search(key) for key in turn):
+                text = self.text
+                cut = recent[size - 1][2]  # one turn is kept
+                raise RepetitionStopped(
+                    text[:cut].rstrip(), unit=" / ".join(turn), streamed=len(text)
+                )
+
     def _check_lines(self, key: str, lines: deque[tuple[str, int, int]]) -> None:
         self._check_cycle(lines)
+        self._check_long_turns(lines)
         if not _HAS_WORD.search(key):
             return
         width = sum(2 if ord(ch) > 0x2E80 else 1 for ch in key)
