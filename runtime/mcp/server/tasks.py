@@ -244,7 +244,7 @@ class TaskBook:
                 )
             )
         job = self.jobs.get(task_id)
-        if self.runtime.abort(task_id) and job is not None:
+        if await self.runtime.abort_task(task_id) and job is not None:
             await asyncio.wait([job], timeout=30)
         elif job is None and await self.runtime.abandon_task(task_id):
             self.record(task_id, _cancelled(task_id))
