@@ -182,3 +182,15 @@ async def test_a_translation_with_a_post_open_takes_the_post_its_request_names(
     assert (blog / "posts" / "git-workflow-zh.md").is_file()
     assert not (blog / "posts" / "docker-basics-zh.md").exists()
     await rt.close()
+
+
+async def test_a_title_used_as_a_thing_of_its_kind_names_no_post(blog: Path) -> None:
+    """ "Add a hello world example" with a post titled "Hello World": no post is named."""
+    (blog / "posts" / "hello.md").write_text("---\ntitle: Hello World\n---\n\nFirst post.\n")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "add a hello world example"}, context={}
+    )
+    assert msg.state == "WAITING_INPUT" and "Which post should I edit?" in msg.content
+    await rt.close()

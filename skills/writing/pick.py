@@ -152,12 +152,13 @@ def _file_name(path: str) -> str:
 
 
 def _written_out(request: str, name: str) -> bool:
-    """Whether ``name`` (a title or a file name) stands in ``request`` whole, as words."""
+    """Whether ``name`` (a title or a file name) stands in ``request`` whole, as words, and
+    not as a thing of its own kind ("add a hello world example": not the post "Hello World")."""
     folded = " ".join(name.casefold().split())
     if len(folded) < 6 or (" " not in folded and not re.search(r"[-_.\d]", folded)):
         return False  # "Go", "Notes", "intro": words a request uses for other things
-    at = re.search(rf"(?<![\w-]){re.escape(folded)}(?![\w-])", " ".join(request.split()))
-    return at is not None
+    pattern = rf"(?<![\w-])(?<!\ban )(?<!\ba ){re.escape(folded)}(?![\w-])"
+    return re.search(pattern, " ".join(request.split())) is not None
 
 
 def _described(request: str) -> tuple[list[str], str] | None:
