@@ -279,3 +279,17 @@ def test_guard_leaves_long_paragraphs_repeated_thrice_or_apart_alone() -> None:
     text = para * 3 + "Something else.\n" + para * 3 + "\n".join(f"line {i}" for i in range(20))
     guard = RepetitionGuard()
     assert feed_all(guard, text, chunk=9) > 0
+
+
+def test_guard_catches_a_sentence_looping_across_its_line_breaks() -> None:
+    # What SmolLM2-135M wrote for a section of "write an article about learning to swim as an
+    # adult": one sentence again and again, three or four a line, so that no line repeats
+    # four times and no exact period spans a line break.
+    sentence = "This topic is very important to me, and I am always looking for ways to improve."
+    lines = [" ".join([sentence] * (4 if i % 3 == 0 else 3)) for i in range(8)]
+    text = "Learning to swim as an adult\n" + "\n".join(lines) + "\n"
+    guard = RepetitionGuard()
+    with pytest.raises(RepetitionStopped) as caught:
+        feed_all(guard, text, chunk=5)
+    assert caught.value.kept == "Learning to swim as an adult\n" + sentence
+    assert caught.value.streamed < len(text) // 3

@@ -35,13 +35,29 @@ __all__ = ["RepetitionGuard"]
 _LINE_PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
 _LINE_SUFFIX = re.compile(r"[\s;；。，,.!！?？:：、]+$")
 _HAS_WORD = re.compile(r"[^\W\d_]")
+_NOT_SPACE = re.compile(r"\S+")
 _PROBE = 8  # characters at the end of the text looked for again to find candidate periods
+
+
+def _unflattened(text: str, at: int) -> int:
+    """Where in ``text`` the character ``at`` of ``" ".join(text.split())`` is (``at`` on one
+    of the spaces: the end of the word before it)."""
+    flat = 0
+    end = 0
+    for word in _NOT_SPACE.finditer(text):
+        size = word.end() - word.start()
+        if at <= flat + size:
+            return word.start() + (at - flat)
+        flat += size + 1
+        end = word.end()
+    return end
 
 
 class RepetitionGuard:
     """Feed it each streamed delta; it raises ``RepetitionStopped`` when the text loops."""
 
     __slots__ = (
+        "_checks",
         "_keep",
         "_lines",
         "_partial",
@@ -80,6 +96,7 @@ class RepetitionGuard:
         self._size = 0
         self._tail = ""
         self._since_check = 0
+        self._checks = 0
         self._partial = ""
         # (normalised line, offset of its start, offset of its end) of the recent lines: made
         # at the first line that ends (a deque costs more to make than the rest of the guard,
@@ -146,6 +163,30 @@ class RepetitionGuard:
                 # One copy of a sentence-sized unit is content; ``1. `` or ``=`` is not.
                 keep = begin + period if len(unit.strip()) >= self.min_line_chars else begin
                 raise RepetitionStopped(text[:keep].rstrip(), unit=unit, streamed=len(text))
+        self._checks += 1
+        if not self._checks % 4 and "\n" in tail:  # every fourth look: a loop is long
+            self._check_flat_period(tail)
+
+    def _check_flat_period(self, tail: str) -> None:
+        """The same rule over the tail with each run of whitespace made one space: a sentence
+        said again and again with its line breaks moved (``X. X. X.`` / ``X. X.`` / …), which
+        no line repeats and no exact period spans."""
+        flat = " ".join(tail.split())
+        for period in self._periods(flat):
+            span = period * max(self.min_repeats, math.ceil(self.min_span / period))
+            if span > len(flat):
+                continue
+            window = flat[-span:]
+            if window[period:] != window[:-period]:
+                continue
+            begin = len(flat) - span
+            while begin > 0 and flat[begin - 1] == flat[begin - 1 + period]:
+                begin -= 1
+            unit = flat[begin : begin + period]
+            keep = begin + period if len(unit.strip()) >= self.min_line_chars else begin
+            text = self.text
+            cut = len(text) - len(tail) + _unflattened(tail, keep)
+            raise RepetitionStopped(text[:cut].rstrip(), unit=unit, streamed=len(text))
 
     def _feed_lines(self, delta: str, start: int) -> None:
         offset = start - len(self._partial)
