@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillrt.testing import FunctionModel, ScriptedModel
-from tests.blog import copy_blog
+from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
 
 
@@ -193,4 +193,16 @@ async def test_a_title_used_as_a_thing_of_its_kind_names_no_post(blog: Path) -> 
         "EditContent", {"instruction": "add a hello world example"}, context={}
     )
     assert msg.state == "WAITING_INPUT" and "Which post should I edit?" in msg.content
+    await rt.close()
+
+
+async def test_a_dated_file_goes_by_its_name_without_the_date(tmp_path: Path) -> None:
+    """Jekyll's ``_posts/2024-01-15-liquid-tips.md`` is "liquid-tips" in a request."""
+    blog = copy_fixture("jekyll", tmp_path / "blog")
+    llm = ScriptedModel(["The summary."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input("summarize liquid-tips")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == "_posts/2024-01-15-liquid-tips.md"
     await rt.close()

@@ -69,6 +69,7 @@ _FILLER = frozenset({
     "latest", "last", "first", "one", "long", "short", "of", "and", "in", "on", "for", "to",
     "with", "about",
 })  # fmt: skip
+_DATED = re.compile(r"^\d{4}-\d{2}-\d{2}[-_]")
 _NUMBER = re.compile(r"^\s*(?:#|第|no\.?\s*)?\s*(\d{1,2})\s*(?:个|篇|号)?\s*[.。)）]?\s*$", re.I)
 
 # Joined to the replies of every skill that asks (``REPLIES = Replies({...}) | pick.REPLIES``).
@@ -146,9 +147,11 @@ def _words(text: str) -> list[str]:
 
 
 def _file_name(path: str) -> str:
-    """The name a post's file goes by: its stem, or a bundle's folder (``x/index.md``)."""
+    """The name a post's file goes by: its stem, or a bundle's folder (``x/index.md``), without
+    the date Jekyll and Zola put before it (``2024-01-15-liquid-tips``: ``liquid-tips``)."""
     posix = PurePosixPath(path)
-    return posix.parent.name if posix.stem in ("index", "_index") else posix.stem
+    name = posix.parent.name if posix.stem in ("index", "_index") else posix.stem
+    return _DATED.sub("", name) or name
 
 
 def _written_out(request: str, name: str) -> bool:
