@@ -293,3 +293,13 @@ def test_guard_catches_a_sentence_looping_across_its_line_breaks() -> None:
         feed_all(guard, text, chunk=5)
     assert caught.value.kept == "Learning to swim as an adult\n" + sentence
     assert caught.value.streamed < len(text) // 3
+
+
+def test_the_writing_check_sees_a_sentence_looping_across_its_line_breaks() -> None:
+    """``not_degenerate`` feeds a whole text at once: the whitespace-blind look runs then too."""
+    from skillrt.skills.writing.checks import Generated, not_degenerate
+
+    sentence = "This topic is very important to me, and I am always looking for ways to improve."
+    lines = [" ".join([sentence] * (4 if i % 3 == 0 else 3)) for i in range(8)]
+    verdict = not_degenerate(Generated(text="Swimming\n" + "\n".join(lines)))
+    assert not verdict.passed and "repeats itself" in verdict.reason

@@ -5,7 +5,9 @@ again). The guard watches the stream as it arrives and raises ``RepetitionStoppe
 
 - the end of the text is one unit repeated far past normal use: a unit of ``p`` characters
   (1 to ``max_period``) repeated at least ``max(min_repeats, min_span / p)`` times, so 300
-  identical characters, ``1. `` a hundred times, or a 100-character paragraph four times; or
+  identical characters, ``1. `` a hundred times, or a 100-character paragraph four times
+  (also with each run of whitespace made one space: a sentence said again and again with its
+  line breaks moved); or
 - one line (list markers, numbering and end punctuation ignored) makes up ``line_repeats``
   of the last ``2 * line_repeats`` lines (``1. x`` / ``2. x`` / ``3. x``…), or three
   quarters of them for a short line (under ``min_line_chars``, a CJK character counting
@@ -164,7 +166,9 @@ class RepetitionGuard:
                 keep = begin + period if len(unit.strip()) >= self.min_line_chars else begin
                 raise RepetitionStopped(text[:keep].rstrip(), unit=unit, streamed=len(text))
         self._checks += 1
-        if not self._checks % 4 and "\n" in tail:  # every fourth look: a loop is long
+        # The first look (a whole text fed at once: the writing skills' check) and every
+        # fourth after it: a loop is long.
+        if self._checks % 4 == 1 and "\n" in tail:
             self._check_flat_period(tail)
 
     def _check_flat_period(self, tail: str) -> None:
