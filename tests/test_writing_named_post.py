@@ -137,6 +137,13 @@ async def _edited(blog: Path, request: str, open_post: str) -> str:
         ("add a link to the smart pointers post in the intro", "posts/docker-basics.md"),
         ("mention Getting Started with Python asyncio in the intro", "posts/docker-basics.md"),
         ("make it more like the git branching workflow post", "posts/docker-basics.md"),
+        # an instruction's topic that is another post's title is not the post to edit
+        ("add a paragraph about Getting Started with Python asyncio", "posts/docker-basics.md"),
+        ("edit Getting Started with Python asyncio: make it shorter", "posts/python-asyncio.md"),
+        (
+            "add a section to the git branching workflow post about rebasing",
+            "posts/git-workflow.md",
+        ),
     ],
 )
 async def test_an_edit_with_a_post_open_takes_another_only_from_its_lead(
@@ -205,4 +212,16 @@ async def test_a_dated_file_goes_by_its_name_without_the_date(tmp_path: Path) ->
     msg = await rt.process_input("summarize liquid-tips")
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["source"] == "_posts/2024-01-15-liquid-tips.md"
+    await rt.close()
+
+
+async def test_an_edit_instruction_naming_a_title_asks_which_post(blog: Path) -> None:
+    """A blog tool's edit button with no post: its instruction's topic is a post's title, and
+    the question is asked rather than that post edited."""
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "add a paragraph about Getting Started with Python asyncio"}
+    )
+    assert msg.state == "WAITING_INPUT" and "Which post should I edit?" in msg.content
     await rt.close()

@@ -347,7 +347,7 @@ async def _edit_title(
 async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
     """The post to edit: the one named (by path, or without one: ``post_named``), the open one
     (or the focus), else the one the user picks."""
-    target = params.path or await post_named(ctx) or ctx.input.current_file
+    target = params.path or await post_named(ctx, strict=True) or ctx.input.current_file
     if not target:
         target = await ask_for_post(ctx, ctx.reply("action"))
     return ctx.files.relative(target) if target else None

@@ -63,6 +63,15 @@ _REFERS = re.compile(
     r"|链接|引用|提到|参考|像|对比|比较",
     re.I,
 )
+# An edit's request that starts with its verb, before the post it names ("edit <title>: …").
+_EDIT_VERB = re.compile(
+    r"^(?:(?:please|pls|can you|could you|would you)\s+)?(?:"
+    r"edit|rewrite|re-write|revise|update|shorten|lengthen|expand|polish|proofread|improve|"
+    r"fix(?:\s+up)?|tidy(?:\s+up)?|clean\s+up|tighten|simplify|condense|rework|modify|trim|redo"
+    r")\s+"
+    r"|^(?:请|帮我)?\s*(?:修改|编辑|改写|重写|精简|润色|扩写|缩短|改进|更新)(?:一下)?\s*",
+    re.I,
+)
 # Words a description holds that say nothing of which post: not matched against titles.
 _FILLER = frozenset({
     "a", "an", "the", "my", "our", "your", "this", "that", "blog", "new", "old", "recent",
@@ -155,66 +164,90 @@ def _file_name(path: str) -> str:
     return _DATED.sub("", name) or name
 
 
-def _written_out(request: str, name: str) -> bool:
+def _written_out(request: str, name: str, *, at_start: bool = False) -> bool:
     """Whether ``name`` (a title or a file name) stands in ``request`` (casefolded, its
-    whitespace single spaces) whole, as words, and not as a thing of its own kind ("add a
-    hello world example": not the post "Hello World")."""
+    whitespace single spaces) whole, as words (``at_start``: at its start), and not as a thing
+    of its own kind ("add a hello world example": not the post "Hello World")."""
     folded = " ".join(name.casefold().split())
     if folded not in request:  # (most titles: no pattern made for them)
         return False
     if len(folded) < 6 or (" " not in folded and not re.search(r"[-_.\d]", folded)):
         return False  # "Go", "Notes", "intro": words a request uses for other things
+    if at_start:
+        return request.startswith(folded) and not re.match(r"[\w-]", request[len(folded) :])
     pattern = rf"(?<![\w-])(?<!\ban )(?<!\ba ){re.escape(folded)}(?![\w-])"
     return re.search(pattern, request) is not None
 
 
-def _described(request: str) -> tuple[list[str], str] | None:
+def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] | None:
     """The words a request describes its post by (``the post about async rust``:
-    ``["async", "rust"]``), with the Chinese phrase as written; None without a description."""
-    for pattern in (_ABOUT_EN, _BEFORE_EN):
-        found = pattern.search(request)
-        if found is not None:
-            words = [w for w in _words(found.group("words")) if w not in _FILLER]
-            if words:
-                return words, ""
-    found = _ABOUT_ZH.search(request)
-    if found is not None:
-        phrase = found.group("words").strip().strip("《》「」“”\"'")
-        if phrase:
-            return [], phrase.casefold()
+    ``["async", "rust"]``), with the Chinese phrase as written; None without a description.
+    ``strict`` (an edit): none named after a word that makes it something to link, cite or
+    compare with ("add a link to the rust post")."""
+    matches = [(m, p) for p in (_ABOUT_EN, _BEFORE_EN, _ABOUT_ZH) if (m := p.search(request))]
+    # The first description in the request ("… to the rust post about cancellation": the rust
+    # post, not one about cancellation).
+    for found, pattern in sorted(matches, key=lambda pair: pair[0].start()):
+        if strict and _REFERS.search(request[: found.start()]):
+            return None
+        if pattern is _ABOUT_ZH:
+            phrase = found.group("words").strip().strip("《》「」“”\"'")
+            if phrase:
+                return [], phrase.casefold()
+            continue
+        words = [w for w in _words(found.group("words")) if w not in _FILLER]
+        if words:
+            return words, ""
     return None
 
 
-def named_post(ctx: SkillContext) -> str | None:
+def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
     """The one post the request names without a path (see the module docstring), or None.
     With a post open (or in focus), only the request's lead can name another
     (``request_lead``); with text selected, none can.
+
+    ``strict`` (an edit, whose instruction names other things: "add a paragraph about <a
+    title>"): a title or file name counts only right after the edit's verb ("edit <title>: …",
+    "shorten rust-async"), and a description only if nothing before it makes the post
+    something to link, cite or compare with; the whole request is read, open post or not.
 
     Looked up in the index as it stands (built first if it never was): a refresh reads every
     post, too much for each request. A post added outside skillrt since is found when asked.
     Blocking I/O: run it as a sync step (``post_named``)."""
     if ctx.input.selected_text:
         return None
-    text = ctx.input.text
-    if ctx.input.current_file:
-        text = request_lead(text)
-    request = " ".join(text.casefold().split())
+    request = " ".join(ctx.input.text.casefold().split())
+    if ctx.input.current_file and not strict:
+        request = request_lead(request)
     if not request:
         return None
     posts = ctx.memory.posts
     if not len(posts):
         posts.refresh()
     every = posts.all_posts()
-    written = [
-        meta
-        for meta in every
-        if _written_out(request, meta.title) or _written_out(request, _file_name(meta.path))
-    ]
+    if strict:
+        verb = _EDIT_VERB.match(request)
+        after = request[verb.end() :] if verb is not None else ""
+        written = [
+            meta
+            for meta in every
+            if after
+            and (
+                _written_out(after, meta.title, at_start=True)
+                or _written_out(after, _file_name(meta.path), at_start=True)
+            )
+        ]
+    else:
+        written = [
+            meta
+            for meta in every
+            if _written_out(request, meta.title) or _written_out(request, _file_name(meta.path))
+        ]
     if written:  # "Rust" and "Async Rust in practice" both in it: the longer title
         longest = max(len(meta.title) for meta in written)
         best = [meta.path for meta in written if len(meta.title) == longest]
         return best[0] if len(best) == 1 else None
-    described = _described(request)
+    described = _described(request, strict=strict)
     if described is None:
         return None
     words, phrase = described
@@ -231,11 +264,11 @@ def named_post(ctx: SkillContext) -> str | None:
     return fits[0] if len(fits) == 1 else None
 
 
-async def post_named(ctx: SkillContext) -> str | None:
+async def post_named(ctx: SkillContext, *, strict: bool = False) -> str | None:
     """``named_post``, as a step: a resumed task works on the post it found the first time.
     A skill asks for it before the open post (or the session's focus): a post the request
     names is the one it means."""
-    found: str | None = await ctx.step("named_post", lambda: named_post(ctx))
+    found: str | None = await ctx.step("named_post", lambda: named_post(ctx, strict=strict))
     return found
 
 
