@@ -272,23 +272,3 @@ def test_skillrt_serve_keeps_its_loop_free(tmp_path: Path) -> None:
         assert store.threads and server.thread.ident not in store.threads
     finally:
         server.stop()
-
-
-def test_a_loop_is_quiet_only_with_the_run_and_its_caller() -> None:
-    from skillrt._tasks.run import quiet_loop
-
-    assert quiet_loop() is False  # no loop runs here
-
-    async def host() -> list[bool]:
-        seen = [quiet_loop()]  # this task alone
-        run = asyncio.create_task(asyncio.sleep(0.01))  # and one more: the task's run
-        seen.append(quiet_loop())
-        extra = asyncio.create_task(asyncio.sleep(0.01))  # a third: the host's own work
-        seen.append(quiet_loop())
-        await asyncio.gather(run, extra)
-        many = [asyncio.create_task(asyncio.sleep(0.01)) for _ in range(100)]
-        seen.append(quiet_loop())  # many: told by the registry's size, without a walk
-        await asyncio.gather(*many)
-        return seen
-
-    assert asyncio.run(host()) == [True, True, False, False]

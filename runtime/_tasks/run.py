@@ -107,10 +107,7 @@ def quiet_loop() -> bool:
     registry = _TASK_REGISTRY
     if registry is not None and len(registry) > 4 * _QUIET_TASKS:  # (dead ones count there)
         return False
-    try:
-        return len(asyncio.all_tasks()) <= _QUIET_TASKS
-    except RuntimeError:  # no loop runs in this thread: nothing to say it is quiet
-        return False
+    return len(asyncio.all_tasks()) <= _QUIET_TASKS
 
 
 class TaskDriver:
