@@ -283,8 +283,7 @@ class RuntimeFields(BaseModel):
     gc_tuning: bool = True
     # A task running alone commits its steps on the event loop when the disk is quick (no
     # hand-over to the commit thread and back). None: the front end decides (the chat REPL
-    # and the one-shot commands: on; the Python API: only while the loop runs no other task;
-    # ``skillrt serve``: always off).
+    # and the one-shot commands: on; the Python API: off; ``skillrt serve``: always off).
     commit_on_loop: bool | None = None
     # The shared task store: unset = the embedded SQLite store in state_dir; "postgresql://…"
     # = PostgreSQL shared by several workers (extra ``postgres``). See storage/pg.py.
