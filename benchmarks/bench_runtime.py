@@ -375,11 +375,10 @@ def per_task_overhead(tasks: int = 600, rounds: int = 3, warmup: int = 30) -> di
             target=False,
         ),
         ratio_row(
-            "  commits in the thread (a busy host's) p50 / floor",
-            "thread_round_times",
-            "the same ratio through process_input with commit_on_loop = false, as on a loop"
-            " that runs other work (a web app's, skillrt serve's): ",
-            target=False,
+            "  commit_on_loop (the CLI's way) p50 / floor",
+            "onloop_round_times",
+            "the same ratio through process_input, a task alone committing on the loop: ",
+            target=True,
         ),
     ]
     # The CPU a task cannot go below here: the work it does with checkpoints off, and the
@@ -442,8 +441,7 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
             ("skillrt_memory", {"checkpoints": False}),
             ("skillrt_model", {"model_calls": True}),
             ("skillrt_direct", {}),
-            # Every commit in the thread, as on a loop that runs other work (a host's).
-            ("skillrt_thread", {"commit_on_loop": False}),
+            ("skillrt_onloop", {"commit_on_loop": True}),  # as the CLI runs tasks
         ):
             (base / name).mkdir()
             sides[name] = make_runtime(base / name, **kwargs)
@@ -456,7 +454,7 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
         loop_cpu: dict[str, float] = {}  # of which the event loop's thread
         round_times: list[list[float]] = []  # skillrt's task times, per round
         direct_round_times: list[list[float]] = []  # the same through run_skill
-        thread_round_times: list[list[float]] = []  # and with every commit in the thread
+        onloop_round_times: list[list[float]] = []  # and with commit_on_loop
         probes: list[dict[str, list[float]]] = []  # the floor probed after each round
         try:
             counter = 0
@@ -481,7 +479,7 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
                     loop_cpu[name] = loop_cpu.get(name, 0.0) + time.thread_time() - loop_started
                 round_times.append(times["skillrt"][-per_round:])
                 direct_round_times.append(times["skillrt_direct"][-per_round:])
-                thread_round_times.append(times["skillrt_thread"][-per_round:])
+                onloop_round_times.append(times["skillrt_onloop"][-per_round:])
                 # The floor, probed now (nothing else runs): the disk as these tasks had it.
                 probes.append(disk_probes(base / f"floor-{len(probes)}", 60))
             recorded = len(sides["skillrt"].history.tasks(limit=10**6))
@@ -606,7 +604,7 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
             loop_on_us,
             "µs/task",
             note=f"{loop_off_us:,.0f} with checkpoints off; the rest"
-            f" ({cpu_on_us - loop_on_us:,.0f}) ran in the commit thread",
+            f" ({cpu_on_us - loop_on_us:,.0f}) is the commit thread's: SQLite, fsyncs, history",
         )
     )
     rows.append(
@@ -638,23 +636,24 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
             f" {cpu_on_us:,.0f} through process_input: routing and the chat turn cost the rest",
         )
     )
-    thread_cpu_us = per_task_us(cpu, "skillrt_thread")
+    onloop_cpu_us = per_task_us(cpu, "skillrt_onloop")
     rows.append(
         row(
-            "skillrt process_input, every commit in the thread",
-            stats["skillrt_thread"]["mean_us"],
+            "skillrt process_input, commit_on_loop (the CLI's way)",
+            stats["skillrt_onloop"]["mean_us"],
             "µs/task",
-            note=_p("skillrt_thread") + "; commit_on_loop = false: each commit handed to the"
-            " commit thread and back, as on a loop that runs other work (skillrt serve's)",
+            note=_p("skillrt_onloop") + "; a task alone commits on the event loop, no"
+            " hand-over to the commit thread (off in the Python API, never in serve)",
         )
     )
     rows.append(
         row(
             "  its CPU per task",
-            thread_cpu_us,
+            onloop_cpu_us,
             "µs/task",
-            note=f"process CPU time; against {cpu_on_us:,.0f} with a lone task's commits on"
-            " its quiet loop (the default)",
+            target="≤ 600",
+            met=onloop_cpu_us <= 600,
+            note=f"process CPU time; against {cpu_on_us:,.0f} with the commit thread",
         )
     )
     if lg_us is not None:
@@ -700,7 +699,7 @@ async def _per_task(tasks: int, rounds: int, warmup: int) -> dict[str, Any]:
             "skillrt_loop_cpu_s": loop_cpu,
             "round_times": [[t * 1e6 for t in r] for r in round_times],
             "direct_round_times": [[t * 1e6 for t in r] for r in direct_round_times],
-            "thread_round_times": [[t * 1e6 for t in r] for r in thread_round_times],
+            "onloop_round_times": [[t * 1e6 for t in r] for r in onloop_round_times],
             "disk_probes": probes,
             "langgraph_version": _langgraph.langgraph_version() if have_langgraph else None,
             "dbos_version": _dbos.dbos_version() if have_dbos else None,

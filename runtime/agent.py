@@ -323,18 +323,13 @@ class AgentRuntime:
         self._commit_where()
 
     def _commit_where(self) -> None:
-        """A lone task's commits on the loop (``commit_on_loop``; unset: only while the loop
-        runs nothing else, as a library must not hold up its host's work), or in the commit
-        thread (``False``, ``keep_loop_free``)."""
+        """A lone task's commits on the loop (``commit_on_loop``; unset: off, as a library
+        should leave its host's loop), or in the commit thread."""
         driver, services = self._driver, self._services
         if driver is None or services is None:
             return
-        setting = self.config.commit_on_loop
-        committer = services.state.committer
-        if self._loop_free or setting is False:
-            committer.inline = None
-        else:
-            committer.inline = driver.alone if setting else driver.alone_on_quiet_loop
+        on_loop = bool(self.config.commit_on_loop) and not self._loop_free
+        services.state.committer.inline = driver.alone if on_loop else None
 
     def _open(self) -> tuple[Services, LoadResult | LazyLoad]:
         """The blocking part of ``initialize`` (run in a thread): the model, then the stores."""

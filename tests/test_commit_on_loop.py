@@ -2,7 +2,7 @@
 to the commit thread and back), when the disk is quick. Every promise holds as in the thread:
 a step is on disk when ``ctx.step`` returns and the reply's turn before the reply. Two tasks at
 once, a slow disk, ``keep_loop_free()`` and ``skillrt serve`` keep every commit in the thread;
-the library's default is the loop only while it runs nothing else, the CLI's the loop.
+the library's default is the thread, the CLI's the loop.
 
 (The checkpoint and resume tests run on this path too: ``store_kind``'s ``sqlite-on-loop``.)"""
 
@@ -104,42 +104,18 @@ async def test_a_lone_task_commits_on_the_loop_and_keeps_every_promise(isolated:
     await rt.close()
 
 
-async def test_false_commits_in_the_thread(isolated: Path) -> None:
+async def test_the_library_default_and_false_commit_in_the_thread(isolated: Path) -> None:
     loop_thread = threading.get_ident()
-    rt = _runtime(isolated, [writer([])], commit_on_loop=False)
-    store = _watch(rt, isolated)
-    await _quick_enough(rt)
-    for i in range(3):
-        assert (await rt.process_input(f"write an article about threads {i}")).state == "COMPLETED"
-    assert store.threads and loop_thread not in store.threads
-    await rt.close()
-
-
-async def test_the_library_default_commits_on_the_loop_only_while_it_runs_nothing_else(
-    isolated: Path,
-) -> None:
-    """Unset (a library): on a loop that runs only the task and its caller (a script), the
-    commits are made there; while the host runs a task of its own, in the thread."""
-    loop_thread = threading.get_ident()
-    rt = _runtime(isolated, [writer([])])
-    store = _watch(rt, isolated)
-    await _quick_enough(rt)
-    for i in range(3):
-        assert (await rt.process_input(f"write an article about quiet {i}")).state == "COMPLETED"
-    quiet = "".join("L" if t == loop_thread else "T" for t in store.threads)
-    assert quiet.count("L") >= 4, quiet
-    del store.threads[:]
-
-    async def host_work() -> None:  # the host's own task: a request it serves, a ticker
-        while True:
-            await asyncio.sleep(0.001)
-
-    ticker = asyncio.create_task(host_work())
-    for i in range(3):
-        assert (await rt.process_input(f"write an article about busy {i}")).state == "COMPLETED"
-    ticker.cancel()
-    assert store.threads and loop_thread not in store.threads
-    await rt.close()
+    for setting in ({}, {"commit_on_loop": False}):
+        rt = _runtime(isolated, [writer([])], **setting)
+        store = _watch(rt, isolated)
+        for i in range(2):
+            assert (
+                await rt.process_input(f"write an article about threads {i}")
+            ).state == "COMPLETED"
+        assert store.threads and loop_thread not in store.threads, setting
+        await rt.close()
+        store.close()
 
 
 async def test_tasks_at_once_commit_in_the_thread(isolated: Path) -> None:

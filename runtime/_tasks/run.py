@@ -91,25 +91,6 @@ def saved_logger(files: FileStore, logger: structlog.stdlib.BoundLogger) -> Save
     return saved
 
 
-# asyncio's registry of the tasks it runs, read for its size only (``quiet_loop``): a host with
-# many tasks is busy without a walk over them all. (A private name, so looked up: a Python
-# without it walks them.)
-_TASK_REGISTRY = getattr(asyncio.tasks, "_scheduled_tasks", None)  # 3.12 on
-if _TASK_REGISTRY is None:
-    _TASK_REGISTRY = getattr(asyncio.tasks, "_all_tasks", None)  # 3.11
-_QUIET_TASKS = 2  # the task of the run and the one awaiting it (``process_input``'s caller)
-
-
-def quiet_loop() -> bool:
-    """Whether the running loop runs no task but a lone skillrt task's run and its caller: a
-    commit made on it holds up no one (a script, a batch job, a command built on skillrt). A
-    host serving others (a web app's requests, a ticker) has tasks of its own."""
-    registry = _TASK_REGISTRY
-    if registry is not None and len(registry) > 4 * _QUIET_TASKS:  # (dead ones count there)
-        return False
-    return len(asyncio.all_tasks()) <= _QUIET_TASKS
-
-
 class TaskDriver:
     """Runs the runtime's tasks (see the module docstring)."""
 
@@ -253,11 +234,6 @@ class TaskDriver:
         """No task runs here but the one asking (the committer's ``inline``: its commits may be
         made on the loop, with no other task to hold up)."""
         return self.running <= 1
-
-    def alone_on_quiet_loop(self) -> bool:
-        """``alone``, on a loop that runs nothing else (``quiet_loop``): the library's
-        ``inline``, whose host's loop may serve others (then its commits stay in the thread)."""
-        return self.running <= 1 and quiet_loop()
 
     # --- one run ------------------------------------------------------------------------------
 
