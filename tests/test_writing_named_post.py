@@ -27,6 +27,7 @@ def blog(tmp_path: Path) -> Path:
         ("can you summarize my go concurrency article, please", "posts/go-concurrency.md"),
         ("give me a summary of the post on git branching workflows", "posts/git-workflow.md"),
         ("总结一下关于生命周期的文章", "posts/rust-lifetimes.md"),
+        ("总结数据库索引原理", "posts/database-indexing.md"),  # a Chinese title, written out
     ],
 )
 async def test_a_post_named_without_its_path_is_taken(

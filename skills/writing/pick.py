@@ -9,7 +9,9 @@ A request names a post without its path when it holds
   "关于…的文章" (``the post about async rust``, ``edit the async rust post: …``).
 
 Only one post may fit: two posts that fit are asked about, as is a description no title
-carries (the title's words are matched whole, a plural ``s`` aside). The question lists the
+carries (the title's words are matched whole, a plural ``s`` aside). An edit is stricter
+(``named_post``'s ``strict``): its instruction names other things ("add a paragraph about
+<a title>"). The question lists the
 likeliest posts: those named in the conversation, then those matching the request, then the
 newest. The answer may be a number, a path, a file name or a title.
 """
@@ -78,6 +80,7 @@ _FILLER = frozenset({
     "latest", "last", "first", "one", "long", "short", "of", "and", "in", "on", "for", "to",
     "with", "about",
 })  # fmt: skip
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _DATED = re.compile(r"^\d{4}-\d{2}-\d{2}[-_]")
 _NUMBER = re.compile(r"^\s*(?:#|第|no\.?\s*)?\s*(\d{1,2})\s*(?:个|篇|号)?\s*[.。)）]?\s*$", re.I)
 
@@ -171,6 +174,8 @@ def _written_out(request: str, name: str, *, at_start: bool = False) -> bool:
     folded = " ".join(name.casefold().split())
     if folded not in request:  # (most titles: no pattern made for them)
         return False
+    if _CJK.search(folded):  # no spaces between words: the title, four characters or more
+        return len(folded) >= 4 and (not at_start or request.startswith(folded))
     if len(folded) < 6 or (" " not in folded and not re.search(r"[-_.\d]", folded)):
         return False  # "Go", "Notes", "intro": words a request uses for other things
     if at_start:
