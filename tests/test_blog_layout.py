@@ -31,6 +31,14 @@ BLOGS: dict[str, tuple[dict[str, str], str, str]] = {
         "content/posts",
         "Hugo",
     ),
+    "zola": (  # a small Zola site: no content/_index.md, posts under content/posts/
+        {
+            "config.toml": 'base_url = "https://example.org"\ntitle = "Zola"\n',
+            "content/posts/first.md": '+++\ntitle = "Zola one"\n+++\n\nZola one.\n',
+        },
+        "content",
+        "Zola",
+    ),
     "hexo": (
         {
             "_config.yml": "title: Hexo\n",

@@ -8,7 +8,6 @@ kind           recognised by                                            posts fo
 posts          ``posts/`` holding Markdown (skillrt's own default)      ``posts``
 obsidian       ``.obsidian/`` (an Obsidian vault)                       ``.`` (the vault)
 zola           ``config.toml`` with ``base_url`` and ``content/``         ``content``
-               holding an ``_index.md`` section page
 hugo           ``hugo.toml``/``config.toml``/... and ``content/``       ``content/posts``
                                                                         or ``content``
 hexo           ``source/_posts/``                                       ``source/_posts``
@@ -94,9 +93,9 @@ def count_markdown(folder: Path, limit: int = MAX_COUNT) -> int | None:
 
 def _is_zola(root: Path) -> bool:
     """Zola: ``config.toml`` setting ``base_url`` (Hugo calls it ``baseURL``) and a
-    ``content/`` folder with an ``_index.md`` section page."""
+    ``content/`` folder (its ``_index.md`` section page is optional: a small site has none)."""
     config = root / "config.toml"
-    if not config.is_file() or not (root / "content" / "_index.md").is_file():
+    if not config.is_file() or not (root / "content").is_dir():
         return False
     try:
         head = config.read_text(encoding="utf-8", errors="replace")[:20_000]
@@ -126,7 +125,7 @@ def detect_layout(root: Path) -> BlogLayout:
     if (root / ".obsidian").is_dir():
         return layout(".", "obsidian", "Obsidian vault: .obsidian/ found")
     if _is_zola(root):
-        return layout("content", "zola", "Zola site: config.toml with base_url, content/_index.md")
+        return layout("content", "zola", "Zola site: config.toml with base_url and content/")
     hugo = next((name for name in _HUGO_CONFIGS if (root / name).is_file()), None)
     if hugo is not None and (root / "content").is_dir():
         sub = "content/posts" if count_markdown(root / "content" / "posts") else "content"
