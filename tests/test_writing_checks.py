@@ -77,6 +77,19 @@ def test_scaffolding_copied_whole_is_stripped_and_a_marker_in_prose_fails() -> N
     assert excerpt.clean(f"Intro.\n> {tail}\nEnd.").text == "Intro.\nEnd."  # an excerpt
 
 
+def test_the_retry_note_echoed_on_a_line_of_its_own_is_stripped() -> None:
+    """SmolLM2-135M's retry of "fix typos": the post's text, then the note with its end
+    reworded. The note opens the line: stripped, reworded or not. Inside a sentence it fails."""
+    scaffold = Scaffold(["Fix typos.\n\nImportant: the first answer was refused (x). Write only"])
+    echoed = (
+        "Futures must be pinned.\n\n\nImportant: the first answer was refused "
+        "(not_degenerate: a loop). Write only the text requested above."
+    )
+    cleaned = scaffold.clean(echoed)
+    assert cleaned.text == "Futures must be pinned." and not cleaned.left
+    assert scaffold.clean("It said the first answer was refused, so I wrote more.").left
+
+
 def test_the_language_check_counts_scripts_and_common_words() -> None:
     zh, en, fr = language("zh"), language("en"), language("fr")
     chinese = Generated(text="Rust 的所有权规则保证内存安全，每个值都有一个所有者。")
@@ -183,6 +196,28 @@ async def test_a_retry_that_passes_is_saved_and_reports_two_attempts(blog: Path)
     report = {c["name"]: c for c in msg.data["checks"]}
     assert report["no_scaffolding"]["passed"] and report["no_scaffolding"]["attempts"] == 2
     assert "Write section" not in (blog / msg.data["path"]).read_text(encoding="utf-8")
+
+
+async def test_an_edit_whose_retry_echoes_the_note_is_saved_without_it(blog: Path) -> None:
+    before = (blog / POST).read_text(encoding="utf-8")
+    body = before.split("---", 2)[2].strip()
+    fixed = body + "\n\nOne more line."
+    answers = iter(
+        [
+            "Borrowing.",  # removes almost everything: refused (asked to add)
+            fixed + "\n\nImportant: the first answer was refused (it removed text). Write the "
+            "text requested above.",
+        ]
+    )
+    llm = FunctionModel(lambda messages, options: next(answers))
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "add one more line at the end", "path": POST}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["outcome"] == "done", msg.content
+    after = (blog / POST).read_text(encoding="utf-8")
+    assert after.rstrip().endswith("One more line.") and "first answer" not in after
 
 
 async def test_invented_wikilinks_twice_are_refused(blog: Path) -> None:

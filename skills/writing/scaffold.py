@@ -8,8 +8,10 @@ itself: a line of the answer that is a copy of a prompt line bearing one of the 
 it, are unambiguous and are stripped; so is a line in the shape of the prompt's related-post
 items (``- Title (posts/x.md) — link: [[...]]``, whatever its title or link) with the quoted
 snippet lines under it; so is an exact copy of the prompt's ``(topic: …; style:
-…)`` fragment, and of a context excerpt. A marker left anywhere else (inside a sentence, with
-other words around it) is ambiguous: the check fails rather than guess.
+…)`` fragment, and of a context excerpt, and a line that opens with the retry note
+("Important: the first answer was refused …", its end reworded as a small model does). A
+marker left anywhere else (inside a sentence, with other words around it) is ambiguous: the
+check fails rather than guess.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ _RELATED_ITEM = re.compile(RELATED_ITEM)
 _QUOTE = re.compile(r"^\s*>")
 _BLANKS = re.compile(r"\n{3,}")
 MIN_EXCERPT_CHARS = 40  # a prompt line this long, copied whole, is a context excerpt
+_RETRY_OPENING = "important: the first answer was refused"  # ``prompts.RETRY_NOTE``, normalised
 
 
 def _norm(line: str) -> str:
@@ -79,7 +82,8 @@ class Scaffold:
             if not key:
                 kept.append(line)
                 continue
-            labelled = key in self.labelled
+            # The retry note, however the model reworded its end: a line that opens with it.
+            labelled = key in self.labelled or key.startswith(_RETRY_OPENING)
             excerpt = len(key) >= MIN_EXCERPT_CHARS and key in self.prompt_lines
             # A related-post item of the prompt's shape, and the quoted snippet lines under it.
             item = _RELATED_ITEM.match(line) is not None
