@@ -100,13 +100,22 @@ def test_reply_labels_follow_the_language(language: str, saved: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("state", "outcome"), [("ERROR", "refused"), ("COMPLETED", "refused"), ("ERROR", "failed")]
+    ("state", "outcome", "flag"),
+    [
+        ("ERROR", "refused", "error"),
+        ("COMPLETED", "refused", "error"),
+        ("ERROR", "failed", "error"),
+        ("COMPLETED", "done", "changed"),  # an edit that changed nothing
+        ("COMPLETED", "done", "written"),  # a diff declined
+    ],
 )
-def test_a_reply_that_saved_nothing_never_says_saved(state: str, outcome: str) -> None:
-    """An edit whose text failed its checks names the post it left alone in its data."""
+def test_a_reply_that_saved_nothing_never_says_saved(state: str, outcome: str, flag: str) -> None:
+    """An edit whose text failed its checks, changed nothing or was declined names the post
+    it left alone in its data."""
     out = io.StringIO()
     console = Console(file=out, width=100, color_system=None)
-    data = {"path": "posts/a.md", "error": "unchecked", "outcome": outcome}
+    data: dict[str, object] = {"path": "posts/a.md", "outcome": outcome}
+    data[flag] = "unchecked" if flag == "error" else False
     Display(console).reply(ChatMessage(content="Nothing was saved.", data=data, state=state))
     assert "saved:" not in out.getvalue() and "posts/a.md" not in out.getvalue()
 

@@ -289,9 +289,11 @@ class Display:
         data = message.data
         path = data.get("path")
         # Only a task that did its work saved anything: a refusal's data names the post it
-        # left alone (an edit whose text failed its checks), never "saved".
+        # left alone (an edit whose text failed its checks), and so does an edit that changed
+        # nothing or was declined (``changed``/``written``/``saved`` false), never "saved".
         done = message.state == "COMPLETED" and data.get("outcome") == Outcome.DONE
-        if done and isinstance(path, str) and path not in message.content:
+        kept = any(data.get(key) is False for key in ("changed", "written", "saved"))
+        if done and not kept and isinstance(path, str) and path not in message.content:
             out.print(Text(say_line("saved", language, path=path), style="dim"), highlight=False)
         steps = data.get("next_steps")
         if isinstance(steps, list) and steps:
