@@ -149,22 +149,32 @@ class RepetitionGuard:
             yield n - _PROBE - start
             end = start + _PROBE - 1
 
-    def _check_period(self) -> None:
-        tail = self._tail
+    def _repeating(self, tail: str) -> int | None:
+        """The period of a unit repeated at the end of ``tail`` far past normal use (see the
+        module docstring), or None."""
         for period in self._periods(tail):
             span = period * max(self.min_repeats, math.ceil(self.min_span / period))
-            if span > len(tail):
-                continue
-            window = tail[-span:]
-            if window[period:] == window[:-period]:
-                text = self.text
-                begin = len(text) - span
-                while begin > 0 and text[begin - 1] == text[begin - 1 + period]:
-                    begin -= 1
-                unit = text[begin : begin + period]
-                # One copy of a sentence-sized unit is content; ``1. `` or ``=`` is not.
-                keep = begin + period if len(unit.strip()) >= self.min_line_chars else begin
-                raise RepetitionStopped(text[:keep].rstrip(), unit=unit, streamed=len(text))
+            if span <= len(tail) and tail[-span + period :] == tail[-span:-period]:
+                return period
+        return None
+
+    def _loop_of(self, text: str, period: int) -> tuple[str, int]:
+        """The loop of ``period`` at the end of ``text``: its unit, and how much of ``text``
+        comes before it, one copy of a sentence-sized unit kept (``1. `` or ``=`` is not
+        content)."""
+        begin = len(text) - period * max(self.min_repeats, math.ceil(self.min_span / period))
+        while begin > 0 and text[begin - 1] == text[begin - 1 + period]:
+            begin -= 1
+        unit = text[begin : begin + period]
+        return unit, begin + period if len(unit.strip()) >= self.min_line_chars else begin
+
+    def _check_period(self) -> None:
+        tail = self._tail
+        period = self._repeating(tail)
+        if period is not None:
+            text = self.text
+            unit, keep = self._loop_of(text, period)
+            raise RepetitionStopped(text[:keep].rstrip(), unit=unit, streamed=len(text))
         self._checks += 1
         # The first look (a whole text fed at once: the writing skills' check) and every
         # fourth after it: a loop is long.
@@ -176,18 +186,9 @@ class RepetitionGuard:
         said again and again with its line breaks moved (``X. X. X.`` / ``X. X.`` / …), which
         no line repeats and no exact period spans."""
         flat = " ".join(tail.split())
-        for period in self._periods(flat):
-            span = period * max(self.min_repeats, math.ceil(self.min_span / period))
-            if span > len(flat):
-                continue
-            window = flat[-span:]
-            if window[period:] != window[:-period]:
-                continue
-            begin = len(flat) - span
-            while begin > 0 and flat[begin - 1] == flat[begin - 1 + period]:
-                begin -= 1
-            unit = flat[begin : begin + period]
-            keep = begin + period if len(unit.strip()) >= self.min_line_chars else begin
+        period = self._repeating(flat)
+        if period is not None:
+            unit, keep = self._loop_of(flat, period)
             text = self.text
             cut = len(text) - len(tail) + _unflattened(tail, keep)
             raise RepetitionStopped(text[:cut].rstrip(), unit=unit, streamed=len(text))
