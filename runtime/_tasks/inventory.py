@@ -295,7 +295,7 @@ class Inventory:
     async def abandon(self, task: Task) -> bool:
         """Give up a paused or failed task: its journal is deleted, its locks released. Never
         one another worker runs (this copy is then stale)."""
-        if not await _settled_run(task) or task.state not in (State.PAUSED, State.ERROR):
+        if not await _settled_run(task) or not _abandonable(task):
             return False
         stored = await self._as_stored(task, _abandonable)  # as the store holds it now
         if not isinstance(stored, Task):

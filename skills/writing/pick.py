@@ -230,24 +230,20 @@ def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
     if not len(posts):
         posts.refresh()
     every = posts.all_posts()
-    if strict:
+    if strict:  # a name right after the edit's verb only
         verb = _EDIT_VERB.match(request)
-        after = request[verb.end() :] if verb is not None else ""
-        written = [
-            meta
-            for meta in every
-            if after
-            and (
-                _written_out(after, meta.title, at_start=True)
-                or _written_out(after, _file_name(meta.path), at_start=True)
-            )
-        ]
+        names_in = request[verb.end() :] if verb is not None else ""
     else:
-        written = [
-            meta
-            for meta in every
-            if _written_out(request, meta.title) or _written_out(request, _file_name(meta.path))
-        ]
+        names_in = request
+    written = [
+        meta
+        for meta in every
+        if names_in
+        and (
+            _written_out(names_in, meta.title, at_start=strict)
+            or _written_out(names_in, _file_name(meta.path), at_start=strict)
+        )
+    ]
     if written:  # "Rust" and "Async Rust in practice" both in it: the longer title
         longest = max(len(meta.title) for meta in written)
         best = [meta.path for meta in written if len(meta.title) == longest]
