@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from skillrt.messages import ChatMessage
 from skillrt.testing import FunctionModel, ScriptedModel
 from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
@@ -15,6 +16,22 @@ from tests.writing_support import writing_runtime
 @pytest.fixture
 def blog(tmp_path: Path) -> Path:
     return copy_blog(tmp_path / "blog")
+
+
+async def _summarised(
+    blog: Path, request: str, open_post: str | None = None
+) -> tuple[ChatMessage, ScriptedModel]:
+    """The completed reply to ``request`` (with ``open_post`` open) and the model it asked."""
+    llm = ScriptedModel(["The summary."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    context = {"current_file": open_post} if open_post else None
+    try:
+        msg = await rt.process_input(request, context=context)
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    return msg, llm
 
 
 @pytest.mark.parametrize(
@@ -33,15 +50,10 @@ def blog(tmp_path: Path) -> Path:
 async def test_a_post_named_without_its_path_is_taken(
     blog: Path, request_text: str, path: str
 ) -> None:
-    llm = ScriptedModel(["The summary."])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    msg = await rt.process_input(request_text)
-    assert msg.state == "COMPLETED", msg.content
+    msg, llm = await _summarised(blog, request_text)
     assert msg.data["source"] == path
     body = (blog / path).read_text(encoding="utf-8").split("---", 2)[2].strip()
     assert body[:200] in llm.calls[0][-1]["content"]  # that post, not another, was summarised
-    await rt.close()
 
 
 @pytest.mark.parametrize(
@@ -100,15 +112,9 @@ async def test_an_edit_and_a_delete_find_their_post_and_still_confirm(blog: Path
 
 
 async def test_this_post_about_is_the_open_one(blog: Path) -> None:
-    llm = ScriptedModel(["The summary."])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    msg = await rt.process_input(
-        "summarize this post about smart pointers",
-        context={"current_file": "posts/docker-basics.md"},
-    )
-    assert msg.state == "COMPLETED" and msg.data["source"] == "posts/docker-basics.md"
-    await rt.close()
+    open_post = "posts/docker-basics.md"
+    msg, _ = await _summarised(blog, "summarize this post about smart pointers", open_post)
+    assert msg.data["source"] == "posts/docker-basics.md"
 
 
 async def _edited(blog: Path, request: str, open_post: str) -> str:
@@ -165,12 +171,8 @@ async def test_an_edit_with_a_post_open_takes_another_only_from_its_lead(
 async def test_a_summary_with_a_post_open_takes_another_only_from_its_lead(
     blog: Path, request_text: str, source: str
 ) -> None:
-    llm = ScriptedModel(["The summary."])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    msg = await rt.process_input(request_text, context={"current_file": "posts/docker-basics.md"})
-    assert msg.state == "COMPLETED" and msg.data["source"] == source, msg.content
-    await rt.close()
+    msg, _ = await _summarised(blog, request_text, "posts/docker-basics.md")
+    assert msg.data["source"] == source, msg.content
 
 
 async def test_a_translation_with_a_post_open_takes_the_post_its_request_names(
@@ -207,13 +209,8 @@ async def test_a_title_used_as_a_thing_of_its_kind_names_no_post(blog: Path) -> 
 async def test_a_dated_file_goes_by_its_name_without_the_date(tmp_path: Path) -> None:
     """Jekyll's ``_posts/2024-01-15-liquid-tips.md`` is "liquid-tips" in a request."""
     blog = copy_fixture("jekyll", tmp_path / "blog")
-    llm = ScriptedModel(["The summary."])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    msg = await rt.process_input("summarize liquid-tips")
-    assert msg.state == "COMPLETED", msg.content
+    msg, _ = await _summarised(blog, "summarize liquid-tips")
     assert msg.data["source"] == "_posts/2024-01-15-liquid-tips.md"
-    await rt.close()
 
 
 async def test_an_edit_instruction_naming_a_title_asks_which_post(blog: Path) -> None:
