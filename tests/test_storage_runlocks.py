@@ -30,7 +30,7 @@ def test_hold_release_and_probe(tmp_path: Path) -> None:
     other.close()
     locks.close()
     # Released locks leave no file per task behind (at most the one shared lock file).
-    assert {p.name for p in tmp_path.iterdir()} <= {"running.lock"}
+    assert {p.name for p in tmp_path.iterdir()} <= {f"running-{k:x}.lock" for k in range(16)}
 
 
 def test_a_deleted_state_folder_keeps_the_locks_held(tmp_path: Path) -> None:
@@ -45,6 +45,25 @@ def test_a_deleted_state_folder_keeps_the_locks_held(tmp_path: Path) -> None:
     assert other.running_elsewhere("t1") is True and other.running_elsewhere("t2") is True
     locks.close()
     assert other.running_elsewhere("t1") is False
+    other.close()
+
+
+def test_a_deleted_state_folder_keeps_every_lock_file_held(tmp_path: Path) -> None:
+    """The locks are spread over several files: a hold after the folder was emptied locks
+    again the tasks of every file, not only those of the file the new task falls in."""
+    folder = tmp_path / "runs"
+    locks = RunLocks(folder)
+    held = [f"task-{i}" for i in range(40)]
+    assert all(locks.hold(t) for t in held)
+    assert len(list(folder.iterdir())) > 1  # (spread: the kernel walks one file's locks)
+    for child in folder.iterdir():
+        child.unlink()
+    folder.rmdir()
+    assert locks.hold("one-more") is True
+    other = RunLocks(folder)
+    assert other.held_elsewhere([*held, "one-more", "free"]) == {*held, "one-more"}
+    locks.close()
+    assert other.held_elsewhere([*held, "one-more"]) == set()
     other.close()
 
 
@@ -92,7 +111,7 @@ def test_many_tasks_probed_at_once_across_processes(tmp_path: Path) -> None:
     theirs = [f"theirs-{i}" for i in range(0, 300, 7)]
     with _holder(tmp_path, theirs) as child:
         here = RunLocks(tmp_path)
-        mine = [f"mine-{i}" for i in range(20)]
+        mine = [f"mine-{i}" for i in range(200)]
         assert all(here.hold(t) for t in mine)
         free = [f"free-{i}" for i in range(300)]
         asked = [*free, *theirs, *mine]
