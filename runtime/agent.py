@@ -805,7 +805,10 @@ class AgentRuntime:
     def _act_here(self, task: Task | None, verb: str) -> bool:
         if task is None:
             return False
-        return self._run.inventory.abort(task) if verb == "abort" else task.ask_to_pause()
+        if verb != "abort":
+            return task.ask_to_pause()
+        inventory = self._run.inventory
+        return inventory.abort(task) if task.running else inventory.abort_copy(task)
 
     def _control_now(self, task_id: str | None, verb: str) -> bool:
         task_id = task_id or self.current_task_id or ""
@@ -825,20 +828,22 @@ class AgentRuntime:
     async def _control(self, task_id: str, verb: str) -> bool:
         await self.initialize()
         task = self._tasks.get(task_id)
-        if self._remote is None and task is not None and not task.running and verb == "abort":
-            # A paused copy: as the store holds it now (another process may have ended it).
-            return await self._run.inventory.abort_stored(task)
-        if (task is not None and task.running) or self._remote is None:
+        if task is not None and task.running:
             return self._act_here(task, verb)
-        answer = await self._remote.ask(task_id, verb)
-        if answer is not None:
-            return bool(answer.get("ok"))
-        queue = self._run.state.queue
-        if task is None and verb == "abort" and queue is not None:  # maybe waiting in the queue
-            cancelled = ChatMessage(content=reply("cancelled", "en"), task_id=task_id,
-                                    state=State.CANCELLED.value,
-                                    data={"outcome": Outcome.CANCELLED})  # fmt: skip
-            return await queue.cancel_waiting(task_id, cancelled.model_dump_json())
+        if self._remote is not None:
+            answer = await self._remote.ask(task_id, verb)
+            if answer is not None:
+                return bool(answer.get("ok"))
+            queue = self._run.state.queue
+            if task is None and verb == "abort" and queue is not None:  # maybe in the queue
+                cancelled = ChatMessage(content=reply("cancelled", "en"), task_id=task_id,
+                                        state=State.CANCELLED.value,
+                                        data={"outcome": Outcome.CANCELLED})  # fmt: skip
+                return await queue.cancel_waiting(task_id, cancelled.model_dump_json())
+        if task is not None and verb == "abort":
+            # A copy that runs nowhere: as the store holds it now (another process may have
+            # resumed and ended it, or paused it further on).
+            return await self._run.inventory.abort_stored(task)
         return self._act_here(task, verb)
 
     def get_resumable_tasks(self) -> list[TaskSummary]:

@@ -206,3 +206,43 @@ async def test_a_paused_task_is_cancelled_with_its_record_gone(tmp_path: Path) -
     assert _history_states(repl, task_id) == ["CANCELLED"]
     assert repl.get_resumable_tasks() == []
     await repl.close()
+
+
+async def test_a_synchronous_abort_of_a_task_completed_elsewhere_is_refused(
+    tmp_path: Path,
+) -> None:
+    """``abort(id)``, the synchronous call, of an old copy of a task another process completed
+    since: the store is read again first, so it is refused (False), its history entry still
+    says it completed (before, "cancelled" replaced it and the call said True), and it is no
+    longer listed."""
+    steps = _Steps()
+    task_id = await steps.cut_off_task(tmp_path)
+    repl = await steps.opened(tmp_path)
+    await steps.completed_elsewhere(tmp_path, task_id)
+
+    assert repl.abort(task_id) is False
+    await repl.close()  # (whatever it would have written, on disk)
+    again = await steps.opened(tmp_path)
+    assert _history_states(again, task_id) == ["COMPLETED"]
+    assert again.get_resumable_tasks() == []
+    await again.close()
+
+
+async def test_a_synchronous_abort_cancels_a_task_as_the_store_holds_it(tmp_path: Path) -> None:
+    """``abort(id)`` of an old copy of a task another process took further and paused again:
+    the task is cancelled, its record (the newer one) deleted; and one no one touched since is
+    cancelled as before."""
+    steps = _Steps()
+    task_id = await steps.cut_off_task(tmp_path)  # "one" done
+    repl = await steps.opened(tmp_path)
+    tool = await steps.opened(tmp_path)
+    steps.hold_at("three")
+    await steps.cut_off_at(tool, asyncio.ensure_future(tool.resume_task(task_id)))
+
+    assert repl.abort(task_id) is True
+    await repl.close()
+    again = await steps.opened(tmp_path)
+    assert again.store.get(task_id) is None
+    assert _history_states(again, task_id) == ["CANCELLED"]
+    assert again.get_resumable_tasks() == []
+    await again.close()

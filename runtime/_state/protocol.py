@@ -298,7 +298,9 @@ class StateBackend(Protocol):
     ) -> dict[str, TaskRecord | None]:
         """What another worker may have written since this runtime last read: one task, or every
         task of the resume window and every one of ``held`` (None: the store no longer has it).
-        Empty where nobody else writes. Blocking."""
+        The embedded store answers for one task only (another process may have resumed and
+        ended it); for every task, nothing (nobody else writes a task this runtime runs).
+        Blocking."""
         ...
 
     async def read(self, task_id: str) -> TaskRecord | None:

@@ -259,6 +259,25 @@ class Inventory:
         self.chatlog.flush()
         return True
 
+    def abort_copy(self, task: Task) -> bool:
+        """``abort`` from a synchronous call: a paused copy is first read again from the store,
+        on this thread (a synchronous call blocks; ``abort_stored`` reads off the loop, under
+        the run lock). One that another process resumed and ended since (completed, given up)
+        is not ended a second time, its history entry replaced by "cancelled"; one it paused
+        further on is cancelled as the store has it."""
+        if task.state is State.PAUSED and self.state.journaled and not task.memory_only:
+            window = self.config.checkpoint_max_age_h * 3600
+            try:
+                stored = self.state.newer([], task.id, max_age_s=window, now=self.clock())
+            except (SkillrtError, OSError):  # the store cannot be read: this copy is cancelled
+                stored = {}
+            self.tasks.sync(stored)  # (a copy here newer than the store's is kept)
+            fresh = self.tasks.get(task.id)
+            if fresh is None or not _paused(fresh):
+                return False
+            task = fresh
+        return self.abort(task)
+
     async def abort_stored(self, task: Task) -> bool:
         """``abort`` of a task that does not run here, as the store holds it now (read under
         its run lock, as a resume reads it): one another process ended since (completed, given

@@ -159,8 +159,9 @@ class EmbeddedBackend:
     ) -> dict[str, TaskRecord | None]:
         # Nobody else writes a task this runtime runs (run locks see to that). One it holds
         # resting may be resumed and ended by another process meanwhile: a resume reads it
-        # again under its run lock (``Inventory.resume``).
-        return {}
+        # again under its run lock (``Inventory.resume``), and a synchronous abort asks for it
+        # here (``Inventory.abort_copy``).
+        return {} if task_id is None else {task_id: self.store.get(task_id)}
 
     async def read(self, task_id: str) -> TaskRecord | None:
         return await asyncio.to_thread(self.store.get, task_id)  # a read: off the loop
