@@ -249,6 +249,13 @@ def test_write_articles_cue_words_ignore_a_mere_mention_of_an_article(text: str)
         # No longer wanting a post is why it goes: "这篇不要了，删掉吧" is a delete.
         ("这篇不要了，删掉吧", False), ("I don't need posts/tmp.md anymore, delete it", False),
         ("不要删", True), ("I don't want it deleted, just edit it", True),
+        # Stop 45: a "how to" of the topic is no question about the action.
+        ("write an article about how to brew green tea", False),
+        ("write a post on how to make bread", False),
+        ("write a tutorial explaining how to use git rebase", False),
+        ("write an article about how do you pick a laptop", False),
+        ("写一篇关于如何写好技术文章的文章", False), ("写一篇关于怎么写好简历的文章", False),
+        ("how to write an article about tea?", True), ("how to delete a post?", True),
     ],
 )  # fmt: skip
 def test_negations_and_questions_about_an_action_are_told(text: str, held: bool) -> None:

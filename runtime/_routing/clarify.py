@@ -213,18 +213,25 @@ _NEGATION = re.compile(
     r"(?<![特区分类识告级派性差个辨鉴离道错])别(?![人的处名称致扭])",
     re.IGNORECASE,
 )
+# "write an article about how to brew tea", "a post on how do you pick a laptop": the how is
+# the topic's, not a question about the action (stop 45: it asked "Which did you mean?").
+_TOPIC_BEFORE = (
+    r"(?<!\babout\s)(?<!\bon\s)(?<!\bof\s)(?<!\bexplaining\s)(?<!\bshowing\s)"
+    r"(?<!\bdescribing\s)(?<!\bcovering\s)(?<!:\s)"
+)
 _ASKS_ABOUT = re.compile(
     rf"{_OPENER}(?:have|has|had|did|do|does|was|were|is|are|am)"
     r"\s+(?:i|we|my|there)\b|"
     # "did you delete it?", "have you written it yet?": a question about what was done (pass 6:
     # it deleted the post in focus, at 0.999).
     rf"{_OPENER}(?:did|have|had|was|were)\s+you\b|"
-    r"\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|"
+    rf"{_TOPIC_BEFORE}\bhow\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one)\b|"
     # "google how to fix X": what to search for, not a question about the search (pass 6).
-    r"(?<!\bgoogle\s)(?<!\bsearch\s)(?<!\bsearch\sfor\s)(?<!\blook\sup\s)\bhow\s+to\b|"
+    r"(?<!\bgoogle\s)(?<!\bsearch\s)(?<!\bsearch\sfor\s)(?<!\blook\sup\s)"
+    rf"{_TOPIC_BEFORE}\bhow\s+to\b|"
     r"\bwhat\s+(?:did|have|has)\s+(?:i|we)\b|\b(?:whether|if)\s+i\s+(?:have|had|wrote|did)\b|"
     rf"有没有|是不是|有无|{_DONE_ZH}|"
-    r"(?:怎么|如何|怎样|咋)\s*(?:才能|能|去|来)?\s*"
+    r"(?<!关于)(?<!介绍)(?<!讲讲)(?<!讲解)(?:怎么|如何|怎样|咋)\s*(?:才能|能|去|来)?\s*"
     r"(?:写|删|搜|翻译|新建|创建|发|write|delete|search|translate)",
     re.IGNORECASE,
 )
