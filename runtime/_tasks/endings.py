@@ -109,7 +109,9 @@ class Endings:
         if result.next_steps:
             data["next_steps"] = result.next_steps
         content = result.message
-        if task.truncated_repetition:  # the data says so, and a reply built on the text too
+        # The data says so, and a reply built on the text too; not a result whose texts were
+        # checked (``truncated_repetition: False``): the loop was refused and asked again.
+        if task.truncated_repetition and data.get("truncated_repetition") is not False:
             data["truncated_repetition"] = True
             if result.success:
                 content += reply("repetition", task.input.language)

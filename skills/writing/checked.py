@@ -92,6 +92,12 @@ async def checked(
     return Checked(fixed.text, all(v.passed for v in verdicts), 2, tuple(verdicts), second.text)
 
 
+# In the data of a finished result whose texts passed their checks: ``not_degenerate`` refused
+# any loop the repetition guard cut, so the runtime's note that the text above stops where the
+# model started repeating itself would be wrong (a looping first answer was asked again).
+CHECKED: dict[str, Any] = {"truncated_repetition": False}
+
+
 def quality_report(results: Sequence[Checked]) -> list[dict[str, Any]]:
     """The reply's ``data["checks"]``: each check that ran, passed when it passed everywhere
     (every section of an article), with its reasons and how many attempts it took."""

@@ -28,7 +28,7 @@ from skillrt.skill.params import Chars, PostPath
 
 from . import checked as checked_replies
 from . import pick
-from .checked import checked, quality_report, refuse_unchecked
+from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
     Check,
@@ -428,7 +428,7 @@ async def _write(
     if new_text == text:
         return SkillResult(
             message=ctx.reply("unchanged"),
-            data={"path": path, "diff": "", "changed": False, "checks": report},
+            data={"path": path, "diff": "", "changed": False, "checks": report, **CHECKED},
         )
     body, new_body = split_frontmatter(text).body, split_frontmatter(new_text).body
     diff = (
@@ -440,7 +440,14 @@ async def _write(
     if _confirming(ctx) and not is_yes(await ctx.ask(ctx.reply("confirm", path=path, diff=shown))):
         return SkillResult(
             message=ctx.reply("not_written", path=path),
-            data={"path": path, "diff": diff, "changed": False, "written": False, "checks": report},
+            data={
+                "path": path,
+                "diff": diff,
+                "changed": False,
+                "written": False,
+                "checks": report,
+                **CHECKED,
+            },
         )
     ctx.progress(3, 3, ctx.reply("saving"), path)
     await ctx.step("target", partial(text_hash, new_text))  # see _saved_before_restart
@@ -454,5 +461,6 @@ async def _write(
             "changed": True,
             "hash": saved.hash,
             "checks": report,
+            **CHECKED,
         },
     )

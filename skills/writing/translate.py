@@ -23,8 +23,8 @@ from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.skill.params import Chars, PostPath
 
 from . import pick
+from .checked import CHECKED, Checked, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
-from .checked import Checked, checked, quality_report, refuse_unchecked
 from .checks import Check, Generated, Verdict, language, no_scaffolding, not_degenerate, wikilinks
 from .common import Saved, new_post_text, refuse, save_new_file
 from .languages import LANGUAGE_REPLIES, LANGUAGES, known_language
@@ -248,5 +248,6 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
             "language": code,
             "title": new_title,
             "checks": report,
+            **CHECKED,
         },
     )

@@ -19,14 +19,15 @@ from pathlib import PurePosixPath
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.markdown import word_count
 from skillrt.exceptions import StructuredOutputError
 from skillrt.skill.params import Chars, PostPath
 
+from .checked import CHECKED, Checked, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
-from .checked import Checked, checked, quality_report, refuse_unchecked
 from .checks import Check, Generated, language, no_scaffolding, not_degenerate, wikilinks
 from .common import (
     MAX_TOPIC_CHARS,
@@ -57,6 +58,7 @@ from .prompts import (
     strip_fences,
 )
 from .scaffold import Scaffold
+from .sections import completed, filled, section_of, usable_sections
 from .update_graph import extract_entities
 
 __all__ = [
@@ -79,7 +81,7 @@ MAX_SECTION_CHARS = 20_000
 _PATHISH = re.compile(r"[/\\]|\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*$")
+_EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s*\d+(?:\.\d+)*[.)、:]?)*\s*$")
 _CHARACTER_COUNTED = ("zh", "ja")  # lengths in characters, not words
 
 REPLIES = (
@@ -107,6 +109,11 @@ REPLIES = (
                 " `{wanted}` already existed.",
             ),
             "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
+            "outline_filled": (
+                "\n\n模型的大纲可用的章节太少，这些标题是 skillrt 补上的：{headings}。",
+                "\n\nThe model's outline had too few usable sections; these headings are "
+                "skillrt's: {headings}.",
+            ),
             "linked": (
                 "\n\n**关联的文章**（已写入 wikiLinks）\n{links}",
                 "\n\n**Linked posts**\n{links}",
@@ -167,6 +174,9 @@ class Outline(BaseModel):
     description: str = ""
     tags: list[str] = Field(default_factory=list)
     sections: list[OutlineSection] = Field(min_length=1)
+    # Headings skillrt added because the model's outline had too few usable sections (not
+    # asked of the model: its JSON schema leaves it out).
+    filled: SkipJsonSchema[list[str]] = Field(default_factory=list)
 
 
 class Draft(BaseModel):
@@ -352,15 +362,22 @@ async def _make_outline(
         outline = result.parsed_as(Outline)
     except StructuredOutputError as exc:
         outline = outline_from_text(exc.raw, topic)  # a Markdown outline is still an outline
-    return _clean_outline(outline, topic, max_sections=most, related=related)
+    cleaned = _clean_outline(outline, topic, max_sections=most, related=related)
+    usable = usable_sections(cleaned.sections, cleaned.title, topic)
+    sections, added = filled(usable, length.min_sections(), lang)
+    return cleaned.model_copy(update={"sections": sections, "filled": added})
 
 
-def _clean_section(text: str, heading: str) -> str:
-    text = strip_fences(text)
+def _clean_section(text: str) -> str:
+    """The section's text without empty or numbering-only headings ("### 7.") and without a
+    title or heading before it; empty (for ``not_degenerate`` to refuse) when no line but a
+    heading is left. Before, an empty section became its own heading, which passed."""
     lines = [line for line in text.strip().splitlines() if not _EMPTY_HEADING.match(line)]
     while lines and (not lines[0].strip() or _HEADING.match(lines[0])):
         lines.pop(0)  # the model repeated the title or the heading
-    return clip("\n".join(lines), MAX_SECTION_CHARS) or heading
+    if all(not line.strip() or _HEADING.match(line) for line in lines):
+        return ""
+    return clip("\n".join(lines), MAX_SECTION_CHARS)
 
 
 def section_prompt(
@@ -394,17 +411,22 @@ def section_prompt(
 
 
 async def _write_section(
-    ctx: SkillContext, prompt: str, heading: str, words: int, lang: str, note: str
+    ctx: SkillContext, prompt: str, outline: Outline, index: int, words: int, lang: str, note: str
 ) -> Generated:
+    """Section ``index``, written by the model. Its own text is taken out of an answer that
+    holds more (``section_of``: a small model writes the whole article again), and a loop or
+    the length limit met after it, in another section, does not count against it; one cut off
+    at the limit ends at its last whole sentence (``completed``) when that keeps most of it."""
     system = SECTION_SYSTEM.format(lang=_language_label(lang))
     unit = 3 if lang in _CHARACTER_COUNTED else 2
     limit = max(256, words * unit)
     result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=limit)
-    return Generated(
-        text=_clean_section(result.content, heading),
-        looped=result.truncated_repetition,
-        cut=result.usage.completion_tokens >= limit,
-    )
+    text, to_the_end = section_of(strip_fences(result.content), outline, index)
+    looped = result.truncated_repetition and to_the_end
+    cut = result.usage.completion_tokens >= limit and to_the_end
+    if cut and not looped and (whole := completed(text)) is not None:
+        text, cut = whole, False
+    return Generated(text=_clean_section(text), looped=looped, cut=cut)
 
 
 def section_checks(
@@ -452,7 +474,7 @@ async def _write_sections(
             lang=lang,
         )
         checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})", previous, lang)
-        write = partial(_write_section, ctx, prompt, section.heading, words, lang)
+        write = partial(_write_section, ctx, prompt, outline, i, words, lang)
         result = await checked(ctx, f"section:{i + 1}", write, checks)
         results.append(result)
         if not result.passed:
@@ -518,6 +540,8 @@ def _message(
     if saved.path != draft.path:
         text += ctx.reply("name_taken", wanted=draft.path)
     text += ctx.reply("outline", headings="\n".join(f"- {s.heading}" for s in outline.sections))
+    if outline.filled:
+        text += ctx.reply("outline_filled", headings=", ".join(outline.filled))
     if related:
         text += ctx.reply("linked", links="\n".join(f"- [{r.title}]({r.path})" for r in related))
     return text + ctx.reply("graph", **graph.model_dump()) + draft_note(ctx, saved.path, draft.text)
@@ -578,6 +602,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "title": outline.title,
             "outline": outline_markdown(outline),
             "sections": [s.heading for s in outline.sections],
+            "filled_sections": outline.filled,
             "tags": outline.tags,
             "word_count": draft.word_count,
             "language": lang,
@@ -587,6 +612,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "wiki_links": [r.link for r in related],
             "graph": graph.model_dump(),
             "checks": quality_report(sections),
+            **CHECKED,
         },
         next_steps=[ctx.reply("polish"), ctx.reply("add_code"), ctx.reply("write_related")],
     )

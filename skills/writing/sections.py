@@ -1,0 +1,165 @@
+"""A small model's article answers, taken apart: an outline without its echoes, and one
+section out of a whole article.
+
+SmolLM2-135M (the embedded model), asked for an outline, answers with one section named like
+the article ("git rebase" for the topic "git rebase"), a heading that is a placeholder
+(``git_rebase_description``), or points that repeat their heading ("1. What is a decorator?",
+"2. What is a decorator?"...). Asked for one section, it writes the whole article again from
+its title: every heading, every body. Before, the title's line and the other sections' text
+went into the section (or the section was refused, the article with it); now the section is
+the text under its own heading. Nothing is invented: the text is the model's, only cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .write import Outline, OutlineSection
+
+__all__ = ["FILLER_HEADINGS", "completed", "filled", "section_of", "usable_sections"]
+
+# Headings added when the model's outline has fewer usable sections than the article needs
+# (none of them names the topic: the section prompt does).
+FILLER_HEADINGS = {
+    "en": ("Overview", "How it works", "A worked example", "Pitfalls and tips"),
+    "zh": ("概述", "工作原理", "示例", "注意事项"),
+}
+
+_MARKDOWN_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
+_BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$")
+_NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*[.)、:]?|[-*+])\s+")
+_PLACEHOLDER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)  # git_rebase_description
+_MAX_HEADING_CHARS = 150
+_SENTENCE_END = re.compile(r"[.!?。！？…](?:[\"'”’)）」』*_`]*)(?=\s|$)")
+
+
+def _key(text: str) -> str:
+    """``text`` compared loosely: case, punctuation, numbering and spacing left out."""
+    text = _NUMBERING.sub("", text.strip())
+    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
+
+
+def usable_sections(
+    sections: Sequence[OutlineSection], title: str, topic: str
+) -> list[OutlineSection]:
+    """The sections of a model's outline that name a part of the article: not the article
+    itself (its title or topic), not a placeholder, not one named before; each with its
+    distinct points that are not its heading again."""
+    from .write import OutlineSection
+
+    whole = {_key(title), _key(topic)}
+    seen: set[str] = set()
+    kept: list[OutlineSection] = []
+    for section in sections:
+        heading = section.heading.strip()
+        key = _key(heading)
+        if not key or key in whole or key in seen or _PLACEHOLDER.match(heading):
+            continue
+        seen.add(key)
+        points: list[str] = []
+        said = {key}
+        for point in section.points:
+            point_key = _key(point)
+            if point_key and point_key not in said and not _PLACEHOLDER.match(point.strip()):
+                said.add(point_key)
+                points.append(point)
+        kept.append(OutlineSection(heading=heading, points=points))
+    return kept
+
+
+def filled(
+    sections: list[OutlineSection], fewest: int, lang: str
+) -> tuple[list[OutlineSection], list[str]]:
+    """``sections`` with headings of ``FILLER_HEADINGS`` added up to ``fewest`` sections (three
+    when the model gave none), and the headings added. A language without fillers: unchanged."""
+    from .write import OutlineSection
+
+    fillers = FILLER_HEADINGS.get(lang)
+    wanted = max(fewest, 3) if not sections else fewest
+    if fillers is None or len(sections) >= wanted:
+        return sections, []
+    have = {_key(s.heading) for s in sections}
+    added = [h for h in fillers if _key(h) not in have][: wanted - len(sections)]
+    return [*sections, *(OutlineSection(heading=h) for h in added)], added
+
+
+def section_of(text: str, outline: Outline, index: int) -> tuple[str, bool]:
+    """Section ``index``'s own text in ``text``, when the model wrote more than that section:
+    the lines under its heading, up to the next heading at its level or above or the heading
+    of another section or of the article; with no such heading, what comes before the first
+    other section's heading, the article's title line left out. ``text`` as it is when it
+    names no other part of the article. And whether that text runs to the answer's end (else
+    a loop or the length limit the answer ran into came after it, in another section)."""
+    own = _key(outline.sections[index].heading)
+    others = {_key(s.heading) for i, s in enumerate(outline.sections) if i != index} - {own}
+    title = _key(outline.title)
+    lines = text.splitlines()
+    marks = [(i, *mark) for i, line in enumerate(lines) if (mark := _heading_of(line))]
+    if not any(key in (own, title) or key in others for _, _, key in marks):
+        return text, True
+    start, level = _after_title(lines, title), 7
+    for i, mark_level, key in marks:
+        if key == own:
+            start, level = i + 1, mark_level
+            break
+    end = len(lines)
+    for i, mark_level, key in marks:
+        if i < start:
+            continue
+        if key in others or key == title or (key != own and mark_level <= level < 7):
+            end = i
+            break
+    body = lines[start:end]
+    while body and (not body[0].strip() or _key(body[0]) in (own, title)):
+        body.pop(0)  # the title's line, or the section's heading again
+    cut = "\n".join(body).strip()
+    if not cut:
+        return text, True
+    return cut, end == len(lines)
+
+
+def completed(text: str) -> str | None:
+    """``text``, cut off at the length limit, back to its last whole paragraph or sentence
+    outside a code block; None when that would drop half of it or more."""
+    fence = 0
+    best = -1
+    i = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("```") or stripped.startswith("~~~"):
+            fence ^= 1
+            if not fence:
+                best = i + len(line.rstrip())  # a closed code block is whole
+        elif not fence:
+            for match in _SENTENCE_END.finditer(line.rstrip("\n")):
+                best = i + match.end()
+        i += len(line)
+    if best < len(text) / 2:
+        return None
+    return text[:best].rstrip()
+
+
+def _after_title(lines: list[str], title: str) -> int:
+    """The first line after the blank lines and the article's title lines that open ``lines``."""
+    start = 0
+    while start < len(lines):
+        mark = _heading_of(lines[start])
+        if lines[start].strip() and (mark is None or mark[1] != title):
+            break
+        start += 1
+    return start
+
+
+def _heading_of(line: str) -> tuple[int, str] | None:
+    """``(level, key)`` of a line that may be a heading: Markdown's (its level), or a short
+    line in bold or alone (level 7: below every Markdown heading)."""
+    if len(line) > _MAX_HEADING_CHARS or not line.strip():
+        return None
+    if match := _MARKDOWN_HEADING.match(line):
+        return len(match.group(1)), _key(match.group(2))
+    if match := _BOLD_LINE.match(line):
+        return 7, _key(match.group(1))
+    return 7, _key(line.rstrip(":："))

@@ -1,0 +1,251 @@
+"""An article from a small model's answers: its outline without echoes and placeholders, and
+each section taken out of an answer that is the whole article again (what SmolLM2-135M, the
+embedded model, writes). Before, such an article was refused, or saved with the title line
+and every section's text in each section."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import pytest
+
+from skillrt.llm.base import LLMMessage, LLMResult, Usage
+from skillrt.skills.writing.sections import completed, filled, section_of, usable_sections
+from skillrt.skills.writing.write import Outline, OutlineSection
+from skillrt.testing import Answer, FunctionModel, ModelOptions
+from tests.blog import copy_blog
+from tests.writing_support import EXTRACTION, prompt_kind, writing_runtime
+
+OUTLINE = Outline(
+    title="Python Decorators: A Beginner's Guide",
+    sections=[
+        OutlineSection(heading="What is a decorator?"),
+        OutlineSection(heading="Writing your first decorator"),
+        OutlineSection(heading="Decorators with arguments"),
+    ],
+)
+BODIES = [
+    "A decorator takes a function and returns a new one.",
+    "Define a wrapper, return it, and put `@my_decorator` above the function.\n\n"
+    "```python\n@my_decorator\ndef greet():\n    pass\n```",
+    "A decorator factory takes the arguments and returns the decorator.",
+]
+WHOLE = (
+    "Python Decorators: A Beginner's Guide\n\n"
+    "# Python Decorators: A Beginner's Guide\n\n"
+    f"## What is a decorator?\n\n{BODIES[0]}\n\n"
+    f"## Writing your first decorator:\n\n{BODIES[1]}\n\n"
+    f"### A note on names\n\nUse functools.wraps.\n\n"
+    f"## 3. Decorators with arguments\n\n{BODIES[2]}\n"
+)
+
+
+@pytest.mark.parametrize("index", [0, 2])
+def test_a_section_is_taken_out_of_the_whole_article(index: int) -> None:
+    text, to_the_end = section_of(WHOLE, OUTLINE, index)
+    assert text == BODIES[index]
+    assert to_the_end is (index == 2)
+
+
+def test_a_section_keeps_its_subheadings_and_code() -> None:
+    text, to_the_end = section_of(WHOLE, OUTLINE, 1)
+    assert text == f"{BODIES[1]}\n\n### A note on names\n\nUse functools.wraps."
+    assert to_the_end is False
+
+
+def test_without_its_heading_a_section_ends_where_another_begins() -> None:
+    answer = (
+        f"Python Decorators: A Beginner's Guide\n\n{BODIES[0]}\n\n"
+        "**Writing your first decorator**\n\nMore."
+    )
+    assert section_of(answer, OUTLINE, 0) == (BODIES[0], False)
+
+
+def test_an_answer_of_one_section_is_left_as_it_is() -> None:
+    answer = f"{BODIES[0]}\n\n### Why it matters\n\nIt keeps code short."
+    assert section_of(answer, OUTLINE, 0) == (answer, True)
+
+
+def test_an_answer_of_headings_only_is_left_for_the_checks() -> None:
+    answer = "# Python Decorators: A Beginner's Guide\n\n## What is a decorator?\n"
+    assert section_of(answer, OUTLINE, 0) == (answer, True)
+
+
+def test_a_cut_off_text_ends_at_its_last_whole_sentence() -> None:
+    text = "One sentence here, with more words. Another one follows, as long! And a third, cut"
+    assert completed(text) == "One sentence here, with more words. Another one follows, as long!"
+    assert completed("Short. And then a very long sentence that goes on and on and on") is None
+    code = "Some text first, ended.\n\n```python\ndef f():\n    return 1. \n    x = 2"
+    assert completed(code) is None  # (a code block's line is no sentence end)
+    closed = "Text here.\n\n```python\nx = 1\n```\n\nAnd a rest that is cut"
+    assert completed(closed) == "Text here.\n\n```python\nx = 1\n```"
+
+
+def test_the_outline_keeps_only_the_sections_that_name_a_part() -> None:
+    sections = [
+        OutlineSection(heading="git rebase", points=["git_rebase_description"]),
+        OutlineSection(heading="git_rebase_description"),
+        OutlineSection(heading="Rebasing onto main", points=["1. Rebasing onto main", "fetch"]),
+        OutlineSection(heading="rebasing onto MAIN"),
+        OutlineSection(heading="Fixing conflicts", points=["1. ours", "2. ours", "theirs"]),
+    ]
+    kept = usable_sections(sections, "Git Rebase", "git rebase")
+    assert [(s.heading, s.points) for s in kept] == [
+        ("Rebasing onto main", ["fetch"]),
+        ("Fixing conflicts", ["1. ours", "theirs"]),
+    ]
+
+
+def test_too_few_sections_are_filled_up_and_said_so() -> None:
+    one = [OutlineSection(heading="What is a decorator?")]
+    sections, added = filled(one, 2, "en")
+    assert [s.heading for s in sections] == ["What is a decorator?", "Overview"]
+    assert added == ["Overview"]
+    sections, added = filled([], 2, "zh")
+    assert added == ["概述", "工作原理", "示例"]
+    assert filled(one, 2, "fr") == (one, [])  # no fillers in that language: as it is
+    assert filled(one, 1, "en") == (one, [])
+
+
+class _WholeArticleModel:
+    """SmolLM2-135M's habits: an outline of echoes and placeholders, and for every section
+    the whole article again, cut off at the length limit in the last one."""
+
+    def __init__(self, outline: dict[str, Any]) -> None:
+        self.outline = outline
+
+    def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        kind = prompt_kind(messages)
+        if kind == "outline":
+            return self.outline
+        if kind == "extract":
+            return EXTRACTION
+        if kind == "section":
+            headings = re.findall(r"^- (.+)$", messages[-1]["content"], re.M)
+            parts = [f"## {h}\n\nAll about {h.lower()}. It is explained here." for h in headings]
+            return "Decorators\n\n# Decorators\n\n" + "\n\n".join(parts) + "\n\nAnd then the tex"
+        return "ok"
+
+
+async def test_an_article_from_a_small_models_answers_is_saved_whole(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    outline = {
+        "title": "Decorators",
+        "sections": [
+            {"heading": "Decorators", "points": ["1. Decorators", "2. Decorators"]},
+            {"heading": "What is a decorator?", "points": ["1. What is a decorator?"]},
+            {"heading": "decorators_description"},
+        ],
+    }
+    rt = writing_runtime(blog, FunctionModel(_WholeArticleModel(outline)))
+    msg = await rt.process_input("write an article about decorators")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["sections"] == ["What is a decorator?", "Overview"]
+    assert msg.data["filled_sections"] == ["Overview"]
+    assert "these headings are skillrt's: Overview" in msg.content
+    body = frontmatter.load(blog / msg.data["path"]).content
+    assert body == (
+        "## What is a decorator?\n\nAll about what is a decorator?. It is explained here.\n\n"
+        "## Overview\n\nAll about overview. It is explained here."
+    )
+    await rt.close()
+
+
+def _cut_off_model(section: str) -> FunctionModel:
+    """Every section answered with ``section``, as if stopped at the call's token limit."""
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        kind = prompt_kind(messages)
+        if kind == "outline":
+            sections = [{"heading": "What it is"}, {"heading": "How to write one"}]
+            return {"title": "Decorators", "sections": sections}
+        if kind == "extract":
+            return EXTRACTION
+        if kind == "section":
+            return LLMResult(section, usage=Usage(completion_tokens=options.max_tokens or 0))
+        return "ok"
+
+    return FunctionModel(answer)
+
+
+async def test_a_section_cut_off_at_the_limit_ends_at_its_last_sentence(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    whole = "A decorator wraps a function. It returns a new one, which calls the old. "
+    rt = writing_runtime(blog, _cut_off_model(whole * 3 + "And then the te"))
+    msg = await rt.process_input("write an article about decorators")
+    assert msg.state == "COMPLETED", msg.content
+    body = frontmatter.load(blog / msg.data["path"]).content
+    assert (
+        body
+        == f"## What it is\n\n{(whole * 3).strip()}\n\n## How to write one\n\n{(whole * 3).strip()}"
+    )
+    await rt.close()
+
+
+async def test_a_section_cut_off_early_in_its_last_sentence_is_refused(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    rt = writing_runtime(blog, _cut_off_model("Short. " + "and on " * 30 + "and o"))
+    msg = await rt.process_input("write an article about decorators")
+    assert msg.state == "ERROR" and msg.data["check"] == "not_degenerate", msg.content
+    assert "cut off mid-word" in msg.data["reason"]
+    await rt.close()
+
+
+async def test_a_section_of_headings_only_is_refused_not_saved_as_its_heading(
+    tmp_path: Path,
+) -> None:
+    """A section whose answer holds nothing but headings ("### 9.", its own heading again)
+    is empty. Before, it became its own heading ("## How it works\n\nHow it works") and
+    passed its checks."""
+    blog = copy_blog(tmp_path / "blog")
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        kind = prompt_kind(messages)
+        if kind == "outline":
+            sections = [{"heading": "What it is"}, {"heading": "How it works"}]
+            return {"title": "Decorators", "sections": sections}
+        if kind == "section":
+            if "Write section 1" in messages[-1]["content"]:
+                return "A decorator wraps a function."
+            return "## How it works\n\n### 9.\n\n### 10\n"
+        return EXTRACTION if kind == "extract" else "ok"
+
+    rt = writing_runtime(blog, FunctionModel(answer))
+    msg = await rt.process_input("write an article about decorators")
+    assert msg.state == "ERROR" and msg.data["check"] == "not_degenerate", msg.content
+    assert msg.data["reason"] == "the text is empty"
+    assert not list(blog.rglob("decorators*.md"))
+    await rt.close()
+
+
+async def test_an_article_whose_loop_was_asked_again_has_no_loop_note(tmp_path: Path) -> None:
+    """A section's first answer loops (the guard cuts it; ``not_degenerate`` refuses it) and
+    the second is good: the saved article holds no loop, so the reply does not say "the text
+    above is what came before" and ``truncated_repetition`` is False. Before, it said both."""
+    blog = copy_blog(tmp_path / "blog")
+    asked: list[str] = []
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        kind = prompt_kind(messages)
+        if kind == "outline":
+            sections = [{"heading": "What it is"}, {"heading": "How it works"}]
+            return {"title": "Decorators", "sections": sections}
+        if kind == "section":
+            asked.append(messages[-1]["content"])
+            if len(asked) == 1:
+                return "A decorator wraps a function.\n" + "It wraps and it wraps again.\n" * 80
+            return "A decorator wraps a function and returns the wrapper."
+        return EXTRACTION if kind == "extract" else "ok"
+
+    rt = writing_runtime(blog, FunctionModel(answer))
+    msg = await rt.process_input("write an article about decorators")
+    assert msg.state == "COMPLETED", msg.content
+    assert len(asked) == 3  # the first section asked again once
+    assert msg.data["truncated_repetition"] is False
+    assert "stopped there" not in msg.content
+    body = frontmatter.load(blog / msg.data["path"]).content
+    assert "wraps again" not in body
+    await rt.close()
