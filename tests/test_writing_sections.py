@@ -64,6 +64,21 @@ def test_without_its_heading_a_section_ends_where_another_begins() -> None:
     assert section_of(answer, OUTLINE, 0) == (BODIES[0], False)
 
 
+def test_sections_labelled_in_plain_lines_are_told_apart() -> None:
+    answer = (
+        "Title: Python Decorators: A Beginner's Guide\n\nIntroduction:\nA start.\n\n"
+        f"Section 1: What is a decorator?\n{BODIES[0]}\n\n"
+        f"Section 2: Writing your first decorator\n{BODIES[1]}\n"
+    )
+    assert section_of(answer, OUTLINE, 0) == (BODIES[0], False)
+    assert section_of(answer, OUTLINE, 1) == (BODIES[1], True)
+    zh = Outline(title="装饰器入门", sections=[OutlineSection(heading="什么是装饰器"),
+                                              OutlineSection(heading="第一个装饰器")])  # fmt: skip
+    answer = "第一节：什么是装饰器\n装饰器包装函数。\n\n第二节：第一个装饰器\n先写包装函数。"
+    assert section_of(answer, zh, 1) == ("先写包装函数。", True)
+    assert section_of(answer, zh, 0) == ("装饰器包装函数。", False)
+
+
 def test_an_answer_of_one_section_is_left_as_it_is() -> None:
     answer = f"{BODIES[0]}\n\n### Why it matters\n\nIt keeps code short."
     assert section_of(answer, OUTLINE, 0) == (answer, True)

@@ -31,14 +31,20 @@ FILLER_HEADINGS = {
 _MARKDOWN_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$")
 _NUMBERING = re.compile(r"^\s*(?:\d+(?:\.\d+)*[.)、:]?|[-*+])\s+")
+_LABEL = re.compile(
+    r"^(?:(?:section|part|chapter|step)\s*\d+\s*[:.)\-–—]?\s+|title\s*[:：]\s*|"
+    r"第\s*[\d一二三四五六七八九十]+\s*[节章部分]+\s*[:：、.]?\s*)",
+    re.I,
+)
 _PLACEHOLDER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)  # git_rebase_description
 _MAX_HEADING_CHARS = 150
 _SENTENCE_END = re.compile(r"[.!?。！？…](?:[\"'”’)）」』*_`]*)(?=\s|$)")
 
 
 def _key(text: str) -> str:
-    """``text`` compared loosely: case, punctuation, numbering and spacing left out."""
-    text = _NUMBERING.sub("", text.strip())
+    """``text`` compared loosely: case, punctuation, numbering, a label ("Section 2:",
+    "Title:", "第二节") and spacing left out."""
+    text = _LABEL.sub("", _NUMBERING.sub("", text.strip()))
     return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
 
 
