@@ -183,6 +183,7 @@ async def test_scaffolding_copied_whole_is_stripped_and_the_article_saved(blog: 
         "not_degenerate": True,
         "language": True,
         "wikilinks": True,
+        "web_links": True,
     }
 
 
@@ -254,6 +255,7 @@ async def test_a_good_translation_is_saved_with_its_report(blog: Path) -> None:
         "not_degenerate": True,
         "language": True,
         "wikilinks": True,
+        "web_links": True,
         "frontmatter": True,
     }
 

@@ -412,6 +412,59 @@ def wikilinks(resolves: Callable[[str], bool], *, known: Iterable[str] = ()) -> 
     return check
 
 
+# --- web links ---------------------------------------------------------------------------------
+
+# [text](https://…) or ![alt](https://…) (groups 2 and 3), or <https://…> (group 4).
+_WEB_LINK = re.compile(
+    r"!?\[([^\[\]\n]{0,300})\]\(\s*<?(https?://[^\s)>]{1,2000})>?(?:\s+\"[^\"\n]*\")?\s*\)"
+    r"|<(https?://[^\s<>]{1,2000})>"
+)
+_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]{1,2000}")
+
+
+def web_addresses(*texts: str) -> set[str]:
+    """The http(s) addresses written in ``texts`` (the prompt's, the post's), as
+    ``web_links`` compares them."""
+    return {_url_key(url) for text in texts for url in _URL.findall(text)}
+
+
+def _url_key(url: str) -> str:
+    return url.rstrip(".,;:!?").rstrip("/").lower()
+
+
+def web_links(known: Iterable[str] = ()) -> Check:
+    """A Markdown link (or ``<autolink>``) to a web address that is in none of ``known`` (the
+    prompt's addresses, the post's own) becomes its text: a small model invents references
+    ("[Green Tea Brewing Guide](https://www.teabrewer.com/…)") that lead nowhere or somewhere
+    else. Code is left alone; a bare address in prose is left as written. Never fails."""
+    kept = {_url_key(k) for k in known}
+
+    def check(generated: Generated) -> Verdict:
+        text = generated.text
+        if "http" not in text:
+            return Verdict("web_links", True)
+        mask = _code_mask(text)
+        invented: list[str] = []
+
+        def plain(match: re.Match[str]) -> str:
+            if mask[match.start()]:
+                return match.group(0)
+            url = match.group(2) or match.group(3)
+            if _url_key(url) in kept:
+                return match.group(0)
+            invented.append(url)
+            return (match.group(1) or "").strip()
+
+        fixed = _WEB_LINK.sub(plain, text)
+        if not invented:
+            return Verdict("web_links", True)
+        return Verdict(
+            "web_links", True, f"made plain text: {_listed(invented)} (not given)", fixed
+        )
+
+    return check
+
+
 # --- frontmatter ------------------------------------------------------------------------------
 
 

@@ -42,6 +42,8 @@ from .checks import (
     no_scaffolding,
     not_degenerate,
     scope,
+    web_addresses,
+    web_links,
     wikilinks,
     without_none,
 )
@@ -246,6 +248,7 @@ def edit_checks(
                 lambda name: ctx.memory.resolve_link(name) is not None,
                 known=wikilink_targets(body),
             ),
+            web_links(web_addresses(block, body, instruction)),
             frontmatter_kept(block, compose),
         ]
     )

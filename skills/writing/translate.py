@@ -25,7 +25,17 @@ from skillrt.skill.params import Chars, PostPath
 from . import pick
 from .checked import CHECKED, Checked, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
-from .checks import Check, Generated, Verdict, language, no_scaffolding, not_degenerate, wikilinks
+from .checks import (
+    Check,
+    Generated,
+    Verdict,
+    language,
+    no_scaffolding,
+    not_degenerate,
+    web_addresses,
+    web_links,
+    wikilinks,
+)
 from .common import Saved, new_post_text, refuse, save_new_file
 from .languages import LANGUAGE_REPLIES, LANGUAGES, known_language
 from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
@@ -113,6 +123,7 @@ def part_checks(ctx: SkillContext, system: str, part: str, code: str) -> list[Ch
         wikilinks(
             lambda name: ctx.memory.resolve_link(name) is not None, known=wikilink_targets(part)
         ),
+        web_links(web_addresses(part)),
     ]
 
 

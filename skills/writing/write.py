@@ -28,7 +28,16 @@ from skillrt.skill.params import Chars, PostPath
 
 from .checked import CHECKED, Checked, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
-from .checks import Check, Generated, language, no_scaffolding, not_degenerate, wikilinks
+from .checks import (
+    Check,
+    Generated,
+    language,
+    no_scaffolding,
+    not_degenerate,
+    web_addresses,
+    web_links,
+    wikilinks,
+)
 from .common import (
     MAX_TOPIC_CHARS,
     Saved,
@@ -441,6 +450,7 @@ def section_checks(
         not_degenerate,
         language(lang),  # a Chinese article asked for is not done in English
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
+        web_links(web_addresses(prompt, ctx.input.text)),  # no reference the model made up
     ]
 
 
