@@ -14,7 +14,7 @@ import pytest
 
 from skillrt.llm.base import LLMMessage, LLMResult, Usage
 from skillrt.skills.writing.sections import completed, filled, section_of, usable_sections
-from skillrt.skills.writing.write import Outline, OutlineSection
+from skillrt.skills.writing.write import Outline, OutlineSection, _clean_section, choose_title
 from skillrt.testing import Answer, FunctionModel, ModelOptions
 from tests.blog import copy_blog
 from tests.writing_support import EXTRACTION, prompt_kind, writing_runtime
@@ -264,3 +264,28 @@ async def test_an_article_whose_loop_was_asked_again_has_no_loop_note(tmp_path: 
     body = frontmatter.load(blog / msg.data["path"]).content
     assert "wraps again" not in body
     await rt.close()
+
+
+@pytest.mark.parametrize(
+    ("proposed", "topic", "title"),
+    [
+        ("Python Decorators: A Beginner's Guide to", "python decorators",
+         "Python Decorators: A Beginner's Guide"),
+        ("Rust ownership and", "rust ownership", "Rust ownership"),
+        ("Tips on Git:", "git", "Tips on Git"),
+        ("Rust 所有权与", "rust", "Rust 所有权"),
+        ("Git: what to look for", "git", "Git: what to look for"),  # a whole title
+        ("Logging in", "logging", "Logging in"),
+    ],
+)  # fmt: skip
+def test_a_title_cut_off_at_the_length_cap_loses_its_dangling_word(
+    proposed: str, topic: str, title: str
+) -> None:
+    assert choose_title(proposed, topic, []) == title
+
+
+def test_a_code_block_left_open_is_closed_or_dropped() -> None:
+    assert _clean_section("An example:\n```python\nx = 1") == "An example:\n```python\nx = 1\n```"
+    assert _clean_section("The example follows:\n```\n") == "The example follows:"
+    whole = "Ok:\n````md\n```\ninner\n```\n````\nDone."
+    assert _clean_section(whole) == whole

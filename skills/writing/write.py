@@ -90,6 +90,15 @@ MAX_SECTION_CHARS = 20_000
 _PATHISH = re.compile(r"[/\\]|\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+# Words and marks a title never ends with (it was cut off after them, at the structured
+# answer's length cap): "… A Beginner's Guide to", "Rust ownership and", "Tips on Git:". "to",
+# "for" and "on" only after a guide's word ("what to look for" is a whole title).
+_DANGLING = re.compile(
+    r"\s+(?:and|or|of|a|an|the|with|vs\.?|your|its|our|my)$|\s*[:：,，;；\-–—&(（]$"
+    r"|\s*(?:的|和|与|及)$|\b(guide|intro|introduction|handbook|tutorial|primer|tips)\s+(?:to|for|on)$",
+    re.I,
+)
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s*\d+(?:\.\d+)*[.)、:]?)*\s*$")
 _CHARACTER_COUNTED = ("zh", "ja")  # lengths in characters, not words
 
@@ -230,6 +239,8 @@ def choose_title(proposed: str, topic: str, related: Sequence[Mapping[str, str]]
     """The article's title: the model's proposal only when it is built on the topic and is
     not a related post's title or path (a small model copies those); else the topic."""
     title = " ".join(str(proposed or "").split()).strip("#*\"'“”《》 ")
+    while (cut := _DANGLING.sub(lambda m: m.group(1) or "", title)) != title:
+        title = cut  # a title the grammar's length cap cut off: "… A Beginner's Guide to"
     folded = title.casefold()
     taken = {" ".join(r.get("title", "").split()).casefold() for r in related}
     taken |= {r.get("path", "").casefold() for r in related}
@@ -386,7 +397,30 @@ def _clean_section(text: str) -> str:
         lines.pop(0)  # the model repeated the title or the heading
     if all(not line.strip() or _HEADING.match(line) for line in lines):
         return ""
-    return clip("\n".join(lines), MAX_SECTION_CHARS)
+    return clip("\n".join(_fences_closed(lines)), MAX_SECTION_CHARS)
+
+
+def _fences_closed(lines: list[str]) -> list[str]:
+    """``lines`` with a code block the model left open closed (an empty one it opened last,
+    dropped): else the rest of the article would render as code."""
+    opener: str | None = None
+    at = 0
+    for i, line in enumerate(lines):
+        fence = _FENCE.match(line)
+        if fence is None:
+            continue
+        marks = fence.group(1)
+        if opener is None:
+            opener, at = marks, i
+        elif (
+            marks[0] == opener[0] and len(marks) >= len(opener) and not line[fence.end() :].strip()
+        ):
+            opener = None
+    if opener is None:
+        return lines
+    if not any(line.strip() for line in lines[at + 1 :]):
+        return lines[:at]
+    return [*lines, opener[0] * len(opener)]
 
 
 def section_prompt(
