@@ -106,12 +106,23 @@ def test_the_outline_keeps_only_the_sections_that_name_a_part() -> None:
         OutlineSection(heading="Rebasing onto main", points=["1. Rebasing onto main", "fetch"]),
         OutlineSection(heading="rebasing onto MAIN"),
         OutlineSection(heading="Fixing conflicts", points=["1. ours", "2. ours", "theirs"]),
+        OutlineSection(heading="2.1.0.4.6", points=["1.1.1.1.1.1."]),
+        OutlineSection(heading="Pushing", points=["1.1.1.1.1.1.1.", "- 2.1.0.3.3.4"]),
     ]
     kept = usable_sections(sections, "Git Rebase", "git rebase")
     assert [(s.heading, s.points) for s in kept] == [
         ("Rebasing onto main", ["fetch"]),
         ("Fixing conflicts", ["1. ours", "theirs"]),
+        ("Pushing", []),
     ]
+
+
+def test_a_section_named_like_the_proposed_title_is_the_article_too() -> None:
+    """The title kept is "Decorators: A Guide" (its dangling "to" cut); the section that
+    repeats the title as the model proposed it names the article all the same."""
+    sections = [OutlineSection(heading="Decorators: A Guide to"), OutlineSection(heading="Why")]
+    kept = usable_sections(sections, "Decorators: A Guide", "Decorators: A Guide to", "x")
+    assert [s.heading for s in kept] == ["Why"]
 
 
 def test_too_few_sections_are_filled_up_and_said_so() -> None:

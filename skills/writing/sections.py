@@ -48,28 +48,32 @@ def _key(text: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
 
 
-def usable_sections(
-    sections: Sequence[OutlineSection], title: str, topic: str
-) -> list[OutlineSection]:
+def _worded(key: str) -> bool:
+    """Whether a heading or point has a word in it ("1.1.1.1.1." has none)."""
+    return any(ch.isalpha() for ch in key)
+
+
+def usable_sections(sections: Sequence[OutlineSection], *names: str) -> list[OutlineSection]:
     """The sections of a model's outline that name a part of the article: not the article
-    itself (its title or topic), not a placeholder, not one named before; each with its
-    distinct points that are not its heading again."""
+    itself (any of its ``names``: its title as kept and as proposed, its topic), not a
+    placeholder, not one named before; each with its distinct points that are not its
+    heading again."""
     from .write import OutlineSection
 
-    whole = {_key(title), _key(topic)}
+    whole = {_key(name) for name in names}
     seen: set[str] = set()
     kept: list[OutlineSection] = []
     for section in sections:
         heading = section.heading.strip()
         key = _key(heading)
-        if not key or key in whole or key in seen or _PLACEHOLDER.match(heading):
+        if not _worded(key) or key in whole or key in seen or _PLACEHOLDER.match(heading):
             continue
         seen.add(key)
         points: list[str] = []
         said = {key}
         for point in section.points:
             point_key = _key(point)
-            if point_key and point_key not in said and not _PLACEHOLDER.match(point.strip()):
+            if _worded(point_key) and point_key not in said and not _PLACEHOLDER.match(point):
                 said.add(point_key)
                 points.append(point)
         kept.append(OutlineSection(heading=heading, points=points))

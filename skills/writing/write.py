@@ -383,7 +383,7 @@ async def _make_outline(
     except StructuredOutputError as exc:
         outline = outline_from_text(exc.raw, topic)  # a Markdown outline is still an outline
     cleaned = _clean_outline(outline, topic, max_sections=most, related=related)
-    usable = usable_sections(cleaned.sections, cleaned.title, topic)
+    usable = usable_sections(cleaned.sections, cleaned.title, outline.title, topic)
     sections, added = filled(usable, length.min_sections(), lang)
     return cleaned.model_copy(update={"sections": sections, "filled": added})
 
