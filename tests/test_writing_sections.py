@@ -79,6 +79,30 @@ def test_sections_labelled_in_plain_lines_are_told_apart() -> None:
     assert section_of(answer, zh, 0) == ("装饰器包装函数。", False)
 
 
+def test_a_section_the_model_named_its_own_way_is_found() -> None:
+    """SmolLM2-135M, asked for "A worked example", wrote the whole article under headings of
+    its own, the prompt's title line echoed first; its "### Example" is that section."""
+    outline = Outline(
+        title="Python Decorators",
+        sections=[
+            OutlineSection(heading="Overview"),
+            OutlineSection(heading="How it works"),
+            OutlineSection(heading="A worked example"),
+        ],
+    )
+    answer = (
+        "Python Decorators (topic: python decorators; style: technical blog post)\n"
+        "## Python Decorators\n### What is a decorator?\nA wrapper.\n"
+        "### How it works\nIt wraps.\n### Example\n`@timed` times a call.\n"
+        "### Key points:\nWrap things."
+    )
+    assert section_of(answer, outline, 2) == ("`@timed` times a call.", False)
+    assert section_of(answer, outline, 1) == ("It wraps.", False)
+    # "Overview" is named nowhere: the text before the title's heading, its echo left out
+    assert section_of("Python Decorators (topic: x)\nAn intro.\n## How it works\nIt wraps.",
+                      outline, 0) == ("An intro.", False)  # fmt: skip
+
+
 def test_an_answer_of_one_section_is_left_as_it_is() -> None:
     answer = f"{BODIES[0]}\n\n### Why it matters\n\nIt keeps code short."
     assert section_of(answer, OUTLINE, 0) == (answer, True)

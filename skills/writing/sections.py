@@ -111,10 +111,11 @@ def section_of(text: str, outline: Outline, index: int) -> tuple[str, bool]:
     if not any(key in (own, title) or key in others for _, _, key in marks):
         return text, True
     start, level = _after_title(lines, title), 7
-    for i, mark_level, key in marks:
-        if key == own:
-            start, level = i + 1, mark_level
-            break
+    found = next((m for m in marks if m[2] == own), None) or next(
+        (m for m in marks if m[1] < 7 and m[2] not in others and _loosely(m[2], own)), None
+    )  # "### Example" for "A worked example", when the model named it its own way
+    if found is not None:
+        start, level, own = found[0] + 1, found[1], found[2]
     end = len(lines)
     for i, mark_level, key in marks:
         if i < start:
@@ -153,14 +154,35 @@ def completed(text: str) -> str | None:
 
 
 def _after_title(lines: list[str], title: str) -> int:
-    """The first line after the blank lines and the article's title lines that open ``lines``."""
+    """The first line after the blank lines and the article's title lines that open ``lines``
+    (the title alone, or the prompt's "Title (topic: …; style: …)" line echoed)."""
     start = 0
     while start < len(lines):
         mark = _heading_of(lines[start])
-        if lines[start].strip() and (mark is None or mark[1] != title):
+        if lines[start].strip() and (mark is None or not _key_opens(mark[1], title)):
             break
         start += 1
     return start
+
+
+def _key_opens(key: str, title: str) -> bool:
+    return bool(title) and (key == title or key.startswith(title + " "))
+
+
+_STOP = frozenset({"a", "an", "the", "of", "to", "and", "in", "on", "for", "with", "how", "it"})
+
+
+def _loosely(key: str, own: str) -> bool:
+    """Whether the heading ``key`` names the section ``own`` in other words: one's words are
+    a run of the other's, with a word that is not a stop word ("example" for "a worked
+    example", "how it works in python" for "how it works")."""
+    if not key or not own:
+        return False
+    short, long = sorted((key.split(), own.split()), key=len)
+    if not any(word not in _STOP for word in short):
+        return False
+    size = len(short)
+    return any(long[i : i + size] == short for i in range(len(long) - size + 1))
 
 
 def _heading_of(line: str) -> tuple[int, str] | None:
