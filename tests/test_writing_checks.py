@@ -180,6 +180,7 @@ async def test_scaffolding_copied_whole_is_stripped_and_the_article_saved(blog: 
     assert "Write section" not in text and "Key points" not in text
     assert check_names(msg) == {
         "no_scaffolding": True,
+        "repeated_paragraphs": True,
         "not_degenerate": True,
         "language": True,
         "wikilinks": True,

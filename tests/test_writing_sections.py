@@ -13,6 +13,8 @@ import frontmatter
 import pytest
 
 from skillrt.llm.base import LLMMessage, LLMResult, Usage
+from skillrt.skills.writing.checks import Generated
+from skillrt.skills.writing.repeats import no_repeated_paragraphs
 from skillrt.skills.writing.sections import completed, filled, section_of, usable_sections
 from skillrt.skills.writing.write import Outline, OutlineSection, _clean_section, choose_title
 from skillrt.testing import Answer, FunctionModel, ModelOptions
@@ -324,3 +326,49 @@ def test_a_code_block_left_open_is_closed_or_dropped() -> None:
     assert _clean_section("The example follows:\n```\n") == "The example follows:"
     whole = "Ok:\n````md\n```\ninner\n```\n````\nDone."
     assert _clean_section(whole) == whole
+
+
+def test_paragraphs_the_article_already_holds_are_dropped() -> None:
+
+    earlier = ["In the past, bread was made from flour and water.\n\nIt rose slowly."]
+    check = no_repeated_paragraphs(earlier)
+    text = (
+        "In the past,  bread was made from flour and water.\n\n"
+        "The modern way ferments it.\n\n```\nflour + water\n```\n\n"
+        "The modern way ferments it.\n\n```\nflour + water\n```"
+    )
+    verdict = check(Generated(text=text))
+    assert verdict.passed and verdict.reason == "dropped 2 paragraph(s) the article already holds"
+    assert verdict.text == (
+        "The modern way ferments it.\n\n```\nflour + water\n```\n\n```\nflour + water\n```"
+    )
+    # nothing of its own: left as it is (the section is still the model's answer)
+    copy = "In the past, bread was made from flour and water."
+    assert check(Generated(text=copy)).text is None
+
+
+async def test_a_section_opening_with_the_one_before_keeps_only_its_own(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    first = "In the past, bread was made from flour and water."
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        kind = prompt_kind(messages)
+        if kind == "outline":
+            sections = [{"heading": "History"}, {"heading": "Fermentation"}, {"heading": "Ovens"}]
+            return {"title": "Sourdough", "sections": sections}
+        if kind == "section":
+            number = re.search(r"Write section (\d)", messages[-1]["content"])
+            if number and number.group(1) == "2":
+                return f"{first}\n\nFermentation makes it rise."
+            return first
+        return EXTRACTION if kind == "extract" else "ok"
+
+    rt = writing_runtime(blog, FunctionModel(answer))
+    msg = await rt.process_input("write an article about sourdough")
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    body = frontmatter.load(blog / msg.data["path"]).content
+    assert body == (
+        f"## History\n\n{first}\n\n## Fermentation\n\nFermentation makes it rise.\n\n"
+        f"## Ovens\n\n{first}"
+    )

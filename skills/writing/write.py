@@ -66,6 +66,7 @@ from .prompts import (
     related_block,
     strip_fences,
 )
+from .repeats import no_repeated_paragraphs
 from .scaffold import Scaffold
 from .sections import completed, filled, section_of, usable_sections
 from .update_graph import extract_entities
@@ -473,14 +474,21 @@ async def _write_section(
 
 
 def section_checks(
-    ctx: SkillContext, prompt: str, fragment: str, previous: str, lang: str
+    ctx: SkillContext,
+    prompt: str,
+    fragment: str,
+    previous: str,
+    lang: str,
+    earlier: Sequence[str] = (),
 ) -> list[Check]:
     """What each section's text must pass (see ``checks.py``), written in ``lang``. The end of
     the previous section is in the prompt but is the article's own text, not scaffolding: a
-    line of it may recur."""
+    line of it may recur; a whole paragraph of it, or of any section in ``earlier``, may not
+    (``repeats.py``)."""
     system = SECTION_SYSTEM.format(lang=_language_label(lang))
     return [
         no_scaffolding(Scaffold([system, prompt], content=[previous], fragments=[fragment])),
+        no_repeated_paragraphs(earlier),
         not_degenerate,
         language(lang),  # a Chinese article asked for is not done in English
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
@@ -517,7 +525,9 @@ async def _write_sections(
             words=words,
             lang=lang,
         )
-        checks = section_checks(ctx, prompt, f"(topic: {topic}; style: {style})", previous, lang)
+        fragment = f"(topic: {topic}; style: {style})"
+        earlier = [r.text for r in results]
+        checks = section_checks(ctx, prompt, fragment, previous, lang, earlier)
         write = partial(_write_section, ctx, prompt, outline, i, words, lang)
         result = await checked(ctx, f"section:{i + 1}", write, checks)
         results.append(result)

@@ -1,0 +1,81 @@
+"""Paragraphs an article says twice.
+
+SmolLM2-135M, given the end of the previous section in its prompt, starts the next section
+with it, word for word ("In the past, bread was made from flour and water…" opened all three
+sections of one article), and says a paragraph of its own twice. Such a paragraph is
+dropped when the section has a paragraph of its own besides; a section that is nothing but
+a copy is left as it is (a model may well answer every section alike, and the section is
+still its answer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .checks import Check, Generated, Verdict
+
+__all__ = ["no_repeated_paragraphs"]
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def _paragraphs(text: str) -> list[tuple[str, bool]]:
+    """``text``'s blocks (separated by blank lines; a code block whole), each with whether
+    it is code."""
+    blocks: list[tuple[str, bool]] = []
+    lines: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        match = _FENCE.match(line)
+        if fence is not None:
+            lines.append(line)
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                blocks.append(("\n".join(lines), True))
+                lines, fence = [], None
+        elif match:
+            if lines:
+                blocks.append(("\n".join(lines), False))
+            lines, fence = [line], match.group(1)
+        elif line.strip():
+            lines.append(line)
+        elif lines:
+            blocks.append(("\n".join(lines), False))
+            lines = []
+    if lines:
+        blocks.append(("\n".join(lines), fence is not None))
+    return blocks
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split()).strip(" \"'“”")
+
+
+def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
+    """Paragraphs the article already holds (in ``earlier``: the sections before) or that
+    the text says a second time are dropped, when a paragraph of its own is left; code
+    blocks are left alone. Never fails."""
+    seen = {_norm(block) for text in earlier for block, code in _paragraphs(text) if not code}
+    seen.discard("")
+
+    def check(generated: Generated) -> Verdict:
+        kept: list[str] = []
+        dropped = 0
+        here: set[str] = set()
+        for block, code in _paragraphs(generated.text):
+            key = _norm(block)
+            if not code and (key in seen or key in here):
+                dropped += 1
+                continue
+            here.add(key)
+            kept.append(block)
+        if not dropped or not any(_norm(b) not in seen for b in kept if b.strip()):
+            return Verdict("repeated_paragraphs", True)  # (nothing of its own: as it is)
+        return Verdict(
+            "repeated_paragraphs",
+            True,
+            f"dropped {dropped} paragraph(s) the article already holds",
+            "\n\n".join(kept),
+        )
+
+    return check
