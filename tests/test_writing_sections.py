@@ -15,7 +15,7 @@ import pytest
 from skillrt.llm.base import LLMMessage, LLMResult, Usage
 from skillrt.skills.writing.checks import Generated
 from skillrt.skills.writing.repeats import no_repeated_paragraphs
-from skillrt.skills.writing.sections import completed, filled, section_of, usable_sections
+from skillrt.skills.writing.sections import completed, repaired_sections, section_of
 from skillrt.skills.writing.write import Outline, OutlineSection, _clean_section, choose_title
 from skillrt.testing import Answer, FunctionModel, ModelOptions
 from tests.blog import copy_blog
@@ -125,7 +125,7 @@ def test_a_cut_off_text_ends_at_its_last_whole_sentence() -> None:
     assert completed(closed) == "Text here.\n\n```python\nx = 1\n```"
 
 
-def test_the_outline_keeps_only_the_sections_that_name_a_part() -> None:
+def test_sections_that_name_nothing_are_replaced_in_their_place() -> None:
     sections = [
         OutlineSection(heading="git rebase", points=["git_rebase_description"]),
         OutlineSection(heading="git_rebase_description"),
@@ -135,31 +135,21 @@ def test_the_outline_keeps_only_the_sections_that_name_a_part() -> None:
         OutlineSection(heading="2.1.0.4.6", points=["1.1.1.1.1.1."]),
         OutlineSection(heading="Pushing", points=["1.1.1.1.1.1.1.", "- 2.1.0.3.3.4"]),
     ]
-    kept = usable_sections(sections, "Git Rebase", "git rebase")
-    assert [(s.heading, s.points) for s in kept] == [
+    repaired, added = repaired_sections(sections, "en")
+    assert [(s.heading, s.points) for s in repaired] == [
+        ("git rebase", []),  # named like the article: a prompt the model answers, kept
+        ("Overview", []),
         ("Rebasing onto main", ["fetch"]),
+        ("How it works", []),
         ("Fixing conflicts", ["1. ours", "theirs"]),
+        ("A worked example", []),
         ("Pushing", []),
-    ]
-
-
-def test_a_section_named_like_the_proposed_title_is_the_article_too() -> None:
-    """The title kept is "Decorators: A Guide" (its dangling "to" cut); the section that
-    repeats the title as the model proposed it names the article all the same."""
-    sections = [OutlineSection(heading="Decorators: A Guide to"), OutlineSection(heading="Why")]
-    kept = usable_sections(sections, "Decorators: A Guide", "Decorators: A Guide to", "x")
-    assert [s.heading for s in kept] == ["Why"]
-
-
-def test_too_few_sections_are_filled_up_and_said_so() -> None:
-    one = [OutlineSection(heading="What is a decorator?")]
-    sections, added = filled(one, 2, "en")
-    assert [s.heading for s in sections] == ["What is a decorator?", "Overview"]
-    assert added == ["Overview"]
-    sections, added = filled([], 2, "zh")
-    assert added == ["概述", "工作原理", "示例"]
-    assert filled(one, 2, "fr") == (one, [])  # no fillers in that language: as it is
-    assert filled(one, 1, "en") == (one, [])
+    ]  # as many sections as the model gave: as many calls
+    assert added == ["Overview", "How it works", "A worked example"]
+    zh, added = repaired_sections([OutlineSection(heading="2.1.0")], "zh")
+    assert [s.heading for s in zh] == ["概述"] and added == ["概述"]
+    kept, added = repaired_sections(sections[1:2], "fr")
+    assert kept == sections[1:2] and added == []  # no fillers in that language: as it was
 
 
 class _WholeArticleModel:
@@ -195,11 +185,12 @@ async def test_an_article_from_a_small_models_answers_is_saved_whole(tmp_path: P
     rt = writing_runtime(blog, FunctionModel(_WholeArticleModel(outline)))
     msg = await rt.process_input("write an article about decorators")
     assert msg.state == "COMPLETED", msg.content
-    assert msg.data["sections"] == ["What is a decorator?", "Overview"]
+    assert msg.data["sections"] == ["Decorators", "What is a decorator?", "Overview"]
     assert msg.data["filled_sections"] == ["Overview"]
     assert "these headings are skillrt's: Overview" in msg.content
     body = frontmatter.load(blog / msg.data["path"]).content
     assert body == (
+        "## Decorators\n\nAll about decorators. It is explained here.\n\n"
         "## What is a decorator?\n\nAll about what is a decorator?. It is explained here.\n\n"
         "## Overview\n\nAll about overview. It is explained here."
     )

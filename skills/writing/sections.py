@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .write import Outline, OutlineSection
 
-__all__ = ["FILLER_HEADINGS", "completed", "filled", "section_of", "usable_sections"]
+__all__ = ["FILLER_HEADINGS", "completed", "repaired_sections", "section_of"]
 
-# Headings added when the model's outline has fewer usable sections than the article needs
+# Headings put in place of a section of the model's outline that names no part of the article
 # (none of them names the topic: the section prompt does).
 FILLER_HEADINGS = {
     "en": ("Overview", "How it works", "A worked example", "Pitfalls and tips"),
@@ -53,20 +53,34 @@ def _worded(key: str) -> bool:
     return any(ch.isalpha() for ch in key)
 
 
-def usable_sections(sections: Sequence[OutlineSection], *names: str) -> list[OutlineSection]:
-    """The sections of a model's outline that name a part of the article: not the article
-    itself (any of its ``names``: its title as kept and as proposed, its topic), not a
-    placeholder, not one named before; each with its distinct points that are not its
-    heading again."""
+def repaired_sections(
+    sections: Sequence[OutlineSection], lang: str
+) -> tuple[list[OutlineSection], list[str]]:
+    """A model's outline sections, each in its place: one that names something, with its
+    distinct points that are not its heading again; one that does not (a placeholder, no
+    word, one named before) replaced by a heading of ``FILLER_HEADINGS``, or left as it was
+    in a language without them. As many sections as the model gave, so as many calls. And
+    the headings put in. (A section named like the article is kept: "Write section 1 of 1:
+    Rust ownership" is a prompt the embedded model answers; "Overview" in its place, one it
+    answered with the prompt's lines.)"""
     from .write import OutlineSection
 
-    whole = {_key(name) for name in names}
+    fillers = list(FILLER_HEADINGS.get(lang, ()))
+    taken = {_key(s.heading) for s in sections}
     seen: set[str] = set()
-    kept: list[OutlineSection] = []
+    out: list[OutlineSection] = []
+    added: list[str] = []
     for section in sections:
         heading = section.heading.strip()
         key = _key(heading)
-        if not _worded(key) or key in whole or key in seen or _PLACEHOLDER.match(heading):
+        if not _worded(key) or key in seen or _PLACEHOLDER.match(heading):
+            filler = next((h for h in fillers if _key(h) not in taken), None)
+            if filler is None:
+                out.append(section)
+                continue
+            taken.add(_key(filler))
+            added.append(filler)
+            out.append(OutlineSection(heading=filler))
             continue
         seen.add(key)
         points: list[str] = []
@@ -76,24 +90,8 @@ def usable_sections(sections: Sequence[OutlineSection], *names: str) -> list[Out
             if _worded(point_key) and point_key not in said and not _PLACEHOLDER.match(point):
                 said.add(point_key)
                 points.append(point)
-        kept.append(OutlineSection(heading=heading, points=points))
-    return kept
-
-
-def filled(
-    sections: list[OutlineSection], fewest: int, lang: str
-) -> tuple[list[OutlineSection], list[str]]:
-    """``sections`` with headings of ``FILLER_HEADINGS`` added up to ``fewest`` sections (three
-    when the model gave none), and the headings added. A language without fillers: unchanged."""
-    from .write import OutlineSection
-
-    fillers = FILLER_HEADINGS.get(lang)
-    wanted = max(fewest, 3) if not sections else fewest
-    if fillers is None or len(sections) >= wanted:
-        return sections, []
-    have = {_key(s.heading) for s in sections}
-    added = [h for h in fillers if _key(h) not in have][: wanted - len(sections)]
-    return [*sections, *(OutlineSection(heading=h) for h in added)], added
+        out.append(OutlineSection(heading=heading, points=points))
+    return out, added
 
 
 def section_of(text: str, outline: Outline, index: int) -> tuple[str, bool]:
@@ -110,12 +108,33 @@ def section_of(text: str, outline: Outline, index: int) -> tuple[str, bool]:
     marks = [(i, *mark) for i, line in enumerate(lines) if (mark := _heading_of(line))]
     if not any(key in (own, title) or key in others for _, _, key in marks):
         return text, True
-    start, level = _after_title(lines, title), 7
-    found = next((m for m in marks if m[2] == own), None) or next(
-        (m for m in marks if m[1] < 7 and m[2] not in others and _loosely(m[2], own)), None
-    )  # "### Example" for "A worked example", when the model named it its own way
-    if found is not None:
-        start, level, own = found[0] + 1, found[1], found[2]
+    found = [m for m in marks if m[2] == own] or [
+        m for m in marks if m[1] < 7 and m[2] not in others and _loosely(m[2], own)
+    ][:1]  # "### Example" for "A worked example", when the model named it its own way
+    # Under its heading (the first one with text under it: a section named like the article
+    # shares its heading with the title's lines), else before the first other heading.
+    starts = [(i + 1, level, key) for i, level, key in found] or [
+        (_after_title(lines, title), 7, own)
+    ]
+    for start, level, key in starts:
+        cut, end = _under(lines, marks, start, level, key, others, title)
+        if cut:
+            return cut, end == len(lines)
+    return text, True
+
+
+def _under(
+    lines: list[str],
+    marks: list[tuple[int, int, str]],
+    start: int,
+    level: int,
+    own: str,
+    others: set[str],
+    title: str,
+) -> tuple[str, int]:
+    """The text from line ``start`` up to the next heading at ``level`` or above or of
+    another section or of the article, the title's or the section's heading again left out
+    at its top; and the line it ends before."""
     end = len(lines)
     for i, mark_level, key in marks:
         if i < start:
@@ -126,10 +145,7 @@ def section_of(text: str, outline: Outline, index: int) -> tuple[str, bool]:
     body = lines[start:end]
     while body and (not body[0].strip() or _key(body[0]) in (own, title)):
         body.pop(0)  # the title's line, or the section's heading again
-    cut = "\n".join(body).strip()
-    if not cut:
-        return text, True
-    return cut, end == len(lines)
+    return "\n".join(body).strip(), end
 
 
 def completed(text: str) -> str | None:

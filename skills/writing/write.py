@@ -68,7 +68,7 @@ from .prompts import (
 )
 from .repeats import no_repeated_paragraphs
 from .scaffold import Scaffold
-from .sections import completed, filled, section_of, usable_sections
+from .sections import completed, repaired_sections, section_of
 from .update_graph import extract_entities
 
 __all__ = [
@@ -129,9 +129,9 @@ REPLIES = (
             ),
             "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
             "outline_filled": (
-                "\n\n模型的大纲可用的章节太少，这些标题是 skillrt 补上的：{headings}。",
-                "\n\nThe model's outline had too few usable sections; these headings are "
-                "skillrt's: {headings}.",
+                "\n\n模型大纲中有的章节标题不可用，这些标题是 skillrt 换上的：{headings}。",
+                "\n\nSome of the model's section headings named no part of the article; these "
+                "headings are skillrt's: {headings}.",
             ),
             "linked": (
                 "\n\n**关联的文章**（已写入 wikiLinks）\n{links}",
@@ -193,8 +193,8 @@ class Outline(BaseModel):
     description: str = ""
     tags: list[str] = Field(default_factory=list)
     sections: list[OutlineSection] = Field(min_length=1)
-    # Headings skillrt added because the model's outline had too few usable sections (not
-    # asked of the model: its JSON schema leaves it out).
+    # Headings skillrt put in place of sections of the model's outline that named no part of
+    # the article (not asked of the model: its JSON schema leaves it out).
     filled: SkipJsonSchema[list[str]] = Field(default_factory=list)
 
 
@@ -384,8 +384,7 @@ async def _make_outline(
     except StructuredOutputError as exc:
         outline = outline_from_text(exc.raw, topic)  # a Markdown outline is still an outline
     cleaned = _clean_outline(outline, topic, max_sections=most, related=related)
-    usable = usable_sections(cleaned.sections, cleaned.title, outline.title, topic)
-    sections, added = filled(usable, length.min_sections(), lang)
+    sections, added = repaired_sections(cleaned.sections, lang)
     return cleaned.model_copy(update={"sections": sections, "filled": added})
 
 
