@@ -119,6 +119,7 @@ def test_a_cut_off_text_ends_at_its_last_whole_sentence() -> None:
     text = "One sentence here, with more words. Another one follows, as long! And a third, cut"
     assert completed(text) == "One sentence here, with more words. Another one follows, as long!"
     assert completed("Short. And then a very long sentence that goes on and on and on") is None
+    assert completed(text, min_words=12) is None  # (11 words kept)
     code = "Some text first, ended.\n\n```python\ndef f():\n    return 1. \n    x = 2"
     assert completed(code) is None  # (a code block's line is no sentence end)
     closed = "Text here.\n\n```python\nx = 1\n```\n\nAnd a rest that is cut"
@@ -216,16 +217,25 @@ def _cut_off_model(section: str) -> FunctionModel:
 
 async def test_a_section_cut_off_at_the_limit_ends_at_its_last_sentence(tmp_path: Path) -> None:
     blog = copy_blog(tmp_path / "blog")
-    whole = "A decorator wraps a function. It returns a new one, which calls the old. "
-    rt = writing_runtime(blog, _cut_off_model(whole * 3 + "And then the te"))
+    whole = " ".join(f"Point {i} says a little more about how decorators wrap." for i in range(16))
+    rt = writing_runtime(blog, _cut_off_model(whole + " And then the te"))
     msg = await rt.process_input("write an article about decorators")
     assert msg.state == "COMPLETED", msg.content
     body = frontmatter.load(blog / msg.data["path"]).content
-    assert (
-        body
-        == f"## What it is\n\n{(whole * 3).strip()}\n\n## How to write one\n\n{(whole * 3).strip()}"
-    )
+    assert body == f"## What it is\n\n{whole}\n\n## How to write one\n\n{whole}"
     await rt.close()
+
+
+async def test_a_short_section_cut_off_at_the_limit_is_refused(tmp_path: Path) -> None:
+    """Ending at the last whole sentence is for a section's worth of text (100 words): a
+    short text cut off mid-word fails ``not_degenerate`` as before."""
+    blog = copy_blog(tmp_path / "blog")
+    text = "Ownership moves a value. Each value has one owner, and it is dropped at the end. Mo"
+    rt = writing_runtime(blog, _cut_off_model(text))
+    msg = await rt.process_input("write an article about decorators")
+    await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "not_degenerate", msg.content
+    assert "cut off mid-word" in msg.data["reason"]
 
 
 async def test_a_section_cut_off_early_in_its_last_sentence_is_refused(tmp_path: Path) -> None:

@@ -148,9 +148,10 @@ def _under(
     return "\n".join(body).strip(), end
 
 
-def completed(text: str) -> str | None:
+def completed(text: str, min_words: int = 0) -> str | None:
     """``text``, cut off at the length limit, back to its last whole paragraph or sentence
-    outside a code block; None when that would drop half of it or more."""
+    outside a code block; None when that would drop half of it or more, or keep fewer than
+    ``min_words`` words."""
     fence = 0
     best = -1
     i = 0
@@ -164,7 +165,7 @@ def completed(text: str) -> str | None:
             for match in _SENTENCE_END.finditer(line.rstrip("\n")):
                 best = i + match.end()
         i += len(line)
-    if best < len(text) / 2:
+    if best < len(text) / 2 or len(text[:best].split()) < min_words:
         return None
     return text[:best].rstrip()
 

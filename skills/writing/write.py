@@ -88,6 +88,9 @@ MAX_TITLE_CHARS = 120
 MAX_TAGS = 6
 MAX_OUTLINE_CHARS = 4000
 MAX_SECTION_CHARS = 20_000
+# A section cut off at the length limit ends at its last whole sentence only when that keeps
+# a section's worth of words: a short text cut off is refused, as ``not_degenerate`` says.
+MIN_COMPLETED_WORDS = 100
 _PATHISH = re.compile(r"[/\\]|\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -467,7 +470,7 @@ async def _write_section(
     text, to_the_end = section_of(strip_fences(result.content), outline, index)
     looped = result.truncated_repetition and to_the_end
     cut = result.usage.completion_tokens >= limit and to_the_end
-    if cut and not looped and (whole := completed(text)) is not None:
+    if cut and not looped and (whole := completed(text, MIN_COMPLETED_WORDS)) is not None:
         text, cut = whole, False
     return Generated(text=_clean_section(text), looped=looped, cut=cut)
 
