@@ -147,8 +147,11 @@ def test_sections_that_name_nothing_are_replaced_in_their_place() -> None:
         ("Pushing", []),
     ]  # as many sections as the model gave: as many calls
     assert added == ["Overview", "How it works", "A worked example"]
-    zh, added = repaired_sections([OutlineSection(heading="2.1.0")], "zh")
-    assert [s.heading for s in zh] == ["概述"] and added == ["概述"]
+    zh, added = repaired_sections(
+        [OutlineSection(heading="2.1.0"), OutlineSection(heading="Rust 借用与引用 (posts/b.md)")],
+        "zh",
+    )
+    assert [s.heading for s in zh] == ["概述", "工作原理"] and added == ["概述", "工作原理"]
     kept, added = repaired_sections(sections[1:2], "fr")
     assert kept == sections[1:2] and added == []  # no fillers in that language: as it was
 

@@ -36,6 +36,8 @@ _LABEL = re.compile(
     r"第\s*[\d一二三四五六七八九十]+\s*[节章部分]+\s*[:：、.]?\s*)",
     re.I,
 )
+# A heading copied from the prompt's list of related posts: "Rust 借用与引用 (posts/x.md)".
+_PATH = re.compile(r"[/\\]\S*\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _PLACEHOLDER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)  # git_rebase_description
 _MAX_HEADING_CHARS = 150
 _SENTENCE_END = re.compile(r"[.!?。！？…](?:[\"'”’)）」』*_`]*)(?=\s|$)")
@@ -58,11 +60,11 @@ def repaired_sections(
 ) -> tuple[list[OutlineSection], list[str]]:
     """A model's outline sections, each in its place: one that names something, with its
     distinct points that are not its heading again; one that does not (a placeholder, no
-    word, one named before) replaced by a heading of ``FILLER_HEADINGS``, or left as it was
-    in a language without them. As many sections as the model gave, so as many calls. And
-    the headings put in. (A section named like the article is kept: "Write section 1 of 1:
-    Rust ownership" is a prompt the embedded model answers; "Overview" in its place, one it
-    answered with the prompt's lines.)"""
+    word, one named before, a related post's line with its path) replaced by a heading of
+    ``FILLER_HEADINGS``, or left as it was in a language without them. As many sections as
+    the model gave, so as many calls. And the headings put in. (A section named like the
+    article is kept: "Write section 1 of 1: Rust ownership" is a prompt the embedded model
+    answers; "Overview" in its place, one it answered with the prompt's lines.)"""
     from .write import OutlineSection
 
     fillers = list(FILLER_HEADINGS.get(lang, ()))
@@ -73,7 +75,8 @@ def repaired_sections(
     for section in sections:
         heading = section.heading.strip()
         key = _key(heading)
-        if not _worded(key) or key in seen or _PLACEHOLDER.match(heading):
+        named = _worded(key) and not _PLACEHOLDER.match(heading) and not _PATH.search(heading)
+        if not named or key in seen:
             filler = next((h for h in fillers if _key(h) not in taken), None)
             if filler is None:
                 out.append(section)
