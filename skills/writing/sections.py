@@ -1,13 +1,14 @@
-"""A small model's article answers, taken apart: an outline without its echoes, and one
-section out of a whole article.
+"""A small model's article answers, taken apart: an outline without its empty headings, and
+one section out of a whole article.
 
-SmolLM2-135M (the embedded model), asked for an outline, answers with one section named like
-the article ("git rebase" for the topic "git rebase"), a heading that is a placeholder
-(``git_rebase_description``), or points that repeat their heading ("1. What is a decorator?",
-"2. What is a decorator?"...). Asked for one section, it writes the whole article again from
-its title: every heading, every body. Before, the title's line and the other sections' text
-went into the section (or the section was refused, the article with it); now the section is
-the text under its own heading. Nothing is invented: the text is the model's, only cut.
+SmolLM2-135M (the embedded model), asked for an outline, answers with placeholder headings
+(``git_rebase_description``), headings of digits ("2.1.0.4.6"), a related post's line copied
+from the prompt, or points that repeat their heading ("1. What is a decorator?", "2. What is
+a decorator?"...): such a heading is replaced in its place, such points are dropped. Asked
+for one section, it writes the whole article again from its title: every heading, every
+body. Before, the title's line and the other sections' text went into the section (or the
+section was refused, the article with it); now the section is the text under its own
+heading. Nothing of the text is invented: it is the model's, only cut.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .write import Outline, OutlineSection
 
-__all__ = ["FILLER_HEADINGS", "completed", "repaired_sections", "section_of"]
+__all__ = ["FILLER_HEADINGS", "completed", "fences_closed", "repaired_sections", "section_of"]
 
-# Headings put in place of a section of the model's outline that names no part of the article
-# (none of them names the topic: the section prompt does).
+# Headings put in place of a section of the model's outline whose heading names nothing (none
+# of them names the topic: the section prompt does).
 FILLER_HEADINGS = {
     "en": ("Overview", "How it works", "A worked example", "Pitfalls and tips"),
     "zh": ("概述", "工作原理", "示例", "注意事项"),
@@ -39,6 +40,7 @@ _LABEL = re.compile(
 # A heading copied from the prompt's list of related posts: "Rust 借用与引用 (posts/x.md)".
 _PATH = re.compile(r"[/\\]\S*\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _PLACEHOLDER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)  # git_rebase_description
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _MAX_HEADING_CHARS = 150
 _SENTENCE_END = re.compile(r"[.!?。！？…](?:[\"'”’)）」』*_`]*)(?=\s|$)")
 
@@ -171,6 +173,29 @@ def completed(text: str, min_words: int = 0) -> str | None:
     if best < len(text) / 2 or len(text[:best].split()) < min_words:
         return None
     return text[:best].rstrip()
+
+
+def fences_closed(lines: list[str]) -> list[str]:
+    """``lines`` with a code block the model left open closed (an empty one it opened last,
+    dropped): else the rest of the article would render as code."""
+    opener: str | None = None
+    at = 0
+    for i, line in enumerate(lines):
+        fence = _FENCE.match(line)
+        if fence is None:
+            continue
+        marks = fence.group(1)
+        if opener is None:
+            opener, at = marks, i
+        elif (
+            marks[0] == opener[0] and len(marks) >= len(opener) and not line[fence.end() :].strip()
+        ):
+            opener = None
+    if opener is None:
+        return lines
+    if not any(line.strip() for line in lines[at + 1 :]):
+        return lines[:at]
+    return [*lines, opener[0] * len(opener)]
 
 
 def _after_title(lines: list[str], title: str) -> int:

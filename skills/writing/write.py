@@ -68,7 +68,7 @@ from .prompts import (
 )
 from .repeats import no_repeated_paragraphs
 from .scaffold import Scaffold
-from .sections import completed, repaired_sections, section_of
+from .sections import completed, fences_closed, repaired_sections, section_of
 from .update_graph import extract_entities
 
 __all__ = [
@@ -102,7 +102,6 @@ _DANGLING = re.compile(
     r"|\s*(?:的|和|与|及)$|\b(guide|intro|introduction|handbook|tutorial|primer|tips)\s+(?:to|for|on)$",
     re.I,
 )
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _EMPTY_HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s*\d+(?:\.\d+)*[.)、:]?)*\s*$")
 _CHARACTER_COUNTED = ("zh", "ja")  # lengths in characters, not words
 
@@ -132,9 +131,10 @@ REPLIES = (
             ),
             "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
             "outline_filled": (
-                "\n\n模型大纲中有的章节标题不可用，这些标题是 skillrt 换上的：{headings}。",
-                "\n\nSome of the model's section headings named no part of the article; these "
-                "headings are skillrt's: {headings}.",
+                "\n\n模型大纲中有的章节标题什么也没说（占位符、数字或抄来的行），"
+                "这些标题是 skillrt 换上的：{headings}。",
+                "\n\nSome of the model's section headings named nothing (a placeholder, digits "
+                "or a copied line); these headings are skillrt's: {headings}.",
             ),
             "linked": (
                 "\n\n**关联的文章**（已写入 wikiLinks）\n{links}",
@@ -196,8 +196,8 @@ class Outline(BaseModel):
     description: str = ""
     tags: list[str] = Field(default_factory=list)
     sections: list[OutlineSection] = Field(min_length=1)
-    # Headings skillrt put in place of sections of the model's outline that named no part of
-    # the article (not asked of the model: its JSON schema leaves it out).
+    # Headings skillrt put in place of section headings of the model's that named nothing
+    # (``sections.repaired_sections``; not asked of the model: its JSON schema leaves it out).
     filled: SkipJsonSchema[list[str]] = Field(default_factory=list)
 
 
@@ -400,30 +400,7 @@ def _clean_section(text: str) -> str:
         lines.pop(0)  # the model repeated the title or the heading
     if all(not line.strip() or _HEADING.match(line) for line in lines):
         return ""
-    return clip("\n".join(_fences_closed(lines)), MAX_SECTION_CHARS)
-
-
-def _fences_closed(lines: list[str]) -> list[str]:
-    """``lines`` with a code block the model left open closed (an empty one it opened last,
-    dropped): else the rest of the article would render as code."""
-    opener: str | None = None
-    at = 0
-    for i, line in enumerate(lines):
-        fence = _FENCE.match(line)
-        if fence is None:
-            continue
-        marks = fence.group(1)
-        if opener is None:
-            opener, at = marks, i
-        elif (
-            marks[0] == opener[0] and len(marks) >= len(opener) and not line[fence.end() :].strip()
-        ):
-            opener = None
-    if opener is None:
-        return lines
-    if not any(line.strip() for line in lines[at + 1 :]):
-        return lines[:at]
-    return [*lines, opener[0] * len(opener)]
+    return clip("\n".join(fences_closed(lines)), MAX_SECTION_CHARS)
 
 
 def section_prompt(
@@ -462,7 +439,8 @@ async def _write_section(
     """Section ``index``, written by the model. Its own text is taken out of an answer that
     holds more (``section_of``: a small model writes the whole article again), and a loop or
     the length limit met after it, in another section, does not count against it; one cut off
-    at the limit ends at its last whole sentence (``completed``) when that keeps most of it."""
+    at the limit ends at its last whole sentence (``completed``) when that keeps most of it
+    and ``MIN_COMPLETED_WORDS``."""
     system = SECTION_SYSTEM.format(lang=_language_label(lang))
     unit = 3 if lang in _CHARACTER_COUNTED else 2
     limit = max(256, words * unit)
