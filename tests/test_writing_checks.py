@@ -182,6 +182,7 @@ async def test_scaffolding_copied_whole_is_stripped_and_the_article_saved(blog: 
         "no_scaffolding": True,
         "repeated_paragraphs": True,
         "not_degenerate": True,
+        "not_repetitive": True,
         "language": True,
         "wikilinks": True,
         "web_links": True,

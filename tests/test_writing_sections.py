@@ -376,3 +376,68 @@ async def test_a_section_opening_with_the_one_before_keeps_only_its_own(tmp_path
         f"## History\n\n{first}\n\n## Fermentation\n\nFermentation makes it rise.\n\n"
         f"## Ovens\n\n{first}"
     )
+
+
+OVERVIEW_SEEN = (
+    "- In the context of programming, a decorator is an object that takes another object.\n"
+    "- This allows you to create reusable functions by modifying existing code.\n"
+    + "".join(
+        f"# {n}. (your choice)\nThe final section ended with:\n"
+        "- In the context of programming, a decorator is an object that takes another object.\n"
+        "- This allows you to create reusable functions by modifying existing code.\n"
+        for n in range(3, 10)
+    )
+)  # what SmolLM2-135M's "Overview" held at stop 45, before these checks
+
+
+def test_lines_said_again_with_a_changing_number_are_repetitive() -> None:
+    from skillrt.skills.writing.repeats import not_repetitive
+
+    verdict = not_repetitive(Generated(text=OVERVIEW_SEEN))
+    assert not verdict.passed and "lines say again what it said" in verdict.reason
+    steps = "\n".join(f"Step {n}: run the tests and read what they say." for n in range(1, 3))
+    assert not_repetitive(Generated(text=steps)).passed  # said twice: not a loop
+    prose = "Decorators wrap functions.\n\nThey keep the call the same.\n\nUse functools.wraps."
+    assert not_repetitive(Generated(text=prose)).passed
+    code = "```\n" + "print('the same line of code here')\n" * 6 + "```"
+    assert not_repetitive(Generated(text=code)).passed
+
+
+async def test_a_section_of_reworded_prompt_lines_in_a_loop_is_refused(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> Answer:
+        kind = prompt_kind(messages)
+        if kind == "outline":
+            return {"title": "Decorators", "sections": [{"heading": "Overview"}]}
+        if kind == "section":
+            return OVERVIEW_SEEN
+        return EXTRACTION if kind == "extract" else "ok"
+
+    rt = writing_runtime(blog, FunctionModel(answer))
+    msg = await rt.process_input("write an article about decorators")
+    await rt.close()
+    assert msg.state == "ERROR" and msg.data["outcome"] == "refused", msg.content
+    failed = {c["name"] for c in msg.data["checks"] if not c["passed"]}
+    assert failed >= {"no_scaffolding", "not_repetitive"}
+    assert not list(blog.rglob("decorators*.md"))
+
+
+async def test_an_edit_of_a_post_that_says_a_prompt_marker_is_saved(tmp_path: Path) -> None:
+    """A post of the author's own holds "Key points:" and "(your choice)", which the skills'
+    prompts also use. Kept by an edit, they are the author's words, not scaffolding. Before,
+    the edit was refused by ``no_scaffolding``."""
+    from skillrt.testing import ScriptedModel
+
+    blog = copy_blog(tmp_path / "blog")
+    post = blog / "posts" / "notes.md"
+    body = "Key points:\n\n- Pick a theme colour (your choice).\n- Keep it short.\n"
+    post.write_text(f"---\ntitle: Notes\n---\n\n{body}", encoding="utf-8")
+    edited = body + "- Write every day.\n"
+    rt = writing_runtime(blog, ScriptedModel([edited]))
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "add one more point", "path": "posts/notes.md"}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert post.read_text(encoding="utf-8").endswith("- Write every day.\n")

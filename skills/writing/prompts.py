@@ -82,6 +82,9 @@ SCAFFOLD_MARKERS = (
     r"^\W*Related posts you may link:",
     r"^\W*Related posts already on the blog",
     r"^\W*The previous section ended with:",
+    # Reworded by a small model: "The final section ended with:", "1. (your choice)".
+    r"\bsection ended with:",
+    r"\(your choice\)",
     r"^\W*Length: about \d+ (?:words|characters)\b",
     r"^\W*Outline:[ \t]*$",
     r"^\W*Instruction:[ \t]",

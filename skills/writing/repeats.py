@@ -1,4 +1,4 @@
-"""Paragraphs an article says twice.
+"""Paragraphs an article says twice, and lines a section says again and again.
 
 SmolLM2-135M, given the end of the previous section in its prompt, starts the next section
 with it, word for word ("In the past, bread was made from flour and water…" opened all three
@@ -15,9 +15,14 @@ from collections.abc import Sequence
 
 from .checks import Check, Generated, Verdict
 
-__all__ = ["no_repeated_paragraphs"]
+__all__ = ["MIN_LINE_WORDS", "no_repeated_paragraphs", "not_repetitive"]
+
+MIN_LINE_WORDS = 4  # shorter lines ("Yes.", "See below:") may well recur
+MIN_REPEATED_LINES = 3
+MAX_REPEATED_SHARE = 0.3
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_DIGITS = re.compile(r"\d+")
 
 
 def _paragraphs(text: str) -> list[tuple[str, bool]]:
@@ -79,3 +84,31 @@ def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
         )
 
     return check
+
+
+def not_repetitive(generated: Generated) -> Verdict:
+    """Fails a section in which at least ``MIN_REPEATED_LINES`` lines of ``MIN_LINE_WORDS``
+    words or more, and over ``MAX_REPEATED_SHARE`` of them, say again a line said before,
+    its numbers aside ("# 3. (your choice)", "# 4. (your choice)"): a loop the streaming
+    guard misses because a counter in it changes. Code is left out."""
+    lines = [
+        " ".join(_DIGITS.sub("#", line.casefold()).split()).strip(" -*#>.)")
+        for block, code in _paragraphs(generated.text)
+        if not code
+        for line in block.split("\n")
+        if len(line.split()) >= MIN_LINE_WORDS
+    ]
+    seen: set[str] = set()
+    again: list[str] = []
+    for line in lines:
+        if line in seen:
+            again.append(line)
+        seen.add(line)
+    if len(again) >= MIN_REPEATED_LINES and len(again) > MAX_REPEATED_SHARE * len(lines):
+        return Verdict(
+            "not_repetitive",
+            False,
+            f"{len(again)} of its {len(lines)} lines say again what it said ({again[0][:60]!r})",
+            zh=f"{len(lines)} 行中有 {len(again)} 行在重复前面的内容（{again[0][:60]!r}）",
+        )
+    return Verdict("not_repetitive", True)

@@ -63,6 +63,7 @@ class Scaffold:
     ) -> None:
         own = {_norm(line) for text in content for line in text.splitlines()}
         lines = {_norm(line) for text in prompt_texts for line in text.splitlines() if _norm(line)}
+        self.own = frozenset(own)
         self.prompt_lines = frozenset(lines - own)
         self.labelled = frozenset(
             line for line in self.prompt_lines if any(m.search(line) for m in _MARKERS)
@@ -95,7 +96,13 @@ class Scaffold:
             in_echo = in_item = False
             kept.append(line)
         cleaned = _BLANKS.sub("\n\n", "".join(kept)).strip("\n") if removed else text
+        # A marker on a line of the text worked on (a post that says "Key points:") is the
+        # author's, not the prompt's: before, an edit of such a post was refused.
         left = tuple(
-            match.group(0).strip() for marker in _MARKERS for match in marker.finditer(cleaned)
+            match.group(0).strip()
+            for line in cleaned.splitlines()
+            if _norm(line) not in self.own
+            for marker in _MARKERS
+            for match in marker.finditer(line)
         )
         return Stripped(cleaned, tuple(removed), left)

@@ -66,7 +66,7 @@ from .prompts import (
     related_block,
     strip_fences,
 )
-from .repeats import no_repeated_paragraphs
+from .repeats import no_repeated_paragraphs, not_repetitive
 from .scaffold import Scaffold
 from .sections import completed, fences_closed, repaired_sections, section_of
 from .update_graph import extract_entities
@@ -470,6 +470,7 @@ def section_checks(
         no_scaffolding(Scaffold([system, prompt], content=[previous], fragments=[fragment])),
         no_repeated_paragraphs(earlier),
         not_degenerate,
+        not_repetitive,
         language(lang),  # a Chinese article asked for is not done in English
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
         web_links(web_addresses(prompt, ctx.input.text)),  # no reference the model made up
