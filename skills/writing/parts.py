@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["PartRef", "Span", "locate", "named_part"]
+__all__ = ["PartRef", "Span", "code_lines", "locate", "named_part"]
 
 Kind = Literal["paragraph", "section", "title", "conclusion"]
 
@@ -155,7 +155,7 @@ def named_part(instruction: str) -> PartRef | None:
     return None
 
 
-def _lines(body: str) -> list[tuple[int, str, bool]]:
+def code_lines(body: str) -> list[tuple[int, str, bool]]:
     """Each line of ``body``: its offset, its text (no line break) and whether it is in code."""
     out: list[tuple[int, str, bool]] = []
     fence: str | None = None
@@ -185,7 +185,7 @@ def paragraphs(body: str) -> list[Span]:
     start: int | None = None
     end = 0
     prose = False
-    for offset, text, in_code in _lines(body):
+    for offset, text, in_code in code_lines(body):
         blank = not text.strip()
         heading = not in_code and _HEADING.match(text) is not None
         if blank or heading or in_code:
@@ -205,7 +205,7 @@ def sections(body: str) -> list[tuple[Span, str]]:
     """The sections of ``body`` at its top heading level, with their headings."""
     headings = [
         (offset, len(m.group(1)), text)
-        for offset, text, in_code in _lines(body)
+        for offset, text, in_code in code_lines(body)
         if not in_code and (m := _HEADING.match(text))
     ]
     if not headings:

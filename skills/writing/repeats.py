@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from .checks import Check, Generated, Verdict
+from .parts import code_lines
 
 __all__ = ["MIN_LINE_WORDS", "no_repeated_paragraphs", "not_repetitive"]
 
@@ -21,34 +22,24 @@ MIN_LINE_WORDS = 4  # shorter lines ("Yes.", "See below:") may well recur
 MIN_REPEATED_LINES = 3
 MAX_REPEATED_SHARE = 0.3
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _DIGITS = re.compile(r"\d+")
 
 
 def _paragraphs(text: str) -> list[tuple[str, bool]]:
     """``text``'s blocks (separated by blank lines; a code block whole), each with whether
-    it is code."""
+    it is code (``parts.code_lines`` tells which lines are)."""
     blocks: list[tuple[str, bool]] = []
     lines: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        match = _FENCE.match(line)
-        if fence is not None:
-            lines.append(line)
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                blocks.append(("\n".join(lines), True))
-                lines, fence = [], None
-        elif match:
-            if lines:
-                blocks.append(("\n".join(lines), False))
-            lines, fence = [line], match.group(1)
-        elif line.strip():
-            lines.append(line)
-        elif lines:
-            blocks.append(("\n".join(lines), False))
+    code = False
+    for _, line, in_code in code_lines(text):
+        if lines and (in_code != code or (not in_code and not line.strip())):
+            blocks.append(("\n".join(lines), code))
             lines = []
+        if in_code or line.strip():
+            lines.append(line)
+            code = in_code
     if lines:
-        blocks.append(("\n".join(lines), fence is not None))
+        blocks.append(("\n".join(lines), code))
     return blocks
 
 
