@@ -220,12 +220,19 @@ class Inventory:
         except (SkillrtError, OSError) as exc:  # the store cannot be read: nothing is run
             await self.state.release(task.id)
             return self.endings.storage_reply(exc, task_id=task.id)
-        self.tasks.sync({task.id: stored})  # (a copy here newer than the store's is kept)
-        fresh = self.tasks.get(task.id)
-        if fresh is None or not wanted(fresh):
+        fresh = self._synced(task.id, {task.id: stored}, wanted)
+        if fresh is None:
             await self.state.release(task.id)
-            return None
         return fresh
+
+    def _synced(
+        self, task_id: str, stored: dict[str, TaskRecord | None], wanted: Callable[[Task], bool]
+    ) -> Task | None:
+        """The task as the table holds it once brought in line with ``stored`` (a copy here
+        newer than the store's is kept); None when it is gone or not ``wanted``."""
+        self.tasks.sync(stored)
+        fresh = self.tasks.get(task_id)
+        return fresh if fresh is not None and wanted(fresh) else None
 
     async def _resumable_task(self, task_id: str) -> Task | None:
         if self.state.shared:  # the store may know it better: another worker wrote it
@@ -271,9 +278,8 @@ class Inventory:
                 stored = self.state.newer([], task.id, max_age_s=window, now=self.clock())
             except (SkillrtError, OSError):  # the store cannot be read: this copy is cancelled
                 stored = {}
-            self.tasks.sync(stored)  # (a copy here newer than the store's is kept)
-            fresh = self.tasks.get(task.id)
-            if fresh is None or not _paused(fresh):
+            fresh = self._synced(task.id, stored, _paused)
+            if fresh is None:
                 return False
             task = fresh
         return self.abort(task)
