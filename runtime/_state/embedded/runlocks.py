@@ -81,12 +81,8 @@ _ATTEMPTS = 3  # opens of a task's lock file that another holder deletes meanwhi
 
 def _still_at(fd: int, path: str) -> bool:
     """Whether the open file ``fd`` is still the one at ``path`` (not deleted or replaced)."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return False
     held = os.fstat(fd)
-    return (held.st_dev, held.st_ino) == (st.st_dev, st.st_ino)
+    return _same_file(path, (held.st_dev, held.st_ino))
 
 
 def _same_file(path: str, ino: tuple[int, int]) -> bool:
