@@ -315,10 +315,13 @@ def test_every_line_of_the_section_prompt_bears_a_scaffold_marker() -> None:
         "words": 100,
         "unit": "words",
     }
-    for key, template in prompts.SECTION_LINES.items():
-        line = template.format(**values)
-        assert any(re.search(m, line, re.I | re.M) for m in prompts.SCAFFOLD_MARKERS), key
-    for system in (prompts.SECTION_SYSTEM, prompts.EDIT_SYSTEM):
+    for said in (prompts.ARTICLE_EN, prompts.ARTICLE_ZH):
+        for key, template in said.lines.items():
+            line = template.format(**values)
+            assert any(re.search(m, line, re.I | re.M) for m in prompts.SCAFFOLD_MARKERS), key
+        note = said.retry.format(reason="r")
+        assert any(re.search(m, note, re.I | re.M) for m in prompts.SCAFFOLD_MARKERS)
+    for system in (prompts.SECTION_SYSTEM, prompts.ARTICLE_ZH.section, prompts.EDIT_SYSTEM):
         assert any(re.search(m, system, re.I | re.M) for m in prompts.SCAFFOLD_MARKERS)
 
 

@@ -115,7 +115,7 @@ async def test_an_english_article_for_a_chinese_request_is_refused(tmp_path: Pat
     model = _Writer(SECTION_EN)
     msg, blog, before = await _write(tmp_path, model, "write a blog post about caching in Chinese")
     assert_refused(msg, "language", before, blog)
-    sections = [s for s in model.systems if "writing one section" in s]
+    sections = [s for s in model.systems if "写一篇文章中的一节" in s]  # the Chinese prompt
     assert len(sections) == 2  # asked once more with the reason, then refused
 
 

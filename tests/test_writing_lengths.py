@@ -141,7 +141,8 @@ async def test_short_article_slug_and_title(
     assert msg.data["title"] == title
     assert msg.data["length"] == "short"
     assert len(msg.data["sections"]) == 3  # the model planned eight
-    assert "2 to 3 sections" in model.outline_prompts[0]
+    planned = "2 到 3 个小节" if request_text.startswith("写") else "2 to 3 sections"
+    assert planned in model.outline_prompts[0]  # a Chinese article is planned in Chinese
     assert len(model.section_tokens) == 3
     assert all(t is not None and t <= 1000 for t in model.section_tokens)
     post = frontmatter.load(blog / path)

@@ -86,10 +86,17 @@ def prompt_kind(messages: list[LLMMessage]) -> str:
         "summary_combine": prompts.SUMMARY_COMBINE_SYSTEM,
         "summary": prompts.SUMMARY_SYSTEM,
     }
+    kinds |= {"outline_zh": prompts.ARTICLE_ZH.outline, "section_zh": prompts.ARTICLE_ZH.section}
     for kind, start in kinds.items():
         if system.startswith(start.split("{")[0]):
-            return kind
+            return kind.removesuffix("_zh")  # a Chinese article's prompts are Chinese
     return "other"
+
+
+def section_number(messages: list[LLMMessage]) -> int | None:
+    """The number of the section a section prompt asks for, in English or Chinese."""
+    found = re.search(r"Write section (\d+)|请写第 (\d+) 节", messages[-1]["content"])
+    return int(found.group(1) or found.group(2)) if found else None
 
 
 class WritingModelFn:
@@ -107,8 +114,7 @@ class WritingModelFn:
         if kind == "extract":
             return EXTRACTION
         if kind == "section":
-            number = re.search(r"Write section (\d+)", messages[-1]["content"])
-            return f"Section {number.group(1) if number else '?'} text about ownership."
+            return f"Section {section_number(messages) or '?'} text about ownership."
         return f"({kind}) answer"
 
 

@@ -52,13 +52,15 @@ class _Generated(Generated):
 @dataclass(frozen=True, slots=True)
 class Checked:
     """The outcome: the text (fixed by the checks), whether it passed, after how many
-    attempts, the last attempt's verdicts and the model's own text of that attempt."""
+    attempts, the last attempt's verdicts and the model's own text of that attempt, and
+    whether that text ends where the model began to loop (``Generated.stopped``)."""
 
     text: str
     passed: bool
     attempts: int
     verdicts: tuple[Verdict, ...]
     raw: str
+    stopped: bool = False
 
     @property
     def failed(self) -> tuple[Verdict, ...]:
@@ -77,19 +79,23 @@ async def checked(
     name: str,
     generate: Callable[[str], Awaitable[Generated]],
     checks: Sequence[Check],
+    *,
+    retry: str = RETRY_NOTE,
 ) -> Checked:
     """Ask (``generate(note)``, ``note`` empty the first time), check, and ask once more with
-    the reasons when a check fails (see the module docstring)."""
+    the reasons in ``retry`` (an article's in its own language) when a check fails (see the
+    module docstring)."""
     first = await ctx.step(name, partial(generate, ""), returns=_Generated)
     fixed, verdicts = run_checks(first, checks)
     if all(v.passed for v in verdicts):
-        return Checked(fixed.text, True, 1, tuple(verdicts), first.text)
+        return Checked(fixed.text, True, 1, tuple(verdicts), first.text, first.stopped)
     reasons = _reasons(verdicts)
     ctx.events.emit("agent:status", message=ctx.reply("retrying", reason=clip(reasons, 300)))
-    note = RETRY_NOTE.format(reason=clip(reasons, 600))
+    note = retry.format(reason=clip(reasons, 600))
     second = await ctx.step(f"{name}:retry", partial(generate, note), returns=_Generated)
     fixed, verdicts = run_checks(second, checks)
-    return Checked(fixed.text, all(v.passed for v in verdicts), 2, tuple(verdicts), second.text)
+    passed = all(v.passed for v in verdicts)
+    return Checked(fixed.text, passed, 2, tuple(verdicts), second.text, second.stopped)
 
 
 # In the data of a finished result whose texts passed their checks: ``not_degenerate`` refused

@@ -36,6 +36,7 @@ from .languages import LANGUAGES
 from .scaffold import Scaffold
 
 __all__ = [
+    "HAN",
     "Check",
     "CheckRecord",
     "Generated",
@@ -55,11 +56,14 @@ MAX_REASON_ITEMS = 5
 
 class Generated(BaseModel):
     """A model's text as a step returns it: the text, whether the repetition guard cut it short
-    (``looped``) and whether it stopped at the token limit (``cut``)."""
+    (``looped``), whether it stopped at the token limit (``cut``), and whether the text is
+    what came before a loop, kept because it is whole and long enough (``stopped``: an
+    article's section; its reply says so)."""
 
     text: str
     looped: bool = False
     cut: bool = False
+    stopped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +132,7 @@ def no_scaffolding(scaffold: Scaffold) -> Check:
 
 _CODE = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$|`[^`\n]+`", re.S | re.M)
 _URLISH = re.compile(r"\S*(?:/|\.md\b|://|@)\S*|\[\[[^\]]*\]\]|\]\([^)]*\)")
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # a Chinese character
 _KANA = re.compile("[\u3040-\u30ff]")
 _HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff]")
 _LATIN_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{2,}")
@@ -147,7 +151,7 @@ def language_share(text: str, code: str) -> float:
     """The share of ``text``'s words in ``code``'s script: CJK characters and Latin words each
     count one, code, links and paths not at all. 1.0 when there are too few words to tell."""
     prose = _URLISH.sub(" ", _CODE.sub(" ", text))
-    han, kana, hangul = (len(p.findall(prose)) for p in (_HAN, _KANA, _HANGUL))
+    han, kana, hangul = (len(p.findall(prose)) for p in (HAN, _KANA, _HANGUL))
     words = len(_LATIN_WORD.findall(prose))
     total = han + kana + hangul + words
     if total < MIN_WORDS_TO_TELL:

@@ -7,7 +7,8 @@ Every text that goes into a prompt passes through ``clip`` with a limit from thi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from skillrt.llm.base import LLMMessage
 
@@ -15,6 +16,8 @@ __all__ = [
     "CONTEXT_SNIPPET_CHARS",
     "PROMPT_BODY_CHARS",
     "SCAFFOLD_MARKERS",
+    "ArticlePrompts",
+    "article_prompts",
     "clip",
     "language_name",
     "messages",
@@ -76,6 +79,7 @@ def bullet_list(items: Sequence[str]) -> str:
 
 SCAFFOLD_MARKERS = (
     r"\bWrite section \d+ of \d+\b",
+    r"^\W*Write this section:",
     r"\(topic: [^;\n]*; style: [^)\n]*\)",
     r"^\W*Article: .*\(topic: ",
     r"^\W*Key points:",
@@ -93,6 +97,20 @@ SCAFFOLD_MARKERS = (
     r"\bYou are an? (?:experienced technical blogger|careful editor)\b",
     r"\bAnswer with the (?:revised text|translation) only\b",
     r"\bfirst answer was refused\b",
+    # The Chinese prompt lines (ARTICLE_ZH): an article asked for in Chinese.
+    r"第\s*\d+\s*节（共\s*\d+\s*节）",
+    r"^\W*请写这一节：",
+    r"（主题：[^；\n]*；风格：[^）\n]*）",
+    r"^\W*文章：.*（主题：",
+    r"^\W*要点：",
+    r"^\W*可以链接的相关文章：",
+    r"^\W*博客上已有的相关文章",
+    r"^\W*上一节的结尾：",
+    r"（自拟）",
+    r"^\W*篇幅：约\s*\d+\s*字",
+    r"^\W*提纲：[ \t]*$",
+    r"你是一位经验丰富的技术博主",
+    r"第一次的回答没有被采用",
 )
 """Markers of the skills' prompt lines. A prompt line bearing one, copied into an answer, is
 stripped; a marker anywhere else in an answer fails the no-scaffolding check."""
@@ -122,11 +140,15 @@ OUTLINE_SYSTEM = (
 # (tests/test_writing_checks.py checks it), so an echo of it is found in the answer.
 SECTION_LINES = {
     "article": "Article: {title} (topic: {topic}; style: {style})",
+    "fragment": "(topic: {topic}; style: {style})",
     "outline": "Outline:",
     "write": "Write section {number} of {count}: {heading}",
+    "alone": "Write this section: {heading}",
     "points": "Key points:",
+    "choice": "- (your choice)",
     "length": "Length: about {words} {unit}.",
     "related": "Related posts you may link:",
+    "outline_related": "Related posts already on the blog (build on them, do not repeat them):",
     "previous": "The previous section ended with:",
 }
 
@@ -136,6 +158,73 @@ SECTION_SYSTEM = (
     "preamble. Use code blocks where they help. You may link to the related posts listed, "
     "with the exact [[link]] given; never invent other links."
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ArticlePrompts:
+    """The prompts of an article in one language: ``outline`` and ``section`` (systems, with
+    ``{lang}`` and ``{sections}``), ``lines`` (as ``SECTION_LINES``), ``retry`` (as
+    ``RETRY_NOTE``), ``sections`` (how "2 to 4" sections reads) and ``topic`` (the outline
+    prompt's first lines)."""
+
+    outline: str
+    section: str
+    lines: Mapping[str, str]
+    retry: str
+    sections: str
+    topic: str
+
+
+ARTICLE_EN = ArticlePrompts(
+    OUTLINE_SYSTEM,
+    SECTION_SYSTEM,
+    SECTION_LINES,
+    RETRY_NOTE,
+    sections="{} to {}",
+    topic="Topic: {topic}\nStyle: {style}\n",
+)
+
+# An article asked for in Chinese is asked for in Chinese. SmolLM2-135M, the embedded model,
+# given the English prompts above with "in 简体中文", wrote English or echoed the prompt and the
+# related posts in a loop, every time (stop 46, "写一篇关于 Rust 所有权的短文"); given
+# Chinese ones, it writes Chinese. Each line bears one of SCAFFOLD_MARKERS too.
+ARTICLE_ZH = ArticlePrompts(
+    outline=(
+        "你是一位经验丰富的技术博主。请为一篇文章列出提纲：一个标题、{sections} 个小节"
+        "（每节一个小标题和几个要点）和最多 5 个简短的标签。标题用你自己的话点明主题，"
+        "不要照搬相关文章的标题。全部用简体中文写。"
+        '只用 JSON 回答：{{"title": "...", "description": "一句话简介", '
+        '"tags": ["..."], "sections": [{{"heading": "...", "points": ["..."]}}]}}'
+    ),
+    section=(
+        "你是一位经验丰富的技术博主，正在用简体中文写一篇文章中的一节，格式为 Markdown。"
+        "只写这一节的正文：不要小节标题，不要文章标题，不要开场白。需要时使用代码块。"
+        "可以用给出的 [[链接]] 链接到列出的相关文章；不要编造其他链接。"
+    ),
+    lines={
+        "article": "文章：{title}（主题：{topic}；风格：{style}）",
+        "fragment": "（主题：{topic}；风格：{style}）",
+        "outline": "提纲：",
+        "write": "请写第 {number} 节（共 {count} 节）：{heading}",
+        "alone": "请写这一节：{heading}",
+        "points": "要点：",
+        "choice": "- （自拟）",
+        "length": "篇幅：约 {words} 字。",
+        "related": "可以链接的相关文章：",
+        "outline_related": "博客上已有的相关文章（在它们的基础上写，不要重复）：",
+        "previous": "上一节的结尾：",
+    },
+    retry="\n\n注意：第一次的回答没有被采用（{reason}）。只写上面要求的正文，不要包含这些说明。",
+    sections="{} 到 {}",
+    topic="主题：{topic}\n风格：{style}\n",
+)
+
+
+def article_prompts(lang: str) -> ArticlePrompts:
+    """The prompts of an article in ``lang``: Chinese ones for Chinese, else the English ones
+    (which name the language)."""
+    return ARTICLE_ZH if lang == "zh" else ARTICLE_EN
+
 
 # --- EditContent -----------------------------------------------------------------------------
 

@@ -10,19 +10,22 @@ still its answer).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 
-from .checks import Check, Generated, Verdict
+from .checks import HAN, Check, Generated, Verdict
 from .parts import code_lines
 
-__all__ = ["MIN_LINE_WORDS", "no_repeated_paragraphs", "not_repetitive"]
+__all__ = ["ALIKE", "MIN_LINE_WORDS", "no_repeated_paragraphs", "not_repetitive"]
 
 MIN_LINE_WORDS = 4  # shorter lines ("Yes.", "See below:") may well recur
 MIN_REPEATED_LINES = 3
 MAX_REPEATED_SHARE = 0.3
 
-_DIGITS = re.compile(r"\d+")
+_DIGITS = re.compile(r"\d+|[一二三四五六七八九十百千]+")  # a counter, in digits or in Chinese
+ALIKE = 0.9  # of a line's characters in common with one before: the same line, reworded a bit
+NEAR_LINES = 32  # lines before compared (the distinct ones)
 
 
 def _paragraphs(text: str) -> list[tuple[str, bool]]:
@@ -77,24 +80,43 @@ def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
     return check
 
 
+def _words(line: str) -> float:
+    """A line's words, two Chinese characters counting one (before, a Chinese line was one
+    word, and a Chinese section said again and again passed)."""
+    han = len(HAN.findall(line))
+    return len(HAN.sub(" ", line).split()) + han / 2
+
+
+def _alike(line: str, before: str) -> bool:
+    """The same line, or one a token or two from it ("…多了一个回答" / "…多了一个回改")."""
+    if line == before:
+        return True
+    matcher = difflib.SequenceMatcher(None, line, before, autojunk=False)
+    return matcher.real_quick_ratio() >= ALIKE and matcher.quick_ratio() >= ALIKE and (
+        matcher.ratio() >= ALIKE
+    )
+
+
 def not_repetitive(generated: Generated) -> Verdict:
     """Fails a section in which at least ``MIN_REPEATED_LINES`` lines of ``MIN_LINE_WORDS``
-    words or more, and over ``MAX_REPEATED_SHARE`` of them, say again a line said before,
-    its numbers aside ("# 3. (your choice)", "# 4. (your choice)"): a loop the streaming
-    guard misses because a counter in it changes. Code is left out."""
+    words or more (``_words``), and over ``MAX_REPEATED_SHARE`` of them, say again a line
+    said before (or nearly: ``_alike``), its numbers aside ("# 3. (your choice)", "# 4.
+    (your choice)"; "第一段说明" / "第二段说明"): a loop the streaming guard misses because a
+    counter in it changes. Code and table rows are left out."""
     lines = [
         " ".join(_DIGITS.sub("#", line.casefold()).split()).strip(" -*#>.)")
         for block, code in _paragraphs(generated.text)
         if not code
         for line in block.split("\n")
-        if len(line.split()) >= MIN_LINE_WORDS
+        if _words(line) >= MIN_LINE_WORDS and not line.lstrip().startswith("|")
     ]
-    seen: set[str] = set()
+    seen: list[str] = []
     again: list[str] = []
     for line in lines:
-        if line in seen:
+        if any(_alike(line, before) for before in seen[-NEAR_LINES:]):
             again.append(line)
-        seen.add(line)
+        else:
+            seen.append(line)
     if len(again) >= MIN_REPEATED_LINES and len(again) > MAX_REPEATED_SHARE * len(lines):
         return Verdict(
             "not_repetitive",

@@ -30,7 +30,9 @@ _RELATED_ITEM = re.compile(RELATED_ITEM)
 _QUOTE = re.compile(r"^\s*>")
 _BLANKS = re.compile(r"\n{3,}")
 MIN_EXCERPT_CHARS = 40  # a prompt line this long, copied whole, is a context excerpt
-_RETRY_OPENING = "important: the first answer was refused"  # ``prompts.RETRY_NOTE``, normalised
+MIN_COPIED_RUN = 3  # so many lines in a row, each a prompt line, are the prompt copied
+# ``prompts.RETRY_NOTE`` and the Chinese article's, normalised
+_RETRY_OPENINGS = ("important: the first answer was refused", "注意：第一次的回答没有被采用")
 
 
 def _norm(line: str) -> str:
@@ -78,18 +80,21 @@ class Scaffold:
                 text = text.replace(" " + fragment, "").replace(fragment, "")
         kept: list[str] = []
         in_echo = in_item = False
-        for line in text.splitlines(keepends=True):
+        lines = text.splitlines(keepends=True)
+        copied = self._copied_runs([_norm(line) for line in lines])
+        for at, line in enumerate(lines):
             key = _norm(line)
             if not key:
                 kept.append(line)
                 continue
             # The retry note, however the model reworded its end: a line that opens with it.
-            labelled = key in self.labelled or key.startswith(_RETRY_OPENING)
+            labelled = key in self.labelled or key.startswith(_RETRY_OPENINGS)
             excerpt = len(key) >= MIN_EXCERPT_CHARS and key in self.prompt_lines
             # A related-post item of the prompt's shape, and the quoted snippet lines under it.
             item = _RELATED_ITEM.match(line) is not None
             snippet = in_item and _QUOTE.match(line) is not None
-            if labelled or excerpt or item or snippet or (in_echo and key in self.prompt_lines):
+            echo = (in_echo and key in self.prompt_lines) or at in copied
+            if labelled or excerpt or item or snippet or echo:
                 removed.append(line.strip())
                 in_echo, in_item = True, item or snippet
                 continue
@@ -106,3 +111,17 @@ class Scaffold:
             for match in marker.finditer(line)
         )
         return Stripped(cleaned, tuple(removed), left)
+
+    def _copied_runs(self, keys: list[str]) -> set[int]:
+        """The lines in runs of ``MIN_COPIED_RUN`` or more lines in a row, each a line of the
+        prompt: the outline's list copied ("- Python 装饰器" / "- 概述" / "- 工作原理"),
+        whose short lines alone are not taken for an excerpt."""
+        found: set[int] = set()
+        start = 0
+        for at in range(len(keys) + 1):
+            if at < len(keys) and keys[at] and keys[at] in self.prompt_lines:
+                continue
+            if at - start >= MIN_COPIED_RUN:
+                found.update(range(start, at))
+            start = at + 1
+        return found

@@ -8,7 +8,10 @@ a decorator?"...): such a heading is replaced in its place, such points are drop
 for one section, it writes the whole article again from its title: every heading, every
 body. Before, the title's line and the other sections' text went into the section (or the
 section was refused, the article with it); now the section is the text under its own
-heading. Nothing of the text is invented: it is the model's, only cut.
+heading. Nothing of the text is invented: it is the model's, only cut. Asked for a Chinese
+outline, it often answers in English ("Reflections on Rust 101"), and a section asked for
+under an English heading comes back in English: for a Chinese article, a heading or point
+of two or more Latin words and no Chinese is replaced or dropped too.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from skillrt.blog.markdown import word_count
+
+from .checks import HAN
 
 if TYPE_CHECKING:
     from .write import Outline, OutlineSection
@@ -42,7 +49,10 @@ _PATH = re.compile(r"[/\\]\S*\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _PLACEHOLDER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)  # git_rebase_description
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _MAX_HEADING_CHARS = 150
-_SENTENCE_END = re.compile(r"[.!?。！？…](?:[\"'”’)）」』*_`]*)(?=\s|$)")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+# A sentence's end: a full stop (and a closing quote or bracket) before a space or the end of
+# the line; a Chinese one wherever it is (Chinese puts no space after it).
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)）」』*_`]*(?=\s|$)|[。！？][\"'”’)）」』*_`]*")
 
 
 def _key(text: str) -> str:
@@ -57,12 +67,20 @@ def _worded(key: str) -> bool:
     return any(ch.isalpha() for ch in key)
 
 
+def _foreign(text: str, lang: str) -> bool:
+    """Whether a heading or point of a Chinese article is in another language: two Latin
+    words or more, and no Chinese ("Box 与 Rc" and "RefCell" are Chinese headings)."""
+    return lang == "zh" and not HAN.search(text) and len(_LATIN_WORD.findall(text)) >= 2
+
+
 def repaired_sections(
-    sections: Sequence[OutlineSection], lang: str
+    sections: Sequence[OutlineSection], lang: str, copied: Sequence[str] = ()
 ) -> tuple[list[OutlineSection], list[str]]:
     """A model's outline sections, each in its place: one that names something, with its
     distinct points that are not its heading again; one that does not (a placeholder, no
-    word, one named before, a related post's line with its path) replaced by a heading of
+    word, one named before, a related post's line with its path or its title (in
+    ``copied``), one in another language than a Chinese article's: ``_foreign``) replaced
+    by a heading of
     ``FILLER_HEADINGS``, or left as it was in a language without them. As many sections as
     the model gave, so as many calls. And the headings put in. (A section named like the
     article is kept: "Write section 1 of 1: Rust ownership" is a prompt the embedded model
@@ -71,13 +89,18 @@ def repaired_sections(
 
     fillers = list(FILLER_HEADINGS.get(lang, ()))
     taken = {_key(s.heading) for s in sections}
-    seen: set[str] = set()
+    seen: set[str] = {_key(title) for title in copied}
     out: list[OutlineSection] = []
     added: list[str] = []
     for section in sections:
         heading = section.heading.strip()
         key = _key(heading)
-        named = _worded(key) and not _PLACEHOLDER.match(heading) and not _PATH.search(heading)
+        named = (
+            _worded(key)
+            and not _PLACEHOLDER.match(heading)
+            and not _PATH.search(heading)
+            and not _foreign(heading, lang)
+        )
         if not named or key in seen:
             filler = next((h for h in fillers if _key(h) not in taken), None)
             if filler is None:
@@ -92,7 +115,12 @@ def repaired_sections(
         said = {key}
         for point in section.points:
             point_key = _key(point)
-            if _worded(point_key) and point_key not in said and not _PLACEHOLDER.match(point):
+            if (
+                _worded(point_key)
+                and point_key not in said
+                and not _PLACEHOLDER.match(point)
+                and not _foreign(point, lang)
+            ):
                 said.add(point_key)
                 points.append(point)
         out.append(OutlineSection(heading=heading, points=points))
@@ -156,7 +184,8 @@ def _under(
 def completed(text: str, min_words: int = 0) -> str | None:
     """``text``, cut off at the length limit, back to its last whole paragraph or sentence
     outside a code block; None when that would drop half of it or more, or keep fewer than
-    ``min_words`` words."""
+    ``min_words`` words (a Chinese character counting one, as ``word_count`` counts: before,
+    a Chinese text of 300 characters had a handful of "words", and was always refused)."""
     fence = 0
     best = -1
     i = 0
@@ -170,7 +199,7 @@ def completed(text: str, min_words: int = 0) -> str | None:
             for match in _SENTENCE_END.finditer(line.rstrip("\n")):
                 best = i + match.end()
         i += len(line)
-    if best < len(text) / 2 or len(text[:best].split()) < min_words:
+    if best < len(text) / 2 or word_count(text[:best]) < min_words:
         return None
     return text[:best].rstrip()
 

@@ -55,10 +55,8 @@ from .languages import (
 from .lengths import ArticleLength, parse_length, strip_length_words
 from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .prompts import (
-    OUTLINE_SYSTEM,
-    SECTION_LINES,
-    SECTION_SYSTEM,
     SECTION_TAIL_CHARS,
+    article_prompts,
     bullet_list,
     clip,
     language_name,
@@ -130,6 +128,11 @@ REPLIES = (
                 " `{wanted}` already existed.",
             ),
             "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
+            "stopped": (
+                "\n\n这些小节在模型开始重复的地方结束，重复的部分没有保存：{headings}。",
+                "\n\nThese sections end where the model began to repeat itself; the repetition "
+                "was not saved: {headings}.",
+            ),
             "outline_filled": (
                 "\n\n模型大纲中有的章节标题什么也没说（占位符、数字或抄来的行），"
                 "这些标题是 skillrt 换上的：{headings}。",
@@ -346,17 +349,19 @@ def _find_related(ctx: SkillContext, topic: str, like: str | None) -> list[Relat
     return related
 
 
-def _outline_prompt(topic: str, params: WriteParams, related: list[RelatedPost]) -> str:
-    prompt = f"Topic: {topic}\nStyle: {clip(params.style or 'technical blog post', 100)}\n"
+def _outline_prompt(
+    topic: str, params: WriteParams, related: list[RelatedPost], lang: str = "en"
+) -> str:
+    said = article_prompts(lang)
+    prompt = said.topic.format(topic=topic, style=clip(params.style or "technical blog post", 100))
     if params.similar and related:
         prompt += (
             f"Model the structure and tone on the post {clip(related[0].title, 200)!r} "
             "(the first related post below), on the new topic.\n"
         )
     if related:
-        prompt += (
-            "\nRelated posts already on the blog (build on them, do not repeat them):\n"
-            + related_block([r.model_dump() for r in related], with_links=False)
+        prompt += f"\n{said.lines['outline_related']}\n" + related_block(
+            [r.model_dump() for r in related], with_links=False
         )
     return prompt
 
@@ -374,12 +379,13 @@ async def _make_outline(
         cleaned = _clean_outline(given, topic, max_sections=MAX_SECTIONS, related=related)
         return cleaned.model_copy(update={"title": clip(given.title, MAX_TITLE_CHARS)})
     most = length.max_sections()
-    system = OUTLINE_SYSTEM.format(
-        lang=_language_label(lang), sections=f"{length.min_sections()} to {most}"
+    said = article_prompts(lang)
+    system = said.outline.format(
+        lang=_language_label(lang), sections=said.sections.format(length.min_sections(), most)
     )
     try:
         result = await ctx.llm.chat(  # a title, tags and a few lines per section
-            messages(system, _outline_prompt(topic, params, related)),
+            messages(system, _outline_prompt(topic, params, related, lang)),
             response_model=Outline,
             max_tokens=200 + 100 * most,
         )
@@ -387,7 +393,7 @@ async def _make_outline(
     except StructuredOutputError as exc:
         outline = outline_from_text(exc.raw, topic)  # a Markdown outline is still an outline
     cleaned = _clean_outline(outline, topic, max_sections=most, related=related)
-    sections, added = repaired_sections(cleaned.sections, lang)
+    sections, added = repaired_sections(cleaned.sections, lang, [r.title for r in related])
     return cleaned.model_copy(update={"sections": sections, "filled": added})
 
 
@@ -403,6 +409,11 @@ def _clean_section(text: str) -> str:
     return clip("\n".join(fences_closed(lines)), MAX_SECTION_CHARS)
 
 
+def _unit(lang: str) -> str:
+    """What a section's length is counted in, for its prompt."""
+    return "characters" if lang in _CHARACTER_COUNTED else "words"
+
+
 def section_prompt(
     *,
     topic: str,
@@ -414,16 +425,15 @@ def section_prompt(
     words: int,
     lang: str,
 ) -> str:
-    section, line = outline.sections[index], SECTION_LINES
-    unit = "characters" if lang in _CHARACTER_COUNTED else "words"
+    section, line = outline.sections[index], article_prompts(lang).lines
     prompt = (
         line["article"].format(title=outline.title, topic=topic, style=style)
         + f"\n\n{line['outline']}\n{outline_markdown(outline)}\n\n"
         + line["write"].format(
             number=index + 1, count=len(outline.sections), heading=section.heading
         )
-        + f"\n{line['points']}\n{bullet_list(section.points) or '- (your choice)'}\n"
-        + line["length"].format(words=words, unit=unit)
+        + f"\n{line['points']}\n{bullet_list(section.points) or line['choice']}\n"
+        + line["length"].format(words=words, unit=_unit(lang))
         + "\n"
     )
     if related:
@@ -433,29 +443,69 @@ def section_prompt(
     return prompt
 
 
+def retry_prompt(
+    *, topic: str, outline: Outline, index: int, style: str, words: int, lang: str
+) -> str:
+    """Section ``index`` asked for again, alone: the article's line, the section's heading and
+    its length, without the outline, points, related posts and previous text that a small
+    model copied into its first answer (the retry note with the reasons follows)."""
+    line = article_prompts(lang).lines
+    return (
+        line["article"].format(title=outline.title, topic=topic, style=style)
+        + "\n\n"
+        + line["alone"].format(heading=outline.sections[index].heading)
+        + "\n"
+        + line["length"].format(words=words, unit=_unit(lang))
+        + "\n"
+    )
+
+
 async def _write_section(
-    ctx: SkillContext, prompt: str, outline: Outline, index: int, words: int, lang: str, note: str
+    ctx: SkillContext,
+    prompts: tuple[str, str],
+    outline: Outline,
+    index: int,
+    words: int,
+    lang: str,
+    note: str,
 ) -> Generated:
-    """Section ``index``, written by the model. Its own text is taken out of an answer that
-    holds more (``section_of``: a small model writes the whole article again), and a loop or
-    the length limit met after it, in another section, does not count against it; one cut off
-    at the limit ends at its last whole sentence (``completed``) when that keeps most of it
-    and ``MIN_COMPLETED_WORDS``."""
-    system = SECTION_SYSTEM.format(lang=_language_label(lang))
+    """Section ``index``, written by the model: asked with the first of ``prompts``, and
+    again (``note`` given) with the second, shorter one. Its own text is taken out of an
+    answer that holds more (``section_of``: a small model writes the whole article again),
+    and a loop or the length limit met after it, in another section, does not count against
+    it. One cut off at the limit, or where the model began to loop, ends at its last whole
+    sentence (``completed``) when that keeps most of it and ``MIN_COMPLETED_WORDS``: the
+    guard already left the loop out, and the reply says the section stopped there."""
+    system = article_prompts(lang).section.format(lang=_language_label(lang))
     unit = 3 if lang in _CHARACTER_COUNTED else 2
     limit = max(256, words * unit)
+    prompt = prompts[1] if note else prompts[0]
     result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=limit)
     text, to_the_end = section_of(strip_fences(result.content), outline, index)
+    text = _without_topic_line(text, outline, index)
     looped = result.truncated_repetition and to_the_end
     cut = result.usage.completion_tokens >= limit and to_the_end
-    if cut and not looped and (whole := completed(text, MIN_COMPLETED_WORDS)) is not None:
-        text, cut = whole, False
+    if (cut or looped) and (whole := completed(text, MIN_COMPLETED_WORDS)) is not None:
+        return Generated(text=_clean_section(whole), stopped=looped)
     return Generated(text=_clean_section(text), looped=looped, cut=cut)
+
+
+def _without_topic_line(text: str, outline: Outline, index: int) -> str:
+    """``text`` without a first line that only names the section or the article, when more
+    follows (a small model's answer opens with "Rust 所有权", not as a heading, for
+    ``_clean_section``)."""
+    first, _, rest = text.lstrip().partition("\n")
+    names = {_name_key(outline.title), _name_key(outline.sections[index].heading)}
+    return rest if rest.strip() and _name_key(first) in names else text
+
+
+def _name_key(text: str) -> str:
+    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
 
 
 def section_checks(
     ctx: SkillContext,
-    prompt: str,
+    prompt: str | Sequence[str],
     fragment: str,
     previous: str,
     lang: str,
@@ -464,16 +514,18 @@ def section_checks(
     """What each section's text must pass (see ``checks.py``), written in ``lang``. The end of
     the previous section is in the prompt but is the article's own text, not scaffolding: a
     line of it may recur; a whole paragraph of it, or of any section in ``earlier``, may not
-    (``repeats.py``)."""
-    system = SECTION_SYSTEM.format(lang=_language_label(lang))
+    (``repeats.py``). ``prompt``: the section's prompt, or its prompts (the first and the
+    retry's)."""
+    system = article_prompts(lang).section.format(lang=_language_label(lang))
+    asked = [prompt] if isinstance(prompt, str) else list(prompt)
     return [
-        no_scaffolding(Scaffold([system, prompt], content=[previous], fragments=[fragment])),
+        no_scaffolding(Scaffold([system, *asked], content=[previous], fragments=[fragment])),
         no_repeated_paragraphs(earlier),
         not_degenerate,
         not_repetitive,
         language(lang),  # a Chinese article asked for is not done in English
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
-        web_links(web_addresses(prompt, ctx.input.text)),  # no reference the model made up
+        web_links(web_addresses(*asked, ctx.input.text)),  # no reference the model made up
     ]
 
 
@@ -506,11 +558,15 @@ async def _write_sections(
             words=words,
             lang=lang,
         )
-        fragment = f"(topic: {topic}; style: {style})"
+        again = retry_prompt(
+            topic=topic, outline=outline, index=i, style=style, words=words, lang=lang
+        )
+        fragment = article_prompts(lang).lines["fragment"].format(topic=topic, style=style)
         earlier = [r.text for r in results]
-        checks = section_checks(ctx, prompt, fragment, previous, lang, earlier)
-        write = partial(_write_section, ctx, prompt, outline, i, words, lang)
-        result = await checked(ctx, f"section:{i + 1}", write, checks)
+        checks = section_checks(ctx, (prompt, again), fragment, previous, lang, earlier)
+        write = partial(_write_section, ctx, (prompt, again), outline, i, words, lang)
+        retry = article_prompts(lang).retry
+        result = await checked(ctx, f"section:{i + 1}", write, checks, retry=retry)
         results.append(result)
         if not result.passed:
             break
@@ -562,6 +618,11 @@ async def _update_entities(
     return GraphUpdate(**delta.counts(), entities=[e.name for e in extracted or []], error=error)
 
 
+def _stopped(outline: Outline, sections: Sequence[Checked]) -> list[str]:
+    """The headings of the sections that end where the model began to loop."""
+    return [s.heading for s, done in zip(outline.sections, sections, strict=True) if done.stopped]
+
+
 def _message(
     ctx: SkillContext,
     outline: Outline,
@@ -569,6 +630,7 @@ def _message(
     saved: Saved,
     related: list[RelatedPost],
     graph: GraphUpdate,
+    stopped: Sequence[str] = (),
 ) -> str:
     """The reply: where the article went, its outline, the posts it links, the graph."""
     text = ctx.reply("wrote", title=outline.title, path=saved.path, words=draft.word_count)
@@ -577,6 +639,8 @@ def _message(
     text += ctx.reply("outline", headings="\n".join(f"- {s.heading}" for s in outline.sections))
     if outline.filled:
         text += ctx.reply("outline_filled", headings=", ".join(outline.filled))
+    if stopped:
+        text += ctx.reply("stopped", headings=", ".join(stopped))
     if related:
         text += ctx.reply("linked", links="\n".join(f"- [{r.title}]({r.path})" for r in related))
     return text + ctx.reply("graph", **graph.model_dump()) + draft_note(ctx, saved.path, draft.text)
@@ -630,7 +694,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     )
     graph = await ctx.step("entities", update, returns=GraphUpdate)
     return SkillResult(
-        message=_message(ctx, outline, draft, saved, related, graph),
+        message=_message(ctx, outline, draft, saved, related, graph, _stopped(outline, sections)),
         data={
             "path": saved.path,
             "hash": saved.hash,
@@ -638,6 +702,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "outline": outline_markdown(outline),
             "sections": [s.heading for s in outline.sections],
             "filled_sections": outline.filled,
+            "stopped_sections": _stopped(outline, sections),
             "tags": outline.tags,
             "word_count": draft.word_count,
             "language": lang,
