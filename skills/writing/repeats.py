@@ -92,8 +92,10 @@ def _alike(line: str, before: str) -> bool:
     if line == before:
         return True
     matcher = difflib.SequenceMatcher(None, line, before, autojunk=False)
-    return matcher.real_quick_ratio() >= ALIKE and matcher.quick_ratio() >= ALIKE and (
-        matcher.ratio() >= ALIKE
+    return (
+        matcher.real_quick_ratio() >= ALIKE
+        and matcher.quick_ratio() >= ALIKE
+        and matcher.ratio() >= ALIKE
     )
 
 
