@@ -17,7 +17,7 @@ from skillrt.skills.writing import prompts
 from skillrt.skills.writing.checks import Generated
 from skillrt.skills.writing.repeats import not_repetitive
 from skillrt.skills.writing.scaffold import Scaffold
-from skillrt.skills.writing.sections import completed, repaired_sections
+from skillrt.skills.writing.sections import completed, repaired_sections, without_name_line
 from skillrt.skills.writing.write import OutlineSection
 from skillrt.testing import Answer, FunctionModel, ModelOptions
 from tests.blog import copy_blog
@@ -181,3 +181,12 @@ def test_the_outline_copied_as_a_list_is_stripped() -> None:
     assert Scaffold([prompt]).clean(copied).text == "装饰器接受一个函数，返回一个新函数。"
     two = "- 概述\n- 工作原理\n\n正文。"  # two lines in a row may be the article's own list
     assert Scaffold([prompt]).clean(two).text == two
+
+
+def test_a_first_line_that_only_names_the_section_is_left_out() -> None:
+    """SmolLM2-135M opens a section with its name on a line of its own, not as a heading."""
+    names = ["Rust 所有权", "什么是所有权"]
+    assert without_name_line("Rust 所有权\n\n所有权是规则。", names) == "\n所有权是规则。"
+    assert without_name_line("1. 什么是所有权\n所有权是规则。", names) == "所有权是规则。"
+    assert without_name_line("什么是所有权", names) == "什么是所有权"  # nothing else: kept
+    assert without_name_line("所有权很重要\n正文。", names) == "所有权很重要\n正文。"

@@ -27,7 +27,14 @@ from .checks import HAN
 if TYPE_CHECKING:
     from .write import Outline, OutlineSection
 
-__all__ = ["FILLER_HEADINGS", "completed", "fences_closed", "repaired_sections", "section_of"]
+__all__ = [
+    "FILLER_HEADINGS",
+    "completed",
+    "fences_closed",
+    "repaired_sections",
+    "section_of",
+    "without_name_line",
+]
 
 # Headings put in place of a section of the model's outline whose heading names nothing (none
 # of them names the topic: the section prompt does).
@@ -79,12 +86,12 @@ def repaired_sections(
     """A model's outline sections, each in its place: one that names something, with its
     distinct points that are not its heading again; one that does not (a placeholder, no
     word, one named before, a related post's line with its path or its title (in
-    ``copied``), one in another language than a Chinese article's: ``_foreign``) replaced
-    by a heading of
-    ``FILLER_HEADINGS``, or left as it was in a language without them. As many sections as
-    the model gave, so as many calls. And the headings put in. (A section named like the
-    article is kept: "Write section 1 of 1: Rust ownership" is a prompt the embedded model
-    answers; "Overview" in its place, one it answered with the prompt's lines.)"""
+    ``copied``), one in another language than a Chinese article's: ``_foreign``) replaced by
+    a heading of ``FILLER_HEADINGS``, or left as it was in a language without them. As many
+    sections as the model gave, so as many calls. And the headings put in. (A section named
+    like the article is kept: "Write section 1 of 1: Rust ownership" is a prompt the
+    embedded model answers; "Overview" in its place, one it answered with the prompt's
+    lines.)"""
     from .write import OutlineSection
 
     fillers = list(FILLER_HEADINGS.get(lang, ()))
@@ -179,6 +186,14 @@ def _under(
     while body and (not body[0].strip() or _key(body[0]) in (own, title)):
         body.pop(0)  # the title's line, or the section's heading again
     return "\n".join(body).strip(), end
+
+
+def without_name_line(text: str, names: Sequence[str]) -> str:
+    """``text`` without a first line that only says one of ``names`` (the section's heading,
+    the article's title), when more follows: a small model's answer opens with "Rust 所有权",
+    not as a heading, which ``section_of`` and the heading rules do not see."""
+    first, _, rest = text.lstrip().partition("\n")
+    return rest if rest.strip() and _key(first) in {_key(n) for n in names} else text
 
 
 def completed(text: str, min_words: int = 0) -> str | None:

@@ -66,7 +66,13 @@ from .prompts import (
 )
 from .repeats import no_repeated_paragraphs, not_repetitive
 from .scaffold import Scaffold
-from .sections import completed, fences_closed, repaired_sections, section_of
+from .sections import (
+    completed,
+    fences_closed,
+    repaired_sections,
+    section_of,
+    without_name_line,
+)
 from .update_graph import extract_entities
 
 __all__ = [
@@ -482,25 +488,12 @@ async def _write_section(
     prompt = prompts[1] if note else prompts[0]
     result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=limit)
     text, to_the_end = section_of(strip_fences(result.content), outline, index)
-    text = _without_topic_line(text, outline, index)
+    text = without_name_line(text, [outline.title, outline.sections[index].heading])
     looped = result.truncated_repetition and to_the_end
     cut = result.usage.completion_tokens >= limit and to_the_end
     if (cut or looped) and (whole := completed(text, MIN_COMPLETED_WORDS)) is not None:
         return Generated(text=_clean_section(whole), stopped=looped)
     return Generated(text=_clean_section(text), looped=looped, cut=cut)
-
-
-def _without_topic_line(text: str, outline: Outline, index: int) -> str:
-    """``text`` without a first line that only names the section or the article, when more
-    follows (a small model's answer opens with "Rust 所有权", not as a heading, for
-    ``_clean_section``)."""
-    first, _, rest = text.lstrip().partition("\n")
-    names = {_name_key(outline.title), _name_key(outline.sections[index].heading)}
-    return rest if rest.strip() and _name_key(first) in names else text
-
-
-def _name_key(text: str) -> str:
-    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
 
 
 def section_checks(
