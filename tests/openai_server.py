@@ -232,9 +232,14 @@ class OpenAIServer:
                     break
         except (ConnectionError, asyncio.IncompleteReadError, _Disconnected):
             pass
+        except asyncio.CancelledError:
+            # The server stopping: end quietly. A handler left cancelled makes Python 3.11's
+            # StreamReaderProtocol log "Exception in callback … CancelledError" (it asks the
+            # task for its exception), as one benchmark run printed.
+            pass
         finally:
             writer.close()
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception, asyncio.CancelledError):
                 await writer.wait_closed()
 
     async def _read_request(self, reader: asyncio.StreamReader) -> RecordedRequest | None:
