@@ -81,9 +81,9 @@ class Scaffold:
         kept: list[str] = []
         in_echo = in_item = False
         lines = text.splitlines(keepends=True)
-        copied = self._copied_runs([_norm(line) for line in lines])
-        for at, line in enumerate(lines):
-            key = _norm(line)
+        keys = [_norm(line) for line in lines]
+        copied = self._copied_runs(keys)
+        for at, (line, key) in enumerate(zip(lines, keys, strict=True)):
             if not key:
                 kept.append(line)
                 continue

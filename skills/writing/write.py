@@ -498,7 +498,7 @@ async def _write_section(
 
 def section_checks(
     ctx: SkillContext,
-    prompt: str | Sequence[str],
+    prompts: Sequence[str],
     fragment: str,
     previous: str,
     lang: str,
@@ -507,18 +507,16 @@ def section_checks(
     """What each section's text must pass (see ``checks.py``), written in ``lang``. The end of
     the previous section is in the prompt but is the article's own text, not scaffolding: a
     line of it may recur; a whole paragraph of it, or of any section in ``earlier``, may not
-    (``repeats.py``). ``prompt``: the section's prompt, or its prompts (the first and the
-    retry's)."""
+    (``repeats.py``). ``prompts``: the section's (the first and the retry's)."""
     system = article_prompts(lang).section.format(lang=_language_label(lang))
-    asked = [prompt] if isinstance(prompt, str) else list(prompt)
     return [
-        no_scaffolding(Scaffold([system, *asked], content=[previous], fragments=[fragment])),
+        no_scaffolding(Scaffold([system, *prompts], content=[previous], fragments=[fragment])),
         no_repeated_paragraphs(earlier),
         not_degenerate,
         not_repetitive,
         language(lang),  # a Chinese article asked for is not done in English
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
-        web_links(web_addresses(*asked, ctx.input.text)),  # no reference the model made up
+        web_links(web_addresses(*prompts, ctx.input.text)),  # no reference the model made up
     ]
 
 
