@@ -92,8 +92,9 @@ MAX_TITLE_CHARS = 120
 MAX_TAGS = 6
 MAX_OUTLINE_CHARS = 4000
 MAX_SECTION_CHARS = 20_000
-# A section cut off at the length limit ends at its last whole sentence only when that keeps
-# a section's worth of words: a short text cut off is refused, as ``not_degenerate`` says.
+# A section cut off at the length limit, or where the model began to loop, ends at its last
+# whole sentence only when that keeps a section's worth of words: a short text cut off is
+# refused, as ``not_degenerate`` says.
 MIN_COMPLETED_WORDS = 100
 _PATHISH = re.compile(r"[/\\]|\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
@@ -140,10 +141,10 @@ REPLIES = (
                 "was not saved: {headings}.",
             ),
             "outline_filled": (
-                "\n\n模型大纲中有的章节标题什么也没说（占位符、数字或抄来的行），"
+                "\n\n模型大纲中有的章节标题什么也没说（占位符、数字、抄来的行或不是中文），"
                 "这些标题是 skillrt 换上的：{headings}。",
-                "\n\nSome of the model's section headings named nothing (a placeholder, digits "
-                "or a copied line); these headings are skillrt's: {headings}.",
+                "\n\nSome of the model's section headings named nothing (a placeholder, digits, "
+                "a copied line or another language); these headings are skillrt's: {headings}.",
             ),
             "linked": (
                 "\n\n**关联的文章**（已写入 wikiLinks）\n{links}",
