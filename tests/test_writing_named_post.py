@@ -223,3 +223,21 @@ async def test_an_edit_instruction_naming_a_title_asks_which_post(blog: Path) ->
     )
     assert msg.state == "WAITING_INPUT" and "Which post should I edit?" in msg.content
     await rt.close()
+
+
+@pytest.mark.parametrize(
+    ("request_text", "path"),
+    [
+        ("summarise the post about Rust 1.78.0", "content/Rust-1.78.0.md"),
+        ("summarise the post about Rust 1.77.0.", "content/Rust-1.77.0.md"),
+        ("summarise the post about Rust 1.77.0: the short version", "content/Rust-1.77.0.md"),
+    ],
+)
+async def test_a_version_number_in_a_description_is_read_whole(
+    tmp_path: Path, request_text: str, path: str
+) -> None:
+    """Zola's "Announcing Rust 1.78.0" and "Announcing Rust 1.77.0": the stops inside the
+    version do not end the description (it read "Rust 1", which both titles have, and asked)."""
+    blog = copy_fixture("zola", tmp_path / "blog")
+    msg, _ = await _summarised(blog, request_text)
+    assert msg.data["source"] == path

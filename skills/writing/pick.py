@@ -39,11 +39,12 @@ MAX_CHOICES = 5
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 # What follows "the post about" (or comes between "the" and "post") up to where the request
 # goes on: "… to Chinese", "…: add a section", "…, please". "This post about X" is the open one.
+# A stop or a colon inside a word does not end it: "the post about Rust 1.78.0", "node:test".
 _ABOUT_EN = re.compile(
     r"(?<!this )(?<!current )(?<!open )(?<!opened )"
     r"\b(?:post|article|entry|note|piece|essay|draft)s?\s+"
     r"(?:about|on|regarding|covering|titled|called|named|entitled)\s+(?P<words>.+?)\s*"
-    r"(?=$|[,:;.!?()\[\]]|\s(?:to|into|in|for|so|and|please|then|with)\s)",
+    r"(?=$|[,;!?()\[\]]|[:.](?!\w)|\s(?:to|into|in|for|so|and|please|then|with)\s)",
     re.I,
 )
 _BEFORE_EN = re.compile(
