@@ -152,6 +152,35 @@ def test_yaml_field_change_touches_only_its_lines() -> None:
     assert "draft: false\r\n" in crlf.block and "\n" not in crlf.block.replace("\r\n", "")
 
 
+def test_a_yaml_flow_list_stays_a_flow_list_quoted_as_it_was() -> None:
+    """``tags: [a, b]  # note`` set again stays on its line with its comment; an item YAML
+    would read as something else than the string (``yes``, ``1.0``, ``a: b``) is quoted."""
+    post = "---\ntitle: x\ntags: [python, async]   # mine\ndate: 2024-01-01\n---\nbody\n"
+    tags = ["python", "c++", "异步", "yes", "1.0", "a: b"]
+    changed = split_frontmatter(post).with_fields({"tags": tags})
+    assert changed.text == post.replace(
+        "[python, async]", '[python, c++, 异步, "yes", "1.0", "a: b"]'
+    )
+    assert changed.fields()["tags"] == tags
+    quoted = split_frontmatter('---\ntags: ["hugo"]\n---\n').with_fields({"tags": ["hugo", "go"]})
+    assert quoted.block == '---\ntags: ["hugo", "go"]\n---\n'
+    block = split_frontmatter("---\ntags:\n  - a\n---\n").with_fields({"tags": ["a", "b"]})
+    assert block.block == "---\ntags:\n- a\n- b\n---\n"  # a block list: written as YAML does
+
+
+def test_a_toml_table_set_again_keeps_the_comments_of_its_other_keys() -> None:
+    """Zola's ``[taxonomies]``: a key changed inside it, the rest as written."""
+    post = (
+        '+++\ntitle = "x"\n\n[taxonomies]\n# the site\'s\ntags = ["a"]  # first\n'
+        'categories = ["c"]  # cats\n\n[extra]\nk = 1\n+++\nbody\n'
+    )
+    found = split_frontmatter(post)
+    changed = found.with_fields({"taxonomies": {"tags": ["a", "b"], "categories": ["c"]}})
+    assert changed.text == post.replace('tags = ["a"]', 'tags = ["a", "b"]')
+    dropped = found.with_fields({"taxonomies": {"tags": ["a"]}})
+    assert dropped.text == post.replace('categories = ["c"]  # cats\n', "")
+
+
 def test_json_field_change_keeps_indent_and_order() -> None:
     found = split_frontmatter(JSON_POST)
     changed = found.with_fields({"draft": True, "date": dt.date(2023, 2, 4)})

@@ -274,13 +274,25 @@ def _toml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str
     for key in removed:
         if key in doc:
             del doc[key]
+    _toml_merge(doc, changes)
+    return tomlkit.dumps(doc)
+
+
+def _toml_merge(table: Any, changes: Mapping[str, Any]) -> None:
+    """Set ``changes`` in a tomlkit table. A mapping set over a table changes the table's own
+    keys (a key left out is dropped), so the keys whose values stay keep their comments: tags
+    added to Zola's ``[taxonomies]`` leave its other lines as written."""
     for key, value in changes.items():
         if value is None:
-            if key in doc:
-                del doc[key]
+            if key in table:
+                del table[key]
+        elif isinstance(value, Mapping) and isinstance(table.get(key), dict):
+            inner = table[key]
+            for gone in [k for k in inner if k not in value]:
+                del inner[gone]
+            _toml_merge(inner, {k: v for k, v in value.items() if inner.get(k) != v})
         else:
-            doc[key] = _toml_ready(value)
-    return tomlkit.dumps(doc)
+            table[key] = _toml_ready(value)
 
 
 def _json_ready(value: Any) -> Any:
@@ -368,6 +380,42 @@ def _continues(line: str) -> bool:
     return line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip() == "-"
 
 
+_YAML_FLOW = re.compile(
+    r"^(?P<key>[^\n]*?:[ \t]*)\[(?P<items>[^\]\n]*)\](?P<rest>[ \t]*(?:#[^\r\n]*)?)\r?\n?$"
+)
+_YAML_PLAIN = re.compile(r"^[^\s\"'\[\]{}#,:&*!|>%@`-][^\[\]{}#,:\n]*$")
+
+
+def _yaml_flow(line: str, value: Any) -> str | None:
+    """``value`` (a list of strings) written as the flow list on ``line`` was (``tags: [a,
+    b]``), its items quoted as that list's were; None when the line holds no flow list."""
+    found = _YAML_FLOW.match(line)
+    if found is None or not isinstance(value, list | tuple):
+        return None
+    if not all(isinstance(item, str) for item in value):
+        return None
+    quoted = '"' in found.group("items")
+
+    def item(text: str) -> str:
+        plain = not quoted and _YAML_PLAIN.match(text) and text == text.strip()
+        if plain and _yaml_scalar(text) == text:
+            return text
+        return json.dumps(text, ensure_ascii=False)
+
+    items = ", ".join(item(text) for text in value)
+    return found.group("key") + "[" + items + "]" + found.group("rest")  # (a comment kept)
+
+
+def _yaml_scalar(text: str) -> Any:
+    """What YAML reads ``text`` as, unquoted (``yes`` is True, ``1.0`` a number)."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
 def _yaml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
     """Rewrite only the lines of the top-level keys changed; append new keys at the end."""
     newline = "\r\n" if "\r\n" in inner else "\n"
@@ -399,6 +447,8 @@ def _yaml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str
         text = "" if value is None else _yaml_dump({key: value}).replace("\n", newline)
         if key in spans:
             start, stop = spans[key]
+            if stop == start + 1 and (flow := _yaml_flow(lines[start], value)) is not None:
+                text = flow + newline  # ``tags: [a, b]`` stays on its line, in its style
             replaced[start] = (stop, text)
         elif text:
             appended.append(text)
