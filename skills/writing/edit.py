@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, model_validator
 
@@ -54,6 +54,7 @@ from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .scaffold import Scaffold
+from .tags import Retagged, TagChange, retagged, split_tags, tag_change
 
 __all__ = ["EditParams", "Revision", "edit_content", "unified_diff"]
 
@@ -104,6 +105,52 @@ REPLIES = (
             "edited": (
                 "已修改 `{path}` 的{what}，frontmatter 保持不变。\n\n```diff\n{diff}```",
                 "Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{diff}```",
+            ),
+            "the_tags": ("标签", "the tags"),
+            "which_tags_add": (
+                "要添加哪些标签？用逗号分隔。",
+                "Which tags should I add? Separate them with commas.",
+            ),
+            "which_tags_remove": (
+                "要删除哪些标签？用逗号分隔。",
+                "Which tags should I remove? Separate them with commas.",
+            ),
+            "which_tags_set": (
+                "标签要设为哪些？用逗号分隔。",
+                "Which tags should the post have? Separate them with commas.",
+            ),
+            "tags_changed_more": (
+                "改标签会连带改动正文或其他字段，所以没有保存。",
+                "Changing the tags would change the body or other fields too, so nothing was "
+                "saved.",
+            ),
+            "no_tags": ("没有给出标签，文件未改动。", "No tags were given; the file is untouched."),
+            "tags_unchanged_add": (
+                "`{path}` 已经有这些标签：{tags}，文件未改动。",
+                "`{path}` already has the tags {tags}; the file is untouched.",
+            ),
+            "tags_unchanged_remove": (
+                "`{path}` 没有这些标签：{tags}，文件未改动。",
+                "`{path}` has no tag {tags}; the file is untouched.",
+            ),
+            "tags_unchanged_set": (
+                "`{path}` 的标签已经是 {tags}，文件未改动。",
+                "The tags of `{path}` are already {tags}; the file is untouched.",
+            ),
+            "retagged": (
+                "`{path}` 的标签（`{field}`）现在是：{tags}。正文和其他字段保持不变。{note}"
+                "\n\n```diff\n{diff}```",
+                "The tags of `{path}` (`{field}`) are now {tags}. The body and every other "
+                "field are unchanged.{note}\n\n```diff\n{diff}```",
+            ),
+            "tags_ignored_add": ("（已有，未重复添加：{tags}）", " (already there: {tags})"),
+            "tags_ignored_remove": ("（本来就没有：{tags}）", " (not there to remove: {tags})"),
+            "no_tags_left": ("（无）", "none"),
+            "zola_taxonomy": (
+                "\n\n注意：Zola 只有在 `config.toml` 声明了 tags 分类时才会构建它们："
+                '`taxonomies = [{{name = "tags"}}]`。',
+                "\n\nNote: Zola builds them only when `config.toml` declares the taxonomy: "
+                '`taxonomies = [{{name = "tags"}}]`.',
             ),
             "edited_before_restart": (
                 "`{path}` 在中断之前已经修改并保存好了，frontmatter 保持不变。",
@@ -381,6 +428,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
         raise
     post = split_frontmatter(text, path)  # YAML, TOML or JSON; the model never sees it
     post.fields()  # refuses a post whose frontmatter cannot be read
+    change = tag_change(params.instruction)
+    if change is not None:  # only the tags: made here, not by the model (``tags.py``)
+        return await _retag(ctx, path, post, digest, change)
     part = None if selection.strip() else named_part(params.instruction)
     if part is not None and part.kind == "title":
         edited = await _edit_title(ctx, params.instruction, path, post)
@@ -425,9 +475,15 @@ async def _write(
     digest: str,
     report: list[dict[str, Any]],
     what: str,
+    *,
+    done: Literal["edited", "retagged"] = "edited",
+    values: dict[str, Any] | None = None,
+    data: dict[str, Any] | None = None,
 ) -> SkillResult:
-    """Show the diff (and ask, under ``edit.confirm``), save, re-index, reply."""
+    """Show the diff (and ask, under ``edit.confirm``), save, re-index, reply (``done``, with
+    ``values``; ``data`` joins the result's)."""
     text, new_text = texts
+    more = data or {}
     if new_text == text:
         return SkillResult(
             message=ctx.reply("unchanged"),
@@ -450,6 +506,7 @@ async def _write(
                 "written": False,
                 "checks": report,
                 **CHECKED,
+                **more,
             },
         )
     ctx.progress(3, 3, ctx.reply("saving"), path)
@@ -457,7 +514,13 @@ async def _write(
     saved = await ctx.step("save", partial(_save, ctx, path, new_text, digest), returns=Written)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
-        message=ctx.reply("edited", path=path, what=what, diff=shown),
+        message=ctx.reply(
+            "retagged" if done == "retagged" else "edited",
+            path=path,
+            what=what,
+            diff=shown,
+            **(values or {}),
+        ),
         data={
             "path": path,
             "diff": diff,
@@ -465,5 +528,103 @@ async def _write(
             "hash": saved.hash,
             "checks": report,
             **CHECKED,
+            **more,
         },
+    )
+
+
+# Which of a reply's three forms (added, removed, set) a tag change takes.
+_ACTIONS = {"add": 0, "remove": 1, "set": 2}
+
+
+def _listed(ctx: SkillContext, tags: tuple[str, ...]) -> str:
+    if not tags:
+        return ctx.reply("no_tags_left")
+    if ctx.input.language == "zh":
+        return "、".join(tags)
+    return ", ".join(f"“{tag}”" for tag in tags)
+
+
+def _zola_declares_tags(ctx: SkillContext) -> bool:
+    """Whether the Zola site's ``config.toml`` declares a ``tags`` taxonomy (True when it
+    cannot be read: nothing to warn about then)."""
+    import tomllib
+
+    try:
+        config = tomllib.loads((ctx.config.root / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+    declared = config.get("taxonomies")
+    if not isinstance(declared, list):
+        for language in (config.get("languages") or {}).values():
+            if isinstance(language, dict) and isinstance(language.get("taxonomies"), list):
+                declared = language["taxonomies"]
+                break
+    return isinstance(declared, list) and any(
+        isinstance(t, dict) and t.get("name") == "tags" for t in declared
+    )
+
+
+async def _retag(
+    ctx: SkillContext, path: str, post: Frontmatter, digest: str, change: TagChange
+) -> SkillResult:
+    """Change the post's tags as ``change`` asks (asking which tags when it names none), with
+    no model: every other byte of the post stays (``tags.retagged``)."""
+    if not change.tags:
+        answer = await ctx.ask(
+            ctx.reply(
+                ("which_tags_add", "which_tags_remove", "which_tags_set")[_ACTIONS[change.action]]
+            )
+        )
+        tags = split_tags(answer) or ()
+        if not tags:
+            return refuse(ctx, "no_tags")
+        change = TagChange(change.action, tags)
+    zola = ctx.config.layout.kind == "zola"
+    result: Retagged = retagged(post, change, zola=zola)
+    data = {"tags": list(result.after), "tags_before": list(result.before), "field": result.field}
+    if result.text == post.text:
+        shown = result.ignored or change.tags
+        return SkillResult(
+            message=ctx.reply(
+                ("tags_unchanged_add", "tags_unchanged_remove", "tags_unchanged_set")[
+                    _ACTIONS[change.action]
+                ],
+                path=path,
+                tags=_listed(ctx, shown),
+            ),
+            data={"path": path, "diff": "", "changed": False, **data},
+        )
+    fields, kept = post.fields(), split_frontmatter(result.text, path)
+    top = result.field.split(".")[0]
+    # (A post without frontmatter gets a block, and a blank line after it.)
+    body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
+    same = body_kept and {k: v for k, v in kept.fields().items() if k != top} == {
+        k: v for k, v in fields.items() if k != top
+    }
+    if not same:  # (``with_fields`` keeps them; checked before anything is written)
+        return refuse(ctx, "tags_changed_more")
+    report = [{"name": "frontmatter", "passed": True, "reason": "only the tags set", "attempts": 1}]
+    note = ""
+    if result.ignored and change.action != "set":
+        note = ctx.reply(
+            ("tags_ignored_add", "tags_ignored_remove")[_ACTIONS[change.action]],
+            tags=_listed(ctx, result.ignored),
+        )
+    if (
+        zola
+        and result.field == "taxonomies.tags"
+        and not await ctx.step("zola_tags", partial(_zola_declares_tags, ctx), returns=bool)
+    ):
+        note += ctx.reply("zola_taxonomy")
+    return await _write(
+        ctx,
+        path,
+        (post.text, result.text),
+        digest,
+        report,
+        ctx.reply("the_tags"),
+        done="retagged",
+        values={"tags": _listed(ctx, result.after), "field": result.field, "note": note},
+        data=data,
     )

@@ -1,0 +1,229 @@
+"""A post's tags, changed without the model.
+
+"add the tag release", "tag it with rust and async", "remove the tag draft from the rust
+post", "set the tags to rust, cli", "添加标签 rust、异步", "删除标签“草稿”": an edit that only
+changes tags is not sent to the model (a small one rewrote the body instead, and its text
+failed the checks). ``tag_change`` reads such an instruction; ``retagged`` makes the change
+where the post keeps its tags:
+
+- ``tags`` (or ``tag``), in the shape it has there: a list stays a list, a string of
+  comma-separated tags stays a string;
+- Zola's ``[taxonomies]`` table (``tags`` in it), also for a Zola post that has no tags yet:
+  Zola reads tags nowhere else;
+- else a new ``tags`` list (a post without frontmatter gets a YAML block).
+
+Every other field, comment and byte of the post stays as it was (``Frontmatter.with_fields``).
+Tags are compared without case, and one already there is not added twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from skillrt.blog.frontmatter import Frontmatter
+
+__all__ = ["MAX_TAG_CHARS", "Retagged", "TagChange", "retagged", "split_tags", "tag_change"]
+
+MAX_TAG_CHARS = 40
+MAX_TAG_WORDS = 3  # a longer "tag" is more likely an instruction read wrong
+MAX_TAGS = 20
+
+Action = Literal["add", "remove", "set"]
+
+_POLITE = r"^(?:(?:please|pls|kindly|can\s+you|could\s+you|would\s+you)\s+)*"
+# What names the post after the tags ("... to the rust post", "... from it"): not a tag.
+_TARGET = (
+    r"(?:\s*(?<!\S)(?:to|on|onto|into|in|for|from|off|of)\s+"
+    r"(?:it|this|that|the|my|our|its|these|those|post|article|[\w./-]+\.(?:md|markdown))\b.*)?"
+)
+_EN: list[tuple[Action, str]] = [
+    # "add the tags rust, cli (to the post)", "add a tag: release"
+    (
+        "add",
+        rf"{_POLITE}(?:add|put|attach|append|include|insert)\s+"
+        r"(?:the\s+|a\s+|an\s+|new\s+|some\s+|these\s+|two\s+|three\s+)?(?P<word>tags?)\b"
+        rf"(?:\s*[:：]|\s+(?:called|named|of))?\s*(?P<tags>.*?){_TARGET}$",
+    ),
+    # "add rust as a tag", "add rust to the tags (of the post)"
+    (
+        "add",
+        rf"{_POLITE}(?:add|put)\s+(?P<tags>.+?)\s+"
+        r"(?:as\s+(?:a\s+|an\s+|the\s+)?(?P<word>tags?)|to\s+(?:the\s+|its\s+)?(?P<word2>tags))"
+        rf"{_TARGET}$",
+    ),
+    # "tag it with rust", "tag the rust post as release"
+    ("add", rf"{_POLITE}tag\s+(?:.+?\s+)?(?:with|as)\s+(?P<tags>.+?)$"),
+    # "remove the tag draft (from the post)", "delete tags a, b"
+    (
+        "remove",
+        rf"{_POLITE}(?:remove|delete|drop|strip|take\s+off|take\s+out|get\s+rid\s+of)\s+"
+        r"(?:the\s+|a\s+|an\s+|these\s+)?(?P<word>tags?)\b(?:\s*[:：])?\s*"
+        rf"(?P<tags>.*?){_TARGET}$",
+    ),
+    # "remove draft from the tags", "take draft off the tags"
+    (
+        "remove",
+        rf"{_POLITE}(?:remove|delete|drop|take)\s+(?P<tags>.+?)\s+"
+        r"(?:from|off|out\s+of)\s+(?:the\s+|its\s+)?(?:post's\s+)?(?P<word>tags?)"
+        rf"{_TARGET}$",
+    ),
+    ("remove", rf"{_POLITE}untag\s+(?P<tags>.+?){_TARGET}$"),
+    # "set the tags to rust, cli", "change its tags to ...", "replace the tags with ..."
+    (
+        "set",
+        rf"{_POLITE}(?:set|change|replace|make)\s+(?:the\s+|its\s+|the\s+post's\s+)?"
+        r"(?P<word>tags?)(?:\s+(?:of|on|for|in)\s+.+?)?\s+(?:to|as|with|into)\s*[:：]?\s*"
+        r"(?P<tags>.+?)$",
+    ),
+]
+_ADD_ZH = r"(?:添加|加上|增加|加入|打上|添上)"
+_REMOVE_ZH = r"(?:删除|删掉|去掉|移除|去除|拿掉)"
+_ZH: list[tuple[Action, str]] = [
+    ("add", rf"(?:{_ADD_ZH}|加)(?:一个|一些|几个|两个|个)?标签[：:\s]*(?P<tags>.*?)$"),
+    ("add", rf"{_ADD_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些|两个|几个)?标签"),
+    ("remove", rf"(?:{_REMOVE_ZH}|删)(?:一个|这个|这些)?标签[：:\s]*(?P<tags>.*?)$"),
+    ("remove", rf"{_REMOVE_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些)?标签"),
+    ("set", r"标签(?:改成|改为|设为|设置为|换成|设成)[：:\s]*(?P<tags>.+?)$"),
+]
+_PATTERNS: list[tuple[Action, re.Pattern[str]]] = [
+    (action, re.compile(pattern, re.I)) for action, pattern in _EN + _ZH
+]
+# A tag command after the post it is for: "edit the rust post: add the tag release".
+_LEAD = re.compile(r"^[^:：]{0,200}[:：]\s*")
+_QUOTED = re.compile(r"[\"“”「『《`‘']([^\"“”」』》`’']{1,80})[\"“”」』》`’']")
+_SEPARATORS = re.compile(r"\s*(?:[,，、;；/]|\band\b|和|与|以及|及)\s*", re.I)
+_TRAILING = re.compile(r"(?:[\s。.!！?？吧呢]|\b(?:please|pls|thanks|thank\s+you)\b)+$", re.I)
+# Words around a tag that are not part of it ("the tag called X", "X please").
+_AROUND = re.compile(
+    r"^(?:the|a|an|tag|tags|called|named)\s+|\s+(?:please|tags?|too|as\s+well)$", re.I
+)
+
+
+# Words that make a part of the list prose rather than a tag.
+_PROSE = re.compile(r"the|a|an|this|that|these|my|its|our|your", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class TagChange:
+    """What an instruction asks of the post's tags: ``tags`` added, removed, or set as the
+    whole list (empty: the instruction named none; the skill asks)."""
+
+    action: Action
+    tags: tuple[str, ...]
+
+
+def split_tags(text: str, *, plural: bool = True) -> tuple[str, ...] | None:
+    """The tags ``text`` names: its quoted words, else its parts between commas (``、``,
+    "and", ``和``), else, for ``plural`` ("tags"), its words; None when one of them does not
+    look like a tag (too long, too many words) or there are too many."""
+    text = _TRAILING.sub("", text.strip())
+    quoted = _QUOTED.findall(text)
+    if quoted:
+        parts = quoted
+    else:
+        parts = _SEPARATORS.split(text)
+        if len(parts) == 1 and plural and " " in text.strip():
+            parts = text.split()
+    tags: list[str] = []
+    for index, part in enumerate(parts):
+        words = (part if index else _AROUND.sub("", part.strip())).split()
+        if not quoted and len(words) > 1 and any(_PROSE.fullmatch(word) for word in words):
+            return None  # "rust and a conclusion", "rust and fix the typos": more than tags
+        tag = part
+        while (bare := _AROUND.sub("", tag.strip())) != tag:
+            tag = bare
+        tag = tag.strip().strip("\"'“”‘’「」『』《》`").lstrip("#").strip()
+        if not tag:
+            continue
+        if len(tag) > MAX_TAG_CHARS or len(tag.split()) > MAX_TAG_WORDS:
+            return None
+        if tag.casefold() not in {t.casefold() for t in tags}:
+            tags.append(tag)
+    return tuple(tags) if len(tags) <= MAX_TAGS else None
+
+
+def tag_change(instruction: str) -> TagChange | None:
+    """The change to the post's tags ``instruction`` asks for, or None when it asks for
+    something else (or for tags that do not look like tags: then the model is asked)."""
+    text = " ".join(instruction.split())
+    for candidate in (text, _LEAD.sub("", text, count=1)):
+        for action, pattern in _PATTERNS:
+            found = pattern.search(candidate) if _is_zh(pattern) else pattern.match(candidate)
+            if found is None:
+                continue
+            groups = found.groupdict()
+            word = groups.get("word") or groups.get("word2") or "tags"
+            tags = split_tags(groups["tags"] or "", plural=word.casefold() != "tag")
+            if tags is None:
+                return None
+            return TagChange(action, tags)
+    return None
+
+
+def _is_zh(pattern: re.Pattern[str]) -> bool:
+    return "标签" in pattern.pattern
+
+
+@dataclass(frozen=True, slots=True)
+class Retagged:
+    """The post with its tags changed (``text``; the same text when nothing changed), the
+    tags before and after, those asked for that were already there (or, to remove, were not),
+    and the field they are in (``"tags"``, ``"tag"``, ``"taxonomies.tags"``)."""
+
+    text: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    ignored: tuple[str, ...]
+    field: str
+
+
+def _as_tags(value: Any) -> list[str]:
+    if isinstance(value, str):
+        parts = value.split(",") if "," in value else value.split()
+    elif isinstance(value, list | tuple):
+        parts = [str(v) for v in value if isinstance(v, str | int | float)]
+    else:
+        parts = []
+    return [p.strip() for p in parts if p.strip()]
+
+
+def retagged(post: Frontmatter, change: TagChange, *, zola: bool) -> Retagged:
+    """``post`` with ``change`` made to its tags (see the module docstring); ``zola``: the
+    blog is a Zola site (a post with no tags gets them in ``[taxonomies]``)."""
+    fields = post.fields()
+    taxonomies = fields.get("taxonomies")
+    if "tags" in fields or "tag" in fields:
+        key = "tags" if "tags" in fields else "tag"
+        value = fields[key]
+        nested = False
+    elif isinstance(taxonomies, Mapping) or (zola and post.format == "toml"):
+        key, nested = "tags", True
+        value = taxonomies.get("tags") if isinstance(taxonomies, Mapping) else None
+    else:
+        key, value, nested = "tags", None, False
+    before = _as_tags(value)
+    folded = {t.casefold() for t in before}
+    asked = {t.casefold() for t in change.tags}
+    if change.action == "add":
+        ignored = [t for t in change.tags if t.casefold() in folded]
+        after = before + [t for t in change.tags if t.casefold() not in folded]
+    elif change.action == "remove":
+        ignored = [t for t in change.tags if t.casefold() not in folded]
+        after = [t for t in before if t.casefold() not in asked]
+    else:
+        ignored = []
+        after = list(change.tags)
+    field = f"taxonomies.{key}" if nested else key
+    if after == before:
+        return Retagged(post.text, tuple(before), tuple(after), tuple(ignored), field)
+    new_value: Any = ", ".join(after) if isinstance(value, str) else after
+    if nested:
+        table = dict(taxonomies) if isinstance(taxonomies, Mapping) else {}
+        table[key] = new_value
+        changed = post.with_fields({"taxonomies": table})
+    else:
+        changed = post.with_fields({key: new_value})
+    return Retagged(changed.text, tuple(before), tuple(after), tuple(ignored), field)
