@@ -299,6 +299,62 @@ def instruction_kind(instruction: str, original: str) -> Check | None:
     return check
 
 
+# --- structure_kept ---------------------------------------------------------------------------
+
+# Instructions that may drop a heading: to remove, merge, restructure, rewrite, shorten,
+# summarise, translate or reformat, or that are about headings and sections.
+_RESHAPES = re.compile(
+    r"\b(?:remov\w*|delet\w*|drop\w*|cut\w*|trim\w*|merg\w*|combin\w*|split\w*|"
+    r"restructur\w*|reorgani[sz]\w*|reorder\w*|rearrang\w*|rewrit\w*|re-writ\w*|redo|rework\w*|"
+    r"shorten\w*|condens\w*|concise\w*|brief\w*|short\w*|summari[sz]\w*|simplif\w*|halve|"
+    r"translat\w*|headings?|sections?|outline|structure|chapters?|bullets?|list|table|tl;?dr|"
+    r"(?:one|a|two|three|single)\s+(?:sentence|paragraph|line|tweet)s?)\b"
+    r"|删|去掉|合并|拆分|重组|结构|改写|重写|精简|缩短|压缩|简短|总结|概括|简化|标题|小节|章节|翻译|列表|表格",
+    re.I,
+)
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S")
+
+
+def _headings(text: str) -> int:
+    """How many Markdown headings ``text`` has outside fenced code."""
+    count, fence = 0, None
+    for line in text.splitlines():
+        match = _FENCE_LINE.match(line)
+        if fence is None and match:
+            fence = match.group(1)
+        elif fence is not None:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+        elif _HEADING_LINE.match(line):
+            count += 1
+    return count
+
+
+def structure_kept(instruction: str, original: str) -> Check | None:
+    """An edit that does not ask to remove, shorten, restructure or rewrite keeps the text's
+    headings (none fewer): a small model asked to "rename the post's title" rewrote the body
+    instead, dropped a section, and nothing else failed it. None when the instruction may take
+    headings away, or the text has none."""
+    headings = _headings(original)
+    if not headings or _RESHAPES.search(instruction) or kind_of(instruction) == "shorten":
+        return None
+
+    def check(generated: Generated) -> Verdict:
+        now = _headings(generated.text)
+        if now < headings:
+            return Verdict(
+                "structure_kept",
+                False,
+                f"the text had {headings} heading(s) and now has {now}: a section was dropped, "
+                "which the instruction did not ask for",
+                zh=f"原文有 {headings} 个标题，现在只有 {now} 个：删掉了一节，"
+                "而修改说明并没有这样要求",
+            )
+        return Verdict("structure_kept", True, f"{now} heading(s)")
+
+    return check
+
+
 # --- scope ------------------------------------------------------------------------------------
 
 SCOPE_MIN_LINE = 20  # a line of the rest of the post this long, found in the answer, is a copy

@@ -42,6 +42,7 @@ from .checks import (
     no_scaffolding,
     not_degenerate,
     scope,
+    structure_kept,
     web_addresses,
     web_links,
     wikilinks,
@@ -289,6 +290,7 @@ def edit_checks(
             ),
             not_degenerate,
             kind,
+            structure_kept(instruction, original),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
             language(target) if target and len(original.split()) >= 3 else None,
             wikilinks(
@@ -342,6 +344,35 @@ def _describe(ctx: SkillContext, part: PartRef) -> str:
 
 
 _H1 = re.compile(r"\A(\s*)#[ \t]+(.+?)[ \t#]*$", re.M)
+# A new title written out in the request: "change the title to "X"", "rename the post to Rust
+# 1.78 is out", "retitle it as X", "把标题改成《X》". Unquoted, only a capital or a digit
+# starts one ("the title to something catchier" describes a title: the model writes it).
+_GIVEN_TITLE = re.compile(
+    r"(?:\b(?:title|headline)(?:\s+of\s+.+?)?|\bretitle\b(?:\s+(?:it|this|the\s+post))?"
+    r"|\brename\b.*?)\s+"
+    r"(?:to|as|into)\s*[:：]?\s*(?P<title>.+?)\s*$"
+    r"|(?:标题|题目)\s*(?:改成|改为|换成|设为|设置为|改作)\s*[:：]?\s*(?P<zh>.+?)\s*$",
+    re.I,
+)
+_QUOTES = "\"'“”‘’《》「」『』`"
+_DESCRIBES = re.compile(
+    r"^(?:something|a|an|one|more|less|be|make|sound|reflect|mention|include|better)\b", re.I
+)
+
+
+def given_title(instruction: str) -> str | None:
+    """The new title the instruction writes out (see ``_GIVEN_TITLE``), or None."""
+    found = _GIVEN_TITLE.search(" ".join(instruction.split()))
+    if found is None:
+        return None
+    raw = (found.group("title") or found.group("zh") or "").rstrip("。.!！")
+    quoted = len(raw) >= 2 and raw[0] in _QUOTES and raw[-1] in _QUOTES
+    text = raw[1:-1].strip() if quoted else raw
+    if not text or len(text) > MAX_TITLE_CHARS or "\n" in text:
+        return None
+    if not quoted and (not (text[0].isupper() or text[0].isdigit()) or _DESCRIBES.match(text)):
+        return None
+    return text
 
 
 def _title_shape(generated: Generated) -> Verdict:
@@ -367,18 +398,26 @@ async def _edit_title(
     if not (isinstance(title, str) and title.strip()) and heading is None:
         return refuse(ctx, "part_not_found", part=ctx.reply("the_title"))
     original = title if isinstance(title, str) and title.strip() else heading.group(2)  # type: ignore[union-attr]
-    checks = [
-        no_scaffolding(Scaffold([EDIT_SYSTEM, edit_prompt(instruction, "")], content=[original])),
-        not_degenerate,
-        _title_shape,
-    ]
     ctx.progress(2, 3, ctx.reply("editing"))
-    revision = await checked(ctx, "edit", partial(_revise, ctx, instruction, original), checks)
-    if not revision.passed:
-        return refuse_unchecked(ctx, revision, path=path)
-    report = quality_report([revision])
+    new_title = given_title(instruction)
+    if new_title is not None:  # the request gives it: set as written, no model asked
+        report: list[dict[str, Any]] = [
+            {"name": "title", "passed": True, "reason": "as the request gives it", "attempts": 0}
+        ]
+    else:
+        checks = [
+            no_scaffolding(
+                Scaffold([EDIT_SYSTEM, edit_prompt(instruction, "")], content=[original])
+            ),
+            not_degenerate,
+            _title_shape,
+        ]
+        revision = await checked(ctx, "edit", partial(_revise, ctx, instruction, original), checks)
+        if not revision.passed:
+            return refuse_unchecked(ctx, revision, path=path)
+        new_title, report = revision.text, quality_report([revision])
     if isinstance(title, str) and title.strip():
-        new_text = post.with_fields({"title": revision.text}).text
+        new_text = post.with_fields({"title": new_title}).text
         kept = split_frontmatter(new_text, path).fields()
         same = {k: v for k, v in kept.items() if k != "title"} == {
             k: v for k, v in fields.items() if k != "title"
@@ -390,7 +429,7 @@ async def _edit_title(
             return refuse(ctx, "frontmatter_changed")
     else:
         start, end = heading.span(2)  # type: ignore[union-attr]
-        new_text = post.block + post.body[:start] + revision.text + post.body[end:]
+        new_text = post.block + post.body[:start] + new_title + post.body[end:]
     return new_text, report
 
 

@@ -55,7 +55,13 @@ _ORDINAL = (
 )
 _EN_PART = re.compile(rf"\b{_ORDINAL}\s+(paragraph|section|part|heading)s?\b", re.I)
 _EN_NUMBERED = re.compile(r"\b(paragraph|section)\s+(\d+)\b", re.I)
-_EN_TITLE = re.compile(r"\b(?:the|its|this post'?s?|the post'?s?)\s+(title|headline)\b", re.I)
+# "the title", "its headline", "the Rust 1.78.0 post's title", "the title of the post",
+# "retitle it", "rename the rust post to …".
+_EN_TITLE = re.compile(
+    r"\b(?:the|its|this|that|my)\s+(?:(?:[^\s,;:]+\s+){0,6}?(?:post|article|entry|page)"
+    r"(?:['’]s)?\s+)?(?:title|headline)\b|\bretitle\b|\brename\s+(?:the|this|that|my|it)\b",
+    re.I,
+)
 _EN_CONCLUSION = re.compile(r"\bthe\s+(conclusion|ending|closing paragraph)\b", re.I)
 _EN_INTRO = re.compile(r"\bthe\s+(intro|introduction|opening)\b(?!\s+(?:paragraph|section))", re.I)
 _ZH_PART = re.compile(r"第\s*([一二两三四五六七八九十\d]+)\s*(段|节|部分|小节|章)")

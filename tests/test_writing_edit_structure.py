@@ -1,0 +1,115 @@
+"""What an edit keeps that the instruction did not ask about: the post's sections (a heading
+dropped by a small model is refused, not saved) and, for a new title written out in the
+request, everything but the title (set as written, with no model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.testing import ScriptedModel
+from skills.writing.checks import Generated, structure_kept
+from skills.writing.edit import given_title
+from tests.blog import copy_fixture
+from tests.writing_support import writing_runtime
+
+POST = "content/Rust-1.78.0.md"
+# What SmolLM2-135M wrote for "rename the Rust 1.78.0 post's title to Rust 1.78 is out": the
+# body without its section, which was saved and reported done.
+DROPPED = (
+    "The Rust team is happy to announce Rust 1.78.0, with diagnostic attributes.\n"
+    "```rust\n#[diagnostic::on_unimplemented]\n```\n"
+)
+
+
+@pytest.fixture
+def zola(tmp_path: Path) -> Path:
+    return copy_fixture("zola", tmp_path / "blog")
+
+
+async def test_an_edit_that_drops_a_section_unasked_is_refused(zola: Path) -> None:
+    before = (zola / POST).read_text(encoding="utf-8")
+    llm = ScriptedModel([DROPPED, DROPPED])  # asked again once with the reason
+    rt = writing_runtime(zola, llm)
+    await rt.initialize()
+    msg = await rt.run_skill("EditContent", {"instruction": "make it friendlier", "path": POST})
+    await rt.close()
+    assert msg.state == "ERROR" and "structure_kept" in msg.content
+    assert "heading" in llm.calls[1][-1]["content"]  # the retry said why
+    assert (zola / POST).read_text(encoding="utf-8") == before
+
+
+async def test_an_edit_that_keeps_its_sections_is_saved(zola: Path) -> None:
+    friendlier = (
+        "Hi all! The Rust team is glad to share Rust 1.78.0, with diagnostic attributes.\n\n"
+        "## Diagnostic attributes\n\n"
+        "`#[diagnostic::on_unimplemented]` lets a trait author make error messages kinder.\n"
+    )
+    llm = ScriptedModel([DROPPED, friendlier])  # the first answer fails, the retry passes
+    rt = writing_runtime(zola, llm)
+    await rt.initialize()
+    msg = await rt.run_skill("EditContent", {"instruction": "make it friendlier", "path": POST})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert (zola / POST).read_text(encoding="utf-8").endswith("\n" + friendlier)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "judged"),
+    [
+        ("make it friendlier", True),
+        ("fix the grammar", True),
+        ("remove the second section", False),
+        ("make it one sentence", False),
+        ("shorten it", False),
+        ("rewrite it as a list", False),
+        ("合并这两节", False),
+    ],
+)
+def test_only_instructions_that_keep_the_sections_are_held_to_them(
+    instruction: str, judged: bool
+) -> None:
+    original = "Intro.\n\n## One\n\nText.\n\n```sh\n# not a heading\n```\n\n## Two\n\nMore.\n"
+    check = structure_kept(instruction, original)
+    assert (check is not None) is judged
+    if check is not None:
+        assert not check(Generated(text="Intro.\n\n## One\n\nText.\n")).passed
+        assert check(Generated(text="Intro!\n\n## One\n\nText.\n\n## Two\n\nMore!\n")).passed
+
+
+@pytest.mark.parametrize(
+    ("request_text", "title"),
+    [
+        ("rename the Rust 1.78.0 post's title to Rust 1.78 is out", "Rust 1.78 is out"),
+        ('change the title of content/Rust-1.78.0.md to "rust, faster"', "rust, faster"),
+    ],
+)
+async def test_a_title_written_out_is_set_as_written_without_the_model(
+    zola: Path, request_text: str, title: str
+) -> None:
+    before = (zola / POST).read_text(encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(zola, llm)
+    await rt.initialize()
+    msg = await rt.process_input(request_text, context={"confirm": False})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert llm.call_count == 0
+    after = (zola / POST).read_text(encoding="utf-8")
+    assert after == before.replace('title = "Announcing Rust 1.78.0"', f'title = "{title}"')
+
+
+@pytest.mark.parametrize(
+    ("instruction", "title"),
+    [
+        ("change the title to something catchier", None),  # a description: the model's
+        ("make the title shorter", None),
+        ("change the title to reflect the release", None),
+        ("rename the post to Rust in 2024.", "Rust in 2024"),
+        ("把标题改成《Rust 1.78 发布》", "Rust 1.78 发布"),
+        ("把标题改成更吸引人的", None),
+    ],
+)
+def test_only_a_title_written_out_is_taken_as_written(instruction: str, title: str | None) -> None:
+    assert given_title(instruction) == title
