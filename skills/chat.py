@@ -15,6 +15,8 @@ from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLMMessage
 
+from .writing.scaffold import without_echo
+
 __all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "REPLIES", "ChatParams", "chat"]
 
 MAX_MESSAGE_CHARS = 2000
@@ -92,7 +94,7 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
         except Exception as exc:  # small talk never fails: our own reply stands in
             ctx.logger.warning("agent.error", where="chat", error=f"{type(exc).__name__}: {exc}")
             return ""
-        return result.content.strip()
+        return without_echo(result.content, [system])  # its instructions said back: ours
 
     reply: str = await ctx.step("reply", answer)
     fallback = not reply

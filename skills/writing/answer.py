@@ -38,6 +38,7 @@ from .prompts import (
     language_name,
     messages,
 )
+from .scaffold import without_echo
 
 __all__ = [
     "AnswerParams",
@@ -223,7 +224,7 @@ async def _answer(ctx: SkillContext, question: str, sources: list[Source]) -> st
     system = ANSWER_SYSTEM.format(lang=language_name(ctx.input.language))
     prompt = f"Sources:\n\n{numbered}\n\nQuestion: {question}"
     result = await ctx.llm.chat(messages(system, prompt), max_tokens=1024)
-    return result.content.strip()
+    return without_echo(result.content, [system])  # (all echo: no answer, as NO_ANSWER)
 
 
 @skill(
@@ -280,7 +281,7 @@ async def _general_answer(ctx: SkillContext, question: str) -> str:
         # Logged whole: the logger redacts it; a cut made first could keep a secret's prefix.
         ctx.logger.warning("agent.error", where="general_answer", error=f"{exc}")
         return ""
-    text = result.content.strip()
+    text = without_echo(result.content, [system])  # its instructions said back are no answer
     return "" if text.upper().startswith(NO_ANSWER) else text
 
 

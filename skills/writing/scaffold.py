@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .prompts import RELATED_ITEM, SCAFFOLD_MARKERS
 
-__all__ = ["Scaffold", "Stripped"]
+__all__ = ["Scaffold", "Stripped", "without_echo"]
 
 _MARKERS = tuple(re.compile(marker, re.IGNORECASE | re.MULTILINE) for marker in SCAFFOLD_MARKERS)
 _PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
@@ -125,3 +125,62 @@ class Scaffold:
                 found.update(range(start, at))
             start = at + 1
         return found
+
+
+# --- a free answer's echo of its instructions --------------------------------------------------
+
+ECHO_RATIO = 0.8  # a sentence this close to one of the instructions' is their echo
+MIN_ECHO_CHARS = 20  # shorter sentences ("Yes.", "I don't know.") are never taken for one
+_SENTENCE = re.compile(r".+?(?:[.!?]+(?=\s|$)|[。！？]+|$)")
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
+
+def without_echo(text: str, instructions: Iterable[str]) -> str:
+    """``text`` without the lines and sentences that say the ``instructions`` again (a system
+    prompt a small model answered with: "The author's blog has nothing on this question. Answer
+    it briefly …"), compared loosely (``ECHO_RATIO``); lines left empty go, and "" when nothing
+    else was said. For free answers no other check reads (an answer, small talk)."""
+    instructions = list(instructions)
+    said = [
+        " ".join(s.split()).casefold()
+        for instruction in instructions
+        for s in _sentences(instruction)
+        if len(s) >= MIN_ECHO_CHARS
+    ]
+    if not said:
+        return text.strip()
+    whole = [" ".join(i.split()).casefold() for i in instructions if len(i) >= MIN_ECHO_CHARS]
+    kept_lines: list[str] = []
+    dropped = False
+    for line in text.splitlines():
+        key = " ".join(line.split()).casefold()
+        if len(key) >= MIN_ECHO_CHARS and any(_alike(key, own) for own in whole):
+            dropped = True  # the line says a whole instruction again
+            continue
+        kept: list[str] = []
+        for sentence in _sentences(line) if line.strip() else []:
+            key = " ".join(sentence.split()).casefold()
+            echo = len(key) >= MIN_ECHO_CHARS and any(_alike(key, own) for own in said)
+            if echo:
+                dropped = True
+            else:
+                kept.append(sentence)
+        if not line.strip() or kept:
+            kept_lines.append(line if len(kept) == len(_sentences(line)) else " ".join(kept))
+    if not dropped:
+        return text.strip()
+    return _BLANKS.sub("\n\n", "\n".join(kept_lines)).strip()
+
+
+def _alike(text: str, own: str) -> bool:
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, text, own, autojunk=False)
+    return (  # the cheap upper bounds first: most sentences are nothing like the prompt
+        matcher.real_quick_ratio() >= ECHO_RATIO
+        and matcher.quick_ratio() >= ECHO_RATIO
+        and matcher.ratio() >= ECHO_RATIO
+    )

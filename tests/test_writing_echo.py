@@ -1,0 +1,71 @@
+"""A free answer (AnswerQuestion's, its general fallback's, small talk's) that says its own
+instructions back is not shown as an answer: the embedded model answered "list my posts" with
+the general fallback's system prompt, reworded, under "General answer (not from the blog)"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt import AgentRuntime, load_config
+from skillrt.skills.chat import CHAT_SYSTEM
+from skillrt.skills.writing.prompts import ANSWER_SYSTEM, GENERAL_SYSTEM
+from skillrt.skills.writing.scaffold import without_echo
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+# What SmolLM2-135M answered (the prompt with "English from" left out).
+GENERAL_ECHO = (
+    "The author's blog has nothing on this question. Answer it briefly in general knowledge, "
+    "without citing or inventing any post or link. If you do not know, say so."
+)
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+def test_an_echo_is_taken_out_and_the_rest_kept() -> None:
+    system = GENERAL_SYSTEM.format(lang="English")
+    assert without_echo(GENERAL_ECHO, [system]) == ""
+    mixed = "Rust is a systems language. It is fast.\n\nIf you do not know, say so. It is safe."
+    assert without_echo(mixed, [system]) == "Rust is a systems language. It is fast.\n\nIt is safe."
+    assert without_echo("Yes.", [system]) == "Yes."  # too short to be taken for one
+    untouched = "Rust is fast.\n\n- one\n- two\n"
+    assert without_echo(untouched, [system]) == untouched.strip()
+
+
+async def test_the_general_fallback_that_echoes_its_prompt_is_not_shown(blog: Path) -> None:
+    llm = ScriptedModel([GENERAL_ECHO])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.run_skill("AnswerQuestion", {"question": "What is quantum entanglement?"})
+    await rt.close()
+    assert llm.call_count == 1
+    assert msg.state == "COMPLETED" and msg.data["found"] is False
+    assert "general" not in msg.data and "General answer" not in msg.content
+    assert "Answer it briefly" not in msg.content and "say so" not in msg.content
+
+
+async def test_a_sourced_answer_that_echoes_its_prompt_counts_as_none(blog: Path) -> None:
+    echo = ANSWER_SYSTEM.format(lang="English")
+    rt = writing_runtime(blog, ScriptedModel([echo]), answer={"general_fallback": False})
+    await rt.initialize()
+    msg = await rt.run_skill("AnswerQuestion", {"question": "How do I limit asyncio concurrency?"})
+    await rt.close()
+    assert msg.data["found"] is False and "The blog has nothing on" in msg.content
+    assert "numbered sources" not in msg.content
+
+
+async def test_small_talk_that_echoes_its_prompt_gets_our_own_reply(tmp_path: Path) -> None:
+    echo = CHAT_SYSTEM.format(lang="English")
+    config = load_config(content_root=tmp_path / "blog", state_dir=tmp_path / "state")
+    rt = AgentRuntime(config, llm=ScriptedModel([echo]))
+    await rt.initialize()
+    msg = await rt.process_input("hi")
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["fallback"] is True and msg.content.startswith("Hello!")
