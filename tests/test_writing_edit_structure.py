@@ -70,12 +70,15 @@ async def test_an_edit_that_keeps_its_sections_is_saved(zola: Path) -> None:
 def test_only_instructions_that_keep_the_sections_are_held_to_them(
     instruction: str, judged: bool
 ) -> None:
-    original = "Intro.\n\n## One\n\nText.\n\n```sh\n# not a heading\n```\n\n## Two\n\nMore.\n"
+    intro, text = "The intro of the post, as written.", "The text of section one, as written."
+    original = f"{intro}\n\n## One\n\n{text}\n\n```sh\n# not a heading\n```\n\n## Two\n\nMore.\n"
     check = structure_kept(instruction, original)
     assert (check is not None) is judged
     if check is not None:
-        assert not check(Generated(text="Intro.\n\n## One\n\nText.\n")).passed
-        assert check(Generated(text="Intro!\n\n## One\n\nText.\n\n## Two\n\nMore!\n")).passed
+        assert not check(Generated(text=f"{intro}\n\n## One\n\n{text}\n")).passed
+        assert check(Generated(text=f"{intro}\n\n## One\n\n{text}\n\n## Two\n\nMore!\n")).passed
+        # written anew, no line kept: nothing says what it dropped (a scripted test's answer)
+        assert check(Generated(text="A new text altogether.\n")).passed
 
 
 @pytest.mark.parametrize(

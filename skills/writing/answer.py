@@ -81,6 +81,21 @@ REPLIES = Replies(
             "dates.\n\n",
         ),
         "write_about_it": ("写一篇关于它的文章", "Write an article about it"),
+        "listed": (
+            "博客共有 {count} 篇文章{drafts}：\n\n{lines}",
+            "The blog has {count} posts{drafts}:\n\n{lines}",
+        ),
+        "listed_on": (
+            "关于“{topic}”的文章有 {count} 篇{drafts}：\n\n{lines}",
+            "{count} posts on “{topic}”{drafts}:\n\n{lines}",
+        ),
+        "listed_more": ("\n\n……还有 {more} 篇。", "\n\n… and {more} more."),
+        "listed_none": ("博客里还没有文章。", "The blog has no posts yet."),
+        "listed_none_on": (
+            "博客里没有关于“{topic}”的文章。",
+            "The blog has no posts on “{topic}”.",
+        ),
+        "drafts_left_out": ("（另有 {drafts} 篇草稿未列出）", " ({drafts} drafts left out)"),
         "no_code": (
             "{where}没有找到要解释的代码。请选中代码，或打开一篇含代码块的文章。",
             "I found no code to explain {where}. Select some code or open a post with a "
@@ -197,6 +212,105 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
     return Found(sources=sources, dates=dates.label if dates else None, missed=missed)
 
 
+# "list my posts", "what posts do I have about rust?", "show me the articles on go",
+# "我有哪些关于 Rust 的文章", "列出所有文章": the index's own list, no model (its summary of each
+# post was made up; the titles, dates and descriptions are the posts' own).
+_POSTS_EN = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|blog\s+posts?)"
+_TOPIC_EN = (
+    r"(?:\s+(?:about|on|regarding|covering|mentioning|tagged(?:\s+with)?|in)\s+(?P<topic>.+?))?"
+)
+_LISTING = [
+    re.compile(
+        r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:list|show(?:\s+me)?|give\s+me|"
+        r"what\s+are)\s+(?:(?:a\s+)?list\s+of\s+)?(?:all\s+)?(?:of\s+)?(?:my|the|your|our)?\s*"
+        rf"(?:blog's\s+)?{_POSTS_EN}{_TOPIC_EN}\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        rf"^(?:what|which)\s+{_POSTS_EN}\s+(?:do|did|have)\s+(?:i|we)\s+(?:have|write|written|"
+        rf"wrote)(?:\s+so\s+far)?{_TOPIC_EN}\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        rf"^(?:do|did)\s+(?:i|we)\s+(?:have|write)\s+(?:any\s+)?{_POSTS_EN}"
+        r"\s+(?:about|on|regarding|covering)\s+(?P<topic>.+?)\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:请)?(?:列出|列一下|显示|看看|给我看看)?\s*(?:我的|博客的|博客里的|博客里)?\s*(?:所有|全部)?"
+        r"(?:的)?\s*(?:文章|博文|帖子)\s*(?:列表|清单)?\s*[?？。!！]*$"
+    ),
+    re.compile(
+        r"^(?:我|博客里?)?\s*(?:有|写过|写了)(?:哪些|什么|几篇)\s*(?:关于|有关)?\s*(?P<topic>[^？?]*?)\s*"
+        r"(?:的|方面的)?\s*(?:文章|博文|帖子)\s*[?？。!！]*$"
+    ),
+]
+LISTED = 20  # posts shown; the rest are counted
+
+
+def listing_topic(question: str) -> str | None:
+    """What a request for the blog's list of posts lists them on ("" for all of them), or None
+    when the question asks something else."""
+    text = " ".join(question.split())
+    for pattern in _LISTING:
+        found = pattern.match(text)
+        if found is not None:
+            topic = (found.groupdict().get("topic") or "").strip(" \"'“”‘’「」《》")
+            return topic
+    return None
+
+
+def _listed_posts(ctx: SkillContext, topic: str) -> tuple[list[str], int, int]:
+    """The lines listing the posts (on ``topic``: those the search finds; else every post,
+    newest first), how many there are, and how many drafts were left out. Blocking I/O: run it
+    as a sync step."""
+    ctx.memory.refresh()
+    posts = ctx.memory.posts
+    drafts = ctx.config.drafts.in_answers
+    posts_all = posts.all_posts()
+    every = [m for m in posts_all if drafts or not m.draft]
+    if topic:
+        by_path = {m.path: m for m in posts_all}
+        found = [by_path[h.path] for h in posts.search(topic, 100) if h.path in by_path]
+        metas = [m for m in found if drafts or not m.draft]
+        left_out = len(found) - len(metas)  # drafts on the topic
+    else:
+        metas = sorted(every, key=lambda m: (m.date or "", m.path), reverse=True)
+        left_out = len(posts_all) - len(every)
+    lines = []
+    for i, meta in enumerate(metas[:LISTED], 1):
+        extra = " · ".join(x for x in (meta.date or "", ", ".join(meta.tags)) if x)
+        line = f"{i}. [{meta.title}]({meta.path})" + (f" — {extra}" if extra else "")
+        if meta.description:
+            line += f"\n   {clip(meta.description, 160)}"
+        lines.append(line)
+    return lines, len(metas), left_out
+
+
+async def _listing(ctx: SkillContext, topic: str) -> SkillResult:
+    found: tuple[list[str], int, int] = await ctx.step(
+        "listed", partial(_listed_posts, ctx, topic), returns=tuple[list[str], int, int]
+    )
+    lines, count, left_out = found
+    drafts = ctx.reply("drafts_left_out", drafts=left_out) if left_out else ""
+    if not count:
+        if topic:
+            message = ctx.reply("listed_none_on", topic=clip(topic, 80))
+        else:
+            message = ctx.reply("listed_none")
+    elif topic:
+        message = ctx.reply(
+            "listed_on", topic=clip(topic, 80), count=count, drafts=drafts, lines="\n".join(lines)
+        )
+    else:
+        message = ctx.reply("listed", count=count, drafts=drafts, lines="\n".join(lines))
+    if count > len(lines):
+        message += ctx.reply("listed_more", more=count - len(lines))
+    return SkillResult(
+        message=message, data={"found": bool(count), "listed": count, "citations": []}
+    )
+
+
 async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     """The blog has nothing on it: say so, then (``answer.general_fallback``) a general
     answer from the model, marked as not from the blog."""
@@ -237,6 +351,9 @@ async def _answer(ctx: SkillContext, question: str, sources: list[Source]) -> st
 async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResult:
     question = params.question
     ctx.progress(1, 2, ctx.reply("searching"))
+    topic = listing_topic(question)
+    if topic is not None:  # the list of posts: the index's, no model
+        return await _listing(ctx, topic)
     found = await ctx.step("found", partial(_find_sources, ctx, question), returns=Found)
     sources = found.sources
     note = ctx.reply("no_such_date", dates=found.dates) if found.missed else ""

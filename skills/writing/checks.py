@@ -331,17 +331,24 @@ def _headings(text: str) -> int:
 
 
 def structure_kept(instruction: str, original: str) -> Check | None:
-    """An edit that does not ask to remove, shorten, restructure or rewrite keeps the text's
-    headings (none fewer): a small model asked to "rename the post's title" rewrote the body
-    instead, dropped a section, and nothing else failed it. None when the instruction may take
-    headings away, or the text has none."""
+    """An edit that does not ask to remove, shorten, restructure or rewrite, and that keeps
+    lines of the text as they were, keeps its headings too (none fewer): a small model asked
+    to "rename the post's title" gave the body back without its one section, and nothing else
+    failed it. A text written anew (no line kept) is not judged: nothing says what it dropped.
+    None when the instruction may take headings away, or the text has none."""
     headings = _headings(original)
     if not headings or _RESHAPES.search(instruction) or kind_of(instruction) == "shorten":
         return None
+    lines = {
+        key
+        for line in original.splitlines()
+        if len(key := " ".join(line.split())) >= SCOPE_MIN_LINE and not _HEADING_LINE.match(line)
+    }
 
     def check(generated: Generated) -> Verdict:
         now = _headings(generated.text)
-        if now < headings:
+        kept = any(" ".join(line.split()) in lines for line in generated.text.splitlines())
+        if now < headings and kept:
             return Verdict(
                 "structure_kept",
                 False,

@@ -1,0 +1,99 @@
+"""The blog's list of posts, asked for in the chat ("list my posts", "what posts do I have about
+Rust?", "列出所有文章"): AnswerQuestion lists them from the index, with their own titles, dates,
+tags and descriptions, and asks no model (the embedded model's list described each post with
+made-up facts, and "list my posts" found nothing)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.answer import LISTED, listing_topic
+from skillrt.testing import ScriptedModel
+from tests.blog import POST_COUNT, copy_blog, copy_fixture
+from tests.writing_support import writing_runtime
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("list my posts", ""),
+        ("show me all of my blog posts", ""),
+        ("what posts have I written?", ""),
+        ("what posts do I have about Rust?", "Rust"),
+        ("show me the articles on go", "go"),
+        ("do I have any posts about sqlite?", "sqlite"),
+        ("what are the posts tagged python", "python"),
+        ("列出所有文章", ""),
+        ("我有哪些关于 Rust 的文章", "Rust"),
+        ("what is a borrow checker?", None),
+        ("list the steps to install rust", None),
+        ("how do I list posts in hugo?", None),
+    ],
+)
+def test_a_request_for_the_list_is_told_from_a_question(question: str, topic: str | None) -> None:
+    assert listing_topic(question) == topic
+
+
+async def _ask(blog: Path, request: str) -> tuple[object, int]:
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.process_input(request)
+    finally:
+        await rt.close()
+    return msg, llm.call_count
+
+
+async def test_every_post_is_listed_newest_first_without_the_model(tmp_path: Path) -> None:
+    blog = copy_fixture("zola", tmp_path / "blog")
+    msg, calls = await _ask(blog, "list my posts")
+    assert msg.state == "COMPLETED" and calls == 0  # type: ignore[attr-defined]
+    content: str = msg.content  # type: ignore[attr-defined]
+    assert content.startswith("The blog has 5 posts:")
+    listed = re.findall(r"^\d+\. \[([^\]]+)\]\(([^)]+)\)", content, re.M)
+    assert [path for _, path in listed] == [
+        "content/inside-rust/2024-09-10-compiler-team.md",
+        "content/async-closures/index.md",
+        "content/Rust-1.78.0.md",
+        "content/Rust-1.77.0.md",
+        "content/inside-rust/2023-11-20-this-week.md",
+    ]
+    assert "— 2024-09-10 · compiler, planning" in content
+    for _, path in listed:
+        assert (blog / path).is_file()
+
+
+async def test_posts_on_a_topic_are_the_ones_the_search_finds(tmp_path: Path) -> None:
+    blog = copy_fixture("zola", tmp_path / "blog")
+    msg, calls = await _ask(blog, "do I have any posts about compilers?")
+    assert msg.state == "COMPLETED" and calls == 0  # type: ignore[attr-defined]
+    content: str = msg.content  # type: ignore[attr-defined]
+    assert content.startswith("2 posts on “compilers”:")
+    assert "Compiler team planning" in content and "This week in the compiler" in content
+    assert "Rust 1.78.0" not in content
+    msg, _ = await _ask(blog, "我有哪些关于量子计算的文章")
+    assert msg.content == "博客里没有关于“量子计算”的文章。"  # type: ignore[attr-defined]
+
+
+async def test_drafts_are_left_out_and_counted_and_a_long_list_is_cut(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    for i in range(3):
+        (blog / "posts" / f"draft-{i}.md").write_text(
+            f"---\ntitle: Draft {i}\ndraft: true\n---\n\nNot yet.\n", encoding="utf-8"
+        )
+    extra = max(0, LISTED + 5 - POST_COUNT)  # more posts than a list shows
+    for i in range(extra):
+        (blog / "posts" / f"extra-{i}.md").write_text(
+            f"---\ntitle: Extra {i}\ndate: 2020-01-01\n---\n\nMore.\n", encoding="utf-8"
+        )
+    total = POST_COUNT + extra
+    msg, _ = await _ask(blog, "list all posts")
+    content: str = msg.content  # type: ignore[attr-defined]
+    assert f"The blog has {total} posts (3 drafts left out):" in content
+    assert "Draft 0" not in content
+    assert len(re.findall(r"^\d+\. \[", content, re.M)) == LISTED
+    assert content.endswith(f"… and {total - LISTED} more.")
