@@ -53,7 +53,7 @@ async def test_every_post_is_listed_newest_first_without_the_model(tmp_path: Pat
     msg, calls = await _ask(blog, "list my posts")
     assert msg.state == "COMPLETED" and calls == 0  # type: ignore[attr-defined]
     content: str = msg.content  # type: ignore[attr-defined]
-    assert content.startswith("The blog has 5 posts:")
+    assert content.startswith("Posts on the blog: 5\n")
     listed = re.findall(r"^\d+\. \[([^\]]+)\]\(([^)]+)\)", content, re.M)
     assert [path for _, path in listed] == [
         "content/inside-rust/2024-09-10-compiler-team.md",
@@ -72,7 +72,7 @@ async def test_posts_on_a_topic_are_the_ones_the_search_finds(tmp_path: Path) ->
     msg, calls = await _ask(blog, "do I have any posts about compilers?")
     assert msg.state == "COMPLETED" and calls == 0  # type: ignore[attr-defined]
     content: str = msg.content  # type: ignore[attr-defined]
-    assert content.startswith("2 posts on “compilers”:")
+    assert content.startswith("Posts on “compilers”: 2\n")
     assert "Compiler team planning" in content and "This week in the compiler" in content
     assert "Rust 1.78.0" not in content
     msg, _ = await _ask(blog, "我有哪些关于量子计算的文章")
@@ -93,7 +93,7 @@ async def test_drafts_are_left_out_and_counted_and_a_long_list_is_cut(tmp_path: 
     total = POST_COUNT + extra
     msg, _ = await _ask(blog, "list all posts")
     content: str = msg.content  # type: ignore[attr-defined]
-    assert f"The blog has {total} posts (3 drafts left out):" in content
+    assert content.startswith(f"Posts on the blog: {total} (drafts left out: 3)\n")
     assert "Draft 0" not in content
     assert len(re.findall(r"^\d+\. \[", content, re.M)) == LISTED
     assert content.endswith(f"… and {total - LISTED} more.")

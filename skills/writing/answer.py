@@ -83,11 +83,11 @@ REPLIES = Replies(
         "write_about_it": ("写一篇关于它的文章", "Write an article about it"),
         "listed": (
             "博客共有 {count} 篇文章{drafts}：\n\n{lines}",
-            "The blog has {count} posts{drafts}:\n\n{lines}",
+            "Posts on the blog: {count}{drafts}\n\n{lines}",
         ),
         "listed_on": (
             "关于“{topic}”的文章有 {count} 篇{drafts}：\n\n{lines}",
-            "{count} posts on “{topic}”{drafts}:\n\n{lines}",
+            "Posts on “{topic}”: {count}{drafts}\n\n{lines}",
         ),
         "listed_more": ("\n\n……还有 {more} 篇。", "\n\n… and {more} more."),
         "listed_none": ("博客里还没有文章。", "The blog has no posts yet."),
@@ -95,7 +95,7 @@ REPLIES = Replies(
             "博客里没有关于“{topic}”的文章。",
             "The blog has no posts on “{topic}”.",
         ),
-        "drafts_left_out": ("（另有 {drafts} 篇草稿未列出）", " ({drafts} drafts left out)"),
+        "drafts_left_out": ("（另有 {drafts} 篇草稿未列出）", " (drafts left out: {drafts})"),
         "no_code": (
             "{where}没有找到要解释的代码。请选中代码，或打开一篇含代码块的文章。",
             "I found no code to explain {where}. Select some code or open a post with a "
@@ -280,7 +280,11 @@ def _listed_posts(ctx: SkillContext, topic: str) -> tuple[list[str], int, int]:
     lines = []
     for i, meta in enumerate(metas[:LISTED], 1):
         extra = " · ".join(x for x in (meta.date or "", ", ".join(meta.tags)) if x)
-        line = f"{i}. [{meta.title}]({meta.path})" + (f" — {extra}" if extra else "")
+        title = meta.title.replace("[", "\\[").replace("]", "\\]")  # (a link's text)
+        line = (
+            f"{i}. [{title}](<{meta.path}>)" if " " in meta.path else f"{i}. [{title}]({meta.path})"
+        )
+        line += f" — {extra}" if extra else ""
         if meta.description:
             line += f"\n   {clip(meta.description, 160)}"
         lines.append(line)
@@ -300,7 +304,11 @@ async def _listing(ctx: SkillContext, topic: str) -> SkillResult:
             message = ctx.reply("listed_none")
     elif topic:
         message = ctx.reply(
-            "listed_on", topic=clip(topic, 80), count=count, drafts=drafts, lines="\n".join(lines)
+            "listed_on",
+            topic=clip(topic, 80),
+            count=count,
+            drafts=drafts,
+            lines="\n".join(lines),
         )
     else:
         message = ctx.reply("listed", count=count, drafts=drafts, lines="\n".join(lines))
