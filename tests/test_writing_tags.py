@@ -47,6 +47,8 @@ def test_a_tag_instruction_is_read(instruction: str, action: str, tags: tuple[st
         "add a paragraph about tags",
         "add more examples to the tags section",
         "add a tagline",
+        "remove the tag line from the intro",
+        "add a tags section",
         "add a conclusion",
         "explain how html tags work in the intro",
         "add the tag this is a whole sentence rather than a tag",  # not a tag: the model's

@@ -39,12 +39,15 @@ _TARGET = (
     r"(?:\s*(?<!\S)(?:to|on|onto|into|in|for|from|off|of)\s+"
     r"(?:it|this|that|the|my|our|its|these|those|post|article|[\w./-]+\.(?:md|markdown))\b.*)?"
 )
+# "the tag line", "the tags section", "a tag cloud": parts of a post, not its tags.
+_NOT_A_PART = r"(?!\s+(?:section|cloud|page|list|line|field)s?\b)(?!-)"
 _EN: list[tuple[Action, str]] = [
     # "add the tags rust, cli (to the post)", "add a tag: release"
     (
         "add",
         rf"{_POLITE}(?:add|put|attach|append|include|insert)\s+"
-        r"(?:the\s+|a\s+|an\s+|new\s+|some\s+|these\s+|two\s+|three\s+)?(?P<word>tags?)\b"
+        r"(?:the\s+|a\s+|an\s+|new\s+|some\s+|these\s+|two\s+|three\s+)?"
+        rf"(?P<word>tags?)\b{_NOT_A_PART}"
         rf"(?:\s*[:：]|\s+(?:called|named|of))?\s*(?P<tags>.*?){_TARGET}$",
     ),
     # "add rust as a tag", "add rust to the tags (of the post)"
@@ -60,7 +63,7 @@ _EN: list[tuple[Action, str]] = [
     (
         "remove",
         rf"{_POLITE}(?:remove|delete|drop|strip|take\s+off|take\s+out|get\s+rid\s+of)\s+"
-        r"(?:the\s+|a\s+|an\s+|these\s+)?(?P<word>tags?)\b(?:\s*[:：])?\s*"
+        rf"(?:the\s+|a\s+|an\s+|these\s+)?(?P<word>tags?)\b{_NOT_A_PART}(?:\s*[:：])?\s*"
         rf"(?P<tags>.*?){_TARGET}$",
     ),
     # "remove draft from the tags", "take draft off the tags"
