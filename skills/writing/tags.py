@@ -109,6 +109,9 @@ _AROUND = re.compile(
 _PROSE = re.compile(r"the|a|an|this|that|these|my|its|our|your", re.I)
 
 
+_PROSE_ZH = re.compile(r"然后|并且|同时|顺便|再把|再帮|接着|之后")
+
+
 @dataclass(frozen=True, slots=True)
 class TagChange:
     """What an instruction asks of the post's tags: ``tags`` added, removed, or set as the
@@ -135,6 +138,8 @@ def split_tags(text: str, *, plural: bool = True) -> tuple[str, ...] | None:
         words = (part if index else _AROUND.sub("", part.strip())).split()
         if not quoted and len(words) > 1 and any(_PROSE.fullmatch(word) for word in words):
             return None  # "rust and a conclusion", "rust and fix the typos": more than tags
+        if not quoted and _PROSE_ZH.search(part):
+            return None  # "rust，然后总结一下": the request goes on
         tag = part
         while (bare := _AROUND.sub("", tag.strip())) != tag:
             tag = bare
