@@ -230,3 +230,31 @@ async def test_the_add_tags_step_offered_after_a_new_post_works(tmp_path: Path) 
     assert llm.call_count == 0
     text = (blog / "posts" / "hello-tags.md").read_text(encoding="utf-8")
     assert "tags:\n- greeting\n- intro\n---\n" in text
+
+
+@pytest.mark.parametrize(
+    ("request_text", "title", "tags"),
+    [
+        ("create a new post titled Shortcodes in depth with tags hugo, shortcodes",
+         "Shortcodes in depth", ["hugo", "shortcodes"]),
+        ("create a new post titled Rust tips tagged rust", "Rust tips", ["rust"]),
+        ("create a new post titled Writing with tags considered harmful",
+         "Writing with tags considered harmful", []),
+    ],
+)  # fmt: skip
+async def test_a_new_post_titled_with_its_tags_gets_them(
+    tmp_path: Path, request_text: str, title: str, tags: list[str]
+) -> None:
+    """The title a request gives may go on with the post's tags: they are cut off it and set
+    (one-word tags only; "with tags considered harmful" is the title's own)."""
+    blog = copy_blog(tmp_path / "blog")
+    msg, calls = await _run(blog, request_text)
+    assert msg.state == "COMPLETED" and calls == 0, msg.content  # type: ignore[attr-defined]
+    data = msg.data  # type: ignore[attr-defined]
+    assert data["title"] == title and data["tags"] == tags
+    text = (blog / data["path"]).read_text(encoding="utf-8")
+    assert f"title: {title}\n" in text
+    if tags:
+        assert "tags:\n" + "".join(f"- {t}\n" for t in tags) in text
+    else:
+        assert "\ntags:" not in text

@@ -27,6 +27,7 @@ from .common import (
 )
 from .newpost import DRAFT_REPLIES, NewPost, compose_new_post, draft_note
 from .pick import ask_for_post, named_post, no_post_chosen
+from .tags import split_tags
 
 __all__ = ["CreateParams", "DeleteParams", "create_article", "delete_article", "is_yes"]
 
@@ -104,6 +105,26 @@ class CreateParams(BaseModel):
         return value
 
 
+# A title that goes on with the post's tags: "X with tags a, b", "X tagged a", "X，标签：a、b".
+_WITH_TAGS = re.compile(
+    r"^(?P<title>.+?)[\s,，;；]+(?:(?:with|and)\s+(?:the\s+)?tags?|tagged(?:\s+(?:with|as))?"
+    r"|(?:并)?(?:带|加上|添加)?标签(?:为|是)?)\s*[:：]?\s*(?P<tags>.+)$",
+    re.I,
+)
+
+
+def titled_with_tags(title: str) -> tuple[str, list[str]] | None:
+    """``title`` cut where it names the post's tags, and those tags (each one word); None when
+    it names none, or what follows does not read as such tags: then it is all title."""
+    found = _WITH_TAGS.match(title)
+    if found is None:
+        return None
+    tags = split_tags(found.group("tags"), plural=False)  # words apart only by commas, "and"…
+    if not tags or any(" " in tag for tag in tags):  # "… with tags considered harmful": a title
+        return None
+    return found.group("title").strip(" \"'“”《》"), list(tags)
+
+
 class DeleteParams(BaseModel):
     path: PostPath = None
     title: Annotated[str | None, Chars()] = None
@@ -128,7 +149,10 @@ async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult
         return SkillResult(success=False, message=ctx.reply("no_title"), data={"error": "no_title"})
     if len(title) > MAX_TITLE_CHARS:
         raise BadParam("title", "title_too_long", chars=len(title), limit=MAX_TITLE_CHARS)
-    tags = [" ".join(t.split()).lstrip("#")[:40] for t in params.tags or []]
+    named = params.tags or []
+    if not named and (split := titled_with_tags(title)) is not None:
+        title, named = split  # "Shortcodes in depth with tags hugo, shortcodes"
+    tags = [" ".join(t.split()).lstrip("#")[:40] for t in named]
     tags = list(dict.fromkeys(t for t in tags if t))[:MAX_TAGS]
     slug = await slug_for(title, f"post-{ctx.task_id[:8]}")
     post_path(ctx, params.path, slug)  # a path out of the blog is refused at once
