@@ -97,3 +97,16 @@ async def test_drafts_are_left_out_and_counted_and_a_long_list_is_cut(tmp_path: 
     assert "Draft 0" not in content
     assert len(re.findall(r"^\d+\. \[", content, re.M)) == LISTED
     assert content.endswith(f"… and {total - LISTED} more.")
+
+
+async def test_a_question_only_drafts_answer_says_so(tmp_path: Path) -> None:
+    """Answers leave drafts out: when only a draft is on the question, the reply names it and
+    says how to have it used, rather than "the blog has nothing on it" and a general answer."""
+    blog = copy_fixture("hugo", tmp_path / "blog")
+    msg, calls = await _ask(blog, "what did I write about shortcodes?")
+    assert msg.state == "COMPLETED" and calls == 0  # type: ignore[attr-defined]
+    content: str = msg.content  # type: ignore[attr-defined]
+    assert content.startswith("No published post is on “what did I write about shortcodes?”")
+    assert "[Shortcodes in TOML land](content/posts/toml-post.md)" in content
+    assert "drafts.in_answers" in content and "General answer" not in content
+    assert msg.data["drafts"] == ["content/posts/toml-post.md"]  # type: ignore[attr-defined]

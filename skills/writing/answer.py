@@ -81,6 +81,14 @@ REPLIES = Replies(
             "dates.\n\n",
         ),
         "write_about_it": ("写一篇关于它的文章", "Write an article about it"),
+        "only_drafts": (
+            "已发布的文章里没有关于“{question}”的内容，只有草稿里有：\n{links}\n\n"
+            "回答不使用草稿；发布后即可（`skillrt publish 路径` 或 `/publish`），"
+            "或设置 `drafts.in_answers = true`。",
+            "No published post is on “{question}”; only drafts are:\n{links}\n\n"
+            "Answers leave drafts out until they are published (`skillrt publish PATH` or "
+            "`/publish`), or with `drafts.in_answers = true`.",
+        ),
         "listed": (
             "博客共有 {count} 篇文章{drafts}：\n\n{lines}",
             "Posts on the blog: {count}{drafts}\n\n{lines}",
@@ -190,6 +198,9 @@ class Found(BaseModel):
     sources: list[Source]
     dates: str | None = None
     missed: bool = False
+    # With no published post found: the drafts that match ``[path, title]`` (answers leave
+    # drafts out unless ``drafts.in_answers``; the reply says so rather than "nothing").
+    drafts: list[tuple[str, str]] = []
 
 
 def _find_sources(ctx: SkillContext, question: str) -> Found:
@@ -203,6 +214,11 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
     missed = dates is not None and not hits
     if missed:
         hits = ctx.memory.posts.search(query, SOURCES, drafts=drafts)
+    if not hits and not drafts:  # only drafts on it? said, rather than "nothing"
+        matching = ctx.memory.posts.search(query, SOURCES, dates=dates if not missed else None)
+        draft_paths = {m.path for m in ctx.memory.posts.all_posts() if m.draft}
+        found = [(h.path, h.title) for h in matching if h.path in draft_paths]
+        return Found(sources=[], dates=dates.label if dates else None, missed=missed, drafts=found)
     sources: list[Source] = []
     terms = query_terms(query).all
     for hit in hits:
@@ -365,6 +381,12 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     found = await ctx.step("found", partial(_find_sources, ctx, question), returns=Found)
     sources = found.sources
     note = ctx.reply("no_such_date", dates=found.dates) if found.missed else ""
+    if not sources and found.drafts:
+        links = "\n".join(f"- [{title}]({path})" for path, title in found.drafts)
+        return SkillResult(
+            message=note + ctx.reply("only_drafts", question=clip(question, 80), links=links),
+            data={"found": False, "citations": [], "drafts": [p for p, _ in found.drafts]},
+        )
     if not sources:
         result = await _nothing_found(ctx, question)
         return result.model_copy(update={"message": note + result.message}) if note else result
