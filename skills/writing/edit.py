@@ -54,6 +54,7 @@ from .manage import is_yes
 from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
+from .publishing import PublishedPost, is_publish, publish
 from .scaffold import Scaffold
 from .tags import Retagged, TagChange, retagged, split_tags, tag_change
 
@@ -108,6 +109,20 @@ REPLIES = (
                 "Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{diff}```",
             ),
             "the_tags": ("标签", "the tags"),
+            "publish_action": ("发布", "publish"),
+            "publishing": ("发布", "Publishing"),
+            "published": (
+                "已发布 `{path}`：去掉了草稿标记（`{marks}`），其他内容保持不变。",
+                "Published `{path}`: its draft mark (`{marks}`) is off; nothing else changed.",
+            ),
+            "published_moved": (
+                "已发布：`{source}` 移到了 `{path}`。",
+                "Published: `{source}` moved to `{path}`.",
+            ),
+            "not_a_draft": (
+                "`{path}` 不是草稿，没有改动。",
+                "`{path}` is not a draft; nothing changed.",
+            ),
             "which_tags_add": (
                 "要添加哪些标签？用逗号分隔。",
                 "Which tags should I add? Separate them with commas.",
@@ -433,12 +448,15 @@ async def _edit_title(
     return new_text, report
 
 
-async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
-    """The post to edit: the one named (by path, or without one: ``post_named``), the open one
-    (or the focus), else the one the user picks."""
-    target = params.path or await post_named(ctx, strict=True) or ctx.input.current_file
+async def _post_to_edit(
+    ctx: SkillContext, params: EditParams, action: str, *, strict: bool = True
+) -> str | None:
+    """The post to edit: the one named (by path, or without one: ``post_named``; ``strict``
+    unless the instruction names nothing but the post, as "publish <title>"), the open one (or
+    the focus), else the one the user picks (asked which to ``action``)."""
+    target = params.path or await post_named(ctx, strict=strict) or ctx.input.current_file
     if not target:
-        target = await ask_for_post(ctx, ctx.reply("action"))
+        target = await ask_for_post(ctx, action)
     return ctx.files.relative(target) if target else None
 
 
@@ -450,9 +468,13 @@ async def _post_to_edit(ctx: SkillContext, params: EditParams) -> str | None:
     replies=REPLIES,
 )
 async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
-    path = await _post_to_edit(ctx, params)
+    publishing = is_publish(params.instruction)
+    action = ctx.reply("publish_action") if publishing else ctx.reply("action")
+    path = await _post_to_edit(ctx, params, action, strict=not publishing)
     if path is None:
         return no_post_chosen(ctx)
+    if publishing:  # the draft mark off, no model (``publishing.py``)
+        return await _publish(ctx, path)
     selection = params.selected_text or ctx.input.selected_text or ""
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
@@ -667,3 +689,19 @@ async def _retag(
         values={"tags": _listed(ctx, result.after), "field": result.field, "note": note},
         data=data,
     )
+
+
+async def _publish(ctx: SkillContext, path: str) -> SkillResult:
+    """Publish the draft at ``path`` (``publishing.publish``), re-index, reply."""
+    ctx.progress(1, 2, ctx.reply("publishing"), path)
+    done = await ctx.step("publish", partial(publish, ctx, path), returns=PublishedPost)
+    ctx.progress(2, 2, ctx.reply("saving"), done.path)
+    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
+    data = {"path": done.path, "changed": done.changed, "published": True}
+    if not done.changed:
+        return SkillResult(message=ctx.reply("not_a_draft", path=done.path), data=data)
+    if done.moved_from is not None:
+        message = ctx.reply("published_moved", source=done.moved_from, path=done.path)
+        return SkillResult(message=message, data={**data, "moved_from": done.moved_from})
+    marks = ", ".join(done.removed)
+    return SkillResult(message=ctx.reply("published", path=done.path, marks=marks), data=data)

@@ -1,0 +1,63 @@
+"""Publishing a draft from the chat: "publish it", "publish the post Shortcodes in depth",
+"publish posts/x.md", "发布这篇文章", "把 posts/x.md 发布".
+
+EditContent hands such a request here (``is_publish``): the draft mark comes off the blog's way
+(``skillrt.blog.publish``: the field removed, every other byte kept; a post in a drafts folder
+moved to the posts folder), with no model, and the post before is kept for ``skillrt undo``,
+as ``AgentRuntime.publish`` (``skillrt publish``, ``/publish``) does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+
+from pydantic import BaseModel
+
+from skillrt import SkillContext
+from skillrt.blog.publish import publish_post
+from skillrt.blog.versions import VersionStore
+
+__all__ = ["PublishedPost", "is_publish", "publish"]
+
+_PUBLISH = re.compile(
+    r"^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*publish\b(?!ing|ed|er)"
+    r"|^(?:请|帮我|现在)?\s*发布\s*(?:一下)?\s*(?:这篇|这个|该|那篇|草稿|它|[\w./-]+\.md|$)"
+    r"|^(?:请|帮我)?\s*(?:把|将)\s*\S.{0,80}?\s*(?:给)?发布(?:出去|了|一下)?\s*[。！!]?$",
+    re.I,
+)
+
+
+def is_publish(instruction: str) -> bool:
+    """Whether the instruction asks to publish the post (it starts with "publish", "发布")."""
+    return _PUBLISH.search(" ".join(instruction.split())) is not None
+
+
+class PublishedPost(BaseModel):
+    """What publishing did (``skillrt.blog.publish.Published``), journalled."""
+
+    path: str
+    changed: bool
+    moved_from: str | None = None
+    removed: list[str] = []
+
+
+def publish(ctx: SkillContext, path: str) -> PublishedPost:
+    """Publish the draft at ``path``, keeping the post before for undo. Blocking I/O: run it
+    as a sync step (run again after a crash, ``publish_post`` finishes a move)."""
+    files = ctx.files
+    before = VersionStore.bytes_of(files, path)
+    day = dt.date.fromtimestamp(time.time())
+    done = publish_post(files, path, posts_dir=ctx.config.posts_dir, day=day)
+    versions = ctx.versions
+    if done.changed and versions is not None:
+        key, after = f"{ctx.task_id}:publish", files.hash_of(done.path)
+        if done.moved_from is None:
+            versions.record(path, "edit", before, key=key, after=after)
+        else:  # undone in two steps, as a moved draft published by the CLI
+            versions.record(path, "delete", before, key=f"{key}:from", after=None)
+            versions.record(done.path, "create", None, key=f"{key}:to", after=after)
+    return PublishedPost(
+        path=done.path, changed=done.changed, moved_from=done.moved_from, removed=list(done.removed)
+    )
