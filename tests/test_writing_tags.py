@@ -50,6 +50,7 @@ def test_a_tag_instruction_is_read(instruction: str, action: str, tags: tuple[st
         "remove the tag line from the intro",
         "add a tags section",
         "给这篇文章添加标签 rust，然后总结一下",
+        "给文章加一个标签云",
         "add a conclusion",
         "explain how html tags work in the intro",
         "add the tag this is a whole sentence rather than a tag",  # not a tag: the model's

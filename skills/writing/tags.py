@@ -84,11 +84,13 @@ _EN: list[tuple[Action, str]] = [
 ]
 _ADD_ZH = r"(?:添加|加上|增加|加入|打上|添上)"
 _REMOVE_ZH = r"(?:删除|删掉|去掉|移除|去除|拿掉)"
+# "标签云", "标签页": parts of a page, not the post's tags.
+_TAG_ZH = r"标签(?!云|页|栏|列表|部分|那)"
 _ZH: list[tuple[Action, str]] = [
-    ("add", rf"(?:{_ADD_ZH}|加)(?:一个|一些|几个|两个|个)?标签[：:\s]*(?P<tags>.*?)$"),
-    ("add", rf"{_ADD_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些|两个|几个)?标签"),
-    ("remove", rf"(?:{_REMOVE_ZH}|删)(?:一个|这个|这些)?标签[：:\s]*(?P<tags>.*?)$"),
-    ("remove", rf"{_REMOVE_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些)?标签"),
+    ("add", rf"(?:{_ADD_ZH}|加)(?:一个|一些|几个|两个|个)?{_TAG_ZH}[：:\s]*(?P<tags>.*?)$"),
+    ("add", rf"{_ADD_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些|两个|几个)?{_TAG_ZH}"),
+    ("remove", rf"(?:{_REMOVE_ZH}|删)(?:一个|这个|这些)?{_TAG_ZH}[：:\s]*(?P<tags>.*?)$"),
+    ("remove", rf"{_REMOVE_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些)?{_TAG_ZH}"),
     ("set", r"标签(?:改成|改为|设为|设置为|换成|设成)[：:\s]*(?P<tags>.+?)$"),
 ]
 _PATTERNS: list[tuple[Action, re.Pattern[str]]] = [
