@@ -18,6 +18,8 @@ from tests.writing_support import writing_runtime
     [
         ("add a tag 'release' to the Rust 1.77.0 post", "add", ("release",)),
         ("add tags rust, cli", "add", ("rust", "cli")),
+        ("add the tag jekyll to liquid-tips", "add", ("jekyll",)),
+        ("remove the tag draft from rust-lifetimes", "remove", ("draft",)),
         ("add tags rust async", "add", ("rust", "async")),
         ("add the tag machine learning", "add", ("machine learning",)),
         ("please add a tag called release-notes", "add", ("release-notes",)),
@@ -259,3 +261,16 @@ async def test_a_new_post_titled_with_its_tags_gets_them(
         assert "tags:\n" + "".join(f"- {t}\n" for t in tags) in text
     else:
         assert "\ntags:" not in text
+
+
+async def test_a_tag_edit_finds_the_post_named_after_the_tags(tmp_path: Path) -> None:
+    """ "add the tag jekyll to liquid-tips": the post is the one named after "to" (an edit's
+    stricter reading took only a name right after its verb, and asked which post)."""
+    blog = copy_fixture("jekyll", tmp_path / "blog")
+    post = blog / "_posts" / "2024-01-15-liquid-tips.md"
+    before = post.read_text(encoding="utf-8")
+    msg, calls = await _run(blog, "add the tag jekyll to liquid-tips")
+    assert msg.state == "COMPLETED" and calls == 0, msg.content  # type: ignore[attr-defined]
+    assert post.read_text(encoding="utf-8") == before.replace(
+        "categories: [jekyll, liquid]\n", "categories: [jekyll, liquid]\ntags:\n- jekyll\n"
+    )

@@ -469,8 +469,11 @@ async def _post_to_edit(
 )
 async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     publishing = is_publish(params.instruction)
+    change = None if publishing else tag_change(params.instruction)
     action = ctx.reply("publish_action") if publishing else ctx.reply("action")
-    path = await _post_to_edit(ctx, params, action, strict=not publishing)
+    # Publishing or tagging names nothing but the post and the tags: not the edit's strictness.
+    strict = not publishing and change is None
+    path = await _post_to_edit(ctx, params, action, strict=strict)
     if path is None:
         return no_post_chosen(ctx)
     if publishing:  # the draft mark off, no model (``publishing.py``)
@@ -489,7 +492,6 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
         raise
     post = split_frontmatter(text, path)  # YAML, TOML or JSON; the model never sees it
     post.fields()  # refuses a post whose frontmatter cannot be read
-    change = tag_change(params.instruction)
     if change is not None:  # only the tags: made here, not by the model (``tags.py``)
         return await _retag(ctx, path, post, digest, change)
     part = None if selection.strip() else named_part(params.instruction)

@@ -36,8 +36,8 @@ Action = Literal["add", "remove", "set"]
 _POLITE = r"^(?:(?:please|pls|kindly|can\s+you|could\s+you|would\s+you)\s+)*"
 # What names the post after the tags ("... to the rust post", "... from it"): not a tag.
 _TARGET = (
-    r"(?:\s*(?<!\S)(?:to|on|onto|into|in|for|from|off|of)\s+"
-    r"(?:it|this|that|the|my|our|its|these|those|post|article|[\w./-]+\.(?:md|markdown))\b.*)?"
+    r"(?:\s*(?<!\S)(?:(?:to|onto|into|from|off)\s+\S.*|(?:on|in|for|of)\s+"
+    r"(?:it|this|that|the|my|our|its|these|those|post|article|[\w./-]+\.(?:md|markdown))\b.*))?"
 )
 # "the tag line", "the tags section", "a tag cloud": parts of a post, not its tags.
 _NOT_A_PART = r"(?!\s+(?:section|cloud|page|list|line|field)s?\b)(?!-)"
@@ -108,7 +108,7 @@ _AROUND = re.compile(
 
 
 # Words that make a part of the list prose rather than a tag.
-_PROSE = re.compile(r"the|a|an|this|that|these|my|its|our|your", re.I)
+_PROSE = re.compile(r"the|a|an|this|that|these|my|its|our|your|to|into|from", re.I)
 
 
 _PROSE_ZH = re.compile(r"然后|并且|同时|顺便|再把|再帮|接着|之后")
