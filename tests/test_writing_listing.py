@@ -63,6 +63,7 @@ async def test_every_post_is_listed_newest_first_without_the_model(tmp_path: Pat
         "content/inside-rust/2023-11-20-this-week.md",
     ]
     assert "— 2024-09-10 · compiler, planning" in content
+    assert msg.data["citations"] == [path for _, path in listed]  # type: ignore[attr-defined]
     for _, path in listed:
         assert (blog / path).is_file()
 

@@ -276,10 +276,10 @@ def listing_topic(question: str) -> str | None:
     return None
 
 
-def _listed_posts(ctx: SkillContext, topic: str) -> tuple[list[str], int, int]:
+def _listed_posts(ctx: SkillContext, topic: str) -> tuple[list[str], list[str], int, int]:
     """The lines listing the posts (on ``topic``: those the search finds; else every post,
-    newest first), how many there are, and how many drafts were left out. Blocking I/O: run it
-    as a sync step."""
+    newest first), the paths listed, how many there are, and how many drafts were left out.
+    Blocking I/O: run it as a sync step."""
     ctx.memory.refresh()
     posts = ctx.memory.posts
     drafts = ctx.config.drafts.in_answers
@@ -304,14 +304,16 @@ def _listed_posts(ctx: SkillContext, topic: str) -> tuple[list[str], int, int]:
         if meta.description:
             line += f"\n   {clip(meta.description, 160)}"
         lines.append(line)
-    return lines, len(metas), left_out
+    return lines, [m.path for m in metas[:LISTED]], len(metas), left_out
 
 
 async def _listing(ctx: SkillContext, topic: str) -> SkillResult:
-    found: tuple[list[str], int, int] = await ctx.step(
-        "listed", partial(_listed_posts, ctx, topic), returns=tuple[list[str], int, int]
+    found: tuple[list[str], list[str], int, int] = await ctx.step(
+        "listed",
+        partial(_listed_posts, ctx, topic),
+        returns=tuple[list[str], list[str], int, int],
     )
-    lines, count, left_out = found
+    lines, paths, count, left_out = found
     drafts = ctx.reply("drafts_left_out", drafts=left_out) if left_out else ""
     if not count:
         if topic:
@@ -331,7 +333,7 @@ async def _listing(ctx: SkillContext, topic: str) -> SkillResult:
     if count > len(lines):
         message += ctx.reply("listed_more", more=count - len(lines))
     return SkillResult(
-        message=message, data={"found": bool(count), "listed": count, "citations": []}
+        message=message, data={"found": bool(count), "listed": count, "citations": paths}
     )
 
 
