@@ -11,6 +11,7 @@ import pytest
 from skillrt.testing import ScriptedModel
 from skills.writing.checks import Generated, structure_kept
 from skills.writing.edit import given_title
+from skills.writing.parts import named_part
 from tests.blog import copy_fixture
 from tests.writing_support import writing_runtime
 
@@ -101,6 +102,22 @@ async def test_a_title_written_out_is_set_as_written_without_the_model(
     assert llm.call_count == 0
     after = (zola / POST).read_text(encoding="utf-8")
     assert after == before.replace('title = "Announcing Rust 1.78.0"', f'title = "{title}"')
+
+
+@pytest.mark.parametrize(
+    ("instruction", "title"),
+    [
+        ("rename the Rust 1.78.0 post's title to X", True),
+        ("rename the post to X", True),
+        ("retitle it", True),
+        ("rename the variable foo to bar in the code sample", False),  # the body's
+    ],
+)
+def test_a_rename_is_of_the_title_only_when_it_names_the_post(
+    instruction: str, title: bool
+) -> None:
+    part = named_part(instruction)
+    assert (part is not None and part.kind == "title") is title
 
 
 @pytest.mark.parametrize(

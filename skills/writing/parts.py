@@ -59,7 +59,8 @@ _EN_NUMBERED = re.compile(r"\b(paragraph|section)\s+(\d+)\b", re.I)
 # "retitle it", "rename the rust post to …".
 _EN_TITLE = re.compile(
     r"\b(?:the|its|this|that|my)\s+(?:(?:[^\s,;:]+\s+){0,6}?(?:post|article|entry|page)"
-    r"(?:['’]s)?\s+)?(?:title|headline)\b|\bretitle\b|\brename\s+(?:the|this|that|my|it)\b",
+    r"(?:['’]s)?\s+)?(?:title|headline)\b|\bretitle\b|\brename\s+it\b"
+    r"|\brename\s+(?:the|this|that|my)\s+(?:[^\s,;:]+\s+){0,6}?(?:post|article|entry|page)\b",
     re.I,
 )
 _EN_CONCLUSION = re.compile(r"\bthe\s+(conclusion|ending|closing paragraph)\b", re.I)
