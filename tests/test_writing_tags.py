@@ -33,6 +33,7 @@ from tests.writing_support import writing_runtime
         ("untag draft", "remove", ("draft",)),
         ("set the tags to rust, cli", "set", ("rust", "cli")),
         ("add tags", "add", ()),
+        ("add more tags", "add", ()),
         ("给这篇文章添加标签 rust、异步", "add", ("rust", "异步")),
         ("加上 rust 标签", "add", ("rust",)),
         ("删除标签“草稿”", "remove", ("草稿",)),
@@ -51,6 +52,7 @@ def test_a_tag_instruction_is_read(instruction: str, action: str, tags: tuple[st
         "add a tagline",
         "remove the tag line from the intro",
         "add a tags section",
+        "include the tags in the summary",  # (not "include": a summary's)
         "给这篇文章添加标签 rust，然后总结一下",
         "给文章加一个标签云",
         "add a conclusion",

@@ -45,8 +45,8 @@ _EN: list[tuple[Action, str]] = [
     # "add the tags rust, cli (to the post)", "add a tag: release"
     (
         "add",
-        rf"{_POLITE}(?:add|put|attach|append|include|insert)\s+"
-        r"(?:the\s+|a\s+|an\s+|new\s+|some\s+|these\s+|two\s+|three\s+)?"
+        rf"{_POLITE}(?:add|put|attach|append)\s+"
+        r"(?:the\s+|a\s+|an\s+|new\s+|some\s+|more\s+|these\s+|two\s+|three\s+)?"
         rf"(?P<word>tags?)\b{_NOT_A_PART}"
         rf"(?:\s*[:：]|\s+(?:called|named|of))?\s*(?P<tags>.*?){_TARGET}$",
     ),
