@@ -38,8 +38,8 @@ from skillrt._tasks.planning import LOGS_INFO, route_context
 from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
-from skillrt.blog.publish import Published, publish_post
-from skillrt.blog.versions import NothingToUndo, VersionStore
+from skillrt.blog.publish import Published, publish_kept
+from skillrt.blog.versions import NothingToUndo
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import FileChanged, StoreUnavailable, UnknownSkill, UserError
 from skillrt.llm.base import LLM
@@ -736,30 +736,21 @@ class AgentRuntime:
         if not target:
             raise UserError("which post should be published? Give its path")
         day = dt.date.fromtimestamp(time.time())
-        files = self._run.files
-        posts_dir = self.config.posts_dir
-        rel = files.relative(target)
-        before = await asyncio.to_thread(VersionStore.bytes_of, files, rel)
-        done = await asyncio.to_thread(publish_post, files, target, posts_dir=posts_dir, day=day)
-        if done.changed:  # kept for undo: the draft back in place (a moved one: two undos)
-            await asyncio.to_thread(self._kept_publish, files, rel, before, done)
+        done = await asyncio.to_thread(
+            publish_kept,
+            self._run.files,
+            target,
+            posts_dir=self.config.posts_dir,
+            day=day,
+            versions=self._run.versions,
+            key=f"publish-{new_id()}",
+        )
         memory = self.memory
         if memory is not None:
             await asyncio.to_thread(memory.refresh)
         if done.moved_from is not None and done.moved_from == focus:
-            self.chatlog.focus_on(done.path, session, files)
+            self.chatlog.focus_on(done.path, session, self._run.files)
         return done
-
-    def _kept_publish(
-        self, files: FileStore, rel: str, before: bytes | None, done: Published
-    ) -> None:
-        versions, key = self._run.versions, f"publish-{new_id()}"
-        after = files.hash_of(done.path)
-        if done.moved_from is None:
-            versions.record(rel, "edit", before, key=key, after=after)
-            return
-        versions.record(rel, "delete", before, key=f"{key}:from", after=None)
-        versions.record(done.path, "create", None, key=f"{key}:to", after=after)
 
     def new_session(self, session_id: str | None = None) -> str:
         """Start afresh: a new (or named) session becomes the default one; returns its id."""

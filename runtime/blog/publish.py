@@ -20,9 +20,10 @@ from pathlib import PurePosixPath
 from skillrt.blog.conventions import DATED_NAME, draft_marks, in_drafts_folder
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.blog.versions import VersionStore
 from skillrt.exceptions import UserError
 
-__all__ = ["Published", "publish_post"]
+__all__ = ["Published", "publish_kept", "publish_post"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +74,27 @@ def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -
         raise UserError(f"{target} already exists; move {rel} by hand or rename it first")
     files.move_to_trash(rel)
     return Published(path=target, changed=True, moved_from=rel, removed=removed)
+
+
+def publish_kept(
+    files: FileStore,
+    path: str,
+    *,
+    posts_dir: str,
+    day: dt.date,
+    versions: VersionStore | None,
+    key: str,
+) -> Published:
+    """``publish_post``, the post before kept in ``versions`` (named ``key``) for undo: an
+    edit, or a moved draft's delete and create (undone in two steps). Blocking I/O."""
+    rel = files.relative(path)
+    before = VersionStore.bytes_of(files, rel)
+    done = publish_post(files, rel, posts_dir=posts_dir, day=day)
+    if done.changed and versions is not None:
+        after = files.hash_of(done.path)
+        if done.moved_from is None:
+            versions.record(rel, "edit", before, key=key, after=after)
+        else:
+            versions.record(rel, "delete", before, key=f"{key}:from", after=None)
+            versions.record(done.path, "create", None, key=f"{key}:to", after=after)
+    return done

@@ -16,8 +16,7 @@ import time
 from pydantic import BaseModel
 
 from skillrt import SkillContext
-from skillrt.blog.publish import publish_post
-from skillrt.blog.versions import VersionStore
+from skillrt.blog.publish import publish_kept
 
 __all__ = ["PublishedPost", "is_publish", "publish"]
 
@@ -44,20 +43,18 @@ class PublishedPost(BaseModel):
 
 
 def publish(ctx: SkillContext, path: str) -> PublishedPost:
-    """Publish the draft at ``path``, keeping the post before for undo. Blocking I/O: run it
-    as a sync step (run again after a crash, ``publish_post`` finishes a move)."""
-    files = ctx.files
-    before = VersionStore.bytes_of(files, path)
+    """Publish the draft at ``path``, keeping the post before for undo, as ``skillrt publish``
+    does (``publish_kept``). Blocking I/O: run it as a sync step (run again after a crash,
+    ``publish_post`` finishes a move)."""
     day = dt.date.fromtimestamp(time.time())
-    done = publish_post(files, path, posts_dir=ctx.config.posts_dir, day=day)
-    versions = ctx.versions
-    if done.changed and versions is not None:
-        key, after = f"{ctx.task_id}:publish", files.hash_of(done.path)
-        if done.moved_from is None:
-            versions.record(path, "edit", before, key=key, after=after)
-        else:  # undone in two steps, as a moved draft published by the CLI
-            versions.record(path, "delete", before, key=f"{key}:from", after=None)
-            versions.record(done.path, "create", None, key=f"{key}:to", after=after)
+    done = publish_kept(
+        ctx.files,
+        path,
+        posts_dir=ctx.config.posts_dir,
+        day=day,
+        versions=ctx.versions,
+        key=f"{ctx.task_id}:publish",
+    )
     return PublishedPost(
         path=done.path, changed=done.changed, moved_from=done.moved_from, removed=list(done.removed)
     )
