@@ -402,6 +402,13 @@ def _title_shape(generated: Generated) -> Verdict:
     return Verdict("title", True, text=lines[0].strip().strip("\"'“”《》#* "))
 
 
+def _others_kept(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
+    """Whether every field but ``key`` is as it was."""
+    return {k: v for k, v in after.items() if k != key} == {
+        k: v for k, v in before.items() if k != key
+    }
+
+
 async def _edit_title(
     ctx: SkillContext, instruction: str, path: str, post: Frontmatter
 ) -> tuple[str, list[dict[str, Any]]] | SkillResult:
@@ -433,10 +440,7 @@ async def _edit_title(
         new_title, report = revision.text, quality_report([revision])
     if isinstance(title, str) and title.strip():
         new_text = post.with_fields({"title": new_title}).text
-        kept = split_frontmatter(new_text, path).fields()
-        same = {k: v for k, v in kept.items() if k != "title"} == {
-            k: v for k, v in fields.items() if k != "title"
-        }
+        same = _others_kept(fields, split_frontmatter(new_text, path).fields(), "title")
         report.append(
             {"name": "frontmatter", "passed": same, "reason": "only the title set", "attempts": 1}
         )
@@ -662,9 +666,7 @@ async def _retag(
     top = result.field.split(".")[0]
     # (A post without frontmatter gets a block, and a blank line after it.)
     body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
-    same = body_kept and {k: v for k, v in kept.fields().items() if k != top} == {
-        k: v for k, v in fields.items() if k != top
-    }
+    same = body_kept and _others_kept(fields, kept.fields(), top)
     if not same:  # (``with_fields`` keeps them; checked before anything is written)
         return refuse(ctx, "tags_changed_more")
     report = [{"name": "frontmatter", "passed": True, "reason": "only the tags set", "attempts": 1}]

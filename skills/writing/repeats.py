@@ -10,12 +10,12 @@ still its answer).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 
 from .checks import HAN, Check, Generated, Verdict
 from .parts import code_lines
+from .scaffold import alike
 
 __all__ = ["ALIKE", "MIN_LINE_WORDS", "no_repeated_paragraphs", "not_repetitive"]
 
@@ -89,14 +89,7 @@ def _words(line: str) -> float:
 
 def _alike(line: str, before: str) -> bool:
     """The same line, or one a token or two from it ("…多了一个回答" / "…多了一个回改")."""
-    if line == before:
-        return True
-    matcher = difflib.SequenceMatcher(None, line, before, autojunk=False)
-    return (
-        matcher.real_quick_ratio() >= ALIKE
-        and matcher.quick_ratio() >= ALIKE
-        and matcher.ratio() >= ALIKE
-    )
+    return line == before or alike(line, before, ALIKE)
 
 
 def not_repetitive(generated: Generated) -> Verdict:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .prompts import RELATED_ITEM, SCAFFOLD_MARKERS
 
-__all__ = ["Scaffold", "Stripped", "without_echo"]
+__all__ = ["Scaffold", "Stripped", "alike", "without_echo"]
 
 _MARKERS = tuple(re.compile(marker, re.IGNORECASE | re.MULTILINE) for marker in SCAFFOLD_MARKERS)
 _PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
@@ -157,13 +157,13 @@ def without_echo(text: str, instructions: Iterable[str]) -> str:
     dropped = False
     for line in text.splitlines():
         key = " ".join(line.split()).casefold()
-        if len(key) >= MIN_ECHO_CHARS and any(_alike(key, own) for own in whole):
+        if len(key) >= MIN_ECHO_CHARS and any(alike(key, own, ECHO_RATIO) for own in whole):
             dropped = True  # the line says a whole instruction again
             continue
         kept: list[str] = []
         for sentence in _sentences(line) if line.strip() else []:
             key = " ".join(sentence.split()).casefold()
-            echo = len(key) >= MIN_ECHO_CHARS and any(_alike(key, own) for own in said)
+            echo = len(key) >= MIN_ECHO_CHARS and any(alike(key, own, ECHO_RATIO) for own in said)
             if echo:
                 dropped = True
             else:
@@ -175,12 +175,14 @@ def without_echo(text: str, instructions: Iterable[str]) -> str:
     return _BLANKS.sub("\n\n", "\n".join(kept_lines)).strip()
 
 
-def _alike(text: str, own: str) -> bool:
+def alike(text: str, other: str, ratio: float) -> bool:
+    """Whether ``text`` is at least ``ratio`` like ``other`` (difflib's ratio; its cheap upper
+    bounds first: most lines are nothing like each other)."""
     import difflib
 
-    matcher = difflib.SequenceMatcher(None, text, own, autojunk=False)
-    return (  # the cheap upper bounds first: most sentences are nothing like the prompt
-        matcher.real_quick_ratio() >= ECHO_RATIO
-        and matcher.quick_ratio() >= ECHO_RATIO
-        and matcher.ratio() >= ECHO_RATIO
+    matcher = difflib.SequenceMatcher(None, text, other, autojunk=False)
+    return (
+        matcher.real_quick_ratio() >= ratio
+        and matcher.quick_ratio() >= ratio
+        and matcher.ratio() >= ratio
     )
