@@ -5,7 +5,9 @@ process: native code that faults takes only the worker down. ``benchmarks/local_
 also drives it in-process, to measure what the worker costs.
 
 A generation streams its text pieces to ``emit`` and stops between tokens, or inside a long
-prompt evaluation (llama.cpp's abort callback), once ``stop`` is set. Structured calls pass a
+prompt evaluation (llama.cpp's abort callback), once ``stop`` is set. The token loop is our
+own (``Llama.generate``, each token's bytes made text by ``llama_stream.TextStream``): the
+library's streaming stalls for hours on bytes that are not UTF-8. Structured calls pass a
 JSON schema, which becomes a grammar that constrains sampling.
 """
 
@@ -24,6 +26,7 @@ from typing import Any
 
 from skillrt.llm.base import LLMMessage, bound_messages
 from skillrt.llm.llama_modes import Mode, loader_options
+from skillrt.llm.llama_stream import TextStream
 
 __all__ = ["EngineError", "Generated", "LlamaEngine", "model_params_for"]
 
@@ -180,33 +183,42 @@ class LlamaEngine:
         llama = self._llama
         max_tokens = min(max_tokens, self.n_ctx // 2)
         messages, prompt_tokens = self._fit(messages, max_tokens)
-        options: dict[str, Any] = {"repeat_penalty": repeat_penalty}
-        if schema is not None:
-            options["grammar"] = self._grammar(schema)
-        parts: list[str] = []
-        finish: str | None = None
-        self._stop = stop
-        try:
-            stream = llama.create_chat_completion(
-                messages=messages,
-                stream=True,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                seed=self.seed,
-                **options,
+        grammar = self._grammar(schema) if schema is not None else None
+        request = self._completion_request(llama, messages, temperature, repeat_penalty, grammar)
+        prompt: list[int] = request["prompt"]
+        if len(prompt) >= self.n_ctx:
+            raise EngineError(
+                "request", f"llama.cpp: the prompt ({len(prompt)} tokens) fills the context"
             )
+        budget = min(max_tokens, self.n_ctx - len(prompt))
+        text = TextStream(request["stop"])
+        parts: list[str] = []
+        count = 0
+        finish: str | None = "stop"  # the chat format's stopping criteria ended it
+        is_end = _end_test(llama)
+        self._stop = stop
+        llama.set_seed(self.seed)
+        try:
+            tokens = llama.generate(prompt, **_sampling(request))
             try:
-                for chunk in stream:
+                for token in tokens:
                     if stop.is_set():
+                        finish = None
                         break
-                    choice = chunk["choices"][0]
-                    text = choice["delta"].get("content")
-                    if text:
-                        parts.append(text)
-                        emit(text)
-                    finish = choice.get("finish_reason") or finish
+                    if is_end(token):
+                        break
+                    count += 1
+                    piece = text.feed(llama.detokenize([token]))
+                    if piece:
+                        parts.append(piece)
+                        emit(piece)
+                    if text.stopped:
+                        break
+                    if count >= budget:
+                        finish = "length"
+                        break
             finally:
-                stream.close()
+                tokens.close()
         except (RuntimeError, ValueError) as exc:
             if not stop.is_set():
                 kind = "request" if isinstance(exc, ValueError) else "runtime"
@@ -214,12 +226,44 @@ class LlamaEngine:
             finish = None  # the abort callback cut an evaluation short
         finally:
             self._stop = None
-        # Counted by tokenizing rather than with a logits processor: a Python callback in
-        # llama.cpp's sampler chain is a known source of crashes (access violations) in
-        # llama-cpp-python.
-        text = "".join(parts)
-        completion = len(llama.tokenize(text.encode(), add_bos=False)) if text else 0
-        return Generated(text, prompt_tokens + 4 * len(messages), completion, finish)
+        if rest := text.finish():
+            parts.append(rest)
+            emit(rest)
+        return Generated("".join(parts), prompt_tokens + 4 * len(messages), count, finish)
+
+    @staticmethod
+    def _completion_request(
+        llama: Any,
+        messages: list[LLMMessage],
+        temperature: float,
+        repeat_penalty: float,
+        grammar: Any,
+    ) -> dict[str, Any]:
+        """What llama-cpp-python's chat handler for this model would ask ``create_completion``
+        for (the prompt's tokens in the model's chat format, its stop strings and criteria,
+        the sampling settings), taken from the handler without running it: the engine runs
+        the token loop itself (see ``llama_stream``)."""
+        chat_format: Any = importlib.import_module("llama_cpp.llama_chat_format")
+        handler = (
+            llama.chat_handler
+            or getattr(llama, "_chat_handlers", {}).get(llama.chat_format)
+            or chat_format.get_chat_completion_handler(llama.chat_format)
+        )
+        taken = _Taken(llama)
+        handler(
+            llama=taken,
+            messages=messages,
+            stream=True,
+            temperature=temperature,
+            repeat_penalty=repeat_penalty,
+            grammar=grammar,
+        )
+        if taken.request is None:
+            raise EngineError("config", f"chat format {llama.chat_format!r} made no completion")
+        request = dict(taken.request)
+        stop = request.get("stop") or []
+        request["stop"] = [stop] if isinstance(stop, str) else list(stop)
+        return request
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
         llama_cpp: Any = importlib.import_module("llama_cpp")
@@ -231,3 +275,46 @@ class LlamaEngine:
             return llama_cpp.LlamaGrammar.from_string(
                 llama_cpp.llama_grammar.JSON_GBNF, verbose=False
             )
+
+
+def _end_test(llama: Any) -> Callable[[int], bool]:
+    """Whether a token ends the generation: llama.cpp's own test where the library has it."""
+    low: Any = importlib.import_module("llama_cpp.llama_cpp")
+    is_eog = getattr(low, "llama_vocab_is_eog", None)
+    get_vocab = getattr(low, "llama_model_get_vocab", None)
+    if is_eog is None or get_vocab is None:
+        eos = llama.token_eos()
+        return lambda token: bool(token == eos)
+    vocab = get_vocab(llama.model)
+    return lambda token: bool(is_eog(vocab, token))
+
+
+_SAMPLING = (
+    "top_k", "top_p", "min_p", "typical_p", "tfs_z", "mirostat_mode", "mirostat_tau",
+    "mirostat_eta", "frequency_penalty", "presence_penalty", "repeat_penalty",
+    "logits_processor", "stopping_criteria", "grammar",
+)  # fmt: skip
+
+
+def _sampling(request: dict[str, Any]) -> dict[str, Any]:
+    """``Llama.generate``'s arguments from a completion request, as ``create_completion``
+    passes them on."""
+    chosen = {name: request[name] for name in _SAMPLING if name in request}
+    chosen["temp"] = request["temperature"]
+    return chosen
+
+
+class _Taken:
+    """Stands in for the ``Llama`` a chat handler is given: everything is the model's own,
+    except ``create_completion``, which keeps its arguments and generates nothing."""
+
+    def __init__(self, llama: Any) -> None:
+        self._llama = llama
+        self.request: dict[str, Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llama, name)
+
+    def create_completion(self, **request: Any) -> Iterator[Any]:
+        self.request = request
+        return iter(())

@@ -6,6 +6,8 @@ stdout; file descriptor 1 is pointed at stderr, so native code that prints canno
 
 Commands: ``{"op": "load"}``, ``{"op": "generate", "id": N, ...}``, ``{"op": "stop", "id": N}``
 (read by a thread of its own, so it reaches a generation that is running), ``{"op": "exit"}``.
+When stdin closes (the runtime exited or was killed), the running generation is stopped and
+the worker ends.
 Events: ``ready`` (the mode and the loader's parameters), ``delta``, ``done``, ``error``.
 
 ``SKILLRT_TEST_LLAMA_CRASH`` is a test hook: ``load:MODE[,MODE…]`` or ``decode:MODE[,…]`` makes
@@ -44,6 +46,7 @@ class _Worker:
         self.engine = engine
         self.commands: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stops: dict[int, threading.Event] = {}
+        self.gone = False  # stdin closed: the runtime has gone, so nothing is generated
         self.lock = threading.Lock()
 
     def send(self, event: dict[str, Any]) -> None:
@@ -62,7 +65,13 @@ class _Worker:
                 self.stop(int(command.get("id", -1)))
             else:
                 self.commands.put(command)
-        self.commands.put(None)  # the runtime has gone: end
+        # The runtime has gone (it exited, or was killed): stop what runs, and end. A
+        # generation left running would spin on for as long as its tokens last.
+        with self.lock:
+            self.gone = True
+            for event in self.stops.values():
+                event.set()
+        self.commands.put(None)
 
     def stop(self, job: int) -> None:
         with self.lock:
@@ -82,6 +91,8 @@ class _Worker:
         job = int(command["id"])
         with self.lock:
             stop = self.stops.setdefault(job, threading.Event())
+            if self.gone:
+                stop.set()
         try:
             if stop.is_set():
                 self.send({"ev": "done", "id": job, "content": "", "prompt_tokens": 0,
