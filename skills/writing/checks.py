@@ -144,6 +144,7 @@ _STOPWORDS = {
 }
 MIN_SHARE = 0.5  # of the text's letters (a CJK character or a Latin word each) in the target
 MIN_WORDS_FOR_STOPWORDS = 30
+ALREADY_SHARE = 0.8  # a post this much in a language is in it (``written_in``)
 MIN_WORDS_TO_TELL = 5  # fewer words than this (a code block, a heading): nothing to judge
 
 
@@ -172,6 +173,18 @@ def _latin_language(text: str) -> str | None:
     hits = {code: sum(w in stop for w in words) for code, stop in _STOPWORDS.items()}
     best = max(hits, key=lambda c: hits[c])
     return best if hits[best] >= 3 else None
+
+
+def written_in(text: str, code: str) -> bool:
+    """Whether ``text`` is plainly in ``code`` already: enough words to tell, at least
+    ``ALREADY_SHARE`` of them in its script, and for a Latin-script language its common words
+    (a French post is all Latin words, but not English)."""
+    prose = _URLISH.sub(" ", _CODE.sub(" ", text))
+    if len(HAN.findall(prose)) + len(_LATIN_WORD.findall(prose)) < MIN_WORDS_FOR_STOPWORDS:
+        return False
+    if language_share(text, code) < ALREADY_SHARE:
+        return False
+    return code not in _STOPWORDS or _latin_language(text) == code
 
 
 def language(code: str) -> Check:

@@ -20,6 +20,7 @@ __all__ = [
     "known_language",
     "language_code",
     "strip_asked_language",
+    "target_language",
 ]
 
 
@@ -127,6 +128,26 @@ def asked_language(text: str) -> str | None:
         if match is not None and (code := language_code(match.group(1))) is not None:
             found.append((match.start(), code))
     return min(found)[1] if found else None
+
+
+# The language a translation is asked into: "… to English", "… into Chinese", "…翻译成英文".
+_TARGET = (
+    re.compile(rf"\b(?:in)?to\s+(?:simplified\s+)?({_EN_NAMES})\b{_THEN}", re.I),
+    re.compile(rf"(?:翻译|译|翻)[^，。,.!?！？]*?(?:成|为|到)\s*({_ZH_NAMES})"),
+)
+
+
+def target_language(text: str) -> str | None:
+    """The code of the language a translation request names as its target, or None: the last
+    "(in)to <language>" or "成<语言>" in ``text`` ("translate the post on Chinese tea to
+    English": English)."""
+    found = [
+        (match.start(), code)
+        for pattern in _TARGET
+        for match in pattern.finditer(text)
+        if (code := language_code(match.group(1))) is not None
+    ]
+    return max(found)[1] if found else None
 
 
 # The language asked for at the end of a topic: "tea, in Chinese please", "缓存，用英文写".

@@ -35,9 +35,10 @@ from .checks import (
     web_addresses,
     web_links,
     wikilinks,
+    written_in,
 )
 from .common import Saved, new_post_text, refuse, save_new_file
-from .languages import LANGUAGE_REPLIES, LANGUAGES, known_language
+from .languages import LANGUAGE_REPLIES, LANGUAGES, known_language, target_language
 from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
 from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import clip, messages, strip_fences
@@ -48,6 +49,7 @@ __all__ = ["TranslateParams", "translate"]
 
 MAX_PARTS = 24
 PART_TOKENS = 1200
+TITLE_TOKENS = 100
 _SET_FIELDS = ("title", "lang", "translation_of", "draft")  # draft: drafts.mark
 _MISSING = object()
 TRANSLATE_SYSTEM = (
@@ -97,10 +99,14 @@ class TranslateParams(BaseModel):
 
 
 def _target_language(ctx: SkillContext, asked: str | None) -> str:
-    """The code of the language asked for; without one, the other of Chinese and English."""
-    if not asked:  # "translate it"
-        return "en" if ctx.input.language == "zh" else "zh"
-    return known_language(asked)
+    """The code of the language asked for; without one, the other of Chinese and English
+    than the request's (and than the post's, once it is read: see ``translate``)."""
+    if asked:
+        return known_language(asked)
+    named = target_language(ctx.input.text)  # the route's patterns did not take it
+    if named is not None:
+        return named
+    return "en" if ctx.input.language == "zh" else "zh"  # "translate it"
 
 
 async def _translate_part(
@@ -144,10 +150,23 @@ def frontmatter_check(source: dict[str, Any], new_text: str, path: str) -> Verdi
     return Verdict("frontmatter", True, "kept every field but " + ", ".join(_SET_FIELDS))
 
 
+async def _title_line(ctx: SkillContext, system: str, title: str, note: str) -> Generated:
+    """The model's first line is the title: a small model often goes on after it (notes, a
+    second version), and what follows the line is neither the title nor a cut one."""
+    result = await ctx.llm.chat(messages(system, title + note), max_tokens=TITLE_TOKENS)
+    text = strip_fences(result.content).strip()
+    line, ended, _ = text.partition("\n")
+    return Generated(
+        text=line.strip(),
+        looped=result.truncated_repetition and not ended,
+        cut=result.usage.completion_tokens >= TITLE_TOKENS and not ended,
+    )
+
+
 async def _translate_title(ctx: SkillContext, title: str, name: str, code: str) -> Checked:
     """The title translated, checked like a part (a title too short to tell passes language)."""
     system = TITLE_SYSTEM.format(language=name)
-    ask = partial(_translate_part, ctx, system, clip(title, 200), 100)
+    ask = partial(_title_line, ctx, system, clip(title, 200))
     checks = [no_scaffolding(Scaffold([system], content=[title])), not_degenerate, language(code)]
     return await checked(ctx, "title", ask, checks)
 
@@ -223,6 +242,10 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     text, _ = await ctx.read("read", path)
     source = split_frontmatter(text, path)  # YAML, TOML or JSON: the model never sees it
     metadata, body = split_post(text, path)
+    named = params.language or target_language(ctx.input.text)
+    if not named and code in ("en", "zh") and written_in(body, code):
+        code = "en" if code == "zh" else "zh"  # "translate it": into the other of the two
+        language = LANGUAGES[code].prompt
     parts = split_parts(body, PART_TOKENS) if body.strip() else []
     if len(parts) > MAX_PARTS:
         return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
@@ -230,7 +253,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     titled = await _translate_title(ctx, title, language, code)
     if not titled.passed:
         return refuse_unchecked(ctx, titled, source=path, language=code)
-    new_title = " ".join(titled.text.split()).strip("\"'“”《》") or title
+    new_title = " ".join(titled.text.lstrip("# ").split()).strip("\"'“”《》") or title
     results = await _translate_parts(ctx, parts, language, code)
     if results and not results[-1].passed:  # nothing is saved: the reply shows why
         return refuse_unchecked(ctx, results[-1], source=path, language=code)

@@ -1,0 +1,115 @@
+"""Translate: which language a request asks for when its route did not take one, a post
+already in the default language, and a title answered with more than the title."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.llm.base import LLMMessage
+from skillrt.skills.writing.checks import written_in
+from skillrt.skills.writing.languages import target_language
+from skillrt.testing import FunctionModel, ModelOptions
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+CHINESE_POST = "posts/rust-lifetimes.md"  # 《Rust 生命周期详解》, in Chinese
+ENGLISH = (
+    "Lifetime annotations describe how references relate to each other; they do not make a "
+    "value live longer. They are what the borrow checker works from."
+)
+CHINESE = "生命周期标注描述的是多个引用之间的关系，而不是延长某个值的寿命。"
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+class Translator:
+    """Answers a title with ``title`` and a part with ``body``; keeps each system prompt."""
+
+    def __init__(self, title: str, body: str) -> None:
+        self.title, self.body = title, body
+        self.systems: list[str] = []
+
+    def __call__(self, messages: list[LLMMessage], options: ModelOptions) -> str:
+        system = str(messages[0]["content"])
+        self.systems.append(system)
+        return self.title if "title" in system else self.body
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("translate the post about Rust lifetimes into Chinese", "zh"),
+        ("translate the post on Chinese tea to English", "en"),
+        ("translate it to French please", "fr"),
+        ("把关于生命周期的文章翻译成英文", "en"),
+        ("translate the post about going to french restaurants", None),
+        ("translate my post about Chinese tea", None),
+    ],
+)
+def test_the_target_is_the_language_the_request_translates_into(
+    text: str, code: str | None
+) -> None:
+    assert target_language(text) == code
+
+
+def test_a_post_is_written_in_its_language_and_not_in_another() -> None:
+    body = (Path(__file__).parent / "fixtures/blog" / CHINESE_POST).read_text(encoding="utf-8")
+    assert written_in(body, "zh") and not written_in(body, "en")
+    assert not written_in("生命周期", "zh")  # too short to tell
+    english = " ".join([ENGLISH] * 3)
+    assert written_in(english, "en") and not written_in(english, "fr")
+
+
+async def test_a_language_the_route_did_not_take_is_read_from_the_request(blog: Path) -> None:
+    """The classifier routes "translate the post about X into English" with no parameters:
+    the skill reads the language from the request, not the default."""
+    model = Translator("Rust Lifetimes Explained", ENGLISH)
+    rt = writing_runtime(blog, FunctionModel(model))
+    await rt.initialize()
+    msg = await rt.process_input("translate the post about Rust lifetimes into English")
+    if msg.state == "WAITING_INPUT":  # the route came from the classifier alone: it asks
+        msg = await rt.process_input("yes")
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["language"] == "en" and msg.data["path"] == "posts/rust-lifetimes-en.md"
+    assert all("into English" in system for system in model.systems)
+
+
+async def test_translate_it_takes_a_post_already_in_the_default_into_the_other(
+    blog: Path,
+) -> None:
+    """ "Translate it" from an English request means Chinese, unless the post is Chinese."""
+    model = Translator("Rust Lifetimes Explained", ENGLISH)
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("Translate", {"path": CHINESE_POST})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["language"] == "en" and msg.data["title"] == "Rust Lifetimes Explained"
+    assert (blog / "posts/rust-lifetimes-en.md").is_file()
+
+
+async def test_a_named_language_is_kept_even_when_the_post_is_in_it(blog: Path) -> None:
+    model = Translator("Rust 生命周期", CHINESE)
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("Translate", {"path": CHINESE_POST, "language": "Chinese"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["language"] == "zh"
+
+
+async def test_the_title_is_the_first_line_of_the_models_answer(blog: Path) -> None:
+    """A small model goes on after the title; what follows the line is not the title."""
+    rambling = "Rust Lifetimes Explained\n\nThis title explains lifetimes. " + "More words " * 60
+    model = Translator(rambling, ENGLISH)
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("Translate", {"path": CHINESE_POST, "language": "English"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["title"] == "Rust Lifetimes Explained"
+    saved = (blog / msg.data["path"]).read_text(encoding="utf-8")
+    assert "title: Rust Lifetimes Explained\n" in saved
