@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 
-from skillrt.blog.frontmatter import render_frontmatter, split_frontmatter, strip_frontmatter
+from skillrt.blog.frontmatter import (
+    render_frontmatter,
+    split_frontmatter,
+    strip_frontmatter,
+    yaml_list_style,
+)
 from skillrt.blog.markdown import split_post
 from skillrt.exceptions import InvalidFrontmatter
 
@@ -234,3 +240,46 @@ def test_hexo_json_members_change_in_their_own_style() -> None:
         assert changed.block.endswith('"draft": true\n;;;\n')
         assert "{" not in changed.block
         assert changed.fields() == {**found.fields(), "title": "New", "draft": True}
+
+
+def test_a_new_yaml_list_is_written_as_the_blocks_own_lists_are() -> None:
+    """A key that is new takes the style most of the block's lists have; with none, one item
+    a line, unless the caller names the blog's style (``lists``)."""
+    flow = split_frontmatter("---\ntitle: x\naliases: [one]\n---\nbody\n")
+    assert yaml_list_style(flow.inner) == "flow"
+    assert flow.with_fields({"tags": ["a", "b c"]}).block == (
+        "---\ntitle: x\naliases: [one]\ntags: [a, b c]\n---\n"
+    )
+    quoted = split_frontmatter('---\ntitle: x\naliases: ["one"]\n---\nbody\n')
+    assert yaml_list_style(quoted.inner) == "quoted"
+    assert quoted.with_fields({"tags": ["a", "yes"]}).block.endswith('tags: ["a", "yes"]\n---\n')
+    block = split_frontmatter("---\ntitle: x\naliases:\n  - one\n---\nbody\n")
+    assert yaml_list_style(block.inner) == "block"
+    assert block.with_fields({"tags": ["a"]}).block.endswith("tags:\n- a\n---\n")
+    bare = split_frontmatter("---\ntitle: x\n---\nbody\n")
+    assert yaml_list_style(bare.inner) is None
+    assert bare.with_fields({"tags": ["a"]}).block.endswith("tags:\n- a\n---\n")
+    assert bare.with_fields({"tags": ["a"]}, lists="flow").block.endswith("tags: [a]\n---\n")
+    for post in (flow, quoted, block):  # what YAML reads is the same in every style
+        assert post.with_fields({"tags": ["a", "1.0", "a: b"]}).fields()["tags"] == [
+            "a", "1.0", "a: b"
+        ]  # fmt: skip
+
+
+def test_a_new_post_writes_lists_as_the_blogs_posts_do(tmp_path: Path) -> None:
+    from skillrt.blog.posts import PostMeta
+    from skillrt.blog.style import post_style
+
+    posts = []
+    for i, tags in enumerate(['["a", "b"]', '["c"]', "[d]"]):
+        (tmp_path / f"p{i}.md").write_text(f"---\ntitle: P{i}\ntags: {tags}\n---\nbody\n")
+        posts.append(
+            PostMeta(f"p{i}.md", f"P{i}", f"2024-01-0{i + 1}", (), "", (), (), "", draft=False)
+        )
+    style = post_style(tmp_path, posts, posts_dir=".", kind="hugo")
+    assert style.lists == "quoted"
+    text = style.compose(
+        title="New", slug="new", day=dt.date(2024, 2, 1), body="Hi.", draft=False, tags=["x"]
+    )
+    assert 'tags: ["x"]\n' in text
+    assert split_frontmatter(text).fields()["tags"] == ["x"]

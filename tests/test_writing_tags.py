@@ -60,6 +60,9 @@ def test_a_tag_instruction_is_read(instruction: str, action: str, tags: tuple[st
         "add the tag this is a whole sentence rather than a tag",  # not a tag: the model's
         "add the tag rust and a conclusion",
         "add the tag rust and fix the typos",
+        "add tags to the code blocks",  # language tags on the fences: the body's
+        "add language tags to each code block",
+        "remove the tags from the headings",
     ],
 )
 def test_other_edits_are_not_tag_changes(instruction: str) -> None:
@@ -198,8 +201,9 @@ async def test_hugo_toml_tags_and_a_post_without_frontmatter(tmp_path: Path) -> 
     bare.write_text("# Bare\n\nNo fields at all.\n", encoding="utf-8")
     msg, _ = await _run(blog, "add the tag notes to content/posts/bare.md")
     assert msg.state == "COMPLETED", msg.content  # type: ignore[attr-defined]
+    # Hugo's YAML posts write their lists ["a", "b"]: a post with none of its own gets that.
     assert bare.read_text(encoding="utf-8") == (
-        "---\ntags:\n- notes\n---\n\n# Bare\n\nNo fields at all.\n"
+        '---\ntags: ["notes"]\n---\n\n# Bare\n\nNo fields at all.\n'
     )
 
 
@@ -234,7 +238,7 @@ async def test_the_add_tags_step_offered_after_a_new_post_works(tmp_path: Path) 
     assert done.state == "COMPLETED", done.content
     assert llm.call_count == 0
     text = (blog / "posts" / "hello-tags.md").read_text(encoding="utf-8")
-    assert "tags:\n- greeting\n- intro\n---\n" in text
+    assert "tags: [greeting, intro]\n---\n" in text  # the blog's posts write [a, b]
 
 
 @pytest.mark.parametrize(
@@ -259,8 +263,8 @@ async def test_a_new_post_titled_with_its_tags_gets_them(
     assert data["title"] == title and data["tags"] == tags
     text = (blog / data["path"]).read_text(encoding="utf-8")
     assert f"title: {title}\n" in text
-    if tags:
-        assert "tags:\n" + "".join(f"- {t}\n" for t in tags) in text
+    if tags:  # as the blog's posts write their lists
+        assert "tags: [" + ", ".join(tags) + "]\n" in text
     else:
         assert "\ntags:" not in text
 
@@ -274,5 +278,5 @@ async def test_a_tag_edit_finds_the_post_named_after_the_tags(tmp_path: Path) ->
     msg, calls = await _run(blog, "add the tag jekyll to liquid-tips")
     assert msg.state == "COMPLETED" and calls == 0, msg.content  # type: ignore[attr-defined]
     assert post.read_text(encoding="utf-8") == before.replace(
-        "categories: [jekyll, liquid]\n", "categories: [jekyll, liquid]\ntags:\n- jekyll\n"
+        "categories: [jekyll, liquid]\n", "categories: [jekyll, liquid]\ntags: [jekyll]\n"
     )

@@ -40,12 +40,16 @@ __all__ = [
     "FORMATS",
     "Format",
     "Frontmatter",
+    "ListStyle",
     "render_frontmatter",
     "split_frontmatter",
     "strip_frontmatter",
+    "yaml_list_style",
 ]
 
 Format = Literal["yaml", "toml", "json"]
+ListStyle = Literal["block", "flow", "quoted"]
+"""How YAML lists are written: one ``- item`` a line, ``[a, b]``, or ``["a", "b"]``."""
 FORMATS: tuple[Format, ...] = ("yaml", "toml", "json")
 
 _BOM = "\ufeff"
@@ -126,18 +130,27 @@ class Frontmatter:
     def with_body(self, body: str) -> Frontmatter:
         return replace(self, body=body)
 
-    def with_fields(self, changes: Mapping[str, Any], *, remove: Iterable[str] = ()) -> Frontmatter:
+    def with_fields(
+        self,
+        changes: Mapping[str, Any],
+        *,
+        remove: Iterable[str] = (),
+        lists: ListStyle | None = None,
+    ) -> Frontmatter:
         """The post with ``changes`` set and ``remove`` dropped, in the block's own format:
         other keys keep their order, their values as written and their comments. A post
-        without frontmatter gets a YAML block."""
+        without frontmatter gets a YAML block.
+
+        A YAML key that is new and holds a list is written in the ``lists`` style, or, left
+        None, in the style most of the block's own lists have (``yaml_list_style``; one item a
+        line when it has none); a key set again keeps its own style."""
         removed = [key for key in remove if key not in changes]
         if self.format is None:
             if not changes:
                 return self
             body = self.body if self.body.startswith(("\n", "\r\n")) else "\n" + self.body
-            return replace(
-                self, block=render_frontmatter(changes, "yaml"), format="yaml", body=body
-            )
+            block = render_frontmatter(changes, "yaml", lists=lists or "block")
+            return replace(self, block=block, format="yaml", body=body)
         self.fields()  # refuses a block that cannot be read
         start, stop = self._inner_span()
         inner = self.block[start:stop]
@@ -148,7 +161,8 @@ class Frontmatter:
         elif self.format == "json":
             new_inner = _json_set(inner, changes, removed)
         else:
-            new_inner = _yaml_set(inner, changes, removed)
+            style = lists or yaml_list_style(inner) or "block"
+            new_inner = _yaml_set(inner, changes, removed, lists=style)
         new_block = self.block[:start] + new_inner + self.block[stop:]
         return replace(self, block=new_block)
 
@@ -210,9 +224,12 @@ def strip_frontmatter(reply: str) -> tuple[str, bool]:
     return found.body.lstrip("\r\n"), True
 
 
-def render_frontmatter(fields: Mapping[str, Any], fmt: Format, newline: str = "\n") -> str:
+def render_frontmatter(
+    fields: Mapping[str, Any], fmt: Format, newline: str = "\n", *, lists: ListStyle = "block"
+) -> str:
     """A new frontmatter block (delimiters and the closing line break included) in ``fmt``.
-    Keys keep their order; ``None`` values are left out."""
+    Keys keep their order; ``None`` values are left out. ``lists``: how YAML lists of plain
+    values are written, as the blog writes them (``PostStyle.lists``)."""
     data = {k: v for k, v in fields.items() if v is not None}
     if fmt == "toml":
         import tomlkit
@@ -222,7 +239,7 @@ def render_frontmatter(fields: Mapping[str, Any], fmt: Format, newline: str = "\
     elif fmt == "json":
         text = json.dumps(_json_ready(data), ensure_ascii=False, indent=2) + "\n"
     else:
-        inner = _yaml_dump(data) if data else ""
+        inner = _yaml_dump(data, lists=lists) if data else ""
         text = f"---\n{inner}---\n"
     return text.replace("\n", newline) if newline != "\n" else text
 
@@ -352,12 +369,62 @@ def _members_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> 
     return ("," + newline).join(lines) + (newline if lines else "")
 
 
-def _yaml_dump(data: Mapping[str, Any]) -> str:
+def _yaml_dump(data: Mapping[str, Any], *, lists: ListStyle = "block") -> str:
     import yaml
 
-    return yaml.safe_dump(
-        _yaml_ready(dict(data)), allow_unicode=True, sort_keys=False, default_flow_style=False
+    ready = _yaml_ready(dict(data))
+    if lists == "block":
+        return yaml.safe_dump(ready, allow_unicode=True, sort_keys=False, default_flow_style=False)
+    return yaml.dump(
+        ready,
+        Dumper=_flow_dumper(quoted=lists == "quoted"),
+        allow_unicode=True,
+        sort_keys=False,
+        default_flow_style=False,
+        width=1_000_000,  # a list stays on its key's line
     )
+
+
+_FLOW_DUMPERS: dict[bool, Any] = {}
+
+
+def _flow_dumper(*, quoted: bool) -> Any:
+    """PyYAML's safe dumper, writing a list of plain values in flow style (``[a, b]``; with
+    ``quoted``, its strings in double quotes) and everything else as ``safe_dump`` does."""
+    if quoted not in _FLOW_DUMPERS:
+        import yaml
+
+        class FlowLists(yaml.SafeDumper):
+            pass
+
+        def represent_list(dumper: Any, data: list[Any]) -> Any:
+            if not all(isinstance(item, str | int | float | bool) for item in data):
+                return dumper.represent_sequence("tag:yaml.org,2002:seq", data)
+            if quoted and all(isinstance(item, str) for item in data):
+                items = [yaml.ScalarNode("tag:yaml.org,2002:str", i, style='"') for i in data]
+                return yaml.SequenceNode("tag:yaml.org,2002:seq", items, flow_style=True)
+            return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+
+        FlowLists.add_representer(list, represent_list)
+        _FLOW_DUMPERS[quoted] = FlowLists
+    return _FLOW_DUMPERS[quoted]
+
+
+_YAML_BLOCK_LIST = re.compile(
+    r"^[^\s#-][^\n]*:[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*\r?\n)*[ \t]*- ", re.M
+)
+
+
+def yaml_list_style(inner: str) -> ListStyle | None:
+    """How a YAML block writes most of its top-level lists, or None when it has none."""
+    flows = [found for line in inner.splitlines(keepends=True) if (found := _YAML_FLOW.match(line))]
+    block = len(_YAML_BLOCK_LIST.findall(inner))
+    if not flows and not block:
+        return None
+    if block >= len(flows):
+        return "block"
+    quoted = sum('"' in found.group("items") for found in flows)
+    return "quoted" if quoted * 2 > len(flows) else "flow"
 
 
 def _yaml_ready(value: Any) -> Any:
@@ -416,8 +483,11 @@ def _yaml_scalar(text: str) -> Any:
         return None
 
 
-def _yaml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
-    """Rewrite only the lines of the top-level keys changed; append new keys at the end."""
+def _yaml_set(
+    inner: str, changes: Mapping[str, Any], removed: list[str], *, lists: ListStyle = "block"
+) -> str:
+    """Rewrite only the lines of the top-level keys changed; append new keys at the end
+    (their lists written in the ``lists`` style)."""
     newline = "\r\n" if "\r\n" in inner else "\n"
     lines = inner.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
@@ -444,7 +514,9 @@ def _yaml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str
             start, stop = spans[key]
             replaced[start] = (stop, "")
     for key, value in changes.items():
-        text = "" if value is None else _yaml_dump({key: value}).replace("\n", newline)
+        style: ListStyle = "block" if key in spans else lists
+        text = "" if value is None else _yaml_dump({key: value}, lists=style)
+        text = text.replace("\n", newline)
         if key in spans:
             start, stop = spans[key]
             if stop == start + 1 and (flow := _yaml_flow(lines[start], value)) is not None:

@@ -11,7 +11,9 @@
 - the **folder** where the recent posts live (on a generator's site; elsewhere the posts
   folder itself);
 - a ``path`` field's shape (``inside-rust/2024/03/21/slug``: the prefix before the date);
-- how **drafts** are marked: a ``_drafts/`` folder (Jekyll, Hexo) or a ``draft`` field.
+- how **drafts** are marked: a ``_drafts/`` folder (Jekyll, Hexo) or a ``draft`` field;
+- how YAML **lists** are written: one ``- item`` a line, ``tags: [a, b]`` or
+  ``tags: ["a", "b"]``, as most of the posts write theirs.
 
 ``new_post.template`` names a post whose frontmatter is taken instead: its format, its keys in
 their order, and its values as defaults.
@@ -37,8 +39,10 @@ from skillrt.blog.frontmatter import (
     FORMATS,
     Format,
     Frontmatter,
+    ListStyle,
     render_frontmatter,
     split_frontmatter,
+    yaml_list_style,
 )
 from skillrt.blog.posts import PostMeta, newest_first
 from skillrt.exceptions import InvalidFrontmatter
@@ -71,6 +75,7 @@ class PostStyle:
     path_dated: bool = True
     drafts_dir: str | None = None
     taxonomies: tuple[str, ...] = ()  # Zola: which taxonomies posts carry
+    lists: ListStyle = "block"  # how most posts write their YAML lists
 
     def file_path(self, slug: str, day: dt.date, *, draft: bool) -> str:
         """Where a new post goes: the recent posts' folder (or the drafts folder), named as
@@ -119,7 +124,7 @@ class PostStyle:
         fields.update({k: v for k, v in (extra or {}).items() if v is not None})
         if draft and not self.drafts_dir:
             fields["draft"] = True
-        block = render_frontmatter(fields, self.format)
+        block = render_frontmatter(fields, self.format, lists=self.lists)
         return block + "\n" + body.strip("\n") + "\n" if body.strip() else block
 
     def _path_field(self, slug: str, day: dt.date) -> str | None:
@@ -179,6 +184,7 @@ def _template_style(template: Frontmatter, base: PostStyle) -> PostStyle:
         path_dated=base.path_dated,
         drafts_dir=base.drafts_dir,
         taxonomies=tuple(taxonomies) if isinstance(taxonomies, Mapping) else (),
+        lists=(template.format == "yaml" and yaml_list_style(template.inner)) or "block",
     )
 
 
@@ -240,6 +246,12 @@ def post_style(
     tables = [f["taxonomies"] for _, f in fields if isinstance(f.get("taxonomies"), Mapping)]
     taxonomies = Counter(name for table in tables for name in table)
     best_format = formats.most_common(1)[0][0] or "yaml"
+    styles = Counter(
+        seen
+        for _, head in heads
+        if head.format == "yaml" and (seen := yaml_list_style(head.inner)) is not None
+    )
+    lists: ListStyle = max(styles, key=lambda s: (styles[s], s == "block")) if styles else "block"
     style = PostStyle(
         format=best_format,
         keys=tuple(keys),
@@ -251,6 +263,7 @@ def post_style(
         path_dated=path_dated,
         drafts_dir=drafts,
         taxonomies=tuple(taxonomies),
+        lists=lists,
     )
     return _with_format(style, fmt)
 

@@ -19,7 +19,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, model_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
+from skillrt.blog.frontmatter import (
+    Frontmatter,
+    ListStyle,
+    split_frontmatter,
+    strip_frontmatter,
+    yaml_list_style,
+)
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.exceptions import FileChanged
@@ -51,6 +57,7 @@ from .checks import (
 from .common import MAX_INSTRUCTION_CHARS, MAX_TITLE_CHARS, keep_version, refuse, text_hash
 from .languages import language_code
 from .manage import is_yes
+from .newpost import blog_style
 from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
@@ -632,6 +639,12 @@ def _zola_declares_tags(ctx: SkillContext) -> bool:
     )
 
 
+def _blog_list_style(ctx: SkillContext) -> str:
+    """How the blog's posts write their YAML lists (``PostStyle.lists``): for the tags of a
+    post without lists of its own. Reads posts: a sync step."""
+    return blog_style(ctx).lists
+
+
 async def _retag(
     ctx: SkillContext, path: str, post: Frontmatter, digest: str, change: TagChange
 ) -> SkillResult:
@@ -648,7 +661,11 @@ async def _retag(
             return refuse(ctx, "no_tags")
         change = TagChange(change.action, tags)
     zola = ctx.config.layout.kind == "zola"
-    result: Retagged = retagged(post, change, zola=zola)
+    lists: ListStyle | None = None  # the post's own lists show how to write a new one
+    if post.format is None or (post.format == "yaml" and yaml_list_style(post.inner) is None):
+        style = await ctx.step("list_style", partial(_blog_list_style, ctx), returns=str)
+        lists = "quoted" if style == "quoted" else "flow" if style == "flow" else "block"
+    result: Retagged = retagged(post, change, zola=zola, lists=lists)
     data = {"tags": list(result.after), "tags_before": list(result.before), "field": result.field}
     if result.text == post.text:
         shown = result.ignored or change.tags

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from skillrt.blog.frontmatter import Frontmatter
+from skillrt.blog.frontmatter import Frontmatter, ListStyle
 
 __all__ = ["MAX_TAG_CHARS", "Retagged", "TagChange", "retagged", "split_tags", "tag_change"]
 
@@ -35,8 +35,15 @@ Action = Literal["add", "remove", "set"]
 
 _POLITE = r"^(?:(?:please|pls|kindly|can\s+you|could\s+you|would\s+you)\s+)*"
 # What names the post after the tags ("... to the rust post", "... from it"): not a tag.
+# "… to the code blocks", "… from each heading": parts of a post take the request, and it is
+# the body's ("add tags to the code blocks" means language tags on the fences), not a retag.
+_IN_THE_BODY = (
+    r"(?!(?:the\s+|each\s+|every\s+|all\s+(?:the\s+|of\s+the\s+)?|its\s+)?"
+    r"(?:code|heading|header|section|paragraph|image|picture|link|table|list|snippet|block|"
+    r"fence|figure|example|quote|line|sentence|title)s?\b)"
+)
 _TARGET = (
-    r"(?:\s*(?<!\S)(?:(?:to|onto|into|from|off)\s+\S.*|(?:on|in|for|of)\s+"
+    rf"(?:\s*(?<!\S)(?:(?:to|onto|into|from|off)\s+{_IN_THE_BODY}\S.*|(?:on|in|for|of)\s+"
     r"(?:it|this|that|the|my|our|its|these|those|post|article|[\w./-]+\.(?:md|markdown))\b.*))?"
 )
 # "the tag line", "the tags section", "a tag cloud": parts of a post, not its tags.
@@ -135,6 +142,8 @@ def split_tags(text: str, *, plural: bool = True) -> tuple[str, ...] | None:
         parts = _SEPARATORS.split(text)
         if len(parts) == 1 and plural and " " in text.strip():
             parts = text.split()
+            if any(_PROSE.fullmatch(word) for word in parts):
+                return None  # "tags to the code blocks": words of a sentence, not tags
     tags: list[str] = []
     for index, part in enumerate(parts):
         words = (part if index else _AROUND.sub("", part.strip())).split()
@@ -200,9 +209,12 @@ def _as_tags(value: Any) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def retagged(post: Frontmatter, change: TagChange, *, zola: bool) -> Retagged:
+def retagged(
+    post: Frontmatter, change: TagChange, *, zola: bool, lists: ListStyle | None = None
+) -> Retagged:
     """``post`` with ``change`` made to its tags (see the module docstring); ``zola``: the
-    blog is a Zola site (a post with no tags gets them in ``[taxonomies]``)."""
+    blog is a Zola site (a post with no tags gets them in ``[taxonomies]``); ``lists``: how
+    a new YAML tags list is written (None: as the post's other lists are)."""
     fields = post.fields()
     taxonomies = fields.get("taxonomies")
     if "tags" in fields or "tag" in fields:
@@ -233,7 +245,7 @@ def retagged(post: Frontmatter, change: TagChange, *, zola: bool) -> Retagged:
     if nested:
         table = dict(taxonomies) if isinstance(taxonomies, Mapping) else {}
         table[key] = new_value
-        changed = post.with_fields({"taxonomies": table})
+        changed = post.with_fields({"taxonomies": table}, lists=lists)
     else:
-        changed = post.with_fields({key: new_value})
+        changed = post.with_fields({key: new_value}, lists=lists)
     return Retagged(changed.text, tuple(before), tuple(after), tuple(ignored), field)
