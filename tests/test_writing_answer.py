@@ -83,6 +83,34 @@ async def test_an_answer_without_citations_lists_its_sources(blog: Path) -> None
     await rt.close()
 
 
+async def test_a_question_about_a_named_post_is_answered_from_that_post_alone(
+    blog: Path,
+) -> None:
+    """The search's other hits are not given: a question on the Git post was answered with
+    the Docker post's steps, and cited it."""
+    prompts: list[str] = []
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> str:
+        prompts.append(str(messages[-1]["content"]))
+        return "Short-lived branches ([Git](posts/git-workflow.md))."
+
+    rt = writing_runtime(blog, FunctionModel(answer))
+    await rt.initialize()
+    msg = await rt.process_input("what does the git workflow post recommend?")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["sources"] == ["posts/git-workflow.md"]
+    assert msg.data["citations"] == ["posts/git-workflow.md"]
+    body = (blog / "posts/git-workflow.md").read_text(encoding="utf-8").split("\n---\n", 1)[1]
+    assert body.strip()[:200] in prompts[0]  # the post's own text, as written
+    assert "docker-basics" not in prompts[0]
+    # Two posts named: the search decides, as for any question.
+    prompts.clear()
+    question = "compare the git workflow post with the docker post"
+    msg = await rt.run_skill("AnswerQuestion", {"question": question})
+    assert len(msg.data["sources"]) > 1
+    await rt.close()
+
+
 async def test_explain_selected_code(blog: Path) -> None:
     llm = ScriptedModel(["这段代码把 `a` 移动给了 `b`。"])
     rt = writing_runtime(blog, llm)

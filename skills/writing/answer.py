@@ -28,6 +28,7 @@ from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
 
 from .common import refuse
+from .pick import named_post
 from .prompts import (
     ANSWER_SYSTEM,
     EXPLAIN_SYSTEM,
@@ -209,6 +210,8 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
     ctx.memory.refresh()
     dates, rest = find_dates(question, dt.date.fromtimestamp(time.time()))
     drafts = ctx.config.drafts.in_answers
+    if (named := _the_post_asked_about(ctx)) is not None:
+        return Found(sources=[named])
     query = rest if dates is not None else question
     hits = ctx.memory.posts.search(query, SOURCES, drafts=drafts, dates=dates)
     missed = dates is not None and not hits
@@ -226,6 +229,27 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
         excerpt = make_snippet(post.body, terms, SOURCE_CHARS) if post else hit.snippet
         sources.append(Source(path=hit.path, title=hit.title, excerpt=excerpt))
     return Found(sources=sources, dates=dates.label if dates else None, missed=missed)
+
+
+_POST_WORDS = re.compile(
+    r"\b(?:post|article|entry|note|piece|essay|draft)s?\b|文章|帖子|博文|笔记", re.I
+)
+NAMED_SOURCE_CHARS = 3 * SOURCE_CHARS
+
+
+def _the_post_asked_about(ctx: SkillContext) -> Source | None:
+    """The one post a question is about when it names it ("what does the git workflow post
+    recommend?"), as the only source, with more of its text: the search's other hits would
+    be answered from too (a question on the Git post was answered with Docker's steps). None
+    when the question names no post, or names more than one ("compare the rust post and
+    the go post")."""
+    if len(_POST_WORDS.findall(ctx.input.text)) > 1:
+        return None
+    path = named_post(ctx)
+    post = ctx.memory.posts.get(path) if path is not None else None
+    if post is None or (post.draft and not ctx.config.drafts.in_answers):
+        return None
+    return Source(path=post.path, title=post.title, excerpt=clip(post.body, NAMED_SOURCE_CHARS))
 
 
 # "list my posts", "what posts do I have about rust?", "show me the articles on go",
