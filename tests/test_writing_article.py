@@ -120,6 +120,16 @@ async def test_write_article_in_english_end_to_end(blog: Path) -> None:
     await rt.close()
 
 
+async def test_a_post_with_only_a_word_in_common_is_not_related(blog: Path) -> None:
+    """ "SQLite for small web apps": the SQLite post, not the Git post that says "small" (it
+    scored a quarter of the SQLite post's, and was linked from the article)."""
+    rt = await started(writing_runtime(blog, ScriptedModel(en_script())))
+    msg = await rt.run_skill("WriteArticle", {"topic": "using SQLite for small web apps"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["related"] == ["posts/sqlite-fts5.md"]
+
+
 async def test_slug_clash_gets_a_suffix_never_an_overwrite(blog: Path) -> None:
     original = "---\ntitle: Mine\n---\n\nDo not overwrite me.\n"
     (blog / "posts" / "rust-ownership.md").write_text(original, encoding="utf-8")

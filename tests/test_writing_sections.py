@@ -332,6 +332,24 @@ def test_a_code_block_left_open_is_closed_or_dropped() -> None:
     assert _clean_section(whole) == whole
 
 
+@pytest.mark.parametrize(
+    ("section", "kept"),
+    [
+        # SmolLM2-135M ended an article with "Here is a new one:" and nothing after it.
+        ("It works well.\n\nWe covered it before. Here is a new one:",
+         "It works well.\n\nWe covered it before."),
+        ("It works well.\n\nHere is an example:\n\n", "It works well."),
+        ("第一段。\n\n步骤如下：", "第一段。"),
+        ("The example follows:\n```\n", "The example follows:"),  # all it says: the checks'
+        ("Steps:\n\n1. one\n2. two", "Steps:\n\n1. one\n2. two"),
+        ("Use it like this:\n```py\nx = 1\n```", "Use it like this:\n```py\nx = 1\n```"),
+        ("See this: it works.", "See this: it works."),
+    ],
+)  # fmt: skip
+def test_a_last_sentence_that_leads_in_to_nothing_is_dropped(section: str, kept: str) -> None:
+    assert _clean_section(section) == kept
+
+
 def test_paragraphs_the_article_already_holds_are_dropped() -> None:
 
     earlier = ["In the past, bread was made from flour and water.\n\nIt rose slowly."]

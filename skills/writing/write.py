@@ -86,6 +86,7 @@ __all__ = [
 ]
 
 TOTAL_STEPS = 5
+RELATED_SHARE = 0.3  # of the best hit's score: a related post scores at least this much
 CONTEXT_POSTS = 4
 MAX_SECTIONS = 8
 MAX_TITLE_CHARS = 120
@@ -347,9 +348,13 @@ def _find_related(ctx: SkillContext, topic: str, like: str | None) -> list[Relat
             )
         )
     drafts = ctx.config.drafts.in_answers  # drafts are not built on or linked until published
-    for hit in ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS, drafts=drafts):
+    hits = ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS, drafts=drafts)
+    best = max((hit.score for hit in hits), default=0.0)
+    for hit in hits:
         if model is not None and hit.path == model.path:
             continue
+        if hit.score < RELATED_SHARE * best:
+            continue  # a word in common, not the topic (a Git post for "SQLite for web apps")
         stem = PurePosixPath(hit.path).stem
         link = stem if ctx.memory.resolve_link(stem) == hit.path else hit.path.rsplit(".", 1)[0]
         related.append(RelatedPost(path=hit.path, title=hit.title, snippet=hit.snippet, link=link))
@@ -413,7 +418,30 @@ def _clean_section(text: str) -> str:
         lines.pop(0)  # the model repeated the title or the heading
     if all(not line.strip() or _HEADING.match(line) for line in lines):
         return ""
-    return clip("\n".join(fences_closed(lines)), MAX_SECTION_CHARS)
+    return clip("\n".join(_without_dangling_lead(fences_closed(lines))), MAX_SECTION_CHARS)
+
+
+# The last sentence of a text when it leads in to something that never came ("Here is an
+# example:", "步骤如下："): the sentence before it ends at a stop, or the line starts it.
+_DANGLING_LEAD = re.compile(r"(?:(?<=[.!?。！？])\s*|^)[^.!?。！？\n]*[:：]\s*$")
+
+
+def _without_dangling_lead(lines: list[str]) -> list[str]:
+    """``lines`` without a last sentence that announces what does not follow (the model
+    stopped after "Here is a new one:"), when the section has other text to keep; a lead-in
+    that is all the section says is left for the checks."""
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    if not lines or lines[-1].lstrip().startswith(("```", "~~~", "#", "|")):
+        return lines
+    found = _DANGLING_LEAD.search(lines[-1])
+    if found is None:
+        return lines
+    kept = lines[:-1] + ([cut] if (cut := lines[-1][: found.start()].rstrip()) else [])
+    while kept and not kept[-1].strip():
+        kept = kept[:-1]
+    prose = [line for line in kept if line.strip() and not _HEADING.match(line)]
+    return kept if prose else lines
 
 
 def _unit(lang: str) -> str:
