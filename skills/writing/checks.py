@@ -375,6 +375,106 @@ def structure_kept(instruction: str, original: str) -> Check | None:
     return check
 
 
+# --- code_kept --------------------------------------------------------------------------------
+
+# An instruction about code: what it asks of a code block is the checks' to judge, not this one.
+_ABOUT_CODE = re.compile(
+    r"\b(?:code|snippets?|examples?|samples?|blocks?|commands?|scripts?|functions?|methods?|"
+    r"variables?|fences?|comments?|programs?|quer(?:y|ies)|outputs?|syntax)\b"
+    r"|代码|示例|例子|命令|脚本|函数|变量|注释|程序",
+    re.I,
+)
+CODE_MIN_LINE = 8  # a code line this long, found outside a code block, was taken out of one
+
+
+def fenced_blocks(text: str) -> list[str]:
+    """The fenced code blocks of ``text``, each from its opening fence to its closing one
+    (its lines' trailing spaces dropped); a block left open runs to the end."""
+    blocks: list[str] = []
+    current: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines():
+        line = line.rstrip()
+        match = _FENCE_LINE.match(line)
+        if fence is None:
+            if match:
+                fence, current = match.group(1), [line]
+            continue
+        current.append(line)
+        closing = line.strip()
+        if match and set(closing) == {fence[0]} and len(closing) >= len(fence):
+            blocks.append("\n".join(current))
+            fence = None
+    if fence is not None:
+        blocks.append("\n".join(current))
+    return blocks
+
+
+def code_kept(instruction: str, original: str) -> Check | None:
+    """An edit whose instruction is not about code leaves the text's code blocks as they
+    were: none changed, none of their lines taken out into the prose, and, in a text that
+    keeps lines of the prose, none dropped unless the instruction may remove or shorten. A
+    small model asked to make a post "more concise" dropped a block's fences, so its
+    ``# comment`` line became the post's first heading, and nothing failed it. None when the
+    text has no code block or the instruction is about code."""
+    before = fenced_blocks(original)
+    if not before or _ABOUT_CODE.search(instruction):
+        return None
+    may_drop = bool(_RESHAPES.search(instruction)) or kind_of(instruction) == "shorten"
+    mask = _code_mask(original)
+    prose_lines = set()
+    offset = 0
+    for line in original.splitlines(keepends=True):
+        if not mask[offset] and len(key := " ".join(line.split())) >= SCOPE_MIN_LINE:
+            prose_lines.add(key)
+        offset += len(line)
+    code_lines = {
+        key
+        for block in before
+        for line in block.splitlines()[1:-1]
+        if len(key := line.strip()) >= CODE_MIN_LINE
+    }
+
+    def check(generated: Generated) -> Verdict:
+        after = fenced_blocks(generated.text)
+        changed = [block for block in after if block not in before]
+        # (A text written anew, no line of the prose kept, is not judged for what it dropped:
+        # nothing says it meant to keep the rest.)
+        kept = any(" ".join(line.split()) in prose_lines for line in generated.text.splitlines())
+        dropped = [b for b in before if b not in after] if kept and not may_drop else []
+        mask = _code_mask(generated.text)
+        loose: list[str] = []
+        offset = 0
+        for line in generated.text.splitlines(keepends=True):
+            if line.strip() in code_lines and not mask[offset]:
+                loose.append(line.strip())
+            offset += len(line)
+        if changed or dropped or loose:
+            what = (
+                f"{len(changed)} code block(s) changed" if changed
+                else f"{len(dropped)} code block(s) dropped" if dropped
+                else f"code taken out of its block ({_clip_line(loose[0])})"
+            )  # fmt: skip
+            zh = (
+                f"改动了 {len(changed)} 个代码块" if changed
+                else f"删掉了 {len(dropped)} 个代码块" if dropped
+                else f"代码被移出了代码块（{_clip_line(loose[0])}）"
+            )  # fmt: skip
+            return Verdict(
+                "code_kept",
+                False,
+                f"{what}, which the instruction did not ask for",
+                zh=f"{zh}，而修改说明并没有这样要求",
+            )
+        return Verdict("code_kept", True, f"{len(after)} code block(s) as they were")
+
+    return check
+
+
+def _clip_line(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # --- scope ------------------------------------------------------------------------------------
 
 SCOPE_MIN_LINE = 20  # a line of the rest of the post this long, found in the answer, is a copy

@@ -40,6 +40,7 @@ from .checks import (
     Check,
     Generated,
     Verdict,
+    code_kept,
     frontmatter_kept,
     instruction_kind,
     kind_of,
@@ -313,6 +314,7 @@ def edit_checks(
             not_degenerate,
             kind,
             structure_kept(instruction, original),
+            code_kept(instruction, original),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
             language(target) if target and len(original.split()) >= 3 else None,
             wikilinks(
