@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from skillrt import AgentRuntime, load_config
+from skillrt.llm.base import LLMMessage
 from skillrt.skills.chat import CHAT_SYSTEM
 from skillrt.skills.writing.prompts import ANSWER_SYSTEM, GENERAL_SYSTEM
 from skillrt.skills.writing.scaffold import without_echo
-from skillrt.testing import ScriptedModel
+from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
 from tests.blog import copy_blog
 from tests.writing_support import writing_runtime
 
@@ -56,8 +57,31 @@ async def test_a_sourced_answer_that_echoes_its_prompt_counts_as_none(blog: Path
     await rt.initialize()
     msg = await rt.run_skill("AnswerQuestion", {"question": "How do I limit asyncio concurrency?"})
     await rt.close()
-    assert msg.data["found"] is False and "The blog has nothing on" in msg.content
+    # The search found posts; the model said nothing from them: the posts, not "nothing".
+    assert msg.data["found"] is True and msg.data["answered"] is False
+    assert "The model wrote no answer from the posts found" in msg.content
+    assert msg.data["citations"] and all(f"]({p})" in msg.content for p in msg.data["citations"])
     assert "numbered sources" not in msg.content
+
+
+async def test_a_lead_in_to_the_sources_own_heading_counts_as_no_answer(blog: Path) -> None:
+    """The embedded model answered "The answer to your question is:" and a code block holding
+    the first source's heading line from its prompt."""
+    prompts: list[str] = []
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> str:
+        prompt = str(messages[-1]["content"])
+        prompts.append(prompt)
+        heading = next(line for line in prompt.splitlines() if line.startswith("[1] "))
+        return f"The answer to your question is:\n```bash\n{heading}\n```"
+
+    rt = writing_runtime(blog, FunctionModel(answer), answer={"general_fallback": False})
+    await rt.initialize()
+    msg = await rt.run_skill("AnswerQuestion", {"question": "How do I limit asyncio concurrency?"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["answered"] is False and msg.data["found"] is True
+    assert "The answer to your question is" not in msg.content
 
 
 async def test_small_talk_that_echoes_its_prompt_gets_our_own_reply(tmp_path: Path) -> None:

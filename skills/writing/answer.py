@@ -67,6 +67,10 @@ REPLIES = Replies(
         "searching": ("在博客中查找", "Searching the blog"),
         "answering": ("组织回答", "Writing the answer"),
         "sources": ("\n\n参考文章：\n{links}", "\n\nSources:\n{links}"),
+        "unanswered": (
+            "模型没能根据这些文章写出回答。这些文章与问题有关：\n\n{links}",
+            "The model wrote no answer from the posts found. These posts are on it:\n\n{links}",
+        ),
         "general": (
             "博客里没有关于“{question}”的内容。\n\n**一般性回答（不是来自博客）：**\n\n{answer}",
             "The blog has nothing on “{question}”.\n\n**General answer (not from the blog):**"
@@ -388,7 +392,20 @@ async def _answer(ctx: SkillContext, question: str, sources: list[Source]) -> st
     system = ANSWER_SYSTEM.format(lang=language_name(ctx.input.language))
     prompt = f"Sources:\n\n{numbered}\n\nQuestion: {question}"
     result = await ctx.llm.chat(messages(system, prompt), max_tokens=1024)
-    return without_echo(result.content, [system])  # (all echo: no answer, as NO_ANSWER)
+    headers = [f"[{i}] [{s.title}]({s.path})" for i, s in enumerate(sources, 1)]
+    answer = without_echo(result.content, [system, *headers])  # (all echo: as NO_ANSWER)
+    return answer if _says_something(answer) else ""
+
+
+_EMPTY_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n(?:[ \t]*\n)*[ \t]*\1[ \t]*$", re.M)
+
+
+def _says_something(answer: str) -> bool:
+    """Whether an answer says more than a lead-in to nothing: the embedded model answered
+    "The answer to your question is:" and a code block holding the first source's heading,
+    which ``without_echo`` takes out, leaving an empty block."""
+    text = _EMPTY_FENCE.sub("", answer).strip()
+    return bool(text) and not (text.endswith((":", "：")) and "\n" not in text)
 
 
 @skill(
@@ -418,8 +435,21 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return result.model_copy(update={"message": note + result.message}) if note else result
     ctx.progress(2, 2, ctx.reply("answering"))
     raw: str = await ctx.step("answer", partial(_answer, ctx, question, sources))
-    if not raw or raw.strip(" .。").upper().startswith(NO_ANSWER):
+    if raw.strip(" .。").upper().startswith(NO_ANSWER):
         return await _nothing_found(ctx, question)
+    if not raw:  # the posts were found; the model said nothing from them: the posts, then
+        links = "\n".join(f"- [{s.title}]({s.path}): {clip(s.excerpt, 200)}" for s in sources)
+        return SkillResult(
+            message=note + ctx.reply("unanswered", links=links),
+            data={
+                "found": True,
+                "answered": False,
+                "citations": [s.path for s in sources],
+                "sources": [s.path for s in sources],
+                "dates": found.dates,
+                "date_missed": found.missed,
+            },
+        )
     text, cited = check_citations(ctx, raw)
     if not cited:  # the model answered without citing: list the posts it was given
         links = "\n".join(f"- [{s.title}]({s.path})" for s in sources[:3])
