@@ -82,6 +82,7 @@ async def test_a_lead_in_to_the_sources_own_heading_counts_as_no_answer(blog: Pa
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["answered"] is False and msg.data["found"] is True
     assert "The answer to your question is" not in msg.content
+    assert "```" not in msg.content  # the excerpts shown leave code out
 
 
 async def test_small_talk_that_echoes_its_prompt_gets_our_own_reply(tmp_path: Path) -> None:

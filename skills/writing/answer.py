@@ -397,6 +397,14 @@ async def _answer(ctx: SkillContext, question: str, sources: list[Source]) -> st
     return answer if _says_something(answer) else ""
 
 
+_INLINE_FENCE = re.compile(r"(`{3,}|~{3,}).*?(?:\1|$)", re.S)
+
+
+def _prose(excerpt: str) -> str:
+    """An excerpt to show in a list: its code blocks left out, on one line, clipped."""
+    return clip(" ".join(_INLINE_FENCE.sub(" ", excerpt).split()), 200)
+
+
 _EMPTY_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n(?:[ \t]*\n)*[ \t]*\1[ \t]*$", re.M)
 
 
@@ -438,7 +446,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     if raw.strip(" .。").upper().startswith(NO_ANSWER):
         return await _nothing_found(ctx, question)
     if not raw:  # the posts were found; the model said nothing from them: the posts, then
-        links = "\n".join(f"- [{s.title}]({s.path}): {clip(s.excerpt, 200)}" for s in sources)
+        links = "\n".join(f"- [{s.title}]({s.path}): {_prose(s.excerpt)}" for s in sources)
         return SkillResult(
             message=note + ctx.reply("unanswered", links=links),
             data={
