@@ -153,7 +153,21 @@ async def test_explain_without_code_says_so(blog: Path) -> None:
     await rt.initialize()
     msg = await rt.run_skill("CodeExplain", {"question": "explain", "path": "posts/prose.md"})
     assert msg.data.get("error") == "no_code" and llm.call_count == 0
+    assert msg.content.startswith("I found no code to explain in `posts/prose.md`.")
     await rt.close()
+
+
+async def test_explain_the_code_of_the_post_a_request_names(blog: Path) -> None:
+    """ "explain the code in go-concurrency": the post it names, with no post open (it used to
+    say there was no code, as if no post were named)."""
+    llm = ScriptedModel(["It starts three workers."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input("explain the code in go-concurrency")
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == "posts/go-concurrency.md"
+    assert "go worker(w, jobs, results)" in llm.calls[0][-1]["content"]
 
 
 async def test_summarize_a_post(blog: Path) -> None:

@@ -111,8 +111,7 @@ REPLIES = Replies(
         "drafts_left_out": ("（另有 {drafts} 篇草稿未列出）", " (drafts left out: {drafts})"),
         "no_code": (
             "{where}没有找到要解释的代码。请选中代码，或打开一篇含代码块的文章。",
-            "I found no code to explain {where}. Select some code or open a post with a "
-            "code block.",
+            "I found no code to explain{where}. Select some code or open a post with a code block.",
         ),
         "explaining": ("解释代码", "Explaining the code"),
         "code_cut": (
@@ -527,7 +526,7 @@ def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> Snippet | None
         return Snippet(params.code, "", "code")
     if ctx.input.selected_text and ctx.input.selected_text.strip():
         return Snippet(ctx.input.selected_text, "", "selection")
-    target = params.path or ctx.input.current_file
+    target = params.path or named_post(ctx) or ctx.input.current_file  # "… in liquid-tips"
     if not target:
         return None
     path = ctx.files.relative(target)
@@ -557,7 +556,12 @@ async def _explain(ctx: SkillContext, snippet: Snippet, question: str) -> str:
 async def explain_code(ctx: SkillContext, params: ExplainParams) -> SkillResult:
     found = await asyncio.to_thread(_code_to_explain, ctx, params)  # not a step: not journalled
     if found is None or not found.code.strip():
-        where = f"`{found.source}` " if found else ""
+        source = found.source if found is not None else ""
+        where = (
+            (f"`{source}` 里" if ctx.input.language == "zh" else f" in `{source}`")
+            if source
+            else ""
+        )
         return refuse(ctx, "no_code", where=where)
     ctx.progress(1, 1, ctx.reply("explaining"))
     question = clip(params.question or ctx.input.text, 500)
