@@ -39,10 +39,11 @@ def test_bytes_that_are_not_utf8_become_a_replacement_and_the_text_goes_on() -> 
     assert not stream.stopped
 
 
-def test_a_character_left_open_at_the_end_is_a_replacement() -> None:
+def test_a_character_left_open_at_the_end_is_dropped() -> None:
+    """The generation stopped inside it (its length limit): no U+FFFD at the end."""
     stream = TextStream()
     assert stream.feed(b"ok \xe7") == "ok "
-    assert stream.finish() == REPLACEMENT
+    assert stream.finish() == ""
 
 
 def test_a_stop_string_ends_the_text_and_is_never_shown() -> None:

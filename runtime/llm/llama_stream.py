@@ -40,10 +40,11 @@ class TextStream:
         return self._release()
 
     def finish(self) -> str:
-        """The text still held (a character left open ends as U+FFFD)."""
+        """The text still held; a character left open (the generation stopped inside it) is
+        dropped, not shown as U+FFFD."""
         if self.stopped:
             return ""
-        self._pending += self._decoder.decode(b"", final=True)
+        self._decoder.reset()
         text, self._pending = self._pending, ""
         return text
 
