@@ -346,3 +346,38 @@ async def test_a_related_post_list_echoed_with_other_links_is_stripped(blog: Pat
     assert "— link:" not in body and "mangled excerpt" not in body and "可以使用" not in body
     assert "Ownership moves values between bindings, section 1." in body
     assert "> A quote the article itself makes stays." in body
+
+
+RUN_OF_MARKS = "# Rust 生命周期详细\n\n## 极大的看到一个什么，－－" + "；" * 120
+
+
+async def test_a_summary_that_is_a_run_of_one_mark_is_asked_again_then_refused(
+    blog: Path,
+) -> None:
+    """SmolLM2-135M summarised a post as a heading and "；" to its length limit, a run too
+    short for the repetition guard, and it was shown as the summary: summaries had no check."""
+    llm = ScriptedModel([RUN_OF_MARKS, RUN_OF_MARKS])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill("Summarize", {"path": POST})
+    await rt.close()
+    assert msg.state == "ERROR", msg.content
+    assert msg.data["check"] == "not_degenerate" and "repeats one mark" in msg.data["reason"]
+    assert len(llm.calls) == 2 and "repeats one mark" in llm.calls[1][-1]["content"]
+
+    good = "借用让代码在不取得所有权的情况下使用一个值。"
+    rt = writing_runtime(blog, ScriptedModel([RUN_OF_MARKS, good]))
+    msg = await rt.run_skill("Summarize", {"path": POST})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["summary"] == good
+
+
+def test_a_run_of_one_mark_is_degenerate_but_rules_and_code_are_not() -> None:
+    assert not not_degenerate(Generated(text=RUN_OF_MARKS)).passed
+    for text in (
+        "Title\n" + "=" * 30 + "\n\nBody.",
+        "| a | b |\n|" + "-" * 25 + "|" + "-" * 25 + "|\n| 1 | 2 |",
+        "```\n" + "/" * 40 + "\n```\n\nDone.",
+        "Body.\n\n" + "-" * 40 + "\n",
+    ):
+        assert not_degenerate(Generated(text=text)).passed, text

@@ -666,6 +666,27 @@ def frontmatter_kept(block: str, compose: Callable[[str], str]) -> Check:
 _ENDS_CLEANLY = re.compile(r"[\s.!?。！？…:;：；)\]}>`*_\"'”’」』）|~-]$")
 
 
+# One mark said again and again: SmolLM2-135M wrote "，－－；；；；…" to the end of a summary, a
+# run too short for the repetition guard (300 characters) in a text that short.
+_MARK_RUN = re.compile(r"([^\w\s])\1{19,}")
+
+
+def _punctuation_run(text: str) -> str | None:
+    """The first run of 20 or more of one mark in the prose (not in code, not a line of that
+    mark alone: a rule, a heading's underline, a table's), or None."""
+    mask = _code_mask(text)
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        for found in _MARK_RUN.finditer(line):
+            if mask[offset + found.start()]:
+                continue
+            if not line.replace(found.group(1), "").strip(" \t\r\n|:"):
+                continue
+            return found.group(0)[:20]
+        offset += len(line)
+    return None
+
+
 def not_degenerate(generated: Generated) -> Verdict:
     text = generated.text
     if not text.strip():
@@ -676,6 +697,13 @@ def not_degenerate(generated: Generated) -> Verdict:
             False,
             "the model fell into a loop and was cut short",
             zh="模型陷入了重复，被截断了",
+        )
+    if (run := _punctuation_run(text)) is not None:
+        return Verdict(
+            "not_degenerate",
+            False,
+            f"the text repeats one mark ({run!r}) over and over",
+            zh=f"文字里一个符号不断重复（{run!r}）",
         )
     guard = RepetitionGuard()
     try:

@@ -22,6 +22,9 @@ from skillrt.llm.base import estimate_tokens
 from skillrt.skill.params import Chars, PostPath
 
 from . import pick
+from .checked import REPLIES as CHECK_REPLIES
+from .checked import Checked, checked, refuse_unchecked
+from .checks import Generated, not_degenerate
 from .common import refuse
 from .pick import ask_for_post, named_post, no_post_chosen
 from .prompts import (
@@ -83,6 +86,7 @@ REPLIES = (
         }
     )
     | pick.REPLIES
+    | CHECK_REPLIES
 )
 
 PastedText = Annotated[str | None, Chars("max_input_chars", squash=False, too_long="text_too_long")]
@@ -195,7 +199,10 @@ async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
     if len(parts) > MAX_PARTS:
         tokens = estimate_tokens(text)
         return refuse(ctx, "too_long", tokens=tokens, parts=len(parts), limit=MAX_PARTS)
-    summary = await _summarise(ctx, parts, budget)
+    try:
+        summary = await _summarise(ctx, parts, budget)
+    except Unchecked as refused:  # nothing to show as the summary: the reply says why
+        return refuse_unchecked(ctx, refused.result, source=what)
     header = (
         ctx.reply("summary_of", what=what)
         if what not in ("text", "selection")
@@ -207,21 +214,39 @@ async def summarize(ctx: SkillContext, params: SummarizeParams) -> SkillResult:
     )
 
 
-async def _ask(ctx: SkillContext, system: str, content: str) -> str:
-    """One summary call: ``system`` (in the user's language) over ``content``."""
+async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> Generated:
+    """One summary call: ``system`` (in the user's language) over ``content`` (``note``: the
+    reason a first answer was refused, when asked again)."""
     lang = language_name(ctx.input.language)
     result = await ctx.llm.chat(
-        messages(system.format(lang=lang), content),
+        messages(system.format(lang=lang), content + note),
         max_tokens=summary_tokens(content, final=system is not SUMMARY_PART_SYSTEM),
     )
-    return result.content.strip()
+    # A summary the repetition guard cut keeps what came before, with the runtime's note, as
+    # before: only a text that is nothing, or a loop too short for the guard, is refused.
+    return Generated(text=result.content.strip())
+
+
+class Unchecked(Exception):
+    """A summary that failed its check twice (``checked``): the skill refuses."""
+
+    def __init__(self, result: Checked) -> None:
+        self.result = result
+
+
+async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> str:
+    """The step ``name``: a summary, checked (``not_degenerate``) and asked again once."""
+    result = await checked(ctx, name, partial(_ask, ctx, system, content), [not_degenerate])
+    if not result.passed:
+        raise Unchecked(result)
+    return result.text
 
 
 async def _summarise(ctx: SkillContext, parts: list[str], budget: int) -> str:
     """The summary of ``parts``: one call for one part, else one per part, then combined."""
     if len(parts) == 1:
         ctx.progress(1, 2, ctx.reply("summarising"))
-        summary: str = await ctx.step("summary", partial(_ask, ctx, SUMMARY_SYSTEM, parts[0]))
+        summary = await _summary(ctx, "summary", SUMMARY_SYSTEM, parts[0])
         ctx.progress(2, 2, ctx.reply("done"))
         return summary
     total = len(parts) + 1
@@ -229,9 +254,7 @@ async def _summarise(ctx: SkillContext, parts: list[str], budget: int) -> str:
     for i, part in enumerate(parts, 1):
         ctx.progress(i, total, ctx.reply("summarising_part", part=i, parts=len(parts)))
         content = f"Part {i} of {len(parts)}:\n\n{part}"
-        summaries.append(
-            await ctx.step(f"part:{i}", partial(_ask, ctx, SUMMARY_PART_SYSTEM, content))
-        )
+        summaries.append(await _summary(ctx, f"part:{i}", SUMMARY_PART_SYSTEM, content))
     ctx.progress(total, total, ctx.reply("combining"))
     return await _combine(ctx, summaries, budget)
 
@@ -249,14 +272,9 @@ async def _combine(ctx: SkillContext, summaries: list[str], budget: int) -> str:
         groups = split_parts("\n\n".join(summaries), budget)
         if len(groups) == 1 or level == MAX_ROUNDS:
             joined = _hard_split("\n\n".join(groups), budget)[0]  # the last round must fit
-            result: str = await ctx.step(
-                f"combine:{level}", partial(_ask, ctx, SUMMARY_COMBINE_SYSTEM, joined)
-            )
-            return result
+            return await _summary(ctx, f"combine:{level}", SUMMARY_COMBINE_SYSTEM, joined)
         summaries = [
-            await ctx.step(
-                f"combine:{level}:{j}", partial(_ask, ctx, SUMMARY_COMBINE_SYSTEM, group)
-            )
+            await _summary(ctx, f"combine:{level}:{j}", SUMMARY_COMBINE_SYSTEM, group)
             for j, group in enumerate(groups, 1)
         ]
     return "\n\n".join(summaries)
