@@ -15,6 +15,7 @@ from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLMMessage
 
+from .writing.checks import MIN_SHARE, language_share
 from .writing.scaffold import without_echo
 
 __all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "REPLIES", "ChatParams", "chat"]
@@ -97,7 +98,11 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
         return without_echo(result.content, [system])  # its instructions said back: ours
 
     reply: str = await ctx.step("reply", answer)
-    fallback = not reply
+    # A greeting or thanks answered in another language than the user's ("你好" answered in
+    # English by the embedded model): our own reply, in theirs.
+    courtesy = _GREETING.match(text) or _THANKS.match(text)
+    elsewhere = courtesy and language_share(reply, ctx.input.language) < MIN_SHARE
+    fallback = not reply or bool(elsewhere)
     return SkillResult(
         message=_canned(ctx, text) if fallback else reply,
         data={"chat": True, "fallback": fallback},

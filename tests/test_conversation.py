@@ -329,6 +329,23 @@ async def test_hello_and_thanks_get_a_chat_reply_and_complete(blog: Path) -> Non
     await rt.close()
 
 
+async def test_a_greeting_answered_in_another_language_gets_ours_in_the_users(
+    blog: Path,
+) -> None:
+    """The embedded model answered "你好" with "Hello, welcome to my blog. I'm here to help…"."""
+    english = "Hello, welcome to my blog. I'm here to help with any kind of writing you need."
+    rt = chat_runtime(blog, FunctionModel(lambda messages, options: english))
+    await rt.initialize()
+    msg = await rt.process_input("你好")
+    assert msg.state == "COMPLETED" and msg.data["fallback"] is True
+    assert msg.content.startswith("你好！")
+    msg = await rt.process_input("hello")  # in the user's language: the model's own
+    assert msg.content == english and msg.data["fallback"] is False
+    msg = await rt.process_input("你觉得 Rust 难学吗")  # not small talk: the model's answer
+    assert msg.content == english
+    await rt.close()
+
+
 async def test_small_talk_never_ends_in_error(blog: Path) -> None:
     def broken(messages: list[LLMMessage], options: ModelOptions) -> str:
         raise RuntimeError("the model fell over")
