@@ -128,6 +128,54 @@ def no_scaffolding(scaffold: Scaffold) -> Check:
     return check
 
 
+# --- no_chatter -------------------------------------------------------------------------------
+
+# A line of the model's own about the text it gives: "Here's a revised version:", "Sure! Here
+# is the edited paragraph:", "Revised version:", "以下是修改后的段落：".
+_CHATTER = re.compile(
+    r"^\W*(?:(?:sure|okay|ok|certainly|of course)\b[\s,!.]*)?"
+    r"(?:(?:here(?:'s|’s| is| are)|below is|this is)\b[^\n]{0,60}?"
+    r"\b(?:version|text|paragraph|edit|rewrite|revision|draft|translation)s?"
+    r"|(?:revised|edited|updated|improved|rewritten|corrected|new)\s+"
+    r"(?:version|text|paragraph|post|draft|section))"
+    r"[^\n]{0,40}?[:：]\W*$"
+    r"|^\W*(?:以下|下面)是[^\n]{0,20}?(?:修改|改写|修订|润色|编辑|更新)[^\n]{0,12}?[:：]\W*$",
+    re.I,
+)
+
+
+def no_chatter(original: str) -> Check:
+    """An edit's answer holds no line of the model's own about it ("Here's a revised
+    version:"): the embedded model made an intro friendlier, then wrote that line and a second
+    version, and both were saved. A first line of that kind is dropped (fixed); one further
+    in, with text on both sides, fails: which of the two is meant cannot be told. A line the
+    original has is the author's and never counts."""
+    own = {" ".join(line.split()).casefold() for line in original.splitlines()}
+
+    def check(generated: Generated) -> Verdict:
+        lines = generated.text.splitlines()
+        found = [
+            i
+            for i, line in enumerate(lines)
+            if _CHATTER.match(line) and " ".join(line.split()).casefold() not in own
+        ]
+        if not found:
+            return Verdict("no_chatter", True)
+        first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+        if found == [first]:
+            fixed = "\n".join(lines[first + 1 :]).lstrip("\n")
+            return Verdict("no_chatter", True, f"removed {lines[first].strip()!r}", fixed)
+        said = lines[found[-1]].strip()
+        return Verdict(
+            "no_chatter",
+            False,
+            f"the text holds the model's own words about it ({said[:80]!r}), not only the text",
+            zh=f"文字里有模型自己对它的说明（{said[:80]!r}），不只是正文",
+        )
+
+    return check
+
+
 # --- the target language ----------------------------------------------------------------------
 
 _CODE = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$|`[^`\n]+`", re.S | re.M)

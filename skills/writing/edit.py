@@ -46,6 +46,7 @@ from .checks import (
     kind_of,
     language,
     language_share,
+    no_chatter,
     no_scaffolding,
     not_degenerate,
     scope,
@@ -312,6 +313,7 @@ def edit_checks(
                 Scaffold([EDIT_SYSTEM, edit_prompt(instruction, "")], content=[original])
             ),
             not_degenerate,
+            no_chatter(original),
             kind,
             structure_kept(instruction, original),
             code_kept(instruction, original),

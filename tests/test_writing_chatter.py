@@ -1,0 +1,63 @@
+"""``no_chatter``: an edit's answer holds no line of the model's own about it. The embedded
+model made the Rust 1.78.0 post's intro friendlier, then wrote "Here's a revised version:" and
+a second version, and both were saved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.checks import Generated, no_chatter
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_fixture
+from tests.writing_support import writing_runtime
+
+POST = "content/Rust-1.78.0.md"
+INTRO = "The Rust team is happy to announce Rust 1.78.0, with diagnostic attributes."
+TWO_VERSIONS = (
+    "The Rust team is pleased to announce the release of Rust 1.78.0, with diagnostic "
+    "attributes.\n\nHere's a revised version:\n\nRust 1.78.0: The Rust team has announced the "
+    "release of Rust 1.78.0, with diagnostic attributes."
+)
+FRIENDLIER = "Good news: Rust 1.78.0 is here, and it brings diagnostic attributes!"
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed", "text"),
+    [
+        (TWO_VERSIONS, False, None),
+        ("Here is the edited paragraph:\n\n" + FRIENDLIER, True, FRIENDLIER),
+        ("Sure! Here's the revised text:\n" + FRIENDLIER, True, FRIENDLIER),
+        ("以下是修改后的段落：\nRust 1.78.0 发布了！", True, "Rust 1.78.0 发布了！"),
+        ("Here are three tips:\n- a\n- b", True, None),  # the text's own lead-in
+        ("It works.\n\nHere is the result:\n\n```\nok\n```", True, None),
+    ],
+)
+def test_the_models_own_lines_about_its_text(answer: str, passed: bool, text: str | None) -> None:
+    verdict = no_chatter(INTRO)(Generated(text=answer))
+    assert verdict.passed is passed
+    assert verdict.text == text
+
+
+def test_a_line_the_original_has_is_the_authors() -> None:
+    original = "Intro.\n\nRevised version:\n\nThe second edition."
+    assert no_chatter(original)(Generated(text="Intro, shorter.\n\nRevised version:\n\nB.")).passed
+
+
+async def test_an_edit_with_two_versions_is_asked_again_and_the_clean_one_saved(
+    tmp_path: Path,
+) -> None:
+    blog = copy_fixture("zola", tmp_path / "blog")
+    post = blog / POST
+    before = post.read_text(encoding="utf-8")
+    assert INTRO in before
+    llm = ScriptedModel([TWO_VERSIONS, FRIENDLIER])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "make the intro friendlier", "path": POST}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert post.read_text(encoding="utf-8") == before.replace(INTRO, FRIENDLIER)
+    assert "Here's a revised version" in llm.calls[1][-1]["content"]  # the reason, told
