@@ -18,7 +18,7 @@ BODY = (
     "\n```bash\n# not a title: a comment in a code block\necho hello\n```\n\n"
     "# Notes on shells\n\nBash and zsh differ in small ways, and the differences matter.\n"
 )
-MANGLED = "\n# not a title: a comment in a code block\necho \"Hello, World!\"\n"
+MANGLED = '\n# not a title: a comment in a code block\necho "Hello, World!"\n'
 
 
 def verdict(instruction: str, answer: str, original: str = BODY) -> bool | None:
