@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -469,13 +469,11 @@ def code_kept(instruction: str, original: str) -> Check | None:
     if not before or _ABOUT_CODE.search(instruction):
         return None
     may_drop = bool(_RESHAPES.search(instruction)) or kind_of(instruction) == "shorten"
-    mask = _code_mask(original)
-    prose_lines = set()
-    offset = 0
-    for line in original.splitlines(keepends=True):
-        if not mask[offset] and len(key := " ".join(line.split())) >= SCOPE_MIN_LINE:
-            prose_lines.add(key)
-        offset += len(line)
+    prose_lines = {
+        key
+        for line, code in _lines_and_code(original)
+        if not code[0] and len(key := " ".join(line.split())) >= SCOPE_MIN_LINE
+    }
     code_lines = {
         key
         for block in before
@@ -490,13 +488,11 @@ def code_kept(instruction: str, original: str) -> Check | None:
         # nothing says it meant to keep the rest.)
         kept = any(" ".join(line.split()) in prose_lines for line in generated.text.splitlines())
         dropped = [b for b in before if b not in after] if kept and not may_drop else []
-        mask = _code_mask(generated.text)
-        loose: list[str] = []
-        offset = 0
-        for line in generated.text.splitlines(keepends=True):
-            if line.strip() in code_lines and not mask[offset]:
-                loose.append(line.strip())
-            offset += len(line)
+        loose = [
+            line.strip()
+            for line, code in _lines_and_code(generated.text)
+            if not code[0] and line.strip() in code_lines
+        ]
         if changed or dropped or loose:
             what = (
                 f"{len(changed)} code block(s) changed" if changed
@@ -590,6 +586,16 @@ def _code_mask(text: str) -> list[bool]:
                 mask[start : offset + code.end()] = [True] * (code.end() - code.start())
         offset += len(line)
     return mask
+
+
+def _lines_and_code(text: str) -> Iterator[tuple[str, list[bool]]]:
+    """Each line of ``text`` (its line end kept) with ``_code_mask``'s answer for each of its
+    characters."""
+    mask = _code_mask(text)
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        yield line, mask[offset : offset + len(line)]
+        offset += len(line)
 
 
 def wikilinks(resolves: Callable[[str], bool], *, known: Iterable[str] = ()) -> Check:
@@ -722,16 +728,13 @@ _MARK_RUN = re.compile(r"([^\w\s])\1{19,}")
 def _punctuation_run(text: str) -> str | None:
     """The first run of 20 or more of one mark in the prose (not in code, not a line of that
     mark alone: a rule, a heading's underline, a table's), or None."""
-    mask = _code_mask(text)
-    offset = 0
-    for line in text.splitlines(keepends=True):
+    for line, code in _lines_and_code(text):
         for found in _MARK_RUN.finditer(line):
-            if mask[offset + found.start()]:
+            if code[found.start()]:
                 continue
             if not line.replace(found.group(1), "").strip(" \t\r\n|:"):
                 continue
             return found.group(0)[:20]
-        offset += len(line)
     return None
 
 

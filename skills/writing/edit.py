@@ -21,7 +21,6 @@ from pydantic import BaseModel, model_validator
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.frontmatter import (
     Frontmatter,
-    ListStyle,
     split_frontmatter,
     strip_frontmatter,
     yaml_list_style,
@@ -665,8 +664,9 @@ async def _retag(
             return refuse(ctx, "no_tags")
         change = TagChange(change.action, tags)
     zola = ctx.config.layout.kind == "zola"
-    lists: ListStyle | None = None  # the post's own lists show how to write a new one
-    if post.format is None or (post.format == "yaml" and yaml_list_style(post.inner) is None):
+    # A new YAML list is written as the post's own lists are; with none, as the blog's.
+    lists = yaml_list_style(post.inner) if post.format == "yaml" else None
+    if lists is None and post.format in (None, "yaml"):
         style = await ctx.step("list_style", partial(_blog_list_style, ctx), returns=str)
         lists = "quoted" if style == "quoted" else "flow" if style == "flow" else "block"
     result: Retagged = retagged(post, change, zola=zola, lists=lists)

@@ -98,15 +98,15 @@ class TranslateParams(BaseModel):
     path: PostPath = None
 
 
-def _target_language(ctx: SkillContext, asked: str | None) -> str:
-    """The code of the language asked for; without one, the other of Chinese and English
-    than the request's (and than the post's, once it is read: see ``translate``)."""
+def _target_language(ctx: SkillContext, asked: str | None) -> tuple[str, bool]:
+    """The code of the language asked for, and True; without one, the other of Chinese and
+    English than the request's, and False (``translate`` then checks the post's too)."""
     if asked:
-        return known_language(asked)
+        return known_language(asked), True
     named = target_language(ctx.input.text)  # the route's patterns did not take it
     if named is not None:
-        return named
-    return "en" if ctx.input.language == "zh" else "zh"  # "translate it"
+        return named, True
+    return ("en" if ctx.input.language == "zh" else "zh"), False  # "translate it"
 
 
 async def _translate_part(
@@ -231,7 +231,7 @@ def _translated_post(
     replies=REPLIES,
 )
 async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
-    code = _target_language(ctx, params.language)
+    code, named = _target_language(ctx, params.language)
     language = LANGUAGES[code].prompt
     target = params.path or await post_named(ctx) or ctx.input.current_file
     target = target or await ask_for_post(ctx, ctx.reply("action"))
@@ -242,8 +242,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     text, _ = await ctx.read("read", path)
     source = split_frontmatter(text, path)  # YAML, TOML or JSON: the model never sees it
     metadata, body = split_post(text, path)
-    named = params.language or target_language(ctx.input.text)
-    if not named and code in ("en", "zh") and written_in(body, code):
+    if not named and written_in(body, code):
         code = "en" if code == "zh" else "zh"  # "translate it": into the other of the two
         language = LANGUAGES[code].prompt
     parts = split_parts(body, PART_TOKENS) if body.strip() else []
