@@ -158,6 +158,26 @@ def test_yaml_field_change_touches_only_its_lines() -> None:
     assert "draft: false\r\n" in crlf.block and "\n" not in crlf.block.replace("\r\n", "")
 
 
+@pytest.mark.parametrize(
+    ("line", "comment"),
+    [
+        ("title: Rust ownership  # the title", "  # the title"),
+        ('title: "a # b" # c', " # c"),
+        ('title: "a \\" # b"   # c', "   # c"),
+        ("title: 'it''s # x'  # c", "  # c"),
+        ("title: a#b", ""),
+        ("url: http://example.test/#frag # c", " # c"),
+    ],
+)
+def test_a_yaml_scalar_set_again_keeps_its_comment(line: str, comment: str) -> None:
+    """The comment after a one-line value was dropped when an edit set the title."""
+    post = f"---\n{line}\ndate: 2024-01-01\n---\nbody\n"
+    key = line.split(":", 1)[0]
+    changed = split_frontmatter(post).with_fields({key: "New, value"})
+    assert changed.text == f"---\n{key}: New, value{comment}\ndate: 2024-01-01\n---\nbody\n"
+    assert changed.fields()[key] == "New, value"
+
+
 def test_a_yaml_flow_list_stays_a_flow_list_quoted_as_it_was() -> None:
     """``tags: [a, b]  # note`` set again stays on its line with its comment; an item YAML
     would read as something else than the string (``yes``, ``1.0``, ``a: b``) is quoted."""

@@ -473,6 +473,32 @@ def _yaml_flow(line: str, value: Any) -> str | None:
     return found.group("key") + "[" + items + "]" + found.group("rest")  # (a comment kept)
 
 
+def _yaml_comment(line: str) -> str:
+    """The comment at the end of a one-line ``key: value`` (with the spaces before it), or
+    "": a ``#`` after a space, outside quotes (a plain scalar cannot hold `` #``)."""
+    quote = ""
+    body = line.rstrip("\r\n")
+    skip = -1
+    for i, char in enumerate(body):
+        if i == skip:
+            continue
+        if quote == "'" and char == "'" and body[i + 1 : i + 2] == "'":
+            skip = i + 1  # a doubled '' is one quote inside the scalar
+        elif quote == '"' and char == "\\":
+            skip = i + 1  # an escaped character
+        elif quote:
+            if char == quote:
+                quote = ""
+        elif char in "\"'" and (i == 0 or body[i - 1] in " \t:[,{"):
+            quote = char
+        elif char == "#" and i > 0 and body[i - 1] in " \t":
+            start = i
+            while start > 0 and body[start - 1] in " \t":
+                start -= 1
+            return body[start:]
+    return ""
+
+
 def _yaml_scalar(text: str) -> Any:
     """What YAML reads ``text`` as, unquoted (``yes`` is True, ``1.0`` a number)."""
     import yaml
@@ -521,6 +547,9 @@ def _yaml_set(
             start, stop = spans[key]
             if stop == start + 1 and (flow := _yaml_flow(lines[start], value)) is not None:
                 text = flow + newline  # ``tags: [a, b]`` stays on its line, in its style
+            elif stop == start + 1 and text.count(newline) == 1:
+                # ``title: X  # a comment``: the comment stays (it was dropped with the value)
+                text = text[: -len(newline)] + _yaml_comment(lines[start]) + newline
             replaced[start] = (stop, text)
         elif text:
             appended.append(text)
