@@ -103,6 +103,31 @@ async def test_the_title_is_edited_in_the_frontmatter_alone(blog: Path, front: s
     assert {c["name"]: c["passed"] for c in msg.data["checks"]}["frontmatter"] is True
 
 
+async def test_a_title_edit_says_the_frontmatter_changed_and_names_a_stale_heading(
+    blog: Path,
+) -> None:
+    """The reply said "the frontmatter is unchanged" after setting its title; a heading that
+    repeats the old title atop the body is left as it is, and the reply says so."""
+    headed = YAML.replace("---\n\n", "---\n\n# Rust ownership\n\n", 1)
+    (blog / PATH).write_text(headed, encoding="utf-8")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": 'change the title to "Ownership in Rust"', "path": PATH}
+    )
+    plain = await rt.run_skill(
+        "EditContent", {"instruction": 'change the title to "Rust, owned"', "path": PATH}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert "the rest of the frontmatter is unchanged" in msg.content
+    assert "`# Rust ownership`, still has the old title" in msg.content
+    text = (blog / PATH).read_text(encoding="utf-8")
+    assert text == headed.replace("title: Rust ownership", "title: Rust, owned")
+    # the heading no longer repeats the title: nothing said of it
+    assert "the rest of the frontmatter is unchanged" in plain.content
+    assert "still has the old title" not in plain.content
+
+
 async def test_a_paragraph_edit_answered_with_the_whole_post_is_refused(blog: Path) -> None:
     llm = ScriptedModel([BODY, BODY])  # the model rewrote everything, twice
     rt = writing_runtime(blog, llm)

@@ -116,6 +116,18 @@ REPLIES = (
                 "已修改 `{path}` 的{what}，frontmatter 保持不变。\n\n```diff\n{diff}```",
                 "Edited {what} of `{path}`; the frontmatter is unchanged.\n\n```diff\n{diff}```",
             ),
+            # The frontmatter's title edited: the frontmatter did change (it used to say not).
+            "edited_title": (
+                "已修改 `{path}` 的标题，frontmatter 的其他字段保持不变。{heading}"
+                "\n\n```diff\n{diff}```",
+                "Edited the title of `{path}`; the rest of the frontmatter is unchanged.{heading}"
+                "\n\n```diff\n{diff}```",
+            ),
+            "old_heading": (
+                "正文开头的标题 `# {heading}` 仍是原来的标题，没有改动。",
+                " The heading at the top of the body, `# {heading}`, still has the old title; "
+                "it was left as it is.",
+            ),
             "the_tags": ("标签", "the tags"),
             "publish_action": ("发布", "publish"),
             "publishing": ("发布", "Publishing"),
@@ -514,7 +526,21 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
         if isinstance(edited, SkillResult):
             return edited
         new_text, report = edited
-        return await _write(ctx, path, (text, new_text), digest, report, ctx.reply("the_title"))
+        title = post.fields().get("title")
+        if not (isinstance(title, str) and title.strip()):  # the body's heading was the title
+            return await _write(ctx, path, (text, new_text), digest, report, ctx.reply("the_title"))
+        heading = _H1.match(post.body)  # the same title again, atop the body: left, and said
+        stale = heading is not None and heading.group(2).strip() == title.strip()
+        return await _write(
+            ctx,
+            path,
+            (text, new_text),
+            digest,
+            report,
+            ctx.reply("the_title"),
+            done="edited_title",
+            values={"heading": ctx.reply("old_heading", heading=title.strip()) if stale else ""},
+        )
     block, body = post.block, post.body
     span = _span(body, selection) if part is None else _part_span(body, part)
     if span is None:
@@ -553,7 +579,7 @@ async def _write(
     report: list[dict[str, Any]],
     what: str,
     *,
-    done: Literal["edited", "retagged"] = "edited",
+    done: Literal["edited", "edited_title", "retagged"] = "edited",
     values: dict[str, Any] | None = None,
     data: dict[str, Any] | None = None,
 ) -> SkillResult:
@@ -592,7 +618,11 @@ async def _write(
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
-            "retagged" if done == "retagged" else "edited",
+            "retagged"
+            if done == "retagged"
+            else "edited_title"
+            if done == "edited_title"
+            else "edited",
             path=path,
             what=what,
             diff=shown,
