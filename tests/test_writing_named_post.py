@@ -45,6 +45,10 @@ async def _summarised(
         ("give me a summary of the post on git branching workflows", "posts/git-workflow.md"),
         ("总结一下关于生命周期的文章", "posts/rust-lifetimes.md"),
         ("总结数据库索引原理", "posts/database-indexing.md"),  # a Chinese title, written out
+        # words before "那篇": Latin ones as words, Chinese ones as a phrase, the verb aside
+        ("把 docker 那篇文章总结一下", "posts/docker-basics.md"),
+        ("总结一下机器学习那篇文章", "posts/ml-intro.md"),
+        ("总结 rust lifetimes 那篇", "posts/rust-lifetimes.md"),
     ],
 )
 async def test_a_post_named_without_its_path_is_taken(

@@ -22,6 +22,7 @@ import re
 from pathlib import PurePosixPath
 
 from skillrt import Replies, SkillContext, SkillResult
+from skillrt.blog.posts import PostMeta
 from skillrt.exceptions import PathNotAllowed
 
 __all__ = [
@@ -56,6 +57,14 @@ _BEFORE_EN = re.compile(
 _ABOUT_ZH = re.compile(
     r"(?:关于|有关|讲|写)(?P<words>[^，。,.!！?？:：]{1,40}?)(?:的|那|这)\s*(?:那|这)?\s*(?:篇|个)?\s*"
     r"(?:文章|帖子|博文|博客|笔记)"
+)
+# "把 docker 那篇文章…", "rust 生命周期那篇", "翻译机器学习那篇文章": the words just before
+# "那篇"/"这篇" name the post. Latin words are matched as words (as "the docker post"); a run
+# of Chinese characters as a phrase, from its end (``_fits_phrase``: the verb before it is
+# not part of the name).
+_BEFORE_ZH = re.compile(
+    r"(?:(?<![\w.+#-])(?P<latin>[^\W_\u3400-\u9fff][\w.+#-]*(?: [^\W_\u3400-\u9fff][\w.+#-]*){0,3})"
+    r"|(?P<han>[\u3400-\u9fff]{2,16}?))\s*(?:那|这)\s*(?:篇|个\s*(?=文章|帖子|博文|博客|笔记))"
 )
 # Where an edit's request goes on from the post to the instruction, and words that name a
 # post as something else than the one to edit (``request_lead``).
@@ -190,18 +199,21 @@ def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] |
     ``["async", "rust"]``), with the Chinese phrase as written; None without a description.
     ``strict`` (an edit): none named after a word that makes it something to link, cite or
     compare with ("add a link to the rust post")."""
-    matches = [(m, p) for p in (_ABOUT_EN, _BEFORE_EN, _ABOUT_ZH) if (m := p.search(request))]
+    patterns = (_ABOUT_EN, _BEFORE_EN, _ABOUT_ZH, _BEFORE_ZH)
+    matches = [(m, p) for p in patterns if (m := p.search(request))]
     # The first description in the request ("… to the rust post about cancellation": the rust
     # post, not one about cancellation).
     for found, pattern in sorted(matches, key=lambda pair: pair[0].start()):
         if strict and _REFERS.search(request[: found.start()]):
             return None
-        if pattern is _ABOUT_ZH:
-            phrase = found.group("words").strip().strip("《》「」“”\"'")
+        if pattern is _ABOUT_ZH or (pattern is _BEFORE_ZH and found.group("han")):
+            phrase = found.group("words" if pattern is _ABOUT_ZH else "han")
+            phrase = phrase.strip().strip("《》「」“”\"'")
             if phrase:
                 return [], phrase.casefold()
             continue
-        words = [w for w in _words(found.group("words")) if w not in _FILLER]
+        said = found.group("latin" if pattern is _BEFORE_ZH else "words")
+        words = [w for w in _words(said) if w not in _FILLER]
         if words:
             return words, ""
     return None
@@ -253,17 +265,30 @@ def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
     if described is None:
         return None
     words, phrase = described
+    if phrase:
+        return _fits_phrase(phrase, every)
     fits = []
     for meta in every:
-        if phrase:
-            if phrase in meta.title.casefold() or phrase in _file_name(meta.path).casefold():
-                fits.append(meta.path)
-        else:
-            named = f"{meta.title} {_file_name(meta.path)}"
-            folded = named.casefold()
-            if all(word in folded for word in words) and set(words) <= set(_words(named)):
-                fits.append(meta.path)
+        named = f"{meta.title} {_file_name(meta.path)}"
+        folded = named.casefold()
+        if all(word in folded for word in words) and set(words) <= set(_words(named)):
+            fits.append(meta.path)
     return fits[0] if len(fits) == 1 else None
+
+
+def _fits_phrase(phrase: str, every: list[PostMeta]) -> str | None:
+    """The one post whose title or file name holds ``phrase`` (casefolded). When none does
+    and the phrase starts with Chinese characters, they are dropped one by one from its start,
+    down to two characters: "翻译机器学习" (the verb run into the name) finds "机器学习入门"."""
+    while True:
+        fits = [
+            meta.path
+            for meta in every
+            if phrase in meta.title.casefold() or phrase in _file_name(meta.path).casefold()
+        ]
+        if fits or len(phrase) <= 2 or not _CJK.match(phrase):
+            return fits[0] if len(fits) == 1 else None
+        phrase = phrase[1:]
 
 
 async def post_named(ctx: SkillContext, *, strict: bool = False) -> str | None:
