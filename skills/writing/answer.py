@@ -27,6 +27,9 @@ from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
 from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
 
+from .checked import CHECKED, checked, quality_report
+from .checked import REPLIES as CHECK_REPLIES
+from .checks import Check, Generated, Verdict, code_from, not_degenerate
 from .common import refuse
 from .pick import named_post
 from .prompts import (
@@ -39,6 +42,7 @@ from .prompts import (
     language_name,
     messages,
 )
+from .repeats import not_repetitive
 from .scaffold import without_echo
 
 __all__ = [
@@ -57,7 +61,7 @@ _MD_LINK = re.compile(r"(?<!!)\[([^\]\n]{1,300})\]\(\s*<?([^)\s>]{1,500})>?(?:\s
 _WIKILINK = re.compile(r"\[\[([^\[\]\n|#]{1,300})(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]{1,300}))?\]\]")
 _FENCE = re.compile(r"^(`{3,}|~{3,})([^\n`]*)\n(.*?)^\1[ \t]*$", re.S | re.M)
 
-REPLIES = Replies(
+_OWN_REPLIES = Replies(
     {
         "no_question": ("请告诉我你的问题。", "What is your question?"),
         "question_too_long": (
@@ -67,6 +71,12 @@ REPLIES = Replies(
         "searching": ("在博客中查找", "Searching the blog"),
         "answering": ("组织回答", "Writing the answer"),
         "sources": ("\n\n参考文章：\n{links}", "\n\nSources:\n{links}"),
+        "unchecked": (
+            "模型的回答没有通过检查（{reason}），重试一次后仍未通过，所以不予显示。"
+            "这些文章与问题有关：\n\n{links}",
+            "The model's answer failed its check ({reason}), and again when asked once more, "
+            "so it is not shown. These posts are on it:\n\n{links}",
+        ),
         "unanswered": (
             "模型没能根据这些文章写出回答。这些文章与问题有关：\n\n{links}",
             "The model wrote no answer from the posts found. These posts are on it:\n\n{links}",
@@ -120,6 +130,7 @@ REPLIES = Replies(
         ),
     }
 )
+REPLIES = _OWN_REPLIES | CHECK_REPLIES
 
 Question = Annotated[
     str, Chars(MAX_QUESTION_CHARS, empty="no_question", too_long="question_too_long")
@@ -262,6 +273,10 @@ _POSTS_EN = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|blog\s+posts?)"
 _TOPIC_EN = (
     r"(?:\s+(?:about|on|regarding|covering|mentioning|tagged(?:\s+with)?|in)\s+(?P<topic>.+?))?"
 )
+_ABOUT_VERB_EN = (
+    r"(?:are\s+about|is\s+about|talks?\s+about|mentions?|covers?|discuss(?:es)?|are\s+on|"
+    r"deals?\s+with|refers?\s+to|touch(?:es)?\s+on)"
+)
 _LISTING = [
     re.compile(
         r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:list|show(?:\s+me)?|give\s+me|"
@@ -278,6 +293,23 @@ _LISTING = [
         rf"^(?:do|did)\s+(?:i|we)\s+(?:have|write)\s+(?:any\s+)?{_POSTS_EN}"
         r"\s+(?:about|on|regarding|covering)\s+(?P<topic>.+?)\s*[?.!]*$",
         re.I,
+    ),
+    # "which posts mention docker?", "posts that are about rust", "which of my articles
+    # cover sqlite?": a list, which the index answers (the model used to write it).
+    re.compile(
+        rf"^(?:(?:what|which)\s+(?:of\s+(?:my|the|your|our)\s+)?|(?:show\s+me\s+|list\s+|find\s+)?"
+        rf"(?:all\s+)?(?:the\s+|my\s+)?)?{_POSTS_EN}\s+(?:(?:that|which)\s+)?{_ABOUT_VERB_EN}"
+        r"\s+(?P<topic>.+?)\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:我的|博客里的?|博客中的?)?\s*(?:哪些|哪几篇|哪篇)\s*(?:文章|博文|帖子)\s*(?:里|中)?\s*"
+        r"(?:提到了?|提及了?|讲了?|写了|是关于|关于|涉及到?|用到了?)\s*(?P<topic>[^？?]+?)\s*"
+        r"(?:的)?\s*[?？。!！]*$"
+    ),
+    re.compile(
+        r"^(?:提到了?|提及|讲|关于|涉及到?)\s*(?P<topic>[^？?，,]+?)\s*的\s*(?:文章|博文|帖子)\s*"
+        r"(?:有)?(?:哪些|哪几篇)\s*[?？。!！]*$"
     ),
     re.compile(
         r"^(?:请)?(?:列出|列一下|显示|看看|给我看看)?\s*(?:我的|博客的|博客里的|博客里)?\s*(?:所有|全部)?"
@@ -299,6 +331,7 @@ def listing_topic(question: str) -> str | None:
         found = pattern.match(text)
         if found is not None:
             topic = (found.groupdict().get("topic") or "").strip(" \"'“”‘’「」《》")
+            topic = re.sub(r"^(?:the|a|an)\s+(?=\S)", "", topic, flags=re.I)
             return topic
     return None
 
@@ -384,16 +417,59 @@ async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     )
 
 
-async def _answer(ctx: SkillContext, question: str, sources: list[Source]) -> str:
+ANSWER_TOKENS = 1024
+
+
+async def _answer(
+    ctx: SkillContext, question: str, sources: list[Source], note: str = ""
+) -> Generated:
+    """The model's answer from ``sources`` (``note``: why a first one was refused); its text
+    is empty when it says nothing but the prompt again, or a lead-in to nothing."""
     numbered = "\n\n".join(
         f"[{i}] [{s.title}]({s.path})\n{s.excerpt}" for i, s in enumerate(sources, 1)
     )
     system = ANSWER_SYSTEM.format(lang=language_name(ctx.input.language))
     prompt = f"Sources:\n\n{numbered}\n\nQuestion: {question}"
-    result = await ctx.llm.chat(messages(system, prompt), max_tokens=1024)
+    result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=ANSWER_TOKENS)
     headers = [f"[{i}] [{s.title}]({s.path})" for i, s in enumerate(sources, 1)]
-    answer = without_echo(result.content, [system, *headers])  # (all echo: as NO_ANSWER)
-    return answer if _says_something(answer) else ""
+    echoed = [system, *headers, *([note.strip()] if note.strip() else [])]
+    answer = without_echo(result.content, echoed)  # (all echo: as NO_ANSWER)
+    if note:  # asked again: its sentences about the refused first answer are not the answer
+        answer = _RETRY_TALK.sub(" ", answer).strip()
+    return Generated(
+        text=answer if _says_something(answer) else "",
+        looped=result.truncated_repetition,
+        cut=result.usage.completion_tokens >= ANSWER_TOKENS,
+    )
+
+
+# Asked again with the reason (``RETRY_NOTE``), the embedded model answered "The sqlite post
+# says that the first answer was refused, and …": a sentence on the first answer or its
+# refusal.
+_SENTENCE = r"[^.!?\n。！？]*"
+_RETRY_TALK = re.compile(
+    rf"{_SENTENCE}(?:\b(?:first|previous|second|last)\s+answer\b|\banswer\s+(?:was|is|has\s+been)"
+    rf"\s+(?:refused|rejected)\b|第一次的?回答|回答被拒绝){_SENTENCE}[.!?。！？]?[ \t]*",
+    re.I,
+)
+
+
+def _if_answered(check: Check) -> Check:
+    """``check``, for an answer that says something: one that says nothing is not asked
+    again (the posts found are listed instead: ``unanswered``)."""
+
+    def answered(generated: Generated) -> Verdict:
+        return check(generated) if generated.text else Verdict("answered", True)
+
+    return answered
+
+
+def answer_checks(sources: list[Source]) -> list[Check]:
+    """What an answer from ``sources`` is checked for before it is shown. The embedded model
+    answered "posts that mention sqlite" with 14 numbered lines saying one thing, cut off
+    mid-link, and it was shown as done."""
+    made_up = code_from(*(s.excerpt for s in sources))
+    return [_if_answered(check) for check in (not_degenerate, not_repetitive, made_up)]
 
 
 _INLINE_FENCE = re.compile(r"(`{3,}|~{3,}).*?(?:\1|$)", re.S)
@@ -441,13 +517,21 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         result = await _nothing_found(ctx, question)
         return result.model_copy(update={"message": note + result.message}) if note else result
     ctx.progress(2, 2, ctx.reply("answering"))
-    raw: str = await ctx.step("answer", partial(_answer, ctx, question, sources))
-    if raw.strip(" .。").upper().startswith(NO_ANSWER):
+    ask = partial(_answer, ctx, question, sources)
+    answer = await checked(ctx, "answer", ask, answer_checks(sources))
+    raw = answer.text
+    if answer.passed and raw.strip(" .。").upper().startswith(NO_ANSWER):
         return await _nothing_found(ctx, question)
-    if not raw:  # the posts were found; the model said nothing from them: the posts, then
+    if not raw or not answer.passed:  # the posts were found, but no answer from them to show
         links = "\n".join(f"- [{s.title}]({s.path}): {_prose(s.excerpt)}" for s in sources)
+        refused = answer.failed[0] if answer.failed else None
+        lead = (
+            ctx.reply("unchecked", reason=refused.reason_in(ctx.input.language), links=links)
+            if refused is not None
+            else ctx.reply("unanswered", links=links)
+        )
         return SkillResult(
-            message=note + ctx.reply("unanswered", links=links),
+            message=note + lead,
             data={
                 "found": True,
                 "answered": False,
@@ -455,6 +539,9 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
                 "sources": [s.path for s in sources],
                 "dates": found.dates,
                 "date_missed": found.missed,
+                "checks": quality_report([answer]),
+                **({"check": refused.name} if refused is not None else {}),
+                **CHECKED,
             },
         )
     text, cited = check_citations(ctx, raw)
@@ -470,6 +557,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
             "sources": [s.path for s in sources],
             "dates": found.dates,
             "date_missed": found.missed,
+            "checks": quality_report([answer]),
+            **CHECKED,
         },
     )
 

@@ -458,6 +458,31 @@ def fenced_blocks(text: str) -> list[str]:
     return blocks
 
 
+def code_from(*sources: str) -> Check:
+    """A text that quotes code (an answer, a summary) quotes it from ``sources``: a code block
+    more than half of whose lines (spaces aside; lines of three characters or fewer, as
+    ``}``, not counted) none of the sources holds was made up. The embedded model answered
+    "what does the sqlite post say about ranking?" with a Python function of its own, shown
+    as the post's, and summarised a post without code into a page of invented NumPy."""
+    known = "\n".join(" ".join(line.split()) for text in sources for line in text.splitlines())
+
+    def check(generated: Generated) -> Verdict:
+        for block in fenced_blocks(generated.text):
+            lines = [" ".join(line.split()) for line in block.splitlines()[1:]]
+            lines = [line for line in lines if len(line) > 3 and not _FENCE_LINE.match(line)]
+            made = [line for line in lines if line not in known]
+            if lines and len(made) * 2 > len(lines):
+                return Verdict(
+                    "code_from_sources",
+                    False,
+                    f"it shows code that none of its sources has ({_clip_line(made[0])})",
+                    zh=f"其中的代码在原文里找不到（{_clip_line(made[0])}）",
+                )
+        return Verdict("code_from_sources", True)
+
+    return check
+
+
 def code_kept(instruction: str, original: str) -> Check | None:
     """An edit whose instruction is not about code leaves the text's code blocks as they
     were: none changed, none of their lines taken out into the prose, and, in a text that

@@ -1,0 +1,150 @@
+"""AnswerQuestion checks the model's answer before it shows it (a loop, lines said again and
+again, code none of its sources has), asks once more, and lists the posts found when the
+answer fails again; a request for the posts on a topic is answered from the index, and a
+summary's code must come from the text summarised."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.answer import listing_topic
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+QUESTION = "What does the sqlite post say about ranking?"
+# The embedded model's answer to "posts that mention sqlite": one line, its numbers aside.
+LOOPING = "\n\n".join(
+    f"{i}. 可以在 posts/notes 区分两个编辑墨，一是[文档提取][{2 * i}]，"
+    f"另一是[文档随机化][{2 * i + 1}]."
+    for i in range(1, 15)
+)
+MADE_UP = (
+    "The post ranks matches like this:\n\n```python\ndef mmatch_query(text):\n"
+    '    return "mmatch" + text[0] * 256\n```'
+)
+GOOD = "It ranks `MATCH` results with `bm25()` ([SQLite FTS5](posts/sqlite-fts5.md))."
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+async def _answer(blog: Path, answers: list[str], question: str = QUESTION) -> tuple:
+    llm = ScriptedModel(answers)
+    rt = writing_runtime(blog, llm, answer={"general_fallback": False})
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("AnswerQuestion", {"question": question})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    return msg, llm
+
+
+@pytest.mark.parametrize(
+    ("answers", "check"),
+    [([LOOPING, LOOPING], "not_repetitive"), ([MADE_UP, MADE_UP], "code_from_sources")],
+    ids=["repeated-lines", "made-up-code"],
+)
+async def test_an_answer_failing_its_check_twice_is_not_shown(
+    blog: Path, answers: list[str], check: str
+) -> None:
+    msg, llm = await _answer(blog, answers)
+    assert llm.call_count == 2  # asked once more, with the reason
+    assert "Important: the first answer was refused" in llm.calls[1][-1]["content"]
+    assert msg.data["answered"] is False and msg.data["check"] == check
+    assert "failed its check" in msg.content
+    assert "```" not in msg.content and "256" not in msg.content  # (the reason quotes a line)
+    assert msg.content.count("文档随机化") <= 1
+    assert "](posts/sqlite-fts5.md)" in msg.content  # the posts found, listed
+    assert {c["name"]: c["passed"] for c in msg.data["checks"]}[check] is False
+
+
+async def test_an_answer_asked_again_is_shown_without_its_words_on_the_first(blog: Path) -> None:
+    retry = "The first answer was refused. " + GOOD
+    msg, llm = await _answer(blog, [MADE_UP, retry])
+    assert llm.call_count == 2
+    assert msg.content.startswith(GOOD.split(" ([")[0]), msg.content
+    assert "refused" not in msg.content and "mmatch" not in msg.content
+    assert msg.data["citations"] == ["posts/sqlite-fts5.md"]
+    checks = {c["name"]: c for c in msg.data["checks"]}
+    assert checks["code_from_sources"]["passed"] and checks["code_from_sources"]["attempts"] == 2
+    assert msg.data["truncated_repetition"] is False
+
+
+async def test_code_quoted_from_the_post_passes_at_once(blog: Path) -> None:
+    quoted = (
+        "Order by `rank` ([SQLite FTS5](posts/sqlite-fts5.md)):\n\n```sql\n"
+        "SELECT title FROM docs WHERE docs MATCH 'owner' ORDER BY rank;\n```"
+    )
+    msg, llm = await _answer(blog, [quoted])
+    assert llm.call_count == 1 and "ORDER BY rank" in msg.content
+    assert "answered" not in msg.data
+
+
+async def test_an_answer_that_only_talks_about_the_refusal_lists_the_posts(blog: Path) -> None:
+    msg, llm = await _answer(blog, [LOOPING, "The first answer was refused."])
+    assert llm.call_count == 2
+    assert msg.data["answered"] is False and "refused" not in msg.content
+    assert "The model wrote no answer from the posts found" in msg.content
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("which posts mention docker?", "docker"),
+        ("Which of my articles cover SQLite?", "SQLite"),
+        ("posts that mention sqlite", "sqlite"),
+        ("show me the posts that talk about python", "python"),
+        ("what posts are on rust", "rust"),
+        ("which post mentions the borrow checker?", "borrow checker"),
+        ("哪些文章提到了 docker？", "docker"),
+        ("哪些文章是关于机器学习的？", "机器学习"),
+        ("提到 docker 的文章有哪些？", "docker"),
+        ("list posts about docker", "docker"),  # as before
+        ("what does the docker post say?", None),
+        ("which posts should I update first?", None),
+        ("does the docker post mention volumes?", None),
+        ("what is a post?", None),
+    ],
+)
+def test_a_request_for_the_posts_on_a_topic_is_a_listing(question: str, topic: str | None) -> None:
+    assert listing_topic(question) == topic
+
+
+@pytest.mark.parametrize("question", ["which posts mention docker?", "哪些文章提到了 docker？"])
+async def test_which_posts_mention_a_word_is_answered_from_the_index(
+    blog: Path, question: str
+) -> None:
+    msg, llm = await _answer(blog, [], question)
+    assert llm.call_count == 0
+    assert msg.data["listed"] == 1 and msg.data["citations"] == ["posts/docker-basics.md"]
+
+
+async def test_a_summary_with_code_the_post_lacks_is_refused(blog: Path) -> None:
+    invented = "It fits a line:\n\n```python\nfrom matplotlib import pyplot as plt\nplt.show()\n```"
+    llm = ScriptedModel([invented, invented])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "code_from_sources", msg.content
+    assert llm.call_count == 2
+
+
+async def test_a_summary_quoting_the_posts_code_passes(blog: Path) -> None:
+    quoted = "It fits a line:\n\n```python\ndef fit(x, y, lr=0.01, epochs=1000):\n```"
+    llm = ScriptedModel([quoted])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED" and "def fit" in msg.content and llm.call_count == 1
