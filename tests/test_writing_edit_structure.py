@@ -129,6 +129,9 @@ def test_a_rename_is_of_the_title_only_when_it_names_the_post(
         ("rename the post to Rust in 2024.", "Rust in 2024"),
         ("把标题改成《Rust 1.78 发布》", "Rust 1.78 发布"),
         ("把标题改成更吸引人的", None),
+        # "as" in "async" is not the word "as": the title is the one after "to"
+        ("rename the async closures post to Async closures are here", "Async closures are here"),
+        ("rename the astronomy post as Stars", "Stars"),
     ],
 )
 def test_only_a_title_written_out_is_taken_as_written(instruction: str, title: str | None) -> None:

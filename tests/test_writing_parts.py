@@ -128,6 +128,28 @@ async def test_a_title_edit_says_the_frontmatter_changed_and_names_a_stale_headi
     assert "still has the old title" not in plain.content
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Ownership in Rust, explained.\n\nText:\nOwnership in Rust, explained.",
+        "New title: “Ownership in Rust, explained”",
+    ],
+    ids=["said-twice-around-a-label", "labelled"],
+)
+async def test_a_title_answer_with_a_label_or_said_twice_is_the_title(
+    blog: Path, answer: str
+) -> None:
+    """The embedded model answered a title, the prompt's "Text:" and the title again; it was
+    refused as two lines. A label before it and a full stop after it are not the title's."""
+    llm = ScriptedModel([answer])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill("EditContent", {"instruction": "improve the title", "path": PATH})
+    await rt.close()
+    assert msg.state == "COMPLETED" and llm.call_count == 1, msg.content
+    text = (blog / PATH).read_text(encoding="utf-8")
+    assert text == YAML.replace("title: Rust ownership", "title: Ownership in Rust, explained")
+
+
 async def test_a_paragraph_edit_answered_with_the_whole_post_is_refused(blog: Path) -> None:
     llm = ScriptedModel([BODY, BODY])  # the model rewrote everything, twice
     rt = writing_runtime(blog, llm)

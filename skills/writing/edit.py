@@ -387,7 +387,7 @@ _H1 = re.compile(r"\A(\s*)#[ \t]+(.+?)[ \t#]*$", re.M)
 _GIVEN_TITLE = re.compile(
     r"(?:\b(?:title|headline)(?:\s+of\s+.+?)?|\bretitle\b(?:\s+(?:it|this|the\s+post))?"
     r"|\brename\b.*?)\s+"
-    r"(?:to|as|into)\s*[:：]?\s*(?P<title>.+?)\s*$"
+    r"(?:to|as|into)\b\s*[:：]?\s*(?P<title>.+?)\s*$"  # (not "as" of "async")
     r"|(?:标题|题目)\s*(?:改成|改为|换成|设为|设置为|改作)\s*[:：]?\s*(?P<zh>.+?)\s*$",
     re.I,
 )
@@ -412,8 +412,27 @@ def given_title(instruction: str) -> str | None:
     return text
 
 
+# A line that only labels what follows ("Text:", "New title:", "标题："): the prompt's own
+# "Text:" came back between two copies of the title.
+_LABEL_LINE = re.compile(r"^\s*[\w ]{1,30}[:：]\s*$")
+
+
+_TITLE_LABEL = re.compile(
+    r"^(?:(?:new|revised|improved)\s+)?title\s*[:：]\s*|^新?标题\s*[:：]\s*", re.I
+)
+
+
+def _title_lines(text: str) -> list[str]:
+    """The lines of a title answer, labels left out and a line said again counted once."""
+    lines: dict[str, str] = {}
+    for line in text.strip().splitlines():
+        if line.strip() and not _LABEL_LINE.match(line):
+            lines.setdefault(line.strip().strip("\"'“”《》#*.。 ").casefold(), line)
+    return list(lines.values())
+
+
 def _title_shape(generated: Generated) -> Verdict:
-    lines = [line for line in generated.text.strip().splitlines() if line.strip()]
+    lines = _title_lines(generated.text)
     if len(lines) != 1 or len(lines[0]) > MAX_TITLE_CHARS:
         return Verdict(
             "title",
@@ -421,7 +440,11 @@ def _title_shape(generated: Generated) -> Verdict:
             "a title is one line of at most 200 characters",
             zh="标题应是一行，最多 200 个字符",
         )
-    return Verdict("title", True, text=lines[0].strip().strip("\"'“”《》#* "))
+    title = _TITLE_LABEL.sub("", lines[0].strip())
+    if title.endswith((".", "。")) and not title.endswith(".."):
+        title = title[:-1]  # a title is not a sentence: "Async closures are here."
+    title = title.strip("\"'“”《》#* ")
+    return Verdict("title", True, text=title or lines[0].strip())
 
 
 def _others_kept(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
