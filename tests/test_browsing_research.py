@@ -143,6 +143,22 @@ async def test_research_replies_in_the_users_language(site: TestSite, tmp_path: 
     assert "**来源**" in msg.content
 
 
+async def test_queries_off_the_question_are_not_all_that_is_searched(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """The embedded model planned "1.0.1.1" for "what's new in Rust 1.78.0?": a query with no
+    word is dropped, and the question itself is searched when no query shares a term with it."""
+    model = research_model(ANSWER, queries=["1.0.1.1", "42"])
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": "the capital of Atlantis?"})
+    finally:
+        await rt.close()
+    assert msg.data["queries"] == ["the capital of Atlantis?"], msg.content
+    assert msg.state == "COMPLETED" and site.url("/articles/atlantis") in msg.data["pages_read"]
+    assert not [r for r in site.requests if "1.0.1.1" in r]
+
+
 async def test_no_readable_page_is_a_clear_failure(site: TestSite, tmp_path: Path) -> None:
     model = research_model("unused", queries=["zzzz nothing matches"])
     rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})

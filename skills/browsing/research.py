@@ -138,8 +138,23 @@ async def _sub_queries(ctx: SkillContext, question: str) -> list[str]:
         {"role": "user", "content": truncate_tokens(question, 500)},
     ]  # fmt: skip
     result = await ctx.llm.chat(messages, response_model=SubQueries)
-    queries = [q.strip() for q in result.parsed_as(SubQueries).queries if q.strip()]
-    return list(dict.fromkeys(queries))[:MAX_QUERIES] or [question]
+    queries = [q.strip() for q in result.parsed_as(SubQueries).queries if _WORDY.search(q)]
+    return _on_the_question(list(dict.fromkeys(queries)), question)
+
+
+# A query needs a word: the embedded model planned "1.0.1.1" for "what's new in Rust 1.78.0?".
+_WORDY = re.compile(r"[^\W\d_]{2,}|[\u3400-\u9fff]")
+_TERM = re.compile(r"[^\W_]{3,}|[\u3400-\u9fff]")
+
+
+def _on_the_question(queries: list[str], question: str) -> list[str]:
+    """The model's queries (at most ``MAX_QUERIES``), with the question itself first when
+    none of them shares a term with it (a word of three letters or more, or a Chinese
+    character): a suggestion, scored, as its routing is."""
+    asked = {term.casefold() for term in _TERM.findall(question)}
+    if any(term.casefold() in asked for query in queries for term in _TERM.findall(query)):
+        return queries[:MAX_QUERIES]
+    return [truncate_tokens(question, 100), *queries][:MAX_QUERIES]
 
 
 def _pick(searches: list[list[dict[str, str]]], max_pages: int) -> list[dict[str, str]]:
