@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.skills.writing.answer import listing_topic
+from skillrt.skills.writing.answer import listing_topic, lists_drafts
 from skillrt.testing import ScriptedModel
-from tests.blog import copy_blog
+from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
 
 QUESTION = "What does the sqlite post say about ranking?"
@@ -148,3 +148,36 @@ async def test_a_summary_quoting_the_posts_code_passes(blog: Path) -> None:
     finally:
         await rt.close()
     assert msg.state == "COMPLETED" and "def fit" in msg.content and llm.call_count == 1
+
+
+@pytest.mark.parametrize(
+    ("request_text", "drafts"),
+    [
+        ("list my drafts", True),
+        ("what drafts do I have?", True),
+        ("我有哪些草稿？", True),
+        ("列出草稿", True),
+        ("list my posts", False),
+        ("list posts about drafts", False),  # a topic
+    ],
+)
+def test_a_listing_of_the_drafts_is_told_apart(request_text: str, drafts: bool) -> None:
+    assert lists_drafts(request_text) is drafts
+
+
+async def test_list_my_drafts_lists_the_drafts_alone(tmp_path: Path) -> None:
+    """ "list my drafts" was not understood: the drafts are left out of every other listing."""
+    blog = copy_fixture("hugo", tmp_path / "hugo")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.process_input("list my drafts")
+        posts = await rt.process_input("list my posts")
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
+    assert msg.content.startswith("Drafts on the blog: 1")
+    assert msg.data["citations"] == ["content/posts/toml-post.md"]
+    assert "content/posts/toml-post.md" not in posts.data["citations"]
+    assert "drafts left out: 1" in posts.content

@@ -112,6 +112,11 @@ _OWN_REPLIES = Replies(
             "关于“{topic}”的文章有 {count} 篇{drafts}：\n\n{lines}",
             "Posts on “{topic}”: {count}{drafts}\n\n{lines}",
         ),
+        "listed_drafts": (
+            "博客有 {count} 篇草稿：\n\n{lines}",
+            "Drafts on the blog: {count}\n\n{lines}",
+        ),
+        "listed_no_drafts": ("博客里没有草稿。", "The blog has no drafts."),
         "listed_more": ("\n\n……还有 {more} 篇。", "\n\n… and {more} more."),
         "listed_none": ("博客里还没有文章。", "The blog has no posts yet."),
         "listed_none_on": (
@@ -269,7 +274,7 @@ def _the_post_asked_about(ctx: SkillContext) -> Source | None:
 # "list my posts", "what posts do I have about rust?", "show me the articles on go",
 # "我有哪些关于 Rust 的文章", "列出所有文章": the index's own list, no model (its summary of each
 # post was made up; the titles, dates and descriptions are the posts' own).
-_POSTS_EN = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|blog\s+posts?)"
+_POSTS_EN = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|blog\s+posts?|drafts?)"
 _TOPIC_EN = (
     r"(?:\s+(?:about|on|regarding|covering|mentioning|tagged(?:\s+with)?|in)\s+(?P<topic>.+?))?"
 )
@@ -313,11 +318,11 @@ _LISTING = [
     ),
     re.compile(
         r"^(?:请)?(?:列出|列一下|显示|看看|给我看看)?\s*(?:我的|博客的|博客里的|博客里)?\s*(?:所有|全部)?"
-        r"(?:的)?\s*(?:文章|博文|帖子)\s*(?:列表|清单)?\s*[?？。!！]*$"
+        r"(?:的)?\s*(?:文章|博文|帖子|草稿)\s*(?:列表|清单)?\s*[?？。!！]*$"
     ),
     re.compile(
         r"^(?:我|博客里?)?\s*(?:有|写过|写了)(?:哪些|什么|几篇)\s*(?:关于|有关)?\s*(?P<topic>[^？?]*?)\s*"
-        r"(?:的|方面的)?\s*(?:文章|博文|帖子)\s*[?？。!！]*$"
+        r"(?:的|方面的)?\s*(?:文章|博文|帖子|草稿)\s*[?？。!！]*$"
     ),
 ]
 LISTED = 20  # posts shown; the rest are counted
@@ -336,14 +341,31 @@ def listing_topic(question: str) -> str | None:
     return None
 
 
-def _listed_posts(ctx: SkillContext, topic: str) -> tuple[list[str], list[str], int, int]:
+_DRAFTS = re.compile(r"\bdrafts?\b|草稿", re.I)
+
+
+def lists_drafts(question: str) -> bool:
+    """Whether a request for the list of posts (``listing_topic``) asks for the drafts: "list
+    my drafts", "what drafts do I have?", "列出草稿"."""
+    topic = listing_topic(question)
+    if topic is None:
+        return False
+    rest = question.replace(topic, " ") if topic else question  # "posts about drafts": a topic
+    return _DRAFTS.search(rest) is not None
+
+
+def _listed_posts(
+    ctx: SkillContext, topic: str, drafts_only: bool = False
+) -> tuple[list[str], list[str], int, int]:
     """The lines listing the posts (on ``topic``: those the search finds; else every post,
-    newest first), the paths listed, how many there are, and how many drafts were left out.
-    Blocking I/O: run it as a sync step."""
+    newest first; ``drafts_only``: the drafts alone), the paths listed, how many there are,
+    and how many drafts were left out. Blocking I/O: run it as a sync step."""
     ctx.memory.refresh()
     posts = ctx.memory.posts
-    drafts = ctx.config.drafts.in_answers
+    drafts = ctx.config.drafts.in_answers or drafts_only
     posts_all = posts.all_posts()
+    if drafts_only:
+        posts_all = [m for m in posts_all if m.draft]
     every = [m for m in posts_all if drafts or not m.draft]
     if topic:
         by_path = {m.path: m for m in posts_all}
@@ -367,15 +389,21 @@ def _listed_posts(ctx: SkillContext, topic: str) -> tuple[list[str], list[str], 
     return lines, [m.path for m in metas[:LISTED]], len(metas), left_out
 
 
-async def _listing(ctx: SkillContext, topic: str) -> SkillResult:
+async def _listing(ctx: SkillContext, topic: str, drafts_only: bool = False) -> SkillResult:
     found: tuple[list[str], list[str], int, int] = await ctx.step(
         "listed",
-        partial(_listed_posts, ctx, topic),
+        partial(_listed_posts, ctx, topic, drafts_only),
         returns=tuple[list[str], list[str], int, int],
     )
     lines, paths, count, left_out = found
     drafts = ctx.reply("drafts_left_out", drafts=left_out) if left_out else ""
-    if not count:
+    if drafts_only:
+        message = (
+            ctx.reply("listed_drafts", count=count, lines="\n".join(lines))
+            if count
+            else ctx.reply("listed_no_drafts")
+        )
+    elif not count:
         if topic:
             message = ctx.reply("listed_none_on", topic=clip(topic, 80))
         else:
@@ -503,7 +531,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     ctx.progress(1, 2, ctx.reply("searching"))
     topic = listing_topic(question)
     if topic is not None:  # the list of posts: the index's, no model
-        return await _listing(ctx, topic)
+        drafts_only = lists_drafts(question)
+        return await _listing(ctx, "" if drafts_only else topic, drafts_only)
     found = await ctx.step("found", partial(_find_sources, ctx, question), returns=Found)
     sources = found.sources
     note = ctx.reply("no_such_date", dates=found.dates) if found.missed else ""
