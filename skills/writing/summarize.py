@@ -35,7 +35,7 @@ from .prompts import (
     messages,
 )
 
-__all__ = ["SummarizeParams", "split_parts", "summarize", "summary_tokens"]
+__all__ = ["SummarizeParams", "split_parts", "summarize", "summary_tokens", "whole_sentences"]
 
 MAX_PARTS = 24
 MAX_ROUNDS = 3
@@ -218,13 +218,39 @@ async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> 
     """One summary call: ``system`` (in the user's language) over ``content`` (``note``: the
     reason a first answer was refused, when asked again)."""
     lang = language_name(ctx.input.language)
+    max_tokens = summary_tokens(content, final=system is not SUMMARY_PART_SYSTEM)
     result = await ctx.llm.chat(
-        messages(system.format(lang=lang), content + note),
-        max_tokens=summary_tokens(content, final=system is not SUMMARY_PART_SYSTEM),
+        messages(system.format(lang=lang), content + note), max_tokens=max_tokens
     )
     # A summary the repetition guard cut keeps what came before, with the runtime's note, as
     # before: only a text that is nothing, or a loop too short for the guard, is refused.
-    return Generated(text=result.content.strip())
+    text = result.content.strip()
+    if result.usage.completion_tokens >= max_tokens and not result.truncated_repetition:
+        text = whole_sentences(text)
+    return Generated(text=text)
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)）\]]*(?=\s|$)|[。！？]")
+_OPEN_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.M)
+
+
+def whole_sentences(text: str) -> str:
+    """``text`` cut at the token limit, without the sentence it stops in: it ended "… was
+    created by Dennis McIlwraith in 1987. It's". A code block left open is dropped with it.
+    Kept as it is when that would leave less than a third of it."""
+    if re.search(r"[.!?。！？…\"'”’)）\]`]\s*$", text):
+        return text
+    kept = text
+    fences = [m for m in _OPEN_FENCE.finditer(text)]
+    if len(fences) % 2:  # a block opened and never closed: cut before it
+        kept = text[: fences[-1].start()].rstrip()
+    ends = list(_SENTENCE_END.finditer(kept))
+    if ends:
+        kept = kept[: ends[-1].end()]
+    elif kept == text:
+        return text
+    kept = kept.rstrip()
+    return kept if len(kept) * 3 >= len(text) else text
 
 
 class Unchecked(Exception):

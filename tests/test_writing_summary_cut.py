@@ -1,0 +1,83 @@
+"""A summary cut at its token limit is shown without the sentence it stops in: it ended "…
+was created by Dennis McIlwraith in 1987. It's" and was shown so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.summarize import whole_sentences
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+_WORDS = [
+    "linear",
+    "regression",
+    "fits",
+    "a",
+    "straight",
+    "line",
+    "to",
+    "data",
+    "by",
+    "gradient",
+    "descent",
+    "on",
+    "squared",
+    "error",
+]
+WHOLE = " ".join(  # distinct sentences (the repetition guard would cut one said again)
+    f"{_WORDS[i % 13].capitalize()} {_WORDS[(i * 5) % 13]} {_WORDS[(i * 7 + 3) % 13]} {i}."
+    for i in range(90)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Bash is a shell. Zsh is another. It's", "Bash is a shell. Zsh is another."),
+        ("第一句。第二句没有说完", "第一句。"),
+        ("A list:\n- one item.\n- two it", "A list:\n- one item."),
+        ("Done.", "Done."),  # whole
+        ("It ends in code:\n```sh\nls\n```", "It ends in code:\n```sh\nls\n```"),
+        ("no sentence ends in it at all", "no sentence ends in it at all"),  # nothing to keep
+        ("One. " + "x" * 60, "One. " + "x" * 60),  # a third of it would not be left
+        (
+            "It fits a line, step by step, as the post shows.\n\n```python\nimport numpy",
+            "It fits a line, step by step, as the post shows.",
+        ),
+    ],
+)
+def test_whole_sentences(text: str, kept: str) -> None:
+    assert whole_sentences(text) == kept
+
+
+async def test_a_summary_cut_at_its_limit_ends_at_its_last_whole_sentence(
+    tmp_path: Path,
+) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    cut = WHOLE + " The C shell was created by"
+    llm = ScriptedModel([cut])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["summary"] == WHOLE
+    assert "created by" not in msg.content
+
+
+async def test_a_summary_within_its_limit_is_kept_as_written(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    llm = ScriptedModel(["Linear regression fits a line; see the code"])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
+    finally:
+        await rt.close()
+    assert msg.data["summary"] == "Linear regression fits a line; see the code"
