@@ -540,6 +540,91 @@ def code_kept(instruction: str, original: str) -> Check | None:
     return check
 
 
+# Template code in a post's body, which the site's build reads: Hugo shortcodes ({{< x >}},
+# {{% x %}}), Liquid and Tera tags ({% raw %}) and output ({{ page.title }}).
+_TEMPLATE = re.compile(r"\{\{[<%].*?[>%]\}\}|\{%.*?%\}|\{\{.*?\}\}", re.S)
+_ABOUT_TEMPLATE = re.compile(
+    r"\b(?:liquid|shortcodes?|templat\w*|tera|includes?|raw\s+tags?)\b|短代码|模板|模版", re.I
+)
+_BLOCK_TAG = re.compile(r"^\{%-?\s*(end)?(\w+)")
+
+
+def _templates(text: str) -> dict[str, tuple[int, str]]:
+    """Each piece of template code in ``text`` outside its code blocks, its spaces aside
+    (``{{page.title}}`` is ``{{ page.title }}``): how often, and as first written."""
+    counts: dict[str, tuple[int, str]] = {}
+    for line, code in _lines_and_code(text):
+        for found in _TEMPLATE.finditer(line):
+            if not code[found.start()]:
+                key = "".join(found.group().split())
+                n, written = counts.get(key, (0, found.group()))
+                counts[key] = (n + 1, written)
+    return counts
+
+
+def _block_tags(*counts: dict[str, tuple[int, str]]) -> set[str]:
+    """The block tags closed somewhere in ``counts`` (``raw`` for ``{% endraw %}``)."""
+    return {m.group(2) for c in counts for key in c if (m := _BLOCK_TAG.match(key)) and m.group(1)}
+
+
+def _unpaired(counts: dict[str, tuple[int, str]], blocks: set[str]) -> set[str]:
+    """The block tags of ``blocks`` opened more or fewer times than closed in ``counts``."""
+    opened = dict.fromkeys(blocks, 0)
+    for key, (n, _) in counts.items():
+        tag = _BLOCK_TAG.match(key)
+        if tag is not None and tag.group(2) in opened:
+            opened[tag.group(2)] += -n if tag.group(1) else n
+    return {tag for tag, n in opened.items() if n}
+
+
+def template_kept(instruction: str, original: str) -> Check | None:
+    """An edit whose instruction is not about templates or shortcodes leaves the template
+    code of the text as it was: none added or changed, block tags still paired, and, in an
+    answer that keeps lines of the prose, none dropped unless the instruction may remove or
+    shorten. The embedded model made a Jekyll paragraph friendlier by writing a new
+    ``{{page.title}}`` and moving ``{% endraw %}`` after its own text; it was saved. None
+    when the text has no template code or the instruction is about it."""
+    before = _templates(original)
+    if not before or _ABOUT_TEMPLATE.search(instruction):
+        return None
+    may_drop = bool(_RESHAPES.search(instruction)) or kind_of(instruction) == "shorten"
+    prose_lines = {
+        key
+        for line, code in _lines_and_code(original)
+        if not code[0] and len(key := " ".join(line.split())) >= SCOPE_MIN_LINE
+    }
+
+    def check(generated: Generated) -> Verdict:
+        after = _templates(generated.text)
+        added = [w for key, (n, w) in after.items() if n > before.get(key, (0, ""))[0]]
+        kept = any(" ".join(line.split()) in prose_lines for line in generated.text.splitlines())
+        dropped = (
+            [w for key, (n, w) in before.items() if after.get(key, (0, ""))[0] < n]
+            if kept and not may_drop
+            else []
+        )
+        blocks = _block_tags(before, after)
+        unpaired = sorted(_unpaired(after, blocks) - _unpaired(before, blocks))
+        if added:
+            what, zh = "template code added or changed", "改动了模板代码"
+        elif unpaired:
+            what, zh = f"the {unpaired[0]} tag is no longer paired", f"{unpaired[0]} 标签不再成对"
+        elif dropped:
+            what, zh = "template code dropped", "删掉了模板代码"
+        else:
+            return Verdict("template_kept", True)
+        shown = _clip_line((added or dropped or [""])[0])
+        where = f" ({shown})" if shown else ""
+        return Verdict(
+            "template_kept",
+            False,
+            f"{what}{where}, which the instruction did not ask for",
+            zh=f"{zh}{where}，而修改说明并没有这样要求",
+        )
+
+    return check
+
+
 def _clip_line(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -50,6 +50,7 @@ from .checks import (
     not_degenerate,
     scope,
     structure_kept,
+    template_kept,
     web_addresses,
     web_links,
     wikilinks,
@@ -328,6 +329,7 @@ def edit_checks(
             kind,
             structure_kept(instruction, original),
             code_kept(instruction, original),
+            template_kept(instruction, original),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
             language(target) if target and len(original.split()) >= 3 else None,
             wikilinks(

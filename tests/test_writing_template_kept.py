@@ -1,0 +1,91 @@
+"""``template_kept``: an edit whose instruction is not about templates leaves a post's
+template code (Liquid, Hugo shortcodes, Tera) as it was. Found on the Jekyll fixture: "make
+the first paragraph of the liquid tips post friendlier" came back with a new
+``{{page.title}}`` and ``{% endraw %}`` moved after the model's own text, and was saved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.checks import Generated, template_kept
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_fixture
+from tests.writing_support import writing_runtime
+
+POST = "_posts/2024-01-15-liquid-tips.md"
+LIQUID = "{% raw %}Use {{ page.title }} in layouts.{% endraw %}"
+MANGLED = (
+    "{% raw %}Use {{ page.title }} in layouts. {#fav-post-style-friendly-tips-posts #tip-1}\n\n"
+    "This is a tip that I would like to share with you. You should use the {{page.title}} "
+    "template when creating your tips post.\n\n{% endraw %}"
+)
+HUGO = 'A photo from the walk, for the record: {{< figure src="river.jpg" >}} and more.'
+
+
+def verdict(instruction: str, answer: str, original: str = LIQUID) -> bool | None:
+    check = template_kept(instruction, original)
+    return None if check is None else check(Generated(text=answer)).passed
+
+
+@pytest.mark.parametrize(
+    ("instruction", "answer", "passed"),
+    [
+        ("make it friendlier", MANGLED, False),  # a new {{ }} added
+        ("make it friendlier", "{% raw %}Use {{page.title}} in your layouts!{% endraw %}", True),
+        ("make it friendlier", "{% raw %}Use {{ page.title }} in layouts, friend.", False),
+        ("make it friendlier", "Use the title of the page in layouts.", True),  # written anew
+        ("make it shorter", HUGO.replace("river.jpg", "lake.jpg"), False),
+        ("make it friendlier", HUGO.replace("for the record", "just for you"), True),
+    ],
+)
+def test_template_code_added_changed_or_unpaired_fails(
+    instruction: str, answer: str, passed: bool
+) -> None:
+    original = HUGO if "figure" in answer else LIQUID
+    assert verdict(instruction, answer, original) is passed
+
+
+def test_a_dropped_shortcode_fails_unless_the_instruction_may_remove() -> None:
+    kept_prose = "A photo from the walk, for the record: and more."
+    original = HUGO + "\n\nThe river was high this spring, after a week of rain upstream."
+    answer = kept_prose + "\n\nThe river was high this spring, after a week of rain upstream."
+    assert verdict("make the tone friendlier", answer, original) is False
+    assert verdict("make it more concise", answer, original) is True
+
+
+def test_instructions_about_templates_and_texts_without_them_are_not_judged() -> None:
+    assert verdict("fix the liquid tags", MANGLED) is None
+    assert verdict("把短代码改一下", MANGLED) is None
+    assert verdict("make it friendlier", MANGLED, original="Just prose here.") is None
+
+
+async def test_an_edit_that_breaks_the_liquid_is_refused_and_nothing_saved(
+    tmp_path: Path,
+) -> None:
+    blog = copy_fixture("jekyll", tmp_path / "jekyll")
+    before = (blog / POST).read_text(encoding="utf-8")
+    llm = ScriptedModel([MANGLED, MANGLED])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "EditContent", {"instruction": "make the first paragraph friendlier", "path": POST}
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "template_kept", msg.content
+    assert (blog / POST).read_text(encoding="utf-8") == before
+
+
+async def test_hello_jekyll_names_the_post_titled_hello_comma_jekyll(tmp_path: Path) -> None:
+    blog = copy_fixture("jekyll", tmp_path / "jekyll")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        msg = await rt.process_input("add the tag jekyll to hello jekyll")
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == "_posts/2023-04-05-hello-jekyll.md"
