@@ -245,3 +245,40 @@ async def test_a_version_number_in_a_description_is_read_whole(
     blog = copy_fixture("zola", tmp_path / "blog")
     msg, _ = await _summarised(blog, request_text)
     assert msg.data["source"] == path
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "place"),
+    [("summarize the second one", 2), ("总结第一篇", 1), ("summarize the last one", -1)],
+)
+async def test_a_post_picked_by_its_number_in_the_listing_just_shown(
+    blog: Path, follow_up: str, place: int
+) -> None:
+    """ "summarize the second one" after "list posts about python" asked which post."""
+    llm = ScriptedModel(["The summary."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        listing = await rt.process_input("list posts about python")
+        msg = await rt.process_input(follow_up)
+    finally:
+        await rt.close()
+    listed = listing.data["citations"]
+    assert len(listed) >= 3
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == listed[place - 1 if place > 0 else -1]
+
+
+async def test_an_answer_to_which_post_that_names_none_picks_none(blog: Path) -> None:
+    """ "make it shorter", typed where a post was asked for, picked a post the list did not
+    even show (the search's best hit for those words)."""
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        asked = await rt.process_input("summarize the third one")  # nothing listed before
+        msg = await rt.process_input("make it shorter")
+    finally:
+        await rt.close()
+    assert asked.state == "WAITING_INPUT", asked.content
+    assert msg.data.get("error") == "no_post_chosen" and llm.call_count == 0, msg.content

@@ -157,8 +157,63 @@ def match_choice(ctx: SkillContext, answer: str, choices: list[tuple[str, str]])
     resolved = ctx.memory.resolve_link(text)
     if resolved is not None:
         return resolved
-    hits = ctx.memory.posts.search(text, 1)
-    return hits[0].path if hits else None
+    # A search hit, only when it is named: "make it shorter", typed as a new request where a
+    # post was asked for, picked a post that was not even listed.
+    words = [w for w in _words(text) if w not in _FILLER and w not in _ANSWER_FILLER]
+    if _CJK.search(text):
+        return _fits_phrase(_ZH_FILLER.sub("", text).casefold(), ctx.memory.posts.all_posts())
+    for hit in ctx.memory.posts.search(text, MAX_CHOICES) if words else ():
+        if set(words) <= set(_words(f"{hit.title} {_file_name(hit.path)}")):
+            return hit.path
+    return None
+
+
+_ANSWER_FILLER = frozenset({"post", "article", "entry", "note", "piece", "essay", "draft", "it"})
+_ZH_FILLER = re.compile(r"那篇|这篇|那个|这个|文章|博文|的|吧|啊|呀|[\s，。,.!！?？]")
+
+# "summarize the second one" after a listing: the post of that number in the last reply's
+# numbered list ("1. [Title](posts/x.md) — …").
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+                  "ninth", "tenth")  # fmt: skip
+_ORDINAL_EN = re.compile(
+    rf"\b(?:({'|'.join(_ORDINAL_WORDS)}|last)|(\d{{1,2}})(?:st|nd|rd|th))\s+"
+    r"(?:one|post|article|entry|item)\b|(?:\bnumber\s+|#)(\d{1,2})\b",
+    re.I,
+)
+_ORDINAL_ZH = re.compile(
+    r"第\s*([一二三四五六七八九十]|\d{1,2})\s*(?:篇|个|条|项)|(最后一)(?:篇|个|条)"
+)
+_LISTED_POST = re.compile(r"^[ \t]*(\d{1,3})\.[ \t]+\[.*?\]\(<?([^)>\n]+?)>?\)", re.M)
+
+
+def _ordinal(request: str) -> int | None:
+    """The place a request names ("the second one", "#3", "第二篇"; -1 for the last)."""
+    found = _ORDINAL_EN.search(request)
+    if found is not None:
+        word, digits, number = found.groups()
+        if word:
+            return -1 if word.casefold() == "last" else _ORDINAL_WORDS.index(word.casefold()) + 1
+        return int(digits or number)
+    found = _ORDINAL_ZH.search(request)
+    if found is None:
+        return None
+    if found.group(2):
+        return -1
+    value = found.group(1)
+    return int(value) if value.isdigit() else "一二三四五六七八九十".index(value) + 1
+
+
+def listed_post(ctx: SkillContext) -> str | None:
+    """The post a request picks by its number in the last reply's list of posts ("summarize
+    the second one" after "list posts about python"), or None."""
+    place = _ordinal(ctx.input.text)
+    last = ctx.conversation.last_answer if place is not None else None
+    if not last:
+        return None
+    listed = {int(m.group(1)): m.group(2) for m in _LISTED_POST.finditer(last)}
+    if not listed or place is None:
+        return None
+    return listed.get(max(listed) if place == -1 else place)
 
 
 def _stem(word: str) -> str:
@@ -245,6 +300,9 @@ def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
     Blocking I/O: run it as a sync step (``post_named``)."""
     if ctx.input.selected_text:
         return None
+    listed = listed_post(ctx)
+    if listed is not None:
+        return listed
     request = " ".join(ctx.input.text.casefold().split())
     if ctx.input.current_file and not strict:
         request = request_lead(request)
