@@ -138,6 +138,24 @@ async def test_a_summary_with_code_the_post_lacks_is_refused(blog: Path) -> None
     assert llm.call_count == 2
 
 
+async def test_a_summary_that_changes_a_line_of_the_posts_code_is_refused(blog: Path) -> None:
+    """The post's generator came back as a list comprehension, the other lines as written."""
+    changed = (
+        "It fits a line:\n\n```python\nimport numpy as np\n\n"
+        "def fit(x, y, lr=0.01, epochs=1000):\n    w, b = 0.0, 0.0\n"
+        "    return [w * v + b for v in x]  # a list\n```"
+    )
+    llm = ScriptedModel([changed, changed])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "code_from_sources", msg.content
+    assert "return [w * v + b" in msg.data["reason"]
+
+
 async def test_a_summary_quoting_the_posts_code_passes(blog: Path) -> None:
     quoted = "It fits a line:\n\n```python\ndef fit(x, y, lr=0.01, epochs=1000):\n```"
     llm = ScriptedModel([quoted])

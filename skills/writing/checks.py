@@ -458,12 +458,14 @@ def fenced_blocks(text: str) -> list[str]:
     return blocks
 
 
-def code_from(*sources: str) -> Check:
+def code_from(*sources: str, verbatim: bool = False) -> Check:
     """A text that quotes code (an answer, a summary) quotes it from ``sources``: a code block
     more than half of whose lines (spaces aside; lines of three characters or fewer, as
-    ``}``, not counted) none of the sources holds was made up. The embedded model answered
-    "what does the sqlite post say about ranking?" with a Python function of its own, shown
-    as the post's, and summarised a post without code into a page of invented NumPy."""
+    ``}``, not counted) none of the sources holds was made up; with ``verbatim`` (a summary,
+    which shows the post's code or none), one such line is enough. The embedded model
+    answered "what does the sqlite post say about ranking?" with a Python function of its
+    own, shown as the post's, and summarised a post on generators with its generator turned
+    into a list comprehension."""
     known = "\n".join(" ".join(line.split()) for text in sources for line in text.splitlines())
 
     def check(generated: Generated) -> Verdict:
@@ -471,7 +473,7 @@ def code_from(*sources: str) -> Check:
             lines = [" ".join(line.split()) for line in block.splitlines()[1:]]
             lines = [line for line in lines if len(line) > 3 and not _FENCE_LINE.match(line)]
             made = [line for line in lines if line not in known]
-            if lines and len(made) * 2 > len(lines):
+            if made and (verbatim or len(made) * 2 > len(lines)):
                 return Verdict(
                     "code_from_sources",
                     False,

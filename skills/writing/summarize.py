@@ -262,7 +262,7 @@ class Unchecked(Exception):
 
 async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> str:
     """The step ``name``: a summary, checked (``not_degenerate``) and asked again once."""
-    checks = [not_degenerate, code_from(content)]
+    checks = [not_degenerate, code_from(content, verbatim=True)]
     result = await checked(ctx, name, partial(_ask, ctx, system, content), checks)
     if not result.passed:
         raise Unchecked(result)
