@@ -18,7 +18,7 @@ from skillrt.llm.base import LLMMessage
 from .writing.checks import MIN_SHARE, language_share
 from .writing.scaffold import without_echo
 
-__all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "REPLIES", "ChatParams", "chat"]
+__all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "REPLIES", "ChatParams", "chat", "without_sign_off"]
 
 MAX_MESSAGE_CHARS = 2000
 MAX_REPLY_TOKENS = 300
@@ -37,6 +37,23 @@ _ABOUT_LAST = re.compile(
     re.I,
 )
 _THANKS = re.compile(r"^(?:thanks|thank\s+you|thx|ty|cheers|谢谢|多谢|谢了|感谢)", re.I)
+
+# A letter's closing at the end of a reply: the embedded model answered "thanks!" with "You're
+# welcome! … Best,\nAlex", signing a name that is nobody's.
+_SIGN_OFF = re.compile(
+    r"\n[ \t]*(?:best(?:\s+(?:regards|wishes))?|(?:kind|warm|warmest)?\s*regards|cheers|"
+    r"sincerely(?:\s+yours)?|yours(?:\s+truly)?|all\s+the\s+best|take\s+care|祝好|此致敬礼|此致)"
+    r"[ \t]*[,，!！.。]?[ \t]*(?:\n[ \t]*[^\n]{1,40}){0,2}\s*$",
+    re.I,
+)
+
+
+def without_sign_off(reply: str) -> str:
+    """``reply`` without a letter's closing and the name under it (see ``_SIGN_OFF``); as it
+    is when that would leave nothing."""
+    kept = _SIGN_OFF.sub("", reply).rstrip()
+    return kept or reply
+
 
 REPLIES = Replies(
     {
@@ -95,7 +112,8 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
         except Exception as exc:  # small talk never fails: our own reply stands in
             ctx.logger.warning("agent.error", where="chat", error=f"{type(exc).__name__}: {exc}")
             return ""
-        return without_echo(result.content, [system])  # its instructions said back: ours
+        # its instructions said back: ours; a letter's closing: not ours
+        return without_sign_off(without_echo(result.content, [system]))
 
     reply: str = await ctx.step("reply", answer)
     # A greeting or thanks answered in another language than the user's ("你好" answered in

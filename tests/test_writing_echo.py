@@ -94,3 +94,26 @@ async def test_small_talk_that_echoes_its_prompt_gets_our_own_reply(tmp_path: Pa
     await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["fallback"] is True and msg.content.startswith("Hello!")
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        ("You're welcome! I hope you have a great day!\n\nBest,\nAlex", "You're welcome! I hope"),
+        ("Happy to help.\n\nBest regards,\n[Your Name]", "Happy to help."),
+        ("不客气！\n\n祝好，\n小明", "不客气！"),
+    ],
+)
+async def test_small_talk_signed_with_a_made_up_name_is_shown_unsigned(
+    tmp_path: Path, answer: str, shown: str
+) -> None:
+    """The embedded model answered "thanks!" with a letter's closing and a name ("Best,
+    Alex")."""
+    config = load_config(content_root=tmp_path / "blog", state_dir=tmp_path / "state")
+    rt = AgentRuntime(config, llm=ScriptedModel([answer]))
+    await rt.initialize()
+    msg = await rt.process_input("谢谢！" if "不客气" in answer else "thanks!")
+    await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["fallback"] is False, msg.content
+    assert msg.content.startswith(shown)
+    assert not any(name in msg.content for name in ("Alex", "Best", "[Your Name]", "小明", "祝好"))
