@@ -487,7 +487,9 @@ def _if_answered(check: Check) -> Check:
     again (the posts found are listed instead: ``unanswered``)."""
 
     def answered(generated: Generated) -> Verdict:
-        return check(generated) if generated.text else Verdict("answered", True)
+        if generated.text:
+            return check(generated)
+        return Verdict("empty_answer", True, "nothing to check: the posts found are listed")
 
     return answered
 
