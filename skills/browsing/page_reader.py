@@ -4,9 +4,11 @@ A hostile page (5 MB of NUL bytes, 300,000 links) costs selectolax and the reada
 seconds of CPU. ``read_page`` and ``read_text`` do that work in a worker thread, so the loop
 (other tasks, the watchdog, the server) keeps running; the walk stops at ``timeout_s`` and
 keeps what it read (``ParsedPage.cut`` says so, and the observation shows it). The size is
-capped before: the fetcher's ``max_page_bytes``, and ``MAX_PARSE_CHARS`` for the rendered DOM
-Chromium hands over. If even the C parser overruns by ``GRACE_S``, the caller gets a
-recoverable ``BrowserError`` and the thread finishes on its own.
+capped before: the fetcher's ``max_page_bytes``, ``MAX_PARSE_CHARS`` for the rendered DOM
+Chromium hands over, and ``MAX_PARSE_TAGS`` for both (the C parser holds the GIL while it
+builds the tree, so only a smaller tree keeps the loop free of it). If even the C parser
+overruns by ``GRACE_S``, the caller gets a recoverable ``BrowserError`` and the thread
+finishes on its own.
 """
 
 from __future__ import annotations
@@ -26,17 +28,37 @@ from skillrt.skills.browsing.html_extract import ParsedPage, parse_page, readabl
 if TYPE_CHECKING:
     from skillrt.skills.browsing.fetcher import Fetched
 
-__all__ = ["GRACE_S", "MAX_PARSE_CHARS", "read_page", "read_text"]
+__all__ = ["GRACE_S", "MAX_PARSE_CHARS", "MAX_PARSE_TAGS", "read_page", "read_text"]
 
 MAX_PARSE_CHARS = 5_000_000
+# The C parser holds the GIL while it builds the tree, so a thread does not keep the loop free
+# of it: 5 MB of "<li>\0" (a million elements) froze the loop for 0.4-0.8 s on a 2-core VM.
+# Parsing time follows the tags, so a page is cut to its first ~150,000 (~60 ms of parsing
+# here); a real page's HTML, even a 2 MB one, has a fraction of that.
+MAX_PARSE_TAGS = 150_000
 GRACE_S = 5.0
 MAX_PLAIN_CHARS = 200_000
 T = TypeVar("T")
 
 
+def _capped(html: str) -> tuple[str, bool]:
+    """``html`` within ``MAX_PARSE_CHARS`` and about ``MAX_PARSE_TAGS`` tags (cut in
+    proportion to its tags: counting them is a few ms, finding the exact place would not be),
+    and whether it was cut for its tags."""
+    html = html[:MAX_PARSE_CHARS]
+    tags = html.count("<")
+    if tags <= MAX_PARSE_TAGS:
+        return html, False
+    return html[: len(html) * MAX_PARSE_TAGS // tags], True
+
+
 def _parse(fetched: Fetched, deadline: float) -> ParsedPage:
     if fetched.is_html:
-        return parse_page(fetched.text()[:MAX_PARSE_CHARS], fetched.url, deadline=deadline)
+        html, cut = _capped(fetched.text())
+        page = parse_page(html, fetched.url, deadline=deadline)
+        if cut and not page.cut:
+            page.cut = f"the page has too many tags: only the first {MAX_PARSE_TAGS:,} are read"
+        return page
     title = urlsplit(fetched.url).path.rsplit("/", 1)[-1] or fetched.url
     parsed = ParsedPage(LexborHTMLParser(""), fetched.url, fetched.url, title)
     if fetched.is_text:
@@ -67,6 +89,6 @@ async def read_text(html: str, url: str, *, timeout_s: float) -> str:
     deadline = time.monotonic() + timeout_s
 
     def work() -> str:
-        return readable_text(html[:MAX_PARSE_CHARS], deadline=deadline)
+        return readable_text(_capped(html)[0], deadline=deadline)
 
     return await _off_loop(url, timeout_s, work)
