@@ -199,3 +199,47 @@ async def test_list_my_drafts_lists_the_drafts_alone(tmp_path: Path) -> None:
     assert msg.data["citations"] == ["content/posts/toml-post.md"]
     assert "content/posts/toml-post.md" not in posts.data["citations"]
     assert "drafts left out: 1" in posts.content
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("what did I write in September 2024?", "September 2024"),
+        ("what did I write about shells?", None),  # a question (its answer names drafts)
+        ("what did I write?", ""),
+        ("how many posts do I have?", ""),
+        ("how many posts did I write in 2024?", "2024"),
+        ("我 2024 年写了什么？", "2024 年"),
+        ("博客有多少篇文章？", ""),
+        ("what did I write wrong in the git post?", None),  # a question, not a list
+        ("how many words is the docker post?", None),
+        ("list posts about rust 2024 edition", "rust 2024 edition"),  # a topic, not dates
+    ],
+)
+def test_what_did_i_write_and_how_many_posts_are_listings(question: str, topic: str | None) -> None:
+    assert listing_topic(question) == topic
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "paths"),
+    [
+        (
+            "what did I write in September 2024?",
+            "Posts from September 2024: 2",
+            ["posts/notes/weekly-review.md", "posts/ml-intro.md"],
+        ),
+        ("what did I write in 2019?", "The blog has no posts from 2019.", []),
+        ("我 2024 年写了什么？", "日期在 2024 的文章有 11 篇", None),
+        ("how many posts do I have?", "Posts on the blog: 14", None),
+    ],
+)
+async def test_a_listing_by_date_or_count_needs_no_model(
+    blog: Path, question: str, start: str, paths: list[str] | None
+) -> None:
+    """ "what did I write in September 2024?" was given to the model, which wrote nothing; "how
+    many posts do I have?" listed five search hits."""
+    msg, llm = await _answer(blog, [], question)
+    assert llm.call_count == 0
+    assert msg.content.startswith(start), msg.content
+    if paths is not None:
+        assert msg.data["citations"] == paths

@@ -20,7 +20,7 @@ from typing import Annotated
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.dates import find_dates
+from skillrt.blog.dates import DateRange, find_dates
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import make_snippet, query_terms
 from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
@@ -111,6 +111,14 @@ _OWN_REPLIES = Replies(
         "listed_on": (
             "关于“{topic}”的文章有 {count} 篇{drafts}：\n\n{lines}",
             "Posts on “{topic}”: {count}{drafts}\n\n{lines}",
+        ),
+        "listed_dated": (
+            "日期在 {dates} 的文章有 {count} 篇{drafts}：\n\n{lines}",
+            "Posts from {dates}: {count}{drafts}\n\n{lines}",
+        ),
+        "listed_none_dated": (
+            "博客里没有日期在 {dates} 的文章。",
+            "The blog has no posts from {dates}.",
         ),
         "listed_drafts": (
             "博客有 {count} 篇草稿：\n\n{lines}",
@@ -325,6 +333,28 @@ _LISTING = [
         r"(?:的|方面的)?\s*(?:文章|博文|帖子|草稿)\s*[?？。!！]*$"
     ),
 ]
+_DATED = [
+    # "what did I write in September 2024?", "how many posts do I have?", "我 2024 年写了什么？",
+    # "博客有多少篇文章": the list (its count first); a date alone lists the posts of those days.
+    re.compile(
+        r"^(?:what|which)\s+(?:have|did)\s+(?:i|we)\s+(?:write|written|wrote|publish(?:ed)?|"
+        r"post(?:ed)?)(?:\s+(?:in|during)\b)?(?P<topic>\s+.+?)??\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        rf"^how\s+many\s+{_POSTS_EN}\s+(?:(?:do|did|have)\s+(?:i|we)\s+(?:have|write|written|"
+        r"wrote|publish(?:ed)?)|are\s+there|are\s+on\s+(?:the|my)\s+blog|does\s+(?:the|my)\s+"
+        r"blog\s+have)(?:\s+(?:in|during)\b)?(?P<topic>\s+.+?)??\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:我|博客里?)?\s*(?P<topic>[^？?\s][^？?]{0,20}?)?\s*(?:写了|写过|发了|发布了)"
+        r"(?:什么|哪些|几篇)\s*(?:文章|博文|帖子)?\s*[?？。!！]*$"
+    ),
+    re.compile(
+        r"^(?:我|博客里?|博客)?\s*(?:有|一共有|总共有)(?:多少|几)\s*篇?\s*(?:文章|博文|帖子)\s*[?？。!！]*$"
+    ),
+]
 LISTED = 20  # posts shown; the rest are counted
 
 
@@ -332,6 +362,10 @@ def listing_topic(question: str) -> str | None:
     """What a request for the blog's list of posts lists them on ("" for all of them), or None
     when the question asks something else."""
     text = " ".join(question.split())
+    for pattern in _DATED:
+        found = pattern.match(text)
+        if found is not None:
+            return _dated_topic((found.groupdict().get("topic") or "").strip())
     for pattern in _LISTING:
         found = pattern.match(text)
         if found is not None:
@@ -342,6 +376,26 @@ def listing_topic(question: str) -> str | None:
 
 
 _DRAFTS = re.compile(r"\bdrafts?\b|草稿", re.I)
+
+
+_DATE_FILLER = " 年的"
+
+
+def _dated_topic(topic: str) -> str | None:
+    """What "what did I write …" or "how many posts …" lists: "" (every post) or dates ("in
+    September 2024", "上个月"); None when it asks something else ("what did I write wrong in
+    the git post?", "what did I write about shortcodes?": a question, whose answer says when
+    only drafts are on it)."""
+    if not topic:
+        return ""
+    return topic if dates_alone(topic) is not None else None
+
+
+def dates_alone(topic: str) -> DateRange | None:
+    """The dates a listing's topic names when it names nothing else ("September 2024", "this
+    year", "2024 年"), else None."""
+    dates, rest = find_dates(topic, dt.date.fromtimestamp(time.time()))
+    return dates if dates is not None and not rest.strip(_DATE_FILLER) else None
 
 
 def lists_drafts(question: str) -> bool:
@@ -367,7 +421,14 @@ def _listed_posts(
     if drafts_only:
         posts_all = [m for m in posts_all if m.draft]
     every = [m for m in posts_all if drafts or not m.draft]
-    if topic:
+    dates = dates_alone(topic) if topic else None
+    if dates is not None:  # the posts of those days, newest first
+        metas = [m for m in every if dates.holds(m.date)]
+        metas.sort(key=lambda m: (m.date or "", m.path), reverse=True)
+        left_out = sum(1 for m in posts_all if m.draft and dates.holds(m.date)) - sum(
+            1 for m in metas if m.draft
+        )
+    elif topic:
         by_path = {m.path: m for m in posts_all}
         found = [by_path[h.path] for h in posts.search(topic, 100) if h.path in by_path]
         metas = [m for m in found if drafts or not m.draft]
@@ -403,9 +464,21 @@ async def _listing(ctx: SkillContext, topic: str, drafts_only: bool = False) -> 
             if count
             else ctx.reply("listed_no_drafts")
         )
+    elif (dated := dates_alone(topic) if topic else None) is not None:
+        message = (
+            ctx.reply(
+                "listed_dated",
+                dates=dated.label,
+                count=count,
+                drafts=drafts,
+                lines="\n".join(lines),
+            )
+            if count
+            else ctx.reply("listed_none_dated", dates=dated.label)
+        )
     elif not count:
         if topic:
-            message = ctx.reply("listed_none_on", topic=clip(topic, 80))
+            message = ctx.reply("listed_none_on", topic=clip(topic, 80)) + drafts
         else:
             message = ctx.reply("listed_none")
     elif topic:
