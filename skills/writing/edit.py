@@ -64,6 +64,7 @@ from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .publishing import PublishedPost, is_publish, publish
+from .replace import Replacement, literal_replacement, replace_in_prose
 from .scaffold import Scaffold
 from .tags import Retagged, TagChange, retagged, split_tags, tag_change
 
@@ -128,6 +129,22 @@ REPLIES = (
                 "正文开头的标题 `# {heading}` 仍是原来的标题，没有改动。",
                 " The heading at the top of the body, `# {heading}`, still has the old title; "
                 "it was left as it is.",
+            ),
+            "replaced": (
+                "已把 `{path}` 的{what}中的 {count} 处“{old}”改成“{new}”{left}，其他内容保持不变。"
+                "\n\n```diff\n{diff}```",
+                "Replaced “{old}” with “{new}” in {what} of `{path}` ({count} time(s)){left}; "
+                "nothing else changed.\n\n```diff\n{diff}```",
+            ),
+            "left_in_code": ("（代码里的 {left} 处没有改）", " ({left} in code left as they are)"),
+            "text_not_found": (
+                "`{path}` 里没有“{old}”，文件未改动。",
+                "“{old}” is not in `{path}`; the file is unchanged.",
+            ),
+            "text_only_in_code": (
+                "`{path}` 里的“{old}”只出现在代码中（{left} 处），代码没有改动，文件未改动。",
+                "“{old}” is only in code in `{path}` ({left} time(s)), which is left as it is; "
+                "the file is unchanged.",
             ),
             "the_tags": ("标签", "the tags"),
             "publish_action": ("发布", "publish"),
@@ -546,6 +563,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     if change is not None:  # only the tags: made here, not by the model (``tags.py``)
         return await _retag(ctx, path, post, digest, change)
     part = None if selection.strip() else named_part(params.instruction)
+    swap = None if selection.strip() else literal_replacement(params.instruction)
+    if swap is not None:  # both words written out: no model (``replace.py``)
+        return await _replace(ctx, path, (text, digest), post, swap, part)
     if part is not None and part.kind == "title":
         edited = await _edit_title(ctx, params.instruction, path, post)
         if isinstance(edited, SkillResult):
@@ -596,6 +616,40 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     return await _write(ctx, path, (text, block + new_body), digest, report, what)
 
 
+async def _replace(
+    ctx: SkillContext,
+    path: str,
+    read: tuple[str, str],
+    post: Frontmatter,
+    swap: Replacement,
+    part: PartRef | None,
+) -> SkillResult:
+    """The post with ``swap`` made in its prose (in ``part`` when one is named), no model."""
+    text, digest = read
+    body = post.body
+    span = (0, body) if part is None or part.kind == "title" else _part_span(body, part)
+    if span is None:
+        return refuse(ctx, "part_not_found", part=_describe(ctx, part))  # type: ignore[arg-type]
+    where, original = span
+    revised, count, left = replace_in_prose(original, swap)
+    old, new = clip(swap.old, 80), clip(swap.new, 80)
+    if not count:
+        return refuse(
+            ctx, "text_only_in_code" if left else "text_not_found", path=path, old=old, left=left
+        )
+    new_text = post.block + body[:where] + revised + body[where + len(original) :]
+    report: list[dict[str, Any]] = [
+        {"name": "replacement", "passed": True, "reason": "as written, no model", "attempts": 0}
+    ]
+    what = ctx.reply("the_body") if part is None or part.kind == "title" else _describe(ctx, part)
+    in_code = ctx.reply("left_in_code", left=left) if left else ""
+    values = {"old": old, "new": new, "count": count, "left": in_code}
+    more = {"replaced": count, "left_in_code": left}
+    return await _write(
+        ctx, path, (text, new_text), digest, report, what, done="replaced", values=values, data=more
+    )
+
+
 async def _write(
     ctx: SkillContext,
     path: str,
@@ -604,7 +658,7 @@ async def _write(
     report: list[dict[str, Any]],
     what: str,
     *,
-    done: Literal["edited", "edited_title", "retagged"] = "edited",
+    done: Literal["edited", "edited_title", "retagged", "replaced"] = "edited",
     values: dict[str, Any] | None = None,
     data: dict[str, Any] | None = None,
 ) -> SkillResult:
@@ -647,6 +701,8 @@ async def _write(
             if done == "retagged"
             else "edited_title"
             if done == "edited_title"
+            else "replaced"
+            if done == "replaced"
             else "edited",
             path=path,
             what=what,

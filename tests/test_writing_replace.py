@@ -1,0 +1,84 @@
+"""A replacement whose words are both written out in quotes is made without a model: the
+embedded model, asked to replace one word in the go post, gave it back as a page of invented
+Python, and every check let it through."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.replace import Replacement, literal_replacement, replace_in_prose
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+GO = "posts/go-concurrency.md"
+
+
+@pytest.mark.parametrize(
+    ("instruction", "swap"),
+    [
+        ("replace 'cheap' with 'inexpensive' in the go post", ("cheap", "inexpensive")),
+        ('in the go post, change "cheap" to "lightweight"', ("cheap", "lightweight")),
+        ("replace every “goroutine” with “green thread”", ("goroutine", "green thread")),
+        ("把“容器”改成“集装箱”", ("容器", "集装箱")),
+        ("将所有的「容器」替换为「集装箱」", ("容器", "集装箱")),
+        ("replace cheap with inexpensive", None),  # unquoted: the model's
+        ("change the tone to 'friendly'", None),  # one quoted word is not a replacement
+        ("replace 'a' with 'a'", None),
+    ],
+)
+def test_a_replacement_needs_both_words_in_quotes(
+    instruction: str, swap: tuple[str, str] | None
+) -> None:
+    found = literal_replacement(instruction)
+    assert ((found.old, found.new) if found else None) == swap
+
+
+def test_code_blocks_and_inline_code_are_left_as_they_are() -> None:
+    body = "a cheap one, `cheap()` here\n\n```go\ncheap := 1\n```\n\ncheap again\n"
+    new, done, left = replace_in_prose(body, Replacement("cheap", "light"))
+    assert new == "a light one, `cheap()` here\n\n```go\ncheap := 1\n```\n\nlight again\n"
+    assert (done, left) == (2, 2)
+
+
+async def _edit(blog: Path, instruction: str) -> tuple:
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("EditContent", {"instruction": instruction, "path": GO})
+    finally:
+        await rt.close()
+    assert llm.call_count == 0  # no model
+    return msg
+
+
+async def test_the_replacement_changes_those_words_and_no_other_byte(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    before = (blog / GO).read_text(encoding="utf-8")
+    msg = await _edit(blog, "replace 'cheap' with 'inexpensive' in the go post")
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / GO).read_text(encoding="utf-8") == before.replace(
+        "goroutines are cheap", "goroutines are inexpensive"
+    )
+    assert msg.data["replaced"] == 1 and msg.data["changed"] is True
+    assert msg.content.startswith("Replaced “cheap” with “inexpensive” in the body")
+
+
+@pytest.mark.parametrize(
+    ("instruction", "error"),
+    [
+        ("replace 'nowhere' with 'x'", "text_not_found"),
+        ("replace 'results' with 'outputs'", "text_only_in_code"),  # the Go code's only
+    ],
+)
+async def test_a_replacement_with_nothing_to_replace_changes_nothing(
+    tmp_path: Path, instruction: str, error: str
+) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    before = (blog / GO).read_text(encoding="utf-8")
+    msg = await _edit(blog, instruction)
+    assert msg.state == "ERROR" and msg.data["error"] == error, msg.content
+    assert (blog / GO).read_text(encoding="utf-8") == before
