@@ -82,3 +82,31 @@ async def test_a_replacement_with_nothing_to_replace_changes_nothing(
     msg = await _edit(blog, instruction)
     assert msg.state == "ERROR" and msg.data["error"] == error, msg.content
     assert (blog / GO).read_text(encoding="utf-8") == before
+
+
+async def test_a_replacement_in_a_named_part_leaves_the_rest(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    text = (
+        "---\ntitle: Owners\n---\n\nEach value has one owner.\n\n"
+        "The owner drops the value.\n\nAn owner can lend it.\n"
+    )
+    (blog / "posts" / "own.md").write_text(text, encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "EditContent",
+            {
+                "instruction": "in the second paragraph, replace 'owner' with 'holder'",
+                "path": "posts/own.md",
+            },
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
+    assert (blog / "posts" / "own.md").read_text(encoding="utf-8") == text.replace(
+        "The owner drops", "The holder drops"
+    )
+    assert "in the second paragraph of" in msg.content

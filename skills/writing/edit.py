@@ -563,7 +563,8 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     if change is not None:  # only the tags: made here, not by the model (``tags.py``)
         return await _retag(ctx, path, post, digest, change)
     part = None if selection.strip() else named_part(params.instruction)
-    swap = None if selection.strip() else literal_replacement(params.instruction)
+    titled = part is not None and part.kind == "title"  # (the title's own edit, below)
+    swap = None if selection.strip() or titled else literal_replacement(params.instruction)
     if swap is not None:  # both words written out: no model (``replace.py``)
         return await _replace(ctx, path, (text, digest), post, swap, part)
     if part is not None and part.kind == "title":
@@ -627,7 +628,7 @@ async def _replace(
     """The post with ``swap`` made in its prose (in ``part`` when one is named), no model."""
     text, digest = read
     body = post.body
-    span = (0, body) if part is None or part.kind == "title" else _part_span(body, part)
+    span = (0, body) if part is None else _part_span(body, part)
     if span is None:
         return refuse(ctx, "part_not_found", part=_describe(ctx, part))  # type: ignore[arg-type]
     where, original = span
@@ -641,7 +642,7 @@ async def _replace(
     report: list[dict[str, Any]] = [
         {"name": "replacement", "passed": True, "reason": "as written, no model", "attempts": 0}
     ]
-    what = ctx.reply("the_body") if part is None or part.kind == "title" else _describe(ctx, part)
+    what = ctx.reply("the_body") if part is None else _describe(ctx, part)
     in_code = ctx.reply("left_in_code", left=left) if left else ""
     values = {"old": old, "new": new, "count": count, "left": in_code}
     more = {"replaced": count, "left_in_code": left}
