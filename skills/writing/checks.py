@@ -398,7 +398,7 @@ def structure_kept(instruction: str, original: str) -> Check | None:
     failed it. A text written anew (no line kept) is not judged: nothing says what it dropped.
     None when the instruction may take headings away, or the text has none."""
     headings = _headings(original)
-    if not headings or _RESHAPES.search(instruction) or kind_of(instruction) == "shorten":
+    if not headings or _may_drop(instruction):
         return None
     lines = {
         key
@@ -485,6 +485,27 @@ def code_from(*sources: str, verbatim: bool = False) -> Check:
     return check
 
 
+def _may_drop(instruction: str) -> bool:
+    """Whether an edit may take parts of the text away (remove, shorten, restructure…)."""
+    return bool(_RESHAPES.search(instruction)) or kind_of(instruction) == "shorten"
+
+
+def _prose_keeper(original: str) -> Callable[[str], bool]:
+    """Whether an answer keeps a line of ``original``'s prose (``SCOPE_MIN_LINE`` characters
+    or more, spaces aside) as it was: a text written anew keeps none, and is not judged for
+    what it dropped."""
+    lines = {
+        key
+        for line, code in _lines_and_code(original)
+        if not code[0] and len(key := " ".join(line.split())) >= SCOPE_MIN_LINE
+    }
+
+    def keeps(text: str) -> bool:
+        return any(" ".join(line.split()) in lines for line in text.splitlines())
+
+    return keeps
+
+
 def code_kept(instruction: str, original: str) -> Check | None:
     """An edit whose instruction is not about code leaves the text's code blocks as they
     were: none changed, none of their lines taken out into the prose, and, in a text that
@@ -495,12 +516,8 @@ def code_kept(instruction: str, original: str) -> Check | None:
     before = fenced_blocks(original)
     if not before or _ABOUT_CODE.search(instruction):
         return None
-    may_drop = bool(_RESHAPES.search(instruction)) or kind_of(instruction) == "shorten"
-    prose_lines = {
-        key
-        for line, code in _lines_and_code(original)
-        if not code[0] and len(key := " ".join(line.split())) >= SCOPE_MIN_LINE
-    }
+    may_drop = _may_drop(instruction)
+    keeps_prose = _prose_keeper(original)
     code_lines = {
         key
         for block in before
@@ -513,7 +530,7 @@ def code_kept(instruction: str, original: str) -> Check | None:
         changed = [block for block in after if block not in before]
         # (A text written anew, no line of the prose kept, is not judged for what it dropped:
         # nothing says it meant to keep the rest.)
-        kept = any(" ".join(line.split()) in prose_lines for line in generated.text.splitlines())
+        kept = keeps_prose(generated.text)
         dropped = [b for b in before if b not in after] if kept and not may_drop else []
         loose = [
             line.strip()
@@ -589,17 +606,13 @@ def template_kept(instruction: str, original: str) -> Check | None:
     before = _templates(original)
     if not before or _ABOUT_TEMPLATE.search(instruction):
         return None
-    may_drop = bool(_RESHAPES.search(instruction)) or kind_of(instruction) == "shorten"
-    prose_lines = {
-        key
-        for line, code in _lines_and_code(original)
-        if not code[0] and len(key := " ".join(line.split())) >= SCOPE_MIN_LINE
-    }
+    may_drop = _may_drop(instruction)
+    keeps_prose = _prose_keeper(original)
 
     def check(generated: Generated) -> Verdict:
         after = _templates(generated.text)
         added = [w for key, (n, w) in after.items() if n > before.get(key, (0, ""))[0]]
-        kept = any(" ".join(line.split()) in prose_lines for line in generated.text.splitlines())
+        kept = keeps_prose(generated.text)
         dropped = (
             [w for key, (n, w) in before.items() if after.get(key, (0, ""))[0] < n]
             if kept and not may_drop
