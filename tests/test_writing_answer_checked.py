@@ -12,7 +12,7 @@ import pytest
 from skillrt.skills.writing.answer import listing_topic, lists_drafts
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_blog, copy_fixture
-from tests.writing_support import writing_runtime
+from tests.writing_support import run_writing_skill, writing_runtime
 
 QUESTION = "What does the sqlite post say about ranking?"
 # The embedded model's answer to "posts that mention sqlite": one line, its numbers aside.
@@ -35,12 +35,9 @@ def blog(tmp_path: Path) -> Path:
 
 async def _answer(blog: Path, answers: list[str], question: str = QUESTION) -> tuple:
     llm = ScriptedModel(answers)
-    rt = writing_runtime(blog, llm, answer={"general_fallback": False})
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill("AnswerQuestion", {"question": question})
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(
+        blog, llm, "AnswerQuestion", {"question": question}, answer={"general_fallback": False}
+    )
     assert msg.state == "COMPLETED", msg.content
     return msg, llm
 
@@ -128,12 +125,7 @@ async def test_which_posts_mention_a_word_is_answered_from_the_index(
 async def test_a_summary_with_code_the_post_lacks_is_refused(blog: Path) -> None:
     invented = "It fits a line:\n\n```python\nfrom matplotlib import pyplot as plt\nplt.show()\n```"
     llm = ScriptedModel([invented, invented])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/ml-intro.md"})
     assert msg.state == "ERROR" and msg.data["check"] == "code_from_sources", msg.content
     assert llm.call_count == 2
 
@@ -146,12 +138,7 @@ async def test_a_summary_that_changes_a_line_of_the_posts_code_is_refused(blog: 
         "    return [w * v + b for v in x]  # a list\n```"
     )
     llm = ScriptedModel([changed, changed])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/ml-intro.md"})
     assert msg.state == "ERROR" and msg.data["check"] == "code_from_sources", msg.content
     assert "return [w * v + b" in msg.data["reason"]
 
@@ -159,12 +146,7 @@ async def test_a_summary_that_changes_a_line_of_the_posts_code_is_refused(blog: 
 async def test_a_summary_quoting_the_posts_code_passes(blog: Path) -> None:
     quoted = "It fits a line:\n\n```python\ndef fit(x, y, lr=0.01, epochs=1000):\n```"
     llm = ScriptedModel([quoted])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/ml-intro.md"})
     assert msg.state == "COMPLETED" and "def fit" in msg.content and llm.call_count == 1
 
 

@@ -11,7 +11,7 @@ import pytest
 from skillrt.skills.writing.replace import Replacement, literal_replacement, replace_in_prose
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_blog
-from tests.writing_support import writing_runtime
+from tests.writing_support import run_writing_skill
 
 GO = "posts/go-concurrency.md"
 
@@ -45,12 +45,9 @@ def test_code_blocks_and_inline_code_are_left_as_they_are() -> None:
 
 async def _edit(blog: Path, instruction: str) -> tuple:
     llm = ScriptedModel([])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill("EditContent", {"instruction": instruction, "path": GO})
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(
+        blog, llm, "EditContent", {"instruction": instruction, "path": GO}
+    )
     assert llm.call_count == 0  # no model
     return msg
 
@@ -93,18 +90,15 @@ async def test_a_replacement_in_a_named_part_leaves_the_rest(tmp_path: Path) -> 
     )
     (blog / "posts" / "own.md").write_text(text, encoding="utf-8")
     llm = ScriptedModel([])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill(
-            "EditContent",
-            {
-                "instruction": "in the second paragraph, replace 'owner' with 'holder'",
-                "path": "posts/own.md",
-            },
-        )
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(
+        blog,
+        llm,
+        "EditContent",
+        {
+            "instruction": "in the second paragraph, replace 'owner' with 'holder'",
+            "path": "posts/own.md",
+        },
+    )
     assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
     assert (blog / "posts" / "own.md").read_text(encoding="utf-8") == text.replace(
         "The owner drops", "The holder drops"

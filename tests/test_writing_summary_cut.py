@@ -10,7 +10,7 @@ import pytest
 from skillrt.skills.writing.summarize import whole_sentences
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_blog
-from tests.writing_support import writing_runtime
+from tests.writing_support import run_writing_skill
 
 _WORDS = [
     "linear",
@@ -60,12 +60,7 @@ async def test_a_summary_cut_at_its_limit_ends_at_its_last_whole_sentence(
     blog = copy_blog(tmp_path / "blog")
     cut = WHOLE + " The C shell was created by"
     llm = ScriptedModel([cut])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/ml-intro.md"})
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["summary"] == WHOLE
     assert "created by" not in msg.content
@@ -74,10 +69,5 @@ async def test_a_summary_cut_at_its_limit_ends_at_its_last_whole_sentence(
 async def test_a_summary_within_its_limit_is_kept_as_written(tmp_path: Path) -> None:
     blog = copy_blog(tmp_path / "blog")
     llm = ScriptedModel(["Linear regression fits a line; see the code"])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill("Summarize", {"path": "posts/ml-intro.md"})
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/ml-intro.md"})
     assert msg.data["summary"] == "Linear regression fits a line; see the code"

@@ -12,7 +12,7 @@ import pytest
 from skillrt.skills.writing.checks import Generated, template_kept
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_fixture
-from tests.writing_support import writing_runtime
+from tests.writing_support import run_writing_skill, writing_runtime
 
 POST = "_posts/2024-01-15-liquid-tips.md"
 LIQUID = "{% raw %}Use {{ page.title }} in layouts.{% endraw %}"
@@ -67,14 +67,12 @@ async def test_an_edit_that_breaks_the_liquid_is_refused_and_nothing_saved(
     blog = copy_fixture("jekyll", tmp_path / "jekyll")
     before = (blog / POST).read_text(encoding="utf-8")
     llm = ScriptedModel([MANGLED, MANGLED])
-    rt = writing_runtime(blog, llm)
-    await rt.initialize()
-    try:
-        msg = await rt.run_skill(
-            "EditContent", {"instruction": "make the first paragraph friendlier", "path": POST}
-        )
-    finally:
-        await rt.close()
+    msg = await run_writing_skill(
+        blog,
+        llm,
+        "EditContent",
+        {"instruction": "make the first paragraph friendlier", "path": POST},
+    )
     assert msg.state == "ERROR" and msg.data["check"] == "template_kept", msg.content
     assert (blog / POST).read_text(encoding="utf-8") == before
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from skillrt import LLM, AgentRuntime, load_config
 from skillrt.llm.base import LLMMessage
+from skillrt.messages import ChatMessage
 from skillrt.skills.writing import prompts, writing_skills
 from skillrt.skills.writing.checks import kind_of
 from skillrt.testing import Answer, ModelOptions
@@ -70,6 +71,18 @@ def writing_runtime(blog: Path, model: LLM, **overrides: Any) -> AgentRuntime:
     overrides.setdefault("state_dir", blog.parent / "state")
     config = load_config(content_root=blog, **overrides)
     return AgentRuntime(config, llm=model, skills=writing_skills())
+
+
+async def run_writing_skill(
+    blog: Path, model: LLM, skill: str, params: dict[str, Any], **overrides: Any
+) -> ChatMessage:
+    """``skill`` run once with ``params`` on a fresh ``writing_runtime``, closed after."""
+    rt = writing_runtime(blog, model, **overrides)
+    await rt.initialize()
+    try:
+        return await rt.run_skill(skill, params)
+    finally:
+        await rt.close()
 
 
 def prompt_kind(messages: list[LLMMessage]) -> str:
