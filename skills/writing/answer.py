@@ -402,9 +402,13 @@ def lists_drafts(question: str) -> bool:
     """Whether a request for the list of posts (``listing_topic``) asks for the drafts: "list
     my drafts", "what drafts do I have?", "列出草稿"."""
     topic = listing_topic(question)
-    if topic is None:
-        return False
-    rest = question.replace(topic, " ") if topic else question  # "posts about drafts": a topic
+    return topic is not None and _drafts_asked(question, topic)
+
+
+def _drafts_asked(question: str, topic: str) -> bool:
+    """Whether the listing request ``question`` (on ``topic``) names drafts outside its
+    topic ("posts about drafts" is a topic)."""
+    rest = question.replace(topic, " ") if topic else question
     return _DRAFTS.search(rest) is not None
 
 
@@ -606,7 +610,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     ctx.progress(1, 2, ctx.reply("searching"))
     topic = listing_topic(question)
     if topic is not None:  # the list of posts: the index's, no model
-        drafts_only = lists_drafts(question)
+        drafts_only = _drafts_asked(question, topic)  # (the topic worked out once)
         return await _listing(ctx, "" if drafts_only else topic, drafts_only)
     found = await ctx.step("found", partial(_find_sources, ctx, question), returns=Found)
     sources = found.sources
