@@ -214,3 +214,18 @@ def test_one_skill_registry(tmp_path: Path) -> None:
     assert rt.skills is rt.router.registry and list(rt.skills) == ["Calendar"]
     rt.router.unregister("Calendar")
     assert "Calendar" not in rt.skills
+
+
+def test_every_packaged_intent_has_a_label_in_both_languages() -> None:
+    """A Chinese list of choices showed CHAT as its English description ("Small talk:
+    greetings, thanks, …: 列出所有标签"): every packaged intent has a label of its own."""
+    from skillrt._routing.clarify import choose_question
+    from skillrt._routing.intent_table import IntentTable
+
+    specs = IntentTable.default().specs
+    assert [name for name, spec in specs.items() if spec.label is None] == []
+    options = [(specs[n], {"message": "列出所有标签", "question": "列出所有标签"})
+               for n in ("CHAT", "ANSWER_QUESTION")]  # fmt: skip
+    text = choose_question(options, "列出所有标签", "zh").text
+    assert "1. 聊天：列出所有标签" in text and "Small talk" not in text
+    assert "1. Just talk: 列出所有标签" in choose_question(options, "x", "en").text
