@@ -31,6 +31,8 @@ from .checked import CHECKED, checked, quality_report
 from .checked import REPLIES as CHECK_REPLIES
 from .checks import Check, Generated, Verdict, code_from, not_degenerate
 from .common import refuse
+from .listing import LISTED, list_by_tag, post_line, tag_ask
+from .listing import REPLIES as LISTING_REPLIES
 from .pick import named_post
 from .prompts import (
     ANSWER_SYSTEM,
@@ -143,7 +145,7 @@ _OWN_REPLIES = Replies(
         ),
     }
 )
-REPLIES = _OWN_REPLIES | CHECK_REPLIES
+REPLIES = _OWN_REPLIES | LISTING_REPLIES | CHECK_REPLIES
 
 Question = Annotated[
     str, Chars(MAX_QUESTION_CHARS, empty="no_question", too_long="question_too_long")
@@ -355,7 +357,6 @@ _DATED = [
         r"^(?:我|博客里?|博客)?\s*(?:有|一共有|总共有)(?:多少|几)\s*篇?\s*(?:文章|博文|帖子)\s*[?？。!！]*$"
     ),
 ]
-LISTED = 20  # posts shown; the rest are counted
 
 
 def listing_topic(question: str) -> str | None:
@@ -440,17 +441,7 @@ def _listed_posts(
     else:
         metas = sorted(every, key=lambda m: (m.date or "", m.path), reverse=True)
         left_out = len(posts_all) - len(every)
-    lines = []
-    for i, meta in enumerate(metas[:LISTED], 1):
-        extra = " · ".join(x for x in (meta.date or "", ", ".join(meta.tags)) if x)
-        title = meta.title.replace("[", "\\[").replace("]", "\\]")  # (a link's text)
-        line = (
-            f"{i}. [{title}](<{meta.path}>)" if " " in meta.path else f"{i}. [{title}]({meta.path})"
-        )
-        line += f" — {extra}" if extra else ""
-        if meta.description:
-            line += f"\n   {clip(meta.description, 160)}"
-        lines.append(line)
+    lines = [post_line(i, meta) for i, meta in enumerate(metas[:LISTED], 1)]
     return lines, [m.path for m in metas[:LISTED]], len(metas), left_out
 
 
@@ -608,6 +599,8 @@ def _says_something(answer: str) -> bool:
 async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResult:
     question = params.question
     ctx.progress(1, 2, ctx.reply("searching"))
+    if (tags := tag_ask(question)) is not None:  # by tag, or the tags: the index's, no model
+        return await list_by_tag(ctx, tags, "drafts_left_out")
     topic = listing_topic(question)
     if topic is not None:  # the list of posts: the index's, no model
         drafts_only = _drafts_asked(question, topic)  # (the topic worked out once)

@@ -1,0 +1,269 @@
+"""Lists by tag, from the index, with no model.
+
+"which posts are tagged rust?", "posts with the tag docker", "标签为 rust 的文章", "带 docker
+标签的文章有哪些": the posts whose frontmatter has that tag. "what tags do I use?", "list my
+tags", "列出所有标签": the blog's tags, each with its number of posts. The embedded model,
+asked "posts tagged rust", listed titles of its own ("Unwritten Ideas in Python 3.x") and
+paths with the wrong titles; the tags are the posts' own, and the index has them.
+
+A tag is compared without case, ``-``, ``_`` and spaces alike, and a plural's ``s`` aside
+("databases" finds "database"). A tag no post has is answered with the tags close to it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+
+from pydantic import BaseModel
+
+from skillrt import Replies, SkillContext, SkillResult
+from skillrt.blog.posts import PostMeta
+
+from .prompts import clip
+
+__all__ = ["LISTED", "REPLIES", "TagAsk", "list_by_tag", "post_line", "tag_ask"]
+
+LISTED = 20  # posts shown; the rest are counted
+TAGS_LISTED = 60  # tags shown, the most used first
+CLOSE_TAGS = 5
+
+REPLIES = Replies(
+    {
+        "listed_tagged": (
+            "标签为“{tag}”的文章有 {count} 篇{drafts}：\n\n{lines}",
+            "Posts tagged “{tag}”: {count}{drafts}\n\n{lines}",
+        ),
+        "listed_none_tagged": (
+            "没有文章的标签是“{tag}”。{close}",
+            "No post is tagged “{tag}”.{close}",
+        ),
+        "close_tags": ("相近的标签：{tags}。", " Tags close to it: {tags}."),
+        "tags_listed": (
+            "博客的文章用了 {count} 个标签：\n\n{lines}",
+            "Tags on the blog: {count}\n\n{lines}",
+        ),
+        "tags_more": ("\n\n……还有 {more} 个。", "\n\n… and {more} more."),
+        "no_tags": ("博客的文章还没有标签。", "No post on the blog has a tag yet."),
+    }
+)
+
+_POSTS = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|drafts?)"
+_LEAD = (
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?"
+    r"(?:(?:what|which)\s+(?:of\s+(?:my|the|your|our)\s+)?|(?:show(?:\s+me)?|list|find|"
+    r"give\s+me|get)\s+(?:all\s+)?(?:of\s+)?(?:the\s+|my\s+|our\s+)?)?"
+)
+_END = r"\s*[?.!]*$"
+_TAG = r"[\"'“‘「#]?(?P<tag>[^\s\"'”’」?？]+(?:\s[^\s\"'”’」?？]+){0,4}?)[\"'”’」]?"
+_TAG_ZH = r"[\"'“‘「#]?(?P<tag>[^\s\"'”’」?？的]{1,40}?)[\"'”’」]?"
+_ZH_POSTS = r"(?:文章|博文|帖子|草稿)"
+_ZH_LIST = r"^(?:请)?(?:列出|列一下|显示|看看|给我看看|找出)?\s*(?:所有|全部)?\s*"
+_ZH_END = r"\s*(?:有)?(?:哪些|哪几篇|几篇)?\s*[?？。!！]*$"
+
+# The posts with a tag.
+_TAGGED = [
+    re.compile(
+        rf"{_LEAD}{_POSTS}\s+(?:(?:that|which)\s+)?(?:(?:are|is|were|was|have\s+been|i\s+)\s*)?"
+        rf"tagged(?:\s+(?:with|as))?\s+(?:the\s+tag\s+)?{_TAG}{_END}",
+        re.I,
+    ),
+    re.compile(
+        rf"{_LEAD}{_POSTS}\s+(?:(?:that|which)\s+(?:have|has|carry|carries)|with|having|under|"
+        rf"in)\s+(?:the\s+|a\s+)?tag\s+{_TAG}{_END}",
+        re.I,
+    ),
+    re.compile(rf"^(?:what(?:'s|\s+is)|what\s+(?:have|did)\s+i)\s+tagged\s+{_TAG}{_END}", re.I),
+    re.compile(
+        rf"{_ZH_LIST}(?:标签|tag)\s*(?:为|是|有|包含|含)\s*{_TAG_ZH}\s*的\s*{_ZH_POSTS}{_ZH_END}",
+        re.I,
+    ),
+    re.compile(
+        rf"{_ZH_LIST}(?:带|带有|有|打了|标了|标着)\s*{_TAG_ZH}\s*(?:标签|tag)\s*的\s*{_ZH_POSTS}"
+        rf"{_ZH_END}",
+        re.I,
+    ),
+    re.compile(
+        rf"{_ZH_LIST}{_TAG_ZH}\s*(?:标签|tag)\s*(?:下|里)\s*的?\s*{_ZH_POSTS}{_ZH_END}", re.I
+    ),
+]
+# The blog's tags.
+_TAGS = [
+    re.compile(
+        r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:list|show(?:\s+me)?|give\s+me|"
+        r"what\s+are)\s+(?:all\s+)?(?:of\s+)?(?:my|the|your|our)?\s*(?:blog's\s+)?"
+        rf"(?:blog\s+)?tags(?:\s+(?:i\s+use|on\s+(?:my|the)\s+blog|i\s+have))?{_END}",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:what|which)\s+tags\s+(?:do|did|have)\s+(?:i|we)\s+(?:use|used|have)"
+        rf"(?:\s+on\s+(?:my|the|our)\s+blog)?{_END}",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:which|what)\s+tags\s+(?:are\s+there|are\s+used|does\s+(?:my|the)\s+blog\s+"
+        rf"(?:use|have)){_END}",
+        re.I,
+    ),
+    re.compile(
+        r"^how\s+many\s+tags\s+(?:do|did|have)\s+(?:i|we)\s+(?:use|used|have)"
+        rf"(?:\s+on\s+(?:my|the|our)\s+blog)?{_END}",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:请)?(?:列出|列一下|显示|看看|给我看看)?\s*(?:我的|博客的|博客里的|博客里)?\s*"
+        r"(?:所有|全部)?(?:的)?\s*标签\s*(?:列表|清单)?\s*[?？。!！]*$"
+    ),
+    re.compile(
+        r"^(?:我|博客里?|博客)?\s*(?:的文章)?\s*(?:用了|用过|有|一共有)\s*(?:哪些|什么|多少个?|几个)\s*"
+        r"标签\s*[?？。!！]*$"
+    ),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TagAsk:
+    """A request for the posts with ``tag``, or (``tag`` empty) for the blog's tags. "tagged
+    rust and async" asks for the posts with both, "tagged rust or go" for those with either
+    (a tag that is itself "rock and roll" is found as such first)."""
+
+    tag: str
+
+    def alternatives(self) -> tuple[tuple[str, ...], bool]:
+        """The tags asked for, and whether a post must have every one of them."""
+        parts = [p for p in _SPLIT.split(self.tag) if p and p.strip()]
+        both = bool(_BOTH.search(self.tag))
+        return tuple(p.strip(" #\"'“”") for p in parts if not _JOINER.fullmatch(p.strip())), both
+
+
+_SPLIT = re.compile(r"\s+(and|or)\s+|\s*[,，、]\s*|\s*(和|或|或者)\s*", re.I)
+_JOINER = re.compile(r"and|or|和|或|或者", re.I)
+_BOTH = re.compile(r"\s+and\s+|和", re.I)
+
+
+def tag_ask(question: str) -> TagAsk | None:
+    """What a request for a list by tag asks, or None when it asks something else."""
+    text = " ".join(question.split())
+    if "tag" not in text.casefold() and "标签" not in text:
+        return None
+    for pattern in _TAGS:
+        if pattern.match(text):
+            return TagAsk("")
+    for pattern in _TAGGED:
+        found = pattern.match(text)
+        if found is not None and (tag := found.group("tag").strip(" .#")):
+            return TagAsk(tag)
+    return None
+
+
+def _key(tag: str) -> str:
+    """A tag as compared: without case, ``#``, and with ``-``, ``_`` and spaces alike."""
+    return re.sub(r"[\s_-]+", "-", tag.casefold().strip(" #"))
+
+
+def _singular(key: str) -> str:
+    return key[:-1] if len(key) > 3 and key.endswith("s") and not key.endswith("ss") else key
+
+
+def post_line(number: int, meta: PostMeta) -> str:
+    """A post in a numbered list: its title linked to its path, its date and tags, and its
+    description on the line below."""
+    extra = " · ".join(x for x in (meta.date or "", ", ".join(meta.tags)) if x)
+    title = meta.title.replace("[", "\\[").replace("]", "\\]")  # (a link's text)
+    target = f"<{meta.path}>" if " " in meta.path else meta.path
+    line = f"{number}. [{title}]({target})" + (f" — {extra}" if extra else "")
+    return line + (f"\n   {clip(meta.description, 160)}" if meta.description else "")
+
+
+class Tagged(BaseModel):
+    """What a list by tag found: the lines shown, the paths listed, how many there are, the
+    drafts left out, and the tags close to one no post has (or, for the blog's tags, none)."""
+
+    lines: list[str]
+    paths: list[str]
+    count: int
+    drafts_left_out: int
+    close: list[str]
+
+
+def _counts(metas: Iterable[PostMeta]) -> Counter[str]:
+    """Each tag's number of posts, under the spelling its first post gives it."""
+    spelled: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for meta in metas:
+        for tag in {_key(t): t for t in meta.tags}.values():
+            counts[spelled.setdefault(_key(tag), tag)] += 1
+    return counts
+
+
+def _tagged(ctx: SkillContext, tag: str) -> Tagged:
+    """The posts tagged ``tag`` (newest first), or every tag with its count. Blocking I/O:
+    run it as a sync step."""
+    ctx.memory.refresh()
+    posts = ctx.memory.posts.all_posts()
+    in_answers = ctx.config.drafts.in_answers
+    shown = [m for m in posts if in_answers or not m.draft]
+    if not tag:
+        counts = sorted(_counts(shown).items(), key=lambda kv: (-kv[1], kv[0].casefold()))
+        lines = [f"- {name} ({count})" for name, count in counts[:TAGS_LISTED]]
+        return Tagged(lines=lines, paths=[], count=len(counts), drafts_left_out=0, close=[])
+    wanted = _key(tag)
+    ask, every = TagAsk(tag).alternatives()
+    if len(ask) < 2 or any(_singular(_key(t)) == _singular(wanted) for m in shown for t in m.tags):
+        ask, every = (tag,), True  # one tag ("rock and roll", when a post has it)
+
+    def has_one(meta: PostMeta, one: str) -> bool:
+        return any(_singular(_key(t)) == _singular(_key(one)) for t in meta.tags)
+
+    def has(meta: PostMeta) -> bool:
+        return (all if every else any)(has_one(meta, one) for one in ask)
+
+    metas = sorted((m for m in shown if has(m)), key=lambda m: (m.date or "", m.path))[::-1]
+    left_out = sum(1 for m in posts if has(m)) - len(metas)
+    close: list[str] = []
+    if not metas:
+        names = {_key(t): t for t in _counts(shown)}
+        near = difflib.get_close_matches(wanted, list(names), n=CLOSE_TAGS, cutoff=0.6)
+        near += [k for k in names if wanted in k and k not in near][: CLOSE_TAGS - len(near)]
+        close = [names[k] for k in near]
+    lines = [post_line(i, meta) for i, meta in enumerate(metas[:LISTED], 1)]
+    return Tagged(
+        lines=lines,
+        paths=[m.path for m in metas[:LISTED]],
+        count=len(metas),
+        drafts_left_out=left_out,
+        close=close,
+    )
+
+
+async def list_by_tag(ctx: SkillContext, ask: TagAsk, drafts_note: str) -> SkillResult:
+    """The reply to ``ask``. ``drafts_note``: the reply key saying how many drafts were left
+    out (AnswerQuestion's, shared with its other lists)."""
+    found = await ctx.step("tagged", partial(_tagged, ctx, ask.tag), returns=Tagged)
+    drafts = ctx.reply(drafts_note, drafts=found.drafts_left_out) if found.drafts_left_out else ""
+    lines = "\n".join(found.lines)
+    if not ask.tag:
+        if not found.count:
+            return SkillResult(message=ctx.reply("no_tags"), data={"found": False, "tags": 0})
+        message = ctx.reply("tags_listed", count=found.count, lines=lines)
+        if found.count > len(found.lines):
+            message += ctx.reply("tags_more", more=found.count - len(found.lines))
+        return SkillResult(message=message, data={"found": True, "tags": found.count})
+    tag = clip(ask.tag, 60)
+    data = {"found": bool(found.count), "tag": ask.tag, "listed": found.count}
+    if not found.count:
+        close = (
+            ctx.reply("close_tags", tags=", ".join(f"“{t}”" for t in found.close))
+            if found.close
+            else ""
+        )
+        message = ctx.reply("listed_none_tagged", tag=tag, close=close) + drafts
+        return SkillResult(message=message, data={**data, "citations": [], "close": found.close})
+    message = ctx.reply("listed_tagged", tag=tag, count=found.count, drafts=drafts, lines=lines)
+    if found.count > len(found.lines):
+        message += ctx.reply("listed_more", more=found.count - len(found.lines))
+    return SkillResult(message=message, data={**data, "citations": found.paths})

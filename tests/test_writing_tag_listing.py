@@ -1,0 +1,111 @@
+"""Lists by tag come from the index, with no model: "which posts are tagged rust?" lists the
+posts whose frontmatter has the tag (Zola's ``[taxonomies]`` too), and "list my tags" the
+blog's tags with their counts. The embedded model, asked "posts tagged rust", listed titles
+it made up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.listing import TagAsk, tag_ask
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog, copy_fixture
+from tests.writing_support import writing_runtime
+
+RUST_POSTS = [
+    "posts/notes/weekly-review.md",
+    "posts/rust-smart-pointers.md",
+    "posts/rust-lifetimes.md",
+    "posts/rust-borrowing.md",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "tag"),
+    [
+        ("which posts are tagged rust?", "rust"),
+        ("posts tagged rust", "rust"),
+        ("show me posts with the tag docker", "docker"),
+        ('list posts tagged with "machine learning"', "machine learning"),
+        ("which of my articles are tagged #go?", "go"),
+        ("what's tagged rust?", "rust"),
+        ("标签为 rust 的文章", "rust"),
+        ("带 docker 标签的文章有哪些？", "docker"),
+        ("rust 标签下的文章", "rust"),
+        ("what tags do I use?", ""),
+        ("list my tags", ""),
+        ("how many tags do I have?", ""),
+        ("列出所有标签", ""),
+        ("我用了哪些标签？", ""),
+        # Not lists: tag edits, a question about one post, a topic.
+        ("tag the rust post with async", None),
+        ("add the tag rust to the go post", None),
+        ("给 rust 那篇文章加上标签 异步", None),
+        ("what are the tags of the rust post?", None),
+        ("which posts mention docker?", None),
+    ],
+)
+def test_a_list_by_tag_is_told_apart(text: str, tag: str | None) -> None:
+    assert tag_ask(text) == (None if tag is None else TagAsk(tag))
+
+
+async def _ask(blog: Path, *texts: str) -> list:
+    llm = ScriptedModel([])  # any model call fails the test: there is no answer to give
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        replies = [await rt.process_input(text) for text in texts]
+    finally:
+        await rt.close()
+    assert llm.call_count == 0
+    return replies
+
+
+async def test_posts_tagged_rust_are_the_posts_with_that_tag(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    tagged, chinese, plural, missing = await _ask(
+        blog,
+        "which posts are tagged rust?",
+        "带 RUST 标签的文章有哪些？",
+        "posts tagged databases",  # a plural's "s" aside
+        "posts tagged pyth",
+    )
+    assert tagged.state == "COMPLETED", tagged.content
+    assert tagged.content.startswith("Posts tagged “rust”: 4")
+    assert tagged.data["citations"] == RUST_POSTS  # newest first
+    assert "[Rust 借用与引用](posts/rust-borrowing.md)" in tagged.content
+    assert chinese.content.startswith("标签为“RUST”的文章有 4 篇") and chinese.data["listed"] == 4
+    assert plural.data["citations"] == ["posts/sqlite-fts5.md"]
+    assert missing.data["found"] is False and missing.data["close"] == ["python"]
+    assert missing.content == "No post is tagged “pyth”. Tags close to it: “python”."
+
+
+async def test_two_tags_with_and_or_or(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    both, either = await _ask(blog, "posts tagged rust and python", "posts tagged go or memory")
+    assert both.data["citations"] == ["posts/notes/weekly-review.md"]
+    assert either.data["citations"] == ["posts/go-concurrency.md", "posts/rust-smart-pointers.md"]
+
+
+async def test_list_my_tags_counts_each_tag_once_a_post(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    (listed,) = await _ask(blog, "list my tags")
+    assert listed.state == "COMPLETED" and listed.content.startswith("Tags on the blog: ")
+    lines = listed.content.split("\n\n", 1)[1].splitlines()
+    assert lines[:2] == ["- python (5)", "- rust (4)"]  # the most used first
+    assert "- 运维 (1)" in lines and len(lines) == listed.data["tags"] == 24
+
+
+async def test_zola_taxonomies_and_drafts_left_out(tmp_path: Path) -> None:
+    zola = copy_fixture("zola", tmp_path / "zola")
+    (compiler,) = await _ask(zola, "which posts are tagged compiler?")
+    assert compiler.data["citations"] == ["content/inside-rust/2024-09-10-compiler-team.md"]
+    hugo = copy_fixture("hugo", tmp_path / "hugo")
+    draft, tags = await _ask(hugo, "posts tagged shortcodes", "what tags do I use?")
+    assert draft.data["found"] is False  # its one post is a draft
+    assert "No post is tagged “shortcodes”." in draft.content and "drafts left out: 1" in (
+        draft.content
+    )
+    assert "shortcodes" not in tags.content and "- hugo (2)" in tags.content
