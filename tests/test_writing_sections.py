@@ -14,7 +14,7 @@ import pytest
 
 from skillrt.llm.base import LLMMessage, LLMResult, Usage
 from skillrt.skills.writing.checks import Generated
-from skillrt.skills.writing.repeats import no_repeated_paragraphs
+from skillrt.skills.writing.repeats import no_repeated_paragraphs, not_repetitive
 from skillrt.skills.writing.sections import completed, repaired_sections, section_of
 from skillrt.skills.writing.write import Outline, OutlineSection, _clean_section, choose_title
 from skillrt.testing import Answer, FunctionModel, ModelOptions
@@ -367,6 +367,56 @@ def test_paragraphs_the_article_already_holds_are_dropped() -> None:
     # nothing of its own: left as it is (the section is still the model's answer)
     copy = "In the past, bread was made from flour and water."
     assert check(Generated(text=copy)).text is None
+
+
+VIM_LIST = (  # SmolLM2-135M's section of a post on vim macros (two items said twice)
+    "- vim macro: a tool that can be used to create and manage text.\n"
+    "- vim supports multiple programming languages including python.\n"
+    "- vim is a powerful command line tool.\n"
+    "- vim supports multiple programming languages including python.\n"
+    "- vim macros are a set of commands that perform tasks.\n"
+    "- vim is a powerful command line tool.\n"
+    "- vim records keystrokes into a register."
+)
+
+
+def test_lines_said_word_for_word_again_are_dropped() -> None:
+    verdict = no_repeated_paragraphs([])(Generated(text=VIM_LIST))
+    assert verdict.passed and verdict.reason == "dropped 2 line(s) said before"
+    assert verdict.text is not None and verdict.text.splitlines() == [
+        "- vim macro: a tool that can be used to create and manage text.",
+        "- vim supports multiple programming languages including python.",
+        "- vim is a powerful command line tool.",
+        "- vim macros are a set of commands that perform tasks.",
+        "- vim records keystrokes into a register.",
+    ]
+    # A line an earlier section said, under another list mark, goes too.
+    earlier = ["Intro.\n\n1. vim records keystrokes into a register."]
+    items = "\n".join(VIM_LIST.splitlines()[4:])
+    verdict = no_repeated_paragraphs(earlier)(Generated(text=items))
+    assert verdict.reason == "dropped 1 line(s) said before"
+    assert verdict.text == "\n".join(VIM_LIST.splitlines()[4:6])
+    # Short lines, headings, table rows and code may recur.
+    kept = (
+        "### Step one here now\nRun it once.\n\n### Step one here now\nRun it twice.\n\n"
+        "| one | two | three | four |\n| one | two | three | four |\n\n"
+        "```\nx = 1 + 2 + 3\nx = 1 + 2 + 3\n```"
+    )
+    assert no_repeated_paragraphs([])(Generated(text=kept)).text is None
+
+
+def test_a_loop_of_lines_is_left_for_not_repetitive_to_refuse() -> None:
+    loop = "\n".join(["- the same line is said again here"] * 5 + ["- and one of its own"])
+    verdict = no_repeated_paragraphs([])(Generated(text=loop))
+    assert verdict.text is None  # not trimmed to one line: the loop is asked for again
+    assert not not_repetitive(Generated(text=loop)).passed
+
+
+def test_lines_of_quote_marks_alone_are_dropped_outside_code() -> None:
+    assert _clean_section('- vim records keystrokes.\n"\n"""\n') == "- vim records keystrokes."
+    assert _clean_section('"\n"""') == ""  # nothing else: not_degenerate refuses it
+    docstring = 'It reads:\n\n```python\ndef f():\n    """\n    Doc.\n    """\n```'
+    assert _clean_section(docstring) == docstring
 
 
 async def test_a_section_opening_with_the_one_before_keeps_only_its_own(tmp_path: Path) -> None:

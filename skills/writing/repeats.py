@@ -50,15 +50,36 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split()).strip(" \"'“”")
 
 
+_ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def _line_key(line: str) -> str:
+    """A line as compared with the lines before it: its list mark, case and spaces aside;
+    empty for a line too short to count (``MIN_LINE_WORDS``) or a table row."""
+    text = _ITEM_MARK.sub("", line)
+    if _words(text) < MIN_LINE_WORDS or line.lstrip().startswith(("|", "#")):
+        return ""
+    return _norm(text)
+
+
 def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
     """Paragraphs the article already holds (in ``earlier``: the sections before) or that
-    the text says a second time are dropped, when a paragraph of its own is left; code
-    blocks are left alone. Never fails."""
+    the text says a second time are dropped, when a paragraph of its own is left; so are the
+    lines (a list's items, sentences on lines of their own) said word for word before, when
+    a line of its own is left (SmolLM2-135M listed "vim supports multiple programming
+    languages…" twice in one list). Code blocks and headings are left alone. Never fails."""
     seen = {_norm(block) for text in earlier for block, code in _paragraphs(text) if not code}
     seen.discard("")
+    lines_before = {
+        _line_key(line)
+        for text in earlier
+        for block, code in _paragraphs(text)
+        if not code
+        for line in block.split("\n")
+    } - {""}
 
     def check(generated: Generated) -> Verdict:
-        kept: list[str] = []
+        blocks: list[tuple[str, bool]] = []
         dropped = 0
         here: set[str] = set()
         for block, code in _paragraphs(generated.text):
@@ -67,17 +88,52 @@ def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
                 dropped += 1
                 continue
             here.add(key)
-            kept.append(block)
-        if not dropped or not any(_norm(b) not in seen for b in kept if b.strip()):
+            blocks.append((block, code))
+        if dropped and not any(_norm(b) not in seen for b, _ in blocks if b.strip()):
             return Verdict("repeated_paragraphs", True)  # (nothing of its own: as it is)
+        kept, again = _without_lines_said(blocks, set(lines_before))
+        if not dropped and not again:
+            return Verdict("repeated_paragraphs", True)
+        what = [f"{dropped} paragraph(s) the article already holds"] if dropped else []
+        what += [f"{again} line(s) said before"] if again else []
         return Verdict(
-            "repeated_paragraphs",
-            True,
-            f"dropped {dropped} paragraph(s) the article already holds",
-            "\n\n".join(kept),
+            "repeated_paragraphs", True, "dropped " + " and ".join(what), "\n\n".join(kept)
         )
 
     return check
+
+
+def _without_lines_said(blocks: list[tuple[str, bool]], said: set[str]) -> tuple[list[str], int]:
+    """``blocks`` without the prose lines said before (in ``said``, or earlier in them), and
+    how many were dropped; a block left with no line goes too. All of them as they were, and
+    0, when no line of their own would be left or when so many are said again that the text
+    loops: a loop is asked for again, not trimmed to one line."""
+    kept: list[str] = []
+    again = own = 0
+    for block, code in blocks:
+        if code:
+            kept.append(block)
+            continue
+        lines = []
+        for line in block.split("\n"):
+            key = _line_key(line)
+            if key and key in said:
+                again += 1
+                continue
+            if key:
+                said.add(key)
+                own += 1
+            lines.append(line)
+        if any(line.strip() for line in lines):
+            kept.append("\n".join(lines))
+    if (again and not own) or _loops(again, again + own):
+        return [block for block, _ in blocks], 0  # (a loop is not_repetitive's to refuse)
+    return kept, again
+
+
+def _loops(again: int, lines: int) -> bool:
+    """Whether ``again`` lines of ``lines`` said again make a loop (``not_repetitive``)."""
+    return again >= MIN_REPEATED_LINES and again > MAX_REPEATED_SHARE * lines
 
 
 def _words(line: str) -> float:
@@ -112,7 +168,7 @@ def not_repetitive(generated: Generated) -> Verdict:
             again.append(line)
         else:
             seen.append(line)
-    if len(again) >= MIN_REPEATED_LINES and len(again) > MAX_REPEATED_SHARE * len(lines):
+    if _loops(len(again), len(lines)):
         return Verdict(
             "not_repetitive",
             False,

@@ -54,6 +54,7 @@ from .languages import (
 )
 from .lengths import ArticleLength, parse_length, strip_length_words
 from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
+from .parts import code_lines
 from .prompts import (
     SECTION_TAIL_CHARS,
     article_prompts,
@@ -409,11 +410,21 @@ async def _make_outline(
     return cleaned.model_copy(update={"sections": sections, "filled": added})
 
 
+# A line of quote marks alone, outside code: SmolLM2-135M ended sections with `"` and `"""`,
+# and wrote a section of nothing else.
+_QUOTES_ALONE = re.compile(r"^\s*[\"'“”‘’「」『』]+\s*$")
+
+
 def _clean_section(text: str) -> str:
-    """The section's text without empty or numbering-only headings ("### 7.") and without a
-    title or heading before it; empty (for ``not_degenerate`` to refuse) when no line but a
-    heading is left. Before, an empty section became its own heading, which passed."""
-    lines = [line for line in text.strip().splitlines() if not _EMPTY_HEADING.match(line)]
+    """The section's text without empty or numbering-only headings ("### 7."), without lines
+    of quote marks alone outside code, and without a title or heading before it; empty (for
+    ``not_degenerate`` to refuse) when no line but a heading is left. Before, an empty
+    section became its own heading, which passed."""
+    lines = [
+        line
+        for _, line, code in code_lines(text.strip())
+        if code or not (_EMPTY_HEADING.match(line) or _QUOTES_ALONE.match(line))
+    ]
     while lines and (not lines[0].strip() or _HEADING.match(lines[0])):
         lines.pop(0)  # the model repeated the title or the heading
     if all(not line.strip() or _HEADING.match(line) for line in lines):
