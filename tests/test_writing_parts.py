@@ -169,3 +169,25 @@ async def test_a_part_the_post_does_not_have_is_refused(blog: Path) -> None:
     )
     await rt.close()
     assert msg.data["error"] == "part_not_found" and "ninth section" in msg.content
+
+
+async def test_a_shorter_title_asked_for_is_shorter(blog: Path) -> None:
+    """The embedded model, asked for a shorter title, made it longer, and it was saved."""
+    longer = ScriptedModel(["The rules of Rust ownership", "Ownership in the Rust language"])
+    rt = writing_runtime(blog, longer)
+    refused = await rt.run_skill(
+        "EditContent", {"instruction": "make the title shorter", "path": PATH}
+    )
+    await rt.close()
+    assert refused.state == "ERROR" and longer.call_count == 2
+    assert "asked for a shorter title, but it went from 14 to 30 characters" in refused.content
+    assert (blog / PATH).read_text(encoding="utf-8") == YAML  # nothing saved
+    shorter = ScriptedModel(["Ownership"])
+    rt = writing_runtime(blog, shorter)
+    msg = await rt.run_skill("EditContent", {"instruction": "shorten the title", "path": PATH})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert {c["name"]: c["passed"] for c in msg.data["checks"]}["title_length"] is True
+    assert (blog / PATH).read_text(encoding="utf-8") == YAML.replace(
+        "title: Rust ownership  #", "title: Ownership  #"
+    )

@@ -466,6 +466,31 @@ def _title_shape(generated: Generated) -> Verdict:
     return Verdict("title", True, text=title or lines[0].strip())
 
 
+def _title_length(instruction: str, original: str) -> Check | None:
+    """A title asked to be shorter is shorter, one asked to be longer is longer (in
+    characters): the embedded model made "Compiler team planning, September" "The compiler
+    team is planning, September" when asked for a shorter one, and it was saved. None when
+    the instruction asks neither."""
+    kind = kind_of(instruction)
+    if kind not in ("shorten", "add"):
+        return None
+
+    def check(generated: Generated) -> Verdict:
+        title = _title_shape(generated).text or generated.text.strip()
+        old, new = len(original.strip()), len(title)
+        if (new < old) if kind == "shorten" else (new > old):
+            return Verdict("title_length", True, f"{old} → {new} characters")
+        asked, asked_zh = ("shorter", "更短") if kind == "shorten" else ("longer", "更长")
+        return Verdict(
+            "title_length",
+            False,
+            f"asked for a {asked} title, but it went from {old} to {new} characters",
+            zh=f"要求标题{asked_zh}，但它从 {old} 个字符变成了 {new} 个",
+        )
+
+    return check
+
+
 def _others_kept(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
     """Whether every field but ``key`` is as it was."""
     return {k: v for k, v in after.items() if k != key} == {
@@ -497,6 +522,7 @@ async def _edit_title(
             ),
             not_degenerate,
             _title_shape,
+            *without_none([_title_length(instruction, original)]),
         ]
         revision = await checked(ctx, "edit", partial(_revise, ctx, instruction, original), checks)
         if not revision.passed:
