@@ -215,6 +215,35 @@ def test_json_field_change_keeps_indent_and_order() -> None:
     assert changed.body == found.body
 
 
+JSON_OWN_STYLE = (
+    '{\n  "title": "Front matter in JSON",\n  "date": "2024-02-10",\n'
+    '  "tags": ["json", "hugo"],\n  "draft": false\n}\n\nBody\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "remove", "expected"),
+    [
+        ({"draft": True}, (), JSON_OWN_STYLE.replace('"draft": false', '"draft": true')),
+        ({"description": "Hi"}, (),
+         JSON_OWN_STYLE.replace('"draft": false', '"draft": false,\n  "description": "Hi"')),
+        ({"draft": None}, (), JSON_OWN_STYLE.replace(',\n  "draft": false', "")),
+        ({}, ("title",), JSON_OWN_STYLE.replace('"title": "Front matter in JSON",\n  ', "")),
+        ({"tags": ["json"]}, (), JSON_OWN_STYLE.replace('["json", "hugo"]', '["json"]')),
+    ],
+)  # fmt: skip
+def test_a_json_field_change_keeps_every_other_byte(
+    changes: dict[str, object], remove: tuple[str, ...], expected: str
+) -> None:
+    """Setting one field wrote the whole object anew: a one-line list became four lines."""
+    changed = split_frontmatter(JSON_OWN_STYLE).with_fields(changes, remove=remove)
+    assert changed.text == expected
+    one_line = split_frontmatter('{"title": "A", "draft": true}\n\nBody\n')
+    assert (
+        one_line.with_fields({"draft": None, "d": "x"}).text == '{"title": "A", "d": "x"}\n\nBody\n'
+    )
+
+
 def test_a_post_without_frontmatter_gets_a_yaml_block() -> None:
     found = split_frontmatter("# Title\n\nBody\n")
     assert found.with_fields({}).text == "# Title\n\nBody\n"

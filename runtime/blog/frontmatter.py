@@ -336,7 +336,87 @@ def _json_changed(
     return data
 
 
+_DECODER = json.JSONDecoder()
+_JSON_SPACE = re.compile(r"[ \t\r\n]*")
+
+
+def _json_members(inner: str) -> list[tuple[str, int, int, int]] | None:
+    """The top-level members of a JSON object, each as (key, where its key starts, where its
+    value starts, where its value ends); None when ``inner`` is not one object (or says a
+    key twice)."""
+    at = _JSON_SPACE.match(inner, 0).end()  # type: ignore[union-attr]
+    if not inner.startswith("{", at):
+        return None
+    at = _JSON_SPACE.match(inner, at + 1).end()  # type: ignore[union-attr]
+    members: list[tuple[str, int, int, int]] = []
+    try:
+        while not inner.startswith("}", at):
+            key, after = _DECODER.raw_decode(inner, at)
+            colon = _JSON_SPACE.match(inner, after).end()  # type: ignore[union-attr]
+            if not isinstance(key, str) or not inner.startswith(":", colon):
+                return None
+            start = _JSON_SPACE.match(inner, colon + 1).end()  # type: ignore[union-attr]
+            _, end = _DECODER.raw_decode(inner, start)
+            members.append((key, at, start, end))
+            at = _JSON_SPACE.match(inner, end).end()  # type: ignore[union-attr]
+            if inner.startswith(",", at):
+                at = _JSON_SPACE.match(inner, at + 1).end()  # type: ignore[union-attr]
+            elif not inner.startswith("}", at):
+                return None
+    except json.JSONDecodeError:
+        return None
+    if len({key for key, *_ in members}) != len(members) or inner[at + 1 :].strip():
+        return None
+    return members
+
+
+def _json_spliced(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str | None:
+    """``inner`` with ``changes`` set and ``removed`` dropped, every other byte as it was: a
+    value set again in its place, a new member after the last (on a line of its own, indented
+    as the first, when the members are one a line), a dropped one with its comma. None when
+    the object cannot be read that way (the caller writes it anew)."""
+    members = _json_members(inner)
+    if members is None or not members:
+        return None
+    drop = set(removed) | {key for key, value in changes.items() if value is None}
+    edits: list[tuple[int, int, str]] = []  # (start, end, text), applied from the end
+    for i, (key, key_at, start, end) in enumerate(members):
+        if key in drop:
+            if i + 1 < len(members):  # up to the next key
+                edits.append((key_at, members[i + 1][1], ""))
+            elif i:  # the last one: from the end of the one before (its comma with it)
+                edits.append((members[i - 1][3], end, ""))
+            else:
+                edits.append((key_at, end, ""))
+        elif key in changes:
+            edits.append((start, end, json.dumps(_json_ready(changes[key]), ensure_ascii=False)))
+    known = {key for key, *_ in members}
+    new = [(k, v) for k, v in changes.items() if k not in known and v is not None]
+    if new:
+        first = members[0][1]
+        line_start = inner.rfind("\n", 0, first) + 1
+        lead = inner[line_start:first]
+        newline = "\r\n" if "\r\n" in inner else "\n"
+        sep = "," + (newline + lead if lead.strip() == "" and line_start else " ")
+        last = max((m for m in members if m[0] not in drop), key=lambda m: m[3], default=None)
+        if last is None:
+            return None
+        added = "".join(
+            f"{sep}{json.dumps(k, ensure_ascii=False)}: "
+            f"{json.dumps(_json_ready(v), ensure_ascii=False)}"
+            for k, v in new
+        )
+        edits.append((last[3], last[3], added))
+    text = inner
+    for start, end, piece in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        text = text[:start] + piece + text[end:]
+    return text
+
+
 def _json_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
+    spliced = _json_spliced(inner, changes, removed)
+    if spliced is not None:
+        return spliced
     data = _json_changed(json.loads(inner), changes, removed)
     indent_match = re.search(r"\n([ \t]+)\S", inner)
     indent: str | int | None = indent_match.group(1) if indent_match else None

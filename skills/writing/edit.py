@@ -57,6 +57,7 @@ from .checks import (
     without_none,
 )
 from .common import MAX_INSTRUCTION_CHARS, MAX_TITLE_CHARS, keep_version, refuse, text_hash
+from .fields import description_field, given_description
 from .languages import language_code
 from .manage import is_yes
 from .newpost import blog_style
@@ -109,6 +110,10 @@ REPLIES = (
             "part_not_found": (
                 "这篇文章里没有{part}，文件未改动。",
                 "The post has no {part}; the file is unchanged.",
+            ),
+            "field_changed_more": (
+                "修改会改动 `{field}` 以外的内容，所以没有保存。",
+                "The change would touch more than `{field}`, so nothing was saved.",
             ),
             "frontmatter_changed": (
                 "修改会改动标题以外的 frontmatter，所以没有保存。",
@@ -205,6 +210,12 @@ REPLIES = (
                 '`taxonomies = [{{name = "tags"}}]`。',
                 "\n\nNote: Zola builds them only when `config.toml` declares the taxonomy: "
                 '`taxonomies = [{{name = "tags"}}]`.',
+            ),
+            "described": (
+                "`{path}` 的描述（`{field}`）现在是“{value}”。正文和其他字段保持不变。"
+                "\n\n```diff\n{diff}```",
+                "The description of `{path}` (`{field}`) is now “{value}”. The body and every "
+                "other field are unchanged.\n\n```diff\n{diff}```",
             ),
             "edited_before_restart": (
                 "`{path}` 在中断之前已经修改并保存好了，frontmatter 保持不变。",
@@ -588,6 +599,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     post.fields()  # refuses a post whose frontmatter cannot be read
     if change is not None:  # only the tags: made here, not by the model (``tags.py``)
         return await _retag(ctx, path, post, digest, change)
+    described = None if selection.strip() else given_description(params.instruction)
+    if described is not None:  # the description written out: set as it is (``fields.py``)
+        return await _describe_post(ctx, path, (text, digest), post, described)
     part = None if selection.strip() else named_part(params.instruction)
     titled = part is not None and part.kind == "title"  # (the title's own edit, below)
     swap = None if selection.strip() or titled else literal_replacement(params.instruction)
@@ -685,7 +699,7 @@ async def _write(
     report: list[dict[str, Any]],
     what: str,
     *,
-    done: Literal["edited", "edited_title", "retagged", "replaced"] = "edited",
+    done: Literal["edited", "edited_title", "retagged", "replaced", "described"] = "edited",
     values: dict[str, Any] | None = None,
     data: dict[str, Any] | None = None,
 ) -> SkillResult:
@@ -724,13 +738,7 @@ async def _write(
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
-            "retagged"
-            if done == "retagged"
-            else "edited_title"
-            if done == "edited_title"
-            else "replaced"
-            if done == "replaced"
-            else "edited",
+            done,
             path=path,
             what=what,
             diff=shown,
@@ -784,6 +792,33 @@ def _blog_list_style(ctx: SkillContext) -> str:
     """How the blog's posts write their YAML lists (``PostStyle.lists``): for the tags of a
     post without lists of its own. Reads posts: a sync step."""
     return blog_style(ctx).lists
+
+
+async def _describe_post(
+    ctx: SkillContext, path: str, read: tuple[str, str], post: Frontmatter, value: str
+) -> SkillResult:
+    """Set the post's description to ``value`` as written, with no model, in the field it
+    has for it (``fields.description_field``); every other byte stays."""
+    text, digest = read
+    fields = post.fields()
+    key = description_field(fields)
+    new_text = post.with_fields({key: value}).text
+    kept = split_frontmatter(new_text, path)
+    body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
+    if not (body_kept and _others_kept(fields, kept.fields(), key)):
+        return refuse(ctx, "field_changed_more", field=key)  # (``with_fields`` keeps them)
+    report = [{"name": "frontmatter", "passed": True, "reason": f"only {key} set", "attempts": 0}]
+    return await _write(
+        ctx,
+        path,
+        (text, new_text),
+        digest,
+        report,
+        key,
+        done="described",
+        values={"field": key, "value": value},
+        data={"field": key, "description": value},
+    )
 
 
 async def _retag(

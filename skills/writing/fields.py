@@ -1,0 +1,85 @@
+"""A post's description, set as the request writes it, with no model.
+
+"add a description to the rust 1.77 post: A release with C-string literals", "set the
+description of the go post to "Goroutines in practice"", "把描述改成“一篇入门文章”", "给这篇文章
+加上描述：……": the words are the user's, so they are set as written, in the field the post
+already uses for it (``description``, else ``summary``, else ``excerpt``; a post with none
+gets ``description``, which Hugo, Zola, Jekyll and Hexo all read), in the frontmatter's own
+format; every other byte stays. The embedded model, sent such a request as an edit of the
+body, wrote the body's first lines again and was refused.
+
+Unquoted, only a capital, a digit or a colon before it starts a description written out:
+"change the description to something catchier" describes one, and is left to the model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["DESCRIPTION_KEYS", "MAX_DESCRIPTION_CHARS", "description_field", "given_description"]
+
+MAX_DESCRIPTION_CHARS = 300
+DESCRIPTION_KEYS = ("description", "summary", "excerpt")
+
+_WORD = r"(?:meta\s+)?(?:description|summary|excerpt|blurb)"
+_GIVEN = re.compile(
+    rf"\b(?:add|set|change|update|give|write|use|put|replace|make)\b.*?\b{_WORD}\b"
+    r"(?:\s+(?:of|for|to|on|in)\s+.+?)?"
+    r"\s*(?:(?P<colon>[:：])|\b(?:to|as|into|with)\b\s*(?P<colon2>[:：])?)\s*(?P<value>.+?)\s*$"
+    r"|(?:描述|简介|摘要)\s*(?:改成|改为|换成|设为|设置为|写成)\s*(?P<zcolon>[:：])?\s*"
+    r"(?P<zh>.+?)\s*$"
+    r"|(?:加上|添加|加|写上|补上|补充)(?:一个|一段|一句)?(?:描述|简介|摘要)\s*[:：]\s*(?P<zh2>.+?)\s*$",
+    re.I,
+)
+_QUOTES = "\"'“”‘’《》「」『』`"
+_DESCRIBES = re.compile(
+    r"^(?:something|a|an|one|more|less|be|make|sound|reflect|mention|include|better|it|the)\b",
+    re.I,
+)
+
+
+# Where in the body a text goes: "add a summary to the end of the post: …" is a paragraph.
+_IN_THE_BODY = re.compile(
+    r"\b(?:end|bottom|top|beginning|start|intro\w*|paragraphs?|sections?|conclusion|body|"
+    r"after|before|below|above)\b|末尾|结尾|开头|段|小节|正文",
+    re.I,
+)
+# A summary or an excerpt is the frontmatter's only when it is set or changed ("add a summary:
+# …" may well be a paragraph); a description always is.
+_SUMMARY_ADDED = re.compile(r"\b(?:add|write|give|put|make)\b.*?\b(?:summary|excerpt)\b", re.I)
+
+
+def given_description(instruction: str) -> str | None:
+    """The description the instruction writes out (see the module docstring), or None."""
+    text = " ".join(instruction.split())
+    if not re.search(rf"\b{_WORD}\b|描述|简介|摘要", text, re.I):
+        return None
+    ask = re.split(r"[:：“\"'「]", text, maxsplit=1)[0]  # (the value's words aside)
+    if _IN_THE_BODY.search(ask) or _SUMMARY_ADDED.search(ask) or "加上摘要" in ask:
+        return None
+    found = _GIVEN.search(text)
+    if found is None:
+        return None
+    raw = (found.group("value") or found.group("zh") or found.group("zh2") or "").strip()
+    colon = bool(found.group("colon") or found.group("colon2") or found.group("zcolon"))
+    colon = colon or found.group("zh2") is not None
+    quoted = len(raw) >= 2 and raw[0] in _QUOTES and raw[-1] in _QUOTES
+    value = raw[1:-1].strip() if quoted else raw
+    if not value or len(value) > MAX_DESCRIPTION_CHARS or "\n" in value:
+        return None
+    if quoted or colon:
+        return value
+    if not (value[0].isupper() or value[0].isdigit()) or _DESCRIBES.match(value):
+        return None
+    return value
+
+
+def description_field(fields: Mapping[str, Any]) -> str:
+    """The frontmatter key a post's description goes in: the one it has, else
+    ``description``."""
+    for key in DESCRIPTION_KEYS:
+        if key in fields:
+            return key
+    return "description"
