@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.skills.writing.checks import Generated, template_kept
+from skillrt.skills.writing.checks import Generated, template_from, template_kept
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_fixture
 from tests.writing_support import run_writing_skill, writing_runtime
@@ -87,3 +87,32 @@ async def test_hello_jekyll_names_the_post_titled_hello_comma_jekyll(tmp_path: P
         await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["path"] == "_posts/2023-04-05-hello-jekyll.md"
+
+
+@pytest.mark.parametrize(
+    ("summary", "reason"),
+    [
+        # The embedded model's summary of the Jekyll fixture's liquid tips post.
+        ("{% raw %}Use {{ page.title }} in layouts. {#use-page-in-layout #1234567890ABCDEBDF}}",
+         "it shows a raw tag not closed"),
+        ("It shows {{ site.name }}.", "it shows template code its source does not have"),
+        ("Use page.title in layouts }}", "it shows template marks left alone (}})"),
+        ("Use {{ page.title }} in layouts.", None),
+        ("Use `{{ page.title }}` in layouts; wrap it in `{% raw %}`.", None),  # (code)
+        (LIQUID, None),
+        ("Tips on Liquid for layouts.", None),
+    ],
+)  # fmt: skip
+def test_a_summary_shows_only_template_code_its_post_has(summary: str, reason: str | None) -> None:
+    verdict = template_from(LIQUID)(Generated(text=summary))
+    assert verdict.passed is (reason is None)
+    assert reason is None or verdict.reason.startswith(reason), verdict.reason
+
+
+async def test_a_summary_with_broken_template_code_is_refused(tmp_path: Path) -> None:
+    jekyll = copy_fixture("jekyll", tmp_path / "jekyll")
+    broken = "{% raw %}Use {{ page.title }} in layouts. {#use-page #12345}}"
+    llm = ScriptedModel([broken, broken])
+    msg = await run_writing_skill(jekyll, llm, "Summarize", {"path": POST})
+    assert msg.state == "ERROR" and llm.call_count == 2, msg.content
+    assert "template_from_sources" in msg.content

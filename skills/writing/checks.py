@@ -640,6 +640,44 @@ def template_kept(instruction: str, original: str) -> Check | None:
     return check
 
 
+_STRAY_TEMPLATE = re.compile(r"\{\{|\}\}|\{%|%\}")
+
+
+def template_from(*sources: str) -> Check:
+    """A text that tells of others (a summary) shows, outside code, only template code they
+    have, with its block tags paired, and no stray ``{{``, ``}}``, ``{%`` or ``%}``: the
+    embedded model summarised a Jekyll post as "{% raw %}Use {{ page.title }} in layouts.
+    {#use-page-in-layout #1234567890ABCDEBDFGZXTUA}}"."""
+    known: dict[str, tuple[int, str]] = {}
+    for text in sources:
+        known |= _templates(text)
+
+    def check(generated: Generated) -> Verdict:
+        shown = _templates(generated.text)
+        made = [w for key, (_, w) in shown.items() if key not in known]
+        unpaired = sorted(_unpaired(shown, _block_tags(shown, known)))
+        stray = [
+            found.group()
+            for line, code in _lines_and_code(_TEMPLATE.sub(" ", generated.text))
+            for found in _STRAY_TEMPLATE.finditer(line)
+            if not code[found.start()]
+        ]
+        if made:
+            what, zh = (
+                f"template code its source does not have ({_clip_line(made[0])})",
+                (f"原文里没有的模板代码（{_clip_line(made[0])}）"),
+            )
+        elif unpaired:
+            what, zh = f"a {unpaired[0]} tag not closed", f"没有闭合的 {unpaired[0]} 标签"
+        elif stray:
+            what, zh = f"template marks left alone ({stray[0]})", f"残缺的模板符号（{stray[0]}）"
+        else:
+            return Verdict("template_from_sources", True)
+        return Verdict("template_from_sources", False, f"it shows {what}", zh=f"其中有{zh}")
+
+    return check
+
+
 def _clip_line(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -24,7 +24,7 @@ from skillrt.skill.params import Chars, PostPath
 from . import pick
 from .checked import REPLIES as CHECK_REPLIES
 from .checked import Checked, checked, refuse_unchecked
-from .checks import Generated, code_from, not_degenerate
+from .checks import Generated, code_from, not_degenerate, template_from
 from .common import refuse
 from .pick import ask_for_post, named_post, no_post_chosen
 from .prompts import (
@@ -261,8 +261,9 @@ class Unchecked(Exception):
 
 
 async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> str:
-    """The step ``name``: a summary, checked (``not_degenerate``) and asked again once."""
-    checks = [not_degenerate, code_from(content, verbatim=True)]
+    """The step ``name``: a summary, checked (``not_degenerate``, its code and template
+    code from ``content``) and asked again once."""
+    checks = [not_degenerate, code_from(content, verbatim=True), template_from(content)]
     result = await checked(ctx, name, partial(_ask, ctx, system, content), checks)
     if not result.passed:
         raise Unchecked(result)
