@@ -155,6 +155,12 @@ async def _edited(blog: Path, request: str, open_post: str) -> str:
             "add a section to the git branching workflow post about rebasing",
             "posts/git-workflow.md",
         ),
+        # a title that ends the request after "in", "of", "to": the post to edit
+        ("fix the typos in Getting Started with Python asyncio", "posts/python-asyncio.md"),
+        ("make the first paragraph shorter in rust-lifetimes", "posts/rust-lifetimes.md"),
+        # after "on", or a word that makes it a post to link: not the one to edit
+        ("add a paragraph on Getting Started with Python asyncio", "posts/docker-basics.md"),
+        ("add a link to Getting Started with Python asyncio", "posts/docker-basics.md"),
     ],
 )
 async def test_an_edit_with_a_post_open_takes_another_only_from_its_lead(
@@ -215,6 +221,18 @@ async def test_a_dated_file_goes_by_its_name_without_the_date(tmp_path: Path) ->
     blog = copy_fixture("jekyll", tmp_path / "blog")
     msg, _ = await _summarised(blog, "summarize liquid-tips")
     assert msg.data["source"] == "_posts/2024-01-15-liquid-tips.md"
+
+
+async def test_an_edit_naming_its_post_at_the_end_takes_it(tmp_path: Path) -> None:
+    """ "fix the typo 'recieve' in my first post" asked which post: a title counted only
+    right after the edit's verb."""
+    hugo = copy_fixture("hugo", tmp_path / "hugo")
+    rt = writing_runtime(hugo, ScriptedModel(["Hugo builds this site from Markdown files."]))
+    await rt.initialize()
+    msg = await rt.run_skill("EditContent", {"instruction": "fix the typos in my first post"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == "content/posts/first-post.md"
 
 
 async def test_an_edit_instruction_naming_a_title_asks_which_post(blog: Path) -> None:

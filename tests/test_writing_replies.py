@@ -14,7 +14,7 @@ import pytest
 from skillrt.skill.refusals import REFUSALS
 from skillrt.skill.replies import Replies
 from skillrt.skills import builtin_skills
-from skillrt.skills.writing import checked, languages, newpost, pick
+from skillrt.skills.writing import checked, languages, listing, newpost, pick
 
 MODULES = sorted({s.fn.__module__ for s in builtin_skills() if "browsing" not in s.fn.__module__})
 
@@ -63,6 +63,8 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
         wanted |= asked_for(newpost)  # the reply's word on a draft
     if any(getattr(module, n, None) is languages.known_language for n in dir(module)):
         wanted |= asked_for(languages)  # its refusal of an unknown language
+    if any(getattr(module, n, None) is listing.list_by_tag for n in dir(module)):
+        wanted |= asked_for(listing)  # the lists by tag (and its "… and N more")
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

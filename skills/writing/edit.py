@@ -738,7 +738,15 @@ async def _write(
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
-            done,
+            "retagged"
+            if done == "retagged"
+            else "edited_title"
+            if done == "edited_title"
+            else "replaced"
+            if done == "replaced"
+            else "described"
+            if done == "described"
+            else "edited",
             path=path,
             what=what,
             diff=shown,

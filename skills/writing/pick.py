@@ -11,7 +11,9 @@ A request names a post without its path when it holds
 Only one post may fit: two posts that fit are asked about, as is a description no title
 carries (the title's words are matched whole, a plural ``s`` aside). An edit is stricter
 (``named_post``'s ``strict``): its instruction names other things ("add a paragraph about
-<a title>"). The question lists the
+<a title>"): a title or file name counts right after the edit's verb, or at the request's
+end after "in", "of", "from", "to" or "for" ("fix the typos in my first post"). The question
+lists the
 likeliest posts: those named in the conversation, then those matching the request, then the
 newest. The answer may be a number, a path, a file name or a title.
 """
@@ -260,6 +262,23 @@ def _written_out(request: str, name: str, *, at_start: bool = False) -> bool:
     return re.search(pattern, request) is not None
 
 
+# What comes before a post named at the end of an edit's request: "… in", "… of the post".
+_TARGET_END = re.compile(r"\s(?:in|of|from|to|for)\s+(?:(?:the\s+)?(?:post|article)\s+)?$")
+
+
+def _ends_with(request: str, name: str) -> bool:
+    """Whether the edit's ``request`` ends with ``name`` (a title, a file name or path, as
+    ``_written_out`` takes them) after "in", "of", "from", "to" or "for" ("on" is a topic
+    there: "add a paragraph on <a title>"), and nothing
+    before makes it a post to link, cite or compare with ("… in my first post")."""
+    text = request.rstrip(" .!?。！？")
+    folded = " ".join(name.casefold().split())
+    if not text.endswith(folded) or not _written_out(folded, folded):
+        return False
+    before = text[: len(text) - len(folded)]
+    return bool(_TARGET_END.search(before)) and not _REFERS.search(before)
+
+
 def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] | None:
     """The words a request describes its post by (``the post about async rust``:
     ``["async", "rust"]``), with the Chinese phrase as written; None without a description.
@@ -321,14 +340,22 @@ def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
     written = [
         meta
         for meta in every
-        if names_in
-        and (
-            _written_out(names_in, meta.title, at_start=strict)
-            or _written_out(names_in, _file_name(meta.path), at_start=strict)
-            # its punctuation aside: "hello jekyll" names "Hello, Jekyll"
-            or (
-                (name := _loose(meta.title)) in loose and _written_out(loose, name, at_start=strict)
+        if (
+            names_in
+            and (
+                _written_out(names_in, meta.title, at_start=strict)
+                or _written_out(names_in, _file_name(meta.path), at_start=strict)
+                # its punctuation aside: "hello jekyll" names "Hello, Jekyll"
+                or (
+                    (name := _loose(meta.title)) in loose
+                    and _written_out(loose, name, at_start=strict)
+                )
             )
+        )
+        # an edit's post named at its end: "fix the typo 'recieve' in my first post"
+        or (
+            strict
+            and (_ends_with(request, meta.title) or _ends_with(request, _file_name(meta.path)))
         )
     ]
     if written:  # "Rust" and "Async Rust in practice" both in it: the longer title
