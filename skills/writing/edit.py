@@ -65,7 +65,16 @@ from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .publishing import PublishedPost, is_publish, publish
-from .replace import Replacement, literal_replacement, replace_in_prose
+from .replace import (
+    Replacement,
+    fix_word,
+    literal_replacement,
+    named_typo,
+    paragraph_with,
+    replace_in_prose,
+    spelled,
+    typo_gone,
+)
 from .scaffold import Scaffold
 from .tags import Retagged, TagChange, retagged, split_tags, tag_change
 
@@ -607,6 +616,18 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     swap = None if selection.strip() or titled else literal_replacement(params.instruction)
     if swap is not None:  # both words written out: no model (``replace.py``)
         return await _replace(ctx, path, (text, digest), post, swap, part)
+    typo = None if selection.strip() or part is not None else named_typo(params.instruction)
+    if typo is not None:  # only the paragraph that holds it goes to the model
+        held, in_code = paragraph_with(post.body, typo)
+        if held is None:
+            key = "text_only_in_code" if in_code else "text_not_found"
+            return refuse(ctx, key, path=path, old=clip(typo, 80), left=in_code)
+        right = await ctx.step("spelled", partial(_spelled_in_blog, ctx, typo), returns=str)
+        if right:  # one word the blog itself spells so: made here, no model
+            fixed = await _fix_typo(ctx, path, (text, digest), post, typo, right)
+            if fixed is not None:
+                return fixed
+        selection = held
     if part is not None and part.kind == "title":
         edited = await _edit_title(ctx, params.instruction, path, post)
         if isinstance(edited, SkillResult):
@@ -641,7 +662,7 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     whole = not selection.strip() and part is None
     checks = edit_checks(
         ctx, params.instruction, block=block, body=body, where=where, original=original, whole=whole
-    )
+    ) + ([typo_gone(typo)] if typo is not None else [])
     revision = await checked(
         ctx, "edit", partial(_revise, ctx, params.instruction, original), checks
     )
@@ -688,6 +709,46 @@ async def _replace(
     more = {"replaced": count, "left_in_code": left}
     return await _write(
         ctx, path, (text, new_text), digest, report, what, done="replaced", values=values, data=more
+    )
+
+
+MAX_VOCABULARY_POSTS = 2000  # posts read for the blog's own spelling of a word
+
+
+def _spelled_in_blog(ctx: SkillContext, typo: str) -> str:
+    """The word the blog's posts use that ``typo`` misspells (``replace.spelled``), or "".
+    Reads posts (the index refreshed first): a sync step."""
+    ctx.memory.refresh()
+    posts = ctx.memory.posts
+    metas = posts.all_posts()[:MAX_VOCABULARY_POSTS]
+    bodies = (post.body for meta in metas if (post := posts.get(meta.path)) is not None)
+    return spelled(typo, bodies) or ""
+
+
+async def _fix_typo(
+    ctx: SkillContext, path: str, read: tuple[str, str], post: Frontmatter, typo: str, right: str
+) -> SkillResult | None:
+    """The post with the word ``typo`` made ``right`` in its prose, no model; None when it
+    stands there only inside other words (the model is asked then)."""
+    text, digest = read
+    new_body, count = fix_word(post.body, typo, right)
+    if not count:
+        return None
+    report: list[dict[str, Any]] = [
+        {"name": "typo_fixed", "passed": True, "reason": "the blog's own spelling, no model",
+         "attempts": 0}
+    ]  # fmt: skip
+    values = {"old": clip(typo, 80), "new": right, "count": count, "left": ""}
+    return await _write(
+        ctx,
+        path,
+        (text, post.block + new_body),
+        digest,
+        report,
+        ctx.reply("the_body"),
+        done="replaced",
+        values=values,
+        data={"replaced": count, "spelled": right},
     )
 
 

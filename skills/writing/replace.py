@@ -11,11 +11,23 @@ and inline code are left as they are, and every other byte of the post stays.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .checks import Generated, Verdict
 from .parts import code_lines
 
-__all__ = ["Replacement", "literal_replacement", "replace_in_prose"]
+__all__ = [
+    "Replacement",
+    "fix_word",
+    "literal_replacement",
+    "named_typo",
+    "paragraph_with",
+    "replace_in_prose",
+    "spelled",
+    "typo_gone",
+]
 
 _OPEN = "'\"“‘「『"
 _CLOSE = "'\"”’」』"
@@ -75,3 +87,124 @@ def replace_in_prose(body: str, swap: Replacement) -> tuple[str, int, int]:
         pieces.append(raw[at:].replace(swap.old, swap.new))
         out.append("".join(pieces))
     return "".join(out), done, left
+
+
+# A typo named in quotes, without its correction: "fix the typo 'recieve' in the go post",
+# "'teh' is misspelled", "改正错别字“因该”". The model is sent only the paragraph holding it.
+_TYPO = _QUOTED.format(name="typo")
+_TYPO_PATTERNS = (
+    re.compile(rf"\b(?:fix|correct|repair)\s+(?:the\s+|a\s+|that\s+)?(?:typos?|misspellings?|"
+               rf"spelling(?:\s+(?:mistake|error)s?)?)(?:\s+(?:of|in))?\s+{_TYPO}", re.I),
+    re.compile(rf"\b(?:fix|correct)\s+(?:the\s+)?spelling\s+of\s+{_TYPO}", re.I),
+    re.compile(rf"{_TYPO}\s+is\s+(?:a\s+typo|misspell?(?:ed|t)|spel(?:t|led)\s+wrong)", re.I),
+    re.compile(rf"(?:改正|改掉|修正|纠正|修改)\s*(?:错别字|拼写错误|笔误)\s*{_TYPO}"),
+    re.compile(rf"(?:把|将)?\s*(?:错别字)\s*{_TYPO}\s*(?:改正|改掉|修正|纠正|改一下)"),
+)  # fmt: skip
+
+
+def named_typo(instruction: str) -> str | None:
+    """The misspelt text an instruction names in quotes without its correction, or None."""
+    for pattern in _TYPO_PATTERNS:
+        found = pattern.search(instruction)
+        if found is not None:
+            return found.group("typo")
+    return None
+
+
+def paragraph_with(body: str, text: str) -> tuple[str | None, int]:
+    """The first paragraph of ``body``'s prose (its lines between blank lines, code left out)
+    that holds ``text``, and how many times ``text`` stands in code; None when no prose holds
+    it (then the count tells whether code does)."""
+    in_code = 0
+    paragraph: list[str] = []
+    found = False
+    for _, line, code in code_lines(body):
+        if code:
+            in_code += line.count(text)
+        if code or not line.strip():
+            if found:
+                return "\n".join(paragraph), in_code
+            paragraph = []
+            continue
+        paragraph.append(line)
+        found = found or text in _INLINE_CODE.sub("", line)
+        in_code += sum(m.group().count(text) for m in _INLINE_CODE.finditer(line))
+    return ("\n".join(paragraph) if found else None), in_code
+
+
+def typo_gone(typo: str) -> Callable[[Generated], Verdict]:
+    """The check that a typo asked to be fixed is no longer in the text (its code aside)."""
+
+    def check(generated: Generated) -> Verdict:
+        if typo in _INLINE_CODE.sub("", generated.text):
+            return Verdict(
+                "typo_fixed",
+                False,
+                f"“{typo}” is still there",
+                zh=f"“{typo}”还在",
+            )
+        return Verdict("typo_fixed", True, f"“{typo}” fixed")
+
+    return check
+
+
+_LETTERS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with one letter changed, added, dropped, or two side by side
+    swapped ("recieve" / "receive", "thousnads" / "thousands", "teh" / "the")."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )  # fmt: skip
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    return short[i:] == long[i + 1 :]
+
+
+def spelled(typo: str, texts: Iterable[str]) -> str | None:
+    """The word ``texts`` (the blog's posts) use that ``typo`` misspells: one edit from it
+    (``_one_edit``, case aside), the one they use most, when no other is used as often; None
+    when there is none or it is not one word (the model is asked then)."""
+    word = typo.strip()
+    if not _LETTERS.fullmatch(word) or len(word) < 3:
+        return None
+    counts: Counter[str] = Counter()
+    folded = word.casefold()
+    for text in texts:
+        counts.update(w.casefold() for w in _LETTERS.findall(text))
+    near = sorted(((n, w) for w, n in counts.items() if _one_edit(folded, w)), reverse=True)
+    if not near or (len(near) > 1 and near[1][0] == near[0][0]):
+        return None
+    right = near[0][1]
+    if word.isupper():
+        return right.upper()
+    return right[0].upper() + right[1:] if word[0].isupper() else right
+
+
+def fix_word(body: str, typo: str, right: str) -> tuple[str, int]:
+    """``body`` with the word ``typo`` (whole, as written) made ``right`` in its prose; code
+    blocks and inline code as they were. How many were fixed."""
+    word = re.compile(rf"(?<![\w'’-]){re.escape(typo)}(?![\w'’-])")
+    out: list[str] = []
+    done = 0
+    lines = code_lines(body)
+    for i, (start, _line, in_code) in enumerate(lines):
+        end = lines[i + 1][0] if i + 1 < len(lines) else len(body)
+        raw = body[start:end]
+        if in_code:
+            out.append(raw)
+            continue
+        at = 0
+        for code in [*_INLINE_CODE.finditer(raw), None]:
+            stop = code.start() if code is not None else len(raw)
+            fixed, n = word.subn(right, raw[at:stop])
+            done += n
+            out.append(fixed + (code.group() if code is not None else ""))
+            at = code.end() if code is not None else stop
+    return "".join(out), done
