@@ -79,7 +79,7 @@ async def test_a_yaml_post_gets_its_description_and_keeps_every_other_byte(
 
 
 async def test_toml_and_json_posts_and_a_field_already_there(tmp_path: Path) -> None:
-    zola = copy_fixture("zola", tmp_path / "zola")
+    zola = copy_fixture("zola", tmp_path / "a" / "zola")  # (each its own state folder)
     release = zola / "content/Rust-1.77.0.md"
     before = release.read_text(encoding="utf-8")
     (msg,) = await _edit(
@@ -92,7 +92,7 @@ async def test_toml_and_json_posts_and_a_field_already_there(tmp_path: Path) -> 
         'description = "A release with C-string literals"\n',
         1,
     )  # a top-level key, before the [extra] table; the comment and the body as they were
-    hugo = copy_fixture("hugo", tmp_path / "hugo")
+    hugo = copy_fixture("hugo", tmp_path / "b" / "hugo")
     json_post = hugo / "content/posts/json-post.md"
     json_post.write_text(
         json_post.read_text(encoding="utf-8").replace(

@@ -99,10 +99,10 @@ async def test_list_my_tags_counts_each_tag_once_a_post(tmp_path: Path) -> None:
 
 
 async def test_zola_taxonomies_and_drafts_left_out(tmp_path: Path) -> None:
-    zola = copy_fixture("zola", tmp_path / "zola")
+    zola = copy_fixture("zola", tmp_path / "a" / "zola")  # (each its own state folder)
     (compiler,) = await _ask(zola, "which posts are tagged compiler?")
     assert compiler.data["citations"] == ["content/inside-rust/2024-09-10-compiler-team.md"]
-    hugo = copy_fixture("hugo", tmp_path / "hugo")
+    hugo = copy_fixture("hugo", tmp_path / "b" / "hugo")
     draft, tags = await _ask(hugo, "posts tagged shortcodes", "what tags do I use?")
     assert draft.data["found"] is False  # its one post is a draft
     assert "No post is tagged “shortcodes”." in draft.content and "drafts left out: 1" in (

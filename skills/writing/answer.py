@@ -33,7 +33,9 @@ from .checks import Check, Generated, Verdict, code_from, not_degenerate
 from .common import refuse
 from .listing import LISTED, list_by_tag, post_line, tag_ask
 from .listing import REPLIES as LISTING_REPLIES
-from .pick import named_post
+from .pick import named_post, post_named
+from .post_length import REPLIES as LENGTH_REPLIES
+from .post_length import Length, asks_length, length_of
 from .prompts import (
     ANSWER_SYSTEM,
     EXPLAIN_SYSTEM,
@@ -145,7 +147,7 @@ _OWN_REPLIES = Replies(
         ),
     }
 )
-REPLIES = _OWN_REPLIES | LISTING_REPLIES | CHECK_REPLIES
+REPLIES = _OWN_REPLIES | LISTING_REPLIES | LENGTH_REPLIES | CHECK_REPLIES
 
 Question = Annotated[
     str, Chars(MAX_QUESTION_CHARS, empty="no_question", too_long="question_too_long")
@@ -493,6 +495,52 @@ async def _listing(ctx: SkillContext, topic: str, drafts_only: bool = False) -> 
     )
 
 
+class _Counted(BaseModel):
+    path: str
+    title: str
+    length: Length
+
+
+def _count(ctx: SkillContext, target: str) -> _Counted:
+    """The post at ``target`` counted (``post_length``). Reads it: a sync step."""
+    path = ctx.files.relative(target)
+    text, _ = ctx.files.read(path)
+    fields, body = split_post(text, path)
+    indexed = ctx.memory.posts.get(path)
+    title = indexed.title if indexed is not None else str(fields.get("title") or path)
+    return _Counted(path=path, title=title, length=length_of(body))
+
+
+async def _post_length(ctx: SkillContext, target: str) -> SkillResult:
+    """How long the post at ``target`` is, counted (``post_length``)."""
+    counted = await ctx.step("counted", partial(_count, ctx, target), returns=_Counted)
+    length = counted.length
+    code = (
+        ctx.reply("post_length_code", blocks=length.blocks, lines=length.code_lines)
+        if length.blocks
+        else ""
+    )
+    message = ctx.reply(
+        "post_length",
+        path=counted.path,
+        title=clip(counted.title, 80),
+        words=length.words,
+        code=code,
+        minutes=length.minutes,
+    )
+    return SkillResult(
+        message=message,
+        data={
+            "found": True,
+            "path": counted.path,
+            "citations": [counted.path],
+            "words": length.words,
+            "code_blocks": length.blocks,
+            "minutes": length.minutes,
+        },
+    )
+
+
 async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     """The blog has nothing on it: say so, then (``answer.general_fallback``) a general
     answer from the model, marked as not from the blog."""
@@ -601,6 +649,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     ctx.progress(1, 2, ctx.reply("searching"))
     if (tags := tag_ask(question)) is not None:  # by tag, or the tags: the index's, no model
         return await list_by_tag(ctx, tags, "drafts_left_out")
+    if asks_length(question) and (path := await post_named(ctx) or ctx.input.current_file):
+        return await _post_length(ctx, path)  # counted, no model
     topic = listing_topic(question)
     if topic is not None:  # the list of posts: the index's, no model
         drafts_only = _drafts_asked(question, topic)  # (the topic worked out once)

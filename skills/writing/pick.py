@@ -311,8 +311,9 @@ def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
 
     ``strict`` (an edit, whose instruction names other things: "add a paragraph about <a
     title>"): a title or file name counts only right after the edit's verb ("edit <title>: …",
-    "shorten rust-async") or at the request's end (``_ends_with``), and a description only if nothing before it makes the post
-    something to link, cite or compare with; the whole request is read, open post or not.
+    "shorten rust-async") or at the request's end (``_ends_with``), and a description only if
+    nothing before it makes the post something to link, cite or compare with; the whole
+    request is read, open post or not.
 
     Looked up in the index as it stands (built first if it never was): a refresh reads every
     post, too much for each request. A post added outside skillrt since is found when asked.

@@ -1,0 +1,99 @@
+"""How long a post is, counted, not asked of a model.
+
+"how many words is the shells post?", "how long is the go post?", "what's the word count of
+my first post?", "docker 那篇文章有多少字？": the words of the post's prose (its code blocks and
+frontmatter left out, each Chinese character one word, as Chinese writers count), its code
+blocks, and the minutes a reader takes. The embedded model answered "The shell post is 12
+words." of a post it was not shown whole.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from pydantic import BaseModel
+
+from skillrt import Replies
+from skillrt.blog.markdown import word_count
+
+from .parts import code_lines
+
+__all__ = ["REPLIES", "Length", "asks_length", "length_of"]
+
+WORDS_A_MINUTE = 230  # English prose, read
+CHARACTERS_A_MINUTE = 400  # Chinese
+
+REPLIES = Replies(
+    {
+        "post_length": (
+            "`{path}`（“{title}”）正文有 {words} 个字（中文按字计）{code}，"
+            "读完大约 {minutes} 分钟。",
+            "`{path}` (“{title}”) has {words} words of prose{code}: about {minutes} minute(s) "
+            "to read.",
+        ),
+        "post_length_code": (
+            "，另有 {blocks} 个代码块（{lines} 行）",
+            ", and {blocks} code block(s) of {lines} line(s)",
+        ),
+    }
+)
+
+_ASKS = [
+    re.compile(
+        r"^(?:so\s+|and\s+)?(?:how\s+(?:many\s+words|long)|what(?:'s|\s+is)\s+the\s+(?:word\s+count|"
+        r"length|reading\s+time))\b.*\b(?:post|article|entry|it|this|draft|[\w-]+\.md)\b",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:(?:give\s+me|show(?:\s+me)?)\s+)?(?:the\s+)?word\s+count\s+(?:of|for)\b", re.I
+    ),
+    re.compile(r"(?:有|共|一共)?多少(?:个)?字|字数(?:是)?多少|多长时间(?:能)?读完|阅读时间"),
+]
+
+
+def asks_length(question: str) -> bool:
+    """Whether the question asks how long a post is."""
+    text = " ".join(question.split())
+    return any(pattern.search(text) for pattern in _ASKS)
+
+
+class Length(BaseModel):
+    """A post's length: the words of its prose (``han`` of them Chinese characters), its code
+    blocks and their lines."""
+
+    words: int
+    han: int
+    blocks: int
+    code_lines: int
+
+    @property
+    def minutes(self) -> int:
+        """Minutes to read the prose (at least 1)."""
+        latin = self.words - self.han
+        return max(1, math.ceil(latin / WORDS_A_MINUTE + self.han / CHARACTERS_A_MINUTE))
+
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def length_of(body: str) -> Length:
+    """The length of a post's body (no frontmatter)."""
+    prose: list[str] = []
+    blocks = lines = 0
+    fenced = False
+    for _, line, code in code_lines(body):
+        if not code:
+            prose.append(line)
+            fenced = False
+            continue
+        if _FENCE.match(line):
+            blocks += 0 if fenced else 1
+            fenced = not fenced
+        else:
+            lines += 1
+    text = "\n".join(prose)
+    return Length(
+        words=word_count(text), han=len(_HAN.findall(text)), blocks=blocks, code_lines=lines
+    )
