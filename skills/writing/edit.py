@@ -61,6 +61,7 @@ from .fields import description_field, given_description
 from .languages import language_code
 from .manage import is_yes
 from .newpost import blog_style
+from .on_topic import on_topic
 from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
@@ -368,6 +369,7 @@ def edit_checks(
             code_kept(instruction, original),
             template_kept(instruction, original),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
+            on_topic(instruction, original) if whole else None,
             language(target) if target and len(original.split()) >= 3 else None,
             wikilinks(
                 lambda name: ctx.memory.resolve_link(name) is not None,

@@ -1,0 +1,116 @@
+"""``on_topic``: an edit of a whole long post gives back that post, edited, not another text.
+
+The other checks judge what an answer keeps of the post's lines, code and headings; a text
+written anew keeps none, so nothing said what it dropped. The embedded model answered
+"replace 'cheap' with 'inexpensive' in the go post" with a page of invented Python, and "fix
+the typo in the go post" with a new post on Go "in healthcare, finance and gaming"; both
+passed every check. This one judges the answer against the post as a whole:
+
+- **about the post**: at least a quarter of the post's key words (the words its prose uses
+  most, short and common ones aside) are in the answer, a word's inflections alike (an
+  answer under ``SHORT_WORDS`` words, as a summary asked for, fewer in proportion, one at
+  least);
+- **not cut to a scrap**: unless the instruction may take text away (remove, shorten,
+  summarise, rewrite…), the answer keeps at least a fifth of the post's words.
+
+Only a post of ``MIN_POST_WORDS`` words of prose or more, in a Latin script, edited whole, is
+judged: a short text says too little to tell, and the tests' scripted answers edit short
+fixture posts with one sentence. An instruction to translate, or an answer in another
+language, is the language check's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from skillrt.blog.markdown import word_count
+
+from .checks import Check, Generated, Verdict, _lines_and_code, _may_drop, language_share
+from .languages import asked_language
+
+__all__ = ["KEY_WORDS", "MIN_KEPT_SHARE", "MIN_POST_WORDS", "MIN_TOPIC_SHARE", "on_topic"]
+
+MIN_POST_WORDS = 250  # of prose: a shorter post is not judged
+KEY_WORDS = 12  # the post's most used words, compared
+MIN_TOPIC_SHARE = 0.25  # of them, in the answer
+MIN_KEPT_SHARE = 0.2  # of the post's words, unless the instruction may take text away
+SHORT_WORDS = 60  # an answer shorter than this needs fewer key words, in proportion
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ'’-]{3,}")
+_STEM = 5  # letters a word is compared by ("goroutine", "goroutines")
+_COMMON_WORDS = (
+    "about above after again also always another anything because been before being below "
+    "between both cannot could does doing done down during each even every first from further "
+    "have having here however into itself just know like made make many more most much must "
+    "need never next only other others over same should since some something still such than "
+    "that their them then there these they thing things this those through under until upon "
+    "used using very want well were what when where which while whose will with within without "
+    "would your yours really often second last time times ways going "
+)
+_COMMON = frozenset(_COMMON_WORDS.split())
+_TRANSLATES = re.compile(r"\btranslat\w*|翻译|译成|译为", re.I)
+
+
+def _prose(text: str) -> str:
+    """``text`` without its code (blocks and inline code)."""
+    return "\n".join(
+        "".join(ch for ch, in_code in zip(line, code, strict=False) if not in_code)
+        for line, code in _lines_and_code(text)
+    )
+
+
+def _stems(text: str) -> Counter[str]:
+    """How often each word's first letters (``_STEM``) stand in ``text``, common words aside."""
+    return Counter(w[:_STEM] for w in _words(text))
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (m.casefold() for m in _WORD.findall(text)) if w not in _COMMON]
+
+
+def on_topic(instruction: str, original: str) -> Check | None:
+    """The check (see the module docstring), or None when the post is too short to judge,
+    not in a Latin script, or the instruction asks for a translation."""
+    prose = _prose(original)
+    words = word_count(prose)
+    if words < MIN_POST_WORDS or _TRANSLATES.search(instruction):
+        return None
+    if asked_language(instruction) is not None or language_share(prose, "en") < 0.5:
+        return None  # (a post in Chinese, or an answer asked for in another language)
+    keys = [stem for stem, _ in _stems(prose).most_common(KEY_WORDS)]
+    spelled: dict[str, str] = {}
+    for word, _ in Counter(_words(prose)).most_common():
+        spelled.setdefault(word[:_STEM], word)  # a stem shown as its most used word
+    may_drop = _may_drop(instruction)
+
+    def check(generated: Generated) -> Verdict:
+        answer = _prose(generated.text)
+        if language_share(answer, "en") < 0.5:
+            return Verdict("on_topic", True, "in another language: the language check's")
+        kept = word_count(answer)
+        if not may_drop and kept < MIN_KEPT_SHARE * words:
+            return Verdict(
+                "on_topic",
+                False,
+                f"it has {kept} of the post's {words} words, and the instruction did not ask "
+                "to cut it",
+                zh=f"原文有 {words} 个词，它只剩 {kept} 个，而修改说明并没有要求删减",
+            )
+        found = set(_stems(answer))
+        shared = [k for k in keys if k in found]
+        # (a short answer, as a summary asked for, names fewer of them: at least one)
+        needed = max(1, math.ceil(MIN_TOPIC_SHARE * len(keys) * min(1.0, kept / SHORT_WORDS)))
+        if len(shared) < needed:
+            shown = ", ".join(spelled[k] for k in keys[:6])
+            return Verdict(
+                "on_topic",
+                False,
+                f"it is about something else: {len(shared)} of the post's {len(keys)} key "
+                f"words ({shown}…) are in it",
+                zh=f"它写的是别的内容：原文的 {len(keys)} 个关键词（{shown}…）只有 "
+                f"{len(shared)} 个出现在其中",
+            )
+        return Verdict("on_topic", True, f"{len(shared)} of {len(keys)} key words")
+
+    return check
