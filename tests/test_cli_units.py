@@ -255,3 +255,17 @@ def test_the_tasks_table_shows_every_cell_as_written() -> None:
     assert "fix [b]bold[/b] :smile:" in out and "\N{SMILING FACE WITH OPEN MOUTH}" not in out
     assert "[red]2/5, 1 steps" in out and "2 min ago" in out and "interrupted" in out
     assert "\x1b[1mid" in out
+
+
+def test_tasks_that_stopped_on_a_question_are_named_with_how_to_answer() -> None:
+    """Their status says "interrupted" (the process that asked ended): a note under the
+    table names them and says how to give the answer."""
+    from skillrt.cli.tasklist import asked_note
+
+    waiting = _summary("abc123").model_copy(
+        update={"question": "Which post should I edit?", "error_reason": "INTERRUPTED"}
+    )
+    assert asked_note([_summary("def456")]) is None
+    note = asked_note([_summary("def456"), waiting])
+    assert note is not None and note.startswith("Waiting for an answer: abc123.")
+    assert "skillrt resume ID --answer TEXT" in note

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from skillrt.cli.storeconfig import StoreConfig
     from skillrt.settings import RuntimeConfig
 
-__all__ = ["age", "task_status", "tasks_command", "tasks_table"]
+__all__ = ["age", "asked_note", "task_status", "tasks_command", "tasks_table"]
 
 
 def tasks_command(*, as_json: bool, root: Path | None, verbose: bool) -> int:
@@ -41,7 +41,22 @@ def tasks_command(*, as_json: bool, root: Path | None, verbose: bool) -> int:
         console.print("No resumable tasks.")
         return EXIT_OK
     console.print(tasks_table(found))
+    if (note := asked_note(found)) is not None:
+        console.print(Text(note), highlight=False)
     return EXIT_OK
+
+
+def asked_note(tasks: Sequence[TaskSummary]) -> str | None:
+    """Which of ``tasks`` stopped on a question, and how to answer it; None when none did.
+    (Their status says "interrupted": the process that asked ended before the answer.)"""
+    asked = [task.id for task in tasks if task.question]
+    if not asked:
+        return None
+    which = asked[0] if len(asked) == 1 else ", ".join(asked)
+    return (
+        f"Waiting for an answer: {which}. Continue with `skillrt resume ID --answer TEXT` "
+        "(`skillrt resume ID` shows the question)."
+    )
 
 
 def _resumable(config: RuntimeConfig | StoreConfig) -> list[TaskSummary]:
