@@ -25,6 +25,8 @@ MADE_UP = (
     "The post ranks matches like this:\n\n```python\ndef mmatch_query(text):\n"
     '    return "mmatch" + text[0] * 256\n```'
 )
+# The embedded model's answer to "what is the photo walk post about?"
+CIRCULAR = "The sqlite post about ranking with bm25 is about ranking with bm25."
 GOOD = "It ranks `MATCH` results with `bm25()` ([SQLite FTS5](posts/sqlite-fts5.md))."
 
 
@@ -44,8 +46,12 @@ async def _answer(blog: Path, answers: list[str], question: str = QUESTION) -> t
 
 @pytest.mark.parametrize(
     ("answers", "check"),
-    [([LOOPING, LOOPING], "not_repetitive"), ([MADE_UP, MADE_UP], "code_from_sources")],
-    ids=["repeated-lines", "made-up-code"],
+    [
+        ([LOOPING, LOOPING], "not_repetitive"),
+        ([MADE_UP, MADE_UP], "code_from_sources"),
+        ([CIRCULAR, CIRCULAR], "not_circular"),
+    ],
+    ids=["repeated-lines", "made-up-code", "said-twice"],
 )
 async def test_an_answer_failing_its_check_twice_is_not_shown(
     blog: Path, answers: list[str], check: str

@@ -509,3 +509,25 @@ async def test_an_edit_of_a_post_that_says_a_prompt_marker_is_saved(tmp_path: Pa
     await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert post.read_text(encoding="utf-8").endswith("- Write every day.\n")
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed"),
+    [
+        ("The photo walk post about a walk along the river is about a walk along the river.",
+         False),
+        ("容器把应用和它的依赖打包在一起，容器把应用和它的依赖打包在一起。", False),
+        ("The post says to rebase on main before merging, and to squash fix-up commits before "
+         "merging.", True),
+        ("It ranks `MATCH` results with `bm25()` ([SQLite FTS5](posts/sqlite-fts5.md)).", True),
+        (" ".join(["a walk along the river"] * 2 + ["and more words"] * 12), True),  # long
+    ],
+)  # fmt: skip
+def test_a_short_answer_saying_the_same_words_twice_is_circular(answer: str, passed: bool) -> None:
+    from skillrt.skills.writing.repeats import not_circular
+
+    verdict = not_circular(Generated(text=answer))
+    assert verdict.passed is passed, verdict.reason
+    assert (
+        passed or "“容器把应用和它的依赖打包在一起”" in verdict.reason or "river" in verdict.reason
+    )

@@ -17,7 +17,7 @@ from .checks import HAN, Check, Generated, Verdict
 from .parts import code_lines
 from .scaffold import alike
 
-__all__ = ["ALIKE", "MIN_LINE_WORDS", "no_repeated_paragraphs", "not_repetitive"]
+__all__ = ["ALIKE", "MIN_LINE_WORDS", "no_repeated_paragraphs", "not_circular", "not_repetitive"]
 
 MIN_LINE_WORDS = 4  # shorter lines ("Yes.", "See below:") may well recur
 MIN_REPEATED_LINES = 3
@@ -176,3 +176,41 @@ def not_repetitive(generated: Generated) -> Verdict:
             zh=f"{len(lines)} 行中有 {len(again)} 行在重复前面的内容（{again[0][:60]!r}）",
         )
     return Verdict("not_repetitive", True)
+
+
+CIRCULAR_MAX_WORDS = 40  # a longer answer has room for something besides
+CIRCULAR_MIN_RUN = 4  # words said twice in a row
+CIRCULAR_SHARE = 0.5  # of the answer's words, in the two runs
+_TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W_]+", re.UNICODE)
+
+
+def not_circular(generated: Generated) -> Verdict:
+    """Fails a short answer that says the same run of words twice and little else: the
+    embedded model answered "what is the photo walk post about?" with "The photo walk post
+    about a walk along the river is about a walk along the river." A run of at least
+    ``CIRCULAR_MIN_RUN`` words said twice, the two covering ``CIRCULAR_SHARE`` of an answer
+    of at most ``CIRCULAR_MAX_WORDS`` words (code aside)."""
+    prose = "\n".join(block for block, code in _paragraphs(generated.text) if not code)
+    words = [w.casefold() for w in _TOKEN.findall(prose)]
+    if len(words) > CIRCULAR_MAX_WORDS:
+        return Verdict("not_circular", True)
+    best: tuple[int, int] = (0, 0)  # (length, start) of the longest run said again later
+    for i in range(len(words)):
+        for j in range(i + 1, len(words)):
+            n = 0
+            while j + n < len(words) and i + n < j and words[i + n] == words[j + n]:
+                n += 1
+            if n > best[0]:
+                best = (n, i)
+    run, start = best
+    if run >= CIRCULAR_MIN_RUN and 2 * run >= CIRCULAR_SHARE * len(words):
+        said = re.sub(
+            r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])", "", " ".join(words[start : start + run])
+        )
+        return Verdict(
+            "not_circular",
+            False,
+            f"it says the same words twice (“{said}”) and little else",
+            zh=f"它把同样的话说了两遍（“{said}”），别的几乎什么也没说",
+        )
+    return Verdict("not_circular", True)
