@@ -288,3 +288,28 @@ async def test_update_graph_survives_a_bad_extraction(blog: Path) -> None:
     assert msg.data["errors"] and "schema" in msg.data["errors"][0]["error"]
     assert "skipped" in msg.content
     await rt.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "post"),
+    [
+        ("what is the photo walk post about?", "the photo walk post"),
+        ("what did the post about bread baking say?", "the post about bread baking"),
+        ("烘焙那篇文章讲了什么？", "烘焙那篇文章"),
+    ],
+)
+async def test_a_question_on_a_post_the_blog_lacks_gets_no_general_answer(
+    tmp_path: Path, question: str, post: str
+) -> None:
+    """The embedded model's general answer to "what is the photo walk post about?" (a post the
+    blog does not have) was "a documentary film titled Frozen": a general answer cannot be
+    about one of the user's posts."""
+    blog = copy_blog(tmp_path / "blog")
+    llm = ScriptedModel([])  # the general fallback is on: any call fails the test
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.run_skill("AnswerQuestion", {"question": question})
+    await rt.close()
+    assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
+    assert msg.data["found"] is False and msg.data["post_asked_about"] == post
+    assert "general" not in msg.data

@@ -100,6 +100,11 @@ _OWN_REPLIES = Replies(
             "dates.\n\n",
         ),
         "write_about_it": ("写一篇关于它的文章", "Write an article about it"),
+        "no_such_post": (
+            "博客里没有找到“{post}”，所以无法回答这个问题。",
+            "I found no post on the blog that is “{post}”, so I cannot answer this.",
+        ),
+        "list_posts": ("列出博客的文章", "List the blog's posts"),
         "only_drafts": (
             "已发布的文章里没有关于“{question}”的内容，只有草稿里有：\n{links}\n\n"
             "回答不使用草稿；发布后即可（`skillrt publish 路径` 或 `/publish`），"
@@ -541,11 +546,36 @@ async def _post_length(ctx: SkillContext, target: str) -> SkillResult:
     )
 
 
+# A question about one of the blog's posts ("what is the photo walk post about?", "what does
+# my post on X say…", "docker 那篇文章讲了什么"): when the index finds nothing, a general answer
+# cannot be about it (the embedded model made one up: "The photo walk post about the 2019
+# World Cup is a documentary film…").
+_ABOUT_A_POST = re.compile(
+    r"\b(?P<en>(?:the|my|this|that|your|our)\s+(?:[^\W_][\w'’.+#-]*\s+){1,6}?(?:blog\s+)?"
+    r"(?:post|article|blog\s+entry|draft)(?!\s+(?:about|on)\s+\w)"
+    r"|(?:the|my)\s+(?:post|article)\s+(?:about|on|titled|called)\s+[^?.!,;]+?"
+    r"(?=\s+(?:say|says|said|mention\w*|talk\w*|cover\w*|explain\w*|recommend\w*)\b|[?.!,;]|$))"
+    r"|(?P<zh>[^\s，。,.!！?？]{1,20}\s*(?:那篇|这篇)(?:文章|博文|帖子)?)"
+)
+
+
+def _a_post_asked_about(question: str) -> str | None:
+    """The words by which ``question`` names one of the blog's posts, or None."""
+    found = _ABOUT_A_POST.search(question)
+    return (found.group("en") or found.group("zh")) if found else None
+
+
 async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     """The blog has nothing on it: say so, then (``answer.general_fallback``) a general
     answer from the model, marked as not from the blog."""
     shown = clip(question, 80)
     next_steps = [ctx.reply("write_about_it")]
+    if (post := _a_post_asked_about(question)) is not None:  # a general answer cannot be on it
+        return SkillResult(
+            message=ctx.reply("no_such_post", post=clip(post, 80)),
+            data={"found": False, "citations": [], "post_asked_about": post},
+            next_steps=[ctx.reply("list_posts")],
+        )
     if ctx.config.answer.general_fallback:
         general: str = await ctx.step("general", partial(_general_answer, ctx, question))
         if general:
