@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.skills.writing.listing import TagAsk, tag_ask
+from skillrt.skills.writing.listing import TagAsk, links_asked, tag_ask
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
@@ -109,3 +109,47 @@ async def test_zola_taxonomies_and_drafts_left_out(tmp_path: Path) -> None:
         draft.content
     )
     assert "shortcodes" not in tags.content and "- hugo (2)" in tags.content
+
+
+@pytest.mark.parametrize(
+    ("question", "direction"),
+    [
+        ("which posts link to the rust borrowing post?", "to"),
+        ("what links to the git workflow post?", "to"),
+        ("show me the backlinks of rust-lifetimes", "to"),
+        ("哪些文章链接到了 rust 生命周期那篇？", "to"),
+        ("what does the docker post link to?", "from"),
+        ("docker 那篇链接了哪些文章", "from"),
+        ("add a link to the git post", None),  # an edit
+        ("which posts mention docker?", None),
+    ],
+)
+def test_a_question_on_a_posts_links_is_told_apart(question: str, direction: str | None) -> None:
+    assert links_asked(question) == direction
+
+
+async def test_a_posts_links_both_ways_come_from_the_graph(tmp_path: Path) -> None:
+    """The embedded model listed "Rust 生命周期需要被标注的原创代码特性" three times for the posts
+    linking to the lifetimes post."""
+    blog = copy_blog(tmp_path / "blog")
+    to, back_zh, out, none = await _ask(
+        blog,
+        "which posts link to the rust borrowing post?",
+        "哪些文章链接到了 rust 生命周期那篇？",
+        "what does the docker post link to?",
+        "which posts link to the git workflow post?",
+    )
+    assert to.state == "COMPLETED", to.content
+    assert to.content.startswith(
+        "Posts that link to `posts/rust-borrowing.md` (“Rust 借用与引用”): 3"
+    )
+    assert to.data["citations"] == [
+        "posts/notes/weekly-review.md",
+        "posts/rust-lifetimes.md",
+        "posts/rust-smart-pointers.md",
+    ]
+    assert back_zh.data["citations"] == ["posts/rust-borrowing.md"]
+    assert back_zh.content.startswith("链接到 `posts/rust-lifetimes.md`")
+    assert out.data["links"] == "from" and out.data["citations"] == ["posts/git-workflow.md"]
+    assert none.data["found"] is True  # the docker post and the notes link to it
+    assert "posts/docker-basics.md" in none.data["citations"]

@@ -31,7 +31,15 @@ from .checked import CHECKED, checked, quality_report
 from .checked import REPLIES as CHECK_REPLIES
 from .checks import Check, Generated, Verdict, code_from, not_degenerate
 from .common import refuse
-from .listing import LISTED, list_by_tag, post_line, tag_ask
+from .listing import (
+    LISTED,
+    links_asked,
+    list_by_tag,
+    list_links,
+    post_line,
+    tag_ask,
+    without_links_words,
+)
 from .listing import REPLIES as LISTING_REPLIES
 from .pick import named_post, post_named
 from .post_length import REPLIES as LENGTH_REPLIES
@@ -682,6 +690,10 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return await list_by_tag(ctx, tags, "drafts_left_out")
     if asks_length(question) and (path := await post_named(ctx) or ctx.input.current_file):
         return await _post_length(ctx, path)  # counted, no model
+    direction = links_asked(question)
+    named = await post_named(ctx, text=without_links_words(question)) if direction else None
+    if direction and (path := named or ctx.input.current_file):
+        return await list_links(ctx, path, direction)  # the graph's, no model
     topic = listing_topic(question)
     if topic is not None:  # the list of posts: the index's, no model
         drafts_only = _drafts_asked(question, topic)  # (the topic worked out once)

@@ -26,7 +26,17 @@ from skillrt.blog.posts import PostMeta
 
 from .prompts import clip
 
-__all__ = ["LISTED", "REPLIES", "TagAsk", "list_by_tag", "post_line", "tag_ask"]
+__all__ = [
+    "LISTED",
+    "REPLIES",
+    "TagAsk",
+    "links_asked",
+    "list_by_tag",
+    "list_links",
+    "post_line",
+    "tag_ask",
+    "without_links_words",
+]
 
 LISTED = 20  # posts shown; the rest are counted
 TAGS_LISTED = 60  # tags shown, the most used first
@@ -49,6 +59,22 @@ REPLIES = Replies(
         ),
         "tags_more": ("\n\n……还有 {more} 个。", "\n\n… and {more} more."),
         "no_tags": ("博客的文章还没有标签。", "No post on the blog has a tag yet."),
+        "linked_from": (
+            "链接到 `{path}`（“{title}”）的文章有 {count} 篇：\n\n{lines}",
+            "Posts that link to `{path}` (“{title}”): {count}\n\n{lines}",
+        ),
+        "linked_from_none": (
+            "没有文章链接到 `{path}`（“{title}”）。",
+            "No post links to `{path}` (“{title}”).",
+        ),
+        "links_out": (
+            "`{path}`（“{title}”）链接了 {count} 篇文章：\n\n{lines}",
+            "`{path}` (“{title}”) links to {count} post(s):\n\n{lines}",
+        ),
+        "links_out_none": (
+            "`{path}`（“{title}”）没有链接到别的文章。",
+            "`{path}` (“{title}”) links to no other post.",
+        ),
     }
 )
 
@@ -267,3 +293,102 @@ async def list_by_tag(ctx: SkillContext, ask: TagAsk, drafts_note: str) -> Skill
     if found.count > len(found.lines):
         message += ctx.reply("listed_more", more=found.count - len(found.lines))
     return SkillResult(message=message, data={**data, "citations": found.paths})
+
+
+# "which posts link to the rust lifetimes post?", "what links to X?", "backlinks of X",
+# "哪些文章链接到了 X": the posts whose wikilinks point at it (``to``). "what does the docker post
+# link to?", "X 链接了哪些文章": the posts its own wikilinks point at (``from``). The knowledge
+# graph has both; the embedded model listed a title it made up three times.
+_LINKS_TO = re.compile(
+    r"\b(?:which|what)\s+(?:other\s+)?(?:posts?|articles?|notes?|pages?)\s+(?:link|links|linked|"
+    r"point|points|refer|refers)\s+(?:to|at|back\s+to)\b|\bwhat\s+links\s+to\b|\bbacklinks?\b"
+    r"|\b(?:posts?|articles?)\s+(?:that\s+)?(?:link|links|linking)\s+to\b|\bwho\s+links\s+to\b"
+    r"|哪些(?:文章|博文|笔记)\S{0,4}?(?:链接|引用|指向)(?:到|了)|反向链接",
+    re.I,
+)
+_LINKS_FROM = re.compile(
+    r"\bwhat\s+(?:posts?\s+|articles?\s+)?does\s+(?P<post>.{1,80}?)\s+link\s+to\b"
+    r"|\bwhich\s+(?:posts?|articles?)\s+does\s+(?P<post2>.{1,80}?)\s+link\s+to\b"
+    r"|\b(?:the\s+)?links\s+(?:in|from)\s+(?P<post3>(?:the|my)\s+.{1,60}?\b(?:post|article))\b"
+    r"|(?:链接|引用)了哪些(?:文章|博文|笔记)|链接到(?:了)?哪些(?:文章|博文|笔记)",
+    re.I,
+)
+
+
+def without_links_words(question: str) -> str:
+    """``question`` without the words that ask for links ("which posts link to"): what is
+    left names the post (a "link" before it would make it a post to link, ``pick``)."""
+
+    def post(found: re.Match[str]) -> str:
+        return f" {found.group('post') or found.group('post2') or found.group('post3') or ''} "
+
+    return _LINKS_TO.sub(" ", _LINKS_FROM.sub(post, " ".join(question.split())))
+
+
+def links_asked(question: str) -> str | None:
+    """``"to"`` when ``question`` asks which posts link to a post, ``"from"`` when it asks
+    which posts a post links to, else None."""
+    text = " ".join(question.split())
+    if _LINKS_FROM.search(text):
+        return "from"
+    if _LINKS_TO.search(text):
+        return "to"
+    return None
+
+
+class Linked(BaseModel):
+    """A post's links: its path and title, and the lines listing the posts linked."""
+
+    path: str
+    title: str
+    lines: list[str]
+    paths: list[str]
+
+
+def _linked(ctx: SkillContext, target: str, direction: str) -> Linked:
+    """The posts linking to ``target`` (``to``), or those it links to (``from``), from the
+    graph brought up to date first. Blocking I/O: a sync step."""
+    ctx.memory.refresh()
+    posts = ctx.memory.posts
+    path = ctx.files.relative(target)
+    meta = posts.get(path)
+    title = meta.title if meta is not None else path
+    if direction == "to":
+        found = [p for p in ctx.memory.graph.backlinks(path) if p != path]
+    else:
+        seen: dict[str, None] = {}
+        for link in meta.wikilinks if meta is not None else ():
+            resolved = ctx.memory.resolve_link(link)
+            if resolved is not None and resolved != path:
+                seen.setdefault(resolved)
+        found = list(seen)
+    by_path = {m.path: m for m in posts.all_posts()}
+    metas = [by_path[p] for p in found if p in by_path]
+    lines = [post_line(i, m) for i, m in enumerate(metas[:LISTED], 1)]
+    return Linked(path=path, title=title, lines=lines, paths=[m.path for m in metas])
+
+
+async def list_links(ctx: SkillContext, target: str, direction: str) -> SkillResult:
+    """The reply to a question on a post's links (``links_asked``)."""
+    found = await ctx.step("linked", partial(_linked, ctx, target, direction), returns=Linked)
+    title = clip(found.title, 80)
+    count = len(found.paths)
+    said = {"path": found.path, "title": title, "count": count, "lines": "\n".join(found.lines)}
+    if direction == "to":
+        message = (
+            ctx.reply("linked_from", **said) if count else ctx.reply("linked_from_none", **said)
+        )
+    else:
+        message = ctx.reply("links_out", **said) if count else ctx.reply("links_out_none", **said)
+    if count > len(found.lines):
+        message += ctx.reply("listed_more", more=count - len(found.lines))
+    return SkillResult(
+        message=message,
+        data={
+            "found": bool(count),
+            "path": found.path,
+            "links": direction,
+            "listed": count,
+            "citations": found.paths[:LISTED],
+        },
+    )

@@ -304,7 +304,7 @@ def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] |
     return None
 
 
-def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
+def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = None) -> str | None:
     """The one post the request names without a path (see the module docstring), or None.
     With a post open (or in focus), only the request's lead can name another
     (``request_lead``); with text selected, none can.
@@ -313,7 +313,8 @@ def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
     title>"): a title or file name counts only right after the edit's verb ("edit <title>: …",
     "shorten rust-async") or at the request's end (``_ends_with``), and a description only if
     nothing before it makes the post something to link, cite or compare with; the whole
-    request is read, open post or not.
+    request is read, open post or not. ``text``: what is read in place of the request (a
+    skill that took its own words out of it).
 
     Looked up in the index as it stands (built first if it never was): a refresh reads every
     post, too much for each request. A post added outside skillrt since is found when asked.
@@ -323,7 +324,7 @@ def named_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
     listed = listed_post(ctx)
     if listed is not None:
         return listed
-    request = " ".join(ctx.input.text.casefold().split())
+    request = " ".join((ctx.input.text if text is None else text).casefold().split())
     if ctx.input.current_file and not strict:
         request = request_lead(request)
     if not request:
@@ -393,11 +394,15 @@ def _fits_phrase(phrase: str, every: list[PostMeta]) -> str | None:
         phrase = phrase[1:]
 
 
-async def post_named(ctx: SkillContext, *, strict: bool = False) -> str | None:
+async def post_named(
+    ctx: SkillContext, *, strict: bool = False, text: str | None = None
+) -> str | None:
     """``named_post``, as a step: a resumed task works on the post it found the first time.
     A skill asks for it before the open post (or the session's focus): a post the request
     names is the one it means."""
-    found: str | None = await ctx.step("named_post", lambda: named_post(ctx, strict=strict))
+    found: str | None = await ctx.step(
+        "named_post", lambda: named_post(ctx, strict=strict, text=text)
+    )
     return found
 
 
