@@ -133,8 +133,10 @@ async def test_a_title_edit_says_the_frontmatter_changed_and_names_a_stale_headi
     [
         "Ownership in Rust, explained.\n\nText:\nOwnership in Rust, explained.",
         "New title: “Ownership in Rust, explained”",
+        # the embedded model's answer to "suggest a better title for …"
+        "Ownership in Rust, explained\n\nA practical guide that is not a title.",
     ],
-    ids=["said-twice-around-a-label", "labelled"],
+    ids=["said-twice-around-a-label", "labelled", "talk-after-it"],
 )
 async def test_a_title_answer_with_a_label_or_said_twice_is_the_title(
     blog: Path, answer: str
@@ -191,3 +193,19 @@ async def test_a_shorter_title_asked_for_is_shorter(blog: Path) -> None:
     assert (blog / PATH).read_text(encoding="utf-8") == YAML.replace(
         "title: Rust ownership  #", "title: Ownership  #"
     )
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "suggest a better title for the ownership post",
+        "come up with a catchier title for it",
+        "give the post a better title",
+    ],
+)
+def test_a_title_asked_for_is_the_titles_edit(instruction: str) -> None:
+    """ "suggest a better title for the git workflow post" was offered as a new post, an edit or
+    an article: it is the title's edit."""
+    from skillrt.skills.writing.parts import named_part
+
+    assert named_part(instruction) == PartRef("title")

@@ -464,9 +464,22 @@ _TITLE_LABEL = re.compile(
 
 
 def _title_lines(text: str) -> list[str]:
-    """The lines of a title answer, labels left out and a line said again counted once."""
+    """The lines of a title answer, labels left out and a line said again counted once. A
+    first paragraph of one line that does not end a sentence, followed by sentences (talk
+    about it: "The Git Workflow: A Practical Guide\n\nA practical guide that is not a
+    title."), is the title alone."""
+    stripped = text.strip()
+    head, _, rest = stripped.partition("\n\n")
+    if (
+        rest.strip()
+        and "\n" not in head.strip()
+        and not _LABEL_LINE.match(head)
+        and not head.rstrip().endswith((".", "。", ":", "：", "!", "?"))
+        and rest.rstrip().endswith((".", "。", "!", "！", ")", "）"))
+    ):
+        stripped = head
     lines: dict[str, str] = {}
-    for line in text.strip().splitlines():
+    for line in stripped.splitlines():
         if line.strip() and not _LABEL_LINE.match(line):
             lines.setdefault(line.strip().strip("\"'“”《》#*.。 ").casefold(), line)
     return list(lines.values())

@@ -56,11 +56,14 @@ _ORDINAL = (
 _EN_PART = re.compile(rf"\b{_ORDINAL}\s+(paragraph|section|part|heading)s?\b", re.I)
 _EN_NUMBERED = re.compile(r"\b(paragraph|section)\s+(\d+)\b", re.I)
 # "the title", "its headline", "the Rust 1.78.0 post's title", "the title of the post",
-# "retitle it", "rename the rust post to …".
+# "retitle it", "rename the rust post to …", "suggest a better title for the git post".
 _EN_TITLE = re.compile(
     r"\b(?:the|its|this|that|my)\s+(?:(?:[^\s,;:]+\s+){0,6}?(?:post|article|entry|page)"
     r"(?:['’]s)?\s+)?(?:title|headline)\b|\bretitle\b|\brename\s+it\b"
-    r"|\brename\s+(?:the|this|that|my)\s+(?:[^\s,;:]+\s+){0,6}?(?:post|article|entry|page)\b",
+    r"|\brename\s+(?:the|this|that|my)\s+(?:[^\s,;:]+\s+){0,6}?(?:post|article|entry|page)\b"
+    # "suggest a better title for the git post", "give the go post a catchier title"
+    r"|\b(?:a|an)\s+(?:(?:new|better|catchier|shorter|snappier|different|good|great|clearer|"
+    r"stronger|punchier|more\s+\w+)\s+)*(?:title|headline)\b(?!\s+(?:section|page|case|tag))",
     re.I,
 )
 _EN_CONCLUSION = re.compile(r"\bthe\s+(conclusion|ending|closing paragraph)\b", re.I)

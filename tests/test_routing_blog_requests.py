@@ -1,0 +1,43 @@
+"""Requests about the blog that are answered without a model (lists by tag, the tags, a post's
+links and length) or edit one field of a post (its description, its title) are routed by the
+table alone, with and without the trained classifier: before, "list my tags" and "what links
+to the git workflow post?" were offered as a numbered choice, "set the summary of … to …" was
+read as a summary, and "suggest a better title for …" as a new post."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.bench_routing import _router
+
+REQUESTS = [
+    ("which posts are tagged rust?", "ANSWER_QUESTION"),
+    ("list my tags", "ANSWER_QUESTION"),
+    ("what tags do I use?", "ANSWER_QUESTION"),
+    ("带 docker 标签的文章有哪些", "ANSWER_QUESTION"),
+    ("列出所有标签", "ANSWER_QUESTION"),
+    ("what links to the git workflow post?", "ANSWER_QUESTION"),
+    ("what does the docker post link to?", "ANSWER_QUESTION"),
+    ("哪些文章链接到了 rust 生命周期那篇？", "ANSWER_QUESTION"),
+    ("set the description of the go post to Goroutines", "EDIT_CONTENT"),
+    ("add a description to the go post: Goroutines", "EDIT_CONTENT"),
+    ("suggest a better title for the git workflow post", "EDIT_CONTENT"),
+    ("come up with a catchier title for the go post", "EDIT_CONTENT"),
+    # unchanged neighbours
+    ("add the tag rust to the go post", "EDIT_CONTENT"),
+    ("summarize the go post", "SUMMARIZE"),
+]
+
+
+async def test_setting_the_summary_field_is_an_edit_by_the_table() -> None:
+    """(The classifier, sure it is a summary, disputes it: the user is asked.)"""
+    parsed = await _router(None, classifier=False).parse("set the summary of posts/go.md to 'Go'")
+    assert parsed.type == "EDIT_CONTENT"
+
+
+@pytest.mark.parametrize("classifier", [False, True], ids=["table", "with-classifier"])
+@pytest.mark.parametrize(("text", "intent"), REQUESTS)
+async def test_the_request_goes_to_its_skill(text: str, intent: str, classifier: bool) -> None:
+    router = _router(None, classifier=classifier)
+    parsed = await router.parse(text, ask_model=False) if classifier else await router.parse(text)
+    assert parsed.type == intent, (text, parsed)
