@@ -209,3 +209,15 @@ def test_a_title_asked_for_is_the_titles_edit(instruction: str) -> None:
     from skillrt.skills.writing.parts import named_part
 
     assert named_part(instruction) == PartRef("title")
+
+
+async def test_a_title_asked_for_that_is_the_old_one_is_asked_again(blog: Path) -> None:
+    """ "suggest a better title for …" came back as the title the post had, and the reply said
+    nothing had changed; it is asked once more, then refused."""
+    same = ScriptedModel(["Rust ownership", "Rust Ownership."])
+    rt = writing_runtime(blog, same)
+    msg = await rt.run_skill("EditContent", {"instruction": "improve the title", "path": PATH})
+    await rt.close()
+    assert msg.state == "ERROR" and same.call_count == 2, msg.content
+    assert "it is the title the post has" in msg.content
+    assert (blog / PATH).read_text(encoding="utf-8") == YAML

@@ -501,6 +501,21 @@ def _title_shape(generated: Generated) -> Verdict:
     return Verdict("title", True, text=title or lines[0].strip())
 
 
+def _title_changed(original: str) -> Check:
+    """A new title asked of the model is not the old one: "suggest a better title for the git
+    workflow post" came back as the same title, and the reply said nothing had changed."""
+
+    def check(generated: Generated) -> Verdict:
+        title = _title_shape(generated).text or generated.text.strip()
+        if " ".join(title.casefold().split()) == " ".join(original.casefold().split()):
+            return Verdict(
+                "title_changed", False, "it is the title the post has", zh="它就是原来的标题"
+            )
+        return Verdict("title_changed", True)
+
+    return check
+
+
 def _title_length(instruction: str, original: str) -> Check | None:
     """A title asked to be shorter is shorter, one asked to be longer is longer (in
     characters): the embedded model made "Compiler team planning, September" "The compiler
@@ -557,6 +572,7 @@ async def _edit_title(
             ),
             not_degenerate,
             _title_shape,
+            _title_changed(original),
             *without_none([_title_length(instruction, original)]),
         ]
         revision = await checked(ctx, "edit", partial(_revise, ctx, instruction, original), checks)
