@@ -1,5 +1,5 @@
 """Requests about the blog that are answered without a model (lists by tag, the tags, a post's
-links and length) or edit one field of a post (its description, its title) are routed by the
+links and length, two posts compared) or edit one field of a post (its description, its title) are routed by the
 table alone, with and without the trained classifier: before, "list my tags" and "what links
 to the git workflow post?" were offered as a numbered choice, "set the summary of … to …" was
 read as a summary, and "suggest a better title for …" as a new post."""
@@ -23,7 +23,10 @@ REQUESTS = [
     ("add a description to the go post: Goroutines", "EDIT_CONTENT"),
     ("suggest a better title for the git workflow post", "EDIT_CONTENT"),
     ("come up with a catchier title for the go post", "EDIT_CONTENT"),
+    ("compare the rust borrowing post with the rust lifetimes post", "ANSWER_QUESTION"),
+    ("对比一下 rust 借用和生命周期那两篇文章", "ANSWER_QUESTION"),
     # unchanged neighbours
+    ("write a post comparing rust and go", "WRITE_ARTICLE"),
     ("add the tag rust to the go post", "EDIT_CONTENT"),
     ("summarize the go post", "SUMMARIZE"),
 ]
