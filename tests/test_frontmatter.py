@@ -159,23 +159,27 @@ def test_yaml_field_change_touches_only_its_lines() -> None:
 
 
 @pytest.mark.parametrize(
-    ("line", "comment"),
+    ("line", "comment", "written"),
     [
-        ("title: Rust ownership  # the title", "  # the title"),
-        ('title: "a # b" # c', " # c"),
-        ('title: "a \\" # b"   # c', "   # c"),
-        ("title: 'it''s # x'  # c", "  # c"),
-        ("title: a#b", ""),
-        ("url: http://example.test/#frag # c", " # c"),
+        ("title: Rust ownership  # the title", "  # the title", "New, value"),
+        ('title: "a # b" # c', " # c", '"New, value"'),  # in its quotes, as before
+        ('title: "a \\" # b"   # c', "   # c", '"New, value"'),
+        ("title: 'it''s # x'  # c", "  # c", "'New, value'"),
+        ("title: a#b", "", "New, value"),
+        ("url: http://example.test/#frag # c", " # c", "New, value"),
     ],
 )
-def test_a_yaml_scalar_set_again_keeps_its_comment(line: str, comment: str) -> None:
-    """The comment after a one-line value was dropped when an edit set the title."""
+def test_a_yaml_scalar_set_again_keeps_its_comment(line: str, comment: str, written: str) -> None:
+    """The comment after a one-line value was dropped when an edit set the title; a quoted
+    one was written unquoted (or in the other quotes)."""
     post = f"---\n{line}\ndate: 2024-01-01\n---\nbody\n"
     key = line.split(":", 1)[0]
     changed = split_frontmatter(post).with_fields({key: "New, value"})
-    assert changed.text == f"---\n{key}: New, value{comment}\ndate: 2024-01-01\n---\nbody\n"
+    assert changed.text == f"---\n{key}: {written}{comment}\ndate: 2024-01-01\n---\nbody\n"
     assert changed.fields()[key] == "New, value"
+    quoted = split_frontmatter(f'---\n{key}: "x"\n---\n').with_fields({key: 'say "hi", \\o/'})
+    assert quoted.text == f'---\n{key}: "say \\"hi\\", \\\\o/"\n---\n'
+    assert quoted.fields()[key] == 'say "hi", \\o/'
 
 
 def test_a_yaml_flow_list_stays_a_flow_list_quoted_as_it_was() -> None:

@@ -1,8 +1,9 @@
-"""Requests about the blog that are answered without a model (lists by tag, the tags, a post's
-links and length, two posts compared) or edit one field of a post (its description, its title) are routed by the
-table alone, with and without the trained classifier: before, "list my tags" and "what links
-to the git workflow post?" were offered as a numbered choice, "set the summary of … to …" was
-read as a summary, and "suggest a better title for …" as a new post."""
+"""Requests about the blog that are answered without a model (lists by tag, the tags, a
+post's links and length, two posts compared) or that edit one field of a post (its
+description, its title) are routed by the table alone, with and without the trained
+classifier: before, "list my tags" and "what links to the git workflow post?" were offered as
+a numbered choice, "set the summary of … to …" was read as a summary, and "suggest a better
+title for …" as a new post."""
 
 from __future__ import annotations
 

@@ -108,3 +108,18 @@ async def test_only_the_paragraph_with_the_typo_goes_to_the_model(blog: Path) ->
     assert msg.state == "COMPLETED", msg.content
     assert post.read_text(encoding="utf-8") == before.replace("Chanells", "Channels")
     assert "goroutiens" in post.read_text(encoding="utf-8")  # (not named: left)
+
+
+async def test_a_typo_in_the_title_alone_is_fixed_in_the_title(blog: Path) -> None:
+    post = blog / GO
+    post.write_text(
+        post.read_text(encoding="utf-8").replace(
+            'title: "Concurrency in Go', 'title: "Concurency in Go', 1
+        ),
+        encoding="utf-8",
+    )
+    before = post.read_text(encoding="utf-8")
+    msg, llm = await _edit(blog, "fix the typo 'Concurency' in the go post", [])
+    assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
+    assert msg.content.startswith("Edited the title of `posts/go-concurrency.md`")
+    assert post.read_text(encoding="utf-8") == before.replace("Concurency", "Concurrency", 1)

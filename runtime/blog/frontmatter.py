@@ -579,6 +579,20 @@ def _yaml_comment(line: str) -> str:
     return ""
 
 
+_YAML_QUOTED = re.compile(r"""^(?P<key>[^\s#'"][^:#]*:[ \t]+)(?P<quote>["'])""")
+
+
+def _yaml_quoted_as_before(line: str, value: Any) -> str | None:
+    """``key: "value"`` in the quotes ``line`` had its old value in, or None (the line's value
+    was not quoted, or ``value`` is no one-line string)."""
+    found = _YAML_QUOTED.match(line)
+    if found is None or not isinstance(value, str) or "\n" in value or "\r" in value:
+        return None
+    if found.group("quote") == '"':
+        return found.group("key") + json.dumps(value, ensure_ascii=False)
+    return found.group("key") + "'" + value.replace("'", "''") + "'"
+
+
 def _yaml_scalar(text: str) -> Any:
     """What YAML reads ``text`` as, unquoted (``yes`` is True, ``1.0`` a number)."""
     import yaml
@@ -628,8 +642,10 @@ def _yaml_set(
             if stop == start + 1 and (flow := _yaml_flow(lines[start], value)) is not None:
                 text = flow + newline  # ``tags: [a, b]`` stays on its line, in its style
             elif stop == start + 1 and text.count(newline) == 1:
-                # ``title: X  # a comment``: the comment stays (it was dropped with the value)
-                text = text[: -len(newline)] + _yaml_comment(lines[start]) + newline
+                # ``title: X  # a comment``: the comment stays (it was dropped with the value),
+                # and a quoted string stays in its quotes (``title: "X"`` is not ``'X'``)
+                text = _yaml_quoted_as_before(lines[start], value) or text[: -len(newline)]
+                text += _yaml_comment(lines[start]) + newline
             replaced[start] = (stop, text)
         elif text:
             appended.append(text)

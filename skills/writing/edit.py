@@ -650,7 +650,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     typo = None if selection.strip() or part is not None else named_typo(params.instruction)
     if typo is not None:  # only the paragraph that holds it goes to the model
         held, in_code = paragraph_with(post.body, typo)
-        if held is None:
+        title = post.fields().get("title")
+        in_title = held is None and not in_code and isinstance(title, str) and typo in title
+        if held is None and not in_title:
             key = "text_only_in_code" if in_code else "text_not_found"
             return refuse(ctx, key, path=path, old=clip(typo, 80), left=in_code)
         right = await ctx.step("spelled", partial(_spelled_in_blog, ctx, typo), returns=str)
@@ -658,7 +660,10 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
             fixed = await _fix_typo(ctx, path, (text, digest), post, typo, right)
             if fixed is not None:
                 return fixed
-        selection = held
+        if in_title:
+            part = PartRef("title")  # the title's edit, below
+        else:
+            selection = held or ""
     if part is not None and part.kind == "title":
         edited = await _edit_title(ctx, params.instruction, path, post)
         if isinstance(edited, SkillResult):
@@ -762,13 +767,29 @@ async def _fix_typo(
     """The post with the word ``typo`` made ``right`` in its prose, no model; None when it
     stands there only inside other words (the model is asked then)."""
     text, digest = read
-    new_body, count = fix_word(post.body, typo, right)
-    if not count:
-        return None
     report: list[dict[str, Any]] = [
         {"name": "typo_fixed", "passed": True, "reason": "the blog's own spelling, no model",
          "attempts": 0}
     ]  # fmt: skip
+    title = post.fields().get("title")
+    if isinstance(title, str) and typo in title and typo not in post.body:  # the title's typo
+        new_title, count = fix_word(title, typo, right)
+        if not count:
+            return None
+        return await _write(
+            ctx,
+            path,
+            (text, post.with_fields({"title": new_title}).text),
+            digest,
+            report,
+            ctx.reply("the_title"),
+            done="edited_title",
+            values={"heading": ""},
+            data={"spelled": right},
+        )
+    new_body, count = fix_word(post.body, typo, right)
+    if not count:
+        return None
     values = {"old": clip(typo, 80), "new": right, "count": count, "left": ""}
     return await _write(
         ctx,
