@@ -34,6 +34,10 @@ from tests.writing_support import writing_runtime
         ("set the tags to rust, cli", "set", ("rust", "cli")),
         ("add tags", "add", ()),
         ("add more tags", "add", ()),
+        # the tags after the post they are for (before, "which tags?" was asked)
+        ("add tags to the go post: go, goroutines", "add", ("go", "goroutines")),
+        ("add a tags line to the go post: go, goroutines", "add", ("go", "goroutines")),
+        ("add tags to the go post", "add", ()),
         ("给这篇文章添加标签 rust、异步", "add", ("rust", "异步")),
         ("加上 rust 标签", "add", ("rust",)),
         ("删除标签“草稿”", "remove", ("草稿",)),

@@ -103,6 +103,10 @@ _ZH: list[tuple[Action, str]] = [
 _PATTERNS: list[tuple[Action, re.Pattern[str]]] = [
     (action, re.compile(pattern, re.I)) for action, pattern in _EN + _ZH
 ]
+# "a tags line", "the tags field": the frontmatter's tags ("the tag line" is a tagline).
+_FIELD_WORDS = re.compile(r"\btags\s+(?:line|field|list)\b", re.I)
+# The tags after the post they are for: "add tags to the go post: go, goroutines".
+_AFTER_COLON = re.compile(r"[:：]\s*(?P<tags>[^:：]+)$")
 # A tag command after the post it is for: "edit the rust post: add the tag release".
 _LEAD = re.compile(r"^[^:：]{0,200}[:：]\s*")
 _QUOTED = re.compile(r"[\"“”「『《`‘']([^\"“”」』》`’']{1,80})[\"“”」』》`’']")
@@ -167,7 +171,7 @@ def split_tags(text: str, *, plural: bool = True) -> tuple[str, ...] | None:
 def tag_change(instruction: str) -> TagChange | None:
     """The change to the post's tags ``instruction`` asks for, or None when it asks for
     something else (or for tags that do not look like tags: then the model is asked)."""
-    text = " ".join(instruction.split())
+    text = _FIELD_WORDS.sub("tags", " ".join(instruction.split()))  # "a tags line": the field
     for candidate in (text, _LEAD.sub("", text, count=1)):
         for action, pattern in _PATTERNS:
             found = pattern.search(candidate) if _is_zh(pattern) else pattern.match(candidate)
@@ -175,7 +179,10 @@ def tag_change(instruction: str) -> TagChange | None:
                 continue
             groups = found.groupdict()
             word = groups.get("word") or groups.get("word2") or "tags"
-            tags = split_tags(groups["tags"] or "", plural=word.casefold() != "tag")
+            said = groups["tags"] or ""
+            if not said.strip() and (after := _AFTER_COLON.search(candidate)) is not None:
+                said = after.group("tags")  # "add tags to the go post: go, goroutines"
+            tags = split_tags(said, plural=word.casefold() != "tag")
             if tags is None:
                 return None
             return TagChange(action, tags)
