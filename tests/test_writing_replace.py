@@ -104,3 +104,26 @@ async def test_a_replacement_in_a_named_part_leaves_the_rest(tmp_path: Path) -> 
         "The owner drops", "The holder drops"
     )
     assert "in the second paragraph of" in msg.content
+
+
+async def test_renaming_the_title_quoted_sets_the_title(tmp_path: Path) -> None:
+    """ "rename 'Docker 容器入门' to 'Docker basics'" replaced the heading in the body and left
+    the frontmatter's title: a quoted old title is the title's edit."""
+    blog = copy_blog(tmp_path / "blog")
+    post = blog / "posts/docker-basics.md"
+    before = post.read_text(encoding="utf-8")
+    llm = ScriptedModel([])
+    msg = await run_writing_skill(
+        blog,
+        llm,
+        "EditContent",
+        {
+            "instruction": "rename 'Docker 容器入门' to 'Docker basics'",
+            "path": "posts/docker-basics.md",
+        },
+    )
+    assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
+    assert post.read_text(encoding="utf-8") == before.replace(
+        "title: Docker 容器入门", "title: Docker basics", 1
+    )  # the body's "# Docker 容器入门" as it was, and said
+    assert "still has the old title" in msg.content

@@ -593,6 +593,17 @@ async def _edit_title(
     return new_text, report
 
 
+def _renames_title(instruction: str, post: Frontmatter, old: str) -> bool:
+    """Whether "rename 'A' to 'B'" names the post's title as A (then the title is set, not
+    the words replaced in the body)."""
+    title = post.fields().get("title")
+    return (
+        re.match(r"^\s*(?:please\s+)?rename\b", instruction, re.I) is not None
+        and isinstance(title, str)
+        and " ".join(title.casefold().split()) == " ".join(old.casefold().split())
+    )
+
+
 async def _post_to_edit(
     ctx: SkillContext, params: EditParams, action: str, *, strict: bool = True
 ) -> str | None:
@@ -645,6 +656,8 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     part = None if selection.strip() else named_part(params.instruction)
     titled = part is not None and part.kind == "title"  # (the title's own edit, below)
     swap = None if selection.strip() or titled else literal_replacement(params.instruction)
+    if swap is not None and _renames_title(params.instruction, post, swap.old):
+        swap, part = None, PartRef("title")  # "rename 'Old title' to 'New'": the title's edit
     if swap is not None:  # both words written out: no model (``replace.py``)
         return await _replace(ctx, path, (text, digest), post, swap, part)
     typo = None if selection.strip() or part is not None else named_typo(params.instruction)
