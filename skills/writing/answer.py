@@ -43,7 +43,7 @@ from .listing import (
 from .listing import REPLIES as LISTING_REPLIES
 from .pick import named_post, post_named
 from .post_length import REPLIES as LENGTH_REPLIES
-from .post_length import Length, asks_length, length_of
+from .post_length import asks_length, post_length
 from .prompts import (
     ANSWER_SYSTEM,
     EXPLAIN_SYSTEM,
@@ -508,52 +508,6 @@ async def _listing(ctx: SkillContext, topic: str, drafts_only: bool = False) -> 
     )
 
 
-class _Counted(BaseModel):
-    path: str
-    title: str
-    length: Length
-
-
-def _count(ctx: SkillContext, target: str) -> _Counted:
-    """The post at ``target`` counted (``post_length``). Reads it: a sync step."""
-    path = ctx.files.relative(target)
-    text, _ = ctx.files.read(path)
-    fields, body = split_post(text, path)
-    indexed = ctx.memory.posts.get(path)
-    title = indexed.title if indexed is not None else str(fields.get("title") or path)
-    return _Counted(path=path, title=title, length=length_of(body))
-
-
-async def _post_length(ctx: SkillContext, target: str) -> SkillResult:
-    """How long the post at ``target`` is, counted (``post_length``)."""
-    counted = await ctx.step("counted", partial(_count, ctx, target), returns=_Counted)
-    length = counted.length
-    code = (
-        ctx.reply("post_length_code", blocks=length.blocks, lines=length.code_lines)
-        if length.blocks
-        else ""
-    )
-    message = ctx.reply(
-        "post_length",
-        path=counted.path,
-        title=clip(counted.title, 80),
-        words=length.words,
-        code=code,
-        minutes=length.minutes,
-    )
-    return SkillResult(
-        message=message,
-        data={
-            "found": True,
-            "path": counted.path,
-            "citations": [counted.path],
-            "words": length.words,
-            "code_blocks": length.blocks,
-            "minutes": length.minutes,
-        },
-    )
-
-
 # A question about one of the blog's posts ("what is the photo walk post about?", "what does
 # my post on X say…", "docker 那篇文章讲了什么"): when the index finds nothing, a general answer
 # cannot be about it (the embedded model made one up: "The photo walk post about the 2019
@@ -689,7 +643,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     if (tags := tag_ask(question)) is not None:  # by tag, or the tags: the index's, no model
         return await list_by_tag(ctx, tags, "drafts_left_out")
     if asks_length(question) and (path := await post_named(ctx) or ctx.input.current_file):
-        return await _post_length(ctx, path)  # counted, no model
+        return await post_length(ctx, path)  # counted, no model
     direction = links_asked(question)
     named = await post_named(ctx, text=without_links_words(question)) if direction else None
     if direction and (path := named or ctx.input.current_file):

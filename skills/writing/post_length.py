@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 
 from pydantic import BaseModel
 
-from skillrt import Replies
-from skillrt.blog.markdown import word_count
+from skillrt import Replies, SkillContext, SkillResult
+from skillrt.blog.markdown import split_post, word_count
 
 from .parts import code_lines
+from .prompts import clip
 
-__all__ = ["REPLIES", "Length", "asks_length", "length_of"]
+__all__ = ["REPLIES", "Length", "asks_length", "length_of", "post_length"]
 
 WORDS_A_MINUTE = 230  # English prose, read
 CHARACTERS_A_MINUTE = 400  # Chinese
@@ -96,4 +98,50 @@ def length_of(body: str) -> Length:
     text = "\n".join(prose)
     return Length(
         words=word_count(text), han=len(_HAN.findall(text)), blocks=blocks, code_lines=lines
+    )
+
+
+class _Counted(BaseModel):
+    path: str
+    title: str
+    length: Length
+
+
+def _count(ctx: SkillContext, target: str) -> _Counted:
+    """The post at ``target`` counted (``post_length``). Reads it: a sync step."""
+    path = ctx.files.relative(target)
+    text, _ = ctx.files.read(path)
+    fields, body = split_post(text, path)
+    indexed = ctx.memory.posts.get(path)
+    title = indexed.title if indexed is not None else str(fields.get("title") or path)
+    return _Counted(path=path, title=title, length=length_of(body))
+
+
+async def post_length(ctx: SkillContext, target: str) -> SkillResult:
+    """How long the post at ``target`` is, counted (``post_length``)."""
+    counted = await ctx.step("counted", partial(_count, ctx, target), returns=_Counted)
+    length = counted.length
+    code = (
+        ctx.reply("post_length_code", blocks=length.blocks, lines=length.code_lines)
+        if length.blocks
+        else ""
+    )
+    message = ctx.reply(
+        "post_length",
+        path=counted.path,
+        title=clip(counted.title, 80),
+        words=length.words,
+        code=code,
+        minutes=length.minutes,
+    )
+    return SkillResult(
+        message=message,
+        data={
+            "found": True,
+            "path": counted.path,
+            "citations": [counted.path],
+            "words": length.words,
+            "code_blocks": length.blocks,
+            "minutes": length.minutes,
+        },
     )
