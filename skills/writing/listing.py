@@ -1,4 +1,4 @@
-"""Lists by tag, from the index, with no model.
+"""Lists by tag and by link, from the index and the knowledge graph, with no model.
 
 "which posts are tagged rust?", "posts with the tag docker", "标签为 rust 的文章", "带 docker
 标签的文章有哪些": the posts whose frontmatter has that tag. "what tags do I use?", "list my
@@ -8,6 +8,10 @@ paths with the wrong titles; the tags are the posts' own, and the index has them
 
 A tag is compared without case, ``-``, ``_`` and spaces alike, and a plural's ``s`` aside
 ("databases" finds "database"). A tag no post has is answered with the tags close to it.
+
+"which posts link to the rust borrowing post?", "哪些文章链接到了 …": the posts whose wikilinks
+point at it; "what does the docker post link to?": those its own wikilinks point at
+(``links_asked``, ``list_links``).
 """
 
 from __future__ import annotations
