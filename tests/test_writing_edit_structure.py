@@ -10,8 +10,8 @@ import pytest
 
 from skillrt.testing import ScriptedModel
 from skills.writing.checks import Generated, structure_kept
-from skills.writing.edit import given_title
 from skills.writing.parts import named_part
+from skills.writing.titles import given_title
 from tests.blog import copy_fixture
 from tests.writing_support import writing_runtime
 
