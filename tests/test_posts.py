@@ -284,3 +284,25 @@ def test_dump_post_keeps_fields_and_order() -> None:
 def test_word_count_counts_chinese_characters() -> None:
     assert word_count("Rust 的所有权") == 1 + 4
     assert word_count("Hello, world! It's fine.") == 4
+
+
+def test_an_index_built_for_another_blog_is_emptied(tmp_path: Path) -> None:
+    """Two blogs on one state folder: the second found the first one's titles in the index
+    until its next refresh (a request named a post of the other blog)."""
+    from tests.blog import copy_fixture
+
+    db = tmp_path / "state" / "posts.sqlite3"
+    blog = copy_blog(tmp_path / "a" / "blog")
+    first = PostIndex(db, blog)
+    first.refresh()
+    assert len(first) == POST_COUNT
+    first.close()
+    hugo = copy_fixture("hugo", tmp_path / "b" / "hugo")
+    other = PostIndex(db, hugo, "content")
+    assert len(other) == 0  # nothing of the other blog's
+    other.refresh()
+    assert {m.path for m in other.all_posts()} >= {"content/posts/first-post.md"}
+    other.close()
+    again = PostIndex(db, hugo, "content")  # the same blog: kept
+    assert len(again) == len({m.path for m in again.all_posts()}) > 0
+    again.close()

@@ -69,7 +69,7 @@ _EN_STOP_WORDS = (
 )
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 
-_TABLES = ("posts", "posts_fts", "names", "broken")
+_TABLES = ("posts", "posts_fts", "names", "broken", "root")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS posts (
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, hash TEXT NOT NULL,
@@ -82,6 +82,7 @@ CREATE TABLE IF NOT EXISTS names (
 CREATE INDEX IF NOT EXISTS names_key ON names(key);
 CREATE TABLE IF NOT EXISTS broken (
     path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS root (path TEXT NOT NULL);
 """
 
 _SHORT_TERM_SQL = (
@@ -275,6 +276,25 @@ class PostIndex(SQLiteCache):
         # A drafts folder beside the posts (Jekyll's _drafts/): its posts are indexed as drafts.
         self.drafts_dir = drafts_dir.strip("/") if drafts_dir else None
         super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
+        self._own_root()
+
+    def _own_root(self) -> None:
+        """Empty the index when it was built for another content root (a state folder
+        shared by two blogs): before, its titles named the other blog's posts until the next
+        refresh, and a request could pick one of them. Older indexes record no root: theirs
+        is taken to be this one."""
+        root = str(self.content_root)
+        with self._tx() as db:
+            stored = db.execute("SELECT path FROM root").fetchone()
+            if stored is not None and stored[0] == root:
+                return
+            if stored is not None:
+                db.execute("DELETE FROM posts")
+                db.execute("DELETE FROM posts_fts")
+                db.execute("DELETE FROM names")
+                db.execute("DELETE FROM broken")
+            db.execute("DELETE FROM root")
+            db.execute("INSERT INTO root (path) VALUES (?)", (root,))
 
     # --- files ---------------------------------------------------------------------------
 
