@@ -61,6 +61,11 @@ def test_the_post_is_long_enough_to_be_judged() -> None:
     scrap = check(Generated(text="Goroutines and channels, friendlier."))
     assert not scrap.passed and "did not ask to cut it" in scrap.reason
     # An instruction that may take text away: a short answer on the post is its answer.
+    shorten = on_topic("shorten it to one paragraph", BODY)
+    assert shorten is not None
+    assert shorten(Generated(text="A short one.")).passed  # too short to tell its topic
+    elsewhere = " ".join(ELSEWHERE.split()[:30])
+    assert not shorten(Generated(text=elsewhere)).passed  # 30 words, none of the post's
     summary = "Goroutines are cheap; channels pass values; workers read jobs; select waits."
     assert on_topic("shorten it to one paragraph", BODY)(Generated(text=summary)).passed  # type: ignore[misc]
 

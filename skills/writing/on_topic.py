@@ -9,7 +9,7 @@ passed every check. This one judges the answer against the post as a whole:
 - **about the post**: at least a quarter of the post's key words (the words its prose uses
   most, short and common ones aside) are in the answer, a word's inflections alike (an
   answer under ``SHORT_WORDS`` words, as a summary asked for, fewer in proportion, one at
-  least);
+  least; one under ``MIN_TOLD_WORDS``, too short to tell, none);
 - **not cut to a scrap**: unless the instruction may take text away (remove, shorten,
   summarise, rewrite…), the answer keeps at least a fifth of the post's words.
 
@@ -37,6 +37,7 @@ KEY_WORDS = 12  # the post's most used words, compared
 MIN_TOPIC_SHARE = 0.25  # of them, in the answer
 MIN_KEPT_SHARE = 0.2  # of the post's words, unless the instruction may take text away
 SHORT_WORDS = 60  # an answer shorter than this needs fewer key words, in proportion
+MIN_TOLD_WORDS = 20  # an answer shorter than this is not judged for its topic
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ'’-]{3,}")
 _STEM = 5  # letters a word is compared by ("goroutine", "goroutines")
 _COMMON_WORDS = (
@@ -99,9 +100,10 @@ def on_topic(instruction: str, original: str) -> Check | None:
             )
         found = set(_stems(answer))
         shared = [k for k in keys if k in found]
-        # (a short answer, as a summary asked for, names fewer of them: at least one)
-        needed = max(1, math.ceil(MIN_TOPIC_SHARE * len(keys) * min(1.0, kept / SHORT_WORDS)))
-        if len(shared) < needed:
+        # (a short answer, as a summary asked for, names fewer of them: at least one; one too
+        # short to tell, as a line asked for, none)
+        needed = math.ceil(MIN_TOPIC_SHARE * len(keys) * min(1.0, kept / SHORT_WORDS))
+        if kept >= MIN_TOLD_WORDS and len(shared) < max(1, needed):
             shown = ", ".join(spelled[k] for k in keys[:6])
             return Verdict(
                 "on_topic",
