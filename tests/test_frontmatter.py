@@ -336,3 +336,27 @@ def test_a_new_post_writes_lists_as_the_blogs_posts_do(tmp_path: Path) -> None:
     )
     assert 'tags: ["x"]\n' in text
     assert split_frontmatter(text).fields()["tags"] == ["x"]
+
+
+@pytest.mark.parametrize(
+    ("remove", "left"),
+    [
+        (("draft", "published"), '{\n  "title": "Hi"\n}'),  # the last two, side by side
+        (("title", "draft"), '{\n  "published": false\n}'),  # the first two
+        (("title", "draft", "published"), "{\n  \n}"),  # (valid, if not pretty)
+        (("draft",), '{\n  "title": "Hi",\n  "published": false\n}'),
+    ],
+)
+def test_dropping_json_keys_side_by_side_keeps_the_object_whole(
+    remove: tuple[str, ...], left: str
+) -> None:
+    """Two dropped keys at the end cut the object's closing brace (publishing a Hugo post
+    ending in "draft": true, "published": false wrote broken JSON)."""
+    post = '{\n  "title": "Hi",\n  "draft": true,\n  "published": false\n}\n\nBody\n'
+    changed = split_frontmatter(post).with_fields({}, remove=remove)
+    assert changed.text == left + "\n\nBody\n"
+    assert changed.fields() == {
+        k: v
+        for k, v in {"title": "Hi", "draft": True, "published": False}.items()
+        if k not in remove
+    }

@@ -379,17 +379,26 @@ def _json_spliced(inner: str, changes: Mapping[str, Any], removed: list[str]) ->
     if members is None or not members:
         return None
     drop = set(removed) | {key for key, value in changes.items() if value is None}
-    edits: list[tuple[int, int, str]] = []  # (start, end, text), applied from the end
-    for i, (key, key_at, start, end) in enumerate(members):
-        if key in drop:
-            if i + 1 < len(members):  # up to the next key
-                edits.append((key_at, members[i + 1][1], ""))
-            elif i:  # the last one: from the end of the one before (its comma with it)
-                edits.append((members[i - 1][3], end, ""))
-            else:
-                edits.append((key_at, end, ""))
-        elif key in changes:
-            edits.append((start, end, json.dumps(_json_ready(changes[key]), ensure_ascii=False)))
+    edits: list[tuple[int, int, str]] = []  # (start, end, text), none overlapping
+    i = 0
+    while i < len(members):
+        key, key_at, start, end = members[i]
+        if key not in drop:
+            if key in changes:
+                value = json.dumps(_json_ready(changes[key]), ensure_ascii=False)
+                edits.append((start, end, value))
+            i += 1
+            continue
+        j = i  # a run of dropped members, i..j, goes as one
+        while j + 1 < len(members) and members[j + 1][0] in drop:
+            j += 1
+        if j + 1 < len(members):  # up to the next key kept
+            edits.append((key_at, members[j + 1][1], ""))
+        elif i:  # the last ones: from the end of the one before (its comma with them)
+            edits.append((members[i - 1][3], members[j][3], ""))
+        else:  # every member
+            edits.append((key_at, members[j][3], ""))
+        i = j + 1
     known = {key for key, *_ in members}
     new = [(k, v) for k, v in changes.items() if k not in known and v is not None]
     if new:
@@ -410,6 +419,12 @@ def _json_spliced(inner: str, changes: Mapping[str, Any], removed: list[str]) ->
     text = inner
     for start, end, piece in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         text = text[:start] + piece + text[end:]
+    expected = _json_changed(json.loads(inner), changes, removed)
+    try:
+        if json.loads(text) != expected:  # (never seen: the object is then written anew)
+            return None
+    except json.JSONDecodeError:
+        return None
     return text
 
 
