@@ -44,6 +44,15 @@ def test_the_blogs_own_spelling_is_one_edit_away(typo: str, right: str | None) -
     assert spelled(typo, posts) == right
 
 
+def test_a_word_the_blog_uses_is_no_typo_and_a_spelling_keeps_its_case() -> None:
+    """ "then" is one edit from "the": a word two posts use is the blog's own (every "then"
+    would have become "the")."""
+    posts = ["Then we went; the end.", "It was then that the model failed.", "the the the"]
+    assert spelled("then", posts) is None
+    assert spelled("Javscript", ["JavaScript is a language.", "Use JavaScript."]) == "JavaScript"
+    assert spelled("dcoker", ["Docker runs; docker builds."]) == "docker"
+
+
 def test_a_word_is_fixed_whole_and_in_prose_only() -> None:
     body = "We recieve it.\n\n```\nrecieve()\n```\n\nSee `recieve`, recieved, recieve."
     fixed, count = fix_word(body, "recieve", "receive")
@@ -123,3 +132,12 @@ async def test_a_typo_in_the_title_alone_is_fixed_in_the_title(blog: Path) -> No
     assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
     assert msg.content.startswith("Edited the title of `posts/go-concurrency.md`")
     assert post.read_text(encoding="utf-8") == before.replace("Concurency", "Concurrency", 1)
+
+
+def test_the_paragraph_with_a_typo_is_the_bodys_own_text_crlf_too() -> None:
+    from skillrt.skills.writing.replace import paragraph_with
+
+    body = "Intro line one\r\nwe recieve data\r\n\r\nMore.\r\n"
+    held, in_code = paragraph_with(body, "recieve")
+    assert held == "Intro line one\r\nwe recieve data" and in_code == 0
+    assert body.find(held) == 0  # (the edit finds it in the body, as a selection)

@@ -113,23 +113,27 @@ def named_typo(instruction: str) -> str | None:
 
 def paragraph_with(body: str, text: str) -> tuple[str | None, int]:
     """The first paragraph of ``body``'s prose (its lines between blank lines, code left out)
-    that holds ``text``, and how many times ``text`` stands in code; None when no prose holds
-    it (then the count tells whether code does)."""
+    that holds ``text``, as it stands in ``body`` (its line breaks, CRLF or not, as they
+    are), and how many times ``text`` stands in code; None when no prose holds it (then the
+    count tells whether code does)."""
     in_code = 0
-    paragraph: list[str] = []
+    start: int | None = None
+    end = 0
     found = False
-    for _, line, code in code_lines(body):
+    for offset, line, code in code_lines(body):
         if code:
             in_code += line.count(text)
         if code or not line.strip():
             if found:
-                return "\n".join(paragraph), in_code
-            paragraph = []
+                return body[start:end], in_code
+            start = None
             continue
-        paragraph.append(line)
+        if start is None:
+            start = offset
+        end = offset + len(line)
         found = found or text in _INLINE_CODE.sub("", line)
         in_code += sum(m.group().count(text) for m in _INLINE_CODE.finditer(line))
-    return ("\n".join(paragraph) if found else None), in_code
+    return (body[start:end] if found and start is not None else None), in_code
 
 
 def typo_gone(typo: str) -> Callable[[Generated], Verdict]:
@@ -169,22 +173,36 @@ def _one_edit(a: str, b: str) -> bool:
 
 def spelled(typo: str, texts: Iterable[str]) -> str | None:
     """The word ``texts`` (the blog's posts) use that ``typo`` misspells: one edit from it
-    (``_one_edit``, case aside), the one they use most, when no other is used as often; None
-    when there is none or it is not one word (the model is asked then)."""
+    (``_one_edit``, case aside), the one they use most, when no other is used as often, in
+    the spelling they use most; None when there is none, when ``typo`` is not one word, or
+    when two or more of the texts use ``typo`` itself (a word of the blog's: "then" is one
+    edit from "the", and every "then" would have become "the"; the model is asked then)."""
     word = typo.strip()
     if not _LETTERS.fullmatch(word) or len(word) < 3:
         return None
     counts: Counter[str] = Counter()
+    forms: Counter[str] = Counter()
     folded = word.casefold()
+    using = 0
     for text in texts:
-        counts.update(w.casefold() for w in _LETTERS.findall(text))
+        found = _LETTERS.findall(text)
+        forms.update(found)
+        words = [w.casefold() for w in found]
+        counts.update(words)
+        using += folded in words
+    if using >= 2:
+        return None
     near = sorted(((n, w) for w, n in counts.items() if _one_edit(folded, w)), reverse=True)
     if not near or (len(near) > 1 and near[1][0] == near[0][0]):
         return None
-    right = near[0][1]
+    right = max((f for f in forms if f.casefold() == near[0][1]), key=lambda f: forms[f])
     if word.isupper():
         return right.upper()
-    return right[0].upper() + right[1:] if word[0].isupper() else right
+    if word[0].isupper() and right[0].islower():
+        return right[0].upper() + right[1:]
+    if word.islower() and not right.islower() and right[1:] == right[1:].lower():
+        return right.lower()  # "Docker" at a sentence's start, "docker" in the middle
+    return right
 
 
 def fix_word(body: str, typo: str, right: str) -> tuple[str, int]:
