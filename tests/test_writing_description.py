@@ -36,6 +36,14 @@ from tests.writing_support import writing_runtime
         ("add a summary: In short, use channels.", None),
         ("add a description to the start of the post: Hello", None),
         ("summarize the go post", None),
+        # A quoted value at the end, whatever the post's name holds before it.
+        ('set the description of the Getting Started with Docker post to "Containers from zero"',
+         "Containers from zero"),
+        # Not a description written out: a language, an instruction, another field's value.
+        ("change the description to English", None),
+        ("update the description: make it mention Docker", None),
+        ("update the description with SEO keywords", None),
+        ('Change the title to "Excerpt: chapter one"', None),
     ],
 )  # fmt: skip
 def test_a_description_written_out_is_told_apart(instruction: str, value: str | None) -> None:

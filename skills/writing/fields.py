@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .languages import language_code
+
 __all__ = ["DESCRIPTION_KEYS", "MAX_DESCRIPTION_CHARS", "description_field", "given_description"]
 
 MAX_DESCRIPTION_CHARS = 300
@@ -27,7 +29,7 @@ _WORD = r"(?:meta\s+)?(?:description|summary|excerpt|blurb)"
 _GIVEN = re.compile(
     rf"\b(?:add|set|change|update|give|write|use|put|replace|make)\b.*?\b{_WORD}\b"
     r"(?:\s+(?:of|for|to|on|in)\s+.+?)?"
-    r"\s*(?:(?P<colon>[:：])|\b(?:to|as|into|with)\b\s*(?P<colon2>[:：])?)\s*(?P<value>.+?)\s*$"
+    r"\s*(?:(?P<colon>[:：])|\b(?:to|as|into)\b\s*(?P<colon2>[:：])?)\s*(?P<value>.+?)\s*$"
     r"|(?:描述|简介|摘要)\s*(?:改成|改为|换成|设为|设置为|写成)\s*(?P<zcolon>[:：])?\s*"
     r"(?P<zh>.+?)\s*$"
     r"|(?:加上|添加|加|写上|补上|补充)(?:一个|一段|一句)?(?:描述|简介|摘要)\s*[:：]\s*(?P<zh2>.+?)\s*$",
@@ -51,20 +53,46 @@ _IN_THE_BODY = re.compile(
 _SUMMARY_ADDED = re.compile(r"\b(?:add|write|give|put|make)\b.*?\b(?:summary|excerpt)\b", re.I)
 
 
+# A quoted value that ends the request: "… to "Containers from zero"" (the post's name before
+# it may hold "to", "as" or "with").
+_QUOTED_END = re.compile(
+    r"(?:\b(?:to|as|into)|[:：])\s*(?P<q>[\"“'‘「『《])(?P<value>[^\"”'’」』》\n]{1,300})"
+    r"[\"”'’」』》]\s*[.!。！]?\s*$",
+    re.I,
+)
+# Another field named before the description word: "change the title to "Excerpt: one"".
+_OTHER_FIELD = re.compile(r"\b(?:title|headline|tags?|heading|date|slug)\b|标题|标签", re.I)
+# What starts an instruction, not a description: "update the description: make it mention X".
+_ASKS = re.compile(
+    r"^(?:make|add|remove|mention|use|write|include|say|keep|change|fix|improve|rewrite|"
+    r"shorten|expand|translate|turn|put)\b|^(?:改|写|加|删|让|把)",
+    re.I,
+)
+
+
 def given_description(instruction: str) -> str | None:
     """The description the instruction writes out (see the module docstring), or None."""
     text = " ".join(instruction.split())
-    if not re.search(rf"\b{_WORD}\b|描述|简介|摘要", text, re.I):
+    word = re.search(rf"\b{_WORD}\b|描述|简介|摘要", text, re.I)
+    if word is None:
         return None
     ask = re.split(r"[:：“\"'「]", text, maxsplit=1)[0]  # (the value's words aside)
+    if word.start() >= len(ask) or _OTHER_FIELD.search(text[: word.start()]):
+        return None  # the word is in the value, or another field is the one set
     if _IN_THE_BODY.search(ask) or _SUMMARY_ADDED.search(ask) or "加上摘要" in ask:
         return None
+    quoted_end = _QUOTED_END.search(text, word.end())
+    if quoted_end is not None:
+        value = quoted_end.group("value").strip()
+        return value if value and len(value) <= MAX_DESCRIPTION_CHARS else None
     found = _GIVEN.search(text)
     if found is None:
         return None
     raw = (found.group("value") or found.group("zh") or found.group("zh2") or "").strip()
     colon = bool(found.group("colon") or found.group("colon2") or found.group("zcolon"))
     colon = colon or found.group("zh2") is not None
+    if _ASKS.match(raw) or language_code(raw.strip(_QUOTES + "。.!")) is not None:
+        return None  # an instruction ("make it mention Docker") or a language ("English")
     quoted = len(raw) >= 2 and raw[0] in _QUOTES and raw[-1] in _QUOTES
     value = raw[1:-1].strip() if quoted else raw
     if not value or len(value) > MAX_DESCRIPTION_CHARS or "\n" in value:
