@@ -221,3 +221,19 @@ async def test_a_title_asked_for_that_is_the_old_one_is_asked_again(blog: Path) 
     assert msg.state == "ERROR" and same.call_count == 2, msg.content
     assert "it is the title the post has" in msg.content
     assert (blog / PATH).read_text(encoding="utf-8") == YAML
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "add a title to the diagram",
+        "give the table a title",
+        "add a title image to the post",
+        "add a headline to each section",
+        "suggest a title for my next post about rust",  # a post not written yet
+    ],
+)
+def test_a_title_of_something_else_is_not_the_posts(instruction: str) -> None:
+    from skillrt.skills.writing.parts import named_part
+
+    assert named_part(instruction) is None

@@ -55,15 +55,25 @@ _ORDINAL = (
 )
 _EN_PART = re.compile(rf"\b{_ORDINAL}\s+(paragraph|section|part|heading)s?\b", re.I)
 _EN_NUMBERED = re.compile(r"\b(paragraph|section)\s+(\d+)\b", re.I)
+_TITLE_ADJ = (
+    r"(?:(?:new|better|catchier|shorter|snappier|different|good|great|clearer|stronger|"
+    r"punchier|more\s+\w+)\s+)*"
+)
+_THE_POST = (
+    r"(?:the|my|this|that)\s+(?!(?:next|new|upcoming|future)\b)(?:[^\s,;:]+\s+){0,6}?"
+    r"(?:post|article|entry|page)"
+)
 # "the title", "its headline", "the Rust 1.78.0 post's title", "the title of the post",
 # "retitle it", "rename the rust post to …", "suggest a better title for the git post".
 _EN_TITLE = re.compile(
     r"\b(?:the|its|this|that|my)\s+(?:(?:[^\s,;:]+\s+){0,6}?(?:post|article|entry|page)"
     r"(?:['’]s)?\s+)?(?:title|headline)\b|\bretitle\b|\brename\s+it\b"
     r"|\brename\s+(?:the|this|that|my)\s+(?:[^\s,;:]+\s+){0,6}?(?:post|article|entry|page)\b"
-    # "suggest a better title for the git post", "give the go post a catchier title"
-    r"|\b(?:a|an)\s+(?:(?:new|better|catchier|shorter|snappier|different|good|great|clearer|"
-    r"stronger|punchier|more\s+\w+)\s+)*(?:title|headline)\b(?!\s+(?:section|page|case|tag))",
+    # "suggest a better title for the git post", "give the go post a catchier title"; not
+    # "add a title to the diagram", "give the table a title", "a title image"
+    rf"|\b(?:a|an)\s+{_TITLE_ADJ}(?:title|headline)\s+(?:for|to)\s+(?:it|this|that|{_THE_POST})\b"
+    rf"|\bgive\s+(?:it|this|that|{_THE_POST})\s+(?:a|an)\s+{_TITLE_ADJ}(?:title|headline)\b"
+    r"(?!\s+(?:image|card|tag|section|page)s?\b)",
     re.I,
 )
 _EN_CONCLUSION = re.compile(r"\bthe\s+(conclusion|ending|closing paragraph)\b", re.I)
