@@ -313,3 +313,13 @@ async def test_a_question_on_a_post_the_blog_lacks_gets_no_general_answer(
     assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
     assert msg.data["found"] is False and msg.data["post_asked_about"] == post
     assert "general" not in msg.data
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what is the ideal length for a blog post?", "how do I end my next blog post well?"],
+)
+def test_a_question_on_posts_in_general_names_no_post(question: str) -> None:
+    from skillrt.skills.writing.answer import _a_post_asked_about
+
+    assert _a_post_asked_about(question) is None  # (the general answer stays)

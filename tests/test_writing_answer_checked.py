@@ -26,7 +26,7 @@ MADE_UP = (
     '    return "mmatch" + text[0] * 256\n```'
 )
 # The embedded model's answer to "what is the photo walk post about?"
-CIRCULAR = "The sqlite post about ranking with bm25 is about ranking with bm25."
+CIRCULAR = "The sqlite post about ranking results with bm25 is about ranking results with bm25."
 GOOD = "It ranks `MATCH` results with `bm25()` ([SQLite FTS5](posts/sqlite-fts5.md))."
 
 

@@ -520,6 +520,11 @@ async def test_an_edit_of_a_post_that_says_a_prompt_marker_is_saved(tmp_path: Pa
         ("The post says to rebase on main before merging, and to squash fix-up commits before "
          "merging.", True),
         ("It ranks `MATCH` results with `bm25()` ([SQLite FTS5](posts/sqlite-fts5.md)).", True),
+        # four words again, and a source cited twice: a good short answer
+        ("The docker post says volumes persist data. The docker post says bind mounts are "
+         "faster.", True),
+        ("Volumes persist ([Docker](posts/docker.md)); so do mounts ([Docker](posts/docker.md)).",
+         True),
         (" ".join(["a walk along the river"] * 2 + ["and more words"] * 12), True),  # long
     ],
 )  # fmt: skip

@@ -521,10 +521,29 @@ _ABOUT_A_POST = re.compile(
 )
 
 
+# Words that make "the … post" any post, not one of the blog's: "the ideal length for a blog
+# post", "my next blog post", "a good intro for the typical post".
+_ANY_POST_WORDS = (
+    "a an for of to in on with by is be should next new good great typical ideal perfect best "
+    "every any average upcoming future"
+)
+_ANY_POST = frozenset(_ANY_POST_WORDS.split())
+
+
 def _a_post_asked_about(question: str) -> str | None:
     """The words by which ``question`` names one of the blog's posts, or None."""
     found = _ABOUT_A_POST.search(question)
-    return (found.group("en") or found.group("zh")) if found else None
+    if found is None:
+        return None
+    if found.group("zh"):
+        return found.group("zh")
+    said = found.group("en")
+    middle = said.split()[1:-1]
+    if said.split()[1].casefold() not in ("post", "article") and any(
+        w.casefold() in _ANY_POST for w in middle
+    ):
+        return None  # a question about posts in general
+    return said
 
 
 async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:

@@ -179,8 +179,9 @@ def not_repetitive(generated: Generated) -> Verdict:
 
 
 CIRCULAR_MAX_WORDS = 40  # a longer answer has room for something besides
-CIRCULAR_MIN_RUN = 4  # words said twice in a row
-CIRCULAR_SHARE = 0.5  # of the answer's words, in the two runs
+CIRCULAR_MIN_RUN = 5  # words said twice in a row
+CIRCULAR_SHARE = 0.6  # of the answer's words, in the two runs
+_LINK_TARGET = re.compile(r"\]\([^)\n]*\)|\[\[[^\]\n]*\]\]")  # a citation's path: not words
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W_]+", re.UNICODE)
 
 
@@ -191,6 +192,7 @@ def not_circular(generated: Generated) -> Verdict:
     ``CIRCULAR_MIN_RUN`` words said twice, the two covering ``CIRCULAR_SHARE`` of an answer
     of at most ``CIRCULAR_MAX_WORDS`` words (code aside)."""
     prose = "\n".join(block for block, code in _paragraphs(generated.text) if not code)
+    prose = _LINK_TARGET.sub("]", prose)
     words = [w.casefold() for w in _TOKEN.findall(prose)]
     if len(words) > CIRCULAR_MAX_WORDS:
         return Verdict("not_circular", True)
