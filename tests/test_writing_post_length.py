@@ -24,6 +24,11 @@ from tests.writing_support import writing_runtime
         ("how long is a goroutine's stack?", False),  # a question about the topic
         ("how many posts do I have?", False),
         ("what is the go post about?", False),
+        # about posts in general: a question as any other
+        ("how long should a blog post be?", False),
+        ("how long does it take to get indexed?", False),
+        ("what's the length of a typical blog post?", False),
+        ("一篇博客应该写多少字？", False),
     ],
 )
 def test_a_question_on_a_posts_length_is_told_apart(question: str, asks: bool) -> None:

@@ -41,16 +41,26 @@ REPLIES = Replies(
     }
 )
 
+_POST_NAMED = (
+    r"(?:(?:the|my|this|that)\s+(?!(?:next|new|typical|average|ideal)\b)(?:[^\s]+\s+){0,6}?"
+    r"(?:post|article|entry|draft)|it|this|[\w./-]+\.md)\b"
+)
 _ASKS = [
     re.compile(
-        r"^(?:so\s+|and\s+)?(?:how\s+(?:many\s+words|long)|what(?:'s|\s+is)\s+the\s+(?:word\s+count|"
-        r"length|reading\s+time))\b.*\b(?:post|article|entry|it|this|draft|[\w-]+\.md)\b",
+        r"^(?:so\s+|and\s+)?(?:how\s+(?:many\s+words|long)\s+(?:is|are|has|does|in)\b|"
+        r"what(?:'s|\s+is)\s+the\s+(?:word\s+count|length|reading\s+time)\s+of\b)"
+        r"(?!.*\b(?:should|typical|usually|ideal|average|take|takes|took)\b)"
+        rf".*?\b{_POST_NAMED}",
         re.I,
     ),
     re.compile(
-        r"^(?:(?:give\s+me|show(?:\s+me)?)\s+)?(?:the\s+)?word\s+count\s+(?:of|for)\b", re.I
+        rf"^(?:(?:give\s+me|show(?:\s+me)?)\s+)?(?:the\s+)?word\s+count\s+(?:of|for)\s+{_POST_NAMED}",
+        re.I,
     ),
-    re.compile(r"(?:有|共|一共)?多少(?:个)?字|字数(?:是)?多少|多长时间(?:能)?读完|阅读时间"),
+    re.compile(
+        r"^(?!.*(?:应该|一般|通常|平均))[^？?]*(?:那篇|这篇|文章|它)[^？?]{0,10}?"
+        r"(?:(?:有|共|一共)?多少(?:个)?字|字数(?:是)?多少|多长时间(?:能)?读完|阅读时间)"
+    ),
 ]
 
 
