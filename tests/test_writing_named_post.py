@@ -300,3 +300,10 @@ async def test_an_answer_to_which_post_that_names_none_picks_none(blog: Path) ->
         await rt.close()
     assert asked.state == "WAITING_INPUT", asked.content
     assert msg.data.get("error") == "no_post_chosen" and llm.call_count == 0, msg.content
+
+
+def test_a_title_ending_in_a_question_mark_ends_an_edit() -> None:
+    from skillrt.skills.writing.pick import _ends_with
+
+    assert _ends_with("fix the typo in what is rust?", "What is Rust?")
+    assert not _ends_with("add a paragraph on what is rust?", "What is Rust?")

@@ -68,3 +68,8 @@ async def test_how_many_words_is_a_post_is_counted(tmp_path: Path) -> None:
     zh = await _asked(blog, "docker 那篇文章有多少字？")
     assert zh.data["path"] == "posts/docker-basics.md"  # type: ignore[attr-defined]
     assert "正文有 83 个字" in zh.content  # type: ignore[attr-defined]
+
+
+def test_a_block_holding_fences_is_one_block() -> None:
+    length = length_of("Intro.\n\n````md\n```\ncode\n```\n````\n")
+    assert (length.blocks, length.code_lines) == (1, 3)

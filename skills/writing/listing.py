@@ -125,7 +125,8 @@ _TAGGED = [
 _TAGS = [
     re.compile(
         r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:list|show(?:\s+me)?|give\s+me|"
-        r"what\s+are)\s+(?:all\s+)?(?:of\s+)?(?:my|the|your|our)?\s*(?:blog's\s+)?"
+        r"what\s+are(?=\s+(?:all\s+)?(?:of\s+)?(?:my|the|your|our)\b))"  # ("what are tags?")
+        r"\s+(?:all\s+)?(?:of\s+)?(?:my|the|your|our)?\s*(?:blog's\s+)?"
         rf"(?:blog\s+)?tags(?:\s+(?:i\s+use|on\s+(?:my|the)\s+blog|i\s+have))?{_END}",
         re.I,
     ),

@@ -272,7 +272,7 @@ def _ends_with(request: str, name: str) -> bool:
     there: "add a paragraph on <a title>"), and nothing
     before makes it a post to link, cite or compare with ("… in my first post")."""
     text = request.rstrip(" .!?。！？")
-    folded = " ".join(name.casefold().split())
+    folded = " ".join(name.casefold().split()).rstrip(" .!?。！？")  # ("What is Rust?")
     if not text.endswith(folded) or not _written_out(folded, folded):
         return False
     before = text[: len(text) - len(folded)]

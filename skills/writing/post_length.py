@@ -91,19 +91,20 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def length_of(body: str) -> Length:
-    """The length of a post's body (no frontmatter)."""
+    """The length of a post's body (no frontmatter): a code block is a run of code lines
+    (``parts.code_lines``), its fences not counted as its lines."""
     prose: list[str] = []
     blocks = lines = 0
-    fenced = False
-    for _, line, code in code_lines(body):
+    marked = code_lines(body)
+    for i, (_, line, code) in enumerate(marked):
         if not code:
             prose.append(line)
-            fenced = False
             continue
-        if _FENCE.match(line):
-            blocks += 0 if fenced else 1
-            fenced = not fenced
-        else:
+        opening = i == 0 or not marked[i - 1][2]
+        closing = not opening and (i + 1 == len(marked) or not marked[i + 1][2])
+        if opening:
+            blocks += 1
+        elif not (closing and _FENCE.match(line)):
             lines += 1
     text = "\n".join(prose)
     return Length(
