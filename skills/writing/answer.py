@@ -664,7 +664,11 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     if asks_length(question) and (path := await post_named(ctx) or ctx.input.current_file):
         return await post_length(ctx, path)  # counted, no model
     direction = links_asked(question)
-    named = await post_named(ctx, text=without_links_words(question)) if direction else None
+    named = (
+        await post_named(ctx, text=without_links_words(question), step="named_post:links")
+        if direction
+        else None
+    )
     if direction and (path := named or ctx.input.current_file):
         return await list_links(ctx, path, direction)  # the graph's, no model
     topic = listing_topic(question)

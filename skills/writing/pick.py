@@ -395,14 +395,12 @@ def _fits_phrase(phrase: str, every: list[PostMeta]) -> str | None:
 
 
 async def post_named(
-    ctx: SkillContext, *, strict: bool = False, text: str | None = None
+    ctx: SkillContext, *, strict: bool = False, text: str | None = None, step: str = "named_post"
 ) -> str | None:
     """``named_post``, as a step: a resumed task works on the post it found the first time.
     A skill asks for it before the open post (or the session's focus): a post the request
-    names is the one it means."""
-    found: str | None = await ctx.step(
-        "named_post", lambda: named_post(ctx, strict=strict, text=text)
-    )
+    names is the one it means. ``step``: the step's name (one per look-up in a task)."""
+    found: str | None = await ctx.step(step, lambda: named_post(ctx, strict=strict, text=text))
     return found
 
 
