@@ -153,3 +153,15 @@ async def test_a_posts_links_both_ways_come_from_the_graph(tmp_path: Path) -> No
     assert out.data["links"] == "from" and out.data["citations"] == ["posts/git-workflow.md"]
     assert none.data["found"] is True  # the docker post and the notes link to it
     assert "posts/docker-basics.md" in none.data["citations"]
+
+
+async def test_a_jekyll_category_answers_when_no_post_has_the_tag(tmp_path: Path) -> None:
+    """Jekyll's posts have `categories: [jekyll, liquid]` and no tags: "which posts are
+    tagged jekyll?" said none was."""
+    jekyll = copy_fixture("jekyll", tmp_path / "jekyll")
+    (listed,) = await _ask(jekyll, "which posts are tagged jekyll?")
+    assert listed.state == "COMPLETED", listed.content
+    assert listed.content.startswith(
+        "No post has the tag “jekyll”; posts in the category “jekyll”: 2"
+    )
+    assert listed.data["category"] is True and len(listed.data["citations"]) == 2

@@ -26,7 +26,9 @@ from functools import partial
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.posts import PostMeta
+from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
 from .prompts import clip
 
@@ -51,6 +53,11 @@ REPLIES = Replies(
         "listed_tagged": (
             "标签为“{tag}”的文章有 {count} 篇{drafts}：\n\n{lines}",
             "Posts tagged “{tag}”: {count}{drafts}\n\n{lines}",
+        ),
+        "listed_category": (
+            "没有文章带“{tag}”标签；分类为“{tag}”的文章有 {count} 篇{drafts}：\n\n{lines}",
+            "No post has the tag “{tag}”; posts in the category “{tag}”: {count}{drafts}\n\n"
+            "{lines}",
         ),
         "listed_none_tagged": (
             "没有文章的标签是“{tag}”。{close}",
@@ -219,6 +226,7 @@ class Tagged(BaseModel):
     count: int
     drafts_left_out: int
     close: list[str]
+    category: bool = False  # the posts are in that category: none has the tag
 
 
 def _counts(metas: Iterable[PostMeta]) -> Counter[str]:
@@ -256,6 +264,13 @@ def _tagged(ctx: SkillContext, tag: str) -> Tagged:
     metas = sorted((m for m in shown if has(m)), key=lambda m: (m.date or "", m.path))[::-1]
     left_out = sum(1 for m in posts if has(m)) - len(metas)
     close: list[str] = []
+    category = False
+    if not metas:  # Jekyll's and Hugo's categories, which the index does not count as tags
+        keys = {_singular(_key(one)) for one in ask}
+        fits = [m for m in shown if _categories(ctx, m.path) & keys]
+        in_all = [m for m in fits if keys <= _categories(ctx, m.path)] if every else fits
+        metas = sorted(in_all, key=lambda m: (m.date or "", m.path))[::-1]
+        category = bool(metas)
     if not metas:
         names = {_key(t): t for t in _counts(shown)}
         near = difflib.get_close_matches(wanted, list(names), n=CLOSE_TAGS, cutoff=0.6)
@@ -268,7 +283,24 @@ def _tagged(ctx: SkillContext, tag: str) -> Tagged:
         count=len(metas),
         drafts_left_out=left_out,
         close=close,
+        category=category,
     )
+
+
+def _categories(ctx: SkillContext, path: str) -> set[str]:
+    """The categories a post's frontmatter gives (``categories`` or ``category``: a list, or
+    a string of names apart by spaces or commas, as Jekyll takes them), as tags are compared.
+    Reads the post: blocking I/O."""
+    try:
+        text, _ = ctx.files.read(path)
+        fields = split_frontmatter(text, path).fields()
+    except (OSError, ValueError, InvalidFrontmatter, PathNotAllowed):
+        return set()
+    value = fields.get("categories", fields.get("category"))
+    names = re.split(r"[\s,]+", value) if isinstance(value, str) else value
+    if not isinstance(names, list):
+        return set()
+    return {_singular(_key(str(n))) for n in names if str(n).strip()}
 
 
 async def list_by_tag(ctx: SkillContext, ask: TagAsk, drafts_note: str) -> SkillResult:
@@ -285,7 +317,12 @@ async def list_by_tag(ctx: SkillContext, ask: TagAsk, drafts_note: str) -> Skill
             message += ctx.reply("tags_more", more=found.count - len(found.lines))
         return SkillResult(message=message, data={"found": True, "tags": found.count})
     tag = clip(ask.tag, 60)
-    data = {"found": bool(found.count), "tag": ask.tag, "listed": found.count}
+    data = {
+        "found": bool(found.count),
+        "tag": ask.tag,
+        "listed": found.count,
+        "category": found.category,
+    }
     if not found.count:
         close = (
             ctx.reply("close_tags", tags=", ".join(f"“{t}”" for t in found.close))
@@ -294,7 +331,11 @@ async def list_by_tag(ctx: SkillContext, ask: TagAsk, drafts_note: str) -> Skill
         )
         message = ctx.reply("listed_none_tagged", tag=tag, close=close) + drafts
         return SkillResult(message=message, data={**data, "citations": [], "close": found.close})
-    message = ctx.reply("listed_tagged", tag=tag, count=found.count, drafts=drafts, lines=lines)
+    message = (
+        ctx.reply("listed_category", tag=tag, count=found.count, drafts=drafts, lines=lines)
+        if found.category
+        else ctx.reply("listed_tagged", tag=tag, count=found.count, drafts=drafts, lines=lines)
+    )
     if found.count > len(found.lines):
         message += ctx.reply("listed_more", more=found.count - len(found.lines))
     return SkillResult(message=message, data={**data, "citations": found.paths})
