@@ -27,6 +27,8 @@ MADE_UP = (
 )
 # The embedded model's answer to "what is the photo walk post about?"
 CIRCULAR = "The sqlite post about ranking results with bm25 is about ranking results with bm25."
+# The embedded model's answer to "what is my first post about?"
+QUESTIONS = "1. What does the sqlite post say about ranking?\n2. What is ranking in SQLite?"
 GOOD = "It ranks `MATCH` results with `bm25()` ([SQLite FTS5](posts/sqlite-fts5.md))."
 
 
@@ -50,8 +52,9 @@ async def _answer(blog: Path, answers: list[str], question: str = QUESTION) -> t
         ([LOOPING, LOOPING], "not_repetitive"),
         ([MADE_UP, MADE_UP], "code_from_sources"),
         ([CIRCULAR, CIRCULAR], "not_circular"),
+        ([QUESTIONS, QUESTIONS], "not_questions"),
     ],
-    ids=["repeated-lines", "made-up-code", "said-twice"],
+    ids=["repeated-lines", "made-up-code", "said-twice", "questions"],
 )
 async def test_an_answer_failing_its_check_twice_is_not_shown(
     blog: Path, answers: list[str], check: str

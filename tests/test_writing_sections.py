@@ -536,3 +536,18 @@ def test_a_short_answer_saying_the_same_words_twice_is_circular(answer: str, pas
     assert (
         passed or "“容器把应用和它的依赖打包在一起”" in verdict.reason or "river" in verdict.reason
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed"),
+    [
+        ("1. What is my first post about?\n2. What is my first post on Hugo?", False),
+        ("你的第一篇文章讲了什么？", False),
+        ("Is it fast? Yes, it is.", True),
+        ("What is a borrow?\n\nA borrow is a reference to a value.", True),
+    ],
+)
+def test_an_answer_of_questions_only_is_no_answer(answer: str, passed: bool) -> None:
+    from skillrt.skills.writing.repeats import not_questions
+
+    assert not_questions(Generated(text=answer)).passed is passed

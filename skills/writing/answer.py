@@ -54,7 +54,7 @@ from .prompts import (
     language_name,
     messages,
 )
-from .repeats import not_circular, not_repetitive
+from .repeats import not_circular, not_questions, not_repetitive
 from .scaffold import without_echo
 
 __all__ = [
@@ -626,7 +626,7 @@ def answer_checks(sources: list[Source]) -> list[Check]:
     answered "posts that mention sqlite" with 14 numbered lines saying one thing, cut off
     mid-link, and it was shown as done."""
     made_up = code_from(*(s.excerpt for s in sources))
-    checks = (not_degenerate, not_repetitive, not_circular, made_up)
+    checks = (not_degenerate, not_repetitive, not_circular, not_questions, made_up)
     return [_if_answered(check) for check in checks]
 
 

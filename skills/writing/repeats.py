@@ -17,7 +17,14 @@ from .checks import HAN, Check, Generated, Verdict
 from .parts import code_lines
 from .scaffold import alike
 
-__all__ = ["ALIKE", "MIN_LINE_WORDS", "no_repeated_paragraphs", "not_circular", "not_repetitive"]
+__all__ = [
+    "ALIKE",
+    "MIN_LINE_WORDS",
+    "no_repeated_paragraphs",
+    "not_circular",
+    "not_questions",
+    "not_repetitive",
+]
 
 MIN_LINE_WORDS = 4  # shorter lines ("Yes.", "See below:") may well recur
 MIN_REPEATED_LINES = 3
@@ -216,3 +223,27 @@ def not_circular(generated: Generated) -> Verdict:
             zh=f"它把同样的话说了两遍（“{said}”），别的几乎什么也没说",
         )
     return Verdict("not_circular", True)
+
+
+_QUESTION_END = re.compile(r"[?？]\s*[*_)\]]*\s*$")
+
+
+def not_questions(generated: Generated) -> Verdict:
+    """Fails an answer whose every line of prose is a question: the embedded model answered
+    "what is my first post about?" with "1. What is my first post about?\n2. What is my
+    first post on Hugo building this site from Markdown?"."""
+    lines = [
+        _ITEM_MARK.sub("", line).strip()
+        for block, code in _paragraphs(generated.text)
+        if not code
+        for line in block.split("\n")
+        if line.strip() and not line.lstrip().startswith(("#", "|", ">"))
+    ]
+    if lines and all(_QUESTION_END.search(line) for line in lines):
+        return Verdict(
+            "not_questions",
+            False,
+            "it asks questions instead of answering",
+            zh="它在提问，而不是回答",
+        )
+    return Verdict("not_questions", True)
