@@ -29,6 +29,11 @@ MADE_UP = (
 CIRCULAR = "The sqlite post about ranking results with bm25 is about ranking results with bm25."
 # The embedded model's answer to "what is my first post about?"
 QUESTIONS = "1. What does the sqlite post say about ranking?\n2. What is ranking in SQLite?"
+# The embedded model's answer to "what does the shells post say about zsh?", moved to sqlite
+GROUNDLESS = (
+    "The sqlite post explains that the Linux kernel schedules processes across processor "
+    "cores with priority queues, time slices and careful fairness between interactive jobs."
+)
 GOOD = "It ranks `MATCH` results with `bm25()` ([SQLite FTS5](posts/sqlite-fts5.md))."
 
 
@@ -53,8 +58,9 @@ async def _answer(blog: Path, answers: list[str], question: str = QUESTION) -> t
         ([MADE_UP, MADE_UP], "code_from_sources"),
         ([CIRCULAR, CIRCULAR], "not_circular"),
         ([QUESTIONS, QUESTIONS], "not_questions"),
+        ([GROUNDLESS, GROUNDLESS], "grounded"),
     ],
-    ids=["repeated-lines", "made-up-code", "said-twice", "questions"],
+    ids=["repeated-lines", "made-up-code", "said-twice", "questions", "groundless"],
 )
 async def test_an_answer_failing_its_check_twice_is_not_shown(
     blog: Path, answers: list[str], check: str

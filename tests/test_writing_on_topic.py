@@ -112,3 +112,20 @@ async def test_a_long_post_edited_is_saved(blog: Path) -> None:
     assert (blog / PATH).read_text(encoding="utf-8") == POST.replace(
         "Go starts", "Happily, Go starts"
     )
+
+
+def test_an_answer_says_what_its_sources_say() -> None:
+    from skillrt.skills.writing.on_topic import grounded
+
+    check = grounded("Notes on shells\nBash and zsh differ in small ways.")
+    made_up = (
+        "In other words, the shells post says that the shell's primary purpose is to run "
+        "command-line interfaces on top of the Linux kernel, like operating systems do."
+    )
+    verdict = check(Generated(text=made_up))
+    assert not verdict.passed and "linux" in verdict.reason
+    good = "The post says Bash and zsh differ in small ways ([Notes on shells](posts/shells.md))."
+    assert check(Generated(text=good)).passed
+    assert check(Generated(text="It covers the linux kernel.")).passed  # too short to tell
+    chinese = grounded("容器把应用和它的依赖打包在一起，在任何装了 Docker 的机器上都能运行。")
+    assert chinese(Generated(text=made_up)).passed  # another script: not judged

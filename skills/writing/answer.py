@@ -41,6 +41,7 @@ from .listing import (
     without_links_words,
 )
 from .listing import REPLIES as LISTING_REPLIES
+from .on_topic import grounded
 from .pick import named_post, post_named
 from .post_length import REPLIES as LENGTH_REPLIES
 from .post_length import asks_length, post_length
@@ -626,7 +627,8 @@ def answer_checks(sources: list[Source]) -> list[Check]:
     answered "posts that mention sqlite" with 14 numbered lines saying one thing, cut off
     mid-link, and it was shown as done."""
     made_up = code_from(*(s.excerpt for s in sources))
-    checks = (not_degenerate, not_repetitive, not_circular, not_questions, made_up)
+    ours = grounded(*(f"{s.title}\n{s.excerpt}" for s in sources))
+    checks = (not_degenerate, not_repetitive, not_circular, not_questions, made_up, ours)
     return [_if_answered(check) for check in checks]
 
 

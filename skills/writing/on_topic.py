@@ -30,7 +30,14 @@ from skillrt.blog.markdown import word_count
 from .checks import Check, Generated, Verdict, _lines_and_code, _may_drop, language_share
 from .languages import asked_language
 
-__all__ = ["KEY_WORDS", "MIN_KEPT_SHARE", "MIN_POST_WORDS", "MIN_TOPIC_SHARE", "on_topic"]
+__all__ = [
+    "KEY_WORDS",
+    "MIN_KEPT_SHARE",
+    "MIN_POST_WORDS",
+    "MIN_TOPIC_SHARE",
+    "grounded",
+    "on_topic",
+]
 
 MIN_POST_WORDS = 250  # of prose: a shorter post is not judged
 KEY_WORDS = 12  # the post's most used words, compared
@@ -114,5 +121,44 @@ def on_topic(instruction: str, original: str) -> Check | None:
                 f"{len(shared)} 个出现在其中",
             )
         return Verdict("on_topic", True, f"{len(shared)} of {len(keys)} key words")
+
+    return check
+
+
+GROUNDED_MIN_WORDS = 12  # an answer with fewer of its own words is not judged
+GROUNDED_SHARE = 0.2  # of its words, in its sources
+_LINK_PATH = re.compile(r"\]\([^)\n]*\)|\[\[([^\]|\n]*\|)?|\]\]|https?://\S+")
+
+
+def grounded(*sources: str) -> Check:
+    """An answer from ``sources`` (the posts found) says, in the main, what they say: at least
+    ``GROUNDED_SHARE`` of its words (``_words``: common ones aside, a word's inflections
+    alike) are theirs. The embedded model answered "what does the shells post say about zsh?"
+    (the post: "Bash and zsh differ in small ways.") with the shell's "primary purpose … on
+    top of the Linux kernel". An answer of fewer than ``GROUNDED_MIN_WORDS`` such words, or
+    one whose language is not the sources' script (an English answer on a Chinese post), is
+    not judged."""
+    said = "\n".join(sources)
+    theirs = set(_stems(said))
+    latin = language_share(said, "en") >= 0.5
+
+    def check(generated: Generated) -> Verdict:
+        answer = _LINK_PATH.sub(" ", _prose(generated.text))
+        mine = set(_stems(answer))
+        if len(mine) < GROUNDED_MIN_WORDS or not latin or language_share(answer, "en") < 0.5:
+            return Verdict("grounded", True, "too short, or in another script, to tell")
+        found = mine & theirs
+        if len(found) < GROUNDED_SHARE * len(mine):
+            spelled = sorted(w for w in set(_words(answer)) if w[:_STEM] not in theirs)[:4]
+            shown = ", ".join(spelled)
+            return Verdict(
+                "grounded",
+                False,
+                f"it says things the posts found do not ({shown}…): {len(found)} of its "
+                f"{len(mine)} words are theirs",
+                zh=f"它说的内容文章里没有（{shown}…）：{len(mine)} 个词中只有 {len(found)} "
+                "个来自文章",
+            )
+        return Verdict("grounded", True, f"{len(found)} of {len(mine)} words from the posts")
 
     return check
