@@ -71,3 +71,23 @@ async def test_a_summary_within_its_limit_is_kept_as_written(tmp_path: Path) -> 
     llm = ScriptedModel(["Linear regression fits a line; see the code"])
     msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/ml-intro.md"})
     assert msg.data["summary"] == "Linear regression fits a line; see the code"
+
+
+async def test_a_summary_of_something_else_is_refused(tmp_path: Path) -> None:
+    """The embedded model's "summary" of a post can be a text of its own on the topic: the
+    summary's words must be, in the main, the post's."""
+    blog = copy_blog(tmp_path / "blog")
+    elsewhere = (  # (the embedded model's, for "fix the typo … in the go post")
+        "The Go language is designed to be a high-performance, lightweight platform for "
+        "building applications used in industries such as healthcare, finance, and gaming. "
+        "Google created it as an alternative to traditional languages like C++ or Python."
+    )
+    llm = ScriptedModel([elsewhere, elsewhere])
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/go-concurrency.md"})
+    assert msg.state == "ERROR" and llm.call_count == 2, msg.content
+    assert "grounded" in msg.content
+    good = "Goroutines are cheap; channels pass values between goroutines; workers read jobs."
+    msg = await run_writing_skill(
+        blog, ScriptedModel([good]), "Summarize", {"path": "posts/go-concurrency.md"}
+    )
+    assert msg.state == "COMPLETED" and msg.data["summary"] == good

@@ -26,6 +26,7 @@ from .checked import REPLIES as CHECK_REPLIES
 from .checked import Checked, checked, refuse_unchecked
 from .checks import Generated, code_from, not_degenerate, template_from
 from .common import refuse
+from .on_topic import grounded
 from .pick import ask_for_post, named_post, no_post_chosen
 from .prompts import (
     SUMMARY_COMBINE_SYSTEM,
@@ -262,8 +263,13 @@ class Unchecked(Exception):
 
 async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> str:
     """The step ``name``: a summary, checked (``not_degenerate``, its code and template
-    code from ``content``) and asked again once."""
-    checks = [not_degenerate, code_from(content, verbatim=True), template_from(content)]
+    code from ``content``, its words mostly ``content``'s) and asked again once."""
+    checks = [
+        not_degenerate,
+        code_from(content, verbatim=True),
+        template_from(content),
+        grounded(content),
+    ]
     result = await checked(ctx, name, partial(_ask, ctx, system, content), checks)
     if not result.passed:
         raise Unchecked(result)
