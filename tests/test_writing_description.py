@@ -44,6 +44,15 @@ from tests.writing_support import writing_runtime
         ("update the description: make it mention Docker", None),
         ("update the description with SEO keywords", None),
         ('Change the title to "Excerpt: chapter one"', None),
+        # a possessive, a quoted post name, a description that starts with a verb
+        ('set the rust post\'s description to "Fast and safe systems code"',
+         "Fast and safe systems code"),
+        ("把“Go 入门”的描述改成“一篇入门文章”", "一篇入门文章"),
+        ("set the description to: Write better commit messages", "Write better commit messages"),
+        ('add a description to the "Intro to Go" post: Learn goroutines',
+         "Learn goroutines"),
+        # two fields in one request: not the description's alone
+        ('set the description to "A guide to Go" and the title to "Go"', None),
     ],
 )  # fmt: skip
 def test_a_description_written_out_is_told_apart(instruction: str, value: str | None) -> None:

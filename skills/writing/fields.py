@@ -28,7 +28,7 @@ DESCRIPTION_KEYS = ("description", "summary", "excerpt")
 _WORD = r"(?:meta\s+)?(?:description|summary|excerpt|blurb)"
 _GIVEN = re.compile(
     rf"\b(?:add|set|change|update|give|write|use|put|replace|make)\b.*?\b{_WORD}\b"
-    r"(?:\s+(?:of|for|to|on|in)\s+.+?)?"
+    r"(?:\s+(?:of|for|to|on|in)\s+(?:[\"“][^\"”]*[\"”]|[^\"“”:：])+?)?"
     r"\s*(?:(?P<colon>[:：])|\b(?:to|as|into)\b\s*(?P<colon2>[:：])?)\s*(?P<value>.+?)\s*$"
     r"|(?:描述|简介|摘要)\s*(?:改成|改为|换成|设为|设置为|写成)\s*(?P<zcolon>[:：])?\s*"
     r"(?P<zh>.+?)\s*$"
@@ -62,36 +62,59 @@ _QUOTED_END = re.compile(
 )
 # Another field named before the description word: "change the title to "Excerpt: one"".
 _OTHER_FIELD = re.compile(r"\b(?:title|headline|tags?|heading|date|slug)\b|标题|标签", re.I)
-# What starts an instruction, not a description: "update the description: make it mention X".
-_ASKS = re.compile(
-    r"^(?:make|add|remove|mention|use|write|include|say|keep|change|fix|improve|rewrite|"
-    r"shorten|expand|translate|turn|put)\b|^(?:改|写|加|删|让|把)",
-    re.I,
+# What starts an instruction, not a description: "update the description: make it mention X"
+# ("Write better commit messages", capitalised and not about "it", is a description).
+_VERBS = (
+    r"(?:make|add|remove|mention|use|write|include|say|keep|change|fix|improve|rewrite|"
+    r"shorten|expand|translate|turn|put)"
 )
+_ASKS_ABOUT_IT = re.compile(rf"^{_VERBS}\s+(?:it|this|that|sure)\b", re.I)
+_ASKS_LOWER = re.compile(rf"^{_VERBS}\b")
+_ASKS_ZH = re.compile(r"^(?:改|写|加|删|让|把)")
+# Text in double or CJK quotes (an apostrophe is no quote: "the rust post's description").
+_QUOTED_SPAN = re.compile(r"[\"“「『《][^\"”」』》\n]*[\"”」』》]")
+# Another field set after the description in the same request: "… and the title to "Go"".
+_AND_ANOTHER = re.compile(r"\band\s+(?:the\s+|its\s+)?(?:title|headline|tags?|date|slug)\b", re.I)
+
+
+def _is_instruction(value: str) -> bool:
+    return bool(_ASKS_ABOUT_IT.match(value) or _ASKS_LOWER.match(value) or _ASKS_ZH.match(value))
 
 
 def given_description(instruction: str) -> str | None:
     """The description the instruction writes out (see the module docstring), or None."""
     text = " ".join(instruction.split())
-    word = re.search(rf"\b{_WORD}\b|描述|简介|摘要", text, re.I)
-    if word is None:
-        return None
-    ask = re.split(r"[:：“\"'「]", text, maxsplit=1)[0]  # (the value's words aside)
-    if word.start() >= len(ask) or _OTHER_FIELD.search(text[: word.start()]):
-        return None  # the word is in the value, or another field is the one set
+    spans = [m.span() for m in _QUOTED_SPAN.finditer(text)]
+    word = next(
+        (
+            m
+            for m in re.finditer(rf"\b{_WORD}\b|描述|简介|摘要", text, re.I)
+            if not any(a < m.start() < b for a, b in spans)  # (not a word of a quoted value)
+        ),
+        None,
+    )
+    if word is None or _OTHER_FIELD.search(_QUOTED_SPAN.sub(" ", text[: word.start()])):
+        return None  # no description word, or another field is the one set
+    # the request's words, its values aside ("… to the start of the post: Hello" is a place)
+    ask = (
+        _QUOTED_SPAN.sub(" ", text[: word.start()])
+        + re.split(r"[:：“\"「]", text[word.start() :], maxsplit=1)[0]
+    )
     if _IN_THE_BODY.search(ask) or _SUMMARY_ADDED.search(ask) or "加上摘要" in ask:
         return None
     quoted_end = _QUOTED_END.search(text, word.end())
     if quoted_end is not None:
+        if _AND_ANOTHER.search(text, word.end(), quoted_end.start()):
+            return None  # "… to "A guide" and the title to "Go"": not one field's request
         value = quoted_end.group("value").strip()
         return value if value and len(value) <= MAX_DESCRIPTION_CHARS else None
-    found = _GIVEN.search(text)
+    found = _GIVEN.search(text, word.start() - min(word.start(), 200))
     if found is None:
         return None
     raw = (found.group("value") or found.group("zh") or found.group("zh2") or "").strip()
     colon = bool(found.group("colon") or found.group("colon2") or found.group("zcolon"))
     colon = colon or found.group("zh2") is not None
-    if _ASKS.match(raw) or language_code(raw.strip(_QUOTES + "。.!")) is not None:
+    if _is_instruction(raw) or language_code(raw.strip(_QUOTES + "。.!")) is not None:
         return None  # an instruction ("make it mention Docker") or a language ("English")
     quoted = len(raw) >= 2 and raw[0] in _QUOTES and raw[-1] in _QUOTES
     value = raw[1:-1].strip() if quoted else raw
