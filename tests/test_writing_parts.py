@@ -201,6 +201,8 @@ async def test_a_shorter_title_asked_for_is_shorter(blog: Path) -> None:
         "suggest a better title for the ownership post",
         "come up with a catchier title for it",
         "give the post a better title",
+        "suggest a better title",  # the open post's
+        "give my new post a better title",
     ],
 )
 def test_a_title_asked_for_is_the_titles_edit(instruction: str) -> None:

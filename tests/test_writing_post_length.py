@@ -29,6 +29,10 @@ from tests.writing_support import writing_runtime
         ("how long does it take to get indexed?", False),
         ("what's the length of a typical blog post?", False),
         ("一篇博客应该写多少字？", False),
+        # a general word after the post is named, reading time, a new post: counted
+        ("how long does it take to read this post?", True),
+        ("how long is the post I wrote about the average salary?", True),
+        ("how long is my new post?", True),
     ],
 )
 def test_a_question_on_a_posts_length_is_told_apart(question: str, asks: bool) -> None:

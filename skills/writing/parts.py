@@ -60,7 +60,7 @@ _TITLE_ADJ = (
     r"punchier|more\s+\w+)\s+)*"
 )
 _THE_POST = (
-    r"(?:the|my|this|that)\s+(?!(?:next|new|upcoming|future)\b)(?:[^\s,;:]+\s+){0,6}?"
+    r"(?:the|my|this|that)\s+(?!(?:next|upcoming|future)\b)(?:[^\s,;:]+\s+){0,6}?"
     r"(?:post|article|entry|page)"
 )
 # "the title", "its headline", "the Rust 1.78.0 post's title", "the title of the post",
@@ -72,6 +72,9 @@ _EN_TITLE = re.compile(
     # "suggest a better title for the git post", "give the go post a catchier title"; not
     # "add a title to the diagram", "give the table a title", "a title image"
     rf"|\b(?:a|an)\s+{_TITLE_ADJ}(?:title|headline)\s+(?:for|to)\s+(?:it|this|that|{_THE_POST})\b"
+    # "suggest a better title", "give me a catchier title": the request's own post
+    rf"|\b(?:suggest|propose|give\s+me|come\s+up\s+with|think\s+of|need|want)\s+(?:a|an)\s+"
+    rf"{_TITLE_ADJ}(?:title|headline)\s*(?:please\s*)?[?.!]*$"
     rf"|\bgive\s+(?:it|this|that|{_THE_POST})\s+(?:a|an)\s+{_TITLE_ADJ}(?:title|headline)\b"
     r"(?!\s+(?:image|card|tag|section|page)s?\b)",
     re.I,

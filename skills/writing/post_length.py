@@ -42,15 +42,19 @@ REPLIES = Replies(
 )
 
 _POST_NAMED = (
-    r"(?:(?:the|my|this|that)\s+(?!(?:next|new|typical|average|ideal)\b)(?:[^\s]+\s+){0,6}?"
+    r"(?:(?:the|my|this|that)\s+(?!(?:next|typical|average|ideal)\b)(?:[^\s]+\s+){0,6}?"
     r"(?:post|article|entry|draft)|it|this|[\w./-]+\.md)\b"
 )
+# Words that make it a question on posts in general, before the post is named: "how long
+# should a blog post be?", "the length of a typical blog post" (not "… the post I wrote
+# about the average salary").
+_GENERAL = r"(?:(?!\b(?:should|typical|usually|ideal|average)\b).)*?"
 _ASKS = [
     re.compile(
-        r"^(?:so\s+|and\s+)?(?:how\s+(?:many\s+words|long)\s+(?:is|are|has|does|in)\b|"
+        r"^(?:so\s+|and\s+)?(?:how\s+(?:many\s+words|long)\s+(?:is|are|has|does|will|would|in)\b|"
         r"what(?:'s|\s+is)\s+the\s+(?:word\s+count|length|reading\s+time)\s+of\b)"
-        r"(?!.*\b(?:should|typical|usually|ideal|average|take|takes|took)\b)"
-        rf".*?\b{_POST_NAMED}",
+        r"(?!.*\btak(?:e|es|en|ing)\s+to\s+(?!read\b))"  # ("how long does it take to get indexed")
+        rf"{_GENERAL}\b{_POST_NAMED}",
         re.I,
     ),
     re.compile(
