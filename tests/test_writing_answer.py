@@ -323,3 +323,13 @@ def test_a_question_on_posts_in_general_names_no_post(question: str) -> None:
     from skillrt.skills.writing.answer import _a_post_asked_about
 
     assert _a_post_asked_about(question) is None  # (the general answer stays)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what did the intro to go post say?", "what's in my trip to japan post?"],
+)
+def test_a_post_whose_name_holds_small_words_is_still_one_post(question: str) -> None:
+    from skillrt.skills.writing.answer import _a_post_asked_about
+
+    assert _a_post_asked_about(question) is not None

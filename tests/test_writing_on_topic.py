@@ -129,3 +129,19 @@ def test_an_answer_says_what_its_sources_say() -> None:
     assert check(Generated(text="It covers the linux kernel.")).passed  # too short to tell
     chinese = grounded("容器把应用和它的依赖打包在一起，在任何装了 Docker 的机器上都能运行。")
     assert chinese(Generated(text=made_up)).passed  # another script: not judged
+
+
+def test_an_english_summary_of_a_german_post_is_not_judged_by_its_words() -> None:
+    from skillrt.skills.writing.on_topic import grounded
+
+    german = (
+        "Die Container verpacken eine Anwendung mit allen ihren Abhängigkeiten, und sie laufen "
+        "auf jeder Maschine gleich. Das ist der Grund, warum wir sie für die Bereitstellung "
+        "nutzen und nicht mehr virtuelle Maschinen. Die Schichten des Abbilds werden "
+        "zwischengespeichert."
+    )
+    english = (
+        "The post explains that containers package an application together with its "
+        "dependencies so it runs the same on every machine, and that image layers are cached."
+    )
+    assert grounded(german)(Generated(text=english)).passed

@@ -550,4 +550,7 @@ def test_a_short_answer_saying_the_same_words_twice_is_circular(answer: str, pas
 def test_an_answer_of_questions_only_is_no_answer(answer: str, passed: bool) -> None:
     from skillrt.skills.writing.repeats import not_questions
 
-    assert not_questions(Generated(text=answer)).passed is passed
+    assert not_questions()(Generated(text=answer)).passed is passed
+    faq = "## FAQ\n\n- How do I install Rust?\n- What is Cargo?"
+    assert not not_questions()(Generated(text=faq)).passed
+    assert not_questions("How do I install Rust?\n\nWhat is Cargo?")(Generated(text=faq)).passed

@@ -524,11 +524,7 @@ _ABOUT_A_POST = re.compile(
 
 # Words that make "the … post" any post, not one of the blog's: "the ideal length for a blog
 # post", "my next blog post", "a good intro for the typical post".
-_ANY_POST_WORDS = (
-    "a an for of to in on with by is be should next new good great typical ideal perfect best "
-    "every any average upcoming future"
-)
-_ANY_POST = frozenset(_ANY_POST_WORDS.split())
+_ANY_FIRST = frozenset(("next", "typical", "ideal", "perfect", "every", "any", "average"))
 
 
 def _a_post_asked_about(question: str) -> str | None:
@@ -539,11 +535,9 @@ def _a_post_asked_about(question: str) -> str | None:
     if found.group("zh"):
         return found.group("zh")
     said = found.group("en")
-    middle = said.split()[1:-1]
-    if said.split()[1].casefold() not in ("post", "article") and any(
-        w.casefold() in _ANY_POST for w in middle
-    ):
-        return None  # a question about posts in general
+    middle = [w.casefold() for w in said.split()[1:-1]]
+    if middle and (middle[0] in _ANY_FIRST or any(w in ("a", "an") for w in middle)):
+        return None  # a question about posts in general ("the ideal length for a blog post")
     return said
 
 
@@ -628,7 +622,8 @@ def answer_checks(sources: list[Source]) -> list[Check]:
     mid-link, and it was shown as done."""
     made_up = code_from(*(s.excerpt for s in sources))
     ours = grounded(*(f"{s.title}\n{s.excerpt}" for s in sources))
-    checks = (not_degenerate, not_repetitive, not_circular, not_questions, made_up, ours)
+    asked = not_questions(*(s.excerpt for s in sources))
+    checks = (not_degenerate, not_repetitive, not_circular, asked, made_up, ours)
     return [_if_answered(check) for check in checks]
 
 

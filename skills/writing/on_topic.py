@@ -27,7 +27,15 @@ from collections import Counter
 
 from skillrt.blog.markdown import word_count
 
-from .checks import Check, Generated, Verdict, _lines_and_code, _may_drop, language_share
+from .checks import (
+    Check,
+    Generated,
+    Verdict,
+    _latin_language,
+    _lines_and_code,
+    _may_drop,
+    language_share,
+)
 from .languages import asked_language
 
 __all__ = [
@@ -137,16 +145,20 @@ def grounded(*sources: str) -> Check:
     (the post: "Bash and zsh differ in small ways.") with the shell's "primary purpose … on
     top of the Linux kernel". An answer of fewer than ``GROUNDED_MIN_WORDS`` such words, or
     one whose language is not the sources' script (an English answer on a Chinese post), is
-    not judged."""
+    not judged, nor one in another Latin-script language (an English summary of a German
+    post)."""
     said = "\n".join(sources)
     theirs = set(_stems(said))
     latin = language_share(said, "en") >= 0.5
+    theirs_in = _latin_language(said) or "en"
 
     def check(generated: Generated) -> Verdict:
         answer = _LINK_PATH.sub(" ", _prose(generated.text))
         mine = set(_stems(answer))
         if len(mine) < GROUNDED_MIN_WORDS or not latin or language_share(answer, "en") < 0.5:
             return Verdict("grounded", True, "too short, or in another script, to tell")
+        if (_latin_language(answer) or "en") != theirs_in:  # (an English summary of German)
+            return Verdict("grounded", True, "in another language than its sources")
         found = mine & theirs
         if len(found) < GROUNDED_SHARE * len(mine):
             spelled = sorted(w for w in set(_words(answer)) if w[:_STEM] not in theirs)[:4]

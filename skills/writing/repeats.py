@@ -228,22 +228,34 @@ def not_circular(generated: Generated) -> Verdict:
 _QUESTION_END = re.compile(r"[?？]\s*[*_)\]]*\s*$")
 
 
-def not_questions(generated: Generated) -> Verdict:
-    """Fails an answer whose every line of prose is a question: the embedded model answered
-    "what is my first post about?" with "1. What is my first post about?\n2. What is my
-    first post on Hugo building this site from Markdown?"."""
-    lines = [
-        _ITEM_MARK.sub("", line).strip()
-        for block, code in _paragraphs(generated.text)
-        if not code
-        for line in block.split("\n")
-        if line.strip() and not line.lstrip().startswith(("#", "|", ">"))
-    ]
-    if lines and all(_QUESTION_END.search(line) for line in lines):
-        return Verdict(
-            "not_questions",
-            False,
-            "it asks questions instead of answering",
-            zh="它在提问，而不是回答",
-        )
-    return Verdict("not_questions", True)
+def not_questions(*sources: str) -> Check:
+    """Fails an answer whose every line of prose is a question of the model's: the embedded
+    model answered "what is my first post about?" with "1. What is my first post about?\n2.
+    What is my first post on Hugo building this site from Markdown?". A question the
+    sources hold (an FAQ post's questions, listed) is theirs, not the model's."""
+    known = {" ".join(line.casefold().split()) for text in sources for line in text.splitlines()}
+    said = " ".join(" ".join(sources).casefold().split())
+
+    def theirs(line: str) -> bool:
+        folded = " ".join(line.casefold().split())
+        return folded in known or (len(folded) >= 12 and folded in said)
+
+    def check(generated: Generated) -> Verdict:
+        lines = [
+            _ITEM_MARK.sub("", line).strip()
+            for block, code in _paragraphs(generated.text)
+            if not code
+            for line in block.split("\n")
+            if line.strip() and not line.lstrip().startswith(("#", "|", ">"))
+        ]
+        asked = [line for line in lines if _QUESTION_END.search(line) and not theirs(line)]
+        if lines and len(asked) == len(lines):
+            return Verdict(
+                "not_questions",
+                False,
+                "it asks questions instead of answering",
+                zh="它在提问，而不是回答",
+            )
+        return Verdict("not_questions", True)
+
+    return check
