@@ -91,3 +91,14 @@ async def test_a_summary_of_something_else_is_refused(tmp_path: Path) -> None:
         blog, ScriptedModel([good]), "Summarize", {"path": "posts/go-concurrency.md"}
     )
     assert msg.state == "COMPLETED" and msg.data["summary"] == good
+
+
+async def test_a_list_item_begun_and_never_written_is_left_out(tmp_path: Path) -> None:
+    """The embedded model's summary of the go post ended "…\n3." (an item it never wrote)."""
+    blog = copy_blog(tmp_path / "blog")
+    listed = "Goroutines:\n1. **Cheap**: goroutines are cheap.\n2. **Channels** pass values.\n3."
+    msg = await run_writing_skill(
+        blog, ScriptedModel([listed]), "Summarize", {"path": "posts/go-concurrency.md"}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["summary"] == listed.removesuffix("\n3.")

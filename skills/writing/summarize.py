@@ -225,10 +225,14 @@ async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> 
     )
     # A summary the repetition guard cut keeps what came before, with the runtime's note, as
     # before: only a text that is nothing, or a loop too short for the guard, is refused.
-    text = result.content.strip()
+    text = _EMPTY_ITEM_END.sub("", result.content.strip()).strip()
     if result.usage.completion_tokens >= max_tokens and not result.truncated_repetition:
         text = whole_sentences(text)
     return Generated(text=text)
+
+
+# A list's last item begun and never written ("…\n3." at the token limit): not the summary's.
+_EMPTY_ITEM_END = re.compile(r"(?:\n[ \t]*(?:\d{1,3}[.)]|[-*+])[ \t]*)+$")
 
 
 _SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)）\]]*(?=\s|$)|[。！？]")
