@@ -51,6 +51,7 @@ from tests.writing_support import writing_runtime
         ("set the description to: Write better commit messages", "Write better commit messages"),
         ('add a description to the "Intro to Go" post: Learn goroutines',
          "Learn goroutines"),
+        ("In the 'Intro to Go' post, set the description to \"Goroutines\"", "Goroutines"),
         # two fields in one request: not the description's alone
         ('set the description to "A guide to Go" and the title to "Go"', None),
     ],

@@ -77,3 +77,8 @@ async def test_how_many_words_is_a_post_is_counted(tmp_path: Path) -> None:
 def test_a_block_holding_fences_is_one_block() -> None:
     length = length_of("Intro.\n\n````md\n```\ncode\n```\n````\n")
     assert (length.blocks, length.code_lines) == (1, 3)
+
+
+def test_two_blocks_with_no_line_between_are_two() -> None:
+    length = length_of("Text.\n\n```\nx = 1\n```\n```\ny = 2\n```\n")
+    assert (length.blocks, length.code_lines) == (2, 2)

@@ -73,6 +73,8 @@ _ASKS_LOWER = re.compile(rf"^{_VERBS}\b")
 _ASKS_ZH = re.compile(r"^(?:改|写|加|删|让|把)")
 # Text in double or CJK quotes (an apostrophe is no quote: "the rust post's description").
 _QUOTED_SPAN = re.compile(r"[\"“「『《][^\"”」』》\n]*[\"”」』》]")
+# A name in single quotes (not an apostrophe): "In the 'Intro to Go' post, …".
+_NAMED = re.compile(r"(?<!\w)['‘][^'’\n]{1,80}['’](?!\w)")
 # Another field set after the description in the same request: "… and the title to "Go"".
 _AND_ANOTHER = re.compile(r"\band\s+(?:the\s+|its\s+)?(?:title|headline|tags?|date|slug)\b", re.I)
 
@@ -97,7 +99,7 @@ def given_description(instruction: str) -> str | None:
         return None  # no description word, or another field is the one set
     # the request's words, its values aside ("… to the start of the post: Hello" is a place)
     ask = (
-        _QUOTED_SPAN.sub(" ", text[: word.start()])
+        _NAMED.sub(" ", _QUOTED_SPAN.sub(" ", text[: word.start()]))
         + re.split(r"[:：“\"「]", text[word.start() :], maxsplit=1)[0]
     )
     if _IN_THE_BODY.search(ask) or _SUMMARY_ADDED.search(ask) or "加上摘要" in ask:

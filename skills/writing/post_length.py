@@ -95,21 +95,27 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def length_of(body: str) -> Length:
-    """The length of a post's body (no frontmatter): a code block is a run of code lines
-    (``parts.code_lines``), its fences not counted as its lines."""
+    """The length of a post's body (no frontmatter): its prose, and its code blocks (a block
+    opens at a code line after prose or after a block's closing fence; its fences are not
+    its lines)."""
     prose: list[str] = []
     blocks = lines = 0
-    marked = code_lines(body)
-    for i, (_, line, code) in enumerate(marked):
+    fence: str | None = None  # the open block's fence
+    for _, line, code in code_lines(body):
         if not code:
             prose.append(line)
+            fence = None
             continue
-        opening = i == 0 or not marked[i - 1][2]
-        closing = not opening and (i + 1 == len(marked) or not marked[i + 1][2])
-        if opening:
+        found = _FENCE.match(line)
+        if fence is None:
             blocks += 1
-        elif not (closing and _FENCE.match(line)):
-            lines += 1
+            fence = found.group(1) if found else "```"
+            continue
+        closing = line.strip()
+        if found and set(closing) == {fence[0]} and len(closing) >= len(fence):
+            fence = None  # its closing fence: the next code line opens another block
+            continue
+        lines += 1
     text = "\n".join(prose)
     return Length(
         words=word_count(text), han=len(_HAN.findall(text)), blocks=blocks, code_lines=lines
