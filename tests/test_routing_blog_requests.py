@@ -22,6 +22,8 @@ REQUESTS = [
     ("哪些文章链接到了 rust 生命周期那篇？", "ANSWER_QUESTION"),
     ("set the description of the go post to Goroutines", "EDIT_CONTENT"),
     ("add a description to the go post: Goroutines", "EDIT_CONTENT"),
+    ("给 go 那篇文章加上描述：Go 并发入门", "EDIT_CONTENT"),
+    ("把 docker 那篇文章的描述改成“容器入门”", "EDIT_CONTENT"),
     ("suggest a better title for the git workflow post", "EDIT_CONTENT"),
     ("come up with a catchier title for the go post", "EDIT_CONTENT"),
     ("compare the rust borrowing post with the rust lifetimes post", "ANSWER_QUESTION"),
