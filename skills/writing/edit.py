@@ -428,6 +428,15 @@ def _others_kept(before: dict[str, Any], after: dict[str, Any], key: str) -> boo
     }
 
 
+def _only_field_set(post: Frontmatter, new_text: str, path: str, key: str) -> bool:
+    """Whether ``new_text`` is ``post`` with only its field ``key`` changed: the body as it
+    was (a post without frontmatter gets a block, and a blank line after it) and every other
+    field too."""
+    kept = split_frontmatter(new_text, path)
+    body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
+    return body_kept and _others_kept(post.fields(), kept.fields(), key)
+
+
 async def _edit_title(
     ctx: SkillContext, instruction: str, path: str, post: Frontmatter
 ) -> tuple[str, list[dict[str, Any]]] | SkillResult:
@@ -814,12 +823,9 @@ async def _describe_post(
     """Set the post's description to ``value`` as written, with no model, in the field it
     has for it (``fields.description_field``); every other byte stays."""
     text, digest = read
-    fields = post.fields()
-    key = description_field(fields)
+    key = description_field(post.fields())
     new_text = post.with_fields({key: value}).text
-    kept = split_frontmatter(new_text, path)
-    body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
-    if not (body_kept and _others_kept(fields, kept.fields(), key)):
+    if not _only_field_set(post, new_text, path, key):
         return refuse(ctx, "field_changed_more", field=key)  # (``with_fields`` keeps them)
     report = [{"name": "frontmatter", "passed": True, "reason": f"only {key} set", "attempts": 0}]
     return await _write(
@@ -870,12 +876,8 @@ async def _retag(
             ),
             data={"path": path, "diff": "", "changed": False, **data},
         )
-    fields, kept = post.fields(), split_frontmatter(result.text, path)
     top = result.field.split(".")[0]
-    # (A post without frontmatter gets a block, and a blank line after it.)
-    body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
-    same = body_kept and _others_kept(fields, kept.fields(), top)
-    if not same:  # (``with_fields`` keeps them; checked before anything is written)
+    if not _only_field_set(post, result.text, path, top):  # (checked before it is written)
         return refuse(ctx, "tags_changed_more")
     report = [{"name": "frontmatter", "passed": True, "reason": "only the tags set", "attempts": 1}]
     note = ""

@@ -267,9 +267,9 @@ def _tagged(ctx: SkillContext, tag: str) -> Tagged:
     category = False
     if not metas:  # Jekyll's and Hugo's categories, which the index does not count as tags
         keys = {_singular(_key(one)) for one in ask}
-        fits = [m for m in shown if _categories(ctx, m.path) & keys]
-        in_all = [m for m in fits if keys <= _categories(ctx, m.path)] if every else fits
-        metas = sorted(in_all, key=lambda m: (m.date or "", m.path))[::-1]
+        named = {m.path: _categories(ctx, m.path) for m in shown}  # (each post read once)
+        fits = [m for m in shown if (keys <= named[m.path] if every else keys & named[m.path])]
+        metas = sorted(fits, key=lambda m: (m.date or "", m.path))[::-1]
         category = bool(metas)
     if not metas:
         names = {_key(t): t for t in _counts(shown)}

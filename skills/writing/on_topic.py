@@ -94,9 +94,10 @@ def on_topic(instruction: str, original: str) -> Check | None:
         return None
     if asked_language(instruction) is not None or language_share(prose, "en") < 0.5:
         return None  # (a post in Chinese, or an answer asked for in another language)
-    keys = [stem for stem, _ in _stems(prose).most_common(KEY_WORDS)]
+    found = _words(prose)  # (once: the key words and their spellings)
+    keys = [stem for stem, _ in Counter(w[:_STEM] for w in found).most_common(KEY_WORDS)]
     spelled: dict[str, str] = {}
-    for word, _ in Counter(_words(prose)).most_common():
+    for word, _ in Counter(found).most_common():
         spelled.setdefault(word[:_STEM], word)  # a stem shown as its most used word
     may_drop = _may_drop(instruction)
 
