@@ -296,3 +296,22 @@ def test_resume_answers_the_question_again(blog: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["state"] == "COMPLETED"
     assert not (blog / "posts" / "docker-basics.md").exists()
+
+
+def test_help_names_the_extras_and_keeps_each_command_on_its_lines() -> None:
+    """Rich's markup took "skillrt[mcp]" for a style tag (the help said "needs skillrt") and
+    kept the docstrings' line breaks in the list of commands."""
+    from typer.testing import CliRunner
+
+    from skillrt.cli.commands import app
+
+    runner = CliRunner()
+    env = {"COLUMNS": "120", "TERMINAL_WIDTH": "120"}
+    top = runner.invoke(app, ["--help"], env=env)
+    assert top.exit_code == 0
+    assert "skillrt[server]" in top.output and "skillrt[mcp]" in top.output
+    rows = [" ".join(line.strip("│ ").split()) for line in top.output.splitlines()]
+    assert any("74 state folder unusable" in row for row in rows), top.output
+    serve = runner.invoke(app, ["serve", "--help"], env=env)
+    assert "needs skillrt[server]" in " ".join(serve.output.split())
+    assert "serve-token in the state folder" in " ".join(serve.output.replace("│", "").split())

@@ -43,6 +43,9 @@ app = typer.Typer(
     " posts/, Hugo content/, Hexo source/_posts/, Jekyll _posts/, VitePress or MkDocs docs/,"
     " an Obsidian vault; skillrt doctor shows what was found.",
     add_completion=False,
+    # Markdown, not Rich's markup: Rich took "skillrt[mcp]" for a style tag and printed
+    # "skillrt", and kept a docstring's line breaks in the list of commands.
+    rich_markup_mode="markdown",
     pretty_exceptions_enable=False,  # tracebacks with locals could show keys
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -382,8 +385,8 @@ def serve(
         Path | None,
         typer.Option(
             "--token-file",
-            help="Read the bearer token from this file (default <state>/serve-token, created"
-            " with mode 0600; $SKILLRT_SERVE__TOKEN overrides both).",
+            help="Read the bearer token from this file (default serve-token in the state"
+            " folder, created with mode 0600; $SKILLRT_SERVE__TOKEN overrides both).",
             show_default=False,
         ),
     ] = None,
