@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
@@ -74,7 +74,7 @@ REPLIES = Replies(
 
 
 class ChatParams(BaseModel):
-    message: str = ""
+    message: str = Field(default="", description="What the user said")
 
 
 def _canned(ctx: SkillContext, text: str) -> str:

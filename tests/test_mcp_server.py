@@ -106,6 +106,10 @@ async def test_lists_the_skills_as_tools_and_writes_an_article_with_progress(doo
         assert write.description
         assert "topic" in write.inputSchema["properties"]
         assert write.inputSchema["required"] == ["topic"]
+        # An editor's agent fills the params from these: each built-in skill says what each is.
+        for tool in listed.values():
+            for name, spec in tool.inputSchema["properties"].items():
+                assert spec.get("description"), (tool.name, name)
 
         seen: list[tuple[float, float | None, str | None]] = []
 

@@ -64,16 +64,18 @@ class BrowseParams(BaseModel):
     plan: str | list[str] | None = Field(
         default=None, description="A predefined plan's name (config/plans) or its steps"
     )
-    backend: Literal["http", "chromium"] | None = None
+    backend: Literal["http", "chromium"] | None = Field(
+        default=None, description="http (no scripts) or chromium (default: the settings')"
+    )
     replay: str | None = Field(
         default=None, description="Run a recorded Browse task again, without a model (its id)"
     )
 
 
 class ResearchParams(BaseModel):
-    question: str = ""
-    topic: str = ""
-    max_pages: int = Field(default=5, ge=1, le=20)
+    question: str = Field(default="", description="What to find out on the web")
+    topic: str = Field(default="", description="Or a topic to research")
+    max_pages: int = Field(default=5, ge=1, le=20, description="How many pages to read, at most")
     note: bool = Field(default=False, description="A Markdown research note, not a short answer")
 
 

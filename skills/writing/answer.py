@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Annotated
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.dates import DateRange, find_dates
@@ -169,13 +169,17 @@ Question = Annotated[
 
 
 class AnswerParams(BaseModel):
-    question: Question
+    question: Question = Field(description="A question the blog's posts answer, in words")
 
 
 class ExplainParams(BaseModel):
-    question: Annotated[str | None, Chars()] = None
-    code: str | None = None  # kept as given: indentation matters
-    path: PostPath = None
+    question: Annotated[str | None, Chars()] = Field(
+        default=None, description="What to ask about the code (default: explain it)"
+    )
+    code: str | None = Field(  # kept as given: indentation matters
+        default=None, description="The code to explain (default: the post's code blocks)"
+    )
+    path: PostPath = Field(default=None, description="The post whose code to explain")
 
 
 class Source(BaseModel):

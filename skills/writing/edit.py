@@ -16,7 +16,7 @@ import re
 from functools import partial
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.frontmatter import (
@@ -29,7 +29,7 @@ from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.exceptions import FileChanged
 from skillrt.skill.context import detect_language
-from skillrt.skill.params import Chars, PostPath
+from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from . import checked as checked_replies
 from . import pick
@@ -250,9 +250,18 @@ Instruction = Annotated[
 
 
 class EditParams(BaseModel):
-    instruction: Instruction
-    path: PostPath = None
-    selected_text: str | None = None  # kept as given: it must match the file byte for byte
+    instruction: Instruction = Field(
+        description="What to change, in words ('make the intro shorter', 'add tags a, b')"
+    )
+    path: PostPath = Field(
+        default=None,
+        description="The post to edit: "
+        + POST_DESCRIPTION
+        + "; default: the post the conversation is about",
+    )
+    selected_text: str | None = Field(  # kept as given: it must match the file byte for byte
+        default=None, description="Edit only this text of the post, as it is there"
+    )
 
 
 class Revision(BaseModel):

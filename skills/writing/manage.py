@@ -7,7 +7,7 @@ import re
 from functools import partial
 from typing import Annotated, Any
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.posts import IndexReport
@@ -93,9 +93,14 @@ Title = Annotated[str | None, Chars(MAX_TITLE_CHARS, empty="no_title", too_long=
 
 
 class CreateParams(BaseModel):
-    title: Title = None  # None: the skill asks for it ("create a new article", or a choice)
-    tags: list[str] | None = None
-    path: PostPath = None
+    # None: the skill asks for it ("create a new article", or a choice)
+    title: Title = Field(default=None, description="The new post's title (asked when missing)")
+    tags: list[str] | None = Field(default=None, description="Its tags (a list, or 'a, b')")
+    path: PostPath = Field(
+        default=None,
+        description="Where to create it, relative to the blog folder (default: the posts"
+        " folder, the file named from the title)",
+    )
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -126,8 +131,8 @@ def titled_with_tags(title: str) -> tuple[str, list[str]] | None:
 
 
 class DeleteParams(BaseModel):
-    path: PostPath = None
-    title: Annotated[str | None, Chars()] = None
+    path: PostPath = Field(default=None, description="The post to delete (it goes to the trash)")
+    title: Annotated[str | None, Chars()] = Field(default=None, description="Or the post's title")
 
 
 class Trashed(BaseModel):

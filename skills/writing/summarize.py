@@ -12,14 +12,14 @@ import re
 from functools import partial
 from typing import Annotated
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.exceptions import InvalidFrontmatter
 from skillrt.llm.base import estimate_tokens
-from skillrt.skill.params import Chars, PostPath
+from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from . import pick
 from .checked import REPLIES as CHECK_REPLIES
@@ -94,10 +94,12 @@ PastedText = Annotated[str | None, Chars("max_input_chars", squash=False, too_lo
 
 
 class SummarizeParams(BaseModel):
-    path: PostPath = None
-    text: PastedText = None
-    title: Annotated[str | None, Chars()] = None
-    url: Annotated[str | None, Chars()] = None
+    path: PostPath = Field(default=None, description="The post to summarise: " + POST_DESCRIPTION)
+    text: PastedText = Field(default=None, description="Or a text to summarise, pasted")
+    title: Annotated[str | None, Chars()] = Field(default=None, description="Or a post's title")
+    url: Annotated[str | None, Chars()] = Field(
+        default=None, description="Or a web page's address (http or https)"
+    )
 
 
 def _hard_split(text: str, budget: int) -> list[str]:

@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.conventions import DATED_NAME, in_drafts_folder, post_stem
@@ -20,7 +20,7 @@ from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_front
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
-from skillrt.skill.params import Chars, PostPath
+from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from . import pick
 from .checked import CHECKED, Checked, checked, quality_report, refuse_unchecked
@@ -94,8 +94,12 @@ REPLIES = (
 
 
 class TranslateParams(BaseModel):
-    language: Annotated[str | None, Chars()] = None  # None: the other of zh and en
-    path: PostPath = None
+    language: Annotated[str | None, Chars()] = Field(  # None: the other of zh and en
+        default=None,
+        description="The language to translate into (Chinese, English, ja...; default: the"
+        " other of Chinese and English)",
+    )
+    path: PostPath = Field(default=None, description="The post to translate: " + POST_DESCRIPTION)
 
 
 def _target_language(ctx: SkillContext, asked: str | None) -> tuple[str, bool]:

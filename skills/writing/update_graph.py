@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.graph import ExtractedEntity, Extraction, GraphDelta
@@ -52,8 +52,8 @@ REPLIES = Replies(
 
 
 class UpdateGraphParams(BaseModel):
-    path: PostPath = None
-    force: bool = False
+    path: PostPath = Field(default=None, description="One post to read again (default: all)")
+    force: bool = Field(default=False, description="Read posts that did not change too")
 
 
 class Scan(BaseModel):

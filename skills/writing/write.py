@@ -24,7 +24,7 @@ from pydantic.json_schema import SkipJsonSchema
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.markdown import word_count
 from skillrt.exceptions import StructuredOutputError
-from skillrt.skill.params import Chars, PostPath
+from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from .checked import CHECKED, Checked, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
@@ -175,16 +175,32 @@ Topic = Annotated[
 
 
 class WriteParams(BaseModel):
-    topic: Topic
-    outline: Annotated[str | None, Chars(squash=False)] = None
-    style: Annotated[str | None, Chars()] = None
-    length: str | None = None  # short | medium | long, or a number of words
-    target_path: PostPath = None
-    extract_entities: bool = True
-    similar: str | None = None  # set: like the session's focus ("another one like it")
+    topic: Topic = Field(description="What the article is about")
+    outline: Annotated[str | None, Chars(squash=False)] = Field(
+        default=None,
+        description="Your own outline in Markdown (a # title, ## sections or list items)",
+    )
+    style: Annotated[str | None, Chars()] = Field(
+        default=None, description="How it reads (default: a technical blog post)"
+    )
+    length: str | None = Field(  # short | medium | long, or a number of words
+        default=None, description="short, medium, long, or a number of words"
+    )
+    target_path: PostPath = Field(
+        default=None,
+        description="Where to save it: " + POST_DESCRIPTION + " (default: named from its title)",
+    )
+    extract_entities: bool = Field(
+        default=True, description="Add its people, projects and tools to the knowledge graph"
+    )
+    similar: str | None = Field(  # set: like the session's focus ("another one like it")
+        default=None, description="Like the post the conversation is about, when set"
+    )
     # The article's language as people name it (Chinese, 英文, ja); None: the one the request
     # asks for ("in Chinese", "用英文写"), else the request's own language.
-    language: Annotated[str | None, Chars()] = None
+    language: Annotated[str | None, Chars()] = Field(
+        default=None, description="The article's language (default: the request's)"
+    )
 
 
 class RelatedPost(BaseModel):
