@@ -40,6 +40,9 @@ WHOLE = " ".join(  # distinct sentences (the repetition guard would cut one said
         ("Bash is a shell. Zsh is another. It's", "Bash is a shell. Zsh is another."),
         ("第一句。第二句没有说完", "第一句。"),
         ("A list:\n- one item.\n- two it", "A list:\n- one item."),
+        # The embedded model's summary of Rust 1.77 was shown ending "…\n4.".
+        ("Items:\n1. **One**: is one.\n2. Two.\n3. **Thr", "Items:\n1. **One**: is one.\n2. Two."),
+        ("Items:\n1) One.\n2) Two", "Items:\n1) One."),
         ("Done.", "Done."),  # whole
         ("It ends in code:\n```sh\nls\n```", "It ends in code:\n```sh\nls\n```"),
         ("no sentence ends in it at all", "no sentence ends in it at all"),  # nothing to keep

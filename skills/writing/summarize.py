@@ -256,7 +256,8 @@ def whole_sentences(text: str) -> str:
         kept = kept[: ends[-1].end()]
     elif kept == text:
         return text
-    kept = kept.rstrip()
+    # A list item's number ends no sentence: "…\n3. **Third" kept up to "3." is cut there.
+    kept = _EMPTY_ITEM_END.sub("", kept.rstrip()).rstrip()
     return kept if len(kept) * 3 >= len(text) else text
 
 
