@@ -12,7 +12,7 @@ from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing.answer import code_blocks
 from skillrt.skills.writing.summarize import split_parts
 from skillrt.testing import Answer, FunctionModel, ModelOptions, ScriptedModel
-from tests.blog import POST_COUNT, copy_blog
+from tests.blog import POST_COUNT, copy_blog, copy_fixture
 from tests.writing_support import EXTRACTION, prompt_kind, writing_runtime
 
 
@@ -108,6 +108,31 @@ async def test_a_question_about_a_named_post_is_answered_from_that_post_alone(
     question = "compare the git workflow post with the docker post"
     msg = await rt.run_skill("AnswerQuestion", {"question": question})
     assert len(msg.data["sources"]) > 1
+    await rt.close()
+
+
+async def test_a_question_on_a_release_is_answered_from_the_post_of_that_release(
+    tmp_path: Path,
+) -> None:
+    """ "what is new in rust 1.77?" was answered from five posts, and the embedded model said
+    1.77 brought async closures (another post's subject)."""
+    zola = copy_fixture("zola", tmp_path / "zola")
+    prompts: list[str] = []
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> str:
+        prompts.append(str(messages[-1]["content"]))
+        return "C-string literals ([Rust 1.77.0](content/Rust-1.77.0.md))."
+
+    rt = writing_runtime(zola, FunctionModel(answer))
+    await rt.initialize()
+    msg = await rt.run_skill("AnswerQuestion", {"question": "what is new in rust 1.77?"})
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["sources"] == ["content/Rust-1.77.0.md"]
+    assert "Async closures" not in prompts[0] and "1.78" not in prompts[0]
+    # Two releases named, or one no title holds: the search decides.
+    for question in ("what changed between rust 1.77 and 1.78?", "what is new in rust 1.7?"):
+        msg = await rt.run_skill("AnswerQuestion", {"question": question})
+        assert len(msg.data["sources"]) > 1, question
     await rt.close()
 
 

@@ -13,6 +13,7 @@ import asyncio
 import datetime as dt
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated
@@ -22,7 +23,7 @@ from pydantic import BaseModel, Field
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.dates import DateRange, find_dates
 from skillrt.blog.markdown import split_post
-from skillrt.blog.posts import make_snippet, query_terms
+from skillrt.blog.posts import PostMeta, make_snippet, query_terms
 from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
 from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
@@ -295,10 +296,39 @@ def _the_post_asked_about(ctx: SkillContext) -> Source | None:
     if len(_POST_WORDS.findall(ctx.input.text)) > 1:
         return None
     path = named_post(ctx)
+    if path is None and not ctx.input.selected_text:
+        path = post_of_release(ctx.input.text, ctx.memory.posts.all_posts())
     post = ctx.memory.posts.get(path) if path is not None else None
     if post is None or (post.draft and not ctx.config.drafts.in_answers):
         return None
     return Source(path=post.path, title=post.title, excerpt=clip(post.body, NAMED_SOURCE_CHARS))
+
+
+# A release's number as questions and titles write it: "rust 1.77", "Python 3.12.1", "v2.0".
+_RELEASE = re.compile(r"(?<![\w.])v?(\d{1,4}(?:\.\d{1,4})+)(?![\w.]\w|\w)")
+
+
+def _releases(text: str) -> set[tuple[int, ...]]:
+    return {tuple(int(n) for n in m.group(1).split(".")) for m in _RELEASE.finditer(text)}
+
+
+def _same_release(asked: tuple[int, ...], titled: tuple[int, ...]) -> bool:
+    """1.77 is 1.77.0 (and 1.77.1: the question did not say which); 1.7 is not 1.77."""
+    short, long = sorted((asked, titled), key=len)
+    return long[: len(short)] == short and (short is asked or not any(long[len(short) :]))
+
+
+def post_of_release(question: str, posts: Iterable[PostMeta]) -> str | None:
+    """The one post whose title holds the release the question names ("what is new in rust
+    1.77?": "Announcing Rust 1.77.0"), or None: the question names no release or two, or no
+    title or two hold it. The search gave the 1.77 post first and four others with it, and the
+    embedded model answered from all five ("the new feature of Rust 1.77 is async closures")."""
+    asked = _releases(question)
+    if len(asked) != 1:
+        return None
+    (release,) = asked
+    found = [p.path for p in posts if any(_same_release(release, t) for t in _releases(p.title))]
+    return found[0] if len(found) == 1 else None
 
 
 # "list my posts", "what posts do I have about rust?", "show me the articles on go",
