@@ -88,6 +88,15 @@ def test_the_retry_note_echoed_on_a_line_of_its_own_is_stripped() -> None:
     cleaned = scaffold.clean(echoed)
     assert cleaned.text == "Futures must be pinned." and not cleaned.left
     assert scaffold.clean("It said the first answer was refused, so I wrote more.").left
+    # Its "Important:" left off (the embedded model's retry of "make the first paragraph
+    # shorter", after a "Text:" label line of the prompt).
+    scaffold = Scaffold(["Shorten it.\n\nText:\nA long one.\n\nImportant: the first answer was"])
+    reworded = (
+        "Async closures borrow.\nText:\nThe first answer was refused (instruction_kind: asked "
+        "to shorten). The second response was requested (instruction_kind: requested)"
+    )
+    cleaned = scaffold.clean(reworded)
+    assert cleaned.text == "Async closures borrow." and not cleaned.left, cleaned
 
 
 def test_the_language_check_counts_scripts_and_common_words() -> None:

@@ -9,7 +9,8 @@ it, are unambiguous and are stripped; so is a line in the shape of the prompt's 
 items (``- Title (posts/x.md) — link: [[...]]``, whatever its title or link) with the quoted
 snippet lines under it; so is an exact copy of the prompt's ``(topic: …; style:
 …)`` fragment, and of a context excerpt, and a line that opens with the retry note
-("Important: the first answer was refused …", its end reworded as a small model does). A
+("Important: the first answer was refused …", its end reworded as a small model does, or
+its "Important:" left off). A
 marker left anywhere else (inside a sentence, with other words around it) is ambiguous: the
 check fails rather than guess.
 """
@@ -31,8 +32,15 @@ _QUOTE = re.compile(r"^\s*>")
 _BLANKS = re.compile(r"\n{3,}")
 MIN_EXCERPT_CHARS = 40  # a prompt line this long, copied whole, is a context excerpt
 MIN_COPIED_RUN = 3  # so many lines in a row, each a prompt line, are the prompt copied
-# ``prompts.RETRY_NOTE`` and the Chinese article's, normalised
-_RETRY_OPENINGS = ("important: the first answer was refused", "注意：第一次的回答没有被采用")
+# ``prompts.RETRY_NOTE`` and the Chinese article's, normalised; the embedded model also opened a
+# line of its own with "The first answer was refused (…)", the note's "Important:" left off.
+_RETRY_OPENINGS = (
+    "important: the first answer was refused",
+    "the first answer was refused",
+    "first answer was refused",
+    "注意：第一次的回答没有被采用",
+    "第一次的回答没有被采用",
+)
 
 
 def _norm(line: str) -> str:
