@@ -15,7 +15,7 @@ from skillrt.cli.display import Display
 from skillrt.cli.lines import LINES, line
 from skillrt.messages import ChatMessage
 from skillrt.testing import ScriptedModel
-from tests.blog import copy_blog
+from tests.blog import copy_blog, copy_fixture
 from tests.cli_support import article, cli_env, make_blog, skillrt, write_script
 from tests.writing_support import writing_runtime
 
@@ -77,6 +77,29 @@ async def test_a_missing_file_is_named_with_the_nearest_posts(
     assert msg.data["error"] == "not_found"
     assert "Errno" not in msg.content
     assert str(blog.resolve()) not in msg.content and str(blog) not in msg.content
+
+
+@pytest.mark.parametrize(
+    ("path", "near"),
+    [
+        # A page bundle goes by its folder's name ("index" named them all alike).
+        ("content/posts/photo-walks.md", ["content/posts/photo-walk/index.md"]),
+        # Not a section page (_index.md), nor a post alike only in the folder's name.
+        ("content/posts/nope.md", []),
+        ("content/posts/json.md", ["content/posts/json-post.md"]),
+    ],
+)
+async def test_a_missing_post_is_suggested_among_posts_only(
+    tmp_path: Path, path: str, near: list[str]
+) -> None:
+    hugo = copy_fixture("hugo", tmp_path / "hugo")
+    rt = writing_runtime(hugo, ScriptedModel([]))
+    try:
+        msg = await rt.run_skill("Summarize", {"path": path})
+    finally:
+        await rt.close()
+    assert msg.data["error"] == "not_found", msg.content
+    assert msg.data["suggestions"] == near, msg.content
 
 
 def test_every_repl_line_has_both_languages() -> None:

@@ -14,6 +14,7 @@ import os
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
+from skillrt.blog.conventions import is_section_page, post_stem
 from skillrt.exceptions import (
     BadParam,
     FileChanged,
@@ -116,13 +117,17 @@ def _markdown_under(root: str, folder: str) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "node_modules")
         for name in filenames:
-            if name.lower().endswith(POST_SUFFIXES):
+            if name.lower().endswith(POST_SUFFIXES) and not is_section_page(name):
                 found.append(
                     os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
                 )
         if len(found) >= MAX_SCANNED_POSTS:
             break
     return found
+
+
+def _below(path: str, folder: str) -> str:
+    return path[len(folder) + 1 :] if folder != "." and path.startswith(folder + "/") else path
 
 
 def nearest_posts(ctx: SkillContext, path: str, n: int = 3) -> list[str]:
@@ -138,11 +143,14 @@ def nearest_posts(ctx: SkillContext, path: str, n: int = 3) -> list[str]:
     if not inside and os.path.isdir(os.path.join(root, folder)):
         seen = set(known)
         known += [p for p in _markdown_under(root, folder) if p not in seen]
-    near = difflib.get_close_matches(path, known, n=n, cutoff=0.6)
+    # Compared below the posts folder: its name, shared by every post, made "content/posts/
+    # nope.md" close to "content/posts/toml-post.md".
+    below = {_below(p, posts_dir): p for p in known}
+    near = [below[p] for p in difflib.get_close_matches(_below(path, posts_dir), below, n, 0.6)]
     by_name: dict[str, str] = {}
     for post in known:
-        by_name.setdefault(PurePosixPath(post).stem.casefold(), post)
-    stem = PurePosixPath(path).stem.casefold()
+        by_name.setdefault(post_stem(post).casefold(), post)  # a bundle: its folder's name
+    stem = post_stem(path).casefold()
     for name in difflib.get_close_matches(stem, list(by_name), n=n, cutoff=0.6):
         if by_name[name] not in near:
             near.append(by_name[name])
