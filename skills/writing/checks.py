@@ -36,6 +36,7 @@ from .languages import LANGUAGES
 from .scaffold import Scaffold
 
 __all__ = [
+    "CHATTER",
     "HAN",
     "Check",
     "CheckRecord",
@@ -132,7 +133,7 @@ def no_scaffolding(scaffold: Scaffold) -> Check:
 
 # A line of the model's own about the text it gives: "Here's a revised version:", "Sure! Here
 # is the edited paragraph:", "Revised version:", "以下是修改后的段落：".
-_CHATTER = re.compile(
+CHATTER = re.compile(
     r"^\W*(?:(?:sure|okay|ok|certainly|of course)\b[\s,!.]*)?"
     r"(?:(?:here(?:'s|’s| is| are)|below is|this is)\b[^\n]{0,60}?"
     r"\b(?:version|text|paragraph|edit|rewrite|revision|draft|translation)s?"
@@ -157,7 +158,7 @@ def no_chatter(original: str) -> Check:
         found = [
             i
             for i, line in enumerate(lines)
-            if _CHATTER.match(line) and " ".join(line.split()).casefold() not in own
+            if CHATTER.match(line) and " ".join(line.split()).casefold() not in own
         ]
         if not found:
             return Verdict("no_chatter", True)

@@ -54,6 +54,7 @@ from .languages import (
 )
 from .lengths import ArticleLength, parse_length, strip_length_words
 from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
+from .notes import without_notes
 from .parts import code_lines
 from .prompts import (
     SECTION_TAIL_CHARS,
@@ -433,9 +434,10 @@ _QUOTES_ALONE = re.compile(r"^\s*[\"'“”‘’「」『』]+\s*$")
 
 def _clean_section(text: str) -> str:
     """The section's text without empty or numbering-only headings ("### 7."), without lines
-    of quote marks alone outside code, and without a title or heading before it; empty (for
-    ``not_degenerate`` to refuse) when no line but a heading is left. Before, an empty
-    section became its own heading, which passed."""
+    of quote marks alone outside code, without a title or heading before it, and without the
+    model's words about it (``notes.without_notes``); empty (for ``not_degenerate`` to
+    refuse) when no line but a heading is left. Before, an empty section became its own
+    heading, which passed."""
     lines = [
         line
         for _, line, code in code_lines(text.strip())
@@ -445,7 +447,8 @@ def _clean_section(text: str) -> str:
         lines.pop(0)  # the model repeated the title or the heading
     if all(not line.strip() or _HEADING.match(line) for line in lines):
         return ""
-    return clip("\n".join(_without_dangling_lead(fences_closed(lines))), MAX_SECTION_CHARS)
+    lines = without_notes("\n".join(fences_closed(lines))).split("\n")
+    return clip("\n".join(_without_dangling_lead(lines)), MAX_SECTION_CHARS)
 
 
 # The last sentence of a text when it leads in to something that never came ("Here is an
