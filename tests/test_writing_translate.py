@@ -11,7 +11,7 @@ from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing.checks import written_in
 from skillrt.skills.writing.languages import target_language
 from skillrt.testing import FunctionModel, ModelOptions
-from tests.blog import copy_blog
+from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
 
 CHINESE_POST = "posts/rust-lifetimes.md"  # 《Rust 生命周期详解》, in Chinese
@@ -113,3 +113,39 @@ async def test_the_title_is_the_first_line_of_the_models_answer(blog: Path) -> N
     assert msg.data["title"] == "Rust Lifetimes Explained"
     saved = (blog / msg.data["path"]).read_text(encoding="utf-8")
     assert "title: Rust Lifetimes Explained\n" in saved
+
+
+async def test_a_part_answered_without_words_is_refused_and_nothing_is_saved(
+    tmp_path: Path,
+) -> None:
+    """The embedded model translated the Hugo shells post (a code block, "# Notes on shells",
+    a sentence) into "```" alone, and that was saved and reported done. Its title, with no
+    title field, was the file name ("notes-on-shells"); it is the first heading now."""
+    hugo = copy_fixture("hugo", tmp_path / "hugo")
+    before = sorted(p.name for p in (hugo / "content/posts").iterdir())
+    model = Translator("贝壳笔记", "```")
+    rt = writing_runtime(hugo, FunctionModel(model))
+    msg = await rt.run_skill(
+        "Translate", {"path": "content/posts/notes-on-shells.md", "language": "Chinese"}
+    )
+    assert msg.state == "ERROR", msg.content
+    assert msg.data["check"] == "not_degenerate", msg.data
+    assert "no words outside code" in msg.data["reason"]
+    assert sorted(p.name for p in (hugo / "content/posts").iterdir()) == before
+    # A code block with the words around it, translated, passes; the title is the heading's.
+    prompts: list[str] = []
+
+    def translator(messages: list[LLMMessage], options: ModelOptions) -> str:
+        prompts.append(str(messages[-1]["content"]))
+        if "title" in str(messages[0]["content"]):
+            return "关于 shell 的笔记"
+        return "```bash\necho hello\n```\n\n# 关于 shell 的笔记\n\nBash 和 zsh 有一些小差别。"
+
+    rt2 = writing_runtime(hugo, FunctionModel(translator))
+    msg = await rt2.run_skill(
+        "Translate", {"path": "content/posts/notes-on-shells.md", "language": "Chinese"}
+    )
+    await rt.close()
+    await rt2.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert prompts[0].startswith("Notes on shells"), prompts[0]

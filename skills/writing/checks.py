@@ -47,6 +47,7 @@ __all__ = [
     "language",
     "no_scaffolding",
     "not_degenerate",
+    "prose_words",
     "run_checks",
     "scope",
     "wikilinks",
@@ -195,6 +196,14 @@ MIN_SHARE = 0.5  # of the text's letters (a CJK character or a Latin word each) 
 MIN_WORDS_FOR_STOPWORDS = 30
 ALREADY_SHARE = 0.8  # a post this much in a language is in it (``written_in``)
 MIN_WORDS_TO_TELL = 5  # fewer words than this (a code block, a heading): nothing to judge
+
+
+def prose_words(text: str) -> int:
+    """The words of ``text`` outside code, links and paths, as ``language_share`` counts them
+    (a CJK character one, a Latin word one)."""
+    prose = _URLISH.sub(" ", _CODE.sub(" ", text))
+    found = (len(p.findall(prose)) for p in (HAN, _KANA, _HANGUL, _LATIN_WORD))
+    return sum(found)
 
 
 def language_share(text: str, code: str) -> float:

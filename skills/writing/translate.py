@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.conventions import DATED_NAME, in_drafts_folder, post_stem
+from skillrt.blog.conventions import DATED_NAME, first_heading, in_drafts_folder, post_stem
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
@@ -32,6 +32,7 @@ from .checks import (
     language,
     no_scaffolding,
     not_degenerate,
+    prose_words,
     web_addresses,
     web_links,
     wikilinks,
@@ -124,10 +125,31 @@ async def _translate_part(
     )
 
 
+def has_words(part: str) -> Check:
+    """A part with words outside code comes back with words: the embedded model answered the
+    Hugo shells post (a code block, a heading and a sentence) with "```" alone, and that
+    was saved as its translation and reported done. Reported as ``not_degenerate`` (a text
+    with nothing to read), so a report's checks are the ones they were."""
+    worded = prose_words(part) > 0
+
+    def check(generated: Generated) -> Verdict:
+        if worded and not prose_words(generated.text):
+            return Verdict(
+                "not_degenerate",
+                False,
+                "the translation has no words outside code, and the text has",
+                zh="译文在代码之外没有文字，原文有",
+            )
+        return Verdict("not_degenerate", True)
+
+    return check
+
+
 def part_checks(ctx: SkillContext, system: str, part: str, code: str) -> list[Check]:
     """What each translated part must pass (see ``checks.py``)."""
     return [
         no_scaffolding(Scaffold([system], content=[part])),
+        has_words(part),
         not_degenerate,
         language(code),
         wikilinks(
@@ -252,7 +274,9 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     parts = split_parts(body, PART_TOKENS) if body.strip() else []
     if len(parts) > MAX_PARTS:
         return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
-    title = str(metadata.get("title") or PurePosixPath(path).stem)
+    # A post without a title field goes by its first heading, as the index has it: the Hugo
+    # shells post's file name, "notes-on-shells", was translated "猫豆鳊".
+    title = str(metadata.get("title") or first_heading(body) or PurePosixPath(path).stem)
     titled = await _translate_title(ctx, title, language, code)
     if not titled.passed:
         return refuse_unchecked(ctx, titled, source=path, language=code)
