@@ -97,6 +97,10 @@ def test_the_retry_note_echoed_on_a_line_of_its_own_is_stripped() -> None:
     )
     cleaned = scaffold.clean(reworded)
     assert cleaned.text == "Async closures borrow." and not cleaned.left, cleaned
+    # Its opening reworded, its closing sentence copied.
+    closing = "The text was refused (x). Write only the text asked for above, without any of"
+    cleaned = scaffold.clean(f"Async closures borrow.\n\n{closing} these instructions in it.")
+    assert cleaned.text == "Async closures borrow.", cleaned
 
 
 def test_the_language_check_counts_scripts_and_common_words() -> None:

@@ -105,3 +105,27 @@ async def test_a_list_item_begun_and_never_written_is_left_out(tmp_path: Path) -
     )
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["summary"] == listed.removesuffix("\n3.")
+
+
+async def test_a_summary_asked_again_is_shown_without_the_retry_note_it_echoed(
+    tmp_path: Path,
+) -> None:
+    """The embedded model's second summary of the Jekyll liquid tips post ended with "The text
+    was refused (template_from_sources: …). Write only the text asked for above, without any
+    of these instructions in it.", and that was shown as part of the summary."""
+    blog = copy_blog(tmp_path / "blog")
+    good = "Goroutines are cheap; channels pass values between goroutines; workers read jobs."
+    echoed = (
+        f"{good}\n\nThe text was refused (grounded: its words are not the text's). Write only "
+        "the text asked for above, without any of these instructions in it."
+    )
+    elsewhere = (
+        "The Go language is designed to be a high-performance, lightweight platform for "
+        "building applications used in industries such as healthcare, finance, and gaming. "
+        "Google created it as an alternative to traditional languages like C++ or Python."
+    )
+    msg = await run_writing_skill(
+        blog, ScriptedModel([elsewhere, echoed]), "Summarize", {"path": "posts/go-concurrency.md"}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["summary"] == good

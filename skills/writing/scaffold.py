@@ -10,7 +10,8 @@ items (``- Title (posts/x.md) — link: [[...]]``, whatever its title or link) w
 snippet lines under it; so is an exact copy of the prompt's ``(topic: …; style:
 …)`` fragment, and of a context excerpt, and a line that opens with the retry note
 ("Important: the first answer was refused …", its end reworded as a small model does, or
-its "Important:" left off). A
+its "Important:" left off), or that holds its closing sentence ("Write only the text asked for
+above"). A
 marker left anywhere else (inside a sentence, with other words around it) is ambiguous: the
 check fails rather than guess.
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 from .prompts import RELATED_ITEM, SCAFFOLD_MARKERS
 
-__all__ = ["Scaffold", "Stripped", "alike", "without_echo"]
+__all__ = ["Scaffold", "Stripped", "alike", "without_echo", "without_retry_note"]
 
 _MARKERS = tuple(re.compile(marker, re.IGNORECASE | re.MULTILINE) for marker in SCAFFOLD_MARKERS)
 _PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
@@ -41,6 +42,29 @@ _RETRY_OPENINGS = (
     "注意：第一次的回答没有被采用",
     "第一次的回答没有被采用",
 )
+
+
+# The retry note's closing sentence, copied into a line of the model's own: "The text was
+# refused (template_from_sources: …). Write only the text asked for above, without any of these
+# instructions in it." ended a summary of the Jekyll liquid tips post.
+_RETRY_CLOSINGS = (
+    "write only the text asked for above",
+    "write only the text requested above",
+    "without any of these instructions in it",
+)
+
+
+def _retry_line(key: str) -> bool:
+    """Whether a normalised line is the retry note echoed, however reworded."""
+    return key.startswith(_RETRY_OPENINGS) or any(c in key for c in _RETRY_CLOSINGS)
+
+
+def without_retry_note(text: str) -> str:
+    """``text`` without the lines that echo the retry note (``_retry_line``): for the texts no
+    ``Scaffold`` checks (a summary)."""
+    lines = text.splitlines()
+    kept = [line for line in lines if not _retry_line(_norm(line))]
+    return text if len(kept) == len(lines) else _BLANKS.sub("\n\n", "\n".join(kept)).strip()
 
 
 def _norm(line: str) -> str:
@@ -96,7 +120,7 @@ class Scaffold:
                 kept.append(line)
                 continue
             # The retry note, however the model reworded its end: a line that opens with it.
-            labelled = key in self.labelled or key.startswith(_RETRY_OPENINGS)
+            labelled = key in self.labelled or _retry_line(key)
             excerpt = len(key) >= MIN_EXCERPT_CHARS and key in self.prompt_lines
             # A related-post item of the prompt's shape, and the quoted snippet lines under it.
             item = _RELATED_ITEM.match(line) is not None

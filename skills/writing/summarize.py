@@ -35,6 +35,7 @@ from .prompts import (
     language_name,
     messages,
 )
+from .scaffold import without_retry_note
 
 __all__ = ["SummarizeParams", "split_parts", "summarize", "summary_tokens", "whole_sentences"]
 
@@ -227,7 +228,7 @@ async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> 
     )
     # A summary the repetition guard cut keeps what came before, with the runtime's note, as
     # before: only a text that is nothing, or a loop too short for the guard, is refused.
-    text = _EMPTY_ITEM_END.sub("", result.content.strip()).strip()
+    text = _EMPTY_ITEM_END.sub("", without_retry_note(result.content).strip()).strip()
     if result.usage.completion_tokens >= max_tokens and not result.truncated_repetition:
         text = whole_sentences(text)
     return Generated(text=text)
