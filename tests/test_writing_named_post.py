@@ -307,3 +307,42 @@ def test_a_title_ending_in_a_question_mark_ends_an_edit() -> None:
 
     assert _ends_with("fix the typo in what is rust?", "What is Rust?")
     assert not _ends_with("add a paragraph on what is rust?", "What is Rust?")
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    ["summarize my latest post", "summarise the most recent article", "总结一下我最新的一篇文章"],
+)
+async def test_my_latest_post_is_the_newest_published_one(blog: Path, request_text: str) -> None:
+    """ "what is my latest post?" was answered "I found no post on the blog that is “my latest
+    post”". A draft of a later date is not the latest post."""
+    draft = "---\ntitle: Later, unfinished\ndate: 2030-01-01\ndraft: true\n---\n\nNot yet.\n"
+    (blog / "posts/later-draft.md").write_text(draft, encoding="utf-8")
+    msg, _ = await _summarised(blog, request_text)
+    assert msg.data["source"] == "posts/notes/weekly-review.md"  # 2024-09-20, the newest
+
+
+@pytest.mark.parametrize(
+    ("question", "lead"),
+    [
+        ("what is my latest post?", "Your latest post:"),
+        ("which post did I write last?", "Your latest post:"),
+        ("我最新的文章是哪篇？", "你最新的文章："),
+    ],
+)
+async def test_the_latest_post_asked_about_is_listed_from_the_index(
+    blog: Path, question: str, lead: str
+) -> None:
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.process_input(question)
+        assert msg.state == "COMPLETED", msg.content
+        assert msg.content.startswith(lead), msg.content
+        assert "[Weekly Review: What I Learned](posts/notes/weekly-review.md)" in msg.content
+        assert llm.call_count == 0
+        # It is the focus now: "summarize it" follows it.
+        assert rt.conversation().focus == "posts/notes/weekly-review.md"
+    finally:
+        await rt.close()

@@ -43,7 +43,7 @@ from .listing import (
 )
 from .listing import REPLIES as LISTING_REPLIES
 from .on_topic import grounded
-from .pick import named_post, post_named
+from .pick import named_post, newest_post, post_named
 from .post_length import REPLIES as LENGTH_REPLIES
 from .post_length import asks_length, post_length
 from .prompts import (
@@ -110,6 +110,11 @@ _OWN_REPLIES = Replies(
             "dates.\n\n",
         ),
         "write_about_it": ("写一篇关于它的文章", "Write an article about it"),
+        "newest_post": ("你最新的文章：\n\n{line}", "Your latest post:\n\n{line}"),
+        "no_newest_post": (
+            "博客上没有带日期的已发布文章。",
+            "The blog has no published post with a date.",
+        ),
         "no_such_post": (
             "博客里没有找到“{post}”，所以无法回答这个问题。",
             "I found no post on the blog that is “{post}”, so I cannot answer this.",
@@ -702,6 +707,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     )
     if direction and (path := named or ctx.input.current_file):
         return await list_links(ctx, path, direction)  # the graph's, no model
+    if _NEWEST_ASKED.match(question.strip()):  # the index's, no model
+        return await _newest(ctx)
     topic = listing_topic(question)
     if topic is not None:  # the list of posts: the index's, no model
         drafts_only = _drafts_asked(question, topic)  # (the topic worked out once)
@@ -762,6 +769,41 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
             "checks": quality_report([answer]),
             **CHECKED,
         },
+    )
+
+
+# "what is my latest post?", "which post did I write last?", "我最新的文章是哪篇？": the newest
+# post, from the index. The embedded model was never asked: "my latest post" named no post, and
+# the reply said the blog had none.
+_NEWEST_ASKED = re.compile(
+    r"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:my|the)\s+(?:very\s+)?(?:latest|newest|"
+    r"last|most\s+recent)\s+(?:blog\s+)?(?:post|article|entry)|which\s+(?:post|article)\s+"
+    r"did\s+I\s+(?:write|publish|post)\s+(?:last|most\s+recently))\s*[?.!]*$"
+    r"|^我?(?:最新|最近)的?(?:一篇)?(?:博客)?(?:文章|博文)是(?:哪一?篇|什么)[？?。]*$",
+    re.I,
+)
+
+
+def _newest_line(ctx: SkillContext) -> list[str]:
+    """The newest published post, as a listing shows it, and its path (empty: no dated post).
+    Blocking I/O: a sync step."""
+    ctx.memory.refresh()
+    every = ctx.memory.posts.all_posts()
+    path = newest_post(every)
+    meta = next((m for m in every if m.path == path), None)
+    return [post_line(1, meta).removeprefix("1. "), meta.path] if meta is not None else []
+
+
+async def _newest(ctx: SkillContext) -> SkillResult:
+    found = await ctx.step("newest", partial(_newest_line, ctx), returns=list[str])
+    if not found:
+        return SkillResult(
+            message=ctx.reply("no_newest_post"), data={"found": False, "citations": []}
+        )
+    line, path = found
+    return SkillResult(
+        message=ctx.reply("newest_post", line=line),
+        data={"found": True, "listed": 1, "citations": [path], "path": path},
     )
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "likely_posts",
     "match_choice",
     "named_post",
+    "newest_post",
     "no_post_chosen",
     "post_named",
     "request_lead",
@@ -364,6 +365,9 @@ def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = No
         longest = max(len(meta.title) for meta in written)
         best = [meta.path for meta in written if len(meta.title) == longest]
         return best[0] if len(best) == 1 else None
+    newest = _NEWEST.search(names_in) or (strict and _NEWEST_AT_END.search(request))
+    if newest:
+        return newest_post(every)
     described = _described(request, strict=strict)
     if described is None:
         return None
@@ -377,6 +381,25 @@ def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = No
         if all(word in folded for word in words) and set(words) <= set(_words(named)):
             fits.append(meta.path)
     return fits[0] if len(fits) == 1 else None
+
+
+# "my latest post", "the most recent article", "my newest blog post", "我最新的文章", "最近一篇
+# 文章": the newest published post. ("The last one" of a list the conversation showed is that
+# list's: ``listed_post`` comes first.)
+_NEWEST_EN = (
+    r"\b(?:my|the|our)\s+(?:very\s+)?(?:latest|newest|last|most\s+recent|most\s+recently\s+"
+    r"(?:written|published))\s+(?:blog\s+)?(?:post|article|entry|piece)\b"
+)
+_NEWEST_ZH = r"(?:最新|最近)的?一篇(?:博客)?(?:文章|博文|帖子)?|最新的?(?:博客)?(?:文章|博文|帖子)"
+_NEWEST = re.compile(f"{_NEWEST_EN}|{_NEWEST_ZH}", re.I)
+_NEWEST_AT_END = re.compile(f"(?:{_NEWEST_EN}|{_NEWEST_ZH})\\W*$", re.I)
+
+
+def newest_post(every: list[PostMeta]) -> str | None:
+    """The published post with the latest date (the last by path among those of that day), or
+    None when no published post has a date."""
+    dated = [meta for meta in every if meta.date and not meta.draft]
+    return max(dated, key=lambda meta: (meta.date or "", meta.path)).path if dated else None
 
 
 def _fits_phrase(phrase: str, every: list[PostMeta]) -> str | None:
