@@ -14,7 +14,15 @@ import pytest
 from skillrt.skill.refusals import REFUSALS
 from skillrt.skill.replies import Replies
 from skillrt.skills import builtin_skills
-from skillrt.skills.writing import checked, languages, listing, newpost, pick, post_length
+from skillrt.skills.writing import (
+    checked,
+    languages,
+    listing,
+    newpost,
+    pick,
+    post_length,
+    post_tags,
+)
 
 MODULES = sorted({s.fn.__module__ for s in builtin_skills() if "browsing" not in s.fn.__module__})
 
@@ -67,6 +75,8 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
         wanted |= asked_for(listing)  # the lists by tag (and its "… and N more")
     if any(getattr(module, n, None) is post_length.post_length for n in dir(module)):
         wanted |= asked_for(post_length)  # how long a post is
+    if any(getattr(module, n, None) is post_tags.post_tags for n in dir(module)):
+        wanted |= asked_for(post_tags)  # a post's tags
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

@@ -43,9 +43,12 @@ from .listing import (
 )
 from .listing import REPLIES as LISTING_REPLIES
 from .on_topic import grounded
-from .pick import named_post, newest_post, post_named
+from .pick import REPLIES as PICK_REPLIES
+from .pick import ask_for_post, named_post, newest_post, no_post_chosen, post_named
 from .post_length import REPLIES as LENGTH_REPLIES
 from .post_length import asks_length, post_length
+from .post_tags import REPLIES as POST_TAGS_REPLIES
+from .post_tags import post_tags, post_tags_asked, refers_to_open
 from .prompts import (
     ANSWER_SYSTEM,
     EXPLAIN_SYSTEM,
@@ -167,7 +170,14 @@ _OWN_REPLIES = Replies(
         ),
     }
 )
-REPLIES = _OWN_REPLIES | LISTING_REPLIES | LENGTH_REPLIES | CHECK_REPLIES
+REPLIES = (
+    _OWN_REPLIES
+    | LISTING_REPLIES
+    | LENGTH_REPLIES
+    | POST_TAGS_REPLIES
+    | PICK_REPLIES
+    | CHECK_REPLIES
+)
 
 Question = Annotated[
     str, Chars(MAX_QUESTION_CHARS, empty="no_question", too_long="question_too_long")
@@ -303,10 +313,20 @@ def _the_post_asked_about(ctx: SkillContext) -> Source | None:
     path = named_post(ctx)
     if path is None and not ctx.input.selected_text:
         path = post_of_release(ctx.input.text, ctx.memory.posts.all_posts())
+    if path is None and ctx.input.current_file and _ABOUT_IT.search(ctx.input.text):
+        path = ctx.files.relative(ctx.input.current_file)  # "what does it say about …?"
     post = ctx.memory.posts.get(path) if path is not None else None
     if post is None or (post.draft and not ctx.config.drafts.in_answers):
         return None
     return Source(path=post.path, title=post.title, excerpt=clip(post.body, NAMED_SOURCE_CHARS))
+
+
+# A question on the post open (or in focus): "what is it about?", "does this post mention
+# X?", "这篇文章讲了什么". It was searched for as words ("it" named nothing), and with nothing
+# found, answered in general.
+_ABOUT_IT = re.compile(
+    r"\b(?:it|its|this\s+(?:post|article|one|page)|that\s+(?:post|article))\b|这篇|它", re.I
+)
 
 
 # A release's number as questions and titles write it: "rust 1.77", "Python 3.12.1", "v2.0".
@@ -697,6 +717,13 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     ctx.progress(1, 2, ctx.reply("searching"))
     if (tags := tag_ask(question)) is not None:  # by tag, or the tags: the index's, no model
         return await list_by_tag(ctx, tags, "drafts_left_out")
+    if (words := post_tags_asked(question)) is not None:  # one post's: its own, no model
+        if refers_to_open(words):
+            tagged = ctx.input.current_file
+        else:
+            tagged = await post_named(ctx, step="named_post:tags")
+        tagged = tagged or await ask_for_post(ctx, ctx.reply("tags_action"))
+        return await post_tags(ctx, tagged) if tagged else no_post_chosen(ctx)
     if asks_length(question) and (path := await post_named(ctx) or ctx.input.current_file):
         return await post_length(ctx, path)  # counted, no model
     direction = links_asked(question)
