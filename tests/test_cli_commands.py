@@ -315,3 +315,18 @@ def test_help_names_the_extras_and_keeps_each_command_on_its_lines() -> None:
     serve = runner.invoke(app, ["serve", "--help"], env=env)
     assert "needs skillrt[server]" in " ".join(serve.output.split())
     assert "serve-token in the state folder" in " ".join(serve.output.replace("│", "").split())
+
+
+def test_a_command_typed_without_its_slash_runs(blog: Path, tmp_path: Path) -> None:
+    """ "undo" went to the Chat skill ("I'm here. Tell me what to do…") and "exit" did not
+    quit: the piped lines after it ran."""
+    done = skillrt(
+        "chat",
+        env=cli_env(blog, write_script(tmp_path / "s.json", [])),
+        cwd=tmp_path,
+        input="undo\nhelp\nexit\n/nonsense\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "There is nothing to undo" in done.stdout
+    assert "/publish" in done.stdout  # the help's list of commands
+    assert "Unknown command /nonsense" not in done.stdout  # quit before it

@@ -106,6 +106,10 @@ class Repl:
             line = line.strip()
             if not line:
                 continue
+            if (bare := _BARE.get(line.rstrip(".!。！").casefold())) is not None and (
+                self._pending_question() is None
+            ):
+                line = bare  # "exit", "undo", "退出": the command (the Chat skill answered)
             if line.startswith("/") and self._is_command(line):
                 if await self._command(line) is _QUIT:
                     return
@@ -490,3 +494,17 @@ COMMANDS: dict[str, _Command] = {
     "exit": _Command("/exit", "cmd_exit", Repl.cmd_quit, listed=False),
 }
 """The slash commands; an ID may be a unique prefix."""
+
+# A command typed without its slash, alone on the line and with no question waiting: "undo"
+# went to the Chat skill, which answered "I'm here. Tell me what to do…", and "exit" did not
+# quit. Only words no request is made of alone.
+_BARE = {
+    "quit": "/quit",
+    "exit": "/quit",
+    "退出": "/quit",
+    "help": "/help",
+    "帮助": "/help",
+    "undo": "/undo",
+    "撤销": "/undo",
+    "撤回": "/undo",
+}
