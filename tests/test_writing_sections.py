@@ -135,6 +135,11 @@ def test_sections_that_name_nothing_are_replaced_in_their_place() -> None:
         OutlineSection(heading="Fixing conflicts", points=["1. ours", "2. ours", "theirs"]),
         OutlineSection(heading="2.1.0.4.6", points=["1.1.1.1.1.1."]),
         OutlineSection(heading="Pushing", points=["1.1.1.1.1.1.1.", "- 2.1.0.3.3.4"]),
+        # web addresses alone (made up), not the names of files or tools
+        OutlineSection(
+            heading="Remote work",
+            points=["tmux.com", "- tmux.io/remote", "https://x.dev", "Node.js", "config.toml"],
+        ),
     ]
     repaired, added = repaired_sections(sections, "en")
     assert [(s.heading, s.points) for s in repaired] == [
@@ -145,6 +150,7 @@ def test_sections_that_name_nothing_are_replaced_in_their_place() -> None:
         ("Fixing conflicts", ["1. ours", "theirs"]),
         ("A worked example", []),
         ("Pushing", []),
+        ("Remote work", ["Node.js", "config.toml"]),
     ]  # as many sections as the model gave: as many calls
     assert added == ["Overview", "How it works", "A worked example"]
     zh, added = repaired_sections(

@@ -54,6 +54,13 @@ _LABEL = re.compile(
 # A heading copied from the prompt's list of related posts: "Rust 借用与引用 (posts/x.md)".
 _PATH = re.compile(r"[/\\]\S*\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _PLACEHOLDER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)  # git_rebase_description
+# A point that is a web address alone: the embedded model's outline of "tmux for remote work"
+# gave "tmux.com", "tmux.io", "tmux.com/remote" (none of them real) as its points.
+_ADDRESS = re.compile(
+    r"^(?:https?://\S+|(?:www\.)?[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|co|ai|app|info|"
+    r"blog|me)(?:\.[a-z]{2})?(?:/\S*)?)$",
+    re.I,
+)
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _MAX_HEADING_CHARS = 150
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
@@ -84,14 +91,14 @@ def repaired_sections(
     sections: Sequence[OutlineSection], lang: str, copied: Sequence[str] = ()
 ) -> tuple[list[OutlineSection], list[str]]:
     """A model's outline sections, each in its place: one that names something, with its
-    distinct points that are not its heading again; one that does not (a placeholder, no
-    word, one named before, a related post's line with its path or its title (in
-    ``copied``), one in another language than a Chinese article's: ``_foreign``) replaced by
-    a heading of ``FILLER_HEADINGS``, or left as it was in a language without them. As many
-    sections as the model gave, so as many calls. And the headings put in. (A section named
-    like the article is kept: "Write section 1 of 1: Rust ownership" is a prompt the
-    embedded model answers; "Overview" in its place, one it answered with the prompt's
-    lines.)"""
+    distinct points that are not its heading again nor a web address alone; one that does
+    not (a placeholder, no word, one named before, a related post's line with its path or
+    its title (in ``copied``), one in another language than a Chinese article's:
+    ``_foreign``) replaced by a heading of ``FILLER_HEADINGS``, or left as it was in a
+    language without them. As many sections as the model gave, so as many calls. And the
+    headings put in. (A section named like the article is kept: "Write section 1 of 1: Rust
+    ownership" is a prompt the embedded model answers; "Overview" in its place, one it
+    answered with the prompt's lines.)"""
     from .write import OutlineSection
 
     fillers = list(FILLER_HEADINGS.get(lang, ()))
@@ -126,6 +133,7 @@ def repaired_sections(
                 _worded(point_key)
                 and point_key not in said
                 and not _PLACEHOLDER.match(point)
+                and not _ADDRESS.match(_NUMBERING.sub("", point.strip()))
                 and not _foreign(point, lang)
             ):
                 said.add(point_key)
