@@ -170,6 +170,27 @@ async def test_no_readable_page_is_a_clear_failure(site: TestSite, tmp_path: Pat
     assert "No page could be found and read" in msg.content
 
 
+async def test_pages_the_question_gives_are_read_not_searched(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """ "research http://…/page" was planned as searches (the address and a made-up SQL
+    query); with no search engine reachable it failed without reading the page."""
+    model = research_model("The capital is Poseidonia [1].", queries=["SELECT * FROM t"])
+    # No search engine answers here: a search would fail the task.
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/gone")})
+    page = site.url("/articles/atlantis")
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": f"what does {page}, say?"})
+        missing = await rt.run_skill("ResearchWeb", {"question": f"summarise {page}-not-there"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["pages_read"] == [page] and msg.data["queries"] == []
+    assert not [r for r in site.requests if "/gone" in r or "SELECT" in r]
+    assert missing.state == "ERROR"
+    assert f"{page}-not-there: HTTP 404" in missing.content, missing.content
+
+
 class Journal:
     """A tiny task host: the journal of durable steps, kept across two runs."""
 

@@ -34,7 +34,14 @@ if TYPE_CHECKING:
     from skillrt.llm.base import LLMMessage
     from skillrt.skill.context import SkillContext
 
-__all__ = ["CheckedCitations", "ResearchAnswer", "SubQueries", "check_citations", "research"]
+__all__ = [
+    "CheckedCitations",
+    "ResearchAnswer",
+    "SubQueries",
+    "check_citations",
+    "given_urls",
+    "research",
+]
 
 MAX_QUERIES = 3
 PAGE_CHARS_STORED = 20_000
@@ -197,10 +204,29 @@ async def _answer(
     return {"title": parsed.title, "answer": parsed.answer}
 
 
+# The web addresses a question gives ("research https://sqlite.org/wal.html"): read, not
+# searched for. The embedded model planned the address itself and a made-up SQL query as
+# searches, and with no search engine reachable the task failed without reading the page.
+_GIVEN_URL = re.compile(r"https?://[^\s<>\"'`，。；）)\]]+")
+
+
+def given_urls(question: str) -> list[str]:
+    """The web addresses in ``question``, in order, each once, without a closing stop."""
+    found: list[str] = []
+    for match in _GIVEN_URL.finditer(question):
+        url = match.group(0).rstrip(".,;:!?")
+        if url not in found:
+            found.append(url)
+    return found
+
+
 async def research(ctx: SkillContext, question: str, max_pages: int, note: bool) -> SkillResult:
     cfg = browser_config(ctx.config)
-    ctx.progress(0, 4, ctx.say("拆分检索词", "Planning searches"))
-    queries: list[str] = await ctx.step("research:queries", lambda: _sub_queries(ctx, question))
+    given = given_urls(question)[:max_pages]
+    queries: list[str] = []
+    if not given:
+        ctx.progress(0, 4, ctx.say("拆分检索词", "Planning searches"))
+        queries = await ctx.step("research:queries", lambda: _sub_queries(ctx, question))
     fetcher = SafeFetcher(
         firewall_from_config(cfg),
         timeout_s=cfg.timeout_s,
@@ -208,17 +234,20 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
         guard=SecretGuard.from_config(ctx.config, None),  # no secret in a search URL
     )
     try:
-        provider = search_provider(cfg.search, fetcher)
-        ctx.progress(1, 4, ctx.say("搜索中", "Searching"), detail="; ".join(queries))
-        searches: list[list[dict[str, str]]] = []
-        for query in queries:
+        if given:  # the pages the question gives: no search
+            picked = [{"url": url} for url in given]
+        else:
+            provider = search_provider(cfg.search, fetcher)
+            ctx.progress(1, 4, ctx.say("搜索中", "Searching"), detail="; ".join(queries))
+            searches: list[list[dict[str, str]]] = []
+            for query in queries:
 
-            async def run(q: str = query) -> list[dict[str, str]]:
-                found = await provider.search(q, cfg.search.max_results)
-                return [r.to_dict() for r in found]
+                async def run(q: str = query) -> list[dict[str, str]]:
+                    found = await provider.search(q, cfg.search.max_results)
+                    return [r.to_dict() for r in found]
 
-            searches.append(await ctx.step(_step_key("research:search", query), run))
-        picked = _pick(searches, max_pages)
+                searches.append(await ctx.step(_step_key("research:search", query), run))
+            picked = _pick(searches, max_pages)
         ctx.progress(2, 4, ctx.say(f"阅读 {len(picked)} 个网页", f"Reading {len(picked)} pages"))
         gate = asyncio.Semaphore(cfg.read_concurrency)
 
@@ -236,6 +265,18 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
     read_ok = [p for p in pages if p.get("ok")]
     for failed in (p for p in pages if not p.get("ok")):
         ctx.logger.info("research.page_skipped", url=failed["url"], error=failed.get("error"))
+    if not read_ok and given:  # say which address, and why: the user gave it
+        why = "\n".join(f"- {p['url']}: {p.get('error') or '?'}" for p in pages)
+        return SkillResult(
+            success=False,
+            message=ctx.say("无法读取给出的网页：\n\n", "The pages given could not be read:\n\n")
+            + why,
+            data={
+                "queries": [],
+                "pages_read": 0,
+                "errors": {p["url"]: p.get("error") for p in pages},
+            },
+        )
     if not read_ok:
         return SkillResult(
             success=False,
