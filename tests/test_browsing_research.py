@@ -13,11 +13,13 @@ import structlog
 from skillrt import load_config
 from skillrt.abort import AbortController
 from skillrt.exceptions import BrowserError, ConfigError
+from skillrt.llm.base import LLMMessage
 from skillrt.skill.context import SkillContext, TaskInput
 from skillrt.skills.browsing import URLFirewall, check_citations, search_provider
 from skillrt.skills.browsing.config import SearchConfig
 from skillrt.skills.browsing.fetcher import SafeFetcher
-from skillrt.skills.browsing.research import research
+from skillrt.skills.browsing.research import research, unfit_answer
+from skillrt.testing import FunctionModel, ModelOptions
 from tests.browsing_support import make_runtime, research_model
 from tests.site import TestSite
 
@@ -189,6 +191,42 @@ async def test_pages_the_question_gives_are_read_not_searched(
     assert not [r for r in site.requests if "/gone" in r or "SELECT" in r]
     assert missing.state == "ERROR"
     assert f"{page}-not-there: HTTP 404" in missing.content, missing.content
+
+
+@pytest.mark.parametrize(
+    ("answer", "unfit"),
+    [
+        ("The answer is: 1. The answer is: 2. The", True),  # the embedded model's
+        ("The answer is: 2018-01-23T00:00:00.00:10", True),
+        ("[1]", True),
+        ("", True),
+        ("The capital is Poseidonia [1].", False),
+        ("首都是波塞多尼亚 [1]。", False),
+    ],
+)
+def test_an_answer_that_says_nothing_is_unfit(answer: str, unfit: bool) -> None:
+    page = {"url": "http://x/a", "title": "Atlantis", "text": "Poseidonia is the capital."}
+    assert bool(unfit_answer(answer, [page])) is unfit
+
+
+async def test_an_answer_that_says_nothing_is_asked_again_then_refused(
+    site: TestSite, tmp_path: Path
+) -> None:
+    answers = iter(["The answer is: 1. The answer is: 2. The", "The answer is: 2018-01-23"])
+
+    def fn(messages: list[LLMMessage], options: ModelOptions) -> dict[str, Any]:
+        return {"title": "", "answer": next(answers)}
+
+    rt = make_runtime(tmp_path, FunctionModel(fn))
+    page = site.url("/articles/atlantis")
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": f"research {page}"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR", msg.content
+    assert msg.data["answered"] is False and msg.data["pages_read"] == [page]
+    assert "failed its check" in msg.content and page in msg.content
+    assert "The answer is" not in msg.content
 
 
 class Journal:

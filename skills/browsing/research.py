@@ -29,6 +29,9 @@ from skillrt.skills.browsing.page_reader import read_page
 from skillrt.skills.browsing.prompts import fence_untrusted, new_nonce, truncate_tokens
 from skillrt.skills.browsing.search import search_provider
 from skillrt.skills.browsing.secret_guard import SecretGuard
+from skillrt.skills.writing.checks import HAN, Generated, not_degenerate, run_checks
+from skillrt.skills.writing.on_topic import grounded
+from skillrt.skills.writing.repeats import not_repetitive
 
 if TYPE_CHECKING:
     from skillrt.llm.base import LLMMessage
@@ -41,6 +44,7 @@ __all__ = [
     "check_citations",
     "given_urls",
     "research",
+    "unfit_answer",
 ]
 
 MAX_QUERIES = 3
@@ -177,8 +181,9 @@ def _pick(searches: list[list[dict[str, str]]], max_pages: int) -> list[dict[str
 
 
 async def _answer(
-    ctx: SkillContext, question: str, pages: list[dict[str, Any]], note: bool
+    ctx: SkillContext, question: str, pages: list[dict[str, Any]], note: bool, refused: str = ""
 ) -> dict[str, str]:
+    """The model's answer from ``pages`` (``refused``: why a first one was refused)."""
     nonce = new_nonce()
     per_page = max(300, browser_config(ctx.config).observation_tokens * 4 // len(pages))
     blocks = [
@@ -197,7 +202,9 @@ async def _answer(
     messages: list[LLMMessage] = [
         {"role": "system", "content": system},
         {"role": "user", "content": f"Question: {question}\n\n"
-         + fence_untrusted("\n\n".join(blocks), nonce)},
+         + fence_untrusted("\n\n".join(blocks), nonce)
+         + (f"\n\nImportant: the first answer was refused ({refused}). Answer the question "
+            "from the sources." if refused else "")},
     ]  # fmt: skip
     result = await ctx.llm.chat(messages, response_model=ResearchAnswer)
     parsed = result.parsed_as(ResearchAnswer)
@@ -290,7 +297,62 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
     answer: dict[str, str] = await ctx.step(
         "research:answer", lambda: _answer(ctx, question, read_ok, note)
     )
+    if refused := unfit_answer(answer["answer"], read_ok):  # asked once more, then refused
+        ctx.events.emit(
+            "agent:status", message=ctx.say("答案没有通过检查，重新询问", "Asking again")
+        )
+        answer = await ctx.step(
+            "research:answer:retry", lambda: _answer(ctx, question, read_ok, note, refused)
+        )
+        if refused := unfit_answer(answer["answer"], read_ok):
+            return _unanswered(ctx, queries, read_ok, refused)
     return _compose(ctx, question, queries, read_ok, answer, note)
+
+
+# An answer that is a label and numbers: the embedded model answered "research <a page on
+# SQLite's WAL>" with "The answer is: 1. The answer is: 2. The" and "The answer is:
+# 2018-01-23T00:00:00.00:10", and both were shown as done.
+_ANSWER_LABEL = re.compile(r"\b(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*[:：]", re.I)
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+_FILLER = frozenset(
+    ["the", "a", "an", "is", "are", "was", "of", "to", "and", "in", "on", "it", "this", "that"]
+)
+
+
+def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
+    """Why a research answer cannot be shown (empty: it can): it says nothing (no word but
+    labels, numbers and citations), or fails ``not_degenerate``, ``not_repetitive`` or
+    ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
+    not judged there)."""
+    rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", text))
+    words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER]
+    if not words and not HAN.search(rest):
+        return "it says nothing from the sources"
+    checks = [not_degenerate, not_repetitive, grounded(*(str(p.get("text", "")) for p in pages))]
+    _, verdicts = run_checks(Generated(text=text), checks)
+    return "; ".join(f"{v.name}: {v.reason}" for v in verdicts if not v.passed)
+
+
+def _unanswered(
+    ctx: SkillContext, queries: list[str], pages: list[dict[str, Any]], refused: str
+) -> SkillResult:
+    """The reply when the answer failed its checks twice: why, and the pages read."""
+    listed = "\n".join(f"{i}. [{p['title']}]({p['url']})" for i, p in enumerate(pages, 1))
+    return SkillResult(
+        success=False,
+        message=ctx.say(
+            f"模型的回答没有通过检查（{refused}），再问一次也没有，所以不显示。读过的网页：\n\n",
+            f"The model's answer failed its check ({refused}), and again when asked once more, "
+            "so it is not shown. The pages read:\n\n",
+        )
+        + listed,
+        data={
+            "answered": False,
+            "check": refused,
+            "queries": queries,
+            "pages_read": [p["url"] for p in pages],
+        },
+    )
 
 
 def _compose(
