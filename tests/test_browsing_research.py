@@ -199,6 +199,7 @@ async def test_pages_the_question_gives_are_read_not_searched(
         ("The answer is: 1. The answer is: 2. The", True),  # the embedded model's
         ("The answer is: 2018-01-23T00:00:00.00:10", True),
         ("[1]", True),
+        ("http://127.0.0.1:8811/sqlite.html", True),  # the page's address, said back
         ("", True),
         ("The capital is Poseidonia [1].", False),
         ("首都是波塞多尼亚 [1]。", False),

@@ -28,11 +28,26 @@ REQUESTS = [
     ("come up with a catchier title for the go post", "EDIT_CONTENT"),
     ("compare the rust borrowing post with the rust lifetimes post", "ANSWER_QUESTION"),
     ("对比一下 rust 借用和生命周期那两篇文章", "ANSWER_QUESTION"),
+    # a question on a web page it gives: read by ResearchWeb, not answered in general
+    ("what does https://sqlite.org/wal.html say about checkpoints?", "RESEARCH_WEB"),
+    ("what's my latest post?", "ANSWER_QUESTION"),
+    ("what tags does it have?", "ANSWER_QUESTION"),
     # unchanged neighbours
+    ("how do I link to https://example.com in a post?", "ANSWER_QUESTION"),
     ("write a post comparing rust and go", "WRITE_ARTICLE"),
     ("add the tag rust to the go post", "EDIT_CONTENT"),
     ("summarize the go post", "SUMMARIZE"),
 ]
+
+
+@pytest.mark.parametrize(
+    "text", ["what is https://sqlite.org/wal.html about?", "https://sqlite.org/wal.html 讲了什么？"]
+)
+async def test_a_question_on_a_page_it_gives_is_research_by_the_table(text: str) -> None:
+    """(The classifier, sure it is a question for the blog or a summary, overrules it; the
+    blog's answer then gives no general one about a page nobody read.)"""
+    parsed = await _router(None, classifier=False).parse(text)
+    assert parsed.type == "RESEARCH_WEB"
 
 
 async def test_setting_the_summary_field_is_an_edit_by_the_table() -> None:

@@ -358,3 +358,20 @@ def test_a_post_whose_name_holds_small_words_is_still_one_post(question: str) ->
     from skillrt.skills.writing.answer import _a_post_asked_about
 
     assert _a_post_asked_about(question) is not None
+
+
+async def test_a_question_on_a_web_page_gets_no_general_answer(tmp_path: Path) -> None:
+    """ "what does http://…/sqlite.html say about checkpoints?" was answered in general: "a
+    cross-site request for authentication and authorization"."""
+    blog = copy_blog(tmp_path / "web")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    try:
+        msg = await rt.run_skill(
+            "AnswerQuestion", {"question": "what is https://sqlite.org/wal.html about?"}
+        )
+    finally:
+        await rt.close()
+    assert msg.data["url"] == "https://sqlite.org/wal.html", msg.content
+    assert "research https://sqlite.org/wal.html" in msg.content
+    assert llm.call_count == 0

@@ -321,10 +321,10 @@ _FILLER = frozenset(
 
 def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
     """Why a research answer cannot be shown (empty: it can): it says nothing (no word but
-    labels, numbers and citations), or fails ``not_degenerate``, ``not_repetitive`` or
-    ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
-    not judged there)."""
-    rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", text))
+    labels, numbers, web addresses and citations), or fails ``not_degenerate``,
+    ``not_repetitive`` or ``grounded`` (its words, in the main, the pages'; an answer under
+    12 words of its own is not judged there)."""
+    rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", _GIVEN_URL.sub(" ", text)))
     words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER]
     if not words and not HAN.search(rest):
         return "it says nothing from the sources"

@@ -118,6 +118,13 @@ _OWN_REPLIES = Replies(
             "博客上没有带日期的已发布文章。",
             "The blog has no published post with a date.",
         ),
+        "web_page_asked": (
+            "博客里没有关于“{question}”的内容，回答博客的问题时我不会读取网页。"
+            "要读 {url}，请说：“调研 {url}”。",
+            "The blog has nothing on “{question}”, and answers from the blog do not read web "
+            "pages: to have {url} read, ask “research {url}”.",
+        ),
+        "research_it": ("调研 {url}", "research {url}"),
         "no_such_post": (
             "博客里没有找到“{post}”，所以无法回答这个问题。",
             "I found no post on the blog that is “{post}”, so I cannot answer this.",
@@ -568,6 +575,12 @@ async def _listing(ctx: SkillContext, topic: str, drafts_only: bool = False) -> 
     )
 
 
+# A web page a question gives ("what is https://sqlite.org/wal.html about?"): the general
+# answer was made up about a page the model never saw ("a cross-site request for
+# authentication and authorization").
+_WEB_PAGE = re.compile(r"https?://[^\s<>\"'`，。；）)\]]+")
+
+
 # A question about one of the blog's posts ("what is the photo walk post about?", "what does
 # my post on X say…", "docker 那篇文章讲了什么"): when the index finds nothing, a general answer
 # cannot be about it (the embedded model made one up: "The photo walk post about the 2019
@@ -610,6 +623,13 @@ async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
             message=ctx.reply("no_such_post", post=clip(post, 80)),
             data={"found": False, "citations": [], "post_asked_about": post},
             next_steps=[ctx.reply("list_posts")],
+        )
+    if (page := _WEB_PAGE.search(question)) is not None:  # a page no one read: no guess at it
+        url = page.group(0).rstrip(".,;:!?")
+        return SkillResult(
+            message=ctx.reply("web_page_asked", question=shown, url=url),
+            data={"found": False, "citations": [], "url": url},
+            next_steps=[ctx.reply("research_it", url=url)],
         )
     if ctx.config.answer.general_fallback:
         general: str = await ctx.step("general", partial(_general_answer, ctx, question))
