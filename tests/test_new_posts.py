@@ -33,6 +33,8 @@ async def test_an_empty_post_follows_the_blog_too(tmp_path: Path, name: str) -> 
         "hugo": ("yaml", ["title", "date", "tags", "draft"]),
     }
     assert (post.format, list(post.fields())) == expected[name]
+    # The tags asked for and not written (Zola's posts carry none) are said, not lost silently.
+    assert ("the tags (rust) were not written" in msg.content) is (name == "zola"), msg.content
     await rt.close()
 
 

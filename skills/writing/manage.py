@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from functools import partial
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.posts import IndexReport
 from skillrt.exceptions import BadParam, FileMissing
 from skillrt.skill.params import Chars, PostPath
@@ -55,6 +57,12 @@ REPLIES = (
             ),
             "write_body": ("写正文", "Write the body"),
             "add_tags": ("添加标签", "Add tags"),
+            "tags_not_written": (
+                "\n\n博客的文章大多不带标签，新文章照此没有写入标签（{tags}）；"
+                "要加上，请说“添加标签 {tags}”。",
+                "\n\nMost of the blog's posts carry no tags, so the new post follows them and "
+                "the tags ({tags}) were not written; to add them anyway, ask “add tags {tags}”.",
+            ),
             "delete_action": ("删除", "delete"),
             "no_target": (
                 "要删除哪篇文章？请给出路径（如 posts/x.md）或标题。",
@@ -141,6 +149,15 @@ class Trashed(BaseModel):
     trash: str | None
 
 
+def _holds_tags(text: str, path: str) -> bool:
+    """Whether a new post's frontmatter holds tags (``tags``, ``tag``, Zola's taxonomies): a
+    new post takes the keys most of the blog's posts carry, and the Zola fixture's carry no
+    tags, so "create a post called X with tags rust, async" wrote none, and said nothing."""
+    fields = split_frontmatter(text, path).fields()
+    table = fields.get("taxonomies")
+    return "tags" in fields or "tag" in fields or (isinstance(table, Mapping) and "tags" in table)
+
+
 @skill(
     name="CreateArticle",
     intents=["CREATE_ARTICLE"],
@@ -172,8 +189,10 @@ async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult
     ctx.progress(2, 2, ctx.reply("indexing"))
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     note = "" if saved.path == wanted else ctx.reply("name_taken", wanted=wanted)
+    untagged = bool(tags) and not _holds_tags(post.text, saved.path)  # the blog's posts: none
     return SkillResult(
         message=ctx.reply("created", title=title, path=saved.path, note=note)
+        + (ctx.reply("tags_not_written", tags=", ".join(tags)) if untagged else "")
         + draft_note(ctx, saved.path, post.text),
         data={
             "path": saved.path,
