@@ -235,6 +235,26 @@ async def test_an_edit_naming_its_post_at_the_end_takes_it(tmp_path: Path) -> No
     assert msg.data["path"] == "content/posts/first-post.md"
 
 
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "make the first paragraph of my first post friendlier",
+        "make the intro in first-post friendlier",
+    ],
+)
+async def test_an_edit_naming_its_post_after_a_part_of_it_takes_it(
+    tmp_path: Path, instruction: str
+) -> None:
+    """ "make the first paragraph of my first post friendlier" asked which post."""
+    hugo = copy_fixture("hugo", tmp_path / "hugo")
+    rt = writing_runtime(hugo, ScriptedModel(["Hi! Hugo builds this whole site from Markdown."]))
+    await rt.initialize()
+    msg = await rt.run_skill("EditContent", {"instruction": instruction})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == "content/posts/first-post.md"
+
+
 async def test_an_edit_instruction_naming_a_title_asks_which_post(blog: Path) -> None:
     """A blog tool's edit button with no post: its instruction's topic is a post's title, and
     the question is asked rather than that post edited."""

@@ -280,6 +280,29 @@ def _ends_with(request: str, name: str) -> bool:
     return bool(_TARGET_END.search(before)) and not _REFERS.search(before)
 
 
+# A part of a post named just before its title: "make the first paragraph of my first post
+# friendlier" (the edit asked which post: the title was neither right after the verb nor at
+# the end).
+_PART_OF = re.compile(
+    r"\b(?:paragraph|section|intro|introduction|conclusion|title|ending|end|heading|"
+    r"description|summary|tags|opening|outro|line|sentence)\s+(?:of|in)\s+"
+    r"(?:(?:the\s+)?(?:post|article)\s+)?$"
+)
+
+
+def _after_part(request: str, name: str) -> bool:
+    """Whether the edit's ``request`` names ``name`` (a title or file name, as
+    ``_written_out`` takes them) right after a part of a post and "of" or "in"."""
+    folded = " ".join(name.casefold().split()).rstrip(" .!?。！？")
+    if not _written_out(folded, folded):
+        return False
+    pattern = rf"(?<![\w-]){re.escape(folded)}(?![\w-])"
+    return any(
+        _PART_OF.search(request[: found.start()]) and not _REFERS.search(request[: found.start()])
+        for found in re.finditer(pattern, request)
+    )
+
+
 def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] | None:
     """The words a request describes its post by (``the post about async rust``:
     ``["async", "rust"]``), with the Chinese phrase as written; None without a description.
@@ -358,7 +381,10 @@ def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = No
         # an edit's post named at its end: "fix the typo 'recieve' in my first post"
         or (
             strict
-            and (_ends_with(request, meta.title) or _ends_with(request, _file_name(meta.path)))
+            and any(
+                _ends_with(request, name) or _after_part(request, name)
+                for name in (meta.title, _file_name(meta.path))
+            )
         )
     ]
     if written:  # "Rust" and "Async Rust in practice" both in it: the longer title
