@@ -66,6 +66,11 @@ async def test_an_edit_that_keeps_its_sections_is_saved(zola: Path) -> None:
         ("shorten it", False),
         ("rewrite it as a list", False),
         ("合并这两节", False),
+        # an addition names a section to add, not one to drop (the embedded model's answer to
+        # "add a section about aliases" dropped the Hugo shells post's heading, and was saved)
+        ("add a section about aliases", True),
+        ("添加一个小节", True),
+        ("add a section and remove the intro", False),
     ],
 )
 def test_only_instructions_that_keep_the_sections_are_held_to_them(

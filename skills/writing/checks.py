@@ -495,9 +495,26 @@ def code_from(*sources: str, verbatim: bool = False) -> Check:
     return check
 
 
+# What an instruction may name without asking for anything to go: "add a section about
+# aliases" names a section to add (the embedded model's answer dropped the post's heading, and
+# it was saved).
+_STRUCTURE_NOUNS = re.compile(
+    r"^(?:headings?|sections?|outline|structure|chapters?|bullets?|list|table|标题|小节|章节|"
+    r"列表|表格|结构)$",
+    re.I,
+)
+
+
 def _may_drop(instruction: str) -> bool:
-    """Whether an edit may take parts of the text away (remove, shorten, restructure…)."""
-    return bool(_RESHAPES.search(instruction)) or kind_of(instruction) == "shorten"
+    """Whether an edit may take parts of the text away (remove, shorten, restructure…). An
+    addition ("add a section about …") may only when it also says to take something away."""
+    kind = kind_of(instruction)
+    if kind == "shorten":
+        return True
+    found = [m.group(0) for m in _RESHAPES.finditer(instruction)]
+    if kind == "add":
+        found = [word for word in found if not _STRUCTURE_NOUNS.match(word)]
+    return bool(found)
 
 
 def _prose_keeper(original: str) -> Callable[[str], bool]:
