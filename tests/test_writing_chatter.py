@@ -30,6 +30,9 @@ FRIENDLIER = "Good news: Rust 1.78.0 is here, and it brings diagnostic attribute
         ("Here is the edited paragraph:\n\n" + FRIENDLIER, True, FRIENDLIER),
         ("Sure! Here's the revised text:\n" + FRIENDLIER, True, FRIENDLIER),
         ("以下是修改后的段落：\nRust 1.78.0 发布了！", True, "Rust 1.78.0 发布了！"),
+        # the embedded model's first line when fixing the typos of the Hugo JSON post
+        ("\n\nThe text is:\n\n" + FRIENDLIER, True, FRIENDLIER),
+        ("The corrected text reads:\n" + FRIENDLIER, True, FRIENDLIER),
         ("Here are three tips:\n- a\n- b", True, None),  # the text's own lead-in
         ("It works.\n\nHere is the result:\n\n```\nok\n```", True, None),
     ],
