@@ -149,3 +149,22 @@ async def test_a_part_answered_without_words_is_refused_and_nothing_is_saved(
     await rt2.close()
     assert msg.state == "COMPLETED", msg.content
     assert prompts[0].startswith("Notes on shells"), prompts[0]
+
+
+async def test_a_selection_is_translated_and_shown_not_the_whole_post(tmp_path: Path) -> None:
+    """ "translate this into Chinese" from an editor, with one sentence selected, translated
+    the whole post into a new one."""
+    zola = copy_fixture("zola", tmp_path / "zola")
+    before = sorted(p.name for p in (zola / "content").iterdir())
+    chinese = "Rust 团队很高兴地宣布 Rust 1.78.0 发布，带来了诊断属性。"
+    rt = writing_runtime(zola, FunctionModel(Translator("unused", chinese)))
+    selected = "The Rust team is happy to announce Rust 1.78.0, with diagnostic attributes."
+    context = {"current_file": "content/Rust-1.78.0.md", "selected_text": selected}
+    try:
+        msg = await rt.process_input("translate this into Chinese", context=context)
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == "selection" and msg.data["translation"] == chinese
+    assert chinese in msg.content
+    assert sorted(p.name for p in (zola / "content").iterdir()) == before  # nothing written

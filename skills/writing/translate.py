@@ -80,6 +80,10 @@ REPLIES = (
                 "The translation's frontmatter would not match the original's ({reason}); "
                 "nothing was saved.",
             ),
+            "translated_selection": (
+                "选中文字的{language}译文（没有保存任何文件）：\n\n{text}",
+                "The selected text in {language} (no file was changed):\n\n{text}",
+            ),
             "translated": (
                 "已把 `{path}` 翻译成{language}，保存为 `{new_path}`（《{title}》），原文未改动。",
                 "Translated `{path}` into {language} as `{new_path}` (“{title}”); the original "
@@ -249,6 +253,33 @@ def _translated_post(
     return NewPost(path=wanted, text=text, draft=draft or in_drafts)
 
 
+async def _translate_selection(
+    ctx: SkillContext, selected: str, language: str, code: str
+) -> SkillResult:
+    """The selected text translated, checked as a post's parts are, and shown: "translate
+    this into Chinese" with a sentence selected in an editor translated the whole post into a
+    new one (the embedded model then failed it)."""
+    parts = split_parts(selected, PART_TOKENS)
+    if len(parts) > MAX_PARTS:
+        return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
+    results = await _translate_parts(ctx, parts, language, code)
+    if results and not results[-1].passed:
+        return refuse_unchecked(ctx, results[-1], source="selection", language=code)
+    text = "\n\n".join(r.text.strip("\n") for r in results)
+    if not text.strip():
+        return refuse(ctx, "no_translation")
+    return SkillResult(
+        message=ctx.reply("translated_selection", language=language, text=text),
+        data={
+            "source": "selection",
+            "language": code,
+            "translation": text,
+            "checks": quality_report(results),
+            **CHECKED,
+        },
+    )
+
+
 @skill(
     name="Translate",
     intents=["TRANSLATE"],
@@ -259,6 +290,9 @@ def _translated_post(
 async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     code, named = _target_language(ctx, params.language)
     language = LANGUAGES[code].prompt
+    selected = ctx.input.selected_text
+    if selected and selected.strip() and not params.path:
+        return await _translate_selection(ctx, selected, language, code)
     target = params.path or await post_named(ctx) or ctx.input.current_file
     target = target or await ask_for_post(ctx, ctx.reply("action"))
     if target is None:
