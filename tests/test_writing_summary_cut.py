@@ -129,3 +129,21 @@ async def test_a_summary_asked_again_is_shown_without_the_retry_note_it_echoed(
     )
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["summary"] == good
+
+
+@pytest.mark.parametrize(
+    "label", ["A one-sentence summary:", "Here is a summary of the post:", "总结：", "Summary:"]
+)
+async def test_a_first_line_announcing_the_summary_is_left_out(tmp_path: Path, label: str) -> None:
+    """The embedded model's summary of the weekly review post began "A one-sentence
+    summary:", and that was shown as part of it."""
+    blog = copy_blog(tmp_path / "blog")
+    good = "Goroutines are cheap; channels pass values between goroutines; workers read jobs."
+    msg = await run_writing_skill(
+        blog,
+        ScriptedModel([f"{label}\n\n{good}"]),
+        "Summarize",
+        {"path": "posts/go-concurrency.md"},
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["summary"] == good

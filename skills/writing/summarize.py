@@ -229,9 +229,21 @@ async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> 
     # A summary the repetition guard cut keeps what came before, with the runtime's note, as
     # before: only a text that is nothing, or a loop too short for the guard, is refused.
     text = _EMPTY_ITEM_END.sub("", without_retry_note(result.content).strip()).strip()
+    if (label := _SUMMARY_LABEL.match(text)) is not None and text[label.end() :].strip():
+        text = text[label.end() :].strip()  # "A one-sentence summary:" then the summary
     if result.usage.completion_tokens >= max_tokens and not result.truncated_repetition:
         text = whole_sentences(text)
     return Generated(text=text)
+
+
+# A first line that only announces the summary: the embedded model's summary of the weekly
+# review post began "A one-sentence summary:", and that was shown as part of it.
+_SUMMARY_LABEL = re.compile(
+    r"\A\W*(?:(?:here(?:['’]s| is)|this is)\s+)?(?:(?:a|an|the|my)\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?:summary|summarization|tl;?dr)(?:\s+of\b[^\n:：]{0,80})?\s*[:：]\s*\n"
+    r"|\A\W*(?:以下是|下面是)?[^\n]{0,12}?(?:总结|摘要|概括)\s*[:：]\s*\n",
+    re.I,
+)
 
 
 # A list's last item begun and never written ("…\n3." at the token limit): not the summary's.
