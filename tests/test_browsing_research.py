@@ -18,7 +18,7 @@ from skillrt.skill.context import SkillContext, TaskInput
 from skillrt.skills.browsing import URLFirewall, check_citations, search_provider
 from skillrt.skills.browsing.config import SearchConfig
 from skillrt.skills.browsing.fetcher import SafeFetcher
-from skillrt.skills.browsing.research import research, unfit_answer
+from skillrt.skills.browsing.research import given_urls, research, unfit_answer
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.browsing_support import make_runtime, research_model
 from tests.site import TestSite
@@ -193,6 +193,14 @@ async def test_pages_the_question_gives_are_read_not_searched(
     assert f"{page}-not-there: HTTP 404" in missing.content, missing.content
 
 
+def test_the_addresses_a_question_gives() -> None:
+    wiki = "https://en.wikipedia.org/wiki/Rust_(programming_language)"
+    assert given_urls(f"research {wiki}, please") == [wiki]
+    assert given_urls("(see https://x.example/a). And https://x.example/a") == [
+        "https://x.example/a"
+    ]
+
+
 @pytest.mark.parametrize(
     ("answer", "unfit"),
     [
@@ -202,6 +210,8 @@ async def test_pages_the_question_gives_are_read_not_searched(
         ("http://127.0.0.1:8811/sqlite.html", True),  # the page's address, said back
         ("", True),
         ("The capital is Poseidonia [1].", False),
+        ("It is 4096 [1].", False),  # a number is an answer
+        ("3.7.0 [1]", False),
         ("首都是波塞多尼亚 [1]。", False),
     ],
 )

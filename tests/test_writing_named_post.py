@@ -340,6 +340,25 @@ async def test_my_latest_post_is_the_newest_published_one(blog: Path, request_te
     (blog / "posts/later-draft.md").write_text(draft, encoding="utf-8")
     msg, _ = await _summarised(blog, request_text)
     assert msg.data["source"] == "posts/notes/weekly-review.md"  # 2024-09-20, the newest
+    # The newest of those that fit: the docker post is older than the weekly review.
+    msg, _ = await _summarised(blog, "summarize my latest post about docker")
+    assert msg.data["source"] == "posts/docker-basics.md"
+
+
+async def test_an_edit_linking_to_my_latest_post_edits_the_open_one(blog: Path) -> None:
+    answer = "Docker runs containers. See my latest post."
+    llm = ScriptedModel([answer, answer])  # (refused or not: the post it worked on counts)
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "EditContent",
+            {"instruction": "add a link to my latest post", "path": None},
+            context={"current_file": "posts/docker-basics.md"},
+        )
+    finally:
+        await rt.close()
+    assert msg.data.get("path") == "posts/docker-basics.md", msg.content
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,10 @@ OWN = "Tmux keeps a session alive on the server.\n\nDetach with `C-b d` and atta
         (f"{OWN}\n\nI've kept the tone of the original text.", OWN),
         # The author's words, not notes: kept.
         ("I added a cron job that backs up the files.\n\nIt runs nightly.", None),
+        (f"{OWN}\n\nI added more examples to the repository on GitHub.", None),
+        (f"{OWN}\n\nI fixed the hook, and now the text renders correctly.", None),
+        (f"{OWN}\n\nI kept the setup simple so the flow stays fast.", None),
+        ("Here is a version of the script that handles errors:\n\n```sh\nset -e\n```", None),
         ("In the previous section we set up tmux. Now we split panes.", None),
         (f"{OWN}\n\n```text\nI made some changes to the text\n```", None),  # code
         ("Tmux.\n\nI made changes to the text.\n\nThen it ends here.", None),  # not closing

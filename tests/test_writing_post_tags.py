@@ -24,8 +24,10 @@ from tests.writing_support import writing_runtime
         ("how is the rust post tagged?", "the rust post"),
         ("这篇文章有哪些标签？", "这篇文章"),
         ("docker 那篇的标签是什么", "docker 那篇"),
-        ("what tags does my blog have?", None),  # the blog's tags, listed elsewhere
-        ("我有哪些标签", None),
+        ("what tags does my blog have?", ""),  # "": the blog's tags
+        ("what are the tags on this blog?", ""),
+        ("what tags do my posts use?", ""),
+        ("我有哪些标签", ""),
         ("add tags rust, go to it", None),  # an edit
         ("posts tagged rust", None),
     ],
@@ -54,6 +56,8 @@ async def test_the_tags_of_the_open_post_and_of_a_named_one(tmp_path: Path) -> N
         msg = await rt.process_input("what are the tags of the smart pointers post?")
         assert msg.data["path"] == "posts/rust-smart-pointers.md", msg.content
         assert "rust" in msg.data["tags"]
+        msg = await rt.process_input("what tags do my posts use?")  # the blog's, not a post's
+        assert "docker (1)" in msg.content, msg.content
         assert llm.call_count == 0
     finally:
         await rt.close()
@@ -87,3 +91,32 @@ async def test_a_question_on_it_is_answered_from_the_open_post(tmp_path: Path) -
         await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["sources"] == ["posts/docker-basics.md"], msg.data
+
+
+@pytest.mark.parametrize(
+    ("question", "open_file"),
+    [
+        # "it" that is not the open post: the search decides
+        ("what is docker and how do I install it?", "posts/rust-borrowing.md"),
+        ("博客里有其它关于 Docker 的内容吗", "posts/rust-borrowing.md"),
+        # an open file outside the blog (an editor's): the search, not a failure
+        ("what does it say about docker?", "/elsewhere/README.md"),
+    ],
+)
+async def test_it_is_the_open_post_only_when_the_question_says_so(
+    tmp_path: Path, question: str, open_file: str
+) -> None:
+    blog = copy_blog(tmp_path / "blog")
+
+    def answer(messages: list[LLMMessage], options: ModelOptions) -> str:
+        return "Docker runs containers ([Docker](posts/docker-basics.md))."
+
+    rt = writing_runtime(blog, FunctionModel(answer))
+    try:
+        msg = await rt.run_skill(
+            "AnswerQuestion", {"question": question}, context={"current_file": open_file}
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert "posts/docker-basics.md" in msg.data["sources"], msg.data

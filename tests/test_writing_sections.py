@@ -138,7 +138,14 @@ def test_sections_that_name_nothing_are_replaced_in_their_place() -> None:
         # web addresses alone (made up), not the names of files or tools
         OutlineSection(
             heading="Remote work",
-            points=["tmux.com", "- tmux.io/remote", "https://x.dev", "Node.js", "config.toml"],
+            points=[
+                "tmux.com",
+                "- tmux.io/remote",
+                "https://x.dev",
+                "Node.js",
+                "config.toml",
+                "Fly.io",
+            ],
         ),
     ]
     repaired, added = repaired_sections(sections, "en")
@@ -150,7 +157,7 @@ def test_sections_that_name_nothing_are_replaced_in_their_place() -> None:
         ("Fixing conflicts", ["1. ours", "theirs"]),
         ("A worked example", []),
         ("Pushing", []),
-        ("Remote work", ["Node.js", "config.toml"]),
+        ("Remote work", ["Node.js", "config.toml", "Fly.io"]),
     ]  # as many sections as the model gave: as many calls
     assert added == ["Overview", "How it works", "A worked example"]
     zh, added = repaired_sections(

@@ -131,6 +131,12 @@ async def test_a_summary_asked_again_is_shown_without_the_retry_note_it_echoed(
     assert msg.data["summary"] == good
 
 
+def test_a_lead_in_of_the_summary_itself_is_kept() -> None:
+    from skillrt.skills.writing.summarize import _SUMMARY_LABEL
+
+    assert _SUMMARY_LABEL.match("The post gives a summary of three tools:\n- a\n") is None
+
+
 @pytest.mark.parametrize(
     "label", ["A one-sentence summary:", "Here is a summary of the post:", "总结：", "Summary:"]
 )

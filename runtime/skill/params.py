@@ -96,10 +96,11 @@ LongText = Annotated[str, Chars(max_chars="max_input_chars", squash=False)]
 ``max_input_chars`` characters."""
 
 PostPath = Annotated[str | None, Chars(max_chars=MAX_PATH_CHARS, squash=False)]
-POST_DESCRIPTION = "a post's path, relative to the blog folder (e.g. posts/hello.md)"
-"""How a ``PostPath`` is described in the params' JSON Schema (the MCP tools', the HTTP API's)."""
 """A path in the blog, or None: stripped, blank is None. Where it points is checked when it is
 used (``ctx.files`` refuses a path outside the blog)."""
+
+POST_DESCRIPTION = "a post's path, relative to the blog folder (e.g. posts/hello.md)"
+"""How a ``PostPath`` is described in the params' JSON Schema (the MCP tools', the HTTP API's)."""
 
 
 def param_checks(model: type[BaseModel]) -> list[tuple[str, Chars]]:

@@ -214,7 +214,7 @@ async def _answer(
 # The web addresses a question gives ("research https://sqlite.org/wal.html"): read, not
 # searched for. The embedded model planned the address itself and a made-up SQL query as
 # searches, and with no search engine reachable the task failed without reading the page.
-_GIVEN_URL = re.compile(r"https?://[^\s<>\"'`，。；）)\]]+")
+_GIVEN_URL = re.compile(r"https?://(?:[^\s<>\"'`，。；（）()\[\]]|\([^\s()]*\))+")
 
 
 def given_urls(question: str) -> list[str]:
@@ -324,9 +324,12 @@ def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
     labels, numbers, web addresses and citations), or fails ``not_degenerate``,
     ``not_repetitive`` or ``grounded`` (its words, in the main, the pages'; an answer under
     12 words of its own is not judged there)."""
+    labelled = _ANSWER_LABEL.search(text) is not None
     rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", _GIVEN_URL.sub(" ", text)))
     words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER]
-    if not words and not HAN.search(rest):
+    # A number is an answer ("It is 4096 [1].", "3.7.0 [1]"), unless it only follows a label
+    # ("The answer is: 1. The answer is: 2.").
+    if not words and not HAN.search(rest) and (labelled or not re.search(r"\d", rest)):
         return "it says nothing from the sources"
     checks = [not_degenerate, not_repetitive, grounded(*(str(p.get("text", "")) for p in pages))]
     _, verdicts = run_checks(Generated(text=text), checks)

@@ -34,6 +34,7 @@ from .checks import Check, Generated, Verdict, code_from, not_degenerate
 from .common import refuse
 from .listing import (
     LISTED,
+    TagAsk,
     links_asked,
     list_by_tag,
     list_links,
@@ -321,7 +322,10 @@ def _the_post_asked_about(ctx: SkillContext) -> Source | None:
     if path is None and not ctx.input.selected_text:
         path = post_of_release(ctx.input.text, ctx.memory.posts.all_posts())
     if path is None and ctx.input.current_file and _ABOUT_IT.search(ctx.input.text):
-        path = ctx.files.relative(ctx.input.current_file)  # "what does it say about …?"
+        try:  # "what does it say about …?": the open post (a file outside the blog: none)
+            path = ctx.files.relative(ctx.input.current_file)
+        except PathNotAllowed:
+            path = None
     post = ctx.memory.posts.get(path) if path is not None else None
     if post is None or (post.draft and not ctx.config.drafts.in_answers):
         return None
@@ -332,7 +336,12 @@ def _the_post_asked_about(ctx: SkillContext) -> Source | None:
 # X?", "这篇文章讲了什么". It was searched for as words ("it" named nothing), and with nothing
 # found, answered in general.
 _ABOUT_IT = re.compile(
-    r"\b(?:it|its|this\s+(?:post|article|one|page)|that\s+(?:post|article))\b|这篇|它", re.I
+    r"\b(?:this|that|the\s+(?:open|current))\s+(?:post|article|page)\b|这篇|这篇文章"
+    r"|\bwhat\s+(?:is|was)\s+it\s+about\b"
+    r"|\b(?:does|did|what\s+does|what\s+did|how\s+does|where\s+does)\s+it\s+(?:say|mention|"
+    r"cover|explain|talk|discuss|recommend|describe|suggest|conclude)\b"
+    r"|(?<!其)它(?:讲|说|提到|介绍|写)",
+    re.I,
 )
 
 
@@ -578,7 +587,7 @@ async def _listing(ctx: SkillContext, topic: str, drafts_only: bool = False) -> 
 # A web page a question gives ("what is https://sqlite.org/wal.html about?"): the general
 # answer was made up about a page the model never saw ("a cross-site request for
 # authentication and authorization").
-_WEB_PAGE = re.compile(r"https?://[^\s<>\"'`，。；）)\]]+")
+_WEB_PAGE = re.compile(r"https?://(?:[^\s<>\"'`，。；（）()\[\]]|\([^\s()]*\))+")
 
 
 # A question about one of the blog's posts ("what is the photo walk post about?", "what does
@@ -737,7 +746,9 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     ctx.progress(1, 2, ctx.reply("searching"))
     if (tags := tag_ask(question)) is not None:  # by tag, or the tags: the index's, no model
         return await list_by_tag(ctx, tags, "drafts_left_out")
-    if (words := post_tags_asked(question)) is not None:  # one post's: its own, no model
+    if (words := post_tags_asked(question)) == "":  # "what tags do my posts use?"
+        return await list_by_tag(ctx, TagAsk(""), "drafts_left_out")
+    if words is not None:  # one post's: its own, no model
         if refers_to_open(words):
             tagged = ctx.input.current_file
         else:

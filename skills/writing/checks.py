@@ -139,11 +139,11 @@ CHATTER = re.compile(
     r"(?:(?:here(?:'s|’s| is| are)|below is|this is)\b[^\n]{0,60}?"
     r"\b(?:version|text|paragraph|edit|rewrite|revision|draft|translation)s?"
     r"|(?:revised|edited|updated|improved|rewritten|corrected|new)\s+"
-    r"(?:version|text|paragraph|post|draft|section)"
-    # "The text is:" (the embedded model's first line when fixing the typos of a post)
-    r"|the\s+(?:(?:revised|edited|updated|improved|rewritten|corrected|fixed|new)\s+)?"
-    r"(?:text|version|paragraph)\s+(?:is|reads)\b)"
+    r"(?:version|text|paragraph|post|draft|section))"
     r"[^\n]{0,40}?[:：]\W*$"
+    # "The text is:" alone (the embedded model's first line when fixing a post's typos)
+    r"|^\W*the\s+(?:(?:revised|edited|updated|improved|rewritten|corrected|fixed|new)\s+)?"
+    r"(?:text|version|paragraph)\s+(?:is|reads)\s*[:：]\W*$"
     r"|^\W*(?:以下|下面)是[^\n]{0,20}?(?:修改|改写|修订|润色|编辑|更新)[^\n]{0,12}?[:：]\W*$",
     re.I,
 )

@@ -7,13 +7,13 @@ with "I added more detail about the benefits …" and "I made some minor changes
 clarity, grammar, and sentence structure." All four were saved in the post. ``without_notes``
 takes out, outside code:
 
-- a first line that leads in to the text ("Here's the revised version:", the same lines
-  ``checks.no_chatter`` drops from an edit's answer);
+- a first line that leads in to a rewritten text ("Here's the revised version:", "Here is a
+  rewritten version of the text with improvements:");
 - a first sentence on the previous section's ending ("The previous section ended …": the
   prompt says "The previous section ended with:");
-- closing paragraphs that open with a sentence on what the writer changed, and name the
-  text or an editor's aim ("I made some changes to improve clarity", "I added more
-  detail", "I've kept the tone"): an article says what it is about, not how it was edited.
+- closing paragraphs that open with a sentence on what the writer changed ("I made some
+  minor changes to improve clarity", "I added more detail about …", "I've kept the tone of
+  the original"): an article says what it is about, not how it was edited.
 
 What is left must hold a line of prose; else the text is kept as it was, for the checks.
 English only: the Chinese prompts' answers have not shown these.
@@ -23,27 +23,38 @@ from __future__ import annotations
 
 import re
 
-from .checks import CHATTER
 from .parts import code_lines
 
 __all__ = ["without_notes"]
 
 _ABOUT_PREVIOUS = re.compile(r"^\s*the\s+previous\s+section\s+ended\b[^.!?\n]*[.!?]*\s*", re.I)
 
-# A sentence on the writer's own edit: "I (have|'ve|also) <changed> … <the text | an editor's
-# aim>", or "I added more detail/examples/context".
-_EDIT_VERB = (
-    r"(?:made|added|changed|rewrote|rewritten|revised|removed|improved|replaced|reworded|"
-    r"restructured|kept|expanded|shortened|corrected|fixed|edited|adjusted|tweaked|polished)"
-)
-_EDIT_AIM = (
-    r"(?:clarity|grammar|sentence\s+structure|readab\w+|concise\w*|flow|tone|wording|"
-    r"the\s+(?:original\s+)?(?:text|section|paragraph|content|draft|article|post|version)|"
-    r"(?:more|some|a\s+few|extra)\s+(?:details?|examples?|context|information|words))"
-)
+# A sentence on the writer's own edit, in the shapes the model writes them: "I made some minor
+# changes to …", "I rewrote the section …", "I added more detail about …", "I've kept the tone
+# of the original". An article's own "I added a cron job …", "I added more examples to the
+# repository", "I fixed the hook, and now the text renders", "I kept the setup simple" are not.
+_I = r"^\W*I(?:['’]ve|\s+have)?(?:\s+(?:also|then|just))*\s+"
 _EDIT_NOTE = re.compile(
-    rf"^\W*I(?:['’]ve|\s+have)?(?:\s+(?:also|then|just))*\s+{_EDIT_VERB}\b[^.!?\n]{{0,160}}?"
-    rf"\b{_EDIT_AIM}\b",
+    _I + r"(?:"
+    r"(?:made|did)\s+(?:(?:some|a\s+few|several|minor|small|slight)\s+)*(?:changes|edits|"
+    r"improvements|tweaks|corrections|adjustments|revisions)\b"
+    r"|(?:rewrote|rewritten|revised|rephrased|reworded|restructured|edited|polished|tweaked)\s+"
+    r"(?:the|this|your)\s+(?:original\s+)?(?:text|section|paragraph|draft|version|wording)\b"
+    r"|(?:added|expanded|included)\s+(?:more|some|a\s+few|additional|extra)\s+(?:details?|"
+    r"context|information|examples?|words)\s+(?:about|on|to\s+(?:the|this|each)\s+(?:text|"
+    r"section|paragraph))\b"
+    r"|(?:kept|maintained|preserved)\s+the\s+(?:original\s+)?(?:tone|structure|meaning|wording|"
+    r"style)\b"
+    r")",
+    re.I,
+)
+# A first line that leads in to a rewritten text (``checks.CHATTER`` is broader: in an article
+# "Here is a version of the script that handles errors:" is the author's lead-in to code).
+_LEAD = re.compile(
+    r"^\W*(?:(?:sure|okay|ok|certainly|of course)\b[\s,!.]*)?(?:here(?:['’]s|\s+is)|below\s+is|"
+    r"this\s+is)\s+(?:the\s+|a\s+|an\s+|my\s+)?(?:rewritten|revised|edited|improved|updated|"
+    r"corrected|new|final)\s+(?:version|text|section|paragraph|draft)\b[^\n]{0,60}[:：]\W*$"
+    r"|^\W*(?:以下|下面)是[^\n]{0,20}?(?:修改|改写|修订|润色|编辑|更新)[^\n]{0,12}?[:：]\W*$",
     re.I,
 )
 
@@ -72,7 +83,7 @@ def without_notes(text: str) -> str:
         return text
     drop: set[int] = set()
     first = spans[0][0]
-    if CHATTER.match(lines[first]):
+    if _LEAD.match(lines[first]):
         drop.add(first)
         spans[0] = (first + 1, spans[0][1])
         if spans[0][0] == spans[0][1]:

@@ -285,7 +285,7 @@ def _ends_with(request: str, name: str) -> bool:
 # the end).
 _PART_OF = re.compile(
     r"\b(?:paragraph|section|intro|introduction|conclusion|title|ending|end|heading|"
-    r"description|summary|tags|opening|outro|line|sentence)\s+(?:of|in)\s+"
+    r"opening|outro|line|sentence)\s+(?:of|in)\s+"
     r"(?:(?:the\s+)?(?:post|article)\s+)?$"
 )
 
@@ -391,22 +391,38 @@ def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = No
         longest = max(len(meta.title) for meta in written)
         best = [meta.path for meta in written if len(meta.title) == longest]
         return best[0] if len(best) == 1 else None
-    newest = _NEWEST.search(names_in) or (strict and _NEWEST_AT_END.search(request))
-    if newest:
-        return newest_post(every)
+    newest = _newest_named(request, names_in, strict)
+    if newest is not None:
+        if not newest:  # "my latest post": the newest of all
+            return newest_post(every)
+        fit = _fits_words(newest, every)  # "my latest post about docker": the newest of those
+        return newest_post([meta for meta in every if meta.path in fit])
     described = _described(request, strict=strict)
     if described is None:
         return None
     words, phrase = described
     if phrase:
         return _fits_phrase(phrase, every)
+    fits = _fits_words(words, every)
+    return fits[0] if len(fits) == 1 else None
+
+
+def _fits_words(words: list[str] | str, every: list[PostMeta]) -> list[str]:
+    """The posts whose title or file name holds every one of ``words`` as a word, or (a
+    string: a Chinese phrase) the phrase."""
+    if isinstance(words, str):
+        return [
+            meta.path
+            for meta in every
+            if words in meta.title.casefold() or words in _file_name(meta.path).casefold()
+        ]
     fits = []
     for meta in every:
         named = f"{meta.title} {_file_name(meta.path)}"
         folded = named.casefold()
         if all(word in folded for word in words) and set(words) <= set(_words(named)):
             fits.append(meta.path)
-    return fits[0] if len(fits) == 1 else None
+    return fits
 
 
 # "my latest post", "the most recent article", "my newest blog post", "我最新的文章", "最近一篇
@@ -419,6 +435,46 @@ _NEWEST_EN = (
 _NEWEST_ZH = r"(?:最新|最近)的?一篇(?:博客)?(?:文章|博文|帖子)?|最新的?(?:博客)?(?:文章|博文|帖子)"
 _NEWEST = re.compile(f"{_NEWEST_EN}|{_NEWEST_ZH}", re.I)
 _NEWEST_AT_END = re.compile(f"(?:{_NEWEST_EN}|{_NEWEST_ZH})\\W*$", re.I)
+# What follows it when it is the newest of some posts only: "… about docker", "关于 Go 的文章".
+_NEWEST_OF = re.compile(
+    r"\s+(?:about|on|regarding|covering)\s+(?P<en>.+?)\s*(?=$|[,;:!?.]|\s(?:to|into|in|for|and|"
+    r"please|then|with)\s)|\s*关于\s*(?P<zh>.+?)\s*的(?:文章|博文|帖子)?",
+    re.I,
+)
+
+
+def _newest_named(request: str, names_in: str, strict: bool) -> list[str] | str | None:
+    """None when the request does not name its newest post; else what the post must fit: []
+    for the newest of all ("my latest post"), the words or the Chinese phrase of "my latest
+    post about …" / "我最近一篇关于 … 的文章". An edit (``strict``) names it right after its
+    verb, or at its end after "in", "of", "to"… with nothing before that makes it a post to
+    link, mention or compare with ("add a link to my latest post" edits the open one)."""
+    found = _NEWEST.search(names_in if strict else request)
+    if found is None:
+        return None
+    if strict:
+        at_start = found.start() == 0 and names_in.strip()
+        before = request[: request.rfind(found.group(0))]
+        at_end = (
+            _NEWEST_AT_END.search(request) is not None
+            and _TARGET_END.search(" " + before) is not None
+            and not _REFERS.search(before)
+        )
+        if not at_start and not at_end:
+            return None
+        text, end = request, request.rfind(found.group(0)) + len(found.group(0))
+    else:
+        if _REFERS.search(request[: found.start()]):
+            return None
+        text, end = request, found.end()
+    rest = _NEWEST_OF.match(text[end:])
+    if rest is None:
+        return []
+    said = rest.group("zh") or rest.group("en")
+    if rest.group("zh") and _CJK.search(said):
+        return said.strip().casefold()  # a Chinese phrase, as in titles
+    words = [w for w in _words(said) if w.casefold() not in _FILLER]
+    return [w.casefold() for w in words] or []
 
 
 def newest_post(every: list[PostMeta]) -> str | None:

@@ -8,6 +8,7 @@ with a made-up web address.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import partial
 
 from skillrt import Replies, SkillContext, SkillResult
@@ -45,7 +46,11 @@ _ASKS = [
     re.compile(r"^(?P<post>.+?)的标签(?:是什么|有哪些|是哪些)" + _END),
 ]
 # The blog itself, not a post: "what tags does my blog have?" lists the blog's tags.
-_THE_BLOG = re.compile(r"^(?:(?:my|the|our)\s+blog|i|we|you|博客|我|我的博客|博客里)$", re.I)
+_THE_BLOG = re.compile(
+    r"^(?:(?:my|the|our|this)\s+blog|i|we|you|(?:all\s+)?(?:my|the|our)\s+(?:posts|articles)|"
+    r"博客|我|我的博客|博客里|所有文章|我的文章|博客的文章|这个博客)$",
+    re.I,
+)
 # The post open or in focus: "it", "this post", "这篇文章".
 _OPEN = re.compile(
     r"^(?:it|this(?:\s+(?:post|article|one|page|entry))?|that(?:\s+(?:post|article|one))?|"
@@ -56,7 +61,8 @@ _OPEN = re.compile(
 
 def post_tags_asked(question: str) -> str | None:
     """The words naming the post whose tags ``question`` asks for ("it", "the docker post"),
-    or None when it asks something else (the blog's tags among them)."""
+    "" when it asks for the blog's ("what are the tags on this blog?", "what tags do my posts
+    use?"), or None when it asks something else."""
     text = " ".join(question.split())
     if "tag" not in text.casefold() and "标签" not in text:
         return None
@@ -64,7 +70,7 @@ def post_tags_asked(question: str) -> str | None:
         found = pattern.match(text)
         if found is not None:
             words = found.group("post").strip()
-            return None if _THE_BLOG.match(words) else words
+            return "" if _THE_BLOG.match(words) else words  # "": the blog's tags
     return None
 
 
@@ -90,6 +96,10 @@ def _tags_of(ctx: SkillContext, path: str) -> list[str]:
         text, _ = ctx.files.read(path)
         fields = split_frontmatter(text, path).fields()
         categories = _listed(fields.get("categories", fields.get("category")))
+        if meta is None:  # a file the index does not hold: its own fields
+            table = fields.get("taxonomies")
+            nested = table.get("tags") if isinstance(table, Mapping) else None
+            tags = _listed(fields.get("tags", fields.get("tag", nested)))
     except (OSError, ValueError, InvalidFrontmatter, PathNotAllowed):
         pass
     return [title, ", ".join(tags), ", ".join(categories)]

@@ -76,6 +76,15 @@ def _key(text: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
 
 
+def _web_address(point: str) -> bool:
+    """Whether an outline point is a web address alone: one with a scheme, ``www.`` or a path,
+    or a lowercase domain ("tmux.io"); "Fly.io" and "Render.com" name products."""
+    text = _NUMBERING.sub("", point.strip())
+    if not _ADDRESS.match(text):
+        return False
+    return "://" in text or "/" in text or text.lower().startswith("www.") or text == text.lower()
+
+
 def _worded(key: str) -> bool:
     """Whether a heading or point has a word in it ("1.1.1.1.1." has none)."""
     return any(ch.isalpha() for ch in key)
@@ -133,7 +142,7 @@ def repaired_sections(
                 _worded(point_key)
                 and point_key not in said
                 and not _PLACEHOLDER.match(point)
-                and not _ADDRESS.match(_NUMBERING.sub("", point.strip()))
+                and not _web_address(point)
                 and not _foreign(point, lang)
             ):
                 said.add(point_key)

@@ -239,7 +239,9 @@ async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> 
 # A first line that only announces the summary: the embedded model's summary of the weekly
 # review post began "A one-sentence summary:", and that was shown as part of it.
 _SUMMARY_LABEL = re.compile(
-    r"\A\W*(?:(?:here(?:['’]s| is)|this is)\s+)?(?:(?:a|an|the|my)\s+)?(?:[\w-]+\s+){0,3}?"
+    r"\A\W*(?:(?:here(?:['’]s| is)|this is|below is)\s+)?(?:(?:a|an|the|my)\s+)?"
+    r"(?:(?:one|two|three|short|brief|quick|concise|final|overall|one-sentence|two-sentence|"
+    r"one-paragraph)\s+)*"
     r"(?:summary|summarization|tl;?dr)(?:\s+of\b[^\n:：]{0,80})?\s*[:：]\s*\n"
     r"|\A\W*(?:以下是|下面是)?[^\n]{0,12}?(?:总结|摘要|概括)\s*[:：]\s*\n",
     re.I,
