@@ -385,3 +385,28 @@ async def test_the_latest_post_asked_about_is_listed_from_the_index(
         assert rt.conversation().focus == "posts/notes/weekly-review.md"
     finally:
         await rt.close()
+
+
+@pytest.mark.parametrize(
+    ("request_text", "strict", "fits"),
+    [
+        ("summarize my latest post", False, []),
+        ("summarize my latest post about docker", False, ["docker"]),
+        ("总结一下我最近一篇关于 Go 的文章", False, ["go"]),
+        ("compare it with my latest post", False, None),  # a post to compare with
+        ("shorten my latest post", True, []),  # right after the edit's verb
+        ("fix the typos in my latest post", True, []),  # at the end
+        ("add tags rust to my latest post", True, []),  # at the end, no edit verb
+        ("add a link to my latest post", True, None),  # a post to link to
+        ("make my most recent article shorter", True, None),  # neither
+    ],
+)
+def test_which_requests_name_the_newest_post(
+    request_text: str, strict: bool, fits: list[str] | None
+) -> None:
+    from skillrt.skills.writing.pick import _EDIT_VERB, _newest_named
+
+    request = " ".join(request_text.casefold().split())
+    verb = _EDIT_VERB.match(request)
+    names_in = (request[verb.end() :] if verb else "") if strict else request
+    assert _newest_named(request, names_in, strict) == fits

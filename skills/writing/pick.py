@@ -449,25 +449,25 @@ def _newest_named(request: str, names_in: str, strict: bool) -> list[str] | str 
     post about …" / "我最近一篇关于 … 的文章". An edit (``strict``) names it right after its
     verb, or at its end after "in", "of", "to"… with nothing before that makes it a post to
     link, mention or compare with ("add a link to my latest post" edits the open one)."""
-    found = _NEWEST.search(names_in if strict else request)
-    if found is None:
-        return None
     if strict:
-        at_start = found.start() == 0 and names_in.strip()
-        before = request[: request.rfind(found.group(0))]
-        at_end = (
-            _NEWEST_AT_END.search(request) is not None
-            and _TARGET_END.search(" " + before) is not None
-            and not _REFERS.search(before)
-        )
-        if not at_start and not at_end:
+        after_verb = _NEWEST.match(names_in) if names_in else None
+        at_end = _NEWEST_AT_END.search(request)
+        if after_verb is not None:
+            end = len(request) - len(names_in) + after_verb.end()
+        elif (
+            at_end is not None
+            and _TARGET_END.search(" " + request[: at_end.start()]) is not None
+            and not _REFERS.search(request[: at_end.start()])
+        ):
+            end = len(request)  # (nothing after it)
+        else:
             return None
-        text, end = request, request.rfind(found.group(0)) + len(found.group(0))
     else:
-        if _REFERS.search(request[: found.start()]):
+        found = _NEWEST.search(request)
+        if found is None or _REFERS.search(request[: found.start()]):
             return None
-        text, end = request, found.end()
-    rest = _NEWEST_OF.match(text[end:])
+        end = found.end()
+    rest = _NEWEST_OF.match(request[end:])
     if rest is None:
         return []
     said = rest.group("zh") or rest.group("en")
