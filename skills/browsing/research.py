@@ -29,7 +29,14 @@ from skillrt.skills.browsing.page_reader import read_page
 from skillrt.skills.browsing.prompts import fence_untrusted, new_nonce, truncate_tokens
 from skillrt.skills.browsing.search import search_provider
 from skillrt.skills.browsing.secret_guard import SecretGuard
-from skillrt.skills.writing.checks import HAN, Generated, not_degenerate, run_checks
+from skillrt.skills.writing.checks import (
+    GIVEN_URL,
+    HAN,
+    Generated,
+    given_urls,
+    not_degenerate,
+    run_checks,
+)
 from skillrt.skills.writing.on_topic import grounded
 from skillrt.skills.writing.repeats import not_repetitive
 
@@ -211,24 +218,11 @@ async def _answer(
     return {"title": parsed.title, "answer": parsed.answer}
 
 
-# The web addresses a question gives ("research https://sqlite.org/wal.html"): read, not
-# searched for. The embedded model planned the address itself and a made-up SQL query as
-# searches, and with no search engine reachable the task failed without reading the page.
-_GIVEN_URL = re.compile(r"https?://(?:[^\s<>\"'`，。；（）()\[\]]|\([^\s()]*\))+")
-
-
-def given_urls(question: str) -> list[str]:
-    """The web addresses in ``question``, in order, each once, without a closing stop."""
-    found: list[str] = []
-    for match in _GIVEN_URL.finditer(question):
-        url = match.group(0).rstrip(".,;:!?")
-        if url not in found:
-            found.append(url)
-    return found
-
-
 async def research(ctx: SkillContext, question: str, max_pages: int, note: bool) -> SkillResult:
     cfg = browser_config(ctx.config)
+    # The addresses the question gives ("research https://sqlite.org/wal.html") are read, not
+    # searched for: the embedded model planned the address and a made-up SQL query as
+    # searches, and with no search engine reachable the task failed without reading the page.
     given = given_urls(question)[:max_pages]
     queries: list[str] = []
     if not given:
@@ -325,7 +319,7 @@ def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
     ``not_repetitive`` or ``grounded`` (its words, in the main, the pages'; an answer under
     12 words of its own is not judged there)."""
     labelled = _ANSWER_LABEL.search(text) is not None
-    rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", _GIVEN_URL.sub(" ", text)))
+    rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", GIVEN_URL.sub(" ", text)))
     words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER]
     # A number is an answer ("It is 4096 [1].", "3.7.0 [1]"), unless it only follows a label
     # ("The answer is: 1. The answer is: 2.").

@@ -30,7 +30,7 @@ from skillrt.skill.params import Chars, PostPath
 
 from .checked import CHECKED, checked, quality_report
 from .checked import REPLIES as CHECK_REPLIES
-from .checks import Check, Generated, Verdict, code_from, not_degenerate
+from .checks import Check, Generated, Verdict, code_from, given_urls, not_degenerate
 from .common import refuse
 from .listing import (
     LISTED,
@@ -584,12 +584,6 @@ async def _listing(ctx: SkillContext, topic: str, drafts_only: bool = False) -> 
     )
 
 
-# A web page a question gives ("what is https://sqlite.org/wal.html about?"): the general
-# answer was made up about a page the model never saw ("a cross-site request for
-# authentication and authorization").
-_WEB_PAGE = re.compile(r"https?://(?:[^\s<>\"'`，。；（）()\[\]]|\([^\s()]*\))+")
-
-
 # A question about one of the blog's posts ("what is the photo walk post about?", "what does
 # my post on X say…", "docker 那篇文章讲了什么"): when the index finds nothing, a general answer
 # cannot be about it (the embedded model made one up: "The photo walk post about the 2019
@@ -633,8 +627,10 @@ async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
             data={"found": False, "citations": [], "post_asked_about": post},
             next_steps=[ctx.reply("list_posts")],
         )
-    if (page := _WEB_PAGE.search(question)) is not None:  # a page no one read: no guess at it
-        url = page.group(0).rstrip(".,;:!?")
+    # A web page the question gives ("what is https://sqlite.org/wal.html about?"): the general
+    # answer was made up about a page the model never saw.
+    if pages := given_urls(question):
+        url = pages[0]
         return SkillResult(
             message=ctx.reply("web_page_asked", question=shown, url=url),
             data={"found": False, "citations": [], "url": url},
@@ -846,9 +842,7 @@ def _newest_line(ctx: SkillContext) -> list[str]:
     """The newest published post, as a listing shows it, and its path (empty: no dated post).
     Blocking I/O: a sync step."""
     ctx.memory.refresh()
-    every = ctx.memory.posts.all_posts()
-    path = newest_post(every)
-    meta = next((m for m in every if m.path == path), None)
+    meta = newest_post(ctx.memory.posts.all_posts())
     return [post_line(1, meta).removeprefix("1. "), meta.path] if meta is not None else []
 
 

@@ -37,12 +37,14 @@ from .scaffold import Scaffold
 
 __all__ = [
     "CHATTER",
+    "GIVEN_URL",
     "HAN",
     "Check",
     "CheckRecord",
     "Generated",
     "Verdict",
     "frontmatter_kept",
+    "given_urls",
     "instruction_kind",
     "language",
     "no_scaffolding",
@@ -847,6 +849,21 @@ _WEB_LINK = re.compile(
     r"|<(https?://[^\s<>]{1,2000})>"
 )
 _URL = re.compile(r"https?://[^\s<>()\[\]\"'`]{1,2000}")
+
+
+# A web address as a request gives it ("research https://…", "what is https://… about?"):
+# parentheses kept when paired ("…/Rust_(programming_language)"), a closing stop left out.
+GIVEN_URL = re.compile(r"https?://(?:[^\s<>\"'`，。；（）()\[\]]|\([^\s()]*\))+")
+
+
+def given_urls(text: str) -> list[str]:
+    """The web addresses in ``text``, in order, each once, without a closing stop."""
+    found: list[str] = []
+    for match in GIVEN_URL.finditer(text):
+        url = match.group(0).rstrip(".,;:!?")
+        if url not in found:
+            found.append(url)
+    return found
 
 
 def web_addresses(*texts: str) -> set[str]:

@@ -39,6 +39,7 @@ __all__ = [
     "links_asked",
     "list_by_tag",
     "list_links",
+    "names_of",
     "post_line",
     "tag_ask",
     "without_links_words",
@@ -296,11 +297,14 @@ def _categories(ctx: SkillContext, path: str) -> set[str]:
         fields = split_frontmatter(text, path).fields()
     except (OSError, ValueError, InvalidFrontmatter, PathNotAllowed):
         return set()
-    value = fields.get("categories", fields.get("category"))
+    return {_singular(_key(n)) for n in names_of(fields.get("categories", fields.get("category")))}
+
+
+def names_of(value: object) -> list[str]:
+    """The names a frontmatter field lists: a list, or a string of names apart by spaces or
+    commas (as Jekyll takes categories); none for anything else."""
     names = re.split(r"[\s,]+", value) if isinstance(value, str) else value
-    if not isinstance(names, list):
-        return set()
-    return {_singular(_key(str(n))) for n in names if str(n).strip()}
+    return [str(n).strip() for n in names if str(n).strip()] if isinstance(names, list) else []
 
 
 async def list_by_tag(ctx: SkillContext, ask: TagAsk, drafts_note: str) -> SkillResult:

@@ -393,10 +393,11 @@ def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = No
         return best[0] if len(best) == 1 else None
     newest = _newest_named(request, names_in, strict)
     if newest is not None:
-        if not newest:  # "my latest post": the newest of all
-            return newest_post(every)
-        fit = _fits_words(newest, every)  # "my latest post about docker": the newest of those
-        return newest_post([meta for meta in every if meta.path in fit])
+        if newest:  # "my latest post about docker": the newest of those
+            fit = _fits_words(newest, every)
+            every = [meta for meta in every if meta.path in fit]
+        found = newest_post(every)
+        return found.path if found is not None else None
     described = _described(request, strict=strict)
     if described is None:
         return None
@@ -477,11 +478,11 @@ def _newest_named(request: str, names_in: str, strict: bool) -> list[str] | str 
     return [w.casefold() for w in words] or []
 
 
-def newest_post(every: list[PostMeta]) -> str | None:
+def newest_post(every: list[PostMeta]) -> PostMeta | None:
     """The published post with the latest date (the last by path among those of that day), or
     None when no published post has a date."""
     dated = [meta for meta in every if meta.date and not meta.draft]
-    return max(dated, key=lambda meta: (meta.date or "", meta.path)).path if dated else None
+    return max(dated, key=lambda meta: (meta.date or "", meta.path)) if dated else None
 
 
 def _fits_phrase(phrase: str, every: list[PostMeta]) -> str | None:

@@ -15,6 +15,8 @@ from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
+from .listing import names_of
+
 __all__ = ["REPLIES", "post_tags", "post_tags_asked", "refers_to_open"]
 
 REPLIES = Replies(
@@ -79,11 +81,6 @@ def refers_to_open(words: str) -> bool:
     return _OPEN.match(words.strip()) is not None
 
 
-def _listed(value: object) -> list[str]:
-    names = re.split(r"[\s,]+", value) if isinstance(value, str) else value
-    return [str(n).strip() for n in names if str(n).strip()] if isinstance(names, list) else []
-
-
 def _tags_of(ctx: SkillContext, path: str) -> list[str]:
     """The post's title, then a line of its tags and one of its categories (each may be
     empty). Blocking I/O: a sync step."""
@@ -95,11 +92,11 @@ def _tags_of(ctx: SkillContext, path: str) -> list[str]:
     try:
         text, _ = ctx.files.read(path)
         fields = split_frontmatter(text, path).fields()
-        categories = _listed(fields.get("categories", fields.get("category")))
+        categories = names_of(fields.get("categories", fields.get("category")))
         if meta is None:  # a file the index does not hold: its own fields
             table = fields.get("taxonomies")
             nested = table.get("tags") if isinstance(table, Mapping) else None
-            tags = _listed(fields.get("tags", fields.get("tag", nested)))
+            tags = names_of(fields.get("tags", fields.get("tag", nested)))
     except (OSError, ValueError, InvalidFrontmatter, PathNotAllowed):
         pass
     return [title, ", ".join(tags), ", ".join(categories)]
