@@ -41,7 +41,13 @@ from skillrt._tasks.tasktable import TaskTable
 from skillrt.blog.publish import Published, publish_kept
 from skillrt.blog.versions import NothingToUndo
 from skillrt.events import EventBus, EventCallback
-from skillrt.exceptions import FileChanged, StoreUnavailable, UnknownSkill, UserError
+from skillrt.exceptions import (
+    FileChanged,
+    StoreUnavailable,
+    TaskCancelled,
+    UnknownSkill,
+    UserError,
+)
 from skillrt.llm.base import LLM
 from skillrt.llm.cost import CostTracker
 from skillrt.messages import ChatMessage, TaskSummary, new_id
@@ -462,10 +468,10 @@ class AgentRuntime:
         chatlog.add_message(session_id, "user", text)
         waiting = self._tasks.waiting(session_id)
         if waiting is not None and waiting.answer is not None and not waiting.answer.done():
-            question = waiting.route_question
-            if question is None or question.interpret(text) is not None:
+            if waiting.takes(text):
                 return await self._answer(waiting, text, on_task, on_left=on_left)
-            # Not an answer to routing's question: that is dropped, and the text is a new request.
+            # Not an answer to the question (routing's, or a skill's that tests its answers):
+            # the question is dropped, and the text is a new request.
             await asyncio.shield(self._answer(waiting, text, None, record=False))
         chatlog.apply_focus(context, session_id, self._run.files)
         screen_context = route_context(context)
@@ -541,7 +547,10 @@ class AgentRuntime:
         if on_task is not None:
             on_task(task.id)
         turn = task.replies.open()
-        task.answer.set_result(text)
+        if record or task.route_question is not None:
+            task.answer.set_result(text)
+        else:  # a skill's question left for a new request: the task ends, nothing more done
+            task.answer.set_exception(TaskCancelled(Outcome.SUPERSEDED))
         return await self._outcome(task, turn, on_left) if record else await turn
 
     async def _turn(

@@ -131,8 +131,10 @@ class Endings:
         task.to(State.PAUSED)
         return self.finish(task, reply("paused", task.input.language, task=task.id), Outcome.PAUSED)
 
-    def stopped(self, task: Task) -> ChatMessage:
-        """Cancelled by the user, stopped by the watchdog or by close()."""
+    def stopped(self, task: Task, *, superseded: bool = False) -> ChatMessage:
+        """Cancelled by the user, stopped by the watchdog or by close(); ``superseded``: its
+        question was left for a new request (CANCELLED, with no history entry, as a question
+        of routing's left so ends its task with none)."""
         lang = task.input.language
         if task.end_reason is End.SHUTDOWN:  # left as a crash would leave it: resumable
             task.record.error_reason = ErrorReason.INTERRUPTED
@@ -151,6 +153,8 @@ class Endings:
             task.to(State.CANCELLED)
         self.events.emit("task:aborted", task.id, reason=End.CANCELLED)
         self.logger().info("agent.task.cancelled", task_id=task.id)
+        if superseded:
+            return self.finish(task, reply("declined", lang), Outcome.SUPERSEDED)
         return self.finish(task, reply("cancelled", lang), Outcome.CANCELLED)
 
     def failed(

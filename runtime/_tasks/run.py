@@ -56,7 +56,7 @@ from skillrt.llm.base import LLM, set_activity_listener
 from skillrt.llm.cost import CostTracker
 from skillrt.llm.taskllm import TaskLLM
 from skillrt.messages import ChatMessage, new_id
-from skillrt.outcomes import End, ErrorReason
+from skillrt.outcomes import End, ErrorReason, Outcome
 from skillrt.settings import RuntimeConfig
 from skillrt.skill.context import Later, SkillContext, TaskInput, detect_language
 from skillrt.skill.definition import Skill, SkillResult
@@ -332,8 +332,9 @@ class TaskDriver:
             if current is not None:
                 current.uncancel()
             return endings.stopped(task)
-        except TaskCancelled:
-            return endings.stopped(task)
+        except TaskCancelled as exc:
+            # (superseded: the user left the skill's question for a new request)
+            return endings.stopped(task, superseded=exc.reason == Outcome.SUPERSEDED)
         except InvalidTransition as exc:  # a bug of the life cycle, never the skill's
             return endings.failed(task, exc, End.FAILED, ErrorReason.INTERNAL)
         except StoreUnavailable as exc:

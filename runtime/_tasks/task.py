@@ -125,6 +125,8 @@ class Task:
         self.end_reason: End | None = None
         self.truncated_repetition = False  # a model call of this run looped and was cut
         self.route_question: RouteQuestion | None = None  # asked by routing, not by the skill
+        # The skill's test of the answers to the question it waits on (``ctx.ask(accepts=)``).
+        self.accepts: Callable[[str], bool] | None = None
         self.memory_only = False  # its request holds a secret: never checkpointed
         self.journal = JournalJSON()  # its steps as its checkpoints write them, made once
         # Set by whoever awaits the run's reply and records it in the history: called with the
@@ -132,6 +134,21 @@ class Task:
         self.reply_hook: Callable[[ChatMessage], None] | None = None
         # The run's final reply once its ending's commit round is on disk (the driver sets it).
         self.durable_reply: ChatMessage | None = None
+
+    def takes(self, text: str) -> bool:
+        """Whether the session's input ``text`` answers the question this task waits on.
+        False: it is a new request (the question is dropped). Routing's question reads its
+        own answers; a skill's, its ``accepts`` (with none, every input is an answer)."""
+        question = self.route_question
+        if question is not None:
+            return question.interpret(text) is not None
+        accepts = self.accepts
+        if accepts is None:
+            return True
+        try:
+            return bool(accepts(text))
+        except Exception:  # a faulty test: the skill reads the input as its answer
+            return True
 
     # --- state ---------------------------------------------------------------------------
 
@@ -239,8 +256,16 @@ class Task:
         self.machine.touch()
         self.emit("task:progress", **progress)
 
-    async def wait_for_answer(self, question: str, *, then: State | None = State.EXECUTING) -> str:
-        """Ask, wait in WAITING_INPUT for the answer, then go to ``then`` (None: stay)."""
+    async def wait_for_answer(
+        self,
+        question: str,
+        *,
+        then: State | None = State.EXECUTING,
+        accepts: Callable[[str], bool] | None = None,
+    ) -> str:
+        """Ask, wait in WAITING_INPUT for the answer, then go to ``then`` (None: stay).
+        ``accepts``: see ``takes``; an input it refuses ends the wait with
+        ``TaskCancelled("superseded")``, and the input is routed as a new request."""
         self.to(State.WAITING_INPUT)
         self.record.question = question
         self.owner.save(self)
@@ -257,10 +282,12 @@ class Task:
                 data={"question": question},
             )
         )
+        self.accepts = accepts
         try:
             answer = await self.answer
         finally:
             self.answer = None
+            self.accepts = None
         self.record.question = None
         if then is not None:
             self.to(then)

@@ -74,7 +74,9 @@ class _TaskHost(Protocol):
     async def journal_put(self, name: str, value: Any) -> None: ...
     def before_step(self, name: str) -> None: ...
     def report_progress(self, progress: dict[str, Any]) -> None: ...
-    async def wait_for_answer(self, question: str) -> str: ...
+    async def wait_for_answer(
+        self, question: str, *, accepts: Callable[[str], bool] | None = None
+    ) -> str: ...
 
 
 class Later(Generic[T]):
@@ -303,15 +305,22 @@ class SkillContext:
         await self._host.journal_put(name, {"path": self.files.relative(path), "sha256": digest})
         return text, digest
 
-    async def ask(self, question: str) -> str:
+    async def ask(self, question: str, *, accepts: Callable[[str], bool] | None = None) -> str:
         """Ask the user; the task waits in WAITING_INPUT until the session's next input.
 
-        The answer is journalled, so a resumed task does not ask again.
+        The answer is journalled, so a resumed task does not ask again. ``accepts`` tells an
+        answer from a new request typed instead ("which post?" answered "what tags does the
+        docker post have?"): an input of the session it returns False for ends this task
+        (CANCELLED, nothing more done; ``TaskCancelled`` goes through the skill as a cancel
+        does) and is routed as any input. Without it, every input is the answer. An answer sent
+        to the task itself (``answer_task``) is always the answer.
         """
         self._asks += 1
 
         async def wait() -> str:
-            return await self._host.wait_for_answer(question)
+            if accepts is None:  # (a host of the protocol's first form takes no ``accepts``)
+                return await self._host.wait_for_answer(question)
+            return await self._host.wait_for_answer(question, accepts=accepts)
 
         return await self.step(f"ask#{self._asks}", wait)
 

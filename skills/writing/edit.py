@@ -11,6 +11,7 @@ The reply carries a unified diff.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import re
 from functools import partial
@@ -33,6 +34,7 @@ from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from . import checked as checked_replies
 from . import pick
+from .asking import new_request
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
@@ -62,7 +64,7 @@ from .manage import is_yes
 from .newpost import blog_style
 from .on_topic import on_topic
 from .parts import PartRef, locate, named_part
-from .pick import ask_for_post, no_post_chosen, post_named
+from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .publishing import PublishedPost, is_publish, publish
 from .replace import (
@@ -508,7 +510,11 @@ async def _post_to_edit(
     """The post to edit: the one named (by path, or without one: ``post_named``; ``strict``
     unless the instruction names nothing but the post, as "publish <title>"), the open one (or
     the focus), else the one the user picks (asked which to ``action``)."""
-    target = params.path or await post_named(ctx, strict=strict) or ctx.input.current_file
+    target = (
+        params.path
+        or await post_named(ctx, strict=strict)
+        or await asyncio.to_thread(partial(open_post, ctx, strict=strict))
+    )
     if not target:
         target = await ask_for_post(ctx, action)
     return ctx.files.relative(target) if target else None
@@ -859,7 +865,8 @@ async def _retag(
         answer = await ctx.ask(
             ctx.reply(
                 ("which_tags_add", "which_tags_remove", "which_tags_set")[_ACTIONS[change.action]]
-            )
+            ),
+            accepts=lambda text: not new_request(text),  # not tags "what", "does", "it"…
         )
         tags = split_tags(answer) or ()
         if not tags:

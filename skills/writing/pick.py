@@ -26,16 +26,20 @@ from pathlib import PurePosixPath
 
 from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.posts import PostMeta
-from skillrt.exceptions import PathNotAllowed
+from skillrt.exceptions import PathNotAllowed, SkillrtError
+
+from .asking import new_request
 
 __all__ = [
     "REPLIES",
     "ask_for_post",
+    "described_posts",
     "likely_posts",
     "match_choice",
     "named_post",
     "newest_post",
     "no_post_chosen",
+    "open_post",
     "post_named",
     "request_lead",
 ]
@@ -130,6 +134,9 @@ def likely_posts(ctx: SkillContext, k: int = MAX_CHOICES) -> list[tuple[str, str
             if post is not None:
                 found[path] = post.title
 
+    request = " ".join(ctx.input.text.casefold().split())
+    for path in described_posts(ctx, request):  # "the rust post": the rust posts first
+        add(path)
     for path in ctx.conversation.mentioned:
         add(path)
     for hit in posts.search(ctx.input.text, k):
@@ -500,6 +507,40 @@ def _fits_phrase(phrase: str, every: list[PostMeta]) -> str | None:
         phrase = phrase[1:]
 
 
+def described_posts(ctx: SkillContext, request: str, *, strict: bool = False) -> list[str]:
+    """The posts that fit the description ``request`` (casefolded) gives ("the rust post":
+    each post with "rust" in its title or file name), in the index's order; [] without one."""
+    described = _described(request, strict=strict) if request else None
+    if described is None:
+        return []
+    words, phrase = described
+    every = ctx.memory.posts.all_posts()
+    if phrase:
+        return [meta.path for meta in every if phrase in f"{meta.title} {meta.path}".casefold()]
+    return _fits_words(words, every)
+
+
+def open_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
+    """The open post (or the session's focus), the post a request means when it names none
+    (``named_post`` found no one post); None when the request describes posts and the open one
+    is not of them: "summarize the rust post", the docker post in focus and the blog holding
+    three rust posts, summarised the docker post; the skill asks which rust post now. A
+    description that fits no post ("translate the whole post") leaves the open post meant.
+    Blocking (the index): call it where ``named_post`` is called, or in a thread."""
+    current = ctx.input.current_file
+    if not current or ctx.input.selected_text:
+        return current
+    request = " ".join(ctx.input.text.casefold().split())
+    if not strict:
+        request = request_lead(request)
+    fits = described_posts(ctx, request, strict=strict)
+    try:
+        open_path = ctx.files.relative(current)
+    except SkillrtError:  # a file outside the blog: no post of it to describe
+        return current
+    return current if not fits or open_path in fits else None
+
+
 async def post_named(
     ctx: SkillContext, *, strict: bool = False, text: str | None = None, step: str = "named_post"
 ) -> str | None:
@@ -527,7 +568,12 @@ async def ask_for_post(ctx: SkillContext, action: str) -> str | None:
     if not choices:
         return None
     lines = "\n".join(f"{i}. {title} (`{path}`)" for i, (path, title) in enumerate(choices, 1))
-    answer = await ctx.ask(ctx.reply("which_post", action=action, lines=lines))
+    question = ctx.reply("which_post", action=action, lines=lines)
+
+    def accepts(text: str) -> bool:  # a request typed instead ends this task and is routed
+        return not new_request(text) or match_choice(ctx, text, choices) is not None
+
+    answer = await ctx.ask(question, accepts=accepts)
     return match_choice(ctx, answer, choices)
 
 

@@ -27,7 +27,7 @@ from .checked import Checked, checked, refuse_unchecked
 from .checks import Generated, code_from, not_degenerate, template_from
 from .common import refuse
 from .on_topic import grounded
-from .pick import ask_for_post, named_post, no_post_chosen
+from .pick import ask_for_post, named_post, no_post_chosen, open_post
 from .prompts import (
     SUMMARY_COMBINE_SYSTEM,
     SUMMARY_PART_SYSTEM,
@@ -160,7 +160,7 @@ def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | Non
             return "text", pasted
         if params.url:  # a web page, not the open post (nor the session's focus)
             return None
-        target = _path_in(ctx.input.text) or named_post(ctx) or ctx.input.current_file
+        target = _path_in(ctx.input.text) or named_post(ctx) or open_post(ctx)
     if not target:
         return None
     return _read_post(ctx, target)

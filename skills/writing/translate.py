@@ -8,6 +8,7 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -41,7 +42,7 @@ from .checks import (
 from .common import Saved, new_post_text, refuse, save_new_file
 from .languages import LANGUAGE_REPLIES, LANGUAGES, known_language, target_language
 from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
-from .pick import ask_for_post, no_post_chosen, post_named
+from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
 from .summarize import split_parts
@@ -293,7 +294,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     selected = ctx.input.selected_text
     if selected and selected.strip() and not params.path:
         return await _translate_selection(ctx, selected, language, code)
-    target = params.path or await post_named(ctx) or ctx.input.current_file
+    target = params.path or await post_named(ctx) or await asyncio.to_thread(open_post, ctx)
     target = target or await ask_for_post(ctx, ctx.reply("action"))
     if target is None:
         return no_post_chosen(ctx)

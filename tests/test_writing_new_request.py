@@ -1,0 +1,157 @@
+"""A new request typed where a skill asked a question is routed as a request, not read as the
+answer: "summarize the rust post" asked which post, and "what tags does the docker post have?"
+typed next was read as a post's name, matched none, and was lost ("I could not tell which post
+you meant"). A request naming posts other than the open one (or the focus) asks which of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.messages import ChatMessage
+from skillrt.skills.writing.asking import new_request
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+
+@pytest.fixture
+def blog(tmp_path: Path) -> Path:
+    return copy_blog(tmp_path / "blog")
+
+
+async def _two_turns(
+    blog: Path, first: str, second: str, answers: list[str] | None = None
+) -> tuple[ChatMessage, ChatMessage, ScriptedModel, list[str]]:
+    """The replies to ``first`` and ``second`` in one session, the model, and why the tasks
+    that stopped did (their ``task:aborted`` events)."""
+    llm = ScriptedModel(answers or [])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    stopped: list[str] = []
+    rt.on("task:aborted", lambda e: stopped.append(f"{e.task_id}:{e.data.get('reason')}"))
+    try:
+        asked = await rt.process_input(first)
+        msg = await rt.process_input(second)
+        assert asked.task_id is not None
+        assert rt.task_state(asked.task_id) is None  # ended, not left waiting
+        assert rt.get_task(asked.task_id) is None  # and no journal kept for it
+    finally:
+        await rt.close()
+    return asked, msg, llm, stopped
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("what tags does the docker post have?", "docker, 运维"),
+        ("docker 那篇文章有哪些标签？", "docker, 运维"),
+    ],
+)
+async def test_a_request_typed_where_a_post_was_asked_for_is_routed(
+    blog: Path, typed: str, expected: str
+) -> None:
+    asked, msg, llm, stopped = await _two_turns(blog, "summarize the post about rust", typed)
+    assert asked.state == "WAITING_INPUT" and "Which post should I summarise?" in asked.content
+    assert msg.state == "COMPLETED", msg.content
+    assert expected in msg.content, msg.content  # the tags, from the index: the new request's
+    assert msg.task_id != asked.task_id
+    assert llm.call_count == 0  # nothing was summarised
+    assert stopped == [f"{asked.task_id}:cancelled"]  # the question's task, no other
+
+
+async def test_a_name_that_fits_no_post_is_still_an_answer(blog: Path) -> None:
+    """A short reply is the answer even when it names no post listed: the reply says so."""
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        asked = await rt.process_input("summarize the post about rust")
+        msg = await rt.process_input("the banana one")
+    finally:
+        await rt.close()
+    assert asked.state == "WAITING_INPUT"
+    assert msg.task_id == asked.task_id and msg.data.get("error") == "no_post_chosen"
+
+
+async def test_an_answer_sent_to_the_task_itself_is_always_its_answer(blog: Path) -> None:
+    """``answer_task`` names the task: a question typed there is its answer (no post fits)."""
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        asked = await rt.process_input("summarize the post about rust")
+        assert asked.task_id is not None
+        msg = await rt.answer_task(asked.task_id, "what tags does the docker post have?")
+    finally:
+        await rt.close()
+    assert msg is not None and msg.data.get("error") == "no_post_chosen", msg
+
+
+async def test_a_request_typed_where_tags_were_asked_for_adds_none(blog: Path) -> None:
+    """ "what tags does it have?", typed where "which tags should I add?" was asked, was split
+    into the tags "what", "tags", "does", "it", "have" and written into the post."""
+    post = blog / "posts" / "docker-basics.md"
+    before = post.read_bytes()
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        asked = await rt.run_skill(
+            "EditContent", {"instruction": "add tags", "path": "posts/docker-basics.md"}
+        )
+        msg = await rt.process_input("what tags does the docker post have?")
+    finally:
+        await rt.close()
+    assert asked.state == "WAITING_INPUT", asked.content
+    assert post.read_bytes() == before
+    assert msg.task_id != asked.task_id and "docker, 运维" in msg.content, msg.content
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what tags does the docker post have?",
+        "summarize the go post",
+        "please translate it into English",
+        "docker 那篇文章有哪些标签？",
+        "这篇文章讲了什么",
+        "请总结一下",
+        "is there a post about rust lifetimes in this blog?",
+    ],
+)
+def test_what_reads_as_a_new_request(text: str) -> None:
+    assert new_request(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2", "第二篇", "the docker one", "the docker one?", "posts/x.md", "rust, async", "no",
+     "make it shorter", "Rust 借用与引用", ""],
+)  # fmt: skip
+def test_what_reads_as_an_answer(text: str) -> None:
+    assert not new_request(text)
+
+
+async def test_a_request_naming_other_posts_than_the_focus_asks_which(blog: Path) -> None:
+    """ "summarize the post about rust" with the docker post in focus summarised the docker
+    post: three posts fit "rust", and none is the focus."""
+    llm = ScriptedModel(["The summary of a post.", "A summary of the rust post."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        open_docker = {"current_file": "posts/docker-basics.md"}
+        msg = await rt.process_input("summarize the rust post", context=open_docker)
+        assert msg.state == "WAITING_INPUT", msg.content
+        listed = [line for line in msg.content.splitlines() if line[:2] in ("1.", "2.", "3.")]
+        assert all("rust" in line.casefold() for line in listed), msg.content  # those first
+        assert llm.call_count == 0
+        # A description that fits no post leaves the open one meant (typed at the question:
+        # a new request); so does one that fits the open post.
+        msg = await rt.process_input("summarize the whole post", context=open_docker)
+        assert msg.state == "COMPLETED" and msg.data["source"] == "posts/docker-basics.md"
+        rust = {"current_file": "posts/rust-lifetimes.md"}
+        msg = await rt.process_input("summarize the rust post", context=rust)
+        assert msg.state == "COMPLETED" and msg.data["source"] == "posts/rust-lifetimes.md"
+    finally:
+        await rt.close()
