@@ -153,3 +153,44 @@ async def test_a_first_line_announcing_the_summary_is_left_out(tmp_path: Path, l
     )
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["summary"] == good
+
+
+_GOOD = "Goroutines are cheap; channels pass values between goroutines; workers read jobs."
+
+
+@pytest.mark.parametrize(
+    "loose_end",
+    [
+        # (the embedded model's summary of the docker post ended in a block it never closed)
+        "\n```go\nfunc worker(id int, jobs <-chan int, results chan<- int) {",
+        # (and the rust post's in headings with nothing under them)
+        "\n\n## Workers\n\n### 1.",
+    ],
+)
+async def test_what_a_summary_ends_with_and_does_not_finish_is_left_out(
+    tmp_path: Path, loose_end: str
+) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    msg = await run_writing_skill(
+        blog, ScriptedModel([_GOOD + loose_end]), "Summarize", {"path": "posts/go-concurrency.md"}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["summary"] == _GOOD
+
+
+async def test_a_summary_with_nothing_but_headings_and_code_is_refused(tmp_path: Path) -> None:
+    """The embedded model's summary of the rust borrowing post was its title as a heading, a
+    code block copied from it and a heading: shown as done."""
+    blog = copy_blog(tmp_path / "blog")
+    copied = (
+        "# Concurrency in Go\n\n```go\nfunc main() {\n    jobs := make(chan int, 100)\n}\n```"
+        "\n\n## Goroutines and channels"
+    )
+    llm = ScriptedModel([copied, copied])
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/go-concurrency.md"})
+    assert msg.state == "ERROR" and llm.call_count == 2, msg.content
+    assert "not_degenerate" in msg.content and "no sentences outside" in msg.content
+    msg = await run_writing_skill(
+        blog, ScriptedModel([copied, _GOOD]), "Summarize", {"path": "posts/go-concurrency.md"}
+    )
+    assert msg.state == "COMPLETED" and msg.data["summary"] == _GOOD

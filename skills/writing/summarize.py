@@ -24,7 +24,15 @@ from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 from . import pick
 from .checked import REPLIES as CHECK_REPLIES
 from .checked import Checked, checked, refuse_unchecked
-from .checks import Generated, code_from, not_degenerate, template_from
+from .checks import (
+    Check,
+    Generated,
+    Verdict,
+    code_from,
+    not_degenerate,
+    prose_words,
+    template_from,
+)
 from .common import refuse
 from .on_topic import grounded
 from .pick import ask_for_post, named_post, no_post_chosen, open_post
@@ -233,7 +241,45 @@ async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> 
         text = text[label.end() :].strip()  # "A one-sentence summary:" then the summary
     if result.usage.completion_tokens >= max_tokens and not result.truncated_repetition:
         text = whole_sentences(text)
-    return Generated(text=text)
+    return Generated(text=_loose_ends(text))
+
+
+# What a summary ends with and does not finish: a code block never closed (the embedded model
+# ended the docker post's summary "```python:3.12-slim\nWORKDIR /app\nCOPY requirements.txt
+# ."), and headings with nothing under them (the rust post's ended "## 按照异常处理方式进行操作
+# \n\n### 1."). Cut, when prose is left before them.
+_HEADINGS_END = re.compile(r"(?:\n[ \t]{0,3}#{1,6}(?:[ \t][^\n]*)?\s*)+$")
+
+
+def _loose_ends(text: str) -> str:
+    fences = list(_OPEN_FENCE.finditer(text))
+    if len(fences) % 2 and prose_words(text[: fences[-1].start()]):
+        text = text[: fences[-1].start()].rstrip()
+    kept = _HEADINGS_END.sub("", "\n" + text).strip()
+    return kept if prose_words(kept) else text
+
+
+def has_prose(content: str) -> Check:
+    """A summary of a text with prose holds some outside its code and headings: one was the
+    post's title as a heading, a code block copied from it and a heading, and was shown as
+    done. Reported as ``not_degenerate`` (nothing to read), the check names kept."""
+    worded = prose_words(_HEADING_LINES.sub("", content)) > 0
+
+    def check(generated: Generated) -> Verdict:
+        if worded and prose_words(_HEADING_LINES.sub("", generated.text)) < MIN_PROSE_WORDS:
+            return Verdict(
+                "not_degenerate",
+                False,
+                "the summary has no sentences outside code and headings",
+                zh="总结在代码和标题之外没有句子",
+            )
+        return Verdict("not_degenerate", True)
+
+    return check
+
+
+MIN_PROSE_WORDS = 1  # any: a scripted summary of one word ("Short.") is one
+_HEADING_LINES = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t][^\n]*)?$", re.M)
 
 
 # A first line that only announces the summary: the embedded model's summary of the weekly
@@ -288,6 +334,7 @@ async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> s
     code from ``content``, its words mostly ``content``'s) and asked again once."""
     checks = [
         not_degenerate,
+        has_prose(content),
         code_from(content, verbatim=True),
         template_from(content),
         grounded(content),
