@@ -82,3 +82,22 @@ def test_a_block_holding_fences_is_one_block() -> None:
 def test_two_blocks_with_no_line_between_are_two() -> None:
     length = length_of("Text.\n\n```\nx = 1\n```\n```\ny = 2\n```\n")
     assert (length.blocks, length.code_lines) == (2, 2)
+
+
+async def test_the_length_of_another_post_than_the_open_one_is_not_the_open_ones(
+    tmp_path: Path,
+) -> None:
+    """ "how long is the rust post?" with the docker post open counted the docker post: the
+    three rust posts fit, the open one does not."""
+    blog = copy_blog(tmp_path / "blog")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        docker = {"current_file": "posts/docker-basics.md"}
+        msg = await rt.process_input("how many words is the rust post?", context=docker)
+        assert msg.data.get("path") != "posts/docker-basics.md", msg.content
+        msg = await rt.process_input("how many words is the post?", context=docker)
+        assert msg.data.get("path") == "posts/docker-basics.md", msg.content
+    finally:
+        await rt.close()

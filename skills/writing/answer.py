@@ -45,7 +45,7 @@ from .listing import (
 from .listing import REPLIES as LISTING_REPLIES
 from .on_topic import grounded
 from .pick import REPLIES as PICK_REPLIES
-from .pick import ask_for_post, named_post, newest_post, no_post_chosen, post_named
+from .pick import ask_for_post, named_post, newest_post, no_post_chosen, open_post, post_named
 from .post_length import REPLIES as LENGTH_REPLIES
 from .post_length import asks_length, post_length
 from .post_tags import REPLIES as POST_TAGS_REPLIES
@@ -730,6 +730,13 @@ def _says_something(answer: str) -> bool:
     return bool(text) and not (text.endswith((":", "：")) and "\n" not in text)
 
 
+async def _open_post(ctx: SkillContext) -> str | None:
+    """The open post (or the focus), unless the question describes others (``open_post``)."""
+    if not ctx.input.current_file:
+        return None
+    return await asyncio.to_thread(open_post, ctx)
+
+
 @skill(
     name="AnswerQuestion",
     intents=["ANSWER_QUESTION"],
@@ -751,7 +758,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
             tagged = await post_named(ctx, step="named_post:tags")
         tagged = tagged or await ask_for_post(ctx, ctx.reply("tags_action"))
         return await post_tags(ctx, tagged) if tagged else no_post_chosen(ctx)
-    if asks_length(question) and (path := await post_named(ctx) or ctx.input.current_file):
+    if asks_length(question) and (path := await post_named(ctx) or await _open_post(ctx)):
         return await post_length(ctx, path)  # counted, no model
     direction = links_asked(question)
     named = (
@@ -759,7 +766,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         if direction
         else None
     )
-    if direction and (path := named or ctx.input.current_file):
+    if direction and (path := named or await _open_post(ctx)):
         return await list_links(ctx, path, direction)  # the graph's, no model
     if _NEWEST_ASKED.match(question.strip()):  # the index's, no model
         return await _newest(ctx)
@@ -911,7 +918,7 @@ def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> Snippet | None
         return Snippet(params.code, "", "code")
     if ctx.input.selected_text and ctx.input.selected_text.strip():
         return Snippet(ctx.input.selected_text, "", "selection")
-    target = params.path or named_post(ctx) or ctx.input.current_file  # "… in liquid-tips"
+    target = params.path or named_post(ctx) or open_post(ctx)  # "… in liquid-tips"
     if not target:
         return None
     path = ctx.files.relative(target)
