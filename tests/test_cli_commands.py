@@ -330,3 +330,21 @@ def test_a_command_typed_without_its_slash_runs(blog: Path, tmp_path: Path) -> N
     assert "There is nothing to undo" in done.stdout
     assert "/publish" in done.stdout  # the help's list of commands
     assert "Unknown command /nonsense" not in done.stdout  # quit before it
+
+
+def test_a_command_typed_without_its_slash_runs_where_a_question_waits(
+    blog: Path, tmp_path: Path
+) -> None:
+    """ "undo" typed where "Which post should I summarise?" was asked was read as a post's
+    name; the question stays waiting, and "exit" quits with the task left to resume."""
+    done = skillrt(
+        "chat",
+        env=cli_env(blog, write_script(tmp_path / "s.json", [])),
+        cwd=tmp_path,
+        input="summarize the post about rust\nundo\nexit\n/nonsense\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Which post should I summarise?" in done.stdout
+    assert "There is nothing to undo" in done.stdout
+    assert "I could not tell which post" not in done.stdout
+    assert "Unknown command /nonsense" not in done.stdout

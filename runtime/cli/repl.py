@@ -106,9 +106,7 @@ class Repl:
             line = line.strip()
             if not line:
                 continue
-            if (bare := _BARE.get(line.rstrip(".!。！").casefold())) is not None and (
-                self._pending_question() is None
-            ):
+            if (bare := _BARE.get(line.rstrip(".!。！").casefold())) is not None:
                 line = bare  # "exit", "undo", "退出": the command (the Chat skill answered)
             if line.startswith("/") and self._is_command(line):
                 if await self._command(line) is _QUIT:
@@ -495,9 +493,10 @@ COMMANDS: dict[str, _Command] = {
 }
 """The slash commands; an ID may be a unique prefix."""
 
-# A command typed without its slash, alone on the line and with no question waiting: "undo"
-# went to the Chat skill, which answered "I'm here. Tell me what to do…", and "exit" did not
-# quit. Only words no request is made of alone.
+# A command typed without its slash, alone on the line: "undo" went to the Chat skill, which
+# answered "I'm here. Tell me what to do…", and "exit" did not quit. Only words no request is
+# made of alone, and no question's answer: typed where "which post?" was asked, "undo" was read
+# as a post's name (a question waiting stays waiting; "exit" leaves it to resume).
 _BARE = {
     "quit": "/quit",
     "exit": "/quit",
