@@ -103,11 +103,14 @@ async def test_a_question_about_a_named_post_is_answered_from_that_post_alone(
     body = (blog / "posts/git-workflow.md").read_text(encoding="utf-8").split("\n---\n", 1)[1]
     assert body.strip()[:200] in prompts[0]  # the post's own text, as written
     assert "docker-basics" not in prompts[0]
-    # Two posts named: the search decides, as for any question.
+    # It is the focus now ("add tags … to it" next asked which post).
+    assert rt.conversation().focus == "posts/git-workflow.md"
+    # Two posts named: the search decides, as for any question, and the focus stays.
     prompts.clear()
     question = "compare the git workflow post with the docker post"
-    msg = await rt.run_skill("AnswerQuestion", {"question": question})
-    assert len(msg.data["sources"]) > 1
+    msg = await rt.process_input(question)
+    assert len(msg.data["sources"]) > 1 and "focus" not in msg.data
+    assert rt.conversation().focus == "posts/git-workflow.md"
     await rt.close()
 
 

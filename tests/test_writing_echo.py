@@ -85,6 +85,24 @@ async def test_a_lead_in_to_the_sources_own_heading_counts_as_no_answer(blog: Pa
     assert "```" not in msg.content  # the excerpts shown leave code out
 
 
+@pytest.mark.parametrize(
+    "said",
+    ["The asyncio post about [2] is [1].", "[1]", "Limit asyncio concurrency [1][2]."],
+)
+async def test_an_answer_of_the_questions_own_words_and_citations_counts_as_none(
+    blog: Path, said: str
+) -> None:
+    """ "what is the newest post about?" was answered "The newest post about [2] is [3].",
+    and that was shown as the answer."""
+    rt = writing_runtime(blog, ScriptedModel([said]), answer={"general_fallback": False})
+    await rt.initialize()
+    msg = await rt.run_skill("AnswerQuestion", {"question": "How do I limit asyncio concurrency?"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["answered"] is False and msg.data["found"] is True
+    assert said not in msg.content
+
+
 async def test_small_talk_that_echoes_its_prompt_gets_our_own_reply(tmp_path: Path) -> None:
     echo = CHAT_SYSTEM.format(lang="English")
     config = load_config(content_root=tmp_path / "blog", state_dir=tmp_path / "state")

@@ -275,6 +275,7 @@ class Found(BaseModel):
     # With no published post found: the drafts that match ``[path, title]`` (answers leave
     # drafts out unless ``drafts.in_answers``; the reply says so rather than "nothing").
     drafts: list[tuple[str, str]] = []
+    named: bool = False  # the one source is the post the question names: it becomes the focus
 
 
 def _find_sources(ctx: SkillContext, question: str) -> Found:
@@ -284,7 +285,7 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
     dates, rest = find_dates(question, dt.date.fromtimestamp(time.time()))
     drafts = ctx.config.drafts.in_answers
     if (named := _the_post_asked_about(ctx)) is not None:
-        return Found(sources=[named])
+        return Found(sources=[named], named=True)
     query = rest if dates is not None else question
     hits = ctx.memory.posts.search(query, SOURCES, drafts=drafts, dates=dates)
     missed = dates is not None and not hits
@@ -671,7 +672,7 @@ async def _answer(
     if note:  # asked again: its sentences about the refused first answer are not the answer
         answer = _RETRY_TALK.sub(" ", answer).strip()
     return Generated(
-        text=answer if _says_something(answer) else "",
+        text=answer if _says_something(answer, question) else "",
         looped=result.truncated_repetition,
         cut=result.usage.completion_tokens >= ANSWER_TOKENS,
     )
@@ -722,12 +723,30 @@ def _prose(excerpt: str) -> str:
 _EMPTY_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n(?:[ \t]*\n)*[ \t]*\1[ \t]*$", re.M)
 
 
-def _says_something(answer: str) -> bool:
+def _says_something(answer: str, question: str = "") -> bool:
     """Whether an answer says more than a lead-in to nothing: the embedded model answered
     "The answer to your question is:" and a code block holding the first source's heading,
-    which ``without_echo`` takes out, leaving an empty block."""
+    which ``without_echo`` takes out, leaving an empty block. Nor the question's own words
+    around citations: "what is the newest post about?" was answered "The newest post about
+    [2] is [3]." (a number, a link or one word the question has not is something)."""
     text = _EMPTY_FENCE.sub("", answer).strip()
-    return bool(text) and not (text.endswith((":", "：")) and "\n" not in text)
+    if not text or (text.endswith((":", "：")) and "\n" not in text):
+        return False
+    rest = _CITE_MARK.sub(" ", text)
+    if "](" in rest or re.search(r"\d", rest):
+        return True
+    asked = set(_ANSWER_WORDS.findall(question.casefold()))
+    said = set(_ANSWER_WORDS.findall(rest.casefold())) - _NOTHING_WORDS
+    return bool(said - asked) if said or not question else False
+
+
+_CITE_MARK = re.compile(r"\[\d+(?:\s*[,;，]\s*\d+)*\]")
+_ANSWER_WORDS = re.compile(r"[^\W\d_\u3400-\u9fff]{2,}|[\u3400-\u9fff]")
+_NOTHING_WORDS = frozenset(
+    {"the", "is", "are", "was", "were", "of", "to", "and", "in", "on", "it", "this", "that",
+     "an", "be", "by", "as", "at", "its", "about", "post", "posts", "article", "blog", "的",
+     "是", "了", "文", "章"}
+)  # fmt: skip
 
 
 async def _open_post(ctx: SkillContext) -> str | None:
@@ -811,6 +830,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
                 "date_missed": found.missed,
                 "checks": quality_report([answer]),
                 **({"check": refused.name} if refused is not None else {}),
+                **_focus(found),
                 **CHECKED,
             },
         )
@@ -828,9 +848,16 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
             "dates": found.dates,
             "date_missed": found.missed,
             "checks": quality_report([answer]),
+            **_focus(found),
             **CHECKED,
         },
     )
+
+
+def _focus(found: Found) -> dict[str, str]:
+    """A question on one post it names ("what is the newest post about?", "what does the git
+    post recommend?") makes that post the focus: "add tags … to it" next asked which post."""
+    return {"focus": found.sources[0].path} if found.named and found.sources else {}
 
 
 # "what is my latest post?", "which post did I write last?", "我最新的文章是哪篇？": the newest
