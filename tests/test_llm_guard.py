@@ -173,6 +173,10 @@ async def test_the_guard_stops_a_real_provider_stream_too(tmp_path: Path) -> Non
     assert msg.data["truncated_repetition"] is True
     assert msg.content.startswith("Here is the answer.")
     assert len(streamed) < 150  # the connection was closed long before the 345th chunk
+    # Priced as the model is, on its estimated usage: it was counted "unpriced" (the chat's
+    # line said so for the free embedded model's looping calls).
+    assert msg.cost is not None and msg.cost > 0
+    assert rt.costs.task(msg.task_id or "").unpriced_calls == 0
 
 
 @pytest.mark.parametrize(

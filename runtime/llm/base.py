@@ -200,6 +200,12 @@ class BaseLLM(ABC):
     def model(self) -> str:
         """The model's name, as results and prices know it."""
 
+    def price_of(self, usage: Usage) -> float | None:
+        """What ``usage`` costs on this model, when its provider knows its price (None:
+        unpriced). For a call cut short by the runtime, whose provider never reported one: a
+        free local model's looping call was counted "unpriced"."""
+        return None
+
     async def chat(
         self,
         messages: Sequence[LLMMessage],

@@ -523,5 +523,8 @@ class LocalProvider(BaseLLM):
             where=f"local model {self.model}",
         )
 
+    def price_of(self, usage: Usage) -> float | None:
+        return self._cost(self.model, usage)
+
     def _cost(self, model: str, usage: Usage) -> float | None:
         return self.prices.cost(f"local:{model}", usage)

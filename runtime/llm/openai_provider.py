@@ -619,6 +619,9 @@ class OpenAIProvider(BaseLLM):
             f"{self.base_url}: {exc} (model {self._model})", provider=p, model=m
         )
 
+    def price_of(self, usage: Usage) -> float | None:
+        return self._cost(self.model, usage)
+
     def _cost(self, model: str, usage: Usage) -> float | None:
         cost = self.prices.cost(model, usage)
         return self.prices.cost(self._model, usage) if cost is None else cost

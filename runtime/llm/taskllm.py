@@ -12,7 +12,8 @@ heard so far, ``elapsed_s``), so the outline step is not a silent wait.
 
 Every streamed (non-structured) call goes through a ``RepetitionGuard``: a model that falls
 into a loop is stopped there, whatever the provider, and the call returns the text before the
-loop with ``truncated_repetition=True`` (usage then estimated from the text, cost unknown).
+loop with ``truncated_repetition=True`` (usage then estimated from the text, and its cost from
+that, priced as the model is: ``price_of``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from skillrt.llm.base import (
     LLMMessage,
     LLMRequest,
     LLMResult,
+    Usage,
     activity_listener,
     call_stream_cb,
     current_activity_listener,
@@ -109,6 +111,9 @@ class TaskLLM(BaseLLM):
     @property
     def model(self) -> str:
         return self._llm.model
+
+    def price_of(self, usage: Usage) -> float | None:
+        return self._llm.price_of(usage)
 
     @property
     def inner(self) -> LLM:
@@ -267,5 +272,9 @@ class TaskLLM(BaseLLM):
             self._on_repetition()
         usage = estimate_usage(messages, streamed)
         return LLMResult(
-            content=stopped.kept, usage=usage, model=self._llm.model, truncated_repetition=True
+            content=stopped.kept,
+            usage=usage,
+            cost=self._llm.price_of(usage),  # (an estimate, as the usage is)
+            model=self._llm.model,
+            truncated_repetition=True,
         )
