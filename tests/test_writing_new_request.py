@@ -155,3 +155,33 @@ async def test_a_request_naming_other_posts_than_the_focus_asks_which(blog: Path
         assert msg.state == "COMPLETED" and msg.data["source"] == "posts/rust-lifetimes.md"
     finally:
         await rt.close()
+
+
+async def test_a_request_typed_where_a_delete_was_to_be_confirmed_deletes_nothing(
+    blog: Path,
+) -> None:
+    """ "what tags does the docker post have?", typed where "Delete …? Answer yes or no." was
+    asked, was read as "no" and lost; it is run now, and the post stays. "delete it" there
+    is a yes."""
+    post = blog / "posts" / "go-concurrency.md"
+    asked, msg, _, stopped = await _two_turns(
+        blog, "delete posts/go-concurrency.md", "what tags does the docker post have?"
+    )
+    assert asked.state == "WAITING_INPUT" and "Delete" in asked.content, asked.content
+    assert "docker, 运维" in msg.content and post.exists()
+    assert stopped == [f"{asked.task_id}:cancelled"]
+    asked, msg, _, _ = await _two_turns(blog, "delete posts/go-concurrency.md", "delete it")
+    assert msg.task_id == asked.task_id and msg.data.get("deleted") is True, msg.content
+    assert not post.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "answers"),
+    [("y", True), ("no", True), ("delete it", True), ("yes, delete it", True),
+     ("删除吧", True), ("keep it", True), ("what is in the json post?", False),
+     ("summarize the go post", False)],
+)  # fmt: skip
+def test_what_answers_a_yes_or_no_question(text: str, answers: bool) -> None:
+    from skillrt.skills.writing.asking import confirms_or_answers
+
+    assert confirms_or_answers(text) is answers

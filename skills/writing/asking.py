@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["new_request"]
+__all__ = ["confirms_or_answers", "new_request"]
 
 _START_EN = re.compile(
     r"^(?:(?:please|pls|can you|could you|would you|now)\s+)?(?:"
@@ -44,3 +44,17 @@ def new_request(text: str) -> bool:
     if text[-1] in "?？":  # a question of its own, not "the docker one?"
         return len(text.split()) >= 4 or len(_CJK.findall(text)) >= 6
     return False
+
+
+# What says yes to a confirmation in the words of its action: "delete it", "save it please".
+_CONFIRMING = re.compile(
+    r"^(?:(?:yes|yeah|ok|okay|sure)[,!.]?\s+)?(?:please\s+)?(?:delete|remove|save|write|apply|"
+    r"keep|do)\b|^(?:删除|删掉|保存|写入|确认)",
+    re.I,
+)
+
+
+def confirms_or_answers(text: str) -> bool:
+    """Whether ``text``, typed where a yes-or-no question was asked ("Delete …? Answer yes or
+    no."), is its answer: anything but a new request, and "delete it" (which starts as one)."""
+    return not new_request(text) or _CONFIRMING.match(" ".join(text.split())) is not None

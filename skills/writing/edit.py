@@ -34,7 +34,7 @@ from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from . import checked as checked_replies
 from . import pick
-from .asking import new_request
+from .asking import confirms_or_answers, new_request
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
@@ -749,7 +749,8 @@ async def _write(
         else unified_diff(text, new_text, path)
     )
     shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
-    if _confirming(ctx) and not is_yes(await ctx.ask(ctx.reply("confirm", path=path, diff=shown))):
+    confirm = ctx.reply("confirm", path=path, diff=shown)
+    if _confirming(ctx) and not is_yes(await ctx.ask(confirm, accepts=confirms_or_answers)):
         return SkillResult(
             message=ctx.reply("not_written", path=path),
             data={
