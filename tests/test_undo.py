@@ -160,6 +160,24 @@ async def test_confirm_shows_the_diff_and_writes_only_on_yes(blog: Path) -> None
     await rt.close()
 
 
+async def test_a_request_typed_where_the_diff_asks_yes_or_no_writes_nothing(blog: Path) -> None:
+    """A new request typed at the diff's question was read as "no" and lost: it is run now,
+    and the post stays as it was."""
+    original = (blog / POST).read_bytes()
+    llm = ScriptedModel(["A new body.\n", "The post says hello."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        context = {"current_file": POST, "confirm": True}
+        asked = await rt.process_input("rewrite the post", context)
+        assert asked.state == "WAITING_INPUT", asked.content
+        other = await rt.process_input("summarize the post", {"current_file": POST})
+    finally:
+        await rt.close()
+    assert other.task_id != asked.task_id and other.data.get("source") == POST, other.content
+    assert (blog / POST).read_bytes() == original
+
+
 async def test_confirm_is_off_unless_asked_and_on_from_the_setting(blog: Path) -> None:
     rt = writing_runtime(blog, ScriptedModel(["A new body.\n"]))
     msg = await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": POST})
