@@ -190,3 +190,22 @@ def test_a_first_line_that_only_names_the_section_is_left_out() -> None:
     assert without_name_line("1. 什么是所有权\n所有权是规则。", names) == "所有权是规则。"
     assert without_name_line("什么是所有权", names) == "什么是所有权"  # nothing else: kept
     assert without_name_line("所有权很重要\n正文。", names) == "所有权很重要\n正文。"
+
+
+def test_the_prompts_labels_reworded_are_scaffolding() -> None:
+    """The embedded model's section of "Git 钩子" opened "文章：" and held "**Git 钩子；风格：
+    技术博家的一系列思派**" (the prompt's "文章：Git 钩子（主题：…；风格：技术博客）", garbled),
+    and the article was saved with them."""
+    prompt = "文章：Git 钩子（主题：Git 钩子；风格：技术博客）\n请写这一节：概述"
+    stripped = Scaffold([prompt]).clean(
+        "文章：\n\n钩子在提交前运行。\n- 链接 **Git 钩子；风格：技术博家**"
+    )
+    assert stripped.text.startswith("钩子在提交前运行。")
+    assert any("风格" in left for left in stripped.left)  # fails no_scaffolding: asked again
+    english = Scaffold(["Article: Git hooks (topic: git hooks; style: a technical blog)"])
+    found = english.clean("Article:\n\nHooks run before a commit; style: a blog of its own.")
+    assert found.text.startswith("Hooks run") and found.left
+    ours = "Hooks run before a commit. Style: short."  # no ";" before it: the article's own
+    assert not english.clean(ours).left
+    post = "Article:\n\nA post of mine."  # the post's own label line, in an edit: kept
+    assert Scaffold(["Instruction: fix typos"], content=[post]).clean(post).text == post

@@ -82,6 +82,9 @@ SCAFFOLD_MARKERS = (
     r"^\W*Write this section:",
     r"\(topic: [^;\n]*; style: [^)\n]*\)",
     r"^\W*Article: .*\(topic: ",
+    # Its labels reworded or cut by a small model: "**Git 钩子；风格：技术博家…**", "文章：" alone.
+    r"; style: ",
+    r"^\W*Article:[ \t]*$",
     r"^\W*Key points:",
     r"^\W*Related posts you may link:",
     r"^\W*Related posts already on the blog",
@@ -102,6 +105,8 @@ SCAFFOLD_MARKERS = (
     r"^\W*请写这一节：",
     r"（主题：[^；\n]*；风格：[^）\n]*）",
     r"^\W*文章：.*（主题：",
+    r"[;；]\s*风格[:：]",
+    r"^\W*文章[:：][ \t]*$",
     r"^\W*要点：",
     r"^\W*可以链接的相关文章：",
     r"^\W*博客上已有的相关文章",

@@ -30,6 +30,8 @@ _MARKERS = tuple(re.compile(marker, re.IGNORECASE | re.MULTILINE) for marker in 
 _PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
 _RELATED_ITEM = re.compile(RELATED_ITEM)
 _QUOTE = re.compile(r"^\s*>")
+# The prompt's article label alone on a line ("文章：", "Article:"), its title cut off.
+_LABEL_LINE = re.compile(r"^\W*(?:Article|文章)[:：][ \t]*$", re.I)
 _BLANKS = re.compile(r"\n{3,}")
 MIN_EXCERPT_CHARS = 40  # a prompt line this long, copied whole, is a context excerpt
 MIN_COPIED_RUN = 3  # so many lines in a row, each a prompt line, are the prompt copied
@@ -120,7 +122,11 @@ class Scaffold:
                 kept.append(line)
                 continue
             # The retry note, however the model reworded its end: a line that opens with it.
-            labelled = key in self.labelled or _retry_line(key)
+            labelled = (
+                key in self.labelled
+                or _retry_line(key)
+                or (_LABEL_LINE.match(line) is not None and key not in self.own)
+            )
             excerpt = len(key) >= MIN_EXCERPT_CHARS and key in self.prompt_lines
             # A related-post item of the prompt's shape, and the quoted snippet lines under it.
             item = _RELATED_ITEM.match(line) is not None
