@@ -271,6 +271,8 @@ async def test_a_new_post_titled_with_its_tags_gets_them(
         assert "tags: [" + ", ".join(tags) + "]\n" in text
     else:
         assert "\ntags:" not in text
+    # "Add tags" is offered only to a post that has none.
+    assert ("Add tags" in data["next_steps"]) is not bool(tags)
 
 
 async def test_a_tag_edit_finds_the_post_named_after_the_tags(tmp_path: Path) -> None:

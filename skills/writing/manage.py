@@ -209,7 +209,9 @@ async def create_article(ctx: SkillContext, params: CreateParams) -> SkillResult
             "hash": saved.hash,
             "draft": post.draft,
         },
-        next_steps=[ctx.reply("write_body"), ctx.reply("add_tags")],
+        # "Add tags" only for a post that has none (it was offered after "… with tags a, b").
+        next_steps=[ctx.reply("write_body")]
+        + ([ctx.reply("add_tags")] if not tags or untagged else []),
     )
 
 
