@@ -135,3 +135,22 @@ async def test_small_talk_signed_with_a_made_up_name_is_shown_unsigned(
     assert msg.state == "COMPLETED" and msg.data["fallback"] is False, msg.content
     assert msg.content.startswith(shown)
     assert not any(name in msg.content for name in ("Alex", "Best", "[Your Name]", "小明", "祝好"))
+
+
+@pytest.mark.parametrize(
+    ("said", "question", "says"),
+    [
+        ("The newest post about [2] is [3].", "what is the newest post about?", False),
+        ("最新的文章是[1]。", "我最新的文章是哪篇？", False),
+        ("It is about compiler planning [1].", "what is the newest post about?", True),
+        # a yes, or a choice the question names, said in its words
+        ("Rebase.", "Which is better, git merge or git rebase?", True),
+        ("It does [1].", "Does the docker post use Alpine images?", True),
+        ("是的 [1]。", "docker 那篇文章用了 Alpine 吗？", True),
+        ("docker 那篇文章用了 Alpine [1]。", "docker 那篇文章用了 Alpine 吗？", True),
+    ],
+)
+def test_what_an_answer_says_beyond_its_question(said: str, question: str, says: bool) -> None:
+    from skillrt.skills.writing.answer import _says_something
+
+    assert _says_something(said, question) is says

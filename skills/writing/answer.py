@@ -733,19 +733,26 @@ def _says_something(answer: str, question: str = "") -> bool:
     if not text or (text.endswith((":", "：")) and "\n" not in text):
         return False
     rest = _CITE_MARK.sub(" ", text)
-    if "](" in rest or re.search(r"\d", rest):
-        return True
+    if "](" in rest or re.search(r"\d", rest) or _CLOSED_QUESTION.search(question):
+        return True  # (a yes or a choice may well be said in the question's words)
     asked = set(_ANSWER_WORDS.findall(question.casefold()))
     said = set(_ANSWER_WORDS.findall(rest.casefold())) - _NOTHING_WORDS
     return bool(said - asked) if said or not question else False
 
 
+# A question answered yes or no, or by a choice it names: "does the docker post use Alpine?"
+# ("It does [1]."), "which is better, merge or rebase?" ("Rebase."), "…用了 Alpine 吗？".
+_CLOSED_QUESTION = re.compile(
+    r"^\W*(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have|had)\b"
+    r"|\bor\b|还是|吗\s*[？?]?\s*$|是否|有没有|是不是|能不能|可不可以",
+    re.I,
+)
 _CITE_MARK = re.compile(r"\[\d+(?:\s*[,;，]\s*\d+)*\]")
 _ANSWER_WORDS = re.compile(r"[^\W\d_\u3400-\u9fff]{2,}|[\u3400-\u9fff]")
 _NOTHING_WORDS = frozenset(
     {"the", "is", "are", "was", "were", "of", "to", "and", "in", "on", "it", "this", "that",
      "an", "be", "by", "as", "at", "its", "about", "post", "posts", "article", "blog", "的",
-     "是", "了", "文", "章"}
+     "了", "文", "章"}
 )  # fmt: skip
 
 
