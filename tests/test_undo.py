@@ -164,7 +164,7 @@ async def test_a_request_typed_where_the_diff_asks_yes_or_no_writes_nothing(blog
     """A new request typed at the diff's question was read as "no" and lost: it is run now,
     and the post stays as it was."""
     original = (blog / POST).read_bytes()
-    llm = ScriptedModel(["A new body.\n", "The post says hello."])
+    llm = ScriptedModel(["A new body.\n", "The post says hello.", "Another body.\n"])
     rt = writing_runtime(blog, llm)
     await rt.initialize()
     try:
@@ -172,10 +172,15 @@ async def test_a_request_typed_where_the_diff_asks_yes_or_no_writes_nothing(blog
         asked = await rt.process_input("rewrite the post", context)
         assert asked.state == "WAITING_INPUT", asked.content
         other = await rt.process_input("summarize the post", {"current_file": POST})
+        assert other.task_id != asked.task_id and other.data.get("source") == POST, other.content
+        assert (blog / POST).read_bytes() == original
+        # "save it" there is a yes.
+        await rt.process_input("rewrite the post", context)
+        done = await rt.process_input("save it")
     finally:
         await rt.close()
-    assert other.task_id != asked.task_id and other.data.get("source") == POST, other.content
-    assert (blog / POST).read_bytes() == original
+    assert done.state == "COMPLETED" and done.data["changed"] is True, done.content
+    assert (blog / POST).read_text(encoding="utf-8").endswith("Another body.\n")
 
 
 async def test_confirm_is_off_unless_asked_and_on_from_the_setting(blog: Path) -> None:

@@ -176,12 +176,31 @@ async def test_a_request_typed_where_a_delete_was_to_be_confirmed_deletes_nothin
 
 
 @pytest.mark.parametrize(
-    ("text", "answers"),
-    [("y", True), ("no", True), ("delete it", True), ("yes, delete it", True),
-     ("删除吧", True), ("keep it", True), ("what is in the json post?", False),
-     ("summarize the go post", False)],
+    ("text", "answers", "deletes"),
+    [("y", True, False), ("no", True, False), ("delete it", True, True),
+     ("yes, remove it", True, True), ("删除吧", True, True), ("请删除", True, True),
+     ("帮我删掉它", True, True), ("确认删除", True, True), ("好的，删掉吧", True, True),
+     ("keep it", True, False), ("save it", True, False),
+     ("what is in the json post?", False, False), ("summarize the go post", False, False),
+     ("delete the docker post instead", False, False),
+     ("write an article about rust", False, False)],
 )  # fmt: skip
-def test_what_answers_a_yes_or_no_question(text: str, answers: bool) -> None:
-    from skillrt.skills.writing.asking import confirms_or_answers
+def test_what_answers_a_yes_or_no_question(text: str, answers: bool, deletes: bool) -> None:
+    from skillrt.skills.writing.asking import DELETE_IT, SAVE_IT, confirms_or_answers
 
     assert confirms_or_answers(text) is answers
+    assert bool(DELETE_IT.match(text)) is deletes
+    assert bool(SAVE_IT.match(text)) is (text == "save it")
+
+
+@pytest.mark.parametrize(
+    ("text", "tags"),
+    [("how-to, containers", True), ("how-to", True), ("search", True), ("draft, update", True),
+     ("翻译", True), ("发布", True), ("rust async tokio", True),
+     ("what tags does it have?", False), ("summarize the go post", False),
+     ("请总结一下这篇文章", False)],
+)  # fmt: skip
+def test_what_answers_which_tags(text: str, tags: bool) -> None:
+    from skillrt.skills.writing.asking import tags_or_request
+
+    assert tags_or_request(text) is tags

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["confirms_or_answers", "new_request"]
+__all__ = ["DELETE_IT", "SAVE_IT", "confirms_or_answers", "new_request", "tags_or_request"]
 
 _START_EN = re.compile(
     r"^(?:(?:please|pls|can you|could you|would you|now)\s+)?(?:"
@@ -46,15 +46,46 @@ def new_request(text: str) -> bool:
     return False
 
 
-# What says yes to a confirmation in the words of its action: "delete it", "save it please".
-_CONFIRMING = re.compile(
-    r"^(?:(?:yes|yeah|ok|okay|sure)[,!.]?\s+)?(?:please\s+)?(?:delete|remove|save|write|apply|"
-    r"keep|do)\b|^(?:删除|删掉|保存|写入|确认)",
-    re.I,
-)
+# A yes in the words of the question's action, and nothing more: "delete it", "yes, save it",
+# "请删除", "好的，删掉吧". ("delete the docker post instead" is a request of its own.)
+_EN_YES = r"(?:(?:yes|yeah|yep|ok|okay|sure)\W*\s*)?(?:please\s+)?"
+_EN_IT = r"(?:\s+(?:it|this|that|them|the\s+(?:post|article|file|change|changes|edit)))?"
+_ZH_YES = r"(?:好的?|是的?|对|行|确认|确定|嗯)?\W*(?:请|帮我|麻烦)?(?:你)?(?:把它|将它)?"
+_ZH_IT = r"(?:它|吧|掉|掉吧|它吧|掉它|这篇|这篇文章|文章)?"
+
+
+def _says_yes_by(verbs_en: str, verbs_zh: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^{_EN_YES}(?:{verbs_en}){_EN_IT}(?:\s+please)?\W*$|^{_ZH_YES}(?:{verbs_zh}){_ZH_IT}\W*$",
+        re.I,
+    )
+
+
+DELETE_IT = _says_yes_by("delete|remove|trash", "删除|删掉|删|移除")
+"""A yes to "Delete …?" in its words: "delete it", "yes, remove it", "请删除", "好的，删掉吧"."""
+SAVE_IT = _says_yes_by("save|write|apply", "保存|写入|应用")  # (not "keep it": which?)
+"""A yes to an edit's "Write this change?": "save it", "apply the changes", "保存吧"."""
 
 
 def confirms_or_answers(text: str) -> bool:
     """Whether ``text``, typed where a yes-or-no question was asked ("Delete …? Answer yes or
-    no."), is its answer: anything but a new request, and "delete it" (which starts as one)."""
-    return not new_request(text) or _CONFIRMING.match(" ".join(text.split())) is not None
+    no."), is its answer: anything but a new request, and a yes in the action's words
+    (``DELETE_IT``, ``SAVE_IT``), which starts as one."""
+    said = " ".join(text.split())
+    return not new_request(said) or bool(DELETE_IT.match(said) or SAVE_IT.match(said))
+
+
+def tags_or_request(text: str) -> bool:
+    """Whether ``text``, typed where "which tags?" was asked, is tags (True) rather than a new
+    request: tags may well be "how-to", "search", "draft, update", "翻译", so only a question
+    or a request of a few words with no list in it is a request."""
+    said = " ".join(text.split())
+    if not said:
+        return True
+    if said[-1] in "?？":
+        return False
+    if re.search(r"[,，、;；]", said):
+        return True
+    if _START_EN.match(said) or _START_ZH.match(said) or _QUESTION_ZH.search(said):
+        return len(said.split()) < 3 and len(_CJK.findall(said)) < 4
+    return True

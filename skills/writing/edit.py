@@ -34,7 +34,7 @@ from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from . import checked as checked_replies
 from . import pick
-from .asking import confirms_or_answers, new_request
+from .asking import SAVE_IT, confirms_or_answers, tags_or_request
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
@@ -402,6 +402,11 @@ def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
     return Written(hash=written)
 
 
+def _yes_to_save(answer: str) -> bool:
+    """A yes to "write this change?": yes, y, 是… (``is_yes``) or "save it", "apply it", "保存"."""
+    return is_yes(answer) or SAVE_IT.match(" ".join(answer.split())) is not None
+
+
 def _confirming(ctx: SkillContext) -> bool:
     """Whether to show the diff and ask before writing: the request's ``confirm`` (the chat
     sends true, ``--yes`` and ``confirm=false`` false), else ``edit.confirm``, else no."""
@@ -750,7 +755,7 @@ async def _write(
     )
     shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
     confirm = ctx.reply("confirm", path=path, diff=shown)
-    if _confirming(ctx) and not is_yes(await ctx.ask(confirm, accepts=confirms_or_answers)):
+    if _confirming(ctx) and not _yes_to_save(await ctx.ask(confirm, accepts=confirms_or_answers)):
         return SkillResult(
             message=ctx.reply("not_written", path=path),
             data={
@@ -867,7 +872,7 @@ async def _retag(
             ctx.reply(
                 ("which_tags_add", "which_tags_remove", "which_tags_set")[_ACTIONS[change.action]]
             ),
-            accepts=lambda text: not new_request(text),  # not tags "what", "does", "it"…
+            accepts=tags_or_request,  # not tags "what", "does", "it"…
         )
         tags = split_tags(answer) or ()
         if not tags:

@@ -17,7 +17,7 @@ from skillrt.exceptions import BadParam, FileMissing
 from skillrt.skill.params import Chars, PostPath
 
 from . import pick
-from .asking import confirms_or_answers
+from .asking import DELETE_IT, confirms_or_answers
 from .common import (
     MAX_TITLE_CHARS,
     POST_SUFFIXES,
@@ -39,13 +39,6 @@ _YES = frozenset(
     {"y", "yes", "是", "是的", "确认", "确定", "好", "好的", "删除", "ok", "okay", "sure"}
 )
 _PUNCT = re.compile(r"[\s!！.。,，~～]+")
-# A yes in the words of the question's action: "delete it", "yes, remove it", "删掉吧".
-_DELETE_IT = re.compile(
-    r"^(?:(?:yes|yeah|ok|okay|sure)[,!.]?\s+)?(?:please\s+)?(?:delete|remove|trash)"
-    r"(?:\s+(?:it|this|that|the\s+(?:post|article|file)))?(?:\s+please)?\s*[.!]*$"
-    r"|^(?:删除|删掉|删)(?:吧|它|掉|掉吧|它吧)?\s*[。！!]*$",
-    re.I,
-)
 
 REPLIES = (
     Replies(
@@ -271,7 +264,7 @@ async def delete_article(ctx: SkillContext, params: DeleteParams) -> SkillResult
     answer = await ctx.ask(
         ctx.reply("confirm_delete", title=title, path=path), accepts=confirms_or_answers
     )
-    if not (is_yes(answer) or _DELETE_IT.match(" ".join(answer.split()))):
+    if not (is_yes(answer) or DELETE_IT.match(" ".join(answer.split()))):
         return SkillResult(
             message=ctx.reply("kept", path=path), data={"path": path, "deleted": False}
         )
