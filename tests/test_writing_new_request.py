@@ -204,3 +204,45 @@ def test_what_answers_which_tags(text: str, tags: bool) -> None:
     from skillrt.skills.writing.asking import tags_or_request
 
     assert tags_or_request(text) is tags
+
+
+async def test_this_post_is_the_open_one_whatever_its_verb_names(blog: Path) -> None:
+    """ "总结这篇文章" with two posts titled "…年度总结" read "总结" as a description and asked
+    which of them: 这篇 is the open post."""
+    for name in ("2023", "2024"):
+        year = f"---\ntitle: {name} 年度总结\ndate: {name}-12-31\n---\n\n这一年写了很多。\n"
+        (blog / "posts" / f"review-{name}.md").write_text(year, encoding="utf-8")
+    llm = ScriptedModel(["生命周期标注描述引用之间的关系。", "Smart pointers own their data."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        open_rust = {"current_file": "posts/rust-lifetimes.md"}
+        msg = await rt.process_input("总结这篇文章", context=open_rust)
+        assert msg.data.get("source") == "posts/rust-lifetimes.md", msg.content
+        pointers = {"current_file": "posts/rust-smart-pointers.md"}
+        msg = await rt.process_input("summarize this post", context=pointers)
+        assert msg.data.get("source") == "posts/rust-smart-pointers.md", msg.content
+    finally:
+        await rt.close()
+
+
+async def test_links_and_code_of_another_post_than_the_open_one(blog: Path) -> None:
+    """With the docker post open, "what does the rust lifetimes post link to?" listed the
+    docker post's links ("link" made the question name no post), and "explain the code in
+    the rust post" (three fit) said there was no code to explain."""
+    llm = ScriptedModel(["It compares the lengths of two string slices."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        docker = {"current_file": "posts/docker-basics.md"}
+        msg = await rt.process_input("what does the rust lifetimes post link to?", docker)
+        assert msg.state == "COMPLETED" and "rust-borrowing" in msg.content, msg.content
+        msg = await rt.run_skill("CodeExplain", {"question": "explain the code in the rust post"},
+                                 docker)  # fmt: skip
+        assert msg.state == "WAITING_INPUT", msg.content
+        assert "Which post should I explain the code of?" in msg.content
+        msg = await rt.process_input("rust-lifetimes")
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert "two string slices" in msg.content and llm.call_count == 1

@@ -87,6 +87,7 @@ _OWN_REPLIES = Replies(
             "That question is too long ({chars} characters; at most {limit}). Ask it briefly.",
         ),
         "searching": ("在博客中查找", "Searching the blog"),
+        "explain_action": ("讲解代码", "explain the code of"),
         "answering": ("组织回答", "Writing the answer"),
         "sources": ("\n\n参考文章：\n{links}", "\n\nSources:\n{links}"),
         "unchecked": (
@@ -756,11 +757,12 @@ _NOTHING_WORDS = frozenset(
 )  # fmt: skip
 
 
-async def _open_post(ctx: SkillContext) -> str | None:
-    """The open post (or the focus), unless the question describes others (``open_post``)."""
+async def _open_post(ctx: SkillContext, text: str | None = None) -> str | None:
+    """The open post (or the focus), unless the question (``text``) describes others
+    (``open_post``)."""
     if not ctx.input.current_file:
         return None
-    return await asyncio.to_thread(open_post, ctx)
+    return await asyncio.to_thread(partial(open_post, ctx, text=text))
 
 
 @skill(
@@ -792,7 +794,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         if direction
         else None
     )
-    if direction and (path := named or await _open_post(ctx)):
+    if direction and (path := named or await _open_post(ctx, without_links_words(question))):
         return await list_links(ctx, path, direction)  # the graph's, no model
     if _NEWEST_ASKED.match(question.strip()):  # the index's, no model
         return await _newest(ctx)
@@ -946,13 +948,16 @@ def _pick_block(blocks: list[dict[str, str]], question: str) -> dict[str, str]:
     return blocks[0]
 
 
-def _code_to_explain(ctx: SkillContext, params: ExplainParams) -> Snippet | None:
-    """The code given, selected, or in the post (by the question's pick); reads: blocking."""
+def _code_to_explain(
+    ctx: SkillContext, params: ExplainParams, target: str | None = None
+) -> Snippet | None:
+    """The code given, selected, or in the post (``target``, else by the question's pick);
+    reads: blocking."""
     if params.code and params.code.strip():
         return Snippet(params.code, "", "code")
     if ctx.input.selected_text and ctx.input.selected_text.strip():
         return Snippet(ctx.input.selected_text, "", "selection")
-    target = params.path or named_post(ctx) or open_post(ctx)  # "… in liquid-tips"
+    target = target or params.path or named_post(ctx) or open_post(ctx)  # "… in liquid-tips"
     if not target:
         return None
     path = ctx.files.relative(target)
@@ -981,6 +986,11 @@ async def _explain(ctx: SkillContext, snippet: Snippet, question: str) -> str:
 )
 async def explain_code(ctx: SkillContext, params: ExplainParams) -> SkillResult:
     found = await asyncio.to_thread(_code_to_explain, ctx, params)  # not a step: not journalled
+    if found is None and ctx.input.current_file:  # posts described, not the open one: which?
+        target = await ask_for_post(ctx, ctx.reply("explain_action"))
+        if target is None:
+            return no_post_chosen(ctx)
+        found = await asyncio.to_thread(_code_to_explain, ctx, params, target)
     if found is None or not found.code.strip():
         source = found.source if found is not None else ""
         where = (

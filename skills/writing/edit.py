@@ -11,7 +11,6 @@ The reply carries a unified diff.
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import re
 from functools import partial
@@ -518,7 +517,8 @@ async def _post_to_edit(
     target = (
         params.path
         or await post_named(ctx, strict=strict)
-        or await asyncio.to_thread(partial(open_post, ctx, strict=strict))
+        # a step: a resumed task works on the post it took the first time
+        or await ctx.step("open_post", partial(open_post, ctx, strict=strict))
     )
     if not target:
         target = await ask_for_post(ctx, action)

@@ -507,6 +507,12 @@ def _fits_phrase(phrase: str, every: list[PostMeta]) -> str | None:
         phrase = phrase[1:]
 
 
+_THIS_POST = re.compile(
+    r"\b(?:this|the\s+(?:open|opened|current))\s+(?:blog\s+)?(?:post|article|entry|note|page|"
+    r"draft)\b|这一?篇|本文|当前(?:的)?文章|这个文章"
+)
+
+
 def described_posts(ctx: SkillContext, request: str, *, strict: bool = False) -> list[str]:
     """The posts that fit the description ``request`` (casefolded) gives ("the rust post":
     each post with "rust" in its title or file name), in the index's order; [] without one."""
@@ -515,22 +521,23 @@ def described_posts(ctx: SkillContext, request: str, *, strict: bool = False) ->
         return []
     words, phrase = described
     every = ctx.memory.posts.all_posts()
-    if phrase:
-        return [meta.path for meta in every if phrase in f"{meta.title} {meta.path}".casefold()]
-    return _fits_words(words, every)
+    return _fits_words(phrase or words, every)  # (a phrase: in a title or a file name)
 
 
-def open_post(ctx: SkillContext, *, strict: bool = False) -> str | None:
+def open_post(ctx: SkillContext, *, strict: bool = False, text: str | None = None) -> str | None:
     """The open post (or the session's focus), the post a request means when it names none
     (``named_post`` found no one post); None when the request describes posts and the open one
     is not of them: "summarize the rust post", the docker post in focus and the blog holding
     three rust posts, summarised the docker post; the skill asks which rust post now. A
     description that fits no post ("translate the whole post") leaves the open post meant.
+    "this post", "这篇" are the open one. ``text``: what is read in place of the request.
     Blocking (the index): call it where ``named_post`` is called, or in a thread."""
     current = ctx.input.current_file
     if not current or ctx.input.selected_text:
         return current
-    request = " ".join(ctx.input.text.casefold().split())
+    request = " ".join((ctx.input.text if text is None else text).casefold().split())
+    if _THIS_POST.search(request):  # "总结这篇文章": 总结 is the verb, not a title's word
+        return current
     if not strict:
         request = request_lead(request)
     fits = described_posts(ctx, request, strict=strict)

@@ -8,7 +8,6 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
-import asyncio
 from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -294,7 +293,11 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     selected = ctx.input.selected_text
     if selected and selected.strip() and not params.path:
         return await _translate_selection(ctx, selected, language, code)
-    target = params.path or await post_named(ctx) or await asyncio.to_thread(open_post, ctx)
+    target = (
+        params.path
+        or await post_named(ctx)
+        or await ctx.step("open_post", partial(open_post, ctx))  # (as a resumed task took it)
+    )
     target = target or await ask_for_post(ctx, ctx.reply("action"))
     if target is None:
         return no_post_chosen(ctx)
