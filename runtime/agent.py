@@ -472,7 +472,7 @@ class AgentRuntime:
                 return await self._answer(waiting, text, on_task, on_left=on_left)
             # Not an answer to the question (routing's, or a skill's that tests its answers):
             # the question is dropped, and the text is a new request.
-            await asyncio.shield(self._answer(waiting, text, None, record=False))
+            await asyncio.shield(self._hand_over(waiting, text, superseded=True))
         chatlog.apply_focus(context, session_id, self._run.files)
         screen_context = route_context(context)
         await self.router.prepared(text, screen_context, screening=True)  # (off the loop)
@@ -540,18 +540,32 @@ class AgentRuntime:
         return await self._answer(task, text, None)
 
     async def _answer(
-        self, task: Task, text: str, on_task: OnTask, *, record: bool = True, on_left: OnLeft = None
+        self, task: Task, text: str, on_task: OnTask, *, on_left: OnLeft = None
     ) -> ChatMessage:
-        if task.answer is None:
+        if task.answer is None or task.answer.done():
             raise UserError(f"task {task.id} is not waiting for an answer")
         if on_task is not None:
             on_task(task.id)
+        return await self._outcome(task, self._hand_over(task, text), on_left)
+
+    @staticmethod
+    def _hand_over(
+        task: Task, text: str, *, superseded: bool = False
+    ) -> asyncio.Future[ChatMessage]:
+        """Give ``text`` to the question ``task`` waits on, at once (no await between the
+        caller's look and this: another answer cannot come in between); the turn its next
+        reply completes. ``superseded``: the text is a new request, not the answer: routing's
+        question reads that from the text itself; a skill's ends its task (CANCELLED, nothing
+        more done)."""
+        answer = task.answer
+        if answer is None or answer.done():
+            raise UserError(f"task {task.id} is not waiting for an answer")
         turn = task.replies.open()
-        if record or task.route_question is not None:
-            task.answer.set_result(text)
-        else:  # a skill's question left for a new request: the task ends, nothing more done
-            task.answer.set_exception(TaskCancelled(Outcome.SUPERSEDED))
-        return await self._outcome(task, turn, on_left) if record else await turn
+        if superseded and task.route_question is None:
+            answer.set_exception(TaskCancelled(Outcome.SUPERSEDED))
+        else:
+            answer.set_result(text)
+        return turn
 
     async def _turn(
         self,

@@ -6,6 +6,7 @@ you meant"). A request naming posts other than the open one (or the focus) asks 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,23 @@ async def test_links_and_code_of_another_post_than_the_open_one(blog: Path) -> N
         await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert "two string slices" in msg.content and llm.call_count == 1
+
+
+async def test_an_answer_racing_a_new_request_to_the_question_is_not_an_error(
+    blog: Path,
+) -> None:
+    """A new request left the question to be ended in a task of its own, and an answer sent
+    by id meanwhile made the request fail ("InvalidStateError"): the hand-over is at once."""
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        asked = await rt.process_input("summarize the post about rust")
+        assert asked.task_id is not None
+        new, late = await asyncio.gather(
+            rt.process_input("what tags does the docker post have?"),
+            rt.answer_task(asked.task_id, "1"),
+        )
+    finally:
+        await rt.close()
+    assert new.state == "COMPLETED" and "docker, 运维" in new.content, new.content
+    assert late is None  # the question was gone: not waiting

@@ -194,3 +194,12 @@ async def test_a_summary_with_nothing_but_headings_and_code_is_refused(tmp_path:
         blog, ScriptedModel([copied, _GOOD]), "Summarize", {"path": "posts/go-concurrency.md"}
     )
     assert msg.state == "COMPLETED" and msg.data["summary"] == _GOOD
+
+
+def test_a_summary_in_any_script_has_prose() -> None:
+    from skillrt.skills.writing.checks import Generated
+    from skillrt.skills.writing.summarize import has_prose
+
+    check = has_prose("Goroutines are cheap.")
+    assert check(Generated(text="Горутины дешёвые, а каналы передают значения.")).passed
+    assert not check(Generated(text="# Go\n\n```go\nfunc main() {}\n```")).passed

@@ -263,10 +263,10 @@ def has_prose(content: str) -> Check:
     """A summary of a text with prose holds some outside its code and headings: one was the
     post's title as a heading, a code block copied from it and a heading, and was shown as
     done. Reported as ``not_degenerate`` (nothing to read), the check names kept."""
-    worded = prose_words(_HEADING_LINES.sub("", content)) > 0
+    worded = _words_outside(content) > 0
 
     def check(generated: Generated) -> Verdict:
-        if worded and prose_words(_HEADING_LINES.sub("", generated.text)) < MIN_PROSE_WORDS:
+        if worded and _words_outside(generated.text) < MIN_PROSE_WORDS:
             return Verdict(
                 "not_degenerate",
                 False,
@@ -278,6 +278,14 @@ def has_prose(content: str) -> Check:
     return check
 
 
+def _words_outside(text: str) -> int:
+    """The words of ``text`` outside its code blocks and headings, in any script (a Russian
+    summary has words too: ``prose_words`` counts the scripts the languages checks know)."""
+    return len(_ANY_WORD.findall(_CODE_BLOCK.sub(" ", _HEADING_LINES.sub("", text))))
+
+
+_ANY_WORD = re.compile(r"[^\W\d_]{2,}|[\u3400-\u9fff]")
+_CODE_BLOCK = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,}).*?^[ \t]{0,3}\1[ \t]*$", re.S | re.M)
 MIN_PROSE_WORDS = 1  # any: a scripted summary of one word ("Short.") is one
 _HEADING_LINES = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t][^\n]*)?$", re.M)
 
