@@ -28,6 +28,8 @@ from tests.writing_support import writing_runtime
         ("what are the posts tagged python", "python"),
         ("列出所有文章", ""),
         ("我有哪些关于 Rust 的文章", "Rust"),
+        ("列出关于 rust 的文章", "rust"),  # (asked whether to write an article on it)
+        ("显示有关数据库的所有文章", "数据库"),
         ("what is a borrow checker?", None),
         ("list the steps to install rust", None),
         ("how do I list posts in hugo?", None),
@@ -46,6 +48,17 @@ async def _ask(blog: Path, request: str) -> tuple[object, int]:
     finally:
         await rt.close()
     return msg, llm.call_count
+
+
+async def test_a_chinese_request_for_the_posts_on_a_topic_is_routed_to_the_list(
+    tmp_path: Path,
+) -> None:
+    """ "列出关于 rust 的文章" asked "I'm not sure what you'd like me to do", writing an
+    article on it first."""
+    blog = copy_blog(tmp_path / "blog")
+    msg, calls = await _ask(blog, "列出关于 rust 的文章")
+    assert msg.state == "COMPLETED" and calls == 0, msg.content  # type: ignore[attr-defined]
+    assert "posts/rust-lifetimes.md" in msg.data["citations"]  # type: ignore[attr-defined]
 
 
 async def test_every_post_is_listed_newest_first_without_the_model(tmp_path: Path) -> None:
