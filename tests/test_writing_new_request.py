@@ -267,3 +267,15 @@ async def test_an_answer_racing_a_new_request_to_the_question_is_not_an_error(
         await rt.close()
     assert new.state == "COMPLETED" and "docker, 运维" in new.content, new.content
     assert late is None  # the question was gone: not waiting
+
+
+async def test_which_posts_tags_is_asked_in_good_chinese(blog: Path) -> None:
+    """ "它有哪些标签？" with no post open asked "要查看标签哪篇文章？"."""
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        msg = await rt.process_input("它有哪些标签？")
+    finally:
+        await rt.close()
+    assert msg.state == "WAITING_INPUT", msg.content
+    assert msg.content.startswith("要查看哪篇文章的标签？\n\n1. "), msg.content

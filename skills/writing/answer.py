@@ -87,7 +87,7 @@ _OWN_REPLIES = Replies(
             "That question is too long ({chars} characters; at most {limit}). Ask it briefly.",
         ),
         "searching": ("在博客中查找", "Searching the blog"),
-        "explain_action": ("讲解代码", "explain the code of"),
+        "explain_action": ("讲解哪篇文章里的代码", "explain the code of"),
         "answering": ("组织回答", "Writing the answer"),
         "sources": ("\n\n参考文章：\n{links}", "\n\nSources:\n{links}"),
         "unchecked": (

@@ -109,6 +109,12 @@ REPLIES = Replies(
             "要{action}哪篇文章？\n\n{lines}\n\n请回复编号或文章名。",
             "Which post should I {action}?\n\n{lines}\n\nAnswer with a number or a name.",
         ),
+        # An action that names the post itself ("查看哪篇文章的标签"): "要查看标签哪篇文章？" read
+        # wrong.
+        "which_post_named": (
+            "要{action}？\n\n{lines}\n\n请回复编号或文章名。",
+            "Which post should I {action}?\n\n{lines}\n\nAnswer with a number or a name.",
+        ),
         "no_post_chosen": (
             "没有找到你说的那篇文章，所以什么都没做。可以给出路径（如 posts/x.md）再试一次。",
             "I could not tell which post you meant, so nothing was done. Give its path "
@@ -575,7 +581,8 @@ async def ask_for_post(ctx: SkillContext, action: str) -> str | None:
     if not choices:
         return None
     lines = "\n".join(f"{i}. {title} (`{path}`)" for i, (path, title) in enumerate(choices, 1))
-    question = ctx.reply("which_post", action=action, lines=lines)
+    named = "哪篇文章" in action
+    question = ctx.reply("which_post_named" if named else "which_post", action=action, lines=lines)
 
     def accepts(text: str) -> bool:  # a request typed instead ends this task and is routed
         return not new_request(text) or match_choice(ctx, text, choices) is not None

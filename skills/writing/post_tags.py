@@ -24,7 +24,7 @@ REPLIES = Replies(
         "post_tags": ("[{title}]({path}) 的标签：{tags}", "The tags of [{title}]({path}): {tags}"),
         "post_no_tags": ("[{title}]({path}) 没有标签。", "[{title}]({path}) has no tags."),
         "post_categories": ("\n\n分类：{categories}", "\n\nIts categories: {categories}"),
-        "tags_action": ("查看标签", "list the tags of"),
+        "tags_action": ("查看哪篇文章的标签", "list the tags of"),
     }
 )
 
