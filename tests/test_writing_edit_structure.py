@@ -141,3 +141,29 @@ def test_a_rename_is_of_the_title_only_when_it_names_the_post(
 )
 def test_only_a_title_written_out_is_taken_as_written(instruction: str, title: str | None) -> None:
     assert given_title(instruction) == title
+
+
+async def test_an_untitled_post_renamed_gets_a_title_field(tmp_path: Path) -> None:
+    """Hugo's shells post has no title field and no heading at its top: "rename it to Shell
+    notes" said "The post has no the title". It gets the field, every other byte kept; a
+    part it does not have is said in good English."""
+    hugo = copy_fixture("hugo", tmp_path / "hugo")
+    path = "content/posts/notes-on-shells.md"
+    before = (hugo / path).read_text(encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(hugo, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "EditContent", {"instruction": "rename it to Shell notes", "path": path}
+        )
+        assert msg.state == "COMPLETED", msg.content
+        after = (hugo / path).read_text(encoding="utf-8")
+        assert after == before.replace("draft: false\n", "draft: false\ntitle: Shell notes\n")
+        msg = await rt.run_skill(
+            "EditContent", {"instruction": "rewrite the ninth section", "path": path}
+        )
+    finally:
+        await rt.close()
+    assert msg.data["error"] == "part_not_found" and "has no ninth section" in msg.content
+    assert llm.call_count == 0

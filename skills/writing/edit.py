@@ -436,6 +436,12 @@ def _describe(ctx: SkillContext, part: PartRef) -> str:
     return f"最后一{unit}" if part.index == -1 else f"第 {part.index} {unit}"
 
 
+def _no_the(part: str) -> str:
+    """A part as "The post has no …" names it: "title", "ninth section" (it said "no the
+    title")."""
+    return part.removeprefix("the ")
+
+
 def _others_kept(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
     """Whether every field but ``key`` is as it was."""
     return {k: v for k, v in after.items() if k != key} == {
@@ -461,7 +467,16 @@ async def _edit_title(
     title = fields.get("title")
     heading = H1.match(post.body)
     if not (isinstance(title, str) and title.strip()) and heading is None:
-        return refuse(ctx, "part_not_found", part=ctx.reply("the_title"))
+        given = given_title(instruction)
+        if given is None or ctx.config.layout.kind == "obsidian":  # (Obsidian: its file name)
+            return refuse(ctx, "part_not_found", part=_no_the(ctx.reply("the_title")))
+        # "rename it to Shell notes", the post untitled: its frontmatter gets the title (it
+        # said "The post has no the title").
+        new_text = post.with_fields({"title": given}).text
+        if not _only_field_set(post, new_text, path, "title"):
+            return refuse(ctx, "frontmatter_changed")
+        reason = "as the request gives it, in a title field of its own"
+        return new_text, [{"name": "title", "passed": True, "reason": reason, "attempts": 0}]
     original = title if isinstance(title, str) and title.strip() else heading.group(2)  # type: ignore[union-attr]
     ctx.progress(2, 3, ctx.reply("editing"))
     new_title = given_title(instruction)
@@ -610,7 +625,7 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     span = _span(body, selection) if part is None else _part_span(body, part)
     if span is None:
         if part is not None:
-            return refuse(ctx, "part_not_found", part=_describe(ctx, part))
+            return refuse(ctx, "part_not_found", part=_no_the(_describe(ctx, part)))
         return refuse(ctx, "selection_not_found")
     where, original = span
     if len(original) > PROMPT_BODY_CHARS:
@@ -649,7 +664,7 @@ async def _replace(
     body = post.body
     span = (0, body) if part is None else _part_span(body, part)
     if span is None:
-        return refuse(ctx, "part_not_found", part=_describe(ctx, part))  # type: ignore[arg-type]
+        return refuse(ctx, "part_not_found", part=_no_the(_describe(ctx, part)))  # type: ignore[arg-type]
     where, original = span
     revised, count, left = replace_in_prose(original, swap)
     old, new = clip(swap.old, 80), clip(swap.new, 80)
