@@ -378,3 +378,30 @@ async def test_a_question_on_a_web_page_gets_no_general_answer(tmp_path: Path) -
     assert msg.data["url"] == "https://sqlite.org/wal.html", msg.content
     assert "research https://sqlite.org/wal.html" in msg.content
     assert llm.call_count == 0
+
+
+async def test_an_explanation_that_only_shows_the_code_is_refused(blog: Path) -> None:
+    """The embedded model "explained" the Hugo shells post's code with "The code in the shell
+    is:" and the block again (a line made up, never closed), shown as done."""
+    shown = "The code in the shell is:\n```go\nfunc worker(id int) {\n    fmt.Println(id)"
+    llm = ScriptedModel([shown, shown])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "CodeExplain", {"question": "explain it", "path": "posts/go-concurrency.md"}
+        )
+        assert msg.state == "ERROR" and llm.call_count == 2, msg.content
+        assert msg.data["check"] in ("explained", "code_from_sources"), msg.data
+    finally:
+        await rt.close()
+    good = "It starts three workers that double each job they read."
+    rt = writing_runtime(blog, ScriptedModel([shown, good]))
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "CodeExplain", {"question": "explain it", "path": "posts/go-concurrency.md"}
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED" and msg.content.startswith(good), msg.content

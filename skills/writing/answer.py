@@ -28,7 +28,7 @@ from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
 from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
 
-from .checked import CHECKED, checked, quality_report
+from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
 from .checks import Check, Generated, Verdict, code_from, given_urls, not_degenerate
 from .common import refuse
@@ -976,12 +976,38 @@ def _code_to_explain(
     return Snippet(block["code"], block["language"], path)
 
 
-async def _explain(ctx: SkillContext, snippet: Snippet, question: str) -> str:
+EXPLAIN_TOKENS = 1200
+
+
+async def _explain(ctx: SkillContext, snippet: Snippet, question: str, note: str) -> Generated:
     system = EXPLAIN_SYSTEM.format(lang=language_name(ctx.input.language))
     code = clip(snippet.code, PROMPT_BODY_CHARS)
     prompt = f"Question: {question}\n\n```{snippet.language}\n{code}\n```"
-    result = await ctx.llm.chat(messages(system, prompt), max_tokens=1200)
-    return result.content.strip()
+    result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=EXPLAIN_TOKENS)
+    return Generated(
+        text=result.content.strip(),
+        looped=result.truncated_repetition,
+        cut=result.usage.completion_tokens >= EXPLAIN_TOKENS,
+    )
+
+
+def explains(generated: Generated) -> Verdict:
+    """An explanation says something outside its code and its lead-ins: the embedded model
+    "explained" the shells post's code with "The code in the shell is:" and a block of it
+    (one line made up, the block never closed), shown as done."""
+    outside = _INLINE_FENCE.sub("\n", generated.text)
+    said = [line for line in outside.splitlines() if line.strip() and not _LEAD_IN.search(line)]
+    if any(_ANSWER_WORDS.search(line) for line in said):
+        return Verdict("explained", True)
+    return Verdict(
+        "explained",
+        False,
+        "it says nothing about the code outside the code itself",
+        zh="除了代码本身，它没有讲解任何内容",
+    )
+
+
+_LEAD_IN = re.compile(r"[:：]\s*$")
 
 
 @skill(
@@ -1008,7 +1034,11 @@ async def explain_code(ctx: SkillContext, params: ExplainParams) -> SkillResult:
         return refuse(ctx, "no_code", where=where)
     ctx.progress(1, 1, ctx.reply("explaining"))
     question = clip(params.question or ctx.input.text, 500)
-    text: str = await ctx.step("explain", partial(_explain, ctx, found, question))
+    checks = [not_degenerate, explains, code_from(found.code)]
+    explained = await checked(ctx, "explain", partial(_explain, ctx, found, question), checks)
+    if not explained.passed:
+        return refuse_unchecked(ctx, explained, source=found.source)
+    text = explained.text
     truncated = len(found.code) > PROMPT_BODY_CHARS
     if truncated:
         text += ctx.reply("code_cut", limit=PROMPT_BODY_CHARS)
