@@ -110,6 +110,7 @@ def open_services(
             cfg.posts_dir,
             max_post_bytes=cfg.max_post_bytes,
             drafts_dir=cfg.layout.drafts_dir,
+            inline_tags=cfg.layout.kind == "obsidian",
         )
         make_private(cfg.state_path, STATE_GITIGNORE)  # 0700 folders, 0600 files (see private)
         versions = VersionStore(cfg.state_path / "versions", keep=cfg.undo.keep)

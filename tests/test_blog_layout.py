@@ -147,6 +147,28 @@ async def test_detected_posts_are_indexed_and_new_posts_go_there(tmp_path: Path,
     )
 
 
+async def test_an_obsidian_notes_inline_tags_are_its_tags(tmp_path: Path) -> None:
+    """ "what tags does shell tips have?" in a vault said it had none: its "#shell" is a tag
+    in Obsidian (a Hugo post's "#shell" is not)."""
+    note = "Shell tips for everyday use. #shell #cli/zsh\n\n- `#notatag` in code\n- issue #42\n"
+    blogs = {
+        "obsidian": {".obsidian/app.json": "{}", "Shell tips.md": note},
+        "hugo": {"hugo.toml": "title = 'x'\n", "content/posts/Shell tips.md": note},
+    }
+    for kind, files in blogs.items():
+        root = build(tmp_path / kind, files)
+        config = load_config(content_root=root, state_dir=tmp_path / kind / ".state")
+        rt = AgentRuntime(config, llm=ScriptedModel([]))
+        await rt.initialize()
+        try:
+            msg = await rt.process_input("what tags does shell tips have?")
+        finally:
+            await rt.close()
+        assert msg.state == "COMPLETED", msg.content
+        expected = ["shell", "cli/zsh"] if kind == "obsidian" else []
+        assert msg.data.get("tags") == expected, msg.content
+
+
 def test_posts_folder_first_then_configured_wins(tmp_path: Path) -> None:
     root = build(tmp_path / "b", {"posts/a.md": POST.format(title="A"), "docs/b.md": "x"})
     assert detect_layout(root).posts_dir == "posts"
@@ -227,3 +249,18 @@ def test_chat_banner_shows_the_layout_and_a_hint(tmp_path: Path) -> None:
     shown = skillrt("chat", env=cli_env(hexo, tmp_path / "s.json"), cwd=tmp_path, input="")
     assert "source/_posts/ (Hexo site: source/_posts/ found) · 1 Markdown files" in shown.stdout
     assert "hint:" not in shown.stdout
+
+
+def test_an_index_built_without_inline_tags_is_built_again_with_them(tmp_path: Path) -> None:
+    from skillrt.blog.posts import PostIndex
+
+    root = build(tmp_path / "vault", {"Shell tips.md": "Tips. #shell\n"})
+    db = tmp_path / "posts.sqlite3"
+    before = PostIndex(db, root, ".")
+    before.refresh()
+    assert [m.tags for m in before.all_posts()] == [()]
+    before.close()
+    after = PostIndex(db, root, ".", inline_tags=True)  # (the file unchanged since)
+    after.refresh()
+    assert [m.tags for m in after.all_posts()] == [("shell",)]
+    after.close()

@@ -105,16 +105,42 @@ def _tags(metadata: Mapping[str, Any]) -> list[str]:
     return tags
 
 
-def post_fields(metadata: Mapping[str, Any], body: str, stem: str, rel: str = "") -> PostFields:
+# An inline tag (Obsidian's "#shell", "#project/alpha", "#读书"): after a space or a line's
+# start, never all digits ("#42" is an issue), never in code.
+_INLINE_TAG = re.compile(r"(?<![^\s(\[])#((?:[^\W\d]|\d+[^\W\d])[\w/-]*)")
+_CODE_SPANS = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,}).*?^[ \t]{0,3}\1[ \t]*$|`[^`\n]*`", re.S | re.M)
+
+
+def inline_tags(body: str) -> list[str]:
+    """The tags written in ``body`` as ``#tag`` (Obsidian's), outside code, in order."""
+    found: list[str] = []
+    for tag in _INLINE_TAG.findall(_CODE_SPANS.sub(" ", body)):
+        tag = tag.rstrip("/-")
+        if tag and tag not in found:
+            found.append(tag)
+    return found
+
+
+def post_fields(
+    metadata: Mapping[str, Any],
+    body: str,
+    stem: str,
+    rel: str = "",
+    *,
+    with_inline_tags: bool = False,
+) -> PostFields:
     """Normalise frontmatter: the title falls back to the first ``# heading`` outside code
     blocks, then ``stem`` (a page bundle's folder); the date and the draft flag follow the
-    blog's conventions (``skillrt.blog.conventions``), ``rel`` being the post's path."""
+    blog's conventions (``skillrt.blog.conventions``), ``rel`` being the post's path.
+    ``with_inline_tags`` (an Obsidian vault): the body's ``#tags`` are tags too."""
     title = _as_text(metadata.get("title"))
     if not title:
         title = first_heading(body) or stem
     date = post_date(metadata, rel or stem)
     description = _as_text(metadata.get("description") or metadata.get("summary"))
     tags = _tags(metadata)
+    if with_inline_tags:  # "Shell tips … #shell" had "no tags"
+        tags += [t for t in inline_tags(body) if t not in tags]
     aliases = _as_list(metadata.get("aliases", metadata.get("alias")))
     links = wikilink_targets(body)
     seen = {normalize_target(t) for t in links}

@@ -33,8 +33,10 @@ class BlogMemory:
         *,
         max_post_bytes: int = MAX_READ_BYTES,
         drafts_dir: str | None = None,
+        inline_tags: bool = False,
     ) -> None:
         self.max_post_bytes = max_post_bytes
+        self.inline_tags = inline_tags  # an Obsidian vault: "#tag" in a note is a tag
         self.drafts_dir = drafts_dir  # Jekyll's _drafts/: indexed, every post in it a draft
         self.content_root = Path(content_root)
         self.state_dir = Path(state_dir)
@@ -57,6 +59,7 @@ class BlogMemory:
                     self.posts_dir,
                     max_bytes=self.max_post_bytes,
                     drafts_dir=self.drafts_dir,
+                    inline_tags=self.inline_tags,
                 )
             return self._posts
 

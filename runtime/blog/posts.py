@@ -269,8 +269,10 @@ class PostIndex(SQLiteCache):
         *,
         max_bytes: int = MAX_READ_BYTES,
         drafts_dir: str | None = None,
+        inline_tags: bool = False,
     ) -> None:
         self.max_bytes = max_bytes  # a bigger post is reported, never read
+        self.inline_tags = inline_tags  # an Obsidian vault's "#tag"s in the body are tags
         self.content_root = Path(content_root).expanduser().resolve()
         self.posts_dir = posts_dir.strip("/") or "."
         # A drafts folder beside the posts (Jekyll's _drafts/): its posts are indexed as drafts.
@@ -283,7 +285,8 @@ class PostIndex(SQLiteCache):
         shared by two blogs): before, its titles named the other blog's posts until the next
         refresh, and a request could pick one of them. Older indexes record no root: theirs
         is taken to be this one."""
-        root = str(self.content_root)
+        # (read with inline tags or not: an index built the other way is built again)
+        root = str(self.content_root) + ("\x00inline-tags" if self.inline_tags else "")
         with self._tx() as db:
             stored = db.execute("SELECT path FROM root").fetchone()
             if stored is not None and stored[0] == root:
@@ -386,7 +389,7 @@ class PostIndex(SQLiteCache):
         except InvalidFrontmatter as exc:
             return exc.reason
         stem = post_stem(rel)
-        fields = post_fields(metadata, body, stem, rel)
+        fields = post_fields(metadata, body, stem, rel, with_inline_tags=self.inline_tags)
         self._delete(db, rel)
         cur = db.execute(
             "INSERT INTO posts (path, hash, title, date, tags, description, aliases, wikilinks,"

@@ -302,7 +302,11 @@ def index(
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         make_state_dir(config.state_path)
         memory = BlogMemory(
-            config.root, config.state_path, config.posts_dir, drafts_dir=config.layout.drafts_dir
+            config.root,
+            config.state_path,
+            config.posts_dir,
+            drafts_dir=config.layout.drafts_dir,
+            inline_tags=config.layout.kind == "obsidian",
         )
         try:
             report = memory.refresh()
@@ -351,7 +355,11 @@ def publish(
         day = dt.date.fromtimestamp(time.time())
         done = publish_post(files, path, posts_dir=config.posts_dir, day=day)
         memory = BlogMemory(
-            config.root, config.state_path, config.posts_dir, drafts_dir=config.layout.drafts_dir
+            config.root,
+            config.state_path,
+            config.posts_dir,
+            drafts_dir=config.layout.drafts_dir,
+            inline_tags=config.layout.kind == "obsidian",
         )
         try:
             memory.refresh()
