@@ -209,6 +209,8 @@ async def test_hugo_toml_tags_and_a_post_without_frontmatter(tmp_path: Path) -> 
     assert bare.read_text(encoding="utf-8") == (
         '---\ntags: ["notes"]\n---\n\n# Bare\n\nNo fields at all.\n'
     )
+    # The diff shows the block it was given (it showed the blank line after it alone).
+    assert '+tags: ["notes"]' in msg.data["diff"] and '+tags: ["notes"]' in msg.content  # type: ignore[attr-defined]
 
 
 async def test_a_chinese_request_gets_a_chinese_reply(tmp_path: Path) -> None:

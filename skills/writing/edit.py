@@ -762,10 +762,12 @@ async def _write(
             message=ctx.reply("unchanged"),
             data={"path": path, "diff": "", "changed": False, "checks": report, **CHECKED},
         )
-    body, new_body = split_frontmatter(text).body, split_frontmatter(new_text).body
+    before, after = split_frontmatter(text), split_frontmatter(new_text)
+    # The body's diff when only the body changed; else the whole text's: a note given its
+    # first frontmatter block (tags) showed only the blank line after it.
     diff = (
-        unified_diff(body, new_body, path)
-        if body != new_body
+        unified_diff(before.body, after.body, path)
+        if before.body != after.body and before.block == after.block
         else unified_diff(text, new_text, path)
     )
     shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
