@@ -150,7 +150,10 @@ async def test_detected_posts_are_indexed_and_new_posts_go_there(tmp_path: Path,
 async def test_an_obsidian_notes_inline_tags_are_its_tags(tmp_path: Path) -> None:
     """ "what tags does shell tips have?" in a vault said it had none: its "#shell" is a tag
     in Obsidian (a Hugo post's "#shell" is not)."""
-    note = "Shell tips for everyday use. #shell #cli/zsh\n\n- `#notatag` in code\n- issue #42\n"
+    note = (
+        "Shell tips for everyday use. #shell #cli/zsh #Shell\n\n- `#notatag` in code\n"
+        "- issue #42, see [[#Usage]] and [above](#intro) %% #hidden %%\n"
+    )
     blogs = {
         "obsidian": {".obsidian/app.json": "{}", "Shell tips.md": note},
         "hugo": {"hugo.toml": "title = 'x'\n", "content/posts/Shell tips.md": note},

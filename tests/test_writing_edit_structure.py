@@ -160,6 +160,7 @@ async def test_an_untitled_post_renamed_gets_a_title_field(tmp_path: Path) -> No
         assert msg.state == "COMPLETED", msg.content
         after = (hugo / path).read_text(encoding="utf-8")
         assert after == before.replace("draft: false\n", "draft: false\ntitle: Shell notes\n")
+        assert "the rest of the frontmatter is unchanged" in msg.content, msg.content
         msg = await rt.run_skill(
             "EditContent", {"instruction": "rewrite the ninth section", "path": path}
         )

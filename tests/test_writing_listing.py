@@ -30,6 +30,7 @@ from tests.writing_support import writing_runtime
         ("我有哪些关于 Rust 的文章", "Rust"),
         ("列出关于 rust 的文章", "rust"),  # (asked whether to write an article on it)
         ("显示有关数据库的所有文章", "数据库"),
+        ("显示关于 rust 的文章列表", "rust"),
         ("what is a borrow checker?", None),
         ("list the steps to install rust", None),
         ("how do I list posts in hugo?", None),

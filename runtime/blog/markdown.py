@@ -106,17 +106,22 @@ def _tags(metadata: Mapping[str, Any]) -> list[str]:
 
 
 # An inline tag (Obsidian's "#shell", "#project/alpha", "#读书"): after a space or a line's
-# start, never all digits ("#42" is an issue), never in code.
-_INLINE_TAG = re.compile(r"(?<![^\s(\[])#((?:[^\W\d]|\d+[^\W\d])[\w/-]*)")
-_CODE_SPANS = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,}).*?^[ \t]{0,3}\1[ \t]*$|`[^`\n]*`", re.S | re.M)
+# start (not a link to a heading, "[[#Intro]]", "(#usage)"), never all digits ("#42" is an
+# issue), never in code or a comment ("%%…%%", "<!-- … -->").
+_INLINE_TAG = re.compile(r"(?<!\S)#((?:[^\W\d]|\d+[^\W\d])[\w/-]*)")
+_CODE_SPANS = re.compile(
+    r"^[ \t]{0,3}(`{3,}|~{3,}).*?^[ \t]{0,3}\1[ \t]*$|`[^`\n]*`|%%.*?%%|<!--.*?-->", re.S | re.M
+)
 
 
 def inline_tags(body: str) -> list[str]:
     """The tags written in ``body`` as ``#tag`` (Obsidian's), outside code, in order."""
     found: list[str] = []
+    seen: set[str] = set()  # (Obsidian's tags are one whatever their case: "#Tag", "#tag")
     for tag in _INLINE_TAG.findall(_CODE_SPANS.sub(" ", body)):
         tag = tag.rstrip("/-")
-        if tag and tag not in found:
+        if tag and tag.casefold() not in seen:
+            seen.add(tag.casefold())
             found.append(tag)
     return found
 
@@ -140,7 +145,8 @@ def post_fields(
     description = _as_text(metadata.get("description") or metadata.get("summary"))
     tags = _tags(metadata)
     if with_inline_tags:  # "Shell tips … #shell" had "no tags"
-        tags += [t for t in inline_tags(body) if t not in tags]
+        known = {t.casefold() for t in tags}
+        tags += [t for t in inline_tags(body) if t.casefold() not in known]
     aliases = _as_list(metadata.get("aliases", metadata.get("alias")))
     links = wikilink_targets(body)
     seen = {normalize_target(t) for t in links}

@@ -428,7 +428,7 @@ _LISTING = [
     re.compile(
         r"^(?:请)?(?:列出|列一下|显示|看看|给我看看|找出)\s*(?:我的|博客的|博客里的|博客里)?\s*"
         r"(?:所有|全部)?\s*(?:关于|有关)\s*(?P<topic>[^？?，,]+?)\s*(?:的|方面的)\s*(?:所有|全部)?\s*"
-        r"(?:文章|博文|帖子|草稿)\s*[?？。!！]*$"
+        r"(?:文章|博文|帖子|草稿)\s*(?:列表|清单)?\s*[?？。!！]*$"
     ),
     re.compile(
         r"^(?:我|博客里?)?\s*(?:有|写过|写了)(?:哪些|什么|几篇)\s*(?:关于|有关)?\s*(?P<topic>[^？?]*?)\s*"
@@ -1034,7 +1034,8 @@ async def explain_code(ctx: SkillContext, params: ExplainParams) -> SkillResult:
         return refuse(ctx, "no_code", where=where)
     ctx.progress(1, 1, ctx.reply("explaining"))
     question = clip(params.question or ctx.input.text, 500)
-    checks = [not_degenerate, explains, code_from(found.code)]
+    # (Not code_from: an explanation may well show a fix of its own, and say so.)
+    checks = [not_degenerate, explains]
     explained = await checked(ctx, "explain", partial(_explain, ctx, found, question), checks)
     if not explained.passed:
         return refuse_unchecked(ctx, explained, source=found.source)
@@ -1044,5 +1045,11 @@ async def explain_code(ctx: SkillContext, params: ExplainParams) -> SkillResult:
         text += ctx.reply("code_cut", limit=PROMPT_BODY_CHARS)
     return SkillResult(
         message=text,
-        data={"source": found.source, "language": found.language, "truncated": truncated},
+        data={
+            "source": found.source,
+            "language": found.language,
+            "truncated": truncated,
+            "checks": quality_report([explained]),
+            **CHECKED,  # (a loop the guard cut was refused and asked again)
+        },
     )

@@ -607,8 +607,20 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
             return edited
         new_text, report = edited
         title = post.fields().get("title")
-        if not (isinstance(title, str) and title.strip()):  # the body's heading was the title
+        titled = H1.match(post.body) is not None
+        if not (isinstance(title, str) and title.strip()) and titled:  # the body's heading
             return await _write(ctx, path, (text, new_text), digest, report, ctx.reply("the_title"))
+        if not (isinstance(title, str) and title.strip()):  # a title field given: said so
+            return await _write(
+                ctx,
+                path,
+                (text, new_text),
+                digest,
+                report,
+                ctx.reply("the_title"),
+                done="edited_title",
+                values={"heading": ""},
+            )
         heading = H1.match(post.body)  # the same title again, atop the body: left, and said
         stale = heading is not None and heading.group(2).strip() == title.strip()
         return await _write(
