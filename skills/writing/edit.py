@@ -607,22 +607,13 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
             return edited
         new_text, report = edited
         title = post.fields().get("title")
-        titled = H1.match(post.body) is not None
-        if not (isinstance(title, str) and title.strip()) and titled:  # the body's heading
+        field = title.strip() if isinstance(title, str) else ""
+        heading = H1.match(post.body)
+        if not field and heading is not None:  # the body's heading was the title
             return await _write(ctx, path, (text, new_text), digest, report, ctx.reply("the_title"))
-        if not (isinstance(title, str) and title.strip()):  # a title field given: said so
-            return await _write(
-                ctx,
-                path,
-                (text, new_text),
-                digest,
-                report,
-                ctx.reply("the_title"),
-                done="edited_title",
-                values={"heading": ""},
-            )
-        heading = H1.match(post.body)  # the same title again, atop the body: left, and said
-        stale = heading is not None and heading.group(2).strip() == title.strip()
+        # The field edited, or given to an untitled post; the same title again atop the body
+        # is left, and said.
+        stale = bool(field) and heading is not None and heading.group(2).strip() == field
         return await _write(
             ctx,
             path,
@@ -631,7 +622,7 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
             report,
             ctx.reply("the_title"),
             done="edited_title",
-            values={"heading": ctx.reply("old_heading", heading=title.strip()) if stale else ""},
+            values={"heading": ctx.reply("old_heading", heading=field) if stale else ""},
         )
     block, body = post.block, post.body
     span = _span(body, selection) if part is None else _part_span(body, part)
