@@ -418,6 +418,48 @@ def test_lines_said_word_for_word_again_are_dropped() -> None:
     assert no_repeated_paragraphs([])(Generated(text=kept)).text is None
 
 
+GIT_ITEMS = (  # SmolLM2-135M's Chinese section on git rebase: one item said twice, a char apart
+    "你可以使用git安装和部署代码，在本文中提到了git的安装和部署。\n\n"
+    "1. Git is a multi-purpose tool that can help you to manage your code.\n"
+    "2. 这种工作原理，我们将来讲过是git的主题。"
+    "你可以使用git安装和部罚编码；,在本文中提到了git安装和部罚编码.\n"
+    "2. 这种工作原能，我们将来讲过是git的主题。"
+    "你可以使用git安装和部罚编码；,在本文中提到了git安装和部罚编码."
+)
+
+
+def test_lines_said_again_with_a_word_changed_are_dropped() -> None:
+    verdict = no_repeated_paragraphs([])(Generated(text=GIT_ITEMS))
+    assert verdict.passed and verdict.reason == "dropped 1 line(s) said before"
+    assert verdict.text == GIT_ITEMS.rsplit("\n", 1)[0]
+    # Said by an earlier section with its ending changed a little: it goes too.
+    earlier = [
+        "3. 这种工作原理，我们将来讲过是git的主题。"
+        "你可以使用git安装和部罚编码；,在本文中提到了git的主题."
+    ]
+    verdict = no_repeated_paragraphs(earlier)(Generated(text=GIT_ITEMS))
+    assert verdict.reason == "dropped 2 line(s) said before"
+    assert verdict.text is not None and "这种工作原" not in verdict.text
+    # Lines alike but for a number or a piece of code say different things: both are kept.
+    ports = (
+        "- Port 8080 serves the admin API for the internal dashboard.\n"
+        "- Port 8081 serves the admin API for the internal dashboard.\n"
+        "- Call `task.cancel()` to stop the coroutine at its next await point.\n"
+        "- Call `task.uncancel()` to stop the coroutine at its next await point."
+    )
+    assert no_repeated_paragraphs([])(Generated(text=ports)).text is None
+
+
+def test_list_items_with_nothing_in_them_are_dropped_outside_code() -> None:
+    assert (
+        _clean_section("说明：\n\n1. 第一点。\n2. 第二点。\n\n4.")
+        == "说明：\n\n1. 第一点。\n2. 第二点。"
+    )
+    assert _clean_section("- one thing\n-\n- another") == "- one thing\n- another"
+    code = "Run:\n\n```text\n1.\n-\n```"
+    assert _clean_section(code) == code
+
+
 def test_a_loop_of_lines_is_left_for_not_repetitive_to_refuse() -> None:
     loop = "\n".join(["- the same line is said again here"] * 5 + ["- and one of its own"])
     verdict = no_repeated_paragraphs([])(Generated(text=loop))

@@ -72,9 +72,10 @@ def _line_key(line: str) -> str:
 def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
     """Paragraphs the article already holds (in ``earlier``: the sections before) or that
     the text says a second time are dropped, when a paragraph of its own is left; so are the
-    lines (a list's items, sentences on lines of their own) said word for word before, when
-    a line of its own is left (SmolLM2-135M listed "vim supports multiple programming
-    languages…" twice in one list). Code blocks and headings are left alone. Never fails."""
+    lines (a list's items, sentences on lines of their own) said before, word for word or a
+    word or two changed (``_reworded``), when a line of its own is left (SmolLM2-135M listed
+    "vim supports multiple programming languages…" twice in one list). Code blocks and
+    headings are left alone. Never fails."""
     seen = {_norm(block) for text in earlier for block, code in _paragraphs(text) if not code}
     seen.discard("")
     lines_before = {
@@ -117,6 +118,7 @@ def _without_lines_said(blocks: list[tuple[str, bool]], said: set[str]) -> tuple
     loops: a loop is asked for again, not trimmed to one line."""
     kept: list[str] = []
     again = own = 0
+    before = list(said)
     for block, code in blocks:
         if code:
             kept.append(block)
@@ -124,18 +126,34 @@ def _without_lines_said(blocks: list[tuple[str, bool]], said: set[str]) -> tuple
         lines = []
         for line in block.split("\n"):
             key = _line_key(line)
-            if key and key in said:
-                again += 1
+            if not key:
+                lines.append(line)
                 continue
-            if key:
+            repeat = key in said or any(_reworded(key, b) for b in before)
+            if key not in said:  # (a reworded line: what it says is said too)
                 said.add(key)
+                before.append(key)
+            if repeat:
+                again += 1
+            else:
                 own += 1
-            lines.append(line)
+                lines.append(line)
         if any(line.strip() for line in lines):
             kept.append("\n".join(lines))
     if (again and not own) or _loops(again, again + own):
         return [block for block, _ in blocks], 0  # (a loop is not_repetitive's to refuse)
     return kept, again
+
+
+_FIGURES = re.compile(r"\d+(?:[.,]\d+)*|`[^`\n]*`")  # numbers and code: what sets lines apart
+
+
+def _reworded(line: str, before: str) -> bool:
+    """``line`` is ``before`` said again with a word or two changed ("这种工作原理，…" /
+    "这种工作原能，…": SmolLM2-135M's list said one item twice so): ``ALIKE`` alike, with
+    the same numbers and inline code, which tell lines apart that differ in little else
+    ("Port 8080 serves…" / "Port 8081 serves…")."""
+    return alike(line, before, ALIKE) and _FIGURES.findall(line) == _FIGURES.findall(before)
 
 
 def _loops(again: int, lines: int) -> bool:

@@ -430,18 +430,21 @@ async def _make_outline(
 # A line of quote marks alone, outside code: SmolLM2-135M ended sections with `"` and `"""`,
 # and wrote a section of nothing else.
 _QUOTES_ALONE = re.compile(r"^\s*[\"'“”‘’「」『』]+\s*$")
+# A list item with nothing in it: SmolLM2-135M ended a Chinese section with "4." and stopped.
+_EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)、])\s*$")
 
 
 def _clean_section(text: str) -> str:
     """The section's text without empty or numbering-only headings ("### 7."), without lines
-    of quote marks alone outside code, without a title or heading before it, and without the
-    model's words about it (``notes.without_notes``); empty (for ``not_degenerate`` to
-    refuse) when no line but a heading is left. Before, an empty section became its own
-    heading, which passed."""
+    of quote marks alone or list items with nothing in them ("4.") outside code, without a
+    title or heading before it, and without the model's words about it
+    (``notes.without_notes``); empty (for ``not_degenerate`` to refuse) when no line but a
+    heading is left. Before, an empty section became its own heading, which passed."""
     lines = [
         line
         for _, line, code in code_lines(text.strip())
-        if code or not (_EMPTY_HEADING.match(line) or _QUOTES_ALONE.match(line))
+        if code
+        or not (_EMPTY_HEADING.match(line) or _QUOTES_ALONE.match(line) or _EMPTY_ITEM.match(line))
     ]
     while lines and (not lines[0].strip() or _HEADING.match(lines[0])):
         lines.pop(0)  # the model repeated the title or the heading
