@@ -15,6 +15,7 @@ from skillrt.skill.refusals import REFUSALS
 from skillrt.skill.replies import Replies
 from skillrt.skills import builtin_skills
 from skillrt.skills.writing import (
+    blog_tags,
     checked,
     languages,
     listing,
@@ -77,6 +78,8 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
         wanted |= asked_for(post_length)  # how long a post is
     if any(getattr(module, n, None) is post_tags.post_tags for n in dir(module)):
         wanted |= asked_for(post_tags)  # a post's tags
+    if any(getattr(module, n, None) is blog_tags.retag_every_post for n in dir(module)):
+        wanted |= asked_for(blog_tags)  # a tag changed in every post
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DELETE_IT", "SAVE_IT", "confirms_or_answers", "new_request", "tags_or_request"]
+__all__ = [
+    "DELETE_IT",
+    "SAVE_IT",
+    "confirms_or_answers",
+    "is_yes",
+    "new_request",
+    "saves",
+    "tags_or_request",
+]
 
 _START_EN = re.compile(
     r"^(?:(?:please|pls|can you|could you|would you|now)\s+)?(?:"
@@ -65,6 +73,22 @@ DELETE_IT = _says_yes_by("delete|remove|trash", "删除|删掉|删|移除")
 """A yes to "Delete …?" in its words: "delete it", "yes, remove it", "请删除", "好的，删掉吧"."""
 SAVE_IT = _says_yes_by("save|write|apply", "保存|写入|应用")  # (not "keep it": which?)
 """A yes to an edit's "Write this change?": "save it", "apply the changes", "保存吧"."""
+
+
+_YES = frozenset(
+    {"y", "yes", "是", "是的", "确认", "确定", "好", "好的", "删除", "ok", "okay", "sure"}
+)
+_PUNCT = re.compile(r"[\s!！.。,，~～]+")
+
+
+def is_yes(answer: str) -> bool:
+    """Whether an answer to a confirmation means yes (yes/y/是/确认..., nothing else)."""
+    return _PUNCT.sub("", answer).casefold() in _YES
+
+
+def saves(answer: str) -> bool:
+    """A yes to "write this change?": yes, y, 是… (``is_yes``) or "save it", "apply it", "保存"."""
+    return is_yes(answer) or SAVE_IT.match(" ".join(answer.split())) is not None
 
 
 def confirms_or_answers(text: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import difflib
 import hashlib
 import time
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ __all__ = [
     "MAX_TOPIC_CHARS",
     "POST_SUFFIXES",
     "Saved",
+    "confirming",
     "keep_version",
     "new_post_text",
     "post_path",
@@ -40,6 +42,7 @@ __all__ = [
     "split_frontmatter_block",
     "text_hash",
     "today",
+    "unified_diff",
 ]
 
 MAX_TOPIC_CHARS = 500
@@ -140,6 +143,13 @@ def save_new_file(ctx: SkillContext, rel: str, text: str) -> Saved:
     raise UserError(f"no free file name near {rel} after {MAX_NAME_TRIES} tries")
 
 
+def confirming(ctx: SkillContext) -> bool:
+    """Whether to show a change and ask before writing it: the request's ``confirm`` (the chat
+    sends true, ``--yes`` and ``confirm=false`` false), else ``edit.confirm``, else no."""
+    asked = ctx.input.extra.get("confirm")
+    return asked if isinstance(asked, bool) else ctx.config.edit.confirm is True
+
+
 def keep_version(
     ctx: SkillContext, path: str, action: Action, *, step: str, after: str | None
 ) -> None:
@@ -164,3 +174,14 @@ def split_frontmatter_block(text: str, path: str = "") -> tuple[str, str]:
     the rest keeps the block byte for byte (``skillrt.blog.frontmatter``)."""
     found = split_frontmatter(text, path)
     return found.block, found.body
+
+
+def unified_diff(old: str, new: str, path: str) -> str:
+    """The unified diff of ``path`` from ``old`` to ``new``, every line ending in a newline."""
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

@@ -11,7 +11,6 @@ The reply carries a unified diff.
 
 from __future__ import annotations
 
-import difflib
 import re
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -31,9 +30,10 @@ from skillrt.exceptions import FileChanged
 from skillrt.skill.context import detect_language
 from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
+from . import blog_tags, pick
 from . import checked as checked_replies
-from . import pick
-from .asking import SAVE_IT, confirms_or_answers, tags_or_request
+from .asking import confirms_or_answers, saves, tags_or_request
+from .blog_tags import retag_every_post
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
@@ -56,10 +56,16 @@ from .checks import (
     wikilinks,
     without_none,
 )
-from .common import MAX_INSTRUCTION_CHARS, keep_version, refuse, text_hash
-from .fields import description_field, given_description
+from .common import (
+    MAX_INSTRUCTION_CHARS,
+    confirming,
+    keep_version,
+    refuse,
+    text_hash,
+    unified_diff,
+)
+from .fields import description_field, given_description, only_field_set, others_kept
 from .languages import language_code
-from .manage import is_yes
 from .newpost import blog_style
 from .on_topic import on_topic
 from .parts import PartRef, locate, named_part
@@ -77,7 +83,7 @@ from .replace import (
     typo_gone,
 )
 from .scaffold import Scaffold
-from .tags import Retagged, TagChange, retagged, split_tags, tag_change
+from .tags import Retagged, TagChange, every_post, retagged, split_tags, tag_change
 from .titles import H1, given_title, title_changed, title_length, title_shape
 
 __all__ = ["EditParams", "Revision", "edit_content", "unified_diff"]
@@ -237,6 +243,7 @@ REPLIES = (
     )
     | pick.REPLIES
     | checked_replies.REPLIES
+    | blog_tags.REPLIES
 )
 
 Instruction = Annotated[
@@ -296,16 +303,6 @@ def asked_language(instruction: str) -> str | None:
         if code is not None:
             return code
     return None
-
-
-def unified_diff(old: str, new: str, path: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{path}",
-        tofile=f"b/{path}",
-    )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 def _span(body: str, selection: str) -> tuple[int, str] | None:
@@ -401,18 +398,6 @@ def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
     return Written(hash=written)
 
 
-def _yes_to_save(answer: str) -> bool:
-    """A yes to "write this change?": yes, y, 是… (``is_yes``) or "save it", "apply it", "保存"."""
-    return is_yes(answer) or SAVE_IT.match(" ".join(answer.split())) is not None
-
-
-def _confirming(ctx: SkillContext) -> bool:
-    """Whether to show the diff and ask before writing: the request's ``confirm`` (the chat
-    sends true, ``--yes`` and ``confirm=false`` false), else ``edit.confirm``, else no."""
-    asked = ctx.input.extra.get("confirm")
-    return asked if isinstance(asked, bool) else ctx.config.edit.confirm is True
-
-
 async def _saved_before_restart(ctx: SkillContext, path: str) -> bool:
     """Whether the post changed since the journalled read because this task's own save landed
     and the process died before the save was journalled: the post then holds exactly the
@@ -442,22 +427,6 @@ def _no_the(part: str) -> str:
     return part.removeprefix("the ")
 
 
-def _others_kept(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
-    """Whether every field but ``key`` is as it was."""
-    return {k: v for k, v in after.items() if k != key} == {
-        k: v for k, v in before.items() if k != key
-    }
-
-
-def _only_field_set(post: Frontmatter, new_text: str, path: str, key: str) -> bool:
-    """Whether ``new_text`` is ``post`` with only its field ``key`` changed: the body as it
-    was (a post without frontmatter gets a block, and a blank line after it) and every other
-    field too."""
-    kept = split_frontmatter(new_text, path)
-    body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
-    return body_kept and _others_kept(post.fields(), kept.fields(), key)
-
-
 async def _edit_title(
     ctx: SkillContext, instruction: str, path: str, post: Frontmatter
 ) -> tuple[str, list[dict[str, Any]]] | SkillResult:
@@ -473,7 +442,7 @@ async def _edit_title(
         # "rename it to Shell notes", the post untitled: its frontmatter gets the title (it
         # said "The post has no the title").
         new_text = post.with_fields({"title": given}).text
-        if not _only_field_set(post, new_text, path, "title"):
+        if not only_field_set(post, new_text, path, "title"):
             return refuse(ctx, "frontmatter_changed")
         reason = "as the request gives it, in a title field of its own"
         return new_text, [{"name": "title", "passed": True, "reason": reason, "attempts": 0}]
@@ -500,7 +469,7 @@ async def _edit_title(
         new_title, report = revision.text, quality_report([revision])
     if isinstance(title, str) and title.strip():
         new_text = post.with_fields({"title": new_title}).text
-        same = _others_kept(fields, split_frontmatter(new_text, path).fields(), "title")
+        same = others_kept(fields, split_frontmatter(new_text, path).fields(), "title")
         report.append(
             {"name": "frontmatter", "passed": same, "reason": "only the title set", "attempts": 1}
         )
@@ -549,6 +518,9 @@ async def _post_to_edit(
 )
 async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     publishing = is_publish(params.instruction)
+    blog_wide = None if publishing or params.path else every_post(params.instruction)
+    if blog_wide is not None and (every := tag_change(blog_wide)) is not None:
+        return await retag_every_post(ctx, every)  # "… in every post" (``blog_tags.py``)
     change = None if publishing else tag_change(params.instruction)
     action = ctx.reply("publish_action") if publishing else ctx.reply("action")
     # Publishing or tagging names nothing but the post and the tags: not the edit's strictness.
@@ -775,7 +747,7 @@ async def _write(
     )
     shown = diff if len(diff) <= MAX_DIFF_IN_MESSAGE else clip(diff, MAX_DIFF_IN_MESSAGE) + "\n"
     confirm = ctx.reply("confirm", path=path, diff=shown)
-    if _confirming(ctx) and not _yes_to_save(await ctx.ask(confirm, accepts=confirms_or_answers)):
+    if confirming(ctx) and not saves(await ctx.ask(confirm, accepts=confirms_or_answers)):
         return SkillResult(
             message=ctx.reply("not_written", path=path),
             data={
@@ -821,7 +793,7 @@ async def _write(
 
 
 # Which of a reply's three forms (added, removed, set) a tag change takes.
-_ACTIONS = {"add": 0, "remove": 1, "set": 2}
+_ACTIONS = {"add": 0, "remove": 1, "set": 2, "rename": 1}  # (a rename's: as a removal's)
 
 
 def _listed(ctx: SkillContext, tags: tuple[str, ...]) -> str:
@@ -866,7 +838,7 @@ async def _describe_post(
     text, digest = read
     key = description_field(post.fields())
     new_text = post.with_fields({key: value}).text
-    if not _only_field_set(post, new_text, path, key):
+    if not only_field_set(post, new_text, path, key):
         return refuse(ctx, "field_changed_more", field=key)  # (``with_fields`` keeps them)
     report = [{"name": "frontmatter", "passed": True, "reason": f"only {key} set", "attempts": 0}]
     return await _write(
@@ -919,7 +891,7 @@ async def _retag(
             data={"path": path, "diff": "", "changed": False, **data},
         )
     top = result.field.split(".")[0]
-    if not _only_field_set(post, result.text, path, top):  # (checked before it is written)
+    if not only_field_set(post, result.text, path, top):  # (checked before it is written)
         return refuse(ctx, "tags_changed_more")
     report = [{"name": "frontmatter", "passed": True, "reason": "only the tags set", "attempts": 1}]
     note = ""

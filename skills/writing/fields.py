@@ -18,9 +18,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from skillrt.blog.frontmatter import Frontmatter, split_frontmatter
+
 from .languages import language_code
 
-__all__ = ["DESCRIPTION_KEYS", "MAX_DESCRIPTION_CHARS", "description_field", "given_description"]
+__all__ = [
+    "DESCRIPTION_KEYS",
+    "MAX_DESCRIPTION_CHARS",
+    "description_field",
+    "given_description",
+    "only_field_set",
+    "others_kept",
+]
 
 MAX_DESCRIPTION_CHARS = 300
 DESCRIPTION_KEYS = ("description", "summary", "excerpt")
@@ -136,3 +145,19 @@ def description_field(fields: Mapping[str, Any]) -> str:
         if key in fields:
             return key
     return "description"
+
+
+def others_kept(before: Mapping[str, Any], after: Mapping[str, Any], key: str) -> bool:
+    """Whether every field but ``key`` is as it was."""
+    return {k: v for k, v in after.items() if k != key} == {
+        k: v for k, v in before.items() if k != key
+    }
+
+
+def only_field_set(post: Frontmatter, new_text: str, path: str, key: str) -> bool:
+    """Whether ``new_text`` is ``post`` with only its field ``key`` changed: the body as it
+    was (a post without frontmatter gets a block, and a blank line after it) and every other
+    field too."""
+    kept = split_frontmatter(new_text, path)
+    body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
+    return body_kept and others_kept(post.fields(), kept.fields(), key)

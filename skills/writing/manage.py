@@ -17,7 +17,7 @@ from skillrt.exceptions import BadParam, FileMissing
 from skillrt.skill.params import Chars, PostPath
 
 from . import pick
-from .asking import DELETE_IT, confirms_or_answers
+from .asking import DELETE_IT, confirms_or_answers, is_yes
 from .common import (
     MAX_TITLE_CHARS,
     POST_SUFFIXES,
@@ -35,10 +35,6 @@ from .tags import split_tags
 __all__ = ["CreateParams", "DeleteParams", "create_article", "delete_article", "is_yes"]
 
 MAX_TAGS = 20
-_YES = frozenset(
-    {"y", "yes", "是", "是的", "确认", "确定", "好", "好的", "删除", "ok", "okay", "sure"}
-)
-_PUNCT = re.compile(r"[\s!！.。,，~～]+")
 
 REPLIES = (
     Replies(
@@ -91,11 +87,6 @@ REPLIES = (
     | pick.REPLIES
     | DRAFT_REPLIES
 )
-
-
-def is_yes(answer: str) -> bool:
-    """Whether an answer to a confirmation means yes (yes/y/是/确认..., nothing else)."""
-    return _PUNCT.sub("", answer).casefold() in _YES
 
 
 Title = Annotated[str | None, Chars(MAX_TITLE_CHARS, empty="no_title", too_long="title_too_long")]

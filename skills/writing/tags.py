@@ -1,8 +1,9 @@
 """A post's tags, changed without the model.
 
 "add the tag release", "tag it with rust and async", "remove the tag draft from the rust
-post", "set the tags to rust, cli", "添加标签 rust、异步", "删除标签“草稿”": an edit that only
-changes tags is not sent to the model (a small one rewrote the body instead, and its text
+post", "set the tags to rust, cli", "rename the tag rust to rustlang", "添加标签 rust、异步",
+"删除标签“草稿”", "把标签 rust 改成 rustlang": an edit that only changes tags is not sent to
+the model (a small one rewrote the body instead, and its text
 failed the checks). ``tag_change`` reads such an instruction; ``retagged`` makes the change
 where the post keeps its tags:
 
@@ -13,7 +14,13 @@ where the post keeps its tags:
 - else a new ``tags`` list (a post without frontmatter gets a YAML block).
 
 Every other field, comment and byte of the post stays as it was (``Frontmatter.with_fields``).
-Tags are compared without case, and one already there is not added twice.
+Tags are compared without case, and one already there is not added twice. A renamed tag takes
+its old one's place in the list. Before, "rename the tag rust to rustlang" was no tag change,
+and the model was asked to edit the post's body for it; "把 rust 标签改成 rustlang" set the
+post's whole list to "rustlang".
+
+``every_post`` tells an instruction for all the blog's posts ("… in every post", "…
+everywhere", "所有文章…"): ``blog_tags.py`` makes such a change post by post.
 """
 
 from __future__ import annotations
@@ -25,13 +32,21 @@ from typing import Any, Literal
 
 from skillrt.blog.frontmatter import Frontmatter, ListStyle
 
-__all__ = ["MAX_TAG_CHARS", "Retagged", "TagChange", "retagged", "split_tags", "tag_change"]
+__all__ = [
+    "MAX_TAG_CHARS",
+    "Retagged",
+    "TagChange",
+    "every_post",
+    "retagged",
+    "split_tags",
+    "tag_change",
+]
 
 MAX_TAG_CHARS = 40
 MAX_TAG_WORDS = 3  # a longer "tag" is more likely an instruction read wrong
 MAX_TAGS = 20
 
-Action = Literal["add", "remove", "set"]
+Action = Literal["add", "remove", "set", "rename"]
 
 _POLITE = r"^(?:(?:please|pls|kindly|can\s+you|could\s+you|would\s+you)\s+)*"
 # What names the post after the tags ("... to the rust post", "... from it"): not a tag.
@@ -48,7 +63,21 @@ _TARGET = (
 )
 # "the tag line", "the tags section", "a tag cloud": parts of a post, not its tags.
 _NOT_A_PART = r"(?!\s+(?:section|cloud|page|list|line|field)s?\b)(?!-)"
+# A tag named as renamed: "the tag rust", "the rust tag", "tag “rust”"; not "the tag line"
+# (a tagline), nor an HTML element's ("change the h1 tag to h2").
+_HTML = r"(?!(?:<\S*|h[1-6]|title|meta|img|image|link|script|style|div|span|code|pre|a|p)\s)"
+_OLD_TAG = (
+    rf"(?:the\s+)?(?:tag{_NOT_A_PART}\s+(?P<old>.+?)|{_HTML}(?P<old2>[^\s\"“”]+|[\"“][^\"”]+[\"”])"
+    r"\s+tag)"
+)
 _EN: list[tuple[Action, str]] = [
+    # "rename the tag rust to rustlang", "change the rust tag to rustlang", "replace the tag
+    # rust with rustlang" (before "set": "change the tags to …" is the whole list)
+    (
+        "rename",
+        rf"{_POLITE}(?:rename|change|replace|switch)\s+{_OLD_TAG}\s+(?:to|with|into|as)\s+"
+        r"(?P<tags>.+?)(?:\s+(?:on|in|for)\s+(?:it|this|that|the|my|its)\b.*)?$",
+    ),
     # "add the tags rust, cli (to the post)", "add a tag: release"
     (
         "add",
@@ -94,6 +123,13 @@ _REMOVE_ZH = r"(?:删除|删掉|去掉|移除|去除|拿掉)"
 # "标签云", "标签页": parts of a page, not the post's tags.
 _TAG_ZH = r"标签(?!云|页|栏|列表|部分|那)"
 _ZH: list[tuple[Action, str]] = [
+    # "把标签 rust 改成 rustlang", "将 rust 标签改名为 rustlang" (before "set": "标签改成 …")
+    (
+        "rename",
+        r"(?:把|将)?(?:这篇文章的|它的)?(?:标签\s*[“\"「]?(?P<old>[^”\"」\s，,]+?)[”\"」]?\s*|"
+        r"(?<![A-Za-z0-9_])(?P<old2>[A-Za-z0-9_.+#-]+|[“\"「][^”\"」]+[”\"」])\s*标签\s*)"
+        r"(?:改成|改为|改名为|重命名为|换成|替换为|替换成)[：:\s]*(?P<tags>[^，,。]+?)\s*[。.!！]*$",
+    ),
     ("add", rf"(?:{_ADD_ZH}|加)(?:一个|一些|几个|两个|个)?{_TAG_ZH}[：:\s]*(?P<tags>.*?)$"),
     ("add", rf"{_ADD_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些|两个|几个)?{_TAG_ZH}"),
     ("remove", rf"(?:{_REMOVE_ZH}|删)(?:一个|这个|这些)?{_TAG_ZH}[：:\s]*(?P<tags>.*?)$"),
@@ -128,7 +164,8 @@ _PROSE_ZH = re.compile(r"然后|并且|同时|顺便|再把|再帮|接着|之后
 @dataclass(frozen=True, slots=True)
 class TagChange:
     """What an instruction asks of the post's tags: ``tags`` added, removed, or set as the
-    whole list (empty: the instruction named none; the skill asks)."""
+    whole list (empty: the instruction named none; the skill asks); for ``rename``, the old
+    tag and the new one."""
 
     action: Action
     tags: tuple[str, ...]
@@ -178,6 +215,12 @@ def tag_change(instruction: str) -> TagChange | None:
             if found is None:
                 continue
             groups = found.groupdict()
+            if action == "rename":
+                old_tag = split_tags(groups.get("old") or groups.get("old2") or "", plural=False)
+                new_tag = split_tags(groups["tags"] or "", plural=False)
+                if not old_tag or not new_tag or len(old_tag) + len(new_tag) != 2:
+                    continue  # not one tag for another: another pattern's, or none
+                return TagChange("rename", old_tag + new_tag)
             word = groups.get("word") or groups.get("word2") or "tags"
             said = groups["tags"] or ""
             if not said.strip() and (after := _AFTER_COLON.search(candidate)) is not None:
@@ -193,6 +236,37 @@ def _is_zh(pattern: re.Pattern[str]) -> bool:
     return "标签" in pattern.pattern
 
 
+_POSTS_EN = r"(?:posts?|articles?|notes?|pages?|entries)"
+_EVERY_EN = re.compile(
+    r"\s+(?:(?:in|on|from|to|for|across|throughout|of)\s+)?(?:"
+    rf"(?:all|every|each)\s+(?:of\s+)?(?:my\s+|the\s+|our\s+|your\s+)?{_POSTS_EN}"
+    r"(?:\s+(?:on|in)\s+(?:the|my|this)\s+blog)?|"
+    r"(?:the\s+)?(?:whole|entire)\s+blog|"
+    r"everywhere|across\s+the\s+blog|throughout\s+the\s+blog|blog[\s-]wide)"
+    r"\s*[.!]*$",
+    re.I,
+)
+_EVERY_ZH = re.compile(
+    r"(?:在|从|给|为|对|把)?(?:所有|全部|每篇|每一篇|整个博客(?:的|里的|中的)?|全站(?:的)?)"
+    r"(?:的)?(?:文章|博文|帖子|笔记)?(?:里|中|上)?(?:的)?"
+)
+
+
+def every_post(instruction: str) -> str | None:
+    """``instruction`` without the words that make it one for every post of the blog ("…
+    in every post", "… from all my posts", "… everywhere", "所有文章的…", "全站…"), or None
+    when it has none."""
+    text = " ".join(instruction.split())
+    cut = _EVERY_EN.sub("", text)
+    if cut != text:
+        return cut
+    if "标签" in text:
+        cut = _EVERY_ZH.sub("", text, count=1)
+        if cut != text:
+            return cut.strip()
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Retagged:
     """The post with its tags changed (``text``; the same text when nothing changed), the
@@ -204,6 +278,10 @@ class Retagged:
     after: tuple[str, ...]
     ignored: tuple[str, ...]
     field: str
+
+
+def _folded(tags: list[str]) -> set[str]:
+    return {t.casefold() for t in tags}
 
 
 def _as_tags(value: Any) -> list[str]:
@@ -242,6 +320,11 @@ def retagged(
     elif change.action == "remove":
         ignored = [t for t in change.tags if t.casefold() not in folded]
         after = [t for t in before if t.casefold() not in asked]
+    elif change.action == "rename":
+        old, new = change.tags
+        ignored = [] if old.casefold() in folded else [old]
+        renamed = [new if t.casefold() == old.casefold() else t for t in before]
+        after = [t for i, t in enumerate(renamed) if t.casefold() not in _folded(renamed[:i])]
     else:
         ignored = []
         after = list(change.tags)

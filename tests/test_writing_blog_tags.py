@@ -1,0 +1,237 @@
+"""A tag renamed, removed or added in every post of the blog ("rename the tag hugo to gohugo in
+every post", "把所有文章的标签 shell 改成 bash"): each post that carries it is changed where it
+keeps its tags, every other byte stays, and no model is asked. Before, such a request asked
+which post to edit and changed only that one; and "rename the tag rust to rustlang" on one
+post was no tag change at all, so the model was asked to rewrite the body for it."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
+from skillrt.testing import ScriptedModel
+from skills.writing.blog_tags import Retag, _retag_one
+from skills.writing.tags import TagChange, every_post, tag_change
+from tests.blog import copy_fixture
+from tests.writing_support import writing_runtime, writing_skills
+
+
+@pytest.mark.parametrize(
+    ("instruction", "tags"),
+    [
+        ("rename the tag rust to rustlang", ("rust", "rustlang")),
+        ("change the rust tag to rustlang", ("rust", "rustlang")),
+        ("replace the tag rust with rustlang", ("rust", "rustlang")),
+        ('rename the "web dev" tag to webdev', ("web dev", "webdev")),
+        ("rename the tag rust to rustlang in the rust post", ("rust", "rustlang")),
+        ("把标签 rust 改成 rustlang", ("rust", "rustlang")),
+        ("把 rust 标签改成 rustlang", ("rust", "rustlang")),
+        ("把“编程”标签改成“开发”", ("编程", "开发")),
+    ],
+)
+def test_a_renamed_tag_is_read(instruction: str, tags: tuple[str, str]) -> None:
+    assert tag_change(instruction) == TagChange("rename", tags)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        ("change the tag line to Hello there", None),  # a tagline
+        ("rename the tag section to Usage", None),
+        ("change the h1 tag to h2", None),  # HTML's
+        ("rename the post to rust tips", None),
+        ("change the tags to rust, cli", TagChange("set", ("rust", "cli"))),
+        ("这篇文章的标签改成 rust", TagChange("set", ("rust",))),
+        ("把标签改成 a，b", TagChange("set", ("a", "b"))),
+    ],
+)
+def test_what_is_not_a_rename(instruction: str, expected: TagChange | None) -> None:
+    assert tag_change(instruction) == expected
+
+
+@pytest.mark.parametrize(
+    ("instruction", "rest"),
+    [
+        ("rename the tag rust to rustlang in every post", "rename the tag rust to rustlang"),
+        ("remove the tag draft from all posts", "remove the tag draft"),
+        ("remove the tag draft from all of my articles.", "remove the tag draft"),
+        ("remove the tag draft everywhere", "remove the tag draft"),
+        ("add the tag blog to all my posts", "add the tag blog"),
+        ("rename the tag go to golang across the blog", "rename the tag go to golang"),
+        ("将所有文章的标签 rust 改为 rustlang", "将标签 rust 改为 rustlang"),
+        ("从所有文章中删除标签 draft", "删除标签 draft"),
+        ("rename the tag rust to rustlang", None),
+        ("remove the tag draft from the rust post", None),
+        ("summarize all posts", "summarize"),  # (told; only tag changes are made blog-wide)
+    ],
+)
+def test_an_instruction_for_every_post_is_told(instruction: str, rest: str | None) -> None:
+    assert every_post(instruction) == rest
+
+
+async def _run(blog: Path, *inputs: str, **overrides: Any) -> tuple[list[Any], int]:
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm, **overrides)
+    await rt.initialize()
+    try:
+        replies = [await rt.process_input(text) for text in inputs]
+    finally:
+        await rt.close()
+    return replies, llm.call_count
+
+
+def _texts(blog: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(blog)): p.read_text(encoding="utf-8")
+        for p in sorted(blog.rglob("*.md"))
+        if ".skillrt" not in p.parts
+    }
+
+
+async def test_a_tag_is_renamed_in_every_post_in_each_ones_own_format(tmp_path: Path) -> None:
+    blog = copy_fixture("hugo", tmp_path / "blog")
+    before = _texts(blog)
+    (msg,), calls = await _run(blog, "rename the tag hugo to gohugo in every post")
+    assert msg.state == "COMPLETED", msg.content
+    assert calls == 0  # no model
+    yaml_post, json_post = "content/posts/first-post.md", "content/posts/json-post.md"
+    assert msg.data["paths"] == [yaml_post, json_post] and msg.data["left"] == {}
+    after = _texts(blog)
+    assert after[yaml_post] == before[yaml_post].replace('["hugo", "start"]', '["gohugo", "start"]')
+    assert after[json_post] == before[json_post].replace('["json", "hugo"]', '["json", "gohugo"]')
+    assert {k: v for k, v in after.items() if k not in (yaml_post, json_post)} == {
+        k: v for k, v in before.items() if k not in (yaml_post, json_post)
+    }
+    assert "Renamed the tag “hugo” to “gohugo” in 2 post(s)" in msg.content
+    assert "`undo` restores one post at a time" in msg.content
+
+    # The index knows: "posts tagged gohugo" lists both; undo restores one post at a time.
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        listed = await rt.process_input("which posts are tagged gohugo?")
+        assert yaml_post in listed.content and json_post in listed.content
+        undone = await rt.undo()
+        assert undone.state == "COMPLETED" and undone.data["path"] == json_post
+    finally:
+        await rt.close()
+    assert _texts(blog)[json_post] == before[json_post]
+    assert _texts(blog)[yaml_post] != before[yaml_post]
+
+
+async def test_a_zola_tag_is_removed_from_every_taxonomies_table(tmp_path: Path) -> None:
+    blog = copy_fixture("zola", tmp_path / "blog")
+    post = blog / "content" / "inside-rust" / "2024-09-10-compiler-team.md"
+    before = post.read_text(encoding="utf-8")
+    (msg,), _ = await _run(blog, "remove the tag planning from all posts")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["paths"] == ["content/inside-rust/2024-09-10-compiler-team.md"]
+    assert post.read_text(encoding="utf-8") == before.replace(', "planning"', "")
+
+
+async def test_the_chat_asks_once_and_a_no_changes_nothing(tmp_path: Path) -> None:
+    blog = copy_fixture("hugo", tmp_path / "blog")
+    before = _texts(blog)
+    (asked, no), _ = await _run(
+        blog, "把所有文章的标签 hugo 改成 gohugo", "否", edit={"confirm": True}
+    )
+    assert asked.state == "WAITING_INPUT"
+    assert "要在这 2 篇文章里把标签“hugo”改成“gohugo”吗？" in asked.content
+    assert "`content/posts/first-post.md`" in asked.content
+    assert no.state == "COMPLETED" and no.data["changed"] is False
+    assert _texts(blog) == before
+    (asked, yes), _ = await _run(
+        blog, "把所有文章的标签 hugo 改成 gohugo", "是", edit={"confirm": True}
+    )
+    assert yes.state == "COMPLETED" and len(yes.data["paths"]) == 2, yes.content
+    assert "已在 2 篇文章里把标签“hugo”改成“gohugo”" in yes.content
+
+
+async def test_no_post_with_the_tag_and_setting_every_posts_tags(tmp_path: Path) -> None:
+    blog = copy_fixture("hugo", tmp_path / "blog")
+    before = _texts(blog)
+    (none, wipe), calls = await _run(
+        blog,
+        "remove the tag nothing-has-it from every post",
+        "set the tags to misc in every post",
+    )
+    assert none.state == "COMPLETED" and none.data["paths"] == []
+    assert "No post has the tag(s) “nothing-has-it”" in none.content
+    assert wipe.state == "ERROR" and wipe.data["error"] == "every_set_refused"
+    assert calls == 0 and _texts(blog) == before
+
+
+async def test_an_obsidian_tag_only_in_the_text_is_left_and_named(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "front.md").write_text("---\ntags: [shell, notes]\n---\n\nUse ls.\n", "utf-8")
+    inline = "Some tips. #shell\n"
+    (vault / "inline.md").write_text(inline, encoding="utf-8")
+    (msg,), _ = await _run(vault, "rename the tag shell to bash everywhere")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["paths"] == ["front.md"] and msg.data["left"] == {"inline.md": "not_there"}
+    assert (vault / "front.md").read_text(encoding="utf-8").startswith("---\ntags: [bash, notes]")
+    assert (vault / "inline.md").read_text(encoding="utf-8") == inline
+    assert "These posts were left as they were" in msg.content
+    assert "the tag is not in its frontmatter" in msg.content
+
+
+async def test_one_posts_tag_is_renamed_in_its_place(tmp_path: Path) -> None:
+    blog = copy_fixture("hugo", tmp_path / "blog")
+    post = blog / "content" / "posts" / "first-post.md"
+    before = post.read_text(encoding="utf-8")
+    (msg, again), calls = await _run(
+        blog,
+        "rename the tag hugo to gohugo in the my first post post",
+        "rename the tag nope to yes in the my first post post",
+    )
+    assert msg.state == "COMPLETED" and calls == 0, msg.content
+    assert post.read_text(encoding="utf-8") == before.replace(
+        '"hugo", "start"', '"gohugo", "start"'
+    )
+    assert msg.data["tags"] == ["gohugo", "start"]
+    json_post = blog / "content" / "posts" / "json-post.md"
+    assert '"hugo"' in json_post.read_text(encoding="utf-8")  # only the post named
+    assert again.data["changed"] is False and "has no tag “nope”" in again.content
+
+
+class _Path(BaseModel):
+    path: str
+
+
+async def test_a_post_written_before_a_crash_counts_as_changed_when_its_step_runs_again(
+    tmp_path: Path,
+) -> None:
+    """The step's write was made, then the task was cut off before its journal entry: the
+    step run again finds its own kept version matching the post, and says it changed (it
+    did), writing nothing more."""
+    blog = copy_fixture("hugo", tmp_path / "blog")
+    post = blog / "content" / "posts" / "first-post.md"
+    change = TagChange("rename", ("hugo", "gohugo"))
+    seen: list[Retag] = []
+
+    @skill(name="Twice", params=_Path)
+    async def twice(ctx: SkillContext, params: _Path) -> SkillResult:
+        one = partial(_retag_one, ctx, params.path, change, "retag:1", "block")
+        seen.append(one())
+        written = post.read_text(encoding="utf-8")
+        seen.append(one())  # (as a resumed task runs the step again)
+        assert post.read_text(encoding="utf-8") == written
+        return SkillResult(message="ok")
+
+    config = load_config(content_root=blog, state_dir=tmp_path / "state")
+    rt = AgentRuntime(config, llm=ScriptedModel([]), skills=[*writing_skills(), twice])
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("Twice", {"path": "content/posts/first-post.md"})
+        assert msg.state == "COMPLETED", msg.content
+        assert len(rt._run.versions.versions("content/posts/first-post.md")) == 1
+    finally:
+        await rt.close()
+    assert seen[0].changed and seen[0].diff and seen[1].changed and not seen[1].diff
+    assert '"gohugo", "start"' in post.read_text(encoding="utf-8")
