@@ -125,3 +125,33 @@ async def test_a_question_only_drafts_answer_says_so(tmp_path: Path) -> None:
     assert "[Shortcodes in TOML land](content/posts/toml-post.md)" in content
     assert "drafts.in_answers" in content and "General answer" not in content
     assert msg.data["drafts"] == ["content/posts/toml-post.md"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "context"),
+    [
+        ("what is it about?", {"current_file": "content/posts/toml-post.md"}),
+        ("what does the shortcodes in toml land post say about shortcodes?", None),
+    ],
+)
+async def test_a_question_on_one_draft_says_it_is_a_draft(
+    tmp_path: Path, request_text: str, context: dict[str, str] | None
+) -> None:
+    """A question on the draft open in the chat (a new article, written as a draft), or on
+    one named, says answers leave drafts out. Before, the draft was passed over, the blog
+    searched for "what is it about?", and the embedded model answered about git from three
+    posts on other things."""
+    blog = copy_fixture("hugo", tmp_path / "blog")
+    llm = ScriptedModel(["The blog's git post explains branches."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.process_input(request_text, context)
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert llm.call_count == 0
+    assert msg.content.startswith(
+        "[Shortcodes in TOML land](content/posts/toml-post.md) is a draft: answers leave drafts"
+    )
+    assert msg.data["drafts"] == ["content/posts/toml-post.md"]

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.dates import DateRange, find_dates
 from skillrt.blog.markdown import split_post
-from skillrt.blog.posts import PostMeta, make_snippet, query_terms
+from skillrt.blog.posts import Post, PostMeta, make_snippet, query_terms
 from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
 from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
@@ -139,6 +139,12 @@ _OWN_REPLIES = Replies(
             "No published post is on “{question}”; only drafts are:\n{links}\n\n"
             "Answers leave drafts out until they are published (`skillrt publish PATH` or "
             "`/publish`), or with `drafts.in_answers = true`.",
+        ),
+        "named_draft": (
+            "[{title}]({path}) 是草稿：回答不使用草稿，发布后即可（`skillrt publish {path}` 或 "
+            "`/publish`），或设置 `drafts.in_answers = true`。",
+            "[{title}]({path}) is a draft: answers leave drafts out until they are published "
+            "(`skillrt publish {path}` or `/publish`), or with `drafts.in_answers = true`.",
         ),
         "listed": (
             "博客共有 {count} 篇文章{drafts}：\n\n{lines}",
@@ -286,7 +292,12 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
     dates, rest = find_dates(question, dt.date.fromtimestamp(time.time()))
     drafts = ctx.config.drafts.in_answers
     if (named := _the_post_asked_about(ctx)) is not None:
-        return Found(sources=[named], named=True)
+        if named.draft and not drafts:  # said, rather than searched past (see the reply)
+            return Found(sources=[], drafts=[(named.path, named.title)], named=True)
+        source = Source(
+            path=named.path, title=named.title, excerpt=clip(named.body, NAMED_SOURCE_CHARS)
+        )
+        return Found(sources=[source], named=True)
     query = rest if dates is not None else question
     hits = ctx.memory.posts.search(query, SOURCES, drafts=drafts, dates=dates)
     missed = dates is not None and not hits
@@ -312,12 +323,14 @@ _POST_WORDS = re.compile(
 NAMED_SOURCE_CHARS = 3 * SOURCE_CHARS
 
 
-def _the_post_asked_about(ctx: SkillContext) -> Source | None:
+def _the_post_asked_about(ctx: SkillContext) -> Post | None:
     """The one post a question is about when it names it ("what does the git workflow post
-    recommend?"), as the only source, with more of its text: the search's other hits would
+    recommend?"), to be the only source, with more of its text: the search's other hits would
     be answered from too (a question on the Git post was answered with Docker's steps). None
     when the question names no post, or names more than one ("compare the rust post and
-    the go post")."""
+    the go post"). A draft too: the reply says answers leave it out, where the search past it
+    answered "what is it about?", asked of a new draft open in the chat, from three posts on
+    other things."""
     if len(_POST_WORDS.findall(ctx.input.text)) > 1:
         return None
     path = named_post(ctx)
@@ -328,10 +341,7 @@ def _the_post_asked_about(ctx: SkillContext) -> Source | None:
             path = ctx.files.relative(ctx.input.current_file)
         except PathNotAllowed:
             path = None
-    post = ctx.memory.posts.get(path) if path is not None else None
-    if post is None or (post.draft and not ctx.config.drafts.in_answers):
-        return None
-    return Source(path=post.path, title=post.title, excerpt=clip(post.body, NAMED_SOURCE_CHARS))
+    return ctx.memory.posts.get(path) if path is not None else None
 
 
 # A question on the post open (or in focus): "what is it about?", "does this post mention
@@ -814,8 +824,13 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     note = ctx.reply("no_such_date", dates=found.dates) if found.missed else ""
     if not sources and found.drafts:
         links = "\n".join(f"- [{title}]({path})" for path, title in found.drafts)
+        said = (
+            ctx.reply("named_draft", path=found.drafts[0][0], title=found.drafts[0][1])
+            if found.named
+            else ctx.reply("only_drafts", question=clip(question, 80), links=links)
+        )
         return SkillResult(
-            message=note + ctx.reply("only_drafts", question=clip(question, 80), links=links),
+            message=note + said,
             data={"found": False, "citations": [], "drafts": [p for p, _ in found.drafts]},
         )
     if not sources:
