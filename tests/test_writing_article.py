@@ -130,6 +130,20 @@ async def test_a_post_with_only_a_word_in_common_is_not_related(blog: Path) -> N
     assert msg.data["related"] == ["posts/sqlite-fts5.md"]
 
 
+async def test_a_post_that_has_the_topics_word_only_in_its_code_is_not_related(
+    blog: Path,
+) -> None:
+    """ "tmux sessions": the Chinese asyncio post has ``session`` in its code alone (``async
+    def fetch(session, url)``). It was the one related post; the embedded model titled the tmux
+    article's first section after it ("Python 中的各种编程实现方式"), and the article linked it."""
+    rt = await started(writing_runtime(blog, ScriptedModel(en_script())))
+    msg = await rt.run_skill("WriteArticle", {"topic": "tmux sessions"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["related"] == []
+    assert "Linked posts" not in msg.content
+
+
 async def test_slug_clash_gets_a_suffix_never_an_overwrite(blog: Path) -> None:
     original = "---\ntitle: Mine\n---\n\nDo not overwrite me.\n"
     (blog / "posts" / "rust-ownership.md").write_text(original, encoding="utf-8")

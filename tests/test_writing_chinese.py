@@ -121,6 +121,21 @@ def test_english_headings_of_a_chinese_outline_are_replaced() -> None:
     assert english[0].heading == "Reflections on Rust 101" and none == []
 
 
+def test_chinese_headings_of_an_english_outline_are_replaced() -> None:
+    """The embedded model headed the first section of an English article on tmux "Python
+    中的各种编程实现方式"; a heading with a Chinese word or two in it is still English."""
+    sections = [
+        OutlineSection(heading="Python 中的各种编程实现方式"),
+        OutlineSection(heading="Saying 你好 in a greeting"),
+        OutlineSection(heading="Sessions", points=["会话的创建和管理方法", "tmux new -s work"]),
+    ]
+    repaired, added = repaired_sections(sections, "en")
+    assert [s.heading for s in repaired] == ["Overview", "Saying 你好 in a greeting", "Sessions"]
+    assert repaired[2].points == ["tmux new -s work"] and added == ["Overview"]
+    japanese, none = repaired_sections(sections, "ja")  # kanji are Japanese too
+    assert japanese == sections and none == []
+
+
 def test_a_heading_copied_from_a_related_posts_title_is_replaced() -> None:
     """The embedded model named a section of a new article after a related post of the
     prompt ("Rust 借用与引用"), and wrote it as that post's text."""

@@ -91,9 +91,17 @@ def _worded(key: str) -> bool:
 
 
 def _foreign(text: str, lang: str) -> bool:
-    """Whether a heading or point of a Chinese article is in another language: two Latin
-    words or more, and no Chinese ("Box 与 Rc" and "RefCell" are Chinese headings)."""
-    return lang == "zh" and not HAN.search(text) and len(_LATIN_WORD.findall(text)) >= 2
+    """Whether a heading or point is in another language than the article's: of a Chinese
+    article, two Latin words or more, and no Chinese ("Box 与 Rc" and "RefCell" are Chinese
+    headings); of an article in a language written in Latin letters, more Chinese than Latin
+    words, two characters counting one ("Python 中的各种编程实现方式" headed a section of an
+    English article on tmux; "Saying 你好" is English)."""
+    if lang == "zh":
+        return not HAN.search(text) and len(_LATIN_WORD.findall(text)) >= 2
+    if lang == "ja":
+        return False
+    han = len(HAN.findall(text))
+    return han >= 4 and han / 2 > len(_LATIN_WORD.findall(text))
 
 
 def repaired_sections(

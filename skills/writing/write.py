@@ -23,6 +23,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.blog.markdown import word_count
+from skillrt.blog.posts import Post, query_terms
+from skillrt.blog.wikilinks import strip_code
 from skillrt.exceptions import StructuredOutputError
 from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
@@ -368,15 +370,29 @@ def _find_related(ctx: SkillContext, topic: str, like: str | None) -> list[Relat
     drafts = ctx.config.drafts.in_answers  # drafts are not built on or linked until published
     hits = ctx.memory.posts.build_context(topic, k=CONTEXT_POSTS, drafts=drafts)
     best = max((hit.score for hit in hits), default=0.0)
+    terms = query_terms(topic).all
     for hit in hits:
         if model is not None and hit.path == model.path:
             continue
         if hit.score < RELATED_SHARE * best:
             continue  # a word in common, not the topic (a Git post for "SQLite for web apps")
+        if not _says_in_prose(ctx.memory.posts.get(hit.path), terms):
+            continue  # its code's words only (see ``_says_in_prose``)
         stem = PurePosixPath(hit.path).stem
         link = stem if ctx.memory.resolve_link(stem) == hit.path else hit.path.rsplit(".", 1)[0]
         related.append(RelatedPost(path=hit.path, title=hit.title, snippet=hit.snippet, link=link))
     return related
+
+
+def _says_in_prose(post: Post | None, terms: Sequence[str]) -> bool:
+    """Whether a post found for a topic has one of its terms outside code: in its title, tags,
+    description or prose. "tmux sessions" found the Chinese asyncio post, for its code's
+    ``session`` alone; the embedded model, given it as related, titled the tmux article's
+    first section "Python 中的各种编程实现方式", and the article linked it."""
+    if post is None or not terms:
+        return True
+    said = " ".join((post.title, *post.tags, post.description, strip_code(post.body))).casefold()
+    return any(term in said for term in terms)
 
 
 def _outline_prompt(
