@@ -40,14 +40,23 @@ REQUESTS = [
 ]
 
 
+@pytest.mark.parametrize("classifier", [False, True], ids=["table", "with-classifier"])
 @pytest.mark.parametrize(
-    "text", ["what is https://sqlite.org/wal.html about?", "https://sqlite.org/wal.html 讲了什么？"]
+    "text",
+    [
+        "what is https://sqlite.org/wal.html about?",
+        "https://sqlite.org/wal.html 讲了什么？",
+        "what does http://127.0.0.1:8765/tmux.html say about attaching?",
+    ],
 )
-async def test_a_question_on_a_page_it_gives_is_research_by_the_table(text: str) -> None:
-    """(The classifier, sure it is a question for the blog or a summary, overrules it; the
-    blog's answer then gives no general one about a page nobody read.)"""
-    parsed = await _router(None, classifier=False).parse(text)
-    assert parsed.type == "RESEARCH_WEB"
+async def test_a_question_on_a_page_it_gives_is_research_by_the_table(
+    text: str, classifier: bool
+) -> None:
+    """The table's rules for it are firm (``confidence = 1.0``): the classifier, sure it is a
+    question for the blog or a summary, overruled them, and the blog's answer said to ask
+    "research <address>" instead."""
+    parsed = await _router(None, classifier=classifier).parse(text)
+    assert parsed.type == "RESEARCH_WEB" and parsed.source == "regex"
 
 
 async def test_setting_the_summary_field_is_an_edit_by_the_table() -> None:

@@ -304,6 +304,7 @@ class RouteDraft(NamedTuple):
 
 
 _DISPUTED = 0.75
+FIRM = 1.0  # a table pattern this sure is never overruled by the classifier (intents.toml)
 """The confidence of a route the table and the classifier disagree on: above the runtime's
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
 
@@ -991,6 +992,8 @@ class IntentRouter:
         best, p = ranked[0]
         if result is not None and result.type in self.unclassified:
             return result, False  # a pattern of an intent the classifier never saw decides
+        if result is not None and result.source == "regex" and result.confidence >= FIRM:
+            return result, False  # a firm pattern (a web address the classifier cannot see)
         if result is not None and result.confidence < self.regex_trust and result.skill is None:
             result = None  # the table keeps its high-precision rules: a weak match is a guess
         if result is None:
