@@ -235,3 +235,20 @@ async def test_a_post_written_before_a_crash_counts_as_changed_when_its_step_run
         await rt.close()
     assert seen[0].changed and seen[0].diff and seen[1].changed and not seen[1].diff
     assert '"gohugo", "start"' in post.read_text(encoding="utf-8")
+
+
+async def test_removing_an_obsidian_notes_inline_tag_says_where_it_is(tmp_path: Path) -> None:
+    """ "remove the shell tag from shell tips" said the note had no tag shell, where its tag is
+    the inline #shell: the reply says so now, and the note stays as it was."""
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    note = "---\ntags: [notes]\n---\n\nSome tips for the #shell.\n"
+    (vault / "shell tips.md").write_text(note, encoding="utf-8")
+    (msg, other), _ = await _run(
+        vault, "remove the tag shell from shell tips", "remove the tag zsh from shell tips"
+    )
+    assert msg.state == "COMPLETED" and msg.data["changed"] is False, msg.content
+    assert msg.data["in_text"] == ["shell"]
+    assert "is written in its text, as an inline #tag" in msg.content
+    assert (vault / "shell tips.md").read_text(encoding="utf-8") == note
+    assert other.data["in_text"] == [] and "inline" not in other.content

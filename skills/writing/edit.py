@@ -24,6 +24,7 @@ from skillrt.blog.frontmatter import (
     strip_frontmatter,
     yaml_list_style,
 )
+from skillrt.blog.markdown import inline_tags
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.exceptions import FileChanged
@@ -218,6 +219,11 @@ REPLIES = (
                 "\n\n```diff\n{diff}```",
                 "The tags of `{path}` (`{field}`) are now {tags}. The body and every other "
                 "field are unchanged.{note}\n\n```diff\n{diff}```",
+            ),
+            "tags_in_text": (
+                "（{tags} 写在正文里，是行内的 #标签；改标签只改 frontmatter。）",
+                " ({tags} is written in its text, as an inline #tag; tag edits change the "
+                "frontmatter only.)",
             ),
             "tags_ignored_add": ("（已有，未重复添加：{tags}）", " (already there: {tags})"),
             "tags_ignored_remove": ("（本来就没有：{tags}）", " (not there to remove: {tags})"),
@@ -854,6 +860,16 @@ async def _describe_post(
     )
 
 
+def _in_text(ctx: SkillContext, post: Frontmatter, change: TagChange) -> list[str]:
+    """The tags a removal or a rename names that an Obsidian note has only in its text, as
+    inline ``#tags`` (tag edits change the frontmatter only)."""
+    if change.action not in ("remove", "rename") or ctx.config.layout.kind != "obsidian":
+        return []
+    inline = {t.casefold() for t in inline_tags(post.body)}
+    named = change.tags[:1] if change.action == "rename" else change.tags
+    return [t for t in named if t.casefold() in inline]
+
+
 async def _retag(
     ctx: SkillContext, path: str, post: Frontmatter, digest: str, change: TagChange
 ) -> SkillResult:
@@ -880,6 +896,8 @@ async def _retag(
     data = {"tags": list(result.after), "tags_before": list(result.before), "field": result.field}
     if result.text == post.text:
         shown = result.ignored or change.tags
+        # An Obsidian note's inline #tag, asked to go: said, where "has no tag" alone misled.
+        in_text = _in_text(ctx, post, change)
         return SkillResult(
             message=ctx.reply(
                 ("tags_unchanged_add", "tags_unchanged_remove", "tags_unchanged_set")[
@@ -887,8 +905,9 @@ async def _retag(
                 ],
                 path=path,
                 tags=_listed(ctx, shown),
-            ),
-            data={"path": path, "diff": "", "changed": False, **data},
+            )
+            + (ctx.reply("tags_in_text", tags=_listed(ctx, tuple(in_text))) if in_text else ""),
+            data={"path": path, "diff": "", "changed": False, "in_text": in_text, **data},
         )
     top = result.field.split(".")[0]
     if not only_field_set(post, result.text, path, top):  # (checked before it is written)
