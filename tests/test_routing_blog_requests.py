@@ -59,6 +59,20 @@ async def test_a_question_on_a_page_it_gives_is_research_by_the_table(
     assert parsed.type == "RESEARCH_WEB" and parsed.source == "regex"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what does my post linking https://example.com say about caching?",
+        "What does the post that cites https://go.dev/doc say about modules?",
+    ],
+)
+async def test_a_question_on_ones_own_post_giving_an_address_is_no_firm_research(
+    text: str,
+) -> None:
+    parsed = await _router(None, classifier=True).parse(text)
+    assert parsed.type == "ANSWER_QUESTION"
+
+
 async def test_setting_the_summary_field_is_an_edit_by_the_table() -> None:
     """(The classifier, sure it is a summary, disputes it: the user is asked.)"""
     parsed = await _router(None, classifier=False).parse("set the summary of posts/go.md to 'Go'")

@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
 from skillrt.testing import ScriptedModel
-from skills.writing.blog_tags import Retag, _retag_one
-from skills.writing.tags import TagChange, every_post, tag_change
+from skills.writing.blog_tags import Retag, _plan_one, _retag_one
+from skills.writing.tags import TagChange, every_post, tag_change, tag_change_everywhere
 from tests.blog import copy_fixture
 from tests.writing_support import writing_runtime, writing_skills
 
@@ -44,6 +44,14 @@ def test_a_renamed_tag_is_read(instruction: str, tags: tuple[str, str]) -> None:
         ("change the tag line to Hello there", None),  # a tagline
         ("rename the tag section to Usage", None),
         ("change the h1 tag to h2", None),  # HTML's
+        ("change the ul tag to ol", None),
+        ("change the og:image tag to cover.png", None),
+        ("change the `<b>` tag to strong", None),
+        ("change the tag to rust", TagChange("set", ("rust",))),  # not a tag "the"
+        ("replace the tag with rust", TagChange("set", ("rust",))),
+        ("把标签都改成 rust", None),  # not a tag "都"
+        ("rename the tag rust to rustlang in rust-notes", None),  # not "rustlang in rust-notes"
+        ("rename the tag rust to rustlang in go.md", TagChange("rename", ("rust", "rustlang"))),
         ("rename the post to rust tips", None),
         ("change the tags to rust, cli", TagChange("set", ("rust", "cli"))),
         ("这篇文章的标签改成 rust", TagChange("set", ("rust",))),
@@ -72,6 +80,25 @@ def test_what_is_not_a_rename(instruction: str, expected: TagChange | None) -> N
 )
 def test_an_instruction_for_every_post_is_told(instruction: str, rest: str | None) -> None:
     assert every_post(instruction) == rest
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        # a tag with 所有 or 全站 in it, or a post of its own: one post's change
+        "添加标签 所有权、借用",
+        "把 rust 标签改成 所有权",
+        "给这篇文章加上标签 全站优化",
+        "给这篇文章加上标签 rust，跟所有 rust 文章一样",
+        "删除所有标签",
+        # the tags for a place the instruction names, before its "all posts"
+        "add the tag archive to the index page of all posts",
+        "add the tag meta to my post ranking all my posts",
+        "add the tag draft to the post everywhere",
+    ],
+)
+def test_what_is_no_tag_change_for_every_post(instruction: str) -> None:
+    assert tag_change_everywhere(instruction) is None
 
 
 async def _run(blog: Path, *inputs: str, **overrides: Any) -> tuple[list[Any], int]:
@@ -155,14 +182,16 @@ async def test_the_chat_asks_once_and_a_no_changes_nothing(tmp_path: Path) -> No
 async def test_no_post_with_the_tag_and_setting_every_posts_tags(tmp_path: Path) -> None:
     blog = copy_fixture("hugo", tmp_path / "blog")
     before = _texts(blog)
-    (none, wipe), calls = await _run(
+    (none, wipe, unnamed), calls = await _run(
         blog,
         "remove the tag nothing-has-it from every post",
         "set the tags to misc in every post",
+        "add tags to all the posts",
     )
     assert none.state == "COMPLETED" and none.data["paths"] == []
     assert "No post has the tag(s) “nothing-has-it”" in none.content
     assert wipe.state == "ERROR" and wipe.data["error"] == "every_set_refused"
+    assert unnamed.state == "ERROR" and unnamed.data["error"] == "every_no_tags"
     assert calls == 0 and _texts(blog) == before
 
 
@@ -204,12 +233,14 @@ class _Path(BaseModel):
     path: str
 
 
+@pytest.mark.parametrize("keep", [50, 0], ids=["undo", "no-undo"])
 async def test_a_post_written_before_a_crash_counts_as_changed_when_its_step_runs_again(
-    tmp_path: Path,
+    tmp_path: Path, keep: int
 ) -> None:
-    """The step's write was made, then the task was cut off before its journal entry: the
-    step run again finds its own kept version matching the post, and says it changed (it
-    did), writing nothing more."""
+    """The write step's write was made, then the task was cut off before its journal entry:
+    the step run again finds the post as its plan (journalled before) left it, and says it
+    changed (it did), writing nothing more; with undo's versions off too. A post changed by
+    someone else after the plan is left, and said to have changed."""
     blog = copy_fixture("hugo", tmp_path / "blog")
     post = blog / "content" / "posts" / "first-post.md"
     change = TagChange("rename", ("hugo", "gohugo"))
@@ -217,24 +248,31 @@ async def test_a_post_written_before_a_crash_counts_as_changed_when_its_step_run
 
     @skill(name="Twice", params=_Path)
     async def twice(ctx: SkillContext, params: _Path) -> SkillResult:
-        one = partial(_retag_one, ctx, params.path, change, "retag:1", "block")
+        plan = _plan_one(ctx, params.path, change, "block")
+        one = partial(_retag_one, ctx, plan, change, "retag:1", "block")
         seen.append(one())
         written = post.read_text(encoding="utf-8")
         seen.append(one())  # (as a resumed task runs the step again)
         assert post.read_text(encoding="utf-8") == written
+        other = blog / "content" / "posts" / "json-post.md"
+        late = _plan_one(ctx, "content/posts/json-post.md", change, "block")
+        other.write_text(other.read_text(encoding="utf-8") + "\nMore.\n", encoding="utf-8")
+        seen.append(_retag_one(ctx, late, change, "retag:2", "block"))
         return SkillResult(message="ok")
 
-    config = load_config(content_root=blog, state_dir=tmp_path / "state")
+    config = load_config(content_root=blog, state_dir=tmp_path / "state", undo={"keep": keep})
     rt = AgentRuntime(config, llm=ScriptedModel([]), skills=[*writing_skills(), twice])
     await rt.initialize()
     try:
         msg = await rt.run_skill("Twice", {"path": "content/posts/first-post.md"})
         assert msg.state == "COMPLETED", msg.content
-        assert len(rt._run.versions.versions("content/posts/first-post.md")) == 1
+        kept = rt._run.versions.versions("content/posts/first-post.md")
+        assert len(kept) == (1 if keep else 0)
     finally:
         await rt.close()
     assert seen[0].changed and seen[0].diff and seen[1].changed and not seen[1].diff
     assert '"gohugo", "start"' in post.read_text(encoding="utf-8")
+    assert not seen[2].changed and seen[2].left == "changed"
 
 
 async def test_removing_an_obsidian_notes_inline_tag_says_where_it_is(tmp_path: Path) -> None:

@@ -155,3 +155,21 @@ async def test_a_question_on_one_draft_says_it_is_a_draft(
         "[Shortcodes in TOML land](content/posts/toml-post.md) is a draft: answers leave drafts"
     )
     assert msg.data["drafts"] == ["content/posts/toml-post.md"]
+
+
+async def test_a_question_with_a_drafts_title_in_its_words_is_searched(tmp_path: Path) -> None:
+    """Only a question that names the post ("the … post") or means the open one gets "… is a
+    draft": a question that has a draft's title among its words is a question for the
+    published posts, searched as before."""
+    blog = copy_fixture("hugo", tmp_path / "blog")
+    llm = ScriptedModel(["They are covered there."] * 2)
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.process_input("how do shortcodes in toml land work?")
+    finally:
+        await rt.close()
+    assert "is a draft: answers leave drafts" not in msg.content
+    assert llm.call_count >= 1  # answered from the published posts found
+    prompt = str(llm.calls[0])
+    assert "toml-post.md" not in prompt and "Shortcodes in TOML land" not in prompt

@@ -428,26 +428,49 @@ GIT_ITEMS = (  # SmolLM2-135M's Chinese section on git rebase: one item said twi
 )
 
 
-def test_lines_said_again_with_a_word_changed_are_dropped() -> None:
+def test_a_line_said_again_right_after_itself_a_character_apart_is_dropped() -> None:
     verdict = no_repeated_paragraphs([])(Generated(text=GIT_ITEMS))
     assert verdict.passed and verdict.reason == "dropped 1 line(s) said before"
     assert verdict.text == GIT_ITEMS.rsplit("\n", 1)[0]
-    # Said by an earlier section with its ending changed a little: it goes too.
-    earlier = [
-        "3. 这种工作原理，我们将来讲过是git的主题。"
-        "你可以使用git安装和部罚编码；,在本文中提到了git的主题."
-    ]
-    verdict = no_repeated_paragraphs(earlier)(Generated(text=GIT_ITEMS))
-    assert verdict.reason == "dropped 2 line(s) said before"
-    assert verdict.text is not None and "这种工作原" not in verdict.text
-    # Lines alike but for a number or a piece of code say different things: both are kept.
-    ports = (
-        "- Port 8080 serves the admin API for the internal dashboard.\n"
-        "- Port 8081 serves the admin API for the internal dashboard.\n"
-        "- Call `task.cancel()` to stop the coroutine at its next await point.\n"
-        "- Call `task.uncancel()` to stop the coroutine at its next await point."
-    )
-    assert no_repeated_paragraphs([])(Generated(text=ports)).text is None
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # a negation, words swapped, two characters changed: they say something else
+        (
+            "It is safe to run this on a shared branch of the repo.",
+            "It is not safe to run this on a shared branch of the repo.",
+        ),
+        (
+            "Use git merge to combine two branches into one history.",
+            "Use git rebase to combine two branches into one history.",
+        ),
+        (
+            "在私有分支上使用 git rebase 来整理提交历史。",
+            "在公共分支上使用 git rebase 来整理提交历史。",
+        ),
+        (
+            "可以在公共分支上使用 git rebase 整理历史记录。",
+            "不可以在公共分支上使用 git rebase 整理历史记录。",
+        ),
+        # a number or a piece of code apart
+        (
+            "Port 8080 serves the admin API for the internal dashboard.",
+            "Port 8081 serves the admin API for the internal dashboard.",
+        ),
+        (
+            "Call `task.cancel()` to stop the coroutine at its next await point.",
+            "Call `task.cancal()` to stop the coroutine at its next await point.",
+        ),
+    ],
+)
+def test_lines_alike_that_say_something_else_are_kept(first: str, second: str) -> None:
+    text = f"- {first}\n- {second}\n- And a line of its own, here at the end."
+    assert no_repeated_paragraphs([])(Generated(text=text)).text is None
+    # an earlier section's line a character apart: not dropped either (only word for word)
+    earlier = [f"- {first}"]
+    assert no_repeated_paragraphs(earlier)(Generated(text=f"- {second}\n- Its own.")).text is None
 
 
 def test_list_items_with_nothing_in_them_are_dropped_outside_code() -> None:

@@ -304,9 +304,10 @@ class RouteDraft(NamedTuple):
 
 
 _DISPUTED = 0.75
-FIRM = 1.0  # a table pattern this sure is never overruled by the classifier (intents.toml)
 """The confidence of a route the table and the classifier disagree on: above the runtime's
 confidence_threshold (it runs), below its act_threshold (a write, delete or web task asks)."""
+FIRM = 1.0
+"""A table pattern this sure is never overruled by the classifier (``intents.toml``)."""
 
 _Rules: TypeAlias = tuple[tuple[str, "re.Pattern[str]", "Search | None"], ...]
 """Each intent with a ``not_when``, its regex, and a search for its keywords in lowercased text

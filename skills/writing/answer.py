@@ -291,9 +291,13 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
     ctx.memory.refresh()
     dates, rest = find_dates(question, dt.date.fromtimestamp(time.time()))
     drafts = ctx.config.drafts.in_answers
-    if (named := _the_post_asked_about(ctx)) is not None:
-        if named.draft and not drafts:  # said, rather than searched past (see the reply)
+    named = _the_post_asked_about(ctx)
+    if named is not None and named.draft and not drafts:
+        if _POST_WORDS.search(question) or _ABOUT_IT.search(question):
+            # "the X post", "it": said to be a draft, rather than searched past (the reply)
             return Found(sources=[], drafts=[(named.path, named.title)], named=True)
+        named = None  # its title among the question's words: the published posts are searched
+    if named is not None:
         source = Source(
             path=named.path, title=named.title, excerpt=clip(named.body, NAMED_SOURCE_CHARS)
         )

@@ -7,7 +7,9 @@ that carry the tag (to add one: every post that lacks it) are found in the index
 and, when the request asks to confirm (the chat does, as for any edit), the user is asked once.
 Then each post is changed as a one-post tag edit is (``tags.retagged``: every other byte
 stays), in a durable step of its own, with its version kept for ``skillrt undo`` (which restores
-one post at a time). A post that cannot be changed is left as it was and named in the reply
+one post at a time). Each post's hashes before and after are journalled before it is written,
+so a task cut off after a write and resumed counts that post as changed and writes it no more.
+A post that cannot be changed is left as it was and named in the reply
 with the reason: its frontmatter cannot be read, it changed since it was listed, or its tag is
 only in its text (an Obsidian ``#tag``). The other posts are still changed.
 
@@ -64,6 +66,10 @@ REPLIES = Replies(
             "nothing was changed. Add, remove or rename a tag in every post instead, or set "
             "the tags of one post.",
         ),
+        "every_no_tags": (
+            "要改哪个标签？请写出来，例如“给所有文章加上标签 rust”，没有改动任何文件。",
+            "Which tag? Name it, as in “add the tag rust to every post”; no file was changed.",
+        ),
         "every_confirm_rename": (
             "要在这 {count} 篇文章里把标签“{old}”改成“{new}”吗？\n\n{posts}\n\n请回答“是”或“否”。",
             "Rename the tag “{old}” to “{new}” in these {count} posts?\n\n{posts}\n\n"
@@ -94,6 +100,11 @@ REPLIES = Replies(
             "\n\n每篇文章的正文和其他字段都保持不变。`undo` 一次恢复一篇文章。",
             "\n\nThe body and every other field of each post are unchanged. `undo` restores "
             "one post at a time.",
+        ),
+        "every_undo_limit": (
+            "`undo` 只保留最近 {keep} 个版本：先改的 {lost} 篇文章无法用它恢复。",
+            " `undo` keeps the last {keep} versions: the first {lost} posts changed cannot be "
+            "restored with it.",
         ),
         "every_left": (
             "\n\n这些文章没有改动：\n\n{posts}",
@@ -137,38 +148,67 @@ def _posts_for(ctx: SkillContext, change: TagChange) -> list[str]:
     return sorted(found)
 
 
-def _retag_one(ctx: SkillContext, path: str, change: TagChange, step: str, lists: str) -> Retag:
-    """Change the tags of ``path`` (blocking I/O: a sync step). A resumed task whose write of
-    it was made before the crash finds it so, by the version it kept."""
-    files = ctx.files
+class Planned(BaseModel):
+    """One post's change worked out, as its first step journals it: the hashes of the post
+    before and after (``left``: why it is not changed), never its text."""
+
+    path: str
+    before: str = ""
+    after: str = ""
+    left: Left = ""
+
+
+def _retagged_text(
+    ctx: SkillContext, path: str, change: TagChange, lists: str
+) -> tuple[str, str, str] | Left:
+    """``(text, digest, new text)`` of ``path`` with ``change`` made, or why it cannot be."""
     try:
-        text, digest = files.read(path)
+        text, digest = ctx.files.read(path)
         post = split_frontmatter(text, path)
         post.fields()
     except UserError:
-        return Retag(path=path, changed=False, left="unreadable")
-    if ctx.versions is not None and any(
-        v.key == f"{ctx.task_id}:{step}" and v.after == digest for v in ctx.versions.versions(path)
-    ):
-        return Retag(path=path, changed=True)  # (written before the task was cut off)
+        return "unreadable"
     own = yaml_list_style(post.inner) if post.format == "yaml" else None
     style = own or ("quoted" if lists == "quoted" else "flow" if lists == "flow" else "block")
     zola = ctx.config.layout.kind == "zola"
-    result = retagged(
-        post, change, zola=zola, lists=style if post.format in (None, "yaml") else None
-    )
+    yaml = post.format in (None, "yaml")
+    result = retagged(post, change, zola=zola, lists=style if yaml else None)
     if result.text == text:
-        return Retag(path=path, changed=False, left="not_there")
+        return "not_there"
     if not only_field_set(post, result.text, path, result.field.split(".")[0]):
-        return Retag(path=path, changed=False, left="more_than_tags")
-    keep_version(ctx, path, "edit", step=step, after=text_hash(result.text))
+        return "more_than_tags"
+    return text, digest, result.text
+
+
+def _plan_one(ctx: SkillContext, path: str, change: TagChange, lists: str) -> Planned:
+    """The change to ``path``, worked out (blocking I/O: a sync step)."""
+    made = _retagged_text(ctx, path, change, lists)
+    if isinstance(made, str):
+        return Planned(path=path, left=made)
+    _, digest, new_text = made
+    return Planned(path=path, before=digest, after=text_hash(new_text))
+
+
+def _retag_one(ctx: SkillContext, plan: Planned, change: TagChange, step: str, lists: str) -> Retag:
+    """Make the planned change (blocking I/O: a sync step). The post found as the plan left
+    it was written before the task was cut off: changed; found as neither: changed since."""
+    path = plan.path
+    if ctx.files.hash_of(path) == plan.after:
+        return Retag(path=path, changed=True)  # (written before the task was cut off)
+    made = _retagged_text(ctx, path, change, lists)
+    if isinstance(made, str):
+        return Retag(path=path, changed=False, left=made)
+    text, digest, new_text = made
+    if digest != plan.before or text_hash(new_text) != plan.after:
+        return Retag(path=path, changed=False, left="changed")
+    keep_version(ctx, path, "edit", step=step, after=plan.after)
     try:
-        files.write(path, result.text, expected_hash=digest)
+        ctx.files.write(path, new_text, expected_hash=digest)
     except FileChanged:
         return Retag(path=path, changed=False, left="changed")
     except LockConflict:
         return Retag(path=path, changed=False, left="busy")
-    return Retag(path=path, changed=True, diff=unified_diff(text, result.text, path))
+    return Retag(path=path, changed=True, diff=unified_diff(text, new_text, path))
 
 
 def _blog_lists(ctx: SkillContext) -> str:
@@ -188,8 +228,10 @@ def _tags(ctx: SkillContext, tags: tuple[str, ...]) -> str:
 
 async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
     """Make ``change`` in every post it is for (see the module docstring)."""
-    if change.action == "set" or not change.tags:
+    if change.action == "set":
         return refuse(ctx, "every_set_refused")
+    if not change.tags:
+        return refuse(ctx, "every_no_tags")
     form = _FORMS.index(change.action)
     old, new = (*change.tags, "")[:2]
     values = {"tags": _tags(ctx, change.tags), "tag": old, "old": old, "new": new}
@@ -221,8 +263,16 @@ async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
     done: list[Retag] = []
     for i, path in enumerate(paths, 1):
         ctx.progress(2, 3, ctx.reply("every_retagging"), f"{i}/{len(paths)} {path}")
+        # Two steps: the hashes before and after are journalled before the write, so a task
+        # cut off after it finds the post as planned and counts it (with or without undo).
+        plan = await ctx.step(
+            f"plan:{i}", partial(_plan_one, ctx, path, change, lists), returns=Planned
+        )
+        if plan.left:
+            done.append(Retag(path=path, changed=False, left=plan.left))
+            continue
         step = f"retag:{i}"
-        one = partial(_retag_one, ctx, path, change, step, lists)
+        one = partial(_retag_one, ctx, plan, change, step, lists)
         done.append(await ctx.step(step, one, returns=Retag))
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     changed = [r.path for r in done if r.changed]
@@ -247,6 +297,9 @@ async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
     )
     if changed:
         message += ctx.reply("every_kept")
+        keep = ctx.config.undo.keep
+        if len(changed) > keep:  # (the oldest versions are dropped past ``undo.keep``)
+            message += ctx.reply("every_undo_limit", keep=keep, lost=len(changed) - keep)
     if left:
         message += ctx.reply("every_left", posts=_listed(ctx, list(left), why))
     return SkillResult(

@@ -84,7 +84,14 @@ from .replace import (
     typo_gone,
 )
 from .scaffold import Scaffold
-from .tags import Retagged, TagChange, every_post, retagged, split_tags, tag_change
+from .tags import (
+    Retagged,
+    TagChange,
+    retagged,
+    split_tags,
+    tag_change,
+    tag_change_everywhere,
+)
 from .titles import H1, given_title, title_changed, title_length, title_shape
 
 __all__ = ["EditParams", "Revision", "edit_content", "unified_diff"]
@@ -524,8 +531,8 @@ async def _post_to_edit(
 )
 async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     publishing = is_publish(params.instruction)
-    blog_wide = None if publishing or params.path else every_post(params.instruction)
-    if blog_wide is not None and (every := tag_change(blog_wide)) is not None:
+    every = None if publishing or params.path else tag_change_everywhere(params.instruction)
+    if every is not None:
         return await retag_every_post(ctx, every)  # "… in every post" (``blog_tags.py``)
     change = None if publishing else tag_change(params.instruction)
     action = ctx.reply("publish_action") if publishing else ctx.reply("action")

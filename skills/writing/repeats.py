@@ -72,10 +72,10 @@ def _line_key(line: str) -> str:
 def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
     """Paragraphs the article already holds (in ``earlier``: the sections before) or that
     the text says a second time are dropped, when a paragraph of its own is left; so are the
-    lines (a list's items, sentences on lines of their own) said before, word for word or a
-    word or two changed (``_reworded``), when a line of its own is left (SmolLM2-135M listed
-    "vim supports multiple programming languages…" twice in one list). Code blocks and
-    headings are left alone. Never fails."""
+    lines (a list's items, sentences on lines of their own) said before, word for word, or
+    right after it a character apart (``_reworded``), when a line of its own is left
+    (SmolLM2-135M listed "vim supports multiple programming languages…" twice in one list).
+    Code blocks and headings are left alone. Never fails."""
     seen = {_norm(block) for text in earlier for block, code in _paragraphs(text) if not code}
     seen.discard("")
     lines_before = {
@@ -118,21 +118,20 @@ def _without_lines_said(blocks: list[tuple[str, bool]], said: set[str]) -> tuple
     loops: a loop is asked for again, not trimmed to one line."""
     kept: list[str] = []
     again = own = 0
-    before = list(said)
     for block, code in blocks:
         if code:
             kept.append(block)
             continue
         lines = []
+        previous = ""  # the block's line before: a twin a character or two apart goes too
         for line in block.split("\n"):
             key = _line_key(line)
             if not key:
                 lines.append(line)
                 continue
-            repeat = key in said or any(_reworded(key, b) for b in before)
-            if key not in said:  # (a reworded line: what it says is said too)
-                said.add(key)
-                before.append(key)
+            repeat = key in said or bool(previous and _reworded(key, previous))
+            said.add(key)
+            previous = key
             if repeat:
                 again += 1
             else:
@@ -146,14 +145,32 @@ def _without_lines_said(blocks: list[tuple[str, bool]], said: set[str]) -> tuple
 
 
 _FIGURES = re.compile(r"\d+(?:[.,]\d+)*|`[^`\n]*`")  # numbers and code: what sets lines apart
+_NEGATION = re.compile(r"[不没無无非别別未勿否]|\b(?:not|no|never|n't)\b", re.I)
+MAX_REWORDED_CHARS = 1
 
 
 def _reworded(line: str, before: str) -> bool:
-    """``line`` is ``before`` said again with a word or two changed ("这种工作原理，…" /
-    "这种工作原能，…": SmolLM2-135M's list said one item twice so): ``ALIKE`` alike, with
-    the same numbers and inline code, which tell lines apart that differ in little else
-    ("Port 8080 serves…" / "Port 8081 serves…")."""
-    return alike(line, before, ALIKE) and _FIGURES.findall(line) == _FIGURES.findall(before)
+    """``line`` is the line ``before`` it said again, a character apart ("这种工作原理，
+    …" / "这种工作原能，…": SmolLM2-135M's list said one item twice so): at most
+    ``MAX_REWORDED_CHARS`` characters changed, none a negation ("可以" / "不可以"), and the
+    same numbers and inline code ("Port 8080 …" / "Port 8081 …"). Words swapped ("git
+    merge" / "git rebase", "私有" / "公共") say something else, and stay."""
+    if _FIGURES.findall(line) != _FIGURES.findall(before) or not alike(line, before, ALIKE):
+        return False
+    import difflib
+
+    changed = 0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, line, before, autojunk=False
+    ).get_opcodes():
+        if op == "equal":
+            continue
+        if _NEGATION.search(line[i1:i2]) or _NEGATION.search(before[j1:j2]):
+            return False
+        changed += max(i2 - i1, j2 - j1)
+        if changed > MAX_REWORDED_CHARS:
+            return False
+    return True
 
 
 def _loops(again: int, lines: int) -> bool:

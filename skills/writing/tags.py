@@ -40,6 +40,7 @@ __all__ = [
     "retagged",
     "split_tags",
     "tag_change",
+    "tag_change_everywhere",
 ]
 
 MAX_TAG_CHARS = 40
@@ -49,6 +50,7 @@ MAX_TAGS = 20
 Action = Literal["add", "remove", "set", "rename"]
 
 _POLITE = r"^(?:(?:please|pls|kindly|can\s+you|could\s+you|would\s+you)\s+)*"
+HAN_CHAR = re.compile("[\u3400-\u9fff]")
 # What names the post after the tags ("... to the rust post", "... from it"): not a tag.
 # "… to the code blocks", "… from each heading": parts of a post take the request, and it is
 # the body's ("add tags to the code blocks" means language tags on the fences), not a retag.
@@ -64,11 +66,20 @@ _TARGET = (
 # "the tag line", "the tags section", "a tag cloud": parts of a post, not its tags.
 _NOT_A_PART = r"(?!\s+(?:section|cloud|page|list|line|field)s?\b)(?!-)"
 # A tag named as renamed: "the tag rust", "the rust tag", "tag “rust”"; not "the tag line"
-# (a tagline), nor an HTML element's ("change the h1 tag to h2").
-_HTML = r"(?!(?:<\S*|h[1-6]|title|meta|img|image|link|script|style|div|span|code|pre|a|p)\s)"
+# (a tagline), not "the tag" ("change the tag to rust" sets the tags), nor an HTML element's
+# ("change the h1 tag to h2", "the ul tag", "the og:image tag").
+_HTML_ELEMENTS = (
+    "a|abbr|article|aside|audio|b|blockquote|body|br|button|canvas|caption|code|col|dd|del|"
+    "details|div|dl|dt|em|embed|figcaption|figure|footer|form|h[1-6]|head|header|hr|html|i|"
+    "iframe|image|img|input|ins|kbd|label|legend|li|link|main|mark|meta|nav|noscript|object|"
+    "ol|option|p|picture|pre|q|s|samp|script|section|select|small|source|span|strong|style|"
+    "sub|summary|sup|svg|table|tbody|td|template|textarea|tfoot|th|thead|time|title|tr|u|ul|"
+    "var|video"
+)
+_NOT_OLD = rf"(?!(?:<\S*|\S*:\S*|(?:{_HTML_ELEMENTS}|the|a|an|its|my|this|that|these|those)\s))"
 _OLD_TAG = (
-    rf"(?:the\s+)?(?:tag{_NOT_A_PART}\s+(?P<old>.+?)|{_HTML}(?P<old2>[^\s\"“”]+|[\"“][^\"”]+[\"”])"
-    r"\s+tag)"
+    rf"(?:the\s+)?(?:tag{_NOT_A_PART}\s+(?P<old>.+?)|{_NOT_OLD}"
+    r"(?P<old2>[^\s\"“”]+|[\"“][^\"”]+[\"”])\s+tag)"
 )
 _EN: list[tuple[Action, str]] = [
     # "rename the tag rust to rustlang", "change the rust tag to rustlang", "replace the tag
@@ -76,7 +87,8 @@ _EN: list[tuple[Action, str]] = [
     (
         "rename",
         rf"{_POLITE}(?:rename|change|replace|switch)\s+{_OLD_TAG}\s+(?:to|with|into|as)\s+"
-        r"(?P<tags>.+?)(?:\s+(?:on|in|for)\s+(?:it|this|that|the|my|its)\b.*)?$",
+        r"(?P<tags>.+?)(?:\s+(?:on|in|for|of)\s+(?:it|this|that|the|my|its|post|article|"
+        r"[\w./-]+\.(?:md|markdown))\b.*)?$",
     ),
     # "add the tags rust, cli (to the post)", "add a tag: release"
     (
@@ -126,7 +138,8 @@ _ZH: list[tuple[Action, str]] = [
     # "把标签 rust 改成 rustlang", "将 rust 标签改名为 rustlang" (before "set": "标签改成 …")
     (
         "rename",
-        r"(?:把|将)?(?:这篇文章的|它的)?(?:标签\s*[“\"「]?(?P<old>[^”\"」\s，,]+?)[”\"」]?\s*|"
+        r"(?:把|将)?(?:这篇文章的|它的)?(?:标签\s*(?!(?:都|也|全部|全都|统一|一律|一并|一起|"
+        r"直接|再|又|还|就|先)\s*(?:改|换|替|重))[“\"「]?(?P<old>[^”\"」\s，,]+?)[”\"」]?\s*|"
         r"(?<![A-Za-z0-9_])(?P<old2>[A-Za-z0-9_.+#-]+|[“\"「][^”\"」]+[”\"」])\s*标签\s*)"
         r"(?:改成|改为|改名为|重命名为|换成|替换为|替换成)[：:\s]*(?P<tags>[^，,。]+?)\s*[。.!！]*$",
     ),
@@ -218,7 +231,13 @@ def tag_change(instruction: str) -> TagChange | None:
             if action == "rename":
                 old_tag = split_tags(groups.get("old") or groups.get("old2") or "", plural=False)
                 new_tag = split_tags(groups["tags"] or "", plural=False)
-                if not old_tag or not new_tag or len(old_tag) + len(new_tag) != 2:
+                if (
+                    not old_tag
+                    or not new_tag
+                    or len(old_tag) + len(new_tag) != 2
+                    or _PLACE_WORD.search(new_tag[0])  # "rustlang in rust-notes": a post too
+                    or _MARKUP.search(old_tag[0])  # "`<b>`", "og:image": markup's
+                ):
                     continue  # not one tag for another: another pattern's, or none
                 return TagChange("rename", old_tag + new_tag)
             word = groups.get("word") or groups.get("word2") or "tags"
@@ -230,6 +249,10 @@ def tag_change(instruction: str) -> TagChange | None:
                 return None
             return TagChange(action, tags)
     return None
+
+
+_PLACE_WORD = re.compile(r"\s(?:in|on|for|to|from|of|at)\s", re.I)
+_MARKUP = re.compile(r"[<>:]")
 
 
 def _is_zh(pattern: re.Pattern[str]) -> bool:
@@ -246,25 +269,47 @@ _EVERY_EN = re.compile(
     r"\s*[.!]*$",
     re.I,
 )
+# "所有文章的", "从所有文章中", "每篇文章", "全站" (at the start): a noun after 所有, so that a tag
+# such as 所有权 is no scope ("添加标签 所有权、借用" is one post's).
 _EVERY_ZH = re.compile(
-    r"(?:在|从|给|为|对|把)?(?:所有|全部|每篇|每一篇|整个博客(?:的|里的|中的)?|全站(?:的)?)"
-    r"(?:的)?(?:文章|博文|帖子|笔记)?(?:里|中|上)?(?:的)?"
+    r"(?:(?:在|从|给|为|对|把)?(?:所有|全部|每篇|每一篇|整个博客(?:的|里的|中的)?)(?:的)?"
+    r"(?:文章|博文|帖子|笔记)(?:里|中|上)?(?:的)?|^全站(?:的)?(?:文章)?(?:的)?)"
 )
+_ONE_POST_ZH = re.compile(r"这篇|这个|它的|它")
 
 
 def every_post(instruction: str) -> str | None:
     """``instruction`` without the words that make it one for every post of the blog ("…
     in every post", "… from all my posts", "… everywhere", "所有文章的…", "全站…"), or None
-    when it has none."""
+    when it has none. (Whether it is a tag change for every post: ``tag_change_everywhere``.)"""
     text = " ".join(instruction.split())
     cut = _EVERY_EN.sub("", text)
     if cut != text:
         return cut
-    if "标签" in text:
-        cut = _EVERY_ZH.sub("", text, count=1)
-        if cut != text:
-            return cut.strip()
+    found = _EVERY_ZH.search(text)
+    if found is not None and "标签" in text[found.end() :] and not _ONE_POST_ZH.search(text):
+        return (text[: found.start()] + text[found.end() :]).strip()
     return None
+
+
+def tag_change_everywhere(instruction: str) -> TagChange | None:
+    """The tag change ``instruction`` asks of every post of the blog, or None when it asks
+    something else or names a post of its own: the tags must end an English instruction
+    before its scope words ("remove the tag draft from all posts"; not "add the tag archive to
+    the index page of all posts"), and a Chinese one must put them before its tags and name
+    no post ("把所有文章的标签 rust 改成 rustlang"; not "给这篇文章加上标签 rust，跟所有文章
+    一样")."""
+    rest = every_post(instruction)
+    if rest is None:
+        return None
+    change = tag_change(rest)
+    if change is None or not change.tags:
+        return change
+    if not HAN_CHAR.search(rest):
+        last = change.tags[-1].casefold()
+        if not rest.rstrip(" .!\"'“”‘’「」『』`").casefold().endswith(last):
+            return None  # the tags are for a place the instruction names
+    return change
 
 
 @dataclass(frozen=True, slots=True)
