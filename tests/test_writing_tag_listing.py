@@ -112,6 +112,39 @@ async def test_zola_taxonomies_and_drafts_left_out(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "untagged"),
+    [
+        ("which posts have no tags?", True),
+        ("what posts don't have tags?", True),
+        ("list untagged posts", True),
+        ("show me posts without tags", True),
+        ("哪些文章没有标签？", True),
+        ("没有标签的文章", True),
+        ("which posts have tags?", False),
+        ("没有标签", False),
+    ],
+)
+def test_a_request_for_the_posts_with_no_tag_is_told_apart(text: str, untagged: bool) -> None:
+    ask = tag_ask(text)
+    assert (ask is not None and ask.untagged) is untagged
+
+
+async def test_the_posts_with_no_tag_come_from_the_index(tmp_path: Path) -> None:
+    """ "which posts have no tags?" went to the model as a question on the blog, which
+    answered that the docker post "isn't a post about do", four times over."""
+    blog = copy_blog(tmp_path / "blog")
+    none, chinese = await _ask(blog, "which posts have no tags?", "哪些文章没有标签？")
+    assert none.state == "COMPLETED" and none.content == "Every post has tags."
+    assert chinese.content == "每篇文章都有标签。"
+    bare = blog / "posts" / "untitled-thoughts.md"
+    bare.write_text("---\ntitle: Untitled thoughts\ndate: 2025-01-02\n---\n\nHm.\n", "utf-8")
+    (blog / "posts" / "idea.md").write_text("---\ntitle: Idea\ndraft: true\n---\n\nX.\n", "utf-8")
+    (listed,) = await _ask(blog, "list untagged posts")
+    assert listed.content.startswith("Posts without tags: 1 (drafts left out: 1)\n\n1. ")
+    assert listed.data["citations"] == ["posts/untitled-thoughts.md"]
+
+
+@pytest.mark.parametrize(
     ("question", "direction"),
     [
         ("which posts link to the rust borrowing post?", "to"),

@@ -64,6 +64,11 @@ REPLIES = Replies(
             "没有文章的标签是“{tag}”。{close}",
             "No post is tagged “{tag}”.{close}",
         ),
+        "untagged_listed": (
+            "没有标签的文章有 {count} 篇{drafts}：\n\n{lines}",
+            "Posts without tags: {count}{drafts}\n\n{lines}",
+        ),
+        "untagged_none": ("每篇文章都有标签{drafts}。", "Every post has tags{drafts}."),
         "close_tags": ("相近的标签：{tags}。", " Tags close to it: {tags}."),
         "tags_listed": (
             "博客的文章用了 {count} 个标签：\n\n{lines}",
@@ -164,13 +169,35 @@ _TAGS = [
 ]
 
 
+# The posts with no tag: "which posts have no tags?", "list untagged posts", "没有标签的文章".
+# The embedded model, sent it as a question, answered that the docker post "isn't a post about
+# do" four times over.
+_UNTAGGED_EN = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:(?:which|what)\s+(?:of\s+(?:my|the)\s+)?"
+    r"(?:posts?|articles?|notes?|entries)\s+(?:have\s+no|has\s+no|don'?t\s+have|do\s+not\s+"
+    r"have|doesn'?t\s+have|does\s+not\s+have|are\s+missing|are\s+without|lack)\s+"
+    r"(?:any\s+)?tags?|(?:list|show(?:\s+me)?|find|give\s+me)\s+(?:the\s+|my\s+|all\s+)*"
+    r"(?:untagged\s+(?:posts?|articles?|notes?)|(?:posts?|articles?|notes?)\s+(?:without|"
+    r"with\s+no|missing)\s+(?:any\s+)?tags?)|untagged\s+(?:posts?|articles?|notes?))"
+    r"\s*[?.!]*$",
+    re.I,
+)
+_UNTAGGED_ZH = re.compile(
+    r"^(?:请)?(?:列出|显示|看看|找出)?\s*(?:哪些)?\s*(?:文章|博文|笔记)?\s*(?:没有|没打|没加|缺少)"
+    r"\s*(?:任何)?标签\s*(?:的)?\s*(?:文章|博文|笔记)?\s*(?:有哪些|是哪些|有哪几篇)?\s*[?？。!！]*$"
+)
+_POST_NOUN_ZH = re.compile("文章|博文|笔记")
+
+
 @dataclass(frozen=True, slots=True)
 class TagAsk:
     """A request for the posts with ``tag``, or (``tag`` empty) for the blog's tags. "tagged
     rust and async" asks for the posts with both, "tagged rust or go" for those with either
-    (a tag that is itself "rock and roll" is found as such first)."""
+    (a tag that is itself "rock and roll" is found as such first). ``untagged``: for the
+    posts with no tag."""
 
     tag: str
+    untagged: bool = False
 
     def alternatives(self) -> tuple[tuple[str, ...], bool]:
         """The tags asked for, and whether a post must have every one of them."""
@@ -189,6 +216,8 @@ def tag_ask(question: str) -> TagAsk | None:
     text = " ".join(question.split())
     if "tag" not in text.casefold() and "标签" not in text:
         return None
+    if _UNTAGGED_EN.match(text) or (_UNTAGGED_ZH.match(text) and _POST_NOUN_ZH.search(text)):
+        return TagAsk("", untagged=True)
     for pattern in _TAGS:
         if pattern.match(text):
             return TagAsk("")
@@ -310,6 +339,8 @@ def names_of(value: object) -> list[str]:
 async def list_by_tag(ctx: SkillContext, ask: TagAsk, drafts_note: str) -> SkillResult:
     """The reply to ``ask``. ``drafts_note``: the reply key saying how many drafts were left
     out (AnswerQuestion's, shared with its other lists)."""
+    if ask.untagged:
+        return await _list_untagged(ctx, drafts_note)
     found = await ctx.step("tagged", partial(_tagged, ctx, ask.tag), returns=Tagged)
     drafts = ctx.reply(drafts_note, drafts=found.drafts_left_out) if found.drafts_left_out else ""
     lines = "\n".join(found.lines)
@@ -339,6 +370,40 @@ async def list_by_tag(ctx: SkillContext, ask: TagAsk, drafts_note: str) -> Skill
         ctx.reply("listed_category", tag=tag, count=found.count, drafts=drafts, lines=lines)
         if found.category
         else ctx.reply("listed_tagged", tag=tag, count=found.count, drafts=drafts, lines=lines)
+    )
+    if found.count > len(found.lines):
+        message += ctx.reply("listed_more", more=found.count - len(found.lines))
+    return SkillResult(message=message, data={**data, "citations": found.paths})
+
+
+def _untagged(ctx: SkillContext) -> Tagged:
+    """The posts with no tag, newest first (drafts left out unless ``drafts.in_answers``).
+    Blocking I/O: run it as a sync step."""
+    ctx.memory.refresh()
+    posts = ctx.memory.posts.all_posts()
+    in_answers = ctx.config.drafts.in_answers
+    bare = [m for m in posts if not m.tags]
+    metas = sorted(
+        (m for m in bare if in_answers or not m.draft), key=lambda m: (m.date or "", m.path)
+    )[::-1]
+    lines = [post_line(i, meta) for i, meta in enumerate(metas[:LISTED], 1)]
+    return Tagged(
+        lines=lines,
+        paths=[m.path for m in metas[:LISTED]],
+        count=len(metas),
+        drafts_left_out=len(bare) - len(metas),
+        close=[],
+    )
+
+
+async def _list_untagged(ctx: SkillContext, drafts_note: str) -> SkillResult:
+    found = await ctx.step("untagged", partial(_untagged, ctx), returns=Tagged)
+    drafts = ctx.reply(drafts_note, drafts=found.drafts_left_out) if found.drafts_left_out else ""
+    data = {"found": bool(found.count), "untagged": True, "listed": found.count}
+    if not found.count:
+        return SkillResult(message=ctx.reply("untagged_none", drafts=drafts), data=data)
+    message = ctx.reply(
+        "untagged_listed", count=found.count, drafts=drafts, lines="\n".join(found.lines)
     )
     if found.count > len(found.lines):
         message += ctx.reply("listed_more", more=found.count - len(found.lines))
