@@ -322,12 +322,21 @@ def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] |
     ``strict`` (an edit): none named after a word that makes it something to link, cite or
     compare with ("add a link to the rust post")."""
     patterns = (_ABOUT_EN, _BEFORE_EN, _ABOUT_ZH, _BEFORE_ZH)
-    matches = [(m, p) for p in patterns if (m := p.search(request))]
+    matches = [(m, p) for p in patterns for m in p.finditer(request)]
     # The first description in the request ("… to the rust post about cancellation": the rust
-    # post, not one about cancellation).
+    # post, not one about cancellation). An edit's post to link comes before the post to edit
+    # right after "in" or "to": "add a link to the docker post in the git workflow post" (it
+    # asked which post, for the link's).
+    referred = -1  # where the description of a post to link ends
     for found, pattern in sorted(matches, key=lambda pair: pair[0].start()):
-        if strict and _REFERS.search(request[: found.start()]):
-            return None
+        if found.start() < referred:
+            continue  # (inside the one before)
+        if strict and referred >= 0:
+            if not _EDITED_AFTER.fullmatch(request[referred : found.start()]):
+                return None
+        elif strict and _REFERS.search(request[: found.start()]):
+            referred = found.end()
+            continue
         if pattern is _ABOUT_ZH or (pattern is _BEFORE_ZH and found.group("han")):
             phrase = found.group("words" if pattern is _ABOUT_ZH else "han")
             phrase = phrase.strip().strip("《》「」“”\"'")
@@ -339,6 +348,9 @@ def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] |
         if words:
             return words, ""
     return None
+
+
+_EDITED_AFTER = re.compile(r"\s+(?:in|into|to|inside)\s+|\s*(?:在|到|给)\s*")
 
 
 def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = None) -> str | None:
