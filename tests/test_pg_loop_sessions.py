@@ -171,10 +171,22 @@ async def test_a_lease_asked_while_another_is_in_flight_waits_its_turn(
 ) -> None:
     assert await backend.hold("warm") is True
     sent = _no_coroutine_hold(backend, monkeypatch)
-    first = asyncio.ensure_future(backend.hold("first"))
-    for _ in range(2):
-        await asyncio.sleep(0)
-    second = asyncio.ensure_future(backend.hold("second"))  # the session is busy: it waits
+    # The leases' table locked by another session: the first lease's write is in flight for
+    # sure when the second is asked (a loaded machine's slower turns gave the server time to
+    # answer it within two of them, and the second found the session free).
+    other = psycopg.connect(pg_url)
+    try:
+        other.execute("LOCK TABLE skillrt_leases IN EXCLUSIVE MODE")
+        first = asyncio.ensure_future(backend.hold("first"))
+        for _ in range(2):
+            await asyncio.sleep(0)
+        second = asyncio.ensure_future(backend.hold("second"))  # the session is busy: it waits
+        for _ in range(2):
+            await asyncio.sleep(0)
+        assert not first.done() and not second.done()
+    finally:
+        other.commit()  # the lock released: both go through
+        other.close()
     assert await first is True and await second is True
     assert sent == [["second"]]
     assert await backend.hold("third") is True  # and the session is free again
