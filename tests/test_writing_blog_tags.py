@@ -159,6 +159,14 @@ async def test_a_zola_tag_is_removed_from_every_taxonomies_table(tmp_path: Path)
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["paths"] == ["content/inside-rust/2024-09-10-compiler-team.md"]
     assert post.read_text(encoding="utf-8") == before.replace(', "planning"', "")
+    assert "Zola builds the tags only when" not in msg.content  # (a removal needs nothing)
+    # Added to posts without tags: each gets a [taxonomies] table, and the reply says what
+    # Zola needs (the fixture's config.toml declares no taxonomy), as one post's edit does.
+    (added,), _ = await _run(blog, "add the tag release to all posts")
+    assert added.state == "COMPLETED", added.content
+    assert len(added.data["paths"]) == 5
+    assert 'tags = ["release"]' in (blog / "content" / "Rust-1.77.0.md").read_text("utf-8")
+    assert "Zola builds the tags only when `config.toml` declares the taxonomy" in added.content
 
 
 async def test_the_chat_asks_once_and_a_no_changes_nothing(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from .fields import only_field_set
 from .newpost import blog_style
 from .tags import TagChange, retagged
 
-__all__ = ["REPLIES", "retag_every_post"]
+__all__ = ["REPLIES", "retag_every_post", "zola_declares_tags"]
 
 LISTED = 30  # posts named in the question and the reply; the rest are counted
 Left = Literal["", "unreadable", "changed", "busy", "not_there", "more_than_tags"]
@@ -105,6 +105,12 @@ REPLIES = Replies(
             "`undo` 只保留最近 {keep} 个版本：先改的 {lost} 篇文章无法用它恢复。",
             " `undo` keeps the last {keep} versions: the first {lost} posts changed cannot be "
             "restored with it.",
+        ),
+        "every_zola_taxonomy": (
+            "\n\n注意：Zola 只有在 `config.toml` 声明了 tags 分类时才会构建它们："
+            '`taxonomies = [{{name = "tags"}}]`。',
+            "\n\nNote: Zola builds the tags only when `config.toml` declares the taxonomy: "
+            '`taxonomies = [{{name = "tags"}}]`.',
         ),
         "every_left": (
             "\n\n这些文章没有改动：\n\n{posts}",
@@ -211,6 +217,26 @@ def _retag_one(ctx: SkillContext, plan: Planned, change: TagChange, step: str, l
     return Retag(path=path, changed=True, diff=unified_diff(text, new_text, path))
 
 
+def zola_declares_tags(ctx: SkillContext) -> bool:
+    """Whether the Zola site's ``config.toml`` declares a ``tags`` taxonomy (True when it
+    cannot be read: nothing to warn about then)."""
+    import tomllib
+
+    try:
+        config = tomllib.loads((ctx.config.root / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True
+    declared = config.get("taxonomies")
+    if not isinstance(declared, list):
+        for language in (config.get("languages") or {}).values():
+            if isinstance(language, dict) and isinstance(language.get("taxonomies"), list):
+                declared = language["taxonomies"]
+                break
+    return isinstance(declared, list) and any(
+        isinstance(t, dict) and t.get("name") == "tags" for t in declared
+    )
+
+
 def _blog_lists(ctx: SkillContext) -> str:
     return blog_style(ctx).lists
 
@@ -302,6 +328,13 @@ async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
             message += ctx.reply("every_undo_limit", keep=keep, lost=len(changed) - keep)
     if left:
         message += ctx.reply("every_left", posts=_listed(ctx, list(left), why))
+    if (
+        changed
+        and change.action != "remove"
+        and ctx.config.layout.kind == "zola"
+        and not await ctx.step("zola_tags", partial(zola_declares_tags, ctx), returns=bool)
+    ):
+        message += ctx.reply("every_zola_taxonomy")  # (as a one-post tag edit says)
     return SkillResult(
         success=bool(changed) or not left,
         message=message,

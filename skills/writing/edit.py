@@ -34,7 +34,7 @@ from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 from . import blog_tags, pick
 from . import checked as checked_replies
 from .asking import confirms_or_answers, saves, tags_or_request
-from .blog_tags import retag_every_post
+from .blog_tags import retag_every_post, zola_declares_tags
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
@@ -817,26 +817,6 @@ def _listed(ctx: SkillContext, tags: tuple[str, ...]) -> str:
     return ", ".join(f"“{tag}”" for tag in tags)
 
 
-def _zola_declares_tags(ctx: SkillContext) -> bool:
-    """Whether the Zola site's ``config.toml`` declares a ``tags`` taxonomy (True when it
-    cannot be read: nothing to warn about then)."""
-    import tomllib
-
-    try:
-        config = tomllib.loads((ctx.config.root / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return True
-    declared = config.get("taxonomies")
-    if not isinstance(declared, list):
-        for language in (config.get("languages") or {}).values():
-            if isinstance(language, dict) and isinstance(language.get("taxonomies"), list):
-                declared = language["taxonomies"]
-                break
-    return isinstance(declared, list) and any(
-        isinstance(t, dict) and t.get("name") == "tags" for t in declared
-    )
-
-
 def _blog_list_style(ctx: SkillContext) -> str:
     """How the blog's posts write their YAML lists (``PostStyle.lists``): for the tags of a
     post without lists of its own. Reads posts: a sync step."""
@@ -929,7 +909,7 @@ async def _retag(
     if (
         zola
         and result.field == "taxonomies.tags"
-        and not await ctx.step("zola_tags", partial(_zola_declares_tags, ctx), returns=bool)
+        and not await ctx.step("zola_tags", partial(zola_declares_tags, ctx), returns=bool)
     ):
         note += ctx.reply("zola_taxonomy")
     return await _write(
