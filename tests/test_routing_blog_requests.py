@@ -47,6 +47,8 @@ REQUESTS = [
         "what is https://sqlite.org/wal.html about?",
         "https://sqlite.org/wal.html 讲了什么？",
         "what does http://127.0.0.1:8765/tmux.html say about attaching?",
+        "what does the article at https://go.dev/blog/x say about modules?",
+        "https://zh.wikipedia.org/wiki/锈 讲了什么",
     ],
 )
 async def test_a_question_on_a_page_it_gives_is_research_by_the_table(

@@ -49,7 +49,7 @@ def test_a_renamed_tag_is_read(instruction: str, tags: tuple[str, str]) -> None:
         ("change the `<b>` tag to strong", None),
         ("change the tag to rust", TagChange("set", ("rust",))),  # not a tag "the"
         ("replace the tag with rust", TagChange("set", ("rust",))),
-        ("把标签都改成 rust", None),  # not a tag "都"
+        ("把标签都改成 rust", TagChange("set", ("rust",))),  # not a tag "都" renamed
         ("rename the tag rust to rustlang in rust-notes", None),  # not "rustlang in rust-notes"
         ("rename the tag rust to rustlang in go.md", TagChange("rename", ("rust", "rustlang"))),
         ("rename the post to rust tips", None),
@@ -71,11 +71,12 @@ def test_what_is_not_a_rename(instruction: str, expected: TagChange | None) -> N
         ("remove the tag draft everywhere", "remove the tag draft"),
         ("add the tag blog to all my posts", "add the tag blog"),
         ("rename the tag go to golang across the blog", "rename the tag go to golang"),
-        ("将所有文章的标签 rust 改为 rustlang", "将标签 rust 改为 rustlang"),
+        ("将所有文章的标签 rust 改为 rustlang", "标签 rust 改为 rustlang"),
         ("从所有文章中删除标签 draft", "删除标签 draft"),
         ("rename the tag rust to rustlang", None),
         ("remove the tag draft from the rust post", None),
-        ("summarize all posts", "summarize"),  # (told; only tag changes are made blog-wide)
+        ("summarize all posts", None),  # (a place, "in", "from", "to", must come first)
+        ("add the tag rust, same as all posts", None),
     ],
 )
 def test_an_instruction_for_every_post_is_told(instruction: str, rest: str | None) -> None:
@@ -95,10 +96,30 @@ def test_an_instruction_for_every_post_is_told(instruction: str, rest: str | Non
         "add the tag archive to the index page of all posts",
         "add the tag meta to my post ranking all my posts",
         "add the tag draft to the post everywhere",
+        "跟所有文章一样，给 docker 那篇文章加上标签 devops",
+        "参考所有文章的标签，给 docker 那篇加上标签 devops",
+        "给 docker 那篇文章加上所有文章都有的标签 blog",
+        "add the tag devops like all posts",
     ],
 )
 def test_what_is_no_tag_change_for_every_post(instruction: str) -> None:
     assert tag_change_everywhere(instruction) is None
+
+
+@pytest.mark.parametrize(
+    ("instruction", "change"),
+    [
+        ("add rust as a tag to all posts", TagChange("add", ("rust",))),
+        ("add the tag rust as well to all posts", TagChange("add", ("rust",))),
+        ("remove draft from the tags in all posts", TagChange("remove", ("draft",))),
+        ("从所有文章中删除标签 其它", TagChange("remove", ("其它",))),  # (its 它 is no "it")
+        ("删除所有文章的标签 draft", TagChange("remove", ("draft",))),
+        ("给所有文章加上 blog 标签", TagChange("add", ("blog",))),
+        ("所有文章的标签都改成 rust", TagChange("set", ("rust",))),  # (refused: see below)
+    ],
+)
+def test_a_tag_change_for_every_post_is_read(instruction: str, change: TagChange) -> None:
+    assert tag_change_everywhere(instruction) == change
 
 
 async def _run(blog: Path, *inputs: str, **overrides: Any) -> tuple[list[Any], int]:

@@ -162,13 +162,15 @@ async def test_a_question_with_a_drafts_title_in_its_words_is_searched(tmp_path:
     draft": a question that has a draft's title among its words is a question for the
     published posts, searched as before."""
     blog = copy_fixture("hugo", tmp_path / "blog")
-    llm = ScriptedModel(["They are covered there."] * 2)
+    llm = ScriptedModel(["They are covered there."] * 4)
     rt = writing_runtime(blog, llm)
     await rt.initialize()
     try:
         msg = await rt.process_input("how do shortcodes in toml land work?")
+        posts = await rt.process_input("which posts explain shortcodes in toml land?")
     finally:
         await rt.close()
+    assert "is a draft: answers leave drafts" not in posts.content
     assert "is a draft: answers leave drafts" not in msg.content
     assert llm.call_count >= 1  # answered from the published posts found
     prompt = str(llm.calls[0])

@@ -161,6 +161,11 @@ async def _edited(blog: Path, request: str, open_post: str) -> str:
         # after "on", or a word that makes it a post to link: not the one to edit
         ("add a paragraph on Getting Started with Python asyncio", "posts/docker-basics.md"),
         ("add a link to Getting Started with Python asyncio", "posts/docker-basics.md"),
+        # compared "to" another: the open post's paragraph
+        (
+            "add a paragraph comparing the smart pointers post to the git branching workflow post",
+            "posts/docker-basics.md",
+        ),
         # the post to link, then the post to edit after "in" (it asked which post)
         (
             "add a link to the smart pointers post in the git branching workflow post",

@@ -454,6 +454,10 @@ def test_a_line_said_again_right_after_itself_a_character_apart_is_dropped() -> 
             "可以在公共分支上使用 git rebase 整理历史记录。",
             "不可以在公共分支上使用 git rebase 整理历史记录。",
         ),
+        (  # a letter apart, the opposite said
+            "After the merge, it is now safe to delete the feature branch.",
+            "After the merge, it is not safe to delete the feature branch.",
+        ),
         # a number or a piece of code apart
         (
             "Port 8080 serves the admin API for the internal dashboard.",

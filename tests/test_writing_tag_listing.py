@@ -118,6 +118,11 @@ async def test_zola_taxonomies_and_drafts_left_out(tmp_path: Path) -> None:
         ("what posts don't have tags?", True),
         ("list untagged posts", True),
         ("show me posts without tags", True),
+        ("posts without tags", True),
+        ("which posts are untagged?", True),
+        ("list untagged entries", True),
+        ("list posts without a tag", True),
+        ("list the posts that have no tags", True),
         ("哪些文章没有标签？", True),
         ("没有标签的文章", True),
         ("which posts have tags?", False),
@@ -127,6 +132,16 @@ async def test_zola_taxonomies_and_drafts_left_out(tmp_path: Path) -> None:
 def test_a_request_for_the_posts_with_no_tag_is_told_apart(text: str, untagged: bool) -> None:
     ask = tag_ask(text)
     assert (ask is not None and ask.untagged) is untagged
+
+
+def test_the_table_routes_what_the_listing_answers() -> None:
+    """The table's rule for the posts with no tag is the listing's own regex: a request the
+    table sent to AnswerQuestion that the listing did not take went to the model."""
+    from skillrt._routing.intent_table import IntentTable
+    from skillrt.skills.writing.listing import _UNTAGGED_EN
+
+    table = IntentTable.default()
+    assert any(p.regex.pattern == _UNTAGGED_EN.pattern for p in table.patterns)
 
 
 async def test_the_posts_with_no_tag_come_from_the_index(tmp_path: Path) -> None:

@@ -293,7 +293,8 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
     drafts = ctx.config.drafts.in_answers
     named = _the_post_asked_about(ctx)
     if named is not None and named.draft and not drafts:
-        if _POST_WORDS.search(question) or _ABOUT_IT.search(question):
+        asked = ctx.input.text
+        if _NAMES_ONE_POST.search(asked) or _ABOUT_IT.search(asked):
             # "the X post", "it": said to be a draft, rather than searched past (the reply)
             return Found(sources=[], drafts=[(named.path, named.title)], named=True)
         named = None  # its title among the question's words: the published posts are searched
@@ -325,6 +326,13 @@ _POST_WORDS = re.compile(
     r"\b(?:post|article|entry|note|piece|essay|draft)s?\b|文章|帖子|博文|笔记", re.I
 )
 NAMED_SOURCE_CHARS = 3 * SOURCE_CHARS
+# One post named as a post: "the shortcodes in toml land post", "my first post", "那篇", "《…》"
+# (not "which posts explain …", "… in my posts").
+_NAMES_ONE_POST = re.compile(
+    r"\b(?:the|this|that|my)\s+(?:[^?,.;!]{0,80}?\s)?(?:post|article|draft|note|entry)\b(?!s)"
+    r"|那篇|这篇|《",
+    re.I,
+)
 
 
 def _the_post_asked_about(ctx: SkillContext) -> Post | None:

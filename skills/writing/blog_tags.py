@@ -97,10 +97,10 @@ REPLIES = Replies(
             "Added the tag(s) {tags} to {count} post(s):\n\n{posts}",
         ),
         "every_kept": (
-            "\n\n每篇文章的正文和其他字段都保持不变。`undo` 一次恢复一篇文章。",
-            "\n\nThe body and every other field of each post are unchanged. `undo` restores "
-            "one post at a time.",
+            "\n\n每篇文章的正文和其他字段都保持不变。",
+            "\n\nThe body and every other field of each post are unchanged.",
         ),
+        "every_undo": ("`undo` 一次恢复一篇文章。", " `undo` restores one post at a time."),
         "every_undo_limit": (
             "`undo` 只保留最近 {keep} 个版本：先改的 {lost} 篇文章无法用它恢复。",
             " `undo` keeps the last {keep} versions: the first {lost} posts changed cannot be "
@@ -323,8 +323,10 @@ async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
     )
     if changed:
         message += ctx.reply("every_kept")
-        keep = ctx.config.undo.keep
-        if len(changed) > keep:  # (the oldest versions are dropped past ``undo.keep``)
+        keep = ctx.config.undo.keep  # (0: no versions kept, so nothing said of undo)
+        if keep > 0:
+            message += ctx.reply("every_undo")
+        if 0 < keep < len(changed):  # (the oldest versions are dropped past ``undo.keep``)
             message += ctx.reply("every_undo_limit", keep=keep, lost=len(changed) - keep)
     if left:
         message += ctx.reply("every_left", posts=_listed(ctx, list(left), why))

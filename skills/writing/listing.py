@@ -172,14 +172,13 @@ _TAGS = [
 # The posts with no tag: "which posts have no tags?", "list untagged posts", "没有标签的文章".
 # The embedded model, sent it as a question, answered that the docker post "isn't a post about
 # do" four times over.
-_UNTAGGED_EN = re.compile(
-    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:(?:which|what)\s+(?:of\s+(?:my|the)\s+)?"
-    r"(?:posts?|articles?|notes?|entries)\s+(?:have\s+no|has\s+no|don'?t\s+have|do\s+not\s+"
-    r"have|doesn'?t\s+have|does\s+not\s+have|are\s+missing|are\s+without|lack)\s+"
-    r"(?:any\s+)?tags?|(?:list|show(?:\s+me)?|find|give\s+me)\s+(?:the\s+|my\s+|all\s+)*"
-    r"(?:untagged\s+(?:posts?|articles?|notes?)|(?:posts?|articles?|notes?)\s+(?:without|"
-    r"with\s+no|missing)\s+(?:any\s+)?tags?)|untagged\s+(?:posts?|articles?|notes?))"
-    r"\s*[?.!]*$",
+_UNTAGGED_EN = re.compile(  # (the same as its table rule in intents.toml)
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:(?:list|show(?:\s+me)?|find|give\s+me|get)"
+    r"\s+(?:the\s+|my\s+|all\s+)*)?(?:(?:which|what)\s+(?:of\s+(?:my|the)\s+)?)?(?:untagged\s+"
+    r"(?:posts?|articles?|notes?|entries)|(?:posts?|articles?|notes?|entries)\s+(?:(?:that|whi"
+    r"ch)\s+)?(?:(?:are|is)\s+untagged|(?:without|with\s+no|missing|lacking)\s+(?:any\s+|a\s+)"
+    r"?tags?|(?:have|has)\s+no\s+tags?|(?:don'?t|do\s+not|doesn'?t|does\s+not)\s+have\s+(?:any"
+    r"\s+|a\s+)?tags?|(?:are\s+missing|are\s+without|lack)\s+(?:any\s+|a\s+)?tags?))\s*[?.!]*$",
     re.I,
 )
 _UNTAGGED_ZH = re.compile(

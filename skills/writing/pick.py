@@ -325,8 +325,8 @@ def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] |
     matches = [(m, p) for p in patterns for m in p.finditer(request)]
     # The first description in the request ("… to the rust post about cancellation": the rust
     # post, not one about cancellation). An edit's post to link comes before the post to edit
-    # right after "in" or "to": "add a link to the docker post in the git workflow post" (it
-    # asked which post, for the link's).
+    # right after "in": "add a link to the docker post in the git workflow post" (it asked
+    # which post, for the link's).
     referred = -1  # where the description of a post to link ends
     for found, pattern in sorted(matches, key=lambda pair: pair[0].start()):
         if found.start() < referred:
@@ -350,7 +350,8 @@ def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] |
     return None
 
 
-_EDITED_AFTER = re.compile(r"\s+(?:in|into|to|inside)\s+|\s*(?:在|到|给)\s*")
+# (Not "to": "comparing the rust post to the go post" compares them, and edits the open one.)
+_EDITED_AFTER = re.compile(r"\s+(?:in|into|inside)\s+|\s*(?:在)\s*")
 
 
 def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = None) -> str | None:

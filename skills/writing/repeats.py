@@ -145,7 +145,7 @@ def _without_lines_said(blocks: list[tuple[str, bool]], said: set[str]) -> tuple
 
 
 _FIGURES = re.compile(r"\d+(?:[.,]\d+)*|`[^`\n]*`")  # numbers and code: what sets lines apart
-_NEGATION = re.compile(r"[不没無无非别別未勿否]|\b(?:not|no|never|n't)\b", re.I)
+_NEGATION = re.compile(r"[不没無无非别別未勿否]|\b(?:not|no|never|none|nothing)\b|n't\b", re.I)
 MAX_REWORDED_CHARS = 1
 
 
@@ -157,6 +157,8 @@ def _reworded(line: str, before: str) -> bool:
     merge" / "git rebase", "私有" / "公共") say something else, and stay."""
     if _FIGURES.findall(line) != _FIGURES.findall(before) or not alike(line, before, ALIKE):
         return False
+    if sorted(_NEGATION.findall(line)) != sorted(_NEGATION.findall(before)):
+        return False  # "now safe" / "not safe": a letter apart, the opposite said
     import difflib
 
     changed = 0
@@ -165,8 +167,6 @@ def _reworded(line: str, before: str) -> bool:
     ).get_opcodes():
         if op == "equal":
             continue
-        if _NEGATION.search(line[i1:i2]) or _NEGATION.search(before[j1:j2]):
-            return False
         changed += max(i2 - i1, j2 - j1)
         if changed > MAX_REWORDED_CHARS:
             return False

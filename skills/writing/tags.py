@@ -68,13 +68,9 @@ _NOT_A_PART = r"(?!\s+(?:section|cloud|page|list|line|field)s?\b)(?!-)"
 # A tag named as renamed: "the tag rust", "the rust tag", "tag “rust”"; not "the tag line"
 # (a tagline), not "the tag" ("change the tag to rust" sets the tags), nor an HTML element's
 # ("change the h1 tag to h2", "the ul tag", "the og:image tag").
-_HTML_ELEMENTS = (
-    "a|abbr|article|aside|audio|b|blockquote|body|br|button|canvas|caption|code|col|dd|del|"
-    "details|div|dl|dt|em|embed|figcaption|figure|footer|form|h[1-6]|head|header|hr|html|i|"
-    "iframe|image|img|input|ins|kbd|label|legend|li|link|main|mark|meta|nav|noscript|object|"
-    "ol|option|p|picture|pre|q|s|samp|script|section|select|small|source|span|strong|style|"
-    "sub|summary|sup|svg|table|tbody|td|template|textarea|tfoot|th|thead|time|title|tr|u|ul|"
-    "var|video"
+_HTML_ELEMENTS = (  # those no tag is likely to be named ("the video tag" may well be a tag)
+    "a|b|i|p|ul|ol|li|div|span|img|br|hr|em|strong|meta|title|script|style|iframe|td|tr|th|"
+    "tbody|thead|h[1-6]"
 )
 _NOT_OLD = rf"(?!(?:<\S*|\S*:\S*|(?:{_HTML_ELEMENTS}|the|a|an|its|my|this|that|these|those)\s))"
 _OLD_TAG = (
@@ -147,7 +143,10 @@ _ZH: list[tuple[Action, str]] = [
     ("add", rf"{_ADD_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些|两个|几个)?{_TAG_ZH}"),
     ("remove", rf"(?:{_REMOVE_ZH}|删)(?:一个|这个|这些)?{_TAG_ZH}[：:\s]*(?P<tags>.*?)$"),
     ("remove", rf"{_REMOVE_ZH}\s*(?P<tags>[^，,。]+?)\s*(?:这个|这些)?{_TAG_ZH}"),
-    ("set", r"标签(?:改成|改为|设为|设置为|换成|设成)[：:\s]*(?P<tags>.+?)$"),
+    (
+        "set",
+        r"标签(?:都|全都|全部|统一|一律)?(?:改成|改为|设为|设置为|换成|设成)[：:\s]*(?P<tags>.+?)$",
+    ),
 ]
 _PATTERNS: list[tuple[Action, re.Pattern[str]]] = [
     (action, re.compile(pattern, re.I)) for action, pattern in _EN + _ZH
@@ -171,7 +170,7 @@ _AROUND = re.compile(
 _PROSE = re.compile(r"the|a|an|this|that|these|my|its|our|your|to|into|from", re.I)
 
 
-_PROSE_ZH = re.compile(r"然后|并且|同时|顺便|再把|再帮|接着|之后")
+_PROSE_ZH = re.compile(r"然后|并且|同时|顺便|再把|再帮|接着|之后|都有|的$")  # ("所有文章都有的")
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,21 +260,31 @@ def _is_zh(pattern: re.Pattern[str]) -> bool:
 
 _POSTS_EN = r"(?:posts?|articles?|notes?|pages?|entries)"
 _EVERY_EN = re.compile(
-    r"\s+(?:(?:in|on|from|to|for|across|throughout|of)\s+)?(?:"
+    r"\s+(?:(?:in|on|from|to|for|across|throughout|of)\s+(?:"
     rf"(?:all|every|each)\s+(?:of\s+)?(?:my\s+|the\s+|our\s+|your\s+)?{_POSTS_EN}"
     r"(?:\s+(?:on|in)\s+(?:the|my|this)\s+blog)?|"
-    r"(?:the\s+)?(?:whole|entire)\s+blog|"
+    r"(?:the\s+)?(?:whole|entire)\s+blog)|"
     r"everywhere|across\s+the\s+blog|throughout\s+the\s+blog|blog[\s-]wide)"
     r"\s*[.!]*$",
     re.I,
 )
-# "所有文章的", "从所有文章中", "每篇文章", "全站" (at the start): a noun after 所有, so that a tag
-# such as 所有权 is no scope ("添加标签 所有权、借用" is one post's).
+# "把所有文章的标签…", "从所有文章中删除标签…", "删除所有文章的标签…", "全站…": at the
+# start, or after the verb, and before the tags; a noun after 所有, so that a tag such as 所有权
+# is no scope ("添加标签 所有权、借用" is one post's), and nothing naming a post ("给 docker 那篇
+# 文章加上标签 devops，跟所有文章一样" is one post's).
 _EVERY_ZH = re.compile(
-    r"(?:(?:在|从|给|为|对|把)?(?:所有|全部|每篇|每一篇|整个博客(?:的|里的|中的)?)(?:的)?"
-    r"(?:文章|博文|帖子|笔记)(?:里|中|上)?(?:的)?|^全站(?:的)?(?:文章)?(?:的)?)"
+    r"^(?:请)?(?P<verb>删除|删掉|去掉|移除|去除|添加|加上)?(?:在|从|给|为|对|把|将)?\s*"
+    r"(?:(?:所有|全部|每篇|每一篇|整个博客(?:的|里的|中的)?)(?:的)?(?:文章|博文|帖子|笔记)"
+    r"(?:里|中|上)?(?:的)?|全站(?:的)?(?:文章)?(?:的)?)\s*"
+    r"(?=(?:都|全都|统一|一律)?\s*(?:加|添|删|去|移|打|把|将|标签|的标签))"
 )
-_ONE_POST_ZH = re.compile(r"这篇|这个|它的|它")
+_ONE_POST_ZH = re.compile(r"这篇|这个|那篇|那个|(?<!其)它|《|\.md\b")
+# Words after the tags that are not a place: "add rust as a tag to all posts".
+_AFTER_TAGS = re.compile(
+    r"(?:\s+(?:as\s+(?:a\s+|an\s+|the\s+)?tags?|too|as\s+well|"
+    r"(?:to|from|of|in|off)\s+(?:the\s+|its\s+|their\s+)?tags))+\s*$",
+    re.I,
+)
 
 
 def every_post(instruction: str) -> str | None:
@@ -288,7 +297,7 @@ def every_post(instruction: str) -> str | None:
         return cut
     found = _EVERY_ZH.search(text)
     if found is not None and "标签" in text[found.end() :] and not _ONE_POST_ZH.search(text):
-        return (text[: found.start()] + text[found.end() :]).strip()
+        return ((found.group("verb") or "") + text[found.end() :]).strip()
     return None
 
 
@@ -307,7 +316,8 @@ def tag_change_everywhere(instruction: str) -> TagChange | None:
         return change
     if not HAN_CHAR.search(rest):
         last = change.tags[-1].casefold()
-        if not rest.rstrip(" .!\"'“”‘’「」『』`").casefold().endswith(last):
+        said = _AFTER_TAGS.sub("", rest).rstrip(" .!\"'“”‘’「」『』`").casefold()
+        if not said.endswith(last):
             return None  # the tags are for a place the instruction names
     return change
 
