@@ -38,6 +38,9 @@ async def _sent(rt: AgentRuntime, text: str) -> ChatMessage:
         ("publishing with hugo, explained", False),
         ("write about how to publish a blog", False),
         ("发布一篇关于 Rust 的文章", False),
+        ("发布 git rebase 笔记 那篇", True),  # (it asked whether to delete or write one)
+        ("发布《Git rebase 笔记》", True),
+        ("发布会上说了什么", False),
     ],
 )
 def test_a_publish_request_is_told_apart(instruction: str, publishing: bool) -> None:
@@ -81,3 +84,49 @@ async def test_a_jekyll_draft_moves_to_posts_with_its_date(tmp_path: Path) -> No
     assert re.fullmatch(r"_posts/\d{4}-\d{2}-\d{2}-unfinished-idea\.md", moved)
     assert (blog / moved).read_text(encoding="utf-8") == text
     assert not (blog / "_drafts" / "unfinished-idea.md").exists()
+
+
+HEXO_DRAFT = (
+    "---\ntitle: Git rebase 笔记\ndate: 2026-11-29\ntags:\n---\n\nrebase 把提交移到新的基点上。\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("posts", "dated"),
+    [
+        # Hexo's new_post_name is ":title.md" by default: no date prefix, as the posts there
+        (["docker-compose-tips.md", "python-async.md"], False),
+        # a Hexo blog whose posts carry the date in their names: as they do
+        (["2025-03-02-docker.md", "2025-05-10-python.md"], True),
+    ],
+)
+async def test_a_hexo_draft_is_published_named_as_the_blogs_posts(
+    tmp_path: Path, posts: list[str], dated: bool
+) -> None:
+    """ "发布 git rebase 笔记 那篇" on a Hexo blog was not understood; once it was, the draft was
+    published as ``2026-11-29-git-rebase.md`` beside ``docker-compose-tips.md`` (the prefix is
+    Jekyll's)."""
+    import datetime as dt
+
+    blog = tmp_path / "hexo"
+    (blog / "source" / "_posts").mkdir(parents=True)
+    (blog / "source" / "_drafts").mkdir()
+    (blog / "_config.yml").write_text("title: Mine\nnew_post_name: :title.md\n", "utf-8")
+    for name in posts:
+        (blog / "source" / "_posts" / name).write_text(
+            f"---\ntitle: {name}\ntags: [x]\n---\n\nText.\n", encoding="utf-8"
+        )
+    (blog / "source" / "_drafts" / "git-rebase.md").write_text(HEXO_DRAFT, encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await _sent(rt, "发布 git rebase 笔记 那篇")
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    prefix = f"{dt.date.today().isoformat()}-" if dated else ""
+    path = f"source/_posts/{prefix}git-rebase.md"
+    assert msg.data["path"] == path
+    assert (blog / path).read_text(encoding="utf-8") == HEXO_DRAFT
+    assert not (blog / "source" / "_drafts" / "git-rebase.md").exists()

@@ -3,8 +3,9 @@
 - A ``draft = true`` / ``draft: true`` / ``"draft": true`` field (or Jekyll's
   ``published: false``) is removed from the frontmatter; every other byte stays.
 - A post in a drafts folder (Jekyll's ``_drafts/``, Hexo's ``source/_drafts/``) moves to the
-  posts folder; in Jekyll's ``_posts/`` it gets the ``YYYY-MM-DD-`` prefix Jekyll needs. The
-  new file is created first (never over another), then the draft goes to the trash.
+  posts folder; in Jekyll's ``_posts/`` it gets the ``YYYY-MM-DD-`` prefix Jekyll needs, in
+  Hexo's ``source/_posts/`` only when most posts there have one (``_dated_names``). The new
+  file is created first (never over another), then the draft goes to the trash.
 
 The write passes the hash read to ``FileStore.write``, so a post edited meanwhile is refused,
 not overwritten. Publishing again after a crash finishes the move; publishing a post that is
@@ -46,12 +47,26 @@ def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
     return found.with_fields({}, remove=gone).text, gone
 
 
-def _published_path(path: str, posts_dir: str, day: dt.date) -> str:
+def _published_path(files: FileStore, path: str, posts_dir: str, day: dt.date) -> str:
     name = PurePosixPath(path).name
     folder = posts_dir.strip("/") or "."
-    if PurePosixPath(folder).name == "_posts" and not DATED_NAME.match(name):
+    if not DATED_NAME.match(name) and _dated_names(files, folder):
         name = f"{day.isoformat()}-{name}"
     return f"{folder}/{name}".removeprefix("./")
+
+
+def _dated_names(files: FileStore, folder: str) -> bool:
+    """Whether a post moved into ``folder`` gets a ``YYYY-MM-DD-`` prefix: Jekyll's ``_posts``
+    always (Jekyll reads a post's date from it); another ``_posts`` (Hexo's
+    ``source/_posts``, whose ``new_post_name`` is ``:title.md`` by default) when most of its
+    posts have one. Before, a Hexo draft was published as ``2026-11-29-git-rebase.md``
+    beside ``docker-compose-tips.md``."""
+    if PurePosixPath(folder).name != "_posts":
+        return False
+    if folder == "_posts":
+        return True
+    names = [PurePosixPath(rel).name for rel in files.list(f"{folder}/*.md")]
+    return sum(1 for n in names if DATED_NAME.match(n)) * 2 > len(names)
 
 
 def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -> Published:
@@ -66,7 +81,7 @@ def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -
             return Published(path=rel, changed=False)
         files.write(rel, new_text, expected_hash=digest)
         return Published(path=rel, changed=True, removed=removed)
-    target = _published_path(rel, posts_dir, day)
+    target = _published_path(files, rel, posts_dir, day)
     existing = files.hash_of(target)
     if existing is None:
         files.write(target, new_text, create_only=True)

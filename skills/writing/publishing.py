@@ -23,7 +23,10 @@ __all__ = ["PublishedPost", "is_publish", "publish"]
 _PUBLISH = re.compile(
     r"^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*publish\b(?!ing|ed|er)"
     r"|^(?:请|帮我|现在)?\s*发布\s*(?:一下)?\s*(?:这篇|这个|该|那篇|草稿|它|[\w./-]+\.md|$)"
-    r"|^(?:请|帮我)?\s*(?:把|将)\s*\S.{0,80}?\s*(?:给)?发布(?:出去|了|一下)?\s*[。！!]?$",
+    r"|^(?:请|帮我)?\s*(?:把|将)\s*\S.{0,80}?\s*(?:给)?发布(?:出去|了|一下)?\s*[。！!]?$"
+    # "发布 git rebase 笔记 那篇", "发布《Git rebase 笔记》": the draft named after the verb
+    r"|^(?:请|帮我|现在)?\s*发布\s*(?:一下)?\s*(?:《[^》]{1,80}》|\S[^。！!？?]{0,80}?\s*"
+    r"(?:那篇|这篇)(?:文章|草稿|博文)?)\s*[。！!]?$",
     re.I,
 )
 
