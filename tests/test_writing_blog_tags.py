@@ -287,6 +287,12 @@ async def test_a_post_written_before_a_crash_counts_as_changed_when_its_step_run
         late = _plan_one(ctx, "content/posts/json-post.md", change, "block")
         other.write_text(other.read_text(encoding="utf-8") + "\nMore.\n", encoding="utf-8")
         seen.append(_retag_one(ctx, late, change, "retag:2", "block"))
+        # changed since its plan so that the tag is gone: changed, not "not there"
+        toml = blog / "content" / "posts" / "toml-post.md"
+        remove = TagChange("remove", ("shortcodes",))
+        planned = _plan_one(ctx, "content/posts/toml-post.md", remove, "block")
+        toml.write_text(toml.read_text("utf-8").replace('"shortcodes"', '"other"'), "utf-8")
+        seen.append(_retag_one(ctx, planned, remove, "retag:3", "block"))
         return SkillResult(message="ok")
 
     config = load_config(content_root=blog, state_dir=tmp_path / "state", undo={"keep": keep})
@@ -302,6 +308,7 @@ async def test_a_post_written_before_a_crash_counts_as_changed_when_its_step_run
     assert seen[0].changed and seen[0].diff and seen[1].changed and not seen[1].diff
     assert '"gohugo", "start"' in post.read_text(encoding="utf-8")
     assert not seen[2].changed and seen[2].left == "changed"
+    assert not seen[3].changed and seen[3].left == "changed"
 
 
 async def test_removing_an_obsidian_notes_inline_tag_says_where_it_is(tmp_path: Path) -> None:

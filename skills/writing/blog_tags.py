@@ -199,8 +199,11 @@ def _retag_one(ctx: SkillContext, plan: Planned, change: TagChange, step: str, l
     """Make the planned change (blocking I/O: a sync step). The post found as the plan left
     it was written before the task was cut off: changed; found as neither: changed since."""
     path = plan.path
-    if ctx.files.hash_of(path) == plan.after:
+    current = ctx.files.hash_of(path)
+    if current == plan.after:
         return Retag(path=path, changed=True)  # (written before the task was cut off)
+    if current != plan.before:
+        return Retag(path=path, changed=False, left="changed")
     made = _retagged_text(ctx, path, change, lists)
     if isinstance(made, str):
         return Retag(path=path, changed=False, left=made)
