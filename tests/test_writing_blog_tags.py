@@ -232,11 +232,17 @@ async def test_an_obsidian_tag_only_in_the_text_is_left_and_named(tmp_path: Path
     (vault / "inline.md").write_text(inline, encoding="utf-8")
     (msg,), _ = await _run(vault, "rename the tag shell to bash everywhere")
     assert msg.state == "COMPLETED", msg.content
-    assert msg.data["paths"] == ["front.md"] and msg.data["left"] == {"inline.md": "not_there"}
+    assert msg.data["paths"] == ["front.md"] and msg.data["left"] == {"inline.md": "inline"}
     assert (vault / "front.md").read_text(encoding="utf-8").startswith("---\ntags: [bash, notes]")
     assert (vault / "inline.md").read_text(encoding="utf-8") == inline
     assert "These posts were left as they were" in msg.content
-    assert "the tag is not in its frontmatter" in msg.content
+    assert "the tag is written in its text, as an inline #tag" in msg.content
+    # nothing changed at all: said so, not "Renamed … in 0 post(s)"
+    (none,), _ = await _run(vault, "remove the tag cli from every post")
+    assert none.content.startswith("No post has the tag(s)")
+    (only_inline,), _ = await _run(vault, "remove the tag shell from all notes")
+    assert only_inline.state == "ERROR" and only_inline.data["paths"] == []
+    assert only_inline.content.startswith("No post was changed.\n\nThese posts were left")
 
 
 async def test_one_posts_tag_is_renamed_in_its_place(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.frontmatter import split_frontmatter, yaml_list_style
+from skillrt.blog.markdown import inline_tags
 from skillrt.blog.posts import IndexReport
 from skillrt.exceptions import FileChanged, LockConflict, UserError
 
@@ -39,8 +40,8 @@ from .tags import TagChange, retagged
 __all__ = ["REPLIES", "retag_every_post", "zola_declares_tags"]
 
 LISTED = 30  # posts named in the question and the reply; the rest are counted
-Left = Literal["", "unreadable", "changed", "busy", "not_there", "more_than_tags"]
-_LEFT = ("unreadable", "changed", "busy", "not_there", "more_than_tags")  # (its replies' order)
+Left = Literal["", "unreadable", "changed", "busy", "not_there", "inline", "more_than_tags"]
+_LEFT = ("unreadable", "changed", "busy", "not_there", "inline", "more_than_tags")  # (replies)
 _FORMS = ("rename", "remove", "add")  # (the replies' order)
 
 REPLIES = Replies(
@@ -112,6 +113,7 @@ REPLIES = Replies(
             "\n\nNote: Zola builds the tags only when `config.toml` declares the taxonomy: "
             '`taxonomies = [{{name = "tags"}}]`.',
         ),
+        "every_none_changed": ("没有改动任何文章。", "No post was changed."),
         "every_left": (
             "\n\n这些文章没有改动：\n\n{posts}",
             "\n\nThese posts were left as they were:\n\n{posts}",
@@ -120,9 +122,11 @@ REPLIES = Replies(
         "left_unreadable": ("frontmatter 无法读取", "its frontmatter cannot be read"),
         "left_changed": ("列出之后它被改动过", "it changed after it was listed"),
         "left_busy": ("另一个任务正在改动它", "another task is changing it"),
-        "left_not_there": (
-            "标签不在 frontmatter 里（可能写在正文中）",
-            "the tag is not in its frontmatter (it may be in its text)",
+        "left_not_there": ("标签不在 frontmatter 里", "the tag is not in its frontmatter"),
+        "left_inline": (
+            "标签写在正文里，是行内的 #标签；改标签只改 frontmatter",
+            "the tag is written in its text, as an inline #tag; tag edits change the "
+            "frontmatter only",
         ),
         "left_more_than_tags": (
             "改标签会连带改动其他内容",
@@ -180,7 +184,10 @@ def _retagged_text(
     yaml = post.format in (None, "yaml")
     result = retagged(post, change, zola=zola, lists=style if yaml else None)
     if result.text == text:
-        return "not_there"
+        named = change.tags[:1] if change.action == "rename" else change.tags
+        inline = {t.casefold() for t in inline_tags(post.body)}
+        obsidian = ctx.config.layout.kind == "obsidian"
+        return "inline" if obsidian and any(t.casefold() in inline for t in named) else "not_there"
     if not only_field_set(post, result.text, path, result.field.split(".")[0]):
         return "more_than_tags"
     return text, digest, result.text
@@ -313,16 +320,21 @@ async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
                 "left_changed",
                 "left_busy",
                 "left_not_there",
+                "left_inline",
                 "left_more_than_tags",
             )[_LEFT.index(reason)]
         )
         for path, reason in left.items()
     }
-    message = ctx.reply(
-        ("every_done_rename", "every_done_remove", "every_done_add")[form],
-        count=len(changed),
-        posts=_listed(ctx, changed) or "-",
-        **values,
+    message = (
+        ctx.reply(
+            ("every_done_rename", "every_done_remove", "every_done_add")[form],
+            count=len(changed),
+            posts=_listed(ctx, changed),
+            **values,
+        )
+        if changed
+        else ctx.reply("every_none_changed")
     )
     if changed:
         message += ctx.reply("every_kept")
