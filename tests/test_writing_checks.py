@@ -361,6 +361,25 @@ async def test_a_related_post_list_echoed_with_other_links_is_stripped(blog: Pat
     assert "> A quote the article itself makes stays." in body
 
 
+async def test_a_related_posts_line_cut_short_as_a_heading_is_stripped(blog: Path) -> None:
+    """The embedded model's article on jekyll collections ended with "# Hello, Jekyll
+    (posts/2023-04-05-hello-jekyll.md) — link: [link]": the prompt's related-post line, its
+    link cut short, which the check did not know (it knew "— link: [[")."""
+
+    def section(n: int, messages: list[LLMMessage]) -> str:
+        return (
+            f"Ownership moves values between bindings, section {n}.\n\n"
+            "# Rust 生命周期详解 (posts/rust-lifetimes.md) — link: [link]"
+        )
+
+    rt = writing_runtime(blog, FunctionModel(Sections(section)))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    body = (blog / msg.data["path"]).read_text(encoding="utf-8")
+    assert "link:" not in body and "Ownership moves values between bindings" in body
+
+
 RUN_OF_MARKS = "# Rust 生命周期详细\n\n## 极大的看到一个什么，－－" + "；" * 120
 
 

@@ -136,6 +136,16 @@ def test_chinese_headings_of_an_english_outline_are_replaced() -> None:
     assert japanese == sections and none == []
 
 
+def test_a_heading_copied_from_a_related_posts_line_cut_short_is_replaced() -> None:
+    """The embedded model headed the one section of an article on jekyll collections "Hello,
+    Jekyll (posts/2023-04-05-hello-jk": the related post's line of the prompt, cut short."""
+    sections = [OutlineSection(heading="Hello, Jekyll (posts/2023-04-05-hello-jk")]
+    repaired, added = repaired_sections(sections, "en")
+    assert [s.heading for s in repaired] == ["Overview"] and added == ["Overview"]
+    kept, none = repaired_sections([OutlineSection(heading="Using (a/b) tests")], "en")
+    assert kept[0].heading == "Using (a/b) tests" and none == []
+
+
 def test_a_heading_copied_from_a_related_posts_title_is_replaced() -> None:
     """The embedded model named a section of a new article after a related post of the
     prompt ("Rust 借用与引用"), and wrote it as that post's text."""

@@ -96,7 +96,8 @@ SCAFFOLD_MARKERS = (
     r"^\W*Outline:[ \t]*$",
     r"^\W*Instruction:[ \t]",
     r"^\W*Text:[ \t]*$",
-    r" — link: \[\[",
+    # A related post's line ("- Title (path) — link: [[name]]"), also cut short ("— link: [link]").
+    r"\s[—–-]{1,2}\s*link:\s*\[",
     r"\bYou are an? (?:experienced technical blogger|careful editor)\b",
     r"\bAnswer with the (?:revised text|translation) only\b",
     r"\bfirst answer was refused\b",
@@ -127,7 +128,9 @@ RETRY_NOTE = (
     "above, without any of these instructions in it."
 )
 
-RELATED_ITEM = r"^\s*[-*]\s+.*\([^()\s]+\.md\)\s+—\s+link:\s+\[\[[^\]\n]*\]\]\s*$"
+RELATED_ITEM = (  # also as a heading, its link cut short: "# Title (path.md) — link: [link]"
+    r"^\s*(?:[-*]|#{1,6})\s+.*\([^()\s]+\.md\)\s+[—–-]{1,2}\s+link:\s+\[{1,2}[^\]\n]*\]{1,2}\s*$"
+)
 """The shape of a ``related_block`` item: such a line in an answer, whatever its title or link,
 is the prompt's list copied (an article never writes a post's path followed by "— link:")."""
 

@@ -52,7 +52,11 @@ _LABEL = re.compile(
     re.I,
 )
 # A heading copied from the prompt's list of related posts: "Rust 借用与引用 (posts/x.md)".
-_PATH = re.compile(r"[/\\]\S*\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
+# A path (also cut short, "Hello, Jekyll (posts/2023-04-05-hello-jk": a related post's line
+# copied as a heading), a wikilink or a Markdown link.
+_PATH = re.compile(
+    r"[/\\]\S*\.(?:md|markdown|mdx)\b|\[\[|\]\(|\((?:_?posts|_drafts|content|source)/", re.I
+)
 _PLACEHOLDER = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$", re.I)  # git_rebase_description
 # A point that is a web address alone: the embedded model's outline of "tmux for remote work"
 # gave "tmux.com", "tmux.io", "tmux.com/remote" (none of them real) as its points.
