@@ -31,6 +31,8 @@ REQUESTS = [
     # a question on a web page it gives: read by ResearchWeb, not answered in general
     ("what does https://sqlite.org/wal.html say about checkpoints?", "RESEARCH_WEB"),
     ("what's my latest post?", "ANSWER_QUESTION"),
+    ("mention the smart pointers post in the git branching workflow post", "EDIT_CONTENT"),
+    ("cite the sqlite post in the database indexing post", "EDIT_CONTENT"),
     ("what tags does it have?", "ANSWER_QUESTION"),
     # unchanged neighbours
     ("how do I link to https://example.com in a post?", "ANSWER_QUESTION"),

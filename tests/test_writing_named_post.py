@@ -171,6 +171,10 @@ async def _edited(blog: Path, request: str, open_post: str) -> str:
             "add a link to the smart pointers post in the git branching workflow post",
             "posts/git-workflow.md",
         ),
+        (
+            "mention the smart pointers post in the git branching workflow post",
+            "posts/git-workflow.md",
+        ),
     ],
 )
 async def test_an_edit_with_a_post_open_takes_another_only_from_its_lead(
