@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult
-from skillrt.blog.frontmatter import split_frontmatter, yaml_list_style
+from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, yaml_list_style
 from skillrt.blog.markdown import inline_tags
 from skillrt.blog.posts import IndexReport
 from skillrt.exceptions import FileChanged, LockConflict, UserError
@@ -37,7 +37,13 @@ from .fields import only_field_set
 from .newpost import blog_style
 from .tags import TagChange, retagged
 
-__all__ = ["REPLIES", "retag_every_post", "zola_declares_tags"]
+__all__ = [
+    "REPLIES",
+    "in_text_only",
+    "retag_every_post",
+    "tag_names",
+    "zola_declares_tags",
+]
 
 LISTED = 30  # posts named in the question and the reply; the rest are counted
 Left = Literal["", "unreadable", "changed", "busy", "not_there", "inline", "more_than_tags"]
@@ -184,10 +190,7 @@ def _retagged_text(
     yaml = post.format in (None, "yaml")
     result = retagged(post, change, zola=zola, lists=style if yaml else None)
     if result.text == text:
-        named = change.tags[:1] if change.action == "rename" else change.tags
-        inline = {t.casefold() for t in inline_tags(post.body)}
-        obsidian = ctx.config.layout.kind == "obsidian"
-        return "inline" if obsidian and any(t.casefold() in inline for t in named) else "not_there"
+        return "inline" if in_text_only(ctx, post, change) else "not_there"
     if not only_field_set(post, result.text, path, result.field.split(".")[0]):
         return "more_than_tags"
     return text, digest, result.text
@@ -258,8 +261,19 @@ def _listed(ctx: SkillContext, paths: list[str], why: dict[str, str] | None = No
     return "\n".join(lines)
 
 
-def _tags(ctx: SkillContext, tags: tuple[str, ...]) -> str:
+def tag_names(ctx: SkillContext, tags: tuple[str, ...]) -> str:
+    """``tags`` as a reply names them: “a”, “b” (in Chinese: a、b)."""
     return "、".join(tags) if ctx.input.language == "zh" else ", ".join(f"“{t}”" for t in tags)
+
+
+def in_text_only(ctx: SkillContext, post: Frontmatter, change: TagChange) -> list[str]:
+    """The tags a removal or a rename names that an Obsidian note has only in its text, as
+    inline ``#tags`` (tag edits change the frontmatter only)."""
+    if change.action not in ("remove", "rename") or ctx.config.layout.kind != "obsidian":
+        return []
+    inline = {t.casefold() for t in inline_tags(post.body)}
+    named = change.tags[:1] if change.action == "rename" else change.tags
+    return [t for t in named if t.casefold() in inline]
 
 
 async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
@@ -270,7 +284,7 @@ async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
         return refuse(ctx, "every_no_tags")
     form = _FORMS.index(change.action)
     old, new = (*change.tags, "")[:2]
-    values = {"tags": _tags(ctx, change.tags), "tag": old, "old": old, "new": new}
+    values = {"tags": tag_names(ctx, change.tags), "tag": old, "old": old, "new": new}
     about = {"action": change.action, "tags": list(change.tags)}
     ctx.progress(1, 3, ctx.reply("every_finding"))
     paths = await ctx.step("tagged_posts", partial(_posts_for, ctx, change), returns=list[str])

@@ -24,7 +24,6 @@ from skillrt.blog.frontmatter import (
     strip_frontmatter,
     yaml_list_style,
 )
-from skillrt.blog.markdown import inline_tags
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.exceptions import FileChanged
@@ -34,7 +33,7 @@ from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 from . import blog_tags, pick
 from . import checked as checked_replies
 from .asking import confirms_or_answers, saves, tags_or_request
-from .blog_tags import retag_every_post, zola_declares_tags
+from .blog_tags import in_text_only, retag_every_post, tag_names, zola_declares_tags
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
@@ -810,11 +809,7 @@ _ACTIONS = {"add": 0, "remove": 1, "set": 2, "rename": 1}  # (a rename's: as a r
 
 
 def _listed(ctx: SkillContext, tags: tuple[str, ...]) -> str:
-    if not tags:
-        return ctx.reply("no_tags_left")
-    if ctx.input.language == "zh":
-        return "、".join(tags)
-    return ", ".join(f"“{tag}”" for tag in tags)
+    return tag_names(ctx, tags) if tags else ctx.reply("no_tags_left")
 
 
 def _blog_list_style(ctx: SkillContext) -> str:
@@ -847,16 +842,6 @@ async def _describe_post(
     )
 
 
-def _in_text(ctx: SkillContext, post: Frontmatter, change: TagChange) -> list[str]:
-    """The tags a removal or a rename names that an Obsidian note has only in its text, as
-    inline ``#tags`` (tag edits change the frontmatter only)."""
-    if change.action not in ("remove", "rename") or ctx.config.layout.kind != "obsidian":
-        return []
-    inline = {t.casefold() for t in inline_tags(post.body)}
-    named = change.tags[:1] if change.action == "rename" else change.tags
-    return [t for t in named if t.casefold() in inline]
-
-
 async def _retag(
     ctx: SkillContext, path: str, post: Frontmatter, digest: str, change: TagChange
 ) -> SkillResult:
@@ -884,7 +869,7 @@ async def _retag(
     if result.text == post.text:
         shown = result.ignored or change.tags
         # An Obsidian note's inline #tag, asked to go: said, where "has no tag" alone misled.
-        in_text = _in_text(ctx, post, change)
+        in_text = in_text_only(ctx, post, change)
         return SkillResult(
             message=ctx.reply(
                 ("tags_unchanged_add", "tags_unchanged_remove", "tags_unchanged_set")[
