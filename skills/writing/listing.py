@@ -290,7 +290,7 @@ def _tagged(ctx: SkillContext, tag: str) -> Tagged:
     def has(meta: PostMeta) -> bool:
         return (all if every else any)(has_one(meta, one) for one in ask)
 
-    metas = sorted((m for m in shown if has(m)), key=lambda m: (m.date or "", m.path))[::-1]
+    metas = _newest_first(m for m in shown if has(m))
     left_out = sum(1 for m in posts if has(m)) - len(metas)
     close: list[str] = []
     category = False
@@ -298,19 +298,30 @@ def _tagged(ctx: SkillContext, tag: str) -> Tagged:
         keys = {_singular(_key(one)) for one in ask}
         named = {m.path: _categories(ctx, m.path) for m in shown}  # (each post read once)
         fits = [m for m in shown if (keys <= named[m.path] if every else keys & named[m.path])]
-        metas = sorted(fits, key=lambda m: (m.date or "", m.path))[::-1]
+        metas = _newest_first(fits)
         category = bool(metas)
     if not metas:
         names = {_key(t): t for t in _counts(shown)}
         near = difflib.get_close_matches(wanted, list(names), n=CLOSE_TAGS, cutoff=0.6)
         near += [k for k in names if wanted in k and k not in near][: CLOSE_TAGS - len(near)]
         close = [names[k] for k in near]
-    lines = [post_line(i, meta) for i, meta in enumerate(metas[:LISTED], 1)]
+    return _listing(metas, drafts_left_out=left_out, close=close, category=category)
+
+
+def _newest_first(metas: Iterable[PostMeta]) -> list[PostMeta]:
+    return sorted(metas, key=lambda m: (m.date or "", m.path))[::-1]
+
+
+def _listing(
+    metas: list[PostMeta], *, drafts_left_out: int, close: list[str], category: bool = False
+) -> Tagged:
+    """``metas`` (newest first) as a list shows them: the first ``LISTED``, and how many."""
+    shown = metas[:LISTED]
     return Tagged(
-        lines=lines,
-        paths=[m.path for m in metas[:LISTED]],
+        lines=[post_line(i, meta) for i, meta in enumerate(shown, 1)],
+        paths=[m.path for m in shown],
         count=len(metas),
-        drafts_left_out=left_out,
+        drafts_left_out=drafts_left_out,
         close=close,
         category=category,
     )
@@ -382,17 +393,8 @@ def _untagged(ctx: SkillContext) -> Tagged:
     posts = ctx.memory.posts.all_posts()
     in_answers = ctx.config.drafts.in_answers
     bare = [m for m in posts if not m.tags]
-    metas = sorted(
-        (m for m in bare if in_answers or not m.draft), key=lambda m: (m.date or "", m.path)
-    )[::-1]
-    lines = [post_line(i, meta) for i, meta in enumerate(metas[:LISTED], 1)]
-    return Tagged(
-        lines=lines,
-        paths=[m.path for m in metas[:LISTED]],
-        count=len(metas),
-        drafts_left_out=len(bare) - len(metas),
-        close=[],
-    )
+    metas = _newest_first(m for m in bare if in_answers or not m.draft)
+    return _listing(metas, drafts_left_out=len(bare) - len(metas), close=[])
 
 
 async def _list_untagged(ctx: SkillContext, drafts_note: str) -> SkillResult:
