@@ -32,6 +32,8 @@ from typing import Any, Literal
 
 from skillrt.blog.frontmatter import Frontmatter, ListStyle
 
+from .checks import HAN
+
 __all__ = [
     "MAX_TAG_CHARS",
     "Retagged",
@@ -50,7 +52,6 @@ MAX_TAGS = 20
 Action = Literal["add", "remove", "set", "rename"]
 
 _POLITE = r"^(?:(?:please|pls|kindly|can\s+you|could\s+you|would\s+you)\s+)*"
-HAN_CHAR = re.compile("[\u3400-\u9fff]")
 # What names the post after the tags ("... to the rust post", "... from it"): not a tag.
 # "… to the code blocks", "… from each heading": parts of a post take the request, and it is
 # the body's ("add tags to the code blocks" means language tags on the fences), not a retag.
@@ -314,7 +315,7 @@ def tag_change_everywhere(instruction: str) -> TagChange | None:
     change = tag_change(rest)
     if change is None or not change.tags:
         return change
-    if not HAN_CHAR.search(rest):
+    if not HAN.search(rest):
         last = change.tags[-1].casefold()
         said = _AFTER_TAGS.sub("", rest).rstrip(" .!\"'“”‘’「」『』`").casefold()
         if not said.endswith(last):
