@@ -256,6 +256,13 @@ def test_write_articles_cue_words_ignore_a_mere_mention_of_an_article(text: str)
         ("write an article about how do you pick a laptop", False),
         ("写一篇关于如何写好技术文章的文章", False), ("写一篇关于怎么写好简历的文章", False),
         ("how to write an article about tea?", True), ("how to delete a post?", True),
+        # Stop 54: a page to read named first; what follows is what to find there.
+        ("open https://example.com/tmux.html and tell me how to detach", False),
+        ("read https://example.com/a and tell me how to install it", False),
+        ("打开 https://example.com/a，告诉我怎么安装", False),
+        ("open https://example.com and tell me how to delete my account", True),
+        ("打开 https://example.com/a 告诉我怎么删除", True),
+        ("open posts/a.md and tell me how to delete it", True),
     ],
 )  # fmt: skip
 def test_negations_and_questions_about_an_action_are_told(text: str, held: bool) -> None:

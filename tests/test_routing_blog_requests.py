@@ -30,6 +30,7 @@ REQUESTS = [
     ("对比一下 rust 借用和生命周期那两篇文章", "ANSWER_QUESTION"),
     # a question on a web page it gives: read by ResearchWeb, not answered in general
     ("what does https://sqlite.org/wal.html say about checkpoints?", "RESEARCH_WEB"),
+    ("how do I detach according to https://example.com/tmux.html", "RESEARCH_WEB"),
     ("what's my latest post?", "ANSWER_QUESTION"),
     ("mention the smart pointers post in the git branching workflow post", "EDIT_CONTENT"),
     ("cite the sqlite post in the database indexing post", "EDIT_CONTENT"),

@@ -282,7 +282,17 @@ _SEARCH_FIRST = re.compile(
     r"^(?:请|帮我|麻烦|你)?\s*(?:去|到)?\s*(?:上网|网上|在网上|google|谷歌|百度)\s*"
     r"(?:查|搜|搜索|查询|找|研究|调研)|"
     r"^(?:(?:please|pls|can\s+you|could\s+you)\s+)?(?:search|look\s+up|check)\s+"
-    r"(?:the\s+web|online|the\s+internet)\b",
+    r"(?:the\s+web|online|the\s+internet)\b|"
+    # A page to read named first: what follows is what to find there ("open https://… and
+    # tell me how to detach" was held back as a question about the browsing, and the chat
+    # asked whether to browse, talk or answer from the blog). Not when it speaks of deleting,
+    # cancelling or paying: "… tell me how to delete my account" is still held back.
+    r"^(?:(?:please|pls|can\s+you|could\s+you)\s+)?(?:open|read|visit|load|go\s+to|check)\s+"
+    r"(?:the\s+)?(?:(?:web\s*)?page\s+)?https?://\S+\s+and\s+(?:then\s+)?(?:tell|show|explain|"
+    r"let\s+me\s+know|find(?:\s+out)?)\b(?![^\n]*\b(?:delete|remove|erase|cancel|close|"
+    r"deactivate|unsubscribe|pay|buy|purchase|order)\b)|"
+    r"^(?:请|帮我|麻烦|你)?\s*(?:打开|访问|读一下|看一下|看看)\s*https?://\S+?\s*[，,]?\s*"
+    r"(?:然后)?\s*(?:告诉我|跟我说|看看|找找|找一下)(?![^\n]*(?:删|注销|取消|付款|支付|购买|下单))",
     re.IGNORECASE,
 )
 
