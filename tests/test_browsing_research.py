@@ -13,12 +13,18 @@ import structlog
 from skillrt import load_config
 from skillrt.abort import AbortController
 from skillrt.exceptions import BrowserError, ConfigError
-from skillrt.llm.base import LLMMessage
+from skillrt.llm.base import LLMMessage, LLMResult
 from skillrt.skill.context import SkillContext, TaskInput
 from skillrt.skills.browsing import URLFirewall, check_citations, search_provider
 from skillrt.skills.browsing.config import SearchConfig
 from skillrt.skills.browsing.fetcher import SafeFetcher
-from skillrt.skills.browsing.research import given_urls, research, unfit_answer
+from skillrt.skills.browsing.research import (
+    ResearchAnswer,
+    best_passages,
+    given_urls,
+    research,
+    unfit_answer,
+)
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.browsing_support import make_runtime, research_model
 from tests.site import TestSite
@@ -213,6 +219,9 @@ def test_the_addresses_a_question_gives() -> None:
         ("It is 4096 [1].", False),  # a number is an answer
         ("3.7.0 [1]", False),
         ("首都是波塞多尼亚 [1]。", False),
+        # code none of the pages holds, and one sentence said twice
+        ("Run this [1]:\n\n```sh\ntmux kill-server --all\nrm -rf ~/.tmux\n```", True),
+        ("The capital of Atlantis is Poseidonia. The capital of Atlantis is Poseidonia.", True),
     ],
 )
 def test_an_answer_that_says_nothing_is_unfit(answer: str, unfit: bool) -> None:
@@ -316,3 +325,138 @@ async def test_a_configured_secret_never_goes_into_a_search_url(
     assert not [r for r in site.requests if secret in r or "7731" in r]
     assert msg.state == "ERROR" and "never sent in a URL" in msg.content
     assert secret not in msg.content
+
+
+def _capturing(answers: list[Any]) -> tuple[FunctionModel, list[str]]:
+    """A model answering ResearchWeb's calls in turn, and the user prompts it was sent."""
+    prompts: list[str] = []
+    left = iter(answers)
+
+    def fn(messages: list[LLMMessage], options: ModelOptions) -> Any:
+        prompts.append(str(messages[-1]["content"]))
+        return next(left)
+
+    return FunctionModel(fn), prompts
+
+
+async def test_the_question_comes_after_the_pages_and_a_bare_address_asks_what_it_says(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """Asked before the pages, the embedded model answered with their numbering ("The [1]
+    [2] [3] …"); and "research <address>" alone gave it nothing to answer."""
+    model, prompts = _capturing(
+        [
+            {"title": "", "answer": "The capital of Atlantis is Poseidonia [1]."},
+            {"title": "", "answer": "Atlantis is a legendary island [1]."},
+        ]
+    )
+    rt = make_runtime(tmp_path, model)
+    page = site.url("/articles/atlantis")
+    try:
+        asked = await rt.run_skill(
+            "ResearchWeb", {"question": f"what does {page} say about its capital?"}
+        )
+        bare = await rt.run_skill("ResearchWeb", {"question": f"research {page}"})
+    finally:
+        await rt.close()
+    assert asked.state == bare.state == "COMPLETED", (asked.content, bare.content)
+    first, second = prompts
+    assert first.rindex("Poseidonia") < first.index("Question: what does")
+    assert second.endswith("Question: Summarise what the page says.")
+
+
+async def test_an_answer_about_the_first_refusal_is_refused_with_the_pages_words(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """Asked again, the embedded model answered "The first answer was refused (it says nothing
+    from the sources).", and that was shown as done. Refused twice, the reply quotes the part
+    of the page with the question's words, as written there."""
+    model, prompts = _capturing(
+        [
+            {"title": "", "answer": "The [1] [2] [3] [4] [5]"},
+            {
+                "title": "",
+                "answer": "The first answer was refused (it says nothing from the sources).",
+            },
+        ]
+    )
+    rt = make_runtime(tmp_path, model)
+    page = site.url("/articles/atlantis")
+    try:
+        msg = await rt.run_skill(
+            "ResearchWeb", {"question": f"what does {page} say about the harbour?"}
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR", msg.content
+    assert "first answer was refused" not in msg.content
+    assert "Important: the first answer was refused" in prompts[1]
+    passage = msg.data["passages"][0]
+    assert passage["url"] == page and "three rings of water" in passage["text"]
+    assert "> " in msg.content and "three rings of water" in msg.content
+
+
+def test_the_parts_of_a_page_with_the_questions_words() -> None:
+    page = {
+        "url": "http://x/tmux",
+        "title": "tmux",
+        "text": "# tmux\ntmux is a terminal multiplexer.\n## Creating sessions\n"
+        "Run tmux new -s work.\n## Attaching\nUse tmux attach -t work to return to it.",
+    }
+    assert [
+        t for _, t in best_passages("what does http://x/tmux say about attaching?", [page])
+    ] == ["## Attaching\nUse tmux attach -t work to return to it."]
+    assert [t for _, t in best_passages("research http://x/tmux", [page])] == [
+        "# tmux\ntmux is a terminal multiplexer."
+    ]  # nothing asked but the page: its beginning
+    assert best_passages("what about zebras?", [page]) == []
+    zh = {
+        "url": "u",
+        "title": "t",
+        "text": "# 容器\n容器把应用打包。\n## 镜像缓存\n镜像的每一层都会被缓存。",
+    }
+    assert [t for _, t in best_passages("镜像是怎么缓存的？", [zh])] == [
+        "## 镜像缓存\n镜像的每一层都会被缓存。"
+    ]
+
+
+async def test_one_page_read_is_the_source_of_an_answer_citing_none(
+    site: TestSite, tmp_path: Path
+) -> None:
+    model = research_model("The capital of Atlantis is Poseidonia.")
+    rt = make_runtime(tmp_path, model)
+    page = site.url("/articles/atlantis")
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": f"what does {page} say?"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert [s["url"] for s in msg.data["sources"]] == [page]
+    assert f"1. [Atlantis]({page})" in msg.content
+
+
+async def test_a_sentence_the_repetition_guard_cut_is_not_shown(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """The embedded model's answer ended "… is a terminal multiplexer. A" where the guard cut
+    its loop; an answer that is only such a fragment says nothing, and is asked again."""
+
+    def cut(answer: str) -> LLMResult:
+        parsed = ResearchAnswer(title="", answer=answer)
+        return LLMResult(parsed.model_dump_json(), parsed, truncated_repetition=True)
+
+    model, _ = _capturing(
+        [
+            cut("The session is a collection of windows,"),
+            cut("Atlantis is an island. Its capital is Po"),
+        ]
+    )
+    rt = make_runtime(tmp_path, model)
+    page = site.url("/articles/atlantis")
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": f"what does {page} say?"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["answer"] == "Atlantis is an island."
+    assert model.call_count == 2

@@ -61,7 +61,7 @@ from .prompts import (
     messages,
 )
 from .repeats import not_circular, not_questions, not_repetitive
-from .scaffold import without_echo
+from .scaffold import without_echo, without_retry_talk
 
 __all__ = [
     "AnswerParams",
@@ -700,23 +700,12 @@ async def _answer(
     echoed = [system, *headers, *([note.strip()] if note.strip() else [])]
     answer = without_echo(result.content, echoed)  # (all echo: as NO_ANSWER)
     if note:  # asked again: its sentences about the refused first answer are not the answer
-        answer = _RETRY_TALK.sub(" ", answer).strip()
+        answer = without_retry_talk(answer)
     return Generated(
         text=answer if _says_something(answer, question) else "",
         looped=result.truncated_repetition,
         cut=result.usage.completion_tokens >= ANSWER_TOKENS,
     )
-
-
-# Asked again with the reason (``RETRY_NOTE``), the embedded model answered "The sqlite post
-# says that the first answer was refused, and …": a sentence on the first answer or its
-# refusal.
-_SENTENCE = r"[^.!?\n。！？]*"
-_RETRY_TALK = re.compile(
-    rf"{_SENTENCE}(?:\b(?:first|previous|second|last)\s+answer\b|\banswer\s+(?:was|is|has\s+been)"
-    rf"\s+(?:refused|rejected)\b|第一次的?回答|回答被拒绝){_SENTENCE}[.!?。！？]?[ \t]*",
-    re.I,
-)
 
 
 def _if_answered(check: Check) -> Check:

@@ -24,7 +24,14 @@ from dataclasses import dataclass
 
 from .prompts import RELATED_ITEM, SCAFFOLD_MARKERS
 
-__all__ = ["Scaffold", "Stripped", "alike", "without_echo", "without_retry_note"]
+__all__ = [
+    "Scaffold",
+    "Stripped",
+    "alike",
+    "without_echo",
+    "without_retry_note",
+    "without_retry_talk",
+]
 
 _MARKERS = tuple(re.compile(marker, re.IGNORECASE | re.MULTILINE) for marker in SCAFFOLD_MARKERS)
 _PREFIX = re.compile(r"^[\s>*+#\-\d.)、]*")
@@ -67,6 +74,24 @@ def without_retry_note(text: str) -> str:
     lines = text.splitlines()
     kept = [line for line in lines if not _retry_line(_norm(line))]
     return text if len(kept) == len(lines) else _BLANKS.sub("\n\n", "\n".join(kept)).strip()
+
+
+# Asked again with the reason, the embedded model answered "The sqlite post says that the first
+# answer was refused, and …", and a research answer "The first answer was refused (it says
+# nothing from the sources).": a sentence on the first answer or its refusal.
+_TALK_SENTENCE = r"[^.!?\n。！？]*"
+_RETRY_TALK = re.compile(
+    rf"{_TALK_SENTENCE}(?:\b(?:first|previous|second|last)\s+answer\b|"
+    rf"\banswer\s+(?:was|is|has\s+been)\s+(?:refused|rejected)\b|第一次的?回答|回答被拒绝)"
+    rf"{_TALK_SENTENCE}[.!?。！？]?[ \t]*",
+    re.I,
+)
+
+
+def without_retry_talk(text: str) -> str:
+    """``text`` without its sentences about a first answer or its refusal (for an answer
+    asked again with the reason: those sentences are not the answer)."""
+    return _RETRY_TALK.sub(" ", text).strip()
 
 
 def _norm(line: str) -> str:

@@ -45,7 +45,14 @@ from .prompts import (
 )
 from .scaffold import without_retry_note
 
-__all__ = ["SummarizeParams", "split_parts", "summarize", "summary_tokens", "whole_sentences"]
+__all__ = [
+    "SENTENCE_END",
+    "SummarizeParams",
+    "split_parts",
+    "summarize",
+    "summary_tokens",
+    "whole_sentences",
+]
 
 MAX_PARTS = 24
 MAX_ROUNDS = 3
@@ -306,7 +313,7 @@ _SUMMARY_LABEL = re.compile(
 _EMPTY_ITEM_END = re.compile(r"(?:\n[ \t]*(?:\d{1,3}[.)]|[-*+])[ \t]*)+$")
 
 
-_SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)）\]]*(?=\s|$)|[。！？]")
+SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)）\]]*(?=\s|$)|[。！？]")
 _OPEN_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.M)
 
 
@@ -320,7 +327,7 @@ def whole_sentences(text: str) -> str:
     fences = [m for m in _OPEN_FENCE.finditer(text)]
     if len(fences) % 2:  # a block opened and never closed: cut before it
         kept = text[: fences[-1].start()].rstrip()
-    ends = list(_SENTENCE_END.finditer(kept))
+    ends = list(SENTENCE_END.finditer(kept))
     if ends:
         kept = kept[: ends[-1].end()]
     elif kept == text:
