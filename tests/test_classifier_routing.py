@@ -263,6 +263,7 @@ def test_write_articles_cue_words_ignore_a_mere_mention_of_an_article(text: str)
         ("open https://example.com and tell me how to delete my account", True),
         ("打开 https://example.com/a 告诉我怎么删除", True),
         ("open posts/a.md and tell me how to delete it", True),
+        ("how do I detach according to https://example.com/tmux.html", False),
     ],
 )  # fmt: skip
 def test_negations_and_questions_about_an_action_are_told(text: str, held: bool) -> None:
