@@ -435,15 +435,15 @@ async def test_one_page_read_is_the_source_of_an_answer_citing_none(
     assert f"1. [Atlantis]({page})" in msg.content
 
 
-async def test_a_sentence_the_repetition_guard_cut_is_not_shown(
-    site: TestSite, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("how", ["truncated_repetition", "capped"])
+async def test_a_sentence_cut_short_is_not_shown(site: TestSite, tmp_path: Path, how: str) -> None:
     """The embedded model's answer ended "… is a terminal multiplexer. A" where the guard cut
-    its loop; an answer that is only such a fragment says nothing, and is asked again."""
+    its loop, and its fallback grammar cut one to "The session is a collection of windows, ";
+    an answer that is only such a fragment says nothing, and is asked again."""
 
     def cut(answer: str) -> LLMResult:
         parsed = ResearchAnswer(title="", answer=answer)
-        return LLMResult(parsed.model_dump_json(), parsed, truncated_repetition=True)
+        return LLMResult(parsed.model_dump_json(), parsed, **{how: True})
 
     model, _ = _capturing(
         [

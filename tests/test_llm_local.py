@@ -98,6 +98,30 @@ async def test_a_schema_with_long_string_limits_does_not_crash(local: LocalProvi
     assert isinstance(result.parsed, Extraction)
 
 
+@pytest.mark.local_model
+async def test_an_answer_from_the_fallback_grammar_says_it_was_capped(local: LocalProvider) -> None:
+    """A first pass that runs out of tokens is answered again by the fallback grammar, which
+    cuts strings short: the result says so (``capped``), so that a skill does not show
+    "The sea is a vast and mysterious realm, " as a whole answer."""
+
+    class Essay(BaseModel):
+        text: str
+
+    class Sum(BaseModel):
+        n: int
+
+    essay = await local.chat(
+        [{"role": "user", "content": "Write a long essay about the sea."}],
+        response_model=Essay,
+        max_tokens=24,
+    )
+    assert essay.capped and len(essay.parsed_as(Essay).text) <= 40
+    whole = await local.chat(
+        [{"role": "user", "content": "What is 2+2?"}], response_model=Sum, max_tokens=24
+    )
+    assert not whole.capped
+
+
 def test_missing_llama_cpp_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
     provider = LocalProvider()

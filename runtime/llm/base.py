@@ -133,6 +133,9 @@ class LLMResult:
     cost: float | None = None
     model: str = ""
     truncated_repetition: bool = False  # the repetition guard cut a looping answer short
+    # A structured answer from the embedded model's fallback grammar, which cuts every string
+    # at a few dozen characters so that it always ends: its free text may stop mid-sentence.
+    capped: bool = False
 
     def parsed_as(self, model: type[M]) -> M:
         """The structured answer, typed; raises if the call had no matching ``response_model``."""

@@ -502,15 +502,16 @@ class LocalProvider(BaseLLM):
             temperature = _STRUCTURED_TEMPERATURE
 
         async def ask(attempt: Attempt) -> Reply:
+            level = _LEVELS[attempt.number]
             generated = await self._run(
                 convo,
                 request.signal,
                 max_tokens=request.max_tokens or _STRUCTURED_MAX_TOKENS,
                 temperature=temperature,
-                schema=grammar_schema(schema, _LEVELS[attempt.number]),
+                schema=grammar_schema(schema, level),
                 stream_cb=None,
             )
-            return Reply(generated.content, generated.usage, self.model)
+            return Reply(generated.content, generated.usage, self.model, level == "minimal")
 
         return await ask_structured(
             request,

@@ -41,6 +41,7 @@ class Reply:
     content: str
     usage: Usage
     model: str
+    capped: bool = False  # its strings were cut to a fallback grammar's length
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,7 @@ async def ask_structured(
             usage=total,
             cost=price(reply.model, total),
             model=reply.model,
+            capped=reply.capped,
         )
     raise StructuredOutputError(
         f"{where} gave no answer matching {response_model.__name__} in {attempts} request(s): "

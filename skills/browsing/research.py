@@ -228,12 +228,14 @@ async def _answer(
     result = await ctx.llm.chat(messages, response_model=ResearchAnswer)
     parsed = result.parsed_as(ResearchAnswer)
     # Its instructions said back are no answer (asked again, it answered "The first answer
-    # was refused (it says nothing from the sources).", and that was shown as done); nor is a
-    # sentence the repetition guard cut off ("… is a terminal multiplexer. A").
+    # was refused (it says nothing from the sources).", and that was shown as done).
     answer = without_echo(parsed.answer, [system, *([retry] if retry else [])])
     if retry:
         answer = without_retry_talk(answer)
-    if result.truncated_repetition:  # ("The session is a collection of windows," alone: none)
+    # Cut short (by the guard, or by the embedded model's fallback grammar, which ends every
+    # string at 40 characters: "The session is a collection of windows, " was shown as the
+    # answer): its last, unfinished sentence is no answer.
+    if result.truncated_repetition or result.capped:
         answer = whole_sentences(answer) if SENTENCE_END.search(answer) else ""
     return {"title": parsed.title, "answer": answer}
 
