@@ -222,6 +222,15 @@ def test_the_addresses_a_question_gives() -> None:
         # code none of the pages holds, and one sentence said twice
         ("Run this [1]:\n\n```sh\ntmux kill-server --all\nrm -rf ~/.tmux\n```", True),
         ("The capital of Atlantis is Poseidonia. The capital of Atlantis is Poseidonia.", True),
+        ("The answer is", True),  # the embedded model's, a lead-in to nothing
+        ("Here is the answer to the question:", True),
+        ("The answer is Poseidonia [1].", False),
+        (
+            "You can detach a session from a tmux session using the detach command. This is a "
+            "command that allows you to detach a session from a tmux session. The detach "
+            "command is a command that allows you to detach a session from a tmux session.",
+            True,
+        ),  # the embedded model's: most of its 45 words said over
     ],
 )
 def test_an_answer_that_says_nothing_is_unfit(answer: str, unfit: bool) -> None:
@@ -460,3 +469,19 @@ async def test_a_sentence_cut_short_is_not_shown(site: TestSite, tmp_path: Path,
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["answer"] == "Atlantis is an island."
     assert model.call_count == 2
+
+
+def test_an_answer_mostly_said_over_is_unfit_though_from_the_page() -> None:
+    page = {
+        "url": "http://x/tmux",
+        "title": "tmux",
+        "text": "A session is a collection of windows that keeps running after you detach. "
+        "Detach with Ctrl-b d. Use tmux attach -t work to return to it.",
+    }
+    said_over = (
+        "You can detach a session from a tmux session using the detach command. This is a "
+        "command that allows you to detach a session from a tmux session. The detach command "
+        "is a command that allows you to detach a session from a tmux session."
+    )
+    assert unfit_answer(said_over, [page]).startswith("not_circular: most of it says")
+    assert not unfit_answer("Detach with Ctrl-b d [1]. Return with tmux attach -t work.", [page])

@@ -40,7 +40,12 @@ from skillrt.skills.writing.checks import (
 )
 from skillrt.skills.writing.on_topic import grounded
 from skillrt.skills.writing.prompts import clip
-from skillrt.skills.writing.repeats import not_circular, not_questions, not_repetitive
+from skillrt.skills.writing.repeats import (
+    not_circular,
+    not_questions,
+    not_repetitive,
+    not_said_over,
+)
 from skillrt.skills.writing.scaffold import without_echo, without_retry_talk
 from skillrt.skills.writing.summarize import SENTENCE_END, whole_sentences
 
@@ -343,17 +348,19 @@ _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _FILLER = frozenset(
     ["the", "a", "an", "is", "are", "was", "of", "to", "and", "in", "on", "it", "this", "that"]
 )
+_LEAD_IN = frozenset(["answer", "here", "question"])  # "The answer is" alone was shown
 
 
 def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
     """Why a research answer cannot be shown (empty: it can): it says nothing (no word but
-    labels, numbers, web addresses and citations), or fails ``not_degenerate``,
-    ``not_repetitive``, ``not_circular``, ``not_questions``, ``code_from_sources`` (a code
-    block none of the pages holds) or ``grounded`` (its words, in the main, the pages'; an
-    answer under 12 words of its own is not judged there)."""
+    labels, numbers, web addresses and citations: "The answer is" alone), or fails
+    ``not_degenerate``, ``not_repetitive``, ``not_circular`` (or ``not_said_over``),
+    ``not_questions``, ``code_from_sources`` (a code block none of the pages holds) or
+    ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
+    not judged there)."""
     labelled = _ANSWER_LABEL.search(text) is not None
     rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", GIVEN_URL.sub(" ", text)))
-    words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER]
+    words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER | _LEAD_IN]
     # A number is an answer ("It is 4096 [1].", "3.7.0 [1]"), unless it only follows a label
     # ("The answer is: 1. The answer is: 2.").
     if not words and not HAN.search(rest) and (labelled or not re.search(r"\d", rest)):
@@ -363,6 +370,7 @@ def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
         not_degenerate,
         not_repetitive,
         not_circular,
+        not_said_over,
         not_questions(*said),
         code_from(*said),
         grounded(*said),

@@ -24,6 +24,7 @@ __all__ = [
     "not_circular",
     "not_questions",
     "not_repetitive",
+    "not_said_over",
 ]
 
 MIN_LINE_WORDS = 4  # shorter lines ("Yes.", "See below:") may well recur
@@ -256,6 +257,41 @@ def not_circular(generated: Generated) -> Verdict:
             False,
             f"it says the same words twice (“{said}”) and little else",
             zh=f"它把同样的话说了两遍（“{said}”），别的几乎什么也没说",
+        )
+    return Verdict("not_circular", True)
+
+
+SAID_OVER_MAX_WORDS = 120  # a research answer this long or shorter is judged
+
+
+def not_said_over(generated: Generated) -> Verdict:
+    """Fails an answer of at most ``SAID_OVER_MAX_WORDS`` words (code aside) most of which
+    (``CIRCULAR_SHARE``) are in runs of at least ``CIRCULAR_MIN_RUN`` words it says more than
+    once: the embedded model answered "how do I detach according to <a page on tmux>" with
+    "… detach a session from a tmux session" three times in 45 words. (``not_circular``'s
+    rule, for a longer answer, and for several runs: a research answer's.) Reported as
+    ``not_circular``."""
+    prose = "\n".join(block for block, code in _paragraphs(generated.text) if not code)
+    words = [w.casefold() for w in _TOKEN.findall(_LINK_TARGET.sub("]", prose))]
+    if len(words) > SAID_OVER_MAX_WORDS:
+        return Verdict("not_circular", True)
+    covered: set[int] = set()  # the places of the words in a run said again
+    longest = ""
+    for i in range(len(words)):
+        for j in range(i + 1, len(words)):
+            n = 0
+            while j + n < len(words) and i + n < j and words[i + n] == words[j + n]:
+                n += 1
+            if n >= CIRCULAR_MIN_RUN:
+                covered.update(range(i, i + n), range(j, j + n))
+                if n > len(longest.split()):
+                    longest = " ".join(words[i : i + n])
+    if longest and len(covered) >= CIRCULAR_SHARE * len(words):
+        return Verdict(
+            "not_circular",
+            False,
+            f"most of it says the same words again (“{longest}”)",
+            zh=f"它大部分在重复同样的话（“{longest}”）",
         )
     return Verdict("not_circular", True)
 
