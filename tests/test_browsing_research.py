@@ -485,3 +485,21 @@ def test_an_answer_mostly_said_over_is_unfit_though_from_the_page() -> None:
     )
     assert unfit_answer(said_over, [page]).startswith("not_circular: most of it says")
     assert not unfit_answer("Detach with Ctrl-b d [1]. Return with tmux attach -t work.", [page])
+
+
+async def test_a_chinese_question_hears_why_in_chinese_and_reads_the_pages_beginning(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """ "<address> 讲了什么" was refused with the English reason in the Chinese reply, and with
+    no part of the page quoted ("了什", across 讲了 and 什么, was taken for a word of it)."""
+    model, _ = _capturing([{"title": "", "answer": "[1]"}, {"title": "", "answer": "[1] [2]"}])
+    rt = make_runtime(tmp_path, model)
+    page = site.url("/articles/atlantis")
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": f"{page} 讲了什么"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR", msg.content
+    assert "它没有说出网页里的任何内容" in msg.content and "says nothing" not in msg.content
+    assert msg.data["check"] == "it says nothing from the sources"
+    assert "Atlantis is a legendary island" in msg.data["passages"][0]["text"]

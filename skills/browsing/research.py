@@ -335,8 +335,8 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
         answer = await ctx.step(
             "research:answer:retry", lambda: _answer(ctx, question, read_ok, note, refused)
         )
-        if refused := unfit_answer(answer["answer"], read_ok):
-            return _unanswered(ctx, question, queries, read_ok, refused)
+        if unfit := _unfit(answer["answer"], read_ok):
+            return _unanswered(ctx, question, queries, read_ok, unfit)
     return _compose(ctx, question, queries, read_ok, answer, note)
 
 
@@ -352,7 +352,13 @@ _LEAD_IN = frozenset(["answer", "here", "question"])  # "The answer is" alone wa
 
 
 def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
-    """Why a research answer cannot be shown (empty: it can): it says nothing (no word but
+    """Why a research answer cannot be shown, in English (empty: it can): see ``_unfit``."""
+    return "; ".join(en for en, _ in _unfit(text, pages))
+
+
+def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Why a research answer cannot be shown, each reason in English and in Chinese (none: it
+    can): it says nothing (no word but
     labels, numbers, web addresses and citations: "The answer is" alone), or fails
     ``not_degenerate``, ``not_repetitive``, ``not_circular`` (or ``not_said_over``),
     ``not_questions``, ``code_from_sources`` (a code block none of the pages holds) or
@@ -364,7 +370,7 @@ def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
     # A number is an answer ("It is 4096 [1].", "3.7.0 [1]"), unless it only follows a label
     # ("The answer is: 1. The answer is: 2.").
     if not words and not HAN.search(rest) and (labelled or not re.search(r"\d", rest)):
-        return "it says nothing from the sources"
+        return [("it says nothing from the sources", "它没有说出网页里的任何内容")]
     said = [str(p.get("text", "")) for p in pages]
     checks = [
         not_degenerate,
@@ -376,7 +382,9 @@ def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
         grounded(*said),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)
-    return "; ".join(f"{v.name}: {v.reason}" for v in verdicts if not v.passed)
+    return [
+        (f"{v.name}: {v.reason}", f"{v.name}：{v.zh or v.reason}") for v in verdicts if not v.passed
+    ]
 
 
 def _unanswered(
@@ -384,11 +392,13 @@ def _unanswered(
     question: str,
     queries: list[str],
     pages: list[dict[str, Any]],
-    refused: str,
+    unfit: list[tuple[str, str]],
 ) -> SkillResult:
     """The reply when the answer failed its checks twice: why, the pages read, and the parts
     of them with the question's words, quoted as written (no model): what the user can read
     for the answer the model did not give."""
+    refused = "; ".join(en for en, _ in unfit)
+    said = "；".join(zh for _, zh in unfit)
     listed = "\n".join(f"{i}. [{p['title']}]({p['url']})" for i, p in enumerate(pages, 1))
     passages = best_passages(question, pages)
     quoted = "\n\n".join(
@@ -398,7 +408,7 @@ def _unanswered(
     return SkillResult(
         success=False,
         message=ctx.say(
-            f"模型的回答没有通过检查（{refused}），再问一次也没有，所以不显示。读过的网页：\n\n",
+            f"模型的回答没有通过检查（{said}），再问一次也没有，所以不显示。读过的网页：\n\n",
             f"The model's answer failed its check ({refused}), and again when asked once more, "
             "so it is not shown. The pages read:\n\n",
         )
@@ -483,6 +493,7 @@ _ASKING = frozenset(
     ]
 )
 _ASKING_TERMS = frozenset(w[:5] for w in _ASKING)
+_ASKING_HAN = sorted((w for w in _ASKING if HAN.search(w)), key=len, reverse=True)
 _QUESTION_WORD = re.compile(r"[^\W\d_]{3,}")
 _SECTION_START = re.compile(r"^(?=#{1,6}[ \t])", re.M)
 PASSAGE_CHARS = 600  # of one part of a page, quoted
@@ -501,7 +512,10 @@ def question_terms(question: str) -> set[str]:
     """The words (``_terms``) of ``question`` that say what it asks: not its addresses, nor
     the words that only make it a question or a request to read ("what does … say about",
     "research", "讲了什么")."""
-    return _terms(GIVEN_URL.sub(" ", question)) - _ASKING_TERMS
+    text = GIVEN_URL.sub(" ", question)
+    for phrase in _ASKING_HAN:  # taken out first: a pair across two of them is no word
+        text = text.replace(phrase, " ")
+    return _terms(text) - _ASKING_TERMS
 
 
 def best_passages(question: str, pages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
