@@ -203,3 +203,49 @@ def test_a_summary_in_any_script_has_prose() -> None:
     check = has_prose("Goroutines are cheap.")
     assert check(Generated(text="Горутины дешёвые, а каналы передают значения.")).passed
     assert not check(Generated(text="# Go\n\n```go\nfunc main() {}\n```")).passed
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        "```\n# Concurrency in Go\n\n",  # a fence never closed, then the post's own title
+        "# Concurrency in Go\n\n",
+        "## Concurrency In Go!\n\n",  # one character changed, and the case
+        "# Concurrency\n\n",  # a part of the post's heading
+    ],
+)
+async def test_what_a_summary_opens_with_and_is_no_summary_is_left_out(
+    tmp_path: Path, start: str
+) -> None:
+    """The embedded model's summary of the rust borrowing post was "```", the post's title
+    as a heading and its first paragraph, and it was shown so; of the ML post, it began with
+    a part of the post's title as a heading."""
+    blog = copy_blog(tmp_path / "blog")
+    msg = await run_writing_skill(
+        blog, ScriptedModel([start + _GOOD]), "Summarize", {"path": "posts/go-concurrency.md"}
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["summary"] == _GOOD
+
+
+async def test_a_heading_of_the_summarys_own_is_kept(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    own = f"## Key points\n\n{_GOOD}"
+    msg = await run_writing_skill(
+        blog, ScriptedModel([own]), "Summarize", {"path": "posts/go-concurrency.md"}
+    )
+    assert msg.state == "COMPLETED" and msg.data["summary"] == own
+
+
+async def test_a_bold_list_item_begun_and_never_written_is_left_out(tmp_path: Path) -> None:
+    """The embedded model's summary of the ML post ended "**3." (an item it never wrote)."""
+    blog = copy_blog(tmp_path / "blog")
+    listed = "Goroutines:\n\n**1. Cheap**: goroutines are cheap.\n\n**2. Channels** pass values."
+    msg = await run_writing_skill(
+        blog,
+        ScriptedModel([listed + "\n\n**3."]),
+        "Summarize",
+        {"path": "posts/go-concurrency.md"},
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["summary"] == listed

@@ -43,7 +43,7 @@ from .prompts import (
     language_name,
     messages,
 )
-from .scaffold import without_retry_note
+from .scaffold import alike, without_retry_note
 
 __all__ = [
     "SENTENCE_END",
@@ -248,7 +248,7 @@ async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> 
         text = text[label.end() :].strip()  # "A one-sentence summary:" then the summary
     if result.usage.completion_tokens >= max_tokens and not result.truncated_repetition:
         text = whole_sentences(text)
-    return Generated(text=_loose_ends(text))
+    return Generated(text=_loose_ends(_without_copied_start(text, content)))
 
 
 # What a summary ends with and does not finish: a code block never closed (the embedded model
@@ -256,6 +256,42 @@ async def _ask(ctx: SkillContext, system: str, content: str, note: str = "") -> 
 # ."), and headings with nothing under them (the rust post's ended "## 按照异常处理方式进行操作
 # \n\n### 1."). Cut, when prose is left before them.
 _HEADINGS_END = re.compile(r"(?:\n[ \t]{0,3}#{1,6}(?:[ \t][^\n]*)?\s*)+$")
+
+
+def _without_copied_start(text: str, content: str) -> str:
+    """``text`` without what it opens with that is no summary: a bare fence never closed (the
+    embedded model's summary of the rust borrowing post was "```", the post's title as a
+    heading and its first paragraph, shown as done), and headings of the text summarised (its
+    summary of the ML post began "# 从线性回归开始", of the post "# 机器学习入门：从线性回归开始").
+    Kept as it is when nothing but code and headings would be left."""
+    kept = text
+    fences = list(_OPEN_FENCE.finditer(kept))
+    if len(fences) == 1 and fences[0].start() == 0 and _BARE_FENCE.match(kept):
+        kept = kept.partition("\n")[2]  # a fence with nothing before it, and no end
+    theirs = [_heading_text(h) for h in _HEADING_LINES.findall(content)]
+    lines = kept.strip("\n").splitlines()
+    while lines and (
+        not lines[0].strip()
+        or (_HEADING_LINES.match(lines[0]) and _one_of(_heading_text(lines[0]), theirs))
+    ):
+        lines.pop(0)
+    kept = "\n".join(lines).strip()
+    return kept if kept != text.strip() and _words_outside(kept) else text
+
+
+_BARE_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})[ \t]*(?:\n|$)")
+
+
+def _heading_text(line: str) -> str:
+    return " ".join(line.strip().lstrip("#").split()).casefold()
+
+
+def _one_of(heading: str, theirs: list[str]) -> bool:
+    """Whether ``heading`` is one of ``theirs``: the same, a part of one (four characters or
+    more), or alike (one character changed: "Rust 生命周期详细" for "Rust 生命周期详解")."""
+    return len(heading) >= 4 and any(
+        heading in their or alike(heading, their, 0.85) for their in theirs
+    )
 
 
 def _loose_ends(text: str) -> str:
@@ -310,7 +346,9 @@ _SUMMARY_LABEL = re.compile(
 
 
 # A list's last item begun and never written ("…\n3." at the token limit): not the summary's.
-_EMPTY_ITEM_END = re.compile(r"(?:\n[ \t]*(?:\d{1,3}[.)]|[-*+])[ \t]*)+$")
+_EMPTY_ITEM_END = re.compile(
+    r"(?:\n[ \t]*(?:\*{1,2}|_{1,2})?(?:\d{1,3}[.)]|[-*+])[ \t]*(?:\*{1,2}|_{1,2})?[ \t]*)+$"
+)  # (and "**3." at the end: the embedded model's summary of the ML post)
 
 
 SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)）\]]*(?=\s|$)|[。！？]")
