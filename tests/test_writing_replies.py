@@ -23,6 +23,7 @@ from skillrt.skills.writing import (
     pick,
     post_length,
     post_tags,
+    show_post,
 )
 
 MODULES = sorted({s.fn.__module__ for s in builtin_skills() if "browsing" not in s.fn.__module__})
@@ -80,6 +81,8 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
         wanted |= asked_for(post_tags)  # a post's tags
     if any(getattr(module, n, None) is blog_tags.retag_every_post for n in dir(module)):
         wanted |= asked_for(blog_tags)  # a tag changed in every post
+    if any(getattr(module, n, None) is show_post.show_post for n in dir(module)):
+        wanted |= asked_for(show_post)  # a post shown as written
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

@@ -1,0 +1,100 @@
+"""A post shown as it is written ("show it", "display the post"): the file's text, no model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt._routing.intent_table import IntentTable
+from skillrt.skills.writing.show_post import MAX_SHOWN_CHARS, SHOW_EN, SHOW_ZH, asks_to_show
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_blog
+from tests.writing_support import writing_runtime
+
+POST = "posts/docker-basics.md"
+
+
+@pytest.mark.parametrize(
+    ("text", "shows"),
+    [
+        ("show it", True),
+        ("show me the post", True),
+        ("display the post", True),  # (the classifier's DeleteArticle, at 0.92)
+        ("print it", True),
+        ("open the git workflow post", True),
+        ("show me the git workflow post", True),
+        ("show posts/docker-basics.md", True),
+        ("please show me the whole post again", True),
+        ("给我看看这篇文章", True),
+        ("显示 docker 那篇", True),
+        ("打开 git 那篇文章", True),
+        # (not "open it", which in a browsing session is a page's, nor "open posts/foo.md")
+        ("open it", False),
+        ("open posts/foo.md", False),
+        ("打开它", False),
+        ("show me the posts tagged rust", False),
+        ("show me the tags of the rust post", False),
+        ("open https://example.com", False),
+        ("open it in the browser", False),
+        ("show it to me in Chinese", False),
+        ("打开 https://example.com", False),
+    ],
+)
+def test_a_request_to_see_a_post_is_told_apart(text: str, shows: bool) -> None:
+    assert asks_to_show(text) is shows
+
+
+def test_the_table_routes_what_the_skill_shows() -> None:
+    """The table's rules are the skill's regexes: a request the table sent to AnswerQuestion
+    that the skill did not take would go to the model as a question."""
+    patterns = {p.regex.pattern for p in IntentTable.default().patterns}
+    assert SHOW_EN.pattern in patterns and SHOW_ZH.pattern in patterns
+
+
+@pytest.mark.parametrize("request_text", ["display the post", "show it", "给我看看这篇文章"])
+async def test_the_open_post_is_shown_as_written_and_nothing_is_changed(
+    tmp_path: Path, request_text: str
+) -> None:
+    """The classifier sent "display the post" to DeleteArticle, and "show it", after a new
+    article, to an edit of it."""
+    blog = copy_blog(tmp_path / "blog")
+    before = (blog / POST).read_text(encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(request_text, {"current_file": POST})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert llm.call_count == 0
+    assert msg.data["path"] == POST and msg.data["shown"] is True and not msg.data["cut"]
+    assert before.rstrip("\n") in msg.content  # frontmatter and all, as written
+    assert msg.content.count("````markdown") == 1  # a fence longer than the post's own
+    assert (blog / POST).read_text(encoding="utf-8") == before
+
+
+async def test_a_post_named_is_shown_and_a_long_one_is_cut_with_a_note(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    long_post = blog / "posts" / "long-read.md"
+    long_post.write_text(
+        "---\ntitle: A long read\n---\n\n" + "A sentence of the long read.\n" * 1000,
+        encoding="utf-8",
+    )
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    named = await rt.process_input("show me the git workflow post")
+    long = await rt.process_input("show posts/long-read.md")
+    await rt.close()
+    assert named.state == "COMPLETED" and named.data["path"] == "posts/git-workflow.md"
+    assert "A Practical Git Branching Workflow" in named.content
+    assert long.data["cut"] is True and long.data["chars"] > MAX_SHOWN_CHARS
+    assert f"The first {MAX_SHOWN_CHARS} of its {long.data['chars']} characters" in long.content
+
+
+async def test_with_no_post_open_it_asks_which(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    msg = await rt.process_input("show it")
+    assert msg.state == "WAITING_INPUT" and "show" in msg.content.lower()
+    await rt.close()
