@@ -642,3 +642,24 @@ async def test_a_refused_translation_leaves_the_edit_among_the_choices(text: str
         kind, intent, question = await decide(asked, context=focus)
         offered = [c.intent for c in question.choices] if question is not None else []
         assert intent.type != "EDIT_CONTENT" and "EDIT_CONTENT" not in offered, asked
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["copy the post", "go through the post", "archive the post", "see the draft",
+     "duplicate the post"],
+)  # fmt: skip
+async def test_a_delete_the_text_says_no_word_of_is_no_decision(text: str) -> None:
+    """The classifier sent "copy the post" to DeleteArticle at 0.97 and "go through the post"
+    at 0.92, and the chat asked "Delete “the current post”? (y/n)"."""
+    kind, intent, question = await decide(text, None, "low", {"current_file": "posts/x.md"})
+    assert intent.type != "DELETE_ARTICLE" or intent.confidence <= 0.3
+    assert kind == "ask" and "(y/n)" not in str(question)
+
+
+@pytest.mark.parametrize(
+    "text", ["delete the post", "get rid of it", "throw away posts/old.md", "这篇不要了"]
+)
+async def test_a_delete_in_words_is_still_a_delete(text: str) -> None:
+    _, intent, _ = await decide(text, None, "low", {"current_file": "posts/x.md"})
+    assert intent.type == "DELETE_ARTICLE" and intent.confidence >= 0.9

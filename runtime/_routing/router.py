@@ -921,6 +921,16 @@ class IntentRouter:
         elif (
             result is not None
             and result.source == "classifier"
+            and self._unsaid(result.type, routed)
+        ):
+            # A delete the text says no word of: the classifier sent "copy the post" (0.97),
+            # "go through the post" (0.92) and "archive the post" (0.86) to DeleteArticle,
+            # which then asked "Delete …? (y/n)". Its guess is no decision: the user is asked
+            # what was meant.
+            result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
+        elif (
+            result is not None
+            and result.source == "classifier"
             and result.type == CHAT
             and self.unclassified
         ):
@@ -1058,6 +1068,17 @@ class IntentRouter:
                 p.intent for p in self.table.patterns if p.needs_browsing
             )
         return any(name in follows for name in skill.intents)
+
+    def _unsaid(self, intent: str, text: str) -> bool:
+        """Whether ``intent`` deletes (its ``effect``) and ``text`` holds none of its keywords
+        (``cues``)."""
+        spec = self.spec(intent)
+        return (
+            spec is not None
+            and spec.effect == "delete"
+            and spec.cues is not None
+            and spec.cues.search(text) is None
+        )
 
     def _cue_hits(self, text: str) -> set[str]:
         """The registered intents whose keywords (``cues`` in the table) appear in ``text``."""
