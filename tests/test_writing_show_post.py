@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from skillrt._routing.intent_table import IntentTable
-from skillrt.skills.writing.show_post import MAX_SHOWN_CHARS, SHOW_EN, SHOW_ZH, asks_to_show
+from skillrt.skills.writing.show_post import MAX_SHOWN_CHARS, PATTERNS, asks_to_show, shown_part
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_blog
 from tests.writing_support import writing_runtime
@@ -49,7 +49,7 @@ def test_the_table_routes_what_the_skill_shows() -> None:
     """The table's rules are the skill's regexes: a request the table sent to AnswerQuestion
     that the skill did not take would go to the model as a question."""
     patterns = {p.regex.pattern for p in IntentTable.default().patterns}
-    assert SHOW_EN.pattern in patterns and SHOW_ZH.pattern in patterns
+    assert all(own.pattern in patterns for own in PATTERNS)
 
 
 @pytest.mark.parametrize("request_text", ["display the post", "show it", "给我看看这篇文章"])
@@ -98,3 +98,53 @@ async def test_with_no_post_open_it_asks_which(tmp_path: Path) -> None:
     msg = await rt.process_input("show it")
     assert msg.state == "WAITING_INPUT" and "show" in msg.content.lower()
     await rt.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("list the sections", "outline"),  # (the classifier's edit, at 0.96)
+        ("show me the outline of the git workflow post", "outline"),
+        ("what are the sections of it?", "outline"),
+        ("列出这篇文章的小节", "outline"),
+        ("看看 docker 那篇的目录", "outline"),
+        ("show the frontmatter", "frontmatter"),  # (the classifier's edit, at 0.95)
+        ("what's in the metadata?", "frontmatter"),
+        ("显示它的元数据", "frontmatter"),
+        ("show it", "post"),
+        ("list the posts", None),
+        ("add a section about tmux", None),
+        ("这篇文章的标题是什么", None),
+    ],
+)
+def test_what_of_a_post_a_request_asks_to_see(text: str, part: str | None) -> None:
+    assert shown_part(text) == part
+
+
+async def test_the_sections_and_the_frontmatter_are_shown_and_nothing_is_changed(
+    tmp_path: Path,
+) -> None:
+    """The classifier sent "list the sections" to an edit of the open post (0.96), and the
+    scripted answer "x" became its body."""
+    blog = copy_blog(tmp_path / "blog")
+    post = blog / "posts" / "outlined.md"
+    post.write_text(
+        "---\ntitle: Outlined\ntags: [a]\n---\n\n# Outlined\n\nIntro.\n\n## First\n\n"
+        "```sh\n# not a heading\n```\n\n### Deeper\n\n## Second\n\nEnd.\n",
+        encoding="utf-8",
+    )
+    before = post.read_text(encoding="utf-8")
+    llm = ScriptedModel(["x", "x"])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    context = {"current_file": "posts/outlined.md"}
+    outline = await rt.process_input("list the sections", context)
+    block = await rt.process_input("show the frontmatter", context)
+    bare = await rt.process_input("列出 docker 那篇的小节")
+    await rt.close()
+    assert llm.call_count == 0 and post.read_text(encoding="utf-8") == before
+    assert outline.data["headings"] == ["Outlined", "First", "Deeper", "Second"]
+    assert "- Outlined\n  - First\n    - Deeper\n  - Second" in outline.content
+    assert block.data["frontmatter"] == "---\ntitle: Outlined\ntags: [a]\n---\n"
+    assert "title: Outlined" in block.content
+    assert bare.data["path"] == "posts/docker-basics.md", bare.content
