@@ -37,6 +37,17 @@ _ABOUT_LAST = re.compile(
     re.I,
 )
 _THANKS = re.compile(r"^(?:thanks|thank\s+you|thx|ty|cheers|谢谢|多谢|谢了|感谢)", re.I)
+# What skillrt can do ("what can you do?", "help", "你能做什么？"): our own answer, with examples
+# of requests it understands. The embedded model answered "grammar and spell check".
+_ABOUT_ME = re.compile(
+    r"^(?:so\s+|and\s+|ok(?:ay)?[\s,]+)?(?:what\s+(?:can|could|do)\s+you\s+(?:do|help\s+(?:me\s+)?with)|"
+    r"what\s+are\s+you\s+able\s+to\s+do|who\s+are\s+you|what\s+are\s+you|what\s+is\s+skillrt|"
+    r"how\s+(?:do|can|should)\s+i\s+use\s+(?:you|this|it|skillrt)|help(?:\s+me)?)"
+    r"(?:\s+(?:here|for\s+me|exactly))?\s*[?？!.！。]*$|"
+    r"^(?:你|您)?(?:都)?(?:能|会|可以)(?:帮我)?(?:做|干)?(?:些)?(?:什么|啥)\s*[?？!.！。]*$|"
+    r"^(?:你|您)是谁\s*[?？!.！。]*$|^(?:这个)?(?:怎么用|如何使用|帮助)\s*[?？!.！。]*$",
+    re.I,
+)
 
 # A letter's closing at the end of a reply: the embedded model answered "thanks!" with "You're
 # welcome! … Best,\nAlex", signing a name that is nobody's.
@@ -64,6 +75,27 @@ REPLIES = Replies(
             "Hello! What shall we work on? For example: write an article about Rust ownership.",
         ),
         "thanks": ("不客气！还有什么需要帮忙的吗？", "You're welcome! Anything else?"),
+        "about_me": (
+            "我是 skillrt，帮你打理这个文件夹里的 Markdown 博客。比如：\n"
+            "- 写文章：“写一篇关于 Rust 所有权的文章”\n"
+            "- 改打开的文章：“改得更简洁一些”“加上标签 rust”“把所有文章的 rust 标签改成 rustlang”\n"
+            "- 总结、翻译：“总结一下 posts/x.md”“把它翻译成英文”\n"
+            "- 从你的文章里回答：“我写过哪些关于 docker 的文章？”“列出标签为 rust 的文章”"
+            "“给我看看这篇文章”\n"
+            "- 网页：“调研一下 https://…”“https://… 讲了什么”\n"
+            "- 管理：“发布它”“删掉它”（放进回收站）、“撤销”\n"
+            "输入 /help 查看命令。",
+            "I'm skillrt: I look after the Markdown blog in this folder. For example:\n"
+            "- write a post: “write an article about Rust ownership”\n"
+            "- edit the open post: “make it shorter”, “add the tag rust”, “rename the tag rust "
+            "to rustlang in every post”\n"
+            "- summarise or translate: “summarize posts/x.md”, “translate it into Chinese”\n"
+            "- answer from your posts: “what did I write about docker?”, “list my posts tagged "
+            "rust”, “show it”\n"
+            "- the web: “research https://…”, “what does https://… say about …?”\n"
+            "- manage posts: “publish it”, “delete it” (to the trash), “undo”\n"
+            "Type /help for the commands.",
+        ),
         "no_answer": (
             "抱歉，我现在答不上来。可以换个问法，或者让我写、改、总结一篇文章。",
             "Sorry, I have no answer to that right now. Ask me another way, or ask me to write, "
@@ -94,6 +126,10 @@ def _canned(ctx: SkillContext, text: str) -> str:
 )
 async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     text = " ".join((params.message or ctx.input.text).split())[:MAX_MESSAGE_CHARS]
+    if _ABOUT_ME.match(text):  # what it can do: ours, with requests it understands
+        return SkillResult(
+            message=ctx.reply("about_me"), data={"chat": True, "fallback": False, "about": True}
+        )
     lang = "简体中文" if ctx.input.language == "zh" else "English"
     history: list[LLMMessage] = ctx.conversation.messages()
     if not history or history[-1]["role"] != "user":

@@ -12,7 +12,7 @@ from skillrt import AgentRuntime, SkillContext, SkillResult, load_config, skill
 from skillrt.llm.base import LLMMessage, estimate_tokens
 from skillrt.skill.conversation import Sessions, Turn, bound_turns, focus_from_result
 from skillrt.skills.writing import writing_skills
-from skillrt.testing import FunctionModel, ModelOptions
+from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
 from tests.blog import copy_blog
 from tests.writing_support import FollowUpModel, WritingModelFn, writing_runtime
 
@@ -359,6 +359,28 @@ async def test_small_talk_never_ends_in_error(blog: Path) -> None:
     msg = await rt.process_input("why?")
     assert msg.state == "COMPLETED" and msg.content
     await rt.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("what can you do?", "write an article about Rust ownership"),
+        ("what can you help me with?", "summarize posts/x.md"),
+        ("你能做什么？", "写一篇关于 Rust 所有权的文章"),
+        ("who are you?", "I'm skillrt"),
+    ],
+)
+async def test_what_it_can_do_is_told_from_what_it_does_not_the_model(
+    blog: Path, text: str, said: str
+) -> None:
+    """The embedded model answered "what can you do?" with "grammar and spell check"."""
+    model = ScriptedModel([])
+    rt = chat_runtime(blog, model)
+    await rt.initialize()
+    msg = await rt.process_input(text)
+    await rt.close()
+    assert msg.state == "COMPLETED" and said in msg.content and msg.data["about"] is True
+    assert model.call_count == 0
 
 
 async def test_why_is_answered_about_the_last_answer(blog: Path) -> None:
