@@ -73,6 +73,9 @@ def test_what_is_not_a_rename(instruction: str, expected: TagChange | None) -> N
         ("rename the tag go to golang across the blog", "rename the tag go to golang"),
         ("将所有文章的标签 rust 改为 rustlang", "标签 rust 改为 rustlang"),
         ("从所有文章中删除标签 draft", "删除标签 draft"),
+        # a tag renamed right after the scope, as the chat's own example says it
+        ("把所有文章的 rust 标签改成 rustlang", "rust 标签改成 rustlang"),
+        ("把全站的 go 标签换成 golang", "go 标签换成 golang"),
         ("rename the tag rust to rustlang", None),
         ("remove the tag draft from the rust post", None),
         ("summarize all posts", None),  # (a place, "in", "from", "to", must come first)
