@@ -22,6 +22,7 @@ from skillrt.skills.browsing.research import (
     ResearchAnswer,
     best_passages,
     given_urls,
+    question_terms,
     research,
     unfit_answer,
 )
@@ -402,7 +403,13 @@ async def test_an_answer_about_the_first_refusal_is_refused_with_the_pages_words
     assert "Important: the first answer was refused" in prompts[1]
     passage = msg.data["passages"][0]
     assert passage["url"] == page and "three rings of water" in passage["text"]
-    assert "> " in msg.content and "three rings of water" in msg.content
+    assert "```page-quote\n" in msg.content and "three rings of water" in msg.content
+    # the page's words, untrusted, never go back to a model with the conversation
+    from skillrt.skill.conversation import Conversation, Turn
+
+    said = Conversation("s", (Turn("assistant", msg.content),)).messages()
+    assert "three rings of water" not in said[0]["content"]
+    assert "(a quote of a web page, left out)" in said[0]["content"]
 
 
 def test_the_parts_of_a_page_with_the_questions_words() -> None:
@@ -419,6 +426,11 @@ def test_the_parts_of_a_page_with_the_questions_words() -> None:
         "# tmux\ntmux is a terminal multiplexer."
     ]  # nothing asked but the page: its beginning
     assert best_passages("what about zebras?", [page]) == []
+    # the words that only ask are left out whole, before the words are cut to five letters
+    assert question_terms("what does https://x/wal.html tell me about checkpoints?") == {"check"}
+    assert question_terms("what does https://x/wal.html say about the visitors?") == {"visit"}
+    assert question_terms("research https://x/tmux") == set()
+    assert "tmux" in question_terms("https://x.org 里 tmux怎么分离会话")
     zh = {
         "url": "u",
         "title": "t",
@@ -444,19 +456,18 @@ async def test_one_page_read_is_the_source_of_an_answer_citing_none(
     assert f"1. [Atlantis]({page})" in msg.content
 
 
-@pytest.mark.parametrize("how", ["truncated_repetition", "capped"])
-async def test_a_sentence_cut_short_is_not_shown(site: TestSite, tmp_path: Path, how: str) -> None:
-    """The embedded model's answer ended "… is a terminal multiplexer. A" where the guard cut
-    its loop, and its fallback grammar cut one to "The session is a collection of windows, ";
-    an answer that is only such a fragment says nothing, and is asked again."""
+async def test_a_sentence_cut_short_is_not_shown(site: TestSite, tmp_path: Path) -> None:
+    """The embedded model's fallback grammar cut an answer to "The session is a collection
+    of windows, "; an answer that is only such a fragment says nothing, and is asked again.
+    One shorter than the cut was not cut, and is kept as it is."""
 
     def cut(answer: str) -> LLMResult:
         parsed = ResearchAnswer(title="", answer=answer)
-        return LLMResult(parsed.model_dump_json(), parsed, **{how: True})
+        return LLMResult(parsed.model_dump_json(), parsed, capped=True)
 
     model, _ = _capturing(
         [
-            cut("The session is a collection of windows,"),
+            cut("The session is a collection of windows, "),  # 40 characters, the cut
             cut("Atlantis is an island. Its capital is Po"),
         ]
     )
@@ -469,6 +480,13 @@ async def test_a_sentence_cut_short_is_not_shown(site: TestSite, tmp_path: Path,
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["answer"] == "Atlantis is an island."
     assert model.call_count == 2
+    short, _ = _capturing([cut("Poseidonia is the capital [1]")])  # shorter: not cut
+    rt = make_runtime(tmp_path / "short", short)
+    try:
+        kept = await rt.run_skill("ResearchWeb", {"question": f"what does {page} say?"})
+    finally:
+        await rt.close()
+    assert kept.state == "COMPLETED" and kept.data["answer"] == "Poseidonia is the capital [1]"
 
 
 def test_an_answer_mostly_said_over_is_unfit_though_from_the_page() -> None:

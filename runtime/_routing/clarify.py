@@ -294,7 +294,8 @@ _SEARCH_FIRST = re.compile(
     r"^(?:请|帮我|麻烦|你)?\s*(?:打开|访问|读一下|看一下|看看)\s*https?://\S+?\s*[，,]?\s*"
     r"(?:然后)?\s*(?:告诉我|跟我说|看看|找找|找一下)(?![^\n]*(?:删|注销|取消|付款|支付|购买|下单))|"
     # "how do I detach according to https://…": a question on that page, which only reads.
-    r"\baccording\s+to\s+https?://\S",
+    r"^(?:how|what|which|why|when|where|who|is|are|does|do|did|can|could|should|will)\b"
+    r"[^\n]{0,200}?\baccording\s+to\s+https?://\S+\s*[?.!？]*$",
     re.IGNORECASE,
 )
 

@@ -28,6 +28,7 @@ from skillrt.abort import AbortSignal
 from skillrt.exceptions import StructuredOutputError
 
 __all__ = [
+    "CAPPED_STRING_CHARS",
     "LLM",
     "BaseLLM",
     "LLMMessage",
@@ -123,6 +124,10 @@ class Usage:
         return out
 
 
+CAPPED_STRING_CHARS = 40
+"""The length at which the embedded model's fallback grammar cuts every string (``capped``)."""
+
+
 @dataclass(slots=True)
 class LLMResult:
     """What a model answered. ``cost`` is None when the model has no price (unpriced, not free)."""
@@ -134,7 +139,7 @@ class LLMResult:
     model: str = ""
     truncated_repetition: bool = False  # the repetition guard cut a looping answer short
     # A structured answer from the embedded model's fallback grammar, which cuts every string
-    # at a few dozen characters so that it always ends: its free text may stop mid-sentence.
+    # at ``CAPPED_STRING_CHARS`` so that it always ends: a string that long may stop mid-word.
     capped: bool = False
 
     def parsed_as(self, model: type[M]) -> M:

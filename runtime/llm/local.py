@@ -40,6 +40,7 @@ from typing import Any, Literal
 from skillrt.abort import AbortSignal
 from skillrt.exceptions import ConfigError, MissingDependency, ModelCrashed, TaskCancelled
 from skillrt.llm.base import (
+    CAPPED_STRING_CHARS,
     BaseLLM,
     LLMMessage,
     LLMRequest,
@@ -101,7 +102,7 @@ def _check_llama_cpp() -> None:
 
 _ARRAY_LIMITS = {"bounded": 12, "minimal": 3}
 _LEVELS = ("bounded", "minimal")  # a structured call's grammars, one request each
-_MINIMAL_STRING = 40
+_MINIMAL_STRING = CAPPED_STRING_CHARS
 
 
 def grammar_schema(schema: dict[str, Any], level: str) -> dict[str, Any]:

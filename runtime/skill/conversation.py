@@ -21,12 +21,33 @@ from typing import Any, Literal
 
 from skillrt.llm.base import LLMMessage, estimate_tokens
 
-__all__ = ["Conversation", "Sessions", "Turn", "bound_turns", "focus_from_result"]
+__all__ = [
+    "PAGE_QUOTE",
+    "Conversation",
+    "Sessions",
+    "Turn",
+    "bound_turns",
+    "focus_from_result",
+    "without_page_quotes",
+]
 
 Role = Literal["user", "assistant"]
 POST_SUFFIXES = (".md", ".markdown", ".mdx")
 KEEP_TURNS = 200  # turns held in memory per session (what goes to a model is bounded apart)
 _POST_IN_TEXT = re.compile(r"(?<![\w./-])([\w./-]{1,200}\.(?:md|markdown|mdx))(?![\w])")
+PAGE_QUOTE = "page-quote"
+"""The info string of a code block in a reply that quotes a web page as written (untrusted):
+such a block is shown to the user, and never sent to a model with the conversation."""
+_PAGE_QUOTE_BLOCK = re.compile(
+    rf"^([ \t]{{0,3}})(`{{3,}}|~{{3,}}){PAGE_QUOTE}[ \t]*\n.*?(?:^[ \t]{{0,3}}\2[ \t]*$|\Z)",
+    re.S | re.M,
+)
+
+
+def without_page_quotes(text: str) -> str:
+    """``text`` with each web page quote (a ``PAGE_QUOTE`` block) replaced by a note: page
+    text reaches a model only inside the browsing skills' untrusted-content blocks."""
+    return _PAGE_QUOTE_BLOCK.sub(r"\1(a quote of a web page, left out)", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,17 +117,17 @@ class Conversation:
         """The assistant's last reply before the current request."""
         for turn in reversed(self.turns):
             if turn.role == "assistant":
-                return turn.content
+                return without_page_quotes(turn.content)
         return None
 
     def messages(self, *, exclude_last: bool = False) -> list[LLMMessage]:
         """The turns as chat messages (already within ``max_tokens``)."""
         turns = self.turns[:-1] if exclude_last and self.turns else self.turns
-        return [{"role": t.role, "content": t.content} for t in turns]
+        return [{"role": t.role, "content": without_page_quotes(t.content)} for t in turns]
 
     def transcript(self) -> str:
         """The turns as plain text, one ``role: content`` paragraph each."""
-        return "\n\n".join(f"{t.role}: {t.content}" for t in self.turns)
+        return "\n\n".join(f"{t.role}: {without_page_quotes(t.content)}" for t in self.turns)
 
 
 def focus_from_result(skill: str | None, data: Mapping[str, Any]) -> tuple[bool, str | None]:

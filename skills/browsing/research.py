@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from skillrt.exceptions import BrowserError, URLNotAllowed
+from skillrt.llm.base import CAPPED_STRING_CHARS
+from skillrt.skill.conversation import PAGE_QUOTE
 from skillrt.skill.definition import SkillResult
 from skillrt.skills.browsing.backends import firewall_from_config
 from skillrt.skills.browsing.config import browser_config
@@ -47,7 +49,7 @@ from skillrt.skills.writing.repeats import (
     not_said_over,
 )
 from skillrt.skills.writing.scaffold import without_echo, without_retry_talk
-from skillrt.skills.writing.summarize import SENTENCE_END, whole_sentences
+from skillrt.skills.writing.summarize import SENTENCE_END
 
 if TYPE_CHECKING:
     from skillrt.llm.base import LLMMessage
@@ -60,6 +62,7 @@ __all__ = [
     "best_passages",
     "check_citations",
     "given_urls",
+    "question_terms",
     "research",
     "unfit_answer",
 ]
@@ -237,11 +240,12 @@ async def _answer(
     answer = without_echo(parsed.answer, [system, *([retry] if retry else [])])
     if retry:
         answer = without_retry_talk(answer)
-    # Cut short (by the guard, or by the embedded model's fallback grammar, which ends every
-    # string at 40 characters: "The session is a collection of windows, " was shown as the
-    # answer): its last, unfinished sentence is no answer.
-    if result.truncated_repetition or result.capped:
-        answer = whole_sentences(answer) if SENTENCE_END.search(answer) else ""
+    # Cut short by the embedded model's fallback grammar, which ends every string at
+    # CAPPED_STRING_CHARS ("The session is a collection of windows, " was shown as the
+    # answer): its last, unfinished sentence is no answer. (A shorter one was not cut.)
+    if result.capped and len(parsed.answer) >= CAPPED_STRING_CHARS:
+        ends = list(SENTENCE_END.finditer(answer))
+        answer = answer[: ends[-1].end()] if ends else ""
     return {"title": parsed.title, "answer": answer}
 
 
@@ -401,10 +405,9 @@ def _unanswered(
     said = "；".join(zh for _, zh in unfit)
     listed = "\n".join(f"{i}. [{p['title']}]({p['url']})" for i, p in enumerate(pages, 1))
     passages = best_passages(question, pages)
-    quoted = "\n\n".join(
-        f"[{p['title']}]({p['url']}):\n\n" + "\n".join(f"> {line}" for line in text.splitlines())
-        for p, text in passages
-    )
+    # As written, in a block that shows it as text (no link, image or HTML of the page's is
+    # rendered) and that the conversation never sends to a model (``PAGE_QUOTE``).
+    quoted = "\n\n".join(f"{p['url']}:\n\n{_quoted(text)}" for p, text in passages)
     return SkillResult(
         success=False,
         message=ctx.say(
@@ -432,10 +435,29 @@ def _unanswered(
     )
 
 
+def _quoted(text: str) -> str:
+    """``text`` in a ``PAGE_QUOTE`` block whose fence is longer than any inside it."""
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`{3,}", text)), default=0))
+    return f"{fence}{PAGE_QUOTE}\n{text}\n{fence}"
+
+
 # Words of a question that say it is one, not what it is about.
-_ASKING = frozenset(
+_ASKING = frozenset(  # whole words, casefolded
     [
         "what",
+        "say",
+        "the",
+        "and",
+        "for",
+        "you",
+        "are",
+        "was",
+        "how",
+        "why",
+        "who",
+        "can",
+        "use",
+        "its",
         "which",
         "does",
         "did",
@@ -492,18 +514,18 @@ _ASKING = frozenset(
         "关于",
     ]
 )
-_ASKING_TERMS = frozenset(w[:5] for w in _ASKING)
 _ASKING_HAN = sorted((w for w in _ASKING if HAN.search(w)), key=len, reverse=True)
-_QUESTION_WORD = re.compile(r"[^\W\d_]{3,}")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]{2,}")  # (a Latin word touching Chinese is one)
 _SECTION_START = re.compile(r"^(?=#{1,6}[ \t])", re.M)
 PASSAGE_CHARS = 600  # of one part of a page, quoted
 MAX_PASSAGES = 2
 
 
-def _terms(text: str) -> set[str]:
-    """The words of ``text`` as compared (the first five letters, case aside) and its pairs
-    of Chinese characters."""
-    words = {w.casefold()[:5] for w in _QUESTION_WORD.findall(text) if not HAN.search(w)}
+def _terms(text: str, leave_out: frozenset[str] = frozenset()) -> set[str]:
+    """The words of ``text`` as compared (the first five letters, case aside), whole words in
+    ``leave_out`` left out first (so that "check" takes no "checkpoints" with it), and its
+    pairs of Chinese characters."""
+    words = {w[:5] for w in map(str.casefold, _LATIN_WORD.findall(text)) if w not in leave_out}
     han = [i for i, ch in enumerate(text) if HAN.match(ch)]
     return words | {text[i : i + 2] for i in han if i + 1 < len(text) and HAN.match(text[i + 1])}
 
@@ -515,7 +537,7 @@ def question_terms(question: str) -> set[str]:
     text = GIVEN_URL.sub(" ", question)
     for phrase in _ASKING_HAN:  # taken out first: a pair across two of them is no word
         text = text.replace(phrase, " ")
-    return _terms(text) - _ASKING_TERMS
+    return _terms(text, _ASKING)
 
 
 def best_passages(question: str, pages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
