@@ -30,6 +30,10 @@ POST = "posts/docker-basics.md"
         ("显示 docker 那篇", True),
         ("打开 git 那篇文章", True),
         # (not "open it", which in a browsing session is a page's, nor "open posts/foo.md")
+        ("show me the posts related to the docker post", False),
+        ("show me the changes to the post", False),
+        ("view github.com/user/repo/README.md", False),  # a page's, not the blog's
+        ("打开 posts/Go.MD", True),
         ("open it", False),
         ("open posts/foo.md", False),
         ("打开它", False),
@@ -115,6 +119,7 @@ async def test_with_no_post_open_it_asks_which(tmp_path: Path) -> None:
         ("list the posts", None),
         ("add a section about tmux", None),
         ("这篇文章的标题是什么", None),
+        ("列出目录", None),  # (a directory, as like as not)
     ],
 )
 def test_what_of_a_post_a_request_asks_to_see(text: str, part: str | None) -> None:
@@ -130,7 +135,7 @@ async def test_the_sections_and_the_frontmatter_are_shown_and_nothing_is_changed
     post = blog / "posts" / "outlined.md"
     post.write_text(
         "---\ntitle: Outlined\ntags: [a]\n---\n\n# Outlined\n\nIntro.\n\n## First\n\n"
-        "```sh\n# not a heading\n```\n\n### Deeper\n\n## Second\n\nEnd.\n",
+        "```sh\n# not a heading\n```\n\n### Deeper\n\n## Learning C#\n\nEnd.\n",
         encoding="utf-8",
     )
     before = post.read_text(encoding="utf-8")
@@ -143,8 +148,21 @@ async def test_the_sections_and_the_frontmatter_are_shown_and_nothing_is_changed
     bare = await rt.process_input("列出 docker 那篇的小节")
     await rt.close()
     assert llm.call_count == 0 and post.read_text(encoding="utf-8") == before
-    assert outline.data["headings"] == ["Outlined", "First", "Deeper", "Second"]
-    assert "- Outlined\n  - First\n    - Deeper\n  - Second" in outline.content
+    assert outline.data["headings"] == ["Outlined", "First", "Deeper", "Learning C#"]
+    assert "- Outlined\n  - First\n    - Deeper\n  - Learning C#" in outline.content
     assert block.data["frontmatter"] == "---\ntitle: Outlined\ntags: [a]\n---\n"
     assert "title: Outlined" in block.content
     assert bare.data["path"] == "posts/docker-basics.md", bare.content
+
+
+@pytest.mark.parametrize("text", ["show it", "list the sections", "display the post"])
+async def test_right_after_browsing_a_request_to_see_is_the_pages(text: str) -> None:
+    """In a browsing session "show it" and "list the sections" are about the page: the
+    table's rules for a post's text are not tried there."""
+    from benchmarks.bench_routing import _router
+
+    router = _router(None)
+    plain = await router.parse(text, {}, ask_model=False)
+    browsing = await router.parse(text, {"last_skill": "bench_browse"}, ask_model=False)
+    assert plain.type == "ANSWER_QUESTION" and plain.source == "regex"
+    assert browsing.type != "ANSWER_QUESTION" or browsing.source != "regex"

@@ -35,6 +35,7 @@ class _PatternEntry(BaseModel):
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     fallback: bool = False
     requires: list[Literal["selection", "current_file", "browsing"]] = Field(default_factory=list)
+    unless: list[Literal["browsing"]] = Field(default_factory=list)  # never right after a browse
 
 
 class _Pair(BaseModel):
@@ -166,6 +167,7 @@ class IntentPattern:
     needs_file: bool
     needs_browsing: bool  # only right after a browsing task (a follow-up such as "go back")
     where: str  # "intents.X.patterns[i]", for messages
+    avoids_browsing: bool = False  # never right after a browsing task ("show it" is the page's)
 
 
 _FRAGMENT = re.compile(r"\{\{(\w+)\}\}")
@@ -315,6 +317,7 @@ class IntentTable:
                         needs_file="current_file" in pat.requires,
                         needs_browsing="browsing" in pat.requires,
                         where=where,
+                        avoids_browsing="browsing" in pat.unless,
                     )
                 )
         return cls(specs, patterns, source)

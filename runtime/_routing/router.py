@@ -1168,6 +1168,7 @@ class IntentRouter:
                 and not (p.needs_selection and not selection)
                 and not (p.needs_file and not has_file)
                 and not (p.needs_browsing and not browsing)
+                and not (p.avoids_browsing and browsing)
             )
 
         ordinary = [p for p in (*self.table.patterns, *self._declared_patterns) if usable(p)]

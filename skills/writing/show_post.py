@@ -25,25 +25,35 @@ __all__ = ["MAX_SHOWN_CHARS", "REPLIES", "SHOW_EN", "SHOW_ZH", "asks_to_show", "
 
 MAX_SHOWN_CHARS = 12_000  # of a post shown in the reply; the rest is counted
 
+# Words that do not name a post in "the … post" ("the posts related to the docker post", "the
+# changes to the post", "the latest post"), and a .md path with no host before it.
+_NOT_A_NAME = (
+    r"(?:of|in|on|from|with|for|to|by|about|related|similar|linked|linking|that|which|who|"
+    r"posts|articles|drafts|notes|changes?|latest|newest|last|first|recent|previous|next)\s"
+)
+_LOCAL_MD = r"(?![\w-]+\.[A-Za-z]{2,}/)[\w./-]+\.md"
 SHOW_EN = re.compile(  # (the same as its table rule in intents.toml)
     r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|ok(?:ay)?|so|and)[\s,]+)*"
     r"(?:show|display|view|print|pull\s+up|bring\s+up|let\s+me\s+see|read\s+me|open(?=\s+(?:the|my)\s))"
     r"(?:\s+me)?\s+(?:it|this|that|the\s+(?:whole\s+|full\s+)?(?:post|article|draft|note|text)|"
-    r"(?:the|my)\s+(?:(?!(?:of|in|on|from|with|for)\s)[^\s?.!,]+\s+){1,6}?(?:post|article|draft|"
-    r"note)|[\w./-]+\.md)"
+    r"(?:the|my)\s+(?:(?!" + _NOT_A_NAME + r")[^\s?.!,]+\s+){1,6}?(?:post|article|draft|"
+    r"note)|" + _LOCAL_MD + ")"
     r"(?:\s+(?:again|in\s+full|please))?\s*[.!?]*$",
     re.I,
 )
 SHOW_ZH = re.compile(  # (the same as its table rule in intents.toml)
     r"^(?:请|帮我|麻烦|你)?\s*(?:显示|展示|给我看看|给我看一下|给我看|让我看看|让我看一下|读一下|打开(?!\s*它))"
     r"\s*(?:一下)?\s*(?:它|这篇|那篇|这篇文章|那篇文章|这篇草稿|全文|[^，。？?]{1,30}?(?:那篇|这篇)"
-    r"(?:文章|草稿|笔记)?|[\w./-]+\.md)\s*(?:的?(?:全文|内容|原文))?\s*(?:吧|呗)?\s*[。.!！?？]*$"
+    r"(?:文章|草稿|笔记)?|"
+    + _LOCAL_MD
+    + r")\s*(?:的?(?:全文|内容|原文))?\s*(?:吧|呗)?\s*[。.!！?？]*$",
+    re.I,
 )
 # A post's frontmatter, or its sections: "show the frontmatter", "what's in its metadata?",
 # "list the sections", "show me the outline of the go post", "列出这篇文章的小节".
 _OF_POST = (
-    r"(?:\s+(?:of|in|for|from)\s+(?:it|this|that|(?:the|my)\s+(?:(?!(?:of|in|on|from|with|for)\s)"
-    r"[^\s?.!,]+\s+){0,6}?(?:post|article|draft|note)|[\w./-]+\.md))?"
+    r"(?:\s+(?:of|in|for|from)\s+(?:it|this|that|(?:the|my)\s+(?:(?!" + _NOT_A_NAME + r")"
+    r"[^\s?.!,]+\s+){0,6}?(?:post|article|draft|note)|" + _LOCAL_MD + "))?"
 )
 _LEAD_EN = r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|ok(?:ay)?|so|and)[\s,]+)*"
 FRONTMATTER_EN = re.compile(  # (the same as its table rule in intents.toml)
@@ -60,9 +70,10 @@ OUTLINE_EN = re.compile(  # (the same as its table rule in intents.toml)
     re.I,
 )
 PART_ZH = re.compile(  # (the same as its table rule in intents.toml)
-    r"^(?:请|帮我|麻烦)?\s*(?:列出|列一下|显示|展示|看看|给我看看|看一下)\s*(?:一下)?\s*(?:它|这篇(?:文章)?|"
-    r"那篇(?:文章)?|[^，。？?]{1,30}?(?:那篇|这篇)(?:文章)?)?\s*的?\s*(?:所有)?\s*(?:(?:小节|章节|目录|"
-    r"大纲|结构)|frontmatter|元数据|元信息)\s*(?:有哪些|是什么)?\s*[。.!！?？]*$",
+    r"^(?:请|帮我|麻烦)?\s*(?:列出|列一下|显示|展示|看看|给我看看|看一下)\s*(?:一下)?\s*(?:(?:它|这篇(?:文章)?|"
+    r"那篇(?:文章)?|[^，。？?]{1,30}?(?:那篇|这篇)(?:文章)?)\s*的?\s*(?:所有)?\s*(?:小节|章节|目录|大纲|结构|"
+    r"frontmatter|元数据|元信息)|(?:所有)?\s*(?:小节|章节|大纲|frontmatter|元数据|元信息))\s*"
+    r"(?:有哪些|是什么)?\s*[。.!！?？]*$",
     re.I,
 )
 _OUTLINE_ZH = re.compile("小节|章节|目录|大纲|结构")
@@ -120,7 +131,7 @@ def _fenced(text: str) -> str:
     return f"{fence}markdown\n{text.rstrip(chr(10))}\n{fence}"
 
 
-_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 
 
 def _headings(body: str) -> list[tuple[int, str]]:
