@@ -658,8 +658,14 @@ async def test_a_delete_the_text_says_no_word_of_is_no_decision(text: str) -> No
 
 
 @pytest.mark.parametrize(
-    "text", ["delete the post", "get rid of it", "throw away posts/old.md", "这篇不要了"]
-)
+    "text",
+    [
+        "delete the post", "get rid of it", "throw away posts/old.md", "这篇不要了",
+        # the classifier's, with a delete word inflected or short
+        "I want this post deleted", "this post can go, get it removed", "purge the old draft",
+        "删这篇文章",
+    ],
+)  # fmt: skip
 async def test_a_delete_in_words_is_still_a_delete(text: str) -> None:
     _, intent, _ = await decide(text, None, "low", {"current_file": "posts/x.md"})
     assert intent.type == "DELETE_ARTICLE" and intent.confidence >= 0.9
