@@ -501,7 +501,7 @@ def test_an_answer_mostly_said_over_is_unfit_though_from_the_page() -> None:
         "command that allows you to detach a session from a tmux session. The detach command "
         "is a command that allows you to detach a session from a tmux session."
     )
-    assert unfit_answer(said_over, [page]).startswith("not_circular: most of it says")
+    assert unfit_answer(said_over, [page]).startswith("not_said_over: most of it says")
     assert not unfit_answer("Detach with Ctrl-b d [1]. Return with tmux attach -t work.", [page])
 
 

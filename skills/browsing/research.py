@@ -364,7 +364,7 @@ def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """Why a research answer cannot be shown, each reason in English and in Chinese (none: it
     can): it says nothing (no word but
     labels, numbers, web addresses and citations: "The answer is" alone), or fails
-    ``not_degenerate``, ``not_repetitive``, ``not_circular`` (or ``not_said_over``),
+    ``not_degenerate``, ``not_repetitive``, ``not_circular``, ``not_said_over``,
     ``not_questions``, ``code_from_sources`` (a code block none of the pages holds) or
     ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
     not judged there)."""

@@ -239,15 +239,7 @@ def not_circular(generated: Generated) -> Verdict:
     words = [w.casefold() for w in _TOKEN.findall(prose)]
     if len(words) > CIRCULAR_MAX_WORDS:
         return Verdict("not_circular", True)
-    best: tuple[int, int] = (0, 0)  # (length, start) of the longest run said again later
-    for i in range(len(words)):
-        for j in range(i + 1, len(words)):
-            n = 0
-            while j + n < len(words) and i + n < j and words[i + n] == words[j + n]:
-                n += 1
-            if n > best[0]:
-                best = (n, i)
-    run, start = best
+    run, start, _ = _runs_said_again(words)
     if run >= CIRCULAR_MIN_RUN and 2 * run >= CIRCULAR_SHARE * len(words):
         said = re.sub(
             r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])", "", " ".join(words[start : start + run])
@@ -269,14 +261,28 @@ def not_said_over(generated: Generated) -> Verdict:
     (``CIRCULAR_SHARE``) are in runs of at least ``CIRCULAR_MIN_RUN`` words it says more than
     once: the embedded model answered "how do I detach according to <a page on tmux>" with
     "… detach a session from a tmux session" three times in 45 words. (``not_circular``'s
-    rule, for a longer answer, and for several runs: a research answer's.) Reported as
-    ``not_circular``."""
+    rule, for a longer answer, and for several runs: a research answer's.)"""
     prose = "\n".join(block for block, code in _paragraphs(generated.text) if not code)
     words = [w.casefold() for w in _TOKEN.findall(_LINK_TARGET.sub("]", prose))]
     if len(words) > SAID_OVER_MAX_WORDS:
         return Verdict("not_circular", True)
-    covered: set[int] = set()  # the places of the words in a run said again
-    longest = ""
+    run, start, covered = _runs_said_again(words)
+    if run >= CIRCULAR_MIN_RUN and len(covered) >= CIRCULAR_SHARE * len(words):
+        longest = " ".join(words[start : start + run])
+        return Verdict(
+            "not_said_over",
+            False,
+            f"most of it says the same words again (“{longest}”)",
+            zh=f"它大部分在重复同样的话（“{longest}”）",
+        )
+    return Verdict("not_said_over", True)
+
+
+def _runs_said_again(words: list[str]) -> tuple[int, int, set[int]]:
+    """The longest run of ``words`` said again later (its length and start), and the places
+    of the words in every run of at least ``CIRCULAR_MIN_RUN`` said again."""
+    best: tuple[int, int] = (0, 0)
+    covered: set[int] = set()
     for i in range(len(words)):
         for j in range(i + 1, len(words)):
             n = 0
@@ -284,16 +290,9 @@ def not_said_over(generated: Generated) -> Verdict:
                 n += 1
             if n >= CIRCULAR_MIN_RUN:
                 covered.update(range(i, i + n), range(j, j + n))
-                if n > len(longest.split()):
-                    longest = " ".join(words[i : i + n])
-    if longest and len(covered) >= CIRCULAR_SHARE * len(words):
-        return Verdict(
-            "not_circular",
-            False,
-            f"most of it says the same words again (“{longest}”)",
-            zh=f"它大部分在重复同样的话（“{longest}”）",
-        )
-    return Verdict("not_circular", True)
+            if n > best[0]:
+                best = (n, i)
+    return best[0], best[1], covered
 
 
 _QUESTION_END = re.compile(r"[?？]\s*[*_)\]]*\s*$")
