@@ -265,7 +265,7 @@ def not_said_over(generated: Generated) -> Verdict:
     prose = "\n".join(block for block, code in _paragraphs(generated.text) if not code)
     words = [w.casefold() for w in _TOKEN.findall(_LINK_TARGET.sub("]", prose))]
     if len(words) > SAID_OVER_MAX_WORDS:
-        return Verdict("not_circular", True)
+        return Verdict("not_said_over", True)
     run, start, covered = _runs_said_again(words)
     if run >= CIRCULAR_MIN_RUN and len(covered) >= CIRCULAR_SHARE * len(words):
         longest = " ".join(words[start : start + run])
