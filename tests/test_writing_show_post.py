@@ -166,3 +166,16 @@ async def test_right_after_browsing_a_request_to_see_is_the_pages(text: str) -> 
     browsing = await router.parse(text, {"last_skill": "bench_browse"}, ask_model=False)
     assert plain.type == "ANSWER_QUESTION" and plain.source == "regex"
     assert browsing.type != "ANSWER_QUESTION" or browsing.source != "regex"
+
+
+async def test_the_latest_post_shown_is_the_newest(tmp_path: Path) -> None:
+    """ "show me my latest post" with another post open: the index's newest, not the open one."""
+    blog = copy_blog(tmp_path / "blog")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    newest = await rt.process_input("what is my latest post?")
+    shown = await rt.process_input("show me my latest post", {"current_file": POST})
+    first = await rt.process_input("show me the first post")  # a title's words, or asked
+    await rt.close()
+    assert shown.state == "COMPLETED" and shown.data["path"] == newest.data["path"] != POST
+    assert first.state in ("COMPLETED", "WAITING_INPUT"), first.content

@@ -63,7 +63,7 @@ from .prompts import (
 from .repeats import not_circular, not_questions, not_repetitive
 from .scaffold import without_echo, without_retry_talk
 from .show_post import REPLIES as SHOW_REPLIES
-from .show_post import show_post, shown_part
+from .show_post import show_post, shown_part, shows_newest
 
 __all__ = [
     "AnswerParams",
@@ -818,7 +818,11 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     if direction and (path := named or await _open_post(ctx, without_links_words(question))):
         return await list_links(ctx, path, direction)  # the graph's, no model
     if (part := shown_part(question)) is not None:  # the post as it is written, no model
-        shown = await post_named(ctx, step="named_post:show") or await _open_post(ctx)
+        shown = None
+        if shows_newest(question):  # "show me my latest post": the index's newest
+            newest = await ctx.step("newest", partial(_newest_line, ctx), returns=list[str])
+            shown = newest[1] if newest else None
+        shown = shown or await post_named(ctx, step="named_post:show") or await _open_post(ctx)
         shown = shown or await ask_for_post(ctx, ctx.reply("show_action"))
         return await show_post(ctx, shown, part) if shown else no_post_chosen(ctx)
     if _NEWEST_ASKED.match(question.strip()):  # the index's, no model

@@ -26,10 +26,10 @@ __all__ = ["MAX_SHOWN_CHARS", "REPLIES", "SHOW_EN", "SHOW_ZH", "asks_to_show", "
 MAX_SHOWN_CHARS = 12_000  # of a post shown in the reply; the rest is counted
 
 # Words that do not name a post in "the … post" ("the posts related to the docker post", "the
-# changes to the post", "the latest post"), and a .md path with no host before it.
+# changes to the post"), and a .md path with no host before it.
 _NOT_A_NAME = (
     r"(?:of|in|on|from|with|for|to|by|about|related|similar|linked|linking|that|which|who|"
-    r"posts|articles|drafts|notes|changes?|latest|newest|last|first|recent|previous|next)\s"
+    r"posts|articles|drafts|notes|changes?)\s"
 )
 _LOCAL_MD = r"(?![\w-]+\.[A-Za-z]{2,}/)[\w./-]+\.md"
 SHOW_EN = re.compile(  # (the same as its table rule in intents.toml)
@@ -117,6 +117,15 @@ def shown_part(question: str) -> Shown | None:
     if PART_ZH.match(text):
         return "outline" if _OUTLINE_ZH.search(text) else "frontmatter"
     return None
+
+
+_NEWEST = re.compile(r"\b(?:latest|newest|most\s+recent)\b|最新|最近", re.I)
+
+
+def shows_newest(question: str) -> bool:
+    """Whether a request to see a post (``shown_part``) means the newest one ("show me my
+    latest post", "给我看看最新那篇")."""
+    return _NEWEST.search(question) is not None
 
 
 def asks_to_show(question: str) -> bool:
