@@ -224,6 +224,7 @@ def test_the_addresses_a_question_gives() -> None:
         ("Run this [1]:\n\n```sh\ntmux kill-server --all\nrm -rf ~/.tmux\n```", True),
         ("The capital of Atlantis is Poseidonia. The capital of Atlantis is Poseidonia.", True),
         ("The answer is", True),  # the embedded model's, a lead-in to nothing
+        ("Detach with `tmux detach -t` [1].", True),  # inline code the page does not hold
         ("Here is the answer to the question:", True),
         ("The answer is Poseidonia [1].", False),
         (

@@ -249,3 +249,15 @@ async def test_a_bold_list_item_begun_and_never_written_is_left_out(tmp_path: Pa
     )
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["summary"] == listed
+
+
+async def test_inline_code_the_post_does_not_hold_is_made_up(tmp_path: Path) -> None:
+    """The embedded model's summary of the rust lifetimes post showed `#[unmanaged_alloc]`,
+    which the post does not hold; the post's own code, inline, is kept."""
+    blog = copy_blog(tmp_path / "blog")
+    made_up = f"{_GOOD} Workers use `#[unmanaged_alloc]` for their jobs."
+    own = f"{_GOOD} Jobs come from `make(chan int, 100)`."
+    llm = ScriptedModel([made_up, own])
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/go-concurrency.md"})
+    assert msg.state == "COMPLETED" and llm.call_count == 2, msg.content
+    assert msg.data["summary"] == own

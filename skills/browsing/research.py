@@ -382,7 +382,7 @@ def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
         not_circular,
         not_said_over,
         not_questions(*said),
-        code_from(*said),
+        code_from(*said, inline=True),
         grounded(*said),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)

@@ -473,17 +473,33 @@ def fenced_blocks(text: str) -> list[str]:
     return blocks
 
 
-def code_from(*sources: str, verbatim: bool = False) -> Check:
+_INLINE_CODE = re.compile(r"(?<!`)`([^`\n]{4,80})`(?!`)")
+_FENCED_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)", re.S | re.M)
+
+
+def code_from(*sources: str, verbatim: bool = False, inline: bool = False) -> Check:
     """A text that quotes code (an answer, a summary) quotes it from ``sources``: a code block
     more than half of whose lines (spaces aside; lines of three characters or fewer, as
     ``}``, not counted) none of the sources holds was made up; with ``verbatim`` (a summary,
     which shows the post's code or none), one such line is enough. The embedded model
     answered "what does the sqlite post say about ranking?" with a Python function of its
     own, shown as the post's, and summarised a post on generators with its generator turned
-    into a list comprehension."""
+    into a list comprehension. With ``inline``, an inline code span (4 characters or more)
+    none of the sources holds was made up too: a summary of the rust lifetimes post showed
+    `#[unmanaged_alloc]`, a research answer `tmux detach -t`."""
     known = "\n".join(" ".join(line.split()) for text in sources for line in text.splitlines())
 
     def check(generated: Generated) -> Verdict:
+        if inline:  # (a span of 4 characters or more, outside code blocks)
+            prose = _FENCED_CODE.sub(" ", generated.text)
+            for span in _INLINE_CODE.findall(prose):
+                if " ".join(span.split()) not in known:
+                    return Verdict(
+                        "code_from_sources",
+                        False,
+                        f"it shows code that none of its sources has (`{_clip_line(span)}`)",
+                        zh=f"其中的代码在原文里找不到（`{_clip_line(span)}`）",
+                    )
         for block in fenced_blocks(generated.text):
             lines = [" ".join(line.split()) for line in block.splitlines()[1:]]
             lines = [line for line in lines if len(line) > 3 and not _FENCE_LINE.match(line)]

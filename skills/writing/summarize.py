@@ -388,7 +388,7 @@ async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> s
     checks = [
         not_degenerate,
         has_prose(content),
-        code_from(content, verbatim=True),
+        code_from(content, verbatim=True, inline=True),
         template_from(content),
         grounded(content),
     ]
