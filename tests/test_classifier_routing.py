@@ -669,3 +669,18 @@ async def test_a_delete_the_text_says_no_word_of_is_no_decision(text: str) -> No
 async def test_a_delete_in_words_is_still_a_delete(text: str) -> None:
     _, intent, _ = await decide(text, None, "low", {"current_file": "posts/x.md"})
     assert intent.type == "DELETE_ARTICLE" and intent.confidence >= 0.9
+
+
+@pytest.mark.parametrize(
+    "text", ["count the words", "render it", "validate the frontmatter", "lint it", "show the diff"]
+)
+async def test_a_request_to_see_is_never_a_change_on_the_classifiers_word(text: str) -> None:
+    """The classifier sent "count the words" (0.92) and "validate the frontmatter" (0.94) to
+    an edit of the open post, which would rewrite its body: the user is asked instead."""
+    kind, intent, _ = await decide(text, None, "low", {"current_file": "posts/x.md"})
+    assert kind == "ask" or intent.type not in EFFECTS, (intent.type, intent.confidence)
+
+
+async def test_an_edit_asked_for_is_still_an_edit() -> None:
+    kind, intent, _ = await decide("make it shorter", None, "low", {"current_file": "posts/x.md"})
+    assert (kind, intent.type) == ("run", "EDIT_CONTENT")

@@ -331,6 +331,13 @@ _UNSURE_CHAT = 0.75
 below ``regex_trust`` (a model is asked), above the runtime's confidence_threshold (with no
 model, small talk runs)."""
 _NONE_FITS = 0.3
+# A request that opens by asking to see, count or check something (no change asked): a
+# classifier's guess of a write or a delete on it is no decision (``_changes_on_a_look``).
+_LOOK_FIRST = re.compile(
+    r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|so|and)[\s,]+)*(?:count|show|list|"
+    r"display|view|print|render|preview|validate|lint|score|rate|grade|inspect|look\s+at|see)\b",
+    re.I,
+)
 """The confidence left to the classifier's guess when the model says none of its candidates
 fits (below the runtime's confidence_threshold: numbered choices)."""
 
@@ -921,6 +928,15 @@ class IntentRouter:
         elif (
             result is not None
             and result.source == "classifier"
+            and self._changes_on_a_look(result.type, routed)
+        ):
+            # A request that opens by asking to see ("count the words", "render it", "validate
+            # the frontmatter"): the classifier sent these to an edit of the open post (0.92,
+            # 0.74, 0.94), which would rewrite its body. Its guess of a change is no decision.
+            result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
+        elif (
+            result is not None
+            and result.source == "classifier"
             and self._unsaid(result.type, routed)
         ):
             # A delete the text says no word of: the classifier sent "copy the post" (0.97),
@@ -1068,6 +1084,16 @@ class IntentRouter:
                 p.intent for p in self.table.patterns if p.needs_browsing
             )
         return any(name in follows for name in skill.intents)
+
+    def _changes_on_a_look(self, intent: str, text: str) -> bool:
+        """Whether ``intent`` writes or deletes and ``text`` opens by asking to see
+        (``_LOOK_FIRST``)."""
+        spec = self.spec(intent)
+        return (
+            spec is not None
+            and spec.effect in ("write", "delete")
+            and _LOOK_FIRST.match(text) is not None
+        )
 
     def _unsaid(self, intent: str, text: str) -> bool:
         """Whether ``intent`` deletes (its ``effect``) and ``text`` holds none of its keywords
