@@ -71,7 +71,7 @@ async def test_the_open_post_is_shown_as_written_and_nothing_is_changed(
     await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert llm.call_count == 0
-    assert msg.data["path"] == POST and msg.data["shown"] is True and not msg.data["cut"]
+    assert msg.data["path"] == POST and msg.data["shown"] == "post" and not msg.data["cut"]
     assert before.rstrip("\n") in msg.content  # frontmatter and all, as written
     assert msg.content.count("````markdown") == 1  # a fence longer than the post's own
     assert (blog / POST).read_text(encoding="utf-8") == before

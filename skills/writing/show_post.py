@@ -169,7 +169,7 @@ async def show_post(ctx: SkillContext, path: str, part: Shown = "post") -> Skill
         data={
             "found": True,
             "path": path,
-            "shown": True,
+            "shown": "post",
             "chars": len(text),
             "cut": len(shown) < len(text),
             "citations": [path],
