@@ -42,10 +42,10 @@ _THANKS = re.compile(r"^(?:thanks|thank\s+you|thx|ty|cheers|谢谢|多谢|谢了
 _ABOUT_ME = re.compile(
     r"^(?:so\s+|and\s+|ok(?:ay)?[\s,]+)?(?:what\s+(?:can|could|do)\s+you\s+(?:do|help\s+(?:me\s+)?with)|"
     r"what\s+are\s+you\s+able\s+to\s+do|who\s+are\s+you|what\s+are\s+you|what\s+is\s+skillrt|"
-    r"how\s+(?:do|can|should)\s+i\s+use\s+(?:you|this|it|skillrt)|help(?:\s+me)?)"
+    r"help(?:\s+me)?)"
     r"(?:\s+(?:here|for\s+me|exactly))?\s*[?？!.！。]*$|"
     r"^(?:你|您)?(?:都)?(?:能|会|可以)(?:帮我)?(?:做|干)?(?:些)?(?:什么|啥)\s*[?？!.！。]*$|"
-    r"^(?:你|您)是谁\s*[?？!.！。]*$|^(?:这个)?(?:怎么用|如何使用|帮助)\s*[?？!.！。]*$",
+    r"^(?:你|您)是谁\s*[?？!.！。]*$",
     re.I,
 )
 
@@ -83,7 +83,7 @@ REPLIES = Replies(
             "- 从你的文章里回答：“我写过哪些关于 docker 的文章？”“列出标签为 rust 的文章”"
             "“给我看看这篇文章”\n"
             "- 网页：“调研一下 https://…”“https://… 讲了什么”\n"
-            "- 管理：“发布它”“删掉它”（放进回收站）、“撤销”\n"
+            "- 管理：“发布它”“删掉它”（放进回收站），/undo 撤销上一次修改\n"
             "输入 /help 查看命令。",
             "I'm skillrt: I look after the Markdown blog in this folder. For example:\n"
             "- write a post: “write an article about Rust ownership”\n"
@@ -93,7 +93,8 @@ REPLIES = Replies(
             "- answer from your posts: “what did I write about docker?”, “list my posts tagged "
             "rust”, “show it”\n"
             "- the web: “research https://…”, “what does https://… say about …?”\n"
-            "- manage posts: “publish it”, “delete it” (to the trash), “undo”\n"
+            "- manage posts: “publish it”, “delete it” (to the trash), and /undo for the last "
+            "change\n"
             "Type /help for the commands.",
         ),
         "no_answer": (

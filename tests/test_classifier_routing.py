@@ -672,8 +672,10 @@ async def test_a_delete_in_words_is_still_a_delete(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["count the words", "render it", "validate the frontmatter", "lint it", "show the diff"]
-)
+    "text",
+    ["count the words", "render it", "validate the frontmatter", "lint it", "show the diff",
+     "ok, count the words", "check the frontmatter"],
+)  # fmt: skip
 async def test_a_request_to_see_is_never_a_change_on_the_classifiers_word(text: str) -> None:
     """The classifier sent "count the words" (0.92) and "validate the frontmatter" (0.94) to
     an edit of the open post, which would rewrite its body: the user is asked instead."""
@@ -681,6 +683,11 @@ async def test_a_request_to_see_is_never_a_change_on_the_classifiers_word(text: 
     assert kind == "ask" or intent.type not in EFFECTS, (intent.type, intent.confidence)
 
 
-async def test_an_edit_asked_for_is_still_an_edit() -> None:
-    kind, intent, _ = await decide("make it shorter", None, "low", {"current_file": "posts/x.md"})
+@pytest.mark.parametrize(
+    "text",
+    ["make it shorter", "show more examples in the second section",
+     "render the table as a bulleted list", "look at the title and change it to Rust Ownership"],
+)  # fmt: skip
+async def test_an_edit_asked_for_is_still_an_edit(text: str) -> None:
+    kind, intent, _ = await decide(text, None, "low", {"current_file": "posts/x.md"})
     assert (kind, intent.type) == ("run", "EDIT_CONTENT")

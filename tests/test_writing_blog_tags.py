@@ -76,6 +76,7 @@ def test_what_is_not_a_rename(instruction: str, expected: TagChange | None) -> N
         # a tag renamed right after the scope, as the chat's own example says it
         ("把所有文章的 rust 标签改成 rustlang", "rust 标签改成 rustlang"),
         ("把全站的 go 标签换成 golang", "go 标签换成 golang"),
+        ("把所有文章的 rust 标签都改成 rustlang", "rust 标签都改成 rustlang"),
         ("rename the tag rust to rustlang", None),
         ("remove the tag draft from the rust post", None),
         ("summarize all posts", None),  # (a place, "in", "from", "to", must come first)
@@ -335,3 +336,12 @@ async def test_removing_an_obsidian_notes_inline_tag_says_where_it_is(tmp_path: 
     assert "is written in its text, as an inline #tag" in msg.content
     assert (vault / "shell tips.md").read_text(encoding="utf-8") == note
     assert other.data["in_text"] == [] and "inline" not in other.content
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    ["把所有文章的 rust 标签都改成 rustlang", "把所有文章的 rust 标签统一改成 rustlang"],
+)
+def test_a_rename_in_every_post_said_with_all_is_a_rename(instruction: str) -> None:
+    """ "…标签都改成…" was taken for setting one post's tags to rustlang alone."""
+    assert tag_change_everywhere(instruction) == TagChange("rename", ("rust", "rustlang"))

@@ -261,3 +261,14 @@ async def test_inline_code_the_post_does_not_hold_is_made_up(tmp_path: Path) -> 
     msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/go-concurrency.md"})
     assert msg.state == "COMPLETED" and llm.call_count == 2, msg.content
     assert msg.data["summary"] == own
+
+
+async def test_inline_code_of_the_posts_own_names_is_kept(tmp_path: Path) -> None:
+    """Short spans and the post's names, reworded (`go`, `chan`, `worker()` for the post's
+    `worker(id int, …)`), are the post's: the prose between two spans was taken for code."""
+    blog = copy_blog(tmp_path / "blog")
+    own = f"{_GOOD} Start one with `go`, pass values over a `chan`, and call `worker()`."
+    llm = ScriptedModel([own])
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/go-concurrency.md"})
+    assert msg.state == "COMPLETED" and llm.call_count == 1, msg.content
+    assert msg.data["summary"] == own

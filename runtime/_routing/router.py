@@ -331,15 +331,19 @@ _UNSURE_CHAT = 0.75
 below ``regex_trust`` (a model is asked), above the runtime's confidence_threshold (with no
 model, small talk runs)."""
 _NONE_FITS = 0.3
-# A request that opens by asking to see, count or check something (no change asked): a
-# classifier's guess of a write or a delete on it is no decision (``_changes_on_a_look``).
-_LOOK_FIRST = re.compile(
-    r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|so|and)[\s,]+)*(?:count|show|list|"
-    r"display|view|print|render|preview|validate|lint|score|rate|grade|inspect|look\s+at|see)\b",
-    re.I,
-)
 """The confidence left to the classifier's guess when the model says none of its candidates
 fits (below the runtime's confidence_threshold: numbered choices)."""
+_LOOK_FIRST = re.compile(
+    r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|so|and|ok(?:ay)?|just|hey|first|"
+    r"then)[\s,]+)*(?:count|show|list|display|view|print|render|preview|validate|lint|score|rate|"
+    r"grade|inspect|check|verify|look\s+at|see)(?:\s+me)?\s+(?:it|this|that|(?:the|its|my)\s+"
+    r"[\w-]+(?:\s+[\w-]+)?)\s*[.!?]*$",
+    re.I,
+)
+"""A request that only asks to see, count or check one thing ("count the words", "validate
+the frontmatter", "render it"): a classifier's guess of a write or a delete on it is no
+decision (``_changes_on_a_look``). A request that goes on ("show more examples in the second
+section", "render the table as a bulleted list") is not one."""
 
 # A pattern's match right after a negation ("don't write a new post, summarize …", "别写文章，
 # 解释一下…") is what the request does not want: the table skips it (the rest decides).
@@ -922,27 +926,21 @@ class IntentRouter:
         else:
             ranked = self.ranked(routed, context)
             result, disputed = self._weigh(result, ranked, routed)
-        if result is not None and result.source == "classifier" and self._named_elsewhere(routed):
-            # The words of an intent the classifier does not know: its guess is no decision.
-            result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
-        elif (
+        if (
             result is not None
             and result.source == "classifier"
-            and self._changes_on_a_look(result.type, routed)
+            and (
+                # the words of an intent the classifier does not know
+                self._named_elsewhere(routed)
+                # a request that only asks to see: the classifier sent "count the words"
+                # (0.92) and "validate the frontmatter" (0.94) to an edit of the open post
+                or self._changes_on_a_look(result.type, routed)
+                # a delete the text says no word of: it sent "copy the post" (0.97) and "go
+                # through the post" (0.92) to DeleteArticle, which asked "Delete …? (y/n)"
+                or self._unsaid(result.type, routed)
+            )
         ):
-            # A request that opens by asking to see ("count the words", "render it", "validate
-            # the frontmatter"): the classifier sent these to an edit of the open post (0.92,
-            # 0.74, 0.94), which would rewrite its body. Its guess of a change is no decision.
-            result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
-        elif (
-            result is not None
-            and result.source == "classifier"
-            and self._unsaid(result.type, routed)
-        ):
-            # A delete the text says no word of: the classifier sent "copy the post" (0.97),
-            # "go through the post" (0.92) and "archive the post" (0.86) to DeleteArticle,
-            # which then asked "Delete …? (y/n)". Its guess is no decision: the user is asked
-            # what was meant.
+            # Its guess is no decision: the user is asked what was meant.
             result, disputed = result._replace(confidence=min(result.confidence, _NONE_FITS)), False
         elif (
             result is not None

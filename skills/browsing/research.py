@@ -365,7 +365,8 @@ def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     can): it says nothing (no word but
     labels, numbers, web addresses and citations: "The answer is" alone), or fails
     ``not_degenerate``, ``not_repetitive``, ``not_circular``, ``not_said_over``,
-    ``not_questions``, ``code_from_sources`` (a code block none of the pages holds) or
+    ``not_questions``, ``code_from_sources`` (a code block none of the pages holds, or an
+    inline code span with a name none of them holds) or
     ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
     not judged there)."""
     labelled = _ANSWER_LABEL.search(text) is not None
@@ -382,7 +383,7 @@ def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
         not_circular,
         not_said_over,
         not_questions(*said),
-        code_from(*said, inline=True),
+        code_from(*said, *(str(p.get("url", "")) for p in pages), inline=True),
         grounded(*said),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)

@@ -63,7 +63,7 @@ from .prompts import (
 from .repeats import not_circular, not_questions, not_repetitive
 from .scaffold import without_echo, without_retry_talk
 from .show_post import REPLIES as SHOW_REPLIES
-from .show_post import show_post, shown_part, shows_newest
+from .show_post import means_the_open_one, show_post, shown_part, shows_newest
 
 __all__ = [
     "AnswerParams",
@@ -822,7 +822,9 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         if shows_newest(question):  # "show me my latest post": the index's newest
             newest = await ctx.step("newest", partial(_newest_line, ctx), returns=list[str])
             shown = newest[1] if newest else None
-        shown = shown or await post_named(ctx, step="named_post:show") or await _open_post(ctx)
+        shown = shown or await post_named(ctx, step="named_post:show")
+        if not shown and means_the_open_one(question):  # ("the first post": asked which)
+            shown = await _open_post(ctx)
         shown = shown or await ask_for_post(ctx, ctx.reply("show_action"))
         return await show_post(ctx, shown, part) if shown else no_post_chosen(ctx)
     if _NEWEST_ASKED.match(question.strip()):  # the index's, no model

@@ -473,8 +473,9 @@ def fenced_blocks(text: str) -> list[str]:
     return blocks
 
 
-_INLINE_CODE = re.compile(r"(?<!`)`([^`\n]{4,80})`(?!`)")
+_INLINE_CODE = re.compile(r"(`+)([^`\n]+?)\1(?!`)")
 _FENCED_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)", re.S | re.M)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")  # of 4 characters or more
 
 
 def code_from(*sources: str, verbatim: bool = False, inline: bool = False) -> Check:
@@ -484,16 +485,19 @@ def code_from(*sources: str, verbatim: bool = False, inline: bool = False) -> Ch
     which shows the post's code or none), one such line is enough. The embedded model
     answered "what does the sqlite post say about ranking?" with a Python function of its
     own, shown as the post's, and summarised a post on generators with its generator turned
-    into a list comprehension. With ``inline``, an inline code span (4 characters or more)
-    none of the sources holds was made up too: a summary of the rust lifetimes post showed
-    `#[unmanaged_alloc]`, a research answer `tmux detach -t`."""
+    into a list comprehension. With ``inline``, an inline code span with a name (4 letters,
+    digits or underscores or more, case aside) that none of the sources holds was made up too:
+    a summary of the rust lifetimes post showed `#[unmanaged_alloc]`. (Names, not whole spans:
+    `asyncio.gather()` for the post's `asyncio.gather(*tasks)` is the post's.)"""
     known = "\n".join(" ".join(line.split()) for text in sources for line in text.splitlines())
 
+    words = {w.casefold() for w in _IDENTIFIER.findall(" ".join(sources))}
+
     def check(generated: Generated) -> Verdict:
-        if inline:  # (a span of 4 characters or more, outside code blocks)
+        if inline:  # (spans outside code blocks)
             prose = _FENCED_CODE.sub(" ", generated.text)
-            for span in _INLINE_CODE.findall(prose):
-                if " ".join(span.split()) not in known:
+            for _, span in _INLINE_CODE.findall(prose):
+                if any(w.casefold() not in words for w in _IDENTIFIER.findall(span)):
                     return Verdict(
                         "code_from_sources",
                         False,

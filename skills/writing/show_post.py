@@ -119,13 +119,33 @@ def shown_part(question: str) -> Shown | None:
     return None
 
 
-_NEWEST = re.compile(r"\b(?:latest|newest|most\s+recent)\b|最新|最近", re.I)
+# The newest post, named by nothing else: "show me my latest post", "给我看看最新的那篇" (not
+# "my latest rust post", "posts/latest-news.md", "最近写的 docker 那篇").
+_NEWEST = re.compile(
+    r"\b(?:the|my)\s+(?:very\s+)?(?:latest|newest|most\s+recent)\s+(?:blog\s+)?(?:post|article)"
+    r"(?:\s+(?:again|in\s+full|please))?\s*[.!?]*$|(?:最新|最近)的?(?:一篇|那篇|文章|那篇文章)"
+    r"\s*(?:吧|呗)?\s*[。.!！?？]*$",
+    re.I,
+)
+# A post named by a description or a path: "the first post", "the git workflow post",
+# "docker 那篇", "posts/x.md". When no post matches it, the open post is not the one meant.
+_NAMED_ELSE = re.compile(
+    r"\bthe\s+(?:(?!whole\b|full\b)[^\s?.!,]+\s+){1,6}?(?:post|article|draft|note)\b|那篇|"
+    r"[\w./-]+\.md\b",
+    re.I,
+)
 
 
 def shows_newest(question: str) -> bool:
-    """Whether a request to see a post (``shown_part``) means the newest one ("show me my
-    latest post", "给我看看最新那篇")."""
-    return _NEWEST.search(question) is not None
+    """Whether a request to see a post (``shown_part``) means the newest one, named by nothing
+    else ("show me my latest post", "给我看看最新的那篇")."""
+    return _NEWEST.search(" ".join(question.split())) is not None
+
+
+def means_the_open_one(question: str) -> bool:
+    """Whether a request to see a post means the open one ("show it", "show me the post",
+    "list the sections"), not one it names that no post matched ("the first post")."""
+    return _NAMED_ELSE.search(" ".join(question.split())) is None
 
 
 def asks_to_show(question: str) -> bool:
