@@ -685,7 +685,7 @@ async def test_a_request_to_see_is_never_a_change_on_the_classifiers_word(text: 
 
 @pytest.mark.parametrize(
     "text",
-    ["make it shorter", "show more examples in the second section",
+    ["make it shorter", "show more examples in the second section", "check the spelling",
      "render the table as a bulleted list", "look at the title and change it to Rust Ownership"],
 )  # fmt: skip
 async def test_an_edit_asked_for_is_still_an_edit(text: str) -> None:

@@ -334,7 +334,7 @@ _NONE_FITS = 0.3
 """The confidence left to the classifier's guess when the model says none of its candidates
 fits (below the runtime's confidence_threshold: numbered choices)."""
 _LOOK_FIRST = re.compile(
-    r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|so|and|ok(?:ay)?|just|hey|first|"
+    r"^(?!.*\b(?:spelling|grammar|typos?|wording|punctuation|style|tone)\b)(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|so|and|ok(?:ay)?|just|hey|first|"
     r"then)[\s,]+)*(?:count|show|list|display|view|print|render|preview|validate|lint|score|rate|"
     r"grade|inspect|check|verify|look\s+at|see)(?:\s+me)?\s+(?:it|this|that|(?:the|its|my)\s+"
     r"[\w-]+(?:\s+[\w-]+)?)\s*[.!?]*$",
@@ -343,7 +343,8 @@ _LOOK_FIRST = re.compile(
 """A request that only asks to see, count or check one thing ("count the words", "validate
 the frontmatter", "render it"): a classifier's guess of a write or a delete on it is no
 decision (``_changes_on_a_look``). A request that goes on ("show more examples in the second
-section", "render the table as a bulleted list") is not one."""
+section", "render the table as a bulleted list") is not one, nor a check of the writing ("check
+the spelling", "check the grammar": a proofreading edit)."""
 
 # A pattern's match right after a negation ("don't write a new post, summarize …", "别写文章，
 # 解释一下…") is what the request does not want: the table skips it (the rest decides).
