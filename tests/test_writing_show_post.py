@@ -180,3 +180,20 @@ async def test_the_latest_post_shown_is_the_newest(tmp_path: Path) -> None:
     await rt.close()
     assert shown.state == "COMPLETED" and shown.data["path"] == newest.data["path"] != POST
     assert first.state == "WAITING_INPUT", first.content
+
+
+async def test_count_the_words_is_counted_not_edited(tmp_path: Path) -> None:
+    """The classifier sent "count the words" to an edit of the open post at 0.92."""
+    from skillrt.skills.writing.post_length import COUNT_WORDS
+
+    patterns = {p.regex.pattern for p in IntentTable.default().patterns}
+    assert COUNT_WORDS.pattern in patterns
+    blog = copy_blog(tmp_path / "blog")
+    before = (blog / POST).read_text(encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input("count the words", {"current_file": POST})
+    await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["words"] > 0, msg.content
+    assert llm.call_count == 0 and (blog / POST).read_text(encoding="utf-8") == before
