@@ -413,3 +413,32 @@ def test_a_run_of_one_mark_is_degenerate_but_rules_and_code_are_not() -> None:
         "Body.\n\n" + "-" * 40 + "\n",
     ):
         assert not_degenerate(Generated(text=text)).passed, text
+
+
+SAID_TWICE = (
+    "The concept of ownership in Rust means that every value has exactly one owner at a time, "
+    "and when that owner goes out of scope the value is dropped, which frees its memory "
+    "without a garbage collector and without any manual calls to free it."
+)
+
+
+async def test_a_section_that_says_an_earlier_one_again_whole_is_named(blog: Path) -> None:
+    """SmolLM2-135M wrote one paragraph three times as an article's three sections, and the
+    reply said "Wrote … (195 words)" and nothing of it. The sections are saved as written (a
+    section's text is the model's answer for it); the reply names those said again."""
+    rt = writing_runtime(blog, FunctionModel(Sections(lambda n, m: SAID_TWICE)))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    second = OUTLINE_EN["sections"][1]["heading"]
+    assert msg.data["said_again_sections"] == [second]
+    assert f"rewrite or remove them: {second}." in msg.content
+
+
+async def test_a_short_section_said_again_is_not_named(blog: Path) -> None:
+    short = "Ownership moves values between owners; borrowing lends them for a while."
+    rt = writing_runtime(blog, FunctionModel(Sections(lambda n, m: short)))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["said_again_sections"] == []
+    assert "word for word" not in msg.content

@@ -25,6 +25,7 @@ __all__ = [
     "not_questions",
     "not_repetitive",
     "not_said_over",
+    "said_before",
 ]
 
 MIN_LINE_WORDS = 4  # shorter lines ("Yes.", "See below:") may well recur
@@ -110,6 +111,21 @@ def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
         )
 
     return check
+
+
+SAID_AGAIN_MIN_WORDS = 40  # a section this long or longer, said again whole, is named
+
+
+def said_before(text: str, earlier: Sequence[str]) -> bool:
+    """Whether ``text`` (an article's section) says nothing but paragraphs of ``earlier``
+    (the sections before it), word for word, case and spacing aside, in
+    ``SAID_AGAIN_MIN_WORDS`` words or more. SmolLM2-135M wrote one paragraph three times as
+    an article's three sections, and the reply said nothing of it."""
+    if len(text.split()) < SAID_AGAIN_MIN_WORDS:
+        return False
+    seen = {_norm(block) for t in earlier for block, code in _paragraphs(t) if not code}
+    own = [_norm(block) for block, code in _paragraphs(text) if not code and _norm(block)]
+    return bool(own) and all(block in seen for block in own)
 
 
 def _without_lines_said(blocks: list[tuple[str, bool]], said: set[str]) -> tuple[list[str], int]:

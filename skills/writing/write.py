@@ -68,7 +68,7 @@ from .prompts import (
     related_block,
     strip_fences,
 )
-from .repeats import no_repeated_paragraphs, not_repetitive
+from .repeats import no_repeated_paragraphs, not_repetitive, said_before
 from .scaffold import Scaffold
 from .sections import (
     completed,
@@ -140,6 +140,13 @@ REPLIES = (
                 " `{wanted}` already existed.",
             ),
             "outline": ("\n\n**大纲**\n{headings}", "\n\n**Outline**\n{headings}"),
+            "said_again": (
+                "\n\n注意：这些小节只是把前面的内容一字不差地又说了一遍（模型的回答，原样保存），"
+                "可以重写或删掉：{headings}。",
+                "\n\nNote: these sections only say again, word for word, what an earlier one "
+                "said (the model's answers, saved as written); rewrite or remove them: "
+                "{headings}.",
+            ),
             "stopped": (
                 "\n\n这些小节在模型开始重复的地方结束，重复的部分没有保存：{headings}。",
                 "\n\nThese sections end where the model began to repeat itself; the repetition "
@@ -687,6 +694,17 @@ async def _update_entities(
     return GraphUpdate(**delta.counts(), entities=[e.name for e in extracted or []], error=error)
 
 
+def _sections_said_again(outline: Outline, sections: Sequence[Checked]) -> list[str]:
+    """The headings of the sections that say again, whole, what an earlier one said
+    (``said_before``): the reply names them. (They are saved as written: a section's text is
+    the model's answer for it.)"""
+    return [
+        heading.heading
+        for i, (heading, section) in enumerate(zip(outline.sections, sections, strict=True))
+        if i and said_before(section.text, [s.text for s in sections[:i]])
+    ]
+
+
 def _stopped(outline: Outline, sections: Sequence[Checked]) -> list[str]:
     """The headings of the sections that end where the model began to loop."""
     return [s.heading for s, done in zip(outline.sections, sections, strict=True) if done.stopped]
@@ -700,6 +718,7 @@ def _message(
     related: list[RelatedPost],
     graph: GraphUpdate,
     stopped: Sequence[str] = (),
+    said_again: Sequence[str] = (),
 ) -> str:
     """The reply: where the article went, its outline, the posts it links, the graph."""
     text = ctx.reply("wrote", title=outline.title, path=saved.path, words=draft.word_count)
@@ -710,6 +729,8 @@ def _message(
         text += ctx.reply("outline_filled", headings=", ".join(outline.filled))
     if stopped:
         text += ctx.reply("stopped", headings=", ".join(stopped))
+    if said_again:
+        text += ctx.reply("said_again", headings=", ".join(said_again))
     if related:
         text += ctx.reply("linked", links="\n".join(f"- [{r.title}]({r.path})" for r in related))
     return text + ctx.reply("graph", **graph.model_dump()) + draft_note(ctx, saved.path, draft.text)
@@ -748,6 +769,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     )
     if not sections[-1].passed:  # nothing is saved: the reply shows the model's text and why
         return refuse_unchecked(ctx, sections[-1], title=outline.title)
+    said_again = _sections_said_again(outline, sections)
     bodies = [s.text for s in sections]
 
     ctx.progress(4, TOTAL_STEPS, ctx.reply("saving"))
@@ -763,7 +785,9 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     )
     graph = await ctx.step("entities", update, returns=GraphUpdate)
     return SkillResult(
-        message=_message(ctx, outline, draft, saved, related, graph, _stopped(outline, sections)),
+        message=_message(
+            ctx, outline, draft, saved, related, graph, _stopped(outline, sections), said_again
+        ),
         data={
             "path": saved.path,
             "hash": saved.hash,
@@ -772,6 +796,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
             "sections": [s.heading for s in outline.sections],
             "filled_sections": outline.filled,
             "stopped_sections": _stopped(outline, sections),
+            "said_again_sections": said_again,
             "tags": outline.tags,
             "word_count": draft.word_count,
             "language": lang,
