@@ -674,7 +674,7 @@ async def test_a_delete_in_words_is_still_a_delete(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     ["count the words", "render it", "validate the frontmatter", "lint it", "show the diff",
-     "ok, count the words", "check the frontmatter"],
+     "ok, count the words", "check the frontmatter", "list the typos", "show me the wording"],
 )  # fmt: skip
 async def test_a_request_to_see_is_never_a_change_on_the_classifiers_word(text: str) -> None:
     """The classifier sent "count the words" (0.92) and "validate the frontmatter" (0.94) to

@@ -442,3 +442,13 @@ async def test_a_short_section_said_again_is_not_named(blog: Path) -> None:
     await rt.close()
     assert msg.state == "COMPLETED" and msg.data["said_again_sections"] == []
     assert "word for word" not in msg.content
+
+
+def test_said_before_counts_prose_words_and_holds_code_to_its_own() -> None:
+    from skillrt.skills.writing.repeats import said_before
+
+    zh = "异步编程让一个线程同时处理许多网络请求，关键是不要在协程里阻塞事件循环。" * 2
+    assert said_before(zh, [zh])  # (a Chinese character is a word)
+    code = "```rust\nfn main() {\n    let x = 5;\n}\n```\n\n" + SAID_TWICE
+    assert not said_before(code, [SAID_TWICE])  # its code is its own
+    assert said_before(SAID_TWICE, ["Intro.", SAID_TWICE])

@@ -197,3 +197,19 @@ async def test_count_the_words_is_counted_not_edited(tmp_path: Path) -> None:
     await rt.close()
     assert msg.state == "COMPLETED" and msg.data["words"] > 0, msg.content
     assert llm.call_count == 0 and (blog / POST).read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize(
+    ("text", "counted"),
+    [
+        ("count the words in this post", True),
+        ("count the words in the docker post", True),
+        ("count the words in this paragraph", False),
+        ("count the words in the second paragraph of the post", False),
+        ("count the words in it and cut it to 500", False),
+    ],
+)
+def test_what_counting_the_words_takes(text: str, counted: bool) -> None:
+    from skillrt.skills.writing.post_length import asks_length
+
+    assert asks_length(text) is counted

@@ -333,11 +333,16 @@ model, small talk runs)."""
 _NONE_FITS = 0.3
 """The confidence left to the classifier's guess when the model says none of its candidates
 fits (below the runtime's confidence_threshold: numbered choices)."""
+_LOOK_LEAD = (
+    r"(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|so|and|ok(?:ay)?|just|hey|first|"
+    r"then)[\s,]+)*"
+)
 _LOOK_FIRST = re.compile(
-    r"^(?!.*\b(?:spelling|grammar|typos?|wording|punctuation|style|tone)\b)(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|so|and|ok(?:ay)?|just|hey|first|"
-    r"then)[\s,]+)*(?:count|show|list|display|view|print|render|preview|validate|lint|score|rate|"
-    r"grade|inspect|check|verify|look\s+at|see)(?:\s+me)?\s+(?:it|this|that|(?:the|its|my)\s+"
-    r"[\w-]+(?:\s+[\w-]+)?)\s*[.!?]*$",
+    rf"^(?!{_LOOK_LEAD}(?:check|verify|inspect|lint)(?:\s+me)?\s+(?:it|this|that|(?:the|its|my)\s+"
+    r"(?:spelling|grammar|typos?|wording|punctuation|style|tone)\b))"
+    rf"{_LOOK_LEAD}(?:count|show|list|display|view|print|render|preview|validate|lint|score|"
+    r"rate|grade|inspect|check|verify|look\s+at|see)(?:\s+me)?\s+(?:it|this|that|(?:the|its|my)"
+    r"\s+[\w-]+(?:\s+[\w-]+)?)\s*[.!?]*$",
     re.I,
 )
 """A request that only asks to see, count or check one thing ("count the words", "validate

@@ -45,8 +45,9 @@ REPLIES = Replies(
 # 0.92. The table's rule is the same regex (a test holds them equal).
 COUNT_WORDS_LEAD = r"(?:(?:please|pls|can\s+you|could\s+you|ok(?:ay)?|just|now|so)[\s,]+)*"
 COUNT_WORDS = re.compile(
-    rf"^{COUNT_WORDS_LEAD}count\s+(?:the\s+|its\s+)?words(?:\s+(?:in|of)\s+(?:it|this|the\s+post))?"
-    r"\s*[.!?]*$",
+    rf"^{COUNT_WORDS_LEAD}count\s+(?:the\s+|its\s+)?words(?:\s+(?:in|of)\s+(?:it|this(?:\s+post)?|"
+    r"(?:the|my)\s+(?:(?!(?:of|in|on|from)\s)[^\s?.!,]+\s+){0,6}?(?:post|article|draft|entry)|"
+    r"[\w./-]+\.md))?\s*[.!?]*$",
     re.I,
 )
 _POST_NAMED = (
@@ -69,11 +70,7 @@ _ASKS = [
         rf"^(?:(?:give\s+me|show(?:\s+me)?)\s+)?(?:the\s+)?word\s+count\s+(?:of|for)\s+{_POST_NAMED}",
         re.I,
     ),
-    re.compile(
-        COUNT_WORDS.pattern + rf"|^{COUNT_WORDS_LEAD}count\s+(?:the\s+)?words\s+(?:in|of)\s+"
-        rf"{_POST_NAMED}",
-        re.I,
-    ),
+    COUNT_WORDS,
     re.compile(
         r"^(?!.*(?:应该|一般|通常|平均))[^？?]*(?:那篇|这篇|文章|它)[^？?]{0,10}?"
         r"(?:(?:有|共|一共)?多少(?:个)?字|字数(?:是)?多少|多长时间(?:能)?读完|阅读时间)"

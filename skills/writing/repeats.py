@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from skillrt.blog.markdown import word_count
+
 from .checks import HAN, Check, Generated, Verdict
 from .parts import code_lines
 from .scaffold import alike
@@ -121,11 +123,12 @@ def said_before(text: str, earlier: Sequence[str]) -> bool:
     (the sections before it), word for word, case and spacing aside, in
     ``SAID_AGAIN_MIN_WORDS`` words or more. SmolLM2-135M wrote one paragraph three times as
     an article's three sections, and the reply said nothing of it."""
-    if len(text.split()) < SAID_AGAIN_MIN_WORDS:
-        return False
-    seen = {_norm(block) for t in earlier for block, code in _paragraphs(t) if not code}
-    own = [_norm(block) for block, code in _paragraphs(text) if not code and _norm(block)]
-    return bool(own) and all(block in seen for block in own)
+    blocks = _paragraphs(text)
+    own = [_norm(block) for block, code in blocks if not code and _norm(block)]
+    if word_count("\n\n".join(own)) < SAID_AGAIN_MIN_WORDS:
+        return False  # (prose words, a Chinese character one)
+    seen = {_norm(block) for t in earlier for block, _ in _paragraphs(t)}
+    return all(_norm(block) in seen for block, _ in blocks if _norm(block))  # (its code too)
 
 
 def _without_lines_said(blocks: list[tuple[str, bool]], said: set[str]) -> tuple[list[str], int]:
