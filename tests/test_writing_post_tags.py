@@ -28,6 +28,8 @@ from tests.writing_support import writing_runtime
         ("what are the tags on this blog?", ""),
         ("what tags do my posts use?", ""),
         ("我有哪些标签", ""),
+        ("what are its tags?", "its"),  # (the model answered it from a search of the blog)
+        ("show its tags", "its"),
         ("add tags rust, go to it", None),  # an edit
         ("posts tagged rust", None),
     ],
@@ -120,3 +122,24 @@ async def test_it_is_the_open_post_only_when_the_question_says_so(
         await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert "posts/docker-basics.md" in msg.data["sources"], msg.data
+
+
+@pytest.mark.parametrize("question", ["what are its tags?", "show its tags", "list its tags"])
+async def test_its_tags_are_the_open_posts_from_its_frontmatter(
+    tmp_path: Path, question: str
+) -> None:
+    """ "what are its tags?" was answered by the model from a search of the blog, and the
+    classifier sent "show its tags" to an edit of the open post."""
+    from skillrt._routing.intent_table import IntentTable
+    from skillrt.skills.writing.post_tags import ITS_TAGS
+
+    table = {p.regex.pattern for p in IntentTable.default().patterns}
+    assert ITS_TAGS.pattern.replace("(?P<post>", "(?:") in table
+    blog = copy_blog(tmp_path / "blog")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    msg = await rt.process_input(question, {"current_file": "posts/docker-basics.md"})
+    await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["tags"] == ["docker", "运维"], msg.content
+    assert llm.call_count == 0

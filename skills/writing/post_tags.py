@@ -17,7 +17,7 @@ from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
 from .listing import names_of
 
-__all__ = ["REPLIES", "post_tags", "post_tags_asked", "refers_to_open"]
+__all__ = ["ITS_TAGS", "REPLIES", "post_tags", "post_tags_asked", "refers_to_open"]
 
 REPLIES = Replies(
     {
@@ -29,6 +29,11 @@ REPLIES = Replies(
 )
 
 _END = r"\s*[?？.。!！]*$"
+ITS_TAGS = re.compile(  # (the same as its table rule in intents.toml)
+    r"^(?:(?:please|can\s+you|could\s+you)\s+)?(?:what\s+(?:are|were)|list|show(?:\s+me)?|"
+    r"give\s+me|tell\s+me)\s+(?P<post>its|the\s+post['’]s)\s+tags\s*[?？.。!！]*$",
+    re.I,
+)
 _ASKS = [
     re.compile(
         r"^(?:what|which)\s+tags?\s+(?:does|do|did|has)\s+(?P<post>.+?)\s+(?:have|got|use|carry)"
@@ -44,6 +49,9 @@ _ASKS = [
     re.compile(
         r"^(?:list|show)(?:\s+me)?\s+(?:the\s+)?tags\s+(?:of|on|for)\s+(?P<post>.+?)" + _END, re.I
     ),
+    # "what are its tags?", "show its tags": the open post's (the model answered the first,
+    # from a search of the blog, and the classifier sent the second to an edit).
+    re.compile(ITS_TAGS.pattern, re.I),
     re.compile(r"^(?P<post>.+?)\s*(?:有|用了|带|带了|打了)(?:哪些|什么|几个)标签" + _END),
     re.compile(r"^(?P<post>.+?)的标签(?:是什么|有哪些|是哪些)" + _END),
 ]
@@ -55,7 +63,8 @@ _THE_BLOG = re.compile(
 )
 # The post open or in focus: "it", "this post", "这篇文章".
 _OPEN = re.compile(
-    r"^(?:it|this(?:\s+(?:post|article|one|page|entry))?|that(?:\s+(?:post|article|one))?|"
+    r"^(?:it|its|the\s+post['’]s|this(?:\s+(?:post|article|one|page|entry))?|"
+    r"that(?:\s+(?:post|article|one))?|"
     r"the\s+(?:current|open)\s+(?:post|article)|这篇(?:文章|博文)?|它|这个)$",
     re.I,
 )
