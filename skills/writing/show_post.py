@@ -21,7 +21,22 @@ from skillrt.exceptions import InvalidFrontmatter
 
 from .parts import code_lines
 
-__all__ = ["MAX_SHOWN_CHARS", "REPLIES", "SHOW_EN", "SHOW_ZH", "asks_to_show", "show_post"]
+__all__ = [
+    "FRONTMATTER_EN",
+    "MAX_SHOWN_CHARS",
+    "OUTLINE_EN",
+    "PART_ZH",
+    "PATTERNS",
+    "REPLIES",
+    "SHOW_EN",
+    "SHOW_ZH",
+    "Shown",
+    "asks_to_show",
+    "means_the_open_one",
+    "show_post",
+    "shown_part",
+    "shows_newest",
+]
 
 MAX_SHOWN_CHARS = 12_000  # of a post shown in the reply; the rest is counted
 
