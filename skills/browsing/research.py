@@ -226,8 +226,8 @@ async def _answer(
         else ""
     )
     # The question after the sources, as AnswerQuestion asks: put before them, the embedded
-    # model answered "The [1] [2] [3] [4] …" (the sources' numbering) in four runs of four,
-    # and after them it answered from the page.
+    # model answered "The [1] [2] [3] [4] …" (the sources' numbering) or a placeholder in six
+    # tries of six (three questions, twice each); after them, in words in four of six.
     prompt = fence_untrusted("\n\n".join(blocks), nonce) + f"\n\nQuestion: {_asked(ctx, question)}"
     messages: list[LLMMessage] = [
         {"role": "system", "content": system},
@@ -362,8 +362,8 @@ def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
 
 def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """Why a research answer cannot be shown, each reason in English and in Chinese (none: it
-    can): it says nothing (no word but
-    labels, numbers, web addresses and citations: "The answer is" alone), or fails
+    can): it says nothing (no word but labels, numbers, web addresses and citations: "The
+    answer is" alone), or fails
     ``not_degenerate``, ``not_repetitive``, ``not_circular``, ``not_said_over``,
     ``not_questions``, ``code_from_sources`` (a code block none of the pages holds, or an
     inline code span with a name none of them holds) or
@@ -462,7 +462,6 @@ _ASKING = frozenset(  # whole words, casefolded
         "which",
         "does",
         "did",
-        "how",
         "about",
         "says",
         "said",
