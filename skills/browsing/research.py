@@ -41,7 +41,7 @@ from skillrt.skills.writing.checks import (
     run_checks,
 )
 from skillrt.skills.writing.on_topic import grounded
-from skillrt.skills.writing.prompts import clip
+from skillrt.skills.writing.prompts import clip, code_block
 from skillrt.skills.writing.repeats import (
     not_circular,
     not_questions,
@@ -408,7 +408,7 @@ def _unanswered(
     passages = best_passages(question, pages)
     # As written, in a block that shows it as text (no link, image or HTML of the page's is
     # rendered) and that the conversation never sends to a model (``PAGE_QUOTE``).
-    quoted = "\n\n".join(f"{p['url']}:\n\n{_quoted(text)}" for p, text in passages)
+    quoted = "\n\n".join(f"{p['url']}:\n\n{code_block(text, PAGE_QUOTE)}" for p, text in passages)
     return SkillResult(
         success=False,
         message=ctx.say(
@@ -434,12 +434,6 @@ def _unanswered(
             "passages": [{"url": p["url"], "text": text} for p, text in passages],
         },
     )
-
-
-def _quoted(text: str) -> str:
-    """``text`` in a ``PAGE_QUOTE`` block whose fence is longer than any inside it."""
-    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`{3,}", text)), default=0))
-    return f"{fence}{PAGE_QUOTE}\n{text}\n{fence}"
 
 
 # Words of a question that say it is one, not what it is about.

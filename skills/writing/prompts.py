@@ -19,6 +19,7 @@ __all__ = [
     "ArticlePrompts",
     "article_prompts",
     "clip",
+    "code_block",
     "language_name",
     "messages",
     "related_block",
@@ -63,6 +64,14 @@ def related_block(posts: Iterable[dict[str, str]], *, with_links: bool = True) -
         if post.get("snippet"):
             lines.append(f"  > {clip(post['snippet'], CONTEXT_SNIPPET_CHARS)}")
     return "\n".join(lines)
+
+
+def code_block(text: str, info: str = "") -> str:
+    """``text`` in a Markdown code block (``info`` after its opening fence) whose fence is
+    longer than any run of backticks inside it, so that nothing in ``text`` closes it."""
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
 
 
 def strip_fences(text: str) -> str:

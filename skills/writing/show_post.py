@@ -20,6 +20,7 @@ from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.exceptions import InvalidFrontmatter
 
 from .parts import code_lines
+from .prompts import code_block
 
 __all__ = [
     "FRONTMATTER_EN",
@@ -168,13 +169,6 @@ def asks_to_show(question: str) -> bool:
     return shown_part(question) is not None
 
 
-def _fenced(text: str) -> str:
-    """``text`` in a Markdown code block whose fence is longer than any inside it."""
-    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
-    fence = "`" * (longest + 1)
-    return f"{fence}markdown\n{text.rstrip(chr(10))}\n{fence}"
-
-
 _HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 
 
@@ -196,7 +190,7 @@ async def show_post(ctx: SkillContext, path: str, part: Shown = "post") -> Skill
     if part != "post":
         return _show_part(ctx, path, text, part)
     shown = text[:MAX_SHOWN_CHARS]
-    message = ctx.reply("shown", path=path, text=_fenced(shown))
+    message = ctx.reply("shown", path=path, text=code_block(shown.rstrip("\n"), "markdown"))
     if len(shown) < len(text):
         message += ctx.reply("shown_cut", shown=len(shown), chars=len(text), path=path)
     return SkillResult(
@@ -223,7 +217,9 @@ def _show_part(ctx: SkillContext, path: str, text: str, part: Shown) -> SkillRes
     if part == "frontmatter":
         if not block.strip():
             return SkillResult(message=ctx.reply("no_frontmatter", path=path), data=data)
-        message = ctx.reply("shown_frontmatter", path=path, block=_fenced(block))
+        message = ctx.reply(
+            "shown_frontmatter", path=path, block=code_block(block.rstrip("\n"), "markdown")
+        )
         return SkillResult(message=message, data={**data, "frontmatter": block})
     headings = _headings(body)
     if not headings:
