@@ -194,8 +194,43 @@ def test_a_yaml_flow_list_stays_a_flow_list_quoted_as_it_was() -> None:
     assert changed.fields()["tags"] == tags
     quoted = split_frontmatter('---\ntags: ["hugo"]\n---\n').with_fields({"tags": ["hugo", "go"]})
     assert quoted.block == '---\ntags: ["hugo", "go"]\n---\n'
-    block = split_frontmatter("---\ntags:\n  - a\n---\n").with_fields({"tags": ["a", "b"]})
-    assert block.block == "---\ntags:\n- a\n- b\n---\n"  # a block list: written as YAML does
+    block = split_frontmatter("---\ntags:\n- a\n---\n").with_fields({"tags": ["a", "b"]})
+    assert block.block == "---\ntags:\n- a\n- b\n---\n"  # a block list stays one
+
+
+def test_a_yaml_block_list_set_again_keeps_its_indent_quotes_and_comments() -> None:
+    """Hexo's ``tags:`` then ``  - vim``: a tag added re-wrote every item at column 0 (as
+    PyYAML writes a list), so the diff showed lines the user never asked to change. The items
+    kept are kept as written (their quotes, their comments), a new one takes their indent and
+    quotes, and one YAML would read as no string (``yes``) is quoted."""
+    post = (
+        "---\ntitle: x\ntags:   # mine\n  - vim\n  - 'editor'  # first\n"
+        "date: 2024-03-02\n---\nbody\n"
+    )
+    found = split_frontmatter(post)
+    added = found.with_fields({"tags": ["vim", "editor", "neovim", "yes"]})
+    assert added.text == post.replace(
+        "  - 'editor'  # first\n", "  - 'editor'  # first\n  - neovim\n  - \"yes\"\n"
+    )
+    assert added.fields()["tags"] == ["vim", "editor", "neovim", "yes"]
+    dropped = found.with_fields({"tags": ["editor"]})
+    assert dropped.text == post.replace("  - vim\n", "")
+    assert found.with_fields({"tags": []}).fields()["tags"] == []  # no ``tags:`` left empty
+    quoted = split_frontmatter("---\ntags:\n    - 'a'\n---\n").with_fields({"tags": ["a", "it's"]})
+    assert quoted.block == "---\ntags:\n    - 'a'\n    - 'it''s'\n---\n"
+    nested = split_frontmatter("---\ntags:\n  - a\n  - {x: 1}\n---\n").with_fields({"tags": ["b"]})
+    assert nested.fields()["tags"] == ["b"]  # no list of strings: written as YAML does
+
+
+def test_a_crlf_yaml_key_with_a_nested_value_is_set_in_place() -> None:
+    """In a post with Windows line ends, ``tags:`` (its value on the lines below) was not
+    found as a key, so setting it appended a second ``tags:``: a duplicate key, and the old
+    value left in the file."""
+    post = "---\r\ntitle: x\r\ntags:\r\n  - a\r\nextra:\r\n  k: 1\r\n---\r\nbody\r\n"
+    changed = split_frontmatter(post).with_fields({"tags": ["a", "b"], "extra": {"k": 2}})
+    assert changed.text == (
+        "---\r\ntitle: x\r\ntags:\r\n  - a\r\n  - b\r\nextra:\r\n  k: 2\r\n---\r\nbody\r\n"
+    )
 
 
 def test_a_toml_table_set_again_keeps_the_comments_of_its_other_keys() -> None:

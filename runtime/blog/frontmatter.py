@@ -64,7 +64,9 @@ _LINE_END = re.compile(r"[ \t]*(?:\r?\n|\Z)")
 _HEXO_OPEN = re.compile(r"(;{3,}[ \t]*\r?\n)?(?=[ \t]*\"[^\"\r\n]*\"[ \t]*:)")
 _HEXO_SEP = re.compile(r";{3,}[ \t]*\r?\n")
 _HEXO_CLOSE = re.compile(r"^;{3,}[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
-_YAML_KEY = re.compile(r"""^(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#:'"\-?][^:\n]*?))[ \t]*:(?:[ \t]|$)""")
+_YAML_KEY = re.compile(
+    r"""^(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#:'"\-?][^:\n]*?))[ \t]*:(?:[ \t]|\r?$)"""
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -568,6 +570,51 @@ def _yaml_flow(line: str, value: Any) -> str | None:
     return found.group("key") + "[" + items + "]" + found.group("rest")  # (a comment kept)
 
 
+_YAML_ITEM = re.compile(r"^(?P<indent>[ \t]*)- (?P<item>[^\r\n]*)\r?\n$")
+_YAML_BARE_KEY = re.compile(r"^[^\n]*:[ \t]*(?:#[^\r\n]*)?\r?\n$")
+
+
+def _yaml_block_list(span: list[str], value: Any, newline: str) -> str | None:
+    """``value`` (a list of strings) written as the block list in ``span`` (its key's line,
+    then one ``- item`` line each) was: the key's line and every item kept as written (its
+    quotes, its comment), new items at the old items' indent and in their quotes. None when
+    ``span`` is no such list (a nested value, a comment line, mixed indents)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(i, str) for i in value):
+        return None
+    if not value or len(span) < 2 or not _YAML_BARE_KEY.match(span[0]):
+        return None
+    items = [_YAML_ITEM.match(line) for line in span[1:]]
+    if any(found is None for found in items):
+        return None
+    found_items = [found for found in items if found is not None]
+    indent = found_items[0].group("indent")
+    kept: list[tuple[str, str]] = []  # (the item's value, its line as written)
+    for found, line in zip(found_items, span[1:], strict=True):
+        written = found.group("item")
+        written = written[: len(written) - len(_yaml_comment(written))].rstrip()
+        read = _yaml_scalar(written)
+        if found.group("indent") != indent or not isinstance(read, str):
+            return None
+        kept.append((read, line))
+    quotes = [line.lstrip(" \t")[2:3] for _, line in kept]
+    quote = max("\"'", key=quotes.count)
+    quoted = quotes.count(quote) * 2 > len(kept)
+    out = [span[0]]
+    for item in value:
+        same = next((i for i, (read, _) in enumerate(kept) if read == item), None)
+        if same is not None:
+            out.append(kept.pop(same)[1])
+            continue
+        if not quoted and _YAML_PLAIN.match(item) and _yaml_scalar(item) == item:
+            written = item
+        elif quote == "'" and quoted:
+            written = "'" + item.replace("'", "''") + "'"
+        else:
+            written = json.dumps(item, ensure_ascii=False)
+        out.append(f"{indent}- {written}{newline}")
+    return "".join(out)
+
+
 def _yaml_comment(line: str) -> str:
     """The comment at the end of a one-line ``key: value`` (with the spaces before it), or
     "": a ``#`` after a space, outside quotes (a plain scalar cannot hold `` #``)."""
@@ -656,6 +703,8 @@ def _yaml_set(
             start, stop = spans[key]
             if stop == start + 1 and (flow := _yaml_flow(lines[start], value)) is not None:
                 text = flow + newline  # ``tags: [a, b]`` stays on its line, in its style
+            elif (block := _yaml_block_list(lines[start:stop], value, newline)) is not None:
+                text = block  # ``tags:`` then ``  - a``: its indent, quotes and comments kept
             elif stop == start + 1 and text.count(newline) == 1:
                 # ``title: X  # a comment``: the comment stays (it was dropped with the value),
                 # and a quoted string stays in its quotes (``title: "X"`` is not ``'X'``)
