@@ -243,6 +243,34 @@ def test_a_question_is_answered_cancelled_or_kept_for_later(blog: Path, tmp_path
     assert child.exitstatus == 0
 
 
+def test_a_new_request_typed_at_a_question_says_the_question_was_left(
+    blog: Path, tmp_path: Path
+) -> None:
+    """A new request typed where a yes or no was asked ends the task that asked, nothing
+    more done: the chat said nothing of it, so a change shown for a yes looked as if it might
+    have been written. A line now says the question was left, before the new request runs;
+    an answer says no such thing."""
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    child = spawn_chat(env, tmp_path)
+    child.expect(PROMPT)
+    child.sendline("delete posts/docker-basics.md")
+    child.expect(f"answer {PROMPT}")
+    child.sendline("how many words is posts/git-workflow.md?")
+    child.expect(
+        r"posts/docker-basics\.md`\)\?” was left\s+unanswered: its task stopped,\s+nothing"
+    )
+    child.expect(r"words\s+of\s+prose")
+    child.expect(PROMPT)
+    child.sendline("delete posts/docker-basics.md")
+    child.expect(f"answer {PROMPT}")
+    child.sendline("no")
+    child.expect("was not deleted")
+    child.expect(PROMPT)
+    assert "left unanswered" not in (child.before or "")
+    assert quit_with_ctrl_d(child) == 0
+    assert (blog / "posts" / "docker-basics.md").is_file()
+
+
 def test_unclear_input_shows_numbered_choices_and_a_model_only_search_asks(
     blog: Path, tmp_path: Path
 ) -> None:

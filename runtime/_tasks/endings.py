@@ -151,7 +151,10 @@ class Endings:
         task.end_reason = End.CANCELLED
         if task.state is not State.CANCELLED:
             task.to(State.CANCELLED)
-        self.events.emit("task:aborted", task.id, reason=End.CANCELLED)
+        if superseded:  # (the chat says its question was left, not that it was cancelled)
+            self.events.emit("task:aborted", task.id, reason=End.CANCELLED, superseded=True)
+        else:
+            self.events.emit("task:aborted", task.id, reason=End.CANCELLED)
         self.logger().info("agent.task.cancelled", task_id=task.id)
         if superseded:
             return self.finish(task, reply("declined", lang), Outcome.SUPERSEDED)

@@ -53,6 +53,10 @@ LINES: dict[str, tuple[str, str]] = {
     ),
     "pause_requested": ("将在下一步暂停。", "Pausing at the next step."),
     "stopped_waiting": ("不再等待该任务。", "Stopped waiting for the task."),
+    "question_left": (
+        "没有回答上一个问题（{question}），它的任务已停止，什么也没有再做。",
+        "The question “{question}” was left unanswered: its task stopped, nothing more done.",
+    ),
     "cancelled_task": ("已取消任务 {task}。", "Cancelled task {task}."),
     "waiting_at_exit": (
         "任务 {task} 正在等待回答；下次启动时可以恢复它。",

@@ -34,9 +34,21 @@ from skillrt.messages import ChatMessage
 from skillrt.skill.context import detect_language
 
 if TYPE_CHECKING:
+    from skillrt.events import Event
     from skillrt.llm.discover import LocalServer
 
 __all__ = ["Repl"]
+
+
+def _asked(question: str) -> str:
+    """A question's first sentence that asks, short enough for one line."""
+    first = question.strip().split("\n", 1)[0]
+    for mark in ("?", "？"):
+        if mark in first:
+            first = first[: first.index(mark) + 1]
+            break
+    return first if len(first) <= 80 else first[:79].rstrip() + "…"
+
 
 _PROMPT = "› "
 _QUIT = object()
@@ -112,9 +124,28 @@ class Repl:
                 if await self._command(line) is _QUIT:
                     return
                 continue
-            if self._pending_question() is None:  # an answer ("y", "2") keeps the language
+            question = self._pending_question()
+            if question is None:  # an answer ("y", "2") keeps the language
                 self.language = detect_language(line)
-            await self._task(self.rt.process_input(line, {"confirm": self.confirm}))
+            work = self.rt.process_input(line, {"confirm": self.confirm})
+            await self._task(work if question is None else self._answering(work, question))
+
+    async def _answering(self, work: Awaitable[ChatMessage], question: str) -> ChatMessage:
+        """``work``: a line typed at a skill's question. When it is no answer but a new
+        request, the task that asked ends there (nothing more done) and a line says so before
+        the new request runs: a change shown for a yes or no was not written, though no reply
+        said so."""
+        asking = self.rt.current_task_id
+
+        def left(event: Event) -> None:
+            if event.task_id == asking and event.data.get("superseded"):
+                self.display.note(self._say("question_left", question=_asked(question)))
+
+        off = self.rt.on("task:aborted", left)
+        try:
+            return await work
+        finally:
+            off()
 
     async def _start(self) -> None:
         with self._status("Loading the model…"):
