@@ -338,6 +338,25 @@ async def test_removing_an_obsidian_notes_inline_tag_says_where_it_is(tmp_path: 
     assert other.data["in_text"] == [] and "inline" not in other.content
 
 
+async def test_tags_added_to_an_obsidian_note_name_its_inline_tags_too(tmp_path: Path) -> None:
+    """A tag added to a note whose tags are inline ``#git #workflow`` was answered "The tags
+    of … are now “tools”", when its tags are tools, git and workflow: the reply names them."""
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    note = "---\ncreated: 2024-02-01\n---\n# Git rebase\n\n#git #workflow\n\nSquash.\n"
+    (vault / "git rebase.md").write_text(note, encoding="utf-8")
+    (vault / "plain.md").write_text("---\ntags: [a]\n---\nNo inline tag.\n", encoding="utf-8")
+    (added, plain), _ = await _run(
+        vault, "add the tag tools to git rebase", "add the tag b to plain.md"
+    )
+    assert added.state == "COMPLETED" and added.data["tags"] == ["tools"], added.content
+    assert "Its inline tags in the text, #git #workflow, are still its tags too." in added.content
+    assert (vault / "git rebase.md").read_text(encoding="utf-8") == note.replace(
+        "created: 2024-02-01\n", "created: 2024-02-01\ntags: [tools]\n"
+    )
+    assert plain.state == "COMPLETED" and "inline tags" not in plain.content
+
+
 @pytest.mark.parametrize(
     "instruction",
     ["把所有文章的 rust 标签都改成 rustlang", "把所有文章的 rust 标签统一改成 rustlang"],

@@ -39,6 +39,7 @@ from .tags import TagChange, retagged
 
 __all__ = [
     "REPLIES",
+    "also_in_text",
     "in_text_only",
     "retag_every_post",
     "tag_names",
@@ -274,6 +275,15 @@ def in_text_only(ctx: SkillContext, post: Frontmatter, change: TagChange) -> lis
     inline = {t.casefold() for t in inline_tags(post.body)}
     named = change.tags[:1] if change.action == "rename" else change.tags
     return [t for t in named if t.casefold() in inline]
+
+
+def also_in_text(ctx: SkillContext, post: Frontmatter, listed: tuple[str, ...]) -> list[str]:
+    """An Obsidian note's inline ``#tags`` that its frontmatter's list, ``listed``, leaves
+    out: its tags as well, which a reply saying what its tags are now must name."""
+    if ctx.config.layout.kind != "obsidian":
+        return []
+    kept = {tag.casefold() for tag in listed}
+    return [tag for tag in dict.fromkeys(inline_tags(post.body)) if tag.casefold() not in kept]
 
 
 async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:

@@ -33,7 +33,7 @@ from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 from . import blog_tags, pick
 from . import checked as checked_replies
 from .asking import confirms_or_answers, saves, tags_or_request
-from .blog_tags import in_text_only, retag_every_post, tag_names, zola_declares_tags
+from .blog_tags import also_in_text, in_text_only, retag_every_post, tag_names, zola_declares_tags
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
@@ -230,6 +230,10 @@ REPLIES = (
                 "（{tags} 写在正文里，是行内的 #标签；改标签只改 frontmatter。）",
                 " ({tags} is written in its text, as an inline #tag; tag edits change the "
                 "frontmatter only.)",
+            ),
+            "tags_also_in_text": (
+                "（正文里的行内标签 {tags} 仍然是它的标签。）",
+                " Its inline tags in the text, {tags}, are still its tags too.",
             ),
             "tags_ignored_add": ("（已有，未重复添加：{tags}）", " (already there: {tags})"),
             "tags_ignored_remove": ("（本来就没有：{tags}）", " (not there to remove: {tags})"),
@@ -891,6 +895,8 @@ async def _retag(
             ("tags_ignored_add", "tags_ignored_remove")[_ACTIONS[change.action]],
             tags=_listed(ctx, result.ignored),
         )
+    if inline := also_in_text(ctx, post, result.after):  # "are now “tools”" told half
+        note += ctx.reply("tags_also_in_text", tags=" ".join(f"#{tag}" for tag in inline))
     if (
         zola
         and result.field == "taxonomies.tags"
