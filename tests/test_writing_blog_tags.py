@@ -234,10 +234,11 @@ async def test_an_obsidian_tag_only_in_the_text_is_left_and_named(tmp_path: Path
     (vault / "front.md").write_text("---\ntags: [shell, notes]\n---\n\nUse ls.\n", "utf-8")
     inline = "Some tips. #shell\n"
     (vault / "inline.md").write_text(inline, encoding="utf-8")
-    (msg,), _ = await _run(vault, "rename the tag shell to bash everywhere")
+    # a name no inline tag can have (all digits): the inline tag is left, and said so
+    (msg,), _ = await _run(vault, "rename the tag shell to 2024 everywhere")
     assert msg.state == "COMPLETED", msg.content
     assert msg.data["paths"] == ["front.md"] and msg.data["left"] == {"inline.md": "inline"}
-    assert (vault / "front.md").read_text(encoding="utf-8").startswith("---\ntags: [bash, notes]")
+    assert (vault / "front.md").read_text(encoding="utf-8").startswith('---\ntags: ["2024", notes]')
     assert (vault / "inline.md").read_text(encoding="utf-8") == inline
     assert "These posts were left as they were" in msg.content
     assert "the tag is written in its text, as an inline #tag" in msg.content
@@ -247,6 +248,52 @@ async def test_an_obsidian_tag_only_in_the_text_is_left_and_named(tmp_path: Path
     (only_inline,), _ = await _run(vault, "remove the tag shell from all notes")
     assert only_inline.state == "ERROR" and only_inline.data["paths"] == []
     assert only_inline.content.startswith("No post was changed.\n\nThese posts were left")
+
+
+OBSIDIAN_NOTE = (
+    "---\ncreated: 2024-02-01\n---\n# Git rebase\n\n#git #workflow #Git/advanced\n\n"
+    "Run `#git` in code, and see [[#git]].\n\n```\n#git\n```\n%% #git %%\nEnd. #gitlab\n"
+)
+
+
+async def test_renaming_an_obsidian_tag_renames_its_inline_tags(tmp_path: Path) -> None:
+    """ "rename the tag git to vcs in every post" left every note whose tag was an inline
+    ``#git`` as it was ("tag edits change the frontmatter only"). As Obsidian's own rename
+    does, the inline tag is renamed in the text, ``#git/advanced`` with it; code, comments,
+    links to a heading and other tags (``#gitlab``) stay byte for byte, and the reply says
+    the text changed. One note at a time too."""
+    vault = tmp_path / "vault"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "rebase.md").write_text(OBSIDIAN_NOTE, encoding="utf-8")
+    front = "---\ntags: [git, notes]\n---\nNo inline tag.\n"
+    (vault / "front.md").write_text(front, encoding="utf-8")
+    (every,), calls = await _run(vault, "rename the tag git to vcs in every post")
+    assert every.state == "COMPLETED" and calls == 0, every.content
+    assert every.data["paths"] == ["front.md", "rebase.md"] and every.data["left"] == {}
+    renamed = OBSIDIAN_NOTE.replace("#git #workflow #Git/advanced", "#vcs #workflow #vcs/advanced")
+    assert (vault / "rebase.md").read_text(encoding="utf-8") == renamed
+    assert (vault / "front.md").read_text(encoding="utf-8") == front.replace("[git,", "[vcs,")
+    assert "The inline tag #git in their text is #vcs now too" in every.content
+    assert "The body and every other field" not in every.content
+    (vault / "rebase.md").write_text(OBSIDIAN_NOTE, encoding="utf-8")
+    (one,), _ = await _run(vault, "rename the tag git to vcs in rebase.md")
+    assert one.state == "COMPLETED" and one.data["changed"] is True, one.content
+    assert (vault / "rebase.md").read_text(encoding="utf-8") == renamed
+    assert "its inline #git in the text is #vcs too" in one.content
+    assert "The body and every other field are unchanged" not in one.content
+
+
+async def test_an_inline_looking_tag_outside_obsidian_is_text(tmp_path: Path) -> None:
+    """Outside an Obsidian vault ``#git`` in a post is text (a Hugo post's "#shell" is no
+    tag): a rename changes the frontmatter only, and says the body is unchanged."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = "---\ntitle: x\ntags: [git]\n---\nUse #git daily.\n"
+    (blog / "posts" / "x.md").write_text(post, encoding="utf-8")
+    (msg,), _ = await _run(blog, "rename the tag git to vcs in every post")
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / "posts" / "x.md").read_text(encoding="utf-8") == post.replace("[git]", "[vcs]")
+    assert "The body and every other field of each post are unchanged." in msg.content
 
 
 async def test_one_posts_tag_is_renamed_in_its_place(tmp_path: Path) -> None:

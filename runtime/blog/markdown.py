@@ -20,7 +20,15 @@ from skillrt.blog.conventions import first_heading, is_draft, post_date
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.wikilinks import normalize_target, wikilink_targets
 
-__all__ = ["PostFields", "dump_post", "post_fields", "split_post", "word_count"]
+__all__ = [
+    "PostFields",
+    "dump_post",
+    "inline_tags",
+    "post_fields",
+    "renamed_inline_tag",
+    "split_post",
+    "word_count",
+]
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
@@ -124,6 +132,31 @@ def inline_tags(body: str) -> list[str]:
             seen.add(tag.casefold())
             found.append(tag)
     return found
+
+
+def renamed_inline_tag(body: str, old: str, new: str) -> str:
+    """``body`` with each inline ``#old`` written ``#new`` (and ``#old/child`` ``#new/child``),
+    ``old`` whatever its case, as Obsidian's own rename of a tag does; outside code and
+    comments, as ``inline_tags`` reads them; every other byte as it was. ``body`` unchanged
+    when ``new`` cannot be an inline tag (a space in it, all digits)."""
+    if not _INLINE_TAG.fullmatch("#" + new) or new != new.rstrip("/-"):
+        return body
+    hidden = _CODE_SPANS.sub(lambda found: " " * len(found.group()), body)  # (same places)
+    folded = old.casefold()
+    out: list[str] = []
+    last = 0
+    for found in _INLINE_TAG.finditer(hidden):
+        tag = found.group(1)
+        name = tag.rstrip("/-")
+        if name.casefold() == folded:
+            rest = tag[len(name) :]
+        elif name.casefold().startswith(folded + "/"):
+            rest = tag[len(old) :]
+        else:
+            continue
+        out += [body[last : found.start(1)], new, rest]
+        last = found.end(1)
+    return "".join(out) + body[last:] if out else body
 
 
 def post_fields(

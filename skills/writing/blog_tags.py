@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, yaml_list_style
-from skillrt.blog.markdown import inline_tags
+from skillrt.blog.markdown import inline_tags, renamed_inline_tag
 from skillrt.blog.posts import IndexReport
 from skillrt.exceptions import FileChanged, LockConflict, UserError
 
@@ -41,6 +41,7 @@ __all__ = [
     "REPLIES",
     "also_in_text",
     "in_text_only",
+    "renamed_in_text",
     "retag_every_post",
     "tag_names",
     "zola_declares_tags",
@@ -108,6 +109,15 @@ REPLIES = Replies(
             "\n\n每篇文章的正文和其他字段都保持不变。",
             "\n\nThe body and every other field of each post are unchanged.",
         ),
+        "every_kept_in_text": (
+            "\n\n正文里的行内标签 #{old} 也已改成 #{new}（Obsidian 改标签时也这样做）。",
+            "\n\nThe inline tag #{old} in their text is #{new} now too, as Obsidian's own "
+            "rename does.",
+        ),
+        "every_kept_else": (
+            "除此之外，每篇文章的正文和其他字段都保持不变。",
+            " Everything else in each post, text and fields, is unchanged.",
+        ),
         "every_undo": ("`undo` 一次恢复一篇文章。", " `undo` restores one post at a time."),
         "every_undo_limit": (
             "`undo` 只保留最近 {keep} 个版本：先改的 {lost} 篇文章无法用它恢复。",
@@ -150,6 +160,7 @@ class Retag(BaseModel):
     changed: bool
     left: Left = ""
     diff: str = ""
+    in_text: bool = False  # an Obsidian note's inline #tag renamed in its text
 
 
 def _posts_for(ctx: SkillContext, change: TagChange) -> list[str]:
@@ -173,6 +184,7 @@ class Planned(BaseModel):
     before: str = ""
     after: str = ""
     left: Left = ""
+    in_text: bool = False  # an Obsidian note's inline #tag renamed in its text
 
 
 def _retagged_text(
@@ -190,11 +202,14 @@ def _retagged_text(
     zola = ctx.config.layout.kind == "zola"
     yaml = post.format in (None, "yaml")
     result = retagged(post, change, zola=zola, lists=style if yaml else None)
-    if result.text == text:
-        return "inline" if in_text_only(ctx, post, change) else "not_there"
-    if not only_field_set(post, result.text, path, result.field.split(".")[0]):
+    if result.text != text and not only_field_set(
+        post, result.text, path, result.field.split(".")[0]
+    ):
         return "more_than_tags"
-    return text, digest, result.text
+    new_text = renamed_in_text(ctx, change, result.text)  # an Obsidian note's #tag, too
+    if new_text == text:
+        return "inline" if in_text_only(ctx, post, change) else "not_there"
+    return text, digest, new_text
 
 
 def _plan_one(ctx: SkillContext, path: str, change: TagChange, lists: str) -> Planned:
@@ -202,8 +217,9 @@ def _plan_one(ctx: SkillContext, path: str, change: TagChange, lists: str) -> Pl
     made = _retagged_text(ctx, path, change, lists)
     if isinstance(made, str):
         return Planned(path=path, left=made)
-    _, digest, new_text = made
-    return Planned(path=path, before=digest, after=text_hash(new_text))
+    text, digest, new_text = made
+    in_text = split_frontmatter(text).body != split_frontmatter(new_text).body
+    return Planned(path=path, before=digest, after=text_hash(new_text), in_text=in_text)
 
 
 def _retag_one(ctx: SkillContext, plan: Planned, change: TagChange, step: str, lists: str) -> Retag:
@@ -212,7 +228,8 @@ def _retag_one(ctx: SkillContext, plan: Planned, change: TagChange, step: str, l
     path = plan.path
     current = ctx.files.hash_of(path)
     if current == plan.after:
-        return Retag(path=path, changed=True)  # (written before the task was cut off)
+        # (written before the task was cut off)
+        return Retag(path=path, changed=True, in_text=plan.in_text)
     if current != plan.before:
         return Retag(path=path, changed=False, left="changed")
     made = _retagged_text(ctx, path, change, lists)
@@ -228,7 +245,8 @@ def _retag_one(ctx: SkillContext, plan: Planned, change: TagChange, step: str, l
         return Retag(path=path, changed=False, left="changed")
     except LockConflict:
         return Retag(path=path, changed=False, left="busy")
-    return Retag(path=path, changed=True, diff=unified_diff(text, new_text, path))
+    diff = unified_diff(text, new_text, path)
+    return Retag(path=path, changed=True, diff=diff, in_text=plan.in_text)
 
 
 def zola_declares_tags(ctx: SkillContext) -> bool:
@@ -275,6 +293,17 @@ def in_text_only(ctx: SkillContext, post: Frontmatter, change: TagChange) -> lis
     inline = {t.casefold() for t in inline_tags(post.body)}
     named = change.tags[:1] if change.action == "rename" else change.tags
     return [t for t in named if t.casefold() in inline]
+
+
+def renamed_in_text(ctx: SkillContext, change: TagChange, text: str) -> str:
+    """``text`` (a note, its frontmatter's tags changed or not) with an Obsidian note's inline
+    ``#tags`` renamed as ``change`` renames its tag, as Obsidian's own rename does; as it was
+    for any other change or blog, or a new name no inline tag can have (a space in it)."""
+    if change.action != "rename" or len(change.tags) != 2 or ctx.config.layout.kind != "obsidian":
+        return text
+    note = split_frontmatter(text)
+    body = renamed_inline_tag(note.body, *change.tags)
+    return text if body == note.body else note.with_body(body).text
 
 
 def also_in_text(ctx: SkillContext, post: Frontmatter, listed: tuple[str, ...]) -> list[str]:
@@ -361,7 +390,9 @@ async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:
         else ctx.reply("every_none_changed")
     )
     if changed:
-        message += ctx.reply("every_kept")
+        in_text = [r.path for r in done if r.changed and r.in_text]
+        message += ctx.reply("every_kept_in_text", old=old, new=new) if in_text else ""
+        message += ctx.reply("every_kept" if not in_text else "every_kept_else")
         keep = ctx.config.undo.keep  # (0: no versions kept, so nothing said of undo)
         if keep > 0:
             message += ctx.reply("every_undo")

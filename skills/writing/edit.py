@@ -33,7 +33,14 @@ from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 from . import blog_tags, pick
 from . import checked as checked_replies
 from .asking import confirms_or_answers, saves, tags_or_request
-from .blog_tags import also_in_text, in_text_only, retag_every_post, tag_names, zola_declares_tags
+from .blog_tags import (
+    also_in_text,
+    in_text_only,
+    renamed_in_text,
+    retag_every_post,
+    tag_names,
+    zola_declares_tags,
+)
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checks import (
     MIN_SHARE,
@@ -225,6 +232,14 @@ REPLIES = (
                 "\n\n```diff\n{diff}```",
                 "The tags of `{path}` (`{field}`) are now {tags}. The body and every other "
                 "field are unchanged.{note}\n\n```diff\n{diff}```",
+            ),
+            "retagged_in_text": (
+                "`{path}` 的标签（`{field}`）现在是：{tags}；正文里的行内标签 #{old} 也已改成 "
+                "#{new}（Obsidian 改标签时也这样做）。其余正文和其他字段保持不变。{note}"
+                "\n\n```diff\n{diff}```",
+                "The tags of `{path}` (`{field}`) are now {tags}, and its inline #{old} in the "
+                "text is #{new} too, as Obsidian's own rename does. The rest of the text and "
+                "every other field are unchanged.{note}\n\n```diff\n{diff}```",
             ),
             "tags_in_text": (
                 "（{tags} 写在正文里，是行内的 #标签；改标签只改 frontmatter。）",
@@ -740,7 +755,9 @@ async def _write(
     report: list[dict[str, Any]],
     what: str,
     *,
-    done: Literal["edited", "edited_title", "retagged", "replaced", "described"] = "edited",
+    done: Literal[
+        "edited", "edited_title", "retagged", "retagged_in_text", "replaced", "described"
+    ] = "edited",
     values: dict[str, Any] | None = None,
     data: dict[str, Any] | None = None,
 ) -> SkillResult:
@@ -784,6 +801,8 @@ async def _write(
         message=ctx.reply(
             "retagged"
             if done == "retagged"
+            else "retagged_in_text"
+            if done == "retagged_in_text"
             else "edited_title"
             if done == "edited_title"
             else "replaced"
@@ -870,7 +889,8 @@ async def _retag(
         lists = "quoted" if style == "quoted" else "flow" if style == "flow" else "block"
     result: Retagged = retagged(post, change, zola=zola, lists=lists)
     data = {"tags": list(result.after), "tags_before": list(result.before), "field": result.field}
-    if result.text == post.text:
+    new_text = renamed_in_text(ctx, change, result.text)  # an Obsidian note's #tag, too
+    if new_text == post.text:
         shown = result.ignored or change.tags
         # An Obsidian note's inline #tag, asked to go: said, where "has no tag" alone misled.
         in_text = in_text_only(ctx, post, change)
@@ -886,8 +906,8 @@ async def _retag(
             data={"path": path, "diff": "", "changed": False, "in_text": in_text, **data},
         )
     top = result.field.split(".")[0]
-    if not only_field_set(post, result.text, path, top):  # (checked before it is written)
-        return refuse(ctx, "tags_changed_more")
+    if result.text != post.text and not only_field_set(post, result.text, path, top):
+        return refuse(ctx, "tags_changed_more")  # (checked before it is written)
     report = [{"name": "frontmatter", "passed": True, "reason": "only the tags set", "attempts": 1}]
     note = ""
     if result.ignored and change.action != "set":
@@ -895,23 +915,30 @@ async def _retag(
             ("tags_ignored_add", "tags_ignored_remove")[_ACTIONS[change.action]],
             tags=_listed(ctx, result.ignored),
         )
-    if inline := also_in_text(ctx, post, result.after):  # "are now “tools”" told half
+    renamed = new_text != result.text  # an inline #tag renamed in the text
+    if inline := also_in_text(ctx, split_frontmatter(new_text), result.after):
         note += ctx.reply("tags_also_in_text", tags=" ".join(f"#{tag}" for tag in inline))
+    if renamed:
+        report.append({"name": "text", "passed": True, "reason": "only the #tags renamed",
+                       "attempts": 1})  # fmt: skip
     if (
         zola
         and result.field == "taxonomies.tags"
         and not await ctx.step("zola_tags", partial(zola_declares_tags, ctx), returns=bool)
     ):
         note += ctx.reply("zola_taxonomy")
+    values = {"tags": _listed(ctx, result.after), "field": result.field, "note": note}
+    if renamed:
+        values |= {"old": change.tags[0], "new": change.tags[1]}
     return await _write(
         ctx,
         path,
-        (post.text, result.text),
+        (post.text, new_text),
         digest,
         report,
         ctx.reply("the_tags"),
-        done="retagged",
-        values={"tags": _listed(ctx, result.after), "field": result.field, "note": note},
+        done="retagged_in_text" if renamed else "retagged",
+        values=values,
         data=data,
     )
 
