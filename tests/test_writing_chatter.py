@@ -65,3 +65,48 @@ async def test_an_edit_with_two_versions_is_asked_again_and_the_clean_one_saved(
     assert msg.state == "COMPLETED", msg.content
     assert post.read_text(encoding="utf-8") == before.replace(INTRO, FRIENDLIER)
     assert "Here's a revised version" in llm.calls[1][-1]["content"]  # the reason, told
+
+
+ABOUT_THE_REQUEST = (
+    "The text was requested to be edited. The instructions asked for a revised version of "
+    "the text without any additional instructions."
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed"),
+    [
+        (ABOUT_THE_REQUEST, False),
+        (FRIENDLIER + " As requested, it is shorter.", False),
+        ("The first paragraph is short. The instructions requested a shorter version.", False),
+        ("根据你的要求，文章已经改好了。", False),
+        ("You asked me to make it friendlier, so: " + FRIENDLIER, False),
+        (FRIENDLIER, True),
+        ("Requests are answered as they come.", True),  # no sentence about the request
+    ],
+)
+def test_a_sentence_about_the_request_is_no_part_of_the_text(answer: str, passed: bool) -> None:
+    """The embedded model's whole answer to "change its category to linux" was two sentences
+    about the request, and they replaced a Hexo post's body: every check passed (the post
+    was too short for ``on_topic``). Such a sentence now fails, anywhere in the answer."""
+    verdict = no_chatter(INTRO)(Generated(text=answer))
+    assert verdict.passed is passed, verdict.reason
+    if not passed:
+        assert verdict.reason.startswith("the text speaks of the request")
+
+
+def test_a_sentence_about_a_request_the_original_has_is_the_authors() -> None:
+    original = "Prompts matter. The instructions asked the model to be brief."
+    edited = "Prompts matter a lot. The instructions asked the model to be brief."
+    assert no_chatter(original)(Generated(text=edited)).passed
+
+
+async def test_an_edit_that_only_talks_about_the_request_is_refused(tmp_path: Path) -> None:
+    blog = copy_fixture("zola", tmp_path / "blog")
+    post = blog / POST
+    before = post.read_text(encoding="utf-8")
+    rt = writing_runtime(blog, ScriptedModel([ABOUT_THE_REQUEST, ABOUT_THE_REQUEST]))
+    msg = await rt.run_skill("EditContent", {"instruction": "make it friendlier", "path": POST})
+    await rt.close()
+    assert msg.state == "ERROR" and "no_chatter" in msg.content, msg.content
+    assert post.read_text(encoding="utf-8") == before

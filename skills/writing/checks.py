@@ -151,15 +151,51 @@ CHATTER = re.compile(
 )
 
 
+# A sentence about the request rather than the text: "The text was requested to be edited.
+# The instructions asked for a revised version of the text…" was the embedded model's whole
+# answer to "change its category to linux", and it replaced a post's body.
+ABOUT_THE_REQUEST = re.compile(
+    r"\bthe\s+(?:original\s+|given\s+|provided\s+|above\s+)?"
+    r"(?:text|post|paragraph|passage|article)\s+(?:was|has\s+been|had\s+been)\s+"
+    r"(?:requested|asked)\b"
+    r"|\b(?:the|your)\s+instructions?(?:'s)?\s+(?:asked|requested|wanted|called|said|says|"
+    r"asks|requests|required|requires|kind)\b"
+    r"|\b(?:you|the\s+user)\s+(?:asked|requested|wanted)\s+(?:me\s+)?(?:to|for)\b"
+    r"|\b(?:as|per)\s+(?:you\s+)?(?:requested|instructed)\b|\bper\s+your\s+request\b"
+    r"|(?:根据|按照)(?:你的|您的)?(?:要求|指示)|修改说明(?:要求|说)",
+    re.I,
+)
+
+
 def no_chatter(original: str) -> Check:
     """An edit's answer holds no line of the model's own about it ("Here's a revised
     version:"): the embedded model made an intro friendlier, then wrote that line and a second
     version, and both were saved. A first line of that kind is dropped (fixed); one further
     in, with text on both sides, fails: which of the two is meant cannot be told. A line the
-    original has is the author's and never counts."""
+    original has is the author's and never counts. A sentence about the request itself ("The
+    instructions asked for a revised version", ``ABOUT_THE_REQUEST``) fails wherever it is,
+    unless the original says it too."""
     own = {" ".join(line.split()).casefold() for line in original.splitlines()}
+    own_words = " ".join(original.split()).casefold()
 
     def check(generated: Generated) -> Verdict:
+        talk = next(
+            (
+                found
+                for found in ABOUT_THE_REQUEST.finditer(generated.text)
+                if " ".join(found.group().split()).casefold() not in own_words
+            ),
+            None,
+        )
+        if talk is not None:
+            start = generated.text.rfind("\n", 0, talk.start()) + 1
+            said = generated.text[start:].split("\n", 1)[0].strip()
+            return Verdict(
+                "no_chatter",
+                False,
+                f"the text speaks of the request, not only the text ({said[:80]!r})",
+                zh=f"文字在谈论修改要求本身（{said[:80]!r}），不只是正文",
+            )
         lines = generated.text.splitlines()
         found = [
             i
