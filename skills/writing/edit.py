@@ -71,6 +71,7 @@ from .common import (
     text_hash,
     unified_diff,
 )
+from .field_set import FieldSet, given_field
 from .fields import description_field, given_description, only_field_set, others_kept
 from .languages import language_code
 from .newpost import blog_style
@@ -264,6 +265,24 @@ REPLIES = (
                 "\n\n```diff\n{diff}```",
                 "The description of `{path}` (`{field}`) is now “{value}”. The body and every "
                 "other field are unchanged.\n\n```diff\n{diff}```",
+            ),
+            "field_set": (
+                "`{path}` 的 `{field}` 现在是“{value}”。正文和其他字段保持不变。"
+                "\n\n```diff\n{diff}```",
+                "`{field}` of `{path}` is now “{value}”. The body and every other field are "
+                "unchanged.\n\n```diff\n{diff}```",
+            ),
+            "field_by_hand": (
+                "`{path}` 的 `{field}` 是日期或表格之类的值，不能照原话写入；请在文件里手动修改。"
+                "文件未改动。",
+                "`{field}` of `{path}` holds a date, a table or a list of them, which is not "
+                "set from a request's words; change it in the file by hand. The file is "
+                "untouched.",
+            ),
+            "field_wrong_value": (
+                "`{field}` 需要 {wanted}，所以没有修改。文件未改动。",
+                "`{field}` takes {wanted}, which the request did not give, so nothing was "
+                "changed. The file is untouched.",
             ),
             "edited_before_restart": (
                 "`{path}` 在中断之前已经修改并保存好了，frontmatter 保持不变。",
@@ -580,6 +599,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     described = None if selection.strip() else given_description(params.instruction)
     if described is not None:  # the description written out: set as it is (``fields.py``)
         return await _describe_post(ctx, path, (text, digest), post, described)
+    named = None if selection.strip() else given_field(params.instruction, post.fields())
+    if named is not None:  # another field named and given: set as written (``field_set.py``)
+        return await _set_field(ctx, path, (text, digest), post, named)
     part = None if selection.strip() else named_part(params.instruction)
     titled = part is not None and part.kind == "title"  # (the title's own edit, below)
     swap = None if selection.strip() or titled else literal_replacement(params.instruction)
@@ -756,7 +778,13 @@ async def _write(
     what: str,
     *,
     done: Literal[
-        "edited", "edited_title", "retagged", "retagged_in_text", "replaced", "described"
+        "edited",
+        "edited_title",
+        "retagged",
+        "retagged_in_text",
+        "replaced",
+        "described",
+        "field_set",
     ] = "edited",
     values: dict[str, Any] | None = None,
     data: dict[str, Any] | None = None,
@@ -809,6 +837,8 @@ async def _write(
             if done == "replaced"
             else "described"
             if done == "described"
+            else "field_set"
+            if done == "field_set"
             else "edited",
             path=path,
             what=what,
@@ -862,6 +892,37 @@ async def _describe_post(
         done="described",
         values={"field": key, "value": value},
         data={"field": key, "description": value},
+    )
+
+
+async def _set_field(
+    ctx: SkillContext, path: str, read: tuple[str, str], post: Frontmatter, field: FieldSet
+) -> SkillResult:
+    """Set ``field`` as the request gave it, with no model; every other byte stays. A field
+    whose value cannot be written so is refused, and nothing goes to the model."""
+    text, digest = read
+    key = field.key
+    if field.refused == "kind":
+        return refuse(ctx, "field_by_hand", field=key, path=path)
+    if field.refused:
+        return refuse(ctx, "field_wrong_value", field=key, wanted=field.wanted)
+    new_text = post.with_fields({key: field.value}).text
+    if not only_field_set(post, new_text, path, key):
+        return refuse(ctx, "field_changed_more", field=key)
+    report = [{"name": "frontmatter", "passed": True, "reason": f"only {key} set", "attempts": 0}]
+    value = field.value
+    shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value).lower() \
+        if isinstance(value, bool) else str(value)  # fmt: skip
+    return await _write(
+        ctx,
+        path,
+        (text, new_text),
+        digest,
+        report,
+        key,
+        done="field_set",
+        values={"field": key, "value": shown},
+        data={"field": key, "value": value},
     )
 
 
