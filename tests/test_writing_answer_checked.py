@@ -240,3 +240,56 @@ async def test_a_listing_by_date_or_count_needs_no_model(
     assert msg.content.startswith(start), msg.content
     if paths is not None:
         assert msg.data["citations"] == paths
+
+
+VIM = (
+    "---\ntitle: Vim tips I use daily\ntags: [vim]\n---\nVim is a modal editor. Once you learn "
+    "a few motions it becomes very fast.\n\n<!-- more -->\n\n## Motions\n\nUse `w` and `b` to "
+    "move by words.\n\n## Macros\n\nRecord a macro with `qa`, stop with `q`, and replay it "
+    "with `@a`.\n\n```\nqa0iX<Esc>jq\n```\n"
+)
+
+
+@pytest.fixture
+def vim_blog(tmp_path: Path) -> Path:
+    blog = tmp_path / "hexo"
+    (blog / "source" / "_posts").mkdir(parents=True)
+    (blog / "_config.yml").write_text("title: Hexo\n", encoding="utf-8")
+    (blog / "source" / "_posts" / "vim-tips.md").write_text(VIM, encoding="utf-8")
+    return blog
+
+
+async def test_a_refused_answer_lists_each_posts_paragraph_on_the_question(
+    vim_blog: Path,
+) -> None:
+    """Refused twice, the answer about macros listed the vim post's first lines ("Vim is a
+    modal editor … <!-- more --> ## Motions …"): each post found now shows its paragraph
+    holding the most of the question's words, its heading before it, no comment nor code."""
+    msg, _ = await _answer(
+        vim_blog, [MADE_UP, MADE_UP], question="what does my vim post say about macros?"
+    )
+    assert msg.data["answered"] is False, msg.content
+    assert "Macros: Record a macro with `qa`, stop with `q`, and replay it with `@a`." in (
+        msg.content
+    )
+    assert "<!--" not in msg.content and "Motions" not in msg.content
+
+
+async def test_an_answer_that_only_names_its_source_is_no_answer(vim_blog: Path) -> None:
+    """ "how do I replay a macro in vim?" was answered "The answer is:" and "[2] Vim tips I use
+    daily", shown as done: a lead-in and the source's own name say nothing. A question whose
+    answer is a post's name is answered by it."""
+    msg, llm = await _answer(
+        vim_blog,
+        ["The answer is:\n[2] Vim tips I use daily", "See [Vim tips I use daily](x.md) [1]."],
+        question="how do I replay a macro in vim?",
+    )
+    assert msg.data["answered"] is False and llm.call_count == 1, msg.content
+    assert "The model wrote no answer from the posts found" in msg.content
+    assert "replay it with `@a`" in msg.content
+    named, _ = await _answer(
+        vim_blog,
+        ["Vim tips I use daily [1]."],
+        question="which post is about vim macros?",
+    )
+    assert "answered" not in named.data and "Vim tips I use daily" in named.content

@@ -41,6 +41,7 @@ from skillrt.skills.writing.checks import (
     run_checks,
 )
 from skillrt.skills.writing.on_topic import grounded
+from skillrt.skills.writing.passages import question_terms, terms
 from skillrt.skills.writing.prompts import clip, code_block
 from skillrt.skills.writing.repeats import (
     not_circular,
@@ -436,102 +437,9 @@ def _unanswered(
     )
 
 
-# Words of a question that say it is one, not what it is about.
-_ASKING = frozenset(  # whole words, casefolded
-    [
-        "what",
-        "say",
-        "the",
-        "and",
-        "for",
-        "you",
-        "are",
-        "was",
-        "how",
-        "why",
-        "who",
-        "can",
-        "use",
-        "its",
-        "which",
-        "does",
-        "did",
-        "about",
-        "says",
-        "said",
-        "tell",
-        "page",
-        "pages",
-        "site",
-        "website",
-        "according",
-        "explain",
-        "mean",
-        "means",
-        "research",
-        "summarise",
-        "summarize",
-        "this",
-        "that",
-        "there",
-        "with",
-        "from",
-        "into",
-        "your",
-        "want",
-        "know",
-        "please",
-        "could",
-        "would",
-        "should",
-        "read",
-        "check",
-        "look",
-        "open",
-        "visit",
-        "some",
-        "研究",
-        "调研",
-        "总结",
-        "一下",
-        "这个",
-        "这篇",
-        "网页",
-        "页面",
-        "讲了",
-        "说了",
-        "写了",
-        "什么",
-        "看看",
-        "内容",
-        "帮我",
-        "关于",
-    ]
-)
-_ASKING_HAN = sorted((w for w in _ASKING if HAN.search(w)), key=len, reverse=True)
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]{2,}")  # (a Latin word touching Chinese is one)
 _SECTION_START = re.compile(r"^(?=#{1,6}[ \t])", re.M)
 PASSAGE_CHARS = 600  # of one part of a page, quoted
 MAX_PASSAGES = 2
-
-
-def _terms(text: str, leave_out: frozenset[str] = frozenset()) -> set[str]:
-    """The words of ``text`` as compared (the first five letters, case aside), whole words in
-    ``leave_out`` left out first (so that "check" takes no "checkpoints" with it), and its
-    pairs of Chinese characters."""
-    words = {w[:5] for w in map(str.casefold, _LATIN_WORD.findall(text)) if w not in leave_out}
-    han = [i for i, ch in enumerate(text) if HAN.match(ch)]
-    return words | {text[i : i + 2] for i in han if i + 1 < len(text) and HAN.match(text[i + 1])}
-
-
-def question_terms(question: str) -> set[str]:
-    """The words (``_terms``) of ``question`` that say what it asks: not its addresses, nor
-    the words that only make it a question or a request to read ("what does … say about",
-    "research", "讲了什么")."""
-    text = GIVEN_URL.sub(" ", question)
-    for phrase in _ASKING_HAN:  # taken out first: a pair across two of them is no word
-        text = text.replace(phrase, " ")
-    return _terms(text, _ASKING)
 
 
 def best_passages(question: str, pages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
@@ -547,7 +455,7 @@ def best_passages(question: str, pages: list[dict[str, Any]]) -> list[tuple[dict
     for page in pages:
         for part in _SECTION_START.split(str(page.get("text", ""))):
             if part.strip():
-                scored.append((len(asked & _terms(part)), page, part.strip()))
+                scored.append((len(asked & terms(part)), page, part.strip()))
     best = max((score for score, _, _ in scored), default=0)
     if best == 0:
         return []

@@ -13,7 +13,7 @@ import asyncio
 import datetime as dt
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated
@@ -44,6 +44,7 @@ from .listing import (
 )
 from .listing import REPLIES as LISTING_REPLIES
 from .on_topic import grounded
+from .passages import best_paragraph
 from .pick import REPLIES as PICK_REPLIES
 from .pick import ask_for_post, named_post, newest_post, no_post_chosen, open_post, post_named
 from .post_length import REPLIES as LENGTH_REPLIES
@@ -704,8 +705,9 @@ async def _answer(
     answer = without_echo(result.content, echoed)  # (all echo: as NO_ANSWER)
     if note:  # asked again: its sentences about the refused first answer are not the answer
         answer = without_retry_talk(answer)
+    named = [part for s in sources for part in (f"[{s.title}]({s.path})", s.path, s.title)]
     return Generated(
-        text=answer if _says_something(answer, question) else "",
+        text=answer if _says_something(answer, question, named) else "",
         looped=result.truncated_repetition,
         cut=result.usage.completion_tokens >= ANSWER_TOKENS,
     )
@@ -737,24 +739,34 @@ def answer_checks(sources: list[Source]) -> list[Check]:
 _INLINE_FENCE = re.compile(r"(`{3,}|~{3,}).*?(?:\1|$)", re.S)
 
 
-def _prose(excerpt: str) -> str:
-    """An excerpt to show in a list: its code blocks left out, on one line, clipped."""
-    return clip(" ".join(_INLINE_FENCE.sub(" ", excerpt).split()), 200)
+def _shown(source: Source, question: str) -> str:
+    """What a list shows of a post found: the paragraph of its excerpt holding the most of
+    the question's words (``passages.best_paragraph``: its code, comments and heading marks
+    left out; a search hit's excerpt is on one line, its fences inside it), on one line,
+    clipped."""
+    return clip(
+        best_paragraph(_INLINE_FENCE.sub("\n\n", source.excerpt), question, source.title), 200
+    )
 
 
 _EMPTY_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n(?:[ \t]*\n)*[ \t]*\1[ \t]*$", re.M)
 
 
-def _says_something(answer: str, question: str = "") -> bool:
+def _says_something(answer: str, question: str = "", sources: Sequence[str] = ()) -> bool:
     """Whether an answer says more than a lead-in to nothing: the embedded model answered
     "The answer to your question is:" and a code block holding the first source's heading,
     which ``without_echo`` takes out, leaving an empty block. Nor the question's own words
     around citations: "what is the newest post about?" was answered "The newest post about
-    [2] is [3]." (a number, a link or one word the question has not is something)."""
+    [2] is [3]." (a number, a link or one word the question has not is something). Nor the
+    sources' own names (``sources``: their links, paths and titles): "how do I replay a macro
+    in vim?" was answered "The answer is:" and "[2] Vim tips I use daily", shown as done."""
     text = _EMPTY_FENCE.sub("", answer).strip()
     if not text or (text.endswith((":", "：")) and "\n" not in text):
         return False
     rest = _CITE_MARK.sub(" ", text)
+    for name in sorted(sources, key=len, reverse=True):  # (a link before its title)
+        if name.strip() and not _ASKS_FOR_A_POST.search(question):
+            rest = re.sub(re.escape(name), " ", rest, flags=re.I)
     if "](" in rest or re.search(r"\d", rest) or _CLOSED_QUESTION.search(question):
         return True  # (a yes or a choice may well be said in the question's words)
     asked = set(_ANSWER_WORDS.findall(question.casefold()))
@@ -769,12 +781,20 @@ _CLOSED_QUESTION = re.compile(
     r"|\bor\b|还是|吗\s*[？?]?\s*$|是否|有没有|是不是|能不能|可不可以",
     re.I,
 )
+# A question whose answer is a post's name: "which post covers docker?", "what is the title
+# of my newest post?", "哪篇文章讲了 docker？".
+_ASKS_FOR_A_POST = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+){0,2}(?:posts?|articles?|entries|notes?|pages?)\b"
+    r"|\btitles?\b|\bname\s+of\b|哪(?:一)?(?:篇|些|个)|标题|题目",
+    re.I,
+)
 _CITE_MARK = re.compile(r"\[\d+(?:\s*[,;，]\s*\d+)*\]")
 _ANSWER_WORDS = re.compile(r"[^\W\d_\u3400-\u9fff]{2,}|[\u3400-\u9fff]")
 _NOTHING_WORDS = frozenset(
     {"the", "is", "are", "was", "were", "of", "to", "and", "in", "on", "it", "this", "that",
      "an", "be", "by", "as", "at", "its", "about", "post", "posts", "article", "blog", "的",
-     "了", "文", "章"}
+     "了", "文", "章", "answer", "answers", "question", "your", "here", "see", "source",
+     "sources"}
 )  # fmt: skip
 
 
@@ -857,7 +877,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     if answer.passed and raw.strip(" .。").upper().startswith(NO_ANSWER):
         return await _nothing_found(ctx, question)
     if not raw or not answer.passed:  # the posts were found, but no answer from them to show
-        links = "\n".join(f"- [{s.title}]({s.path}): {_prose(s.excerpt)}" for s in sources)
+        # Each post's paragraph on the question, where its first lines were shown
+        links = "\n".join(f"- [{s.title}]({s.path}): {_shown(s, question)}" for s in sources)
         refused = answer.failed[0] if answer.failed else None
         lead = (
             ctx.reply("unchecked", reason=refused.reason_in(ctx.input.language), links=links)
