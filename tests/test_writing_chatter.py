@@ -83,6 +83,16 @@ ABOUT_THE_REQUEST = (
         ("You asked me to make it friendlier, so: " + FRIENDLIER, False),
         (FRIENDLIER, True),
         ("Requests are answered as they come.", True),  # no sentence about the request
+        # a blog's own sentences, not about the edit asked for
+        ("Remember when you wanted to learn Go?", True),
+        ("You asked for it, so here it is.", True),
+        ("The user asked for a dark mode, so we built one.", True),
+        ("Run the installer as instructed by the wizard.", True),
+        ("Send the form as requested by the bank.", True),
+        ("The instruction requires two operands.", True),
+        ("The article was requested by several readers.", True),
+        ("按照指示安装 Docker 即可。", True),
+        ("Call it:\n\n```python\nfetch()  # as requested by the API\n```", True),
     ],
 )
 def test_a_sentence_about_the_request_is_no_part_of_the_text(answer: str, passed: bool) -> None:

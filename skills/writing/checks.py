@@ -155,14 +155,15 @@ CHATTER = re.compile(
 # The instructions asked for a revised version of the text…" was the embedded model's whole
 # answer to "change its category to linux", and it replaced a post's body.
 ABOUT_THE_REQUEST = re.compile(
-    r"\bthe\s+(?:original\s+|given\s+|provided\s+|above\s+)?"
-    r"(?:text|post|paragraph|passage|article)\s+(?:was|has\s+been|had\s+been)\s+"
-    r"(?:requested|asked)\b"
-    r"|\b(?:the|your)\s+instructions?(?:'s)?\s+(?:asked|requested|wanted|called|said|says|"
-    r"asks|requests|required|requires|kind)\b"
-    r"|\b(?:you|the\s+user)\s+(?:asked|requested|wanted)\s+(?:me\s+)?(?:to|for)\b"
-    r"|\b(?:as|per)\s+(?:you\s+)?(?:requested|instructed)\b|\bper\s+your\s+request\b"
-    r"|(?:根据|按照)(?:你的|您的)?(?:要求|指示)|修改说明(?:要求|说)",
+    r"\bthe\s+(?:original\s+|given\s+|provided\s+)?text\s+(?:was|has\s+been)\s+"
+    r"(?:requested|asked)\s+to\b"
+    r"|\bthe\s+instructions?\s+(?:asked|requested|wanted|called)\s+(?:for\s+)?(?:me\s+to\s+)?"
+    r"(?:(?:a|an|the)\s+)?(?:\w+\s+){0,2}(?:version|text|rewrite|edit|revision)\b"
+    r"|\bthe\s+instruction(?:'s|’s)?\s+kind\b"
+    r"|\b(?:you|the\s+user)\s+(?:asked|requested|wanted)\s+(?:me\s+)?to\s+(?:edit|rewrite|"
+    r"revise|shorten|expand|translate|fix|change|improve|make|polish)\b"
+    r"|\bas\s+(?:you\s+)?requested\b(?!\s+by)|\bper\s+your\s+request\b"
+    r"|(?:根据|按照)(?:你|您)的?(?:要求|指示)",
     re.I,
 )
 
@@ -179,17 +180,18 @@ def no_chatter(original: str) -> Check:
     own_words = " ".join(original.split()).casefold()
 
     def check(generated: Generated) -> Verdict:
+        prose = _CODE.sub(" ", generated.text)  # (code's comments are the code's)
         talk = next(
             (
                 found
-                for found in ABOUT_THE_REQUEST.finditer(generated.text)
+                for found in ABOUT_THE_REQUEST.finditer(prose)
                 if " ".join(found.group().split()).casefold() not in own_words
             ),
             None,
         )
         if talk is not None:
-            start = generated.text.rfind("\n", 0, talk.start()) + 1
-            said = generated.text[start:].split("\n", 1)[0].strip()
+            start = prose.rfind("\n", 0, talk.start()) + 1
+            said = prose[start:].split("\n", 1)[0].strip()
             return Verdict(
                 "no_chatter",
                 False,
