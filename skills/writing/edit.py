@@ -11,6 +11,7 @@ The reply carries a unified diff.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from functools import partial
 from typing import Annotated, Any, Literal
@@ -272,12 +273,13 @@ REPLIES = (
                 "`{field}` of `{path}` is now “{value}”. The body and every other field are "
                 "unchanged.\n\n```diff\n{diff}```",
             ),
-            "field_by_hand": (
-                "`{path}` 的 `{field}` 是日期或表格之类的值，不能照原话写入；请在文件里手动修改。"
+            "field_not_zolas": (
+                "`{path}` 没有 `{field}` 字段；Zola 会忽略页面顶层的未知字段，它应写在 "
+                "`[taxonomies]`（需 `config.toml` 声明）或 `[extra]` 表里，请手动添加。"
                 "文件未改动。",
-                "`{field}` of `{path}` holds a date, a table or a list of them, which is not "
-                "set from a request's words; change it in the file by hand. The file is "
-                "untouched.",
+                "`{path}` has no `{field}` field, and Zola ignores a page's unknown top-level "
+                "keys: it goes in the `[taxonomies]` table (declared in `config.toml`) or in "
+                "`[extra]`. Add it there by hand. The file is untouched.",
             ),
             "field_wrong_value": (
                 "`{field}` 需要 {wanted}，所以没有修改。文件未改动。",
@@ -599,7 +601,12 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     described = None if selection.strip() else given_description(params.instruction)
     if described is not None:  # the description written out: set as it is (``fields.py``)
         return await _describe_post(ctx, path, (text, digest), post, described)
-    named = None if selection.strip() else given_field(params.instruction, post.fields())
+    zola = ctx.config.layout.kind == "zola"  # (no new top-level key Zola would ignore)
+    named = (
+        None
+        if selection.strip()
+        else given_field(params.instruction, post.fields(), new_keys=not zola)
+    )
     if named is not None:  # another field named and given: set as written (``field_set.py``)
         return await _set_field(ctx, path, (text, digest), post, named)
     part = None if selection.strip() else named_part(params.instruction)
@@ -898,21 +905,28 @@ async def _describe_post(
 async def _set_field(
     ctx: SkillContext, path: str, read: tuple[str, str], post: Frontmatter, field: FieldSet
 ) -> SkillResult:
-    """Set ``field`` as the request gave it, with no model; every other byte stays. A field
-    whose value cannot be written so is refused, and nothing goes to the model."""
+    """Set ``field`` as the request gave it, with no model; every other byte stays. A value
+    the field cannot take (a date given as "tomorrow") is refused, and nothing goes to the
+    model."""
     text, digest = read
     key = field.key
-    if field.refused == "kind":
-        return refuse(ctx, "field_by_hand", field=key, path=path)
+    if field.refused == "zola":
+        return refuse(ctx, "field_not_zolas", field=key, path=path)
     if field.refused:
         return refuse(ctx, "field_wrong_value", field=key, wanted=field.wanted)
-    new_text = post.with_fields({key: field.value}).text
-    if not only_field_set(post, new_text, path, key):
+    top, _, nested = key.partition(".")
+    value: Any = field.value
+    if nested:  # Zola's [taxonomies] table: its other keys and comments as they were
+        value = {**post.fields().get(top, {}), nested: field.value}
+    new_text = post.with_fields({top: value}).text
+    if not only_field_set(post, new_text, path, top):
         return refuse(ctx, "field_changed_more", field=key)
     report = [{"name": "frontmatter", "passed": True, "reason": f"only {key} set", "attempts": 0}]
     value = field.value
     shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value).lower() \
         if isinstance(value, bool) else str(value)  # fmt: skip
+    if isinstance(value, dt.date):
+        value = value.isoformat()  # (the data is JSON)
     return await _write(
         ctx,
         path,
