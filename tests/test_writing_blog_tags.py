@@ -252,16 +252,20 @@ async def test_an_obsidian_tag_only_in_the_text_is_left_and_named(tmp_path: Path
 
 OBSIDIAN_NOTE = (
     "---\ncreated: 2024-02-01\n---\n# Git rebase\n\n#git #workflow #Git/advanced\n\n"
-    "Run `#git` in code, and see [[#git]].\n\n```\n#git\n```\n%% #git %%\nEnd. #gitlab\n"
+    "Run `#git` in code, `x`#git, and see [[#git]].\n\n```\n#git\n```\n%% #git %%\n"
+    "1. In a list:\n\n    ```sh\n    git rebase  #git here\n    ```\n\n"
+    "End. #gitlab #GIT\n\n```\nnever closed #git\n"
 )
 
 
 async def test_renaming_an_obsidian_tag_renames_its_inline_tags(tmp_path: Path) -> None:
     """ "rename the tag git to vcs in every post" left every note whose tag was an inline
     ``#git`` as it was ("tag edits change the frontmatter only"). As Obsidian's own rename
-    does, the inline tag is renamed in the text, ``#git/advanced`` with it; code, comments,
-    links to a heading and other tags (``#gitlab``) stay byte for byte, and the reply says
-    the text changed. One note at a time too."""
+    does, the inline tag is renamed in the text, whatever its case; a tag under it
+    (``#Git/advanced``, another tag, as in the frontmatter), code (a fence in a list item, one
+    never closed), comments, links to a heading and other tags (``#gitlab``) stay byte for
+    byte, and the reply says the text changed. One note at a time too, and a note whose tag
+    is only inline is not said to lack it."""
     vault = tmp_path / "vault"
     (vault / ".obsidian").mkdir(parents=True)
     (vault / "rebase.md").write_text(OBSIDIAN_NOTE, encoding="utf-8")
@@ -270,7 +274,9 @@ async def test_renaming_an_obsidian_tag_renames_its_inline_tags(tmp_path: Path) 
     (every,), calls = await _run(vault, "rename the tag git to vcs in every post")
     assert every.state == "COMPLETED" and calls == 0, every.content
     assert every.data["paths"] == ["front.md", "rebase.md"] and every.data["left"] == {}
-    renamed = OBSIDIAN_NOTE.replace("#git #workflow #Git/advanced", "#vcs #workflow #vcs/advanced")
+    renamed = OBSIDIAN_NOTE.replace("#git #workflow", "#vcs #workflow").replace(
+        "#gitlab #GIT", "#gitlab #vcs"
+    )
     assert (vault / "rebase.md").read_text(encoding="utf-8") == renamed
     assert (vault / "front.md").read_text(encoding="utf-8") == front.replace("[git,", "[vcs,")
     assert "The inline tag #git in their text is #vcs now too" in every.content
@@ -281,6 +287,10 @@ async def test_renaming_an_obsidian_tag_renames_its_inline_tags(tmp_path: Path) 
     assert (vault / "rebase.md").read_text(encoding="utf-8") == renamed
     assert "its inline #git in the text is #vcs too" in one.content
     assert "The body and every other field are unchanged" not in one.content
+    assert (
+        "not there to remove" not in one.content
+        and "#vcs" not in one.content.split("as Obsidian's own rename does.")[1].split("```")[0]
+    )
 
 
 async def test_an_inline_looking_tag_outside_obsidian_is_text(tmp_path: Path) -> None:

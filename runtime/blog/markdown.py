@@ -134,28 +134,36 @@ def inline_tags(body: str) -> list[str]:
     return found
 
 
+# What a rename never touches, more than ``inline_tags`` leaves out when it reads: a fence
+# at any indent (in a list item) or never closed (it runs to the end, as CommonMark has it),
+# an indented code block's lines, inline code, comments.
+_NOT_RENAMED = re.compile(
+    r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[ \t]*$|\Z)|^(?: {4}|\t)[^\n]*$|`[^`\n]*`|%%.*?%%"
+    r"|<!--.*?-->",
+    re.S | re.M,
+)
+
+
 def renamed_inline_tag(body: str, old: str, new: str) -> str:
-    """``body`` with each inline ``#old`` written ``#new`` (and ``#old/child`` ``#new/child``),
-    ``old`` whatever its case, as Obsidian's own rename of a tag does; outside code and
-    comments, as ``inline_tags`` reads them; every other byte as it was. ``body`` unchanged
-    when ``new`` cannot be an inline tag (a space in it, all digits)."""
+    """``body`` with each inline ``#old`` written ``#new``, ``old`` whatever its case (a tag
+    under it, ``#old/child``, is another tag, as in the frontmatter, and stays); never in
+    code, an indented line or a comment, nor right after one ("`x`#old" is no tag); every
+    other byte as it was. ``body`` unchanged when ``new`` cannot be an inline tag (a space
+    in it, all digits)."""
     if not _INLINE_TAG.fullmatch("#" + new) or new != new.rstrip("/-"):
         return body
-    hidden = _CODE_SPANS.sub(lambda found: " " * len(found.group()), body)  # (same places)
+    # Hidden under a character that is no space, at the same places.
+    hidden = _NOT_RENAMED.sub(lambda found: "\x00" * len(found.group()), body)
     folded = old.casefold()
     out: list[str] = []
     last = 0
     for found in _INLINE_TAG.finditer(hidden):
         tag = found.group(1)
         name = tag.rstrip("/-")
-        if name.casefold() == folded:
-            rest = tag[len(name) :]
-        elif name.casefold().startswith(folded + "/"):
-            rest = tag[len(old) :]
-        else:
+        if name.casefold() != folded:
             continue
-        out += [body[last : found.start(1)], new, rest]
-        last = found.end(1)
+        out += [body[last : found.start(1)], new]
+        last = found.start(1) + len(name)
     return "".join(out) + body[last:] if out else body
 
 

@@ -985,13 +985,14 @@ async def _retag(
         return refuse(ctx, "tags_changed_more")  # (checked before it is written)
     report = [{"name": "frontmatter", "passed": True, "reason": "only the tags set", "attempts": 1}]
     note = ""
-    if result.ignored and change.action != "set":
+    renamed = new_text != result.text  # an inline #tag renamed in the text
+    if result.ignored and change.action != "set" and not renamed:
         note = ctx.reply(
             ("tags_ignored_add", "tags_ignored_remove")[_ACTIONS[change.action]],
             tags=_listed(ctx, result.ignored),
         )
-    renamed = new_text != result.text  # an inline #tag renamed in the text
-    if inline := also_in_text(ctx, split_frontmatter(new_text), result.after):
+    listed = (*result.after, change.tags[1]) if renamed else result.after  # (said renamed)
+    if inline := also_in_text(ctx, split_frontmatter(new_text), listed):
         note += ctx.reply("tags_also_in_text", tags=" ".join(f"#{tag}" for tag in inline))
     if renamed:
         report.append({"name": "text", "passed": True, "reason": "only the #tags renamed",
