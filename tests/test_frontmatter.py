@@ -218,6 +218,10 @@ def test_a_yaml_block_list_set_again_keeps_its_indent_quotes_and_comments() -> N
     assert found.with_fields({"tags": []}).fields()["tags"] == []  # no ``tags:`` left empty
     quoted = split_frontmatter("---\ntags:\n    - 'a'\n---\n").with_fields({"tags": ["a", "it's"]})
     assert quoted.block == "---\ntags:\n    - 'a'\n    - 'it''s'\n---\n"
+    years = split_frontmatter("---\ntags:\n  - 2024\n  - a\n---\n")  # a number kept as written
+    assert years.with_fields({"tags": ["2024", "a", "b"]}).block == (
+        "---\ntags:\n  - 2024\n  - a\n  - b\n---\n"
+    )
     nested = split_frontmatter("---\ntags:\n  - a\n  - {x: 1}\n---\n").with_fields({"tags": ["b"]})
     assert nested.fields()["tags"] == ["b"]  # no list of strings: written as YAML does
 

@@ -593,6 +593,8 @@ def _yaml_block_list(span: list[str], value: Any, newline: str) -> str | None:
         written = found.group("item")
         written = written[: len(written) - len(_yaml_comment(written))].rstrip()
         read = _yaml_scalar(written)
+        if isinstance(read, int | float) and not isinstance(read, bool):
+            read = written  # ("- 2024": the tag "2024", read as a number, kept as written)
         if found.group("indent") != indent or not isinstance(read, str):
             return None
         kept.append((read, line))
