@@ -21,6 +21,7 @@ from skillrt.skills.writing import (
     listing,
     newpost,
     pick,
+    post_facts,
     post_length,
     post_tags,
     show_post,
@@ -83,6 +84,8 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
         wanted |= asked_for(blog_tags)  # a tag changed in every post
     if any(getattr(module, n, None) is show_post.show_post for n in dir(module)):
         wanted |= asked_for(show_post)  # a post shown as written
+    if any(getattr(module, n, None) is post_facts.post_fact for n in dir(module)):
+        wanted |= asked_for(post_facts)  # a post's author, date or categories
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

@@ -47,6 +47,8 @@ from .on_topic import grounded
 from .passages import best_paragraph
 from .pick import REPLIES as PICK_REPLIES
 from .pick import ask_for_post, named_post, newest_post, no_post_chosen, open_post, post_named
+from .post_facts import REPLIES as POST_FACTS_REPLIES
+from .post_facts import fact_asked, post_fact
 from .post_length import REPLIES as LENGTH_REPLIES
 from .post_length import asks_length, post_length
 from .post_tags import REPLIES as POST_TAGS_REPLIES
@@ -193,6 +195,7 @@ REPLIES = (
     | LISTING_REPLIES
     | LENGTH_REPLIES
     | POST_TAGS_REPLIES
+    | POST_FACTS_REPLIES
     | SHOW_REPLIES
     | PICK_REPLIES
     | CHECK_REPLIES
@@ -827,6 +830,15 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
             tagged = await post_named(ctx, step="named_post:tags")
         tagged = tagged or await ask_for_post(ctx, ctx.reply("tags_action"))
         return await post_tags(ctx, tagged) if tagged else no_post_chosen(ctx)
+    if (asked_fact := fact_asked(question)) is not None:  # its frontmatter's, no model
+        fact, words = asked_fact
+        about = (
+            ctx.input.current_file
+            if refers_to_open(words)
+            else await post_named(ctx, step=f"named_post:{fact}")
+        )
+        about = about or await ask_for_post(ctx, ctx.reply("fact_action"))
+        return await post_fact(ctx, about, fact) if about else no_post_chosen(ctx)
     if asks_length(question) and (path := await post_named(ctx) or await _open_post(ctx)):
         return await post_length(ctx, path)  # counted, no model
     direction = links_asked(question)

@@ -1,0 +1,210 @@
+"""A post's author, date or categories, asked about: "who wrote it?", "when was the ssh post
+written?", "what category is the vim post in?", "这篇文章是谁写的？". They come from the post's
+frontmatter (its date, when it has none there, as the index read it: from the file's name or
+a `path`); no model is asked. The embedded model answered "who is the author of the vim
+post?" with "The vim post is written by <NAME> on [2018-04-30T15:57:56ZJarad_Babe]", and
+"when was it written?", the ssh post open, from a search that found the vim post, with a date
+and an address it made up; both were shown as done.
+
+The words naming the post must name one ("it", "this post", "the vim post", a path): "when
+did I write about rust?" asks the blog, and is left to the search.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from functools import partial
+from typing import Any, Literal
+
+from skillrt import Replies, SkillContext, SkillResult
+from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
+
+from .listing import names_of
+from .post_tags import refers_to_open
+
+__all__ = ["REPLIES", "Fact", "fact_asked", "post_fact"]
+
+Fact = Literal["author", "date", "categories"]
+
+REPLIES = Replies(
+    {
+        "fact_author": ("[{title}]({path}) 的作者：{value}", "[{title}]({path}) is by {value}."),
+        "fact_no_author": (
+            "[{title}]({path}) 没有写明作者（它的 frontmatter 里没有 `author`）。",
+            "[{title}]({path}) names no author (its frontmatter has no `author` field).",
+        ),
+        "fact_date": (
+            "[{title}]({path}) 的日期：{value}{updated}",
+            "[{title}]({path}) is dated {value}{updated}.",
+        ),
+        "fact_updated": ("（更新于 {updated}）", " (updated {updated})"),
+        "fact_no_date": (
+            "[{title}]({path}) 没有日期（frontmatter 和文件名里都没有）。",
+            "[{title}]({path}) has no date (none in its frontmatter nor its file name).",
+        ),
+        "fact_categories": (
+            "[{title}]({path}) 的分类：{value}",
+            "[{title}]({path}) is filed under: {value}",
+        ),
+        "fact_no_categories": (
+            "[{title}]({path}) 没有分类。",
+            "[{title}]({path}) has no categories.",
+        ),
+        "fact_action": ("查看哪篇文章", "look up"),
+    }
+)
+
+_END = r"\s*[?？.。!！]*$"
+_ASKS: list[tuple[Fact, re.Pattern[str]]] = [
+    (
+        "author",
+        re.compile(
+            r"^who\s+(?:wrote|authored|is\s+behind|(?:is|was|are|were)\s+the\s+authors?\s+of)"
+            r"\s+(?P<post>.+?)" + _END,
+            re.I,
+        ),
+    ),
+    (
+        "author",
+        re.compile(
+            r"^(?:what|who)\s+(?:is|are|was)\s+(?:(?P<post>its|the\s+post['’]s)\s+authors?|"
+            r"the\s+authors?\s+(?:of|on|for)\s+(?P<post2>.+?))" + _END,
+            re.I,
+        ),
+    ),
+    (
+        "date",
+        re.compile(
+            r"^when\s+(?:was|were|is)\s+(?P<post>.+?)\s+(?:written|published|posted|created|"
+            r"dated|made)"
+            + _END
+            + r"|^when\s+did\s+(?:i|we|you)\s+(?:write|publish|post|create)\s+(?P<post2>.+?)"
+            + _END,
+            re.I,
+        ),
+    ),
+    (
+        "date",
+        re.compile(
+            r"^what\s+(?:is|was)\s+(?:(?P<post>its|the\s+post['’]s)\s+date|the\s+date\s+"
+            r"(?:of|on)\s+(?P<post2>.+?))" + _END,
+            re.I,
+        ),
+    ),
+    (
+        "categories",
+        re.compile(
+            r"^(?:what|which)\s+categor(?:y|ies)\s+(?:is|are|was)\s+(?P<post>.+?)\s+"
+            r"(?:in|under|filed\s+(?:in|under))"
+            + _END
+            + r"|^what\s+(?:is|are)\s+(?:(?P<post2>its|the\s+post['’]s)\s+categor(?:y|ies)|"
+            r"the\s+categor(?:y|ies)\s+(?:of|for)\s+(?P<post3>.+?))" + _END,
+            re.I,
+        ),
+    ),
+    ("author", re.compile(r"^(?P<post>.+?)(?:是谁写的|的作者是谁|的作者是)" + _END)),
+    ("author", re.compile(r"^谁写了(?P<post>.+?)" + _END)),
+    (
+        "date",
+        re.compile(
+            r"^(?P<post>.+?)(?:是什么时候|是哪天|是哪一天|是何时)(?:写|发布|发表|发)的"
+            + _END
+            + r"|^(?P<post2>.+?)的日期是(?:什么|哪天)?"
+            + _END
+        ),
+    ),
+    (
+        "categories",
+        re.compile(
+            r"^(?P<post>.+?)(?:属于什么分类|属于哪个分类|的分类是什么|在哪个分类(?:里|下)?)" + _END
+        ),
+    ),
+]
+# Words that name a post, not a subject of the blog's ("about rust").
+_NAMES_POST = re.compile(
+    r"\b(?:posts?|articles?|notes?|entry|page)\b|\.md\b|文章|笔记|博文|这篇|那篇", re.I
+)
+
+
+def fact_asked(question: str) -> tuple[Fact, str] | None:
+    """What ``question`` asks of one post (its author, date or categories) and the words
+    naming that post ("it", "the vim post"); None when it asks something else, or names no
+    post ("when did I write about rust?")."""
+    text = " ".join(question.split())
+    for fact, pattern in _ASKS:
+        found = pattern.match(text)
+        if found is None:
+            continue
+        words = next((w for w in found.groups() if w), "").strip()
+        if words and (refers_to_open(words) or _NAMES_POST.search(words)):
+            return fact, words
+        return None
+    return None
+
+
+def _facts_of(ctx: SkillContext, path: str, fact: Fact) -> list[str]:
+    """The post's title, the fact (empty when the post has none) and, for a date, the date
+    it was last updated (or empty). Blocking I/O: a sync step."""
+    ctx.memory.refresh()
+    meta = ctx.memory.posts.get(path)
+    title = meta.title if meta is not None else path
+    fields: Mapping[str, Any] = {}
+    try:
+        text, _ = ctx.files.read(path)
+        fields = split_frontmatter(text, path).fields()
+    except (OSError, ValueError, InvalidFrontmatter, PathNotAllowed):
+        pass
+    if fact == "author":
+        value = ", ".join(names_of(fields.get("author", fields.get("authors"))))
+        return [title, value, ""]
+    if fact == "categories":
+        table = fields.get("taxonomies")
+        nested = table.get("categories") if isinstance(table, Mapping) else None
+        return [
+            title,
+            ", ".join(names_of(fields.get("categories", fields.get("category", nested)))),
+            "",
+        ]
+    date = _shown(fields.get("date")) or (str(meta.date or "") if meta is not None else "")
+    updated = next(
+        (_shown(fields[k]) for k in ("lastmod", "updated", "last_modified_at") if k in fields), ""
+    )
+    return [title, date, updated if updated != date else ""]
+
+
+def _shown(value: Any) -> str:
+    """A date as a reader reads it: ``2024-05-10``, or ``2024-05-10 09:30`` with a time."""
+    if isinstance(value, dt.datetime):
+        return (
+            value.strftime("%Y-%m-%d %H:%M") if value.time() != dt.time() else f"{value:%Y-%m-%d}"
+        )
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value).strip() if isinstance(value, str | int) else ""
+
+
+async def post_fact(ctx: SkillContext, path: str, fact: Fact) -> SkillResult:
+    """The reply saying the post's ``fact``, from its frontmatter, no model."""
+    path = ctx.files.relative(path)
+    title, value, updated = await ctx.step(
+        f"post_{fact}", partial(_facts_of, ctx, path, fact), returns=list[str]
+    )
+    title = title.replace("[", "\\[").replace("]", "\\]")
+    target = f"<{path}>" if " " in path else path
+    said = {"title": title, "path": target, "value": value}
+    if fact == "author":
+        message = ctx.reply("fact_author" if value else "fact_no_author", **said)
+    elif fact == "date" and value:
+        later = ctx.reply("fact_updated", updated=updated) if updated else ""
+        message = ctx.reply("fact_date", updated=later, **said)
+    elif fact == "date":
+        message = ctx.reply("fact_no_date", **said)
+    else:
+        message = ctx.reply("fact_categories" if value else "fact_no_categories", **said)
+    return SkillResult(
+        message=message,
+        data={"found": True, "path": path, "fact": fact, "value": value, "citations": [path]},
+    )

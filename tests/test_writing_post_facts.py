@@ -1,0 +1,83 @@
+"""A post's author, date or categories, asked about, come from its frontmatter (its date, when
+it has none there, as the index read it), no model. The embedded model answered "who is the
+author of the vim post?" with a made-up name and date, and "when was it written?", the ssh
+post open, from a search that found another post; both were shown as done."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillrt.skills.writing.post_facts import fact_asked
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_fixture
+from tests.writing_support import writing_runtime
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("who wrote it?", ("author", "it")),
+        ("who is the author of the vim post?", ("author", "the vim post")),
+        ("what is its author?", ("author", "its")),
+        ("when was it written?", ("date", "it")),
+        ("when did I write the vim post?", ("date", "the vim post")),
+        ("what is the date of this post?", ("date", "this post")),
+        ("when was posts/x.md published?", ("date", "posts/x.md")),
+        ("what category is the vim post in?", ("categories", "the vim post")),
+        ("what are its categories?", ("categories", "its")),
+        ("这篇文章是谁写的？", ("author", "这篇文章")),
+        ("这篇文章是什么时候写的？", ("date", "这篇文章")),
+        ("这篇文章属于什么分类？", ("categories", "这篇文章")),
+        # the blog asked, or no post named: the search's
+        ("when did I write about rust?", None),
+        ("who wrote the book rust in action?", None),
+        ("when was rust released?", None),
+        ("what category is best?", None),
+    ],
+)
+def test_a_posts_fact_asked_is_told_apart(question: str, asked: tuple[str, str] | None) -> None:
+    assert fact_asked(question) == asked
+
+
+async def test_a_posts_author_date_and_categories_come_from_its_frontmatter(
+    tmp_path: Path,
+) -> None:
+    zola = copy_fixture("zola", tmp_path / "zola")
+    llm = ScriptedModel([])  # never asked
+    rt = writing_runtime(zola, llm)
+    post = "content/Rust-1.77.0.md"
+    author = await rt.run_skill(
+        "AnswerQuestion", {"question": "who wrote it?"}, context={"current_file": post}
+    )
+    assert author.data["fact"] == "author" and author.data["value"] == "The Rust Release Team"
+    assert author.content == f"[Announcing Rust 1.77.0]({post}) is by The Rust Release Team."
+    date = await rt.run_skill(
+        "AnswerQuestion", {"question": "when was it written?"}, context={"current_file": post}
+    )
+    assert date.data["value"] == "2024-03-21", date.content  # from its `path`, as indexed
+    await rt.close()
+    jekyll = copy_fixture("jekyll", tmp_path / "jekyll")
+    (jekyll / "_posts" / "2024-01-15-liquid-tips.md").write_text(
+        '---\nlayout: post\ntitle: "Liquid tips"\ncategories: [jekyll, liquid]\n'
+        "lastmod: 2024-02-01\n---\n\nUse filters.\n",
+        encoding="utf-8",
+    )
+    rt = writing_runtime(jekyll, llm)
+    filed = await rt.run_skill(
+        "AnswerQuestion", {"question": "what category is the liquid tips post in?"}
+    )
+    assert filed.data["value"] == "jekyll, liquid", filed.content
+    dated = await rt.run_skill(
+        "AnswerQuestion", {"question": "when did I write the liquid tips post?"}
+    )
+    assert dated.content.endswith("is dated 2024-01-15 (updated 2024-02-01)."), dated.content
+    nobody = await rt.run_skill(
+        "AnswerQuestion",
+        {"question": "这篇文章是谁写的？"},
+        context={"current_file": "_posts/2023-04-05-hello-jekyll.md"},
+    )
+    assert nobody.data["value"] == "" and "没有写明作者" in nobody.content
+    await rt.close()
+    assert llm.calls == []
