@@ -647,7 +647,7 @@ async def test_a_refused_translation_leaves_the_edit_among_the_choices(text: str
 @pytest.mark.parametrize(
     "text",
     ["copy the post", "go through the post", "archive the post", "see the draft",
-     "duplicate the post"],
+     "duplicate the post", "duplicate it"],
 )  # fmt: skip
 async def test_a_delete_the_text_says_no_word_of_is_no_decision(text: str) -> None:
     """The classifier sent "copy the post" to DeleteArticle at 0.97 and "go through the post"
@@ -655,6 +655,8 @@ async def test_a_delete_the_text_says_no_word_of_is_no_decision(text: str) -> No
     kind, intent, question = await decide(text, None, "low", {"current_file": "posts/x.md"})
     assert intent.type != "DELETE_ARTICLE" or intent.confidence <= 0.3
     assert kind == "ask" and "(y/n)" not in str(question)
+    # nor is it offered among the choices ("duplicate it" offered "Delete the post" first)
+    assert question is not None and "DELETE_ARTICLE" not in [c.intent for c in question.choices]
 
 
 @pytest.mark.parametrize(

@@ -293,3 +293,25 @@ async def test_an_answer_that_only_names_its_source_is_no_answer(vim_blog: Path)
         question="which post is about vim macros?",
     )
     assert "answered" not in named.data and "Vim tips I use daily" in named.content
+
+
+@pytest.mark.parametrize(
+    ("answer", "question", "says"),
+    [
+        ("The answer is:\n[2] Vim tips I use daily", "how do I replay a macro in vim?", False),
+        ("See [Vim tips I use daily](x.md).", "how do I replay a macro in vim?", False),
+        ("Replay it with `@a` [1].", "how do I replay a macro in vim?", True),
+        # a name alone may be the answer; several posts too
+        ("Vim tips I use daily [1].", "what should I read about vim?", True),
+        ("tmux [1].", "what terminal multiplexer do I use?", True),
+        ("Vim tips I use daily [1] and tmux [2].", "where should I start?", True),
+        ("The answer is Google [1].", "what search engine do I use?", True),  # not "Go"
+    ],
+)
+def test_a_pointer_to_a_source_is_no_answer_but_a_name_may_be(
+    answer: str, question: str, says: bool
+) -> None:
+    from skillrt.skills.writing.answer import _says_something
+
+    names = ["[Vim tips I use daily](x.md)", "x.md", "Vim tips I use daily", "tmux", "Go"]
+    assert _says_something(answer, question, names) is says

@@ -421,3 +421,25 @@ async def test_tags_added_to_an_obsidian_note_name_its_inline_tags_too(tmp_path:
 def test_a_rename_in_every_post_said_with_all_is_a_rename(instruction: str) -> None:
     """ "…标签都改成…" was taken for setting one post's tags to rustlang alone."""
     assert tag_change_everywhere(instruction) == TagChange("rename", ("rust", "rustlang"))
+
+
+@pytest.mark.parametrize(
+    ("body", "renamed"),
+    [
+        ("- work\n\t- learned #git\n", "- work\n\t- learned #vcs\n"),  # a nested list item
+        ("```js``` is inline #git\n\nlater #git\n", "```js``` is inline #vcs\n\nlater #vcs\n"),
+        ("~~~\ncode #git\n~~~~\nafter #git\n", "~~~\ncode #git\n~~~~\nafter #vcs\n"),
+        ("    indented code #git\n\nok #git\n", "    indented code #git\n\nok #vcs\n"),
+        ("```\nnever closed #git\n", "```\nnever closed #git\n"),
+        ("`x`#git and #Git.\n", "`x`#git and #vcs.\n"),
+        ("#STRASSE/child #straße\n", "#STRASSE/child #vcs\n"),
+    ],
+)
+def test_an_inline_tag_is_renamed_where_obsidian_reads_one(body: str, renamed: str) -> None:
+    """A second read found tags in a nested list item (a tab's indent) left, every tag after
+    ``~~~`` closed by ``~~~~`` skipped, and a case-folded prefix cutting a child tag wrong."""
+    from skillrt.blog.markdown import renamed_inline_tag
+
+    assert renamed_inline_tag(body, "git" if "git" in body.casefold() else "straße", "vcs") == (
+        renamed
+    )

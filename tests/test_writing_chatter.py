@@ -81,6 +81,11 @@ ABOUT_THE_REQUEST = (
         ("The first paragraph is short. The instructions requested a shorter version.", False),
         ("根据你的要求，文章已经改好了。", False),
         ("You asked me to make it friendlier, so: " + FRIENDLIER, False),
+        ("The instruction asks to change the category of the post.", False),
+        ("You asked me to update the category.", False),
+        ("根据要求，修改后的文本如下：", False),
+        ("The original post was asked to be recategorised.", False),
+        ("根据要求，填写表单。", True),  # a how-to's own words
         (FRIENDLIER, True),
         ("Requests are answered as they come.", True),  # no sentence about the request
         # a blog's own sentences, not about the edit asked for

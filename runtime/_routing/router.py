@@ -1136,7 +1136,13 @@ class IntentRouter:
             ranked.extend(self._named_elsewhere(norm))  # and intents it does not know, named
             likeliest = dict.fromkeys([*ranked, *(n for n, _ in by_classifier)])
             blocked = self._blocked(norm)
-            return [n for n in likeliest if n in self._by_intent and n not in blocked][:3]
+            # (a delete the text says no word of is no choice: "duplicate it" offered "Delete
+            # the post" first)
+            return [
+                n
+                for n in likeliest
+                if n in self._by_intent and n not in blocked and not self._unsaid(n, norm)
+            ][:3]
         weak = self._match_table(norm, selection, has_file, self._browsing(context))
         if weak is not None:
             ranked.append(weak.type)

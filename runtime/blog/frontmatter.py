@@ -471,7 +471,10 @@ def _yaml_dump(data: Mapping[str, Any], *, lists: ListStyle = "block") -> str:
 
     ready = _yaml_ready(dict(data))
     if lists == "block":
-        return yaml.safe_dump(ready, allow_unicode=True, sort_keys=False, default_flow_style=False)
+        # (never folded: a long one-line value set again keeps its line and its comment)
+        return yaml.safe_dump(
+            ready, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1_000_000
+        )
     return yaml.dump(
         ready,
         Dumper=_flow_dumper(quoted=lists == "quoted"),
@@ -588,22 +591,28 @@ def _yaml_block_list(span: list[str], value: Any, newline: str) -> str | None:
         return None
     found_items = [found for found in items if found is not None]
     indent = found_items[0].group("indent")
-    kept: list[tuple[str, str]] = []  # (the item's value, its line as written)
+    # (the item's values, as written and as read, and its line as written)
+    kept: list[tuple[tuple[str, ...], str]] = []
     for found, line in zip(found_items, span[1:], strict=True):
         written = found.group("item")
         written = written[: len(written) - len(_yaml_comment(written))].rstrip()
         read = _yaml_scalar(written)
         if isinstance(read, int | float) and not isinstance(read, bool):
-            read = written  # ("- 2024": the tag "2024", read as a number, kept as written)
-        if found.group("indent") != indent or not isinstance(read, str):
+            # ("- 1.10": the tag "1.10", read as the number 1.1, which a list of tags may
+            # carry as "1.1": either is this line, kept as written)
+            kept.append(((written, str(read)), line))
+        elif found.group("indent") != indent or not isinstance(read, str):
             return None
-        kept.append((read, line))
+        else:
+            kept.append(((read,), line))
+        if found.group("indent") != indent:
+            return None
     quotes = [line.lstrip(" \t")[2:3] for _, line in kept]
     quote = max("\"'", key=quotes.count)
     quoted = quotes.count(quote) * 2 > len(kept)
     out = [span[0]]
     for item in value:
-        same = next((i for i, (read, _) in enumerate(kept) if read == item), None)
+        same = next((i for i, (read, _) in enumerate(kept) if item in read), None)
         if same is not None:
             out.append(kept.pop(same)[1])
             continue
@@ -655,6 +664,18 @@ def _yaml_quoted_as_before(line: str, value: Any) -> str | None:
     if found.group("quote") == '"':
         return found.group("key") + json.dumps(value, ensure_ascii=False)
     return found.group("key") + "'" + value.replace("'", "''") + "'"
+
+
+_YAML_T_DATE = re.compile(r"^(?P<key>[^\s#'\"][^:#]*:[ \t]+)\d{4}-\d{2}-\d{2}T")
+
+
+def _yaml_date_as_before(line: str, value: Any) -> str | None:
+    """``key: 2024-06-01T10:00:00+02:00`` for a date and time set on a line that wrote its
+    old one with a ``T`` (Hugo's way; PyYAML writes a space), or None."""
+    found = _YAML_T_DATE.match(line)
+    if found is None or not isinstance(value, dt.datetime):
+        return None
+    return found.group("key") + value.isoformat()
 
 
 def _yaml_scalar(text: str) -> Any:
@@ -710,7 +731,11 @@ def _yaml_set(
             elif stop == start + 1 and text.count(newline) == 1:
                 # ``title: X  # a comment``: the comment stays (it was dropped with the value),
                 # and a quoted string stays in its quotes (``title: "X"`` is not ``'X'``)
-                text = _yaml_quoted_as_before(lines[start], value) or text[: -len(newline)]
+                text = (
+                    _yaml_quoted_as_before(lines[start], value)
+                    or _yaml_date_as_before(lines[start], value)
+                    or text[: -len(newline)]
+                )
                 text += _yaml_comment(lines[start]) + newline
             replaced[start] = (stop, text)
         elif text:

@@ -138,8 +138,12 @@ def inline_tags(body: str) -> list[str]:
 # at any indent (in a list item) or never closed (it runs to the end, as CommonMark has it),
 # an indented code block's lines, inline code, comments.
 _NOT_RENAMED = re.compile(
-    r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[ \t]*$|\Z)|^(?: {4}|\t)[^\n]*$|`[^`\n]*`|%%.*?%%"
-    r"|<!--.*?-->",
+    # a fence (no backtick in a backtick fence's info), to one as long or longer, or the end
+    r"^[ \t]*(?P<b>`{3,})(?![^\n]*`)[^\n]*\n.*?(?:^[ \t]*(?P=b)`*[ \t]*$|\Z)"
+    r"|^[ \t]*(?P<t>~{3,})[^\n]*\n.*?(?:^[ \t]*(?P=t)~*[ \t]*$|\Z)"
+    # an indented line that is no list item (an indented code block's)
+    r"|^(?: {4}|\t)(?![ \t]*(?:[-*+]|\d+[.)])[ \t])[^\n]*$"
+    r"|`[^`\n]*`|%%.*?%%|<!--.*?-->",
     re.S | re.M,
 )
 

@@ -760,16 +760,21 @@ def _says_something(answer: str, question: str = "", sources: Sequence[str] = ()
     "The answer to your question is:" and a code block holding the first source's heading,
     which ``without_echo`` takes out, leaving an empty block. Nor the question's own words
     around citations: "what is the newest post about?" was answered "The newest post about
-    [2] is [3]." (a number, a link or one word the question has not is something). Nor the
-    sources' own names (``sources``: their links, paths and titles): "how do I replay a macro
-    in vim?" was answered "The answer is:" and "[2] Vim tips I use daily", shown as done."""
+    [2] is [3]." (a number, a link or one word the question has not is something). Nor a
+    pointer to the sources' own names (``sources``: their links, paths and titles): "how do I
+    replay a macro in vim?" was answered "The answer is:" and "[2] Vim tips I use daily",
+    shown as done (a name alone, "tmux [1].", may be the answer, and is kept)."""
     text = _EMPTY_FENCE.sub("", answer).strip()
     if not text or (text.endswith((":", "：")) and "\n" not in text):
         return False
     rest = _CITE_MARK.sub(" ", text)
-    for name in sorted(sources, key=len, reverse=True):  # (a link before its title)
-        if name.strip() and not _ASKS_FOR_A_POST.search(question):
-            rest = re.sub(re.escape(name), " ", rest, flags=re.I)
+    if _POINTS_AT.match(rest) and not _ASKS_FOR_A_POST.search(question):
+        # "The answer is: Vim tips I use daily", "See [Docker basics](…)": a pointer to a
+        # source, no answer ("tmux [1]." may well be one: a name alone is kept)
+        rest = _POINTS_AT.sub(" ", rest)
+        for name in sorted(sources, key=len, reverse=True):  # (a link before its title)
+            if name.strip():
+                rest = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", " ", rest, flags=re.I)
     if "](" in rest or re.search(r"\d", rest) or _CLOSED_QUESTION.search(question):
         return True  # (a yes or a choice may well be said in the question's words)
     asked = set(_ANSWER_WORDS.findall(question.casefold()))
@@ -782,6 +787,13 @@ def _says_something(answer: str, question: str = "", sources: Sequence[str] = ()
 _CLOSED_QUESTION = re.compile(
     r"^\W*(?:does|do|did|is|are|was|were|can|could|should|would|will|has|have|had)\b"
     r"|\bor\b|还是|吗\s*[？?]?\s*$|是否|有没有|是不是|能不能|可不可以",
+    re.I,
+)
+# An answer's opening that points at a source rather than answering.
+_POINTS_AT = re.compile(
+    r"^\W*(?:the\s+answer(?:\s+to\s+(?:your|the|this)\s+question)?\s+(?:is|can\s+be\s+found)"
+    r"(?:\s+in)?|(?:please\s+)?(?:see|read|check(?:\s+out)?|refer\s+to|look\s+at)|答案(?:是|在)"
+    r"|请(?:看|参考|参见)|参见|详见)\b[\s:：]*",
     re.I,
 )
 # A question whose answer is a post's name: "which post covers docker?", "what is the title

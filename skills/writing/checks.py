@@ -154,16 +154,22 @@ CHATTER = re.compile(
 # A sentence about the request rather than the text: "The text was requested to be edited.
 # The instructions asked for a revised version of the text…" was the embedded model's whole
 # answer to "change its category to linux", and it replaced a post's body.
+_EDIT_VERBS = (
+    r"(?:edit|rewrite|revise|shorten|expand|translate|fix|change|improve|make|polish|set|"
+    r"update|add|remove|move|rename|recategori[sz]e|retag|correct|modify)"
+)
 ABOUT_THE_REQUEST = re.compile(
-    r"\bthe\s+(?:original\s+|given\s+|provided\s+)?text\s+(?:was|has\s+been)\s+"
+    r"\bthe\s+(?:original\s+|given\s+|provided\s+)?(?:text|post|article)\s+(?:was|has\s+been)\s+"
     r"(?:requested|asked)\s+to\b"
     r"|\bthe\s+instructions?\s+(?:asked|requested|wanted|called)\s+(?:for\s+)?(?:me\s+to\s+)?"
     r"(?:(?:a|an|the)\s+)?(?:\w+\s+){0,2}(?:version|text|rewrite|edit|revision)\b"
+    rf"|\bthe\s+instructions?\s+(?:asks?|asked|requests?|requested|wants?|wanted)\s+(?:me\s+)?"
+    rf"to\s+{_EDIT_VERBS}\b"
     r"|\bthe\s+instruction(?:'s|’s)?\s+kind\b"
-    r"|\b(?:you|the\s+user)\s+(?:asked|requested|wanted)\s+(?:me\s+)?to\s+(?:edit|rewrite|"
-    r"revise|shorten|expand|translate|fix|change|improve|make|polish)\b"
+    rf"|\b(?:you|the\s+user)\s+(?:asked|requested|wanted)\s+(?:me\s+)?to\s+{_EDIT_VERBS}\b"
     r"|\bas\s+(?:you\s+)?requested\b(?!\s+by)|\bper\s+your\s+request\b"
-    r"|(?:根据|按照)(?:你|您)的?(?:要求|指示)",
+    r"|(?:根据|按照)(?:你|您)的?(?:要求|指示)"
+    r"|(?:根据|按照)要求[，,]?\s*(?:修改|改写|修订|编辑|更新|改好|润色)",
     re.I,
 )
 

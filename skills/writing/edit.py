@@ -274,12 +274,26 @@ REPLIES = (
                 "unchanged.\n\n```diff\n{diff}```",
             ),
             "field_not_zolas": (
-                "`{path}` 没有 `{field}` 字段；Zola 会忽略页面顶层的未知字段，它应写在 "
+                "`{path}` 没有 `{field}` 字段（`[extra]` 里也没有）；"
+                "Zola 会忽略页面顶层的未知字段，它应写在 "
                 "`[taxonomies]`（需 `config.toml` 声明）或 `[extra]` 表里，请手动添加。"
                 "文件未改动。",
-                "`{path}` has no `{field}` field, and Zola ignores a page's unknown top-level "
-                "keys: it goes in the `[taxonomies]` table (declared in `config.toml`) or in "
-                "`[extra]`. Add it there by hand. The file is untouched.",
+                "`{path}` has no `{field}` field, nor has its `[extra]` table, and Zola "
+                "ignores a page's unknown top-level keys: it goes in the `[taxonomies]` table "
+                "(declared in `config.toml`) or in `[extra]`. Add it there by hand. The file "
+                "is untouched.",
+            ),
+            "field_is_table": (
+                "`{path}` 的 `{field}` 是一个表（几个子字段），不能照一句话写入；"
+                "请在文件里手动修改。"
+                "文件未改动。",
+                "`{field}` of `{path}` holds a table of fields, which one request's words "
+                "cannot set; change it in the file by hand. The file is untouched.",
+            ),
+            "field_one_at_a_time": (
+                "一次只改一个字段：请分开说，例如先“把作者改成 Jane”，再改另一个。文件未改动。",
+                "One field at a time, please: ask for each change on its own (“set the "
+                "author to Jane”, then the next). The file is untouched.",
             ),
             "field_wrong_value": (
                 "`{field}` 需要 {wanted}，所以没有修改。文件未改动。",
@@ -601,12 +615,8 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     described = None if selection.strip() else given_description(params.instruction)
     if described is not None:  # the description written out: set as it is (``fields.py``)
         return await _describe_post(ctx, path, (text, digest), post, described)
-    zola = ctx.config.layout.kind == "zola"  # (no new top-level key Zola would ignore)
-    named = (
-        None
-        if selection.strip()
-        else given_field(params.instruction, post.fields(), new_keys=not zola)
-    )
+    zola = ctx.config.layout.kind == "zola"  # (no new top-level key Zola ignores)
+    named = None if selection.strip() else given_field(params.instruction, post.fields(), zola=zola)
     if named is not None:  # another field named and given: set as written (``field_set.py``)
         return await _set_field(ctx, path, (text, digest), post, named)
     part = None if selection.strip() else named_part(params.instruction)
@@ -912,11 +922,15 @@ async def _set_field(
     key = field.key
     if field.refused == "zola":
         return refuse(ctx, "field_not_zolas", field=key, path=path)
+    if field.refused == "table":
+        return refuse(ctx, "field_is_table", field=key, path=path)
+    if field.refused == "two":
+        return refuse(ctx, "field_one_at_a_time")
     if field.refused:
         return refuse(ctx, "field_wrong_value", field=key, wanted=field.wanted)
     top, _, nested = key.partition(".")
     value: Any = field.value
-    if nested:  # Zola's [taxonomies] table: its other keys and comments as they were
+    if nested:  # Zola's [taxonomies], Hugo's [params]: its other keys and comments kept
         value = {**post.fields().get(top, {}), nested: field.value}
     new_text = post.with_fields({top: value}).text
     if not only_field_set(post, new_text, path, top):

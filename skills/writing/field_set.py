@@ -1,30 +1,42 @@
 """A frontmatter field set as the request writes it, with no model.
 
 "change its category to linux", "set the author to Jane Doe", "set the slug of the ssh post
-to ssh-config", "把它的 categories 改成 linux": the model edits the body and never sees the
+to ssh-config", "把它的分类改成 linux": the model edits the body and never sees the
 frontmatter, so such a request sent to it as an edit could only go wrong. The embedded model,
 asked to change a Hexo post's category, wrote two sentences about the request, and they
 replaced the post's body. The field is set here instead, in the frontmatter's own format,
-every other byte kept:
+every other byte kept. Only what surely is such a request is taken; anything else stays an
+edit of the body, as before:
 
-- the request names the field as a field: "its X", "the X", "the post's X", "the X field",
-  or "set X to …"; a clause after the name must name the post ("of the ssh post", "in this
-  article"), so "change the author of the quote to Mark Twain", "change the type of the code
-  block to bash" and "change author to writer" (a word swapped) stay edits of the body;
+- the request names the field as a field: "its X", "the X", "this post's X", "the X field",
+  "set X to …", "把它的 X 改成 …", "把 X 字段改成 …" (a field's Chinese name, 分类, 作者,
+  系列, 关键词, 日期, is enough); a clause after the name must name the post and only the post
+  ("of the ssh post", "in this article", "of posts/x.md"): "change the author of the quote to
+  Mark Twain", "change the type in the second code block of the post to bash" and "change
+  author to writer" (a word swapped) are the body's;
+- the value is a value, not a sentence: at most six words (a list's items at most four
+  each), no sentence or clause after it ("… to Jane. Make the intro shorter", "… to Jane and
+  proofread it", "…，顺便缩短开头"), not a description ("to a numbered list", "to something
+  shorter", "to first person"), and one word where the field is an address or a name
+  (``url``, ``slug``, ``image``, ``layout``, ``type``…);
 - the field is the post's own, by its name, or its singular or plural among a few common ones
   (``category`` and ``categories``, ``author`` and ``authors``, ``keyword`` and
-  ``keywords``), and in Zola's ``[taxonomies]`` table when it is there, not a new top-level
-  key Zola would ignore; "image" never finds ``images``, nor "comment" ``comments``;
+  ``keywords``), at the top level or in the table a generator keeps such fields in (Zola's
+  ``[taxonomies]`` and ``[extra]``, Hugo's ``[params]``); "image" never finds ``images``, nor
+  "comment" ``comments``;
 - it keeps its kind: a list gets the words given, split at commas ("linux, networking"; "Tips
   and Tricks" stays one); a boolean takes yes or no; a number a number; a string the words
   as written (their quotes off). Words not of the field's kind ("change the math to display
-  mode" on ``math: true``), or a field holding a table, are no field's value: the request is
-  an edit of the body, as before;
+  mode" on ``math: true``) are the body's; a field holding a table is refused, said;
 - a post without the field gets it only for a few common ones (``author``, ``categories``,
-  ``slug``, ``keywords``, ``series``), and only outside Zola;
-- the post's date (``date``, ``lastmod``, ``updated``…) given as other words than a date
-  ("change the date to tomorrow"), or held as a date the frontmatter types, is refused with
-  the reason: nothing is sent to the model.
+  ``slug``, ``keywords``, ``series``); on a Zola site only ``slug`` and ``authors``, the page
+  keys Zola reads (another is refused, said: Zola ignores it);
+- the post's date (``date``, ``lastmod``, ``updated``, Obsidian's ``created``…) takes a date
+  (``2024-06-01``, ``2024-06-01 10:00``, ``2024-06-01T10:00:00+02:00``), written as a date of
+  the frontmatter's kind, its time and offset kept when only the day is given; other words
+  ("change the date to tomorrow", "2024-13-45") are refused, said;
+- two fields at once ("set the author to Jane and the date to …") are refused, said: one at a
+  time.
 
 The title, the tags, the description and the draft mark have their own requests
 (``titles.py``, ``tags.py``, ``fields.py``, ``publishing.py``), and the language is a
@@ -43,17 +55,28 @@ __all__ = ["FieldSet", "given_field"]
 _KEY = r"(?P<key>[A-Za-z][\w-]{1,30})"
 _SET = re.compile(
     r"^\W*(?:(?:please|ok|okay|now|then)[\s,]+)*(?P<verb>set|change|update|switch)\s+"
-    r"(?P<its>(?:its|the|this|that)\s+)?(?P<owner>(?:post|article|note)(?:'s|’s)\s+)?"
+    r"(?:(?P<its>its|the)\s+|(?P<owner>(?:this|the|that)\s+(?:post|article|note|page)(?:'s|’s)"
+    r"\s+))?"
     rf"{_KEY}(?P<field>\s+(?:field|key))?"
     r"(?:\s+(?:of|in|for|on)\s+(?P<post>.+?))?"
     r"\s+(?:to|as|into)\s*[:：]?\s*(?P<value>.+?)\s*(?:,?\s*please)?\s*[!。！]?\s*$",
     re.I,
 )
 _SET_ZH = re.compile(
-    r"^(?:请)?(?:把|将)?(?:它的|这篇文章的|这篇的|文章的|该文章的)?\s*"
-    rf"{_KEY}\s*(?:字段)?\s*(?:改成|改为|设为|设置为|换成)\s*[:：]?\s*(?P<value>.+?)\s*[。！]?$",
+    r"^(?:请)?(?:把|将)(?P<its>它的|这篇文章的|这篇的|文章的|该文章的)?\s*"
+    r"(?:(?P<zh>分类|类别|作者|系列|关键词|关键字|日期)|" + _KEY + r"\s*(?P<field>字段)?)"
+    r"\s*(?:改成|改为|设为|设置为|换成)\s*[:：]?\s*(?P<value>.+?)\s*[。！]?$",
     re.I,
 )
+_ZH_NAMES = {
+    "分类": "categories",
+    "类别": "categories",
+    "作者": "author",
+    "系列": "series",
+    "关键词": "keywords",
+    "关键字": "keywords",
+    "日期": "date",
+}
 # Fields that have their own requests, or are no field to set as written.
 _ELSEWHERE_WORDS = """
 title headline name heading tag tags description summary excerpt blurb draft drafts published
@@ -62,7 +85,8 @@ paragraph section sections headings tone style length word words wording voice f
 that
 """
 _ELSEWHERE = frozenset(_ELSEWHERE_WORDS.split())
-# Fields a post may be given when it has none (the common ones Hugo, Hexo and Jekyll read).
+# Fields a post may be given when it has none (the common ones Hugo, Hexo and Jekyll read),
+# and on a Zola site (the page keys Zola itself reads).
 _NEW_KEYS = {
     "author": "author",
     "authors": "authors",
@@ -73,6 +97,7 @@ _NEW_KEYS = {
     "keyword": "keywords",
     "series": "series",
 }
+_ZOLA_KEYS = {"slug": "slug", "author": "authors", "authors": "authors"}
 # A field's other spellings: its singular or plural, among the common ones only.
 _SAME_FIELD = {
     "category": ("categories",),
@@ -82,23 +107,45 @@ _SAME_FIELD = {
     "keyword": ("keywords",),
     "keywords": ("keyword",),
 }
-# A clause after the field's name that names the post: "of the ssh post", "in this article".
-_NAMES_POST = re.compile(
-    r"\b(?:posts?|articles?|notes?|entry|entries|pages?|drafts?)\b|\.md\b|文章|笔记", re.I
+# The tables a generator keeps a post's own fields in (Zola's, Hugo's).
+_TABLES = ("taxonomies", "extra", "params")
+# A clause after the field's name that names the post, and only it: "of the ssh post", "in
+# this article", "of posts/x.md".
+_POST_CLAUSE = re.compile(
+    r"(?:this|that|the|my)\s+(?:[\w.'’+#-]+\s+){0,5}?(?:post|article|note|entry|page)"
+    r"|[\w./-]+\.md|[\"“'‘][^\"”'’]{1,80}[\"”'’](?:\s+(?:post|article|note))?",
+    re.I,
+)
+_BODY_WORDS = re.compile(
+    r"\b(?:paragraph|section|code|block|intro|introduction|line|list|table|heading|sentence|"
+    r"example|snippet|quote|image|link|caption|footnote|changelog|notes)\b",
+    re.I,
 )
 _DATE_FIELDS = frozenset(
-    {"date", "lastmod", "updated", "modified", "publishdate", "pubdate", "expirydate"}
-)
+    {"date", "lastmod", "updated", "modified", "publishdate", "pubdate", "expirydate",
+     "created", "last_modified_at", "published"}
+)  # fmt: skip
+# Fields whose value is one word: an address, a name, a layout.
+_ONE_WORD = frozenset({"url", "slug", "image", "cover", "layout", "type", "path", "permalink"})
 _VERB = (
     r"(?:make|add|remove|change|set|fix|translate|rewrite|rename|shorten|expand|mention|move|"
-    r"delete|publish|update|improve|replace|put|insert|drop|cut|tighten)"
+    r"delete|publish|update|improve|replace|put|insert|drop|cut|tighten|proofread|tidy|clean|"
+    r"check|review|correct|polish|format|reword|simplify|explain|summari[sz]e|keep|use)"
 )
-# More than one value in the request: another field set, or another change asked for.
+# More in the request than one value: a sentence or a clause after it, another change asked.
 _MORE = re.compile(
-    rf"\b(?:and|then|also)\s+(?:(?:the|its|set|change)\s+\w+\s+(?:to|as)\b|{_VERB}\b)"
+    rf"\b(?:and|then|also|but)\s+(?:(?:the|its|set|change)\s+\w+\s+(?:to|as)\b|{_VERB}\b)"
     rf"|[,;]\s*(?:and\s+|then\s+)?{_VERB}\b"
-    r"|然后|并且|同时|再把|再将",
+    r"|[.!?;]\s+\S+\s+\S|[；。！？]\s*\S|[，,]\s*[\u3400-\u9fff]{2,}"
+    r"|然后|并且|同时|顺便|再把|再将|另外",
     re.I,
+)
+# Another field set in the same request: "… and the date to 2024-06-01".
+_TWO_FIELDS = re.compile(r"\band\s+(?:the|its)\s+([A-Za-z][\w-]{1,30})\s+to\b", re.I)
+# A description of a value, not one: "a numbered list", "something shorter", "first person".
+_DESCRIBED = re.compile(  # (lowercase: "The Rust Team" is a name)
+    r"^(?:a|an|the|some|something|anything|more|less|much|very|first|second|third|"
+    r"better|shorter|longer|this|that|these|those|my|our|your)\b"
 )
 _QUOTES = "\"'“”‘’「」『』《》`"
 _TRUE = frozenset({"true", "yes", "on", "是"})
@@ -106,14 +153,17 @@ _FALSE = frozenset({"false", "no", "off", "否"})
 _LIST_SPLIT = re.compile(r"\s*[,，、]\s*")
 # A value's last full stop is the sentence's, unless it ends an abbreviation ("Jane Doe Jr.").
 _STOP = re.compile(r"(?<!\b(?:Jr|Sr|Dr|Mr|Ms|St|Co|vs))(?<!\b(?:Mrs|Inc|Ltd|etc))\.$")
+MAX_VALUE_WORDS = 6
+MAX_ITEM_WORDS = 4
 
 
 @dataclass(frozen=True, slots=True)
 class FieldSet:
-    """A field to set (``key``, as the frontmatter spells it; ``taxonomies.X`` in Zola's
-    table) to ``value`` (of the old value's kind); or, with ``refused``, why it cannot be:
-    ``value``, the words are not what the field takes (``wanted`` says what); ``zola``, a
-    common field a Zola page does not have, which Zola would ignore at the top level."""
+    """A field to set (``key``, as the frontmatter spells it; ``table.X`` in a table the
+    post keeps such fields in) to ``value`` (of the old value's kind); or, with ``refused``,
+    why it cannot be: ``value``, the words are not what the field takes (``wanted`` says
+    what); ``table``, the field holds a table; ``zola``, a field a Zola page does not have,
+    which Zola would ignore at the top level; ``two``, two fields asked at once."""
 
     key: str
     value: Any = None
@@ -121,47 +171,59 @@ class FieldSet:
     wanted: str = ""
 
 
-def given_field(
-    instruction: str, fields: dict[str, Any], *, new_keys: bool = True
-) -> FieldSet | None:
+def given_field(instruction: str, fields: dict[str, Any], *, zola: bool = False) -> FieldSet | None:
     """The field ``instruction`` sets and its value, read against the post's ``fields``;
-    None when it names no field (an edit of the body, or another request's field).
-    ``new_keys``: a common field the post lacks may be added (not on a Zola site)."""
+    None when it names no field (an edit of the body, or another request's field). ``zola``:
+    the blog is a Zola site (only the page keys Zola reads may be added)."""
+    if "\n" in instruction.strip():
+        return None  # a second line: more than one value
     text = " ".join(instruction.split())
     found = _SET.match(text)
-    named_as_field = found is not None and bool(
-        found.group("its") or found.group("owner") or found.group("field")
-        or found.group("verb").casefold() == "set"
-    )  # fmt: skip
-    if found is not None and found.group("post") and not _NAMES_POST.search(found.group("post")):
-        return None  # "the author of the quote", "the type of the code block": the body's
-    if found is None:
+    if found is not None:
+        named = bool(
+            found.group("its") or found.group("owner") or found.group("field")
+            or found.group("verb").casefold() == "set"
+        )  # fmt: skip
+        clause = found.group("post")
+        if clause and (not _POST_CLAUSE.fullmatch(clause) or _BODY_WORDS.search(clause)):
+            return None  # "the author of the quote", "the type in the code block": the body's
+        name = found.group("key")
+    else:
         found = _SET_ZH.match(text)
-        named_as_field = found is not None
-    if found is None or not named_as_field:
+        if found is None:
+            return None
+        named = bool(found.group("zh") or found.group("its") or found.group("field"))
+        name = _ZH_NAMES.get(found.group("zh") or "", found.group("key") or "")
+    if not named or not name or name.casefold() in _ELSEWHERE:
         return None
-    name = found.group("key")
-    if name.casefold() in _ELSEWHERE:
-        return None
-    raw = _STOP.sub("", found.group("value").strip()).strip().strip(_QUOTES).strip()
-    if not raw or len(raw) > 200 or _MORE.search(raw):
-        return None  # ("… to Jane and the title to X", "… to Jane, then shorten the intro")
+    written = found.group("value").strip()
+    if (other := _TWO_FIELDS.search(written)) is not None and (
+        _field(other.group(1), fields) or other.group(1).casefold() in _NEW_KEYS
+    ):
+        return FieldSet(name, refused="two")
+    quoted = len(written) > 1 and written[0] in _QUOTES and written[-1] in _QUOTES
+    raw = _STOP.sub("", written).strip().strip(_QUOTES).strip()
+    if not raw or len(raw) > 200 or (not quoted and (_MORE.search(raw) or _DESCRIBED.match(raw))):
+        return None  # a sentence, a second request, or a description: the body's edit
+    key, old = _found(name, fields)
+    if key is not None:
+        return _typed(key, old, raw)
+    new = (_ZOLA_KEYS if zola else _NEW_KEYS).get(name.casefold())
+    if new is None:
+        return FieldSet(name, refused="zola") if zola and name.casefold() in _NEW_KEYS else None
+    return _typed(new, [] if new in ("categories", "keywords", "authors") else None, raw)
+
+
+def _found(name: str, fields: dict[str, Any]) -> tuple[str | None, Any]:
+    """The post's key for ``name`` (``table.key`` in a generator's table) and its value."""
     key = _field(name, fields)
     if key is not None:
-        return _typed(key, fields[key], raw)
-    taxonomies = fields.get("taxonomies")
-    if isinstance(taxonomies, dict) and (nested := _field(name, taxonomies)) is not None:
-        found_set = _typed(nested, taxonomies[nested], raw)  # Zola's categories
-        if found_set is None or found_set.refused:
-            return found_set
-        return FieldSet(f"taxonomies.{nested}", found_set.value)
-    new = _NEW_KEYS.get(name.casefold())
-    if new is None:
-        return None
-    if not new_keys:  # Zola ignores a page's unknown top-level keys: said, not written
-        return FieldSet(new, refused="zola")
-    value: Any = _listed(raw) if new in ("categories", "keywords", "authors") else raw
-    return FieldSet(new, value)
+        return key, fields[key]
+    for table in _TABLES:
+        inside = fields.get(table)
+        if isinstance(inside, dict) and (nested := _field(name, inside)) is not None:
+            return f"{table}.{nested}", inside[nested]
+    return None, None
 
 
 def _field(name: str, fields: dict[str, Any]) -> str | None:
@@ -175,29 +237,49 @@ def _field(name: str, fields: dict[str, Any]) -> str | None:
     return None
 
 
-def _listed(raw: str) -> list[str]:
-    return [item.strip(_QUOTES).strip() for item in _LIST_SPLIT.split(raw) if item.strip()]
+def _listed(raw: str) -> list[str] | None:
+    """The items of a list given ("linux, networking"), None when one is a sentence."""
+    items = [item.strip(_QUOTES).strip() for item in _LIST_SPLIT.split(raw) if item.strip()]
+    return items if all(len(item.split()) <= MAX_ITEM_WORDS for item in items) else None
 
 
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?")
+_ISO = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+)
+
+
+def _date(old: Any, raw: str) -> Any:
+    """``raw`` as a date of ``old``'s kind (a day given for a date and time keeps its time
+    and offset), or None when it is no date."""
+    if not _ISO.fullmatch(raw):
+        return None
+    try:
+        given = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None  # ("2024-13-45")
+    has_time = len(raw) > 10
+    if isinstance(old, dt.datetime):
+        if not has_time:
+            given = old.replace(year=given.year, month=given.month, day=given.day)
+        elif given.tzinfo is None and old.tzinfo is not None:
+            given = given.replace(tzinfo=old.tzinfo)
+        return given
+    if isinstance(old, dt.date):
+        return given if has_time else given.date()
+    return raw  # a date written as a string stays one, as given
 
 
 def _typed(key: str, old: Any, raw: str) -> FieldSet | None:
-    """``raw`` as a value of ``old``'s kind; a refusal for the post's date given otherwise;
+    """``raw`` as a value of ``old``'s kind; a refusal for a date given otherwise or a table;
     None when the words are no value of the field's kind (the body's edit, then)."""
-    if key.casefold() in _DATE_FIELDS:
-        if _ISO_DATE.fullmatch(raw):
-            try:
-                if isinstance(old, dt.datetime) or (isinstance(old, dt.date) and " " in raw):
-                    return FieldSet(key, dt.datetime.fromisoformat(raw))
-                if isinstance(old, dt.date):
-                    return FieldSet(key, dt.date.fromisoformat(raw))
-            except ValueError:
-                pass  # ("2024-13-45")
-            else:
-                if old is None or isinstance(old, str):
-                    return FieldSet(key, raw)
-        return FieldSet(key, refused="value", wanted="a date such as 2024-05-10")
+    leaf = key.rsplit(".", 1)[-1].casefold()
+    if leaf in _DATE_FIELDS and (isinstance(old, dt.date | str) or old is None):
+        value = _date(old, raw)
+        if value is None:
+            return FieldSet(key, refused="value", wanted="a date such as 2024-05-10")
+        return FieldSet(key, value)
+    if isinstance(old, dict):
+        return FieldSet(key, refused="table")
     if isinstance(old, bool):
         folded = raw.casefold()
         if folded in _TRUE or folded in _FALSE:
@@ -211,7 +293,10 @@ def _typed(key: str, old: Any, raw: str) -> FieldSet | None:
     if isinstance(old, list):
         if not all(isinstance(item, str | int | float) for item in old):
             return None
-        return FieldSet(key, _listed(raw))
-    if old is None or isinstance(old, str):
-        return FieldSet(key, raw)
-    return None  # a table: no value written out in a request
+        items = _listed(raw)
+        return FieldSet(key, items) if items else None
+    if old is not None and not isinstance(old, str):
+        return None
+    if len(raw.split()) > MAX_VALUE_WORDS or (leaf in _ONE_WORD and len(raw.split()) > 1):
+        return None  # a sentence, or words where one name goes
+    return FieldSet(key, raw)
