@@ -117,16 +117,14 @@ def _tags(metadata: Mapping[str, Any]) -> list[str]:
 # start (not a link to a heading, "[[#Intro]]", "(#usage)"), never all digits ("#42" is an
 # issue), never in code or a comment ("%%…%%", "<!-- … -->").
 _INLINE_TAG = re.compile(r"(?<!\S)#((?:[^\W\d]|\d+[^\W\d])[\w/-]*)")
-_CODE_SPANS = re.compile(
-    r"^[ \t]{0,3}(`{3,}|~{3,}).*?^[ \t]{0,3}\1[ \t]*$|`[^`\n]*`|%%.*?%%|<!--.*?-->", re.S | re.M
-)
 
 
 def inline_tags(body: str) -> list[str]:
-    """The tags written in ``body`` as ``#tag`` (Obsidian's), outside code, in order."""
+    """The tags written in ``body`` as ``#tag`` (Obsidian's), outside code and comments
+    (``_NOT_TAGS``), in order."""
     found: list[str] = []
     seen: set[str] = set()  # (Obsidian's tags are one whatever their case: "#Tag", "#tag")
-    for tag in _INLINE_TAG.findall(_CODE_SPANS.sub(" ", body)):
+    for tag in _INLINE_TAG.findall(_without_code(body)):
         tag = tag.rstrip("/-")
         if tag and tag.casefold() not in seen:
             seen.add(tag.casefold())
@@ -134,10 +132,11 @@ def inline_tags(body: str) -> list[str]:
     return found
 
 
-# What a rename never touches, more than ``inline_tags`` leaves out when it reads: a fence
-# at any indent (in a list item) or never closed (it runs to the end, as CommonMark has it),
-# an indented code block's lines, inline code, comments.
-_NOT_RENAMED = re.compile(
+# Where no inline tag is, read or renamed: a fence (at any indent, in a list item; closed by
+# one as long or longer, or never, when it runs to the end, as CommonMark has it), an indented
+# line that is no list item (an indented code block's), inline code, comments. A tag right
+# after one ("`x`#git") is none either: the text hidden is no space.
+_NOT_TAGS = re.compile(
     # a fence (no backtick in a backtick fence's info), to one as long or longer, or the end
     r"^[ \t]*(?P<b>`{3,})(?![^\n]*`)[^\n]*\n.*?(?:^[ \t]*(?P=b)`*[ \t]*$|\Z)"
     r"|^[ \t]*(?P<t>~{3,})[^\n]*\n.*?(?:^[ \t]*(?P=t)~*[ \t]*$|\Z)"
@@ -148,6 +147,12 @@ _NOT_RENAMED = re.compile(
 )
 
 
+def _without_code(body: str) -> str:
+    """``body`` with its code and comments (``_NOT_TAGS``) hidden under a character that is
+    no space, at the same places."""
+    return _NOT_TAGS.sub(lambda found: "\x00" * len(found.group()), body)
+
+
 def renamed_inline_tag(body: str, old: str, new: str) -> str:
     """``body`` with each inline ``#old`` written ``#new``, ``old`` whatever its case (a tag
     under it, ``#old/child``, is another tag, as in the frontmatter, and stays); never in
@@ -156,8 +161,7 @@ def renamed_inline_tag(body: str, old: str, new: str) -> str:
     in it, all digits)."""
     if not _INLINE_TAG.fullmatch("#" + new) or new != new.rstrip("/-"):
         return body
-    # Hidden under a character that is no space, at the same places.
-    hidden = _NOT_RENAMED.sub(lambda found: "\x00" * len(found.group()), body)
+    hidden = _without_code(body)
     folded = old.casefold()
     out: list[str] = []
     last = 0

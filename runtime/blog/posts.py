@@ -44,7 +44,8 @@ __all__ = [
     "query_terms",
 ]
 
-SCHEMA_VERSION = 2  # 2: draft column; dates as YYYY-MM-DD; section pages left out
+SCHEMA_VERSION = 3  # 2: draft column; dates as YYYY-MM-DD; section pages left out; 3: inline
+# tags read where a rename finds them (none after inline code, in a fence in a list item)
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 24
 MAX_POST_BYTES = 5_000_000

@@ -110,9 +110,8 @@ REPLIES = Replies(
             "\n\nThe body and every other field of each post are unchanged.",
         ),
         "every_kept_in_text": (
-            "\n\n正文里的行内标签 #{old} 也已改成 #{new}（Obsidian 改标签时也这样做）。",
-            "\n\nThe inline tag #{old} in their text is #{new} now too, as Obsidian's own "
-            "rename does.",
+            "\n\n正文里的行内标签 #{old} 也已改成 #{new}。",
+            "\n\nThe inline tag #{old} in their text is #{new} now too.",
         ),
         "every_kept_else": (
             "除此之外，每篇文章的正文和其他字段都保持不变。",
@@ -297,7 +296,8 @@ def in_text_only(ctx: SkillContext, post: Frontmatter, change: TagChange) -> lis
 
 def renamed_in_text(ctx: SkillContext, change: TagChange, text: str) -> str:
     """``text`` (a note, its frontmatter's tags changed or not) with an Obsidian note's inline
-    ``#tags`` renamed as ``change`` renames its tag, as Obsidian's own rename does; as it was
+    ``#tags`` renamed as ``change`` renames its tag, as Obsidian's own rename does (the tag
+    itself, not the ones under it: as in the frontmatter); as it was
     for any other change or blog, or a new name no inline tag can have (a space in it)."""
     if change.action != "rename" or len(change.tags) != 2 or ctx.config.layout.kind != "obsidian":
         return text

@@ -237,11 +237,17 @@ REPLIES = (
             ),
             "retagged_in_text": (
                 "`{path}` 的标签（`{field}`）现在是：{tags}；正文里的行内标签 #{old} 也已改成 "
-                "#{new}（Obsidian 改标签时也这样做）。其余正文和其他字段保持不变。{note}"
+                "#{new}。其余正文和其他字段保持不变。{note}"
                 "\n\n```diff\n{diff}```",
                 "The tags of `{path}` (`{field}`) are now {tags}, and its inline #{old} in the "
-                "text is #{new} too, as Obsidian's own rename does. The rest of the text and "
-                "every other field are unchanged.{note}\n\n```diff\n{diff}```",
+                "text is #{new} too. The rest of the text and every other field are "
+                "unchanged.{note}\n\n```diff\n{diff}```",
+            ),
+            "retagged_text_only": (
+                "`{path}` 正文里的行内标签 #{old} 已改成 #{new}；frontmatter 和其余正文保持不变。"
+                "{note}\n\n```diff\n{diff}```",
+                "The inline #{old} in the text of `{path}` is #{new} now; its frontmatter and "
+                "the rest of its text are unchanged.{note}\n\n```diff\n{diff}```",
             ),
             "tags_in_text": (
                 "（{tags} 写在正文里，是行内的 #标签；改标签只改 frontmatter。）",
@@ -799,6 +805,7 @@ async def _write(
         "edited_title",
         "retagged",
         "retagged_in_text",
+        "retagged_text_only",
         "replaced",
         "described",
         "field_set",
@@ -848,6 +855,8 @@ async def _write(
             if done == "retagged"
             else "retagged_in_text"
             if done == "retagged_in_text"
+            else "retagged_text_only"
+            if done == "retagged_text_only"
             else "edited_title"
             if done == "edited_title"
             else "replaced"
@@ -1027,7 +1036,13 @@ async def _retag(
         digest,
         report,
         ctx.reply("the_tags"),
-        done="retagged_in_text" if renamed else "retagged",
+        done=(
+            "retagged"
+            if not renamed
+            else "retagged_text_only"
+            if result.text == post.text
+            else "retagged_in_text"
+        ),
         values=values,
         data=data,
     )
