@@ -315,3 +315,13 @@ def test_a_pointer_to_a_source_is_no_answer_but_a_name_may_be(
 
     names = ["[Vim tips I use daily](x.md)", "x.md", "Vim tips I use daily", "tmux", "Go"]
     assert _says_something(answer, question, names) is says
+
+
+async def test_a_reason_said_again_in_the_second_answer_is_no_part_of_it(blog: Path) -> None:
+    """Asked again with the reason, the embedded model answered "The vim post is written by
+    @a_vim_post: it shows code that none of its sources has (…)": a sentence saying a reason
+    of the note again is taken out, and the rest is the answer."""
+    echoed = f"The post says: it shows code that none of its sources has (mmatch).\n{GOOD}"
+    msg, llm = await _answer(blog, [MADE_UP, echoed])
+    assert llm.call_count == 2 and "none of its sources" not in msg.content, msg.content
+    assert "bm25()" in msg.content

@@ -240,7 +240,7 @@ async def _answer(
     # was refused (it says nothing from the sources).", and that was shown as done).
     answer = without_echo(parsed.answer, [system, *([retry] if retry else [])])
     if retry:
-        answer = without_retry_talk(answer)
+        answer = without_retry_talk(answer, retry)
     # Cut short by the embedded model's fallback grammar, which ends every string at
     # CAPPED_STRING_CHARS ("The session is a collection of windows, " was shown as the
     # answer): its last, unfinished sentence is no answer. (A shorter one was not cut.)

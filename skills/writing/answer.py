@@ -707,7 +707,7 @@ async def _answer(
     echoed = [system, *headers, *([note.strip()] if note.strip() else [])]
     answer = without_echo(result.content, echoed)  # (all echo: as NO_ANSWER)
     if note:  # asked again: its sentences about the refused first answer are not the answer
-        answer = without_retry_talk(answer)
+        answer = without_retry_talk(answer, note)
     named = [part for s in sources for part in (f"[{s.title}]({s.path})", s.path, s.title)]
     return Generated(
         text=answer if _says_something(answer, question, named) else "",

@@ -88,10 +88,39 @@ _RETRY_TALK = re.compile(
 )
 
 
-def without_retry_talk(text: str) -> str:
+def without_retry_talk(text: str, note: str = "") -> str:
     """``text`` without its sentences about a first answer or its refusal (for an answer
-    asked again with the reason: those sentences are not the answer)."""
-    return _RETRY_TALK.sub(" ", text).strip()
+    asked again with the reason: those sentences are not the answer), nor those that say
+    again a reason the retry ``note`` gave: asked again, the embedded model answered "The vim
+    post is written by @a_vim_post: it shows code that none of its sources has (…)"."""
+    said = _RETRY_TALK.sub(" ", text)
+    phrases = _reason_phrases(note)
+    if phrases:
+        said = _SENTENCES.sub(
+            lambda found: (
+                " " if any(p in found.group().casefold() for p in phrases) else found.group()
+            ),
+            said,
+        )
+    return said.strip()
+
+
+_NOTE_REASONS = re.compile(r"refused \((.+)\)\.", re.S)
+_SENTENCES = re.compile(r"[^.!?\n。！？]+[.!?。！？]*[ \t]*")
+
+
+def _reason_phrases(note: str) -> list[str]:
+    """The words of each reason in a retry note, before its example ("it shows code that none
+    of its sources has"), casefolded; only those of four words or more."""
+    found = _NOTE_REASONS.search(note)
+    if found is None:
+        return []
+    phrases = []
+    for part in found.group(1).split("; "):
+        core = part.split(": ", 1)[-1].split(" (", 1)[0].split(":", 1)[0].strip().casefold()
+        if len(core.split()) >= 4:
+            phrases.append(core)
+    return phrases
 
 
 def _norm(line: str) -> str:
