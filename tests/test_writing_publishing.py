@@ -11,7 +11,7 @@ import pytest
 
 from skillrt import AgentRuntime, ChatMessage
 from skillrt.testing import ScriptedModel
-from skills.writing.publishing import is_publish
+from skills.writing.publishing import UNPUBLISH_EN, UNPUBLISH_ZH, is_publish, is_unpublish
 from tests.blog import copy_fixture
 from tests.writing_support import writing_runtime
 
@@ -130,3 +130,71 @@ async def test_a_hexo_draft_is_published_named_as_the_blogs_posts(
     assert msg.data["path"] == path
     assert (blog / path).read_text(encoding="utf-8") == HEXO_DRAFT
     assert not (blog / "source" / "_drafts" / "git-rebase.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("instruction", "unpublishing"),
+    [
+        ("unpublish it", True),
+        ("move it back to drafts", True),
+        ("move it to the drafts folder", True),
+        ("mark the docker post as a draft", True),
+        ("make it a draft again", True),
+        ("把它改回草稿", True),
+        ("撤回发布这篇文章", True),
+        ("publish it", False),
+        ("move the intro to the end", False),
+        ("make a draft of a post about rust", False),
+        ("make it a draft about rust", False),
+    ],
+)
+def test_an_unpublish_request_is_told_apart(instruction: str, unpublishing: bool) -> None:
+    assert is_unpublish(instruction) is unpublishing
+
+
+def test_the_unpublish_rules_are_the_tables() -> None:
+    table = (Path(__file__).parents[1] / "config" / "intents.toml").read_text(encoding="utf-8")
+    assert UNPUBLISH_EN in table and UNPUBLISH_ZH in table
+
+
+async def test_a_post_is_made_a_draft_again_the_blogs_way_and_undone(tmp_path: Path) -> None:
+    """ "unpublish it" went to the chat's choices (translate, edit, talk) and "move it to
+    drafts" to an edit or a delete: a post is now a draft again with no model, by its draft
+    field (Hugo), or moved into the drafts folder (Jekyll, its date prefix off), and undo
+    brings it back."""
+    blog = copy_fixture("hugo", tmp_path / "hugo")
+    post = "content/posts/first-post.md"
+    before = (blog / post).read_text(encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.process_input("unpublish it", context={"current_file": post})
+        assert msg.state == "COMPLETED", msg.content
+        assert msg.data["draft"] is True and msg.data["changed"] is True
+        after = (blog / post).read_text(encoding="utf-8")
+        from skillrt.blog.frontmatter import split_frontmatter
+
+        assert split_frontmatter(after).fields()["draft"] is True
+        assert split_frontmatter(after).body == split_frontmatter(before).body
+        again = await rt.process_input("unpublish it", context={"current_file": post})
+        assert "is a draft already; nothing changed" in again.content
+        assert (await rt.undo()).state == "COMPLETED"
+    finally:
+        await rt.close()
+    assert (blog / post).read_text(encoding="utf-8") == before and llm.call_count == 0
+    jekyll = copy_fixture("jekyll", tmp_path / "jekyll")
+    dated = "_posts/2024-01-15-liquid-tips.md"
+    text = (jekyll / dated).read_text(encoding="utf-8")
+    rt = writing_runtime(jekyll, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        moved = await rt.process_input("把它改回草稿", context={"current_file": dated})
+        assert moved.state == "COMPLETED", moved.content
+        assert moved.data["path"] == "_drafts/liquid-tips.md"
+        assert (jekyll / "_drafts" / "liquid-tips.md").read_text(encoding="utf-8") == text
+        assert not (jekyll / dated).exists()
+        listed = await rt.process_input("what posts do I have?")
+        assert "Liquid tips" not in listed.content and "Hello, Jekyll" in listed.content
+    finally:
+        await rt.close()

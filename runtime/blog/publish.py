@@ -10,6 +10,12 @@
 The write passes the hash read to ``FileStore.write``, so a post edited meanwhile is refused,
 not overwritten. Publishing again after a crash finishes the move; publishing a post that is
 not a draft changes nothing and says so.
+
+Unpublishing (``unpublish_post``: "unpublish it", "move it back to drafts", "改回草稿") is
+the way back, in the blog's way too: on a blog with a drafts folder the post moves there (a
+Jekyll post's ``YYYY-MM-DD-`` prefix off, as Jekyll's drafts have none), else it gets the
+``draft`` field (``draft: true``, ``draft = true``, ``"draft": true``), every other byte kept.
+A post that is a draft already changes nothing and says so.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.versions import VersionStore
 from skillrt.exceptions import UserError
 
-__all__ = ["Published", "publish_kept", "publish_post"]
+__all__ = ["Published", "publish_kept", "publish_post", "unpublish_kept", "unpublish_post"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +42,7 @@ class Published:
     changed: bool
     moved_from: str | None = None
     removed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()  # (unpublishing: the draft field set)
 
 
 def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
@@ -91,6 +98,57 @@ def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -
     return Published(path=target, changed=True, moved_from=rel, removed=removed)
 
 
+def unpublish_post(files: FileStore, path: str, *, drafts_dir: str | None) -> Published:
+    """Make the post at ``path`` a draft again: see the module docstring."""
+    rel = files.relative(path)
+    if not files.exists(rel):
+        raise UserError(f"{rel} does not exist; nothing to unpublish")
+    text, digest = files.read(rel)
+    found = split_frontmatter(text, rel)
+    if in_drafts_folder(rel) or draft_marks(found.fields()):
+        return Published(path=rel, changed=False)
+    if not drafts_dir:
+        files.write(rel, found.with_fields({"draft": True}).text, expected_hash=digest)
+        return Published(path=rel, changed=True, added=("draft",))
+    name = DATED_NAME.sub("", PurePosixPath(rel).name) or PurePosixPath(rel).name
+    target = f"{drafts_dir.strip('/')}/{name}"
+    existing = files.hash_of(target)
+    if existing is None:
+        files.write(target, text, create_only=True)
+    elif files.read(target)[0] != text:  # not ours from a run cut short
+        raise UserError(f"{target} already exists; move {rel} by hand or rename it first")
+    files.move_to_trash(rel)
+    return Published(path=target, changed=True, moved_from=rel)
+
+
+def unpublish_kept(
+    files: FileStore, path: str, *, drafts_dir: str | None, versions: VersionStore | None, key: str
+) -> Published:
+    """``unpublish_post``, the post before kept in ``versions`` for undo, as ``publish_kept``
+    keeps it. Blocking I/O."""
+    rel = files.relative(path)
+    before = VersionStore.bytes_of(files, rel)
+    done = unpublish_post(files, rel, drafts_dir=drafts_dir)
+    _kept(files, versions, before, done, key)
+    return done
+
+
+def _kept(
+    files: FileStore, versions: VersionStore | None, before: bytes | None, done: Published, key: str
+) -> None:
+    """The post before ``done``'s change kept in ``versions``: an edit, or a move's delete
+    and create (undone in two steps)."""
+    if not done.changed or versions is None:
+        return
+    rel = done.moved_from or done.path
+    after = files.hash_of(done.path)
+    if done.moved_from is None:
+        versions.record(rel, "edit", before, key=key, after=after)
+    else:
+        versions.record(rel, "delete", before, key=f"{key}:from", after=None)
+        versions.record(done.path, "create", None, key=f"{key}:to", after=after)
+
+
 def publish_kept(
     files: FileStore,
     path: str,
@@ -105,11 +163,5 @@ def publish_kept(
     rel = files.relative(path)
     before = VersionStore.bytes_of(files, rel)
     done = publish_post(files, rel, posts_dir=posts_dir, day=day)
-    if done.changed and versions is not None:
-        after = files.hash_of(done.path)
-        if done.moved_from is None:
-            versions.record(rel, "edit", before, key=key, after=after)
-        else:
-            versions.record(rel, "delete", before, key=f"{key}:from", after=None)
-            versions.record(done.path, "create", None, key=f"{key}:to", after=after)
+    _kept(files, versions, before, done, key)
     return done

@@ -80,7 +80,7 @@ from .on_topic import on_topic
 from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
-from .publishing import PublishedPost, is_publish, publish
+from .publishing import PublishedPost, is_publish, is_unpublish, publish, unpublish
 from .replace import (
     Replacement,
     fix_word,
@@ -194,6 +194,23 @@ REPLIES = (
             "published_moved": (
                 "已发布：`{source}` 移到了 `{path}`。",
                 "Published: `{source}` moved to `{path}`.",
+            ),
+            "unpublish_action": ("改回草稿", "make a draft again"),
+            "unpublishing": ("改回草稿", "Making it a draft"),
+            "unpublished": (
+                "`{path}` 又是草稿了：加上了 `draft` 字段，其他内容保持不变。"
+                "回答不再引用它，直到它再次发布。",
+                "`{path}` is a draft again: its `draft` field is set; nothing else changed. "
+                "Answers leave it out until it is published again.",
+            ),
+            "unpublished_moved": (
+                "`{source}` 又是草稿了：移到了 `{path}`。回答不再引用它，直到它再次发布。",
+                "`{source}` is a draft again: moved to `{path}`. Answers leave it out until it "
+                "is published again.",
+            ),
+            "already_a_draft": (
+                "`{path}` 已经是草稿，没有改动。",
+                "`{path}` is a draft already; nothing changed.",
             ),
             "not_a_draft": (
                 "`{path}` 不是草稿，没有改动。",
@@ -589,17 +606,22 @@ async def _post_to_edit(
     replies=REPLIES,
 )
 async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
-    publishing = is_publish(params.instruction)
+    unpublishing = is_unpublish(params.instruction)
+    publishing = unpublishing or is_publish(params.instruction)
     every = None if publishing or params.path else tag_change_everywhere(params.instruction)
     if every is not None:
         return await retag_every_post(ctx, every)  # "… in every post" (``blog_tags.py``)
     change = None if publishing else tag_change(params.instruction)
-    action = ctx.reply("publish_action") if publishing else ctx.reply("action")
+    action = ctx.reply(
+        "unpublish_action" if unpublishing else "publish_action" if publishing else "action"
+    )
     # Publishing or tagging names nothing but the post and the tags: not the edit's strictness.
     strict = not publishing and change is None
     path = await _post_to_edit(ctx, params, action, strict=strict)
     if path is None:
         return no_post_chosen(ctx)
+    if unpublishing:  # a draft again, no model (``publishing.py``)
+        return await _unpublish(ctx, path)
     if publishing:  # the draft mark off, no model (``publishing.py``)
         return await _publish(ctx, path)
     selection = params.selected_text or ctx.input.selected_text or ""
@@ -1046,6 +1068,21 @@ async def _retag(
         values=values,
         data=data,
     )
+
+
+async def _unpublish(ctx: SkillContext, path: str) -> SkillResult:
+    """Make the post at ``path`` a draft again (``publishing.unpublish``), re-index, reply."""
+    ctx.progress(1, 2, ctx.reply("unpublishing"), path)
+    done = await ctx.step("unpublish", partial(unpublish, ctx, path), returns=PublishedPost)
+    ctx.progress(2, 2, ctx.reply("saving"), done.path)
+    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
+    data = {"path": done.path, "changed": done.changed, "draft": True}
+    if not done.changed:
+        return SkillResult(message=ctx.reply("already_a_draft", path=done.path), data=data)
+    if done.moved_from is not None:
+        message = ctx.reply("unpublished_moved", source=done.moved_from, path=done.path)
+        return SkillResult(message=message, data={**data, "moved_from": done.moved_from})
+    return SkillResult(message=ctx.reply("unpublished", path=done.path), data=data)
 
 
 async def _publish(ctx: SkillContext, path: str) -> SkillResult:

@@ -16,9 +16,17 @@ import time
 from pydantic import BaseModel
 
 from skillrt import SkillContext
-from skillrt.blog.publish import publish_kept
+from skillrt.blog.publish import publish_kept, unpublish_kept
 
-__all__ = ["PublishedPost", "is_publish", "publish"]
+__all__ = [
+    "UNPUBLISH_EN",
+    "UNPUBLISH_ZH",
+    "PublishedPost",
+    "is_publish",
+    "is_unpublish",
+    "publish",
+    "unpublish",
+]
 
 _PUBLISH = re.compile(
     r"^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*publish\b(?!ing|ed|er)"
@@ -29,6 +37,30 @@ _PUBLISH = re.compile(
     r"(?:那篇|这篇)(?:文章|草稿|博文)?)\s*[。！!]?$",
     re.I,
 )
+
+
+# Making a published post a draft again: "unpublish it", "move it back to drafts", "mark the
+# docker post as a draft", "把它改回草稿", "撤回发布这篇文章".
+# (each the same as its table rule in intents.toml: a test holds them equal)
+UNPUBLISH_EN = (
+    r"^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*(?:unpublish|un-publish)\b"
+    r"|^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*(?:move|put|send|turn|make|mark|set)"
+    r"\s+(?:it|this|that|(?:the|my|this)\s+[^?]{0,80}?\b(?:post|article|note)|[\w./-]+\.md)"
+    r"\s+(?:back\s+)?(?:in)?to\s+(?:the\s+)?drafts?\b"
+    r"|^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*(?:turn|make|mark|set)"
+    r"\s+(?:it|this|that|(?:the|my|this)\s+[^?]{0,80}?\b(?:post|article|note)|[\w./-]+\.md)"
+    r"\s+(?:back\s+)?(?:(?:as|into)\s+)?(?:a\s+)?draft(?:\s+again)?\s*[.!]?$"
+)
+UNPUBLISH_ZH = (
+    r"^(?:请|帮我)?\s*(?:把|将)\s*\S.{0,80}?\s*(?:改回|转回|变回|转为|改为|改成|设为|放回)(?:到)?草稿"
+    r"|^(?:请|帮我)?\s*(?:撤回|取消)发布"
+)
+_UNPUBLISH = re.compile(f"{UNPUBLISH_EN}|{UNPUBLISH_ZH}", re.I)
+
+
+def is_unpublish(instruction: str) -> bool:
+    """Whether the instruction asks to make the post a draft again ("unpublish it")."""
+    return _UNPUBLISH.search(" ".join(instruction.split())) is not None
 
 
 def is_publish(instruction: str) -> bool:
@@ -60,4 +92,20 @@ def publish(ctx: SkillContext, path: str) -> PublishedPost:
     )
     return PublishedPost(
         path=done.path, changed=done.changed, moved_from=done.moved_from, removed=list(done.removed)
+    )
+
+
+def unpublish(ctx: SkillContext, path: str) -> PublishedPost:
+    """Make the post at ``path`` a draft again, keeping the post before for undo
+    (``unpublish_kept``: into the drafts folder, else the ``draft`` field set). Blocking I/O:
+    run it as a sync step (run again after a crash, it finishes a move)."""
+    done = unpublish_kept(
+        ctx.files,
+        path,
+        drafts_dir=ctx.config.layout.drafts_dir,
+        versions=ctx.versions,
+        key=f"{ctx.task_id}:unpublish",
+    )
+    return PublishedPost(
+        path=done.path, changed=done.changed, moved_from=done.moved_from, removed=list(done.added)
     )
