@@ -287,3 +287,30 @@ def test_only_a_field_surely_named_and_given_is_set(
     paragraph …" set the permalink), follow-on requests written into the value, a date's
     offset lost and Hugo's own date form refused."""
     assert given_field(instruction, HUGO) == expected
+
+
+async def test_a_field_set_in_the_chat_is_routed_and_made(tmp_path: Path) -> None:
+    """ "set its slug to rust-177", the Rust 1.77 post open, had the chat ask what was meant
+    (the classifier was unsure, 0.6): a table rule sends such a request to the edit, whose
+    field set makes it. "open the 1.77 post" (a name with a dot) matched no rule either."""
+    zola = copy_fixture("zola", tmp_path / "zola")
+    post = zola / "content" / "Rust-1.77.0.md"
+    before = post.read_text(encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(zola, llm)
+    await rt.initialize()
+    try:
+        opened = await rt.process_input("open the 1.77 post")
+        assert opened.state == "COMPLETED" and opened.data.get("shown"), opened.content
+        focus = {"current_file": "content/Rust-1.77.0.md"}
+        msg = await rt.process_input("set its slug to rust-177", context=focus)
+        if msg.state == "WAITING_INPUT" and "(y/n)" in msg.content:
+            msg = await rt.process_input("yes", context=focus)
+        assert msg.state == "COMPLETED" and msg.data["field"] == "slug", msg.content
+    finally:
+        await rt.close()
+    assert post.read_text(encoding="utf-8") == before.replace(
+        'aliases = ["2024/03/21/Rust-1.77.0.html"]\n',
+        'aliases = ["2024/03/21/Rust-1.77.0.html"]\nslug = "rust-177"\n',
+    )
+    assert llm.call_count == 0

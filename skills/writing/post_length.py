@@ -46,7 +46,7 @@ REPLIES = Replies(
 COUNT_WORDS_LEAD = r"(?:(?:please|pls|can\s+you|could\s+you|ok(?:ay)?|just|now|so)[\s,]+)*"
 COUNT_WORDS = re.compile(
     rf"^{COUNT_WORDS_LEAD}count\s+(?:the\s+|its\s+)?words(?:\s+(?:in|of)\s+(?:it|this(?:\s+post)?|"
-    r"(?:the|my)\s+(?:(?!(?:of|in|on|from)\s)[^\s?.!,]+\s+){0,6}?(?:post|article|draft|entry)|"
+    r"(?:the|my)\s+(?:(?!(?:of|in|on|from)\s)(?:[^\s?.!,]|\.(?=\w))+\s+){0,6}?(?:post|article|draft|entry)|"
     r"[\w./-]+\.md))?\s*[.!?]*$",
     re.I,
 )

@@ -52,7 +52,9 @@ SHOW_EN = re.compile(  # (the same as its table rule in intents.toml)
     r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|ok(?:ay)?|so|and)[\s,]+)*"
     r"(?:show|display|view|print|pull\s+up|bring\s+up|let\s+me\s+see|read\s+me|open(?=\s+(?:the|my)\s))"
     r"(?:\s+me)?\s+(?:it|this|that|the\s+(?:whole\s+|full\s+)?(?:post|article|draft|note|text)|"
-    r"(?:the|my)\s+(?:(?!" + _NOT_A_NAME + r")[^\s?.!,]+\s+){1,6}?(?:post|article|draft|"
+    r"(?:the|my)\s+(?:(?!"
+    + _NOT_A_NAME
+    + r")(?:[^\s?.!,]|\.(?=\w))+\s+){1,6}?(?:post|article|draft|"
     r"note)|" + _LOCAL_MD + ")"
     r"(?:\s+(?:again|in\s+full|please))?\s*[.!?]*$",
     re.I,
@@ -69,7 +71,7 @@ SHOW_ZH = re.compile(  # (the same as its table rule in intents.toml)
 # "list the sections", "show me the outline of the go post", "列出这篇文章的小节".
 _OF_POST = (
     r"(?:\s+(?:of|in|for|from)\s+(?:it|this|that|(?:the|my)\s+(?:(?!" + _NOT_A_NAME + r")"
-    r"[^\s?.!,]+\s+){0,6}?(?:post|article|draft|note)|" + _LOCAL_MD + "))?"
+    r"(?:[^\s?.!,]|\.(?=\w))+\s+){0,6}?(?:post|article|draft|note)|" + _LOCAL_MD + "))?"
 )
 _LEAD_EN = r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|ok(?:ay)?|so|and)[\s,]+)*"
 FRONTMATTER_EN = re.compile(  # (the same as its table rule in intents.toml)
@@ -146,7 +148,7 @@ _NEWEST = re.compile(
 # A post named by a description or a path: "the first post", "the git workflow post",
 # "docker 那篇", "posts/x.md". When no post matches it, the open post is not the one meant.
 _NAMED_ELSE = re.compile(
-    r"\bthe\s+(?:(?!whole\b|full\b)[^\s?.!,]+\s+){1,6}?(?:post|article|draft|note)\b|那篇|"
+    r"\bthe\s+(?:(?!whole\b|full\b)(?:[^\s?.!,]|\.(?=\w))+\s+){1,6}?(?:post|article|draft|note)\b|那篇|"
     r"[\w./-]+\.md\b",
     re.I,
 )
