@@ -146,6 +146,19 @@ async def test_a_hexo_draft_is_published_named_as_the_blogs_posts(
         ("move the intro to the end", False),
         ("make a draft of a post about rust", False),
         ("make it a draft about rust", False),
+        # the opposite, a part of the post, or more than the move (a read found them taken)
+        ("set it to draft false", False),
+        ("set this post to draft = false", False),
+        ("move the conclusion of this post to the drafts", False),
+        ("move the TODO section of the docker post to the draft", False),
+        ("put the quote from this article into the draft", False),
+        ("make the intro of this post a draft", False),
+        ("turn the last section of this post into a draft", False),
+        ("send it to drafts and fix typos", False),
+        ("把开头改成草稿里的版本", False),
+        ("把结论改为草稿中写的内容", False),
+        ("取消发布时间", False),
+        ("撤回发布的那段话", False),
     ],
 )
 def test_an_unpublish_request_is_told_apart(instruction: str, unpublishing: bool) -> None:
@@ -191,10 +204,16 @@ async def test_a_post_is_made_a_draft_again_the_blogs_way_and_undone(tmp_path: P
     try:
         moved = await rt.process_input("把它改回草稿", context={"current_file": dated})
         assert moved.state == "COMPLETED", moved.content
-        assert moved.data["path"] == "_drafts/liquid-tips.md"
-        assert (jekyll / "_drafts" / "liquid-tips.md").read_text(encoding="utf-8") == text
+        # its name kept: the date prefix is its only date, and publishing brings it back
+        assert moved.data["path"] == "_drafts/2024-01-15-liquid-tips.md"
+        assert (jekyll / moved.data["path"]).read_text(encoding="utf-8") == text
         assert not (jekyll / dated).exists()
         listed = await rt.process_input("what posts do I have?")
         assert "Liquid tips" not in listed.content and "Hello, Jekyll" in listed.content
+        back = await rt.process_input("publish _drafts/2024-01-15-liquid-tips.md")
+        if back.state == "WAITING_INPUT" and "(y/n)" in back.content:
+            back = await rt.process_input("yes")
+        assert back.data["path"] == dated, back.content
+        assert (jekyll / dated).read_text(encoding="utf-8") == text
     finally:
         await rt.close()

@@ -12,10 +12,11 @@ not overwritten. Publishing again after a crash finishes the move; publishing a 
 not a draft changes nothing and says so.
 
 Unpublishing (``unpublish_post``: "unpublish it", "move it back to drafts", "改回草稿") is
-the way back, in the blog's way too: on a blog with a drafts folder the post moves there (a
-Jekyll post's ``YYYY-MM-DD-`` prefix off, as Jekyll's drafts have none), else it gets the
-``draft`` field (``draft: true``, ``draft = true``, ``"draft": true``), every other byte kept.
-A post that is a draft already changes nothing and says so.
+the way back, in the blog's way too: on a blog with a drafts folder the post moves there, its
+name as it is (a Jekyll post's ``YYYY-MM-DD-`` prefix may be its only date, and publishing
+keeps a dated name: it comes back where it was), else it gets the ``draft`` field
+(``draft: true``, ``draft = true``, ``"draft": true``), every other byte kept. A post that
+is a draft already changes nothing and says so.
 """
 
 from __future__ import annotations
@@ -110,8 +111,9 @@ def unpublish_post(files: FileStore, path: str, *, drafts_dir: str | None) -> Pu
     if not drafts_dir:
         files.write(rel, found.with_fields({"draft": True}).text, expected_hash=digest)
         return Published(path=rel, changed=True, added=("draft",))
-    name = DATED_NAME.sub("", PurePosixPath(rel).name) or PurePosixPath(rel).name
-    target = f"{drafts_dir.strip('/')}/{name}"
+    # (its name as it is: a Jekyll post's date prefix is its only date when its frontmatter
+    # has none, and publishing it again keeps a dated name, so it comes back as it was)
+    target = f"{drafts_dir.strip('/')}/{PurePosixPath(rel).name}"
     existing = files.hash_of(target)
     if existing is None:
         files.write(target, text, create_only=True)

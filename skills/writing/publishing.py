@@ -42,18 +42,39 @@ _PUBLISH = re.compile(
 # Making a published post a draft again: "unpublish it", "move it back to drafts", "mark the
 # docker post as a draft", "把它改回草稿", "撤回发布这篇文章".
 # (each the same as its table rule in intents.toml: a test holds them equal)
+# The post and nothing more: "it", "this post", "the docker post", "posts/x.md" ("the
+# conclusion of this post" is a part of it, not the post).
+_THE_POST = (
+    r"(?:it|this|that|(?:the|my|this)\s+(?:(?!(?:of|in|on|from|about|with)\s)[^\s?]+\s+){0,5}?"
+    r"(?:post|article|note)|[\w./-]+\.md)"
+)
+_LEAD = r"^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*"
+_END = r"(?:\s+(?:again|please|now))?\s*[.!]?$"
 UNPUBLISH_EN = (
-    r"^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*(?:unpublish|un-publish)\b"
-    r"|^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*(?:move|put|send|turn|make|mark|set)"
-    r"\s+(?:it|this|that|(?:the|my|this)\s+[^?]{0,80}?\b(?:post|article|note)|[\w./-]+\.md)"
-    r"\s+(?:back\s+)?(?:in)?to\s+(?:the\s+)?drafts?\b"
-    r"|^(?:(?:please|pls|can\s+you|could\s+you|now)\s+)*(?:turn|make|mark|set)"
-    r"\s+(?:it|this|that|(?:the|my|this)\s+[^?]{0,80}?\b(?:post|article|note)|[\w./-]+\.md)"
-    r"\s+(?:back\s+)?(?:(?:as|into)\s+)?(?:a\s+)?draft(?:\s+again)?\s*[.!]?$"
+    _LEAD
+    + r"(?:unpublish|un-publish)(?:\s+"
+    + _THE_POST
+    + r")?"
+    + _END
+    + r"|"
+    + _LEAD
+    + r"(?:move|put|send)\s+"
+    + _THE_POST
+    + r"\s+(?:back\s+)?(?:in)?to\s+(?:the\s+|my\s+)?drafts?(?:\s+folder)?"
+    + _END
+    + r"|"
+    + _LEAD
+    + r"(?:turn|make|mark)\s+"
+    + _THE_POST
+    + r"\s+(?:back\s+)?(?:(?:as|into)\s+)?(?:a\s+)?draft"
+    + _END
 )
 UNPUBLISH_ZH = (
-    r"^(?:请|帮我)?\s*(?:把|将)\s*\S.{0,80}?\s*(?:改回|转回|变回|转为|改为|改成|设为|放回)(?:到)?草稿"
-    r"|^(?:请|帮我)?\s*(?:撤回|取消)发布"
+    r"^(?:请|帮我)?\s*(?:把|将)\s*(?:它|这篇(?:文章|博文)?|那篇(?:文章|博文)?|"
+    r"[^，。？?]{1,40}?(?:那篇|这篇)(?:文章|博文)?|[\w./-]+\.md)\s*"
+    r"(?:改回|转回|变回|转为|改为|改成|设为|放回)(?:到)?草稿(?:吧)?\s*[。！!]?$"
+    r"|^(?:请|帮我)?\s*(?:撤回|取消)发布\s*(?:它|这篇(?:文章|博文)?|那篇(?:文章|博文)?)?(?:吧)?"
+    r"\s*[。！!]?$"
 )
 _UNPUBLISH = re.compile(f"{UNPUBLISH_EN}|{UNPUBLISH_ZH}", re.I)
 
