@@ -306,6 +306,10 @@ async def test_an_answer_that_only_names_its_source_is_no_answer(vim_blog: Path)
         ("tmux [1].", "what terminal multiplexer do I use?", True),
         ("Vim tips I use daily [1] and tmux [2].", "where should I start?", True),
         ("The answer is Google [1].", "what search engine do I use?", True),  # not "Go"
+        # a pointer is the answer where the question asks where to read
+        ("See [Vim tips I use daily](x.md) [1].", "where did I write about vim macros?", True),
+        ("Read Vim tips I use daily [1].", "what should I read to learn vim?", True),
+        ("答案是 Vim tips I use daily [1]。", "怎么录制宏？", False),
     ],
 )
 def test_a_pointer_to_a_source_is_no_answer_but_a_name_may_be(

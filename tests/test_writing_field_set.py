@@ -314,3 +314,53 @@ async def test_a_field_set_in_the_chat_is_routed_and_made(tmp_path: Path) -> Non
         'aliases = ["2024/03/21/Rust-1.77.0.html"]\nslug = "rust-177"\n',
     )
     assert llm.call_count == 0
+
+
+@pytest.mark.parametrize(
+    ("instruction", "fields", "expected"),
+    [
+        # a clause about another thing in the post: the body's
+        ("change the date of the meeting in this post to 2024-06-01", HUGO, None),
+        ("change the author of the book in this post to Mark Twain", HUGO, None),
+        # initials and titles end no sentence; a question asked politely
+        ("change the author to J. R. R. Tolkien", {"author": "x"},
+         FieldSet("author", "J. R. R. Tolkien")),
+        ("change the author to Dr. Jane Doe", {"author": "x"}, FieldSet("author", "Dr. Jane Doe")),
+        ("can you change the author to Jane?", {"author": "x"}, FieldSet("author", "Jane")),
+        # a date written as a string keeps its time and offset; a new one is a date
+        ("change the date to 2024-06-01", {"date": "2024-01-01T10:00:00+02:00"},
+         FieldSet("date", "2024-06-01T10:00:00+02:00")),
+        ("change the date to 2024-06-01", {"title": "x"},
+         FieldSet("date", datetime.date(2024, 6, 1))),
+    ],
+)  # fmt: skip
+def test_a_third_read_of_what_is_a_field_set(
+    instruction: str, fields: dict[str, Any], expected: FieldSet | None
+) -> None:
+    assert given_field(instruction, fields) == expected
+
+
+async def test_a_field_in_a_yaml_table_is_set_on_its_line(tmp_path: Path) -> None:
+    """Hugo's ``params.author`` set again rewrote the whole ``params:`` block: its comments,
+    its quotes and a ``yes`` were lost, while the reply said every other field was
+    unchanged. Its one line is set now; a JSON table is refused, said."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    yaml_post = '---\ntitle: x\nparams:\n  author: "Bob"  # who\n  hero: yes  # hero\n---\nBody.\n'
+    json_post = '{\n  "title": "y",\n  "params": {"author": "Bob"}\n}\nBody.\n'
+    (blog / "posts" / "a.md").write_text(yaml_post, encoding="utf-8")
+    (blog / "posts" / "b.md").write_text(json_post, encoding="utf-8")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    one = await rt.run_skill(
+        "EditContent", {"instruction": "set the author to Jane", "path": "posts/a.md"}
+    )
+    two = await rt.run_skill(
+        "EditContent", {"instruction": "set the author to Jane", "path": "posts/b.md"}
+    )
+    await rt.close()
+    assert one.state == "COMPLETED", one.content
+    assert (blog / "posts" / "a.md").read_text(encoding="utf-8") == yaml_post.replace(
+        '"Bob"', '"Jane"'
+    )
+    assert two.state == "ERROR" and "holds a table" in two.content, two.content
+    assert (blog / "posts" / "b.md").read_text(encoding="utf-8") == json_post

@@ -35,6 +35,13 @@ from tests.writing_support import writing_runtime
         ("who wrote the book rust in action?", None),
         ("when was rust released?", None),
         ("what category is best?", None),
+        # another thing named in the post, or no post at all (a read found them taken)
+        ("who wrote the paper cited in this article?", None),
+        ("who wrote the Communist Manifesto mentioned in this post?", None),
+        ("这篇文章里提到的那本书是谁写的？", None),
+        ("who is the author of the page linked in this post?", None),
+        ("when was the notes app created?", None),
+        ("who wrote the post that the vim post links to?", None),
     ],
 )
 def test_a_posts_fact_asked_is_told_apart(question: str, asked: tuple[str, str] | None) -> None:
@@ -81,3 +88,26 @@ async def test_a_posts_author_date_and_categories_come_from_its_frontmatter(
     assert nobody.data["value"] == "" and "没有写明作者" in nobody.content
     await rt.close()
     assert llm.calls == []
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "author"),
+    [
+        ("author: Jane Doe", "Jane Doe"),  # one name, not "Jane, Doe"
+        ("author:\n  name: Jane Doe\n  email: j@x.org", "Jane Doe"),  # Jekyll's table
+        ("params:\n  author: Jane Doe", "Jane Doe"),  # Hugo's params
+        ("authors: [Ann, Bob]", "Ann, Bob"),
+    ],
+)
+async def test_a_posts_author_is_read_where_the_blog_keeps_it(
+    tmp_path: Path, frontmatter: str, author: str
+) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts" / "x.md").write_text(f"---\ntitle: X\n{frontmatter}\n---\nBody.\n", "utf-8")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    msg = await rt.run_skill(
+        "AnswerQuestion", {"question": "who wrote it?"}, context={"current_file": "posts/x.md"}
+    )
+    await rt.close()
+    assert msg.data["value"] == author, msg.content

@@ -132,6 +132,25 @@ class Frontmatter:
     def with_body(self, body: str) -> Frontmatter:
         return replace(self, body=body)
 
+    def with_nested(self, table: str, key: str, value: Any) -> Frontmatter | None:
+        """The post with ``key`` of the ``table`` field set to ``value`` (Hugo's ``params``,
+        Zola's ``extra``), every other byte kept: TOML through tomlkit; YAML by rewriting that
+        key's one line (its quotes and comment kept); None when that cannot be done so (JSON,
+        a value of more than one line, no such one-line key)."""
+        fields = self.fields()
+        inside = fields.get(table)
+        if not isinstance(inside, dict):
+            return None
+        if self.format == "toml":
+            return self.with_fields({table: {**inside, key: value}})
+        if self.format != "yaml" or isinstance(value, list | dict) or key not in inside:
+            return None
+        start, stop = self._inner_span()
+        new_inner = _yaml_nested_set(self.block[start:stop], table, key, value)
+        if new_inner is None:
+            return None
+        return replace(self, block=self.block[:start] + new_inner + self.block[stop:])
+
     def with_fields(
         self,
         changes: Mapping[str, Any],
@@ -686,6 +705,44 @@ def _yaml_scalar(text: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return None
+
+
+def _yaml_nested_set(inner: str, table: str, key: str, value: Any) -> str | None:
+    """``inner`` with the one-line ``key`` directly under the top-level ``table`` set to
+    ``value`` (quotes, a ``T`` date and a comment kept as ``_yaml_set`` keeps them); None when
+    there is no such line."""
+    newline = "\r\n" if "\r\n" in inner else "\n"
+    lines = inner.splitlines(keepends=True)
+    top = next(
+        (n for n, line in enumerate(lines) if line[:1] not in " \t" and _yaml_key(line) == table),
+        None,
+    )
+    if top is None:
+        return None
+    stop = top + 1
+    while stop < len(lines) and (lines[stop][:1] in (" ", "\t") or not lines[stop].strip()):
+        stop += 1
+    depths = [len(line) - len(line.lstrip(" \t")) for line in lines[top + 1 : stop] if line.strip()]
+    if not depths:
+        return None
+    child = depths[0]
+    for n in range(top + 1, stop):
+        line = lines[n]
+        written = line.lstrip(" \t")
+        if len(line) - len(written) != child or _yaml_key(written) != key:
+            continue
+        after = next((later for later in lines[n + 1 : stop] if later.strip()), "")
+        if after and len(after) - len(after.lstrip(" \t")) > child:
+            return None  # (a value on the lines below: no one-line value)
+        dumped = _yaml_dump({key: value}).rstrip("\n")
+        if "\n" in dumped:
+            return None
+        text = (
+            _yaml_quoted_as_before(written, value) or _yaml_date_as_before(written, value) or dumped
+        )
+        lines[n] = line[:child] + text + _yaml_comment(written) + newline
+        return "".join(lines)
+    return None
 
 
 def _yaml_set(

@@ -791,16 +791,19 @@ _CLOSED_QUESTION = re.compile(
 )
 # An answer's opening that points at a source rather than answering.
 _POINTS_AT = re.compile(
-    r"^\W*(?:the\s+answer(?:\s+to\s+(?:your|the|this)\s+question)?\s+(?:is|can\s+be\s+found)"
-    r"(?:\s+in)?|(?:please\s+)?(?:see|read|check(?:\s+out)?|refer\s+to|look\s+at)|答案(?:是|在)"
-    r"|请(?:看|参考|参见)|参见|详见)\b[\s:：]*",
+    r"^\W*(?:(?:the\s+answer(?:\s+to\s+(?:your|the|this)\s+question)?\s+(?:is|can\s+be\s+found)"
+    r"(?:\s+in)?|(?:please\s+)?(?:see|read|check(?:\s+out)?|refer\s+to|look\s+at))\b"
+    r"|答案(?:是|在)|请(?:看|参考|参见)|参见|详见)[\s:：]*",
     re.I,
 )
 # A question whose answer is a post's name: "which post covers docker?", "what is the title
 # of my newest post?", "哪篇文章讲了 docker？".
 _ASKS_FOR_A_POST = re.compile(
     r"\b(?:which|what)\s+(?:\w+\s+){0,2}(?:posts?|articles?|entries|notes?|pages?)\b"
-    r"|\btitles?\b|\bname\s+of\b|哪(?:一)?(?:篇|些|个)|标题|题目",
+    r"|\btitles?\b|\bname\s+of\b|哪(?:一)?(?:篇|些|个)|标题|题目"
+    # where to read: "where did I write about compose?", "what should I read to learn it?"
+    r"|\bwhere\s+(?:did|do|have|can|should)\s+(?:i|we|you)\b|\bwhat\s+(?:should|can)\s+(?:i|we)"
+    r"\s+read\b|\bwhere\s+(?:is|are)\b.{0,40}\b(?:written|covered|explained)\b|哪里|在哪",
     re.I,
 )
 _CITE_MARK = re.compile(r"\[\d+(?:\s*[,;，]\s*\d+)*\]")

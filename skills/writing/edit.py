@@ -960,10 +960,16 @@ async def _set_field(
     if field.refused:
         return refuse(ctx, "field_wrong_value", field=key, wanted=field.wanted)
     top, _, nested = key.partition(".")
-    value: Any = field.value
-    if nested:  # Zola's [taxonomies], Hugo's [params]: its other keys and comments kept
-        value = {**post.fields().get(top, {}), nested: field.value}
-    new_text = post.with_fields({top: value}).text
+    if nested:  # Zola's [taxonomies], Hugo's [params]: its one line, the rest as written
+        changed = post.with_nested(top, nested, field.value)
+        if changed is None:  # (JSON, or no one-line key there: not rewritten whole)
+            return refuse(ctx, "field_is_table", field=top, path=path)
+        new_text = changed.text
+        wanted = {**post.fields()[top], nested: field.value}
+        if changed.fields().get(top) != wanted:
+            return refuse(ctx, "field_changed_more", field=key)
+    else:
+        new_text = post.with_fields({top: field.value}).text
     if not only_field_set(post, new_text, path, top):
         return refuse(ctx, "field_changed_more", field=key)
     report = [{"name": "frontmatter", "passed": True, "reason": f"only {key} set", "attempts": 0}]

@@ -50,16 +50,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FieldSet", "given_field"]
+__all__ = ["POST_CLAUSE", "FieldSet", "given_field"]
 
 _KEY = r"(?P<key>[A-Za-z][\w-]{1,30})"
 _SET = re.compile(
-    r"^\W*(?:(?:please|ok|okay|now|then)[\s,]+)*(?P<verb>set|change|update|switch)\s+"
+    r"^\W*(?:(?:please|ok|okay|now|then|can\s+you|could\s+you|would\s+you)[\s,]+)*"
+    r"(?P<verb>set|change|update|switch)\s+"
     r"(?:(?P<its>its|the)\s+|(?P<owner>(?:this|the|that)\s+(?:post|article|note|page)(?:'s|’s)"
     r"\s+))?"
     rf"{_KEY}(?P<field>\s+(?:field|key))?"
     r"(?:\s+(?:of|in|for|on)\s+(?P<post>.+?))?"
-    r"\s+(?:to|as|into)\s*[:：]?\s*(?P<value>.+?)\s*(?:,?\s*please)?\s*[!。！]?\s*$",
+    r"\s+(?:to|as|into)\s*[:：]?\s*(?P<value>.+?)\s*(?:,?\s*please)?\s*[!?。！？]?\s*$",
     re.I,
 )
 _SET_ZH = re.compile(
@@ -88,6 +89,7 @@ _ELSEWHERE = frozenset(_ELSEWHERE_WORDS.split())
 # Fields a post may be given when it has none (the common ones Hugo, Hexo and Jekyll read),
 # and on a Zola site (the page keys Zola itself reads).
 _NEW_KEYS = {
+    "date": "date",
     "author": "author",
     "authors": "authors",
     "category": "categories",
@@ -97,7 +99,7 @@ _NEW_KEYS = {
     "keyword": "keywords",
     "series": "series",
 }
-_ZOLA_KEYS = {"slug": "slug", "author": "authors", "authors": "authors"}
+_ZOLA_KEYS = {"slug": "slug", "author": "authors", "authors": "authors", "date": "date"}
 # A field's other spellings: its singular or plural, among the common ones only.
 _SAME_FIELD = {
     "category": ("categories",),
@@ -111,8 +113,9 @@ _SAME_FIELD = {
 _TABLES = ("taxonomies", "extra", "params")
 # A clause after the field's name that names the post, and only it: "of the ssh post", "in
 # this article", "of posts/x.md".
-_POST_CLAUSE = re.compile(
-    r"(?:this|that|the|my)\s+(?:[\w.'’+#-]+\s+){0,5}?(?:post|article|note|entry|page)"
+POST_CLAUSE = re.compile(
+    r"(?:this|that|the|my)\s+(?:(?!(?:of|in|on|from|about|for|with|that|which|by)\s)"
+    r"[\w.'’+#-]+\s+){0,5}?(?:post|article|note|entry|page)"
     r"|[\w./-]+\.md|[\"“'‘][^\"”'’]{1,80}[\"”'’](?:\s+(?:post|article|note))?",
     re.I,
 )
@@ -147,6 +150,8 @@ _DESCRIBED = re.compile(  # (lowercase: "The Rust Team" is a name)
     r"^(?:a|an|the|some|something|anything|more|less|much|very|first|second|third|"
     r"better|shorter|longer|this|that|these|those|my|our|your)\b"
 )
+# An initial or a title's full stop, which ends no sentence.
+_INITIALS = re.compile(r"\b(?:[A-Z]|Dr|Mr|Mrs|Ms|St|Jr|Sr|Prof|Inc|Ltd)\.")
 _QUOTES = "\"'“”‘’「」『』《》`"
 _TRUE = frozenset({"true", "yes", "on", "是"})
 _FALSE = frozenset({"false", "no", "off", "否"})
@@ -185,7 +190,7 @@ def given_field(instruction: str, fields: dict[str, Any], *, zola: bool = False)
             or found.group("verb").casefold() == "set"
         )  # fmt: skip
         clause = found.group("post")
-        if clause and (not _POST_CLAUSE.fullmatch(clause) or _BODY_WORDS.search(clause)):
+        if clause and (not POST_CLAUSE.fullmatch(clause) or _BODY_WORDS.search(clause)):
             return None  # "the author of the quote", "the type in the code block": the body's
         name = found.group("key")
     else:
@@ -203,7 +208,8 @@ def given_field(instruction: str, fields: dict[str, Any], *, zola: bool = False)
         return FieldSet(name, refused="two")
     quoted = len(written) > 1 and written[0] in _QUOTES and written[-1] in _QUOTES
     raw = _STOP.sub("", written).strip().strip(_QUOTES).strip()
-    if not raw or len(raw) > 200 or (not quoted and (_MORE.search(raw) or _DESCRIBED.match(raw))):
+    plain = _INITIALS.sub(lambda found: found.group()[:-1], raw)  # ("J. R. R. Tolkien")
+    if not raw or len(raw) > 200 or (not quoted and (_MORE.search(plain) or _DESCRIBED.match(raw))):
         return None  # a sentence, a second request, or a description: the body's edit
     key, old = _found(name, fields)
     if key is not None:
@@ -264,8 +270,10 @@ def _date(old: Any, raw: str) -> Any:
         elif given.tzinfo is None and old.tzinfo is not None:
             given = given.replace(tzinfo=old.tzinfo)
         return given
-    if isinstance(old, dt.date):
+    if isinstance(old, dt.date) or old is None:  # (a new one: a date, not a string)
         return given if has_time else given.date()
+    if not has_time and isinstance(old, str) and _ISO.match(old):
+        return raw + old[10:]  # a string's time and offset kept ("2024-01-01T10:00:00+02:00")
     return raw  # a date written as a string stays one, as given
 
 

@@ -22,7 +22,6 @@ from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
-from .listing import names_of
 from .post_tags import refers_to_open
 
 __all__ = ["REPLIES", "Fact", "fact_asked", "post_fact"]
@@ -123,9 +122,17 @@ _ASKS: list[tuple[Fact, re.Pattern[str]]] = [
         ),
     ),
 ]
-# Words that name a post, not a subject of the blog's ("about rust").
-_NAMES_POST = re.compile(
-    r"\b(?:posts?|articles?|notes?|entry|page)\b|\.md\b|文章|笔记|博文|这篇|那篇", re.I
+# Words that name a post and nothing more ("the vim post", "posts/x.md", "《…》", "这篇文章"):
+# not "the paper cited in this article", "the notes app", "这篇文章里提到的那本书".
+_NAMES_POST_EN = re.compile(
+    r"(?:this|that|the|my)\s+(?:(?!(?:of|in|on|from|about|for|with|that|which|by|cited|"
+    r"mentioned|linked|quoted)\s)[\w.'’+#-]+\s+){0,5}?(?:post|article|note|entry)"
+    r"|[\w./-]+\.md|[\"“][^\"”]{1,80}[\"”](?:\s+(?:post|article|note))?",
+    re.I,
+)
+_NAMES_POST_ZH = re.compile(
+    r"(?:这篇|那篇)(?:文章|博文|笔记)?|[^，。？?里中的]{1,30}?(?:那篇|这篇)(?:文章|博文|笔记)?"
+    r"|《[^》]{1,80}》|[\w./-]+\.md"
 )
 
 
@@ -139,7 +146,11 @@ def fact_asked(question: str) -> tuple[Fact, str] | None:
         if found is None:
             continue
         words = next((w for w in found.groups() if w), "").strip()
-        if words and (refers_to_open(words) or _NAMES_POST.search(words)):
+        if words and (
+            refers_to_open(words)
+            or _NAMES_POST_EN.fullmatch(words)
+            or _NAMES_POST_ZH.fullmatch(words)
+        ):
             return fact, words
         return None
     return None
@@ -158,21 +169,39 @@ def _facts_of(ctx: SkillContext, path: str, fact: Fact) -> list[str]:
     except (OSError, ValueError, InvalidFrontmatter, PathNotAllowed):
         pass
     if fact == "author":
-        value = ", ".join(names_of(fields.get("author", fields.get("authors"))))
-        return [title, value, ""]
+        return [title, ", ".join(_names(_found(fields, "author", "authors"))), ""]
     if fact == "categories":
-        table = fields.get("taxonomies")
-        nested = table.get("categories") if isinstance(table, Mapping) else None
-        return [
-            title,
-            ", ".join(names_of(fields.get("categories", fields.get("category", nested)))),
-            "",
-        ]
+        return [title, ", ".join(_names(_found(fields, "categories", "category"))), ""]
     date = _shown(fields.get("date")) or (str(meta.date or "") if meta is not None else "")
     updated = next(
         (_shown(fields[k]) for k in ("lastmod", "updated", "last_modified_at") if k in fields), ""
     )
     return [title, date, updated if updated != date else ""]
+
+
+def _found(fields: Mapping[str, Any], *keys: str) -> Any:
+    """The first of ``keys`` the post has, at the top level or in the table a generator keeps
+    such fields in (Zola's ``[taxonomies]`` and ``[extra]``, Hugo's ``[params]``)."""
+    for table in (fields, *(fields.get(t) for t in ("taxonomies", "extra", "params"))):
+        if isinstance(table, Mapping):
+            for key in keys:
+                if table.get(key) not in (None, "", []):
+                    return table[key]
+    return None
+
+
+def _names(value: Any) -> list[str]:
+    """The names a field holds: a string (split at commas, never at spaces: "Jane Doe"), a
+    list of them, or a table with a ``name`` (Jekyll's ``author: {name: …}``)."""
+    if isinstance(value, str):
+        return [name.strip() for name in value.split(",") if name.strip()]
+    if isinstance(value, Mapping):
+        return _names(value.get("name") or value.get("title") or "")
+    if isinstance(value, list | tuple):
+        return [name for item in value for name in _names(item)]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [str(value)]
+    return []
 
 
 def _shown(value: Any) -> str:
