@@ -86,6 +86,8 @@ ABOUT_THE_REQUEST = (
         ("根据要求，修改后的文本如下：", False),
         ("The original post was asked to be recategorised.", False),
         ("根据要求，填写表单。", True),  # a how-to's own words
+        ("根据要求，修改配置文件即可。", True),
+        ("The user asked to add a dark mode, so we built one.", True),
         (FRIENDLIER, True),
         ("Requests are answered as they come.", True),  # no sentence about the request
         # a blog's own sentences, not about the edit asked for

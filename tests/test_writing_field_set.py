@@ -327,6 +327,8 @@ async def test_a_field_set_in_the_chat_is_routed_and_made(tmp_path: Path) -> Non
          FieldSet("author", "J. R. R. Tolkien")),
         ("change the author to Dr. Jane Doe", {"author": "x"}, FieldSet("author", "Dr. Jane Doe")),
         ("can you change the author to Jane?", {"author": "x"}, FieldSet("author", "Jane")),
+        ("set the categories to books, review", {"categories": ["x"]},
+         FieldSet("categories", ["books", "review"])),
         # a date written as a string keeps its time and offset; a new one is a date
         ("change the date to 2024-06-01", {"date": "2024-01-01T10:00:00+02:00"},
          FieldSet("date", "2024-06-01T10:00:00+02:00")),

@@ -166,10 +166,12 @@ ABOUT_THE_REQUEST = re.compile(
     rf"|\bthe\s+instructions?\s+(?:asks?|asked|requests?|requested|wants?|wanted)\s+(?:me\s+)?"
     rf"to\s+{_EDIT_VERBS}\b"
     r"|\bthe\s+instruction(?:'s|’s)?\s+kind\b"
-    rf"|\b(?:you|the\s+user)\s+(?:asked|requested|wanted)\s+(?:me\s+)?to\s+{_EDIT_VERBS}\b"
+    rf"|\b(?:you\s+(?:asked|requested|wanted)\s+(?:me\s+)?|the\s+user\s+(?:asked|requested|"
+    rf"wanted)\s+me\s+)to\s+{_EDIT_VERBS}\b"
     r"|\bas\s+(?:you\s+)?requested\b(?!\s+by)|\bper\s+your\s+request\b"
     r"|(?:根据|按照)(?:你|您)的?(?:要求|指示)"
-    r"|(?:根据|按照)要求[，,]?\s*(?:修改|改写|修订|编辑|更新|改好|润色)",
+    r"|(?:根据|按照)要求[，,]?\s*(?:修改后的|改写后的|已(?:经)?(?:修改|改写|润色|改好)|"
+    r"(?:修改|改写)如下)",
     re.I,
 )
 

@@ -138,7 +138,7 @@ _VERB = (
 # More in the request than one value: a sentence or a clause after it, another change asked.
 _MORE = re.compile(
     rf"\b(?:and|then|also|but)\s+(?:(?:the|its|set|change)\s+\w+\s+(?:to|as)\b|{_VERB}\b)"
-    rf"|[,;]\s*(?:and\s+|then\s+)?{_VERB}\b"
+    rf"|[,;]\s*(?:and\s+|then\s+)?{_VERB}\s+\S"  # ("books, review" is a list)
     r"|[.!?;]\s+\S+\s+\S|[；。！？]\s*\S|[，,]\s*[\u3400-\u9fff]{2,}"
     r"|然后|并且|同时|顺便|再把|再将|另外",
     re.I,
