@@ -364,5 +364,26 @@ async def test_a_field_in_a_yaml_table_is_set_on_its_line(tmp_path: Path) -> Non
     assert (blog / "posts" / "a.md").read_text(encoding="utf-8") == yaml_post.replace(
         '"Bob"', '"Jane"'
     )
-    assert two.state == "ERROR" and "holds a table" in two.content, two.content
+    assert two.state == "ERROR" and "sits in the `params` table" in two.content, two.content
     assert (blog / "posts" / "b.md").read_text(encoding="utf-8") == json_post
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        # a clause after the value: the post's is dropped, a part of the body's is the body's
+        ("set the author to Jane Doe on the rust post", FieldSet("author", "Jane Doe")),
+        ("change the author to Jane in the intro", None),
+        ("update the date to 2024-06-01 in the changelog section", None),
+        ("set the author in the footer note to Jane", None),
+        # a second field with no article; "me"; a list at semicolons; an abbreviation kept
+        ("set the author to Jane and date to 2024-06-01", FieldSet("author", refused="two")),
+        ("set the author to Jane, date to 2024-06-01", FieldSet("author", refused="two")),
+        ("change the author to me", None),
+        ("set the category to linux; networking", FieldSet("categories", ["linux", "networking"])),
+        ("set the author to Jane Doe, Prof.", FieldSet("author", "Jane Doe, Prof.")),
+    ],
+)
+def test_a_final_read_of_what_is_a_field_set(instruction: str, expected: FieldSet | None) -> None:
+    fields = {"author": "Bob", "categories": ["x"], "date": "2024-01-01"}
+    assert given_field(instruction, fields) == expected

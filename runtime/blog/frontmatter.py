@@ -136,7 +136,8 @@ class Frontmatter:
         """The post with ``key`` of the ``table`` field set to ``value`` (Hugo's ``params``,
         Zola's ``extra``), every other byte kept: TOML through tomlkit; YAML by rewriting that
         key's one line (its quotes and comment kept); None when that cannot be done so (JSON,
-        a value of more than one line, no such one-line key)."""
+        a list or a table as the value, a value of more than one line, no such one-line
+        key)."""
         fields = self.fields()
         inside = fields.get(table)
         if not isinstance(inside, dict):
@@ -620,7 +621,7 @@ def _yaml_block_list(span: list[str], value: Any, newline: str) -> str | None:
             # ("- 1.10": the tag "1.10", read as the number 1.1, which a list of tags may
             # carry as "1.1": either is this line, kept as written)
             kept.append(((written, str(read)), line))
-        elif found.group("indent") != indent or not isinstance(read, str):
+        elif not isinstance(read, str):
             return None
         else:
             kept.append(((read,), line))

@@ -14,7 +14,8 @@ not a draft changes nothing and says so.
 Unpublishing (``unpublish_post``: "unpublish it", "move it back to drafts", "改回草稿") is
 the way back, in the blog's way too: on a blog with a drafts folder the post moves there, its
 name as it is (a Jekyll post's ``YYYY-MM-DD-`` prefix may be its only date, and publishing
-keeps a dated name: it comes back where it was), else it gets the ``draft`` field
+keeps a dated name: a post at the top of the posts folder comes back where it was; one in
+a subfolder comes back to the top), else it gets the ``draft`` field
 (``draft: true``, ``draft = true``, ``"draft": true``), every other byte kept. A post that
 is a draft already changes nothing and says so.
 """
@@ -90,13 +91,19 @@ def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -
         files.write(rel, new_text, expected_hash=digest)
         return Published(path=rel, changed=True, removed=removed)
     target = _published_path(files, rel, posts_dir, day)
+    _moved(files, rel, target, new_text)
+    return Published(path=target, changed=True, moved_from=rel, removed=removed)
+
+
+def _moved(files: FileStore, rel: str, target: str, text: str) -> None:
+    """``text`` written at ``target`` (created, never over another post; found there from a
+    run cut short, kept), then ``rel`` to the trash."""
     existing = files.hash_of(target)
     if existing is None:
-        files.write(target, new_text, create_only=True)
-    elif files.read(target)[0] != new_text:  # not ours from a run cut short
+        files.write(target, text, create_only=True)
+    elif files.read(target)[0] != text:  # not ours from a run cut short
         raise UserError(f"{target} already exists; move {rel} by hand or rename it first")
     files.move_to_trash(rel)
-    return Published(path=target, changed=True, moved_from=rel, removed=removed)
 
 
 def unpublish_post(files: FileStore, path: str, *, drafts_dir: str | None) -> Published:
@@ -114,12 +121,7 @@ def unpublish_post(files: FileStore, path: str, *, drafts_dir: str | None) -> Pu
     # (its name as it is: a Jekyll post's date prefix is its only date when its frontmatter
     # has none, and publishing it again keeps a dated name, so it comes back as it was)
     target = f"{drafts_dir.strip('/')}/{PurePosixPath(rel).name}"
-    existing = files.hash_of(target)
-    if existing is None:
-        files.write(target, text, create_only=True)
-    elif files.read(target)[0] != text:  # not ours from a run cut short
-        raise UserError(f"{target} already exists; move {rel} by hand or rename it first")
-    files.move_to_trash(rel)
+    _moved(files, rel, target, text)
     return Published(path=target, changed=True, moved_from=rel)
 
 

@@ -816,6 +816,16 @@ _NOTHING_WORDS = frozenset(
 )  # fmt: skip
 
 
+async def _the_post(ctx: SkillContext, words: str, what: str, action: str) -> str | None:
+    """The post ``words`` name: the open one for "it", "this post", else the one named (a
+    step ``named_post:{what}``), else the one the user picks (asked ``action``)."""
+    if refers_to_open(words):
+        found = ctx.input.current_file
+    else:
+        found = await post_named(ctx, step=f"named_post:{what}")
+    return found or await ask_for_post(ctx, action)
+
+
 async def _open_post(ctx: SkillContext, text: str | None = None) -> str | None:
     """The open post (or the focus), unless the question (``text``) describes others
     (``open_post``)."""
@@ -839,20 +849,11 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     if (words := post_tags_asked(question)) == "":  # "what tags do my posts use?"
         return await list_by_tag(ctx, TagAsk(""), "drafts_left_out")
     if words is not None:  # one post's: its own, no model
-        if refers_to_open(words):
-            tagged = ctx.input.current_file
-        else:
-            tagged = await post_named(ctx, step="named_post:tags")
-        tagged = tagged or await ask_for_post(ctx, ctx.reply("tags_action"))
+        tagged = await _the_post(ctx, words, "tags", ctx.reply("tags_action"))
         return await post_tags(ctx, tagged) if tagged else no_post_chosen(ctx)
     if (asked_fact := fact_asked(question)) is not None:  # its frontmatter's, no model
         fact, words = asked_fact
-        about = (
-            ctx.input.current_file
-            if refers_to_open(words)
-            else await post_named(ctx, step=f"named_post:{fact}")
-        )
-        about = about or await ask_for_post(ctx, ctx.reply("fact_action"))
+        about = await _the_post(ctx, words, fact, ctx.reply("fact_action"))
         return await post_fact(ctx, about, fact) if about else no_post_chosen(ctx)
     if asks_length(question) and (path := await post_named(ctx) or await _open_post(ctx)):
         return await post_length(ctx, path)  # counted, no model

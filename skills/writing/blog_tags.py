@@ -312,7 +312,7 @@ def also_in_text(ctx: SkillContext, post: Frontmatter, listed: tuple[str, ...]) 
     if ctx.config.layout.kind != "obsidian":
         return []
     kept = {tag.casefold() for tag in listed}
-    return [tag for tag in dict.fromkeys(inline_tags(post.body)) if tag.casefold() not in kept]
+    return [tag for tag in inline_tags(post.body) if tag.casefold() not in kept]
 
 
 async def retag_every_post(ctx: SkillContext, change: TagChange) -> SkillResult:

@@ -313,6 +313,13 @@ REPLIES = (
                 "`{field}` of `{path}` holds a table of fields, which one request's words "
                 "cannot set; change it in the file by hand. The file is untouched.",
             ),
+            "field_in_table": (
+                "`{path}` 的 `{field}` 在表 `{table}` 里，无法只改它那一行"
+                "（JSON、列表或多行的值）；请在文件里手动修改。文件未改动。",
+                "`{field}` of `{path}` sits in the `{table}` table, where its line cannot be set "
+                "alone (JSON, a list, or a value of more than one line); change it in the file "
+                "by hand. The file is untouched.",
+            ),
             "field_one_at_a_time": (
                 "一次只改一个字段：请分开说，例如先“把作者改成 Jane”，再改另一个。文件未改动。",
                 "One field at a time, please: ask for each change on its own (“set the "
@@ -962,8 +969,8 @@ async def _set_field(
     top, _, nested = key.partition(".")
     if nested:  # Zola's [taxonomies], Hugo's [params]: its one line, the rest as written
         changed = post.with_nested(top, nested, field.value)
-        if changed is None:  # (JSON, or no one-line key there: not rewritten whole)
-            return refuse(ctx, "field_is_table", field=top, path=path)
+        if changed is None:  # (JSON, a list, or no one-line key there: not rewritten whole)
+            return refuse(ctx, "field_in_table", field=key, table=top, path=path)
         new_text = changed.text
         wanted = {**post.fields()[top], nested: field.value}
         if changed.fields().get(top) != wanted:

@@ -28,9 +28,10 @@ edit of the body, as before:
   and Tricks" stays one); a boolean takes yes or no; a number a number; a string the words
   as written (their quotes off). Words not of the field's kind ("change the math to display
   mode" on ``math: true``) are the body's; a field holding a table is refused, said;
-- a post without the field gets it only for a few common ones (``author``, ``categories``,
-  ``slug``, ``keywords``, ``series``); on a Zola site only ``slug`` and ``authors``, the page
-  keys Zola reads (another is refused, said: Zola ignores it);
+- a post without the field gets it only for a few common ones (``date``, ``author``,
+  ``authors``, ``categories``, ``slug``, ``keywords``, ``series``); on a Zola site only
+  ``date``, ``slug`` and ``authors``, page keys Zola reads (another is refused, said: Zola
+  ignores it);
 - the post's date (``date``, ``lastmod``, ``updated``, Obsidian's ``created``…) takes a date
   (``2024-06-01``, ``2024-06-01 10:00``, ``2024-06-01T10:00:00+02:00``), written as a date of
   the frontmatter's kind, its time and offset kept when only the day is given; other words
@@ -50,7 +51,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["POST_CLAUSE", "FieldSet", "given_field"]
+__all__ = ["POST_NAMED", "FieldSet", "given_field"]
 
 _KEY = r"(?P<key>[A-Za-z][\w-]{1,30})"
 _SET = re.compile(
@@ -111,22 +112,29 @@ _SAME_FIELD = {
 }
 # The tables a generator keeps a post's own fields in (Zola's, Hugo's).
 _TABLES = ("taxonomies", "extra", "params")
-# A clause after the field's name that names the post, and only it: "of the ssh post", "in
-# this article", "of posts/x.md".
-POST_CLAUSE = re.compile(
-    r"(?:this|that|the|my)\s+(?:(?!(?:of|in|on|from|about|for|with|that|which|by)\s)"
-    r"[\w.'’+#-]+\s+){0,5}?(?:post|article|note|entry|page)"
+# Words that name a post and nothing more: "the ssh post", "this article", "posts/x.md", a
+# quoted title; not "the meeting in this post", "the paper cited in this article", "the
+# linked post" (post_facts asks the same of a question's words).
+POST_NAMED = re.compile(
+    r"(?:this|that|the|my)\s+(?:(?!(?:of|in|on|from|about|for|with|that|which|by|cited|"
+    r"mentioned|linked|quoted)\s)[\w.'’+#-]+\s+){0,5}?(?:post|article|note|entry)"
     r"|[\w./-]+\.md|[\"“'‘][^\"”'’]{1,80}[\"”'’](?:\s+(?:post|article|note))?",
     re.I,
 )
 _BODY_WORDS = re.compile(
     r"\b(?:paragraph|section|code|block|intro|introduction|line|list|table|heading|sentence|"
-    r"example|snippet|quote|image|link|caption|footnote|changelog|notes)\b",
+    r"example|snippet|quote|image|link|caption|footnote|footer|header|sidebar|comment|box|"
+    r"changelog|notes)\b",
     re.I,
+)
+# A clause after the value: the post's ("… to Jane on the rust post": dropped), else a part of
+# the body's ("… to Jane in the intro": the body's edit).
+_CLAUSE_AFTER = re.compile(
+    r"\s+(?:of|in|on|for|at)\s+(?P<clause>(?:the|this|that|my|its)\b.*)$", re.I
 )
 _DATE_FIELDS = frozenset(
     {"date", "lastmod", "updated", "modified", "publishdate", "pubdate", "expirydate",
-     "created", "last_modified_at", "published"}
+     "created", "last_modified_at"}
 )  # fmt: skip
 # Fields whose value is one word: an address, a name, a layout.
 _ONE_WORD = frozenset({"url", "slug", "image", "cover", "layout", "type", "path", "permalink"})
@@ -144,20 +152,30 @@ _MORE = re.compile(
     re.I,
 )
 # Another field set in the same request: "… and the date to 2024-06-01".
-_TWO_FIELDS = re.compile(r"\band\s+(?:the|its)\s+([A-Za-z][\w-]{1,30})\s+to\b", re.I)
+_TWO_FIELDS = re.compile(r"(?:\band|,)\s+(?:(?:the|its)\s+)?([A-Za-z][\w-]{1,30})\s+to\b", re.I)
 # A description of a value, not one: "a numbered list", "something shorter", "first person".
 _DESCRIBED = re.compile(  # (lowercase: "The Rust Team" is a name)
     r"^(?:a|an|the|some|something|anything|more|less|much|very|first|second|third|"
-    r"better|shorter|longer|this|that|these|those|my|our|your)\b"
+    r"better|shorter|longer|this|that|these|those|my|our|your|me|myself|us|you)\b"
 )
 # An initial or a title's full stop, which ends no sentence.
-_INITIALS = re.compile(r"\b(?:[A-Z]|Dr|Mr|Mrs|Ms|St|Jr|Sr|Prof|Inc|Ltd)\.")
+_ABBREVIATED = r"(?:Jr|Sr|Dr|Mr|Mrs|Ms|St|Co|vs|Inc|Ltd|etc|Prof)"
+_INITIALS = re.compile(rf"\b(?:[A-Z]|{_ABBREVIATED})\.")
 _QUOTES = "\"'“”‘’「」『』《》`"
 _TRUE = frozenset({"true", "yes", "on", "是"})
 _FALSE = frozenset({"false", "no", "off", "否"})
-_LIST_SPLIT = re.compile(r"\s*[,，、]\s*")
-# A value's last full stop is the sentence's, unless it ends an abbreviation ("Jane Doe Jr.").
-_STOP = re.compile(r"(?<!\b(?:Jr|Sr|Dr|Mr|Ms|St|Co|vs))(?<!\b(?:Mrs|Inc|Ltd|etc))\.$")
+_LIST_SPLIT = re.compile(r"\s*[,，、;；]\s*")
+_ENDS_ABBREVIATED = re.compile(rf"\b(?:[A-Z]|{_ABBREVIATED})\.$")
+
+
+def _without_stop(text: str) -> str:
+    """``text`` without a sentence's last full stop ("Jane Doe." is "Jane Doe"), unless it ends
+    an initial or an abbreviation ("Jane Doe Jr.")."""
+    if text.endswith(".") and not _ENDS_ABBREVIATED.search(text):
+        return text[:-1]
+    return text
+
+
 MAX_VALUE_WORDS = 6
 MAX_ITEM_WORDS = 4
 
@@ -190,7 +208,7 @@ def given_field(instruction: str, fields: dict[str, Any], *, zola: bool = False)
             or found.group("verb").casefold() == "set"
         )  # fmt: skip
         clause = found.group("post")
-        if clause and (not POST_CLAUSE.fullmatch(clause) or _BODY_WORDS.search(clause)):
+        if clause and (not POST_NAMED.fullmatch(clause) or _BODY_WORDS.search(clause)):
             return None  # "the author of the quote", "the type in the code block": the body's
         name = found.group("key")
     else:
@@ -202,12 +220,16 @@ def given_field(instruction: str, fields: dict[str, Any], *, zola: bool = False)
     if not named or not name or name.casefold() in _ELSEWHERE:
         return None
     written = found.group("value").strip()
+    if (after := _CLAUSE_AFTER.search(written)) is not None:
+        if not POST_NAMED.fullmatch(after.group("clause")) or _BODY_WORDS.search(after.group()):
+            return None  # "… to Jane in the intro": where in the body, the body's edit
+        written = written[: after.start()].strip()  # "… to Jane on the rust post"
     if (other := _TWO_FIELDS.search(written)) is not None and (
         _field(other.group(1), fields) or other.group(1).casefold() in _NEW_KEYS
     ):
         return FieldSet(name, refused="two")
     quoted = len(written) > 1 and written[0] in _QUOTES and written[-1] in _QUOTES
-    raw = _STOP.sub("", written).strip().strip(_QUOTES).strip()
+    raw = _without_stop(written).strip().strip(_QUOTES).strip()
     plain = _INITIALS.sub(lambda found: found.group()[:-1], raw)  # ("J. R. R. Tolkien")
     if not raw or len(raw) > 200 or (not quoted and (_MORE.search(plain) or _DESCRIBED.match(raw))):
         return None  # a sentence, a second request, or a description: the body's edit

@@ -14,10 +14,10 @@ import re
 
 from .checks import GIVEN_URL, HAN
 
-__all__ = ["ASKING", "best_paragraph", "question_terms", "terms"]
+__all__ = ["best_paragraph", "question_terms", "terms"]
 
 # Words of a question that say it is one, not what it is about.
-ASKING = frozenset(  # whole words, casefolded
+_ASKING = frozenset(  # whole words, casefolded
     [
         "what",
         "say",
@@ -88,7 +88,7 @@ ASKING = frozenset(  # whole words, casefolded
         "关于",
     ]
 )
-ASKING_HAN = sorted((w for w in ASKING if HAN.search(w)), key=len, reverse=True)
+_ASKING_HAN = sorted((w for w in _ASKING if HAN.search(w)), key=len, reverse=True)
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]{2,}")  # (a Latin word touching Chinese is one)
 
 
@@ -106,9 +106,9 @@ def question_terms(question: str) -> set[str]:
     the words that only make it a question or a request to read ("what does … say about",
     "research", "讲了什么")."""
     text = GIVEN_URL.sub(" ", question)
-    for phrase in ASKING_HAN:  # taken out first: a pair across two of them is no word
+    for phrase in _ASKING_HAN:  # taken out first: a pair across two of them is no word
         text = text.replace(phrase, " ")
-    return terms(text, ASKING)
+    return terms(text, _ASKING)
 
 
 _POST_WORDS = terms("post posts article articles blog note notes 文章 博客")  # (which post)

@@ -22,6 +22,7 @@ from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
+from .field_set import POST_NAMED
 from .post_tags import refers_to_open
 
 __all__ = ["REPLIES", "Fact", "fact_asked", "post_fact"]
@@ -122,14 +123,8 @@ _ASKS: list[tuple[Fact, re.Pattern[str]]] = [
         ),
     ),
 ]
-# Words that name a post and nothing more ("the vim post", "posts/x.md", "《…》", "这篇文章"):
-# not "the paper cited in this article", "the notes app", "这篇文章里提到的那本书".
-_NAMES_POST_EN = re.compile(
-    r"(?:this|that|the|my)\s+(?:(?!(?:of|in|on|from|about|for|with|that|which|by|cited|"
-    r"mentioned|linked|quoted)\s)[\w.'’+#-]+\s+){0,5}?(?:post|article|note|entry)"
-    r"|[\w./-]+\.md|[\"“][^\"”]{1,80}[\"”](?:\s+(?:post|article|note))?",
-    re.I,
-)
+# Words that name a post and nothing more ("the vim post", "posts/x.md": ``POST_NAMED``;
+# "《…》", "这篇文章"): not "the paper cited in this article", "这篇文章里提到的那本书".
 _NAMES_POST_ZH = re.compile(
     r"(?:这篇|那篇)(?:文章|博文|笔记)?|[^，。？?里中的]{1,30}?(?:那篇|这篇)(?:文章|博文|笔记)?"
     r"|《[^》]{1,80}》|[\w./-]+\.md"
@@ -147,9 +142,7 @@ def fact_asked(question: str) -> tuple[Fact, str] | None:
             continue
         words = next((w for w in found.groups() if w), "").strip()
         if words and (
-            refers_to_open(words)
-            or _NAMES_POST_EN.fullmatch(words)
-            or _NAMES_POST_ZH.fullmatch(words)
+            refers_to_open(words) or POST_NAMED.fullmatch(words) or _NAMES_POST_ZH.fullmatch(words)
         ):
             return fact, words
         return None

@@ -1,5 +1,7 @@
 """Publishing a draft from the chat: "publish it", "publish the post Shortcodes in depth",
-"publish posts/x.md", "发布这篇文章", "把 posts/x.md 发布".
+"publish posts/x.md", "发布这篇文章", "把 posts/x.md 发布"; and the way back, a post made a
+draft again: "unpublish it", "move it back to drafts", "把它改回草稿" (``is_unpublish``,
+``unpublish``: ``skillrt.blog.publish.unpublish_post``).
 
 EditContent hands such a request here (``is_publish``): the draft mark comes off the blog's way
 (``skillrt.blog.publish``: the field removed, every other byte kept; a post in a drafts folder
@@ -96,6 +98,7 @@ class PublishedPost(BaseModel):
     changed: bool
     moved_from: str | None = None
     removed: list[str] = []
+    added: list[str] = []  # (unpublishing: the draft field set)
 
 
 def publish(ctx: SkillContext, path: str) -> PublishedPost:
@@ -128,5 +131,5 @@ def unpublish(ctx: SkillContext, path: str) -> PublishedPost:
         key=f"{ctx.task_id}:unpublish",
     )
     return PublishedPost(
-        path=done.path, changed=done.changed, moved_from=done.moved_from, removed=list(done.added)
+        path=done.path, changed=done.changed, moved_from=done.moved_from, added=list(done.added)
     )
