@@ -20,6 +20,7 @@ from skillrt.blog.markdown import split_post, word_count
 
 from .parts import code_lines
 from .prompts import clip
+from .show_post import NAME_WORD
 
 __all__ = ["COUNT_WORDS", "REPLIES", "Length", "asks_length", "length_of", "post_length"]
 
@@ -46,7 +47,9 @@ REPLIES = Replies(
 COUNT_WORDS_LEAD = r"(?:(?:please|pls|can\s+you|could\s+you|ok(?:ay)?|just|now|so)[\s,]+)*"
 COUNT_WORDS = re.compile(
     rf"^{COUNT_WORDS_LEAD}count\s+(?:the\s+|its\s+)?words(?:\s+(?:in|of)\s+(?:it|this(?:\s+post)?|"
-    r"(?:the|my)\s+(?:(?!(?:of|in|on|from)\s)(?:[^\s?.!,]|\.(?=\w))+\s+){0,6}?(?:post|article|draft|entry)|"
+    r"(?:the|my)\s+(?:(?!(?:of|in|on|from)\s)"
+    + NAME_WORD
+    + r"\s+){0,6}?(?:post|article|draft|entry)|"
     r"[\w./-]+\.md))?\s*[.!?]*$",
     re.I,
 )

@@ -39,6 +39,8 @@ __all__ = [
     "shows_newest",
 ]
 
+# A word of a post's name, "1.77" too (a dot between word characters; a sentence's stop never).
+NAME_WORD = r"(?:[^\s?.!,]|\.(?=\w))+"
 MAX_SHOWN_CHARS = 12_000  # of a post shown in the reply; the rest is counted
 
 # Words that do not name a post in "the … post" ("the posts related to the docker post", "the
@@ -52,9 +54,7 @@ SHOW_EN = re.compile(  # (the same as its table rule in intents.toml)
     r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|ok(?:ay)?|so|and)[\s,]+)*"
     r"(?:show|display|view|print|pull\s+up|bring\s+up|let\s+me\s+see|read\s+me|open(?=\s+(?:the|my)\s))"
     r"(?:\s+me)?\s+(?:it|this|that|the\s+(?:whole\s+|full\s+)?(?:post|article|draft|note|text)|"
-    r"(?:the|my)\s+(?:(?!"
-    + _NOT_A_NAME
-    + r")(?:[^\s?.!,]|\.(?=\w))+\s+){1,6}?(?:post|article|draft|"
+    r"(?:the|my)\s+(?:(?!" + _NOT_A_NAME + r")" + NAME_WORD + r"\s+){1,6}?(?:post|article|draft|"
     r"note)|" + _LOCAL_MD + ")"
     r"(?:\s+(?:again|in\s+full|please))?\s*[.!?]*$",
     re.I,
@@ -70,8 +70,13 @@ SHOW_ZH = re.compile(  # (the same as its table rule in intents.toml)
 # A post's frontmatter, or its sections: "show the frontmatter", "what's in its metadata?",
 # "list the sections", "show me the outline of the go post", "列出这篇文章的小节".
 _OF_POST = (
-    r"(?:\s+(?:of|in|for|from)\s+(?:it|this|that|(?:the|my)\s+(?:(?!" + _NOT_A_NAME + r")"
-    r"(?:[^\s?.!,]|\.(?=\w))+\s+){0,6}?(?:post|article|draft|note)|" + _LOCAL_MD + "))?"
+    r"(?:\s+(?:of|in|for|from)\s+(?:it|this|that|(?:the|my)\s+(?:(?!"
+    + _NOT_A_NAME
+    + r")"
+    + NAME_WORD
+    + r"\s+){0,6}?(?:post|article|draft|note)|"
+    + _LOCAL_MD
+    + "))?"
 )
 _LEAD_EN = r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|ok(?:ay)?|so|and)[\s,]+)*"
 FRONTMATTER_EN = re.compile(  # (the same as its table rule in intents.toml)
@@ -148,7 +153,7 @@ _NEWEST = re.compile(
 # A post named by a description or a path: "the first post", "the git workflow post",
 # "docker 那篇", "posts/x.md". When no post matches it, the open post is not the one meant.
 _NAMED_ELSE = re.compile(
-    r"\bthe\s+(?:(?!whole\b|full\b)(?:[^\s?.!,]|\.(?=\w))+\s+){1,6}?(?:post|article|draft|note)\b|那篇|"
+    r"\bthe\s+(?:(?!whole\b|full\b)" + NAME_WORD + r"\s+){1,6}?(?:post|article|draft|note)\b|那篇|"
     r"[\w./-]+\.md\b",
     re.I,
 )
