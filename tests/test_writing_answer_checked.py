@@ -118,6 +118,13 @@ async def test_an_answer_that_only_talks_about_the_refusal_lists_the_posts(blog:
         ("哪些文章是关于机器学习的？", "机器学习"),
         ("提到 docker 的文章有哪些？", "docker"),
         ("list posts about docker", "docker"),  # as before
+        # the model answered these with titles and web addresses it made up
+        ("find posts about vim", "vim"),
+        ("search my blog for ssh", "ssh"),
+        ("any posts on docker?", "docker"),
+        ("are there any posts about rust?", "rust"),
+        ("find the bug in my code", None),
+        ("search the web for rust", None),
         ("what does the docker post say?", None),
         ("which posts should I update first?", None),
         ("does the docker post mention volumes?", None),
@@ -329,3 +336,18 @@ async def test_a_reason_said_again_in_the_second_answer_is_no_part_of_it(blog: P
     msg, llm = await _answer(blog, [MADE_UP, echoed])
     assert llm.call_count == 2 and "none of its sources" not in msg.content, msg.content
     assert "bm25()" in msg.content
+
+
+async def test_an_answer_of_made_up_web_addresses_is_refused(blog: Path) -> None:
+    """ "search my blog for ssh" was answered with a reddit thread and a Stack Overflow question
+    the model made up, and nothing else, shown as done: an answer that is little but
+    addresses no source has fails; one made-up address beside a real answer is taken out."""
+    made_up = (
+        "1. https://www.reddit.com/r/blogs/b/search-my-blog for your search\n"
+        "2. https://stackoverflow.com/questions/48076935/what-is-the-best-way"
+    )
+    msg, llm = await _answer(blog, [made_up, made_up])
+    assert llm.call_count == 2 and msg.data["answered"] is False, msg.content
+    assert msg.data["check"] == "addresses_from_sources", msg.content
+    kept, _ = await _answer(blog, [GOOD.replace("([SQLite", "(https://made.up/fts) ([SQLite")])
+    assert "made.up" not in kept.content and "bm25()" in kept.content, kept.content

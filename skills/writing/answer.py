@@ -30,7 +30,15 @@ from skillrt.skill.params import Chars, PostPath
 
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
-from .checks import Check, Generated, Verdict, code_from, given_urls, not_degenerate
+from .checks import (
+    Check,
+    Generated,
+    Verdict,
+    addresses_from,
+    code_from,
+    given_urls,
+    not_degenerate,
+)
 from .common import refuse
 from .listing import (
     LISTED,
@@ -426,6 +434,23 @@ _LISTING = [
         rf"wrote)(?:\s+so\s+far)?{_TOPIC_EN}\s*[?.!]*$",
         re.I,
     ),
+    # "find posts about vim", "search my blog for ssh", "any posts on docker?": the model
+    # answered with titles and web addresses it made up.
+    re.compile(
+        r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:find|search\s+for|look\s+for|look\s+up)"
+        rf"\s+(?:all\s+)?(?:(?:my|the|your|our)\s+)?{_POSTS_EN}{_TOPIC_EN}\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?search\s+(?:my|the|this|our)\s+"
+        r"(?:blog|posts|articles|notes|vault)\s+(?:for|about|on)\s+(?P<topic>.+?)\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        rf"^(?:(?:are\s+there|is\s+there|do\s+i\s+have)\s+)?any\s+{_POSTS_EN}"
+        r"\s+(?:about|on|mentioning|covering|regarding)\s+(?P<topic>.+?)\s*[?.!]*$",
+        re.I,
+    ),
     re.compile(
         rf"^(?:do|did)\s+(?:i|we)\s+(?:have|write)\s+(?:any\s+)?{_POSTS_EN}"
         r"\s+(?:about|on|regarding|covering)\s+(?P<topic>.+?)\s*[?.!]*$",
@@ -735,7 +760,8 @@ def answer_checks(sources: list[Source]) -> list[Check]:
     made_up = code_from(*(s.excerpt for s in sources))
     ours = grounded(*(f"{s.title}\n{s.excerpt}" for s in sources))
     asked = not_questions(*(s.excerpt for s in sources))
-    checks = (not_degenerate, not_repetitive, not_circular, asked, made_up, ours)
+    addresses = addresses_from(*(s.excerpt for s in sources))
+    checks = (not_degenerate, not_repetitive, not_circular, asked, made_up, addresses, ours)
     return [_if_answered(check) for check in checks]
 
 

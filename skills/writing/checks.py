@@ -975,6 +975,65 @@ def web_links(known: Iterable[str] = ()) -> Check:
     return check
 
 
+_FILLER_WORDS = """for the and your you this that with see here more read about from into link links
+page pages site website search result results info information details"""
+_ADDRESS_FILLER = frozenset(_FILLER_WORDS.split())
+
+
+_PARENS_URL = re.compile(r"[ \t]*\(\s*(https?://[^\s<>()\[\]\"'`]{1,2000})\s*\)")
+
+
+def addresses_from(*sources: str) -> Check:
+    """An answer's web addresses come from its ``sources`` (or a question that gave them): the
+    embedded model answered "search my blog for ssh" with two addresses it made up (a reddit
+    thread, a Stack Overflow question) and nothing else, shown as done. An address no source
+    has is taken out (a link keeps its text); an answer that is little but such addresses
+    fails. Code is left alone."""
+    kept = {_url_key(url) for text in sources for url in given_urls(text)}
+
+    def check(generated: Generated) -> Verdict:
+        text = generated.text
+        if "http" not in text:
+            return Verdict("addresses_from_sources", True)
+        invented: list[str] = []
+
+        def linked(found: re.Match[str], mask: list[bool]) -> str:
+            url = found.group(2) or found.group(3)
+            if mask[found.start()] or _url_key(url) in kept:
+                return found.group(0)
+            invented.append(url)
+            return (found.group(1) or "").strip()  # (a link keeps its text)
+
+        def bare(found: re.Match[str], mask: list[bool]) -> str:
+            url = found.group(found.lastindex or 0)
+            if mask[found.start(found.lastindex or 0)] or _url_key(url) in kept:
+                return found.group(0)
+            invented.append(url)
+            return ""  # (with its brackets: "… bastion [1] (https://made.up/x).")
+
+        fixed = _WEB_LINK.sub(lambda found: linked(found, _code_mask(text)), text)
+        fixed = _PARENS_URL.sub(lambda found: bare(found, _code_mask(fixed)), fixed)
+        fixed = _URL.sub(lambda found: bare(found, _code_mask(fixed)), fixed)
+        if not invented:
+            return Verdict("addresses_from_sources", True)
+        said = [
+            w for w in re.findall(r"[^\W\d_]{3,}", fixed.casefold()) if w not in _ADDRESS_FILLER
+        ]
+        if len(said) < 3:
+            shown = _clip_line(invented[0])
+            return Verdict(
+                "addresses_from_sources",
+                False,
+                f"it gives web addresses none of its sources has ({shown}), and little else",
+                zh=f"它给出的网址都不在来源里（{shown}），除此之外几乎没有内容",
+            )
+        return Verdict(
+            "addresses_from_sources", True, f"taken out: {_listed(invented)} (in no source)", fixed
+        )
+
+    return check
+
+
 # --- frontmatter ------------------------------------------------------------------------------
 
 
