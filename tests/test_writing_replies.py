@@ -15,6 +15,7 @@ from skillrt.skill.refusals import REFUSALS
 from skillrt.skill.replies import Replies
 from skillrt.skills import builtin_skills
 from skillrt.skills.writing import (
+    blog_facts,
     blog_tags,
     checked,
     languages,
@@ -86,6 +87,8 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
         wanted |= asked_for(show_post)  # a post shown as written
     if any(getattr(module, n, None) is post_facts.post_fact for n in dir(module)):
         wanted |= asked_for(post_facts)  # a post's author, date or categories
+    if any(getattr(module, n, None) is blog_facts.blog_extreme for n in dir(module)):
+        wanted |= asked_for(blog_facts)  # the blog's oldest, longest, shortest, top tag
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

@@ -28,6 +28,8 @@ from skillrt.exceptions import BudgetExceeded, PathNotAllowed, TaskCancelled
 from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
 
+from .blog_facts import REPLIES as BLOG_FACTS_REPLIES
+from .blog_facts import blog_extreme, extreme_asked
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
 from .checks import (
@@ -204,6 +206,7 @@ REPLIES = (
     | LENGTH_REPLIES
     | POST_TAGS_REPLIES
     | POST_FACTS_REPLIES
+    | BLOG_FACTS_REPLIES
     | SHOW_REPLIES
     | PICK_REPLIES
     | CHECK_REPLIES
@@ -699,7 +702,9 @@ async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
             data={"found": False, "citations": [], "url": url},
             next_steps=[ctx.reply("research_it", url=url)],
         )
-    if ctx.config.answer.general_fallback:
+    # A question on the blog itself ("what is my most popular tag?") has no general answer:
+    # the model made one up, with an address that leads nowhere.
+    if ctx.config.answer.general_fallback and not _ON_MY_BLOG.search(question):
         general: str = await ctx.step("general", partial(_general_answer, ctx, question))
         if general:
             return SkillResult(
@@ -714,6 +719,12 @@ async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     )
 
 
+# (not "my blog" alone: "how do I add comments to my blog?" has a general answer)
+_ON_MY_BLOG = re.compile(
+    r"\b(?:my|our)\s+(?:own\s+)?(?:posts?|articles?|tags?|drafts?)\b|\bon\s+(?:my|this)\s+blog\b"
+    r"|我的(?:文章|标签|草稿)|博客里",
+    re.I,
+)
 ANSWER_TOKENS = 1024
 
 
@@ -903,6 +914,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return await show_post(ctx, shown, part) if shown else no_post_chosen(ctx)
     if _NEWEST_ASKED.match(question.strip()):  # the index's, no model
         return await _newest(ctx)
+    if (extreme := extreme_asked(question)) is not None:  # the oldest, the longest…: the index's
+        return await blog_extreme(ctx, extreme)
     topic = listing_topic(question)
     if topic is not None:  # the list of posts: the index's, no model
         drafts_only = _drafts_asked(question, topic)  # (the topic worked out once)
@@ -986,7 +999,10 @@ def _focus(found: Found) -> dict[str, str]:
 _NEWEST_ASKED = re.compile(
     r"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:my|the)\s+(?:very\s+)?(?:latest|newest|"
     r"last|most\s+recent)\s+(?:blog\s+)?(?:post|article|entry)|which\s+(?:post|article)\s+"
-    r"did\s+I\s+(?:write|publish|post)\s+(?:last|most\s+recently))\s*[?.!]*$"
+    r"did\s+I\s+(?:write|publish|post)\s+(?:last|most\s+recently)"
+    # "what did I write last?", "what's new on my blog?" (searched for, and the model asked)
+    r"|what\s+did\s+I\s+(?:write|publish|post)\s+(?:last|most\s+recently)"
+    r"|what(?:['’]s|\s+is)\s+(?:new|the\s+latest)\s+on\s+(?:my|the|this)\s+blog)\s*[?.!]*$"
     r"|^我?(?:最新|最近)的?(?:一篇)?(?:博客)?(?:文章|博文)是(?:哪一?篇|什么)[？?。]*$",
     re.I,
 )

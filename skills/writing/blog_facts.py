@@ -1,0 +1,165 @@
+"""The blog's own extremes, asked about: "which is my oldest post?", "what was my first post?",
+"which post is the longest?", "what is my shortest post?", "what is my most popular tag?",
+"我最早的文章是哪篇？", "我最长的文章是哪篇？", "我最常用的标签是什么？". They come from the index
+(its dates, its tags, each post's words), no model. Before, the search found no post "on"
+"my oldest post" and said so, and the embedded model answered "which post is the longest?"
+and "what is my most popular tag?" with a general answer it made up (one with an address
+that leads nowhere). The newest post has its own rule in ``answer.py`` (``_NEWEST_ASKED``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import partial
+from typing import Literal
+
+from skillrt import Replies, SkillContext, SkillResult
+from skillrt.blog.markdown import word_count
+
+from .listing import post_line
+
+__all__ = ["REPLIES", "Extreme", "blog_extreme", "extreme_asked"]
+
+Extreme = Literal["oldest", "longest", "shortest", "top_tag"]
+
+REPLIES = Replies(
+    {
+        "oldest_post": ("你最早的文章：\n{line}", "Your oldest post:\n{line}"),
+        "no_oldest_post": (
+            "博客里没有带日期的已发布文章，无法判断哪篇最早。",
+            "No published post on the blog has a date, so none can be called the oldest.",
+        ),
+        "longest_post": (
+            "最长的文章（{words} 个词）：\n{line}",
+            "Your longest post ({words} words):\n{line}",
+        ),
+        "shortest_post": (
+            "最短的文章（{words} 个词）：\n{line}",
+            "Your shortest post ({words} words):\n{line}",
+        ),
+        "no_posts_to_measure": (
+            "博客里还没有已发布的文章。",
+            "The blog has no published post yet.",
+        ),
+        "top_tag": (
+            "最常用的标签：{tags}（各 {count} 篇文章）",
+            "Your most used tag(s): {tags} ({count} post(s) each)",
+        ),
+        "no_tags_used": ("博客的文章还没有标签。", "No post on the blog has a tag yet."),
+    }
+)
+
+_END = r"\s*[?？.。!！]*$"
+_POST_EN = r"(?:blog\s+)?(?:post|article|entry)"
+_ASKS: list[tuple[Extreme, re.Pattern[str]]] = [
+    (
+        "oldest",
+        re.compile(
+            r"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:my|the)\s+(?:very\s+)?(?:oldest|"
+            rf"earliest|first)\s+{_POST_EN}|which\s+{_POST_EN}\s+(?:is|was)\s+(?:the\s+)?(?:oldest|"
+            r"earliest|first)|which\s+(?:post|article)\s+did\s+I\s+(?:write|publish)\s+first)"
+            + _END
+            + r"|^我?(?:最早|第一篇)的?(?:一篇)?(?:文章|博文)?是(?:哪一?篇|什么)"
+            + _END,
+            re.I,
+        ),
+    ),
+    (
+        "longest",
+        re.compile(
+            rf"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:my|the)\s+longest\s+{_POST_EN}|"
+            rf"which\s+{_POST_EN}\s+is\s+(?:the\s+)?longest)"
+            + _END
+            + r"|^我?最长的(?:一篇)?(?:文章|博文)是(?:哪一?篇|什么)"
+            + _END,
+            re.I,
+        ),
+    ),
+    (
+        "shortest",
+        re.compile(
+            rf"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:my|the)\s+shortest\s+{_POST_EN}|"
+            rf"which\s+{_POST_EN}\s+is\s+(?:the\s+)?shortest)"
+            + _END
+            + r"|^我?最短的(?:一篇)?(?:文章|博文)是(?:哪一?篇|什么)"
+            + _END,
+            re.I,
+        ),
+    ),
+    (
+        "top_tag",
+        re.compile(
+            r"^(?:(?:what|which)(?:['’]s|\s+is|\s+are)\s+(?:my|the)\s+(?:most\s+(?:popular|used|"
+            r"common|frequent)|top|favou?rite)\s+tags?|which\s+tags?\s+do\s+I\s+use\s+(?:the\s+)?"
+            r"most(?:\s+often)?)"
+            + _END
+            + r"|^我?(?:最常用|用得最多|最多)的标签是(?:什么|哪个|哪些)"
+            + _END,
+            re.I,
+        ),
+    ),
+]
+
+
+def extreme_asked(question: str) -> Extreme | None:
+    """Which of the blog's extremes ``question`` asks for, or None."""
+    text = " ".join(question.split())
+    return next((which for which, pattern in _ASKS if pattern.match(text)), None)
+
+
+def _extreme(ctx: SkillContext, which: Extreme) -> list[str]:
+    """``[line, path, count]`` for the post (or ``[tags, "", count]`` for the top tag); empty
+    when there is none. Published posts only. Blocking I/O: a sync step."""
+    ctx.memory.refresh()
+    posts = [meta for meta in ctx.memory.posts.all_posts() if not meta.draft]
+    if which == "top_tag":
+        counts = Counter(tag.casefold() for meta in posts for tag in dict.fromkeys(meta.tags))
+        if not counts:
+            return []
+        most = max(counts.values())
+        names = {tag.casefold(): tag for meta in posts for tag in meta.tags}
+        top = sorted(names[tag] for tag, count in counts.items() if count == most)
+        return [", ".join(top), "", str(most)]
+    if which == "oldest":
+        dated = [meta for meta in posts if meta.date]
+        if not dated:
+            return []
+        meta = min(dated, key=lambda m: (m.date or "", m.path))
+        return [post_line(1, meta).removeprefix("1. "), meta.path, ""]
+    sizes = []
+    for meta in posts:
+        post = ctx.memory.posts.get(meta.path)
+        if post is not None:
+            sizes.append((word_count(post.body), meta.path, meta))
+    if not sizes:
+        return []
+    pick = max if which == "longest" else min
+    words, _, meta = pick(sizes, key=lambda size: (size[0], size[1]))
+    return [post_line(1, meta).removeprefix("1. "), meta.path, str(words)]
+
+
+async def blog_extreme(ctx: SkillContext, which: Extreme) -> SkillResult:
+    """The reply naming the blog's oldest, longest or shortest post, or its most used tag."""
+    found = await ctx.step(f"blog_{which}", partial(_extreme, ctx, which), returns=list[str])
+    if not found:
+        if which == "oldest":
+            message = ctx.reply("no_oldest_post")
+        elif which == "top_tag":
+            message = ctx.reply("no_tags_used")
+        else:
+            message = ctx.reply("no_posts_to_measure")
+        return SkillResult(message=message, data={"found": False, "citations": []})
+    line, path, count = found
+    if which == "top_tag":
+        message = ctx.reply("top_tag", tags=line, count=count)
+        return SkillResult(message=message, data={"found": True, "tags": line.split(", ")})
+    if which == "oldest":
+        message = ctx.reply("oldest_post", line=line)
+    elif which == "longest":
+        message = ctx.reply("longest_post", line=line, words=count)
+    else:
+        message = ctx.reply("shortest_post", line=line, words=count)
+    return SkillResult(
+        message=message, data={"found": True, "listed": 1, "citations": [path], "path": path}
+    )
