@@ -341,7 +341,8 @@ async def test_a_reason_said_again_in_the_second_answer_is_no_part_of_it(blog: P
 async def test_an_answer_of_made_up_web_addresses_is_refused(blog: Path) -> None:
     """ "search my blog for ssh" was answered with a reddit thread and a Stack Overflow question
     the model made up, and nothing else, shown as done: an answer that is little but
-    addresses no source has fails; one made-up address beside a real answer is taken out."""
+    addresses no source has fails (its lead-in and made-up links' titles are no more); one
+    made-up address beside a real answer is left, not cut out of its sentence."""
     made_up = (
         "1. https://www.reddit.com/r/blogs/b/search-my-blog for your search\n"
         "2. https://stackoverflow.com/questions/48076935/what-is-the-best-way"
@@ -349,5 +350,10 @@ async def test_an_answer_of_made_up_web_addresses_is_refused(blog: Path) -> None
     msg, llm = await _answer(blog, [made_up, made_up])
     assert llm.call_count == 2 and msg.data["answered"] is False, msg.content
     assert msg.data["check"] == "addresses_from_sources", msg.content
+    titled = (
+        "Here are some posts:\n- [SQLite tips - Reddit](https://reddit.com/a)\n- https://b.io/x"
+    )
+    msg, _ = await _answer(blog, [titled, titled])
+    assert msg.data["check"] == "addresses_from_sources", msg.content
     kept, _ = await _answer(blog, [GOOD.replace("([SQLite", "(https://made.up/fts) ([SQLite")])
-    assert "made.up" not in kept.content and "bm25()" in kept.content, kept.content
+    assert "answered" not in kept.data and "bm25()" in kept.content, kept.content

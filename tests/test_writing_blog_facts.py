@@ -29,6 +29,10 @@ from tests.writing_support import writing_runtime
         ("what is my most popular tag?", "top_tag"),
         ("which tags do I use the most?", "top_tag"),
         ("我最常用的标签是什么？", "top_tag"),
+        ("which is the oldest post on my blog?", "oldest"),
+        ("what did I write first?", "oldest"),
+        ("what tag do I use the most?", "top_tag"),
+        ("which tag is used most?", "top_tag"),
         ("what was the first post about?", None),
         ("which is the longest river?", None),
         ("what is the most popular tag for rust posts on reddit?", None),
@@ -40,7 +44,7 @@ def test_an_extreme_of_the_blog_is_told_apart(question: str, which: str | None) 
 
 async def test_the_blogs_extremes_come_from_the_index(tmp_path: Path) -> None:
     zola = copy_fixture("zola", tmp_path / "zola")
-    llm = ScriptedModel([])  # never asked
+    llm = ScriptedModel(["Most blog generators take a comments plugin, such as giscus."])
     rt = writing_runtime(zola, llm)
     await rt.initialize()
     try:
@@ -57,9 +61,14 @@ async def test_the_blogs_extremes_come_from_the_index(tmp_path: Path) -> None:
         assert "words):" in longest.content and "words):" in shortest.content
         top = await rt.process_input("what is my most popular tag?")
         assert top.data["found"] is True and top.data["tags"], top.content
+        zh = await rt.process_input("我最常用的标签是什么？")  # (not a post named "我最常用")
+        assert zh.data["tags"] == top.data["tags"], zh.content
+        # a how-to on the blog's posts still has its general answer: the model is asked
+        how = await rt.process_input("how do I add comments to my posts?")
+        assert how.state == "COMPLETED"
         # the blog has nothing on it, and a question on the blog gets no general answer
         nothing = await rt.process_input("what do my posts say about quantum gardening?")
         assert nothing.data.get("general") is None and "General answer" not in nothing.content
     finally:
         await rt.close()
-    assert llm.call_count == 0
+    assert llm.call_count == 1  # (the how-to's general answer alone)

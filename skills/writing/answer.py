@@ -704,7 +704,8 @@ async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
         )
     # A question on the blog itself ("what is my most popular tag?") has no general answer:
     # the model made one up, with an address that leads nowhere.
-    if ctx.config.answer.general_fallback and not _ON_MY_BLOG.search(question):
+    on_the_blog = _ON_MY_BLOG.search(question) and not _HOW_TO.search(question)
+    if ctx.config.answer.general_fallback and not on_the_blog:
         general: str = await ctx.step("general", partial(_general_answer, ctx, question))
         if general:
             return SkillResult(
@@ -719,7 +720,11 @@ async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     )
 
 
-# (not "my blog" alone: "how do I add comments to my blog?" has a general answer)
+# (not "my blog" alone, nor a how-to: "how do I add comments to my posts?" has a general answer)
+_HOW_TO = re.compile(
+    r"^\W*(?:how|why|should|can|could|what\s+is\s+the\s+best\s+way)\b|怎么|如何|为什么",
+    re.I,
+)
 _ON_MY_BLOG = re.compile(
     r"\b(?:my|our)\s+(?:own\s+)?(?:posts?|articles?|tags?|drafts?)\b|\bon\s+(?:my|this)\s+blog\b"
     r"|我的(?:文章|标签|草稿)|博客里",
@@ -764,14 +769,14 @@ def _if_answered(check: Check) -> Check:
     return answered
 
 
-def answer_checks(sources: list[Source]) -> list[Check]:
+def answer_checks(sources: list[Source], question: str = "") -> list[Check]:
     """What an answer from ``sources`` is checked for before it is shown. The embedded model
     answered "posts that mention sqlite" with 14 numbered lines saying one thing, cut off
     mid-link, and it was shown as done."""
     made_up = code_from(*(s.excerpt for s in sources))
     ours = grounded(*(f"{s.title}\n{s.excerpt}" for s in sources))
     asked = not_questions(*(s.excerpt for s in sources))
-    addresses = addresses_from(*(s.excerpt for s in sources))
+    addresses = addresses_from(question, *(s.excerpt for s in sources))
     checks = (not_degenerate, not_repetitive, not_circular, asked, made_up, addresses, ours)
     return [_if_answered(check) for check in checks]
 
@@ -883,6 +888,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     ctx.progress(1, 2, ctx.reply("searching"))
     if (tags := tag_ask(question)) is not None:  # by tag, or the tags: the index's, no model
         return await list_by_tag(ctx, tags, "drafts_left_out")
+    if (extreme := extreme_asked(question)) is not None:  # the oldest, the longest…: the index's
+        return await blog_extreme(ctx, extreme)  # (before a post's tags: "我最常用的标签是什么")
     if (words := post_tags_asked(question)) == "":  # "what tags do my posts use?"
         return await list_by_tag(ctx, TagAsk(""), "drafts_left_out")
     if words is not None:  # one post's: its own, no model
@@ -914,8 +921,6 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return await show_post(ctx, shown, part) if shown else no_post_chosen(ctx)
     if _NEWEST_ASKED.match(question.strip()):  # the index's, no model
         return await _newest(ctx)
-    if (extreme := extreme_asked(question)) is not None:  # the oldest, the longest…: the index's
-        return await blog_extreme(ctx, extreme)
     topic = listing_topic(question)
     if topic is not None:  # the list of posts: the index's, no model
         drafts_only = _drafts_asked(question, topic)  # (the topic worked out once)
@@ -939,7 +944,7 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return result.model_copy(update={"message": note + result.message}) if note else result
     ctx.progress(2, 2, ctx.reply("answering"))
     ask = partial(_answer, ctx, question, sources)
-    answer = await checked(ctx, "answer", ask, answer_checks(sources))
+    answer = await checked(ctx, "answer", ask, answer_checks(sources, question))
     raw = answer.text
     if answer.passed and raw.strip(" .。").upper().startswith(NO_ANSWER):
         return await _nothing_found(ctx, question)
@@ -1002,7 +1007,8 @@ _NEWEST_ASKED = re.compile(
     r"did\s+I\s+(?:write|publish|post)\s+(?:last|most\s+recently)"
     # "what did I write last?", "what's new on my blog?" (searched for, and the model asked)
     r"|what\s+did\s+I\s+(?:write|publish|post)\s+(?:last|most\s+recently)"
-    r"|what(?:['’]s|\s+is)\s+(?:new|the\s+latest)\s+on\s+(?:my|the|this)\s+blog)\s*[?.!]*$"
+    r"|what(?:['’]s|\s+is)\s+(?:new|the\s+latest(?:\s+(?:post|article))?)\s+on\s+(?:my|the|this)"
+    r"\s+blog)\s*[?.!]*$"
     r"|^我?(?:最新|最近)的?(?:一篇)?(?:博客)?(?:文章|博文)是(?:哪一?篇|什么)[？?。]*$",
     re.I,
 )

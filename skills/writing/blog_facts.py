@@ -10,14 +10,13 @@ that leads nowhere). The newest post has its own rule in ``answer.py`` (``_NEWES
 from __future__ import annotations
 
 import re
-from collections import Counter
 from functools import partial
 from typing import Literal
 
 from skillrt import Replies, SkillContext, SkillResult
-from skillrt.blog.markdown import word_count
 
-from .listing import post_line
+from .listing import post_line, tag_counts
+from .post_length import length_of
 
 __all__ = ["REPLIES", "Extreme", "blog_extreme", "extreme_asked"]
 
@@ -57,8 +56,9 @@ _ASKS: list[tuple[Extreme, re.Pattern[str]]] = [
         "oldest",
         re.compile(
             r"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:my|the)\s+(?:very\s+)?(?:oldest|"
-            rf"earliest|first)\s+{_POST_EN}|which\s+{_POST_EN}\s+(?:is|was)\s+(?:the\s+)?(?:oldest|"
-            r"earliest|first)|which\s+(?:post|article)\s+did\s+I\s+(?:write|publish)\s+first)"
+            rf"earliest|first)\s+{_POST_EN}(?:\s+on\s+(?:my|the|this)\s+blog)?|which\s+{_POST_EN}"
+            r"\s+(?:is|was)\s+(?:the\s+)?(?:oldest|earliest|first)|which\s+(?:post|article)\s+did\s+I"
+            r"\s+(?:write|publish)\s+first|what\s+did\s+I\s+(?:write|publish|post)\s+first)"
             + _END
             + r"|^我?(?:最早|第一篇)的?(?:一篇)?(?:文章|博文)?是(?:哪一?篇|什么)"
             + _END,
@@ -91,7 +91,8 @@ _ASKS: list[tuple[Extreme, re.Pattern[str]]] = [
         "top_tag",
         re.compile(
             r"^(?:(?:what|which)(?:['’]s|\s+is|\s+are)\s+(?:my|the)\s+(?:most\s+(?:popular|used|"
-            r"common|frequent)|top|favou?rite)\s+tags?|which\s+tags?\s+do\s+I\s+use\s+(?:the\s+)?"
+            r"common|frequent)|top|favou?rite)\s+tags?(?:\s+on\s+(?:my|the|this)\s+blog)?|"
+            r"(?:which|what)\s+tags?\s+(?:do\s+I\s+use|is\s+used|are\s+used)\s+(?:the\s+)?"
             r"most(?:\s+often)?)"
             + _END
             + r"|^我?(?:最常用|用得最多|最多)的标签是(?:什么|哪个|哪些)"
@@ -113,13 +114,12 @@ def _extreme(ctx: SkillContext, which: Extreme) -> list[str]:
     when there is none. Published posts only. Blocking I/O: a sync step."""
     ctx.memory.refresh()
     posts = [meta for meta in ctx.memory.posts.all_posts() if not meta.draft]
-    if which == "top_tag":
-        counts = Counter(tag.casefold() for meta in posts for tag in dict.fromkeys(meta.tags))
+    if which == "top_tag":  # (counted as the blog's tag list counts them)
+        counts = tag_counts(posts)
         if not counts:
             return []
         most = max(counts.values())
-        names = {tag.casefold(): tag for meta in posts for tag in meta.tags}
-        top = sorted(names[tag] for tag, count in counts.items() if count == most)
+        top = sorted(tag for tag, count in counts.items() if count == most)
         return [", ".join(top), "", str(most)]
     if which == "oldest":
         dated = [meta for meta in posts if meta.date]
@@ -131,7 +131,7 @@ def _extreme(ctx: SkillContext, which: Extreme) -> list[str]:
     for meta in posts:
         post = ctx.memory.posts.get(meta.path)
         if post is not None:
-            sizes.append((word_count(post.body), meta.path, meta))
+            sizes.append((length_of(post.body).words, meta.path, meta))  # (its prose)
     if not sizes:
         return []
     pick = max if which == "longest" else min

@@ -976,50 +976,57 @@ def web_links(known: Iterable[str] = ()) -> Check:
 
 
 _FILLER_WORDS = """for the and your you this that with see here more read about from into link links
-page pages site website search result results info information details"""
+page pages site website search result results info information details are some posts
+post articles article there these those some also"""
 _ADDRESS_FILLER = frozenset(_FILLER_WORDS.split())
+_SOME_LINK = re.compile(r"!?\[([^\[\]\n]{0,300})\]\(\s*<?([^\s)>]{1,2000})>?\s*\)")
 
 
-_PARENS_URL = re.compile(r"[ \t]*\(\s*(https?://[^\s<>()\[\]\"'`]{1,2000})\s*\)")
+def _address_key(url: str) -> str:
+    """An address as compared: no scheme, no ``www.``, no fragment, no closing stop or slash,
+    whatever its case (``http://docs.rs/serde`` is ``https://docs.rs/serde#derive``)."""
+    url = url.rstrip(".,;:!?—–…'\"”’")
+    if url.endswith(")") and url.count("(") < url.count(")"):
+        url = url[:-1]
+    url = re.sub(r"^https?://(?:www\.)?", "", url.casefold())
+    return url.split("#", 1)[0].rstrip("/")
 
 
 def addresses_from(*sources: str) -> Check:
-    """An answer's web addresses come from its ``sources`` (or a question that gave them): the
-    embedded model answered "search my blog for ssh" with two addresses it made up (a reddit
-    thread, a Stack Overflow question) and nothing else, shown as done. An address no source
-    has is taken out (a link keeps its text); an answer that is little but such addresses
-    fails. Code is left alone."""
-    kept = {_url_key(url) for text in sources for url in given_urls(text)}
+    """An answer is more than web addresses none of its ``sources`` (the posts' excerpts, the
+    question) has: the embedded model answered "search my blog for ssh" with two addresses it
+    made up (a reddit thread, a Stack Overflow question) and nothing else, shown as done. Such
+    an answer fails: what is left without them (and without a made-up link's text, and words
+    that only lead in: "Here are some posts about …") is under three words. Nothing is taken
+    out of an answer that says more; addresses in code are not judged."""
+    kept = {_address_key(url) for text in sources for url in given_urls(text)}
 
     def check(generated: Generated) -> Verdict:
         text = generated.text
         if "http" not in text:
             return Verdict("addresses_from_sources", True)
+        mask = _code_mask(text)
         invented: list[str] = []
-
-        def linked(found: re.Match[str], mask: list[bool]) -> str:
-            url = found.group(2) or found.group(3)
-            if mask[found.start()] or _url_key(url) in kept:
-                return found.group(0)
-            invented.append(url)
-            return (found.group(1) or "").strip()  # (a link keeps its text)
-
-        def bare(found: re.Match[str], mask: list[bool]) -> str:
-            url = found.group(found.lastindex or 0)
-            if mask[found.start(found.lastindex or 0)] or _url_key(url) in kept:
-                return found.group(0)
-            invented.append(url)
-            return ""  # (with its brackets: "… bastion [1] (https://made.up/x).")
-
-        fixed = _WEB_LINK.sub(lambda found: linked(found, _code_mask(text)), text)
-        fixed = _PARENS_URL.sub(lambda found: bare(found, _code_mask(fixed)), fixed)
-        fixed = _URL.sub(lambda found: bare(found, _code_mask(fixed)), fixed)
+        rest = text
+        for found in list(_SOME_LINK.finditer(text)):
+            url = found.group(2)
+            made_up = _address_key(url) not in kept
+            if url.startswith("http") and not mask[found.start()] and made_up:
+                invented.append(url)
+                rest = rest.replace(found.group(0), " ", 1)
+        for url in given_urls(rest):
+            at = text.find(url)
+            if at >= 0 and mask[at]:
+                continue
+            if _address_key(url) not in kept:
+                invented.append(url)
+                rest = rest.replace(url, " ", 1)
         if not invented:
             return Verdict("addresses_from_sources", True)
-        said = [
-            w for w in re.findall(r"[^\W\d_]{3,}", fixed.casefold()) if w not in _ADDRESS_FILLER
-        ]
-        if len(said) < 3:
+        words = re.findall(r"[^\W\d_]{3,}", HAN.sub(" ", _CODE.sub(" ", rest)).casefold())
+        said = [w for w in words if w not in _ADDRESS_FILLER]
+        han = len(HAN.findall(rest))
+        if len(said) + han < 3:
             shown = _clip_line(invented[0])
             return Verdict(
                 "addresses_from_sources",
@@ -1027,9 +1034,7 @@ def addresses_from(*sources: str) -> Check:
                 f"it gives web addresses none of its sources has ({shown}), and little else",
                 zh=f"它给出的网址都不在来源里（{shown}），除此之外几乎没有内容",
             )
-        return Verdict(
-            "addresses_from_sources", True, f"taken out: {_listed(invented)} (in no source)", fixed
-        )
+        return Verdict("addresses_from_sources", True, f"not from its sources: {_listed(invented)}")
 
     return check
 

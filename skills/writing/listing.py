@@ -42,6 +42,7 @@ __all__ = [
     "names_of",
     "post_line",
     "tag_ask",
+    "tag_counts",
     "without_links_words",
 ]
 
@@ -256,6 +257,11 @@ class Tagged(BaseModel):
     drafts_left_out: int
     close: list[str]
     category: bool = False  # the posts are in that category: none has the tag
+
+
+def tag_counts(metas: Iterable[PostMeta]) -> Counter[str]:
+    """Each tag's number of posts, as the blog's tag list counts them (``_counts``)."""
+    return _counts(metas)
 
 
 def _counts(metas: Iterable[PostMeta]) -> Counter[str]:
