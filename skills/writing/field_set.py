@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["POST_NAMED", "FieldSet", "given_field"]
+__all__ = ["POST_NAMED", "TABLES", "FieldSet", "given_field"]
 
 _KEY = r"(?P<key>[A-Za-z][\w-]{1,30})"
 _SET = re.compile(
@@ -111,7 +111,7 @@ _SAME_FIELD = {
     "keywords": ("keyword",),
 }
 # The tables a generator keeps a post's own fields in (Zola's, Hugo's).
-_TABLES = ("taxonomies", "extra", "params")
+TABLES = ("taxonomies", "extra", "params")
 # Words that name a post and nothing more: "the ssh post", "this article", "posts/x.md", a
 # quoted title; not "the meeting in this post", "the paper cited in this article", "the
 # linked post" (post_facts asks the same of a question's words).
@@ -247,7 +247,7 @@ def _found(name: str, fields: dict[str, Any]) -> tuple[str | None, Any]:
     key = _field(name, fields)
     if key is not None:
         return key, fields[key]
-    for table in _TABLES:
+    for table in TABLES:
         inside = fields.get(table)
         if isinstance(inside, dict) and (nested := _field(name, inside)) is not None:
             return f"{table}.{nested}", inside[nested]

@@ -19,11 +19,9 @@ from functools import partial
 from typing import Any, Literal
 
 from skillrt import Replies, SkillContext, SkillResult
-from skillrt.blog.frontmatter import split_frontmatter
-from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
-from .field_set import POST_NAMED
-from .post_tags import refers_to_open
+from .field_set import POST_NAMED, TABLES
+from .post_tags import own_fields, refers_to_open
 
 __all__ = ["REPLIES", "Fact", "fact_asked", "post_fact"]
 
@@ -155,12 +153,7 @@ def _facts_of(ctx: SkillContext, path: str, fact: Fact) -> list[str]:
     ctx.memory.refresh()
     meta = ctx.memory.posts.get(path)
     title = meta.title if meta is not None else path
-    fields: Mapping[str, Any] = {}
-    try:
-        text, _ = ctx.files.read(path)
-        fields = split_frontmatter(text, path).fields()
-    except (OSError, ValueError, InvalidFrontmatter, PathNotAllowed):
-        pass
+    fields = own_fields(ctx, path)
     if fact == "author":
         return [title, ", ".join(_names(_found(fields, "author", "authors"))), ""]
     if fact == "categories":
@@ -175,7 +168,7 @@ def _facts_of(ctx: SkillContext, path: str, fact: Fact) -> list[str]:
 def _found(fields: Mapping[str, Any], *keys: str) -> Any:
     """The first of ``keys`` the post has, at the top level or in the table a generator keeps
     such fields in (Zola's ``[taxonomies]`` and ``[extra]``, Hugo's ``[params]``)."""
-    for table in (fields, *(fields.get(t) for t in ("taxonomies", "extra", "params"))):
+    for table in (fields, *(fields.get(t) for t in TABLES)):
         if isinstance(table, Mapping):
             for key in keys:
                 if table.get(key) not in (None, "", []):

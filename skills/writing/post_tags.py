@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import partial
+from typing import Any
 
 from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.frontmatter import split_frontmatter
@@ -17,7 +18,7 @@ from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
 from .listing import names_of
 
-__all__ = ["ITS_TAGS", "REPLIES", "post_tags", "post_tags_asked", "refers_to_open"]
+__all__ = ["ITS_TAGS", "REPLIES", "own_fields", "post_tags", "post_tags_asked", "refers_to_open"]
 
 REPLIES = Replies(
     {
@@ -97,18 +98,23 @@ def _tags_of(ctx: SkillContext, path: str) -> list[str]:
     meta = ctx.memory.posts.get(path)
     title = meta.title if meta is not None else path
     tags = list(meta.tags) if meta is not None else []
-    categories: list[str] = []
+    fields = own_fields(ctx, path)
+    categories = names_of(fields.get("categories", fields.get("category")))
+    if meta is None:  # a file the index does not hold: its own fields
+        table = fields.get("taxonomies")
+        nested = table.get("tags") if isinstance(table, Mapping) else None
+        tags = names_of(fields.get("tags", fields.get("tag", nested)))
+    return [title, ", ".join(tags), ", ".join(categories)]
+
+
+def own_fields(ctx: SkillContext, path: str) -> dict[str, Any]:
+    """The post's frontmatter fields as its file holds them now; none when it cannot be read
+    (gone, outside the blog, a block that is no mapping). Blocking I/O."""
     try:
         text, _ = ctx.files.read(path)
-        fields = split_frontmatter(text, path).fields()
-        categories = names_of(fields.get("categories", fields.get("category")))
-        if meta is None:  # a file the index does not hold: its own fields
-            table = fields.get("taxonomies")
-            nested = table.get("tags") if isinstance(table, Mapping) else None
-            tags = names_of(fields.get("tags", fields.get("tag", nested)))
+        return split_frontmatter(text, path).fields()
     except (OSError, ValueError, InvalidFrontmatter, PathNotAllowed):
-        pass
-    return [title, ", ".join(tags), ", ".join(categories)]
+        return {}
 
 
 async def post_tags(ctx: SkillContext, path: str) -> SkillResult:
