@@ -627,10 +627,8 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     path = await _post_to_edit(ctx, params, action, strict=strict)
     if path is None:
         return no_post_chosen(ctx)
-    if unpublishing:  # a draft again, no model (``publishing.py``)
-        return await _unpublish(ctx, path)
-    if publishing:  # the draft mark off, no model (``publishing.py``)
-        return await _publish(ctx, path)
+    if publishing:  # the draft mark off, or on again: no model (``publishing.py``)
+        return await _publish(ctx, path, back=unpublishing)
     selection = params.selected_text or ctx.input.selected_text or ""
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
@@ -1083,32 +1081,26 @@ async def _retag(
     )
 
 
-async def _unpublish(ctx: SkillContext, path: str) -> SkillResult:
-    """Make the post at ``path`` a draft again (``publishing.unpublish``), re-index, reply."""
-    ctx.progress(1, 2, ctx.reply("unpublishing"), path)
-    done = await ctx.step("unpublish", partial(unpublish, ctx, path), returns=PublishedPost)
+async def _publish(ctx: SkillContext, path: str, *, back: bool = False) -> SkillResult:
+    """Publish the draft at ``path`` (``publishing.publish``), or with ``back`` make the post
+    a draft again (``publishing.unpublish``); re-index, reply."""
+    ctx.progress(1, 2, ctx.reply("unpublishing" if back else "publishing"), path)
+    change = partial(unpublish if back else publish, ctx, path)
+    done = await ctx.step("unpublish" if back else "publish", change, returns=PublishedPost)
     ctx.progress(2, 2, ctx.reply("saving"), done.path)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
-    data = {"path": done.path, "changed": done.changed, "draft": True}
+    data = {"path": done.path, "changed": done.changed, ("draft" if back else "published"): True}
     if not done.changed:
-        return SkillResult(message=ctx.reply("already_a_draft", path=done.path), data=data)
+        unchanged = ctx.reply("already_a_draft" if back else "not_a_draft", path=done.path)
+        return SkillResult(message=unchanged, data=data)
     if done.moved_from is not None:
-        message = ctx.reply("unpublished_moved", source=done.moved_from, path=done.path)
+        message = ctx.reply(
+            "unpublished_moved" if back else "published_moved",
+            source=done.moved_from,
+            path=done.path,
+        )
         return SkillResult(message=message, data={**data, "moved_from": done.moved_from})
-    return SkillResult(message=ctx.reply("unpublished", path=done.path), data=data)
-
-
-async def _publish(ctx: SkillContext, path: str) -> SkillResult:
-    """Publish the draft at ``path`` (``publishing.publish``), re-index, reply."""
-    ctx.progress(1, 2, ctx.reply("publishing"), path)
-    done = await ctx.step("publish", partial(publish, ctx, path), returns=PublishedPost)
-    ctx.progress(2, 2, ctx.reply("saving"), done.path)
-    await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
-    data = {"path": done.path, "changed": done.changed, "published": True}
-    if not done.changed:
-        return SkillResult(message=ctx.reply("not_a_draft", path=done.path), data=data)
-    if done.moved_from is not None:
-        message = ctx.reply("published_moved", source=done.moved_from, path=done.path)
-        return SkillResult(message=message, data={**data, "moved_from": done.moved_from})
+    if back:
+        return SkillResult(message=ctx.reply("unpublished", path=done.path), data=data)
     marks = ", ".join(done.removed)
     return SkillResult(message=ctx.reply("published", path=done.path, marks=marks), data=data)
