@@ -979,7 +979,6 @@ _FILLER_WORDS = """for the and your you this that with see here more read about 
 page pages site website search result results info information details are some posts
 post articles article there these those some also"""
 _ADDRESS_FILLER = frozenset(_FILLER_WORDS.split())
-_SOME_LINK = re.compile(r"!?\[([^\[\]\n]{0,300})\]\(\s*<?([^\s)>]{1,2000})>?\s*\)")
 
 
 def _address_key(url: str) -> str:
@@ -1008,10 +1007,9 @@ def addresses_from(*sources: str) -> Check:
         mask = _code_mask(text)
         invented: list[str] = []
         rest = text
-        for found in list(_SOME_LINK.finditer(text)):
-            url = found.group(2)
-            made_up = _address_key(url) not in kept
-            if url.startswith("http") and not mask[found.start()] and made_up:
+        for found in _WEB_LINK.finditer(text):  # (a made-up link's text goes with it)
+            url = found.group(2) or found.group(3)
+            if not mask[found.start()] and _address_key(url) not in kept:
                 invented.append(url)
                 rest = rest.replace(found.group(0), " ", 1)
         for url in given_urls(rest):
