@@ -708,6 +708,13 @@ def _yaml_scalar(text: str) -> Any:
         return None
 
 
+def _yaml_one_line(line: str, value: Any, dumped: str) -> str:
+    """``key: value`` set again on ``line`` (no line end): in the quotes its old value had, or
+    with a ``T`` date as it had, else as ``dumped``; the line's comment kept."""
+    text = _yaml_quoted_as_before(line, value) or _yaml_date_as_before(line, value) or dumped
+    return text + _yaml_comment(line)
+
+
 def _yaml_nested_set(inner: str, table: str, key: str, value: Any) -> str | None:
     """``inner`` with the one-line ``key`` directly under the top-level ``table`` set to
     ``value`` (quotes, a ``T`` date and a comment kept as ``_yaml_set`` keeps them); None when
@@ -738,10 +745,7 @@ def _yaml_nested_set(inner: str, table: str, key: str, value: Any) -> str | None
         dumped = _yaml_dump({key: value}).rstrip("\n")
         if "\n" in dumped:
             return None
-        text = (
-            _yaml_quoted_as_before(written, value) or _yaml_date_as_before(written, value) or dumped
-        )
-        lines[n] = line[:child] + text + _yaml_comment(written) + newline
+        lines[n] = line[:child] + _yaml_one_line(written, value, dumped) + newline
         return "".join(lines)
     return None
 
@@ -789,12 +793,7 @@ def _yaml_set(
             elif stop == start + 1 and text.count(newline) == 1:
                 # ``title: X  # a comment``: the comment stays (it was dropped with the value),
                 # and a quoted string stays in its quotes (``title: "X"`` is not ``'X'``)
-                text = (
-                    _yaml_quoted_as_before(lines[start], value)
-                    or _yaml_date_as_before(lines[start], value)
-                    or text[: -len(newline)]
-                )
-                text += _yaml_comment(lines[start]) + newline
+                text = _yaml_one_line(lines[start], value, text[: -len(newline)]) + newline
             replaced[start] = (stop, text)
         elif text:
             appended.append(text)
