@@ -211,3 +211,31 @@ def test_slash_command_lines_follow_the_session_language(
     assert done.returncode == 0, done.stderr
     for text in expected:
         assert text in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("outcome", "language", "tail"),
+    [
+        ("refused", "en", "· refused: nothing done"),
+        ("refused", "zh", "· 未完成：什么也没做"),
+        ("done", "en", None),
+    ],
+)
+def test_the_cost_line_says_a_refusal_was_no_work_done(
+    outcome: str, language: str, tail: str | None
+) -> None:
+    """A refused answer's task completes (its reply is the refusal): the last line keeps the
+    state, and says the work was refused, so "completed" is not read as the work done."""
+    out = io.StringIO()
+    console = Console(file=out, width=100, color_system=None)
+    message = ChatMessage(
+        content="The model's answer failed its check.",
+        data={"outcome": outcome},
+        state="COMPLETED",
+        task_id="t1",
+        tokens=12,
+    )
+    Display(console).reply(message, language=language)
+    last = out.getvalue().strip().splitlines()[-1]
+    assert last.startswith("12 tokens · $0.0000 · completed")
+    assert last.endswith(tail) if tail else last.endswith("· completed")

@@ -301,4 +301,9 @@ class Display:
             out.print(Text(say_line("next", language, steps=joined), style="dim"))
         if message.task_id and (message.tokens or message.state not in _QUIET_STATES):
             line = cost_line(message.tokens, message.cost, self.elapsed or None, unpriced)
-            self.console.print(Text(f"{line} · {message.state.lower()}", style="dim"))
+            line += f" · {message.state.lower()}"
+            if message.state == "COMPLETED" and data.get("outcome") == Outcome.REFUSED:
+                # The task ran to its end, but its work was refused (a check failed twice, a
+                # request it could not do): the line must not read as the work being done.
+                line += " · " + say_line("refused_tail", language)
+            self.console.print(Text(line, style="dim"))

@@ -181,6 +181,7 @@ LINES: dict[str, tuple[str, str]] = {
     "key_not_set": ("未设置", "not set"),
     "saved": ("已保存：{path}", "saved: {path}"),
     "next": ("下一步：{steps}", "next: {steps}"),
+    "refused_tail": ("未完成：什么也没做", "refused: nothing done"),
     "error": ("错误：{error}", "error: {error}"),
 }
 
