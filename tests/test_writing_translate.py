@@ -168,3 +168,13 @@ async def test_a_selection_is_translated_and_shown_not_the_whole_post(tmp_path: 
     assert msg.data["source"] == "selection" and msg.data["translation"] == chinese
     assert chinese in msg.content
     assert sorted(p.name for p in (zola / "content").iterdir()) == before  # nothing written
+
+
+async def test_a_chinese_reply_names_the_language_in_chinese(blog: Path) -> None:
+    """It said "翻译成Simplified Chinese" (the name the model is asked for)."""
+    model = Translator("Python asyncio 入门", "协程、事件循环，以及如何让任务并发运行。")
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.process_input("把 posts/python-asyncio.md 翻译成中文")
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert "翻译成中文" in msg.content and "Chinese" not in msg.content, msg.content

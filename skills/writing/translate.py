@@ -107,6 +107,13 @@ class TranslateParams(BaseModel):
     path: PostPath = Field(default=None, description="The post to translate: " + POST_DESCRIPTION)
 
 
+def _shown(ctx: SkillContext, code: str) -> str:
+    """The language ``code`` as a reply names it: 英文 in a Chinese reply (it said
+    "翻译成English"), the name the model was asked for in an English one."""
+    names = LANGUAGES[code]
+    return names.name_zh if ctx.input.language == "zh" else names.prompt
+
+
 def _target_language(ctx: SkillContext, asked: str | None) -> tuple[str, bool]:
     """The code of the language asked for, and True; without one, the other of Chinese and
     English than the request's, and False (``translate`` then checks the post's too)."""
@@ -269,7 +276,7 @@ async def _translate_selection(
     if not text.strip():
         return refuse(ctx, "no_translation")
     return SkillResult(
-        message=ctx.reply("translated_selection", language=language, text=text),
+        message=ctx.reply("translated_selection", language=_shown(ctx, code), text=text),
         data={
             "source": "selection",
             "language": code,
@@ -338,7 +345,11 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
-            "translated", path=path, language=language, new_path=saved.path, title=new_title
+            "translated",
+            path=path,
+            language=_shown(ctx, code),
+            new_path=saved.path,
+            title=new_title,
         )
         + draft_note(ctx, saved.path, post.text),
         data={
