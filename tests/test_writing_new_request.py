@@ -177,6 +177,26 @@ async def test_a_request_typed_where_a_delete_was_to_be_confirmed_deletes_nothin
 
 
 @pytest.mark.parametrize(
+    "typed",
+    [
+        "add the tag containers to posts/docker-basics.md",
+        "给 posts/docker-basics.md 加一个标签 containers",
+    ],
+)
+async def test_a_request_with_a_verb_of_its_own_at_a_yes_or_no_is_run(
+    blog: Path, typed: str
+) -> None:
+    """ "把它的分类改成 工具", typed where a change waited for its yes, was read as a no: the
+    change was dropped and the request lost. A request that starts with a verb of its own is
+    routed there now, and nothing is deleted."""
+    asked, msg, _, stopped = await _two_turns(blog, "delete posts/go-concurrency.md", typed)
+    assert asked.state == "WAITING_INPUT" and stopped == [f"{asked.task_id}:cancelled"]
+    assert msg.state == "COMPLETED" and msg.task_id != asked.task_id, msg.content
+    assert (blog / "posts" / "go-concurrency.md").exists()
+    assert "containers" in (blog / "posts" / "docker-basics.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
     ("text", "answers", "deletes"),
     [("y", True, False), ("no", True, False), ("delete it", True, True),
      ("yes, remove it", True, True), ("删除吧", True, True), ("请删除", True, True),
@@ -184,7 +204,11 @@ async def test_a_request_typed_where_a_delete_was_to_be_confirmed_deletes_nothin
      ("keep it", True, False), ("save it", True, False),
      ("what is in the json post?", False, False), ("summarize the go post", False, False),
      ("delete the docker post instead", False, False),
-     ("write an article about rust", False, False)],
+     ("write an article about rust", False, False),
+     ("change its category to linux", False, False), ("把它的分类改成 工具", False, False),
+     ("make it shorter", False, False), ("给它加一个标签 编辑器", False, False),
+     ("add it", True, False), ("把它删掉", True, True), ("不用了", True, False),
+     ("no thanks", True, False), ("算了", True, False)],
 )  # fmt: skip
 def test_what_answers_a_yes_or_no_question(text: str, answers: bool, deletes: bool) -> None:
     from skillrt.skills.writing.asking import DELETE_IT, SAVE_IT, confirms_or_answers

@@ -91,12 +91,38 @@ def saves(answer: str) -> bool:
     return is_yes(answer) or SAVE_IT.match(" ".join(answer.split())) is not None
 
 
+# Where only yes or no is asked, a request that starts with a verb of its own is one too:
+# "把它的分类改成 工具", typed where a tag change waited for its yes, was read as a no, and
+# the request was lost ("好的，…没有改动"). (Not where a post or a title is asked for: "make
+# it shorter" may be a post's title.)
+_ASKS_EN = re.compile(
+    r"^(?:(?:please|pls|can you|could you|would you|now|then|instead)\s+)?(?:"
+    r"change|set|add|make|rename|retag|tag|untag|move|unpublish|open|fix|replace|insert|"
+    r"append|give|put|turn|convert|mark|cut|trim|split|merge|generate|suggest)\b",
+    re.I,
+)
+_ASKS_ZH = re.compile(
+    r"^(?:请|帮我|麻烦|你)?(?:把|将|给|改成|改为|加上|添加|设置|设为|换成|重命名|打开|"
+    r"移到|移动到|标记|取消发布|生成|建议)"
+)
+
+
+def _asks_something_else(said: str) -> bool:
+    if _ASKS_EN.match(said):
+        return len(said.split()) >= 3
+    return bool(_ASKS_ZH.match(said)) and len(_CJK.findall(said)) >= 4
+
+
 def confirms_or_answers(text: str) -> bool:
     """Whether ``text``, typed where a yes-or-no question was asked ("Delete …? Answer yes or
-    no."), is its answer: anything but a new request, and a yes in the action's words
-    (``DELETE_IT``, ``SAVE_IT``), which starts as one."""
+    no."), is its answer: anything but a new request (``new_request``, or a request of a few
+    words that starts with a verb of its own: "change its category to linux", "把它的分类改成
+    工具"), and a yes in the action's words (``DELETE_IT``, ``SAVE_IT``), which starts as
+    one."""
     said = " ".join(text.split())
-    return not new_request(said) or bool(DELETE_IT.match(said) or SAVE_IT.match(said))
+    if DELETE_IT.match(said) or SAVE_IT.match(said):
+        return True
+    return not new_request(said) and not _asks_something_else(said)
 
 
 def tags_or_request(text: str) -> bool:
