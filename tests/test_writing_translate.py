@@ -102,6 +102,23 @@ async def test_a_named_language_is_kept_even_when_the_post_is_in_it(blog: Path) 
     assert msg.data["language"] == "zh"
 
 
+@pytest.mark.parametrize(
+    ("answer", "title"),
+    [("Rust Lifetimes Explained:", "Rust Lifetimes Explained"),
+     ("“Rust Lifetimes Explained：”", "Rust Lifetimes Explained"),
+     (":", "Rust 生命周期详解")],
+)  # fmt: skip
+async def test_a_colon_the_title_does_not_end_with_is_taken_off(
+    blog: Path, answer: str, title: str
+) -> None:
+    """The embedded model translated "Vim tips I use daily" as "Vim tips I use daily:"."""
+    rt = writing_runtime(blog, FunctionModel(Translator(answer, ENGLISH)))
+    msg = await rt.run_skill("Translate", {"path": CHINESE_POST, "language": "English"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["title"] == title
+
+
 async def test_the_title_is_the_first_line_of_the_models_answer(blog: Path) -> None:
     """A small model goes on after the title; what follows the line is not the title."""
     rambling = "Rust Lifetimes Explained\n\nThis title explains lifetimes. " + "More words " * 60

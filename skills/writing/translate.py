@@ -107,6 +107,16 @@ class TranslateParams(BaseModel):
     path: PostPath = Field(default=None, description="The post to translate: " + POST_DESCRIPTION)
 
 
+def _title_from(answer: str, title: str) -> str:
+    """The translated title from the model's line: its quotes, a heading's marks and a colon
+    the title does not end with taken off (the embedded model translated "Vim tips I use
+    daily" as "Vim tips I use daily:"); ``title`` when nothing is left."""
+    new = " ".join(answer.lstrip("# ").split()).strip("\"'“”《》")
+    if not title.rstrip().endswith((":", "：")):
+        new = new.rstrip(":： ").strip("\"'“”《》")
+    return new or title
+
+
 def _shown(ctx: SkillContext, code: str) -> str:
     """The language ``code`` as a reply names it: 英文 in a Chinese reply (it said
     "翻译成English"), the name the model was asked for in an English one."""
@@ -325,7 +335,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     titled = await _translate_title(ctx, title, language, code)
     if not titled.passed:
         return refuse_unchecked(ctx, titled, source=path, language=code)
-    new_title = " ".join(titled.text.lstrip("# ").split()).strip("\"'“”《》") or title
+    new_title = _title_from(titled.text, title)
     results = await _translate_parts(ctx, parts, language, code)
     if results and not results[-1].passed:  # nothing is saved: the reply shows why
         return refuse_unchecked(ctx, results[-1], source=path, language=code)
