@@ -452,3 +452,24 @@ def test_said_before_counts_prose_words_and_holds_code_to_its_own() -> None:
     code = "```rust\nfn main() {\n    let x = 5;\n}\n```\n\n" + SAID_TWICE
     assert not said_before(code, [SAID_TWICE])  # its code is its own
     assert said_before(SAID_TWICE, ["Intro.", SAID_TWICE])
+
+
+async def test_the_retry_status_line_gives_the_reason_in_the_sessions_language(
+    tmp_path: Path,
+) -> None:
+    """A Chinese session's "检查未通过，重试：" line gave the check's English reason."""
+    from skillrt.testing import ScriptedModel
+    from tests.blog import copy_blog
+    from tests.writing_support import writing_runtime
+
+    blog = copy_blog(tmp_path / "blog")
+    code_only = "```bash\necho hello\n```"
+    rt = writing_runtime(blog, ScriptedModel([code_only, code_only]))
+    said: list[str] = []
+    rt.on("agent:status", lambda e: said.append(str(e.data.get("message", ""))))
+    msg = await rt.process_input("总结一下 posts/docker-basics.md")
+    await rt.close()
+    assert msg.data.get("error") == "checks_failed", msg.content
+    retry = [line for line in said if line.startswith("检查未通过，重试：")]
+    assert len(retry) == 1 and "not_degenerate: 总结在代码和标题之外没有句子" in retry[0], said
+    assert "code_from_sources: 其中的代码在原文里找不到" in retry[0]

@@ -70,8 +70,10 @@ class Checked:
         return [CheckRecord(name=v.name, passed=v.passed, reason=v.reason) for v in self.verdicts]
 
 
-def _reasons(verdicts: Sequence[Verdict]) -> str:
-    return "; ".join(f"{v.name}: {v.reason}" for v in verdicts if not v.passed)
+def _reasons(verdicts: Sequence[Verdict], language: str = "en") -> str:
+    """The failed checks' reasons, in ``language`` where a check has them in it (the status
+    line of a Chinese session; the model's retry note is always English)."""
+    return "; ".join(f"{v.name}: {v.reason_in(language)}" for v in verdicts if not v.passed)
 
 
 async def checked(
@@ -90,7 +92,8 @@ async def checked(
     if all(v.passed for v in verdicts):
         return Checked(fixed.text, True, 1, tuple(verdicts), first.text, first.stopped)
     reasons = _reasons(verdicts)
-    ctx.events.emit("agent:status", message=ctx.reply("retrying", reason=clip(reasons, 300)))
+    shown = _reasons(verdicts, ctx.input.language)
+    ctx.events.emit("agent:status", message=ctx.reply("retrying", reason=clip(shown, 300)))
     note = retry.format(reason=clip(reasons, 600))
     second = await ctx.step(f"{name}:retry", partial(generate, note), returns=_Generated)
     fixed, verdicts = run_checks(second, checks)
