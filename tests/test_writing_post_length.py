@@ -101,3 +101,23 @@ async def test_the_length_of_another_post_than_the_open_one_is_not_the_open_ones
         assert msg.data.get("path") == "posts/docker-basics.md", msg.content
     finally:
         await rt.close()
+
+
+@pytest.mark.parametrize("question", ["how many words is it?", "这篇文章有多少字？"])
+async def test_the_length_of_it_with_no_post_open_asks_which_post(
+    tmp_path: Path, question: str
+) -> None:
+    """ "how many words is it?", no post open, was searched for, and the general answer
+    made up "A post about Liquid tips has 2 words"."""
+    blog = copy_blog(tmp_path / "blog")
+    llm = ScriptedModel([])  # a model call fails the test
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        asked = await rt.process_input(question)
+        assert asked.state == "WAITING_INPUT", asked.content
+        msg = await rt.process_input("posts/docker-basics.md")
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["path"] == "posts/docker-basics.md", msg.content
+    assert msg.data["words"] == 83 and llm.call_count == 0

@@ -899,8 +899,12 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         fact, words = asked_fact
         about = await _the_post(ctx, words, fact, ctx.reply("fact_action"))
         return await post_fact(ctx, about, fact) if about else no_post_chosen(ctx)
-    if asks_length(question) and (path := await post_named(ctx) or await _open_post(ctx)):
-        return await post_length(ctx, path)  # counted, no model
+    if asks_length(question):  # counted, no model; asked which post when none is open or
+        # named ("how many words is it?" was searched for, and a general answer made up "A
+        # post about Liquid tips has 2 words")
+        path = await post_named(ctx) or await _open_post(ctx)
+        path = path or await ask_for_post(ctx, ctx.reply("length_action"))
+        return await post_length(ctx, path) if path else no_post_chosen(ctx)
     direction = links_asked(question)
     named = (
         await post_named(ctx, text=without_links_words(question), step="named_post:links")

@@ -35,6 +35,7 @@ REPLIES = Replies(
             "`{path}` (“{title}”) has {words} words of prose{code}: about {minutes} minute(s) "
             "to read.",
         ),
+        "length_action": ("计算哪篇文章的字数", "count the words of"),
         "post_length_code": (
             "，另有 {blocks} 个代码块（{lines} 行）",
             ", and {blocks} code block(s) of {lines} line(s)",
