@@ -57,6 +57,7 @@ __all__ = [
     "ConfigError",
     "FileChanged",
     "FileMissing",
+    "FrontmatterNotKept",
     "HostUnresolved",
     "InvalidFrontmatter",
     "InvalidTransition",
@@ -144,6 +145,16 @@ class InvalidFrontmatter(UserError):
         self.path = path
         self.reason = reason
         super().__init__(f"{path}: unreadable frontmatter: {reason}")
+
+
+class FrontmatterNotKept(InvalidFrontmatter):
+    """A change of a post's fields that could not be made in its frontmatter as written
+    without changing what else it says (a duplicate key, an anchor, an indented block): the
+    frontmatter is readable, and nothing was written."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(path, reason)
+        self.args = (f"{path}: frontmatter not changed: {reason}",)
 
 
 class MissingDependency(UserError):

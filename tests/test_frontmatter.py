@@ -399,3 +399,122 @@ def test_dropping_json_keys_side_by_side_keeps_the_object_whole(
         for k, v in {"title": "Hi", "draft": True, "published": False}.items()
         if k not in remove
     }
+
+
+# --- every change read back; comments, blank lines, marks and line ends kept ---------------
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        (["rust", "go"], "  # main topics\n  - rust\n  - go\n  # - python  (disabled)\n"),
+        (["go"], "  # main topics\n  - go\n  # - python  (disabled)\n"),  # rust renamed
+        ([], None),
+        (["rust"], "  # main topics\n  - rust\n  # - python  (disabled)\n"),
+    ],
+)
+def test_a_yaml_block_list_keeps_its_comment_lines(tags: list[str], expected: str | None) -> None:
+    """A comment line in a tags list gave the list up: it was written anew, without its
+    comments, a commented-out tag among them."""
+    text = (
+        "---\ntitle: T\ntags:\n  # main topics\n  - rust\n  # - python  (disabled)\n"
+        "author: me\n---\n\nB.\n"
+    )
+    changed = split_frontmatter(text).with_fields({"tags": tags})
+    assert changed.fields()["tags"] == tags and changed.body == "\nB.\n"
+    if expected is not None:
+        assert changed.block == f"---\ntitle: T\ntags:\n{expected}author: me\n---\n"
+
+
+def test_a_removed_item_leaves_the_comment_above_it() -> None:
+    text = "---\ntags:\n  - rust\n  # the web one\n  - web\n  - go\n---\n"
+    changed = split_frontmatter(text).with_fields({"tags": ["rust", "go"]})
+    assert changed.block == "---\ntags:\n  - rust\n  # the web one\n  - go\n---\n"
+
+
+def test_a_toml_array_is_changed_item_by_item() -> None:
+    """Set anew, the array lost its lines and "rust",  # the language lost its comment."""
+    text = (
+        '+++\ntitle = "T"\n[taxonomies]\ntags = [\n  "rust",  # the language\n  "async",\n]\n+++\n'
+    )
+    found = split_frontmatter(text)
+    added = found.with_fields({"taxonomies": {"tags": ["rust", "async", "python"]}})
+    assert added.block == text.replace('"async",\n', '"async",\n  "python",\n')
+    removed = found.with_fields({"taxonomies": {"tags": ["rust"]}})
+    assert removed.block == text.replace('  "async",\n', "")
+    flow = split_frontmatter('+++\ntags = ["a", "b"]  # two\n+++\n').with_fields({"tags": ["a"]})
+    assert flow.block == '+++\ntags = ["a"]  # two\n+++\n'
+
+
+def test_a_new_block_goes_after_a_byte_order_mark_in_the_posts_line_ends() -> None:
+    """The mark was left at the start of the body, before "# Shell tips": no heading then."""
+    text = "\ufeff# Shell tips\r\n\r\nUse `ls`.\r\n"
+    changed = split_frontmatter(text).with_fields({"tags": ["shell"]})
+    assert (
+        changed.text
+        == "\ufeff---\r\ntags:\r\n- shell\r\n---\r\n\r\n# Shell tips\r\n\r\nUse `ls`.\r\n"
+    )
+    assert split_frontmatter(changed.text).fields() == {"tags": ["shell"]}
+
+
+def test_hexo_members_are_changed_in_place() -> None:
+    """One field set rewrote every member: a list onto one line, 1.50 as 1.5, \\u00e9 as é."""
+    text = (
+        '"title": "Hexo",\n"tags": [\n  "node"\n],\n"weight": 1.50,\n'
+        '"note": "caf\\u00e9"\n;;;\n\nB.\n'
+    )
+    changed = split_frontmatter(text).with_fields({"title": "New", "draft": True})
+    assert changed.text == text.replace('"Hexo"', '"New"').replace(
+        '"caf\\u00e9"\n', '"caf\\u00e9",\n"draft": true\n'
+    )
+
+
+@pytest.mark.parametrize(
+    "value", ["description: |\n  First.\n\n  Second.\n", "description: >\n  First.\n\n  Second.\n"]
+)
+def test_a_block_scalar_with_a_blank_line_is_replaced_whole(value: str) -> None:
+    """The blank line ended the key's lines: "Second." was left under the new value."""
+    text = f"---\ntitle: T\n{value}tags: [a]\n---\n"
+    changed = split_frontmatter(text).with_fields({"description": "Short one"})
+    assert changed.block == "---\ntitle: T\ndescription: Short one\ntags: [a]\n---\n"
+
+
+def test_a_block_list_with_a_blank_line_is_one_list() -> None:
+    text = "---\ntitle: T\ntags:\n  - rust\n\n  - web\n\nauthor: me\n---\n"
+    changed = split_frontmatter(text).with_fields({"tags": ["rust"]})
+    assert changed.fields() == {"title": "T", "tags": ["rust"], "author": "me"}
+    assert changed.block.endswith("  - rust\n\n\nauthor: me\n---\n")  # (its blank lines kept)
+
+
+def test_a_key_said_twice_is_set_where_it_is_read_and_removed_each_time() -> None:
+    """PyYAML reads a key said twice the last time: the first was set, and "publish it" said
+    "Published" of a post still a draft."""
+    text = "---\ntitle: T\ndraft: false\ntags: [a]\ndraft: true\n---\n"
+    found = split_frontmatter(text)
+    assert found.with_fields({"draft": False}).fields()["draft"] is False
+    assert found.with_fields({}, remove=["draft"]).block == "---\ntitle: T\ntags: [a]\n---\n"
+
+
+def test_a_number_in_a_flow_list_stays_as_written() -> None:
+    text = "---\ntags: [go, 1.20]\n---\n"
+    changed = split_frontmatter(text).with_fields({"tags": ["go", "1.2", "generics"]})
+    assert changed.block == "---\ntags: [go, 1.20, generics]\n---\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "changes"),
+    [
+        ("---\ntitle: T\ntags: &t [rust, go]\nkeywords: *t\n---\n", {"tags": ["x"]}),
+        ("---\n  title: Indented\n  draft: true\n---\n", {"draft": False}),
+    ],
+)
+def test_a_change_that_does_not_read_back_is_refused(text: str, changes: dict[str, object]) -> None:
+    """An anchor's alias left dangling; an indented block whose keys were not found, so the
+    key was added a second time at column 0: refused, as readable, not written."""
+    from skillrt.exceptions import FrontmatterNotKept
+
+    found = split_frontmatter(text, "posts/x.md")
+    found.fields()  # readable
+    with pytest.raises(FrontmatterNotKept) as refused:
+        found.with_fields(changes)
+    assert isinstance(refused.value, InvalidFrontmatter) and refused.value.path == "posts/x.md"

@@ -387,3 +387,32 @@ async def test_a_field_in_a_yaml_table_is_set_on_its_line(tmp_path: Path) -> Non
 def test_a_final_read_of_what_is_a_field_set(instruction: str, expected: FieldSet | None) -> None:
     fields = {"author": "Bob", "categories": ["x"], "date": "2024-01-01"}
     assert given_field(instruction, fields) == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "given", "expected"),
+    [
+        ("2024-01-12T10:00:00+08:00", "2024-06-01 09:30", "2024-06-01T09:30:00+08:00"),
+        ("2024-01-12 10:00:00 +0800", "2024-06-01 09:30", "2024-06-01 09:30:00 +0800"),
+        ("2024-01-12T10:00:00+08:00", "2024-06-01", "2024-06-01T10:00:00+08:00"),
+        ("2024-01-12", "2024-06-01 09:30", "2024-06-01 09:30"),
+    ],
+)
+async def test_a_time_given_keeps_a_string_dates_offset(
+    tmp_path: Path, written: str, given: str, expected: str
+) -> None:
+    """ "2024-01-12T10:00:00+08:00" set to "2024-06-01 09:30" lost its +08:00: the post
+    moved by eight hours."""
+    blog = tmp_path / "blog"
+    (blog / "content" / "posts").mkdir(parents=True)
+    (blog / "hugo.toml").write_text('baseURL = "https://x"\n', encoding="utf-8")
+    post = blog / "content" / "posts" / "x.md"
+    text = '{\n  "title": "T",\n  "date": "' + written + '"\n}\n\nBody.\n'
+    post.write_text(text, encoding="utf-8")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": f"change the date to {given}", "path": "content/posts/x.md"}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert post.read_text(encoding="utf-8") == text.replace(written, expected)

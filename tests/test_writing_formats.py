@@ -160,3 +160,22 @@ async def test_a_bundle_is_translated_into_a_bundle(zola: Path) -> None:
     post = rt.memory.posts.get("content/async-closures-zh/index.md")
     assert post is not None and post.title == "异步闭包" and post.draft
     await rt.close()
+
+
+async def test_a_crlf_posts_body_edit_keeps_its_line_ends_and_blank_line(tmp_path: Path) -> None:
+    """The model answers with LF lines: they were written so into a CRLF post, and the blank
+    line after its frontmatter was dropped."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = blog / "posts" / "x.md"
+    text = (
+        "---\r\ntitle: T\r\n---\r\n\r\n## Intro\r\n\r\n"
+        "This is teh intro about Rust ownership rules.\r\n"
+    )
+    post.write_bytes(text.encode())
+    answer = "## Intro\n\nThis is the intro about Rust ownership rules.\n"
+    rt = writing_runtime(blog, ScriptedModel([answer, answer]))
+    msg = await rt.run_skill("EditContent", {"instruction": "fix the typos", "path": "posts/x.md"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert post.read_bytes() == text.replace("teh", "the").encode()

@@ -217,3 +217,19 @@ async def test_a_post_is_made_a_draft_again_the_blogs_way_and_undone(tmp_path: P
         assert (jekyll / dated).read_text(encoding="utf-8") == text
     finally:
         await rt.close()
+
+
+async def test_a_draft_mark_said_twice_is_published_where_it_is_read(tmp_path: Path) -> None:
+    """The first ``draft`` was removed and PyYAML reads the last: "Published" was said of a
+    post still a draft."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = blog / "posts" / "x.md"
+    post.write_text(
+        "---\ntitle: T\ndraft: false\ntags: [a]\ndraft: true\n---\n\nB.\n", encoding="utf-8"
+    )
+    rt = writing_runtime(blog, ScriptedModel([]))
+    msg = await _sent(rt, "publish posts/x.md")
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert post.read_text(encoding="utf-8") == "---\ntitle: T\ntags: [a]\n---\n\nB.\n"

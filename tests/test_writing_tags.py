@@ -288,3 +288,30 @@ async def test_a_tag_edit_finds_the_post_named_after_the_tags(tmp_path: Path) ->
     assert post.read_text(encoding="utf-8") == before.replace(
         "categories: [jekyll, liquid]\n", "categories: [jekyll, liquid]\ntags: [jekyll]\n"
     )
+
+
+async def test_jekylls_tags_separated_by_spaces_stay_so(tmp_path: Path) -> None:
+    """Jekyll splits ``tags: rust go`` at spaces: "rust, go, python" was read as "rust,",
+    "go," and "python"."""
+    blog = copy_blog(tmp_path / "blog")
+    post = blog / "posts" / "spaced.md"
+    post.write_text("---\ntitle: Spaced\ntags: rust go\n---\n\nText.\n", encoding="utf-8")
+    msg, _ = await _run(blog, "add the tag python to posts/spaced.md")
+    assert msg.state == "COMPLETED"  # type: ignore[attr-defined]
+    assert (
+        post.read_text(encoding="utf-8")
+        == "---\ntitle: Spaced\ntags: rust go python\n---\n\nText.\n"
+    )
+    msg, _ = await _run(blog, "add the tag machine learning to posts/spaced.md")
+    assert "tags:\n- rust\n- go\n- python\n- machine learning\n" in post.read_text(encoding="utf-8")
+
+
+async def test_a_tag_change_that_would_break_an_alias_is_refused_as_such(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    post = blog / "posts" / "anchored.md"
+    text = "---\ntitle: T\ntags: &t [rust, go]\nkeywords: *t\n---\n\nText.\n"
+    post.write_text(text, encoding="utf-8")
+    msg, _ = await _run(blog, "add the tag python to posts/anchored.md")
+    assert msg.data["error"] == "frontmatter_not_kept", msg.content  # type: ignore[attr-defined]
+    assert "was not changed" in msg.content and "Fix it" not in msg.content  # type: ignore[attr-defined]
+    assert post.read_text(encoding="utf-8") == text

@@ -27,14 +27,15 @@ a reply is never written as a post's frontmatter.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from skillrt.exceptions import InvalidFrontmatter
+from skillrt.exceptions import FrontmatterNotKept, InvalidFrontmatter
 
 __all__ = [
     "FORMATS",
@@ -150,7 +151,9 @@ class Frontmatter:
         new_inner = _yaml_nested_set(self.block[start:stop], table, key, value)
         if new_inner is None:
             return None
-        return replace(self, block=self.block[:start] + new_inner + self.block[stop:])
+        changed = replace(self, block=self.block[:start] + new_inner + self.block[stop:])
+        _verify(changed, {**fields, table: {**inside, key: value}})
+        return changed
 
     def with_fields(
         self,
@@ -170,10 +173,16 @@ class Frontmatter:
         if self.format is None:
             if not changes:
                 return self
-            body = self.body if self.body.startswith(("\n", "\r\n")) else "\n" + self.body
-            block = render_frontmatter(changes, "yaml", lists=lists or "block")
+            # (a byte-order mark stays first, before the new block, and a CRLF post's new
+            # block and blank line are CRLF: the mark was left at the start of the body,
+            # where it broke the first heading)
+            bom = _BOM if self.body.startswith(_BOM) else ""
+            body = self.body[len(bom) :]
+            newline = "\r\n" if "\r\n" in body else "\n"
+            body = body if body.startswith(("\n", "\r\n")) else newline + body
+            block = bom + render_frontmatter(changes, "yaml", newline, lists=lists or "block")
             return replace(self, block=block, format="yaml", body=body)
-        self.fields()  # refuses a block that cannot be read
+        before = self.fields()  # refuses a block that cannot be read
         start, stop = self._inner_span()
         inner = self.block[start:stop]
         if self.format == "toml":
@@ -186,7 +195,53 @@ class Frontmatter:
             style = lists or yaml_list_style(inner) or "block"
             new_inner = _yaml_set(inner, changes, removed, lists=style)
         new_block = self.block[:start] + new_inner + self.block[stop:]
-        return replace(self, block=new_block)
+        changed = replace(self, block=new_block)
+        expected = {k: v for k, v in before.items() if k not in removed}
+        expected.update(changes)
+        _verify(changed, expected)
+        return changed
+
+
+def _verify(changed: Frontmatter, expected: Mapping[str, Any]) -> None:
+    """Raise ``FrontmatterNotKept`` unless ``changed`` reads as ``expected`` (a None value: no
+    such key): every change is read back before it may be written. A YAML key said twice was
+    set where PyYAML does not read it (publishing said "Published" of a post still a draft),
+    and an anchor's alias was left dangling."""
+    want = {k: v for k, v in expected.items() if v is not None}
+    try:
+        got = changed.fields()
+    except InvalidFrontmatter as exc:
+        raise FrontmatterNotKept(
+            changed.path, f"the change would leave it unreadable ({exc.reason})"
+        ) from exc
+    wrong = sorted(
+        str(k)
+        for k in set(want) | set(got)
+        if k not in want or k not in got or not _same(want[k], got[k])
+    )
+    if wrong:
+        raise FrontmatterNotKept(
+            changed.path,
+            "the change could not be made in it as written without changing other values "
+            f"(read back, these differ: {', '.join(wrong[:5])})",
+        )
+
+
+def _same(want: Any, got: Any) -> bool:
+    """Whether a value read back is the one set: equal, or a number written as it was where
+    the value set is its text (a tag ``1.10`` kept as written, read as 1.1), a date as its
+    ISO text (JSON), a tomlkit value as the plain one."""
+    if want == got:
+        return True
+    if isinstance(want, Mapping) and isinstance(got, Mapping):
+        return set(want) == set(got) and all(_same(want[k], got[k]) for k in want)
+    if isinstance(want, list | tuple) and isinstance(got, list | tuple):
+        return len(want) == len(got) and all(map(_same, want, got))
+    if isinstance(want, str) and isinstance(got, int | float) and not isinstance(got, bool):
+        return _yaml_scalar(want) == got or str(got) == want
+    if isinstance(want, dt.date) and isinstance(got, str):
+        return want.isoformat() == got
+    return False
 
 
 def split_frontmatter(text: str, path: str = "") -> Frontmatter:
@@ -330,8 +385,32 @@ def _toml_merge(table: Any, changes: Mapping[str, Any]) -> None:
             for gone in [k for k in inner if k not in value]:
                 del inner[gone]
             _toml_merge(inner, {k: v for k, v in value.items() if inner.get(k) != v})
+        elif _scalars(value) and _scalars(old := table.get(key)) and not isinstance(old, str):
+            # (an array changed item by item: its comments and its layout stay; set anew,
+            # "rust",  # the language" lost its comment and the array its lines)
+            for tag, i1, i2, j1, j2 in reversed(_list_edits(list(old), list(value))):
+                if tag == "equal":
+                    continue
+                del old[i1:i2]
+                for n, item in enumerate(value[j1:j2]):
+                    old.insert(i1 + n, item)
         else:
             table[key] = _toml_ready(value)
+
+
+def _scalars(value: Any) -> bool:
+    """Whether ``value`` is a list of strings and numbers (tags, categories)."""
+    return isinstance(value, list | tuple) and all(
+        isinstance(item, str | int | float) and not isinstance(item, bool) for item in value
+    )
+
+
+def _list_edits(old: Sequence[Any], new: Sequence[Any]) -> Sequence[tuple[str, int, int, int, int]]:
+    """``difflib``'s opcodes from ``old`` to ``new``, items compared as text (a tag ``1.10``
+    is the number 1.1 read)."""
+    key = [str(item) for item in old]
+    matcher = difflib.SequenceMatcher(None, key, [str(item) for item in new], autojunk=False)
+    return matcher.get_opcodes()
 
 
 def _json_ready(value: Any) -> Any:
@@ -478,7 +557,12 @@ def _members(inner: str) -> Any:
 
 
 def _members_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str:
-    """Hexo's bare members changed: one member per line, no braces, as Hexo writes them."""
+    """Hexo's bare members changed in place, every other byte kept (as a braced object's
+    are: one author set rewrote every member, a list onto one line and ``\\u00e9`` as
+    é); written anew, one member a line, when they cannot be read so."""
+    spliced = _json_spliced("{\n" + inner + "}", changes, removed)
+    if spliced is not None and spliced.startswith("{\n") and spliced.endswith("}"):
+        return spliced[2:-1]
     data = _json_changed(_members(inner) or {}, changes, removed)
     newline = "\r\n" if "\r\n" in inner else "\n"
     lines = [f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
@@ -567,6 +651,18 @@ def _continues(line: str) -> bool:
     return line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip() == "-"
 
 
+def _value_end(lines: Sequence[str], j: int) -> int:
+    """Where the value of a top-level key whose next line is ``j`` ends: after its
+    continuation lines (``_continues``) and the blank lines between them, not the blank
+    lines after the last."""
+    end = j
+    while j < len(lines) and (_continues(lines[j]) or not lines[j].strip()):
+        j += 1
+        if _continues(lines[j - 1]) and lines[j - 1].strip():
+            end = j
+    return end
+
+
 _YAML_FLOW = re.compile(
     r"^(?P<key>[^\n]*?:[ \t]*)\[(?P<items>[^\]\n]*)\](?P<rest>[ \t]*(?:#[^\r\n]*)?)\r?\n?$"
 )
@@ -582,8 +678,17 @@ def _yaml_flow(line: str, value: Any) -> str | None:
     if not all(isinstance(item, str) for item in value):
         return None
     quoted = '"' in found.group("items")
+    # A number written among the old items stays as written: ``[go, 1.20]`` is read
+    # ``1.2``, and was written back as "1.2".
+    numbers: dict[str, str] = {}
+    for written in found.group("items").split(","):
+        read = _yaml_scalar(written.strip())
+        if isinstance(read, int | float) and not isinstance(read, bool):
+            numbers[str(read)] = numbers[written.strip()] = written.strip()
 
     def item(text: str) -> str:
+        if text in numbers:
+            return numbers[text]
         plain = not quoted and _YAML_PLAIN.match(text) and text == text.strip()
         if plain and _yaml_scalar(text) == text:
             return text
@@ -599,51 +704,67 @@ _YAML_BARE_KEY = re.compile(r"^[^\n]*:[ \t]*(?:#[^\r\n]*)?\r?\n$")
 
 def _yaml_block_list(span: list[str], value: Any, newline: str) -> str | None:
     """``value`` (a list of strings) written as the block list in ``span`` (its key's line,
-    then one ``- item`` line each) was: the key's line and every item kept as written (its
-    quotes, its comment), new items at the old items' indent and in their quotes. None when
-    ``span`` is no such list (a nested value, a comment line, mixed indents)."""
+    then one ``- item`` line each) was: the key's line, every item kept as written (its
+    quotes, its comment), and the comment and blank lines between them where they were; an
+    item renamed takes its old one's line, new items go after the last at the old items'
+    indent and in their quotes. None when ``span`` is no such list (a nested value, mixed
+    indents). (A comment line in the list gave it up, and the list was written anew without
+    its comments, a commented-out tag among them.)"""
     if not isinstance(value, list | tuple) or not all(isinstance(i, str) for i in value):
         return None
     if not value or len(span) < 2 or not _YAML_BARE_KEY.match(span[0]):
         return None
-    items = [_YAML_ITEM.match(line) for line in span[1:]]
-    if any(found is None for found in items):
-        return None
-    found_items = [found for found in items if found is not None]
-    indent = found_items[0].group("indent")
-    # (the item's values, as written and as read, and its line as written)
-    kept: list[tuple[tuple[str, ...], str]] = []
-    for found, line in zip(found_items, span[1:], strict=True):
+    # Each item's line, with the comment and blank lines before it (``before``); the lines
+    # after the last item are ``tail``.
+    items: list[tuple[tuple[str, ...], str, list[str]]] = []  # (read as, line, before)
+    before: list[str] = []
+    indent = None
+    for line in span[1:]:
+        if not line.strip() or line.lstrip(" \t").startswith("#"):
+            before.append(line)
+            continue
+        found = _YAML_ITEM.match(line)
+        if found is None or (indent is not None and found.group("indent") != indent):
+            return None
+        indent = found.group("indent")
         written = found.group("item")
         written = written[: len(written) - len(_yaml_comment(written))].rstrip()
         read = _yaml_scalar(written)
         if isinstance(read, int | float) and not isinstance(read, bool):
             # ("- 1.10": the tag "1.10", read as the number 1.1, which a list of tags may
             # carry as "1.1": either is this line, kept as written)
-            kept.append(((written, str(read)), line))
+            items.append(((written, str(read)), line, before))
         elif not isinstance(read, str):
             return None
         else:
-            kept.append(((read,), line))
-        if found.group("indent") != indent:
-            return None
-    quotes = [line.lstrip(" \t")[2:3] for _, line in kept]
+            items.append(((read,), line, before))
+        before = []
+    if not items or indent is None:
+        return None
+    quotes = [line.lstrip(" \t")[2:3] for _, line, _ in items]
     quote = max("\"'", key=quotes.count)
-    quoted = quotes.count(quote) * 2 > len(kept)
-    out = [span[0]]
-    for item in value:
-        same = next((i for i, (read, _) in enumerate(kept) if item in read), None)
-        if same is not None:
-            out.append(kept.pop(same)[1])
-            continue
+    quoted = quotes.count(quote) * 2 > len(items)
+
+    def new_line(item: str) -> str:
         if not quoted and _YAML_PLAIN.match(item) and _yaml_scalar(item) == item:
             written = item
         elif quote == "'" and quoted:
             written = "'" + item.replace("'", "''") + "'"
         else:
             written = json.dumps(item, ensure_ascii=False)
-        out.append(f"{indent}- {written}{newline}")
-    return "".join(out)
+        return f"{indent}- {written}{newline}"
+
+    # Old items as the value names them (the written text, for a number kept as written).
+    named = [next((v for v in value if v in read), read[0]) for read, _, _ in items]
+    out = [span[0]]
+    for tag, i1, i2, j1, j2 in _list_edits(named, list(value)):
+        for n in range(i1, i2):  # the lines before an old item stay, kept or not
+            out.extend(items[n][2])
+            if tag == "equal":
+                out.append(items[n][1])
+        if tag != "equal":
+            out.extend(new_line(item) for item in value[j1:j2])
+    return "".join(out + before)
 
 
 def _yaml_comment(line: str) -> str:
@@ -760,25 +881,25 @@ def _yaml_set(
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += newline
     # Each top-level key: the range of lines its value takes (continuation lines are indented
-    # or list items at column 0).
+    # or list items at column 0, with the blank lines between them: a ``|`` block's blank line
+    # ended it, and the new value was written above the old text's second paragraph). A key
+    # said twice is set where PyYAML reads it, the last time, and removed each time.
     spans: dict[str, tuple[int, int]] = {}
+    earlier: dict[str, list[tuple[int, int]]] = {}
     i = 0
     while i < len(lines):
         key = _yaml_key(lines[i])
         j = i + 1
         if key is not None:
-            while j < len(lines) and (
-                lines[j][:1] in (" ", "\t")
-                or (lines[j].startswith("- ") or lines[j].rstrip() == "-")
-            ):
-                j += 1
-            spans.setdefault(key, (i, j))
+            j = _value_end(lines, j)
+            if key in spans:
+                earlier.setdefault(key, []).append(spans[key])
+            spans[key] = (i, j)
         i = j
     replaced: dict[int, tuple[int, str]] = {}
     appended: list[str] = []
     for key in removed:
-        if key in spans:
-            start, stop = spans[key]
+        for start, stop in [*earlier.get(key, []), *([spans[key]] if key in spans else [])]:
             replaced[start] = (stop, "")
     for key, value in changes.items():
         style: ListStyle = "block" if key in spans else lists

@@ -19,6 +19,7 @@ from skillrt.exceptions import (
     BadParam,
     FileChanged,
     FileMissing,
+    FrontmatterNotKept,
     InvalidFrontmatter,
     LockConflict,
     PathNotAllowed,
@@ -61,6 +62,10 @@ REFUSALS = Replies(
             "`{path}` 的 frontmatter 无法解析：{reason}。请先修正它。",
             "The frontmatter of `{path}` cannot be read: {reason}. Fix it first.",
         ),
+        "frontmatter_not_kept": (
+            "`{path}` 的 frontmatter 没有改动：{reason}。没有写入任何内容。",
+            "The frontmatter of `{path}` was not changed: {reason}. Nothing was written.",
+        ),
         "file_changed": (
             "`{path}` 在读取之后被修改过（可能在编辑器里），为避免覆盖你的改动，"
             "没有保存。请重新加载后再试。",
@@ -101,6 +106,9 @@ def refusal(ctx: SkillContext, exc: Refused) -> Refusal:
         key = "not_found_near" if near else "not_found"
         message = REFUSALS.text(key, lang, path=exc.path, near=listed)
         return Refusal(message, {"error": "not_found", "suggestions": near})
+    if isinstance(exc, FrontmatterNotKept):  # (readable: a change it cannot take as written)
+        message = REFUSALS.text("frontmatter_not_kept", lang, path=exc.path, reason=exc.reason)
+        return Refusal(message, {"error": "frontmatter_not_kept"})
     if isinstance(exc, InvalidFrontmatter):
         message = REFUSALS.text("invalid_frontmatter", lang, path=exc.path, reason=exc.reason)
         return Refusal(message, {"error": "invalid_frontmatter"})

@@ -411,12 +411,17 @@ def _span(body: str, selection: str) -> tuple[int, str] | None:
 
 
 def _splice(block: str, body: str, where: int, original: str, revised: str, whole: bool) -> str:
-    """The new body: ``revised`` in place of ``original`` (or of the whole body)."""
+    """The new body: ``revised`` in place of ``original`` (or of the whole body), in the
+    line ends of the text it replaces (a CRLF post's edit was written with LF lines, and its
+    blank line after the frontmatter dropped)."""
+    newline = "\r\n" if "\r\n" in (body if whole else original) else "\n"
+    if newline == "\r\n":
+        revised = revised.replace("\r\n", "\n").replace("\n", "\r\n")
     if not whole:
         return body[:where] + revised + body[where + len(original) :]
-    new_body = revised if revised.endswith("\n") else revised + "\n"
-    if block and not new_body.startswith("\n") and body.startswith("\n"):
-        new_body = "\n" + new_body  # keep the blank line after the frontmatter
+    new_body = revised if revised.endswith("\n") else revised + newline
+    if block and not new_body.startswith(("\n", "\r\n")) and body.startswith(("\n", "\r\n")):
+        new_body = newline + new_body  # keep the blank line after the frontmatter
     return new_body
 
 

@@ -296,7 +296,22 @@ def _date(old: Any, raw: str) -> Any:
         return given if has_time else given.date()
     if not has_time and isinstance(old, str) and _ISO.match(old):
         return raw + old[10:]  # a string's time and offset kept ("2024-01-01T10:00:00+02:00")
+    written = _WRITTEN_TIME.fullmatch(old.strip()) if isinstance(old, str) else None
+    if has_time and given.tzinfo is None and written and written["offset"]:
+        # a time given without an offset, for a string with one: written as the old one
+        # was, its offset kept ("2024-01-12T10:00:00+08:00" set to "2024-06-01 09:30" lost
+        # its +08:00, moving the post by eight hours)
+        clock = raw[11:]
+        if written["seconds"] and clock.count(":") == 1:
+            clock += ":00"
+        return raw[:10] + written["sep"] + clock + written["offset"]
     return raw  # a date written as a string stays one, as given
+
+
+_WRITTEN_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?P<sep>[T ])\d{2}:\d{2}(?P<seconds>:\d{2}(?:\.\d+)?)?"
+    r"(?P<offset>\s*(?:Z|[+-]\d{2}:?\d{2}))?"
+)
 
 
 def _typed(key: str, old: Any, raw: str) -> FieldSet | None:

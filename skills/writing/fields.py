@@ -159,5 +159,9 @@ def only_field_set(post: Frontmatter, new_text: str, path: str, key: str) -> boo
     was (a post without frontmatter gets a block, and a blank line after it) and every other
     field too."""
     kept = split_frontmatter(new_text, path)
-    body_kept = kept.body in ((post.body,) if post.format else (post.body, "\n" + post.body))
+    if post.format:
+        body_kept = kept.body == post.body
+    else:  # (a byte-order mark goes before the new block; a CRLF post's blank line is CRLF)
+        body = post.body.removeprefix("\ufeff")
+        body_kept = kept.body in (body, "\n" + body, "\r\n" + body)
     return body_kept and others_kept(post.fields(), kept.fields(), key)

@@ -354,6 +354,18 @@ def _as_tags(value: Any) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def _as_written(value: Any, after: list[str]) -> Any:
+    """The tags ``after`` in the shape the field ``value`` had: a list; a string of
+    comma-separated tags; Jekyll's tags separated by spaces (``tags: rust go``, which Jekyll
+    splits at spaces: "rust, go, python" was read as "rust," and "go,"), or a list when a
+    tag has a space in it."""
+    if not isinstance(value, str):
+        return after
+    if "," in value or len(value.split()) < 2:
+        return ", ".join(after)
+    return after if any(len(tag.split()) > 1 for tag in after) else " ".join(after)
+
+
 def retagged(
     post: Frontmatter, change: TagChange, *, zola: bool, lists: ListStyle | None = None
 ) -> Retagged:
@@ -391,7 +403,7 @@ def retagged(
     field = f"taxonomies.{key}" if nested else key
     if after == before:
         return Retagged(post.text, tuple(before), tuple(after), tuple(ignored), field)
-    new_value: Any = ", ".join(after) if isinstance(value, str) else after
+    new_value: Any = _as_written(value, after)
     if nested:
         table = dict(taxonomies) if isinstance(taxonomies, Mapping) else {}
         table[key] = new_value
