@@ -518,3 +518,10 @@ def test_a_change_that_does_not_read_back_is_refused(text: str, changes: dict[st
     with pytest.raises(FrontmatterNotKept) as refused:
         found.with_fields(changes)
     assert isinstance(refused.value, InvalidFrontmatter) and refused.value.path == "posts/x.md"
+
+
+def test_a_new_toml_key_in_a_crlf_block_is_crlf() -> None:
+    text = '+++\r\ntitle = "T"\r\n[taxonomies]\r\ntags = ["a"]\r\n+++\r\n\r\nB.\r\n'
+    changed = split_frontmatter(text).with_fields({"draft": True, "extra": {"x": 1}})
+    assert "\n" not in changed.text.replace("\r\n", "")
+    assert changed.fields()["draft"] is True and changed.body == "\r\nB.\r\n"

@@ -369,7 +369,11 @@ def _toml_set(inner: str, changes: Mapping[str, Any], removed: list[str]) -> str
         if key in doc:
             del doc[key]
     _toml_merge(doc, changes)
-    return tomlkit.dumps(doc)
+    dumped = tomlkit.dumps(doc)
+    if "\r\n" in inner and "\n" not in inner.replace("\r\n", ""):
+        # (tomlkit writes a new key's line with LF: a CRLF block got mixed line ends)
+        dumped = dumped.replace("\r\n", "\n").replace("\n", "\r\n")
+    return dumped
 
 
 def _toml_merge(table: Any, changes: Mapping[str, Any]) -> None:
