@@ -119,6 +119,11 @@ async def test_a_request_typed_where_tags_were_asked_for_adds_none(blog: Path) -
         "这篇文章讲了什么",
         "请总结一下",
         "is there a post about rust lifetimes in this blog?",
+        "suggest tags for it",  # (read as a post's name, it named none, and was lost)
+        "add the tag rust to it",
+        "change its category to linux",
+        "把它的分类改成 工具",
+        "给它加一个标签 编辑器",
     ],
 )
 def test_what_reads_as_a_new_request(text: str) -> None:

@@ -34,8 +34,16 @@ _START_EN = re.compile(
     r")\b",
     re.I,
 )
+# Verbs that start a request of three words or more ("suggest tags for it", typed where a
+# post was asked for, was read as a post's name, named none, and was lost); shorter, "add
+# it" is an answer.
+_START_EN_LONGER = re.compile(
+    r"^(?:(?:please|pls|can you|could you|would you|now)\s+)?(?:"
+    r"suggest|add|change|set|rename|retag|untag|move|unpublish|fix|replace)\s+\S+\s+\S",
+    re.I,
+)
 _START_ZH = re.compile(
-    r"^(?:请|帮我|给我|麻烦)|^(?:总结|概括|翻译|写一|起草|编辑|修改|改写|重写|润色|创建|新建|删除|研究|"
+    r"^(?:请|帮我|给我|麻烦|把|将|给它)|^(?:总结|概括|翻译|写一|起草|编辑|修改|改写|重写|润色|创建|新建|删除|研究|"
     r"搜索|查找|列出|告诉|解释|比较|缩短|扩写|更新|发布)"
 )
 _QUESTION_ZH = re.compile(r"什么|怎么|为什么|如何|哪些|哪篇|多少|吗\s*[？?]?\s*$")
@@ -48,6 +56,8 @@ def new_request(text: str) -> bool:
     if not text:
         return False
     if _START_EN.match(text) or _START_ZH.match(text) or _QUESTION_ZH.search(text):
+        return True
+    if _START_EN_LONGER.match(text):
         return True
     if text[-1] in "?？":  # a question of its own, not "the docker one?"
         return len(text.split()) >= 4 or len(_CJK.findall(text)) >= 6
