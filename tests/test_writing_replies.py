@@ -26,6 +26,7 @@ from skillrt.skills.writing import (
     post_length,
     post_tags,
     show_post,
+    tag_suggest,
 )
 
 MODULES = sorted({s.fn.__module__ for s in builtin_skills() if "browsing" not in s.fn.__module__})
@@ -89,6 +90,8 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
         wanted |= asked_for(post_facts)  # a post's author, date or categories
     if any(getattr(module, n, None) is blog_facts.blog_extreme for n in dir(module)):
         wanted |= asked_for(blog_facts)  # the blog's oldest, longest, shortest, top tag
+    if any(getattr(module, n, None) is tag_suggest.suggest_tags for n in dir(module)):
+        wanted |= asked_for(tag_suggest)  # the blog's tags that fit a post
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

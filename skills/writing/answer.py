@@ -77,6 +77,8 @@ from .repeats import not_circular, not_questions, not_repetitive
 from .scaffold import without_echo, without_retry_talk
 from .show_post import REPLIES as SHOW_REPLIES
 from .show_post import means_the_open_one, show_post, shown_part, shows_newest
+from .tag_suggest import REPLIES as SUGGEST_REPLIES
+from .tag_suggest import suggest_tags, tags_suggestion_asked
 
 __all__ = [
     "AnswerParams",
@@ -204,6 +206,7 @@ REPLIES = (
     _OWN_REPLIES
     | LISTING_REPLIES
     | LENGTH_REPLIES
+    | SUGGEST_REPLIES
     | POST_TAGS_REPLIES
     | POST_FACTS_REPLIES
     | BLOG_FACTS_REPLIES
@@ -886,6 +889,9 @@ async def _open_post(ctx: SkillContext, text: str | None = None) -> str | None:
 async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResult:
     question = params.question
     ctx.progress(1, 2, ctx.reply("searching"))
+    if (words := tags_suggestion_asked(question)) is not None:  # the blog's tags, no model
+        post = await _the_post(ctx, words, "suggest", ctx.reply("suggest_action"))
+        return await suggest_tags(ctx, post) if post else no_post_chosen(ctx)
     if (tags := tag_ask(question)) is not None:  # by tag, or the tags: the index's, no model
         return await list_by_tag(ctx, tags, "drafts_left_out")
     if (extreme := extreme_asked(question)) is not None:  # the oldest, the longest…: the index's
