@@ -496,3 +496,35 @@ def test_a_post_index_damaged_while_open_is_moved_aside_and_rebuilt(tmp_path: Pa
     index.refresh()  # the next call works on a fresh index, filled again
     assert index.search("asyncio")
     index.close()
+
+
+def test_a_disk_that_fills_while_the_cli_runs_a_task_ends_it_clearly(tmp_path: Path) -> None:
+    """The log file is in the state folder, on the disk that fills: a log line written where
+    the failed commit was settled raised there, its waiters were never woken, and `skillrt
+    run` hung, printing "--- Logging error ---" tracebacks. (The file-size limit is set on
+    the running process, after its log file is open: as a disk that fills.)"""
+    blog = make_blog(tmp_path)
+    answers = article("Rust Ownership", ["Owners own.", "Moves."])
+    answers[2] = {"$answer": answers[2], "$delay": 3}  # section 1: the disk fills meanwhile
+    script = write_script(tmp_path / "script.json", answers)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "skillrt", "run", "write an article about Rust ownership"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=cli_env(blog, script),
+    )
+    try:
+        assert child.stderr is not None
+        for line in child.stderr:  # the progress lines
+            if "section 1" in line:
+                break
+        hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+        resource.prlimit(child.pid, resource.RLIMIT_FSIZE, (0, hard))
+        out, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 74, out + err
+    assert "is full" in out and "Traceback" not in err and "Logging error" not in err, err
+    assert not list((blog / "posts").glob("rust-ownership*"))

@@ -16,10 +16,11 @@ import logging
 import os
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import structlog
 
+from skillrt._io.quiet import QuietFileHandler, QuietStream
 from skillrt._io.redaction import REDACTED, RedactingFilter, Redactor
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 __all__ = [
     "LOG_EVENTS",
     "REDACTED",
+    "QuietFileHandler",
+    "QuietStream",
     "RedactingFilter",
     "Redactor",
     "library_logger",
@@ -50,18 +53,19 @@ LOG_EVENTS = (
 )
 
 
-def open_log_file(config: RuntimeConfig) -> TextIO | None:
-    """The JSON-lines log file of ``config.log_file`` (appended), or None. The caller closes it."""
+def open_log_file(config: RuntimeConfig) -> QuietStream | None:
+    """The JSON-lines log file of ``config.log_file`` (appended), or None. The caller closes it.
+    Writing to it never raises (``QuietStream``)."""
     if config.log_file is None:
         return None
     path = Path(config.log_file).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # logs hold the inputs
-    return os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+    return QuietStream(os.fdopen(fd, "a", encoding="utf-8", buffering=1))
 
 
 def make_logger(
-    config: RuntimeConfig, redactor: Redactor, stream: TextIO | None = None
+    config: RuntimeConfig, redactor: Redactor, stream: TextIO | QuietStream | None = None
 ) -> structlog.stdlib.BoundLogger:
     """A logger for one runtime: JSON lines in ``stream`` (the log file), else lines handed to
     the stdlib logger ``skillrt.runtime``, which prints only where the host set logging up (the
@@ -73,7 +77,7 @@ def make_logger(
         else structlog.dev.ConsoleRenderer(colors=False)
     )
     logger: structlog.stdlib.BoundLogger = structlog.wrap_logger(
-        structlog.PrintLogger(stream)
+        structlog.PrintLogger(_quiet(stream))
         if stream is not None
         else logging.getLogger("skillrt.runtime"),
         processors=[
@@ -86,6 +90,12 @@ def make_logger(
         wrapper_class=structlog.make_filtering_bound_logger(level),
     )
     return logger
+
+
+def _quiet(stream: TextIO | QuietStream) -> TextIO:
+    """``stream`` as one whose writes never raise (a ``QuietStream``), typed as the file
+    structlog's ``PrintLogger`` takes (it calls ``write`` and ``flush``)."""
+    return cast("TextIO", stream if isinstance(stream, QuietStream) else QuietStream(stream))
 
 
 def library_logger(name: str, secrets: Iterable[str] = ()) -> structlog.stdlib.BoundLogger:

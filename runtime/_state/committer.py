@@ -709,7 +709,8 @@ class Committer:
         # gathered at the end of the turn, not handed over one at a time.
         self._crowded = crowded or len(waiters) > 1
         if error is not None:
-            self.logger.error("agent.error", where="checkpoint commit", error=str(error))
+            with contextlib.suppress(Exception):  # (a log line never keeps waiters waiting)
+                self.logger.error("agent.error", where="checkpoint commit", error=str(error))
             # Those who asked while these rounds were in flight may have data in them: they
             # hear of the failure too (their writes, if queued later, are retried next round).
             waiters += [w for r in self._outstanding for w in r.waiters] + self._waiters

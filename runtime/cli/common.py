@@ -9,9 +9,10 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 from skillrt._io.config_files import make_state_dir
+from skillrt._io.quiet import QuietFileHandler, QuietStream
 from skillrt._io.redaction import RedactingFilter, Redactor
 from skillrt.exceptions import StoreUnavailable, UserError
 from skillrt.outcomes import (
@@ -212,8 +213,8 @@ def _configure_library_logging(config: C, verbose: bool) -> C:
             if config.state_path in path.parents:  # <state>/logs: the state folder first
                 make_state_dir(config.state_path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            handler = logging.FileHandler(path, encoding="utf-8")
-            stream = handler.stream
+            handler = QuietFileHandler(path, encoding="utf-8")
+            stream = QuietStream(cast("TextIO", handler.stream))  # (structlog's lines too)
         except OSError:
             config = config.model_copy(update={"log_file": None})
             handler, stream = logging.NullHandler(), open(os.devnull, "w")  # noqa: SIM115
