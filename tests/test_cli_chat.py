@@ -300,3 +300,21 @@ def test_unclear_input_shows_numbered_choices_and_a_model_only_search_asks(
     child.expect("OK, I won't.")
     child.expect(PROMPT)
     assert quit_with_ctrl_d(child) == 0
+
+
+def test_an_input_history_that_cannot_be_kept_is_warned_of_and_the_chat_runs(
+    blog: Path, tmp_path: Path
+) -> None:
+    """A folder in place of the input history file: prompt_toolkit printed a traceback and
+    "Press ENTER to continue..." at each line."""
+    (blog / ".skillrt" / "input-history").mkdir(parents=True)
+    script = write_script(tmp_path / "script.json", [])
+    child = spawn_chat(cli_env(blog, script), tmp_path)
+    child.expect("the input history .*input-history cannot be used")
+    child.expect(PROMPT)
+    child.sendline("/tasks")
+    child.expect("No resumable tasks.")
+    seen = child.before or ""
+    child.expect(PROMPT)
+    assert "Traceback" not in seen and "Press ENTER" not in seen, seen
+    assert quit_with_ctrl_d(child) == 0

@@ -8,8 +8,10 @@ while no task runs).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -28,13 +30,57 @@ class LineReader(Protocol):
     def interrupt(self) -> None: ...
 
 
+class _KeptHistory(FileHistory):
+    """The input history file, used while it can be: one that cannot be read or written (a
+    folder in its place, no permission, a full disk) leaves the chat with this session's
+    history alone, and a warning, where prompt_toolkit printed a traceback and "Press ENTER
+    to continue..." at each line."""
+
+    def __init__(self, filename: Path) -> None:
+        super().__init__(str(filename))
+        self.path = filename
+        self.broken = False
+        try:  # (said before the first prompt, not from the thread that loads the lines)
+            with open(filename, "ab"):
+                pass
+        except OSError as error:
+            self._warn(error)
+
+    def _warn(self, error: OSError) -> None:
+        if not self.broken:
+            self.broken = True
+            print(
+                f"skillrt: warning: the input history {self.path} cannot be used "
+                f"({error.strerror or error}); this session's lines are not kept",
+                file=sys.stderr,
+            )
+
+    def load_history_strings(self) -> Iterable[str]:
+        if self.broken:
+            return []
+        try:
+            return list(super().load_history_strings())
+        except OSError as error:
+            self._warn(error)
+            return []
+
+    def store_string(self, string: str) -> None:
+        if self.broken:
+            return
+        try:
+            super().store_string(string)
+        except OSError as error:
+            self._warn(error)
+
+
 class PromptReader:
     """prompt_toolkit, with the input history kept in a file between runs."""
 
     def __init__(self, history_file: Path) -> None:
-        history_file.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # (a history that cannot be kept: _KeptHistory)
+            history_file.parent.mkdir(parents=True, exist_ok=True)
         self.session: PromptSession[str] = PromptSession(
-            history=FileHistory(str(history_file)), key_bindings=_clear_line_on_ctrl_c()
+            history=_KeptHistory(history_file), key_bindings=_clear_line_on_ctrl_c()
         )
         self._reading: asyncio.Task[str | None] | None = None
         self._interrupted = False
