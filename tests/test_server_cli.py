@@ -47,8 +47,8 @@ def test_serve_creates_a_private_token_prints_the_url_and_sigterm_keeps_tasks(
             banner + proc.stdout.readline() + (proc.stderr.read() if proc.stderr else "")
         )
         url, token = m.groups()
-        assert "created in" in proc.stdout.readline()
         token_file = root / ".skillrt" / "serve-token"
+        assert f"created in {token_file.absolute()};" in proc.stdout.readline()  # named whole
         assert token_file.read_text().strip() == token
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
         auth = {"Authorization": f"Bearer {token}"}
@@ -116,6 +116,11 @@ def test_serve_refuses_a_remote_bind_and_a_readable_token(tmp_path: Path) -> Non
     short = {**env, "SKILLRT_SERVE__TOKEN": "short"}
     out = skillrt("serve", "--port", "0", env=short, cwd=root)
     assert out.returncode == 2 and "at least 16" in out.stderr
+    # a folder given as the token file: said so (it blamed the state folder, exit 74)
+    folder = tmp_path / "tokens"
+    folder.mkdir()
+    out = skillrt("serve", "--port", "0", "--token-file", str(folder), env=env, cwd=root)
+    assert out.returncode == 2 and "is not a file" in out.stderr, out.stderr
 
 
 @pytest.fixture

@@ -39,6 +39,8 @@ def load_token(path: Path, *, given: str | None = None) -> tuple[str, bool]:
         if len(given) < _MIN_TOKEN:
             raise UserError(f"the serve token must have at least {_MIN_TOKEN} characters")
         return given, False
+    if path.exists() and not path.is_file():
+        raise UserError(f"{path} is not a file: give the file that holds the serve token")
     if path.is_file():
         if path.stat().st_mode & 0o077:
             raise UserError(f"{path} is readable by other users; run: chmod 600 {path}")

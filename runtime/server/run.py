@@ -86,9 +86,9 @@ def server_token(config: RuntimeConfig, token_file: Path | None) -> tuple[str, P
     given = config.serve.token.get_secret_value() if config.serve.token else None
     if given:
         return load_token(Path(), given=given)[0], None, False
-    path = token_file or make_state_dir(config.state_path) / "serve-token"
-    token, created = load_token(path.expanduser())
-    return token, path, created
+    path = (token_file or make_state_dir(config.state_path) / "serve-token").expanduser()
+    token, created = load_token(path)
+    return token, path.absolute(), created  # (named whole: a relative one is under --root)
 
 
 class Server(uvicorn.Server):
