@@ -84,4 +84,25 @@ async def test_no_tag_that_fits_is_said_and_a_post_is_asked_for(tmp_path: Path) 
     finally:
         await rt.close()
     assert msg.state == "COMPLETED" and msg.data["suggested"] == [], msg.content
-    assert "None of the blog's other tags" in msg.content
+    assert "None of the blog's 21 other tag(s) is said twice" in msg.content
+
+
+async def test_a_blog_whose_only_tags_are_the_posts_own_says_so(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = blog / "posts" / "a.md"
+    post.write_text("---\ntitle: A\ntags: [rust]\n---\n\nRust rust rust.\n", encoding="utf-8")
+    (blog / "posts" / "b.md").write_text("---\ntitle: B\n---\n\nNo tags.\n", encoding="utf-8")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    msg = await rt.process_input("suggest tags for it", context={"current_file": "posts/a.md"})
+    await rt.close()
+    assert msg.data["suggested"] == [] and "no tags but its own" in msg.content, msg.content
+
+
+async def test_a_tag_said_only_in_code_is_not_suggested(tmp_path: Path) -> None:
+    """The docker post's Dockerfile, "FROM python:3.12-slim", made python a tag for it."""
+    blog = copy_blog(tmp_path / "blog")
+    rt = writing_runtime(blog, ScriptedModel([]))
+    msg = await rt.process_input("suggest tags for posts/docker-basics.md")
+    await rt.close()
+    assert "python" not in msg.data["suggested"], msg.content

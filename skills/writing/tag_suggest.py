@@ -2,7 +2,8 @@
 
 "suggest tags for it", "what tags should I use for the docker post?", "给它推荐几个标签": the
 chat answered with tags the embedded model made up, none of them the blog's. The blog's tags
-that the post's words say (its title counting three times), and that it does not have yet,
+that the post's prose says (its title counting three times; code aside), and that it does not
+have yet,
 are suggested (said twice at least, or in the title: "go" once in a Python post is a word, not
 the language), the ones it says most first; the reply names its tags and how to add them.
 Nothing is written: adding is the tag change's ("add the tags rust, async").
@@ -43,11 +44,16 @@ REPLIES = Replies(
         "tags_it_has": ("它现在的标签：{tags}。", "Its tags now: {tags}. "),
         "tags_it_has_none": ("它现在没有标签。", "It has no tags yet. "),
         "no_tag_fits": (
-            "博客的其他标签（共 {count} 个）没有一个在 `{path}`（“{title}”）里出现两次以上，"
+            "博客的其他 {count} 个标签没有一个在 `{path}`（“{title}”）里出现两次以上，"
             "也没有出现在标题里。{has}可以用“给它加标签 …”加上你选的标签。",
-            "None of the blog's other tags ({count} in all) is said twice in `{path}` "
+            "None of the blog's {count} other tag(s) is said twice in `{path}` "
             "(“{title}”) or in its title. {has}To tag it, say “add the tags …” with tags of "
             "your choosing.",
+        ),
+        "no_other_tags": (
+            "博客里除了它自己的标签，没有别的标签可推荐。{has}可以用“给它加标签 …”加上你选的标签。",
+            "The blog has no tags but its own to suggest from. {has}To tag it, say “add the tags "
+            "…” with tags of your choosing.",
         ),
         "blog_has_no_tags": (
             "博客里还没有任何标签，无从推荐。{has}可以用“给它加标签 …”加上你选的标签。",
@@ -100,6 +106,7 @@ class Suggested(BaseModel):
     title: str
     tags: list[str]
     blog_tags: int
+    others: int  # the blog's tags the post does not have
     suggested: list[tuple[str, int, int]]
 
 
@@ -121,12 +128,16 @@ def _said(tag: str, title: str, body: str) -> int:
     )
 
 
+_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)|`[^`\n]+`", re.S | re.M)
+
+
 def _suggested(ctx: SkillContext, path: str) -> Suggested:
     """Blocking I/O (the index, the post): a sync step."""
     ctx.memory.refresh()
     meta = ctx.memory.posts.get(path)
     text, _ = ctx.files.read(path)
     _, body = split_post(text, path)
+    body = _CODE.sub(" ", body)  # (prose only: "FROM python:3.12" made the docker post python's)
     title = meta.title if meta is not None else path
     own = list(meta.tags) if meta is not None else []
     has = {t.casefold() for t in own}
@@ -137,7 +148,8 @@ def _suggested(ctx: SkillContext, path: str) -> Suggested:
             scored[tag] = said
     best = sorted(scored, key=lambda t: (-scored[t], -counts[t], t.casefold()))
     picked = [(tag, counts[tag], scored[tag]) for tag in best[:MAX_SUGGESTED]]
-    return Suggested(title=title, tags=own, blog_tags=len(counts), suggested=picked)
+    others = sum(tag.casefold() not in has for tag in counts)
+    return Suggested(title=title, tags=own, blog_tags=len(counts), others=others, suggested=picked)
 
 
 async def suggest_tags(ctx: SkillContext, path: str) -> SkillResult:
@@ -154,9 +166,11 @@ async def suggest_tags(ctx: SkillContext, path: str) -> SkillResult:
     data = {"path": path, "tags": found.tags, "suggested": names, "citations": [path]}
     if not found.blog_tags:
         return SkillResult(message=ctx.reply("blog_has_no_tags", has=has), data=data)
+    if not found.others:
+        return SkillResult(message=ctx.reply("no_other_tags", has=has), data=data)
     if not names:
         message = ctx.reply(
-            "no_tag_fits", count=found.blog_tags, path=path, title=found.title, has=has
+            "no_tag_fits", count=found.others, path=path, title=found.title, has=has
         )
         return SkillResult(message=message, data=data)
     listed = sep.join(
