@@ -11,7 +11,7 @@ import pytest
 
 from skillrt.skills.writing.post_facts import fact_asked
 from skillrt.testing import ScriptedModel
-from tests.blog import copy_fixture
+from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
 
 
@@ -111,3 +111,25 @@ async def test_a_posts_author_is_read_where_the_blog_keeps_it(
     )
     await rt.close()
     assert msg.data["value"] == author, msg.content
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("who wrote posts/docker-basics.md?", "names no author"),
+        ("what category is posts/go-concurrency.md in?", "has no categories"),
+        ("when was posts/docker-basics.md written?", "is dated 2024-08-15"),
+    ],
+)
+async def test_a_fact_of_a_post_named_by_its_path_is_routed_and_read(
+    tmp_path: Path, question: str, said: str
+) -> None:
+    """ "what category is posts/go.md in?" went to a summary, and "who wrote posts/x.md?"
+    offered choices: a firm rule now routes them."""
+    blog = copy_blog(tmp_path / "blog")
+    llm = ScriptedModel([])  # a model call fails the test
+    rt = writing_runtime(blog, llm)
+    msg = await rt.process_input(question)
+    await rt.close()
+    assert msg.state == "COMPLETED" and said in msg.content, msg.content
+    assert llm.call_count == 0
