@@ -297,3 +297,27 @@ async def test_state_changes_are_logged_at_debug_only(blog: Path, tmp_path: Path
         changes = [line for line in lines if line["event"] == "agent.state.changed"]
         assert [c["dest"] for c in changes if c["dest"] in expected] == expected
         assert all(c["task_id"] == msg.task_id for c in changes)
+
+
+async def test_a_sections_heading_said_again_as_a_bullet_is_taken_out(blog: Path) -> None:
+    """The embedded model put "- ssh Agent Fetching", a key point of its section in the
+    prompt, between its paragraphs; it was saved in the article. A plain line, a list of the
+    points and a line in a code block stay."""
+    from tests.cli_support import article
+
+    first = (
+        "Agent forwarding lends your keys to a remote host.\n- Part 1 matters\n"
+        "It keeps the keys on your laptop.\n\n- Part 1 matters\n- and more\n\nPart 1 matters\n\n"
+        "```text\n- Part 1 matters\n```\n"
+    )
+    second = "Turn it off for hosts you do not trust."
+    answers = article("SSH agent forwarding", [first, second])
+    rt = await started(writing_runtime(blog, ScriptedModel(answers)))
+    msg = await rt.process_input("write an article about ssh agent forwarding")
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    text = (blog / msg.data["path"]).read_text(encoding="utf-8")
+    assert "remote host.\nIt keeps the keys" in text, text
+    assert (
+        "\n- Part 1 matters\n- and more\n\nPart 1 matters\n\n```text\n- Part 1 matters\n```" in text
+    )

@@ -34,6 +34,7 @@ __all__ = [
     "repaired_sections",
     "section_of",
     "without_name_line",
+    "without_name_lines",
 ]
 
 # Headings put in place of a section of the model's outline whose heading names nothing (none
@@ -223,6 +224,46 @@ def without_name_line(text: str, names: Sequence[str]) -> str:
     not as a heading, which ``section_of`` and the heading rules do not see."""
     first, _, rest = text.lstrip().partition("\n")
     return rest if rest.strip() and _key(first) in {_key(n) for n in names} else text
+
+
+_ECHO_MARK = re.compile(r"^\s{0,3}(?:[-*+]\s+|#{1,6}\s+|\d+[.)]\s+|\*\*|__)")
+_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+\S")
+_FENCE_LINE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def without_name_lines(text: str, names: Sequence[str], points: Sequence[str] = ()) -> str:
+    """``without_name_line``, and every later line outside code that is a list item, a
+    heading or a bold line saying only one of ``names`` (the section's heading, the title),
+    or a list item standing alone (no item above or below it) saying only one of ``points``
+    (the section's key points in the prompt): the embedded model put "- ssh Agent Fetching"
+    between its paragraphs, and it was saved in the article. A plain line ("Example:" may
+    open a code block) and a list of the points are left."""
+    text = without_name_line(text, names)
+    keys = {_key(n) for n in names if _key(n)}
+    point_keys = {_key(p) for p in points if _key(p)}
+    lines = text.splitlines(keepends=True)
+    kept: list[str] = []
+    fence = ""
+    for at, line in enumerate(lines):
+        opened = _FENCE_LINE.match(line)
+        if opened and (not fence or opened.group(1).startswith(fence)):
+            fence = "" if fence else opened.group(1)[:3]
+        elif not fence and _ECHO_MARK.match(line):
+            key = _key(line)
+            if key in keys or (key in point_keys and _alone(lines, at)):
+                continue
+        kept.append(line)
+    return "".join(kept) if any(k.strip() for k in kept) else text
+
+
+def _alone(lines: Sequence[str], at: int) -> bool:
+    """Whether line ``at``, a list item, has no list item right above or below it (blank
+    lines aside)."""
+    if not _ITEM.match(lines[at]):
+        return False
+    above = next((line for line in reversed(lines[:at]) if line.strip()), "")
+    below = next((line for line in lines[at + 1 :] if line.strip()), "")
+    return not _ITEM.match(above) and not _ITEM.match(below)
 
 
 def completed(text: str, min_words: int = 0) -> str | None:

@@ -75,7 +75,7 @@ from .sections import (
     fences_closed,
     repaired_sections,
     section_of,
-    without_name_line,
+    without_name_lines,
 )
 from .update_graph import extract_entities
 
@@ -573,7 +573,8 @@ async def _write_section(
     prompt = prompts[1] if note else prompts[0]
     result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=limit)
     text, to_the_end = section_of(strip_fences(result.content), outline, index)
-    text = without_name_line(text, [outline.title, outline.sections[index].heading])
+    section = outline.sections[index]
+    text = without_name_lines(text, [outline.title, section.heading], section.points)
     looped = result.truncated_repetition and to_the_end
     cut = result.usage.completion_tokens >= limit and to_the_end
     if (cut or looped) and (whole := completed(text, MIN_COMPLETED_WORDS)) is not None:
