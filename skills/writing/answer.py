@@ -385,7 +385,13 @@ _ABOUT_IT = re.compile(
     r"|\bwhat\s+(?:is|was)\s+it\s+about\b"
     r"|\b(?:does|did|what\s+does|what\s+did|how\s+does|where\s+does)\s+it\s+(?:say|mention|"
     r"cover|explain|talk|discuss|recommend|describe|suggest|conclude)\b"
-    r"|(?<!其)它(?:讲|说|提到|介绍|写)",
+    r"|(?<!其)它(?:讲|说|提到|介绍|写)"
+    # feedback asked on it: "review it", "rate my post", "评价一下它" (the search for "review"
+    # answered from the weekly review post)
+    r"|^(?:(?:please|pls|can\s+you|could\s+you|would\s+you)\s+)?(?:give\s+me\s+(?:some\s+|"
+    r"your\s+)?(?:feedback|thoughts|opinions?|a\s+critique|a\s+review)\s+(?:on|about|of)|"
+    r"critique|review|rate|assess|evaluate)\s+(?:it|my\s+(?:post|article|draft|writing))\b"
+    r"|^(?:请|帮我|你)?(?:评价|点评|评审|审阅|评估)一下?(?:它|我的文章)",
     re.I,
 )
 
