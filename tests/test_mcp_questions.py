@@ -241,3 +241,47 @@ async def test_an_mcp_task_reports_progress_when_asked(runtime: AgentRuntime) ->
         await asyncio.sleep(0.1)  # the last notifications
     assert not result.isError
     assert "step 1" in seen and "step 3" in seen
+
+
+async def test_a_call_cancelled_while_its_question_is_out_cancels_the_task(
+    runtime: AgentRuntime, tmp_path: Path
+) -> None:
+    """The client cancels the call while the confirmation is out as an elicitation: the task
+    ends CANCELLED, and the session's next "yes" is no answer to it (the post stays)."""
+    post = tmp_path / "blog" / "posts" / "git-workflow.md"
+    asked = asyncio.Event()
+    release = asyncio.Event()
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.set()
+        await release.wait()  # the user has not answered yet when the call is cancelled
+        return types.ElicitResult(action="accept", content={"answer": "yes"})
+
+    async with connect(runtime, elicitation_callback=elicit) as session:
+        request_id = session._request_id  # the id the next request gets
+        call = asyncio.ensure_future(
+            session.call_tool("ask", {"text": "delete posts/git-workflow.md"})
+        )
+        await asyncio.wait_for(asked.wait(), 10)
+        [waiting] = [t for t in runtime.list_tasks() if t.state == "WAITING_INPUT"]
+        await session.send_notification(
+            types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(requestId=request_id, reason="stop")
+                )
+            )
+        )
+        for _ in range(250):
+            if runtime.get_task(waiting.id) is None:
+                break
+            await asyncio.sleep(0.02)
+        release.set()  # (the client reads the call's answer once its callback returns)
+        with pytest.raises(McpError):
+            await asyncio.wait_for(call, 10)
+        later = await session.call_tool("ask", {"text": "yes"})
+    assert runtime.get_task(waiting.id) is None  # ended, not waiting
+    assert runtime.history is not None
+    [entry] = [e for e in runtime.history.tasks(limit=20) if e["task_id"] == waiting.id]
+    assert entry["state"] == "CANCELLED"
+    assert (later.structuredContent or {}).get("task_id") != waiting.id
+    assert post.exists()

@@ -13,6 +13,7 @@ at once and goes on in the background (``tasks.py``).
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -88,6 +89,12 @@ class McpServer:
             task_id = message.task_id or ""
             try:
                 answer = await session.elicit_form(message.content, _QUESTION_SCHEMA, request_id)
+            except asyncio.CancelledError:
+                # The client cancelled the call while its question was out: the task ends
+                # (CANCELLED), as a call cancelled mid-stream does; left waiting, the session's
+                # next input ("yes") would have been taken as its answer.
+                self.runtime.abort(task_id)
+                raise
             except Exception:  # the client went away or refused the request: the task waits
                 return message
             text = (answer.content or {}).get("answer") if answer.action == "accept" else None
