@@ -2,7 +2,8 @@
 ``ask`` (free text, as ``process_input``) and ``answer`` (the reply to a task's question).
 
 ``parse_call`` checks a call's arguments the way the HTTP API does (the skill's pydantic
-params model), so a refusal names the same fields with the same words.
+params model), so a refusal names the same fields with the same words (``params.topic: Field
+required``; the HTTP API puts ``body.`` before them).
 """
 
 from __future__ import annotations
