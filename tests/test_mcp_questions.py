@@ -285,3 +285,42 @@ async def test_a_call_cancelled_while_its_question_is_out_cancels_the_task(
     assert entry["state"] == "CANCELLED"
     assert (later.structuredContent or {}).get("task_id") != waiting.id
     assert post.exists()
+
+
+async def test_posts_with_spaces_or_other_scripts_in_their_names_are_read_by_their_uris(
+    runtime: AgentRuntime, tmp_path: Path
+) -> None:
+    """A post's URI is its path percent-encoded; reading that URI reads the post (decoded, it
+    is still only a post of the blog that is read)."""
+    posts = tmp_path / "blog" / "posts"
+    names = {
+        "my post.md": "Spaced",
+        "中文笔记.md": "中文",
+        "Caps#1.md": "Hash",
+        "100% sure.md": "Pct",
+    }
+    for name, title in names.items():
+        (posts / name).write_text(f"---\ntitle: {title}\n---\n\n{title} body.\n", encoding="utf-8")
+    (tmp_path / "secret.md").write_text("---\ntitle: Secret\n---\n\nkey\n", encoding="utf-8")
+    read: dict[str, str] = {}
+    async with connect(runtime) as session:
+        listed = {r.title: r for r in (await session.list_resources()).resources}
+        for title in names.values():
+            contents = (await session.read_resource(listed[title].uri)).contents[0]
+            assert isinstance(contents, types.TextResourceContents)
+            read[str(listed[title].uri)] = contents.text
+        for outside in (
+            "post://..%2F..%2Fetc%2Fpasswd",
+            "post://..%2Fsecret.md",
+            "post://posts%2F..%2F..%2Fsecret.md",
+            "post://posts/%2E%2E/%2E%2E/secret.md",
+        ):
+            with pytest.raises(McpError, match="no post"):
+                await session.read_resource(outside)  # type: ignore[arg-type]
+    uris = {
+        "post://posts/my%20post.md": "Spaced",
+        "post://posts/%E4%B8%AD%E6%96%87%E7%AC%94%E8%AE%B0.md": "中文",
+        "post://posts/Caps%231.md": "Hash",
+        "post://posts/100%25%20sure.md": "Pct",
+    }
+    assert read == {uri: f"---\ntitle: {t}\n---\n\n{t} body.\n" for uri, t in uris.items()}

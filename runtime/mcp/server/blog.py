@@ -1,7 +1,8 @@
 """The blog as MCP resources and prompts.
 
 Every indexed post is a resource ``post://<path>`` (its path under the blog, e.g.
-``post://posts/rust-ownership.md``) named by its title, as ``text/markdown``. The prompts
+``post://posts/rust-ownership.md``, percent-encoded: ``post://posts/my%20post.md``) named by
+its title, as ``text/markdown``. The prompts
 (write, summarise, translate) hand the client's model a request for the ``ask`` tool, in
 words the router understands, so no prompt names a skill.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import quote, unquote
 
 from mcp import types
 from mcp.shared.exceptions import McpError
@@ -17,6 +19,7 @@ from mcp.shared.exceptions import McpError
 from skillrt.agent import AgentRuntime
 from skillrt.blog.files import FileStore
 from skillrt.blog.memory import BlogMemory
+from skillrt.blog.posts import Post
 from skillrt.exceptions import UserError
 
 __all__ = ["PROMPTS", "get_prompt", "list_posts", "read_post"]
@@ -25,8 +28,23 @@ SCHEME = "post://"
 MIME = "text/markdown"
 
 
+# Characters a path keeps as they are in its URI: RFC 3986's unreserved ones (``quote`` never
+# encodes those), ``/``, and the sub-delimiters, which mean nothing in a path. Everything else
+# (a space, ``%``, ``#``, ``?``, ``:``, ``@``, non-ASCII) is percent-encoded, so that the URI
+# is one pydantic's URL type keeps as it is, and ``_paths`` gives the path back as it was.
+_KEPT = "/!$&'()*+,;="
+
+
 def _uri(path: str) -> str:
-    return SCHEME + path
+    return SCHEME + quote(path, safe=_KEPT)
+
+
+def _paths(uri: str) -> list[str]:
+    """The paths a ``post://`` URI may stand for: decoded (as ``_uri`` encodes them), then as
+    written (a client that built the URI itself, around a name with a ``%``)."""
+    raw = uri[len(SCHEME) :]
+    decoded = unquote(raw)
+    return [decoded] if decoded == raw else [decoded, raw]
 
 
 async def list_posts(runtime: AgentRuntime) -> list[types.Resource]:
@@ -52,19 +70,28 @@ async def read_post(runtime: AgentRuntime, uri: str) -> tuple[str, str]:
     await runtime.initialize()
     if not uri.startswith(SCHEME):
         raise _invalid(f"not a post: {uri} (posts are post://<path>)")
-    path = uri[len(SCHEME) :]
+    paths = _paths(uri)
     memory = _memory(runtime)
-    known = await asyncio.to_thread(memory.posts.get, path)
+    known = await asyncio.to_thread(_indexed, memory, paths)
     if known is None:
         await asyncio.to_thread(memory.refresh)
-        known = await asyncio.to_thread(memory.posts.get, path)
-    if known is None:
-        raise _invalid(f"no post {path!r} in the blog")
+        known = await asyncio.to_thread(_indexed, memory, paths)
+    if known is None:  # only an indexed post is read: ``..`` or a path outside is no post
+        raise _invalid(f"no post {paths[0]!r} in the blog")
     try:
         text, _ = await asyncio.to_thread(_files(runtime).read, known.path)
     except UserError as exc:
         raise _invalid(str(exc)) from None
     return text, MIME
+
+
+def _indexed(memory: BlogMemory, paths: list[str]) -> Post | None:
+    """The first of ``paths`` the blog's index knows, or None."""
+    for path in paths:
+        known = memory.posts.get(path)
+        if known is not None:
+            return known
+    return None
 
 
 def _memory(runtime: AgentRuntime) -> BlogMemory:
