@@ -324,3 +324,29 @@ async def test_posts_with_spaces_or_other_scripts_in_their_names_are_read_by_the
         "post://posts/100%25%20sure.md": "Pct",
     }
     assert read == {uri: f"---\ntitle: {t}\n---\n\n{t} body.\n" for uri, t in uris.items()}
+
+
+async def test_a_refused_call_made_as_a_task_is_a_task_that_failed(runtime: AgentRuntime) -> None:
+    """Bad params or an unknown tool, in a call made as an MCP task: the
+    client gets the task it asked for (not a plain result, which the SDK cannot read as
+    one), failed, with the refusal as its result."""
+    async with connect(runtime) as session:
+        tasks = experimental(session)
+        refused: dict[str, tuple[str, types.CallToolResult]] = {}
+        for name, arguments in [
+            ("WriteArticle", {}),
+            ("NoSuchTool", {}),
+            ("answer", {"task_id": "", "text": "yes"}),
+        ]:
+            created = await tasks.call_tool_as_task(name, arguments)
+            result = await tasks.get_task_result(created.task.taskId, types.CallToolResult)
+            refused[name] = (created.task.status, result)
+        listed = {t.taskId: t.status for t in (await tasks.list_tasks()).tasks}
+    assert {name: status for name, (status, _) in refused.items()} == dict.fromkeys(
+        refused, "failed"
+    )
+    assert all(result.isError for _, result in refused.values())
+    assert _text(refused["WriteArticle"][1]) == "params.topic: Field required"
+    assert _text(refused["NoSuchTool"][1]).startswith("no tool 'NoSuchTool'")
+    assert _text(refused["answer"][1]) == "task_id: a non-empty string is required"
+    assert sorted(listed.values()) == ["failed"] * 3

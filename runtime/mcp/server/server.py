@@ -122,14 +122,18 @@ class McpServer:
         rt = self.runtime
         await rt.initialize()
         ctx = self.server.request_context
+        is_task = ctx.experimental.is_task
+        ttl = ctx.experimental.task_metadata.ttl if ctx.experimental.task_metadata else None
         try:
             call = parse_call(rt.skills, name, arguments)
         except Refused as refused:
-            return error_result(refused.reason, **refused.data)
+            result = error_result(refused.reason, **refused.data)
+            if is_task:  # the client waits for a task: one that failed, the refusal its result
+                return await self.book.refused(redacted_result(rt.redactor, result), ttl)
+            return result
         session = ctx.session
         token = ctx.meta.progressToken if ctx.meta is not None else None
-        if ctx.experimental.is_task:
-            ttl = ctx.experimental.task_metadata.ttl if ctx.experimental.task_metadata else None
+        if is_task:
 
             async def background(on_task: Any) -> ChatMessage | None:
                 # The request has its answer (the task): progress goes out on its own.

@@ -152,6 +152,23 @@ class TaskBook:
         job.add_done_callback(lambda fut: self._done(task_id, fut))
         return types.CreateTaskResult(task=self._task(task_id))
 
+    async def refused(
+        self, result: types.CallToolResult, ttl: int | None
+    ) -> types.CreateTaskResult:
+        """A call made as a task that was refused before it ran (bad params, an unknown tool or
+        task): a task over at once, ``failed``, whose result is the refusal. (Answered with the
+        refusal itself, the client that asked for a task could not read it.)"""
+        await asyncio.to_thread(self.prune)
+        task_id = "mcp-" + new_id()
+        record = _record(task_id, _now(), ttl)
+        record.update(
+            status="failed",
+            statusMessage=_short(" ".join(b.text for b in result.content if b.type == "text")),
+            result=result.model_dump(mode="json", exclude_none=True),
+        )
+        self._write(task_id, record)
+        return types.CreateTaskResult(task=self._task(task_id))
+
     def _done(self, task_id: str, fut: asyncio.Future[ChatMessage | None]) -> None:
         if self.jobs.get(task_id) is fut:
             del self.jobs[task_id]
