@@ -326,8 +326,73 @@ async def test_posts_with_spaces_or_other_scripts_in_their_names_are_read_by_the
     assert read == {uri: f"---\ntitle: {t}\n---\n\n{t} body.\n" for uri, t in uris.items()}
 
 
+async def _waiting_then_restarted(tmp_path: Path, *, as_task: bool) -> tuple[AgentRuntime, str]:
+    """A task that asked its question through MCP, and the runtime (the server) stopped
+    while it waited; a new runtime over the same blog and state."""
+    first = make_runtime(tmp_path, FunctionModel(StepModel()))
+    async with connect(first) as session:
+        if as_task:
+            tasks = experimental(session)
+            created = await tasks.call_tool_as_task("Ask", {"question": "Which colour?"})
+            task_id = created.task.taskId
+            for _ in range(250):
+                if (await tasks.get_task(task_id)).status == "input_required":
+                    break
+                await asyncio.sleep(0.02)
+        else:
+            asked = await session.call_tool("Ask", {"question": "Which colour?"})
+            assert asked.structuredContent is not None
+            task_id = asked.structuredContent["task_id"]
+    await first.close()  # the server stops; the waiting task stays resumable
+    second = make_runtime(tmp_path, FunctionModel(StepModel()))
+    await second.initialize()
+    summary = second.get_task(task_id)
+    assert summary is not None and summary.question == "Which colour?"
+    return second, task_id
+
+
+async def test_answer_after_a_restart_resumes_the_task_that_waits(tmp_path: Path) -> None:
+    runtime, task_id = await _waiting_then_restarted(tmp_path, as_task=False)
+    try:
+        async with connect(runtime) as session:
+            answered = await session.call_tool("answer", {"task_id": task_id, "text": "red"})
+            again = await session.call_tool("answer", {"task_id": task_id, "text": "green"})
+            unknown = await session.call_tool("answer", {"task_id": "no-such-task", "text": "x"})
+    finally:
+        await runtime.close()
+    assert not answered.isError, answered.content
+    assert _text(answered) == "you said red"
+    assert answered.structuredContent is not None
+    assert answered.structuredContent["state"] == "COMPLETED"
+    assert again.isError
+    assert _text(again) == f"task {task_id} is not waiting for an answer"
+    assert unknown.isError
+    assert _text(unknown) == "no task 'no-such-task' is running or resumable"
+    assert unknown.structuredContent == {"error": _text(unknown), "task_id": "no-such-task"}
+
+
+async def test_answer_after_a_restart_answers_an_mcp_task_that_waits(tmp_path: Path) -> None:
+    """A call made as an MCP task asked its question, and the server started again: ``answer``
+    takes the reply at once (``tasks/get`` first resumes the task in the background: the
+    answer waits for that), and the MCP task's result is the answered run's."""
+    runtime, task_id = await _waiting_then_restarted(tmp_path, as_task=True)
+    try:
+        async with connect(runtime) as session:
+            tasks = experimental(session)
+            assert (await tasks.get_task(task_id)).status == "input_required"
+            answered = await session.call_tool("answer", {"task_id": task_id, "text": "red"})
+            status = await tasks.get_task(task_id)
+            result = await tasks.get_task_result(task_id, types.CallToolResult)
+    finally:
+        await runtime.close()
+    assert not answered.isError, answered.content
+    assert _text(answered) == "you said red"
+    assert status.status == "completed"
+    assert _text(result) == "you said red"
+
+
 async def test_a_refused_call_made_as_a_task_is_a_task_that_failed(runtime: AgentRuntime) -> None:
-    """Bad params or an unknown tool, in a call made as an MCP task: the
+    """Bad params, an unknown tool or an unknown task, in a call made as an MCP task: the
     client gets the task it asked for (not a plain result, which the SDK cannot read as
     one), failed, with the refusal as its result."""
     async with connect(runtime) as session:
@@ -336,7 +401,7 @@ async def test_a_refused_call_made_as_a_task_is_a_task_that_failed(runtime: Agen
         for name, arguments in [
             ("WriteArticle", {}),
             ("NoSuchTool", {}),
-            ("answer", {"task_id": "", "text": "yes"}),
+            ("answer", {"task_id": "no-such-task", "text": "yes"}),
         ]:
             created = await tasks.call_tool_as_task(name, arguments)
             result = await tasks.get_task_result(created.task.taskId, types.CallToolResult)
@@ -348,5 +413,5 @@ async def test_a_refused_call_made_as_a_task_is_a_task_that_failed(runtime: Agen
     assert all(result.isError for _, result in refused.values())
     assert _text(refused["WriteArticle"][1]) == "params.topic: Field required"
     assert _text(refused["NoSuchTool"][1]).startswith("no tool 'NoSuchTool'")
-    assert _text(refused["answer"][1]) == "task_id: a non-empty string is required"
+    assert _text(refused["answer"][1]) == "no task 'no-such-task' is running or resumable"
     assert sorted(listed.values()) == ["failed"] * 3

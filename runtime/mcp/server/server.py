@@ -38,6 +38,7 @@ INSTRUCTIONS = (
     " Each skill is a tool; `ask` takes a request in free text. The blog's posts are resources"
     " (post://<path>). Long calls can run as tasks."
 )
+_RECENT = 500  # the history's latest tasks, where ``answer`` looks for a task that is over
 _QUESTION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"answer": {"type": "string", "title": "Your answer"}},
@@ -74,7 +75,33 @@ class McpServer:
         if call.kind == "ask":
             context = {**call.params["context"], "session_id": session_id}
             return await rt.process_input(call.params["text"], context, on_task=on_task)
-        return await rt.answer_task(call.params["task_id"], call.params["text"], on_task=on_task)
+        task_id, text = call.params["task_id"], call.params["text"]
+        message = await rt.answer_task(task_id, text, on_task=on_task)
+        if message is not None:
+            return message
+        # Not waiting here: it may wait in the store (this server started again since it
+        # asked). Resumed, it asks again, and this is the answer (``skillrt resume ID
+        # --answer TEXT``).
+        asked = await self.book.asked_again(task_id, session_id)
+        if asked is None or not is_waiting(asked) or asked.task_id != task_id:
+            return asked  # None: not waiting; else what the resumed task said instead
+        return await rt.answer_task(task_id, text, on_task=on_task)
+
+    async def unknown(self, call: Call) -> Refused | None:
+        """``answer`` to a task this runtime does not hold (neither running, waiting nor
+        resumable) nor ran lately: refused as the HTTP API refuses it (``unknown-task``)."""
+        if call.kind != "answer":
+            return None
+        task_id = call.params["task_id"]
+        rt = self.runtime
+        if task_id in self.book.jobs or await rt.get_task_async(task_id) is not None:
+            return None
+        history = rt.history
+        if history is not None:  # it ran here, and is over: "not waiting for an answer"
+            ended = await asyncio.to_thread(history.tasks, None, _RECENT)
+            if any(entry.get("task_id") == task_id for entry in ended):
+                return None
+        return Refused(f"no task {task_id!r} is running or resumable", task_id=task_id)
 
     async def run_asking(
         self,
@@ -126,6 +153,8 @@ class McpServer:
         ttl = ctx.experimental.task_metadata.ttl if ctx.experimental.task_metadata else None
         try:
             call = parse_call(rt.skills, name, arguments)
+            if (unknown := await self.unknown(call)) is not None:
+                raise unknown
         except Refused as refused:
             result = error_result(refused.reason, **refused.data)
             if is_task:  # the client waits for a task: one that failed, the refusal its result

@@ -34,6 +34,7 @@ Run = Callable[[Callable[[str], None]], Awaitable[ChatMessage | None]]
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _POLL_MS = 500
 _NOT_OVER = frozenset({"paused", "interrupted", "closed"})  # the task goes on (resumable)
+_STOPPED = frozenset({"PAUSED", "ERROR"})  # a task's states in which it can be resumed
 
 
 def mcp_status(message: ChatMessage) -> str:
@@ -64,6 +65,7 @@ class TaskBook:
         self.runtime = runtime
         self.folder = folder or runtime.config.state_path / "mcp-tasks"
         self.jobs: dict[str, asyncio.Future[ChatMessage | None]] = {}
+        self._resumed: set[str] = set()  # the jobs that resume a stopped task (``_resume``)
 
     # --- records ---------------------------------------------------------------------------------
 
@@ -172,6 +174,7 @@ class TaskBook:
     def _done(self, task_id: str, fut: asyncio.Future[ChatMessage | None]) -> None:
         if self.jobs.get(task_id) is fut:
             del self.jobs[task_id]
+            self._resumed.discard(task_id)
         if fut.cancelled():
             return
         error = fut.exception()
@@ -211,15 +214,33 @@ class TaskBook:
         if found is None or found.get("status") not in ("working", "input_required"):
             return
         summary = self.runtime.get_task(task_id)
-        if summary is None or summary.state not in ("PAUSED", "ERROR"):
+        if summary is None or summary.state not in _STOPPED:
             return
+        self._resume(task_id, None)
 
+    def _resume(self, task_id: str, session_id: str | None) -> asyncio.Future[ChatMessage | None]:
         async def resume() -> ChatMessage | None:
-            return await self.runtime.resume_task(task_id)
+            return await self.runtime.resume_task(task_id, session_id=session_id)
 
         job = asyncio.ensure_future(resume())
         self.jobs[task_id] = job
+        self._resumed.add(task_id)
         job.add_done_callback(lambda fut: self._done(task_id, fut))
+        return job
+
+    async def asked_again(self, task_id: str, session_id: str | None) -> ChatMessage | None:
+        """A task that waits for an answer, but in the store, not here (a restart cut it off
+        while it waited, or ``tasks/get`` is resuming it): resumed (as ``skillrt resume``
+        does) until it asks its question again; its reply, or None when there is no such task
+        (unknown, running, over, or stopped other than on a question)."""
+        summary = None if task_id in self.jobs else await self.runtime.get_task_async(task_id)
+        if task_id in self._resumed:  # being resumed already (by ``tasks/get``)
+            return await asyncio.shield(self.jobs[task_id])
+        if task_id in self.jobs:  # its call runs here: it does not wait
+            return None
+        if summary is None or summary.state not in _STOPPED or not summary.question:
+            return None
+        return await asyncio.shield(self._resume(task_id, session_id))
 
     # --- the protocol's calls ---------------------------------------------------------------------
 
