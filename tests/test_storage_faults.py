@@ -201,12 +201,26 @@ def zero_bytes(path: Path) -> None:
     path.write_bytes(b"")
 
 
+def name_not_utf8(path: Path) -> None:
+    """One byte of a table's name in the schema made \\xd5 (not UTF-8): Python's ``sqlite3``
+    raises ``UnicodeDecodeError`` reading it, which every command met as a traceback."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the schema in the main file
+    db.close()
+    data = bytearray(path.read_bytes())
+    at = max(data.find(b"tableCacheCache"), data.find(b"tabletaskstasks"))
+    assert at > 0
+    data[at + len("table") + 2] = 0xD5  # the name's third letter
+    path.write_bytes(bytes(data))
+
+
 DAMAGES = {
     "wrong_schema": wrong_schema,
     "foreign_tables": foreign_tables,  # every command exited 74 before (issue 26, item 10)
     "folder": folder_instead,
     "corrupt": corrupt,
     "zero_bytes": zero_bytes,
+    "name_not_utf8": name_not_utf8,  # a traceback from every command before
 }
 
 
@@ -277,6 +291,7 @@ def test_doctor_names_a_damaged_database(tmp_path: Path, damage: str) -> None:
         "folder": "is a folder",
         "corrupt": "not a SQLite database",
         "zero_bytes": "empty (0 bytes)",
+        "name_not_utf8": "unreadable",
     }
     assert words[damage] in found["value"] and "moved aside" in found["value"]
 

@@ -266,7 +266,7 @@ def _database(name: str, path: Path) -> Check | None:
                     )
         finally:
             db.close()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # (a name that is not UTF-8)
         return Check(label, f"{path} is unreadable ({exc}); {then}", "warn")
     foreign = foreign_schema(path, CHECKPOINT_SCHEMA if name == "checkpoints" else HISTORY_SCHEMA)
     if foreign is not None:

@@ -82,7 +82,9 @@ HISTORY_SCHEMA = Schema(
 
 def foreign_schema(db_path: Path, schema: Schema) -> str | None:
     """Why the database at ``db_path`` holds more or other than ``schema``, or None when it
-    does not, is empty, or cannot be read at all (then opening it reports that)."""
+    does not, is empty, or cannot be read at all (then opening it reports that). A schema whose
+    names are not UTF-8 (a damaged page) is a reason too: Python's ``sqlite3`` raises
+    ``UnicodeDecodeError`` reading it, which no store's handler of SQLite errors caught."""
     try:
         uri = db_path.resolve().as_uri() + "?mode=ro"
         conn = sqlite3.connect(uri, uri=True, timeout=10)
@@ -107,4 +109,6 @@ def foreign_schema(db_path: Path, schema: Schema) -> str | None:
                     return f"a foreign {kind} {name!r} in the database"
         except sqlite3.Error:
             return None  # not a database, or damaged: opening it says so and moves it aside
+        except UnicodeDecodeError as exc:
+            return f"its schema is damaged (a name that is not UTF-8: {exc})"
     return None
