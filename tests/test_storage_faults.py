@@ -296,6 +296,66 @@ def test_doctor_names_a_damaged_database(tmp_path: Path, damage: str) -> None:
     assert words[damage] in found["value"] and "moved aside" in found["value"]
 
 
+# --- a task record with a byte that is not UTF-8: that record moved aside, the rest kept -----
+
+
+async def test_a_record_with_a_byte_that_is_not_utf8_is_moved_aside_and_named(
+    tmp_path: Path,
+) -> None:
+    """One byte of a record (its skill's name, in its JSON and in the listing its row carries)
+    made \\xff: every command exited 74 with "Could not decode to UTF-8 column 'tag'", and
+    skillrt doctor said ok."""
+    blog = make_blog(tmp_path)
+    held = await paused_task(blog)
+    db = checkpoint_db(blog)
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = db.read_bytes()
+    assert data.count(b"PauseAfterOne") == 2  # the record's JSON and its row's listing
+    db.write_bytes(data.replace(b"PauseAfterOne", b"Pause\xfffterOne"))
+
+    doctor = cli(blog, tmp_path, "doctor", "--json", "--no-generate")
+    found = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}["checkpoints database"]
+    assert found["status"] == "warn" and held in found["value"]
+    listed = cli(blog, tmp_path, "tasks", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+    assert f"skillrt: warning: task record {held!r}" in listed.stderr
+    assert "moved to" in listed.stderr and "quarantine" in listed.stderr
+    assert list((blog / ".skillrt" / "checkpoints" / "quarantine").glob(f"record-{held}-*"))
+    answers = article("Rust Ownership", ["Owners own.", "Moves."])
+    done = cli(
+        blog, tmp_path, "run", "--json", "write an article about Rust ownership", answers=answers
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["state"] == "COMPLETED"
+
+
+async def test_a_record_whose_key_is_not_utf8_is_moved_aside_and_the_others_kept(
+    tmp_path: Path,
+) -> None:
+    from skillrt._state.embedded.checkpoints import CheckpointStore
+
+    blog = tmp_path / "blog"
+    kept = await paused_task(blog)
+    broken = await paused_task(blog)
+    con = sqlite3.connect(checkpoint_db(blog))
+    bad = broken[:4].encode() + b"\xff" + broken[5:].encode()
+    con.execute("UPDATE Cache SET key = CAST(? AS TEXT) WHERE key = ?", (bad, broken))
+    con.commit()
+    con.close()
+    store = CheckpointStore(blog / ".skillrt" / "checkpoints")
+    try:
+        assert store.all_ids() == [kept]  # raised OperationalError before
+        loaded = store.load_lazy(max_age_s=3600, now=time.time())
+        assert [r.id for r in loaded.records] == [kept]
+        (note,) = loaded.quarantined
+        assert "not UTF-8" in note and "moved to" in note and broken[:4] in note
+    finally:
+        store.close()
+
+
 # --- the state folder deleted or cut short while running: made again, nothing lost -----------
 
 

@@ -5,7 +5,8 @@ SQLite and the OS report storage faults in many shapes (``unable to open databas
 act on:
 
 =============  =======================================================================
-``corrupt``    not a database, a malformed image, another schema, a folder in its place:
+``corrupt``    not a database, a malformed image, another schema, a folder in its place,
+               a text that is not UTF-8 (``undecodable``):
                move it aside (quarantine) and start a fresh one
 ``missing``    its folder was deleted: create it again (the stores copy what they still
                hold in memory or through an open connection into the new file)
@@ -36,6 +37,7 @@ __all__ = [
     "scan_task_ids",
     "stamp",
     "unavailable",
+    "undecodable",
 ]
 
 Fault = Literal["corrupt", "missing", "read_only", "full", "other"]
@@ -46,9 +48,21 @@ _READ_ONLY_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
 _TASK_ID = re.compile(rb'"id":"([0-9a-f]{8,64})"')
 
 
+def undecodable(exc: BaseException) -> bool:
+    """Whether ``exc`` is Python's ``sqlite3`` failing to read a text that is not UTF-8 (a
+    damaged byte in a row, or in the schema's names): the file is damaged, not unusable."""
+    if isinstance(exc, UnicodeDecodeError):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and "could not decode to utf-8" in (
+        str(exc).lower()
+    )
+
+
 def classify(exc: BaseException, db_path: Path) -> Fault:
     """What ``exc``, raised while using the database at ``db_path``, means."""
     folder = db_path.parent
+    if undecodable(exc):  # a damaged byte: once "other", every command exited 74
+        return "corrupt"
     if isinstance(exc, OSError) and not isinstance(exc, sqlite3.Error):
         if exc.errno in _FULL_ERRNOS:
             return "full"

@@ -271,7 +271,52 @@ def _database(name: str, path: Path) -> Check | None:
     foreign = foreign_schema(path, CHECKPOINT_SCHEMA if name == "checkpoints" else HISTORY_SCHEMA)
     if foreign is not None:
         return Check(label, f"{path} has another schema ({foreign}); {then}", "warn")
+    if name == "checkpoints":
+        try:
+            bad = _unreadable_records(path)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            return Check(label, f"{path} is unreadable ({exc}); {then}", "warn")
+        if bad:
+            ids = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+            return Check(
+                label,
+                f"{path}: {len(bad)} task record(s) cannot be read ({ids}): each is moved to"
+                " checkpoints/quarantine/ when skillrt next reads it",
+                "warn",
+                {"records": bad},
+            )
     return Check(label, f"{path} ok")
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A connection that writes nothing: immutable without a ``-wal`` file (no one has the
+    database open), else read-only (the records still in the log are read too)."""
+    wal = path.with_name(path.name + "-wal")
+    uri = f"{path.resolve().as_uri()}?" + ("mode=ro" if wal.exists() else "immutable=1")
+    return sqlite3.connect(uri, uri=True)
+
+
+def _unreadable_records(path: Path) -> list[str]:
+    """The task records of the checkpoint database whose key or listing is not UTF-8 or whose
+    JSON does not parse (a damaged byte): the store moves each aside when it reads it."""
+    db = _read_only(path)
+    try:
+        rows = db.execute(
+            "SELECT rowid, CAST(key AS BLOB), CASE typeof(tag) WHEN 'text' THEN CAST(tag AS BLOB)"
+            " END, CAST(value AS BLOB) FROM Cache WHERE raw = 1"
+        ).fetchall()
+    finally:
+        db.close()
+    bad = []
+    for rowid, key, tag, value in rows:
+        try:
+            (key or b"").decode("utf-8")
+            (tag or b"").decode("utf-8")
+            json.loads(value or b"")
+        except ValueError:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+            name = (key or b"").decode("utf-8", "replace") or f"row {rowid}"
+            bad.append(name)
+    return bad
 
 
 def _disk(state: Path) -> Check:

@@ -59,7 +59,13 @@ import diskcache
 from pydantic_core import from_json, to_json
 
 from skillrt._io.bulk import gc_paused
-from skillrt._io.faults import classify, quarantine_file, scan_task_ids, unavailable
+from skillrt._io.faults import (
+    classify,
+    quarantine_file,
+    scan_task_ids,
+    unavailable,
+    undecodable,
+)
 from skillrt._io.opening import opening
 from skillrt._state.embedded.listing import (
     FIELDS,
@@ -386,6 +392,35 @@ def _safe_name(task_id: str) -> str:
     return cleaned
 
 
+# ``_rows``' columns: every text as bytes (a key's type said apart), numbers as they are.
+_ROWS = (
+    "SELECT rowid, CAST(key AS BLOB), typeof(key) = 'text', raw,"
+    " CASE typeof(tag) WHEN 'text' THEN CAST(tag AS BLOB) ELSE tag END, mode,"
+    " CAST(filename AS BLOB), CAST(value AS BLOB) FROM Cache"
+)
+
+_KEYS = "SELECT CAST(key AS BLOB), typeof(key) = 'text' FROM Cache WHERE raw = 1"
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _key_of(key: object, text: int) -> object:
+    """A row's key as ``_rows`` read it: a text key as str (as bytes when it is not UTF-8:
+    then it is no task id), any other as it is."""
+    if text and isinstance(key, bytes):
+        try:
+            return key.decode("utf-8")
+        except UnicodeDecodeError:
+            return key
+    return key
+
+
 class CheckpointStore:
     """Task records in a diskcache under ``directory`` (see the module docstring)."""
 
@@ -458,9 +493,31 @@ class CheckpointStore:
     def _rows(self, where: str = "", params: tuple[object, ...] = ()) -> list[_Row]:
         # Reads go to diskcache's Cache table directly, through its own connection: one query
         # for a bulk load instead of a lookup per key, the updated_at tag to skip old records
-        # unparsed, and values as bytes so that not even a bad text encoding can break a read.
-        query = "SELECT rowid, key, raw, tag, mode, filename, CAST(value AS BLOB) FROM Cache"
-        return [_Row(*row) for row in self._cache._sql(query + where, params).fetchall()]
+        # unparsed, and every text as bytes so that not even a bad text encoding can break a
+        # read (a damaged byte in a tag made every command exit 74): a key that is not UTF-8
+        # is no task id, its row is moved aside.
+        rows = self._cache._sql(_ROWS + where, params).fetchall()
+        return [
+            _Row(rowid, _key_of(key, text), raw, tag, mode, filename, value)
+            for rowid, key, text, raw, tag, mode, filename, value in rows
+        ]
+
+    def _single_out_undecodable(self) -> int:
+        """Move aside each row whose key or tag is not UTF-8 (what Python's ``sqlite3``
+        cannot read as text); how many there were. (Its value is read as bytes, and parsed.)"""
+        moved = 0
+        for row in self._rows():
+            bad = [
+                name
+                for name, value in (("key", row.key), ("listing", row.tag))
+                if isinstance(value, bytes) and not _utf8(value)
+            ]
+            if bad:
+                key = row.key.decode("utf-8", "replace") if isinstance(row.key, bytes) else row.key
+                reason = f"its {' and '.join(bad)} is not UTF-8 text (a damaged byte)"
+                self._reports.append(self._quarantine_row(row._replace(key=key), reason))
+                moved += 1
+        return moved
 
     def _check(self, row: _Row) -> TaskRecord:
         """The row's record; ValueError saying why it is unusable."""
@@ -474,7 +531,7 @@ class CheckpointStore:
 
     def _quarantine_row(self, row: _Row, reason: str) -> str:
         """Write the raw value to ``quarantine/`` (fsynced), then drop the row."""
-        name = row.key if isinstance(row.key, str) else f"row{row.rowid}"
+        name = row.key if isinstance(row.key, str) and row.key else f"row{row.rowid}"
         self.quarantine_dir.mkdir(parents=True, exist_ok=True)
         target = self.quarantine_dir / f"record-{_safe_name(name)}-{_stamp()}.json"
         with target.open("xb") as fh:
@@ -525,6 +582,8 @@ class CheckpointStore:
         """After an error: a corrupt database is moved aside and a fresh one opened, a deleted
         folder made again; anything else raises ``StoreUnavailable`` saying what to do."""
         fault = classify(exc, self.db_path)
+        if fault == "corrupt" and undecodable(exc) and self._single_out_undecodable():
+            return  # the rows that could not be read are moved aside, the rest kept
         if fault == "corrupt":
             self._cache.close()
             self._move_database_aside(str(exc))
@@ -743,13 +802,18 @@ class CheckpointStore:
         found: list[LazyRecord] = []
         unlisted: list[int | str] = []
         with self._lock, gc_paused():
-            try:  # one pass over the table; each row let go once read (no list of them all)
-                self._read_listed(self._cache._con.execute(LISTED_QUERY, (cutoff,)), cutoff,
-                                  found, unlisted)  # fmt: skip
-            except (sqlite3.Error, OSError) as exc:
-                self._recover(exc)
-                found.clear()
-                unlisted.clear()
+            for attempt in range(2):
+                try:  # one pass over the table; each row let go once read (no list of them)
+                    self._read_listed(self._cache._con.execute(LISTED_QUERY, (cutoff,)),
+                                      cutoff, found, unlisted)  # fmt: skip
+                    break
+                except (sqlite3.Error, OSError, UnicodeDecodeError) as exc:
+                    found.clear()
+                    unlisted.clear()
+                    # A damaged row moved aside (or the database): read what is left again.
+                    self._recover(exc)
+                    if attempt:
+                        break
             for rowid_or_key in unlisted:  # each row as it is stored
                 rest = (
                     self._rows(" WHERE rowid = ?", (rowid_or_key,))
@@ -836,11 +900,12 @@ class CheckpointStore:
         """Every task id in the store, sorted."""
         with self._lock:
             try:
-                rows = self._cache._sql("SELECT key FROM Cache WHERE raw = 1").fetchall()
+                rows = self._cache._sql(_KEYS).fetchall()
             except (sqlite3.Error, OSError) as exc:
                 self._recover(exc)
                 return []
-        return sorted(key for (key,) in rows if isinstance(key, str))
+        keys = (_key_of(key, text) for key, text in rows)  # (a key not UTF-8 is no task id)
+        return sorted(key for key in keys if isinstance(key, str))
 
     def close(self) -> None:
         """Close the database connection (reopened on next use)."""
