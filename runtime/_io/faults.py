@@ -21,10 +21,12 @@ act on:
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import re
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -33,6 +35,8 @@ from skillrt.exceptions import StoreUnavailable
 __all__ = [
     "Fault",
     "classify",
+    "moved_aside",
+    "on_moved_aside",
     "quarantine_file",
     "scan_task_ids",
     "stamp",
@@ -46,6 +50,24 @@ _SCHEMA_WORDS = ("no such table", "no such column", "has no column", "malformed"
 _FULL_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 _READ_ONLY_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
 _TASK_ID = re.compile(rb'"id":"([0-9a-f]{8,64})"')
+
+
+_listeners: list[Callable[[str], None]] = []
+
+
+def on_moved_aside(callback: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``callback(note)`` for each damaged file moved aside while the process runs (a post
+    index, a run-lock file, a task record read after start-up: what no start-up event reports);
+    the CLI prints each as a ``skillrt: warning:`` line. Returns the unsubscriber."""
+    _listeners.append(callback)
+    return lambda: _listeners.remove(callback) if callback in _listeners else None
+
+
+def moved_aside(note: str) -> None:
+    """Report ``note`` (what was moved aside, and where to) to the listeners, and log it."""
+    logging.getLogger("skillrt.storage").warning("%s", note)
+    for callback in list(_listeners):
+        callback(note)
 
 
 def undecodable(exc: BaseException) -> bool:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from skillrt.blog.sqlite import SQLiteCache
+from skillrt.blog.sqlite import SQLiteCache, rebuilt_when_damaged
 
 __all__ = [
     "EntityGraph",
@@ -163,13 +163,18 @@ class _Entity:
 
 
 class EntityGraph(SQLiteCache):
-    """The graph in ``db_path``. Thread-safe behind one lock."""
+    """The graph in ``db_path``. Thread-safe behind one lock. Found damaged, it is moved aside
+    and made again empty (see ``blog/sqlite.py``): ``BlogMemory.refresh`` links the posts
+    again, the model's extractions come back as posts are written."""
+
+    what = "entity graph"
 
     def __init__(self, db_path: Path) -> None:
         super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
 
     # --- updates -------------------------------------------------------------------------
 
+    @rebuilt_when_damaged
     def post_state(self, path: str) -> tuple[str, bool] | None:
         """``(content_hash, extracted)`` as last recorded for a post, or None."""
         with self._lock:
@@ -178,6 +183,7 @@ class EntityGraph(SQLiteCache):
             ).fetchone()
         return None if row is None else (str(row[0]), bool(row[1]))
 
+    @rebuilt_when_damaged
     def update_post(
         self,
         path: str,
@@ -245,6 +251,7 @@ class EntityGraph(SQLiteCache):
             )
             return self._apply(db, path, wanted, entities)
 
+    @rebuilt_when_damaged
     def remove_post(self, path: str) -> GraphDelta:
         """Drop a post's outgoing links (links to it from other posts stay: they exist)."""
         with self._tx() as db:
@@ -312,6 +319,7 @@ class EntityGraph(SQLiteCache):
 
     # --- queries -------------------------------------------------------------------------
 
+    @rebuilt_when_damaged
     def entity(self, name: str) -> dict[str, str] | None:
         with self._lock:
             row = self._db.execute(
@@ -319,6 +327,7 @@ class EntityGraph(SQLiteCache):
             ).fetchone()
         return None if row is None else {"name": row[0], "type": row[1], "description": row[2]}
 
+    @rebuilt_when_damaged
     def entities(self) -> list[dict[str, str]]:
         """Every entity: ``key`` (what links target), name, type and description."""
         with self._lock:
@@ -327,6 +336,7 @@ class EntityGraph(SQLiteCache):
             ).fetchall()
         return [{"key": r[0], "name": r[1], "type": r[2], "description": r[3]} for r in rows]
 
+    @rebuilt_when_damaged
     def related(self, entity: str, limit: int = 20) -> list[Related]:
         """The neighbours of an entity (by name) or a post (by path).
 
@@ -376,6 +386,7 @@ class EntityGraph(SQLiteCache):
         out.sort(key=lambda r: (r.node != "post", -r.weight, r.name))
         return out[:limit]
 
+    @rebuilt_when_damaged
     def backlinks(self, post: str) -> list[str]:
         """The posts whose wikilinks point at ``post`` (a path), sorted."""
         with self._lock:
@@ -386,10 +397,12 @@ class EntityGraph(SQLiteCache):
             ).fetchall()
         return [str(r[0]) for r in rows]
 
+    @rebuilt_when_damaged
     def posts(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT path FROM posts ORDER BY path")]
 
+    @rebuilt_when_damaged
     def export_json(self) -> dict[str, Any]:
         """The whole graph as JSON-ready data: posts, entities and links."""
         with self._lock:

@@ -29,7 +29,7 @@ from skillrt.blog.conventions import is_section_page, post_stem
 from skillrt.blog.dates import DateRange
 from skillrt.blog.files import MAX_READ_BYTES
 from skillrt.blog.markdown import post_fields, split_post
-from skillrt.blog.sqlite import SQLiteCache
+from skillrt.blog.sqlite import SQLiteCache, rebuilt_when_damaged
 from skillrt.blog.wikilinks import normalize_target
 from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
@@ -259,8 +259,11 @@ class PostIndex(SQLiteCache):
     """Full-text index of the posts under ``content_root / posts_dir`` in ``db_path``.
 
     Thread-safe (one connection behind a lock), so callers may run ``refresh()`` in a worker
-    thread. Posts are named by their path relative to ``content_root``.
+    thread. Posts are named by their path relative to ``content_root``. Found damaged, it is
+    moved aside and built again from the posts (see ``blog/sqlite.py``).
     """
+
+    what = "post index"
 
     def __init__(
         self,
@@ -279,7 +282,17 @@ class PostIndex(SQLiteCache):
         # A drafts folder beside the posts (Jekyll's _drafts/): its posts are indexed as drafts.
         self.drafts_dir = drafts_dir.strip("/") if drafts_dir else None
         super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
+        try:
+            self._own_root()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            if not self._damaged(exc):
+                raise
+            self._renew(exc)
+
+    def _refill(self) -> None:
+        """After damage: the new, empty index made this blog's and filled from the posts."""
         self._own_root()
+        self._refresh()
 
     def _own_root(self) -> None:
         """Empty the index when it was built for another content root (a state folder
@@ -335,8 +348,12 @@ class PostIndex(SQLiteCache):
 
     # --- indexing ------------------------------------------------------------------------
 
+    @rebuilt_when_damaged
     def refresh(self) -> IndexReport:
         """Bring the index up to date with the files; only new or changed posts are parsed."""
+        return self._refresh()
+
+    def _refresh(self) -> IndexReport:
         report = IndexReport()
         files = self._scan()
         with self._tx() as db:
@@ -441,6 +458,7 @@ class PostIndex(SQLiteCache):
 
     # --- queries -------------------------------------------------------------------------
 
+    @rebuilt_when_damaged
     def search(
         self,
         query: str,
@@ -537,6 +555,7 @@ class PostIndex(SQLiteCache):
                 kept[rowid] = (scores[rowid], date)
         return kept
 
+    @rebuilt_when_damaged
     def dates(self, *, drafts: bool = True) -> list[str]:
         """The dates posts carry (``YYYY-MM-DD``), most recent first."""
         with self._lock:
@@ -553,6 +572,7 @@ class PostIndex(SQLiteCache):
         """The posts most related to ``topic``, with a longer snippet for a prompt."""
         return self.search(topic, k, snippet_chars=snippet_chars, drafts=drafts)
 
+    @rebuilt_when_damaged
     def get(self, path: str | Path) -> Post | None:
         """One indexed post with its body, or None."""
         try:
@@ -570,6 +590,7 @@ class PostIndex(SQLiteCache):
             return None
         return Post(**self._meta_fields(row[:9]), body=row[9])
 
+    @rebuilt_when_damaged
     def all_posts(self) -> list[PostMeta]:
         """Every indexed post (without bodies), by path."""
         with self._lock:
@@ -579,6 +600,7 @@ class PostIndex(SQLiteCache):
             ).fetchall()
         return [PostMeta(**self._meta_fields(row)) for row in rows]
 
+    @rebuilt_when_damaged
     def resolve_link(self, target: str) -> str | None:
         """The post a ``[[target]]`` names (by path, file name, title, then alias), or None."""
         key = normalize_target(target)
@@ -590,6 +612,7 @@ class PostIndex(SQLiteCache):
             ).fetchone()
         return None if row is None else str(row[0])
 
+    @rebuilt_when_damaged
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM posts").fetchone()[0])

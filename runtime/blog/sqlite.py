@@ -2,22 +2,75 @@
 
 The post index and the entity graph keep caches of the blog in SQLite and open them the same
 way: WAL mode, a 10 s busy timeout, and the schema version in ``user_version`` (a database of
-another version has its tables dropped and created again). A file SQLite cannot read is moved
-aside (with its ``-wal`` and ``-shm``, each renamed ``*.corrupt``) and a new one is created,
-at open or when a call finds it damaged while open (that call fails; the next one works).
+another version has its tables dropped and created again).
+
+A file found damaged (SQLite cannot read it, a page is malformed, a text is not UTF-8) is moved
+aside (with its ``-wal`` and ``-shm``, each renamed ``*.corrupt``, never deleted), reported
+(``faults.moved_aside``: a ``skillrt: warning:`` line on the CLI), and a new one is made and
+filled again (``_refill``: the post index reads the posts again). That happens at open, and
+in use: every method that reads or writes the database is ``rebuilt_when_damaged``, so the call
+that finds the damage is made again on the new database and succeeds. Before, that call
+raised the raw SQLite error: a task that searched the index failed ("database disk image is
+malformed") and was lost, and ``skillrt index`` exited 74 on a path that was not UTF-8. A
+database damaged again at once raises ``StoreUnavailable`` (one paragraph, no SQLite text).
+``check()`` reads the whole file (``PRAGMA quick_check`` and every row), for ``skillrt index``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
-from skillrt._io.faults import classify
+from skillrt._io.faults import classify, moved_aside, stamp, undecodable
+from skillrt.exceptions import StoreUnavailable
 
-__all__ = ["SQLiteCache"]
+__all__ = ["SQLiteCache", "quick_check_problem", "rebuilt_when_damaged"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_C = TypeVar("_C", bound="SQLiteCache")
+_FAULTS = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
+def rebuilt_when_damaged(
+    method: Callable[Concatenate[_C, _P], _R],
+) -> Callable[Concatenate[_C, _P], _R]:
+    """``method``, made again on a new database when it finds this one damaged (see the module
+    docstring); other errors raise as they are."""
+
+    @functools.wraps(method)
+    def guarded(self: _C, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except _FAULTS as exc:
+            if not self._damaged(exc):
+                raise
+            self._renew(exc)
+        try:
+            return method(self, *args, **kwargs)
+        except _FAULTS as exc:
+            if not self._damaged(exc):
+                raise
+            self._renew(exc)
+            raise StoreUnavailable(
+                f"skillrt cannot use its {self.what} {self.db_path}: it was found damaged again"
+                f" as soon as it was made again ({type(exc).__name__}). Check the disk, then run"
+                " skillrt doctor.",
+                reason="unusable",
+            ) from exc
+
+    return guarded
+
+
+def quick_check_problem(found: list[tuple[object, ...]]) -> str:
+    """The first problem ``PRAGMA quick_check`` reports (its rows may hold many lines each)."""
+    lines = [line for row in found for line in str(row[0]).splitlines()]
+    return next((line for line in lines if not line.startswith("***")), "damaged")
 
 
 class SQLiteCache:
@@ -26,6 +79,9 @@ class SQLiteCache:
     ``tables`` are dropped when the stored schema version is not ``version``; ``schema`` is
     the script that creates them (``CREATE ... IF NOT EXISTS``), run on every open.
     """
+
+    what = "database"
+    """What it is, in the warnings and errors that name it."""
 
     def __init__(self, db_path: Path, *, version: int, tables: Sequence[str], schema: str) -> None:
         self.db_path = Path(db_path)
@@ -36,8 +92,8 @@ class SQLiteCache:
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = self._connect()
-        except sqlite3.DatabaseError:
-            self._quarantine()
+        except _FAULTS as exc:
+            self._quarantine(exc)
             self._db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
@@ -50,16 +106,64 @@ class SQLiteCache:
             db.executescript(self._schema)
             db.execute(f"PRAGMA user_version={self._version:d}")
             db.commit()
-        except sqlite3.DatabaseError:
+        except BaseException:
             db.close()
             raise
         return db
 
-    def _quarantine(self) -> None:
+    def _damaged(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says the file is damaged (not busy, full or read-only)."""
+        return undecodable(exc) or (
+            isinstance(exc, sqlite3.DatabaseError) and classify(exc, self.db_path) == "corrupt"
+        )
+
+    def _quarantine(self, exc: BaseException) -> None:
+        """Move the file and its ``-wal`` and ``-shm`` aside (``*.corrupt``; with a timestamp
+        when an earlier one is there), and say so."""
+        name = self.db_path.name
+        base = (
+            name if not self.db_path.with_name(name + ".corrupt").exists() else f"{name}-{stamp()}"
+        )
+        target = self.db_path.with_name(base + ".corrupt")
         for suffix in ("", "-wal", "-shm"):
-            part = self.db_path.with_name(self.db_path.name + suffix)
+            part = self.db_path.with_name(name + suffix)
             if part.exists():
-                part.replace(part.with_name(part.name + ".corrupt"))
+                part.replace(self.db_path.with_name(base + suffix + ".corrupt"))
+        detail = "a text that is not UTF-8" if undecodable(exc) else str(exc)
+        moved_aside(
+            f"the {self.what} {self.db_path} was damaged ({detail}); moved to {target} and"
+            " made again"
+        )
+
+    def _renew(self, exc: BaseException) -> None:
+        """The damaged file moved aside, a new one made and filled again (``_refill``)."""
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._quarantine(exc)
+            self._db = self._connect()
+            try:
+                self._refill()
+            except _FAULTS as again:  # damaged at once: left empty, the next call finds out
+                if not self._damaged(again):
+                    raise
+
+    def _refill(self) -> None:
+        """Fill a database made again after damage (nothing here: what a subclass keeps)."""
+
+    @rebuilt_when_damaged
+    def check(self) -> None:
+        """Read the whole file (``PRAGMA quick_check`` and every row of every table): a damaged
+        one is moved aside and made again, as when a call finds it."""
+        with self._lock:
+            found = self._db.execute("PRAGMA quick_check").fetchall()
+            if found != [("ok",)]:
+                raise sqlite3.DatabaseError(
+                    f"database disk image is malformed ({quick_check_problem(found)})"
+                )
+            tables = self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            for (table,) in tables.fetchall():
+                self._db.execute(f'SELECT * FROM "{table}"').fetchall()  # noqa: S608
 
     def close(self) -> None:
         with self._lock:
@@ -67,19 +171,14 @@ class SQLiteCache:
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        """The connection, under the lock; committed on success, rolled back on any error."""
+        """The connection, under the lock; committed on success, rolled back on any error (a
+        damaged file is then moved aside by the ``rebuilt_when_damaged`` method)."""
         with self._lock:
             try:
                 yield self._db
-            except BaseException as exc:
+            except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.rollback()
-                if isinstance(exc, sqlite3.Error) and classify(exc, self.db_path) == "corrupt":
-                    # Cut short or overwritten under us ("no such table"): this call fails,
-                    # the next one finds a fresh database that the refresh fills again.
-                    self._db.close()
-                    self._quarantine()
-                    self._db = self._connect()
                 raise
             else:
                 self._db.commit()

@@ -309,6 +309,8 @@ def index(
             inline_tags=config.layout.kind == "obsidian",
         )
         try:
+            memory.posts.check()  # a damaged index or graph is moved aside and built again
+            memory.graph.check()
             report = memory.refresh()
             items = [post.to_item() for post in memory.posts.all_posts()]
             total = len(items)

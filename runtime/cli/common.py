@@ -6,7 +6,7 @@ import logging
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
@@ -163,7 +163,16 @@ def _enter_root(root: Path | None, overrides: dict[str, Any]) -> None:
         overrides.setdefault("content_root", Path.cwd())
 
 
+def _print_moved_aside(note: str) -> None:
+    print(f"skillrt: warning: {note}", file=sys.stderr, flush=True)
+
+
 def _with_logging(config: C, *, verbose: bool, log_to_file: bool) -> C:
+    from skillrt._io.faults import on_moved_aside
+
+    global _WARNING_OF_MOVES
+    if _WARNING_OF_MOVES is None:  # a damaged file moved aside as the command runs: said
+        _WARNING_OF_MOVES = on_moved_aside(_print_moved_aside)
     if verbose:
         config = config.model_copy(update={"log_level": "debug", "log_file": None})
     elif config.log_file is None and log_to_file:
@@ -171,6 +180,8 @@ def _with_logging(config: C, *, verbose: bool, log_to_file: bool) -> C:
     return _configure_library_logging(config, verbose)
 
 
+_WARNING_OF_MOVES: Callable[[], None] | None = None
+"""The unsubscriber of ``_print_moved_aside`` (subscribed once, by the first config read)."""
 _STRUCTLOG: tuple[int, Any, Redactor] | None = None
 """Where structlog's lines go (level, stream, redactor), once ``open_config`` decided it:
 configured when a command makes a runtime, so one that makes none loads no structlog."""

@@ -362,13 +362,45 @@ def _state(config: RuntimeFields) -> list[Check]:
             checks.append(found)
     index = state / "index" / "posts.sqlite3"
     if index.is_file():
-        try:
-            checks.append(Check("index", f"{_indexed_posts(index)} posts indexed"))
-        except Exception as exc:  # a damaged index is reported, `skillrt index` rebuilds it
-            checks.append(Check("index", f"unreadable ({exc}); run skillrt index", "warn"))
+        damage = _index_damage(index) or _index_damage(state / "index" / "graph.sqlite3")
+        if damage is not None:  # moved aside and built again from the posts
+            checks.append(Check("index", f"{damage}; run skillrt index to rebuild it", "warn"))
+        else:
+            try:
+                checks.append(Check("index", f"{_indexed_posts(index)} posts indexed"))
+            except Exception as exc:  # a damaged index is reported, `skillrt index` rebuilds it
+                checks.append(Check("index", f"unreadable ({exc}); run skillrt index", "warn"))
     else:
         checks.append(Check("index", "not built yet; run skillrt index", "warn"))
     return checks
+
+
+def _index_damage(path: Path) -> str | None:
+    """What is damaged in the post index or the entity graph at ``path`` (None: nothing, or
+    no file): ``PRAGMA quick_check``, then every row of every table read (a text that is not
+    UTF-8 fails only there). Before, a damaged index read "ok N posts indexed"."""
+    if not path.is_file():
+        return None
+    try:
+        db = _read_only(path)
+        try:
+            found = db.execute("PRAGMA quick_check").fetchall()
+            if found != [("ok",)]:
+                lines = [line for row in found for line in str(row[0]).splitlines()]
+                first = next((line for line in lines if not line.startswith("***")), "damaged")
+                return f"{path} is damaged (PRAGMA quick_check: {first})"
+            tables = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+            for (table,) in tables:
+                db.execute(f'SELECT * FROM "{table}"').fetchall()  # noqa: S608
+        finally:
+            db.close()
+    except UnicodeDecodeError:
+        return f"{path} is damaged (a text that is not UTF-8)"
+    except sqlite3.Error as exc:
+        if "decode" in str(exc):  # Python's "Could not decode to UTF-8 column …"
+            return f"{path} is damaged (a text that is not UTF-8)"
+        return f"{path} is damaged ({exc})"
+    return None
 
 
 def _store(config: RuntimeFields) -> list[Check]:
