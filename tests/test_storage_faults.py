@@ -334,6 +334,46 @@ async def test_a_record_with_a_byte_that_is_not_utf8_is_moved_aside_and_named(
     assert json.loads(done.stdout)["state"] == "COMPLETED"
 
 
+def unparsable_record(blog: Path) -> None:
+    """The record's JSON broken (``"state"!"``), the listing its row carries left sound."""
+    db = checkpoint_db(blog)
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = db.read_bytes()
+    assert data.count(b'"state":"') == 1
+    db.write_bytes(data.replace(b'"state":"', b'"state"!"'))
+
+
+@pytest.mark.parametrize("command", ["tasks", "resume", "chat"])
+async def test_a_record_that_cannot_be_read_is_named_when_moved_aside(
+    tmp_path: Path, command: str
+) -> None:
+    """Such a record was moved aside silently: skillrt tasks listed it, skillrt resume then
+    said "no resumable task", and only a file in checkpoints/quarantine/ said why."""
+    blog = make_blog(tmp_path)
+    held = await paused_task(blog)
+    unparsable_record(blog)
+    args = {"tasks": ("tasks", "--json"), "resume": ("resume", held), "chat": ("chat",)}
+    script = write_script(tmp_path / "script.json", [])
+    done = subprocess.run(
+        [sys.executable, "-m", "skillrt", *args[command]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=cli_env(blog, script),
+        input=f"/resume {held}\n" if command == "chat" else None,
+    )
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr
+    warning = f"skillrt: warning: task record {held!r}"
+    assert warning in done.stderr, done.stdout + done.stderr
+    (moved,) = (blog / ".skillrt" / "checkpoints" / "quarantine").glob(f"record-{held}-*")
+    assert str(moved) in done.stderr
+    if command == "tasks":
+        assert json.loads(done.stdout) == []  # not listed, to be called unknown by resume
+
+
 async def test_a_record_whose_key_is_not_utf8_is_moved_aside_and_the_others_kept(
     tmp_path: Path,
 ) -> None:

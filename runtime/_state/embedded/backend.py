@@ -15,6 +15,7 @@ from typing import Protocol
 
 import structlog
 
+from skillrt._io.faults import moved_aside
 from skillrt._state.committer import Committer
 from skillrt._state.embedded.checkpoints import CheckpointStore, MemoryCheckpointStore
 from skillrt._state.embedded.history import History, MemoryHistory
@@ -151,8 +152,17 @@ class EmbeddedBackend:
 
     def parse(self, record: LazyRecord) -> TaskRecord | None:
         if isinstance(self.store, CheckpointStore):
-            return self.store.parse_lazy(record)
+            return self._said(self.store.parse_lazy(record))
         return parse_record(record.id, record.text)
+
+    def _said(self, record: TaskRecord | None) -> TaskRecord | None:
+        """``record``, once what the store moved aside reading it (a record it could not
+        read) is reported (``faults.moved_aside``: a ``skillrt: warning:`` line on the CLI).
+        Before, such a record vanished silently: listed, then "no resumable task"."""
+        if record is None and isinstance(self.store, CheckpointStore):
+            for note in self.store.take_reports():
+                moved_aside(note)
+        return record
 
     def newer(
         self, held: Sequence[str], task_id: str | None = None, *, max_age_s: float, now: float
@@ -161,10 +171,11 @@ class EmbeddedBackend:
         # resting may be resumed and ended by another process meanwhile: a resume reads it
         # again under its run lock (``Inventory.resume``), and a synchronous abort asks for it
         # here (``Inventory.abort_copy``).
-        return {} if task_id is None else {task_id: self.store.get(task_id)}
+        return {} if task_id is None else {task_id: self._said(self.store.get(task_id))}
 
     async def read(self, task_id: str) -> TaskRecord | None:
-        return await asyncio.to_thread(self.store.get, task_id)  # a read: off the loop
+        found = await asyncio.to_thread(self.store.get, task_id)  # a read: off the loop
+        return self._said(found)
 
     def orphans(self, states: tuple[str, ...]) -> list[str]:
         return []  # a task cut off by a crash is restored at the next start

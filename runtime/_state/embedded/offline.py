@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Protocol
 
+from pydantic_core import from_json
+
 from skillrt._io.bulk import gc_paused
 from skillrt._io.config_files import ensure_state
 from skillrt._io.faults import classify, unavailable
@@ -24,6 +26,17 @@ from skillrt.messages import TaskSummary
 from skillrt.outcomes import as_restored, is_resumable
 
 __all__ = ["resumable_on_disk"]
+
+
+def _json(text: bytes | str) -> bool:
+    """Whether a record's text is JSON (UTF-8): one that is not is moved aside when resumed,
+    so it is not listed (it is parsed, and so moved aside and named, now). Before, ``skillrt
+    tasks`` listed it from its listing and ``skillrt resume`` then called it unknown."""
+    try:
+        from_json(text, cache_strings=False)
+    except ValueError:
+        return False
+    return True
 
 
 class StoreSettings(Protocol):
@@ -62,6 +75,8 @@ def resumable_on_disk(config: StoreSettings) -> tuple[list[TaskSummary], list[st
             read = summarize_restored(entries, redactor)
             found: list[TaskSummary] = []
             for entry, summary in zip(entries, read, strict=True):
+                if summary is not None and not _json(entry.text):
+                    summary = None  # its listing is sound, its record not: resume says unknown
                 if summary is None:
                     record = store.parse_lazy(entry)
                     summary = None if record is None else summarize(as_restored(record), redactor)
