@@ -398,6 +398,33 @@ async def test_a_record_whose_key_is_not_utf8_is_moved_aside_and_the_others_kept
         store.close()
 
 
+# --- a folder in place of a run-lock file -----------------------------------------------------
+
+
+def test_a_folder_in_place_of_a_run_lock_file_is_named_and_moved_aside(tmp_path: Path) -> None:
+    """Every command exited 74: "cannot save its run locks: …/locks/running holds an
+    unreadable database ([Errno 21] Is a directory …)", and doctor said nothing."""
+    blog = make_blog(tmp_path)
+    assert cli(blog, tmp_path, "tasks").returncode == 0
+    running = blog / ".skillrt" / "locks" / "running"
+    for shard in "0123456789abcdef":  # whichever a task's id picks
+        lock = running / f"running-{shard}.lock"
+        lock.unlink(missing_ok=True)
+        lock.mkdir(parents=True)
+    doctor = cli(blog, tmp_path, "doctor", "--json", "--no-generate")
+    named = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "run locks"]
+    assert named and all("is a folder" in c["value"] for c in named)
+    answers = article("Rust Ownership", ["Owners own.", "Moves."])
+    done = cli(
+        blog, tmp_path, "run", "--json", "write an article about Rust ownership", answers=answers
+    )
+    assert done.returncode == 0, done.stderr
+    assert "skillrt: warning: run lock" in done.stderr and "moved to" in done.stderr
+    assert any(lock.is_file() for lock in running.glob("running-*.lock"))  # the one it used
+    assert list((blog / ".skillrt" / "locks" / "quarantine").iterdir())  # kept, not deleted
+    assert cli(blog, tmp_path, "tasks").returncode == 0
+
+
 # --- the state folder deleted or cut short while running: made again, nothing lost -----------
 
 

@@ -360,6 +360,7 @@ def _state(config: RuntimeFields) -> list[Check]:
         found = _database(name, path)
         if found is not None:
             checks.append(found)
+    checks.extend(_run_locks(state / "locks" / "running"))
     index = state / "index" / "posts.sqlite3"
     if index.is_file():
         damage = _index_damage(index) or _index_damage(state / "index" / "graph.sqlite3")
@@ -373,6 +374,24 @@ def _state(config: RuntimeFields) -> list[Check]:
     else:
         checks.append(Check("index", "not built yet; run skillrt index", "warn"))
     return checks
+
+
+def _run_locks(folder: Path) -> list[Check]:
+    """A run-lock file that is not a file (a folder in its place): it is moved aside at the
+    next start. Before, doctor said nothing while every command exited 74."""
+    try:
+        found = sorted(folder.glob("running-*.lock"))
+    except OSError:
+        return []
+    return [
+        Check(
+            "run locks",
+            f"{path} is a folder, not a lock file; moved aside at the next start (or move it)",
+            "warn",
+        )
+        for path in found
+        if path.is_dir()
+    ]
 
 
 def _index_damage(path: Path) -> str | None:

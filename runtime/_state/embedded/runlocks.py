@@ -31,7 +31,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from skillrt._io.faults import classify, unavailable
+from skillrt._io.faults import classify, moved_aside, stamp, unavailable
+from skillrt.exceptions import StoreUnavailable
 
 __all__ = ["RunLocks"]
 
@@ -274,5 +275,30 @@ class RunLocks:
             except OSError as again:
                 fault = classify(again, Path(path))
                 raise unavailable("run locks", self.directory, fault, again) from again
+        except IsADirectoryError:
+            # A folder where a lock file should be (made by hand, a tool): no one can lock a
+            # folder, so it holds no lock; it is moved aside and said. Before, every command
+            # exited 74 saying the folder "holds an unreadable database".
+            self._move_aside(path)
+            try:
+                return os.open(path, _OPEN_FLAGS, 0o600)
+            except OSError as again:
+                fault = classify(again, Path(path))
+                raise unavailable("run locks", self.directory, fault, again) from again
         except OSError as exc:
             raise unavailable("run locks", self.directory, classify(exc, Path(path)), exc) from exc
+
+    def _move_aside(self, path: str) -> None:
+        """Move what stands at ``path`` to ``locks/quarantine/<name>-<time>``, and say so."""
+        quarantine = self.directory.parent / "quarantine"
+        target = quarantine / f"{os.path.basename(path)}-{stamp()}"
+        try:
+            quarantine.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"skillrt cannot save its run locks: {path} is a folder, not a lock file, and"
+                f" could not be moved aside ({exc}). Move or remove it, then try again.",
+                reason="unusable",
+            ) from exc
+        moved_aside(f"run lock {path} was a folder, not a lock file; moved to {target}")
