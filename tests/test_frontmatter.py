@@ -525,3 +525,59 @@ def test_a_new_toml_key_in_a_crlf_block_is_crlf() -> None:
     changed = split_frontmatter(text).with_fields({"draft": True, "extra": {"x": 1}})
     assert "\n" not in changed.text.replace("\r\n", "")
     assert changed.fields()["draft"] is True and changed.body == "\r\nB.\r\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\ntitle: A\nimage:\ndraft: true\n---\nbody\n",
+        "---\ntitle: A\ndescription: ~\ndraft: true\n---\nbody\n",
+        "---\ntitle: A\nweight: .nan\ndraft: true\n---\nbody\n",
+        '{\n  "title": "A",\n  "image": null,\n  "draft": true\n}\nbody\n',
+        '"title": "A",\n"image": null,\n"draft": true\n;;;\nbody\n',
+        '+++\ntitle = "A"\ndraft = true\n[extra]\nimage = ""\n+++\nbody\n',
+    ],
+)
+def test_an_empty_field_is_read_back_as_empty(text: str) -> None:
+    """A field already empty (``image:``) was taken for one the change dropped: every change
+    of such a post was refused (FrontmatterNotKept)."""
+    changed = split_frontmatter(text).with_fields({"draft": False})
+    assert changed.fields()["draft"] is False
+    assert changed.text.count("\n") == text.count("\n")
+
+
+def test_a_table_set_with_an_empty_value_drops_that_key() -> None:
+    text = '+++\ntitle = "A"\n[extra]\na = 1\nb = 2\n+++\n'
+    changed = split_frontmatter(text).with_fields({"extra": {"a": 1, "b": None}})
+    assert changed.block == '+++\ntitle = "A"\n[extra]\na = 1\n+++\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "changes", "expected"),
+    [
+        (  # a comment under a key, after a blank line, is not its value
+            "---\ntitle: A\n\n  # note: keep me\ndraft: true\n---\n",
+            {"title": "X"},
+            "---\ntitle: X\n\n  # note: keep me\ndraft: true\n---\n",
+        ),
+        (
+            "---\ndraft: true\n  # draft: false  (flip when ready)\ntitle: A\n---\n",
+            {"draft": False},
+            "---\ndraft: false\n  # draft: false  (flip when ready)\ntitle: A\n---\n",
+        ),
+        (  # a comment at column 0 inside a list ("toggle comment"): the list goes on after it
+            "---\ntags:\n  - a\n# - b\n  - c\n---\n",
+            {"tags": ["a", "c", "d"]},
+            "---\ntags:\n  - a\n# - b\n  - c\n  - d\n---\n",
+        ),
+        (  # in a | block, a line that starts with # is text
+            "---\nscript: |\n  pip install x\n  # done\ntitle: T\n---\n",
+            {"script": "new"},
+            "---\nscript: new\ntitle: T\n---\n",
+        ),
+    ],
+)
+def test_comment_lines_around_a_value_stay_where_they_are(
+    text: str, changes: dict[str, object], expected: str
+) -> None:
+    assert split_frontmatter(text).with_fields(changes).block == expected

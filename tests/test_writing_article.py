@@ -321,3 +321,11 @@ async def test_a_sections_heading_said_again_as_a_bullet_is_taken_out(blog: Path
     assert (
         "\n- Part 1 matters\n- and more\n\nPart 1 matters\n\n```text\n- Part 1 matters\n```" in text
     )
+
+
+def test_an_echo_inside_a_longer_fence_is_code() -> None:
+    """A ``` line inside a ```` block closed it: the lines after were taken for text."""
+    from skillrt.skills.writing.sections import without_name_lines
+
+    text = "a\n````md\n```\n- Part 1\n```\n````\n- Part 1\nb"
+    assert without_name_lines(text, ["Part 1"]) == "a\n````md\n```\n- Part 1\n```\n````\nb"

@@ -179,3 +179,13 @@ async def test_a_crlf_posts_body_edit_keeps_its_line_ends_and_blank_line(tmp_pat
     await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert post.read_bytes() == text.replace("teh", "the").encode()
+
+
+def test_a_one_line_part_of_a_crlf_post_is_replaced_in_crlf_lines() -> None:
+    """The line ends were taken from the part replaced: one line holds none."""
+    from skillrt.skills.writing.edit import _splice
+
+    body = "\r\nFirst para.\r\n\r\nA line to expand.\r\n\r\nLast.\r\n"
+    part = "A line to expand."
+    new = _splice("---\r\n---\r\n", body, body.find(part), part, "One.\n\nTwo.", whole=False)
+    assert new == "\r\nFirst para.\r\n\r\nOne.\r\n\r\nTwo.\r\n\r\nLast.\r\n"

@@ -213,6 +213,7 @@ async def test_a_request_with_a_verb_of_its_own_at_a_yes_or_no_is_run(
      ("change its category to linux", False, False), ("把它的分类改成 工具", False, False),
      ("make it shorter", False, False), ("给它加一个标签 编辑器", False, False),
      ("add it", True, False), ("把它删掉", True, True), ("不用了", True, False),
+     ("make it so", True, False), ("add them all", True, False), ("go ahead", True, False),
      ("no thanks", True, False), ("算了", True, False)],
 )  # fmt: skip
 def test_what_answers_a_yes_or_no_question(text: str, answers: bool, deletes: bool) -> None:

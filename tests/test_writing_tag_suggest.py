@@ -27,6 +27,7 @@ INTENTS = Path(__file__).resolve().parent.parent / "config" / "intents.toml"
         ("给它推荐几个标签", "它"),
         ("这篇文章应该加什么标签？", "这篇文章"),
         ("what tags does it have?", None),  # its own tags: post_tags
+        ("find tags on the docker post", None),
         ("add the tag rust to it", None),
         ("suggest a title for it", None),
         ("what tags should a blog use?", None),
@@ -106,3 +107,12 @@ async def test_a_tag_said_only_in_code_is_not_suggested(tmp_path: Path) -> None:
     msg = await rt.process_input("suggest tags for posts/docker-basics.md")
     await rt.close()
     assert "python" not in msg.data["suggested"], msg.content
+
+
+def test_a_tag_with_a_sign_in_it_is_counted_as_itself() -> None:
+    """ "c#" was counted as the word "c" (its # taken for a hashtag's)."""
+    from skillrt.skills.writing.tag_suggest import _said
+
+    assert _said("c#", "Plan C for your team", "We tried plan c. Then c again.") == 0
+    assert _said("c#", "Learning C#", "C# has records.") == 4
+    assert _said("#rust", "Rust notes", "rust") == 4

@@ -315,3 +315,20 @@ async def test_a_tag_change_that_would_break_an_alias_is_refused_as_such(tmp_pat
     assert msg.data["error"] == "frontmatter_not_kept", msg.content  # type: ignore[attr-defined]
     assert "was not changed" in msg.content and "Fix it" not in msg.content  # type: ignore[attr-defined]
     assert post.read_text(encoding="utf-8") == text
+
+
+async def test_a_jekyll_posts_one_tag_string_grows_with_spaces(tmp_path: Path) -> None:
+    """Jekyll splits a tags string at spaces: "rust, go" was read as "rust," and "go"."""
+    blog = copy_fixture("jekyll", tmp_path / "jekyll")
+    post = blog / "_posts" / "2024-01-15-liquid-tips.md"
+    text = post.read_text(encoding="utf-8")
+    one = text.replace(
+        "categories: [jekyll, liquid]\n", "categories: [jekyll, liquid]\ntags: liquid\n"
+    )
+    assert one != text
+    post.write_text(one, encoding="utf-8")
+    msg, _ = await _run(blog, "add the tag jekyll to _posts/2024-01-15-liquid-tips.md")
+    assert msg.state == "COMPLETED", msg.content  # type: ignore[attr-defined]
+    assert post.read_text(encoding="utf-8") == one.replace(
+        "tags: liquid\n", "tags: liquid jekyll\n"
+    )

@@ -197,17 +197,29 @@ class Frontmatter:
         new_block = self.block[:start] + new_inner + self.block[stop:]
         changed = replace(self, block=new_block)
         expected = {k: v for k, v in before.items() if k not in removed}
-        expected.update(changes)
+        for key, value in changes.items():
+            if value is None:
+                expected.pop(key, None)
+            else:
+                expected[key] = _set(value)
         _verify(changed, expected)
         return changed
 
 
+def _set(value: Any) -> Any:
+    """A value set, as it reads back: a None inside a table set is no key (a None at the top
+    level of the changes drops its key; a field already empty in the block stays None)."""
+    if isinstance(value, Mapping):
+        return {k: _set(v) for k, v in value.items() if v is not None}
+    return value
+
+
 def _verify(changed: Frontmatter, expected: Mapping[str, Any]) -> None:
-    """Raise ``FrontmatterNotKept`` unless ``changed`` reads as ``expected`` (a None value: no
-    such key): every change is read back before it may be written. A YAML key said twice was
+    """Raise ``FrontmatterNotKept`` unless ``changed`` reads as ``expected`` (an empty field is
+    None in both): every change is read back before it may be written. A YAML key said twice was
     set where PyYAML does not read it (publishing said "Published" of a post still a draft),
     and an anchor's alias was left dangling."""
-    want = {k: v for k, v in expected.items() if v is not None}
+    want = dict(expected)
     try:
         got = changed.fields()
     except InvalidFrontmatter as exc:
@@ -233,6 +245,8 @@ def _same(want: Any, got: Any) -> bool:
     ISO text (JSON), a tomlkit value as the plain one."""
     if want == got:
         return True
+    if isinstance(want, float) and isinstance(got, float) and want != want and got != got:
+        return True  # (.nan, read back: nan is never equal to itself)
     if isinstance(want, Mapping) and isinstance(got, Mapping):
         return set(want) == set(got) and all(_same(want[k], got[k]) for k in want)
     if isinstance(want, list | tuple) and isinstance(got, list | tuple):
@@ -655,15 +669,27 @@ def _continues(line: str) -> bool:
     return line[:1] in (" ", "\t") or line.startswith("- ") or line.rstrip() == "-"
 
 
+_BLOCK_SCALAR = re.compile(r":[ \t]*[|>][-+0-9]*[ \t]*(?:#[^\n]*)?\r?\n?$")
+
+
 def _value_end(lines: Sequence[str], j: int) -> int:
-    """Where the value of a top-level key whose next line is ``j`` ends: after its
-    continuation lines (``_continues``) and the blank lines between them, not the blank
-    lines after the last."""
+    """Where the value of the top-level key on line ``j - 1`` ends: after its last
+    continuation line (``_continues``), over the blank and comment lines between them (a
+    ``|`` block of two paragraphs, a tags list with ``# - python`` in it), not the blank or
+    comment lines after the last (a comment under a one-line value stays where it is). In a
+    ``|`` or ``>`` block, an indented line that starts with ``#`` is text, not a comment."""
+    block = _BLOCK_SCALAR.search(lines[j - 1]) is not None
     end = j
-    while j < len(lines) and (_continues(lines[j]) or not lines[j].strip()):
+    while j < len(lines):
+        line = lines[j]
+        comment = line.lstrip(" \t").startswith("#") and not (block and _continues(line))
+        if not line.strip() or comment:
+            j += 1
+            continue
+        if not _continues(line):
+            break
         j += 1
-        if _continues(lines[j - 1]) and lines[j - 1].strip():
-            end = j
+        end = j
     return end
 
 

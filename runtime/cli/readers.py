@@ -40,11 +40,8 @@ class _KeptHistory(FileHistory):
         super().__init__(str(filename))
         self.path = filename
         self.broken = False
-        try:  # (said before the first prompt, not from the thread that loads the lines)
-            with open(filename, "ab"):
-                pass
-        except OSError as error:
-            self._warn(error)
+        if filename.exists() and not filename.is_file():  # (said before the first prompt)
+            self._warn(IsADirectoryError(21, "not a file"))
 
     def _warn(self, error: OSError) -> None:
         if not self.broken:

@@ -43,7 +43,7 @@ _START_EN_LONGER = re.compile(
     re.I,
 )
 _START_ZH = re.compile(
-    r"^(?:请|帮我|给我|麻烦|把|将|给它)|^(?:总结|概括|翻译|写一|起草|编辑|修改|改写|重写|润色|创建|新建|删除|研究|"
+    r"^(?:请|帮我|给我|麻烦|把|给它)|^(?:总结|概括|翻译|写一|起草|编辑|修改|改写|重写|润色|创建|新建|删除|研究|"
     r"搜索|查找|列出|告诉|解释|比较|缩短|扩写|更新|发布)"
 )
 _QUESTION_ZH = re.compile(r"什么|怎么|为什么|如何|哪些|哪篇|多少|吗\s*[？?]?\s*$")
@@ -87,7 +87,13 @@ SAVE_IT = _says_yes_by("save|write|apply", "保存|写入|应用")  # (not "keep
 
 _YES = frozenset(
     {"y", "yes", "是", "是的", "确认", "确定", "好", "好的", "删除", "ok", "okay", "sure"}
-)
+    # (said with their spaces taken out: "go ahead", "make it so", "add them all"; a verb
+    # of its own ends a question, so a yes in one's words is said here)
+    | {"yep", "yeah", "yesplease", "goahead", "doit", "makeitso", "pleasedo", "soundsgood",
+       "looksgood", "lgtm", "可以", "行", "没问题"}
+)  # fmt: skip
+_ADD_YES = frozenset({"addit", "addthem", "addthemall", "putitin", "addthose"})
+"""A yes to a change that adds (tags): "add them all", "put it in" (not to a delete)."""
 _PUNCT = re.compile(r"[\s!！.。,，~～]+")
 
 
@@ -97,8 +103,13 @@ def is_yes(answer: str) -> bool:
 
 
 def saves(answer: str) -> bool:
-    """A yes to "write this change?": yes, y, 是… (``is_yes``) or "save it", "apply it", "保存"."""
-    return is_yes(answer) or SAVE_IT.match(" ".join(answer.split())) is not None
+    """A yes to "write this change?": yes, y, 是… (``is_yes``), "save it", "apply it", "保存",
+    or "add them all", "put it in"."""
+    return (
+        is_yes(answer)
+        or _PUNCT.sub("", answer).casefold() in _ADD_YES
+        or SAVE_IT.match(" ".join(answer.split())) is not None
+    )
 
 
 # Where only yes or no is asked, a request that starts with a verb of its own is one too:
@@ -130,8 +141,8 @@ def confirms_or_answers(text: str) -> bool:
     工具"), and a yes in the action's words (``DELETE_IT``, ``SAVE_IT``), which starts as
     one."""
     said = " ".join(text.split())
-    if DELETE_IT.match(said) or SAVE_IT.match(said):
-        return True
+    if DELETE_IT.match(said) or SAVE_IT.match(said) or saves(said):
+        return True  # ("make it so", "add them all": a yes, though it starts with a verb)
     return not new_request(said) and not _asks_something_else(said)
 
 

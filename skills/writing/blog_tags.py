@@ -200,7 +200,8 @@ def _retagged_text(
     style = own or ("quoted" if lists == "quoted" else "flow" if lists == "flow" else "block")
     zola = ctx.config.layout.kind == "zola"
     yaml = post.format in (None, "yaml")
-    result = retagged(post, change, zola=zola, lists=style if yaml else None)
+    jekyll = ctx.config.layout.kind == "jekyll"
+    result = retagged(post, change, zola=zola, lists=style if yaml else None, jekyll=jekyll)
     if result.text != text and not only_field_set(
         post, result.text, path, result.field.split(".")[0]
     ):

@@ -414,7 +414,7 @@ def _splice(block: str, body: str, where: int, original: str, revised: str, whol
     """The new body: ``revised`` in place of ``original`` (or of the whole body), in the
     line ends of the text it replaces (a CRLF post's edit was written with LF lines, and its
     blank line after the frontmatter dropped)."""
-    newline = "\r\n" if "\r\n" in (body if whole else original) else "\n"
+    newline = "\r\n" if "\r\n" in body else "\n"  # (a one-line selection holds none)
     if newline == "\r\n":
         revised = revised.replace("\r\n", "\n").replace("\n", "\r\n")
     if not whole:
@@ -1023,7 +1023,8 @@ async def _retag(
     if lists is None and post.format in (None, "yaml"):
         style = await ctx.step("list_style", partial(_blog_list_style, ctx), returns=str)
         lists = "quoted" if style == "quoted" else "flow" if style == "flow" else "block"
-    result: Retagged = retagged(post, change, zola=zola, lists=lists)
+    jekyll = ctx.config.layout.kind == "jekyll"
+    result: Retagged = retagged(post, change, zola=zola, lists=lists, jekyll=jekyll)
     data = {"tags": list(result.after), "tags_before": list(result.before), "field": result.field}
     new_text = renamed_in_text(ctx, change, result.text)  # an Obsidian note's #tag, too
     if new_text == post.text:

@@ -246,8 +246,16 @@ def without_name_lines(text: str, names: Sequence[str], points: Sequence[str] = 
     fence = ""
     for at, line in enumerate(lines):
         opened = _FENCE_LINE.match(line)
-        if opened and (not fence or opened.group(1).startswith(fence)):
-            fence = "" if fence else opened.group(1)[:3]
+        mark = opened.group(1) if opened else ""
+        if mark and not fence:
+            fence = mark
+        elif (
+            mark
+            and mark[0] == fence[0]
+            and len(mark) >= len(fence)
+            and not line[line.index(mark) + len(mark) :].strip()
+        ):
+            fence = ""  # (closed by a fence of its kind at least as long, alone on its line)
         elif not fence and _ECHO_MARK.match(line):
             key = _key(line)
             if key in keys or (key in point_keys and _alone(lines, at)):

@@ -67,7 +67,7 @@ _END = r"\s*[?.!？。！]*$"
 _ASKS = [
     re.compile(
         r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you)\s+)?"
-        r"(?:suggest|recommend|propose|pick|choose|find|come\s+up\s+with|give\s+me)\s+"
+        r"(?:suggest|recommend|propose|pick|choose|come\s+up\s+with|give\s+me)\s+"
         r"(?:(?:some|a\s+few|a\s+couple\s+of|good|better|more|the\s+right|(?:\d+|two|three|"
         r"four|five))\s+)*tags\s+(?:for|to|on)\s+(?P<post>.+?)" + _END,
         re.I,
@@ -114,7 +114,7 @@ def _said(tag: str, title: str, body: str) -> int:
     """How often the post says ``tag`` (its title ``TITLE_WEIGHT`` times): as a word or words
     (``-`` and ``_`` read as spaces, a plural's ``s`` as none), in any case; a Chinese tag
     anywhere."""
-    words = re.split(r"[\s_-]+", tag.casefold().strip("#"))
+    words = re.split(r"[\s_-]+", tag.casefold().removeprefix("#"))  # (not c#'s own)
     words = [w for w in words if w]
     if not words:
         return 0

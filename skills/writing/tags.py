@@ -354,20 +354,25 @@ def _as_tags(value: Any) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _as_written(value: Any, after: list[str]) -> Any:
+def _as_written(value: Any, after: list[str], *, jekyll: bool = False) -> Any:
     """The tags ``after`` in the shape the field ``value`` had: a list; a string of
-    comma-separated tags; Jekyll's tags separated by spaces (``tags: rust go``, which Jekyll
-    splits at spaces: "rust, go, python" was read as "rust," and "go,"), or a list when a
-    tag has a space in it."""
+    comma-separated tags; tags separated by spaces (``tags: rust go``, and on a Jekyll blog a
+    string of one tag: Jekyll splits it at spaces, and "rust, go, python" was read as "rust,"
+    and "go,"), or a list when a tag has a space in it."""
     if not isinstance(value, str):
         return after
-    if "," in value or len(value.split()) < 2:
+    if "," in value or (len(value.split()) < 2 and not jekyll):
         return ", ".join(after)
     return after if any(len(tag.split()) > 1 for tag in after) else " ".join(after)
 
 
 def retagged(
-    post: Frontmatter, change: TagChange, *, zola: bool, lists: ListStyle | None = None
+    post: Frontmatter,
+    change: TagChange,
+    *,
+    zola: bool,
+    lists: ListStyle | None = None,
+    jekyll: bool = False,
 ) -> Retagged:
     """``post`` with ``change`` made to its tags (see the module docstring); ``zola``: the
     blog is a Zola site (a post with no tags gets them in ``[taxonomies]``); ``lists``: how
@@ -403,7 +408,7 @@ def retagged(
     field = f"taxonomies.{key}" if nested else key
     if after == before:
         return Retagged(post.text, tuple(before), tuple(after), tuple(ignored), field)
-    new_value: Any = _as_written(value, after)
+    new_value: Any = _as_written(value, after, jekyll=jekyll)
     if nested:
         table = dict(taxonomies) if isinstance(taxonomies, Mapping) else {}
         table[key] = new_value

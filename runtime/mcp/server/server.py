@@ -120,7 +120,8 @@ class McpServer:
                 # The client cancelled the call while its question was out: the task ends
                 # (CANCELLED), as a call cancelled mid-stream does; left waiting, the session's
                 # next input ("yes") would have been taken as its answer.
-                self.runtime.abort(task_id)
+                if task_id:  # (abort("") would stop the session's foreground task)
+                    self.runtime.abort(task_id)
                 raise
             except Exception:  # the client went away or refused the request: the task waits
                 return message
