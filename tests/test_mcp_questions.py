@@ -4,6 +4,7 @@ questions by elicitation or through the ``answer`` tool, ``tasks/cancel``, resou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -415,3 +416,35 @@ async def test_a_refused_call_made_as_a_task_is_a_task_that_failed(runtime: Agen
     assert _text(refused["NoSuchTool"][1]).startswith("no tool 'NoSuchTool'")
     assert _text(refused["answer"][1]) == "no task 'no-such-task' is running or resumable"
     assert sorted(listed.values()) == ["failed"] * 3
+
+
+async def test_a_session_that_ends_while_its_question_is_out_leaves_the_task_waiting(
+    runtime: AgentRuntime, tmp_path: Path
+) -> None:
+    """The session ends (an editor restarting the server) while the confirmation is out as
+    an elicitation: unlike a client's cancel, the task is not cancelled, it waits to be
+    answered later, and the post stays."""
+    post = tmp_path / "blog" / "posts" / "git-workflow.md"
+    asked = asyncio.Event()
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.set()
+        await asyncio.Event().wait()  # never answered: the session ends first
+        raise AssertionError("unreachable")
+
+    call: asyncio.Future[Any] | None = None
+    with contextlib.suppress(Exception):
+        async with connect(runtime, elicitation_callback=elicit) as session:
+            call = asyncio.ensure_future(
+                session.call_tool("ask", {"text": "delete posts/git-workflow.md"})
+            )
+            await asyncio.wait_for(asked.wait(), 10)
+            [waiting] = [t for t in runtime.list_tasks() if t.state == "WAITING_INPUT"]
+    if call is not None:
+        call.cancel()
+    await asyncio.sleep(0.1)
+    assert runtime.get_task(waiting.id) is not None, "the task was ended"
+    assert runtime.history is not None
+    ended = [e for e in runtime.history.tasks(limit=20) if e["task_id"] == waiting.id]
+    assert not ended or ended[0]["state"] != "CANCELLED"
+    assert post.exists()

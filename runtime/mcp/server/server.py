@@ -46,6 +46,16 @@ _QUESTION_SCHEMA: dict[str, Any] = {
 }
 
 
+def _client_cancelled(session: ServerSession, request_id: str | int | None) -> bool:
+    """Whether the client cancelled the request ``request_id`` (``notifications/cancelled``),
+    as opposed to the session ending under it: the SDK cancels the request's own scope for
+    the first (``RequestResponder.cancel``), the session's for the second. (The SDK keeps its
+    requests in flight in ``_in_flight``; pinned below 2.)"""
+    in_flight = getattr(session, "_in_flight", None)
+    responder = in_flight.get(request_id) if isinstance(in_flight, dict) else None
+    return bool(responder is not None and getattr(responder, "cancelled", False))
+
+
 class McpServer:
     """The SDK server, its runtime and the MCP tasks it keeps."""
 
@@ -119,9 +129,11 @@ class McpServer:
             except asyncio.CancelledError:
                 # The client cancelled the call while its question was out: the task ends
                 # (CANCELLED), as a call cancelled mid-stream does; left waiting, the session's
-                # next input ("yes") would have been taken as its answer.
-                if task_id:  # (abort("") would stop the session's foreground task)
-                    self.runtime.abort(task_id)
+                # next input ("yes") would have been taken as its answer. The session ending
+                # (the editor restarts the server, the server stops) cancels the call too: then
+                # the task waits, resumable, and ``answer`` takes its reply later.
+                if task_id and _client_cancelled(session, request_id):
+                    self.runtime.abort(task_id)  # (abort("") would stop the foreground task)
                 raise
             except Exception:  # the client went away or refused the request: the task waits
                 return message
