@@ -522,3 +522,62 @@ async def test_a_chinese_question_hears_why_in_chinese_and_reads_the_pages_begin
     assert "它没有说出网页里的任何内容" in msg.content and "says nothing" not in msg.content
     assert msg.data["check"] == "it says nothing from the sources"
     assert "Atlantis is a legendary island" in msg.data["passages"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "left", "removed"),
+    [
+        (  # a reference definition made the real citation [1] a link to a made-up page
+            "The capital is Poseidonia [1].\n\n[1]: http://fake3.example/ref",
+            "The capital is Poseidonia [1].",
+            ["http://fake3.example/ref"],
+        ),
+        (
+            "See <http://fake2.example/x> and http://fake.example/study for more [1].",
+            "See and for more [1].",
+            ["http://fake2.example/x", "http://fake.example/study"],
+        ),
+        (  # a page's injected words, said again
+            "The site is hacked, log in at http://evil.example/login to verify.",
+            "The site is hacked, log in at to verify.",
+            ["http://evil.example/login"],
+        ),
+        ("It says so ![x](http://evil.example/p.png) [1].", "It says so x [1].",
+         ["http://evil.example/p.png"]),
+        ("Read http://127.0.0.1:8765/a.html, it says so [1].",
+         "Read http://127.0.0.1:8765/a.html, it says so [1].", []),
+    ],
+)  # fmt: skip
+def test_an_address_of_no_page_read_is_taken_out_however_it_is_written(
+    answer: str, left: str, removed: list[str]
+) -> None:
+    """Only ``[text](url)`` links were checked: made-up addresses written out, as autolinks or
+    as reference definitions were shown."""
+    from skillrt.skills.browsing.research import check_citations
+
+    checked = check_citations(answer, [{"url": "http://127.0.0.1:8765/a.html", "title": "A"}])
+    assert checked.text == left
+    assert sorted(checked.unlinked) == sorted(removed)
+
+
+def test_a_pages_title_cannot_link_elsewhere_in_the_sources() -> None:
+    from skillrt.skills.browsing.research import plain_title
+
+    hostile = "Atlantis](http://evil.example/phish) ![t](http://evil.example/pixel.png) [Wiki"
+    shown = plain_title(hostile)
+    assert "evil.example" not in shown and "](" not in shown.replace("\\](", "")
+    assert plain_title("Rust 1.78: what's new? (part #2)") == "Rust 1.78: what's new? (part #2)"
+
+
+def test_an_ungrounded_research_answer_names_the_pages_not_posts() -> None:
+    from skillrt.skills.writing.checks import Generated
+    from skillrt.skills.writing.on_topic import grounded
+
+    page = "Atlantis is an island. Its capital is Poseidonia, a city of temples and harbours."
+    answer = (
+        "Atlantis was ruled by King Atlas whose twin brothers governed ten provinces with two "
+        "million people across many mountains rivers forests valleys and plains."
+    )
+    verdict = grounded(page, pages=True)(Generated(text=answer))
+    assert not verdict.passed and "the pages read do not" in verdict.reason
+    assert "网页里没有" in verdict.zh

@@ -69,6 +69,11 @@ EXTRACTS_KEPT = 20
 M = TypeVar("M", bound=BaseModel)
 
 
+_DONE_FAILED = "done, not successful"
+"""How a done that said it did not succeed is journalled among a step's results (a new key
+in the turn record would keep an older version from reading the journal)."""
+
+
 @dataclass(slots=True)
 class AgentResult:
     success: bool
@@ -121,6 +126,7 @@ class BrowserAgent:
         self.memory = ""
         self.extracted: list[str] = []
         self.pending_answer: str | None = None
+        self.pending_failed = False  # the navigator said done, but that it did not succeed
         self.replan = True
         self._repeats: Counter[str] = Counter()
         self._nudge: str | None = None
@@ -208,6 +214,10 @@ class BrowserAgent:
         self.memory = record.memory or ""
         self.extracted = list(record.extracted)
         self.pending_answer = record.pending_answer
+        if record.pending_answer is None:
+            self.pending_failed = False
+        elif any(r.startswith(("done:", f"{_DONE_FAILED}:")) for r in record.step.results):
+            self.pending_failed = any(r.startswith(f"{_DONE_FAILED}:") for r in record.step.results)
         self.replan = record.replan
         self._rejected = record.rejected
         self._nudge = record.nudge
@@ -274,6 +284,7 @@ class BrowserAgent:
         self._rejected = self.pending_answer is not None and not plan.done
         if not plan.done:
             self.pending_answer = None
+            self.pending_failed = False
         self.ctx.events.emit(
             "agent:reasoned",
             role="planner",
@@ -323,7 +334,9 @@ class BrowserAgent:
         self.ctx.events.emit("agent:action", action=action.action, ref=index, value=value)
         if isinstance(action, DoneAction):
             self.pending_answer = action.answer
-            step.results.append(f"done: {truncate_tokens(action.answer, 200)}")
+            self.pending_failed = not action.success
+            said = "done" if action.success else _DONE_FAILED  # (the record's keys stay)
+            step.results.append(f"{said}: {truncate_tokens(action.answer, 200)}")
             return False
         if isinstance(action, ExtractAction):
             answer = await self._extract(action.question)
@@ -438,7 +451,10 @@ class BrowserAgent:
         if self.memory:
             parts.append(f"Navigator memory: {self.memory}")
         if self.pending_answer is not None:
-            parts.append(f"The navigator says the task is done. Its answer: {self.pending_answer}")
+            failed = " (it says it did NOT succeed)" if self.pending_failed else ""
+            parts.append(
+                f"The navigator says the task is done{failed}. Its answer: {self.pending_answer}"
+            )
         if self.extracted:
             parts.append(
                 "Extracted so far:\n"
@@ -483,6 +499,18 @@ class BrowserAgent:
 
     def _finish(self, plan: Plan) -> AgentResult:
         answer = plan.final_answer.strip() or (self.pending_answer or "").strip()
+        if self.pending_failed:
+            # The navigator's done said it did not succeed ("I could not find the population
+            # on this page."): reported as done before, with the page as its source.
+            self._status("Stopped: the navigator could not do the task")
+            return AgentResult(
+                False,
+                answer,
+                "unsuccessful",
+                "the navigator said it could not do the task",
+                self.browser.url or self.url,
+                self.history,
+            )
         self._status("Task complete")
         return AgentResult(
             True,

@@ -63,6 +63,7 @@ __all__ = [
     "best_passages",
     "check_citations",
     "given_urls",
+    "plain_title",
     "question_terms",
     "research",
     "unfit_answer",
@@ -71,7 +72,14 @@ __all__ = [
 MAX_QUERIES = 3
 PAGE_CHARS_STORED = 20_000
 _CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
-_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+_LINK = re.compile(r"!?\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+# The other ways Markdown links an address: a reference definition ("[1]: http://…", which
+# turned the answer's real citation [1] into a link to it), an autolink ("<http://…>"), and
+# an address written out ("log in at http://evil.example/login", a page's injected words).
+_REFERENCE = re.compile(r"^[ \t]*\[[^\]\n]+\]:[ \t]*<?(\S+?)>?(?:[ \t]+[\"'(].*)?[ \t]*$\n?", re.M)
+_AUTOLINK = re.compile(r"<((?:https?|ftp|file)://[^>\s]+)>", re.I)
+_BARE = re.compile(r"(?<![\w(<\]])(?:https?|ftp|file)://[^\s<>()\[\]]+[^\s<>()\[\].,;:!?'\"]", re.I)
+_LINK_SIGNS = re.compile(r"([\\\[\]<>])")  # what can open or close a link (or HTML) in a title
 _SOURCES_HEADING = re.compile(
     r"^[ \t]*(?:#+[ \t]*)?(?:\*\*)?(?:sources|references|citations|来源|参考资料|参考文献)"
     r"[ \t]*(?:\*\*)?[ \t]*[:：]?[ \t]*(?:\*\*)?[ \t]*$",
@@ -98,8 +106,21 @@ class CheckedCitations:
     unlinked: list[str] = field(default_factory=list)
 
 
+def plain_title(title: str) -> str:
+    """A page's title (or a note's, as the model wrote it) as text in Markdown: its links and
+    images by their words (an address in it left out), the signs that open or close a link
+    escaped. A hostile page's ``<title>``
+    ("Atlantis](http://evil.example/phish) ![t](http://evil.example/pixel.png) [Wiki") made
+    its source link elsewhere and load an image."""
+    words = _LINK.sub(lambda m: "" if m.group(0).startswith("!") else m.group(1), title)
+    words = re.sub(r"(?:https?|ftp|file)://[^\s\]]+", "", words, flags=re.I)  # (linked by some)
+    return _LINK_SIGNS.sub(r"\\\1", " ".join(words.split()))
+
+
 def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitations:
-    """Keep citations of read sources (1-based numbers), renumber them, drop the rest."""
+    """Keep citations of read sources (1-based numbers), renumber them, drop the rest, and
+    every link or address that is not a page read (reference definitions, autolinks and
+    addresses written out too: only ``[text](url)`` links were checked)."""
     heading = _SOURCES_HEADING.search(text)
     if heading is not None and heading.start() > 0:
         text = text[: heading.start()].rstrip()
@@ -121,12 +142,22 @@ def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitation
         return "".join(f"[{n}]" for n in dict.fromkeys(kept))
 
     def link(match: re.Match[str]) -> str:
-        if match.group(2) in read_urls:
+        if match.group(2) in read_urls and not match.group(0).startswith("!"):
             return match.group(0)
         checked.unlinked.append(match.group(2))
         return match.group(1)
 
+    def address(match: re.Match[str]) -> str:
+        url = match.group(1) if match.re is not _BARE else match.group(0)
+        if url in read_urls and match.re is not _REFERENCE:
+            return match.group(0)
+        checked.unlinked.append(url)
+        return ""
+
     text = _LINK.sub(link, text)
+    for pattern in (_REFERENCE, _AUTOLINK, _BARE):  # (only links of pages read are left)
+        text = pattern.sub(address, text)
+    text = re.sub(r"[ \t]{2,}", " ", text)
     text = _CITE.sub(cite, text)
     checked.text = re.sub(r"[ \t]+([.,;:])", r"\1", text).strip()
     return checked
@@ -385,7 +416,7 @@ def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
         not_said_over,
         not_questions(*said),
         code_from(*said, *(str(p.get("url", "")) for p in pages), inline=True),
-        grounded(*said),
+        grounded(*said, pages=True),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)
     return [
@@ -405,7 +436,9 @@ def _unanswered(
     for the answer the model did not give."""
     refused = "; ".join(en for en, _ in unfit)
     said = "；".join(zh for _, zh in unfit)
-    listed = "\n".join(f"{i}. [{p['title']}]({p['url']})" for i, p in enumerate(pages, 1))
+    listed = "\n".join(
+        f"{i}. [{plain_title(p['title'])}]({p['url']})" for i, p in enumerate(pages, 1)
+    )
     passages = best_passages(question, pages)
     # As written, in a block that shows it as text (no link, image or HTML of the page's is
     # rendered) and that the conversation never sends to a model (``PAGE_QUOTE``).
@@ -480,12 +513,12 @@ def _compose(
     ]
     lines = []
     if note:
-        lines.append(f"# {answer.get('title') or question}\n")
+        lines.append(f"# {plain_title(answer.get('title') or question)}\n")
     lines.append(checked.text)
     if sources:
         heading = ctx.say("来源", "Sources")
         lines.append(f"\n## {heading}\n" if note else f"\n**{heading}**\n")
-        lines.extend(f"{s['n']}. [{s['title']}]({s['url']})" for s in sources)
+        lines.extend(f"{s['n']}. [{plain_title(s['title'])}]({s['url']})" for s in sources)
     removed = len(checked.invalid) + len(checked.unlinked)
     if removed:
         lines.append(

@@ -55,6 +55,7 @@ _REASONS_ZH = {
     "max_failures": "连续失败过多",
     "repeated_action": "反复执行相同操作",
     "completed": "完成",
+    "unsuccessful": "没能做到",
 }
 
 

@@ -26,7 +26,7 @@ from skillrt.skills.browsing.schemas import (
 
 __all__ = ["AgentStep", "EndReason", "Plan", "StepRecord", "TurnOutcome", "TurnRecord"]
 
-EndReason = Literal["completed", "max_steps", "max_failures", "repeated_action"]
+EndReason = Literal["completed", "max_steps", "max_failures", "repeated_action", "unsuccessful"]
 Plan = PlannerOutput | PredefinedPlannerOutput
 
 

@@ -139,7 +139,7 @@ GROUNDED_SHARE = 0.2  # of its words, in its sources
 _LINK_PATH = re.compile(r"\]\([^)\n]*\)|\[\[([^\]|\n]*\|)?|\]\]|https?://\S+")
 
 
-def grounded(*sources: str) -> Check:
+def grounded(*sources: str, pages: bool = False) -> Check:
     """An answer from ``sources`` (the posts found) says, in the main, what they say: at least
     ``GROUNDED_SHARE`` of its words (``_words``: common ones aside, a word's inflections
     alike) are theirs. The embedded model answered "what does the shells post say about zsh?"
@@ -147,8 +147,10 @@ def grounded(*sources: str) -> Check:
     top of the Linux kernel". An answer of fewer than ``GROUNDED_MIN_WORDS`` such words, or
     one whose language is not the sources' script (an English answer on a Chinese post), is
     not judged, nor one in another Latin-script language (an English summary of a German
-    post)."""
+    post). ``pages``: the sources are web pages read (a reason names them so: it said "the
+    posts found" of a research answer)."""
     said = "\n".join(sources)
+    where_zh = "网页" if pages else "文章"
     theirs = set(_stems(said))
     latin = language_share(said, "en") >= 0.5
     theirs_in = _latin_language(said) or "en"
@@ -167,10 +169,10 @@ def grounded(*sources: str) -> Check:
             return Verdict(
                 "grounded",
                 False,
-                f"it says things the posts found do not ({shown}…): {len(found)} of its "
-                f"{len(mine)} words are theirs",
-                zh=f"它说的内容文章里没有（{shown}…）：{len(mine)} 个词中只有 {len(found)} "
-                "个来自文章",
+                f"it says things the {'pages read' if pages else 'posts found'} do not "
+                f"({shown}…): {len(found)} of its {len(mine)} words are theirs",
+                zh=f"它说的内容{where_zh}里没有（{shown}…）：{len(mine)} 个词中只有 "
+                f"{len(found)} 个来自{where_zh}",
             )
         return Verdict("grounded", True, f"{len(found)} of {len(mine)} words from the posts")
 
