@@ -581,3 +581,21 @@ def test_an_ungrounded_research_answer_names_the_pages_not_posts() -> None:
     verdict = grounded(page, pages=True)(Generated(text=answer))
     assert not verdict.passed and "the pages read do not" in verdict.reason
     assert "网页里没有" in verdict.zh
+
+
+async def test_an_address_of_another_scheme_is_refused_not_searched(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """ "what does file:///etc/passwd say?" was searched for, as words, and answered from
+    other pages; and an IPv6 address was not taken as one."""
+    model = research_model("It says the capital is Poseidonia [1].", queries=["capital"])
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})
+    before = len(site.requests)  # (the site serves the module's tests)
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": "what does file:///etc/passwd say?"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR", msg.content
+    assert "file:///etc/passwd" in msg.content and msg.data["queries"] == []
+    assert not [r for r in site.requests[before:] if "/searx" in r]
+    assert given_urls("what does http://[::1]:8765/a.html say?") == ["http://[::1]:8765/a.html"]

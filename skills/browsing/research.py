@@ -291,12 +291,24 @@ def _asked(ctx: SkillContext, question: str) -> str:
     return ctx.say("总结这个网页的内容。", "Summarise what the page says.")
 
 
+_OTHER_SCHEME = re.compile(
+    r"(?<![\w+.-])(?:file|ftp|ftps|sftp|ssh|gopher|data|javascript):\S+", re.I
+)
+
+
+def _other_addresses(question: str) -> list[str]:
+    """Addresses of other schemes the question gives ("what does file:///etc/passwd say?"):
+    read, so the firewall refuses them and the reply says so. They were searched for, as
+    words, and the answer came from other pages."""
+    return [m.group(0).rstrip(".,;:!?)") for m in _OTHER_SCHEME.finditer(question)]
+
+
 async def research(ctx: SkillContext, question: str, max_pages: int, note: bool) -> SkillResult:
     cfg = browser_config(ctx.config)
     # The addresses the question gives ("research https://sqlite.org/wal.html") are read, not
     # searched for: the embedded model planned the address and a made-up SQL query as
     # searches, and with no search engine reachable the task failed without reading the page.
-    given = given_urls(question)[:max_pages]
+    given = (given_urls(question) + _other_addresses(question))[:max_pages]
     queries: list[str] = []
     if not given:
         ctx.progress(0, 4, ctx.say("拆分检索词", "Planning searches"))

@@ -919,7 +919,10 @@ _URL = re.compile(r"https?://[^\s<>()\[\]\"'`]{1,2000}")
 
 # A web address as a request gives it ("research https://…", "what is https://… about?"):
 # parentheses kept when paired ("…/Rust_(programming_language)"), a closing stop left out.
-GIVEN_URL = re.compile(r"https?://(?:[^\s<>\"'`，。；（）()\[\]]|\([^\s()]*\))+")
+GIVEN_URL = re.compile(
+    r"https?://(?:\[[0-9A-Fa-f:.]+\](?::\d+)?(?=[/?#\s]|$))?"  # an IPv6 host, [::1]:8765
+    r"(?:[^\s<>\"'`，。；（）()\[\]]|\([^\s()]*\))*"
+)
 
 
 def given_urls(text: str) -> list[str]:
@@ -927,6 +930,8 @@ def given_urls(text: str) -> list[str]:
     found: list[str] = []
     for match in GIVEN_URL.finditer(text):
         url = match.group(0).rstrip(".,;:!?")
+        if url.endswith("://"):
+            continue  # (a scheme alone)
         if url not in found:
             found.append(url)
     return found
