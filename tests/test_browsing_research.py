@@ -599,3 +599,19 @@ async def test_an_address_of_another_scheme_is_refused_not_searched(
     assert "file:///etc/passwd" in msg.content and msg.data["queries"] == []
     assert not [r for r in site.requests[before:] if "/searx" in r]
     assert given_urls("what does http://[::1]:8765/a.html say?") == ["http://[::1]:8765/a.html"]
+
+
+async def test_an_english_answer_to_a_chinese_question_is_asked_again_then_refused(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """The embedded model answered "亚特兰蒂斯的人口是多少？" in English, shown under a Chinese
+    来源 heading."""
+    english = "The capital of Atlantis is Poseidonia, a city of temples and harbours [1]."
+    model = research_model(english, queries=["capital of Atlantis"])
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": "亚特兰蒂斯的首都是哪里？"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR" and msg.data.get("answered") is False, msg.content
+    assert "language" in msg.data.get("check", "") and "文字不是中文" in msg.content

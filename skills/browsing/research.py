@@ -37,6 +37,7 @@ from skillrt.skills.writing.checks import (
     Generated,
     code_from,
     given_urls,
+    language,
     not_degenerate,
     run_checks,
 )
@@ -376,14 +377,15 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
     answer: dict[str, str] = await ctx.step(
         "research:answer", lambda: _answer(ctx, question, read_ok, note)
     )
-    if refused := unfit_answer(answer["answer"], read_ok):  # asked once more, then refused
+    lang = ctx.input.language
+    if refused := unfit_answer(answer["answer"], read_ok, lang):  # asked again, then refused
         ctx.events.emit(
             "agent:status", message=ctx.say("答案没有通过检查，重新询问", "Asking again")
         )
         answer = await ctx.step(
             "research:answer:retry", lambda: _answer(ctx, question, read_ok, note, refused)
         )
-        if unfit := _unfit(answer["answer"], read_ok):
+        if unfit := _unfit(answer["answer"], read_ok, lang):
             return _unanswered(ctx, question, queries, read_ok, unfit)
     return _compose(ctx, question, queries, read_ok, answer, note)
 
@@ -399,12 +401,14 @@ _FILLER = frozenset(
 _LEAD_IN = frozenset(["answer", "here", "question"])  # "The answer is" alone was shown
 
 
-def unfit_answer(text: str, pages: list[dict[str, Any]]) -> str:
+def unfit_answer(text: str, pages: list[dict[str, Any]], lang: str | None = None) -> str:
     """Why a research answer cannot be shown, in English (empty: it can): see ``_unfit``."""
-    return "; ".join(en for en, _ in _unfit(text, pages))
+    return "; ".join(en for en, _ in _unfit(text, pages, lang))
 
 
-def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _unfit(
+    text: str, pages: list[dict[str, Any]], lang: str | None = None
+) -> list[tuple[str, str]]:
     """Why a research answer cannot be shown, each reason in English and in Chinese (none: it
     can): it says nothing (no word but labels, numbers, web addresses and citations: "The
     answer is" alone), or fails
@@ -412,7 +416,8 @@ def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
     ``not_questions``, ``code_from_sources`` (a code block none of the pages holds, or an
     inline code span with a name none of them holds) or
     ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
-    not judged there)."""
+    not judged there), and, asked in Chinese (``lang``), ``language`` (the embedded model
+    answered "亚特兰蒂斯的人口是多少？" in English, under a Chinese 来源)."""
     labelled = _ANSWER_LABEL.search(text) is not None
     rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", GIVEN_URL.sub(" ", text)))
     words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER | _LEAD_IN]
@@ -429,6 +434,7 @@ def _unfit(text: str, pages: list[dict[str, Any]]) -> list[tuple[str, str]]:
         not_questions(*said),
         code_from(*said, *(str(p.get("url", "")) for p in pages), inline=True),
         grounded(*said, pages=True),
+        *([language("zh")] if lang == "zh" else []),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)
     return [
