@@ -226,3 +226,24 @@ def test_a_gzip_body_of_several_members_is_decoded_whole(step: int) -> None:
     assert b"".join(capped.feed(raw)) == b"".join(parts)[:20] and capped.full
     with pytest.raises(BrowserError, match="gzip body is corrupt"):  # a broken second member
         list(CappedDecoder("gzip", 1000).feed(gzip.compress(b"a") + b"\x1f\x8bbroken"))
+
+
+async def test_a_binary_body_served_as_a_page_is_not_read_for_research() -> None:
+    """A PNG served as ``text/html`` reached the model as text, and the answer cited it."""
+    from skillrt.skills.browsing.research import _read
+
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(256)
+    utf16 = "\ufeff<title>Wide</title><p>A page in UTF-16.</p>".encode("utf-16-le")
+    pages = {
+        "/img": (200, {"Content-Type": "text/html"}, png),
+        "/wide": (200, {"Content-Type": "text/html"}, utf16),
+    }
+    with Server(pages) as server:
+        fetcher = SafeFetcher(URLFirewall(allow_private=[f"127.0.0.1:{server.port}"]))
+        try:
+            binary = await _read(fetcher, server.url("/img"), 3.0)
+            wide = await _read(fetcher, server.url("/wide"), 3.0)
+        finally:
+            await fetcher.aclose()
+    assert binary["ok"] is False and "binary" in binary["error"], binary
+    assert wide["ok"] is True and wide["title"] == "Wide" and "UTF-16" in wide["text"], wide

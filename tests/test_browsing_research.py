@@ -615,3 +615,28 @@ async def test_an_english_answer_to_a_chinese_question_is_asked_again_then_refus
         await rt.close()
     assert msg.state == "ERROR" and msg.data.get("answered") is False, msg.content
     assert "language" in msg.data.get("check", "") and "文字不是中文" in msg.content
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ("\ufeff<p>café</p>".encode("utf-8"), "<p>café</p>"),
+        ("\ufeff<p>café</p>".encode("utf-16-le"), "<p>café</p>"),
+        ("\ufeff<p>café</p>".encode("utf-16-be"), "<p>café</p>"),
+        ("<p>café</p>".encode(), "<p>café</p>"),
+    ],
+)
+def test_a_byte_order_mark_says_how_a_page_is_decoded(body: bytes, text: str) -> None:
+    """A UTF-16 page with its mark was decoded as UTF-8 and reached the model as "��<html>"."""
+    from skillrt.skills.browsing.fetcher import Fetched
+
+    page = Fetched(url="http://x.example/", status=200, content_type="text/html", body=body)
+    assert page.text() == text and not page.looks_binary
+
+
+def test_a_binary_body_served_as_a_page_is_no_text() -> None:
+    from skillrt.skills.browsing.fetcher import Fetched
+
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
+    page = Fetched(url="http://x.example/a", status=200, content_type="text/html", body=png)
+    assert page.looks_binary

@@ -37,6 +37,14 @@ MAX_REDIRECTS = 10
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 @dataclass(slots=True)
 class Fetched:
     """A response, after redirects: final URL, status, content type and (capped) body."""
@@ -58,7 +66,17 @@ class Fetched:
         ct = self.content_type
         return ct.startswith("text/") or ct.endswith(("json", "xml", "javascript"))
 
+    @property
+    def looks_binary(self) -> bool:
+        """Whether the body is no text, whatever its type says: a NUL byte in its first KiB
+        (a PNG served as ``text/html`` reached the model as text), a UTF-16 one aside."""
+        head = self.body[:1024]
+        return b"\x00" in head and not head.startswith(_UTF16_BOMS)
+
     def text(self) -> str:
+        for bom, codec in _BOMS:  # a byte-order mark says it first (a UTF-16 page was read
+            if self.body.startswith(bom):  # as UTF-8, "��<html>…")
+                return self.body[len(bom) :].decode(codec, errors="replace")
         encoding = self.encoding
         if encoding is None and self.is_html:
             found = _META_CHARSET.search(self.body[:4096])

@@ -171,6 +171,8 @@ async def _read(fetcher: SafeFetcher, url: str, parse_timeout_s: float) -> dict[
         return {"url": url, "ok": False, "error": str(exc)}
     if fetched.status >= 400:
         return {"url": url, "ok": False, "error": f"HTTP {fetched.status}"}
+    if fetched.looks_binary:
+        return {"url": url, "ok": False, "error": f"not text ({fetched.content_type}, binary)"}
     if fetched.is_html:
         try:
             page = await read_page(fetched, timeout_s=parse_timeout_s)
