@@ -640,3 +640,14 @@ def test_a_binary_body_served_as_a_page_is_no_text() -> None:
     png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
     page = Fetched(url="http://x.example/a", status=200, content_type="text/html", body=png)
     assert page.looks_binary
+
+
+def test_taking_an_address_out_leaves_the_answers_code_as_it_was() -> None:
+    """Runs of spaces were squeezed in the whole answer, a code block's indent with them."""
+    from skillrt.skills.browsing.research import _other_addresses
+
+    answer = "Run it [1]:\n\n```python\ndef f():\n    return 1\n```\n\nSee http://x.example/y too."
+    checked = check_citations(answer, [{"url": "http://127.0.0.1:8765/a.html", "title": "A"}])
+    assert "    return 1" in checked.text and checked.text.endswith("See too.")
+    assert _other_addresses("research the config file:nginx.conf please") == []
+    assert _other_addresses("what does file:/etc/hosts say?") == ["file:/etc/hosts"]

@@ -153,12 +153,12 @@ def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitation
         if url in read_urls and match.re is not _REFERENCE:
             return match.group(0)
         checked.unlinked.append(url)
-        return ""
+        return "\x00"
 
     text = _LINK.sub(link, text)
     for pattern in (_REFERENCE, _AUTOLINK, _BARE):  # (only links of pages read are left)
         text = pattern.sub(address, text)
-    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"[ \t]?\x00", "", text)  # (and the space before it; code keeps its own)
     text = _CITE.sub(cite, text)
     checked.text = re.sub(r"[ \t]+([.,;:])", r"\1", text).strip()
     return checked
@@ -294,9 +294,7 @@ def _asked(ctx: SkillContext, question: str) -> str:
     return ctx.say("总结这个网页的内容。", "Summarise what the page says.")
 
 
-_OTHER_SCHEME = re.compile(
-    r"(?<![\w+.-])(?:file|ftp|ftps|sftp|ssh|gopher|data|javascript):\S+", re.I
-)
+_OTHER_SCHEME = re.compile(r"(?<![\w+.-])(?:file:/|(?:ftp|ftps|sftp|ssh|gopher)://)\S+", re.I)
 
 
 def _other_addresses(question: str) -> list[str]:
