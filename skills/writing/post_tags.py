@@ -8,7 +8,7 @@ with a made-up web address.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -18,7 +18,15 @@ from skillrt.exceptions import InvalidFrontmatter, PathNotAllowed
 
 from .listing import names_of
 
-__all__ = ["ITS_TAGS", "REPLIES", "own_fields", "post_tags", "post_tags_asked", "refers_to_open"]
+__all__ = [
+    "ITS_TAGS",
+    "REPLIES",
+    "own_fields",
+    "post_tags",
+    "post_tags_asked",
+    "refers_to_open",
+    "tag_question_post",
+]
 
 REPLIES = Replies(
     {
@@ -71,19 +79,27 @@ _OPEN = re.compile(
 )
 
 
+def tag_question_post(question: str, patterns: Sequence[re.Pattern[str]]) -> str | None:
+    """The words naming a post (a pattern's ``post`` group) in a question on tags the first of
+    ``patterns`` that matches reads, or None (no pattern matches, or tags are not named)."""
+    text = " ".join(question.split())
+    if "tag" not in text.casefold() and "标签" not in text:
+        return None
+    for pattern in patterns:
+        found = pattern.match(text)
+        if found is not None:
+            return found.group("post").strip()
+    return None
+
+
 def post_tags_asked(question: str) -> str | None:
     """The words naming the post whose tags ``question`` asks for ("it", "the docker post"),
     "" when it asks for the blog's ("what are the tags on this blog?", "what tags do my posts
     use?"), or None when it asks something else."""
-    text = " ".join(question.split())
-    if "tag" not in text.casefold() and "标签" not in text:
+    words = tag_question_post(question, _ASKS)
+    if words is None:
         return None
-    for pattern in _ASKS:
-        found = pattern.match(text)
-        if found is not None:
-            words = found.group("post").strip()
-            return "" if _THE_BLOG.match(words) else words  # "": the blog's tags
-    return None
+    return "" if _THE_BLOG.match(words) else words  # "": the blog's tags
 
 
 def refers_to_open(words: str) -> bool:

@@ -20,7 +20,9 @@ from pydantic import BaseModel
 from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.markdown import split_post
 
+from .checks import _FENCED_CODE, _INLINE_CODE
 from .listing import tag_counts
+from .post_tags import tag_question_post
 
 __all__ = ["REPLIES", "Suggested", "suggest_tags", "tags_suggestion_asked"]
 
@@ -89,14 +91,7 @@ _ASKS = [
 def tags_suggestion_asked(question: str) -> str | None:
     """The words naming the post ``question`` asks tags to be suggested for ("it", "the
     docker post", "它"), or None when it asks something else."""
-    text = " ".join(question.split())
-    if "tag" not in text.casefold() and "标签" not in text:
-        return None
-    for pattern in _ASKS:
-        found = pattern.match(text)
-        if found is not None:
-            return found.group("post").strip()
-    return None
+    return tag_question_post(question, _ASKS)
 
 
 class Suggested(BaseModel):
@@ -128,16 +123,14 @@ def _said(tag: str, title: str, body: str) -> int:
     )
 
 
-_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)|`[^`\n]+`", re.S | re.M)
-
-
 def _suggested(ctx: SkillContext, path: str) -> Suggested:
     """Blocking I/O (the index, the post): a sync step."""
     ctx.memory.refresh()
     meta = ctx.memory.posts.get(path)
     text, _ = ctx.files.read(path)
     _, body = split_post(text, path)
-    body = _CODE.sub(" ", body)  # (prose only: "FROM python:3.12" made the docker post python's)
+    # (prose only: "FROM python:3.12" made the docker post python's)
+    body = _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", body))
     title = meta.title if meta is not None else path
     own = list(meta.tags) if meta is not None else []
     has = {t.casefold() for t in own}
