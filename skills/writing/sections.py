@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from skillrt.blog.markdown import word_count
 
-from .checks import HAN
+from .checks import HAN, _lines_and_code
 
 if TYPE_CHECKING:
     from .write import Outline, OutlineSection
@@ -228,7 +228,6 @@ def without_name_line(text: str, names: Sequence[str]) -> str:
 
 _ECHO_MARK = re.compile(r"^\s{0,3}(?:[-*+]\s+|#{1,6}\s+|\d+[.)]\s+|\*\*|__)")
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+\S")
-_FENCE_LINE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
 
 def without_name_lines(text: str, names: Sequence[str], points: Sequence[str] = ()) -> str:
@@ -243,20 +242,8 @@ def without_name_lines(text: str, names: Sequence[str], points: Sequence[str] = 
     point_keys = {_key(p) for p in points if _key(p)}
     lines = text.splitlines(keepends=True)
     kept: list[str] = []
-    fence = ""
-    for at, line in enumerate(lines):
-        opened = _FENCE_LINE.match(line)
-        mark = opened.group(1) if opened else ""
-        if mark and not fence:
-            fence = mark
-        elif (
-            mark
-            and mark[0] == fence[0]
-            and len(mark) >= len(fence)
-            and not line[line.index(mark) + len(mark) :].strip()
-        ):
-            fence = ""  # (closed by a fence of its kind at least as long, alone on its line)
-        elif not fence and _ECHO_MARK.match(line):
+    for at, (line, code) in enumerate(_lines_and_code(text)):  # (a fence's lines are code)
+        if not (code and code[0]) and _ECHO_MARK.match(line):
             key = _key(line)
             if key in keys or (key in point_keys and _alone(lines, at)):
                 continue
