@@ -37,9 +37,11 @@ _START_EN = re.compile(
 # Verbs that start a request of three words or more ("suggest tags for it", typed where a
 # post was asked for, was read as a post's name, named none, and was lost); shorter, "add
 # it" is an answer.
+_CHANGE_VERBS = "suggest|add|change|set|rename|retag|untag|move|unpublish|fix|replace"
+"""Verbs that start a request of their own (a change to a post), here and where only yes or
+no is asked (``_ASKS_EN``, which takes more)."""
 _START_EN_LONGER = re.compile(
-    r"^(?:(?:please|pls|can you|could you|would you|now)\s+)?(?:"
-    r"suggest|add|change|set|rename|retag|untag|move|unpublish|fix|replace)\s+\S+\s+\S",
+    rf"^(?:(?:please|pls|can you|could you|would you|now)\s+)?(?:{_CHANGE_VERBS})\s+\S+\s+\S",
     re.I,
 )
 _START_ZH = re.compile(
@@ -118,8 +120,8 @@ def saves(answer: str) -> bool:
 # it shorter" may be a post's title.)
 _ASKS_EN = re.compile(
     r"^(?:(?:please|pls|can you|could you|would you|now|then|instead)\s+)?(?:"
-    r"change|set|add|make|rename|retag|tag|untag|move|unpublish|open|fix|replace|insert|"
-    r"append|give|put|turn|convert|mark|cut|trim|split|merge|generate|suggest)\b",
+    rf"{_CHANGE_VERBS}|make|tag|open|insert|append|give|put|turn|convert|mark|cut|trim|split|"
+    r"merge|generate)\b",
     re.I,
 )
 _ASKS_ZH = re.compile(
