@@ -236,7 +236,8 @@ def test_the_addresses_a_question_gives() -> None:
     ],
 )
 def test_an_answer_that_says_nothing_is_unfit(answer: str, unfit: bool) -> None:
-    page = {"url": "http://x/a", "title": "Atlantis", "text": "Poseidonia is the capital."}
+    text = "Poseidonia is the capital. Its pages hold 4096 bytes; its law is version 3.7.0."
+    page = {"url": "http://x/a", "title": "Atlantis", "text": text}
     assert bool(unfit_answer(answer, [page])) is unfit
 
 
@@ -642,6 +643,19 @@ def test_a_binary_body_served_as_a_page_is_no_text() -> None:
     assert page.looks_binary
 
 
+@pytest.mark.parametrize("content_type", ["text/html", "text/plain", ""])
+async def test_browse_reads_a_binary_body_as_a_file_not_as_a_page(content_type: str) -> None:
+    """Browse's HTTP backend parsed a PNG served as ``text/html`` and showed the navigator
+    its bytes as a page's text."""
+    from skillrt.skills.browsing.fetcher import Fetched
+    from skillrt.skills.browsing.page_reader import read_page
+
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
+    fetched = Fetched(url="http://x.example/a.png", status=200, content_type=content_type, body=png)
+    page = await read_page(fetched, timeout_s=5)
+    assert page.text.endswith(f"file of {len(png)} bytes, not text)") and "PNG" not in page.text
+
+
 def test_taking_an_address_out_leaves_the_answers_code_as_it_was() -> None:
     """Runs of spaces were squeezed in the whole answer, a code block's indent with them."""
     from skillrt.skills.browsing.research import _other_addresses
@@ -651,3 +665,37 @@ def test_taking_an_address_out_leaves_the_answers_code_as_it_was() -> None:
     assert "    return 1" in checked.text and checked.text.endswith("See too.")
     assert _other_addresses("research the config file:nginx.conf please") == []
     assert _other_addresses("what does file:/etc/hosts say?") == ["file:/etc/hosts"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "made_up"),
+    [
+        ("The capital is Poseidonia, with 3 rings [1].", ""),  # a single digit is let be
+        ("About 1.4 million people live there [1].", "1.4"),  # the embedded model's
+        ("亚特兰蒂斯约有140万人口 [1]。", "140"),  # (a figure in Chinese text, too)
+        ("It sank in 9500 BC [1].", "9500"),  # (the page: 9,600)
+        ("It sank in 9,600 BC, 12% of it first [2].", "12%"),
+        ("See [2] and [10-12]; 1. first\n10. tenth", ""),  # citations, a list's numbers
+        ("It sank in 9600 BC, as asked [1].", ""),  # (the question gives the figure)
+    ],
+)
+def test_a_figure_no_page_has_is_unfit(answer: str, made_up: str) -> None:
+    """The embedded model answered "what is the population of Atlantis?" from a page with no
+    figure: "around 1.4 million people", too short for ``grounded`` to judge, shown sourced."""
+    page = {"url": "http://x/a", "title": "Atlantis", "text": "Poseidonia, 9,600 BC: 3 rings."}
+    question = "did it sink in 9600 BC?" if "as asked" in answer else "how many live there?"
+    reason = unfit_answer(answer, [page], question=question)
+    assert ("figures" in reason) is bool(made_up), reason
+    assert made_up.rstrip("%") in reason
+
+
+async def test_a_made_up_figure_is_asked_again_then_refused(site: TestSite, tmp_path: Path) -> None:
+    model = research_model("亚特兰蒂斯约有140万人口 [1]。", queries=["Atlantis"])
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": "亚特兰蒂斯有多少人口？"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR" and msg.data.get("answered") is False, msg.content
+    assert "figures" in msg.data.get("check", "") and "数字网页里没有（140）" in msg.content
+    assert "140万" not in msg.content  # (the answer refused is not shown)

@@ -28,8 +28,11 @@ _WORDS = [
     "squared",
     "error",
 ]
-WHOLE = " ".join(  # distinct sentences (the repetition guard would cut one said again)
-    f"{_WORDS[i % 13].capitalize()} {_WORDS[(i * 5) % 13]} {_WORDS[(i * 7 + 3) % 13]} {i}."
+# Distinct sentences (the repetition guard would cut one said again), told apart by a letter
+# pair, not a number: a figure the post does not have is refused (``figures_from``).
+WHOLE = " ".join(
+    f"{_WORDS[i % 13].capitalize()} {_WORDS[(i * 5) % 13]} {_WORDS[(i * 7 + 3) % 13]} "
+    f"{chr(97 + i // 26)}{chr(97 + i % 26)}."
     for i in range(90)
 )
 

@@ -53,7 +53,10 @@ def _capped(html: str) -> tuple[str, bool]:
 
 
 def _parse(fetched: Fetched, deadline: float) -> ParsedPage:
-    if fetched.is_html:
+    """The page ``fetched`` holds; a body that is no text, whatever its type says
+    (``Fetched.looks_binary``: a PNG served as ``text/html`` was parsed and shown to the
+    navigator as a page of mojibake), is a file of so many bytes."""
+    if fetched.is_html and not fetched.looks_binary:
         html, cut = _capped(fetched.text())
         page = parse_page(html, fetched.url, deadline=deadline)
         if cut and not page.cut:
@@ -61,10 +64,11 @@ def _parse(fetched: Fetched, deadline: float) -> ParsedPage:
         return page
     title = urlsplit(fetched.url).path.rsplit("/", 1)[-1] or fetched.url
     parsed = ParsedPage(LexborHTMLParser(""), fetched.url, fetched.url, title)
-    if fetched.is_text:
+    if fetched.is_text and not fetched.looks_binary:
         parsed.text = fetched.text()[:MAX_PLAIN_CHARS]
     else:
-        parsed.text = f"(a {fetched.content_type} file of {len(fetched.body)} bytes)"
+        kind = fetched.content_type or "binary"
+        parsed.text = f"(a {kind} file of {len(fetched.body)} bytes, not text)"
     return parsed
 
 

@@ -41,6 +41,7 @@ from skillrt.skills.writing.checks import (
     not_degenerate,
     run_checks,
 )
+from skillrt.skills.writing.figures import figures_from
 from skillrt.skills.writing.on_topic import grounded
 from skillrt.skills.writing.passages import question_terms, terms
 from skillrt.skills.writing.prompts import clip, code_block
@@ -378,14 +379,14 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
         "research:answer", lambda: _answer(ctx, question, read_ok, note)
     )
     lang = ctx.input.language
-    if refused := unfit_answer(answer["answer"], read_ok, lang):  # asked again, then refused
+    if refused := unfit_answer(answer["answer"], read_ok, lang, question):  # asked again, refused
         ctx.events.emit(
             "agent:status", message=ctx.say("答案没有通过检查，重新询问", "Asking again")
         )
         answer = await ctx.step(
             "research:answer:retry", lambda: _answer(ctx, question, read_ok, note, refused)
         )
-        if unfit := _unfit(answer["answer"], read_ok, lang):
+        if unfit := _unfit(answer["answer"], read_ok, lang, question):
             return _unanswered(ctx, question, queries, read_ok, unfit)
     return _compose(ctx, question, queries, read_ok, answer, note)
 
@@ -401,13 +402,15 @@ _FILLER = frozenset(
 _LEAD_IN = frozenset(["answer", "here", "question"])  # "The answer is" alone was shown
 
 
-def unfit_answer(text: str, pages: list[dict[str, Any]], lang: str | None = None) -> str:
+def unfit_answer(
+    text: str, pages: list[dict[str, Any]], lang: str | None = None, question: str = ""
+) -> str:
     """Why a research answer cannot be shown, in English (empty: it can): see ``_unfit``."""
-    return "; ".join(en for en, _ in _unfit(text, pages, lang))
+    return "; ".join(en for en, _ in _unfit(text, pages, lang, question))
 
 
 def _unfit(
-    text: str, pages: list[dict[str, Any]], lang: str | None = None
+    text: str, pages: list[dict[str, Any]], lang: str | None = None, question: str = ""
 ) -> list[tuple[str, str]]:
     """Why a research answer cannot be shown, each reason in English and in Chinese (none: it
     can): it says nothing (no word but labels, numbers, web addresses and citations: "The
@@ -416,8 +419,9 @@ def _unfit(
     ``not_questions``, ``code_from_sources`` (a code block none of the pages holds, or an
     inline code span with a name none of them holds) or
     ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
-    not judged there), and, asked in Chinese (``lang``), ``language`` (the embedded model
-    answered "亚特兰蒂斯的人口是多少？" in English, under a Chinese 来源)."""
+    not judged there), ``figures_from`` (its figures are the pages', their titles' and
+    addresses', or the question's), and, asked in Chinese (``lang``), ``language`` (the
+    embedded model answered "亚特兰蒂斯的人口是多少？" in English, under a Chinese 来源)."""
     labelled = _ANSWER_LABEL.search(text) is not None
     rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", GIVEN_URL.sub(" ", text)))
     words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER | _LEAD_IN]
@@ -434,6 +438,12 @@ def _unfit(
         not_questions(*said),
         code_from(*said, *(str(p.get("url", "")) for p in pages), inline=True),
         grounded(*said, pages=True),
+        figures_from(
+            *said,
+            *(f"{p.get('title', '')} {p.get('url', '')}" for p in pages),
+            question=question,
+            pages=True,
+        ),
         *([language("zh")] if lang == "zh" else []),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)

@@ -42,6 +42,7 @@ from .checks import (
     not_degenerate,
 )
 from .common import refuse
+from .figures import figures_from
 from .listing import (
     LISTED,
     TagAsk,
@@ -784,9 +785,21 @@ def answer_checks(sources: list[Source], question: str = "") -> list[Check]:
     mid-link, and it was shown as done."""
     made_up = code_from(*(s.excerpt for s in sources))
     ours = grounded(*(f"{s.title}\n{s.excerpt}" for s in sources))
+    figures = figures_from(
+        *(f"{s.title} {s.path}\n{s.excerpt}" for s in sources), question=question
+    )
     asked = not_questions(*(s.excerpt for s in sources))
     addresses = addresses_from(question, *(s.excerpt for s in sources))
-    checks = (not_degenerate, not_repetitive, not_circular, asked, made_up, addresses, ours)
+    checks = (
+        not_degenerate,
+        not_repetitive,
+        not_circular,
+        asked,
+        made_up,
+        addresses,
+        ours,
+        figures,
+    )
     return [_if_answered(check) for check in checks]
 
 

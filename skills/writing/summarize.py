@@ -34,6 +34,7 @@ from .checks import (
     template_from,
 )
 from .common import refuse
+from .figures import figures_from
 from .on_topic import grounded
 from .pick import ask_for_post, named_post, no_post_chosen, open_post
 from .prompts import (
@@ -391,6 +392,7 @@ async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> s
         code_from(content, verbatim=True, inline=True),
         template_from(content),
         grounded(content),
+        figures_from(content),
     ]
     result = await checked(ctx, name, partial(_ask, ctx, system, content), checks)
     if not result.passed:
