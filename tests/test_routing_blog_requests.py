@@ -40,6 +40,17 @@ REQUESTS = [
     ("write a post comparing rust and go", "WRITE_ARTICLE"),
     ("add the tag rust to the go post", "EDIT_CONTENT"),
     ("summarize the go post", "SUMMARIZE"),
+    # the classifier sent these to the chat, where the model named a published post a draft
+    ("any drafts?", "ANSWER_QUESTION"),
+    ("do I have any drafts?", "ANSWER_QUESTION"),
+    ("有草稿吗？", "ANSWER_QUESTION"),
+    ("草稿呢？", "ANSWER_QUESTION"),
+    ("write a draft about tmux", "WRITE_ARTICLE"),
+    # "notes" in a post's name matched no rule: a numbered choice led by "create a post"
+    ("show the weekly notes post", "ANSWER_QUESTION"),
+    ("open the weekly notes post", "ANSWER_QUESTION"),
+    # the classifier offered this as a web search
+    ("search my blog for kubernetes", "ANSWER_QUESTION"),
 ]
 
 

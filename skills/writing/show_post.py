@@ -44,10 +44,11 @@ NAME_WORD = r"(?:[^\s?.!,]|\.(?=\w))+"
 MAX_SHOWN_CHARS = 12_000  # of a post shown in the reply; the rest is counted
 
 # Words that do not name a post in "the … post" ("the posts related to the docker post", "the
-# changes to the post"), and a .md path with no host before it.
+# changes to the post"), and a .md path with no host before it. "notes" does, just before the
+# "post" ("show the weekly notes post" matched no rule, and was offered as a new post).
 _NOT_A_NAME = (
     r"(?:of|in|on|from|with|for|to|by|about|related|similar|linked|linking|that|which|who|"
-    r"posts|articles|drafts|notes|changes?)\s"
+    r"posts|articles|drafts|changes?)\s|notes\s(?!(?:post|article|draft)\b)"
 )
 _LOCAL_MD = r"(?![\w-]+\.[A-Za-z]{2,}/)[\w./-]+\.md"
 SHOW_EN = re.compile(  # (the same as its table rule in intents.toml)
