@@ -131,6 +131,24 @@ def test_an_answer_says_what_its_sources_say() -> None:
     assert chinese(Generated(text=made_up)).passed  # another script: not judged
 
 
+def test_a_chinese_answer_on_chinese_posts_says_what_they_say() -> None:
+    """A Chinese answer was never judged: a made-up one on a one-line post about Go's
+    generics was shown under 参考文章, the post linked."""
+    from skillrt.skills.writing.on_topic import grounded
+
+    check = grounded("Go 泛型入门\nGo 1.18 引入了泛型，类型参数写在方括号里。")
+    made_up = (
+        "《Go 泛型入门》这篇文章认为泛型会让程序慢十倍，所以作者建议永远不要在生产环境中使用泛型，"
+        "并推荐改用反射和代码生成，还说 Go 团队计划在下一个版本删除泛型。"
+    )
+    verdict = check(Generated(text=made_up))
+    assert not verdict.passed and "会让程序慢十倍" in verdict.zh, verdict
+    assert check(Generated(text="这篇文章介绍 Go 1.18 引入的泛型：类型参数写在方括号里。")).passed
+    assert check(Generated(text="Go 1.18 引入了泛型。")).passed  # too short to tell
+    english = "The post says Go 1.18 added generics, with type parameters in square brackets."
+    assert check(Generated(text=english)).passed  # another script: not judged
+
+
 def test_an_english_summary_of_a_german_post_is_not_judged_by_its_words() -> None:
     from skillrt.skills.writing.on_topic import grounded
 

@@ -85,6 +85,44 @@ def _words(text: str) -> list[str]:
     return [w for w in (m.casefold() for m in _WORD.findall(text)) if w not in _COMMON]
 
 
+_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+# Pairs any answer about a post says (这篇文章主要介绍了…): not the post's, nor made up
+_COMMON_PAIRS_ZH = (
+    "这篇 篇文 文章 章中 章里 作者 介绍 绍了 主要 内容 一个 可以 我们 "
+    "什么 如何 因为 所以 但是 以及 通过 进行 提到 到了 说明 认为 讲述 "
+    "描述 总结 其中 就是 这个 那个 没有 问题 回答 根据 来源 以下 如下 "
+    "的是 了一 是一 中的 里的 也是 还是 还有 这些 那些 它们 他们 如果 "
+    "需要 使用 用来 时候 之间 的一 一些 非常 而且 并且 不是 也就 就会 "
+    "会让 可能 应该 建议 说了 讲了 写了 参考 参见 "
+)
+_COMMON_PAIRS = frozenset(_COMMON_PAIRS_ZH.split())
+
+
+def _unsaid(text: str, theirs: set[str]) -> list[str]:
+    """The stretches of ``text``'s Chinese that no pair of ``theirs`` covers, as written (3
+    characters or more, clipped to 8), in order: what a reason quotes of a Chinese answer."""
+    found: list[str] = []
+    for run in _HAN_RUN.findall(text):
+        start = None
+        for i in range(len(run)):
+            unsaid = i + 1 < len(run) and run[i : i + 2] not in theirs
+            if unsaid and start is None:
+                start = i
+            elif not unsaid and start is not None:
+                if i + 1 - start >= 3:
+                    found.append(run[start : i + 1][:8])
+                start = None
+    return found
+
+
+def _han_pairs(text: str) -> set[str]:
+    """The pairs of Chinese characters next to each other in ``text`` (``这篇文章`` holds 这篇,
+    篇文, 文章), the ones any answer says (``_COMMON_PAIRS``) aside: what a Chinese text is
+    compared by, having no spaces between its words."""
+    found = {run[i : i + 2] for run in _HAN_RUN.findall(text) for i in range(len(run) - 1)}
+    return found - _COMMON_PAIRS
+
+
 def on_topic(instruction: str, original: str) -> Check | None:
     """The check (see the module docstring), or None when the post is too short to judge,
     not in a Latin script, or the instruction asks for a translation."""
@@ -147,24 +185,36 @@ def grounded(*sources: str, pages: bool = False) -> Check:
     top of the Linux kernel". An answer of fewer than ``GROUNDED_MIN_WORDS`` such words, or
     one whose language is not the sources' script (an English answer on a Chinese post), is
     not judged, nor one in another Latin-script language (an English summary of a German
-    post). ``pages``: the sources are web pages read (a reason names them so: it said "the
+    post). A Chinese answer on Chinese sources is compared by its pairs of characters next to
+    each other (``_han_pairs``) and its Latin words: a made-up "泛型会让程序慢十倍…Go 团队计划
+    删除泛型" about a one-line post on Go 1.18's generics was shown under 参考文章.
+    ``pages``: the sources are web pages read (a reason names them so: it said "the
     posts found" of a research answer)."""
     said = "\n".join(sources)
     where_zh = "网页" if pages else "文章"
     theirs = set(_stems(said))
     latin = language_share(said, "en") >= 0.5
+    chinese = not latin and language_share(said, "zh") >= 0.5
     theirs_in = _latin_language(said) or "en"
+    if chinese:  # compared by their pairs of characters and their Latin words' stems both
+        theirs |= _han_pairs(said)
 
     def check(generated: Generated) -> Verdict:
         answer = _LINK_PATH.sub(" ", _prose(generated.text))
         mine = set(_stems(answer))
-        if len(mine) < GROUNDED_MIN_WORDS or not latin or language_share(answer, "en") < 0.5:
+        if chinese and language_share(answer, "zh") >= 0.5:
+            mine |= _han_pairs(answer)
+        elif len(mine) < GROUNDED_MIN_WORDS or not latin or language_share(answer, "en") < 0.5:
             return Verdict("grounded", True, "too short, or in another script, to tell")
-        if (_latin_language(answer) or "en") != theirs_in:  # (an English summary of German)
+        if len(mine) < GROUNDED_MIN_WORDS:
+            return Verdict("grounded", True, "too short to tell")
+        if not chinese and (_latin_language(answer) or "en") != theirs_in:  # (English of German)
             return Verdict("grounded", True, "in another language than its sources")
         found = mine & theirs
         if len(found) < GROUNDED_SHARE * len(mine):
-            spelled = sorted(w for w in set(_words(answer)) if w[:_STEM] not in theirs)[:4]
+            spelled = sorted(w for w in set(_words(answer)) if w[:_STEM] not in theirs)
+            spelled = (_unsaid(answer, theirs) if chinese else []) + spelled
+            spelled = spelled[:4]
             shown = ", ".join(spelled)
             return Verdict(
                 "grounded",
