@@ -172,6 +172,42 @@ async def test_an_obsidian_notes_inline_tags_are_its_tags(tmp_path: Path) -> Non
         assert msg.data.get("tags") == expected, msg.content
 
 
+@pytest.mark.parametrize(
+    ("settings", "folder"),
+    [
+        (".obsidian/templates.json", '{"folder": "Templates"}'),
+        (".obsidian/plugins/templater-obsidian/data.json", '{"templates_folder": "meta/tpl/"}'),
+    ],
+)
+async def test_an_obsidian_vaults_templates_are_not_posts(
+    tmp_path: Path, settings: str, folder: str
+) -> None:
+    """A vault's template (``{{title}}``, a tag of its own) was listed among the posts and its
+    tag counted as the blog's."""
+    where = json.loads(folder).popitem()[1].strip("/")
+    template = "---\ntags: [daily]\n---\n# {{title}}\n\n{{date}}\n"
+    files = {
+        ".obsidian/app.json": "{}",
+        settings: folder,
+        "Shell tips.md": "Shell tips for everyday use. #shell\n",
+        f"{where}/Daily.md": template,
+        f"{where}/sub/Weekly.md": template,
+        "Templates notes.md": "Notes on templates. #templating\n",  # (a name, not the folder)
+    }
+    root = build(tmp_path / "vault", files)
+    config = load_config(content_root=root, state_dir=tmp_path / ".state")
+    rt = AgentRuntime(config, llm=ScriptedModel([]))
+    await rt.initialize()
+    try:
+        listed = await rt.process_input("list my posts")
+        tags = await rt.process_input("list my tags")
+    finally:
+        await rt.close()
+    assert "Shell tips" in listed.content and "Templates notes" in listed.content
+    assert "Daily" not in listed.content and "Weekly" not in listed.content, listed.content
+    assert "daily" not in tags.content and "shell" in tags.content, tags.content
+
+
 def test_posts_folder_first_then_configured_wins(tmp_path: Path) -> None:
     root = build(tmp_path / "b", {"posts/a.md": POST.format(title="A"), "docs/b.md": "x"})
     assert detect_layout(root).posts_dir == "posts"

@@ -255,6 +255,26 @@ def make_snippet(body: str, terms: tuple[str, ...], width: int = 160) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
+def vault_templates(vault: Path) -> list[str]:
+    """The folders of an Obsidian vault's templates, as its settings name them (the core
+    plugin's ``.obsidian/templates.json``, Templater's ``templates_folder``): notes with
+    ``{{title}}`` in them, not posts. A template was listed among the posts, and its tag
+    counted. Settings that cannot be read name none."""
+    found: list[str] = []
+    settings = (
+        (".obsidian/templates.json", "folder"),
+        (".obsidian/plugins/templater-obsidian/data.json", "templates_folder"),
+    )
+    for name, key in settings:
+        try:
+            folder = json.loads((vault / name).read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(folder, str) and (folder := folder.strip().strip("/")):
+            found.append(PurePosixPath(folder).as_posix())
+    return found
+
+
 class PostIndex(SQLiteCache):
     """Full-text index of the posts under ``content_root / posts_dir`` in ``db_path``.
 
@@ -320,6 +340,9 @@ class PostIndex(SQLiteCache):
         for folder in (self.posts_dir, self.drafts_dir):
             if folder is not None:
                 self._scan_folder(folder, found)
+        if self.inline_tags:  # (an Obsidian vault)
+            for folder in vault_templates(self.content_root):
+                found = {rel: p for rel, p in found.items() if not rel.startswith(folder + "/")}
         return found
 
     def _scan_folder(self, folder: str, found: dict[str, Path]) -> None:
