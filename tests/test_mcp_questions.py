@@ -288,6 +288,40 @@ async def test_a_call_cancelled_while_its_question_is_out_cancels_the_task(
     assert post.exists()
 
 
+async def test_tasks_cancel_while_the_question_is_out_does_not_wait_for_the_client(
+    runtime: AgentRuntime, tmp_path: Path
+) -> None:
+    """``tasks/cancel`` of a task whose confirmation is out as an elicitation: the call
+    waited on the client's answer up to 30 s, and an answer given later recorded the task
+    "failed" over "cancelled"."""
+    post = tmp_path / "blog" / "posts" / "git-workflow.md"
+    asked = asyncio.Event()
+    release = asyncio.Event()
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.set()
+        await release.wait()  # the user answers only after the cancel
+        return types.ElicitResult(action="accept", content={"answer": "yes"})
+
+    async with connect(runtime, elicitation_callback=elicit) as session:
+        tasks = experimental(session)
+        created = await tasks.call_tool_as_task("ask", {"text": "delete posts/git-workflow.md"})
+        task_id = created.task.taskId
+        await asyncio.wait_for(asked.wait(), 10)
+        cancel = asyncio.ensure_future(tasks.cancel_task(task_id))
+        await asyncio.sleep(0.5)  # (the server cancels; this client reads replies only once
+        release.set()  # its callback has returned)
+        assert (await asyncio.wait_for(cancel, 10)).status == "cancelled"
+        await asyncio.sleep(0.2)  # (the late answer reaches the server)
+        assert (await tasks.get_task(task_id)).status == "cancelled"
+        result = await tasks.get_task_result(task_id, types.CallToolResult)
+    assert result.isError and "cancel" in _text(result).lower(), _text(result)
+    assert post.exists()
+    assert runtime.history is not None
+    states = [e["state"] for e in runtime.history.tasks(limit=20)]
+    assert "CANCELLED" in states and "COMPLETED" not in states, states
+
+
 async def test_posts_with_spaces_or_other_scripts_in_their_names_are_read_by_their_uris(
     runtime: AgentRuntime, tmp_path: Path
 ) -> None:

@@ -124,6 +124,7 @@ class McpServer:
         message = await self.run(call, self.session_id(session), on_task)
         while message is not None and is_waiting(message) and _can_elicit(session):
             task_id = message.task_id or ""
+            self.book.eliciting.add(task_id)
             try:
                 answer = await session.elicit_form(message.content, _QUESTION_SCHEMA, request_id)
             except asyncio.CancelledError:
@@ -137,6 +138,8 @@ class McpServer:
                 raise
             except Exception:  # the client went away or refused the request: the task waits
                 return message
+            finally:
+                self.book.eliciting.discard(task_id)
             text = (answer.content or {}).get("answer") if answer.action == "accept" else None
             if not isinstance(text, str) or not text.strip():
                 self.runtime.abort(task_id)

@@ -66,6 +66,7 @@ class TaskBook:
         self.folder = folder or runtime.config.state_path / "mcp-tasks"
         self.jobs: dict[str, asyncio.Future[ChatMessage | None]] = {}
         self._resumed: set[str] = set()  # the jobs that resume a stopped task (``_resume``)
+        self.eliciting: set[str] = set()  # the tasks whose question is out by elicitation
 
     # --- records ---------------------------------------------------------------------------------
 
@@ -283,6 +284,11 @@ class TaskBook:
             )
         job = self.jobs.get(task_id)
         if await self.runtime.abort_task(task_id) and job is not None:
+            if task_id in self.eliciting:
+                # Its call waits on the client's answer, not on the task: it is stopped, not
+                # waited for (it waited up to 30 s, and an answer given later recorded the task
+                # "failed" over "cancelled").
+                job.cancel()
             await asyncio.wait([job], timeout=30)
         elif job is None and await self.runtime.abandon_task(task_id):
             self.record(task_id, _cancelled(task_id))
