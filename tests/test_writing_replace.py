@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.skills.writing.replace import Replacement, literal_replacement, replace_in_prose
+from skillrt.skills.writing.replace import (
+    Replacement,
+    fix_word,
+    literal_replacement,
+    prose_replacement,
+    replace_in_prose,
+)
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_blog
 from tests.writing_support import run_writing_skill
@@ -41,6 +47,103 @@ def test_code_blocks_and_inline_code_are_left_as_they_are() -> None:
     new, done, left = replace_in_prose(body, Replacement("cheap", "light"))
     assert new == "a light one, `cheap()` here\n\n```go\ncheap := 1\n```\n\nlight again\n"
     assert (done, left) == (2, 2)
+
+
+CONTAINERS = """---
+title: Containers
+---
+
+I use docker every day, see the [official docs](https://docs.docker.com/get-started/) and \
+![logo](/img/docker.png).
+My notes are in [[docker-basics]] and the Dockerfile lives in the repo.
+
+{{< youtube id="docker-intro" >}}
+
+<img src="/img/docker-diagram.svg" alt="diagram">
+
+Run it like this:
+
+    docker run --rm hello-world
+
+Go is going well; the go tool is good.
+"""
+
+
+def test_addresses_links_shortcodes_and_indented_code_are_left_as_they_are() -> None:
+    """ "replace 'docker' with 'podman'" made https://docs.docker.com docs.podman.com, the
+    wikilink to the post docker-basics [[podman-basics]], rewrote a shortcode's id, an <img
+    src> and an indented code block, and said it left none in code."""
+    body = CONTAINERS.split("---\n", 2)[2]
+    made = prose_replacement(body, Replacement("docker", "podman"))
+    assert made.text == body.replace("I use docker", "I use podman")
+    assert (made.replaced, made.in_code, made.in_links) == (1, 1, 5)
+    assert replace_in_prose(body, Replacement("docker", "podman"))[1:] == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("body", "swap", "expected", "counts"),
+    [
+        (  # a word whole, never a part of another: "![logo]" became "![loGo]"
+            "![logo](go.png) Go is going well; the go tool is good, go!\n",
+            ("go", "Go"),
+            "![logo](go.png) Go is going well; the Go tool is good, Go!\n",
+            (2, 0, 1),
+        ),
+        (  # a script without spaces has no edges to match on
+            "把容器改成新的容器。\n\n    容器\n",
+            ("容器", "集装箱"),
+            "把集装箱改成新的集装箱。\n\n    容器\n",
+            (2, 1, 0),
+        ),
+        (  # a list item's indented paragraph is prose; code is indented past the item
+            "- a docker item\n\n    docker continued\n\n      docker code\n",
+            ("docker", "podman"),
+            "- a podman item\n\n    podman continued\n\n      docker code\n",
+            (2, 1, 0),
+        ),
+        (  # a wikilink's alias, a link's text: prose; its label, an address: kept
+            "[[docker-basics|docker notes]], [docker][docker], <me@docker.io>\r\n\r\n"
+            "[docker]: https://docker.com\r\n",
+            ("docker", "podman"),
+            "[[docker-basics|podman notes]], [podman][docker], <me@docker.io>\r\n\r\n"
+            "[docker]: https://docker.com\r\n",
+            (2, 0, 5),
+        ),
+    ],
+)
+def test_a_replacement_is_made_in_whole_words_of_the_prose(
+    body: str, swap: tuple[str, str], expected: str, counts: tuple[int, int, int]
+) -> None:
+    made = prose_replacement(body, Replacement(*swap))
+    assert made.text == expected
+    assert (made.replaced, made.in_code, made.in_links) == counts
+
+
+def test_a_typo_in_a_link_address_is_left() -> None:
+    body = "We recieve it at [the page](https://example.com/recieve) and [[recieve]].\n"
+    assert fix_word(body, "recieve", "receive") == (body.replace("We recieve", "We receive"), 1)
+
+
+async def test_a_quoted_replacement_changes_no_link_and_no_code(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = blog / "posts" / "c.md"
+    post.write_text(CONTAINERS, encoding="utf-8")
+    (blog / "posts" / "docker-basics.md").write_text(
+        "---\ntitle: Docker basics\n---\n\nx\n", encoding="utf-8"
+    )
+    llm = ScriptedModel([])
+    params = {"instruction": "replace 'docker' with 'podman'", "path": "posts/c.md"}
+    msg = await run_writing_skill(blog, llm, "EditContent", params)
+    assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
+    assert post.read_text(encoding="utf-8") == CONTAINERS.replace("I use docker", "I use podman")
+    assert msg.data["replaced"] == 1 and msg.data["left_in_code"] == 1
+    params = {"instruction": 'change "go" to "Go"', "path": "posts/c.md"}
+    msg = await run_writing_skill(blog, llm, "EditContent", params)
+    assert msg.state == "COMPLETED" and msg.data["replaced"] == 1, msg.content
+    assert post.read_text(encoding="utf-8") == CONTAINERS.replace(
+        "I use docker", "I use podman"
+    ).replace("the go tool", "the Go tool")
 
 
 async def _edit(blog: Path, instruction: str) -> tuple:

@@ -4,8 +4,10 @@ go post", "change "cheap" to "lightweight"", "把“便宜”改成“轻量”"
 The embedded model, asked to replace one word, gave the go post back as a page of invented
 Python in place of its prose and its Go code, and every check let it through (a text written
 anew is not judged for what it dropped). Both words are written out in quotes, so the edit
-needs no model: each place the first stands in the prose is given the second, code blocks
-and inline code are left as they are, and every other byte of the post stays.
+needs no model: each place the first stands whole in the prose is given the second, code
+(blocks, indented code, inline code) and markup (link addresses, wikilink targets,
+shortcodes, HTML tags: ``_MARKUP``) are left as they are, and every other byte of the post
+stays.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from .checks import Generated, Verdict
 from .parts import code_lines
 
 __all__ = [
+    "Replaced",
     "Replacement",
     "fix_word",
     "literal_replacement",
     "named_typo",
     "paragraph_with",
+    "prose_replacement",
     "replace_in_prose",
     "spelled",
     "typo_gone",
@@ -61,32 +65,155 @@ def literal_replacement(instruction: str) -> Replacement | None:
 
 _INLINE_CODE = re.compile(r"(`+)[^`\n]*?\1")
 
+# Where a word of the prose is not, though its letters may be: the addresses and names the
+# markup points at. "replace 'docker' with 'podman'" made the link https://docs.docker.com
+# docs.podman.com, /img/docker.png podman.png, the wikilink [[docker-basics]] (a post that
+# exists) [[podman-basics]], and rewrote a shortcode's id and an <img src>. A link's text, an
+# image's alt text and a wikilink's alias (after "|") are prose, and are replaced.
+_MARKUP = re.compile(
+    # a link's or an image's destination: [text](dest "title")
+    r"\]\([ \t]*(?P<dest><[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)"
+    # a reference definition's label and address: [label]: https://...
+    r"|^[ ]{0,3}\[(?P<deflabel>[^\]\n]+)\]:[ \t]*(?P<defdest><[^<>\n]*>|\S+)"
+    # a full reference's label: [text][label]
+    r"|\]\[(?P<reflabel>[^\]\n]+)\]"
+    # a wikilink's target and heading (an embed's too): [[post#Heading|alias]]
+    r"|\[\[(?P<wiki>[^\[\]|\n]*)"
+    r"|\[\^[^\]\n]+\]"  # a footnote's label
+    # a shortcode or a template tag, Hugo's, Zola's, Jekyll's, Hexo's (not across a blank line)
+    r"|\{\{(?:(?!\n[ \t]*\n).)*?\}\}|\{%(?:(?!\n[ \t]*\n).)*?%\}"
+    r"|\{[#.:][^{}\n]*\}"  # an attribute list: {#custom-id}, {: .note}
+    r"|<!--.*?-->|</?[A-Za-z][\w:-]*(?:\s[^<>]*)?/?>"  # an HTML comment, an HTML tag
+    r"|<[A-Za-z][\w+.-]{1,31}:[^\s<>]*>|<[^\s<>@]+@[^\s<>]+>"  # an autolink
+    r"|\b(?:https?|ftp)://[^\s<>()\[\]{}\"'`]+|\bwww\.[\w-]+\.[^\s<>()\[\]{}\"'`]+"  # an address
+    r"|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+",  # an e-mail address
+    re.M | re.S,
+)
+# A link whose text is its label ("[docker]" with "[docker]: https://..." below): its words are
+# the label's, and the link would be lost with them.
+_SHORTCUT = re.compile(r"(?<![\]\\])\[(?P<label>[^\[\]\n]+)\](?![(\[:])")
+_DEFINED = re.compile(r"^[ ]{0,3}\[([^\]\n]+)\]:", re.M)
+_LIST_ITEM = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>[-*+]|\d{1,9}[.)])(?P<gap>[ \t]+|$)")
+_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+# Scripts written without spaces between words: a word in them has no edges to match on
+# ("把容器改成..." holds "容器" between two other characters).
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+
+
+def _width(space: str) -> int:
+    """The columns a line's leading spaces and tabs take (a tab to the next multiple of 4)."""
+    return len(space.expandtabs(4))
+
+
+def _indented_code(lines: list[tuple[int, str, bool]]) -> set[int]:
+    """The lines (by index in ``code_lines``) of indented code blocks: indented four columns
+    past the list item they are in (or the margin), after no open paragraph (a line indented
+    under a paragraph continues it). An indented ``    docker run --rm hello-world`` under
+    "Run it like this:" and a blank line was made ``podman run``."""
+    code: set[int] = set()
+    paragraph = False  # a paragraph is open: an indented line continues it
+    item: int | None = None  # the column a list item's content starts at
+    for n, (_start, text, fenced) in enumerate(lines):
+        if fenced or not text.strip():
+            paragraph = False
+            continue
+        indent = _width(text[: len(text) - len(text.lstrip(" \t"))])
+        base = item or 0
+        listed = _LIST_ITEM.match(text)
+        if listed is not None and indent < base + 4:
+            gap = _width(listed.group("gap")) if listed.group("gap") else 1
+            item = indent + len(listed.group("marker")) + (gap if gap <= 4 else 1)
+            paragraph = True
+            continue
+        if item is not None and not paragraph and indent < item:
+            item, base = None, 0  # a line at the margin after a blank one: the list is over
+        if indent >= base + 4 and not paragraph:
+            code.add(n)
+            continue
+        paragraph = _ATX.match(text) is None
+    return code
+
+
+def _kept(body: str) -> tuple[bytearray, bytearray]:
+    """Which characters of ``body`` are code (fenced, indented, inline) and which are markup
+    (``_MARKUP``, a shortcut link's label): a mask of each, 1 where it is."""
+    code, markup = bytearray(len(body)), bytearray(len(body))
+    lines = code_lines(body)
+    indented = _indented_code(lines)
+    for n, (start, text, fenced) in enumerate(lines):
+        if fenced or n in indented:
+            code[start : start + len(text)] = b"\x01" * len(text)
+            continue
+        for found in _INLINE_CODE.finditer(text):
+            code[start + found.start() : start + found.end()] = b"\x01" * len(found.group())
+    labels = {label.strip().casefold() for label in _DEFINED.findall(body)}
+    for found in _MARKUP.finditer(body):
+        name = next((g for g in found.groupdict() if found.group(g) is not None), None)
+        spans = (
+            [found.span("deflabel"), found.span("defdest")]
+            if name == "deflabel"
+            else [found.span(name) if name else found.span()]
+        )
+        for start, end in spans:
+            markup[start:end] = b"\x01" * (end - start)
+    for found in _SHORTCUT.finditer(body):
+        if found.group("label").strip().casefold() in labels:
+            markup[found.start() : found.end()] = b"\x01" * len(found.group())
+    return code, markup
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """A replacement made: the text, how many were replaced, and how many were left as they
+    were in code (blocks, indented code, inline code) and in markup (link addresses, wikilink
+    targets, shortcodes, HTML tags, addresses written out)."""
+
+    text: str
+    replaced: int
+    in_code: int
+    in_links: int
+
+
+def _replaced(body: str, pattern: re.Pattern[str], new: str) -> Replaced:
+    """``body`` with each match of ``pattern`` that is all prose made ``new`` (one that
+    touches code or markup counted there, and left)."""
+    code, markup = _kept(body)
+    out: list[str] = []
+    last = done = in_code = in_links = 0
+    for found in pattern.finditer(body):
+        start, end = found.span()
+        if any(code[start:end]):
+            in_code += 1
+        elif any(markup[start:end]):
+            in_links += 1
+        else:
+            out += [body[last:start], new]
+            last, done = end, done + 1
+    return Replaced("".join(out) + body[last:], done, in_code, in_links)
+
+
+def _as_words(text: str) -> re.Pattern[str]:
+    """``text`` as a pattern that matches it whole where it starts or ends with a letter or
+    a digit of a spaced script: "go" is not the one of "going", "good" or "![logo]" (they
+    became "Going", "Good", "![loGo]"); "容器" is one in "把容器改成" (no spaces to match on)."""
+    before = rf"(?<![^\W{_UNSPACED}])" if re.match(rf"[^\W{_UNSPACED}]", text) else ""
+    after = rf"(?![^\W{_UNSPACED}])" if re.search(rf"[^\W{_UNSPACED}]\Z", text) else ""
+    return re.compile(before + re.escape(text) + after)
+
+
+def prose_replacement(body: str, swap: Replacement) -> Replaced:
+    """``body`` with ``swap.old`` made ``swap.new`` wherever it stands whole (``_as_words``)
+    in the prose; what was left in code and in markup counted (``Replaced``)."""
+    return _replaced(body, _as_words(swap.old), swap.new)
+
 
 def replace_in_prose(body: str, swap: Replacement) -> tuple[str, int, int]:
-    """``body`` with ``swap.old`` replaced by ``swap.new`` wherever it stands in the prose;
-    how many were replaced, and how many were left in code (blocks and inline code)."""
-    out: list[str] = []
-    done = left = 0
-    lines = code_lines(body)
-    for i, (start, _line, in_code) in enumerate(lines):
-        end = lines[i + 1][0] if i + 1 < len(lines) else len(body)
-        raw = body[start:end]  # the line with its line break
-        if in_code:
-            left += raw.count(swap.old)
-            out.append(raw)
-            continue
-        pieces: list[str] = []
-        at = 0
-        for code in _INLINE_CODE.finditer(raw):
-            prose = raw[at : code.start()]
-            done += prose.count(swap.old)
-            pieces += [prose.replace(swap.old, swap.new), code.group()]
-            left += code.group().count(swap.old)
-            at = code.end()
-        done += raw[at:].count(swap.old)
-        pieces.append(raw[at:].replace(swap.old, swap.new))
-        out.append("".join(pieces))
-    return "".join(out), done, left
+    """``body`` with ``swap.old`` replaced by ``swap.new`` wherever it stands in the prose
+    (``prose_replacement``); how many were replaced, and how many were left in code (blocks,
+    indented code and inline code; those in link addresses and markup are
+    ``prose_replacement``'s ``in_links``)."""
+    made = prose_replacement(body, swap)
+    return made.text, made.replaced, made.in_code
 
 
 # A typo named in quotes, without its correction: "fix the typo 'recieve' in the go post",
@@ -207,22 +334,8 @@ def spelled(typo: str, texts: Iterable[str]) -> str | None:
 
 def fix_word(body: str, typo: str, right: str) -> tuple[str, int]:
     """``body`` with the word ``typo`` (whole, as written) made ``right`` in its prose; code
-    blocks and inline code as they were. How many were fixed."""
+    (blocks, indented code, inline code) and markup (a link's address, a wikilink's target:
+    ``_MARKUP``) as they were. How many were fixed."""
     word = re.compile(rf"(?<![\w'’-]){re.escape(typo)}(?![\w'’-])")
-    out: list[str] = []
-    done = 0
-    lines = code_lines(body)
-    for i, (start, _line, in_code) in enumerate(lines):
-        end = lines[i + 1][0] if i + 1 < len(lines) else len(body)
-        raw = body[start:end]
-        if in_code:
-            out.append(raw)
-            continue
-        at = 0
-        for code in [*_INLINE_CODE.finditer(raw), None]:
-            stop = code.start() if code is not None else len(raw)
-            fixed, n = word.subn(right, raw[at:stop])
-            done += n
-            out.append(fixed + (code.group() if code is not None else ""))
-            at = code.end() if code is not None else stop
-    return "".join(out), done
+    made = _replaced(body, word, right)
+    return made.text, made.replaced
