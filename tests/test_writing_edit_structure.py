@@ -168,3 +168,44 @@ async def test_an_untitled_post_renamed_gets_a_title_field(tmp_path: Path) -> No
         await rt.close()
     assert msg.data["error"] == "part_not_found" and "has no ninth section" in msg.content
     assert llm.call_count == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # CRLF: the heading's line kept its "\r" in the title, and got "\n" alone
+            "---\r\ndate: 2024-01-01\r\n---\r\n\r\n# Old title\r\n\r\nBody line.\r\n",
+            "---\r\ndate: 2024-01-01\r\n---\r\n\r\n# Install foo\r\n\r\nBody line.\r\n",
+        ),
+        (  # an indented code block's comment is no title: the post gets a title field
+            "---\ndate: 2024-01-01\n---\n\n    # install the deps as root\n    apt-get install"
+            " foo\n\nThen run it.\n",
+            "---\ndate: 2024-01-01\ntitle: Install foo\n---\n\n    # install the deps as root\n"
+            "    apt-get install foo\n\nThen run it.\n",
+        ),
+        (  # a byte-order mark before the heading, its closing hashes kept
+            "\ufeff# Old title ##\n\nA note.\n",
+            "\ufeff# Install foo ##\n\nA note.\n",
+        ),
+        ("# C#\n\nA note.\n", "# Install foo\n\nA note.\n"),  # "#" of the title's own
+    ],
+)
+async def test_a_heading_that_is_the_title_is_retitled_in_its_line(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = blog / "posts" / "t.md"
+    post.write_bytes(text.encode())
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "EditContent",
+            {"instruction": 'change the title to "Install foo"', "path": "posts/t.md"},
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
+    assert post.read_bytes() == expected.encode()

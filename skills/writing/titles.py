@@ -16,7 +16,12 @@ from .common import MAX_TITLE_CHARS
 
 __all__ = ["H1", "given_title", "title_changed", "title_length", "title_shape"]
 
-H1 = re.compile(r"\A(\s*)#[ \t]+(.+?)[ \t#]*$", re.M)
+# A post's title as the ``# Title`` line at the top of its body (after a byte-order mark and
+# blank lines): indented three spaces at most, its closing ``#``s (after a space: "# C#" is
+# titled "C#") and the line break left out. It took a CRLF post's "\r" as the title's own, and
+# the new title was written "# New title\n" in a CRLF file; and it took "    # install the
+# deps as root", the comment of an indented code block, for an untitled post's title.
+H1 = re.compile(r"\A(\ufeff?(?:[ \t]*\r?\n)*) {0,3}#[ \t]+([^\r\n]+?)(?:[ \t]+#+)?[ \t]*\r?$", re.M)
 # A new title written out in the request: "change the title to "X"", "rename the post to Rust
 # 1.78 is out", "retitle it as X", "把标题改成《X》". Unquoted, only a capital or a digit
 # starts one ("the title to something catchier" describes a title: the model writes it).
