@@ -581,3 +581,41 @@ def test_comment_lines_around_a_value_stay_where_they_are(
     text: str, changes: dict[str, object], expected: str
 ) -> None:
     assert split_frontmatter(text).with_fields(changes).block == expected
+
+
+HEXO_BARE = (
+    "title: Hello Hexo\ndate: 2024-01-01 10:00:00\ntags: [hexo, blog]\n---\n\n"
+    "This is my very first post on the new Hexo blog.\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text", [HEXO_BARE, "\ufeff" + HEXO_BARE.replace("\n", "\r\n")], ids=["lf", "bom-crlf"]
+)
+def test_hexo_yaml_without_its_opening_line_is_the_frontmatter(text: str) -> None:
+    """A Hexo post whose fields have no opening "---" (Hexo 2's scaffolds wrote it so) had
+    them taken as body: sent to the model, and saved as one line with no frontmatter."""
+    found = split_frontmatter(text, "source/_posts/hello.md")
+    assert found.format == "yaml" and found.text == text
+    assert found.fields()["title"] == "Hello Hexo" and found.fields()["tags"] == ["hexo", "blog"]
+    assert found.body.strip() == "This is my very first post on the new Hexo blog."
+    changed = found.with_fields({"tags": ["hexo", "blog", "notes"]})
+    assert changed.text == text.replace("[hexo, blog]", "[hexo, blog, notes]")
+    assert split_frontmatter(text, "source/_drafts/hello.md").block == found.block
+    assert split_frontmatter(text, "", hexo=True).block == found.block
+    assert split_frontmatter(text, "posts/hello.md").format is None  # not a Hexo site's
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Note: this post moved.\n\nIt is at the new address now.\n\n---\n\nOld text.\n",
+        "Note: this post moved.\n---\n\nOld text.\n",  # no field of a post
+        "title: x\nsome words\n---\n",  # not fields only
+        "\ntitle: x\n---\n",
+        "title: x\n\n```\n---\n",
+    ],
+)
+def test_a_hexo_body_that_opens_like_a_field_stays_the_body(text: str) -> None:
+    found = split_frontmatter(text, "source/_posts/a.md")
+    assert found.format is None and found.body == text

@@ -91,6 +91,33 @@ async def test_edit_of_a_hexo_json_post_keeps_its_block(tmp_path: Path) -> None:
     await rt.close()
 
 
+async def test_edit_of_a_hexo_post_without_its_opening_line_keeps_its_fields(
+    tmp_path: Path,
+) -> None:
+    """Hexo reads YAML fields with no opening "---" ("Prefixing separators are optional"):
+    "make the post more concise" sent them to the model as body, and the post was saved as
+    one line with no frontmatter, said unchanged."""
+    blog = tmp_path / "blog"
+    (blog / "source" / "_posts").mkdir(parents=True)
+    block = "title: Hello Hexo\ndate: 2024-01-01 10:00:00\ntags: [hexo, blog]\n---\n"
+    post = blog / "source" / "_posts" / "hello.md"
+    post.write_text(block + "\nThis is my very first post on the new Hexo blog.\n", "utf-8")
+    llm = ScriptedModel(["My first post on the new Hexo blog."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "EditContent",
+            {"instruction": "make the post more concise", "path": "source/_posts/hello.md"},
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert post.read_text(encoding="utf-8") == block + "\nMy first post on the new Hexo blog.\n"
+    seen = prompts_of(llm)
+    assert "Hello Hexo" not in seen and "tags:" not in seen and "very first post" in seen
+
+
 async def test_summary_of_a_toml_post_never_shows_the_block(zola: Path) -> None:
     llm = ScriptedModel(["A release with C-string literals."])
     rt = writing_runtime(zola, llm)

@@ -11,6 +11,8 @@ json    a JSON object, ``{`` alone on the first     Hugo
         line, up to its closing ``}``
 json    the object's members without braces, up to  Hexo
         a ``;;;`` line (optionally after one)
+yaml    no opening ``---``: fields from the first   Hexo (``source/_posts/``,
+        line up to a ``---`` line                   ``source/_drafts/``)
 ======  ==========================================  ====================================
 
 ``split_frontmatter(text)`` cuts a post into ``Frontmatter(block, format, body)`` where
@@ -65,6 +67,15 @@ _LINE_END = re.compile(r"[ \t]*(?:\r?\n|\Z)")
 _HEXO_OPEN = re.compile(r"(;{3,}[ \t]*\r?\n)?(?=[ \t]*\"[^\"\r\n]*\"[ \t]*:)")
 _HEXO_SEP = re.compile(r";{3,}[ \t]*\r?\n")
 _HEXO_CLOSE = re.compile(r"^;{3,}[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+# Hexo's YAML without its opening "---" ("Prefixing separators are optional", hexo-front-matter
+# says; Hexo 2's scaffolds wrote it): fields from the first line up to a line of dashes. Read
+# so only in a Hexo site's posts (``_hexo_post``), and only fields (``_hexo_fields``).
+_HEXO_PATH = re.compile(r"(?:^|/)source/_(?:posts|drafts)/")
+_HEXO_YAML_CLOSE = re.compile(r"^-{3,}[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_HEXO_FIELDS = frozenset(
+    {"title", "date", "updated", "tags", "categories", "layout", "permalink", "comments"}
+)
+_SIMPLE_KEY = re.compile(r"[A-Za-z_][\w-]*")
 _YAML_KEY = re.compile(
     r"""^(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#:'"\-?][^:\n]*?))[ \t]*:(?:[ \t]|\r?$)"""
 )
@@ -107,6 +118,10 @@ class Frontmatter:
                 raise InvalidFrontmatter(self.path, "not a json frontmatter block")
             return start, closing.start()
         opening = (_YAML_OPEN if self.format == "yaml" else _TOML_OPEN).match(self.block, skip)
+        if opening is None and self.format == "yaml":  # Hexo's, without its opening "---"
+            closing = _HEXO_YAML_CLOSE.search(self.block, skip)
+            if closing is not None and closing.end() == len(self.block):
+                return skip, closing.start()
         close = _YAML_CLOSE if self.format == "yaml" else _TOML_CLOSE
         closing = close.search(self.block, opening.end()) if opening else None
         if opening is None or closing is None:
@@ -258,11 +273,15 @@ def _same(want: Any, got: Any) -> bool:
     return False
 
 
-def split_frontmatter(text: str, path: str = "") -> Frontmatter:
+def split_frontmatter(text: str, path: str = "", *, hexo: bool | None = None) -> Frontmatter:
     """``text`` cut into its frontmatter block and body, so that ``.text == text``.
 
     A post that opens a ``---`` or ``+++`` block and never closes it raises
     ``InvalidFrontmatter`` (its text would otherwise be taken as body and rewritten).
+
+    ``hexo``: whether the post is a Hexo site's, whose YAML may go without its opening
+    ``---`` (``_hexo_block``); None tells by ``path`` (under ``source/_posts/`` or
+    ``source/_drafts/``).
     """
     bom = _BOM if text.startswith(_BOM) else ""
     rest = text[len(bom) :]
@@ -279,14 +298,14 @@ def split_frontmatter(text: str, path: str = "") -> Frontmatter:
             raise InvalidFrontmatter(path, f"the '{delimiter}' block is never closed")
         end = len(bom) + closed.end()
         return Frontmatter(text[:end], fmt, text[end:], path)  # type: ignore[arg-type]
-    hexo = _HEXO_OPEN.match(rest)
-    if hexo is not None:
-        closed = _HEXO_CLOSE.search(rest, hexo.end())
-        members = rest[hexo.end() : closed.start()] if closed else ""
+    members_open = _HEXO_OPEN.match(rest)
+    if members_open is not None:
+        closed = _HEXO_CLOSE.search(rest, members_open.end())
+        members = rest[members_open.end() : closed.start()] if closed else ""
         if closed is not None and isinstance(_members(members), dict):
             end = len(bom) + closed.end()
             return Frontmatter(text[:end], "json", text[end:], path)
-        if hexo.group(1):  # it opened with ";;;": a block, but not one that can be read
+        if members_open.group(1):  # it opened with ";;;": a block, but not one that can be read
             reason = "is never closed" if closed is None else "does not hold JSON members"
             raise InvalidFrontmatter(path, f"the ';;;' block {reason}")
     if _JSON_OPEN.match(rest):
@@ -297,7 +316,47 @@ def split_frontmatter(text: str, path: str = "") -> Frontmatter:
         tail = _LINE_END.match(rest, stop)
         end = len(bom) + (tail.end() if tail else stop)
         return Frontmatter(text[:end], "json", text[end:], path)
+    if hexo or (hexo is None and _HEXO_PATH.search(path) is not None):
+        block = _hexo_block(rest)
+        if block:
+            end = len(bom) + len(block)
+            return Frontmatter(text[:end], "yaml", text[end:], path)
     return Frontmatter("", None, text, path)
+
+
+def _hexo_block(text: str) -> str:
+    """The YAML fields at the start of a Hexo post that has no opening ``---``, up to and
+    with the ``---`` line that closes them, or "". A Hexo post written so ("title: Hello
+    Hexo\ndate: ...\ntags: [hexo, blog]\n---\n\nBody") had its fields taken as body: sent
+    to the model to make "more concise", and saved as one line with no frontmatter, said
+    unchanged. Only fields count (``_hexo_fields``): a body that opens with "Note: this" and
+    has a ``---`` rule further down is the body it is."""
+    if not text[:1].strip() or _yaml_key(text.partition("\n")[0]) is None:
+        return ""
+    closing = _HEXO_YAML_CLOSE.search(text)
+    if closing is None or not _hexo_fields(text[: closing.start()]):
+        return ""
+    return text[: closing.end()]
+
+
+def _hexo_fields(inner: str) -> bool:
+    """Whether ``inner`` is a post's fields and nothing else: each line a top-level
+    ``key:``, a value's continuation (``_continues``), a comment or blank; read as a mapping
+    of plain keys (``title``, ``date``), one of them a field Hexo itself sets
+    (``_HEXO_FIELDS``)."""
+    for line in inner.splitlines():
+        field = not line.strip() or line.startswith("#") or _continues(line)
+        if not field and _yaml_key(line) is None:
+            return False
+    try:
+        data = _parse("yaml", inner, "", inner)
+    except InvalidFrontmatter:
+        return False
+    return (
+        isinstance(data, dict)
+        and all(isinstance(key, str) and _SIMPLE_KEY.fullmatch(key) for key in data)
+        and not _HEXO_FIELDS.isdisjoint(data)
+    )
 
 
 def strip_frontmatter(reply: str) -> tuple[str, bool]:
