@@ -10,6 +10,7 @@ import pytest
 from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing.checks import written_in
 from skillrt.skills.writing.languages import target_language
+from skillrt.skills.writing.translate import _answer, translation_parts
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
@@ -195,3 +196,61 @@ async def test_a_chinese_reply_names_the_language_in_chinese(blog: Path) -> None
     await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert "翻译成中文" in msg.content and "Chinese" not in msg.content, msg.content
+
+
+PEP8 = (
+    "```python\nimport os\n\n\ndef main():\n    x = 1\n    \n    return x\n\n\n"
+    "if __name__ == '__main__':\n    main()\n```"
+)
+LONG_ZH = "这是一段很长的中文说明，用来解释代码的作用和用法。" * 30
+
+
+def test_a_translations_parts_are_cut_between_blocks_never_in_a_fence() -> None:
+    body = f"{LONG_ZH}\n\n{PEP8}\n\n\n    indented code\n\n{LONG_ZH}"
+    parts, joints = translation_parts(body, 300)
+    assert len(parts) > 2 and len(joints) == len(parts) - 1
+    assert "".join(p + j for p, j in zip(parts, [*joints, ""], strict=True)) == body
+    assert any(PEP8 in part for part in parts)  # whole, its blank lines as they are
+    assert all(part.count("```") % 2 == 0 for part in parts)
+
+
+@pytest.mark.parametrize(
+    ("answer", "part", "text"),
+    [
+        ("```\nprint(1)\n```", "```\nprint(1)\n```", "```\nprint(1)\n```"),  # a fenced part
+        ("```\nHello.\n```\n", "你好。", "Hello."),  # a fence around a translation
+        ("\n    code here\n\nHello.\n\n", "    code here\n\n你好。", "    code here\n\nHello."),
+        ("    Hello.\n", "你好。", "Hello."),  # no indent to keep
+    ],
+)
+def test_a_parts_answer_keeps_its_fences_and_its_first_indent(
+    answer: str, part: str, text: str
+) -> None:
+    assert _answer(answer, part) == text
+
+
+async def test_a_code_block_is_translated_byte_for_byte(tmp_path: Path) -> None:
+    """The model gave a Python block back as it was, and the translation had its two blank
+    lines between functions made one and its line of spaces emptied: the parts were cut at
+    every blank line, fences too, and joined by one."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = f"---\ntitle: 代码示例\n---\n\n{LONG_ZH}\n\n{PEP8}\n\n\n    indented()\n\n{LONG_ZH}\n"
+    (blog / "posts" / "c.md").write_text(post, encoding="utf-8")
+    english = " ".join(f"Sentence {n} explains how the code is used." for n in range(30))
+
+    def translator(messages: list[LLMMessage], options: ModelOptions) -> str:
+        if "title" in str(messages[0]["content"]):
+            return "Code example"
+        sent = str(messages[-1]["content"])
+        return sent.replace(LONG_ZH, english)
+
+    rt = writing_runtime(blog, FunctionModel(translator))
+    try:
+        msg = await rt.run_skill("Translate", {"path": "posts/c.md", "language": "English"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / "posts" / "c.md").read_text(encoding="utf-8") == post
+    text = (blog / msg.data["path"]).read_text(encoding="utf-8")
+    assert text.endswith(f"\n\n{english}\n\n{PEP8}\n\n\n    indented()\n\n{english}\n"), text

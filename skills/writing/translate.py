@@ -8,6 +8,7 @@ added. Long bodies go to the model in parts, each a durable step.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -20,6 +21,7 @@ from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_front
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
+from skillrt.llm.base import estimate_tokens
 from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from . import pick
@@ -41,10 +43,10 @@ from .checks import (
 from .common import Saved, new_post_text, refuse, save_new_file
 from .languages import LANGUAGE_REPLIES, LANGUAGES, known_language, target_language
 from .newpost import DRAFT_REPLIES, NewPost, blog_style, draft_note
+from .parts import code_lines
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
-from .summarize import split_parts
 
 __all__ = ["TranslateParams", "translate"]
 
@@ -135,12 +137,106 @@ def _target_language(ctx: SkillContext, asked: str | None) -> tuple[str, bool]:
     return ("en" if ctx.input.language == "zh" else "zh"), False  # "translate it"
 
 
+def _blocks(body: str) -> list[tuple[int, int, bool]]:
+    """The blocks of ``body`` between its blank lines: each one's start, its end (before its
+    last line break) and whether it holds a fence. A fence is one block, its blank lines and
+    all (closed or not)."""
+    blocks: list[tuple[int, int, bool]] = []
+    start: int | None = None
+    end, fenced = 0, False
+    for offset, text, in_code in code_lines(body):
+        if not in_code and not text.strip():
+            if start is not None:
+                blocks.append((start, end, fenced))
+            start, fenced = None, False
+            continue
+        if start is None:
+            start = offset
+        end, fenced = offset + len(text), fenced or in_code
+    if start is not None:
+        blocks.append((start, end, fenced))
+    return blocks
+
+
+def _cut(text: str, budget: int) -> list[tuple[str, str]]:
+    """A block of prose too long for one part, in pieces of at most ``budget`` tokens, each
+    with the text that followed it (its line break, the spaces it was cut at, or ""): cut at
+    line breaks, and a line too long at its last space that fits (or where it must)."""
+    pieces: list[tuple[str, str]] = []
+    for line in text.splitlines(keepends=True):
+        words = line.rstrip("\r\n")
+        ending = line[len(words) :]
+        while True:
+            size = len(words)
+            while estimate_tokens(words[:size]) > budget and size > 1:
+                size = size * 3 // 4
+            if size >= len(words):
+                pieces.append((words, ending))
+                break
+            space = words.rfind(" ", 1, size + 1)
+            stop = space if space > 0 else size
+            rest = words[stop:].lstrip(" ")
+            pieces.append((words[:stop], words[stop : len(words) - len(rest)]))
+            words = rest
+            if not words:  # (spaces to the line's end: they go with the piece before)
+                piece, after = pieces[-1]
+                pieces[-1] = (piece, after + ending)
+                break
+    return pieces
+
+
+def translation_parts(body: str, budget: int) -> tuple[list[str], list[str]]:
+    """``body`` in parts of at most ``budget`` tokens (estimated), cut only between its
+    blocks (``_blocks``; a block of prose too long for a part at its lines, ``_cut``), never
+    inside a fence; and the text between each two parts, as it was. Summarize's parts
+    (``split_parts``) are cut at every blank line, fences too, and joined by one blank line:
+    a Python block's two blank lines between functions became one, and a line of spaces in
+    it an empty line, in the translation of a post whose code the model gave back as it
+    was."""
+    units: list[tuple[str, str]] = []  # (a block or a piece of one, the text after it)
+    blocks = _blocks(body)
+    for n, (start, end, fenced) in enumerate(blocks):
+        after = body[end : blocks[n + 1][0]] if n + 1 < len(blocks) else ""
+        text = body[start:end]
+        if fenced or estimate_tokens(text) <= budget:
+            units.append((text, after))
+        else:
+            pieces = _cut(text, budget)
+            units += [*pieces[:-1], (pieces[-1][0], after)]
+    parts: list[str] = []
+    joints: list[str] = []
+    current, joint = "", ""
+    for text, after in units:
+        joined = current + joint + text
+        if current and estimate_tokens(joined) > budget:
+            parts.append(current)
+            joints.append(joint)
+            joined = text
+        current, joint = joined, after
+    if current:
+        parts.append(current)
+    return parts, joints
+
+
+def _answer(content: str, part: str) -> str:
+    """The model's translation of ``part``: without a fence around it all (when ``part``
+    itself is no fenced block: a part of one Python block came back without its fence), and
+    without blank lines around it; the indent of its first line kept when ``part``'s first
+    line has one (an indented code block's first line lost it)."""
+    fenced = strip_fences(part) != part.strip()  # the part is one fenced block
+    unwrapped = strip_fences(content)
+    # (a part with no indent in front has none to keep: an answer's own spaces are none)
+    if not fenced and (unwrapped != content.strip() or not part[:1].isspace()):
+        return unwrapped
+    return re.sub(r"\A(?:[ \t]*\r?\n)+", "", content).rstrip()
+
+
 async def _translate_part(
     ctx: SkillContext, system: str, content: str, max_tokens: int, note: str
 ) -> Generated:
     result = await ctx.llm.chat(messages(system, content + note), max_tokens=max_tokens)
     return Generated(
-        text=strip_fences(result.content).strip(),
+        text=_answer(result.content, content),
         looped=result.truncated_repetition,
         cut=result.usage.completion_tokens >= max_tokens,
     )
@@ -242,14 +338,17 @@ def _translated_post(
     code: str,
     path: str,
     translated: list[str],
+    joints: list[str],
 ) -> NewPost:
     """The translation: the original's frontmatter in its own format (order, comments and the
     other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
-    translated parts (a frontmatter block the model put in front of a part is dropped). Saved
+    translated parts, between them the text that was between the original's (``joints``; a
+    frontmatter block the model put in front of a part is dropped). Saved
     beside the original as ``<name>-<code>`` (a page bundle as ``<slug>-<code>/index.md``);
     a draft (``drafts.mark``) in the blog's drafts folder where it has one, else with a
     ``draft`` field. Blocking I/O: a sync step."""
-    body = "\n\n".join(strip_frontmatter(part)[0].strip("\n") for part in translated)
+    texts = [strip_frontmatter(part)[0].strip("\n") for part in translated]
+    body = "".join(text + joint for text, joint in zip(texts, [*joints, ""], strict=False))
     stem = PurePosixPath(path)
     wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
     if post_stem(path) != stem.stem:  # a page bundle: a bundle beside it, slug-en/index.md
@@ -276,13 +375,14 @@ async def _translate_selection(
     """The selected text translated, checked as a post's parts are, and shown: "translate
     this into Chinese" with a sentence selected in an editor translated the whole post into a
     new one (the embedded model then failed it)."""
-    parts = split_parts(selected, PART_TOKENS)
+    parts, joints = translation_parts(selected, PART_TOKENS)
     if len(parts) > MAX_PARTS:
         return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
     results = await _translate_parts(ctx, parts, language, code)
     if results and not results[-1].passed:
         return refuse_unchecked(ctx, results[-1], source="selection", language=code)
-    text = "\n\n".join(r.text.strip("\n") for r in results)
+    texts = [r.text.strip("\n") for r in results]
+    text = "".join(t + joint for t, joint in zip(texts, [*joints, ""], strict=False))
     if not text.strip():
         return refuse(ctx, "no_translation")
     return SkillResult(
@@ -326,7 +426,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     if not named and written_in(body, code):
         code = "en" if code == "zh" else "zh"  # "translate it": into the other of the two
         language = LANGUAGES[code].prompt
-    parts = split_parts(body, PART_TOKENS) if body.strip() else []
+    parts, joints = translation_parts(body, PART_TOKENS) if body.strip() else ([], [])
     if len(parts) > MAX_PARTS:
         return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)
     # A post without a title field goes by its first heading, as the index has it: the Hugo
@@ -344,7 +444,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
         return refuse(ctx, "no_translation")
 
     ctx.progress(3, 3, ctx.reply("saving"))
-    compose = partial(_translated_post, ctx, source, new_title, code, path, translated)
+    compose = partial(_translated_post, ctx, source, new_title, code, path, translated, joints)
     post = await ctx.step("compose", compose, returns=NewPost)
     report = quality_report([titled, *results])
     kept = frontmatter_check(source.fields(), post.text, path)
