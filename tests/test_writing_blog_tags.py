@@ -176,6 +176,23 @@ async def test_a_tag_is_renamed_in_every_post_in_each_ones_own_format(tmp_path: 
     assert _texts(blog)[yaml_post] != before[yaml_post]
 
 
+async def test_a_hexo_post_without_its_opening_line_is_retagged_in_its_fields(
+    tmp_path: Path,
+) -> None:
+    """A Hexo post whose fields have no opening "---" was compared as all body: its retag
+    was said to have renamed "the inline tag #hexo in their text" too."""
+    blog = tmp_path / "blog"
+    (blog / "source" / "_posts").mkdir(parents=True)
+    (blog / "_config.yml").write_text("title: x\n", encoding="utf-8")
+    post = blog / "source" / "_posts" / "hello.md"
+    text = "title: Hello Hexo\ndate: 2024-01-01 10:00:00\ntags: [hexo, blog]\n---\n\nHi.\n"
+    post.write_text(text, encoding="utf-8")
+    (msg,), _ = await _run(blog, "rename the tag hexo to hexojs in every post")
+    assert msg.state == "COMPLETED", msg.content
+    assert post.read_text(encoding="utf-8") == text.replace("[hexo, blog]", "[hexojs, blog]")
+    assert "inline tag" not in msg.content and "every other field" in msg.content, msg.content
+
+
 async def test_a_zola_tag_is_removed_from_every_taxonomies_table(tmp_path: Path) -> None:
     blog = copy_fixture("zola", tmp_path / "blog")
     post = blog / "content" / "inside-rust" / "2024-09-10-compiler-team.md"

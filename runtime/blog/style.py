@@ -139,7 +139,7 @@ def _read_head(path: Path) -> Frontmatter | None:
     try:
         with path.open("rb") as fh:
             head = fh.read(HEAD_BYTES).decode("utf-8", errors="replace")
-        found = split_frontmatter(head)
+        found = split_frontmatter(head, path.as_posix())  # (a Hexo post: by its path)
         found.fields()
     except (OSError, InvalidFrontmatter):
         return None

@@ -218,7 +218,7 @@ def _plan_one(ctx: SkillContext, path: str, change: TagChange, lists: str) -> Pl
     if isinstance(made, str):
         return Planned(path=path, left=made)
     text, digest, new_text = made
-    in_text = split_frontmatter(text).body != split_frontmatter(new_text).body
+    in_text = split_frontmatter(text, path).body != split_frontmatter(new_text, path).body
     return Planned(path=path, before=digest, after=text_hash(new_text), in_text=in_text)
 
 
