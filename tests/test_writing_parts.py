@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.skills.writing.parts import PartRef, locate, named_part
+from skillrt.skills.writing.parts import PartRef, locate, named_part, paragraphs, sections
 from skillrt.testing import ScriptedModel
 from tests.writing_support import writing_runtime
 
@@ -239,3 +239,158 @@ def test_a_title_of_something_else_is_not_the_posts(instruction: str) -> None:
     from skillrt.skills.writing.parts import named_part
 
     assert named_part(instruction) is None
+
+
+# --- what is a paragraph, a heading, the ending -----------------------------------------------
+
+CLOSING = "Thanks for reading this far, the approach works well in practice."
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "[1]: https://example.com/guide\n[2]: https://example.com/docs",
+        "[^1]: Tested on three machines with Ubuntu 22.04 and Fedora 39.\n    And a laptop.",
+        "{{< comments >}}",
+        '{% include share.html title="x" %}',
+        "<!-- more -->",
+        '<div id="disqus_thread"></div>',
+        "> [!note] Related\n> See [[other-note]] for the setup.",
+    ],
+    ids=["link-refs", "footnotes", "shortcode", "liquid", "comment", "html", "callout"],
+)
+def test_the_ending_is_the_last_prose_not_what_follows_it(tail: str) -> None:
+    """A post that ended with link reference definitions had them edited as its conclusion
+    (and its links broke); footnotes, a shortcode, HTML or a callout the same."""
+    body = f"\nOpening paragraph of the post.\n\n{CLOSING}\n\n{tail}\n"
+    for ref in (PartRef("conclusion"), PartRef("paragraph", -1)):
+        span = locate(body, ref)
+        assert span is not None and body[span.start : span.end] == CLOSING
+    first = locate(f"\n{tail}\n\n{CLOSING}\n", PartRef("paragraph", 1))
+    assert first is not None and first.start == len(tail) + 3  # the prose after it
+    if tail.startswith(">"):
+        return  # (a callout in a section is the section's)
+    # The last section, its conclusion, ends where its prose does.
+    sectioned = f"\n## Setup\n\nText.\n\n## Conclusion\n\n{CLOSING}\n\n{tail}\n"
+    span = locate(sectioned, PartRef("conclusion"))
+    assert span is not None and sectioned[span.start : span.end] == f"## Conclusion\n\n{CLOSING}"
+
+
+async def test_the_conclusion_of_a_post_with_references_is_its_prose(tmp_path: Path) -> None:
+    refs = "[1]: https://example.com/guide\n[2]: https://example.com/docs\n"
+    post = f"---\ntitle: T\n---\n\nOpening paragraph.\n\n{CLOSING}\n\n{refs}"
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/t.md").write_text(post, encoding="utf-8")
+    llm = ScriptedModel(["Thanks so much for reading, friends!"])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "make the conclusion friendlier", "path": "posts/t.md"}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    after = (blog / "posts/t.md").read_text(encoding="utf-8")
+    assert after == post.replace(CLOSING, "Thanks so much for reading, friends!")
+
+
+SETEXT = (
+    "\nIntro paragraph here.\n\nFirst Section\n-------------\n\nAlpha text.\n\n"
+    "Second Section\n--------------\n\nBeta text,\nover two lines.\n\n"
+    "Third Section\n=============\n\nGamma text.\n"
+)
+
+
+def test_setext_headings_are_headings() -> None:
+    """A line over "===" or "---" is a heading: "the second paragraph" of a setext post was
+    its first heading, and its sections were never found."""
+    assert [SETEXT[s.start : s.end] for s in paragraphs(SETEXT)] == [
+        "Intro paragraph here.",
+        "Alpha text.",
+        "Beta text,\nover two lines.",
+        "Gamma text.",
+    ]
+    assert [title for _, title in sections(SETEXT)] == ["Third Section"]  # the top level
+    flat = SETEXT.replace("=============", "-------------")
+    span = locate(flat, PartRef("section", 2))
+    assert span is not None
+    assert (
+        flat[span.start : span.end]
+        == "Second Section\n--------------\n\nBeta text,\nover two lines."
+    )
+    # Not a heading: a list's or a quote's "---" (a break), a break after a blank line, a table.
+    for body in (
+        "- one\n- two\n---\n\nText.",
+        "> quoted\n---\n\nText.",
+        "Text above.\n\n---\n\nText.",
+        "| a | b |\n---\n\nText.",
+    ):
+        assert sections(body) == [], body
+    assert len(paragraphs("Text above.\n\n***\n\nText.")) == 2  # a break is no paragraph
+
+
+def test_a_lone_title_is_at_the_top_of_the_body() -> None:
+    """A "# Title" above the sections does not count; one under the intro is a section."""
+    assert [t for _, t in sections("\n# Title\n\nIntro.\n\n## A\n\nA.\n\n## B\n\nB.\n")] == [
+        "A",
+        "B",
+    ]
+    assert [t for _, t in sections("\nIntro.\n\n# Part\n\n## A\n\nA.\n\n## B\n\nB.\n")] == ["Part"]
+
+
+def test_a_byte_order_mark_is_not_the_first_paragraph() -> None:
+    """A post with a BOM and no frontmatter: "the first paragraph" was "\\ufeff# Docker notes"
+    (the title, BOM and all), and the BOM was lost."""
+    body = "\ufeff# Docker notes\n\nDocker packs an app into an image.\n\n## Running\n\nRun it.\n"
+    span = locate(body, PartRef("paragraph", 1))
+    assert span is not None and body[span.start : span.end] == "Docker packs an app into an image."
+    assert [title for _, title in sections(body)] == ["Running"]
+
+
+async def test_a_byte_order_mark_stays_when_the_first_paragraph_is_edited(
+    tmp_path: Path,
+) -> None:
+    post = "\ufeff# Docker notes\n\nDocker packs an app into an image.\n\nImages run anywhere.\n"
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/b.md").write_bytes(post.encode("utf-8"))
+    rt = writing_runtime(blog, ScriptedModel(["Docker packs your app into an image!"]))
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "make the first paragraph friendlier", "path": "posts/b.md"}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / "posts/b.md").read_bytes() == post.replace(
+        "Docker packs an app", "Docker packs your app"
+    ).replace("image.", "image!", 1).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("body", "paragraphs_", "titles"),
+    [
+        (
+            "Intro.\n\n## A\n\nText A.\n\n<!--\n## draft heading, commented out\n-->\n\n## B\n\nB.",
+            ["Intro.", "Text A.", "B."],
+            ["A", "B"],
+        ),
+        (
+            "Intro.\n\n## A\n\n<pre>\n# root prompt\n</pre>\n\n## B\n\nB.",
+            ["Intro.", "B."],
+            ["A", "B"],
+        ),
+        (
+            "Intro.\n\n<div class='x'>\n# not a heading\n</div>\n\n## B\n\nB.",
+            ["Intro.", "B."],
+            ["B"],
+        ),
+        ("## A ##\n\nText A.\n\n   ## B\n\nB.", ["Text A.", "B."], ["A", "B"]),
+        ("## A\n\n#tag line here\n\n## B\n\nB.", ["#tag line here", "B."], ["A", "B"]),
+    ],
+    ids=["comment", "pre", "div", "closing-hashes-indent", "obsidian-tag"],
+)
+def test_html_blocks_are_neither_paragraphs_nor_headings(
+    body: str, paragraphs_: list[str], titles: list[str]
+) -> None:
+    """A "# …" line in a <pre> or a comment was a section, and "<!--", "-->", "<pre>" were
+    paragraphs."""
+    assert [body[s.start : s.end] for s in paragraphs(body)] == paragraphs_
+    assert [title for _, title in sections(body)] == titles

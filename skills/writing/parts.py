@@ -4,12 +4,16 @@ title", "the conclusion", "第二段", "第三节", "标题", "结尾".
 ``named_part(instruction)`` reads the part from the words (a ``PartRef``, or None when the
 instruction names none), and ``locate(body, ref)`` finds it in a post's body as a span, so an
 edit sends only that part to the model and splices the answer back, everything else byte for
-byte. Paragraphs are the body's blocks separated by blank lines, headings and fenced code not
-counted. Sections start at a heading of the body's top level (``##`` in most posts; a lone
-``#`` title above them does not count) and run to the next one. The conclusion is the last
-section when its heading says so (Conclusion, Summary, 总结, 结论…), else the last paragraph;
-"结尾" and "the ending" are the last paragraph. The title is not in the body: the skill edits
-the frontmatter's ``title`` field (or a ``# Title`` line at the top of the body).
+byte. Paragraphs are the body's prose blocks separated by blank lines: headings (``## x`` and
+setext ``x`` over ``===`` or ``---``), fenced code, HTML blocks (``<pre>``, ``<!-- -->``,
+``<div>``…), thematic breaks and blocks with no prose of their own (link reference and
+footnote definitions, template code or HTML tags alone) are not counted. Sections start at a
+heading of the body's top level (``##`` in most posts; a lone ``#`` title at the top of the
+body does not count) and run to the next one. The conclusion is the last section when its
+heading says so (Conclusion, Summary, 总结, 结论…), else the last paragraph; "结尾" and "the
+ending" are the last paragraph, and an Obsidian callout after it is not. The title is not in
+the body: the skill edits the frontmatter's ``title`` field (or a ``# Title`` line at the top
+of the body). A byte-order mark before the body's first line is not part of it.
 """
 
 from __future__ import annotations
@@ -91,8 +95,46 @@ _CONCLUDING = re.compile(
     r"总结|结论|结语|小结|写在最后",
     re.I,
 )
-_HEADING = re.compile(r"^(#{1,6})[ \t]+\S")
+# An ATX heading: up to three spaces, one to six "#", its text, closing "#"s aside.
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # a setext heading's
+_LIST_ITEM = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+_QUOTE = re.compile(r"^ {0,3}>")
+_BREAK = re.compile(r"^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
+_CALLOUT = re.compile(r"^ {0,3}>[ \t]*\[![^\]\n]+\]")  # Obsidian's "> [!note] Related"
+# CommonMark's HTML blocks 1 to 5, each to the line that holds its end …
+_HTML_RAW = (
+    (
+        re.compile(r"^ {0,3}<(?:pre|script|style|textarea)(?:[ \t>]|$)", re.I),
+        re.compile(r"</(?:pre|script|style|textarea)>", re.I),
+    ),
+    (re.compile(r"^ {0,3}<!--"), re.compile(r"-->")),
+    (re.compile(r"^ {0,3}<\?"), re.compile(r"\?>")),
+    (re.compile(r"^ {0,3}<![A-Za-z]"), re.compile(r">")),
+    (re.compile(r"^ {0,3}<!\[CDATA\["), re.compile(r"\]\]>")),
+)
+# … and 6 and 7, to the next blank line (7, a tag alone on its line, not inside a paragraph).
+_HTML_BLOCK = re.compile(
+    r"^ {0,3}</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|"
+    r"colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|"
+    r"frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|"
+    r"noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|"
+    r"thead|title|tr|track|ul)(?:[ \t]|/?>|$)",
+    re.I,
+)
+_HTML_TAG_LINE = re.compile(
+    r"^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*"
+    r"(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|\"[^\"]*\"))?)*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)"
+    r"[ \t]*$"
+)
+# What a block with no prose of its own holds: link reference and footnote definitions
+# ("[1]: https://…", "[^1]: …"), template code ({{< comments >}}, {% include x %}), tags.
+_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:")
+_TEMPLATE = re.compile(r"\{\{[<%].*?[>%]\}\}|\{%.*?%\}|\{\{.*?\}\}", re.S)
+_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.S)
+
+Role = Literal["blank", "code", "html", "break", "heading", "text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +220,9 @@ def named_part(instruction: str) -> PartRef | None:
     return None
 
 
+# --- the body's blocks ------------------------------------------------------------------------
+
+
 def code_lines(body: str) -> list[tuple[int, str, bool]]:
     """Each line of ``body``: its offset, its text (no line break) and whether it is in code."""
     out: list[tuple[int, str, bool]] = []
@@ -202,49 +247,172 @@ def code_lines(body: str) -> list[tuple[int, str, bool]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Line:
+    offset: int
+    text: str
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class _Heading:
+    start: int
+    level: int
+    title: str
+
+
+def _html_opens(text: str, in_paragraph: bool) -> tuple[re.Pattern[str] | None, bool] | None:
+    """Whether ``text`` opens an HTML block: None if not, else the end it runs to (None: ended
+    on this line) and whether it runs to the next blank line instead."""
+    for opening, closing in _HTML_RAW:
+        if found := opening.match(text):
+            return (None if closing.search(text, found.end()) else closing), False
+    if _HTML_BLOCK.match(text) or (not in_paragraph and _HTML_TAG_LINE.match(text)):
+        return None, True
+    return None
+
+
+def _setext(lines: list[_Line], paragraph: list[int], underline: str) -> bool:
+    """Whether the paragraph above an underline is a setext heading's text: not a list item's
+    or a quote's (their ``---`` is a break), nor, under ``---``, a table's header row."""
+    texts = [lines[i].text for i in paragraph]
+    if any(_LIST_ITEM.match(t) or _QUOTE.match(t) for t in texts):
+        return False
+    return "=" in underline or not any("|" in t for t in texts)
+
+
+def _scan(body: str) -> tuple[list[_Line], list[_Heading]]:
+    """Each line of ``body`` with what it is, and the body's headings, ATX ("## x") and setext
+    (a paragraph over "===" or "---": it was a paragraph, edited as "the second paragraph",
+    and setext posts had no sections). HTML blocks are not prose ("<pre>", "<!--" were
+    paragraphs, and a "# root prompt" in a <pre> a section), nor is a byte-order mark before
+    the first line (it was sent, and lost, with a post's "# Docker notes" line as its first
+    paragraph)."""
+    lines: list[_Line] = []
+    headings: list[_Heading] = []
+    until: re.Pattern[str] | None = None  # the end of an HTML block 1 to 5
+    to_blank = False  # in an HTML block 6 or 7
+    paragraph: list[int] = []  # the lines of the paragraph read so far
+    role: Role
+    for offset, text, in_code in code_lines(body):
+        if offset == 0 and text.startswith("\ufeff"):
+            offset, text = 1, text[1:]
+        blank = not text.strip()
+        if in_code:
+            role = "code"
+        elif until is not None or (to_blank and not blank):
+            role = "html"
+            if until is not None and until.search(text):
+                until = None
+        elif blank:
+            role, to_blank = "blank", False
+        elif (html := _html_opens(text, bool(paragraph))) is not None:
+            role = "html"
+            until, to_blank = html
+        elif heading := _HEADING.match(text):
+            role = "heading"
+            headings.append(_Heading(offset, len(heading.group(1)), heading.group(2)))
+        elif (
+            paragraph
+            and (underline := _UNDERLINE.match(text))
+            and _setext(lines, paragraph, underline.group(1))
+        ):
+            role = "heading"
+            level = 1 if underline.group(1)[0] == "=" else 2
+            title = " ".join(lines[i].text.strip() for i in paragraph)
+            headings.append(_Heading(lines[paragraph[0]].offset, level, title))
+            for i in paragraph:
+                lines[i] = _Line(lines[i].offset, lines[i].text, "heading")
+        elif _BREAK.match(text):
+            role = "break"
+        else:
+            role = "text"
+        lines.append(_Line(offset, text, role))
+        paragraph = [*paragraph, len(lines) - 1] if role == "text" else []
+    return lines, headings
+
+
+def _aside(block: str) -> bool:
+    """Whether a block has no prose of its own: link reference or footnote definitions, or
+    template code and HTML tags alone. A post that ended with "[1]: https://…" had that edited
+    as its conclusion, and its links broke."""
+    lines = block.splitlines()
+    if _DEFINITION.match(lines[0]) and all(_DEFINITION.match(t) or t[:1] in " \t" for t in lines):
+        return True
+    return not _TAG.sub("", _TEMPLATE.sub("", block)).strip()
+
+
+def _blocks(lines: list[_Line]) -> list[tuple[Span, Role]]:
+    """The runs of lines of one role, blank lines apart, as spans without line breaks."""
+    out: list[tuple[Span, Role]] = []
+    previous: Role = "blank"
+    for line in lines:
+        end = line.offset + len(line.text)
+        if line.role != "blank" and out and previous == line.role:
+            out[-1] = (Span(out[-1][0].start, end), line.role)
+        elif line.role != "blank":
+            out.append((Span(line.offset, end), line.role))
+        previous = line.role
+    return out
+
+
 def paragraphs(body: str) -> list[Span]:
     """The prose blocks of ``body`` (see the module docstring), as spans without line breaks."""
-    spans: list[Span] = []
-    start: int | None = None
-    end = 0
-    prose = False
-    for offset, text, in_code in code_lines(body):
-        blank = not text.strip()
-        heading = not in_code and _HEADING.match(text) is not None
-        if blank or heading or in_code:
-            if start is not None and prose:
-                spans.append(Span(start, end))
-            start, prose = None, False
-            continue
-        if start is None:
-            start = offset
-        end, prose = offset + len(text), True
-    if start is not None and prose:
-        spans.append(Span(start, end))
-    return spans
+    lines, _ = _scan(body)
+    return [
+        span
+        for span, role in _blocks(lines)
+        if role == "text" and not _aside(body[span.start : span.end])
+    ]
+
+
+def _section_span(body: str, start: int, stop: int) -> Span:
+    """A section from ``start`` to ``stop`` (a heading, or the body's end), its trailing blank
+    lines aside; the last section's blocks with no prose of their own at its end aside too
+    (the reference definitions, ``{{< comments >}}`` or HTML after a post's last section,
+    which "the conclusion" sent to the model), unless it would keep nothing but its heading."""
+    end = start + len(body[start:stop].rstrip())
+    if stop < len(body):
+        return Span(start, end)
+    blocks = _blocks([line for line in _scan(body)[0] if line.offset >= start])
+    kept = len(blocks)
+    while kept > 1 and (
+        blocks[kept - 1][1] == "html"
+        or (
+            blocks[kept - 1][1] == "text"
+            and _aside(body[blocks[kept - 1][0].start : blocks[kept - 1][0].end])
+        )
+    ):
+        kept -= 1
+    if kept < len(blocks) and any(role in ("text", "code") for _, role in blocks[:kept]):
+        return Span(start, blocks[kept - 1][0].end)
+    return Span(start, end)
+
+
+def _section_headings(body: str) -> tuple[list[_Heading], bool]:
+    """The body's headings, and whether its first is a lone "# Title" above the sections."""
+    headings = _scan(body)[1]
+    levels = [heading.level for heading in headings]
+    lone = len(levels) > 1 and levels[0] == 1 and levels.count(1) == 1
+    if lone:  # (a "# Part one" under the intro is a section, not a title)
+        lines = _scan(body)[0]
+        lone = all(line.role == "blank" for line in lines if line.offset < headings[0].start)
+    return headings, lone
 
 
 def sections(body: str) -> list[tuple[Span, str]]:
     """The sections of ``body`` at its top heading level, with their headings."""
-    headings = [
-        (offset, len(m.group(1)), text)
-        for offset, text, in_code in code_lines(body)
-        if not in_code and (m := _HEADING.match(text))
-    ]
+    headings, lone = _section_headings(body)
     if not headings:
         return []
-    levels = [level for _, level, _ in headings]
-    top = min(levels)
-    if top == 1 and levels.count(1) == 1 and len(levels) > 1 and headings[0][1] == 1:
-        top = min(level for level in levels[1:])  # a lone "# Title" above the sections
-    starts = [(offset, text) for offset, level, text in headings if level == top]
-    bounds = [offset for offset, level, _ in headings if level <= top]
+    top = min(h.level for h in headings[1:]) if lone else min(h.level for h in headings)
     spans: list[tuple[Span, str]] = []
-    for offset, text in starts:
-        after = [b for b in bounds if b > offset]
+    for heading in headings:
+        if heading.level != top:
+            continue
+        after = [h.start for h in headings if h.start > heading.start and h.level <= top]
         stop = after[0] if after else len(body)
-        content = body[offset:stop].rstrip()
-        spans.append((Span(offset, offset + len(content)), text.lstrip("# ").strip()))
+        spans.append((_section_span(body, heading.start, stop), heading.title))
     return spans
 
 
@@ -254,16 +422,26 @@ def _nth(items: list[Span], index: int) -> Span | None:
     return items[index - 1] if 0 < index <= len(items) else None
 
 
+def _nth_paragraph(body: str, index: int) -> Span | None:
+    """The paragraph numbered ``index``; the first and the last are the prose's, an Obsidian
+    callout before or after it aside (a note's closing "> [!note] Related" was edited as its
+    ending)."""
+    found = paragraphs(body)
+    if index in (1, -1):
+        found = [s for s in found if not _CALLOUT.match(body[s.start : s.end])] or found
+    return _nth(found, index)
+
+
 def locate(body: str, ref: PartRef) -> Span | None:
     """Where the part is in ``body``; None when the body has no such part (or for the title,
     which is not in the body)."""
     if ref.kind == "paragraph":
-        return _nth(paragraphs(body), ref.index)
+        return _nth_paragraph(body, ref.index)
     if ref.kind == "section":
         return _nth([span for span, _ in sections(body)], ref.index)
     if ref.kind == "conclusion":
         found = sections(body)
         if found and _CONCLUDING.search(found[-1][1]):
             return found[-1][0]
-        return _nth(paragraphs(body), -1)
+        return _nth_paragraph(body, -1)
     return None
