@@ -163,3 +163,23 @@ def test_an_english_summary_of_a_german_post_is_not_judged_by_its_words() -> Non
         "dependencies so it runs the same on every machine, and that image layers are cached."
     )
     assert grounded(german)(Generated(text=english)).passed
+
+
+@pytest.mark.parametrize(
+    ("instruction", "cut"),
+    [
+        ("make every section clearer", False),
+        ("fix the headings", False),
+        ("make the Usage section clearer", False),
+        ("remove the Usage section", True),
+        ("shorten each section", True),
+        ("summarise the sections", True),
+    ],
+)
+def test_naming_sections_does_not_let_an_edit_cut_the_post(instruction: str, cut: bool) -> None:
+    """ "make the Usage section clearer", edited whole, was answered with that section alone
+    (14 of 434 words) and saved: the word "section" counted as leave to take text away."""
+    check = on_topic(instruction, BODY)
+    assert check is not None
+    scrap = check(Generated(text="Goroutines and channels, clearer."))
+    assert scrap.passed is cut

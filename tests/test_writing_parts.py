@@ -241,6 +241,153 @@ def test_a_title_of_something_else_is_not_the_posts(instruction: str) -> None:
     assert named_part(instruction) is None
 
 
+# --- a section named by its heading ---------------------------------------------------------
+
+
+def _step(topic: str) -> str:
+    return (
+        f"The {topic} step matters because every build of the project depends on it, and "
+        f"skipping the {topic} work tends to break the release pipeline in subtle ways that "
+        f"take hours to debug when the team is under pressure to ship the next version. "
+    )
+
+
+GUIDE_BODY = (
+    "\n"
+    + _step("intro") * 2
+    + "\n\n"
+    + "".join(
+        f"## {h}\n\n{_step(h.lower()) * 2}\n\n" for h in ("Setup", "Usage", "Testing", "Release")
+    )
+)
+GUIDE = "---\ntitle: Build guide\ntags: [build]\n---\n" + GUIDE_BODY
+USAGE = f"## Usage\n\n{_step('usage') * 2}".rstrip()
+USAGE_NEW = "## Usage\n\nUsage is simple: run the build command and read the report it prints."
+
+
+@pytest.mark.parametrize(
+    ("instruction", "name"),
+    [
+        ("make the Usage section clearer", "Usage"),
+        ("shorten the usage section", "usage"),
+        ("rewrite the section about usage to be friendlier", "usage"),
+        ('tighten the "Getting started" section', "Getting started"),
+        ("rewrite the section called Getting started", "Getting started"),
+        ("fix the typos in the post's Usage section", "Usage"),
+        ("add an example to the Usage section", "Usage"),
+        ("把用法一节写得更清楚", "用法"),
+        ("把 Usage 这一节写得更清楚", "Usage"),
+        ("重写关于用法的部分", "用法"),
+        ("把“用法”部分改短", "用法"),
+    ],
+)
+def test_a_section_named_by_its_heading(instruction: str, name: str) -> None:
+    assert named_part(instruction) == PartRef("section", 0, name)
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "add a section about aliases",  # a section to write
+        "add the section about aliases",
+        "remove the Usage section",  # the whole body's edit: the section goes
+        "move the Testing section before the Usage section",
+        "make each section shorter",
+        "make the whole section shorter",
+        "tighten the next section",
+        "make the Usage and Testing sections clearer",
+        "添加一个小节",
+        "加一节关于别名的内容",
+        "删掉用法一节",
+        "把这部分改短",
+        "每一节都改短",
+    ],
+)
+def test_sections_not_named_by_a_heading(instruction: str) -> None:
+    part = named_part(instruction)
+    assert part is None or not part.name
+
+
+def test_a_named_section_is_the_one_heading_that_matches() -> None:
+    body = "\nIntro.\n\n## Usage\n\nU.\n\n### Flags\n\nF.\n\n## Advanced usage\n\nA.\n\n"
+    body += "## 2. Installing\n\nI.\n\n## Setup on Linux\n\nL.\n\n## Setup on macOS\n\nM.\n"
+
+    def text(name: str) -> str | None:
+        span = locate(body, PartRef("section", 0, name))
+        return None if span is None else body[span.start : span.end]
+
+    assert text("Usage") == "## Usage\n\nU.\n\n### Flags\n\nF."  # the same words first
+    assert text("advanced usage") == "## Advanced usage\n\nA."
+    assert text("flags") == "### Flags\n\nF."  # a heading of any level
+    assert text("installation") == "## 2. Installing\n\nI."  # a word's forms alike
+    assert text("setup") is None  # two alike: not guessed
+    assert text("deployment") is None  # none
+    assert text("intro") == "Intro."  # no such heading: the text above the first section
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "make the Usage section clearer",
+        "rewrite the section about usage to be friendlier",
+        "shorten the Usage section",
+        "把用法一节写得更清楚".replace("用法", "Usage"),
+    ],
+)
+async def test_a_section_named_by_its_heading_is_edited_alone(
+    tmp_path: Path, instruction: str
+) -> None:
+    """A 445-word post, "make the Usage section clearer", and the model's answer, the Usage
+    section alone: it replaced the whole body (2,462 bytes to 122), with no check failed."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/b.md").write_text(GUIDE, encoding="utf-8")
+    llm = ScriptedModel([USAGE_NEW])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill("EditContent", {"instruction": instruction, "path": "posts/b.md"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / "posts/b.md").read_text(encoding="utf-8") == GUIDE.replace(USAGE, USAGE_NEW)
+    assert llm.calls[0][-1]["content"].endswith("Text:\n" + USAGE)  # only the section sent
+
+
+@pytest.mark.parametrize("heading", ["Deployment", "Setup"])
+async def test_a_section_named_that_the_post_has_not_or_twice_is_refused(
+    tmp_path: Path, heading: str
+) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = GUIDE.replace("## Release", "## Setup")  # two of them
+    (blog / "posts/b.md").write_text(post, encoding="utf-8")
+    llm = ScriptedModel([USAGE_NEW])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill(
+        "EditContent",
+        {"instruction": f"make the {heading} section clearer", "path": "posts/b.md"},
+    )
+    await rt.close()
+    assert msg.data["error"] == "part_not_found", msg.content
+    assert llm.call_count == 0 and (blog / "posts/b.md").read_text(encoding="utf-8") == post
+
+
+async def test_a_whole_body_edit_that_names_sections_may_not_cut_the_post_to_one(
+    tmp_path: Path,
+) -> None:
+    """The word "section" let a whole-body answer of one section pass ``on_topic``'s "keeps a
+    fifth of the post's words", and the post was replaced by it."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/b.md").write_text(GUIDE, encoding="utf-8")
+    llm = ScriptedModel([USAGE_NEW, USAGE_NEW])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "make every section clearer", "path": "posts/b.md"}
+    )
+    await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "on_topic", msg.content
+    assert (blog / "posts/b.md").read_text(encoding="utf-8") == GUIDE
+
+
 # --- what is a paragraph, a heading, the ending -----------------------------------------------
 
 CLOSING = "Thanks for reading this far, the approach works well in practice."
@@ -317,6 +464,8 @@ def test_setext_headings_are_headings() -> None:
         flat[span.start : span.end]
         == "Second Section\n--------------\n\nBeta text,\nover two lines."
     )
+    named = locate(flat, PartRef("section", 0, "third section"))
+    assert named is not None and flat[named.start : named.end].endswith("Gamma text.")
     # Not a heading: a list's or a quote's "---" (a break), a break after a blank line, a table.
     for body in (
         "- one\n- two\n---\n\nText.",

@@ -459,7 +459,7 @@ def structure_kept(instruction: str, original: str) -> Check | None:
     failed it. A text written anew (no line kept) is not judged: nothing says what it dropped.
     None when the instruction may take headings away, or the text has none."""
     headings = _headings(original)
-    if not headings or _may_drop(instruction):
+    if not headings or _may_drop(instruction, headings=True):
         return None
     lines = {
         key
@@ -576,15 +576,25 @@ _STRUCTURE_NOUNS = re.compile(
 )
 
 
-def _may_drop(instruction: str) -> bool:
+# The nouns of the places an instruction names: "make the Usage section clearer" says where,
+# not that text may go. That a whole-body answer of the Usage section alone kept 14 of the
+# post's 434 words was let through on the word "section", and replaced the post.
+_PLACE_NOUNS = re.compile(r"^(?:headings?|sections?|chapters?|标题|小节|章节)$", re.I)
+
+
+def _may_drop(instruction: str, *, headings: bool = False) -> bool:
     """Whether an edit may take parts of the text away (remove, shorten, restructure…). An
-    addition ("add a section about …") may only when it also says to take something away."""
+    addition ("add a section about …") may only when it also says to take something away.
+    A heading, section or chapter named lets an edit change the headings (``headings``: for
+    ``structure_kept``), and takes nothing else away."""
     kind = kind_of(instruction)
     if kind == "shorten":
         return True
     found = [m.group(0) for m in _RESHAPES.finditer(instruction)]
     if kind == "add":
         found = [word for word in found if not _STRUCTURE_NOUNS.match(word)]
+    elif not headings:
+        found = [word for word in found if not _PLACE_NOUNS.match(word)]
     return bool(found)
 
 

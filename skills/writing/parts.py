@@ -1,5 +1,6 @@
 """The part of a post an instruction names: "the first paragraph", "the second section", "the
-title", "the conclusion", "第二段", "第三节", "标题", "结尾".
+Usage section", "the section about testing", "the title", "the conclusion", "第二段", "第三节",
+"用法一节", "标题", "结尾".
 
 ``named_part(instruction)`` reads the part from the words (a ``PartRef``, or None when the
 instruction names none), and ``locate(body, ref)`` finds it in a post's body as a span, so an
@@ -9,11 +10,14 @@ setext ``x`` over ``===`` or ``---``), fenced code, HTML blocks (``<pre>``, ``<!
 ``<div>``…), thematic breaks and blocks with no prose of their own (link reference and
 footnote definitions, template code or HTML tags alone) are not counted. Sections start at a
 heading of the body's top level (``##`` in most posts; a lone ``#`` title at the top of the
-body does not count) and run to the next one. The conclusion is the last section when its
-heading says so (Conclusion, Summary, 总结, 结论…), else the last paragraph; "结尾" and "the
-ending" are the last paragraph, and an Obsidian callout after it is not. The title is not in
-the body: the skill edits the frontmatter's ``title`` field (or a ``# Title`` line at the top
-of the body). A byte-order mark before the body's first line is not part of it.
+body does not count) and run to the next one; a section named by its heading ("the Usage
+section") is the one heading of any level that matches, to the next heading at its level or
+above (none, or two alike, and it is not found: the edit is refused, never made on the whole
+post). The conclusion is the last section when its heading says so (Conclusion, Summary,
+总结, 结论…), else the last paragraph; "结尾" and "the ending" are the last paragraph, and an
+Obsidian callout after it is not. The title is not in the body: the skill edits the
+frontmatter's ``title`` field (or a ``# Title`` line at the top of the body). A byte-order
+mark before the body's first line is not part of it.
 """
 
 from __future__ import annotations
@@ -139,14 +143,19 @@ Role = Literal["blank", "code", "html", "break", "heading", "text"]
 
 @dataclass(frozen=True, slots=True)
 class PartRef:
-    """A part named by an instruction: its kind and its number (1-based, -1 the last)."""
+    """A part named by an instruction: its kind and its number (1-based, -1 the last); a
+    section named by its heading has its ``name`` as the instruction wrote it (and number
+    0)."""
 
     kind: Kind
     index: int = 1
+    name: str = ""
 
     def describe(self) -> str:
         if self.kind in ("title", "conclusion"):
             return f"the {self.kind}"
+        if self.name:
+            return f"the {self.name} {self.kind}"
         nth = "last" if self.index == -1 else _ordinal_word(self.index)
         return f"the {nth} {self.kind}"
 
@@ -186,6 +195,150 @@ def _en_index(word: str) -> int:
     return int(re.sub(r"\D", "", word) or 0)
 
 
+# --- a section named by its heading -----------------------------------------------------------
+
+# Words before "section" that say which one without naming it ("the whole section", "the next
+# section"), or say nothing of which ("this section").
+_NOT_NAMES = (
+    r"whole|entire|next|previous|following|preceding|same|above|below|new|other|current|each|"
+    r"every|one|relevant|said|corresponding|main|top|bottom|middle|earlier|later|latter|former|"
+    r"empty|short|long|longest|shortest|another|any|first|second|third|fourth|fifth|sixth|"
+    r"seventh|eighth|ninth|tenth|last|final|opening|closing|\d+(?:st|nd|rd|th)?"
+)
+_NAME_WORD = r"(?!(?:the|a|an|this|that|these|those|my|its|your|sections?)\b)[^\s,;:.!?\"“”()]+"
+_QUOTED_NAME = r"[\"“'‘]([^\"”'’\n]{1,60})[\"”'’]"
+# "the Usage section", "the getting started section", "the 'Getting started' section"
+_EN_NAMED = re.compile(
+    rf"\b(?:the|this|that|my|its|your)\s+(?:post['’]s\s+)?"
+    rf"(?:{_QUOTED_NAME}|((?:{_NAME_WORD}\s+){{0,3}}?{_NAME_WORD}))\s+section\b(?!['’]?s\b)",
+    re.I,
+)
+# "the section about usage", "the section called "Setup"", "the section on testing"
+_ON = (
+    r"about|on|called|titled|named|headed|for|covering|describing|explaining|that\s+covers|"
+    r"dealing\s+with|(?:with|under)\s+the\s+heading"
+)
+_EN_SECTION_ON = re.compile(
+    rf"\bthe\s+section\s+(?:(?:{_ON})\s+)?{_QUOTED_NAME}"
+    rf"|\bthe\s+section\s+(?:{_ON})\s+((?:[^\s,;:.!?\"“”()]+\s+){{0,5}}[^\s,;:.!?\"“”()]+)",
+    re.I,
+)
+# Where the words after "the section about" stop naming it: "the section about usage to be
+# friendlier", "… usage clearer", "… usage so that …".
+_NAME_ENDS = re.compile(
+    r"\s+(?:to|so|but|that|which|because|please|into|by|as|more|less|much|a\s+bit|a\s+little|"
+    r"again|clearer|friendlier|shorter|longer|simpler|better|easier|tighter|punchier|cleaner|"
+    r"nicer|stronger|smoother|briefer|crisper|livelier)\b.*",
+    re.I,
+)
+# A verb that takes a section whole ("remove the Usage section", "move the section on tests
+# up", "add the section about aliases"): the edit is the whole body's, as it was.
+_WHOLE_SECTION_VERB = re.compile(
+    r"\b(?:remove|delete|drop|cut|move|swap|reorder|rearrange|merge|combine|split|duplicate|"
+    r"take\s+out|get\s+rid\s+of|add|write|insert|create|append|include|put)\s+$",
+    re.I,
+)
+# "“用法”一节", "关于用法的部分", "把 Usage 这一节", "用法部分"
+_ZH_MARK = r"\s*(?:这|那)?一?(?:节|部分|小节|章节)"
+_ZH_NAMED = (
+    re.compile(rf"[“「『\"‘']([^”」』\"’'\n]{{1,40}})[”」』\"’']{_ZH_MARK}"),
+    re.compile(rf"关于\s*([^，。,.\s的]{{1,20}})\s*的{_ZH_MARK}"),
+    re.compile(
+        r"(?:^|(?<=[把将对给让在请\s，,。：:、]))"
+        rf"([A-Za-z0-9\u4e00-\u9fff][\w\u4e00-\u9fff .+#-]{{0,19}}?){_ZH_MARK}"
+    ),
+)
+_ZH_LEADING = re.compile(r"^(?:[把将对给让在请改]|重写|改写|修改|缩短|精简|扩写|润色|优化)+\s*")
+_ZH_NOT_NAMES = re.compile(
+    r"^(?:这|那|此|该|本|每|各|整|全|其|剩|所有|大|小|前|后|上|下|中间|开头|结尾|另|下一|上一)"
+    r"|^(?:加|添|补|插|新增|增|写|删|去掉|移|合并|拆|调)|[一个的]$"
+)
+_ZH_WHOLE_SECTION_VERB = re.compile(r"删|去掉|移到|移动|挪|合并|拆分|调换")
+
+
+def _named_section(instruction: str) -> PartRef | None:
+    """A section the instruction names by its heading, or None: "make the Usage section
+    clearer" was a whole-body edit, and the model's answer, the Usage section alone (as
+    asked), replaced the 445-word post. Not when a verb takes the section whole ("remove
+    the Usage section", "add a section about aliases")."""
+    for found in _EN_NAMED.finditer(instruction):
+        name = found.group(1) or re.sub(
+            rf"^(?:(?:{_NOT_NAMES})\s+)+", "", found.group(2), flags=re.I
+        )
+        if name and not re.fullmatch(_NOT_NAMES, name, re.I):
+            return _unless_whole(instruction, found, name)
+    if about := _EN_SECTION_ON.search(instruction):
+        return _unless_whole(
+            instruction, about, about.group(1) or _NAME_ENDS.sub("", about.group(2))
+        )
+    if _ZH_WHOLE_SECTION_VERB.search(instruction):
+        return None
+    for pattern in _ZH_NAMED:
+        for zh in pattern.finditer(instruction):
+            name = _ZH_LEADING.sub("", zh.group(1).strip())
+            if name and not (pattern is _ZH_NAMED[2] and _ZH_NOT_NAMES.search(name)):
+                return PartRef("section", 0, name)
+    return None
+
+
+def _unless_whole(instruction: str, found: re.Match[str], name: str) -> PartRef | None:
+    """The section named, unless a verb right before it takes it whole."""
+    if _WHOLE_SECTION_VERB.search(instruction[: found.start()]):
+        return None
+    return PartRef("section", 0, name.strip())
+
+
+_WORD = re.compile(r"[^\W_]+")
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_STOP_WORDS = frozenset(
+    re.findall(r"\w+", "a an the of and or to for on in with about how your my")
+)
+
+
+def _words(text: str) -> list[str]:
+    """The words a heading or a name is matched by: a link's address, numbers ("1.", "Step
+    2:"… unless there is nothing else) and short common words aside."""
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    words = [w.casefold() for w in _WORD.findall(text)]
+    words = [w for w in words if w not in _STOP_WORDS] or words
+    return [w for w in words if not w.isdigit()] or words
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two words of one stem ("test", "tests", "testing"; "install", "installation")."""
+    if a == b:
+        return True
+    common = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    shorter = min(len(a), len(b))
+    return (
+        common >= 5
+        or (common >= 3 and common == shorter)
+        or (common >= 4 and common >= shorter - 1)
+    )
+
+
+def _within(some: list[str], others: list[str]) -> bool:
+    return bool(some) and all(any(_alike(w, o) for o in others) for w in some)
+
+
+def _match(name: str, heading: str) -> int:
+    """How well a heading answers to a name: 2 the same words (a word's forms alike), 1 the
+    one's words all among the other's, 0 not. A name in Chinese script is matched by the
+    heading's text at its end ("把用法" is the heading 用法)."""
+    if _HAN.search(name) or _HAN.search(heading):
+        said, title = (
+            "".join(_WORD.findall(name)).casefold(),
+            "".join(_WORD.findall(heading)).casefold(),
+        )
+        return 2 if said == title else 1 if title and said.endswith(title) else 0
+    said_words, title_words = _words(name), _words(heading)
+    if _within(said_words, title_words) and _within(title_words, said_words):
+        return 2
+    return 1 if _within(said_words, title_words) or _within(title_words, said_words) else 0
+
+
 def named_part(instruction: str) -> PartRef | None:
     """The part of the post ``instruction`` names, or None (then it is about the whole body)."""
     if match := _ZH_PART.search(instruction):
@@ -215,6 +368,8 @@ def named_part(instruction: str) -> PartRef | None:
             if "conclusion" in match.group(1).casefold()
             else PartRef("paragraph", -1)
         )
+    if named := _named_section(instruction):
+        return named
     if _EN_INTRO.search(instruction):
         return PartRef("paragraph", 1)
     return None
@@ -416,6 +571,33 @@ def sections(body: str) -> list[tuple[Span, str]]:
     return spans
 
 
+def _named(body: str, name: str) -> Span | None:
+    """The section whose heading (of any level) ``name`` names, to the next heading at its
+    level or above; None when none does or two do alike (the edit is refused: the whole body
+    was edited, and an answer of that section alone replaced it). "The intro section", with
+    no such heading, is the text above the first section."""
+    headings, lone = _section_headings(body)
+    named = headings[1:] if lone else headings
+    scores = [_match(name, heading.title) for heading in named]
+    best = max(scores, default=0)
+    found = [heading for heading, score in zip(named, scores, strict=True) if score == best]
+    if best == 0 or len(found) != 1:
+        if best == 0 and _words(name) in (["intro"], ["introduction"]):
+            return _intro(body)
+        return None
+    heading = found[0]
+    after = [h.start for h in headings if h.start > heading.start and h.level <= heading.level]
+    return _section_span(body, heading.start, after[0] if after else len(body))
+
+
+def _intro(body: str) -> Span | None:
+    """The paragraphs above the body's first section, as one span."""
+    found = sections(body)
+    first = found[0][0].start if found else len(body)
+    above = [span for span in paragraphs(body) if span.end <= first]
+    return Span(above[0].start, above[-1].end) if above else None
+
+
 def _nth(items: list[Span], index: int) -> Span | None:
     if index == -1:
         return items[-1] if items else None
@@ -437,6 +619,8 @@ def locate(body: str, ref: PartRef) -> Span | None:
     which is not in the body)."""
     if ref.kind == "paragraph":
         return _nth_paragraph(body, ref.index)
+    if ref.kind == "section" and ref.name:
+        return _named(body, ref.name)
     if ref.kind == "section":
         return _nth([span for span, _ in sections(body)], ref.index)
     if ref.kind == "conclusion":
