@@ -88,3 +88,13 @@ async def test_an_edit_that_mangles_code_is_refused_and_nothing_is_saved(
         assert "code taken out of its block" in msg.data["reason"]
         assert post.read_bytes() == before
         assert llm.call_count == 2  # asked again once with the reason
+
+
+def test_an_edit_of_one_part_may_not_drop_its_code_block() -> None:
+    """A part's answer, written anew, was not judged for a block it dropped."""
+    part = "## Usage\n\nRun it:\n\n```sh\nmake build\n```"
+    anew = "## Usage\n\nRun the build with make."
+    assert verdict("make the Usage section clearer", anew, part) is False
+    assert verdict("make it clearer", anew, part) is True  # the whole body, anew
+    check = code_kept("make it clearer", part, scoped=True)  # a selection
+    assert check is not None and not check(Generated(text=anew)).passed

@@ -116,3 +116,34 @@ async def test_a_summary_with_broken_template_code_is_refused(tmp_path: Path) ->
     msg = await run_writing_skill(jekyll, llm, "Summarize", {"path": POST})
     assert msg.state == "ERROR" and llm.call_count == 2, msg.content
     assert "template_from_sources" in msg.content
+
+
+def test_an_edit_of_one_part_may_not_drop_its_template_code() -> None:
+    """ "make the first paragraph clearer" of a one-line paragraph with a shortcode came back
+    rewritten without it, and was saved: a part's answer keeps no line as it was, and was
+    not judged for what it dropped. An edit of one part is."""
+    original = 'Intro with a {{< ref "other.md" >}} link and quick words in it.'
+    answer = "Intro with a link to the other post and brisk words in it."
+    assert verdict("make the first paragraph clearer", answer, original) is False
+    assert verdict("make the Usage section clearer", answer, original) is False
+    assert verdict("make it clearer", answer, original) is True  # the whole body, anew
+    check = template_kept("make it clearer", original, scoped=True)  # a selection
+    assert check is not None and not check(Generated(text=answer)).passed
+    assert verdict("shorten the first paragraph", answer, original) is True  # may remove
+
+
+async def test_a_paragraph_edit_that_drops_a_shortcode_is_refused(tmp_path: Path) -> None:
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = '---\ntitle: S\n---\n\nIntro with a {{< ref "other.md" >}} link in it.\n\nEnd.\n'
+    (blog / "posts/s.md").write_text(post, encoding="utf-8")
+    dropped = "Intro with a link to the other post in it."
+    llm = ScriptedModel([dropped, dropped])
+    msg = await run_writing_skill(
+        blog,
+        llm,
+        "EditContent",
+        {"instruction": "make the first paragraph clearer", "path": "posts/s.md"},
+    )
+    assert msg.state == "ERROR" and msg.data["check"] == "template_kept", msg.content
+    assert (blog / "posts/s.md").read_text(encoding="utf-8") == post

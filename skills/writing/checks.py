@@ -33,6 +33,7 @@ from skillrt.exceptions import RepetitionStopped
 from skillrt.llm.guard import RepetitionGuard
 
 from .languages import LANGUAGES
+from .parts import named_part
 from .scaffold import Scaffold
 
 __all__ = [
@@ -614,18 +615,32 @@ def _prose_keeper(original: str) -> Callable[[str], bool]:
     return keeps
 
 
-def code_kept(instruction: str, original: str) -> Check | None:
+def _scoped(instruction: str, scoped: bool | None) -> bool:
+    """Whether an edit is of one part of the post (a paragraph, a section, a selection), whose
+    answer is judged for what it drops even when it keeps no line as it was: "make the first
+    paragraph clearer" of a one-line paragraph with a ``{{< ref "other.md" >}}`` came back
+    rewritten without it, and was saved. ``scoped`` None: when the instruction names such a
+    part (a selection the caller says)."""
+    if scoped is not None:
+        return scoped
+    part = named_part(instruction)
+    return part is not None and part.kind != "title"
+
+
+def code_kept(instruction: str, original: str, *, scoped: bool | None = None) -> Check | None:
     """An edit whose instruction is not about code leaves the text's code blocks as they
     were: none changed, none of their lines taken out into the prose, and, in a text that
     keeps lines of the prose, none dropped unless the instruction may remove or shorten. A
     small model asked to make a post "more concise" dropped a block's fences, so its
-    ``# comment`` line became the post's first heading, and nothing failed it. None when the
-    text has no code block or the instruction is about code."""
+    ``# comment`` line became the post's first heading, and nothing failed it. An edit of one
+    part (``scoped``, see ``_scoped``) is judged for a block it drops as if it kept lines.
+    None when the text has no code block or the instruction is about code."""
     before = fenced_blocks(original)
     if not before or _ABOUT_CODE.search(instruction):
         return None
     may_drop = _may_drop(instruction)
     keeps_prose = _prose_keeper(original)
+    part = _scoped(instruction, scoped)
     code_lines = {
         key
         for block in before
@@ -638,7 +653,7 @@ def code_kept(instruction: str, original: str) -> Check | None:
         changed = [block for block in after if block not in before]
         # (A text written anew, no line of the prose kept, is not judged for what it dropped:
         # nothing says it meant to keep the rest.)
-        kept = keeps_prose(generated.text)
+        kept = part or keeps_prose(generated.text)
         dropped = [b for b in before if b not in after] if kept and not may_drop else []
         loose = [
             line.strip()
@@ -704,23 +719,25 @@ def _unpaired(counts: dict[str, tuple[int, str]], blocks: set[str]) -> set[str]:
     return {tag for tag, n in opened.items() if n}
 
 
-def template_kept(instruction: str, original: str) -> Check | None:
+def template_kept(instruction: str, original: str, *, scoped: bool | None = None) -> Check | None:
     """An edit whose instruction is not about templates or shortcodes leaves the template
     code of the text as it was: none added or changed, block tags still paired, and, in an
     answer that keeps lines of the prose, none dropped unless the instruction may remove or
     shorten. The embedded model made a Jekyll paragraph friendlier by writing a new
-    ``{{page.title}}`` and moving ``{% endraw %}`` after its own text; it was saved. None
-    when the text has no template code or the instruction is about it."""
+    ``{{page.title}}`` and moving ``{% endraw %}`` after its own text; it was saved. An edit
+    of one part (``scoped``, see ``_scoped``) is judged for what it drops as if it kept
+    lines. None when the text has no template code or the instruction is about it."""
     before = _templates(original)
     if not before or _ABOUT_TEMPLATE.search(instruction):
         return None
     may_drop = _may_drop(instruction)
     keeps_prose = _prose_keeper(original)
+    part = _scoped(instruction, scoped)
 
     def check(generated: Generated) -> Verdict:
         after = _templates(generated.text)
         added = [w for key, (n, w) in after.items() if n > before.get(key, (0, ""))[0]]
-        kept = keeps_prose(generated.text)
+        kept = part or keeps_prose(generated.text)
         dropped = (
             [w for key, (n, w) in before.items() if after.get(key, (0, ""))[0] < n]
             if kept and not may_drop
