@@ -439,7 +439,7 @@ async def _revise(ctx: SkillContext, instruction: str, original: str, note: str)
     limit = max(512, len(original))
     result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=limit)
     return Generated(
-        text=_without_frontmatter(strip_fences(result.content), original),
+        text=_without_frontmatter(strip_fences(result.content, original), original),
         looped=result.truncated_repetition,
         cut=result.usage.completion_tokens >= limit,
     )

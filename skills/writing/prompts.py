@@ -30,7 +30,9 @@ PROMPT_BODY_CHARS = 12_000  # a post or a selection given to a model whole
 CONTEXT_SNIPPET_CHARS = 600  # each related post quoted as context
 SECTION_TAIL_CHARS = 600  # the end of the previous section, for continuity
 
-_FENCED = re.compile(r"\A\s*(`{3,}|~{3,})[\w+-]*[ \t]*\n(.*?)\n\1\s*\Z", re.S)
+_FENCED = re.compile(r"\A\s*(`{3,}|~{3,})([\w+-]*)[ \t]*\r?\n(.*?)\r?\n[ \t]*\1[ \t]*\s*\Z", re.S)
+_FENCE_LINE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^`\n]*$")
+_MARKDOWN_INFO = frozenset({"markdown", "md", "mdx"})
 
 
 def clip(text: str, limit: int) -> str:
@@ -74,10 +76,65 @@ def code_block(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
-def strip_fences(text: str) -> str:
-    """A model's answer without a code fence wrapped around all of it."""
+def _fence_lines(text: str) -> list[tuple[str, str]]:
+    """The fence lines of ``text``, in order: each one's fence (```` ``` ````, ``~~~~``) and
+    info string (``bash``; "" on a bare fence, which may close a block)."""
+    return [
+        (m.group(1), m.group(2)) for line in text.splitlines() if (m := _FENCE_LINE.match(line))
+    ]
+
+
+def _closes(line: tuple[str, str], fence: str) -> bool:
+    """Whether the fence line ``line`` closes a block opened with ``fence``."""
+    mark, info = line
+    return not info and mark[0] == fence[0] and len(mark) >= len(fence)
+
+
+def _balanced(text: str) -> bool:
+    """Whether every code block ``text`` opens, it closes too."""
+    fence: str | None = None
+    for line in _fence_lines(text):
+        if fence is None:
+            fence = line[0]
+        elif _closes(line, fence):
+            fence = None
+    return fence is None
+
+
+def _unwrapped(text: str) -> str | None:
+    """What is inside the one code fence wrapped around all of ``text``, or None when there
+    is none. The first fence and the last one are one pair only when nothing between them
+    closes the first: a post that begins and ends with a code block (```` ```bash ````,
+    prose, ```` ```bash ````) was taken as one block around it all, its prose as code. A
+    ```` ```markdown ```` fence is a wrapper too around code blocks of its own (a small model
+    does not lengthen its fence), as long as they are each closed."""
     match = _FENCED.match(text)
-    return match.group(2) if match else text.strip()
+    if match is None:
+        return None
+    fence, info, inner = match.group(1), match.group(2).casefold(), match.group(3)
+    closed = any(_closes(line, fence) for line in _fence_lines(inner))
+    if closed and not (info in _MARKDOWN_INFO and _balanced(inner)):
+        return None
+    return inner
+
+
+def _fenced_at_both_ends(text: str) -> bool:
+    lines = text.strip().splitlines()
+    return len(lines) >= 2 and all(_FENCE_LINE.match(line) for line in (lines[0], lines[-1]))
+
+
+def strip_fences(text: str, sent: str = "") -> str:
+    """A model's answer without a code fence wrapped around all of it, and without the blank
+    space around it. ``sent``, the text the model was given: when that begins and ends with a
+    fence itself (the user selected a code block), a fence around the answer is its own, and
+    stays, unless the answer inside it begins and ends with one too (a fence around the code
+    block). Stripped, a selected ```` ```bash ```` block was saved as prose, its fences gone."""
+    inner = _unwrapped(text)
+    if inner is None:
+        return text.strip()
+    if sent and _fenced_at_both_ends(sent) and not _fenced_at_both_ends(inner):
+        return text.strip()
+    return inner
 
 
 def bullet_list(items: Sequence[str]) -> str:
