@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from skillrt.llm.base import LLMMessage
 from skillrt.messages import ChatMessage
 from skillrt.testing import Answer, FunctionModel, ModelOptions
@@ -129,3 +131,99 @@ def test_strip_fences_takes_off_only_one_fence_around_everything() -> None:
     wrapped = "```markdown\n```bash\nls -l\n```\n```"
     assert strip_fences(wrapped, "```bash\nls\n```") == "```bash\nls -l\n```"
     assert strip_fences("```\nplain\n```", "plain") == "plain"
+
+
+# --- the blank space around a selection -------------------------------------------------
+
+LINES = (
+    "---\ntitle: L\n---\n\nFirst line of the paragraph is here.\n"
+    "Second line that the user selected whole.\nThird line stays as it was.\n"
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+async def test_a_whole_line_selection_keeps_its_line_break(tmp_path: Path, newline: str) -> None:
+    post = LINES.replace("\n", newline)
+    selected = "Second line that the user selected whole." + newline
+    msg, after, sent = await edit(
+        tmp_path,
+        post,
+        "make this sentence clearer",
+        lambda text: text.replace("selected whole", "picked in full").strip(),
+        selected=selected,
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert sent == [selected]
+    # The next line was glued on: "…picked in full.Third line stays as it was."
+    assert after.decode() == post.replace("selected whole", "picked in full")
+
+
+async def test_a_selection_keeps_its_indent_and_its_hard_break(tmp_path: Path) -> None:
+    post = (
+        "---\ntitle: N\n---\n\n- Top item of the list here\n    - nested item with a quick word\n"
+        "- Another top item\n\nLine with hard break  \nnext line.\n"
+    )
+    msg, after, _ = await edit(
+        tmp_path,
+        post,
+        "make this clearer",
+        lambda text: text.replace("quick", "fast").strip(),
+        selected="    - nested item with a quick word",
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == post.replace("quick", "fast")  # still nested
+    msg, after, _ = await edit(
+        tmp_path / "2",
+        post,
+        "make this clearer",
+        lambda text: text.replace("hard", "firm").strip(),
+        selected="Line with hard break  \n",
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == post.replace("hard break", "firm break")  # break and newline kept
+
+
+# --- a whole body: every byte the model did not change ------------------------------------
+
+PROSE = "The quick brown fox jumps over the lazy dog near the river bank today."
+BODIES = {
+    "crlf": "---\r\ntitle: C\r\n---\r\n\r\n" + PROSE + "\r\n\r\n## Two\r\n\r\nMore text here.\r\n",
+    "no final newline": "---\ntitle: N\n---\n\n" + PROSE + "\n\nLast line without newline.",
+    "trailing spaces": "---\ntitle: T\n---\n\n" + PROSE + "  \nhard break above.\t\n\nEnd.   \n",
+    "two blank lines after the frontmatter": "---\ntitle: B\n---\n\n\n" + PROSE + "\n",
+    "no blank line after the frontmatter": "---\ntitle: B\n---\n" + PROSE + "\n",
+    "indented code first": "---\ntitle: I\n---\n\n    $ make install\n    $ make test\n\n"
+    + PROSE
+    + "\n",
+    "trailing blank lines": "---\ntitle: T\n---\n\n" + PROSE + "\n\n\n\n",
+    "nested list first": "---\ntitle: L\n---\n\n  - " + PROSE + "\n  - second item\n",
+    "no frontmatter": PROSE + "\n",
+}
+
+
+@pytest.mark.parametrize("name", list(BODIES))
+async def test_a_body_sent_back_as_it_was_is_nothing_changed(tmp_path: Path, name: str) -> None:
+    post = BODIES[name]
+    msg, after, _ = await edit(tmp_path, post, "improve the wording of the post", lambda t: t)
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["changed"] is False and after == post.encode()  # not "Edited the body"
+
+
+@pytest.mark.parametrize("name", list(BODIES))
+async def test_a_body_edit_changes_only_what_the_model_changed(tmp_path: Path, name: str) -> None:
+    post = BODIES[name]
+    msg, after, _ = await edit(
+        tmp_path, post, "improve the wording of the post", lambda t: t.replace("quick", "rapid")
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after == post.replace("quick", "rapid").encode()
+
+
+async def test_an_indented_block_made_a_fenced_one_is_not_indented(tmp_path: Path) -> None:
+    post = BODIES["indented code first"]
+    fenced = "```\n$ make install\n$ make test\n```\n\n" + PROSE
+    msg, after, _ = await edit(
+        tmp_path, post, "write the commands as a fenced code block", lambda t: fenced
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == "---\ntitle: I\n---\n\n" + fenced + "\n"  # not "    ```"

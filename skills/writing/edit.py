@@ -413,16 +413,36 @@ def _span(body: str, selection: str) -> tuple[int, str] | None:
 def _splice(block: str, body: str, where: int, original: str, revised: str, whole: bool) -> str:
     """The new body: ``revised`` in place of ``original`` (or of the whole body), in the
     line ends of the text it replaces (a CRLF post's edit was written with LF lines, and its
-    blank line after the frontmatter dropped)."""
+    blank line after the frontmatter dropped), with the blank space around ``original`` put
+    back (``_with_edges``)."""
     newline = "\r\n" if "\r\n" in body else "\n"  # (a one-line selection holds none)
+    core = revised.strip()
     if newline == "\r\n":
-        revised = revised.replace("\r\n", "\n").replace("\n", "\r\n")
-    if not whole:
-        return body[:where] + revised + body[where + len(original) :]
-    new_body = revised if revised.endswith("\n") else revised + newline
-    if block and not new_body.startswith(("\n", "\r\n")) and body.startswith(("\n", "\r\n")):
-        new_body = newline + new_body  # keep the blank line after the frontmatter
-    return new_body
+        core = core.replace("\r\n", "\n").replace("\n", "\r\n")
+    new = _with_edges(original, core, newline)
+    return new if whole else body[:where] + new + body[where + len(original) :]
+
+
+def _with_edges(original: str, core: str, newline: str) -> str:
+    """``core`` (an answer without blank space around it) with the blank space ``original``
+    begins and ends with: the model's answer comes back stripped, so a whole-line selection
+    lost its line break (the next line glued on: "…picked in full.Third line"), a selected
+    nested list item its indent, a line its hard break, a body its trailing blank lines or
+    the indent of the code block it starts with; and a body sent back as it was was saved
+    changed. An empty body gets ``core`` and a line break after it. The indent of the first
+    line is not put back when the answer begins with a fence or a heading where the original
+    did not (indented, either would be code)."""
+    if not original.strip():
+        return original + core + newline
+    lead = original[: len(original) - len(original.lstrip())]
+    trail = original[len(original.rstrip()) :]
+    indent = lead[lead.rfind("\n") + 1 :]
+    if indent and _OPENS_BLOCK.match(core) and not _OPENS_BLOCK.match(original.lstrip()):
+        lead = lead[: len(lead) - len(indent)]
+    return lead + core + trail
+
+
+_OPENS_BLOCK = re.compile(r"(?:`{3,}|~{3,}|#{1,6}(?:[ \t]|$))", re.M)
 
 
 def _without_frontmatter(revised: str, original: str) -> str:
@@ -725,8 +745,7 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     if not revision.passed:  # nothing is saved: the reply shows the model's text and why
         return refuse_unchecked(ctx, revision, path=path)
     report = quality_report([revision])
-    revised = revision.text if whole else revision.text.strip("\n")
-    new_body = _splice(block, body, where, original, revised, whole=whole)
+    new_body = _splice(block, body, where, original, revision.text, whole=whole)
     if part is not None:
         what = _describe(ctx, part)
     else:
