@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.llm.base import LLMMessage
 from skillrt.messages import ChatMessage
 from skillrt.testing import Answer, FunctionModel, ModelOptions
@@ -227,3 +228,21 @@ async def test_an_indented_block_made_a_fenced_one_is_not_indented(tmp_path: Pat
     )
     assert msg.state == "COMPLETED", msg.content
     assert after.decode() == "---\ntitle: I\n---\n\n" + fenced + "\n"  # not "    ```"
+
+
+# --- a post of frontmatter only, without a final newline ----------------------------------
+
+INTRO = "Docker packs an application and its dependencies into one image that runs the same."
+
+
+@pytest.mark.parametrize(
+    "post", ["---\ntitle: Docker notes\ntags: [docker]\n---", '+++\ntitle = "Docker notes"\n+++']
+)
+async def test_a_body_added_after_frontmatter_without_newline_starts_a_line(
+    tmp_path: Path, post: str
+) -> None:
+    msg, after, _ = await edit(tmp_path, post, "add an introduction about docker", lambda t: INTRO)
+    assert msg.state == "COMPLETED", msg.content  # not "The frontmatter of `` cannot be read"
+    assert after.decode() == post + "\n" + INTRO + "\n"
+    read = split_frontmatter(after.decode())
+    assert read.fields()["title"] == "Docker notes" and read.body == INTRO + "\n"

@@ -414,13 +414,19 @@ def _splice(block: str, body: str, where: int, original: str, revised: str, whol
     """The new body: ``revised`` in place of ``original`` (or of the whole body), in the
     line ends of the text it replaces (a CRLF post's edit was written with LF lines, and its
     blank line after the frontmatter dropped), with the blank space around ``original`` put
-    back (``_with_edges``)."""
-    newline = "\r\n" if "\r\n" in body else "\n"  # (a one-line selection holds none)
+    back (``_with_edges``). A body after a frontmatter block that ends without a line break (a
+    post of frontmatter only, its final newline stripped by an editor) starts on a line of
+    its own: glued to the closing ``---``, the post's frontmatter could not be read back."""
+    newline = "\r\n" if "\r\n" in (body or block) else "\n"  # (a one-line selection holds none)
     core = revised.strip()
     if newline == "\r\n":
         core = core.replace("\r\n", "\n").replace("\n", "\r\n")
     new = _with_edges(original, core, newline)
-    return new if whole else body[:where] + new + body[where + len(original) :]
+    if not whole:
+        return body[:where] + new + body[where + len(original) :]
+    if block and not block.endswith("\n") and not new.startswith(("\n", "\r\n")):
+        new = newline + new
+    return new
 
 
 def _with_edges(original: str, core: str, newline: str) -> str:
@@ -873,7 +879,7 @@ async def _write(
             message=ctx.reply("unchanged"),
             data={"path": path, "diff": "", "changed": False, "checks": report, **CHECKED},
         )
-    before, after = split_frontmatter(text), split_frontmatter(new_text)
+    before, after = split_frontmatter(text, path), split_frontmatter(new_text, path)
     # The body's diff when only the body changed; else the whole text's: a note given its
     # first frontmatter block (tags) showed only the blank line after it.
     diff = (
