@@ -246,3 +246,65 @@ async def test_a_body_added_after_frontmatter_without_newline_starts_a_line(
     assert after.decode() == post + "\n" + INTRO + "\n"
     read = split_frontmatter(after.decode())
     assert read.fields()["title"] == "Docker notes" and read.body == INTRO + "\n"
+
+
+# --- a section's heading -----------------------------------------------------------------
+
+SECTIONS = (
+    "---\ntitle: Three sections\n---\n\n"
+    "An opening paragraph that introduces the post with some words of prose.\n\n"
+    "## Setup\n\nInstall the tool with the package manager and check the version it reports.\n\n"
+    "## Usage\n\nRun the tool on a folder and read the report it prints at the end of its run.\n\n"
+    "## Conclusion\n\nThat is all there is to it, and the tool is easy to adopt in a small team.\n"
+)
+USAGE = "Run the tool on a folder and read the report it prints at the end of its run."
+BETTER = USAGE + " It also writes a log file."
+
+
+@pytest.mark.parametrize(
+    ("instruction", "selected"),
+    [
+        ("fix the grammar in the second section", None),
+        ("第二节写得更清楚一些", None),
+        ("make this clearer", "## Usage\n\n" + USAGE),
+    ],
+)
+async def test_a_section_keeps_the_heading_its_answer_left_out(
+    tmp_path: Path, instruction: str, selected: str | None
+) -> None:
+    msg, after, sent = await edit(
+        tmp_path, SECTIONS, instruction, lambda text: BETTER, selected=selected
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert sent[0].startswith("## Usage\n\n")
+    # The heading was gone, its text run on in the section before.
+    assert after.decode() == SECTIONS.replace(USAGE, BETTER)
+
+
+async def test_a_section_answered_with_its_heading_is_saved_as_answered(tmp_path: Path) -> None:
+    msg, after, _ = await edit(
+        tmp_path,
+        SECTIONS,
+        "make the second section clearer",
+        lambda text: "## How to use it\n\n" + BETTER,
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == SECTIONS.replace(
+        "## Usage\n\n" + USAGE, "## How to use it\n\n" + BETTER
+    )
+
+
+async def test_a_heading_asked_away_stays_away(tmp_path: Path) -> None:
+    msg, after, _ = await edit(
+        tmp_path, SECTIONS, "remove the heading of the second section", lambda text: USAGE
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == SECTIONS.replace("## Usage\n\n", "")
+
+
+async def test_a_section_answered_from_its_sub_heading_keeps_its_heading(tmp_path: Path) -> None:
+    post = SECTIONS.replace("## Usage\n\n", "## Usage\n\n### On a folder\n\n")
+    answer = "### On one folder\n\n" + BETTER
+    msg, after, _ = await edit(tmp_path, post, "make the second section clearer", lambda t: answer)
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == post.replace("### On a folder\n\n" + USAGE, answer)

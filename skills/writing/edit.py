@@ -410,17 +410,29 @@ def _span(body: str, selection: str) -> tuple[int, str] | None:
     return (where, selection) if where >= 0 else None
 
 
-def _splice(block: str, body: str, where: int, original: str, revised: str, whole: bool) -> str:
+def _splice(
+    block: str,
+    body: str,
+    where: int,
+    original: str,
+    revised: str,
+    whole: bool,
+    *,
+    heading: bool = False,
+) -> str:
     """The new body: ``revised`` in place of ``original`` (or of the whole body), in the
     line ends of the text it replaces (a CRLF post's edit was written with LF lines, and its
     blank line after the frontmatter dropped), with the blank space around ``original`` put
-    back (``_with_edges``). A body after a frontmatter block that ends without a line break (a
+    back (``_with_edges``) and, with ``heading``, its heading line if the answer left it out
+    (``_with_heading``). A body after a frontmatter block that ends without a line break (a
     post of frontmatter only, its final newline stripped by an editor) starts on a line of
     its own: glued to the closing ``---``, the post's frontmatter could not be read back."""
     newline = "\r\n" if "\r\n" in (body or block) else "\n"  # (a one-line selection holds none)
     core = revised.strip()
     if newline == "\r\n":
         core = core.replace("\r\n", "\n").replace("\n", "\r\n")
+    if heading:
+        core = _with_heading(original, core)
     new = _with_edges(original, core, newline)
     if not whole:
         return body[:where] + new + body[where + len(original) :]
@@ -449,6 +461,49 @@ def _with_edges(original: str, core: str, newline: str) -> str:
 
 
 _OPENS_BLOCK = re.compile(r"(?:`{3,}|~{3,}|#{1,6}(?:[ \t]|$))", re.M)
+_HEADING_LINE = re.compile(r" {0,3}(#{1,6})[ \t]+(\S[^\r\n]*)")
+# An instruction about the heading itself, or that may fold a section into another: the
+# answer's lack of a heading is then what was asked.
+_ABOUT_HEADING = re.compile(
+    r"\b(?:headings?|headers?|headlines?|titles?|retitl\w*|renam\w*|merg\w*|combin\w*)\b"
+    r"|标题|题目|合并",
+    re.I,
+)
+
+
+def _keeps_heading(instruction: str, whole: bool) -> bool:
+    """Whether a heading the answer leaves out is put back: for a part or a selection, unless
+    the instruction is about headings (``_ABOUT_HEADING``)."""
+    return not whole and _ABOUT_HEADING.search(instruction) is None
+
+
+def _with_heading(original: str, core: str) -> str:
+    """``core`` with the heading line ``original`` begins with (and the blank lines after
+    it) in front, when ``core`` begins with no heading of its own: none, or only one of the
+    section's sub-headings (deeper, in other words). A small model asked to "fix the grammar
+    in the second section" answered with its paragraph only: saved, the section's ``## Usage``
+    was gone and its text ran on in the section before."""
+    start = original.lstrip()
+    found = _HEADING_LINE.match(start)
+    answered = _HEADING_LINE.match(core)
+    if found is None or (
+        answered is not None
+        and (
+            len(answered.group(1)) <= len(found.group(1))
+            or _words(answered.group(2)) == _words(found.group(2))
+        )
+    ):
+        return core
+    rest = start[found.end() :]
+    gap = rest[: len(rest) - len(rest.lstrip())]
+    gap = gap[: gap.rfind("\n") + 1]  # (not the indent of the line after)
+    newline = "\r\n" if "\r\n" in original else "\n"
+    return found.group() + (gap or newline * 2) + core
+
+
+def _words(heading: str) -> str:
+    """A heading's words, closing ``#``s, case and spacing aside."""
+    return " ".join(heading.rstrip("# \t").casefold().split())
 
 
 def _without_frontmatter(revised: str, original: str) -> str:
@@ -488,8 +543,10 @@ def edit_checks(
     if target is None and language_share(original, detect_language(original)) >= MIN_SHARE:
         target = detect_language(original)  # an edit keeps the text's language
 
+    heading = _keeps_heading(instruction, whole)
+
     def compose(text: str) -> str:
-        return block + _splice(block, body, where, original, text, whole=whole)
+        return block + _splice(block, body, where, original, text, whole=whole, heading=heading)
 
     return without_none(
         [
@@ -751,7 +808,8 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     if not revision.passed:  # nothing is saved: the reply shows the model's text and why
         return refuse_unchecked(ctx, revision, path=path)
     report = quality_report([revision])
-    new_body = _splice(block, body, where, original, revision.text, whole=whole)
+    keep = _keeps_heading(params.instruction, whole)
+    new_body = _splice(block, body, where, original, revision.text, whole=whole, heading=keep)
     if part is not None:
         what = _describe(ctx, part)
     else:
