@@ -308,3 +308,36 @@ async def test_a_section_answered_from_its_sub_heading_keeps_its_heading(tmp_pat
     msg, after, _ = await edit(tmp_path, post, "make the second section clearer", lambda t: answer)
     assert msg.state == "COMPLETED", msg.content
     assert after.decode() == post.replace("### On a folder\n\n" + USAGE, answer)
+
+
+async def test_a_selection_whose_answer_drops_its_shortcode_is_refused(tmp_path: Path) -> None:
+    """A selection's answer keeps no line as it was, and was not judged for the template code
+    it dropped (code_kept and template_kept judge a selection as a part)."""
+    post = '---\ntitle: S\n---\n\nIntro with a {{< ref "other.md" >}} link in it.\n\nEnd.\n'
+    selected = 'Intro with a {{< ref "other.md" >}} link in it.'
+    msg, after, _ = await edit(
+        tmp_path,
+        post,
+        "make this clearer",
+        lambda text: "Intro with a link to the other post in it.",
+        selected=selected,
+    )
+    assert msg.state == "ERROR" and msg.data["check"] == "template_kept", msg.content
+    assert after.decode() == post
+
+
+async def test_a_section_named_in_chinese_is_named_in_the_reply(tmp_path: Path) -> None:
+    post = (
+        "---\ntitle: U\n---\n\n介绍这个工具。\n\n## 用法\n\n运行命令就可以了，很简单。\n\n"
+        "## 测试\n\n运行测试。\n"
+    )
+    msg, after, sent = await edit(
+        tmp_path,
+        post,
+        "把用法一节写得更清楚",
+        lambda text: text.replace("很简单", "非常简单"),
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert sent and "介绍这个工具" not in sent[0] and "运行测试" not in sent[0]
+    assert after.decode() == post.replace("很简单", "非常简单")
+    assert "“用法”一节" in msg.content and "第 0 节" not in msg.content, msg.content

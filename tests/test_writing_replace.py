@@ -138,6 +138,8 @@ async def test_a_quoted_replacement_changes_no_link_and_no_code(tmp_path: Path) 
     assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
     assert post.read_text(encoding="utf-8") == CONTAINERS.replace("I use docker", "I use podman")
     assert msg.data["replaced"] == 1 and msg.data["left_in_code"] == 1
+    links = msg.data["left_in_links"]
+    assert links > 0 and f"({links} in links, addresses or markup left as they are)" in msg.content
     params = {"instruction": 'change "go" to "Go"', "path": "posts/c.md"}
     msg = await run_writing_skill(blog, llm, "EditContent", params)
     assert msg.state == "COMPLETED" and msg.data["replaced"] == 1, msg.content
@@ -230,3 +232,16 @@ async def test_renaming_the_title_quoted_sets_the_title(tmp_path: Path) -> None:
         "title: Docker 容器入门", "title: Docker basics", 1
     )  # the body's "# Docker 容器入门" as it was, and said
     assert "still has the old title" in msg.content
+
+
+async def test_a_word_only_in_links_is_said_to_be_there_and_left(tmp_path: Path) -> None:
+    """A word in a link's address alone was said not to be in the post at all."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    text = "---\ntitle: L\n---\n\nSee [the docs](https://docs.docker.com/get-started/).\n"
+    (blog / "posts" / "l.md").write_text(text, encoding="utf-8")
+    params = {"instruction": "replace 'docker' with 'podman'", "path": "posts/l.md"}
+    msg = await run_writing_skill(blog, ScriptedModel([]), "EditContent", params)
+    assert msg.state == "ERROR" and msg.data["error"] == "text_only_in_code", msg.content
+    assert "only in code, links or markup" in msg.content
+    assert (blog / "posts" / "l.md").read_text(encoding="utf-8") == text

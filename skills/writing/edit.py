@@ -87,7 +87,7 @@ from .replace import (
     literal_replacement,
     named_typo,
     paragraph_with,
-    replace_in_prose,
+    prose_replacement,
     spelled,
     typo_gone,
 )
@@ -175,14 +175,19 @@ REPLIES = (
                 "nothing else changed.\n\n```diff\n{diff}```",
             ),
             "left_in_code": ("（代码里的 {left} 处没有改）", " ({left} in code left as they are)"),
+            "left_in_links": (
+                "（链接、地址和标记里的 {links} 处没有改）",
+                " ({links} in links, addresses or markup left as they are)",
+            ),
             "text_not_found": (
                 "`{path}` 里没有“{old}”，文件未改动。",
                 "“{old}” is not in `{path}`; the file is unchanged.",
             ),
             "text_only_in_code": (
-                "`{path}` 里的“{old}”只出现在代码中（{left} 处），代码没有改动，文件未改动。",
-                "“{old}” is only in code in `{path}` ({left} time(s)), which is left as it is; "
-                "the file is unchanged.",
+                "`{path}` 里的“{old}”只出现在代码、链接或标记中（{left} 处），这些没有改动，"
+                "文件未改动。",
+                "“{old}” is only in code, links or markup in `{path}` ({left} time(s)), which are "
+                "left as they are; the file is unchanged.",
             ),
             "the_tags": ("标签", "the tags"),
             "publish_action": ("发布", "publish"),
@@ -557,8 +562,8 @@ def edit_checks(
             no_chatter(original),
             kind,
             structure_kept(instruction, original),
-            code_kept(instruction, original),
-            template_kept(instruction, original),
+            code_kept(instruction, original, scoped=not whole),
+            template_kept(instruction, original, scoped=not whole),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
             on_topic(instruction, original) if whole else None,
             language(target) if target and len(original.split()) >= 3 else None,
@@ -601,6 +606,8 @@ def _describe(ctx: SkillContext, part: PartRef) -> str:
         return part.describe()
     if part.kind == "conclusion":
         return "结尾"
+    if part.name:  # a section named by its heading (it said "第 0 节")
+        return f"“{part.name}”一节"
     unit = "段" if part.kind == "paragraph" else "节"
     return f"最后一{unit}" if part.index == -1 else f"第 {part.index} {unit}"
 
@@ -832,20 +839,26 @@ async def _replace(
     if span is None:
         return refuse(ctx, "part_not_found", part=_no_the(_describe(ctx, part)))  # type: ignore[arg-type]
     where, original = span
-    revised, count, left = replace_in_prose(original, swap)
+    made = prose_replacement(original, swap)
+    revised, count, left, links = made.text, made.replaced, made.in_code, made.in_links
     old, new = clip(swap.old, 80), clip(swap.new, 80)
-    if not count:
+    if not count:  # (only in links, it was said not to be in the post at all)
         return refuse(
-            ctx, "text_only_in_code" if left else "text_not_found", path=path, old=old, left=left
+            ctx,
+            "text_only_in_code" if left or links else "text_not_found",
+            path=path,
+            old=old,
+            left=left + links,
         )
     new_text = post.block + body[:where] + revised + body[where + len(original) :]
     report: list[dict[str, Any]] = [
         {"name": "replacement", "passed": True, "reason": "as written, no model", "attempts": 0}
     ]
     what = ctx.reply("the_body") if part is None else _describe(ctx, part)
-    in_code = ctx.reply("left_in_code", left=left) if left else ""
-    values = {"old": old, "new": new, "count": count, "left": in_code}
-    more = {"replaced": count, "left_in_code": left}
+    kept = ctx.reply("left_in_code", left=left) if left else ""
+    kept += ctx.reply("left_in_links", links=links) if links else ""
+    values = {"old": old, "new": new, "count": count, "left": kept}
+    more = {"replaced": count, "left_in_code": left, "left_in_links": links}
     return await _write(
         ctx, path, (text, new_text), digest, report, what, done="replaced", values=values, data=more
     )
