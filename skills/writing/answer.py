@@ -132,6 +132,14 @@ _OWN_REPLIES = Replies(
             "No post on the blog is dated {dates}; what follows draws on posts from other "
             "dates.\n\n",
         ),
+        "dated_none_on": (
+            "博客里日期在 {dates} 的文章没有关于“{question}”的内容。",
+            "No post from {dates} is on “{question}”.",
+        ),
+        "dated_elsewhere": (
+            "\n\n其他日期的这些文章与它有关：\n{links}",
+            "\n\nPosts from other dates on it:\n{links}",
+        ),
         "write_about_it": ("写一篇关于它的文章", "Write an article about it"),
         "newest_post": ("你最新的文章：\n\n{line}", "Your latest post:\n\n{line}"),
         "no_newest_post": (
@@ -305,6 +313,15 @@ class Found(BaseModel):
     # drafts out unless ``drafts.in_answers``; the reply says so rather than "nothing").
     drafts: list[tuple[str, str]] = []
     named: bool = False  # the one source is the post the question names: it becomes the focus
+    # Posts hold the dates asked about, but none matches the rest of the question: the posts
+    # that do, from other dates ``[path, title]`` (``dated_none_on``; the model is not asked).
+    unmatched: list[tuple[str, str]] | None = None
+
+
+def _any_dated(ctx: SkillContext, dates: DateRange, drafts: bool) -> bool:
+    """Whether a post the answers may use is dated in ``dates`` (``no_such_date`` only when
+    none is)."""
+    return any(dates.holds(m.date) for m in ctx.memory.posts.all_posts() if drafts or not m.draft)
 
 
 def _find_sources(ctx: SkillContext, question: str) -> Found:
@@ -327,14 +344,22 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
         return Found(sources=[source], named=True)
     query = rest if dates is not None else question
     hits = ctx.memory.posts.search(query, SOURCES, drafts=drafts, dates=dates)
-    missed = dates is not None and not hits
+    missed = dates is not None and not hits and not _any_dated(ctx, dates, drafts)
     if missed:
         hits = ctx.memory.posts.search(query, SOURCES, drafts=drafts)
+    label = dates.label if dates else None
     if not hits and not drafts:  # only drafts on it? said, rather than "nothing"
         matching = ctx.memory.posts.search(query, SOURCES, dates=dates if not missed else None)
         draft_paths = {m.path for m in ctx.memory.posts.all_posts() if m.draft}
         found = [(h.path, h.title) for h in matching if h.path in draft_paths]
-        return Found(sources=[], dates=dates.label if dates else None, missed=missed, drafts=found)
+        if found or dates is None or missed:
+            return Found(sources=[], dates=label, missed=missed, drafts=found)
+    if not hits and dates is not None and not missed:
+        # Posts of those dates, none on the rest of the question: said so (with the posts on
+        # it from other dates), where "did I write about docker in 2023?" was told that no
+        # post is dated 2023 (one is), and answered from posts of 2024 and 2025.
+        others = ctx.memory.posts.search(query, SOURCES, drafts=drafts) if query.strip() else []
+        return Found(sources=[], dates=label, unmatched=[(h.path, h.title) for h in others])
     sources: list[Source] = []
     terms = query_terms(query).all
     for hit in hits:
@@ -517,8 +542,10 @@ _DATED = [
         re.I,
     ),
     re.compile(
-        r"^(?:我|博客里?)?\s*(?P<topic>[^？?\s][^？?]{0,20}?)?\s*(?:写了|写过|发了|发布了)"
-        r"(?:什么|哪些|几篇)\s*(?:文章|博文|帖子)?\s*[?？。!！]*$"
+        # (the date before 我: "2024年我写了几篇文章？"; 多少篇 as 几篇: "我 2024 年写了多少篇
+        # 文章？" was told no post is dated 2024, and answered in general)
+        r"^(?:我|博客里?)?\s*(?P<topic>[^？?\s][^？?]{0,20}?)?\s*(?:我\s*)?"
+        r"(?:写了|写过|发了|发布了)(?:什么|哪些|几篇|多少篇?)\s*(?:文章|博文|帖子)?\s*[?？。!！]*$"
     ),
     re.compile(
         r"^(?:我|博客里?|博客)?\s*(?:有|一共有|总共有)(?:多少|几)\s*篇?\s*(?:文章|博文|帖子)\s*[?？。!！]*$"
@@ -957,6 +984,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     found = await ctx.step("found", partial(_find_sources, ctx, question), returns=Found)
     sources = found.sources
     note = ctx.reply("no_such_date", dates=found.dates) if found.missed else ""
+    if not sources and found.unmatched is not None and not found.drafts:
+        return _dated_none_on(ctx, question, found)
     if not sources and found.drafts:
         links = "\n".join(f"- [{title}]({path})" for path, title in found.drafts)
         said = (
@@ -1017,6 +1046,27 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
             "checks": quality_report([answer]),
             **_focus(found),
             **CHECKED,
+        },
+    )
+
+
+def _dated_none_on(ctx: SkillContext, question: str, found: Found) -> SkillResult:
+    """No post of the dates asked about is on the question, though some have those dates: said
+    so, with the posts on it from other dates, and the model not asked (it answered "did I
+    write about docker in 2023?" from the 2024 post)."""
+    others = found.unmatched or []
+    links = "\n".join(f"- [{title}]({path})" for path, title in others)
+    message = ctx.reply("dated_none_on", dates=found.dates, question=clip(question, 80))
+    if links:
+        message += ctx.reply("dated_elsewhere", links=links)
+    return SkillResult(
+        message=message,
+        data={
+            "found": False,
+            "citations": [],
+            "dates": found.dates,
+            "date_missed": False,
+            "elsewhere": [path for path, _ in others],
         },
     )
 

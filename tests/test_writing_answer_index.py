@@ -1,0 +1,164 @@
+"""Questions on the author's own blog that the index answers (its dates, drafts, lists and
+links), and the posts a question names: answered from the index or said to be missing, where
+they went to the search and the model, whose wrong facts were shown as the blog's."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillrt import AgentRuntime
+from skillrt.messages import ChatMessage
+from skillrt.testing import FunctionModel
+from tests.writing_support import writing_runtime
+
+POSTS = {
+    "posts/docker-basics.md": """
+        ---
+        title: Docker Basics
+        date: 2024-03-01
+        tags: [docker, containers]
+        ---
+
+        Docker packages an app with its dependencies into an image. Run it with `docker run`.
+        Volumes keep data outside the container. See also [[rust-ownership]].
+        """,
+    "posts/rust-ownership.md": """
+        ---
+        title: Rust Ownership
+        date: 2023-05-10
+        tags: [rust]
+        ---
+
+        Every value in Rust has one owner. When the owner goes out of scope the value is dropped.
+        """,
+    "posts/rust-async.md": """
+        ---
+        title: Async Rust in Practice
+        date: 2024-07-15
+        tags: [rust, async]
+        ---
+
+        Tokio is the usual runtime. I deploy my async services in a docker container.
+        See [[Rust Ownership]].
+        """,
+    "posts/go-generics.md": """
+        ---
+        title: Go Generics
+        date: 2022-01-20
+        tags: [go]
+        ---
+
+        Go 1.18 brought generics; type parameters go in square brackets.
+        """,
+    "posts/k8s-notes.md": """
+        ---
+        title: Kubernetes Notes
+        date: 2024-12-01
+        draft: true
+        tags: [docker, kubernetes]
+        ---
+
+        Kubernetes schedules docker containers. Pods and deployments. See [[go-generics]].
+        """,
+    "posts/weekly/2024-02-02.md": """
+        ---
+        title: Weekly Notes
+        date: 2024-02-02
+        tags: [weekly]
+        ---
+
+        This week I read about SQLite full text search. See [[go-generics]].
+        """,
+    "posts/weekly-notes.md": """
+        ---
+        title: Weekly Notes
+        date: 2025-01-05
+        tags: [weekly]
+        ---
+
+        This week I migrated the blog to Zola and learned about docker compose.
+        """,
+    "posts/linking.md": """
+        ---
+        title: Linking Post
+        date: 2021-06-06
+        tags: [meta]
+        ---
+
+        See [docker](docker-basics.md) and [[go-generics]] and [[missing-note]].
+        """,
+}
+
+MADE_UP = (
+    "You have five posts tagged rust and no drafts; see [Rust Ownership](posts/rust-ownership.md)"
+    " and [Async Rust in Practice](posts/rust-async.md)."
+)
+
+
+def build(root: Path) -> Path:
+    for rel, text in POSTS.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+class Model:
+    """A model that says ``answer`` to everything and keeps what it was asked."""
+
+    def __init__(self, answer: str = MADE_UP) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def __call__(self, messages: list[Any], options: Any) -> Any:
+        self.asked.append(messages[-1]["content"])
+        if options.response_model is not None:
+            return {"entities": []}
+        return self.answer
+
+
+@pytest.fixture
+async def chat(tmp_path: Path) -> Any:
+    """A runtime over the blog above and the model it asks."""
+    model = Model()
+    rt = writing_runtime(build(tmp_path / "blog"), FunctionModel(model))
+    await rt.initialize()
+    try:
+        yield rt, model
+    finally:
+        await rt.close()
+
+
+async def _answer(rt: AgentRuntime, question: str) -> ChatMessage:
+    return await rt.run_skill("AnswerQuestion", {"question": question})
+
+
+async def test_a_date_some_posts_have_is_not_said_to_be_no_posts(chat: Any) -> None:
+    """ "did I write about docker in 2023?" (Rust Ownership is dated 2023) was told "No post
+    on the blog is dated 2023" and answered from the 2024 posts."""
+    rt, model = chat
+    for question in ("what did I write about docker in 2023?", "did I write about docker in 2023?"):
+        msg = await _answer(rt, question)
+        assert msg.content.startswith(f"No post from 2023 is on “{question}”."), msg.content
+        assert "is dated 2023" not in msg.content and not msg.data["date_missed"]
+        assert "posts/docker-basics.md" in msg.data["elsewhere"]
+        assert "posts/rust-ownership.md" not in msg.content
+    assert model.asked == []
+    msg = await _answer(rt, "我在 2023 年写过 docker 吗？")
+    assert msg.content.startswith("博客里日期在 2023 的文章没有关于"), msg.content
+    # a date no post has: said as before
+    msg = await _answer(rt, "what did I write about docker in 2019?")
+    assert msg.data["date_missed"] is True and "No post on the blog is dated 2019" in msg.content
+
+
+@pytest.mark.parametrize("question", ["我 2024 年写了多少篇文章？", "2024年我写了几篇文章？"])
+async def test_a_chinese_count_of_a_years_posts_is_the_index(chat: Any, question: str) -> None:
+    """Both were told "博客里没有日期在 2024 的文章" and answered in general: four posts are."""
+    rt, model = chat
+    msg = await _answer(rt, question)
+    assert msg.content.startswith("日期在 2024 的文章有 3 篇"), msg.content
+    assert msg.data["listed"] == 3 and model.asked == []
