@@ -162,3 +162,72 @@ async def test_a_chinese_count_of_a_years_posts_is_the_index(chat: Any, question
     msg = await _answer(rt, question)
     assert msg.content.startswith("日期在 2024 的文章有 3 篇"), msg.content
     assert msg.data["listed"] == 3 and model.asked == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "do I have any drafts?",
+        "do I have drafts?",
+        "how many drafts?",
+        "any drafts?",
+        "which posts are drafts?",
+        "有草稿吗？",
+        "草稿呢？",
+    ],
+)
+async def test_a_question_on_the_drafts_lists_them(chat: Any, question: str) -> None:
+    """They went to the search (which leaves drafts out), then to a general answer ("You have
+    no drafts"), or listed five published posts as "on it"; the blog has one draft."""
+    rt, model = chat
+    msg = await _answer(rt, question)
+    assert msg.data["listed"] == 1 and msg.data["citations"] == ["posts/k8s-notes.md"]
+    assert msg.content.startswith(("Drafts on the blog: 1", "博客有 1 篇草稿")), msg.content
+    assert model.asked == []
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "citations"),
+    [
+        (
+            "how many posts are tagged rust?",
+            "Posts tagged “rust”: 2",
+            ["posts/rust-async.md", "posts/rust-ownership.md"],
+        ),
+        (
+            "what posts did I publish in January 2025?",
+            "Posts from January 2025: 1",
+            ["posts/weekly-notes.md"],
+        ),
+        ("show my posts from 2023", "Posts from 2023: 1", ["posts/rust-ownership.md"]),
+        ("what's the title of my newest post?", "Your latest post:", ["posts/weekly-notes.md"]),
+    ],
+)
+async def test_counts_and_lists_the_index_has_are_not_the_models(
+    chat: Any, question: str, start: str, citations: list[str]
+) -> None:
+    """Each went to the search and the model, whose "You have five posts tagged rust and no
+    drafts" was shown with real posts cited."""
+    rt, model = chat
+    msg = await _answer(rt, question)
+    assert msg.content.startswith(start), msg.content
+    assert msg.data["citations"] == citations and model.asked == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what did I write about quantum chromodynamics?",
+        "do I have anything on quantum chromodynamics?",
+        "我写过量子色动力学吗？",
+        "which post is in the category quantum?",
+    ],
+)
+async def test_a_question_on_what_the_author_wrote_gets_no_general_answer(
+    chat: Any, question: str
+) -> None:
+    """What the author has or wrote is the blog's to say: a general answer made one up."""
+    rt, model = chat
+    msg = await _answer(rt, question)
+    assert msg.data["found"] is False and "general" not in msg.data, msg.content
+    assert model.asked == []

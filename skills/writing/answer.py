@@ -453,8 +453,9 @@ def post_of_release(question: str, posts: Iterable[PostMeta]) -> str | None:
 # "我有哪些关于 Rust 的文章", "列出所有文章": the index's own list, no model (its summary of each
 # post was made up; the titles, dates and descriptions are the posts' own).
 _POSTS_EN = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|blog\s+posts?|drafts?)"
-_TOPIC_EN = (
-    r"(?:\s+(?:about|on|regarding|covering|mentioning|tagged(?:\s+with)?|in)\s+(?P<topic>.+?))?"
+_TOPIC_EN = (  # ("from": "show my posts from 2023" went to the search and the model)
+    r"(?:\s+(?:about|on|regarding|covering|mentioning|tagged(?:\s+with)?|in|from)\s+"
+    r"(?P<topic>.+?))?"
 )
 _ABOUT_VERB_EN = (
     r"(?:are\s+about|is\s+about|talks?\s+about|mentions?|covers?|discuss(?:es)?|are\s+on|"
@@ -469,9 +470,25 @@ _LISTING = [
     ),
     re.compile(
         rf"^(?:what|which)\s+{_POSTS_EN}\s+(?:do|did|have)\s+(?:i|we)\s+(?:have|write|written|"
-        rf"wrote)(?:\s+so\s+far)?{_TOPIC_EN}\s*[?.!]*$",
+        rf"wrote|publish(?:ed)?|post(?:ed)?)(?:\s+so\s+far)?{_TOPIC_EN}\s*[?.!]*$",
         re.I,
     ),
+    # The drafts: "do I have any drafts?", "any drafts?", "how many drafts?", "which posts are
+    # drafts?", "有草稿吗？", "草稿呢？" ("list my drafts" is the first pattern's). They went to
+    # the search, which leaves drafts out, then to a general answer: "You have no drafts".
+    re.compile(
+        r"^(?:(?:do|did)\s+(?:i|we)\s+(?:still\s+)?have\s+(?:any\s+)?|(?:are|is)\s+there\s+"
+        r"(?:any\s+)?|how\s+many\s+|any\s+)(?:unpublished\s+)?drafts?(?:\s+(?:are\s+there|do\s+(?:i|we)\s+have|left|"
+        r"yet|now|on\s+(?:my|the|this)\s+blog))?\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(
+        r"^(?:which|what)\s+(?:of\s+(?:my|the)\s+)?(?:posts?|articles?|entries)\s+(?:are|is)\s+"
+        r"(?:still\s+)?(?:a\s+)?drafts?\s*[?.!]*$",
+        re.I,
+    ),
+    re.compile(r"^(?:我|博客里?)?\s*(?:还)?(?:有没有|有)\s*草稿(?:吗|么|嘛)?\s*[?？。!！]*$"),
+    re.compile(r"^(?:我的)?草稿呢\s*[?？。!！]*$"),
     # "find posts about vim", "search my blog for ssh", "any posts on docker?": the model
     # answered with titles and web addresses it made up.
     re.compile(
@@ -497,7 +514,8 @@ _LISTING = [
     # "which posts mention docker?", "posts that are about rust", "which of my articles
     # cover sqlite?": a list, which the index answers (the model used to write it).
     re.compile(
-        rf"^(?:(?:what|which)\s+(?:of\s+(?:my|the|your|our)\s+)?|(?:show\s+me\s+|list\s+|find\s+)?"
+        rf"^(?:(?:what|which|how\s+many)\s+(?:of\s+(?:my|the|your|our)\s+)?|"
+        rf"(?:show\s+me\s+|list\s+|find\s+)?"
         rf"(?:all\s+)?(?:the\s+|my\s+)?)?{_POSTS_EN}\s+(?:(?:that|which)\s+)?{_ABOUT_VERB_EN}"
         r"\s+(?P<topic>.+?)\s*[?.!]*$",
         re.I,
@@ -548,7 +566,8 @@ _DATED = [
         r"(?:写了|写过|发了|发布了)(?:什么|哪些|几篇|多少篇?)\s*(?:文章|博文|帖子)?\s*[?？。!！]*$"
     ),
     re.compile(
-        r"^(?:我|博客里?|博客)?\s*(?:有|一共有|总共有)(?:多少|几)\s*篇?\s*(?:文章|博文|帖子)\s*[?？。!！]*$"
+        r"^(?:我|博客里?|博客)?\s*(?:有|一共有|总共有)(?:多少|几)\s*篇?\s*(?:文章|博文|帖子|草稿)"
+        r"\s*[?？。!！]*$"
     ),
 ]
 
@@ -764,7 +783,12 @@ _HOW_TO = re.compile(
 )
 _ON_MY_BLOG = re.compile(
     r"\b(?:my|our)\s+(?:own\s+)?(?:posts?|articles?|tags?|drafts?)\b|\bon\s+(?:my|this)\s+blog\b"
-    r"|我的(?:文章|标签|草稿)|博客里",
+    r"|我的(?:文章|标签|草稿)|博客里"
+    # what the author has or wrote: "do I have any drafts?", "what did I write about X?",
+    # "我在 2023 年写过 docker 吗？" (the general answer made up "You have no drafts")
+    r"|\bdo\s+(?:i|we)\s+have\b(?!\s+to\b)|\b(?:i|we)\s+(?:wrote|have\s+written|published)\b"
+    r"|\bdid\s+(?:i|we)\s+(?:write|publish|post|blog)\b|我[^，。,.?？]{0,12}?写"
+    r"|^\W*(?:which|what)\s+(?:of\s+(?:my|the)\s+)?(?:posts?|articles?)\s+(?:is|are|was|were)\b",
     re.I,
 )
 ANSWER_TOKENS = 1024
@@ -1081,7 +1105,8 @@ def _focus(found: Found) -> dict[str, str]:
 # post, from the index. The embedded model was never asked: "my latest post" named no post, and
 # the reply said the blog had none.
 _NEWEST_ASKED = re.compile(
-    r"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:my|the)\s+(?:very\s+)?(?:latest|newest|"
+    r"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:the\s+(?:title|name)\s+of\s+)?(?:my|the)\s+"
+    r"(?:very\s+)?(?:latest|newest|"
     r"last|most\s+recent)\s+(?:blog\s+)?(?:post|article|entry)|which\s+(?:post|article)\s+"
     r"did\s+I\s+(?:write|publish|post)\s+(?:last|most\s+recently)"
     # "what did I write last?", "what's new on my blog?" (searched for, and the model asked)

@@ -99,7 +99,7 @@ REPLIES = Replies(
 _POSTS = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|drafts?)"
 _LEAD = (
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?"
-    r"(?:(?:what|which)\s+(?:of\s+(?:my|the|your|our)\s+)?|(?:show(?:\s+me)?|list|find|"
+    r"(?:(?:what|which|how\s+many)\s+(?:of\s+(?:my|the|your|our)\s+)?|(?:show(?:\s+me)?|list|find|"
     r"give\s+me|get)\s+(?:all\s+)?(?:of\s+)?(?:the\s+|my\s+|our\s+)?)?"
 )
 _END = r"\s*[?.!]*$"
@@ -117,7 +117,7 @@ _TAGGED = [
         re.I,
     ),
     re.compile(
-        rf"{_LEAD}{_POSTS}\s+(?:(?:that|which)\s+(?:have|has|carry|carries)|with|having|under|"
+        rf"{_LEAD}{_POSTS}\s+(?:(?:(?:that|which)\s+)?(?:have|has|carry|carries)|with|having|under|"
         rf"in)\s+(?:the\s+|a\s+)?tag\s+{_TAG}{_END}",
         re.I,
     ),
