@@ -231,3 +231,58 @@ async def test_a_question_on_what_the_author_wrote_gets_no_general_answer(
     msg = await _answer(rt, question)
     assert msg.data["found"] is False and "general" not in msg.data, msg.content
     assert model.asked == []
+
+
+async def test_a_question_on_links_is_on_the_post_it_names_not_the_focus(chat: Any) -> None:
+    """With Async Rust in focus, "what does the linking post link to?" listed the focus's
+    links, and "which posts link to the photo walk post?" said none linked to the focus; with
+    no focus, they went to the search and the model."""
+    rt, model = chat
+    focus = {"session_id": "s1"}
+    msg = await rt.process_input("what is the Async Rust in Practice post about?", focus)
+    assert rt.conversation("s1").focus == "posts/rust-async.md"
+    model.asked.clear()
+    msg = await rt.process_input("what does it link to?", focus)  # the focus, said "it"
+    assert msg.data["path"] == "posts/rust-async.md"
+    assert msg.data["citations"] == ["posts/rust-ownership.md"]
+    msg = await rt.process_input("what does the linking post link to?", focus)
+    assert msg.data["path"] == "posts/linking.md", msg.content
+    assert msg.data["citations"] == ["posts/go-generics.md"]
+    for question, post in [
+        ("what links to the missing note?", "the missing note"),
+        ("which posts link to the photo walk post?", "the photo walk post"),
+    ]:
+        for session in ("s1", "s2"):  # in focus, and with none
+            msg = await rt.process_input(question, {"session_id": session})
+            assert msg.content.startswith(f"I found no post on the blog that is “{post}”")
+            assert msg.data["found"] is False and "rust-async" not in msg.content
+    # two posts are "Weekly Notes": asked which
+    msg = await rt.process_input("what does the weekly notes post link to?", focus)
+    assert msg.state == "WAITING_INPUT", msg.content
+    assert "posts/weekly-notes.md" in msg.content and "posts/weekly/2024-02-02.md" in msg.content
+    msg = await rt.process_input("posts/weekly/2024-02-02.md", focus)
+    assert msg.data["path"] == "posts/weekly/2024-02-02.md"
+    assert msg.data["citations"] == ["posts/go-generics.md"]
+    assert model.asked == []
+
+
+async def test_backlinks_leave_drafts_out_and_follow_a_rename(chat: Any, tmp_path: Path) -> None:
+    """A draft was listed among the posts linking to go-generics with no note; after a rename
+    on disk the reply named the old path (the post was looked up before the index was
+    refreshed); and "No post links to" the docker post, which a Markdown link points at."""
+    rt, model = chat
+    msg = await _answer(rt, "what links to go-generics?")
+    assert msg.content.startswith(
+        "Posts that link to `posts/go-generics.md` (“Go Generics”): 2 (drafts left out: 1)"
+    ), msg.content
+    assert msg.data["citations"] == ["posts/linking.md", "posts/weekly/2024-02-02.md"]
+    blog = tmp_path / "blog"
+    (blog / "posts/linking.md").rename(blog / "posts/links-page.md")
+    msg = await _answer(rt, "what does the linking post link to?")
+    assert msg.data["path"] == "posts/links-page.md", msg.content
+    assert msg.content.startswith("`posts/links-page.md` (“Linking Post”) links to 1 post(s)")
+    msg = await _answer(rt, "what links to the docker basics post?")
+    assert msg.content == (
+        "No post's wikilinks ([[…]]) point to `posts/docker-basics.md` (“Docker Basics”)."
+    )
+    assert model.asked == []

@@ -57,7 +57,15 @@ from .listing import REPLIES as LISTING_REPLIES
 from .on_topic import grounded
 from .passages import best_paragraph
 from .pick import REPLIES as PICK_REPLIES
-from .pick import ask_for_post, named_post, newest_post, no_post_chosen, open_post, post_named
+from .pick import (
+    ask_for_post,
+    described_posts,
+    named_post,
+    newest_post,
+    no_post_chosen,
+    open_post,
+    post_named,
+)
 from .post_facts import REPLIES as POST_FACTS_REPLIES
 from .post_facts import fact_asked, post_fact
 from .post_length import REPLIES as LENGTH_REPLIES
@@ -158,6 +166,7 @@ _OWN_REPLIES = Replies(
             "I found no post on the blog that is “{post}”, so I cannot answer this.",
         ),
         "list_posts": ("列出博客的文章", "List the blog's posts"),
+        "links_action": ("列出哪篇文章的链接", "list the links of"),
         "only_drafts": (
             "已发布的文章里没有关于“{question}”的内容，只有草稿里有：\n{links}\n\n"
             "回答不使用草稿；发布后即可（`skillrt publish 路径` 或 `/publish`），"
@@ -981,14 +990,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         path = await post_named(ctx) or await _open_post(ctx)
         path = path or await ask_for_post(ctx, ctx.reply("length_action"))
         return await post_length(ctx, path) if path else no_post_chosen(ctx)
-    direction = links_asked(question)
-    named = (
-        await post_named(ctx, text=without_links_words(question), step="named_post:links")
-        if direction
-        else None
-    )
-    if direction and (path := named or await _open_post(ctx, without_links_words(question))):
-        return await list_links(ctx, path, direction)  # the graph's, no model
+    if (direction := links_asked(question)) is not None:  # the graph's, no model
+        return await _links(ctx, question, direction)
     if (part := shown_part(question)) is not None:  # the post as it is written, no model
         shown = None
         if shows_newest(question):  # "show me my latest post": the index's newest
@@ -1093,6 +1096,69 @@ def _dated_none_on(ctx: SkillContext, question: str, found: Found) -> SkillResul
             "elsewhere": [path for path, _ in others],
         },
     )
+
+
+async def _links(ctx: SkillContext, question: str, direction: str) -> SkillResult:
+    """The posts linking to the post ``question`` names, or those it links to (``direction``):
+    the open post (or the focus) only when the question says "it", "this post" or names none;
+    asked which when two fit; ``no_such_post`` when none does. With a post in focus, "what does
+    the linking post link to?" listed the focus's links, "which posts link to the photo walk
+    post?" said none linked to the focus, and with no focus both went to the search and the
+    model. The index is brought up to date first: a post renamed on disk was looked up under
+    its old path."""
+    await ctx.step("refreshed:links", partial(_refreshed, ctx))
+    words = without_links_words(question)
+    said = _post_words(words)
+    if not said or refers_to_open(said):
+        path = ctx.input.current_file
+    else:
+        path = await post_named(ctx, text=words, step="named_post:links", lead=False)
+        if path is None:
+            fits: list[str] = await ctx.step(
+                "described:links",
+                partial(described_posts, ctx, " ".join(words.casefold().split())),
+                returns=list[str],
+            )
+            if len(fits) < 2 and not await ctx.step(
+                "written:links", partial(_titles_named, ctx, said), returns=bool
+            ):
+                return SkillResult(
+                    message=ctx.reply("no_such_post", post=clip(said, 80)),
+                    data={"found": False, "citations": [], "post_asked_about": said},
+                    next_steps=[ctx.reply("list_posts")],
+                )
+    path = path or await ask_for_post(ctx, ctx.reply("links_action"))
+    return await list_links(ctx, path, direction) if path else no_post_chosen(ctx)
+
+
+def _refreshed(ctx: SkillContext) -> None:
+    """The index brought up to date (blocking I/O: a sync step)."""
+    ctx.memory.refresh()
+
+
+# What is left of a question on links once its link words are out, before the post it names:
+# "show me the (backlinks) of X", "(what links to) the X post?".
+_LINKS_LEFT = re.compile(
+    r"^(?:了\s*)?(?:(?:show|list|give|get|find)(?:\s+me)?\s+)?(?:all\s+)?"
+    r"(?:(?:the|its)(?:\s+|$)(?=(?:of|for|to|from|in|on)\b|$))?(?:(?:of|for|to|from|in|on)\s+)?",
+    re.I,
+)
+
+
+def _post_words(words: str) -> str:
+    """The words by which a question on links names its post ("the missing note", "it"), or ""
+    when it names none ("show me the backlinks")."""
+    said = " ".join(words.split()).strip(" ?.!？。！,，")
+    return _LINKS_LEFT.sub("", said, count=1).strip() if said else ""
+
+
+def _titles_named(ctx: SkillContext, words: str) -> bool:
+    """Whether two posts or more have the title (or file name) ``words`` hold: "the weekly notes
+    post" on a blog with two "Weekly Notes" is asked about, not said to be missing."""
+    folded = " ".join(words.casefold().split())
+    every = ctx.memory.posts.all_posts()
+    named = [m for m in every if m.title.casefold() in folded and len(m.title) >= 4]
+    return len(named) >= 2
 
 
 def _focus(found: Found) -> dict[str, str]:

@@ -78,20 +78,22 @@ REPLIES = Replies(
         "tags_more": ("\n\n……还有 {more} 个。", "\n\n… and {more} more."),
         "no_tags": ("博客的文章还没有标签。", "No post on the blog has a tag yet."),
         "linked_from": (
-            "链接到 `{path}`（“{title}”）的文章有 {count} 篇：\n\n{lines}",
-            "Posts that link to `{path}` (“{title}”): {count}\n\n{lines}",
+            "链接到 `{path}`（“{title}”）的文章有 {count} 篇{drafts}：\n\n{lines}",
+            "Posts that link to `{path}` (“{title}”): {count}{drafts}\n\n{lines}",
         ),
+        # (wikilinks only: "[docker](docker-basics.md)" is not counted, and the reply said "No
+        # post links to" the docker post, which one did)
         "linked_from_none": (
-            "没有文章链接到 `{path}`（“{title}”）。",
-            "No post links to `{path}` (“{title}”).",
+            "没有文章用 wikilink（[[…]]）链接到 `{path}`（“{title}”）{drafts}。",
+            "No post's wikilinks ([[…]]) point to `{path}` (“{title}”){drafts}.",
         ),
         "links_out": (
-            "`{path}`（“{title}”）链接了 {count} 篇文章：\n\n{lines}",
-            "`{path}` (“{title}”) links to {count} post(s):\n\n{lines}",
+            "`{path}`（“{title}”）链接了 {count} 篇文章{drafts}：\n\n{lines}",
+            "`{path}` (“{title}”) links to {count} post(s){drafts}:\n\n{lines}",
         ),
         "links_out_none": (
-            "`{path}`（“{title}”）没有链接到别的文章。",
-            "`{path}` (“{title}”) links to no other post.",
+            "`{path}`（“{title}”）没有用 wikilink（[[…]]）链接到别的文章{drafts}。",
+            "`{path}` (“{title}”) has no wikilink ([[…]]) to another post{drafts}.",
         ),
     }
 )
@@ -459,12 +461,14 @@ def links_asked(question: str) -> str | None:
 
 
 class Linked(BaseModel):
-    """A post's links: its path and title, and the lines listing the posts linked."""
+    """A post's links: its path and title, the lines listing the posts linked, and the drafts
+    left out of them."""
 
     path: str
     title: str
     lines: list[str]
     paths: list[str]
+    drafts_left_out: int = 0
 
 
 def _linked(ctx: SkillContext, target: str, direction: str) -> Linked:
@@ -485,17 +489,37 @@ def _linked(ctx: SkillContext, target: str, direction: str) -> Linked:
                 seen.setdefault(resolved)
         found = list(seen)
     by_path = {m.path: m for m in posts.all_posts()}
-    metas = [by_path[p] for p in found if p in by_path]
+    every = [by_path[p] for p in found if p in by_path]
+    # Drafts left out and counted, as the other lists do (a draft was listed among the posts
+    # linking to go-generics, with no note).
+    metas = [m for m in every if ctx.config.drafts.in_answers or not m.draft]
     lines = [post_line(i, m) for i, m in enumerate(metas[:LISTED], 1)]
-    return Linked(path=path, title=title, lines=lines, paths=[m.path for m in metas])
+    return Linked(
+        path=path,
+        title=title,
+        lines=lines,
+        paths=[m.path for m in metas],
+        drafts_left_out=len(every) - len(metas),
+    )
 
 
-async def list_links(ctx: SkillContext, target: str, direction: str) -> SkillResult:
-    """The reply to a question on a post's links (``links_asked``)."""
+async def list_links(
+    ctx: SkillContext, target: str, direction: str, drafts_note: str = "drafts_left_out"
+) -> SkillResult:
+    """The reply to a question on a post's links (``links_asked``). ``drafts_note``: the reply
+    key saying how many drafts were left out (AnswerQuestion's, shared with its other lists)."""
     found = await ctx.step("linked", partial(_linked, ctx, target, direction), returns=Linked)
     title = clip(found.title, 80)
     count = len(found.paths)
-    said = {"path": found.path, "title": title, "count": count, "lines": "\n".join(found.lines)}
+    left_out = found.drafts_left_out
+    drafts = ctx.reply(drafts_note, drafts=left_out) if left_out else ""
+    said = {
+        "path": found.path,
+        "title": title,
+        "count": count,
+        "lines": "\n".join(found.lines),
+        "drafts": drafts,
+    }
     if direction == "to":
         message = (
             ctx.reply("linked_from", **said) if count else ctx.reply("linked_from_none", **said)

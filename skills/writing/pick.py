@@ -354,7 +354,9 @@ def _described(request: str, *, strict: bool = False) -> tuple[list[str], str] |
 _EDITED_AFTER = re.compile(r"\s+(?:in|into|inside)\s+|\s*(?:在)\s*")
 
 
-def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = None) -> str | None:
+def named_post(
+    ctx: SkillContext, *, strict: bool = False, text: str | None = None, lead: bool = True
+) -> str | None:
     """The one post the request names without a path (see the module docstring), or None.
     With a post open (or in focus), only the request's lead can name another
     (``request_lead``); with text selected, none can.
@@ -364,7 +366,9 @@ def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = No
     "shorten rust-async") or at the request's end (``_ends_with``), and a description only if
     nothing before it makes the post something to link, cite or compare with; the whole
     request is read, open post or not. ``text``: what is read in place of the request (a
-    skill that took its own words out of it).
+    skill that took its own words out of it). ``lead=False``: ``text`` is all about the post,
+    read whole with a post open ("the linking post": its "link" cut the lead to nothing, and
+    the question was answered for the open post).
 
     Looked up in the index as it stands (built first if it never was): a refresh reads every
     post, too much for each request. A post added outside skillrt since is found when asked.
@@ -375,7 +379,7 @@ def named_post(ctx: SkillContext, *, strict: bool = False, text: str | None = No
     if listed is not None:
         return listed
     request = " ".join((ctx.input.text if text is None else text).casefold().split())
-    if ctx.input.current_file and not strict:
+    if ctx.input.current_file and not strict and lead:
         request = request_lead(request)
     if not request:
         return None
@@ -568,12 +572,19 @@ def open_post(ctx: SkillContext, *, strict: bool = False, text: str | None = Non
 
 
 async def post_named(
-    ctx: SkillContext, *, strict: bool = False, text: str | None = None, step: str = "named_post"
+    ctx: SkillContext,
+    *,
+    strict: bool = False,
+    text: str | None = None,
+    step: str = "named_post",
+    lead: bool = True,
 ) -> str | None:
     """``named_post``, as a step: a resumed task works on the post it found the first time.
     A skill asks for it before the open post (or the session's focus): a post the request
     names is the one it means. ``step``: the step's name (one per look-up in a task)."""
-    found: str | None = await ctx.step(step, lambda: named_post(ctx, strict=strict, text=text))
+    found: str | None = await ctx.step(
+        step, lambda: named_post(ctx, strict=strict, text=text, lead=lead)
+    )
     return found
 
 
