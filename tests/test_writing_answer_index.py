@@ -286,3 +286,14 @@ async def test_backlinks_leave_drafts_out_and_follow_a_rename(chat: Any, tmp_pat
         "No post's wikilinks ([[…]]) point to `posts/docker-basics.md` (“Docker Basics”)."
     )
     assert model.asked == []
+
+
+async def test_a_draft_picked_from_a_list_by_number_is_said_to_be_a_draft(chat: Any) -> None:
+    """ "list my drafts", then "what is the first one about?" was searched past the draft and
+    answered from Rust Ownership, found through the word "one"."""
+    rt, model = chat
+    session = {"session_id": "d"}
+    await rt.process_input("list my drafts", session)
+    msg = await rt.process_input("what is the first one about?", session)
+    assert msg.content.startswith("[Kubernetes Notes](posts/k8s-notes.md) is a draft"), msg.content
+    assert msg.data["drafts"] == ["posts/k8s-notes.md"] and model.asked == []

@@ -60,6 +60,7 @@ from .pick import REPLIES as PICK_REPLIES
 from .pick import (
     ask_for_post,
     described_posts,
+    listed_post,
     named_post,
     newest_post,
     no_post_chosen,
@@ -342,7 +343,10 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
     named = _the_post_asked_about(ctx)
     if named is not None and named.draft and not drafts:
         asked = ctx.input.text
-        if _NAMES_ONE_POST.search(asked) or _ABOUT_IT.search(asked):
+        # (picked from a list by its number: "what is the first one about?" after "list my
+        # drafts" was searched past it, and answered from Rust Ownership, found by "one")
+        picked = listed_post(ctx) == named.path
+        if _NAMES_ONE_POST.search(asked) or _ABOUT_IT.search(asked) or picked:
             # "the X post", "it": said to be a draft, rather than searched past (the reply)
             return Found(sources=[], drafts=[(named.path, named.title)], named=True)
         named = None  # its title among the question's words: the published posts are searched

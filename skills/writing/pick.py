@@ -35,6 +35,7 @@ __all__ = [
     "ask_for_post",
     "described_posts",
     "likely_posts",
+    "listed_post",
     "match_choice",
     "named_post",
     "newest_post",
