@@ -297,3 +297,31 @@ async def test_a_draft_picked_from_a_list_by_number_is_said_to_be_a_draft(chat: 
     msg = await rt.process_input("what is the first one about?", session)
     assert msg.content.startswith("[Kubernetes Notes](posts/k8s-notes.md) is a draft"), msg.content
     assert msg.data["drafts"] == ["posts/k8s-notes.md"] and model.asked == []
+
+
+async def test_a_question_on_a_post_deleted_or_never_written_is_not_answered_from_others(
+    chat: Any, tmp_path: Path
+) -> None:
+    """The docker post deleted while the chat ran, "what is the docker basics post about?" was
+    answered by the model from the posts the search found (the linking post, the weekly
+    notes)."""
+    rt, model = chat
+    (tmp_path / "blog/posts/docker-basics.md").unlink()
+    for question in (
+        "what is the docker basics post about?",
+        "what did I say about volumes in the docker basics post?",
+    ):
+        msg = await _answer(rt, question)
+        assert msg.content.startswith(
+            "I found no post on the blog that is “the docker basics post”"
+        ), msg.content
+        assert msg.data["post_asked_about"] == "the docker basics post"
+    assert model.asked == []
+    # a post whose tags hold the words, a topic, or which post by its place: searched as before
+    for question in (
+        "what does the kubernetes post say about pods?",
+        "what does the post about tokio say?",
+        "what is my first post about?",
+    ):
+        msg = await _answer(rt, question)
+        assert "post_asked_about" not in msg.data, (question, msg.content)

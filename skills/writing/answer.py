@@ -326,6 +326,7 @@ class Found(BaseModel):
     # Posts hold the dates asked about, but none matches the rest of the question: the posts
     # that do, from other dates ``[path, title]`` (``dated_none_on``; the model is not asked).
     unmatched: list[tuple[str, str]] | None = None
+    missing: str | None = None  # the words naming a post the blog does not hold (no_such_post)
 
 
 def _any_dated(ctx: SkillContext, dates: DateRange, drafts: bool) -> bool:
@@ -350,6 +351,8 @@ def _find_sources(ctx: SkillContext, question: str) -> Found:
             # "the X post", "it": said to be a draft, rather than searched past (the reply)
             return Found(sources=[], drafts=[(named.path, named.title)], named=True)
         named = None  # its title among the question's words: the published posts are searched
+    if named is None and (missing := _missing_post(ctx)) is not None:
+        return Found(sources=[], missing=missing)  # no_such_post: not searched past
     if named is not None:
         source = Source(
             path=named.path, title=named.title, excerpt=clip(named.body, NAMED_SOURCE_CHARS)
@@ -751,17 +754,60 @@ def _a_post_asked_about(question: str) -> str | None:
     return said
 
 
+# Words that say which of the posts without naming one: "the first post", "my latest post".
+_NOT_A_NAME = frozenset({
+    "first", "second", "third", "last", "latest", "newest", "oldest", "recent", "previous",
+    "next", "other", "same", "whole", "entire", "current", "open", "opened", "above", "new",
+    "old", "original", "longest", "shortest", "following", "one", "own", "final", "this",
+})  # fmt: skip
+_NAME_FILLER = frozenset({
+    "a", "an", "the", "my", "our", "your", "that", "blog", "of", "and", "in", "on", "for",
+    "to", "with", "about",
+})  # fmt: skip
+_NAME_WORD = re.compile(r"[^\W_]+")
+
+
+def _name_words(text: str) -> set[str]:
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _NAME_WORD.findall(text)}
+
+
+def _missing_post(ctx: SkillContext) -> str | None:
+    """The words by which the question names a post the blog does not hold ("what is the
+    docker basics post about?", the post deleted while the chat ran), or None: no post named
+    as "the X post", X only words that say which ("the first post"), or a post whose title,
+    file name or tags hold every word of X (then the search has it). It was searched for, and
+    the model answered from other posts. Blocking (the index): within ``_find_sources``."""
+    said = _a_post_asked_about(ctx.input.text)
+    if said is None or re.search(r"[\u3400-\u9fff]", said):
+        return None
+    parts = said.casefold().split()
+    if parts[1] in ("post", "article"):  # "the post about X": a topic, searched
+        return None
+    words = _name_words(" ".join(parts[1:-1])) - _NAME_FILLER
+    if not words or words & _NOT_A_NAME:
+        return None
+    for meta in ctx.memory.posts.all_posts():
+        if words <= _name_words(f"{meta.title} {meta.path} {' '.join(meta.tags)}".casefold()):
+            return None
+    return said
+
+
+def _no_such_post(ctx: SkillContext, post: str) -> SkillResult:
+    """The question is on a post the blog does not hold: a general answer cannot be on it."""
+    return SkillResult(
+        message=ctx.reply("no_such_post", post=clip(post, 80)),
+        data={"found": False, "citations": [], "post_asked_about": post},
+        next_steps=[ctx.reply("list_posts")],
+    )
+
+
 async def _nothing_found(ctx: SkillContext, question: str) -> SkillResult:
     """The blog has nothing on it: say so, then (``answer.general_fallback``) a general
     answer from the model, marked as not from the blog."""
     shown = clip(question, 80)
     next_steps = [ctx.reply("write_about_it")]
     if (post := _a_post_asked_about(question)) is not None:  # a general answer cannot be on it
-        return SkillResult(
-            message=ctx.reply("no_such_post", post=clip(post, 80)),
-            data={"found": False, "citations": [], "post_asked_about": post},
-            next_steps=[ctx.reply("list_posts")],
-        )
+        return _no_such_post(ctx, post)
     # A web page the question gives ("what is https://sqlite.org/wal.html about?"): the general
     # answer was made up about a page the model never saw.
     if pages := given_urls(question):
@@ -1015,6 +1061,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
     found = await ctx.step("found", partial(_find_sources, ctx, question), returns=Found)
     sources = found.sources
     note = ctx.reply("no_such_date", dates=found.dates) if found.missed else ""
+    if found.missing is not None:
+        return _no_such_post(ctx, found.missing)
     if not sources and found.unmatched is not None and not found.drafts:
         return _dated_none_on(ctx, question, found)
     if not sources and found.drafts:
@@ -1126,11 +1174,7 @@ async def _links(ctx: SkillContext, question: str, direction: str) -> SkillResul
             if len(fits) < 2 and not await ctx.step(
                 "written:links", partial(_titles_named, ctx, said), returns=bool
             ):
-                return SkillResult(
-                    message=ctx.reply("no_such_post", post=clip(said, 80)),
-                    data={"found": False, "citations": [], "post_asked_about": said},
-                    next_steps=[ctx.reply("list_posts")],
-                )
+                return _no_such_post(ctx, said)
     path = path or await ask_for_post(ctx, ctx.reply("links_action"))
     return await list_links(ctx, path, direction) if path else no_post_chosen(ctx)
 
