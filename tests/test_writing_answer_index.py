@@ -325,3 +325,33 @@ async def test_a_question_on_a_post_deleted_or_never_written_is_not_answered_fro
     ):
         msg = await _answer(rt, question)
         assert "post_asked_about" not in msg.data, (question, msg.content)
+
+
+async def test_a_general_answer_that_says_an_earlier_reply_again_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """The embedded model's general answer was the reply before it ("The model wrote no answer
+    from the posts found. These posts are on it: …"), shown as "General answer (not from the
+    blog)"."""
+
+    def parrot(messages: list[Any], options: Any) -> Any:
+        if options.response_model is not None:
+            return {"entities": []}
+        replies = [m["content"] for m in messages if m["role"] == "assistant"]
+        return ("Sure. " + replies[-1]) if replies else "Chromodynamics is about quarks."
+
+    rt = writing_runtime(build(tmp_path / "blog"), FunctionModel(parrot))
+    await rt.initialize()
+    try:
+        session = {"session_id": "g"}
+        await rt.process_input("list my posts", session)
+        question = "what does the blog say about quantum chromodynamics?"
+        msg = await rt.process_input(question, session)
+        assert (
+            msg.content == f"The blog has nothing on “{question}”, so I cannot answer this from it."
+        )
+        assert "general" not in msg.data
+        fresh = await rt.process_input(question, {"session_id": "h"})
+        assert fresh.data["general"] is True and "quarks" in fresh.content  # (as before)
+    finally:
+        await rt.close()

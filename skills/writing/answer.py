@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import difflib
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -1271,7 +1272,26 @@ async def _general_answer(ctx: SkillContext, question: str) -> str:
         ctx.logger.warning("agent.error", where="general_answer", error=f"{exc}")
         return ""
     text = without_echo(result.content, [system])  # its instructions said back are no answer
-    return "" if text.upper().startswith(NO_ANSWER) else text
+    said = [t["content"] for t in turns if t["role"] == "assistant"]
+    if text.upper().startswith(NO_ANSWER) or any(_mostly_in(text, turn) for turn in said):
+        return ""
+    return text
+
+
+REPEATED_SHARE = 0.8
+
+
+def _mostly_in(text: str, earlier: str) -> bool:
+    """Whether ``REPEATED_SHARE`` of ``text`` or more is said in ``earlier`` (a reply of the
+    conversation): the embedded model's general answer to "do I have any drafts?" was the
+    reply before it, "The model wrote no answer from the posts found. These posts are on it:
+    …", shown as "General answer (not from the blog)"."""
+    mine, theirs = " ".join(text.split()).casefold(), " ".join(earlier.split()).casefold()
+    if not mine or not theirs:
+        return False
+    matcher = difflib.SequenceMatcher(None, mine, theirs, autojunk=False)
+    shared = sum(block.size for block in matcher.get_matching_blocks() if block.size >= 8)
+    return shared >= REPEATED_SHARE * len(mine)
 
 
 def code_blocks(markdown: str) -> list[dict[str, str]]:
