@@ -1272,13 +1272,18 @@ async def _general_answer(ctx: SkillContext, question: str) -> str:
         ctx.logger.warning("agent.error", where="general_answer", error=f"{exc}")
         return ""
     text = without_echo(result.content, [system])  # its instructions said back are no answer
-    said = [t["content"] for t in turns if t["role"] == "assistant"]
+    # (an earlier general answer is the model's own: the same question asked again, in another
+    # language, may well have the same answer)
+    said = [_GENERAL_MARK.split(t["content"])[0] for t in turns if t["role"] == "assistant"]
     if text.upper().startswith(NO_ANSWER) or any(_mostly_in(text, turn) for turn in said):
         return ""
     return text
 
 
 REPEATED_SHARE = 0.8
+_GENERAL_MARK = re.compile(
+    r"\*\*(?:General answer \(not from the blog\)|一般性回答（不是来自博客）)"
+)
 
 
 def _mostly_in(text: str, earlier: str) -> bool:
@@ -1287,7 +1292,7 @@ def _mostly_in(text: str, earlier: str) -> bool:
     reply before it, "The model wrote no answer from the posts found. These posts are on it:
     …", shown as "General answer (not from the blog)"."""
     mine, theirs = " ".join(text.split()).casefold(), " ".join(earlier.split()).casefold()
-    if not mine or not theirs:
+    if len(mine) < 40 or not theirs:  # ("Yes." said before is no copy)
         return False
     matcher = difflib.SequenceMatcher(None, mine, theirs, autojunk=False)
     shared = sum(block.size for block in matcher.get_matching_blocks() if block.size >= 8)
