@@ -341,3 +341,44 @@ async def test_a_section_named_in_chinese_is_named_in_the_reply(tmp_path: Path) 
     assert sent and "介绍这个工具" not in sent[0] and "运行测试" not in sent[0]
     assert after.decode() == post.replace("很简单", "非常简单")
     assert "“用法”一节" in msg.content and "第 0 节" not in msg.content, msg.content
+
+
+PARTS = (
+    "---\ntitle: U\n---\n\nThis tool does one thing well.\n\n"
+    "## Usage\n\nRun it, and it is simple.\n\n## Tests\n\nRun the tests.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "sent_whole"),
+    [
+        ("make the usage part clearer", False),  # (the whole body was sent, and replaced)
+        ("rewrite the part about usage", False),
+        ("make the hard part clearer", True),  # no heading of that name: the whole body
+    ],
+)
+async def test_a_part_named_by_its_heading_is_that_section(
+    tmp_path: Path, instruction: str, sent_whole: bool
+) -> None:
+    msg, after, sent = await edit(
+        tmp_path, PARTS, instruction, lambda text: text.replace("simple", "very simple")
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert ("This tool does" in sent[0]) is sent_whole and "Run it" in sent[0]
+    assert after.decode() == PARTS.replace("simple", "very simple")
+
+
+async def test_a_chinese_section_named_after_its_post_is_that_section(tmp_path: Path) -> None:
+    """ "给它加一节关于错误处理的内容" named a section "它加" (refused: no such section); "把它的
+    用法一节改清楚" named "它的用法" (the whole body)."""
+    post = (
+        "---\ntitle: U\n---\n\n介绍。\n\n## 用法\n\n运行命令，很简单。\n\n## 测试\n\n运行测试。\n"
+    )
+    msg, after, sent = await edit(
+        tmp_path, post, "把它的用法一节改清楚", lambda text: text.replace("很简单", "非常简单")
+    )
+    assert msg.state == "COMPLETED" and "介绍" not in sent[0], msg.content
+    assert after.decode() == post.replace("很简单", "非常简单")
+    from skills.writing.parts import named_part
+
+    assert named_part("给它加一节关于错误处理的内容") is None  # a section added: the body's

@@ -748,6 +748,8 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     if named is not None:  # another field named and given: set as written (``field_set.py``)
         return await _set_field(ctx, path, (text, digest), post, named)
     part = None if selection.strip() else named_part(params.instruction)
+    if part is not None and part.loose and locate(post.body, part) is None:
+        part = None  # "make the hard part clearer": no heading of that name, the whole body
     titled = part is not None and part.kind == "title"  # (the title's own edit, below)
     swap = None if selection.strip() or titled else literal_replacement(params.instruction)
     if swap is not None and _renames_title(params.instruction, post, swap.old):

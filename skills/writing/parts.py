@@ -150,6 +150,9 @@ class PartRef:
     kind: Kind
     index: int = 1
     name: str = ""
+    # A "part" named ("the usage part"), which a heading may or may not hold: found, it is
+    # edited as a section; not found, the edit is the whole body's (not refused)
+    loose: bool = False
 
     def describe(self) -> str:
         if self.kind in ("title", "conclusion"):
@@ -210,7 +213,7 @@ _QUOTED_NAME = r"[\"“'‘]([^\"”'’\n]{1,60})[\"”'’]"
 # "the Usage section", "the getting started section", "the 'Getting started' section"
 _EN_NAMED = re.compile(
     rf"\b(?:the|this|that|my|its|your)\s+(?:post['’]s\s+)?"
-    rf"(?:{_QUOTED_NAME}|((?:{_NAME_WORD}\s+){{0,3}}?{_NAME_WORD}))\s+section\b(?!['’]?s\b)",
+    rf"(?:{_QUOTED_NAME}|((?:{_NAME_WORD}\s+){{0,3}}?{_NAME_WORD}))\s+(section|part)\b(?!['’]?s\b)",
     re.I,
 )
 # "the section about usage", "the section called "Setup"", "the section on testing"
@@ -219,8 +222,8 @@ _ON = (
     r"dealing\s+with|(?:with|under)\s+the\s+heading"
 )
 _EN_SECTION_ON = re.compile(
-    rf"\bthe\s+section\s+(?:(?:{_ON})\s+)?{_QUOTED_NAME}"
-    rf"|\bthe\s+section\s+(?:{_ON})\s+((?:[^\s,;:.!?\"“”()]+\s+){{0,5}}[^\s,;:.!?\"“”()]+)",
+    rf"\bthe\s+(section|part)\s+(?:(?:{_ON})\s+)?{_QUOTED_NAME}"
+    rf"|\bthe\s+(section|part)\s+(?:{_ON})\s+((?:[^\s,;:.!?\"“”()]+\s+){{0,5}}[^\s,;:.!?\"“”()]+)",
     re.I,
 )
 # Where the words after "the section about" stop naming it: "the section about usage to be
@@ -249,11 +252,15 @@ _ZH_NAMED = (
     ),
 )
 _ZH_LEADING = re.compile(r"^(?:[把将对给让在请改]|重写|改写|修改|缩短|精简|扩写|润色|优化)+\s*")
+_ZH_OWNER = re.compile(r"^(?:它|这篇(?:文章)?|那篇(?:文章)?|文章)的\s*")  # 把它的用法一节
 _ZH_NOT_NAMES = re.compile(
-    r"^(?:这|那|此|该|本|每|各|整|全|其|剩|所有|大|小|前|后|上|下|中间|开头|结尾|另|下一|上一)"
+    r"^(?:它|他|她|这|那|此|该|本|每|各|整|全|其|剩|所有|大|小|前|后|上|下|中间|开头|结尾|另|下一|上一)"
     r"|^(?:加|添|补|插|新增|增|写|删|去掉|移|合并|拆|调)|[一个的]$"
 )
-_ZH_WHOLE_SECTION_VERB = re.compile(r"删|去掉|移到|移动|挪|合并|拆分|调换")
+# (and a section added: "给它加一节关于错误处理的内容" named the section "它加")
+_ZH_WHOLE_SECTION_VERB = re.compile(
+    r"删|去掉|移到|移动|挪|合并|拆分|调换|(?:加|添|增|补|插入?|写|新)\s*[一几个]*\s*(?:节|部分|小节|章节)"
+)
 
 
 def _named_section(instruction: str) -> PartRef | None:
@@ -266,26 +273,34 @@ def _named_section(instruction: str) -> PartRef | None:
             rf"^(?:(?:{_NOT_NAMES})\s+)+", "", found.group(2), flags=re.I
         )
         if name and not re.fullmatch(_NOT_NAMES, name, re.I):
-            return _unless_whole(instruction, found, name)
+            return _unless_whole(instruction, found, name, loose=found.group(3) == "part")
     if about := _EN_SECTION_ON.search(instruction):
+        noun = about.group(1) or about.group(3)
         return _unless_whole(
-            instruction, about, about.group(1) or _NAME_ENDS.sub("", about.group(2))
+            instruction,
+            about,
+            about.group(2) or _NAME_ENDS.sub("", about.group(4)),
+            loose=noun.casefold() == "part",
         )
     if _ZH_WHOLE_SECTION_VERB.search(instruction):
         return None
     for pattern in _ZH_NAMED:
         for zh in pattern.finditer(instruction):
-            name = _ZH_LEADING.sub("", zh.group(1).strip())
+            name = _ZH_OWNER.sub("", _ZH_LEADING.sub("", zh.group(1).strip()))
             if name and not (pattern is _ZH_NAMED[2] and _ZH_NOT_NAMES.search(name)):
                 return PartRef("section", 0, name)
     return None
 
 
-def _unless_whole(instruction: str, found: re.Match[str], name: str) -> PartRef | None:
-    """The section named, unless a verb right before it takes it whole."""
+def _unless_whole(
+    instruction: str, found: re.Match[str], name: str, *, loose: bool = False
+) -> PartRef | None:
+    """The section named, unless a verb right before it takes it whole. ``loose``: named a
+    "part" ("make the usage part clearer"), which may be no heading's: then the edit is the
+    whole body's (``PartRef.loose``)."""
     if _WHOLE_SECTION_VERB.search(instruction[: found.start()]):
         return None
-    return PartRef("section", 0, name.strip())
+    return PartRef("section", 0, name.strip(), loose=loose)
 
 
 _WORD = re.compile(r"[^\W_]+")
