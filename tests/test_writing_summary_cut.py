@@ -10,7 +10,7 @@ import pytest
 from skillrt.skills.writing.summarize import whole_sentences
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_blog
-from tests.writing_support import run_writing_skill
+from tests.writing_support import run_writing_skill, writing_runtime
 
 _WORDS = [
     "linear",
@@ -275,3 +275,27 @@ async def test_inline_code_of_the_posts_own_names_is_kept(tmp_path: Path) -> Non
     msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/go-concurrency.md"})
     assert msg.state == "COMPLETED" and llm.call_count == 1, msg.content
     assert msg.data["summary"] == own
+
+
+@pytest.mark.parametrize(
+    "request_text", ["summarize my posts about sqlite", "总结一下我所有关于 rust 的文章"]
+)
+async def test_a_summary_of_several_posts_asks_which_one(tmp_path: Path, request_text: str) -> None:
+    """ "summarize my posts about docker" summarised the first post named so, and did not say
+    the others were left: a summary is of one post, and which is asked."""
+    blog = copy_blog(tmp_path / "blog")
+    llm = ScriptedModel(["Lifetimes describe how references relate."])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    try:
+        asked = await rt.process_input(request_text)
+        # (sqlite: one post's title has it, two more posts mention it)
+        assert asked.state == "WAITING_INPUT", asked.content
+        topic = "sqlite" if "sqlite" in request_text else "rust"
+        assert asked.content.index(f"posts/{topic}") < asked.content.index("2."), asked.content
+        assert llm.call_count == 0
+        done = await rt.process_input("1")
+    finally:
+        await rt.close()
+    assert done.state == "COMPLETED", done.content
+    assert done.data["source"].startswith(f"posts/{topic}"), done.content

@@ -176,10 +176,24 @@ def _source(ctx: SkillContext, params: SummarizeParams) -> tuple[str, str] | Non
             return "text", pasted
         if params.url:  # a web page, not the open post (nor the session's focus)
             return None
-        target = _path_in(ctx.input.text) or named_post(ctx) or open_post(ctx)
+        target = _path_in(ctx.input.text)
+        if not target and _SEVERAL_POSTS.search(ctx.input.text):
+            return None  # asked which, one post at a time (not the one the words fit first)
+        target = target or named_post(ctx) or open_post(ctx)
     if not target:
         return None
     return _read_post(ctx, target)
+
+
+# A request about several posts ("summarize my posts about docker", "总结一下我所有关于 rust 的
+# 文章"): the first post whose name has "docker" was summarised, and the reply did not say the
+# four others were left. A summary is of one post: which is asked, the posts on it listed.
+_SEVERAL_POSTS = re.compile(
+    r"\b(?:all\s+(?:of\s+)?)?(?:my|the|these|those)\s+(?:[\w.+#-]+\s+){0,3}?(?:posts|articles)\b"
+    r"|\ball\s+(?:[\w.+#-]+\s+){0,3}?(?:posts|articles)\b"
+    r"|所有[^，,。]{0,20}?(?:文章|博文|帖子)|(?:这|那)些(?:文章|博文)|(?:几|多)篇",
+    re.I,
+)
 
 
 def _read_post(ctx: SkillContext, target: str) -> tuple[str, str]:
