@@ -319,6 +319,8 @@ async def test_a_question_on_a_post_deleted_or_never_written_is_not_answered_fro
     assert model.asked == []
     # a post whose tags hold the words, a topic, or which post by its place: searched as before
     for question in (
+        "what does the tokio post say about runtimes?",  # (its text says "Tokio")
+        "what does the gen post say?",  # (the start of a word of a title: "Generics")
         "what does the kubernetes post say about pods?",
         "what does the post about tokio say?",
         "what is my first post about?",

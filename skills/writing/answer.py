@@ -787,10 +787,29 @@ def _missing_post(ctx: SkillContext) -> str | None:
     words = _name_words(" ".join(parts[1:-1])) - _NAME_FILLER
     if not words or words & _NOT_A_NAME:
         return None
-    for meta in ctx.memory.posts.all_posts():
-        if words <= _name_words(f"{meta.title} {meta.path} {' '.join(meta.tags)}".casefold()):
+    posts = ctx.memory.posts
+    for meta in posts.all_posts():
+        named = f"{meta.title} {meta.path} {' '.join((*meta.tags, *meta.aliases))}"
+        if _all_said(words, _name_words(f"{named} {meta.description}".casefold())):
+            return None
+    # A post is often called by its topic ("the ownership post", a post titled in Chinese that
+    # says "ownership"): one whose text holds every word is the one asked about, searched.
+    # (its prose, not its links: "See [docker](docker-basics.md)" names the post deleted)
+    for hit in posts.search(" ".join(sorted(words)), 5):
+        post = posts.get(hit.path)
+        prose = _LINK_TARGET.sub(r"\1", post.body) if post is not None else ""
+        if prose and _all_said(words, _name_words(prose.casefold())):
             return None
     return said
+
+
+_LINK_TARGET = re.compile(r"\]\([^)\n]*\)|\[\[[^\]|\n]*\|?([^\]\n]*)\]\]")
+
+
+def _all_said(words: set[str], said: set[str]) -> bool:
+    """Every word of ``words`` in ``said``, or the start of one of its words ("the fts post":
+    "FTS5")."""
+    return all(w in said or any(s.startswith(w) for s in said) for w in words)
 
 
 def _no_such_post(ctx: SkillContext, post: str) -> SkillResult:
