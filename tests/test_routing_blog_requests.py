@@ -51,6 +51,10 @@ REQUESTS = [
     ("open the weekly notes post", "ANSWER_QUESTION"),
     # the classifier offered this as a web search
     ("search my blog for kubernetes", "ANSWER_QUESTION"),
+    # "graph" in a post's name sent these to UpdateGraph, which ran the model over every post
+    ("what links to the graph post?", "ANSWER_QUESTION"),
+    ("what does the graph post link to?", "ANSWER_QUESTION"),
+    ("update the knowledge graph", "UPDATE_GRAPH"),
 ]
 
 
