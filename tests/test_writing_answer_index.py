@@ -329,6 +329,23 @@ async def test_a_question_on_a_post_deleted_or_never_written_is_not_answered_fro
         assert "post_asked_about" not in msg.data, (question, msg.content)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I wrote a bash script that fails with permission denied on quarks, why?",
+        "do I have to restart the quark daemon after a change?",
+    ],
+)
+async def test_a_general_question_in_the_first_person_gets_its_general_answer(
+    chat: Any, question: str
+) -> None:
+    """ "I wrote …" and "do I have to …" are no questions on the blog: a general answer is
+    still given when the blog has nothing on it."""
+    rt, _ = chat
+    msg = await _answer(rt, question)
+    assert msg.data.get("general") is True, msg.content
+
+
 async def test_a_general_answer_that_says_an_earlier_reply_again_is_dropped(
     tmp_path: Path,
 ) -> None:

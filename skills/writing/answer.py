@@ -865,7 +865,11 @@ _ON_MY_BLOG = re.compile(
     r"|我的(?:文章|标签|草稿)|博客里"
     # what the author has or wrote: "do I have any drafts?", "what did I write about X?",
     # "我在 2023 年写过 docker 吗？" (the general answer made up "You have no drafts")
-    r"|\bdo\s+(?:i|we)\s+have\b(?!\s+to\b)|\b(?:i|we)\s+(?:wrote|have\s+written|published)\b"
+    # (not "I wrote a script that fails, why?", "do I have to restart it?": general questions)
+    r"|\bdo\s+(?:i|we)\s+have\s+(?:any\s+|a\s+)?(?:posts?|articles?|drafts?|tags?|notes?|"
+    r"anything|something)\b"
+    r"|\b(?:i|we)\s+(?:wrote|have\s+written|published)\s+(?:about|on|posts?|articles?|"
+    r"anything|something)\b"
     r"|\bdid\s+(?:i|we)\s+(?:write|publish|post|blog)\b|我[^，。,.?？]{0,12}?写"
     r"|^\W*(?:which|what)\s+(?:of\s+(?:my|the)\s+)?(?:posts?|articles?)\s+(?:is|are|was|were)\b",
     re.I,
