@@ -384,6 +384,61 @@ def test_a_takeover_in_flight_fences_a_write_or_reads_it(pg_url: str) -> None:
     a.close()
 
 
+def test_a_worker_that_lost_its_lease_cannot_write_once_the_new_owner_ended_the_task(
+    pg_url: str,
+) -> None:
+    """Worker A froze past its lease; B took the tasks over, completed one (its checkpoint and
+    lease deleted) and paused the other (a PAUSED record, no lease). A, thawed, journalled on:
+    with no lease row left to fence it, its writes were accepted (the completed task came back
+    to life and failover ran its steps again; a running record replaced PAUSED). A write of a
+    task this worker runs is now refused unless its lease row still names this worker, and its
+    ending writes no history entry over B's."""
+    from skillrt._state.postgres import PgDatabase, PgHistory, PgRunLocks, PgTaskStore
+
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
+    locks_a, locks_b = PgRunLocks(a, lease_s=0.3), PgRunLocks(b, lease_s=30)
+    store_a, store_b, history_a = PgTaskStore(a, locks_a), PgTaskStore(b, locks_b), PgHistory(a)
+    for task_id in ("done", "paused", "alone"):
+        store_a.save(_record(task_id, 1.0))
+        assert locks_a.hold(task_id)
+    locks_a._stop.set()  # A freezes: no more renewals
+    locks_a._thread.join()
+    time.sleep(0.5)
+    assert locks_b.hold("done") and locks_b.hold("paused")  # taken over ("alone" is not)
+    locks_b.release_later("done")  # B completes "done" ...
+    store_b.apply([], ["done"])
+    locks_b.release_later("paused")  # ... and pauses "paused"
+    store_b.apply([_record("paused", 3.0, state="PAUSED")], [])
+    with b.connection() as conn:
+        assert conn.execute("SELECT task_id FROM skillrt_leases").fetchall() == [("alone",)]
+    refused = [
+        ([_record("done", 2.0)], []),
+        ([_record("paused", 2.0)], []),
+        ([], ["paused"]),
+        ([_record("alone", 2.0), _record("done", 2.0)], []),  # many at once: "alone" goes
+    ]
+    for saves, deletes in refused:
+        with pytest.raises(StoreUnavailable) as caught:
+            store_a.apply(saves, deletes)
+        assert caught.value.reason == "lease_lost" and "alone" not in str(caught.value)
+    assert store_b.get("done") is None
+    paused = store_b.get("paused")
+    assert paused is not None and paused.state == "PAUSED" and paused.updated_at == 3.0
+    alone = store_b.get("alone")  # its lease ran out but names A still: nobody took it over
+    assert alone is not None and alone.updated_at == 2.0
+    locks_a.release_later("done")  # A's ending: its deletion, its history entry, its release
+    with pytest.raises(StoreUnavailable) as caught, store_a.grouped():
+        store_a.apply([], ["done"])
+        history_a.add_batch([{"task_id": "done", "session_id": "s", "state": "ERROR"}], [])
+    assert caught.value.reason == "lease_lost"
+    assert history_a.tasks() == []
+    store_a.apply([_record("loose", 1.0)], [])  # a task A does not run: no lease needed
+    assert store_b.get("loose") == _record("loose", 1.0)
+    locks_b.close()
+    a.close()
+    b.close()
+
+
 def _apply(store: Any) -> BaseException | None:
     try:
         store.apply([_record("t", 2.0, tokens=5)], [])

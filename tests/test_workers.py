@@ -273,6 +273,55 @@ def test_a_restarted_worker_takes_its_own_task_back_at_once(workers: Workers) ->
     assert sum(runs.count(f"step{n}") - 1 for n in range(1, 11)) <= 1
 
 
+def _history_states(url: str, task_id: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT data FROM skillrt_history_tasks WHERE task_id = %s", (task_id,)
+        ).fetchall()
+    return [json.loads(data)["state"] for (data,) in rows]
+
+
+def test_a_worker_frozen_past_its_lease_writes_nothing_once_another_paused_its_task(
+    workers: Workers,
+) -> None:
+    """A froze (SIGSTOP) past its lease mid-task; B took the task over and the user paused it
+    through B (its lease row deleted). Thawed, A journalled over B's PAUSED record (no lease
+    row was left to fence it), ran on, and failover then resumed a task the user had paused;
+    a write refused was told as "The task failed", an ERROR entry over B's and the checkpoint
+    deleted. Now A's write is refused, A drops the task writing nothing, and its caller hears
+    that another worker has it."""
+    workers.start("A", LEASE_S="3")
+    workers.start("B", LEASE_S="3")
+    a, b = workers.client("A"), workers.client("B")
+    call = Call(a, "/v1/skills/Slow/run", {"params": {"steps": 30, "step_s": 0.4}})
+    task_id = _running_task(a)
+    _wait(lambda: len(workers.steps()) >= 2, 30, "two steps")
+    workers.procs["A"].send_signal(signal.SIGSTOP)
+    try:
+        on_a = [who for _, who in workers.steps()].count("A")
+        _wait(lambda: [who for _, who in workers.steps()].count("B") >= 2, 60, "B took it over")
+        assert b.post(f"/v1/tasks/{task_id}/pause").json()["ok"] is True
+
+        def paused() -> bool:
+            return (_checkpoint(workers.url, task_id) or {}).get("state") == "PAUSED"
+
+        _wait(paused, 30, "paused through B")
+        record = _checkpoint(workers.url, task_id)
+    finally:
+        workers.procs["A"].send_signal(signal.SIGCONT)
+    reply = call.join()
+    assert reply["data"]["error"] == "lease_lost" and reply["state"] != "ERROR", reply
+    assert "another worker" in reply["content"]
+    time.sleep(2.0)  # A's lease renewals and failover rounds, had anything been left to do
+    assert _checkpoint(workers.url, task_id) == record
+    assert _history_states(workers.url, task_id) == ["PAUSED"]
+    # At most the step A was in when it froze ends after the thaw; none starts.
+    assert [who for _, who in workers.steps()].count("A") <= on_a + 1
+    assert "done" not in [s for s, _ in workers.steps()]
+
+
 def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_path: Path) -> None:
     """PostgreSQL stops in the middle of a task and comes back: requests answer at once (503
     with Retry-After for new work, health says so), the loop never stalls > 100 ms, and the

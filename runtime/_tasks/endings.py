@@ -228,6 +228,22 @@ class Endings:
         content = reply("store_outage", task.input.language, task=task.id)
         return reply_of(task, content, outcome=Outcome.STORAGE, error="store_unavailable")
 
+    def lost(self, task: Task, exc: Exception) -> ChatMessage:
+        """The store refused the task's write: its lease was taken over by another worker
+        (this one froze, or was cut off, past its lease), which may have ended, paused or
+        cancelled it since. Nothing is written or deleted, as in ``cut_off``: the store's
+        record and history are the other worker's (an ERROR ending here replaced a COMPLETED
+        or CANCELLED entry, and its deletion of the checkpoint once removed a PAUSED record).
+        Its copy here is dropped and its run stops; the reply says it goes on elsewhere."""
+        task.end_reason = End.OUTAGE
+        task.record.last_error = f"{type(exc).__name__}: {self.chatlog.error_text(exc)}"
+        task.controller.abort("lease_lost")  # a step still running here stops
+        self.tasks.pop(task.id)
+        self.events.emit("task:aborted", task.id, reason=End.OUTAGE, message=task.record.last_error)
+        self.logger().error("agent.error", task_id=task.id, error=task.record.last_error)
+        content = reply("lease_lost", task.input.language, task=task.id)
+        return reply_of(task, content, outcome=Outcome.STORAGE, error="lease_lost")
+
     def not_saved(self, task: Task, exc: Exception) -> ChatMessage:
         """The reply of a task that would be resumable had its checkpoint reached the disk."""
         error = self.chatlog.error_text(exc)

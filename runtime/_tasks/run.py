@@ -340,6 +340,8 @@ class TaskDriver:
         except StoreUnavailable as exc:
             if exc.reason in ("unreachable", "busy"):  # an outage: keep what it committed
                 return endings.cut_off(task, exc)
+            if exc.reason == "lease_lost":  # another worker took it over: its, not ours
+                return endings.lost(task, exc)
             end, error_reason = End.FAILED, ErrorReason.STORAGE
             return endings.failed(task, exc, end, error_reason)
         except Exception as exc:
@@ -373,6 +375,8 @@ class TaskDriver:
             return message  # it says so already; the store's journal stands
         if isinstance(exc, StoreUnavailable) and exc.reason in ("unreachable", "busy"):
             return self.endings.cut_off(task, exc)  # its end did not reach the store
+        if isinstance(exc, StoreUnavailable) and exc.reason == "lease_lost":
+            return self.endings.lost(task, exc)  # its end was refused: another worker's
         if kept_for_resume(task):
             return self.endings.not_saved(task, exc)
         return message

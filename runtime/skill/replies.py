@@ -42,6 +42,12 @@ REPLIES: dict[str, tuple[str, str]] = {
         "The task store stopped answering; the task stopped at its last completed step"
         " ({task}) and goes on once the store is back.",
     ),
+    "lease_lost": (
+        "任务 {task} 已由另一个进程接手（本进程失去了它的租约），这里已停止运行；"
+        "之后由那个进程继续或结束它。",
+        "Task {task} was taken over by another worker (this one lost its lease), so it stopped"
+        " here; that worker goes on with it, or has ended it.",
+    ),
     "interrupted": (
         "运行时已关闭；该任务可在下次启动时恢复。",
         "The runtime closed; the task can be resumed at the next start.",

@@ -119,6 +119,12 @@ class PgRunLocks:
             return True
         return self.db.on_loop_now(_HOLD, params, answered)
 
+    def holding(self, task_ids: Sequence[str]) -> list[str]:
+        """Of ``task_ids``, those this worker runs (holds the lease of, as far as it knows):
+        their writes are fenced once the lease is gone (``rounds``)."""
+        with self._mutex:
+            return [task_id for task_id in task_ids if task_id in self._held]
+
     def release(self, task_id: str) -> None:
         with self._mutex:
             self._held.discard(task_id)

@@ -182,6 +182,7 @@ class _Flight:
         self.gathered = gathered
         runlocks = owner.runlocks
         self.released = runlocks.take_releases() if runlocks is not None else []
+        gathered.own(runlocks, self.released)
         if not (gathered.checkpointed or gathered.tasks or gathered.messages or self.released):
             self._end([])
             return
