@@ -801,6 +801,36 @@ def test_a_worker_name_in_use_is_not_taken_a_dead_ones_is(pg_url: str, tmp_path:
     first.close()
 
 
+def test_a_frozen_process_on_this_host_keeps_its_name(pg_url: str, tmp_path: Path) -> None:
+    """Worker A froze (SIGSTOP) and its heartbeat went stale; a second worker started over A's
+    state folder took A's name (A's pid still ran), and took A's task back: when A thawed both
+    ran it under one name, nothing fenced either, and every step ran two or three times. A
+    live process on this host keeps its name, however stale its heartbeat."""
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase
+    from skillrt._state.postgres.database import default_worker_id
+
+    name = default_worker_id(str(tmp_path / "state"))
+    frozen = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        first = PgDatabase(pg_url, identity=name)
+        assert first.worker_id == name
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # its process, frozen: stale
+            conn.execute(
+                "UPDATE skillrt_workers SET pid = %s, heartbeat_at = now() - interval '1 hour' "
+                "WHERE worker_id = %s",
+                (frozen.pid, name),
+            )
+        second = PgDatabase(pg_url, identity=name)
+        assert second.worker_id != name and not second.reclaimed
+        second.close()
+        first.close()
+    finally:
+        frozen.kill()
+        frozen.wait()
+
+
 async def test_holds_in_one_turn_are_one_statement_and_a_release_rides_on_the_commit(
     pg_url: str, tmp_path: Path
 ) -> None:

@@ -212,7 +212,12 @@ class PgDatabase:
 
     def _claim_identity(self, conn: Any) -> None:
         """Take the stable name, unless a live process still answers to it: one on another
-        host whose heartbeat is fresh, or one on this host that is still running."""
+        host whose heartbeat is fresh, or one on this host that is still running, however
+        stale its heartbeat. (A worker frozen by SIGSTOP has a live pid and a stale heartbeat:
+        a second worker over its state folder took its name and its task back, and once it
+        thawed both ran the task under one name, no write fenced, every step run 2-3 times.
+        A pid reused by another process costs a name of its own and a takeover after
+        ``lease_s``, never a task run twice.)"""
         row = conn.execute(
             "SELECT host, pid, heartbeat_at > now() - make_interval(secs => %s) "
             "FROM skillrt_workers WHERE worker_id = %s",
@@ -225,12 +230,12 @@ class PgDatabase:
         if here and pid != os.getpid() and not pid_alive(int(pid)):
             self.reclaimed = True  # the same worker, restarted: its leases are its own
             return
-        # Another live worker has this name: two workers over one state folder, or two
-        # runtimes in this process (a closed one removes its row).
-        if fresh or (here and pid == os.getpid()):
+        # Another live worker has this name: two workers over one state folder (one of them
+        # perhaps frozen), or two runtimes in this process (a closed one removes its row).
+        if fresh or here:
             self.worker_id = f"{self.worker_id}:{os.getpid()}:{secrets.token_hex(2)}"
         else:
-            self.reclaimed = not here  # a stale name from another host: nobody uses it
+            self.reclaimed = True  # a stale name from another host: nobody uses it
 
     # --- health ---------------------------------------------------------------------------------
 
