@@ -531,8 +531,22 @@ class AgentRuntime:
             return ChatMessage.model_validate(answer["message"])
         if not text:
             raise UserError("the answer is empty")
+        self._refused_while_down("answers are refused")
         self.chatlog.add_message(task.record.session_id, "user", text)
         return await self._answer(task, text, on_task)
+
+    def _refused_while_down(self, what: str) -> None:
+        """Raise ``StoreUnavailable`` while the task store does not answer (an outage): ``serve``
+        answers 503 with ``Retry-After``. An answer handed to a waiting task in an outage was
+        accepted ("goes on once the store is back") and lost: the task's next step met the
+        outage and stopped, its record still WAITING_INPUT, and once the store was back no
+        worker had the question to answer (409 "not waiting for an answer" on both). Refused,
+        the question stays open here and the same answer is taken once the store is back."""
+        if not self._run.state.available:
+            raise StoreUnavailable(
+                f"the task store does not answer (an outage); {what} until it does",
+                reason="unreachable",
+            )
 
     async def _answer_here(self, task: Task, text: str) -> ChatMessage:
         """An answer sent from another worker to a task waiting here."""
@@ -544,6 +558,7 @@ class AgentRuntime:
     ) -> ChatMessage:
         if task.answer is None or task.answer.done():
             raise UserError(f"task {task.id} is not waiting for an answer")
+        self._refused_while_down("answers are refused")
         if on_task is not None:
             on_task(task.id)
         return await self._outcome(task, self._hand_over(task, text), on_left)

@@ -362,6 +362,36 @@ def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_
         group.close()
 
 
+def test_an_answer_sent_during_an_outage_is_refused_and_taken_once_the_store_is_back(
+    pg_own_cluster: ClusterProcess, tmp_path: Path
+) -> None:
+    """A task waited for an answer when PostgreSQL stopped; the answer was accepted (200, "goes
+    on once the store is back") and lost: the task's next step met the outage, and once the
+    store was back its record still said WAITING_INPUT while no worker had the question (409
+    on every worker). Now the answer is refused like new work (503, ``store-unavailable``)
+    and the question stays open: the same answer, sent again once the store is back, ends it."""
+    url = database_beside(pg_own_cluster.cluster.url())
+    group = Workers(url, tmp_path)
+    try:
+        group.start("A", LEASE_S="3", STORE_TIMEOUT_S="3")
+        a = group.client("A")
+        question = Call(a, "/v1/skills/Asks/run", {"params": {}}).join()
+        assert question["state"] == "WAITING_INPUT"
+        task_id = question["task_id"]
+        pg_own_cluster.stop("fast")
+        _wait(lambda: a.get("/healthz").status_code == 503, 30, "the outage seen")
+        refused = a.post(f"/v1/tasks/{task_id}/answer", json={"text": "green"})
+        assert refused.status_code == 503 and refused.json()["code"] == "store-unavailable"
+        pg_own_cluster.start()
+        _wait(lambda: a.get("/healthz").status_code == 200, 30, "health back")
+        answered = a.post(f"/v1/tasks/{task_id}/answer", json={"text": "green"})
+        assert answered.status_code == 200, answered.text
+        assert answered.json()["state"] == "COMPLETED"
+        assert answered.json()["content"] == "colour: green"
+    finally:
+        group.close()
+
+
 async def test_a_thousand_queued_tasks_run_once_each_on_three_workers_within_limits(
     workers: Workers,
 ) -> None:
