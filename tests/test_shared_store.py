@@ -26,7 +26,7 @@ from skillrt.exceptions import LockConflict, StoreUnavailable
 from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import make_runtime
-from .pg_support import PgCluster
+from .pg_support import ClusterProcess, PgCluster, database_beside
 from .test_runtime import writer
 
 HERE = Path(__file__).parent
@@ -191,6 +191,44 @@ def test_advisory_file_locks_name_the_holder_across_workers(pg_url: str, tmp_pat
     assert locks_a.release("posts/x.md", "task-1") is True
     locks_b.acquire("posts/x.md", "task-2")
     for locks in (locks_a, locks_b, other_blog):
+        locks.close()
+    a.close()
+    b.close()
+
+
+def test_post_locks_after_a_restart_of_the_database(
+    pg_own_cluster: ClusterProcess, tmp_path: Path
+) -> None:
+    """PostgreSQL restarted while A's task held the lock of a post. The server dropped the
+    session and its advisory lock with it: B's task locked and wrote the post while A's task,
+    sure it still held the lock, went on writing it. And the first lock taken after the
+    restart, on a spare connection kept from before, failed its whole task with the driver's
+    "terminating connection due to administrator command". Now a lock reused for a write is
+    checked first (lost: taken again, or its new holder named), and a spare connection that
+    died is replaced."""
+    from skillrt._state.postgres import PgDatabase, PgFileLocks
+
+    url = database_beside(pg_own_cluster.cluster.url())
+    a, b = PgDatabase(url, worker_id="A"), PgDatabase(url, worker_id="B")
+    blog = tmp_path / "blog"
+    locks_a, locks_b = PgFileLocks(a, blog), PgFileLocks(b, blog)
+    locks_a.acquire("posts/x.md", "task-1")
+    locks_b.acquire("posts/spare.md", "task-2")  # B: a spare connection kept after this
+    locks_b.release("posts/spare.md", "task-2")
+    pg_own_cluster.stop("fast")
+    pg_own_cluster.start()
+    locks_b.acquire("posts/x.md", "task-2")  # its spare died: a new connection, no error
+    with pytest.raises(LockConflict) as caught:  # A's lock died with its session
+        locks_a.acquire("posts/x.md", "task-1")
+    assert "task-2" in str(caught.value)
+    assert locks_a.held_by("task-1") == []
+    assert locks_b.release("posts/x.md", "task-2") is True
+    locks_a.acquire("posts/x.md", "task-1")  # free again: taken again, for real
+    with pytest.raises(LockConflict):
+        locks_b.acquire("posts/x.md", "task-2")
+    locks_a.acquire("posts/x.md", "task-1")  # held and alive: reused
+    assert locks_a.held_by("task-1") == ["posts/x.md"]
+    for locks in (locks_a, locks_b):
         locks.close()
     a.close()
     b.close()

@@ -149,8 +149,10 @@ class FileLockManager:
             if held is not None:
                 if held.task_id != task_id:
                     return held.task_id
-                held.acquired_at = now  # re-entrant: refresh the age
-                return None
+                if not self._os_lock_lost(held):
+                    held.acquired_at = now  # re-entrant: refresh the age
+                    return None
+                del self._held[path]  # gone under us: taken again below, if it is free
             handle = self._os_acquire(path, task_id)
             if isinstance(handle, str):
                 return handle
@@ -171,6 +173,12 @@ class FileLockManager:
             os_lock.release()
             raise
         return os_lock
+
+    def _os_lock_lost(self, held: _Held) -> bool:
+        """Has the cross-process lock of ``held`` gone away while this manager held it? (An
+        OS file lock lives as long as this process: never. A subclass whose lock lives on a
+        server session asks whether that session still does.)"""
+        return False
 
     def _expire(self) -> None:
         """Free every lock older than ``expiry_s``. Called with the mutex held."""

@@ -41,16 +41,38 @@ class PgFileLocks(FileLockManager):
         # a worker's first write does not wait for a connection (several ms).
         self._idle: list[Any] = [db.dedicated()]
 
-    def _connection(self) -> Any:
+    def _connection(self) -> tuple[Any, bool]:
+        """A connection for a new lock, and whether it is a spare (kept from an earlier lock:
+        it may have died with the server since, nothing drops it as the pool's are)."""
         while self._idle:
             conn = self._idle.pop()
             if not conn.closed:
-                return conn
-        return self.db.dedicated()
+                return conn, True
+        return self.db.dedicated(), False
 
     def _os_acquire(self, path: str, task_id: str) -> Any:
+        """Take the advisory lock (see ``FileLockManager._os_acquire``). A spare connection
+        that fails is closed and the lock asked again once on a new one: after a restart of
+        the database the first write of a post failed its whole task with the driver's
+        "terminating connection due to administrator command" (not resumable), and the
+        second try worked. A new connection that fails too is ``StoreUnavailable`` (an
+        outage: the task stops at its last completed step)."""
         key = _lock_key(self.content_root, path)
-        conn = self._connection()
+        conn, spare = self._connection()
+        try:
+            return self._lock_on(conn, key, path, task_id)
+        except self.db.operational as exc:
+            if not spare:
+                raise self.db.refusal(exc) from exc
+        conn = self.db.dedicated()  # (StoreUnavailable when the store is down)
+        try:
+            return self._lock_on(conn, key, path, task_id)
+        except self.db.operational as exc:
+            raise self.db.refusal(exc) from exc
+
+    def _lock_on(self, conn: Any, key: int, path: str, task_id: str) -> Any:
+        """The advisory lock of ``key`` taken on ``conn``: ``(conn, key)``, or the holder's
+        name (``conn`` kept for the next lock). ``conn`` is closed if a statement fails."""
         try:
             (taken,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
             if not taken:
@@ -70,6 +92,24 @@ class PgFileLocks(FileLockManager):
             conn.close()
             raise
         return (conn, key)
+
+    def _os_lock_lost(self, held: Any) -> bool:
+        """Is the session that holds ``held``'s advisory lock gone (the database restarted,
+        or the connection broke)? One round trip on it, before each write that reuses the
+        lock. The server drops a session's advisory locks with it: a task whose lock died so
+        went on writing its post while another worker's task locked and wrote it too. Lost,
+        the lock is taken again on a new connection, or the write meets its new holder
+        (``LockConflict``); a post changed meanwhile fails the write's ``expected_hash``."""
+        conn, _key = held.os_lock
+        if not conn.closed:
+            try:
+                conn.execute("SELECT 1")
+            except self.db.operational:
+                pass
+            else:
+                return False
+        conn.close()
+        return True
 
     def _release_os_lock(self, path: str, held: Any) -> None:
         conn, key = held.os_lock
