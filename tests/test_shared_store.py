@@ -752,6 +752,33 @@ async def test_the_queue_takes_interactive_work_first_and_puts_back_a_dead_worke
     b.close()
 
 
+async def test_a_dead_takers_task_that_failover_ended_is_not_put_back(pg_url: str) -> None:
+    """B took a queued task and froze; failover on another worker finished it (its checkpoint
+    deleted, its entry in the history). The queue read "no checkpoint" as "nothing of it ran"
+    and put it back: a third worker ran the whole task again from its first step."""
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase, PgHistory
+    from skillrt._state.postgres.control import PgControl
+    from skillrt._state.postgres.queue import PgQueue
+
+    a, b = PgDatabase(pg_url, worker_id="A"), PgDatabase(pg_url, worker_id="B")
+    qa, qb = PgQueue(a, PgControl(a), stale_s=30), PgQueue(b, PgControl(b), stale_s=30)
+    await qa.put("ended", "{}", 10)
+    await qa.put("fresh", "{}", 10)
+    assert {t.task_id for t in qb.take_sync(2, [], {})} == {"ended", "fresh"}
+    PgHistory(a).add_task({"task_id": "ended", "session_id": "s", "state": "COMPLETED"})
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # B froze: its heartbeat is old
+        conn.execute(
+            "UPDATE skillrt_workers SET heartbeat_at = now() - interval '1 hour' "
+            "WHERE worker_id = 'B'"
+        )
+    assert qa.requeue_dead() == 1  # "fresh" never ran: back; "ended" ended elsewhere
+    assert [t.task_id for t in qa.take_sync(5, [], {})] == ["fresh"]
+    a.close()
+    b.close()
+
+
 async def test_takers_racing_under_a_limit_take_no_more_than_it_in_one_round_trip(
     pg_url: str,
 ) -> None:

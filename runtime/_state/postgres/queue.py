@@ -11,8 +11,8 @@ records its reply (*done*), which wakes the sender (``NOTIFY skillrt_reply``, th
 negated); the sender also polls while it waits.
 
 A worker that dies leaves its taken rows: ``requeue_dead`` puts back those whose task has no
-checkpoint yet (nothing of it ran), and ends the others with no reply (failover resumes them
-from their journal, and their reply goes to the history).
+checkpoint yet and no history entry (nothing of it ran), and ends the others with no reply
+(failover resumes them from their journal, or has ended them; their reply goes to the history).
 """
 
 from __future__ import annotations
@@ -173,7 +173,12 @@ class PgQueue:
     def requeue_dead(self) -> int:
         """Put back the tasks taken by workers that died before any of it was checkpointed;
         end with no reply those that were (failover resumes them); forget the rows finished
-        an hour ago. Blocking."""
+        an hour ago. Blocking.
+
+        A task with no checkpoint but a history entry ended (on another worker, after
+        failover took it from one that froze): it is not put back. It was: its checkpoint
+        deleted at its end, the queue read it as never started, and a third worker ran the
+        whole task again from its first step."""
         dead = (
             "q.done_at IS NULL AND q.taken_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
             "skillrt_workers w WHERE w.worker_id = q.taken_by AND "
@@ -184,7 +189,8 @@ class PgQueue:
                 # S608: ``dead`` is a constant of this function, never input.
                 "UPDATE skillrt_queue q SET taken_by = NULL, taken_at = NULL, "  # noqa: S608
                 f"limit_keys = '{{}}' WHERE {dead} AND NOT EXISTS (SELECT 1 FROM skillrt_tasks t "
-                "WHERE t.task_id = q.task_id)",
+                "WHERE t.task_id = q.task_id) AND NOT EXISTS (SELECT 1 FROM "
+                "skillrt_history_tasks h WHERE h.task_id = q.task_id)",
                 (self.stale_s,),
             )
             requeued = cur.rowcount
