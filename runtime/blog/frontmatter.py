@@ -651,44 +651,54 @@ def _yaml_dump(data: Mapping[str, Any], *, lists: ListStyle = "block") -> str:
     import yaml
 
     ready = _yaml_ready(dict(data))
-    if lists == "block":
-        # (never folded: a long one-line value set again keeps its line and its comment)
-        return yaml.safe_dump(
-            ready, allow_unicode=True, sort_keys=False, default_flow_style=False, width=1_000_000
-        )
     return yaml.dump(
         ready,
-        Dumper=_flow_dumper(quoted=lists == "quoted"),
+        Dumper=_dumper(lists),
         allow_unicode=True,
         sort_keys=False,
         default_flow_style=False,
-        width=1_000_000,  # a list stays on its key's line
+        # (never folded: a long one-line value set again keeps its line and its comment; a
+        # list in flow style stays on its key's line)
+        width=1_000_000,
     )
 
 
-_FLOW_DUMPERS: dict[bool, Any] = {}
+_DUMPERS: dict[ListStyle, Any] = {}
 
 
-def _flow_dumper(*, quoted: bool) -> Any:
-    """PyYAML's safe dumper, writing a list of plain values in flow style (``[a, b]``; with
-    ``quoted``, its strings in double quotes) and everything else as ``safe_dump`` does."""
-    if quoted not in _FLOW_DUMPERS:
+def _dumper(lists: ListStyle) -> Any:
+    """PyYAML's safe dumper that never writes an anchor and an alias, and writes a datetime
+    with an offset as ISO 8601 does (``2026-11-30T09:15:00+08:00``). A new post's date fields
+    all held the same date object, written ``date: &id001 2026-11-30`` / ``publishDate:
+    *id001`` (Hugo and Jekyll read an alias, but no one writes one, and Obsidian shows it as
+    text); go-yaml (Hugo) reads a timestamp with a space before its offset as no timestamp.
+
+    ``lists``: a list of plain values in flow style (``[a, b]``; ``quoted``: its strings in
+    double quotes) or one item a line (``block``), everything else as ``safe_dump`` does."""
+    if lists not in _DUMPERS:
         import yaml
 
-        class FlowLists(yaml.SafeDumper):
-            pass
+        class Dumper(yaml.SafeDumper):
+            def ignore_aliases(self, data: Any) -> bool:
+                return True
+
+        def represent_datetime(dumper: Any, data: dt.datetime) -> Any:
+            value = data.isoformat("T" if data.tzinfo is not None else " ")
+            return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value)
 
         def represent_list(dumper: Any, data: list[Any]) -> Any:
             if not all(isinstance(item, str | int | float | bool) for item in data):
                 return dumper.represent_sequence("tag:yaml.org,2002:seq", data)
-            if quoted and all(isinstance(item, str) for item in data):
+            if lists == "quoted" and all(isinstance(item, str) for item in data):
                 items = [yaml.ScalarNode("tag:yaml.org,2002:str", i, style='"') for i in data]
                 return yaml.SequenceNode("tag:yaml.org,2002:seq", items, flow_style=True)
             return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
 
-        FlowLists.add_representer(list, represent_list)
-        _FLOW_DUMPERS[quoted] = FlowLists
-    return _FLOW_DUMPERS[quoted]
+        Dumper.add_representer(dt.datetime, represent_datetime)
+        if lists != "block":
+            Dumper.add_representer(list, represent_list)
+        _DUMPERS[lists] = Dumper
+    return _DUMPERS[lists]
 
 
 _YAML_BLOCK_LIST = re.compile(

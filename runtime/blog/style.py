@@ -59,6 +59,7 @@ _FILLED = frozenset(
     | {"wikiLinks", "wikilinks", "draft"}
 )
 _PATH_DATE = re.compile(r"^(.*?)(\d{4})/(\d{2})/(\d{2})/")
+_DATE_TEXT = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}(?!\d)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,7 @@ class PostStyle:
     drafts_dir: str | None = None
     taxonomies: tuple[str, ...] = ()  # Zola: which taxonomies posts carry
     lists: ListStyle = "block"  # how most posts write their YAML lists
+    undated: frozenset[str] = frozenset()  # date-named keys whose values are no dates
 
     def file_path(self, slug: str, day: dt.date, *, draft: bool) -> str:
         """Where a new post goes: the recent posts' folder (or the drafts folder), named as
@@ -118,7 +120,8 @@ class PostStyle:
         for key in self.keys:
             if key == "draft":
                 continue
-            value = known.get(key) if key in _FILLED else self.shared.get(key)
+            filled = key in _FILLED and key not in self.undated
+            value = known.get(key) if filled else self.shared.get(key)
             if value is not None:
                 fields[key] = value
         fields.update({k: v for k, v in (extra or {}).items() if v is not None})
@@ -171,7 +174,12 @@ def _recent_folder(recent: list[PostMeta], default: str) -> str:
 def _template_style(template: Frontmatter, base: PostStyle) -> PostStyle:
     fields = template.fields()
     keys = tuple(fields)
-    shared = {k: v for k, v in fields.items() if k not in _FILLED and v not in ("", None)}
+    undated = _undated([fields])
+    shared = {
+        k: v
+        for k, v in fields.items()
+        if (k not in _FILLED or k in undated) and v not in ("", None)
+    }
     taxonomies = fields.get("taxonomies")
     return PostStyle(
         format=template.format or base.format,
@@ -185,6 +193,7 @@ def _template_style(template: Frontmatter, base: PostStyle) -> PostStyle:
         drafts_dir=base.drafts_dir,
         taxonomies=tuple(taxonomies) if isinstance(taxonomies, Mapping) else (),
         lists=(template.format == "yaml" and yaml_list_style(template.inner)) or "block",
+        undated=undated,
     )
 
 
@@ -241,7 +250,8 @@ def post_style(
         keys = list(OWN_KEYS) + [k for k in keys if k not in OWN_KEYS]
     elif any("wikiLinks" in f or "wikilinks" in f for _, f in fields) and "wikiLinks" not in keys:
         keys.append("wikiLinks")
-    shared = _shared_values(fields, keys)
+    undated = _undated([f for _, f in fields])
+    shared = _shared_values(fields, keys, undated)
     path_prefix, path_dated = _path_shape(fields, base.folder) if "path" in keys else (None, True)
     tables = [f["taxonomies"] for _, f in fields if isinstance(f.get("taxonomies"), Mapping)]
     taxonomies = Counter(name for table in tables for name in table)
@@ -264,6 +274,7 @@ def post_style(
         drafts_dir=drafts,
         taxonomies=tuple(taxonomies),
         lists=lists,
+        undated=undated,
     )
     return _with_format(style, fmt)
 
@@ -274,14 +285,34 @@ def _with_format(style: PostStyle, fmt: str) -> PostStyle:
     return style if chosen is None else replace(style, format=chosen)
 
 
+def _is_date(value: Any) -> bool:
+    """Whether a field's value is a date: a date, a datetime, or text starting ``YYYY-MM-DD``."""
+    if isinstance(value, dt.date):  # (a datetime too)
+        return True
+    return isinstance(value, str) and _DATE_TEXT.match(value.strip()) is not None
+
+
+def _undated(fields: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """The date-named keys (``DATE_FIELDS``) whose values in the blog are mostly no dates:
+    Jekyll's ``published: true`` is a boolean. Every date field was filled with the new post's
+    date, so a Jekyll blog whose posts all say ``published: true`` got ``published:
+    2026-11-30``; such a key takes the blog's shared value instead (``_shared_values``)."""
+    undated: set[str] = set()
+    for key in DATE_FIELDS:
+        values = [f[key] for f in fields if f.get(key) is not None]
+        if values and not _majority(sum(map(_is_date, values)), len(values)):
+            undated.add(key)
+    return frozenset(undated)
+
+
 def _shared_values(
-    fields: list[tuple[PostMeta, dict[str, Any]]], keys: list[str]
+    fields: list[tuple[PostMeta, dict[str, Any]]], keys: list[str], undated: frozenset[str]
 ) -> dict[str, Any]:
-    """Values that every post carrying the key has (``layout: post``), for keys skillrt
-    cannot fill; scalars only, and only when two posts or more agree."""
+    """Values that every post carrying the key has (``layout: post``, ``published: true``),
+    for keys skillrt cannot fill; scalars only, and only when two posts or more agree."""
     shared: dict[str, Any] = {}
     for key in keys:
-        if key in _FILLED:
+        if key in _FILLED and key not in undated:
             continue
         values = [f[key] for _, f in fields if key in f]
         first = values[0] if values else None
