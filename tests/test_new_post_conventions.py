@@ -6,10 +6,14 @@ offset, CRLF line ends, and the truth about drafts on VitePress and MkDocs."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from skillrt.blog.conventions import address_key, is_bundle_page, is_section_page, post_stem
+from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.blog.publish import publish_post
 from skillrt.testing import ScriptedModel
 from tests.writing_support import writing_runtime
 
@@ -67,3 +71,99 @@ async def test_no_yaml_aliases_and_a_boolean_published_stays_a_boolean(tmp_path:
     assert b"&id" not in text and b"*id" not in text, text
     fields = split_frontmatter(text.decode()).fields()
     assert fields["date"] == fields["publishDate"], text
+
+
+def test_section_and_bundle_pages_in_a_language() -> None:
+    assert is_section_page("content/blog/_index.zh.md")
+    assert is_section_page("content/_index.md") and is_section_page("x/_index.pt-br.markdown")
+    assert not is_section_page("content/blog/_index-notes.md")
+    assert post_stem("content/posts/first-light/index.zh.md") == "first-light"
+    assert is_bundle_page("content/posts/first-light/index.en.md")
+    assert not is_bundle_page("content/posts/indexing.md")
+    assert address_key("content/blog/2024-01-05-hello-zola.md") == (
+        "content/blog",
+        "hello-zola",
+        "",
+    )
+    assert address_key("content/posts/goroutines/index.md") == address_key(
+        "content/posts/goroutines.md"
+    )
+    assert address_key("content/posts/x/index.zh.md") == address_key("content/posts/x.zh.md")
+    assert address_key("content/posts/x/index.zh.md") != address_key("content/posts/x/index.md")
+
+
+async def test_a_new_post_never_takes_an_existing_posts_address(tmp_path: Path) -> None:
+    zola = make_blog(
+        tmp_path / "zola",
+        {
+            "config.toml": 'base_url = "https://example.org"\n',
+            "content/blog/_index.md": '+++\nsort_by = "date"\n+++\n',
+            "content/blog/2024-01-05-hello-zola.md": '+++\ntitle = "Hello Zola"\n+++\n\nHi.\n',
+            "content/blog/2024-02-05-tera.md": '+++\ntitle = "Tera"\n+++\n\nTera.\n',
+            "content/blog/2024-03-05-sass.md": '+++\ntitle = "Sass"\n+++\n\nSass.\n',
+        },
+    )
+    msg, _ = await create(zola, "Hello Zola")
+    assert msg.data["path"].endswith("-hello-zola-2.md"), msg.data
+    hugo = make_blog(
+        tmp_path / "hugo",
+        {
+            "hugo.toml": "baseURL = 'https://example.org/'\n",
+            "content/posts/goroutines.md": "---\ntitle: Goroutines\n---\n\nOld.\n",
+            **{
+                f"content/posts/{n}/index.md": f"---\ntitle: {n}\ndate: 2024-01-0{i}\n---\n\n{n}.\n"
+                for i, n in enumerate("abc", 1)
+            },
+        },
+    )
+    msg, _ = await create(hugo, "Goroutines")
+    assert msg.data["path"] == "content/posts/goroutines-2/index.md", msg.data
+
+
+def test_publishing_never_takes_an_existing_posts_address(tmp_path: Path) -> None:
+    root = make_blog(
+        tmp_path / "jekyll",
+        {
+            "_config.yml": "permalink: /:title/\n",
+            "_posts/2024-01-15-liquid-tips.md": "---\ntitle: Liquid tips\n---\n\nOld.\n",
+            "_drafts/liquid-tips.md": "---\ntitle: Liquid tips\n---\n\nNew.\n",
+        },
+    )
+    files = FileStore(root)
+    day = dt.date(2026, 11, 30)
+    done = publish_post(files, "_drafts/liquid-tips.md", posts_dir="_posts", day=day)
+    assert done.path == "_posts/2026-11-30-liquid-tips-2.md", done
+    assert (root / done.path).read_text(encoding="utf-8").endswith("New.\n")
+    assert (
+        (root / "_posts/2024-01-15-liquid-tips.md").read_text(encoding="utf-8").endswith("Old.\n")
+    )
+
+
+async def test_a_section_page_is_no_post_and_no_skill_writes_it(tmp_path: Path) -> None:
+    root = make_blog(
+        tmp_path / "zola",
+        {
+            "config.toml": 'base_url = "https://example.org"\ndefault_language = "en"\n'
+            'taxonomies = [{name = "tags"}]\n[languages.zh]\n',
+            "content/blog/_index.md": '+++\ntitle = "Blog"\nsort_by = "date"\n+++\n',
+            "content/blog/_index.zh.md": '+++\ntitle = "博客"\nsort_by = "date"\n+++\n',
+            "content/blog/a.md": '+++\ntitle = "A"\ndate = 2024-01-01\n[taxonomies]\n'
+            'tags = ["x"]\n+++\n\nA.\n',
+        },
+    )
+    before = {
+        p: (root / p).read_bytes() for p in ("content/blog/_index.md", "content/blog/_index.zh.md")
+    }
+    rt = writing_runtime(root, ScriptedModel([]), state_dir=tmp_path / "state")
+    await rt.initialize()
+    try:
+        rt.memory.posts.refresh()
+        assert [p.path for p in rt.memory.posts.all_posts()] == ["content/blog/a.md"]
+        for path in before:
+            msg = await rt.run_skill(
+                "EditContent", {"path": path, "instruction": "add tags rust"}, {"confirm": False}
+            )
+            assert msg.data["error"] == "path_not_allowed" and "section page" in msg.content
+    finally:
+        await rt.close()
+    assert {p: (root / p).read_bytes() for p in before} == before

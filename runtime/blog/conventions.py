@@ -9,8 +9,13 @@ The conventions are those of the generators skillrt meets:
   ``YYYY/MM/DD`` folder in the post's path. A date is kept as ``YYYY-MM-DD``.
 - **Drafts**: ``draft = true`` (Hugo, Zola), ``published: false`` (Jekyll), or a file under a
   ``_drafts/`` folder (Jekyll, Hexo).
-- **Section and list pages** (``_index.md``, Hugo and Zola) are not posts.
-- **Page bundles**: ``slug/index.md`` goes by ``slug``; the page's own title wins, as always.
+- **Section and list pages** (``_index.md``, and a language's ``_index.zh.md``, Hugo and
+  Zola) are not posts.
+- **Page bundles**: ``slug/index.md`` (and ``slug/index.zh.md``) goes by ``slug``; the page's
+  own title wins, as always.
+- **Web addresses**: a generator makes a post's address from its slug, not its file name:
+  ``2024-01-05-hello-zola.md`` (Zola, Jekyll's ``/:title/``), ``hello-zola.md`` and
+  ``hello-zola/index.md`` all go by ``hello-zola`` (``address_key``).
 - A title taken from the body is the first ``# heading`` outside fenced code blocks (a
   ``# comment`` in a shell block is not a heading).
 """
@@ -28,9 +33,11 @@ __all__ = [
     "DATE_FIELDS",
     "DRAFT_FOLDERS",
     "SECTION_PAGES",
+    "address_key",
     "draft_marks",
     "first_heading",
     "in_drafts_folder",
+    "is_bundle_page",
     "is_draft",
     "is_section_page",
     "post_date",
@@ -40,6 +47,13 @@ __all__ = [
 DATE_FIELDS = ("date", "publishDate", "pubDate", "published", "created")
 SECTION_PAGES = frozenset({"_index.md", "_index.markdown"})
 BUNDLE_PAGES = frozenset({"index.md", "index.markdown"})
+_SECTION_PAGE = re.compile(r"^_index(\.[A-Za-z-]+)?\.(?:md|markdown)$", re.IGNORECASE)
+_BUNDLE_PAGE = re.compile(r"^index(\.[A-Za-z-]+)?\.(?:md|markdown)$", re.IGNORECASE)
+"""A section page and a bundle's page, in a language too (``_index.zh.md``, ``index.en.md``:
+Hugo's and Zola's translations): ``_index.zh.md`` was indexed as a post titled "_index.zh",
+and ``index.zh.md`` was taken for a post named "index.zh", which tipped a Zola blog of bundles
+to a flat new post."""
+_LANGUAGE = re.compile(r"^(.+)\.([A-Za-z]{2,3}(?:-[A-Za-z0-9]+)?)$")
 DRAFT_FOLDERS = ("_drafts",)
 _YMD = re.compile(r"(?<!\d)(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?!\d)")
 DATED_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-")
@@ -117,17 +131,43 @@ def in_drafts_folder(rel: str) -> bool:
 
 
 def is_section_page(rel: str) -> bool:
-    """Whether a file is a section or list page (``_index.md``), not a post."""
-    return PurePosixPath(rel).name.lower() in SECTION_PAGES
+    """Whether a file is a section or list page (``_index.md``, ``_index.zh.md``), not a post."""
+    return _SECTION_PAGE.match(PurePosixPath(rel).name) is not None
+
+
+def is_bundle_page(rel: str) -> bool:
+    """Whether a file is a page bundle's page (``slug/index.md``, ``slug/index.zh.md``)."""
+    path = PurePosixPath(rel)
+    return _BUNDLE_PAGE.match(path.name) is not None and bool(path.parent.name)
 
 
 def post_stem(rel: str) -> str:
     """The name a post goes by: its file name without the suffix, or for a page bundle
-    (``slug/index.md``) the bundle's folder."""
+    (``slug/index.md``, ``slug/index.zh.md``) the bundle's folder."""
     path = PurePosixPath(rel)
-    if path.name.lower() in BUNDLE_PAGES and path.parent.name:
+    if is_bundle_page(rel):
         return path.parent.name
     return path.stem
+
+
+def address_key(rel: str) -> tuple[str, str, str]:
+    """What a generator makes the post's web address from: ``(folder, slug, language)``. The
+    folder holds the post (a bundle: its folder's parent), the slug is the name without a
+    ``YYYY-MM-DD-`` prefix, and the language a ``.zh`` before the suffix. Zola's
+    ``2024-01-05-hello-zola.md`` and a new ``2026-11-30-hello-zola.md`` both went to
+    ``/blog/hello-zola/`` ("Found path collisions"), as did Hugo's ``goroutines.md`` and a
+    new ``goroutines/index.md``; two posts with one key are at one address."""
+    path = PurePosixPath(rel)
+    bundle = _BUNDLE_PAGE.match(path.name) if path.parent.name else None
+    if bundle is not None:
+        folder, stem, language = path.parent.parent, path.parent.name, bundle.group(1) or ""
+    else:
+        folder, stem, language = path.parent, path.stem, ""
+        found = _LANGUAGE.match(stem)
+        if found is not None:
+            stem, language = found.group(1), "." + found.group(2)
+    slug = DATED_NAME.sub("", stem) or stem
+    return folder.as_posix(), slug.casefold(), language.casefold()
 
 
 def _closes(marker: str, fence: str, line: str) -> bool:

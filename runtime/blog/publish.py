@@ -5,7 +5,9 @@
 - A post in a drafts folder (Jekyll's ``_drafts/``, Hexo's ``source/_drafts/``) moves to the
   posts folder; in Jekyll's ``_posts/`` it gets the ``YYYY-MM-DD-`` prefix Jekyll needs, in
   Hexo's ``source/_posts/`` only when most posts there have one (``_dated_names``). The new
-  file is created first (never over another), then the draft goes to the trash.
+  file is created first (never over another), then the draft goes to the trash. A name whose
+  web address another post there has (``address_taken``: ``2024-01-15-liquid-tips.md``
+  beside a new ``2026-11-30-liquid-tips.md``) or that is taken gets ``-2``, ``-3``...
 
 The write passes the hash read to ``FileStore.write``, so a post edited meanwhile is refused,
 not overwritten. Publishing again after a crash finishes the move; publishing a post that is
@@ -23,16 +25,36 @@ is a draft already changes nothing and says so.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from skillrt.blog.conventions import DATED_NAME, draft_marks, in_drafts_folder
+from skillrt.blog.conventions import (
+    DATED_NAME,
+    address_key,
+    draft_marks,
+    in_drafts_folder,
+    is_bundle_page,
+    is_section_page,
+)
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.versions import VersionStore
 from skillrt.exceptions import UserError
 
-__all__ = ["Published", "publish_kept", "publish_post", "unpublish_kept", "unpublish_post"]
+__all__ = [
+    "Published",
+    "address_taken",
+    "folder_posts",
+    "free_names",
+    "publish_kept",
+    "publish_post",
+    "unpublish_kept",
+    "unpublish_post",
+]
+
+MAX_NAME_TRIES = 200
+_PAGE_SUFFIXES = (".md", ".markdown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +86,55 @@ def _published_path(files: FileStore, path: str, posts_dir: str, day: dt.date) -
     return f"{folder}/{name}".removeprefix("./")
 
 
+def free_names(rel: str) -> list[str]:
+    """``rel``, then ``-2``, ``-3``... (a page bundle: another folder, ``slug-2/index.md``)."""
+    path = PurePosixPath(rel)
+    if is_bundle_page(rel):
+        folder = path.parent
+        names = [rel] + [
+            (folder.parent / f"{folder.name}-{n}" / path.name).as_posix()
+            for n in range(2, MAX_NAME_TRIES)
+        ]
+    else:
+        names = [rel] + [
+            (path.parent / f"{path.stem}-{n}{path.suffix}").as_posix()
+            for n in range(2, MAX_NAME_TRIES)
+        ]
+    return [name.removeprefix("./") for name in names]
+
+
+def folder_posts(files: FileStore, folder: str) -> list[str]:
+    """The posts in ``folder`` (relative): its Markdown files and its bundles' pages."""
+    try:
+        base = files.resolve(folder or ".")
+        entries = list(os.scandir(base))
+    except (OSError, UserError):
+        return []
+    prefix = "" if folder in ("", ".") else folder + "/"
+    found: list[str] = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.name.lower().endswith(_PAGE_SUFFIXES) and not is_section_page(entry.name):
+            found.append(prefix + entry.name)
+        elif entry.is_dir(follow_symlinks=False):
+            found += [
+                f"{prefix}{entry.name}/{page}"
+                for page in ("index.md", "index.markdown")
+                if os.path.isfile(os.path.join(entry.path, page))
+            ]
+    return found
+
+
+def address_taken(files: FileStore, rel: str, pages: list[str] | None = None) -> str | None:
+    """The post other than ``rel`` in its folder that has its web address (``address_key``:
+    the slug without a date prefix or ``/index.md``), or None. ``pages``: that folder's posts
+    (``folder_posts``), when already listed."""
+    key = address_key(rel)
+    listed = folder_posts(files, key[0]) if pages is None else pages
+    return next((page for page in listed if page != rel and address_key(page) == key), None)
+
+
 def _dated_names(files: FileStore, folder: str) -> bool:
     """Whether a post moved into ``folder`` gets a ``YYYY-MM-DD-`` prefix: Jekyll's ``_posts``
     always (Jekyll reads a post's date from it); another ``_posts`` (Hexo's
@@ -90,9 +161,25 @@ def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -
             return Published(path=rel, changed=False)
         files.write(rel, new_text, expected_hash=digest)
         return Published(path=rel, changed=True, removed=removed)
-    target = _published_path(files, rel, posts_dir, day)
+    target = _free_target(files, _published_path(files, rel, posts_dir, day), new_text)
     _moved(files, rel, target, new_text)
     return Published(path=target, changed=True, moved_from=rel, removed=removed)
+
+
+def _free_target(files: FileStore, target: str, text: str) -> str:
+    """``target``, or the first of ``-2``, ``-3``... that is free and whose web address no
+    other post in its folder has; one that holds ``text`` already (a run cut short) is ours.
+    A Jekyll draft ``liquid-tips.md`` was published as ``_posts/2026-11-30-liquid-tips.md``
+    beside ``2024-01-15-liquid-tips.md``: one address (``permalink: /:title/``) for both."""
+    pages = folder_posts(files, address_key(target)[0])
+    for name in free_names(target):
+        if files.exists(name):
+            if files.read(name)[0] == text:
+                return name
+            continue
+        if address_taken(files, name, pages) is None:
+            return name
+    raise UserError(f"no free file name near {target} after {MAX_NAME_TRIES} tries")
 
 
 def _moved(files: FileStore, rel: str, target: str, text: str) -> None:

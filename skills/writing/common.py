@@ -21,8 +21,10 @@ from pydantic import BaseModel
 
 from skillrt import SkillContext, SkillResult
 from skillrt._io.lazy import import_off_loop
+from skillrt.blog.conventions import address_key, is_section_page
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.markdown import dump_post
+from skillrt.blog.publish import MAX_NAME_TRIES, address_taken, folder_posts, free_names
 from skillrt.blog.versions import Action
 from skillrt.exceptions import PathNotAllowed, UserError
 
@@ -49,8 +51,10 @@ MAX_TOPIC_CHARS = 500
 MAX_TITLE_CHARS = 200
 MAX_INSTRUCTION_CHARS = 2000
 MAX_SLUG_CHARS = 60
-MAX_NAME_TRIES = 200
 POST_SUFFIXES = (".md", ".markdown")
+SECTION_PAGE_REASON = (
+    "a section page, the generator's list of posts and not a post: no skill writes it"
+)
 
 
 class Saved(BaseModel):
@@ -103,34 +107,28 @@ def post_path(ctx: SkillContext, target: str | None, slug: str) -> str:
     return ctx.files.relative(f"{posts_dir}/{slug}.md")
 
 
-def _candidates(rel: str) -> list[str]:
-    path = PurePosixPath(rel)
-    stem, suffix = path.stem, path.suffix
-    if path.name == "index.md" and path.parent.name:  # a page bundle: another folder
-        folder = path.parent
-        names = [rel] + [
-            (folder.parent / f"{folder.name}-{n}" / path.name).as_posix()
-            for n in range(2, MAX_NAME_TRIES)
-        ]
-    else:
-        names = [rel] + [
-            (path.parent / f"{stem}-{n}{suffix}").as_posix() for n in range(2, MAX_NAME_TRIES)
-        ]
-    return [name.removeprefix("./") for name in names]
-
-
 def save_new_file(ctx: SkillContext, rel: str, text: str) -> Saved:
     """Create ``rel`` (or ``-2``, ``-3``... when taken) holding ``text``; never overwrites.
+
+    A name is taken when the file exists or when another post in its folder has its web
+    address (``address_taken``): Zola's ``2024-01-05-hello-zola.md`` and a new
+    ``2026-11-30-hello-zola.md`` are both ``/blog/hello-zola/`` ("Found path collisions"),
+    Hugo's ``goroutines.md`` and a new ``goroutines/index.md`` both ``/posts/goroutines/``.
 
     Idempotent: a candidate that already holds exactly ``text`` (our own earlier write, before
     a crash cut the task off) is taken as saved. Blocking file I/O: run it as a sync step.
     """
     digest = text_hash(text)
-    for name in _candidates(rel):
+    pages: list[str] | None = None
+    for name in free_names(rel):
         existing = ctx.files.hash_of(name)
         if existing == digest:
             return Saved(path=name, hash=digest)
         if existing is not None or ctx.files.exists(name):
+            continue
+        if pages is None:
+            pages = folder_posts(ctx.files, address_key(name)[0])
+        if address_taken(ctx.files, name, pages) is not None:
             continue
         keep_version(ctx, name, "create", step=f"save:{name}", after=digest)
         try:
@@ -154,7 +152,14 @@ def keep_version(
     ctx: SkillContext, path: str, action: Action, *, step: str, after: str | None
 ) -> None:
     """Keep the post as it is before the write ``step`` of this task (for ``skillrt undo``).
-    Blocking file I/O: call it from a sync step, before the write."""
+    Blocking file I/O: call it from a sync step, before the write.
+
+    Refuses a section page (``_index.md``, ``_index.zh.md``): every skill's write passes here
+    first, and no skill writes one. EditContent "add tags rust" on Zola's
+    ``content/blog/_index.md`` wrote a ``[taxonomies]`` table there, and Zola's section front
+    matter takes no unknown field: ``zola build`` failed."""
+    if is_section_page(path):
+        raise PathNotAllowed(path, SECTION_PAGE_REASON)
     if ctx.versions is not None:
         ctx.versions.keep(ctx.files, path, action, key=f"{ctx.task_id}:{step}", after=after)
 
