@@ -167,3 +167,21 @@ async def test_a_section_page_is_no_post_and_no_skill_writes_it(tmp_path: Path) 
     finally:
         await rt.close()
     assert {p: (root / p).read_bytes() for p in before} == before
+
+
+async def test_hexo_json_frontmatter_is_written_as_hexo_writes_it(tmp_path: Path) -> None:
+    posts = {
+        "source/_posts/node-streams.md": ';;;\n"title": "Node streams",\n'
+        '"date": "2024-01-10 09:00:00",\n"tags": ["node"]\n;;;\n\nStreams.\n',
+        "source/_posts/event-loop.md": ';;;\n"title": "The event loop",\n'
+        '"date": "2024-02-11 10:30:00",\n"tags": ["node"]\n;;;\n\nLoop.\n',
+        "source/_posts/npm-scripts.md": '"title": "npm scripts",\n'
+        '"date": "2024-03-12 11:00:00",\n"tags": ["npm"]\n;;;\n\nnpm.\n',
+    }
+    root = make_blog(tmp_path / "hexo", {"_config.yml": "title: H\n", **posts})
+    msg, text = await create(root, "Async hooks")
+    assert msg.data["path"] == "source/_drafts/async-hooks.md"
+    assert text.startswith(b';;;\n"title": "Async hooks",\n"date": "'), text
+    found = split_frontmatter(text.decode(), msg.data["path"])
+    assert found.format == "json" and found.fields()["title"] == "Async hooks"
+    assert found.block.endswith("\n;;;\n")

@@ -43,7 +43,9 @@ __all__ = [
     "FORMATS",
     "Format",
     "Frontmatter",
+    "JsonStyle",
     "ListStyle",
+    "json_style",
     "render_frontmatter",
     "split_frontmatter",
     "strip_frontmatter",
@@ -52,6 +54,9 @@ __all__ = [
 
 Format = Literal["yaml", "toml", "json"]
 ListStyle = Literal["block", "flow", "quoted"]
+JsonStyle = Literal["braced", "members", "fenced"]
+"""How JSON frontmatter is written: an object in braces (Hugo), or Hexo's bare members up to a
+``;;;`` line (``fenced``: after a ``;;;`` line too)."""
 """How YAML lists are written: one ``- item`` a line, ``[a, b]``, or ``["a", "b"]``."""
 FORMATS: tuple[Format, ...] = ("yaml", "toml", "json")
 
@@ -375,23 +380,54 @@ def strip_frontmatter(reply: str) -> tuple[str, bool]:
 
 
 def render_frontmatter(
-    fields: Mapping[str, Any], fmt: Format, newline: str = "\n", *, lists: ListStyle = "block"
+    fields: Mapping[str, Any],
+    fmt: Format,
+    newline: str = "\n",
+    *,
+    lists: ListStyle = "block",
+    json_as: JsonStyle = "braced",
 ) -> str:
     """A new frontmatter block (delimiters and the closing line break included) in ``fmt``.
     Keys keep their order; ``None`` values are left out. ``lists``: how YAML lists of plain
-    values are written, as the blog writes them (``PostStyle.lists``)."""
+    values are written, as the blog writes them (``PostStyle.lists``); ``json_as``: JSON as an
+    object in braces or as Hexo's members and ``;;;`` (``JsonStyle``)."""
     data = {k: v for k, v in fields.items() if v is not None}
     if fmt == "toml":
         import tomlkit
 
         inner = tomlkit.dumps(_toml_ready(data)) if data else ""
         text = f"+++\n{inner}+++\n"
+    elif fmt == "json" and json_as != "braced":
+        text = _hexo_members(data, fenced=json_as == "fenced")
     elif fmt == "json":
         text = json.dumps(_json_ready(data), ensure_ascii=False, indent=2) + "\n"
     else:
         inner = _yaml_dump(data, lists=lists) if data else ""
         text = f"---\n{inner}---\n"
     return text.replace("\n", newline) if newline != "\n" else text
+
+
+def _hexo_members(data: Mapping[str, Any], *, fenced: bool) -> str:
+    """Hexo's JSON frontmatter as its own ``stringify`` writes it: the members one a line, no
+    braces, then ``;;;`` (``fenced``: a ``;;;`` line first too). hexo-front-matter reads
+    only a ``---`` or ``;;;`` block: a new post in braces on a Hexo blog was published
+    untitled, its JSON printed as its body."""
+    lines = [
+        f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
+        for key, value in _json_ready(dict(data)).items()
+    ]
+    text = ",\n".join(lines) + "\n" + ";;;\n"
+    return ";;;\n" + text if fenced else text
+
+
+def json_style(found: Frontmatter) -> JsonStyle | None:
+    """How a post's JSON frontmatter is written (``JsonStyle``), or None when it is no JSON."""
+    if found.format != "json":
+        return None
+    start = found.block.removeprefix(_BOM)
+    if start.startswith("{"):
+        return "braced"
+    return "fenced" if _HEXO_SEP.match(start) else "members"
 
 
 # --- parsing -----------------------------------------------------------------------------

@@ -39,7 +39,9 @@ from skillrt.blog.frontmatter import (
     FORMATS,
     Format,
     Frontmatter,
+    JsonStyle,
     ListStyle,
+    json_style,
     render_frontmatter,
     split_frontmatter,
     yaml_list_style,
@@ -78,6 +80,7 @@ class PostStyle:
     taxonomies: tuple[str, ...] = ()  # Zola: which taxonomies posts carry
     lists: ListStyle = "block"  # how most posts write their YAML lists
     undated: frozenset[str] = frozenset()  # date-named keys whose values are no dates
+    json_as: JsonStyle = "braced"  # JSON: in braces (Hugo) or Hexo's members and ";;;"
 
     def file_path(self, slug: str, day: dt.date, *, draft: bool) -> str:
         """Where a new post goes: the recent posts' folder (or the drafts folder), named as
@@ -127,7 +130,7 @@ class PostStyle:
         fields.update({k: v for k, v in (extra or {}).items() if v is not None})
         if draft and not self.drafts_dir:
             fields["draft"] = True
-        block = render_frontmatter(fields, self.format, lists=self.lists)
+        block = render_frontmatter(fields, self.format, lists=self.lists, json_as=self.json_as)
         return block + "\n" + body.strip("\n") + "\n" if body.strip() else block
 
     def _path_field(self, slug: str, day: dt.date) -> str | None:
@@ -194,6 +197,7 @@ def _template_style(template: Frontmatter, base: PostStyle) -> PostStyle:
         taxonomies=tuple(taxonomies) if isinstance(taxonomies, Mapping) else (),
         lists=(template.format == "yaml" and yaml_list_style(template.inner)) or "block",
         undated=undated,
+        json_as=json_style(template) or "braced",
     )
 
 
@@ -262,6 +266,9 @@ def post_style(
         if head.format == "yaml" and (seen := yaml_list_style(head.inner)) is not None
     )
     lists: ListStyle = max(styles, key=lambda s: (styles[s], s == "block")) if styles else "block"
+    # (Hexo's JSON is members up to ";;;", mostly after one: written as the posts write it)
+    objects = Counter(shape for _, head in heads if (shape := json_style(head)) is not None)
+    json_as: JsonStyle = max(objects, key=lambda s: (objects[s], s)) if objects else "braced"
     style = PostStyle(
         format=best_format,
         keys=tuple(keys),
@@ -275,6 +282,7 @@ def post_style(
         taxonomies=tuple(taxonomies),
         lists=lists,
         undated=undated,
+        json_as=json_as,
     )
     return _with_format(style, fmt)
 
