@@ -10,6 +10,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from skillrt._io.layout import detect_layout
 from skillrt.blog.conventions import address_key, is_bundle_page, is_section_page, post_stem
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
@@ -185,3 +186,45 @@ async def test_hexo_json_frontmatter_is_written_as_hexo_writes_it(tmp_path: Path
     found = split_frontmatter(text.decode(), msg.data["path"])
     assert found.format == "json" and found.fields()["title"] == "Async hooks"
     assert found.block.endswith("\n;;;\n")
+
+
+def test_generator_setups_are_recognised(tmp_path: Path) -> None:
+    post = "---\ntitle: P\ndate: 2024-01-02\n---\n\nP.\n"
+    hugo = make_blog(
+        tmp_path / "hugo-dir",
+        {
+            "config/_default/hugo.toml": "baseURL = 'https://example.org/'\n",
+            "content/posts/a.md": post,
+        },
+    )
+    found = detect_layout(hugo)
+    assert (found.kind, found.posts_dir) == ("hugo", "content/posts"), found
+    hugo_json = make_blog(
+        tmp_path / "hugo-json",
+        {"config.json": '{"baseURL": "https://example.org/"}\n', "content/posts/a.md": post},
+    )
+    assert detect_layout(hugo_json).kind == "hugo"
+    content_dir = make_blog(
+        tmp_path / "hugo-cd",
+        {
+            "hugo.toml": "baseURL = 'https://example.org/'\ncontentDir = 'site/content'\n",
+            "site/content/posts/a.md": post,
+            "content/.keep": "",
+        },
+    )
+    assert detect_layout(content_dir).posts_dir == "site/content/posts"
+    zola = make_blog(
+        tmp_path / "zola",
+        {"zola.toml": 'base_url = "https://example.org"\n', "content/blog/a.md": "+++\n+++\n"},
+    )
+    assert detect_layout(zola).kind == "zola"
+    jekyll = make_blog(
+        tmp_path / "jekyll",
+        {"_config.yml": "collections_dir: my_collections\n", "my_collections/_posts/a.md": post},
+    )
+    found = detect_layout(jekyll)
+    assert (found.kind, found.posts_dir, found.drafts_dir) == (
+        "jekyll",
+        "my_collections/_posts",
+        "my_collections/_drafts",
+    )

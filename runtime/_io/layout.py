@@ -7,11 +7,13 @@ kind           recognised by                                            posts fo
 =============  =======================================================  ==================
 posts          ``posts/`` holding Markdown (skillrt's own default)      ``posts``
 obsidian       ``.obsidian/`` (an Obsidian vault)                       ``.`` (the vault)
-zola           ``config.toml`` with ``base_url`` and ``content/``         ``content``
-hugo           ``hugo.toml``/``config.toml``/... and ``content/``       ``content/posts``
-                                                                        or ``content``
+zola           ``zola.toml``/``config.toml`` with ``base_url`` and       ``content``
+               ``content/``
+hugo           ``hugo.toml``/``config.toml``/``config.json``/...,       ``content/posts``
+               or ``config/_default/hugo.toml``..., and ``content/``    or ``content``
+               (or the config's top-level ``contentDir``)               (in ``contentDir``)
 hexo           ``source/_posts/``                                       ``source/_posts``
-jekyll         ``_posts/``                                              ``_posts``
+jekyll         ``_posts/`` (in ``_config.yml``'s ``collections_dir``)   ``_posts``
 vitepress      ``docs/.vitepress/``                                     ``docs``
 mkdocs         ``mkdocs.yml`` and ``docs/``                             ``docs``
 posts          an empty ``posts/``                                      ``posts``
@@ -44,7 +46,20 @@ _HUGO_CONFIGS = (
     "config.toml",
     "config.yaml",
     "config.yml",
+    "config.json",
+    *(
+        f"config/_default/{name}.{ext}"
+        for name in ("hugo", "config")
+        for ext in ("toml", "yaml", "yml", "json")
+    ),
 )
+"""Hugo's configuration: a file at the top, or a config directory (Hugo's documented
+``config/_default/hugo.toml``, as many themes ship). A site with a config directory was taken
+for a plain ``content/`` folder, and a new post went to ``content/post-d.md``, not
+``content/posts/``."""
+_ZOLA_CONFIGS = ("zola.toml", "config.toml")  # (``zola init`` writes zola.toml since 0.22)
+_CONTENT_DIR = re.compile(r"""^["']?contentDir["']?[ \t]*[:=][ \t]*["']?([^"'\s,#]+)""", re.M)
+_COLLECTIONS_DIR = re.compile(r"""^collections_dir[ \t]*:[ \t]*["']?([^"'\s#]+)""", re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +106,53 @@ def count_markdown(folder: Path, limit: int = MAX_COUNT) -> int | None:
     return found
 
 
-def _is_zola(root: Path) -> bool:
-    """Zola: ``config.toml`` setting ``base_url`` (Hugo calls it ``baseURL``) and a
-    ``content/`` folder (its ``_index.md`` section page is optional: a small site has none)."""
-    config = root / "config.toml"
-    if not config.is_file() or not (root / "content").is_dir():
-        return False
+def _head(path: Path) -> str:
+    """The start of a config file, or "" when it cannot be read."""
     try:
-        head = config.read_text(encoding="utf-8", errors="replace")[:20_000]
+        return path.read_text(encoding="utf-8", errors="replace")[:20_000]
     except OSError:
-        return False
-    return re.search(r"^\s*base_url\s*=", head, re.MULTILINE) is not None
+        return ""
+
+
+def _is_zola(root: Path) -> str | None:
+    """Zola's config file: ``zola.toml`` (Zola 0.22's name: such a site got new posts at
+    ``content/fourth.md`` with a stray top-level ``tags``) or ``config.toml``, setting
+    ``base_url`` (Hugo calls it ``baseURL``), and a ``content/`` folder (its ``_index.md``
+    section page is optional: a small site has none). None when it is no Zola site."""
+    if not (root / "content").is_dir():
+        return None
+    for name in _ZOLA_CONFIGS:
+        config = root / name
+        if config.is_file() and re.search(r"^\s*base_url\s*=", _head(config), re.M):
+            return name
+    return None
+
+
+def _content_dir(root: Path, config: str) -> str:
+    """Hugo's content folder: a top-level ``contentDir`` in its config when it names a folder
+    that exists (a TOML table's, a language's, is not read), else ``content``."""
+    text = _head(root / config)
+    if config.endswith(".toml"):
+        text = re.split(r"^\s*\[", text, maxsplit=1, flags=re.M)[0]  # before the first table
+    found = _CONTENT_DIR.search(text)
+    if found is None and config.endswith(".json"):
+        found = re.search(r'^[ \t]{0,4}"contentDir"[ \t]*:[ \t]*"([^"]+)"', text, re.M)
+    folder = found.group(1).strip("/") if found else ""
+    if folder and ".." not in folder.split("/") and (root / folder).is_dir():
+        return folder
+    return "content"
+
+
+def _jekyll_posts(root: Path) -> str | None:
+    """Jekyll's posts folder: ``_posts``, or ``<collections_dir>/_posts`` when
+    ``_config.yml`` sets ``collections_dir`` (Jekyll then reads posts and drafts there
+    only); None when there is none."""
+    for name in ("_config.yml", "_config.yaml"):
+        found = _COLLECTIONS_DIR.search(_head(root / name))
+        folder = found.group(1).strip("/") if found else ""
+        if folder and ".." not in folder.split("/") and (root / folder / "_posts").is_dir():
+            return f"{folder}/_posts"
+    return "_posts" if (root / "_posts").is_dir() else None
 
 
 def configured_layout(root: Path, posts_dir: str, source: str = "configured") -> BlogLayout:
@@ -124,19 +175,22 @@ def detect_layout(root: Path) -> BlogLayout:
         return BlogLayout("posts", "posts", "posts/ holds Markdown", posts)
     if (root / ".obsidian").is_dir():
         return layout(".", "obsidian", "Obsidian vault: .obsidian/ found")
-    if _is_zola(root):
-        return layout("content", "zola", "Zola site: config.toml with base_url and content/")
+    zola = _is_zola(root)
+    if zola is not None:
+        return layout("content", "zola", f"Zola site: {zola} with base_url and content/")
     hugo = next((name for name in _HUGO_CONFIGS if (root / name).is_file()), None)
-    if hugo is not None and (root / "content").is_dir():
-        sub = "content/posts" if count_markdown(root / "content" / "posts") else "content"
-        return layout(sub, "hugo", f"Hugo site: {hugo} and content/ found")
+    content = _content_dir(root, hugo) if hugo is not None else "content"
+    if hugo is not None and (root / content).is_dir():
+        sub = f"{content}/posts" if count_markdown(root / content / "posts") else content
+        return layout(sub, "hugo", f"Hugo site: {hugo} and {content}/ found")
     if (root / "source" / "_posts").is_dir():
         found = layout("source/_posts", "hexo", "Hexo site: source/_posts/ found")
         return replace(found, drafts_dir="source/_drafts")
-    if (root / "_posts").is_dir():
-        return replace(
-            layout("_posts", "jekyll", "Jekyll site: _posts/ found"), drafts_dir="_drafts"
-        )
+    jekyll = _jekyll_posts(root)
+    if jekyll is not None:
+        drafts = jekyll.removesuffix("_posts") + "_drafts"
+        found = layout(jekyll, "jekyll", f"Jekyll site: {jekyll}/ found")
+        return replace(found, drafts_dir=drafts)
     if (root / "docs" / ".vitepress").is_dir():
         return layout("docs", "vitepress", "VitePress site: docs/.vitepress/ found")
     mkdocs = next((n for n in ("mkdocs.yml", "mkdocs.yaml") if (root / n).is_file()), None)
