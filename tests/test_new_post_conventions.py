@@ -228,3 +228,23 @@ def test_generator_setups_are_recognised(tmp_path: Path) -> None:
         "my_collections/_posts",
         "my_collections/_drafts",
     )
+
+
+async def test_dates_with_a_time_and_an_offset_and_crlf_line_ends(tmp_path: Path) -> None:
+    root = make_blog(
+        tmp_path / "hugo",
+        {
+            "hugo.toml": "baseURL = 'https://example.org/'\n",
+            **{
+                f"content/posts/p{i}.md": f"---\r\ntitle: P{i}\r\n"
+                f"date: 2024-0{i}-01T10:00:00+08:00\r\n---\r\n\r\nBody {i}.\r\n"
+                for i in range(1, 4)
+            },
+        },
+    )
+    _, text = await create(root, "New one")
+    assert b"\r\n" in text and b"\n" not in text.replace(b"\r\n", b""), text
+    date = split_frontmatter(text.decode()).fields()["date"]
+    assert isinstance(date, dt.datetime) and date.utcoffset() == dt.timedelta(hours=8), text
+    assert b"T" in text.split(b"date: ")[1].split(b"\r\n")[0], text
+    assert abs(date - dt.datetime.now(dt.UTC)) < dt.timedelta(minutes=5)

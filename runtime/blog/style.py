@@ -81,6 +81,8 @@ class PostStyle:
     lists: ListStyle = "block"  # how most posts write their YAML lists
     undated: frozenset[str] = frozenset()  # date-named keys whose values are no dates
     json_as: JsonStyle = "braced"  # JSON: in braces (Hugo) or Hexo's members and ";;;"
+    offset: dt.timedelta | None = None  # dates carry a time and this offset
+    newline: str = "\n"  # "\r\n" on a blog whose posts are mostly CRLF
 
     def file_path(self, slug: str, day: dt.date, *, draft: bool) -> str:
         """Where a new post goes: the recent posts' folder (or the drafts folder), named as
@@ -117,8 +119,9 @@ class PostStyle:
             "wikiLinks": list(links) or None,
             "wikilinks": list(links) or None,
         }
+        stamp = self._stamp(day)
         for key in DATE_FIELDS:
-            known[key] = day
+            known[key] = stamp
         fields: dict[str, Any] = {}
         for key in self.keys:
             if key == "draft":
@@ -131,7 +134,19 @@ class PostStyle:
         if draft and not self.drafts_dir:
             fields["draft"] = True
         block = render_frontmatter(fields, self.format, lists=self.lists, json_as=self.json_as)
-        return block + "\n" + body.strip("\n") + "\n" if body.strip() else block
+        text = block + "\n" + body.strip("\n") + "\n" if body.strip() else block
+        if self.newline != "\n":  # (a CRLF blog: its new posts are CRLF too)
+            text = text.replace("\r\n", "\n").replace("\n", self.newline)
+        return text
+
+    def _stamp(self, day: dt.date) -> dt.date | dt.datetime:
+        """A new post's date: ``day``, or, when the blog's dates carry a time and an offset,
+        now at that offset. A bare date is midnight UTC to Hugo, which skips future posts:
+        made at 07:00 in UTC+8 beside posts dated ``2024-03-01T10:00:00+08:00``, a post was
+        hidden until 08:00."""
+        if self.offset is None:
+            return day
+        return dt.datetime.now(dt.timezone(self.offset)).replace(microsecond=0)
 
     def _path_field(self, slug: str, day: dt.date) -> str | None:
         if self.path_prefix is None:
@@ -255,6 +270,7 @@ def post_style(
     elif any("wikiLinks" in f or "wikilinks" in f for _, f in fields) and "wikiLinks" not in keys:
         keys.append("wikiLinks")
     undated = _undated([f for _, f in fields])
+    crlf = sum("\r\n" in head.block for _, head in heads)
     shared = _shared_values(fields, keys, undated)
     path_prefix, path_dated = _path_shape(fields, base.folder) if "path" in keys else (None, True)
     tables = [f["taxonomies"] for _, f in fields if isinstance(f.get("taxonomies"), Mapping)]
@@ -283,6 +299,8 @@ def post_style(
         lists=lists,
         undated=undated,
         json_as=json_as,
+        offset=_offset([f for _, f in fields], undated),
+        newline="\r\n" if _majority(crlf, len(heads)) else "\n",
     )
     return _with_format(style, fmt)
 
@@ -311,6 +329,30 @@ def _undated(fields: Sequence[Mapping[str, Any]]) -> frozenset[str]:
         if values and not _majority(sum(map(_is_date, values)), len(values)):
             undated.add(key)
     return frozenset(undated)
+
+
+def _offset(fields: Sequence[Mapping[str, Any]], undated: frozenset[str]) -> dt.timedelta | None:
+    """The offset most of the blog's dates carry, when most carry a time and an offset
+    (``2024-03-01T10:00:00+08:00``, also as JSON text); None when most are bare dates."""
+    offsets: Counter[dt.timedelta | None] = Counter()
+    for f in fields:
+        for key in DATE_FIELDS:
+            if key not in undated and _is_date(value := f.get(key)):
+                offsets[_offset_of(value)] += 1
+    aware = [(n, off) for off, n in offsets.items() if off is not None]
+    if not _majority(sum(n for n, _ in aware), sum(offsets.values())):
+        return None
+    return max(aware, key=lambda item: item[0])[1]
+
+
+def _offset_of(value: Any) -> dt.timedelta | None:
+    """The UTC offset of a datetime (or its ISO text), None for a date or a naive time."""
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return value.utcoffset() if isinstance(value, dt.datetime) else None
 
 
 def _shared_values(
