@@ -248,3 +248,20 @@ async def test_dates_with_a_time_and_an_offset_and_crlf_line_ends(tmp_path: Path
     assert isinstance(date, dt.datetime) and date.utcoffset() == dt.timedelta(hours=8), text
     assert b"T" in text.split(b"date: ")[1].split(b"\r\n")[0], text
     assert abs(date - dt.datetime.now(dt.UTC)) < dt.timedelta(minutes=5)
+
+
+async def test_vitepress_has_no_draft_flag_and_the_reply_says_so(tmp_path: Path) -> None:
+    root = make_blog(
+        tmp_path / "vitepress",
+        {
+            "docs/.vitepress/config.mts": "export default {}\n",
+            **{
+                f"docs/posts/p{i}.md": f"---\ntitle: P{i}\ndate: 2024-0{i}-10\n---\n\nP.\n"
+                for i in range(1, 4)
+            },
+        },
+    )
+    msg, text = await create(root, "Vue router")
+    assert split_frontmatter(text.decode()).fields()["draft"] is True  # (for skillrt's answers)
+    assert "VitePress has no draft flag" in msg.content, msg.content
+    assert "answers leave it out until it is published" not in msg.content

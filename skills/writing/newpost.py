@@ -5,6 +5,8 @@ and its way of marking drafts (``skillrt.blog.style``); and the reply's word on 
 in the drafts folder where the generator has one (Jekyll's ``_drafts/``), else a ``draft``
 field (``draft = true`` / ``draft: true`` / ``"draft": true``). Drafts are left out of answers
 until published (``skillrt publish PATH``, ``/publish``, or removing the flag by hand).
+VitePress and MkDocs have no draft flag: the field is kept for skillrt's answers, and the reply
+says the site still builds the page.
 """
 
 from __future__ import annotations
@@ -40,8 +42,18 @@ DRAFT_REPLIES = Replies(
             "\n\nIt is a draft (in `{folder}/`): answers leave it out until it is published "
             "with `skillrt publish {path}` or `/publish`.",
         ),
+        "draft_field_ignored": (
+            "\n\n它标了草稿（{mark}），回答问题时不会引用它；但 {generator} 没有草稿标记，"
+            "构建网站时照样会发布它。要不发布，请把它移出 `{folder}/`。",
+            "\n\nIt is marked a draft ({mark}), so answers leave it out; but {generator} has "
+            "no draft flag and still builds and publishes it: move it out of `{folder}/` to "
+            "keep it off the site.",
+        ),
     }
 )
+_IGNORED = {"vitepress": "VitePress", "mkdocs": "MkDocs"}
+"""Generators that have no draft flag: a page marked ``draft: true`` is built and goes live
+(the reply said answers leave it out until published, as if the site did too)."""
 _MARKS = {"toml": "`draft = true`", "json": '`"draft": true`', "yaml": "`draft: true`"}
 
 
@@ -121,4 +133,10 @@ def draft_note(ctx: SkillContext, path: str, text: str) -> str:
     found = split_frontmatter(text, path)
     if found.format is None or found.fields().get("draft") is not True:
         return ""
+    generator = _IGNORED.get(ctx.config.layout.kind)
+    if generator is not None:
+        folder = ctx.config.posts_dir.strip("/") or "."
+        return ctx.reply(
+            "draft_field_ignored", mark=_MARKS[found.format], generator=generator, folder=folder
+        )
     return ctx.reply("draft_field", mark=_MARKS[found.format], path=path)
