@@ -416,3 +416,93 @@ async def test_a_time_given_keeps_a_string_dates_offset(
     await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert post.read_text(encoding="utf-8") == text.replace(written, expected)
+
+
+VAULT = {
+    ".obsidian/app.json": "{}\n",
+    "Notes/Borrow Checker.md": "---\ncreated: 2024-01-16T09:00\ntags:\n  - rust\n---\n\nBorrows.\n",
+    "Notes/所有权笔记.md": "---\ncreated: 2024-01-17T20:00\ntags:\n  - rust\n---\n\n中文笔记。\n",
+    "Notes/ownership-notes.md": "---\ncreated: 2024-01-18T20:00\n---\n\nEnglish notes.\n",
+}
+
+
+def _vault(root: Path) -> Path:
+    for rel, text in VAULT.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        # a file named in the clause is the post, whatever words its name holds
+        ("change the date of Notes/ownership-notes.md to 2024-06-02",
+         FieldSet("created", "2024-06-02T20:00")),
+        ('change the date of "Notes/所有权笔记.md" to 2024-06-02',
+         FieldSet("created", "2024-06-02T20:00")),
+        ("set the date of Notes/Borrow Checker.md to 2024-06-02",
+         FieldSet("created", "2024-06-02T20:00")),
+        ("set the date to 2024-06-02 on notes/code-blocks.md",
+         FieldSet("created", "2024-06-02T20:00")),
+        # a note dated by ``created``: that field, never a new ``date`` beside it
+        ("change the date to 2024-06-01", FieldSet("created", "2024-06-01T20:00")),
+        ("change the created date to 2024-06-01 09:30", FieldSet("created", "2024-06-01T09:30")),
+        ("把日期改成 2024-06-01", FieldSet("created", "2024-06-01T20:00")),
+        # the body's still: a part of it named, the file aside
+        ("change the date in the release notes to 2024-06-01", None),
+        ("change the type of the code block in notes/x.md to bash", None),
+        ("change the due date to 2024-06-01", None),
+    ],
+)  # fmt: skip
+def test_a_file_named_and_an_obsidian_date(instruction: str, expected: FieldSet | None) -> None:
+    """ "change the date of Notes/ownership-notes.md to …" found "notes" in the path, took
+    it for an edit of the body, and the model's answer replaced the note's body; on a note
+    dated by ``created``, "change the date" added a ``date`` and left ``created`` as it was."""
+    assert given_field(instruction, {"created": "2024-01-18T20:00", "tags": ["x"]}) == expected
+
+
+def test_a_post_dated_by_another_field_gets_that_one_and_never_its_update_day() -> None:
+    published = {"title": "x", "pubDate": datetime.date(2024, 1, 1)}
+    assert given_field("change the date to 2024-06-02", published) == FieldSet(
+        "pubDate", datetime.date(2024, 6, 2)
+    )
+    updated = {"title": "x", "updated": datetime.date(2024, 2, 2)}  # (a new date, as before)
+    assert given_field("change the date to 2024-06-02", updated) == FieldSet(
+        "date", datetime.date(2024, 6, 2)
+    )
+
+
+async def test_the_note_named_gets_the_date_not_the_one_in_focus(tmp_path: Path) -> None:
+    """The router takes no path quoted with Chinese or spaces in it: the note in focus had
+    its body replaced by the model's answer, the note named untouched."""
+    vault = _vault(tmp_path / "vault")
+    llm = ScriptedModel([])  # never asked
+    rt = writing_runtime(vault, llm)
+    await rt.initialize()
+    try:
+        await rt.set_focus("Notes/Borrow Checker.md")
+        for text in (
+            'change the date of "Notes/所有权笔记.md" to 2024-06-02',
+            'change the date of "Notes/Borrow Checker.md" to 2024-06-03',
+            "change the date of Notes/ownership-notes.md to 2024-06-04",
+        ):
+            msg = await rt.process_input(text, {"confirm": False})
+            assert msg.state == "COMPLETED" and msg.data["field"] == "created", msg.content
+        direct = await rt.run_skill(
+            "EditContent",
+            {"path": "Notes/ownership-notes.md", "instruction": "change the date to 2024-06-05"},
+            {"confirm": False},
+        )
+        assert direct.state == "COMPLETED" and direct.data["field"] == "created", direct.content
+    finally:
+        await rt.close()
+    assert llm.calls == []
+    new = {
+        "Notes/所有权笔记.md": "2024-01-17T20:00|2024-06-02T20:00",
+        "Notes/Borrow Checker.md": "2024-01-16T09:00|2024-06-03T09:00",
+        "Notes/ownership-notes.md": "2024-01-18T20:00|2024-06-05T20:00",
+    }
+    for rel, change in new.items():
+        old, now = change.split("|")
+        assert (vault / rel).read_text(encoding="utf-8") == VAULT[rel].replace(old, now), rel

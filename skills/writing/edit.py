@@ -27,7 +27,7 @@ from skillrt.blog.frontmatter import (
 )
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
-from skillrt.exceptions import FileChanged
+from skillrt.exceptions import FileChanged, PathNotAllowed
 from skillrt.skill.context import detect_language
 from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
@@ -72,7 +72,7 @@ from .common import (
     text_hash,
     unified_diff,
 )
-from .field_set import FieldSet, given_field
+from .field_set import FieldSet, given_field, named_file
 from .fields import description_field, given_description, only_field_set, others_kept
 from .languages import language_code
 from .newpost import blog_style
@@ -683,6 +683,24 @@ def _renames_title(instruction: str, post: Frontmatter, old: str) -> bool:
     )
 
 
+def _field_post(ctx: SkillContext, params: EditParams) -> str | None:
+    """The file a field set names its post by (``field_set.named_file``), when it is the
+    blog's and the post given is none: "change the date of \"Notes/所有权笔记.md\" to
+    2024-06-02", the router taking no path from it (a quoted one, with Chinese or spaces), set
+    the date of the note in focus. Blocking I/O: a sync step."""
+    written = named_file(params.instruction)
+    if written is None or (params.path and _is_file(ctx, params.path)):
+        return None
+    return written if _is_file(ctx, written) else None
+
+
+def _is_file(ctx: SkillContext, path: str) -> bool:
+    try:
+        return ctx.files.resolve(path).is_file()
+    except PathNotAllowed:
+        return False
+
+
 async def _post_to_edit(
     ctx: SkillContext, params: EditParams, action: str, *, strict: bool = True
 ) -> str | None:
@@ -690,7 +708,9 @@ async def _post_to_edit(
     unless the instruction names nothing but the post, as "publish <title>"), the open one (or
     the focus), else the one the user picks (asked which to ``action``)."""
     target = (
-        params.path
+        # a step: a resumed task works on the file it found the first time
+        await ctx.step("field_post", partial(_field_post, ctx, params))
+        or params.path
         or await post_named(ctx, strict=strict)
         # a step: a resumed task works on the post it took the first time
         or await ctx.step("open_post", partial(open_post, ctx, strict=strict))

@@ -13,7 +13,9 @@ edit of the body, as before:
   系列, 关键词, 日期, is enough); a clause after the name must name the post and only the post
   ("of the ssh post", "in this article", "of posts/x.md"): "change the author of the quote to
   Mark Twain", "change the type in the second code block of the post to bash" and "change
-  author to writer" (a word swapped) are the body's;
+  author to writer" (a word swapped) are the body's; a file named there ("of
+  Notes/ownership-notes.md", quoted or not) is the post whatever words its name holds, and
+  the edit takes it (``named_file``);
 - the value is a value, not a sentence: at most six words (a list's items at most four
   each), no sentence or clause after it ("… to Jane. Make the intro shorter", "… to Jane and
   proofread it", "…，顺便缩短开头"), not a description ("to a numbered list", "to something
@@ -35,7 +37,9 @@ edit of the body, as before:
 - the post's date (``date``, ``lastmod``, ``updated``, Obsidian's ``created``…) takes a date
   (``2024-06-01``, ``2024-06-01 10:00``, ``2024-06-01T10:00:00+02:00``), written as a date of
   the frontmatter's kind, its time and offset kept when only the day is given; other words
-  ("change the date to tomorrow", "2024-13-45") are refused, said;
+  ("change the date to tomorrow", "2024-13-45") are refused, said; "the date" of a post
+  with no ``date`` is the day it was written by another name (``created``, ``pubDate``…),
+  "the created date" ``created``;
 - two fields at once ("set the author to Jane and the date to …") are refused, said: one at a
   time.
 
@@ -51,7 +55,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["POST_NAMED", "TABLES", "FieldSet", "given_field"]
+__all__ = ["POST_NAMED", "TABLES", "FieldSet", "given_field", "named_file"]
 
 _KEY = r"(?P<key>[A-Za-z][\w-]{1,30})"
 _SET = re.compile(
@@ -59,7 +63,7 @@ _SET = re.compile(
     r"(?P<verb>set|change|update|switch)\s+"
     r"(?:(?P<its>its|the)\s+|(?P<owner>(?:this|the|that)\s+(?:post|article|note|page)(?:'s|’s)"
     r"\s+))?"
-    rf"{_KEY}(?P<field>\s+(?:field|key))?"
+    rf"{_KEY}(?P<dated>\s+date)?(?P<field>\s+(?:field|key))?"
     r"(?:\s+(?:of|in|for|on)\s+(?P<post>.+?))?"
     r"\s+(?:to|as|into)\s*[:：]?\s*(?P<value>.+?)\s*(?:,?\s*please)?\s*[!?。！？]?\s*$",
     re.I,
@@ -121,6 +125,17 @@ POST_NAMED = re.compile(
     r"|[\w./-]+\.md|[\"“'‘][^\"”'’]{1,80}[\"”'’](?:\s+(?:post|article|note))?",
     re.I,
 )
+# A post's file written out: quoted (spaces or Chinese in it: "Notes/所有权笔记.md"), or a
+# bare path (``Notes/ownership-notes.md``); a bare path with spaces only as a whole clause
+# ("of Notes/Borrow Checker.md", ``_CLAUSE_PATH``).
+_MD = r"\.(?:md|markdown|mdx)"
+_QUOTED_PATH = rf"[\"“'‘`「『](?P<quoted>[^\"“”'‘’`「」『』\n]{{1,200}}?{_MD})[\"”'’`」』]"
+_MD_PATH = re.compile(rf"{_QUOTED_PATH}|(?<![\w./~-])[\w.~-][\w./~-]{{0,200}}?{_MD}(?![\w])")
+_CLAUSE_PATH = re.compile(
+    rf"(?:(?:the|this|that|my)\s+(?:post|article|note|file|page)\s+)?(?:{_QUOTED_PATH}"
+    rf"|(?P<bare>(?:[\w.~-]+/)*[\w.~-]+{_MD}|(?:[\w.~-]+/)+[^\"“”/\n]{{1,120}}?{_MD}))",
+    re.I,
+)
 _BODY_WORDS = re.compile(
     r"\b(?:paragraph|section|code|block|intro|introduction|line|list|table|heading|sentence|"
     r"example|snippet|quote|image|link|caption|footnote|footer|header|sidebar|comment|box|"
@@ -130,11 +145,13 @@ _BODY_WORDS = re.compile(
 # A clause after the value: the post's ("… to Jane on the rust post": dropped), else a part of
 # the body's ("… to Jane in the intro": the body's edit).
 _CLAUSE_AFTER = re.compile(
-    r"\s+(?:of|in|on|for|at)\s+(?P<clause>(?:the|this|that|my|its)\b.*)$", re.I
+    r"\s+(?:of|in|on|for|at)\s+(?P<clause>(?:the|this|that|my|its)\b.*"
+    rf"|{_QUOTED_PATH.replace('quoted', 'after')}|[\w.~-][\w./~-]{{0,200}}?{_MD})$",
+    re.I,
 )
 _DATE_FIELDS = frozenset(
     {"date", "lastmod", "updated", "modified", "publishdate", "pubdate", "expirydate",
-     "created", "last_modified_at"}
+     "created", "last_modified_at", "published", "date_created", "created_at"}
 )  # fmt: skip
 # Fields whose value is one word: an address, a name, a layout.
 _ONE_WORD = frozenset({"url", "slug", "image", "cover", "layout", "type", "path", "permalink"})
@@ -208,9 +225,12 @@ def given_field(instruction: str, fields: dict[str, Any], *, zola: bool = False)
             or found.group("verb").casefold() == "set"
         )  # fmt: skip
         clause = found.group("post")
-        if clause and (not POST_NAMED.fullmatch(clause) or _BODY_WORDS.search(clause)):
+        if clause and _clause_file(clause) is None and not _names_post(clause):
             return None  # "the author of the quote", "the type in the code block": the body's
         name = found.group("key")
+        if found.group("dated"):  # "the created date": its date field, else not one
+            name = _dated(name, fields)
+            named = named or bool(name)
     else:
         found = _SET_ZH.match(text)
         if found is None:
@@ -221,7 +241,7 @@ def given_field(instruction: str, fields: dict[str, Any], *, zola: bool = False)
         return None
     written = found.group("value").strip()
     if (after := _CLAUSE_AFTER.search(written)) is not None:
-        if not POST_NAMED.fullmatch(after.group("clause")) or _BODY_WORDS.search(after.group()):
+        if _clause_file(after.group("clause")) is None and not _names_post(after.group("clause")):
             return None  # "… to Jane in the intro": where in the body, the body's edit
         written = written[: after.start()].strip()  # "… to Jane on the rust post"
     if (other := _TWO_FIELDS.search(written)) is not None and (
@@ -234,12 +254,50 @@ def given_field(instruction: str, fields: dict[str, Any], *, zola: bool = False)
     if not raw or len(raw) > 200 or (not quoted and (_MORE.search(plain) or _DESCRIBED.match(raw))):
         return None  # a sentence, a second request, or a description: the body's edit
     key, old = _found(name, fields)
+    if key is None and name.casefold() == "date":
+        key, old = _own_date(fields)
     if key is not None:
         return _typed(key, old, raw)
     new = (_ZOLA_KEYS if zola else _NEW_KEYS).get(name.casefold())
     if new is None:
         return FieldSet(name, refused="zola") if zola and name.casefold() in _NEW_KEYS else None
     return _typed(new, [] if new in ("categories", "keywords", "authors") else None, raw)
+
+
+def _names_post(clause: str) -> bool:
+    """Whether ``clause`` names the post and only the post ("of the ssh post", "in this
+    article"), its words read without a file written in it: "change the date of
+    Notes/ownership-notes.md to …" found "notes" in the path, took the request for an edit of
+    the body, and the model's answer replaced the note's body."""
+    words = _MD_PATH.sub(" post ", clause)
+    return bool(POST_NAMED.fullmatch(clause.strip())) and not _BODY_WORDS.search(words)
+
+
+def _clause_file(clause: str) -> str | None:
+    """The file a clause is, when it is one and nothing more ("Notes/ownership-notes.md",
+    "\"Notes/所有权笔记.md\"", "Notes/Borrow Checker.md", "the note notes/x.md"); its quotes
+    off."""
+    written = _CLAUSE_PATH.fullmatch(clause.strip())
+    if written is None:
+        return None
+    return (written.group("quoted") or written.group("bare")).strip()
+
+
+def named_file(instruction: str) -> str | None:
+    """The file a field set names its post by ("change the date of \"Notes/所有权笔记.md\" to
+    2024-06-02", "set the author to Jane on posts/x.md"), as written; None when it names none
+    (or is no field set). The edit takes that post, not the one open or in focus: a quoted path
+    with spaces or Chinese, which the router does not take, had the focus note changed in its
+    place."""
+    text = " ".join(instruction.split())
+    found = _SET.match(text)
+    if found is None:
+        return None
+    clause = found.group("post")
+    if clause and (named := _clause_file(clause)) is not None:
+        return named
+    after = _CLAUSE_AFTER.search(found.group("value"))
+    return _clause_file(after.group("clause")) if after is not None else None
 
 
 def _found(name: str, fields: dict[str, Any]) -> tuple[str | None, Any]:
@@ -252,6 +310,36 @@ def _found(name: str, fields: dict[str, Any]) -> tuple[str | None, Any]:
         if isinstance(inside, dict) and (nested := _field(name, inside)) is not None:
             return f"{table}.{nested}", inside[nested]
     return None, None
+
+
+# The fields a post without ``date`` may be dated by, the day it was written (Obsidian's
+# ``created``, Astro's ``pubDate``…); never a day it was changed (``updated``, ``lastmod``).
+_OWN_DATES = ("created", "pubdate", "publishdate", "published", "date_created", "created_at")
+
+
+def _own_date(fields: dict[str, Any]) -> tuple[str | None, Any]:
+    """The field a post without ``date`` is dated by, and its value: "change the date to
+    2024-06-01" on an Obsidian note dated by ``created`` added a ``date`` beside it, and the
+    note kept its old day everywhere the vault sorts by ``created``."""
+    for name in _OWN_DATES:
+        key = _field(name, fields)
+        if key is not None and _is_date(fields[key]):
+            return key, fields[key]
+    return None, None
+
+
+def _is_date(value: Any) -> bool:
+    return isinstance(value, dt.date) or (isinstance(value, str) and bool(_ISO.match(value)))
+
+
+def _dated(name: str, fields: dict[str, Any]) -> str:
+    """The post's date field "the <name> date" names ("the created date": ``created``; "the
+    pub date": ``pubDate``), or "" when it has none of that name (no field named, then)."""
+    for candidate in (name, f"{name}date", f"{name}_date", f"{name}-date"):
+        key = _field(candidate, fields)
+        if key is not None and _is_date(fields[key]):
+            return key
+    return ""
 
 
 def _field(name: str, fields: dict[str, Any]) -> str | None:
@@ -305,6 +393,8 @@ def _date(old: Any, raw: str) -> Any:
         if written["seconds"] and clock.count(":") == 1:
             clock += ":00"
         return raw[:10] + written["sep"] + clock + written["offset"]
+    if has_time and written and given.tzinfo is None:  # (Obsidian's "2024-01-18T20:00")
+        return raw[:10] + written["sep"] + raw[11:]  # its separator kept
     return raw  # a date written as a string stays one, as given
 
 
