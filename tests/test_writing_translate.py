@@ -254,3 +254,133 @@ async def test_a_code_block_is_translated_byte_for_byte(tmp_path: Path) -> None:
     assert (blog / "posts" / "c.md").read_text(encoding="utf-8") == post
     text = (blog / msg.data["path"]).read_text(encoding="utf-8")
     assert text.endswith(f"\n\n{english}\n\n{PEP8}\n\n\n    indented()\n\n{english}\n"), text
+
+
+def _site(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def _page(title: str, toml: bool = False) -> str:
+    if toml:
+        return f'+++\ntitle = "{title}"\n\n[taxonomies]\ntags = ["zola"]\n+++\n\nBody of {title}.\n'
+    return f'---\ntitle: "{title}"\ndate: 2024-03-01T10:00:00+08:00\n---\n\nBody of {title}.\n'
+
+
+ZOLA = {
+    "config.toml": 'base_url = "https://example.org"\ndefault_language = "en"\n\n'
+    '[languages.zh]\ntitle = "中文"\n',
+    "content/_index.md": '+++\nsort_by = "date"\n+++\n',
+    "content/blog/_index.md": '+++\ntitle = "Blog"\nsort_by = "date"\n+++\n',
+    "content/blog/2024-01-05-hello-zola.md": _page("Hello Zola", toml=True),
+    "content/blog/2024-01-05-hello-zola.zh.md": _page("你好 Zola", toml=True),
+    "content/blog/2024-02-10-tera.md": _page("Tera templates", toml=True),
+    "content/blog/beta/index.md": _page("Beta", toml=True),
+    "content/blog/beta/index.zh.md": _page("乙", toml=True),
+    "content/blog/gamma/index.md": _page("Gamma", toml=True),
+    "content/blog/gamma/cover.png": "PNG",
+}
+HUGO = {
+    "hugo.toml": "baseURL = 'https://example.org/'\ndefaultContentLanguage = 'en'\n"
+    "[languages.en]\nweight = 1\n[languages.zh-cn]\nweight = 2\n",
+    "content/posts/_index.md": "---\ntitle: Posts\n---\n",
+    "content/posts/goroutines.md": _page("Goroutines in practice"),
+    "content/posts/goroutines.zh-cn.md": _page("Goroutine 实践"),
+    "content/posts/channels.md": _page("Channels explained"),
+    "content/posts/channels.zh-cn.md": _page("通道详解"),
+    "content/posts/select.md": _page("The select statement"),
+}
+HUGO_FOLDERS = {
+    "config/_default/hugo.toml": "baseURL = 'https://example.org/'\n"
+    "defaultContentLanguage = 'en'\n",
+    "config/_default/languages.toml": "[en]\ncontentDir = 'content/en'\nweight = 1\n"
+    "[zh]\ncontentDir = 'content/zh'\nweight = 2\n",
+    "content/en/posts/saturn/index.md": _page("Saturn rings"),
+    "content/en/posts/first-light/index.md": _page("First light"),
+    "content/zh/posts/first-light/index.md": _page("初光"),
+}
+VITEPRESS = {
+    "package.json": '{"devDependencies": {"vitepress": "^1.6.3"}}\n',
+    "docs/.vitepress/config.mts": "import { defineConfig } from 'vitepress'\n"
+    "export default defineConfig({\n  title: 'Blog',\n  locales: {\n"
+    "    root: { label: 'English', lang: 'en' },\n"
+    "    zh: { label: '简体中文', lang: 'zh-CN', link: '/zh/' }\n  }\n})\n",
+    "docs/posts/pinia.md": _page("Pinia stores"),
+    "docs/posts/vite.md": _page("Vite plugins"),
+    "docs/zh/posts/vite.md": _page("Vite 插件"),
+}
+
+
+@pytest.mark.parametrize(
+    ("files", "path", "language", "expected"),
+    [
+        # Zola: a code Zola does not know stopped its build ("zh-en"); the default language
+        # is the file without a code (taken here: "-en", a page of its own)
+        (ZOLA, "content/blog/2024-01-05-hello-zola.zh.md", "English",
+         "content/blog/2024-01-05-hello-zola-en.md"),
+        (ZOLA, "content/blog/2024-02-10-tera.md", "Chinese", "content/blog/2024-02-10-tera.zh.md"),
+        (ZOLA, "content/blog/beta/index.zh.md", "English", "content/blog/beta-en/index.md"),
+        (ZOLA, "content/blog/gamma/index.md", "Chinese", "content/blog/gamma/index.zh.md"),
+        (ZOLA, "content/blog/2024-02-10-tera.md", "Japanese", "content/blog/2024-02-10-tera-ja.md"),
+        # Hugo: the site's spelling of the code; a name taken gets -2 before the code
+        (HUGO, "content/posts/select.md", "Chinese", "content/posts/select.zh-cn.md"),
+        (HUGO, "content/posts/channels.md", "Chinese", "content/posts/channels-2.zh-cn.md"),
+        (HUGO, "content/posts/goroutines.zh-cn.md", "English", "content/posts/goroutines-en.md"),
+        # a folder per language (Hugo's contentDir, VitePress's locales)
+        (HUGO_FOLDERS, "content/en/posts/saturn/index.md", "Chinese",
+         "content/zh/posts/saturn/index.md"),
+        (HUGO_FOLDERS, "content/zh/posts/first-light/index.md", "English",
+         "content/en/posts/first-light-en/index.md"),
+        (VITEPRESS, "docs/posts/pinia.md", "Chinese", "docs/zh/posts/pinia.md"),
+        (VITEPRESS, "docs/zh/posts/vite.md", "English", "docs/posts/vite-en.md"),
+    ],
+)  # fmt: skip
+async def test_a_translation_is_named_as_the_sites_own_are(
+    tmp_path: Path, files: dict[str, str], path: str, language: str, expected: str
+) -> None:
+    """Written ``channels-zh.md`` on a Hugo site whose translations are ``x.zh.md``, a second
+    English page of Chinese text; ``hello-zola.zh-en.md`` stopped Zola's build."""
+    site = _site(tmp_path / "site", files)
+    model = Translator("A title", CHINESE if language == "Chinese" else ENGLISH)
+    if language == "Japanese":
+        model = Translator(
+            "タイトル", "これは日本語の本文です。所有権と借用の規則について説明します。"
+        )
+    rt = writing_runtime(site, FunctionModel(model))
+    try:
+        msg = await rt.run_skill("Translate", {"path": path, "language": language})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["path"] == expected
+    assert (site / expected).is_file()
+    assert (site / path).read_text(encoding="utf-8") == files[path]
+
+
+async def test_a_post_beside_translations_named_by_code_is_translated_so(tmp_path: Path) -> None:
+    """No config read (a Jekyll-like blog), but the files beside the post are ``x.zh.md``."""
+    blog = _site(
+        tmp_path / "blog",
+        {
+            "posts/a.md": _page("A"),
+            "posts/a.zh.md": _page("甲"),
+            "posts/b.md": _page("B"),
+        },
+    )
+
+    def translator(messages: list[LLMMessage], options: ModelOptions) -> str:
+        into_chinese = "Chinese" in str(messages[0]["content"])
+        if "title" in str(messages[0]["content"]):
+            return "乙" if into_chinese else "A"
+        return CHINESE if into_chinese else ENGLISH
+
+    rt = writing_runtime(blog, FunctionModel(translator))
+    try:
+        msg = await rt.run_skill("Translate", {"path": "posts/b.md", "language": "Chinese"})
+        back = await rt.run_skill("Translate", {"path": "posts/a.zh.md", "language": "English"})
+    finally:
+        await rt.close()
+    assert msg.data["path"] == "posts/b.zh.md", msg.content
+    assert back.data["path"] == "posts/a-en.md", back.content  # never a.zh-en.md

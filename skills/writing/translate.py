@@ -2,8 +2,9 @@
 
 The original is never changed (EditContent rewrites in place; a translation is a second
 post): ``posts/x.md`` translated into English becomes ``posts/x-en.md`` (``-en-2``... when
-taken), with the frontmatter kept, the title translated, and ``lang`` and ``translation_of``
-added. Long bodies go to the model in parts, each a durable step.
+taken), or what the site's own translations are named (``x.zh.md``, ``content/zh/…``:
+``translation_path.py``), with the frontmatter kept, the title translated, and ``lang`` and
+``translation_of`` added. Long bodies go to the model in parts, each a durable step.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.conventions import DATED_NAME, first_heading, in_drafts_folder, post_stem
+from skillrt.blog.conventions import DATED_NAME, first_heading, in_drafts_folder
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
@@ -47,6 +48,7 @@ from .parts import code_lines
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
+from .translation_path import translation_path
 
 __all__ = ["TranslateParams", "translate"]
 
@@ -344,19 +346,20 @@ def _translated_post(
     other fields kept) with the title, ``lang`` and ``translation_of`` set, then the
     translated parts, between them the text that was between the original's (``joints``; a
     frontmatter block the model put in front of a part is dropped). Saved
-    beside the original as ``<name>-<code>`` (a page bundle as ``<slug>-<code>/index.md``);
-    a draft (``drafts.mark``) in the blog's drafts folder where it has one, else with a
-    ``draft`` field. Blocking I/O: a sync step."""
+    beside the original as ``<name>-<code>`` (a page bundle as ``<slug>-<code>/index.md``),
+    or as the site names its translations (``translation_path``); a draft (``drafts.mark``)
+    in the blog's drafts folder where it has one and the site's naming is not followed, else
+    with a ``draft`` field. Blocking I/O: a sync step."""
     texts = [strip_frontmatter(part)[0].strip("\n") for part in translated]
     body = "".join(text + joint for text, joint in zip(texts, [*joints, ""], strict=False))
-    stem = PurePosixPath(path)
-    wanted = str(stem.with_name(f"{stem.stem}-{code}{stem.suffix or '.md'}"))
-    if post_stem(path) != stem.stem:  # a page bundle: a bundle beside it, slug-en/index.md
-        wanted = str(stem.parent.with_name(f"{stem.parent.name}-{code}") / stem.name)
+    wanted, sites_own = translation_path(
+        ctx.config.root, ctx.config.layout.kind, path, code, ctx.files.exists
+    )
     fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
     in_drafts = in_drafts_folder(path)
     draft = ctx.config.drafts.mark and not in_drafts
-    drafts_dir = blog_style(ctx).drafts_dir if draft else None
+    # (a name the site's languages give stays where it is: a draft gets the field)
+    drafts_dir = blog_style(ctx).drafts_dir if draft and not sites_own else None
     if drafts_dir:
         name = DATED_NAME.sub("", PurePosixPath(wanted).name)
         wanted = f"{drafts_dir}/{name}"
