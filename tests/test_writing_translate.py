@@ -384,3 +384,17 @@ async def test_a_post_beside_translations_named_by_code_is_translated_so(tmp_pat
         await rt.close()
     assert msg.data["path"] == "posts/b.zh.md", msg.content
     assert back.data["path"] == "posts/a-en.md", back.content  # never a.zh-en.md
+
+
+async def test_a_crlf_posts_translation_is_crlf_throughout(blog: Path) -> None:
+    """The frontmatter came back in CRLF and the body in LF: ``---\\r\\n\\n…``."""
+    post = blog / CHINESE_POST
+    post.write_bytes(post.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    rt = writing_runtime(blog, FunctionModel(Translator("Rust Lifetimes", ENGLISH)))
+    try:
+        msg = await rt.run_skill("Translate", {"path": CHINESE_POST, "language": "English"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    written = (blog / msg.data["path"]).read_bytes()
+    assert written.count(b"\n") == written.count(b"\r\n") > 3, written

@@ -369,7 +369,15 @@ def _translated_post(
         text = new_post_text(fields, body)
     else:
         text = source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
-    return NewPost(path=wanted, text=text, draft=draft or in_drafts)
+    return NewPost(path=wanted, text=_line_ends(text, source.text), draft=draft or in_drafts)
+
+
+def _line_ends(text: str, original: str) -> str:
+    """``text`` with the original's line ends: a CRLF post's translation had its frontmatter
+    in CRLF and the rest in LF (``---\r\n\n…``), the body's parts joined with "\n"."""
+    if original.count("\r\n") * 2 <= original.count("\n"):  # (most of its lines end in LF)
+        return text
+    return re.sub(r"\r?\n", "\r\n", text)
 
 
 async def _translate_selection(
