@@ -641,6 +641,10 @@ def test_a_binary_body_served_as_a_page_is_no_text() -> None:
     png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
     page = Fetched(url="http://x.example/a", status=200, content_type="text/html", body=png)
     assert page.looks_binary
+    # markup with NUL bytes in it is a page, read within the parser's limits (a hostile one)
+    nul_list = Fetched(url="http://x.example/b", status=200, content_type="text/html",
+                       body=b"\n<li>\x00<li>\x00")  # fmt: skip
+    assert not nul_list.looks_binary
 
 
 @pytest.mark.parametrize("content_type", ["text/html", "text/plain", ""])

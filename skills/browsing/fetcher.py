@@ -69,9 +69,13 @@ class Fetched:
     @property
     def looks_binary(self) -> bool:
         """Whether the body is no text, whatever its type says: a NUL byte in its first KiB
-        (a PNG served as ``text/html`` reached the model as text), a UTF-16 one aside."""
+        (a PNG served as ``text/html`` reached the model as text), a UTF-16 one aside, and
+        markup aside (a page that opens with a tag is parsed, NUL bytes and all: a hostile
+        page's, read within the parser's limits, says so)."""
         head = self.body[:1024]
-        return b"\x00" in head and not head.startswith(_UTF16_BOMS)
+        if b"\x00" not in head or head.startswith(_UTF16_BOMS):
+            return False
+        return not head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"<")
 
     def text(self) -> str:
         for bom, codec in _BOMS:  # a byte-order mark says it first (a UTF-16 page was read
