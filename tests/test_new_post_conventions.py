@@ -265,3 +265,14 @@ async def test_vitepress_has_no_draft_flag_and_the_reply_says_so(tmp_path: Path)
     assert split_frontmatter(text.decode()).fields()["draft"] is True  # (for skillrt's answers)
     assert "VitePress has no draft flag" in msg.content, msg.content
     assert "answers leave it out until it is published" not in msg.content
+
+    rt = writing_runtime(root, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        back = await rt.run_skill(
+            "EditContent", {"instruction": "unpublish it", "path": "docs/posts/p1.md"}
+        )
+    finally:
+        await rt.close()
+    assert back.state == "COMPLETED", back.content
+    assert "is a draft again" in back.content and "VitePress has no draft flag" in back.content

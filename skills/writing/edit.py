@@ -75,7 +75,7 @@ from .common import (
 from .field_set import FieldSet, given_field, named_file
 from .fields import description_field, given_description, only_field_set, others_kept
 from .languages import language_code
-from .newpost import blog_style
+from .newpost import IGNORED_DRAFTS, blog_style
 from .on_topic import on_topic
 from .parts import PartRef, locate, named_part
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
@@ -207,6 +207,12 @@ REPLIES = (
                 "回答不再引用它，直到它再次发布。",
                 "`{path}` is a draft again: its `draft` field is set; nothing else changed. "
                 "Answers leave it out until it is published again.",
+            ),
+            "unpublished_built": (
+                "\n\n但 {generator} 没有草稿标记，构建网站时照样会发布它：要不发布，请把它移出"
+                " `{folder}/`。",
+                "\n\nBut {generator} has no draft flag and still builds and publishes it: move it "
+                "out of `{folder}/` to take it off the site.",
             ),
             "unpublished_moved": (
                 "`{source}` 又是草稿了：移到了 `{path}`。回答不再引用它，直到它再次发布。",
@@ -1225,6 +1231,10 @@ async def _publish(ctx: SkillContext, path: str, *, back: bool = False) -> Skill
         )
         return SkillResult(message=message, data={**data, "moved_from": done.moved_from})
     if back:
-        return SkillResult(message=ctx.reply("unpublished", path=done.path), data=data)
+        message = ctx.reply("unpublished", path=done.path)
+        if (generator := IGNORED_DRAFTS.get(ctx.config.layout.kind)) is not None:
+            folder = ctx.config.posts_dir.strip("/") or "."  # (VitePress: still on the site)
+            message += ctx.reply("unpublished_built", generator=generator, folder=folder)
+        return SkillResult(message=message, data=data)
     marks = ", ".join(done.removed)
     return SkillResult(message=ctx.reply("published", path=done.path, marks=marks), data=data)

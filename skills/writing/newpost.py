@@ -26,7 +26,14 @@ from skillrt.blog.style import PostStyle, post_style
 
 from .common import post_path
 
-__all__ = ["DRAFT_REPLIES", "NewPost", "blog_style", "compose_new_post", "draft_note"]
+__all__ = [
+    "DRAFT_REPLIES",
+    "IGNORED_DRAFTS",
+    "NewPost",
+    "blog_style",
+    "compose_new_post",
+    "draft_note",
+]
 
 DRAFT_REPLIES = Replies(
     {
@@ -51,7 +58,7 @@ DRAFT_REPLIES = Replies(
         ),
     }
 )
-_IGNORED = {"vitepress": "VitePress", "mkdocs": "MkDocs"}
+IGNORED_DRAFTS = {"vitepress": "VitePress", "mkdocs": "MkDocs"}
 """Generators that have no draft flag: a page marked ``draft: true`` is built and goes live
 (the reply said answers leave it out until published, as if the site did too)."""
 _MARKS = {"toml": "`draft = true`", "json": '`"draft": true`', "yaml": "`draft: true`"}
@@ -133,7 +140,7 @@ def draft_note(ctx: SkillContext, path: str, text: str) -> str:
     found = split_frontmatter(text, path)
     if found.format is None or found.fields().get("draft") is not True:
         return ""
-    generator = _IGNORED.get(ctx.config.layout.kind)
+    generator = IGNORED_DRAFTS.get(ctx.config.layout.kind)
     if generator is not None:
         folder = ctx.config.posts_dir.strip("/") or "."
         return ctx.reply(
