@@ -88,3 +88,21 @@ def test_logs_are_json_lines_and_secrets_are_redacted(
     assert "hunter2-secret" not in text and "sk-envkey" not in text and "plain" not in text
     assert "abcdefghijklmnop" not in text
     assert entry["input"].count("***") == 2
+
+
+def test_the_design_names_of_the_embedded_models_settings_work(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DESIGN.md names ``llm.local.safe`` (``SKILLRT_LLM__LOCAL__SAFE``) and
+    ``llm.route_with_model``; both were refused as unknown keys (exit 2)."""
+    config = load_config(llm={"local": {"safe": True}, "route_with_model": True})
+    assert config.llm.local_mode == "no-extra-bufts" and config.llm.route_with_embedded is True
+    monkeypatch.setenv("SKILLRT_LLM__LOCAL__SAFE", "false")
+    monkeypatch.setenv("SKILLRT_LLM__ROUTE_WITH_MODEL", "false")
+    config = load_config()
+    assert config.llm.local_mode == "default" and config.llm.route_with_embedded is False
+    monkeypatch.setenv("SKILLRT_LLM__LOCAL__SAFE", "auto")
+    assert load_config().llm.local_mode == "auto"
+    monkeypatch.setenv("SKILLRT_LLM__LOCAL__SAFE", "maybe")
+    with pytest.raises(ConfigError, match="SKILLRT_LLM__LOCAL__SAFE"):
+        load_config()

@@ -114,6 +114,14 @@ class DraftsConfig(_Section):
     in_answers: bool = False
 
 
+class LocalSafety(_Section):
+    """``[llm.local]``: DESIGN.md's name for how the embedded model loads. ``safe``: ``auto``
+    (safe on AMX CPUs and after a crash: ``local_mode = "auto"``), true (no repacked weights:
+    ``"no-extra-bufts"``) or false (llama.cpp's defaults: ``"default"``)."""
+
+    safe: Literal["auto"] | bool = "auto"
+
+
 class LLMConfig(_Section):
     provider: Literal["auto", "openai", "local", "scripted", "python"] = "auto"
     model: str = ""
@@ -137,6 +145,10 @@ class LLMConfig(_Section):
     # Ask the embedded (local) model to route requests the intent table leaves unsure; off
     # by default: a 135M model routes worse than no model at all.
     route_with_embedded: bool = False
+    # DESIGN.md's names for the two above ([llm.local] safe, route_with_model): given, each
+    # sets its twin. They were refused as unknown keys.
+    local: LocalSafety = Field(default_factory=LocalSafety)
+    route_with_model: bool | None = None
     # How far the router trusts the model's routing: "low" (the default for the embedded
     # model) means a model-only route never starts a web, write or delete task without the
     # user's yes; unset = "low" for the local provider, "high" for any other.
@@ -146,6 +158,17 @@ class LLMConfig(_Section):
     # python: a model of your own, "package.module:name", a class or function that takes no
     # arguments and returns the model (an object with the LLM protocol's chat)
     factory: str | None = None
+
+    @model_validator(mode="after")
+    def _design_names(self) -> Self:
+        """``llm.local.safe`` and ``llm.route_with_model`` (DESIGN.md), when given, set
+        ``local_mode`` and ``route_with_embedded`` (the defaults file sets those, so a
+        disagreement cannot be told from a default: DESIGN's names win)."""
+        if self.local.safe != "auto":
+            self.local_mode = "no-extra-bufts" if self.local.safe else "default"
+        if self.route_with_model is not None:
+            self.route_with_embedded = self.route_with_model
+        return self
 
 
 class QueueConfig(_Section):
