@@ -19,6 +19,8 @@ check them without the runtime importing any skill.
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from pydantic_settings import (
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from skillrt._io.config_files import (
@@ -61,6 +64,7 @@ from skillrt._io.settings_fields import (  # noqa: F401
     section_models,
     validate_section,
 )
+from skillrt.exceptions import ConfigError
 
 __all__ = [
     "STATE_GITIGNORE",
@@ -129,3 +133,22 @@ def load_config(**overrides: Any) -> RuntimeConfig:
         return RuntimeConfig(**overrides)
     except ValidationError as exc:
         raise config_error(exc, (), overrides) from exc
+    except SettingsError as exc:  # a variable that is no JSON where a list or a table is due
+        raise _unparsed(exc) from exc
+
+
+_FIELD = re.compile(r'field "([^"]+)"')
+
+
+def _unparsed(exc: SettingsError) -> ConfigError:
+    """A variable that holds no JSON where a list or a table is due (``SKILLRT_SECRETS=pw1``)
+    as a ``ConfigError`` naming it: pydantic-settings' own error went out as a traceback, exit
+    1, from every command."""
+    found = _FIELD.search(str(exc))
+    field = found.group(1) if found else ""
+    prefix = ENV_PREFIX + field.upper()
+    names = sorted(n for n in os.environ if n == prefix or n.startswith(prefix + "__"))
+    name = names[0] if names else prefix
+    key = name.removeprefix(ENV_PREFIX).lower().replace("__", ".")
+    expected = 'JSON, as a list or a table in a variable is written (["a", "b"], {"k": 1})'
+    return ConfigError(f"${name}", key, expected)  # (its value not shown: it may be a secret)

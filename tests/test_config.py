@@ -106,3 +106,22 @@ def test_the_design_names_of_the_embedded_models_settings_work(
     monkeypatch.setenv("SKILLRT_LLM__LOCAL__SAFE", "maybe")
     with pytest.raises(ConfigError, match="SKILLRT_LLM__LOCAL__SAFE"):
         load_config()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "key"),
+    [
+        ("SKILLRT_SECRETS", "pw-0123456789", "secrets"),
+        ("SKILLRT_SERVE__CORS_ORIGINS", "http://x.example", "serve.cors_origins"),
+        ("SKILLRT_QUEUE__LIMITS", "model-x", "queue.limits"),
+    ],
+)
+def test_a_list_variable_that_is_no_json_is_a_config_error(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str, key: str
+) -> None:
+    """``SKILLRT_SECRETS=pw1`` gave every command a 58-line traceback and exit 1."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as raised:
+        load_config()
+    assert str(raised.value).startswith(f"${name}: {key}: expected JSON")
+    assert value not in str(raised.value)  # (a secret is not shown)
