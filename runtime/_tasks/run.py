@@ -433,8 +433,12 @@ class TaskDriver:
         # Its logger, model and files are made when the skill first uses them (each holds
         # the task, never the context: no cycle when they are not).
         logger = Later(lambda: task_logger.get().bind(skill=skill))
-        files = Later(
-            lambda: self.files.for_task(task.id, on_saved=saved_logger(self.files, logger.get()))
+        files = Later(  # with the abort signal: a sync step's thread outlives a cancel
+            lambda: self.files.for_task(
+                task.id,
+                on_saved=saved_logger(self.files, logger.get()),
+                signal=task.controller.signal,
+            )
         )
         return SkillContext(
             task_id=task.id,

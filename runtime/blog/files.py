@@ -33,10 +33,14 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from skillrt.blog.dirfd import DIR_FD, open_folder, same_folder
 from skillrt.blog.locks import FileLockManager
 from skillrt.exceptions import FileChanged, FileMissing, PathNotAllowed, UserError
+
+if TYPE_CHECKING:
+    from skillrt.abort import AbortSignal
 
 __all__ = [
     "MAX_READ_BYTES",
@@ -142,6 +146,7 @@ class FileStore:
         self.locks = locks
         self.owner = owner
         self.on_saved: SavedHook | None = None
+        self.signal: AbortSignal | None = None
         self.trash_dir = (
             Path(trash_dir).expanduser().resolve()
             if trash_dir is not None
@@ -153,15 +158,33 @@ class FileStore:
             else self.root / STATE_FOLDER
         )
 
-    def for_task(self, task_id: str, *, on_saved: SavedHook | None = None) -> FileStore:
+    def for_task(
+        self,
+        task_id: str,
+        *,
+        on_saved: SavedHook | None = None,
+        signal: AbortSignal | None = None,
+    ) -> FileStore:
         """The same store (its root and trash already resolved: resolving them again costs a
         syscall per path component), with writes locked for ``task_id``; ``on_saved(path, size,
-        sha256)`` is called after every write."""
+        sha256)`` is called after every write.
+
+        ``signal``: the task's abort signal. Once it fired, a write or a move to the trash raises
+        ``TaskCancelled`` before it takes a lock or replaces a file: a sync step runs in a thread
+        that cancelling cannot stop, and its save landed a second after the task was CANCELLED,
+        taking a post lock for the dead task that refused the next writer for 5 minutes.
+        """
         view = object.__new__(type(self))  # copy.copy's result, without its __reduce_ex__
         view.__dict__.update(self.__dict__)
         view.owner = task_id
         view.on_saved = on_saved
+        view.signal = signal
         return view
+
+    def _check_cancelled(self) -> None:
+        """Raise ``TaskCancelled`` if this view's task was cancelled (see ``for_task``)."""
+        if self.signal is not None:
+            self.signal.raise_if_aborted()
 
     # --- paths --------------------------------------------------------------------------------
 
@@ -433,6 +456,7 @@ class FileStore:
             try:
                 if not same_folder(folder, self.root, parts[:-1]):
                     raise PathNotAllowed(rel, "a folder on the way was replaced while writing")
+                self._check_cancelled()  # the temp file is written: the last moment to stop
                 if create_only:
                     _create_at(folder, tmp, name, rel)
                 else:
@@ -464,6 +488,7 @@ class FileStore:
         try:
             if self.resolve(rel) != target:  # re-check: a folder was swapped meanwhile
                 raise PathNotAllowed(rel, "a folder on the way was replaced while writing")
+            self._check_cancelled()
             if create_only:
                 _create_by_path(tmp, target, rel)
             else:
@@ -478,8 +503,15 @@ class FileStore:
         fsync_dir(target.parent)
 
     def _lock(self, rel: str, wait: float | None) -> None:
+        """Take the task's lock on ``rel``; refused once the task was cancelled, and given back
+        if the cancel came while taking it (the runtime may have released the task's locks
+        already: one taken now would outlive the task until it expires)."""
+        self._check_cancelled()
         if self.locks is not None and self.owner is not None:
             self.locks.acquire(rel, self.owner, wait=wait)
+            if self.signal is not None and self.signal.aborted:
+                self.locks.release(rel, self.owner)
+                self.signal.raise_if_aborted()
 
     def move_to_trash(self, path: str | Path) -> Path:
         """Move the file into the trash folder as ``<name>.<time><suffix>``; never deletes."""

@@ -1,0 +1,101 @@
+"""What a blog tool on the public Python API ran into: a sync step's write after the task was
+cancelled, a skill's name taken for the request, a failure without a traceback, close() while
+a task runs, and params or registrations the API took without a word."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from skillrt import SkillContext, SkillResult, skill
+from skillrt.testing import ScriptedModel
+
+from .helpers import make_runtime
+
+
+class TopicParams(BaseModel):
+    topic: str
+
+
+_go = threading.Event()
+_done = threading.Event()
+_raised: list[str] = []
+
+
+@skill(name="SyncSave", params=TopicParams, description="saves in a sync step")
+async def sync_save(ctx: SkillContext, params: TopicParams) -> SkillResult:
+    def save() -> str:
+        try:
+            _go.wait(10)  # a slow render: the task is aborted meanwhile
+            _path, sha = ctx.files.write("posts/saved.md", f"# {params.topic}\n")
+            return sha
+        except Exception as exc:
+            _raised.append(type(exc).__name__)
+            raise
+        finally:
+            _done.set()
+
+    await ctx.step("save", save)
+    return SkillResult(message="saved")
+
+
+async def test_a_sync_step_cannot_write_after_its_task_was_cancelled(isolated: Path) -> None:
+    """The thread went on and wrote ``posts/saved.md`` a second after CANCELLED, taking a lock
+    for the dead task: the next writer was refused for 5 minutes."""
+    (isolated / "posts").mkdir()
+    _go.clear(), _done.clear(), _raised.clear()
+    rt = make_runtime(isolated, ScriptedModel([]), [sync_save])
+    try:
+        await rt.initialize()
+        running = asyncio.create_task(rt.run_skill("SyncSave", {"topic": "first"}))
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if rt.state == "EXECUTING":
+                break
+        assert rt.abort()
+        cancelled = await running
+        assert cancelled.state == "CANCELLED"
+        _go.set()  # the thread wakes up after the cancel and tries to save
+        assert await asyncio.to_thread(_done.wait, 10)
+        await asyncio.sleep(0.05)
+        assert _raised == ["TaskCancelled"]
+        assert not (isolated / "posts" / "saved.md").exists()
+        _done.clear()
+        second = await rt.run_skill("SyncSave", {"topic": "second"})
+        assert second.state == "COMPLETED", second.content
+        assert (isolated / "posts" / "saved.md").read_text() == "# second\n"
+    finally:
+        _go.set()
+        await rt.close()
+
+
+def test_a_task_view_of_the_files_refuses_writes_once_cancelled(isolated: Path) -> None:
+    """Before any lock or rename: the cancelled task neither holds a lock nor changes a file."""
+    from skillrt.abort import AbortController
+    from skillrt.blog.files import FileStore
+    from skillrt.blog.locks import FileLockManager
+    from skillrt.exceptions import TaskCancelled
+
+    (isolated / "posts").mkdir()
+    (isolated / "posts" / "a.md").write_text("# a\n")
+    locks = FileLockManager(isolated / ".skillrt" / "locks")
+    controller = AbortController()
+    view = FileStore(isolated, locks=locks).for_task("t1", signal=controller.signal)
+    view.write("posts/b.md", "# b\n")
+    controller.abort()
+    locks.release_task_locks("t1")
+    for attempt in (
+        lambda: view.write("posts/a.md", "# changed\n"),
+        lambda: view.move_to_trash("posts/a.md"),
+    ):
+        try:
+            attempt()
+        except TaskCancelled:
+            pass
+        else:
+            raise AssertionError("a cancelled task's write went through")
+    assert (isolated / "posts" / "a.md").read_text() == "# a\n"
+    assert locks.held_by("t1") == []
