@@ -11,7 +11,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from skillrt import SkillContext, SkillResult, skill
-from skillrt.testing import ScriptedModel
+from skillrt.skills import builtin_skills
+from skillrt.testing import FunctionModel, ScriptedModel
 
 from .helpers import make_runtime
 
@@ -99,3 +100,39 @@ def test_a_task_view_of_the_files_refuses_writes_once_cancelled(isolated: Path) 
             raise AssertionError("a cancelled task's write went through")
     assert (isolated / "posts" / "a.md").read_text() == "# a\n"
     assert locks.held_by("t1") == []
+
+
+class CountParams(BaseModel):
+    count: int = 1
+
+
+_seen_text: list[str] = []
+
+
+@skill(name="Counter", params=CountParams, description="no text params")
+async def counter(ctx: SkillContext, params: CountParams) -> SkillResult:
+    _seen_text.append(ctx.input.text)
+    return SkillResult(message="counted")
+
+
+async def test_a_skill_run_without_text_params_has_no_request_text(isolated: Path) -> None:
+    """The skill's name stood for the request: ``run_skill("ResearchWeb", {})`` asked the
+    model (and the web) the question "ResearchWeb", and a skill saw ``ctx.input.text ==
+    "Counter"``."""
+    _seen_text.clear()
+    asked: list[object] = []
+
+    def model(messages: object, options: object) -> str:
+        asked.append(messages)
+        raise RuntimeError("no model call expected")
+
+    rt = make_runtime(isolated, FunctionModel(model), [*builtin_skills(), counter])
+    try:
+        done = await rt.run_skill("Counter", {"count": 3})
+        assert done.state == "COMPLETED" and _seen_text == [""]
+        for name, needs in (("ResearchWeb", "needs a question"), ("Browse", "needs a task")):
+            refused = await rt.run_skill(name, {})
+            assert needs in refused.content, refused.content
+        assert asked == []
+    finally:
+        await rt.close()

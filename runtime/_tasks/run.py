@@ -206,7 +206,7 @@ class TaskDriver:
         """A task that runs ``skill`` with ``params``, without routing (a blog tool's button)."""
         # The params' words stand for the request (its language decides the reply's).
         words = [v for k, v in params.items() if isinstance(v, str) and k not in ("path", "url")]
-        text = clean_text(" ".join(words)[:2000]) or skill
+        text = clean_text(" ".join(words)[:2000])
         task = self.new_task(text, context, session_id, task_id)
         task.record.intent = {"type": "DIRECT", "confidence": 1.0, "parameters": params}
         task.record.skill, task.record.params = skill, dict(params)
