@@ -5,9 +5,11 @@ a task runs, and params or registrations the API took without a word."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 
 from skillrt import SkillContext, SkillResult, skill
@@ -22,6 +24,7 @@ class TopicParams(BaseModel):
 
 
 _go = threading.Event()
+_started = threading.Event()
 _done = threading.Event()
 _raised: list[str] = []
 
@@ -30,6 +33,7 @@ _raised: list[str] = []
 async def sync_save(ctx: SkillContext, params: TopicParams) -> SkillResult:
     def save() -> str:
         try:
+            _started.set()
             _go.wait(10)  # a slow render: the task is aborted meanwhile
             _path, sha = ctx.files.write("posts/saved.md", f"# {params.topic}\n")
             return sha
@@ -47,15 +51,12 @@ async def test_a_sync_step_cannot_write_after_its_task_was_cancelled(isolated: P
     """The thread went on and wrote ``posts/saved.md`` a second after CANCELLED, taking a lock
     for the dead task: the next writer was refused for 5 minutes."""
     (isolated / "posts").mkdir()
-    _go.clear(), _done.clear(), _raised.clear()
+    _go.clear(), _started.clear(), _done.clear(), _raised.clear()
     rt = make_runtime(isolated, ScriptedModel([]), [sync_save])
     try:
         await rt.initialize()
         running = asyncio.create_task(rt.run_skill("SyncSave", {"topic": "first"}))
-        for _ in range(200):
-            await asyncio.sleep(0.01)
-            if rt.state == "EXECUTING":
-                break
+        assert await asyncio.to_thread(_started.wait, 10)  # the step's thread is running
         assert rt.abort()
         cancelled = await running
         assert cancelled.state == "CANCELLED"
@@ -134,5 +135,32 @@ async def test_a_skill_run_without_text_params_has_no_request_text(isolated: Pat
             refused = await rt.run_skill(name, {})
             assert needs in refused.content, refused.content
         assert asked == []
+    finally:
+        await rt.close()
+
+
+def _helper(values: dict[str, str]) -> str:
+    return values["x"]
+
+
+@skill(name="Buggy", params=TopicParams, description="a skill with a bug in a helper")
+async def buggy(ctx: SkillContext, params: TopicParams) -> SkillResult:
+    return SkillResult(message=_helper({}))
+
+
+async def test_a_bug_in_a_skill_is_named_in_the_reply_and_its_traceback_logged(
+    isolated: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A KeyError in a helper read "The task failed: 'x'", and even at debug level the only log
+    line was ``agent.error error="KeyError: 'x'"``: nothing said where."""
+    rt = make_runtime(isolated, ScriptedModel([]), [buggy])
+    try:
+        with caplog.at_level(logging.ERROR, logger="skillrt.runtime"):
+            failed = await rt.run_skill("Buggy", {"topic": "x"})
+        assert failed.state == "ERROR"
+        assert failed.content == "The task failed: KeyError: 'x'"
+        assert "Traceback" not in failed.content
+        logged = "\n".join(r.getMessage() for r in caplog.records)
+        assert "agent.error" in logged and "Traceback" in logged and "_helper" in logged
     finally:
         await rt.close()

@@ -21,7 +21,7 @@ from skillrt._tasks.planning import LOGS_INFO
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.events import EventBus
-from skillrt.exceptions import HostUnresolved
+from skillrt.exceptions import HostUnresolved, SkillrtError
 from skillrt.messages import ChatMessage
 from skillrt.outcomes import RESUMABLE_ERRORS, UNRECORDED, End, ErrorReason, Outcome
 from skillrt.settings import RuntimeConfig
@@ -171,9 +171,14 @@ class Endings:
         if task.state is not State.ERROR:
             task.to(State.ERROR)
         self.events.emit("task:aborted", task.id, reason=end, message=shown)
-        self.logger().error("agent.error", task_id=task.id, error=task.record.last_error)
+        # Not one of ours (a bug in a skill, a library's error): a KeyError in a helper read
+        # "The task failed: 'x'", and the log had no traceback even at debug level. The
+        # traceback goes to the log, the exception's type to the reply.
+        foreign = not isinstance(exc, SkillrtError) or error_reason is ErrorReason.INTERNAL
+        self.logger().error("agent.error", task_id=task.id, error=task.record.last_error,
+                            exc_info=exc if foreign else None)  # fmt: skip
         lang = task.input.language
-        error: object = shown
+        error: object = task.record.last_error if not isinstance(exc, SkillrtError) else shown
         if isinstance(exc, HostUnresolved):  # a network problem, said in the user's language
             error = reply("no_network", lang, host=exc.host)
         content = reply("budget" if end is End.BUDGET else "failed", lang, error=error)
