@@ -164,3 +164,48 @@ async def test_a_bug_in_a_skill_is_named_in_the_reply_and_its_traceback_logged(
         assert "agent.error" in logged and "Traceback" in logged and "_helper" in logged
     finally:
         await rt.close()
+
+
+@skill(name="Slow", params=TopicParams, description="a step that takes its time")
+async def slow(ctx: SkillContext, params: TopicParams) -> SkillResult:
+    async def first() -> str:
+        return "one"
+
+    async def second() -> str:
+        await asyncio.sleep(30)
+        return "two"
+
+    await ctx.step("first", first)
+    await ctx.step("second", second)
+    return SkillResult(message=f"done {params.topic}")
+
+
+async def test_close_while_a_task_runs_leaves_it_paused_and_resumable(isolated: Path) -> None:
+    """The caller got a reply in EXECUTING (not an ending), subscribers no event, ``rt.state``
+    stayed EXECUTING after close, and reopening listed the task EXECUTING: resume, abort and
+    abandon refused it until a new process."""
+    rt = make_runtime(isolated, ScriptedModel([]), [slow])
+    seen: list[tuple[str, dict[str, object]]] = []
+    rt.on("*", lambda e: seen.append((e.type, dict(e.data))))
+    await rt.initialize()
+    running = asyncio.create_task(rt.run_skill("Slow", {"topic": "long"}))
+    for _ in range(500):
+        await asyncio.sleep(0.01)
+        if rt.state == "EXECUTING":
+            break
+    await asyncio.sleep(0.1)  # in its second step
+    seen.clear()
+    await rt.close()
+    reply = await running
+    assert reply.state == "PAUSED" and reply.data["outcome"] == "interrupted"
+    assert ("state:changed", {"from": "EXECUTING", "to": "PAUSED"}) in seen
+    aborted = [d for t, d in seen if t == "task:aborted"]
+    assert aborted == [{"reason": "cancelled", "interrupted": True}]
+    assert rt.state == "IDLE"
+    try:
+        await rt.initialize()  # reopened: the task comes back from its checkpoint
+        assert [(t.id, t.state) for t in rt.get_resumable_tasks()] == [(reply.task_id, "PAUSED")]
+        assert reply.task_id is not None
+        assert rt.abort(reply.task_id)  # (refused before: it read EXECUTING)
+    finally:
+        await rt.close()

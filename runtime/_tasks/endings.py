@@ -19,7 +19,7 @@ from skillrt._tasks.checkpointing import Checkpoints
 from skillrt._tasks.machine import State
 from skillrt._tasks.planning import LOGS_INFO
 from skillrt._tasks.task import Task
-from skillrt._tasks.tasktable import TaskTable
+from skillrt._tasks.tasktable import ACTIVE_STATES, TaskTable
 from skillrt.events import EventBus
 from skillrt.exceptions import HostUnresolved, SkillrtError
 from skillrt.messages import ChatMessage
@@ -137,9 +137,7 @@ class Endings:
         of routing's left so ends its task with none)."""
         lang = task.input.language
         if task.end_reason is End.SHUTDOWN:  # left as a crash would leave it: resumable
-            task.record.error_reason = ErrorReason.INTERRUPTED
-            self.checkpoints.save(task)
-            return reply_of(task, reply("interrupted", lang), outcome=Outcome.INTERRUPTED)
+            return self._interrupted(task)
         if task.end_reason is End.WATCHDOG:
             if task.state is not State.ERROR:
                 task.to(State.ERROR)
@@ -159,6 +157,28 @@ class Endings:
         if superseded:
             return self.finish(task, reply("declined", lang), Outcome.SUPERSEDED)
         return self.finish(task, reply("cancelled", lang), Outcome.CANCELLED)
+
+    def _interrupted(self, task: Task) -> ChatMessage:
+        """Stopped by ``close()``: PAUSED, as the next start restores it. The caller got a reply
+        in EXECUTING, subscribers no event, ``rt.state`` stayed EXECUTING after close, and a
+        later call reopened the runtime with the task listed EXECUTING, refused by resume,
+        abort and abandon. Now its reply and ``state:changed`` say PAUSED, ``task:aborted``
+        (reason cancelled, ``interrupted: true``) ends a progress bar, and its copy here is
+        dropped: reopening restores it from its checkpoint, resumable."""
+        task.record.error_reason = ErrorReason.INTERRUPTED
+        source = task.state
+        if source in ACTIVE_STATES:
+            if task.machine.can(State.PAUSED):
+                task.to(State.PAUSED)
+            else:  # cut off while routing or asking: as a restored task, with no transition
+                task.machine.force(State.PAUSED)
+                task.owner.state_changed(task, source, State.PAUSED)
+        self.checkpoints.save(task)
+        self.tasks.pop(task.id)
+        self.events.emit("task:aborted", task.id, reason=End.CANCELLED, interrupted=True)
+        return reply_of(
+            task, reply("interrupted", task.input.language), outcome=Outcome.INTERRUPTED
+        )
 
     def failed(
         self, task: Task, exc: Exception, end: End, error_reason: ErrorReason
