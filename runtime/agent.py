@@ -898,27 +898,32 @@ class AgentRuntime:
         another worker runs, paused or stopped is read from the store, in its true state.
         Blocking for such a task: from the event loop, ``await get_task_async(id)``."""
         task = self._tasks.live(task_id)
-        if task is not None and (task.running or self._remote is None):
+        if task is not None and (
+            task.running or (self._remote is None and task.runner is not None)
+        ):
             return self.chatlog.summary(task.record)
-        record = None if self._driver is None else self._driver.inventory.from_store(task_id)
-        if record is None:
+        if self._driver is None:  # (closed, or not open yet: no store to ask)
             task = self._tasks.get(task_id)
-            record = None if task is None else task.record
+            return None if task is None else self.chatlog.summary(task.record)
+        inventory = self._driver.inventory
+        record = inventory.from_store(task_id) or inventory.local_copy(task_id)
         return None if record is None else self.chatlog.summary(record)
 
     async def get_task_async(self, task_id: str) -> TaskSummary | None:
         """``get_task`` with the store read in a thread (bounded by ``store_timeout_s``)."""
         await self.initialize()
         task = self._tasks.live(task_id)
-        if task is not None and (task.running or self._remote is None):
+        if task is not None and (
+            task.running or (self._remote is None and task.runner is not None)
+        ):
             return self.chatlog.summary(task.record)
         inventory = self._run.inventory
+        snap = await inventory.snapshot_async(task_id)  # (and whether another process runs it)
         record = None
         if self._remote is not None:
-            record = inventory.from_store(task_id, await inventory.snapshot_async(task_id))
+            record = inventory.from_store(task_id, snap)
         if record is None:
-            task = self._tasks.get(task_id)
-            record = None if task is None else task.record
+            record = inventory.local_copy(task_id, snap.busy)
         return None if record is None else self.chatlog.summary(record)
 
     async def follow_task(self, task_id: str) -> asyncio.Future[ChatMessage | None] | None:

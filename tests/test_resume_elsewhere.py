@@ -147,6 +147,26 @@ async def test_a_task_resumed_elsewhere_right_now_is_refused(tmp_path: Path) -> 
     await repl.close()
 
 
+async def test_a_task_another_process_runs_is_not_shown_as_paused_here(tmp_path: Path) -> None:
+    """``get_task`` gave the copy read at start, PAUSED with CRASH, while the listings left it
+    out and ``resume_task`` said it runs in another process: now it is not held here either."""
+    steps = _Steps()
+    task_id = await steps.cut_off_task(tmp_path)
+    repl = await steps.opened(tmp_path)
+    tool = await steps.opened(tmp_path)
+    resumed = await steps.running_in(tool, task_id)
+    assert repl.get_resumable_tasks() == [] and repl.list_tasks() == []
+    assert repl.get_task(task_id) is None
+    assert await repl.get_task_async(task_id) is None
+    shown = tool.get_task(task_id)  # where it runs, it is shown running
+    assert shown is not None and shown.state == "EXECUTING"
+    steps.gate.set()
+    done = await resumed
+    assert done is not None and done.state == "COMPLETED"
+    await tool.close()
+    await repl.close()
+
+
 async def test_an_abort_leaves_a_task_another_process_runs(tmp_path: Path) -> None:
     """Its copy here reads paused; the other process resumed it and runs it. No channel
     reaches that process (the shared store has one): the abort is refused, and the record

@@ -171,6 +171,21 @@ class Inventory:
         task = self.tasks.get(task_id)
         return None if task is None else task.record
 
+    def local_copy(self, task_id: str, busy: set[str] | None = None) -> TaskRecord | None:
+        """The record of ``task_id`` as this runtime holds it, or None: also None for a task
+        restored from its checkpoint that another process runs now (``busy``, else asked of
+        the store), as the listings leave it out. ``get_task`` gave its stale copy, PAUSED
+        with CRASH, while ``resume_task`` said it "is running in another process"."""
+        task = self.tasks.get(task_id)
+        if task is None:
+            return None
+        if task.runner is None:  # (one that ran here is ours: the listings show it too)
+            if busy is None:
+                busy = self.state.held_elsewhere([task_id])
+            if task_id in busy:
+                return None
+        return task.record
+
     def held(self, snap: Snapshot | None = None) -> list[TaskRecord]:
         """Every task this runtime holds (the resumable ones, then those working or waiting),
         then those another worker runs, as the store has them."""
