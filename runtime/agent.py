@@ -23,7 +23,7 @@ from skillrt._chat.chatlog import ChatLog
 from skillrt._io.logs import Redactor, make_logger, open_log_file
 from skillrt._io.syncloop import SyncLoop
 from skillrt._routing.clarify import holds_back
-from skillrt._routing.inputs import as_dict, clean_text, refusal
+from skillrt._routing.inputs import as_dict, as_params, clean_text, refusal
 from skillrt._routing.router import CHAT, IntentRouter
 from skillrt._state.protocol import (
     HistoryStore,
@@ -502,7 +502,7 @@ class AgentRuntime:
         if name not in self.skills:
             raise UnknownSkill(name, list(self.skills))
         try:
-            params, context = as_dict("params", params), as_dict("context", context)
+            params, context = as_params(params), as_dict("context", context)
         except UserError as exc:
             return self._reply(str(exc), error="bad_params")
         session_id = str(context.pop("session_id", None) or self.session_id)

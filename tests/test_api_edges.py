@@ -209,3 +209,31 @@ async def test_close_while_a_task_runs_leaves_it_paused_and_resumable(isolated: 
         assert rt.abort(reply.task_id)  # (refused before: it read EXECUTING)
     finally:
         await rt.close()
+
+
+_topics: list[str] = []
+
+
+@skill(name="Topical", params=TopicParams, description="journals its topic")
+async def topical(ctx: SkillContext, params: TopicParams) -> SkillResult:
+    topic = await ctx.step("topic", lambda: params.topic)
+    _topics.append(topic)
+    return SkillResult(message="ok")
+
+
+async def test_run_skill_params_are_cleaned_and_checked_as_json(isolated: Path) -> None:
+    """A lone surrogate in a param failed the first step with advice for the skill's developer
+    shown to the user; an ``object()`` was taken, then failed the task at its first checkpoint
+    ("Unable to serialize unknown type")."""
+    _topics.clear()
+    rt = make_runtime(isolated, ScriptedModel([]), [topical])
+    try:
+        done = await rt.run_skill("Topical", {"topic": "caf\udce9\x00 au lait\n"})
+        assert done.state == "COMPLETED", done.content
+        assert _topics == ["caf? au lait\n"]
+        refused = await rt.run_skill("Topical", {"topic": "x", "extra": object()})
+        assert refused.data["error"] == "bad_params"
+        assert refused.content == "param extra is not a JSON value: object"
+        assert rt.get_resumable_tasks() == [] and rt.list_tasks() == []
+    finally:
+        await rt.close()

@@ -12,12 +12,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from skillrt._routing.clarify import is_noise
 from skillrt._routing.router import MAX_ROUTE_CHARS, IntentRouter
 from skillrt.exceptions import UserError
 from skillrt.skill.replies import reply
 
-__all__ = ["as_dict", "clean_text", "refusal"]
+__all__ = ["as_dict", "as_params", "clean_text", "refusal"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -44,6 +46,34 @@ def as_dict(what: str, value: object) -> dict[str, Any]:
     if what == "context" and isinstance(selected, str) and len(selected) > _SELECTION_LIMIT:
         copy["selected_text"] = selected[:_SELECTION_LIMIT]
     return copy
+
+
+def as_params(value: object) -> dict[str, Any]:
+    """``run_skill``'s params as ``as_dict`` gives them, their text cleaned as an input is
+    (invalid UTF-8 replaced, control characters dropped; lines and spaces kept), and each
+    value checked to be what a task's record can store as JSON (``UserError`` naming it).
+    A lone surrogate in a param failed the skill's first step with advice for its developer
+    shown to the user; an ``object()`` was taken, then failed the task at its first
+    checkpoint: "Unable to serialize unknown type"."""
+    params = {name: _cleaned(v) for name, v in as_dict("params", value).items()}
+    for name, v in params.items():
+        try:
+            to_json(v)
+        except (PydanticSerializationError, ValueError) as exc:
+            kind = type(v).__name__
+            raise UserError(f"param {name} is not a JSON value: {kind}") from exc
+    return params
+
+
+def _cleaned(value: object) -> object:
+    """``value`` with its strings cleaned (in lists and dicts too)."""
+    if isinstance(value, str):
+        return _CONTROL.sub("", value.encode("utf-8", "replace").decode("utf-8"))
+    if isinstance(value, list | tuple):
+        return [_cleaned(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _cleaned(v) for k, v in value.items()}
+    return value
 
 
 def refusal(
