@@ -19,8 +19,11 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from pydantic import ValidationError
+
 from skillrt._chat.chatlog import ChatLog
 from skillrt._io.logs import Redactor, make_logger, open_log_file
+from skillrt._io.settings_fields import config_error
 from skillrt._io.syncloop import SyncLoop
 from skillrt._routing.clarify import holds_back
 from skillrt._routing.inputs import as_dict, as_params, clean_text, refusal
@@ -42,6 +45,7 @@ from skillrt.blog.publish import Published, publish_kept
 from skillrt.blog.versions import NothingToUndo
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import (
+    ConfigError,
     FileChanged,
     StoreUnavailable,
     TaskCancelled,
@@ -114,6 +118,23 @@ async def _kept(work: asyncio.Task[ChatMessage], on_left: OnLeft) -> ChatMessage
 
 
 _LEFT: set[asyncio.Task[None]] = set()  # the turns whose callers left, until they end
+
+
+def _budget_given(budget: BudgetConfig | Mapping[str, Any] | None) -> BudgetConfig | None:
+    """``resume_task``'s ``budget``, validated; a ``ConfigError`` naming the key, as
+    ``load_config`` gives for the same mistake (pydantic's raw ``ValidationError`` came out,
+    not one of ``skillrt.exceptions``)."""
+    if budget is None:
+        return None
+    try:
+        return BudgetConfig.model_validate(budget)
+    except ValidationError as exc:
+        said = config_error(exc, ("budget",), {"budget": budget})
+        raise _BudgetError(said.source, said.key, said.expected, said.got) from None
+
+
+class _BudgetError(ConfigError, ValueError):
+    """A bad ``budget``: a ``ConfigError``, and still the ``ValueError`` callers caught."""
 
 
 def _entry_point_skills() -> list[Skill[Any]]:
@@ -949,7 +970,7 @@ class AgentRuntime:
 
         ``budget`` (``max_tokens``, ``max_cost``) replaces the task's limits where given, kept
         with the task; what it used already still counts."""
-        limits = BudgetConfig.model_validate(budget) if budget is not None else None
+        limits = _budget_given(budget)
         await self.initialize()
         resumed = await self._run.inventory.resume(task_id, limits, session_id or self.session_id)
         if not isinstance(resumed, asyncio.Future):

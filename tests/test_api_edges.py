@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from skillrt import SkillContext, SkillResult, skill
+from skillrt.exceptions import ConfigError
 from skillrt.skills import builtin_skills
 from skillrt.testing import FunctionModel, ScriptedModel
 
@@ -235,5 +236,18 @@ async def test_run_skill_params_are_cleaned_and_checked_as_json(isolated: Path) 
         assert refused.data["error"] == "bad_params"
         assert refused.content == "param extra is not a JSON value: object"
         assert rt.get_resumable_tasks() == [] and rt.list_tasks() == []
+    finally:
+        await rt.close()
+
+
+async def test_a_bad_budget_to_resume_is_a_config_error(isolated: Path) -> None:
+    """pydantic's raw ValidationError came out of ``resume_task``, not one of
+    ``skillrt.exceptions``; ``load_config`` turns the same mistake into a ``ConfigError``."""
+    rt = make_runtime(isolated, ScriptedModel([]), [])
+    try:
+        for bad, key in (({"max_tokens": "lots"}, "budget.max_tokens"), ("lots", "budget")):
+            with pytest.raises(ConfigError) as raised:
+                await rt.resume_task("0123456789abcdef", budget=bad)  # type: ignore[arg-type]
+            assert raised.value.key == key
     finally:
         await rt.close()
