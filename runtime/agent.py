@@ -213,10 +213,12 @@ class AgentRuntime:
         llm: LLM | None = None,
         store: TaskStore | None = None,
         clock: Callable[[], float] | None = None,
+        skills: Iterable[Skill[Any]] | None = None,
     ) -> AgentRuntime:
-        """The shared runtime; ``config`` and the collaborators are used on the first call only."""
+        """The shared runtime; ``config`` and the collaborators (the constructor's keywords,
+        ``skills`` too: it raised TypeError) are used on the first call only."""
         if cls._instance is None:
-            cls._instance = cls(config, llm=llm, store=store, clock=clock)
+            cls._instance = cls(config, llm=llm, store=store, clock=clock, skills=skills)
         return cls._instance
 
     @classmethod

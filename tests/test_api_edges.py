@@ -251,3 +251,16 @@ async def test_a_bad_budget_to_resume_is_a_config_error(isolated: Path) -> None:
             assert raised.value.key == key
     finally:
         await rt.close()
+
+
+def test_get_instance_takes_the_constructors_keywords(isolated: Path) -> None:
+    """DESIGN: ``get_instance(config=None, **same_keywords)``; ``skills=`` raised TypeError."""
+    from skillrt import AgentRuntime, load_config
+
+    model = ScriptedModel([])
+    rt = AgentRuntime.get_instance(load_config(content_root=isolated), llm=model, skills=[counter])
+    try:
+        assert "Counter" in rt.skills and rt.llm is model
+        assert AgentRuntime.get_instance() is rt
+    finally:
+        AgentRuntime.reset_instance()
