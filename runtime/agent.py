@@ -279,6 +279,14 @@ class AgentRuntime:
         return self.router.registry
 
     def register_skill(self, skill: Skill[Any]) -> None:
+        """Add ``skill`` (made by ``@skill``); one of the same name is replaced. Anything else
+        is a ``TypeError`` naming it (an undecorated function raised AttributeError)."""
+        given: object = skill  # (what a caller without a type checker may pass)
+        if not isinstance(given, Skill):
+            kind = type(given).__name__
+            raise TypeError(
+                f"register_skill takes a Skill (an async def decorated with @skill), not {kind}"
+            )
         self.router.register_skill(skill)
 
     def on(self, event_type: str, callback: EventCallback) -> Callable[[], None]:

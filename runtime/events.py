@@ -202,7 +202,12 @@ class EventBus:
     ) -> Callable[[], None]:
         """Add ``callback`` to ``table`` (tuples, replaced when one subscribes or leaves:
         ``emit`` walks them as they are, a callback may unsubscribe meanwhile, without a copy
-        per event)."""
+        per event). A callback that is not callable is a ``TypeError`` here, not an error
+        logged at every event; any event name is taken (skills and plugins emit their own)."""
+        if not isinstance(event_type, str):
+            raise TypeError(f"event type must be a str, not {type(event_type).__name__}")
+        if not callable(callback):
+            raise TypeError(f"callback must be callable, not {type(callback).__name__}")
         table[event_type] = (*table.get(event_type, ()), callback)
         self._routes.clear()
 

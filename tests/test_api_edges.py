@@ -264,3 +264,29 @@ def test_get_instance_takes_the_constructors_keywords(isolated: Path) -> None:
         assert AgentRuntime.get_instance() is rt
     finally:
         AgentRuntime.reset_instance()
+
+
+async def _plain(ctx: SkillContext, params: TopicParams) -> SkillResult:
+    return SkillResult(message="plain")
+
+
+def test_misuse_of_registration_and_subscription_is_a_clear_type_error(isolated: Path) -> None:
+    """An undecorated function, None or a name raised AttributeError at ``register_skill``, as
+    did ``@skill(params=dict)``; ``@skill`` on a sync def failed only at run time ("object
+    SkillResult can't be used in 'await' expression"); ``rt.on`` took a non-callable."""
+    rt = make_runtime(isolated, ScriptedModel([]), [])
+    for wrong in (_plain, None, "Counter"):
+        with pytest.raises(TypeError, match="register_skill takes a Skill"):
+            rt.register_skill(wrong)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="params must be a pydantic BaseModel class, not dict"):
+        skill(name="Dicts", params=dict)  # type: ignore[type-var]
+    with pytest.raises(TypeError, match="must be an async def"):
+
+        @skill(name="Sync", params=TopicParams)
+        def sync(ctx: SkillContext, params: TopicParams) -> SkillResult:
+            return SkillResult(message="sync")
+
+    with pytest.raises(TypeError, match="callback must be callable"):
+        rt.on("task:progress", "print")  # type: ignore[arg-type]
+    unsubscribe = rt.on("my_plugin:done", lambda event: None)  # a plugin's own event: taken
+    unsubscribe()

@@ -8,6 +8,7 @@ the context (``ctx.reply``), and answers the errors a user can fix (``skillrt.sk
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -115,7 +116,12 @@ def skill(
     user's language while the skill runs.
     """
 
+    _check_params(name, params)
+
     def wrap(fn: SkillFn[P]) -> Skill[P]:
+        if not _is_async(fn):  # it was taken, then failed at run time: "object SkillResult
+            # can't be used in 'await' expression"
+            raise TypeError(f"@skill {name}: the function must be an async def")
         return Skill(
             name=name,
             description=description or (fn.__doc__ or "").strip().split("\n")[0],
@@ -129,3 +135,18 @@ def skill(
         )
 
     return wrap
+
+
+def _check_params(name: str, params: object) -> None:
+    """``params`` must be a pydantic model class: ``params=dict`` raised AttributeError
+    ("type object 'dict' has no attribute 'model_fields'")."""
+    if not (isinstance(params, type) and issubclass(params, BaseModel)):
+        shown = params.__name__ if isinstance(params, type) else type(params).__name__
+        raise TypeError(f"@skill {name}: params must be a pydantic BaseModel class, not {shown}")
+
+
+def _is_async(fn: object) -> bool:
+    """An async def, or an object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004
+    )
