@@ -200,8 +200,8 @@ async def test_close_while_a_task_runs_leaves_it_paused_and_resumable(isolated: 
     reply = await running
     assert reply.state == "PAUSED" and reply.data["outcome"] == "interrupted"
     assert ("state:changed", {"from": "EXECUTING", "to": "PAUSED"}) in seen
-    aborted = [d for t, d in seen if t == "task:aborted"]
-    assert aborted == [{"reason": "cancelled", "interrupted": True}]
+    # (not aborted: it was not cancelled, and is resumable, as a paused task is)
+    assert not [d for t, d in seen if t == "task:aborted"]
     assert rt.state == "IDLE"
     try:
         await rt.initialize()  # reopened: the task comes back from its checkpoint

@@ -162,9 +162,9 @@ class Endings:
         """Stopped by ``close()``: PAUSED, as the next start restores it. The caller got a reply
         in EXECUTING, subscribers no event, ``rt.state`` stayed EXECUTING after close, and a
         later call reopened the runtime with the task listed EXECUTING, refused by resume,
-        abort and abandon. Now its reply and ``state:changed`` say PAUSED, ``task:aborted``
-        (reason cancelled, ``interrupted: true``) ends a progress bar, and its copy here is
-        dropped: reopening restores it from its checkpoint, resumable."""
+        abort and abandon. Now its reply and ``state:changed`` say PAUSED (no ``task:aborted``: it
+        was not cancelled, and is resumable, as a paused task is), and its copy here is dropped:
+        reopening restores it from its checkpoint, resumable."""
         task.record.error_reason = ErrorReason.INTERRUPTED
         source = task.state
         if source in ACTIVE_STATES:
@@ -175,7 +175,6 @@ class Endings:
                 task.owner.state_changed(task, source, State.PAUSED)
         self.checkpoints.save(task)
         self.tasks.pop(task.id)
-        self.events.emit("task:aborted", task.id, reason=End.CANCELLED, interrupted=True)
         return reply_of(
             task, reply("interrupted", task.input.language), outcome=Outcome.INTERRUPTED
         )
