@@ -127,6 +127,8 @@ def _canned(ctx: SkillContext, text: str) -> str:
 )
 async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     text = " ".join((params.message or ctx.input.text).split())[:MAX_MESSAGE_CHARS]
+    if not text:  # run_skill("Chat", {}): nothing said, nothing to ask the model (it was asked)
+        return SkillResult(message=ctx.reply("greeting"), data={"chat": True, "fallback": True})
     if _ABOUT_ME.match(text):  # what it can do: ours, with requests it understands
         return SkillResult(
             message=ctx.reply("about_me"), data={"chat": True, "fallback": False, "about": True}

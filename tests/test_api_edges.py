@@ -135,6 +135,8 @@ async def test_a_skill_run_without_text_params_has_no_request_text(isolated: Pat
         for name, needs in (("ResearchWeb", "needs a question"), ("Browse", "needs a task")):
             refused = await rt.run_skill(name, {})
             assert needs in refused.content, refused.content
+        greeted = await rt.run_skill("Chat", {})  # (the model was asked about nothing)
+        assert greeted.state == "COMPLETED" and "What shall we work on?" in greeted.content
         assert asked == []
     finally:
         await rt.close()
