@@ -47,6 +47,7 @@ from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import (
     ConfigError,
     FileChanged,
+    LockConflict,
     StoreUnavailable,
     TaskCancelled,
     UnknownSkill,
@@ -1004,7 +1005,8 @@ class AgentRuntime:
     async def undo(self, path: str | None = None, *, language: str = "en") -> ChatMessage:
         """Restore the version kept before the last write (of ``path``, or of any post) byte
         for byte: an edit is undone, a created post goes to the trash, a deleted one comes back.
-        Refused, changing nothing, when the post changed since (``data["error"]``)."""
+        Refused, changing nothing, when the post changed since, when another task holds its
+        lock (``"busy"``: try again once it ends) or the disk refused (``data["error"]``)."""
         await self.initialize()
         services = self._run
         owner = f"undo-{new_id()}"
@@ -1018,6 +1020,12 @@ class AgentRuntime:
             return self._undo_refused(reply("undo_changed", language, path=exc.path), "changed")
         except UserError as exc:
             return self._undo_refused(reply("undo_refused", language, error=exc), "refused")
+        except LockConflict as exc:  # was raised raw: a traceback from `skillrt undo`
+            busy = reply("undo_busy", language, path=exc.path, task=exc.holder)
+            return self._undo_refused(busy, "busy")
+        except OSError as exc:  # a full disk, a name too long: the reason, not a traceback
+            error = exc.strerror or str(exc)
+            return self._undo_refused(reply("undo_refused", language, error=error), "refused")
         finally:
             await asyncio.to_thread(services.state.locks.release_task_locks, owner)
         await asyncio.to_thread(services.memory.refresh)

@@ -330,3 +330,23 @@ def test_the_chat_previews_an_edit_and_undoes_it(tmp_path: Path) -> None:
     child.expect("Undid the edit")
     assert (blog / POST).read_bytes() == original
     assert quit_with_ctrl_d(child) == 0
+
+
+# --- undo refused, never raised ----------------------------------------------------------------
+
+
+async def test_undo_of_a_post_another_task_holds_is_refused_as_busy(blog: Path) -> None:
+    """A LockConflict escaped ``rt.undo`` raw: two sessions undoing at once, the loser got the
+    exception, and ``skillrt undo`` printed a traceback. It is a refusal naming the holder."""
+    rt = writing_runtime(blog, ScriptedModel(["A new body.\n"]))
+    await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": POST})
+    edited = (blog / POST).read_bytes()
+    locks = rt._run.state.locks
+    locks.acquire(POST, "other-task")
+    busy = await rt.undo(POST)
+    assert busy.state == "ERROR" and busy.data["error"] == "busy", busy.content
+    assert "other-task" in busy.content and "try again" in busy.content
+    assert (blog / POST).read_bytes() == edited
+    locks.release_task_locks("other-task")
+    assert (await rt.undo(POST)).data["outcome"] == "done"  # the record was kept for later
+    await rt.close()

@@ -95,6 +95,11 @@ REPLIES: dict[str, tuple[str, str]] = {
         "`{path}` changed after that write, so it was not undone (that would lose the change).",
     ),
     "undo_refused": ("无法撤销：{error}", "Cannot undo: {error}"),
+    "undo_busy": (
+        "`{path}` 正被任务 {task} 使用，暂时无法撤销：请在该任务结束后再试。",
+        "`{path}` is busy (task {task} is writing it), so it was not undone: try again when"
+        " that task ends.",
+    ),
     "undone_edit": (
         "已撤销对 `{path}` 的修改，恢复为之前的版本。",
         "Undid the edit of `{path}`: it is back as it was.",
