@@ -350,3 +350,18 @@ async def test_undo_of_a_post_another_task_holds_is_refused_as_busy(blog: Path) 
     locks.release_task_locks("other-task")
     assert (await rt.undo(POST)).data["outcome"] == "done"  # the record was kept for later
     await rt.close()
+
+
+async def test_a_missing_kept_version_is_refused_and_its_record_dropped(blog: Path) -> None:
+    """The blob gone, ``rt.undo`` raised FileNotFoundError (the CLI: "the state folder cannot
+    be used") and the record stayed, so every later undo hit it."""
+    rt = writing_runtime(blog, ScriptedModel(["A new body.\n"]))
+    await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": POST})
+    for blob in (blog.parent / "state" / "versions").glob("*.blob"):
+        blob.unlink()
+    missing = await rt.undo(POST)
+    assert missing.state == "ERROR" and missing.data["error"] == "refused", missing.content
+    assert f"the kept version of {POST} is missing" in missing.content
+    nothing = await rt.undo()
+    assert nothing.data["error"] == "nothing_to_undo", nothing.content
+    await rt.close()

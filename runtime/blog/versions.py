@@ -240,7 +240,13 @@ class VersionStore:
             pass  # gone already, or unreadable: the post is back either way
 
     def _before_text(self, version: Version) -> str:
-        data = (self.folder / f"{version.id}.blob").read_bytes()
+        try:
+            data = (self.folder / f"{version.id}.blob").read_bytes()
+        except FileNotFoundError:
+            # It raised raw (the CLI said "the state folder cannot be used") and the record
+            # stayed, so every later undo hit it: the record goes, the reply says why.
+            self._drop(version.id)
+            raise UserError(f"the kept version of {version.path} is missing") from None
         try:  # posts are UTF-8 text (kept as ``FileStore.read`` read them): strict, lossless
             return data.decode("utf-8")
         except UnicodeDecodeError:
