@@ -365,3 +365,20 @@ async def test_a_missing_kept_version_is_refused_and_its_record_dropped(blog: Pa
     nothing = await rt.undo()
     assert nothing.data["error"] == "nothing_to_undo", nothing.content
     await rt.close()
+
+
+async def test_a_record_of_a_write_that_never_happened_does_not_block_undo(blog: Path) -> None:
+    """A tag rename that found the post locked, a save refused as FileChanged, a kill -9
+    between the record and the write: each left a record, and undo then said "changed after
+    that write" of a post nothing had changed; the true edit before could not be undone."""
+    original = (blog / POST).read_bytes()
+    rt = writing_runtime(blog, ScriptedModel(["A new body.\n"]))
+    await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": POST})
+    files, versions = rt._run.files, rt._run.versions
+    versions.keep(files, POST, "edit", key="never-written:save", after="0" * 64)
+    versions.keep(files, "posts/never-made.md", "create", key="never-made:save", after="1" * 64)
+    undone = await rt.undo(POST)
+    assert undone.data["outcome"] == "done" and undone.data["action"] == "edit", undone.content
+    assert (blog / POST).read_bytes() == original
+    assert (await rt.undo()).data["error"] == "nothing_to_undo"
+    await rt.close()

@@ -12,7 +12,8 @@ post gets its old bytes back, a created post (a new article, a translation) goes
 a deleted post comes back from the trash (its kept bytes restored, the trash's copy removed).
 It refuses, changing nothing, when the post changed since the write (its hash is no longer the
 one the write left) or, for a deleted post, when a file has taken its place. The record is
-dropped once the post is restored.
+dropped once the post is restored. A record of a write that never happened (the post still
+holds the kept bytes) is dropped and the one before it undone.
 
 The records are files, so they outlive a restart; with the shared PostgreSQL store each worker
 keeps its own (the state folder is per worker).
@@ -202,11 +203,15 @@ class VersionStore:
         ``files`` should be a task's view (``for_task``) so the post's lock is taken.
         """
         rel = files.relative(path) if path else None
-        versions = self.versions(rel)
-        if not versions:
-            raise NothingToUndo(rel)
-        version = versions[0]
-        current = files.hash_of(version.path)
+        while True:
+            versions = self.versions(rel)
+            if not versions:
+                raise NothingToUndo(rel)
+            version = versions[0]
+            current = files.hash_of(version.path)
+            if not self._never_written(version, current):
+                break
+            self._drop(version.id)  # a write that never happened: the one before is undone
         trash: str | None = None
         if version.action == "delete":
             if current is not None:
@@ -238,6 +243,24 @@ class VersionStore:
                 copy.unlink()
         except OSError:
             pass  # gone already, or unreadable: the post is back either way
+
+    def _never_written(self, version: Version, current: str | None) -> bool:
+        """Whether the write ``version`` was kept for never happened: the post still holds the
+        kept bytes (none, for a post to be created). A tag rename that found the post locked,
+        a save refused as FileChanged, a kill -9 between the record and the write all left a
+        record, and undo then said "changed after that write" of a post nothing had changed,
+        and the true edit before it could no longer be undone."""
+        if current == version.after and version.action != "delete":
+            return False  # the write is there (an edit that changed nothing included)
+        if not version.had_before:
+            return current is None
+        if current is None:
+            return False
+        try:
+            kept = (self.folder / f"{version.id}.blob").read_bytes()
+        except OSError:
+            return False  # undo says the kept version is missing
+        return hashlib.sha256(kept).hexdigest() == current
 
     def _before_text(self, version: Version) -> str:
         try:
