@@ -41,6 +41,7 @@ from skillrt._tasks.planning import LOGS_INFO, route_context
 from skillrt._tasks.run import TaskDriver
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
+from skillrt.blog.conventions import in_drafts_folder
 from skillrt.blog.publish import Published, publish_kept
 from skillrt.blog.versions import NothingToUndo
 from skillrt.events import EventBus, EventCallback
@@ -1029,6 +1030,11 @@ class AgentRuntime:
         finally:
             await asyncio.to_thread(services.state.locks.release_task_locks, owner)
         await asyncio.to_thread(services.memory.refresh)
+        if done.moved_to is not None:  # a publish or unpublish that moved the post, undone
+            action = "publish" if in_drafts_folder(done.path) else "unpublish"
+            content = reply(f"undone_{action}", language, path=done.path, moved=done.moved_to)
+            data = {"path": done.path, "action": action, "undone_task": done.task_id}
+            return ChatMessage(content=content, state="COMPLETED", data={**data, "outcome": "done"})
         content = reply(f"undone_{done.action}", language, path=done.path)
         data = {"path": done.path, "action": done.action, "undone_task": done.task_id}
         return ChatMessage(content=content, state="COMPLETED", data={**data, "outcome": "done"})

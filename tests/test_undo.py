@@ -382,3 +382,28 @@ async def test_a_record_of_a_write_that_never_happened_does_not_block_undo(blog:
     assert (blog / POST).read_bytes() == original
     assert (await rt.undo()).data["error"] == "nothing_to_undo"
     await rt.close()
+
+
+@pytest.mark.parametrize("keep", [50, 1])
+async def test_one_undo_of_a_publish_that_moved_the_draft_brings_it_back(
+    tmp_path: Path, keep: int
+) -> None:
+    """Publishing a Jekyll draft moves it into _posts/: the first undo put the published post
+    in the trash and left the draft there too, the post in neither place; with undo.keep = 1
+    the draft's half was pruned at once. One undo now brings the draft back."""
+    from tests.blog import copy_fixture
+
+    blog = copy_fixture("jekyll", tmp_path / "blog")
+    before = snapshot(blog)
+    rt = writing_runtime(blog, ScriptedModel([]), undo={"keep": keep})
+    done = await rt.publish("_drafts/unfinished-idea.md")
+    assert done.moved_from == "_drafts/unfinished-idea.md" and snapshot(blog) != before
+    undone = await rt.undo()
+    assert undone.state == "COMPLETED" and undone.data["action"] == "publish", undone.content
+    assert undone.data["path"] == "_drafts/unfinished-idea.md"
+    assert "Undid the publish" in undone.content and done.path in undone.content
+    assert snapshot(blog) == before  # byte for byte, the published copy gone
+    trash = [p.name for p in (tmp_path / "state" / "trash").rglob("*") if p.is_file()]
+    assert trash and all(name.startswith("2") for name in trash)  # the draft's copy taken out
+    assert (await rt.undo()).data["error"] == "nothing_to_undo"
+    await rt.close()

@@ -27,7 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from skillrt.blog.conventions import (
     DATED_NAME,
@@ -67,6 +67,7 @@ class Published:
     moved_from: str | None = None
     removed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()  # (unpublishing: the draft field set)
+    trashed: str | None = None  # a move: where the trash holds the post's old file
 
 
 def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
@@ -162,8 +163,10 @@ def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -
         files.write(rel, new_text, expected_hash=digest)
         return Published(path=rel, changed=True, removed=removed)
     target = _free_target(files, _published_path(files, rel, posts_dir, day), new_text)
-    _moved(files, rel, target, new_text)
-    return Published(path=target, changed=True, moved_from=rel, removed=removed)
+    trashed = _moved(files, rel, target, new_text)
+    return Published(
+        path=target, changed=True, moved_from=rel, removed=removed, trashed=str(trashed)
+    )
 
 
 def _free_target(files: FileStore, target: str, text: str) -> str:
@@ -182,15 +185,15 @@ def _free_target(files: FileStore, target: str, text: str) -> str:
     raise UserError(f"no free file name near {target} after {MAX_NAME_TRIES} tries")
 
 
-def _moved(files: FileStore, rel: str, target: str, text: str) -> None:
+def _moved(files: FileStore, rel: str, target: str, text: str) -> Path:
     """``text`` written at ``target`` (created, never over another post; found there from a
-    run cut short, kept), then ``rel`` to the trash."""
+    run cut short, kept), then ``rel`` to the trash (where it went is returned)."""
     existing = files.hash_of(target)
     if existing is None:
         files.write(target, text, create_only=True)
     elif files.read(target)[0] != text:  # not ours from a run cut short
         raise UserError(f"{target} already exists; move {rel} by hand or rename it first")
-    files.move_to_trash(rel)
+    return files.move_to_trash(rel)
 
 
 def unpublish_post(files: FileStore, path: str, *, drafts_dir: str | None) -> Published:
@@ -208,8 +211,8 @@ def unpublish_post(files: FileStore, path: str, *, drafts_dir: str | None) -> Pu
     # (its name as it is: a Jekyll post's date prefix is its only date when its frontmatter
     # has none, and publishing it again keeps a dated name, so it comes back as it was)
     target = f"{drafts_dir.strip('/')}/{PurePosixPath(rel).name}"
-    _moved(files, rel, target, text)
-    return Published(path=target, changed=True, moved_from=rel)
+    trashed = _moved(files, rel, target, text)
+    return Published(path=target, changed=True, moved_from=rel, trashed=str(trashed))
 
 
 def unpublish_kept(
@@ -228,7 +231,8 @@ def _kept(
     files: FileStore, versions: VersionStore | None, before: bytes | None, done: Published, key: str
 ) -> None:
     """The post before ``done``'s change kept in ``versions``: an edit, or a move's delete
-    and create (undone in two steps)."""
+    and create (``:from`` and ``:to``, undone together: one undo of the create alone put the
+    published post in the trash and left the draft there too, the post in neither place)."""
     if not done.changed or versions is None:
         return
     rel = done.moved_from or done.path
@@ -237,6 +241,8 @@ def _kept(
         versions.record(rel, "edit", before, key=key, after=after)
     else:
         versions.record(rel, "delete", before, key=f"{key}:from", after=None)
+        if done.trashed is not None:
+            versions.note_trash(f"{key}:from", Path(done.trashed))
         versions.record(done.path, "create", None, key=f"{key}:to", after=after)
 
 
@@ -250,7 +256,7 @@ def publish_kept(
     key: str,
 ) -> Published:
     """``publish_post``, the post before kept in ``versions`` (named ``key``) for undo: an
-    edit, or a moved draft's delete and create (undone in two steps). Blocking I/O."""
+    edit, or a moved draft's delete and create (undone together). Blocking I/O."""
     rel = files.relative(path)
     before = VersionStore.bytes_of(files, rel)
     done = publish_post(files, rel, posts_dir=posts_dir, day=day)

@@ -71,6 +71,7 @@ class Undone:
     action: Action
     task_id: str
     trash: str | None = None
+    moved_to: str | None = None  # a move undone (publish): where the post was, now gone
 
 
 def _write_durably(target: Path, data: bytes) -> None:
@@ -170,8 +171,26 @@ class VersionStore:
 
     def _prune(self) -> None:
         records = sorted(self.folder.glob("*.json"))
-        for old in records[: max(0, len(records) - self.keep_at_most)]:
+        cut = max(0, len(records) - self.keep_at_most)
+        if 0 < cut < len(records) and self._pair_at(records[cut - 1], records[cut]):
+            cut -= 1  # a move's two halves are kept together (the create alone undoes badly)
+        for old in records[:cut]:
             self._drop(old.stem)
+
+    def _pair_at(self, older: Path, newer: Path) -> bool:
+        """Whether ``older`` is the ``:from`` half of the move whose ``:to`` half is ``newer``
+        (with undo.keep = 1 the delete half of a publish was dropped at once)."""
+        version = self._load(newer)
+        if version is None or not version.key.endswith(":to"):
+            return False
+        return older.stem.endswith(_tag(version.key.removesuffix(":to") + ":from"))
+
+    @staticmethod
+    def _load(record: Path) -> Version | None:
+        try:
+            return Version(**json.loads(record.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            return None  # a damaged record is skipped, never fatal
 
     def _drop(self, stem: str) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -187,10 +206,9 @@ class VersionStore:
         if not self.folder.is_dir():
             return found
         for record in sorted(self.folder.glob("*.json"), reverse=True):
-            try:
-                version = Version(**json.loads(record.read_text(encoding="utf-8")))
-            except (OSError, ValueError, TypeError):
-                continue  # a damaged record is skipped, never fatal
+            version = self._load(record)
+            if version is None:
+                continue
             if path is None or version.path == path:
                 found.append(version)
         return found
@@ -212,6 +230,9 @@ class VersionStore:
             if not self._never_written(version, current):
                 break
             self._drop(version.id)  # a write that never happened: the one before is undone
+        moved = self._move_of(version)
+        if moved is not None:
+            return self._undo_move(files, *moved)
         trash: str | None = None
         if version.action == "delete":
             if current is not None:
@@ -230,6 +251,48 @@ class VersionStore:
         self._drop(version.id)
         return Undone(
             path=version.path, action=version.action, task_id=version.task_id, trash=trash
+        )
+
+    def _move_of(self, version: Version) -> tuple[Version, Version] | None:
+        """The ``:from`` (delete) and ``:to`` (create) halves of the move ``version`` is half
+        of (a draft published into the posts folder, a post unpublished into the drafts
+        folder), or None. A ``:to`` half whose ``:from`` is gone is refused and dropped:
+        undone alone it would leave the post in neither place."""
+        if version.key.endswith(":from"):
+            base = version.key.removesuffix(":from")
+            to = next(filter(None, map(self._load, self._records_of(f"{base}:to"))), None)
+            return None if to is None else (version, to)
+        if not version.key.endswith(":to"):
+            return None
+        base = version.key.removesuffix(":to")
+        source = next(filter(None, map(self._load, self._records_of(f"{base}:from"))), None)
+        if source is None:
+            self._drop(version.id)
+            raise UserError(f"the version of {version.path} before it was moved is not kept")
+        return source, version
+
+    def _undo_move(self, files: FileStore, source: Version, moved: Version) -> Undone:
+        """Undo a move in one step: the old file back (its trash copy removed), the moved one
+        to the trash. Refused, changing nothing, when the moved file changed since or a file
+        took the old one's place. The first undo of a publish used to put the published post
+        in the trash and leave the draft there too: the post was in neither place."""
+        current = files.hash_of(moved.path)
+        if current != moved.after:
+            raise FileChanged(moved.path, moved.after or "", current)
+        if files.hash_of(source.path) is not None:
+            raise UserError(f"{source.path} exists again; not restoring the moved post over it")
+        before = self._before_text(source)
+        files.write(source.path, before, create_only=True)
+        self._take_out_of_trash(source, before)
+        trash = str(files.move_to_trash(moved.path))
+        self._drop(moved.id)
+        self._drop(source.id)
+        return Undone(
+            path=source.path,
+            action="delete",
+            task_id=source.task_id,
+            trash=trash,
+            moved_to=moved.path,
         )
 
     @staticmethod

@@ -109,6 +109,14 @@ REPLIES: dict[str, tuple[str, str]] = {
         "Undid the creation of `{path}`: it was moved to the trash.",
     ),
     "undone_delete": ("已从回收站恢复 `{path}`。", "Brought `{path}` back from the trash."),
+    "undone_publish": (
+        "已撤销发布：草稿 `{path}` 已恢复，`{moved}` 已移到回收站。",
+        "Undid the publish: the draft `{path}` is back, and `{moved}` was moved to the trash.",
+    ),
+    "undone_unpublish": (
+        "已撤销取消发布：`{path}` 已恢复，草稿 `{moved}` 已移到回收站。",
+        "Undid the unpublish: `{path}` is back, and the draft `{moved}` was moved to the trash.",
+    ),
     "ended_unexpectedly": ("任务异常结束。", "The task ended unexpectedly."),
     "closed": ("运行时已关闭。", "The runtime closed."),
     "memory_only": (
