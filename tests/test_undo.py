@@ -407,3 +407,26 @@ async def test_one_undo_of_a_publish_that_moved_the_draft_brings_it_back(
     assert trash and all(name.startswith("2") for name in trash)  # the draft's copy taken out
     assert (await rt.undo()).data["error"] == "nothing_to_undo"
     await rt.close()
+
+
+async def test_a_post_with_a_long_chinese_name_goes_to_the_trash_and_comes_back(
+    blog: Path,
+) -> None:
+    """80 "长" (240 bytes) plus ".YYYYmmddTHHMMSS.ffffff.md" went over the 255-byte name
+    limit: the delete failed with a raw "[Errno 36] File name too long" naming both paths."""
+    name = "posts/" + "长" * 80 + ".md"
+    (blog / name).write_bytes(b"---\ntitle: long\n---\n\nbody\n")
+    before = snapshot(blog)
+    rt = writing_runtime(blog, ScriptedModel([]))
+    await rt.initialize()
+    asked = await rt.process_input(f"delete {name}")
+    assert asked.state == "WAITING_INPUT", asked.content
+    done = await rt.process_input("yes")
+    assert done.data.get("deleted") is True and not (blog / name).exists(), done.content
+    trashed = [p for p in (blog.parent / "state" / "trash").rglob("*") if p.is_file()]
+    assert len(trashed) == 1 and len(trashed[0].name.encode("utf-8")) <= 255
+    assert trashed[0].name.startswith("长" * 70) and trashed[0].name.endswith(".md")
+    undone = await rt.undo(name)
+    assert undone.data["action"] == "delete", undone.content
+    assert snapshot(blog) == before
+    await rt.close()

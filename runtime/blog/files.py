@@ -522,9 +522,9 @@ class FileStore:
         now = time.time()
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{now % 1:.6f}"[1:]
         dest_dir = self.trash_dir / Path(rel).parent
-        dest = dest_dir / f"{target.stem}.{stamp}{target.suffix}"
+        dest = dest_dir / _trash_name(target, stamp)
         while dest.exists():
-            dest = dest_dir / f"{target.stem}.{stamp}-{secrets.token_hex(2)}{target.suffix}"
+            dest = dest_dir / _trash_name(target, f"{stamp}-{secrets.token_hex(2)}")
         dest_dir.mkdir(parents=True, exist_ok=True)
         if DIR_FD:
             self._trash_at(target, rel, dest)
@@ -562,6 +562,19 @@ class FileStore:
                 raise
             shutil.move(target, dest)  # another filesystem: copy, then remove the original
         fsync_dir(target.parent)
+
+
+_NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS alike)
+
+
+def _trash_name(target: Path, stamp: str) -> str:
+    """``<name>.<stamp><suffix>`` within ``_NAME_MAX`` bytes, the name cut at a character
+    boundary where needed: a post named with 80 "长" (240 bytes) got a trash name over 255
+    bytes, and its delete failed with a raw "[Errno 36] File name too long"."""
+    tail = f".{stamp}{target.suffix}"
+    room = _NAME_MAX - len(tail.encode("utf-8"))
+    stem = target.stem.encode("utf-8")[: max(room, 1)].decode("utf-8", errors="ignore")
+    return f"{stem}{tail}"
 
 
 # --- file operations relative to a held folder ------------------------------------------------
