@@ -212,6 +212,36 @@ def test_a_missing_root_is_a_clear_error(tmp_path: Path) -> None:
     assert "is not a folder" in done.stderr
 
 
+def test_root_and_posts_dir_before_the_command_hold_for_it(blog: Path, tmp_path: Path) -> None:
+    # `skillrt -C DIR tasks` and a bare `skillrt -C DIR` (README: "`skillrt chat` (or
+    # `skillrt`, `-C DIR` for another folder)") failed "No such option: -C", exit 2.
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    del env["SKILLRT_CONTENT_ROOT"]
+    listed = skillrt("-C", "blog", "tasks", "--json", env=env, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+    n = len(list((blog / "posts").rglob("*.md")))
+    indexed = skillrt(
+        "--root", str(blog), "--posts-dir", "posts", "index", "--json", env=env, cwd=tmp_path
+    )
+    assert indexed.returncode == 0, indexed.stderr
+    assert json.loads(indexed.stdout)["posts"] == n
+    blank = skillrt("--posts-dir", " ", "-C", "blog", "index", env=env, cwd=tmp_path)
+    assert blank.returncode == 2
+    assert blank.stderr.startswith("skillrt: error: --posts-dir needs a folder")
+    # The command's own -C wins; after the command it works as before.
+    for args in (["-C", "nowhere", "tasks", "-C", "blog"], ["tasks", "-C", "blog"]):
+        done = skillrt(*args, env=env, cwd=tmp_path)
+        assert done.returncode == 0, (args, done.stderr)
+        assert done.stdout.strip() == "No resumable tasks."
+    chat = skillrt("-C", "blog", env=env, cwd=tmp_path, input="")
+    assert chat.returncode == 0, chat.stderr
+    assert f"blog: {blog.resolve()}" in chat.stdout
+    missing = skillrt("-C", "nowhere", env=env, cwd=tmp_path, input="")
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == "skillrt: error: the content root 'nowhere' is not a folder"
+
+
 def test_doctor_reports_what_it_would_use(blog: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [])
     env = cli_env(blog, script)

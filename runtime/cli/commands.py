@@ -15,7 +15,14 @@ import typer
 from rich.console import Console
 
 from skillrt._io.config_files import make_state_dir
-from skillrt.cli.common import fail, find_task, make_runtime, open_config, user_errors
+from skillrt.cli.common import (
+    fail,
+    find_task,
+    given_before_command,
+    make_runtime,
+    open_config,
+    user_errors,
+)
 from skillrt.exceptions import UserError
 
 if TYPE_CHECKING:
@@ -81,10 +88,22 @@ TaskId = Annotated[str, typer.Argument(help="A task id; a unique prefix is enoug
 
 
 @app.callback(invoke_without_command=True)
-def _default(ctx: typer.Context) -> None:
-    """Without a command, start the chat."""
+def _default(ctx: typer.Context, root: Root = None, posts_dir: PostsDir = None) -> None:
+    """Without a command, start the chat.
+
+    ``--root``/``-C`` and ``--posts-dir`` before the command hold for it (``skillrt -C DIR
+    tasks``, as ``git -C``); the command's own option wins. Only the commands took them once,
+    and ``skillrt -C ~/blog`` (as the README says) failed "No such option: -C"."""
+    given_before_command(root, posts_dir)
     if ctx.invoked_subcommand is None:
-        chat(root=None, posts_dir=None, verbose=False, resume_last=False, session=None, yes=False)
+        chat(
+            root=root,
+            posts_dir=posts_dir,
+            verbose=False,
+            resume_last=False,
+            session=None,
+            yes=False,
+        )
 
 
 @app.command()

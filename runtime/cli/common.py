@@ -46,6 +46,7 @@ __all__ = [
     "exit_code",
     "fail",
     "find_task",
+    "given_before_command",
     "make_runtime",
     "open_config",
     "open_full_config",
@@ -108,6 +109,7 @@ def open_config(
     from skillrt.settings import load_config
 
     _enter_root(root, overrides)
+    posts_dir = _posts_dir_given(posts_dir)
     if posts_dir is not None:
         if not posts_dir.strip():
             raise fail("--posts-dir needs a folder (relative to the blog folder)")
@@ -143,6 +145,7 @@ def open_full_config(
 
     overrides: dict[str, Any] = {}
     _enter_root(root, overrides)
+    posts_dir = _posts_dir_given(posts_dir)
     if posts_dir is not None:
         if not posts_dir.strip():
             raise fail("--posts-dir needs a folder (relative to the blog folder)")
@@ -153,8 +156,30 @@ def open_full_config(
     return _with_logging(config, verbose=verbose, log_to_file=log_to_file)
 
 
+_BEFORE_COMMAND: dict[str, Any] = {}
+"""``--root`` and ``--posts-dir`` given before the command (``skillrt -C DIR tasks``)."""
+
+
+def given_before_command(root: Path | None, posts_dir: str | None) -> None:
+    """Keep the options given before the command, for the command's config: they hold unless
+    the command has its own (set at each start, so one in-process run leaks none into the
+    next)."""
+    _BEFORE_COMMAND.clear()
+    _BEFORE_COMMAND.update(root=root, posts_dir=posts_dir)
+
+
+def _posts_dir_given(posts_dir: str | None) -> str | None:
+    """The command's ``--posts-dir``, else the one given before the command."""
+    return posts_dir if posts_dir is not None else _BEFORE_COMMAND.get("posts_dir")
+
+
 def _enter_root(root: Path | None, overrides: dict[str, Any]) -> None:
-    """Start in ``root`` (like ``git -C``): it is the content root unless overridden."""
+    """Start in ``root`` (like ``git -C``): it is the content root unless overridden. The
+    command's own ``--root`` wins over one given before the command, which is taken once:
+    a config read again after the first (``tasks``, ``doctor``) is already there."""
+    before = _BEFORE_COMMAND.pop("root", None)
+    if root is None:
+        root = before
     if root is not None:
         target = root.expanduser()
         if not target.is_dir():
