@@ -242,6 +242,30 @@ def test_root_and_posts_dir_before_the_command_hold_for_it(blog: Path, tmp_path:
     assert missing.stderr.strip() == "skillrt: error: the content root 'nowhere' is not a folder"
 
 
+def test_a_missing_configured_root_is_a_clear_error_and_made_nowhere(tmp_path: Path) -> None:
+    # $SKILLRT_CONTENT_ROOT (or content_root in skillrt.toml) naming a missing folder made a
+    # blog there: run its .skillrt (exit 1), index the folder (exit 0), tasks exit 0.
+    missing = tmp_path / "nowhere"
+    env = cli_env(missing, write_script(tmp_path / "s.json", []))
+    expected = f"skillrt: error: the content root {str(missing)!r} is not a folder"
+    for args in (["run", "hello"], ["index"], ["tasks"], ["tasks", "--json"], ["chat"], []):
+        done = skillrt(*args, env=env, cwd=tmp_path, input="")
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith(expected), (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert not missing.exists(), args
+    del env["SKILLRT_CONTENT_ROOT"]
+    (tmp_path / "skillrt.toml").write_text('content_root = "nowhere"\n', encoding="utf-8")
+    done = skillrt("index", env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("skillrt: error: the content root 'nowhere' is not a folder")
+    assert not missing.exists()
+    doctor = skillrt("doctor", "--no-generate", env=env, cwd=tmp_path)  # doctor reports it
+    assert doctor.returncode == 1
+    assert "(missing)" in doctor.stdout
+    assert not missing.exists()
+
+
 def test_doctor_reports_what_it_would_use(blog: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [])
     env = cli_env(blog, script)

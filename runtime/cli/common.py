@@ -97,6 +97,7 @@ def open_config(
     verbose: bool = False,
     posts_dir: str | None = None,
     log_to_file: bool = True,
+    require_root: bool = True,
     **overrides: Any,
 ) -> RuntimeConfig:
     """The config, as if started in ``root`` (like ``git -C``), with logging set up.
@@ -105,6 +106,7 @@ def open_config(
     names a ``log_file``; ``--verbose`` sends them to stderr at debug level instead.
     ``log_to_file=False`` (``doctor``, which writes nothing) keeps them on stderr.
     ``posts_dir`` is ``--posts-dir``: it beats the config files and the detection.
+    ``require_root=False`` (``doctor``, which reports it) lets a missing content root by.
     """
     from skillrt.settings import load_config
 
@@ -114,7 +116,10 @@ def open_config(
         if not posts_dir.strip():
             raise fail("--posts-dir needs a folder (relative to the blog folder)")
         overrides["posts_dir"] = posts_dir
-    return _with_logging(load_config(**overrides), verbose=verbose, log_to_file=log_to_file)
+    config = load_config(**overrides)
+    if require_root:
+        _check_root(config)
+    return _with_logging(config, verbose=verbose, log_to_file=log_to_file)
 
 
 def open_store_config(root: Path | None, *, verbose: bool = False) -> RuntimeConfig | StoreConfig:
@@ -128,6 +133,7 @@ def open_store_config(root: Path | None, *, verbose: bool = False) -> RuntimeCon
     config = read_store_config(**overrides)
     if config is None:
         return open_config(None, verbose=verbose, **overrides)
+    _check_root(config)
     return _with_logging(config, verbose=verbose, log_to_file=True)
 
 
@@ -152,7 +158,9 @@ def open_full_config(
         overrides["posts_dir"] = posts_dir
     config = read_runtime_fields(**overrides)
     if config is None:
-        return open_config(None, verbose=verbose, log_to_file=log_to_file, **overrides)
+        return open_config(
+            None, verbose=verbose, log_to_file=log_to_file, require_root=False, **overrides
+        )
     return _with_logging(config, verbose=verbose, log_to_file=log_to_file)
 
 
@@ -186,6 +194,18 @@ def _enter_root(root: Path | None, overrides: dict[str, Any]) -> None:
             raise fail(f"the content root {str(root)!r} is not a folder")
         os.chdir(target)
         overrides.setdefault("content_root", Path.cwd())
+
+
+def _check_root(config: RuntimeConfig | StoreConfig) -> None:
+    """The configured content root (``$SKILLRT_CONTENT_ROOT``, ``content_root`` in a config
+    file) must be a folder, as ``--root`` must, before anything is written: a mistyped one
+    made a blog there (``run`` its state folder, ``index`` the folder itself) and a later
+    ``doctor`` said all was well."""
+    if not config.root.is_dir():
+        raise fail(
+            f"the content root {str(config.content_root)!r} is not a folder"
+            " (content_root: $SKILLRT_CONTENT_ROOT or a config file)"
+        )
 
 
 def _print_moved_aside(note: str) -> None:
