@@ -165,6 +165,18 @@ def test_resume_and_abandon_refuse_unknown_ids(blog: Path, tmp_path: Path) -> No
         assert done.stderr.strip() == "skillrt: error: no resumable task 'nope' (resumable: none)"
 
 
+def test_replay_refuses_an_unknown_task_id_as_bad_usage(blog: Path, tmp_path: Path) -> None:
+    # It was a task ending in ERROR, exit 1; docs/cli.md: "exit status as for run", where an
+    # unknown task id is 2.
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    for task_id in ("feedfacefeedface", " "):
+        done = skillrt("replay", task_id, env=env, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        expected = f"skillrt: error: no recorded browsing task {task_id.strip()!r} to replay"
+        assert done.stderr.strip() == expected
+        assert done.stdout == ""
+
+
 def test_abandon_a_crashed_task(blog: Path, tmp_path: Path) -> None:
     answers = article("Abandoned", ["one", "two"])
     answers[1] = {"$answer": "one", "$delay": 120}

@@ -249,14 +249,25 @@ def replay(
 
     with user_errors():
         config = open_config(root, verbose=verbose)
+        task_id = _recorded(config, task_id)
         runtime = make_runtime(config, with_model=False)
         # The skill that replays recordings is the one taking a `replay` parameter.
         replaying = [s.name for s in runtime.skills.values() if "replay" in s.params.model_fields]
         if not replaying:
             raise UserError("no registered skill replays recorded tasks")
         shot = OneShot(runtime, as_json=as_json)
-        status = _run(shot.skill(replaying[0], {"replay": task_id.strip()}))
+        status = _run(shot.skill(replaying[0], {"replay": task_id}))
     raise typer.Exit(status)
+
+
+def _recorded(config: "RuntimeConfig", task_id: str) -> str:
+    """The task id, when a recording of it is kept (``<state>/replays/<id>.json``,
+    docs/browsing.md). An unknown id is a usage error (exit 2, as for run), said before a
+    task starts: it was a task failing "no recorded browsing task", exit 1."""
+    task_id = task_id.strip()
+    if not task_id or not (config.state_path / "replays" / f"{task_id}.json").is_file():
+        raise fail(f"no recorded browsing task {task_id!r} to replay")
+    return task_id
 
 
 @app.command()
