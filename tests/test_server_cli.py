@@ -102,6 +102,16 @@ def test_serve_creates_a_private_token_prints_the_url_and_sigterm_keeps_tasks(
         again.communicate(timeout=20)
 
 
+def test_serve_refuses_a_port_out_of_range_as_bad_usage(tmp_path: Path) -> None:
+    # --port -5 reached uvicorn: "[Errno -8] Servname not supported", exit 3 (resumable).
+    root = make_blog(tmp_path)
+    env = cli_env(root, write_script(tmp_path / "s.json", []))
+    for port in ("-5", "65536"):
+        out = skillrt("serve", "--port", port, env=env, cwd=root, timeout=30)
+        assert out.returncode == 2, out.stderr
+        assert "'--port'" in out.stderr and "Errno" not in out.stderr
+
+
 def test_serve_refuses_a_remote_bind_and_a_readable_token(tmp_path: Path) -> None:
     root = make_blog(tmp_path)
     env = cli_env(root, write_script(tmp_path / "s.json", []))

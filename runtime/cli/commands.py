@@ -419,7 +419,10 @@ def serve(
         typer.Option("--host", help="Address to listen on (default 127.0.0.1, serve.host)."),
     ] = None,
     port: Annotated[
-        int | None, typer.Option("--port", "-p", help="Port (default 8765, serve.port; 0: any).")
+        int | None,
+        typer.Option(
+            "--port", "-p", min=0, max=65535, help="Port (default 8765, serve.port; 0: any)."
+        ),
     ] = None,
     token_file: Annotated[
         Path | None,
