@@ -165,6 +165,7 @@ async def test_a_section_page_is_no_post_and_no_skill_writes_it(tmp_path: Path) 
                 "EditContent", {"path": path, "instruction": "add tags rust"}, {"confirm": False}
             )
             assert msg.data["error"] == "path_not_allowed" and "section page" in msg.content
+            assert "Use a path inside the blog" not in msg.content  # (it is inside)
     finally:
         await rt.close()
     assert {p: (root / p).read_bytes() for p in before} == before

@@ -50,8 +50,10 @@ REFUSALS = Replies(
             "inside the blog folder, and did not touch it.",
         ),
         "path_not_allowed": (
-            "路径不允许：`{path}`（{reason}）。请使用博客目录内的路径。",
-            "That path is not allowed: `{path}` ({reason}). Use a path inside the blog.",
+            # (not "use a path inside the blog": a section page, a hidden folder and a name too
+            # long are inside it, and refused)
+            "路径不允许：`{path}`（{reason}），没有读写任何内容。",
+            "That path is not allowed: `{path}` ({reason}); nothing was read or written.",
         ),
         "not_found": ("`{path}` 不存在。", "`{path}` does not exist."),
         "not_found_near": (
