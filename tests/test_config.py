@@ -125,3 +125,15 @@ def test_a_list_variable_that_is_no_json_is_a_config_error(
         load_config()
     assert str(raised.value).startswith(f"${name}: {key}: expected JSON")
     assert value not in str(raised.value)  # (a secret is not shown)
+
+
+def test_a_config_file_that_is_a_folder_is_a_config_error(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``skillrt.toml`` folder was skipped without a word, its settings not in force."""
+    monkeypatch.chdir(isolated)
+    (isolated / "skillrt.toml").mkdir()
+    with pytest.raises(
+        ConfigError, match=r"skillrt\.toml: \(file\): expected a file, not a folder"
+    ):
+        load_config()

@@ -113,6 +113,8 @@ def config_files() -> list[Path]:
     user = _user_config_path()
     if user.is_file():
         files.append(user)
+    elif user.is_dir():  # (it was skipped without a word, its settings not in force)
+        raise ConfigError(str(user), "(file)", "a file, not a folder")
     explicit = os.environ.get(ENV_PREFIX + "CONFIG")
     if explicit:
         path = Path(explicit).expanduser()
@@ -121,6 +123,8 @@ def config_files() -> list[Path]:
         files.append(path)
     elif Path("skillrt.toml").is_file():
         files.append(Path("skillrt.toml").resolve())
+    elif Path("skillrt.toml").is_dir():
+        raise ConfigError(str(Path("skillrt.toml").resolve()), "(file)", "a file, not a folder")
     return files
 
 
