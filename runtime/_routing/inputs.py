@@ -27,8 +27,13 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 def clean_text(text: object) -> str:
     if not isinstance(text, str):
         raise UserError(f"input must be text (str), not {type(text).__name__}")
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    return _CONTROL.sub("", text).strip()
+    return _scrubbed(text).strip()
+
+
+def _scrubbed(text: str) -> str:
+    """``text`` with invalid UTF-8 (a lone surrogate) replaced and control characters dropped,
+    its lines and spaces kept: what ``clean_text`` and ``as_params`` both do."""
+    return _CONTROL.sub("", text.encode("utf-8", "replace").decode("utf-8"))
 
 
 _SELECTION_LIMIT = 20_000  # characters of selected text kept with a task
@@ -68,7 +73,7 @@ def as_params(value: object) -> dict[str, Any]:
 def _cleaned(value: object) -> object:
     """``value`` with its strings cleaned (in lists and dicts too)."""
     if isinstance(value, str):
-        return _CONTROL.sub("", value.encode("utf-8", "replace").decode("utf-8"))
+        return _scrubbed(value)
     if isinstance(value, list | tuple):
         return [_cleaned(v) for v in value]
     if isinstance(value, Mapping):
