@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 
-from .checks import Check, Generated, Verdict
+from .checks import _FENCED_CODE, _INLINE_CODE, Check, Generated, Verdict
 
 __all__ = ["figures_from"]
 
-_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)|`[^`\n]+`", re.S | re.M)
 _NOT_FIGURES = re.compile(
     r"\[\^?\d+(?:\s*[,;，\-–]\s*\d+)*\]"  # citations [1], [1, 2], [1-3]; footnotes [^1]
     r"|【\d+】"
@@ -35,7 +34,8 @@ SHOWN = 4  # figures named in a reason
 def _figures(text: str) -> dict[str, str]:
     """Each figure in ``text``, by its canonical form (``_canonical``), as first written."""
     found: dict[str, str] = {}
-    for match in _NUMBER.finditer(_NOT_FIGURES.sub(" ", _CODE.sub(" ", text))):
+    prose = _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", text))
+    for match in _NUMBER.finditer(_NOT_FIGURES.sub(" ", prose)):
         written = match.group()
         # a comma that does not group thousands parts a list ("10,20"): two figures
         each = [written] if _GROUPED.fullmatch(written) else written.split(",")

@@ -28,6 +28,7 @@ from collections import Counter
 from skillrt.blog.markdown import word_count
 
 from .checks import (
+    HAN,
     Check,
     Generated,
     Verdict,
@@ -85,7 +86,7 @@ def _words(text: str) -> list[str]:
     return [w for w in (m.casefold() for m in _WORD.findall(text)) if w not in _COMMON]
 
 
-_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+_HAN_RUN = re.compile(f"(?:{HAN.pattern}){{2,}}")  # (a run of checks.HAN's characters)
 # Pairs any answer about a post says (这篇文章主要介绍了…): not the post's, nor made up
 _COMMON_PAIRS_ZH = (
     "这篇 篇文 文章 章中 章里 作者 介绍 绍了 主要 内容 一个 可以 我们 "
