@@ -58,6 +58,7 @@ from .listing import REPLIES as LISTING_REPLIES
 from .on_topic import grounded
 from .passages import best_paragraph
 from .pick import REPLIES as PICK_REPLIES
+from .pick import _words as pick_words
 from .pick import (
     ask_for_post,
     described_posts,
@@ -765,11 +766,12 @@ _NAME_FILLER = frozenset({
     "a", "an", "the", "my", "our", "your", "that", "blog", "of", "and", "in", "on", "for",
     "to", "with", "about",
 })  # fmt: skip
-_NAME_WORD = re.compile(r"[^\W_]+")
 
 
 def _name_words(text: str) -> set[str]:
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _NAME_WORD.findall(text)}
+    """The words of ``text`` as a post's name is matched by (``pick._words``: a plural's
+    ``s`` off)."""
+    return set(pick_words(text))
 
 
 def _missing_post(ctx: SkillContext) -> str | None:
