@@ -703,3 +703,103 @@ async def test_a_made_up_figure_is_asked_again_then_refused(site: TestSite, tmp_
     assert msg.state == "ERROR" and msg.data.get("answered") is False, msg.content
     assert "figures" in msg.data.get("check", "") and "数字网页里没有（140）" in msg.content
     assert "140万" not in msg.content  # (the answer refused is not shown)
+
+
+@pytest.mark.parametrize(
+    ("answer", "check"),
+    [
+        ("As an AI language model, I cannot browse the internet to find Atlantis.", "refusal"),
+        ("I'm sorry, but I cannot answer that question.", "refusal"),
+        ("The capital of Atlantis is Poseidonia [1], which", "cut_short"),
+        ("The capital of Atlantis is Poseidonia [1], a city of the", "cut_short"),
+        ("亚特兰蒂斯的首都是波塞冬尼亚[1]，它的港口有三圈水环[1]。", "language"),
+        (
+            "Die Hauptstadt von Atlantis ist Poseidonia [1]. Der Hafen der Insel hatte drei "
+            "Ringe aus Wasser, und die Stadt war sehr reich, wie die Seite sagt, und es ist "
+            "eine legendäre Insel mit einer großen Stadt und einem Hafen auf dem Meer [1].",
+            "language",
+        ),
+    ],
+    ids=["as-an-ai", "sorry", "which", "of-the", "chinese", "german"],
+)
+async def test_a_refusal_a_cut_answer_or_another_language_is_asked_again_then_refused(
+    site: TestSite, tmp_path: Path, answer: str, check: str
+) -> None:
+    """Each was shown as the answer to "What is the capital of Atlantis?", done: the model
+    saying, as a model, that it cannot browse (after pages were read); an answer stopping
+    mid-sentence under the token limit; an English question answered in Chinese or German."""
+    model = research_model(answer, queries=["capital of Atlantis"])
+    rt = make_runtime(tmp_path, model, search={"provider": "searxng", "url": site.url("/searx")})
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": "What is the capital of Atlantis?"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR" and msg.data.get("answered") is False, msg.content
+    assert check in msg.data["check"], msg.data["check"]
+    assert "Poseidonia" in msg.content  # (the page's own words, quoted instead)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The capital of Atlantis is Poseidonia [1].",
+        "I could not find it on these pages, but the capital is Poseidonia [1].",
+        "Poseidonia [1]",
+        "- Capital: Poseidonia [1]\n- Harbour: three rings of water [1]",
+    ],
+)
+def test_a_short_or_plain_answer_in_the_questions_language_is_fit(answer: str) -> None:
+    page = {"url": "http://x/a", "title": "Atlantis", "text": ARTICLE}
+    assert unfit_answer(answer, [page], "en", "What is the capital of Atlantis?") == ""
+    quelle = "Quelle est la capitale de l'Atlantide ?"  # (a French question: French answers)
+    french = "La capitale de l'Atlantide est Poseidonia, une ville avec trois anneaux d'eau [1]."
+    assert unfit_answer(french, [page], "en", quelle) == ""
+
+
+ARTICLE = "Atlantis is a legendary island. The capital of Atlantis is Poseidonia. " * 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "cited", "invalid"),
+    [
+        ("Poseidonia [1-2].", [1, 2], []),
+        ("Poseidonia [1–3].", [1, 2], [3]),
+        ("波塞冬尼亚【2】，三圈水环【1】。", [2, 1], []),
+        ("波塞冬尼亚［1，2］。", [1, 2], []),
+    ],
+)
+def test_a_range_and_chinese_brackets_are_citations(
+    answer: str, cited: list[int], invalid: list[int]
+) -> None:
+    """ "[1-4]" and "【2】" were left in the answer as written and their pages were not listed
+    as its sources."""
+    sources = [{"url": "https://a.example/"}, {"url": "https://b.example/"}]
+    checked = check_citations(answer, sources)
+    assert checked.cited == cited and checked.invalid == invalid
+    assert "-" not in checked.text and "【" not in checked.text and "［" not in checked.text
+
+
+@pytest.mark.parametrize(
+    ("page", "answer", "made_up"),
+    [
+        ("About 1.4 million people live there.", "About 1,400,000 people live there [1].", ""),
+        ("About 1,400,000 people live there.", "About 1.4 million people [1].", ""),
+        ("约有140万人口。", "About 1.4 million people live there [1].", ""),
+        ("About 1.4 million people live there.", "亚特兰蒂斯约有140万人口 [1]。", ""),
+        ("Its navy was ten times larger.", "Its navy was 10x larger [1].", ""),
+        ("It had twenty-five gates and a hundred ships.", "25 gates, 100 ships [1].", ""),
+        ("泛型会让编译慢十倍。", "泛型会让编译慢10倍 [1]。", ""),
+        ("About 1.4 million people live there.", "About 2 million people [1].", "2"),
+        ("About 1.4 million people live there.", "About 1.5 million people [1].", "1.5"),
+        ("Its navy was ten times larger.", "Its navy was 12x larger [1].", "12"),
+    ],
+)
+def test_a_figure_the_page_writes_another_way_is_the_pages(
+    page: str, answer: str, made_up: str
+) -> None:
+    """ "1,400,000" for a page's "1.4 million" and "10x" for its "ten times" were refused as
+    figures no page has: good answers, refused."""
+    pages = [{"url": "http://x/a", "title": "Atlantis", "text": page}]
+    reason = unfit_answer(answer, pages, question="how many?")
+    assert ("figures" in reason) is bool(made_up), reason
+    assert f"({made_up})" in reason if made_up else True

@@ -35,9 +35,11 @@ from skillrt.skills.writing.checks import (
     GIVEN_URL,
     HAN,
     Generated,
+    answer_language,
     code_from,
     given_urls,
-    language,
+    not_a_refusal,
+    not_cut_short,
     not_degenerate,
     run_checks,
 )
@@ -73,7 +75,12 @@ __all__ = [
 
 MAX_QUERIES = 3
 PAGE_CHARS_STORED = 20_000
-_CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+# [1], [1, 2], [1-3] (a range), and as a Chinese answer writes them: 【2】, ［1］, [1，2].
+_CITE = re.compile(
+    r"[\[［【](\d+(?:\s*[-–—~～]\s*\d+)?(?:\s*[,;，；、]\s*\d+(?:\s*[-–—~～]\s*\d+)?)*)[\]］】]"
+)
+_CITE_PART = re.compile(r"(\d+)(?:\s*[-–—~～]\s*(\d+))?")
+MAX_RANGE = 20  # numbers a range cites: "[1-9999]" is no citation of 9999 pages
 _LINK = re.compile(r"!?\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
 # The other ways Markdown links an address: a reference definition ("[1]: http://…", which
 # turned the answer's real citation [1] into a link to it), an autolink ("<http://…>"), and
@@ -132,8 +139,7 @@ def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitation
 
     def cite(match: re.Match[str]) -> str:
         kept = []
-        for part in re.split(r"\s*[,;]\s*", match.group(1)):
-            number = int(part)
+        for number in _cited_numbers(match.group(1)):
             if 1 <= number <= len(sources):
                 if number not in renumber:
                     renumber[number] = len(renumber) + 1
@@ -163,6 +169,17 @@ def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitation
     text = _CITE.sub(cite, text)
     checked.text = re.sub(r"[ \t]+([.,;:])", r"\1", text).strip()
     return checked
+
+
+def _cited_numbers(cited: str) -> list[int]:
+    """The source numbers a citation's inside gives ("1, 3", "1-4": 1, 2, 3, 4). "[1-4]" and
+    "【2】" were left in the answer as written, their pages not listed as its sources."""
+    numbers: list[int] = []
+    for found in _CITE_PART.finditer(cited):
+        first = int(found.group(1))
+        last = int(found.group(2) or first)
+        numbers.extend(range(first, min(last, first + MAX_RANGE) + 1) if last >= first else [first])
+    return numbers
 
 
 async def _read(fetcher: SafeFetcher, url: str, parse_timeout_s: float) -> dict[str, Any]:
@@ -420,8 +437,11 @@ def _unfit(
     inline code span with a name none of them holds) or
     ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
     not judged there), ``figures_from`` (its figures are the pages', their titles' and
-    addresses', or the question's), and, asked in Chinese (``lang``), ``language`` (the
-    embedded model answered "亚特兰蒂斯的人口是多少？" in English, under a Chinese 来源)."""
+    addresses', or the question's), ``not_a_refusal`` ("As an AI language model, I cannot
+    browse the internet"), ``not_cut_short`` (it stops mid-sentence: "…Poseidonia, which"),
+    and, the task's language known (``lang``), ``answer_language`` (the embedded model
+    answered "亚特兰蒂斯的人口是多少？" in English, under a Chinese 来源; an English question
+    answered in Chinese or German was shown as done)."""
     labelled = _ANSWER_LABEL.search(text) is not None
     rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", GIVEN_URL.sub(" ", text)))
     words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER | _LEAD_IN]
@@ -432,6 +452,8 @@ def _unfit(
     said = [str(p.get("text", "")) for p in pages]
     checks = [
         not_degenerate,
+        not_a_refusal,
+        not_cut_short,
         not_repetitive,
         not_circular,
         not_said_over,
@@ -444,7 +466,7 @@ def _unfit(
             question=question,
             pages=True,
         ),
-        *([language("zh")] if lang == "zh" else []),
+        *([answer_language(question, lang)] if lang else []),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)
     return [

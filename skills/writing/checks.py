@@ -16,7 +16,10 @@ in order, each on the text the one before left. The checks:
   plain text; a text whose links are mostly invented fails;
 - ``frontmatter``: what the skill did not mean to change stays byte for byte;
 - ``not_degenerate``: no loop, no repeated line (``skillrt.llm.guard.RepetitionGuard``, as while
-  streaming), not cut off mid-word at the token limit, not empty.
+  streaming), not cut off mid-word at the token limit, not empty;
+- ``not_a_refusal``: not the model saying, as a model, that it cannot do the task;
+- ``not_cut_short``: not stopping mid-sentence (on a comma, "which", "the"), at any length;
+- ``answer_language``: an answer is in its question's language.
 """
 
 from __future__ import annotations
@@ -44,11 +47,14 @@ __all__ = [
     "CheckRecord",
     "Generated",
     "Verdict",
+    "answer_language",
     "frontmatter_kept",
     "given_urls",
     "instruction_kind",
     "language",
     "no_scaffolding",
+    "not_a_refusal",
+    "not_cut_short",
     "not_degenerate",
     "prose_words",
     "run_checks",
@@ -321,6 +327,47 @@ def language(code: str) -> Check:
                     zh=f"文字是{LANGUAGES[found].name_zh}，不是{name_zh}",
                 )
         return Verdict("language", True, f"{share:.0%} {name}")
+
+    return check
+
+
+def _told_in(question: str) -> str | None:
+    """The Latin-script language a short text (a question) is told to be in by its common
+    words (``_STOPWORDS``): two distinct ones at least, and more than any other language's
+    ("What is the capital of Atlantis?": the, of, is). None when that does not tell."""
+    words = {w.casefold() for w in _LATIN_WORD.findall(_URLISH.sub(" ", _CODE.sub(" ", question)))}
+    hits = sorted(((len(words & stop), code) for code, stop in _STOPWORDS.items()), reverse=True)
+    (best, code), (second, _) = hits[0], hits[1]
+    return code if best >= 2 and best > second else None
+
+
+def answer_language(question: str, asked_in: str) -> Check:
+    """An answer is in its question's language: ``language("zh")`` for a question asked in
+    Chinese (``asked_in``, the task's language); for one in a Latin script, the answer's
+    words are mostly Latin ones too and, when the question is told English (``_told_in``),
+    the answer is not told to be another language. An English question about Atlantis was
+    answered "亚特兰蒂斯的首都是波塞冬尼亚[1]…" and in German, and both were shown as done;
+    a question in French or Spanish, told apart from English by too few words, may be
+    answered in its own language."""
+    if asked_in == "zh":
+        return language("zh")
+    if language_share(question, "en") < MIN_SHARE:
+        return lambda generated: Verdict("language", True, "the question's script: not judged")
+    told = _told_in(question)
+
+    def check(generated: Generated) -> Verdict:
+        share = language_share(generated.text, "en")
+        found = _latin_language(generated.text)
+        if share >= MIN_SHARE and (told is None or found in (None, told)):
+            return Verdict("language", True, "in the question's language")
+        what = LANGUAGES[found].name if share >= MIN_SHARE and found else "another script"
+        what_zh = LANGUAGES[found].name_zh if share >= MIN_SHARE and found else "另一种文字"
+        return Verdict(
+            "language",
+            False,
+            f"the answer is in {what}, not in the question's language",
+            zh=f"回答用的是{what_zh}，不是提问的语言",
+        )
 
     return check
 
@@ -1151,3 +1198,75 @@ def not_degenerate(generated: Generated) -> Verdict:
 def without_none(checks: Iterable[Check | None]) -> list[Check]:
     """The checks that apply (a check that does not, e.g. an instruction of no kind, is None)."""
     return [c for c in checks if c is not None]
+
+
+# --- a refusal, or a text cut short -----------------------------------------------------------
+
+# The model speaking of itself as a model that cannot do the task: "As an AI language model, I
+# cannot browse the internet…", "I don't have access to real-time information", "作为一个人工
+# 智能…". A research task that read its pages showed that as its answer, done. ("I could not
+# find it on these pages" is an answer about the pages, and is left alone.)
+REFUSAL = re.compile(
+    r"\bas an? (?:ai|artificial intelligence|(?:large )?language model|llm|chatbot)"
+    r"(?: (?:language )?(?:model|assistant|chatbot))?\s*[,，]?\s*I\b"
+    r"|\bI(?:'m| am) (?:just |only )?an? (?:ai|artificial intelligence|(?:large )?language model"
+    r"|text-based (?:ai|model)|ai (?:language )?(?:model|assistant))\b"
+    r"|\bI (?:do not|don't|don’t|cannot|can't|can’t|am unable to|am not able to) "
+    r"(?:have )?(?:access(?: to)?|browse|surf|search) (?:the )?(?:internet|web|real-time|"
+    r"current|external|live|up-to-date)"
+    r"|\bI(?: am sorry| apologi[sz]e|'m sorry|’m sorry)?,? (?:but )?I? ?(?:cannot|can't|can’t|"
+    r"am unable to|am not able to) (?:answer|help with|assist with|provide (?:an answer|"
+    r"information|that))\b"
+    r"|(?:抱歉|对不起)[，,]?\s*我(?:无法|不能)(?:回答|提供|帮助)"
+    r"|作为(?:一个|一名)?(?:AI|人工智能|语言模型|AI ?助手|AI ?语言模型)"
+    r"|我(?:无法|不能|没有办法)(?:访问|浏览|连接|上)(?:互联网|网络|网页|实时)",
+    re.I,
+)
+
+
+def not_a_refusal(generated: Generated) -> Verdict:
+    """The text is not the model saying, as a model, that it cannot do the task
+    (``REFUSAL``, outside code): such a text is no result, whatever else it says."""
+    found = REFUSAL.search(_CODE.sub(" ", generated.text))
+    if found is None:
+        return Verdict("not_a_refusal", True)
+    return Verdict(
+        "not_a_refusal",
+        False,
+        f"the model says it cannot do it ({found.group()!r}) instead of doing it",
+        zh=f"模型说它做不到（{found.group()!r}），而没有去做",
+    )
+
+
+# Words an English sentence does not end on: the embedded model's "The capital of Atlantis is
+# Poseidonia, which" and "…built by Poseidon for his" stopped there, under the token limit
+# (so ``not_degenerate`` did not judge them), and were shown as answers.
+_LAST_WORDS = "a an the and or but nor of than because although though unless whether which "
+_NO_LAST_WORDS = frozenset((_LAST_WORDS + "whose my your its our their very").split())
+_LAST_WORD = re.compile(r"([^\W\d_]+)\W*$")
+_OPEN_END = re.compile(r"[,，、;；(\[（—–]\s*$")
+
+
+def not_cut_short(generated: Generated) -> Verdict:
+    """The text does not stop mid-sentence: its last line of prose (code and a table's rows
+    aside) does not end on a comma, an open bracket or a word no sentence ends on
+    (``_NO_LAST_WORDS``: an article, a conjunction, a possessive), whatever the token count."""
+    lines = [
+        line.strip()
+        for line, code in _lines_and_code(generated.text)
+        if line.strip() and not any(code[: len(line.rstrip())])
+    ]
+    if not lines or lines[-1].startswith("|"):
+        return Verdict("not_cut_short", True)
+    last = lines[-1].rstrip("*_ ")
+    word = _LAST_WORD.search(last) if last[-1:].isalpha() else None
+    last_word = word.group(1) if word is not None else ""
+    if _OPEN_END.search(last) or (last_word != "A" and last_word.lower() in _NO_LAST_WORDS):
+        end = _clip_line(last[-40:], 40)
+        return Verdict(
+            "not_cut_short",
+            False,
+            f"the text stops mid-sentence (…{end!r})",
+            zh=f"文字在句子中间就停了（…{end!r}）",
+        )
+    return Verdict("not_cut_short", True)

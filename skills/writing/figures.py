@@ -7,14 +7,19 @@ shown under its sources. A figure is language-free, so this check judges every a
 number of two digits or more (a year, a count, a price, a version; ``1.4`` and ``42%`` too)
 must stand in a source or in the question. A single digit is left alone (a page writes "three
 steps" where an answer says 3), and so are citation marks, a numbered list's own numbers,
-addresses and code (the code checks judge code).
+addresses and code (the code checks judge code). A figure is compared by the number it says:
+with its scale (``1.4 million``, ``1.4M``, ``1,400,000`` and ``140万`` are one), and a source's
+figures in words count ("ten times" gives ``10x``, "twenty-five" ``25``, 十倍 ``10倍``): good
+answers that wrote a page's figure another way were refused as made up.
 """
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from .checks import _FENCED_CODE, _INLINE_CODE, Check, Generated, Verdict
+from .lengths import _cn_number
 
 __all__ = ["figures_from"]
 
@@ -26,21 +31,42 @@ _NOT_FIGURES = re.compile(
     r"|#[\w-]+",  # an anchor, an issue number: a name, not a figure
     re.M,
 )
-_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:[.,]\d+)*")  # (Chinese runs into figures: 2024年)
+_NUMBER = re.compile(  # (Chinese runs into figures: 2024年); its scale, when it has one
+    r"(?<![A-Za-z0-9_.])(\d+(?:[.,]\d+)*)"
+    r"(?:\s*((?i:thousand|million|billion|trillion|bn)|k|M)\b|\s*(万|亿))?"
+)
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_SCALES = {"thousand": 3, "k": 3, "million": 6, "m": 6, "billion": 9, "bn": 9, "trillion": 12}
+_SCALES |= {"万": 4, "亿": 8}
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+_ONES += "fifteen sixteen seventeen eighteen nineteen"
+_UNITS = {word: n for n, word in enumerate(_ONES.split())}
+_TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
+_TENS = {word: 10 * n for n, word in enumerate(_TENS_WORDS.split(), 2)}
+_WORD_NUMBER = re.compile(
+    rf"\b(?:({'|'.join(_TENS)})(?:[- ]({'|'.join(list(_UNITS)[1:10])}))?|({'|'.join(_UNITS)})|a)"
+    r"(?:[- ](hundred|thousand|million|billion|trillion))?\b",
+    re.I,
+)
+_CN_NUMERAL = re.compile("[零〇一二两三四五六七八九十百千万亿]+")
 SHOWN = 4  # figures named in a reason
 
 
-def _figures(text: str) -> dict[str, str]:
-    """Each figure in ``text``, by its canonical form (``_canonical``), as first written."""
-    found: dict[str, str] = {}
+def _figures(text: str) -> dict[str, tuple[str, set[str]]]:
+    """Each figure in ``text``, by its canonical form (``_canonical``): as first written, and
+    its forms (with its scale, ``1.4 million`` is ``1400000`` too)."""
+    found: dict[str, tuple[str, set[str]]] = {}
     prose = _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", text))
     for match in _NUMBER.finditer(_NOT_FIGURES.sub(" ", prose)):
-        written = match.group()
+        written = match.group(1)
+        scale = (match.group(2) or match.group(3) or "").casefold()
         # a comma that does not group thousands parts a list ("10,20"): two figures
         each = [written] if _GROUPED.fullmatch(written) else written.split(",")
-        for one in each:
-            found.setdefault(_canonical(one), one)
+        for i, one in enumerate(each):
+            forms = {_canonical(one)}
+            if scale and i == len(each) - 1:  # ("1.4 million": 1400000 too)
+                forms.add(_canonical(_scaled(one, _SCALES[scale])))
+            found.setdefault(_canonical(one), (one, set()))[1].update(forms)
     return found
 
 
@@ -56,18 +82,45 @@ def _canonical(written: str) -> str:
     return ".".join(parts)
 
 
+def _scaled(written: str, zeros: int) -> str:
+    """``written`` (digits, a thousands' comma or a decimal point) times ten to ``zeros``."""
+    value = Decimal(written.replace(",", "")).scaleb(zeros)
+    return format(value.quantize(Decimal(1)) if value == value.to_integral() else value, "f")
+
+
+def _in_words(text: str) -> set[str]:
+    """The figures ``text`` writes in words, canonical: "ten times" (10), "twenty-five" (25),
+    "1.4 million" is the number's own, "two hundred" (200), "三十" (30). An answer that gave
+    "10x" for a page's "ten times" was refused as made up."""
+    found: set[str] = set()
+    for match in _WORD_NUMBER.finditer(text):
+        tens, unit, alone, scale = match.groups()
+        if not (tens or alone or scale):
+            continue  # ("a" alone)
+        value = _TENS[tens.casefold()] + (_UNITS[unit.casefold()] if unit else 0) if tens else 0
+        value = value or (_UNITS[alone.casefold()] if alone else 1)
+        zeros = {"hundred": 2, **_SCALES}.get((scale or "").casefold(), 0)
+        found.add(str(value * 10**zeros))
+    for match in _CN_NUMERAL.finditer(text):
+        said = _cn_number(match.group().replace("亿", ""))
+        if said is not None:
+            found.add(str(said * (10**8 if match.group().endswith("亿") else 1)))
+    return found
+
+
 def figures_from(*sources: str, question: str = "", pages: bool = False) -> Check:
     """The check (see the module docstring): every figure of two digits or more in the answer
     is in ``sources`` or ``question``. ``pages``: the sources are web pages read (a reason
     names them so)."""
-    theirs = set(_figures("\n".join((*sources, question))))
+    said = "\n".join((*sources, question))
+    theirs = {form for _, forms in _figures(said).values() for form in forms} | _in_words(said)
     where, where_zh = ("pages read", "网页") if pages else ("posts found", "文章")
 
     def check(generated: Generated) -> Verdict:
         made_up = [
             written
-            for canonical, written in _figures(generated.text).items()
-            if canonical not in theirs and len(canonical.replace(".", "")) >= 2
+            for written, forms in _figures(generated.text).values()
+            if not forms & theirs and max(len(f.replace(".", "")) for f in forms) >= 2
         ]
         if made_up:
             shown = ", ".join(made_up[:SHOWN]) + ("…" if len(made_up) > SHOWN else "")
