@@ -396,3 +396,37 @@ async def test_a_done_that_says_it_failed_is_no_success(site: TestSite, tmp_path
     assert "Source:" not in msg.content
     assert "I could not find the population" in msg.content
     assert any("(it says it did NOT succeed)" in p for p in prompts)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "done"),
+    [
+        ("As an AI language model, I cannot browse the internet.", "Poseidonia.", True),
+        ("The capital of Atlantis is Poseidonia, which", "It is Poseidonia.", True),
+        ("As an AI, I cannot browse the web.", "As an AI model, I can't do it, sorry.", False),
+    ],
+    ids=["refusal-then-answer", "cut-then-answer", "refused-twice"],
+)
+async def test_a_final_answer_that_fails_its_checks_is_refused_then_not_shown_as_done(
+    site: TestSite, tmp_path: Path, first: str, then: str, done: bool
+) -> None:
+    """Browse's final answer was reported as the task's result unchecked: the model saying, as
+    a model, that it cannot browse (on the page it browsed to), or an answer stopping
+    mid-sentence, was shown COMPLETED with the page as its source."""
+    answers = [first, then]
+    prompts: list[str] = []
+
+    def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+        prompts.append(prompt)
+        answer = answers[0] if len(answers) == 1 else answers.pop(0)
+        return [{"action": "done", "answer": answer}]
+
+    rt = make_runtime(tmp_path, agent_model(policy))
+    msg = await run_browse(rt, task="Find the capital of Atlantis", url=site.url("/"))
+    assert any("The final answer was refused (not_" in p for p in prompts)
+    if done:
+        assert msg.state == "COMPLETED" and msg.data["success"] is True, msg.content
+        assert msg.content.startswith(then) and first not in msg.content
+    else:
+        assert msg.data["success"] is False and msg.data["reason"] == "unsuccessful"
+        assert "failed its checks twice" in msg.content and "Source:" not in msg.content

@@ -52,6 +52,13 @@ from skillrt.skills.browsing.schemas import (
 from skillrt.skills.browsing.secret_guard import SecretGuard, SecretNotSent
 from skillrt.skills.browsing.turns import AgentStep, EndReason, Plan, TurnOutcome, TurnRecord
 from skillrt.skills.browsing.typed_secrets import TypedSecrets
+from skillrt.skills.writing.checks import (
+    Generated,
+    not_a_refusal,
+    not_cut_short,
+    not_degenerate,
+    run_checks,
+)
 
 if TYPE_CHECKING:
     from skillrt.llm.base import LLMMessage
@@ -68,6 +75,10 @@ EXTRACTS_IN_PROMPT = 6
 EXTRACTS_KEPT = 20
 M = TypeVar("M", bound=BaseModel)
 
+
+_ANSWER_REFUSED = "answer refused"
+"""How a final answer that failed its checks is journalled among a step's results: the
+first one is refused and the task goes on; a second ends it, unsuccessful."""
 
 _DONE_FAILED = "done, not successful"
 """How a done that said it did not succeed is journalled among a step's results (a new key
@@ -238,8 +249,10 @@ class BrowserAgent:
         self.ctx.progress(step.number, self.max_steps, f"Step {step.number}", where)
         if self._should_plan(step.number):
             plan = await self._plan(step, observation)
-            if plan.done:
+            if plan.done and (refused := self._unfit(plan)) is None:
                 return self._finish(plan)
+            if plan.done and (ended := self._refuse(step, plan, str(refused))) is not None:
+                return ended
         output = await self._navigate(step, observation)
         actions = output.actions[: self.max_actions]
         if not actions:
@@ -498,7 +511,7 @@ class BrowserAgent:
     # --- ends -----------------------------------------------------------------------------
 
     def _finish(self, plan: Plan) -> AgentResult:
-        answer = plan.final_answer.strip() or (self.pending_answer or "").strip()
+        answer = self._answer(plan)
         if self.pending_failed:
             # The navigator's done said it did not succeed ("I could not find the population
             # on this page."): reported as done before, with the page as its source.
@@ -520,6 +533,50 @@ class BrowserAgent:
             self.browser.url or self.url,
             self.history,
         )
+
+    def _answer(self, plan: Plan) -> str:
+        return plan.final_answer.strip() or (self.pending_answer or "").strip()
+
+    def _unfit(self, plan: Plan) -> str | None:
+        """Why the final answer of a task said done cannot be reported as its result (None:
+        it can): the model saying, as a model, that it cannot do it ("As an AI language
+        model, I cannot browse the internet"), an answer that stops mid-sentence, a loop. It
+        was shown as the task's answer, done. An empty answer (a task that was to act, not
+        to find) and a done that said it did not succeed are not judged here."""
+        answer = self._answer(plan)
+        if not answer or self.pending_failed:
+            return None
+        checks = [not_degenerate, not_a_refusal, not_cut_short]
+        _, verdicts = run_checks(Generated(text=answer), checks)
+        failed = [f"{v.name}: {v.reason}" for v in verdicts if not v.passed]
+        return "; ".join(failed) or None
+
+    def _refuse(self, step: AgentStep, plan: Plan, reason: str) -> AgentResult | None:
+        """A final answer that failed its checks (``_unfit``): the first time, refused and the
+        task goes on, the navigator told why; the second time, the task ends unsuccessful,
+        the answer shown as what was found, not as the result."""
+        again = any(r.startswith(f"{_ANSWER_REFUSED}:") for s in self.history for r in s.results)
+        step.results.append(f"{_ANSWER_REFUSED}: {truncate_tokens(reason, 100)}")
+        if again:
+            self._status("Stopped: the answer failed its checks twice")
+            return AgentResult(
+                False,
+                self._answer(plan),
+                "unsuccessful",
+                f"the answer failed its checks twice ({reason})",
+                self.browser.url or self.url,
+                self.history,
+            )
+        self._status(f"The answer was refused, going on: {reason}")
+        self.pending_answer = None
+        self.pending_failed = False
+        self._rejected = True
+        self.replan = True
+        self._nudge = (
+            f"The final answer was refused ({truncate_tokens(reason, 100)}). Find the answer on "
+            "the pages and give it in full sentences, or say done with success false."
+        )
+        return None
 
     def _end(self, reason: EndReason, detail: str) -> AgentResult:
         self._status(f"Stopped: {detail}")
