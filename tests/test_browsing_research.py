@@ -803,3 +803,23 @@ def test_a_figure_the_page_writes_another_way_is_the_pages(
     reason = unfit_answer(answer, pages, question="how many?")
     assert ("figures" in reason) is bool(made_up), reason
     assert f"({made_up})" in reason if made_up else True
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "made_up"),
+    [
+        ("How many harbours and temples in total?", "42 in total [1].", ""),
+        ("How many more temples than harbours?", "18 more [1].", ""),
+        ("亚特兰蒂斯的港口和神庙一共有多少？", "一共42个[1]。", ""),
+        ("How many harbours are there?", "42 harbours [1].", "42"),  # (no total asked)
+        ("How many harbours and temples in total?", "43 in total [1].", "43"),
+    ],
+)
+def test_a_total_the_question_asks_for_is_worked_out_from_the_pages(
+    question: str, answer: str, made_up: str
+) -> None:
+    """ "42" for "how many harbours and temples in total?" from a page with 12 and 30 was
+    refused as a figure no page has."""
+    pages = [{"url": "http://x/a", "title": "Atlantis", "text": "12 harbours and 30 temples."}]
+    reason = unfit_answer(answer, pages, question=question)
+    assert ("figures" in reason) is bool(made_up), reason

@@ -108,12 +108,35 @@ def _in_words(text: str) -> set[str]:
     return found
 
 
+# A question that asks for a figure worked out from the sources' own: "how many harbours and
+# temples in total?" was answered "42 [1]" from a page with 12 and 30, and refused as made up.
+_COMPUTES = re.compile(
+    r"\b(?:total|sum|combined|altogether|together|difference|differ|more than|less than|"
+    r"fewer than|how (?:much|many) (?:more|less|fewer|longer|older|bigger)|add(?:ed)? up)\b"
+    r"|总共|一共|合计|总计|加起来|相差|差多少|多多少|少多少|之和|之差",
+    re.I,
+)
+MAX_WORKED_FROM = 40  # source figures a sum or a difference is worked out from
+_DECIMAL = re.compile(r"\d+(?:\.\d+)?")  # (not a version: 3.7.0)
+
+
+def _worked_out(figures: set[str]) -> set[str]:
+    """The sums and differences of two of ``figures`` (the first ``MAX_WORKED_FROM`` of them,
+    by value), canonical."""
+    values = sorted(Decimal(f) for f in figures if _DECIMAL.fullmatch(f))[:MAX_WORKED_FROM]
+    found = {a + b for a in values for b in values} | {abs(a - b) for a in values for b in values}
+    return {_canonical(format(v.normalize(), "f")) for v in found}
+
+
 def figures_from(*sources: str, question: str = "", pages: bool = False) -> Check:
     """The check (see the module docstring): every figure of two digits or more in the answer
-    is in ``sources`` or ``question``. ``pages``: the sources are web pages read (a reason
-    names them so)."""
+    is in ``sources`` or ``question``, or, when the question asks for a total or a difference
+    (``_COMPUTES``), a sum or a difference of two of theirs. ``pages``: the sources are web
+    pages read (a reason names them so)."""
     said = "\n".join((*sources, question))
     theirs = {form for _, forms in _figures(said).values() for form in forms} | _in_words(said)
+    if _COMPUTES.search(question):
+        theirs |= _worked_out(theirs)
     where, where_zh = ("pages read", "网页") if pages else ("posts found", "文章")
 
     def check(generated: Generated) -> Verdict:
