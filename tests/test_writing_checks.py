@@ -15,6 +15,8 @@ from skillrt.skills.writing.checks import (
     Generated,
     instruction_kind,
     language,
+    not_a_refusal,
+    not_cut_short,
     not_degenerate,
     scope,
     wikilinks,
@@ -473,3 +475,43 @@ async def test_the_retry_status_line_gives_the_reason_in_the_sessions_language(
     retry = [line for line in said if line.startswith("检查未通过，重试：")]
     assert len(retry) == 1 and "not_degenerate: 总结在代码和标题之外没有句子" in retry[0], said
     assert "code_from_sources: 其中的代码在原文里找不到" in retry[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ("The capital of Atlantis is Poseidonia, which", True),
+        ("Poseidonia, built by the [1]", True),  # (a citation after where it stopped)
+        ("It ranks with bm25, which ([SQLite FTS5](posts/sqlite-fts5.md))", True),
+        ("Use `bm25()` to rank, and", True),  # (a line with inline code is prose too)
+        ("波塞冬尼亚【1】，", True),
+        ("Use `bm25()` to rank [1][2].", False),
+        ("Poseidonia [1]", False),
+        ("It needs vitamin A", False),
+        ("Run:\n\n```\nls and\n```", False),  # (code ends as it likes)
+        ("- one\n- two", False),
+        ("| a | b |\n| - | - |\n| 1 | 2 |", False),
+    ],
+)
+def test_a_text_stopping_mid_sentence_is_cut_short(text: str, cut: bool) -> None:
+    """ "The capital of Atlantis is Poseidonia, which" stopped under the token limit, so
+    ``not_degenerate`` did not judge it, and was shown as the answer."""
+    assert not_cut_short(Generated(text=text)).passed is not cut
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ("As an AI language model, I cannot browse the internet.", True),
+        ("I'm sorry, but as an AI I can't do that.", True),
+        ("I don't have access to real-time information.", True),
+        ("I'm sorry, but I cannot answer that question.", True),
+        ("作为一个人工智能，我无法访问互联网。", True),
+        ("I could not find the population on these pages.", False),
+        ("As an AI researcher notes, models repeat themselves [1].", False),
+        ("The AI model was released in 2023 [1].", False),
+        ("```\nprint('As an AI language model, I cannot')\n```", False),  # (code is code)
+    ],
+)
+def test_the_model_saying_as_a_model_it_cannot_is_a_refusal(text: str, refusal: bool) -> None:
+    assert not_a_refusal(Generated(text=text)).passed is not refusal

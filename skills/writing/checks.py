@@ -1245,6 +1245,11 @@ _LAST_WORDS = "a an the and or but nor of than because although though unless wh
 _NO_LAST_WORDS = frozenset((_LAST_WORDS + "whose my your its our their very").split())
 _LAST_WORD = re.compile(r"([^\W\d_]+)\W*$")
 _OPEN_END = re.compile(r"[,，、;；(\[（—–]\s*$")
+# Citations a line ends on ("…by the [1]", "…which ([SQLite FTS5](posts/sqlite-fts5.md))"):
+# what stands before them is where the sentence stopped.
+_CITED_END = re.compile(
+    r"(?:\s*(?:[\[［【]\^?\d[\d\s,;，、\-–]*[\]］】]|\(\[[^\]\n]*\]\([^)\n]*\)\)))+\s*$"
+)
 
 
 def not_cut_short(generated: Generated) -> Verdict:
@@ -1254,11 +1259,11 @@ def not_cut_short(generated: Generated) -> Verdict:
     lines = [
         line.strip()
         for line, code in _lines_and_code(generated.text)
-        if line.strip() and not any(code[: len(line.rstrip())])
+        if line.strip() and not all(code[: len(line.rstrip())])
     ]
     if not lines or lines[-1].startswith("|"):
         return Verdict("not_cut_short", True)
-    last = lines[-1].rstrip("*_ ")
+    last = _CITED_END.sub("", lines[-1]).rstrip("*_ ")
     word = _LAST_WORD.search(last) if last[-1:].isalpha() else None
     last_word = word.group(1) if word is not None else ""
     if _OPEN_END.search(last) or (last_word != "A" and last_word.lower() in _NO_LAST_WORDS):
