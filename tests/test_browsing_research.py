@@ -719,8 +719,9 @@ async def test_a_made_up_figure_is_asked_again_then_refused(site: TestSite, tmp_
             "eine legendäre Insel mit einer großen Stadt und einem Hafen auf dem Meer [1].",
             "language",
         ),
+        ("Die Hauptstadt von Atlantis ist Poseidonia [1].", "language"),
     ],
-    ids=["as-an-ai", "sorry", "which", "of-the", "chinese", "german"],
+    ids=["as-an-ai", "sorry", "which", "of-the", "chinese", "german", "short-german"],
 )
 async def test_a_refusal_a_cut_answer_or_another_language_is_asked_again_then_refused(
     site: TestSite, tmp_path: Path, answer: str, check: str

@@ -346,7 +346,8 @@ def answer_language(question: str, asked_in: str) -> Check:
     Chinese (``asked_in``, the task's language); for one in a Latin script, the answer's
     words are mostly Latin ones too and, when the question is told English (``_told_in``),
     the answer is not told to be another language. An English question about Atlantis was
-    answered "亚特兰蒂斯的首都是波塞冬尼亚[1]…" and in German, and both were shown as done;
+    answered "亚特兰蒂斯的首都是波塞冬尼亚[1]…" and in German, and both were shown as done
+    (a short answer is told by its common words as a question is);
     a question in French or Spanish, told apart from English by too few words, may be
     answered in its own language."""
     if asked_in == "zh":
@@ -357,7 +358,8 @@ def answer_language(question: str, asked_in: str) -> Check:
 
     def check(generated: Generated) -> Verdict:
         share = language_share(generated.text, "en")
-        found = _latin_language(generated.text)
+        # (a short answer by its common words too: "Die Hauptstadt ist Poseidonia [1].")
+        found = _latin_language(generated.text) or _told_in(generated.text)
         if share >= MIN_SHARE and (told is None or found in (None, told)):
             return Verdict("language", True, "in the question's language")
         what = LANGUAGES[found].name if share >= MIN_SHARE and found else "another script"
