@@ -10,7 +10,7 @@ import pytest
 
 from skillrt.skills.writing.checks import Generated, no_chatter
 from skillrt.testing import ScriptedModel
-from tests.blog import copy_fixture
+from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
 
 POST = "content/Rust-1.78.0.md"
@@ -127,3 +127,33 @@ async def test_an_edit_that_only_talks_about_the_request_is_refused(tmp_path: Pa
     await rt.close()
     assert msg.state == "ERROR" and "no_chatter" in msg.content, msg.content
     assert post.read_text(encoding="utf-8") == before
+
+
+REFUSAL = (
+    "As an AI language model, I cannot edit files on your computer, but I can help you write "
+    "a friendlier introduction for your post about git."
+)
+
+
+async def test_an_edit_answered_with_a_refusal_is_refused_and_the_post_kept(
+    tmp_path: Path,
+) -> None:
+    """ "Shorten the post", answered "As an AI language model, I cannot edit files…", had the
+    git post's whole body replaced by that sentence, saved as done."""
+    blog = copy_blog(tmp_path / "blog")
+    post = blog / "posts/git-workflow.md"
+    before = post.read_text(encoding="utf-8")
+    rt = writing_runtime(blog, ScriptedModel([REFUSAL, REFUSAL]))
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "shorten the post", "path": "posts/git-workflow.md"}
+    )
+    await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "no_chatter", msg.content
+    assert "says it cannot do it" in msg.data["reason"]
+    assert post.read_text(encoding="utf-8") == before
+
+
+def test_a_refusal_the_original_quotes_is_the_authors() -> None:
+    original = "ChatGPT said: As an AI language model, I cannot browse. We laughed."
+    edited = "ChatGPT said: As an AI language model, I cannot browse. We all laughed."
+    assert no_chatter(original)(Generated(text=edited)).passed

@@ -190,7 +190,9 @@ def no_chatter(original: str) -> Check:
     in, with text on both sides, fails: which of the two is meant cannot be told. A line the
     original has is the author's and never counts. A sentence about the request itself ("The
     instructions asked for a revised version", ``ABOUT_THE_REQUEST``) fails wherever it is,
-    unless the original says it too."""
+    unless the original says it too, and so does the model saying, as a model, that it cannot
+    do it (``REFUSAL``): "As an AI language model, I cannot edit files on your computer…"
+    replaced the whole body of a post asked to be shortened, and was saved."""
     own = {" ".join(line.split()).casefold() for line in original.splitlines()}
     own_words = " ".join(original.split()).casefold()
 
@@ -199,7 +201,8 @@ def no_chatter(original: str) -> Check:
         talk = next(
             (
                 found
-                for found in ABOUT_THE_REQUEST.finditer(prose)
+                for pattern in (ABOUT_THE_REQUEST, REFUSAL)
+                for found in pattern.finditer(prose)
                 if " ".join(found.group().split()).casefold() not in own_words
             ),
             None,
@@ -207,6 +210,13 @@ def no_chatter(original: str) -> Check:
         if talk is not None:
             start = prose.rfind("\n", 0, talk.start()) + 1
             said = prose[start:].split("\n", 1)[0].strip()
+            if talk.re is REFUSAL:
+                return Verdict(
+                    "no_chatter",
+                    False,
+                    f"the model says it cannot do it ({said[:80]!r}) instead of doing it",
+                    zh=f"模型说它做不到（{said[:80]!r}），而没有去做",
+                )
             return Verdict(
                 "no_chatter",
                 False,
