@@ -398,3 +398,20 @@ async def test_a_crlf_posts_translation_is_crlf_throughout(blog: Path) -> None:
     assert msg.state == "COMPLETED", msg.content
     written = (blog / msg.data["path"]).read_bytes()
     assert written.count(b"\n") == written.count(b"\r\n") > 3, written
+
+
+async def test_a_short_english_answer_is_no_french_translation(blog: Path) -> None:
+    """ "As an AI language model, I cannot edit files on your computer, but I can help you …"
+    was saved as the French translation of the git post: under the 30 words the language
+    check told Latin-script languages apart by, it passed as French."""
+    refusal = (
+        "As an AI language model, I cannot edit files on your computer, but I can help you "
+        "write a friendlier introduction for your post about git."
+    )
+    answers = iter(["Un flux de travail Git", *[refusal] * 6])
+    rt = writing_runtime(blog, FunctionModel(lambda messages, options: next(answers)))
+    msg = await rt.run_skill("Translate", {"path": "posts/git-workflow.md", "language": "French"})
+    await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "language", msg.content
+    assert "in English, not in French" in msg.data["reason"]
+    assert not (blog / "posts/git-workflow-fr.md").exists()

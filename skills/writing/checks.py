@@ -328,7 +328,10 @@ def language(code: str) -> Check:
                 zh=f"文字不是{name_zh}（只有 {share:.0%} 是）",
             )
         if code in _STOPWORDS:
-            found = _latin_language(generated.text)
+            # (a short text by its common words too: "As an AI language model, I cannot edit
+            # files on your computer, but I can help you write …" was saved as the French
+            # translation of the git post, under the 30 words the stopwords need)
+            found = _latin_language(generated.text) or _told_in(generated.text)
             if found is not None and found != code:
                 return Verdict(
                     "language",
