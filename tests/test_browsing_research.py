@@ -824,3 +824,26 @@ def test_a_total_the_question_asks_for_is_worked_out_from_the_pages(
     pages = [{"url": "http://x/a", "title": "Atlantis", "text": "12 harbours and 30 temples."}]
     reason = unfit_answer(answer, pages, question=question)
     assert ("figures" in reason) is bool(made_up), reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "wrong"),
+    [
+        ("Atlantis had 9,600 ships [2].", "[2]"),
+        ("Atlantis had 9,600 ships. Athens had 300 [1].", "[1]"),
+        ("Atlantis had 9,600 ships [1]. Athens had 300 ships [2].", ""),
+        ("Atlantis had 9,600 ships and Athens 300 [1][2].", ""),
+        ("Atlantis had 9,600 ships [1-2].", ""),
+        ("Atlantis had 9,600 ships.", ""),  # (no citation: ``figures``' alone)
+    ],
+)
+def test_a_figure_cited_to_a_page_that_does_not_give_it_is_unfit(answer: str, wrong: str) -> None:
+    """ "Atlantis had 9,600 ships [2]." where only page 1 gives 9,600 passed ``figures`` and was
+    shown with page 2 as its source."""
+    pages = [
+        {"url": "http://x/a", "title": "Atlantis", "text": "Atlantis had 9,600 ships."},
+        {"url": "http://x/b", "title": "Athens", "text": "Athens had 300 ships."},
+    ]
+    reason = unfit_answer(answer, pages, "en", "How many ships?")
+    assert ("citations" in reason) is bool(wrong), reason
+    assert f"it cites {wrong} for figures" in reason if wrong else "figures" not in reason

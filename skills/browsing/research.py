@@ -34,7 +34,9 @@ from skillrt.skills.browsing.secret_guard import SecretGuard
 from skillrt.skills.writing.checks import (
     GIVEN_URL,
     HAN,
+    Check,
     Generated,
+    Verdict,
     answer_language,
     code_from,
     given_urls,
@@ -66,6 +68,7 @@ __all__ = [
     "SubQueries",
     "best_passages",
     "check_citations",
+    "cited_figures",
     "given_urls",
     "plain_title",
     "question_terms",
@@ -437,7 +440,8 @@ def _unfit(
     inline code span with a name none of them holds) or
     ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
     not judged there), ``figures_from`` (its figures are the pages', their titles' and
-    addresses', or the question's), ``not_a_refusal`` ("As an AI language model, I cannot
+    addresses', or the question's), ``cited_figures`` (each sentence's figures are in the
+    pages it cites), ``not_a_refusal`` ("As an AI language model, I cannot
     browse the internet"), ``not_cut_short`` (it stops mid-sentence: "…Poseidonia, which"),
     and, the task's language known (``lang``), ``answer_language`` (the embedded model
     answered "亚特兰蒂斯的人口是多少？" in English, under a Chinese 来源; an English question
@@ -466,12 +470,58 @@ def _unfit(
             question=question,
             pages=True,
         ),
+        cited_figures(pages, question),
         *([answer_language(question, lang)] if lang else []),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)
     return [
         (f"{v.name}: {v.reason}", f"{v.name}：{v.zh or v.reason}") for v in verdicts if not v.passed
     ]
+
+
+def _source_text(page: dict[str, Any]) -> str:
+    """What a page read gives ``figures_from``: its title, address and text."""
+    return f"{page.get('title', '')} {page.get('url', '')}\n{page.get('text', '')}"
+
+
+def cited_figures(pages: list[dict[str, Any]], question: str = "") -> Check:
+    """Each sentence's figures are in the pages it cites (or the question): "Atlantis had
+    9,600 ships [2]." where only page 1 gives 9,600 passed ``figures`` (a page has it) and was
+    shown with page 2 as its source. A sentence that cites no page read, and a figure no
+    page has, are ``figures``' alone; the check is named ``citations``."""
+
+    anywhere = figures_from(*(_source_text(p) for p in pages), question=question, pages=True)
+
+    def check(generated: Generated) -> Verdict:
+        start = 0
+        for end in [m.end() for m in SENTENCE_END.finditer(generated.text)] + [None]:
+            sentence = generated.text[start:end]
+            start = end or 0
+            cited = sorted(
+                {
+                    n
+                    for found in _CITE.finditer(sentence)
+                    for n in _cited_numbers(found.group(1))
+                    if 1 <= n <= len(pages)
+                }
+            )
+            if not cited:
+                continue
+            sources = [_source_text(pages[n - 1]) for n in cited]
+            said = Generated(text=_CITE.sub(" ", sentence))
+            verdict = figures_from(*sources, question=question, pages=True)(said)
+            if not verdict.passed and anywhere(said).passed:  # (else made up: ``figures``')
+                marks = "".join(f"[{n}]" for n in cited)
+                shown = verdict.reason.rsplit("(", 1)[-1].rstrip(")")
+                return Verdict(
+                    "citations",
+                    False,
+                    f"it cites {marks} for figures that page does not have ({shown})",
+                    zh=f"它引用{marks}，但那个网页里没有这些数字（{shown}）",
+                )
+        return Verdict("citations", True)
+
+    return check
 
 
 def _unanswered(
