@@ -404,8 +404,9 @@ async def test_a_done_that_says_it_failed_is_no_success(site: TestSite, tmp_path
         ("As an AI language model, I cannot browse the internet.", "Poseidonia.", True),
         ("The capital of Atlantis is Poseidonia, which", "It is Poseidonia.", True),
         ("As an AI, I cannot browse the web.", "As an AI model, I can't do it, sorry.", False),
+        ("Find the capital of Atlantis", "Poseidonia.", True),  # (the task said back)
     ],
-    ids=["refusal-then-answer", "cut-then-answer", "refused-twice"],
+    ids=["refusal-then-answer", "cut-then-answer", "refused-twice", "the-task-said-back"],
 )
 async def test_a_final_answer_that_fails_its_checks_is_refused_then_not_shown_as_done(
     site: TestSite, tmp_path: Path, first: str, then: str, done: bool
@@ -423,7 +424,7 @@ async def test_a_final_answer_that_fails_its_checks_is_refused_then_not_shown_as
 
     rt = make_runtime(tmp_path, agent_model(policy))
     msg = await run_browse(rt, task="Find the capital of Atlantis", url=site.url("/"))
-    assert any("The final answer was refused (not_" in p for p in prompts)
+    assert any("The final answer was refused (" in p for p in prompts)
     if done:
         assert msg.state == "COMPLETED" and msg.data["success"] is True, msg.content
         assert msg.content.startswith(then) and first not in msg.content

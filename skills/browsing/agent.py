@@ -59,6 +59,7 @@ from skillrt.skills.writing.checks import (
     not_degenerate,
     run_checks,
 )
+from skillrt.skills.writing.scaffold import without_echo
 
 if TYPE_CHECKING:
     from skillrt.llm.base import LLMMessage
@@ -540,16 +541,27 @@ class BrowserAgent:
     def _unfit(self, plan: Plan) -> str | None:
         """Why the final answer of a task said done cannot be reported as its result (None:
         it can): the model saying, as a model, that it cannot do it ("As an AI language
-        model, I cannot browse the internet"), an answer that stops mid-sentence, a loop. It
-        was shown as the task's answer, done. An empty answer (a task that was to act, not
+        model, I cannot browse the internet"), an answer that stops mid-sentence, a loop, one
+        that only says the task or the model's instructions again. It was shown as the
+        task's answer, done. An empty answer (a task that was to act, not
         to find) and a done that said it did not succeed are not judged here."""
         answer = self._answer(plan)
         if not answer or self.pending_failed:
             return None
+        if not without_echo(answer, self._instructions()):
+            return "it says the task or its instructions back, nothing found"
         checks = [not_degenerate, not_a_refusal, not_cut_short]
         _, verdicts = run_checks(Generated(text=answer), checks)
         failed = [f"{v.name}: {v.reason}" for v in verdicts if not v.passed]
         return "; ".join(failed) or None
+
+    def _instructions(self) -> list[str]:
+        """What the model was told (the task, the planner's and the navigator's rules): an
+        answer that only says it again is none ("Find out from the Atlas Wiki what the
+        capital of Atlantis is" as the capital's answer)."""
+        kinds = ("planner" if self.predefined is None else "predefined", "navigator")
+        told = [system_message(k, "", max_actions=self.max_actions)["content"] for k in kinds]
+        return [self.task, *told]
 
     def _refuse(self, step: AgentStep, plan: Plan, reason: str) -> AgentResult | None:
         """A final answer that failed its checks (``_unfit``): the first time, refused and the
