@@ -790,6 +790,7 @@ def test_a_range_and_chinese_brackets_are_citations(
         ("Its navy was ten times larger.", "Its navy was 10x larger [1].", ""),
         ("It had twenty-five gates and a hundred ships.", "25 gates, 100 ships [1].", ""),
         ("泛型会让编译慢十倍。", "泛型会让编译慢10倍 [1]。", ""),
+        ("大约三成的项目用上了泛型。", "大约30%的项目用上了泛型【1】。", ""),
         ("About 1.4 million people live there.", "About 2 million people [1].", "2"),
         ("About 1.4 million people live there.", "About 1.5 million people [1].", "1.5"),
         ("Its navy was ten times larger.", "Its navy was 12x larger [1].", "12"),

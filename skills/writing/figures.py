@@ -90,8 +90,8 @@ def _scaled(written: str, zeros: int) -> str:
 
 def _in_words(text: str) -> set[str]:
     """The figures ``text`` writes in words, canonical: "ten times" (10), "twenty-five" (25),
-    "1.4 million" is the number's own, "two hundred" (200), "三十" (30). An answer that gave
-    "10x" for a page's "ten times" was refused as made up."""
+    "two hundred" (200), "三十" (30), "三成" (30 too, for 30%). An answer that gave "10x" for
+    a page's "ten times", or "30%" for its "三成", was refused as made up."""
     found: set[str] = set()
     for match in _WORD_NUMBER.finditer(text):
         tens, unit, alone, scale = match.groups()
@@ -105,6 +105,8 @@ def _in_words(text: str) -> set[str]:
         said = _cn_number(match.group().replace("亿", ""))
         if said is not None:
             found.add(str(said * (10**8 if match.group().endswith("亿") else 1)))
+            if text.startswith("成", match.end()):  # (三成: 30%)
+                found.add(str(said * 10))
     return found
 
 
