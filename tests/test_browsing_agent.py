@@ -405,8 +405,15 @@ async def test_a_done_that_says_it_failed_is_no_success(site: TestSite, tmp_path
         ("The capital of Atlantis is Poseidonia, which", "It is Poseidonia.", True),
         ("As an AI, I cannot browse the web.", "As an AI model, I can't do it, sorry.", False),
         ("Find the capital of Atlantis", "Poseidonia.", True),  # (the task said back)
+        ("(not on this page) Atlantis is a legend.", "Poseidonia.", True),  # (an extract's)
     ],
-    ids=["refusal-then-answer", "cut-then-answer", "refused-twice", "the-task-said-back"],
+    ids=[
+        "refusal-then-answer",
+        "cut-then-answer",
+        "refused-twice",
+        "the-task-said-back",
+        "not-on-the-page",
+    ],
 )
 async def test_a_final_answer_that_fails_its_checks_is_refused_then_not_shown_as_done(
     site: TestSite, tmp_path: Path, first: str, then: str, done: bool

@@ -77,6 +77,10 @@ EXTRACTS_KEPT = 20
 M = TypeVar("M", bound=BaseModel)
 
 
+_NOT_ON_PAGE = "(not on this page)"
+"""How an extract the page could not answer is marked (and a final answer that carries the
+mark is no answer found: ``BrowserAgent._unfit``)."""
+
 _ANSWER_REFUSED = "answer refused"
 """How a final answer that failed its checks is journalled among a step's results: the
 first one is refused and the task goes on; a second ends it, unsuccessful."""
@@ -332,7 +336,7 @@ class BrowserAgent:
         page = f"Page: {self.browser.url}\n{text}"  # the URL is the page's choice too
         body = f"Question: {question}\n{fence_untrusted(page, nonce)}"
         parsed = await self._ask("extract", body, ExtractOutput, nonce)
-        return parsed.answer if parsed.found else f"(not on this page) {parsed.answer}"
+        return parsed.answer if parsed.found else f"{_NOT_ON_PAGE} {parsed.answer}"
 
     # --- actions --------------------------------------------------------------------------
 
@@ -550,6 +554,8 @@ class BrowserAgent:
             return None
         if not without_echo(answer, self._instructions()):
             return "it says the task or its instructions back, nothing found"
+        if _NOT_ON_PAGE in answer:  # (an extract's "not found", passed on as the result)
+            return f"it is an extract the page did not answer ({truncate_tokens(answer, 40)})"
         checks = [not_degenerate, not_a_refusal, not_cut_short]
         _, verdicts = run_checks(Generated(text=answer), checks)
         failed = [f"{v.name}: {v.reason}" for v in verdicts if not v.passed]
