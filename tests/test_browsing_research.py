@@ -848,3 +848,13 @@ def test_a_figure_cited_to_a_page_that_does_not_give_it_is_unfit(answer: str, wr
     reason = unfit_answer(answer, pages, "en", "How many ships?")
     assert ("citations" in reason) is bool(wrong), reason
     assert f"it cites {wrong} for figures" in reason if wrong else "figures" not in reason
+
+
+def test_a_refusal_the_page_quotes_is_the_pages() -> None:
+    """A page on chatbots quotes their refusals: an answer quoting it is no refusal."""
+    text = 'Chatbots often answer "As an AI language model, I cannot browse the internet."'
+    page = {"url": "http://x/a", "title": "Chatbot refusals", "text": text * 2}
+    answer = 'They often answer "As an AI language model, I cannot browse the internet." [1]'
+    assert unfit_answer(answer, [page], "en", "How do chatbots refuse?") == ""
+    made_up = "I'm sorry, but I cannot answer that question about chatbots [1]."
+    assert "not_a_refusal" in unfit_answer(made_up, [page], "en", "How do chatbots refuse?")

@@ -54,9 +54,9 @@ from skillrt.skills.browsing.turns import AgentStep, EndReason, Plan, TurnOutcom
 from skillrt.skills.browsing.typed_secrets import TypedSecrets
 from skillrt.skills.writing.checks import (
     Generated,
-    not_a_refusal,
     not_cut_short,
     not_degenerate,
+    not_refusing,
     run_checks,
 )
 from skillrt.skills.writing.scaffold import without_echo
@@ -556,7 +556,8 @@ class BrowserAgent:
             return "it says the task or its instructions back, nothing found"
         if _NOT_ON_PAGE in answer:  # (an extract's "not found", passed on as the result)
             return f"it is an extract the page did not answer ({truncate_tokens(answer, 40)})"
-        checks = [not_degenerate, not_a_refusal, not_cut_short]
+        seen = (self.task, self.memory, *self.extracted)  # (what a page said is the page's)
+        checks = [not_degenerate, not_refusing(*seen), not_cut_short]
         _, verdicts = run_checks(Generated(text=answer), checks)
         failed = [f"{v.name}: {v.reason}" for v in verdicts if not v.passed]
         return "; ".join(failed) or None

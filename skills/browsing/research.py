@@ -40,9 +40,9 @@ from skillrt.skills.writing.checks import (
     answer_language,
     code_from,
     given_urls,
-    not_a_refusal,
     not_cut_short,
     not_degenerate,
+    not_refusing,
     run_checks,
 )
 from skillrt.skills.writing.figures import figures_from
@@ -441,8 +441,9 @@ def _unfit(
     ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
     not judged there), ``figures_from`` (its figures are the pages', their titles' and
     addresses', or the question's), ``cited_figures`` (each sentence's figures are in the
-    pages it cites), ``not_a_refusal`` ("As an AI language model, I cannot
-    browse the internet"), ``not_cut_short`` (it stops mid-sentence: "…Poseidonia, which"),
+    pages it cites), ``not_refusing`` ("As an AI language model, I cannot browse the
+    internet", unless a page says it), ``not_cut_short`` (it stops mid-sentence:
+    "…Poseidonia, which"),
     and, the task's language known (``lang``), ``answer_language`` (the embedded model
     answered "亚特兰蒂斯的人口是多少？" in English, under a Chinese 来源; an English question
     answered in Chinese or German was shown as done)."""
@@ -456,7 +457,7 @@ def _unfit(
     said = [str(p.get("text", "")) for p in pages]
     checks = [
         not_degenerate,
-        not_a_refusal,
+        not_refusing(*said, question),
         not_cut_short,
         not_repetitive,
         not_circular,

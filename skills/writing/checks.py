@@ -17,7 +17,8 @@ in order, each on the text the one before left. The checks:
 - ``frontmatter``: what the skill did not mean to change stays byte for byte;
 - ``not_degenerate``: no loop, no repeated line (``skillrt.llm.guard.RepetitionGuard``, as while
   streaming), not cut off mid-word at the token limit, not empty;
-- ``not_a_refusal``: not the model saying, as a model, that it cannot do the task;
+- ``not_a_refusal`` (``not_refusing(*sources)``): not the model saying, as a model, that it
+  cannot do the task, unless its sources say it;
 - ``not_cut_short``: not stopping mid-sentence (on a comma, "which", "the"), at any length;
 - ``answer_language``: an answer is in its question's language.
 """
@@ -56,6 +57,7 @@ __all__ = [
     "not_a_refusal",
     "not_cut_short",
     "not_degenerate",
+    "not_refusing",
     "prose_words",
     "run_checks",
     "scope",
@@ -1239,18 +1241,29 @@ REFUSAL = re.compile(
 )
 
 
-def not_a_refusal(generated: Generated) -> Verdict:
+def not_refusing(*sources: str) -> Check:
     """The text is not the model saying, as a model, that it cannot do the task
-    (``REFUSAL``, outside code): such a text is no result, whatever else it says."""
-    found = REFUSAL.search(_CODE.sub(" ", generated.text))
-    if found is None:
+    (``REFUSAL``, outside code): such a text is no result, whatever else it says. What
+    ``sources`` say is theirs (a page on chatbots quoting "As an AI language model, I
+    cannot …"), not the model's."""
+    said = " ".join(" ".join(source.split()) for source in sources).casefold()
+
+    def check(generated: Generated) -> Verdict:
+        for found in REFUSAL.finditer(_CODE.sub(" ", generated.text)):
+            if " ".join(found.group().split()).casefold() in said:
+                continue
+            return Verdict(
+                "not_a_refusal",
+                False,
+                f"the model says it cannot do it ({found.group()!r}) instead of doing it",
+                zh=f"模型说它做不到（{found.group()!r}），而没有去做",
+            )
         return Verdict("not_a_refusal", True)
-    return Verdict(
-        "not_a_refusal",
-        False,
-        f"the model says it cannot do it ({found.group()!r}) instead of doing it",
-        zh=f"模型说它做不到（{found.group()!r}），而没有去做",
-    )
+
+    return check
+
+
+not_a_refusal = not_refusing()  # (with no sources)
 
 
 # Words an English sentence does not end on: the embedded model's "The capital of Atlantis is
