@@ -858,3 +858,17 @@ def test_a_refusal_the_page_quotes_is_the_pages() -> None:
     assert unfit_answer(answer, [page], "en", "How do chatbots refuse?") == ""
     made_up = "I'm sorry, but I cannot answer that question about chatbots [1]."
     assert "not_a_refusal" in unfit_answer(made_up, [page], "en", "How do chatbots refuse?")
+
+
+@pytest.mark.parametrize(
+    ("page", "answer"),
+    [
+        ("Rust 1.78.0 adds diagnostic attributes.", "Rust 1.78 adds them [1]."),
+        ("Rust 1.78 adds diagnostic attributes.", "Rust 1.78.0 adds them [1]."),
+        ("Python 3.12 is out.", "Python 3.12.0 is out [1]."),
+    ],
+)
+def test_a_versions_last_zero_is_the_same_version(page: str, answer: str) -> None:
+    """ "Rust 1.78 adds them" from the Rust 1.78.0 page was refused as a figure no page has."""
+    pages = [{"url": "http://x/a", "title": "Release", "text": page}]
+    assert "figures" not in unfit_answer(answer, pages, question="what is new?")

@@ -73,8 +73,11 @@ def _figures(text: str) -> dict[str, tuple[str, set[str]]]:
 def _canonical(written: str) -> str:
     """A figure as compared: thousands' commas out (``1,400`` is ``1400``), each part's
     leading zeros out (``05`` is ``5``), a decimal's trailing zeros out (``1.50`` is
-    ``1.5``)."""
+    ``1.5``), a version's last ``.0`` too (``1.78.0`` is ``1.78``: "Rust 1.78 adds …" from
+    the Rust 1.78.0 page was refused as made up)."""
     parts = [p.lstrip("0") or "0" for p in written.replace(",", "").split(".")]
+    while len(parts) > 2 and parts[-1] == "0":  # a version's .0 (1.78.0 is 1.78)
+        parts.pop()
     if len(parts) == 2:
         parts[1] = parts[1].rstrip("0") or "0"
         if parts[1] == "0":
