@@ -836,6 +836,8 @@ def test_a_total_the_question_asks_for_is_worked_out_from_the_pages(
         ("Atlantis had 9,600 ships and Athens 300 [1][2].", ""),
         ("Atlantis had 9,600 ships [1-2].", ""),
         ("Atlantis had 9,600 ships.", ""),  # (no citation: ``figures``' alone)
+        ("Atlantis had 9,600 ships. [1] Athens had 300 ships. [2]", ""),  # (marks after the stop)
+        ("Atlantis had 9,600 ships. [2] Athens had 300 ships. [1]", "[2]"),
     ],
 )
 def test_a_figure_cited_to_a_page_that_does_not_give_it_is_unfit(answer: str, wrong: str) -> None:

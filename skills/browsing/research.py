@@ -485,6 +485,26 @@ def _source_text(page: dict[str, Any]) -> str:
     return f"{page.get('title', '')} {page.get('url', '')}\n{page.get('text', '')}"
 
 
+_LEADING_CITES = re.compile(rf"^\s*(?:{_CITE.pattern}\s*)+")
+
+
+def _cited_sentences(text: str) -> list[str]:
+    """``text``'s sentences, each with the citation marks that follow its full stop ("…9,600
+    ships. [1] It was founded in 1200 BC. [2]"): those marks opened the next sentence, which
+    was then judged by the wrong page and a good answer refused."""
+    sentences: list[str] = []
+    start = 0
+    for end in [m.end() for m in SENTENCE_END.finditer(text)] + [None]:
+        sentence = text[start:end]
+        start = end or 0
+        lead = _LEADING_CITES.match(sentence)
+        if lead is not None and lead.end() and sentences:
+            sentences[-1] += lead.group()
+            sentence = sentence[lead.end() :]
+        sentences.append(sentence)
+    return sentences
+
+
 def cited_figures(pages: list[dict[str, Any]], question: str = "") -> Check:
     """Each sentence's figures are in the pages it cites (or the question): "Atlantis had
     9,600 ships [2]." where only page 1 gives 9,600 passed ``figures`` (a page has it) and was
@@ -494,10 +514,7 @@ def cited_figures(pages: list[dict[str, Any]], question: str = "") -> Check:
     anywhere = figures_from(*(_source_text(p) for p in pages), question=question, pages=True)
 
     def check(generated: Generated) -> Verdict:
-        start = 0
-        for end in [m.end() for m in SENTENCE_END.finditer(generated.text)] + [None]:
-            sentence = generated.text[start:end]
-            start = end or 0
+        for sentence in _cited_sentences(generated.text):
             cited = sorted(
                 {
                     n
