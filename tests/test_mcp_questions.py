@@ -426,6 +426,30 @@ async def test_answer_after_a_restart_answers_an_mcp_task_that_waits(tmp_path: P
     assert _text(result) == "you said red"
 
 
+async def test_an_answer_made_as_a_task_keeps_the_record_of_the_task_it_answers(
+    runtime: AgentRuntime,
+) -> None:
+    """``answer`` made as an MCP task goes on with the task it answers (one id): that task's
+    record keeps its creation time and ttl, and its result becomes the answered run's. (The
+    answer's call wrote its own record over it: created anew, the answer's ttl.)"""
+    async with connect(runtime) as session:
+        tasks = experimental(session)
+        created = await tasks.call_tool_as_task("Ask", {"question": "Which colour?"}, ttl=120000)
+        task_id = created.task.taskId
+        for _ in range(250):
+            asked = await tasks.get_task(task_id)
+            if asked.status == "input_required":
+                break
+            await asyncio.sleep(0.02)
+        answer = await tasks.call_tool_as_task("answer", {"task_id": task_id, "text": "red"}, ttl=5)
+        result = await tasks.get_task_result(answer.task.taskId, types.CallToolResult)
+        after = await tasks.get_task(task_id)
+    assert answer.task.taskId == task_id
+    assert _text(result) == "you said red"
+    assert after.status == "completed"
+    assert (after.createdAt, after.ttl) == (asked.createdAt, 120000)
+
+
 async def test_a_refused_call_made_as_a_task_is_a_task_that_failed(runtime: AgentRuntime) -> None:
     """Bad params, an unknown tool or an unknown task, in a call made as an MCP task: the
     client gets the task it asked for (not a plain result, which the SDK cannot read as

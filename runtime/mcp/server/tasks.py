@@ -142,7 +142,7 @@ class TaskBook:
 
         def on_task(task_id: str) -> None:
             if not bound.done():
-                self._write(task_id, _record(task_id, created, ttl))
+                self._open(task_id, created, ttl)
                 bound.set_result(task_id)
 
         job = asyncio.ensure_future(run(on_task))
@@ -154,6 +154,21 @@ class TaskBook:
         self.jobs[task_id] = job
         job.add_done_callback(lambda fut: self._done(task_id, fut))
         return types.CreateTaskResult(task=self._task(task_id))
+
+    def _open(self, task_id: str, created: str, ttl: int | None) -> None:
+        """The record of a call that starts task ``task_id``: a new one, or, for a task that
+        has one (``answer`` made as a task goes on with the task it answers), that record
+        working again, its creation time and ttl kept. (The answer's call wrote a new record
+        over it: the task seemed created by the answer, and was forgotten after the answer's
+        ttl, not its own.)"""
+        old = self._read(task_id)
+        if old is None:
+            self._write(task_id, _record(task_id, created, ttl))
+            return
+        for done in ("result", "statusMessage"):  # the question answered: over no more
+            old.pop(done, None)
+        old.update(status="working", lastUpdatedAt=created)
+        self._write(task_id, old)
 
     async def refused(
         self, result: types.CallToolResult, ttl: int | None
