@@ -209,6 +209,21 @@ def test_bad_config_is_one_clear_line_and_exit_2(blog: Path, tmp_path: Path) -> 
         assert "Traceback" not in done.stderr
 
 
+def test_a_log_file_that_is_a_folder_is_one_clear_line_and_exit_2(
+    blog: Path, tmp_path: Path
+) -> None:
+    # It was dropped without a word: the command ran, and no log line was kept anywhere.
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "skillrt.toml").write_text('log_file = "logs"\n')
+    for args in (["tasks"], ["run", "hello"]):
+        done = skillrt(*args, env=env, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith("skillrt: error: "), done.stderr
+        assert "log_file: expected" in done.stderr
+        assert "a file, not a folder" in done.stderr
+
+
 def test_a_missing_model_script_is_a_clear_error(blog: Path, tmp_path: Path) -> None:
     env = cli_env(blog, tmp_path / "missing.json")
     done = skillrt("run", "write an article about Rust", env=env, cwd=tmp_path)

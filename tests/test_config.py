@@ -137,3 +137,31 @@ def test_a_config_file_that_is_a_folder_is_a_config_error(
         ConfigError, match=r"skillrt\.toml: \(file\): expected a file, not a folder"
     ):
         load_config()
+
+
+@pytest.mark.parametrize("value", [-1, 2.5, 50])
+def test_a_temperature_out_of_range_is_a_config_error(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, value: float
+) -> None:
+    """``llm.temperature = -1`` (or 50) was taken, and failed each model call later."""
+    monkeypatch.setenv("SKILLRT_LLM__TEMPERATURE", str(value))
+    with pytest.raises(ConfigError) as raised:
+        load_config()
+    assert raised.value.source == "$SKILLRT_LLM__TEMPERATURE"
+    assert raised.value.key == "llm.temperature"
+    monkeypatch.setenv("SKILLRT_LLM__TEMPERATURE", "0.7")
+    assert load_config().llm.temperature == 0.7
+
+
+def test_a_log_file_that_is_a_folder_is_a_config_error(isolated: Path) -> None:
+    """A ``log_file`` folder was dropped by the command line without a word (no log line
+    kept anywhere), and failed the runtime with ``IsADirectoryError``."""
+    (isolated / "logs").mkdir()
+    (isolated / "skillrt.toml").write_text('log_file = "logs"\n')
+    with pytest.raises(ConfigError) as raised:
+        load_config()
+    assert raised.value.key == "log_file"
+    assert raised.value.source.endswith("skillrt.toml")
+    assert "a file, not a folder" in raised.value.expected
+    (isolated / "skillrt.toml").write_text('log_file = "logs/skillrt.log"\n')
+    assert load_config().log_file == Path("logs/skillrt.log")

@@ -128,6 +128,15 @@ def config_files() -> list[Path]:
     return files
 
 
+def a_log_file(path: Path | None) -> Path | None:
+    """``log_file`` as a validator takes it: a file (made when first written), not a folder.
+    A folder was dropped without a word by the command line (every log line lost) and failed
+    the Python API with ``IsADirectoryError`` when the runtime opened it."""
+    if path is not None and path.expanduser().is_dir():
+        raise ValueError(f"a file, not a folder (a file in it: {path / 'skillrt.log'})")
+    return path
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """A config file's table; ``ConfigError`` naming the file when it is not valid TOML."""
     try:

@@ -26,7 +26,13 @@ from pydantic import (
     model_validator,
 )
 
-from skillrt._io.config_files import ENV_PREFIX, config_files, read_toml, state_path_of
+from skillrt._io.config_files import (
+    ENV_PREFIX,
+    a_log_file,
+    config_files,
+    read_toml,
+    state_path_of,
+)
 from skillrt._io.layout import BlogLayout, configured_layout, detect_layout
 from skillrt.exceptions import ConfigError
 
@@ -129,7 +135,8 @@ class LLMConfig(_Section):
     api_key: SecretStr | None = None
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0)
-    temperature: float | None = None
+    # OpenAI's range (llama.cpp takes any): -1 or 50 were taken, and failed each call later.
+    temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
     # openai: how structured answers are asked (docs/models.md, "Structured output")
     structured_output: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
@@ -379,6 +386,8 @@ class RuntimeFields(BaseModel):
     def _hide_secrets(cls, value: dict[str, Any]) -> dict[str, Any]:
         hidden: dict[str, Any] = _hidden(value)
         return hidden
+
+    _log_file = field_validator("log_file")(a_log_file)
 
     @field_validator("state_url")
     @classmethod

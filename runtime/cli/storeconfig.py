@@ -21,9 +21,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from skillrt._io.config_files import config_files, env_paths, read_toml, state_path_of
+from skillrt._io.config_files import (
+    a_log_file,
+    config_files,
+    env_paths,
+    read_toml,
+    state_path_of,
+)
 
 __all__ = ["StoreConfig", "read_store_config"]
 
@@ -63,6 +69,8 @@ class StoreConfig(BaseModel):
 
     # Read here only when no source sets them: no shared store, no secrets.
     state_url: None = None
+
+    _log_file = field_validator("log_file")(a_log_file)  # as RuntimeConfig's
 
     @property
     def root(self) -> Path:
