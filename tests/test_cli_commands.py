@@ -269,6 +269,23 @@ def test_root_and_posts_dir_before_the_command_hold_for_it(blog: Path, tmp_path:
     assert missing.stderr.strip() == "skillrt: error: the content root 'nowhere' is not a folder"
 
 
+def test_every_command_of_the_blog_takes_posts_dir(blog: Path, tmp_path: Path) -> None:
+    # docs/cli.md: --posts-dir works before the command or after it, as -C does; tasks,
+    # undo, replay and abandon had none ("No such option: --posts-dir", exit 2) and ignored
+    # one given before them.
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    expected = {"tasks": 0, "undo": 1, "replay": 2, "abandon": 2}  # (1, 2: nothing to do)
+    for command, status in expected.items():
+        args = [command] if command in ("tasks", "undo") else [command, "no-such-task"]
+        done = skillrt(*args, "--posts-dir", "posts", env=env, cwd=tmp_path)
+        assert done.returncode == status, (command, done.stderr)
+        assert "No such option" not in done.stderr
+        for blank in ([*args, "--posts-dir", " "], ["--posts-dir", " ", *args]):
+            refused = skillrt(*blank, env=env, cwd=tmp_path)
+            assert refused.returncode == 2, (blank, refused.stderr)
+            assert refused.stderr.startswith("skillrt: error: --posts-dir needs a folder")
+
+
 def test_a_missing_configured_root_is_a_clear_error_and_made_nowhere(tmp_path: Path) -> None:
     # $SKILLRT_CONTENT_ROOT (or content_root in skillrt.toml) naming a missing folder made a
     # blog there: run its .skillrt (exit 1), index the folder (exit 0), tasks exit 0.

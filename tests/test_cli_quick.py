@@ -191,7 +191,7 @@ def test_plain_arguments_take_the_quick_path(
         ["tasks", "-vC", "b"],  # combined short options
         ["tasks", "-Cb"],
         ["tasks", "--json=1"],
-        ["tasks", "--posts-dir", "x"],  # doctor's option, not tasks'
+        ["tasks", "--posts-dir", "x"],  # (tasks takes it, through Typer)
         ["tasks", "--no-generate"],
         ["tasks", "--"],
         ["doctor", "--no-generate=yes"],

@@ -196,6 +196,7 @@ def undo(
     ] = None,
     as_json: Json = False,
     root: Root = None,
+    posts_dir: PostsDir = None,
     verbose: Verbose = False,
 ) -> None:
     """Restore the version kept before the last write (of PATH), byte for byte: an edit undone,
@@ -203,7 +204,7 @@ def undo(
     from skillrt.cli.oneshot import OneShot
 
     with user_errors():
-        config = open_config(root, verbose=verbose)
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
         status = _run(shot.undo(path))
     raise typer.Exit(status)
@@ -242,13 +243,17 @@ def resume(
 
 @app.command()
 def replay(
-    task_id: TaskId, as_json: Json = False, root: Root = None, verbose: Verbose = False
+    task_id: TaskId,
+    as_json: Json = False,
+    root: Root = None,
+    posts_dir: PostsDir = None,
+    verbose: Verbose = False,
 ) -> None:
     """Run a recorded Browse task's actions again, without a model (exit status as for run)."""
     from skillrt.cli.oneshot import OneShot
 
     with user_errors():
-        config = open_config(root, verbose=verbose)
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         task_id = _recorded(config, task_id)
         runtime = make_runtime(config, with_model=False)
         # The skill that replays recordings is the one taking a `replay` parameter.
@@ -271,11 +276,14 @@ def _recorded(config: "RuntimeConfig", task_id: str) -> str:
 
 
 @app.command()
-def tasks(as_json: Json = False, root: Root = None, verbose: Verbose = False) -> None:
+def tasks(
+    as_json: Json = False, root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False
+) -> None:
     """List the tasks that can be resumed (paused, or cut off by a crash)."""
     from skillrt.cli.tasklist import tasks_command
 
-    raise typer.Exit(tasks_command(as_json=as_json, root=root, verbose=verbose))
+    status = tasks_command(as_json=as_json, root=root, verbose=verbose, posts_dir=posts_dir)
+    raise typer.Exit(status)
 
 
 async def _abandon(config: "RuntimeConfig", prefix: str) -> str:
@@ -291,10 +299,12 @@ async def _abandon(config: "RuntimeConfig", prefix: str) -> str:
 
 
 @app.command()
-def abandon(task_id: TaskId, root: Root = None, verbose: Verbose = False) -> None:
+def abandon(
+    task_id: TaskId, root: Root = None, posts_dir: PostsDir = None, verbose: Verbose = False
+) -> None:
     """Give up a resumable task for good."""
     with user_errors():
-        config = open_config(root, verbose=verbose)
+        config = open_config(root, verbose=verbose, posts_dir=posts_dir)
         done = _run(_abandon(config, task_id))
     print(f"abandoned {done}")
 

@@ -111,18 +111,16 @@ def open_config(
     from skillrt.settings import load_config
 
     _enter_root(root, overrides)
-    posts_dir = _posts_dir_given(posts_dir)
-    if posts_dir is not None:
-        if not posts_dir.strip():
-            raise fail("--posts-dir needs a folder (relative to the blog folder)")
-        overrides["posts_dir"] = posts_dir
+    _take_posts_dir(posts_dir, overrides)
     config = load_config(**overrides)
     if require_root:
         _check_root(config)
     return _with_logging(config, verbose=verbose, log_to_file=log_to_file)
 
 
-def open_store_config(root: Path | None, *, verbose: bool = False) -> RuntimeConfig | StoreConfig:
+def open_store_config(
+    root: Path | None, *, verbose: bool = False, posts_dir: str | None = None
+) -> RuntimeConfig | StoreConfig:
     """``open_config`` for ``skillrt tasks``: the few settings it needs, read without
     pydantic-settings when the config sets nothing else (cli/storeconfig.py), else the
     whole ``RuntimeConfig``. The same values, the same errors, the same logging."""
@@ -130,6 +128,7 @@ def open_store_config(root: Path | None, *, verbose: bool = False) -> RuntimeCon
 
     overrides: dict[str, Any] = {}
     _enter_root(root, overrides)
+    _take_posts_dir(posts_dir, overrides)
     config = read_store_config(**overrides)
     if config is None:
         return open_config(None, verbose=verbose, **overrides)
@@ -151,11 +150,7 @@ def open_full_config(
 
     overrides: dict[str, Any] = {}
     _enter_root(root, overrides)
-    posts_dir = _posts_dir_given(posts_dir)
-    if posts_dir is not None:
-        if not posts_dir.strip():
-            raise fail("--posts-dir needs a folder (relative to the blog folder)")
-        overrides["posts_dir"] = posts_dir
+    _take_posts_dir(posts_dir, overrides)
     config = read_runtime_fields(**overrides)
     if config is None:
         return open_config(
@@ -176,9 +171,18 @@ def given_before_command(root: Path | None, posts_dir: str | None) -> None:
     _BEFORE_COMMAND.update(root=root, posts_dir=posts_dir)
 
 
-def _posts_dir_given(posts_dir: str | None) -> str | None:
-    """The command's ``--posts-dir``, else the one given before the command."""
-    return posts_dir if posts_dir is not None else _BEFORE_COMMAND.get("posts_dir")
+def _take_posts_dir(posts_dir: str | None, overrides: dict[str, Any]) -> None:
+    """The command's ``--posts-dir``, else the one given before the command, as the setting
+    ``posts_dir`` in ``overrides``; a blank one is a usage error. (``tasks``, ``undo``,
+    ``replay`` and ``abandon`` had no ``--posts-dir``, and took none given before them: a
+    script passing it to every command failed "No such option", exit 2.)"""
+    if posts_dir is None:
+        posts_dir = _BEFORE_COMMAND.get("posts_dir")
+    if posts_dir is None:
+        return
+    if not posts_dir.strip():
+        raise fail("--posts-dir needs a folder (relative to the blog folder)")
+    overrides["posts_dir"] = posts_dir
 
 
 def _enter_root(root: Path | None, overrides: dict[str, Any]) -> None:

@@ -27,11 +27,13 @@ if TYPE_CHECKING:
 __all__ = ["age", "asked_note", "task_status", "tasks_command", "tasks_table"]
 
 
-def tasks_command(*, as_json: bool, root: Path | None, verbose: bool) -> int:
+def tasks_command(
+    *, as_json: bool, root: Path | None, verbose: bool, posts_dir: str | None = None
+) -> int:
     """``skillrt tasks``: the resumable tasks as a table or JSON on stdout; the exit status
     (a config or state folder error exits through ``user_errors``)."""
     with user_errors():
-        config = open_store_config(root, verbose=verbose)
+        config = open_store_config(root, verbose=verbose, posts_dir=posts_dir)
         found = _resumable(config)
     if as_json:
         print(json.dumps([t.model_dump(mode="json") for t in found], ensure_ascii=False))
