@@ -209,6 +209,34 @@ def test_bad_config_is_one_clear_line_and_exit_2(blog: Path, tmp_path: Path) -> 
         assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--bogus"], "No such option: --bogus (see skillrt -h)"),
+        (
+            ["tasks", "--jsn"],
+            "No such option: --jsn (Possible options: --json) (see skillrt tasks -h)",
+        ),
+        (["run"], "Missing argument 'text'. (see skillrt run -h)"),
+        (
+            ["serve", "--port", "-5"],
+            "Invalid value for '--port' / '-p': Input should be greater than or equal to 0"
+            " (see skillrt serve -h)",
+        ),
+    ],
+)
+def test_a_command_line_the_parser_refuses_is_one_line_and_exit_2(
+    blog: Path, tmp_path: Path, args: list[str], said: str
+) -> None:
+    # It was Typer's usage line, a hint and the error in a box 80 columns wide (a long
+    # message broken inside it), where every other usage error is one line.
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    done = skillrt(*args, env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == f"skillrt: error: {said}\n"
+    assert done.stdout == ""
+
+
 def test_a_log_file_that_is_a_folder_is_one_clear_line_and_exit_2(
     blog: Path, tmp_path: Path
 ) -> None:

@@ -504,5 +504,36 @@ def mcp_server(root: Root = None, posts_dir: PostsDir = None, verbose: Verbose =
 
 def main() -> None:
     """Every command through Typer (``skillrt.cli.main`` takes ``tasks`` and ``doctor`` without
-    it when their arguments are plain: cli/quick.py)."""
-    app(prog_name="skillrt")
+    it when their arguments are plain: cli/quick.py).
+
+    A command line the parser refuses (an unknown option, a missing argument, a value out of
+    range) is one line on stderr, ``skillrt: error: ...``, exit 2, as every other usage error
+    is: Typer printed a usage line, a hint and the error in a box drawn 80 columns wide (a
+    long message broken inside it), which a script reading stderr could not take as one."""
+    try:  # Typer's own copy of Click (recent Typer); an older Typer uses Click itself
+        from typer._click.exceptions import ClickException, UsageError
+    except ImportError:  # (the same classes, by Click's own module: mypy sees two types)
+        from click.exceptions import ClickException, UsageError  # type: ignore[assignment]
+
+    try:
+        status = app(prog_name="skillrt", standalone_mode=False)
+    except UsageError as exc:
+        print(f"skillrt: error: {_usage_line(exc)}", file=sys.stderr, flush=True)
+        sys.exit(exc.exit_code)
+    except ClickException as exc:  # (another: Click's own words)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except typer.Abort:  # an end of input where a prompt read one
+        from skillrt.cli.quick import aborted
+
+        aborted()
+    sys.exit(status if isinstance(status, int) else 0)
+
+
+def _usage_line(exc: Any) -> str:
+    """The parser's message on one line, with where to read the command's options."""
+    message = " ".join(exc.format_message().split())
+    ctx = exc.ctx
+    if ctx is None or ctx.command.get_help_option(ctx) is None:
+        return message
+    return f"{message} (see {ctx.command_path} {ctx.help_option_names[0]})"

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "quick_args"]
+__all__ = ["aborted", "main", "quick_args"]
 
 # Per command: the flags (-> keyword), the options taking a value (-> keyword).
 _FLAGS: dict[str, dict[str, str]] = {
@@ -93,6 +93,21 @@ def _run(command: str, keywords: dict[str, Any]) -> int:
     return doctor_command(**keywords)
 
 
+def aborted() -> None:
+    """Say "Aborted!" and exit 1, in the words and style of Typer's main (an end of input)."""
+    from gettext import gettext
+
+    from typer.core import HAS_RICH
+
+    if HAS_RICH:
+        from typer.rich_utils import rich_abort_error
+
+        rich_abort_error()
+    else:
+        print(gettext("Aborted!"), file=sys.stderr)
+    sys.exit(1)
+
+
 class _PacifyFlush:
     """A stream whose ``flush`` ignores a closed pipe, as Click leaves stdout after EPIPE (so
     the interpreter's last flush at exit prints no second error)."""
@@ -129,23 +144,8 @@ def main() -> None:
     except KeyboardInterrupt:  # as Typer's main: exit 130, nothing printed
         sys.exit(130)
     except EOFError:  # as Typer's main (neither command reads stdin): its own words
-        from gettext import gettext
-
-        from typer.core import HAS_RICH
-
-        try:  # Typer's own copy of Click (recent Typer); an older Typer uses Click itself
-            from typer._click import echo
-        except ImportError:
-            from click import echo
-
-        echo(file=sys.stderr)
-        if HAS_RICH:
-            from typer.rich_utils import rich_abort_error
-
-            rich_abort_error()
-        else:
-            echo(gettext("Aborted!"), file=sys.stderr)
-        sys.exit(1)
+        print(file=sys.stderr)
+        aborted()
     except OSError as exc:
         if exc.errno != errno.EPIPE:
             raise
