@@ -19,12 +19,13 @@ check them without the runtime importing any skill.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -129,6 +130,7 @@ class _TomlSource(InitSettingsSource):
 
 def load_config(**overrides: Any) -> RuntimeConfig:
     """Build a ``RuntimeConfig``, turning validation errors into a ``ConfigError`` with a source."""
+    _check_variable_names()
     try:
         return RuntimeConfig(**overrides)
     except ValidationError as exc:
@@ -138,6 +140,39 @@ def load_config(**overrides: Any) -> RuntimeConfig:
 
 
 _FIELD = re.compile(r'field "([^"]+)"')
+_NOT_SETTINGS = frozenset({"CONFIG"})  # $SKILLRT_CONFIG names the config file
+
+
+def _check_variable_names() -> None:
+    """A ``SKILLRT_*`` variable that names no setting but is spelt like one is a
+    ``ConfigError``: ``SKILLRT_WATCHDOG_TIMEOUT=5`` (the ``_S`` left off) or
+    ``SKILLRT_LMM__MODEL`` (a section misspelt) were ignored without a word, while
+    ``SKILLRT_LLM__MODLE`` was refused. Other names are left alone: tools and scripts use the
+    prefix for their own variables (``SKILLRT_URL``, ``SKILLRT_REQUIRE_CHROMIUM``)."""
+    fields = sorted(RuntimeConfig.model_fields)
+    for name in sorted(os.environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper[len(ENV_PREFIX) :] in _NOT_SETTINGS:
+            continue
+        key = upper[len(ENV_PREFIX) :].lower()
+        head, nested, _ = key.partition("__")
+        if head in fields:
+            continue
+        if nested:
+            sections = [f for f in fields if _is_section(f)]
+            raise ConfigError(f"${name}", head, f"a section: {', '.join(sections)}")
+        close = difflib.get_close_matches(key, fields, n=1, cutoff=0.8)
+        if close:
+            meant = ENV_PREFIX + close[0].upper()
+            raise ConfigError(f"${name}", key, f"a setting's name (did you mean ${meant}?)")
+
+
+def _is_section(field: str) -> bool:
+    """Whether a field of ``RuntimeConfig`` is a table (``llm``, ``browser``)."""
+    annotation = RuntimeConfig.model_fields[field].annotation
+    if getattr(annotation, "__origin__", None) is dict:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _unparsed(exc: SettingsError) -> ConfigError:

@@ -165,3 +165,33 @@ def test_a_log_file_that_is_a_folder_is_a_config_error(isolated: Path) -> None:
     assert "a file, not a folder" in raised.value.expected
     (isolated / "skillrt.toml").write_text('log_file = "logs/skillrt.log"\n')
     assert load_config().log_file == Path("logs/skillrt.log")
+
+
+@pytest.mark.parametrize(
+    ("name", "wording"),
+    [
+        ("SKILLRT_WATCHDOG_TIMEOUT", "did you mean $SKILLRT_WATCHDOG_TIMEOUT_S?"),
+        ("SKILLRT_POST_DIR", "did you mean $SKILLRT_POSTS_DIR?"),
+        ("SKILLRT_LMM__MODEL", "expected a section: "),
+    ],
+)
+def test_a_variable_spelt_like_a_setting_it_is_not_is_a_config_error(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, name: str, wording: str
+) -> None:
+    """``SKILLRT_WATCHDOG_TIMEOUT=5`` (the ``_S`` left off) was ignored without a word, while a
+    misspelt key in a section (``SKILLRT_LLM__MODLE``) was refused."""
+    monkeypatch.setenv(name, "5")
+    with pytest.raises(ConfigError) as raised:
+        load_config()
+    assert raised.value.source == f"${name}"
+    assert wording in str(raised.value)
+
+
+def test_a_variable_of_another_tool_is_left_alone(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The prefix is shared: the HTTP client's SKILLRT_URL, the tests' SKILLRT_REQUIRE_*.
+    for name in ("SKILLRT_URL", "SKILLRT_TOKEN", "SKILLRT_REQUIRE_CHROMIUM", "SKILLRT_BOGUS"):
+        monkeypatch.setenv(name, "1")
+    monkeypatch.setenv("SKILLRT_WATCHDOG_TIMEOUT_S", "5")
+    assert load_config().watchdog_timeout_s == 5
