@@ -66,6 +66,15 @@ def _answer_from_json(item: Any) -> Answer:
     return item  # type: ignore[no-any-return]
 
 
+def _not_an_answer(answer: object) -> bool:
+    """Whether a script's item or a function's return is no ``Answer``: ``42`` (or ``None``,
+    a list) failed the task deep in the model call with "TypeError: expected string or
+    bytes-like object, got 'int'", a script file's at the call that reached it."""
+    while isinstance(answer, Delayed):
+        answer = answer.answer
+    return not isinstance(answer, str | dict | BaseModel | LLMResult | BaseException)
+
+
 @dataclass(frozen=True, slots=True)
 class ModelOptions:
     """The keyword arguments of a ``chat`` call, as a ``FunctionModel`` callable sees them."""
@@ -152,6 +161,11 @@ class _TestModel(BaseLLM):
             raise answer
         if isinstance(answer, LLMResult):
             return answer
+        if _not_an_answer(answer):
+            raise TypeError(
+                f"{type(self).__name__}: an answer is text, a dict, a pydantic model, an"
+                f" LLMResult, an exception or a Delayed one, not {type(answer).__name__}"
+            )
         if isinstance(answer, BaseModel):
             content = answer.model_dump_json()
         elif isinstance(answer, dict):
@@ -227,6 +241,13 @@ class ScriptedModel(_TestModel):
             answers = data
         if not isinstance(answers, list):
             raise UserError(f"model script {source}: expected a list of answers")
+        for number, item in enumerate(answers, 1):
+            if _not_an_answer(_answer_from_json(item)):
+                shown = json.dumps(item)[:60]
+                raise UserError(
+                    f"model script {source}: answer {number} is {shown}; expected text"
+                    ' or a JSON object ({"$answer": ..., "$delay": s} for a slow one)'
+                )
         return cls([_answer_from_json(item) for item in answers], **kwargs)
 
     @property

@@ -7,6 +7,7 @@ import io
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from skillrt.cli.common import (
     find_task,
 )
 from skillrt.exceptions import TaskCancelled
-from skillrt.testing import Delayed, ScriptedModel
+from skillrt.testing import Delayed, FunctionModel, ScriptedModel
 
 
 @pytest.mark.parametrize(
@@ -269,3 +270,19 @@ def test_tasks_that_stopped_on_a_question_are_named_with_how_to_answer() -> None
     note = asked_note([_summary("def456"), waiting])
     assert note is not None and note.startswith("Waiting for an answer: abc123.")
     assert "skillrt resume ID --answer TEXT" in note
+
+
+@pytest.mark.parametrize("item", [42, None, ["a", "b"], {"$answer": None, "$delay": 1}])
+def test_a_script_item_that_is_no_answer_is_refused_when_read(tmp_path: Path, item: Any) -> None:
+    """``{"answers": [42]}`` was read, and failed the task that reached it with "TypeError:
+    expected string or bytes-like object, got 'int'"."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"answers": ["fine", item]}), encoding="utf-8")
+    with pytest.raises(UserError, match=r"script\.json: answer 2 is .*; expected text or a JSON"):
+        ScriptedModel.from_file(script)
+
+
+async def test_an_answer_of_no_answer_type_is_a_type_error_naming_it() -> None:
+    for model in (ScriptedModel([42]), FunctionModel(lambda messages, options: None)):
+        with pytest.raises(TypeError, match=r"an answer is text, a dict, .*not (int|NoneType)"):
+            await model.chat([{"role": "user", "content": "x"}])
