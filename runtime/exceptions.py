@@ -11,6 +11,7 @@ Exceptions carry data and do nothing else: no logging, no side effects.
     │   ├── PathNotAllowed           a path escapes the content root, or is malformed
     │   ├── FileMissing              a file to read does not exist (path relative to the root)
     │   ├── InvalidFrontmatter       a post's YAML frontmatter cannot be read (path, reason)
+    │   │   └── FrontmatterNotKept   a field change its frontmatter cannot take as written
     │   ├── MissingDependency        an optional extra is not installed (says what to install)
     │   └── UnknownSkill             no skill of that name is registered
     ├── ModelRetry                   a signal back to the model: its output was unusable, try again

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 from pathlib import Path
 
@@ -292,3 +293,19 @@ def test_misuse_of_registration_and_subscription_is_a_clear_type_error(isolated:
         rt.on("task:progress", "print")  # type: ignore[arg-type]
     unsubscribe = rt.on("my_plugin:done", lambda event: None)  # a plugin's own event: taken
     unsubscribe()
+
+
+def test_every_exception_is_in_the_tree_the_module_draws() -> None:
+    """STYLE.md: one exceptions module, its tree drawn in its docstring. FrontmatterNotKept
+    was raised (and refused in the user's words) but missing from the tree."""
+    import inspect
+
+    from skillrt import exceptions
+
+    drawn = set(re.findall(r"[├└]── (\w+)", exceptions.__doc__ or "")) | {"SkillrtError"}
+    defined = {
+        name
+        for name, value in inspect.getmembers(exceptions, inspect.isclass)
+        if issubclass(value, Exception) and value.__module__ == exceptions.__name__
+    }
+    assert defined - drawn == set()
