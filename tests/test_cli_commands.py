@@ -443,6 +443,16 @@ def test_help_names_the_extras_and_keeps_each_command_on_its_lines() -> None:
     assert "serve-token in the state folder" in " ".join(serve.output.replace("│", "").split())
 
 
+def test_version_prints_the_version_and_exits_0(tmp_path: Path) -> None:
+    # It was "No such option: --version", exit 2: the version was in the chat's first line only.
+    from skillrt import __version__
+
+    done = skillrt("--version", env=cli_env(tmp_path, tmp_path / "s.json"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"skillrt {__version__}\n"
+    assert not (tmp_path / ".skillrt").exists()  # nothing opened, nothing made
+
+
 def test_a_command_typed_without_its_slash_runs(blog: Path, tmp_path: Path) -> None:
     """ "undo" went to the Chat skill ("I'm here. Tell me what to do…") and "exit" did not
     quit: the piped lines after it ran."""

@@ -87,8 +87,31 @@ Answers = Annotated[
 TaskId = Annotated[str, typer.Argument(help="A task id; a unique prefix is enough.")]
 
 
+def _print_version(wanted: bool) -> None:
+    """``skillrt --version``: the version, then exit 0 (it was "No such option", exit 2; the
+    version was shown only in the chat's first line)."""
+    if wanted:
+        from skillrt import __version__
+
+        print(f"skillrt {__version__}")
+        raise typer.Exit(0)
+
+
+Version = Annotated[
+    bool,
+    typer.Option(
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
+]
+
+
 @app.callback(invoke_without_command=True)
-def _default(ctx: typer.Context, root: Root = None, posts_dir: PostsDir = None) -> None:
+def _default(
+    ctx: typer.Context, root: Root = None, posts_dir: PostsDir = None, version: Version = False
+) -> None:
     """Without a command, start the chat.
 
     ``--root``/``-C`` and ``--posts-dir`` before the command hold for it (``skillrt -C DIR
