@@ -314,6 +314,18 @@ def test_every_command_of_the_blog_takes_posts_dir(blog: Path, tmp_path: Path) -
             assert refused.stderr.startswith("skillrt: error: --posts-dir needs a folder")
 
 
+def test_a_posts_dir_outside_the_blog_is_named_as_the_option(blog: Path, tmp_path: Path) -> None:
+    # "--posts-dir .." indexed the folder above the blog (and dropped the index's posts); a
+    # bad option's value was then said to come from "keyword arguments".
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    for command in ("index", "tasks", "doctor"):
+        done = skillrt(command, "--posts-dir", "..", env=env, cwd=tmp_path)
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr.startswith(
+            "skillrt: error: --posts-dir: posts_dir: expected a folder inside the content root"
+        ), done.stderr
+
+
 def test_a_missing_configured_root_is_a_clear_error_and_made_nowhere(tmp_path: Path) -> None:
     # $SKILLRT_CONTENT_ROOT (or content_root in skillrt.toml) naming a missing folder made a
     # blog there: run its .skillrt (exit 1), index the folder (exit 0), tasks exit 0.

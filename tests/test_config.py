@@ -195,3 +195,24 @@ def test_a_variable_of_another_tool_is_left_alone(
         monkeypatch.setenv(name, "1")
     monkeypatch.setenv("SKILLRT_WATCHDOG_TIMEOUT_S", "5")
     assert load_config().watchdog_timeout_s == 5
+
+
+@pytest.mark.parametrize("folder", ["..", "posts/../..", "/etc"])
+def test_a_posts_dir_outside_the_blog_is_a_config_error(isolated: Path, folder: str) -> None:
+    """``posts_dir = ".."`` (or ``/etc``) was taken: ``skillrt index`` read Markdown outside
+    the blog and dropped every post of the index, while the layout read ``/etc`` as ``etc``."""
+    (isolated / "skillrt.toml").write_text(f'posts_dir = "{folder}"\n')
+    with pytest.raises(ConfigError) as raised:
+        load_config()
+    assert raised.value.key == "posts_dir"
+    assert raised.value.expected.startswith(
+        "a folder inside the content root"
+    )  # (no "Value error")
+
+
+def test_a_posts_dir_written_absolute_inside_the_blog_is_kept_relative(isolated: Path) -> None:
+    (isolated / "content" / "posts").mkdir(parents=True)
+    config = load_config(posts_dir=str(isolated / "content" / "posts"))
+    assert config.posts_dir == "content/posts"
+    assert config.layout.posts_dir == "content/posts"
+    assert load_config(posts_dir="content/posts/").posts_dir == "content/posts/"  # (as given)

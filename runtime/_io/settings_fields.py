@@ -22,6 +22,7 @@ from pydantic import (
     PrivateAttr,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -389,6 +390,25 @@ class RuntimeFields(BaseModel):
 
     _log_file = field_validator("log_file")(a_log_file)
 
+    @field_validator("posts_dir")
+    @classmethod
+    def _posts_in_the_blog(cls, value: str, info: ValidationInfo) -> str:
+        """``posts_dir`` is a folder of the blog: ``..`` or ``/etc`` were taken, ``index``
+        then read Markdown outside the blog (and dropped every post of the index), while
+        the layout read ``/etc`` as ``etc`` under the blog. One written absolute, inside the
+        blog, is kept relative to it."""
+        folder = value.strip()
+        root = info.data.get("content_root")
+        if not folder or not isinstance(root, Path):
+            return value
+        base = os.path.abspath(root.expanduser())
+        target = os.path.normpath(os.path.join(base, folder))
+        if os.path.commonpath([base, target]) != base:
+            raise ValueError(
+                "a folder inside the content root (posts, content/posts), not outside it"
+            )
+        return os.path.relpath(target, base) if os.path.isabs(folder) else value
+
     @field_validator("state_url")
     @classmethod
     def _check_state_url(cls, value: str | None) -> str | None:
@@ -475,12 +495,15 @@ def config_error(
     key = ".".join(str(p) for p in loc)
     got = error.get("input")
     got = None if isinstance(got, dict) else got
+    # A validator's own words, without pydantic's "Value error, " before them ("expected
+    # Value error, a file, not a folder").
+    expected = error["msg"].removeprefix("Value error, ")
     if loc and _has_key(overrides, loc):
-        return ConfigError("keyword arguments", key, error["msg"], got)
+        return ConfigError("keyword arguments", key, expected, got)
     for end in range(len(loc), 0, -1):  # SKILLRT_BROWSER__TIMEOUT_S, then SKILLRT_BROWSER
         if _env_name(loc[:end]) in os.environ:
-            return ConfigError(f"${_env_name(loc[:end])}", key, error["msg"], got)
+            return ConfigError(f"${_env_name(loc[:end])}", key, expected, got)
     for path in reversed(config_files()):
         if _has_key(read_toml(path), loc):
-            return ConfigError(str(path), key, error["msg"], got)
-    return ConfigError("config", key, error["msg"], got)
+            return ConfigError(str(path), key, expected, got)
+    return ConfigError("config", key, expected, got)

@@ -112,7 +112,8 @@ def open_config(
 
     _enter_root(root, overrides)
     _take_posts_dir(posts_dir, overrides)
-    config = load_config(**overrides)
+    with _options_named():
+        config = load_config(**overrides)
     if require_root:
         _check_root(config)
     return _with_logging(config, verbose=verbose, log_to_file=log_to_file)
@@ -151,12 +152,33 @@ def open_full_config(
     overrides: dict[str, Any] = {}
     _enter_root(root, overrides)
     _take_posts_dir(posts_dir, overrides)
-    config = read_runtime_fields(**overrides)
+    with _options_named():
+        config = read_runtime_fields(**overrides)
     if config is None:
         return open_config(
             None, verbose=verbose, log_to_file=log_to_file, require_root=False, **overrides
         )
     return _with_logging(config, verbose=verbose, log_to_file=log_to_file)
+
+
+_OPTIONS = {"posts_dir": "--posts-dir", "content_root": "--root"}
+"""The settings a command's options give ``load_config`` as keyword arguments."""
+
+
+@contextmanager
+def _options_named() -> Iterator[None]:
+    """A bad value of an option is named as the option: ``--posts-dir: posts_dir: expected a
+    folder inside the content root``, where it said "keyword arguments", which the command
+    line has none of."""
+    from skillrt.exceptions import ConfigError
+
+    try:
+        yield
+    except ConfigError as exc:
+        option = _OPTIONS.get(exc.key)
+        if exc.source != "keyword arguments" or option is None:
+            raise
+        raise ConfigError(option, exc.key, exc.expected, exc.got) from exc
 
 
 _BEFORE_COMMAND: dict[str, Any] = {}
