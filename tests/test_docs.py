@@ -105,3 +105,16 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
         html = page.read_text(encoding="utf-8")
         remote = re.findall(r"<(?:script|link)[^>]*(?:src|href)=\"(?:https?:)?//[^\"]*\"", html)
         assert not remote, f"{page.relative_to(site)} loads {remote}"
+
+
+def test_every_event_the_runtime_and_skills_emit_is_listed_in_the_docs() -> None:
+    """``rt.on`` takes any name (a plugin may emit its own), so the list in docs/python-api.md
+    is where a subscriber checks its spelling: ``ai:thinking`` was emitted but not listed."""
+    emitted: set[str] = set()
+    for folder in ("runtime", "skills"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            emitted |= set(re.findall(r'emit\(\s*"([a-z_]+:[a-z_:]+)"', text))
+    assert len(emitted) > 10  # the pattern still finds the emits
+    listed = (DOCS / "python-api.md").read_text(encoding="utf-8").split("## Events", 1)[1]
+    assert sorted(name for name in emitted if f"`{name}`" not in listed) == []
