@@ -7,7 +7,10 @@ served over HTTP on 127.0.0.1 (its port written to ``WORK/port-NAME``), with two
 - ``Slow`` (``steps``, ``step_s``): each step appends ``step<n> <NAME>`` to ``WORK/steps.log``
   when it really runs, reports progress and streams a line, then sleeps ``step_s``;
 - ``Asks``: asks a question, then completes with the answer in its reply;
-- ``Tick``: one 20 ms step, appending ``<task id> <NAME> <start> <end>`` to ``WORK/ticks.log``.
+- ``Tick``: one 20 ms step, appending ``<task id> <NAME> <start> <end>`` to ``WORK/ticks.log``;
+- ``Post`` (``steps``, ``step_s``): each step logs ``post<n> <NAME>``, sleeps ``step_s``, then
+  appends ``line<n> <NAME>`` to the blog's ``posts/shared.md`` (read, then written with its
+  hash and the post's lock).
 
 ``QUEUE`` (JSON) is its ``[queue]`` section.
 
@@ -87,7 +90,23 @@ def skills(work: Path, name: str) -> list[object]:
         ran_on = await ctx.step("tick", run)
         return SkillResult(success=True, message=f"tick on {ran_on}", data={"worker": ran_on})
 
-    return [slow, asks, tick]
+    @skill(name="Post", intents=["POST"], params=SlowParams, description="appends to a post")
+    async def post(ctx: SkillContext, params: SlowParams) -> SkillResult:
+        for n in range(1, params.steps + 1):
+
+            def run(n: int = n) -> int:
+                write(f"post{n}")
+                time.sleep(params.step_s)
+                text, digest = ctx.files.read("posts/shared.md")
+                line = f"line{n} {name}\n"
+                ctx.files.write("posts/shared.md", text + line, expected_hash=digest, wait=5)
+                return n
+
+            await ctx.step(f"post{n}", run)
+        await log("done")
+        return SkillResult(success=True, message=f"{params.steps} lines")
+
+    return [slow, asks, tick, post]
 
 
 async def _value(value: str) -> str:

@@ -322,6 +322,36 @@ def test_a_worker_frozen_past_its_lease_writes_nothing_once_another_paused_its_t
     assert "done" not in [s for s, _ in workers.steps()]
 
 
+def test_a_task_taken_from_a_frozen_worker_writes_its_post_past_its_stale_lock(
+    workers: Workers,
+) -> None:
+    """A froze (SIGSTOP) past its lease mid-task, holding the lock of the post the task
+    writes; B took the task over. B's write met the lock of the task's stale twin on A, waited,
+    and ended the task ERROR ("being written by another task (<its own id>)"), its checkpoint
+    deleted, the post half written. Now B ends A's lock session and finishes the task; thawed,
+    A writes nothing more to the post (its lease is gone) and its caller hears so."""
+    (workers.blog / "posts").mkdir()
+    (workers.blog / "posts" / "shared.md").write_text("", encoding="utf-8")
+    workers.start("A", LEASE_S="3")
+    workers.start("B", LEASE_S="3")
+    a, _b = workers.client("A"), workers.client("B")
+    call = Call(a, "/v1/skills/Post/run", {"params": {"steps": 6, "step_s": 0.8}})
+    task_id = _running_task(a)
+    _wait(lambda: [s for s, _ in workers.steps()].count("post3") == 1, 30, "step 3 on A")
+    workers.procs["A"].send_signal(signal.SIGSTOP)  # in step 3, holding the post's lock
+    try:
+        _wait(lambda: ("done", "B") in workers.steps(), 60, "B finished the task")
+    finally:
+        workers.procs["A"].send_signal(signal.SIGCONT)
+    reply = call.join()
+    assert reply["data"]["error"] == "lease_lost", reply
+    time.sleep(1.0)
+    assert _history_states(workers.url, task_id) == ["COMPLETED"]
+    lines = (workers.blog / "posts" / "shared.md").read_text(encoding="utf-8").splitlines()
+    assert [line.split()[0] for line in lines] == [f"line{n}" for n in range(1, 7)], lines
+    assert [line.split()[1] for line in lines[2:]] == ["B"] * 4, lines
+
+
 def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_path: Path) -> None:
     """PostgreSQL stops in the middle of a task and comes back: requests answer at once (503
     with Retry-After for new work, health says so), the loop never stalls > 100 ms, and the

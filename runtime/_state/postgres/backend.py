@@ -51,7 +51,9 @@ class PostgresBackend:
         self.runlocks = PgRunLocks(database, lease_s=cfg.lease_s)
         self.store = PgTaskStore(database, self.runlocks)
         self.history = PgHistory(database, limit=cfg.history_limit)
-        self.locks = PgFileLocks(database, cfg.root, expiry_s=cfg.lock_expiry_s)
+        self.locks = PgFileLocks(
+            database, cfg.root, expiry_s=cfg.lock_expiry_s, runlocks=self.runlocks
+        )
         self.control = PgControl(database, poll_s=min(1.0, cfg.lease_s / 3))
         self.queue = PgQueue(database, self.control, stale_s=cfg.lease_s)
         self.committer = Committer(self.store, logger=logger, on_reset=on_reset)
