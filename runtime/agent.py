@@ -346,11 +346,12 @@ class AgentRuntime:
                                          run=self._run_queued, logger=lambda: self.logger,
                                          available=lambda: self.store_available)  # fmt: skip
                 self._taker.start()
-            if services.state.shared and self.config.failover:
+            if services.state.shared:  # (with failover off, it only stops the tasks lost)
                 from skillrt._tasks.failover import Failover
 
                 every, state = self.config.lease_s / 3, services.state
-                self._failover = Failover(state, self._tasks, self._adopted, interval_s=every)
+                self._failover = Failover(state, self._tasks, self._adopted, interval_s=every,
+                                          adopt=self.config.failover)  # fmt: skip
                 self._failover.start()
             self.events.emit("runtime:initialized", None, session_id=self.session_id,
                              model=self.llm.model, skills=sorted(self.skills))  # fmt: skip

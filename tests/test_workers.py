@@ -352,6 +352,31 @@ def test_a_task_taken_from_a_frozen_worker_writes_its_post_past_its_stale_lock(
     assert [line.split()[1] for line in lines[2:]] == ["B"] * 4, lines
 
 
+def test_a_worker_thawed_past_its_lease_stops_its_step_at_once(workers: Workers) -> None:
+    """A froze (SIGSTOP) 0.3 s into an 8 s step, past its lease; B took the task over. Thawed,
+    A ran the rest of its step (its model call, its fetch, its write) for a task that was B's,
+    and heard only when the step's save was refused. Now A's lease renewal finds the lease
+    gone and A stops the step at once: its caller hears within a second or two of the thaw."""
+    workers.start("A", LEASE_S="1.5")
+    workers.start("B", LEASE_S="1.5")
+    a, b = workers.client("A"), workers.client("B")
+    call = Call(a, "/v1/skills/Slow/run", {"params": {"steps": 2, "step_s": 8.0}})
+    task_id = _running_task(a)
+    _wait(lambda: ("step1", "A") in workers.steps(), 30, "step 1 on A")
+    started = time.monotonic()
+    workers.procs["A"].send_signal(signal.SIGSTOP)
+    try:
+        _wait(lambda: ("step1", "B") in workers.steps(), 30, "B took the task over")
+        time.sleep(max(0.0, started + 4.0 - time.monotonic()))
+    finally:
+        workers.procs["A"].send_signal(signal.SIGCONT)
+    thawed = time.monotonic()
+    reply = call.join()
+    assert reply["data"]["error"] == "lease_lost", reply
+    assert call.at - thawed < 2.5, f"A's step ran on {call.at - thawed:.1f} s after the thaw"
+    assert b.get(f"/v1/tasks/{task_id}").json()["state"] == "EXECUTING"
+
+
 def test_an_outage_of_the_database_mid_task(pg_own_cluster: ClusterProcess, tmp_path: Path) -> None:
     """PostgreSQL stops in the middle of a task and comes back: requests answer at once (503
     with Retry-After for new work, health says so), the loop never stalls > 100 ms, and the

@@ -311,6 +311,12 @@ class StateBackend(Protocol):
         """Tasks left in ``states`` by a worker that died (empty where there are no leases)."""
         ...
 
+    def lost(self) -> list[str]:
+        """Tasks this runtime runs whose lease another worker has taken (it froze or was cut
+        off past its lease): they are that worker's now, and stop here. Empty where there are
+        no leases. No I/O: what the lease renewals found."""
+        ...
+
     def close(self) -> None:
         """Write what is still queued, then close every part this backend opened."""
         ...

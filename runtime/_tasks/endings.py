@@ -21,14 +21,17 @@ from skillrt._tasks.planning import LOGS_INFO
 from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import ACTIVE_STATES, TaskTable
 from skillrt.events import EventBus
-from skillrt.exceptions import HostUnresolved, SkillrtError
+from skillrt.exceptions import HostUnresolved, SkillrtError, StoreUnavailable
 from skillrt.messages import ChatMessage
 from skillrt.outcomes import RESUMABLE_ERRORS, UNRECORDED, End, ErrorReason, Outcome
 from skillrt.settings import RuntimeConfig
 from skillrt.skill.definition import SkillResult
 from skillrt.skill.replies import reply
 
-__all__ = ["Endings", "resting"]
+__all__ = ["LEASE_LOST", "Endings", "resting"]
+
+# The abort reason of a task whose lease another worker took (``Failover.stop_lost``).
+LEASE_LOST = "lease_lost"
 
 _COMPLETED = State.COMPLETED
 
@@ -138,6 +141,10 @@ class Endings:
         lang = task.input.language
         if task.end_reason is End.SHUTDOWN:  # left as a crash would leave it: resumable
             return self._interrupted(task)
+        if task.controller.signal.reason == LEASE_LOST:  # another worker has it: not ours
+            taken = StoreUnavailable(f"the lease of task {task.id} was taken over by another "
+                                     "worker", reason="lease_lost")  # fmt: skip
+            return self.lost(task, taken)
         if task.end_reason is End.WATCHDOG:
             if task.state is not State.ERROR:
                 task.to(State.ERROR)
@@ -261,7 +268,7 @@ class Endings:
         Its copy here is dropped and its run stops; the reply says it goes on elsewhere."""
         task.end_reason = End.OUTAGE
         task.record.last_error = f"{type(exc).__name__}: {self.chatlog.error_text(exc)}"
-        task.controller.abort("lease_lost")  # a step still running here stops
+        task.controller.abort(LEASE_LOST)  # a step still running here stops
         self.tasks.pop(task.id)
         self.events.emit("task:aborted", task.id, reason=End.OUTAGE, message=task.record.last_error)
         self.logger().error("agent.error", task_id=task.id, error=task.record.last_error)

@@ -7,6 +7,9 @@ at once; the lease is taken atomically, so exactly one of them resumes a task. I
 back the tasks whose lease names this worker while it does not run them: after a restart under
 the same ``worker_id`` (at once: the first look is at start), or once the store is back after
 an outage cut them off.
+
+The same loop stops the tasks this worker runs whose lease another worker took meanwhile (this
+worker froze or was cut off past its lease): ``stop_lost``, with failover off too.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from skillrt._state.protocol import StateBackend
+from skillrt._tasks.endings import LEASE_LOST
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.outcomes import is_resumable
 
@@ -37,8 +41,10 @@ class Failover:
         resume: Callable[[str], Coroutine[Any, Any, None]],
         *,
         interval_s: float,
+        adopt: bool = True,
     ) -> None:
         self.state = state
+        self.adopt_orphans = adopt  # False (``failover = false``): only ``stop_lost``
         self.tasks = tasks
         self.resume = resume
         self.interval_s = interval_s
@@ -81,11 +87,25 @@ class Failover:
         runner.add_done_callback(self._resumed.discard)
         return True
 
+    def stop_lost(self) -> list[str]:
+        """Abort the tasks running here whose lease another worker took (``lease_lost``: they
+        end as ``Endings.lost`` says, writing nothing); returns their ids. Before, a worker
+        thawed past its lease ran its step to the end, and only its save was refused."""
+        stopped = []
+        for task_id in self.state.lost():
+            task = self.tasks.live(task_id)
+            if task is not None and task.running and task.runner is not None:
+                task.controller.abort(LEASE_LOST)  # (a step in a thread writes no more)
+                task.runner.cancel()
+                stopped.append(task_id)
+        return stopped
+
     async def _run(self) -> None:
         # The first look is at once: a worker restarted under its own name takes its tasks
         # back now (their leases name it), not a lease later.
         while True:
-            if self.state.available:
+            self.stop_lost()
+            if self.state.available and self.adopt_orphans:
                 with contextlib.suppress(Exception):  # a failed look is retried next round
                     await self.sweep()
             await asyncio.sleep(self.interval_s)

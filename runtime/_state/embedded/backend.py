@@ -180,6 +180,9 @@ class EmbeddedBackend:
     def orphans(self, states: tuple[str, ...]) -> list[str]:
         return []  # a task cut off by a crash is restored at the next start
 
+    def lost(self) -> list[str]:
+        return []  # an OS lock is never taken from a live process
+
     def close(self) -> None:
         try:
             self.committer.close()

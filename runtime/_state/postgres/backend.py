@@ -219,6 +219,9 @@ class PostgresBackend:
     def orphans(self, states: tuple[str, ...]) -> list[str]:
         return self.runlocks.orphans(states)
 
+    def lost(self) -> list[str]:
+        return self.runlocks.lost()
+
     def close(self) -> None:
         """Write what is queued, then close the parts; the database (its pools) last."""
         try:

@@ -47,6 +47,7 @@ class PgRunLocks:
         self._held: set[str] = set()
         self._releasing: set[str] = set()  # lease deletions for the next commit round
         self._in_flight: set[str] = set()  # ... taken by a round, not yet written
+        self._lost: set[str] = set()  # held here, their lease another worker's (``renew``)
         self._mutex = threading.Lock()
         self._stop = threading.Event()
         self.renewed_at = time.monotonic()
@@ -217,20 +218,35 @@ class PgRunLocks:
     def renew(self) -> None:
         """Push back the leases of the tasks this worker runs, and its heartbeat. (Leases under
         its name that it no longer runs, left by an outage or an earlier life, are not
-        renewed: failover takes those tasks back.)"""
+        renewed: failover takes those tasks back.)
+
+        A task whose lease row no longer names this worker (taken over while this worker was
+        frozen or cut off, then maybe ended) is noted for ``lost``: the runtime stops it at
+        once. Before, nothing noticed until the task's next save was refused, so its step ran
+        its body to the end (a model call, a fetch, a write) for a task another worker owned."""
         with self._mutex:
             held = list(self._held)
         with self.db.connection(durable=False) as conn, conn.transaction():
-            conn.execute(
+            rows = conn.execute(
                 "UPDATE skillrt_leases SET expires_at = now() + make_interval(secs => %s) "
-                "WHERE worker_id = %s AND task_id = ANY(%b::text[])",
-                (self.lease_s, self.db.worker_id, held),
-            )
+                "WHERE worker_id = %s AND task_id = ANY(%b::text[]) RETURNING task_id",
+                (self.lease_s, self.db.worker_id, clean_text(held)),
+            ).fetchall()
             conn.execute(
                 "UPDATE skillrt_workers SET heartbeat_at = now() WHERE worker_id = %s",
                 (self.db.worker_id,),
             )
         self.renewed_at = time.monotonic()
+        renewed = {task_id for (task_id,) in rows}
+        with self._mutex:  # (a task that ended meanwhile gave its lease back: not lost)
+            self._lost |= {t for t in held if clean_text(t) not in renewed and t in self._held}
+
+    def lost(self) -> list[str]:
+        """The tasks held here whose lease another worker took, found by the renewals since the
+        last call (each task once a call: it is found again while it still runs here)."""
+        with self._mutex:
+            lost, self._lost = self._lost, set()
+        return sorted(lost)
 
     def _renew_loop(self) -> None:
         while not self._stop.wait(self.lease_s / 3):
