@@ -505,7 +505,10 @@ class AgentRuntime:
             if waiting.takes(text):
                 return await self._answer(waiting, text, on_task, on_left=on_left)
             # Not an answer to the question (routing's, or a skill's that tests its answers):
-            # the question is dropped, and the text is a new request.
+            # the question is dropped, and the text is a new request. In an outage the new
+            # task is refused: refused first, so the question stays open (it was dropped,
+            # its task ended "declined", and then the request was refused too).
+            self._refused_while_down("new tasks are refused")
             await asyncio.shield(self._hand_over(waiting, text, superseded=True))
         chatlog.apply_focus(context, session_id, self._run.files)
         screen_context = route_context(context)

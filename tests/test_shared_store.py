@@ -1219,3 +1219,48 @@ async def test_closing_the_control_channel_does_not_wait_out_its_listeners_poll(
     finally:
         control.close()
         db.close()
+
+
+async def test_a_new_request_typed_during_an_outage_leaves_the_question_open(
+    pg_own_cluster: ClusterProcess, isolated: Path
+) -> None:
+    """A task waited for an answer; the database went down; the user typed a new request
+    instead. The question was dropped (its task ended CANCELLED, "declined"), then the new
+    request was refused for the outage: both lost. Now the request is refused first and the
+    question stays open: once the store is back, the answer is taken."""
+    from pydantic import BaseModel
+
+    from skillrt import SkillContext, SkillResult, skill
+
+    class NoParams(BaseModel):
+        pass
+
+    @skill(name="Colour", params=NoParams, intents=["COLOUR"])
+    async def colour(ctx: SkillContext, params: NoParams) -> SkillResult:
+        answer = await ctx.ask("Which colour?", accepts=lambda text: text in ("red", "blue"))
+        return SkillResult(message=f"colour: {answer}")
+
+    url = database_beside(pg_own_cluster.cluster.url())
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [colour], state_url=url,
+                      lease_s=1.5, store_timeout_s=1.0, failover=False)  # fmt: skip
+    try:
+        asked = await rt.run_skill("Colour", {})
+        assert asked.state == "WAITING_INPUT" and asked.task_id is not None, asked
+        pg_own_cluster.stop("fast")
+        for _ in range(1000):  # the lease renewal finds the server gone
+            if not rt.store_available:
+                break
+            await asyncio.sleep(0.01)
+        with pytest.raises(StoreUnavailable):
+            await rt.process_input("write about lighthouses")
+        task = rt.get_task(asked.task_id)
+        assert task is not None and task.state == "WAITING_INPUT", task
+        pg_own_cluster.start()
+        for _ in range(1000):
+            if rt.store_available:
+                break
+            await asyncio.sleep(0.01)
+        reply = await rt.process_input("red")
+        assert reply.content == "colour: red" and reply.task_id == asked.task_id, reply
+    finally:
+        await rt.close()
