@@ -1264,3 +1264,58 @@ async def test_a_new_request_typed_during_an_outage_leaves_the_question_open(
         assert reply.content == "colour: red" and reply.task_id == asked.task_id, reply
     finally:
         await rt.close()
+
+
+async def test_a_task_whose_lease_was_taken_stops_alone_not_the_others_of_its_round(
+    pg_url: str, isolated: Path
+) -> None:
+    """Two tasks of one worker journalled their steps in the same commit rounds; another
+    worker took the lease of one. The round's refusal (``lease_lost``) reached every waiter of
+    the round and of the rounds queued behind it: the other task stopped too, its caller told
+    it "was taken over by another worker", a lie. Now only the task taken over stops; the
+    other's steps were written, and it completes."""
+    import psycopg
+    from pydantic import BaseModel
+
+    from skillrt import SkillContext, SkillResult, skill
+
+    class NoParams(BaseModel):
+        pass
+
+    go = asyncio.Event()
+
+    @skill(name="Lockstep", params=NoParams, intents=["LOCKSTEP"])
+    async def lockstep(ctx: SkillContext, params: NoParams) -> SkillResult:
+        for n in range(40):
+
+            async def run(n: int = n) -> int:
+                await go.wait()
+                await asyncio.sleep(0.01)
+                return n
+
+            await ctx.step(f"s{n}", run)
+        return SkillResult(message="all steps")
+
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [lockstep], state_url=pg_url,
+                      failover=False)  # fmt: skip
+    try:
+        first = asyncio.ensure_future(rt.run_skill("Lockstep", {}))
+        second = asyncio.ensure_future(rt.run_skill("Lockstep", {}))
+        for _ in range(500):
+            ids = [t.id for t in rt.list_tasks() if t.state == "EXECUTING"]
+            if len(ids) == 2:
+                break
+            await asyncio.sleep(0.01)
+        taken, kept = sorted(ids)
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # another worker takes it
+            conn.execute(
+                "UPDATE skillrt_leases SET worker_id = 'other', "
+                "expires_at = now() + interval '1 hour' WHERE task_id = %s",
+                (taken,),
+            )
+        go.set()
+        replies = {r.task_id: r for r in await asyncio.gather(first, second)}
+        assert replies[taken].data["error"] == "lease_lost", replies[taken]
+        assert replies[kept].state == "COMPLETED", replies[kept]
+    finally:
+        await rt.close()

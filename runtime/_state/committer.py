@@ -40,7 +40,7 @@ from typing import Generic, TypeVar
 import structlog
 
 from skillrt._io.logs import library_logger
-from skillrt._state.protocol import TaskStore
+from skillrt._state.protocol import LeaseLost, TaskStore
 from skillrt._state.records import RecordText, TaskRecord
 
 __all__ = ["Committer"]
@@ -411,6 +411,14 @@ class Committer:
         if waiter is not None:
             await waiter
 
+    def waiter_of(self, task_id: str) -> asyncio.Future[None] | None:
+        """``waiter()`` for a task's own write: a round refused for some tasks only
+        (``LeaseLost``) fails the waiters of those tasks, and settles the others'."""
+        waiter = self.waiter()
+        if isinstance(waiter, _Waiter):
+            waiter.task_id = task_id
+        return waiter
+
     def waiter(self) -> asyncio.Future[None] | None:
         """``durable()`` as a future to await (None: nothing to wait for), for a caller that
         awaits it directly rather than through a coroutine of its own."""
@@ -708,6 +716,16 @@ class Committer:
         # state changes of tasks that all went on to wait on a model): the next writes are
         # gathered at the end of the turn, not handed over one at a time.
         self._crowded = crowded or len(waiters) > 1
+        fenced: list[_Waiter] = []
+        lost = error if isinstance(error, LeaseLost) else None
+        if lost is not None:  # written but for these tasks: their waiters alone hear it
+            # (and those that wait for everything queued, ``durable``, of which they were part)
+            spared = [w for w in waiters if w.task_id is not None and w.task_id not in lost.tasks]
+            fenced = [w for w in waiters if w.task_id is None or w.task_id in lost.tasks]
+            waiters = spared
+            error = None
+            with contextlib.suppress(Exception):
+                self.logger.error("agent.error", where="checkpoint commit", error=str(lost))
         if error is not None:
             with contextlib.suppress(Exception):  # (a log line never keeps waiters waiting)
                 self.logger.error("agent.error", where="checkpoint commit", error=str(error))
@@ -718,19 +736,26 @@ class Committer:
                 r.waiters = []
             self._waiters = []
         self._after_reset()
-        for waiter in waiters:
-            if waiter.done():
-                continue
-            if notice:
-                waiter.wake(error)
-            elif error is None:
-                waiter.set_result(None)
-            else:
-                waiter.set_exception(error)
-                # Marked as read: a caller whose loop stops before it wakes (at shutdown)
-                # never reads it, and asyncio would print it as never retrieved. (A done
-                # callback did this for every waiter: one more handle per commit.)
-                waiter.exception()
+        _tell(waiters, error, notice)
+        if fenced:
+            _tell(fenced, lost, notice)
+
+
+def _tell(waiters: list[_Waiter], error: BaseException | None, notice: bool) -> None:
+    """Settle ``waiters``: written, or failed with ``error`` (see ``Committer._settle``)."""
+    for waiter in waiters:
+        if waiter.done():
+            continue
+        if notice:
+            waiter.wake(error)
+        elif error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(error)
+            # Marked as read: a caller whose loop stops before it wakes (at shutdown)
+            # never reads it, and asyncio would print it as never retrieved. (A done
+            # callback did this for every waiter: one more handle per commit.)
+            waiter.exception()
 
 
 class _Waiter(asyncio.Future[None]):
@@ -743,11 +768,12 @@ class _Waiter(asyncio.Future[None]):
     never inside a task), runs them there and then: the task resumes in the same turn. Settled
     any other way (cancelled, ``set_result``), it schedules them as asyncio does."""
 
-    __slots__ = ("_held",)
+    __slots__ = ("_held", "task_id")
 
     def __init__(self, *, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(loop=loop)
         self._held: list[tuple[Callable[[_Waiter], object], Context]] = []
+        self.task_id: str | None = None  # the task that waits (``Committer.waiter``)
 
     def add_done_callback(
         self, fn: Callable[[_Waiter], object], *, context: Context | None = None

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from skillrt._state.records import RecordText, TaskRecord
+from skillrt.exceptions import StoreUnavailable
 
 if TYPE_CHECKING:
     import asyncio  # an annotation only: listing tasks (skillrt tasks) loads no asyncio
@@ -39,6 +40,7 @@ __all__ = [
     "HistoryStore",
     "LazyLoad",
     "LazyRecord",
+    "LeaseLost",
     "LoadResult",
     "QueuedTask",
     "RunLockTable",
@@ -46,6 +48,21 @@ __all__ = [
     "TaskStore",
     "WorkQueue",
 ]
+
+
+class LeaseLost(StoreUnavailable):
+    """``StoreUnavailable(reason="lease_lost")`` of a commit round: the checkpoints of
+    ``tasks`` were not written (another worker holds their lease), the rest of the round was.
+    So only the waiters of those tasks hear it (``Committer``): the round's other tasks went
+    on told they "were taken over by another worker" (they were not), and stopped."""
+
+    def __init__(self, tasks: Sequence[str]) -> None:
+        self.tasks = frozenset(tasks)
+        super().__init__(
+            f"task(s) {', '.join(tasks)} run on another worker (this worker does not hold "
+            "their lease); not writing or deleting their checkpoints",
+            reason="lease_lost",
+        )
 
 
 @dataclass(slots=True)

@@ -150,7 +150,7 @@ class Checkpoints:
         """Queue the task's checkpoint and return the future that says it is on disk (None:
         nothing to wait for); the round is handed over now when the commit thread is idle."""
         self.save(task, waited=True)
-        return self.state.committer.waiter()
+        return self.state.committer.waiter_of(task.id)
 
     def _text(self, task: Task) -> RecordText | None:
         copy = checkpoint_text(task.record, self.redactor, task.journal)
@@ -165,9 +165,11 @@ class Checkpoints:
     async def durable(self) -> None:
         await self.state.committer.durable()
 
-    def waiter(self) -> asyncio.Future[None] | None:
-        """``durable()`` as a future (None: nothing queued or in flight)."""
-        return self.state.committer.waiter()
+    def waiter(self, task_id: str | None = None) -> asyncio.Future[None] | None:
+        """``durable()`` as a future (None: nothing queued or in flight); ``task_id``: the task
+        that waits (see ``Committer.waiter``)."""
+        committer = self.state.committer
+        return committer.waiter() if task_id is None else committer.waiter_of(task_id)
 
     def save_all(self) -> None:
         """The store started a fresh database (the old one was unreadable): every task it

@@ -273,7 +273,7 @@ class TaskDriver:
             if hook is not None:  # the reply's history entry goes in the ending's round
                 hook(message)
             try:
-                waiter = self.checkpoints.waiter()  # (the future, not ``durable``'s coroutines)
+                waiter = self.checkpoints.waiter(task.id)  # (a future, not ``durable``'s)
             except Exception as exc:  # the store failed: say so, but still reply
                 message = self._not_durable(task, message, exc)
             else:

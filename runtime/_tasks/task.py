@@ -268,8 +268,9 @@ class Task:
         ``TaskCancelled("superseded")``, and the input is routed as a new request."""
         self.to(State.WAITING_INPUT)
         self.record.question = question
-        self.owner.save(self)
-        await self.owner.durable()  # the question survives a crash before anyone sees it
+        waiter = self.owner.saved(self)  # the question survives a crash before anyone sees it
+        if waiter is not None:
+            await waiter
         self.answer = asyncio.get_running_loop().create_future()
         self.emit("task:waiting_input", question=question)
         self.replies.send(

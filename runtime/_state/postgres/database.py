@@ -41,6 +41,7 @@ from skillrt._io.processes import pid_alive
 from skillrt._state.postgres.rounds import PgRound
 from skillrt._state.postgres.schema import SCHEMA_VERSION, migrate, schema_version
 from skillrt._state.postgres.wire import Pending, Rows, Watch
+from skillrt._state.protocol import LeaseLost
 from skillrt.exceptions import MissingDependency, StoreUnavailable, UserError
 
 if TYPE_CHECKING:
@@ -372,11 +373,7 @@ class PgDatabase:
         self._rounds.open = None
         fenced = round_.send(self, runlocks)
         if fenced:
-            raise StoreUnavailable(
-                f"task(s) {', '.join(fenced)} run on another worker (this worker does not "
-                "hold their lease); not writing or deleting their checkpoints",
-                reason="lease_lost",
-            )
+            raise LeaseLost(fenced)
 
     def gathering(self) -> contextlib.AbstractContextManager[PgRound]:
         """A round opened on this thread and not sent when it closes: the writes made meanwhile

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from skillrt._state.postgres.wire import Pending, Rows
-from skillrt.exceptions import StoreUnavailable
+from skillrt._state.protocol import LeaseLost
 
 if TYPE_CHECKING:
     from skillrt._state.postgres.database import PgDatabase
@@ -227,11 +227,7 @@ class _Flight:
         if owner.runlocks is not None:
             owner.runlocks.releases_done(self.released)
         if fenced and self.error is None:
-            self.error = StoreUnavailable(
-                f"task(s) {', '.join(fenced)} run on another worker (this worker does not "
-                "hold their lease); not writing or deleting their checkpoints",
-                reason="lease_lost",
-            )
+            self.error = LeaseLost(fenced)
         owner._ended(self)
 
     def _in_thread(self) -> None:
