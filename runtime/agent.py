@@ -66,6 +66,7 @@ from skillrt.skill.definition import Skill
 from skillrt.skill.replies import reply
 
 if TYPE_CHECKING:
+    from skillrt._state.records import TaskRecord
     from skillrt._tasks.failover import Failover
     from skillrt._tasks.queueing import QueueTaker
     from skillrt._tasks.remote import Remote
@@ -196,6 +197,8 @@ class AgentRuntime:
         self.chatlog = ChatLog(self.config, self.redactor, lambda: self.clock(), self.logger)
         self.sessions = self.chatlog.sessions
         self._tasks = TaskTable()  # live tasks, and restored ones built only when asked for
+        # The tasks ``close()`` stopped, PAUSED, as ``get_task`` shows them until reopened.
+        self._closed_copies: dict[str, TaskRecord] = {}
         self._driver: TaskDriver | None = None  # with the services, once initialised
         self._services: Services | None = None
         self._init_lock: asyncio.Lock | None = None
@@ -306,6 +309,7 @@ class AgentRuntime:
             if self._driver is not None:  # another caller finished while we waited
                 return  # type: ignore[unreachable]
             services, loaded = await asyncio.to_thread(self._open)
+            self._closed_copies = {}  # (the store's checkpoints restore them)
             await self._open_tools()
             self.chatlog.open(services.history, services.state.committer)
             self._driver = TaskDriver(
@@ -941,7 +945,10 @@ class AgentRuntime:
             return self.chatlog.summary(task.record)
         if self._driver is None:  # (closed, or not open yet: no store to ask)
             task = self._tasks.get(task_id)
-            return None if task is None else self.chatlog.summary(task.record)
+            # A task close() stopped: PAUSED, resumable once reopened. Its copy is dropped
+            # (``Endings._interrupted``), and this said None: "no such task".
+            record = task.record if task is not None else self._closed_copies.get(task_id)
+            return None if record is None else self.chatlog.summary(record)
         inventory = self._driver.inventory
         record = inventory.from_store(task_id) or inventory.local_copy(task_id)
         return None if record is None else self.chatlog.summary(record)
@@ -1060,7 +1067,8 @@ class AgentRuntime:
         if taker is not None:
             await taker.stop()  # no more work taken
         if self._driver is not None:
-            await self._driver.inventory.shutdown()
+            stopped = await self._driver.inventory.shutdown()
+            self._closed_copies = {record.id: record for record in stopped}
         if taker is not None:
             await taker.drain()  # the replies of the tasks it took, to their callers
         if self._remote is not None:

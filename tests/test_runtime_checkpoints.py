@@ -239,3 +239,42 @@ async def test_a_record_whose_intent_type_is_not_a_string_is_listed_without_one(
     assert {t.id: t.intent for t in rt.get_resumable_tasks()} == shown
     assert {t.id: t.intent for t in rt.list_tasks()} == shown  # each record built: the same
     await rt.close()
+
+
+@skill(name="Stalls", params=NoParams, description="a first step, then a long one")
+async def _stalls(ctx: SkillContext, params: NoParams) -> SkillResult:
+    await ctx.step("first", lambda: "one")
+
+    async def second() -> str:
+        await asyncio.sleep(30)
+        return "two"
+
+    await ctx.step("second", second)
+    return SkillResult(message="done")
+
+
+async def test_a_task_close_stopped_is_shown_paused_until_the_runtime_reopens(
+    isolated: Path, store_kind: StoreKind
+) -> None:
+    """``close()`` stopped a running task and its caller heard PAUSED ("resume it"), but
+    ``get_task`` of it then said None, as for a task that never was, until the runtime was
+    reopened. Now it shows the task PAUSED; reopened, the store's checkpoint stands."""
+    rt = make_runtime(isolated, ScriptedModel([]), [_stalls])
+    running = asyncio.create_task(rt.run_skill("Stalls", {}))
+    for _ in range(500):
+        await asyncio.sleep(0.01)
+        if rt.state == "EXECUTING":
+            break
+    await asyncio.sleep(0.1)  # in its second step
+    await rt.close()
+    reply = await running
+    assert reply.state == "PAUSED" and reply.task_id is not None
+    shown = rt.get_task(reply.task_id)
+    assert shown is not None and shown.state == "PAUSED", shown
+    try:
+        await rt.initialize()
+        assert [(t.id, t.state) for t in rt.get_resumable_tasks()] == [(reply.task_id, "PAUSED")]
+        shown = rt.get_task(reply.task_id)
+        assert shown is not None and shown.state == "PAUSED"
+    finally:
+        await rt.close()

@@ -317,20 +317,24 @@ class Inventory:
             await self.state.release(stored.id)
         return done
 
-    async def shutdown(self) -> None:
-        """Stop the running tasks, leaving them resumable, and wait for the last commit."""
-        runners = []
+    async def shutdown(self) -> list[TaskRecord]:
+        """Stop the running tasks, leaving them resumable, and wait for the last commit; the
+        records of the tasks it stopped (their copies here are dropped, see ``_interrupted``)."""
+        runners, stopped = [], []
         for task in list(self.tasks.values()):
             if task.running and task.runner is not None:
                 task.end_reason = End.SHUTDOWN
                 task.controller.abort("shutdown")
                 task.runner.cancel()
                 runners.append(task.runner)
+                stopped.append(task)
         await asyncio.gather(*runners, return_exceptions=True)
+        kept = [task.record for task in stopped if task.state is State.PAUSED]
         try:
             await self.checkpoints.durable()
         except Exception as exc:  # a full or read-only disk: closing still closes
             self.logger().error("agent.error", where="close", error=self.chatlog.error_text(exc))
+        return kept
 
     async def abandon(self, task: Task) -> bool:
         """Give up a paused or failed task: its journal is deleted, its locks released. Never
