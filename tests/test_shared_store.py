@@ -1319,3 +1319,36 @@ async def test_a_task_whose_lease_was_taken_stops_alone_not_the_others_of_its_ro
         assert replies[kept].state == "COMPLETED", replies[kept]
     finally:
         await rt.close()
+
+
+def test_a_lease_renewal_tells_lost_leases_from_ended_and_renewed_ones(pg_url: str) -> None:
+    """``renew`` notes the tasks held here whose lease row no longer names this worker, for
+    the runtime to stop them (``lost``). A task whose lease went while the renewal ran, and
+    that was held again meanwhile (it ended, then was resumed here), has a lease of its own:
+    it is not lost (its row read at the renewal's start was gone, its new one not seen)."""
+    import psycopg
+
+    from skillrt._state.postgres import PgDatabase, PgRunLocks
+
+    db = PgDatabase(pg_url, worker_id="renewer")
+    runlocks = PgRunLocks(db, lease_s=30)
+    try:
+        assert runlocks.hold("taken") and runlocks.hold("again")
+        with psycopg.connect(pg_url, autocommit=True) as other:
+            other.execute("UPDATE skillrt_leases SET worker_id = 'other' WHERE task_id = 'taken'")
+            other.execute("DELETE FROM skillrt_leases WHERE task_id = 'again'")
+            with psycopg.connect(pg_url) as blocker:  # holds the renewal after its leases
+                blocker.execute(
+                    "SELECT 1 FROM skillrt_workers WHERE worker_id = 'renewer' FOR UPDATE"
+                )
+                renewal = threading.Thread(target=runlocks.renew)
+                renewal.start()
+                time.sleep(0.5)
+                assert runlocks.hold("again")  # held again while the renewal ran
+                blocker.commit()
+            renewal.join(10)
+        assert runlocks.lost() == ["taken"]
+        assert runlocks.lost() == []  # told once a call
+    finally:
+        runlocks.close()
+        db.close()

@@ -48,6 +48,7 @@ class PgRunLocks:
         self._releasing: set[str] = set()  # lease deletions for the next commit round
         self._in_flight: set[str] = set()  # ... taken by a round, not yet written
         self._lost: set[str] = set()  # held here, their lease another worker's (``renew``)
+        self._fresh: set[str] = set()  # held (again) since the renewal began: not lost
         self._mutex = threading.Lock()
         self._stop = threading.Event()
         self.renewed_at = time.monotonic()
@@ -73,6 +74,7 @@ class PgRunLocks:
         held = {task_id for task_id in task_ids if clean_text(task_id) in taken}
         with self._mutex:
             self._held |= held
+            self._fresh |= held
         return held
 
     async def hold_many_async(self, task_ids: Sequence[str]) -> set[str]:
@@ -87,6 +89,7 @@ class PgRunLocks:
         held = {task_id for task_id in task_ids if clean_text(task_id) in taken}
         with self._mutex:
             self._held |= held
+            self._fresh |= held
         return held
 
     def hold_many_now(
@@ -113,6 +116,7 @@ class PgRunLocks:
             held = {task_id for task_id in task_ids if clean_text(task_id) in taken}
             with self._mutex:
                 self._held |= held
+                self._fresh |= held
             done(held, None)
 
         if not wanted:
@@ -226,6 +230,7 @@ class PgRunLocks:
         its body to the end (a model call, a fetch, a write) for a task another worker owned."""
         with self._mutex:
             held = list(self._held)
+            self._fresh = set()
         with self.db.connection(durable=False) as conn, conn.transaction():
             rows = conn.execute(
                 "UPDATE skillrt_leases SET expires_at = now() + make_interval(secs => %s) "
@@ -238,8 +243,11 @@ class PgRunLocks:
             )
         self.renewed_at = time.monotonic()
         renewed = {task_id for (task_id,) in rows}
-        with self._mutex:  # (a task that ended meanwhile gave its lease back: not lost)
-            self._lost |= {t for t in held if clean_text(t) not in renewed and t in self._held}
+        # A task that ended meanwhile gave its lease back (no longer held), and one held again
+        # since (ended, then resumed here) has a new lease: neither is lost.
+        with self._mutex:
+            gone = {t for t in held if clean_text(t) not in renewed}
+            self._lost |= (gone & self._held) - self._fresh
 
     def lost(self) -> list[str]:
         """The tasks held here whose lease another worker took, found by the renewals since the
