@@ -149,6 +149,23 @@ def _entry_point_skills() -> list[Skill[Any]]:
     return found
 
 
+def _check_given(config: object, llm: object) -> None:
+    """A ``TypeError`` naming what was given, for a config that is no ``RuntimeConfig`` or a
+    model with no ``chat``: ``AgentRuntime("blog")`` raised "'str' object has no attribute
+    'session_id'", and ``llm="gpt-4"`` was taken, to fail at the first request."""
+    if config is not None and not isinstance(config, RuntimeConfig):
+        raise TypeError(
+            "AgentRuntime takes a RuntimeConfig (skillrt.load_config(content_root=...)), "
+            f"not {type(config).__name__}"
+        )
+    if llm is not None and not callable(getattr(llm, "chat", None)):
+        raise TypeError(
+            "AgentRuntime's llm is a model (skillrt.llm.base.BaseLLM: OpenAIProvider, "
+            f"LocalProvider, skillrt.testing.ScriptedModel), not {type(llm).__name__}; a model's "
+            "name goes in the settings (llm.model)"
+        )
+
+
 def _routes_with(llm: LLM | None, config: RuntimeConfig) -> bool:
     """Is ``llm`` asked to route what the intent table leaves unsure? Not the embedded model
     (a 135M model routed worse than none), unless ``llm.route_with_embedded`` says so."""
@@ -171,6 +188,7 @@ class AgentRuntime:
         clock: Callable[[], float] | None = None,
         skills: Iterable[Skill[Any]] | None = None,
     ) -> None:
+        _check_given(config, llm)
         self.config = config if config is not None else load_config()
         self.clock = clock or time.time
         self.session_id = self.config.session_id or new_id()
@@ -545,7 +563,7 @@ class AgentRuntime:
         try:
             params, context = as_params(params), as_dict("context", context)
         except UserError as exc:
-            return self._reply(str(exc), error="bad_params")
+            return self._reply(str(exc), error="bad_params", outcome=Outcome.BAD_PARAMS)
         session_id = str(context.pop("session_id", None) or self.session_id)
         await self.chatlog.load_session(session_id)  # read in a thread, not on the loop
         task = self._run.direct_task(name, params, context, session_id)

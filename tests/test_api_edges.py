@@ -295,6 +295,35 @@ def test_misuse_of_registration_and_subscription_is_a_clear_type_error(isolated:
     unsubscribe()
 
 
+def test_a_config_or_model_of_the_wrong_kind_is_a_clear_type_error(isolated: Path) -> None:
+    """``AgentRuntime("blog")`` raised "'str' object has no attribute 'session_id'", and
+    ``llm="gpt-4"`` was taken, to fail at the first request."""
+    from skillrt import AgentRuntime, load_config
+
+    for wrong in ("blog", {"content_root": str(isolated)}):
+        with pytest.raises(TypeError, match=f"takes a RuntimeConfig.*not {type(wrong).__name__}"):
+            AgentRuntime(wrong, llm=ScriptedModel([]), skills=[])  # type: ignore[arg-type]
+    config = load_config(content_root=isolated / "blog", state_dir=isolated / "state")
+    with pytest.raises(TypeError, match=r"llm is a model .* not str; a model's name goes in"):
+        AgentRuntime(config, llm="gpt-4", skills=[])  # type: ignore[arg-type]
+
+
+async def test_a_skill_that_returns_no_skill_result_says_what_it_should_return(
+    isolated: Path,
+) -> None:
+    @skill(name="Text", params=TopicParams)
+    async def text(ctx: SkillContext, params: TopicParams) -> SkillResult:
+        return "hello"  # type: ignore[return-value]
+
+    rt = make_runtime(isolated, ScriptedModel([]), [text])
+    try:
+        msg = await rt.run_skill("Text", {"topic": "x"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR"
+    assert "returned str, not a SkillResult (return SkillResult(message=" in msg.content
+
+
 def test_every_exception_is_in_the_tree_the_module_draws() -> None:
     """STYLE.md: one exceptions module, its tree drawn in its docstring. FrontmatterNotKept
     was raised (and refused in the user's words) but missing from the tree."""

@@ -73,6 +73,7 @@ async def test_bad_params_get_one_line_naming_the_field(isolated: Path) -> None:
             " unable to parse string as an integer"
         )
         assert reply.data["outcome"] == "bad_params"
+        assert reply.data["error"] == "bad_params"  # (as a param that is no JSON value)
         missing = await rt.run_skill("Asker", {})
         assert missing.content == "Bad parameters for Asker: topic: Field required"
         chinese = await rt.run_skill("Asker", {"topic": "关于所有权的文章", "count": "很多"})

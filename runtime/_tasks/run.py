@@ -313,7 +313,9 @@ class TaskDriver:
             )
             if isinstance(planned, NoTask):
                 task.to(State.IDLE)
-                return endings.finish(task, planned.content, planned.outcome)
+                # (bad params carry the error key a param that is no JSON value gets too)
+                error = {"error": "bad_params"} if planned.outcome is Outcome.BAD_PARAMS else None
+                return endings.finish(task, planned.content, planned.outcome, data=error)
             skill, params = planned
             task.skill = skill
             task.machine.watchdog_s = skill.watchdog_s or self.config.watchdog_timeout_s
@@ -323,7 +325,10 @@ class TaskDriver:
                 logger.get().info("agent.skill.started", skill=skill.name)
             result = await skill.run(self._context(task, llm, logger, skill.name), params)
             if not isinstance(result, SkillResult):
-                raise TypeError(f"skill {skill.name} returned {type(result).__name__}")
+                raise TypeError(  # (a skill returning "hello" failed with "returned str")
+                    f"skill {skill.name} returned {type(result).__name__}, not a SkillResult "
+                    '(return SkillResult(message="..."))'
+                )
             return endings.complete(task, result, time.perf_counter() - started)
         except TaskPaused:
             return endings.paused(task)
