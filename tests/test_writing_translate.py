@@ -11,6 +11,7 @@ from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing.checks import written_in
 from skillrt.skills.writing.languages import target_language
 from skillrt.skills.writing.translate import _answer, translation_parts
+from skillrt.skills.writing.translation_path import translation_path
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.blog import copy_blog, copy_fixture
 from tests.writing_support import writing_runtime
@@ -316,25 +317,16 @@ VITEPRESS = {
 @pytest.mark.parametrize(
     ("files", "path", "language", "expected"),
     [
-        # Zola: a code Zola does not know stopped its build ("zh-en"); the default language
-        # is the file without a code (taken here: "-en", a page of its own)
-        (ZOLA, "content/blog/2024-01-05-hello-zola.zh.md", "English",
-         "content/blog/2024-01-05-hello-zola-en.md"),
+        # Zola: a code Zola does not know stopped its build ("zh-en")
         (ZOLA, "content/blog/2024-02-10-tera.md", "Chinese", "content/blog/2024-02-10-tera.zh.md"),
-        (ZOLA, "content/blog/beta/index.zh.md", "English", "content/blog/beta-en/index.md"),
         (ZOLA, "content/blog/gamma/index.md", "Chinese", "content/blog/gamma/index.zh.md"),
         (ZOLA, "content/blog/2024-02-10-tera.md", "Japanese", "content/blog/2024-02-10-tera-ja.md"),
-        # Hugo: the site's spelling of the code; a name taken gets -2 before the code
+        # Hugo: the site's spelling of the code
         (HUGO, "content/posts/select.md", "Chinese", "content/posts/select.zh-cn.md"),
-        (HUGO, "content/posts/channels.md", "Chinese", "content/posts/channels-2.zh-cn.md"),
-        (HUGO, "content/posts/goroutines.zh-cn.md", "English", "content/posts/goroutines-en.md"),
         # a folder per language (Hugo's contentDir, VitePress's locales)
         (HUGO_FOLDERS, "content/en/posts/saturn/index.md", "Chinese",
          "content/zh/posts/saturn/index.md"),
-        (HUGO_FOLDERS, "content/zh/posts/first-light/index.md", "English",
-         "content/en/posts/first-light-en/index.md"),
         (VITEPRESS, "docs/posts/pinia.md", "Chinese", "docs/zh/posts/pinia.md"),
-        (VITEPRESS, "docs/zh/posts/vite.md", "English", "docs/posts/vite-en.md"),
     ],
 )  # fmt: skip
 async def test_a_translation_is_named_as_the_sites_own_are(
@@ -357,6 +349,73 @@ async def test_a_translation_is_named_as_the_sites_own_are(
     assert msg.data["path"] == expected
     assert (site / expected).is_file()
     assert (site / path).read_text(encoding="utf-8") == files[path]
+
+
+@pytest.mark.parametrize(
+    ("files", "path", "language", "existing"),
+    [
+        # the site's default language is the file without a code: that is the English page
+        (ZOLA, "content/blog/2024-01-05-hello-zola.zh.md", "English",
+         "content/blog/2024-01-05-hello-zola.md"),
+        (ZOLA, "content/blog/beta/index.zh.md", "English", "content/blog/beta/index.md"),
+        (HUGO, "content/posts/channels.md", "Chinese", "content/posts/channels.zh-cn.md"),
+        (HUGO, "content/posts/goroutines.zh-cn.md", "English", "content/posts/goroutines.md"),
+        (HUGO_FOLDERS, "content/zh/posts/first-light/index.md", "English",
+         "content/en/posts/first-light/index.md"),
+        (VITEPRESS, "docs/zh/posts/vite.md", "English", "docs/posts/vite.md"),
+    ],
+)  # fmt: skip
+async def test_a_language_the_post_has_already_is_refused_before_the_model(
+    tmp_path: Path, files: dict[str, str], path: str, language: str, existing: str
+) -> None:
+    """A second "translate it into Chinese" on Hugo wrote ``channels-2.zh-cn.md`` beside
+    ``channels.zh-cn.md``, a second Chinese page that is no translation of the post; Zola's
+    ``hello-zola.zh.md`` into English wrote ``hello-zola-en.md`` beside ``hello-zola.md``, a
+    second English page. Now the reply names the version there, nothing is saved and no
+    model is asked."""
+    site = _site(tmp_path / "site", files)
+    model = Translator("A title", CHINESE if language == "Chinese" else ENGLISH)
+    rt = writing_runtime(site, FunctionModel(model))
+    try:
+        msg = await rt.run_skill("Translate", {"path": path, "language": language})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR" and msg.data["error"] == "translation_exists", msg.content
+    assert f"`{existing}`" in msg.content, msg.content
+    assert model.systems == []
+    pages = {p.relative_to(site).as_posix() for p in site.rglob("*.md")}
+    assert pages == {rel for rel in files if rel.endswith(".md")}
+
+
+async def test_a_second_translation_and_a_translation_back_are_refused(tmp_path: Path) -> None:
+    """On a blog that keeps no translations of its own: a second translation into Chinese
+    (``hooks-zh.md`` there, ``translation_of: posts/hooks.md``) and ``hooks-zh.md`` translated
+    back into English (``hooks-zh-en.md``, a second English copy of ``hooks.md``)."""
+    english = ENGLISH + " " + ENGLISH + " Every reference has a lifetime the compiler checks."
+    blog = _site(tmp_path / "blog", {"posts/hooks.md": f"---\ntitle: Hooks\n---\n\n{english}\n"})
+    first = Translator("钩子", CHINESE)
+    rt = writing_runtime(blog, FunctionModel(first))
+    try:
+        msg = await rt.run_skill("Translate", {"path": "posts/hooks.md", "language": "Chinese"})
+        assert msg.data["path"] == "posts/hooks-zh.md", msg.content
+        again = await rt.run_skill("Translate", {"path": "posts/hooks.md", "language": "zh"})
+        back = await rt.run_skill("Translate", {"path": "posts/hooks-zh.md", "language": "en"})
+    finally:
+        await rt.close()
+    assert again.data["error"] == "translation_exists", again.content
+    assert "`posts/hooks-zh.md`" in again.content
+    assert back.data["error"] == "translation_of_it", back.content
+    assert "`posts/hooks.md`" in back.content
+    assert sorted(p.name for p in (blog / "posts").iterdir()) == ["hooks-zh.md", "hooks.md"]
+
+
+def test_a_name_taken_meanwhile_gets_a_number_before_the_code(tmp_path: Path) -> None:
+    """A name taken (another task's translation a moment ago) gets ``-2`` before the code:
+    ``x.zh-cn-2.md``... would be a code Zola refuses."""
+    site = _site(tmp_path / "site", HUGO)
+    taken = {"content/posts/select.zh-cn.md"}
+    found = translation_path(site, "hugo", "content/posts/select.md", "zh", taken.__contains__)
+    assert found == ("content/posts/select-2.zh-cn.md", True)
 
 
 async def test_a_post_beside_translations_named_by_code_is_translated_so(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ from .parts import code_lines
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
-from .translation_path import translation_path
+from .translation_path import first_names, translation_path
 
 __all__ = ["TranslateParams", "translate"]
 
@@ -79,6 +79,19 @@ REPLIES = (
                 "The model returned no translation; nothing was saved.",
             ),
             "saving": ("保存译文", "Saving the translation"),
+            "translation_exists": (
+                "`{path}` 已经有{language}版本：`{existing}`。没有翻译，也没有保存任何文件。"
+                "要重新翻译，请先删除或改名 `{existing}`；要改动它，直接编辑它。",
+                "`{path}` has a version in {language} already: `{existing}`. Nothing was "
+                "translated or saved. To translate it again, delete or rename `{existing}` "
+                "first; to change it, edit it.",
+            ),
+            "translation_of_it": (
+                "`{path}` 是 `{existing}` 的译文，而 `{existing}` 就是{language}的。"
+                "没有翻译，也没有保存任何文件。",
+                "`{path}` is a translation of `{existing}`, which is in {language}. Nothing was "
+                "translated or saved.",
+            ),
             "frontmatter_changed": (
                 "译文的 frontmatter 与原文不一致（{reason}），没有保存。",
                 "The translation's frontmatter would not match the original's ({reason}); "
@@ -372,6 +385,38 @@ def _translated_post(
     return NewPost(path=wanted, text=_line_ends(text, source.text), draft=draft or in_drafts)
 
 
+def existing_translation(
+    ctx: SkillContext, source: dict[str, Any], path: str, code: str
+) -> tuple[str, bool] | None:
+    """The post that is ``path`` in ``code`` already, and whether it is the original ``path``
+    is a translation of; or None. It is the file the site's own way
+    names its translation (``x.zh.md``, ``content/zh/x.md``; ``x.md`` for a post in another
+    language than the default), a translation made before (``x-zh.md``, in the drafts folder
+    too, whose ``translation_of`` is ``path``), or the original ``path`` is a translation of,
+    when that is in ``code``. A second "translate it into Chinese" on Hugo wrote
+    ``hooks-2.zh.md`` beside ``hooks.zh.md``: two Chinese pages, one of them no translation
+    of the post; ``hooks-zh.md`` translated into English made ``hooks-zh-en.md``, a second
+    English copy of ``hooks.md``. Blocking I/O: a sync step."""
+    files = ctx.files
+    wanted, sites_own, dashed = first_names(ctx.config.root, ctx.config.layout.kind, path, code)
+    if sites_own and wanted != path and files.exists(wanted):
+        return wanted, False
+    drafts = ctx.config.layout.drafts_dir
+    made = [dashed] + (
+        [f"{drafts}/{DATED_NAME.sub('', PurePosixPath(dashed).name)}"] if drafts else []
+    )
+    for candidate in made:
+        if candidate != path and files.exists(candidate):
+            fields = split_frontmatter(files.read(candidate)[0], candidate).fields()
+            if fields.get("translation_of") == path:
+                return candidate, False
+    original = source.get("translation_of")
+    if not isinstance(original, str) or original == path or not files.exists(original):
+        return None
+    metadata, body = split_post(files.read(original)[0], original)
+    return (original, True) if metadata.get("lang") == code or written_in(body, code) else None
+
+
 def _line_ends(text: str, original: str) -> str:
     """``text`` with the original's line ends: a CRLF post's translation had its frontmatter
     in CRLF and the rest in LF (``---\r\n\n…``), the body's parts joined with "\n"."""
@@ -437,6 +482,14 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     if not named and written_in(body, code):
         code = "en" if code == "zh" else "zh"  # "translate it": into the other of the two
         language = LANGUAGES[code].prompt
+    found = partial(existing_translation, ctx, source.fields(), path, code)
+    existing = await ctx.step(f"existing:{code}", found)
+    if existing is not None:  # (before the model is asked: nothing would be saved)
+        there, original = existing
+        shown = _shown(ctx, code)
+        if original:
+            return refuse(ctx, "translation_of_it", path=path, language=shown, existing=there)
+        return refuse(ctx, "translation_exists", path=path, language=shown, existing=there)
     parts, joints = translation_parts(body, PART_TOKENS) if body.strip() else ([], [])
     if len(parts) > MAX_PARTS:
         return refuse(ctx, "too_long", parts=len(parts), limit=MAX_PARTS)

@@ -19,10 +19,10 @@ that does is followed, as its generator reads it:
   ``content/zh/posts/x.md``, ``docs/posts/x.md`` → ``docs/zh/posts/x.md``), when both folders
   are declared and the target one exists.
 
-A name taken (the translation there already, or the original itself in the default
-language) gets ``-<code>`` (``x-en.md``), or ``-2``... before the code (``x-2.zh.md``): never
-``x.zh-2.md``, a code Zola refuses. Blocking I/O (the site's config, the folder): call it
-from a sync step.
+A post that has the language already is not translated again (``first_names``,
+``translate.existing_translation``). A name taken meanwhile gets ``-<code>`` (``x-en.md``),
+or ``-2``... before the code (``x-2.zh.md``): never ``x.zh-2.md``, a code Zola refuses.
+Blocking I/O (the site's config, the folder): call it from a sync step.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 
 from .languages import LANGUAGES
 
-__all__ = ["SiteLanguages", "site_languages", "translation_path"]
+__all__ = ["SiteLanguages", "first_names", "site_languages", "translation_path"]
 
 MAX_TRIES = 50
 MAX_NAMES = 5000
@@ -254,6 +254,20 @@ def translation_path(
     if spelled is not None:
         return _coded(folder, name, bundle, suffix, code, spelled, default, taken), True
     return _dashed(folder, name, bundle, suffix, code), False
+
+
+def first_names(root: Path, kind: str, path: str, code: str) -> tuple[str, bool, str]:
+    """The name a translation of ``path`` into ``code`` gets when none is taken, whether the
+    site's own way named it (``x.zh.md``, ``content/zh/x.md``, or ``x.md`` in the default
+    language), and skillrt's own ``<name>-<code>`` beside it: where a translation made before
+    is found (``translate.existing_translation``)."""
+    wanted, sites_own = translation_path(root, kind, path, code, lambda _: False)
+    folder, name, bundle, _ = _parts(path, site_languages(root, kind))
+    return (
+        wanted,
+        sites_own,
+        _dashed(folder, name, bundle, PurePosixPath(path).suffix or ".md", code),
+    )
 
 
 def _dashed(folder: PurePosixPath, name: str, bundle: bool, suffix: str, code: str) -> str:
