@@ -14,7 +14,7 @@ from skillrt._io.layout import detect_layout
 from skillrt.blog.conventions import address_key, is_bundle_page, is_section_page, post_stem
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
-from skillrt.blog.publish import publish_post
+from skillrt.blog.publish import free_names, publish_post
 from skillrt.testing import ScriptedModel
 from tests.writing_support import writing_runtime
 
@@ -91,6 +91,32 @@ def test_section_and_bundle_pages_in_a_language() -> None:
     )
     assert address_key("content/posts/x/index.zh.md") == address_key("content/posts/x.zh.md")
     assert address_key("content/posts/x/index.zh.md") != address_key("content/posts/x/index.md")
+
+
+def test_a_number_goes_before_a_language_code(tmp_path: Path) -> None:
+    """``x.zh.md`` taken (a translation saved by another task a moment before) was followed
+    by ``x.zh-2.md``: a language ``zh-2``, which Zola refuses and Hugo takes for another
+    language. One pattern reads a code in a name everywhere (``x.pt_br.md`` had a language to
+    Translate and none to ``address_key``)."""
+    assert free_names("content/posts/hooks.zh.md")[1:3] == [
+        "content/posts/hooks-2.zh.md",
+        "content/posts/hooks-3.zh.md",
+    ]
+    assert free_names("content/posts/hooks/index.zh.md")[1] == "content/posts/hooks-2/index.zh.md"
+    assert free_names("posts/hooks.md")[1] == "posts/hooks-2.md"
+    assert address_key("posts/x.pt_br.md") == ("posts", "x", ".pt_br")
+    assert is_bundle_page("posts/x/index.pt_br.md")
+    root = make_blog(
+        tmp_path / "jekyll",
+        {
+            "_config.yml": "title: J\n",
+            "_posts/2026-11-30-hooks.zh.md": "---\ntitle: 钩子\n---\n\n旧的。\n",
+            "_drafts/hooks.zh.md": "---\ntitle: 钩子\n---\n\n新的。\n",
+        },
+    )
+    day = dt.date(2026, 11, 30)
+    done = publish_post(FileStore(root), "_drafts/hooks.zh.md", posts_dir="_posts", day=day)
+    assert done.path == "_posts/2026-11-30-hooks-2.zh.md", done
 
 
 async def test_a_new_post_never_takes_an_existing_posts_address(tmp_path: Path) -> None:

@@ -29,9 +29,11 @@ from pathlib import PurePosixPath
 from typing import Any
 
 __all__ = [
+    "CODED_NAME",
     "DATED_NAME",
     "DATE_FIELDS",
     "DRAFT_FOLDERS",
+    "LANGUAGE_CODE",
     "SECTION_PAGES",
     "address_key",
     "draft_marks",
@@ -47,13 +49,19 @@ __all__ = [
 DATE_FIELDS = ("date", "publishDate", "pubDate", "published", "created")
 SECTION_PAGES = frozenset({"_index.md", "_index.markdown"})
 BUNDLE_PAGES = frozenset({"index.md", "index.markdown"})
-_SECTION_PAGE = re.compile(r"^_index(\.[A-Za-z-]+)?\.(?:md|markdown)$", re.IGNORECASE)
-_BUNDLE_PAGE = re.compile(r"^index(\.[A-Za-z-]+)?\.(?:md|markdown)$", re.IGNORECASE)
+LANGUAGE_CODE = r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})?"
+"""A language's code in a file name, as Hugo and Zola read one (``zh``, ``zh-cn``, ``pt_BR``):
+one pattern for every reader of such names (the index, web addresses, free names,
+``translation_path``). Two copies disagreed: ``x.zh_cn.md`` had a language to
+``translation_path`` and none to ``address_key``."""
+CODED_NAME = re.compile(rf"^(?P<stem>.+)\.(?P<code>{LANGUAGE_CODE})$")
+"""A file name's stem with a language's code after its last dot (``hello.zh``)."""
+_SECTION_PAGE = re.compile(rf"^_index(\.{LANGUAGE_CODE})?\.(?:md|markdown)$", re.IGNORECASE)
+_BUNDLE_PAGE = re.compile(rf"^index(\.{LANGUAGE_CODE})?\.(?:md|markdown)$", re.IGNORECASE)
 """A section page and a bundle's page, in a language too (``_index.zh.md``, ``index.en.md``:
 Hugo's and Zola's translations): ``_index.zh.md`` was indexed as a post titled "_index.zh",
 and ``index.zh.md`` was taken for a post named "index.zh", which tipped a Zola blog of bundles
 to a flat new post."""
-_LANGUAGE = re.compile(r"^(.+)\.([A-Za-z]{2,3}(?:-[A-Za-z0-9]+)?)$")
 DRAFT_FOLDERS = ("_drafts",)
 _YMD = re.compile(r"(?<!\d)(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?!\d)")
 DATED_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-")
@@ -163,9 +171,9 @@ def address_key(rel: str) -> tuple[str, str, str]:
         folder, stem, language = path.parent.parent, path.parent.name, bundle.group(1) or ""
     else:
         folder, stem, language = path.parent, path.stem, ""
-        found = _LANGUAGE.match(stem)
+        found = CODED_NAME.match(stem)
         if found is not None:
-            stem, language = found.group(1), "." + found.group(2)
+            stem, language = found["stem"], "." + found["code"]
     slug = DATED_NAME.sub("", stem) or stem
     return folder.as_posix(), slug.casefold(), language.casefold()
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from skillrt.blog.conventions import (
+    CODED_NAME,
     DATED_NAME,
     address_key,
     draft_marks,
@@ -88,7 +89,9 @@ def _published_path(files: FileStore, path: str, posts_dir: str, day: dt.date) -
 
 
 def free_names(rel: str) -> list[str]:
-    """``rel``, then ``-2``, ``-3``... (a page bundle: another folder, ``slug-2/index.md``)."""
+    """``rel``, then ``-2``, ``-3``... (a page bundle: another folder, ``slug-2/index.md``),
+    before a language's code (``x-2.zh.md``): a translation saved while another task saved
+    its own ``x.zh.md`` was named ``x.zh-2.md``, a language ``zh-2`` that Zola refuses."""
     path = PurePosixPath(rel)
     if is_bundle_page(rel):
         folder = path.parent
@@ -97,8 +100,10 @@ def free_names(rel: str) -> list[str]:
             for n in range(2, MAX_NAME_TRIES)
         ]
     else:
+        coded = CODED_NAME.match(path.stem)
+        stem, code = (coded["stem"], f".{coded['code']}") if coded else (path.stem, "")
         names = [rel] + [
-            (path.parent / f"{path.stem}-{n}{path.suffix}").as_posix()
+            (path.parent / f"{stem}-{n}{code}{path.suffix}").as_posix()
             for n in range(2, MAX_NAME_TRIES)
         ]
     return [name.removeprefix("./") for name in names]

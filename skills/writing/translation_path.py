@@ -36,16 +36,15 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from skillrt.blog.conventions import CODED_NAME, LANGUAGE_CODE
+
 from .languages import LANGUAGES
 
 __all__ = ["SiteLanguages", "first_names", "site_languages", "translation_path"]
 
 MAX_TRIES = 50
 MAX_NAMES = 5000
-_BUNDLE_PAGE = re.compile(
-    r"^(?P<page>_?index)(?:\.(?P<code>[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})?))?$"
-)
-_CODED = re.compile(r"^(?P<stem>.+)\.(?P<code>[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})?)$")
+_BUNDLE_PAGE = re.compile(rf"^(?P<page>_?index)(?:\.(?P<code>{LANGUAGE_CODE}))?$")
 _HUGO_FILES = ("hugo", "config")
 _HUGO_DIRS = ("", "config/_default/")
 _SUFFIXES = ("toml", "yaml", "yml", "json")
@@ -197,7 +196,7 @@ def _parts(path: str, site: SiteLanguages | None) -> tuple[PurePosixPath, str, b
         if code and not _is_code(code, site):
             return rel.parent, rel.stem, False, ""
         return rel.parent.parent, rel.parent.name, True, code
-    coded = _CODED.match(rel.stem)
+    coded = CODED_NAME.match(rel.stem)
     if coded is not None and _is_code(coded.group("code"), site):
         return rel.parent, coded.group("stem"), False, coded.group("code")
     return rel.parent, rel.stem, False, ""
@@ -218,7 +217,7 @@ def _sibling_codes(folder: Path) -> dict[str, str]:
         return codes
     for name in names:
         stem, dot, suffix = name.rpartition(".")
-        coded = _CODED.match(stem) if dot and suffix in ("md", "markdown") else None
+        coded = CODED_NAME.match(stem) if dot and suffix in ("md", "markdown") else None
         if coded is not None and _primary(coded.group("code")) in LANGUAGES:
             codes.setdefault(_primary(coded.group("code")), coded.group("code"))
     return codes
