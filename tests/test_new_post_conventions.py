@@ -119,6 +119,50 @@ def test_a_number_goes_before_a_language_code(tmp_path: Path) -> None:
     assert done.path == "_posts/2026-11-30-hooks-2.zh.md", done
 
 
+def test_a_draft_is_published_where_jekylls_and_hexos_settings_put_posts(tmp_path: Path) -> None:
+    """Jekyll with ``collections_dir`` and no post yet: the date prefix was a guess from the
+    posts there (none), and ``my_collections/_posts/liquid-tips.md`` is a post Jekyll skips.
+    Hexo's ``new_post_name: :year/:month/:title.md`` was not followed: the draft went to the
+    top of ``source/_posts`` beside ``2024/03/npm.md``."""
+    day = dt.date(2026, 11, 30)
+    draft = "---\ntitle: Liquid tips\n---\n\nTips.\n"
+    jekyll = make_blog(
+        tmp_path / "jekyll",
+        {
+            "_config.yml": "title: J\ncollections_dir: my_collections\n",
+            "my_collections/_posts/.keep": "",
+            "my_collections/_drafts/liquid-tips.md": draft,
+        },
+    )
+    done = publish_post(
+        FileStore(jekyll),
+        "my_collections/_drafts/liquid-tips.md",
+        posts_dir="my_collections/_posts",
+        day=day,
+    )
+    assert done.path == "my_collections/_posts/2026-11-30-liquid-tips.md", done
+    for setting, expected in [
+        (":year/:month/:title.md", "source/_posts/2026/11/async-hooks.md"),
+        (":year-:i_month-:i_day-:title.md", "source/_posts/2026-11-30-async-hooks.md"),
+        (":title.md", "source/_posts/async-hooks.md"),  # the default: as the posts are
+        (":lang/:title.md", "source/_posts/async-hooks.md"),  # a part it cannot fill
+    ]:
+        hexo = make_blog(
+            tmp_path / f"hexo-{len(setting)}",
+            {
+                "_config.yml": f"title: H\nnew_post_name: {setting}\n",
+                "source/_posts/2024/03/npm.md": "---\ntitle: npm\n---\n\nnpm.\n",
+                "source/_drafts/async-hooks.md": draft,
+            },
+        )
+        files = FileStore(hexo)
+        done = publish_post(
+            files, "source/_drafts/async-hooks.md", posts_dir="source/_posts", day=day
+        )
+        assert done.path == expected, (setting, done)
+        assert (hexo / expected).read_text(encoding="utf-8") == draft
+
+
 async def test_a_new_post_never_takes_an_existing_posts_address(tmp_path: Path) -> None:
     zola = make_blog(
         tmp_path / "zola",

@@ -3,8 +3,11 @@
 - A ``draft = true`` / ``draft: true`` / ``"draft": true`` field (or Jekyll's
   ``published: false``) is removed from the frontmatter; every other byte stays.
 - A post in a drafts folder (Jekyll's ``_drafts/``, Hexo's ``source/_drafts/``) moves to the
-  posts folder; in Jekyll's ``_posts/`` it gets the ``YYYY-MM-DD-`` prefix Jekyll needs, in
-  Hexo's ``source/_posts/`` only when most posts there have one (``_dated_names``). The new
+  posts folder; in Jekyll's ``_posts/`` (``<collections_dir>/_posts/`` too) it gets the
+  ``YYYY-MM-DD-`` prefix Jekyll needs; in Hexo's ``source/_posts/`` it is named as
+  ``new_post_name`` in ``_config.yml`` says (``:year/:month/:title.md``), and with the
+  default ``:title.md`` gets the prefix only when most posts there have one
+  (``_dated_names``). The new
   file is created first (never over another), then the draft goes to the trash. A name whose
   web address another post there has (``address_taken``: ``2024-01-15-liquid-tips.md``
   beside a new ``2026-11-30-liquid-tips.md``) or that is taken gets ``-2``, ``-3``...
@@ -26,8 +29,12 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
 
 from skillrt.blog.conventions import (
     CODED_NAME,
@@ -56,6 +63,7 @@ __all__ = [
 
 MAX_NAME_TRIES = 200
 _PAGE_SUFFIXES = (".md", ".markdown")
+_HEXO_PART = re.compile(r":([a-z_]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +91,50 @@ def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
 def _published_path(files: FileStore, path: str, posts_dir: str, day: dt.date) -> str:
     name = PurePosixPath(path).name
     folder = posts_dir.strip("/") or "."
-    if not DATED_NAME.match(name) and _dated_names(files, folder):
+    config = _site_config(files.root)
+    named = _hexo_named(config, folder, name, day)
+    if named is not None:
+        return f"{folder}/{named}".removeprefix("./")
+    if not DATED_NAME.match(name) and _dated_names(files, folder, config):
         name = f"{day.isoformat()}-{name}"
     return f"{folder}/{name}".removeprefix("./")
+
+
+def _site_config(root: Path) -> dict[str, Any]:
+    """Jekyll's or Hexo's ``_config.yml`` (``{}`` when there is none, or it is no table)."""
+    for name in ("_config.yml", "_config.yaml"):
+        try:
+            loaded = yaml.safe_load((root / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        return loaded if isinstance(loaded, dict) else {}
+    return {}
+
+
+def _hexo_named(config: dict[str, Any], folder: str, name: str, day: dt.date) -> str | None:
+    """The draft ``name`` as Hexo's ``new_post_name`` names a post in its ``source/_posts``
+    (``:year/:month/:title.md`` → ``2026/11/git-rebase.md``), as ``hexo publish`` does; None
+    when the folder is no Hexo posts folder, or the setting is the default ``:title.md`` (the
+    majority rule, ``_dated_names``, then holds) or holds a part it cannot fill. Before, a
+    draft on a blog set to ``:year/:month/:title.md`` was published flat, as
+    ``source/_posts/git-rebase.md`` beside ``source/_posts/2024/03/npm.md``."""
+    pattern = config.get("new_post_name")
+    source = str(config.get("source_dir") or "source").strip("/")
+    if folder != f"{source}/_posts" or not isinstance(pattern, str) or ":title" not in pattern:
+        return None
+    filled = {
+        "year": f"{day:%Y}",
+        "month": f"{day:%m}",
+        "i_month": str(day.month),
+        "day": f"{day:%d}",
+        "i_day": str(day.day),
+        "title": PurePosixPath(name).stem,
+    }
+    named = _HEXO_PART.sub(lambda m: filled.get(m[1], m[0]), pattern.strip().lstrip("/"))
+    parts = PurePosixPath(named).parts
+    if named == f"{filled['title']}.md" or ":" in named or ".." in parts or not parts:
+        return None
+    return named if named.endswith(_PAGE_SUFFIXES) else named + PurePosixPath(name).suffix
 
 
 def free_names(rel: str) -> list[str]:
@@ -141,15 +190,19 @@ def address_taken(files: FileStore, rel: str, pages: list[str] | None = None) ->
     return next((page for page in listed if page != rel and address_key(page) == key), None)
 
 
-def _dated_names(files: FileStore, folder: str) -> bool:
+def _dated_names(files: FileStore, folder: str, config: dict[str, Any]) -> bool:
     """Whether a post moved into ``folder`` gets a ``YYYY-MM-DD-`` prefix: Jekyll's ``_posts``
-    always (Jekyll reads a post's date from it); another ``_posts`` (Hexo's
-    ``source/_posts``, whose ``new_post_name`` is ``:title.md`` by default) when most of its
-    posts have one. Before, a Hexo draft was published as ``2026-11-29-git-rebase.md``
-    beside ``docker-compose-tips.md``."""
+    always (Jekyll reads a post's date from it), ``<collections_dir>/_posts`` too; another
+    ``_posts`` (Hexo's ``source/_posts``, whose ``new_post_name`` is ``:title.md`` by
+    default) when most of its posts have one. Before, a Hexo draft was published as
+    ``2026-11-29-git-rebase.md`` beside ``docker-compose-tips.md``; and a draft of a Jekyll
+    site with ``collections_dir: my_collections`` and no post yet as
+    ``my_collections/_posts/liquid-tips.md``, a post Jekyll skips for want of a date."""
     if PurePosixPath(folder).name != "_posts":
         return False
-    if folder == "_posts":
+    collections = config.get("collections_dir")
+    jekyll = f"{collections.strip('/')}/_posts" if isinstance(collections, str) else "_posts"
+    if folder in ("_posts", jekyll):
         return True
     names = [PurePosixPath(rel).name for rel in files.list(f"{folder}/*.md")]
     return sum(1 for n in names if DATED_NAME.match(n)) * 2 > len(names)
