@@ -120,6 +120,22 @@ async def test_write_article_in_english_end_to_end(blog: Path) -> None:
     await rt.close()
 
 
+async def test_a_frontmatter_block_in_front_of_a_section_is_not_saved(blog: Path) -> None:
+    """A small model put a post's frontmatter in front of its section ("---\ntitle: Oops\n
+    date: …\n---"): it was saved in the body, a rule and a heading "title: Oops date: …"."""
+    script = en_script()
+    script[1] = f"---\ntitle: Oops\ndate: 2020-01-01\n---\n\n{script[1]}"
+    rt = await started(writing_runtime(blog, ScriptedModel(script)))
+    try:
+        msg = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    post = frontmatter.load(blog / msg.data["path"])
+    assert "Oops" not in post.content and "2020-01-01" not in post.content, post.content
+    assert "exactly one owner" in post.content
+
+
 async def test_a_post_with_only_a_word_in_common_is_not_related(blog: Path) -> None:
     """ "SQLite for small web apps": the SQLite post, not the Git post that says "small" (it
     scored a quarter of the SQLite post's, and was linked from the article)."""

@@ -22,6 +22,7 @@ from pydantic import AfterValidator, BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.frontmatter import strip_frontmatter
 from skillrt.blog.markdown import word_count
 from skillrt.blog.posts import Post, query_terms
 from skillrt.blog.wikilinks import strip_code
@@ -572,7 +573,9 @@ async def _write_section(
     limit = max(256, words * unit)
     prompt = prompts[1] if note else prompts[0]
     result = await ctx.llm.chat(messages(system, prompt + note), max_tokens=limit)
-    text, to_the_end = section_of(strip_fences(result.content), outline, index)
+    # (a frontmatter block in front of it, "---\ntitle: …\n---", was saved in the body)
+    answer, _ = strip_frontmatter(strip_fences(result.content))
+    text, to_the_end = section_of(answer, outline, index)
     section = outline.sections[index]
     text = without_name_lines(text, [outline.title, section.heading], section.points)
     looped = result.truncated_repetition and to_the_end
