@@ -409,6 +409,40 @@ async def test_a_second_translation_and_a_translation_back_are_refused(tmp_path:
     assert sorted(p.name for p in (blog / "posts").iterdir()) == ["hooks-zh.md", "hooks.md"]
 
 
+async def test_a_translation_in_drafts_or_published_counts_on_jekyll(tmp_path: Path) -> None:
+    """Jekyll: the translation is a draft in ``_drafts/hooks-zh.md``, then published as
+    ``_posts/2026-11-30-hooks-zh.md``; either way a second one is refused."""
+    english = ENGLISH + " " + ENGLISH
+    blog = _site(
+        tmp_path / "jekyll",
+        {
+            "_config.yml": "title: J\n",
+            "_posts/2024-01-10-hooks.md": f"---\nlayout: post\ntitle: Hooks\n---\n\n{english}\n",
+            "_drafts/.keep": "",
+        },
+    )
+    rt = writing_runtime(blog, FunctionModel(Translator("钩子", CHINESE)))
+    try:
+        first = await rt.run_skill(
+            "Translate", {"path": "_posts/2024-01-10-hooks.md", "language": "zh"}
+        )
+        assert first.data["path"] == "_drafts/hooks-zh.md", first.content
+        drafted = await rt.run_skill(
+            "Translate", {"path": "_posts/2024-01-10-hooks.md", "language": "zh"}
+        )
+        published = await rt.publish("_drafts/hooks-zh.md")
+        again = await rt.run_skill(
+            "Translate", {"path": "_posts/2024-01-10-hooks.md", "language": "zh"}
+        )
+    finally:
+        await rt.close()
+    assert (
+        drafted.data["error"] == "translation_exists" and "`_drafts/hooks-zh.md`" in drafted.content
+    )
+    assert again.data["error"] == "translation_exists", again.content
+    assert f"`{published.path}`" in again.content
+
+
 def test_a_name_taken_meanwhile_gets_a_number_before_the_code(tmp_path: Path) -> None:
     """A name taken (another task's translation a moment ago) gets ``-2`` before the code:
     ``x.zh-cn-2.md``... would be a code Zola refuses."""

@@ -21,6 +21,7 @@ from skillrt.blog.conventions import DATED_NAME, first_heading, in_drafts_folder
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
+from skillrt.blog.publish import address_taken
 from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.llm.base import estimate_tokens
 from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
@@ -389,24 +390,23 @@ def existing_translation(
     ctx: SkillContext, source: dict[str, Any], path: str, code: str
 ) -> tuple[str, bool] | None:
     """The post that is ``path`` in ``code`` already, and whether it is the original ``path``
-    is a translation of; or None. It is the file the site's own way
-    names its translation (``x.zh.md``, ``content/zh/x.md``; ``x.md`` for a post in another
-    language than the default), a translation made before (``x-zh.md``, in the drafts folder
-    too, whose ``translation_of`` is ``path``), or the original ``path`` is a translation of,
-    when that is in ``code``. A second "translate it into Chinese" on Hugo wrote
-    ``hooks-2.zh.md`` beside ``hooks.zh.md``: two Chinese pages, one of them no translation
-    of the post; ``hooks-zh.md`` translated into English made ``hooks-zh-en.md``, a second
-    English copy of ``hooks.md``. Blocking I/O: a sync step."""
+    is a translation of; or None. It is the file the site's own way names its translation
+    (``x.zh.md``, ``content/zh/x.md``; ``x.md`` for a post in another language than the
+    default), a translation made before whose ``translation_of`` is ``path`` (``x-zh.md``, in
+    the drafts folder too, or published from there under another date), or the original
+    ``path`` is a translation of, when that is in ``code``. A second "translate it into
+    Chinese" on Hugo wrote ``hooks-2.zh.md`` beside ``hooks.zh.md``: two Chinese pages, one of
+    them no translation of the post; ``hooks-zh.md`` translated into English made
+    ``hooks-zh-en.md``, a second English copy of ``hooks.md``. Blocking I/O: a sync step."""
     files = ctx.files
     wanted, sites_own, dashed = first_names(ctx.config.root, ctx.config.layout.kind, path, code)
     if sites_own and wanted != path and files.exists(wanted):
         return wanted, False
     drafts = ctx.config.layout.drafts_dir
-    made = [dashed] + (
-        [f"{drafts}/{DATED_NAME.sub('', PurePosixPath(dashed).name)}"] if drafts else []
-    )
-    for candidate in made:
-        if candidate != path and files.exists(candidate):
+    drafted = f"{drafts}/{DATED_NAME.sub('', PurePosixPath(dashed).name)}" if drafts else None
+    # (published from the drafts folder: "2026-11-30-hooks-zh.md")
+    for candidate in (dashed, drafted, address_taken(files, dashed)):
+        if candidate is not None and candidate != path and files.exists(candidate):
             fields = split_frontmatter(files.read(candidate)[0], candidate).fields()
             if fields.get("translation_of") == path:
                 return candidate, False
