@@ -136,6 +136,28 @@ async def test_a_frontmatter_block_in_front_of_a_section_is_not_saved(blog: Path
     assert "exactly one owner" in post.content
 
 
+PASTA = (
+    "To cook pasta, bring a large pot of salted water to a boil and add the spaghetti. Stir "
+    "it now and then, taste it after eight minutes, and drain it when it is tender but firm."
+)
+
+
+async def test_a_section_about_something_else_is_refused_and_nothing_saved(blog: Path) -> None:
+    """Asked for "Rust ownership", a model wrote every section on cooking pasta: every check
+    passed, and the article was saved and reported written."""
+    before = posts_in(blog)
+    script = en_script()
+    script[1:4] = [PASTA, PASTA]  # the first section, and its retry
+    rt = await started(writing_runtime(blog, ScriptedModel(script)))
+    try:
+        msg = await rt.run_skill("WriteArticle", {"topic": "Rust ownership"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "not_degenerate", msg.content
+    assert "about something else" in msg.content and "ownership" in msg.content
+    assert posts_in(blog) == before
+
+
 async def test_a_post_with_only_a_word_in_common_is_not_related(blog: Path) -> None:
     """ "SQLite for small web apps": the SQLite post, not the Git post that says "small" (it
     scored a quarter of the SQLite post's, and was linked from the article)."""

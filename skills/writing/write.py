@@ -34,7 +34,9 @@ from .checked import REPLIES as CHECK_REPLIES
 from .checks import (
     Check,
     Generated,
+    Verdict,
     language,
+    language_share,
     no_scaffolding,
     not_degenerate,
     web_addresses,
@@ -58,6 +60,7 @@ from .languages import (
 from .lengths import ArticleLength, parse_length, strip_length_words
 from .newpost import DRAFT_REPLIES, compose_new_post, draft_note
 from .notes import without_notes
+from .on_topic import MIN_TOLD_WORDS, _han_pairs, _prose, _stems, _words
 from .parts import code_lines
 from .prompts import (
     SECTION_TAIL_CHARS,
@@ -102,6 +105,7 @@ MAX_SECTION_CHARS = 20_000
 # whole sentence only when that keeps a section's worth of words: a short text cut off is
 # refused, as ``not_degenerate`` says.
 MIN_COMPLETED_WORDS = 100
+TOPIC_SCRIPT_SHARE = 0.5  # of a section's words in the topic's script: it is judged
 _PATHISH = re.compile(r"[/\\]|\.(?:md|markdown|mdx)\b|\[\[|\]\(", re.I)
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)、])\s+(.+)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -585,6 +589,41 @@ async def _write_section(
     return Generated(text=_clean_section(text), looped=looped, cut=cut)
 
 
+def about_the_topic(topic: str, *names: str) -> Check:
+    """A section is about the article: of ``MIN_TOLD_WORDS`` words or more, it names a word of
+    ``topic`` or ``names`` (the title, its heading and points; a word's inflections alike, in
+    Chinese a pair of characters, as ``on_topic`` compares them). Asked for "Rust ownership",
+    a model wrote both sections on cooking pasta, and every check passed: the article was
+    saved and reported written. A section in a script the topic has no words in (a Chinese
+    article on "caching") is not judged. Reported as ``not_degenerate`` (a text that says
+    nothing on what it was asked), as Translate's ``has_words`` is: a report's checks are the
+    ones they were."""
+    said = "\n".join((topic, *names))
+    stems, pairs = set(_stems(said)), _han_pairs(said)
+    shown = ", ".join(dict.fromkeys(_words(said))) or said
+    latin_topic, chinese_topic = bool(_stems(topic)), bool(_han_pairs(topic))
+
+    def check(generated: Generated) -> Verdict:
+        prose = _prose(generated.text)
+        if word_count(prose) < MIN_TOLD_WORDS or stems & set(_stems(prose)):
+            return Verdict("not_degenerate", True)
+        if pairs & _han_pairs(prose):
+            return Verdict("not_degenerate", True)
+        latin = latin_topic and language_share(prose, "en") >= TOPIC_SCRIPT_SHARE
+        chinese = chinese_topic and language_share(prose, "zh") >= TOPIC_SCRIPT_SHARE
+        if not (latin or chinese):  # (in another script than the topic: not judged)
+            return Verdict("not_degenerate", True)
+        return Verdict(
+            "not_degenerate",
+            False,
+            f"it is about something else: no word of the topic, the title or the heading "
+            f"({clip(shown, 80)}) is in it",
+            zh=f"它写的是别的内容：主题、标题和小标题里的词（{clip(shown, 80)}）一个也没有出现",
+        )
+
+    return check
+
+
 def section_checks(
     ctx: SkillContext,
     prompts: Sequence[str],
@@ -592,11 +631,13 @@ def section_checks(
     previous: str,
     lang: str,
     earlier: Sequence[str] = (),
+    about: Sequence[str] = (),
 ) -> list[Check]:
     """What each section's text must pass (see ``checks.py``), written in ``lang``. The end of
     the previous section is in the prompt but is the article's own text, not scaffolding: a
     line of it may recur; a whole paragraph of it, or of any section in ``earlier``, may not
-    (``repeats.py``). ``prompts``: the section's (the first and the retry's)."""
+    (``repeats.py``). ``prompts``: the section's (the first and the retry's); ``about``: what
+    it is to be about (``about_the_topic``)."""
     system = article_prompts(lang).section.format(lang=_language_label(lang))
     return [
         no_scaffolding(Scaffold([system, *prompts], content=[previous], fragments=[fragment])),
@@ -604,6 +645,7 @@ def section_checks(
         not_degenerate,
         not_repetitive,
         language(lang),  # a Chinese article asked for is not done in English
+        about_the_topic(*about),
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
         web_links(web_addresses(*prompts, ctx.input.text)),  # no reference the model made up
     ]
@@ -643,7 +685,8 @@ async def _write_sections(
         )
         fragment = article_prompts(lang).lines["fragment"].format(topic=topic, style=style)
         earlier = [r.text for r in results]
-        checks = section_checks(ctx, (prompt, again), fragment, previous, lang, earlier)
+        about = (topic, outline.title, section.heading, *section.points)
+        checks = section_checks(ctx, (prompt, again), fragment, previous, lang, earlier, about)
         write = partial(_write_section, ctx, (prompt, again), outline, i, words, lang)
         retry = article_prompts(lang).retry
         result = await checked(ctx, f"section:{i + 1}", write, checks, retry=retry)
