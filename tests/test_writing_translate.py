@@ -134,6 +134,40 @@ async def test_the_title_is_the_first_line_of_the_models_answer(blog: Path) -> N
     assert "title: Rust Lifetimes Explained\n" in saved
 
 
+async def test_a_title_answer_that_says_the_prompt_first_is_read_after_it(blog: Path) -> None:
+    """A small model said its prompt again before the title: the title was taken for the
+    prompt's line, stripped to nothing, and the translation refused."""
+    echoed = "Translate this blog post title into English. Answer with the title only.\n"
+    model = Translator(echoed + "Rust Lifetimes Explained", ENGLISH)
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("Translate", {"path": CHINESE_POST, "language": "English"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["title"] == "Rust Lifetimes Explained"
+
+
+async def test_a_title_heading_the_model_put_in_front_is_not_saved(tmp_path: Path) -> None:
+    """The post's body opens with no heading; the model's translation opened with "# 钩子":
+    the title stood twice on the page. A heading the post has is kept."""
+    english = ENGLISH + " " + ENGLISH
+    blog = _site(
+        tmp_path / "blog",
+        {
+            "posts/hooks.md": f"---\ntitle: Hooks\n---\n\n{english}\n",
+            "posts/own.md": f"---\ntitle: Own\n---\n\n# Own\n\n{english}\n",
+        },
+    )
+    rt = writing_runtime(blog, FunctionModel(Translator("钩子", f"# 钩子\n\n{CHINESE}")))
+    try:
+        msg = await rt.run_skill("Translate", {"path": "posts/hooks.md", "language": "zh"})
+        own = await rt.run_skill("Translate", {"path": "posts/own.md", "language": "zh"})
+    finally:
+        await rt.close()
+    saved = (blog / msg.data["path"]).read_text(encoding="utf-8")
+    assert "# 钩子" not in saved and saved.endswith(f"---\n\n{CHINESE}\n"), saved
+    assert "# 钩子" in (blog / own.data["path"]).read_text(encoding="utf-8")
+
+
 async def test_a_part_answered_without_words_is_refused_and_nothing_is_saved(
     tmp_path: Path,
 ) -> None:

@@ -309,11 +309,33 @@ def frontmatter_check(source: dict[str, Any], new_text: str, path: str) -> Verdi
     return Verdict("frontmatter", True, "kept every field but " + ", ".join(_SET_FIELDS))
 
 
+def _without_added_title(text: str, part: str, titles: tuple[str, ...]) -> str:
+    """The first part's translation without a ``# title`` line the model put in front (the
+    title, in either language) when the post's body opens with none: it was saved, and the
+    title stood twice on the page, the generator's and the heading's."""
+    if first_heading(part.split("\n", 1)[0]) is not None:
+        return text
+    head, _, rest = text.lstrip("\r\n").partition("\n")
+    said = first_heading(head)
+    if said is None or _folded(said) not in {_folded(t) for t in titles}:
+        return text
+    return rest.lstrip("\r\n")
+
+
+def _folded(line: str) -> str:
+    return " ".join(line.split()).strip(" \"'“”").casefold()
+
+
 async def _title_line(ctx: SkillContext, system: str, title: str, note: str) -> Generated:
     """The model's first line is the title: a small model often goes on after it (notes, a
-    second version), and what follows the line is neither the title nor a cut one."""
+    second version), and what follows the line is neither the title nor a cut one. A first
+    line that says the prompt again is passed over: "Translate this blog post title into
+    Simplified Chinese. Answer with the title only." then "异步钩子" was refused, the title
+    taken for the prompt's line."""
     result = await ctx.llm.chat(messages(system, title + note), max_tokens=TITLE_TOKENS)
     text = strip_fences(result.content).strip()
+    while (said := text.partition("\n"))[1] and _folded(said[0]) == _folded(system):
+        text = said[2].strip()
     line, ended, _ = text.partition("\n")
     return Generated(
         text=line.strip(),
@@ -504,6 +526,8 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     if results and not results[-1].passed:  # nothing is saved: the reply shows why
         return refuse_unchecked(ctx, results[-1], source=path, language=code)
     translated = [r.text for r in results]
+    if parts:
+        translated[0] = _without_added_title(translated[0], parts[0], (title, new_title))
     if parts and not any(t.strip() for t in translated):
         return refuse(ctx, "no_translation")
 
