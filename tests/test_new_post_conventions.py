@@ -163,6 +163,30 @@ def test_a_draft_is_published_where_jekylls_and_hexos_settings_put_posts(tmp_pat
         assert (hexo / expected).read_text(encoding="utf-8") == draft
 
 
+async def test_an_obsidian_note_is_made_where_obsidian_makes_one(tmp_path: Path) -> None:
+    """A vault's new note was made at its top, with ``date`` beside the ``created`` of every
+    other note, though ``.obsidian/app.json`` puts new notes in ``Inbox/``."""
+    notes = {
+        f"Notes/Note {i}.md": f"---\ncreated: 2024-01-0{i}\ntags: [x]\n---\n\nNote {i}.\n"
+        for i in range(1, 4)
+    }
+    settings = '{"newFileLocation": "folder", "newFileFolderPath": "Inbox"}'
+    vault = make_blog(
+        tmp_path / "vault", {".obsidian/app.json": settings, "Inbox/.keep": "", **notes}
+    )
+    msg, text = await create(vault, "Shell tips")
+    assert msg.data["path"] == "Inbox/shell-tips.md", msg.data
+    fields = split_frontmatter(text.decode()).fields()
+    assert fields["title"] == "Shell tips" and "created" in fields and "date" not in fields
+    top = make_blog(tmp_path / "top", {".obsidian/app.json": "{}", **notes})
+    msg, _ = await create(top, "Shell tips")
+    assert msg.data["path"] == "shell-tips.md", msg.data
+    outside = '{"newFileLocation": "folder", "newFileFolderPath": "../elsewhere"}'
+    away = make_blog(tmp_path / "away", {".obsidian/app.json": outside, **notes})
+    msg, _ = await create(away, "Shell tips")
+    assert msg.data["path"] == "shell-tips.md", msg.data
+
+
 async def test_a_new_post_never_takes_an_existing_posts_address(tmp_path: Path) -> None:
     zola = make_blog(
         tmp_path / "zola",

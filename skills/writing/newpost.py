@@ -7,22 +7,28 @@ field (``draft = true`` / ``draft: true`` / ``"draft": true``). Drafts are left 
 until published (``skillrt publish PATH``, ``/publish``, or removing the flag by hand).
 VitePress and MkDocs have no draft flag: the field is kept for skillrt's answers, and the reply
 says the site still builds the page.
+
+An Obsidian vault's new note is made as Obsidian makes one (``_vault_note``): in the folder
+``.obsidian/app.json`` names for new notes, with the vault's ``created`` date.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext
 from skillrt.blog.conventions import DRAFT_FOLDERS, in_drafts_folder
 from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.blog.posts import newest_first
 from skillrt.blog.style import PostStyle, post_style
+from skillrt.exceptions import InvalidFrontmatter, UserError
 
 from .common import post_path
 
@@ -61,6 +67,7 @@ DRAFT_REPLIES = Replies(
 IGNORED_DRAFTS = {"vitepress": "VitePress", "mkdocs": "MkDocs"}
 """Generators that have no draft flag: a page marked ``draft: true`` is built and goes live
 (the reply said answers leave it out until published, as if the site did too)."""
+RECENT_NOTES = 20
 _MARKS = {"toml": "`draft = true`", "json": '`"draft": true`', "yaml": "`draft: true`"}
 
 
@@ -116,6 +123,9 @@ def compose_new_post(
         style = replace(style, drafts_dir=None)
         draft = draft and not in_drafts
         marked = draft or in_drafts
+    elif ctx.config.layout.kind == "obsidian":
+        style = _vault_note(ctx, style)
+        path = ctx.files.relative(style.file_path(slug, day, draft=draft))
     else:
         path = ctx.files.relative(style.file_path(slug, day, draft=draft))
     text = style.compose(
@@ -129,6 +139,52 @@ def compose_new_post(
         links=links,
     )
     return NewPost(path=path, text=text, draft=marked)
+
+
+def _vault_note(ctx: SkillContext, style: PostStyle) -> PostStyle:
+    """A new note of an Obsidian vault where Obsidian makes one: in the folder its settings
+    name for new notes (``.obsidian/app.json``: ``"newFileLocation": "folder"``,
+    ``"newFileFolderPath": "Inbox"``), with the vault's ``created`` alone when its notes carry
+    that and no ``date``. A note was made at the vault's top, with ``date`` beside the
+    ``created`` of every other note. (Named by its slug, as every new post is.)"""
+    keys = style.keys
+    if "created" in keys and not _notes_carry(ctx, "date"):
+        keys = tuple(k for k in keys if k != "date")
+    folder = _new_note_folder(ctx.config.root)
+    return replace(style, keys=keys, folder=folder or style.folder)
+
+
+def _notes_carry(ctx: SkillContext, key: str) -> bool:
+    """Whether most of the vault's recent notes (``RECENT_NOTES``) carry ``key``: the style's
+    keys have skillrt's own ``date`` whether they do or not."""
+    recent = sorted(ctx.memory.posts.all_posts(), key=lambda m: newest_first(m.date))
+    carry = total = 0
+    for meta in recent[:RECENT_NOTES]:
+        try:
+            fields = split_frontmatter(ctx.files.read(meta.path)[0], meta.path).fields()
+        except (UserError, InvalidFrontmatter):
+            continue
+        total += 1
+        carry += key in fields
+    return carry * 2 > total
+
+
+def _new_note_folder(root: Path) -> str | None:
+    """The folder Obsidian puts new notes in (``newFileFolderPath`` when ``newFileLocation``
+    is ``folder``), when it is inside the vault and there; else None (the vault's top)."""
+    try:
+        settings = json.loads((root / ".obsidian" / "app.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(settings, dict) or settings.get("newFileLocation") != "folder":
+        return None
+    folder = settings.get("newFileFolderPath")
+    if not isinstance(folder, str) or not folder.strip("/ "):
+        return None
+    rel = PurePosixPath(folder.strip("/ "))
+    if ".." in rel.parts or rel.parts[0].startswith(".") or not (root / rel).is_dir():
+        return None
+    return rel.as_posix()
 
 
 def draft_note(ctx: SkillContext, path: str, text: str) -> str:
