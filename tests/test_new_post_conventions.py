@@ -163,6 +163,25 @@ def test_a_draft_is_published_where_jekylls_and_hexos_settings_put_posts(tmp_pat
         assert (hexo / expected).read_text(encoding="utf-8") == draft
 
 
+async def test_a_hexo_post_is_named_as_new_post_name_says(tmp_path: Path) -> None:
+    """With ``drafts.mark`` off, a Hexo blog set to ``:year/:month/:title.md`` had its new
+    post in the most recent post's folder, ``source/_posts/2024/03/``."""
+    root = make_blog(
+        tmp_path / "hexo",
+        {
+            "_config.yml": "title: H\nnew_post_name: :year/:month/:title.md\n",
+            "source/_posts/2024/01/streams.md": "---\ntitle: S\ndate: 2024-01-10\n---\n\nS.\n",
+            "source/_posts/2024/03/npm.md": "---\ntitle: npm\ndate: 2024-03-10\n---\n\nnpm.\n",
+            "source/_drafts/.keep": "",
+        },
+    )
+    msg, _ = await create(root, "Async hooks", drafts={"mark": False})
+    today = dt.date.today()
+    assert msg.data["path"] == f"source/_posts/{today:%Y/%m}/async-hooks.md", msg.data
+    msg, _ = await create(root, "Event loop")  # a draft: in the drafts folder, by its title
+    assert msg.data["path"] == "source/_drafts/event-loop.md", msg.data
+
+
 async def test_an_obsidian_note_is_made_where_obsidian_makes_one(tmp_path: Path) -> None:
     """A vault's new note was made at its top, with ``date`` beside the ``created`` of every
     other note, though ``.obsidian/app.json`` puts new notes in ``Inbox/``."""

@@ -55,6 +55,7 @@ __all__ = [
     "address_taken",
     "folder_posts",
     "free_names",
+    "hexo_post_name",
     "publish_kept",
     "publish_post",
     "unpublish_kept",
@@ -98,6 +99,13 @@ def _published_path(files: FileStore, path: str, posts_dir: str, day: dt.date) -
     if not DATED_NAME.match(name) and _dated_names(files, folder, config):
         name = f"{day.isoformat()}-{name}"
     return f"{folder}/{name}".removeprefix("./")
+
+
+def hexo_post_name(root: Path, folder: str, name: str, day: dt.date) -> str | None:
+    """A post ``name`` (``slug.md``) as the Hexo site at ``root`` names one in its posts
+    ``folder`` by its ``new_post_name`` (``2026/11/slug.md``), or None where that is no
+    Hexo posts folder or the setting is the default ``:title.md`` (``_hexo_named``)."""
+    return _hexo_named(_site_config(root), folder, name, day)
 
 
 def _site_config(root: Path) -> dict[str, Any]:

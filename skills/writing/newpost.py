@@ -27,6 +27,7 @@ from skillrt import Replies, SkillContext
 from skillrt.blog.conventions import DRAFT_FOLDERS, in_drafts_folder
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.posts import newest_first
+from skillrt.blog.publish import hexo_post_name
 from skillrt.blog.style import PostStyle, post_style
 from skillrt.exceptions import InvalidFrontmatter, UserError
 
@@ -123,6 +124,8 @@ def compose_new_post(
         style = replace(style, drafts_dir=None)
         draft = draft and not in_drafts
         marked = draft or in_drafts
+    elif ctx.config.layout.kind == "hexo" and not (draft and style.drafts_dir):
+        path = _hexo_path(ctx, style, slug, day, draft=draft)
     elif ctx.config.layout.kind == "obsidian":
         style = _vault_note(ctx, style)
         path = ctx.files.relative(style.file_path(slug, day, draft=draft))
@@ -139,6 +142,18 @@ def compose_new_post(
         links=links,
     )
     return NewPost(path=path, text=text, draft=marked)
+
+
+def _hexo_path(ctx: SkillContext, style: PostStyle, slug: str, day: dt.date, *, draft: bool) -> str:
+    """A Hexo post out of the drafts folder (``drafts.mark`` off) named as ``new_post_name``
+    says (``:year/:month/:title.md`` → ``source/_posts/2026/11/slug.md``), as ``hexo new``
+    names it; else in the recent posts' folder. It went to the folder of the most recent
+    post, ``source/_posts/2024/03/``, dated 2026-11."""
+    folder = ctx.config.posts_dir.strip("/")
+    named = hexo_post_name(ctx.config.root, folder, f"{slug}.md", day)
+    if named is None:
+        return ctx.files.relative(style.file_path(slug, day, draft=draft))
+    return f"{folder}/{named}"
 
 
 def _vault_note(ctx: SkillContext, style: PostStyle) -> PostStyle:
