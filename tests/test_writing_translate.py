@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing.checks import written_in
 from skillrt.skills.writing.languages import target_language
@@ -475,6 +476,36 @@ async def test_a_translation_in_drafts_or_published_counts_on_jekyll(tmp_path: P
     )
     assert again.data["error"] == "translation_exists", again.content
     assert f"`{published.path}`" in again.content
+
+
+async def test_a_translation_beside_the_original_has_a_web_address_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """The Rust blog's ``Rust-1.78.0-zh.md`` kept ``path = "2024/05/02/Rust-1.78.0"`` and its
+    aliases: two pages at one address, and ``zola build`` failed ("Found path collisions").
+    Where the site names translations by language, the address is the language's own."""
+    blog = copy_fixture("zola", tmp_path / "zola")
+    rt = writing_runtime(blog, FunctionModel(Translator("Rust 1.78.0 发布", CHINESE)))
+    try:
+        msg = await rt.run_skill("Translate", {"path": "content/Rust-1.78.0.md", "language": "zh"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    fields = split_frontmatter((blog / msg.data["path"]).read_text(encoding="utf-8")).fields()
+    assert fields["path"] == "2024/05/02/Rust-1.78.0-zh" and "aliases" not in fields, fields
+    assert fields["authors"] == ["The Rust Release Team"] and fields["extra"] == {"release": True}
+    hugo = _site(
+        tmp_path / "hugo",
+        {**HUGO, "content/posts/select.md": "---\ntitle: Select\nslug: select\n---\n\nBody.\n"},
+    )
+    rt = writing_runtime(hugo, FunctionModel(Translator("选择", CHINESE)))
+    try:
+        own = await rt.run_skill("Translate", {"path": "content/posts/select.md", "language": "zh"})
+    finally:
+        await rt.close()
+    assert own.data["path"] == "content/posts/select.zh-cn.md", own.content
+    saved = (hugo / own.data["path"]).read_text(encoding="utf-8")
+    assert split_frontmatter(saved).fields()["slug"] == "select"  # (under /zh-cn/)
 
 
 def test_a_name_taken_meanwhile_gets_a_number_before_the_code(tmp_path: Path) -> None:

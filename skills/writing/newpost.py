@@ -79,6 +79,7 @@ class NewPost(BaseModel):
     path: str
     text: str
     draft: bool = False
+    readdressed: list[str] = []  # a translation's fields set to an address of its own
 
 
 def blog_style(ctx: SkillContext) -> PostStyle:

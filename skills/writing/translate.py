@@ -10,6 +10,7 @@ taken), or what the site's own translations are named (``x.zh.md``, ``content/zh
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import partial
 from pathlib import PurePosixPath
 from typing import Annotated, Any
@@ -57,6 +58,8 @@ MAX_PARTS = 24
 PART_TOKENS = 1200
 TITLE_TOKENS = 100
 _SET_FIELDS = ("title", "lang", "translation_of", "draft")  # draft: drafts.mark
+_ADDRESS_FIELDS = ("path", "slug", "url", "permalink")
+_PAGE_ENDS = (".html", ".htm")
 _MISSING = object()
 TRANSLATE_SYSTEM = (
     "You translate Markdown blog posts into {language}. Answer with the translation only: no "
@@ -292,14 +295,16 @@ def part_checks(ctx: SkillContext, system: str, part: str, code: str) -> list[Ch
     ]
 
 
-def frontmatter_check(source: dict[str, Any], new_text: str, path: str) -> Verdict:
+def frontmatter_check(
+    source: dict[str, Any], new_text: str, path: str, readdressed: Sequence[str] = ()
+) -> Verdict:
     """The translation's frontmatter holds every field of the source's, unchanged, except
-    the ones the translation sets."""
+    the ones the translation sets (and ``readdressed``: its own web address, ``_own_address``)."""
     metadata = split_frontmatter(new_text, path).fields()
     changed = [
         key
         for key in source
-        if key not in _SET_FIELDS and metadata.get(key, _MISSING) != source[key]
+        if key not in (*_SET_FIELDS, *readdressed) and metadata.get(key, _MISSING) != source[key]
     ]
     if changed:
         fields = ", ".join(map(str, changed))
@@ -392,6 +397,9 @@ def _translated_post(
         ctx.config.root, ctx.config.layout.kind, path, code, ctx.files.exists
     )
     fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
+    # (beside the original, in its language: a web address of its own)
+    address, gone = _own_address(source.fields(), code) if not sites_own else ({}, ())
+    fields.update(address)
     in_drafts = in_drafts_folder(path)
     draft = ctx.config.drafts.mark and not in_drafts
     # (a name the site's languages give stays where it is: a draft gets the field)
@@ -404,8 +412,31 @@ def _translated_post(
     if source.format is None:
         text = new_post_text(fields, body)
     else:
-        text = source.with_fields(fields).block + "\n" + body.strip("\n") + "\n"
-    return NewPost(path=wanted, text=_line_ends(text, source.text), draft=draft or in_drafts)
+        text = source.with_fields(fields, remove=gone).block + "\n" + body.strip("\n") + "\n"
+    return NewPost(
+        path=wanted,
+        text=_line_ends(text, source.text),
+        draft=draft or in_drafts,
+        readdressed=[*address, *gone],
+    )
+
+
+def _own_address(fields: dict[str, Any], code: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A translation beside the original, in the same language's pages, with a web address of
+    its own: a ``path``, ``slug``, ``url`` or ``permalink`` field with ``-<code>`` added
+    (``2024/05/02/Rust-1.78.0-zh``, ``/posts/x-zh.html``), and the ``aliases`` left out (the
+    fields set, the fields removed). The Rust blog's ``Rust-1.78.0-zh.md`` kept ``path =
+    "2024/05/02/Rust-1.78.0"``: two pages at one address, and ``zola build`` failed ("Found
+    path collisions")."""
+    changes: dict[str, Any] = {}
+    for key in _ADDRESS_FIELDS:
+        value = fields.get(key)
+        if isinstance(value, str) and value.strip("/ "):
+            stripped = value.rstrip("/")
+            suffix = PurePosixPath(stripped).suffix if stripped.endswith(_PAGE_ENDS) else ""
+            stem = stripped[: len(stripped) - len(suffix)]
+            changes[key] = f"{stem}-{code}{suffix}{value[len(stripped) :]}"
+    return changes, ("aliases",) if fields.get("aliases") else ()
 
 
 def existing_translation(
@@ -535,7 +566,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     compose = partial(_translated_post, ctx, source, new_title, code, path, translated, joints)
     post = await ctx.step("compose", compose, returns=NewPost)
     report = quality_report([titled, *results])
-    kept = frontmatter_check(source.fields(), post.text, path)
+    kept = frontmatter_check(source.fields(), post.text, path, post.readdressed)
     report.append({"name": kept.name, "passed": kept.passed, "reason": kept.reason, "attempts": 1})
     if not kept.passed:
         return refuse(ctx, "frontmatter_changed", reason=kept.reason)
