@@ -14,7 +14,7 @@ from skillrt._io.layout import detect_layout
 from skillrt.blog.conventions import address_key, is_bundle_page, is_section_page, post_stem
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
-from skillrt.blog.publish import free_names, publish_post
+from skillrt.blog.publish import free_names, publish_post, unpublish_post
 from skillrt.testing import ScriptedModel
 from tests.writing_support import writing_runtime
 
@@ -161,6 +161,19 @@ def test_a_draft_is_published_where_jekylls_and_hexos_settings_put_posts(tmp_pat
         )
         assert done.path == expected, (setting, done)
         assert (hexo / expected).read_text(encoding="utf-8") == draft
+    # a post made a draft again comes back where its date puts it, as ``hexo publish`` does
+    hexo = make_blog(
+        tmp_path / "hexo-back",
+        {
+            "_config.yml": "title: H\nnew_post_name: :year/:month/:title.md\n",
+            "source/_posts/2024/03/npm.md": "---\ntitle: npm\ndate: 2024-03-10\n---\n\nnpm.\n",
+            "source/_drafts/.keep": "",
+        },
+    )
+    files = FileStore(hexo)
+    back = unpublish_post(files, "source/_posts/2024/03/npm.md", drafts_dir="source/_drafts")
+    done = publish_post(files, back.path, posts_dir="source/_posts", day=day)
+    assert done.path == "source/_posts/2024/03/npm.md", done
 
 
 async def test_a_hexo_post_is_named_as_new_post_name_says(tmp_path: Path) -> None:

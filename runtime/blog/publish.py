@@ -5,7 +5,8 @@
 - A post in a drafts folder (Jekyll's ``_drafts/``, Hexo's ``source/_drafts/``) moves to the
   posts folder; in Jekyll's ``_posts/`` (``<collections_dir>/_posts/`` too) it gets the
   ``YYYY-MM-DD-`` prefix Jekyll needs; in Hexo's ``source/_posts/`` it is named as
-  ``new_post_name`` in ``_config.yml`` says (``:year/:month/:title.md``), and with the
+  ``new_post_name`` in ``_config.yml`` says (``:year/:month/:title.md``, by the post's own
+  date when it has one), and with the
   default ``:title.md`` gets the prefix only when most posts there have one
   (``_dated_names``). The new
   file is created first (never over another), then the draft goes to the trash. A name whose
@@ -44,6 +45,7 @@ from skillrt.blog.conventions import (
     in_drafts_folder,
     is_bundle_page,
     is_section_page,
+    post_date,
 )
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
@@ -89,11 +91,16 @@ def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
     return found.with_fields({}, remove=gone).text, gone
 
 
-def _published_path(files: FileStore, path: str, posts_dir: str, day: dt.date) -> str:
+def _published_path(
+    files: FileStore, path: str, posts_dir: str, day: dt.date, fields: dict[str, Any]
+) -> str:
     name = PurePosixPath(path).name
     folder = posts_dir.strip("/") or "."
     config = _site_config(files.root)
-    named = _hexo_named(config, folder, name, day)
+    # (Hexo names a post by its own date when it has one, as ``hexo publish`` does: a post
+    # made a draft again comes back to source/_posts/2024/03/, not to this month's folder)
+    dated = post_date(fields, path)
+    named = _hexo_named(config, folder, name, dt.date.fromisoformat(dated) if dated else day)
     if named is not None:
         return f"{folder}/{named}".removeprefix("./")
     if not DATED_NAME.match(name) and _dated_names(files, folder, config):
@@ -228,7 +235,8 @@ def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -
             return Published(path=rel, changed=False)
         files.write(rel, new_text, expected_hash=digest)
         return Published(path=rel, changed=True, removed=removed)
-    target = _free_target(files, _published_path(files, rel, posts_dir, day), new_text)
+    fields = split_frontmatter(new_text, rel).fields()
+    target = _free_target(files, _published_path(files, rel, posts_dir, day, fields), new_text)
     trashed = _moved(files, rel, target, new_text)
     return Published(
         path=target, changed=True, moved_from=rel, removed=removed, trashed=str(trashed)
