@@ -169,6 +169,37 @@ class Sections:
         return self.section(len(self.prompts), messages)
 
 
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (
+            "As an AI language model, I cannot write a full article, but here are some ideas "
+            "about ownership in Rust and why it matters for memory safety.",
+            "the model says it cannot do it",
+        ),
+        (
+            "Ownership in Rust means each value has one owner, and when the owner goes out of "
+            "scope, the value is dropped, which",
+            "the text stops mid-sentence",
+        ),
+    ],
+    ids=["refusal", "cut-short"],
+)
+async def test_a_section_that_refuses_or_stops_mid_sentence_is_refused(
+    blog: Path, answer: str, reason: str
+) -> None:
+    """Both were saved as the article's sections and the article reported written (under
+    ``not_degenerate``'s name, so the report's checks stay the ones they were)."""
+    before = snapshot(blog)
+    model = Sections(lambda n, m: answer)
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("WriteArticle", {"topic": "rust ownership"})
+    await rt.close()
+    assert_refused(msg, "not_degenerate", before, blog)
+    assert reason in msg.data["reason"]
+    assert len(model.prompts) == 2  # asked once more, with the reason
+
+
 async def test_scaffolding_echoed_twice_is_refused_and_nothing_is_saved(blog: Path) -> None:
     before = snapshot(blog)
     model = Sections(lambda n, m: "Key points: the model wrote its prompt into the post.")

@@ -558,6 +558,19 @@ async def test_a_crlf_posts_translation_is_crlf_throughout(blog: Path) -> None:
     assert written.count(b"\n") == written.count(b"\r\n") > 3, written
 
 
+async def test_a_refusal_in_another_language_is_no_translation(blog: Path) -> None:
+    """The Chinese borrowing post "translated" into German was saved as the 17 English words
+    "As an AI language model, I cannot edit files …": too few for the language check."""
+    refusal = "As an AI language model, I cannot edit files on your computer, but I can help you."
+    answers = iter(["Ausleihen in Rust", *[refusal] * 6])
+    rt = writing_runtime(blog, FunctionModel(lambda messages, options: next(answers)))
+    msg = await rt.run_skill("Translate", {"path": "posts/rust-borrowing.md", "language": "German"})
+    await rt.close()
+    assert msg.state == "ERROR" and msg.data["check"] == "not_degenerate", msg.content
+    assert "the model says it cannot do it" in msg.data["reason"]
+    assert not list((blog / "posts").glob("rust-borrowing-de*"))
+
+
 async def test_a_short_english_answer_is_no_french_translation(blog: Path) -> None:
     """ "As an AI language model, I cannot edit files on your computer, but I can help you …"
     was saved as the French translation of the git post: under the 30 words the language

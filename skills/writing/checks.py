@@ -25,6 +25,7 @@ in order, each on the text the one before left. The checks:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -59,6 +60,7 @@ __all__ = [
     "not_degenerate",
     "not_refusing",
     "prose_words",
+    "reported_as",
     "run_checks",
     "scope",
     "wikilinks",
@@ -1210,6 +1212,17 @@ def not_degenerate(generated: Generated) -> Verdict:
             zh="文字在长度上限处被从中间截断了",
         )
     return Verdict("not_degenerate", True)
+
+
+def reported_as(name: str, check: Check) -> Check:
+    """``check`` with its verdicts under ``name``: a skill whose report lists its checks
+    (WriteArticle's, Translate's ``data["checks"]``) keeps the names it had when a check
+    joins one of them (a refusal or a text cut short is a text with nothing of the task)."""
+
+    def renamed(generated: Generated) -> Verdict:
+        return dataclasses.replace(check(generated), name=name)
+
+    return renamed
 
 
 def without_none(checks: Iterable[Check | None]) -> list[Check]:

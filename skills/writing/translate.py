@@ -36,8 +36,11 @@ from .checks import (
     Verdict,
     language,
     no_scaffolding,
+    not_cut_short,
     not_degenerate,
+    not_refusing,
     prose_words,
+    reported_as,
     web_addresses,
     web_links,
     wikilinks,
@@ -281,6 +284,12 @@ def has_words(part: str) -> Check:
     return check
 
 
+def _ends_a_sentence(part: str) -> bool:
+    """``part`` does not stop mid-sentence itself (``not_cut_short``), so its translation
+    must not either (a part that does is translated so)."""
+    return not_cut_short(Generated(text=part)).passed
+
+
 def part_checks(ctx: SkillContext, system: str, part: str, code: str) -> list[Check]:
     """What each translated part must pass (see ``checks.py``)."""
     return [
@@ -288,6 +297,11 @@ def part_checks(ctx: SkillContext, system: str, part: str, code: str) -> list[Ch
         has_words(part),
         not_degenerate,
         language(code),
+        # (the Chinese borrowing post "translated" into German was saved as the 17 English
+        # words "As an AI language model, I cannot edit files on your computer, …"; under
+        # not_degenerate's name, as has_words, so a report's checks are the ones they were)
+        reported_as("not_degenerate", not_refusing(part)),
+        *([reported_as("not_degenerate", not_cut_short)] if _ends_a_sentence(part) else []),
         wikilinks(
             lambda name: ctx.memory.resolve_link(name) is not None, known=wikilink_targets(part)
         ),

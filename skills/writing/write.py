@@ -38,7 +38,10 @@ from .checks import (
     language,
     language_share,
     no_scaffolding,
+    not_cut_short,
     not_degenerate,
+    not_refusing,
+    reported_as,
     web_addresses,
     web_links,
     wikilinks,
@@ -646,6 +649,11 @@ def section_checks(
         not_repetitive,
         language(lang),  # a Chinese article asked for is not done in English
         about_the_topic(*about),
+        # (a section "As an AI language model, I cannot write a full article…", and one that
+        # stopped at "…the value is dropped, which", were saved and the article reported
+        # written; under not_degenerate's name, as about_the_topic, for the report's sake)
+        reported_as("not_degenerate", not_refusing(*prompts, ctx.input.text)),
+        reported_as("not_degenerate", not_cut_short),
         wikilinks(lambda name: ctx.memory.resolve_link(name) is not None),
         web_links(web_addresses(*prompts, ctx.input.text)),  # no reference the model made up
     ]
