@@ -543,3 +543,22 @@ def test_html_blocks_are_neither_paragraphs_nor_headings(
     paragraphs."""
     assert [body[s.start : s.end] for s in paragraphs(body)] == paragraphs_
     assert [title for _, title in sections(body)] == titles
+
+
+def test_a_fence_indented_in_a_list_item_is_no_paragraph() -> None:
+    """A fence under a list item, four spaces in, is code: its lines were a paragraph (the
+    "second paragraph" sent to the model was the code), its blank line splitting them in
+    two; a fence four spaces in outside a list is an indented code block's text."""
+    body = (
+        "Intro.\n\n1. Install it:\n\n    ```bash\n    # install\n\n    pip install x\n    ```\n\n"
+        "2. Run it.\n\nAfter.\n\n    ```\n    not a fence\n\n"
+        "- Deeper:\n  - nested:\n\n      ~~~\n      code\n      ~~~\n"
+    )
+    assert [body[s.start : s.end] for s in paragraphs(body)] == [
+        "Intro.",
+        "1. Install it:",
+        "2. Run it.",
+        "After.",
+        "    ```\n    not a fence",  # (an indented code block: not read as code here)
+        "- Deeper:\n  - nested:",
+    ]

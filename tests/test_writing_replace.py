@@ -245,3 +245,15 @@ async def test_a_word_only_in_links_is_said_to_be_there_and_left(tmp_path: Path)
     assert msg.state == "ERROR" and msg.data["error"] == "text_only_in_code", msg.content
     assert "only in code, links or markup" in msg.content
     assert (blog / "posts" / "l.md").read_text(encoding="utf-8") == text
+
+
+def test_a_fence_indented_in_a_list_item_is_code() -> None:
+    """A fence four spaces in, under "1. Install it:", is the item's code block: its
+    ``docker pull`` was made ``podman pull``, and its comment too."""
+    body = (
+        "We use docker daily.\n\n1. Install it:\n\n    ```bash\n    # install docker first\n"
+        "    docker pull x\n    ```\n\n2. Run docker.\n"
+    )
+    made = prose_replacement(body, Replacement("docker", "podman"))
+    assert made.text == body.replace("use docker", "use podman").replace("Run docker", "Run podman")
+    assert (made.replaced, made.in_code) == (2, 2)

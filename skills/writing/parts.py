@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["PartRef", "Span", "code_lines", "locate", "named_part"]
+__all__ = ["PartRef", "Span", "code_lines", "indent_width", "locate", "named_part"]
 
 Kind = Literal["paragraph", "section", "title", "conclusion"]
 
@@ -394,27 +394,71 @@ def named_part(instruction: str) -> PartRef | None:
 
 
 def code_lines(body: str) -> list[tuple[int, str, bool]]:
-    """Each line of ``body``: its offset, its text (no line break) and whether it is in code."""
+    """Each line of ``body``: its offset, its text (no line break) and whether it is in code.
+    A fence opens at up to three columns past the margin, or past the content of the list
+    item it is in (``_fence_opens``): a fence indented four spaces under "1. Install it:"
+    was prose, and "replace 'docker' with 'podman'" rewrote the ``docker pull`` in it."""
     out: list[tuple[int, str, bool]] = []
     fence: str | None = None
+    base = 0  # the column the open fence's container starts at (a list item's content)
+    item: int | None = None  # the column the content of the list item read last starts at
+    after_blank = False
     offset = 0
     for raw in body.splitlines(keepends=True):
         text = raw.rstrip("\r\n")
-        match = _FENCE.match(text)
-        in_code = fence is not None or match is not None
-        if fence is None and match:
-            fence = match.group(1)
-        elif (
-            fence is not None
-            and match
-            and match.group(1)[0] == fence[0]
-            and len(match.group(1)) >= len(fence)
-            and not text.strip().strip(fence[0])
-        ):
-            fence = None
-        out.append((offset, text, in_code))
+        match = _ANY_FENCE.match(text)
+        if fence is None:
+            item = _item_column(text, item, after_blank)
+            opens = match is not None and _fence_opens(match, item)
+            if opens and match is not None:
+                fence = match.group(2)
+                base = 0 if indent_width(match.group(1)) <= 3 else item or 0
+            out.append((offset, text, opens))
+        else:
+            if (
+                match
+                and match.group(2)[0] == fence[0]
+                and len(match.group(2)) >= len(fence)
+                and not text.strip().strip(fence[0])
+                and indent_width(match.group(1)) <= base + 3
+            ):
+                fence = None
+            out.append((offset, text, True))
+        after_blank = not text.strip()
         offset += len(raw)
     return out
+
+
+_ANY_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})")
+_ITEM_START = re.compile(r"^([ \t]*)([-+*]|\d{1,9}[.)])([ \t]+|$)")
+
+
+def indent_width(space: str) -> int:
+    """The columns a line's leading spaces and tabs take (a tab to the next multiple of 4)."""
+    return len(space.expandtabs(4))
+
+
+def _item_column(text: str, item: int | None, after_blank: bool) -> int | None:
+    """The column the content of the list item ``text`` is in starts at (``item`` the one
+    before it), or None outside a list: a new item's, the one before while a line is
+    indented to it (or, with no blank line before it, continues its paragraph)."""
+    if not text.strip():
+        return item
+    indent = indent_width(text[: len(text) - len(text.lstrip(" \t"))])
+    listed = _ITEM_START.match(text)
+    if listed is not None and indent < (item or 0) + 4:
+        gap = indent_width(listed.group(3)) if listed.group(3) else 1
+        return indent + len(listed.group(2)) + (gap if gap <= 4 else 1)
+    if item is not None and after_blank and indent < item:
+        return None  # a line at the margin after a blank one: the list is over
+    return item
+
+
+def _fence_opens(match: re.Match[str], item: int | None) -> bool:
+    """Whether a fence line opens code: indented at most three columns past the margin, or
+    past the content of the list item it is in (four are an indented code block's)."""
+    indent = indent_width(match.group(1))
+    return indent <= 3 or (item is not None and item <= indent <= item + 3)
 
 
 @dataclass(frozen=True, slots=True)

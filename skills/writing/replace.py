@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .checks import Generated, Verdict
-from .parts import code_lines
+from .parts import code_lines, indent_width
 
 __all__ = [
     "Replaced",
@@ -100,11 +100,6 @@ _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
 
-def _width(space: str) -> int:
-    """The columns a line's leading spaces and tabs take (a tab to the next multiple of 4)."""
-    return len(space.expandtabs(4))
-
-
 def _indented_code(lines: list[tuple[int, str, bool]]) -> set[int]:
     """The lines (by index in ``code_lines``) of indented code blocks: indented four columns
     past the list item they are in (or the margin), after no open paragraph (a line indented
@@ -117,11 +112,11 @@ def _indented_code(lines: list[tuple[int, str, bool]]) -> set[int]:
         if fenced or not text.strip():
             paragraph = False
             continue
-        indent = _width(text[: len(text) - len(text.lstrip(" \t"))])
+        indent = indent_width(text[: len(text) - len(text.lstrip(" \t"))])
         base = item or 0
         listed = _LIST_ITEM.match(text)
         if listed is not None and indent < base + 4:
-            gap = _width(listed.group("gap")) if listed.group("gap") else 1
+            gap = indent_width(listed.group("gap")) if listed.group("gap") else 1
             item = indent + len(listed.group("marker")) + (gap if gap <= 4 else 1)
             paragraph = True
             continue
