@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing.parts import PartRef, locate, named_part, paragraphs, sections
-from skillrt.testing import ScriptedModel
+from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
 from tests.writing_support import writing_runtime
 
 P1 = "Ownership is how Rust manages memory without a garbage collector at all."
@@ -562,3 +563,49 @@ def test_a_fence_indented_in_a_list_item_is_no_paragraph() -> None:
         "    ```\n    not a fence",  # (an indented code block: not read as code here)
         "- Deeper:\n  - nested:",
     ]
+
+
+SECTIONED = (
+    "---\ntitle: Tool notes\n---\n\nIntro of the post, the first paragraph of all.\n\n"
+    "## Setup\n\nSetup paragraph.\n\n## Usage\n\nThe first usage paragraph, with a tyop.\n\n"
+    "The second usage paragraph.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "paragraph"),
+    [
+        ("fix the typos in the first paragraph of the Usage section", "The first usage"),
+        ("shorten the last paragraph in the second section", "The second usage"),
+        ("把用法一节的第一段写得更清楚".replace("用法", "Usage"), "The first usage"),
+        ("改写第二节的第二段", "The second usage"),
+    ],
+)
+async def test_a_paragraph_of_a_section_is_counted_in_that_section(
+    tmp_path: Path, instruction: str, paragraph: str
+) -> None:
+    """ "Fix the typos in the first paragraph of the Usage section" sent, and edited, the
+    post's first paragraph, a section away from the one named."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/t.md").write_text(SECTIONED, encoding="utf-8")
+    found = next(line for line in SECTIONED.splitlines() if line.startswith(paragraph))
+    sent: list[str] = []
+
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        sent.append(messages[-1]["content"].split("Text:\n")[-1])
+        return sent[-1].replace("tyop", "typo").replace(" paragraph.", ".")
+
+    rt = writing_runtime(blog, FunctionModel(model))
+    msg = await rt.run_skill("EditContent", {"instruction": instruction, "path": "posts/t.md"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert sent == [found]
+    after = SECTIONED.replace(found, found.replace("tyop", "typo").replace(" paragraph.", "."))
+    assert (blog / "posts/t.md").read_text(encoding="utf-8") == after
+
+
+def test_a_paragraph_of_a_section_the_post_has_not_is_not_found() -> None:
+    ref = named_part("rewrite the first paragraph of the Deployment section")
+    assert ref is not None and ref.describe() == "the first paragraph of the Deployment section"
+    assert locate(SECTIONED, ref) is None  # (refused: never the post's first paragraph)

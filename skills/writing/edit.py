@@ -615,7 +615,8 @@ def _describe(ctx: SkillContext, part: PartRef) -> str:
     if part.name:  # a section named by its heading (it said "第 0 节")
         return f"“{part.name}”一节"
     unit = "段" if part.kind == "paragraph" else "节"
-    return f"最后一{unit}" if part.index == -1 else f"第 {part.index} {unit}"
+    nth = f"最后一{unit}" if part.index == -1 else f"第 {part.index} {unit}"
+    return nth if part.within is None else f"{_describe(ctx, part.within)}的{nth}"
 
 
 def _no_the(part: str) -> str:

@@ -153,6 +153,9 @@ class PartRef:
     # A "part" named ("the usage part"), which a heading may or may not hold: found, it is
     # edited as a section; not found, the edit is the whole body's (not refused)
     loose: bool = False
+    # The section a paragraph is counted in ("the first paragraph of the Usage section"), or
+    # None: the body's
+    within: PartRef | None = None
 
     def describe(self) -> str:
         if self.kind in ("title", "conclusion"):
@@ -160,7 +163,8 @@ class PartRef:
         if self.name:
             return f"the {self.name} {self.kind}"
         nth = "last" if self.index == -1 else _ordinal_word(self.index)
-        return f"the {nth} {self.kind}"
+        of = f" of {self.within.describe()}" if self.within is not None else ""
+        return f"the {nth} {self.kind}{of}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +255,8 @@ _ZH_NAMED = (
         rf"([A-Za-z0-9\u4e00-\u9fff][\w\u4e00-\u9fff .+#-]{{0,19}}?){_ZH_MARK}"
     ),
 )
-_ZH_LEADING = re.compile(r"^(?:[把将对给让在请改]|重写|改写|修改|缩短|精简|扩写|润色|优化)+\s*")
+# (the verbs before the one character: "改写用法一节" was named "写用法", and refused)
+_ZH_LEADING = re.compile(r"^(?:重写|改写|修改|缩短|精简|扩写|润色|优化|[把将对给让在请改])+\s*")
 _ZH_OWNER = re.compile(r"^(?:它|这篇(?:文章)?|那篇(?:文章)?|文章)的\s*")  # 把它的用法一节
 _ZH_NOT_NAMES = re.compile(
     r"^(?:它|他|她|这|那|此|该|本|每|各|整|全|其|剩|所有|大|小|前|后|上|下|中间|开头|结尾|另|下一|上一)"
@@ -354,11 +359,46 @@ def _match(name: str, heading: str) -> int:
     return 1 if _within(said_words, title_words) or _within(title_words, said_words) else 0
 
 
+# What puts a paragraph in a section: "the first paragraph of the Usage section", "… in the
+# second section"; "用法一节的第一段", "第二节里的第一段".
+_EN_OF_SECTION = re.compile(r"\s+(?:of|in|under|from)\s+(?=(?:the|this|that|my|its|your)\b)", re.I)
+_ZH_OF_SECTION = re.compile(r"(?:的|里的?|中的?)\s*$")
+
+
+def _in_section(paragraph: PartRef, section: str) -> PartRef:
+    """``paragraph`` counted in the section ``section`` (the words after "of") names, if it
+    names one: "fix the typos in the first paragraph of the Usage section" edited the post's
+    first paragraph, a section away from the one named."""
+    within = _section_ref(section)
+    if within is None:
+        return paragraph
+    return PartRef("paragraph", paragraph.index, within=within)
+
+
+def _section_ref(words: str) -> PartRef | None:
+    """The section ``words`` name by number or by heading, or None."""
+    found = named_part(words)
+    return found if found is not None and found.kind == "section" else None
+
+
+def _zh_numbered(instruction: str) -> PartRef | None:
+    """The paragraph or section a Chinese instruction names by number ("第二段", "第三节"),
+    in its section when one is named before it ("第二节的第一段", "用法一节的第一段")."""
+    found = list(_ZH_PART.finditer(instruction))
+    for match in found:
+        number = _zh_number(match.group(1))
+        before = instruction[: match.start()]
+        if number and match.group(2) == "段" and _ZH_OF_SECTION.search(before):
+            return _in_section(PartRef("paragraph", number), _ZH_OF_SECTION.sub("", before))
+    number = _zh_number(found[0].group(1))
+    kind: Kind = "paragraph" if found[0].group(2) == "段" else "section"
+    return PartRef(kind, number) if number else None
+
+
 def named_part(instruction: str) -> PartRef | None:
     """The part of the post ``instruction`` names, or None (then it is about the whole body)."""
-    if match := _ZH_PART.search(instruction):
-        kind: Kind = "paragraph" if match.group(2) == "段" else "section"
-        return PartRef(kind, _zh_number(match.group(1))) if _zh_number(match.group(1)) else None
+    if _ZH_PART.search(instruction):
+        return _zh_numbered(instruction)
     if match := _ZH_LAST.search(instruction):
         return PartRef("paragraph" if match.group(2) == "段" else "section", -1)
     if _ZH_FIRST.search(instruction):
@@ -369,9 +409,14 @@ def named_part(instruction: str) -> PartRef | None:
         return PartRef("conclusion")
     if match := _EN_PART.search(instruction):
         word = match.group(2).casefold()
-        kind = "paragraph" if word == "paragraph" else "section"
+        kind: Kind = "paragraph" if word == "paragraph" else "section"
         index = _en_index(match.group(1))
-        return PartRef(kind, index) if index else None
+        if not index:
+            return None
+        rest = instruction[match.end() :]
+        if kind == "paragraph" and (of := _EN_OF_SECTION.match(rest)):
+            return _in_section(PartRef(kind, index), rest[of.end() :])
+        return PartRef(kind, index)
     if match := _EN_NUMBERED.search(instruction):
         kind = "paragraph" if match.group(1).casefold() == "paragraph" else "section"
         return PartRef(kind, int(match.group(2))) if int(match.group(2)) else None
@@ -676,6 +721,12 @@ def _nth_paragraph(body: str, index: int) -> Span | None:
 def locate(body: str, ref: PartRef) -> Span | None:
     """Where the part is in ``body``; None when the body has no such part (or for the title,
     which is not in the body)."""
+    if ref.kind == "paragraph" and ref.within is not None:
+        section = locate(body, ref.within)
+        if section is None:
+            return None
+        inside = [s for s in paragraphs(body) if section.start <= s.start and s.end <= section.end]
+        return _nth(inside, ref.index)
     if ref.kind == "paragraph":
         return _nth_paragraph(body, ref.index)
     if ref.kind == "section" and ref.name:
