@@ -192,3 +192,29 @@ async def test_delete_by_title_and_missing_post(blog: Path) -> None:
     other = await rt.run_skill("DeleteArticle", {"path": "config.toml"})
     assert other.data.get("error") == "not_a_post" and (blog / "config.toml").exists()
     await rt.close()
+
+
+@pytest.mark.parametrize("confirm", [True, False])
+async def test_a_section_page_is_refused_before_the_model_is_asked(
+    tmp_path: Path, confirm: bool
+) -> None:
+    """ "Make it clearer" on Zola's ``content/blog/_index.md`` sent its text to the model, and
+    under ``edit.confirm`` showed a diff to accept, before the save refused the section page."""
+    root = tmp_path / "zola"
+    (root / "content/blog").mkdir(parents=True)
+    (root / "config.toml").write_text('base_url = "https://example.org"\n', encoding="utf-8")
+    page = root / "content/blog/_index.md"
+    page.write_text('+++\ntitle = "Blog"\n+++\n\nAll my posts about things.\n', encoding="utf-8")
+    (root / "content/blog/a.md").write_text('+++\ntitle = "A"\n+++\n\nA.\n', encoding="utf-8")
+    llm = ScriptedModel(["All my posts, about things."])
+    rt = writing_runtime(root, llm, state_dir=tmp_path / "state")
+    try:
+        msg = await rt.run_skill(
+            "EditContent",
+            {"path": "content/blog/_index.md", "instruction": "make it clearer"},
+            {"confirm": confirm},
+        )
+    finally:
+        await rt.close()
+    assert msg.data["error"] == "path_not_allowed" and "section page" in msg.content
+    assert llm.call_count == 0 and msg.state != "WAITING"

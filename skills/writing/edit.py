@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from skillrt import Replies, SkillContext, SkillResult, skill
+from skillrt.blog.conventions import is_section_page
 from skillrt.blog.frontmatter import (
     Frontmatter,
     split_frontmatter,
@@ -66,6 +67,7 @@ from .checks import (
 )
 from .common import (
     MAX_INSTRUCTION_CHARS,
+    SECTION_PAGE_REASON,
     confirming,
     keep_version,
     refuse,
@@ -749,6 +751,8 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     path = await _post_to_edit(ctx, params, action, strict=strict)
     if path is None:
         return no_post_chosen(ctx)
+    if is_section_page(path):  # refused before the model is asked, or the diff shown
+        raise PathNotAllowed(path, SECTION_PAGE_REASON)
     if publishing:  # the draft mark off, or on again: no model (``publishing.py``)
         return await _publish(ctx, path, back=unpublishing)
     selection = params.selected_text or ctx.input.selected_text or ""
