@@ -382,3 +382,35 @@ async def test_a_chinese_section_named_after_its_post_is_that_section(tmp_path: 
     from skills.writing.parts import named_part
 
     assert named_part("给它加一节关于错误处理的内容") is None  # a section added: the body's
+
+
+# --- an answer that stops mid-sentence ---------------------------------------------------
+
+ERRORS_POST = (
+    "---\ntitle: Tool notes\n---\n\nIntro of the post.\n\n## Errors\n\n"
+    "It may fail when the disk is full, so check free space first and retry.\n"
+)
+
+
+async def test_an_answer_that_stops_mid_sentence_is_not_saved(tmp_path: Path) -> None:
+    """ "Make the Errors section clearer" came back cut at "…so ch", short of the token
+    limit, and it was saved in place of the section's last sentence."""
+    msg, after, sent = await edit(
+        tmp_path,
+        ERRORS_POST,
+        "make the Errors section clearer",
+        lambda text: "## Errors\n\nIt may fail when the disk is full, so ch",
+    )
+    assert msg.state == "ERROR" and len(sent) == 2  # asked again once, then refused
+    assert "mid-sentence" in msg.content and after.decode() == ERRORS_POST
+
+
+async def test_an_answer_that_ends_its_sentence_is_saved(tmp_path: Path) -> None:
+    new = "## Errors\n\nIt fails when the disk is full: free some space, then retry."
+    msg, after, _ = await edit(
+        tmp_path, ERRORS_POST, "make the Errors section clearer", lambda text: new
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == ERRORS_POST.replace(
+        "## Errors\n\nIt may fail when the disk is full, so check free space first and retry.", new
+    )

@@ -48,6 +48,7 @@ from .checks import (
     MIN_SHARE,
     Check,
     Generated,
+    Verdict,
     code_kept,
     frontmatter_kept,
     instruction_kind,
@@ -567,6 +568,7 @@ def edit_checks(
                 Scaffold([EDIT_SYSTEM, edit_prompt(instruction, "")], content=[original])
             ),
             not_degenerate,
+            ends_whole(original),
             no_chatter(original),
             kind,
             structure_kept(instruction, original),
@@ -583,6 +585,34 @@ def edit_checks(
             frontmatter_kept(block, compose),
         ]
     )
+
+
+# A text that ends a sentence, and an answer that stops in one: at a word or a comma.
+_SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’」』)）*_]*$")
+_MID_SENTENCE = re.compile(r"[^\W_]$|[,，、]$")
+
+
+def ends_whole(original: str) -> Check | None:
+    """The answer to a text that ends a sentence does not stop mid-sentence (its last line no
+    heading): "make the Errors section clearer" came back as "…so check free space first
+    and retry." cut to "…so ch", short of the token limit, and it was saved. None when the
+    text ends otherwise (a list item, a heading, code)."""
+    if not _SENTENCE_END.search(original.rstrip()):
+        return None
+
+    def check(generated: Generated) -> Verdict:
+        last = (generated.text.rstrip().splitlines() or [""])[-1]
+        if _MID_SENTENCE.search(last) and not _HEADING_LINE.match(last):
+            return Verdict(
+                "not_degenerate",
+                False,
+                f"the text stops mid-sentence (…{last[-40:]!r}), where the text given ended "
+                "with a full sentence",
+                zh=f"文字在句子中间断了（…{last[-40:]!r}），而原文以完整的句子结尾",
+            )
+        return Verdict("not_degenerate", True)
+
+    return check
 
 
 def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
