@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from skillrt.llm.base import LLMMessage
-from skillrt.skills.writing.parts import PartRef, locate, named_part, paragraphs, sections
+from skillrt.skills.writing.parts import (
+    PartRef,
+    locate,
+    named_part,
+    paragraphs,
+    removed_part,
+    sections,
+)
 from skillrt.testing import FunctionModel, ModelOptions, ScriptedModel
 from tests.writing_support import writing_runtime
 
@@ -609,3 +616,48 @@ def test_a_paragraph_of_a_section_the_post_has_not_is_not_found() -> None:
     ref = named_part("rewrite the first paragraph of the Deployment section")
     assert ref is not None and ref.describe() == "the first paragraph of the Deployment section"
     assert locate(SECTIONED, ref) is None  # (refused: never the post's first paragraph)
+
+
+USAGE_PART = (
+    "\n\n## Usage\n\nThe first usage paragraph, with a tyop.\n\nThe second usage paragraph."
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "gone"),
+    [
+        ("remove the second section", USAGE_PART),
+        ("delete the Usage section", USAGE_PART),
+        (
+            "drop the first paragraph of the Usage section",
+            "The first usage paragraph, with a tyop.\n\n",
+        ),
+        ("删掉第一节", "## Setup\n\nSetup paragraph.\n\n"),
+        ("把最后一段删除", "\n\nThe second usage paragraph."),
+    ],
+)
+async def test_a_part_removed_is_cut_out_without_the_model(
+    tmp_path: Path, instruction: str, gone: str
+) -> None:
+    """ "Remove the second section" sent the section alone, the model's empty answer was
+    refused, and no removal could be made; now the part is cut out as it stands, with the
+    blank lines that set it apart, in a CRLF post's line ends."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/t.md").write_bytes(SECTIONED.replace("\n", "\r\n").encode())
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill("EditContent", {"instruction": instruction, "path": "posts/t.md"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert gone in SECTIONED and llm.call_count == 0
+    after = SECTIONED.replace(gone, "").replace("\n", "\r\n")
+    assert (blog / "posts/t.md").read_bytes().decode() == after
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    ["remove the jargon in the second section", "把第二节里的废话删掉", "remove the title"],
+)
+def test_words_removed_from_a_part_are_no_part_removed(instruction: str) -> None:
+    assert removed_part(instruction) is None

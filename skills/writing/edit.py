@@ -80,7 +80,7 @@ from .fields import description_field, given_description, only_field_set, others
 from .languages import language_code
 from .newpost import IGNORED_DRAFTS, blog_style
 from .on_topic import on_topic
-from .parts import PartRef, locate, named_part
+from .parts import PartRef, cut_out, locate, named_part, removed_part
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .publishing import PublishedPost, is_publish, is_unpublish, publish, unpublish
@@ -343,6 +343,10 @@ REPLIES = (
                 "`{field}` 需要 {wanted}，所以没有修改。文件未改动。",
                 "`{field}` takes {wanted}, which the request did not give, so nothing was "
                 "changed. The file is untouched.",
+            ),
+            "removed": (
+                "已从 `{path}` 删去{what}，其他内容保持不变。\n\n```diff\n{diff}```",
+                "Removed {what} from `{path}`; nothing else changed.\n\n```diff\n{diff}```",
             ),
             "edited_before_restart": (
                 "`{path}` 在中断之前已经修改并保存好了，frontmatter 保持不变。",
@@ -808,6 +812,9 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     named = None if selection.strip() else given_field(params.instruction, post.fields(), zola=zola)
     if named is not None:  # another field named and given: set as written (``field_set.py``)
         return await _set_field(ctx, path, (text, digest), post, named)
+    cut = None if selection.strip() else removed_part(params.instruction)
+    if cut is not None:  # a part removed whole: cut out here, no model (``parts.py``)
+        return await _remove(ctx, path, (text, digest), post, cut)
     part = None if selection.strip() else named_part(params.instruction)
     if part is not None and part.loose and locate(post.body, part) is None:
         part = None  # "make the hard part clearer": no heading of that name, the whole body
@@ -885,6 +892,27 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     else:
         what = ctx.reply("the_body" if whole else "the_selection")
     return await _write(ctx, path, (text, block + new_body), digest, report, what)
+
+
+async def _remove(
+    ctx: SkillContext, path: str, read: tuple[str, str], post: Frontmatter, part: PartRef
+) -> SkillResult:
+    """The post without ``part`` (and the blank lines that set it apart), no model; every
+    other byte, the frontmatter's too, as it was."""
+    text, digest = read
+    span = locate(post.body, part)
+    if span is None:
+        return refuse(ctx, "part_not_found", part=_no_the(_describe(ctx, part)))
+    new_text = post.block + cut_out(post.body, span)
+    report: list[dict[str, Any]] = [
+        {"name": "removal", "passed": True, "reason": "cut out as it stands, no model",
+         "attempts": 0}
+    ]  # fmt: skip
+    what = _describe(ctx, part)
+    removed = post.body[span.start : span.end]
+    return await _write(
+        ctx, path, (text, new_text), digest, report, what, done="removed", data={"removed": removed}
+    )
 
 
 async def _replace(
@@ -1000,6 +1028,7 @@ async def _write(
         "replaced",
         "described",
         "field_set",
+        "removed",
     ] = "edited",
     values: dict[str, Any] | None = None,
     data: dict[str, Any] | None = None,
@@ -1056,6 +1085,8 @@ async def _write(
             if done == "described"
             else "field_set"
             if done == "field_set"
+            else "removed"
+            if done == "removed"
             else "edited",
             path=path,
             what=what,

@@ -26,7 +26,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["PartRef", "Span", "code_lines", "indent_width", "locate", "named_part"]
+__all__ = [
+    "PartRef",
+    "Span",
+    "code_lines",
+    "cut_out",
+    "indent_width",
+    "locate",
+    "named_part",
+    "removed_part",
+]
 
 Kind = Literal["paragraph", "section", "title", "conclusion"]
 
@@ -433,6 +442,69 @@ def named_part(instruction: str) -> PartRef | None:
     if _EN_INTRO.search(instruction):
         return PartRef("paragraph", 1)
     return None
+
+
+# --- a part removed -----------------------------------------------------------------------
+
+# "remove the second section", "delete the first paragraph of the Usage section", "drop
+# section 3", "get rid of the section about testing"; "删掉第二节", "把用法一节删除",
+# "去掉最后一段".
+_EN_REMOVE = re.compile(
+    r"^\s*(?:please\s+)?(?:remove|delete|drop|cut|take\s+out|get\s+rid\s+of)\s+(?P<part>.+?)"
+    r"(?:\s+(?:from|in)\s+(?:the|this|my)\s+(?:post|article|note|page))?\s*(?:,?\s*please)?"
+    r"\s*[.!]?\s*$",
+    re.I,
+)
+_NOT_A_NAME = r"(?!(?:in|of|from|with|and|or|to|at|the|a|an|all|any|some|every|each)\b)"
+# What the words after the verb must be, whole: a part, not something in one ("remove the
+# jargon in the second section" is the model's edit of that section's words).
+_EN_REMOVED = re.compile(
+    rf"(?:the\s+)?{_ORDINAL}\s+(?:paragraph|section)"
+    rf"(?:\s+(?:of|in)\s+the\s+(?:{_ORDINAL}\s+|(?:{_NOT_A_NAME}\S+\s+){{1,4}})section)?"
+    r"|(?:paragraph|section)\s+\d+"
+    rf"|(?:the|its)\s+(?:{_QUOTED_NAME}\s+|(?:{_NOT_A_NAME}\S+\s+){{1,4}})section"
+    r"|the\s+section\s+(?:about|on|called|titled|named)\s+\S+(?:\s+\S+){0,4}"
+    r"|the\s+(?:conclusion|ending|intro(?:duction)?)",
+    re.I,
+)
+_ZH_REMOVE = (
+    re.compile(
+        r"^\s*请?\s*(?:把|将)\s*(?P<part>\S+?)\s*(?:删掉|删除|去掉|删了|拿掉)吧?[。！!.]?\s*$"
+    ),
+    re.compile(r"^\s*请?\s*(?:删掉|删除|去掉)\s*(?P<part>\S+?)\s*[。！!.]?\s*$"),
+)
+_ZH_REMOVED = re.compile(r"[^，。,.\s]{1,30}(?:段|节|部分|小节|结尾|结论|结语)")
+
+
+def removed_part(instruction: str) -> PartRef | None:
+    """The part an instruction asks to remove, and nothing more ("remove the second section",
+    "把用法一节删掉"), or None. It is cut out as it stands, with no model: sent alone, "remove
+    the second section" got the section back to remove, and the empty answer was refused;
+    "remove the Usage section" sent the whole post, for a small model to give back whole
+    but one section."""
+    found = _EN_REMOVE.match(instruction)
+    if found is not None and _EN_REMOVED.fullmatch(found.group("part")):
+        return _removable(named_part(found.group("part")))
+    for pattern in _ZH_REMOVE:
+        if (zh := pattern.match(instruction)) and _ZH_REMOVED.fullmatch(zh.group("part")):
+            return _removable(named_part(zh.group("part")))
+    return None
+
+
+def _removable(ref: PartRef | None) -> PartRef | None:
+    """``ref`` when it is in the body (not the title, which is the frontmatter's)."""
+    return ref if ref is not None and ref.kind != "title" else None
+
+
+def cut_out(body: str, span: Span) -> str:
+    """``body`` without ``span`` and the blank lines after it (before it, when it is the
+    body's last part, whose line end stays); every other byte as it was."""
+    before, after = body[: span.start], body[span.end :]
+    if after.strip():
+        after = re.sub(r"^(?:[ \t]*\r?\n)+", "", after)
+    else:
+        before = re.sub(r"(?:\r?\n[ \t]*)+$", "", before)
+    return before + after
 
 
 # --- the body's blocks ------------------------------------------------------------------------
