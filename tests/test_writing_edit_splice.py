@@ -414,3 +414,29 @@ async def test_an_answer_that_ends_its_sentence_is_saved(tmp_path: Path) -> None
     assert after.decode() == ERRORS_POST.replace(
         "## Errors\n\nIt may fail when the disk is full, so check free space first and retry.", new
     )
+
+
+SUBSECTIONED = (
+    "---\ntitle: Tool notes\n---\n\nIntro of the post, long enough to be a paragraph.\n\n"
+    "## Usage\n\nUse the tool with care when you run it on a server. It has many options.\n\n"
+    "### Options\n\nPass --fast to speed it up, and pass --safe to be careful about things.\n"
+)
+
+
+async def test_a_selection_answered_without_its_heading_is_judged_with_it(
+    tmp_path: Path,
+) -> None:
+    """A selection from "## Usage" answered without that line was refused by
+    ``structure_kept`` ("the text had 2 heading(s) and now has 1"), though the splice puts
+    the heading back: the answer is judged as it is saved."""
+    selected = SUBSECTIONED.split("---\n\n", 1)[1].split("\n\n", 1)[1].rstrip("\n")
+    msg, after, sent = await edit(
+        tmp_path,
+        SUBSECTIONED,
+        "fix the grammar",
+        lambda text: text.replace("## Usage\n\n", "").replace("It has many", "It has a lot of"),
+        selected=selected,
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == SUBSECTIONED.replace("It has many", "It has a lot of")
+    assert len(sent) == 1

@@ -575,7 +575,7 @@ def edit_checks(
             ends_whole(original),
             no_chatter(original),
             kind,
-            structure_kept(instruction, original),
+            _as_spliced(structure_kept(instruction, original), original, heading=heading),
             code_kept(instruction, original, scoped=not whole),
             template_kept(instruction, original, scoped=not whole),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
@@ -617,6 +617,21 @@ def ends_whole(original: str) -> Check | None:
         return Verdict("not_degenerate", True)
 
     return check
+
+
+def _as_spliced(check: Check | None, original: str, *, heading: bool) -> Check | None:
+    """``check`` judging the answer with the heading the splice puts back (``heading``:
+    ``_with_heading``): a selection from "## Usage" answered without that line was refused
+    ("the text had 2 heading(s) and now has 1"), though it would be saved with it."""
+    if check is None or not heading:
+        return check
+    judged = check
+
+    def spliced(generated: Generated) -> Verdict:
+        text = _with_heading(original, generated.text.strip())
+        return judged(generated.model_copy(update={"text": text}))
+
+    return spliced
 
 
 def _save(ctx: SkillContext, path: str, new_text: str, digest: str) -> Written:
