@@ -257,3 +257,35 @@ def test_a_fence_indented_in_a_list_item_is_code() -> None:
     made = prose_replacement(body, Replacement("docker", "podman"))
     assert made.text == body.replace("use docker", "use podman").replace("Run docker", "Run podman")
     assert (made.replaced, made.in_code) == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("body", "swap", "expected", "count"),
+    [
+        (  # written small: any case, the case kept ("Docker" was left)
+            "Docker is neat. DOCKER, docker and dockerd.\n",
+            ("docker", "podman"),
+            "Podman is neat. PODMAN, podman and dockerd.\n",
+            3,
+        ),
+        (  # with a capital: as written ("Go" is not the verb "go")
+            "Go is fun; let us go.\n",
+            ("Go", "Rust"),
+            "Rust is fun; let us go.\n",
+            1,
+        ),
+        (  # markup the words quoted hold whole is theirs: Vec<String> is an HTML tag alone
+            "It takes a Vec<String> here, and `Vec<String>` in code.\n",
+            ("Vec<String>", "Vec<&str>"),
+            "It takes a Vec<&str> here, and `Vec<String>` in code.\n",
+            1,
+        ),
+    ],
+)
+def test_a_replacement_keeps_the_case_it_finds(
+    body: str, swap: tuple[str, str], expected: str, count: int
+) -> None:
+    """ "replace 'docker' with 'podman'" left "Docker" at a sentence's start; "replace
+    'Vec<String>' with 'Vec<&str>'" said it was only in markup."""
+    made = prose_replacement(body, Replacement(*swap))
+    assert (made.text, made.replaced) == (expected, count)

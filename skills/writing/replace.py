@@ -169,9 +169,11 @@ class Replaced:
     in_links: int
 
 
-def _replaced(body: str, pattern: re.Pattern[str], new: str) -> Replaced:
-    """``body`` with each match of ``pattern`` that is all prose made ``new`` (one that
-    touches code or markup counted there, and left)."""
+def _replaced(body: str, pattern: re.Pattern[str], new: str | Callable[[str], str]) -> Replaced:
+    """``body`` with each match of ``pattern`` that is all prose made ``new`` (or what
+    ``new`` makes of the match; one it leaves as it is, "Go" when "go" is made "Go", is not
+    counted); one that touches code, or markup it does not hold whole (``_holds``), counted
+    there, and left."""
     code, markup = _kept(body)
     out: list[str] = []
     last = done = in_code = in_links = 0
@@ -179,27 +181,60 @@ def _replaced(body: str, pattern: re.Pattern[str], new: str) -> Replaced:
         start, end = found.span()
         if any(code[start:end]):
             in_code += 1
-        elif any(markup[start:end]):
+        elif any(markup[start:end]) and not _holds(markup, start, end):
             in_links += 1
-        else:
-            out += [body[last:start], new]
+        elif (made := new if isinstance(new, str) else new(found.group())) != found.group():
+            out += [body[last:start], made]
             last, done = end, done + 1
     return Replaced("".join(out) + body[last:], done, in_code, in_links)
+
+
+def _holds(markup: bytearray, start: int, end: int) -> bool:
+    """Whether the text from ``start`` to ``end`` holds the markup it touches whole, as the
+    words quoted wrote it: "replace 'Vec<String>' with 'Vec<&str>'" found ``<String>`` (an
+    HTML tag to CommonMark) and said the words were only in markup. A word in an address
+    ("docs.docker.com") has markup on either side, and is left; so is one that is all markup
+    (a link's label, a wikilink's target)."""
+    return (
+        not all(markup[start:end])  # (a link's label, a wikilink's target: markup alone)
+        and (start == 0 or not markup[start - 1])
+        and (end == len(markup) or not markup[end])
+    )
 
 
 def _as_words(text: str) -> re.Pattern[str]:
     """``text`` as a pattern that matches it whole where it starts or ends with a letter or
     a digit of a spaced script: "go" is not the one of "going", "good" or "![logo]" (they
-    became "Going", "Good", "![loGo]"); "容器" is one in "把容器改成" (no spaces to match on)."""
+    became "Going", "Good", "![loGo]"); "容器" is one in "把容器改成" (no spaces to match on).
+    Written in small letters, it matches in any case ("docker" is "Docker" at a sentence's
+    start, and was left); with a capital, as written ("Go" is not the verb "go")."""
     before = rf"(?<![^\W{_UNSPACED}])" if re.match(rf"[^\W{_UNSPACED}]", text) else ""
     after = rf"(?![^\W{_UNSPACED}])" if re.search(rf"[^\W{_UNSPACED}]\Z", text) else ""
-    return re.compile(before + re.escape(text) + after)
+    flags = re.I if text == text.lower() != text.upper() else 0
+    return re.compile(before + re.escape(text) + after, flags)
+
+
+def _in_case(old: str, new: str) -> Callable[[str], str]:
+    """What ``new`` is where ``old`` stands in another case: in capitals for "DOCKER", with
+    a capital for "Docker" ("Podman"), as written for "docker"."""
+
+    def cased(found: str) -> str:
+        if found == old:
+            return new
+        if len(found) > 1 and found.isupper():
+            return new.upper()
+        if found[:1].isupper():
+            return new[:1].upper() + new[1:]
+        return new
+
+    return cased
 
 
 def prose_replacement(body: str, swap: Replacement) -> Replaced:
     """``body`` with ``swap.old`` made ``swap.new`` wherever it stands whole (``_as_words``)
-    in the prose; what was left in code and in markup counted (``Replaced``)."""
-    return _replaced(body, _as_words(swap.old), swap.new)
+    in the prose, in the case it stands in (``_in_case``); what was left in code and in
+    markup counted (``Replaced``)."""
+    return _replaced(body, _as_words(swap.old), _in_case(swap.old, swap.new))
 
 
 def replace_in_prose(body: str, swap: Replacement) -> tuple[str, int, int]:
