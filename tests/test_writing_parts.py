@@ -10,6 +10,7 @@ import pytest
 from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing.parts import (
     PartRef,
+    Span,
     locate,
     named_part,
     paragraphs,
@@ -661,3 +662,21 @@ async def test_a_part_removed_is_cut_out_without_the_model(
 )
 def test_words_removed_from_a_part_are_no_part_removed(instruction: str) -> None:
     assert removed_part(instruction) is None
+
+
+def test_a_math_block_is_no_paragraph() -> None:
+    """A ``$$`` block was "the second paragraph" (and a ``---`` in it after a blank line a
+    break); math inline in a paragraph leaves it one."""
+    body = (
+        "Intro.\n\n$$\na + b = c\n\n---\n$$\n\nText $$x$$ inline.\n\n$$ x = 1 $$\n\n"
+        "After.\n\n## H\n\nLast.\n"
+    )
+    assert [body[s.start : s.end] for s in paragraphs(body)] == [
+        "Intro.",
+        "Text $$x$$ inline.",
+        "After.",
+        "Last.",
+    ]
+    assert locate(body, PartRef("paragraph", 2)) == Span(
+        body.index("Text"), body.index(" inline.") + 8
+    )

@@ -6,18 +6,18 @@ Usage section", "the section about testing", "the title", "the conclusion", "第
 instruction names none), and ``locate(body, ref)`` finds it in a post's body as a span, so an
 edit sends only that part to the model and splices the answer back, everything else byte for
 byte. Paragraphs are the body's prose blocks separated by blank lines: headings (``## x`` and
-setext ``x`` over ``===`` or ``---``), fenced code, HTML blocks (``<pre>``, ``<!-- -->``,
-``<div>``…), thematic breaks and blocks with no prose of their own (link reference and
-footnote definitions, template code or HTML tags alone) are not counted. Sections start at a
-heading of the body's top level (``##`` in most posts; a lone ``#`` title at the top of the
-body does not count) and run to the next one; a section named by its heading ("the Usage
-section") is the one heading of any level that matches, to the next heading at its level or
-above (none, or two alike, and it is not found: the edit is refused, never made on the whole
-post). The conclusion is the last section when its heading says so (Conclusion, Summary,
+setext ``x`` over ``===`` or ``---``), fenced code, display math (``$$``), HTML blocks
+(``<pre>``, ``<!-- -->``, ``<div>``…), thematic breaks and blocks with no prose of their own
+(link reference and footnote definitions, template code or HTML tags alone) are not counted.
+Sections start at a heading of the body's top level (``##`` in most posts; a lone ``#`` title at
+the top of the body does not count) and run to the next one; a section named by its heading
+("the Usage section") is the one heading of any level that matches, to the next heading at its
+level or above (none, or two alike, and it is not found: the edit is refused, never made on the
+whole post). The conclusion is the last section when its heading says so (Conclusion, Summary,
 总结, 结论…), else the last paragraph; "结尾" and "the ending" are the last paragraph, and an
-Obsidian callout after it is not. The title is not in the body: the skill edits the
-frontmatter's ``title`` field (or a ``# Title`` line at the top of the body). A byte-order
-mark before the body's first line is not part of it.
+Obsidian callout after it is not. The title is not in the body: the skill edits the frontmatter's
+``title`` field (or a ``# Title`` line at the top of the body). A byte-order mark before the
+body's first line is not part of it.
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ _CONCLUDING = re.compile(
 # An ATX heading: up to three spaces, one to six "#", its text, closing "#"s aside.
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_MATH = re.compile(r"^ {0,3}\$\$")  # a display math block's "$$", to the next one
 _UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # a setext heading's
 _LIST_ITEM = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 _QUOTE = re.compile(r"^ {0,3}>")
@@ -616,13 +617,15 @@ def _scan(body: str) -> tuple[list[_Line], list[_Heading]]:
     """Each line of ``body`` with what it is, and the body's headings, ATX ("## x") and setext
     (a paragraph over "===" or "---": it was a paragraph, edited as "the second paragraph",
     and setext posts had no sections). HTML blocks are not prose ("<pre>", "<!--" were
-    paragraphs, and a "# root prompt" in a <pre> a section), nor is a byte-order mark before
-    the first line (it was sent, and lost, with a post's "# Docker notes" line as its first
+    paragraphs, and a "# root prompt" in a <pre> a section), nor are display math blocks
+    (``$$`` to ``$$``: one was "the second paragraph"), nor is a byte-order mark before the
+    first line (it was sent, and lost, with a post's "# Docker notes" line as its first
     paragraph)."""
     lines: list[_Line] = []
     headings: list[_Heading] = []
     until: re.Pattern[str] | None = None  # the end of an HTML block 1 to 5
     to_blank = False  # in an HTML block 6 or 7
+    math = False  # in a "$$" block
     paragraph: list[int] = []  # the lines of the paragraph read so far
     role: Role
     for offset, text, in_code in code_lines(body):
@@ -631,6 +634,9 @@ def _scan(body: str) -> tuple[list[_Line], list[_Heading]]:
         blank = not text.strip()
         if in_code:
             role = "code"
+        elif math or _MATH.match(text):
+            role = "code"  # (not prose: it was "the second paragraph", and no heading either)
+            math = "$$" not in (text if math else _MATH.sub("", text, count=1))
         elif until is not None or (to_blank and not blank):
             role = "html"
             if until is not None and until.search(text):
