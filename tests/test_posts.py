@@ -272,6 +272,16 @@ def test_wikilink_forms() -> None:
     assert wikilink_targets(text) == ["Note", "Other", "Third", "image.png", "Block", "Table"]
 
 
+def test_a_wikilink_in_a_list_items_fence_is_code() -> None:
+    """A fence four spaces into a list item is the item's code block: its ``[[not-a-link]]``
+    was a link of the note's."""
+    text = (
+        "See [[real]].\n\n1. Example:\n\n    ```markdown\n    [[not-a-link]]\n    ```\n\n"
+        "[[after]]\n"
+    )
+    assert wikilink_targets(text) == ["real", "after"]
+
+
 def test_dump_post_keeps_fields_and_order() -> None:
     metadata = {"title": "标题: with colon", "date": "2024-01-01", "custom": {"a": [1, 2]}}
     text = dump_post(metadata, "# Body\n\ntext")

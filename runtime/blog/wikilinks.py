@@ -2,8 +2,10 @@
 
 Understood forms: ``[[Note]]``, ``[[Note|shown text]]``, ``[[Note#Heading]]``,
 ``[[Note#Heading|text]]``, ``[[Note^block]]``, embeds ``![[Note]]`` and the escaped pipe
-``[[Note\\|text]]`` used inside Markdown tables. Links inside fenced code blocks and inline
-code are not links. ``[[#Heading]]`` points into the same note and has no target.
+``[[Note\\|text]]`` used inside Markdown tables. Links inside fenced code blocks (at any
+indent: a fence four spaces into a list item is its code block, and its ``[[x]]`` was a link
+of the note's) and inline code are not links. ``[[#Heading]]`` points into the same note and
+has no target.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 __all__ = ["WikiLink", "normalize_target", "parse_wikilinks", "strip_code", "wikilink_targets"]
 
 _LINK = re.compile(r"(!?)\[\[([^\[\]\n]{1,300})\]\]")
-_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})[^\n]*$", re.MULTILINE)
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[^\n]*$", re.MULTILINE)
 _INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 
 
