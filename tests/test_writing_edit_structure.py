@@ -137,6 +137,10 @@ def test_a_rename_is_of_the_title_only_when_it_names_the_post(
         # "as" in "async" is not the word "as": the title is the one after "to"
         ("rename the async closures post to Async closures are here", "Async closures are here"),
         ("rename the astronomy post as Stars", "Stars"),
+        # a courtesy after the quotes is none of the title's (it was no title given)
+        ("rename the title to “Go: the good parts”, please", "Go: the good parts"),
+        ("把标题改成《Podman 入门》，谢谢", "Podman 入门"),
+        ("rename it to Please Please Me", "Please Please Me"),
     ],
 )
 def test_only_a_title_written_out_is_taken_as_written(instruction: str, title: str | None) -> None:

@@ -38,12 +38,20 @@ _DESCRIBES = re.compile(
 )
 
 
+# A word of courtesy after a quoted title: "rename the title to “Go: the good parts”, please"
+# was no title given, and the model was asked for one.
+_PLEASE_AFTER = re.compile(
+    rf"(?<=[{_QUOTES}])\s*[,，]?\s*(?:please|thanks|thank\s+you|谢谢|谢了)[.!。！]*$", re.I
+)
+
+
 def given_title(instruction: str) -> str | None:
     """The new title the instruction writes out (see ``_GIVEN_TITLE``), or None."""
     found = _GIVEN_TITLE.search(" ".join(instruction.split()))
     if found is None:
         return None
     raw = (found.group("title") or found.group("zh") or "").rstrip("。.!！")
+    raw = _PLEASE_AFTER.sub("", raw)
     quoted = len(raw) >= 2 and raw[0] in _QUOTES and raw[-1] in _QUOTES
     text = raw[1:-1].strip() if quoted else raw
     if not text or len(text) > MAX_TITLE_CHARS or "\n" in text:
