@@ -13,7 +13,7 @@ from skills.writing.checks import Generated, structure_kept
 from skills.writing.parts import named_part
 from skills.writing.titles import given_title
 from tests.blog import copy_fixture
-from tests.writing_support import writing_runtime
+from tests.writing_support import run_writing_skill, writing_runtime
 
 POST = "content/Rust-1.78.0.md"
 # What SmolLM2-135M wrote for "rename the Rust 1.78.0 post's title to Rust 1.78 is out": the
@@ -213,3 +213,55 @@ async def test_a_heading_that_is_the_title_is_retitled_in_its_line(
         await rt.close()
     assert msg.state == "COMPLETED" and llm.call_count == 0, msg.content
     assert post.read_bytes() == expected.encode()
+
+
+FOUR_PARTS = (
+    "---\ntitle: Tool notes\n---\n\n"
+    "The tool helps you deploy services quickly to many servers at once.\n\n"
+    "## Install\n\nDownload the binary and put it in your path, then check the version.\n\n"
+    "## Usage\n\nRun the deploy command with your config file and watch the progress output.\n\n"
+    "## Errors\n\nWhen the deploy fails, read the log and retry with the verbose flag set.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "answer", "saved"),
+    [
+        # its first paragraph, reworded: the three sections were lost
+        (
+            "make it clearer",
+            "The tool deploys services fast to many servers at the same time.",
+            False,
+        ),
+        (
+            "make it friendlier",
+            FOUR_PARTS.split("---\n\n", 1)[1].replace("Run the", "Just run the"),
+            True,
+        ),
+        (
+            "rewrite it as one paragraph",
+            "The tool deploys services fast; install, run, retry.",
+            True,
+        ),
+    ],
+)
+async def test_a_whole_body_answered_without_its_sections_is_refused(
+    tmp_path: Path, instruction: str, answer: str, saved: bool
+) -> None:
+    """ "Make it clearer" of a post of three sections came back as its first paragraph
+    reworded, keeping no line as it was (so ``structure_kept`` did not judge it), and the post
+    was saved as that one paragraph."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/t.md").write_text(FOUR_PARTS, encoding="utf-8")
+    llm = ScriptedModel([answer, answer])
+    msg = await run_writing_skill(
+        blog, llm, "EditContent", {"instruction": instruction, "path": "posts/t.md"}
+    )
+    after = (blog / "posts/t.md").read_text(encoding="utf-8")
+    if saved:
+        assert msg.state == "COMPLETED", msg.content
+        assert after != FOUR_PARTS
+    else:
+        assert msg.state == "ERROR" and "structure_kept" in msg.content, msg.content
+        assert after == FOUR_PARTS and llm.call_count == 2

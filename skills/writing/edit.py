@@ -49,6 +49,7 @@ from .checks import (
     Check,
     Generated,
     Verdict,
+    _may_drop,
     code_kept,
     frontmatter_kept,
     instruction_kind,
@@ -80,7 +81,7 @@ from .fields import description_field, given_description, only_field_set, others
 from .languages import language_code
 from .newpost import IGNORED_DRAFTS, blog_style
 from .on_topic import on_topic
-from .parts import PartRef, cut_out, locate, named_part, removed_part
+from .parts import PartRef, cut_out, locate, named_part, removed_part, sections
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .publishing import PublishedPost, is_publish, is_unpublish, publish, unpublish
@@ -576,6 +577,7 @@ def edit_checks(
             no_chatter(original),
             kind,
             _as_spliced(structure_kept(instruction, original), original, heading=heading),
+            sections_answered(instruction, original) if whole else None,
             code_kept(instruction, original, scoped=not whole),
             template_kept(instruction, original, scoped=not whole),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
@@ -615,6 +617,32 @@ def ends_whole(original: str) -> Check | None:
                 zh=f"文字在句子中间断了（…{last[-40:]!r}），而原文以完整的句子结尾",
             )
         return Verdict("not_degenerate", True)
+
+    return check
+
+
+def sections_answered(instruction: str, original: str) -> Check | None:
+    """A whole body of two sections or more is not answered with fewer than half of them, to
+    an instruction that takes none away (``structure_kept``'s ``_may_drop``): "make it
+    clearer" of a post of four sections came back as its first paragraph, reworded, and the
+    post was saved as that one paragraph (``structure_kept`` judges only an answer that keeps
+    a line as it was)."""
+    count = len(sections(original))
+    if count < 2 or _may_drop(instruction, headings=True):
+        return None
+
+    def check(generated: Generated) -> Verdict:
+        now = len(sections(generated.text))
+        if now < count // 2:
+            return Verdict(
+                "structure_kept",
+                False,
+                f"the text had {count} sections and the answer has {now}: the rest of the "
+                "post was dropped, which the instruction did not ask for",
+                zh=f"原文有 {count} 节，回答只有 {now} 节：其余部分被删掉了，"
+                "而修改说明并没有这样要求",
+            )
+        return Verdict("structure_kept", True, f"{now} of {count} sections")
 
     return check
 
