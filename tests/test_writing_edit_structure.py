@@ -265,3 +265,22 @@ async def test_a_whole_body_answered_without_its_sections_is_refused(
     else:
         assert msg.state == "ERROR" and "structure_kept" in msg.content, msg.content
         assert after == FOUR_PARTS and llm.call_count == 2
+
+
+async def test_a_whole_body_answered_with_a_fraction_of_its_words_is_refused(
+    tmp_path: Path,
+) -> None:
+    """ "Fix the grammar" of a post of four paragraphs came back as its first one, and the
+    post was saved as that paragraph."""
+    post = FOUR_PARTS.replace("## Install\n\n", "").replace("## Usage\n\n", "")
+    post = post.replace("## Errors\n\n", "")
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/t.md").write_text(post, encoding="utf-8")
+    first = "The tool helps you deploy services quickly to many servers at the same time."
+    llm = ScriptedModel([first, first])
+    msg = await run_writing_skill(
+        blog, llm, "EditContent", {"instruction": "fix the grammar", "path": "posts/t.md"}
+    )
+    assert msg.state == "ERROR" and "most of the post was dropped" in msg.content, msg.content
+    assert (blog / "posts/t.md").read_text(encoding="utf-8") == post

@@ -26,6 +26,7 @@ from skillrt.blog.frontmatter import (
     strip_frontmatter,
     yaml_list_style,
 )
+from skillrt.blog.markdown import word_count
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.wikilinks import wikilink_targets
 from skillrt.exceptions import FileChanged, PathNotAllowed
@@ -558,7 +559,7 @@ def edit_checks(
     """What an edit's answer must pass before it is saved (see ``checks.py``)."""
     rest = body[:where] + "\n" + body[where + len(original) :]
     kind = instruction_kind(instruction, original)
-    target = asked_language(instruction)
+    target = asked = asked_language(instruction)
     if target is None and language_share(original, detect_language(original)) >= MIN_SHARE:
         target = detect_language(original)  # an edit keeps the text's language
 
@@ -577,11 +578,13 @@ def edit_checks(
             no_chatter(original),
             kind,
             _as_spliced(structure_kept(instruction, original), original, heading=heading),
-            sections_answered(instruction, original) if whole else None,
             code_kept(instruction, original, scoped=not whole),
             template_kept(instruction, original, scoped=not whole),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
             on_topic(instruction, original) if whole else None,
+            # (after on_topic: another text is said to be one; another language asked for is
+            # not judged by its words)
+            sections_answered(instruction, original) if whole and not asked else None,
             language(target) if target and len(original.split()) >= 3 else None,
             wikilinks(
                 lambda name: ctx.memory.resolve_link(name) is not None,
@@ -621,19 +624,26 @@ def ends_whole(original: str) -> Check | None:
     return check
 
 
+MIN_KEPT_SHARE = 0.4  # of a whole body's words, in an answer to an edit that takes none away
+MIN_JUDGED_WORDS = 40  # a body shorter than that is not judged by its words
+
+
 def sections_answered(instruction: str, original: str) -> Check | None:
-    """A whole body of two sections or more is not answered with fewer than half of them, to
-    an instruction that takes none away (``structure_kept``'s ``_may_drop``): "make it
-    clearer" of a post of four sections came back as its first paragraph, reworded, and the
-    post was saved as that one paragraph (``structure_kept`` judges only an answer that keeps
-    a line as it was)."""
-    count = len(sections(original))
-    if count < 2 or _may_drop(instruction, headings=True):
+    """A whole body is not answered with fewer than half its sections (of two or more), nor
+    with less than ``MIN_KEPT_SHARE`` of its words, to an instruction that takes none away
+    (``structure_kept``'s ``_may_drop``): "make it clearer" of a post of four sections, and
+    "fix the grammar" of one of four paragraphs, came back as the first paragraph reworded,
+    and the post was saved as that one paragraph (``structure_kept`` judges only an answer
+    that keeps a line as it was)."""
+    if _may_drop(instruction, headings=True):
+        return None
+    count, words = len(sections(original)), word_count(original)
+    if count < 2 and words < MIN_JUDGED_WORDS:
         return None
 
     def check(generated: Generated) -> Verdict:
-        now = len(sections(generated.text))
-        if now < count // 2:
+        now, said = len(sections(generated.text)), word_count(generated.text)
+        if count >= 2 and now < count // 2:
             return Verdict(
                 "structure_kept",
                 False,
@@ -642,7 +652,16 @@ def sections_answered(instruction: str, original: str) -> Check | None:
                 zh=f"原文有 {count} 节，回答只有 {now} 节：其余部分被删掉了，"
                 "而修改说明并没有这样要求",
             )
-        return Verdict("structure_kept", True, f"{now} of {count} sections")
+        if words >= MIN_JUDGED_WORDS and said < words * MIN_KEPT_SHARE:
+            return Verdict(
+                "structure_kept",
+                False,
+                f"the text had {words} words and the answer has {said}: most of the post was "
+                "dropped, which the instruction did not ask for",
+                zh=f"原文有 {words} 个词，回答只有 {said} 个：大部分内容被删掉了，"
+                "而修改说明并没有这样要求",
+            )
+        return Verdict("structure_kept", True, f"{now} of {count} sections, {said} words")
 
     return check
 
