@@ -282,5 +282,27 @@ async def test_a_whole_body_answered_with_a_fraction_of_its_words_is_refused(
     msg = await run_writing_skill(
         blog, llm, "EditContent", {"instruction": "fix the grammar", "path": "posts/t.md"}
     )
-    assert msg.state == "ERROR" and "most of the post was dropped" in msg.content, msg.content
+    assert msg.state == "ERROR" and "most of it was dropped" in msg.content, msg.content
+    assert (blog / "posts/t.md").read_text(encoding="utf-8") == post
+
+
+async def test_a_section_answered_with_a_fraction_of_its_words_is_refused(
+    tmp_path: Path,
+) -> None:
+    """ "Make the Usage section clearer" of a section of four paragraphs came back as one
+    sentence, and the section was saved as that sentence."""
+    post = FOUR_PARTS.replace("## Install\n\n", "## Usage\n\n", 1).replace("## Usage\n\nRun", "Run")
+    post = post.replace("## Errors\n\n", "")
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/t.md").write_text(post, encoding="utf-8")
+    short = "## Usage\n\nGet the binary, run it with your config, and read the log."
+    llm = ScriptedModel([short, short])
+    msg = await run_writing_skill(
+        blog,
+        llm,
+        "EditContent",
+        {"instruction": "make the Usage section clearer", "path": "posts/t.md"},
+    )
+    assert msg.state == "ERROR" and "most of it was dropped" in msg.content, msg.content
     assert (blog / "posts/t.md").read_text(encoding="utf-8") == post

@@ -82,7 +82,7 @@ from .fields import description_field, given_description, only_field_set, others
 from .languages import language_code
 from .newpost import IGNORED_DRAFTS, blog_style
 from .on_topic import on_topic
-from .parts import PartRef, cut_out, locate, named_part, removed_part, sections
+from .parts import PartRef, cut_out, locate, named_part, paragraphs, removed_part, sections
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .publishing import PublishedPost, is_publish, is_unpublish, publish, unpublish
@@ -582,9 +582,9 @@ def edit_checks(
             template_kept(instruction, original, scoped=not whole),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
             on_topic(instruction, original) if whole else None,
-            # (after on_topic: another text is said to be one; another language asked for is
-            # not judged by its words)
-            sections_answered(instruction, original) if whole and not asked else None,
+            # (a part's or a selection's too; after on_topic: another text is said to be one;
+            # another language asked for is not judged by its words)
+            None if asked else sections_answered(instruction, original, whole=whole),
             language(target) if target and len(original.split()) >= 3 else None,
             wikilinks(
                 lambda name: ctx.memory.resolve_link(name) is not None,
@@ -624,46 +624,46 @@ def ends_whole(original: str) -> Check | None:
     return check
 
 
-MIN_KEPT_SHARE = 0.4  # of a whole body's words, in an answer to an edit that takes none away
-MIN_JUDGED_WORDS = 40  # a body shorter than that is not judged by its words
+MIN_KEPT_SHARE = 0.4  # of a text's words, in an answer to an edit that takes none away
+MIN_JUDGED_WORDS = 40  # a text shorter than that is not judged by its words
 
 
-def sections_answered(instruction: str, original: str) -> Check | None:
-    """A whole body is not answered with fewer than half its sections (of two or more), nor
-    with less than ``MIN_KEPT_SHARE`` of its words, to an instruction that takes none away
-    (``structure_kept``'s ``_may_drop``): "make it clearer" of a post of four sections, and
-    "fix the grammar" of one of four paragraphs, came back as the first paragraph reworded,
-    and the post was saved as that one paragraph (``structure_kept`` judges only an answer
-    that keeps a line as it was)."""
-    if _may_drop(instruction, headings=True):
-        return None
-    count, words = len(sections(original)), word_count(original)
-    if count < 2 and words < MIN_JUDGED_WORDS:
+def sections_answered(instruction: str, original: str, *, whole: bool) -> Check | None:
+    """A text is not answered with fewer than half its sections (of two or more) or its
+    paragraphs (of three or more), nor, a whole body, with less than ``MIN_KEPT_SHARE`` of
+    its words, to an instruction that takes none away (``structure_kept``'s ``_may_drop``):
+    "make it clearer" of a post of four sections, and "fix the grammar" of one of four
+    paragraphs (or of a section of four), came back as the first paragraph reworded, and was
+    saved as that one paragraph (``structure_kept`` judges only an answer that keeps a line
+    as it was)."""
+    # (a heading or a section named may change the headings, and takes no words away)
+    count = 0 if _may_drop(instruction, headings=True) else len(sections(original))
+    blocks = 0 if _may_drop(instruction) else len(paragraphs(original))
+    words = word_count(original) if whole and blocks else 0
+    if count < 2 and blocks < 3 and words < MIN_JUDGED_WORDS:
         return None
 
     def check(generated: Generated) -> Verdict:
         now, said = len(sections(generated.text)), word_count(generated.text)
-        if count >= 2 and now < count // 2:
-            return Verdict(
-                "structure_kept",
-                False,
-                f"the text had {count} sections and the answer has {now}: the rest of the "
-                "post was dropped, which the instruction did not ask for",
-                zh=f"原文有 {count} 节，回答只有 {now} 节：其余部分被删掉了，"
-                "而修改说明并没有这样要求",
-            )
+        if count >= 2 and now * 2 < count:
+            return _dropped(f"{count} sections", f"{now}", f"{count} 节", f"{now} 节")
+        if blocks >= 3 and (left := len(paragraphs(generated.text))) * 2 < blocks:
+            return _dropped(f"{blocks} paragraphs", f"{left}", f"{blocks} 段", f"{left} 段")
         if words >= MIN_JUDGED_WORDS and said < words * MIN_KEPT_SHARE:
-            return Verdict(
-                "structure_kept",
-                False,
-                f"the text had {words} words and the answer has {said}: most of the post was "
-                "dropped, which the instruction did not ask for",
-                zh=f"原文有 {words} 个词，回答只有 {said} 个：大部分内容被删掉了，"
-                "而修改说明并没有这样要求",
-            )
+            return _dropped(f"{words} words", f"{said}", f"{words} 个词", f"{said} 个")
         return Verdict("structure_kept", True, f"{now} of {count} sections, {said} words")
 
     return check
+
+
+def _dropped(had: str, has: str, had_zh: str, has_zh: str) -> Verdict:
+    return Verdict(
+        "structure_kept",
+        False,
+        f"the text had {had} and the answer has {has}: most of it was dropped, which the "
+        "instruction did not ask for",
+        zh=f"原文有 {had_zh}，回答只有 {has_zh}：大部分内容被删掉了，而修改说明并没有这样要求",
+    )
 
 
 def _as_spliced(check: Check | None, original: str, *, heading: bool) -> Check | None:

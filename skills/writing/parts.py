@@ -34,7 +34,9 @@ __all__ = [
     "indent_width",
     "locate",
     "named_part",
+    "paragraphs",
     "removed_part",
+    "sections",
 ]
 
 Kind = Literal["paragraph", "section", "title", "conclusion"]
