@@ -440,3 +440,29 @@ async def test_a_selection_answered_without_its_heading_is_judged_with_it(
     assert msg.state == "COMPLETED", msg.content
     assert after.decode() == SUBSECTIONED.replace("It has many", "It has a lot of")
     assert len(sent) == 1
+
+
+@pytest.mark.parametrize(
+    ("lead_in", "saved"),
+    [
+        ("Sure! Here is the friendlier section:\n\n", ""),  # a lead-in: not the post's
+        ("A new opening paragraph.\n\n", "A new opening paragraph.\n\n"),  # kept, said
+    ],
+)
+async def test_a_section_answered_below_a_lead_in_keeps_its_heading_once(
+    tmp_path: Path, lead_in: str, saved: str
+) -> None:
+    """ "Sure! Here is the friendlier section:", then the section with its own heading: the
+    heading was put in front again, and the section saved with it twice and the model's
+    words to the user between them."""
+    post = SUBSECTIONED.split("\n\n### Options")[0] + "\n\n## Errors\n\nIt may fail.\n"
+    msg, after, _ = await edit(
+        tmp_path,
+        post,
+        "make the Usage section friendlier",
+        lambda text: lead_in + text.replace("Use the tool", "Just use the tool"),
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == post.replace("## Usage", saved + "## Usage").replace(
+        "Use the tool", "Just use the tool"
+    )

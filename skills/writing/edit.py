@@ -505,6 +505,8 @@ def _with_heading(original: str, core: str) -> str:
     was gone and its text ran on in the section before."""
     start = original.lstrip()
     found = _HEADING_LINE.match(start)
+    if found is not None and (own := _own_heading(core, found)) is not None:
+        return own  # the answer holds the heading itself, after a lead-in at most
     answered = _HEADING_LINE.match(core)
     if found is None or (
         answered is not None
@@ -519,6 +521,26 @@ def _with_heading(original: str, core: str) -> str:
     gap = gap[: gap.rfind("\n") + 1]  # (not the indent of the line after)
     newline = "\r\n" if "\r\n" in original else "\n"
     return found.group() + (gap or newline * 2) + core
+
+
+def _own_heading(core: str, heading: re.Match[str]) -> str | None:
+    """``core`` from the line that is ``heading`` again (its level, its words), when one is
+    below its first line: without the lead-in above it when that is one line that ends with
+    a colon ("Sure! Here is the friendlier section:"), else as it is; None when no line
+    is. The heading was put in front again, and the section saved with its heading twice
+    and the model's words to the user between them."""
+    lines = core.splitlines(keepends=True)
+    for n, line in enumerate(lines[1:], 1):
+        again = _HEADING_LINE.match(line)
+        if (
+            again is not None
+            and len(again.group(1)) == len(heading.group(1))
+            and _words(again.group(2)) == _words(heading.group(2))
+        ):
+            above = "".join(lines[:n]).strip()
+            lead_in = "\n" not in above and above.endswith((":", "："))
+            return "".join(lines[n:]) if lead_in else core
+    return None
 
 
 def _words(heading: str) -> str:
