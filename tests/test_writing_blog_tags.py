@@ -120,6 +120,9 @@ def test_what_is_no_tag_change_for_every_post(instruction: str) -> None:
         ("删除所有文章的标签 draft", TagChange("remove", ("draft",))),
         ("给所有文章加上 blog 标签", TagChange("add", ("blog",))),
         ("所有文章的标签都改成 rust", TagChange("set", ("rust",))),  # (refused: see below)
+        # the tag before "tag": it removed go from one post
+        ("remove the go tag from every post", TagChange("remove", ("go",))),
+        ("delete the rust and go tags from all posts", TagChange("remove", ("rust", "go"))),
     ],
 )
 def test_a_tag_change_for_every_post_is_read(instruction: str, change: TagChange) -> None:

@@ -31,6 +31,10 @@ from tests.writing_support import writing_runtime
         ("remove the tag draft from the rust post", "remove", ("draft",)),
         ("remove draft from the tags", "remove", ("draft",)),
         ("untag draft", "remove", ("draft",)),
+        # the tag before "tag" (it went to the model, to edit the body for it)
+        ("remove the go tag", "remove", ("go",)),
+        ("delete the rust and go tags from the rust post", "remove", ("rust", "go")),
+        ("drop the draft tag please", "remove", ("draft",)),
         ("set the tags to rust, cli", "set", ("rust", "cli")),
         ("add tags", "add", ()),
         ("add more tags", "add", ()),
@@ -67,6 +71,11 @@ def test_a_tag_instruction_is_read(instruction: str, action: str, tags: tuple[st
         "add tags to the code blocks",  # language tags on the fences: the body's
         "add language tags to each code block",
         "remove the tags from the headings",
+        "remove the h1 tag",  # an element's
+        "remove all the HTML tags",
+        "remove the <br> tags",
+        "remove the og:image tag",
+        "remove the tag line from the intro",
     ],
 )
 def test_other_edits_are_not_tag_changes(instruction: str) -> None:

@@ -66,6 +66,12 @@ _TARGET = (
 )
 # "the tag line", "the tags section", "a tag cloud": parts of a post, not its tags.
 _NOT_A_PART = r"(?!\s+(?:section|cloud|page|list|line|field)s?\b)(?!-)"
+# Tags named before "tag(s)": one word each, "and" or commas between ("the rust and go tags").
+_NAMED_TAGS = (
+    r"(?P<tags>(?!(?:all|every|each|any|some|html|xml|markdown|code|image|link|inline|empty|"
+    r"old|unused|duplicate|other|these|those)\b)[^\s,<>]+(?:(?:\s*,\s*|\s+and\s+|,\s*and\s+)"
+    r"[^\s,<>]+){0,4})"
+)
 # A tag named as renamed: "the tag rust", "the rust tag", "tag “rust”"; not "the tag line"
 # (a tagline), not "the tag" ("change the tag to rust" sets the tags), nor an HTML element's
 # ("change the h1 tag to h2", "the ul tag", "the og:image tag").
@@ -110,6 +116,15 @@ _EN: list[tuple[Action, str]] = [
         rf"{_POLITE}(?:remove|delete|drop|strip|take\s+off|take\s+out|get\s+rid\s+of)\s+"
         rf"(?:the\s+|a\s+|an\s+|these\s+)?(?P<word>tags?)\b{_NOT_A_PART}(?:\s*[:：])?\s*"
         rf"(?P<tags>.*?){_TARGET}$",
+    ),
+    # "remove the go tag (from the post)", "delete the rust and go tags": not an element's
+    # ("remove the h1 tag", "the script tags") nor a kind of them ("all the HTML tags"); it
+    # was no tag change, and the model was asked to edit the body for it
+    (
+        "remove",
+        rf"{_POLITE}(?:remove|delete|drop|strip|get\s+rid\s+of)\s+(?:the\s+|its\s+)?"
+        rf"{_NOT_OLD}{_NAMED_TAGS}\s+(?P<word>tags?)\b{_NOT_A_PART}{_TARGET}"
+        r"(?:[\s,]*please)?[\s.!]*$",
     ),
     # "remove draft from the tags", "take draft off the tags"
     (
@@ -284,10 +299,11 @@ _EVERY_ZH = re.compile(
     r"更名为))"
 )
 _ONE_POST_ZH = re.compile(r"这篇|这个|那篇|那个|(?<!其)它|《|\.md\b")
-# Words after the tags that are not a place: "add rust as a tag to all posts".
+# Words after the tags that are not a place: "add rust as a tag to all posts", "remove the go
+# tag from every post" (it was not every post's change, and removed go from one post).
 _AFTER_TAGS = re.compile(
     r"(?:\s+(?:as\s+(?:a\s+|an\s+|the\s+)?tags?|too|as\s+well|"
-    r"(?:to|from|of|in|off)\s+(?:the\s+|its\s+|their\s+)?tags))+\s*$",
+    r"(?:to|from|of|in|off)\s+(?:the\s+|its\s+|their\s+)?tags|tags?))+\s*$",
     re.I,
 )
 
