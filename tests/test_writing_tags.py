@@ -35,6 +35,10 @@ from tests.writing_support import writing_runtime
         ("remove the go tag", "remove", ("go",)),
         ("delete the rust and go tags from the rust post", "remove", ("rust", "go")),
         ("drop the draft tag please", "remove", ("draft",)),
+        ("add the rust tag", "add", ("rust",)),
+        ("add the rust and cli tags to it", "add", ("rust", "cli")),
+        ("add a new tag", "add", ()),  # (asked which)
+        ("add a new tag: rust", "add", ("rust",)),
         ("set the tags to rust, cli", "set", ("rust", "cli")),
         ("add tags", "add", ()),
         ("add more tags", "add", ()),
@@ -75,6 +79,9 @@ def test_a_tag_instruction_is_read(instruction: str, action: str, tags: tuple[st
         "remove all the HTML tags",
         "remove the <br> tags",
         "remove the og:image tag",
+        "add the h1 tag",
+        "add an alt tag to the image",
+        "add a canonical tag",
         "remove the tag line from the intro",
     ],
 )

@@ -69,7 +69,8 @@ _NOT_A_PART = r"(?!\s+(?:section|cloud|page|list|line|field)s?\b)(?!-)"
 # Tags named before "tag(s)": one word each, "and" or commas between ("the rust and go tags").
 _NAMED_TAGS = (
     r"(?P<tags>(?!(?:all|every|each|any|some|html|xml|markdown|code|image|link|inline|empty|"
-    r"old|unused|duplicate|other|these|those)\b)[^\s,<>]+(?:(?:\s*,\s*|\s+and\s+|,\s*and\s+)"
+    r"old|unused|duplicate|other|these|those|new|more|alt|canonical|noindex|anchor|closing|"
+    r"opening|self-closing|language|lang|read-more|more-link|seo|open|social)\b)[^\s,<>]+(?:(?:\s*,\s*|\s+and\s+|,\s*and\s+)"
     r"[^\s,<>]+){0,4})"
 )
 # A tag named as renamed: "the tag rust", "the rust tag", "tag “rust”"; not "the tag line"
@@ -97,7 +98,7 @@ _EN: list[tuple[Action, str]] = [
     (
         "add",
         rf"{_POLITE}(?:add|put|attach|append)\s+"
-        r"(?:the\s+|a\s+|an\s+|new\s+|some\s+|more\s+|these\s+|two\s+|three\s+)?"
+        r"(?:(?:the|a|an|new|some|more|these|two|three)\s+){0,2}"  # ("a new tag")
         rf"(?P<word>tags?)\b{_NOT_A_PART}"
         rf"(?:\s*[:：]|\s+(?:called|named|of))?\s*(?P<tags>.*?){_TARGET}$",
     ),
@@ -116,6 +117,13 @@ _EN: list[tuple[Action, str]] = [
         rf"{_POLITE}(?:remove|delete|drop|strip|take\s+off|take\s+out|get\s+rid\s+of)\s+"
         rf"(?:the\s+|a\s+|an\s+|these\s+)?(?P<word>tags?)\b{_NOT_A_PART}(?:\s*[:：])?\s*"
         rf"(?P<tags>.*?){_TARGET}$",
+    ),
+    # "add the rust tag (to the post)", "add the rust and cli tags", as removed below
+    (
+        "add",
+        rf"{_POLITE}(?:add|put|attach)\s+(?:the\s+|a\s+|an\s+)?"
+        rf"{_NOT_OLD}{_NAMED_TAGS}\s+(?P<word>tags?)\b{_NOT_A_PART}{_TARGET}"
+        r"(?:[\s,]*please)?[\s.!]*$",
     ),
     # "remove the go tag (from the post)", "delete the rust and go tags": not an element's
     # ("remove the h1 tag", "the script tags") nor a kind of them ("all the HTML tags"); it
