@@ -466,3 +466,19 @@ async def test_a_section_answered_below_a_lead_in_keeps_its_heading_once(
     assert after.decode() == post.replace("## Usage", saved + "## Usage").replace(
         "Use the tool", "Just use the tool"
     )
+
+
+async def test_an_answer_that_ends_in_a_list_item_or_a_definition_is_saved(
+    tmp_path: Path,
+) -> None:
+    """A list item or a reference definition may end without a full stop: "add a list of
+    requirements" is not cut off mid-sentence."""
+    added = "\n\nYou need:\n\n- Go 1.22\n- Docker\n\n[docs]: https://example.com/docs"
+    msg, after, _ = await edit(
+        tmp_path,
+        ERRORS_POST,
+        "add a list of requirements to the Errors section",
+        lambda text: text.rstrip() + added,
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == ERRORS_POST.rstrip("\n") + added + "\n"

@@ -621,19 +621,25 @@ def edit_checks(
 # A text that ends a sentence, and an answer that stops in one: at a word or a comma.
 _SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’」』)）*_]*$")
 _MID_SENTENCE = re.compile(r"[^\W_]$|[,，、]$")
+# A last line that is no sentence, and may end in a word: a heading, a list item, a table
+# row, a reference definition, a quote, HTML or template code, indented code.
+_NOT_PROSE_LINE = re.compile(
+    r" {0,3}(?:#{1,6}[ \t]|[-*+][ \t]|\d{1,9}[.)][ \t]|\||\[[^\]\n]+\]:|>|<|\{[{%])|(?: {4}|\t)"
+)
 
 
 def ends_whole(original: str) -> Check | None:
-    """The answer to a text that ends a sentence does not stop mid-sentence (its last line no
-    heading): "make the Errors section clearer" came back as "…so check free space first
-    and retry." cut to "…so ch", short of the token limit, and it was saved. None when the
-    text ends otherwise (a list item, a heading, code)."""
+    """The answer to a text that ends a sentence does not stop mid-sentence (its last line a
+    line of prose, not a heading, a list item, a reference definition…: ``_NOT_PROSE_LINE``):
+    "make the Errors section clearer" came back as "…so check free space first and retry."
+    cut to "…so ch", short of the token limit, and it was saved. None when the text ends
+    otherwise (a list item, a heading, code)."""
     if not _SENTENCE_END.search(original.rstrip()):
         return None
 
     def check(generated: Generated) -> Verdict:
         last = (generated.text.rstrip().splitlines() or [""])[-1]
-        if _MID_SENTENCE.search(last) and not _HEADING_LINE.match(last):
+        if _MID_SENTENCE.search(last) and not _NOT_PROSE_LINE.match(last):
             return Verdict(
                 "not_degenerate",
                 False,
