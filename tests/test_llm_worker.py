@@ -157,6 +157,33 @@ async def test_a_sigsegv_mid_stream_fails_the_call_and_the_runtime_serves_on(
 
 
 @pytest.mark.local_model
+async def test_a_worker_killed_from_outside_keeps_its_mode(tmp_path: Path) -> None:
+    # kill -9 of the worker mid-stream (or the out-of-memory killer) is no fault of llama.cpp's
+    # kernels: two such kills put the chat in n-batch-1, the slowest mode, and kept it there in
+    # llama-mode.json for every later start.
+    llm = LocalProvider(n_ctx=1024, cpuinfo=lambda: PLAIN_CPU, state_dir=tmp_path)
+    try:
+        for _ in range(2):
+            killed: list[int] = []
+
+            def kill_mid_stream(_delta: str, killed: list[int] = killed) -> None:
+                if not killed and (pid := llm.worker_pid) is not None:
+                    killed.append(pid)
+                    os.kill(pid, signal.SIGKILL)
+
+            with pytest.raises(ModelCrashed, match="SIGKILL"):
+                await llm.chat(HI, max_tokens=40, stream_cb=kill_mid_stream)
+            assert killed
+        assert [c.signal_name for c in llm.crashes] == ["SIGKILL", "SIGKILL"]
+        result = await llm.chat(HI, max_tokens=4)  # a new worker, in the same mode
+        assert result.content and llm.mode == "default"
+        assert llm.loader_params["use_extra_bufts"] is True
+        assert not (tmp_path / MODE_FILE).exists()
+    finally:
+        await llm.aclose()
+
+
+@pytest.mark.local_model
 async def test_a_crash_at_first_load_is_retried_in_a_safe_mode_that_completes_the_task(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,7 +11,8 @@ SIGILL on some virtual machines). Each mode is one step further from that code:
 
 The first mode is the one remembered in the state folder for this llama.cpp library, else
 ``no-extra-bufts`` on a CPU that reports AMX, else ``default``; after a crash the worker is
-started again one mode further down (``next_mode``). ``llm.local_mode`` forces one.
+started again one mode further down (``next_mode``), when the crash was a fault of llama.cpp's
+own (``is_native_fault``). ``llm.local_mode`` forces one.
 Nothing here imports llama_cpp.
 """
 
@@ -34,6 +35,7 @@ __all__ = [
     "ModeMemory",
     "cpu_has_amx",
     "first_mode",
+    "is_native_fault",
     "library_fingerprint",
     "loader_options",
     "next_mode",
@@ -44,6 +46,9 @@ Mode = Literal["default", "no-extra-bufts", "n-batch-1"]
 MODES: tuple[Mode, ...] = ("default", "no-extra-bufts", "n-batch-1")
 MODE_FILE = "llama-mode.json"  # in the state folder
 _AMX_FLAGS = frozenset({"amx_tile", "amx_int8"})
+# The signals native code dies of by itself: a bad address, an instruction the CPU lacks
+# (the AMX kernels on some virtual machines), a bus error, an arithmetic trap, an abort.
+_FAULT_SIGNALS = frozenset({"SIGSEGV", "SIGILL", "SIGBUS", "SIGFPE", "SIGABRT"})
 _DEFAULT_N_BATCH = 512
 
 CpuInfo = Callable[[], str]
@@ -71,6 +76,16 @@ def next_mode(mode: Mode) -> Mode | None:
     """The next safer mode, or None after the safest."""
     at = MODES.index(mode)
     return MODES[at + 1] if at + 1 < len(MODES) else None
+
+
+def is_native_fault(signal_name: str | None) -> bool:
+    """Did the worker die of a fault in native code, which a safer mode may step around?
+
+    Not a SIGKILL: the out-of-memory killer, ``kill -9``, or skillrt itself ending a worker
+    that did not stop. Two of those (kill -9 of the worker while it streamed, twice) put the
+    chat in ``n-batch-1``, the slowest mode, and ``llama-mode.json`` kept it there for every
+    later start, though no mode was ever at fault."""
+    return signal_name in _FAULT_SIGNALS
 
 
 def loader_options(mode: Mode) -> dict[str, Any]:

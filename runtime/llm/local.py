@@ -57,6 +57,7 @@ from skillrt.llm.llama_modes import (
     Mode,
     ModeMemory,
     first_mode,
+    is_native_fault,
     library_fingerprint,
     next_mode,
     read_cpuinfo,
@@ -340,11 +341,14 @@ class LocalProvider(BaseLLM):
             return process
 
     def _step_down(self, crash: ModelCrashed) -> bool:
-        """After a crash: the next worker starts one mode safer, unless the mode is forced or
-        already the safest. Returns whether there is such a mode."""
+        """After a crash: the next worker starts one mode safer, unless the crash was no
+        fault of llama.cpp's (a SIGKILL: ``is_native_fault``), the mode is forced or already
+        the safest. Returns whether there is such a mode."""
         self.crashes.append(crash)
         current = self._mode
         if self.forced_mode != "auto" or current is None:
+            return False
+        if not is_native_fault(crash.signal_name):
             return False
         safer = next_mode(current)
         if safer is None:
@@ -354,7 +358,9 @@ class LocalProvider(BaseLLM):
         return True
 
     def _sample(self, job: _Job) -> _Generated:
-        """One generation in the worker; a crash before any text retries in a safer mode."""
+        """One generation in the worker; a crash before any text retries in a safer mode (a
+        worker killed from outside, in the same mode, once)."""
+        killed_before = False
         while not job.stop.is_set():
             streamed = False
 
@@ -372,11 +378,13 @@ class LocalProvider(BaseLLM):
                 done = process.generate(job.id, job.request, emit)
             except ModelCrashed as crash:
                 self._process = None
-                safer = self._step_down(crash)
                 if job.stop.is_set():
-                    break  # the caller has gone; its worker was stopped or killed
-                if streamed or not safer:
+                    break  # the caller has gone; its worker was stopped or killed by us
+                if self._step_down(crash) and not streamed:
+                    continue
+                if streamed or killed_before or is_native_fault(crash.signal_name):
                     raise
+                killed_before = True  # killed from outside: once more, in the same mode
                 continue
             finally:
                 self._running = None
