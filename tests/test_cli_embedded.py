@@ -1,6 +1,7 @@
 """``skillrt chat`` on the embedded model: it says once that the model is a tiny one and how to
 connect a real one, offers a local model server it finds on 127.0.0.1, and ``/model`` lists it.
-Nothing is generated: the model is loaded by the first request, and none is typed."""
+The model's worker is started as the chat opens (a model that cannot run is said at once);
+nothing is generated."""
 
 from __future__ import annotations
 
@@ -108,6 +109,25 @@ def test_a_crashing_model_never_takes_the_chat_down(tmp_path: Path) -> None:
     child.expect(PROMPT)
     child.sendline("/tasks")
     child.expect("model down")  # a resumable task, stopped by its model
+    child.expect(PROMPT)
+    assert child.isalive()
+    assert quit_with_ctrl_d(child) == 0
+
+
+@pytest.mark.local_model
+def test_a_model_file_llama_cpp_cannot_load_is_said_before_the_first_prompt(
+    tmp_path: Path,
+) -> None:
+    """The worker used to start at the first request: with a broken model file the chat
+    started as usual, "hi" got the Chat skill's own greeting ("completed"), and nothing said
+    the model could not run until a request that needed it failed."""
+    blog = make_blog(tmp_path)
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF\x03\x00\x00\x00 not a model")
+    child = chat(blog, SKILLRT_LLM__MODEL_PATH=str(broken))
+    child.expect("The embedded model cannot run: ")
+    child.expect("llm.model_path")
+    child.expect("skillrt doctor checks it")
     child.expect(PROMPT)
     assert child.isalive()
     assert quit_with_ctrl_d(child) == 0

@@ -172,6 +172,13 @@ LINES: dict[str, tuple[str, str]] = {
         " expect poor answers. To connect a real model, set SKILLRT_LLM__BASE_URL (and"
         " SKILLRT_LLM__API_KEY, SKILLRT_LLM__MODEL): see docs/models.md.",
     ),
+    "loading_model": ("正在加载模型…", "Loading the model…"),
+    "embedded_unusable": (
+        "内置模型无法运行：{error}。在修好之前，需要模型的请求都会失败；"
+        "skillrt doctor 会检查它，也可以改用其他模型（见 docs/models.md）。",
+        "The embedded model cannot run: {error}. Requests that need it will fail until this"
+        " is fixed; skillrt doctor checks it, or connect another model (docs/models.md).",
+    ),
     "local_server_found": (
         "本机发现 {server}。要使用它：{settings} skillrt chat",
         "Found {server} on this machine. To use it: {settings} skillrt chat",

@@ -148,7 +148,7 @@ class Repl:
             off()
 
     async def _start(self) -> None:
-        with self._status("Loading the model…"):
+        with self._status(self._say("loading_model")):
             await self.rt.initialize()
         config = self.rt.config
         model = self.rt.llm.model
@@ -171,11 +171,17 @@ class Repl:
         self.rt.warm_up()  # routing's tables, built while the user types
 
     async def _embedded_banner(self) -> None:
-        """On the embedded model: say once that it is tiny, and offer a local server."""
+        """On the embedded model: start it (saying so when it cannot run), say once that it
+        is tiny, and offer a local server."""
         if getattr(self.rt.llm, "provider", None) != "local":
             return
-        from skillrt.cli.embedded import first_time, local_servers
+        from skillrt.cli.embedded import first_time, local_servers, start_worker
 
+        with self._status(self._say("loading_model")):
+            problem = await start_worker(self.rt.llm)
+        if problem is not None:
+            said = self._say("embedded_unusable", error=problem)
+            self.console.print(Text(said, style="red"), highlight=False)
         if first_time(self.rt.config.state_path):
             note = self._say("embedded_note", model=self.rt.llm.model)
             self.console.print(Text(note, style="yellow"), highlight=False)
