@@ -131,3 +131,16 @@ def test_a_model_file_llama_cpp_cannot_load_is_said_before_the_first_prompt(
     child.expect(PROMPT)
     assert child.isalive()
     assert quit_with_ctrl_d(child) == 0
+
+
+@pytest.mark.local_model
+def test_model_says_which_load_mode_the_worker_runs_in(tmp_path: Path) -> None:
+    """On a CPU with AMX llama.cpp's default kernels crash; /model says which mode runs, and
+    why (the doctor did; the chat said nothing)."""
+    blog = make_blog(tmp_path)
+    child = chat(blog, SKILLRT_LLM__LOCAL_MODE="no-extra-bufts")
+    child.expect(PROMPT)
+    child.sendline("/model")
+    child.expect(r"load mode: no-extra-bufts \(llm.local_mode is set\)")
+    child.expect(PROMPT)
+    assert quit_with_ctrl_d(child) == 0

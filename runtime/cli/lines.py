@@ -159,6 +159,7 @@ LINES: dict[str, tuple[str, str]] = {
     "model_endpoint": ("端点：{value}", "endpoint: {value}"),
     "model_why": ("原因：{value}", "why: {value}"),
     "model_injected": ("由宿主程序提供", "given by the host program"),
+    "model_mode": ("加载方式：{value}", "load mode: {value}"),
     "model_local_server": ("本机服务：{value}", "local server: {value}"),
     "model_no_local_server": (
         "本机（127.0.0.1）的 11434、1234、8080 端口上没有模型服务",

@@ -429,6 +429,9 @@ class Repl:
         if getattr(self.rt.llm, "provider", None) == "local":
             from skillrt.cli.embedded import local_servers
 
+            if mode := getattr(self.rt.llm, "mode", None):  # the AMX-safe one, or not
+                why = getattr(self.rt.llm, "mode_reason", "")
+                rows.append(("model_mode", f"{mode} ({why})" if why else str(mode)))
             self._servers = await local_servers()
             for server in self._servers:
                 value = f"{server.describe()}: {server.settings}"
