@@ -144,3 +144,23 @@ def test_model_says_which_load_mode_the_worker_runs_in(tmp_path: Path) -> None:
     child.expect(r"load mode: no-extra-bufts \(llm.local_mode is set\)")
     child.expect(PROMPT)
     assert quit_with_ctrl_d(child) == 0
+
+
+@pytest.mark.local_model
+def test_a_crash_the_reply_does_not_name_is_said_after_it(tmp_path: Path) -> None:
+    """The worker dies with SIGSEGV at its first generation in the default mode (the test
+    hook): "hi" is answered all the same (the call is retried one mode safer, as on an AMX
+    CPU), and a line says the model crashed and the mode it runs in now; nothing said so."""
+    blog = make_blog(tmp_path)
+    child = chat(blog, SKILLRT_TEST_LLAMA_CRASH="decode:default")
+    child.expect(PROMPT)
+    child.sendline("hi")
+    child.expect(r"completed", timeout=120)
+    child.expect(r"the embedded model's worker died during this request \(the embedded model")
+    child.expect(r"SIGSEGV in llama\.cpp\); it starts again, in load mode no-extra-bufts")
+    child.expect(PROMPT)
+    child.sendline("hi")
+    child.expect(r"completed", timeout=120)
+    child.expect(PROMPT)
+    assert "worker died" not in (child.before or "")  # no crash this time: no line
+    assert quit_with_ctrl_d(child) == 0

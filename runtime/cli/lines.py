@@ -159,6 +159,11 @@ LINES: dict[str, tuple[str, str]] = {
     "model_endpoint": ("端点：{value}", "endpoint: {value}"),
     "model_why": ("原因：{value}", "why: {value}"),
     "model_injected": ("由宿主程序提供", "given by the host program"),
+    "model_crashed": (
+        "注意：这次请求中内置模型的工作进程崩溃了（{error}）；它已重新启动，加载方式：{mode}。",
+        "Note: the embedded model's worker died during this request ({error}); it starts"
+        " again, in load mode {mode}.",
+    ),
     "model_mode": ("加载方式：{value}", "load mode: {value}"),
     "model_local_server": ("本机服务：{value}", "local server: {value}"),
     "model_no_local_server": (

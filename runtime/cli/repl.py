@@ -233,6 +233,7 @@ class Repl:
         """Run one task (new, answered or resumed) with Ctrl-C cancelling it."""
         loop = asyncio.get_running_loop()
         self._interrupts = 0
+        crashes = len(getattr(self.rt.llm, "crashes", ()))
         self.display.start()
         running: asyncio.Future[ChatMessage | None] = asyncio.ensure_future(work)
         self._running = running
@@ -256,7 +257,20 @@ class Repl:
             self.display.stop()
         if message is not None:
             self._show(message)
+        self._crash_note(crashes, message)
         return message
+
+    def _crash_note(self, before: int, message: ChatMessage | None) -> None:
+        """Say that the embedded model's worker died during the task (and the mode it runs in
+        now), unless the reply said so. "hi" answered by a worker killed mid-stream showed the
+        Chat skill's own greeting, "completed", and nothing said the model had crashed; a
+        crash stepped around in a safer mode went unsaid too."""
+        crashes = list(getattr(self.rt.llm, "crashes", ()))[before:]
+        if not crashes or (message is not None and str(crashes[-1]) in message.content):
+            return
+        mode = getattr(self.rt.llm, "mode", None)
+        said = self._say("model_crashed", error=crashes[-1], mode=mode or "?")
+        self.console.print(Text(said, style="yellow"), highlight=False)
 
     def _show(self, message: ChatMessage) -> None:
         if message.state == State.WAITING_INPUT.value:
