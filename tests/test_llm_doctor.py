@@ -62,6 +62,22 @@ def test_doctor_reports_a_crash_with_its_signal_and_the_mode_that_works(tmp_path
 
 
 @pytest.mark.local_model
+def test_a_worker_killed_from_outside_is_no_reason_to_step_down(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A SIGKILL (the out-of-memory killer) is no fault of a mode: the doctor said "skillrt
+    # steps down to it by itself" and advised a portable build of llama.cpp.
+    monkeypatch.setenv("SKILLRT_TEST_LLAMA_CRASH", "decode:default")
+    monkeypatch.setenv("SKILLRT_TEST_LLAMA_SIGNAL", "SIGKILL")
+    path = default_model_path()
+    assert path is not None
+    probe = probe_local(path, cpuinfo=lambda: "flags : fpu sse avx2\n")
+    assert probe.status == "crashed" and probe.crashes == [("default", "SIGKILL")]
+    assert "killed from outside" in probe.describe()
+    assert "-DGGML_NATIVE=OFF" not in probe.describe()
+
+
+@pytest.mark.local_model
 def test_a_model_that_does_not_answer_in_time_is_slow() -> None:
     path = default_model_path()
     assert path is not None

@@ -184,6 +184,23 @@ async def test_a_worker_killed_from_outside_keeps_its_mode(tmp_path: Path) -> No
 
 
 @pytest.mark.local_model
+async def test_a_call_killed_before_any_text_is_tried_once_more_in_the_same_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLRT_TEST_LLAMA_CRASH", "decode:default")
+    monkeypatch.setenv("SKILLRT_TEST_LLAMA_SIGNAL", "SIGKILL")
+    llm = LocalProvider(n_ctx=1024, cpuinfo=lambda: PLAIN_CPU, state_dir=tmp_path)
+    try:
+        with pytest.raises(ModelCrashed, match="SIGKILL"):
+            await llm.chat(HI, max_tokens=4)
+        assert [c.signal_name for c in llm.crashes] == ["SIGKILL", "SIGKILL"]
+        assert llm.starts == 2 and llm.mode == "default"
+        assert not (tmp_path / MODE_FILE).exists()
+    finally:
+        await llm.aclose()
+
+
+@pytest.mark.local_model
 async def test_a_crash_at_first_load_is_retried_in_a_safe_mode_that_completes_the_task(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

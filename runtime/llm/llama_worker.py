@@ -12,7 +12,8 @@ Events: ``ready`` (the mode and the loader's parameters), ``delta``, ``done``, `
 
 ``SKILLRT_TEST_LLAMA_CRASH`` is a test hook: ``load:MODE[,MODE…]`` or ``decode:MODE[,…]`` makes
 this process send itself SIGSEGV before loading, or before generating, in one of those modes
-(a real signal in a real process, as llama.cpp's own faults are).
+(a real signal in a real process, as llama.cpp's own faults are); ``SKILLRT_TEST_LLAMA_SIGNAL``
+names another signal (``SIGKILL``: the out-of-memory killer, ``kill -9``).
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ from skillrt.llm.llama_modes import MODES, Mode
 __all__ = ["main"]
 
 CRASH_HOOK = "SKILLRT_TEST_LLAMA_CRASH"
+SIGNAL_HOOK = "SKILLRT_TEST_LLAMA_SIGNAL"
 
 
 def _crash_if_asked(when: str, mode: Mode) -> None:
     stage, _, modes = os.environ.get(CRASH_HOOK, "").partition(":")
     if stage == when and mode in modes.split(","):
-        os.kill(os.getpid(), signal.SIGSEGV)
+        os.kill(os.getpid(), signal.Signals[os.environ.get(SIGNAL_HOOK) or "SIGSEGV"])
 
 
 class _Worker:

@@ -2,7 +2,8 @@
 
 ``skillrt doctor`` runs it: it starts the worker in the mode the runtime would start in
 (``llama_modes.first_mode``), asks for one token and waits at most ``timeout_s``; a crash
-(a signal) is tried again one mode safer, as the runtime would. It writes nothing.
+(a fault signal: ``llama_modes.is_native_fault``) is tried again one mode safer, as the
+runtime would. It writes nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from skillrt.llm.llama_modes import (
     Mode,
     ModeMemory,
     first_mode,
+    is_native_fault,
     library_fingerprint,
     next_mode,
     read_cpuinfo,
@@ -60,6 +62,11 @@ class Probe:
             return f"{prefix}no token within {self.seconds:.0f} s in mode {self.mode}: slow"
         if self.status == "error":
             return f"{prefix}{self.error}"
+        if self.crashes and not is_native_fault(self.crashes[-1][1]):
+            return (
+                f"{crashed}: the worker was killed from outside (out of memory?), which no"
+                " load mode or build steps around"
+            )
         return (
             f"{crashed}: the embedded model cannot run here; try a portable build of"
             f' llama.cpp: CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install --force-reinstall'
@@ -109,7 +116,8 @@ def probe_local(
             if timed_out.is_set():
                 return Probe("slow", mode, why, timeout_s, crashes)
             crashes.append((mode, crash.signal_name or str(crash.exit_code)))
-            safer = next_mode(mode) if forced == "auto" else None
+            fault = is_native_fault(crash.signal_name)
+            safer = next_mode(mode) if forced == "auto" and fault else None
             if safer is None:
                 return Probe("crashed", mode, why, time.perf_counter() - started, crashes)
             mode = safer
