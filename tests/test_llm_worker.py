@@ -259,6 +259,20 @@ async def test_a_forced_mode_is_not_changed_after_a_crash(
         await llm.aclose()
 
 
+@pytest.mark.local_model
+async def test_a_worker_that_dies_at_load_is_one_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLRT_TEST_LLAMA_CRASH", "load:default")
+    llm = LocalProvider(n_ctx=512, mode="default", state_dir=tmp_path)
+    try:
+        with pytest.raises(ModelCrashed, match="SIGSEGV"):
+            await llm.chat(HI, max_tokens=2)
+        assert llm.starts == 1 and [c.signal_name for c in llm.crashes] == ["SIGSEGV"]
+    finally:
+        await llm.aclose()
+
+
 # --- routing ------------------------------------------------------------------------------------
 
 

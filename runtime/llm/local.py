@@ -343,8 +343,11 @@ class LocalProvider(BaseLLM):
     def _step_down(self, crash: ModelCrashed) -> bool:
         """After a crash: the next worker starts one mode safer, unless the crash was no
         fault of llama.cpp's (a SIGKILL: ``is_native_fault``), the mode is forced or already
-        the safest. Returns whether there is such a mode."""
-        self.crashes.append(crash)
+        the safest. Returns whether there is such a mode. A crash at load comes here twice
+        (from ``_ensure_started``, then from the call it failed): it is counted once, where
+        one worker that died at load was listed as two crashes."""
+        if not any(seen is crash for seen in self.crashes):
+            self.crashes.append(crash)
         current = self._mode
         if self.forced_mode != "auto" or current is None:
             return False
