@@ -34,6 +34,8 @@ FRIENDLIER = "Good news: Rust 1.78.0 is here, and it brings diagnostic attribute
         ("\n\nThe text is:\n\n" + FRIENDLIER, True, FRIENDLIER),
         ("The corrected text reads:\n" + FRIENDLIER, True, FRIENDLIER),
         ("The new version is available from:\n- the site", True, None),  # the author's
+        ("Sure! Here is the friendlier section:\n\n" + FRIENDLIER, True, FRIENDLIER),
+        ("Here's the improved introduction:\n" + FRIENDLIER, True, FRIENDLIER),
         ("Here are three tips:\n- a\n- b", True, None),  # the text's own lead-in
         ("It works.\n\nHere is the result:\n\n```\nok\n```", True, None),
     ],

@@ -125,6 +125,11 @@ def test_the_instruction_kind_and_the_scope() -> None:
     assert shorten is not None and not shorten(Generated(text=original + "More.\n")).passed
     typos = instruction_kind("fix typos", original)
     assert typos is not None and not typos(Generated(text="Completely different words.")).passed
+    # two typos fixed in a short paragraph (2 of 12 words: more than 15%) were refused
+    short = instruction_kind("fix the typos", "Use the tool with care. Theer are some typos heer.")
+    assert short is not None
+    assert short(Generated(text="Use the tool with care. There are some typos here.")).passed
+    assert not short(Generated(text="Use a hammer with care. Thou art some typo hearer.")).passed
     assert instruction_kind("make it clearer", original) is None
     rest = "The first paragraph stays where it is.\n\nThe third paragraph stays as well.\n"
     in_scope = scope(original, rest, growing=False)

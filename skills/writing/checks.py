@@ -146,11 +146,13 @@ def no_scaffolding(scaffold: Scaffold) -> Check:
 # --- no_chatter -------------------------------------------------------------------------------
 
 # A line of the model's own about the text it gives: "Here's a revised version:", "Sure! Here
-# is the edited paragraph:", "Revised version:", "以下是修改后的段落：".
+# is the edited paragraph:", "Revised version:", "以下是修改后的段落：", "Sure! Here is the
+# friendlier section:" (a section's edit: it was saved above the section).
 CHATTER = re.compile(
     r"^\W*(?:(?:sure|okay|ok|certainly|of course)\b[\s,!.]*)?"
     r"(?:(?:here(?:'s|’s| is| are)|below is|this is)\b[^\n]{0,60}?"
-    r"\b(?:version|text|paragraph|edit|rewrite|revision|draft|translation)s?"
+    r"\b(?:version|text|paragraph|edit|rewrite|revision|draft|translation|section|part|"
+    r"introduction|intro|conclusion|summary)s?"
     r"|(?:revised|edited|updated|improved|rewritten|corrected|new)\s+"
     r"(?:version|text|paragraph|post|draft|section))"
     r"[^\n]{0,40}?[:：]\W*$"
@@ -419,6 +421,7 @@ _TOKEN = re.compile(r"[\u3400-\u9fff\uac00-\ud7af\u3040-\u30ff]|[^\W\u3400-\u9ff
 ADD_MAX_REMOVED = 0.15  # an addition may drop at most this share of the original's words
 FIX_MIN_KEPT = 0.85  # fixing typos keeps at least this share of the words in place
 FIX_MAX_GROWTH = 0.15
+FIX_FREE_WORDS = 3  # words a typo fix may change in a text of any length
 
 
 def kind_of(instruction: str) -> str | None:
@@ -474,8 +477,10 @@ def instruction_kind(instruction: str, original: str) -> Check | None:
                     zh=f"要求缩短，但文字从 {old} 个词变成了 {new} 个",
                 )
             return Verdict("instruction_kind", True, f"{old} → {new} words")
-        kept = 1 - removed / max(old, 1)
-        if kept < FIX_MIN_KEPT or new > old * (1 + FIX_MAX_GROWTH) + 3:
+        # (3 words may change whatever the length: two typos fixed in a 12-word paragraph
+        # were refused, "2 of the 12 words changed")
+        changed_too_much = removed > max(FIX_FREE_WORDS, (1 - FIX_MIN_KEPT) * old)
+        if changed_too_much or new > old * (1 + FIX_MAX_GROWTH) + 3:
             return Verdict(
                 "instruction_kind",
                 False,
