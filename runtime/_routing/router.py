@@ -951,6 +951,15 @@ class IntentRouter:
         elif (
             result is not None
             and result.source == "classifier"
+            and result.confidence > _DISPUTED
+            and self._web_unsaid(result.type, routed)
+        ):
+            # A web search the text says no word of: "整理一下" (tidy up, 0.89) searched the web
+            # for "整理一下" unasked. Below act_threshold, the user is asked yes or no first.
+            result = result._replace(confidence=_DISPUTED)
+        elif (
+            result is not None
+            and result.source == "classifier"
             and result.type == CHAT
             and self.unclassified
         ):
@@ -1106,6 +1115,18 @@ class IntentRouter:
         return (
             spec is not None
             and spec.effect == "delete"
+            and spec.cues is not None
+            and spec.cues.search(text) is None
+        )
+
+    def _web_unsaid(self, intent: str, text: str) -> bool:
+        """Whether ``intent`` reaches the web with a search (its ``effect``, no page to open)
+        and ``text`` holds none of its keywords (``cues``)."""
+        spec = self.spec(intent)
+        return (
+            spec is not None
+            and spec.effect == "web"
+            and "url" not in spec.params
             and spec.cues is not None
             and spec.cues.search(text) is None
         )
