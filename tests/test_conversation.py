@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -425,6 +426,32 @@ async def test_a_question_the_blog_cannot_answer_gets_a_marked_general_answer(bl
     msg = await off.process_input("what is the capital of France?")
     assert "The blog has nothing on" in msg.content and "General answer" not in msg.content
     await off.close()
+
+
+async def test_a_general_answer_run_by_name_sees_the_answer_it_follows_up(blog: Path) -> None:
+    """``run_skill`` adds no user turn: the last turn is the assistant's answer, and it was the
+    one dropped (as if it were the question), so the follow-up was asked with no answer
+    before it and two user turns in a row."""
+    prompts: list[list[LLMMessage]] = []
+
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        prompts.append(messages)
+        return "Monads came to programming from category theory."
+
+    rt = chat_runtime(blog, FunctionModel(model))
+    await rt.initialize()
+    first = await rt.process_input("what is a monad?", {"session_id": "m"})
+    assert "General answer" in first.content, first.content
+    prompts.clear()
+    msg = await rt.run_skill(
+        "AnswerQuestion", {"question": "and who invented monads?"}, {"session_id": "m"}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    sent = [(m["role"], m["content"]) for m in prompts[-1][1:]]
+    assert sent[-2] == ("assistant", first.content)
+    assert sent[-1] == ("user", "and who invented monads?")
+    assert all(a[0] != b[0] for a, b in pairwise(sent)), sent
 
 
 async def test_a_200_turn_chat_sends_the_model_a_bounded_conversation(blog: Path) -> None:

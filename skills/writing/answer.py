@@ -1279,10 +1279,19 @@ async def _newest(ctx: SkillContext) -> SkillResult:
     )
 
 
+def _earlier_turns(ctx: SkillContext) -> list[LLMMessage]:
+    """The conversation before the question, which the prompt says last: the turns without
+    the request itself, when they end with it. A run by ``run_skill`` adds no user turn, and
+    dropping the last one dropped the assistant's answer the question followed up ("and who
+    invented them?" after a general answer on monads was asked with no answer before it)."""
+    turns = ctx.conversation.messages()
+    return turns[:-1] if turns and turns[-1]["role"] == "user" else turns
+
+
 async def _general_answer(ctx: SkillContext, question: str) -> str:
     """What the model knows, with the conversation; empty when it fails or says nothing."""
     system = GENERAL_SYSTEM.format(lang=language_name(ctx.input.language))
-    turns = ctx.conversation.messages(exclude_last=True)
+    turns = _earlier_turns(ctx)
     prompt: list[LLMMessage] = [
         {"role": "system", "content": system},
         *turns,
