@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import PurePosixPath
+from typing import Any
 
 from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.posts import PostMeta
@@ -115,6 +116,11 @@ REPLIES = Replies(
         "which_post_named": (
             "要{action}？\n\n{lines}\n\n请回复编号或文章名。",
             "Which post should I {action}?\n\n{lines}\n\nAnswer with a number or a name.",
+        ),
+        # (before "which post?" when "it" means a post deleted in the session)
+        "post_gone": (
+            "`{path}` 已经不在博客里了（删除或移走了）。\n\n",
+            "`{path}` is no longer on the blog (deleted or moved).\n\n",
         ),
         "no_post_chosen": (
             "没有找到你说的那篇文章，所以什么都没做。可以给出路径（如 posts/x.md）再试一次。",
@@ -598,16 +604,61 @@ def request_lead(request: str) -> str:
     return "" if _REFERS.search(lead) else lead
 
 
+# "it", "this post", "这篇": the post the session spoke of last (``gone_post``).
+_IT = re.compile(r"\b(?:it|this|that)\b|它|这篇|那篇", re.I)
+
+
+def gone_post(ctx: SkillContext) -> list[str]:
+    """The post the request means that the session named and the blog no longer holds (it
+    was deleted, or moved), as ``[path, how]``: ``named``, a word of its file name that names
+    no post still there ("the docker post" after posts/docker-basics.md went to the trash),
+    or ``it``, "it" or "this post" with none open when the post named last is gone. Empty
+    when there is none. After a delete, "what tags does the docker post have?" asked which
+    post, listing others, as if the one deleted had never been. Blocking I/O: a sync step."""
+    if ctx.input.current_file or ctx.input.selected_text:
+        return []
+    posts = ctx.memory.posts
+    named = ctx.conversation.mentioned
+    gone = [path for path in named if _not_held(posts, path)]
+    if not gone:
+        return []
+    said = {w for w in _words(ctx.input.text) if len(w) > 2} - _FILLER - _ANSWER_FILLER
+    if said:
+        held = set(_words(" ".join(f"{m.title} {_file_name(m.path)}" for m in posts.all_posts())))
+        for path in gone:
+            if said & set(_words(_file_name(path).replace("-", " "))) - held:
+                return [path, "named"]
+    if named[0] == gone[0] and _IT.search(ctx.input.text):
+        return [gone[0], "it"]
+    return []
+
+
+def _not_held(posts: Any, path: str) -> bool:
+    """Whether the blog holds no post at ``path`` (a path outside it is none of its posts)."""
+    try:
+        return posts.get(path) is None
+    except PathNotAllowed:
+        return False
+
+
 async def ask_for_post(ctx: SkillContext, action: str) -> str | None:
     """Ask which post to ``action`` (a verb in the user's language; WAITING_INPUT); the chosen
-    path, or None if none matched (or the blog has no posts)."""
-    # A step, so a resumed task matches the answer against the list the user saw.
+    path, or None if none matched (or the blog has no posts). A post the request names that
+    the blog no longer holds (``gone_post``) is not asked about: its path is returned, and the
+    skill says it is not there; "it", meaning a post gone, is asked about, the question
+    saying first that it is gone."""
+    gone = await ctx.step("gone_post", lambda: gone_post(ctx), returns=list[str])
+    if gone and gone[1] == "named":
+        return gone[0]
+    note = ctx.reply("post_gone", path=gone[0]) if gone else ""
     choices = await ctx.step("choices", lambda: likely_posts(ctx), returns=list[tuple[str, str]])
     if not choices:
         return None
     lines = "\n".join(f"{i}. {title} (`{path}`)" for i, (path, title) in enumerate(choices, 1))
     named = "哪篇文章" in action
-    question = ctx.reply("which_post_named" if named else "which_post", action=action, lines=lines)
+    question = note + ctx.reply(
+        "which_post_named" if named else "which_post", action=action, lines=lines
+    )
 
     def accepts(text: str) -> bool:  # a request typed instead ends this task and is routed
         return not new_request(text) or match_choice(ctx, text, choices) is not None
