@@ -30,7 +30,7 @@ from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
 
 from .blog_facts import REPLIES as BLOG_FACTS_REPLIES
-from .blog_facts import blog_extreme, extreme_asked
+from .blog_facts import blog_extreme, extreme_asked, extreme_followed_up
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
 from .checks import (
@@ -63,6 +63,7 @@ from .pick import (
     ask_for_post,
     described_posts,
     listed_post,
+    listed_posts,
     named_post,
     newest_post,
     no_post_chosen,
@@ -1049,6 +1050,11 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return await suggest_tags(ctx, post) if post else no_post_chosen(ctx)
     if (tags := tag_ask(question)) is not None:  # by tag, or the tags: the index's, no model
         return await list_by_tag(ctx, tags, "drafts_left_out")
+    if (follow := extreme_followed_up(question)) is not None:  # "and the oldest one?": of the
+        among = tuple(listed_posts(ctx))  # posts the last reply listed, else of the blog
+        if follow == "newest" and not among:
+            return await _newest(ctx)
+        return await blog_extreme(ctx, follow, among)
     if (extreme := extreme_asked(question)) is not None:  # the oldest, the longest…: the index's
         return await blog_extreme(ctx, extreme)  # (before a post's tags: "我最常用的标签是什么")
     if (words := post_tags_asked(question)) == "":  # "what tags do my posts use?"

@@ -18,9 +18,9 @@ from skillrt import Replies, SkillContext, SkillResult
 from .listing import post_line, tag_counts
 from .post_length import length_of
 
-__all__ = ["REPLIES", "Extreme", "blog_extreme", "extreme_asked"]
+__all__ = ["REPLIES", "Extreme", "blog_extreme", "extreme_asked", "extreme_followed_up"]
 
-Extreme = Literal["oldest", "longest", "shortest", "top_tag"]
+Extreme = Literal["oldest", "longest", "shortest", "top_tag", "newest"]
 
 REPLIES = Replies(
     {
@@ -46,6 +46,12 @@ REPLIES = Replies(
             "Your most used tag(s): {tags} ({count} post(s) each)",
         ),
         "no_tags_used": ("博客的文章还没有标签。", "No post on the blog has a tag yet."),
+        "newest_listed": ("最新的：\n{line}", "The newest:\n{line}"),
+        # the extreme of the posts the last reply listed ("and the oldest one?" after a list)
+        "of_listed": (
+            "上面列出的文章中{what}：\n{line}",
+            "Of the posts listed above, the {what}:\n{line}",
+        ),
     }
 )
 
@@ -109,11 +115,53 @@ def extreme_asked(question: str) -> Extreme | None:
     return next((which for which, pattern in _ASKS if pattern.match(text)), None)
 
 
-def _extreme(ctx: SkillContext, which: Extreme) -> list[str]:
+# A follow-up that asks for one post by an extreme, with no post named: "and the oldest one?",
+# "what about the longest?", "which one is the newest?", "最早的那篇呢？" (the classifier sent
+# "and the oldest one?" to the chat, after a list of posts). Of the posts the last reply
+# listed, when it listed some; else of the blog.
+_FOLLOW_UP = re.compile(
+    r"^(?:(?:and|so|ok(?:ay)?|well|then|what\s+about|how\s+about)[\s,]+)*(?:(?:what|which)"
+    r"(?:['’]s|\s+is|\s+was)\s+)?(?:the\s+)?(?P<en>oldest|earliest|newest|latest|most\s+recent|"
+    r"longest|shortest)(?:\s+(?:one|post|article|entry))?(?:\s+of\s+(?:them|those|these|all))?"
+    r"|^which\s+(?:one|of\s+(?:them|those|these))\s+(?:is|was)\s+(?:the\s+)?(?P<en2>oldest|"
+    r"earliest|newest|latest|most\s+recent|longest|shortest)(?:\s+(?:one|post|article))?"
+    r"|^(?:那|那么)?(?:其中)?(?P<zh>最早|最老|最新|最近|最长|最短)(?:的(?:那|一)?(?:篇|个)?|"
+    r"(?:那|一)?(?:篇|个))(?:呢|是哪一?篇|是哪个)?"
+)
+_FOLLOW_UP_END = re.compile(r"\s*[?？.。!！]*$")
+_EXTREME_WORDS: dict[str, Extreme] = {
+    "oldest": "oldest", "earliest": "oldest", "newest": "newest", "latest": "newest",
+    "most recent": "newest", "longest": "longest", "shortest": "shortest", "最早": "oldest",
+    "最老": "oldest", "最新": "newest", "最近": "newest", "最长": "longest", "最短": "shortest",
+}  # fmt: skip
+
+
+_LISTED_WORDS: dict[Extreme, tuple[str, str]] = {
+    "oldest": ("最早的", "oldest"), "newest": ("最新的", "newest"),
+    "longest": ("最长的", "longest"), "shortest": ("最短的", "shortest"),
+    "top_tag": ("", ""),
+}  # fmt: skip
+
+
+def extreme_followed_up(question: str) -> Extreme | None:
+    """Which extreme a follow-up with no post named asks for ("and the oldest one?"), or
+    None."""
+    text = " ".join(question.split())
+    found = _FOLLOW_UP.match(text)
+    if found is None or _FOLLOW_UP_END.fullmatch(text, found.end()) is None:
+        return None
+    word = " ".join((found.group("en") or found.group("en2") or found.group("zh")).split())
+    return _EXTREME_WORDS[word.casefold()]
+
+
+def _extreme(ctx: SkillContext, which: Extreme, among: tuple[str, ...] = ()) -> list[str]:
     """``[line, path, count]`` for the post (or ``[tags, "", count]`` for the top tag); empty
-    when there is none. Published posts only. Blocking I/O: a sync step."""
+    when there is none. Published posts only (of ``among`` when given). Blocking I/O: a sync
+    step."""
     ctx.memory.refresh()
     posts = [meta for meta in ctx.memory.posts.all_posts() if not meta.draft]
+    if among:
+        posts = [meta for meta in posts if meta.path in among]
     if which == "top_tag":  # (counted as the blog's tag list counts them)
         counts = tag_counts(posts)
         if not counts:
@@ -121,11 +169,12 @@ def _extreme(ctx: SkillContext, which: Extreme) -> list[str]:
         most = max(counts.values())
         top = sorted(tag for tag, count in counts.items() if count == most)
         return [", ".join(top), "", str(most)]
-    if which == "oldest":
+    if which in ("oldest", "newest"):
         dated = [meta for meta in posts if meta.date]
         if not dated:
             return []
-        meta = min(dated, key=lambda m: (m.date or "", m.path))
+        pick_by = min if which == "oldest" else max
+        meta = pick_by(dated, key=lambda m: (m.date or "", m.path))
         return [post_line(1, meta).removeprefix("1. "), meta.path, ""]
     sizes = []
     for meta in posts:
@@ -139,11 +188,15 @@ def _extreme(ctx: SkillContext, which: Extreme) -> list[str]:
     return [post_line(1, meta).removeprefix("1. "), meta.path, str(words)]
 
 
-async def blog_extreme(ctx: SkillContext, which: Extreme) -> SkillResult:
-    """The reply naming the blog's oldest, longest or shortest post, or its most used tag."""
-    found = await ctx.step(f"blog_{which}", partial(_extreme, ctx, which), returns=list[str])
+async def blog_extreme(
+    ctx: SkillContext, which: Extreme, among: tuple[str, ...] = ()
+) -> SkillResult:
+    """The reply naming the blog's oldest, newest, longest or shortest post (of ``among``,
+    the posts the last reply listed, when given), or its most used tag."""
+    extreme = partial(_extreme, ctx, which, among)
+    found = await ctx.step(f"blog_{which}", extreme, returns=list[str])
     if not found:
-        if which == "oldest":
+        if which in ("oldest", "newest"):
             message = ctx.reply("no_oldest_post")
         elif which == "top_tag":
             message = ctx.reply("no_tags_used")
@@ -154,8 +207,17 @@ async def blog_extreme(ctx: SkillContext, which: Extreme) -> SkillResult:
     if which == "top_tag":
         message = ctx.reply("top_tag", tags=line, count=count)
         return SkillResult(message=message, data={"found": True, "tags": line.split(", ")})
-    if which == "oldest":
+    if among:
+        zh, en = _LISTED_WORDS[which]
+        if ctx.input.language == "zh":
+            what = zh + (f"（{count} 个词）" if count else "")
+        else:
+            what = en + (f" ({count} words)" if count else "")
+        message = ctx.reply("of_listed", what=what, line=line)
+    elif which == "oldest":
         message = ctx.reply("oldest_post", line=line)
+    elif which == "newest":
+        message = ctx.reply("newest_listed", line=line)
     elif which == "longest":
         message = ctx.reply("longest_post", line=line, words=count)
     else:

@@ -37,6 +37,7 @@ __all__ = [
     "described_posts",
     "likely_posts",
     "listed_post",
+    "listed_posts",
     "match_choice",
     "named_post",
     "newest_post",
@@ -230,13 +231,22 @@ def listed_post(ctx: SkillContext) -> str | None:
     """The post a request picks by its number in the last reply's list of posts ("summarize
     the second one" after "list posts about python"), or None."""
     place = _ordinal(ctx.input.text)
-    last = ctx.conversation.last_answer if place is not None else None
-    if not last:
-        return None
-    listed = {int(m.group(1)): m.group(2) for m in _LISTED_POST.finditer(last)}
+    listed = _numbered(ctx) if place is not None else {}
     if not listed or place is None:
         return None
     return listed.get(max(listed) if place == -1 else place)
+
+
+def listed_posts(ctx: SkillContext) -> list[str]:
+    """The paths of the last reply's numbered list of posts, in its order (empty: the last
+    reply listed none)."""
+    listed = _numbered(ctx)
+    return [listed[n] for n in sorted(listed)]
+
+
+def _numbered(ctx: SkillContext) -> dict[int, str]:
+    last = ctx.conversation.last_answer
+    return {int(m.group(1)): m.group(2) for m in _LISTED_POST.finditer(last)} if last else {}
 
 
 def _stem(word: str) -> str:
