@@ -480,6 +480,21 @@ _ABOUT_VERB_EN = (
     r"(?:are\s+about|is\s+about|talks?\s+about|mentions?|covers?|discuss(?:es)?|are\s+on|"
     r"deals?\s+with|refers?\s+to|touch(?:es)?\s+on)"
 )
+# Drafts asked about: the same regexes as the table's firm rules for them (config/intents.toml),
+# so that a request routed here for its drafts is answered with them ("what about drafts?" and
+# "那草稿呢" were routed here, taken for no drafts question, and searched).
+_DRAFTS_EN = re.compile(
+    r"^(?:(?:and|so|ok(?:ay)?|well|what\s+about|how\s+about)[\s,]+)?(?:(?:do|did)\s+(?:i|we)\s+"
+    r"(?:still\s+)?have\s+|have\s+(?:i|we)\s+(?:still\s+)?got\s+|(?:are|is)\s+there\s+"
+    r"(?:still\s+)?|how\s+many\s+|count\s+|any\s+|(?:my|the|our)\s+)?(?:any\s+|my\s+|the\s+)?"
+    r"(?:unpublished\s+)?drafts?(?:\s+(?:left|yet|now|at\s+all|lying\s+around|on\s+(?:my|the|"
+    r"this)\s+blog|(?:do|did)\s+(?:i|we)\s+have|are\s+there|please))*\s*[?.!]*$",
+    re.I,
+)
+_DRAFTS_ZH = re.compile(
+    r"^(?:那|那么)?\s*(?:我的?|博客里?)?\s*(?:还)?\s*(?:有没有|有)?\s*(?:没有)?\s*草稿"
+    r"(?:吗|呢|么|嘛|没有)?\s*[?？。!！]*$"
+)
 _LISTING = [
     re.compile(
         r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:list|show(?:\s+me)?|give\s+me|"
@@ -495,19 +510,13 @@ _LISTING = [
     # The drafts: "do I have any drafts?", "any drafts?", "how many drafts?", "which posts are
     # drafts?", "有草稿吗？", "草稿呢？" ("list my drafts" is the first pattern's). They went to
     # the search, which leaves drafts out, then to a general answer: "You have no drafts".
-    re.compile(
-        r"^(?:(?:do|did)\s+(?:i|we)\s+(?:still\s+)?have\s+(?:any\s+)?|(?:are|is)\s+there\s+"
-        r"(?:any\s+)?|how\s+many\s+|any\s+)(?:unpublished\s+)?drafts?(?:\s+(?:are\s+there|do\s+(?:i|we)\s+have|left|"
-        r"yet|now|on\s+(?:my|the|this)\s+blog))?\s*[?.!]*$",
-        re.I,
-    ),
+    _DRAFTS_EN,
     re.compile(
         r"^(?:which|what)\s+(?:of\s+(?:my|the)\s+)?(?:posts?|articles?|entries)\s+(?:are|is)\s+"
         r"(?:still\s+)?(?:a\s+)?drafts?\s*[?.!]*$",
         re.I,
     ),
-    re.compile(r"^(?:我|博客里?)?\s*(?:还)?(?:有没有|有)\s*草稿(?:吗|么|嘛)?\s*[?？。!！]*$"),
-    re.compile(r"^(?:我的)?草稿呢\s*[?？。!！]*$"),
+    _DRAFTS_ZH,
     # "find posts about vim", "search my blog for ssh", "any posts on docker?": the model
     # answered with titles and web addresses it made up.
     re.compile(
