@@ -53,3 +53,33 @@ async def test_a_post_named_in_quotes_with_spaces_is_the_one_deleted(tmp_path: P
         await rt.close()
     assert done.data.get("deleted") is True and done.data["path"] == "posts/my notes/first day.md"
     assert not post.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'show me the post "posts/my notes/first day.md"',
+        "show me 'posts/my notes/first day.md'",
+        "show the file posts/my-notes.md",
+    ],
+)
+async def test_a_post_shown_by_its_path_after_the_post_or_in_quotes(text: str) -> None:
+    """ "show me the post <path>" and a quoted path were offered a delete, an edit or a
+    summary (the classifier's DeleteArticle at 0.30), never the post shown."""
+    parsed = await _router(None).parse(text, ask_model=False)
+    assert (parsed.type, parsed.confidence) == ("ANSWER_QUESTION", 1.0)
+
+
+async def test_a_post_with_spaces_in_its_path_is_shown(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    post = blog / "posts" / "my notes" / "first day.md"
+    post.parent.mkdir()
+    post.write_text("---\ntitle: First day\ndate: 2024-10-01\n---\n\nIt rained.\n", "utf-8")
+    rt = writing_runtime(blog, FunctionModel(WritingModelFn()))
+    await rt.initialize()
+    try:
+        shown = await rt.process_input('show me the post "posts/my notes/first day.md"')
+    finally:
+        await rt.close()
+    assert shown.content.startswith("`posts/my notes/first day.md`, as it is written:")
+    assert "It rained." in shown.content

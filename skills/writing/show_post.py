@@ -51,12 +51,20 @@ _NOT_A_NAME = (
     r"posts|articles|drafts|changes?)\s|notes\s(?!(?:post|article|draft)\b)"
 )
 _LOCAL_MD = r"(?![\w-]+\.[A-Za-z]{2,}/)[\w./-]+\.md"
+# A path in the English rule, after "the post" or not, in quotes with its spaces or Chinese
+# characters ("show me the post \"posts/my notes/first day.md\"" was offered a delete, an edit
+# or a summary).
+_OPENS, _CLOSES = "\"'“‘`「", "\"'”’`」"  # (quotes around a path)
+_SHOWN_MD = (
+    r"(?:(?:the\s+)?(?:post|article|draft|file)\s+)?(?:[" + _OPENS + "][^" + _OPENS + "”’」"
+    r"\n]{0,200}?\.md[" + _CLOSES + "]|" + _LOCAL_MD + ")"
+)
 SHOW_EN = re.compile(  # (the same as its table rule in intents.toml)
     r"^(?:(?:please|pls|can\s+you|could\s+you|would\s+you|now|ok(?:ay)?|so|and)[\s,]+)*"
     r"(?:show|display|view|print|pull\s+up|bring\s+up|let\s+me\s+see|read\s+me|open(?=\s+(?:the|my)\s))"
     r"(?:\s+me)?\s+(?:it|this|that|the\s+(?:whole\s+|full\s+)?(?:post|article|draft|note|text)|"
     r"(?:the|my)\s+(?:(?!" + _NOT_A_NAME + r")" + NAME_WORD + r"\s+){1,6}?(?:post|article|draft|"
-    r"note)|" + _LOCAL_MD + ")"
+    r"note)|" + _SHOWN_MD + ")"
     r"(?:\s+(?:again|in\s+full|please))?\s*[.!?]*$",
     re.I,
 )
