@@ -187,6 +187,30 @@ async def test_a_question_on_the_drafts_lists_them(chat: Any, question: str) -> 
     assert model.asked == []
 
 
+@pytest.mark.parametrize(
+    ("question", "start"),
+    [
+        ("how many posts are on my blog right now?", "Posts on the blog: 7"),
+        ("how many articels have i published", "Posts on the blog: 7"),
+        ("我一共写了多少篇文章？", "博客共有 7 篇文章"),
+        ("我目前有多少篇文章", "博客共有 7 篇文章"),
+        ("list everything I wrote in 2024", "Posts from 2024: 3"),
+        ("did I ever write about kubernetes", "The blog has no posts on “kubernetes”"),
+        ("have I written anything on docker?", "Posts on “docker”: 4"),
+    ],
+)
+async def test_a_count_or_a_list_asked_in_other_words_is_the_indexs(
+    chat: Any, question: str, start: str
+) -> None:
+    """Each went to the search and the model: "我一共写了多少篇文章？" was told the blog has
+    nothing on it, "how many posts are on my blog right now?" answered from two posts' text,
+    "did I ever write about kubernetes" from posts on other things."""
+    rt, model = chat
+    msg = await _answer(rt, question)
+    assert msg.content.startswith(start), msg.content
+    assert model.asked == []
+
+
 # Routed to AnswerQuestion by the table's firm drafts rules, which it did not take for a drafts
 # question: searched (drafts left out), then answered in general.
 ROUTED_FOR_DRAFTS = [

@@ -471,7 +471,14 @@ def post_of_release(question: str, posts: Iterable[PostMeta]) -> str | None:
 # "list my posts", "what posts do I have about rust?", "show me the articles on go",
 # "我有哪些关于 Rust 的文章", "列出所有文章": the index's own list, no model (its summary of each
 # post was made up; the titles, dates and descriptions are the posts' own).
-_POSTS_EN = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|blog\s+posts?|drafts?)"
+# (with the commonest typos of "articles" and "posts": "how many articels have i published")
+_POSTS_EN = (
+    r"(?:blog\s+)?(?:posts?|psots|articles?|articels|artciles|aritcles|entries|notes|"
+    r"blog\s+posts?|drafts?)"
+)
+# "… right now?", "… so far", "… in total": a count asked of the blog as it stands.
+_SO_FAR = r"(?:\s+(?:right\s+now|now|today|so\s+far|in\s+total|altogether|all\s+together))?"
+_SO_FAR_ZH = r"一共|总共|总计|目前|现在|到现在|迄今|至今"
 _TOPIC_EN = (  # ("from": "show my posts from 2023" went to the search and the model)
     r"(?:\s+(?:about|on|regarding|covering|mentioning|tagged(?:\s+with)?|in|from)\s+"
     r"(?P<topic>.+?))?"
@@ -539,6 +546,15 @@ _LISTING = [
         r"\s+(?:about|on|regarding|covering)\s+(?P<topic>.+?)\s*[?.!]*$",
         re.I,
     ),
+    # "did I ever write about kubernetes", "have I written anything on tmux?": the search's
+    # best hits on other things were answered from. ("did I write about docker in 2023?" is
+    # a question on those days, below.)
+    re.compile(
+        r"^(?:did|have)\s+(?:i|we)\s+(?:ever\s+(?:write|written|wrote|blog(?:ged)?|post(?:ed)?)"
+        r"\s+(?:anything\s+|something\s+)?|(?:write|written|wrote|blog(?:ged)?|post(?:ed)?)\s+"
+        r"(?:anything|something)\s+)(?:about|on|regarding)\s+(?P<topic>.+?)\s*[?.!]*$",
+        re.I,
+    ),
     # "which posts mention docker?", "posts that are about rust", "which of my articles
     # cover sqlite?": a list, which the index answers (the model used to write it).
     re.compile(
@@ -584,17 +600,28 @@ _DATED = [
     re.compile(
         rf"^how\s+many\s+{_POSTS_EN}\s+(?:(?:do|did|have)\s+(?:i|we)\s+(?:have|write|written|"
         r"wrote|publish(?:ed)?)|are\s+there|are\s+on\s+(?:the|my)\s+blog|does\s+(?:the|my)\s+"
-        r"blog\s+have)(?:\s+(?:in|during)\b)?(?P<topic>\s+.+?)??\s*[?.!]*$",
+        r"blog\s+have)(?:\s+(?:in|during)\b)?(?P<topic>\s+.+?)??" + _SO_FAR + r"\s*[?.!]*$",
+        re.I,
+    ),
+    # "list everything I wrote in 2024", "show me all I've published" (searched, and the model
+    # asked).
+    re.compile(
+        r"^(?:please\s+)?(?:list|show(?:\s+me)?|give\s+me)\s+(?:everything|all|what)\s+(?:that\s+)?"
+        r"(?:i|we)(?:['’]ve|\s+have)?\s+(?:wrote|written|published|posted|blogged)(?:\s+(?:in|during)\b)?"
+        r"(?P<topic>\s+.+?)??" + _SO_FAR + r"\s*[?.!]*$",
         re.I,
     ),
     re.compile(
         # (the date before 我: "2024年我写了几篇文章？"; 多少篇 as 几篇: "我 2024 年写了多少篇
         # 文章？" was told no post is dated 2024, and answered in general)
-        r"^(?:我|博客里?)?\s*(?P<topic>[^？?\s][^？?]{0,20}?)?\s*(?:我\s*)?"
+        r"^(?:我|博客里?)?\s*(?P<topic>[^？?\s][^？?]{0,20}?)??\s*(?:我\s*)?(?:"
+        + _SO_FAR_ZH
+        + r")?"
         r"(?:写了|写过|发了|发布了)(?:什么|哪些|几篇|多少篇?)\s*(?:文章|博文|帖子)?\s*[?？。!！]*$"
     ),
     re.compile(
-        r"^(?:我|博客里?|博客)?\s*(?:有|一共有|总共有)(?:多少|几)\s*篇?\s*(?:文章|博文|帖子|草稿)"
+        r"^(?:我|博客里?|博客)?\s*(?:" + _SO_FAR_ZH + r")?(?:有|一共有|总共有)(?:多少|几)\s*篇?\s*"
+        r"(?:文章|博文|帖子|草稿)"
         r"\s*[?？。!！]*$"
     ),
 ]
