@@ -79,3 +79,26 @@ async def test_a_post_still_there_is_asked_about_as_before(tmp_path: Path) -> No
         await rt.close()
     assert "question" in said.data, said.content
     assert "posts/python-asyncio.md" in said.content
+
+
+@pytest.mark.parametrize(
+    ("request_", "path"),
+    [
+        ("which posts link to the sqlite one?", "posts/sqlite-fts5.md"),
+        ("summarize the docker one", "posts/docker-basics.md"),
+        ("what tags does the go one have?", "posts/go-concurrency.md"),
+    ],
+)
+async def test_the_x_one_names_a_post_as_the_x_post_does(
+    tmp_path: Path, request_: str, path: str
+) -> None:
+    """ "which posts link to the sqlite one?" was told no post on the blog is "the sqlite one";
+    the others asked which post."""
+    blog = copy_blog(tmp_path / "blog")
+    rt = writing_runtime(blog, FunctionModel(WritingModelFn()))
+    await rt.initialize()
+    try:
+        said = await rt.process_input(request_)
+    finally:
+        await rt.close()
+    assert said.state == "COMPLETED" and path in said.content, said.content

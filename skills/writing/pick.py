@@ -59,10 +59,12 @@ _ABOUT_EN = re.compile(
     r"(?=$|[,;!?()\[\]]|[:.](?!\w)|\s(?:to|into|in|for|so|and|please|then|with)\s)",
     re.I,
 )
+# ("the sqlite one": "which posts link to the sqlite one?" was told no post is "the sqlite
+# one")
 _BEFORE_EN = re.compile(
     r"\b(?:the|my|that|this|our)\s+"
     r"(?P<words>(?:(?!(?:the|my|that|this|our)\s)[^\W_][\w'’.+#-]*\s+){1,6}?)"
-    r"(?:blog\s+)?(?:post|article|entry|note|piece|essay|draft)\b",
+    r"(?:blog\s+)?(?:post|article|entry|note|piece|essay|draft|one)\b",
     re.I,
 )
 _ABOUT_ZH = re.compile(
