@@ -98,7 +98,8 @@ REPLIES = Replies(
     }
 )
 
-_POSTS = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|drafts?)"
+# ("everything tagged python": "show me everything tagged python" was asked about)
+_POSTS = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|drafts?|everything|anything)"
 _LEAD = (
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?"
     r"(?:(?:what|which|how\s+many)\s+(?:of\s+(?:my|the|your|our)\s+)?|(?:show(?:\s+me)?|list|find|"
