@@ -30,6 +30,10 @@ from tests.writing_support import writing_runtime
         ("这篇文章是谁写的？", ("author", "这篇文章")),
         ("这篇文章是什么时候写的？", ("date", "这篇文章")),
         ("这篇文章属于什么分类？", ("categories", "这篇文章")),
+        # asked which of three actions, and searched
+        ("what date is the git workflow post from", ("date", "the git workflow post")),
+        ("关于 docker 的文章是哪天发的？", ("date", "关于 docker 的文章")),
+        ("what date is the 1980s from?", None),
         # the blog asked, or no post named: the search's
         ("when did I write about rust?", None),
         ("who wrote the book rust in action?", None),
@@ -133,3 +137,26 @@ async def test_a_fact_of_a_post_named_by_its_path_is_routed_and_read(
     await rt.close()
     assert msg.state == "COMPLETED" and said in msg.content, msg.content
     assert llm.call_count == 0
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("what date is the git workflow post from", "is dated 2023-08-30"),
+        ("关于 docker 的文章是哪天发的？", "的日期：2024-08-15"),
+    ],
+)
+async def test_a_posts_date_asked_in_other_words_is_its_own(
+    tmp_path: Path, question: str, said: str
+) -> None:
+    from benchmarks.bench_routing import _router
+
+    assert (await _router(None).parse(question, ask_model=False)).type == "ANSWER_QUESTION"
+    llm = ScriptedModel([])
+    rt = writing_runtime(copy_blog(tmp_path / "blog"), llm)
+    await rt.initialize()
+    try:
+        msg = await rt.process_input(question)
+    finally:
+        await rt.close()
+    assert said in msg.content and llm.call_count == 0, msg.content

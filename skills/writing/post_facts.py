@@ -88,7 +88,11 @@ _ASKS: list[tuple[Fact, re.Pattern[str]]] = [
         "date",
         re.compile(
             r"^what\s+(?:is|was)\s+(?:(?P<post>its|the\s+post['’]s)\s+date|the\s+date\s+"
-            r"(?:of|on)\s+(?P<post2>.+?))" + _END,
+            r"(?:of|on)\s+(?P<post2>.+?))"
+            + _END
+            # "what date is the git workflow post from?" (asked which of three actions)
+            + r"|^what\s+(?:date|day|year|month)\s+(?:is|was)\s+(?P<post3>.+?)\s+from"
+            + _END,
             re.I,
         ),
     ),
@@ -126,6 +130,8 @@ _ASKS: list[tuple[Fact, re.Pattern[str]]] = [
 _NAMES_POST_ZH = re.compile(
     r"(?:这篇|那篇)(?:文章|博文|笔记)?|[^，。？?里中的]{1,30}?(?:那篇|这篇)(?:文章|博文|笔记)?"
     r"|《[^》]{1,80}》|[\w./-]+\.md"
+    # "关于 docker 的文章是哪天发的？" (searched, and the model asked)
+    r"|(?:关于|讲)[^，。？?里中]{1,30}?的(?:那篇|这篇)?(?:文章|博文|笔记)"
 )
 
 
