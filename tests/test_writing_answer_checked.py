@@ -38,6 +38,10 @@ GOOD = "It ranks `MATCH` results with `bm25()` ([SQLite FTS5](posts/sqlite-fts5.
 # Too short for ``grounded`` to judge, and its figures in no post found
 FIGURES = "It ranks with bm25, 37% faster since SQLite 3.45 [1]."
 
+# Shown as answers, done: the model saying it cannot, and one stopping mid-sentence
+REFUSAL = "As an AI language model, I cannot access your blog posts or browse files."
+CUT_SHORT = "The sqlite post says results are ranked with bm25, which"
+
 
 @pytest.fixture
 def blog(tmp_path: Path) -> Path:
@@ -62,8 +66,19 @@ async def _answer(blog: Path, answers: list[str], question: str = QUESTION) -> t
         ([QUESTIONS, QUESTIONS], "not_questions"),
         ([GROUNDLESS, GROUNDLESS], "grounded"),
         ([FIGURES, FIGURES], "figures"),
+        ([REFUSAL, REFUSAL], "not_degenerate"),
+        ([CUT_SHORT, CUT_SHORT], "not_degenerate"),
     ],
-    ids=["repeated-lines", "made-up-code", "said-twice", "questions", "groundless", "figures"],
+    ids=[
+        "repeated-lines",
+        "made-up-code",
+        "said-twice",
+        "questions",
+        "groundless",
+        "figures",
+        "as-an-ai",
+        "cut-short",
+    ],
 )
 async def test_an_answer_failing_its_check_twice_is_not_shown(
     blog: Path, answers: list[str], check: str

@@ -299,3 +299,24 @@ async def test_a_summary_of_several_posts_asks_which_one(tmp_path: Path, request
         await rt.close()
     assert done.state == "COMPLETED", done.content
     assert done.data["source"].startswith(f"posts/{topic}"), done.content
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("As an AI language model, I cannot read files on your computer.", "cannot do it"),
+        ("I'm sorry, but I cannot help with that.", "cannot do it"),
+        ("The post shows how SQLite ranks full-text matches with bm25, which", "mid-sentence"),
+    ],
+    ids=["as-an-ai", "sorry", "cut-short"],
+)
+async def test_a_summary_that_refuses_or_stops_mid_sentence_is_refused(
+    tmp_path: Path, answer: str, reason: str
+) -> None:
+    """Each was shown as the summary of the sqlite post, done."""
+    blog = copy_blog(tmp_path / "blog")
+    llm = ScriptedModel([answer] * 6)
+    msg = await run_writing_skill(blog, llm, "Summarize", {"path": "posts/sqlite-fts5.md"})
+    assert msg.state == "ERROR" and msg.data["check"] == "not_degenerate", msg.content
+    assert reason in msg.data["reason"]
+    assert llm.call_count == 2  # asked once more, then refused

@@ -40,7 +40,10 @@ from .checks import (
     addresses_from,
     code_from,
     given_urls,
+    not_cut_short,
     not_degenerate,
+    not_refusing,
+    reported_as,
 )
 from .common import refuse
 from .figures import figures_from
@@ -963,8 +966,15 @@ def answer_checks(sources: list[Source], question: str = "") -> list[Check]:
     )
     asked = not_questions(*(s.excerpt for s in sources))
     addresses = addresses_from(question, *(s.excerpt for s in sources))
+    # (the model saying it cannot, "As an AI language model, I cannot access your blog
+    # posts…", and an answer stopping at "…ranked with bm25, which" were shown as done; under
+    # not_degenerate's name, so the report's checks are the ones they were)
+    refusal = reported_as("not_degenerate", not_refusing(question, *(s.excerpt for s in sources)))
+    cut_short = reported_as("not_degenerate", not_cut_short)
     checks = (
         not_degenerate,
+        refusal,
+        cut_short,
         not_repetitive,
         not_circular,
         asked,

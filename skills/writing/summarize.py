@@ -29,8 +29,11 @@ from .checks import (
     Generated,
     Verdict,
     code_from,
+    not_cut_short,
     not_degenerate,
+    not_refusing,
     prose_words,
+    reported_as,
     template_from,
 )
 from .common import refuse
@@ -402,6 +405,10 @@ async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> s
     code from ``content``, its words mostly ``content``'s) and asked again once."""
     checks = [
         not_degenerate,
+        # (the model saying it cannot, and a summary stopping mid-sentence, were shown as done;
+        # under not_degenerate's name, so the report's checks are the ones they were)
+        reported_as("not_degenerate", not_refusing(content)),
+        reported_as("not_degenerate", not_cut_short),
         has_prose(content),
         code_from(content, verbatim=True, inline=True),
         template_from(content),
