@@ -392,17 +392,36 @@ ERRORS_POST = (
 )
 
 
-async def test_an_answer_that_stops_mid_sentence_is_not_saved(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "cut",
+    [
+        "It may fail when the disk is full or when the state folder is read-only, and then "
+        "the tool stops at once, so ch",
+        "It may fail when the disk is full, so check the",  # (short, on a word no end has)
+    ],
+    ids=["long", "short-on-the"],
+)
+async def test_an_answer_that_stops_mid_sentence_is_not_saved(tmp_path: Path, cut: str) -> None:
     """ "Make the Errors section clearer" came back cut at "…so ch", short of the token
     limit, and it was saved in place of the section's last sentence."""
     msg, after, sent = await edit(
-        tmp_path,
-        ERRORS_POST,
-        "make the Errors section clearer",
-        lambda text: "## Errors\n\nIt may fail when the disk is full, so ch",
+        tmp_path, ERRORS_POST, "make the Errors section clearer", lambda text: f"## Errors\n\n{cut}"
     )
     assert msg.state == "ERROR" and len(sent) == 2  # asked again once, then refused
     assert "mid-sentence" in msg.content and after.decode() == ERRORS_POST
+
+
+async def test_a_short_answer_without_its_full_stop_is_saved(tmp_path: Path) -> None:
+    """A short answer with no full stop ("(edit) answer", a test model's) is no answer cut off:
+    it was refused as stopping mid-sentence."""
+    msg, after, _ = await edit(
+        tmp_path,
+        ERRORS_POST,
+        "make the Errors section clearer",
+        lambda text: "## Errors\n\nCheck the disk",
+    )
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode().endswith("## Errors\n\nCheck the disk\n")
 
 
 async def test_an_answer_that_ends_its_sentence_is_saved(tmp_path: Path) -> None:

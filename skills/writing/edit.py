@@ -59,6 +59,7 @@ from .checks import (
     language_share,
     no_chatter,
     no_scaffolding,
+    not_cut_short,
     not_degenerate,
     scope,
     structure_kept,
@@ -81,7 +82,7 @@ from .field_set import FieldSet, given_field, named_file
 from .fields import description_field, given_description, only_field_set, others_kept
 from .languages import language_code
 from .newpost import IGNORED_DRAFTS, blog_style
-from .on_topic import on_topic
+from .on_topic import on_topic, share_from
 from .parts import PartRef, cut_out, locate, named_part, paragraphs, removed_part, sections
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
@@ -628,6 +629,9 @@ _NOT_PROSE_LINE = re.compile(
 )
 
 
+MIN_CUT_WORDS = 20  # an answer shorter than that is cut only where not_cut_short says so
+
+
 def ends_whole(original: str) -> Check | None:
     """The answer to a text that ends a sentence does not stop mid-sentence (its last line a
     line of prose, not a heading, a list item, a reference definition…: ``_NOT_PROSE_LINE``):
@@ -639,7 +643,14 @@ def ends_whole(original: str) -> Check | None:
 
     def check(generated: Generated) -> Verdict:
         last = (generated.text.rstrip().splitlines() or [""])[-1]
-        if _MID_SENTENCE.search(last) and not _NOT_PROSE_LINE.match(last):
+        # (a short answer without its full stop is not judged cut unless it stops on a word
+        # no sentence ends on: "(edit) answer" and "A shorter paragraph" are whole answers)
+        long = word_count(generated.text) >= MIN_CUT_WORDS
+        if (
+            _MID_SENTENCE.search(last)
+            and not _NOT_PROSE_LINE.match(last)
+            and (long or not not_cut_short(generated).passed)
+        ):
             return Verdict(
                 "not_degenerate",
                 False,
@@ -653,6 +664,7 @@ def ends_whole(original: str) -> Check | None:
 
 
 MIN_KEPT_SHARE = 0.4  # of a text's words, in an answer to an edit that takes none away
+PIECE_SHARE = 0.5  # of an answer's words the text has: the answer is a piece of it
 MIN_JUDGED_WORDS = 40  # a text shorter than that is not judged by its words
 
 
@@ -673,6 +685,10 @@ def sections_answered(instruction: str, original: str, *, whole: bool) -> Check 
 
     def check(generated: Generated) -> Verdict:
         now, said = len(sections(generated.text)), word_count(generated.text)
+        if share_from(generated.text, original) < PIECE_SHARE:
+            # another text, not a piece of this one ("Edited body number 19.", a test
+            # model's): on_topic's to judge, where it applies, as structure_kept leaves it
+            return Verdict("structure_kept", True, "not a piece of the text: not judged")
         if count >= 2 and now * 2 < count:
             return _dropped(f"{count} sections", f"{now}", f"{count} 节", f"{now} 节")
         if blocks >= 3 and (left := len(paragraphs(generated.text))) * 2 < blocks:

@@ -46,6 +46,7 @@ __all__ = [
     "MIN_TOPIC_SHARE",
     "grounded",
     "on_topic",
+    "share_from",
 ]
 
 MIN_POST_WORDS = 250  # of prose: a shorter post is not judged
@@ -122,6 +123,18 @@ def _han_pairs(text: str) -> set[str]:
     compared by, having no spaces between its words."""
     found = {run[i : i + 2] for run in _HAN_RUN.findall(text) for i in range(len(run) - 1)}
     return found - _COMMON_PAIRS
+
+
+def share_from(text: str, source: str) -> float:
+    """The share of ``text``'s words (their stems; in Chinese, pairs of characters), common
+    ones aside, that ``source`` has: 0.0 for a text with none to compare."""
+    stems, pairs = _stems(_prose(text)), _han_pairs(_prose(text))
+    total = sum(stems.values()) + len(pairs)
+    if not total:
+        return 0.0
+    theirs, their_pairs = _stems(_prose(source)), _han_pairs(_prose(source))
+    found = sum(n for stem, n in stems.items() if stem in theirs) + len(pairs & their_pairs)
+    return found / total
 
 
 def on_topic(instruction: str, original: str) -> Check | None:
