@@ -16,12 +16,14 @@ from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLMMessage
 
 from .writing.checks import MIN_SHARE, language_share
+from .writing.prompts import clip
 from .writing.scaffold import without_echo
 
 __all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "REPLIES", "ChatParams", "chat", "without_sign_off"]
 
 MAX_MESSAGE_CHARS = 2000
 MAX_REPLY_TOKENS = 300
+MAX_ERROR_CHARS = 200  # of the model's error, in a reply
 CHAT_SYSTEM = (
     "You are skillrt, a helpful assistant for the author of a Markdown blog: you can write, "
     "edit, summarise and translate its posts and answer questions from them. Reply briefly, "
@@ -97,6 +99,12 @@ REPLIES = Replies(
             "change\n"
             "Type /help for the commands.",
         ),
+        "model_failed": (
+            "\n\n（模型没能回答：{error}。需要模型的请求在修好之前都会失败；"
+            "skillrt doctor 会检查它。）",
+            "\n\n(The model could not answer: {error}. Requests that need it will fail until "
+            "this is fixed; skillrt doctor checks it.)",
+        ),
         "no_answer": (
             "抱歉，我现在答不上来。可以换个问法，或者让我写、改、总结一篇文章。",
             "Sorry, I have no answer to that right now. Ask me another way, or ask me to write, "
@@ -143,6 +151,8 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     prompt: list[LLMMessage] = [{"role": "system", "content": system}, *history]
     ctx.progress(1, 1, ctx.reply("thinking"))
 
+    failed: list[str] = []  # why the model gave no answer, when it raised
+
     async def answer() -> str:
         try:
             result = await ctx.llm.chat(prompt, max_tokens=MAX_REPLY_TOKENS)
@@ -150,6 +160,7 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
             raise
         except Exception as exc:  # small talk never fails: our own reply stands in
             ctx.logger.warning("agent.error", where="chat", error=f"{type(exc).__name__}: {exc}")
+            failed.append(clip(f"{type(exc).__name__}: {exc}", MAX_ERROR_CHARS))
             return ""
         # its instructions said back: ours; a letter's closing: not ours
         return without_sign_off(without_echo(result.content, [system]))
@@ -160,7 +171,10 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     courtesy = _GREETING.match(text) or _THANKS.match(text)
     elsewhere = courtesy and language_share(reply, ctx.input.language) < MIN_SHARE
     fallback = not reply or bool(elsewhere)
-    return SkillResult(
-        message=_canned(ctx, text) if fallback else reply,
-        data={"chat": True, "fallback": fallback},
-    )
+    message = _canned(ctx, text) if fallback else reply
+    if failed:  # (said: a missing model file answered "hi" with our greeting, and no more)
+        message += ctx.reply("model_failed", error=failed[0])
+    data: dict[str, object] = {"chat": True, "fallback": fallback}
+    if failed:
+        data["model_error"] = failed[0]
+    return SkillResult(message=message, data=data)

@@ -359,6 +359,9 @@ async def test_small_talk_never_ends_in_error(blog: Path) -> None:
     assert msg.state == "COMPLETED" and "不客气" in msg.content
     msg = await rt.process_input("why?")
     assert msg.state == "COMPLETED" and msg.content
+    # ... and says the model failed: a missing model file answered "hi" with our greeting alone
+    assert "The model could not answer: RuntimeError: the model fell over" in msg.content
+    assert msg.data["model_error"] == "RuntimeError: the model fell over"
     await rt.close()
 
 
