@@ -35,8 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from skillrt.blog.conventions import (
     CODED_NAME,
     DATED_NAME,
@@ -117,6 +115,8 @@ def hexo_post_name(root: Path, folder: str, name: str, day: dt.date) -> str | No
 
 def _site_config(root: Path) -> dict[str, Any]:
     """Jekyll's or Hexo's ``_config.yml`` (``{}`` when there is none, or it is no table)."""
+    import yaml  # here: the chat starts without PyYAML (tests/test_cli_startup.py)
+
     for name in ("_config.yml", "_config.yaml"):
         try:
             loaded = yaml.safe_load((root / name).read_text(encoding="utf-8"))
