@@ -15,7 +15,7 @@ import pytest
 from skillrt.blog.dirfd import DIR_FD
 from skillrt.blog.files import FileStore
 from skillrt.blog.tempfiles import remove_stale_temps
-from skillrt.exceptions import FileMissing, PathNotAllowed
+from skillrt.exceptions import FileMissing, PathNotAllowed, UserError
 from skillrt.testing import FunctionModel
 
 # Swaps posts/sub for a symlink to the outside folder and back, as fast as it can, until killed.
@@ -152,6 +152,48 @@ def test_writes_touch_only_posts(tmp_path: Path) -> None:
         anywhere.write("build.sh", "x")
     with pytest.raises(PathNotAllowed):
         anywhere.move_to_trash("skillrt.toml")
+
+
+def test_a_copy_is_byte_for_byte_new_and_keeps_the_write_guards(tmp_path: Path) -> None:
+    """``copy`` (a page bundle's image beside its translation) writes any file under the
+    posts folder, never over one, never from or to outside it, a hidden name or a symlink
+    out, and never with an exec bit."""
+    root = tmp_path / "blog"
+    (root / "posts" / "x").mkdir(parents=True)
+    (root / "posts" / "y").mkdir()
+    (root / "skillrt.toml").write_text("[llm]\n")
+    (root / "posts" / ".secret").write_text("s")
+    (tmp_path / "outside.png").write_bytes(b"out")
+    (root / "posts" / "x" / "link.png").symlink_to(tmp_path / "outside.png")
+    image = root / "posts" / "x" / "cover.png"
+    image.write_bytes(b"\x89PNG\xff\x00")
+    image.chmod(0o755)
+    files = FileStore(root, posts_dir="posts")
+    digest = files.copy("posts/x/cover.png", "posts/y/cover.png")
+    copied = root / "posts" / "y" / "cover.png"
+    assert (
+        copied.read_bytes() == b"\x89PNG\xff\x00" and files.hash_of("posts/y/cover.png") == digest
+    )
+    assert stat.S_IMODE(copied.stat().st_mode) & 0o7111 == 0
+    with pytest.raises(UserError, match="already exists"):
+        files.copy("posts/x/cover.png", "posts/y/cover.png")
+    for source, dest in [
+        ("skillrt.toml", "posts/y/skillrt.toml"),
+        ("posts/x/cover.png", "build.sh"),
+        ("posts/.secret", "posts/y/secret"),
+        ("posts/x/cover.png", "posts/y/.hidden.png"),
+        ("posts/x/link.png", "posts/y/link.png"),
+        ("posts/x/cover.png", ".skillrt/trash/x.png"),
+    ]:
+        with pytest.raises(PathNotAllowed):
+            files.copy(source, dest)
+    with pytest.raises(FileMissing):
+        files.copy("posts/x/none.png", "posts/y/none.png")
+    assert sorted(p.name for p in (root / "posts" / "y").iterdir()) == ["cover.png"]
+    files.move_to_trash("posts/y/cover.png", resource=True)
+    assert not copied.exists()
+    with pytest.raises(PathNotAllowed):
+        files.move_to_trash("posts/x/cover.png")  # not a post: only as a resource
 
 
 def test_an_edit_never_keeps_an_exec_bit(tmp_path: Path) -> None:

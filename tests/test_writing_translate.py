@@ -586,3 +586,94 @@ async def test_a_short_english_answer_is_no_french_translation(blog: Path) -> No
     assert msg.state == "ERROR" and msg.data["check"] == "language", msg.content
     assert "in English, not in French" in msg.data["reason"]
     assert not (blog / "posts/git-workflow-fr.md").exists()
+
+
+BUNDLE_BODY = (
+    "---\ntitle: Hooks\n---\n\n"
+    "This post is about async hooks in Node and how they work. Async hooks let you follow "
+    "every asynchronous resource.\n\n![cover](cover.png)\n"
+)
+PNG = b"\x89PNG\r\n\x1a\n\x00\xff binary"
+
+
+async def test_a_bundles_translation_gets_its_images_and_undo_takes_them(
+    tmp_path: Path,
+) -> None:
+    """``content/posts/hooks/index.md`` translated into ``hooks-zh/index.md`` had no
+    ``cover.png``: its ``![cover](cover.png)`` was broken. Now the bundle's files (no page,
+    nor a folder of pages) are copied byte for byte, and one undo takes them with it."""
+    site = _site(
+        tmp_path / "site",
+        {
+            "hugo.toml": "baseURL = 'https://example.org'\n",
+            "content/posts/hooks/index.md": BUNDLE_BODY,
+            "content/posts/hooks/notes.md": _page("Notes"),
+            "content/posts/hooks/sub/page.md": _page("Sub"),
+            "content/posts/hooks/sub/sub.png": "x",
+        },
+    )
+    bundle = site / "content/posts/hooks"
+    (bundle / "cover.png").write_bytes(PNG)
+    (bundle / "img").mkdir()
+    (bundle / "img" / "a b[1].svg").write_bytes(b"<svg/>")
+    rt = writing_runtime(site, FunctionModel(Translator("异步钩子", CHINESE)))
+    try:
+        msg = await rt.run_skill(
+            "Translate", {"path": "content/posts/hooks/index.md", "language": "Chinese"}
+        )
+        assert msg.state == "COMPLETED", msg.content
+        new = site / "content/posts/hooks-zh"
+        assert msg.data["path"] == "content/posts/hooks-zh/index.md"
+        assert (new / "cover.png").read_bytes() == PNG
+        assert (new / "img" / "a b[1].svg").read_bytes() == b"<svg/>"
+        assert sorted(msg.data["resources"]) == [
+            "content/posts/hooks-zh/cover.png",
+            "content/posts/hooks-zh/img/a b[1].svg",
+        ]
+        assert not (new / "notes.md").exists() and not (new / "sub").exists()
+        assert "2 other files" in msg.content, msg.content
+        undone = await rt.undo()
+    finally:
+        await rt.close()
+    assert undone.state == "COMPLETED", undone.content
+    assert not (new / "index.md").exists() and not (new / "cover.png").exists()
+    assert not (new / "img" / "a b[1].svg").exists()
+    assert (bundle / "cover.png").read_bytes() == PNG
+
+
+async def test_a_changed_copy_is_not_undone_and_a_translation_in_the_bundle_copies_none(
+    tmp_path: Path,
+) -> None:
+    """Undo refuses, changing nothing, when a copied image was changed since (as for the
+    post); a translation saved in the bundle (Zola's ``index.zh.md``) shares its images."""
+    zola_page = '+++\ntitle = "Hooks"\n+++\n\n' + BUNDLE_BODY.split("---\n\n", 1)[1]
+    site = _site(tmp_path / "site", {**ZOLA, "content/blog/hooks/index.md": zola_page})
+    (site / "content/blog/hooks/cover.png").write_bytes(PNG)
+    rt = writing_runtime(site, FunctionModel(Translator("异步钩子", CHINESE)))
+    try:
+        msg = await rt.run_skill(
+            "Translate", {"path": "content/blog/hooks/index.md", "language": "Chinese"}
+        )
+    finally:
+        await rt.close()
+    assert msg.data["path"] == "content/blog/hooks/index.zh.md", msg.content
+    assert msg.data["resources"] == [] and "other files" not in msg.content
+    hugo = _site(
+        tmp_path / "hugo",
+        {"hugo.toml": "baseURL = 'x'\n", "content/posts/hooks/index.md": BUNDLE_BODY},
+    )
+    (hugo / "content/posts/hooks/cover.png").write_bytes(PNG)
+    rt = writing_runtime(hugo, FunctionModel(Translator("异步钩子", CHINESE)), posts_dir="content")
+    try:
+        msg = await rt.run_skill(
+            "Translate", {"path": "content/posts/hooks/index.md", "language": "Chinese"}
+        )
+        copy = hugo / "content/posts/hooks-zh/cover.png"
+        assert copy.read_bytes() == PNG, msg.content  # posts_dir: the image is written too
+        copy.write_bytes(b"edited")
+        undone = await rt.undo()
+    finally:
+        await rt.close()
+    assert undone.state == "ERROR" and undone.data["error"] == "changed", undone.content
+    assert (hugo / "content/posts/hooks-zh/index.md").is_file()
+    assert copy.read_bytes() == b"edited"

@@ -12,7 +12,9 @@ moment leaves the old file or the new one, never a mix; a failed write removes i
 ``write(..., expected_hash=h)`` refuses (``FileChanged``, naming the file) to overwrite a file
 whose bytes no longer hash to ``h``: someone edited it since it was read. ``create_only=True``
 refuses to replace an existing file with a ``UserError`` naming it (creation is atomic: the
-temp file is hard-linked into place, which fails if the name exists).
+temp file is hard-linked into place, which fails if the name exists). ``copy`` makes a new
+file so from another's bytes (a page bundle's image beside its translation): the one write
+of a file that is no post, under ``posts_dir`` all the same.
 
 With a ``FileLockManager`` and an owner (``for_task(task_id)``), a write first takes the lock
 on the file for that task (fail fast with ``LockConflict``, or ``wait=`` seconds) and keeps it;
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from skillrt.abort import AbortSignal
 
 __all__ = [
+    "MAX_COPY_BYTES",
     "MAX_READ_BYTES",
     "POST_SUFFIXES",
     "STATE_FOLDER",
@@ -55,6 +58,7 @@ __all__ = [
 STATE_FOLDER = ".skillrt"
 POST_SUFFIXES = (".md", ".markdown")
 MAX_READ_BYTES = 2 * 1024 * 1024  # the default of max_post_bytes
+MAX_COPY_BYTES = 64 * 1024 * 1024  # a page bundle's image or video copied (``copy``)
 # Never blocks on a FIFO; O_NONBLOCK and O_CLOEXEC do not exist on Windows (nor FIFOs).
 _READ_FLAGS: int = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 SavedHook = Callable[[Path, int, str], None]
@@ -260,10 +264,10 @@ class FileStore:
             raise PathNotAllowed(rel, "a hidden file or inside a hidden folder")
         return target, rel
 
-    def _resolve_for_write(self, path: str | Path) -> tuple[Path, str]:
+    def _resolve_for_write(self, path: str | Path, *, resource: bool = False) -> tuple[Path, str]:
         """``_resolve_private``, no name Windows reserves or that reorders text (bidi
         controls: ``gpj.md`` shown as ``dm.jpg``); with ``posts_dir`` set, only a post:
-        Markdown under it."""
+        Markdown under it (``resource``: any file under it, a page bundle's image)."""
         target, rel = self._resolve_private(path)
         for part in PurePosixPath(rel).parts:
             if _RESERVED.match(part) or part.endswith((".", " ")):
@@ -271,7 +275,7 @@ class FileStore:
             if any(ch in _BIDI for ch in part):
                 raise PathNotAllowed(rel, "a name with a bidirectional control character")
         if self.posts_dir is not None:
-            if not rel.lower().endswith(POST_SUFFIXES):
+            if not resource and not rel.lower().endswith(POST_SUFFIXES):
                 raise PathNotAllowed(rel, "not a post (only .md and .markdown files are written)")
             inside = [d for d in (self.posts_dir, self.drafts_dir) if d is not None]
             if self.posts_dir != "." and not any(
@@ -323,15 +327,17 @@ class FileStore:
                 digest.update(chunk)
         return digest.hexdigest()
 
-    def _read_regular(self, target: Path) -> bytes:
-        """The bytes of ``target`` if it is a regular file within the size limit (see ``read``)."""
+    def _read_regular(self, target: Path, limit: int | None = None) -> bytes:
+        """The bytes of ``target`` if it is a regular file within the size limit (see ``read``;
+        ``limit``: another than ``max_read_bytes``, a resource's)."""
         rel = target.relative_to(self.root).as_posix()
+        limit = self.max_read_bytes if limit is None else limit
         if DIR_FD:  # as a write: from the root's folder, no symlink followed (see ``dirfd``)
             parts = target.relative_to(self.root).parts
             folder = open_folder(self.root, parts[:-1], create=False, shown=rel)
             try:
                 info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
-                self._check_regular(rel, info)
+                self._check_regular(rel, info, limit)
                 try:
                     fd = os.open(parts[-1], _READ_FLAGS | _NOFOLLOW, dir_fd=folder)
                 except OSError as exc:
@@ -342,17 +348,17 @@ class FileStore:
                 os.close(folder)
         else:
             info = os.stat(target)  # before opening: opening a FIFO could block
-            self._check_regular(rel, info)
+            self._check_regular(rel, info, limit)
             fd = os.open(target, _READ_FLAGS)
         with os.fdopen(fd, "rb") as fh:
             opened = os.fstat(fh.fileno())
             if not stat.S_ISREG(opened.st_mode):  # swapped for something else since the stat
                 raise PathNotAllowed(rel, f"a {_kind(opened.st_mode)}, not a regular file")
-            data = fh.read(self.max_read_bytes + 1)
-        self._check_size(rel, len(data))  # it grew since the stat
+            data = fh.read(limit + 1)
+        self._check_size(rel, len(data), limit)  # it grew since the stat
         return data
 
-    def _check_regular(self, rel: str, info: os.stat_result) -> None:
+    def _check_regular(self, rel: str, info: os.stat_result, limit: int) -> None:
         """Refuse what is not a regular file (a FIFO could block the open) or is too big."""
         if stat.S_ISDIR(info.st_mode):
             raise PathNotAllowed(rel, "a folder, not a file")
@@ -360,13 +366,14 @@ class FileStore:
             raise PathNotAllowed(
                 rel, f"a {_kind(info.st_mode)}, not a regular file; not reading it"
             )
-        self._check_size(rel, info.st_size)
+        self._check_size(rel, info.st_size, limit)
 
-    def _check_size(self, rel: str, size: int) -> None:
-        if size > self.max_read_bytes:
+    def _check_size(self, rel: str, size: int, limit: int) -> None:
+        if size > limit:
+            what = "a post may have (max_post_bytes)" if limit == self.max_read_bytes else "copied"
             raise UserError(
-                f"{rel} is {size / 1e6:.1f} MB, more than the {self.max_read_bytes / 1e6:.1f} MB "
-                "a post may have (max_post_bytes); not reading it"
+                f"{rel} is {size / 1e6:.1f} MB, more than the {limit / 1e6:.1f} MB "
+                f"{what}; not reading it"
             )
 
     def exists(self, path: str | Path) -> bool:
@@ -432,7 +439,34 @@ class FileStore:
         if expected_hash is not None and create_only:
             raise UserError("write: expected_hash and create_only cannot be combined")
         target, rel = self._resolve_for_write(path)
-        data = content.encode("utf-8")
+        return self._write_bytes(
+            target, rel, content.encode("utf-8"), expected_hash, create_only, wait
+        )
+
+    def copy(self, source: str | Path, dest: str | Path, *, wait: float | None = None) -> str:
+        """Copy the regular file ``source`` to the new file ``dest`` byte for byte, as ``write``
+        with ``create_only`` writes (checked paths, locked, atomic, never over a file); returns
+        the sha256 of the bytes. Both may be any file under ``posts_dir``, not only a post: a
+        Hugo page bundle translated into ``hooks-zh/index.md`` lost its ``cover.png`` (the
+        image was broken in the translation). At most ``MAX_COPY_BYTES``."""
+        src, _ = self._resolve_for_write(source, resource=True)
+        try:
+            data = self._read_regular(src, MAX_COPY_BYTES)
+        except (FileNotFoundError, NotADirectoryError):
+            raise FileMissing(self.relative(src)) from None
+        target, rel = self._resolve_for_write(dest, resource=True)
+        return self._write_bytes(target, rel, data, None, True, wait)[1]
+
+    def _write_bytes(
+        self,
+        target: Path,
+        rel: str,
+        data: bytes,
+        expected_hash: str | None,
+        create_only: bool,
+        wait: float | None,
+    ) -> tuple[Path, str]:
+        """``write``'s work once its path is checked: lock, write atomically, report."""
         digest = sha256_hex(data)
         self._lock(rel, wait)
         if DIR_FD:
@@ -513,9 +547,10 @@ class FileStore:
                 self.locks.release(rel, self.owner)
                 self.signal.raise_if_aborted()
 
-    def move_to_trash(self, path: str | Path) -> Path:
-        """Move the file into the trash folder as ``<name>.<time><suffix>``; never deletes."""
-        target, rel = self._resolve_for_write(path)
+    def move_to_trash(self, path: str | Path, *, resource: bool = False) -> Path:
+        """Move the file into the trash folder as ``<name>.<time><suffix>``; never deletes.
+        ``resource``: any file under ``posts_dir`` (a copied image undone), not only a post."""
+        target, rel = self._resolve_for_write(path, resource=resource)
         if not target.is_file():
             raise UserError(f"{rel} is not a file; nothing to move to the trash")
         self._lock(rel, None)

@@ -8,8 +8,9 @@ finds its record already there and keeps the first one, the true original. At mo
 records are kept (``undo.keep``), the oldest dropped first.
 
 ``undo(files, path=None)`` restores the newest record (of ``path``, or of any post): an edited
-post gets its old bytes back, a created post (a new article, a translation) goes to the trash,
-a deleted post comes back from the trash (its kept bytes restored, the trash's copy removed).
+post gets its old bytes back, a created post (a new article, a translation) goes to the trash
+(with the files copied for it, ``note_resource``: a translated page bundle's images), a
+deleted post comes back from the trash (its kept bytes restored, the trash's copy removed).
 It refuses, changing nothing, when the post changed since the write (its hash is no longer the
 one the write left) or, for a deleted post, when a file has taken its place. The record is
 dropped once the post is restored. A record of a write that never happened (the post still
@@ -61,6 +62,7 @@ class Version:
     created_at: float
     had_before: bool  # False: the post did not exist before the write
     trash: str | None = None  # a deleted post: where the trash holds it
+    resources: dict[str, str] | None = None  # a created post's copied files: path -> sha256
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,15 @@ class VersionStore:
         for record in self._records_of(key):
             data = json.loads(record.read_text(encoding="utf-8"))
             data["trash"] = str(trash)
+            _write_durably(record, json.dumps(data).encode("utf-8"))
+
+    def note_resource(self, key: str, path: str, after: str) -> None:
+        """Note that the create named ``key`` comes with the file ``path`` (holding ``after``),
+        copied for it (a translated page bundle's image): undone with it. Noted before the
+        copy, as ``keep`` is before a write: a copy never made is skipped by undo."""
+        for record in self._records_of(key):
+            data = json.loads(record.read_text(encoding="utf-8"))
+            data["resources"] = {**(data.get("resources") or {}), path: after}
             _write_durably(record, json.dumps(data).encode("utf-8"))
 
     def _records_of(self, key: str) -> list[Path]:
@@ -245,13 +256,29 @@ class VersionStore:
         elif current != version.after:
             raise FileChanged(version.path, version.after or "", current)
         elif version.action == "create":
+            copied = self._copied(files, version)
             trash = str(files.move_to_trash(version.path))
+            for resource in copied:
+                files.move_to_trash(resource, resource=True)
         else:
             files.write(version.path, self._before_text(version), expected_hash=version.after)
         self._drop(version.id)
         return Undone(
             path=version.path, action=version.action, task_id=version.task_id, trash=trash
         )
+
+    @staticmethod
+    def _copied(files: FileStore, version: Version) -> list[str]:
+        """The files copied with the created post ``version`` that are there, as copied; a
+        ``FileChanged`` (nothing undone) when one was changed since, as for the post."""
+        there: list[str] = []
+        for path, after in (version.resources or {}).items():
+            current = files.hash_of(path)
+            if current is not None and current != after:
+                raise FileChanged(path, after, current)
+            if current is not None:
+                there.append(path)
+        return there
 
     def _move_of(self, version: Version) -> tuple[Version, Version] | None:
         """The ``:from`` (delete) and ``:to`` (create) halves of the move ``version`` is half

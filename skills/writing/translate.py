@@ -24,6 +24,7 @@ from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
 from skillrt.blog.publish import address_taken
 from skillrt.blog.wikilinks import wikilink_targets
+from skillrt.exceptions import UserError
 from skillrt.llm.base import estimate_tokens
 from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
@@ -53,11 +54,12 @@ from .parts import code_lines
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
-from .translation_path import first_names, translation_path
+from .translation_path import bundle_resources, first_names, translation_path
 
 __all__ = ["TranslateParams", "translate"]
 
 MAX_PARTS = 24
+MAX_RESOURCES = 200  # a page bundle's files copied with its translation
 PART_TOKENS = 1200
 TITLE_TOKENS = 100
 _SET_FIELDS = ("title", "lang", "translation_of", "draft")  # draft: drafts.mark
@@ -107,6 +109,15 @@ REPLIES = (
             "translated_selection": (
                 "选中文字的{language}译文（没有保存任何文件）：\n\n{text}",
                 "The selected text in {language} (no file was changed):\n\n{text}",
+            ),
+            "resources_copied": (
+                "\n\n原文文件夹里的 {count} 个其他文件（图片等）也复制到了 `{folder}/`。",
+                "\n\nThe bundle's {count} other files (images…) were copied into `{folder}/` with "
+                "it.",
+            ),
+            "resources_not_copied": (
+                "\n\n这些文件没有复制，译文里指向它们的链接可能失效：{files}。",
+                "\n\nNot copied (the translation's links to them may be broken): {files}.",
             ),
             "translated": (
                 "已把 `{path}` 翻译成{language}，保存为 `{new_path}`（《{title}》），原文未改动。",
@@ -484,6 +495,57 @@ def existing_translation(
     return (original, True) if metadata.get("lang") == code or written_in(body, code) else None
 
 
+class Copied(BaseModel):
+    """The files of a page bundle copied with its translation, and the ones that were not."""
+
+    copied: list[str] = Field(default_factory=list)
+    not_copied: list[str] = Field(default_factory=list)
+
+
+def copy_resources(ctx: SkillContext, path: str, new_path: str) -> Copied:
+    """The bundle's files (``bundle_resources``) copied beside the translation ``new_path``,
+    byte for byte, never over a file, each noted with the translation's record first so that
+    ``undo`` takes them with it. One already there as copied (a resumed task's) counts as
+    copied; one the store refuses (too big, a name it does not write) is named in the reply.
+    Blocking I/O: a sync step."""
+    pairs = bundle_resources(ctx.files.list, path, new_path)
+    done = Copied(not_copied=[source for source, _ in pairs[MAX_RESOURCES:]])
+    key = f"{ctx.task_id}:save:{new_path}"  # save_new_file's record of the translation
+    for source, dest in pairs[:MAX_RESOURCES]:
+        digest = ctx.files.hash_of(source)
+        there = ctx.files.hash_of(dest)
+        if digest is not None and there == digest:
+            done.copied.append(dest)
+            continue
+        if digest is None or there is not None or ctx.files.exists(dest):
+            done.not_copied.append(source)
+            continue
+        if ctx.versions is not None:
+            ctx.versions.note_resource(key, dest, digest)
+        try:
+            written = ctx.files.copy(source, dest)
+        except (UserError, OSError):
+            done.not_copied.append(source)
+            continue
+        if written != digest and ctx.versions is not None:  # changed meanwhile: as written
+            ctx.versions.note_resource(key, dest, written)
+        done.copied.append(dest)
+    return done
+
+
+def _copied_note(ctx: SkillContext, new_path: str, done: Copied) -> str:
+    """The reply's line on the bundle's files copied, and on any that were not."""
+    note = ""
+    if done.copied:
+        folder = str(PurePosixPath(new_path).parent)
+        note += ctx.reply("resources_copied", count=len(done.copied), folder=folder)
+    if done.not_copied:
+        files = ", ".join(f"`{name}`" for name in done.not_copied[:10])
+        more = len(done.not_copied) - 10
+        note += ctx.reply("resources_not_copied", files=files + (f" (+{more})" if more > 0 else ""))
+    return note
+
+
 def _line_ends(text: str, original: str) -> str:
     """``text`` with the original's line ends: a CRLF post's translation had its frontmatter
     in CRLF and the rest in LF (``---\r\n\n…``), the body's parts joined with "\n"."""
@@ -585,6 +647,8 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     if not kept.passed:
         return refuse(ctx, "frontmatter_changed", reason=kept.reason)
     saved = await ctx.step("save", partial(save_new_file, ctx, post.path, post.text), returns=Saved)
+    copy = partial(copy_resources, ctx, path, saved.path)
+    resources = await ctx.step("resources", copy, returns=Copied)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
     return SkillResult(
         message=ctx.reply(
@@ -594,12 +658,15 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
             new_path=saved.path,
             title=new_title,
         )
-        + draft_note(ctx, saved.path, post.text),
+        + draft_note(ctx, saved.path, post.text)
+        + _copied_note(ctx, saved.path, resources),
         data={
             "path": saved.path,
             "source": path,
             "language": code,
             "title": new_title,
+            "resources": resources.copied,
+            "resources_not_copied": resources.not_copied,
             "checks": report,
             **CHECKED,
         },

@@ -22,7 +22,10 @@ that does is followed, as its generator reads it:
 A post that has the language already is not translated again (``first_names``,
 ``translate.existing_translation``). A name taken meanwhile gets ``-<code>`` (``x-en.md``),
 or ``-2``... before the code (``x-2.zh.md``): never ``x.zh-2.md``, a code Zola refuses.
-Blocking I/O (the site's config, the folder): call it from a sync step.
+A page bundle's translation in a bundle of its own (``x-en/index.md``) gets the bundle's
+other files (``bundle_resources``: its images, copied by ``translate``); one in the same
+bundle (``x/index.zh.md``) shares them. Blocking I/O (the site's config, the folder): call it
+from a sync step.
 """
 
 from __future__ import annotations
@@ -40,11 +43,19 @@ from skillrt.blog.conventions import CODED_NAME, LANGUAGE_CODE
 
 from .languages import LANGUAGES
 
-__all__ = ["SiteLanguages", "first_names", "site_languages", "translation_path"]
+__all__ = [
+    "SiteLanguages",
+    "bundle_resources",
+    "first_names",
+    "site_languages",
+    "translation_path",
+]
 
 MAX_TRIES = 50
 MAX_NAMES = 5000
 _BUNDLE_PAGE = re.compile(rf"^(?P<page>_?index)(?:\.(?P<code>{LANGUAGE_CODE}))?$")
+_GLOB_MARKS = re.compile(r"[*?\[]")
+_PAGE_SUFFIXES = (".md", ".markdown")
 _HUGO_FILES = ("hugo", "config")
 _HUGO_DIRS = ("", "config/_default/")
 _SUFFIXES = ("toml", "yaml", "yml", "json")
@@ -320,3 +331,34 @@ def _in_folder(
     suffix = PurePosixPath(path).suffix or ".md"
     wanted = str(folder / name / f"index{suffix}") if bundle else str(folder / f"{name}{suffix}")
     return wanted if not taken(wanted) else _dashed(folder, name, bundle, suffix, code)
+
+
+def bundle_resources(
+    listed: Callable[[str], list[str]], path: str, new_path: str
+) -> list[tuple[str, str]]:
+    """The files to copy with the translation ``new_path`` of the page bundle ``path``: each
+    file of the bundle that is no page (``cover.png``, ``img/a.png``; none in a folder that
+    holds pages of its own), and where it goes in the translation's bundle. None when either
+    is no bundle's page or both are in one bundle (``x/index.zh.md`` shares its images).
+    ``content/posts/hooks/index.md`` translated into ``hooks-zh/index.md`` had no
+    ``cover.png``: its ``![cover](cover.png)`` was broken (and Zola's ``resize_image`` on it
+    fails the build). ``listed``: the blog's files matching a glob (``FileStore.list``)."""
+    source, new = PurePosixPath(path), PurePosixPath(new_path)
+    if not (_bundle_page(source) and _bundle_page(new)) or source.parent == new.parent:
+        return []
+    folder = str(source.parent)
+    escaped = _GLOB_MARKS.sub(lambda mark: f"[{mark.group()}]", folder)
+    found = [PurePosixPath(name).relative_to(folder) for name in listed(f"{escaped}/**/*")]
+    pages = {name.parent for name in found if name.suffix.lower() in _PAGE_SUFFIXES}
+    return [
+        (f"{folder}/{name}", str(new.parent / name))
+        for name in found
+        if name.suffix.lower() not in _PAGE_SUFFIXES
+        and not any(page != PurePosixPath(".") and name.is_relative_to(page) for page in pages)
+    ]
+
+
+def _bundle_page(path: PurePosixPath) -> bool:
+    """Whether ``path`` is a leaf bundle's page (``x/index.md``, ``x/index.zh.md``)."""
+    page = _BUNDLE_PAGE.match(path.stem)
+    return page is not None and page.group("page") == "index" and bool(path.parent.name)
