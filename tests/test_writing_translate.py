@@ -108,8 +108,7 @@ async def test_a_named_language_is_kept_even_when_the_post_is_in_it(blog: Path) 
 @pytest.mark.parametrize(
     ("answer", "title"),
     [("Rust Lifetimes Explained:", "Rust Lifetimes Explained"),
-     ("“Rust Lifetimes Explained：”", "Rust Lifetimes Explained"),
-     (":", "Rust 生命周期详解")],
+     ("“Rust Lifetimes Explained：”", "Rust Lifetimes Explained")],
 )  # fmt: skip
 async def test_a_colon_the_title_does_not_end_with_is_taken_off(
     blog: Path, answer: str, title: str
@@ -370,7 +369,9 @@ async def test_a_translation_is_named_as_the_sites_own_are(
     """Written ``channels-zh.md`` on a Hugo site whose translations are ``x.zh.md``, a second
     English page of Chinese text; ``hello-zola.zh-en.md`` stopped Zola's build."""
     site = _site(tmp_path / "site", files)
-    model = Translator("A title", CHINESE if language == "Chinese" else ENGLISH)
+    model = (
+        Translator("一个标题", CHINESE) if language == "Chinese" else Translator("A title", ENGLISH)
+    )
     if language == "Japanese":
         model = Translator(
             "タイトル", "これは日本語の本文です。所有権と借用の規則について説明します。"
@@ -677,3 +678,48 @@ async def test_a_changed_copy_is_not_undone_and_a_translation_in_the_bundle_copi
     assert undone.state == "ERROR" and undone.data["error"] == "changed", undone.content
     assert (hugo / "content/posts/hooks-zh/index.md").is_file()
     assert copy.read_bytes() == b"edited"
+
+
+@pytest.mark.parametrize(
+    ("title", "language", "answers", "saved"),
+    [
+        # left in English, twice: refused; translated when asked again: saved
+        ("Async hooks", "Chinese", ["Async hooks", "Async hooks"], None),
+        ("Async hooks", "Chinese", ["Async hooks", "异步钩子"], "异步钩子"),
+        ("Getting Started With Docker", "Chinese", ["Getting Started With Docker"] * 2, None),
+        ("异步钩子", "English", ["异步钩子", "异步钩子"], None),
+        ("Go 语言入门", "English", ["Go 语言入门", "Go in practice"], "Go in practice"),
+        # an answer of a colon alone was saved with the original's title
+        ("Rust 生命周期详解", "English", [":", ":"], None),
+        ("Rust 生命周期详解", "English", [":", "Rust lifetimes"], "Rust lifetimes"),
+        # a name is the same in both languages
+        ("Rust 1.78.0", "Chinese", ["Rust 1.78.0"], "Rust 1.78.0"),
+        ("Docker", "Chinese", ["Docker"], "Docker"),
+        ("Visual Studio Code", "Chinese", ["Visual Studio Code"], "Visual Studio Code"),
+    ],
+)  # fmt: skip
+async def test_a_title_left_in_its_script_is_asked_again_then_refused(
+    tmp_path: Path, title: str, language: str, answers: list[str], saved: str | None
+) -> None:
+    """The model's "Async hooks" was saved as the Chinese translation's title: a title under
+    5 words always passed ``language``. A title in another script than the target's must
+    come back in the target's, and not as it was; a name ("Rust 1.78.0") passes as it is."""
+    body, original = (CHINESE, ENGLISH) if language == "Chinese" else (ENGLISH, CHINESE)
+    site = _site(tmp_path / "blog", {"posts/hooks.md": f"---\ntitle: {title}\n---\n\n{original}\n"})
+    titles = iter(answers)
+
+    def translator(messages: list[LLMMessage], options: ModelOptions) -> str:
+        return next(titles) if "title" in str(messages[0]["content"]) else body
+
+    rt = writing_runtime(site, FunctionModel(translator))
+    try:
+        msg = await rt.run_skill("Translate", {"path": "posts/hooks.md", "language": language})
+    finally:
+        await rt.close()
+    assert next(titles, None) is None  # every answer was asked for
+    if saved is None:
+        assert msg.state == "ERROR", msg.content
+        assert "language" in msg.content and sorted(site.rglob("*.md")) == [site / "posts/hooks.md"]
+    else:
+        assert msg.state == "COMPLETED", msg.content
+        assert msg.data["title"] == saved

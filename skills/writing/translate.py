@@ -32,6 +32,7 @@ from . import pick
 from .checked import CHECKED, Checked, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
 from .checks import (
+    HAN,
     Check,
     Generated,
     Verdict,
@@ -66,6 +67,14 @@ _SET_FIELDS = ("title", "lang", "translation_of", "draft")  # draft: drafts.mark
 _ADDRESS_FIELDS = ("path", "slug", "url", "permalink")
 _PAGE_ENDS = (".html", ".htm")
 _MISSING = object()
+_CJK_LETTER = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_SCRIPTS = {
+    "zh": HAN,
+    "ja": re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
+    "ko": re.compile("[\uac00-\ud7af\u1100-\u11ff]"),
+}
+_LATIN_LETTER = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]")
+_LATIN_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+")
 TRANSLATE_SYSTEM = (
     "You translate Markdown blog posts into {language}. Answer with the translation only: no "
     "explanation, no code fence around it. Keep the Markdown structure, code blocks (do not "
@@ -374,11 +383,60 @@ async def _title_line(ctx: SkillContext, system: str, title: str, note: str) -> 
     )
 
 
+def _script(code: str) -> re.Pattern[str]:
+    """A letter of the script ``code`` is written in: Chinese and Japanese CJK (kana too),
+    Korean hangul, any other a Latin letter."""
+    return _SCRIPTS.get(code, _LATIN_LETTER)
+
+
+def _judged_title(title: str, code: str) -> bool:
+    """Whether a title must change script to be in ``code``: it has letters of another script
+    than ``code``'s and is no name. Two CJK characters (or hangul) are words; Latin words are
+    a name when there are fewer than 4 and each is capitalised or holds no letter only
+    ("Rust 1.78.0", "Docker", "Visual Studio Code": kept as they are in Chinese too), and
+    words when one is lowercase ("Async hooks") or there are 4 or more."""
+    own = _script(code)
+    if own is _LATIN_LETTER:
+        return sum(1 for c in title if _CJK_LETTER.match(c) and not own.match(c)) >= 2
+    if own.search(title):
+        return False
+    words = [w for w in _LATIN_WORD.findall(title) if len(w) > 1]
+    return len(words) >= 4 or (len(words) >= 2 and any(w[0].islower() for w in words))
+
+
+def title_translated(title: str, code: str) -> Check:
+    """A title in another script than ``code``'s comes back in ``code``'s (a letter of it at
+    least) and not as it was: the model's "Async hooks" was saved as the Chinese translation's
+    title, a title under 5 words being too short for ``language`` to tell. A name ("Rust
+    1.78.0", ``_judged_title``) is not judged. Reported as ``language``."""
+    judged = _judged_title(title, code)
+    names = LANGUAGES[code]
+
+    def check(generated: Generated) -> Verdict:
+        answer = generated.text
+        if judged and (_folded(answer) == _folded(title) or not _script(code).search(answer)):
+            return Verdict(
+                "language",
+                False,
+                f"the title is not translated into {names.name}",
+                zh=f"标题没有翻译成{names.name_zh}",
+            )
+        return Verdict("language", True)
+
+    return check
+
+
 async def _translate_title(ctx: SkillContext, title: str, name: str, code: str) -> Checked:
-    """The title translated, checked like a part (a title too short to tell passes language)."""
+    """The title translated, checked like a part (a title too short to tell passes language,
+    but one in another script must change script: ``title_translated``)."""
     system = TITLE_SYSTEM.format(language=name)
     ask = partial(_title_line, ctx, system, clip(title, 200))
-    checks = [no_scaffolding(Scaffold([system], content=[title])), not_degenerate, language(code)]
+    checks = [
+        no_scaffolding(Scaffold([system], content=[title])),
+        not_degenerate,
+        language(code),
+        title_translated(title, code),
+    ]
     return await checked(ctx, "title", ask, checks)
 
 
