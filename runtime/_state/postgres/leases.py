@@ -231,16 +231,17 @@ class PgRunLocks:
         with self._mutex:
             held = list(self._held)
             self._fresh = set()
-        with self.db.connection(durable=False) as conn, conn.transaction():
+        # One statement (autocommit): no row lock is held between round trips. As a
+        # transaction of two, a worker frozen (SIGSTOP) between them kept its lease rows
+        # locked, and the worker taking its tasks over waited on them until it thawed.
+        with self.db.connection(durable=False) as conn:
             rows = conn.execute(
+                "WITH beat AS (UPDATE skillrt_workers SET heartbeat_at = now() "
+                "WHERE worker_id = %s) "
                 "UPDATE skillrt_leases SET expires_at = now() + make_interval(secs => %s) "
                 "WHERE worker_id = %s AND task_id = ANY(%b::text[]) RETURNING task_id",
-                (self.lease_s, self.db.worker_id, clean_text(held)),
+                (self.db.worker_id, self.lease_s, self.db.worker_id, clean_text(held)),
             ).fetchall()
-            conn.execute(
-                "UPDATE skillrt_workers SET heartbeat_at = now() WHERE worker_id = %s",
-                (self.db.worker_id,),
-            )
         self.renewed_at = time.monotonic()
         renewed = {task_id for (task_id,) in rows}
         # A task that ended meanwhile gave its lease back (no longer held), and one held again
