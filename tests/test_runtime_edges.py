@@ -64,6 +64,25 @@ async def test_a_context_or_params_that_is_not_a_dict_gets_a_clear_reply(isolate
         await rt.close()
 
 
+async def test_a_context_text_field_that_is_not_text_gets_a_clear_reply(isolated: Path) -> None:
+    # {"selected_text": ["a"]} started a task that failed: "AttributeError: 'list' object has
+    # no attribute 'strip'".
+    rt = make_runtime(isolated, ScriptedModel([]), [asker])
+    try:
+        for name, bad in (("selected_text", ["a"]), ("current_file", 5), ("session_id", {})):
+            reply = await rt.process_input("summarize it", {name: bad})
+            assert reply.data["error"] == "bad_input"
+            assert reply.task_id is None
+            kind = type(bad).__name__
+            assert reply.content == f"context {name} must be text (str), not {kind}"
+            reply = await rt.run_skill("Asker", {"topic": "x"}, {name: bad})
+            assert reply.content == f"context {name} must be text (str), not {kind}"
+        reply = await rt.run_skill("Asker", {"topic": "x"}, {"selected_text": None})
+        assert reply.state == "WAITING_INPUT"
+    finally:
+        await rt.close()
+
+
 async def test_bad_params_get_one_line_naming_the_field(isolated: Path) -> None:
     rt = make_runtime(isolated, ScriptedModel([]), [asker])
     try:

@@ -37,6 +37,7 @@ def _scrubbed(text: str) -> str:
 
 
 _SELECTION_LIMIT = 20_000  # characters of selected text kept with a task
+_TEXT_FIELDS = ("selected_text", "current_file", "session_id")  # a context's text, or None
 
 
 def as_dict(what: str, value: object) -> dict[str, Any]:
@@ -47,10 +48,22 @@ def as_dict(what: str, value: object) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise UserError(f"{what} must be a dict of names to values, not {type(value).__name__}")
     copy = {str(k): v for k, v in value.items()}
+    if what == "context":
+        _check_text_fields(copy)
     selected = copy.get("selected_text")
     if what == "context" and isinstance(selected, str) and len(selected) > _SELECTION_LIMIT:
         copy["selected_text"] = selected[:_SELECTION_LIMIT]
     return copy
+
+
+def _check_text_fields(context: dict[str, Any]) -> None:
+    """UserError for a context whose known text field holds something else than text (None is
+    no value). ``{"selected_text": ["a"]}`` started a task that failed with "AttributeError:
+    'list' object has no attribute 'strip'", and ``{"session_id": 5}`` made a session "5"."""
+    for name in _TEXT_FIELDS:
+        value = context.get(name)
+        if value is not None and not isinstance(value, str):
+            raise UserError(f"context {name} must be text (str), not {type(value).__name__}")
 
 
 def as_params(value: object) -> dict[str, Any]:
