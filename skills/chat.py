@@ -15,7 +15,7 @@ from skillrt import Replies, SkillContext, SkillResult, skill
 from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLMMessage
 
-from .writing.checks import MIN_SHARE, language_share
+from .writing.checks import HAN, MIN_SHARE, language_share
 from .writing.prompts import clip
 from .writing.scaffold import without_echo
 
@@ -39,6 +39,14 @@ _ABOUT_LAST = re.compile(
     re.I,
 )
 _THANKS = re.compile(r"^(?:thanks|thank\s+you|thx|ty|cheers|谢谢|多谢|谢了|感谢)", re.I)
+# A courtesy's answer ("You're welcome!", "不客气"): too short for ``language_share`` to tell
+# its language, so "谢谢" answered "You're welcome!" was shown as it was.
+_COURTESY_REPLY = re.compile(
+    r"^(?:you(?:'|’)?re\s+(?:very\s+|most\s+)?welcome|you\s+are\s+welcome|welcome|no\s+problem|"
+    r"no\s+worries|my\s+pleasure|any\s*time|(?:glad|happy)\s+to\s+help|"
+    r"不客气|不用谢|别客气|不谢|没问题|很高兴)",
+    re.I,
+)
 # What skillrt can do ("what can you do?", "help", "你能做什么？"): our own answer, with examples
 # of requests it understands. The embedded model answered "grammar and spell check".
 _ABOUT_ME = re.compile(
@@ -126,6 +134,18 @@ def _canned(ctx: SkillContext, text: str) -> str:
     return ctx.reply("no_answer")
 
 
+def _in_another_language(reply: str, language: str) -> bool:
+    """Whether the model's answer to a greeting or thanks is in another language than the
+    user's: most of its words in another script, or, too short to tell by its words, a
+    courtesy of its own ("You're welcome!", "Hello!") in the other script than the user's
+    ("谢谢" was answered "You're welcome!"). A short answer that is no courtesy is kept."""
+    if language_share(reply, language) < MIN_SHARE:
+        return True
+    text = reply.strip()
+    courtesy = _GREETING.match(text) or _THANKS.match(text) or _COURTESY_REPLY.match(text)
+    return bool(courtesy) and bool(HAN.search(text)) != (language == "zh")
+
+
 @skill(
     name="Chat",
     intents=["CHAT"],
@@ -169,7 +189,7 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     # A greeting or thanks answered in another language than the user's ("你好" answered in
     # English by the embedded model): our own reply, in theirs.
     courtesy = _GREETING.match(text) or _THANKS.match(text)
-    elsewhere = courtesy and language_share(reply, ctx.input.language) < MIN_SHARE
+    elsewhere = courtesy and _in_another_language(reply, ctx.input.language)
     fallback = not reply or bool(elsewhere)
     message = _canned(ctx, text) if fallback else reply
     if failed:  # (said: a missing model file answered "hi" with our greeting, and no more)

@@ -347,6 +347,33 @@ async def test_a_greeting_answered_in_another_language_gets_ours_in_the_users(
     await rt.close()
 
 
+async def test_a_courtesy_answered_with_one_in_another_language_gets_ours(blog: Path) -> None:
+    """The model answered "谢谢" with "You're welcome!": too short for the language check."""
+    answers = {"谢谢": "You're welcome!", "你好": "Hello!", "thanks": "不客气！"}
+
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        return answers[messages[-1]["content"]]
+
+    rt = chat_runtime(blog, FunctionModel(model))
+    await rt.initialize()
+    msg = await rt.process_input("谢谢")
+    assert (msg.content, msg.data["fallback"]) == ("不客气！还有什么需要帮忙的吗？", True)
+    msg = await rt.process_input("你好")
+    assert msg.content.startswith("你好！") and msg.data["fallback"] is True
+    msg = await rt.process_input("thanks")
+    assert (msg.content, msg.data["fallback"]) == ("You're welcome! Anything else?", True)
+    await rt.close()
+
+
+async def test_thanks_without_a_chat_skill_gets_no_mere_i_am_here(blog: Path) -> None:
+    """With only the writing skills, "谢谢" was answered "我在。请告诉我要做什么…"."""
+    rt = writing_runtime(blog, ScriptedModel([]))
+    for text, said in (("谢谢", "随时为你效劳。"), ("thanks", "Happy to help."), ("hi", "Happy")):
+        msg = await rt.process_input(text)
+        assert msg.content.startswith(said) and msg.task_id is None, msg.content
+    await rt.close()
+
+
 async def test_small_talk_never_ends_in_error(blog: Path) -> None:
     def broken(messages: list[LLMMessage], options: ModelOptions) -> str:
         raise RuntimeError("the model fell over")

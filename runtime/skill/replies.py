@@ -134,11 +134,13 @@ REPLIES: dict[str, tuple[str, str]] = {
     ),
     "choose_more": ("或者直接输入新的请求。", "Or just type a new request."),
     "declined": ("好的，不做了。", "OK, I won't."),
+    # Said to a greeting, a thanks or an "ok" alike (with no chat skill): "我在。" answered "谢谢",
+    # which it does not answer.
     "small_talk": (
-        "我在。请告诉我要做什么，例如：「写一篇关于 Rust 所有权的文章」"
+        "随时为你效劳。请告诉我要做什么，例如：「写一篇关于 Rust 所有权的文章」"
         "或「我的博客里关于 Zig 写了什么？」",
-        "I'm here. Tell me what to do, for example “write an article about Rust ownership” or"
-        " “what did I write about Zig?”",
+        "Happy to help. Tell me what to do, for example “write an article about Rust ownership”"
+        " or “what did I write about Zig?”",
     ),
     "noise_input": (
         "这段输入大多是控制字符，已忽略。",
