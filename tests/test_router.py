@@ -88,6 +88,26 @@ def test_the_samples_cover_both_languages_and_every_intent() -> None:
     assert {intent for _, intent in SAMPLE_INPUTS} == set(ALL_INTENTS)
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # A Chinese instruction on English words was answered in English.
+        ("把“Docker”改成“Podman”", "zh"),
+        ("把 Docker 改成 Podman", "zh"),
+        ('把标题改成 "Getting Started with Rust and Docker Compose"', "zh"),
+        ("解释一下 `kubectl rollout restart deployment/web -n prod`", "zh"),
+        # An English request quoting a Chinese title is English.
+        ("translate “我的第一篇文章” to English", "en"),
+        ("what does 《我的 Rust 笔记》 say about lifetimes", "en"),
+        ("summarize the post 我的 Rust 笔记", "en"),
+        ("写一篇关于 Rust 所有权的文章", "zh"),
+        ("“你好世界”", "zh"),
+    ],
+)
+def test_the_language_is_the_sentences_not_its_quotes(text: str, language: str) -> None:
+    assert detect_language(text) == language
+
+
 @pytest.mark.parametrize(("text", "intent", "params"), ROUTING_SAMPLES)
 async def test_regex_table_routes_sample(text: str, intent: str, params: dict[str, Any]) -> None:
     router = make_router(None)

@@ -58,6 +58,16 @@ def test_language_of_is_detect_language() -> None:
     assert min(ways.values()) > 100, ways  # every way was taken
 
 
+def test_language_of_is_detect_language_with_quotes_and_frame_words() -> None:
+    """``language_of`` counts before asking only where nothing is quoted."""
+    rng = random.Random(43)
+    parts = ["“", "”", '"', "《", "》", "「", "」", "`", "把", "改成", "请", "吗", "的", "文章",
+             "Docker", "Podman", "a", "post", " ", "posts/x.md", "。"]  # fmt: skip
+    texts = ["".join(rng.choice(parts) for _ in range(rng.randint(1, 12))) for _ in range(20_000)]
+    for text in texts:
+        assert language_of(text) == detect_language(text), text
+
+
 def _plain_normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     return " ".join(R._JUNK.sub("", text).split())

@@ -83,6 +83,26 @@ async def test_a_context_text_field_that_is_not_text_gets_a_clear_reply(isolated
         await rt.close()
 
 
+class _Said(BaseModel):
+    pass
+
+
+@skill(name="Replacer", params=_Said, intents=["EDIT_CONTENT"])
+async def replacer(ctx: SkillContext, params: _Said) -> SkillResult:
+    return SkillResult(message=ctx.input.language)
+
+
+async def test_a_chinese_instruction_on_quoted_english_words_is_chinese(isolated: Path) -> None:
+    """ "把“Docker”改成“Podman”" was answered in English: its words outnumbered its Chinese."""
+    rt = make_runtime(isolated, ScriptedModel([]), [replacer])
+    try:
+        context = {"current_file": "posts/a.md", "focus": "posts/a.md"}
+        reply = await rt.process_input("把“Docker”改成“Podman”", context)
+        assert (reply.state, reply.content) == ("COMPLETED", "zh")
+    finally:
+        await rt.close()
+
+
 async def test_bad_params_get_one_line_naming_the_field(isolated: Path) -> None:
     rt = make_runtime(isolated, ScriptedModel([]), [asker])
     try:
