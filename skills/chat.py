@@ -16,10 +16,19 @@ from skillrt.exceptions import BudgetExceeded, TaskCancelled
 from skillrt.llm.base import LLMMessage
 
 from .writing.checks import HAN, MIN_SHARE, language_share
+from .writing.languages import LANGUAGES, target_language
 from .writing.prompts import clip
 from .writing.scaffold import without_echo
 
-__all__ = ["ABOUT_LAST", "CHAT_SYSTEM", "REPLIES", "ChatParams", "chat", "without_sign_off"]
+__all__ = [
+    "ABOUT_LAST",
+    "CHAT_SYSTEM",
+    "REPLIES",
+    "TRANSLATE_LAST",
+    "ChatParams",
+    "chat",
+    "without_sign_off",
+]
 
 MAX_MESSAGE_CHARS = 2000
 MAX_REPLY_TOKENS = 300
@@ -30,6 +39,13 @@ CHAT_SYSTEM = (
     "in one to three sentences, in {lang}."
 )
 ABOUT_LAST = "The user asks about your previous answer: explain that answer simply."
+# "translate that to Chinese" right after an answer (the router sends it here when no post is
+# open, in focus or named): that answer, in the language asked for.
+TRANSLATE_LAST = (
+    "The user asks for your previous answer in {language}: reply with that answer translated "
+    "into {language}, and nothing else."
+)
+_TRANSLATE = re.compile(r"\btranslate\b|翻译|译成|译为|翻成", re.I)
 _GREETING = re.compile(
     r"^(?:hi|hello|hey|howdy|good\s+\w+|你好|您好|嗨|哈喽|早|晚上好|下午好)", re.I
 )
@@ -113,6 +129,11 @@ REPLIES = Replies(
             "\n\n(The model could not answer: {error}. Requests that need it will fail until "
             "this is fixed; skillrt doctor checks it.)",
         ),
+        "not_translated": (
+            "没能把上一个回答翻译成{language}：模型的回答不是{language}。",
+            "I could not translate the last answer into {language}: the model's answer was not "
+            "in {language}.",
+        ),
         "no_answer": (
             "抱歉，我现在答不上来。可以换个问法，或者让我写、改、总结一篇文章。",
             "Sorry, I have no answer to that right now. Ask me another way, or ask me to write, "
@@ -132,6 +153,14 @@ def _canned(ctx: SkillContext, text: str) -> str:
     if _THANKS.match(text):
         return ctx.reply("thanks")
     return ctx.reply("no_answer")
+
+
+def _translation_asked(ctx: SkillContext, text: str) -> str | None:
+    """The code of the language the last answer is asked in ("translate that to Chinese",
+    "翻译成英文"), or None: no translation asked, no language named, or no answer to translate."""
+    if ctx.conversation.last_answer is None or not _TRANSLATE.search(text):
+        return None
+    return target_language(text)
 
 
 def _in_another_language(reply: str, language: str) -> bool:
@@ -161,12 +190,18 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
         return SkillResult(
             message=ctx.reply("about_me"), data={"chat": True, "fallback": False, "about": True}
         )
-    lang = "简体中文" if ctx.input.language == "zh" else "English"
+    target = _translation_asked(ctx, text)
+    if target is not None:
+        lang = LANGUAGES[target].prompt
+    else:
+        lang = "简体中文" if ctx.input.language == "zh" else "English"
     history: list[LLMMessage] = ctx.conversation.messages()
     if not history or history[-1]["role"] != "user":
         history.append({"role": "user", "content": text})
     system = CHAT_SYSTEM.format(lang=lang)
-    if _ABOUT_LAST.match(text) and ctx.conversation.last_answer is not None:
+    if target is not None:
+        system += " " + TRANSLATE_LAST.format(language=lang)
+    elif _ABOUT_LAST.match(text) and ctx.conversation.last_answer is not None:
         system += " " + ABOUT_LAST
     prompt: list[LLMMessage] = [{"role": "system", "content": system}, *history]
     ctx.progress(1, 1, ctx.reply("thinking"))
@@ -192,9 +227,16 @@ async def chat(ctx: SkillContext, params: ChatParams) -> SkillResult:
     elsewhere = courtesy and _in_another_language(reply, ctx.input.language)
     fallback = not reply or bool(elsewhere)
     message = _canned(ctx, text) if fallback else reply
+    if target is not None and reply and language_share(reply, target) < MIN_SHARE:
+        # not what was asked for: said so, not shown as the translation
+        names = LANGUAGES[target]
+        named = names.name_zh if ctx.input.language == "zh" else names.name
+        message, fallback = ctx.reply("not_translated", language=named), True
     if failed:  # (said: a missing model file answered "hi" with our greeting, and no more)
         message += ctx.reply("model_failed", error=failed[0])
     data: dict[str, object] = {"chat": True, "fallback": fallback}
     if failed:
         data["model_error"] = failed[0]
+    if target is not None:
+        data["translated_to"] = target
     return SkillResult(message=message, data=data)

@@ -269,6 +269,58 @@ async def test_a_follow_up_without_a_focus_asks_which_post(blog: Path) -> None:
     assert rt.conversation().focus == msg.data["path"] == "posts/docker-basics-en.md"
 
 
+async def test_translate_that_after_a_general_answer_translates_the_answer(blog: Path) -> None:
+    """ "translate that to Chinese" after "what's the capital of france" asked which post to
+    translate: the user meant the answer."""
+    prompts: list[str] = []
+
+    def model(messages: list[LLMMessage], options: ModelOptions) -> str:
+        prompts.append(messages[0]["content"])
+        if "translated into Simplified Chinese" in messages[0]["content"]:
+            return "巴黎是法国的首都。"
+        if "translated into English" in messages[0]["content"]:
+            return "Paris is the capital of France."
+        return "Paris is the capital of France."
+
+    rt = chat_runtime(blog, FunctionModel(model))
+    await rt.initialize()
+    msg = await rt.process_input("what's the capital of france")
+    assert msg.state == "COMPLETED" and "Paris" in msg.content
+    msg = await rt.process_input("translate that to Chinese")
+    assert (msg.state, msg.content) == ("COMPLETED", "巴黎是法国的首都。")
+    assert msg.data["chat"] is True and msg.data["translated_to"] == "zh"
+    assert "Paris is the capital of France." in str(rt.conversation().turns)  # (it saw it)
+    msg = await rt.process_input("翻译成英文")
+    assert (msg.state, msg.content) == ("COMPLETED", "Paris is the capital of France.")
+    # a post named is still the post's translation (the model's is refused, not in Chinese)
+    msg = await rt.process_input("translate the docker post into Chinese")  # Translate's
+    assert msg.data["source"] == "posts/docker-basics.md" and "translated_to" not in msg.data
+    await rt.close()
+
+
+async def test_a_translation_in_another_language_than_asked_is_not_shown(blog: Path) -> None:
+    rt = chat_runtime(blog, FunctionModel(lambda m, o: "Paris is the capital of France."))
+    await rt.initialize()
+    await rt.process_input("what's the capital of france")
+    msg = await rt.process_input("translate that to Chinese")
+    assert msg.state == "COMPLETED" and msg.data["fallback"] is True
+    assert msg.content == (
+        "I could not translate the last answer into Chinese: the model's answer was not in Chinese."
+    )
+    await rt.close()
+
+
+async def test_translate_it_with_a_post_in_focus_after_an_answer_is_the_posts(blog: Path) -> None:
+    rt = writing_runtime(blog, FunctionModel(FollowUpModel()))
+    await rt.initialize()
+    await rt.set_focus("posts/docker-basics.md")
+    rt.chatlog.sessions.set_last_skill(rt.session_id, "AnswerQuestion")
+    msg = await rt.process_input("translate it into Chinese")
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["source"] == "posts/docker-basics.md" and msg.data["language"] == "zh"
+    await rt.close()
+
+
 async def test_the_conversation_is_the_session_when_the_task_started(blog: Path) -> None:
     """``ctx.conversation`` is bounded only when a skill first reads it, but it is the
     session as it stood when the task started: a question and its answer asked later in the

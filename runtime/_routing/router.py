@@ -376,6 +376,15 @@ def _negated(text: str, start: int) -> bool:
 
 
 _LATIN = re.compile("[A-Za-z]")
+# A translation asked right after an answer in the chat (the last task's skill serves one of
+# these), with no post open, in focus or named, is of that answer: "translate that to Chinese"
+# after "what's the capital of france" asked which post to translate.
+_ANSWERING = frozenset(("CHAT", "ANSWER_QUESTION"))
+_NAMES_A_POST = re.compile(
+    r"\b(?:posts?|articles?|blogs?|pages?|entry|entries|drafts?|notes?|files?)\b|"
+    r"文章|博客|博文|这篇|那篇|帖子|笔记|文件",
+    re.I,
+)
 _chain = itertools.chain.from_iterable  # an English pattern needs one of these to match
 
 
@@ -794,7 +803,7 @@ class IntentRouter:
         norm, key, current_file, selection, browsing = self._keyed(text, context)
         known = self._known(text, key)
         if known is not None:
-            return known
+            return self._meant(known, context)
         assert key is not None  # (``_known`` answers for an empty text)
         worked = self._work(norm, context, current_file is not None, selection, browsing)
         result, cacheable = worked[2], worked[2] is not None
@@ -802,7 +811,7 @@ class IntentRouter:
         if model is not None and self._unsure(worked):
             facts = _facts(current_file, selection, browsing)
             result, cacheable = await self._consult(model, worked, facts, signal)
-        return self._concluded(text, key, result, worked[1], cacheable)
+        return self._meant(self._concluded(text, key, result, worked[1], cacheable), context)
 
     def decide(self, text: str, context: Mapping[str, Any] | None = None) -> RouteDraft:
         """``parse``'s work that needs no effect, done now: the table, the skills' patterns
@@ -839,7 +848,7 @@ class IntentRouter:
         text, key = draft.text, draft.key
         known = self._known(text, key)
         if known is not None:
-            return known
+            return self._meant(known, draft.context)
         assert key is not None  # (``_known`` answers for an empty text)
         current_file, selection, browsing = draft.current_file, draft.selection, draft.browsing
         worked = draft.worked
@@ -851,7 +860,27 @@ class IntentRouter:
         if model is not None and self._unsure(worked):
             facts = _facts(current_file, selection, browsing)
             result, cacheable = await self._consult(model, worked, facts, signal)
-        return self._concluded(text, key, result, worked[1], cacheable)
+        return self._meant(self._concluded(text, key, result, worked[1], cacheable), draft.context)
+
+    def _meant(self, intent: ParsedIntent, context: Mapping[str, Any] | None) -> ParsedIntent:
+        """``intent``, or the chat's where a translation is of the answer just given: no post
+        open, selected from or named, a language asked for, and the session's last task an
+        answer in the chat (``_ANSWERING``). "translate that to Chinese" after a general
+        answer asked which post to translate. Told after the cache (its key knows no last
+        task); a post open or in focus keeps "translate it" the post's."""
+        if intent.type != "TRANSLATE" or not context or not self.handles(CHAT):
+            return intent
+        if context.get("current_file") or context.get("has_selection"):
+            return intent
+        if context.get("selected_text") or intent.parameters.get("path"):
+            return intent
+        last = context.get("last_skill")
+        skill = self._skills.get(last) if isinstance(last, str) else None
+        if skill is None or _ANSWERING.isdisjoint(skill.intents):
+            return intent
+        if not intent.parameters.get("language") or _NAMES_A_POST.search(intent.raw):
+            return intent
+        return intent.model_copy(update={"type": CHAT, "parameters": {}, "skill": None})
 
     def _known(self, text: str, key: _Route | None) -> ParsedIntent | None:
         """What ``text`` routes to with no work: nothing for an empty text (no ``key``), or
