@@ -4,6 +4,7 @@ temp files of killed writers."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -101,6 +102,41 @@ async def test_a_chinese_instruction_on_quoted_english_words_is_chinese(isolated
         assert (reply.state, reply.content) == ("COMPLETED", "zh")
     finally:
         await rt.close()
+
+
+_GATE: dict[str, asyncio.Event] = {}
+
+
+@skill(name="Waiter", params=AskParams, intents=["WRITE_ARTICLE"])
+async def waiter(ctx: SkillContext, params: AskParams) -> SkillResult:
+    await ctx.step("wait", lambda: _GATE["open"].wait())
+    return SkillResult(message="done")
+
+
+async def test_a_task_another_process_runs_is_said_to_run_there(isolated: Path) -> None:
+    """The caller of a queued task another worker took over heard "it cannot be resumed
+    here", though nobody asked to resume it: the reply says where it runs."""
+    _GATE["open"] = asyncio.Event()
+    owner = make_runtime(isolated, ScriptedModel([]), [waiter])
+    job = asyncio.create_task(owner.run_skill("Waiter", {"topic": "x"}))
+    while owner.current_task_id is None:
+        await asyncio.sleep(0.005)
+    task_id = owner.current_task_id
+    await owner._run.state.committer.durable()
+    other = make_runtime(isolated, ScriptedModel([]), [waiter])  # as a second process would
+    try:
+        await other.initialize()
+        refused = await other.resume_task(task_id)
+        assert refused is not None and refused.data["error"] == "running_elsewhere"
+        said = (
+            f"Task {task_id} was taken over by another process: it runs (or ran) there, not here."
+        )
+        assert refused.content == said
+    finally:
+        _GATE["open"].set()
+        assert (await job).state == "COMPLETED"
+        await owner.close()
+        await other.close()
 
 
 async def test_bad_params_get_one_line_naming_the_field(isolated: Path) -> None:

@@ -75,9 +75,11 @@ REPLIES: dict[str, tuple[str, str]] = {
         "skillrt resume {task}",
     ),
     "resumable": ("\n\n可以稍后恢复该任务（{task}）。", "\n\nYou can resume it later ({task})."),
+    # Said to a resume of a task another process holds, and to the caller of a queued task
+    # another worker took over (who asked no resume: "it cannot be resumed here" was untrue).
     "running_elsewhere": (
-        "任务 {task} 正在另一个进程中运行，无法在这里恢复。",
-        "Task {task} is running in another process; it cannot be resumed here.",
+        "任务 {task} 已由另一个进程接手，在那里运行（或已运行完），不在这里。",
+        "Task {task} was taken over by another process: it runs (or ran) there, not here.",
     ),
     "repetition": (
         "\n\n（模型开始不断重复，已在重复处截断；上面是截断前的内容。）",
