@@ -363,6 +363,35 @@ def test_a_last_sentence_that_leads_in_to_nothing_is_dropped(section: str, kept:
     assert _clean_section(section) == kept
 
 
+TEA = (
+    "The article will discuss different methods of using green tea, including making it with "
+    "a tea bag or loose leaves, which can be done in various ways such as boiling, steeping, "
+    "and adding sweeteners."
+)
+COFFEE = (
+    "The science behind coffee has been extensively researched by scientists who study it. "
+    "They have found that the caffeine present in coffee comes from the leaves of the plant. "
+    "This makes coffee a drink worth a closer look."
+)
+
+
+def test_paragraphs_nearly_said_before_are_dropped() -> None:
+    """The embedded model's tea article saved two paragraphs a word apart, and its coffee
+    article ended with the first sentence of the paragraph before; parallel paragraphs that
+    differ in their names are the article's own."""
+    tea_again = TEA.replace("loose leaves", "loose leaf")
+    text = f"Tea is old.\n\n{TEA}\n\n{tea_again}\n\n{COFFEE}\n\n{COFFEE.rsplit(' This', 1)[0]}"
+    verdict = no_repeated_paragraphs([])(Generated(text=text))
+    assert verdict.reason == "dropped 2 paragraph(s) the article already holds"
+    assert verdict.text == f"Tea is old.\n\n{TEA}\n\n{COFFEE}"
+    ubuntu = (
+        "On Ubuntu, install the package with sudo apt install nginx, then start the service "
+        "with systemctl start nginx and check its status."
+    )
+    fedora = ubuntu.replace("Ubuntu", "Fedora").replace("apt", "dnf")
+    assert no_repeated_paragraphs([ubuntu])(Generated(text=fedora)).text is None
+
+
 def test_paragraphs_the_article_already_holds_are_dropped() -> None:
 
     earlier = ["In the past, bread was made from flour and water.\n\nIt rose slowly."]

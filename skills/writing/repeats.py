@@ -73,11 +73,30 @@ def _line_key(line: str) -> str:
     return _norm(text)
 
 
+NEARLY_MIN_WORDS = 15  # a paragraph this long, nearly said before, is dropped too
+NEARLY_ALIKE = 0.97  # of its characters in common with one said before (a word or two apart)
+
+
+def _nearly_said(key: str, said: set[str]) -> bool:
+    """Whether the paragraph ``key`` (``_norm``'s) of ``NEARLY_MIN_WORDS`` words or more says
+    a paragraph of ``said`` again: the start of one, word for word, or one a few words apart
+    (``NEARLY_ALIKE``). The embedded model's article on tea saved two paragraphs a few words
+    apart, and one on coffee ended with the first two sentences of the paragraph before."""
+    if len(key.split()) < NEARLY_MIN_WORDS:
+        return False
+    return any(
+        before.startswith(key) or alike(key, before, NEARLY_ALIKE)
+        for before in said
+        if len(before.split()) >= NEARLY_MIN_WORDS
+    )
+
+
 def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
     """Paragraphs the article already holds (in ``earlier``: the sections before) or that
     the text says a second time are dropped, when a paragraph of its own is left; so are the
     lines (a list's items, sentences on lines of their own) said before, word for word, or
-    right after it a character apart (``_reworded``), when a line of its own is left
+    right after it a character apart (``_reworded``), and paragraphs nearly said before
+    (``_nearly_said``), when a line of its own is left
     (SmolLM2-135M listed "vim supports multiple programming languages…" twice in one list).
     Code blocks and headings are left alone. Never fails."""
     seen = {_norm(block) for text in earlier for block, code in _paragraphs(text) if not code}
@@ -96,7 +115,7 @@ def no_repeated_paragraphs(earlier: Sequence[str]) -> Check:
         here: set[str] = set()
         for block, code in _paragraphs(generated.text):
             key = _norm(block)
-            if not code and (key in seen or key in here):
+            if not code and (key in seen or key in here or _nearly_said(key, seen | here)):
                 dropped += 1
                 continue
             here.add(key)
