@@ -72,6 +72,10 @@ def test_scaffolding_copied_whole_is_stripped_and_a_marker_in_prose_fails() -> N
     assert scaffold.clean(fragment).text == "Moves are cheap."
     ambiguous = scaffold.clean("As the Key points: say, Write section 3 of 9 now.")
     assert ambiguous.left  # a marker inside a sentence: not stripped, the check fails
+    # the prompt's "(topic: …; style: …)" told as prose (the embedded model's tea article)
+    told = "The article is about tea. The style of the article is technical and it discusses tea."
+    assert scaffold.clean(told).left
+    assert Scaffold([prompt]).clean("这篇文章的风格是技术性的，讲的是茶。").left
     tail = 'let owner = String::from("the same line in two sections");'
     with_tail = Scaffold([prompt + f"\nThe previous section ended with:\n{tail}"], content=[tail])
     assert with_tail.clean(f"```rust\n{tail}\n```").text == f"```rust\n{tail}\n```"

@@ -158,6 +158,9 @@ SCAFFOLD_MARKERS = (
     # Reworded by a small model: "The final section ended with:", "1. (your choice)".
     r"\bsection ended with:",
     r"\(your choice\)",
+    # "(topic: tea; style: technical blog post)" told as prose: "The article is about tea, …
+    # The style of the article is technical and …" (the embedded model's article on tea)
+    r"\bthe (?:style|tone) of (?:the|this) (?:article|post|blog post) is\b",
     r"^\W*Length: about \d+ (?:words|characters)\b",
     r"^\W*Outline:[ \t]*$",
     r"^\W*Instruction:[ \t]",
@@ -179,6 +182,7 @@ SCAFFOLD_MARKERS = (
     r"^\W*博客上已有的相关文章",
     r"^\W*上一节的结尾：",
     r"（自拟）",
+    r"(?:这篇)?文章的风格是",
     r"^\W*篇幅：约\s*\d+\s*字",
     r"^\W*提纲：[ \t]*$",
     r"你是一位经验丰富的技术博主",
