@@ -72,9 +72,15 @@ class BlogMemory:
 
     def refresh(self) -> IndexReport:
         """Re-index changed posts and bring the graph's wikilinks and tags up to date."""
+        return self.refresh_graph()[0]
+
+    def refresh_graph(self) -> tuple[IndexReport, GraphDelta]:
+        """``refresh``, with what it changed in the graph: UpdateGraph refreshed and then synced
+        again, so a post deleted or renamed on disk was reported as "0 links removed" (the
+        refresh had dropped them, and said so to no one)."""
         report = self.posts.refresh()
-        self.sync_graph(relink=bool(report.added or report.removed))
-        return report
+        delta = self.sync_graph(relink=bool(report.added or report.removed))
+        return report, delta
 
     def sync_graph(self, *, relink: bool = False) -> GraphDelta:
         """Update the graph for posts whose hash it has not seen, and drop removed posts.

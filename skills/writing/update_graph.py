@@ -130,8 +130,7 @@ def _applied(
 def _scan(ctx: SkillContext, only: str | None, force: bool) -> Scan:
     """Re-index, bring wikilinks and tags up to date, and list the posts to extract (blocking
     I/O: a sync step)."""
-    report = ctx.memory.refresh()
-    structural = ctx.memory.sync_graph()
+    report, structural = ctx.memory.refresh_graph()
     posts = ctx.memory.posts.all_posts()
     if only is not None:
         posts = [p for p in posts if p.path == only]
