@@ -42,3 +42,67 @@ async def test_a_deleted_post_is_counted_in_the_links_removed(tmp_path: Path) ->
         assert again.data["links_removed"] == 0 and again.data["links_added"] == 0
     finally:
         await rt.close()
+
+
+def _extraction(entities: list[dict[str, object]]) -> FunctionModel:
+    return FunctionModel(lambda m, o: {"entities": entities})
+
+
+async def test_an_entity_named_by_a_post_path_does_not_hide_the_post(tmp_path: Path) -> None:
+    """A model named "posts/rust-borrowing.md" as an entity of every post: related() on that
+    post then listed the fourteen posts "mentioning" it, not the posts linked to it."""
+    blog = copy_blog(tmp_path / "blog")
+    model = _extraction([{"name": "posts/rust-borrowing.md", "type": "file"}])
+    rt = writing_runtime(blog, model)
+    await rt.initialize()
+    try:
+        await rt.run_skill("UpdateGraph", {})
+        related = rt.memory.graph.related("posts/rust-borrowing.md")
+        posts = {r.name: r.kinds for r in related if r.node == "post"}
+        assert posts["posts/rust-lifetimes.md"] == ("wikilink",)
+        assert "posts/docker-basics.md" not in posts
+        assert "rust" in {r.name for r in related if r.node == "entity"}
+    finally:
+        await rt.close()
+
+
+async def test_names_with_markup_or_two_spellings_are_one_entity(tmp_path: Path) -> None:
+    """ "[[SQLite]]", "**SQLite**" and "`SQLite`" were three nodes beside "SQLite"; "Rust  Lang"
+    and "rust lang" passed the extraction's de-duplication, the second overwriting the first."""
+    blog = copy_blog(tmp_path / "blog")
+    model = _extraction(
+        [
+            {"name": "[[SQLite|the database]]", "type": "database", "mentions": ["a"]},
+            {"name": "**SQLite**", "type": "database"},
+            {"name": "`tokio`", "type": "library"},
+            {"name": "Rust  Lang", "type": "language", "mentions": ["first"]},
+            {"name": "rust lang", "type": "language", "mentions": ["second"]},
+            {"name": "《所有权》", "type": "概念"},
+        ]
+    )
+    rt = writing_runtime(blog, model)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
+        assert msg.data["posts"][0]["entities"] == [
+            "[[SQLite|the database]]",
+            "`tokio`",
+            "Rust  Lang",
+            "《所有权》",
+        ]
+        graph = rt.memory.graph
+        names = {e["name"] for e in graph.entities()}
+        assert {"SQLite", "tokio", "Rust Lang"} <= names
+        assert not any("[" in n or "*" in n or "`" in n or "《" in n for n in names)
+        mentions = {
+            link["target"]: link["evidence"]
+            for link in graph.export_json()["links"]
+            if link["source"] == "posts/rust-borrowing.md" and link["kind"] == "mention"
+        }
+        assert mentions["rust lang"] == ["first"]
+        # 所有权 is the post's tag too: one node, a tag and a mention.
+        assert {"tag", "mention"} <= set(
+            next(r.kinds for r in graph.related("posts/rust-borrowing.md") if r.name == "所有权")
+        )
+    finally:
+        await rt.close()

@@ -35,6 +35,8 @@ __all__ = [
     "GraphDelta",
     "GraphLink",
     "Related",
+    "entity_key",
+    "entity_name",
 ]
 
 SCHEMA_VERSION = 1
@@ -150,6 +152,37 @@ def entity_key(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
+# Marks a model wraps a name in, as the post's Markdown had it: the extraction "[[SQLite]]",
+# "**Rust**" or "`tokio`" made a node apart from "SQLite", "Rust" and "tokio".
+_WRAPPERS: tuple[tuple[str, str], ...] = (
+    ("[[", "]]"),
+    ("**", "**"),
+    ("__", "__"),
+    ("`", "`"),
+    ("*", "*"),
+    ('"', '"'),
+    ("“", "”"),
+    ("《", "》"),
+    ("「", "」"),
+)
+
+
+def entity_name(name: str) -> str:
+    """An extracted name as the entity it names: single spaces, without the Markdown marks
+    wrapped around it (a ``[[note|alias]]`` is its note), and clipped."""
+    name = " ".join(name.split())
+    unwrapped = True
+    while unwrapped:
+        unwrapped = False
+        for start, end in _WRAPPERS:
+            if name.startswith(start) and name.endswith(end) and len(name) > len(start + end):
+                name = name[len(start) : -len(end)].strip()
+                if start == "[[":
+                    name = name.replace("\\|", "|").partition("|")[0].partition("#")[0].strip()
+                unwrapped = True
+    return name[:MAX_NAME_CHARS]
+
+
 def _clean(text: str, limit: int) -> str:
     return " ".join(text.split())[:limit]
 
@@ -238,7 +271,9 @@ class EntityGraph(SQLiteCache):
                     wanted[(target, "entity", "mention")] = json.loads(evidence)
             for item in extracted or ():
                 description = _clean(item.description, MAX_DESCRIPTION_CHARS)
-                key = want_entity(item.name, _clean(item.type, 40) or "concept", description)
+                key = want_entity(
+                    entity_name(item.name), _clean(item.type, 40) or "concept", description
+                )
                 if key is not None:
                     quotes = [_clean(m, 200) for m in item.mentions if m.strip()]
                     wanted[(key, "entity", "mention")] = quotes[:MAX_MENTIONS]
@@ -354,7 +389,13 @@ class EntityGraph(SQLiteCache):
 
         with self._lock:
             db = self._db
-            is_entity = db.execute("SELECT 1 FROM entities WHERE key = ?", (key,)).fetchone()
+            # A post's path names the post, even when a model's extraction made an entity of
+            # that name: related("posts/rust-borrowing.md") listed every post "mentioning" it.
+            is_post = db.execute("SELECT 1 FROM posts WHERE path = ?", (entity,)).fetchone()
+            is_entity = (
+                not is_post
+                and db.execute("SELECT 1 FROM entities WHERE key = ?", (key,)).fetchone()
+            )
             target, target_type = (key, "entity") if is_entity else (entity, "post")
             incoming = db.execute(
                 "SELECT source, kind FROM links WHERE target = ? AND target_type = ?",

@@ -13,7 +13,7 @@ from functools import partial
 from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.graph import ExtractedEntity, Extraction, GraphDelta
+from skillrt.blog.graph import ExtractedEntity, Extraction, GraphDelta, entity_key, entity_name
 from skillrt.exceptions import StructuredOutputError
 from skillrt.skill.params import PostPath
 
@@ -91,7 +91,7 @@ async def extract_entities(ctx: SkillContext, title: str, body: str) -> list[Ext
     seen: set[str] = set()
     unique: list[ExtractedEntity] = []
     for entity in entities:
-        key = entity.name.strip().casefold()
+        key = entity_key(entity_name(entity.name))  # the graph's key: "Rust  Lang" is "rust lang"
         if key and key not in seen:
             seen.add(key)
             unique.append(entity)
