@@ -106,3 +106,47 @@ async def test_names_with_markup_or_two_spellings_are_one_entity(tmp_path: Path)
         )
     finally:
         await rt.close()
+
+
+async def test_a_nameless_entity_does_not_lose_the_others(tmp_path: Path) -> None:
+    """{"name": ""} or "type": null on one entity failed the whole extraction: the post was
+    skipped "did not fit the schema" and Rust, found beside it, was lost."""
+    blog = copy_blog(tmp_path / "blog")
+    model = _extraction(
+        [
+            {"name": "", "type": "x"},
+            {"name": "   "},
+            {"name": None},
+            {"name": "Rust", "type": None, "description": None, "mentions": None},
+            {"name": "Tokio", "type": "library"},
+        ]
+    )
+    rt = writing_runtime(blog, model)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
+        assert msg.data["errors"] == [], msg.content
+        assert msg.data["posts"][0]["entities"] == ["Rust", "Tokio"]
+        assert rt.memory.graph.entity("Tokio") == {
+            "name": "Tokio",
+            "type": "library",
+            "description": "",
+        }
+        assert rt.memory.graph.post_state("posts/rust-borrowing.md") is not None
+        again = await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
+        assert again.data["skipped"] == 1  # extracted: not asked again
+    finally:
+        await rt.close()
+
+
+async def test_an_answer_that_is_no_extraction_is_still_refused(tmp_path: Path) -> None:
+    blog = copy_blog(tmp_path / "blog")
+    rt = writing_runtime(blog, FunctionModel(lambda m, o: {"entities": ["Rust", 3]}))
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
+        assert msg.data["errors"] and "schema" in msg.data["errors"][0]["error"]
+        again = await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
+        assert again.data["skipped"] == 0  # not extracted: asked again next time
+    finally:
+        await rt.close()

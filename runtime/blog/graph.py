@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from skillrt.blog.sqlite import SQLiteCache, rebuilt_when_damaged
 
@@ -75,11 +75,38 @@ class ExtractedEntity(BaseModel):
     description: str = ""
     mentions: list[str] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults_for_nulls(cls, data: Any) -> Any:
+        """A ``null`` type, description or mentions is the default: ``"type": null`` on one
+        entity refused the whole extraction."""
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
 
 class Extraction(BaseModel):
     """The structured answer of an entity-extraction call."""
 
     entities: list[ExtractedEntity] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_nameless(cls, data: Any) -> Any:
+        """Entities with no name left out, the others kept: one ``{"name": ""}`` among fifteen
+        good entities failed the schema, and UpdateGraph skipped the post."""
+        if isinstance(data, dict) and isinstance(data.get("entities"), list):
+            named = [item for item in data["entities"] if not _nameless(item)]
+            return {**data, "entities": named}
+        return data
+
+
+def _nameless(item: object) -> bool:
+    """An entity (a JSON object) whose name is missing, null or blank."""
+    if not isinstance(item, dict):
+        return False  # not an entity at all: the schema refuses it
+    name = item.get("name")
+    return name is None or (isinstance(name, str) and not name.strip())
 
 
 @dataclass(frozen=True, slots=True)
