@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from skillrt.testing import FunctionModel
 from tests.blog import copy_blog
 from tests.writing_support import EXTRACTION, writing_runtime
@@ -148,5 +150,24 @@ async def test_an_answer_that_is_no_extraction_is_still_refused(tmp_path: Path) 
         assert msg.data["errors"] and "schema" in msg.data["errors"][0]["error"]
         again = await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
         assert again.data["skipped"] == 0  # not extracted: asked again next time
+    finally:
+        await rt.close()
+
+
+@pytest.mark.parametrize(
+    "named", ["rust-borrowing", "posts/rust-borrowing", "Rust 借用与引用", "rust-borrowing.md"]
+)
+async def test_a_post_named_as_a_wikilink_names_it(tmp_path: Path, named: str) -> None:
+    """ "rust-borrowing" (a vault's note name) or the post's title was "There is no post
+    `rust-borrowing` in the blog's index"; a name that is no post still is."""
+    blog = copy_blog(tmp_path / "blog")
+    rt = writing_runtime(blog, FunctionModel(lambda m, o: EXTRACTION))
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill("UpdateGraph", {"path": named})
+        assert msg.state == "COMPLETED", msg.content
+        assert [p["path"] for p in msg.data["posts"]] == ["posts/rust-borrowing.md"]
+        missing = await rt.run_skill("UpdateGraph", {"path": "Unwritten Ideas"})
+        assert missing.data.get("error") == "not_found"
     finally:
         await rt.close()

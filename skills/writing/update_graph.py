@@ -127,12 +127,22 @@ def _applied(
     )
 
 
+def _named(ctx: SkillContext, only: str, paths: set[str]) -> str:
+    """The post ``only`` names: its path, else what a ``[[only]]`` would link to (its file
+    name, title or alias): "add rust-borrowing to the graph", as a vault names its notes, was
+    "There is no post `rust-borrowing` in the blog's index"."""
+    if only in paths:
+        return only
+    return ctx.memory.resolve_link(only) or only
+
+
 def _scan(ctx: SkillContext, only: str | None, force: bool) -> Scan:
     """Re-index, bring wikilinks and tags up to date, and list the posts to extract (blocking
     I/O: a sync step)."""
     report, structural = ctx.memory.refresh_graph()
     posts = ctx.memory.posts.all_posts()
     if only is not None:
+        only = _named(ctx, only, {p.path for p in posts})
         posts = [p for p in posts if p.path == only]
     todo: list[str] = []
     for post in posts:
