@@ -77,8 +77,8 @@ async def test_names_with_markup_or_two_spellings_are_one_entity(tmp_path: Path)
             {"name": "[[SQLite|the database]]", "type": "database", "mentions": ["a"]},
             {"name": "**SQLite**", "type": "database"},
             {"name": "`tokio`", "type": "library"},
-            {"name": "Rust  Lang", "type": "language", "mentions": ["first"]},
-            {"name": "rust lang", "type": "language", "mentions": ["second"]},
+            {"name": "Rust  Lang", "type": "language", "mentions": ["可变引用"]},
+            {"name": "rust lang", "type": "language", "mentions": ["不可变引用"]},
             {"name": "《所有权》", "type": "概念"},
         ]
     )
@@ -101,7 +101,7 @@ async def test_names_with_markup_or_two_spellings_are_one_entity(tmp_path: Path)
             for link in graph.export_json()["links"]
             if link["source"] == "posts/rust-borrowing.md" and link["kind"] == "mention"
         }
-        assert mentions["rust lang"] == ["first"]
+        assert mentions["rust lang"] == ["可变引用"]
         # 所有权 is the post's tag too: one node, a tag and a mention.
         assert {"tag", "mention"} <= set(
             next(r.kinds for r in graph.related("posts/rust-borrowing.md") if r.name == "所有权")
@@ -169,5 +169,25 @@ async def test_a_post_named_as_a_wikilink_names_it(tmp_path: Path, named: str) -
         assert [p["path"] for p in msg.data["posts"]] == ["posts/rust-borrowing.md"]
         missing = await rt.run_skill("UpdateGraph", {"path": "Unwritten Ideas"})
         assert missing.data.get("error") == "not_found"
+    finally:
+        await rt.close()
+
+
+async def test_only_quotes_the_post_has_are_kept_as_evidence(tmp_path: Path) -> None:
+    """An extraction quoting another post ("docker run -d" for the Rust borrowing post) kept
+    the quote as this post's evidence: a mention the post does not have is left out."""
+    blog = copy_blog(tmp_path / "blog")
+    quotes = ["“同一时间，要么只有一个可变引用”", "docker run -d", "  要么有任意多个\n不可变引用…"]
+    model = _extraction([{"name": "Rust", "type": "language", "mentions": quotes}])
+    rt = writing_runtime(blog, model)
+    await rt.initialize()
+    try:
+        await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
+        evidence = [
+            link["evidence"]
+            for link in rt.memory.graph.export_json()["links"]
+            if link["source"] == "posts/rust-borrowing.md" and link["kind"] == "mention"
+        ]
+        assert evidence == [[quotes[0], "要么有任意多个 不可变引用…"]]
     finally:
         await rt.close()

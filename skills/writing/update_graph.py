@@ -24,6 +24,7 @@ __all__ = ["PostGraph", "Scan", "UpdateGraphParams", "extract_entities", "update
 
 MAX_ENTITIES = 15
 MAX_LISTED = 20
+_QUOTE_MARKS = " \t\n\"'“”‘’「」.…"
 
 REPLIES = Replies(
     {
@@ -94,8 +95,22 @@ async def extract_entities(ctx: SkillContext, title: str, body: str) -> list[Ext
         key = entity_key(entity_name(entity.name))  # the graph's key: "Rust  Lang" is "rust lang"
         if key and key not in seen:
             seen.add(key)
-            unique.append(entity)
+            unique.append(_quoted(entity, f"{title}\n{body}"))
     return unique[:MAX_ENTITIES]
+
+
+def _quoted(entity: ExtractedEntity, text: str) -> ExtractedEntity:
+    """``entity`` with only the mentions the post has (whitespace, case and the quote marks
+    around them aside: a Chinese quote cut by a line break has no space in the post): they
+    are kept as the graph's evidence, and a model's quotes of another post, or of none, were
+    kept as this one's."""
+    said = "".join(text.split()).casefold()
+    kept = [
+        mention
+        for mention in entity.mentions
+        if (quote := "".join(mention.strip(_QUOTE_MARKS).split()).casefold()) and quote in said
+    ]
+    return entity.model_copy(update={"mentions": kept})
 
 
 async def _extract_and_apply(ctx: SkillContext, path: str) -> PostGraph:
