@@ -143,3 +143,22 @@ def test_graph_alone(tmp_path: Path) -> None:
     assert len(delta.links_removed) == 3
     assert graph.export_json() == {"posts": [], "entities": [], "links": []}
     graph.close()
+
+
+def test_a_retitled_post_is_linked_by_its_new_title_only(memory: BlogMemory) -> None:
+    """Only the retitled post was synced: retitled "Unwritten Ideas", it had no backlinks
+    though the weekly review links [[Unwritten Ideas]]; retitled back, the review still
+    counted as linking to it."""
+    post = memory.content_root / "posts" / "ml-intro.md"
+    text = post.read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.startswith("title:"))
+    post.write_text(text.replace(title, "title: Unwritten Ideas", 1), encoding="utf-8")
+    memory.refresh()
+    graph = memory.graph
+    assert graph.backlinks("posts/ml-intro.md") == ["posts/notes/weekly-review.md"]
+    assert graph.entity("Unwritten Ideas") is None
+    post.write_text(text, encoding="utf-8")
+    memory.refresh()
+    assert graph.backlinks("posts/ml-intro.md") == []
+    assert graph.entity("Unwritten Ideas") is not None
+    assert memory.sync_graph().empty

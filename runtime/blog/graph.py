@@ -466,6 +466,34 @@ class EntityGraph(SQLiteCache):
         return [str(r[0]) for r in rows]
 
     @rebuilt_when_damaged
+    def relinked_by(self, changed: Iterable[str]) -> set[str]:
+        """The posts whose wikilinks may resolve otherwise once the posts ``changed`` were
+        edited (a new title or alias): those linking to one of them, and those linking to a
+        note not written yet. A post retitled "Beta Note" had no backlinks, though a post
+        linked ``[[Beta Note]]``; the old title's links still counted as backlinks."""
+        targets = sorted(set(changed))
+        if not targets:
+            return set()
+        with self._lock:
+            found = {
+                str(row[0])
+                for row in self._db.execute(
+                    "SELECT DISTINCT source FROM links WHERE kind = 'wikilink'"
+                    " AND target_type = 'entity'"
+                )
+            }
+            for target in targets:
+                found.update(
+                    str(row[0])
+                    for row in self._db.execute(
+                        "SELECT DISTINCT source FROM links WHERE kind = 'wikilink'"
+                        " AND target_type = 'post' AND target = ?",
+                        (target,),
+                    )
+                )
+        return found
+
+    @rebuilt_when_damaged
     def posts(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT path FROM posts ORDER BY path")]

@@ -12,7 +12,7 @@ tags) in step with the index; LLM extraction is the ``UpdateGraph`` skill's job.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from skillrt.blog.files import MAX_READ_BYTES
@@ -79,24 +79,28 @@ class BlogMemory:
         again, so a post deleted or renamed on disk was reported as "0 links removed" (the
         refresh had dropped them, and said so to no one)."""
         report = self.posts.refresh()
-        delta = self.sync_graph(relink=bool(report.added or report.removed))
+        relink = bool(report.added or report.removed)
+        delta = self.sync_graph(relink=relink, changed=report.updated)
         return report, delta
 
-    def sync_graph(self, *, relink: bool = False) -> GraphDelta:
+    def sync_graph(self, *, relink: bool = False, changed: Iterable[str] = ()) -> GraphDelta:
         """Update the graph for posts whose hash it has not seen, and drop removed posts.
 
         ``relink`` re-resolves every post's wikilinks (after posts were added or removed, a
         link may now point at a post, or no longer); unchanged links are not rewritten.
+        ``changed`` (posts edited: their title or aliases may be new) re-resolves the links
+        that may name them otherwise now (``EntityGraph.relinked_by``).
         """
         delta = GraphDelta()
         graph = self.graph
         indexed = {meta.path: meta for meta in self.posts.all_posts()}
+        stale = set() if relink else graph.relinked_by(changed)
         for path in graph.posts():
             if path not in indexed:
                 delta += graph.remove_post(path)
         for path, meta in indexed.items():
             state = graph.post_state(path)
-            if relink or state is None or state[0] != meta.hash:
+            if relink or path in stale or state is None or state[0] != meta.hash:
                 delta += self._update(meta, None)
         return delta
 
