@@ -162,3 +162,19 @@ def test_a_retitled_post_is_linked_by_its_new_title_only(memory: BlogMemory) -> 
     assert graph.backlinks("posts/ml-intro.md") == []
     assert graph.entity("Unwritten Ideas") is not None
     assert memory.sync_graph().empty
+
+
+def test_a_post_indexed_by_its_writer_relinks_the_posts_naming_it(memory: BlogMemory) -> None:
+    """WriteArticle re-indexes the post it wrote and updates its node itself: over an
+    existing post, under a new title, no later refresh saw it change, and the links naming
+    the new title stayed links to a note not written yet."""
+    post = memory.content_root / "posts" / "ml-intro.md"
+    text = post.read_text(encoding="utf-8")
+    title = next(line for line in text.splitlines() if line.startswith("title:"))
+    post.write_text(text.replace(title, "title: Unwritten Ideas", 1), encoding="utf-8")
+    memory.posts.refresh()
+    memory.update_post_graph("posts/ml-intro.md")
+    assert memory.graph.backlinks("posts/ml-intro.md") == ["posts/notes/weekly-review.md"]
+    assert memory.graph.entity("Unwritten Ideas") is None
+    assert memory.refresh().unchanged == POST_COUNT
+    assert memory.update_post_graph("posts/ml-intro.md").empty

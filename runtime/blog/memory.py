@@ -111,7 +111,21 @@ class BlogMemory:
         meta = self.posts.get(path)
         if meta is None:
             return self.graph.remove_post(self.posts.relpath(path))
-        return self._update(meta, extracted)
+        state = self.graph.post_state(meta.path)
+        delta = self._update(meta, extracted)
+        if state is not None and state[0] != meta.hash:
+            delta += self._relink(self.graph.relinked_by([meta.path]) - {meta.path})
+        return delta
+
+    def _relink(self, paths: Iterable[str]) -> GraphDelta:
+        """Re-resolve the wikilinks of these posts. A post rewritten and re-indexed by the
+        caller (WriteArticle over an existing post) is seen by no later refresh: under a new
+        title it kept the links of its old one."""
+        delta = GraphDelta()
+        for path in sorted(paths):
+            if (meta := self.posts.get(path)) is not None:
+                delta += self._update(meta, None)
+        return delta
 
     def _update(self, meta: PostMeta, extracted: Sequence[ExtractedEntity] | None) -> GraphDelta:
         targets: list[str] = []
