@@ -191,3 +191,24 @@ async def test_only_quotes_the_post_has_are_kept_as_evidence(tmp_path: Path) -> 
         assert evidence == [[quotes[0], "要么有任意多个 不可变引用…"]]
     finally:
         await rt.close()
+
+
+async def test_an_extraction_cannot_make_a_tag_or_an_unwritten_note(tmp_path: Path) -> None:
+    """A model typing an entity "note" made it look like a note not written yet (and, the
+    graph's own type, it was never updated by a later extraction)."""
+    blog = copy_blog(tmp_path / "blog")
+    model = _extraction([{"name": "Borrow checker", "type": "Note"}, {"name": "x", "type": "tag"}])
+    rt = writing_runtime(blog, model)
+    await rt.initialize()
+    try:
+        await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
+        graph = rt.memory.graph
+        assert graph.entity("Borrow checker") == {
+            "name": "Borrow checker",
+            "type": "concept",
+            "description": "",
+        }
+        assert {e["name"] for e in graph.entities() if e["type"] == "note"} == {"Unwritten Ideas"}
+        assert graph.entity("x") == {"name": "x", "type": "concept", "description": ""}
+    finally:
+        await rt.close()

@@ -214,6 +214,14 @@ def _clean(text: str, limit: int) -> str:
     return " ".join(text.split())[:limit]
 
 
+def _extracted_type(type_: str) -> str:
+    """The type of an extracted entity: ``tag`` and ``note`` are the graph's own (a tag of a
+    post, a note not written yet), so a model's are ``concept``: an extraction typed "note"
+    made an entity the export showed as an unwritten note, and kept it one."""
+    type_ = _clean(type_, 40)
+    return "concept" if not type_ or type_.casefold() in ("tag", "note") else type_
+
+
 @dataclass(frozen=True, slots=True)
 class _Entity:
     key: str
@@ -298,9 +306,7 @@ class EntityGraph(SQLiteCache):
                     wanted[(target, "entity", "mention")] = json.loads(evidence)
             for item in extracted or ():
                 description = _clean(item.description, MAX_DESCRIPTION_CHARS)
-                key = want_entity(
-                    entity_name(item.name), _clean(item.type, 40) or "concept", description
-                )
+                key = want_entity(entity_name(item.name), _extracted_type(item.type), description)
                 if key is not None:
                     quotes = [_clean(m, 200) for m in item.mentions if m.strip()]
                     wanted[(key, "entity", "mention")] = quotes[:MAX_MENTIONS]
