@@ -141,6 +141,36 @@ def test_dropped_client_leaves_the_task_running_and_reattach_loses_nothing(
     assert rest[-1].data["data"]["parts"][2].startswith("reattach part 3")
 
 
+def test_reattach_after_a_restart_with_the_last_id_seen_gets_the_resumed_task(
+    tmp_path: Path, model: StepModel
+) -> None:
+    """A plugin followed a task that asked a question; the server restarted and the task was
+    resumed (it asks again); the plugin reattaches with the last id it saw. Ids used to start
+    at 1 again: it got an empty stream, the resumed task's events among the ids "seen"."""
+    first = LiveServer(make_runtime(tmp_path, FunctionModel(model)))
+    try:
+        with first.client() as c:
+            seen = stream(c, "POST", "/v1/input", json={"text": "ask me", "session_id": "s"})
+    finally:
+        first.stop()
+    task_id, last = seen[-1].data["task_id"], seen[-1].id
+    assert seen[-1].data["state"] == "WAITING_INPUT" and last is not None
+    again = LiveServer(make_runtime(tmp_path, FunctionModel(model)))
+    try:
+        with again.client() as c:
+            r = c.post(f"/v1/tasks/{task_id}/resume", json={"session_id": "s"})
+            assert r.json()["state"] == "WAITING_INPUT", r.text
+            rest = stream(
+                c, "GET", f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": str(last)}
+            )
+            every = stream(c, "GET", f"/v1/tasks/{task_id}/events")
+    finally:
+        again.stop()
+    assert [e.id for e in rest] == [e.id for e in every]
+    assert all(e.id is not None and e.id > last for e in rest)
+    assert rest[-1].event == "message" and rest[-1].data["content"] == "Which colour?"
+
+
 def test_cancel_on_disconnect_cancels_the_task(live: LiveServer, model: StepModel) -> None:
     model.words = 200
     with live.client() as c:

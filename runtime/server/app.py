@@ -43,7 +43,7 @@ from skillrt.server.models import (
     UndoRequest,
 )
 from skillrt.server.problems import ProblemError, problem_body, problem_response
-from skillrt.server.sse import Entry, EventLog, SSEResponse
+from skillrt.server.sse import Entry, EventLog, SSEResponse, restart_seq
 from skillrt.settings import ServeConfig
 
 __all__ = ["ServerState", "create_app"]
@@ -87,7 +87,7 @@ class ServerState:
         return self._jobs
 
     async def start(self) -> None:
-        self._log = EventLog(self.runtime.redactor)
+        self._log = EventLog(self.runtime.redactor, first_seq=restart_seq())
         self._jobs = Jobs(self._log)
         # Unredacted: the journal redacts an event when it encodes it (most are never read);
         # by its fields: no ``Event`` is built for it.

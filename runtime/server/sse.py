@@ -1,6 +1,7 @@
 """Server-sent events: the journal of every task's events, and the streams that follow it.
 
-Every runtime event the server sees gets a sequence number (one counter for the process) and
+Every runtime event the server sees gets a sequence number (one counter for the process,
+which starts above every number an earlier run of the server gave: ``restart_seq``) and
 is kept in its task's journal, so a client that lost its connection sends ``Last-Event-ID``
 and gets exactly the events after it, then the live ones. The reply that ends a call (the
 ``ChatMessage``) is journaled too, as a ``message`` event: a stream ends with it.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from threading import get_ident
@@ -30,7 +32,7 @@ from skillrt._io.redaction import Redactor
 from skillrt.events import Event
 from skillrt.messages import ChatMessage
 
-__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry"]
+__all__ = ["Entry", "EventLog", "SSEResponse", "format_entry", "restart_seq"]
 
 PING_S = 15.0
 _TASKS_KEPT = 500  # journals of tasks nobody follows any more, newest kept
@@ -136,6 +138,16 @@ def _json(payload: Any) -> str:
     return to_json(payload, fallback=str).decode()
 
 
+def restart_seq() -> int:
+    """Where a server's event ids start: microseconds since the epoch, above every id an
+    earlier run of the server on this machine gave out (unless it gave more than a million
+    a second). From 1, a plugin that reattached after a restart with its ``Last-Event-ID``
+    (114) to the task it had followed, resumed since, got an empty stream: the resumed
+    task's events were ids 3 to 8 of the new run, all "before" the one it had seen. Below
+    2**53, so JavaScript reads it as the same number."""
+    return time.time_ns() // 1000
+
+
 def format_entry(entry: Entry) -> bytes:
     return f"id: {entry.seq}\nevent: {entry.event}\ndata: {entry.data}\n\n".encode()
 
@@ -179,8 +191,9 @@ class EventLog:
         per_task_bytes: int = PER_TASK_BYTES,
         total_bytes: int = TOTAL_BYTES,
         recent_bytes: int = RECENT_BYTES,
+        first_seq: int = 0,
     ) -> None:
-        self.seq = 0
+        self.seq = self.first_seq = first_seq  # the first entry's id is the one after it
         self.redactor = redactor or Redactor()
         self.per_task_bytes = per_task_bytes
         self.total_bytes = total_bytes
