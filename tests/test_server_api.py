@@ -171,6 +171,37 @@ def test_reattach_after_a_restart_with_the_last_id_seen_gets_the_resumed_task(
     assert rest[-1].event == "message" and rest[-1].data["content"] == "Which colour?"
 
 
+def test_reattach_to_a_task_paused_by_a_restart_says_why_nothing_comes(
+    tmp_path: Path, model: StepModel
+) -> None:
+    """After a restart the journal is empty: the reattached stream of the paused task used to
+    end at once with no reply and no reason. It ends with an ``error`` event saying so; a
+    stream past a reply already sent still ends quietly."""
+    first = LiveServer(make_runtime(tmp_path, FunctionModel(model)))
+    try:
+        with first.client() as c:
+            seen = stream(c, "POST", "/v1/input", json={"text": "ask me", "session_id": "s"})
+            task_id, last = seen[-1].data["task_id"], seen[-1].id
+            done = stream(c, "POST", "/v1/skills/Steps/run", json={"params": {"topic": "a"}})
+            done_id = done[-1].data["task_id"]
+            past = c.get(f"/v1/tasks/{done_id}/events", headers={"Last-Event-ID": str(done[-1].id)})
+    finally:
+        first.stop()
+    assert past.status_code == 200 and "event:" not in past.text  # nothing after the reply
+    again = LiveServer(make_runtime(tmp_path, FunctionModel(model)))
+    try:
+        with again.client() as c:
+            assert c.get(f"/v1/tasks/{task_id}").json()["state"] == "PAUSED"
+            events = stream(
+                c, "GET", f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": str(last)}
+            )
+    finally:
+        again.stop()
+    assert [e.event for e in events] == ["error"]
+    assert events[0].data["code"] == "task-conflict" and events[0].data["status"] == 409
+    assert f"task {task_id} is PAUSED" in events[0].data["detail"]
+
+
 def test_cancel_on_disconnect_cancels_the_task(live: LiveServer, model: StepModel) -> None:
     model.words = 200
     with live.client() as c:

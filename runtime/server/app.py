@@ -534,7 +534,34 @@ async def task_events(
         state.log.bind(task_id, None)
         return SSEResponse(_remote_entries(state, task_id, after, elsewhere), on_disconnect=gone)
     entries = state.log.follow_task(task_id, after, running=lambda: state.task_running(task_id))
-    return SSEResponse(entries, on_disconnect=gone)
+    return SSEResponse(_ending_told(state, task_id, entries), on_disconnect=gone)
+
+
+async def _ending_told(
+    state: ServerState, task_id: str, entries: AsyncIterator[Entry | None]
+) -> AsyncIterator[Entry | None]:
+    """The task's entries; when they end with no reply in the journal (a task paused before
+    the server restarted, one whose events are no longer kept), an ``error`` event saying why
+    nothing more comes. A plugin that reattached after a restart to its paused task got
+    ``: stream`` and the end, no reply and no reason, and retried."""
+    async for entry in entries:
+        yield entry
+        if entry is not None and entry.event == "message":
+            return
+    if state.log.closed or state.log.replied(task_id):  # stopping; or the reply was sent
+        return
+    summary = await state.runtime.get_task_async(task_id)
+    if summary is None:
+        problem = problem_body(
+            404, "unknown-task", f"task {task_id} has ended; no reply of it is kept"
+        )
+    else:
+        problem = problem_body(
+            409,
+            "task-conflict",
+            f"task {task_id} is {summary.state}: no event comes until it is resumed",
+        )
+    yield state.log.add("error", None, problem)
 
 
 async def _remote_entries(

@@ -379,6 +379,11 @@ class EventLog:
         newer.reverse()
         return newer
 
+    def replied(self, task_id: str) -> bool:
+        """Whether the task's journal holds a reply (a ``message`` entry)."""
+        log = self._tasks.get(task_id)
+        return log is not None and any(e.event == "message" for e in reversed(log.entries))
+
     def recent_entries(self, after: int, session_id: str | None) -> list[Entry]:
         return [
             e
