@@ -547,6 +547,24 @@ def test_path_outside_the_blog_gets_the_runtimes_refusal(live: LiveServer, tmp_p
     works(live)
 
 
+def test_undo_with_no_body_undoes_the_last_write(live: LiveServer, tmp_path: Path) -> None:
+    """``{path?, language?}``: every field optional, so no body at all asks the plainest undo
+    (it was refused, 422 "body: Field required")."""
+    with live.client() as c:
+        r = c.post("/v1/undo")
+        assert r.status_code == 200, r.text
+        assert r.json()["data"]["error"] == "nothing_to_undo"
+        r = c.post("/v1/skills/CreateArticle/run", json={"params": {"title": "Undo me"}})
+        assert r.json()["state"] == "COMPLETED", r.text
+        made = tmp_path / "blog" / r.json()["data"]["path"]
+        assert made.exists()
+        r = c.post("/v1/undo")
+        assert r.status_code == 200, r.text
+        assert r.json()["data"]["action"] == "create" and not made.exists()
+        r = c.post("/v1/undo", content=b"[1]", headers={"Content-Type": "application/json"})
+        assert r.status_code == 422  # a body that is there is still checked
+
+
 def test_cors_only_for_the_configured_origins(tmp_path: Path) -> None:
     rt = make_runtime(
         tmp_path, FunctionModel(StepModel()), serve={"cors_origins": ["http://editor.test"]}
