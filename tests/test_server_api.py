@@ -486,6 +486,25 @@ def test_oversize_body_is_413(live: LiveServer) -> None:
     works(live)
 
 
+def test_a_body_not_sent_as_json_is_told_to_send_json(live: LiveServer) -> None:
+    """``fetch`` with a string body sends ``text/plain``: the 422 said only "body: Input should
+    be a valid dictionary or object to extract fields from"."""
+    body = b'{"text": "steps a"}'
+    with live.client() as c:
+        for headers, came in (
+            ({"Content-Type": "text/plain;charset=UTF-8"}, "Content-Type text/plain"),
+            ({}, "no Content-Type"),
+        ):
+            for path in ("/v1/input", "/v1/tasks/x/answer"):
+                r = c.post(path, content=body, headers=headers)
+                assert r.status_code == 422 and r.json()["code"] == "invalid-request", r.text
+                detail = r.json()["detail"]
+                assert "Content-Type: application/json" in detail and came in detail, detail
+        r = c.post("/v1/input", json={"txt": "hello"})  # JSON: its fields are named as before
+        assert "Content-Type" not in r.json()["detail"]
+    works(live)
+
+
 def test_malformed_json_and_wrong_params_are_422_naming_the_field(live: LiveServer) -> None:
     with live.client() as c:
         r = c.post("/v1/input", content=b"{not json", headers={"Content-Type": "application/json"})

@@ -759,9 +759,10 @@ def _handlers(api: FastAPI) -> None:
     @api.exception_handler(RequestValidationError)
     async def on_invalid(request: Request, exc: RequestValidationError) -> Response:
         found = problems(exc.errors())
+        detail = _not_json(request, found.rows) or found.line
         return _redacted(
             redactor(request),
-            problem_response(422, "invalid-request", found.line, errors=found.rows),
+            problem_response(422, "invalid-request", detail, errors=found.rows),
         )
 
     @api.exception_handler(UserError)
@@ -783,3 +784,18 @@ def _handlers(api: FastAPI) -> None:
     @api.exception_handler(Exception)
     async def on_error(request: Request, exc: Exception) -> Response:
         return error_response(redactor(request), exc)
+
+
+def _not_json(request: Request, rows: list[dict[str, Any]]) -> str | None:
+    """What to tell a client whose body was refused whole because it was not sent as JSON:
+    ``fetch(url, {method: "POST", body: JSON.stringify(...)})`` sends ``text/plain``, and the
+    reply said only "body: Input should be a valid dictionary or object to extract fields
+    from". None when the body came as JSON or the errors are about its fields."""
+    sent = request.headers.get("content-type")
+    media = (sent or "").split(";", 1)[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        return None
+    if not any(tuple(row.get("loc", ())) == ("body",) for row in rows):
+        return None
+    came = f"Content-Type {media}" if media else "no Content-Type"
+    return f"body: send it as JSON with Content-Type: application/json (it came with {came})"
