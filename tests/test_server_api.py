@@ -318,6 +318,36 @@ def test_abort_mid_stream_closes_the_model_stream(live: LiveServer, model: StepM
     assert len(model.calls) == 1
 
 
+def test_abort_of_a_running_call_replies_with_the_state_it_ended_in(
+    live: LiveServer, model: StepModel
+) -> None:
+    """The abort's reply said ``{"ok": true, "state": "EXECUTING"}``: the state a moment
+    before the task stopped. Its call here ends at once: the reply names ``CANCELLED``."""
+    model.words = 300
+    replies: list[httpx.Response] = []
+    with live.client() as c:
+
+        def run() -> None:
+            with live.client() as other:
+                body = {"params": {"topic": "x"}, "session_id": "ab"}
+                replies.append(other.post("/v1/skills/Steps/run", json=body))
+
+        runner = threading.Thread(target=run)
+        runner.start()
+        deadline = time.monotonic() + 10
+        while not (tasks := c.get("/v1/tasks", params={"session_id": "ab"}).json()):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        r = c.post(f"/v1/tasks/{tasks[0]['id']}/abort")
+        runner.join(10)
+    assert r.status_code == 200 and r.json() == {
+        "task_id": tasks[0]["id"],
+        "ok": True,
+        "state": "CANCELLED",
+    }, r.text
+    assert replies[0].json()["state"] == "CANCELLED"
+
+
 def test_two_sessions_are_kept_apart(live: LiveServer) -> None:
     with live.client() as c:
         a = c.post("/v1/skills/Ask/run", json={"params": {}, "session_id": "alice"}).json()

@@ -442,7 +442,16 @@ async def _control(state: ServerState, task_id: str, done: bool, verb: str) -> T
 async def abort_task(task_id: str, state: Server) -> Any:
     """Cancel the task now, on whichever worker runs it: its model stream and requests stop,
     its locks are released."""
-    return await _control(state, task_id, await state.runtime.abort_task(task_id), "cancelled")
+    mark = state.log.seq
+    done = await state.runtime.abort_task(task_id)
+    if done and state.jobs.running_for(task_id):
+        # Its call here ends at once, cancelled: the reply says so. It said ``"state":
+        # "EXECUTING"`` next to ``"ok": true``, the task's state a moment before it stopped.
+        await state.jobs.settle(task_id, _SETTLE_S)
+        ended = state.log.reply_state(task_id, mark)
+        if ended is not None:
+            return TaskControl(task_id=task_id, ok=True, state=ended)
+    return await _control(state, task_id, done, "cancelled")
 
 
 @v1.post("/tasks/{task_id}/pause", response_model=TaskControl)

@@ -384,6 +384,14 @@ class EventLog:
         log = self._tasks.get(task_id)
         return log is not None and any(e.event == "message" for e in reversed(log.entries))
 
+    def reply_state(self, task_id: str, after: int) -> str | None:
+        """The ``state`` of the task's last reply journaled after ``after``, if any."""
+        for entry in reversed(self.task_entries(task_id, after)):
+            if entry.event == "message":
+                state = json.loads(entry.data).get("state")
+                return state if isinstance(state, str) else None
+        return None
+
     def recent_entries(self, after: int, session_id: str | None) -> list[Entry]:
         return [
             e
