@@ -363,6 +363,9 @@ def test_a_worker_thawed_past_its_lease_stops_its_step_at_once(workers: Workers)
     call = Call(a, "/v1/skills/Slow/run", {"params": {"steps": 2, "step_s": 8.0}})
     task_id = _running_task(a)
     _wait(lambda: ("step1", "A") in workers.steps(), 30, "step 1 on A")
+    # (its record in the store first: frozen before its first commit reached the database, as
+    # CI's loaded machine once did, the task is nowhere B can see it, so B never takes it)
+    _wait(lambda: b.get(f"/v1/tasks/{task_id}").status_code == 200, 30, "the task stored")
     started = time.monotonic()
     workers.procs["A"].send_signal(signal.SIGSTOP)
     try:
