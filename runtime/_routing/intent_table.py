@@ -57,6 +57,7 @@ class _IntentEntry(BaseModel):
     not_when: list[str] = Field(default_factory=list)
     offered: int = Field(default=0, ge=0)
     prior: float = Field(default=0.0, ge=-1.0, le=1.0)
+    of_the_answer_after: list[str] = Field(default_factory=list)
     priority: int = 50
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     params: list[str] = Field(default_factory=list)
@@ -99,6 +100,8 @@ class IntentSpec:
     offered: int = 0
     prior: float = 0.0
     not_when: re.Pattern[str] | None = None  # a request it matches never routes here
+    # intents whose reply a request of this one may be about (the table's ``of_the_answer_after``)
+    of_the_answer_after: frozenset[str] = frozenset()
 
     def merged(self, intent: Intent) -> IntentSpec:
         """This spec with what ``intent`` declares in its place (fields it leaves unset kept)."""
@@ -302,6 +305,7 @@ class IntentTable:
                     if entry.not_when
                     else None
                 ),
+                of_the_answer_after=frozenset(entry.of_the_answer_after),
             )
             for i, pat in enumerate(entry.patterns):
                 where = f"intents.{name}.patterns[{i}].regex"

@@ -376,10 +376,10 @@ def _negated(text: str, start: int) -> bool:
 
 
 _LATIN = re.compile("[A-Za-z]")
-# A translation asked right after an answer in the chat (the last task's skill serves one of
-# these), with no post open, in focus or named, is of that answer: "translate that to Chinese"
-# after "what's the capital of france" asked which post to translate.
-_ANSWERING = frozenset(("CHAT", "ANSWER_QUESTION"))
+# A request of an intent whose table section lists ``of_the_answer_after`` (a translation),
+# right after a reply of one of those intents, with no post open, in focus or named, is about
+# that reply: "translate that to Chinese" after "what's the capital of france" asked which post
+# to translate.
 _NAMES_A_POST = re.compile(
     r"\b(?:posts?|articles?|blogs?|pages?|entry|entries|drafts?|notes?|files?)\b|"
     r"文章|博客|博文|这篇|那篇|帖子|笔记|文件",
@@ -863,20 +863,22 @@ class IntentRouter:
         return self._meant(self._concluded(text, key, result, worked[1], cacheable), draft.context)
 
     def _meant(self, intent: ParsedIntent, context: Mapping[str, Any] | None) -> ParsedIntent:
-        """``intent``, or the chat's where a translation is of the answer just given: no post
-        open, selected from or named, a language asked for, and the session's last task an
-        answer in the chat (``_ANSWERING``). "translate that to Chinese" after a general
-        answer asked which post to translate. Told after the cache (its key knows no last
-        task); a post open or in focus keeps "translate it" the post's."""
-        if intent.type != "TRANSLATE" or not context or not self.handles(CHAT):
+        """``intent``, or the chat's where a request is about the reply just given (its
+        table section's ``of_the_answer_after`` names the last task's intent): no post open,
+        selected from or named, a language asked for. "translate that to Chinese" after a
+        general answer asked which post to translate. Told after the cache (its key knows no
+        last task); a post open or in focus keeps "translate it" the post's."""
+        spec = self.spec(intent.type) if context else None
+        if spec is None or not spec.of_the_answer_after or not self.handles(CHAT):
             return intent
+        assert context is not None  # (``spec`` is None without one)
         if context.get("current_file") or context.get("has_selection"):
             return intent
         if context.get("selected_text") or intent.parameters.get("path"):
             return intent
         last = context.get("last_skill")
         skill = self._skills.get(last) if isinstance(last, str) else None
-        if skill is None or _ANSWERING.isdisjoint(skill.intents):
+        if skill is None or spec.of_the_answer_after.isdisjoint(skill.intents):
             return intent
         if not intent.parameters.get("language") or _NAMES_A_POST.search(intent.raw):
             return intent
