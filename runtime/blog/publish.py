@@ -198,11 +198,28 @@ def folder_posts(files: FileStore, folder: str) -> list[str]:
 
 def address_taken(files: FileStore, rel: str, pages: list[str] | None = None) -> str | None:
     """The post other than ``rel`` in its folder that has its web address (``address_key``:
-    the slug without a date prefix or ``/index.md``), or None. ``pages``: that folder's posts
-    (``folder_posts``), when already listed."""
+    the slug without a date prefix or ``/index.md``, or the ``slug`` its frontmatter gives it:
+    ``_address``), or None. ``pages``: that folder's posts (``folder_posts``), when already
+    listed."""
     key = address_key(rel)
     listed = folder_posts(files, key[0]) if pages is None else pages
-    return next((page for page in listed if page != rel and address_key(page) == key), None)
+    return next((page for page in listed if page != rel and _address(files, page) == key), None)
+
+
+def _address(files: FileStore, page: str) -> tuple[str, str, str]:
+    """``address_key`` of the post ``page``, with the ``slug`` field of its frontmatter in
+    place of its name: Hugo, Zola and Jekyll make the address from that. A new
+    ``content/posts/rust-ownership.md`` was saved beside ``old-name.md`` holding
+    ``slug: rust-ownership``: ``hugo list all`` gave both ``/posts/rust-ownership/``, and the
+    site showed one of the two."""
+    key = address_key(page)
+    try:
+        slug = split_frontmatter(files.read(page)[0], page).fields().get("slug")
+    except UserError:  # (unreadable, or frontmatter that is none: its name is its address)
+        return key
+    if not isinstance(slug, str) or not slug.strip(" /"):
+        return key
+    return key[0], slug.strip(" /").casefold(), key[2]
 
 
 def _dated_names(files: FileStore, folder: str, config: dict[str, Any]) -> bool:

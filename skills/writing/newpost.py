@@ -24,10 +24,10 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel
 
 from skillrt import Replies, SkillContext
-from skillrt.blog.conventions import DRAFT_FOLDERS, in_drafts_folder
+from skillrt.blog.conventions import DRAFT_FOLDERS, address_key, in_drafts_folder
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.posts import newest_first
-from skillrt.blog.publish import hexo_post_name
+from skillrt.blog.publish import address_taken, folder_posts, free_names, hexo_post_name
 from skillrt.blog.style import PostStyle, post_style
 from skillrt.exceptions import InvalidFrontmatter, UserError
 
@@ -132,6 +132,8 @@ def compose_new_post(
         path = ctx.files.relative(style.file_path(slug, day, draft=draft))
     else:
         path = ctx.files.relative(style.file_path(slug, day, draft=draft))
+    if {"slug", "path"} & set(style.keys):
+        slug = _saved_slug(ctx, path, slug)
     text = style.compose(
         title=title,
         slug=slug,
@@ -143,6 +145,23 @@ def compose_new_post(
         links=links,
     )
     return NewPost(path=path, text=text, draft=marked)
+
+
+def _saved_slug(ctx: SkillContext, path: str, slug: str) -> str:
+    """The slug of the name ``save_new_file`` gives the post at ``path``: ``-2``, ``-3``...
+    where that file, or a post at its web address, is there (``address_taken``). On a Hugo
+    blog whose posts carry a ``slug`` field, a new post saved as ``hello-there-2.md`` beside
+    ``hello-there.md`` kept ``slug: hello-there``: ``hugo list all`` gave both
+    ``/posts/hello-there/``, and the site showed one of the two."""
+    pages: list[str] | None = None
+    for name in free_names(path):
+        if ctx.files.exists(name):
+            continue
+        if pages is None:
+            pages = folder_posts(ctx.files, address_key(name)[0])
+        if address_taken(ctx.files, name, pages) is None:
+            return slug if name == path else address_key(name)[1]
+    return slug
 
 
 def _hexo_path(ctx: SkillContext, style: PostStyle, slug: str, day: dt.date, *, draft: bool) -> str:

@@ -1,0 +1,81 @@
+"""A Hugo site skillrt wrote to, built by the real ``hugo`` (``tests/hugo_support.py``): the
+site still builds, each new page is where its author expects it (its language, draft or not,
+its web address, one page an address) and the posts that were there render the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skillrt.testing import ScriptedModel
+from tests.blog import copy_fixture
+from tests.hugo_support import hugo_build, hugo_pages
+from tests.writing_support import writing_runtime
+
+LAYOUT = "<h1>{{ .Title }}</h1>{{ .Content }}"
+
+
+def make_site(root: Path, files: dict[str, str]) -> Path:
+    """A Hugo site of ``files``, with a page layout that shows each page's title and text."""
+    for rel, text in {"layouts/_default/single.html": LAYOUT, **files}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+async def run(site: Path, model: Any, skill: str, params: dict[str, Any]) -> Any:
+    """``skill`` run once on ``site``: its reply, asserted complete."""
+    rt = writing_runtime(site, model)
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(skill, params)
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    return msg
+
+
+async def test_a_new_post_is_not_at_the_address_a_posts_slug_gives_it(tmp_path: Path) -> None:
+    """``old-name.md`` holding ``slug: hello-there`` is at ``/posts/hello-there/``: a new
+    ``hello-there.md`` was listed by Hugo at that address too, and the site showed one of
+    the two."""
+    site = make_site(
+        tmp_path / "site",
+        {
+            "hugo.toml": "baseURL = 'https://example.org/'\n",
+            "content/posts/old-name.md": "---\ntitle: Old\ndate: 2024-03-01\n"
+            "slug: hello-there\n---\n\nThe old post.\n",
+        },
+    )
+    before = hugo_build(site)
+    msg = await run(site, ScriptedModel([]), "CreateArticle", {"title": "Hello there"})
+    pages = hugo_pages(site)  # (asserts one page an address)
+    new = pages[f"content/{msg.data['path'].removeprefix('content/')}"]
+    assert new.title == "Hello there" and new.draft, new
+    assert new.permalink != "https://example.org/posts/hello-there/", new
+    assert (
+        hugo_build(site)["posts/hello-there/index.html"] == before["posts/hello-there/index.html"]
+    )
+
+
+async def test_a_published_draft_is_listed_by_hugo_as_no_draft(tmp_path: Path) -> None:
+    """The hugo fixture's TOML draft, published from the chat: Hugo lists it published, at the
+    address it had, and every other page renders as before."""
+    site = copy_fixture("hugo", tmp_path / "site")
+    before = hugo_build(site)
+    rt = writing_runtime(site, ScriptedModel([]))
+    await rt.initialize()
+    try:
+        msg = await rt.run_skill(
+            "EditContent", {"path": "content/posts/toml-post.md", "instruction": "publish it"}
+        )
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED" and msg.data["published"], msg.content
+    page = hugo_pages(site)["content/posts/toml-post.md"]
+    assert not page.draft and page.permalink == "https://example.org/posts/toml-post/", page
+    after = hugo_build(site)
+    assert {k: v for k, v in after.items() if "toml-post" not in k} == {
+        k: v for k, v in before.items() if "toml-post" not in k
+    }
