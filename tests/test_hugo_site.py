@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillrt.testing import ScriptedModel
+from skillrt.testing import FunctionModel, ScriptedModel
 from tests.blog import copy_fixture
 from tests.hugo_support import hugo_build, hugo_pages
 from tests.writing_support import writing_runtime
@@ -79,3 +79,34 @@ async def test_a_published_draft_is_listed_by_hugo_as_no_draft(tmp_path: Path) -
     assert {k: v for k, v in after.items() if "toml-post" not in k} == {
         k: v for k, v in before.items() if "toml-post" not in k
     }
+
+
+ENGLISH = "Async hooks track the life of each asynchronous resource in Node.js."
+CHINESE = "异步钩子跟踪 Node.js 中每个异步资源的生命周期，从创建到销毁都能看到。"
+POST = f"---\ntitle: Async hooks\ndate: 2024-03-01\n---\n\n{ENGLISH}\n"
+
+
+def translator(messages: Any, options: Any) -> str:
+    """The title's and the text's Chinese."""
+    return "异步钩子" if "title" in str(messages[0]["content"]) else CHINESE
+
+
+FOLDERS = (
+    "baseURL = 'https://example.org/'\ndefaultContentLanguage = 'en'\n"
+    "[languages.en]\ncontentDir = 'content/en'\n[languages.zh]\ncontentDir = 'content/zh'\n"
+)
+
+
+async def test_a_translation_goes_to_its_languages_content_folder(tmp_path: Path) -> None:
+    """With ``content/zh`` declared and not made yet, it went to
+    ``content/en/posts/async-hooks-zh.md``: Hugo listed an English page of Chinese text at
+    ``/posts/async-hooks-zh/``."""
+    post, expected = "content/en/posts/async-hooks.md", "content/zh/posts/async-hooks.md"
+    site = make_site(tmp_path / "site", {"hugo.toml": FOLDERS, post: POST})
+    before = hugo_build(site)
+    msg = await run(site, FunctionModel(translator), "Translate", {"path": post, "language": "zh"})
+    assert msg.data["path"] == expected, msg.content
+    page = hugo_pages(site)[expected]
+    assert page.title == "异步钩子" and page.permalink.startswith("https://example.org/zh/"), page
+    after = hugo_build(site)
+    assert after["posts/async-hooks/index.html"] == before["posts/async-hooks/index.html"]

@@ -17,7 +17,7 @@ that does is followed, as its generator reads it:
 - **By folder** (Hugo's ``contentDir`` per language, VitePress's ``locales``, a folder under
   ``docs/`` each): the same path in the other language's folder (``content/en/posts/x.md`` →
   ``content/zh/posts/x.md``, ``docs/posts/x.md`` → ``docs/zh/posts/x.md``), when both folders
-  are declared and the target one exists.
+  are declared (Hugo's need not be there yet).
 
 A post that has the language already is not translated again (``first_names``,
 ``translate.existing_translation``). A name taken meanwhile gets ``-<code>`` (``x-en.md``),
@@ -252,7 +252,7 @@ def translation_path(
     folder, name, bundle, _ = _parts(path, site)
     suffix = PurePosixPath(path).suffix or ".md"
     if site is not None and site.folders:
-        moved = _in_folder(root, path, code, site, taken)
+        moved = _in_folder(path, code, site, taken)
         if moved is not None:
             return moved, True
     if site is None:  # no config read: named as the files beside it are
@@ -313,14 +313,18 @@ def _coded(
 
 
 def _in_folder(
-    root: Path, path: str, code: str, site: SiteLanguages, taken: Callable[[str], bool]
+    path: str, code: str, site: SiteLanguages, taken: Callable[[str], bool]
 ) -> str | None:
     """The same path in the folder of ``code``'s language, when ``path`` is in another
-    language's folder and that one exists; ``-<code>`` there when the name is taken."""
+    language's folder; ``-<code>`` there when the name is taken. (The folder need not be
+    there yet: Hugo reads a declared ``contentDir`` that is not; VitePress's locales are only
+    those whose folder is, ``_vitepress``.) With ``content/zh`` declared and not made yet, a
+    translation of ``content/en/posts/x.md`` went to ``content/en/posts/x-zh.md``, an
+    English page of Chinese text."""
     source = _folder_of(path, site)
     spelled = site.codes.get(code)
     target = site.folders.get(spelled) if spelled is not None else None
-    if source is None or target is None or source[1] == target or not (root / target).is_dir():
+    if source is None or target is None or source[1] == target:
         return None
     rest = path[len(source[1]) + 1 :]
     # (another language's folder under this one: VitePress's docs/zh under docs)
