@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from skillrt.testing import FunctionModel, ScriptedModel
 from tests.blog import copy_fixture
 from tests.hugo_support import hugo_build, hugo_pages
-from tests.writing_support import writing_runtime
+from tests.writing_support import OUTLINE_ZH, WritingModelFn, writing_runtime
 
 LAYOUT = "<h1>{{ .Title }}</h1>{{ .Content }}"
 
@@ -108,5 +110,36 @@ async def test_a_translation_goes_to_its_languages_content_folder(tmp_path: Path
     assert msg.data["path"] == expected, msg.content
     page = hugo_pages(site)[expected]
     assert page.title == "异步钩子" and page.permalink.startswith("https://example.org/zh/"), page
+    after = hugo_build(site)
+    assert after["posts/async-hooks/index.html"] == before["posts/async-hooks/index.html"]
+
+
+BY_NAME = (
+    "baseURL = 'https://example.org/'\ndefaultContentLanguage = 'en'\n"
+    "[languages.en]\nweight = 1\n[languages.zh]\nweight = 2\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "post", "expected"),
+    [
+        (FOLDERS, "content/en/posts/async-hooks.md", "content/zh/posts/rust-suo-you-quan.md"),
+        (BY_NAME, "content/posts/async-hooks.md", "content/posts/rust-suo-you-quan.zh.md"),
+    ],
+)
+async def test_an_article_in_another_language_is_a_page_of_that_language(
+    tmp_path: Path, config: str, post: str, expected: str
+) -> None:
+    """A Chinese article on a Hugo site that declares Chinese was saved as
+    ``content/en/posts/rust-suo-you-quan.md`` (``content/posts/…md`` on a site whose
+    translations are ``x.zh.md``): Hugo listed an English page of Chinese text."""
+    site = make_site(tmp_path / "site", {"hugo.toml": config, post: POST})
+    before = hugo_build(site)
+    model = FunctionModel(WritingModelFn(OUTLINE_ZH))
+    msg = await run(site, model, "WriteArticle", {"topic": "Rust 所有权", "language": "zh"})
+    assert msg.data["path"] == expected and f"`{expected}`" in msg.content, msg.content
+    page = hugo_pages(site)[expected]
+    assert page.permalink == "https://example.org/zh/posts/rust-suo-you-quan/", page
+    assert page.title == OUTLINE_ZH["title"] and page.draft, page
     after = hugo_build(site)
     assert after["posts/async-hooks/index.html"] == before["posts/async-hooks/index.html"]

@@ -32,6 +32,7 @@ from skillrt.blog.style import PostStyle, post_style
 from skillrt.exceptions import InvalidFrontmatter, UserError
 
 from .common import post_path
+from .translation_path import site_languages, translation_path
 
 __all__ = [
     "DRAFT_REPLIES",
@@ -112,9 +113,11 @@ def compose_new_post(
     tags: Sequence[str] = (),
     description: str = "",
     links: Sequence[str] = (),
+    language: str | None = None,
 ) -> NewPost:
     """A new post in the blog's style at ``target`` (checked) or where the blog keeps new
-    posts; a draft when ``drafts.mark``. Blocking I/O: run it as a sync step."""
+    posts (in ``language``'s place on a site that declares it: ``_in_language``); a draft
+    when ``drafts.mark``. Blocking I/O: run it as a sync step."""
     style = blog_style(ctx)
     draft = ctx.config.drafts.mark
     day = dt.date.fromtimestamp(time.time())
@@ -132,6 +135,8 @@ def compose_new_post(
         path = ctx.files.relative(style.file_path(slug, day, draft=draft))
     else:
         path = ctx.files.relative(style.file_path(slug, day, draft=draft))
+    if not target and language:
+        path = _in_language(ctx, path, language)
     if {"slug", "path"} & set(style.keys):
         slug = _saved_slug(ctx, path, slug)
     text = style.compose(
@@ -145,6 +150,20 @@ def compose_new_post(
         links=links,
     )
     return NewPost(path=path, text=text, draft=marked)
+
+
+def _in_language(ctx: SkillContext, path: str, language: str) -> str:
+    """Where a new post in ``language`` goes on a site whose config declares that language:
+    its place as the site's translations have it (``translation_path``: ``content/zh/…``
+    for a ``contentDir`` each, ``x.zh.md`` by name), else ``path``. A Chinese article on a
+    Hugo site of ``content/en`` and ``content/zh`` was saved in ``content/en/posts/``, and
+    Hugo listed it as an English page."""
+    root, kind = ctx.config.root, ctx.config.layout.kind
+    site = site_languages(root, kind)
+    if site is None or language not in site.codes:
+        return path
+    placed, sites_own = translation_path(root, kind, path, language, lambda _: False)
+    return ctx.files.relative(placed) if sites_own else path
 
 
 def _saved_slug(ctx: SkillContext, path: str, slug: str) -> str:

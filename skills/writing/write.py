@@ -711,9 +711,11 @@ def _compose(
     outline: Outline,
     bodies: list[str],
     related: list[RelatedPost],
+    lang: str | None = None,
 ) -> Draft:
     """The post in the blog's style (format, keys, file name, folder; a draft when
-    ``drafts.mark``): blocking I/O, a sync step."""
+    ``drafts.mark``), in ``lang``'s place on a site that declares it: blocking I/O, a sync
+    step."""
     body = "\n\n".join(
         f"## {section.heading}\n\n{text}"
         for section, text in zip(outline.sections, bodies, strict=True)
@@ -727,6 +729,7 @@ def _compose(
         tags=outline.tags,
         description=outline.description,
         links=[post.link for post in related],
+        language=lang,
     )
     return Draft(path=post.path, text=post.text, word_count=word_count(body), draft=post.draft)
 
@@ -828,7 +831,7 @@ async def write_article(ctx: SkillContext, params: WriteParams) -> SkillResult:
     bodies = [s.text for s in sections]
 
     ctx.progress(4, TOTAL_STEPS, ctx.reply("saving"))
-    compose = partial(_compose, ctx, params.target_path, slug, outline, bodies, related)
+    compose = partial(_compose, ctx, params.target_path, slug, outline, bodies, related, lang)
     draft = await ctx.step("compose", compose, returns=Draft)
     save = partial(save_new_file, ctx, draft.path, draft.text)
     saved = await ctx.step("save", save, returns=Saved)  # ctx.files logs agent.file.saved
