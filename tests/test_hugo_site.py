@@ -143,3 +143,21 @@ async def test_an_article_in_another_language_is_a_page_of_that_language(
     assert page.title == OUTLINE_ZH["title"] and page.draft, page
     after = hugo_build(site)
     assert after["posts/async-hooks/index.html"] == before["posts/async-hooks/index.html"]
+
+
+async def test_a_published_translation_has_an_address_of_its_own(tmp_path: Path) -> None:
+    """``async-hooks.zh.md`` kept ``url: /custom/async/`` and ``aliases: [/old-hooks/]``:
+    published, Hugo wrote its Chinese page over the English one ("Duplicate target paths")."""
+    post = "content/posts/async-hooks.md"
+    text = POST.replace("\n---\n", "\nurl: /custom/async/\naliases: [/old-hooks/]\n---\n", 1)
+    site = make_site(tmp_path / "site", {"hugo.toml": BY_NAME, post: text})
+    before = hugo_build(site)
+    msg = await run(site, FunctionModel(translator), "Translate", {"path": post, "language": "zh"})
+    done = await run(
+        site, ScriptedModel([]), "EditContent", {"path": msg.data["path"], "instruction": "publish"}
+    )
+    page = hugo_pages(site)[done.data["path"]]  # (one page an address)
+    assert not page.draft and page.permalink == "https://example.org/zh/custom/async/", page
+    after = hugo_build(site)
+    assert after["zh/custom/async/index.html"] != after["custom/async/index.html"]
+    assert {k: v for k, v in after.items() if not k.startswith("zh/")} == before

@@ -55,7 +55,7 @@ from .parts import code_lines
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import clip, messages, strip_fences
 from .scaffold import Scaffold
-from .translation_path import bundle_resources, first_names, translation_path
+from .translation_path import bundle_resources, first_names, site_languages, translation_path
 
 __all__ = ["TranslateParams", "translate"]
 
@@ -481,7 +481,10 @@ def _translated_post(
     )
     fields: dict[str, Any] = {"title": title, "lang": code, "translation_of": path}
     # (beside the original, in its language: a web address of its own)
-    address, gone = _own_address(source.fields(), code) if not sites_own else ({}, ())
+    if sites_own:
+        address, gone = _language_address(ctx, source.fields(), code)
+    else:
+        address, gone = _own_address(source.fields(), code)
     fields.update(address)
     in_drafts = in_drafts_folder(path)
     draft = ctx.config.drafts.mark and not in_drafts
@@ -520,6 +523,36 @@ def _own_address(fields: dict[str, Any], code: str) -> tuple[dict[str, Any], tup
             stem = stripped[: len(stripped) - len(suffix)]
             changes[key] = f"{stem}-{code}{suffix}{value[len(stripped) :]}"
     return changes, ("aliases",) if fields.get("aliases") else ()
+
+
+def _language_address(
+    ctx: SkillContext, fields: dict[str, Any], code: str
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A Hugo translation in its language's own pages (``x.zh.md``, ``content/zh/``): its
+    ``url`` under the language's prefix (``/zh/custom/async/``; into the default language, the
+    other's prefix taken off, else ``-<code>`` added) and the ``aliases`` left out (the fields
+    set, the fields removed). Hugo puts a page at its ``url`` in every language:
+    ``async-hooks.zh.md`` kept ``url: /custom/async/`` and ``aliases: [/old-hooks/]``, and once
+    it was published ``hugo`` wrote the Chinese page over the English one ("Duplicate target
+    paths: /custom/async/index.html (2), old-hooks/index.html (2)"). (A ``slug`` is the
+    language's already: ``/zh/posts/<slug>/``.)"""
+    gone = ("aliases",) if fields.get("aliases") else ()
+    url = fields.get("url")
+    site = site_languages(ctx.config.root, ctx.config.layout.kind)
+    if ctx.config.layout.kind != "hugo" or site is None:
+        return {}, ()
+    if not isinstance(url, str) or not url.strip("/ "):
+        return {}, gone
+    spelled = site.codes.get(code, code).casefold()
+    prefixes = [f"/{other.casefold()}/" for other in site.codes.values()]
+    lead = "/" + url.lstrip("/")
+    if spelled != site.default.casefold():
+        moved = lead if lead.startswith(f"/{spelled}/") else f"/{spelled}{lead}"
+    elif (prefix := next((p for p in prefixes if lead.startswith(p)), None)) is not None:
+        moved = lead[len(prefix) - 1 :]
+    else:
+        moved = _own_address({"url": url}, code)[0]["url"]
+    return {"url": moved}, gone
 
 
 def existing_translation(
