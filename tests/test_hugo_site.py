@@ -4,11 +4,15 @@ its web address, one page an address) and the posts that were there render the s
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
+from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.testing import FunctionModel, ScriptedModel
 from tests.blog import copy_fixture
 from tests.hugo_support import hugo_build, hugo_pages
@@ -161,3 +165,40 @@ async def test_a_published_translation_has_an_address_of_its_own(tmp_path: Path)
     after = hugo_build(site)
     assert after["zh/custom/async/index.html"] != after["custom/async/index.html"]
     assert {k: v for k, v in after.items() if not k.startswith("zh/")} == before
+
+
+@pytest.mark.parametrize(
+    ("config", "machine", "zone"),
+    [
+        # the site's timeZone far behind UTC: its day starts 12 hours after UTC's
+        ("timeZone = 'Etc/GMT+12'\n", "UTC", "Etc/GMT+12"),
+        # no timeZone (Hugo reads UTC) on a machine far ahead of UTC
+        ("", "Etc/GMT-14", "UTC"),
+    ],
+)
+async def test_a_new_post_is_dated_the_day_it_is_where_hugo_reads_its_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: str, machine: str, zone: str
+) -> None:
+    """A bare date is midnight in the site's ``timeZone`` (UTC without one), and Hugo skips a
+    post dated in the future: on ``timeZone = "America/Los_Angeles"`` a post made at 06:45
+    UTC was dated that day, and ``hugo list future`` held it back until 08:00. (Each case
+    fails the old way half the day: the two together, at any hour.)"""
+    monkeypatch.setenv("TZ", machine)
+    time.tzset()
+    try:
+        site = make_site(
+            tmp_path / "site",
+            {
+                "hugo.toml": f"baseURL = 'https://example.org/'\n{config}",
+                "content/posts/a.md": POST,
+            },
+        )
+        msg = await run(site, ScriptedModel([]), "CreateArticle", {"title": "Hello there"})
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    today = dt.datetime.now(ZoneInfo(zone)).date()
+    fields = split_frontmatter((site / msg.data["path"]).read_text(encoding="utf-8")).fields()
+    assert fields["date"] == today, fields
+    page = hugo_pages(site)[msg.data["path"]]
+    assert dt.datetime.fromisoformat(page.publish_date) <= dt.datetime.now(dt.UTC), page

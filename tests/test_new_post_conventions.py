@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from skillrt._io.layout import detect_layout
 from skillrt.blog.conventions import address_key, is_bundle_page, is_section_page, post_stem
@@ -403,3 +404,21 @@ async def test_vitepress_has_no_draft_flag_and_the_reply_says_so(tmp_path: Path)
         await rt.close()
     assert back.state == "COMPLETED", back.content
     assert "is a draft again" in back.content and "VitePress has no draft flag" in back.content
+
+
+async def test_a_jekyll_post_is_dated_the_day_it_is_in_the_sites_timezone(tmp_path: Path) -> None:
+    """Jekyll reads a bare date in its ``timezone`` and leaves a future post out (``future:
+    false``): a post is dated the day it is there (``Etc/GMT+12``: 12 hours behind UTC), not
+    the day it is where skillrt runs."""
+    jekyll = make_blog(
+        tmp_path / "jekyll",
+        {
+            "_config.yml": "title: J\ntimezone: Etc/GMT+12\n",
+            "_posts/2024-01-10-hooks.md": "---\nlayout: post\ntitle: Hooks\ndate: 2024-01-10\n"
+            "---\n\nBody.\n",
+        },
+    )
+    msg, text = await create(jekyll, "New one", drafts={"mark": False})
+    today = dt.datetime.now(ZoneInfo("Etc/GMT+12")).date()
+    assert msg.data["path"] == f"_posts/{today.isoformat()}-new-one.md", msg.data
+    assert split_frontmatter(text.decode()).fields()["date"] == today, text

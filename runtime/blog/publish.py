@@ -47,6 +47,7 @@ from skillrt.blog.conventions import (
 )
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.blog.siteconfig import yaml_site_config
 from skillrt.blog.versions import VersionStore
 from skillrt.exceptions import UserError
 
@@ -94,7 +95,7 @@ def _published_path(
 ) -> str:
     name = PurePosixPath(path).name
     folder = posts_dir.strip("/") or "."
-    config = _site_config(files.root)
+    config = yaml_site_config(files.root)
     # (Hexo names a post by its own date when it has one, as ``hexo publish`` does: a post
     # made a draft again comes back to source/_posts/2024/03/, not to this month's folder)
     dated = post_date(fields, path)
@@ -110,20 +111,7 @@ def hexo_post_name(root: Path, folder: str, name: str, day: dt.date) -> str | No
     """A post ``name`` (``slug.md``) as the Hexo site at ``root`` names one in its posts
     ``folder`` by its ``new_post_name`` (``2026/11/slug.md``), or None where that is no
     Hexo posts folder or the setting is the default ``:title.md`` (``_hexo_named``)."""
-    return _hexo_named(_site_config(root), folder, name, day)
-
-
-def _site_config(root: Path) -> dict[str, Any]:
-    """Jekyll's or Hexo's ``_config.yml`` (``{}`` when there is none, or it is no table)."""
-    import yaml  # here: the chat starts without PyYAML (tests/test_cli_startup.py)
-
-    for name in ("_config.yml", "_config.yaml"):
-        try:
-            loaded = yaml.safe_load((root / name).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
-        return loaded if isinstance(loaded, dict) else {}
-    return {}
+    return _hexo_named(yaml_site_config(root), folder, name, day)
 
 
 def _hexo_named(config: dict[str, Any], folder: str, name: str, day: dt.date) -> str | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -28,6 +27,7 @@ from skillrt.blog.conventions import DRAFT_FOLDERS, address_key, in_drafts_folde
 from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.posts import newest_first
 from skillrt.blog.publish import address_taken, folder_posts, free_names, hexo_post_name
+from skillrt.blog.siteconfig import site_today
 from skillrt.blog.style import PostStyle, post_style
 from skillrt.exceptions import InvalidFrontmatter, UserError
 
@@ -120,7 +120,7 @@ def compose_new_post(
     when ``drafts.mark``. Blocking I/O: run it as a sync step."""
     style = blog_style(ctx)
     draft = ctx.config.drafts.mark
-    day = dt.date.fromtimestamp(time.time())
+    day = site_today(ctx.config.root, ctx.config.layout.kind)
     marked = draft
     if target:  # the folder is the user's: a draft there is marked by its field
         path = post_path(ctx, target, slug)

@@ -11,14 +11,13 @@ as ``AgentRuntime.publish`` (``skillrt publish``, ``/publish``) does.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
-import time
 
 from pydantic import BaseModel
 
 from skillrt import SkillContext
 from skillrt.blog.publish import publish_kept, unpublish_kept
+from skillrt.blog.siteconfig import site_today
 
 __all__ = [
     "UNPUBLISH_EN",
@@ -105,7 +104,7 @@ def publish(ctx: SkillContext, path: str) -> PublishedPost:
     """Publish the draft at ``path``, keeping the post before for undo, as ``skillrt publish``
     does (``publish_kept``). Blocking I/O: run it as a sync step (run again after a crash,
     ``publish_post`` finishes a move)."""
-    day = dt.date.fromtimestamp(time.time())
+    day = site_today(ctx.config.root, ctx.config.layout.kind)
     done = publish_kept(
         ctx.files,
         path,

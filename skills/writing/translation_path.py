@@ -30,9 +30,7 @@ from a sync step.
 
 from __future__ import annotations
 
-import json
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import islice
@@ -40,6 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from skillrt.blog.conventions import CODED_NAME, LANGUAGE_CODE
+from skillrt.blog.siteconfig import hugo_config, read_config
 
 from .languages import LANGUAGES
 
@@ -56,9 +55,6 @@ MAX_NAMES = 5000
 _BUNDLE_PAGE = re.compile(rf"^(?P<page>_?index)(?:\.(?P<code>{LANGUAGE_CODE}))?$")
 _GLOB_MARKS = re.compile(r"[*?\[]")
 _PAGE_SUFFIXES = (".md", ".markdown")
-_HUGO_FILES = ("hugo", "config")
-_HUGO_DIRS = ("", "config/_default/")
-_SUFFIXES = ("toml", "yaml", "yml", "json")
 _VITEPRESS = ("config.mts", "config.ts", "config.mjs", "config.js")
 # A locale's key in VitePress's config: "zh: {", "'zh-CN': {"
 _LOCALE = re.compile(
@@ -93,26 +89,6 @@ def _is_code(code: str, site: SiteLanguages | None) -> bool:
     )
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    """A config file's table (TOML, YAML or JSON), or None (missing, or not one)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    try:
-        if path.suffix == ".toml":
-            return tomllib.loads(text)
-        if path.suffix == ".json":
-            loaded: Any = json.loads(text)
-        else:
-            import yaml  # here: a site without a YAML config does not load it
-
-            loaded = yaml.safe_load(text)
-    except Exception:
-        return None
-    return loaded if isinstance(loaded, dict) else None
-
-
 def _declared(default: str, languages: dict[str, Any]) -> SiteLanguages:
     """The languages a Hugo or Zola config declares, with Hugo's ``contentDir`` folders (a
     site that has them names no file by its language)."""
@@ -128,23 +104,8 @@ def _declared(default: str, languages: dict[str, Any]) -> SiteLanguages:
 
 def _hugo(root: Path) -> SiteLanguages | None:
     """A Hugo site's languages (``hugo.toml``, ``config.yaml``…, ``config/_default/``,
-    ``languages.toml`` there), or None when none declares more than one."""
-    main: dict[str, Any] = {}
-    languages: dict[str, Any] = {}
-    for folder in _HUGO_DIRS:
-        for name in _HUGO_FILES:
-            for suffix in _SUFFIXES:
-                read = _read(root / f"{folder}{name}.{suffix}")
-                if read is not None:
-                    main = {**read, **main}
-        if folder:
-            for suffix in _SUFFIXES:
-                read = _read(root / f"{folder}languages.{suffix}")
-                if read is not None:
-                    languages.update(read)
-    declared = main.get("languages")
-    if isinstance(declared, dict):
-        languages = {**declared, **languages}
+    ``languages.toml`` there: ``hugo_config``), or None when none declares more than one."""
+    main, languages = hugo_config(root)
     if len(languages) < 2:
         return None
     default = main.get("defaultContentLanguage") or main.get("defaultcontentlanguage") or "en"
@@ -152,7 +113,7 @@ def _hugo(root: Path) -> SiteLanguages | None:
 
 
 def _zola(root: Path) -> SiteLanguages | None:
-    config = _read(root / "config.toml")
+    config = read_config(root / "config.toml")
     languages = config.get("languages") if config else None
     if not config or not isinstance(languages, dict) or not languages:
         return None
