@@ -202,3 +202,21 @@ async def test_a_new_post_is_dated_the_day_it_is_where_hugo_reads_its_date(
     assert fields["date"] == today, fields
     page = hugo_pages(site)[msg.data["path"]]
     assert dt.datetime.fromisoformat(page.publish_date) <= dt.datetime.now(dt.UTC), page
+
+
+async def test_a_new_post_is_made_in_its_titles_language(tmp_path: Path) -> None:
+    """The newest post was Chinese: "Hello there" was made in ``content/zh/posts/``, the
+    newest post's folder, and Hugo listed it as a Chinese page; "你好" stays there."""
+    site = make_site(
+        tmp_path / "site",
+        {
+            "hugo.toml": FOLDERS,
+            "content/en/posts/async-hooks.md": POST,
+            "content/zh/posts/async-hooks.md": POST.replace("2024-03-01", "2024-05-01"),
+        },
+    )
+    english = await run(site, ScriptedModel([]), "CreateArticle", {"title": "Hello there"})
+    chinese = await run(site, ScriptedModel([]), "CreateArticle", {"title": "你好"})
+    pages = hugo_pages(site)
+    assert pages[english.data["path"]].permalink == "https://example.org/posts/hello-there/"
+    assert pages[chinese.data["path"]].permalink.startswith("https://example.org/zh/posts/")

@@ -31,6 +31,7 @@ from skillrt.blog.siteconfig import site_today
 from skillrt.blog.style import PostStyle, post_style
 from skillrt.exceptions import InvalidFrontmatter, UserError
 
+from .checks import HAN
 from .common import post_path
 from .translation_path import site_languages, translation_path
 
@@ -135,8 +136,8 @@ def compose_new_post(
         path = ctx.files.relative(style.file_path(slug, day, draft=draft))
     else:
         path = ctx.files.relative(style.file_path(slug, day, draft=draft))
-    if not target and language:
-        path = _in_language(ctx, path, language)
+    if not target:
+        path = _in_language(ctx, path, language or _title_language(title))
     if {"slug", "path"} & set(style.keys):
         slug = _saved_slug(ctx, path, slug)
     text = style.compose(
@@ -150,6 +151,14 @@ def compose_new_post(
         links=links,
     )
     return NewPost(path=path, text=text, draft=marked)
+
+
+def _title_language(title: str) -> str:
+    """The language of a post made with no word on it (CreateArticle): Chinese for a title
+    with a Chinese character, else English. On a Hugo site of ``content/en`` and
+    ``content/zh`` whose newest post was Chinese, "Hello there" was made in
+    ``content/zh/posts/``, the newest post's folder: a Chinese page."""
+    return "zh" if HAN.search(title) else "en"
 
 
 def _in_language(ctx: SkillContext, path: str, language: str) -> str:
