@@ -723,3 +723,30 @@ async def test_a_title_left_in_its_script_is_asked_again_then_refused(
     else:
         assert msg.state == "COMPLETED", msg.content
         assert msg.data["title"] == saved
+
+
+async def test_a_bundle_translated_into_a_drafts_folder_keeps_its_folder(tmp_path: Path) -> None:
+    """Hexo's ``source/_posts/hooks/index.md`` was translated as ``source/_drafts/index.md``,
+    its ``cover.png`` loose in ``source/_drafts/`` (and the next bundle's translation after it
+    ``index-2.md``); now ``source/_drafts/hooks-zh/index.md`` with its cover, found again
+    by a second "translate it"."""
+    english = ENGLISH + " " + ENGLISH
+    blog = _site(
+        tmp_path / "hexo",
+        {
+            "_config.yml": "title: H\n",
+            "source/_posts/hooks/index.md": f"---\ntitle: Hooks\n---\n\n{english}\n",
+            "source/_posts/hooks/cover.png": "PNG",
+            "source/_drafts/.keep": "",
+        },
+    )
+    rt = writing_runtime(blog, FunctionModel(Translator("钩子", CHINESE)))
+    params = {"path": "source/_posts/hooks/index.md", "language": "zh"}
+    try:
+        first = await rt.run_skill("Translate", params)
+        again = await rt.run_skill("Translate", params)
+    finally:
+        await rt.close()
+    assert first.data["path"] == "source/_drafts/hooks-zh/index.md", first.content
+    assert (blog / "source/_drafts/hooks-zh/cover.png").read_text() == "PNG"
+    assert again.data["error"] == "translation_exists", again.content

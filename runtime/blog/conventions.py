@@ -37,6 +37,7 @@ __all__ = [
     "SECTION_PAGES",
     "address_key",
     "draft_marks",
+    "draft_name",
     "first_heading",
     "in_drafts_folder",
     "is_bundle_page",
@@ -156,6 +157,17 @@ def post_stem(rel: str) -> str:
     if is_bundle_page(rel):
         return path.parent.name
     return path.stem
+
+
+def draft_name(rel: str) -> str:
+    """The name the post ``rel`` gets in a drafts folder: its file name without a
+    ``YYYY-MM-DD-`` prefix (Jekyll's drafts have none), and a page bundle's page in its
+    bundle's folder (``hooks-zh/index.md``). A bundle translated on a blog with ``_drafts/``
+    was saved as ``_drafts/index.md``, its images loose in ``_drafts/`` beside the others'."""
+    path = PurePosixPath(rel)
+    if is_bundle_page(rel):
+        return f"{DATED_NAME.sub('', path.parent.name) or path.parent.name}/{path.name}"
+    return DATED_NAME.sub("", path.name)
 
 
 def address_key(rel: str) -> tuple[str, str, str]:

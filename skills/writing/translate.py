@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from skillrt import Replies, SkillContext, SkillResult, skill
-from skillrt.blog.conventions import DATED_NAME, first_heading, in_drafts_folder
+from skillrt.blog.conventions import draft_name, first_heading, in_drafts_folder
 from skillrt.blog.frontmatter import Frontmatter, split_frontmatter, strip_frontmatter
 from skillrt.blog.markdown import split_post
 from skillrt.blog.posts import IndexReport
@@ -491,8 +491,7 @@ def _translated_post(
     # (a name the site's languages give stays where it is: a draft gets the field)
     drafts_dir = blog_style(ctx).drafts_dir if draft and not sites_own else None
     if drafts_dir:
-        name = DATED_NAME.sub("", PurePosixPath(wanted).name)
-        wanted = f"{drafts_dir}/{name}"
+        wanted = f"{drafts_dir}/{draft_name(wanted)}"
     elif draft:
         fields["draft"] = True
     if source.format is None:
@@ -572,7 +571,7 @@ def existing_translation(
     if sites_own and wanted != path and files.exists(wanted):
         return wanted, False
     drafts = ctx.config.layout.drafts_dir
-    drafted = f"{drafts}/{DATED_NAME.sub('', PurePosixPath(dashed).name)}" if drafts else None
+    drafted = f"{drafts}/{draft_name(dashed)}" if drafts else None
     # (published from the drafts folder: "2026-11-30-hooks-zh.md")
     for candidate in (dashed, drafted, address_taken(files, dashed)):
         if candidate is not None and candidate != path and files.exists(candidate):
