@@ -220,3 +220,36 @@ async def test_a_new_post_is_made_in_its_titles_language(tmp_path: Path) -> None
     pages = hugo_pages(site)
     assert pages[english.data["path"]].permalink == "https://example.org/posts/hello-there/"
     assert pages[chinese.data["path"]].permalink.startswith("https://example.org/zh/posts/")
+
+
+@pytest.mark.parametrize(
+    "archetype",
+    [
+        '---\ntitle: "{{ replace .File.ContentBaseName "-" " " | title }}"\n'
+        "date: {{ .Date }}\ndraft: true\ncategories: [notes]\n---\n",
+        '+++\ntitle = \'{{ replace .File.ContentBaseName "-" " " | title }}\'\n'
+        "date = {{ .Date }}\ndraft = true\ncategories = ['notes']\n+++\n",
+    ],
+)
+async def test_a_hugo_archetype_is_a_new_posts_template(tmp_path: Path, archetype: str) -> None:
+    """``new_post.template = "archetypes/default.md"`` (the docs' own example), as ``hugo new
+    site`` writes it: refused ("The frontmatter of `` cannot be read: invalid YAML"), no post
+    made. Its placeholders are now filled: the title, today's date, its categories."""
+    site = make_site(
+        tmp_path / "site",
+        {
+            "hugo.toml": "baseURL = 'https://example.org/'\n",
+            "archetypes/default.md": archetype,
+            "content/posts/async-hooks.md": POST,
+        },
+    )
+    rt = writing_runtime(site, ScriptedModel([]), new_post={"template": "archetypes/default.md"})
+    try:
+        msg = await rt.run_skill("CreateArticle", {"title": "Hello there"})
+    finally:
+        await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    page = hugo_pages(site)[msg.data["path"]]
+    assert page.title == "Hello there" and page.draft, page
+    fields = split_frontmatter((site / msg.data["path"]).read_text(encoding="utf-8")).fields()
+    assert fields["categories"] == ["notes"] and "{{" not in str(fields), fields

@@ -60,6 +60,11 @@ _FILLED = frozenset(
     {*DATE_FIELDS, "title", "path", "slug", "tags", "taxonomies", "description", "summary"}
     | {"wikiLinks", "wikilinks", "draft"}
 )
+_PLACEHOLDER = re.compile(r"""(["']?)\{\{.*?\}\}\1""")
+"""A Go template's placeholder in a Hugo archetype, quoted or not (``{{ .Date }}``, ``"{{
+replace .File.ContentBaseName "-" " " | title }}"``): read as an empty value, to fill.
+``new_post.template = "archetypes/default.md"``, as ``hugo new site`` writes it, was refused
+("The frontmatter of `` cannot be read: invalid YAML"), and no post could be made."""
 _PATH_DATE = re.compile(r"^(.*?)(\d{4})/(\d{2})/(\d{2})/")
 _DATE_TEXT = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}(?!\d)")
 
@@ -190,9 +195,12 @@ def _recent_folder(recent: list[PostMeta], default: str) -> str:
 
 
 def _template_style(template: Frontmatter, base: PostStyle) -> PostStyle:
+    """The style a template post gives: its format, keys and values. An empty value (a Hugo
+    archetype's ``{{ .Date }}``, ``_PLACEHOLDER``) is one to fill: an empty ``date`` is no
+    field of another kind (``_undated``)."""
     fields = template.fields()
     keys = tuple(fields)
-    undated = _undated([fields])
+    undated = _undated([{k: v for k, v in fields.items() if v != ""}])
     shared = {
         k: v
         for k, v in fields.items()
@@ -252,7 +260,8 @@ def post_style(
         drafts_dir=drafts,
     )
     if template is not None:
-        return _with_format(_template_style(split_frontmatter(template), base), fmt)
+        found = split_frontmatter(_PLACEHOLDER.sub('""', template), "new_post.template")
+        return _with_format(_template_style(found, base), fmt)
     if not heads:
         return _with_format(base, fmt)
     formats = Counter(head.format for _, head in heads)
