@@ -750,3 +750,28 @@ async def test_a_bundle_translated_into_a_drafts_folder_keeps_its_folder(tmp_pat
     assert first.data["path"] == "source/_drafts/hooks-zh/index.md", first.content
     assert (blog / "source/_drafts/hooks-zh/cover.png").read_text() == "PNG"
     assert again.data["error"] == "translation_exists", again.content
+
+
+@pytest.mark.parametrize(
+    ("title", "text", "translated"),
+    [
+        # the text says "async hooks": the title's words are words, not a name
+        ("Async Hooks", "Async hooks track each resource. The async hooks API is old.", False),
+        # the text writes it as the title does: a name, kept in the Chinese title
+        ("Visual Studio Code", "Visual Studio Code is an editor; code in it is fast.", True),
+    ],
+)
+async def test_a_title_case_title_is_a_name_only_as_the_text_writes_it(
+    tmp_path: Path, title: str, text: str, translated: bool
+) -> None:
+    """ "Async Hooks" answered as the Chinese translation's title passed for a name, as
+    "Docker" does: the text writes "async hooks" otherwise, so it is refused (asked twice)."""
+    blog = _site(tmp_path / "blog", {"posts/x.md": f"---\ntitle: {title}\n---\n\n{text}\n"})
+    rt = writing_runtime(blog, FunctionModel(Translator(title, CHINESE)))
+    try:
+        msg = await rt.run_skill("Translate", {"path": "posts/x.md", "language": "zh"})
+    finally:
+        await rt.close()
+    assert (msg.state == "COMPLETED") is translated, msg.content
+    if not translated:
+        assert "the title is not translated into Chinese" in msg.content

@@ -404,12 +404,29 @@ def _judged_title(title: str, code: str) -> bool:
     return len(words) >= 4 or (len(words) >= 2 and any(w[0].islower() for w in words))
 
 
-def title_translated(title: str, code: str) -> Check:
+def _named_otherwise(title: str, body: str) -> bool:
+    """Whether the post's text writes the title's words only otherwise than the title does
+    ("async hooks", "Async hooks" for "Async Hooks"): a title-case title of common words, no
+    name. A name is written the same way in the text ("Visual Studio Code"); a title the text
+    never says is left to ``_judged_title``. "Async Hooks" as the Chinese translation's title
+    passed for a name, as "Docker" does."""
+    phrase = " ".join(title.split())
+    if not phrase or not body:
+        return False
+    prose = " ".join(body.split())
+    return phrase not in prose and phrase.casefold() in prose.casefold()
+
+
+def title_translated(title: str, code: str, body: str = "") -> Check:
     """A title in another script than ``code``'s comes back in ``code``'s (a letter of it at
     least) and not as it was: the model's "Async hooks" was saved as the Chinese translation's
     title, a title under 5 words being too short for ``language`` to tell. A name ("Rust
     1.78.0", ``_judged_title``) is not judged. Reported as ``language``."""
-    judged = _judged_title(title, code)
+    judged = _judged_title(title, code) or (
+        _script(code) is not _LATIN_LETTER
+        and not _script(code).search(title)
+        and _named_otherwise(title, body)
+    )
     names = LANGUAGES[code]
 
     def check(generated: Generated) -> Verdict:
@@ -426,7 +443,9 @@ def title_translated(title: str, code: str) -> Check:
     return check
 
 
-async def _translate_title(ctx: SkillContext, title: str, name: str, code: str) -> Checked:
+async def _translate_title(
+    ctx: SkillContext, title: str, name: str, code: str, body: str = ""
+) -> Checked:
     """The title translated, checked like a part (a title too short to tell passes language,
     but one in another script must change script: ``title_translated``)."""
     system = TITLE_SYSTEM.format(language=name)
@@ -435,7 +454,7 @@ async def _translate_title(ctx: SkillContext, title: str, name: str, code: str) 
         no_scaffolding(Scaffold([system], content=[title])),
         not_degenerate,
         language(code),
-        title_translated(title, code),
+        title_translated(title, code, body),
     ]
     return await checked(ctx, "title", ask, checks)
 
@@ -715,7 +734,7 @@ async def translate(ctx: SkillContext, params: TranslateParams) -> SkillResult:
     # A post without a title field goes by its first heading, as the index has it: the Hugo
     # shells post's file name, "notes-on-shells", was translated "猫豆鳊".
     title = str(metadata.get("title") or first_heading(body) or PurePosixPath(path).stem)
-    titled = await _translate_title(ctx, title, language, code)
+    titled = await _translate_title(ctx, title, language, code, body)
     if not titled.passed:
         return refuse_unchecked(ctx, titled, source=path, language=code)
     new_title = _title_from(titled.text, title)
