@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from skillrt.blog.frontmatter import split_frontmatter
+from skillrt.blog.siteconfig import site_today
 from skillrt.testing import FunctionModel, ScriptedModel
 from tests.blog import copy_fixture
 from tests.hugo_support import hugo_build, hugo_pages
@@ -253,3 +254,21 @@ async def test_a_hugo_archetype_is_a_new_posts_template(tmp_path: Path, archetyp
     assert page.title == "Hello there" and page.draft, page
     fields = split_frontmatter((site / msg.data["path"]).read_text(encoding="utf-8")).fields()
     assert fields["categories"] == ["notes"] and "{{" not in str(fields), fields
+
+
+async def test_a_new_post_goes_to_its_own_years_folder(tmp_path: Path) -> None:
+    """The posts are kept by year: a post made now went to ``content/posts/2024/``, the
+    newest post's folder, at ``/posts/2024/hello-there/``."""
+    site = make_site(
+        tmp_path / "site",
+        {
+            "hugo.toml": "baseURL = 'https://example.org/'\n",
+            "content/posts/2023/async-hooks.md": POST.replace("2024-03-01", "2023-03-01"),
+            "content/posts/2024/streams.md": POST.replace("Async hooks", "Streams"),
+        },
+    )
+    msg = await run(site, ScriptedModel([]), "CreateArticle", {"title": "Hello there"})
+    year = f"{site_today(site, 'hugo'):%Y}"
+    assert msg.data["path"] == f"content/posts/{year}/hello-there.md", msg.content
+    page = hugo_pages(site)[msg.data["path"]]
+    assert page.permalink == f"https://example.org/posts/{year}/hello-there/", page

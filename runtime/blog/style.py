@@ -65,6 +65,7 @@ _PLACEHOLDER = re.compile(r"""(["']?)\{\{.*?\}\}\1""")
 replace .File.ContentBaseName "-" " " | title }}"``): read as an empty value, to fill.
 ``new_post.template = "archetypes/default.md"``, as ``hugo new site`` writes it, was refused
 ("The frontmatter of `` cannot be read: invalid YAML"), and no post could be made."""
+_YEAR_FOLDER = re.compile(r"^(?P<base>.+/)?(?:19|20)\d{2}(?:/(?P<month>0[1-9]|1[0-2]))?$")
 _PATH_DATE = re.compile(r"^(.*?)(\d{4})/(\d{2})/(\d{2})/")
 _DATE_TEXT = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}(?!\d)")
 
@@ -92,7 +93,7 @@ class PostStyle:
     def file_path(self, slug: str, day: dt.date, *, draft: bool) -> str:
         """Where a new post goes: the recent posts' folder (or the drafts folder), named as
         the blog names its posts."""
-        folder = self.drafts_dir if draft and self.drafts_dir else self.folder
+        folder = self.drafts_dir if draft and self.drafts_dir else _dated_folder(self.folder, day)
         name = slug
         if self.date_prefix and not (draft and self.drafts_dir):  # Jekyll drafts have no date
             name = f"{day.isoformat()}-{slug}"
@@ -159,6 +160,17 @@ class PostStyle:
         if self.path_dated:
             return f"{self.path_prefix}{day:%Y/%m/%d}/{slug}"
         return f"{self.path_prefix}{slug}"
+
+
+def _dated_folder(folder: str, day: dt.date) -> str:
+    """``folder`` with the year (and month) it ends with made ``day``'s: the recent posts are
+    kept by year (``content/posts/2024/``, ``_posts/2024/03/``), and a post made in 2026 went
+    to ``content/posts/2024/``, at ``/posts/2024/hello-there/``."""
+    found = _YEAR_FOLDER.match(folder)
+    if found is None:
+        return folder
+    month = f"/{day:%m}" if found["month"] else ""
+    return f"{found['base'] or ''}{day:%Y}{month}"
 
 
 def _read_head(path: Path) -> Frontmatter | None:
