@@ -16,10 +16,16 @@ from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.siteconfig import site_today
 from skillrt.testing import FunctionModel, ScriptedModel
 from tests.blog import copy_fixture
-from tests.hugo_support import hugo_build, hugo_pages
+from tests.hugo_support import hugo_build, hugo_pages, require_hugo
 from tests.writing_support import OUTLINE_ZH, WritingModelFn, writing_runtime
 
 LAYOUT = "<h1>{{ .Title }}</h1>{{ .Content }}"
+
+
+@pytest.fixture(autouse=True)
+def hugo() -> str:
+    """Each test skips without ``hugo`` (fails with SKILLRT_REQUIRE_HUGO=1), before it runs."""
+    return require_hugo()
 
 
 def make_site(root: Path, files: dict[str, str]) -> Path:
