@@ -680,3 +680,37 @@ def test_a_math_block_is_no_paragraph() -> None:
     assert locate(body, PartRef("paragraph", 2)) == Span(
         body.index("Text"), body.index(" inline.") + 8
     )
+
+
+PARTS_POST = (
+    "---\ntitle: Two parts\n---\n\nIntro.\n\n## Setup\n\nInstall it.\n\n## The first part\n\n"
+    "First part text.\n\n## The second part\n\nSecond part text.\n\n## Wrap-up\n\nDone.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "gone"),
+    [
+        ("delete the section about the second part", "## The second part\n\nSecond part text.\n\n"),
+        ("remove the section called the first part", "## The first part\n\nFirst part text.\n\n"),
+    ],
+)
+async def test_a_section_named_with_an_ordinal_is_the_one_of_that_heading(
+    tmp_path: Path, instruction: str, gone: str
+) -> None:
+    """ "delete the section about the second part" cut out the post's second section, "## The
+    first part", and kept "## The second part": the words after "about" name a heading."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/t.md").write_text(PARTS_POST, encoding="utf-8")
+    llm = ScriptedModel([])
+    rt = writing_runtime(blog, llm)
+    msg = await rt.run_skill("EditContent", {"instruction": instruction, "path": "posts/t.md"})
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / "posts/t.md").read_text(encoding="utf-8") == PARTS_POST.replace(gone, "")
+    assert named_part("make the section about the second part clearer") == PartRef(
+        "section", 0, "second part"
+    )
+    assert named_part("make the second part clearer") == PartRef("section", 2)
+    assert removed_part("删掉关于第二部分的那一节") == PartRef("section", 0, "第二部分")

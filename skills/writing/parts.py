@@ -250,6 +250,7 @@ _NAME_ENDS = re.compile(
     r"nicer|stronger|smoother|briefer|crisper|livelier)\b.*",
     re.I,
 )
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)", re.I)  # "… about the second part": not "the the …"
 # A verb that takes a section whole ("remove the Usage section", "move the section on tests
 # up", "add the section about aliases"): the edit is the whole body's, as it was.
 _WHOLE_SECTION_VERB = re.compile(
@@ -296,7 +297,7 @@ def _named_section(instruction: str) -> PartRef | None:
         return _unless_whole(
             instruction,
             about,
-            about.group(2) or _NAME_ENDS.sub("", about.group(4)),
+            about.group(2) or _NAME_ENDS.sub("", _ARTICLE.sub("", about.group(4))),
             loose=noun.casefold() == "part",
         )
     if _ZH_WHOLE_SECTION_VERB.search(instruction):
@@ -393,10 +394,21 @@ def _section_ref(words: str) -> PartRef | None:
     return found if found is not None and found.kind == "section" else None
 
 
+def _holds(named: re.Match[str], numbered: re.Match[str]) -> bool:
+    """Whether the words ``numbered`` matched ("the second part", "第二部分") are in the name
+    of the section ``named`` matched ("the section about the second part", "关于第二部分的
+    那一节"): the heading's words, not a count. "delete the section about the second part"
+    cut out the post's second section, "## The first part", and kept "## The second part"."""
+    return named.start() < numbered.start() and numbered.end() <= named.end()
+
+
 def _zh_numbered(instruction: str) -> PartRef | None:
     """The paragraph or section a Chinese instruction names by number ("第二段", "第三节"),
     in its section when one is named before it ("第二节的第一段", "用法一节的第一段")."""
     found = list(_ZH_PART.finditer(instruction))
+    about = _ZH_NAMED[1].search(instruction)  # "关于第二部分的那一节": a heading's words
+    if about is not None and _holds(about, found[0]):
+        return _named_section(instruction)
     for match in found:
         number = _zh_number(match.group(1))
         before = instruction[: match.start()]
@@ -420,6 +432,8 @@ def named_part(instruction: str) -> PartRef | None:
     if _ZH_CONCLUSION.search(instruction):
         return PartRef("conclusion")
     if match := _EN_PART.search(instruction):
+        if (about := _EN_SECTION_ON.search(instruction)) is not None and _holds(about, match):
+            return _named_section(instruction)  # "the section about the second part"
         word = match.group(2).casefold()
         kind: Kind = "paragraph" if word == "paragraph" else "section"
         index = _en_index(match.group(1))
