@@ -430,3 +430,38 @@ async def test_a_post_with_a_long_chinese_name_goes_to_the_trash_and_comes_back(
     assert undone.data["action"] == "delete", undone.content
     assert snapshot(blog) == before
     await rt.close()
+
+
+SQLITE = "posts/sqlite-fts5.md"
+GO = "posts/go-concurrency.md"
+
+
+async def test_an_undo_asked_in_words_restores_the_post_it_names(blog: Path) -> None:
+    """ "undo the change to the sqlite post" was an edit's instruction, sent to the model with
+    the post (the open one, another post, as the words after "to" were not read): the kept
+    version was never restored. Now the post it names gets its last change undone, with no
+    model, and the reply shows what came back; "undo" again has nothing left to undo there,
+    and a post changed by hand since its write is not undone."""
+    sqlite, go = (blog / SQLITE).read_bytes(), (blog / GO).read_bytes()
+    rt = writing_runtime(blog, ScriptedModel(["A new sqlite body.\n", "A new go body.\n"]))
+    for path in (SQLITE, GO):
+        msg = await rt.run_skill("EditContent", {"instruction": "rewrite it", "path": path})
+        assert msg.state == "COMPLETED", msg.content
+    edited_go = (blog / GO).read_bytes()
+    undo = {"instruction": "undo the change to the sqlite post"}
+    undone = await rt.run_skill("EditContent", undo, {"current_file": GO})
+    assert undone.state == "COMPLETED", undone.content
+    assert (blog / SQLITE).read_bytes() == sqlite and (blog / GO).read_bytes() == edited_go
+    assert f"Undid the last change to `{SQLITE}`" in undone.content
+    assert "-A new sqlite body." in undone.content
+    again = await rt.run_skill("EditContent", {**undo, "path": SQLITE})
+    assert again.state == "ERROR" and again.data["error"] == "nothing_to_undo_here"
+    (blog / GO).write_bytes(edited_go + b"\nBy hand.\n")
+    changed = await rt.run_skill("EditContent", {"instruction": "撤销对这篇文章的修改", "path": GO})
+    assert changed.data["error"] == "undo_changed_since", changed.content
+    assert (blog / GO).read_bytes() == edited_go + b"\nBy hand.\n"
+    (blog / GO).write_bytes(edited_go)
+    back = await rt.run_skill("EditContent", {"instruction": "revert my last edit", "path": GO})
+    await rt.close()
+    assert back.state == "COMPLETED", back.content
+    assert (blog / GO).read_bytes() == go

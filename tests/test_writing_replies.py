@@ -27,6 +27,7 @@ from skillrt.skills.writing import (
     post_tags,
     show_post,
     tag_suggest,
+    undoing,
 )
 
 MODULES = sorted({s.fn.__module__ for s in builtin_skills() if "browsing" not in s.fn.__module__})
@@ -92,6 +93,8 @@ def test_a_module_declares_exactly_the_replies_it_asks_for(name: str) -> None:
         wanted |= asked_for(blog_facts)  # the blog's oldest, longest, shortest, top tag
     if any(getattr(module, n, None) is tag_suggest.suggest_tags for n in dir(module)):
         wanted |= asked_for(tag_suggest)  # the blog's tags that fit a post
+    if any(getattr(module, n, None) is undoing.undo_post for n in dir(module)):
+        wanted |= asked_for(undoing)  # an undo asked in words
     assert set(table) == wanted  # nothing missing, nothing left over
     skills = [s for s in builtin_skills() if s.fn.__module__ == name]
     assert skills and all(s.replies is table for s in skills)

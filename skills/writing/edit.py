@@ -33,7 +33,7 @@ from skillrt.exceptions import FileChanged, PathNotAllowed
 from skillrt.skill.context import detect_language
 from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
-from . import blog_tags, pick
+from . import blog_tags, pick, undoing
 from . import checked as checked_replies
 from .asking import confirms_or_answers, saves, tags_or_request
 from .blog_tags import (
@@ -107,6 +107,7 @@ from .tags import (
     tag_change_everywhere,
 )
 from .titles import H1, given_title, title_changed, title_length, title_shape
+from .undoing import is_undo, undo_post
 
 __all__ = ["EditParams", "Revision", "edit_content", "unified_diff"]
 
@@ -361,6 +362,7 @@ REPLIES = (
     | pick.REPLIES
     | checked_replies.REPLIES
     | blog_tags.REPLIES
+    | undoing.REPLIES
 )
 
 Instruction = Annotated[
@@ -851,16 +853,17 @@ def _is_file(ctx: SkillContext, path: str) -> bool:
 
 
 async def _post_to_edit(
-    ctx: SkillContext, params: EditParams, action: str, *, strict: bool = True
+    ctx: SkillContext, params: EditParams, action: str, *, strict: bool = True, lead: bool = True
 ) -> str | None:
     """The post to edit: the one named (by path, or without one: ``post_named``; ``strict``
-    unless the instruction names nothing but the post, as "publish <title>"), the open one (or
-    the focus), else the one the user picks (asked which to ``action``)."""
+    unless the instruction names nothing but the post, as "publish <title>"; ``lead=False``
+    when all of it may name the post, as an undo's), the open one (or the focus), else the one
+    the user picks (asked which to ``action``)."""
     target = (
         # a step: a resumed task works on the file it found the first time
         await ctx.step("field_post", partial(_field_post, ctx, params))
         or params.path
-        or await post_named(ctx, strict=strict)
+        or await post_named(ctx, strict=strict, lead=lead)
         # a step: a resumed task works on the post it took the first time
         or await ctx.step("open_post", partial(open_post, ctx, strict=strict))
     )
@@ -882,19 +885,31 @@ async def edit_content(ctx: SkillContext, params: EditParams) -> SkillResult:
     every = None if publishing or params.path else tag_change_everywhere(params.instruction)
     if every is not None:
         return await retag_every_post(ctx, every)  # "… in every post" (``blog_tags.py``)
-    change = None if publishing else tag_change(params.instruction)
+    undo = not publishing and is_undo(params.instruction)
+    change = None if publishing or undo else tag_change(params.instruction)
     action = ctx.reply(
-        "unpublish_action" if unpublishing else "publish_action" if publishing else "action"
+        "unpublish_action"
+        if unpublishing
+        else "publish_action"
+        if publishing
+        else "undo_action"
+        if undo
+        else "action"
     )
-    # Publishing or tagging names nothing but the post and the tags: not the edit's strictness.
-    strict = not publishing and change is None
-    path = await _post_to_edit(ctx, params, action, strict=strict)
+    # Publishing, undoing or tagging names nothing but the post (and the tags): not the edit's
+    # strictness.
+    strict = not publishing and not undo and change is None
+    # (an undo names nothing but the post: "undo the change to the sqlite post" undid the
+    # open post's, its "to" ending the words read with a post open)
+    path = await _post_to_edit(ctx, params, action, strict=strict, lead=not undo)
     if path is None:
         return no_post_chosen(ctx)
     if is_section_page(path):  # refused before the model is asked, or the diff shown
         raise PathNotAllowed(path, SECTION_PAGE_REASON)
     if publishing:  # the draft mark off, or on again: no model (``publishing.py``)
         return await _publish(ctx, path, back=unpublishing)
+    if undo:  # the last change undone from its kept version, no model (``undoing.py``)
+        return await undo_post(ctx, path)
     selection = params.selected_text or ctx.input.selected_text or ""
 
     ctx.progress(1, 3, ctx.reply("reading"), path)
