@@ -294,6 +294,31 @@ async def test_a_section_answered_with_its_heading_is_saved_as_answered(tmp_path
     )
 
 
+SETEXT_SECTIONS = SECTIONS.replace("## Setup", "Setup\n-----").replace("## Usage", "Usage\n-----")
+
+
+@pytest.mark.parametrize(
+    ("post", "answer"),
+    [
+        (SETEXT_SECTIONS, BETTER),  # its setext heading left out
+        (SETEXT_SECTIONS, "## Usage\n\n" + BETTER),  # made an ATX one
+        (SETEXT_SECTIONS.replace("\n", "\r\n"), "Usage\n=====\n\n" + BETTER),  # made a level 1
+        (SECTIONS, "# Usage\n\n" + BETTER),  # a level up
+        (SECTIONS, "### Usage\n\n" + BETTER),  # a level down
+    ],
+)
+async def test_a_section_keeps_its_heading_as_the_post_wrote_it(
+    tmp_path: Path, post: str, answer: str
+) -> None:
+    """ "make the Usage section clearer" of a post of setext headings, answered with the
+    paragraph alone, lost "Usage" over "-----": its text ran on in the section before (no
+    heading was seen in the section sent). An answer that gives the heading in its words but
+    another form ("## Usage", "# Usage") had it saved so: it is saved as the post wrote it."""
+    msg, after, _ = await edit(tmp_path, post, "make the Usage section clearer", lambda t: answer)
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == post.replace(USAGE, BETTER)
+
+
 async def test_a_heading_asked_away_stays_away(tmp_path: Path) -> None:
     msg, after, _ = await edit(
         tmp_path, SECTIONS, "remove the heading of the second section", lambda text: USAGE

@@ -501,33 +501,52 @@ def _keeps_heading(instruction: str, whole: bool) -> bool:
 
 
 def _with_heading(original: str, core: str) -> str:
-    """``core`` with the heading line ``original`` begins with (and the blank lines after
-    it) in front, when ``core`` begins with no heading of its own: none, or only one of the
+    """``core`` with the heading ``original`` begins with (and the blank lines after it) in
+    front, when ``core`` begins with no heading of its own: none, or only one of the
     section's sub-headings (deeper, in other words). A small model asked to "fix the grammar
     in the second section" answered with its paragraph only: saved, the section's ``## Usage``
-    was gone and its text ran on in the section before."""
+    was gone and its text ran on in the section before (a setext ``Usage`` over ``=====``
+    still was, as no heading was seen in it). An answer that opens with the heading in its
+    own words but another form ("# Usage" or "## Usage" for "Usage" over "=====") gets the
+    heading as the post wrote it: the post's other headings kept their form and this one
+    changed level."""
     start = original.lstrip()
-    found = _HEADING_LINE.match(start)
-    if found is not None and (own := _own_heading(core, found)) is not None:
-        return own  # the answer holds the heading itself, after a lead-in at most
-    answered = _HEADING_LINE.match(core)
-    if found is None or (
-        answered is not None
-        and (
-            len(answered.group(1)) <= len(found.group(1))
-            or _words(answered.group(2)) == _words(found.group(2))
-        )
-    ):
+    found = _opening_heading(start)
+    if found is None:
         return core
-    rest = start[found.end() :]
+    text, level, words = found
+    own = _own_heading(core, level, words)
+    answered = _opening_heading(core if own is None else own)
+    if own is not None and (answered is None or answered[2] != words):
+        return own  # the answer holds the heading itself, below a line it kept
+    if answered is not None and answered[2] == words:
+        core = core if own is None else own  # (after a lead-in at most)
+        return text + core[len(answered[0]) :]  # its heading, as the post wrote it
+    if answered is not None and answered[1] <= level:
+        return core  # the section's heading, renamed in the answer
+    rest = start[len(text) :]
     gap = rest[: len(rest) - len(rest.lstrip())]
     gap = gap[: gap.rfind("\n") + 1]  # (not the indent of the line after)
     newline = "\r\n" if "\r\n" in original else "\n"
-    return found.group() + (gap or newline * 2) + core
+    return text + (gap or newline * 2) + core
 
 
-def _own_heading(core: str, heading: re.Match[str]) -> str | None:
-    """``core`` from the line that is ``heading`` again (its level, its words), when one is
+_SETEXT = re.compile(r"( {0,3}[^\s#>|*+\-`~<][^\r\n]*)\r?\n {0,3}(=+|-+)[ \t]*(?=\r?\n|$)")
+
+
+def _opening_heading(text: str) -> tuple[str, int, str] | None:
+    """The heading ``text`` opens with: its lines as written (no line break after them), its
+    level and its words (``_words``); None when it opens with none. ATX ("## Usage") or
+    setext (a line over "===" or "---")."""
+    if (atx := _HEADING_LINE.match(text)) is not None:
+        return atx.group(), len(atx.group(1)), _words(atx.group(2))
+    if (setext := _SETEXT.match(text)) is not None:
+        return setext.group(), 1 if setext.group(2)[0] == "=" else 2, _words(setext.group(1))
+    return None
+
+
+def _own_heading(core: str, level: int, words: str) -> str | None:
+    """``core`` from the line that is the heading again (``level``, ``words``), when one is
     below its first line: without the lead-in above it when that is one line that ends with
     a colon ("Sure! Here is the friendlier section:"), else as it is; None when no line
     is. The heading was put in front again, and the section saved with its heading twice
@@ -535,11 +554,7 @@ def _own_heading(core: str, heading: re.Match[str]) -> str | None:
     lines = core.splitlines(keepends=True)
     for n, line in enumerate(lines[1:], 1):
         again = _HEADING_LINE.match(line)
-        if (
-            again is not None
-            and len(again.group(1)) == len(heading.group(1))
-            and _words(again.group(2)) == _words(heading.group(2))
-        ):
+        if again is not None and len(again.group(1)) == level and _words(again.group(2)) == words:
             above = "".join(lines[:n]).strip()
             lead_in = "\n" not in above and above.endswith((":", "："))
             return "".join(lines[n:]) if lead_in else core
