@@ -319,6 +319,34 @@ async def test_a_section_keeps_its_heading_as_the_post_wrote_it(
     assert after.decode() == post.replace(USAGE, BETTER)
 
 
+ENDED = SECTIONS.replace(
+    "easy to adopt in a small team.\n",
+    "easy to adopt in a [small team][1].[^1]\n\n[1]: https://example.com/teams\n"
+    "[^1]: Five people or fewer.\n\n{{< comments >}}\n",
+)
+ERRORS = "## Error handling\n\nCheck the report for errors, and run the tool again on them."
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+async def test_a_section_added_after_the_definitions_goes_before_them(
+    tmp_path: Path, newline: str
+) -> None:
+    """ "add a section about error handling" came back with the section after the post's
+    reference and footnote definitions and its ``{{< comments >}}``, and was saved there."""
+    post = ENDED.replace("\n", newline)
+    msg, after, _ = await edit(
+        tmp_path,
+        post,
+        "add a section about error handling",
+        lambda text: text.replace("\r\n", "\n").rstrip() + "\n\n" + ERRORS + "\n",
+    )
+    assert msg.state == "COMPLETED", msg.content
+    end = "\n\n[1]: https://example.com/teams"
+    assert after.decode() == post.replace(
+        end.replace("\n", newline), (f"\n\n{ERRORS}" + end).replace("\n", newline)
+    )
+
+
 async def test_a_heading_asked_away_stays_away(tmp_path: Path) -> None:
     msg, after, _ = await edit(
         tmp_path, SECTIONS, "remove the heading of the second section", lambda text: USAGE

@@ -83,7 +83,16 @@ from .fields import description_field, given_description, only_field_set, others
 from .languages import language_code
 from .newpost import IGNORED_DRAFTS, blog_style
 from .on_topic import on_topic, share_from
-from .parts import PartRef, cut_out, locate, named_part, paragraphs, removed_part, sections
+from .parts import (
+    PartRef,
+    cut_out,
+    end_matter,
+    locate,
+    named_part,
+    paragraphs,
+    removed_part,
+    sections,
+)
 from .pick import ask_for_post, no_post_chosen, open_post, post_named
 from .prompts import EDIT_SYSTEM, PROMPT_BODY_CHARS, clip, edit_prompt, messages, strip_fences
 from .publishing import PublishedPost, is_publish, is_unpublish, publish, unpublish
@@ -575,12 +584,35 @@ def _without_frontmatter(revised: str, original: str) -> str:
     return strip_frontmatter(revised)[0]
 
 
+def _end_matter_last(original: str, revised: str) -> str:
+    """``revised`` with what it added after the blocks with no prose of their own that end
+    ``original`` (reference and footnote definitions, ``{{< comments >}}``: ``end_matter``)
+    put before them, those blocks kept as they were: "add a section about error handling"
+    came back with the new section after the post's "[1]: https://…" and "[^1]: …" lines,
+    and was saved there, below the footnotes."""
+    start = end_matter(original)
+    tail = original[start:].strip()
+    if not tail or not original[:start].strip():
+        return revised
+    if tail not in revised:  # (the answer's lines end in "\n" where the post's in "\r\n")
+        tail = tail.replace("\r\n", "\n")
+    at = revised.rfind(tail)
+    after = revised[at + len(tail) :] if at >= 0 else ""
+    if not after.strip() or end_matter(after.strip()) == 0:
+        return revised  # nothing after them, or only more of them
+    newline = "\r\n" if "\r\n" in revised else "\n"
+    ending = revised[len(revised.rstrip()) :]
+    kept = [piece for piece in (revised[:at].rstrip(), after.strip(), tail) if piece]
+    return (newline * 2).join(kept) + ending
+
+
 async def _revise(ctx: SkillContext, instruction: str, original: str, note: str) -> Generated:
     prompt = edit_prompt(instruction, original) + note
     limit = max(512, len(original))
     result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=limit)
+    text = _without_frontmatter(strip_fences(result.content, original), original)
     return Generated(
-        text=_without_frontmatter(strip_fences(result.content, original), original),
+        text=_end_matter_last(original, text),
         looped=result.truncated_repetition,
         cut=result.usage.completion_tokens >= limit,
     )

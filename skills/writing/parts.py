@@ -31,6 +31,7 @@ __all__ = [
     "Span",
     "code_lines",
     "cut_out",
+    "end_matter",
     "indent_width",
     "locate",
     "named_part",
@@ -728,8 +729,17 @@ def _section_span(body: str, start: int, stop: int) -> Span:
     if stop < len(body):
         return Span(start, end)
     blocks = _blocks([line for line in _scan(body)[0] if line.offset >= start])
+    kept = _prose_blocks(body, blocks, least=1)
+    if kept < len(blocks) and any(role in ("text", "code") for _, role in blocks[:kept]):
+        return Span(start, blocks[kept - 1][0].end)
+    return Span(start, end)
+
+
+def _prose_blocks(body: str, blocks: list[tuple[Span, Role]], *, least: int = 0) -> int:
+    """How many of ``blocks`` come before the blocks with no prose of their own at their end
+    (HTML, reference and footnote definitions, template code), ``least`` at least."""
     kept = len(blocks)
-    while kept > 1 and (
+    while kept > least and (
         blocks[kept - 1][1] == "html"
         or (
             blocks[kept - 1][1] == "text"
@@ -737,9 +747,15 @@ def _section_span(body: str, start: int, stop: int) -> Span:
         )
     ):
         kept -= 1
-    if kept < len(blocks) and any(role in ("text", "code") for _, role in blocks[:kept]):
-        return Span(start, blocks[kept - 1][0].end)
-    return Span(start, end)
+    return kept
+
+
+def end_matter(body: str) -> int:
+    """Where the blocks with no prose of their own at the end of ``body`` start (reference
+    and footnote definitions, ``{{< comments >}}``, HTML): ``len(body)`` when there are none."""
+    blocks = _blocks(_scan(body)[0])
+    kept = _prose_blocks(body, blocks)
+    return blocks[kept][0].start if kept < len(blocks) else len(body)
 
 
 def _section_headings(body: str) -> tuple[list[_Heading], bool]:
