@@ -347,6 +347,35 @@ async def test_a_section_added_after_the_definitions_goes_before_them(
     )
 
 
+DEFINED = (
+    "---\ntitle: Links\n---\n\nThe tool has [docs][2] and a [home page][1].[^1]\n\n"
+    "## Usage\n\nRun it on a folder, as [the guide][guide] says.\n\n"
+    "[1]: https://example.com\n[2]: https://example.com/docs\n[Guide]: /guide\n"
+    "[^1]: Both are\n    kept up to date.\n"
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+async def test_a_definition_the_answer_dropped_and_still_uses_is_put_back(
+    tmp_path: Path, newline: str
+) -> None:
+    """ "make it clearer" came back without the post's "[2]: https://example.com/docs" line
+    (and its footnote), its "[docs][2]" kept: saved, the link was broken. A definition the
+    answer no longer uses ("[home page][1]" taken out) stays out."""
+    post = DEFINED.replace("\n", newline)
+
+    def answer(text: str) -> str:
+        text = text.replace("\r\n", "\n").replace(" and a [home page][1]", "")
+        text = text.replace("[2]: https://example.com/docs\n", "").replace("Run it", "Just run it")
+        return text.split("[^1]:")[0].replace("[1]: https://example.com\n", "")
+
+    msg, after, _ = await edit(tmp_path, post, "make it clearer", answer)
+    assert msg.state == "COMPLETED", msg.content
+    assert after.decode() == post.replace(" and a [home page][1]", "").replace(
+        "Run it", "Just run it"
+    ).replace("[1]: https://example.com" + newline, "")
+
+
 async def test_a_heading_asked_away_stays_away(tmp_path: Path) -> None:
     msg, after, _ = await edit(
         tmp_path, SECTIONS, "remove the heading of the second section", lambda text: USAGE

@@ -606,13 +606,74 @@ def _end_matter_last(original: str, revised: str) -> str:
     return (newline * 2).join(kept) + ending
 
 
+# A link reference or footnote definition: "[1]: https://…", "[^note]: …" (and the indented
+# lines that go on with it).
+_DEFINITION_BLOCK = re.compile(
+    r"^ {0,3}\[(\^?)([^\]\n]+)\]:[^\n]*(?:\n(?:[ \t]+\S[^\n]*|[ \t]*(?=\n[ \t]+\S)))*", re.M
+)
+
+
+def _label(label: str) -> str:
+    return " ".join(label.casefold().split())
+
+
+def _definitions_kept(original: str, revised: str) -> str:
+    """``revised`` with the reference and footnote definitions of ``original`` it left out
+    put back as they were, when it still uses them: after the definition before them in
+    ``original`` that ``revised`` has, else before its first one, else at its end. "make it
+    clearer" of a post came back without its "[2]: https://example.com/docs" line, its
+    "[docs][2]" kept, and the link was saved broken (it renders as the text "[docs][2]")."""
+    newline = "\r\n" if "\r\n" in revised else "\n"
+    text = revised.replace("\r\n", "\n")
+    used = _DEFINITION_BLOCK.sub("", text)
+    previous: tuple[str, str] | None = None  # the last one before that ``text`` has
+    put = False
+    for found in _DEFINITION_BLOCK.finditer(original.replace("\r\n", "\n")):
+        key = (found.group(1), _label(found.group(2)))
+        have = {(m.group(1), _label(m.group(2))): m for m in _DEFINITION_BLOCK.finditer(text)}
+        if key not in have and _uses(used, *key):
+            text, put = _put_definition(text, found.group().rstrip(), have, previous), True
+            previous = key
+        elif key in have:
+            previous = key
+    return text.replace("\n", newline) if put else revised
+
+
+def _put_definition(
+    text: str,
+    block: str,
+    have: dict[tuple[str, str], re.Match[str]],
+    previous: tuple[str, str] | None,
+) -> str:
+    """``text`` with the definition ``block`` after the one ``previous`` names, else before
+    its first definition, else at its end."""
+    if previous is not None and previous in have:
+        at = have[previous].end()
+        return text[:at] + "\n" + block + text[at:]
+    if have:
+        at = min(m.start() for m in have.values())
+        return text[:at] + block + "\n" + text[at:]
+    return text.rstrip() + "\n\n" + block + (text[len(text.rstrip()) :] or "\n")
+
+
+def _uses(text: str, caret: str, label: str) -> bool:
+    """Whether ``text`` refers to the definition ``label`` ("[docs][2]", "[2][]", "[2]",
+    "[^1]"; ``label`` as ``_label`` puts it)."""
+    name = r"\s+".join(map(re.escape, label.split()))
+    if caret:
+        return re.search(rf"\[\^{name}\](?!:)", text, re.I) is not None
+    return (
+        re.search(rf"\]\[\s*{name}\s*\]|\[\s*{name}\s*\](?:\[\])?(?![(:])", text, re.I) is not None
+    )
+
+
 async def _revise(ctx: SkillContext, instruction: str, original: str, note: str) -> Generated:
     prompt = edit_prompt(instruction, original) + note
     limit = max(512, len(original))
     result = await ctx.llm.chat(messages(EDIT_SYSTEM, prompt), max_tokens=limit)
     text = _without_frontmatter(strip_fences(result.content, original), original)
     return Generated(
-        text=_end_matter_last(original, text),
+        text=_definitions_kept(original, _end_matter_last(original, text)),
         looped=result.truncated_repetition,
         cut=result.usage.completion_tokens >= limit,
     )
