@@ -376,6 +376,38 @@ async def test_a_definition_the_answer_dropped_and_still_uses_is_put_back(
     ).replace("[1]: https://example.com" + newline, "")
 
 
+NESTED = (
+    "---\ntitle: Tool\n---\n\nThe tool reads files and prints a report.\n\n## Usage\n\n"
+    "Run the tool on a folder.\n\n### Options\n\nPass --fast to go faster.\n\n### Output\n\n"
+    "The report lists every file.\n\n## Wrap-up\n\nThat is all.\n"
+)
+NESTED_ANSWER = (
+    "## Usage\n\nRun the tool on one folder.\n\n### Options\n\nPass --fast to go faster."
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "saved"),
+    [
+        ("make the Usage section clearer", False),  # its name is no leave to drop a part
+        ("make the second section clearer", False),
+        ("make the Usage section shorter", True),  # asked to take away
+    ],
+)
+async def test_a_section_answered_without_a_sub_section_is_refused_unless_asked(
+    tmp_path: Path, instruction: str, saved: bool
+) -> None:
+    """ "make the Usage section clearer" came back without its "### Output" sub-section, the
+    rest kept word for word, and was saved so: the section named let its headings go."""
+    msg, after, _ = await edit(tmp_path, NESTED, instruction, lambda t: NESTED_ANSWER)
+    if saved:
+        assert msg.state == "COMPLETED", msg.content
+        assert "### Output" not in after.decode()
+    else:
+        assert msg.data["outcome"] == "refused", msg.content
+        assert after.decode() == NESTED
+
+
 async def test_a_heading_asked_away_stays_away(tmp_path: Path) -> None:
     msg, after, _ = await edit(
         tmp_path, SECTIONS, "remove the heading of the second section", lambda text: USAGE

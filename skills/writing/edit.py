@@ -697,6 +697,10 @@ def edit_checks(
         target = detect_language(original)  # an edit keeps the text's language
 
     heading = _keeps_heading(instruction, whole)
+    # What may take headings away from a part: words that take away, not the part's name ("the
+    # Usage section" lets a whole body's edit reshape headings): "make the Usage section
+    # clearer" came back without its "### Output" sub-section, and was saved so.
+    dropping = instruction if whole or _may_drop(instruction) else ""
 
     def compose(text: str) -> str:
         return block + _splice(block, body, where, original, text, whole=whole, heading=heading)
@@ -710,7 +714,7 @@ def edit_checks(
             ends_whole(original),
             no_chatter(original),
             kind,
-            _as_spliced(structure_kept(instruction, original), original, heading=heading),
+            _as_spliced(structure_kept(dropping, original), original, heading=heading),
             code_kept(instruction, original, scoped=not whole),
             template_kept(instruction, original, scoped=not whole),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
