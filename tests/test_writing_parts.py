@@ -714,3 +714,32 @@ async def test_a_section_named_with_an_ordinal_is_the_one_of_that_heading(
     )
     assert named_part("make the second part clearer") == PartRef("section", 2)
     assert removed_part("删掉关于第二部分的那一节") == PartRef("section", 0, "第二部分")
+
+
+INLINE_FENCE = (
+    "---\ntitle: Fences\n---\n\n```js``` is how a code block starts, with its language.\n\n"
+    "## Usage\n\nWrite the fence on a line of its own.\n\n```js\nlet a = 1;\n```\n\n"
+    "## End\n\nThat is all.\n"
+)
+
+
+async def test_triple_backticks_in_a_line_open_no_code_block(tmp_path: Path) -> None:
+    """A line starting with "```js```" (inline code: a backtick fence's info has no backtick)
+    opened a code block running to the post's end: the post had no paragraph and no
+    section, and "make the Usage section clearer" was refused, "no Usage section"."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    (blog / "posts/f.md").write_text(INLINE_FENCE, encoding="utf-8")
+    body = INLINE_FENCE.split("---\n", 2)[2]
+    assert [title for _, title in sections(body)] == ["Usage", "End"]
+    assert len(paragraphs(body)) == 3
+    new = "## Usage\n\nWrite the fence alone on its line.\n\n```js\nlet a = 1;\n```"
+    rt = writing_runtime(blog, ScriptedModel([new]))
+    msg = await rt.run_skill(
+        "EditContent", {"instruction": "make the Usage section clearer", "path": "posts/f.md"}
+    )
+    await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert (blog / "posts/f.md").read_text(encoding="utf-8") == INLINE_FENCE.replace(
+        "on a line of its own", "alone on its line"
+    )

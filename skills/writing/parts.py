@@ -113,7 +113,6 @@ _CONCLUDING = re.compile(
 )
 # An ATX heading: up to three spaces, one to six "#", its text, closing "#"s aside.
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _MATH = re.compile(r"^ {0,3}\$\$")  # a display math block's "$$", to the next one
 _UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")  # a setext heading's
 _LIST_ITEM = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -564,7 +563,10 @@ def code_lines(body: str) -> list[tuple[int, str, bool]]:
     return out
 
 
-_ANY_FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})")
+# (a backtick fence's info has no backtick, as CommonMark has it: "```js``` is how a fence
+# starts" opened one, and the rest of the post was code: no paragraph, no section, no word to
+# replace; ``skillrt.blog.markdown``'s ``_NOT_TAGS`` reads it so too)
+_ANY_FENCE = re.compile(r"^([ \t]*)(`{3,}(?![^\n]*`)|~{3,})")
 _ITEM_START = re.compile(r"^([ \t]*)([-+*]|\d{1,9}[.)])([ \t]+|$)")
 
 
