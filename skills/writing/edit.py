@@ -585,8 +585,8 @@ def _without_frontmatter(revised: str, original: str) -> str:
 
 
 def _end_matter_last(original: str, revised: str) -> str:
-    """``revised`` with what it added after the blocks with no prose of their own that end
-    ``original`` (reference and footnote definitions, ``{{< comments >}}``: ``end_matter``)
+    """``revised`` with what it added after the blocks that end ``original`` with no prose
+    of their own (reference and footnote definitions, ``{{< comments >}}``: ``end_matter``)
     put before them, those blocks kept as they were: "add a section about error handling"
     came back with the new section after the post's "[1]: https://…" and "[^1]: …" lines,
     and was saved there, below the footnotes."""

@@ -737,12 +737,15 @@ def _section_span(body: str, start: int, stop: int) -> Span:
     return Span(start, end)
 
 
-def _prose_blocks(body: str, blocks: list[tuple[Span, Role]], *, least: int = 0) -> int:
+def _prose_blocks(
+    body: str, blocks: list[tuple[Span, Role]], *, least: int = 0, html: bool = True
+) -> int:
     """How many of ``blocks`` come before the blocks with no prose of their own at their end
-    (HTML, reference and footnote definitions, template code), ``least`` at least."""
+    (HTML blocks unless not ``html``, reference and footnote definitions, template code),
+    ``least`` at least."""
     kept = len(blocks)
     while kept > least and (
-        blocks[kept - 1][1] == "html"
+        (html and blocks[kept - 1][1] == "html")
         or (
             blocks[kept - 1][1] == "text"
             and _aside(body[blocks[kept - 1][0].start : blocks[kept - 1][0].end])
@@ -753,10 +756,11 @@ def _prose_blocks(body: str, blocks: list[tuple[Span, Role]], *, least: int = 0)
 
 
 def end_matter(body: str) -> int:
-    """Where the blocks with no prose of their own at the end of ``body`` start (reference
-    and footnote definitions, ``{{< comments >}}``, HTML): ``len(body)`` when there are none."""
+    """Where the reference and footnote definitions and template code (``{{< comments >}}``)
+    that end ``body`` start: ``len(body)`` when there are none. (Not an HTML block: a
+    ``<figure>`` at the end may be the last section's.)"""
     blocks = _blocks(_scan(body)[0])
-    kept = _prose_blocks(body, blocks)
+    kept = _prose_blocks(body, blocks, html=False)
     return blocks[kept][0].start if kept < len(blocks) else len(body)
 
 
