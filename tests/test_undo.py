@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from skillrt.skills.writing.undoing import is_undo
 from skillrt.testing import ScriptedModel
 from tests.blog import copy_blog
 from tests.writing_support import writing_runtime
@@ -465,3 +466,19 @@ async def test_an_undo_asked_in_words_restores_the_post_it_names(blog: Path) -> 
     await rt.close()
     assert back.state == "COMPLETED", back.content
     assert (blog / GO).read_bytes() == go
+
+
+@pytest.mark.parametrize(
+    ("instruction", "undo"),
+    [
+        ("undo the title change", True),
+        ("roll back the go post to its previous version", True),
+        ("撤销上一次修改", True),
+        ("undo the bold in the intro", False),  # an edit of the words
+        ("revert the title to Old notes", False),  # a title set
+        ("reverse the order of the sections", False),
+        ("撤回发布这篇文章", False),  # unpublish
+    ],
+)
+def test_an_undo_asked_in_words_is_told_from_an_edit(instruction: str, undo: bool) -> None:
+    assert is_undo(instruction) is undo

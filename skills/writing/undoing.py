@@ -71,7 +71,7 @@ _EN_UNDO = re.compile(
 )
 _EN_UNDONE = re.compile(
     r"(?:(?:the|my|your|that|this|its|last|latest|previous|recent|most|one|same)\s+)*"
-    r"(?:(?:changes?|edits?|modifications?|rewrites?|revisions?|updates?|it|that|this)\b"
+    r"(?:(?:[^\s,;:]+\s+){0,3}?(?:changes?|edits?|modifications?|rewrites?|revisions?|updates?|it|that|this)\b"
     r"(?:\s+(?:you\s+made\s+|i\s+made\s+|made\s+)?(?:to|of|on|in|from)\s+\S.*)?"
     r"|(?:the|my|this|that)\s+(?:\S+\s+){0,6}?(?:post|article|entry|page|note|file)\b"
     r"(?:\s+to\s+(?:its|the)\s+(?:previous|last|old|older|earlier|original)\s+version)?)?",
