@@ -408,6 +408,41 @@ async def test_a_section_answered_without_a_sub_section_is_refused_unless_asked(
         assert after.decode() == NESTED
 
 
+BLOCKS = (
+    "---\ntitle: Math\n---\n\nThe post opens with a short paragraph of prose.\n\n## Usage\n\n"
+    'The formula for the energy is below.\n\n$$\nE = mc^2\n$$\n\n<div class="note">\n'
+    "A note block.\n</div>\n\nAfter the note comes the last line.\n\n## End\n\nBye.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "gone", "saved"),
+    [
+        ("make the Usage section clearer", "$$\nE = mc^2\n$$\n\n", False),
+        ("fix the grammar", '<div class="note">\nA note block.\n</div>\n\n', False),
+        ("make it shorter", "$$\nE = mc^2\n$$\n\n", True),  # asked to take away
+        ("remove the formula from the Usage section", "$$\nE = mc^2\n$$\n\n", True),
+    ],
+)
+async def test_a_math_or_html_block_dropped_unasked_is_refused(
+    tmp_path: Path, instruction: str, gone: str, saved: bool
+) -> None:
+    """ "make the Usage section clearer" came back without its ``$$`` block, "fix the
+    grammar" without a ``<div class="note">``, and both were saved: only fenced code was
+    judged."""
+
+    def answer(text: str) -> str:
+        return text.replace(gone, "").replace("energy is below", "energy is shown below")
+
+    msg, after, _ = await edit(tmp_path, BLOCKS, instruction, answer)
+    if saved:
+        assert msg.state == "COMPLETED", msg.content
+        assert gone not in after.decode()
+    else:
+        assert msg.data["outcome"] == "refused", msg.content
+        assert after.decode() == BLOCKS
+
+
 async def test_a_heading_asked_away_stays_away(tmp_path: Path) -> None:
     msg, after, _ = await edit(
         tmp_path, SECTIONS, "remove the heading of the second section", lambda text: USAGE

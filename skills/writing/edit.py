@@ -87,6 +87,7 @@ from .parts import (
     PartRef,
     cut_out,
     end_matter,
+    kept_blocks,
     locate,
     named_part,
     paragraphs,
@@ -716,6 +717,7 @@ def edit_checks(
             kind,
             _as_spliced(structure_kept(dropping, original), original, heading=heading),
             code_kept(instruction, original, scoped=not whole),
+            None if asked else blocks_kept(instruction, original, scoped=not whole),
             template_kept(instruction, original, scoped=not whole),
             None if whole else scope(original, rest, growing=kind_of(instruction) == "add"),
             on_topic(instruction, original) if whole else None,
@@ -731,6 +733,46 @@ def edit_checks(
             frontmatter_kept(block, compose),
         ]
     )
+
+
+# An instruction about math or HTML: what it asks of such a block is its own.
+_ABOUT_BLOCKS = re.compile(
+    r"\b(?:math|formulas?|equations?|latex|katex|mathjax|html|div|details|tables?|figures?|"
+    r"markup|tags?|blocks?|notes?|callouts?|boxes|widgets?)\b|公式|方程|数学|表格|图|标记",
+    re.I,
+)
+KEPT_LINE = 20  # a line of the text this long, found in the answer, says it kept the prose
+
+
+def blocks_kept(instruction: str, original: str, *, scoped: bool) -> Check | None:
+    """The text's display math (``$$``) and HTML blocks come back as they were, to an
+    instruction not about them that takes nothing away: "make the Usage section clearer"
+    came back without its ``$$ E = mc^2 $$`` block, "fix the grammar" without a ``<div
+    class="note">``, and both were saved (``code_kept`` judges fenced code only). A whole
+    body written anew (no line of it kept, unless ``scoped``: one part) is not judged, as
+    ``code_kept`` does not judge it. None when there is no such block."""
+    blocks = kept_blocks(original)
+    if not blocks or _ABOUT_BLOCKS.search(instruction) or _may_drop(instruction):
+        return None
+    lines = {key for line in original.splitlines() if len(key := line.strip()) >= KEPT_LINE}
+
+    def check(generated: Generated) -> Verdict:
+        said = " ".join(generated.text.split())
+        gone = [block for block in blocks if " ".join(block.split()) not in said]
+        kept = scoped or any(line.strip() in lines for line in generated.text.splitlines())
+        if gone and kept:
+            first = " ".join(gone[0].split())[:60]
+            return Verdict(
+                "code_kept",
+                False,
+                f"{len(gone)} math or HTML block(s) changed or dropped ({first!r}), which the "
+                "instruction did not ask for",
+                zh=f"有 {len(gone)} 个公式或 HTML 块被改动或删掉了（{first!r}），而修改说明并没有"
+                "这样要求",
+            )
+        return Verdict("code_kept", True, f"{len(blocks)} math or HTML block(s) kept")
+
+    return check
 
 
 # A text that ends a sentence, and an answer that stops in one: at a word or a comma.

@@ -33,6 +33,7 @@ __all__ = [
     "cut_out",
     "end_matter",
     "indent_width",
+    "kept_blocks",
     "locate",
     "named_part",
     "paragraphs",
@@ -710,6 +711,16 @@ def _blocks(lines: list[_Line]) -> list[tuple[Span, Role]]:
             out.append((Span(line.offset, end), line.role))
         previous = line.role
     return out
+
+
+def kept_blocks(body: str) -> list[str]:
+    """The display math (``$$`` to ``$$``) and HTML blocks of ``body``: text an edit of the
+    prose around them leaves as it was (fenced code is ``checks.code_kept``'s)."""
+    return [
+        body[span.start : span.end]
+        for span, role in _blocks(_scan(body)[0])
+        if role == "html" or (role == "code" and _MATH.match(body[span.start : span.end]))
+    ]
 
 
 def paragraphs(body: str) -> list[Span]:
