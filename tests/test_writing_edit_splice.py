@@ -422,6 +422,7 @@ BLOCKS = (
         ("fix the grammar", '<div class="note">\nA note block.\n</div>\n\n', False),
         ("make it shorter", "$$\nE = mc^2\n$$\n\n", True),  # asked to take away
         ("remove the formula from the Usage section", "$$\nE = mc^2\n$$\n\n", True),
+        ("fix the typos", "A note block.", True),  # the prose in an HTML block, edited
     ],
 )
 async def test_a_math_or_html_block_dropped_unasked_is_refused(
@@ -432,7 +433,8 @@ async def test_a_math_or_html_block_dropped_unasked_is_refused(
     judged."""
 
     def answer(text: str) -> str:
-        return text.replace(gone, "").replace("energy is below", "energy is shown below")
+        fixed = "A note, in a block." if gone == "A note block." else ""
+        return text.replace(gone, fixed).replace("energy is below", "energy is shown below")
 
     msg, after, _ = await edit(tmp_path, BLOCKS, instruction, answer)
     if saved:

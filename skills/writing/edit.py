@@ -756,9 +756,14 @@ def blocks_kept(instruction: str, original: str, *, scoped: bool) -> Check | Non
         return None
     lines = {key for line in original.splitlines() if len(key := line.strip()) >= KEPT_LINE}
 
+    # (math whole; HTML by its first line, its tag: the prose in a <details> may be edited)
+    marks = [
+        block if block.lstrip().startswith("$$") else block.splitlines()[0] for block in blocks
+    ]
+
     def check(generated: Generated) -> Verdict:
         said = " ".join(generated.text.split())
-        gone = [block for block in blocks if " ".join(block.split()) not in said]
+        gone = [mark for mark in marks if " ".join(mark.split()) not in said]
         kept = scoped or any(line.strip() in lines for line in generated.text.splitlines())
         if gone and kept:
             first = " ".join(gone[0].split())[:60]
