@@ -474,6 +474,9 @@ async def test_an_undo_asked_in_words_restores_the_post_it_names(blog: Path) -> 
         ("undo the title change", True),
         ("roll back the go post to its previous version", True),
         ("撤销上一次修改", True),
+        ("把 sqlite 那篇文章恢复原样", True),
+        ("把它改回去", True),
+        ("把标题改回去", False),  # the title's edit
         ("undo the bold in the intro", False),  # an edit of the words
         ("revert the title to Old notes", False),  # a title set
         ("reverse the order of the sections", False),

@@ -86,6 +86,12 @@ _ZH_UNDO = re.compile(
     re.S,
 )
 _ZH_UNDONE = re.compile(r"|.*(?:文章|这篇|那篇|帖子|笔记|\.md)|它|这个|上一次|上次|刚才", re.S)
+# "把它恢复原样", "把 sqlite 那篇改回去", "将这篇文章还原"
+_ZH_RESTORE = re.compile(
+    r"^\s*请?\s*(?:帮我)?\s*(?:把|将)\s*(?P<rest>.*?)\s*"
+    r"(?:恢复原样|恢复成原来的样子|恢复到修改前|还原|改回原样|改回原来的样子|改回去)\s*(?:吧)?\s*[。！!.]*\s*$",
+    re.S,
+)
 
 
 def is_undo(instruction: str) -> bool:
@@ -94,8 +100,9 @@ def is_undo(instruction: str) -> bool:
     text = _POLITE_END.sub("", instruction)
     if (found := _EN_UNDO.match(text)) is not None:
         return _EN_UNDONE.fullmatch(found.group("rest").strip()) is not None
-    if (zh := _ZH_UNDO.match(text)) is not None:
-        return _ZH_UNDONE.fullmatch(zh.group("rest").strip()) is not None
+    for pattern in (_ZH_UNDO, _ZH_RESTORE):
+        if (zh := pattern.match(text)) is not None:
+            return _ZH_UNDONE.fullmatch(zh.group("rest").strip()) is not None
     return False
 
 
