@@ -988,6 +988,18 @@ class AgentRuntime:
             record = inventory.local_copy(task_id, snap.busy)
         return None if record is None else self.chatlog.summary(record)
 
+    async def runs_elsewhere(self, task_id: str) -> bool:
+        """Whether another process on this state folder runs ``task_id`` right now (it holds
+        the task's run lock). ``get_task`` says None of such a task (its copy here is stale),
+        and ``serve`` answered GET, pause, abort and resume of it 404 "no task is running or
+        resumable" while it ran: a client took the task for lost. Always False with a shared
+        store, whose ``get_task`` shows such a task as it runs."""
+        await self.initialize()
+        if self._remote is not None:
+            return False
+        snap = await self._run.inventory.snapshot_async(task_id)
+        return task_id in snap.busy
+
     async def follow_task(self, task_id: str) -> asyncio.Future[ChatMessage | None] | None:
         """Have the events of a task another worker runs emitted here too (its progress and
         streamed text, for an SSE client on this worker); the future is its reply. None when

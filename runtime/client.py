@@ -212,7 +212,7 @@ class SkillrtClient:
         try:
             return TaskSummary.model_validate(await self._request("GET", f"/v1/tasks/{task_id}"))
         except ServerError as exc:
-            if exc.status == 404:
+            if exc.status in (404, 409):  # 409: another process runs it (``get_task``: None)
                 return None
             raise
 

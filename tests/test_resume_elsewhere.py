@@ -266,3 +266,32 @@ async def test_a_synchronous_abort_cancels_a_task_as_the_store_holds_it(tmp_path
     assert _history_states(again, task_id) == ["CANCELLED"]
     assert again.get_resumable_tasks() == []
     await again.close()
+
+
+async def test_serve_says_409_of_a_task_another_process_runs(tmp_path: Path) -> None:
+    """``serve`` on the state folder a REPL runs a task in: GET, pause, abort, resume and
+    DELETE of that task answered 404 "no task is running or resumable" while it ran, and its
+    client took it for lost. Now 409, saying where it runs; ``get_task`` still says None (its
+    copy here is stale), and the task runs on there, untouched."""
+    from tests.server_support import LiveServer
+
+    steps = _Steps()
+    task_id = await steps.cut_off_task(tmp_path)
+    live = LiveServer(steps.runtime(tmp_path))
+    tool = await steps.opened(tmp_path)
+    try:
+        resumed = await steps.running_in(tool, task_id)
+        with live.client() as client:
+            for method, path in [("GET", ""), ("POST", "/pause"), ("POST", "/abort"),
+                                 ("POST", "/resume"), ("DELETE", "")]:  # fmt: skip
+                got = await asyncio.to_thread(client.request, method, f"/v1/tasks/{task_id}{path}")
+                assert got.status_code == 409, (method, path, got.text)
+                assert "runs in another process" in got.json()["detail"], got.text
+        assert live.call(live.runtime.get_task_async(task_id)) is None
+        steps.gate.set()
+        done = await resumed
+        assert done is not None and done.state == "COMPLETED"
+        assert steps.ran == Counter(one=1, two=2, three=1)
+    finally:
+        live.stop()
+        await tool.close()

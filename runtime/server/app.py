@@ -268,8 +268,18 @@ async def _known_task(state: ServerState, task_id: str) -> TaskSummary:
     """The task, from this worker or (in its true state) from the shared store."""
     summary = await state.runtime.get_task_async(task_id)
     if summary is None:
+        if await state.runtime.runs_elsewhere(task_id):
+            raise ProblemError(409, "task-conflict", _ELSEWHERE.format(task=task_id))
         raise ProblemError(404, "unknown-task", f"no task {task_id!r} is running or resumable")
     return summary
+
+
+# A task that another process on the same state folder (a REPL, another ``serve``) runs now:
+# it was answered 404 "no task is running or resumable", and its client took it for lost.
+_ELSEWHERE = (
+    "task {task} runs in another process on this state folder: ask that process (its copy"
+    " here is not the task), or again once it ends"
+)
 
 
 _SETTLE_S = 5.0  # a paused task's call returns once its end is durable: a commit away
