@@ -916,6 +916,8 @@ class AgentRuntime:
     async def _control(self, task_id: str, verb: str) -> bool:
         await self.initialize()
         task = self._tasks.get(task_id)
+        if task is not None and task.running and task.state is State.PAUSED:
+            await self._run.inventory.settled(task)  # paused: its end a commit away
         if task is not None and task.running:
             return self._act_here(task, verb)
         if self._remote is not None:

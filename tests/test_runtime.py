@@ -285,6 +285,49 @@ async def test_abandon_a_paused_task(isolated: Path) -> None:
     assert await rt.abandon_task("nope") is False
 
 
+@pytest.mark.parametrize("how", ["abort_task", "abort"])
+async def test_an_abort_as_a_pause_settles_cancels_the_task(isolated: Path, how: str) -> None:
+    """An abort that came as the task paused, its run still making the pause durable: the
+    run's wait was cancelled, the abort said True, and the task stayed PAUSED for good (still
+    listed, resumable). ``serve`` met it in one abort of four after a pause: ``{"ok": true,
+    "state": "PAUSED"}``. Now the paused task is cancelled once its run has ended."""
+    gate = asyncio.Event()
+
+    async def answer(messages: list[Any], options: Any) -> str:
+        await gate.wait()
+        return "t"
+
+    rt = make_runtime(isolated, FunctionModel(answer), [writer([])])
+    aborts: list[Any] = []
+
+    def on_state(event: Any) -> None:
+        if event.data["to"] == "PAUSED":  # inside the run, before its pause is durable
+            task = rt._tasks.get(event.task_id or "")
+            assert task is not None and task.running
+            if how == "abort":
+                aborts.append(rt.abort(event.task_id))
+            else:
+                aborts.append(asyncio.ensure_future(rt.abort_task(event.task_id or "")))
+
+    rt.on("state:changed", on_state)
+    job = asyncio.create_task(rt.process_input("write an article about settling"))
+    while rt.state is not State.EXECUTING:
+        await asyncio.sleep(0.005)
+    rt.pause()
+    gate.set()
+    paused = await job
+    task_id = paused.task_id or ""
+    [done] = aborts
+    assert (await done if how == "abort_task" else done) is True
+    deadline = time.monotonic() + 10
+    while rt.get_task(task_id) is not None:
+        assert time.monotonic() < deadline, rt.get_task(task_id)
+        await asyncio.sleep(0.01)
+    assert rt.get_resumable_tasks() == []
+    assert rt.store.get(task_id) is None
+    await rt.close()
+
+
 async def test_budget_exceeded_stops_the_task(isolated: Path) -> None:
     rt = make_runtime(
         isolated,

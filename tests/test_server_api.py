@@ -414,6 +414,21 @@ def test_pause_resume_and_abandon(live: LiveServer, model: StepModel) -> None:
         assert c.delete(f"/v1/tasks/{other}").status_code == 404
 
 
+def test_abort_of_a_paused_task_replies_cancelled(live: LiveServer, model: StepModel) -> None:
+    """Cancelling a paused task replied ``{"ok": true, "state": null}``: ended, it is no
+    longer held, and the reply named no state. It names ``CANCELLED``; the task is gone."""
+    model.words = 40
+    with live.client() as c:
+        first = stream(c, "POST", "/v1/input", json={"text": "steps cancel"}, stop_after=3)
+        task_id = first[0].data["task_id"]
+        c.post(f"/v1/tasks/{task_id}/pause")
+        _wait_state(c, task_id, "PAUSED")
+        r = c.post(f"/v1/tasks/{task_id}/abort")
+        assert r.status_code == 200, r.text
+        assert r.json() == {"task_id": task_id, "ok": True, "state": "CANCELLED"}
+        assert c.get(f"/v1/tasks/{task_id}").status_code == 404
+
+
 def test_resume_json_and_conflicts(live: LiveServer, model: StepModel) -> None:
     model.words = 40
     with live.client() as c:

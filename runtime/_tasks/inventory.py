@@ -267,6 +267,12 @@ class Inventory:
         if task.state is State.IDLE:  # its runner has not started: it stops at its first check
             return task.runner is not None
         if task.running and task.runner is not None:
+            if task.state is State.PAUSED:
+                # Paused already: its run is only making that durable (a commit away).
+                # Cancelled, that wait ended and the task stayed PAUSED for good, while the
+                # abort said it was done. Cancelled in place once its run has ended.
+                task.runner.add_done_callback(lambda _: self._abort_rested(task))
+                return True
             task.runner.cancel()
             return True
         if task.state is not State.PAUSED:
@@ -280,6 +286,20 @@ class Inventory:
         self.state.release_soon(task.id)
         self.chatlog.flush()
         return True
+
+    def _abort_rested(self, task: Task) -> None:
+        """``abort`` of a paused task whose run has just ended (a callback: logged, never
+        raised)."""
+        try:
+            self.abort(task)
+        except Exception as exc:  # a full or read-only disk: its record stays PAUSED
+            self.logger().error("agent.error", task_id=task.id, where="abort",
+                                error=self.chatlog.error_text(exc))  # fmt: skip
+
+    async def settled(self, task: Task) -> bool:
+        """Whether ``task`` is not running, once a run that already paused or failed has
+        made that durable (see ``_settled_run``)."""
+        return await _settled_run(task)
 
     def abort_copy(self, task: Task) -> bool:
         """``abort`` from a synchronous call: a paused copy is first read again from the store,

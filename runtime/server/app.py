@@ -445,6 +445,10 @@ async def _control(state: ServerState, task_id: str, done: bool, verb: str) -> T
             409, "task-conflict", f"task {task_id} cannot be {verb} now (it is {summary.state})"
         )
     now = await state.runtime.get_task_async(task_id)
+    if now is None and verb == "cancelled":
+        # Cancelled where it rested (paused, failed): ended, so no longer held. The reply said
+        # ``"state": null`` next to ``"ok": true``.
+        return TaskControl(task_id=task_id, ok=True, state="CANCELLED")
     return TaskControl(task_id=task_id, ok=True, state=now.state if now else None)
 
 
@@ -459,7 +463,9 @@ async def abort_task(task_id: str, state: Server) -> Any:
         # "EXECUTING"`` next to ``"ok": true``, the task's state a moment before it stopped.
         await state.jobs.settle(task_id, _SETTLE_S)
         ended = state.log.reply_state(task_id, mark)
-        if ended is not None:
+        # (PAUSED: the reply of a pause that was settling when the abort came; the abort then
+        # cancelled the paused task, and the reply said PAUSED next to "ok": true)
+        if ended is not None and ended != "PAUSED":
             return TaskControl(task_id=task_id, ok=True, state=ended)
     return await _control(state, task_id, done, "cancelled")
 
