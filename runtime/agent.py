@@ -36,6 +36,7 @@ from skillrt._state.protocol import (
     RunLockTable,
     TaskStore,
 )
+from skillrt._tasks.endings import resting
 from skillrt._tasks.machine import State
 from skillrt._tasks.planning import LOGS_INFO, route_context
 from skillrt._tasks.run import TaskDriver
@@ -938,14 +939,27 @@ class AgentRuntime:
 
     def get_resumable_tasks(self) -> list[TaskSummary]:
         """Tasks to resume: paused, restored from a checkpoint, or stopped by an outage."""
-        return [] if self._driver is None else self._driver.inventory.resumable_summaries()
+        if self._driver is None:
+            return self._left_resumable()
+        return self._driver.inventory.resumable_summaries()
 
     def list_tasks(self) -> list[TaskSummary]:
         """Every task this runtime holds (running, waiting for an answer, resumable) and, with a
         shared store, those running on other workers, in their true state. Blocking: from the
         event loop, ``await list_tasks_async()``."""
-        records = [] if self._driver is None else self._driver.inventory.held()
+        if self._driver is None:
+            return self._left_resumable()
+        records = self._driver.inventory.held()
         return [self.chatlog.summary(record) for record in records]
+
+    def _left_resumable(self) -> list[TaskSummary]:
+        """Once closed (or before opening): the resumable tasks held, and those ``close()``
+        stopped, as ``get_task`` shows each (PAUSED). The listings said [] after ``close()``
+        while ``get_task`` showed every one of them PAUSED."""
+        records = {record.id: record for record in self._tasks.dormant_records()}
+        records.update((task.id, task.record) for task in self._tasks.values() if resting(task))
+        records.update(self._closed_copies)
+        return [self.chatlog.summary(record) for record in records.values()]
 
     async def list_tasks_async(self) -> list[TaskSummary]:
         """``list_tasks`` with the store read in a thread (bounded by ``store_timeout_s``)."""

@@ -460,6 +460,19 @@ async def test_close_keeps_unfinished_tasks_and_a_new_process_answers_them(isola
     await second.close()
 
 
+async def test_the_listings_after_close_show_what_get_task_shows(isolated: Path) -> None:
+    """After ``close()`` ``get_task`` showed the task it left PAUSED, while ``list_tasks()``
+    and ``get_resumable_tasks()`` said []: a host listing after close saw nothing to resume."""
+    rt = make_runtime(isolated, ScriptedModel([]), [asker_skill()])
+    asked = await rt.process_input("summarize the week")
+    assert asked.state == "WAITING_INPUT" and asked.task_id is not None
+    await rt.close()
+    shown = rt.get_task(asked.task_id)
+    assert shown is not None and shown.state == "PAUSED"
+    assert [(t.id, t.state) for t in rt.list_tasks()] == [(asked.task_id, "PAUSED")]
+    assert [t.id for t in rt.get_resumable_tasks()] == [asked.task_id]
+
+
 async def test_a_task_running_elsewhere_is_not_offered_or_resumed(isolated: Path) -> None:
     gate = asyncio.Event()
 
