@@ -171,6 +171,37 @@ def test_reattach_after_a_restart_with_the_last_id_seen_gets_the_resumed_task(
     assert rest[-1].event == "message" and rest[-1].data["content"] == "Which colour?"
 
 
+def test_an_answer_to_a_task_that_asked_before_a_restart_resumes_it(
+    tmp_path: Path, model: StepModel
+) -> None:
+    """A task asked a question; the server restarted, and the task rests PAUSED with its
+    question. ``POST /answer`` said 409 "not waiting for an answer" until a resume had it ask
+    again (``skillrt resume ID --answer TEXT`` and MCP's ``answer`` take it at once). Now the
+    answer resumes the task, in its own session, and is the answer to its question; an empty
+    one is refused before anything runs."""
+    first = LiveServer(make_runtime(tmp_path, FunctionModel(model)))
+    try:
+        with first.client() as c:
+            asked = c.post("/v1/input", json={"text": "ask me", "session_id": "s"}).json()
+    finally:
+        first.stop()
+    task_id = asked["task_id"]
+    again = LiveServer(make_runtime(tmp_path, FunctionModel(model)))
+    try:
+        with again.client() as c:
+            shown = c.get(f"/v1/tasks/{task_id}").json()
+            assert shown["state"] == "PAUSED" and shown["question"] == "Which colour?"
+            empty = c.post(f"/v1/tasks/{task_id}/answer", json={"text": " \x00 "})
+            assert empty.status_code == 422 and "empty" in empty.json()["detail"], empty.text
+            assert c.get(f"/v1/tasks/{task_id}").json()["state"] == "PAUSED"
+            r = c.post(f"/v1/tasks/{task_id}/answer", json={"text": "green"})
+            assert r.status_code == 200, r.text
+            assert r.json()["state"] == "COMPLETED" and r.json()["content"] == "you said green"
+            assert c.get(f"/v1/tasks/{task_id}").status_code == 404
+    finally:
+        again.stop()
+
+
 def test_reattach_to_a_task_paused_by_a_restart_says_why_nothing_comes(
     tmp_path: Path, model: StepModel
 ) -> None:

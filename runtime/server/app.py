@@ -25,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 from skillrt._io.modeljson import model_data
 from skillrt._io.redaction import Redactor
 from skillrt._io.validation import problems
+from skillrt._routing.inputs import clean_text
 from skillrt.agent import AgentRuntime
 from skillrt.exceptions import StoreUnavailable, UserError
 from skillrt.messages import ChatMessage, TaskSummary
@@ -506,8 +507,16 @@ async def answer_task(
     cancel_on_disconnect: CancelOnDisconnect = False,
 ) -> Any:
     """Answer the question the task is waiting on (on whichever worker runs it); replies with
-    its next outcome."""
-    summary = await _known_task(state, task_id)
+    its next outcome. A task that waited for an answer when the server stopped (PAUSED, its
+    question kept) is resumed, asks again, and takes this answer."""
+    summary = await _stopped_task(state, task_id)
+    if _asked_when_stopped(state, summary):
+
+        def resumed(on_task: Any, _: OnLeft | None) -> Coroutine[Any, Any, ChatMessage | None]:
+            return _resumed_and_answered(state, summary, body.text, on_task)
+
+        sse = _wants_sse(request)
+        return await answer(state, resumed, summary.session_id, cancel_on_disconnect, sse)
     if summary.state != "WAITING_INPUT":
         raise ProblemError(409, "task-conflict", f"task {task_id} is not waiting for an answer")
 
@@ -516,6 +525,28 @@ async def answer_task(
 
     sse = _wants_sse(request)
     return await answer(state, call, summary.session_id, cancel_on_disconnect, sse)
+
+
+def _asked_when_stopped(state: ServerState, summary: TaskSummary) -> bool:
+    """A task stopped (a restart, an outage) while it waited for an answer: it rests with its
+    question. Its answer got 409 "not waiting for an answer" until a resume had it ask again,
+    though ``skillrt resume ID --answer TEXT`` and MCP's ``answer`` take it at once."""
+    stopped = summary.state in ("PAUSED", "ERROR") and not state.jobs.running_for(summary.id)
+    return stopped and bool(summary.question)
+
+
+async def _resumed_and_answered(
+    state: ServerState, summary: TaskSummary, text: str, on_task: Any
+) -> ChatMessage | None:
+    """Resume the task (in its own session); once it asks its question again, ``text`` is
+    the answer. What it said instead when it did not ask again (it failed, or ran elsewhere)."""
+    if not clean_text(text):  # refused before it runs, as ``answer_task`` refuses it
+        raise UserError("the answer is empty")
+    rt, task_id = state.runtime, summary.id
+    asked = await rt.resume_task(task_id, session_id=summary.session_id, on_task=on_task)
+    if asked is None or asked.state != "WAITING_INPUT" or asked.task_id != task_id:
+        return asked
+    return await rt.answer_task(task_id, text, on_task=on_task)
 
 
 @v1.delete("/tasks/{task_id}", response_model=TaskControl)
