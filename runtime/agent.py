@@ -578,6 +578,9 @@ class AgentRuntime:
         await self.initialize()
         text = clean_text(text)
         task = self._tasks.live(task_id)
+        if task is not None and task.asking is not None:  # its question is being saved
+            await task.asked(self.config.store_timeout_s)
+            task = self._tasks.live(task_id)
         if task is None or task.answer is None or task.answer.done():
             if self._remote is None or (task is not None and task.running):
                 return None

@@ -702,6 +702,73 @@ def test_no_cors_by_default(live: LiveServer) -> None:
     works(live)
 
 
+def test_an_answer_sent_as_soon_as_the_task_is_listed_waiting_is_taken(
+    live: LiveServer,
+) -> None:
+    """A task is listed WAITING_INPUT, with its question, while that question is saved (a
+    commit away). A client that answered as soon as it saw it listed was refused, 409 "not
+    waiting for an answer", ten times in fifteen, and its answer lost. Now it is taken."""
+    with live.client() as c:
+        for n in range(8):
+            session = f"early{n}"
+            asked: list[httpx.Response] = []
+
+            def ask(session: str = session, asked: list[httpx.Response] = asked) -> None:
+                with live.client() as other:
+                    body = {"params": {}, "session_id": session}
+                    asked.append(other.post("/v1/skills/Ask/run", json=body))
+
+            asker = threading.Thread(target=ask)
+            asker.start()
+            deadline = time.monotonic() + 10
+            while not (
+                waiting := [
+                    t
+                    for t in c.get("/v1/tasks", params={"session_id": session}).json()
+                    if t["state"] == "WAITING_INPUT"
+                ]
+            ):
+                assert time.monotonic() < deadline
+            r = c.post(f"/v1/tasks/{waiting[0]['id']}/answer", json={"text": "red"})
+            asker.join(10)
+            assert r.status_code == 200, r.text
+            assert r.json()["content"] == "you said red"
+            assert asked[0].json()["state"] == "WAITING_INPUT"  # its caller got the question
+
+
+def test_an_answer_racing_a_plain_input_is_told_the_question_was_answered(
+    live: LiveServer,
+) -> None:
+    """``POST /answer`` and a plain input of the task's session, sent together: the one that
+    lost, past the check that the task waits, was told 409 "the task cannot be resumed now"
+    (nothing was being resumed). Now it is told the task is not waiting for an answer."""
+    replies: list[httpx.Response] = []
+    with live.client() as c:
+        for n in range(20):
+            session = f"race{n}"
+            asked = c.post("/v1/input", json={"text": "ask me", "session_id": session}).json()
+            task_id = asked["task_id"]
+
+            def plain(session: str = session) -> None:
+                with live.client() as other:
+                    other.post("/v1/input", json={"text": "blue", "session_id": session})
+
+            def answered(task_id: str = task_id) -> None:
+                with live.client() as other:
+                    replies.append(other.post(f"/v1/tasks/{task_id}/answer", json={"text": "red"}))
+
+            both = [threading.Thread(target=plain), threading.Thread(target=answered)]
+            for thread in both:
+                thread.start()
+            for thread in both:
+                thread.join(10)
+    for r in replies:
+        if r.status_code == 409:
+            assert "not waiting for an answer" in r.json()["detail"], r.text
+        else:
+            assert r.status_code in (200, 404), r.text
+
+
 def test_a_bad_answer_is_a_problem_in_json_and_in_sse(live: LiveServer) -> None:
     with live.client() as c:
         asked = c.post("/v1/skills/Ask/run", json={"params": {}}).json()

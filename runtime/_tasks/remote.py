@@ -171,6 +171,7 @@ class Remote:
         elif verb == "pause":
             ok = task.ask_to_pause()
         elif verb == "answer":
+            await task.asked(self.inventory.config.store_timeout_s)  # its question, saved
             if task.answer is None or task.answer.done():
                 return {"ok": False, "state": task.state.value}
             message = await self.answer(task, request.payload)

@@ -121,6 +121,8 @@ class Task:
         self._on_end: Callable[[], None] | None = None  # see ``start``
         self._replied = False  # the runner sent its reply itself (``finished``)
         self.answer: asyncio.Future[str] | None = None
+        # Asked, its question being saved: done once the question is open to an answer.
+        self.asking: asyncio.Future[None] | None = None
         self.pause_requested = False
         self.end_reason: End | None = None
         self.truncated_repetition = False  # a model call of this run looped and was cut
@@ -134,6 +136,15 @@ class Task:
         self.reply_hook: Callable[[ChatMessage], None] | None = None
         # The run's final reply once its ending's commit round is on disk (the driver sets it).
         self.durable_reply: ChatMessage | None = None
+
+    async def asked(self, wait_s: float) -> None:
+        """Until the question it asked is open to an answer (``wait_s`` at most). The task is
+        WAITING_INPUT, listed with its question, while that question is saved (a commit away):
+        an answer sent by a client that saw it listed was refused, 409 "not waiting for an
+        answer", and lost, ten times in fifteen when sent at once."""
+        asking = self.asking
+        if asking is not None:
+            await asyncio.wait({asking}, timeout=wait_s)
 
     def takes(self, text: str) -> bool:
         """Whether the session's input ``text`` answers the question this task waits on.
@@ -268,22 +279,28 @@ class Task:
         ``TaskCancelled("superseded")``, and the input is routed as a new request."""
         self.to(State.WAITING_INPUT)
         self.record.question = question
-        waiter = self.owner.saved(self)  # the question survives a crash before anyone sees it
-        if waiter is not None:
-            await waiter
-        self.answer = asyncio.get_running_loop().create_future()
-        self.emit("task:waiting_input", question=question)
-        self.replies.send(
-            ChatMessage(
-                content=question,
-                task_id=self.id,
-                state=State.WAITING_INPUT.value,
-                tokens=self.record.tokens,
-                cost=self.record.cost,
-                data={"question": question},
+        loop = asyncio.get_running_loop()
+        self.asking = loop.create_future()
+        try:
+            waiter = self.owner.saved(self)  # the question survives a crash before anyone sees it
+            if waiter is not None:
+                await waiter
+            self.answer = loop.create_future()
+            self.emit("task:waiting_input", question=question)
+            self.replies.send(
+                ChatMessage(
+                    content=question,
+                    task_id=self.id,
+                    state=State.WAITING_INPUT.value,
+                    tokens=self.record.tokens,
+                    cost=self.record.cost,
+                    data={"question": question},
+                )
             )
-        )
-        self.accepts = accepts
+            self.accepts = accepts
+        finally:
+            asking, self.asking = self.asking, None
+            asking.set_result(None)
         try:
             answer = await self.answer
         finally:

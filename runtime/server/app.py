@@ -205,9 +205,11 @@ def _message_response(
     return JSONReply(body, exit_code(message))
 
 
-async def _job_entries(state: ServerState, job: Job) -> AsyncIterator[Entry | None]:
+async def _job_entries(
+    state: ServerState, job: Job, conflict: str | None = None
+) -> AsyncIterator[Entry | None]:
     """The call's events, then its reply; or an ``error`` event holding a problem when the
-    call ended without one (a bad answer, a task that could not be resumed)."""
+    call ended without one (a bad answer, a task that could not be resumed: ``conflict``)."""
     await job.wait_bound()
     if job.task_id is not None:
         async for entry in state.log.follow_task(
@@ -220,10 +222,10 @@ async def _job_entries(state: ServerState, job: Job) -> AsyncIterator[Entry | No
         if job.entry.task_id is None:
             yield job.entry
         return
-    yield state.log.add("error", None, _failure(job))
+    yield state.log.add("error", None, _failure(job, conflict))
 
 
-def _failure(job: Job) -> dict[str, Any]:
+def _failure(job: Job, conflict: str | None = None) -> dict[str, Any]:
     future = job.future
     error = None if future is None or future.cancelled() else future.exception()
     if isinstance(error, UserError):
@@ -232,7 +234,7 @@ def _failure(job: Job) -> dict[str, Any]:
         return problem_body(503, "store-unavailable", str(error), retry_after_s=RETRY_AFTER_S)
     if error is not None:
         return problem_body(500, "internal", f"{type(error).__name__}: {error}")
-    return problem_body(409, "task-conflict", "the task cannot do that now")
+    return problem_body(409, "task-conflict", conflict or "the task cannot do that now")
 
 
 async def answer(
@@ -243,10 +245,12 @@ async def answer(
     sse: bool,
     *,
     here: bool = False,
+    conflict: str | None = None,
 ) -> Response | SSEResponse:
     """The call's reply: as SSE, the call in a task of its own that the stream follows; as
     JSON, awaited, and with ``here`` (a call that takes ``on_left``) in the request's own
-    task (``Jobs.run_here``)."""
+    task (``Jobs.run_here``). ``conflict``: the 409's detail when the call ends with no reply
+    (the task could not do it)."""
     if sse:
         job = state.jobs.start(call, session)
 
@@ -254,14 +258,14 @@ async def answer(
             if cancel and job.task_id is not None and not job.finished:
                 state.runtime.abort(job.task_id)
 
-        return SSEResponse(_job_entries(state, job), on_disconnect=gone)
+        return SSEResponse(_job_entries(state, job, conflict), on_disconnect=gone)
     if here:
         message, entry = await state.jobs.run_here(call, session)
     else:
         job = state.jobs.start(call, session)
         message, entry = await job.result(), job.entry
     if message is None:
-        raise ProblemError(409, "task-conflict", "the task cannot be resumed now")
+        raise ProblemError(409, "task-conflict", conflict or "the task cannot be resumed now")
     return _message_response(state, message, entry)
 
 
@@ -524,7 +528,10 @@ async def answer_task(
         return state.runtime.answer_task(task_id, body.text, on_task=on_task)
 
     sse = _wants_sse(request)
-    return await answer(state, call, summary.session_id, cancel_on_disconnect, sse)
+    # (None: its question was answered meanwhile, by a plain input of its session, or the task
+    # ended: the reply said "the task cannot be resumed now", though nothing was resumed)
+    gone = f"task {task_id} is not waiting for an answer (answered, or ended, meanwhile)"
+    return await answer(state, call, summary.session_id, cancel_on_disconnect, sse, conflict=gone)
 
 
 def _asked_when_stopped(state: ServerState, summary: TaskSummary) -> bool:
