@@ -198,6 +198,30 @@ def test_control_from_a_worker_that_does_not_run_the_task(workers: Workers) -> N
     assert answered["state"] == "COMPLETED" and answered["content"] == "colour: blue"
 
 
+def test_a_request_about_a_killed_workers_task_says_that_worker_did_not_act(
+    workers: Workers,
+) -> None:
+    """A was killed (kill -9) running one task and waiting for the answer of another; its
+    leases had not run out. Through B, the abort said 409 "cannot be cancelled now (it is
+    EXECUTING)" and the answer "the task cannot be resumed now": neither said that the worker
+    running the task did not act, nor to try again once it is taken over."""
+    workers.start("A", LEASE_S="20")
+    workers.start("B", LEASE_S="20")
+    a, b = workers.client("A"), workers.client("B")
+    question = Call(a, "/v1/skills/Asks/run", {"params": {}}).join()
+    asked = question["task_id"]
+    Call(a, "/v1/skills/Slow/run", {"params": {"steps": 100, "step_s": 0.2}})
+    running = _running_task(a)
+    _wait(lambda: b.get(f"/v1/tasks/{running}").status_code == 200, 30, "the task stored")
+    workers.kill("A")
+    refused = b.post(f"/v1/tasks/{running}/abort")
+    assert refused.status_code == 409, refused.text
+    assert "on another worker, which did not act" in refused.json()["detail"], refused.text
+    refused = b.post(f"/v1/tasks/{asked}/answer", json={"text": "blue"})
+    assert refused.status_code == 409, refused.text
+    assert "on another worker, which did not act" in refused.json()["detail"], refused.text
+
+
 def test_a_paused_copy_on_another_worker_is_never_cancelled_over_a_running_task(
     workers: Workers,
 ) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Annotated, Any
@@ -205,8 +205,11 @@ def _message_response(
     return JSONReply(body, exit_code(message))
 
 
+Conflict = Callable[[], Awaitable[str]] | None
+
+
 async def _job_entries(
-    state: ServerState, job: Job, conflict: str | None = None
+    state: ServerState, job: Job, conflict: Conflict = None
 ) -> AsyncIterator[Entry | None]:
     """The call's events, then its reply; or an ``error`` event holding a problem when the
     call ended without one (a bad answer, a task that could not be resumed: ``conflict``)."""
@@ -222,7 +225,9 @@ async def _job_entries(
         if job.entry.task_id is None:
             yield job.entry
         return
-    yield state.log.add("error", None, _failure(job, conflict))
+    yield state.log.add(
+        "error", None, _failure(job, None if conflict is None else await conflict())
+    )
 
 
 def _failure(job: Job, conflict: str | None = None) -> dict[str, Any]:
@@ -245,12 +250,12 @@ async def answer(
     sse: bool,
     *,
     here: bool = False,
-    conflict: str | None = None,
+    conflict: Conflict = None,
 ) -> Response | SSEResponse:
     """The call's reply: as SSE, the call in a task of its own that the stream follows; as
     JSON, awaited, and with ``here`` (a call that takes ``on_left``) in the request's own
     task (``Jobs.run_here``). ``conflict``: the 409's detail when the call ends with no reply
-    (the task could not do it)."""
+    (the task could not do it), worked out then."""
     if sse:
         job = state.jobs.start(call, session)
 
@@ -265,7 +270,8 @@ async def answer(
         job = state.jobs.start(call, session)
         message, entry = await job.result(), job.entry
     if message is None:
-        raise ProblemError(409, "task-conflict", conflict or "the task cannot be resumed now")
+        why = "the task cannot be resumed now" if conflict is None else await conflict()
+        raise ProblemError(409, "task-conflict", why)
     return _message_response(state, message, entry)
 
 
@@ -446,6 +452,12 @@ async def get_task(task_id: str, state: Server) -> Any:
 async def _control(state: ServerState, task_id: str, done: bool, verb: str) -> TaskControl:
     if not done:
         summary = await _known_task(state, task_id)
+        working = summary.state in _ACTIVE and (
+            verb != "paused" or summary.state != "WAITING_INPUT"
+        )
+        if working and not state.task_running(task_id):  # another worker's, which did not act
+            detail = f"task {task_id} cannot be {verb} now: {_SILENT.format(state=summary.state)}"
+            raise ProblemError(409, "task-conflict", detail)
         raise ProblemError(
             409, "task-conflict", f"task {task_id} cannot be {verb} now (it is {summary.state})"
         )
@@ -528,10 +540,28 @@ async def answer_task(
         return state.runtime.answer_task(task_id, body.text, on_task=on_task)
 
     sse = _wants_sse(request)
-    # (None: its question was answered meanwhile, by a plain input of its session, or the task
-    # ended: the reply said "the task cannot be resumed now", though nothing was resumed)
-    gone = f"task {task_id} is not waiting for an answer (answered, or ended, meanwhile)"
-    return await answer(state, call, summary.session_id, cancel_on_disconnect, sse, conflict=gone)
+    return await answer(state, call, summary.session_id, cancel_on_disconnect, sse,
+                        conflict=lambda: _not_answered(state, task_id))  # fmt: skip
+
+
+async def _not_answered(state: ServerState, task_id: str) -> str:
+    """Why the task took no answer. The reply said "the task cannot be resumed now", though
+    nothing was resumed: its question was answered meanwhile (a plain input of its session),
+    or it ended; or the worker that runs it did not take the answer (killed: its lease has not
+    run out yet)."""
+    now = await state.runtime.get_task_async(task_id)
+    if now is not None and now.state == "WAITING_INPUT" and not state.task_running(task_id):
+        return f"task {task_id} took no answer: {_SILENT.format(state=now.state)}"
+    return f"task {task_id} is not waiting for an answer (answered, or ended, meanwhile)"
+
+
+# A task another worker runs, which did not act on a request about it: killed, it keeps its
+# lease until that runs out. An abort of it said only "cannot be cancelled now (it is
+# EXECUTING)", an answer "the task cannot be resumed now".
+_SILENT = (
+    "it is {state} on another worker, which did not act on the request (a worker that"
+    " stopped has its tasks taken over once their lease runs out: try again then)"
+)
 
 
 def _asked_when_stopped(state: ServerState, summary: TaskSummary) -> bool:
