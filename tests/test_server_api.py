@@ -460,6 +460,18 @@ def test_abort_of_a_paused_task_replies_cancelled(live: LiveServer, model: StepM
         assert c.get(f"/v1/tasks/{task_id}").status_code == 404
 
 
+def test_abort_of_a_task_waiting_for_an_answer_replies_cancelled(live: LiveServer) -> None:
+    """Its call had returned the question: the abort replied ``{"ok": true, "state":
+    "WAITING_INPUT"}``, the state a moment before its run, cancelled, ended."""
+    with live.client() as c:
+        for _ in range(3):
+            asked = c.post("/v1/skills/Ask/run", json={"params": {}}).json()
+            task_id = asked["task_id"]
+            r = c.post(f"/v1/tasks/{task_id}/abort")
+            assert r.json() == {"task_id": task_id, "ok": True, "state": "CANCELLED"}, r.text
+            assert c.get(f"/v1/tasks/{task_id}").status_code == 404
+
+
 def test_resume_json_and_conflicts(live: LiveServer, model: StepModel) -> None:
     model.words = 40
     with live.client() as c:

@@ -533,3 +533,36 @@ def test_a_nul_in_a_request_is_never_a_500(workers: Workers) -> None:
     assert a.get("/v1/tasks", params={"session_id": "se\u0000ssion"}).status_code == 200
     chat = a.post("/v1/input", json={"text": "hello\u0000 there", "session_id": "x\u0000y"})
     assert chat.status_code < 500
+
+
+def test_an_abort_in_an_outage_is_refused_and_the_task_kept(
+    pg_own_cluster: ClusterProcess, tmp_path: Path
+) -> None:
+    """PostgreSQL stopped while a task waited for an answer; its abort replied ``{"ok": true,
+    "state": "WAITING_INPUT"}``, and once the store was back the task was PAUSED, resumable,
+    never cancelled. Now an abort (and a pause) is refused like an answer (503,
+    ``store-unavailable``): the question stays open, and the abort sent again once the store is
+    back cancels the task."""
+    url = database_beside(pg_own_cluster.cluster.url())
+    group = Workers(url, tmp_path)
+    try:
+        group.start("A", LEASE_S="3", STORE_TIMEOUT_S="3")
+        a = group.client("A")
+        question = Call(a, "/v1/skills/Asks/run", {"params": {}}).join()
+        assert question["state"] == "WAITING_INPUT"
+        task_id = question["task_id"]
+        pg_own_cluster.stop("fast")
+        _wait(lambda: a.get("/healthz").status_code == 503, 30, "the outage seen")
+        for verb in ("abort", "pause"):
+            refused = a.post(f"/v1/tasks/{task_id}/{verb}")
+            assert refused.status_code == 503, refused.text
+            assert refused.json()["code"] == "store-unavailable", refused.text
+        pg_own_cluster.start()
+        _wait(lambda: a.get("/healthz").status_code == 200, 30, "health back")
+        assert a.get(f"/v1/tasks/{task_id}").json()["state"] == "WAITING_INPUT"
+        done = a.post(f"/v1/tasks/{task_id}/abort")
+        assert done.json() == {"task_id": task_id, "ok": True, "state": "CANCELLED"}, done.text
+        _wait(lambda: a.get(f"/v1/tasks/{task_id}").status_code == 404, 10, "the task gone")
+        _wait(lambda: _history_states(url, task_id) == ["CANCELLED"], 10, "cancelled recorded")
+    finally:
+        group.close()

@@ -317,6 +317,21 @@ def _store_ready(state: ServerState) -> None:
         )
 
 
+def _control_ready(state: ServerState, what: str) -> None:
+    """An abort or pause is refused at once while the task store does not answer, as an answer
+    is: it could not be recorded. An abort of a task waiting for an answer in an outage said
+    ``{"ok": true, "state": "WAITING_INPUT"}``, and once the store was back the task was
+    PAUSED, resumable, never cancelled (a running one was resumed by failover and ran on)."""
+    if not state.runtime.store_available:
+        raise ProblemError(
+            503,
+            "store-unavailable",
+            f"the task store does not answer; {what} could not be recorded (the task would go"
+            " on once it does): send it again then",
+            retry_after_s=RETRY_AFTER_S,
+        )
+
+
 def _skill_info(state: ServerState) -> list[SkillInfo]:
     return [
         SkillInfo(
@@ -461,11 +476,12 @@ async def _control(state: ServerState, task_id: str, done: bool, verb: str) -> T
         raise ProblemError(
             409, "task-conflict", f"task {task_id} cannot be {verb} now (it is {summary.state})"
         )
-    now = await state.runtime.get_task_async(task_id)
-    if now is None and verb == "cancelled":
-        # Cancelled where it rested (paused, failed): ended, so no longer held. The reply said
-        # ``"state": null`` next to ``"ok": true``.
+    if verb == "cancelled":
+        # Cancelled (here, or by the worker that runs it). Read again, the task said what a
+        # copy held a moment before: ``"state": null`` for a paused one (ended, no longer
+        # held), PAUSED for one restored from the store after an outage, next to "ok": true.
         return TaskControl(task_id=task_id, ok=True, state="CANCELLED")
+    now = await state.runtime.get_task_async(task_id)
     return TaskControl(task_id=task_id, ok=True, state=now.state if now else None)
 
 
@@ -473,8 +489,12 @@ async def _control(state: ServerState, task_id: str, done: bool, verb: str) -> T
 async def abort_task(task_id: str, state: Server) -> Any:
     """Cancel the task now, on whichever worker runs it: its model stream and requests stop,
     its locks are released."""
+    _control_ready(state, "a cancel")
     mark = state.log.seq
+    here = state.task_running(task_id)
     done = await state.runtime.abort_task(task_id)
+    if done and here and not state.jobs.running_for(task_id):
+        await _ended_here(state, task_id)  # waiting for an answer: its call has returned
     if done and state.jobs.running_for(task_id):
         # Its call here ends at once, cancelled: the reply says so. It said ``"state":
         # "EXECUTING"`` next to ``"ok": true``, the task's state a moment before it stopped.
@@ -487,10 +507,21 @@ async def abort_task(task_id: str, state: Server) -> Any:
     return await _control(state, task_id, done, "cancelled")
 
 
+async def _ended_here(state: ServerState, task_id: str) -> None:
+    """Until the task this worker runs is no longer working or waiting (``_SETTLE_S`` at
+    most). An abort of a task waiting for an answer, whose call had returned its question,
+    replied ``"state": "WAITING_INPUT"`` next to ``"ok": true``: the state a moment before its
+    run, cancelled, ended."""
+    deadline = asyncio.get_running_loop().time() + _SETTLE_S
+    while state.task_running(task_id) and asyncio.get_running_loop().time() < deadline:
+        await state.log.wait(0.05)  # (its ending adds its events)
+
+
 @v1.post("/tasks/{task_id}/pause", response_model=TaskControl)
 async def pause_task(task_id: str, state: Server) -> Any:
     """Pause at the next step boundary (on whichever worker runs the task); the running call
     then replies ``paused``."""
+    _control_ready(state, "a pause")
     return await _control(state, task_id, await state.runtime.pause_task(task_id), "paused")
 
 
