@@ -282,8 +282,9 @@ async def test_serve_says_409_of_a_task_another_process_runs(tmp_path: Path) -> 
     try:
         resumed = await steps.running_in(tool, task_id)
         with live.client() as client:
-            for method, path in [("GET", ""), ("POST", "/pause"), ("POST", "/abort"),
-                                 ("POST", "/resume"), ("DELETE", "")]:  # fmt: skip
+            calls = [("GET", ""), ("POST", "/pause"), ("POST", "/abort"), ("POST", "/resume"),
+                     ("DELETE", ""), ("GET", "/events")]  # fmt: skip
+            for method, path in calls:
                 got = await asyncio.to_thread(client.request, method, f"/v1/tasks/{task_id}{path}")
                 assert got.status_code == 409, (method, path, got.text)
                 assert "runs in another process" in got.json()["detail"], got.text

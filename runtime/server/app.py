@@ -650,6 +650,11 @@ async def task_events(
     known = state.log.knows(task_id) or state.runtime.task_state(task_id) is not None
     # A task another worker runs: its events are sent here while this stream follows it.
     elsewhere = None if state.task_running(task_id) else await state.runtime.follow_task(task_id)
+    # Another process on this state folder runs it: the stream said "no task", or "task has
+    # ended; no reply of it is kept" of its copy here.
+    local = elsewhere is None and not state.task_running(task_id)
+    if local and await state.runtime.runs_elsewhere(task_id):
+        raise ProblemError(409, "task-conflict", _ELSEWHERE.format(task=task_id))
     if not known and elsewhere is None and await state.runtime.get_task_async(task_id) is None:
         raise ProblemError(404, "unknown-task", f"no task {task_id!r}")
 
