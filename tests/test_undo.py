@@ -219,6 +219,23 @@ def test_skillrt_undo_on_the_command_line(tmp_path: Path) -> None:
     assert again.returncode == 1 and "nothing to undo" in again.stdout.lower()
 
 
+def test_skillrt_undo_of_a_path_outside_the_blog_is_a_usage_error(tmp_path: Path) -> None:
+    """``skillrt undo ../../etc/passwd`` exited 1, the status of "nothing to undo", with "Cannot
+    undo: path not allowed" on stdout: a path outside the blog is bad usage (2), one line on
+    stderr, as ``skillrt publish`` says it."""
+    from tests.cli_support import cli_env, make_blog, skillrt, write_script
+
+    blog = make_blog(tmp_path)
+    env = cli_env(blog, write_script(tmp_path / "script.json", []))
+    for path in ("../../etc/passwd", "/etc/passwd"):
+        done = skillrt("undo", path, env=env, cwd=blog)
+        assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+        assert done.stderr.startswith("skillrt: error: path not allowed"), done.stderr
+        assert done.stdout == ""
+    inside = skillrt("undo", POST, env=env, cwd=blog)  # inside: nothing to undo (1)
+    assert inside.returncode == 1 and "nothing to undo" in inside.stdout.lower()
+
+
 def test_post_v1_undo(tmp_path: Path) -> None:
     from tests.server_support import LiveServer, make_runtime
 

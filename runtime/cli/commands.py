@@ -223,11 +223,15 @@ def undo(
     verbose: Verbose = False,
 ) -> None:
     """Restore the version kept before the last write (of PATH), byte for byte: an edit undone,
-    a new post moved to the trash, a deleted one brought back. Exit 0 done, 1 refused."""
+    a new post moved to the trash, a deleted one brought back. Exit 0 done, 1 refused, 2 a
+    PATH outside the blog."""
+    from skillrt.blog.files import FileStore
     from skillrt.cli.oneshot import OneShot
 
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        if path is not None:  # a usage error (2), as publish says it: "undo ../../etc/passwd"
+            FileStore(config.root).relative(path)  # exited 1, as if there was nothing to undo
         shot = OneShot(make_runtime(config, with_model=False), as_json=as_json)
         status = _run(shot.undo(path))
     raise typer.Exit(status)
