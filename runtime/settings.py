@@ -100,6 +100,7 @@ class RuntimeConfig(BaseSettings, RuntimeFields):
         env_prefix=ENV_PREFIX,
         env_nested_delimiter="__",
         extra="forbid",
+        allow_inf_nan=False,  # as RuntimeFields' (settings_fields.py)
         validate_default=True,
         defer_build=False,  # built at import, as before (RuntimeFields' is deferred)
     )

@@ -153,6 +153,34 @@ def test_a_temperature_out_of_range_is_a_config_error(
     assert load_config().llm.temperature == 0.7
 
 
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ("[llm]\ntimeout_s = inf\n", "llm.timeout_s"),
+        ("[budget]\nmax_cost = inf\n", "budget.max_cost"),
+        ("watchdog_timeout_s = inf\n", "watchdog_timeout_s"),
+        ("[llm]\ntemperature = nan\n", "llm.temperature"),
+    ],
+)
+def test_inf_and_nan_from_toml_are_config_errors(isolated: Path, toml: str, key: str) -> None:
+    """TOML writes ``inf`` and ``nan``: ``llm.timeout_s = inf`` was taken (a limit that never
+    comes), as was any other float setting with no upper bound."""
+    (isolated / "skillrt.toml").write_text(toml)
+    with pytest.raises(ConfigError) as raised:
+        load_config()
+    assert raised.value.key == key
+    assert "finite" in raised.value.expected or "less than" in raised.value.expected
+
+
+def test_inf_from_the_environment_is_a_config_error(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLRT_LLM__TIMEOUT_S", "inf")
+    with pytest.raises(ConfigError, match="finite") as raised:
+        load_config()
+    assert raised.value.source == "$SKILLRT_LLM__TIMEOUT_S"
+
+
 def test_a_log_file_that_is_a_folder_is_a_config_error(isolated: Path) -> None:
     """A ``log_file`` folder was dropped by the command line without a word (no log line
     kept anywhere), and failed the runtime with ``IsADirectoryError``."""

@@ -81,7 +81,9 @@ class _Section(BaseModel):
     # Built at first use, not at import: RuntimeConfig's own schema holds every section, so
     # a command that only loads the config (skillrt tasks) never builds a section's own
     # validator (~5 ms less for every command on the Intel Xeon).
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    # No `inf` or `nan` (TOML has both): `timeout_s = inf` was taken, and a limit of `nan`
+    # compared false with everything.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 
 
 class BudgetConfig(_Section):
@@ -293,7 +295,9 @@ class RuntimeFields(BaseModel):
 
     # Built at its first use (skillrt doctor validates it): RuntimeConfig, which every other
     # command loads, builds its own validator, and would otherwise pay for both.
-    model_config = ConfigDict(extra="forbid", validate_default=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid", allow_inf_nan=False, validate_default=True, defer_build=True
+    )
 
     content_root: Path = Path()
     state_dir: Path | None = None

@@ -57,7 +57,7 @@ class _LLMKeys(BaseModel):
 class StoreConfig(BaseModel):
     """What ``skillrt tasks`` uses of ``RuntimeConfig``, with the same types and meaning."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True)
 
     # As in skillrt.settings.RuntimeConfig.
     content_root: Path = Path()
