@@ -144,6 +144,13 @@ def test_model_says_which_load_mode_the_worker_runs_in(tmp_path: Path) -> None:
     child.expect(r"load mode: no-extra-bufts \(llm.local_mode is set\)")
     child.expect(PROMPT)
     assert quit_with_ctrl_d(child) == 0
+    # Forced by DESIGN.md's name for it, the reason names that key (it said llm.local_mode).
+    child = chat(blog, SKILLRT_LLM__LOCAL__SAFE="true")
+    child.expect(PROMPT)
+    child.sendline("/model")
+    child.expect(r"load mode: no-extra-bufts \(llm.local.safe is set\)")
+    child.expect(PROMPT)
+    assert quit_with_ctrl_d(child) == 0
 
 
 @pytest.mark.local_model

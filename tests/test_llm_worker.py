@@ -92,6 +92,51 @@ def test_a_crash_is_named_by_its_signal() -> None:
     assert "status 3" in crash_message(3)[0]
 
 
+def test_a_worker_killed_from_outside_is_not_said_to_have_crashed_in_llama_cpp() -> None:
+    """A SIGKILL (the out-of-memory killer, ``kill -9``) was "the embedded model crashed:
+    SIGKILL in llama.cpp (killed: out of memory?)": no fault of llama.cpp's."""
+    message, name = crash_message(-signal.SIGKILL)
+    assert name == "SIGKILL"
+    assert "killed from outside" in message and "out of memory" in message
+    assert "crashed" not in message and "in llama.cpp" not in message
+
+
+def test_the_load_modes_reason_names_the_key_that_forced_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``llm.local.safe = true`` sets ``local_mode``; the reason said "llm.local_mode is set",
+    a key the user never wrote, and the doctor said to unset it."""
+    from skillrt.llm.probe import Probe
+
+    monkeypatch.chdir(tmp_path)
+    for name in [k for k in os.environ if k.startswith("SKILLRT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SKILLRT_LLM__LOCAL__SAFE", "true")
+    llm = load_config().llm
+    assert (llm.local_mode, llm.local_mode_setting) == ("no-extra-bufts", "llm.local.safe")
+    memory = ModeMemory(tmp_path / MODE_FILE)
+    mode, why = first_mode(llm.local_mode, memory, "lib", lambda: PLAIN_CPU,
+                           setting=llm.local_mode_setting)  # fmt: skip
+    assert (mode, why) == ("no-extra-bufts", "llm.local.safe is set")
+    probe = Probe("crashed", mode, why, crashes=[(mode, "SIGSEGV")])
+    assert probe.describe().endswith(", or unset llm.local.safe")
+    monkeypatch.delenv("SKILLRT_LLM__LOCAL__SAFE")
+    monkeypatch.setenv("SKILLRT_LLM__LOCAL_MODE", "n-batch-1")
+    assert load_config().llm.local_mode_setting == "llm.local_mode"
+
+
+def test_a_mode_remembered_after_crashes_says_how_to_try_the_faster_ones(tmp_path: Path) -> None:
+    """Stepped down by crashes, the mode stayed in llama-mode.json for good, and nothing said
+    how to try llama.cpp's defaults again (after a fix, a new CPU)."""
+    memory = ModeMemory(tmp_path / MODE_FILE)
+    memory.write("lib", "n-batch-1")
+    mode, why = first_mode("auto", memory, "lib", lambda: PLAIN_CPU)
+    assert mode == "n-batch-1"
+    assert str(tmp_path / MODE_FILE) in why and "delete that file" in why
+    memory.write("lib", "default")  # the fastest already: nothing to try
+    assert "delete" not in first_mode("auto", memory, "lib", lambda: PLAIN_CPU)[1]
+
+
 # --- the real worker ----------------------------------------------------------------------------
 
 

@@ -180,6 +180,12 @@ class LLMConfig(_Section):
             self.route_with_embedded = self.route_with_model
         return self
 
+    @property
+    def local_mode_setting(self) -> str:
+        """The key that sets ``local_mode``, as the user wrote it: a load mode forced by
+        ``llm.local.safe`` was said to be forced by "llm.local_mode is set"."""
+        return "llm.local.safe" if self.local.safe != "auto" else "llm.local_mode"
+
 
 class QueueConfig(_Section):
     """The work queue of a shared store (``state_url``; docs/shared-store.md). ``enabled``: a

@@ -131,6 +131,7 @@ def _generation(config: RuntimeFields, model_path: str) -> Check:
     probe = probe_local(
         Path(model_path),
         forced=config.llm.local_mode,
+        setting=config.llm.local_mode_setting,
         state_dir=config.state_path,
         n_threads=config.llm.n_threads,
         timeout_s=GENERATE_TIMEOUT_S,

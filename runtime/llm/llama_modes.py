@@ -151,14 +151,26 @@ class ModeMemory:
 
 
 def first_mode(
-    forced: Mode | Literal["auto"], memory: ModeMemory, fingerprint: str, cpuinfo: CpuInfo
+    forced: Mode | Literal["auto"],
+    memory: ModeMemory,
+    fingerprint: str,
+    cpuinfo: CpuInfo,
+    *,
+    setting: str = "llm.local_mode",
 ) -> tuple[Mode, str]:
-    """The mode to start in and why."""
+    """The mode to start in and why. ``setting`` is the key that forced it (``llm.local.safe``
+    sets ``llm.local_mode``: the reason named a key the user never wrote). A mode remembered
+    after crashes says how to try the faster ones again: it stayed for good, and nothing
+    said the file was the reason."""
     if forced != "auto":
-        return forced, "llm.local_mode is set"
+        return forced, f"{setting} is set"
     remembered = memory.read(fingerprint)
     if remembered is not None:
-        return remembered, f"it worked before ({memory.path})"
+        if remembered == "default":
+            return remembered, f"it worked before ({memory.path})"
+        return remembered, (
+            f"it worked before ({memory.path}; delete that file to try the faster modes again)"
+        )
     if cpu_has_amx(cpuinfo):
         return "no-extra-bufts", "the CPU reports AMX"
     return "default", "llama.cpp's defaults"

@@ -227,6 +227,7 @@ class LocalProvider(BaseLLM):
         mode: Mode | Literal["auto"] = "auto",
         state_dir: Path | None = None,
         cpuinfo: CpuInfo = read_cpuinfo,
+        mode_setting: str = "llm.local_mode",
     ) -> None:
         self._model_path = model_path
         self.repeat_penalty = repeat_penalty
@@ -238,6 +239,7 @@ class LocalProvider(BaseLLM):
         self.default_max_tokens = max_tokens
         self.default_temperature = temperature
         self.forced_mode = mode
+        self._mode_setting = mode_setting  # the key that forced it, named in ``mode_reason``
         self._memory = ModeMemory(state_dir / MODE_FILE if state_dir is not None else None)
         self._cpuinfo = cpuinfo
         self._mode: Mode | None = None  # chosen at the first start
@@ -319,7 +321,11 @@ class LocalProvider(BaseLLM):
         if self._mode is None:
             self._fingerprint = library_fingerprint()
             self._mode, self.mode_reason = first_mode(
-                self.forced_mode, self._memory, self._fingerprint, self._cpuinfo
+                self.forced_mode,
+                self._memory,
+                self._fingerprint,
+                self._cpuinfo,
+                setting=self._mode_setting,
             )
         while True:
             process = WorkerProcess(

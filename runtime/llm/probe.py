@@ -71,7 +71,7 @@ class Probe:
             f"{crashed}: the embedded model cannot run here; try a portable build of"
             f' llama.cpp: CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install --force-reinstall'
             " --no-cache-dir llama-cpp-python"
-            + ("" if self.why != "llm.local_mode is set" else ", or unset llm.local_mode")
+            + (f", or unset {self.why[:-7]}" if self.why.endswith(" is set") else "")
         )
 
 
@@ -84,11 +84,12 @@ def probe_local(
     n_threads: int | None = None,
     timeout_s: float = 60.0,
     cpuinfo: CpuInfo = read_cpuinfo,
+    setting: str = "llm.local_mode",
 ) -> Probe:
     """One token from the model at ``model_path``, stepping down a mode after each crash
-    (unless ``forced``)."""
+    (unless ``forced``, by the key ``setting``)."""
     memory = ModeMemory(state_dir / MODE_FILE if state_dir is not None else None)
-    mode, why = first_mode(forced, memory, library_fingerprint(), cpuinfo)
+    mode, why = first_mode(forced, memory, library_fingerprint(), cpuinfo, setting=setting)
     crashes: list[tuple[Mode, str]] = []
     while True:
         worker = WorkerProcess(model_path, mode=mode, n_ctx=n_ctx, n_threads=n_threads, seed=0)

@@ -142,6 +142,7 @@ def create_llm(config: RuntimeConfig) -> tuple[LLM, str]:
         temperature=llm.temperature,
         repeat_penalty=llm.repeat_penalty,
         mode=llm.local_mode,
+        mode_setting=llm.local_mode_setting,
         state_dir=config.state_path,
     )
     where = choice.model_path if choice.model_path is not None else "no GGUF file found"

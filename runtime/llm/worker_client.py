@@ -36,8 +36,12 @@ def crash_message(returncode: int | None) -> tuple[str, str | None]:
             name = signal.Signals(-returncode).name
         except ValueError:
             name = f"signal {-returncode}"
-        why = " (killed: out of memory?)" if name == "SIGKILL" else ""
-        return f"the embedded model crashed: {name} in llama.cpp{why}", name
+        if name == "SIGKILL":  # not a fault of llama.cpp's: the kernel or a user killed it
+            return (
+                "the embedded model's worker was killed from outside (SIGKILL: out of memory?)",
+                name,
+            )
+        return f"the embedded model crashed: {name} in llama.cpp", name
     if returncode is None:
         return "the embedded model stopped answering (its worker process hung up)", None
     return f"the embedded model's worker process exited with status {returncode}", None
