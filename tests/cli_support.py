@@ -149,3 +149,24 @@ def read_until(stream: Any, marker: str, limit: int = 500) -> list[str]:
         if marker in line:
             return seen
     raise AssertionError(f"{marker!r} not in the first {limit} lines")
+
+
+LOADING_ENV = "SKILLRT_TEST_LOADING"  # a file: written when the slow model starts loading
+
+
+def slow_loading_model() -> Any:
+    """``llm.factory`` for a chat whose start-up takes a minute: an embedded-like model (its
+    ``provider`` is ``local``, so the chat loads it before the first prompt) whose ``load``
+    writes the file ``$SKILLRT_TEST_LOADING``, then waits."""
+    import asyncio
+
+    from skillrt.testing import FunctionModel
+
+    class SlowLoading(FunctionModel):
+        provider = "local"
+
+        async def load(self) -> None:
+            Path(os.environ[LOADING_ENV]).write_text("loading", encoding="utf-8")
+            await asyncio.sleep(60)
+
+    return SlowLoading(lambda messages, options: "hi")

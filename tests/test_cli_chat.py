@@ -120,6 +120,30 @@ def test_ctrl_c_at_an_empty_prompt_quits(blog: Path, tmp_path: Path) -> None:
     assert child.exitstatus == 0
 
 
+def test_ctrl_c_while_the_chat_starts_quits_at_once(blog: Path, tmp_path: Path) -> None:
+    """Ctrl-C while the model loaded was kept for the first prompt: the load went on, the
+    banner came, and only then did the chat quit. Now it quits at once (130), no prompt."""
+    from tests.cli_support import LOADING_ENV
+
+    loading = tmp_path / "loading"
+    env = cli_env(blog, tmp_path / "unused.json", SKILLRT_LLM__PROVIDER="python",
+                  SKILLRT_LLM__FACTORY="tests.cli_support:slow_loading_model",
+                  PYTHONPATH=str(Path(__file__).resolve().parent.parent),
+                  **{LOADING_ENV: str(loading)})  # fmt: skip
+    child = spawn_chat(env, tmp_path)
+    deadline = time.monotonic() + TIMEOUT
+    while not loading.exists():
+        assert child.isalive() and time.monotonic() < deadline, child.before
+        time.sleep(0.05)
+    started = time.monotonic()
+    child.sendintr()
+    child.expect(pexpect.EOF, timeout=20)  # not after the minute the load would take
+    child.close()
+    assert time.monotonic() - started < 20
+    assert PROMPT not in (child.before or "")
+    assert child.exitstatus == 130
+
+
 def test_ctrl_c_on_a_typed_line_clears_it(blog: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.json", [])
     child = spawn_chat(cli_env(blog, script), tmp_path)

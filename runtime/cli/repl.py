@@ -24,7 +24,7 @@ from rich.text import Text
 from skillrt import __version__
 from skillrt._tasks.machine import State
 from skillrt.agent import AgentRuntime
-from skillrt.cli.common import find_task
+from skillrt.cli.common import EXIT_CANCELLED, find_task
 from skillrt.cli.display import Display, age, cost_line, tasks_table
 from skillrt.cli.lines import line
 from skillrt.cli.readers import LineReader
@@ -87,6 +87,8 @@ class Repl:
         self.language = "en"  # the session's: that of the last request typed
         self._no_last_session = continuing  # --continue found no earlier session
         self._servers: list[LocalServer] = []  # local model servers found at the start
+        self._starting: asyncio.Future[None] | None = None  # ``_start``, while it runs
+        self._start_stopped = False  # Ctrl-C cancelled ``_start``
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -96,13 +98,30 @@ class Repl:
         loop.add_signal_handler(signal.SIGINT, self._on_sigint)
         detach = self.display.attach(self.rt)
         try:
-            await self._start()
+            if not await self._started():
+                await self.rt.close()
+                return EXIT_CANCELLED
             await self._loop()
             await self._shutdown()
         finally:
             detach()
             loop.remove_signal_handler(signal.SIGINT)
         return 0
+
+    async def _started(self) -> bool:
+        """``_start``, unless Ctrl-C stops it (False). Ctrl-C while the model loaded was kept
+        for the first prompt: the load went on, the banner came, and then the chat quit at
+        its first prompt, a while after the key."""
+        starting = self._starting = asyncio.ensure_future(self._start())
+        try:
+            await starting
+        except asyncio.CancelledError:
+            if not (starting.cancelled() and self._start_stopped):
+                raise  # the chat itself was cancelled, not the start by Ctrl-C
+            return False
+        finally:
+            self._starting = None
+        return True
 
     async def _loop(self) -> None:
         while True:
@@ -291,6 +310,11 @@ class Repl:
         self.display.reply(message, unpriced=unpriced, language=self.language)
 
     def _on_sigint(self) -> None:
+        starting = self._starting
+        if starting is not None and not starting.done():  # Ctrl-C while the chat starts
+            self._start_stopped = True  # (how ``_started`` tells it from another cancel)
+            starting.cancel()
+            return
         if self._running is None:
             self.reader.interrupt()  # SIGINT at the prompt (a plain reader, or kill -INT)
             return

@@ -247,6 +247,7 @@ class LocalProvider(BaseLLM):
         self._fingerprint = ""
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._process: WorkerProcess | None = None
+        self._loading: WorkerProcess | None = None  # a worker loading its model (``close``)
         self._running: _Job | None = None
         self.starts = 0  # worker processes started
         self.crashes: list[ModelCrashed] = []  # every crash seen, oldest first
@@ -337,12 +338,15 @@ class LocalProvider(BaseLLM):
                 model=self.model,
             )
             self.starts += 1
+            self._loading = process
             try:
                 process.start()
             except ModelCrashed as crash:
-                if not self._step_down(crash):
-                    raise
+                if self._loading is None or not self._step_down(crash):
+                    raise  # (None: ``close`` ended the load)
                 continue
+            finally:
+                self._loading = None
             self._process = process
             return process
 
@@ -425,6 +429,9 @@ class LocalProvider(BaseLLM):
         running = self._running
         if running is not None:
             self._stop(running)
+        loading, self._loading = self._loading, None
+        if loading is not None:  # Ctrl-C while the chat starts: the load ends now, not once
+            loading.interrupt()  # the model is in memory (the thread below waited for it)
         executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
