@@ -297,6 +297,23 @@ def test_root_and_posts_dir_before_the_command_hold_for_it(blog: Path, tmp_path:
     assert missing.stderr.strip() == "skillrt: error: the content root 'nowhere' is not a folder"
 
 
+def test_index_of_a_posts_folder_that_does_not_exist_says_so(blog: Path, tmp_path: Path) -> None:
+    """``skillrt index --posts-dir nope`` said "0 posts indexed" and nothing of why. A new
+    blog's folder may not exist yet (the first write makes it): a hint, exit status 0."""
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    for args in (["index"], ["index", "--json"]):
+        done = skillrt(*args, "--posts-dir", "nope", env=env, cwd=blog)
+        assert done.returncode == 0, done.stderr
+        assert "hint: nope/ does not exist yet" in done.stderr, done.stderr
+        assert "--posts-dir" in done.stderr
+    assert json.loads(done.stdout)["posts"] == 0
+    (blog / "empty").mkdir()
+    empty = skillrt("index", "--posts-dir", "empty", env=env, cwd=blog)
+    assert "hint: empty/ holds no Markdown files yet" in empty.stderr
+    found = skillrt("index", env=env, cwd=blog)  # the posts: no hint
+    assert found.returncode == 0 and "hint" not in found.stderr, found.stderr
+
+
 def test_every_command_of_the_blog_takes_posts_dir(blog: Path, tmp_path: Path) -> None:
     # docs/cli.md: --posts-dir works before the command or after it, as -C does; tasks,
     # undo, replay and abandon had none ("No such option: --posts-dir", exit 2) and ignored

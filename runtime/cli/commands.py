@@ -385,15 +385,20 @@ def index(
             memory.close()
     if as_json:
         data = {"posts": total, "items": items, **report.to_dict()}
-        print(json.dumps(data, ensure_ascii=False))
-        return
-    print(
-        f"{total} posts indexed in {config.root / config.posts_dir}: {len(report.added)} added,"
-        f" {len(report.updated)} updated, {len(report.removed)} removed,"
-        f" {report.unchanged} unchanged"
-    )
-    for path, reason in report.errors:
-        print(f"  skipped {path}: {reason}", file=sys.stderr)
+        print(json.dumps(data, ensure_ascii=False), flush=True)
+    else:
+        print(
+            f"{total} posts indexed in {config.root / config.posts_dir}: {len(report.added)}"
+            f" added, {len(report.updated)} updated, {len(report.removed)} removed,"
+            f" {report.unchanged} unchanged",
+            flush=True,
+        )
+        for path, reason in report.errors:
+            print(f"  skipped {path}: {reason}", file=sys.stderr)
+    if total == 0 and (hint := config.layout.hint()) is not None:
+        # "--posts-dir nope" indexed "0 posts" and said nothing of why (the chat and the
+        # doctor say it): a new blog's folder may not exist yet, so it is a hint, not an error.
+        print(f"hint: {hint}", file=sys.stderr)
 
 
 @app.command()
