@@ -203,9 +203,14 @@ class EventBus:
         """Add ``callback`` to ``table`` (tuples, replaced when one subscribes or leaves:
         ``emit`` walks them as they are, a callback may unsubscribe meanwhile, without a copy
         per event). A callback that is not callable is a ``TypeError`` here, not an error
-        logged at every event; any event name is taken (skills and plugins emit their own)."""
+        logged at every event; any event name is taken (skills and plugins emit their own),
+        but not a blank one: ``rt.on("", cb)`` was taken, and ``cb`` never called."""
         if not isinstance(event_type, str):
             raise TypeError(f"event type must be a str, not {type(event_type).__name__}")
+        if not event_type.strip():
+            raise ValueError(
+                f"event type {event_type!r} is blank: name one (task:progress) or '*' for all"
+            )
         if not callable(callback):
             raise TypeError(f"callback must be callable, not {type(callback).__name__}")
         table[event_type] = (*table.get(event_type, ()), callback)

@@ -293,6 +293,11 @@ def test_misuse_of_registration_and_subscription_is_a_clear_type_error(isolated:
         rt.on("task:progress", "print")  # type: ignore[arg-type]
     unsubscribe = rt.on("my_plugin:done", lambda event: None)  # a plugin's own event: taken
     unsubscribe()
+    for blank in ("", "  "):  # was taken, and its callback never called
+        with pytest.raises(ValueError, match="is blank"):
+            rt.on(blank, lambda event: None)
+        with pytest.raises(ValueError, match="is blank"):
+            rt.events.on_raw(blank, lambda event: None)
 
 
 def test_a_config_or_model_of_the_wrong_kind_is_a_clear_type_error(isolated: Path) -> None:
