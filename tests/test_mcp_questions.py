@@ -213,6 +213,32 @@ async def test_ended_mcp_tasks_are_forgotten_after_their_ttl(runtime: AgentRunti
             await tasks.get_task(task_id)
 
 
+async def test_an_mcp_task_asked_with_no_ttl_is_read_by_the_sdks_client(
+    runtime: AgentRuntime,
+) -> None:
+    """``task: {}`` (the ttl is the client's to give, or not): the record's ttl was null, the
+    SDK sent no ``ttl`` at all, and its own client refused the reply ("task.ttl Field
+    required"), the CreateTaskResult and every tasks/get and tasks/list after it."""
+    model: HeldModel = runtime.model  # type: ignore[attr-defined]
+    model.release.set()
+    async with connect(runtime) as session:
+        request = types.ClientRequest(
+            types.CallToolRequest(
+                params=types.CallToolRequestParams(
+                    name="Steps", arguments={"topic": "frogs"}, task=types.TaskMetadata()
+                )
+            )
+        )
+        created = await session.send_request(request, types.CreateTaskResult)
+        assert isinstance(created.task.ttl, int) and created.task.ttl > 0
+        tasks = experimental(session)
+        result = await tasks.get_task_result(created.task.taskId, types.CallToolResult)
+        assert not result.isError
+        assert (await tasks.get_task(created.task.taskId)).ttl == created.task.ttl
+        listed = (await tasks.list_tasks()).tasks
+        assert [t.taskId for t in listed] == [created.task.taskId]
+
+
 async def test_an_mcp_task_reports_progress_when_asked(runtime: AgentRuntime) -> None:
     model: HeldModel = runtime.model  # type: ignore[attr-defined]
     model.release.set()

@@ -181,7 +181,9 @@ async def test_a_cancelled_request_cancels_the_task_and_writes_nothing(door: Doo
 
         async def call() -> None:
             try:
-                outcome["result"] = await session.call_tool("WriteArticle", {"topic": "Rust"})
+                outcome["result"] = await session.call_tool(
+                    "WriteArticle", {"topic": "Rust ownership"}
+                )
             except Exception as exc:  # the server answers a cancelled request with an error
                 outcome["error"] = exc
 
@@ -233,6 +235,69 @@ async def test_an_mcp_task_is_fetched_after_the_server_restarted(door: Door) -> 
             status = await tasks.get_task(task_id)
     assert status.status == "completed"
     assert not result.isError
+    assert result.structuredContent is not None
+    assert result.structuredContent["path"] == ARTICLE
+    assert "Understanding Rust Ownership" in (door.blog / ARTICLE).read_text(encoding="utf-8")
+
+
+def _kill_stdio_servers() -> None:
+    """``kill -9`` of the ``skillrt mcp`` children of this process (the stdio servers)."""
+    import os
+    import signal
+
+    for proc in Path("/proc").iterdir():
+        try:
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == os.getpid() and b"skillrt" in command and b"mcp" in command:
+            os.kill(int(proc.name), signal.SIGKILL)
+
+
+async def test_a_plain_call_cut_off_by_a_dead_server_is_resumed_as_an_mcp_task(
+    door: Door,
+) -> None:
+    """A ``tools/call`` made without ``task``, its server killed in the middle: the task was
+    resumable (``skillrt resume`` resumed it) but the editor, given no task id, could neither
+    see nor resume it. The next server lists it (``tasks/list``) and resumes it as an MCP
+    task: ``tasks/result`` is the article, the outline not asked again."""
+    reached = Path(str(door.gate) + ".reached")
+    outcome: dict[str, Any] = {}
+    with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server
+        async with door.connect(gated=True) as session:
+
+            async def call() -> None:
+                try:
+                    outcome["result"] = await session.call_tool(
+                        "WriteArticle", {"topic": "Rust ownership"}
+                    )
+                except Exception as exc:
+                    outcome["error"] = exc
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(call)
+                await wait_for(reached)  # the outline is journalled, section 2 is being written
+                if door.kind == "http":
+                    door.stop(kill=True)
+                else:
+                    _kill_stdio_servers()
+                with anyio.fail_after(30):
+                    while not outcome:
+                        await anyio.sleep(0.05)
+                raise RuntimeError("the server died")
+    assert "result" not in outcome
+    door.gate.write_text("open", encoding="utf-8")
+    assert not (door.blog / ARTICLE).exists()
+    async with door.connect() as session:
+        tasks = experimental(session)
+        listed = (await tasks.list_tasks()).tasks
+        assert [t.status for t in listed] == ["working"], listed
+        task_id = listed[0].taskId
+        with anyio.fail_after(60):
+            result = await tasks.get_task_result(task_id, types.CallToolResult)
+            status = await tasks.get_task(task_id)
+    assert status.status == "completed" and not result.isError, result
     assert result.structuredContent is not None
     assert result.structuredContent["path"] == ARTICLE
     assert "Understanding Rust Ownership" in (door.blog / ARTICLE).read_text(encoding="utf-8")

@@ -26,13 +26,17 @@ from mcp.shared.exceptions import McpError
 
 from skillrt.agent import AgentRuntime
 from skillrt.mcp.server.results import is_waiting, message_result, redacted
-from skillrt.messages import ChatMessage, new_id
+from skillrt.messages import ChatMessage, TaskSummary, new_id
 
 __all__ = ["TaskBook", "mcp_status"]
 
 Run = Callable[[Callable[[str], None]], Awaitable[ChatMessage | None]]
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _POLL_MS = 500
+# The ttl of a task whose client asked for none (``task: {}``): the SDK sends a Task's null
+# fields not at all, and its client refuses a Task with no ttl ("task.ttl Field required"),
+# so such a call's CreateTaskResult, and every tasks/get and tasks/list after, failed.
+_DEFAULT_TTL_MS = 24 * 3600 * 1000
 _NOT_OVER = frozenset({"paused", "interrupted", "closed"})  # the task goes on (resumable)
 _STOPPED = frozenset({"PAUSED", "ERROR"})  # a task's states in which it can be resumed
 
@@ -218,9 +222,24 @@ class TaskBook:
             statusMessage=found.get("statusMessage"),
             createdAt=found["createdAt"],
             lastUpdatedAt=found.get("lastUpdatedAt", found["createdAt"]),
-            ttl=found.get("ttl"),
+            ttl=_ttl(found.get("ttl")),
             pollInterval=_POLL_MS,
         )
+
+    def _adopt(self, task_id: str) -> bool:
+        """Give a record to a task that a plain call (``tools/call`` without ``task``) of an
+        MCP session started and a server that died cut off: its checkpoint holds it, resumable
+        (``skillrt resume`` resumed it), but the editor, given no task, could neither see nor
+        resume it ("Task not found"). Listed and fetched as an MCP task from then on, it is
+        resumed as one. Whether it was adopted (False: not such a task)."""
+        if task_id in self.jobs or self._read(task_id) is not None:
+            return False
+        summary = self.runtime.get_task(task_id)
+        if summary is None or not _cut_off(summary):
+            return False
+        created = datetime.fromtimestamp(summary.created_at, UTC).isoformat()
+        self._write(task_id, _record(task_id, created, None))
+        return True
 
     def _revive(self, task_id: str) -> None:
         """A task cut off by a restart, or paused: resume it (its completed steps are kept)."""
@@ -262,12 +281,14 @@ class TaskBook:
 
     async def get(self, task_id: str) -> types.Task:
         await self.runtime.initialize()
+        self._adopt(task_id)
         self._revive(task_id)
         return self._task(task_id)
 
     async def result(self, task_id: str) -> types.CallToolResult:
         """The result, once the task is over (``tasks/result`` waits for it)."""
         await self.runtime.initialize()
+        self._adopt(task_id)
         while True:
             self._revive(task_id)
             found = self._read(task_id)
@@ -287,6 +308,7 @@ class TaskBook:
 
     async def cancel(self, task_id: str) -> types.Task:
         await self.runtime.initialize()
+        self._adopt(task_id)
         found = self._read(task_id)
         if found is None:
             raise _not_found(task_id)
@@ -312,15 +334,29 @@ class TaskBook:
         return self._task(task_id)
 
     def list(self) -> list[types.Task]:
+        for summary in self.runtime.get_resumable_tasks():  # plain calls cut off (``_adopt``)
+            if _cut_off(summary):
+                self._adopt(summary.id)
         if not self.folder.is_dir():
             return []
         ids = sorted(p.stem for p in self.folder.glob("*.json"))
         return [self._task(i) for i in ids if self._read(i) is not None]
 
 
+def _cut_off(summary: TaskSummary) -> bool:
+    """A task of an MCP session stopped, resumable, by the end of the server that ran it
+    (MCP has no pause: a paused task of an MCP session was cut off)."""
+    return (summary.session_id or "").startswith("mcp-") and summary.state == "PAUSED"
+
+
+def _ttl(ttl: object) -> int:
+    """A record's ttl, or the default (``_DEFAULT_TTL_MS``) for none (an older record's null)."""
+    return ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else _DEFAULT_TTL_MS
+
+
 def _record(task_id: str, created: str, ttl: int | None) -> dict[str, Any]:
     return {"taskId": task_id, "status": "working", "createdAt": created,
-            "lastUpdatedAt": created, "ttl": ttl}  # fmt: skip
+            "lastUpdatedAt": created, "ttl": _ttl(ttl)}  # fmt: skip
 
 
 def _cancelled(task_id: str) -> ChatMessage:
