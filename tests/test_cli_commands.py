@@ -297,6 +297,37 @@ def test_root_and_posts_dir_before_the_command_hold_for_it(blog: Path, tmp_path:
     assert missing.stderr.strip() == "skillrt: error: the content root 'nowhere' is not a folder"
 
 
+def test_ctrl_c_while_run_opens_the_blog_starts_no_task(blog: Path, tmp_path: Path) -> None:
+    """Ctrl-C while ``skillrt run`` opened the runtime (here an MCP server of
+    ``[mcp.servers]`` that is slow to answer) aborted no task, since none ran yet: it said
+    "Cancelling the task…", and the task then ran to its end (exit 0, a minute later)."""
+    import sys
+    import time
+
+    started = tmp_path / "server-started"
+    slow = f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(60)"
+    (blog / "skillrt.toml").write_text(
+        f"[mcp.servers.slow]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = ['-c', {json.dumps(slow)}]\ntimeout_s = 60\n",
+        encoding="utf-8",
+    )
+    env = cli_env(blog, write_script(tmp_path / "s.json", ["a summary"]))
+    child = start_skillrt("run", "summarize posts/docker-basics.md", env=env, cwd=blog)
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert child.poll() is None and time.monotonic() < deadline, child.stderr
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=30)  # not after the server's minute
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, (child.returncode, out, err)
+    assert "a summary" not in out and "Summarising" not in err  # no task started
+
+
 def test_index_of_a_posts_folder_that_does_not_exist_says_so(blog: Path, tmp_path: Path) -> None:
     """``skillrt index --posts-dir nope`` said "0 posts indexed" and nothing of why. A new
     blog's folder may not exist yet (the first write makes it): a hint, exit status 0."""

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from skillrt.agent import AgentRuntime
 from skillrt.cli.common import (
+    EXIT_CANCELLED,
     EXIT_UNFINISHED,
     exit_code,
     fail,
@@ -40,6 +41,8 @@ class OneShot:
         self.out = Console()
         self.display = Display(self.err)
         self._interrupts = 0
+        self._opening: asyncio.Future[None] | None = None  # ``runtime.initialize()``, running
+        self._open_stopped = False  # Ctrl-C cancelled it
 
     async def run(self, text: str, context: dict[str, str | bool]) -> int:
         return await self._main(lambda: self.runtime.process_input(text, context))
@@ -65,7 +68,10 @@ class OneShot:
         loop.add_signal_handler(signal.SIGINT, self._on_sigint)
         detach = self.display.attach(self.runtime)
         try:
-            await self.runtime.initialize()
+            if not await self._initialized():
+                self.err.print()
+                await self.runtime.close()
+                return EXIT_CANCELLED
             message = await self._step(first)
             while message.state == "WAITING_INPUT":
                 answer = await self._answer(message)
@@ -79,6 +85,21 @@ class OneShot:
         self._print(message)
         await self.runtime.close()  # a task still waiting for an answer stays resumable
         return status
+
+    async def _initialized(self) -> bool:
+        """``runtime.initialize()``, unless Ctrl-C stops it (False). Ctrl-C while the runtime
+        opened (the blog's index, the stores, the MCP servers of ``[mcp.servers]``) aborted
+        no task, since none ran yet: the task then started, and ran to its end."""
+        opening = self._opening = asyncio.ensure_future(self.runtime.initialize())
+        try:
+            await opening
+        except asyncio.CancelledError:
+            if not (opening.cancelled() and self._open_stopped):
+                raise
+            return False
+        finally:
+            self._opening = None
+        return True
 
     async def _step(self, work: Callable[[], Awaitable[ChatMessage]]) -> ChatMessage:
         self._interrupts = 0
@@ -103,6 +124,11 @@ class OneShot:
             return None
 
     def _on_sigint(self) -> None:
+        opening = self._opening
+        if opening is not None and not opening.done():  # no task yet: none starts
+            self._open_stopped = True
+            opening.cancel()
+            return
         self._interrupts += 1
         self.runtime.abort()
         if self._interrupts == 1:
