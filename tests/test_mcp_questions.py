@@ -502,6 +502,27 @@ async def test_a_refused_call_made_as_a_task_is_a_task_that_failed(runtime: Agen
     assert sorted(listed.values()) == ["failed"] * 3
 
 
+async def test_an_argument_ask_or_answer_does_not_take_is_refused(runtime: AgentRuntime) -> None:
+    """``{"text": "shorten the intro", "currentFile": "posts/a.md"}`` ran without the file (on
+    the session's focus, or a post the model picked), as if the editor had named none."""
+    model: HeldModel = runtime.model  # type: ignore[attr-defined]
+    model.release.set()
+    async with connect(runtime) as session:
+        asked = await session.call_tool(
+            "ask", {"text": "summarize it", "currentFile": "posts/docker-basics.md"}
+        )
+        answered = await session.call_tool("answer", {"task_id": "t", "text": "x", "txt": "y"})
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    assert asked.isError and answered.isError
+    assert _text(asked) == (
+        "ask: unknown argument 'currentFile' (it takes: text, current_file, selected_text)"
+    )
+    assert _text(answered).startswith("answer: unknown argument 'txt'")
+    assert tools["ask"].inputSchema["additionalProperties"] is False
+    assert tools["answer"].inputSchema["additionalProperties"] is False
+    assert await runtime.list_tasks_async() == []  # nothing ran
+
+
 async def test_a_session_that_ends_while_its_question_is_out_leaves_the_task_waiting(
     runtime: AgentRuntime, tmp_path: Path
 ) -> None:

@@ -34,6 +34,7 @@ _ASK_SCHEMA: dict[str, Any] = {
         "selected_text": {"type": "string", "description": "The text selected in it, if any."},
     },
     "required": ["text"],
+    "additionalProperties": False,
 }
 _ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -42,6 +43,7 @@ _ANSWER_SCHEMA: dict[str, Any] = {
         "text": {"type": "string", "description": "Your answer to its question."},
     },
     "required": ["task_id", "text"],
+    "additionalProperties": False,
 }
 
 
@@ -130,6 +132,19 @@ def _text(arguments: dict[str, Any], key: str) -> str:
     return value
 
 
+def _known_only(name: str, arguments: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Refuse an argument the tool does not take: ``{"text": "shorten the intro",
+    "currentFile": "posts/a.md"}`` ran without the file, on the session's focus or a post
+    the model picked, as if the editor had named none."""
+    known = schema["properties"]
+    unknown = sorted(key for key in arguments if key not in known)
+    if unknown:
+        raise Refused(
+            f"{name}: unknown argument {unknown[0]!r} (it takes: {', '.join(known)})",
+            field=unknown[0],
+        )
+
+
 def parse_call(
     skills: Mapping[str, Skill[Any]], name: str, arguments: dict[str, Any] | None
 ) -> Call:
@@ -146,9 +161,11 @@ def parse_call(
             raise Refused(found.line, errors=found.rows) from None
         return Call("skill", name, params)
     if name == ASK:
+        _known_only(name, args, _ASK_SCHEMA)
         context = {k: args[k] for k in ("current_file", "selected_text") if args.get(k)}
         return Call("ask", name, {"text": _text(args, "text"), "context": context})
     if name == ANSWER:
+        _known_only(name, args, _ANSWER_SCHEMA)
         return Call(
             "answer", name, {"task_id": _text(args, "task_id"), "text": _text(args, "text")}
         )
