@@ -186,3 +186,33 @@ def test_the_caches_do_not_wait_for_the_disk_on_every_commit(memory: BlogMemory)
     committed to a crash, and both caches are made again from the posts."""
     for cache in (memory.graph, memory.posts):
         assert cache._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+
+
+def test_an_edit_reads_again_only_the_links_it_may_change(tmp_path: Path) -> None:
+    """Every post linking to a note not written yet was read again after any edit: on a
+    vault of 3,000 notes, each linking to one, an edit of one note re-resolved all 3,000.
+    Now only the links to a note the edited post names are read again."""
+    notes = tmp_path / "vault" / "posts"
+    notes.mkdir(parents=True)
+    for i in range(30):
+        (notes / f"n{i}.md").write_text(f"# Note {i}\n\nLater: [[Someday]].\n", encoding="utf-8")
+    mem = BlogMemory(tmp_path / "vault", tmp_path / "state")
+    try:
+        mem.refresh()
+        updated: list[str] = []
+        mem.graph._db.set_trace_callback(
+            lambda sql: updated.append(sql) if sql.startswith("INSERT INTO posts") else None
+        )
+        (notes / "n3.md").write_text("# Note 3\n\nLater: [[Someday]], edited.\n", "utf-8")
+        mem.refresh()
+        assert len(updated) == 1
+        mem.posts.refresh()
+        assert mem.update_post_graph("posts/n3.md").empty and len(updated) == 2
+        # A note titled "Someday" is what the thirty links name: all are read again.
+        (notes / "n7.md").write_text("---\ntitle: Someday\n---\n[[Someday]]\n", "utf-8")
+        mem.refresh()
+        linking = sorted(f"posts/n{i}.md" for i in range(30) if i != 7)
+        assert mem.graph.backlinks("posts/n7.md") == linking
+        assert mem.graph.entity("Someday") is None
+    finally:
+        mem.close()

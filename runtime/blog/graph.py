@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -472,21 +472,32 @@ class EntityGraph(SQLiteCache):
         return [str(r[0]) for r in rows]
 
     @rebuilt_when_damaged
-    def relinked_by(self, changed: Iterable[str]) -> set[str]:
+    def relinked_by(
+        self, changed: Iterable[str], written: Callable[[str], bool] = lambda _note: True
+    ) -> set[str]:
         """The posts whose wikilinks may resolve otherwise once the posts ``changed`` were
         edited (a new title or alias): those linking to one of them, and those linking to a
-        note not written yet. A post retitled "Beta Note" had no backlinks, though a post
-        linked ``[[Beta Note]]``; the old title's links still counted as backlinks."""
+        note not written yet that ``written`` (given the note's key) says now names a post.
+        A post retitled "Beta Note" had no backlinks, though a post linked ``[[Beta Note]]``;
+        the old title's links still counted as backlinks. Without ``written``, every post
+        linking to an unwritten note was read again: on a vault of 3,000 notes, each linking
+        to one, an edit of one note re-resolved all 3,000 (0.85 s)."""
         targets = sorted(set(changed))
         if not targets:
             return set()
         with self._lock:
+            notes: dict[str, set[str]] = {}
+            for source, note in self._db.execute(
+                "SELECT source, target FROM links WHERE kind = 'wikilink'"
+                " AND target_type = 'entity'"
+            ):
+                notes.setdefault(str(note), set()).add(str(source))
             found = {
-                str(row[0])
-                for row in self._db.execute(
-                    "SELECT DISTINCT source FROM links WHERE kind = 'wikilink'"
-                    " AND target_type = 'entity'"
-                )
+                source
+                for note, sources in notes.items()
+                # (a name clipped to its 120 characters may name a post by its whole text)
+                if len(note) >= MAX_NAME_CHARS or written(note)
+                for source in sources
             }
             for target in targets:
                 found.update(

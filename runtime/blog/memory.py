@@ -94,7 +94,7 @@ class BlogMemory:
         delta = GraphDelta()
         graph = self.graph
         indexed = {meta.path: meta for meta in self.posts.all_posts()}
-        stale = set() if relink else graph.relinked_by(changed)
+        stale = set() if relink else graph.relinked_by(changed, self._written)
         for path in graph.posts():
             if path not in indexed:
                 delta += graph.remove_post(path)
@@ -114,8 +114,12 @@ class BlogMemory:
         state = self.graph.post_state(meta.path)
         delta = self._update(meta, extracted)
         if state is not None and state[0] != meta.hash:
-            delta += self._relink(self.graph.relinked_by([meta.path]) - {meta.path})
+            delta += self._relink(self.graph.relinked_by([meta.path], self._written) - {meta.path})
         return delta
+
+    def _written(self, note: str) -> bool:
+        """Whether a note the graph holds as not written yet (its key) now names a post."""
+        return self.posts.resolve_link(note) is not None
 
     def _relink(self, paths: Iterable[str]) -> GraphDelta:
         """Re-resolve the wikilinks of these posts. A post rewritten and re-indexed by the
