@@ -216,3 +216,32 @@ def test_an_edit_reads_again_only_the_links_it_may_change(tmp_path: Path) -> Non
         assert mem.graph.entity("Someday") is None
     finally:
         mem.close()
+
+
+def test_an_entity_no_longer_mentioned_is_what_its_links_make_it(tmp_path: Path) -> None:
+    """The extraction that typed the unwritten note "Tokio" a library was gone, and the note
+    stayed a library with the model's description; so did the tag ``go`` typed a language."""
+    posts = tmp_path / "blog" / "posts"
+    posts.mkdir(parents=True)
+    (posts / "a.md").write_text("---\ntitle: A\ntags: [go]\n---\nSee [[Tokio]].\n", "utf-8")
+    (posts / "b.md").write_text("---\ntitle: B\n---\nTokio is a runtime.\n", "utf-8")
+    mem = BlogMemory(tmp_path / "blog", tmp_path / "state")
+    try:
+        mem.refresh()
+        found = [
+            ExtractedEntity(name="Tokio", type="library", description="An async runtime."),
+            ExtractedEntity(name="Go", type="language", description="A language."),
+        ]
+        mem.update_post_graph("posts/b.md", found)
+        assert mem.graph.entity("tokio") == {
+            "name": "Tokio",
+            "type": "library",
+            "description": "An async runtime.",
+        }
+        mem.update_post_graph("posts/b.md", [])  # the model no longer finds them
+        assert mem.graph.entity("tokio") == {"name": "Tokio", "type": "note", "description": ""}
+        assert mem.graph.entity("go") == {"name": "Go", "type": "tag", "description": ""}
+        mem.update_post_graph("posts/b.md", found[:1])  # found again: typed again
+        assert (mem.graph.entity("tokio") or {}).get("type") == "library"
+    finally:
+        mem.close()

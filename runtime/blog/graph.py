@@ -230,6 +230,21 @@ class _Entity:
     description: str
 
 
+def _unmentioned(db: sqlite3.Connection, key: str) -> None:
+    """An entity no post mentions any more is again what its links make it, a ``note`` (a
+    wikilink to it) or a ``tag``, with no description: the extraction that typed the
+    unwritten note "Tokio" a library was gone, and the note stayed a library."""
+    kinds = {
+        str(row[0])
+        for row in db.execute(
+            "SELECT DISTINCT kind FROM links WHERE target = ? AND target_type = 'entity'", (key,)
+        )
+    }
+    if kinds and "mention" not in kinds:
+        type_ = "note" if "wikilink" in kinds else "tag"
+        db.execute("UPDATE entities SET type = ?, description = '' WHERE key = ?", (type_, key))
+
+
 class EntityGraph(SQLiteCache):
     """The graph in ``db_path``. Thread-safe behind one lock. Found damaged, it is moved aside
     and made again empty (see ``blog/sqlite.py``): ``BlogMemory.refresh`` links the posts
@@ -373,6 +388,10 @@ class EntityGraph(SQLiteCache):
                 " VALUES (?, ?, ?, ?, ?)",
                 (source, *link, text),
             )
+        mentioned = {link[0] for link in wanted if link[2] == "mention"}
+        for target, _type, _kind in {link for link in current if link[2] == "mention"}:
+            if target not in mentioned:
+                _unmentioned(db, target)
         for target, _type, _kind in {link for link in current if link[1] == "entity"}:
             still = db.execute(
                 "SELECT 1 FROM links WHERE target = ? AND target_type = 'entity' LIMIT 1",
