@@ -245,3 +245,26 @@ def test_an_entity_no_longer_mentioned_is_what_its_links_make_it(tmp_path: Path)
         assert (mem.graph.entity("tokio") or {}).get("type") == "library"
     finally:
         mem.close()
+
+
+def test_a_damaged_graph_is_made_again_with_the_posts_links(tmp_path: Path) -> None:
+    """A graph.sqlite3 found damaged was made again empty: ``related("rust")`` answered
+    nothing (four posts are tagged rust) until something refreshed the blog."""
+    blog = copy_blog(tmp_path / "blog")
+    mem = BlogMemory(blog, tmp_path / "state")
+    mem.refresh()
+    before = mem.graph.export_json()
+    mem.close()
+    db = tmp_path / "state" / "index" / "graph.sqlite3"
+    data = bytearray(db.read_bytes())
+    for page in range(1, len(data) // 4096):
+        data[page * 4096 : page * 4096 + 600] = b"\xff" * 600
+    db.write_bytes(bytes(data))
+    mem = BlogMemory(blog, tmp_path / "state")
+    try:
+        tagged = {r.name for r in mem.graph.related("rust") if r.node == "post"}
+        assert "posts/rust-borrowing.md" in tagged and len(tagged) == 4
+        assert (db.parent / "graph.sqlite3.corrupt").exists()
+        assert mem.graph.export_json() == before
+    finally:
+        mem.close()

@@ -247,13 +247,30 @@ def _unmentioned(db: sqlite3.Connection, key: str) -> None:
 
 class EntityGraph(SQLiteCache):
     """The graph in ``db_path``. Thread-safe behind one lock. Found damaged, it is moved aside
-    and made again empty (see ``blog/sqlite.py``): ``BlogMemory.refresh`` links the posts
-    again, the model's extractions come back as posts are written."""
+    and made again (see ``blog/sqlite.py``), filled by ``refill`` (the posts' links and tags);
+    the model's extractions come back with the next UpdateGraph."""
 
     what = "entity graph"
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, refill: Callable[[], object] | None = None) -> None:
+        self._refill_from = refill
+        self._refilling = False
         super().__init__(db_path, version=SCHEMA_VERSION, tables=_TABLES, schema=_SCHEMA)
+
+    def _refill(self) -> None:
+        """After damage: the posts' links and tags again, by ``refill`` (``BlogMemory`` syncs
+        the graph with its index). The graph was left empty: a damaged graph.sqlite3 made
+        ``related("rust")`` answer nothing, though 300 notes were tagged rust. The model's
+        extractions are not in the index: the next UpdateGraph extracts every post again.
+        (Once at a time: a graph damaged again while refilled is left to the call that finds
+        it.)"""
+        if self._refill_from is None or self._refilling:
+            return
+        self._refilling = True
+        try:
+            self._refill_from()
+        finally:
+            self._refilling = False
 
     # --- updates -------------------------------------------------------------------------
 

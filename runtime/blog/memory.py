@@ -67,8 +67,14 @@ class BlogMemory:
     def graph(self) -> EntityGraph:
         with self._lock:
             if self._graph is None:
-                self._graph = EntityGraph(self.index_dir / "graph.sqlite3")
+                self._graph = EntityGraph(self.index_dir / "graph.sqlite3", self._refill_graph)
             return self._graph
+
+    def _refill_graph(self) -> None:
+        """A graph made again after damage, filled with the posts' links and tags as indexed
+        (called by the graph, under its lock)."""
+        if self._graph is not None:
+            self.sync_graph()
 
     def refresh(self) -> IndexReport:
         """Re-index changed posts and bring the graph's wikilinks and tags up to date."""
