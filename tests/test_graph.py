@@ -268,3 +268,36 @@ def test_a_damaged_graph_is_made_again_with_the_posts_links(tmp_path: Path) -> N
         assert mem.graph.export_json() == before
     finally:
         mem.close()
+
+
+def _fresh_graph(blog: Path, state: Path) -> dict[str, object]:
+    """The graph of ``blog`` built from nothing, to compare an updated one with."""
+    fresh = BlogMemory(blog, state)
+    try:
+        fresh.refresh()
+        return fresh.graph.export_json()
+    finally:
+        fresh.close()
+
+
+def test_the_graph_follows_posts_an_earlier_index_refresh_saw_go(tmp_path: Path) -> None:
+    """A skill that refreshed the index first (to pick the post a request names) took the
+    report of a post deleted by hand: the next refresh saw nothing removed, and the three
+    posts linking to rust-borrowing.md kept links to a post no longer there. The same for a
+    post added: the links naming it stayed links to a note not written yet."""
+    blog = copy_blog(tmp_path / "blog")
+    mem = BlogMemory(blog, tmp_path / "state")
+    try:
+        mem.refresh()
+        (blog / "posts" / "rust-borrowing.md").unlink()
+        mem.posts.refresh()
+        mem.refresh()
+        assert mem.graph.backlinks("posts/rust-borrowing.md") == []
+        assert mem.graph.export_json() == _fresh_graph(blog, tmp_path / "fresh1")
+        (blog / "posts" / "ideas.md").write_text("# Unwritten Ideas\n\nNow written.\n", "utf-8")
+        mem.posts.refresh()
+        mem.refresh()
+        assert mem.graph.backlinks("posts/ideas.md") == ["posts/notes/weekly-review.md"]
+        assert mem.graph.export_json() == _fresh_graph(blog, tmp_path / "fresh2")
+    finally:
+        mem.close()

@@ -95,20 +95,36 @@ class BlogMemory:
         ``relink`` re-resolves every post's wikilinks (after posts were added or removed, a
         link may now point at a post, or no longer); unchanged links are not rewritten.
         ``changed`` (posts edited: their title or aliases may be new) re-resolves the links
-        that may name them otherwise now (``EntityGraph.relinked_by``).
+        that may name them otherwise now (``EntityGraph.relinked_by``). Both are also found
+        here, from what the graph holds (``_unsynced``).
         """
         delta = GraphDelta()
         graph = self.graph
         indexed = {meta.path: meta for meta in self.posts.all_posts()}
-        stale = set() if relink else graph.relinked_by(changed, self._written)
-        for path in graph.posts():
-            if path not in indexed:
-                delta += graph.remove_post(path)
+        gone, added, edited = self._unsynced(indexed)
+        relink = relink or bool(gone or added)
+        stale = set() if relink else graph.relinked_by([*changed, *edited], self._written)
+        for path in sorted(gone):
+            delta += graph.remove_post(path)
         for path, meta in indexed.items():
-            state = graph.post_state(path)
-            if relink or path in stale or state is None or state[0] != meta.hash:
+            if relink or path in stale or path in added or path in edited:
                 delta += self._update(meta, None)
         return delta
+
+    def _unsynced(self, indexed: dict[str, PostMeta]) -> tuple[set[str], set[str], set[str]]:
+        """The posts the graph holds that the index has not, those the index has that the
+        graph has not, and those whose hash the graph has not seen. The index's own report
+        is not enough: a skill that refreshed the index first (picking the post a request
+        names) took the report of a note deleted by hand, and the notes linking to it kept
+        links to a post no longer there."""
+        graph = self.graph
+        known = set(graph.posts())
+        edited = set()
+        for path in known & set(indexed):
+            state = graph.post_state(path)
+            if state is not None and state[0] != indexed[path].hash:
+                edited.add(path)
+        return known - set(indexed), set(indexed) - known, edited
 
     def update_post_graph(
         self, path: str, extracted: Sequence[ExtractedEntity] | None = None
