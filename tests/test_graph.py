@@ -301,3 +301,41 @@ def test_the_graph_follows_posts_an_earlier_index_refresh_saw_go(tmp_path: Path)
         assert mem.graph.export_json() == _fresh_graph(blog, tmp_path / "fresh2")
     finally:
         mem.close()
+
+
+@pytest.mark.parametrize("by_writer", [False, True])
+def test_a_post_retitled_as_another_takes_the_links_naming_it(
+    tmp_path: Path, by_writer: bool
+) -> None:
+    """A link goes to the post it names first (by path, among titles). A note retitled
+    "Shared", the title of another note, took the links naming it in a fresh build, while
+    the updated graph kept them on the other note. A post written new under a name notes
+    link to was one the graph still showed as not written, when its writer updated it."""
+    posts = tmp_path / "blog" / "posts"
+    posts.mkdir(parents=True)
+    (posts / "a-first.md").write_text("---\ntitle: Other\n---\nA.\n", "utf-8")
+    (posts / "z-last.md").write_text("---\ntitle: Shared\n---\nZ.\n", "utf-8")
+    (posts / "c.md").write_text("---\ntitle: C\n---\n[[Shared]]\n", "utf-8")
+    (posts / "d.md").write_text("---\ntitle: D\n---\n[[Brand New]]\n", "utf-8")
+    mem = BlogMemory(tmp_path / "blog", tmp_path / "state")
+
+    def update(path: str) -> None:
+        if by_writer:
+            mem.posts.refresh()
+            mem.update_post_graph(path)
+        else:
+            mem.refresh()
+
+    try:
+        mem.refresh()
+        assert mem.graph.backlinks("posts/z-last.md") == ["posts/c.md"]
+        (posts / "a-first.md").write_text("---\ntitle: Shared\n---\nA.\n", "utf-8")
+        update("posts/a-first.md")
+        assert mem.graph.backlinks("posts/a-first.md") == ["posts/c.md"]
+        assert mem.graph.export_json() == _fresh_graph(tmp_path / "blog", tmp_path / "fresh1")
+        (posts / "new.md").write_text("---\ntitle: Brand New\n---\nNew.\n", "utf-8")
+        update("posts/new.md")
+        assert mem.graph.backlinks("posts/new.md") == ["posts/d.md"]
+        assert mem.graph.export_json() == _fresh_graph(tmp_path / "blog", tmp_path / "fresh2")
+    finally:
+        mem.close()

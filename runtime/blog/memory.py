@@ -15,11 +15,22 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from skillrt.blog.conventions import post_stem
 from skillrt.blog.files import MAX_READ_BYTES
 from skillrt.blog.graph import EntityGraph, ExtractedEntity, GraphDelta
 from skillrt.blog.posts import IndexReport, PostIndex, PostMeta
+from skillrt.blog.wikilinks import normalize_target
 
 __all__ = ["BlogMemory"]
+
+
+def _names(meta: PostMeta, posts_dir: str) -> set[str]:
+    """What a ``[[wikilink]]`` may name a post by, as keys (``normalize_target``): its path
+    without the suffix (also from the posts folder), file name, title and aliases
+    (``PostIndex.resolve_link`` ranks them)."""
+    path = meta.path.rsplit(".", 1)[0]
+    names = [path, path.removeprefix(posts_dir.strip("/") + "/"), post_stem(meta.path)]
+    return {normalize_target(name) for name in (*names, meta.title, *meta.aliases)} - {""}
 
 
 class BlogMemory:
@@ -103,7 +114,7 @@ class BlogMemory:
         indexed = {meta.path: meta for meta in self.posts.all_posts()}
         gone, added, edited = self._unsynced(indexed)
         relink = relink or bool(gone or added)
-        stale = set() if relink else graph.relinked_by([*changed, *edited], self._written)
+        stale = set() if relink else self._stale([*changed, *edited], indexed)
         for path in sorted(gone):
             delta += graph.remove_post(path)
         for path, meta in indexed.items():
@@ -135,9 +146,33 @@ class BlogMemory:
             return self.graph.remove_post(self.posts.relpath(path))
         state = self.graph.post_state(meta.path)
         delta = self._update(meta, extracted)
-        if state is not None and state[0] != meta.hash:
-            delta += self._relink(self.graph.relinked_by([meta.path], self._written) - {meta.path})
+        if state is None or state[0] != meta.hash:
+            indexed = {post.path: post for post in self.posts.all_posts()}
+            delta += self._relink(self._stale([meta.path], indexed) - {meta.path})
         return delta
+
+    def _stale(self, edited: Sequence[str], indexed: dict[str, PostMeta]) -> set[str]:
+        """The posts whose wikilinks may resolve otherwise now that the posts ``edited`` were
+        (``EntityGraph.relinked_by``), with those linking to a post that shares a name with
+        one of them (a title, an alias, a file name): the link goes to the post it names first,
+        and an edited post may now come first. A note retitled "待写的笔记", the title of
+        another note, took the links naming it (by path, in a fresh build), and the notes
+        linking to it still linked to the other one. A new post counts as edited: the links
+        naming it were unwritten notes until the next post added or removed."""
+        if not edited:
+            return set()
+        names = {
+            name
+            for path in edited
+            if path in indexed
+            for name in _names(indexed[path], self.posts_dir)
+        }
+        namesakes = [
+            path
+            for path, meta in indexed.items()
+            if path not in edited and not names.isdisjoint(_names(meta, self.posts_dir))
+        ]
+        return self.graph.relinked_by([*edited, *namesakes], self._written)
 
     def _written(self, note: str) -> bool:
         """Whether a note the graph holds as not written yet (its key) now names a post."""
