@@ -339,3 +339,29 @@ def test_a_post_retitled_as_another_takes_the_links_naming_it(
         assert mem.graph.export_json() == _fresh_graph(tmp_path / "blog", tmp_path / "fresh2")
     finally:
         mem.close()
+
+
+def test_a_sync_is_one_transaction_and_resolves_each_name_once(tmp_path: Path) -> None:
+    """The first sync of a 3,000-note vault committed each note apart (a third of its
+    time) and asked the index 18,000 times for the 3,000 names its links use."""
+    notes = tmp_path / "vault" / "posts"
+    notes.mkdir(parents=True)
+    for i in range(20):
+        (notes / f"n{i}.md").write_text(f"[[n{(i + 1) % 20}]] [[Hub]] [[Someday]]\n", "utf-8")
+    mem = BlogMemory(tmp_path / "vault", tmp_path / "state")
+    try:
+        mem.posts.refresh()
+        commits: list[str] = []
+        lookups: list[str] = []
+        mem.graph._db.set_trace_callback(
+            lambda sql: commits.append(sql) if sql == "COMMIT" else None
+        )
+        mem.posts._db.set_trace_callback(
+            lambda sql: lookups.append(sql) if "FROM names" in sql else None
+        )
+        assert len(mem.sync_graph().links_added) == 60
+        assert len(commits) == 1
+        assert len(lookups) <= 22  # n0 … n19, Hub, Someday
+        assert mem.sync_graph(relink=True).empty and len(commits) == 2
+    finally:
+        mem.close()

@@ -90,6 +90,7 @@ class SQLiteCache:
         self._drop = "".join(f"DROP TABLE IF EXISTS {table};" for table in tables)
         self._schema = schema
         self._lock = threading.RLock()
+        self._depth = 0  # nested _tx: only the outermost commits
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = self._connect()
@@ -178,9 +179,11 @@ class SQLiteCache:
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        """The connection, under the lock; committed on success, rolled back on any error (a
-        damaged file is then moved aside by the ``rebuilt_when_damaged`` method)."""
+        """The connection, under the lock; committed on success (by the outermost ``_tx`` or
+        ``batch``), rolled back on any error (a damaged file is then moved aside by the
+        ``rebuilt_when_damaged`` method)."""
         with self._lock:
+            self._depth += 1
             try:
                 yield self._db
             except BaseException:
@@ -188,4 +191,15 @@ class SQLiteCache:
                     self._db.rollback()
                 raise
             else:
-                self._db.commit()
+                if self._depth == 1:
+                    self._db.commit()
+            finally:
+                self._depth -= 1
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every write inside as one transaction, committed at its end (under the lock: other
+        threads wait). The graph's sync of 3,000 notes committed each note apart: a third of
+        its time. A crash inside loses the batch whole, never half of it."""
+        with self._tx():
+            yield
