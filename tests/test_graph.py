@@ -365,3 +365,32 @@ def test_a_sync_is_one_transaction_and_resolves_each_name_once(tmp_path: Path) -
         assert mem.sync_graph(relink=True).empty and len(commits) == 2
     finally:
         mem.close()
+
+
+def test_a_file_a_note_embeds_is_no_note_not_written_yet(tmp_path: Path) -> None:
+    """The hundred images a vault embeds (``![[diagram.png]]``) were in the graph as notes
+    not written yet; a note named "Version 1.2" is still a note."""
+    notes = tmp_path / "vault" / "posts"
+    notes.mkdir(parents=True)
+    (notes / "a.md").write_text(
+        "![[diagram.png]] [[report.PDF|the report]] [[Version 1.2]] [[Board.canvas]]\n", "utf-8"
+    )
+    mem = BlogMemory(tmp_path / "vault", tmp_path / "state")
+    try:
+        mem.refresh()
+        types = {e["name"]: e["type"] for e in mem.graph.entities()}
+        assert types == {
+            "diagram.png": "attachment",
+            "report.PDF": "attachment",
+            "Version 1.2": "note",
+            "Board.canvas": "attachment",
+        }
+        # An extraction cannot make one, nor keep it one once gone.
+        mem.update_post_graph("posts/a.md", [ExtractedEntity(name="Chart", type="attachment")])
+        assert mem.graph.entity("Chart") == {"name": "Chart", "type": "concept", "description": ""}
+        mem.update_post_graph("posts/a.md", [ExtractedEntity(name="diagram.png", type="image")])
+        assert (mem.graph.entity("diagram.png") or {}).get("type") == "image"
+        mem.update_post_graph("posts/a.md", [])
+        assert (mem.graph.entity("diagram.png") or {}).get("type") == "attachment"
+    finally:
+        mem.close()

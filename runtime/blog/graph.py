@@ -5,7 +5,7 @@ from a post to a post or an entity, with a kind:
 
 - ``wikilink``: ``[[Note]]`` in the body or the ``wikiLinks`` field; to a post when the link
   resolves (the caller resolves it), else to an entity of type ``note`` (a note not written
-  yet, as Obsidian shows it);
+  yet, as Obsidian shows it), or ``attachment`` for a file (``![[diagram.png]]``, a PDF);
 - ``tag``: a frontmatter tag, to an entity of type ``tag``;
 - ``mention``: an entity an LLM extraction found in the post (its quotes kept as evidence).
 
@@ -21,7 +21,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -210,16 +210,38 @@ def entity_name(name: str) -> str:
     return name[:MAX_NAME_CHARS]
 
 
+# The graph's own types: a post's tag, a note not written yet, a file a note links to.
+_OWN_TYPES = ("tag", "note", "attachment")
+# The files an Obsidian vault links to that are not notes (its "accepted file formats").
+_ATTACHMENT_SUFFIXES = frozenset(
+    (
+        *(".png", ".jpg", ".jpeg", ".gif", ".bmp", ".svg", ".webp", ".avif", ".heic", ".tif"),
+        *(".tiff", ".mp3", ".webm", ".wav", ".m4a", ".ogg", ".3gp", ".flac", ".mp4", ".ogv"),
+        *(".mov", ".mkv", ".pdf", ".canvas", ".base", ".excalidraw", ".zip", ".csv"),
+    )
+)
+
+
+def _linked_type(target: str) -> str:
+    """What an unresolved wikilink names: an ``attachment`` (``![[diagram.png]]``, a PDF, a
+    canvas), else a ``note`` not written yet. The hundred images a vault embeds were listed
+    as notes not written yet."""
+    return (
+        "attachment" if PurePosixPath(target).suffix.casefold() in _ATTACHMENT_SUFFIXES else "note"
+    )
+
+
 def _clean(text: str, limit: int) -> str:
     return " ".join(text.split())[:limit]
 
 
 def _extracted_type(type_: str) -> str:
-    """The type of an extracted entity: ``tag`` and ``note`` are the graph's own (a tag of a
-    post, a note not written yet), so a model's are ``concept``: an extraction typed "note"
-    made an entity the export showed as an unwritten note, and kept it one."""
+    """The type of an extracted entity: ``tag``, ``note`` and ``attachment`` are the graph's
+    own (a tag of a post, a note not written yet, a file), so a model's are ``concept``: an
+    extraction typed "note" made an entity the export showed as an unwritten note, and kept
+    it one."""
     type_ = _clean(type_, 40)
-    return "concept" if not type_ or type_.casefold() in ("tag", "note") else type_
+    return "concept" if not type_ or type_.casefold() in _OWN_TYPES else type_
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +263,7 @@ def _unmentioned(db: sqlite3.Connection, key: str) -> None:
         )
     }
     if kinds and "mention" not in kinds:
-        type_ = "note" if "wikilink" in kinds else "tag"
+        type_ = _linked_type(key) if "wikilink" in kinds else "tag"
         db.execute("UPDATE entities SET type = ?, description = '' WHERE key = ?", (type_, key))
 
 
@@ -311,7 +333,7 @@ class EntityGraph(SQLiteCache):
             if not key:
                 return None
             known = entities.get(key)
-            if known is None or (known.type in ("tag", "note") and type_ not in ("tag", "note")):
+            if known is None or (known.type in _OWN_TYPES and type_ not in _OWN_TYPES):
                 entities[key] = _Entity(key, name, type_, _clean(description, 500))
             return key
 
@@ -319,7 +341,7 @@ class EntityGraph(SQLiteCache):
             target = target.strip()
             if target in post_paths:
                 wanted[(target, "post", "wikilink")] = []
-            elif (key := want_entity(target, "note")) is not None:
+            elif (key := want_entity(target, _linked_type(target))) is not None:
                 wanted[(key, "entity", "wikilink")] = []
         for tag in tags:
             if (key := want_entity(tag, "tag")) is not None:
@@ -382,7 +404,7 @@ class EntityGraph(SQLiteCache):
                     (key, entity.name, entity.type, entity.description),
                 )
                 delta.entities_added.append(entity.name)
-            elif entity.type not in ("tag", "note"):
+            elif entity.type not in _OWN_TYPES:
                 db.execute(
                     "UPDATE entities SET name = ?, type = ?, description = ? WHERE key = ?",
                     (entity.name, entity.type, entity.description or found[1], key),
