@@ -212,3 +212,29 @@ async def test_an_extraction_cannot_make_a_tag_or_an_unwritten_note(tmp_path: Pa
         assert graph.entity("x") == {"name": "x", "type": "concept", "description": ""}
     finally:
         await rt.close()
+
+
+async def test_an_extracted_hash_tag_is_the_tag(tmp_path: Path) -> None:
+    """A vault's notes have their ``#tags`` in the text, and a model named one: "#所有权"
+    was a concept beside the post's tag 所有权. "C#" and "#1" are no tags."""
+    blog = copy_blog(tmp_path / "blog")
+    model = _extraction(
+        [
+            {"name": "#所有权", "type": "tag"},
+            {"name": "C#", "type": "language"},
+            {"name": "#1", "type": "rank"},
+        ]
+    )
+    rt = writing_runtime(blog, model)
+    await rt.initialize()
+    try:
+        await rt.run_skill("UpdateGraph", {"path": "posts/rust-borrowing.md"})
+        graph = rt.memory.graph
+        names = {e["name"] for e in graph.entities()}
+        assert "#所有权" not in names and {"C#", "#1"} <= names
+        kinds = next(
+            r.kinds for r in graph.related("posts/rust-borrowing.md") if r.name == "所有权"
+        )
+        assert {"tag", "mention"} <= set(kinds)
+    finally:
+        await rt.close()

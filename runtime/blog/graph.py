@@ -207,7 +207,18 @@ def entity_name(name: str) -> str:
                 if start == "[[":
                     name = name.replace("\\|", "|").partition("|")[0].partition("#")[0].strip()
                 unwrapped = True
-    return name[:MAX_NAME_CHARS]
+    return _untagged(name)[:MAX_NAME_CHARS]
+
+
+def _untagged(name: str) -> str:
+    """``#rust`` as the tag it writes, ``rust``: an extraction from a vault's note, which
+    has its ``#tags`` in the text, made "#rust" a concept beside the tag ``rust``. Only a
+    tag's form: one word, not a number (``#1`` is no tag); ``C#`` is not touched."""
+    word = name[1:]
+    tag = word and not word.startswith("#") and not word.isdigit()
+    if name.startswith("#") and tag and not any(char.isspace() for char in word):
+        return word
+    return name
 
 
 # The graph's own types: a post's tag, a note not written yet, a file a note links to.
