@@ -394,3 +394,31 @@ def test_a_file_a_note_embeds_is_no_note_not_written_yet(tmp_path: Path) -> None
         assert (mem.graph.entity("diagram.png") or {}).get("type") == "attachment"
     finally:
         mem.close()
+
+
+def test_a_note_added_or_deleted_reads_again_only_the_links_naming_it(tmp_path: Path) -> None:
+    """A note added to or deleted from a vault of 3,000 re-resolved the links of all 3,000
+    (1.5 to 3.4 s); only the notes linking to it, or by a name it shares, may link otherwise."""
+    notes = tmp_path / "vault" / "posts"
+    notes.mkdir(parents=True)
+    for i in range(30):
+        (notes / f"n{i}.md").write_text(f"# Note {i}\n\n[[n{(i + 1) % 30}]]\n", encoding="utf-8")
+    (notes / "n0.md").write_text("# Note 0\n\n[[n1]] [[Someday]]\n", encoding="utf-8")
+    mem = BlogMemory(tmp_path / "vault", tmp_path / "state")
+    try:
+        mem.refresh()
+        updated: list[str] = []
+        mem.graph._db.set_trace_callback(
+            lambda sql: updated.append(sql) if sql.startswith("INSERT INTO posts") else None
+        )
+        (notes / "someday.md").write_text("# Someday\n", encoding="utf-8")
+        mem.refresh()
+        assert len(updated) == 2  # someday.md, and n0.md that links [[Someday]]
+        assert mem.graph.backlinks("posts/someday.md") == ["posts/n0.md"]
+        (notes / "n5.md").unlink()
+        mem.refresh()
+        assert len(updated) == 3  # n4.md, which linked [[n5]]
+        assert mem.graph.entity("n5") == {"name": "n5", "type": "note", "description": ""}
+        assert mem.graph.export_json() == _fresh_graph(tmp_path / "vault", tmp_path / "fresh")
+    finally:
+        mem.close()

@@ -96,18 +96,16 @@ class BlogMemory:
         again, so a post deleted or renamed on disk was reported as "0 links removed" (the
         refresh had dropped them, and said so to no one)."""
         report = self.posts.refresh()
-        relink = bool(report.added or report.removed)
-        delta = self.sync_graph(relink=relink, changed=report.updated)
-        return report, delta
+        return report, self.sync_graph(changed=report.updated)
 
     def sync_graph(self, *, relink: bool = False, changed: Iterable[str] = ()) -> GraphDelta:
         """Update the graph for posts whose hash it has not seen, and drop removed posts.
 
-        ``relink`` re-resolves every post's wikilinks (after posts were added or removed, a
-        link may now point at a post, or no longer); unchanged links are not rewritten.
-        ``changed`` (posts edited: their title or aliases may be new) re-resolves the links
-        that may name them otherwise now (``EntityGraph.relinked_by``). Both are also found
-        here, from what the graph holds (``_unsynced``).
+        ``relink`` re-resolves every post's wikilinks; unchanged links are not rewritten.
+        Else the posts added, removed or ``changed`` (edited: their title or aliases may be
+        new; also found here, from what the graph holds, ``_unsynced``) re-resolve only the
+        links that may name a post otherwise now (``_stale``): a note added to or deleted from
+        a vault of 3,000 re-resolved the links of all 3,000 (1.5 to 3.4 s).
         """
         with self.graph.batch():
             return self._sync(relink, changed)
@@ -117,8 +115,7 @@ class BlogMemory:
         graph = self.graph
         indexed = {meta.path: meta for meta in self.posts.all_posts()}
         gone, added, edited = self._unsynced(indexed)
-        relink = relink or bool(gone or added)
-        stale = set() if relink else self._stale([*changed, *edited], indexed)
+        stale = set() if relink else self._stale([*changed, *edited, *added, *gone], indexed)
         for path in sorted(gone):
             delta += graph.remove_post(path)
         resolved: dict[str, str | None] = {}
@@ -162,8 +159,8 @@ class BlogMemory:
         one of them (a title, an alias, a file name): the link goes to the post it names first,
         and an edited post may now come first. A note retitled "待写的笔记", the title of
         another note, took the links naming it (by path, in a fresh build), and the notes
-        linking to it still linked to the other one. A new post counts as edited: the links
-        naming it were unwritten notes until the next post added or removed."""
+        linking to it still linked to the other one. A post added or removed counts as
+        edited: the links naming it were unwritten notes, or named it."""
         if not edited:
             return set()
         names = {
