@@ -47,7 +47,7 @@ from skillrt.skills.writing.checks import (
 )
 from skillrt.skills.writing.figures import figures_from
 from skillrt.skills.writing.on_topic import grounded
-from skillrt.skills.writing.passages import question_terms, terms
+from skillrt.skills.writing.passages import names_from, question_terms, terms
 from skillrt.skills.writing.prompts import clip, code_block
 from skillrt.skills.writing.repeats import (
     not_circular,
@@ -440,7 +440,9 @@ def _unfit(
     inline code span with a name none of them holds) or
     ``grounded`` (its words, in the main, the pages'; an answer under 12 words of its own is
     not judged there), ``figures_from`` (its figures are the pages', their titles' and
-    addresses', or the question's), ``cited_figures`` (each sentence's figures are in the
+    addresses', or the question's), ``names_from`` (a short answer's names are the pages' or
+    the question's: "The capital is Athens [1]." from a page that says Poseidonia),
+    ``cited_figures`` (each sentence's figures are in the
     pages it cites), ``not_refusing`` ("As an AI language model, I cannot browse the
     internet", unless a page says it), ``not_cut_short`` (it stops mid-sentence:
     "…Poseidonia, which"),
@@ -472,6 +474,7 @@ def _unfit(
             pages=True,
         ),
         cited_figures(pages, question),
+        names_from(*(_source_text(p) for p in pages), question=question, pages=True),
         *([answer_language(question, lang)] if lang else []),
     ]
     _, verdicts = run_checks(Generated(text=text), checks)
