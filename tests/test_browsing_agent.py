@@ -438,3 +438,39 @@ async def test_a_final_answer_that_fails_its_checks_is_refused_then_not_shown_as
     else:
         assert msg.data["success"] is False and msg.data["reason"] == "unsuccessful"
         assert "failed its checks twice" in msg.content and "Source:" not in msg.content
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "done"),
+    [
+        ("Atlantis had 9,600 ships.", "The capital of Atlantis is Poseidonia.", True),
+        ("Atlantis had 9,600 ships.", "It sank in 9600 BC, with 1,200 ships.", False),
+        (
+            "Modern historians believe the legend was invented by philosophers to teach "
+            "lessons about pride and downfall in ancient Greek society.",
+            "The capital of Atlantis is Poseidonia.",
+            True,
+        ),
+    ],
+    ids=["figure-then-answer", "figures-twice", "ungrounded-then-answer"],
+)
+async def test_a_final_answer_the_pages_do_not_hold_is_refused(
+    site: TestSite, tmp_path: Path, first: str, then: str, done: bool
+) -> None:
+    """Browse's final answer was checked for refusals and answers cut short, never against
+    the pages: a figure no page gives ("9,600 ships" from a page with none) and an answer of
+    words no page has were reported as the task's result, done."""
+    answers = [first, then]
+
+    def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+        answer = answers[0] if len(answers) == 1 else answers.pop(0)
+        return [{"action": "done", "answer": answer}]
+
+    rt = make_runtime(tmp_path, agent_model(policy))
+    task = "Find the capital of Atlantis"
+    msg = await run_browse(rt, task=task, url=site.url("/articles/atlantis"))
+    if done:
+        assert msg.state == "COMPLETED" and msg.content.startswith(then), msg.content
+    else:
+        assert msg.data["success"] is False and msg.data["reason"] == "unsuccessful"
+        assert "figures" in msg.data["detail"] and "Source:" not in msg.content

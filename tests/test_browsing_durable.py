@@ -241,3 +241,40 @@ async def test_a_follow_up_window_of_zero_starts_afresh(site: TestSite, tmp_path
     assert not any(p.startswith("/results") for p in seen)
     await rt.close()
     await close_pending_browsers()
+
+
+async def test_a_resumed_task_judges_its_answer_by_the_pages_seen_before_the_pause(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """The final answer is judged by the pages the model was shown (``figures``): those of
+    the turns before a pause come back from the journal, or a resumed task would refuse an
+    answer from the page it saw first ("Link 42" is on /many, not on the article)."""
+    calls: list[str] = []
+    gate = asyncio.Event()
+
+    def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+        if page.path == "/many":
+            return [{"action": "goto", "url": site.url("/articles/atlantis")}]
+        return [{"action": "done", "answer": "Poseidonia; the list shows it as Link 42."}]
+
+    inner = agent_model(policy, calls=calls).fn
+
+    async def held(messages: list[Any], options: Any) -> Any:
+        if len(calls) == 2:  # the navigator of step 1 waits until the pause is asked for
+            await gate.wait()
+        return inner(messages, options)
+
+    rt = make_runtime(tmp_path, FunctionModel(held), {"checkpoints": True})
+    task = "Find the capital of Atlantis and its link number"
+    job = asyncio.create_task(rt.run_skill("Browse", {"task": task, "url": site.url("/many")}))
+    while len(calls) < 2:
+        await asyncio.sleep(0.01)
+    task_id = rt.current_task_id
+    assert task_id is not None and rt.pause() is True
+    gate.set()
+    assert (await job).state == "PAUSED"
+    done = await rt.resume_task(task_id)
+    await rt.close()
+    await close_pending_browsers()
+    assert done is not None and done.state == "COMPLETED", done and done.content
+    assert "Link 42" in done.data["answer"]

@@ -53,12 +53,15 @@ from skillrt.skills.browsing.secret_guard import SecretGuard, SecretNotSent
 from skillrt.skills.browsing.turns import AgentStep, EndReason, Plan, TurnOutcome, TurnRecord
 from skillrt.skills.browsing.typed_secrets import TypedSecrets
 from skillrt.skills.writing.checks import (
+    Check,
     Generated,
     not_cut_short,
     not_degenerate,
     not_refusing,
     run_checks,
 )
+from skillrt.skills.writing.figures import figures_from
+from skillrt.skills.writing.on_topic import grounded
 from skillrt.skills.writing.scaffold import without_echo
 
 if TYPE_CHECKING:
@@ -74,6 +77,8 @@ __all__ = ["AgentResult", "AgentStep", "BrowserAgent", "EndReason"]
 HISTORY_IN_PROMPT = 12
 EXTRACTS_IN_PROMPT = 6
 EXTRACTS_KEPT = 20
+SEEN_CHARS = 40_000  # of one page's text kept to judge the final answer by
+SEEN_PAGES = 40  # texts kept so (the first ones: the rest are not added)
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -141,6 +146,8 @@ class BrowserAgent:
         self.plan: Plan | None = None
         self.memory = ""
         self.extracted: list[str] = []
+        self.seen: dict[str, str] = {}  # the pages' text shown to the model, by digest
+        self._seen_now: list[str] = []  # ... first shown in the turn running
         self.pending_answer: str | None = None
         self.pending_failed = False  # the navigator said done, but that it did not succeed
         self.replan = True
@@ -184,6 +191,7 @@ class BrowserAgent:
                 await self.browser.goto(target)  # refused or unreachable: fatal
                 self._navigated()
         step = AgentStep(number=number)
+        self._seen_now = []
         outcome: AgentResult | None = None
         try:
             outcome = await self._step(step)
@@ -207,6 +215,7 @@ class BrowserAgent:
             nudge=self._nudge,
             plan=None if self.plan is None else self.plan.model_dump(mode="json"),
             repeats=dict(self._repeats),
+            seen=self._seen_now,
             outcome=None
             if outcome is None
             else TurnOutcome(
@@ -229,6 +238,8 @@ class BrowserAgent:
         self.failures = record.failures
         self.memory = record.memory or ""
         self.extracted = list(record.extracted)
+        for text in record.seen:  # (a resumed task: the pages its finished turns were shown)
+            self._saw(text)
         self.pending_answer = record.pending_answer
         if record.pending_answer is None:
             self.pending_failed = False
@@ -247,8 +258,17 @@ class BrowserAgent:
             outcome.success, outcome.answer, outcome.reason, outcome.detail, self.url, self.history
         )
 
+    def _saw(self, text: str) -> None:
+        """Keep a page's text the model was shown (``seen``), for judging its final answer,
+        and for the turn's record when it is new."""
+        key = hashlib.sha256(text.encode()).hexdigest()[:16]
+        if key not in self.seen and len(self.seen) < SEEN_PAGES:
+            self.seen[key] = text[:SEEN_CHARS]
+            self._seen_now.append(self.seen[key])
+
     async def _step(self, step: AgentStep) -> AgentResult | None:
         observation = await self.browser.observe()
+        self._saw(observation.render())
         step.url = observation.url
         where = self.secrets.redact(observation.url)
         self.ctx.progress(step.number, self.max_steps, f"Step {step.number}", where)
@@ -334,6 +354,7 @@ class BrowserAgent:
         nonce = new_nonce()
         text = truncate_tokens(await self.browser.page_text(), self.text_tokens)
         page = f"Page: {self.browser.url}\n{text}"  # the URL is the page's choice too
+        self._saw(page)
         body = f"Question: {question}\n{fence_untrusted(page, nonce)}"
         parsed = await self._ask("extract", body, ExtractOutput, nonce)
         return parsed.answer if parsed.found else f"{_NOT_ON_PAGE} {parsed.answer}"
@@ -557,10 +578,26 @@ class BrowserAgent:
         if _NOT_ON_PAGE in answer:  # (an extract's "not found", passed on as the result)
             return f"it is an extract the page did not answer ({truncate_tokens(answer, 40)})"
         seen = (self.task, self.memory, *self.extracted)  # (what a page said is the page's)
-        checks = [not_degenerate, not_refusing(*seen), not_cut_short]
+        checks = [not_degenerate, not_refusing(*seen), not_cut_short, *self._grounding()]
         _, verdicts = run_checks(Generated(text=answer), checks)
         failed = [f"{v.name}: {v.reason}" for v in verdicts if not v.passed]
         return "; ".join(failed) or None
+
+    def _grounding(self) -> list[Check]:
+        """The checks that the answer is the pages': ``grounded`` and ``figures_from``, against
+        the pages' text the model was shown (``seen``, journalled with each turn, so a resumed
+        task judges by the same) and the task: "The default maximum is 1024 threads." from a
+        page that says 512 was reported as the task's result, done. None when no page's text
+        was kept (a task journalled before this was: nothing to judge by). A short answer's
+        names (``names_from``) are not judged here: a task's answer may come from what it
+        typed or chose as much as from what a page said."""
+        pages = [*self.seen.values(), *self.extracted]
+        if not self.seen:
+            return []
+        return [
+            grounded(*pages, pages=True),
+            figures_from(*pages, question=self.task, pages=True),
+        ]
 
     def _instructions(self) -> list[str]:
         """What the model was told (the task, the planner's and the navigator's rules): an

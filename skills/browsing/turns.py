@@ -16,7 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from skillrt.skills.browsing.schemas import (
     NavigatorState,
@@ -74,6 +80,18 @@ class TurnRecord(_Record):
     plan: dict[str, Any] | None = None
     repeats: dict[str, int] = Field(default_factory=dict)
     outcome: TurnOutcome | None = None
+    # The pages' text the model was first shown in this turn (observations, extracts' pages):
+    # what a final answer is judged by, so a resumed task judges it by the same pages.
+    seen: list[str] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_nothing_seen(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Its JSON without ``seen`` when there is none: a record keeps the keys an older
+        version wrote, so each version reads the other's journal as it is."""
+        data: dict[str, Any] = dump(self)
+        if not data.get("seen"):
+            data.pop("seen", None)
+        return data
 
 
 @dataclass(slots=True)
