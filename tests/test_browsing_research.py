@@ -635,6 +635,52 @@ def test_a_byte_order_mark_says_how_a_page_is_decoded(body: bytes, text: str) ->
     assert page.text() == text and not page.looks_binary
 
 
+WAL_ZH = "预写日志（WAL）模式下，读者不会阻塞写者，写者也不会阻塞读者。"
+WAL_JA = "ログ先行書き込みモードでは、読み取りは書き込みをブロックしません。"
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        (WAL_ZH, "gbk"),
+        (WAL_JA, "shift_jis"),
+        (WAL_JA, "euc_jp"),
+        ("讀者不會阻塞寫者，寫者也不會阻塞讀者。", "big5"),
+        ("Le café crème, naïve.", "cp1252"),
+    ],
+)
+def test_a_page_whose_charset_nothing_says_is_decoded_by_what_it_is(text: str, codec: str) -> None:
+    """A GBK page with no charset in its header or ``<meta>`` was decoded as UTF-8, every
+    Chinese character a "�"."""
+    from skillrt.skills.browsing.fetcher import Fetched
+
+    body = f"<html><body><p>{text}</p></body></html>".encode(codec)
+    page = Fetched(url="http://x.example/", status=200, content_type="text/html", body=body)
+    assert page.text() == body.decode(codec) and "\ufffd" not in page.text()
+    cut = f"<p>{text}".encode(codec)[:-1]  # (capped mid-character: the rest is as it was)
+    assert Fetched("http://x/", 200, "text/html", cut).text() == cut.decode(codec, "ignore")
+
+
+async def test_a_gbk_page_without_a_charset_is_read_as_chinese(tmp_path: Path) -> None:
+    """Read as UTF-8, the page's title was "����" in the sources, and a Chinese answer was
+    shown as done over a page of "�"."""
+    from tests.netsec_support import Server
+
+    page = f"<html><head><title>预写日志</title></head><body><p>{WAL_ZH}</p></body></html>"
+    routes = {"/wal": (200, {"Content-Type": "text/html"}, page.encode("gbk"))}
+    with Server(routes) as server:
+        model = research_model("预写日志模式下，读者不会阻塞写者 [1]。")
+        rt = make_runtime(tmp_path, model)
+        try:
+            msg = await rt.run_skill(
+                "ResearchWeb", {"question": f"{server.url('/wal')} 关于 WAL 说了什么？"}
+            )
+        finally:
+            await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert msg.data["sources"][0]["title"] == "预写日志" and "\ufffd" not in msg.content
+
+
 def test_a_binary_body_served_as_a_page_is_no_text() -> None:
     from skillrt.skills.browsing.fetcher import Fetched
 

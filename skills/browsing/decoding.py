@@ -11,16 +11,20 @@ A gzip body may be several gzip members one after another (RFC 1952; what ``cat 
 makes, and what some servers stream): each member is decoded in turn, as ``gzip.decompress``
 does, where one inflater would stop silently at the end of the first and cut the page there.
 Bytes after the last member that start no other (zero padding) are ignored.
+
+``guess_text`` decodes a page whose charset nothing says (``Fetched.text``).
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 import zlib
 from collections.abc import Iterator
 
 from skillrt.exceptions import BrowserError
 
-__all__ = ["PIECE", "CappedDecoder"]
+__all__ = ["PIECE", "CappedDecoder", "guess_text"]
 
 PIECE = 256 * 1024
 """The most one decompression step produces (bytes)."""
@@ -103,3 +107,45 @@ class CappedDecoder:
             piece = piece[:room]
         self.size += len(piece)
         return piece
+
+
+# --- a page's text, its charset unsaid ----------------------------------------------------------
+
+_KANA = re.compile("[\u3040-\u30ff]")
+_CJK = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff01-\uff5e]")  # (and CJK punctuation)
+_JUDGED_CHARS = 65_536  # of the decoded text, scored
+_LEGACY = (  # codec, the characters most of a page's non-ASCII text is in when it is right
+    ("cp932", _KANA, 0.2),  # Shift_JIS (Japanese always writes kana)
+    ("euc_jp", _KANA, 0.2),
+    ("gb18030", _CJK, 0.6),  # GBK, GB2312
+    ("big5", _CJK, 0.6),
+)
+
+
+def _strict(body: bytes, codec: str) -> str | None:
+    """``body`` decoded with ``codec``, or None when it is not valid in it (a character cut
+    off at its end, where the body was capped, is left out, not held against it)."""
+    try:
+        return codecs.getincrementaldecoder(codec)(errors="strict").decode(body, final=False)
+    except UnicodeDecodeError:
+        return None
+
+
+def guess_text(body: bytes) -> str:
+    """``body`` as text when nothing says its charset (no header, no ``<meta>``, no
+    byte-order mark): UTF-8 when it is valid UTF-8, else the legacy CJK encoding whose
+    decoding is mostly that script's characters, else Windows-1252. A GBK page served as
+    ``text/html`` was read as UTF-8, every Chinese character a "�", and a Chinese answer to
+    it shown as done; a Shift_JIS one too."""
+    text = _strict(body, "utf-8")
+    if text is not None:
+        return text
+    for codec, script, share in _LEGACY:
+        text = _strict(body, codec)
+        if text is None:
+            continue
+        judged = text[:_JUDGED_CHARS]
+        other = sum(1 for ch in judged if ord(ch) > 0x7F)
+        if other and len(script.findall(judged)) >= share * other:
+            return text
+    return _strict(body, "cp1252") or body.decode("latin-1")

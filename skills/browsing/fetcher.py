@@ -23,7 +23,7 @@ from urllib.parse import urlencode, urljoin
 import httpx
 
 from skillrt.exceptions import BrowserError
-from skillrt.skills.browsing.decoding import CappedDecoder
+from skillrt.skills.browsing.decoding import CappedDecoder, guess_text
 from skillrt.skills.browsing.firewall import URLFirewall
 from skillrt.skills.browsing.pinning import PinnedTransport, pinned
 
@@ -85,10 +85,12 @@ class Fetched:
         if encoding is None and self.is_html:
             found = _META_CHARSET.search(self.body[:4096])
             encoding = found.group(1).decode("ascii") if found else None
+        if encoding is None:
+            return guess_text(self.body)
         try:
-            return self.body.decode(encoding or "utf-8", errors="replace")
+            return self.body.decode(encoding, errors="replace")
         except LookupError:
-            return self.body.decode("utf-8", errors="replace")
+            return guess_text(self.body)
 
 
 class SafeFetcher:
