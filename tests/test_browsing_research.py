@@ -954,3 +954,21 @@ def test_a_versions_last_zero_is_the_same_version(page: str, answer: str) -> Non
     """ "Rust 1.78 adds them" from the Rust 1.78.0 page was refused as a figure no page has."""
     pages = [{"url": "http://x/a", "title": "Release", "text": page}]
     assert "figures" not in unfit_answer(answer, pages, question="what is new?")
+
+
+@pytest.mark.parametrize(
+    ("page", "answer", "fit"),
+    [
+        ("Version 1.10 was released in May.", "Version 1.1 was released in May [1].", False),
+        ("Python 3.10 is out.", "Python 3.1 is out [1].", False),
+        ("Python 3.1 is out.", "Python 3.10 is out [1].", False),
+        ("Python 3.10 is out.", "Python 3.10 is out [1].", True),
+        ("A ticket costs 1.50 euros.", "A ticket costs 1.5 euros [1].", True),  # (a decimal)
+        ("Rust 1.0 shipped in May.", "Rust 1.0.0 shipped in May [1].", True),
+    ],
+)
+def test_a_versions_trailing_zero_makes_another_version(page: str, answer: str, fit: bool) -> None:
+    """``1.10`` and ``1.1`` were one figure (a decimal's trailing zero is none): "Version 1.1
+    was released in May [1]." passed from a page that says it of 1.10."""
+    pages = [{"url": "http://x/a", "title": "Releases", "text": page}]
+    assert ("figures" not in unfit_answer(answer, pages, "en", "what is new?")) is fit

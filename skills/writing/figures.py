@@ -56,18 +56,35 @@ def _figures(text: str) -> dict[str, tuple[str, set[str]]]:
     """Each figure in ``text``, by its canonical form (``_canonical``): as first written, and
     its forms (with its scale, ``1.4 million`` is ``1400000`` too)."""
     found: dict[str, tuple[str, set[str]]] = {}
-    prose = _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", text))
-    for match in _NUMBER.finditer(_NOT_FIGURES.sub(" ", prose)):
+    prose = _NOT_FIGURES.sub(" ", _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", text)))
+    for match in _NUMBER.finditer(prose):
         written = match.group(1)
         scale = (match.group(2) or match.group(3) or "").casefold()
+        version = _VERSION_BEFORE.search(prose, max(0, match.start() - 40), match.start())
         # a comma that does not group thousands parts a list ("10,20"): two figures
         each = [written] if _GROUPED.fullmatch(written) else written.split(",")
         for i, one in enumerate(each):
-            forms = {_canonical(one)}
+            forms = {_as_version(one)} if version else {_canonical(one), _as_version(one)}
             if scale and i == len(each) - 1:  # ("1.4 million": 1400000 too)
                 forms.add(_canonical(_scaled(one, _SCALES[scale])))
-            found.setdefault(_canonical(one), (one, set()))[1].update(forms)
+            found.setdefault(_as_version(one), (one, set()))[1].update(forms)
     return found
+
+
+# What a version follows: a name ("Python 3.10", "Tokio 1.10") or "version", "release".
+_VERSION_BEFORE = re.compile(r"(?:\b[A-Z][\w.+#-]*|\b(?i:version|release|v))\s*$")
+
+
+def _as_version(written: str) -> str:
+    """A figure as a version compares: thousands' commas and each part's leading zeros out,
+    its last ``.0`` parts too (``1.78.0`` is ``1.78``), but not a part's own trailing zeros:
+    ``1.10`` is not ``1.1``. After a name or "version" ("Version 1.10 was released in May"),
+    a figure is compared so only: "Version 1.1 was released in May [1]." passed as the page's
+    1.10, a decimal's trailing zero being no figure's (``1.50`` is ``1.5``)."""
+    parts = [p.lstrip("0") or "0" for p in written.replace(",", "").split(".")]
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)
 
 
 def _canonical(written: str) -> str:
