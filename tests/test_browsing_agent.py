@@ -474,3 +474,18 @@ async def test_a_final_answer_the_pages_do_not_hold_is_refused(
     else:
         assert msg.data["success"] is False and msg.data["reason"] == "unsuccessful"
         assert "figures" in msg.data["detail"] and "Source:" not in msg.content
+
+
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+async def test_a_redirect_loop_is_named_as_one(
+    site: TestSite, tmp_path: Path, backend: str
+) -> None:
+    """In Chromium a redirect loop went on to the navigation's deadline and the task said
+    "timed out fetching …: no complete answer within 20 s", not what had happened."""
+    model = agent_model(lambda page, prompt: [])
+    rt = make_runtime(tmp_path, model, timeout_s=15)
+    started = time.monotonic()
+    msg = await run_browse(rt, task="read it", url=site.url("/loop"), backend=backend)
+    assert msg.state == "ERROR" and model.call_count == 0
+    assert f"more than 10 redirects from {site.url('/loop')}" in msg.content, msg.content
+    assert "timed out" not in msg.content and time.monotonic() - started < 15

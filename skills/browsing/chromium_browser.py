@@ -222,6 +222,7 @@ class ChromiumBrowser:
         self._context: BrowserContext | None = None
         self._page: Page | None = None
         self._refused: list[URLNotAllowed | BrowserError] = []
+        self._chain: tuple[str, str, int] = ("", "", 0)  # a navigation's redirects: from, to, n
         self._history: list[str] = []
         self._elements: list[Element] = []
         self._viewport = Viewport()
@@ -343,6 +344,9 @@ class ChromiumBrowser:
                 await answer.aclose()
             target = urljoin(url, location)
             if navigation:  # the browser asks for the next hop itself, and the route checks it
+                if main_frame and self._redirected(url, target):
+                    await route.abort("failed")
+                    return
                 stub = {"content-type": "text/html", **answer.set_cookies()}
                 await route.fulfill(status=200, headers=stub, body=_stub(target))
                 return
@@ -358,6 +362,20 @@ class ChromiumBrowser:
             await self._deliver(route, answer, navigation, main_frame)
         finally:
             await answer.aclose()
+
+    def _redirected(self, url: str, target: str) -> bool:
+        """Count a navigation's redirects (each one a stub page the browser follows); True,
+        the error noted, past ``MAX_REDIRECTS``, as the HTTP backend's fetcher says it. A
+        redirect loop went on to the navigation's deadline and was reported as "timed out
+        fetching …: no complete answer within 5 s"."""
+        start, expected, hops = self._chain
+        if url != expected:  # (a navigation of its own, not the next hop of one)
+            start, hops = url, 0
+        self._chain = (start, target, hops + 1)
+        if hops + 1 <= MAX_REDIRECTS:
+            return False
+        self._refused.append(BrowserError(f"more than {MAX_REDIRECTS} redirects from {start}"))
+        return True
 
     async def _deliver(
         self, route: Route, answer: RouteAnswer, navigation: bool, main_frame: bool
