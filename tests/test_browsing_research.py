@@ -972,3 +972,40 @@ def test_a_versions_trailing_zero_makes_another_version(page: str, answer: str, 
     was released in May [1]." passed from a page that says it of 1.10."""
     pages = [{"url": "http://x/a", "title": "Releases", "text": page}]
     assert ("figures" not in unfit_answer(answer, pages, "en", "what is new?")) is fit
+
+
+async def test_a_page_with_no_title_is_listed_by_its_address(tmp_path: Path) -> None:
+    """Its title is its address, which ``plain_title`` takes out: the source was listed as
+    "1. [](http://…)"."""
+    from tests.netsec_support import Server
+
+    page = b"<html><body><p>The capital of Atlantis is Poseidonia.</p></body></html>"
+    with Server({"/atlantis": (200, {"Content-Type": "text/html"}, page)}) as server:
+        rt = make_runtime(tmp_path, research_model("The capital is Poseidonia [1]."))
+        try:
+            msg = await rt.run_skill(
+                "ResearchWeb", {"question": f"What is the capital? {server.url('/atlantis')}"}
+            )
+        finally:
+            await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    address = server.url("/atlantis")
+    assert f"1. [{address.split('://')[1]}]({address})" in msg.content and "[](" not in msg.content
+
+
+async def test_a_page_its_scripts_write_says_so_not_empty(tmp_path: Path) -> None:
+    """A JavaScript app's page was refused as "empty page", the user left to guess why."""
+    from tests.netsec_support import Server
+
+    page = (
+        b"<html><head><title>App</title></head><body><div id=app></div><script>"
+        b"document.getElementById('app').innerText = 'Poseidonia';</script></body></html>"
+    )
+    with Server({"/app": (200, {"Content-Type": "text/html"}, page)}) as server:
+        rt = make_runtime(tmp_path, research_model("never asked"))
+        try:
+            msg = await rt.run_skill("ResearchWeb", {"question": f"research {server.url('/app')}"})
+        finally:
+            await rt.close()
+    assert msg.state == "ERROR" and "empty page" not in msg.content
+    assert f"{server.url('/app')}: no text without its scripts" in msg.content

@@ -26,7 +26,7 @@ from skillrt.skill.conversation import PAGE_QUOTE
 from skillrt.skill.definition import SkillResult
 from skillrt.skills.browsing.backends import firewall_from_config
 from skillrt.skills.browsing.config import browser_config
-from skillrt.skills.browsing.fetcher import SafeFetcher
+from skillrt.skills.browsing.fetcher import Fetched, SafeFetcher
 from skillrt.skills.browsing.page_reader import read_page
 from skillrt.skills.browsing.prompts import fence_untrusted, new_nonce, truncate_tokens
 from skillrt.skills.browsing.search import search_provider
@@ -73,6 +73,7 @@ __all__ = [
     "plain_title",
     "question_terms",
     "research",
+    "shown_title",
     "unfit_answer",
 ]
 
@@ -127,6 +128,15 @@ def plain_title(title: str) -> str:
     words = _LINK.sub(lambda m: "" if m.group(0).startswith("!") else m.group(1), title)
     words = re.sub(r"(?:https?|ftp|file)://[^\s\]]+", "", words, flags=re.I)  # (linked by some)
     return _LINK_SIGNS.sub(r"\\\1", " ".join(words.split()))
+
+
+def shown_title(page: dict[str, Any]) -> str:
+    """A page's title as its link shows it (``plain_title``), or, when that leaves nothing (a
+    page with no ``<title>``, whose title is then its address, which ``plain_title`` takes
+    out), its address without the scheme: such a source was listed as "1. [](http://…)".
+    """
+    address = re.sub(r"^[a-z][a-z0-9+.-]*://", "", str(page.get("url", "")), flags=re.I)
+    return plain_title(str(page.get("title", ""))) or _LINK_SIGNS.sub(r"\\\1", address)
 
 
 def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitations:
@@ -210,8 +220,19 @@ async def _read(fetcher: SafeFetcher, url: str, parse_timeout_s: float) -> dict[
         "ok": ok,
         "title": title or fetched.url,
         "text": text[:PAGE_CHARS_STORED],
-        "error": "" if ok else "empty page",
+        "error": "" if ok else _why_empty(fetched),
     }
+
+
+_SCRIPT = re.compile(rb"<script\b", re.I)
+
+
+def _why_empty(fetched: Fetched) -> str:
+    """Why a page read has no text: a page whose text its scripts write (a JavaScript app)
+    was said to be "empty page", and the user left to guess why."""
+    if fetched.is_html and _SCRIPT.search(fetched.body):
+        return "no text without its scripts (they write it; pages are read without running them)"
+    return "empty page"
 
 
 def _step_key(prefix: str, text: str) -> str:
@@ -557,9 +578,7 @@ def _unanswered(
     for the answer the model did not give."""
     refused = "; ".join(en for en, _ in unfit)
     said = "；".join(zh for _, zh in unfit)
-    listed = "\n".join(
-        f"{i}. [{plain_title(p['title'])}]({p['url']})" for i, p in enumerate(pages, 1)
-    )
+    listed = "\n".join(f"{i}. [{shown_title(p)}]({p['url']})" for i, p in enumerate(pages, 1))
     passages = best_passages(question, pages)
     # As written, in a block that shows it as text (no link, image or HTML of the page's is
     # rendered) and that the conversation never sends to a model (``PAGE_QUOTE``).
@@ -639,7 +658,7 @@ def _compose(
     if sources:
         heading = ctx.say("来源", "Sources")
         lines.append(f"\n## {heading}\n" if note else f"\n**{heading}**\n")
-        lines.extend(f"{s['n']}. [{plain_title(s['title'])}]({s['url']})" for s in sources)
+        lines.extend(f"{s['n']}. [{shown_title(s)}]({s['url']})" for s in sources)
     removed = len(checked.invalid) + len(checked.unlinked)
     if removed:
         lines.append(
