@@ -474,6 +474,21 @@ async def test_a_final_answer_the_pages_do_not_hold_is_refused(
     else:
         assert msg.data["success"] is False and msg.data["reason"] == "unsuccessful"
         assert "figures" in msg.data["detail"] and "Source:" not in msg.content
+        assert f"The answer that failed them: {then}" in msg.content  # (not "What was found")
+        assert "found so far" not in msg.content
+
+
+async def test_an_answer_refused_then_given_again_ends_saying_why(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """The navigator giving its refused answer again ended "the same actions kept
+    repeating", the refusal and its reason unsaid."""
+    answer = [{"action": "done", "answer": "Atlantis had 9,600 ships."}]
+    rt = make_runtime(tmp_path, agent_model(lambda page, prompt: answer))
+    task = "Find the capital of Atlantis"
+    msg = await run_browse(rt, task=task, url=site.url("/articles/atlantis"))
+    assert msg.data["success"] is False and msg.data["reason"] == "repeated_action"
+    assert "its answer was refused (figures: " in msg.content and "(9,600)" in msg.content
 
 
 @pytest.mark.parametrize("backend", BACKENDS, indirect=True)

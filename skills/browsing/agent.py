@@ -87,6 +87,7 @@ _NOT_ON_PAGE = "(not on this page)"
 mark is no answer found: ``BrowserAgent._unfit``)."""
 
 _ANSWER_REFUSED = "answer refused"
+CHECKS_FAILED_TWICE = "the answer failed its checks twice"  # (a result's detail opens so)
 """How a final answer that failed its checks is journalled among a step's results: the
 first one is refused and the task goes on; a second ends it, unsuccessful."""
 
@@ -285,7 +286,7 @@ class BrowserAgent:
             return None
         if self._repeated(step, observation, actions):
             if step.nudge is None:
-                return self._end("repeated_action", "the same actions kept repeating")
+                return self._end("repeated_action", self._repeating())
             return None
         for action in actions:
             self.ctx.signal.raise_if_aborted()
@@ -619,7 +620,7 @@ class BrowserAgent:
                 False,
                 self._answer(plan),
                 "unsuccessful",
-                f"the answer failed its checks twice ({reason})",
+                f"{CHECKS_FAILED_TWICE} ({reason})",
                 self.browser.url or self.url,
                 self.history,
             )
@@ -633,6 +634,18 @@ class BrowserAgent:
             "the pages and give it in full sentences, or say done with success false."
         )
         return None
+
+    def _repeating(self) -> str:
+        """Why the task ends repeating itself, with why its answer was refused when it was:
+        a navigator giving the refused "The default maximum is 1024 threads." again ended
+        with "the same actions kept repeating", the refusal and its reason unsaid."""
+        refused = [
+            r for s in self.history for r in s.results if r.startswith(f"{_ANSWER_REFUSED}:")
+        ]
+        if not refused:
+            return "the same actions kept repeating"
+        why = refused[-1].split(":", 1)[1].strip()
+        return f"the same actions kept repeating; its answer was refused ({why})"
 
     def _end(self, reason: EndReason, detail: str) -> AgentResult:
         self._status(f"Stopped: {detail}")

@@ -131,7 +131,7 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         start = previous["url"]
         task = f"{task}\n(A follow-up to the previous task: {previous['task']})"
     await import_off_loop(_BROWSE_MODULES)
-    from skillrt.skills.browsing.agent import BrowserAgent
+    from skillrt.skills.browsing.agent import CHECKS_FAILED_TWICE, BrowserAgent
     from skillrt.skills.browsing.backends import open_browser
     from skillrt.skills.browsing.secret_guard import SecretGuard
 
@@ -171,7 +171,11 @@ async def browse(ctx: SkillContext, params: BrowseParams) -> SkillResult:
         f"浏览任务未完成（{_REASONS_ZH.get(reason, reason)}，共 {steps} 步）：{outcome['detail']}",
         f"The browsing task did not finish ({reason}, {steps} steps): {outcome['detail']}",
     )
-    if outcome["answer"]:
+    if outcome["answer"] and outcome["detail"].startswith(CHECKS_FAILED_TWICE):
+        # (not "found": a figure no page gives, refused twice, was shown as what was found)
+        message += ctx.say("\n\n未通过检查的回答：", "\n\nThe answer that failed them: ")
+        message += outcome["answer"]
+    elif outcome["answer"]:
         message += ctx.say("\n\n目前的结果：", "\n\nWhat was found so far: ") + outcome["answer"]
     return SkillResult(success=False, message=message, data=data)
 
