@@ -1009,3 +1009,34 @@ async def test_a_page_its_scripts_write_says_so_not_empty(tmp_path: Path) -> Non
             await rt.close()
     assert msg.state == "ERROR" and "empty page" not in msg.content
     assert f"{server.url('/app')}: no text without its scripts" in msg.content
+
+
+async def test_when_no_page_found_can_be_read_the_reply_says_what_was_tried(
+    tmp_path: Path,
+) -> None:
+    """It said only "No page could be found and read", the same whether the search found
+    nothing or every page it found was refused."""
+    import json
+
+    from tests.netsec_support import Server
+
+    with Server({}) as server:
+        found = [
+            {"title": "Meta", "url": "http://169.254.169.254/latest/", "content": "x"},
+            {"title": "Gone", "url": server.url("/gone"), "content": "x"},
+        ]
+        body = json.dumps({"results": found}).encode()
+        server.routes["/searx/search"] = (200, {"Content-Type": "application/json"}, body)
+        search = {"provider": "searxng", "url": server.url("/searx")}
+        rt = make_runtime(tmp_path, research_model("unused", queries=["atlantis"]), search=search)
+        try:
+            msg = await rt.run_skill("ResearchWeb", {"question": "What is Atlantis?"})
+            server.routes["/searx/search"] = (200, {}, b'{"results": []}')
+            none = await rt.run_skill("ResearchWeb", {"question": "What is Atlantis really?"})
+        finally:
+            await rt.close()
+    assert msg.state == "ERROR" and "No page could be found and read" in msg.content
+    assert 'The pages the searches ("atlantis") found could not be read' in msg.content
+    assert "- http://169.254.169.254/latest/: URL not allowed" in msg.content
+    assert f"- {server.url('/gone')}: HTTP 404" in msg.content
+    assert none.state == "ERROR" and 'The searches ("atlantis") found nothing.' in none.content

@@ -412,8 +412,13 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
             message=ctx.say(
                 "没有找到可以阅读的网页，无法回答。",
                 "No page could be found and read, so there is no answer.",
-            ),
-            data={"queries": queries, "pages_read": 0},
+            )
+            + _nothing_read(ctx, queries, pages),
+            data={
+                "queries": queries,
+                "pages_read": 0,
+                "errors": {p["url"]: p.get("error") for p in pages},
+            },
         )
     ctx.progress(3, 4, ctx.say("撰写回答", "Writing the answer"))
     answer: dict[str, str] = await ctx.step(
@@ -430,6 +435,25 @@ async def research(ctx: SkillContext, question: str, max_pages: int, note: bool)
         if unfit := _unfit(answer["answer"], read_ok, lang, question):
             return _unanswered(ctx, question, queries, read_ok, unfit)
     return _compose(ctx, question, queries, read_ok, answer, note)
+
+
+def _nothing_read(ctx: SkillContext, queries: list[str], pages: list[dict[str, Any]]) -> str:
+    """What was searched for and what was tried, when no page could be read: the reply said
+    only "No page could be found and read", the same whether the search found nothing or
+    every page it found was refused (a private address, a redirect loop, a binary body)."""
+    searched = ", ".join(f'"{q}"' for q in queries)
+    if not pages:
+        return ctx.say(
+            f"\n\n搜索 {searched} 没有结果。", f"\n\nThe searches ({searched}) found nothing."
+        )
+    tried = "\n".join(f"- {p['url']}: {p.get('error') or '?'}" for p in pages)
+    return (
+        ctx.say(
+            f"\n\n搜索 {searched} 找到的网页都无法读取：\n\n",
+            f"\n\nThe pages the searches ({searched}) found could not be read:\n\n",
+        )
+        + tried
+    )
 
 
 # An answer that is a label and numbers: the embedded model answered "research <a page on
