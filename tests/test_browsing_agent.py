@@ -504,3 +504,17 @@ async def test_a_redirect_loop_is_named_as_one(
     assert msg.state == "ERROR" and model.call_count == 0
     assert f"more than 10 redirects from {site.url('/loop')}" in msg.content, msg.content
     assert "timed out" not in msg.content and time.monotonic() - started < 15
+
+
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+async def test_a_start_url_leading_somewhere_refused_says_it_led_there(
+    site: TestSite, tmp_path: Path, backend: str
+) -> None:
+    """The task failed "URL not allowed: http://169.254.169.254/…: link-local address", naming an
+    address the user never gave."""
+    model = agent_model(lambda page, prompt: [])
+    rt = make_runtime(tmp_path, model)
+    msg = await run_browse(rt, task="read it", url=site.url("/go-private"), backend=backend)
+    assert msg.state == "ERROR" and model.call_count == 0
+    assert "URL not allowed: http://169.254.169.254/latest/meta-data/" in msg.content, msg.content
+    assert f"{site.url('/go-private')} led there (a redirect" in msg.content

@@ -189,7 +189,7 @@ class BrowserAgent:
             self._opened = True
             target = self.url or self.start_url
             if target:
-                await self.browser.goto(target)  # refused or unreachable: fatal
+                await self._open(target)  # refused or unreachable: fatal
                 self._navigated()
         step = AgentStep(number=number)
         self._seen_now = []
@@ -227,6 +227,19 @@ class BrowserAgent:
             ),
         )
         return dict(self.secrets.scrub(record.model_dump(mode="json")))
+
+    async def _open(self, target: str) -> None:
+        """Open the start URL (or where a resumed task had got to). Refused somewhere it led
+        (a redirect, the page's own script), the error says it led there: the task failed
+        "URL not allowed: http://10.0.0.1/admin: private address", naming an address the
+        user never gave."""
+        try:
+            await self.browser.goto(target)
+        except URLNotAllowed as exc:
+            if exc.url.rstrip("/") == target.rstrip("/"):
+                raise
+            led = f"{exc.reason}; {target} led there (a redirect, or the page's own script)"
+            raise URLNotAllowed(exc.url, led) from exc
 
     def _apply(self, data: dict[str, Any]) -> AgentResult | None:
         """Take on the state a turn's record holds (after running it, or from the journal)."""
