@@ -1040,3 +1040,22 @@ async def test_when_no_page_found_can_be_read_the_reply_says_what_was_tried(
     assert "- http://169.254.169.254/latest/: URL not allowed" in msg.content
     assert f"- {server.url('/gone')}: HTTP 404" in msg.content
     assert none.state == "ERROR" and 'The searches ("atlantis") found nothing.' in none.content
+
+
+async def test_an_answer_from_a_page_read_only_in_part_says_so(tmp_path: Path) -> None:
+    """A page over ``browser.max_page_bytes`` is read to the cap: the answer was shown as if
+    from the whole page."""
+    from tests.netsec_support import Server
+
+    page = b"<html><body><p>The capital of Atlantis is Poseidonia.</p>" + b"<p>more</p>" * 5000
+    with Server({"/long": (200, {"Content-Type": "text/html"}, page)}) as server:
+        model = research_model("The capital is Poseidonia [1].")
+        rt = make_runtime(tmp_path, model, max_page_bytes=20_000)
+        try:
+            msg = await rt.run_skill(
+                "ResearchWeb", {"question": f"What is the capital? {server.url('/long')}"}
+            )
+        finally:
+            await rt.close()
+    assert msg.state == "COMPLETED", msg.content
+    assert "> Only the beginning of [1] was read: the page is longer." in msg.content

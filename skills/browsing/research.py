@@ -221,6 +221,7 @@ async def _read(fetcher: SafeFetcher, url: str, parse_timeout_s: float) -> dict[
         "title": title or fetched.url,
         "text": text[:PAGE_CHARS_STORED],
         "error": "" if ok else _why_empty(fetched),
+        "cut": fetched.truncated or len(text) > PAGE_CHARS_STORED,
     }
 
 
@@ -683,6 +684,16 @@ def _compose(
         heading = ctx.say("来源", "Sources")
         lines.append(f"\n## {heading}\n" if note else f"\n**{heading}**\n")
         lines.extend(f"{s['n']}. [{shown_title(s)}]({s['url']})" for s in sources)
+    cut = [s["n"] for s in sources if pages[cited[s["n"] - 1] - 1].get("cut")]
+    if cut:  # (a 50 MB page was answered from as if read whole)
+        marks = ", ".join(f"[{n}]" for n in cut)
+        lines.append(
+            "\n> "
+            + ctx.say(
+                f"网页 {marks} 太长，只读了开头部分。",
+                f"Only the beginning of {marks} was read: the page is longer.",
+            )
+        )
     removed = len(checked.invalid) + len(checked.unlinked)
     if removed:
         lines.append(
