@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import datetime as dt
 import json
 import threading
 import time
@@ -44,6 +43,7 @@ from skillrt._tasks.task import Task
 from skillrt._tasks.tasktable import TaskTable
 from skillrt.blog.conventions import in_drafts_folder
 from skillrt.blog.publish import Published, publish_kept
+from skillrt.blog.siteconfig import site_today
 from skillrt.blog.versions import NothingToUndo
 from skillrt.events import EventBus, EventCallback
 from skillrt.exceptions import (
@@ -829,14 +829,18 @@ class AgentRuntime:
 
     async def publish(self, path: str | None = None, *, session_id: str | None = None) -> Published:
         """Publish a draft (``path``, else the session's focus): its draft mark taken off the
-        blog's way (``skillrt.blog.publish``), the index refreshed so answers may use it."""
+        blog's way (``skillrt.blog.publish``), the index refreshed so answers may use it.
+        ``Published.scheduled`` / ``expired``: the generator will not show it yet, or any more."""
         await self.initialize()
         session = session_id or self.session_id
         focus = self.conversation(session).focus
         target = path or focus
         if not target:
             raise UserError("which post should be published? Give its path")
-        day = dt.date.fromtimestamp(time.time())
+        # (the day where the site reads its dates, as the chat's publish takes it: the
+        # machine's own date gave a Jekyll post a name a day off the site's)
+        kind = self.config.layout.kind
+        day = await asyncio.to_thread(site_today, self.config.root, kind)
         done = await asyncio.to_thread(
             publish_kept,
             self._run.files,
@@ -845,6 +849,7 @@ class AgentRuntime:
             day=day,
             versions=self._run.versions,
             key=f"publish-{new_id()}",
+            kind=kind,
         )
         memory = self.memory
         if memory is not None:

@@ -88,3 +88,10 @@ def hugo_pages(site: Path) -> dict[str, HugoPage]:
         )
         for row in rows
     }
+
+
+def hugo_listed(site: Path, which: str) -> set[str]:
+    """The paths of the pages ``hugo list <which>`` (``future``, ``expired``) lists in
+    ``site``: the pages Hugo holds back. (Hugo 0.111 prints these lists without a header.)"""
+    rows = csv.reader(_run(site, "list", which).splitlines())
+    return {row[0] for row in rows if row and row[0] != "path"}

@@ -16,7 +16,7 @@ from skillrt.blog.frontmatter import split_frontmatter
 from skillrt.blog.siteconfig import site_today
 from skillrt.testing import FunctionModel, ScriptedModel
 from tests.blog import copy_fixture
-from tests.hugo_support import hugo_build, hugo_pages, require_hugo
+from tests.hugo_support import hugo_build, hugo_listed, hugo_pages, require_hugo
 from tests.writing_support import OUTLINE_ZH, WritingModelFn, writing_runtime
 
 LAYOUT = "<h1>{{ .Title }}</h1>{{ .Content }}"
@@ -92,6 +92,35 @@ async def test_a_published_draft_is_listed_by_hugo_as_no_draft(tmp_path: Path) -
     assert {k: v for k, v in after.items() if "toml-post" not in k} == {
         k: v for k, v in before.items() if "toml-post" not in k
     }
+
+
+@pytest.mark.parametrize(
+    ("fields", "which", "said"),
+    [
+        ("date: 2027-05-01\n", "future", "Its date is 2027-05-01: Hugo puts it on the site"),
+        ("date: 2024-05-01\npublishDate: 2028-01-01\n", "future", "Its date is 2028-01-01"),
+        ("date: 2024-05-01\nexpiryDate: 2025-01-01\n", "expired", "2025-01-01, has passed"),
+    ],
+)
+async def test_a_published_post_hugo_holds_back_is_said_so(
+    tmp_path: Path, fields: str, which: str, said: str
+) -> None:
+    """Publishing a draft dated 2027-05-01 (or ``publishDate: 2028-01-01``, or an
+    ``expiryDate`` passed) replied "Published … nothing else changed", and Hugo lists it in
+    ``hugo list future`` (``expired``): the reply says when Hugo shows it, or that it will
+    not, and the dates stay as the author wrote them."""
+    post = "content/posts/soon.md"
+    text = f"---\ntitle: Soon\n{fields}draft: true\n---\n\nSoon body.\n"
+    site = make_site(
+        tmp_path / "site", {"hugo.toml": "baseURL = 'https://example.org/'\n", post: text}
+    )
+    msg = await run(
+        site, ScriptedModel([]), "EditContent", {"path": post, "instruction": "publish it"}
+    )
+    assert said in msg.content, msg.content
+    assert (site / post).read_text(encoding="utf-8") == text.replace("draft: true\n", "")
+    assert post in hugo_listed(site, which)
+    assert not hugo_pages(site)[post].draft
 
 
 ENGLISH = "Async hooks track the life of each asynchronous resource in Node.js."

@@ -17,6 +17,13 @@ The write passes the hash read to ``FileStore.write``, so a post edited meanwhil
 not overwritten. Publishing again after a crash finishes the move; publishing a post that is
 not a draft changes nothing and says so.
 
+A post the generator will not build yet, or any more, is published all the same, its dates
+as the author wrote them, and ``Published`` says so (``held_back``): ``scheduled`` (Hugo's
+``publishDate`` or ``date`` after today, where the site is, unless ``buildFuture``; Jekyll's
+date after today unless ``future: true``; Hexo's with ``future: false``) or ``expired`` (Hugo's
+``expiryDate`` passed, unless ``buildExpired``). Before, a draft dated 2027-05-01 was
+"Published … nothing else changed", and ``hugo list future`` held it back.
+
 Unpublishing (``unpublish_post``: "unpublish it", "move it back to drafts", "改回草稿") is
 the way back, in the blog's way too: on a blog with a drafts folder the post moves there, its
 name as it is (a Jekyll post's ``YYYY-MM-DD-`` prefix may be its only date, and publishing
@@ -31,7 +38,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -47,7 +54,7 @@ from skillrt.blog.conventions import (
 )
 from skillrt.blog.files import FileStore
 from skillrt.blog.frontmatter import split_frontmatter
-from skillrt.blog.siteconfig import yaml_site_config
+from skillrt.blog.siteconfig import hugo_config, yaml_site_config
 from skillrt.blog.versions import VersionStore
 from skillrt.exceptions import UserError
 
@@ -56,6 +63,7 @@ __all__ = [
     "address_taken",
     "folder_posts",
     "free_names",
+    "held_back",
     "hexo_post_name",
     "publish_kept",
     "publish_post",
@@ -79,6 +87,8 @@ class Published:
     removed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()  # (unpublishing: the draft field set)
     trashed: str | None = None  # a move: where the trash holds the post's old file
+    scheduled: str | None = None  # the day the generator builds it from (``held_back``)
+    expired: str | None = None  # the day the generator stopped building it (``held_back``)
 
 
 def _unflagged(text: str, path: str) -> tuple[str, tuple[str, ...]]:
@@ -228,24 +238,91 @@ def _dated_names(files: FileStore, folder: str, config: dict[str, Any]) -> bool:
     return sum(1 for n in names if DATED_NAME.match(n)) * 2 > len(names)
 
 
-def publish_post(files: FileStore, path: str, *, posts_dir: str, day: dt.date) -> Published:
-    """Publish the draft at ``path`` (relative to the blog): see the module docstring."""
+def publish_post(
+    files: FileStore, path: str, *, posts_dir: str, day: dt.date, kind: str = ""
+) -> Published:
+    """Publish the draft at ``path`` (relative to the blog): see the module docstring.
+    ``day``: today where the site is (``site_today``); ``kind``: the blog's generator, whose
+    rules say whether the post is ``held_back``."""
     rel = files.relative(path)
     if not files.exists(rel):
         raise UserError(f"{rel} does not exist; nothing to publish")
     text, digest = files.read(rel)
     new_text, removed = _unflagged(text, rel)
+    fields = split_frontmatter(new_text, rel).fields()
     if not in_drafts_folder(rel):
         if not removed:
-            return Published(path=rel, changed=False)
-        files.write(rel, new_text, expected_hash=digest)
-        return Published(path=rel, changed=True, removed=removed)
-    fields = split_frontmatter(new_text, rel).fields()
-    target = _free_target(files, _published_path(files, rel, posts_dir, day, fields), new_text)
-    trashed = _moved(files, rel, target, new_text)
-    return Published(
-        path=target, changed=True, moved_from=rel, removed=removed, trashed=str(trashed)
-    )
+            done = Published(path=rel, changed=False)
+        else:
+            files.write(rel, new_text, expected_hash=digest)
+            done = Published(path=rel, changed=True, removed=removed)
+    else:
+        target = _free_target(files, _published_path(files, rel, posts_dir, day, fields), new_text)
+        trashed = _moved(files, rel, target, new_text)
+        done = Published(
+            path=target, changed=True, moved_from=rel, removed=removed, trashed=str(trashed)
+        )
+    held = held_back(files.root, kind, fields, done.path, day)
+    if held is None:
+        return done
+    if held[0] == "scheduled":
+        return replace(done, scheduled=held[1])
+    return replace(done, expired=held[1])
+
+
+def held_back(
+    root: Path, kind: str, fields: dict[str, Any], rel: str, day: dt.date
+) -> tuple[str, str] | None:
+    """Why the generator of the ``kind`` of blog at ``root`` will not build the published
+    post at ``rel`` (its frontmatter ``fields``) on ``day`` (today where the site is):
+    ``("scheduled", "2027-05-01")``, the day it builds it from, or ``("expired",
+    "2024-01-01")``, Hugo's ``expiryDate`` passed; None when it builds it. Each generator as
+    its documentation says: Hugo's ``publishDate`` (``pubDate``, ``published``) else ``date``
+    and ``expiryDate`` (``unpublishdate``), unless ``buildFuture`` / ``buildExpired``;
+    Jekyll's date (field or file name) unless ``future: true``; Hexo's ``date`` only with
+    ``future: false`` (it shows future posts by default). Blocking I/O (the site's config)."""
+    if kind == "hugo":
+        return _hugo_held(hugo_config(root)[0], fields, day)
+    if kind not in ("jekyll", "hexo"):
+        return None
+    config = yaml_site_config(root)
+    if config.get("future", kind == "hexo") is True:
+        return None
+    dated = post_date(fields, rel) if kind == "jekyll" else _day_of(fields.get("date"))
+    return ("scheduled", dated) if dated is not None and dated > day.isoformat() else None
+
+
+def _hugo_held(
+    config: dict[str, Any], fields: dict[str, Any], day: dt.date
+) -> tuple[str, str] | None:
+    """``held_back`` for Hugo: its front matter's date fields in its default order. A day is
+    compared with ``day`` (Hugo reads a bare date as midnight where the site is); a time with
+    its zone, with now."""
+    lowered = {str(key).casefold(): value for key, value in fields.items()}
+    if config.get("buildFuture") is not True:
+        for key in ("publishdate", "pubdate", "published", "date"):
+            if (when := _day_of(lowered.get(key))) is not None:
+                if _after(lowered[key], when, day):
+                    return "scheduled", when
+                break
+    if config.get("buildExpired") is not True:
+        for key in ("expirydate", "unpublishdate"):
+            if (when := _day_of(lowered.get(key))) is not None:
+                return None if _after(lowered[key], when, day) else ("expired", when)
+    return None
+
+
+def _day_of(value: Any) -> str | None:
+    """``YYYY-MM-DD`` of a frontmatter date (None: none, or no date: ``published: true``)."""
+    return None if value is None or isinstance(value, bool) else post_date({"date": value}, "")
+
+
+def _after(value: Any, when: str, day: dt.date) -> bool:
+    """Whether the date ``value`` (``when`` its day) is still to come: a time with its zone
+    against now, else its day after ``day``."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value > dt.datetime.now(dt.UTC)
+    return when > day.isoformat()
 
 
 def _free_target(files: FileStore, target: str, text: str) -> str:
@@ -333,11 +410,12 @@ def publish_kept(
     day: dt.date,
     versions: VersionStore | None,
     key: str,
+    kind: str = "",
 ) -> Published:
     """``publish_post``, the post before kept in ``versions`` (named ``key``) for undo: an
     edit, or a moved draft's delete and create (undone together). Blocking I/O."""
     rel = files.relative(path)
     before = VersionStore.bytes_of(files, rel)
-    done = publish_post(files, rel, posts_dir=posts_dir, day=day)
+    done = publish_post(files, rel, posts_dir=posts_dir, day=day, kind=kind)
     _kept(files, versions, before, done, key)
     return done

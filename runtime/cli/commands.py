@@ -411,12 +411,10 @@ def publish(
 ) -> None:
     """Publish a draft: take its draft mark off (draft = true, draft: true, published: false)
     or move it out of _drafts/; every other byte stays. Answers may use it afterwards."""
-    import datetime as dt
-    import time
-
     from skillrt.blog.files import FileStore
     from skillrt.blog.memory import BlogMemory
     from skillrt.blog.publish import publish_post
+    from skillrt.blog.siteconfig import site_today
 
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
@@ -426,8 +424,10 @@ def publish(
             trash_dir=config.state_path / "trash",
             max_read_bytes=config.max_post_bytes,
         )
-        day = dt.date.fromtimestamp(time.time())
-        done = publish_post(files, path, posts_dir=config.posts_dir, day=day)
+        # (today where the site reads its dates, as the chat takes it: not this machine's)
+        kind = config.layout.kind
+        day = site_today(config.root, kind)
+        done = publish_post(files, path, posts_dir=config.posts_dir, day=day, kind=kind)
         memory = BlogMemory(
             config.root,
             config.state_path,
@@ -445,13 +445,21 @@ def publish(
             "changed": done.changed,
             "moved_from": done.moved_from,
             "removed": list(done.removed),
+            "scheduled": done.scheduled,
+            "expired": done.expired,
         }
         print(json.dumps(data, ensure_ascii=False))
-    elif not done.changed:
+        return
+    if not done.changed:
         print(f"{done.path} is not a draft; nothing changed.")
     else:
         moved = f" (moved from {done.moved_from})" if done.moved_from else ""
         print(f"Published {done.path}{moved}.")
+    generator = config.layout.kind.capitalize()
+    if done.scheduled:  # (a draft dated 2027 was "Published", and Hugo held it back)
+        print(f"Its date is {done.scheduled}: {generator} puts it on the site from that day.")
+    elif done.expired:
+        print(f"Its expiry date, {done.expired}, has passed: {generator} will not show it.")
 
 
 @app.command()

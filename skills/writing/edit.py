@@ -217,6 +217,17 @@ REPLIES = (
                 "已发布：`{source}` 移到了 `{path}`。",
                 "Published: `{source}` moved to `{path}`.",
             ),
+            "published_scheduled": (
+                "\n\n它的日期是 {date}：{generator} 要到那天才会把它放到网站上（日期没有改）。",
+                "\n\nIts date is {date}: {generator} puts it on the site from that day "
+                "(its dates are as you wrote them).",
+            ),
+            "published_expired": (
+                "\n\n但它的过期日期（`expiryDate`）{date} 已经过了：{generator} 不会把它放到网站上"
+                "（日期没有改）。",
+                "\n\nBut its expiry date (`expiryDate`), {date}, has passed: {generator} will not "
+                "put it on the site (its dates are as you wrote them).",
+            ),
             "unpublish_action": ("改回草稿", "make a draft again"),
             "unpublishing": ("改回草稿", "Making it a draft"),
             "unpublished": (
@@ -1565,17 +1576,26 @@ async def _publish(ctx: SkillContext, path: str, *, back: bool = False) -> Skill
     done = await ctx.step("unpublish" if back else "publish", change, returns=PublishedPost)
     ctx.progress(2, 2, ctx.reply("saving"), done.path)
     await ctx.step("index", ctx.memory.refresh, returns=IndexReport)
-    data = {"path": done.path, "changed": done.changed, ("draft" if back else "published"): True}
+    data: dict[str, Any] = {
+        "path": done.path,
+        "changed": done.changed,
+        ("draft" if back else "published"): True,
+    }
+    held = _held_back(ctx, done)
+    if held:
+        data.update(
+            (key, value) for key in ("scheduled", "expired") if (value := getattr(done, key))
+        )
     if not done.changed:
         unchanged = ctx.reply("already_a_draft" if back else "not_a_draft", path=done.path)
-        return SkillResult(message=unchanged, data=data)
+        return SkillResult(message=unchanged + held, data=data)
     if done.moved_from is not None:
         message = ctx.reply(
             "unpublished_moved" if back else "published_moved",
             source=done.moved_from,
             path=done.path,
         )
-        return SkillResult(message=message, data={**data, "moved_from": done.moved_from})
+        return SkillResult(message=message + held, data={**data, "moved_from": done.moved_from})
     if back:
         message = ctx.reply("unpublished", path=done.path)
         if (generator := IGNORED_DRAFTS.get(ctx.config.layout.kind)) is not None:
@@ -1583,4 +1603,17 @@ async def _publish(ctx: SkillContext, path: str, *, back: bool = False) -> Skill
             message += ctx.reply("unpublished_built", generator=generator, folder=folder)
         return SkillResult(message=message, data=data)
     marks = ", ".join(done.removed)
-    return SkillResult(message=ctx.reply("published", path=done.path, marks=marks), data=data)
+    message = ctx.reply("published", path=done.path, marks=marks) + held
+    return SkillResult(message=message, data=data)
+
+
+def _held_back(ctx: SkillContext, done: PublishedPost) -> str:
+    """The reply's note that the generator will not show the published post yet, or any more
+    (``skillrt.blog.publish.held_back``), or "". A draft dated 2027-05-01 was "Published …
+    nothing else changed", and ``hugo list future`` held it back."""
+    generator = ctx.config.layout.kind.capitalize()
+    if done.scheduled:
+        return ctx.reply("published_scheduled", date=done.scheduled, generator=generator)
+    if done.expired:
+        return ctx.reply("published_expired", date=done.expired, generator=generator)
+    return ""

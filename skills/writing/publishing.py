@@ -98,6 +98,8 @@ class PublishedPost(BaseModel):
     moved_from: str | None = None
     removed: list[str] = []
     added: list[str] = []  # (unpublishing: the draft field set)
+    scheduled: str | None = None  # the day the generator builds it from (``held_back``)
+    expired: str | None = None  # the day the generator stopped building it
 
 
 def publish(ctx: SkillContext, path: str) -> PublishedPost:
@@ -112,9 +114,15 @@ def publish(ctx: SkillContext, path: str) -> PublishedPost:
         day=day,
         versions=ctx.versions,
         key=f"{ctx.task_id}:publish",
+        kind=ctx.config.layout.kind,
     )
     return PublishedPost(
-        path=done.path, changed=done.changed, moved_from=done.moved_from, removed=list(done.removed)
+        path=done.path,
+        changed=done.changed,
+        moved_from=done.moved_from,
+        removed=list(done.removed),
+        scheduled=done.scheduled,
+        expired=done.expired,
     )
 
 
