@@ -150,3 +150,17 @@ def test_skillrt_publish_says_a_hugo_post_is_scheduled(tmp_path: Path) -> None:
     assert "Its date is 2027-05-01: Hugo puts it on the site from that day." in done.stdout
     listed = json.loads(skillrt("publish", post, "--json", env=env, cwd=root).stdout)
     assert listed["changed"] is False and listed["scheduled"] == "2027-05-01"
+
+
+def test_skillrt_publish_is_undone_by_skillrt_undo(tmp_path: Path) -> None:
+    """``skillrt publish`` kept no version: ``skillrt undo`` answered "There is nothing to
+    undo" (the chat's publish and ``/publish`` are undone)."""
+    post = "content/posts/d.md"
+    text = "---\ntitle: D\ndate: 2024-01-01\ndraft: true\n---\n\nBody.\n"
+    root = _blog(tmp_path / "blog", {"hugo.toml": HUGO, post: text})
+    env = cli_env(root, write_script(tmp_path / "s.json", []))
+    assert skillrt("publish", post, env=env, cwd=root).returncode == 0
+    assert (root / post).read_text(encoding="utf-8") == text.replace("draft: true\n", "")
+    undone = skillrt("undo", env=env, cwd=root)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert (root / post).read_text(encoding="utf-8") == text

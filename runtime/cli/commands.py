@@ -410,11 +410,14 @@ def publish(
     verbose: Verbose = False,
 ) -> None:
     """Publish a draft: take its draft mark off (draft = true, draft: true, published: false)
-    or move it out of _drafts/; every other byte stays. Answers may use it afterwards."""
+    or move it out of _drafts/; every other byte stays. Answers may use it afterwards;
+    `skillrt undo` puts the draft back."""
     from skillrt.blog.files import FileStore
     from skillrt.blog.memory import BlogMemory
-    from skillrt.blog.publish import publish_post
+    from skillrt.blog.publish import publish_kept
     from skillrt.blog.siteconfig import site_today
+    from skillrt.blog.versions import VersionStore
+    from skillrt.messages import new_id
 
     with user_errors():
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
@@ -427,7 +430,17 @@ def publish(
         # (today where the site reads its dates, as the chat takes it: not this machine's)
         kind = config.layout.kind
         day = site_today(config.root, kind)
-        done = publish_post(files, path, posts_dir=config.posts_dir, day=day, kind=kind)
+        # (kept for `skillrt undo`, as the chat's publish is: "There is nothing to undo" it was)
+        versions = VersionStore(config.state_path / "versions", keep=config.undo.keep)
+        done = publish_kept(
+            files,
+            path,
+            posts_dir=config.posts_dir,
+            day=day,
+            versions=versions,
+            key=f"publish-{new_id()}",
+            kind=kind,
+        )
         memory = BlogMemory(
             config.root,
             config.state_path,
