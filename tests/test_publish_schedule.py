@@ -51,6 +51,7 @@ async def _publish(root: Path, path: str) -> tuple[str, dict[str, object]]:
         (HUGO, "date: 2024-05-01\nexpiryDate: 2099-01-01\n", {}),
         (HUGO + "buildFuture = true\n", "date: 2027-05-01\n", {}),
         (HUGO + "buildExpired = true\n", "date: 2024-05-01\nexpiryDate: 2025-01-01\n", {}),
+        (HUGO + "buildfuture = true\n", "date: 2027-05-01\n", {}),  # (any case, as Hugo)
         (HUGO, "date: 2024-05-01\n", {}),
     ],
 )

@@ -282,7 +282,9 @@ def held_back(
     Jekyll's date (field or file name) unless ``future: true``; Hexo's ``date`` only with
     ``future: false`` (it shows future posts by default). Blocking I/O (the site's config)."""
     if kind == "hugo":
-        return _hugo_held(hugo_config(root)[0], fields, day)
+        # (Hugo's settings are read whatever their case: ``buildfuture`` is ``buildFuture``)
+        config = {str(key).casefold(): value for key, value in hugo_config(root)[0].items()}
+        return _hugo_held(config, fields, day)
     if kind not in ("jekyll", "hexo"):
         return None
     config = yaml_site_config(root)
@@ -299,13 +301,13 @@ def _hugo_held(
     compared with ``day`` (Hugo reads a bare date as midnight where the site is); a time with
     its zone, with now."""
     lowered = {str(key).casefold(): value for key, value in fields.items()}
-    if config.get("buildFuture") is not True:
+    if config.get("buildfuture") is not True:
         for key in ("publishdate", "pubdate", "published", "date"):
             if (when := _day_of(lowered.get(key))) is not None:
                 if _after(lowered[key], when, day):
                     return "scheduled", when
                 break
-    if config.get("buildExpired") is not True:
+    if config.get("buildexpired") is not True:
         for key in ("expirydate", "unpublishdate"):
             if (when := _day_of(lowered.get(key))) is not None:
                 return None if _after(lowered[key], when, day) else ("expired", when)
