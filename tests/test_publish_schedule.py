@@ -153,6 +153,27 @@ def test_skillrt_publish_says_a_hugo_post_is_scheduled(tmp_path: Path) -> None:
     assert listed["changed"] is False and listed["scheduled"] == "2027-05-01"
 
 
+async def test_publish_in_the_chat_says_a_hugo_post_is_scheduled(tmp_path: Path) -> None:
+    """The REPL's ``/publish`` said "Published …" alone of a draft dated 2027, which Hugo
+    held back (``skillrt publish`` and "publish it" said when the site shows it)."""
+    import io
+
+    from rich.console import Console
+
+    from skillrt.cli.repl import Repl
+    from tests.test_cli_units import ListReader
+
+    post = "content/posts/soon.md"
+    text = "---\ntitle: Soon\ndate: 2027-05-01\ndraft: true\n---\n\nSoon body.\n"
+    root = _blog(tmp_path / "blog", {"hugo.toml": HUGO, post: text})
+    rt = writing_runtime(root, ScriptedModel([]))
+    console = Console(file=io.StringIO(), width=200, color_system=None, force_terminal=False)
+    await Repl(rt, console, ListReader([f"/publish {post}"])).run()
+    output = " ".join(console.file.getvalue().split())
+    assert f"Published {post}." in output
+    assert "Its date is 2027-05-01: Hugo puts it on the site from that day." in output
+
+
 def test_skillrt_publish_is_undone_by_skillrt_undo(tmp_path: Path) -> None:
     """``skillrt publish`` kept no version: ``skillrt undo`` answered "There is nothing to
     undo" (the chat's publish and ``/publish`` are undone)."""

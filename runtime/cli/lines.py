@@ -121,6 +121,14 @@ LINES: dict[str, tuple[str, str]] = {
     ),
     "published": ("已发布 {path}{moved}。", "Published {path}{moved}."),
     "published_moved": ("（从 {source} 移来）", " (moved from {source})"),
+    "published_scheduled": (
+        "它的日期是 {day}：{generator} 从那天起才把它放到网站上。",
+        "Its date is {day}: {generator} puts it on the site from that day.",
+    ),
+    "published_expired": (
+        "它的过期日期 {day} 已经过了：{generator} 不会显示它。",
+        "Its expiry date, {day}, has passed: {generator} will not show it.",
+    ),
     "not_a_draft": ("{path} 不是草稿，没有改动。", "{path} is not a draft; nothing changed."),
     "cmd_focus": ("后续请求作用的文章", "the post follow-ups act on"),
     "cmd_undo": (

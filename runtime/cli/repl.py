@@ -500,6 +500,16 @@ class Repl:
             return
         moved = self._say("published_moved", source=done.moved_from) if done.moved_from else ""
         self.console.print(self._say("published", path=done.path, moved=moved))
+        # (a draft dated 2027 was "published" here, and Hugo held it back: as `skillrt publish`)
+        generator = self.rt.config.layout.kind.capitalize()
+        if done.scheduled:
+            self.console.print(
+                self._say("published_scheduled", day=done.scheduled, generator=generator)
+            )
+        elif done.expired:
+            self.console.print(
+                self._say("published_expired", day=done.expired, generator=generator)
+            )
 
     async def cmd_undo(self, arg: str) -> None:
         message = await self.rt.undo(arg.strip() or None, language=self.language)
