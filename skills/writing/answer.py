@@ -30,7 +30,7 @@ from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
 
 from .blog_facts import REPLIES as BLOG_FACTS_REPLIES
-from .blog_facts import blog_extreme, extreme_asked, extreme_followed_up
+from .blog_facts import blog_extreme, blog_words, extreme_asked, extreme_followed_up, words_asked
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
 from .checks import (
@@ -53,7 +53,10 @@ from .listing import (
     links_asked,
     list_by_tag,
     list_links,
+    list_note_links,
+    list_related,
     post_line,
+    related_asked,
     tag_ask,
     without_links_words,
 )
@@ -508,7 +511,7 @@ _DRAFTS_ZH = re.compile(
 _LISTING = [
     re.compile(
         r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:list|show(?:\s+me)?|give\s+me|"
-        r"what\s+are)\s+(?:(?:a\s+)?list\s+of\s+)?(?:all\s+)?(?:of\s+)?(?:my|the|your|our)?\s*"
+        r"what\s+are)\s+(?:(?:a\s+|the\s+)?list\s+of\s+)?(?:all\s+)?(?:of\s+)?(?:my|the|your|our)?\s*"
         rf"(?:blog's\s+)?{_POSTS_EN}{_TOPIC_EN}\s*[?.!]*$",
         re.I,
     ),
@@ -1103,6 +1106,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return await blog_extreme(ctx, follow, among)
     if (extreme := extreme_asked(question)) is not None:  # the oldest, the longest…: the index's
         return await blog_extreme(ctx, extreme)  # (before a post's tags: "我最常用的标签是什么")
+    if words_asked(question):  # the whole blog's words, counted (before one post's length)
+        return await blog_words(ctx)
     if (words := post_tags_asked(question)) == "":  # "what tags do my posts use?"
         return await list_by_tag(ctx, TagAsk(""), "drafts_left_out")
     if words is not None:  # one post's: its own, no model
@@ -1112,7 +1117,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         fact, words = asked_fact
         about = await _the_post(ctx, words, fact, ctx.reply("fact_action"))
         return await post_fact(ctx, about, fact) if about else no_post_chosen(ctx)
-    if asks_length(question):  # counted, no model; asked which post when none is open or
+    if asks_length(question) or _BARE_LENGTH.match(question.strip()):  # counted, no model;
+        # asked which post when none is open or
         # named ("how many words is it?" was searched for, and a general answer made up "A
         # post about Liquid tips has 2 words")
         path = await post_named(ctx) or await _open_post(ctx)
@@ -1120,6 +1126,10 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return await post_length(ctx, path) if path else no_post_chosen(ctx)
     if (direction := links_asked(question)) is not None:  # the graph's, no model
         return await _links(ctx, question, direction)
+    if (what := related_asked(question)) is not None:  # the graph's, no model, when it knows it
+        related = await _related(ctx, what)
+        if related is not None:
+            return related
     if (part := shown_part(question)) is not None:  # the post as it is written, no model
         shown = None
         if shows_newest(question):  # "show me my latest post": the index's newest
@@ -1252,9 +1262,56 @@ async def _links(ctx: SkillContext, question: str, direction: str) -> SkillResul
             if len(fits) < 2 and not await ctx.step(
                 "written:links", partial(_titles_named, ctx, said), returns=bool
             ):
-                return _no_such_post(ctx, said)
+                return await _linked_by_name(ctx, said, direction) or _no_such_post(ctx, said)
     path = path or await ask_for_post(ctx, ctx.reply("links_action"))
     return await list_links(ctx, path, direction) if path else no_post_chosen(ctx)
+
+
+async def _linked_by_name(ctx: SkillContext, said: str, direction: str) -> SkillResult | None:
+    """The links of a post or note the question names exactly as a wikilink would (a title of
+    three Chinese characters, "笔记一", which ``post_named`` takes for too short to be one; a
+    note no post has written, "Unwritten Ideas"), or None. Both were said to be no post on the
+    blog, the graph knowing who links to them."""
+    path = await ctx.step("resolved:links", partial(ctx.memory.resolve_link, said))
+    if path is not None:
+        return await list_links(ctx, path, direction)
+    return await list_note_links(ctx, said) if direction == "to" else None
+
+
+async def _related(ctx: SkillContext, what: str) -> SkillResult | None:
+    """The knowledge graph's neighbours of what the question names: the open post ("it"), a
+    post it names ("the docker post", a title), or an entity (a tag, a topic); None when the
+    graph knows none of them (the question is then searched)."""
+    if refers_to_open(what) and ctx.input.current_file:
+        path: str | None = ctx.input.current_file
+    else:
+        path = await ctx.step("resolved:related", partial(ctx.memory.resolve_link, what))
+        if path is None and _NAMES_A_POST.search(what):
+            path = await post_named(ctx, text=what, step="named_post:related", lead=False)
+    if path is not None:
+        title = await ctx.step("title:related", partial(_title_of, ctx, path))
+        return await list_related(ctx, path, title)
+    return await list_related(ctx, what, what)
+
+
+# Words that make what a question names a post rather than a topic ("the docker post",
+# "这篇", "posts/x.md").
+_NAMES_A_POST = re.compile(r"\b(?:post|article|entry|note)\b|\.md\b|这篇|那篇|文章", re.I)
+
+
+def _title_of(ctx: SkillContext, path: str) -> str:
+    """The post's title (its path when the index has none). Blocking I/O: a sync step."""
+    meta = ctx.memory.posts.get(path)
+    return meta.title if meta is not None else path
+
+
+# "how many words?", "how many words does it have?": the open post's length (``asks_length``
+# wants the post named; the chat answered the first with the post in focus).
+_BARE_LENGTH = re.compile(
+    r"^(?:(?:and|so|ok(?:ay)?)[\s,]+)?how\s+many\s+words(?:\s+(?:does|is|has|in)\s+(?:it|this"
+    r"(?:\s+one)?|that(?:\s+one)?)(?:\s+(?:have|got))?)?\s*[?.!]*$",
+    re.I,
+)
 
 
 def _refreshed(ctx: SkillContext) -> None:
@@ -1304,7 +1361,11 @@ _NEWEST_ASKED = re.compile(
     # "what did I write last?", "what's new on my blog?" (searched for, and the model asked)
     r"|what\s+did\s+I\s+(?:write|publish|post)\s+(?:last|most\s+recently)"
     r"|what(?:['’]s|\s+is)\s+(?:new|the\s+latest(?:\s+(?:post|article))?)\s+on\s+(?:my|the|this)"
-    r"\s+blog)\s*[?.!]*$"
+    r"\s+blog"
+    # "whats the newest thing I published" (h59: the chat answered it)
+    r"|(?:what|which)(?:['’]?s|\s+is|\s+was)\s+(?:the\s+|my\s+)?(?:newest|latest|most\s+recent|"
+    r"last)\s+(?:thing|post|article|entry|piece)\s+(?:(?:that\s+)?i(?:['’]ve|\s+have)?\s+)?"
+    r"(?:published|written|wrote|posted|put\s+out))\s*[?.!]*$"
     r"|^我?(?:最新|最近)的?(?:一篇)?(?:博客)?(?:文章|博文)是(?:哪一?篇|什么)[？?。]*$",
     re.I,
 )

@@ -5,6 +5,11 @@
 "my oldest post" and said so, and the embedded model answered "which post is the longest?"
 and "what is my most popular tag?" with a general answer it made up (one with an address
 that leads nowhere). The newest post has its own rule in ``answer.py`` (``_NEWEST_ASKED``).
+
+The whole blog's words: "how many words is my blog in total?", "整个博客一共多少字",
+"what's the average length of my posts?" (``words_asked``, ``blog_words``). No skill counted
+them: the search found posts "on" the question and the model was asked, which wrote nothing
+(or a number of its own).
 """
 
 from __future__ import annotations
@@ -18,7 +23,15 @@ from skillrt import Replies, SkillContext, SkillResult
 from .listing import post_line, tag_counts
 from .post_length import length_of
 
-__all__ = ["REPLIES", "Extreme", "blog_extreme", "extreme_asked", "extreme_followed_up"]
+__all__ = [
+    "REPLIES",
+    "Extreme",
+    "blog_extreme",
+    "blog_words",
+    "extreme_asked",
+    "extreme_followed_up",
+    "words_asked",
+]
 
 Extreme = Literal["oldest", "longest", "shortest", "top_tag", "newest"]
 
@@ -47,6 +60,16 @@ REPLIES = Replies(
         ),
         "no_tags_used": ("博客的文章还没有标签。", "No post on the blog has a tag yet."),
         "newest_listed": ("最新的：\n{line}", "The newest:\n{line}"),
+        "blog_words": (
+            "博客已发布的 {count} 篇文章正文一共 {words} 个字（中文按字计，代码块不算），"
+            "平均每篇约 {average} 个。{drafts}",
+            "Your {count} published post(s) hold {words} words of prose in all (code blocks "
+            "left out, each Chinese character one word): about {average} a post.{drafts}",
+        ),
+        "blog_words_drafts": (
+            "另有 {drafts} 篇草稿未计入。",
+            " {drafts} draft(s) not counted.",
+        ),
         # the extreme of the posts the last reply listed ("and the oldest one?" after a list)
         "of_listed": (
             "上面列出的文章中{what}：\n{line}",
@@ -64,7 +87,11 @@ _ASKS: list[tuple[Extreme, re.Pattern[str]]] = [
             r"^(?:(?:what|which)(?:['’]s|\s+is|\s+was)\s+(?:my|the)\s+(?:very\s+)?(?:oldest|"
             rf"earliest|first)\s+{_POST_EN}(?:\s+on\s+(?:my|the|this)\s+blog)?|which\s+{_POST_EN}"
             r"\s+(?:is|was)\s+(?:the\s+)?(?:oldest|earliest|first)|which\s+(?:post|article)\s+did\s+I"
-            r"\s+(?:write|publish)\s+first|what\s+did\s+I\s+(?:write|publish|post)\s+first)"
+            r"\s+(?:write|publish)\s+first|what\s+did\s+I\s+(?:write|publish|post)\s+first"
+            # "whats the oldest thing I published" (h59: the chat answered it)
+            r"|(?:what|which)(?:['’]?s|\s+is|\s+was)\s+(?:the\s+|my\s+)?(?:oldest|earliest|"
+            r"first)\s+(?:thing|post|article|entry|piece)\s+(?:(?:that\s+)?i(?:['’]ve|\s+have)?"
+            r"\s+)?(?:published|written|wrote|posted))"
             + _END
             + r"|^我?(?:最早|第一篇)的?(?:一篇)?(?:文章|博文)?是(?:哪一?篇|什么)"
             + _END,
@@ -224,4 +251,62 @@ async def blog_extreme(
         message = ctx.reply("shortest_post", line=line, words=count)
     return SkillResult(
         message=message, data={"found": True, "listed": 1, "citations": [path], "path": path}
+    )
+
+
+# The whole blog's words: "how many words is my blog (in total)?", "total word count across the
+# whole blog?", "how many words have I written in total?", "what's the average length of my
+# posts?", "整个博客一共多少字", "我一共写了多少字".
+_BLOG = r"(?:my|the|this)\s+(?:whole\s+|entire\s+)?blog"
+_WORDS_ASKED = re.compile(
+    rf"^(?:(?:and|so)[\s,]+)?(?:how\s+many\s+words\s+(?:is|are|does|has|in|on)\s+{_BLOG}"
+    r"(?:\s+(?:have|hold|got))?(?:\s+(?:in\s+total|altogether|overall|all\s+together))?"
+    r"|how\s+many\s+words\s+(?:have\s+I|did\s+I)\s+(?:written|write|published)\s+"
+    rf"(?:in\s+total|altogether|so\s+far|on\s+{_BLOG})"
+    rf"|(?:what(?:['’]s|\s+is)\s+(?:the\s+)?)?(?:total\s+)?word\s+count\s+(?:of|for|across|on)\s+{_BLOG}"
+    rf"|(?:the\s+)?total\s+word\s+count\s+(?:of|for|across|on)\s+(?:{_BLOG}|(?:all\s+)?my\s+posts)"
+    r"|(?:what(?:['’]s|\s+is)\s+)?(?:the\s+)?average\s+(?:length|word\s+count|number\s+of\s+"
+    r"words)\s+(?:of|in)\s+(?:my|the\s+blog['’]s)\s+(?:blog\s+)?(?:posts|articles))"
+    + _END
+    + r"|^(?:我的?|整个|全部)?\s*博客(?:里|上)?(?:的文章)?\s*(?:一共|总共|加起来|总计)?(?:有)?"
+    r"(?:多少(?:个)?字|几个字)|^(?:博客|全站)?的?总字数(?:是)?(?:多少)?|^我(?:一共|总共)写了多少(?:个)?字"
+    r"|^(?:我的?)?(?:文章|博客文章)平均(?:每篇)?(?:有)?多(?:少字|长)" + _END,
+    re.I,
+)
+
+
+def words_asked(question: str) -> bool:
+    """Whether ``question`` asks for the whole blog's words (or its posts' average length)."""
+    return _WORDS_ASKED.match(" ".join(question.split())) is not None
+
+
+def _blog_words(ctx: SkillContext) -> list[int]:
+    """``[posts, words, drafts left out]``: the published posts, the words of their prose (as
+    a post's length counts them), and the drafts not counted. Blocking I/O: a sync step."""
+    ctx.memory.refresh()
+    every = ctx.memory.posts.all_posts()
+    published = [meta for meta in every if not meta.draft]
+    words = 0
+    for meta in published:
+        post = ctx.memory.posts.get(meta.path)
+        if post is not None:
+            words += length_of(post.body).words
+    return [len(published), words, len(every) - len(published)]
+
+
+async def blog_words(ctx: SkillContext) -> SkillResult:
+    """The reply giving the whole blog's words and a post's average, counted, no model."""
+    count, words, drafts = await ctx.step(
+        "blog_words", partial(_blog_words, ctx), returns=list[int]
+    )
+    if not count:
+        return SkillResult(
+            message=ctx.reply("no_posts_to_measure"), data={"found": False, "citations": []}
+        )
+    left_out = ctx.reply("blog_words_drafts", drafts=drafts) if drafts else ""
+    average = round(words / count)
+    message = ctx.reply("blog_words", count=count, words=words, average=average, drafts=left_out)
+    return SkillResult(
+        message=message,
+        data={"found": True, "posts": count, "words": words, "average": average, "citations": []},
     )

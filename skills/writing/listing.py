@@ -11,7 +11,12 @@ A tag is compared without case, ``-``, ``_`` and spaces alike, and a plural's ``
 
 "which posts link to the rust borrowing post?", "哪些文章链接到了 …": the posts whose wikilinks
 point at it; "what does the docker post link to?": those its own wikilinks point at
-(``links_asked``, ``list_links``).
+(``links_asked``, ``list_links``). "what links to Unwritten Ideas?", a note linked to that no
+post has written yet: the posts linking to it (``list_note_links``).
+
+"what is related to rust?", "和 rust 相关的有哪些": the knowledge graph's neighbours of a tag,
+an entity or a post (``related_asked``, ``list_related``). It went to the search and the
+model, which answered from whatever posts held the word.
 """
 
 from __future__ import annotations
@@ -39,8 +44,11 @@ __all__ = [
     "links_asked",
     "list_by_tag",
     "list_links",
+    "list_note_links",
+    "list_related",
     "names_of",
     "post_line",
+    "related_asked",
     "tag_ask",
     "tag_counts",
     "without_links_words",
@@ -90,6 +98,24 @@ REPLIES = Replies(
         "links_out": (
             "`{path}`（“{title}”）链接了 {count} 篇文章{drafts}：\n\n{lines}",
             "`{path}` (“{title}”) links to {count} post(s){drafts}:\n\n{lines}",
+        ),
+        # "what links to Unwritten Ideas?": a note linked to that no post has written yet (it
+        # said "I found no post on the blog that is “Unwritten Ideas”", the graph knowing who
+        # links to it)
+        "note_linked_from": (
+            "“{name}”还不是一篇文章（有文章链接到它，但还没有写）。链接到它的文章有 {count} 篇"
+            "{drafts}：\n\n{lines}",
+            "“{name}” is no post yet (posts link to it, but nobody has written it). Posts that "
+            "link to it: {count}{drafts}\n\n{lines}",
+        ),
+        "related_to": (
+            "知识图谱里与“{name}”相关的文章有 {count} 篇{drafts}：\n\n{lines}{others}",
+            "Posts related to “{name}” in the knowledge graph: {count}{drafts}\n\n{lines}{others}",
+        ),
+        "related_entities": ("\n\n相关的主题：{names}", "\n\nRelated topics: {names}"),
+        "related_none": (
+            "知识图谱里没有与“{name}”相关的文章{drafts}。{others}",
+            "Nothing in the knowledge graph relates a post to “{name}”{drafts}.{others}",
         ),
         "links_out_none": (
             "`{path}`（“{title}”）没有用 wikilink（[[…]]）链接到别的文章{drafts}。",
@@ -426,7 +452,8 @@ async def _list_untagged(ctx: SkillContext, drafts_note: str) -> SkillResult:
 # graph has both; the embedded model listed a title it made up three times.
 _LINKS_TO = re.compile(
     r"\b(?:which|what)\s+(?:other\s+)?(?:posts?|articles?|notes?|pages?)\s+(?:link|links|linked|"
-    r"point|points|refer|refers)\s+(?:to|at|back\s+to)\b|\bwhat\s+links\s+to\b|\bbacklinks?\b"
+    r"point|points|refer|refers)\s+(?:to|at|back\s+to|here)\b|\bwhat\s+links\s+(?:to|here)\b"
+    r"|\bbacklinks?\b"
     r"|\b(?:posts?|articles?)\s+(?:that\s+)?(?:link|links|linking)\s+to\b|\bwho\s+links\s+to\b"
     r"|哪些(?:文章|博文|笔记)\S{0,4}?(?:链接|引用|指向)(?:到|了)|反向链接",
     re.I,
@@ -537,5 +564,155 @@ async def list_links(
             "links": direction,
             "listed": count,
             "citations": found.paths[:LISTED],
+        },
+    )
+
+
+def _note_linked(ctx: SkillContext, name: str) -> list[Linked]:
+    """The posts whose wikilinks point at ``name``, a note the graph knows that no post has
+    written (Obsidian's unwritten notes), as a list of one (empty: the graph has no such
+    note). The graph brought up to date first. Blocking I/O: a sync step."""
+    ctx.memory.refresh()
+    graph = ctx.memory.graph
+    entity = graph.entity(name)
+    if entity is None or entity["type"] != "note":
+        return []
+    related = graph.related(entity["name"], limit=1000)
+    linking = [r.name for r in related if r.node == "post" and "wikilink" in r.kinds]
+    return [_as_linked(ctx, entity["name"], entity["name"], sorted(linking))]
+
+
+def _as_linked(ctx: SkillContext, path: str, title: str, found: list[str]) -> Linked:
+    """``found`` (paths) as a ``Linked``: drafts left out and counted, as the other lists do."""
+    by_path = {m.path: m for m in ctx.memory.posts.all_posts()}
+    every = [by_path[p] for p in found if p in by_path]
+    metas = [m for m in every if ctx.config.drafts.in_answers or not m.draft]
+    return Linked(
+        path=path,
+        title=title,
+        lines=[post_line(i, m) for i, m in enumerate(metas[:LISTED], 1)],
+        paths=[m.path for m in metas],
+        drafts_left_out=len(every) - len(metas),
+    )
+
+
+async def list_note_links(
+    ctx: SkillContext, name: str, drafts_note: str = "drafts_left_out"
+) -> SkillResult | None:
+    """The reply to "what links to <a note no post has written>?", or None when ``name`` is
+    no such note of the graph."""
+    notes = await ctx.step("note_linked", partial(_note_linked, ctx, name), returns=list[Linked])
+    if not notes:
+        return None
+    found = notes[0]
+    count = len(found.paths)
+    left_out = found.drafts_left_out
+    drafts = ctx.reply(drafts_note, drafts=left_out) if left_out else ""
+    message = ctx.reply(
+        "note_linked_from",
+        name=clip(found.title, 80),
+        count=count,
+        drafts=drafts,
+        lines="\n".join(found.lines),
+    )
+    if count > len(found.lines):
+        message += ctx.reply("listed_more", more=count - len(found.lines))
+    return SkillResult(
+        message=message,
+        data={
+            "found": bool(count),
+            "note": found.title,
+            "links": "to",
+            "listed": count,
+            "citations": found.paths[:LISTED],
+        },
+    )
+
+
+# "what is related to rust?", "what's connected to the docker post?", "which posts are related
+# to go?", "show me everything related to sqlite", "和 rust 相关的有哪些", "跟 docker 有关的文章".
+_RELATED = re.compile(
+    r"^(?:(?:and|so|ok(?:ay)?)[\s,]+)?(?:what(?:['’]s|\s+is|\s+else\s+is)?|which\s+(?:other\s+)?"
+    r"(?:posts?|articles?|notes?)\s+(?:are|is)|(?:show|list|find|give)(?:\s+me)?\s+(?:everything|"
+    r"(?:all\s+)?(?:the\s+)?(?:posts?|articles?|notes?)))\s+(?:related|connected)\s+(?:to|with)\s+"
+    r"(?P<what>.+?)\s*[?.!]*$"
+    r"|^(?:和|与|跟)\s*(?P<zh>[^，,？?]{1,40}?)\s*(?:相关|有关|有关系|关联)的?(?:文章|博文|内容|东西)?"
+    r"(?:有哪些|是什么|有什么|都有哪些|是哪些)?\s*[?？。!！]*$",
+    re.I,
+)
+
+
+def related_asked(question: str) -> str | None:
+    """What ``question`` asks the graph's neighbours of ("rust", "the docker post"), or
+    None."""
+    found = _RELATED.match(" ".join(question.split()))
+    if found is None:
+        return None
+    what = (found.group("what") or found.group("zh") or "").strip(" \"'“”‘’「」《》")
+    return what or None
+
+
+class Neighbours(BaseModel):
+    """The graph's neighbours of a name: the posts (as ``Linked``) and the entities' names."""
+
+    posts: Linked
+    entities: list[str]
+
+
+ENTITIES_LISTED = 10
+
+
+def _related(ctx: SkillContext, target: str, title: str) -> list[Neighbours]:
+    """The graph's neighbours of ``target`` (a post's path, or an entity's name), as a list of one
+    (empty: the graph knows neither). Blocking I/O: a sync step."""
+    ctx.memory.refresh()
+    graph = ctx.memory.graph
+    if ctx.memory.posts.get(target) is None and graph.entity(target) is None:
+        return []
+    related = graph.related(target, limit=LISTED + ENTITIES_LISTED + 20)
+    posts = [r.name for r in related if r.node == "post" and r.name != target]
+    names = [
+        r.name for r in related if r.node == "entity" and r.name.casefold() != title.casefold()
+    ]
+    return [
+        Neighbours(posts=_as_linked(ctx, target, title, posts), entities=names[:ENTITIES_LISTED])
+    ]
+
+
+async def list_related(
+    ctx: SkillContext, target: str, title: str, drafts_note: str = "drafts_left_out"
+) -> SkillResult | None:
+    """The reply listing the posts (and topics) the knowledge graph relates to ``target`` (a
+    post's path or an entity's name, ``title`` the name said), or None when the graph knows
+    no such post or entity (the question is then left to the search)."""
+    found = await ctx.step(
+        "related", partial(_related, ctx, target, title), returns=list[Neighbours]
+    )
+    if not found:
+        return None
+    neighbours = found[0]
+    linked = neighbours.posts
+    count = len(linked.paths)
+    drafts = ctx.reply(drafts_note, drafts=linked.drafts_left_out) if linked.drafts_left_out else ""
+    others = (
+        ctx.reply("related_entities", names=", ".join(neighbours.entities))
+        if neighbours.entities
+        else ""
+    )
+    said = {"name": clip(title, 80), "count": count, "drafts": drafts, "others": others}
+    if count:
+        message = ctx.reply("related_to", lines="\n".join(linked.lines), **said)
+    else:
+        message = ctx.reply("related_none", **said)
+    if count > len(linked.lines):
+        message += ctx.reply("listed_more", more=count - len(linked.lines))
+    return SkillResult(
+        message=message,
+        data={
+            "found": bool(count),
+            "related": title,
+            "listed": count,
+            "entities": neighbours.entities,
+            "citations": linked.paths[:LISTED],
         },
     )

@@ -8,6 +8,10 @@ and an address it made up; both were shown as done.
 
 The words naming the post must name one ("it", "this post", "the vim post", a path): "when
 did I write about rust?" asks the blog, and is left to the search.
+
+Whether a post is a draft ("is it still a draft?", "is the rust post published?", "这篇还是草稿
+吗？") comes from the index, which knows a draft by its frontmatter or its folder: the search
+answered "is it still a draft?" with three posts it found and the model's words.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from .post_tags import own_fields, refers_to_open
 
 __all__ = ["REPLIES", "Fact", "fact_asked", "post_fact"]
 
-Fact = Literal["author", "date", "categories"]
+Fact = Literal["author", "date", "categories", "draft"]
 
 REPLIES = Replies(
     {
@@ -50,6 +54,14 @@ REPLIES = Replies(
         "fact_no_categories": (
             "[{title}]({path}) 没有分类。",
             "[{title}]({path}) has no categories.",
+        ),
+        "fact_draft": (
+            "[{title}]({path}) 是草稿，还没有发布。",
+            "[{title}]({path}) is a draft: it is not published.",
+        ),
+        "fact_published": (
+            "[{title}]({path}) 已经发布，不是草稿。",
+            "[{title}]({path}) is published, not a draft.",
         ),
         "fact_action": ("查看哪篇文章", "look up"),
     }
@@ -105,6 +117,21 @@ _ASKS: list[tuple[Fact, re.Pattern[str]]] = [
             + r"|^what\s+(?:is|are)\s+(?:(?P<post2>its|the\s+post['’]s)\s+categor(?:y|ies)|"
             r"the\s+categor(?:y|ies)\s+(?:of|for)\s+(?P<post3>.+?))" + _END,
             re.I,
+        ),
+    ),
+    (
+        "draft",
+        re.compile(
+            r"^(?:(?:and|so)[\s,]+)?(?:is|was)\s+(?P<post>.+?)\s+(?:still\s+)?(?:a\s+)?"
+            r"(?:draft|published|public|live|out)(?:\s+(?:yet|already))?" + _END,
+            re.I,
+        ),
+    ),
+    (
+        "draft",
+        re.compile(
+            r"^(?P<post>.+?)(?:还是草稿|是草稿|是不是草稿|还是不是草稿|发布了|发了|发出去了)"
+            r"(?:吗|么|没有|没|嘛)?" + _END
         ),
     ),
     ("author", re.compile(r"^(?P<post>.+?)(?:是谁写的|的作者是谁|的作者是)" + _END)),
@@ -164,6 +191,8 @@ def _facts_of(ctx: SkillContext, path: str, fact: Fact) -> list[str]:
         return [title, ", ".join(_names(_found(fields, "author", "authors"))), ""]
     if fact == "categories":
         return [title, ", ".join(_names(_found(fields, "categories", "category"))), ""]
+    if fact == "draft":
+        return [title, "draft" if meta is not None and meta.draft else "published", ""]
     date = _shown(fields.get("date")) or (str(meta.date or "") if meta is not None else "")
     updated = next(
         (_shown(fields[k]) for k in ("lastmod", "updated", "last_modified_at") if k in fields), ""
@@ -223,6 +252,10 @@ async def post_fact(ctx: SkillContext, path: str, fact: Fact) -> SkillResult:
         message = ctx.reply("fact_date", updated=later, **said)
     elif fact == "date":
         message = ctx.reply("fact_no_date", **said)
+    elif fact == "draft" and value == "draft":
+        message = ctx.reply("fact_draft", **said)
+    elif fact == "draft":
+        message = ctx.reply("fact_published", **said)
     else:
         message = ctx.reply("fact_categories" if value else "fact_no_categories", **said)
     return SkillResult(
