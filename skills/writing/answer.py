@@ -38,6 +38,7 @@ from .checks import (
     Generated,
     Verdict,
     addresses_from,
+    answer_language,
     code_from,
     given_urls,
     not_cut_short,
@@ -958,10 +959,11 @@ def _if_answered(check: Check) -> Check:
     return answered
 
 
-def answer_checks(sources: list[Source], question: str = "") -> list[Check]:
+def answer_checks(sources: list[Source], question: str = "", asked_in: str = "") -> list[Check]:
     """What an answer from ``sources`` is checked for before it is shown. The embedded model
     answered "posts that mention sqlite" with 14 numbered lines saying one thing, cut off
-    mid-link, and it was shown as done."""
+    mid-link, and it was shown as done. ``asked_in``: the question's language, when known
+    (the answer must be in it, ``_in_the_questions_language``)."""
     made_up = code_from(*(s.excerpt for s in sources))
     ours = grounded(*(f"{s.title}\n{s.excerpt}" for s in sources))
     figures = figures_from(
@@ -974,6 +976,7 @@ def answer_checks(sources: list[Source], question: str = "") -> list[Check]:
     # not_degenerate's name, so the report's checks are the ones they were)
     refusal = reported_as("not_degenerate", not_refusing(question, *(s.excerpt for s in sources)))
     cut_short = reported_as("not_degenerate", not_cut_short)
+    in_language = _in_the_questions_language(sources, question, asked_in)
     checks = (
         not_degenerate,
         refusal,
@@ -985,8 +988,50 @@ def answer_checks(sources: list[Source], question: str = "") -> list[Check]:
         addresses,
         ours,
         figures,
+        *in_language,  # (last: a looping answer in Chinese is reported as the loop it is)
     )
     return [_if_answered(check) for check in checks]
+
+
+# What an answer quotes rather than says: code, links (their text is a post's title), quoted
+# words, and the sources' titles and paths.
+_QUOTED = re.compile(
+    r"```.*?(?:```|$)|`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)|\[\[[^\]\n]*\]\]|“[^”\n]*”|"
+    r"「[^」\n]*」|《[^》\n]*》|\"[^\"\n]*\"",
+    re.S,
+)
+
+
+def _in_the_questions_language(
+    sources: Sequence[Source], question: str, asked_in: str
+) -> list[Check]:
+    """The answer is in the question's language (``checks.answer_language``), judged on what
+    it says, not on what it quotes (``unquoted``). An English question on the sqlite post was
+    answered "trigram 分词器可以匹配任意三个字符以上的子串 [1]", shown as done. Reported as
+    ``not_degenerate`` (the report's checks are the ones they were). None without the
+    question's language."""
+    if not asked_in or not question:
+        return []
+    titles = [s.title for s in sources]
+    return [reported_as("not_degenerate", unquoted(answer_language(question, asked_in), titles))]
+
+
+def unquoted(check: Check, titles: Iterable[str] = ()) -> Check:
+    """``check`` of a language, judged on what a text says, not on what it quotes: code, links
+    (their text is a post's title), quoted words and ``titles`` ("The post
+    [数据库索引原理](posts/database-indexing.md) explains B+ trees" is English). A text of
+    nothing but quotes is not judged."""
+    names = sorted({t for t in titles if t.strip()}, key=len, reverse=True)
+
+    def judged(generated: Generated) -> Verdict:
+        said = _QUOTED.sub(" ", generated.text)
+        for name in names:
+            said = said.replace(name, " ")
+        if not _ANSWER_WORDS.search(_CITE_MARK.sub(" ", said)):
+            return Verdict("language", True, "nothing but quotes: not judged")
+        return check(generated.model_copy(update={"text": said}))
+
+    return judged
 
 
 _INLINE_FENCE = re.compile(r"(`{3,}|~{3,}).*?(?:\1|$)", re.S)
@@ -1169,7 +1214,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return result.model_copy(update={"message": note + result.message}) if note else result
     ctx.progress(2, 2, ctx.reply("answering"))
     ask = partial(_answer, ctx, question, sources)
-    answer = await checked(ctx, "answer", ask, answer_checks(sources, question))
+    checks = answer_checks(sources, question, ctx.input.language)
+    answer = await checked(ctx, "answer", ask, checks)
     raw = answer.text
     if answer.passed and raw.strip(" .。").upper().startswith(NO_ANSWER):
         return await _nothing_found(ctx, question)

@@ -22,6 +22,7 @@ from skillrt.llm.base import estimate_tokens
 from skillrt.skill.params import POST_DESCRIPTION, Chars, PostPath
 
 from . import pick
+from .answer import unquoted
 from .checked import REPLIES as CHECK_REPLIES
 from .checked import Checked, checked, refuse_unchecked
 from .checks import (
@@ -29,6 +30,7 @@ from .checks import (
     Generated,
     Verdict,
     code_from,
+    language,
     not_cut_short,
     not_degenerate,
     not_refusing,
@@ -414,11 +416,24 @@ async def _summary(ctx: SkillContext, name: str, system: str, content: str) -> s
         template_from(content),
         grounded(content),
         figures_from(content),
+        *_in_the_users_language(ctx),
     ]
     result = await checked(ctx, name, partial(_ask, ctx, system, content), checks)
     if not result.passed:
         raise Unchecked(result)
     return result.text
+
+
+def _in_the_users_language(ctx: SkillContext) -> list[Check]:
+    """A summary asked for in English (a request typed, the prompt's ``{lang}``) is in English,
+    judged on what it says, not what it quotes (``answer.unquoted``): the sqlite post's
+    summary, asked for in English, was "trigram 分词器可以匹配任意三个字符以上的子串", shown as
+    done. Reported as ``not_degenerate`` (the report's checks are the ones they were). Not
+    judged with no request typed (``run_skill``: the language is no one's), nor for one in
+    Chinese (tests' stand-in models, and a reader of Chinese, take an English summary)."""
+    if ctx.input.language != "en" or not ctx.input.text.strip():
+        return []
+    return [reported_as("not_degenerate", unquoted(language("en")))]
 
 
 async def _summarise(ctx: SkillContext, parts: list[str], budget: int) -> str:
