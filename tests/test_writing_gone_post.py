@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from skillrt import AgentRuntime, load_config
 from skillrt.messages import ChatMessage
+from skillrt.skills import builtin_skills
 from skillrt.testing import FunctionModel
 from tests.blog import copy_blog
 from tests.writing_support import WritingModelFn, writing_runtime
@@ -102,3 +104,21 @@ async def test_the_x_one_names_a_post_as_the_x_post_does(
     finally:
         await rt.close()
     assert said.state == "COMPLETED" and path in said.content, said.content
+
+
+async def test_the_example_path_of_a_reply_is_no_post_gone(tmp_path: Path) -> None:
+    """The chat's "what can you do?" gives "summarize posts/x.md" as an example (and "which
+    post?" answered with none says "Give its path (like posts/x.md)"): "summarize it" next
+    began "`posts/x.md` is no longer on the blog (deleted or moved).", a post that never was."""
+    blog = copy_blog(tmp_path / "blog")
+    config = load_config(content_root=blog, state_dir=blog.parent / "state")
+    rt = AgentRuntime(config, llm=FunctionModel(WritingModelFn()), skills=builtin_skills())
+    await rt.initialize()
+    try:
+        helped = await rt.process_input("what can you do?")
+        assert "posts/x.md" in helped.content
+        asked = await rt.process_input("summarize it")
+    finally:
+        await rt.close()
+    assert asked.state == "WAITING_INPUT", asked.content
+    assert "posts/x.md" not in asked.content and "no longer on the blog" not in asked.content

@@ -616,6 +616,11 @@ def request_lead(request: str) -> str:
     return "" if _REFERS.search(lead) else lead
 
 
+# The path the replies give as an example ("Give its path (like posts/x.md)", the chat's "what
+# can you do?": "summarize posts/x.md"): no post the session spoke of. "summarize it" after
+# "what can you do?" began "`posts/x.md` is no longer on the blog (deleted or moved)."
+EXAMPLE_PATHS = frozenset({"posts/x.md"})
+
 # "it", "this post", "这篇": the post the session spoke of last (``gone_post``).
 _IT = re.compile(r"\b(?:it|this|that)\b|它|这篇|那篇", re.I)
 
@@ -630,7 +635,7 @@ def gone_post(ctx: SkillContext) -> list[str]:
     if ctx.input.current_file or ctx.input.selected_text:
         return []
     posts = ctx.memory.posts
-    named = ctx.conversation.mentioned
+    named = [path for path in ctx.conversation.mentioned if path not in EXAMPLE_PATHS]
     gone = [path for path in named if _not_held(posts, path)]
     if not gone:
         return []
