@@ -10,8 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import structlog
 
 from benchmarks.bench_routing import _router
+from skillrt._tasks.planning import Planner
+from skillrt.settings import RuntimeConfig
 
 FOCUS = {"current_file": "posts/open.md", "focus": "posts/open.md"}
 
@@ -45,3 +48,25 @@ async def test_the_request_goes_to_its_skill(
     parsed = await router.parse(text, context, ask_model=False)
     assert parsed.type == intent, (text, parsed)
     assert parsed.confidence >= 0.75, (text, parsed)  # runs, with no question first
+
+
+async def test_a_guess_of_update_graph_with_no_word_of_it_is_offered_not_run() -> None:
+    """ "refresh everything please": the classifier's UpdateGraph (0.94) ran the model over
+    every post of the blog unasked. With none of its words (graph, index, links, relations,
+    链接, 关系…) the guess is no decision: it is offered among numbered choices, first."""
+    router = _router(None)
+    config = RuntimeConfig()
+    planner = Planner(router, router.registry, config, lambda: "low", structlog.get_logger)
+    guessed = await router.parse("refresh everything please", ask_model=False)
+    assert guessed.type == "UPDATE_GRAPH" and guessed.confidence < config.confidence_threshold
+    question = planner.question_for(guessed, "refresh everything please", "en", {})
+    assert question is not None and question.choices[0].intent == "UPDATE_GRAPH"
+    for said in (
+        "recalculate the links between my articles",
+        "please update the relattions between articles thanks",
+        "重新整理文章之间的引用关系",
+        "update the knowledge graph",
+    ):
+        parsed = await router.parse(said, ask_model=False)
+        assert parsed.type == "UPDATE_GRAPH", (said, parsed)
+        assert parsed.confidence >= config.confidence_threshold, (said, parsed)

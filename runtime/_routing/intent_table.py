@@ -66,6 +66,7 @@ class _IntentEntry(BaseModel):
     examples_zh: list[str] = Field(default_factory=list)
     examples_en: list[str] = Field(default_factory=list)
     cues: list[str] = Field(default_factory=list)
+    needs_cue: bool = False
     patterns: list[_PatternEntry] = Field(default_factory=list)
 
 
@@ -102,6 +103,9 @@ class IntentSpec:
     not_when: re.Pattern[str] | None = None  # a request it matches never routes here
     # intents whose reply a request of this one may be about (the table's ``of_the_answer_after``)
     of_the_answer_after: frozenset[str] = frozenset()
+    # a classifier's guess of it with none of its ``cues`` in the text is no decision (the
+    # table's ``needs_cue``; a delete always needs one)
+    needs_cue: bool = False
 
     def merged(self, intent: Intent) -> IntentSpec:
         """This spec with what ``intent`` declares in its place (fields it leaves unset kept)."""
@@ -298,6 +302,7 @@ class IntentTable:
                 names=tuple(entry.choice_names),
                 offered=entry.offered,
                 prior=entry.prior,
+                needs_cue=entry.needs_cue,
                 not_when=(
                     compile_(
                         "|".join(f"(?:{c})" for c in entry.not_when), f"intents.{name}.not_when"

@@ -973,7 +973,9 @@ class IntentRouter:
                 # (0.92) and "validate the frontmatter" (0.94) to an edit of the open post
                 or self._changes_on_a_look(result.type, routed)
                 # a delete the text says no word of: it sent "copy the post" (0.97) and "go
-                # through the post" (0.92) to DeleteArticle, which asked "Delete …? (y/n)"
+                # through the post" (0.92) to DeleteArticle, which asked "Delete …? (y/n)"; and
+                # an intent that needs one (``needs_cue``): "refresh everything please" (0.94)
+                # ran UpdateGraph, the model over every post, unasked
                 or self._unsaid(result.type, routed)
             )
         ):
@@ -1139,13 +1141,14 @@ class IntentRouter:
             and _LOOK_FIRST.match(text) is not None
         )
 
-    def _unsaid(self, intent: str, text: str) -> bool:
-        """Whether ``intent`` deletes (its ``effect``) and ``text`` holds none of its keywords
-        (``cues``)."""
+    def _unsaid(self, intent: str, text: str, *, chosen: bool = True) -> bool:
+        """Whether ``intent`` deletes (its ``effect``), or needs a word of its own to be
+        ``chosen`` by the classifier (the table's ``needs_cue``; it may still be offered among
+        choices), and ``text`` holds none of its keywords (``cues``)."""
         spec = self.spec(intent)
         return (
             spec is not None
-            and spec.effect == "delete"
+            and (spec.effect == "delete" or (chosen and spec.needs_cue))
             and spec.cues is not None
             and spec.cues.search(text) is None
         )
@@ -1193,7 +1196,9 @@ class IntentRouter:
             return [
                 n
                 for n in likeliest
-                if n in self._by_intent and n not in blocked and not self._unsaid(n, norm)
+                if n in self._by_intent
+                and n not in blocked
+                and not self._unsaid(n, norm, chosen=False)
             ][:3]
         weak = self._match_table(norm, selection, has_file, self._browsing(context))
         if weak is not None:
