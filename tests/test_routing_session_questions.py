@@ -70,3 +70,8 @@ async def test_a_guess_of_update_graph_with_no_word_of_it_is_offered_not_run() -
         parsed = await router.parse(said, ask_model=False)
         assert parsed.type == "UPDATE_GRAPH", (said, parsed)
         assert parsed.confidence >= config.confidence_threshold, (said, parsed)
+
+
+async def test_a_list_asked_with_about_mistyped_is_a_list() -> None:
+    parsed = await _router(None).parse("list posts abuot rust", ask_model=False)
+    assert parsed.type == "ANSWER_QUESTION" and parsed.confidence >= 0.75, parsed

@@ -173,3 +173,20 @@ async def test_a_topic_the_graph_does_not_know_is_searched(blog: Path) -> None:
     finally:
         await rt.close()
     assert "related" not in msg.data
+
+
+async def test_typos_and_a_bare_newest_are_answered_from_the_index(blog: Path) -> None:
+    """ "wich posts mention docker?" was searched for ("wich", "mention") and the docker post
+    was not among the posts found; "list posts abuot rust" was offered three actions;
+    "最新的一篇是什么" (no word for a post) was searched, and the model asked."""
+    docker, rust, newest = await _session(
+        blog, ["wich posts mention docker?", "list posts abuot rust", "最新的一篇是什么"]
+    )
+    assert docker.data["citations"] == ["posts/docker-basics.md"], docker.content
+    assert {
+        "posts/rust-borrowing.md",
+        "posts/rust-lifetimes.md",
+        "posts/rust-smart-pointers.md",
+    } <= set(rust.data["citations"])
+    assert newest.data["path"] == "posts/notes/weekly-review.md"
+    assert newest.content.startswith("你最新的文章")

@@ -1129,6 +1129,21 @@ async def _open_post(ctx: SkillContext, text: str | None = None) -> str | None:
     return await asyncio.to_thread(partial(open_post, ctx, text=text))
 
 
+# The commonest typos of the words the questions' rules go by: "wich posts mention docker?"
+# was searched for ("wich", "mention") and the posts found did not include the docker post;
+# "list posts abuot rust" was not taken for a list.
+_TYPOS = {
+    "wich": "which", "whcih": "which", "whihc": "which", "waht": "what", "abuot": "about",
+    "abotu": "about", "aobut": "about", "psot": "post", "psots": "posts",
+}  # fmt: skip
+_TYPO_WORD = re.compile(r"\b(?:" + "|".join(_TYPOS) + r")\b", re.I)
+
+
+def without_typos(question: str) -> str:
+    """``question`` with the commonest typos of its rules' words corrected (``_TYPOS``)."""
+    return _TYPO_WORD.sub(lambda found: _TYPOS[found.group(0).casefold()], question)
+
+
 @skill(
     name="AnswerQuestion",
     intents=["ANSWER_QUESTION"],
@@ -1137,7 +1152,7 @@ async def _open_post(ctx: SkillContext, text: str | None = None) -> str | None:
     replies=REPLIES,
 )
 async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResult:
-    question = params.question
+    question = without_typos(params.question)
     ctx.progress(1, 2, ctx.reply("searching"))
     if (words := tags_suggestion_asked(question)) is not None:  # the blog's tags, no model
         post = await _the_post(ctx, words, "suggest", ctx.reply("suggest_action"))
@@ -1412,7 +1427,9 @@ _NEWEST_ASKED = re.compile(
     r"|(?:what|which)(?:['’]?s|\s+is|\s+was)\s+(?:the\s+|my\s+)?(?:newest|latest|most\s+recent|"
     r"last)\s+(?:thing|post|article|entry|piece)\s+(?:(?:that\s+)?i(?:['’]ve|\s+have)?\s+)?"
     r"(?:published|written|wrote|posted|put\s+out))\s*[?.!]*$"
-    r"|^我?(?:最新|最近)的?(?:一篇)?(?:博客)?(?:文章|博文)是(?:哪一?篇|什么)[？?。]*$",
+    # ("最新的一篇是什么", no word for a post: searched, and the model asked)
+    r"|^我?(?:最新|最近)的?(?:(?:一篇|那篇)(?:博客)?(?:文章|博文)?|(?:博客)?(?:文章|博文))"
+    r"是(?:哪一?篇|什么)[？?。]*$",
     re.I,
 )
 
