@@ -75,3 +75,9 @@ async def test_a_guess_of_update_graph_with_no_word_of_it_is_offered_not_run() -
 async def test_a_list_asked_with_about_mistyped_is_a_list() -> None:
     parsed = await _router(None).parse("list posts abuot rust", ask_model=False)
     assert parsed.type == "ANSWER_QUESTION" and parsed.confidence >= 0.75, parsed
+
+
+@pytest.mark.parametrize("text", ["and in 2023?", "what about 2022", "那 2023 年呢？"])
+async def test_a_follow_up_on_another_year_is_a_question(text: str) -> None:
+    parsed = await _router(None).parse(text, ask_model=False)
+    assert parsed.type == "ANSWER_QUESTION" and parsed.confidence >= 0.75, parsed

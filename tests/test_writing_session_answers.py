@@ -14,6 +14,7 @@ import pytest
 
 from skillrt.blog.markdown import split_post
 from skillrt.llm.base import LLMMessage
+from skillrt.skills.writing.answer import asked_of_another_year
 from skillrt.skills.writing.blog_facts import words_asked
 from skillrt.skills.writing.listing import related_asked
 from skillrt.skills.writing.post_facts import fact_asked
@@ -190,3 +191,35 @@ async def test_typos_and_a_bare_newest_are_answered_from_the_index(blog: Path) -
     } <= set(rust.data["citations"])
     assert newest.data["path"] == "posts/notes/weekly-review.md"
     assert newest.content.startswith("你最新的文章")
+
+
+async def test_and_in_another_year_asks_the_last_question_of_that_year(blog: Path) -> None:
+    """ "and in 2023?" after "how many posts did I write in 2024?" was offered the chat, an
+    edit and a question; a follow-up of a follow-up asks the first question's again."""
+    by_year: dict[str, list[str]] = {}
+    for post in (blog / "posts").rglob("*.md"):
+        year = post.read_text(encoding="utf-8").split("\ndate: ", 1)[1][:4]
+        by_year.setdefault(year, []).append(str(post.relative_to(blog)))
+    first, en, zh, none, topic = await _session(
+        blog,
+        [
+            "how many posts did I write in 2024?",
+            "and in 2023?",
+            "那 2024 年呢？",
+            "and in 2022?",
+            "what did I write about docker in 2023?",
+        ],
+    )
+    assert sorted(first.data["citations"]) == sorted(by_year["2024"])
+    assert sorted(en.data["citations"]) == sorted(by_year["2023"]), en.content
+    assert sorted(zh.data["citations"]) == sorted(by_year["2024"]) and "2024" in zh.content
+    assert not none.data.get("citations") and "2022" in none.content
+    assert "2023" in topic.content
+
+
+def test_a_follow_up_on_another_year_is_told_apart() -> None:
+    before = "how many posts did I write in 2024?"
+    assert asked_of_another_year("and in 2023?", before) == "how many posts did I write in 2023?"
+    assert asked_of_another_year("what about 2022", None) == "list my posts from 2022"
+    assert asked_of_another_year("那 2023 年呢？", "我2024年写了几篇？") == "我2023年写了几篇？"
+    assert asked_of_another_year("and in the intro?", before) is None

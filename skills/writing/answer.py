@@ -1139,6 +1139,39 @@ _TYPOS = {
 _TYPO_WORD = re.compile(r"\b(?:" + "|".join(_TYPOS) + r")\b", re.I)
 
 
+# A follow-up asking the same of another year: "and in 2023?" after "how many posts did I
+# write in 2024?", "那 2023 年呢？" (it was offered three actions: the chat, an edit, a question).
+_YEAR_FOLLOW_UP = re.compile(
+    r"^(?:(?:and|so|ok(?:ay)?|what\s+about|how\s+about)[\s,]+)+(?:in\s+|from\s+|for\s+)?"
+    r"(?P<year>(?:19|20)\d{2})\s*[?.!]*$"
+    r"|^(?:那|那么)?\s*(?P<zh>(?:19|20)\d{2})\s*年?(?:的)?(?:呢|的文章呢|写了几篇)\s*[?？。!！]*$",
+    re.I,
+)
+_A_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+
+
+def asked_of_another_year(question: str, before: str | None) -> str | None:
+    """The question a follow-up on another year asks ("and in 2023?"): the question ``before``
+    it (the user's last) with its one year replaced, or a list of the year's posts when that
+    question named no year (or several); None when ``question`` is no such follow-up."""
+    found = _YEAR_FOLLOW_UP.match(" ".join(question.split()))
+    if found is None:
+        return None
+    year = found.group("year") or found.group("zh")
+    if before and len(set(_A_YEAR.findall(before))) == 1:
+        return _A_YEAR.sub(year, before)
+    return f"list my posts from {year}" if found.group("year") else f"列出 {year} 年的文章"
+
+
+def _asked_before(ctx: SkillContext) -> str | None:
+    """The user's last question before this one that was not itself a follow-up on another
+    year ("and in 2022?" after "and in 2023?" asks what the first question asked)."""
+    for turn in reversed(ctx.conversation.turns[:-1]):
+        if turn.role == "user" and _YEAR_FOLLOW_UP.match(" ".join(turn.content.split())) is None:
+            return turn.content
+    return None
+
+
 def without_typos(question: str) -> str:
     """``question`` with the commonest typos of its rules' words corrected (``_TYPOS``)."""
     return _TYPO_WORD.sub(lambda found: _TYPOS[found.group(0).casefold()], question)
@@ -1153,6 +1186,7 @@ def without_typos(question: str) -> str:
 )
 async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResult:
     question = without_typos(params.question)
+    question = asked_of_another_year(question, _asked_before(ctx)) or question
     ctx.progress(1, 2, ctx.reply("searching"))
     if (words := tags_suggestion_asked(question)) is not None:  # the blog's tags, no model
         post = await _the_post(ctx, words, "suggest", ctx.reply("suggest_action"))
