@@ -223,3 +223,13 @@ def test_a_follow_up_on_another_year_is_told_apart() -> None:
     assert asked_of_another_year("what about 2022", None) == "list my posts from 2022"
     assert asked_of_another_year("那 2023 年呢？", "我2024年写了几篇？") == "我2023年写了几篇？"
     assert asked_of_another_year("and in the intro?", before) is None
+
+
+async def test_the_x_one_is_asked_about_as_the_x_post(blog: Path) -> None:
+    """ "when did i write the sqlite one" and "how long is the sqlite one" were searched, and
+    the model asked; "the sqlite post" was answered from the post's own frontmatter and text."""
+    date, length = await _session(
+        blog, ["when did i write the sqlite one", "how long is the sqlite one"]
+    )
+    assert date.data["fact"] == "date" and date.data["value"] == "2024-06-10"
+    assert length.data["path"] == "posts/sqlite-fts5.md" and "words of prose" in length.content

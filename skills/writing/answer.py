@@ -1172,9 +1172,18 @@ def _asked_before(ctx: SkillContext) -> str | None:
     return None
 
 
+# "the sqlite one" for "the sqlite post" (``pick`` reads both alike): "when did i write the
+# sqlite one" and "how long is the sqlite one" were searched, and the model asked.
+_THE_X_ONE = re.compile(
+    r"\b(?P<lead>the|my|that)\s+(?P<words>(?:[^\W\d_][\w.+#-]*\s+){1,3}?)one\b(?!\s+of\b)", re.I
+)
+
+
 def without_typos(question: str) -> str:
-    """``question`` with the commonest typos of its rules' words corrected (``_TYPOS``)."""
-    return _TYPO_WORD.sub(lambda found: _TYPOS[found.group(0).casefold()], question)
+    """``question`` with the commonest typos of its rules' words corrected (``_TYPOS``), and
+    "the X one" said "the X post"."""
+    fixed = _TYPO_WORD.sub(lambda found: _TYPOS[found.group(0).casefold()], question)
+    return _THE_X_ONE.sub(lambda found: f"{found['lead']} {found['words']}post", fixed)
 
 
 @skill(
