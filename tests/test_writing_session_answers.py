@@ -233,3 +233,13 @@ async def test_the_x_one_is_asked_about_as_the_x_post(blog: Path) -> None:
     )
     assert date.data["fact"] == "date" and date.data["value"] == "2024-06-10"
     assert length.data["path"] == "posts/sqlite-fts5.md" and "words of prose" in length.content
+
+
+async def test_did_i_ever_mention_is_a_list_of_the_posts_on_it(blog: Path) -> None:
+    """ "did I ever mention Lisbon on the blog?" searched for "ever" and "mention" too: the
+    model was given the git, rust and asyncio posts to answer from."""
+    lisbon, docker = await _session(
+        blog, ["did I ever mention Lisbon on the blog?", "did I ever mention docker?"]
+    )
+    assert not lisbon.data.get("citations") and "Lisbon" in lisbon.content
+    assert docker.data["citations"] == ["posts/docker-basics.md"]

@@ -562,6 +562,15 @@ _LISTING = [
         r"(?:anything|something)\s+)(?:about|on|regarding)\s+(?P<topic>.+?)\s*[?.!]*$",
         re.I,
     ),
+    # "did I ever mention Lisbon on the blog?", "have I mentioned tmux anywhere?": searched for
+    # "ever" and "mention" too, and the model was given the git, rust and asyncio posts.
+    re.compile(
+        r"^(?:did|have)\s+(?:i|we)\s+(?:ever\s+)?(?:mention(?:ed)?|talk(?:ed)?\s+about|"
+        r"cover(?:ed)?)\s+(?!(?:that|it|this|how|why|what|when|where|to|you|me)\b)"
+        r"(?P<topic>.+?)(?:\s+(?:on|in)\s+(?:my|the|this)\s+(?:blog|posts)|"
+        r"\s+anywhere|\s+before|\s+at\s+all)?\s*[?.!]*$",
+        re.I,
+    ),
     # "which posts mention docker?", "posts that are about rust", "which of my articles
     # cover sqlite?": a list, which the index answers (the model used to write it).
     re.compile(
