@@ -7,6 +7,7 @@ published", went to the chat; "give me the list of posts from last year" to a su
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,9 @@ import structlog
 from benchmarks.bench_routing import _router
 from skillrt._tasks.planning import Planner
 from skillrt.settings import RuntimeConfig
+from skillrt.testing import FunctionModel
+from tests.blog import copy_blog
+from tests.writing_support import WritingModelFn, writing_runtime
 
 FOCUS = {"current_file": "posts/open.md", "focus": "posts/open.md"}
 
@@ -81,3 +85,24 @@ async def test_a_list_asked_with_about_mistyped_is_a_list() -> None:
 async def test_a_follow_up_on_another_year_is_a_question(text: str) -> None:
     parsed = await _router(None).parse(text, ask_model=False)
     assert parsed.type == "ANSWER_QUESTION" and parsed.confidence >= 0.75, parsed
+
+
+async def test_a_delete_of_a_post_described_asks_which_not_the_current_post(tmp_path: Path) -> None:
+    """ "delete the draft about rust macros", no post open: the classifier's delete (0.75)
+    asked "Delete “the current post”? (y/n)", a post that was not there. DeleteArticle asks
+    which post the words describe, and then yes or no; nothing is deleted unasked."""
+    parsed = await _router(None).parse("delete the draft about rust macros", ask_model=False)
+    assert parsed.type == "DELETE_ARTICLE" and parsed.source == "regex", parsed
+    blog = copy_blog(tmp_path / "blog")
+    before = sorted(p.name for p in (blog / "posts").rglob("*.md"))
+    rt = writing_runtime(blog, FunctionModel(WritingModelFn()))
+    await rt.initialize()
+    try:
+        asked = await rt.process_input("delete the draft about rust macros")
+        assert asked.state == "WAITING_INPUT" and "current post" not in asked.content
+        assert "posts/rust-" in asked.content, asked.content
+        confirm = await rt.process_input("delete the post about docker")
+    finally:
+        await rt.close()
+    assert confirm.state == "WAITING_INPUT" and "posts/docker-basics.md" in confirm.content
+    assert sorted(p.name for p in (blog / "posts").rglob("*.md")) == before
