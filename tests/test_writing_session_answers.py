@@ -21,7 +21,7 @@ from skillrt.skills.writing.post_facts import fact_asked
 from skillrt.skills.writing.post_length import length_of
 from skillrt.testing import FunctionModel, ModelOptions
 from tests.blog import copy_blog
-from tests.writing_support import writing_runtime
+from tests.writing_support import WritingModelFn, writing_runtime
 
 
 @pytest.fixture
@@ -243,3 +243,23 @@ async def test_did_i_ever_mention_is_a_list_of_the_posts_on_it(blog: Path) -> No
     )
     assert not lisbon.data.get("citations") and "Lisbon" in lisbon.content
     assert docker.data["citations"] == ["posts/docker-basics.md"]
+
+
+async def test_the_newest_said_in_chinese_and_a_mixed_tag_question(blog: Path) -> None:
+    """ "把最新那篇概括成一句话" summarised the post in focus, not the newest; "how many 文章
+    have tag python" was searched, and the model asked."""
+    tagged = sorted(
+        str(p.relative_to(blog))
+        for p in (blog / "posts").rglob("*.md")
+        if "python" in p.read_text(encoding="utf-8").split("\ntags:", 1)[-1].split("\n", 1)[0]
+    )
+    rt = writing_runtime(blog, FunctionModel(WritingModelFn()), session_id="author")
+    await rt.initialize()
+    try:
+        await rt.set_focus("posts/sqlite-fts5.md")
+        summary = await rt.process_input("把最新那篇概括成一句话")
+        listed = await rt.process_input("how many 文章 have tag python")
+    finally:
+        await rt.close()
+    assert summary.data["source"] == "posts/notes/weekly-review.md", summary.content
+    assert sorted(listed.data["citations"]) == tagged, listed.content

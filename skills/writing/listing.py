@@ -125,7 +125,9 @@ REPLIES = Replies(
 )
 
 # ("everything tagged python": "show me everything tagged python" was asked about)
-_POSTS = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|drafts?|everything|anything)"
+# ("文章" in an English question: "how many 文章 have tag python" was searched, and the model
+# asked)
+_POSTS = r"(?:blog\s+)?(?:posts?|articles?|entries|notes|drafts?|everything|anything|文章|博文)"
 _LEAD = (
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?"
     r"(?:(?:what|which|how\s+many)\s+(?:of\s+(?:my|the|your|our)\s+)?|(?:show(?:\s+me)?|list|find|"

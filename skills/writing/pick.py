@@ -482,7 +482,10 @@ _NEWEST_EN = (
     r"\b(?:my|the|our)\s+(?:very\s+)?(?:latest|newest|last|most\s+recent|most\s+recently\s+"
     r"(?:written|published))\s+(?:blog\s+)?(?:post|article|entry|piece)\b"
 )
-_NEWEST_ZH = r"(?:最新|最近)的?一篇(?:博客)?(?:文章|博文|帖子)?|最新的?(?:博客)?(?:文章|博文|帖子)"
+# ("把最新那篇概括成一句话" summarised the post in focus)
+_NEWEST_ZH = (
+    r"(?:最新|最近)的?[一那]篇(?:博客)?(?:文章|博文|帖子)?|最新的?(?:博客)?(?:文章|博文|帖子)"
+)
 _NEWEST = re.compile(f"{_NEWEST_EN}|{_NEWEST_ZH}", re.I)
 _NEWEST_AT_END = re.compile(f"(?:{_NEWEST_EN}|{_NEWEST_ZH})\\W*$", re.I)
 # What follows it when it is the newest of some posts only: "… about docker", "关于 Go 的文章".
