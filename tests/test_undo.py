@@ -502,3 +502,20 @@ async def test_an_undo_asked_in_words_restores_the_post_it_names(blog: Path) -> 
 )
 def test_an_undo_asked_in_words_is_told_from_an_edit(instruction: str, undo: bool) -> None:
     assert is_undo(instruction) is undo
+
+
+@pytest.mark.parametrize("words", ["undo", "undo that", "undo my last edit", "撤销"])
+async def test_an_undo_typed_after_an_edit_undoes_it(blog: Path, words: str) -> None:
+    """A bare "undo" typed over HTTP or MCP (``process_input``; the REPL reads it as /undo)
+    was small talk ("Happy to help…"), and "undo my last edit" a menu of choices: nothing
+    was undone. It is EditContent's undo of the post in focus now, byte for byte."""
+    original = (blog / POST).read_bytes()
+    rt = writing_runtime(blog, ScriptedModel(["A new body.\n"]))
+    await rt.initialize()
+    done = await rt.process_input("rewrite the post", {"current_file": POST})
+    assert done.state == "COMPLETED" and (blog / POST).read_bytes() != original, done.content
+    undone = await rt.process_input(words)
+    await rt.close()
+    assert undone.state == "COMPLETED", undone.content
+    assert undone.data.get("undone") is True, undone.data
+    assert (blog / POST).read_bytes() == original
