@@ -343,6 +343,17 @@ def test_index_of_a_posts_folder_that_does_not_exist_says_so(blog: Path, tmp_pat
     assert "hint: empty/ holds no Markdown files yet" in empty.stderr
     found = skillrt("index", env=env, cwd=blog)  # the posts: no hint
     assert found.returncode == 0 and "hint" not in found.stderr, found.stderr
+    # A typo removes nothing: "14 removed" left every session an empty index till the next.
+    n = len(list((blog / "posts").rglob("*.md")))
+    for args in (["index"], ["index", "--json"]):
+        typo = skillrt(*args, "--posts-dir", "nope", env=env, cwd=blog)
+        assert typo.returncode == 0, typo.stderr
+        assert "hint: nope/ does not exist yet" in typo.stderr, typo.stderr
+    assert json.loads(typo.stdout)["posts"] == n and json.loads(typo.stdout)["removed"] == []
+    said = skillrt("index", "--posts-dir", "nope", env=env, cwd=blog).stdout
+    assert said.startswith(f"{n} posts indexed; ") and "nope is not there" in said, said
+    again = skillrt("index", "--json", env=env, cwd=blog)
+    assert json.loads(again.stdout)["unchanged"] == n
 
 
 def test_every_command_of_the_blog_takes_posts_dir(blog: Path, tmp_path: Path) -> None:

@@ -316,3 +316,29 @@ def test_an_index_built_for_another_blog_is_emptied(tmp_path: Path) -> None:
     again = PostIndex(db, hugo, "content")  # the same blog: kept
     assert len(again) == len({m.path for m in again.all_posts()}) > 0
     again.close()
+
+
+def test_a_posts_folder_that_is_not_there_removes_nothing(blog: Path, tmp_path: Path) -> None:
+    """``skillrt index --posts-dir nope`` (a typo) in a blog of 14 posts reported "14
+    removed": every session until the next index answered from an empty index. Another
+    folder that is there is the posts folder asked for: the index follows it, and back."""
+    db = tmp_path / "state" / "posts.sqlite3"
+    PostIndex(db, blog).refresh()
+    for missing in ("nope", "posts/nope", "../outside"):
+        typo = PostIndex(db, blog, missing)
+        report = typo.refresh()
+        assert (report.added, report.updated, report.removed) == ([], [], [])
+        assert len(typo) == POST_COUNT
+        assert typo.search("所有权", 1)[0].path == "posts/rust-borrowing.md"
+        typo.close()
+    (blog / "notes").mkdir()
+    (blog / "notes" / "only.md").write_text("---\ntitle: Only note\n---\nA note.\n")
+    other = PostIndex(db, blog, "notes")
+    report = other.refresh()
+    assert report.added == ["notes/only.md"] and len(report.removed) == POST_COUNT
+    assert [m.path for m in other.all_posts()] == ["notes/only.md"]
+    other.close()
+    back = PostIndex(db, blog)
+    report = back.refresh()
+    assert len(report.added) == POST_COUNT and report.removed == ["notes/only.md"]
+    back.close()

@@ -345,9 +345,17 @@ class PostIndex(SQLiteCache):
                 found = {rel: p for rel, p in found.items() if not rel.startswith(folder + "/")}
         return found
 
-    def _scan_folder(self, folder: str, found: dict[str, Path]) -> None:
+    def _folder(self, folder: str) -> Path | None:
+        """``folder`` (of the content root) resolved, or None when it is not a folder in the
+        blog."""
         base = (self.content_root / folder).resolve()
         if not base.is_dir() or not base.is_relative_to(self.content_root):
+            return None
+        return base
+
+    def _scan_folder(self, folder: str, found: dict[str, Path]) -> None:
+        base = self._folder(folder)
+        if base is None:
             return
         for path in base.rglob("*"):
             if path.suffix.lower() not in POST_SUFFIXES or not path.is_file():
@@ -411,12 +419,22 @@ class PostIndex(SQLiteCache):
                     continue
                 db.execute("DELETE FROM broken WHERE path = ?", (rel,))
                 (report.updated if rel in known else report.added).append(rel)
-            for rel in sorted(set(known) - set(files)):
-                self._delete(db, rel)
-                report.removed.append(rel)
-            for rel in set(broken) - set(files):
-                db.execute("DELETE FROM broken WHERE path = ?", (rel,))
+            if self._folder(self.posts_dir) is not None:
+                self._drop_missing(db, report, set(known) - set(files), set(broken) - set(files))
         return report
+
+    def _drop_missing(
+        self, db: sqlite3.Connection, report: IndexReport, gone: set[str], broken: set[str]
+    ) -> None:
+        """Take the posts no longer on disk out of the index. Not when the posts folder itself
+        is missing (called only when it is there): ``skillrt index --posts-dir nope`` (a typo)
+        in a blog of 14 posts reported "14 removed", and every session until the next index
+        answered from an empty index and graph."""
+        for rel in sorted(gone):
+            self._delete(db, rel)
+            report.removed.append(rel)
+        for rel in broken:
+            db.execute("DELETE FROM broken WHERE path = ?", (rel,))
 
     def _index_one(self, db: sqlite3.Connection, rel: str, data: bytes, digest: str) -> str | None:
         """Parse and store one post; returns why it was skipped, or None."""

@@ -383,9 +383,12 @@ def index(
             total = len(items)
         finally:
             memory.close()
+    missing = config.layout.markdown_files is None  # (a mistyped folder removes nothing)
     if as_json:
         data = {"posts": total, "items": items, **report.to_dict()}
         print(json.dumps(data, ensure_ascii=False), flush=True)
+    elif missing:
+        print(f"{total} posts indexed; {config.root / config.posts_dir} is not there", flush=True)
     else:
         print(
             f"{total} posts indexed in {config.root / config.posts_dir}: {len(report.added)}"
@@ -393,9 +396,10 @@ def index(
             f" {report.unchanged} unchanged",
             flush=True,
         )
+    if not as_json:
         for path, reason in report.errors:
             print(f"  skipped {path}: {reason}", file=sys.stderr)
-    if total == 0 and (hint := config.layout.hint()) is not None:
+    if (total == 0 or missing) and (hint := config.layout.hint()) is not None:
         # "--posts-dir nope" indexed "0 posts" and said nothing of why (the chat and the
         # doctor say it): a new blog's folder may not exist yet, so it is a hint, not an error.
         print(f"hint: {hint}", file=sys.stderr)
