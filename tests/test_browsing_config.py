@@ -81,6 +81,24 @@ def test_a_bad_value_in_a_file_names_the_file_the_key_and_what_was_expected(
     assert "greater than 0" in info.value.expected and info.value.got == -1
 
 
+@pytest.mark.parametrize("key", ["timeout_s", "parse_timeout_s", "follow_up_s"])
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+def test_a_float_setting_must_be_finite(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, key: str, value: str
+) -> None:
+    """``[browser]`` / ``timeout_s = inf`` was taken (a fetch with no deadline), as the core
+    settings no longer take it; ``nan`` compared false with every limit."""
+    (isolated / "skillrt.toml").write_text(f"[browser]\n{key} = {value}\n")
+    with pytest.raises(ConfigError) as info:
+        browser_config(load_config())
+    assert info.value.source.endswith("skillrt.toml") and info.value.key == f"browser.{key}"
+    (isolated / "skillrt.toml").unlink()
+    monkeypatch.setenv(f"SKILLRT_BROWSER__{key.upper()}", value)
+    with pytest.raises(ConfigError) as info:
+        browser_config(load_config())
+    assert info.value.key == f"browser.{key}"
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "key"),
     [

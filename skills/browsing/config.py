@@ -33,7 +33,10 @@ def _structured(annotation: Any) -> bool:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # No `inf` or `nan` (TOML has both), as in the core settings: `timeout_s = inf` was
+    # taken (a fetch that never times out), and `follow_up_s = nan` compared false with
+    # every age.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
