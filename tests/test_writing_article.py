@@ -367,3 +367,27 @@ def test_an_echo_inside_a_longer_fence_is_code() -> None:
 
     text = "a\n````md\n```\n- Part 1\n```\n````\n- Part 1\nb"
     assert without_name_lines(text, ["Part 1"]) == "a\n````md\n```\n- Part 1\n```\n````\nb"
+
+
+async def test_writing_an_article_reads_again_only_the_links_it_may_change(blog: Path) -> None:
+    """Each article written re-resolved the wikilinks of every post (``relink``): in a vault
+    of 3,000 notes, 3,000 notes' links for one new post. The links that may name it now are
+    found from what changed, as a refresh finds them."""
+    for i in range(40):
+        note = blog / "posts" / "ideas" / f"idea-{i}.md"
+        note.parent.mkdir(exist_ok=True)
+        note.write_text(f"# Idea {i}\n\nNext: [[idea-{(i + 1) % 40}]].\n", encoding="utf-8")
+    rt = await started(writing_runtime(blog, ScriptedModel(en_script())))
+    try:
+        rt.memory.refresh()
+        lookups: list[str] = []
+        rt.memory.posts._db.set_trace_callback(
+            lambda sql: lookups.append(sql) if "FROM names" in sql else None
+        )
+        msg = await rt.run_skill("WriteArticle", {"topic": "Rust ownership", "language": "en"})
+        assert msg.state == "COMPLETED", msg.content
+        assert rt.memory.graph.backlinks("posts/rust-borrowing.md")  # its links are in
+        assert not any("idea-" in sql for sql in lookups)  # no note's link read again
+        assert rt.memory.sync_graph().empty  # nothing left for the next refresh
+    finally:
+        await rt.close()

@@ -748,7 +748,7 @@ async def _update_entities(
         except StructuredOutputError as exc:
             error = f"entity extraction failed: {exc}"[:300]
     delta = ctx.memory.update_post_graph(path, extracted)  # the new post: links and mentions
-    delta += ctx.memory.sync_graph(relink=bool(report.added or report.removed))  # links to it
+    delta += ctx.memory.sync_graph(changed=report.updated)  # posts added or removed by hand
     return GraphUpdate(**delta.counts(), entities=[e.name for e in extracted or []], error=error)
 
 
