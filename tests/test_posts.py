@@ -342,3 +342,73 @@ def test_a_posts_folder_that_is_not_there_removes_nothing(blog: Path, tmp_path: 
     report = back.refresh()
     assert len(report.added) == POST_COUNT and report.removed == ["notes/only.md"]
     back.close()
+
+
+def test_a_refresh_reads_only_the_files_whose_stat_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each refresh read and hashed every post: on a vault of 3,000 notes that was most of
+    a session's steady state. A file whose size, times and inode are those it was read with
+    is not read again; one changed within ``RACY_NS`` of that reading is (two writes in one
+    timestamp tick at the same size look alike), and no rewrite is missed."""
+    import hashlib
+    import os
+    import time
+    from types import SimpleNamespace
+
+    import skillrt.blog.posts as posts_module
+
+    monkeypatch.setattr(posts_module, "RACY_NS", 300_000_000)
+    hashed: list[bytes] = []
+
+    def sha256(data: bytes) -> object:
+        hashed.append(data)
+        return hashlib.sha256(data)
+
+    monkeypatch.setattr(posts_module, "hashlib", SimpleNamespace(sha256=sha256))
+    blog = copy_blog(tmp_path / "blog", broken=True)
+    ix = PostIndex(tmp_path / "posts.sqlite3", blog)
+    assert len(ix.refresh().added) == POST_COUNT
+    time.sleep(0.4)
+    ix.refresh()  # read again: they were written just before the first reading
+    hashed.clear()
+    again = ix.refresh()
+    assert hashed == [] and again.unchanged == POST_COUNT
+    assert [path for path, _ in again.errors] == ["posts/broken-frontmatter.md"]
+    # Rewritten at the same size, its modification time put back: its ctime says so.
+    post = blog / "posts" / "git-workflow.md"
+    before = post.stat()
+    text = post.read_text(encoding="utf-8")
+    post.write_text(text.replace("Git", "Hgg", 1), encoding="utf-8")
+    os.utime(post, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert post.stat().st_size == before.st_size
+    report = ix.refresh()
+    assert report.updated == ["posts/git-workflow.md"] and len(hashed) == 1
+    assert ix.search("Hgg", 1)[0].path == "posts/git-workflow.md"
+    # Written again right after that reading (within RACY_NS): read again, and caught.
+    post.write_text(text.replace("Git", "Hhh", 1), encoding="utf-8")
+    assert ix.refresh().updated == ["posts/git-workflow.md"]
+    ix.close()
+
+
+def test_symlinks_out_of_the_blog_stay_out_of_the_index(blog: Path, tmp_path: Path) -> None:
+    """The walk resolves only symlinks: a file or folder linked from outside the blog is not
+    indexed, nor hidden folders, node_modules or section pages; a symlink to a post of the
+    blog is."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("---\ntitle: Secret\n---\nzqxvsecret\n")
+    posts = blog / "posts"
+    (posts / "out.md").symlink_to(outside / "secret.md")
+    (posts / "outdir").symlink_to(outside, target_is_directory=True)
+    (posts / "dangling.md").symlink_to(outside / "not-yet.md")
+    (posts / "loop.md").symlink_to(posts / "loop.md")
+    (posts / "inside.md").symlink_to(posts / "git-workflow.md")
+    for hidden in (".obsidian/a.md", "node_modules/pkg/b.md", "sub/_index.md"):
+        (posts / hidden).parent.mkdir(parents=True, exist_ok=True)
+        (posts / hidden).write_text("---\ntitle: Not a post\n---\nzqxvsecret\n")
+    ix = PostIndex(tmp_path / "posts.sqlite3", blog)
+    report = ix.refresh()
+    assert len(report.added) == POST_COUNT + 1 and "posts/inside.md" in report.added
+    assert ix.search("zqxvsecret", 5) == []
+    ix.close()

@@ -7,9 +7,12 @@ those (``闭包``, ``Go``) are matched with ``LIKE`` and scored in Python. Chine
 at common function words (的, 是, 什么, 如何, ...) and long runs are searched as their
 overlapping trigrams, so ``Rust 的所有权是什么`` finds a post about ``所有权``.
 
-``refresh()`` is incremental: every post is hashed (sha256); only new or changed posts are
-parsed. A post whose frontmatter cannot be read is reported in ``IndexReport.errors`` and
-skipped; it stays reported (without being parsed again) until it changes.
+``refresh()`` is incremental: a post whose size, modification and change times and inode are
+those of the last refresh is not read again (unless it changed within ``RACY_NS`` of that
+refresh, as git's index does: two writes in one timestamp tick look alike); the others are
+hashed (sha256), and only new or changed posts are parsed. A post whose frontmatter cannot be
+read is reported in ``IndexReport.errors`` and skipped; it stays reported (without being
+parsed again) until it changes. A posts folder that is not there removes nothing.
 
 The database is a cache of the blog: if it is unreadable it is moved aside and rebuilt.
 """
@@ -21,6 +24,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -44,12 +48,16 @@ __all__ = [
     "query_terms",
 ]
 
-SCHEMA_VERSION = 3  # 2: draft column; dates as YYYY-MM-DD; section pages left out; 3: inline
-# tags read where a rename finds them (none after inline code, in a fence in a list item)
+SCHEMA_VERSION = 4  # 2: draft column; dates as YYYY-MM-DD; section pages left out; 3: inline
+# tags read where a rename finds them (none after inline code, in a fence in a list item);
+# 4: each file's stat when it was last read (files)
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 24
 MAX_POST_BYTES = 5_000_000
 POST_SUFFIXES = (".md", ".markdown")
+# A file changed this close to the refresh that read it may change again in the same
+# timestamp tick, at the same size (coarse clocks, FAT's 2 s): read again until it is older.
+RACY_NS = 2_000_000_000
 
 # Column weights for bm25: path, title, aliases, tags, description, body.
 _WEIGHTS = (2.0, 10.0, 6.0, 5.0, 3.0, 1.0)
@@ -70,7 +78,7 @@ _EN_STOP_WORDS = (
 )
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
 
-_TABLES = ("posts", "posts_fts", "names", "broken", "root")
+_TABLES = ("posts", "posts_fts", "names", "broken", "root", "files")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS posts (
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, hash TEXT NOT NULL,
@@ -84,6 +92,8 @@ CREATE INDEX IF NOT EXISTS names_key ON names(key);
 CREATE TABLE IF NOT EXISTS broken (
     path TEXT PRIMARY KEY, hash TEXT NOT NULL, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS root (path TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, stat TEXT NOT NULL, read_ns INTEGER NOT NULL);
 """
 
 _SHORT_TERM_SQL = (
@@ -139,6 +149,14 @@ class PostHit:
             "tags": list(self.tags),
             "date": self.date,
         }
+
+
+def _as_before(report: IndexReport, rel: str, broken: dict[str, tuple[str, str]]) -> None:
+    """A post not read again: unchanged, or (in ``broken``) still reported as it was."""
+    if rel in broken:
+        report.errors.append((rel, broken[rel][1]))
+    else:
+        report.unchanged += 1
 
 
 def _too_big(size: int, limit: int) -> str:
@@ -255,6 +273,34 @@ def make_snippet(body: str, terms: tuple[str, ...], width: int = 160) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
+def _skipped(name: str) -> bool:
+    """A hidden file or folder (``.obsidian``, ``.git``), or ``node_modules``: never posts."""
+    return name.startswith(".") or name == "node_modules"
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _stat_key(info: os.stat_result) -> str:
+    """What says a file was not rewritten since it was read: a write changes its size or
+    times, and an editor's save-by-rename its inode; ``ctime`` cannot be set back by hand
+    (``touch -d`` or a restored backup's mtime)."""
+    return f"{info.st_size} {info.st_mtime_ns} {info.st_ctime_ns} {info.st_ino} {info.st_dev}"
+
+
+def _not_read_again(seen: tuple[str, int] | None, info: os.stat_result) -> bool:
+    """Whether a file stat as ``info`` is as it was read (``seen``: its stat then, and when it
+    was read). A file changed within ``RACY_NS`` of that reading is read again (and hashed):
+    written twice in one timestamp tick at the same size, it looks unchanged."""
+    if seen is None or seen[0] != _stat_key(info):
+        return False
+    return max(info.st_mtime_ns, info.st_ctime_ns) < seen[1] - RACY_NS
+
+
 def vault_templates(vault: Path) -> list[str]:
     """The folders of an Obsidian vault's templates, as its settings name them (the core
     plugin's ``.obsidian/templates.json``, Templater's ``templates_folder``): notes with
@@ -330,13 +376,15 @@ class PostIndex(SQLiteCache):
                 db.execute("DELETE FROM posts_fts")
                 db.execute("DELETE FROM names")
                 db.execute("DELETE FROM broken")
+                db.execute("DELETE FROM files")
             db.execute("DELETE FROM root")
             db.execute("INSERT INTO root (path) VALUES (?)", (root,))
 
     # --- files ---------------------------------------------------------------------------
 
-    def _scan(self) -> dict[str, Path]:
-        found: dict[str, Path] = {}
+    def _scan(self) -> dict[str, str]:
+        """The posts on disk: each one's path as the index names it, and its file."""
+        found: dict[str, str] = {}
         for folder in (self.posts_dir, self.drafts_dir):
             if folder is not None:
                 self._scan_folder(folder, found)
@@ -353,21 +401,45 @@ class PostIndex(SQLiteCache):
             return None
         return base
 
-    def _scan_folder(self, folder: str, found: dict[str, Path]) -> None:
+    def _scan_folder(self, folder: str, found: dict[str, str]) -> None:
+        """The posts under ``folder``, hidden folders and ``node_modules`` left out. Folders
+        that are symlinks are not followed (nor were they by ``rglob``), and only a file that
+        is a symlink is resolved (kept when it leads to a file in the blog): ``resolve()`` of
+        each of 3,000 notes took 0.7 s of a refresh that found nothing changed."""
         base = self._folder(folder)
         if base is None:
             return
-        for path in base.rglob("*"):
-            if path.suffix.lower() not in POST_SUFFIXES or not path.is_file():
-                continue
-            if is_section_page(path.name):
-                continue  # a section or list page (_index.md), not a post
-            rel_parts = path.relative_to(self.content_root).parts
-            if any(part.startswith(".") or part == "node_modules" for part in rel_parts):
-                continue
-            if not path.resolve().is_relative_to(self.content_root):
-                continue  # a symlink out of the blog
-            found[PurePosixPath(*rel_parts).as_posix()] = path
+        top = base.relative_to(self.content_root).as_posix()
+        if any(_skipped(part) for part in PurePosixPath(top).parts):
+            return
+        stack = [(str(base), "" if top == "." else top + "/")]
+        while stack:
+            where, prefix = stack.pop()
+            try:
+                with os.scandir(where) as entries:
+                    listed = list(entries)
+            except OSError:
+                continue  # (gone, or not readable, since it was listed)
+            for entry in listed:
+                if _skipped(entry.name):
+                    continue
+                if _is_folder(entry):
+                    stack.append((entry.path, f"{prefix}{entry.name}/"))
+                elif self._is_post_file(entry):
+                    found[prefix + entry.name] = entry.path
+
+    def _is_post_file(self, entry: os.DirEntry[str]) -> bool:
+        """A Markdown file, not a section page (``_index.md``), nor a symlink out of the blog."""
+        name = entry.name
+        if not name.lower().endswith(POST_SUFFIXES) or is_section_page(name):
+            return False
+        try:
+            if not entry.is_symlink():
+                return entry.is_file(follow_symlinks=False)
+            target = Path(entry.path).resolve()
+            return target.is_relative_to(self.content_root) and target.is_file()
+        except (OSError, RuntimeError):  # (a symlink loop)
+            return False
 
     def relpath(self, path: str | Path) -> str:
         """A post path as the index names it (relative, ``/``); refuses paths out of the blog."""
@@ -390,16 +462,25 @@ class PostIndex(SQLiteCache):
         with self._tx() as db:
             known = dict(db.execute("SELECT path, hash FROM posts").fetchall())
             broken = {row[0]: (row[1], row[2]) for row in db.execute("SELECT * FROM broken")}
+            seen = {row[0]: (row[1], row[2]) for row in db.execute("SELECT * FROM files")}
+            now = time.time_ns()
             for rel in sorted(files):
                 try:
-                    size = files[rel].stat().st_size
-                    if size > self.max_bytes:
-                        report.errors.append((rel, _too_big(size, self.max_bytes)))
+                    info = os.stat(files[rel])
+                    if info.st_size > self.max_bytes:
+                        report.errors.append((rel, _too_big(info.st_size, self.max_bytes)))
                         continue
-                    data = files[rel].read_bytes()
+                    if (rel in known or rel in broken) and _not_read_again(seen.get(rel), info):
+                        _as_before(report, rel, broken)
+                        continue
+                    with open(files[rel], "rb") as file:
+                        data = file.read()
                 except OSError as exc:
                     report.errors.append((rel, f"unreadable: {exc.strerror or exc}"))
                     continue
+                db.execute(
+                    "INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (rel, _stat_key(info), now)
+                )
                 digest = hashlib.sha256(data).hexdigest()
                 if known.get(rel) == digest:
                     report.unchanged += 1
@@ -435,6 +516,7 @@ class PostIndex(SQLiteCache):
             report.removed.append(rel)
         for rel in broken:
             db.execute("DELETE FROM broken WHERE path = ?", (rel,))
+        db.executemany("DELETE FROM files WHERE path = ?", [(rel,) for rel in gone | broken])
 
     def _index_one(self, db: sqlite3.Connection, rel: str, data: bytes, digest: str) -> str | None:
         """Parse and store one post; returns why it was skipped, or None."""
