@@ -2,12 +2,15 @@
 
 Wikilinks and tags are read from the index on every refresh; this skill adds what only a
 model can find: the entities a post talks about (structured output, ``Extraction``). One
-durable step per post, so an interrupted run resumes after the last post done. Posts whose
-content and extraction are unchanged since the last run are skipped unless ``force``.
+durable step per batch of posts (``BATCH_POSTS`` posts or ``BATCH_SECONDS`` of extraction,
+whichever comes first), so an interrupted run resumes after the last batch done and extracts
+again at most one batch. Posts whose content and extraction are unchanged since the last run
+are skipped unless ``force``.
 """
 
 from __future__ import annotations
 
+import time
 from functools import partial
 
 from pydantic import BaseModel, Field
@@ -20,9 +23,18 @@ from skillrt.skill.params import PostPath
 from .common import refuse
 from .prompts import EXTRACT_SYSTEM, PROMPT_BODY_CHARS, clip, messages
 
-__all__ = ["PostGraph", "Scan", "UpdateGraphParams", "extract_entities", "update_graph"]
+__all__ = [
+    "Batch",
+    "PostGraph",
+    "Scan",
+    "UpdateGraphParams",
+    "extract_entities",
+    "update_graph",
+]
 
 MAX_ENTITIES = 15
+BATCH_POSTS = 16  # posts extracted in one durable step, at most
+BATCH_SECONDS = 0.5  # a batch takes no new post after this much time
 MAX_LISTED = 20
 _QUOTE_MARKS = " \t\n\"'“”‘’「」.…"
 
@@ -82,6 +94,12 @@ class PostGraph(BaseModel):
     links_removed: int = 0
 
 
+class Batch(BaseModel):
+    """One durable step's posts, in the order of ``Scan.todo``."""
+
+    posts: list[PostGraph] = Field(min_length=1)  # else the run would wait on it forever
+
+
 async def extract_entities(ctx: SkillContext, title: str, body: str) -> list[ExtractedEntity]:
     """Ask the model for a post's entities; an answer that never fits the schema raises."""
     prompt = f"Title: {clip(title, 200)}\n\n{clip(body, PROMPT_BODY_CHARS)}"
@@ -124,6 +142,24 @@ async def _extract_and_apply(ctx: SkillContext, path: str) -> PostGraph:
         return PostGraph(path=path, error=error)
     delta = ctx.memory.update_post_graph(path, extracted)
     return _applied(path, delta, entities=[e.name for e in extracted])
+
+
+async def _extract_batch(ctx: SkillContext, todo: list[str], start: int) -> Batch:
+    """Extract ``todo[start:]`` until ``BATCH_POSTS`` posts or ``BATCH_SECONDS`` are done (or
+    the task is aborted), reporting progress post by post. A step per post waited for the
+    journal's fsync each time: 3 ms a post, most of a 3,000-note vault's 17 to 23 s when the
+    model answers at once. The journal keeps the batch whole or not at all, so a crash
+    extracts again at most one batch (the graph's writes are idempotent) and a resumed run
+    takes the batches as they were journalled."""
+    posts: list[PostGraph] = []
+    began = time.monotonic()
+    for path in todo[start : start + BATCH_POSTS]:
+        if posts and (ctx.signal.aborted or time.monotonic() - began >= BATCH_SECONDS):
+            break
+        i = start + len(posts) + 1
+        ctx.progress(2, 3, ctx.reply("extracting", i=i, n=len(todo)), path)
+        posts.append(await _extract_and_apply(ctx, path))
+    return Batch(posts=posts)
 
 
 def _applied(
@@ -208,11 +244,13 @@ async def update_graph(ctx: SkillContext, params: UpdateGraphParams) -> SkillRes
         return refuse(ctx, "not_found", path=only)
     totals = dict(scan.structural)
     results: list[PostGraph] = []
-    for i, path in enumerate(scan.todo, 1):
-        ctx.progress(2, 3, ctx.reply("extracting", i=i, n=len(scan.todo)), path)
-        extract = partial(_extract_and_apply, ctx, path)
-        result = await ctx.step(f"extract:{path}", extract, returns=PostGraph)
-        results.append(result)
+    while len(results) < len(scan.todo):
+        start = len(results)
+        extract = partial(_extract_batch, ctx, scan.todo, start)
+        # named by its first post: a resumed run finds the batches where the first run cut them
+        batch = await ctx.step(f"extract-batch:{scan.todo[start]}", extract, returns=Batch)
+        results.extend(batch.posts)
+    for result in results:
         for key in totals:
             totals[key] += getattr(result, key)
     ctx.progress(3, 3, ctx.reply("done"))
