@@ -28,6 +28,24 @@ def test_memory_is_lazy(tmp_path: Path) -> None:
     assert not (tmp_path / "state").exists()
 
 
+def test_a_refresh_with_nothing_changed_reads_the_graph_in_one_query(
+    memory: BlogMemory,
+) -> None:
+    """The graph sync asked for each post's state apart: a refresh of a 3,000-note vault with
+    nothing changed spent 0.1 s of its 0.134 s in 3,000 single queries."""
+    statements: list[str] = []
+    memory.graph._db.set_trace_callback(statements.append)
+    memory.refresh()
+    memory.graph._db.set_trace_callback(None)
+    reads = [sql for sql in statements if "FROM posts" in sql]
+    assert len(reads) == 1, reads
+    assert memory.graph.post_states() == {
+        post["path"]: (post["hash"], post["extracted"])
+        for post in memory.graph.export_json()["posts"]
+    }
+    assert len(memory.graph.post_states()) == POST_COUNT
+
+
 def test_graph_from_wikilinks_and_tags(memory: BlogMemory) -> None:
     graph = memory.graph
     assert len(graph.posts()) == POST_COUNT

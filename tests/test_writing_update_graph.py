@@ -295,3 +295,23 @@ async def test_posts_are_extracted_in_batches_journalled_whole(
         assert all(p["extracted"] for p in graph.export_json()["posts"])
     finally:
         graph.close()
+
+
+async def test_an_update_with_nothing_changed_reads_the_graph_in_one_query(
+    tmp_path: Path,
+) -> None:
+    """The scan asked for each post's state apart (and the sync before it too): 3,000 single
+    queries twice on a 3,000-note vault where nothing changed."""
+    blog = copy_blog(tmp_path / "blog")
+    rt = writing_runtime(blog, FunctionModel(lambda m, o: EXTRACTION))
+    await rt.initialize()
+    try:
+        await rt.run_skill("UpdateGraph", {})
+        statements: list[str] = []
+        rt.memory.graph._db.set_trace_callback(statements.append)
+        again = await rt.run_skill("UpdateGraph", {})
+        rt.memory.graph._db.set_trace_callback(None)
+    finally:
+        await rt.close()
+    assert again.data["posts"] == [] and again.data["skipped"] > 2, again.content
+    assert [sql for sql in statements if "FROM posts WHERE path" in sql] == []

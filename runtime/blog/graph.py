@@ -317,6 +317,14 @@ class EntityGraph(SQLiteCache):
         return None if row is None else (str(row[0]), bool(row[1]))
 
     @rebuilt_when_damaged
+    def post_states(self) -> dict[str, tuple[str, bool]]:
+        """Every post's ``post_state``, in one query: a refresh of a 3,000-note vault with
+        nothing changed asked for them one post at a time, 0.1 s of its 0.134 s."""
+        with self._lock:
+            rows = self._db.execute("SELECT path, hash, extracted FROM posts").fetchall()
+        return {str(path): (str(hash_), bool(extracted)) for path, hash_, extracted in rows}
+
+    @rebuilt_when_damaged
     def update_post(
         self,
         path: str,

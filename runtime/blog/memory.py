@@ -130,13 +130,9 @@ class BlogMemory:
         is not enough: a skill that refreshed the index first (picking the post a request
         names) took the report of a note deleted by hand, and the notes linking to it kept
         links to a post no longer there."""
-        graph = self.graph
-        known = set(graph.posts())
-        edited = set()
-        for path in known & set(indexed):
-            state = graph.post_state(path)
-            if state is not None and state[0] != indexed[path].hash:
-                edited.add(path)
+        states = self.graph.post_states()  # one query, not one a post
+        known = set(states)
+        edited = {path for path in known & set(indexed) if states[path][0] != indexed[path].hash}
         return known - set(indexed), set(indexed) - known, edited
 
     def update_post_graph(

@@ -195,11 +195,8 @@ def _scan(ctx: SkillContext, only: str | None, force: bool) -> Scan:
     if only is not None:
         only = _named(ctx, only, {p.path for p in posts})
         posts = [p for p in posts if p.path == only]
-    todo: list[str] = []
-    for post in posts:
-        state = ctx.memory.graph.post_state(post.path)
-        if force or state is None or state != (post.hash, True):
-            todo.append(post.path)
+    states = ctx.memory.graph.post_states()  # one query, not one a post
+    todo = [post.path for post in posts if force or states.get(post.path) != (post.hash, True)]
     return Scan(
         todo=todo,
         skipped=len(posts) - len(todo),
