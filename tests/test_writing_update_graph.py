@@ -281,6 +281,10 @@ async def test_posts_are_extracted_in_batches_journalled_whole(
     progress: list[str | None] = []
     rt.on("task:progress", lambda e: progress.append(e.data.get("detail")))
     await rt.initialize()
+    commits: list[str] = []  # the graph's writes: one transaction a batch too
+    rt.memory.graph._db.set_trace_callback(
+        lambda sql: commits.append(sql) if sql.strip().upper() == "COMMIT" else None
+    )
     try:
         msg = await rt.run_skill("UpdateGraph", {})
     finally:
@@ -289,6 +293,7 @@ async def test_posts_are_extracted_in_batches_journalled_whole(
     done = [p["path"] for p in msg.data["posts"]]
     assert msg.state == "COMPLETED" and len(done) == len(journalled) > 8, msg.content
     assert journalled == expected(len(done))
+    assert len(commits) <= 2 + journalled[-1], commits  # the scan's sync, then each batch
     assert [detail for detail in progress if detail in done] == done
     graph = EntityGraph(tmp_path / "state" / "index" / "graph.sqlite3")
     try:
