@@ -247,7 +247,7 @@ async def test_an_extracted_hash_tag_is_the_tag(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("posts", "seconds", "expected"),
     [
-        (16, 60.0, lambda n: [0] * n),  # one batch: no step journalled before the last post
+        (16, 60.0, lambda n: [k // 16 for k in range(n)]),  # no step journalled within a batch
         (4, 60.0, lambda n: [k // 4 for k in range(n)]),  # bounded by count
         (16, 0.0, lambda n: list(range(n))),  # bounded by time: each post after the first
     ],
