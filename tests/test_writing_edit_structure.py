@@ -306,3 +306,28 @@ async def test_a_section_answered_with_a_fraction_of_its_words_is_refused(
     )
     assert msg.state == "ERROR" and "most of it was dropped" in msg.content, msg.content
     assert (blog / "posts/t.md").read_text(encoding="utf-8") == post
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "make the Usage section clearer",
+        "fix the grammar of the second section",
+        "使 Usage 小节更清楚",
+    ],
+)
+def test_an_instruction_naming_a_section_lets_only_that_heading_go(instruction: str) -> None:
+    """ "make the Usage section clearer", sent as a whole-post edit, let the answer drop every
+    other section's heading (the word "section" was taken to allow reshaping them all), and
+    it was saved: only the named section's own heading may go."""
+    intro, text = "The intro of the post, as written.", "How to use it, as it was written."
+    original = f"{intro}\n\n## Usage\n\n{text}\n\n## Errors\n\nWhat goes wrong.\n\n## End\n\nBye.\n"
+    check = structure_kept(instruction, original)
+    assert check is not None
+    # the other sections' headings dropped, their text kept: refused
+    flat = f"{intro}\n\n## Usage\n\n{text}\n\nWhat goes wrong.\n\nBye.\n"
+    assert not check(Generated(text=flat)).passed
+    # the named section's heading alone folded into the text: what was asked about
+    folded = f"{intro}\n\n{text}\n\n## Errors\n\nWhat goes wrong.\n\n## End\n\nBye.\n"
+    assert check(Generated(text=folded)).passed
+    assert check(Generated(text=original.replace("as it was", "step by step,"))).passed

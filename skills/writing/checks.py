@@ -524,15 +524,35 @@ def _headings(text: str) -> int:
     return count
 
 
+def _named_headings(instruction: str, original: str) -> int:
+    """How many of ``original``'s headings an instruction that names a place ("make the Usage
+    section clearer", "fix the second section") may reshape away: those whose words it
+    quotes, or one for a section it names by its place."""
+    said = " ".join(instruction.casefold().split())
+    named = sum(
+        1
+        for line in original.splitlines()
+        if _HEADING_LINE.match(line)
+        and (title := " ".join(line.strip().lstrip("#").split()).casefold())
+        and re.search(rf"(?<![a-z0-9]){re.escape(title)}(?![a-z0-9])", said)
+    )
+    part = named_part(instruction)
+    return max(named, 1 if part is not None and part.kind == "section" else 0)
+
+
 def structure_kept(instruction: str, original: str) -> Check | None:
     """An edit that does not ask to remove, shorten, restructure or rewrite, and that keeps
     lines of the text as they were, keeps its headings too (none fewer): a small model asked
     to "rename the post's title" gave the body back without its one section, and nothing else
-    failed it. A text written anew (no line kept) is not judged: nothing says what it dropped.
-    None when the instruction may take headings away, or the text has none."""
+    failed it. An instruction that names a section or heading may lose that one's heading and
+    no other (``_named_headings``): "make the Usage section clearer", sent as a whole-post
+    edit, came back without the post's other headings and was saved. A text written anew (no
+    line kept) is not judged: nothing says what it dropped. None when the instruction may
+    take headings away, or the text has none."""
     headings = _headings(original)
-    if not headings or _may_drop(instruction, headings=True):
+    if not headings or _may_drop(instruction):
         return None
+    spare = _named_headings(instruction, original) if _may_drop(instruction, headings=True) else 0
     lines = {
         key
         for line in original.splitlines()
@@ -542,7 +562,7 @@ def structure_kept(instruction: str, original: str) -> Check | None:
     def check(generated: Generated) -> Verdict:
         now = _headings(generated.text)
         kept = any(" ".join(line.split()) in lines for line in generated.text.splitlines())
-        if now < headings and kept:
+        if now < headings - spare and kept:
             return Verdict(
                 "structure_kept",
                 False,
