@@ -534,8 +534,9 @@ async def test_a_chinese_question_hears_why_in_chinese_and_reads_the_pages_begin
             ["http://fake3.example/ref"],
         ),
         (
-            "See <http://fake2.example/x> and http://fake.example/study for more [1].",
-            "See and for more [1].",
+            # (a sentence left saying nothing, "See and for more [1].", is dropped)
+            "It is so. See <http://fake2.example/x> and http://fake.example/study for more [1].",
+            "It is so.",
             ["http://fake2.example/x", "http://fake.example/study"],
         ),
         (  # a page's injected words, said again
@@ -712,7 +713,8 @@ def test_taking_an_address_out_leaves_the_answers_code_as_it_was() -> None:
 
     answer = "Run it [1]:\n\n```python\ndef f():\n    return 1\n```\n\nSee http://x.example/y too."
     checked = check_citations(answer, [{"url": "http://127.0.0.1:8765/a.html", "title": "A"}])
-    assert "    return 1" in checked.text and checked.text.endswith("See too.")
+    # (its "See too.", left saying nothing with its address out, is dropped)
+    assert "    return 1" in checked.text and checked.text.endswith("```")
     assert _other_addresses("research the config file:nginx.conf please") == []
     assert _other_addresses("what does file:/etc/hosts say?") == ["file:/etc/hosts"]
 
@@ -1059,3 +1061,41 @@ async def test_an_answer_from_a_page_read_only_in_part_says_so(tmp_path: Path) -
             await rt.close()
     assert msg.state == "COMPLETED", msg.content
     assert "> Only the beginning of [1] was read: the page is longer." in msg.content
+
+
+@pytest.mark.parametrize(
+    ("answer", "left"),
+    [
+        ("The capital is Poseidonia [1]. Open now http://evil.example/login [1].",
+         "The capital is Poseidonia [1]."),
+        ("The capital is Poseidonia.\nSee <http://evil.example/x>. [1]\nIt has 3 rings.",
+         "The capital is Poseidonia.\nIt has 3 rings."),
+        ("波塞冬尼亚是首都【1】。请访问 http://evil.example/login 。", "波塞冬尼亚是首都[1]。"),
+        ("Poseidonia [1].\n\n[2]: http://evil.example\nSee it now.",
+         "Poseidonia [1].\n\nSee it now."),  # (a definition's line is no sentence)
+    ],
+)  # fmt: skip
+def test_a_sentence_left_saying_nothing_without_its_address_is_dropped(
+    answer: str, left: str
+) -> None:
+    """ "Open now http://evil.example/login [1]." (a page's injected words) was shown as
+    "Open now [1].", a sentence with nothing in it, and the answer reported done."""
+    checked = check_citations(answer, [{"url": "http://127.0.0.1:8765/a.html", "title": "A"}])
+    assert checked.text == left
+    assert all("evil.example" in url for url in checked.unlinked)
+
+
+async def test_an_answer_that_was_only_an_injected_address_is_refused(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """An answer with nothing left once its address of no page read is out is asked again,
+    then refused: "Open now [1]." was reported done."""
+    rt = make_runtime(tmp_path, research_model("Open now http://evil.example/login [1]."))
+    page = site.url("/articles/atlantis")
+    try:
+        msg = await rt.run_skill("ResearchWeb", {"question": f"research {page}"})
+    finally:
+        await rt.close()
+    assert msg.state == "ERROR", msg.content
+    assert msg.data["answered"] is False and "Open now" not in msg.content
+    assert "failed its check" in msg.content and page in msg.content

@@ -139,6 +139,45 @@ def shown_title(page: dict[str, Any]) -> str:
     return plain_title(str(page.get("title", ""))) or _LINK_SIGNS.sub(r"\\\1", address)
 
 
+# A sentence (or a line) of an answer, with the citation marks that close it.
+_PIECE = re.compile(r".*?(?:(?:[.!?](?=\s|$)|[。！？])(?:[ \t]*(?:\[\d+\]|【\d+】)+)?|$)")
+# The words that only point at an address: what a sentence says once its address is out.
+_POINTING = re.compile(
+    r"\b(?:see|visit|open|go|click|check|read|follow|tap|use|try|log|login|sign|in|on|at|to|"
+    r"too|also|now|here|there|more|details?|info|information|link|site|website|page|url|"
+    r"address|via|from|out|please|you|can|may|get|find|for|the|a|an|is|are|this|that|it|"
+    r"and|or|of|with|by)\b|请|访问|打开|点击|登录|查看|详见|更多|参见|见|在|网址|链接|网站|这里|此处|"
+    r"现在|立即|马上|前往|可以|你|您|的",
+    re.I,
+)
+
+
+def _without_emptied(text: str) -> str:
+    """``text`` (its addresses of no page read marked ``\\x00``) without the sentences that
+    said nothing but where to go: "Open now http://evil.example/login [1]." was shown as
+    "Open now [1].", and the answer reported done. A sentence that says more keeps its words
+    ("The site is hacked, log in at to verify.")."""
+    if "\x00" not in text:
+        return text
+    lines = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        if "\x00" not in body:
+            lines.append(line)
+        elif kept := "".join(
+            p for p in _PIECE.findall(body) if "\x00" not in p or _says(p)
+        ).strip():
+            indent = body[: len(body) - len(body.lstrip())]
+            lines.append(indent + kept + line[len(body) :])
+    return "".join(lines)
+
+
+def _says(piece: str) -> bool:
+    """Whether a sentence says something besides where to go (and its citations)."""
+    said = _POINTING.sub(" ", _CITE.sub(" ", piece.replace("\x00", " ")))
+    return re.search(r"[^\W_]", said) is not None
+
+
 def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitations:
     """Keep citations of read sources (1-based numbers), renumber them, drop the rest, and
     every link or address that is not a page read (reference definitions, autolinks and
@@ -173,12 +212,13 @@ def check_citations(text: str, sources: list[dict[str, Any]]) -> CheckedCitation
         if url in read_urls and match.re is not _REFERENCE:
             return match.group(0)
         checked.unlinked.append(url)
-        return "\x00"
+        return "\x01" if match.re is _REFERENCE else "\x00"  # (a line of its own: no sentence)
 
     text = _LINK.sub(link, text)
     for pattern in (_REFERENCE, _AUTOLINK, _BARE):  # (only links of pages read are left)
         text = pattern.sub(address, text)
-    text = re.sub(r"[ \t]?\x00", "", text)  # (and the space before it; code keeps its own)
+    text = _without_emptied(text)
+    text = re.sub(r"[ \t]?[\x00\x01]", "", text)  # (and the space before; code keeps its own)
     text = _CITE.sub(cite, text)
     checked.text = re.sub(r"[ \t]+([.,;:])", r"\1", text).strip()
     return checked
@@ -495,8 +535,9 @@ def _unfit(
     and, the task's language known (``lang``), ``answer_language`` (the embedded model
     answered "亚特兰蒂斯的人口是多少？" in English, under a Chinese 来源; an English question
     answered in Chinese or German was shown as done)."""
-    labelled = _ANSWER_LABEL.search(text) is not None
-    rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", GIVEN_URL.sub(" ", text)))
+    shown = check_citations(text, pages).text  # (an injected address's sentence left out)
+    labelled = _ANSWER_LABEL.search(shown) is not None
+    rest = _ANSWER_LABEL.sub(" ", _CITE.sub(" ", GIVEN_URL.sub(" ", shown)))
     words = [w for w in _LETTERS.findall(rest) if w.casefold() not in _FILLER | _LEAD_IN]
     # A number is an answer ("It is 4096 [1].", "3.7.0 [1]"), unless it only follows a label
     # ("The answer is: 1. The answer is: 2.").
