@@ -430,7 +430,11 @@ async def test_a_final_answer_that_fails_its_checks_is_refused_then_not_shown_as
         return [{"action": "done", "answer": answer}]
 
     rt = make_runtime(tmp_path, agent_model(policy))
-    msg = await run_browse(rt, task="Find the capital of Atlantis", url=site.url("/"))
+    # (the page that says the capital: "It is Poseidonia." from the home page, which names no
+    # capital, is a name no page read gives, refused by ``names``)
+    msg = await run_browse(
+        rt, task="Find the capital of Atlantis", url=site.url("/articles/atlantis")
+    )
     assert any("The final answer was refused (" in p for p in prompts)
     if done:
         assert msg.state == "COMPLETED" and msg.data["success"] is True, msg.content
@@ -438,6 +442,35 @@ async def test_a_final_answer_that_fails_its_checks_is_refused_then_not_shown_as
     else:
         assert msg.data["success"] is False and msg.data["reason"] == "unsuccessful"
         assert "failed its checks twice" in msg.content and "Source:" not in msg.content
+
+
+async def test_a_final_answer_naming_what_no_page_says_is_refused(
+    site: TestSite, tmp_path: Path
+) -> None:
+    """ "It is Poseidonia." from the home page, which names no capital, was reported as the
+    task's result, done: a short answer's names were not judged for Browse. A name the task
+    typed is its own ("It is Poseidonia." after typing it into the search box)."""
+
+    def policy(page: PageView, prompt: str) -> list[dict[str, Any]]:
+        return [{"action": "done", "answer": "It is Poseidonia."}]
+
+    rt = make_runtime(tmp_path, agent_model(policy))
+    msg = await run_browse(rt, task="Find the capital of Atlantis", url=site.url("/"))
+    assert msg.data["success"] is False and msg.state != "COMPLETED", msg.content
+    assert "names: " in msg.data["detail"] and "Source:" not in msg.content
+
+    steps: list[str] = []
+
+    def typed(page: PageView, prompt: str) -> list[dict[str, Any]]:
+        steps.append(page.path)
+        if len(steps) == 1:
+            box = page.find("textbox", "Query")
+            return [{"action": "type", "index": box, "text": "Poseidonia"}]
+        return [{"action": "done", "answer": "It is Poseidonia."}]
+
+    rt = make_runtime(tmp_path / "typed", agent_model(typed))
+    msg = await run_browse(rt, task="Find the capital of Atlantis", url=site.url("/search"))
+    assert msg.state == "COMPLETED" and msg.content.startswith("It is Poseidonia."), msg.content
 
 
 @pytest.mark.parametrize(

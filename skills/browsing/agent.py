@@ -62,6 +62,7 @@ from skillrt.skills.writing.checks import (
 )
 from skillrt.skills.writing.figures import figures_from
 from skillrt.skills.writing.on_topic import grounded
+from skillrt.skills.writing.passages import names_from
 from skillrt.skills.writing.scaffold import without_echo
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ _NOT_ON_PAGE = "(not on this page)"
 mark is no answer found: ``BrowserAgent._unfit``)."""
 
 _ANSWER_REFUSED = "answer refused"
+_TYPED_OR_CHOSEN = ("type ", "select ", "goto ")  # the actions whose words are the task's
 CHECKS_FAILED_TWICE = "the answer failed its checks twice"  # (a result's detail opens so)
 """How a final answer that failed its checks is journalled among a step's results: the
 first one is refused and the task goes on; a second ends it, unsuccessful."""
@@ -598,19 +600,22 @@ class BrowserAgent:
         return "; ".join(failed) or None
 
     def _grounding(self) -> list[Check]:
-        """The checks that the answer is the pages': ``grounded`` and ``figures_from``, against
-        the pages' text the model was shown (``seen``, journalled with each turn, so a resumed
-        task judges by the same) and the task: "The default maximum is 1024 threads." from a
-        page that says 512 was reported as the task's result, done. None when no page's text
-        was kept (a task journalled before this was: nothing to judge by). A short answer's
-        names (``names_from``) are not judged here: a task's answer may come from what it
-        typed or chose as much as from what a page said."""
+        """The checks that the answer is the pages': ``grounded``, ``figures_from`` and
+        ``names_from``, against the pages' text the model was shown (``seen``, journalled
+        with each turn, so a resumed task judges by the same) and the task: "The default
+        maximum is 1024 threads." from a page that says 512 was reported as the task's result,
+        done, and so was "It is Poseidonia." from a home page that names no capital. A name
+        the task typed, chose or went to (its actions, as recorded; not its refused answers,
+        which a done action records too) is the task's own. None when no
+        page's text was kept (a task journalled before this was: nothing to judge by)."""
         pages = [*self.seen.values(), *self.extracted]
         if not self.seen:
             return []
+        done = [a for step in self.history for a in step.actions if a.startswith(_TYPED_OR_CHOSEN)]
         return [
             grounded(*pages, pages=True),
             figures_from(*pages, question=self.task, pages=True),
+            names_from(*pages, *done, question=self.task, pages=True),
         ]
 
     def _instructions(self) -> list[str]:
