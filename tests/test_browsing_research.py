@@ -920,6 +920,13 @@ def test_a_total_the_question_asks_for_is_worked_out_from_the_pages(
         ("Atlantis had 9,600 ships.", ""),  # (no citation: ``figures``' alone)
         ("Atlantis had 9,600 ships. [1] Athens had 300 ships. [2]", ""),  # (marks after the stop)
         ("Atlantis had 9,600 ships. [2] Athens had 300 ships. [1]", "[2]"),
+        # (a claim citing two pages may have its figure from either; a sentence's claims are
+        # each judged by the marks that follow them: swapped, they passed as one)
+        ("Atlantis had 9,600 ships [1][2].", ""),
+        ("Atlantis had 9,600 ships [1] and Athens 300 [2].", ""),
+        ("Atlantis had 9,600 ships [2] and Athens 300 [1].", "[2]"),
+        ("According to [2], Atlantis had 9,600 ships.", "[2]"),
+        ("According to [1], Atlantis had 9,600 ships.", ""),
     ],
 )
 def test_a_figure_cited_to_a_page_that_does_not_give_it_is_unfit(answer: str, wrong: str) -> None:

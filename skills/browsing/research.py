@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -596,40 +597,57 @@ def _cited_sentences(text: str) -> list[str]:
 
 
 def cited_figures(pages: list[dict[str, Any]], question: str = "") -> Check:
-    """Each sentence's figures are in the pages it cites (or the question): "Atlantis had
+    """Each claim's figures are in the pages it cites (or the question): "Atlantis had
     9,600 ships [2]." where only page 1 gives 9,600 passed ``figures`` (a page has it) and was
-    shown with page 2 as its source. A sentence that cites no page read, and a figure no
-    page has, are ``figures``' alone; the check is named ``citations``."""
+    shown with page 2 as its source. A claim is a sentence's words up to the marks that
+    follow them (``_claims``), so "9,600 ships [2] and 200 ports [1]." is judged as two, as
+    the reader takes them (judged as one, by both pages together, it passed); a claim citing
+    two pages ("[1][2]") may have its figure from either. A claim that cites no page read,
+    and a figure no page has, are ``figures``' alone; the check is named ``citations``."""
 
     anywhere = figures_from(*(_source_text(p) for p in pages), question=question, pages=True)
 
     def check(generated: Generated) -> Verdict:
         for sentence in _cited_sentences(generated.text):
-            cited = sorted(
-                {
-                    n
-                    for found in _CITE.finditer(sentence)
-                    for n in _cited_numbers(found.group(1))
-                    if 1 <= n <= len(pages)
-                }
-            )
-            if not cited:
-                continue
-            sources = [_source_text(pages[n - 1]) for n in cited]
-            said = Generated(text=_CITE.sub(" ", sentence))
-            verdict = figures_from(*sources, question=question, pages=True)(said)
-            if not verdict.passed and anywhere(said).passed:  # (else made up: ``figures``')
-                marks = "".join(f"[{n}]" for n in cited)
-                shown = verdict.reason.rsplit("(", 1)[-1].rstrip(")")
-                return Verdict(
-                    "citations",
-                    False,
-                    f"it cites {marks} for figures that page does not have ({shown})",
-                    zh=f"它引用{marks}，但那个网页里没有这些数字（{shown}）",
-                )
+            for claim, cited in _claims(sentence, len(pages)):
+                sources = [_source_text(pages[n - 1]) for n in cited]
+                said = Generated(text=claim)
+                verdict = figures_from(*sources, question=question, pages=True)(said)
+                if not verdict.passed and anywhere(said).passed:  # (else made up: ``figures``')
+                    marks = "".join(f"[{n}]" for n in cited)
+                    shown = verdict.reason.rsplit("(", 1)[-1].rstrip(")")
+                    return Verdict(
+                        "citations",
+                        False,
+                        f"it cites {marks} for figures that page does not have ({shown})",
+                        zh=f"它引用{marks}，但那个网页里没有这些数字（{shown}）",
+                    )
         return Verdict("citations", True)
 
     return check
+
+
+_MARKS = re.compile(rf"(?:\s*{_CITE.pattern})+")
+
+
+def _claims(sentence: str, read: int) -> Iterator[tuple[str, list[int]]]:
+    """A sentence's claims, each its words up to a run of citation marks with the pages (of
+    the ``read``) those cite; words after the last run are the sentence's, citing all its
+    marks ("According to [1], it had 9,600 ships.")."""
+    start, every = 0, set[int]()
+    for run in _MARKS.finditer(sentence):
+        cited = {
+            n
+            for found in _CITE.finditer(run.group())
+            for n in _cited_numbers(found.group(1))
+            if 1 <= n <= read
+        }
+        every |= cited
+        if cited:
+            yield sentence[start : run.start()], sorted(cited)
+        start = run.end()
+    if every and sentence[start:].strip():
+        yield sentence[start:], sorted(every)
 
 
 def _unanswered(
