@@ -331,3 +331,26 @@ def test_an_instruction_naming_a_section_lets_only_that_heading_go(instruction: 
     folded = f"{intro}\n\n{text}\n\n## Errors\n\nWhat goes wrong.\n\n## End\n\nBye.\n"
     assert check(Generated(text=folded)).passed
     assert check(Generated(text=original.replace("as it was", "step by step,"))).passed
+
+
+async def test_a_whole_post_edit_naming_a_heading_keeps_the_other_headings(tmp_path: Path) -> None:
+    """ "tidy up the Options heading" is a whole-post edit (no section of the post is named
+    so); its answer without the post's other headings, their text kept, was saved."""
+    blog = tmp_path / "blog"
+    (blog / "posts").mkdir(parents=True)
+    post = blog / "posts" / "tool.md"
+    body = (
+        "The tool reads files and prints a report.\n\n## Usage\n\nRun the tool on a folder.\n\n"
+        "### Options\n\nPass --fast to go faster.\n\n## Wrap-up\n\nThat is all for the tool.\n"
+    )
+    post.write_text(f"---\ntitle: Tool\n---\n\n{body}", encoding="utf-8")
+    before = post.read_bytes()
+    flat = body.replace("## Usage\n\n", "").replace("## Wrap-up\n\n", "")
+    llm = ScriptedModel([flat, flat])
+    rt = writing_runtime(blog, llm)
+    await rt.initialize()
+    instruction = "tidy up the Options heading"
+    msg = await rt.run_skill("EditContent", {"instruction": instruction, "path": "posts/tool.md"})
+    await rt.close()
+    assert msg.state == "ERROR" and "structure_kept" in msg.content, msg.content
+    assert post.read_bytes() == before
