@@ -412,3 +412,16 @@ def test_symlinks_out_of_the_blog_stay_out_of_the_index(blog: Path, tmp_path: Pa
     assert len(report.added) == POST_COUNT + 1 and "posts/inside.md" in report.added
     assert ix.search("zqxvsecret", 5) == []
     ix.close()
+
+
+def test_the_words_that_say_what_kind_of_question_are_no_search_terms() -> None:
+    # "did I ever mention Lisbon on the blog?" searched for "ever" and "mention" too, and the
+    # posts that happen to say "ever" were given to the model with the one on Lisbon.
+    assert query_terms("did I ever mention Lisbon on the blog?").all == ("lisbon",)
+    assert query_terms("have I talked about tmux anywhere?").all == ("tmux",)
+    assert query_terms("have I ever written about rust macros?").all == ("rust", "macro")
+    assert query_terms("which posts cover docker").all == ("docker",)
+    assert query_terms("我写过里斯本吗").all == ("里斯本",)
+    assert query_terms("我提到过 tmux 吗").all == ("tmux",)
+    # A word that merely begins like one of them stays: "coverage", "evergreen".
+    assert query_terms("test coverage of evergreen posts").all == ("test", "coverage", "evergreen")

@@ -66,7 +66,10 @@ _TOKEN = re.compile(rf"[{_HAN}]+|[^\W_]+(?:[+#]+|(?:[.\-'][^\W_]+)+)?")
 _IS_HAN = re.compile(rf"[{_HAN}]")
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+", re.MULTILINE)
 # Function words that separate the content words of a Chinese question or request.
+# The words that say what kind of question it is ("我写过里斯本吗", "我提到过 tmux 吗") come
+# first: 写 alone was a stop word, so "我写过里斯本吗" searched for "过里斯".
 _ZH_STOP = re.compile(
+    "(?:提到|提及|谈到|讲到|说到|聊到|写到)过?|(?:提|写|讲|聊|谈|说)过|"
     "什么|怎么|怎样|如何|为什么|哪些|哪个|关于|一篇|一下|文章|博客|请问|介绍|"
     "可以|能否|是否|我们|你们|他们|这个|那个|这些|那些|以及|还有|"
     "[的了是在和与及或吗呢吧啊呀请写把被对从让给就也都还又很]"
@@ -74,9 +77,18 @@ _ZH_STOP = re.compile(
 _EN_STOP_WORDS = (
     "the and for with what how why when where which who about into from that this these those "
     "are was were is be been does did can could should would will write article post blog "
-    "please tell explain describe you your our their there here its it's an of on in to"
+    "please tell explain describe you your our their there here its it's an of on in to "
+    "have has had anything anywhere"
 )
 _EN_STOP = frozenset(_EN_STOP_WORDS.split())
+# The words that say what kind of question it is, not what it is about: "did I ever mention
+# Lisbon on the blog?" searched for "ever" and "mention" too, and the posts that happen to say
+# "ever" were given to the model with the one on Lisbon. Dropped before the words are split.
+_QUESTION_KIND = re.compile(
+    r"\b(?:ever|mention(?:s|ed|ing)?|cover(?:s|ed|ing)?"
+    r"|(?:talk(?:s|ed|ing)?|writ(?:e|es|ing|ten)|wrote|blog(?:s|ged|ging)?|post(?:s|ed|ing)?)"
+    r"\s+(?:about|on)|(?:touch(?:es|ed|ing)?)\s+on)\b"
+)
 
 _TABLES = ("posts", "posts_fts", "names", "broken", "root", "files")
 _SCHEMA = """
@@ -211,7 +223,7 @@ def query_terms(query: str) -> _Terms:
         if term not in fts and term not in short and len(fts) + len(short) < MAX_TERMS:
             bucket.append(term)
 
-    for token in _TOKEN.findall(query.casefold()):
+    for token in _TOKEN.findall(_QUESTION_KIND.sub(" ", query.casefold())):
         if _IS_HAN.match(token):
             for piece in _ZH_STOP.split(token):
                 if len(piece) == 3:
@@ -226,6 +238,8 @@ def query_terms(query: str) -> _Terms:
             continue
         if len(token) > 4 and token.endswith("s") and not token.endswith("ss"):
             token = token[:-1]
+            if token in _EN_STOP:  # "which posts cover docker" searched for "post"
+                continue
         if len(token) >= 3:
             add(fts, token)
         elif len(token) == 2:
