@@ -106,3 +106,54 @@ async def test_a_delete_of_a_post_described_asks_which_not_the_current_post(tmp_
         await rt.close()
     assert confirm.state == "WAITING_INPUT" and "posts/docker-basics.md" in confirm.content
     assert sorted(p.name for p in (blog / "posts").rglob("*.md")) == before
+
+
+WORLD_QUESTIONS = [
+    "who won the world cup in 2022?", "who won the world cup in 2018", "who won the world cup",
+    "who won the election in 2024?", "who won the tour de france in 2023",
+    "who won the champions league in 2021?", "who is the president of france?",
+    "who invented the telephone?", "who wrote war and peace?", "who painted the mona lisa",
+    "who became prime minister in 2019?", "who scored the winning goal in the 2014 final?",
+    "when did world war 2 end?", "when was the eiffel tower built?",
+    "which country has the largest population?", "which team won the super bowl last year?",
+    "how many people live in tokyo?", "how many moons does jupiter have?",
+    "how tall is mount everest?", "what year did the berlin wall fall?",
+    "how many goals did messi score in 2022?", "who's the ceo of tesla",
+    "2022年世界杯谁赢了？", "2024年美国大选谁赢了？", "谁发明了电话？", "法国总统是谁？",
+    "第二次世界大战哪一年结束的？", "哪一年发生了金融危机？", "谁是世界上最富有的人？",
+    "珠穆朗玛峰有多高？", "木星有几颗卫星？", "日本有多少人口？",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("context", [None, FOCUS], ids=["no-post", "post-in-focus"])
+@pytest.mark.parametrize("text", WORLD_QUESTIONS)
+async def test_a_question_on_the_world_is_never_an_edit(
+    text: str, context: dict[str, Any] | None
+) -> None:
+    """ "who won the world cup in 2022?" was offered only as an edit among numbered choices
+    (the classifier's EDIT_CONTENT, 0.70; 0.86 with a post in focus; "who won the election in
+    2024?" at 0.85). A question on the world is answered (the blog, else a general answer),
+    or searched on the web; no write, delete or edit is run or offered for it."""
+    router = _router(None)
+    config = RuntimeConfig()
+    planner = Planner(router, router.registry, config, lambda: "low", structlog.get_logger)
+    parsed = await router.parse(text, context, ask_model=False)
+    lang = "zh" if any(ord(c) > 127 for c in text) else "en"
+    question = planner.question_for(parsed, text, lang, context or {})
+    offered = [c.intent for c in question.choices] if question is not None else [parsed.type]
+    assert set(offered) & {"EDIT_CONTENT", "WRITE_ARTICLE", "DELETE_ARTICLE", "TRANSLATE"} == set()
+    assert set(offered) <= {"ANSWER_QUESTION", "CHAT", "RESEARCH_WEB", "CODE_EXPLAIN"}, offered
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["who won the world cup in 2022?", "who won wimbledon this year?", "2022年世界杯谁赢了？",
+     "2018年世界杯冠军是谁？", "上一届世界杯是哪个国家赢的？"],
+)  # fmt: skip
+async def test_who_won_is_searched_on_the_web(text: str) -> None:
+    """A result (a match, an election, a prize) is news the small model cannot know: searched
+    on the web at once, as the weather is, unless the question is about the blog."""
+    parsed = await _router(None).parse(text, ask_model=False)
+    assert (parsed.type, parsed.confidence) == ("RESEARCH_WEB", 1.0), parsed
+    for blog in ("who won the argument in my post about tabs?", "我的文章里谁赢了？"):
+        assert (await _router(None).parse(blog, ask_model=False)).type != "RESEARCH_WEB", blog
