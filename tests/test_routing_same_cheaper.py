@@ -294,7 +294,7 @@ async def test_the_planner_asks_what_it_asked_when_it_worked_out_every_params() 
 
     from skillrt._routing.clarify import confirm_question
     from skillrt._routing.router import ParsedIntent
-    from skillrt._tasks.planning import Planner, route_context
+    from skillrt._tasks.planning import Planner, open_post, route_context
     from skillrt.settings import RuntimeConfig
     from skillrt.skills import builtin_skills
 
@@ -321,7 +321,12 @@ async def test_the_planner_asks_what_it_asked_when_it_worked_out_every_params() 
         likely = intent.confidence >= config.confidence_threshold
         unsure = likely and intent.confidence < config.act_threshold
         if intent.source == "llm" or pageless or unsure:
-            return confirm_question(spec, params, text, "en")
+            # with no post open or in focus, a delete naming none is DeleteArticle's to ask
+            # which (the skill runs) or quotes the request: never "the current post"
+            current = open_post(spec, params, context)
+            if current is None and intent.source != "llm" and likely:
+                return "no confirm"
+            return confirm_question(spec, params, text, "en", current=current)
         return "no confirm"
 
     contexts: list[dict[str, Any]] = [

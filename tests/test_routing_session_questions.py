@@ -14,6 +14,7 @@ import pytest
 import structlog
 
 from benchmarks.bench_routing import _router
+from skillrt._routing.router import ParsedIntent
 from skillrt._tasks.planning import Planner
 from skillrt.settings import RuntimeConfig
 from skillrt.testing import FunctionModel
@@ -157,3 +158,50 @@ async def test_who_won_is_searched_on_the_web(text: str) -> None:
     assert (parsed.type, parsed.confidence) == ("RESEARCH_WEB", 1.0), parsed
     for blog in ("who won the argument in my post about tabs?", "我的文章里谁赢了？"):
         assert (await _router(None).parse(blog, ask_model=False)).type != "RESEARCH_WEB", blog
+
+
+async def test_a_yes_no_before_a_delete_names_the_open_post_or_asks_which(tmp_path: Path) -> None:
+    """ "bin the rust one": the classifier's delete (0.69, below ``act_threshold``), no post
+    named, is asked about first. With no post open or in focus that asked 'Delete “the
+    current post”? (y/n)', a post that was not there (the planner did not look at the open
+    file), and then which post. Now DeleteArticle asks which post, then yes or no; with a
+    post open the yes/no names it."""
+    text = "bin the rust one"
+    parsed = await _router(None).parse(text, ask_model=False)
+    assert parsed.type == "DELETE_ARTICLE" and 0.6 <= parsed.confidence < 0.8, parsed
+    blog = copy_blog(tmp_path / "blog")
+    before = sorted(p.name for p in (blog / "posts").rglob("*.md"))
+    rt = writing_runtime(blog, FunctionModel(WritingModelFn()))
+    await rt.initialize()
+    try:
+        asked = await rt.process_input(text)
+        assert asked.state == "WAITING_INPUT", asked
+        assert "current post" not in asked.content and "(y/n)" not in asked.content
+        assert "posts/rust-" in asked.content, asked.content  # which post: the candidates
+        picked = await rt.process_input("2")
+        assert picked.state == "WAITING_INPUT" and "(y/n)" not in picked.content
+        assert "posts/rust-" in picked.content, picked.content  # then yes or no, on that post
+        kept = await rt.process_input("no")
+        assert "not deleted" in kept.content, kept.content
+    finally:
+        await rt.close()
+    assert sorted(p.name for p in (blog / "posts").rglob("*.md")) == before
+    router = _router(None)
+    planner = Planner(router, router.registry, RuntimeConfig(), lambda: "low", structlog.get_logger)
+    guessed = ParsedIntent(type="DELETE_ARTICLE", confidence=0.69, source="classifier", raw=text)
+    opened = planner.question_for(guessed, text, "en", {"current_file": "posts/docker-basics.md"})
+    assert opened is not None and opened.text == "Delete “posts/docker-basics.md”? (y/n)"
+
+
+async def test_a_delete_only_the_model_chose_names_no_post_that_is_not_there() -> None:
+    """Under low trust a delete the model alone chose is asked about first; with no post open
+    or in focus the yes/no quotes the request (a yes runs DeleteArticle, which asks which post
+    and then yes or no), never 'Delete “the current post”? (y/n)'; with one, it names it."""
+    router = _router(None)
+    planner = Planner(router, router.registry, RuntimeConfig(), lambda: "low", structlog.get_logger)
+    chosen = ParsedIntent(type="DELETE_ARTICLE", confidence=0.9, source="llm", raw="bin it")
+    question = planner.question_for(chosen, "bin it", "en", {})
+    assert question is not None and question.kind == "confirm", question
+    assert question.text == "Delete “bin it”? (y/n)", question.text
+    named = planner.question_for(chosen, "bin it", "en", {"focus": "posts/a.md"})
+    assert named is not None and named.text == "Delete “posts/a.md”? (y/n)", named

@@ -548,14 +548,23 @@ def _said(pair: tuple[str, str], language: str, **values: object) -> str:
 
 
 def confirm_question(
-    spec: IntentSpec, params: dict[str, Any], text: str, language: str
+    spec: IntentSpec,
+    params: dict[str, Any],
+    text: str,
+    language: str,
+    *,
+    current: str | None = "",
 ) -> RouteQuestion:
-    """The yes/no question asked before a model-only route to an intent with an effect runs."""
+    """The yes/no question asked before a model-only route to an intent with an effect runs.
+    ``current``, when the request names none of the intent's params: the post open or in
+    focus, named; "" (not known): its ``nothing_named``, "the current post"; None (no post is
+    open or in focus): the request's own words, never a post that is not there."""
     from skillrt.skill.replies import reply
 
     what = _what(params, text)
-    if spec.nothing_named is not None and not any(params.get(p) for p in spec.params):
-        what = _said(spec.nothing_named, language)
+    unnamed = spec.nothing_named is not None and not any(params.get(p) for p in spec.params)
+    if unnamed and spec.nothing_named is not None and current is not None:
+        what = current or _said(spec.nothing_named, language)
     choice = Choice(spec.name, params, what, spec.names)
     if spec.confirm is not None:
         question = _said(spec.confirm, language, what=what)

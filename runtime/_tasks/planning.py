@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -37,6 +37,9 @@ from skillrt.settings import RuntimeConfig
 from skillrt.skill.context import Later
 from skillrt.skill.definition import Skill
 from skillrt.skill.replies import reply
+
+if TYPE_CHECKING:
+    from skillrt._routing.intent_table import IntentSpec
 
 __all__ = ["LOGS_INFO", "NoTask", "Planner", "params_problem"]
 
@@ -75,6 +78,23 @@ def route_context(context: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, str):
             ctx[key] = value
     return ctx
+
+
+def open_post(
+    spec: IntentSpec, params: Mapping[str, Any], context: Mapping[str, Any]
+) -> str | None:
+    """What a yes/no question before ``spec`` names when the request names none of its
+    params: the post open or in focus; "" when it needs none (something is named, or the
+    intent has no ``nothing_named``); None when no post is open or in focus, where "the
+    current post" was a post that was not there: "delete it" asked 'Delete “the current
+    post”? (y/n)' with none, and then which post."""
+    if spec.nothing_named is None or any(params.get(p) for p in spec.params):
+        return ""
+    for key in ("current_file", "focus"):
+        value = context.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 class Planner:
@@ -242,7 +262,10 @@ class Planner:
             ):
                 if params is None:
                     params = router.params_for(intent.type, text, intent.parameters)
-                return confirm_question(spec, params, text, lang)
+                current = open_post(spec, params, context)
+                if current is None and intent.source != "llm" and likely:
+                    return None  # its skill asks which post (DeleteArticle: then yes or no)
+                return confirm_question(spec, params, text, lang, current=current)
         if intent.confidence >= self.config.confidence_threshold and known and not held_back:
             return None
         suggested = intent.type if intent.type != UNKNOWN else None
