@@ -15,7 +15,7 @@ import pytest
 from skillrt.blog.markdown import split_post
 from skillrt.llm.base import LLMMessage
 from skillrt.skills.writing.answer import asked_of_another_year
-from skillrt.skills.writing.blog_facts import words_asked
+from skillrt.skills.writing.blog_facts import busiest_asked, words_asked
 from skillrt.skills.writing.listing import related_asked
 from skillrt.skills.writing.post_facts import fact_asked
 from skillrt.skills.writing.post_length import length_of
@@ -263,3 +263,28 @@ async def test_the_newest_said_in_chinese_and_a_mixed_tag_question(blog: Path) -
         await rt.close()
     assert summary.data["source"] == "posts/notes/weekly-review.md", summary.content
     assert sorted(listed.data["citations"]) == tagged, listed.content
+
+
+async def test_the_month_and_the_year_posted_most_in_are_counted(blog: Path) -> None:
+    """ "which month did I post most in?" got an honest "nothing on it" and no answer: the
+    index has every post's date. Counted with no model (published posts only: a draft of
+    that month is left out, else the tie would be four)."""
+    for day in (1, 2, 3, 4):
+        draft = "draft: true\n" if day == 4 else ""
+        (blog / "posts" / f"march-{day}.md").write_text(
+            f"---\ntitle: March {day}\ndate: 2022-03-0{day}\n{draft}---\nA note.\n",
+            encoding="utf-8",
+        )
+    (blog / "posts" / "undated.md").write_text("---\ntitle: Undated\n---\nNo date.\n", "utf-8")
+    month, year, zh, zh_year = await _session(
+        blog,
+        ["which month did I post most in?", "which year did I write the most?",
+         "我哪个月写得最多？", "哪一年发的文章最多"],
+    )  # fmt: skip
+    assert month.data["month"] == ["2022-03"] and month.data["count"] == 3, month.content
+    assert "You posted most in March 2022 (3 post(s))" in month.content
+    assert "1 post(s) with no date not counted" in month.content
+    assert year.data["year"] == ["2024"] and year.data["count"] == 11, year.content
+    assert "2022 年 3 月（3 篇）" in zh.content and "2024（11 篇）" in zh_year.content
+    for not_asked in ("which month did I write about rust?", "how many posts in 2024"):
+        assert busiest_asked(not_asked) is None, not_asked

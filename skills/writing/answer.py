@@ -30,7 +30,15 @@ from skillrt.llm.base import LLMMessage
 from skillrt.skill.params import Chars, PostPath
 
 from .blog_facts import REPLIES as BLOG_FACTS_REPLIES
-from .blog_facts import blog_extreme, blog_words, extreme_asked, extreme_followed_up, words_asked
+from .blog_facts import (
+    blog_extreme,
+    blog_words,
+    busiest,
+    busiest_asked,
+    extreme_asked,
+    extreme_followed_up,
+    words_asked,
+)
 from .checked import CHECKED, checked, quality_report, refuse_unchecked
 from .checked import REPLIES as CHECK_REPLIES
 from .checks import (
@@ -1222,6 +1230,8 @@ async def answer_question(ctx: SkillContext, params: AnswerParams) -> SkillResul
         return await blog_extreme(ctx, extreme)  # (before a post's tags: "我最常用的标签是什么")
     if words_asked(question):  # the whole blog's words, counted (before one post's length)
         return await blog_words(ctx)
+    if (unit := busiest_asked(question)) is not None:  # the month or year posted most in
+        return await busiest(ctx, unit)
     if (words := post_tags_asked(question)) == "":  # "what tags do my posts use?"
         return await list_by_tag(ctx, TagAsk(""), "drafts_left_out")
     if words is not None:  # one post's: its own, no model

@@ -6,6 +6,10 @@
 and "what is my most popular tag?" with a general answer it made up (one with an address
 that leads nowhere). The newest post has its own rule in ``answer.py`` (``_NEWEST_ASKED``).
 
+The month or year the author posted most in: "which month did I post most in?", "which year
+did I write the most?", "我哪个月写得最多？" (``busiest_asked``, ``busiest``), counted from the
+index's dates. The search found nothing "on" them and the reply said so, with no answer.
+
 The whole blog's words: "how many words is my blog in total?", "整个博客一共多少字",
 "what's the average length of my posts?" (``words_asked``, ``blog_words``). No skill counted
 them: the search found posts "on" the question and the model was asked, which wrote nothing
@@ -14,7 +18,9 @@ them: the search found posts "on" the question and the model was asked, which wr
 
 from __future__ import annotations
 
+import calendar
 import re
+from collections import Counter
 from functools import partial
 from typing import Literal
 
@@ -28,6 +34,8 @@ __all__ = [
     "Extreme",
     "blog_extreme",
     "blog_words",
+    "busiest",
+    "busiest_asked",
     "extreme_asked",
     "extreme_followed_up",
     "words_asked",
@@ -69,6 +77,22 @@ REPLIES = Replies(
         "blog_words_drafts": (
             "另有 {drafts} 篇草稿未计入。",
             " {drafts} draft(s) not counted.",
+        ),
+        "busiest_month": (
+            "你发文最多的月份：{periods}（{count} 篇）。{undated}",
+            "You posted most in {periods} ({count} post(s)).{undated}",
+        ),
+        "busiest_year": (
+            "你发文最多的年份：{periods}（{count} 篇）。{undated}",
+            "You posted most in {periods} ({count} post(s)).{undated}",
+        ),
+        "busiest_undated": (
+            "另有 {undated} 篇没有日期，未计入。",
+            " {undated} post(s) with no date not counted.",
+        ),
+        "no_dated_posts": (
+            "博客里没有带日期的已发布文章，无法按时间统计。",
+            "No published post on the blog has a date to count by.",
         ),
         # the extreme of the posts the last reply listed ("and the oldest one?" after a list)
         "of_listed": (
@@ -309,4 +333,82 @@ async def blog_words(ctx: SkillContext) -> SkillResult:
     return SkillResult(
         message=message,
         data={"found": True, "posts": count, "words": words, "average": average, "citations": []},
+    )
+
+
+# The month or year posted most in: "which month did I post most in?", "which year did I write
+# the most?", "what was my busiest month?", "which month had the most posts?", "我哪个月写得最
+# 多？", "哪一年发的文章最多". The search found no post "on" them ("nothing on it").
+_UNIT_EN = r"(?P<en>month|year)"
+_BUSIEST_ASKED = re.compile(
+    r"^(?:(?:and|so)[\s,]+)?(?:(?:in\s+)?(?:which|what)\s+" + _UNIT_EN + r"\s+(?:did|have)\s+I\s+"
+    r"(?:post(?:ed)?|write|written|publish(?:ed)?|blog(?:ged)?)\s+(?:the\s+)?most(?:\s+posts)?"
+    r"(?:\s+in)?|(?:what|which)(?:['’]s|\s+is|\s+was)\s+my\s+(?:busiest|most\s+productive)\s+"
+    + _UNIT_EN.replace("en>", "en2>")
+    + r"|(?:which|what)\s+"
+    + _UNIT_EN.replace("en>", "en3>")
+    + r"\s+(?:had|has|saw)\s+(?:the\s+)?"
+    r"most\s+(?:posts|articles|entries))"
+    + _END
+    + r"|^我?(?:在)?(?:哪个|哪一个|哪一|哪)(?P<zh>月|年)(?:份)?(?:里)?"
+    r"(?:写|发|发布|更新|发表)(?:得|的|了)?(?:文章|博文)?最多"
+    r"|^(?:哪个|哪一个|哪一|哪)(?P<zh2>月|年)(?:份)?(?:的)?(?:文章|博文)最多" + _END,
+    re.I,
+)
+
+
+def busiest_asked(question: str) -> Literal["month", "year"] | None:
+    """Whether ``question`` asks which month or year the author posted most in, and which."""
+    found = _BUSIEST_ASKED.match(" ".join(question.split()))
+    if found is None:
+        return None
+    unit = next(v for v in found.groupdict().values() if v)
+    return "month" if unit.lower() in ("month", "月") else "year"
+
+
+def _busiest(ctx: SkillContext, unit: Literal["month", "year"]) -> list[str]:
+    """``[periods, count, undated]``: the months ("2024-03") or years with the most published
+    posts (each, when tied), how many, and the published posts with no date. Blocking I/O: a
+    sync step."""
+    ctx.memory.refresh()
+    published = [meta for meta in ctx.memory.posts.all_posts() if not meta.draft]
+    width = 7 if unit == "month" else 4
+    dated = [m.date[:width] for m in published if m.date and re.match(r"\d{4}-\d{2}", m.date)]
+    if not dated:
+        return []
+    counts = Counter(dated)
+    most = max(counts.values())
+    periods = sorted(period for period, count in counts.items() if count == most)
+    return [" ".join(periods), str(most), str(len(published) - len(dated))]
+
+
+def _period_name(period: str, language: str) -> str:
+    """ "2024-03" as "March 2024" (or "2024 年 3 月"); a year as it is."""
+    if len(period) == 4:
+        return period
+    year, month = period.split("-")
+    if language == "zh":
+        return f"{year} 年 {int(month)} 月"
+    return f"{calendar.month_name[int(month)]} {year}"
+
+
+async def busiest(ctx: SkillContext, unit: Literal["month", "year"]) -> SkillResult:
+    """The reply naming the month or year the author posted most in, counted, no model."""
+    found = await ctx.step(f"busiest_{unit}", partial(_busiest, ctx, unit), returns=list[str])
+    if not found:
+        return SkillResult(
+            message=ctx.reply("no_dated_posts"), data={"found": False, "citations": []}
+        )
+    periods, count, undated = found
+    language = ctx.input.language
+    sep = "、" if language == "zh" else ", "
+    named = sep.join(_period_name(p, language) for p in periods.split())
+    left_out = ctx.reply("busiest_undated", undated=undated) if undated != "0" else ""
+    if unit == "month":
+        message = ctx.reply("busiest_month", periods=named, count=count, undated=left_out)
+    else:
+        message = ctx.reply("busiest_year", periods=named, count=count, undated=left_out)
+    return SkillResult(
+        message=message,
+        data={"found": True, unit: periods.split(), "count": int(count), "citations": []},
     )
