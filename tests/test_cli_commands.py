@@ -157,6 +157,19 @@ def test_a_crashed_run_is_listed_and_resumed_without_repeating_steps(
     assert json.loads(after.stdout) == []
 
 
+def test_run_with_a_file_outside_the_blog_is_a_usage_error(blog: Path, tmp_path: Path) -> None:
+    """``skillrt run --file /etc/passwd`` was refused by the task and exited 1, the status of
+    a task that failed, while ``skillrt undo /etc/passwd`` exits 2: a path outside the blog
+    is bad usage, one line on stderr, no task started (``--json`` too: nothing on stdout)."""
+    env = cli_env(blog, write_script(tmp_path / "s.json", []))
+    for path in ("../x.md", "/etc/passwd"):
+        for flags in ((), ("--json",)):
+            done = skillrt("run", "fix the grammar", "--file", path, *flags, env=env, cwd=blog)
+            assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+            assert done.stderr.startswith("skillrt: error: path not allowed"), done.stderr
+            assert done.stdout == ""
+
+
 def test_resume_and_abandon_refuse_unknown_ids(blog: Path, tmp_path: Path) -> None:
     env = cli_env(blog, write_script(tmp_path / "s.json", []))
     for command in ("resume", "abandon"):

@@ -196,17 +196,19 @@ def run(
 ) -> None:
     """Run one task and exit: 0 done, 1 failed, 2 bad input, 3 unfinished, 74 state folder
     unusable (read-only, full), 130 cancelled."""
+    from skillrt.blog.files import FileStore
     from skillrt.cli.oneshot import OneShot
 
     with user_errors():
         context: dict[str, str | bool] = {}
         if confirm is not None:
             context["confirm"] = confirm
-        if file is not None:
-            context["current_file"] = str(file)
         if selection is not None:
             context["selected_text"] = selection
         config = open_config(root, verbose=verbose, posts_dir=posts_dir)
+        if file is not None:  # a usage error (2), as undo says it: "run --file /etc/passwd"
+            FileStore(config.root).relative(file)  # exited 1, a task that failed
+            context["current_file"] = str(file)
         shot = OneShot(make_runtime(config), as_json=as_json, answers=list(answer or []))
         status = _run(shot.run(text, context))
     raise typer.Exit(status)
