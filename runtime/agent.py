@@ -175,6 +175,36 @@ def _routes_with(llm: LLM | None, config: RuntimeConfig) -> bool:
     return getattr(llm, "provider", None) != "local" or config.llm.route_with_embedded
 
 
+ID_CHARS = 200
+"""The most characters of an id a client sends (a task's, a session's): as the HTTP API's
+``session_id``."""
+
+
+def check_length(name: str, value: object, limit: int, setting: str = "max_input_chars") -> None:
+    """``UserError`` for a text ``value`` longer than ``limit``, said in one line that names
+    the field and the limit, not the value: an MCP ``ask`` took a ``selected_text`` of
+    300,000 characters (only ``text`` was bounded), and a 10,000-character ``task_id`` sent to
+    ``answer`` came back whole in its error."""
+    if isinstance(value, str) and len(value) > limit:
+        raise UserError(
+            f"{name} is too long ({len(value)} characters; the limit is {limit}, {setting})"
+        )
+
+
+def check_context(context: object, limit: int) -> None:
+    """``check_length`` for every text of a context (the known fields and any other a client
+    adds): the input's ``text`` had a limit, the rest of what a client sends had none (the
+    selected text was cut to its first 20,000 characters without a word). Not a mapping:
+    ``as_dict`` says so."""
+    if not isinstance(context, Mapping):
+        return
+    for name, value in context.items():
+        if name == "session_id":
+            check_length(f"context {name}", value, ID_CHARS, "an id")
+        else:
+            check_length(f"context {name}", value, limit)
+
+
 class AgentRuntime:
     """Routes chat input to skills and runs each as a durable, cancellable task."""
 
@@ -495,6 +525,7 @@ class AgentRuntime:
         if self._driver is None:  # (not a coroutine per call once initialised)
             await self.initialize()
         try:
+            check_context(context, self.config.max_input_chars)  # (before as_dict cuts it)
             context, raw, text = as_dict("context", context), text, clean_text(text)
         except UserError as exc:
             return self._reply(str(exc), error="bad_input")
@@ -562,6 +593,7 @@ class AgentRuntime:
         if name not in self.skills:
             raise UnknownSkill(name, list(self.skills))
         try:
+            check_context(context, self.config.max_input_chars)  # (before as_dict cuts it)
             params, context = as_params(params), as_dict("context", context)
         except UserError as exc:
             return self._reply(str(exc), error="bad_params", outcome=Outcome.BAD_PARAMS)
@@ -576,7 +608,9 @@ class AgentRuntime:
         """Answer the question task ``task_id`` is waiting on; None if it is not waiting. A
         task waiting on another worker gets the answer there, and its next reply comes back."""
         await self.initialize()
+        check_length("task_id", task_id, ID_CHARS, "an id")
         text = clean_text(text)
+        check_length("the answer", text, self.config.max_input_chars)
         task = self._tasks.live(task_id)
         if task is not None and task.asking is not None:  # its question is being saved
             await task.asked(self.config.store_timeout_s)

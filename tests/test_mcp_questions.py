@@ -553,3 +553,30 @@ async def test_a_session_that_ends_while_its_question_is_out_leaves_the_task_wai
     ended = [e for e in runtime.history.tasks(limit=20) if e["task_id"] == waiting.id]
     assert not ended or ended[0]["state"] != "CANCELLED"
     assert post.exists()
+
+
+async def test_every_text_a_client_sends_is_bounded_without_echoing_it(
+    runtime: AgentRuntime,
+) -> None:
+    """``ask`` took a ``selected_text`` of 300,000 characters (only ``text`` had a limit), and
+    a 10,000-character ``task_id`` sent to ``answer`` came back whole in its error: each is
+    now refused in one line that names the field and its limit, not the value."""
+    async with connect(runtime) as session:
+        selected = await session.call_tool(
+            "ask", {"text": "shorten this", "selected_text": "y" * 300_000}
+        )
+        task_id = await session.call_tool("answer", {"task_id": "x" * 10_000, "text": "red"})
+        asked = await session.call_tool("Ask", {"question": "Which colour?"})
+        waiting = asked.structuredContent
+        assert waiting is not None and waiting["state"] == "WAITING_INPUT"
+        answer = await session.call_tool(
+            "answer", {"task_id": waiting["task_id"], "text": "z" * 300_000}
+        )
+        answered = await session.call_tool("answer", {"task_id": waiting["task_id"], "text": "red"})
+        assert _text(answered) == "you said red"  # the question stayed open
+    for result, name in ((selected, "selected_text"), (task_id, "task_id"), (answer, "answer")):
+        assert result.isError
+        text = _text(result)
+        assert name in text and "too long" in text, text
+        assert "\n" not in text.strip() and len(text) < 300, text
+    assert "max_input_chars" in _text(selected) and "100000" in _text(selected)

@@ -449,3 +449,35 @@ def test_both_parsers_cap_the_head(parser: str) -> None:
         server.should_exit = True
         thread.join(20)
         loop.close()
+
+
+def test_every_context_text_of_a_request_is_bounded(tmp_path: Path) -> None:
+    """Only the input's ``text`` had a limit (``max_input_chars``): a ``selected_text``, or
+    any other text a client put in the context, went in at any size up to the body limit
+    (the selection cut to 20,000 characters without a word). Each is refused in one line
+    naming the field and the limit, not echoing the value, and no task starts."""
+    rt = make_runtime(tmp_path, FunctionModel(StepModel()), max_input_chars=1000)
+    live = LiveServer(rt)
+    try:
+        with live.client() as c:
+            replies = [
+                c.post("/v1/input", json={"text": "shorten it", "context": {name: "y" * 5000}})
+                for name in ("selected_text", "notes")
+            ]
+            run = {"params": {"topic": "x"}, "context": {"selected_text": "y" * 5000}}
+            replies.append(c.post("/v1/skills/Steps/run", json=run))
+            tasks = c.get("/v1/tasks").json()
+    finally:
+        live.stop()
+    for reply in replies:
+        assert reply.status_code == 200
+        message = reply.json()
+        assert message["task_id"] is None and message["data"]["error"] in (
+            "bad_input",
+            "bad_params",
+        )
+        assert (
+            "too long (5000 characters; the limit is 1000, max_input_chars)" in message["content"]
+        )
+        assert "yyy" not in message["content"]
+    assert tasks == []

@@ -16,6 +16,8 @@ from mcp import types
 from pydantic import ValidationError
 
 from skillrt._io.validation import problems
+from skillrt.agent import ID_CHARS, check_length
+from skillrt.exceptions import UserError
 from skillrt.skill.definition import Skill
 
 __all__ = ["ANSWER", "ASK", "Call", "Refused", "list_tools", "parse_call"]
@@ -125,10 +127,17 @@ class Refused(Exception):
         self.data = data
 
 
-def _text(arguments: dict[str, Any], key: str) -> str:
+def _text(arguments: dict[str, Any], key: str, limit: int | None = None) -> str:
+    """The argument ``key``, a non-empty string of at most ``limit`` characters (an id's): a
+    10,000-character ``task_id`` came back whole in the error that no such task waits."""
     value = arguments.get(key)
     if not isinstance(value, str) or not value.strip():
         raise Refused(f"{key}: a non-empty string is required", field=key)
+    if limit is not None:
+        try:
+            check_length(key, value, limit, "an id")
+        except UserError as exc:
+            raise Refused(str(exc), field=key) from None
     return value
 
 
@@ -167,7 +176,9 @@ def parse_call(
     if name == ANSWER:
         _known_only(name, args, _ANSWER_SCHEMA)
         return Call(
-            "answer", name, {"task_id": _text(args, "task_id"), "text": _text(args, "text")}
+            "answer",
+            name,
+            {"task_id": _text(args, "task_id", ID_CHARS), "text": _text(args, "text")},
         )
     known = ", ".join([*sorted(skills), ASK, ANSWER])
     raise Refused(f"no tool {name!r} (known: {known})")
