@@ -1321,6 +1321,64 @@ async def test_a_task_whose_lease_was_taken_stops_alone_not_the_others_of_its_ro
         await rt.close()
 
 
+async def test_a_task_whose_lease_was_taken_replies_with_the_stores_state(
+    pg_url: str, isolated: Path
+) -> None:
+    """A task taken over by another worker (its lease lost) replied with its copy's state
+    here, EXECUTING, as if it still ran on this worker, when the other had paused it. Its
+    reply now has the state the store holds (read off the loop), and says it is elsewhere."""
+    import psycopg
+    from pydantic import BaseModel
+
+    from skillrt import SkillContext, SkillResult, skill
+
+    class NoParams(BaseModel):
+        pass
+
+    go = asyncio.Event()
+
+    @skill(name="Held", params=NoParams, intents=["HELD"])
+    async def held(ctx: SkillContext, params: NoParams) -> SkillResult:
+        for n in range(5):
+
+            async def run(n: int = n) -> int:
+                await go.wait()
+                return n
+
+            await ctx.step(f"s{n}", run)
+        return SkillResult(message="all steps")
+
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [held], state_url=pg_url,
+                      failover=False)  # fmt: skip
+    try:
+        running = asyncio.ensure_future(rt.run_skill("Held", {}))
+        ids: list[str] = []
+        for _ in range(500):
+            ids = [t.id for t in rt.list_tasks() if t.state == "EXECUTING"]
+            if ids:
+                break
+            await asyncio.sleep(0.01)
+        (taken,) = ids
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # another worker pauses it
+            conn.execute(
+                "UPDATE skillrt_leases SET worker_id = 'other', "
+                "expires_at = now() + interval '1 hour' WHERE task_id = %s",
+                (taken,),
+            )
+            conn.execute(
+                "UPDATE skillrt_tasks SET state = 'PAUSED', "
+                "record = jsonb_set(record::jsonb, '{state}', '\"PAUSED\"')::text "
+                "WHERE task_id = %s",
+                (taken,),
+            )
+        go.set()
+        reply = await running
+        assert reply.data["error"] == "lease_lost", reply
+        assert reply.state == "PAUSED" and reply.data["elsewhere"] is True, reply
+    finally:
+        await rt.close()
+
+
 def test_a_lease_renewal_tells_lost_leases_from_ended_and_renewed_ones(pg_url: str) -> None:
     """``renew`` notes the tasks held here whose lease row no longer names this worker, for
     the runtime to stop them (``lost``). A task whose lease went while the renewal ran, and

@@ -30,7 +30,7 @@ from skillrt._routing.router import IntentRouter, RouteDraft
 from skillrt._state.protocol import StateBackend
 from skillrt._state.records import TaskRecord
 from skillrt._tasks.checkpointing import Checkpoints
-from skillrt._tasks.endings import Endings, kept_for_resume, reply_of
+from skillrt._tasks.endings import LEASE_LOST, Endings, kept_for_resume, reply_of
 from skillrt._tasks.inventory import Inventory
 from skillrt._tasks.machine import TERMINAL_STATES, State
 from skillrt._tasks.planning import LOGS_INFO, NoTask, Planner
@@ -284,8 +284,32 @@ class TaskDriver:
         finally:
             if not early:
                 await self._release(task)
+        if message.data.get("error") == LEASE_LOST:  # (never on a commit's way)
+            message = await self._as_stored(task, message)
         task.finished(message)  # the reply, now: not a turn of the loop later
         return message
+
+    async def _as_stored(self, task: Task, message: ChatMessage) -> ChatMessage:
+        """The reply of a task whose lease another worker took, with the state the store
+        holds: it said EXECUTING, its copy's here, as if it still ran on this worker, when
+        the other had paused, ended or was running it. Read in a thread, bounded by
+        ``store_timeout_s``; a store that does not tell says PAUSED (stopped here, its
+        record another worker's to go on with), never EXECUTING."""
+
+        def stored() -> str | None:
+            record = self.state.store.get(task.id)
+            if record is not None:
+                return record.state
+            ended = self.state.history.tasks(task.record.session_id, 50)
+            return next((e.get("state") for e in ended if e.get("task_id") == task.id), None)
+
+        try:
+            async with asyncio.timeout(self.config.store_timeout_s):
+                state = await asyncio.to_thread(stored)
+        except (TimeoutError, SkillrtError, OSError):
+            state = None
+        data = {**message.data, "elsewhere": True}
+        return message.model_copy(update={"state": state or State.PAUSED.value, "data": data})
 
     async def _release(self, task: Task) -> None:
         """The task's post locks and run lock, released; a store that fails here (a database
