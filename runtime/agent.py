@@ -1042,6 +1042,8 @@ class AgentRuntime:
         record = None
         if self._remote is not None:
             record = inventory.from_store(task_id, snap)
+        else:  # one another process on this state folder cut off after this one started
+            await inventory.adopt(task_id, snap)
         if record is None:
             record = inventory.local_copy(task_id, snap.busy)
         return None if record is None else self.chatlog.summary(record)

@@ -296,3 +296,33 @@ async def test_serve_says_409_of_a_task_another_process_runs(tmp_path: Path) -> 
     finally:
         live.stop()
         await tool.close()
+
+
+async def test_serve_finds_a_task_another_process_cut_off_after_it_started(
+    tmp_path: Path,
+) -> None:
+    """``serve`` read the resumable tasks when it started; a task another process on the
+    same state folder cut off after that was 404 to GET and resume until ``serve`` restarted.
+    Now the store's record is found (and put in the table as a restored one would be): GET
+    says PAUSED, and resume runs it on from its last completed step."""
+    from tests.server_support import LiveServer
+
+    steps = _Steps()
+    live = LiveServer(steps.runtime(tmp_path))
+    try:
+        with live.client() as client:
+            opened = await asyncio.to_thread(client.get, "/v1/tasks")
+            assert opened.status_code == 200, opened.text
+            task_id = await steps.cut_off_task(tmp_path)
+            got = await asyncio.to_thread(client.get, f"/v1/tasks/{task_id}")
+            assert got.status_code == 200, got.text
+            assert got.json()["state"] == "PAUSED", got.text
+            resumed = await asyncio.to_thread(client.post, f"/v1/tasks/{task_id}/resume")
+            assert resumed.status_code == 200, resumed.text
+            assert resumed.json()["state"] == "COMPLETED", resumed.text
+            again = await steps.cut_off_task(tmp_path)  # resume_task, with no GET before
+            done = await asyncio.to_thread(live.call, live.runtime.resume_task(again))
+            assert done is not None and done.state == "COMPLETED", done
+        assert steps.ran == Counter(one=2, two=4, three=2)
+    finally:
+        live.stop()

@@ -171,6 +171,28 @@ class Inventory:
         task = self.tasks.get(task_id)
         return None if task is None else task.record
 
+    async def adopt(self, task_id: str, snap: Snapshot | None = None) -> None:
+        """A resumable record of ``task_id`` that the store holds and this runtime does not
+        (another process on the state folder cut it off after this one started), put in the
+        table, dormant, as the start-up's restore puts them. ``serve`` answered GET and resume
+        of it 404 until it restarted. Not one another process runs now (``busy``), nor one
+        held here already. The store is read once this runtime's own writes are on disk: a
+        task it has just ended here (aborted, its record's deletion a round away) was read
+        back from the record still there, and shown again."""
+        if task_id in self.tasks or not self.state.journaled:
+            return
+        if snap is not None and snap.stored.get(task_id) is None:
+            return  # (the common case, an unknown id: no wait, no second read)
+        try:
+            await self.checkpoints.durable()
+        except (SkillrtError, OSError):
+            return  # the store failed: what it holds is not known
+        snap = await self.snapshot_async(task_id)
+        stored = snap.stored.get(task_id)
+        if stored is None or task_id in snap.busy or task_id in self.tasks:
+            return
+        self.tasks.sync({task_id: stored})
+
     def local_copy(self, task_id: str, busy: set[str] | None = None) -> TaskRecord | None:
         """The record of ``task_id`` as this runtime holds it, or None: also None for a task
         restored from its checkpoint that another process runs now (``busy``, else asked of
@@ -253,6 +275,8 @@ class Inventory:
         if self.state.shared:  # the store may know it better: another worker wrote it
             snap = await self.snapshot_async(task_id)
             self.tasks.sync({k: v for k, v in snap.stored.items() if k not in snap.busy})
+        else:  # one another process on this state folder cut off after this one started
+            await self.adopt(task_id)
         task = self.tasks.get(task_id)
         if task is None or not await _settled_run(task) or not resting(task):
             return None
