@@ -58,7 +58,7 @@ from skillrt.exceptions import (
 from skillrt.llm.base import LLM
 from skillrt.llm.cost import CostTracker
 from skillrt.messages import ChatMessage, TaskSummary, new_id
-from skillrt.outcomes import Outcome
+from skillrt.outcomes import End, Outcome
 from skillrt.services import ServicePart, Services, open_services
 from skillrt.settings import BudgetConfig, RuntimeConfig, load_config
 from skillrt.skill.context import detect_language
@@ -1033,6 +1033,11 @@ class AgentRuntime:
         """``get_task`` with the store read in a thread (bounded by ``store_timeout_s``)."""
         await self.initialize()
         task = self._tasks.live(task_id)
+        if task is not None and task.running and task.end_reason is End.CANCELLED:
+            # Aborted while its pause went to the store: cancelled once that run ends (a
+            # commit away). It was shown PAUSED until then, after a reply saying CANCELLED.
+            await self._run.inventory.settled(task)
+            task = self._tasks.live(task_id)
         if task is not None and (
             task.running or (self._remote is None and task.runner is not None)
         ):

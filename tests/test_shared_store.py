@@ -1410,3 +1410,54 @@ def test_a_lease_renewal_tells_lost_leases_from_ended_and_renewed_ones(pg_url: s
     finally:
         runlocks.close()
         db.close()
+
+
+async def test_an_aborted_task_is_not_shown_paused_after_its_reply(
+    pg_url: str, isolated: Path
+) -> None:
+    """A task aborted while its pause was on its way to the store (``abort`` said True: it is
+    cancelled once that run ends) was shown PAUSED by ``get_task_async`` until then, after a
+    reply that said CANCELLED. It is shown once cancelled."""
+    from pydantic import BaseModel
+
+    from skillrt import SkillContext, SkillResult, skill
+
+    class NoParams(BaseModel):
+        pass
+
+    go = asyncio.Event()
+
+    @skill(name="Held", params=NoParams, intents=["HELD"])
+    async def held(ctx: SkillContext, params: NoParams) -> SkillResult:
+        for n in range(3):
+
+            async def run(n: int = n) -> int:
+                await go.wait()
+                return n
+
+            await ctx.step(f"s{n}", run)
+        return SkillResult(message="all steps")
+
+    rt = make_runtime(isolated, FunctionModel(lambda m, o: "x"), [held], state_url=pg_url,
+                      failover=False)  # fmt: skip
+    try:
+        for _ in range(5):
+            running = asyncio.ensure_future(rt.run_skill("Held", {}))
+            ids: list[str] = []
+            for _ in range(500):
+                ids = [t.id for t in rt.list_tasks() if t.state == "EXECUTING"]
+                if ids:
+                    break
+                await asyncio.sleep(0.01)
+            (task_id,) = ids
+            assert rt.pause(task_id)
+            go.set()
+            while (now := await rt.get_task_async(task_id)) is None or now.state != "PAUSED":
+                await asyncio.sleep(0)
+            go.clear()
+            assert rt.abort(task_id)  # its pause still on its way to the store
+            shown = await rt.get_task_async(task_id)
+            assert shown is None or shown.state == "CANCELLED", shown
+            await running
+    finally:
+        await rt.close()
