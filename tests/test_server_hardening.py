@@ -467,6 +467,13 @@ def test_every_context_text_of_a_request_is_bounded(tmp_path: Path) -> None:
             run = {"params": {"topic": "x"}, "context": {"selected_text": "y" * 5000}}
             replies.append(c.post("/v1/skills/Steps/run", json=run))
             tasks = c.get("/v1/tasks").json()
+            long_id = "x" * 10_000  # came back whole in the 404's detail
+            for method, tail in (("GET", ""), ("POST", "/abort"), ("POST", "/answer")):
+                body = {"text": "red"} if tail == "/answer" else None
+                got = c.request(method, f"/v1/tasks/{long_id}{tail}", json=body)
+                assert got.status_code == 422, got.text
+                assert "at most 200 characters" in got.json()["detail"]
+                assert len(got.text) < 1000, got.text
     finally:
         live.stop()
     for reply in replies:

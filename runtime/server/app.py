@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -26,7 +26,7 @@ from skillrt._io.modeljson import model_data
 from skillrt._io.redaction import Redactor
 from skillrt._io.validation import problems
 from skillrt._routing.inputs import clean_text
-from skillrt.agent import AgentRuntime
+from skillrt.agent import ID_CHARS, AgentRuntime
 from skillrt.exceptions import StoreUnavailable, UserError
 from skillrt.messages import ChatMessage, TaskSummary
 from skillrt.outcomes import exit_code
@@ -148,6 +148,9 @@ async def require_token(request: Request) -> ServerState:
 
 
 Server = Annotated[ServerState, Depends(require_token)]
+# A task id of the path, bounded as every id a client sends: a 10,000-character one came back
+# whole in the 404 that no such task is running ("no task 'xxxx…' is running or resumable").
+TaskId = Annotated[str, Path(max_length=ID_CHARS)]
 CancelOnDisconnect = Annotated[
     bool,
     Query(description="With SSE: cancel the task when the client goes away (default: keep it)."),
@@ -460,7 +463,7 @@ async def get_tasks(state: Server, session_id: str | None = None) -> Any:
 
 
 @v1.get("/tasks/{task_id}", response_model=TaskSummary)
-async def get_task(task_id: str, state: Server) -> Any:
+async def get_task(task_id: TaskId, state: Server) -> Any:
     return await _known_task(state, task_id)
 
 
@@ -486,7 +489,7 @@ async def _control(state: ServerState, task_id: str, done: bool, verb: str) -> T
 
 
 @v1.post("/tasks/{task_id}/abort", response_model=TaskControl)
-async def abort_task(task_id: str, state: Server) -> Any:
+async def abort_task(task_id: TaskId, state: Server) -> Any:
     """Cancel the task now, on whichever worker runs it: its model stream and requests stop,
     its locks are released."""
     _control_ready(state, "a cancel")
@@ -518,7 +521,7 @@ async def _ended_here(state: ServerState, task_id: str) -> None:
 
 
 @v1.post("/tasks/{task_id}/pause", response_model=TaskControl)
-async def pause_task(task_id: str, state: Server) -> Any:
+async def pause_task(task_id: TaskId, state: Server) -> Any:
     """Pause at the next step boundary (on whichever worker runs the task); the running call
     then replies ``paused``."""
     _control_ready(state, "a pause")
@@ -527,7 +530,7 @@ async def pause_task(task_id: str, state: Server) -> Any:
 
 @v1.post("/tasks/{task_id}/resume", response_model=ChatMessage, responses=SSE_DOC)
 async def resume_task(
-    task_id: str,
+    task_id: TaskId,
     request: Request,
     state: Server,
     body: ResumeRequest | None = None,
@@ -547,7 +550,7 @@ async def resume_task(
 
 @v1.post("/tasks/{task_id}/answer", response_model=ChatMessage, responses=SSE_DOC)
 async def answer_task(
-    task_id: str,
+    task_id: TaskId,
     body: AnswerRequest,
     request: Request,
     state: Server,
@@ -618,7 +621,7 @@ async def _resumed_and_answered(
 
 
 @v1.delete("/tasks/{task_id}", response_model=TaskControl)
-async def abandon_task(task_id: str, state: Server) -> Any:
+async def abandon_task(task_id: TaskId, state: Server) -> Any:
     """Give up a paused or failed task for good (its journal is deleted)."""
     await _stopped_task(state, task_id)
     done = await state.runtime.abandon_task(task_id)
@@ -640,7 +643,7 @@ def _after(last_event_id: str | None) -> int:
 
 @v1.get("/tasks/{task_id}/events", responses={200: {"content": {"text/event-stream": {}}}})
 async def task_events(
-    task_id: str,
+    task_id: TaskId,
     state: Server,
     last_event_id: LastEventId = None,
     cancel_on_disconnect: CancelOnDisconnect = False,
