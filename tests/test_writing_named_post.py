@@ -424,3 +424,19 @@ def test_which_requests_name_the_newest_post(
     verb = _EDIT_VERB.match(request)
     names_in = (request[verb.end() :] if verb else "") if strict else request
     assert _newest_named(request, names_in, strict) == fits
+
+
+@pytest.mark.parametrize("answer", ["no", "none of them", "算了"])
+async def test_no_where_a_post_is_asked_for_picks_none(blog: Path, answer: str) -> None:
+    """ "no" at "Which post should I delete?" was found in a listed post's path
+    (`posts/notes/weekly-review.md`), and the delete asked about that post: a declining answer
+    picks no post, and nothing is asked or deleted."""
+    before = sorted(p.relative_to(blog).as_posix() for p in blog.rglob("*.md"))
+    rt = writing_runtime(blog, ScriptedModel([]))
+    asked = await rt.process_input("bin the rust one")
+    assert asked.state == "WAITING_INPUT" and "Which post" in asked.content, asked.content
+    done = await rt.process_input(answer)
+    await rt.close()
+    assert done.state != "WAITING_INPUT", done.content
+    assert done.data.get("error") == "no_post_chosen", done.data
+    assert sorted(p.relative_to(blog).as_posix() for p in blog.rglob("*.md")) == before
