@@ -64,6 +64,7 @@ __all__ = [
     "run_checks",
     "scope",
     "wikilinks",
+    "without_code",
 ]
 
 MAX_REASON_ITEMS = 5
@@ -614,6 +615,12 @@ def fenced_blocks(text: str) -> list[str]:
 _INLINE_CODE = re.compile(r"(`+)([^`\n]+?)\1(?!`)")
 _FENCED_CODE = re.compile(r"^ {0,3}(`{3,}|~{3,}).*?(?:^ {0,3}\1[ \t]*$|\Z)", re.S | re.M)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")  # of 4 characters or more
+
+
+def without_code(text: str) -> str:
+    """``text`` with its code blocks and inline code spans each made a space: the prose that
+    figures, names and tags are read from ("FROM python:3.12" made the docker post python's)."""
+    return _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", text))
 
 
 def code_from(*sources: str, verbatim: bool = False, inline: bool = False) -> Check:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from .checks import _FENCED_CODE, _INLINE_CODE, Check, Generated, Verdict
+from .checks import Check, Generated, Verdict, without_code
 from .lengths import _cn_number
 
 __all__ = ["figures_from"]
@@ -56,7 +56,7 @@ def _figures(text: str) -> dict[str, tuple[str, set[str]]]:
     """Each figure in ``text``, by its canonical form (``_canonical``): as first written, and
     its forms (with its scale, ``1.4 million`` is ``1400000`` too)."""
     found: dict[str, tuple[str, set[str]]] = {}
-    prose = _NOT_FIGURES.sub(" ", _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", text)))
+    prose = _NOT_FIGURES.sub(" ", without_code(text))
     for match in _NUMBER.finditer(prose):
         written = match.group(1)
         scale = (match.group(2) or match.group(3) or "").casefold()

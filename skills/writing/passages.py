@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 
 from .checks import (
-    _FENCED_CODE,
-    _INLINE_CODE,
     GIVEN_URL,
     HAN,
     Check,
     Generated,
     Verdict,
     language_share,
+    without_code,
 )
 
 __all__ = ["best_paragraph", "names_from", "question_terms", "terms"]
@@ -163,7 +162,7 @@ def _names(text: str) -> list[str]:
     """The names ``text`` gives: a Latin word of three letters or more written with a capital
     that does not open a sentence ("The capital is Athens"), and one with a capital past its
     first letter wherever it stands ("AAAAB3", "SQLite"). Its code and addresses aside."""
-    prose = GIVEN_URL.sub(" ", _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", text)))
+    prose = GIVEN_URL.sub(" ", without_code(text))
     found = []
     for word in _NAME.finditer(prose):
         name = word.group()

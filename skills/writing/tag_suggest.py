@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.markdown import split_post
 
-from .checks import _FENCED_CODE, _INLINE_CODE
+from .checks import without_code
 from .listing import tag_counts
 from .post_tags import tag_question_post
 
@@ -130,7 +130,7 @@ def _suggested(ctx: SkillContext, path: str) -> Suggested:
     text, _ = ctx.files.read(path)
     _, body = split_post(text, path)
     # (prose only: "FROM python:3.12" made the docker post python's)
-    body = _INLINE_CODE.sub(" ", _FENCED_CODE.sub(" ", body))
+    body = without_code(body)
     title = meta.title if meta is not None else path
     own = list(meta.tags) if meta is not None else []
     has = {t.casefold() for t in own}
