@@ -19,6 +19,7 @@ __all__ = [
     "DELETE_IT",
     "SAVE_IT",
     "confirms_or_answers",
+    "is_no",
     "is_yes",
     "new_request",
     "saves",
@@ -102,6 +103,19 @@ _PUNCT = re.compile(r"[\s!！.。,，~～]+")
 def is_yes(answer: str) -> bool:
     """Whether an answer to a confirmation means yes (yes/y/是/确认..., nothing else)."""
     return _PUNCT.sub("", answer).casefold() in _YES
+
+
+_NO = frozenset(
+    {"no", "nope", "none", "neither", "cancel", "stop", "forgetit", "nevermind", "noneofthem",
+     "不", "不要", "不用", "不是", "算了", "取消", "都不是", "都不要"}
+)  # fmt: skip
+"""(said with their spaces taken out, as ``_YES``: "never mind", "none of them")"""
+
+
+def is_no(answer: str) -> bool:
+    """Whether an answer declines what was asked (no/none/cancel/算了…, nothing else): "no"
+    where a post was asked for was found in a listed post's path and picked it."""
+    return _PUNCT.sub("", answer).casefold() in _NO
 
 
 def saves(answer: str) -> bool:

@@ -29,7 +29,7 @@ from skillrt import Replies, SkillContext, SkillResult
 from skillrt.blog.posts import PostMeta
 from skillrt.exceptions import PathNotAllowed, SkillrtError
 
-from .asking import new_request
+from .asking import is_no, new_request
 
 __all__ = [
     "REPLIES",
@@ -166,7 +166,7 @@ def likely_posts(ctx: SkillContext, k: int = MAX_CHOICES) -> list[tuple[str, str
 def match_choice(ctx: SkillContext, answer: str, choices: list[tuple[str, str]]) -> str | None:
     """The post an answer picks: a number of the list, a path, a file name or a title."""
     text = answer.strip().strip("`'\"“”《》「」")
-    if not text or _DECLINED.match(text):
+    if not text or is_no(text):
         return None
     number = _NUMBER.match(text)
     if number is not None:
@@ -194,13 +194,6 @@ def match_choice(ctx: SkillContext, answer: str, choices: list[tuple[str, str]])
     return None
 
 
-# "no" where a post is asked for picks none: it was found in `posts/notes/weekly-review.md`'s
-# path, and "bin the rust one" then "no" asked to delete the weekly review.
-_DECLINED = re.compile(
-    r"^(?:no(?:pe|ne)?|neither|cancel|stop|forget\s+it|never\s*mind|none\s+of\s+them"
-    r"|不|不要|不用|不是|算了|取消|都不是|都不要)\s*[.!。！]*$",
-    re.I,
-)
 _ANSWER_FILLER = frozenset({"post", "article", "entry", "note", "piece", "essay", "draft", "it"})
 _ZH_FILLER = re.compile(r"那篇|这篇|那个|这个|文章|博文|的|吧|啊|呀|[\s，。,.!！?？]")
 
